@@ -1,0 +1,296 @@
+"""Reading streams of JSON values from log files: robust, streaming, byte-offset aware.
+
+Logs are untrusted and often damaged: half-written last lines, two records glued together by an
+interrupted write (failure case B14), objects concatenated with no newline (the Anthropic batch request
+file), a UTF-8 BOM, CRLF line ends, NUL bytes, invalid UTF-8 and lines of tens of megabytes (B17).
+Nothing here raises on bad input: every problem becomes an :class:`~ctxwatch.model.Issue` with the file and
+line number, and reading goes on.
+
+The unit of work is a physical line: :class:`LineSplitter` turns byte chunks into complete lines with their
+byte offsets (a partial trailing line is kept until its newline arrives), and :func:`decode_line` turns one
+line into zero or more JSON values.  :func:`iter_records` combines both over a file.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from ctxwatch.model import Issue
+
+#: Lines longer than this many bytes are skipped with an issue instead of parsed (failure case B17).
+#: 64 MiB keeps a 20 MB subagent result readable while bounding memory. Configurable per call.
+DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
+
+#: Read size for streaming a file (bytes). 1 MiB balances syscalls against peak memory.
+CHUNK_BYTES = 1024 * 1024
+
+
+@dataclass(slots=True)
+class Record:
+    """One JSON value read from a log.
+
+    Attributes:
+        value: the decoded JSON value.
+        line: 1-based first line; ``line_end`` the last line.
+        byte_start / byte_end: offsets of the value's line(s) in the file (end exclusive).
+        part: index of the value within its line when several values were glued on one line, else 0.
+    """
+
+    value: Any
+    line: int
+    line_end: int
+    byte_start: int
+    byte_end: int
+    part: int = 0
+
+
+@dataclass(slots=True)
+class Line:
+    """A complete physical line: 1-based number, byte range (newline excluded from ``data``)."""
+
+    number: int
+    start: int
+    end: int
+    data: bytes
+    oversized: bool = False
+
+
+class LineSplitter:
+    """Split a byte stream into complete lines, keeping a partial last line until its newline arrives.
+
+    Splitting happens on bytes before any decoding, so a multi-byte UTF-8 character cut across two
+    reads is never damaged.  Lines longer than ``max_line_bytes`` are not kept in memory: they are
+    reported as ``oversized`` with empty data once their newline arrives.
+
+    Args:
+        offset: byte offset of the first byte that will be fed.
+        line: line number of the first line that will be fed (1-based).
+        max_line_bytes: cap on one line's length in bytes.
+    """
+
+    def __init__(self, offset: int = 0, line: int = 1, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> None:
+        self.offset = offset  # offset of the start of the pending partial line
+        self.line = line
+        self.max_line_bytes = max_line_bytes
+        self._buf = bytearray()
+        self._dropping = False  # inside an oversized line: discard bytes until its newline
+        self._dropped = 0
+
+    @property
+    def pending(self) -> int:
+        """Bytes of the incomplete trailing line held back so far."""
+        return len(self._buf) + self._dropped
+
+    def feed(self, chunk: bytes) -> list[Line]:
+        """Feed bytes; return the lines they completed, in order."""
+        out: list[Line] = []
+        pos = 0
+        n = len(chunk)
+        while pos < n:
+            nl = chunk.find(b"\n", pos)
+            if nl < 0:
+                self._take(chunk[pos:])
+                break
+            self._take(chunk[pos:nl])
+            length = len(self._buf) + self._dropped
+            if self._dropping:
+                out.append(Line(self.line, self.offset, self.offset + length + 1, b"", oversized=True))
+            else:
+                out.append(Line(self.line, self.offset, self.offset + length + 1, bytes(self._buf)))
+            self.offset += length + 1
+            self.line += 1
+            self._buf.clear()
+            self._dropping = False
+            self._dropped = 0
+            pos = nl + 1
+        return out
+
+    def _take(self, piece: bytes) -> None:
+        if self._dropping:
+            self._dropped += len(piece)
+            return
+        self._buf += piece
+        if len(self._buf) > self.max_line_bytes:
+            self._dropping = True
+            self._dropped = len(self._buf)
+            self._buf.clear()
+
+    def flush(self) -> Line | None:
+        """Return the unterminated last line (the file is complete or idle), or ``None``."""
+        if not self._buf and not self._dropped:
+            return None
+        length = len(self._buf) + self._dropped
+        line = Line(self.line, self.offset, self.offset + length, bytes(self._buf), oversized=self._dropping)
+        self.offset += length
+        self.line += 1
+        self._buf.clear()
+        self._dropping = False
+        self._dropped = 0
+        return line
+
+
+_decoder = json.JSONDecoder()
+
+
+def _split_glued(text: str) -> tuple[list[Any], list[str]]:
+    """Decode every JSON value found in ``text``; return ``(values, problems)``.
+
+    Handles objects concatenated with or without whitespace, and a truncated stub followed by a complete
+    record (failure case B14): after a failure it resumes at the next ``{`` that starts a value.
+    """
+    values: list[Any] = []
+    problems: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        while i < n and text[i] in " \t\r\n\x00":
+            i += 1
+        if i >= n:
+            break
+        try:
+            value, end = _decoder.raw_decode(text, i)
+        except json.JSONDecodeError as exc:
+            nxt = text.find("{", i + 1)
+            # Skip to the next candidate record start; a "{" inside a string is tried and fails harmlessly.
+            while nxt >= 0:
+                try:
+                    _decoder.raw_decode(text, nxt)
+                    break
+                except json.JSONDecodeError:
+                    nxt = text.find("{", nxt + 1)
+            problems.append(f"invalid JSON at column {exc.pos + 1}: {exc.msg}")
+            if nxt < 0:
+                break
+            i = nxt
+            continue
+        values.append(value)
+        i = end
+    return values, problems
+
+
+def decode_line(data: bytes, path: str, line: int, *, first: bool = False) -> tuple[list[Any], list[Issue]]:
+    """Decode one physical line into JSON values, never raising.
+
+    Args:
+        data: the line's bytes without the newline.
+        path: file name for issues.
+        line: 1-based line number for issues.
+        first: the file's first line (a UTF-8 BOM is removed there).
+
+    Returns:
+        ``(values, issues)``. Blank lines give neither. Recoverable damage (invalid UTF-8, NUL bytes,
+        glued records) gives the values it could recover plus an issue describing the damage.
+    """
+    if first and data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    if data.endswith(b"\r"):
+        data = data[:-1]
+    if not data.strip():
+        return [], []
+    try:
+        return [orjson.loads(data)], []
+    except orjson.JSONDecodeError:
+        pass
+    issues: list[Issue] = []
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        text = data.decode("utf-8", errors="replace")
+        issues.append(Issue(path, line, "invalid_utf8", f"invalid UTF-8 at byte {exc.start}; replaced"))
+    if "\x00" in text:
+        text = text.replace("\x00", "")
+        issues.append(Issue(path, line, "nul_bytes", "NUL bytes removed"))
+    values, problems = _split_glued(text)
+    if problems:
+        kind = "glued_records" if values else "invalid_json"
+        msg = problems[0] if not values else f"{problems[0]}; recovered {len(values)} record(s) from the line"
+        issues.append(Issue(path, line, kind, msg))
+    elif len(values) > 1:
+        issues.append(Issue(path, line, "concatenated", f"{len(values)} JSON values on one line"))
+    return values, issues
+
+
+def iter_records(
+    path: str,
+    *,
+    offset: int = 0,
+    line: int = 1,
+    final: bool = True,
+    skip: Callable[[bytes], bool] | None = None,
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    progress: Callable[[int], None] | None = None,
+) -> Iterator[Record | Issue]:
+    """Stream the JSON values of a file from a byte offset.
+
+    Args:
+        path: the file; it is only ever opened for reading.
+        offset / line: where to start (byte offset and its 1-based line number).
+        final: the file is complete, so an unterminated last line is decoded (and reported as a truncated
+            tail if it does not parse). When False the partial last line is left for a later read.
+        skip: optional cheap pre-filter on a raw line: True means "not a record we need" (e.g. Claude Code
+            ``file-history-snapshot`` lines), skipped without a JSON parse (case B17).
+        max_line_bytes: longer lines are skipped with an ``oversized_line`` issue.
+        progress: called with the byte offset reached after each chunk.
+
+    Yields:
+        :class:`Record` for each value and :class:`Issue` for each problem, in file order.
+
+    Raises:
+        OSError: only if the file cannot be opened at all (callers turn that into a clear error).
+    """
+    splitter = LineSplitter(offset, line, max_line_bytes)
+    with open(path, "rb") as fh:
+        fh.seek(offset)
+        while True:
+            chunk = fh.read(CHUNK_BYTES)
+            if not chunk:
+                break
+            for ln in splitter.feed(chunk):
+                yield from _line_records(ln, path, skip, first=ln.start == 0)
+            if progress is not None:
+                progress(splitter.offset + splitter.pending)
+    if final:
+        tail = splitter.flush()
+        if tail is not None:
+            values_or_issues = list(_line_records(tail, path, skip, first=tail.start == 0))
+            if any(isinstance(v, Record) for v in values_or_issues):
+                yield from values_or_issues
+            elif tail.data.strip():
+                yield Issue(path, tail.number, "truncated_tail",
+                            f"last line is incomplete ({tail.end - tail.start} bytes, no newline)")
+
+
+def _line_records(ln: Line, path: str, skip: Callable[[bytes], bool] | None, *, first: bool
+                  ) -> Iterator[Record | Issue]:
+    if ln.oversized:
+        yield Issue(path, ln.number, "oversized_line",
+                    f"line of {ln.end - ln.start} bytes exceeds the per-line cap; skipped")
+        return
+    if skip is not None and skip(ln.data):
+        return
+    values, issues = decode_line(ln.data, path, ln.number, first=first)
+    yield from issues
+    for i, v in enumerate(values):
+        yield Record(v, ln.number, ln.number, ln.start, ln.end, i)
+
+
+def read_document(path: str) -> tuple[Any | None, Issue | None]:
+    """Read a whole-file JSON document (``.traj``, Inspect ``.json``, OpenHands, Cline).
+
+    Returns ``(value, None)`` or ``(None, issue)``; never raises for bad content.
+    """
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError as exc:
+        return None, Issue(path, 0, "unreadable", f"cannot read: {exc.strerror or exc}")
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    try:
+        return orjson.loads(data), None
+    except orjson.JSONDecodeError as exc:
+        return None, Issue(path, 0, "invalid_json", f"not a JSON document: {exc}")

