@@ -1,0 +1,138 @@
+"""Thresholds and options shared by the dashboard, ``report``, ``check`` and ``plan``.
+
+Defaults are field practice for agent loops (all configurable, by option or config file):
+
+* **budget fraction 0.6**: spend at most 60 % of the context window on the prompt.  Long-context
+  evaluations (Liu et al. 2023, "Lost in the Middle"; Hsieh et al. 2024, "RULER") show retrieval and
+  instruction-following degrade well before the nominal window is full.
+* **trigger 0.8 of the budget** (not of the window): fire compaction early enough that the summary call
+  itself still fits.  Claude Code and Codex auto-compact at a comparable fraction.
+* **reserve 0.15 of the window** for the completion when the request does not state ``max_tokens``
+  (field practice is 15-20 %).
+* **keep_recent 6**: the last six turns are kept verbatim by the eviction planner.
+
+The config file is TOML: ``~/.config/ctxwatch/config.toml`` (or ``$XDG_CONFIG_HOME/ctxwatch/config.toml``),
+or the file given with ``--config``.  Keys are the option names with underscores::
+
+    window = 200000
+    budget_fraction = 0.6
+    trigger = 0.8
+    reserve = 0.15
+    keep_recent = 6
+    summary_tokens = 2000
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+from typing import Any
+
+DEFAULT_BUDGET_FRACTION = 0.6
+DEFAULT_TRIGGER = 0.8
+DEFAULT_RESERVE = 0.15
+DEFAULT_KEEP_RECENT = 6
+#: Tokens a compaction summary is assumed to take when planning (Claude Code's summaries in the samples
+#: run 1.5k-4k tokens; 2,000 is a middle value).
+DEFAULT_SUMMARY_TOKENS = 2000
+
+
+class ConfigError(ValueError):
+    """A config file or option value is invalid; the message names the file and the key."""
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """Thresholds and overrides.
+
+    Attributes:
+        window: context window override in tokens (``None`` = from the log or the model catalogue).
+        budget_fraction: fraction of the window the prompt may use (0 < f <= 1).
+        trigger: fraction of the *budget* at which compaction should fire (0 < f <= 1).
+        reserve: fraction of the window kept for the completion when the request gives no max tokens.
+        keep_recent: turns kept verbatim by the eviction planner.
+        summary_tokens: assumed size of a compaction summary, in tokens.
+    """
+
+    window: int | None = None
+    budget_fraction: float = DEFAULT_BUDGET_FRACTION
+    trigger: float = DEFAULT_TRIGGER
+    reserve: float = DEFAULT_RESERVE
+    keep_recent: int = DEFAULT_KEEP_RECENT
+    summary_tokens: int = DEFAULT_SUMMARY_TOKENS
+
+    def __post_init__(self) -> None:
+        for name in ("budget_fraction", "trigger"):
+            v = getattr(self, name)
+            if not 0 < v <= 1:
+                raise ConfigError(f"{name} must be in (0, 1], got {v}")
+        if not 0 <= self.reserve < 1:
+            raise ConfigError(f"reserve must be in [0, 1), got {self.reserve}")
+        if self.window is not None and self.window <= 0:
+            raise ConfigError(f"window must be a positive number of tokens, got {self.window}")
+        if self.keep_recent < 0:
+            raise ConfigError(f"keep_recent must be >= 0, got {self.keep_recent}")
+        if self.summary_tokens < 0:
+            raise ConfigError(f"summary_tokens must be >= 0, got {self.summary_tokens}")
+
+    def budget_tokens(self, window: int) -> int:
+        """The prompt budget in tokens for a window (``budget_fraction * window``)."""
+        return int(window * self.budget_fraction)
+
+    def trigger_tokens(self, window: int) -> int:
+        """The compaction trigger in tokens: ``trigger * budget`` (of the budget, not of the window)."""
+        return int(window * self.budget_fraction * self.trigger)
+
+    def reserve_tokens(self, window: int) -> int:
+        """The default completion reserve in tokens (``reserve * window``)."""
+        return int(window * self.reserve)
+
+    def with_overrides(self, **kwargs: Any) -> Settings:
+        """A copy with the given non-``None`` values replaced (validated)."""
+        vals = {k: v for k, v in kwargs.items() if v is not None}
+        return replace(self, **vals)
+
+
+def default_config_path() -> Path:
+    """``$XDG_CONFIG_HOME/ctxwatch/config.toml``, else ``~/.config/ctxwatch/config.toml``."""
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return Path(base) / "ctxwatch" / "config.toml"
+
+
+def load_settings(path: str | os.PathLike[str] | None = None, **overrides: Any) -> Settings:
+    """Build :class:`Settings` from the config file and command-line overrides (options win).
+
+    Args:
+        path: a config file; ``None`` reads the default path if it exists.
+        overrides: option values; ``None`` means "not given".
+
+    Raises:
+        ConfigError: the file cannot be read or parsed, a key is unknown, or a value is out of range.
+    """
+    data: dict[str, Any] = {}
+    file = Path(path) if path is not None else default_config_path()
+    if path is not None or file.exists():
+        try:
+            with open(file, "rb") as fh:
+                data = tomllib.load(fh)
+        except OSError as exc:
+            raise ConfigError(f"{file}: cannot read config file ({exc.strerror or exc})") from exc
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{file}: invalid TOML ({exc})") from exc
+    known = {f.name for f in fields(Settings)}
+    unknown = set(data) - known
+    if unknown:
+        raise ConfigError(f"{file}: unknown key(s) {', '.join(sorted(unknown))}; known: {', '.join(sorted(known))}")
+    types = {"window": int, "keep_recent": int, "summary_tokens": int}
+    clean: dict[str, Any] = {}
+    for k, v in data.items():
+        want = types.get(k, float)
+        if isinstance(v, bool) or not isinstance(v, int | float) or (want is int and not isinstance(v, int)):
+            raise ConfigError(f"{file}: {k} must be a number{' (whole)' if want is int else ''}, got {v!r}")
+        clean[k] = want(v)
+    try:
+        return Settings(**clean).with_overrides(**overrides)
+    except ConfigError as exc:
+        raise ConfigError(f"{file if data else 'options'}: {exc}") from exc

@@ -1,0 +1,202 @@
+"""Log formats: the registry, automatic detection and the reader interface.
+
+A format is a :class:`FormatSpec` registered under a short name (``ctxwatch formats`` lists them).  Its
+reader is *incremental*: it is fed one :class:`~ctxwatch.jsonstream.Record` at a time (so the same code
+serves a past run and a live tail) and returns the calls and issues each record completes.  A reader may
+return a :class:`~ctxwatch.model.ParsedCall` whose ``key`` it returned before: that call was updated (a
+later line of the same Claude Code response, for example) and replaces the earlier one.
+
+Whole-file JSON documents (SWE-agent ``.traj``, Inspect ``.json``/``.eval``, OpenHands, Cline) set
+``document=True`` and implement :meth:`Reader.feed_document` instead.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from ctxwatch.jsonstream import Record, decode_line
+from ctxwatch.model import Issue, ParsedCall
+
+Output = ParsedCall | Issue
+
+#: Bytes of a file's head that detection looks at (several records of most formats; a 64 KiB read).
+SNIFF_BYTES = 64 * 1024
+
+
+class Reader:
+    """Base class of a format reader (one per file being read).
+
+    Args:
+        path: the file being read (for issues and :class:`~ctxwatch.model.SourceRef`).
+    """
+
+    #: Optional cheap pre-filter on raw line bytes: True = skip without parsing (see jsonstream).
+    skip: Callable[[bytes], bool] | None = None
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def feed(self, rec: Record) -> Iterable[Output]:
+        """Consume one record; return the calls (new or updated) and issues it completes."""
+        return ()
+
+    def finish(self) -> Iterable[Output]:
+        """The file is complete: return anything still held back."""
+        return ()
+
+    def feed_document(self, value: Any) -> Iterable[Output]:
+        """Consume a whole-file JSON document (document formats only)."""
+        return ()
+
+
+@dataclass(frozen=True)
+class Sniff:
+    """What detection knows about a file: its path, its head's JSON values and whether it is a document.
+
+    Attributes:
+        path: the file path.
+        values: up to the first 50 JSON values decoded from the first ``SNIFF_BYTES`` (line by line).
+        document: the parsed whole document, when the file is a single (pretty-printed) JSON value and small
+            enough to have been read for detection; else ``None``.
+        head: the raw first bytes.
+    """
+
+    path: str
+    values: list[Any]
+    document: Any = None
+    head: bytes = b""
+
+
+@dataclass(frozen=True)
+class FormatSpec:
+    """A registered log format.
+
+    Attributes:
+        name: short name for ``--format``.
+        description: one line for ``ctxwatch formats``.
+        sniff: returns a confidence in [0, 1] that a file is in this format.
+        reader: builds a :class:`Reader` for a path.
+        document: the format is a whole-file JSON document, not a stream of records.
+        needs_prefix: re-reading one call's text needs the file from its start (state spans records).
+        example: a one-line example or pointer to a sample.
+    """
+
+    name: str
+    description: str
+    sniff: Callable[[Sniff], float]
+    reader: Callable[[str], Reader]
+    document: bool = False
+    needs_prefix: bool = False
+    example: str = ""
+    aliases: tuple[str, ...] = field(default=())
+
+
+REGISTRY: dict[str, FormatSpec] = {}
+
+# Format modules register themselves on import. Listed here so that detection sees all of them.
+_MODULES = (
+    "ctxwatch.formats.canonical",
+    "ctxwatch.formats.claude_code",
+    "ctxwatch.formats.codex",
+    "ctxwatch.formats.batch",
+    "ctxwatch.formats.documents",
+    "ctxwatch.formats.gemini",
+)
+_loaded = False
+
+
+def register(spec: FormatSpec) -> FormatSpec:
+    """Add a format to the registry (called by each format module at import)."""
+    REGISTRY[spec.name] = spec
+    return spec
+
+
+def _load_all() -> None:
+    global _loaded
+    if _loaded:
+        return
+    _loaded = True
+    for mod in _MODULES:
+        try:
+            importlib.import_module(mod)
+        except ModuleNotFoundError as exc:
+            if exc.name != mod:  # a real import error inside an existing module must surface
+                raise
+
+
+def formats() -> dict[str, FormatSpec]:
+    """All registered formats by name."""
+    _load_all()
+    return dict(REGISTRY)
+
+
+def get_format(name: str) -> FormatSpec:
+    """The format called ``name`` (or one of its aliases).
+
+    Raises:
+        KeyError: no such format; the message lists the known names.
+    """
+    _load_all()
+    if name in REGISTRY:
+        return REGISTRY[name]
+    for spec in REGISTRY.values():
+        if name in spec.aliases:
+            return spec
+    raise KeyError(f"unknown format {name!r}; known: {', '.join(sorted(REGISTRY))}")
+
+
+def sniff_file(path: str) -> Sniff:
+    """Read a file's head for detection. Never raises for bad content; raises ``OSError`` if unreadable."""
+    with open(path, "rb") as fh:
+        head = fh.read(SNIFF_BYTES)
+        size = os.fstat(fh.fileno()).st_size
+    values: list[Any] = []
+    lines = head.split(b"\n")
+    if len(head) == SNIFF_BYTES and len(lines) > 1:
+        lines = lines[:-1]  # the last piece may be cut
+    for i, raw in enumerate(lines):
+        vals, _ = decode_line(raw, path, i + 1, first=i == 0)
+        values.extend(vals)
+        if len(values) >= 50:
+            break
+    document = None
+    stripped = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+    if stripped[:1] in (b"{", b"[") and (not values or (len(values) == 1 and size > len(lines[0]) + 1)):
+        # Looks like one pretty-printed document. Parse it whole if it is of reasonable size.
+        if size <= 256 * 1024 * 1024:
+            try:
+                with open(path, "rb") as fh:
+                    data = fh.read()
+                document = orjson.loads(data.removeprefix(b"\xef\xbb\xbf"))
+            except (orjson.JSONDecodeError, OSError):
+                document = None
+    return Sniff(path, values, document, head)
+
+
+def detect(path: str) -> FormatSpec | None:
+    """The most likely format of a file, or ``None`` if no format recognises it.
+
+    Raises:
+        OSError: the file cannot be read.
+    """
+    _load_all()
+    if path.endswith(".eval"):
+        spec = REGISTRY.get("inspect-ai")
+        if spec:
+            return spec
+    sn = sniff_file(path)
+    best, score = None, 0.0
+    for spec in REGISTRY.values():
+        try:
+            s = spec.sniff(sn)
+        except Exception:
+            s = 0.0
+        if s > score:
+            best, score = spec, s
+    return best if score >= 0.3 else None

@@ -1,0 +1,20 @@
+"""Shared test fixtures: where the real sample logs are, and small helpers."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+#: The real logs written by real tools, kept outside the repository (see ../shared/sample-logs/SOURCES.md).
+SHARED = Path(os.environ.get("CTXWATCH_SHARED", ROOT.parent / "shared")) / "sample-logs"
+
+
+@pytest.fixture(scope="session")
+def shared_logs() -> Path:
+    """Path of ``../shared/sample-logs``; tests that need it are skipped when it is absent."""
+    if not SHARED.is_dir():
+        pytest.skip(f"shared sample logs not found at {SHARED}")
+    return SHARED
