@@ -1,0 +1,135 @@
+"""Token accounting: turn a :class:`ParsedCall` (text) into a :class:`Call` (numbers with sources).
+
+Per call:
+
+* ``system_tokens`` and ``tools_tokens`` (the **floor**, re-sent on every call and untouched by compaction);
+* ``history_tokens``: every non-system message, tool-call names and arguments and tool results included,
+  with the per-message framing overhead;
+* ``reserve_tokens``: the request's max output tokens if given, else ``reserve`` x window;
+* ``free_tokens`` = window - floor - history - reserve (negative = overflow), see :class:`Call`.
+
+Where a format does not log the system prompt and tool schemas (Claude Code, Codex), the floor is
+**inferred** as the reported prompt tokens minus the estimated visible history, and labelled so.
+
+Each distinct message is tokenized once (content hash), because every call re-sends the history.
+"""
+
+from __future__ import annotations
+
+import orjson
+
+from ctxwatch.config import DEFAULT_RESERVE, Settings
+from ctxwatch.model import Call, MessageStat, ParsedCall, Src
+from ctxwatch.tokens import REPLY_PRIMER, Counter, counter_for, message_key, text_key
+from ctxwatch.windows import resolve_window
+
+
+def _tools_key(tools: list) -> int:
+    """Content hash of a tool-schema payload (key order ignored)."""
+    try:
+        return hash(orjson.dumps(tools, option=orjson.OPT_SORT_KEYS))
+    except TypeError:
+        return hash(repr(tools))
+
+
+class Accountant:
+    """Accounts calls with a shared message cache (one per run).
+
+    Args:
+        settings: thresholds and the window override.
+
+    The cache maps ``(encoding, message content hash)`` to tokens; it holds integers only, never text.
+    """
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self._msg_cache: dict[tuple[str, str | None, int], int] = {}
+        self._counters: dict[tuple[str | None, str | None], Counter] = {}
+
+    def counter(self, model: str | None, provider: str | None) -> Counter:
+        """The token counter for a model/provider pair (cached)."""
+        k = (model, provider)
+        c = self._counters.get(k)
+        if c is None:
+            c = self._counters[k] = counter_for(model, provider)
+        return c
+
+    def account(self, pc: ParsedCall, index: int) -> Call:
+        """Compute the :class:`Call` summary of one parsed call.
+
+        Args:
+            pc: the parsed call (its text is not kept).
+            index: the call's 0-based position in its run.
+
+        Returns:
+            The accounted call. Never raises for odd content: unknown parts count as their text.
+        """
+        st = self.settings
+        counter = self.counter(pc.model, pc.provider)
+        window, window_src = resolve_window(pc.model, pc.provider, pc.window, st.window)
+
+        stats: list[MessageStat] = []
+        history: int | None = None
+        if pc.messages is not None:
+            history = 0
+            for msg in pc.messages:
+                key = message_key(msg)
+                ck = (counter.name, counter.provider, key)
+                n = self._msg_cache.get(ck)
+                if n is None:
+                    n = self._msg_cache[ck] = counter.message_tokens(msg)
+                history += n
+                stats.append(MessageStat(
+                    role=msg.role, tokens=n, content_key=key,
+                    tool_call_ids=tuple(msg.tool_call_ids()), tool_result_ids=tuple(msg.tool_result_ids()),
+                    label=msg.label, has_image=any(p.kind in ("image", "document") for p in msg.parts),
+                ))
+
+        system_tokens = counter.system_tokens(pc.system) if pc.system is not None else None
+        tools_tokens = counter.tools_tokens(pc.tools) if pc.tools is not None else None
+        reported = pc.usage.prompt_total if pc.usage else None
+
+        floor: int | None
+        prompt_est: int | None = None
+        if system_tokens is not None and tools_tokens is not None and not pc.history_reported_only:
+            floor, floor_src = system_tokens + tools_tokens, Src.ESTIMATED
+            if history is not None:
+                prompt_est = floor + history + REPLY_PRIMER
+        elif reported is not None and history is not None:
+            # The floor is not logged: attribute the residual of the reported prompt to it.
+            floor, floor_src = max(0, reported - history), Src.INFERRED
+        else:
+            floor, floor_src = None, Src.UNKNOWN
+
+        if pc.max_output_tokens:
+            reserve, reserve_src = pc.max_output_tokens, Src.REQUEST
+            if window is not None:
+                reserve = min(reserve, window)
+        elif window is not None:
+            reserve = st.reserve_tokens(window)
+            reserve_src = Src.DEFAULT if st.reserve == DEFAULT_RESERVE else Src.OPTION
+        else:
+            reserve, reserve_src = None, Src.UNKNOWN
+
+        system_present: bool | None = None if pc.system is None else bool(pc.system and any(pc.system))
+        tool_names: tuple[str, ...] = ()
+        if pc.tools:
+            names = []
+            for t in pc.tools:
+                fn = t.get("function") if isinstance(t.get("function"), dict) else t
+                names.append(str(fn.get("name") or "?"))
+            tool_names = tuple(names)
+
+        return Call(
+            index=index, source=pc.source, timestamp=pc.timestamp, model=pc.model, provider=pc.provider,
+            session=pc.session, context=pc.context, window=window, window_src=window_src,
+            system_tokens=system_tokens, tools_tokens=tools_tokens, floor_tokens=floor, floor_src=floor_src,
+            history_tokens=history, history_src=Src.ESTIMATED if history is not None else Src.UNKNOWN,
+            reserve_tokens=reserve, reserve_src=reserve_src, prompt_estimated=prompt_est, usage=pc.usage,
+            tokenizer=counter.name, exact=counter.exact and not any(s.has_image for s in stats),
+            messages=tuple(stats),
+            system_key=text_key(pc.system) if pc.system else None, system_present=system_present,
+            tools_key=_tools_key(pc.tools) if pc.tools else None, tool_names=tool_names,
+            compaction=pc.compaction, response=pc.response, key=pc.key,
+            max_output_tokens=pc.max_output_tokens, extra=dict(pc.extra),
+        )

@@ -1,0 +1,214 @@
+"""The ``ctxwatch`` command line.
+
+``ctxwatch PATH`` opens the dashboard on a log (``watch`` is the implicit command).  Headless commands:
+``report``, ``check``, ``plan``, ``schema``, ``formats``; and ``demo``.  Each command only wires options:
+the work is done by the core modules.
+
+Exit status: 0 success; 1 ``check`` found flags at or above ``--fail-on``; 2 usage error or an unreadable
+log (click's convention for usage errors).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import click
+import orjson
+
+from ctxwatch import __version__
+from ctxwatch.config import ConfigError, Settings, load_settings
+
+EXIT_USAGE = 2
+
+
+class DefaultGroup(click.Group):
+    """A group whose first argument, when it is not a command name, is a path for ``watch``."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        """Insert ``watch`` before a leading non-command argument (``ctxwatch run.jsonl``)."""
+        if args and args[0] not in self.commands and args[0] not in ("--help", "-h", "--version"):
+            args = ["watch", *args]
+        return super().parse_args(ctx, args)
+
+
+def settings_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """The threshold options shared by the dashboard, ``report``, ``check`` and ``plan``."""
+    opts = [
+        click.option("--config", "config", type=click.Path(dir_okay=False), default=None,
+                     help="Config file (TOML). Default: ~/.config/ctxwatch/config.toml if present."),
+        click.option("--window", type=click.IntRange(min=1), default=None,
+                     help="Context window in tokens, when the log and the model catalogue do not say."),
+        click.option("--budget-fraction", type=click.FloatRange(0, 1, min_open=True), default=None,
+                     help="Fraction of the window the prompt may use [default: 0.6]."),
+        click.option("--trigger", type=click.FloatRange(0, 1, min_open=True), default=None,
+                     help="Compaction trigger as a fraction of the budget [default: 0.8]."),
+        click.option("--reserve", type=click.FloatRange(0, 1, max_open=True), default=None,
+                     help="Completion reserve as a fraction of the window when max_tokens is not set [default: 0.15]."),
+        click.option("--format", "fmt", default=None, help="Log format (see `ctxwatch formats`); default: detect."),
+    ]
+    for o in reversed(opts):
+        f = o(f)
+    return f
+
+
+def make_settings(config: str | None, **overrides: Any) -> Settings:
+    """Settings from the config file and options; a bad config is a usage error naming the file."""
+    try:
+        return load_settings(config, **overrides)
+    except ConfigError as exc:
+        raise click.UsageError(str(exc)) from exc
+
+
+def _load(path: str, fmt: str | None, settings: Settings) -> Any:
+    from ctxwatch.run import LogError, load_run
+
+    try:
+        return load_run(path, fmt, settings)
+    except LogError as exc:
+        click.echo(f"ctxwatch: {exc}", err=True)
+        sys.exit(EXIT_USAGE)
+
+
+@click.group(cls=DefaultGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="ctxwatch")
+def main() -> None:
+    """Watch an LLM agent's context window: floor, history and reserve per call, from its call logs.
+
+    \b
+    ctxwatch PATH              open the dashboard and follow the log live
+    ctxwatch report PATH       per-call numbers (text, --json, or --follow --jsonl)
+    ctxwatch check PATH        flags for CI/cron (exit 1 at or above --fail-on)
+    ctxwatch plan PATH         preview the eviction plan of a call
+    ctxwatch schema PATH       tool-schema floor analysis
+    ctxwatch demo              a live synthetic agent run
+    ctxwatch formats           the log formats ctxwatch reads
+    """
+
+
+@main.command("watch")
+@click.argument("path", type=click.Path())
+@settings_options
+@click.option("--poll", is_flag=True, help="Poll the file instead of using filesystem events (network/WSL/container filesystems).")
+@click.option("--last", type=click.IntRange(min=1), default=None, help="Start from the last N calls.")
+def watch_cmd(path: str, config: str | None, window: int | None, budget_fraction: float | None,
+              trigger: float | None, reserve: float | None, fmt: str | None, poll: bool, last: int | None) -> None:
+    """Open the dashboard on PATH (a log file or a folder of logs) and follow it live."""
+    import os
+
+    settings = make_settings(config, window=window, budget_fraction=budget_fraction, trigger=trigger,
+                             reserve=reserve)
+    if not os.path.exists(path):
+        click.echo(f"ctxwatch: {path}: no such file or directory", err=True)
+        sys.exit(EXIT_USAGE)
+    if not os.path.isdir(path):
+        from ctxwatch.run import LogError, resolve_spec
+
+        try:
+            resolve_spec(path, fmt)
+        except LogError as exc:
+            click.echo(f"ctxwatch: {exc}", err=True)
+            sys.exit(EXIT_USAGE)
+    from ctxwatch.ui.app import CtxwatchApp
+
+    CtxwatchApp(path, fmt=fmt, settings=settings, poll=poll, last=last).run()
+
+
+def _fmt_int(v: int | None) -> str:
+    return "-" if v is None else f"{v:,}"
+
+
+@main.command("report")
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@settings_options
+@click.option("--json", "as_json", is_flag=True, help="Print the JSON document (schema in the README).")
+@click.option("--follow", is_flag=True, help="Keep reading as the log grows (with --jsonl).")
+@click.option("--jsonl", is_flag=True, help="With --follow: one JSON object per call as it completes.")
+@click.option("--poll", is_flag=True, help="With --follow: poll instead of filesystem events.")
+def report_cmd(paths: tuple[str, ...], config: str | None, window: int | None, budget_fraction: float | None,
+               trigger: float | None, reserve: float | None, fmt: str | None, as_json: bool, follow: bool,
+               jsonl: bool, poll: bool) -> None:
+    """Per-call floor / history / reserve numbers for PATH, headless."""
+    settings = make_settings(config, window=window, budget_fraction=budget_fraction, trigger=trigger,
+                             reserve=reserve)
+    if follow:
+        if len(paths) != 1:
+            raise click.UsageError("--follow takes exactly one PATH")
+        import threading
+
+        from ctxwatch.follow import follow_jsonl
+
+        stop = threading.Event()
+        try:
+            follow_jsonl(paths[0], fmt, settings, sys.stdout, stop, poll=poll)
+        except KeyboardInterrupt:
+            stop.set()
+        return
+    from ctxwatch.report import report_json
+
+    run = _load_paths(paths, fmt, settings)
+    doc = report_json(run)
+    if as_json or jsonl:
+        sys.stdout.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode() + "\n")
+        return
+    click.echo(f"{doc['file']}  format={doc['format']}  calls={len(doc['calls'])}  issues={len(doc['issues'])}")
+    click.echo(f"{'#':>4} {'line':>6} {'model':<28} {'window':>9} {'floor':>9} {'history':>9} {'reserve':>8} "
+               f"{'free':>9} {'used%':>6} {'reported':>9}")
+    for c in doc["calls"]:
+        used = f"{100 * c['used_fraction']:.1f}" if c["used_fraction"] is not None else "-"
+        floor = _fmt_int(c["floor_tokens"]) + ("~" if c["floor_source"] == "inferred" else "")
+        click.echo(f"{c['index']:>4} {c['line']:>6} {str(c['model'] or '?')[:28]:<28} {_fmt_int(c['window']):>9} "
+                   f"{floor:>9} {_fmt_int(c['history_tokens']):>9} {_fmt_int(c['reserve_tokens']):>8} "
+                   f"{_fmt_int(c['free_tokens']):>9} {used:>6} {_fmt_int(c['prompt_tokens_reported']):>9}")
+    for i in doc["issues"]:
+        click.echo(f"issue: {i['file']}:{i['line']}: {i['kind']}: {i['message']}")
+    click.echo("floor~ = inferred (reported prompt minus estimated history); estimates use "
+               + ", ".join(sorted({c['tokenizer'] for c in doc['calls']}) or ["-"]))
+
+
+def _load_paths(paths: tuple[str, ...], fmt: str | None, settings: Settings) -> Any:
+    """One run from one log, or from a batch input/output pair (or a folder holding one)."""
+    import os
+
+    if len(paths) == 1 and not os.path.isdir(paths[0]):
+        return _load(paths[0], fmt, settings)
+    from ctxwatch.multi import load_many
+    from ctxwatch.run import LogError
+
+    try:
+        return load_many(list(paths), fmt, settings)
+    except LogError as exc:
+        click.echo(f"ctxwatch: {exc}", err=True)
+        sys.exit(EXIT_USAGE)
+
+
+@main.command("formats")
+def formats_cmd() -> None:
+    """List the log formats ctxwatch reads (names for --format)."""
+    from ctxwatch.formats import formats
+
+    for name, spec in sorted(formats().items()):
+        alias = f" (also: {', '.join(spec.aliases)})" if spec.aliases else ""
+        click.echo(f"{name:<16} {spec.description}{alias}")
+
+
+def _register_optional() -> None:
+    """Commands implemented in their own modules (plan/schema, check, demo)."""
+    import importlib
+
+    for mod, names in (("ctxwatch.cli_plan", ("plan_cmd", "schema_cmd")), ("ctxwatch.cli_check", ("check_cmd",)),
+                       ("ctxwatch.demo", ("demo_cmd",))):
+        try:
+            m = importlib.import_module(mod)
+        except ModuleNotFoundError as exc:
+            if exc.name != mod:
+                raise
+            continue
+        for n in names:
+            cmd = getattr(m, n, None)
+            if isinstance(cmd, click.Command):
+                main.add_command(cmd)
+
+
+_register_optional()

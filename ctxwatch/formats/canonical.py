@@ -1,0 +1,570 @@
+"""ctxwatch's canonical log format, Anthropic/Responses variants of it, and claude-trace HTTP captures.
+
+**Canonical record** (one JSON object per line; what :class:`ctxwatch.CallLogger` writes)::
+
+    {"timestamp": "2025-01-01T00:00:00Z",            # optional; ISO-8601 or epoch seconds
+     "session": "run-42",                             # optional
+     "window": 128000,                                # optional context window override for this call
+     "request":  {"model": "gpt-4o", "messages": [...], "tools": [...], "max_tokens": 1024},
+     "response": {"choices": [{"message": {...}}], "usage": {"prompt_tokens": ..., ...}}}
+
+``request`` is an OpenAI chat-completions request body; ``response`` the response body.  The same wrapper
+is accepted around an Anthropic Messages body (``system``, ``messages`` with content blocks, ``tools`` with
+``input_schema``; usage ``input_tokens`` + cache fields) and an OpenAI Responses API body
+(``instructions``, ``input``, ``tools``; usage ``input_tokens``/``output_tokens``).
+
+**claude-trace** (badlogic/claude-trace) lines wrap one HTTP exchange: ``request.body`` is the Anthropic
+request; ``response.body`` the JSON response, or ``response.body_raw`` the SSE text of a streamed one
+(usage in ``message_start`` and the final ``message_delta``).  See FORMATS.md §5a.
+
+The request/usage helpers here are shared by the batch formats.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Any
+
+import orjson
+
+from ctxwatch.formats import FormatSpec as Spec
+from ctxwatch.formats import Reader, Sniff, register
+from ctxwatch.jsonstream import Record
+from ctxwatch.model import Issue, Message, ParsedCall, Part, ResponseInfo, SourceRef, Usage
+from ctxwatch.tokens import image_size_from_base64
+
+Output = ParsedCall | Issue
+
+
+# --- small helpers --------------------------------------------------------------------------------
+
+def _int(v: Any) -> int | None:
+    """An int from a JSON number (or numeric string, as some exporters write), else ``None``."""
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, int):
+        return v
+    if isinstance(v, float) and v.is_integer():
+        return int(v)
+    if isinstance(v, str) and v.strip().isdigit():
+        return int(v.strip())
+    return None
+
+
+def parse_timestamp(v: Any) -> float | None:
+    """Epoch seconds from an ISO-8601 string or a number (seconds or milliseconds); ``None`` if unusable."""
+    if isinstance(v, bool) or v is None:
+        return None
+    if isinstance(v, int | float):
+        return float(v) / 1000.0 if v > 1e11 else float(v)
+    if isinstance(v, str):
+        s = v.strip()
+        if not s:
+            return None
+        try:
+            return datetime.fromisoformat(s.replace("Z", "+00:00")).timestamp()
+        except ValueError:
+            try:
+                return float(s)
+            except ValueError:
+                return None
+    return None
+
+
+def _json_text(v: Any) -> str:
+    """Text of a value that is sent to the model as JSON (tool arguments given as objects)."""
+    if isinstance(v, str):
+        return v
+    try:
+        return orjson.dumps(v).decode()
+    except TypeError:
+        return str(v)
+
+
+def _image_part(url_or_data: str, media: dict[str, Any] | None = None) -> Part:
+    meta: dict[str, Any] = dict(media or {})
+    data = url_or_data
+    if data.startswith("data:") and "," in data:
+        data = data.split(",", 1)[1]
+    else:
+        meta.setdefault("url", data[:200])
+    if data and "url" not in meta:
+        meta["bytes"] = len(data) * 3 // 4
+        size = image_size_from_base64(data)
+        if size:
+            meta["width"], meta["height"] = size
+    return Part("image", "", meta=meta)
+
+
+# --- OpenAI chat completions ------------------------------------------------------------------------
+
+def _openai_content(content: Any) -> list[Part]:
+    if content is None:
+        return []
+    if isinstance(content, str):
+        return [Part("text", content)]
+    parts: list[Part] = []
+    if isinstance(content, list):
+        for item in content:
+            if isinstance(item, str):
+                parts.append(Part("text", item))
+            elif isinstance(item, dict):
+                t = item.get("type")
+                if t in ("text", "input_text", "output_text"):
+                    parts.append(Part("text", str(item.get("text") or "")))
+                elif t in ("image_url", "input_image"):
+                    iu = item.get("image_url")
+                    url = iu.get("url") if isinstance(iu, dict) else iu
+                    detail = iu.get("detail") if isinstance(iu, dict) else item.get("detail")
+                    parts.append(_image_part(str(url or ""), {"detail": detail} if detail else None))
+                elif t == "refusal":
+                    parts.append(Part("text", str(item.get("refusal") or "")))
+                else:
+                    parts.append(Part("other", _json_text(item)))
+    else:
+        parts.append(Part("other", _json_text(content)))
+    return parts
+
+
+def openai_message(m: dict[str, Any]) -> Message:
+    """Normalize one OpenAI chat message (tool_calls, legacy function_call, tool results) into a Message."""
+    role = str(m.get("role") or "user")
+    parts = _openai_content(m.get("content"))
+    for tc in m.get("tool_calls") or []:
+        if not isinstance(tc, dict):
+            continue
+        fn = tc.get("function") if isinstance(tc.get("function"), dict) else {}
+        parts.append(Part("tool_call", _json_text(fn.get("arguments") or ""), name=str(fn.get("name") or ""),
+                          call_id=tc.get("id")))
+    fc = m.get("function_call")
+    if isinstance(fc, dict):  # legacy single function call (case B02)
+        parts.append(Part("tool_call", _json_text(fc.get("arguments") or ""), name=str(fc.get("name") or "")))
+    if role in ("tool", "function"):
+        call_id = m.get("tool_call_id")
+        text = "\n".join(p.text for p in parts)
+        parts = [Part("tool_result", text, call_id=str(call_id) if call_id else None)]
+        role = "tool"
+    name = m.get("name") if isinstance(m.get("name"), str) and role != "tool" else None
+    return Message(role, parts, name=name)
+
+
+def openai_request_to_parts(body: dict[str, Any]) -> tuple[list[str], list[dict[str, Any]], list[Message], int | None]:
+    """Split an OpenAI chat-completions request body into ``(system, tools, messages, max_output_tokens)``.
+
+    ``system`` holds the text of every ``system``/``developer`` message (OpenAI sends them in place; they
+    are the floor).  ``tools`` includes legacy ``functions`` wrapped as tools.  Never raises on odd shapes.
+    """
+    system: list[str] = []
+    messages: list[Message] = []
+    for m in body.get("messages") or []:
+        if not isinstance(m, dict):
+            continue
+        msg = openai_message(m)
+        if msg.role in ("system", "developer"):
+            system.append(msg.text())
+        else:
+            messages.append(msg)
+    tools = [t for t in (body.get("tools") or []) if isinstance(t, dict)]
+    tools += [{"type": "function", "function": f} for f in (body.get("functions") or []) if isinstance(f, dict)]
+    mx = _int(body.get("max_completion_tokens")) or _int(body.get("max_tokens")) or _int(body.get("max_output_tokens"))
+    return system, tools, messages, mx
+
+
+def openai_usage(u: Any) -> Usage | None:
+    """Normalize OpenAI usage (chat ``prompt_tokens`` or Responses ``input_tokens`` naming).
+
+    OpenAI's prompt count *includes* cached tokens and the output *includes* reasoning (FORMATS.md §0).
+    """
+    if not isinstance(u, dict):
+        return None
+    prompt = _int(u.get("prompt_tokens"))
+    if prompt is None:
+        prompt = _int(u.get("input_tokens"))
+    details = u.get("prompt_tokens_details") or u.get("input_tokens_details") or {}
+    cached = _int(details.get("cached_tokens")) if isinstance(details, dict) else None
+    out = _int(u.get("completion_tokens"))
+    if out is None:
+        out = _int(u.get("output_tokens"))
+    odet = u.get("completion_tokens_details") or u.get("output_tokens_details") or {}
+    reasoning = _int(odet.get("reasoning_tokens")) if isinstance(odet, dict) else None
+    if prompt is None and out is None:
+        return None
+    uncached = prompt - cached if prompt is not None and cached is not None else None
+    return Usage(prompt_total=prompt, input_uncached=uncached, cache_read=cached, cache_write=None,
+                 output=out, reasoning=reasoning)
+
+
+def openai_response_info(body: Any) -> ResponseInfo | None:
+    """Completion text, tool-call count and finish reason from a chat-completions response body."""
+    if not isinstance(body, dict):
+        return None
+    choices = body.get("choices")
+    if isinstance(choices, list) and choices and isinstance(choices[0], dict):
+        msg = choices[0].get("message") or {}
+        if not isinstance(msg, dict):
+            msg = {}
+        content = msg.get("content")
+        text = content if isinstance(content, str) else (
+            "".join(p.get("text", "") for p in content if isinstance(p, dict)) if isinstance(content, list) else None)
+        return ResponseInfo(text=text, tool_calls=len(msg.get("tool_calls") or []),
+                            finish_reason=choices[0].get("finish_reason"))
+    if isinstance(body.get("output"), list):
+        return responses_response_info(body)
+    return None
+
+
+# --- OpenAI Responses API ---------------------------------------------------------------------------
+
+def responses_request_to_parts(body: dict[str, Any]) -> tuple[list[str], list[dict[str, Any]], list[Message], int | None]:
+    """Split a Responses API request (``instructions``, ``input``, ``tools``) like :func:`openai_request_to_parts`."""
+    system: list[str] = []
+    if isinstance(body.get("instructions"), str) and body["instructions"]:
+        system.append(body["instructions"])
+    messages: list[Message] = []
+    inp = body.get("input")
+    if isinstance(inp, str):
+        messages.append(Message("user", [Part("text", inp)]))
+    for item in inp if isinstance(inp, list) else []:
+        if not isinstance(item, dict):
+            continue
+        t = item.get("type", "message")
+        if t == "message":
+            msg = Message(str(item.get("role") or "user"), _openai_content(item.get("content")))
+            if msg.role in ("system", "developer"):
+                system.append(msg.text())
+            else:
+                messages.append(msg)
+        elif t == "function_call":
+            messages.append(Message("assistant", [Part("tool_call", _json_text(item.get("arguments") or ""),
+                                                       name=str(item.get("name") or ""), call_id=item.get("call_id"))]))
+        elif t == "function_call_output":
+            messages.append(Message("tool", [Part("tool_result", _json_text(item.get("output") or ""),
+                                                  call_id=item.get("call_id"))]))
+        elif t == "reasoning":
+            summary = item.get("summary") or []
+            text = "\n".join(s.get("text", "") for s in summary if isinstance(s, dict))
+            messages.append(Message("assistant", [Part("thinking", text)]))
+        else:
+            messages.append(Message("user", [Part("other", _json_text(item))]))
+    tools = [t for t in (body.get("tools") or []) if isinstance(t, dict)]
+    return system, tools, messages, _int(body.get("max_output_tokens"))
+
+
+def responses_usage(u: Any) -> Usage | None:
+    """Normalize Responses API usage (``input_tokens`` includes ``input_tokens_details.cached_tokens``)."""
+    return openai_usage(u)
+
+
+def responses_response_info(body: Any) -> ResponseInfo | None:
+    """Completion text and tool calls from a Responses API response body (``output[]`` items)."""
+    if not isinstance(body, dict):
+        return None
+    texts: list[str] = []
+    calls = 0
+    for item in body.get("output") or []:
+        if not isinstance(item, dict):
+            continue
+        if item.get("type") == "message":
+            for c in item.get("content") or []:
+                if isinstance(c, dict) and isinstance(c.get("text"), str):
+                    texts.append(c["text"])
+        elif item.get("type") in ("function_call", "custom_tool_call", "local_shell_call"):
+            calls += 1
+    if isinstance(body.get("output_text"), str) and not texts:
+        texts.append(body["output_text"])
+    return ResponseInfo(text="".join(texts) if texts else None, tool_calls=calls, finish_reason=body.get("status"))
+
+
+# --- Anthropic Messages -----------------------------------------------------------------------------
+
+def _anthropic_blocks(content: Any) -> list[Part]:
+    if content is None:
+        return []
+    if isinstance(content, str):
+        return [Part("text", content)]
+    parts: list[Part] = []
+    for b in content if isinstance(content, list) else [content]:
+        if isinstance(b, str):
+            parts.append(Part("text", b))
+            continue
+        if not isinstance(b, dict):
+            continue
+        t = b.get("type")
+        if t == "text":
+            parts.append(Part("text", str(b.get("text") or "")))
+        elif t in ("thinking", "redacted_thinking"):
+            parts.append(Part("thinking", str(b.get("thinking") or "")))
+        elif t in ("tool_use", "server_tool_use"):
+            parts.append(Part("tool_call", _json_text(b.get("input") or {}), name=str(b.get("name") or ""),
+                              call_id=b.get("id")))
+        elif t in ("tool_result", "web_search_tool_result"):
+            inner = _anthropic_blocks(b.get("content"))
+            text = "\n".join(p.text for p in inner if p.kind != "image")
+            parts.append(Part("tool_result", text, call_id=b.get("tool_use_id")))
+            parts.extend(p for p in inner if p.kind in ("image", "document"))  # images inside results count (B03)
+        elif t in ("image", "document"):
+            src = b.get("source") if isinstance(b.get("source"), dict) else {}
+            if src.get("type") == "base64":
+                p = _image_part(str(src.get("data") or ""), {"media_type": src.get("media_type")})
+            else:
+                p = Part("image", "", meta={"url": str(src.get("url") or "")[:200]})
+            if t == "document":
+                p.kind = "document"
+                if src.get("type") == "text":
+                    p = Part("text", str(src.get("data") or ""))
+            parts.append(p)
+        else:
+            parts.append(Part("other", _json_text(b)))
+    return parts
+
+
+def anthropic_request_to_parts(body: dict[str, Any]) -> tuple[list[str], list[dict[str, Any]], list[Message], int | None]:
+    """Split an Anthropic Messages request body into ``(system, tools, messages, max_output_tokens)``."""
+    sys_field = body.get("system")
+    system: list[str] = []
+    if isinstance(sys_field, str):
+        system = [sys_field] if sys_field else []
+    elif isinstance(sys_field, list):
+        system = [str(b.get("text") or "") if isinstance(b, dict) else str(b) for b in sys_field]
+    messages: list[Message] = []
+    for m in body.get("messages") or []:
+        if not isinstance(m, dict):
+            continue
+        role = str(m.get("role") or "user")
+        parts = _anthropic_blocks(m.get("content"))
+        if role == "system":
+            system.append("\n".join(p.text for p in parts))
+        else:
+            messages.append(Message(role, parts))
+    tools = [t for t in (body.get("tools") or []) if isinstance(t, dict)]
+    return system, tools, messages, _int(body.get("max_tokens"))
+
+
+def anthropic_usage(u: Any) -> Usage | None:
+    """Normalize Anthropic usage: ``input_tokens`` excludes cache reads and writes (FORMATS.md §0).
+
+    prompt_total = input_tokens + cache_creation_input_tokens + cache_read_input_tokens; missing cache
+    keys in a present usage block count as 0.
+    """
+    if not isinstance(u, dict):
+        return None
+    inp = _int(u.get("input_tokens"))
+    cw = _int(u.get("cache_creation_input_tokens")) or 0
+    cr = _int(u.get("cache_read_input_tokens")) or 0
+    out = _int(u.get("output_tokens"))
+    if inp is None and out is None:
+        return None
+    prompt = (inp or 0) + cw + cr
+    return Usage(prompt_total=prompt, input_uncached=inp, cache_read=cr, cache_write=cw, output=out)
+
+
+def anthropic_response_info(body: Any) -> ResponseInfo | None:
+    """Completion text and tool-use count from an Anthropic Messages response body."""
+    if not isinstance(body, dict) or not isinstance(body.get("content"), list):
+        return None
+    texts = [b.get("text", "") for b in body["content"] if isinstance(b, dict) and b.get("type") == "text"]
+    uses = sum(1 for b in body["content"] if isinstance(b, dict) and b.get("type") == "tool_use")
+    return ResponseInfo(text="".join(texts), tool_calls=uses, finish_reason=body.get("stop_reason"))
+
+
+def parse_sse(raw: str) -> tuple[Usage | None, ResponseInfo | None, str | None]:
+    """Usage, completion and model from an Anthropic SSE stream (``message_start`` + ``message_delta``).
+
+    ``message_start.message.usage`` gives the input and cache counts (its ``output_tokens`` is a
+    placeholder); the last ``message_delta.usage.output_tokens`` is the real output count (FORMATS.md §5a).
+    """
+    start_usage: dict[str, Any] = {}
+    out_tokens: int | None = None
+    model: str | None = None
+    texts: list[str] = []
+    uses = 0
+    stop: str | None = None
+    for line in raw.splitlines():
+        if not line.startswith("data:"):
+            continue
+        try:
+            ev = orjson.loads(line[5:].strip())
+        except orjson.JSONDecodeError:
+            continue
+        if not isinstance(ev, dict):
+            continue
+        t = ev.get("type")
+        if t == "message_start" and isinstance(ev.get("message"), dict):
+            start_usage = dict(ev["message"].get("usage") or {})
+            model = ev["message"].get("model")
+        elif t == "message_delta":
+            u = ev.get("usage") or {}
+            if _int(u.get("output_tokens")) is not None:
+                out_tokens = _int(u.get("output_tokens"))
+            for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"):
+                if _int(u.get(k)) is not None and _int(u.get(k)):
+                    start_usage[k] = u[k]
+            stop = (ev.get("delta") or {}).get("stop_reason") or stop
+        elif t == "content_block_start" and (ev.get("content_block") or {}).get("type") == "tool_use":
+            uses += 1
+        elif t == "content_block_delta" and (ev.get("delta") or {}).get("type") == "text_delta":
+            texts.append(str(ev["delta"].get("text") or ""))
+    if out_tokens is not None:
+        start_usage["output_tokens"] = out_tokens
+    usage = anthropic_usage(start_usage) if start_usage else None
+    return usage, ResponseInfo(text="".join(texts), tool_calls=uses, finish_reason=stop), model
+
+
+# --- readers ---------------------------------------------------------------------------------------
+
+def _flavour(req: dict[str, Any], resp: Any) -> str:
+    """``anthropic`` | ``responses`` | ``openai`` for a request body (and its response, as a tie-breaker)."""
+    if "input" in req or "instructions" in req:
+        return "responses"
+    if "system" in req or any(isinstance(t, dict) and "input_schema" in t for t in req.get("tools") or []):
+        return "anthropic"
+    if isinstance(resp, dict):
+        u = resp.get("usage") if isinstance(resp.get("usage"), dict) else {}
+        if "cache_creation_input_tokens" in u or resp.get("type") == "message":
+            return "anthropic"
+        if isinstance(resp.get("output"), list):
+            return "responses"
+    model = str(req.get("model") or "")
+    if model.startswith("claude"):
+        return "anthropic"
+    msgs = req.get("messages") or []
+    for m in msgs if isinstance(msgs, list) else []:
+        c = m.get("content") if isinstance(m, dict) else None
+        if isinstance(c, list) and any(isinstance(b, dict) and b.get("type") in ("tool_use", "tool_result") for b in c):
+            return "anthropic"
+    return "openai"
+
+
+def build_call(path: str, rec: Record, req: dict[str, Any], resp: Any, *, usage: Usage | None = None,
+               info: ResponseInfo | None = None, model: str | None = None,
+               timestamp: float | None = None, extra: dict[str, Any] | None = None) -> ParsedCall:
+    """A :class:`ParsedCall` from a request body and a response body of any of the three flavours.
+
+    Args:
+        path: the log file. rec: the record (for the source reference).
+        req: the request body. resp: the response body (may be ``None``).
+        usage / info / model: override what the response body would give (e.g. from an SSE stream).
+        timestamp: epoch seconds. extra: format-specific extras.
+    """
+    flavour = _flavour(req, resp)
+    if flavour == "anthropic":
+        system, tools, messages, mx = anthropic_request_to_parts(req)
+        usage = usage or anthropic_usage(resp.get("usage") if isinstance(resp, dict) else None)
+        info = info or anthropic_response_info(resp)
+        provider = "anthropic"
+    elif flavour == "responses":
+        system, tools, messages, mx = responses_request_to_parts(req)
+        usage = usage or responses_usage(resp.get("usage") if isinstance(resp, dict) else None)
+        info = info or responses_response_info(resp)
+        provider = "openai"
+    else:
+        system, tools, messages, mx = openai_request_to_parts(req)
+        usage = usage or openai_usage(resp.get("usage") if isinstance(resp, dict) else None)
+        info = info or openai_response_info(resp)
+        provider = "openai"
+    if model is None:
+        model = req.get("model") if isinstance(req.get("model"), str) else None
+        if model is None and isinstance(resp, dict) and isinstance(resp.get("model"), str):
+            model = resp["model"]
+    return ParsedCall(
+        source=SourceRef(path, rec.line, rec.line_end, rec.byte_start, rec.byte_end),
+        timestamp=timestamp, model=model, provider=provider, system=system, tools=tools, messages=messages,
+        max_output_tokens=mx, usage=usage, response=info, extra=extra or {},
+    )
+
+
+class CanonicalReader(Reader):
+    """Reader for ``{"request": ..., "response": ...}`` records (OpenAI chat, Anthropic, Responses API)."""
+
+    def feed(self, rec: Record) -> Iterable[Output]:
+        """One record = one call; anything that is not such a record is an ``unknown_record`` issue."""
+        v = rec.value
+        if not isinstance(v, dict) or not isinstance(v.get("request"), dict):
+            return [Issue(self.path, rec.line, "unknown_record", "not a {request, response} record; skipped")]
+        req = v["request"]
+        if isinstance(req.get("body"), dict):  # a wrapper that nests the body, like claude-trace
+            req = req["body"]
+        resp = v.get("response")
+        if isinstance(resp, dict) and isinstance(resp.get("body"), dict):
+            resp = resp["body"]
+        ts = parse_timestamp(v.get("timestamp") or v.get("time") or v.get("created_at"))
+        if ts is None and isinstance(resp, dict):
+            ts = parse_timestamp(resp.get("created"))
+        call = build_call(self.path, rec, req, resp, timestamp=ts)
+        call.session = v.get("session") if isinstance(v.get("session"), str) else None
+        win = _int(v.get("window"))
+        if win:
+            call.window = win
+        if isinstance(v.get("context"), str):
+            call.context = v["context"]
+        return [call]
+
+
+class ClaudeTraceReader(Reader):
+    """Reader for claude-trace HTTP captures (request.body / response.body or SSE ``body_raw``)."""
+
+    def feed(self, rec: Record) -> Iterable[Output]:
+        """One line = one HTTP exchange; non-/messages requests and failed exchanges become issues."""
+        v = rec.value
+        if not isinstance(v, dict) or not isinstance(v.get("request"), dict):
+            return [Issue(self.path, rec.line, "unknown_record", "not a claude-trace exchange; skipped")]
+        rq, rs = v["request"], v.get("response") if isinstance(v.get("response"), dict) else {}
+        body = rq.get("body")
+        url = str(rq.get("url") or "")
+        if not isinstance(body, dict) or ("messages" not in body and "/messages" not in url):
+            return [Issue(self.path, rec.line, "unknown_record", f"not a Messages API request ({url[:80]}); skipped")]
+        status = rs.get("status_code")
+        if isinstance(status, int) and status != 200:
+            return [Issue(self.path, rec.line, "failed_request", f"HTTP {status}; not counted as a call")]
+        usage = info = model = None
+        if isinstance(rs.get("body"), dict):
+            resp = rs["body"]
+        else:
+            resp = None
+            if isinstance(rs.get("body_raw"), str):
+                usage, info, model = parse_sse(rs["body_raw"])
+        ts = parse_timestamp(rq.get("timestamp")) or parse_timestamp(v.get("logged_at"))
+        call = build_call(self.path, rec, body, resp, usage=usage, info=info, timestamp=ts)
+        call.provider = "anthropic"
+        if model and not call.model:
+            call.model = model
+        mx = body.get("max_tokens")
+        if mx == 1 and not body.get("tools"):
+            call.extra["probe"] = True  # claude-trace logs max_tokens:1 quota probes beside the real calls
+        return [call]
+
+
+def _sniff_canonical(s: Sniff) -> float:
+    vals = [v for v in s.values if isinstance(v, dict)]
+    if not vals:
+        return 0.0
+    hits = 0
+    for v in vals:
+        rq = v.get("request")
+        if isinstance(rq, dict) and ("messages" in rq or "input" in rq) and "body" not in rq:
+            hits += 1
+    return 0.9 * hits / len(vals)
+
+
+def _sniff_trace(s: Sniff) -> float:
+    vals = [v for v in s.values if isinstance(v, dict)]
+    if not vals:
+        return 0.0
+    hits = sum(1 for v in vals if isinstance(v.get("request"), dict) and isinstance(v["request"].get("body"), dict)
+               and "url" in v["request"])
+    return 0.95 * hits / len(vals)
+
+
+register(Spec(
+    name="canonical", aliases=("openai", "anthropic", "responses"),
+    description="ctxwatch canonical {request, response} records (OpenAI chat, Anthropic Messages, Responses API)",
+    sniff=_sniff_canonical, reader=CanonicalReader,
+    example='{"request":{"model":"gpt-4o","messages":[...]},"response":{"usage":{"prompt_tokens":12}}}',
+))
+register(Spec(
+    name="claude-trace",
+    description="claude-trace raw HTTP captures (request.body / response.body or SSE body_raw)",
+    sniff=_sniff_trace, reader=ClaudeTraceReader,
+    example="~/.claude-trace/log-*.jsonl",
+))

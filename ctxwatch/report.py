@@ -1,0 +1,120 @@
+"""The ``ctxwatch report --json`` document (schema documented in the README; later versions only add keys).
+
+Top level: ``file``, ``format``, ``settings``, ``calls`` (one object per call, see :func:`call_json`),
+``sessions`` (per-session totals of reported usage, each response counted once), ``calibration`` and
+``issues`` (one per bad line: ``line``, ``kind``, ``message``, ``file``).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from ctxwatch.model import Call, Issue
+from ctxwatch.run import Run
+from ctxwatch.windows import call_cost
+
+
+def iso(ts: float | None) -> str | None:
+    """ISO-8601 UTC text for epoch seconds (``None`` stays ``None``)."""
+    if ts is None:
+        return None
+    try:
+        return datetime.fromtimestamp(ts, tz=UTC).isoformat().replace("+00:00", "Z")
+    except (OverflowError, OSError, ValueError):
+        return None
+
+
+def call_json(call: Call, calibration: float | None = None) -> dict[str, Any]:
+    """The per-call object of ``report --json`` (tokens are integers; ``null`` = unknown).
+
+    Args:
+        call: the accounted call.
+        calibration: the run's reported/estimated median ratio, shown on calls whose tokenizer is not exact.
+    """
+    u = call.usage
+    cost = call_cost(call.model, call.provider, u)
+    return {
+        "index": call.index,
+        "line": call.source.line,
+        "file": call.source.path,
+        "timestamp": iso(call.timestamp),
+        "session": call.session,
+        "context": call.context,
+        "model": call.model,
+        "window": call.window,
+        "window_source": str(call.window_src),
+        "system_tokens": call.system_tokens,
+        "tools_tokens": call.tools_tokens,
+        "floor_tokens": call.floor_tokens,
+        "floor_source": str(call.floor_src),
+        "history_tokens": call.history_tokens,
+        "history_source": str(call.history_src),
+        "reserve_tokens": call.reserve_tokens,
+        "reserve_source": str(call.reserve_src),
+        "free_tokens": call.free_tokens,
+        "used_fraction": round(call.used_fraction, 4) if call.used_fraction is not None else None,
+        "prompt_tokens_estimated": call.prompt_estimated,
+        "prompt_tokens_reported": u.prompt_total if u else None,
+        "input_uncached_tokens": u.input_uncached if u else None,
+        "cache_read_tokens": u.cache_read if u else None,
+        "cache_write_tokens": u.cache_write if u else None,
+        "completion_tokens_reported": u.output if u else None,
+        "reasoning_tokens_reported": u.reasoning if u else None,
+        "tokenizer": call.tokenizer,
+        "exact": call.exact,
+        "calibration": None if call.exact or calibration is None else round(calibration, 4),
+        "cost_usd": float(cost) if cost is not None else None,
+        "cost_source": "estimated" if cost is not None else "unknown",
+        "compaction": call.compaction,
+        "messages": len(call.messages),
+        "tools": list(call.tool_names),
+    }
+
+
+def issue_json(issue: Issue) -> dict[str, Any]:
+    """One issue: ``file``, ``line`` (1-based; 0 = not tied to a line), ``kind``, ``message``."""
+    return {"file": issue.path, "line": issue.line, "kind": issue.kind, "message": issue.message}
+
+
+def session_totals(calls: list[Call]) -> list[dict[str, Any]]:
+    """Per-session sums of reported usage (each response once; calls are already deduplicated).
+
+    Returns one object per session: ``session``, ``calls``, ``input_tokens`` (prompt totals, cache included),
+    ``output_tokens``, ``cache_read_tokens``, ``cache_write_tokens``, ``cost_usd`` (``null`` when any call of
+    the session could not be priced).
+    """
+    out: dict[str | None, dict[str, Any]] = {}
+    for c in calls:
+        s = out.setdefault(c.session, {"session": c.session, "calls": 0, "input_tokens": 0, "output_tokens": 0,
+                                       "cache_read_tokens": 0, "cache_write_tokens": 0, "cost_usd": 0.0})
+        s["calls"] += 1
+        u = c.usage
+        if u:
+            s["input_tokens"] += u.prompt_total or 0
+            s["output_tokens"] += u.output or 0
+            s["cache_read_tokens"] += u.cache_read or 0
+            s["cache_write_tokens"] += u.cache_write or 0
+        cost = call_cost(c.model, c.provider, u)
+        if cost is None or s["cost_usd"] is None:
+            s["cost_usd"] = None
+        else:
+            s["cost_usd"] += float(cost)
+    return list(out.values())
+
+
+def report_json(run: Run) -> dict[str, Any]:
+    """The whole ``report --json`` document for a run."""
+    cal = run.calibration()
+    st = run.settings
+    return {
+        "file": run.path,
+        "format": run.spec.name,
+        "settings": {"window": st.window, "budget_fraction": st.budget_fraction, "trigger": st.trigger,
+                     "reserve": st.reserve, "keep_recent": st.keep_recent},
+        "calibration": round(cal, 4) if cal is not None else None,
+        "calls": [call_json(c, cal) for c in run.calls],
+        "sessions": session_totals(run.calls),
+        "resets": run.resets,
+        "issues": [issue_json(i) for i in run.issues if i.kind != "reset"],
+    }

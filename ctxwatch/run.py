@@ -1,0 +1,264 @@
+"""A run: the calls and issues of one log, fed incrementally from a file or a live tail.
+
+:class:`Run` owns a format reader and an :class:`~ctxwatch.accounting.Accountant`.  It is fed records
+(:meth:`Run.feed_record`) or whole documents, and keeps a list of :class:`~ctxwatch.model.Call` summaries
+plus the :class:`~ctxwatch.model.Issue` list.  A call whose dedupe key was seen before replaces the earlier
+summary in place (a later line of the same Claude Code response), so nothing is counted twice.
+
+:func:`load_run` reads a whole file; :func:`reload_call` re-reads one call's text from disk by byte offset
+(the run itself keeps no message bodies).
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from ctxwatch.accounting import Accountant
+from ctxwatch.config import Settings
+from ctxwatch.formats import FormatSpec, detect, get_format
+from ctxwatch.jsonstream import Record, decode_line, iter_records, read_document
+from ctxwatch.model import Call, Issue, ParsedCall
+
+
+class LogError(Exception):
+    """A log cannot be read at all (missing, unreadable, unknown format); the message names the file."""
+
+
+@dataclass
+class Change:
+    """What one fed record did to the run.
+
+    Attributes:
+        added: indexes of new calls.
+        updated: indexes of calls whose summary was replaced.
+        issues: new issues.
+    """
+
+    added: list[int] = field(default_factory=list)
+    updated: list[int] = field(default_factory=list)
+    issues: list[Issue] = field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return bool(self.added or self.updated or self.issues)
+
+
+class Run:
+    """The calls of one log, accounted.
+
+    Args:
+        path: the log file (or a label for multi-file runs).
+        spec: its format.
+        settings: thresholds and overrides.
+
+    Attributes:
+        calls: call summaries in order of first appearance; ``calls[i].index == i``.
+        issues: every problem found, with file and line.
+        resets: ``{"reason", "path", "at_call"}`` for each truncation / rotation seen while following.
+    """
+
+    def __init__(self, path: str, spec: FormatSpec, settings: Settings | None = None) -> None:
+        self.path = path
+        self.spec = spec
+        self.settings = settings or Settings()
+        self.accountant = Accountant(self.settings)
+        self.reader = spec.reader(path)
+        self.calls: list[Call] = []
+        self.issues: list[Issue] = []
+        self.resets: list[dict[str, object]] = []
+        self._by_key: dict[str, int] = {}
+
+    # -- feeding --------------------------------------------------------------------------------
+    def _take(self, outputs: Iterable[ParsedCall | Issue], change: Change) -> None:
+        for out in outputs:
+            if isinstance(out, Issue):
+                self.issues.append(out)
+                change.issues.append(out)
+                continue
+            idx = self._by_key.get(out.key) if out.key else None
+            if idx is not None:
+                self.calls[idx] = self.accountant.account(out, idx)
+                if idx not in change.added and idx not in change.updated:
+                    change.updated.append(idx)
+                continue
+            idx = len(self.calls)
+            self.calls.append(self.accountant.account(out, idx))
+            if out.key:
+                self._by_key[out.key] = idx
+            change.added.append(idx)
+
+    def feed_record(self, rec: Record | Issue) -> Change:
+        """Feed one record (or an issue from the stream); return what changed. Never raises on content."""
+        change = Change()
+        if isinstance(rec, Issue):
+            self._take([rec], change)
+            return change
+        try:
+            outputs = list(self.reader.feed(rec))
+        except Exception as exc:  # a reader bug on odd input must not stop the run
+            outputs = [Issue(self.reader.path, rec.line, "reader_error", f"{type(exc).__name__}: {exc}")]
+        self._take(outputs, change)
+        return change
+
+    def feed_document(self, value: object) -> Change:
+        """Feed a whole-file JSON document (document formats)."""
+        change = Change()
+        try:
+            outputs = list(self.reader.feed_document(value))
+        except Exception as exc:
+            outputs = [Issue(self.reader.path, 0, "reader_error", f"{type(exc).__name__}: {exc}")]
+        self._take(outputs, change)
+        return change
+
+    def finish(self) -> Change:
+        """The input is complete: collect what the reader held back."""
+        change = Change()
+        try:
+            self._take(list(self.reader.finish()), change)
+        except Exception as exc:
+            self._take([Issue(self.reader.path, 0, "reader_error", f"{type(exc).__name__}: {exc}")], change)
+        return change
+
+    def reset(self, reason: str, path: str | None = None) -> None:
+        """The followed file was truncated or replaced: start a fresh reader (history starts over).
+
+        Calls already read are kept (they happened); dedupe keys are kept too, so a record that reappears in
+        the new file (a resumed session copying its history) is not counted twice.
+        """
+        self.resets.append({"reason": reason, "path": path or self.path, "at_call": len(self.calls)})
+        self.issues.append(Issue(path or self.path, 0, "reset", f"file {reason}; reading it again from the start"))
+        self.reader = self.spec.reader(path or self.path)
+
+    # -- derived --------------------------------------------------------------------------------
+    def calibration(self) -> float | None:
+        """Median of reported / estimated prompt tokens over calls that have both, or ``None``.
+
+        Used to scale the breakdown of calls whose tokenizer is not the model's own (labelled
+        "calibrated"); a call that still disagrees by more than 5 % after calibration is flagged.
+        """
+        ratios = [c.prompt_reported / c.prompt_estimated for c in self.calls
+                  if c.prompt_reported and c.prompt_estimated]
+        return statistics.median(ratios) if ratios else None
+
+    def contexts(self) -> list[str]:
+        """Distinct contexts in order of appearance (``main`` first when present)."""
+        seen: dict[str, None] = {}
+        for c in self.calls:
+            seen.setdefault(c.context, None)
+        ctxs = list(seen)
+        if "main" in ctxs:
+            ctxs.remove("main")
+            ctxs.insert(0, "main")
+        return ctxs
+
+
+def resolve_spec(path: str, fmt: str | None) -> FormatSpec:
+    """The format of ``path``: ``fmt`` if given, else detected.
+
+    Raises:
+        LogError: the file does not exist, cannot be read, or no format recognises it.
+    """
+    if fmt:
+        try:
+            return get_format(fmt)
+        except KeyError as exc:
+            raise LogError(str(exc.args[0])) from exc
+    if not os.path.exists(path):
+        raise LogError(f"{path}: no such file")
+    if os.path.isdir(path):
+        raise LogError(f"{path}: is a directory (give a log file)")
+    try:
+        spec = detect(path)
+    except OSError as exc:
+        raise LogError(f"{path}: cannot read ({exc.strerror or exc})") from exc
+    if spec is None:
+        if os.path.getsize(path) == 0:
+            return get_format("canonical")  # an empty file being written: wait for records
+        raise LogError(f"{path}: format not recognised (see `ctxwatch formats`, or pass --format NAME)")
+    return spec
+
+
+def load_run(path: str, fmt: str | None = None, settings: Settings | None = None,
+             progress: Callable[[int, int], None] | None = None) -> Run:
+    """Read a whole log file into a :class:`Run`.
+
+    Args:
+        path: the log file.
+        fmt: format name, or ``None`` to detect.
+        settings: thresholds.
+        progress: called with ``(bytes_read, total_bytes)`` while reading.
+
+    Raises:
+        LogError: the file cannot be read or its format is unknown.
+    """
+    spec = resolve_spec(path, fmt)
+    run = Run(path, spec, settings)
+    if spec.document:
+        value, issue = read_document(path)
+        if issue is not None:
+            if path.endswith(".eval"):  # zip container: the reader opens it itself
+                run.feed_document(path)
+            else:
+                run.issues.append(issue)
+        else:
+            run.feed_document(value)
+        run.finish()
+        return run
+    total = os.path.getsize(path)
+    cb = (lambda off: progress(off, total)) if progress else None
+    try:
+        for rec in iter_records(path, skip=run.reader.skip, progress=cb):
+            run.feed_record(rec)
+    except OSError as exc:
+        raise LogError(f"{path}: cannot read ({exc.strerror or exc})") from exc
+    run.finish()
+    return run
+
+
+def reload_call(run: Run, index: int) -> ParsedCall | None:
+    """Re-read call ``index`` of ``run`` from disk, text included (for the detail view and the planner).
+
+    Formats whose calls depend on earlier records (``needs_prefix``) are re-read from the file's start up to
+    the call's last byte; others from the record's own byte range.  Returns ``None`` if the file changed so
+    that the call can no longer be found.
+    """
+    call = run.calls[index]
+    src = call.source
+    spec = run.spec
+    reader = spec.reader(src.path)
+    want = call.key
+    found: ParsedCall | None = None
+
+    def pick(outputs: Iterable[ParsedCall | Issue]) -> None:
+        nonlocal found
+        for out in outputs:
+            if isinstance(out, ParsedCall) and (
+                (want and out.key == want) or (not want and out.source.byte_start == src.byte_start
+                                               and out.source.line == src.line)):
+                found = out
+
+    try:
+        if spec.document:
+            value, issue = read_document(src.path)
+            pick(reader.feed_document(src.path if issue and src.path.endswith(".eval") else value))
+            pick(reader.finish())
+            return found
+        if spec.needs_prefix:
+            for rec in iter_records(src.path, skip=reader.skip):
+                if isinstance(rec, Record):
+                    if rec.byte_start >= src.byte_end and found is not None:
+                        break
+                    pick(reader.feed(rec))
+            pick(reader.finish())
+            return found
+        with open(src.path, "rb") as fh:
+            fh.seek(src.byte_start)
+            data = fh.read(src.byte_end - src.byte_start)
+    except OSError:
+        return None
+    values, _ = decode_line(data.rstrip(b"\n"), src.path, src.line, first=src.byte_start == 0)
+    for i, v in enumerate(values):
+        pick(reader.feed(Record(v, src.line, src.line_end, src.byte_start, src.byte_end, i)))
+    return found
