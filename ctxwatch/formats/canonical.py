@@ -35,6 +35,8 @@ from ctxwatch.model import Issue, Message, ParsedCall, Part, ResponseInfo, Sourc
 from ctxwatch.tokens import image_size_from_base64
 
 Output = ParsedCall | Issue
+#: ``(system blocks, tool schemas, history messages, max output tokens)`` of one request body.
+RequestParts = tuple[list[str], list[dict[str, Any]], list[Message], int | None]
 
 
 # --- small helpers --------------------------------------------------------------------------------
@@ -149,7 +151,7 @@ def openai_message(m: dict[str, Any]) -> Message:
     return Message(role, parts, name=name)
 
 
-def openai_request_to_parts(body: dict[str, Any]) -> tuple[list[str], list[dict[str, Any]], list[Message], int | None]:
+def openai_request_to_parts(body: dict[str, Any]) -> RequestParts:
     """Split an OpenAI chat-completions request body into ``(system, tools, messages, max_output_tokens)``.
 
     ``system`` holds the text of every ``system``/``developer`` message (OpenAI sends them in place; they
@@ -216,7 +218,7 @@ def openai_response_info(body: Any) -> ResponseInfo | None:
 
 # --- OpenAI Responses API ---------------------------------------------------------------------------
 
-def responses_request_to_parts(body: dict[str, Any]) -> tuple[list[str], list[dict[str, Any]], list[Message], int | None]:
+def responses_request_to_parts(body: dict[str, Any]) -> RequestParts:
     """Split a Responses API request (``instructions``, ``input``, ``tools``) like :func:`openai_request_to_parts`."""
     system: list[str] = []
     if isinstance(body.get("instructions"), str) and body["instructions"]:
@@ -319,7 +321,7 @@ def _anthropic_blocks(content: Any) -> list[Part]:
     return parts
 
 
-def anthropic_request_to_parts(body: dict[str, Any]) -> tuple[list[str], list[dict[str, Any]], list[Message], int | None]:
+def anthropic_request_to_parts(body: dict[str, Any]) -> RequestParts:
     """Split an Anthropic Messages request body into ``(system, tools, messages, max_output_tokens)``."""
     sys_field = body.get("system")
     system: list[str] = []
