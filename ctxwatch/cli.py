@@ -90,7 +90,8 @@ def main() -> None:
 @main.command("watch")
 @click.argument("path", type=click.Path())
 @settings_options
-@click.option("--poll", is_flag=True, help="Poll instead of using filesystem events (network, WSL, container filesystems).")
+@click.option("--poll", is_flag=True,
+              help="Poll instead of using filesystem events (network, WSL, container filesystems).")
 @click.option("--last", type=click.IntRange(min=1), default=None, help="Start from the last N calls.")
 def watch_cmd(path: str, config: str | None, window: int | None, budget_fraction: float | None,
               trigger: float | None, reserve: float | None, fmt: str | None, poll: bool, last: int | None) -> None:
