@@ -1,0 +1,677 @@
+"""The eviction planner: what to pin, keep, summarise or evict so that one call fits its budget (issue 7).
+
+Pure core (never imports Textual).  The planner works on one call's messages as the model saw them and
+a :class:`Policy`; it returns a :class:`Plan` that says, for every message, whether it is **pinned** (the
+system prompt and instructions: the prompt-cache prefix, never evicted or rewritten), **kept** verbatim,
+**summarised** (folded into a summary of ``summary_tokens``) or **evicted** (dropped), and what the prompt
+would cost afterwards.
+
+Rules (failure cases B24 and B25 in ``shared/cases/failure_cases.md``):
+
+* The system prompt and ``system``/``developer`` messages are pinned; tool schemas are part of the floor.
+  A policy that would unpin them is refused (:class:`PolicyError`).
+* A *turn* is a user message that is not a tool result, and everything up to the next such message.  The
+  history that is kept always starts on a turn start, so an assistant tool call is never separated from
+  its tool results (OpenAI ``tool_calls`` + ``tool`` messages, Anthropic ``tool_use`` + ``tool_result``
+  parts): any cut that would split a call id from its result is refused and the cut moves to the next
+  valid position, and the plan's ``reason`` says so.
+* The newest ``keep_recent`` turns are always kept.
+* When the prompt is already within the budget nothing is evicted.
+* Otherwise the planner keeps as much history as fits: the *earliest* valid cut whose prompt fits.  When
+  no cut fits, it picks the smallest prompt it can reach and says why it still does not fit.
+
+Token counts are in tokens of the call's :class:`~ctxwatch.tokens.Counter` (framing included); the
+reinjected items and the summary are counted as user messages (3 framing tokens each, OpenAI cookbook).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+import orjson
+
+from ctxwatch.config import (
+    DEFAULT_BUDGET_FRACTION,
+    DEFAULT_KEEP_RECENT,
+    DEFAULT_RESERVE,
+    DEFAULT_SUMMARY_TOKENS,
+    DEFAULT_TRIGGER,
+    ConfigError,
+    Settings,
+)
+from ctxwatch.model import Message, MessageStat, ParsedCall
+from ctxwatch.tokens import TOKENS_PER_MESSAGE, Counter, counter_for
+
+Fate = Literal["pinned", "kept", "summarised", "evicted"]
+Mode = Literal["summarise", "drop"]
+
+#: Roles that are part of the prompt-cache prefix and are always pinned.
+PINNED_ROLES = frozenset({"system", "developer"})
+#: Message labels that are pinned wherever they appear (project instructions such as AGENTS.md, case B24).
+PINNED_LABELS = frozenset({"instructions"})
+#: User-message labels that are not the user's task (a previous compaction summary, a harness meta note).
+NOT_TASK_LABELS = frozenset({"compaction_summary", "meta"})
+
+#: Headers the reinjected items are sent under (by :class:`ctxwatch.budget.ContextBudget`, and counted
+#: with these exact texts by the planner so that plan and result agree).
+REINJECT_HEADERS: dict[str, str] = {
+    "task": "Original task (the first user message):\n",
+    "plan": "Current plan:\n",
+    "tasks": "Current task list:\n",
+    "file": "File being edited: ",
+}
+#: Header of the summary message :class:`ctxwatch.budget.ContextBudget` inserts for the summarised span.
+SUMMARY_HEADER = "Summary of the earlier conversation (older turns were compacted):\n"
+
+# Tool names (lower-cased, "_"/"-"/" " removed) recognised by the reinjection heuristics.
+#: Task-list tools: Claude Code ``TodoWrite``, Codex ``update_plan``, Gemini CLI ``write_todos`` and kin.
+TASK_LIST_TOOLS = frozenset({"todowrite", "writetodos", "updatetodos", "todoupdate", "updateplan", "tasklist",
+                             "updatetasklist", "settodos", "todo"})
+#: Plan tools: Claude Code ``ExitPlanMode`` (argument ``plan``) and similarly named tools.
+PLAN_TOOLS = frozenset({"exitplanmode", "createplan", "writeplan", "setplan", "submitplan", "plan"})
+#: File-editing tools whose path argument names "the file being edited".
+EDIT_TOOLS = frozenset({"edit", "multiedit", "write", "notebookedit", "strreplacebasededittool", "strreplaceeditor",
+                        "strreplace", "writefile", "editfile", "createfile", "replace", "applypatch",
+                        "writetofile", "replaceinfile", "insertcontent", "searchreplace"})
+_PATH_KEYS = ("file_path", "path", "filename", "notebook_path", "target_file", "file", "absolute_path")
+_PATCH_FILE = re.compile(r"\*\*\* (?:Update|Add) File: ([^\n\"\\]+)")
+_PLAN_LINE = re.compile(r"^\s*(?:#+\s*)?(?:\*\*)?plan(?:\*\*)?\s*:?\s*(?:\*\*)?\s*$", re.I | re.M)
+
+
+class PolicyError(ConfigError):
+    """A :class:`Policy` value is invalid or asks for something the planner refuses (e.g. unpinning the
+    system prompt, case B24). A ``ValueError``."""
+
+
+@dataclass(frozen=True, slots=True)
+class Policy:
+    """How to plan an eviction. Defaults come from :mod:`ctxwatch.config` (documented there).
+
+    Attributes:
+        window: the context window in tokens (> 0).
+        budget_fraction: fraction of the window the prompt may use (0 < f <= 1).
+        trigger: fraction of the budget at which compaction should fire (0 < f <= 1). Informational: the
+            plan reports whether the prompt crossed it; eviction only happens above the budget.
+        reserve: fraction of the window kept for the completion, used when ``reserve_tokens`` is ``None``.
+        reserve_tokens: explicit completion reserve in tokens (e.g. the request's ``max_tokens``).
+        keep_recent: the newest turns that are always kept (>= 0).
+        keep_recent_messages: additionally keep at least this many newest history messages (0 = off). The
+            cut is moved outward to the nearest valid position (case B25's "keep last 4 messages").
+        pin_system: must be True: the system prompt is the prompt-cache prefix (case B24). False raises.
+        mode: ``summarise`` (the older span becomes a summary of ``summary_tokens``) or ``drop``.
+        summary_tokens: the assumed size of the summary in tokens (>= 0).
+        reinject_task / reinject_plan / reinject_tasks / reinject_file: re-inject the first user message,
+            the plan, the task list, the file being edited, when their source message is evicted.
+
+    Raises:
+        PolicyError: a value is out of range, ``mode`` is unknown, or ``pin_system`` is False.
+    """
+
+    window: int
+    budget_fraction: float = DEFAULT_BUDGET_FRACTION
+    trigger: float = DEFAULT_TRIGGER
+    reserve: float = DEFAULT_RESERVE
+    reserve_tokens: int | None = None
+    keep_recent: int = DEFAULT_KEEP_RECENT
+    keep_recent_messages: int = 0
+    pin_system: bool = True
+    mode: Mode = "summarise"
+    summary_tokens: int = DEFAULT_SUMMARY_TOKENS
+    reinject_task: bool = True
+    reinject_plan: bool = True
+    reinject_tasks: bool = True
+    reinject_file: bool = True
+
+    def __post_init__(self) -> None:
+        if not self.pin_system:
+            raise PolicyError("pin_system cannot be turned off: the system prompt and tool schemas are the "
+                              "prompt-cache prefix and are never evicted or rewritten (case B24)")
+        if isinstance(self.window, bool) or not isinstance(self.window, int) or self.window <= 0:
+            raise PolicyError(f"window must be a positive number of tokens, got {self.window!r}")
+        for name in ("budget_fraction", "trigger"):
+            v = getattr(self, name)
+            if not 0 < v <= 1:
+                raise PolicyError(f"{name} must be in (0, 1], got {v}")
+        if not 0 <= self.reserve < 1:
+            raise PolicyError(f"reserve must be in [0, 1), got {self.reserve}")
+        if self.reserve_tokens is not None and not 0 <= self.reserve_tokens < self.window:
+            raise PolicyError(f"reserve_tokens must be in [0, window), got {self.reserve_tokens}")
+        for name in ("keep_recent", "keep_recent_messages", "summary_tokens"):
+            if getattr(self, name) < 0:
+                raise PolicyError(f"{name} must be >= 0, got {getattr(self, name)}")
+        if self.mode == "summarize":  # type: ignore[comparison-overlap]
+            object.__setattr__(self, "mode", "summarise")
+        if self.mode not in ("summarise", "drop"):
+            raise PolicyError(f"mode must be 'summarise' or 'drop', got {self.mode!r}")
+
+    @classmethod
+    def from_settings(cls, settings: Settings, window: int, reserve_tokens: int | None = None,
+                      **kwargs: Any) -> Policy:
+        """A policy from :class:`~ctxwatch.config.Settings` for a window (tokens); ``kwargs`` override fields."""
+        return cls(window=window, budget_fraction=settings.budget_fraction, trigger=settings.trigger,
+                   reserve=settings.reserve, reserve_tokens=reserve_tokens, keep_recent=settings.keep_recent,
+                   summary_tokens=settings.summary_tokens, **kwargs)
+
+    @property
+    def reserve_total(self) -> int:
+        """The completion reserve in tokens: ``reserve_tokens`` if set, else ``int(reserve * window)``."""
+        return self.reserve_tokens if self.reserve_tokens is not None else int(self.window * self.reserve)
+
+    @property
+    def budget_tokens(self) -> int:
+        """The prompt budget in tokens: ``min(int(window * budget_fraction), window - reserve)``.
+
+        The prompt must leave the completion reserve free in the window as well as stay in the budget.
+        """
+        return max(0, min(int(self.window * self.budget_fraction), self.window - self.reserve_total))
+
+    @property
+    def trigger_tokens(self) -> int:
+        """Where compaction should fire, in tokens: ``int(trigger * budget)``."""
+        return int(self.budget_tokens * self.trigger)
+
+
+@dataclass(slots=True)
+class MessagePlan:
+    """The fate of one message of the call.
+
+    Attributes:
+        index: 0-based position in the call as the model sees it: the system prompt (when given as blocks)
+            is index 0, then the history in order.
+        role: the message role.
+        tokens: tokens before the plan (framing included).
+        fate: ``pinned`` | ``kept`` | ``summarised`` | ``evicted``.
+        tokens_after: tokens after the plan (``tokens`` if pinned/kept, else 0).
+        source_index: position in the ``messages`` argument, ``None`` for the system-blocks entry.
+        turn: 0-based turn number (-1 for pinned messages and history before the first user turn).
+        label: the message's :attr:`~ctxwatch.model.Message.label`.
+        tool_call_ids / tool_result_ids: ids of the tool calls it makes / answers.
+    """
+
+    index: int
+    role: str
+    tokens: int
+    fate: Fate
+    tokens_after: int
+    source_index: int | None
+    turn: int = -1
+    label: str | None = None
+    tool_call_ids: tuple[str, ...] = ()
+    tool_result_ids: tuple[str, ...] = ()
+
+
+@dataclass(slots=True)
+class ReinjectItem:
+    """Something worth re-injecting after compaction, found heuristically in the messages.
+
+    Attributes:
+        kind: ``task`` (the first user message) | ``plan`` | ``tasks`` (the task list) | ``file`` (the path
+            of the file being edited).
+        text: the text that would be re-injected, header (:data:`REINJECT_HEADERS`) included.
+        tokens: its tokens as one user message (framing included).
+        index: the plan index of the message it was found in.
+        detail: one human sentence saying what was found where.
+        reinjected: True when the plan re-injects it (its source is evicted and the policy asks for it).
+    """
+
+    kind: str
+    text: str
+    tokens: int
+    index: int
+    detail: str
+    reinjected: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"kind", "tokens", "index", "detail"}`` (the text itself is left out: it can be long)."""
+        return {"kind": self.kind, "tokens": self.tokens, "index": self.index, "detail": self.detail}
+
+
+@dataclass(slots=True)
+class Plan:
+    """The planner's answer for one call. All token values are in tokens.
+
+    Attributes:
+        messages: one :class:`MessagePlan` per message of the call, in order (system prompt first).
+        before_tokens: the prompt as it is: floor + history.
+        after_tokens: floor + kept history + summary + reinjected items.
+        budget_tokens: the budget the plan aims for (:attr:`Policy.budget_tokens`).
+        fits: ``after_tokens <= budget_tokens``.
+        reason: one or more human sentences: what was done and why, or why it does not fit.
+        reinject: the items the plan re-injects (a subset of ``found``).
+        found: every reinjection candidate detected, re-injected or not.
+        floor_tokens / system_tokens / tools_tokens: the pinned floor and its parts (``system_tokens``
+            includes every pinned message).
+        summary_tokens: tokens of the summary in the plan (0 when nothing is summarised or mode is drop).
+        trigger_tokens / reserve_tokens / window: from the policy.
+        triggered: the prompt before the plan is above the compaction trigger.
+        cut: plan index of the first kept history message (``None`` when all history is evicted or there
+            is none).
+        moved: a sentence when the cut was moved to avoid splitting a tool call or a turn, else ``None``.
+        tokenizer: the encoding used for counting (``chars/4`` after a fallback).
+        policy: the policy the plan was made with.
+    """
+
+    messages: list[MessagePlan]
+    before_tokens: int
+    after_tokens: int
+    budget_tokens: int
+    fits: bool
+    reason: str
+    reinject: list[ReinjectItem]
+    found: list[ReinjectItem] = field(default_factory=list)
+    floor_tokens: int = 0
+    system_tokens: int = 0
+    tools_tokens: int = 0
+    summary_tokens: int = 0
+    trigger_tokens: int = 0
+    reserve_tokens: int = 0
+    window: int = 0
+    triggered: bool = False
+    cut: int | None = None
+    moved: str | None = None
+    tokenizer: str = ""
+    policy: Policy | None = None
+
+    @property
+    def evicted(self) -> list[MessagePlan]:
+        """The messages that leave the prompt (summarised or evicted), in order."""
+        return [m for m in self.messages if m.fate in ("summarised", "evicted")]
+
+    @property
+    def kept(self) -> list[MessagePlan]:
+        """The history messages kept verbatim, in order."""
+        return [m for m in self.messages if m.fate == "kept"]
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``plan --json`` document of issue 7: exactly ``messages`` (``index``, ``role``, ``tokens``,
+        ``fate`` per message), ``before_tokens``, ``after_tokens``, ``budget_tokens``, ``fits``, ``reason``,
+        ``reinject`` (``kind``, ``tokens``, ``index``, ``detail`` per item)."""
+        return {
+            "messages": [{"index": m.index, "role": m.role, "tokens": m.tokens, "fate": m.fate}
+                         for m in self.messages],
+            "before_tokens": self.before_tokens,
+            "after_tokens": self.after_tokens,
+            "budget_tokens": self.budget_tokens,
+            "fits": self.fits,
+            "reason": self.reason,
+            "reinject": [r.to_json() for r in self.reinject],
+        }
+
+
+# --- reinjection heuristics ---------------------------------------------------------------------------
+
+def _norm_tool(name: str | None) -> str:
+    return re.sub(r"[\s_\-]", "", (name or "").lower()).removeprefix("functions.")
+
+
+def _args(text: str) -> Any:
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return None
+
+
+def _render_todos(args: Any, raw: str) -> tuple[str, int]:
+    """A task list as text lines ``- [status] item``, and its item count; the raw arguments if unknown."""
+    if isinstance(args, dict):
+        for key, text_key in (("todos", "content"), ("plan", "step"), ("tasks", "content"), ("items", "content")):
+            items = args.get(key)
+            if isinstance(items, list) and items:
+                lines = []
+                for it in items:
+                    if isinstance(it, dict):
+                        txt = it.get(text_key) or it.get("content") or it.get("step") or it.get("description") or ""
+                        lines.append(f"- [{it.get('status', '')}] {txt}")
+                    else:
+                        lines.append(f"- {it}")
+                head = f"{args['explanation']}\n" if isinstance(args.get("explanation"), str) else ""
+                return head + "\n".join(lines), len(items)
+    return raw, 0
+
+
+def _edited_path(name: str, args: Any, raw: str) -> str | None:
+    """The path a tool call edits, or ``None``. ``apply_patch`` bodies are read for ``*** Update File:``."""
+    m = _PATCH_FILE.search(raw)
+    if m:
+        return m.group(1).strip()
+    if _norm_tool(name) not in EDIT_TOOLS or not isinstance(args, dict):
+        return None
+    if args.get("command") == "view":  # str_replace_based_edit_tool's read-only command
+        return None
+    for key in _PATH_KEYS:
+        if isinstance(args.get(key), str) and args[key]:
+            return str(args[key])
+    return None
+
+
+def find_reinject(messages: Sequence[Message | MessageStat], counter: Counter,
+                  indexes: Sequence[int] | None = None) -> list[ReinjectItem]:
+    """Detect what is worth re-injecting after a compaction, heuristically.
+
+    Args:
+        messages: the history (MessageStat entries carry no text and are skipped).
+        counter: counts the rendered items (one user message each, 3 framing tokens).
+        indexes: the plan index of each message (default: its position).
+
+    Returns:
+        At most one item of each kind, in the order task, plan, tasks, file:
+
+        * ``task``: the first user message that is not a tool result, a compaction summary or a meta note;
+        * ``tasks``: the latest task-list tool call (:data:`TASK_LIST_TOOLS`, e.g. ``TodoWrite``,
+          ``update_plan``), rendered as ``- [status] item`` lines;
+        * ``plan``: the latest plan tool call (:data:`PLAN_TOOLS`, e.g. ``ExitPlanMode``'s ``plan``), else the
+          latest assistant text with a line that is just "Plan:" / "## Plan" (from that line on);
+        * ``file``: the path in the latest edit/write tool call (:data:`EDIT_TOOLS`) or ``apply_patch``.
+    """
+    idx = list(indexes) if indexes is not None else list(range(len(messages)))
+
+    def item(kind: str, body: str, j: int, detail: str) -> ReinjectItem:
+        text = REINJECT_HEADERS[kind] + body
+        return ReinjectItem(kind, text, TOKENS_PER_MESSAGE + counter.tokenizer.count(text), idx[j], detail)
+
+    task = plan = tasks = efile = None
+    for j, m in enumerate(messages):
+        if not isinstance(m, Message):
+            continue
+        if (task is None and m.role == "user" and not m.tool_result_ids() and m.label not in NOT_TASK_LABELS):
+            body = "\n".join(p.text for p in m.parts if p.kind == "text" and p.text)
+            if body.strip():
+                preview = " ".join(body.split())[:60]
+                task = item("task", body, j, f"first user message (message {idx[j]}): \"{preview}\"")
+        for p in m.parts:
+            if p.kind != "tool_call":
+                continue
+            n = _norm_tool(p.name)
+            a = _args(p.text)
+            if n in TASK_LIST_TOOLS:
+                body, count = _render_todos(a, p.text)
+                tasks = item("tasks", body, j, f"{p.name} call in message {idx[j]}"
+                             + (f" ({count} items)" if count else ""))
+            elif n in PLAN_TOOLS:
+                body = a.get("plan") if isinstance(a, dict) and isinstance(a.get("plan"), str) else p.text
+                plan = item("plan", body, j, f"{p.name} call in message {idx[j]}")
+            path = _edited_path(p.name or "", a, p.text)
+            if path:
+                efile = item("file", path, j, f"{p.name} call in message {idx[j]} edits {path}")
+        if m.role == "assistant" and (plan is None or plan.detail.startswith("assistant")):
+            txt = "\n".join(p.text for p in m.parts if p.kind == "text")
+            mm = _PLAN_LINE.search(txt)
+            if mm:
+                plan = item("plan", txt[mm.start():].strip(), j, f"assistant plan text in message {idx[j]}")
+    return [x for x in (task, plan, tasks, efile) if x is not None]
+
+
+# --- the planner ----------------------------------------------------------------------------------------
+
+@dataclass(slots=True)
+class _Entry:
+    role: str
+    tokens: int
+    pinned: bool
+    source: int | None
+    label: str | None
+    calls: tuple[str, ...]
+    results: tuple[str, ...]
+
+
+def _entry(m: Message | MessageStat, tokens: int, source: int) -> _Entry:
+    if isinstance(m, MessageStat):
+        calls, results = tuple(m.tool_call_ids), tuple(m.tool_result_ids)
+    else:
+        calls, results = tuple(m.tool_call_ids()), tuple(m.tool_result_ids())
+    pinned = m.role in PINNED_ROLES or m.label in PINNED_LABELS
+    return _Entry(m.role, tokens, pinned, source, m.label, calls, results)
+
+
+def _crossing(hist: list[_Entry], c: int) -> list[str]:
+    """Tool-call ids that have an occurrence (call or result) on both sides of a cut before ``hist[c]``."""
+    before: set[str] = set()
+    for e in hist[:c]:
+        before.update(e.calls)
+        before.update(e.results)
+    after: set[str] = set()
+    for e in hist[c:]:
+        after.update(e.calls)
+        after.update(e.results)
+    both = before & after
+    # Keep the order the ids appear in, for a stable sentence.
+    seen: list[str] = []
+    for e in hist:
+        for i in (*e.calls, *e.results):
+            if i in both and i not in seen:
+                seen.append(i)
+    return seen
+
+
+def plan_messages(messages: Sequence[Message | MessageStat], policy: Policy, *,
+                  system: Sequence[str] | None = None, tools: Sequence[dict[str, Any]] | None = None,
+                  counter: Counter | None = None, tokens: Sequence[int] | None = None,
+                  system_tokens: int | None = None, tools_tokens: int | None = None) -> Plan:
+    """Plan the eviction for one call.
+
+    Args:
+        messages: the call's messages in order (``Message`` with text, or ``MessageStat`` with counts only).
+            ``system``/``developer`` messages (and ``instructions``-labelled ones) among them are pinned.
+        policy: the :class:`Policy`.
+        system: the system prompt as text blocks (Anthropic ``system``, or the reader's split-off system
+            messages); becomes the pinned entry at index 0.
+        tools: the request's tool schemas (floor, never evicted).
+        counter: token rules; default ``counter_for(None, None)`` (o200k_base, OpenAI framing).
+        tokens: precomputed tokens per message (overrides counting; same length as ``messages``).
+        system_tokens / tools_tokens: precomputed floor parts in tokens (override counting).
+
+    Returns:
+        A :class:`Plan`. Never raises on odd message sequences (orphan tool results stay where they are).
+
+    Raises:
+        ValueError: ``tokens`` has a different length than ``messages``.
+    """
+    counter = counter or counter_for(None, None)
+    if tokens is not None and len(tokens) != len(messages):
+        raise ValueError(f"tokens has {len(tokens)} entries for {len(messages)} messages")
+
+    entries: list[_Entry] = []
+    if system_tokens is None:
+        system_tokens = counter.system_tokens(list(system)) if system else 0
+    if system or system_tokens:
+        entries.append(_Entry("system", system_tokens, True, None, None, (), ()))
+    for i, m in enumerate(messages):
+        if tokens is not None:
+            n = int(tokens[i])
+        elif isinstance(m, MessageStat):
+            n = m.tokens
+        else:
+            n = counter.message_tokens(m)
+        entries.append(_entry(m, n, i))
+    if tools_tokens is None:
+        tools_tokens = counter.tools_tokens(list(tools)) if tools else 0
+
+    pinned_tokens = sum(e.tokens for e in entries if e.pinned)
+    floor = pinned_tokens + tools_tokens
+    hist_pos = [k for k, e in enumerate(entries) if not e.pinned]  # plan index of each history entry
+    hist = [entries[k] for k in hist_pos]
+    H = len(hist)
+
+    # Turns: a user message that is not a tool result starts one.
+    starts = [j for j, e in enumerate(hist) if e.role == "user" and not e.results]
+    turn_of = [-1] * H
+    t = -1
+    for j in range(H):
+        if starts and t + 1 < len(starts) and starts[t + 1] == j:
+            t += 1
+        turn_of[j] = t
+
+    # Reinjection candidates, by history position.
+    hist_msgs = [messages[e.source] for e in hist if e.source is not None]
+    found = find_reinject(hist_msgs, counter, hist_pos)
+    wanted = {"task": policy.reinject_task, "plan": policy.reinject_plan, "tasks": policy.reinject_tasks,
+              "file": policy.reinject_file}
+    found_pos = {id(f): hist_pos.index(f.index) for f in found}
+
+    suffix = [0] * (H + 1)
+    for j in range(H - 1, -1, -1):
+        suffix[j] = suffix[j + 1] + hist[j].tokens
+    summary = policy.summary_tokens if policy.mode == "summarise" else 0
+
+    def reinjected(c: int) -> list[ReinjectItem]:
+        return [f for f in found if wanted[f.kind] and found_pos[id(f)] < c] if c > 0 else []
+
+    def size(c: int) -> int:
+        if c == 0:
+            return floor + suffix[0]
+        return floor + suffix[c] + summary + sum(f.tokens for f in reinjected(c))
+
+    budget = policy.budget_tokens
+    before = size(0)
+
+    # Where the cut may go: 0 (nothing evicted), a turn start, or the end; never across a tool-call pair.
+    K = policy.keep_recent
+    if K == 0:
+        max_cut = H
+    elif not starts:
+        max_cut = 0
+    else:
+        max_cut = starts[max(len(starts) - K, 0)]
+    valid = [c for c in sorted({0, *starts, H}) if c == 0 or not _crossing(hist, c)]
+    keep_note = None
+    if policy.keep_recent_messages:
+        want = max(H - policy.keep_recent_messages, 0)
+        if want < max_cut:
+            max_cut = want
+            if want not in valid and before > budget:
+                kept_n = H - max(c for c in valid if c <= want)
+                keep_note = (f"asked to keep the last {policy.keep_recent_messages} messages; kept {kept_n} "
+                             f"to avoid {_why_invalid(hist, want, starts)}")
+    allowed = [c for c in valid if c <= max_cut]
+
+    if before <= budget or H == 0:
+        cut = 0
+    else:
+        fitting = [c for c in allowed if c > 0 and size(c) <= budget]
+        cut = min(fitting) if fitting else min(allowed, key=lambda c: (size(c), c))
+    after = size(cut)
+    fits = after <= budget
+    chosen = reinjected(cut)
+    for f in found:
+        f.reinjected = f in chosen
+
+    # Fates.
+    plans: list[MessagePlan] = []
+    hist_j = {k: j for j, k in enumerate(hist_pos)}
+    for k, e in enumerate(entries):
+        if e.pinned:
+            fate: Fate = "pinned"
+            turn = -1
+        else:
+            j = hist_j[k]
+            turn = turn_of[j]
+            fate = "kept" if j >= cut else ("summarised" if policy.mode == "summarise" else "evicted")
+        plans.append(MessagePlan(k, e.role, e.tokens, fate, e.tokens if fate in ("pinned", "kept") else 0,
+                                 e.source, turn, e.label, e.calls, e.results))
+
+    # Did the token cut want to go somewhere invalid?
+    moved = None
+    if cut > 0 and fits:
+        naive = next((p for p in range(1, H + 1) if _naive_size(p, floor, suffix, summary, hist_pos, found,
+                                                                  wanted) <= budget), None)
+        if naive is not None and naive != cut and naive < H and naive not in allowed:
+            why = _why_invalid(hist, naive, starts)
+            moved = (f"the token cut would fall at message {hist_pos[naive]} ({hist[naive].role}), "
+                     f"{why}; moved the cut to message {hist_pos[cut] if cut < H else 'end'}"
+                     f" and kept {H - cut} message{'s' if H - cut != 1 else ''}")
+    if keep_note:
+        moved = f"{keep_note}; {moved}" if moved else keep_note
+
+    reason = _reason(policy, plans, before, after, budget, fits, cut, H, floor, pinned_tokens, tools_tokens,
+                     summary, chosen, moved, starts, suffix, max_cut)
+    return Plan(
+        messages=plans, before_tokens=before, after_tokens=after, budget_tokens=budget, fits=fits, reason=reason,
+        reinject=chosen, found=found, floor_tokens=floor, system_tokens=pinned_tokens, tools_tokens=tools_tokens,
+        summary_tokens=summary if cut > 0 else 0, trigger_tokens=policy.trigger_tokens,
+        reserve_tokens=policy.reserve_total, window=policy.window, triggered=before > policy.trigger_tokens,
+        cut=hist_pos[cut] if cut < H else None, moved=moved, tokenizer=counter.name, policy=policy,
+    )
+
+
+def _naive_size(p: int, floor: int, suffix: list[int], summary: int, hist_pos: list[int],
+                found: list[ReinjectItem], wanted: dict[str, bool]) -> int:
+    """Prompt size if the history were cut before message ``p`` regardless of turns and tool pairs."""
+    extra = sum(f.tokens for f in found if wanted[f.kind] and hist_pos.index(f.index) < p)
+    return floor + suffix[p] + summary + extra
+
+
+def _why_invalid(hist: list[_Entry], p: int, starts: list[int]) -> str:
+    """Why a cut before ``hist[p]`` is not allowed, as a phrase ("splitting call_a/call_b (...)")."""
+    ids = _crossing(hist, p)
+    if ids:
+        return f"splitting {'/'.join(ids)} (a tool call from its result)"
+    if p not in starts and p < len(hist):
+        role = hist[p].role
+        article = "an" if role[:1] in "aeiou" else "a"
+        return f"starting the kept history on {article} {role} message instead of a user turn"
+    return "splitting a turn"
+
+
+def _fmt(n: int) -> str:
+    return f"{n:,}"
+
+
+def _reason(policy: Policy, plans: list[MessagePlan], before: int, after: int, budget: int, fits: bool,
+            cut: int, H: int, floor: int, pinned: int, tools: int, summary: int, chosen: list[ReinjectItem],
+            moved: str | None, starts: list[int], suffix: list[int], max_cut: int) -> str:
+    """The plan's human sentence(s)."""
+    parts: list[str] = []
+    if cut == 0:
+        if before <= budget:
+            s = f"fits: {_fmt(before)} tokens within the budget of {_fmt(budget)}; nothing evicted"
+            if before > policy.trigger_tokens:
+                s += f" (above the compaction trigger of {_fmt(policy.trigger_tokens)})"
+            parts.append(s)
+    if cut > 0:
+        gone = [m for m in plans if m.fate in ("summarised", "evicted")]
+        gone_tokens = sum(m.tokens for m in gone)
+        verb = "summarised" if policy.mode == "summarise" else "evicted"
+        s = (f"{verb} {len(gone)} message{'s' if len(gone) != 1 else ''} ({_fmt(gone_tokens)} tokens)")
+        if policy.mode == "summarise":
+            s += f" into a summary of ~{_fmt(summary)} tokens"
+        kept = H - cut
+        s += f"; kept {kept} message{'s' if kept != 1 else ''}"
+        if chosen:
+            s += "; re-injected " + ", ".join(f"{r.kind} ({_fmt(r.tokens)})" for r in chosen)
+        s += f"; {_fmt(before)} -> {_fmt(after)} tokens, budget {_fmt(budget)}"
+        parts.append(s)
+    if moved:
+        parts.append(moved)
+    if not fits:
+        if floor > budget:
+            parts.append(
+                f"does not fit: the floor alone (system prompt {_fmt(pinned)} + tool schemas {_fmt(tools)} = "
+                f"{_fmt(floor)} tokens) exceeds the budget of {_fmt(budget)}; the system prompt and tool schemas "
+                "are pinned and never evicted, so shorten them or raise the budget")
+        elif max_cut < H and max_cut in starts and floor + suffix[max_cut] + (summary if max_cut else 0) > budget:
+            recent = min(policy.keep_recent, len(starts))
+            parts.append(
+                f"does not fit: the newest {recent} turn{'s' if recent != 1 else ''} alone take "
+                f"{_fmt(suffix[max_cut])} tokens; with the floor ({_fmt(floor)})"
+                + (f" and the summary ({_fmt(summary)})" if summary and max_cut else "")
+                + f" that is over the budget of {_fmt(budget)}; lower keep_recent or raise the budget")
+        else:
+            parts.append(f"does not fit: the smallest valid plan is {_fmt(after)} tokens, over the budget of "
+                         f"{_fmt(budget)} (turns and tool-call pairs cannot be split)")
+    return "; ".join(parts)
+
+
+def plan_call(call: ParsedCall, policy: Policy, counter: Counter | None = None) -> Plan:
+    """Plan the eviction of a :class:`~ctxwatch.model.ParsedCall` (a reader's output, with text).
+
+    The call's own ``max_output_tokens`` becomes the reserve when the policy has no explicit
+    ``reserve_tokens`` (and fits in the window). ``counter`` defaults to the call's model and provider.
+    """
+    counter = counter or counter_for(call.model, call.provider)
+    if policy.reserve_tokens is None and call.max_output_tokens and call.max_output_tokens < policy.window:
+        policy = replace(policy, reserve_tokens=call.max_output_tokens)
+    return plan_messages(call.messages or [], policy, system=call.system or None, tools=call.tools or None,
+                         counter=counter)
