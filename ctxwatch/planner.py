@@ -303,6 +303,17 @@ class Plan:
 
 # --- reinjection heuristics ---------------------------------------------------------------------------
 
+def framing(counter: Counter) -> int:
+    """Framing tokens of one message under ``counter`` (its ``per_message`` when it has one, else the
+    cookbook's 3, :data:`ctxwatch.tokens.TOKENS_PER_MESSAGE`)."""
+    return int(getattr(counter, "per_message", TOKENS_PER_MESSAGE))
+
+
+def text_message_tokens(counter: Counter, text: str) -> int:
+    """Tokens of a plain-text user message holding ``text`` (framing included)."""
+    return framing(counter) + counter.tokenizer.count(text)
+
+
 def _norm_tool(name: str | None) -> str:
     return re.sub(r"[\s_\-]", "", (name or "").lower()).removeprefix("functions.")
 
@@ -353,7 +364,7 @@ def find_reinject(messages: Sequence[Message | MessageStat], counter: Counter,
 
     Args:
         messages: the history (MessageStat entries carry no text and are skipped).
-        counter: counts the rendered items (one user message each, 3 framing tokens).
+        counter: counts the rendered items (one plain user message each, :func:`text_message_tokens`).
         indexes: the plan index of each message (default: its position).
 
     Returns:
@@ -370,7 +381,7 @@ def find_reinject(messages: Sequence[Message | MessageStat], counter: Counter,
 
     def item(kind: str, body: str, j: int, detail: str) -> ReinjectItem:
         text = REINJECT_HEADERS[kind] + body
-        return ReinjectItem(kind, text, TOKENS_PER_MESSAGE + counter.tokenizer.count(text), idx[j], detail)
+        return ReinjectItem(kind, text, text_message_tokens(counter, text), idx[j], detail)
 
     task = plan = tasks = efile = None
     for j, m in enumerate(messages):

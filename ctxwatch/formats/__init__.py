@@ -160,6 +160,10 @@ def sniff_file(path: str) -> Sniff:
     lines = head.split(b"\n")
     if len(head) == SNIFF_BYTES and len(lines) > 1:
         lines = lines[:-1]  # the last piece may be cut
+    elif len(head) == SNIFF_BYTES:
+        # The first line alone is longer than the sniff window (a record with a big image or tool result):
+        # read that one line whole, within the per-line cap.
+        lines = [_first_line(path)]
     for i, raw in enumerate(lines):
         vals, _ = decode_line(raw, path, i + 1, first=i == 0)
         values.extend(vals)
@@ -177,6 +181,24 @@ def sniff_file(path: str) -> Sniff:
             except (orjson.JSONDecodeError, OSError):
                 document = None
     return Sniff(path, values, document, head)
+
+
+def _first_line(path: str) -> bytes:
+    """The file's first line, read in chunks up to :data:`~ctxwatch.jsonstream.DEFAULT_MAX_LINE_BYTES`."""
+    from ctxwatch.jsonstream import DEFAULT_MAX_LINE_BYTES
+
+    buf = bytearray()
+    with open(path, "rb") as fh:
+        while len(buf) < DEFAULT_MAX_LINE_BYTES:
+            chunk = fh.read(SNIFF_BYTES)
+            if not chunk:
+                break
+            nl = chunk.find(b"\n")
+            if nl >= 0:
+                buf += chunk[:nl]
+                break
+            buf += chunk
+    return bytes(buf)
 
 
 def detect(path: str) -> FormatSpec | None:

