@@ -21,7 +21,8 @@ Rules (failure cases B24 and B25 in ``shared/cases/failure_cases.md``):
   no cut fits, it picks the smallest prompt it can reach and says why it still does not fit.
 
 Token counts are in tokens of the call's :class:`~ctxwatch.tokens.Counter` (framing included); the
-reinjected items and the summary are counted as user messages (3 framing tokens each, OpenAI cookbook).
+reinjected items are counted as plain user messages (:func:`text_message_tokens`); the summary as
+``summary_tokens`` (its assumed size, framing included).
 """
 
 from __future__ import annotations
