@@ -14,7 +14,6 @@ from helpers import batch_to_canonical
 
 from ctxwatch.cli import main
 from ctxwatch.config import ConfigError, Settings, load_settings
-from ctxwatch.run import load_run
 from ctxwatch.tokens import encoding_name_for_model, get_tokenizer, image_tokens
 
 REPORT_CALL_KEYS = {
