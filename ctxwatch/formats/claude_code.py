@@ -1,0 +1,584 @@
+"""Claude Code session transcripts (``~/.claude/projects/<cwd>/<session>.jsonl``).
+
+Field layout, call delimiting and pitfalls: ``../shared/sample-logs/FORMATS.md`` section 1.  In short:
+
+* one API call = every ``type:"assistant"`` line with the same ``message.id`` + ``requestId``; each line holds
+  one content block and a copy of ``message.usage`` whose ``output_tokens`` is a streaming placeholder on early
+  lines, so the line with the largest ``output_tokens`` wins (failure case B11);
+* prompt size (Anthropic convention, FORMATS.md section 0) = ``input_tokens + cache_creation_input_tokens +
+  cache_read_input_tokens`` (failure case B08);
+* the system prompt and tool schemas are not logged: ``system`` and ``tools`` are ``None`` and ``messages`` is
+  only the visible history (``history_reported_only``);
+* the visible history of a call is the ``parentUuid`` chain ending at the call's first line's parent, cut at
+  the last ``compact_boundary`` (whose ``parentUuid`` is null), with the compaction summary labelled
+  (failure case B23);
+* ``isSidechain`` lines (v1.0.x inline subagents, v2.x ``subagents/agent-*.jsonl`` files) are separate
+  contexts and never mix with ``main``.
+
+The reader is incremental: a call is emitted on its first line and re-emitted (same ``key``) as its later
+lines arrive, so a live tail shows it at once and the totals settle when the response is complete.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import orjson
+
+from ctxwatch.formats import FormatSpec, Output, Reader, Sniff, register
+from ctxwatch.jsonstream import Record
+from ctxwatch.model import Issue, Message, ParsedCall, Part, ResponseInfo, SourceRef, Usage
+from ctxwatch.tokens import image_size_from_base64
+
+NAME = "claude-code"
+
+#: Subagent transcript file names: ``agent-<agentId>.jsonl`` (v2.0.x beside the session file, v2.1.x under
+#: ``<session>/subagents/``), FORMATS.md section 1 "Location and files".  Also matches flattened sample names
+#: such as ``spotter_4d5611e5_subagents_agent-a2898e3.jsonl``.
+_AGENT_FILE = re.compile(r"(?:^|[_/\\])agent-([A-Za-z0-9][A-Za-z0-9_.-]*?)\.jsonl$")
+
+#: Line types that start a record Claude Code writes for its own bookkeeping and that carry no ``uuid`` (so they
+#: are not part of the ``parentUuid`` tree): skipped without a JSON parse (FORMATS.md section 1, "Line types").
+_BOOKKEEPING_PREFIXES = (b'{"type":"file-history-snapshot"', b'{"type":"queue-operation"')
+
+#: Bytes of a line's head searched for its top-level ``type`` (the envelope keys before ``type`` are short
+#: scalars: ``parentUuid``, ``isSidechain``, ``userType``, ``cwd``, ``sessionId``, ``version``, ``gitBranch``,
+#: ``agentId``, ``slug``; measured under 600 bytes in every sample).
+_HEAD_BYTES = 2048
+
+#: Longest id we accept from a byte-level scan (uuids are 36 characters).
+_MAX_ID = 128
+
+
+# --- small helpers -------------------------------------------------------------------------------------------
+
+
+def iso_seconds(value: Any) -> float | None:
+    """Seconds since the epoch (UTC) for an ISO-8601 timestamp such as ``2026-02-10T21:11:56.846Z``.
+
+    Returns ``None`` for anything that is not a parseable string (never raises).  A timestamp without a zone is
+    taken as UTC.
+    """
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        dt = datetime.fromisoformat(value.replace("Z", "+00:00") if value.endswith("Z") else value)
+    except ValueError:
+        return None
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=UTC)
+    return dt.timestamp()
+
+
+def as_int(value: Any) -> int:
+    """A token count from a JSON value: ints and floats as is, numeric strings parsed, anything else 0."""
+    if isinstance(value, bool):
+        return 0
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        return int(value)
+    if isinstance(value, str):
+        try:
+            return int(float(value))
+        except ValueError:
+            return 0
+    return 0
+
+
+def anthropic_usage(usage: Any) -> Usage | None:
+    """Normalize an Anthropic ``usage`` block (FORMATS.md section 0, failure case B08).
+
+    ``prompt_total = input_tokens + cache_creation_input_tokens + cache_read_input_tokens``; ``input_uncached``
+    is ``input_tokens``; ``cache_write`` is ``cache_creation_input_tokens``; ``output`` is ``output_tokens``.
+    Keys missing from a present block count as 0 (their presence varies by version, FORMATS.md section 1);
+    a missing block (not a dict) gives ``None``.  ``reasoning`` is not reported separately by Anthropic.
+    """
+    if not isinstance(usage, dict):
+        return None
+    inp = as_int(usage.get("input_tokens"))
+    cw = as_int(usage.get("cache_creation_input_tokens"))
+    cr = as_int(usage.get("cache_read_input_tokens"))
+    return Usage(prompt_total=inp + cw + cr, input_uncached=inp, cache_read=cr, cache_write=cw,
+                 output=as_int(usage.get("output_tokens")))
+
+
+def _json_text(value: Any) -> str:
+    """Compact JSON text of a value (tool-call arguments), never raising."""
+    try:
+        return orjson.dumps(value).decode()
+    except (TypeError, orjson.JSONEncodeError):
+        return str(value)
+
+
+def _b64_meta(source: Any) -> dict[str, Any]:
+    """Image/document metadata from an Anthropic ``source`` block: decoded ``bytes``, ``media_type`` and, for
+    base64 images, ``width``/``height`` read from the file header (cheap: only the first bytes are decoded)."""
+    meta: dict[str, Any] = {}
+    if not isinstance(source, dict):
+        return meta
+    if isinstance(source.get("media_type"), str):
+        meta["media_type"] = source["media_type"]
+    data = source.get("data")
+    if source.get("type") == "base64" and isinstance(data, str):
+        meta["bytes"] = len(data) * 3 // 4 - data[-2:].count("=")
+        size = image_size_from_base64(data)
+        if size:
+            meta["width"], meta["height"] = size
+    elif isinstance(source.get("url"), str):
+        meta["url"] = source["url"]
+    return meta
+
+
+def content_parts(content: Any, *, tool_result_id: str | None = None) -> list[Part]:
+    """Convert Anthropic Messages ``content`` (a string or a list of blocks) to :class:`Part` objects.
+
+    Block types: ``text`` -> text; ``image`` -> image (meta from :func:`_b64_meta`); ``document`` -> document
+    (its text when the source is plain text); ``tool_result`` -> tool_result (``call_id`` = ``tool_use_id``; its
+    string or text blocks joined, images inside it as extra image parts); ``thinking`` / ``redacted_thinking``
+    -> thinking; ``tool_use`` / ``server_tool_use`` -> tool_call (``text`` = compact JSON of ``input``); any other
+    block -> ``other`` with its JSON as text.  Non-dict blocks are ignored.
+
+    Args:
+        content: ``message.content``.
+        tool_result_id: set when converting a ``tool_result``'s own content (images keep the call id).
+    """
+    if isinstance(content, str):
+        return [Part("text", content)]
+    if not isinstance(content, list):
+        return []
+    parts: list[Part] = []
+    for block in content:
+        if not isinstance(block, dict):
+            if isinstance(block, str):
+                parts.append(Part("text", block))
+            continue
+        kind = block.get("type")
+        if kind == "text":
+            text = block.get("text")
+            parts.append(Part("text", text if isinstance(text, str) else ""))
+        elif kind == "image":
+            parts.append(Part("image", "", call_id=tool_result_id, meta=_b64_meta(block.get("source"))))
+        elif kind == "document":
+            src = block.get("source")
+            text = src.get("data") if isinstance(src, dict) and src.get("type") == "text" else None
+            if isinstance(text, str):
+                parts.append(Part("text", text))
+            else:
+                parts.append(Part("document", "", call_id=tool_result_id, meta=_b64_meta(src)))
+        elif kind == "tool_result":
+            tid = block.get("tool_use_id") if isinstance(block.get("tool_use_id"), str) else None
+            inner = content_parts(block.get("content"), tool_result_id=tid)
+            text = "\n".join(p.text for p in inner if p.kind == "text" and p.text)
+            parts.append(Part("tool_result", text, call_id=tid))
+            parts.extend(p for p in inner if p.kind != "text")
+        elif kind == "thinking":
+            text = block.get("thinking")
+            parts.append(Part("thinking", text if isinstance(text, str) else ""))
+        elif kind == "redacted_thinking":
+            data = block.get("data")
+            parts.append(Part("thinking", "", meta={"redacted": True,
+                                                    "bytes": len(data) if isinstance(data, str) else 0}))
+        elif kind in ("tool_use", "server_tool_use"):
+            name = block.get("name")
+            cid = block.get("id")
+            parts.append(Part("tool_call", _json_text(block.get("input", {})),
+                              name=name if isinstance(name, str) else None,
+                              call_id=cid if isinstance(cid, str) else None))
+        else:
+            rest = {k: v for k, v in block.items() if k != "type"}
+            parts.append(Part("other", _json_text(rest) if rest else "", meta={"type": str(kind)}))
+    return parts
+
+
+# --- reader state --------------------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _Node:
+    """One record of the ``parentUuid`` tree.
+
+    ``kind``: ``user`` (a message sent to the model), ``assistant`` (a line of call ``call_key``),
+    ``boundary`` (``compact_boundary``: history stops here) or ``other`` (progress, system, attachment...:
+    passed through when following a chain).
+    """
+
+    uuid: str
+    parent: str | None
+    context: str
+    root: str
+    kind: str
+    message: Message | None = None
+    call_key: str | None = None
+
+
+@dataclass(slots=True)
+class _Line:
+    """One assistant line of a call (its place on disk, content and usage)."""
+
+    uuid: str
+    line: int
+    line_end: int
+    byte_start: int
+    byte_end: int
+    parts: list[Part]
+    usage: dict[str, Any] | None
+    stop_reason: str | None
+
+
+@dataclass(slots=True)
+class _CallState:
+    """Everything known about one API call (one ``message.id`` + ``requestId``)."""
+
+    key: str
+    context: str
+    session: str | None
+    model: str | None
+    timestamp: float | None
+    history: list[Message]
+    compaction: dict[str, Any] | None
+    extra: dict[str, Any]
+    lines: list[_Line] = field(default_factory=list)
+    uuids: set[str] = field(default_factory=set)
+    best: dict[str, Any] | None = None
+    best_out: int = -1
+    _message: Message | None = None
+
+    def add(self, ln: _Line) -> None:
+        """Add a line; the line with the largest ``output_tokens`` (the later one on ties) gives the usage."""
+        self.lines.append(ln)
+        self.uuids.add(ln.uuid)
+        self._message = None
+        if ln.usage is not None:
+            out = as_int(ln.usage.get("output_tokens"))
+            if out >= self.best_out:
+                self.best, self.best_out = ln.usage, out
+
+    def message(self) -> Message:
+        """The call's whole response as one assistant message (all lines' blocks in line order)."""
+        if self._message is None:
+            parts = [p for ln in self.lines for p in ln.parts]
+            self._message = Message("assistant", parts)
+        return self._message
+
+    def tool_use_ids(self) -> list[str]:
+        """Ids of the tool calls the response makes, in order."""
+        return [p.call_id for ln in self.lines for p in ln.parts if p.kind == "tool_call" and p.call_id]
+
+
+@dataclass(slots=True)
+class _Chain:
+    """The last history built in one context, extended when the next call's chain passes through its leaf."""
+
+    leaf: str | None = None
+    messages: list[Message] = field(default_factory=list)
+    calls_done: set[str] = field(default_factory=set)
+    nodes_done: set[str] = field(default_factory=set)
+
+
+class ClaudeCodeReader(Reader):
+    """Incremental reader of one Claude Code transcript file (see the module docstring for the rules).
+
+    ``feed`` returns the :class:`ParsedCall` of the call an assistant line belongs to (new, or updated with the
+    same ``key``) and :class:`Issue` objects for assistant lines that cannot be used.  Every other record only
+    updates the reader's state.  ``skip`` is a bound method: besides rejecting bookkeeping lines without a
+    parse, it records the ``uuid``/``parentUuid`` of the ``progress`` lines it skips, because those lines are
+    links of the ``parentUuid`` chain (FORMATS.md section 1; hook progress sits between a ``tool_use`` line and
+    the next assistant line).
+
+    Args:
+        path: the transcript file (a ``agent-<id>.jsonl`` name makes every line context ``agent-<id>``).
+    """
+
+    def __init__(self, path: str) -> None:
+        super().__init__(path)
+        m = _AGENT_FILE.search(os.path.basename(path))
+        self._file_context = f"agent-{m.group(1)}" if m else None
+        self._summarizer = bool(m and m.group(1).startswith("acompact"))
+        self._nodes: dict[str, _Node] = {}
+        self._calls: dict[str, _CallState] = {}
+        self._results: dict[str, list[_Node]] = {}  # tool_use_id -> user nodes answering it, in file order
+        self._chains: dict[str, _Chain] = {}
+        self._pending: dict[str, dict[str, Any]] = {}  # context -> compaction marker for its next call
+        self._last_node: dict[bool, str] = {}  # is-sidechain -> uuid of the latest node (lines w/o parentUuid)
+        self.skip = self._skip
+
+    # -- byte-level pre-filter ------------------------------------------------------------------------------
+    def _skip(self, data: bytes) -> bool:
+        """True for bookkeeping lines that need no parse (case B17): ``file-history-snapshot`` and
+        ``queue-operation`` (no ``uuid``), and well-formed ``progress`` lines, whose tree link is recorded
+        from the raw bytes.  Anything unusual (glued records, truncated lines) returns False and is parsed."""
+        if data.startswith(_BOOKKEEPING_PREFIXES):
+            return b'"parentUuid":' not in data
+        if not data.startswith(b'{"parentUuid":'):
+            return False
+        head = data[:_HEAD_BYTES]
+        i = head.find(b'"type":"')
+        if i < 0 or head[i + 8:i + 17] != b'progress"':
+            return False
+        body = data.rstrip(b"\r\n\t ")
+        if not body.endswith(b"}") or body.count(b'"parentUuid":') != 1:
+            return False
+        if body.startswith(b'{"parentUuid":null'):
+            parent = None
+        elif body.startswith(b'{"parentUuid":"'):
+            end = body.find(b'"', 15)
+            if end < 0 or end - 15 > _MAX_ID:
+                return False
+            parent = body[15:end].decode("utf-8", "replace")
+        else:
+            return False
+        j = body.rfind(b'"uuid":"')
+        if j < 0:
+            return False
+        k = body.find(b'"', j + 8)
+        if k < 0 or k - (j + 8) > _MAX_ID:
+            return False
+        uid = body[j + 8:k].decode("utf-8", "replace")
+        agent = None
+        a = head.find(b'"agentId":"', 0, i)
+        if a >= 0:
+            e = head.find(b'"', a + 11)
+            if e > a + 11:
+                agent = head[a + 11:e].decode("utf-8", "replace")
+        side = b'"isSidechain":true' in head[:i]
+        self._add_node(uid, parent, True, side, agent, "other")
+        return True
+
+    # -- records ----------------------------------------------------------------------------------------------
+    def feed(self, rec: Record) -> list[Output]:
+        """Consume one record; return the (new or updated) call of an assistant line, or issues."""
+        v = rec.value
+        if not isinstance(v, dict):
+            return []
+        kind = v.get("type")
+        if kind == "assistant":
+            return self._assistant(v, rec)
+        if kind == "user":
+            self._user(v, rec)
+        elif kind == "system":
+            node = self._node_for(v, rec, "boundary" if v.get("subtype") == "compact_boundary" else "other")
+            if node.kind == "boundary":
+                meta = v.get("compactMetadata") if isinstance(v.get("compactMetadata"), dict) else {}
+                post = meta.get("postTokens")
+                pre = meta.get("preTokens")
+                self._pending[node.context] = {
+                    "kind": "compact_boundary",
+                    "trigger": meta.get("trigger") if isinstance(meta.get("trigger"), str) else None,
+                    "pre_tokens": as_int(pre) if pre is not None else None,
+                    "post_tokens": as_int(post) if post is not None else None,
+                    "line": rec.line,
+                }
+        elif "uuid" in v:
+            self._node_for(v, rec, "other")  # progress, attachment, ...: links of the chain only
+        return []
+
+    def _context(self, v: dict[str, Any], uid: str, parent: str | None) -> tuple[str, str]:
+        """``(context, root)`` of a record: ``main``, ``agent-<id>`` (file name or ``agentId``) or, for v1.0.x
+        inline sidechains, ``sidechain-<first 8 characters of the chain's root uuid>``."""
+        side = v.get("isSidechain") is True
+        agent = v.get("agentId")
+        return self._context_of(uid, parent, side, agent if isinstance(agent, str) else None)
+
+    def _context_of(self, uid: str, parent: str | None, side: bool, agent: str | None) -> tuple[str, str]:
+        pnode = self._nodes.get(parent) if parent else None
+        root = pnode.root if pnode is not None else uid
+        if self._file_context:
+            return self._file_context, root
+        if not side:
+            return "main", root
+        if agent:
+            return f"agent-{agent}", root
+        if pnode is not None and pnode.context.startswith("sidechain-"):
+            return pnode.context, root
+        return f"sidechain-{root[:8]}", root
+
+    def _add_node(self, uid: str, parent: str | None, has_parent_key: bool, side: bool, agent: str | None,
+                  kind: str) -> _Node:
+        if not has_parent_key:
+            parent = self._last_node.get(side)
+        ctx, root = self._context_of(uid, parent, side, agent)
+        node = _Node(uid, parent, ctx, root, kind)
+        self._nodes[uid] = node
+        self._last_node[side] = uid
+        return node
+
+    def _node_for(self, v: dict[str, Any], rec: Record, kind: str) -> _Node:
+        uid = v.get("uuid")
+        if not isinstance(uid, str) or not uid:
+            uid = f"@{rec.line}.{rec.part}"
+        parent = v.get("parentUuid")
+        agent = v.get("agentId")
+        return self._add_node(uid, parent if isinstance(parent, str) else None, "parentUuid" in v,
+                              v.get("isSidechain") is True, agent if isinstance(agent, str) else None, kind)
+
+    def _user(self, v: dict[str, Any], rec: Record) -> None:
+        msg = v.get("message")
+        if not isinstance(msg, dict):
+            self._node_for(v, rec, "other")
+            return
+        node = self._node_for(v, rec, "user")
+        label = "compaction_summary" if v.get("isCompactSummary") else "meta" if v.get("isMeta") else None
+        node.message = Message("user", content_parts(msg.get("content")), label=label)
+        for tid in node.message.tool_result_ids():
+            self._results.setdefault(tid, []).append(node)
+
+    def _assistant(self, v: dict[str, Any], rec: Record) -> list[Output]:
+        msg = v.get("message")
+        if not isinstance(msg, dict):
+            self._node_for(v, rec, "other")
+            return [Issue(self.path, rec.line, "unknown_record",
+                          "assistant line without a message object; skipped")]
+        model = msg.get("model") if isinstance(msg.get("model"), str) else None
+        if v.get("isApiErrorMessage") or model == "<synthetic>":
+            self._node_for(v, rec, "other")  # API-error / interrupt placeholder: not a call, not sent back
+            return []
+        uid = v.get("uuid") if isinstance(v.get("uuid"), str) and v.get("uuid") else f"@{rec.line}.{rec.part}"
+        mid = msg.get("id") if isinstance(msg.get("id"), str) else None
+        req = v.get("requestId") if isinstance(v.get("requestId"), str) else None
+        key = f"{mid}:{req or ''}" if mid else f"uuid:{uid}"
+        call = self._calls.get(key)
+        if call is not None and uid in call.uuids:
+            return []  # the same line copied again (resumed session): nothing new
+        node = self._node_for(v, rec, "assistant")
+        node.call_key = key
+        if call is None:
+            sid = v.get("sessionId")
+            extra: dict[str, Any] = {"message_id": mid, "request_id": req}
+            if self._summarizer:
+                extra["compaction_summarizer"] = True
+            call = _CallState(
+                key=key, context=node.context, session=sid if isinstance(sid, str) else None, model=model,
+                timestamp=iso_seconds(v.get("timestamp")),
+                history=self._history(node.context, node.parent),
+                compaction=self._pending.pop(node.context, None), extra=extra)
+            self._calls[key] = call
+        stop = msg.get("stop_reason")
+        usage = msg.get("usage")
+        call.add(_Line(uid, rec.line, rec.line_end, rec.byte_start, rec.byte_end,
+                       content_parts(msg.get("content")), usage if isinstance(usage, dict) else None,
+                       stop if isinstance(stop, str) else None))
+        if call.model is None:
+            call.model = model
+        return [self._emit(call)]
+
+    # -- history --------------------------------------------------------------------------------------------
+    def _history(self, context: str, parent: str | None) -> list[Message]:
+        """The visible history of a call whose first line's parent is ``parent``.
+
+        Follows ``parentUuid`` from ``parent`` towards the root, stopping at a ``compact_boundary``, at a record
+        not in this file (excerpts, the summarizer's links into the main session) or at another context.  Each
+        response on the chain is one assistant message holding *all* its lines (parallel tool calls fork the
+        tree: Claude Code chains later lines through one branch only), followed by every tool result answering
+        its tool calls, also those on sibling branches (the API requires a result for every ``tool_use``).
+        The walk stops early where the previous call's chain ended and reuses its messages, so a linear session
+        costs time proportional to its new records only.
+        """
+        cache = self._chains.get(context)
+        path: list[_Node] = []
+        u = parent
+        hit = False
+        limit = len(self._nodes) + 1
+        while u is not None and limit > 0:
+            limit -= 1
+            if cache is not None and u == cache.leaf:
+                hit = True
+                break
+            node = self._nodes.get(u)
+            if node is None or node.context != context:
+                break
+            path.append(node)
+            if node.kind == "boundary":
+                break
+            u = node.parent
+        if hit and cache is not None:
+            chain = cache
+            messages = list(cache.messages)
+        else:
+            chain = _Chain()
+            messages = []
+        for node in reversed(path):
+            if node.kind == "user" and node.message is not None:
+                if node.uuid not in chain.nodes_done:
+                    chain.nodes_done.add(node.uuid)
+                    messages.append(node.message)
+            elif node.kind == "assistant" and node.call_key is not None:
+                if node.call_key in chain.calls_done:
+                    continue
+                chain.calls_done.add(node.call_key)
+                call = self._calls.get(node.call_key)
+                if call is None:
+                    continue
+                messages.append(call.message())
+                for tid in call.tool_use_ids():
+                    for rnode in self._results.get(tid, ()):
+                        if rnode.context == context and rnode.uuid not in chain.nodes_done \
+                                and rnode.message is not None:
+                            chain.nodes_done.add(rnode.uuid)
+                            messages.append(rnode.message)
+        chain.leaf = parent
+        chain.messages = messages
+        self._chains[context] = chain
+        return messages
+
+    def _emit(self, call: _CallState) -> ParsedCall:
+        first = call.lines[0]
+        parts = [p for ln in call.lines for p in ln.parts]
+        text = "".join(p.text for p in parts if p.kind == "text")
+        stop = next((ln.stop_reason for ln in reversed(call.lines) if ln.stop_reason), None)
+        extra = dict(call.extra)
+        extra["lines"] = len(call.lines)
+        return ParsedCall(
+            source=SourceRef(self.path, first.line, max(ln.line_end for ln in call.lines), first.byte_start,
+                             max(ln.byte_end for ln in call.lines)),
+            timestamp=call.timestamp, model=call.model, provider="anthropic", session=call.session,
+            context=call.context, system=None, tools=None, messages=call.history,
+            usage=anthropic_usage(call.best),
+            response=ResponseInfo(text=text, tool_calls=sum(1 for p in parts if p.kind == "tool_call"),
+                                  finish_reason=stop),
+            compaction=call.compaction, history_reported_only=True, key=call.key, extra=extra)
+
+
+# --- detection -----------------------------------------------------------------------------------------------
+
+_ENVELOPE_TYPES = ("user", "assistant", "system", "progress", "attachment")
+
+
+def sniff(sn: Sniff) -> float:
+    """Confidence that a file is a Claude Code transcript.
+
+    0.95 when a head record is an ``assistant`` line with ``message.usage`` and ``requestId``/``uuid``; 0.9 for
+    a ``user``/``system``/``progress`` envelope with ``uuid`` and ``sessionId`` and a ``message`` or ``subtype``
+    or ``data``; 0.6 when only bookkeeping lines (``summary`` with ``leafUuid``, ``file-history-snapshot``) are
+    in the head.  Other formats (Codex ``{timestamp,type,payload}``, Gemini CLI ``type:"user"`` without
+    ``uuid``/``sessionId``, request/response wrappers) score 0.
+    """
+    score = 0.0
+    for v in sn.values:
+        if not isinstance(v, dict):
+            continue
+        kind = v.get("type")
+        if kind == "assistant" and isinstance(v.get("message"), dict) and "usage" in v["message"] \
+                and ("requestId" in v or "uuid" in v):
+            return 0.95
+        if kind in _ENVELOPE_TYPES and isinstance(v.get("uuid"), str) and "sessionId" in v \
+                and ("message" in v or "subtype" in v or "data" in v):
+            score = max(score, 0.9)
+        elif (kind == "summary" and "leafUuid" in v) or (kind == "file-history-snapshot" and "snapshot" in v):
+            score = max(score, 0.6)
+    return score
+
+
+SPEC = register(FormatSpec(
+    name=NAME,
+    description="Claude Code session transcripts (~/.claude/projects/*/*.jsonl, subagents/agent-*.jsonl)",
+    sniff=sniff,
+    reader=ClaudeCodeReader,
+    needs_prefix=True,
+    example="../shared/sample-logs/claude-code/spotter_short.jsonl",
+    aliases=("claude", "cc"),
+))
