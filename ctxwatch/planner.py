@@ -152,9 +152,12 @@ class Policy:
     def from_settings(cls, settings: Settings, window: int, reserve_tokens: int | None = None,
                       **kwargs: Any) -> Policy:
         """A policy from :class:`~ctxwatch.config.Settings` for a window (tokens); ``kwargs`` override fields."""
-        return cls(window=window, budget_fraction=settings.budget_fraction, trigger=settings.trigger,
-                   reserve=settings.reserve, reserve_tokens=reserve_tokens, keep_recent=settings.keep_recent,
-                   summary_tokens=settings.summary_tokens, **kwargs)
+        vals: dict[str, Any] = {
+            "budget_fraction": settings.budget_fraction, "trigger": settings.trigger, "reserve": settings.reserve,
+            "keep_recent": settings.keep_recent, "summary_tokens": settings.summary_tokens,
+        }
+        vals.update(kwargs)
+        return cls(window=window, reserve_tokens=reserve_tokens, **vals)
 
     @property
     def reserve_total(self) -> int:
@@ -666,7 +669,7 @@ def _reason(policy: Policy, plans: list[MessagePlan], before: int, after: int, b
         elif max_cut < H and max_cut in starts and floor + suffix[max_cut] + (summary if max_cut else 0) > budget:
             recent = min(policy.keep_recent, len(starts))
             parts.append(
-                f"does not fit: the newest {recent} turn{'s' if recent != 1 else ''} alone take "
+                f"does not fit: the newest {recent} turn{'s alone take' if recent != 1 else ' alone takes'} "
                 f"{_fmt(suffix[max_cut])} tokens; with the floor ({_fmt(floor)})"
                 + (f" and the summary ({_fmt(summary)})" if summary and max_cut else "")
                 + f" that is over the budget of {_fmt(budget)}; lower keep_recent or raise the budget")
