@@ -271,8 +271,8 @@ class FileTailer:
         """Check the path and read what is new.
 
         Args:
-            max_bytes: read at most about this many bytes in this call (rounded up to whole chunks);
-                ``None`` reads to the end.  Check :attr:`lag` to see whether more is waiting.
+            max_bytes: read at most this many bytes in this call; ``None`` reads to the end.  Check
+                :attr:`lag` to see whether more is waiting.
 
         Returns:
             Events in file order: records, issues and resets.  Never raises for missing, unreadable or
@@ -495,7 +495,8 @@ class FileTailer:
         got_any = False
         while budget is None or budget > 0:
             try:
-                chunk = os.pread(self._fd, self.chunk_bytes, self._pos)
+                want = self.chunk_bytes if budget is None else min(self.chunk_bytes, budget)
+                chunk = os.pread(self._fd, want, self._pos)
             except OSError:
                 break
             if not chunk:
