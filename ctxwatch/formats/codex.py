@@ -1,0 +1,425 @@
+"""OpenAI Codex CLI rollout files (``~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl``).
+
+Record layout and pitfalls: ``../shared/sample-logs/FORMATS.md`` section 2.  Every line is
+``{timestamp, type, payload}``:
+
+* ``event_msg`` with ``payload.type:"token_count"`` carries running totals (``info.total_token_usage``) and the
+  latest call's usage (``info.last_token_usage``) and the window (``info.model_context_window``).  Codex writes
+  each value twice and re-emits totals for rate-limit refreshes, so a token_count is a new call only when
+  ``total_token_usage`` changed (failure case B12); totals that go backwards start a new baseline.
+* Usage follows the OpenAI convention (FORMATS.md section 0, failure case B08): ``input_tokens`` includes
+  ``cached_input_tokens``, ``output_tokens`` includes ``reasoning_output_tokens``.
+* ``response_item`` records are the conversation (Responses API items).  The usage event is written *before*
+  the items it pays for, so a call's prompt is the history up to its token_count and its completion is the
+  model-output items that follow it.
+* ``compacted`` (with ``replacement_history`` in newer versions) and ``event_msg`` ``context_compacted`` replace
+  the history (failure case B23).
+
+Tailing policy: a call is emitted as soon as its token_count arrives (with its prompt history and usage) and
+re-emitted with the same ``key`` as each of its output items (reasoning, assistant message, tool calls)
+arrives, until the next input item, ``turn_context`` or token_count closes it.  Nothing is held back, so
+``finish`` has nothing to flush and a live view never lags a call behind.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import orjson
+
+from ctxwatch.formats import FormatSpec, Output, Reader, Sniff, register
+from ctxwatch.formats.claude_code import as_int, iso_seconds
+from ctxwatch.jsonstream import Record
+from ctxwatch.model import Issue, Message, ParsedCall, Part, ResponseInfo, SourceRef, Usage
+from ctxwatch.tokens import image_size_from_base64
+
+NAME = "codex"
+
+#: Record types of a rollout line (FORMATS.md section 2, "Record types"; ``world_state`` and
+#: ``inter_agent_communication_metadata`` from the derived fixture).
+_RECORD_TYPES = ("session_meta", "turn_context", "response_item", "event_msg", "compacted", "world_state",
+                 "inter_agent_communication_metadata")
+
+#: ``event_msg`` payload types the reader uses; every other event (UI duplicates of response items, command
+#: output, ...) is skipped before parsing (case B17: ``exec_command_end`` lines can be large).
+_EVENTS_KEPT = (b"token_count", b"context_compacted", b"task_started")
+_EVENT_PREFIX = b'"type":"event_msg","payload":{"type":"'
+
+#: The five counters of a Codex usage block, in the order of the tuples below.
+_FIELDS = ("input_tokens", "cached_input_tokens", "output_tokens", "reasoning_output_tokens", "total_tokens")
+
+#: Response items the model produced (its completion); everything else in the history is input.
+_OUTPUT_ITEMS = ("reasoning", "function_call", "custom_tool_call", "local_shell_call", "web_search_call",
+                 "tool_search_call", "image_generation_call")
+
+#: Prefixes of user messages that carry instructions rather than user text (FORMATS.md section 2, "Parts of
+#: the context": AGENTS.md is injected as a user message).
+_INSTRUCTION_PREFIXES = ("# AGENTS.md instructions", "<user_instructions>")
+
+
+def _json_text(value: Any) -> str:
+    """Compact JSON text of a value, never raising (strings are returned as they are)."""
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return ""
+    try:
+        return orjson.dumps(value).decode()
+    except (TypeError, orjson.JSONEncodeError):
+        return str(value)
+
+
+def _counts(block: Any) -> tuple[int, int, int, int, int] | None:
+    """The five counters of a usage block as a tuple (missing keys are 0), or ``None`` if not a dict."""
+    if not isinstance(block, dict):
+        return None
+    return tuple(as_int(block.get(k)) for k in _FIELDS)  # type: ignore[return-value]
+
+
+def openai_usage(inp: int, cached: int, out: int, reasoning: int, cache_write: int | None = None) -> Usage:
+    """Normalize Codex usage (OpenAI convention, FORMATS.md section 0 and section 2 "Usage", case B08).
+
+    ``prompt_total`` = ``input_tokens`` (cached tokens are a subset); ``cache_read`` = ``cached_input_tokens``;
+    ``output`` = ``output_tokens`` (reasoning is a subset); ``reasoning`` = ``reasoning_output_tokens``;
+    ``cache_write`` = ``cache_write_input_tokens`` when the block has it (newest versions), else ``None``;
+    ``input_uncached`` = input minus cache reads minus cache writes (never below 0), matching
+    :attr:`ctxwatch.model.Usage.input_uncached` ("neither read from nor written to the cache").
+    """
+    uncached = max(0, inp - cached - (cache_write or 0))
+    return Usage(prompt_total=inp, input_uncached=uncached, cache_read=cached, cache_write=cache_write,
+                 output=out, reasoning=reasoning)
+
+
+def _image_part(item: dict[str, Any], call_id: str | None = None) -> Part:
+    """An ``input_image`` content item as an image part (``detail``; ``bytes``/``width``/``height`` from a
+    base64 data URL when present)."""
+    meta: dict[str, Any] = {}
+    if isinstance(item.get("detail"), str):
+        meta["detail"] = item["detail"]
+    url = item.get("image_url")
+    if isinstance(url, str) and url.startswith("data:") and "," in url:
+        data = url.split(",", 1)[1]
+        meta["bytes"] = len(data) * 3 // 4 - data[-2:].count("=")
+        size = image_size_from_base64(data)
+        if size:
+            meta["width"], meta["height"] = size
+    return Part("image", "", call_id=call_id, meta=meta)
+
+
+def _content_parts(content: Any, call_id: str | None = None) -> list[Part]:
+    """Convert Responses API ``content`` (a string or a list of content items) to parts.
+
+    ``input_text`` / ``output_text`` / ``text`` / ``summary_text`` / ``reasoning_text`` -> text; ``refusal`` ->
+    text; ``input_image`` -> image; ``input_file`` -> document; ``encrypted_content`` -> other (opaque, cannot
+    be tokenized locally, FORMATS.md section 2); anything else -> other with its JSON as text.
+    """
+    if isinstance(content, str):
+        return [Part("text", content)]
+    if isinstance(content, dict):
+        content = [content]
+    if not isinstance(content, list):
+        return []
+    parts: list[Part] = []
+    for c in content:
+        if isinstance(c, str):
+            parts.append(Part("text", c))
+            continue
+        if not isinstance(c, dict):
+            continue
+        kind = c.get("type")
+        if kind in ("input_text", "output_text", "text", "summary_text", "reasoning_text"):
+            text = c.get("text")
+            parts.append(Part("text", text if isinstance(text, str) else ""))
+        elif kind == "refusal":
+            text = c.get("refusal")
+            parts.append(Part("text", text if isinstance(text, str) else ""))
+        elif kind == "input_image":
+            parts.append(_image_part(c, call_id))
+        elif kind == "input_file":
+            data = c.get("file_data")
+            parts.append(Part("document", "", call_id=call_id,
+                              meta={"bytes": len(data) * 3 // 4} if isinstance(data, str) else {}))
+        elif kind == "encrypted_content":
+            enc = c.get("encrypted_content")
+            parts.append(Part("other", "", meta={"encrypted_bytes": len(enc) if isinstance(enc, str) else 0}))
+        else:
+            rest = {k: v for k, v in c.items() if k != "type"}
+            parts.append(Part("other", _json_text(rest) if rest else "", meta={"type": str(kind)}))
+    return parts
+
+
+def _tool_output_parts(output: Any, call_id: str | None) -> list[Part]:
+    """A tool output (string, content item, or list of content items) as one tool_result part plus any images.
+
+    A 0.58 ``function_call_output.output`` is a JSON string ``{"output": ..., "metadata": ...}``; it is kept as
+    written, since that string is what the model receives.
+    """
+    if isinstance(output, str):
+        return [Part("tool_result", output, call_id=call_id)]
+    inner = _content_parts(output, call_id) if isinstance(output, (list, dict)) else []
+    if isinstance(output, dict) and not inner:
+        return [Part("tool_result", _json_text(output), call_id=call_id)]
+    text = "\n".join(p.text for p in inner if p.kind == "text" and p.text)
+    return [Part("tool_result", text, call_id=call_id)] + [p for p in inner if p.kind != "text"]
+
+
+def item_message(item: Any) -> tuple[Message | None, bool]:
+    """Convert one ``response_item`` payload to a :class:`Message`; return ``(message, is_model_output)``.
+
+    ``message`` items keep their role (``user`` / ``assistant`` / ``developer`` / ``system``; AGENTS.md and
+    ``<user_instructions>`` user messages get ``label="instructions"``).  ``function_call``,
+    ``custom_tool_call``, ``local_shell_call``, ``web_search_call`` and ``tool_search_call`` become an assistant
+    ``tool_call`` part (``text`` = the arguments as sent); their ``*_output`` items a ``tool`` message with a
+    ``tool_result`` part.  ``reasoning`` becomes an assistant ``thinking`` part with the summary (and any plain
+    ``content``) text; its ``encrypted_content`` is opaque and only its size is kept in ``meta``.
+    ``ghost_snapshot`` (a git snapshot, never sent to the model) and unknown items give ``(None, False)``.
+    """
+    if not isinstance(item, dict):
+        return None, False
+    kind = item.get("type")
+    call_id = item.get("call_id") if isinstance(item.get("call_id"), str) else None
+    if kind == "message":
+        role = item.get("role") if item.get("role") in ("user", "assistant", "developer", "system") else "user"
+        parts = _content_parts(item.get("content"))
+        label = None
+        if role == "user" and parts and parts[0].kind == "text" and parts[0].text.lstrip().startswith(
+                _INSTRUCTION_PREFIXES):
+            label = "instructions"
+        return Message(role, parts, label=label), role == "assistant"
+    if kind == "reasoning":
+        texts = [p.text for p in _content_parts(item.get("summary")) if p.text]
+        texts += [p.text for p in _content_parts(item.get("content")) if p.kind == "text" and p.text]
+        enc = item.get("encrypted_content")
+        meta = {"encrypted_bytes": len(enc)} if isinstance(enc, str) and enc else None
+        return Message("assistant", [Part("thinking", "\n".join(texts), meta=meta)]), True
+    if kind in ("function_call", "custom_tool_call", "tool_search_call"):
+        args = item.get("arguments") if kind != "custom_tool_call" else item.get("input")
+        name = item.get("name") if isinstance(item.get("name"), str) else ("tool_search" if kind ==
+                                                                           "tool_search_call" else None)
+        return Message("assistant", [Part("tool_call", _json_text(args), name=name, call_id=call_id)]), True
+    if kind in ("local_shell_call", "web_search_call"):
+        cid = call_id or (item.get("id") if isinstance(item.get("id"), str) else None)
+        name = "local_shell" if kind == "local_shell_call" else "web_search"
+        return Message("assistant", [Part("tool_call", _json_text(item.get("action")), name=name,
+                                          call_id=cid)]), True
+    if kind == "image_generation_call":
+        return Message("assistant", [Part("other", "", meta={"type": kind})]), True
+    if kind in ("function_call_output", "custom_tool_call_output", "local_shell_call_output"):
+        return Message("tool", _tool_output_parts(item.get("output"), call_id)), False
+    if kind == "tool_search_output":
+        return Message("tool", [Part("tool_result", _json_text(item.get("tools")), call_id=call_id)]), False
+    if kind == "agent_message":  # a message from another agent (multi-agent sessions): input to this one
+        author = item.get("author") if isinstance(item.get("author"), str) else None
+        return Message("user", _content_parts(item.get("content")), name=author), False
+    return None, False
+
+
+@dataclass(slots=True)
+class _OpenCall:
+    """The latest call, still collecting its completion items."""
+
+    call: ParsedCall
+    texts: list[str] = field(default_factory=list)
+    tool_calls: int = 0
+
+
+class CodexReader(Reader):
+    """Incremental reader of one Codex rollout file (see the module docstring for the rules and tailing policy).
+
+    ``feed`` returns a :class:`ParsedCall` for a token_count whose totals changed, the same call again (same
+    ``key``) when one of its output items arrives, and an ``implausible_usage`` :class:`Issue` when a call's
+    prompt exceeds its window (failure case B13).  The call is still emitted, with ``extra["implausible"]``.
+
+    Args:
+        path: the rollout file.
+    """
+
+    def __init__(self, path: str) -> None:
+        super().__init__(path)
+        self.session: str | None = None
+        self.model: str | None = None
+        self.system: list[str] | None = None
+        self._window_hint: int | None = None  # task_started.model_context_window
+        self._history: list[Message] = []
+        self._prev_total: tuple[int, ...] | None = None
+        self._prev_last: tuple[int, ...] | None = None
+        self._open: _OpenCall | None = None
+        self._pending: dict[str, Any] | None = None
+        self._compacted_since_call = False
+        self._last_prompt: int | None = None
+        self._count = 0
+        self.skip = self._skip
+
+    @staticmethod
+    def _skip(data: bytes) -> bool:
+        """True for ``event_msg`` lines the reader does not use (cheap byte test; anything unusual is parsed)."""
+        i = data.find(_EVENT_PREFIX, 0, 256)
+        if i < 0:
+            return False
+        j = i + len(_EVENT_PREFIX)
+        e = data.find(b'"', j, j + 80)
+        if e < 0 or data[j:e] in _EVENTS_KEPT:
+            return False
+        return data.count(b'"type":"event_msg"') == 1  # glued records are parsed, not skipped
+
+    def feed(self, rec: Record) -> list[Output]:
+        """Consume one rollout record; return new or updated calls and issues."""
+        v = rec.value
+        if not isinstance(v, dict):
+            return []
+        kind = v.get("type")
+        payload = v.get("payload")
+        if not isinstance(payload, dict):
+            return []
+        if kind == "response_item":
+            return self._item(payload, rec)
+        if kind == "event_msg":
+            ev = payload.get("type")
+            if ev == "token_count":
+                return self._token_count(v, payload, rec)
+            if ev == "context_compacted":
+                self._open = None
+                if not self._compacted_since_call:
+                    self._history = []
+                    self._mark_compaction("context_compacted", rec)
+            elif ev == "task_started":
+                w = as_int(payload.get("model_context_window"))
+                if w > 0:
+                    self._window_hint = w
+            return []
+        if kind == "turn_context":
+            self._open = None
+            model = payload.get("model")
+            if isinstance(model, str) and model and not model.startswith("[trimmed"):
+                self.model = model
+        elif kind == "session_meta":
+            sid = payload.get("id")
+            if self.session is None and isinstance(sid, str) and sid:
+                self.session = sid
+            base = payload.get("base_instructions")
+            if isinstance(base, dict) and isinstance(base.get("text"), str) and self.system is None:
+                self.system = [base["text"]]
+        elif kind == "compacted":
+            self._open = None
+            repl = payload.get("replacement_history")
+            if isinstance(repl, list):
+                self._history = [m for m, _ in map(item_message, repl) if m is not None]
+            else:
+                summary = payload.get("message")
+                self._history = [Message("user", [Part("text", summary)], label="compaction_summary")] \
+                    if isinstance(summary, str) and summary else []
+            self._mark_compaction("compacted", rec)
+            self._compacted_since_call = True
+        return []
+
+    def _mark_compaction(self, kind: str, rec: Record) -> None:
+        if self._pending is None:
+            self._pending = {"kind": kind, "trigger": None, "pre_tokens": self._last_prompt,
+                             "post_tokens": None, "line": rec.line}
+
+    def _item(self, payload: dict[str, Any], rec: Record) -> list[Output]:
+        msg, is_output = item_message(payload)
+        if msg is None:
+            return []
+        self._history.append(msg)
+        if not is_output:
+            self._open = None
+            return []
+        op = self._open
+        if op is None:
+            return []
+        op.texts.extend(p.text for p in msg.parts if msg.role == "assistant" and p.kind == "text" and p.text)
+        op.tool_calls += sum(1 for p in msg.parts if p.kind == "tool_call")
+        src = op.call.source
+        op.call = replace(op.call, source=SourceRef(src.path, src.line, rec.line_end, src.byte_start, rec.byte_end),
+                          response=ResponseInfo(text="\n".join(op.texts), tool_calls=op.tool_calls))
+        return [op.call]
+
+    def _token_count(self, v: dict[str, Any], payload: dict[str, Any], rec: Record) -> list[Output]:
+        info = payload.get("info")
+        if not isinstance(info, dict):
+            return []  # info:null carries rate limits only (FORMATS.md section 2)
+        total = _counts(info.get("total_token_usage"))
+        last_block = info.get("last_token_usage")
+        last = _counts(last_block)
+        if total is None and last is None:
+            return []
+        source = "last_token_usage"
+        if total is not None:
+            if total == self._prev_total:
+                return []  # a re-emitted total (case B12)
+            prev = self._prev_total
+            backwards = prev is not None and any(t < p for t, p in zip(total, prev, strict=True))
+            self._prev_total = total
+            if last is None:
+                source = "total_delta"
+                last = total if prev is None or backwards else tuple(  # type: ignore[assignment]
+                    t - p for t, p in zip(total, prev, strict=True))
+        elif last == self._prev_last:
+            return []  # no totals to compare: an identical last_token_usage right after itself is a repeat
+        self._prev_last = last
+        if last is None:
+            return []
+        inp, cached, out, reasoning, _tot = last
+        if inp == 0 and out == 0:
+            return []  # nothing was sent (a zeroed baseline, e.g. a fresh subagent header)
+        cw = None
+        if source == "last_token_usage" and isinstance(last_block, dict) and "cache_write_input_tokens" in last_block:
+            cw = as_int(last_block.get("cache_write_input_tokens"))
+        window = as_int(info.get("model_context_window"))
+        window_v = window if window > 0 else self._window_hint
+        self._count += 1
+        key_total = total if total is not None else (self._count, *last)
+        key = f"codex:{self.session or ''}:{'/'.join(map(str, key_total))}"
+        extra: dict[str, Any] = {"usage_from": source}
+        if total is not None:
+            extra["cumulative"] = dict(zip(_FIELDS, total, strict=True))
+        outs: list[Output] = []
+        if window_v is not None and inp > window_v:
+            extra["implausible"] = True
+            outs.append(Issue(self.path, rec.line, "implausible_usage",
+                              f"token_count reports {inp} prompt tokens, more than the {window_v}-token window; "
+                              "kept but marked implausible"))
+        call = ParsedCall(
+            source=SourceRef(self.path, rec.line, rec.line_end, rec.byte_start, rec.byte_end),
+            timestamp=iso_seconds(v.get("timestamp")), model=self.model, provider="openai",
+            session=self.session, context="main", system=list(self.system) if self.system else None,
+            tools=None, messages=list(self._history), usage=openai_usage(inp, cached, out, reasoning, cw),
+            window=window_v, response=None, compaction=self._pending, history_reported_only=True, key=key,
+            extra=extra)
+        self._pending = None
+        self._compacted_since_call = False
+        if not extra.get("implausible"):
+            self._last_prompt = inp
+        self._open = _OpenCall(call)
+        outs.insert(0, call)
+        return outs
+
+
+def sniff(sn: Sniff) -> float:
+    """Confidence that a file is a Codex rollout: 0.95 for a ``session_meta`` line with ``id``/``cli_version``/
+    ``originator`` or a ``token_count`` event; 0.9 for two or more ``{timestamp, type, payload}`` records of
+    Codex's record types; 0.6 for one.  Other formats (no ``payload`` object, other ``type`` values) score 0."""
+    n = 0
+    for v in sn.values:
+        if not isinstance(v, dict) or not isinstance(v.get("payload"), dict) or v.get("type") not in _RECORD_TYPES:
+            continue
+        p = v["payload"]
+        if v["type"] == "session_meta" and ("cli_version" in p or "originator" in p or "id" in p):
+            return 0.95
+        if v["type"] == "event_msg" and p.get("type") == "token_count":
+            return 0.95
+        n += 1
+    return 0.9 if n >= 2 else 0.6 if n == 1 else 0.0
+
+
+SPEC = register(FormatSpec(
+    name=NAME,
+    description="OpenAI Codex CLI rollouts (~/.codex/sessions/**/rollout-*.jsonl)",
+    sniff=sniff,
+    reader=CodexReader,
+    needs_prefix=True,
+    example="../shared/sample-logs/codex-rollout/rollout-2025-11-17T15-30-28-019a93b9_codex0.58.0.jsonl",
+    aliases=("codex-cli", "codex-rollout"),
+))
