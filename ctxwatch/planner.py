@@ -44,7 +44,7 @@ from ctxwatch.config import (
     Settings,
 )
 from ctxwatch.model import Message, MessageStat, ParsedCall
-from ctxwatch.tokens import TOKENS_PER_MESSAGE, Counter, counter_for
+from ctxwatch.tokens import Counter, counter_for
 
 Fate = Literal["pinned", "kept", "summarised", "evicted"]
 Mode = Literal["summarise", "drop"]
@@ -307,15 +307,9 @@ class Plan:
 
 # --- reinjection heuristics ---------------------------------------------------------------------------
 
-def framing(counter: Counter) -> int:
-    """Framing tokens of one message under ``counter`` (its ``per_message`` when it has one, else the
-    cookbook's 3, :data:`ctxwatch.tokens.TOKENS_PER_MESSAGE`)."""
-    return int(getattr(counter, "per_message", TOKENS_PER_MESSAGE))
-
-
 def text_message_tokens(counter: Counter, text: str) -> int:
-    """Tokens of a plain-text user message holding ``text`` (framing included)."""
-    return framing(counter) + counter.tokenizer.count(text)
+    """Tokens of a plain-text user message holding ``text``, the counter's per-message framing included."""
+    return counter.per_message + counter.tokenizer.count(text)
 
 
 def _norm_tool(name: str | None) -> str:

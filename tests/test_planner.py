@@ -1,0 +1,366 @@
+"""Eviction planner: property tests (hypothesis) and failure cases B24 / B25.
+
+Expected values are computed here from the messages and the plan's own per-message fates, with a separate
+turn/tool-pair analysis written for the test, never by calling planner internals.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ctxwatch.model import Message, Part
+from ctxwatch.planner import Plan, Policy, PolicyError, plan_messages
+from ctxwatch.tokens import counter_for, get_tokenizer
+
+COUNTER = counter_for("gpt-4o", "openai")
+TOK = get_tokenizer("o200k_base")
+GONE = ("summarised", "evicted")
+
+
+def text(role: str, s: str) -> Message:
+    return Message(role, [Part("text", s)])
+
+
+# --- independent analysis used by the assertions ------------------------------------------------------
+
+def turn_starts(msgs: list[Message]) -> list[int]:
+    """Positions of user messages that are not tool results (written independently of the planner)."""
+    return [i for i, m in enumerate(msgs)
+            if m.role == "user" and not any(p.kind == "tool_result" for p in m.parts)]
+
+
+def pair_positions(msgs: list[Message]) -> dict[str, set[int]]:
+    """call id -> positions of every message that makes or answers it."""
+    out: dict[str, set[int]] = {}
+    for i, m in enumerate(msgs):
+        for p in m.parts:
+            if p.kind in ("tool_call", "tool_result") and p.call_id:
+                out.setdefault(p.call_id, set()).add(i)
+    return out
+
+
+def fates_by_source(plan: Plan) -> dict[int, str]:
+    return {m.source_index: m.fate for m in plan.messages if m.source_index is not None}
+
+
+# --- hypothesis strategy: conversations of turns with OpenAI or Anthropic tool calls ---------------------
+
+WORDS = st.sampled_from(["alpha", "beta", "gamma", "delta", "lorem", "ipsum", "x", "{}", "path/to/file.py"])
+
+
+@st.composite
+def conversations(draw: st.DrawFn) -> tuple[list[Message], list[int]]:
+    """(messages, token counts): optional system message, optional assistant preamble, then turns."""
+    msgs: list[Message] = []
+    if draw(st.booleans()):
+        msgs.append(text("system", "You are a placeholder assistant."))
+    if draw(st.integers(0, 5)) == 0:
+        msgs.append(text("assistant", "hello"))
+    n_turns = draw(st.integers(0, 7))
+    cid = 0
+    for _ in range(n_turns):
+        msgs.append(text("user", " ".join(draw(st.lists(WORDS, min_size=1, max_size=4)))))
+        for _ in range(draw(st.integers(0, 3))):
+            kind = draw(st.sampled_from(["text", "openai", "anthropic"]))
+            if kind == "text":
+                msgs.append(text("assistant", "ok"))
+                continue
+            k = draw(st.integers(1, 3))
+            ids = [f"call_{cid + j}" for j in range(k)]
+            cid += k
+            calls = [Part("tool_call", '{"q": 1}', name="f", call_id=i) for i in ids]
+            prefix = [Part("text", "calling")] if draw(st.booleans()) else []
+            msgs.append(Message("assistant", prefix + calls))
+            if kind == "openai":
+                msgs.extend(Message("tool", [Part("tool_result", "result", call_id=i)]) for i in ids)
+            else:
+                msgs.append(Message("user", [Part("tool_result", "result", call_id=i) for i in ids]))
+    tokens = [draw(st.integers(1, 400)) for _ in msgs]
+    return msgs, tokens
+
+
+policies = st.builds(
+    Policy,
+    window=st.integers(200, 6000),
+    budget_fraction=st.sampled_from([0.3, 0.6, 1.0]),
+    reserve=st.sampled_from([0.0, 0.15]),
+    keep_recent=st.integers(0, 8),
+    mode=st.sampled_from(["summarise", "drop"]),
+    summary_tokens=st.integers(0, 300),
+)
+
+PROP = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def make_plan(conv: tuple[list[Message], list[int]], policy: Policy, with_blocks: bool = True) -> Plan:
+    msgs, tokens = conv
+    return plan_messages(msgs, policy, system=["pinned system block"] if with_blocks else None,
+                         tools=[{"type": "function", "function": {"name": "f", "parameters": {}}}],
+                         counter=COUNTER, tokens=tokens)
+
+
+@PROP
+@given(conversations(), policies)
+def test_system_is_never_evicted(conv, policy):
+    plan = make_plan(conv, policy)
+    assert plan.messages[0].role == "system" and plan.messages[0].source_index is None
+    for m in plan.messages:
+        if m.role == "system":
+            assert m.fate == "pinned" and m.tokens_after == m.tokens
+
+
+@PROP
+@given(conversations(), policies)
+def test_tool_calls_and_results_move_together(conv, policy):
+    msgs, _ = conv
+    plan = make_plan(conv, policy)
+    fates = fates_by_source(plan)
+    for cid, positions in pair_positions(msgs).items():
+        kept = {fates[i] == "kept" for i in positions}
+        assert len(kept) == 1, f"{cid} split: {[(i, fates[i]) for i in sorted(positions)]}"
+
+
+@PROP
+@given(conversations(), policies)
+def test_newest_turns_are_kept_and_kept_history_starts_on_a_user_turn(conv, policy):
+    msgs, _ = conv
+    plan = make_plan(conv, policy)
+    fates = fates_by_source(plan)
+    starts = turn_starts(msgs)
+    if policy.keep_recent and starts:
+        first_protected = starts[max(len(starts) - policy.keep_recent, 0)]
+        for i in range(first_protected, len(msgs)):
+            assert fates[i] in ("kept", "pinned"), (i, fates[i])
+    kept = [i for i in range(len(msgs)) if fates[i] == "kept"]
+    if any(fates[i] in GONE for i in range(len(msgs))) and kept:
+        assert kept[0] in starts
+        # everything after the first kept message is kept (one contiguous tail)
+        assert all(fates[i] in ("kept", "pinned") for i in range(kept[0], len(msgs)))
+
+
+@PROP
+@given(conversations(), policies)
+def test_sizes_add_up_and_fit_means_within_budget(conv, policy):
+    msgs, tokens = conv
+    plan = make_plan(conv, policy)
+    tools = TOK.count('{"type":"function","function":{"name":"f","parameters":{}}}') + 12 + 7
+    system = COUNTER.per_message + TOK.count("pinned system block")
+    pinned = system + sum(t for m, t in zip(msgs, tokens, strict=True) if m.role == "system")
+    assert plan.before_tokens == pinned + tools + sum(t for m, t in zip(msgs, tokens, strict=True)
+                                                     if m.role != "system")
+    fates = fates_by_source(plan)
+    gone = [i for i in fates if fates[i] in GONE]
+    expected_after = pinned + tools + sum(tokens[i] for i in fates if fates[i] == "kept")
+    if gone:
+        expected_after += (policy.summary_tokens if policy.mode == "summarise" else 0)
+        expected_after += sum(r.tokens for r in plan.reinject)
+    else:
+        assert plan.reinject == []
+    assert plan.after_tokens == expected_after
+    assert plan.budget_tokens == min(int(policy.window * policy.budget_fraction),
+                                     policy.window - int(policy.window * policy.reserve))
+    if plan.fits:
+        assert plan.after_tokens <= plan.budget_tokens
+    else:
+        assert plan.after_tokens > plan.budget_tokens and "does not fit" in plan.reason
+    if plan.before_tokens <= plan.budget_tokens:
+        assert not gone and plan.fits
+    fate_word = "summarised" if policy.mode == "summarise" else "evicted"
+    assert all(fates[i] == fate_word for i in gone)
+
+
+@PROP
+@given(conversations(), policies, st.integers(0, 8))
+def test_shrinking_keep_recent_never_increases_planned_size(conv, policy, smaller):
+    big = make_plan(conv, policy)
+    small = make_plan(conv, replace(policy, keep_recent=min(smaller, policy.keep_recent)))
+    assert small.after_tokens <= big.after_tokens
+
+
+@PROP
+@given(conversations(), policies)
+def test_works_from_counts_only_and_pinned_system_messages(conv, policy):
+    # no system blocks: a system message in the list is the pinned prefix
+    plan = make_plan(conv, policy, with_blocks=False)
+    assert all(m.fate == "pinned" for m in plan.messages if m.role == "system")
+    assert [m.index for m in plan.messages] == list(range(len(plan.messages)))
+    doc = plan.to_json()
+    assert set(doc) == {"messages", "before_tokens", "after_tokens", "budget_tokens", "fits", "reason", "reinject"}
+    assert all(set(m) == {"index", "role", "tokens", "fate"} for m in doc["messages"])
+
+
+# --- B25: eviction never cuts a tool_use/tool_result pair ---------------------------------------------
+
+PAD = "lorem ipsum dolor sit amet " * 111  # ~3000 chars
+
+
+def b25_messages() -> list[Message]:
+    """The case's request, as the canonical reader would normalize it (system split off)."""
+    return [
+        text("user", "q1"),
+        Message("assistant", [Part("tool_call", "{}", name="f", call_id="call_a"),
+                              Part("tool_call", "{}", name="f", call_id="call_b")]),
+        Message("tool", [Part("tool_result", PAD, call_id="call_a")]),
+        Message("tool", [Part("tool_result", PAD, call_id="call_b")]),
+        text("assistant", "done"),
+        text("user", "q2"),
+    ]
+
+
+def b25_tokens() -> tuple[int, list[int]]:
+    """System and per-message tokens, counted here with the raw tokenizer and the cookbook framing rules."""
+    f = COUNTER.per_message
+    sys_t = f + TOK.count("sys")
+    call = TOK.count("{}") + TOK.count("f") + 3
+    result = TOK.count(PAD) + 1 + TOK.count("call_a") // 2
+    return sys_t, [f + TOK.count("q1"), f + 2 * call, f + result, f + result, f + TOK.count("done"),
+                   f + TOK.count("q2")]
+
+
+def no_orphans(plan: Plan, msgs: list[Message]) -> None:
+    fates = fates_by_source(plan)
+    kept_calls = {p.call_id for i, m in enumerate(msgs) if fates[i] == "kept" for p in m.parts if p.kind == "tool_call"}
+    kept_results = {p.call_id for i, m in enumerate(msgs) if fates[i] == "kept"
+                    for p in m.parts if p.kind == "tool_result"}
+    assert kept_calls == kept_results
+
+
+def test_b25_counts_match_independent_count():
+    sys_t, toks = b25_tokens()
+    plan = plan_messages(b25_messages(), Policy(window=100_000), system=["sys"], counter=COUNTER)
+    assert [m.tokens for m in plan.messages] == [sys_t, *toks]
+
+
+def test_b25_under_budget_nothing_is_evicted():
+    plan = plan_messages(b25_messages(), Policy(window=100_000, keep_recent=0), system=["sys"], counter=COUNTER)
+    assert [m.fate for m in plan.messages] == ["pinned"] + ["kept"] * 6
+    assert plan.fits and "nothing evicted" in plan.reason and plan.after_tokens == plan.before_tokens
+
+
+def test_b25_budget_between_the_two_tool_messages_moves_the_cut():
+    sys_t, toks = b25_tokens()
+    summary = 10
+    # Keeping [tool_b, done, q2] would fit, keeping tool_a too would not: the budget lands between them.
+    fits_from_b = sys_t + summary + sum(toks[3:])
+    assert sys_t + summary + sum(toks[2:]) > fits_from_b + 1
+    policy = Policy(window=fits_from_b + 1, budget_fraction=1.0, reserve=0.0, keep_recent=1, summary_tokens=summary,
+                    reinject_task=False)
+    msgs = b25_messages()
+    plan = plan_messages(msgs, policy, system=["sys"], counter=COUNTER)
+    assert [m.fate for m in plan.messages] == ["pinned", *["summarised"] * 5, "kept"]
+    no_orphans(plan, msgs)
+    assert plan.fits and plan.after_tokens == sys_t + summary + toks[5]
+    assert "moved the cut" in plan.reason and "call_b" in plan.reason
+    assert plan.moved is not None and "message 4" in plan.moved  # index 4 = tool_b (system is index 0)
+
+
+def test_b25_keep_last_4_messages_moves_the_cut_outward():
+    sys_t, _ = b25_tokens()
+    msgs = b25_messages()
+    # A budget that forces eviction; "keep the last 4 messages" would start at tool_a (orphaning it).
+    policy = Policy(window=sys_t + 50, budget_fraction=1.0, reserve=0.0, keep_recent=0, keep_recent_messages=4,
+                    summary_tokens=5)
+    plan = plan_messages(msgs, policy, system=["sys"], counter=COUNTER)
+    no_orphans(plan, msgs)
+    assert [m.fate for m in plan.messages] == ["pinned"] + ["kept"] * 6
+    assert "asked to keep the last 4 messages; kept 6" in plan.reason
+    assert "call_a/call_b" in plan.reason
+    assert not plan.fits
+
+
+def test_b25_anthropic_tool_use_in_user_message_is_not_a_turn_start():
+    msgs = [
+        text("user", "task"),
+        Message("assistant", [Part("tool_call", "{}", name="f", call_id="toolu_1")]),
+        Message("user", [Part("tool_result", PAD, call_id="toolu_1")]),
+        text("assistant", "done"),
+        text("user", "next"),
+        text("assistant", "fine"),
+    ]
+    tokens = [5, 10, 800, 5, 5, 5]
+    policy = Policy(window=500, budget_fraction=1.0, reserve=0.0, keep_recent=1, summary_tokens=20)
+    plan = plan_messages(msgs, policy, counter=COUNTER, tokens=tokens)
+    assert [m.fate for m in plan.messages] == ["summarised"] * 4 + ["kept"] * 2
+    no_orphans(plan, msgs)
+
+
+# --- B24: the system prompt and tool schemas are pinned; plans that would drop them are refused -----------
+
+def test_b24_pin_system_cannot_be_turned_off():
+    with pytest.raises(PolicyError, match="B24"):
+        Policy(window=1000, pin_system=False)
+
+
+def test_b24_floor_over_budget_is_refused_not_trimmed():
+    big_system = "Reply ONLY as JSON {\"answer\": string}. " * 200
+    msgs = [text("user", "q1"), text("assistant", "a1"), text("user", "q2")]
+    tools = [{"type": "function", "function": {"name": "lookup", "description": "d" * 200, "parameters": {}}}]
+    sys_t = COUNTER.per_message + TOK.count(big_system)
+    policy = Policy(window=sys_t, budget_fraction=0.5, reserve=0.0, keep_recent=0, summary_tokens=0)
+    plan = plan_messages(msgs, policy, system=[big_system], tools=tools, counter=COUNTER)
+    assert plan.messages[0].fate == "pinned" and plan.messages[0].tokens_after == sys_t
+    assert not plan.fits
+    assert "floor" in plan.reason and "never evicted" in plan.reason
+    # the floor is still all there after the plan
+    assert plan.after_tokens >= sys_t + plan.tools_tokens
+
+
+def test_b24_instructions_and_developer_messages_are_pinned():
+    msgs = [Message("developer", [Part("text", "rules")]), text("user", "q1"),
+            Message("user", [Part("text", "AGENTS.md rules")], label="instructions"), text("assistant", "a"),
+            text("user", "q2")]
+    plan = plan_messages(msgs, Policy(window=60, budget_fraction=1.0, reserve=0.0, keep_recent=1, summary_tokens=0,
+                                      reinject_task=False), counter=COUNTER, tokens=[10, 30, 10, 30, 5])
+    assert [m.fate for m in plan.messages] == ["pinned", "summarised", "pinned", "summarised", "kept"]
+
+
+# --- reinjection heuristics --------------------------------------------------------------------------------
+
+def test_reinjection_finds_task_todo_list_and_edited_file():
+    todo_args = '{"todos":[{"content":"write tests","status":"in_progress"},{"content":"ship","status":"pending"}]}'
+    msgs = [
+        text("user", "Fix the flaky test in tests/test_io.py"),
+        Message("assistant", [Part("tool_call", todo_args, name="TodoWrite", call_id="t1")]),
+        Message("user", [Part("tool_result", "ok", call_id="t1")]),
+        Message("assistant", [Part("tool_call", '{"file_path":"/src/io.py","old_string":"a","new_string":"b"}',
+                                   name="Edit", call_id="t2")]),
+        Message("user", [Part("tool_result", "ok", call_id="t2")]),
+        text("user", "and now the docs"),
+        text("assistant", "sure"),
+    ]
+    tokens = [20, 40, 5, 40, 5, 8, 3]
+    policy = Policy(window=120, budget_fraction=1.0, reserve=0.0, keep_recent=1, summary_tokens=10)
+    plan = plan_messages(msgs, policy, counter=COUNTER, tokens=tokens)
+    kinds = {r.kind: r for r in plan.reinject}
+    assert set(kinds) == {"task", "tasks", "file"}
+    task_text = "Original task (the first user message):\nFix the flaky test in tests/test_io.py"
+    assert kinds["task"].tokens == COUNTER.per_message + TOK.count(task_text)
+    assert "- [in_progress] write tests" in kinds["tasks"].text and "(2 items)" in kinds["tasks"].detail
+    assert kinds["file"].text.endswith("/src/io.py")
+    assert plan.after_tokens == sum(tokens[5:]) + 10 + sum(r.tokens for r in plan.reinject)
+    # nothing evicted -> nothing re-injected, but the candidates are still reported as found
+    roomy = plan_messages(msgs, Policy(window=10_000), counter=COUNTER, tokens=tokens)
+    assert roomy.reinject == [] and {f.kind for f in roomy.found} == {"task", "tasks", "file"}
+
+
+def test_apply_patch_path_is_found():
+    patch = '{"command":["apply_patch","*** Begin Patch\\n*** Update File: src/app.py\\n@@\\n-a\\n+b\\n*** End Patch"]}'
+    msgs = [text("user", "go"), Message("assistant", [Part("tool_call", patch, name="shell", call_id="c")]),
+            Message("tool", [Part("tool_result", "done", call_id="c")]), text("user", "next")]
+    plan = plan_messages(msgs, Policy(window=10_000), counter=COUNTER)
+    assert [f.text for f in plan.found if f.kind == "file"] == ["File being edited: src/app.py"]
+
+
+def test_policy_validation():
+    with pytest.raises(PolicyError):
+        Policy(window=0)
+    with pytest.raises(PolicyError):
+        Policy(window=100, mode="shred")  # type: ignore[arg-type]
+    with pytest.raises(PolicyError):
+        Policy(window=100, keep_recent=-1)
+    assert Policy(window=100, mode="summarize").mode == "summarise"  # type: ignore[arg-type]
+    assert Policy(window=1000, reserve_tokens=900, budget_fraction=1.0).budget_tokens == 100
