@@ -1,0 +1,196 @@
+"""The headless follow loop behind ``ctxwatch report PATH --follow --jsonl``.
+
+:func:`follow_jsonl` tails one log with :func:`ctxwatch.tail.watch`, feeds each complete record to a
+:class:`~ctxwatch.run.Run` and prints one JSON object per line as soon as something happens:
+
+* a call: the per-call object of ``report --json`` (:func:`ctxwatch.report.call_json`), printed when its
+  record is complete.  A record that updates an earlier call (same dedupe key, e.g. a later line of the
+  same Claude Code response) prints that call again with the same ``index``: the last object per index wins;
+* ``{"event": "reset", "reason": ..., "path": ...}`` when the file was truncated, rotated, replaced,
+  deleted or recreated (reasons: :data:`ctxwatch.tail.RESET_REASONS`); the run's reader starts over;
+* ``{"event": "issue", "file", "line", "kind", "message"}`` for each bad line or skipped record, so that
+  nothing is skipped silently (failure case B14);
+* ``{"event": "notice", "kind", "message"}`` about the watching itself (e.g. the fall back to polling).
+
+Call objects have no ``event`` key; every other object has one.  Each line is flushed at once.  The log is
+only ever opened for reading.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable
+from typing import Any, TextIO
+
+import orjson
+
+from ctxwatch.config import Settings
+from ctxwatch.formats import SNIFF_BYTES, FormatSpec, detect
+from ctxwatch.jsonstream import Record
+from ctxwatch.model import Issue
+from ctxwatch.report import call_json, issue_json
+from ctxwatch.run import Change, LogError, Run, resolve_spec
+from ctxwatch.tail import (
+    DEFAULT_IDLE_GRACE,
+    DEFAULT_POLL_INTERVAL,
+    DEFAULT_SWEEP_INTERVAL,
+    FileEvent,
+    Notice,
+    Reset,
+    Watcher,
+    watch,
+)
+
+#: Complete records after which an undetectable format is an error rather than "wait for more": detection
+#: looks at the first 50 values of the file's first ``SNIFF_BYTES`` (see :mod:`ctxwatch.formats`).
+DETECT_RECORDS = 50
+
+
+class _Out:
+    """Writes one JSON object per line and flushes; remembers a closed pipe."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+        self.closed = False
+
+    def __call__(self, obj: dict[str, Any]) -> None:
+        if self.closed:
+            return
+        try:
+            self.out.write(orjson.dumps(obj).decode() + "\n")
+            self.out.flush()
+        except (BrokenPipeError, ValueError):  # reader went away (| head) or stream closed
+            self.closed = True
+
+
+def follow_jsonl(
+    path: str,
+    fmt_name: str | None,
+    settings: Settings | None,
+    out: TextIO,
+    stop: threading.Event,
+    poll: bool = False,
+    *,
+    idle_grace: float = DEFAULT_IDLE_GRACE,
+    sweep_interval: float = DEFAULT_SWEEP_INTERVAL,
+    poll_interval: float = DEFAULT_POLL_INTERVAL,
+    watcher: Watcher | None = None,
+    on_idle: Callable[[], None] | None = None,
+) -> None:
+    """Follow ``path`` and print one JSON object per call, reset, issue and notice until ``stop`` is set.
+
+    The file may not exist yet (it is waited for).  Without ``fmt_name`` the format is detected once the
+    file holds complete records; until then records are held back.
+
+    Args:
+        path: the log file (a JSONL log; whole-file JSON documents cannot be followed).
+        fmt_name: format name (``--format``) or ``None`` to detect.
+        settings: thresholds (``None`` = defaults).
+        out: text stream to write to (``sys.stdout``); flushed after each object.
+        stop: set it from any thread (or a signal handler) to return; the loop checks it at least every
+            50 ms.  Also returns when ``out`` is a closed pipe.
+        poll: poll instead of relying on filesystem events (``--poll``).
+        idle_grace: seconds a half-written last line may stay unchanged before it is reported as an issue.
+        sweep_interval / poll_interval: see :func:`ctxwatch.tail.watch` (seconds).
+        watcher: replacement for ``watchfiles.watch`` (tests).
+        on_idle: called after each batch of events has been written (tests and benchmarks use it to
+            synchronise); ``None`` = nothing.
+
+    Raises:
+        LogError: ``path`` is a directory, ``fmt_name`` is unknown, the format is a whole-file document, or
+            no format recognises the file after :data:`DETECT_RECORDS` records (or ``SNIFF_BYTES`` bytes).
+    """
+    if os.path.isdir(path):
+        raise LogError(f"{path}: is a directory (--follow takes one log file)")
+    spec: FormatSpec | None = resolve_spec(path, fmt_name) if fmt_name else None
+    if spec is not None and spec.document:
+        raise LogError(f"{path}: {spec.name} is a whole-file JSON document; --follow needs a JSONL log")
+    emit = _Out(out)
+    run: Run | None = Run(path, spec, settings) if spec is not None else None
+    held: list[Record | Issue] = []
+    waiting_noted = False
+
+    def skip(data: bytes) -> bool:
+        f = run.reader.skip if run is not None else None
+        return f(data) if f is not None else False
+
+    def write_change(change: Change) -> None:
+        assert run is not None
+        cal: list[float | None] = []
+        for issue in change.issues:
+            if issue.kind != "reset":
+                emit({"event": "issue", **issue_json(issue)})
+        for idx in [*change.added, *change.updated]:
+            call = run.calls[idx]
+            if not call.exact and not cal:
+                cal.append(run.calibration())
+            emit(call_json(call, cal[0] if cal else None))
+
+    def try_detect() -> FormatSpec | None:
+        nonlocal waiting_noted
+        try:
+            found = detect(path)
+        except OSError:
+            found = None
+        if found is not None:
+            if found.document:
+                raise LogError(f"{path}: {found.name} is a whole-file JSON document; --follow needs a JSONL log")
+            return found
+        n = sum(1 for h in held if isinstance(h, Record))
+        try:
+            size = os.path.getsize(path)
+        except OSError:
+            size = 0
+        if n >= DETECT_RECORDS or size >= SNIFF_BYTES:
+            raise LogError(f"{path}: format not recognised (see `ctxwatch formats`, or pass --format NAME)")
+        if not waiting_noted:
+            waiting_noted = True
+            emit({"event": "notice", "kind": "format_unknown",
+                  "message": "format not recognised yet; waiting for more records (or pass --format)"})
+        return None
+
+    # Until the format is known, records are only counted (for detection); once it is, the file is read
+    # again from its start so that the format reader's ``skip`` filter sees every raw line.
+    while not stop.is_set():
+        detected = False
+        batches = watch(path, poll=poll, stop_event=stop, idle_grace=idle_grace, sweep_interval=sweep_interval,
+                        poll_interval=poll_interval, skip=skip, watcher=watcher)
+        try:
+            for batch in batches:
+                for item in batch:
+                    if isinstance(item, Notice):
+                        emit({"event": "notice", "kind": item.kind, "message": item.message})
+                        continue
+                    assert isinstance(item, FileEvent)
+                    ev = item.event
+                    if isinstance(ev, Reset):
+                        if run is not None:
+                            write_change(run.finish())
+                            run.reset(ev.reason, ev.path)
+                        else:
+                            held.clear()
+                        emit({"event": "reset", "reason": ev.reason, "path": ev.path})
+                    elif isinstance(ev, Record | Issue):
+                        if run is None:
+                            held.append(ev)
+                        else:
+                            write_change(run.feed_record(ev))
+                if run is None and any(isinstance(h, Record) for h in held):
+                    spec = try_detect()
+                    if spec is not None:
+                        run = Run(path, spec, settings)
+                        held.clear()
+                        detected = True
+                        break
+                if on_idle is not None:
+                    on_idle()
+                if emit.closed:
+                    stop.set()
+                    break
+        finally:
+            batches.close()
+        if not detected:
+            break
+    if run is not None and not emit.closed:
+        write_change(run.finish())

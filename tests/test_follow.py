@@ -1,0 +1,234 @@
+"""Tests of ``ctxwatch report PATH --follow --jsonl`` (ctxwatch.follow): one object per call as soon as its
+record is complete, one per reset, issues never silent, the run's reader restarted on a reset.
+
+Expected numbers come from the records the test writes (the provider's usage in the file), never from
+the code under test.  Threads are waited for with generous timeouts that only guard against hanging.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ctxwatch import follow as follow_mod
+from ctxwatch.config import Settings
+from ctxwatch.follow import follow_jsonl
+from ctxwatch.run import LogError, Run
+
+
+def rec(i: int, prompt: int) -> dict[str, Any]:
+    return {"request": {"model": "gpt-4o", "messages": [{"role": "user", "content": f"hi {i}"}]},
+            "response": {"usage": {"prompt_tokens": prompt, "completion_tokens": 1}}}
+
+
+def line(i: int, prompt: int | None = None) -> bytes:
+    return json.dumps(rec(i, 8 + i if prompt is None else prompt)).encode() + b"\n"
+
+
+def append(path: Path, data: bytes) -> None:
+    with open(path, "ab") as fh:
+        fh.write(data)
+
+
+class QueueOut:
+    """A text stream that hands each complete line to a queue (parsed as JSON)."""
+
+    def __init__(self) -> None:
+        self.q: queue.Queue[Any] = queue.Queue()
+        self.buf = ""
+        self.flushes = 0
+
+    def write(self, s: str) -> int:
+        self.buf += s
+        while "\n" in self.buf:
+            one, self.buf = self.buf.split("\n", 1)
+            self.q.put(json.loads(one))
+        return len(s)
+
+    def flush(self) -> None:
+        self.flushes += 1
+
+
+class Follower:
+    """Runs follow_jsonl in a thread."""
+
+    def __init__(self, path: Path, **kw: Any) -> None:
+        self.out = QueueOut()
+        self.stop = threading.Event()
+        self.error: BaseException | None = None
+        kw.setdefault("sweep_interval", 0.2)
+        kw.setdefault("idle_grace", 60.0)
+        self.thread = threading.Thread(target=self._run, args=(str(path), kw), daemon=True)
+        self.thread.start()
+
+    def _run(self, path: str, kw: dict[str, Any]) -> None:
+        try:
+            follow_jsonl(path, kw.pop("fmt", None), Settings(), self.out, self.stop, kw.pop("poll", False), **kw)
+        except BaseException as exc:
+            self.error = exc
+
+    def take(self, n: int, timeout: float = 15.0) -> list[dict[str, Any]]:
+        return [self.out.q.get(timeout=timeout) for _ in range(n)]
+
+    def close(self) -> list[dict[str, Any]]:
+        self.stop.set()
+        self.thread.join(timeout=15)
+        assert not self.thread.is_alive()
+        assert self.error is None, self.error
+        rest = []
+        while not self.out.q.empty():
+            rest.append(self.out.q.get())
+        return rest
+
+
+def calls(objs: list[dict[str, Any]]) -> list[tuple[int, int, int]]:
+    """(index, line, reported prompt tokens) of the call objects."""
+    return [(o["index"], o["line"], o["prompt_tokens_reported"]) for o in objs if "event" not in o]
+
+
+def test_follow_prints_calls_and_resets_as_they_happen(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    resets: list[str] = []
+
+    class SpyRun(Run):
+        def reset(self, reason: str, path: str | None = None) -> None:
+            resets.append(reason)
+            super().reset(reason, path)
+
+    monkeypatch.setattr(follow_mod, "Run", SpyRun)
+    log = tmp_path / "calls.jsonl"
+    append(log, line(0) + line(1))
+    f = Follower(log)
+    try:
+        got = f.take(2)
+        assert calls(got) == [(0, 1, 8), (1, 2, 9)]
+        first = got[0]
+        assert first["model"] == "gpt-4o" and first["completion_tokens_reported"] == 1
+        assert first["file"] == str(log)
+        append(log, line(2))
+        assert calls(f.take(1)) == [(2, 3, 10)]
+        # Rotation: mv + new file.
+        os.rename(log, tmp_path / "calls.jsonl.1")
+        append(log, line(3, 100))
+        got = f.take(2)
+        assert got[0] == {"event": "reset", "reason": "rotated", "path": str(log)}
+        assert calls(got[1:]) == [(3, 1, 100)]
+        # Truncation.
+        with open(log, "r+b") as fh:
+            fh.truncate(0)
+        append(log, line(4, 200))
+        got = f.take(2)
+        assert got[0]["event"] == "reset" and got[0]["reason"] == "truncated"
+        assert calls(got[1:]) == [(4, 1, 200)]
+        # Atomic replace.
+        tmp = tmp_path / "calls.tmp"
+        tmp.write_bytes(line(5, 300) + line(6, 301))
+        os.replace(tmp, log)
+        got = f.take(3)
+        assert got[0]["event"] == "reset" and got[0]["reason"] == "replaced"
+        assert calls(got[1:]) == [(5, 1, 300), (6, 2, 301)]
+    finally:
+        rest = f.close()
+    assert calls(rest) == []
+    assert resets == ["rotated", "truncated", "replaced"]
+    assert f.out.flushes >= 10  # flushed per object
+
+
+def test_follow_half_line_gives_one_call_and_no_issue(tmp_path: Path) -> None:
+    log = tmp_path / "calls.jsonl"
+    whole = line(1)
+    append(log, line(0) + whole[:40])
+    f = Follower(log)
+    try:
+        assert calls(f.take(1)) == [(0, 1, 8)]
+        append(log, whole[40:])
+        assert calls(f.take(1)) == [(1, 2, 9)]
+        append(log, b"{broken\n" + line(2))
+        got = f.take(2)
+        assert got[0]["event"] == "issue" and got[0]["kind"] == "invalid_json" and got[0]["line"] == 3
+        assert calls(got[1:]) == [(2, 4, 10)]
+    finally:
+        rest = f.close()
+    assert rest == []
+
+
+def test_follow_waits_for_a_missing_file_and_detects_its_format(tmp_path: Path) -> None:
+    log = tmp_path / "later.jsonl"
+    f = Follower(log, poll=True, poll_interval=0.05)
+    try:
+        append(log, line(0))
+        assert calls(f.take(1)) == [(0, 1, 8)]
+    finally:
+        f.close()
+
+
+def test_follow_with_explicit_format_and_poll(tmp_path: Path) -> None:
+    log = tmp_path / "calls.jsonl"
+    append(log, line(0))
+    f = Follower(log, fmt="canonical", poll=True, poll_interval=0.05)
+    try:
+        assert calls(f.take(1)) == [(0, 1, 8)]
+        append(log, line(1))
+        assert calls(f.take(1)) == [(1, 2, 9)]
+    finally:
+        f.close()
+
+
+def test_follow_errors(tmp_path: Path) -> None:
+    stop = threading.Event()
+    with pytest.raises(LogError, match="directory"):
+        follow_jsonl(str(tmp_path), None, None, QueueOut(), stop)
+    with pytest.raises(LogError, match="unknown format"):
+        follow_jsonl(str(tmp_path / "x.jsonl"), "no-such-format", None, QueueOut(), stop)
+    junk = tmp_path / "junk.jsonl"
+    junk.write_text("".join(json.dumps({"foo": i}) + "\n" for i in range(60)))
+    with pytest.raises(LogError, match="not recognised"):
+        follow_jsonl(str(junk), None, None, QueueOut(), stop)
+
+
+def test_follow_stops_on_closed_pipe(tmp_path: Path) -> None:
+    log = tmp_path / "calls.jsonl"
+    append(log, line(0) + line(1))
+
+    class Closed:
+        def write(self, s: str) -> int:
+            raise BrokenPipeError
+
+        def flush(self) -> None:
+            raise BrokenPipeError
+
+    stop = threading.Event()
+    follow_jsonl(str(log), None, None, Closed(), stop)  # type: ignore[arg-type]
+    assert stop.is_set()
+
+
+def test_cli_report_follow_jsonl_exits_0_on_ctrl_c(tmp_path: Path) -> None:
+    """The real command: first call printed, then SIGINT ends it with status 0."""
+    if not hasattr(signal, "SIGINT"):
+        pytest.skip("no SIGINT")
+    log = tmp_path / "calls.jsonl"
+    append(log, line(0))
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "from ctxwatch.cli import main; main()", "report", str(log), "--follow", "--jsonl"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        first = json.loads(proc.stdout.readline())
+        assert (first["index"], first["line"], first["prompt_tokens_reported"]) == (0, 1, 8)
+        append(log, line(1))
+        second = json.loads(proc.stdout.readline())
+        assert (second["index"], second["prompt_tokens_reported"]) == (1, 9)
+        proc.send_signal(signal.SIGINT)
+        rc = proc.wait(timeout=15)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert rc == 0, proc.stderr.read() if proc.stderr else ""
