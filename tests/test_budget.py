@@ -1,0 +1,200 @@
+"""ContextBudget.fit end to end with a fake summariser, and CallLogger output read back."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+
+import pytest
+
+from ctxwatch import CallLogger, ContextBudget
+from ctxwatch.config import Settings
+from ctxwatch.tokens import get_tokenizer
+
+TOK = get_tokenizer("o200k_base")
+PAD = "lorem ipsum dolor sit amet " * 60
+SYSTEM = "Reply ONLY as JSON {\"answer\": string}."
+EDIT_PARAMS = {"type": "object", "properties": {"file_path": {"type": "string"}}}
+TOOLS = [{"type": "function", "function": {"name": "Edit", "description": "Edit a file.", "parameters": EDIT_PARAMS}}]
+
+
+def openai_history(turns: int = 6) -> list[dict]:
+    msgs: list[dict] = [{"role": "user", "content": "Fix the failing test in tests/test_x.py"}]
+    for i in range(turns):
+        msgs += [
+            {"role": "assistant", "content": None, "tool_calls": [
+                {"id": f"call_{i}", "type": "function",
+                 "function": {"name": "Edit", "arguments": json.dumps({"file_path": f"src/x{i}.py"})}}]},
+            {"role": "tool", "tool_call_id": f"call_{i}", "content": PAD},
+            {"role": "assistant", "content": f"step {i} done"},
+            {"role": "user", "content": f"continue {i}"},
+        ]
+    return msgs
+
+
+class FakeSummariser:
+    def __init__(self) -> None:
+        self.calls: list[list[dict]] = []
+
+    def __call__(self, evicted: list[dict]) -> str:
+        self.calls.append(evicted)
+        return f"{len(evicted)} earlier messages: edited several files."
+
+
+def tool_pairs_intact(msgs: list[dict]) -> None:
+    calls = {tc["id"] for m in msgs for tc in m.get("tool_calls") or []}
+    results = {m["tool_call_id"] for m in msgs if m.get("role") == "tool"}
+    assert calls == results
+
+
+def test_fit_end_to_end_openai():
+    history = openai_history()
+    budget = ContextBudget("gpt-4o", window=4000, system=SYSTEM, tools=TOOLS,
+                           settings=Settings(budget_fraction=0.5, summary_tokens=40, keep_recent=2))
+    summariser = FakeSummariser()
+    out, report = budget.fit(history, summariser=summariser)
+
+    # the system prompt is first and verbatim; the input list is untouched
+    assert out[0] == {"role": "system", "content": SYSTEM}
+    assert len(history) == 25
+    # the summariser got the evicted span, the original dict objects, oldest first
+    assert len(summariser.calls) == 1
+    evicted = summariser.calls[0]
+    assert evicted == history[: len(evicted)] and all(a is b for a, b in zip(evicted, history, strict=False))
+    assert report.evicted == len(evicted) and report.mode == "summarise"
+    # then the summary, then the re-injected task and edited file, then the kept turns verbatim
+    assert out[1]["role"] == "user" and out[1]["content"].endswith(summariser(evicted))
+    contents = [m["content"] for m in out[2:] if m["role"] == "user" and "first user message" in str(m["content"])]
+    assert contents == ["Original task (the first user message):\nFix the failing test in tests/test_x.py"]
+    kept = history[len(evicted):]
+    assert out[-len(kept):] == kept and kept[0]["role"] == "user"
+    # the latest Edit (src/x5.py) is in the kept turns, so the edited file needs no re-injection
+    assert [k for k, _ in report.reinjected] == ["task"]
+    assert [f.kind for f in report.plan.found] == ["task", "file"]
+    tool_pairs_intact(out)
+    # the newest 2 turns are kept
+    assert kept[-4:] == history[-4:] and len(kept) >= 5
+    # token report: counted on what is returned, and within the budget
+    assert report.budget_tokens == 2000
+    assert report.after_tokens == budget.count(out) <= report.budget_tokens and report.fits
+    assert report.before_tokens == budget.count(history) > report.budget_tokens
+    assert report.summary_tokens == 4 + TOK.count(out[1]["content"])  # o200k framing: 4 per message
+    assert report.system_tokens == 4 + TOK.count(SYSTEM)
+    assert report.tokenizer == "o200k_base" and report.exact and report.note is None
+
+
+def test_fit_under_budget_changes_nothing_and_does_not_summarise():
+    history = openai_history(2)
+    budget = ContextBudget("gpt-4o", window=100_000, system=SYSTEM, tools=TOOLS)
+    summariser = FakeSummariser()
+    out, report = budget.fit(history, summariser=summariser)
+    assert out == [{"role": "system", "content": SYSTEM}, *history]
+    assert summariser.calls == [] and report.evicted == 0 and report.fits
+    assert report.after_tokens == report.before_tokens
+    # a history that already carries the same system message is not given a second one
+    out2, report2 = budget.fit(out, summariser=summariser)
+    assert out2 == out and report2.before_tokens == report.before_tokens
+
+
+def test_tool_call_arguments_are_counted_in_history():
+    budget = ContextBudget("gpt-4o", window=100_000)
+    big_args = json.dumps({"q": PAD})
+    base = [{"role": "user", "content": "q"}]
+    with_call = [*base, {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "lookup", "arguments": big_args}}]}]
+    # framing 4 + name + arguments + 3 for the call wrapper
+    assert budget.count(with_call) - budget.count(base) == 4 + TOK.count("lookup") + TOK.count(big_args) + 3
+
+
+def test_fit_anthropic_shape_keeps_tool_use_with_tool_result():
+    history: list[dict] = [{"role": "user", "content": "Refactor the parser"}]
+    for i in range(5):
+        history += [
+            {"role": "assistant", "content": [{"type": "text", "text": "reading"},
+                                              {"type": "tool_use", "id": f"toolu_{i}", "name": "Read",
+                                               "input": {"file_path": f"/p/{i}.py"}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"toolu_{i}", "content": PAD}]},
+            {"role": "assistant", "content": "ok"},
+            {"role": "user", "content": [{"type": "text", "text": f"next {i}"}]},
+        ]
+    budget = ContextBudget("claude-sonnet-4-5", window=3000, system=SYSTEM,
+                           settings=Settings(budget_fraction=0.5, summary_tokens=30, keep_recent=1))
+    assert budget.provider == "anthropic" and not budget.exact
+    out, report = budget.fit(history, summariser=FakeSummariser())
+    assert all(m["role"] != "system" for m in out)  # Anthropic: pass budget.system as the system parameter
+    uses = {b["id"] for m in out if isinstance(m["content"], list) for b in m["content"] if b["type"] == "tool_use"}
+    results = {b["tool_use_id"] for m in out if isinstance(m["content"], list) for b in m["content"]
+               if b["type"] == "tool_result"}
+    assert uses == results
+    assert report.fits and report.after_tokens == budget.count(out)
+    assert report.after_tokens >= budget.system_tokens  # the system prompt is still counted in the floor
+
+
+def test_fit_without_summariser_drops_and_says_so():
+    budget = ContextBudget("gpt-4o", window=4000, settings=Settings(budget_fraction=0.5, keep_recent=1))
+    out, report = budget.fit(openai_history())
+    assert report.mode == "drop" and report.summary_tokens == 0 and "dropped" in report.reason
+    assert not any(str(m.get("content", "")).startswith("Summary of the earlier") for m in out)
+    tool_pairs_intact(out)
+
+
+def test_errors():
+    with pytest.raises(ValueError, match="window"):
+        ContextBudget("no-such-model-xyz")
+    budget = ContextBudget("gpt-4o", window=2000, settings=Settings(budget_fraction=0.5, keep_recent=1))
+    with pytest.raises(TypeError):
+        budget.fit(openai_history(), summariser=lambda ev: 42)  # type: ignore[arg-type,return-value]
+    with pytest.raises(TypeError):
+        budget.fit(["not a dict"])  # type: ignore[list-item]
+
+
+def test_window_from_catalogue():
+    assert ContextBudget("gpt-4o").window == 128_000
+
+
+# --- CallLogger -----------------------------------------------------------------------------------------
+
+class SdkLike:
+    """Mimics an SDK response object (pydantic-style model_dump), without importing any SDK."""
+
+    def model_dump(self) -> dict:
+        return {"id": "chatcmpl-2", "choices": [{"message": {"role": "assistant", "content": "hi"}}],
+                "usage": {"prompt_tokens": 20, "completion_tokens": 2, "total_tokens": 22}}
+
+
+def test_call_logger_writes_canonical_records(tmp_path):
+    path = tmp_path / "calls.jsonl"
+    msgs = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "hi"}]
+    resp = {"id": "chatcmpl-1", "choices": [{"message": {"role": "assistant", "content": "{}"}}],
+            "usage": {"prompt_tokens": 31, "completion_tokens": 3, "total_tokens": 34}}
+    with CallLogger(path) as log:
+        log.log({"model": "gpt-4o", "messages": msgs, "tools": TOOLS, "max_tokens": 256}, resp,
+                timestamp=datetime(2025, 1, 2, 3, 4, 5, tzinfo=UTC))
+    with CallLogger(path) as log:  # append mode: a second logger adds to the file
+        log.log_call("gpt-4o", msgs, SdkLike())
+    lines = path.read_text().splitlines()
+    assert len(lines) == 2
+    first, second = (json.loads(line) for line in lines)
+    assert first == {"timestamp": "2025-01-02T03:04:05.000Z",
+                     "request": {"model": "gpt-4o", "messages": msgs, "tools": TOOLS, "max_tokens": 256},
+                     "response": resp}
+    assert second["request"] == {"model": "gpt-4o", "messages": msgs}
+    assert second["response"]["usage"]["prompt_tokens"] == 20
+    ts = datetime.fromisoformat(second["timestamp"].replace("Z", "+00:00"))
+    assert ts.tzinfo is not None and abs((datetime.now(UTC) - ts).total_seconds()) < 60
+
+    # ctxwatch's own reader reads it back
+    from ctxwatch.run import load_run
+
+    run = load_run(str(path))
+    assert [c.usage.prompt_total for c in run.calls] == [31, 20]
+    assert run.calls[0].tools_tokens and run.calls[0].max_output_tokens == 256
+
+
+def test_call_logger_rejects_bad_requests_and_closed(tmp_path):
+    log = CallLogger(tmp_path / "x.jsonl")
+    with pytest.raises(ValueError):
+        log.log({"messages": []}, {})
+    log.close()
+    with pytest.raises(ValueError, match="closed"):
+        log.log({"model": "m", "messages": []}, {})
