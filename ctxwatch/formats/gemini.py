@@ -412,7 +412,9 @@ def _sniff_cli(s: Sniff) -> float:
 
 
 def _sniff_cli_json(s: Sniff) -> float:
-    d = s.document
+    from ctxwatch.formats.documents import sniff_document
+
+    d = sniff_document(s)
     if isinstance(d, dict) and "sessionId" in d and "projectHash" in d and isinstance(d.get("messages"), list):
         return 0.95
     return 0.0
