@@ -43,8 +43,12 @@ class Accountant:
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self._msg_cache: dict[tuple[str, str | None, int], int] = {}
+        # (encoding, provider, content hash) -> shared immutable MessageStat: a re-sent message costs one
+        # dict lookup and one reference per call, and its text is tokenized once per run.
+        self._msg_cache: dict[tuple[str, str | None, int], MessageStat] = {}
         self._counters: dict[tuple[str | None, str | None], Counter] = {}
+        # The previous call's messages, stats, running token sums and counter (prefix reuse).
+        self._prev: tuple[list, list[MessageStat], list[int], Counter | None] = ([], [], [], None)
 
     def counter(self, model: str | None, provider: str | None) -> Counter:
         """The token counter for a model/provider pair (cached)."""
@@ -72,18 +76,36 @@ class Accountant:
         history: int | None = None
         if pc.messages is not None:
             history = 0
-            for msg in pc.messages:
+            cache = self._msg_cache
+            name, prov = counter.name, counter.provider
+            msgs = pc.messages
+            # Reuse the previous call's stats for the identical re-sent prefix (same Message objects).
+            prev_msgs, prev_stats, prev_sums, prev_counter = self._prev
+            k = 0
+            if prev_counter is counter:
+                limit = min(len(prev_msgs), len(msgs))
+                while k < limit and msgs[k] is prev_msgs[k]:
+                    k += 1
+            sums: list[int] = []
+            if k:
+                stats = prev_stats[:k]
+                sums = prev_sums[:k]
+                history = sums[-1]
+                msgs = msgs[k:]
+            for msg in msgs:
                 key = message_key(msg)
-                ck = (counter.name, counter.provider, key)
-                n = self._msg_cache.get(ck)
-                if n is None:
-                    n = self._msg_cache[ck] = counter.message_tokens(msg)
-                history += n
-                stats.append(MessageStat(
-                    role=msg.role, tokens=n, content_key=key,
-                    tool_call_ids=tuple(msg.tool_call_ids()), tool_result_ids=tuple(msg.tool_result_ids()),
-                    label=msg.label, has_image=any(p.kind in ("image", "document") for p in msg.parts),
-                ))
+                ck = (name, prov, key)
+                stat = cache.get(ck)
+                if stat is None:
+                    stat = cache[ck] = MessageStat(
+                        role=msg.role, tokens=counter.message_tokens(msg), content_key=key,
+                        tool_call_ids=tuple(msg.tool_call_ids()), tool_result_ids=tuple(msg.tool_result_ids()),
+                        label=msg.label, has_image=any(p.kind in ("image", "document") for p in msg.parts),
+                    )
+                history += stat.tokens
+                stats.append(stat)
+                sums.append(history)
+            self._prev = (pc.messages, stats, sums, counter)
 
         system_tokens = counter.system_tokens(pc.system) if pc.system is not None else None
         tools_tokens = counter.tools_tokens(pc.tools) if pc.tools is not None else None

@@ -104,12 +104,15 @@ class Message:
         name: OpenAI's optional ``name`` field (costs one extra framing token).
         label: a more specific kind for display and planning: ``compaction_summary``, ``meta``,
             ``instructions`` (e.g. AGENTS.md), or ``None``.
+        key: a content hash set by readers that already hashed the raw message (saves re-hashing the
+            re-sent history); ``None`` means "compute from the parts" (:func:`ctxwatch.tokens.message_key`).
     """
 
     role: str
     parts: list[Part]
     name: str | None = None
     label: str | None = None
+    key: int | None = None
 
     def tool_call_ids(self) -> list[str]:
         """Ids of the tool calls this (assistant) message makes, in order."""

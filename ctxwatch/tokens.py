@@ -301,6 +301,8 @@ def counter_for(model: str | None, provider: str | None) -> Counter:
 
 def message_key(msg: Message) -> int:
     """A content hash of a message: equal for the same role, name and parts (used to count text once)."""
+    if msg.key is not None:
+        return msg.key
     return hash((msg.role, msg.name, msg.label, tuple((p.kind, p.text, p.name, p.call_id) for p in msg.parts)))
 
 

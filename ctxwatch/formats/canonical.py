@@ -22,7 +22,7 @@ The request/usage helpers here are shared by the batch formats.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import Any
 
@@ -151,18 +151,71 @@ def openai_message(m: dict[str, Any]) -> Message:
     return Message(role, parts, name=name)
 
 
-def openai_request_to_parts(body: dict[str, Any]) -> RequestParts:
+class MessageMemo:
+    """Reuse the normalized form of messages re-sent from the previous call.
+
+    Agent loops re-send their whole history on every call, so most messages of call N+1 are byte-for-byte
+    messages of call N.  The memo maps a hash of each raw message (its compact JSON) to the
+    :class:`Message` built for it, and keeps only the previous call's messages: memory stays one call wide
+    while the re-sent prefix costs a dump and a hash instead of a full normalization.
+    """
+
+    def __init__(self) -> None:
+        self._prev: dict[int, Message] = {}
+        self._cur: dict[int, Message] = {}
+        self._prev_raw: list[Any] = []
+        self._prev_msgs: list[Message | None] = []
+
+    def messages(self, raw_list: list[Any], build: Callable[[dict[str, Any]], Message]) -> list[Message | None]:
+        """Messages for a request's raw message list, aligned with it (``None`` for non-dict items).
+
+        When the list starts with the previous call's whole list (the usual append-only history), that
+        prefix is recognised with one C-level list comparison and its messages are reused as they are.
+        """
+        n = len(self._prev_raw)
+        if n and len(raw_list) >= n and raw_list[:n] == self._prev_raw:
+            out = list(self._prev_msgs)
+            for m in raw_list[n:]:
+                out.append(self.get(m, build) if isinstance(m, dict) else None)
+        else:
+            out = [self.get(m, build) if isinstance(m, dict) else None for m in raw_list]
+        self._prev_raw = raw_list
+        self._prev_msgs = out
+        return out
+
+    def get(self, raw: dict[str, Any], build: Callable[[dict[str, Any]], Message]) -> Message:
+        """The message for ``raw``, built with ``build`` unless it was seen in the previous call."""
+        try:
+            key = hash(orjson.dumps(raw))
+        except TypeError:
+            return build(raw)
+        msg = self._cur.get(key) or self._prev.get(key)
+        if msg is None:
+            msg = build(raw)
+            msg.key = key
+        self._cur[key] = msg
+        return msg
+
+    def next_call(self) -> None:
+        """Start a new call: the current call's messages become the ones to reuse."""
+        self._prev, self._cur = self._cur, {}
+
+
+def openai_request_to_parts(body: dict[str, Any], memo: MessageMemo | None = None) -> RequestParts:
     """Split an OpenAI chat-completions request body into ``(system, tools, messages, max_output_tokens)``.
 
     ``system`` holds the text of every ``system``/``developer`` message (OpenAI sends them in place; they
     are the floor).  ``tools`` includes legacy ``functions`` wrapped as tools.  Never raises on odd shapes.
+    ``memo`` (optional) reuses messages re-sent from the previous call.
     """
     system: list[str] = []
     messages: list[Message] = []
-    for m in body.get("messages") or []:
-        if not isinstance(m, dict):
+    raw = body.get("messages") if isinstance(body.get("messages"), list) else []
+    built = memo.messages(raw, openai_message) if memo is not None else [
+        openai_message(m) if isinstance(m, dict) else None for m in raw]
+    for msg in built:
+        if msg is None:
             continue
-        msg = openai_message(m)
         if msg.role in ("system", "developer"):
             system.append(msg.text())
         else:
@@ -321,8 +374,15 @@ def _anthropic_blocks(content: Any) -> list[Part]:
     return parts
 
 
-def anthropic_request_to_parts(body: dict[str, Any]) -> RequestParts:
-    """Split an Anthropic Messages request body into ``(system, tools, messages, max_output_tokens)``."""
+def _anthropic_message(m: dict[str, Any]) -> Message:
+    return Message(str(m.get("role") or "user"), _anthropic_blocks(m.get("content")))
+
+
+def anthropic_request_to_parts(body: dict[str, Any], memo: MessageMemo | None = None) -> RequestParts:
+    """Split an Anthropic Messages request body into ``(system, tools, messages, max_output_tokens)``.
+
+    ``memo`` (optional) reuses messages re-sent from the previous call.
+    """
     sys_field = body.get("system")
     system: list[str] = []
     if isinstance(sys_field, str):
@@ -330,15 +390,16 @@ def anthropic_request_to_parts(body: dict[str, Any]) -> RequestParts:
     elif isinstance(sys_field, list):
         system = [str(b.get("text") or "") if isinstance(b, dict) else str(b) for b in sys_field]
     messages: list[Message] = []
-    for m in body.get("messages") or []:
-        if not isinstance(m, dict):
+    raw = body.get("messages") if isinstance(body.get("messages"), list) else []
+    built = memo.messages(raw, _anthropic_message) if memo is not None else [
+        _anthropic_message(m) if isinstance(m, dict) else None for m in raw]
+    for msg in built:
+        if msg is None:
             continue
-        role = str(m.get("role") or "user")
-        parts = _anthropic_blocks(m.get("content"))
-        if role == "system":
-            system.append("\n".join(p.text for p in parts))
+        if msg.role == "system":
+            system.append(msg.text())
         else:
-            messages.append(Message(role, parts))
+            messages.append(msg)
     tools = [t for t in (body.get("tools") or []) if isinstance(t, dict)]
     return system, tools, messages, _int(body.get("max_tokens"))
 
@@ -427,9 +488,11 @@ def _flavour(req: dict[str, Any], resp: Any) -> str:
             return "anthropic"
         if isinstance(resp.get("output"), list):
             return "responses"
-    model = str(req.get("model") or "")
+    model = str(req.get("model") or "").rsplit("/", 1)[-1]
     if model.startswith("claude"):
         return "anthropic"
+    if model.startswith(("gpt-", "o1", "o3", "o4", "chatgpt", "ft:gpt")):
+        return "openai"
     msgs = req.get("messages") or []
     for m in msgs if isinstance(msgs, list) else []:
         c = m.get("content") if isinstance(m, dict) else None
@@ -440,7 +503,8 @@ def _flavour(req: dict[str, Any], resp: Any) -> str:
 
 def build_call(path: str, rec: Record, req: dict[str, Any], resp: Any, *, usage: Usage | None = None,
                info: ResponseInfo | None = None, model: str | None = None,
-               timestamp: float | None = None, extra: dict[str, Any] | None = None) -> ParsedCall:
+               timestamp: float | None = None, extra: dict[str, Any] | None = None,
+               memo: MessageMemo | None = None) -> ParsedCall:
     """A :class:`ParsedCall` from a request body and a response body of any of the three flavours.
 
     Args:
@@ -448,10 +512,11 @@ def build_call(path: str, rec: Record, req: dict[str, Any], resp: Any, *, usage:
         req: the request body. resp: the response body (may be ``None``).
         usage / info / model: override what the response body would give (e.g. from an SSE stream).
         timestamp: epoch seconds. extra: format-specific extras.
+        memo: reuse of messages re-sent from the previous call of the same reader (see :class:`MessageMemo`).
     """
     flavour = _flavour(req, resp)
     if flavour == "anthropic":
-        system, tools, messages, mx = anthropic_request_to_parts(req)
+        system, tools, messages, mx = anthropic_request_to_parts(req, memo)
         usage = usage or anthropic_usage(resp.get("usage") if isinstance(resp, dict) else None)
         info = info or anthropic_response_info(resp)
         provider = "anthropic"
@@ -461,7 +526,7 @@ def build_call(path: str, rec: Record, req: dict[str, Any], resp: Any, *, usage:
         info = info or responses_response_info(resp)
         provider = "openai"
     else:
-        system, tools, messages, mx = openai_request_to_parts(req)
+        system, tools, messages, mx = openai_request_to_parts(req, memo)
         usage = usage or openai_usage(resp.get("usage") if isinstance(resp, dict) else None)
         info = info or openai_response_info(resp)
         provider = "openai"
@@ -469,6 +534,8 @@ def build_call(path: str, rec: Record, req: dict[str, Any], resp: Any, *, usage:
         model = req.get("model") if isinstance(req.get("model"), str) else None
         if model is None and isinstance(resp, dict) and isinstance(resp.get("model"), str):
             model = resp["model"]
+    if memo is not None:
+        memo.next_call()
     return ParsedCall(
         source=SourceRef(path, rec.line, rec.line_end, rec.byte_start, rec.byte_end),
         timestamp=timestamp, model=model, provider=provider, system=system, tools=tools, messages=messages,
@@ -478,6 +545,10 @@ def build_call(path: str, rec: Record, req: dict[str, Any], resp: Any, *, usage:
 
 class CanonicalReader(Reader):
     """Reader for ``{"request": ..., "response": ...}`` records (OpenAI chat, Anthropic, Responses API)."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(path)
+        self.memo = MessageMemo()
 
     def feed(self, rec: Record) -> Iterable[Output]:
         """One record = one call; anything that is not such a record is an ``unknown_record`` issue."""
@@ -493,7 +564,7 @@ class CanonicalReader(Reader):
         ts = parse_timestamp(v.get("timestamp") or v.get("time") or v.get("created_at"))
         if ts is None and isinstance(resp, dict):
             ts = parse_timestamp(resp.get("created"))
-        call = build_call(self.path, rec, req, resp, timestamp=ts)
+        call = build_call(self.path, rec, req, resp, timestamp=ts, memo=self.memo)
         call.session = v.get("session") if isinstance(v.get("session"), str) else None
         win = _int(v.get("window"))
         if win:
@@ -505,6 +576,10 @@ class CanonicalReader(Reader):
 
 class ClaudeTraceReader(Reader):
     """Reader for claude-trace HTTP captures (request.body / response.body or SSE ``body_raw``)."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(path)
+        self.memo = MessageMemo()
 
     def feed(self, rec: Record) -> Iterable[Output]:
         """One line = one HTTP exchange; non-/messages requests and failed exchanges become issues."""
@@ -527,7 +602,7 @@ class ClaudeTraceReader(Reader):
             if isinstance(rs.get("body_raw"), str):
                 usage, info, model = parse_sse(rs["body_raw"])
         ts = parse_timestamp(rq.get("timestamp")) or parse_timestamp(v.get("logged_at"))
-        call = build_call(self.path, rec, body, resp, usage=usage, info=info, timestamp=ts)
+        call = build_call(self.path, rec, body, resp, usage=usage, info=info, timestamp=ts, memo=self.memo)
         call.provider = "anthropic"
         if model and not call.model:
             call.model = model

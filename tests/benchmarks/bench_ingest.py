@@ -1,0 +1,161 @@
+"""Ingest benchmark: ``ctxwatch report --json`` on a big generated agent log (not collected by pytest).
+
+Run: ``.venv/bin/python tests/benchmarks/bench_ingest.py [SIZE_MB]`` (default 200).  It generates an
+OpenAI-format log of one agent run re-sending its growing history (~600 calls, 12 tool schemas, tool calls
+and tool results), then prints, measured in the same run:
+
+* ``report_vs_orjson``: time of ``ctxwatch report --json`` / time to merely ``orjson.loads`` every line
+  (target <= 2.0);
+* ``naive_vs_ctxwatch``: time to tiktoken-encode every message of every call / ctxwatch's time
+  (target >= 10);
+* peak RSS of ``ctxwatch report`` at half size and full size (target <= 300 MB, not growing with size
+  beyond the per-call summaries);
+* ``report_vs_ccusage`` on a Claude Code projects folder, when ``ccusage`` is on PATH (skipped otherwise).
+
+Timings are wall-clock on a shared machine: read the ratios, not the seconds.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import orjson
+
+ROOT = Path(__file__).resolve().parents[2]
+PY = sys.executable
+
+TOOLS = [
+    {"type": "function", "function": {
+        "name": f"tool_{i}",
+        "description": f"Tool number {i}. " + "It does a specific thing with the repository and reports back. " * 6,
+        "parameters": {"type": "object", "properties": {
+            "path": {"type": "string", "description": "File path relative to the repository root."},
+            "query": {"type": "string", "description": "What to look for."},
+            "limit": {"type": "integer", "description": "Maximum number of results.", "default": 20},
+        }, "required": ["path"]}}}
+    for i in range(12)
+]
+
+WORDS = ("alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho sigma tau "
+         "upsilon phi chi psi omega def return import class self value config test assert").split()
+
+
+def _text(rng: random.Random, n_words: int) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(n_words))
+
+
+def generate(path: Path, target_mb: float, calls: int = 600, seed: int = 1) -> int:
+    """Write a log of about ``target_mb`` MB with ``calls`` calls; returns the number of calls written."""
+    rng = random.Random(seed)
+    # Bytes of history added per call so that the whole file reaches the target: sum_k k*step = N^2/2 * step.
+    # (each call also re-sends ~250 bytes of tool-call message per earlier call and ~6 KB of floor).
+    step_bytes = max(70, int(target_mb * 1e6 * 2 / (calls * calls)) - 250)
+    system = {"role": "system", "content": "You are a coding agent. " + _text(rng, 400)}
+    history: list[dict] = [{"role": "user", "content": "Fix the failing tests. " + _text(rng, 50)}]
+    with open(path, "w") as fh:
+        for i in range(calls):
+            req = {"model": "gpt-4o", "messages": [system, *history], "tools": TOOLS, "max_tokens": 4096}
+            resp = {"choices": [{"message": {"role": "assistant", "content": None}}],
+                    "usage": {"prompt_tokens": 1000 + i * 50, "completion_tokens": 40}}
+            fh.write(json.dumps({"timestamp": 1_700_000_000 + i * 5, "request": req, "response": resp}) + "\n")
+            cid = f"call_{i}"
+            history.append({"role": "assistant", "content": None, "tool_calls": [{"id": cid, "type": "function",
+                            "function": {"name": f"tool_{i % 12}",
+                                         "arguments": json.dumps({"path": f"src/m{i}.py", "query": _text(rng, 8)})}}]})
+            history.append({"role": "tool", "tool_call_id": cid, "content": _text(rng, max(10, step_bytes // 7))})
+    return calls
+
+
+def time_orjson(path: Path) -> float:
+    t = time.perf_counter()
+    with open(path, "rb") as fh:
+        for line in fh:
+            orjson.loads(line)
+    return time.perf_counter() - t
+
+
+def time_naive(path: Path) -> float:
+    """Encode every message of every call with tiktoken, no cache (what a naive counter does)."""
+    from ctxwatch.tokens import get_tokenizer
+
+    enc = get_tokenizer("o200k_base")._enc
+    t = time.perf_counter()
+    with open(path, "rb") as fh:
+        for line in fh:
+            d = orjson.loads(line)
+            for m in d["request"]["messages"]:
+                enc.encode_ordinary(m.get("content") or "")
+                for tc in m.get("tool_calls") or []:
+                    enc.encode_ordinary(tc["function"]["arguments"])
+    return time.perf_counter() - t
+
+
+def run_report(path: Path | str, *extra: str) -> tuple[float, float]:
+    """Wall time in seconds and peak RSS in MB of ``ctxwatch report --json PATH`` in a subprocess."""
+    code = (
+        "import resource, sys, time, io, contextlib\n"
+        "from ctxwatch.cli import main\n"
+        "t = time.perf_counter()\n"
+        "buf = io.StringIO()\n"
+        "try:\n"
+        "    with contextlib.redirect_stdout(buf):\n"
+        f"        main(['report', '--json', *{list(extra)!r}, {str(path)!r}], standalone_mode=False)\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "dt = time.perf_counter() - t\n"
+        "rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024\n"
+        "sys.stderr.write(f'{dt} {rss}\\n')\n"
+    )
+    out = subprocess.run([PY, "-c", code], capture_output=True, text=True, check=True)
+    dt, rss = out.stderr.strip().splitlines()[-1].split()
+    return float(dt), float(rss)
+
+
+def line(name: str, value: float, target: str) -> None:
+    print(f"{name:<34} {value:10.2f}   (target {target})")
+
+
+def main() -> None:
+    size = float(sys.argv[1]) if len(sys.argv) > 1 else 200.0
+    tmp = Path(tempfile.mkdtemp(prefix="ctxwatch-bench-"))
+    try:
+        full, half = tmp / "full.jsonl", tmp / "half.jsonl"
+        generate(full, size)
+        generate(half, size / 2)
+        mb = full.stat().st_size / 1e6
+        print(f"generated {mb:.0f} MB, 600 calls, 12 tools ({half.stat().st_size / 1e6:.0f} MB half-size run)")
+        t_orjson = time_orjson(full)
+        t_report, rss_full = run_report(full)
+        _, rss_half = run_report(half)
+        t_naive = time_naive(full)
+        print(f"orjson.loads every line: {t_orjson:.2f} s; ctxwatch report --json: {t_report:.2f} s; "
+              f"naive tiktoken: {t_naive:.2f} s")
+        line("report_vs_orjson", t_report / t_orjson, "<= 2.0")
+        line("naive_vs_ctxwatch", t_naive / t_report, ">= 10")
+        line(f"peak_rss_mb @ {mb / 2:.0f} MB", rss_half, "<= 300")
+        line(f"peak_rss_mb @ {mb:.0f} MB", rss_full, "<= 300, flat")
+        cc = shutil.which("ccusage")
+        projects = os.environ.get("CTXWATCH_BENCH_CLAUDE_PROJECTS")
+        if cc and projects:
+            t = time.perf_counter()
+            subprocess.run([cc, "session", "--json", "--offline"], capture_output=True, check=False,
+                           env={**os.environ, "CLAUDE_CONFIG_DIR": str(Path(projects).parent)})
+            t_cc = time.perf_counter() - t
+            t_ours, _ = run_report(projects)
+            line("report_vs_ccusage", t_ours / t_cc, "<= 2.0")
+        else:
+            print("report_vs_ccusage: skipped (set CTXWATCH_BENCH_CLAUDE_PROJECTS and install ccusage)")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
