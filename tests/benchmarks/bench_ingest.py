@@ -44,7 +44,10 @@ TOOLS = [
     for i in range(12)
 ]
 
-WORDS = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa", "lambda", "mu", "nu", "xi", "omicron", "pi", "rho", "sigma", "tau", "upsilon", "phi", "chi", "psi", "omega", "def", "return", "import", "class", "self", "value", "config", "test", "assert"]
+WORDS = tuple(
+    "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho sigma tau "
+    "upsilon phi chi psi omega def return import class self value config test assert".split(" ")
+)
 
 
 def _text(rng: random.Random, n_words: int) -> str:
