@@ -1,0 +1,494 @@
+"""Claude Code transcript reader (``ctxwatch.formats.claude_code``).
+
+Expected values come from the sample files through small plain-``json`` readers written here (they share no code
+with the reader), from FORMATS.md section 1, or from the failure cases B08, B11, B14 and B23 worked by hand.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import struct
+import zlib
+from pathlib import Path
+
+import pytest
+
+from ctxwatch.formats import detect, get_format
+from ctxwatch.formats.claude_code import ClaudeCodeReader, content_parts, sniff
+from ctxwatch.formats.codex import sniff as codex_sniff
+from ctxwatch.jsonstream import Record, iter_records
+from ctxwatch.model import Issue, ParsedCall
+
+COMPACTION = "spotter_4d5611e5_lines700-800_compaction.jsonl"
+INLINE_SIDECHAIN = "ccviewer_5c0375b4_v1.0.108_inline_sidechain.jsonl"
+
+
+# --- helpers -------------------------------------------------------------------------------------------------
+
+
+def run(path: Path | str, *, use_skip: bool = True) -> tuple[dict[str, ParsedCall], list[str], list[Issue], int]:
+    """Read a file with the reader: final call per key, keys in first-seen order, issues, outputs emitted."""
+    reader = ClaudeCodeReader(str(path))
+    calls: dict[str, ParsedCall] = {}
+    order: list[str] = []
+    issues: list[Issue] = []
+    emitted = 0
+    for rec in iter_records(str(path), skip=reader.skip if use_skip else None):
+        outs = reader.feed(rec) if isinstance(rec, Record) else [rec]
+        for out in outs:
+            emitted += 1
+            if isinstance(out, Issue):
+                issues.append(out)
+            else:
+                assert out.key is not None
+                if out.key not in calls:
+                    order.append(out.key)
+                calls[out.key] = out
+    issues.extend(o for o in reader.finish() if isinstance(o, Issue))
+    return calls, order, issues, emitted
+
+
+def lines(path: Path) -> list[dict]:
+    """Every JSON line of a file with plain ``json`` (1-based line number kept under ``_line``)."""
+    out = []
+    for i, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        d = json.loads(raw)
+        d["_line"] = i
+        out.append(d)
+    return out
+
+
+def reference_calls(path: Path) -> dict[str, dict[str, int]]:
+    """The independent reader of the acceptance test (issue 2): one call per distinct (message.id, requestId)
+    among assistant lines with usage, excluding synthetic ones; usage of the line with max output_tokens."""
+    ref: dict[str, dict[str, int]] = {}
+    for d in lines(path):
+        if d.get("type") != "assistant":
+            continue
+        m = d["message"]
+        if "usage" not in m or m.get("model") == "<synthetic>" or d.get("isApiErrorMessage"):
+            continue
+        u = m["usage"]
+        key = f"{m['id']}:{d['requestId']}"
+        out = u.get("output_tokens", 0)
+        if key not in ref or out >= ref[key]["output"]:
+            ref[key] = {
+                "prompt": u.get("input_tokens", 0) + u.get("cache_creation_input_tokens", 0)
+                + u.get("cache_read_input_tokens", 0),
+                "output": out,
+                "cache_read": u.get("cache_read_input_tokens", 0),
+                "cache_write": u.get("cache_creation_input_tokens", 0),
+                "line": ref.get(key, {}).get("line", d["_line"]),
+            }
+    return ref
+
+
+def write(tmp_path: Path, name: str, records: list[dict] | str) -> Path:
+    p = tmp_path / name
+    p.write_text(records if isinstance(records, str) else "".join(json.dumps(r) + "\n" for r in records))
+    return p
+
+
+def claude_files(shared_logs: Path) -> list[Path]:
+    return sorted((shared_logs / "claude-code").glob("*.jsonl"))
+
+
+# --- the real samples ----------------------------------------------------------------------------------------
+
+
+def test_every_sample_matches_the_independent_reader(shared_logs: Path) -> None:
+    files = claude_files(shared_logs)
+    assert len(files) == 10
+    for path in files:
+        ref = reference_calls(path)
+        calls, order, issues, _ = run(path)
+        assert issues == [], path.name
+        assert set(calls) == set(ref), path.name
+        for key, want in ref.items():
+            u = calls[key].usage
+            assert u is not None
+            assert (u.prompt_total, u.output, u.cache_read, u.cache_write) == (
+                want["prompt"], want["output"], want["cache_read"], want["cache_write"]), (path.name, key)
+            assert calls[key].source.line == want["line"]
+            assert calls[key].provider == "anthropic"
+            assert calls[key].history_reported_only and calls[key].system is None and calls[key].tools is None
+        # calls come out in file order of their first line
+        assert [calls[k].source.line for k in order] == sorted(calls[k].source.line for k in order)
+
+
+def test_skip_prefilter_changes_nothing_but_skips_progress(shared_logs: Path) -> None:
+    for path in claude_files(shared_logs):
+        with_skip, _, _, _ = run(path)
+        without, _, _, _ = run(path, use_skip=False)
+        assert set(with_skip) == set(without)
+        for key, call in with_skip.items():
+            other = without[key]
+            assert [(m.role, m.label, m.text()) for m in call.messages or []] == \
+                   [(m.role, m.label, m.text()) for m in other.messages or []], (path.name, key)
+            assert call.context == other.context
+    # the pre-filter does skip the big bookkeeping lines of a v2.1 file
+    path = shared_logs / "claude-code" / "spotter_4d5611e5_head200.jsonl"
+    reader = ClaudeCodeReader(str(path))
+    raw = path.read_bytes().split(b"\n")
+    kinds = [json.loads(r).get("type") for r in raw if r.strip()]
+    skipped = [k for r, k in zip([r for r in raw if r.strip()], kinds, strict=True) if reader.skip(r)]
+    assert set(skipped) == {"progress", "file-history-snapshot"}
+    assert len(skipped) == kinds.count("progress") + kinds.count("file-history-snapshot") == 155
+
+
+def test_compaction_sample(shared_logs: Path) -> None:
+    path = shared_logs / "claude-code" / COMPACTION
+    recs = lines(path)
+    boundary = next(d for d in recs if d.get("subtype") == "compact_boundary")
+    pre = boundary["compactMetadata"]["preTokens"]
+    assert pre == 170251  # FORMATS.md section 1
+    ref = reference_calls(path)
+    before = [v for v in ref.values() if v["line"] < boundary["_line"]]
+    after = sorted((v for v in ref.values() if v["line"] > boundary["_line"]), key=lambda v: v["line"])
+    calls, order, _, _ = run(path)
+    first_after = next(calls[k] for k in order if calls[k].source.line > boundary["_line"])
+    assert first_after.compaction == {"kind": "compact_boundary", "trigger": "auto", "pre_tokens": pre,
+                                      "post_tokens": None, "line": boundary["_line"]}
+    assert first_after.usage is not None
+    assert first_after.usage.prompt_total == after[0]["prompt"] == 36081  # FORMATS.md: "the next call has 36,081"
+    assert first_after.usage.prompt_total < min(v["prompt"] for v in before)
+    # The live history restarts at the boundary: just the summary, labelled, nothing from before it.
+    assert first_after.messages is not None
+    assert [(m.role, m.label) for m in first_after.messages] == [("user", "compaction_summary")]
+    assert first_after.messages[0].text().startswith("This session is being continued")
+    # Only that one call carries the marker.
+    assert sum(1 for c in calls.values() if c.compaction) == 1
+    # Pre-boundary calls keep their (reported) size: lifetime totals still see them.
+    assert max(c.usage.prompt_total for c in calls.values() if c.usage) == 164831
+
+
+def _roots(recs: list[dict]) -> dict[str, str]:
+    """uuid -> uuid of the root of its parentUuid chain (plain dict walk)."""
+    parent = {d["uuid"]: d.get("parentUuid") for d in recs if "uuid" in d}
+    out = {}
+    for u in parent:
+        r = u
+        while parent.get(r):
+            r = parent[r]
+        out[u] = r
+    return out
+
+
+def test_inline_sidechains_are_separate_contexts(shared_logs: Path) -> None:
+    path = shared_logs / "claude-code" / INLINE_SIDECHAIN
+    recs = lines(path)
+    roots = _roots(recs)
+    calls, _, _, _ = run(path)
+    side_roots = set()
+    for d in recs:
+        if d.get("type") != "assistant":
+            continue
+        call = calls[f"{d['message']['id']}:{d['requestId']}"]
+        if d.get("isSidechain"):
+            assert call.context == f"sidechain-{roots[d['uuid']][:8]}"
+            side_roots.add(roots[d["uuid"]])
+        else:
+            assert call.context == "main"
+    assert len(side_roots) == 2  # two Task subagents (roots at lines 16 and 26)
+    # Main histories never hold sidechain text.
+    side_texts = {json.dumps(d["message"]["content"]) for d in recs if d.get("isSidechain") and d["type"] == "user"}
+    for call in calls.values():
+        if call.context == "main":
+            for m in call.messages or []:
+                if m.role == "user":
+                    assert all(p.text not in side_texts for p in m.parts)
+
+
+def _hand_chain(recs: list[dict], line: int) -> tuple[int, int]:
+    """Follow parentUuid from the first line of the call at ``line`` by hand: (user lines, distinct responses)."""
+    by_uuid = {d["uuid"]: d for d in recs if "uuid" in d}
+    u = by_uuid[next(d["uuid"] for d in recs if d["_line"] == line)]["parentUuid"]
+    users, responses = 0, set()
+    while u:
+        d = by_uuid[u]
+        if d.get("type") == "user":
+            users += 1
+        elif d.get("type") == "assistant":
+            responses.add(d["message"]["id"])
+        u = d.get("parentUuid")
+    return users, len(responses)
+
+
+def test_history_count_matches_a_hand_followed_chain(shared_logs: Path) -> None:
+    # A linear v1.0.x main chain with inline sidechains in between (the call on line 42).
+    path = shared_logs / "claude-code" / INLINE_SIDECHAIN
+    recs = lines(path)
+    users, responses = _hand_chain(recs, 42)
+    assert (users, responses) == (10, 4)  # users on lines 1, 2, 5, 9-11, 15, 23, 24, 41
+    calls, _, _, _ = run(path)
+    call = next(c for c in calls.values() if c.source.line == 42)
+    assert call.messages is not None
+    assert len(call.messages) == users + responses == 14
+    assert [m.role for m in call.messages].count("assistant") == responses
+    # spotter_short: the only call's history is the one user prompt (progress lines are chain links only).
+    calls, _, _, _ = run(shared_logs / "claude-code" / "spotter_short.jsonl")
+    (only,) = calls.values()
+    assert only.messages is not None
+    assert [(m.role, m.text()) for m in only.messages] == [("user", "mix phx.server doesnt seem to start")]
+    assert only.response is not None and only.response.tool_calls == 2
+
+
+def test_parallel_tool_calls_keep_every_result(shared_logs: Path) -> None:
+    """Lines 9-12 of spotter_subagent_parent.jsonl are four tool_use blocks of one response; their results (lines
+    13-16) hang off different lines of it, so the parentUuid chain of the next call passes through only one of
+    them. The request still carried the whole response and all four results (the API requires a result per
+    tool_use): the history must hold them, paired."""
+    path = shared_logs / "claude-code" / "spotter_subagent_parent.jsonl"
+    recs = lines(path)
+    tool_uses = [b["id"] for d in recs if d["_line"] in (9, 10, 11, 12) for b in d["message"]["content"]]
+    results = [b["tool_use_id"] for d in recs if d["_line"] in (13, 14, 15, 16) for b in d["message"]["content"]]
+    assert sorted(tool_uses) == sorted(results) and len(tool_uses) == 4
+    calls, _, _, _ = run(path)
+    call = next(c for c in calls.values() if c.source.line == 17)
+    assert call.messages is not None
+    roles = [(m.role, m.label) for m in call.messages]
+    assert roles == [("user", None), ("user", "meta"), ("assistant", None)] + [("user", None)] * 4
+    assistant = call.messages[2]
+    assert assistant.tool_call_ids() == tool_uses  # one message for lines 6-12, blocks in line order
+    # every result follows the response, in the order of its tool calls
+    assert [i for m in call.messages[3:] for i in m.tool_result_ids()] == tool_uses
+
+
+def test_subagent_files_are_agent_contexts(shared_logs: Path) -> None:
+    calls, _, _, _ = run(shared_logs / "claude-code" / "spotter_4d5611e5_subagents_agent-a2898e3.jsonl")
+    assert {c.context for c in calls.values()} == {"agent-a2898e3"}
+    calls, _, _, _ = run(shared_logs / "claude-code" / "spotter_4d5611e5_subagents_agent-acompact-e1f845.jsonl")
+    (summarizer,) = calls.values()
+    assert summarizer.context == "agent-acompact-e1f845"
+    assert summarizer.extra["compaction_summarizer"] is True
+    assert summarizer.usage is not None and summarizer.usage.cache_read == 164830  # FORMATS.md section 1
+    # v2.1 subagent lines carry agentId; outside a subagents file that names the context too.
+    rec = {"type": "assistant", "isSidechain": True, "agentId": "abc", "uuid": "x", "parentUuid": None,
+           "requestId": "r", "sessionId": "s",
+           "message": {"id": "m", "model": "claude-x", "content": [], "usage": {"input_tokens": 1}}}
+    (call,) = ClaudeCodeReader("session.jsonl").feed(Record(rec, 1, 1, 0, 10))
+    assert isinstance(call, ParsedCall) and call.context == "agent-abc"
+
+
+def test_detection(shared_logs: Path) -> None:
+    for path in claude_files(shared_logs):
+        spec = detect(str(path))
+        assert spec is not None and spec.name == "claude-code", path.name
+    assert get_format("claude-code").needs_prefix
+    for path in (shared_logs / "codex-rollout").glob("*.jsonl"):
+        spec = detect(str(path))
+        assert spec is None or spec.name != "claude-code"
+    from ctxwatch.formats import sniff_file
+
+    for other in ("codex-rollout/rollout-2025-11-17T15-30-28-019a93b9_codex0.58.0.jsonl",
+                  "gemini-cli/derived_schema_fixture_agent-sessions_gemini_jsonl_v040.jsonl",
+                  "request-response/claude-trace_test-traffic_head14.jsonl"):
+        assert sniff(sniff_file(str(shared_logs / other))) == 0.0, other
+    assert codex_sniff(sniff_file(str(shared_logs / "claude-code" / COMPACTION))) == 0.0
+
+
+# --- failure cases -------------------------------------------------------------------------------------------
+
+B11 = [
+    {"type": "assistant", "message": {"id": "msg_dup", "role": "assistant", "model": "claude-sonnet-4-5",
+                                      "content": [{"type": "thinking", "thinking": "…"}],
+                                      "usage": {"input_tokens": 6, "cache_creation_input_tokens": 500,
+                                                "cache_read_input_tokens": 20000, "output_tokens": 384}},
+     "requestId": "req_dup", "uuid": "a1", "sessionId": "s1", "timestamp": "2025-01-01T00:00:01.100Z"},
+    {"type": "assistant", "message": {"id": "msg_dup", "role": "assistant", "model": "claude-sonnet-4-5",
+                                      "content": [{"type": "text", "text": "placeholder"}],
+                                      "usage": {"input_tokens": 6, "cache_creation_input_tokens": 500,
+                                                "cache_read_input_tokens": 20000, "output_tokens": 384}},
+     "requestId": "req_dup", "uuid": "a2", "sessionId": "s1", "timestamp": "2025-01-01T00:00:01.900Z"},
+    {"type": "assistant", "message": {"id": "msg_dup", "role": "assistant", "model": "claude-sonnet-4-5",
+                                      "content": [{"type": "tool_use", "id": "toolu_1", "name": "Read",
+                                                   "input": {"path": "x"}}],
+                                      "usage": {"input_tokens": 6, "cache_creation_input_tokens": 500,
+                                                "cache_read_input_tokens": 20000, "output_tokens": 384}},
+     "requestId": "req_dup", "uuid": "a3", "sessionId": "s1", "timestamp": "2025-01-01T00:00:02.300Z"},
+]
+
+
+def test_b11_one_response_on_three_lines_and_a_copy_in_another_file(tmp_path: Path) -> None:
+    s1 = write(tmp_path, "s1.jsonl", B11)
+    copy = dict(B11[0], sessionId="s2")
+    s2 = write(tmp_path, "s2.jsonl", [copy])
+    calls, order, issues, emitted = run(s1)
+    assert issues == [] and order == ["msg_dup:req_dup"]
+    assert emitted == 3  # emitted on the first line, updated (same key) by the other two
+    call = calls["msg_dup:req_dup"]
+    assert call.usage is not None and call.usage.prompt_total == 20506 and call.usage.output == 384
+    assert call.usage.prompt_total + call.usage.output == 20890  # occupancy after the response
+    assert call.response is not None and call.response.text == "placeholder" and call.response.tool_calls == 1
+    assert (call.source.line, call.source.line_end) == (1, 3)
+    assert call.timestamp == pytest.approx(1735689601.1)
+    calls2, _, _, _ = run(s2)
+    assert list(calls2) == ["msg_dup:req_dup"]  # same key in the second file: a consumer dedupes on it
+    # Within one reader a re-read copy of a known line adds nothing.
+    reader = ClaudeCodeReader(str(s1))
+    assert len(reader.feed(Record(B11[0], 1, 1, 0, 10))) == 1
+    assert reader.feed(Record(B11[0], 9, 9, 90, 100)) == []
+    # The three blocks all count toward the history of the next call.
+    nxt = {"type": "assistant", "requestId": "req_2", "uuid": "a4", "sessionId": "s1",
+           "message": {"id": "msg_2", "model": "claude-sonnet-4-5", "content": [{"type": "text", "text": "ok"}],
+                       "usage": {"input_tokens": 1}}}
+    for i, rec in enumerate([*B11[1:], nxt], 2):
+        out = reader.feed(Record(rec, i, i, i * 10, i * 10 + 10))
+    (last,) = out
+    assert isinstance(last, ParsedCall) and last.messages is not None
+    assert [p.kind for p in last.messages[0].parts] == ["thinking", "text", "tool_call"]
+    assert last.messages[0].parts[2].text == '{"path":"x"}' and last.messages[0].parts[2].name == "Read"
+
+
+def test_b11_duplicates_across_files_count_once_in_a_run(tmp_path: Path) -> None:
+    run_mod = pytest.importorskip("ctxwatch.run")
+    s1 = write(tmp_path, "s1.jsonl", B11)
+    s2 = write(tmp_path, "s2.jsonl", [dict(B11[0], sessionId="s2")])
+    r = run_mod.Run(str(s1), get_format("claude-code"))
+    for path in (s1, s2):
+        r.reader = ClaudeCodeReader(str(path))
+        for rec in iter_records(str(path), skip=r.reader.skip):
+            r.feed_record(rec)
+    assert len(r.calls) == 1
+    assert r.calls[0].usage is not None and r.calls[0].usage.prompt_total == 20506
+
+
+def test_b08_claude_usage_semantics(tmp_path: Path) -> None:
+    line = {"type": "assistant", "message": {"id": "msg_a1", "role": "assistant", "model": "claude-sonnet-4-5",
+                                             "content": [{"type": "text", "text": "ok"}],
+                                             "usage": {"input_tokens": 6, "cache_creation_input_tokens": 11000,
+                                                       "cache_read_input_tokens": 22000, "output_tokens": 300}},
+            "requestId": "req_a1", "uuid": "a1", "sessionId": "s1", "timestamp": "2025-01-01T00:00:10Z"}
+    calls, _, _, _ = run(write(tmp_path, "b08.jsonl", [line]))
+    (call,) = calls.values()
+    u = call.usage
+    assert u is not None
+    assert (u.prompt_total, u.input_uncached, u.cache_read, u.cache_write, u.output) == (33006, 6, 22000, 11000, 300)
+    assert 0 <= u.cache_read / u.prompt_total <= 1
+    assert (call.model, call.session, call.timestamp) == ("claude-sonnet-4-5", "s1", 1735689610.0)
+
+
+B23 = [
+    {"type": "user", "message": {"role": "user", "content": "…(old turn)"}, "uuid": "u1", "sessionId": "s1",
+     "timestamp": "2025-01-01T00:00:00Z"},
+    {"type": "assistant", "message": {"id": "msg_1", "role": "assistant", "model": "claude-sonnet-4-5",
+                                      "content": [{"type": "text", "text": "…"}],
+                                      "usage": {"input_tokens": 10, "cache_creation_input_tokens": 0,
+                                                "cache_read_input_tokens": 154000, "output_tokens": 800}},
+     "requestId": "r1", "uuid": "a1", "sessionId": "s1", "timestamp": "2025-01-01T00:10:00Z"},
+    {"type": "system", "subtype": "compact_boundary", "content": "Conversation compacted",
+     "compactMetadata": {"trigger": "auto", "preTokens": 154810, "postTokens": 9800}, "uuid": "b1",
+     "sessionId": "s1", "timestamp": "2025-01-01T00:11:00Z"},
+    {"type": "user", "isCompactSummary": True,
+     "message": {"role": "user", "content": "This session is being continued from a previous conversation…"},
+     "uuid": "u2", "sessionId": "s1", "timestamp": "2025-01-01T00:11:01Z"},
+]
+
+
+def test_b23_history_restarts_at_the_boundary(tmp_path: Path) -> None:
+    nxt = {"type": "user", "message": {"role": "user", "content": "go on"}, "uuid": "u3", "sessionId": "s1"}
+    call2 = {"type": "assistant", "requestId": "r2", "uuid": "a2", "sessionId": "s1",
+             "timestamp": "2025-01-01T00:12:00Z",
+             "message": {"id": "msg_2", "model": "claude-sonnet-4-5", "content": [{"type": "text", "text": "ok"}],
+                         "usage": {"input_tokens": 5, "cache_creation_input_tokens": 9805,
+                                   "cache_read_input_tokens": 0, "output_tokens": 2}}}
+    calls, order, _, _ = run(write(tmp_path, "b23.jsonl", [*B23, nxt, call2]))
+    first, second = (calls[k] for k in order)
+    assert first.compaction is None and first.usage is not None and first.usage.prompt_total == 154010
+    assert second.compaction == {"kind": "compact_boundary", "trigger": "auto", "pre_tokens": 154810,
+                                 "post_tokens": 9800, "line": 3}
+    assert second.messages is not None
+    assert [(m.role, m.label) for m in second.messages] == [("user", "compaction_summary"), ("user", None)]
+    assert second.usage is not None and second.usage.prompt_total == 9810
+
+
+def test_b14_glued_and_truncated_lines(tmp_path: Path) -> None:
+    text = (
+        '{"type":"user","message":{"role":"user","content":"first"},"uuid":"u1","sessionId":"s1",'
+        '"timestamp":"2025-01-01T00:00:00Z"}\n'
+        '{"type":"pr-link","sessionId":"s1","prNu{"type":"assistant","message":{"id":"msg_2","role":"assistant",'
+        '"model":"claude-sonnet-4-5","content":[{"type":"text","text":"second"}],"usage":{"input_tokens":5,'
+        '"cache_creation_input_tokens":0,"cache_read_input_tokens":100,"output_tokens":3}},"requestId":"req_2",'
+        '"uuid":"a2","sessionId":"s1","timestamp":"2025-01-01T00:00:02Z"}\n'
+        '{"type":"user","message":{"role":"user","content":"third"},"uuid":"u3","sessionId":"s1",'
+        '"timestamp":"2025-01-01T00:00:03Z"}\n'
+        '{"type":"assistant","message":{"id":"msg_4","role":"assistant","content":[{"type":"text","text":"cut mid-str'
+    )
+    calls, _, issues, _ = run(write(tmp_path, "b14.jsonl", text))
+    assert list(calls) == ["msg_2:req_2"]
+    call = calls["msg_2:req_2"]
+    assert call.usage is not None and call.usage.prompt_total == 105 and call.source.line == 2
+    assert call.messages is not None and [m.text() for m in call.messages] == ["first"]
+    assert [(i.line, i.kind) for i in issues] == [(2, "glued_records"), (4, "truncated_tail")]
+
+
+# --- robustness and content conversion -----------------------------------------------------------------------
+
+
+def _png(width: int, height: int) -> str:
+    ihdr = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    chunk = b"IHDR" + ihdr
+    data = b"\x89PNG\r\n\x1a\n" + struct.pack(">I", 13) + chunk + struct.pack(">I", zlib.crc32(chunk)) + b"\0" * 40
+    return base64.b64encode(data).decode()
+
+
+def test_content_conversion() -> None:
+    png = _png(800, 600)
+    parts = content_parts([
+        {"type": "text", "text": "look"},
+        {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": png}},
+        {"type": "tool_result", "tool_use_id": "t1",
+         "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"},
+                     {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": png}}]},
+        {"type": "tool_result", "tool_use_id": "t2", "content": "plain", "is_error": True},
+        {"type": "thinking", "thinking": "hmm", "signature": "sig"},
+        {"type": "tool_use", "id": "t3", "name": "Bash", "input": {"command": "ls"}},
+        {"type": "mystery", "x": 1},
+        "bare string", 7, None,
+    ])
+    assert [p.kind for p in parts] == ["text", "image", "tool_result", "image", "tool_result", "thinking",
+                                       "tool_call", "other", "text"]
+    img = parts[1].meta
+    assert img is not None and (img["width"], img["height"], img["media_type"]) == (800, 600, "image/png")
+    assert img["bytes"] == len(base64.b64decode(png))
+    assert (parts[2].text, parts[2].call_id, parts[3].call_id) == ("a\nb", "t1", "t1")
+    assert (parts[4].text, parts[4].call_id) == ("plain", "t2")
+    assert (parts[6].name, parts[6].call_id, parts[6].text) == ("Bash", "t3", '{"command":"ls"}')
+    assert content_parts("just text")[0].text == "just text"
+    assert content_parts(None) == [] and content_parts(5) == []
+
+
+def test_odd_records_never_crash() -> None:
+    reader = ClaudeCodeReader("odd.jsonl")
+    odd: list[object] = [
+        [], "text", 5, None, {}, {"type": None}, {"type": "assistant"},
+        {"type": "assistant", "message": "x"},
+        {"type": "assistant", "message": {"content": "a string"}},
+        {"type": "assistant", "message": {"id": 5, "content": [None], "usage": "none"}, "uuid": 7},
+        {"type": "assistant", "isApiErrorMessage": True,
+         "message": {"id": "e", "model": "<synthetic>", "content": [], "usage": {"input_tokens": 0}}},
+        {"type": "assistant", "message": {"id": "s", "model": "<synthetic>", "content": []}, "requestId": "r"},
+        {"type": "user", "message": None}, {"type": "user", "message": {"content": {"odd": 1}}},
+        {"type": "user", "uuid": "loop1", "parentUuid": "loop2", "message": {"content": "a"}},
+        {"type": "user", "uuid": "loop2", "parentUuid": "loop1", "message": {"content": "b"}},
+        {"type": "assistant", "uuid": "x9", "parentUuid": "loop2", "requestId": "r9",
+         "message": {"id": "m9", "content": [{"type": "text", "text": "ok"}], "usage": {"output_tokens": "12"}}},
+        {"type": "system", "subtype": "compact_boundary", "compactMetadata": "bad"},
+        {"type": "progress", "uuid": "p", "data": [1, 2]}, {"type": "brand-new-type", "uuid": "q"},
+        {"type": "summary", "summary": "t", "leafUuid": "u"},
+    ]
+    outs = []
+    for i, v in enumerate(odd, 1):
+        outs.extend(reader.feed(Record(v, i, i, i * 10, i * 10 + 9)))
+    outs.extend(reader.finish())
+    issues = [o for o in outs if isinstance(o, Issue)]
+    calls = {o.key: o for o in outs if isinstance(o, ParsedCall)}
+    assert [(i.line, i.kind) for i in issues] == [(7, "unknown_record"), (8, "unknown_record")]
+    assert "e:" not in calls and "s:r" not in calls  # synthetic lines are not calls
+    assert calls["uuid:@9.0"].usage is None  # a missing usage block means unknown, not zero
+    assert calls["uuid:@9.0"].response is not None and calls["uuid:@9.0"].response.text == "a string"
+    assert calls["uuid:@10.0"].usage is None  # ... and so does a usage that is not an object
+    m9 = calls["m9:r9"]
+    assert m9.usage is not None and m9.usage.output == 12 and m9.usage.prompt_total == 0
+    assert m9.messages is not None and len(m9.messages) == 2  # the parentUuid cycle is walked once
