@@ -660,16 +660,21 @@ def _reason(policy: Policy, plans: list[MessagePlan], before: int, after: int, b
                 f"does not fit: the floor alone (system prompt {_fmt(pinned)} + tool schemas {_fmt(tools)} = "
                 f"{_fmt(floor)} tokens) exceeds the budget of {_fmt(budget)}; the system prompt and tool schemas "
                 "are pinned and never evicted, so shorten them or raise the budget")
-        elif max_cut < H and max_cut in starts and floor + suffix[max_cut] + (summary if max_cut else 0) > budget:
-            recent = min(policy.keep_recent, len(starts))
-            parts.append(
-                f"does not fit: the newest {recent} turn{'s alone take' if recent != 1 else ' alone takes'} "
-                f"{_fmt(suffix[max_cut])} tokens; with the floor ({_fmt(floor)})"
-                + (f" and the summary ({_fmt(summary)})" if summary and max_cut else "")
-                + f" that is over the budget of {_fmt(budget)}; lower keep_recent or raise the budget")
         else:
-            parts.append(f"does not fit: the smallest valid plan is {_fmt(after)} tokens, over the budget of "
-                         f"{_fmt(budget)} (turns and tool-call pairs cannot be split)")
+            extra = after - floor - suffix[cut]  # summary + re-injected items
+            breakdown = (f"floor {_fmt(floor)} + kept history {_fmt(suffix[cut])}"
+                         + (f" + summary and re-injected items {_fmt(extra)}" if extra else "")
+                         + f" = {_fmt(after)} tokens")
+            if max_cut < H and cut == max_cut and max_cut in starts:
+                recent = min(policy.keep_recent, len(starts))
+                parts.append(
+                    f"does not fit: the newest {recent} turn{'s' if recent != 1 else ''} (always kept) "
+                    f"take{'' if recent != 1 else 's'} {_fmt(suffix[max_cut])} tokens; the smallest plan is "
+                    f"{breakdown}, over the budget of {_fmt(budget)}; lower keep_recent or raise the budget")
+            else:
+                hint = "lower summary_tokens or re-inject less" if extra else "raise the budget"
+                parts.append(f"does not fit: the smallest plan that keeps turns and tool calls whole is {breakdown}, "
+                             f"over the budget of {_fmt(budget)}; {hint}")
     return "; ".join(parts)
 
 

@@ -1,0 +1,217 @@
+"""``ctxwatch plan`` and ``ctxwatch schema``: headless eviction preview and tool-schema floor analysis.
+
+Registered by :func:`ctxwatch.cli._register_optional`.  The commands only wire options; the work is done by
+:mod:`ctxwatch.planner` and :mod:`ctxwatch.schema` on one call re-read from disk
+(:func:`ctxwatch.run.reload_call`).  This module does not import :mod:`ctxwatch.cli` at import time (that
+module imports this one while it is being built).
+
+Exit status: 0 success (also when the plan does not fit: that is an answer, not an error); 2 usage error,
+unreadable log, no such call, or unknown window.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+import orjson
+
+from ctxwatch.config import ConfigError, Settings, load_settings
+from ctxwatch.model import Call, ParsedCall
+
+EXIT_USAGE = 2
+
+
+def _fail(msg: str) -> None:
+    click.echo(f"ctxwatch: {msg}", err=True)
+    sys.exit(EXIT_USAGE)
+
+
+def _settings(config: str | None, **overrides: Any) -> Settings:
+    try:
+        return load_settings(config, **overrides)
+    except ConfigError as exc:
+        raise click.UsageError(str(exc)) from exc
+
+
+def default_plan_call(calls: list[Call]) -> int:
+    """The call ``plan`` looks at by default: the last call of the ``main`` context that is not a
+    ``max_tokens: 1`` probe (claude-trace logs those beside the real calls), else the last call."""
+    for c in reversed(calls):
+        if c.context == "main" and not c.extra.get("probe"):
+            return c.index
+    return calls[-1].index
+
+
+def default_schema_call(calls: list[Call]) -> int:
+    """The call ``schema`` looks at by default: the last call that carries tool schemas, else the last call."""
+    for c in reversed(calls):
+        if c.tool_names:
+            return c.index
+    return calls[-1].index
+
+
+def load_call(path: str, fmt: str | None, settings: Settings, call: int | None,
+              default: str = "plan") -> tuple[Any, Call, ParsedCall]:
+    """Load the log and re-read one call with its text.
+
+    Args:
+        path: the log file. fmt: format name or ``None`` (detect). settings: thresholds.
+        call: 0-based call index as in ``report --json`` (negative counts from the end), or ``None`` for the
+            default (:func:`default_plan_call` / :func:`default_schema_call`, by ``default``).
+
+    Returns:
+        ``(run, call summary, parsed call)``. Exits with status 2 (message on stderr) when the log cannot be
+        read, has no calls, the index is out of range, or the call cannot be re-read.
+    """
+    from ctxwatch.run import LogError, load_run, reload_call
+
+    try:
+        run = load_run(path, fmt, settings)
+    except LogError as exc:
+        _fail(str(exc))
+    if not run.calls:
+        _fail(f"{path}: no calls found" + (f" ({len(run.issues)} issues)" if run.issues else ""))
+    n = len(run.calls)
+    if call is None:
+        idx = default_plan_call(run.calls) if default == "plan" else default_schema_call(run.calls)
+    else:
+        idx = call + n if call < 0 else call
+        if not 0 <= idx < n:
+            _fail(f"--call {call}: the log has {n} calls (0..{n - 1})")
+    pc = reload_call(run, idx)
+    if pc is None:
+        _fail(f"{path}: call {idx} could not be re-read (the file changed?)")
+    return run, run.calls[idx], pc
+
+
+def _i(v: int | None) -> str:
+    return "-" if v is None else f"{v:,}"
+
+
+@click.command("plan")
+@click.argument("path", type=click.Path())
+@click.option("--call", "call_index", type=int, default=None,
+              help="Call index as in `report --json` (negative: from the end). Default: the last real call.")
+@click.option("--keep-recent", type=click.IntRange(min=0), default=None, help="Turns always kept [default: 6].")
+@click.option("--budget-fraction", type=click.FloatRange(0, 1, min_open=True), default=None,
+              help="Fraction of the window the prompt may use [default: 0.6].")
+@click.option("--trigger", type=click.FloatRange(0, 1, min_open=True), default=None,
+              help="Compaction trigger as a fraction of the budget [default: 0.8].")
+@click.option("--reserve", type=click.FloatRange(min=0), default=None,
+              help="Completion reserve: below 1 a fraction of the window, else tokens. "
+                   "Default: the request's max_tokens, else 0.15.")
+@click.option("--window", type=click.IntRange(min=1), default=None,
+              help="Context window in tokens. Default: the log, else the model catalogue.")
+@click.option("--summary-tokens", type=click.IntRange(min=0), default=None,
+              help="Assumed size of the summary in tokens [default: 2000].")
+@click.option("--mode", type=click.Choice(["summarise", "drop"]), default="summarise", show_default=True,
+              help="Summarise the older span or drop it.")
+@click.option("--format", "fmt", default=None, help="Log format (see `ctxwatch formats`); default: detect.")
+@click.option("--config", type=click.Path(dir_okay=False), default=None, help="Config file (TOML).")
+@click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON (keys in the README).")
+def plan_cmd(path: str, call_index: int | None, keep_recent: int | None, budget_fraction: float | None,
+             trigger: float | None, reserve: float | None, window: int | None, summary_tokens: int | None,
+             mode: str, fmt: str | None, config: str | None, as_json: bool) -> None:
+    """Preview the eviction plan of one call of PATH: what is pinned, kept, summarised or evicted.
+
+    The system prompt and tool schemas are pinned; tool calls stay with their results; the kept history
+    starts on a user turn; the newest --keep-recent turns are kept.
+    """
+    from ctxwatch.planner import Policy, plan_messages
+    from ctxwatch.tokens import counter_for
+
+    settings = _settings(config, budget_fraction=budget_fraction, trigger=trigger, keep_recent=keep_recent,
+                         summary_tokens=summary_tokens)
+    _run, call, pc = load_call(path, fmt, settings, call_index, "plan")
+    win = window or call.window
+    if not win:
+        _fail(f"call {call.index}: the context window of {call.model or 'this model'} is unknown; pass --window")
+    reserve_tokens: int | None = None
+    if reserve is not None:
+        reserve_tokens = int(reserve * win) if reserve < 1 else int(reserve)
+    elif pc.max_output_tokens and pc.max_output_tokens < win:
+        reserve_tokens = pc.max_output_tokens
+    try:
+        policy = Policy.from_settings(settings, win, reserve_tokens=reserve_tokens, mode=mode)
+    except ConfigError as exc:
+        raise click.UsageError(str(exc)) from exc
+    counter = counter_for(pc.model, pc.provider)
+    floor_note = None
+    if pc.system is None or pc.history_reported_only:
+        # The format does not log the system prompt and tools: the floor is the inferred residual.
+        floor = call.floor_tokens or 0
+        plan = plan_messages(pc.messages or [], policy, counter=counter, system_tokens=floor, tools_tokens=0)
+        floor_note = f"floor {floor:,} tokens {call.floor_src} (system prompt and tools are not logged)"
+    else:
+        plan = plan_messages(pc.messages or [], policy, system=pc.system or None, tools=pc.tools or None,
+                             counter=counter)
+    if as_json:
+        sys.stdout.write(orjson.dumps(plan.to_json(), option=orjson.OPT_INDENT_2).decode() + "\n")
+        return
+    click.echo(f"{path}  call {call.index} (line {call.source.line})  model={call.model or '?'}  "
+               f"window={win:,}  tokenizer={plan.tokenizer}{'' if counter.exact else ' (estimate)'}")
+    click.echo(f"floor: system {plan.system_tokens:,} + tools {plan.tools_tokens:,} = {plan.floor_tokens:,}; "
+               f"reserve {plan.reserve_tokens:,}; budget {plan.budget_tokens:,}; trigger {plan.trigger_tokens:,}"
+               + (f"  [{floor_note}]" if floor_note else ""))
+    click.echo(f"{'#':>5} {'role':<10} {'tokens':>9} {'after':>9}  fate")
+    for m in plan.messages:
+        ids = ""
+        if m.tool_call_ids:
+            ids = "  calls " + ",".join(m.tool_call_ids)
+        elif m.tool_result_ids:
+            ids = "  answers " + ",".join(m.tool_result_ids)
+        click.echo(f"{m.index:>5} {m.role:<10} {m.tokens:>9,} {m.tokens_after:>9,}  {m.fate}{ids}")
+    for r in plan.reinject:
+        click.echo(f"re-inject {r.kind}: {r.tokens:,} tokens ({r.detail})")
+    click.echo(f"before {plan.before_tokens:,} -> after {plan.after_tokens:,} tokens; budget {plan.budget_tokens:,}: "
+               + ("fits" if plan.fits else "does NOT fit"))
+    click.echo(plan.reason)
+
+
+@click.command("schema")
+@click.argument("path", type=click.Path())
+@click.option("--call", "call_index", type=int, default=None,
+              help="Call index as in `report --json` (negative: from the end). Default: the last call with tools.")
+@click.option("--format", "fmt", default=None, help="Log format (see `ctxwatch formats`); default: detect.")
+@click.option("--config", type=click.Path(dir_okay=False), default=None, help="Config file (TOML).")
+@click.option("--json", "as_json", is_flag=True, help="Print the analysis as JSON.")
+def schema_cmd(path: str, call_index: int | None, fmt: str | None, config: str | None, as_json: bool) -> None:
+    """Tool-schema floor of one call of PATH: per-tool cost and what a compacted schema would save.
+
+    Per-tool cost = the whole tools payload minus the payload without that tool (the fixed preamble is shown
+    once). The compaction preview drops examples/title/default/$comment and trims descriptions to their first
+    sentence; savings are per call and over every call of the run that carried the same tools.
+    """
+    from ctxwatch.schema import analyse_tools
+    from ctxwatch.tokens import counter_for
+
+    settings = _settings(config)
+    run, call, pc = load_call(path, fmt, settings, call_index, "schema")
+    if pc.tools is None:
+        _fail(f"call {call.index}: this log format does not record tool schemas")
+    same = sum(1 for c in run.calls if c.tools_key is not None and c.tools_key == call.tools_key)
+    rep = analyse_tools(pc.tools, counter_for(pc.model, pc.provider), calls=max(same, 1) if pc.tools else 0,
+                        system=pc.system)
+    if as_json:
+        doc = {"call": call.index, "model": call.model, **rep.to_json()}
+        sys.stdout.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode() + "\n")
+        return
+    click.echo(f"{path}  call {call.index} (line {call.source.line})  model={call.model or '?'}  "
+               f"{len(rep.tools)} tools  tokenizer={rep.tokenizer}{'' if rep.exact else ' (estimate)'}")
+    if not rep.tools:
+        click.echo("no tool schemas in this call")
+        return
+    width = max(12, *(len(t.name) for t in rep.tools))
+    click.echo(f"{'tool':<{width}} {'tokens':>8} {'compacted':>10} {'saved':>8}")
+    for t in sorted(rep.tools, key=lambda t: -t.tokens):
+        click.echo(f"{t.name:<{width}} {t.tokens:>8,} {t.compacted_tokens:>10,} {t.saved:>8,}")
+    click.echo(f"{'(preamble)':<{width}} {rep.preamble_tokens:>8,}")
+    click.echo(f"{'total':<{width}} {rep.total_tokens:>8,} {rep.compacted_total:>10,} {rep.saved_per_call:>8,}")
+    if rep.system_tokens is not None:
+        click.echo(f"system prompt {rep.system_tokens:,} tokens; floor {rep.system_tokens + rep.total_tokens:,}")
+    click.echo(f"saved {rep.saved_per_call:,} tokens per call x {rep.calls} calls with these tools = "
+               f"{rep.saved_run:,} over the run")
+    for note in rep.notes:
+        click.echo(f"note: {note}")
