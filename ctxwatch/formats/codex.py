@@ -222,6 +222,7 @@ class _OpenCall:
     call: ParsedCall
     texts: list[str] = field(default_factory=list)
     tool_calls: int = 0
+    reasoning_tagged: bool = False
 
 
 class CodexReader(Reader):
@@ -329,6 +330,13 @@ class CodexReader(Reader):
         op = self._open
         if op is None:
             return []
+        usage = op.call.usage
+        if payload.get("type") == "reasoning" and usage is not None and not op.reasoning_tagged:
+            # The reasoning this call produced, as reported: its encrypted content is re-sent on later calls
+            # but cannot be tokenized locally (FORMATS.md section 2), so the count travels with the part.
+            op.reasoning_tagged = True
+            part = msg.parts[0]
+            part.meta = {**(part.meta or {}), "reasoning_tokens": usage.reasoning}
         op.texts.extend(p.text for p in msg.parts if msg.role == "assistant" and p.kind == "text" and p.text)
         op.tool_calls += sum(1 for p in msg.parts if p.kind == "tool_call")
         src = op.call.source

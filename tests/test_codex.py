@@ -1,0 +1,320 @@
+"""Codex CLI rollout reader (``ctxwatch.formats.codex``).
+
+Expected values come from the real rollout through a small plain-``json`` reader written here (it shares no code
+with the reader), from FORMATS.md section 2, or from failure cases B08, B12, B13 and B23 worked by hand.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ctxwatch.formats import detect, get_format, sniff_file
+from ctxwatch.formats.codex import CodexReader, item_message, sniff
+from ctxwatch.jsonstream import Record, iter_records
+from ctxwatch.model import Issue, ParsedCall
+
+ROLLOUT = "rollout-2025-11-17T15-30-28-019a93b9_codex0.58.0.jsonl"
+META_ONLY = "codex0.63.0_session_meta_only.jsonl"
+DERIVED = "derived_schema_fixture_agent-sessions_codex_small.jsonl"
+
+
+def run(path: Path | str, *, use_skip: bool = True) -> tuple[list[ParsedCall], list[Issue], int]:
+    """Read a file with the reader: final call per key in first-seen order, issues, number of outputs."""
+    reader = CodexReader(str(path))
+    calls: dict[str, ParsedCall] = {}
+    issues: list[Issue] = []
+    emitted = 0
+    for rec in iter_records(str(path), skip=reader.skip if use_skip else None):
+        outs = list(reader.feed(rec)) if isinstance(rec, Record) else [rec]
+        for out in outs:
+            emitted += 1
+            if isinstance(out, Issue):
+                issues.append(out)
+            else:
+                assert out.key is not None
+                calls[out.key] = out
+    assert list(reader.finish()) == []  # nothing is held back (see the module's tailing policy)
+    return list(calls.values()), issues, emitted
+
+
+def write(tmp_path: Path, name: str, records: list[dict]) -> Path:
+    p = tmp_path / name
+    p.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return p
+
+
+def reference(path: Path) -> list[dict]:
+    """Independent reader: one entry per token_count whose total_token_usage differs from the previous one."""
+    out: list[dict] = []
+    prev = None
+    items = 0
+    for i, raw in enumerate(path.read_text().splitlines(), 1):
+        d = json.loads(raw)
+        p = d.get("payload") or {}
+        if d["type"] == "response_item" and p.get("type") != "ghost_snapshot":
+            items += 1
+        if d["type"] == "event_msg" and p.get("type") == "token_count" and p.get("info"):
+            total = p["info"]["total_token_usage"]
+            if total != prev:
+                out.append({"line": i, "total": total, "last": p["info"]["last_token_usage"],
+                            "window": p["info"]["model_context_window"], "items_before": items})
+                prev = total
+    return out
+
+
+# --- the real rollout ----------------------------------------------------------------------------------------
+
+
+def test_real_rollout_39_calls(shared_logs: Path) -> None:
+    path = shared_logs / "codex-rollout" / ROLLOUT
+    ref = reference(path)
+    assert len(ref) == 39  # FORMATS.md section 2: 78 non-null events, 39 distinct totals
+    session = json.loads(path.read_text().splitlines()[0])["payload"]["id"]
+    calls, issues, _ = run(path)
+    assert issues == []
+    assert len(calls) == 39
+    for call, want in zip(calls, ref, strict=True):
+        u = call.usage
+        assert u is not None
+        assert call.source.line == want["line"]
+        assert u.prompt_total == want["last"]["input_tokens"]
+        assert u.cache_read == want["last"]["cached_input_tokens"]
+        assert u.input_uncached == want["last"]["input_tokens"] - want["last"]["cached_input_tokens"]
+        assert u.output == want["last"]["output_tokens"]
+        assert u.reasoning == want["last"]["reasoning_output_tokens"]
+        assert u.cache_write is None  # 0.58 does not report cache writes
+        assert call.window == want["window"] == 258400
+        assert (call.provider, call.model, call.context) == ("openai", "gpt-5.1-codex", "main")
+        assert call.session == session
+        # the prompt is every response item before the usage event (ghost snapshots excluded)
+        assert call.messages is not None and len(call.messages) == want["items_before"]
+        assert call.history_reported_only and call.system is None and call.tools is None
+    last = calls[-1].usage
+    assert last is not None and (last.prompt_total, last.cache_read) == (52645, 52096)  # FORMATS.md section 2
+    # Session totals from the per-call usage equal the last cumulative total (each response counted once).
+    final = ref[-1]["total"]
+    assert sum(c.usage.prompt_total for c in calls if c.usage) == final["input_tokens"]
+    assert sum(c.usage.cache_read for c in calls if c.usage) == final["cached_input_tokens"]
+    assert sum(c.usage.output for c in calls if c.usage) == final["output_tokens"]
+    assert sum(c.usage.reasoning for c in calls if c.usage) == final["reasoning_output_tokens"]
+    assert calls[-1].extra["cumulative"] == final
+
+
+def test_real_rollout_history_and_completion(shared_logs: Path) -> None:
+    path = shared_logs / "codex-rollout" / ROLLOUT
+    calls, _, emitted = run(path)
+    first = calls[0]
+    assert first.messages is not None
+    assert [(m.role, m.text()[:21]) for m in first.messages] == [
+        ("user", "<environment_context>"), ("user", "finish up the users w")]
+    # The completion is the output items after the usage event: reasoning + one shell call.
+    assert first.response is not None and first.response.tool_calls == 1
+    assert (first.source.line, first.source.line_end) == (9, 11)
+    second = calls[1]
+    assert second.messages is not None
+    assert [m.role for m in second.messages] == ["user", "user", "assistant", "assistant", "tool"]
+    call_part = second.messages[3].parts[0]
+    result_part = second.messages[4].parts[0]
+    assert (call_part.kind, call_part.name, result_part.kind) == ("tool_call", "shell", "tool_result")
+    assert call_part.call_id == result_part.call_id is not None
+    assert call_part.text.startswith('{"command":["bash","-lc","ls"]')
+    thinking = second.messages[2].parts[0]
+    assert thinking.kind == "thinking" and thinking.meta is not None and thinking.meta["encrypted_bytes"] > 0
+    assert thinking.meta["reasoning_tokens"] == calls[0].usage.reasoning  # type: ignore[union-attr]
+    # each call is emitted once, then updated once per output item (38 reasoning + 39 function calls)
+    assert emitted == 39 + 38 + 39
+
+
+def test_skip_prefilter_changes_nothing(shared_logs: Path) -> None:
+    for name in (ROLLOUT, DERIVED, META_ONLY):
+        path = shared_logs / "codex-rollout" / name
+        a, ia, _ = run(path)
+        b, ib, _ = run(path, use_skip=False)
+        assert [(c.key, c.usage, len(c.messages or [])) for c in a] == \
+               [(c.key, c.usage, len(c.messages or [])) for c in b]
+        assert ia == ib
+    raw = (shared_logs / "codex-rollout" / ROLLOUT).read_bytes().split(b"\n")
+    skipped = [json.loads(r)["payload"]["type"] for r in raw if r and CodexReader._skip(r)]
+    assert set(skipped) == {"agent_reasoning", "user_message"}
+
+
+def test_meta_only_and_derived_fixture(shared_logs: Path) -> None:
+    calls, issues, _ = run(shared_logs / "codex-rollout" / META_ONLY)
+    assert calls == [] and issues == []
+    calls, issues, _ = run(shared_logs / "codex-rollout" / DERIVED)
+    assert issues == []
+    # One non-zero token_count (line 22); the later all-zero totals only start a new baseline.
+    assert len(calls) == 1
+    c = calls[0]
+    assert c.usage is not None and (c.usage.prompt_total, c.usage.cache_read, c.usage.cache_write) == (16341, 3584, 0)
+    assert c.model == "gpt-5.6-luna" and c.window == 258400
+    assert c.compaction is not None and c.compaction["kind"] == "context_compacted"
+    assert c.response is not None and c.response.text == "Found 2 files."
+    # the first session_meta's base_instructions.text is the system prompt
+    meta = json.loads((shared_logs / "codex-rollout" / DERIVED).read_text().splitlines()[0])
+    assert c.system == [meta["payload"]["base_instructions"]["text"]]
+
+
+def test_detection(shared_logs: Path) -> None:
+    for path in (shared_logs / "codex-rollout").glob("*.jsonl"):
+        spec = detect(str(path))
+        assert spec is not None and spec.name == "codex", path.name
+    assert get_format("codex").needs_prefix
+    for other in ("claude-code/spotter_short.jsonl",
+                  "gemini-cli/derived_schema_fixture_agent-sessions_gemini_jsonl_v040.jsonl",
+                  "openai-batch/reviews_batch_output.jsonl",
+                  "request-response/claude-trace_test-traffic_head14.jsonl"):
+        assert sniff(sniff_file(str(shared_logs / other))) == 0.0, other
+
+
+# --- failure cases -------------------------------------------------------------------------------------------
+
+
+def _tc(ts: str, total: tuple[int, int, int, int], last: tuple[int, int, int, int] | None, window: int) -> dict:
+    def block(t: tuple[int, int, int, int]) -> dict:
+        return {"input_tokens": t[0], "cached_input_tokens": t[1], "output_tokens": t[2],
+                "reasoning_output_tokens": t[3], "total_tokens": t[0] + t[2]}
+
+    info: dict = {"total_token_usage": block(total), "model_context_window": window}
+    if last is not None:
+        info["last_token_usage"] = block(last)
+    return {"timestamp": ts, "type": "event_msg", "payload": {"type": "token_count", "info": info}}
+
+
+B12 = [
+    {"timestamp": "2025-05-01T10:00:00.000Z", "type": "session_meta",
+     "payload": {"id": "00000000-0000-7000-8000-000000000001", "cwd": "/tmp", "originator": "codex_cli_rs"}},
+    {"timestamp": "2025-05-01T10:00:00.100Z", "type": "turn_context", "payload": {"model": "gpt-5"}},
+    _tc("2025-05-01T10:00:05.000Z", (1000, 0, 100, 0), (1000, 0, 100, 0), 272000),
+    _tc("2025-05-01T10:00:06.000Z", (1000, 0, 100, 0), (1000, 0, 100, 0), 272000),
+    _tc("2025-05-01T10:01:00.000Z", (3000, 900, 300, 0), (2000, 900, 200, 0), 272000),
+]
+B13 = [
+    _tc("2025-05-01T10:02:00.000Z", (900000, 800000, 5000, 0), (60000, 55000, 400, 0), 272000),
+    _tc("2025-05-01T10:03:00.000Z", (5000000, 0, 9000, 0), (4280000, 0, 0, 0), 570000),
+]
+
+
+def test_b12_repeated_totals_count_once(tmp_path: Path) -> None:
+    calls, issues, _ = run(write(tmp_path, "b12.jsonl", B12))
+    assert issues == [] and len(calls) == 2
+    assert sum(c.usage.prompt_total + c.usage.output for c in calls if c.usage) == 3300  # not 5500
+    second = calls[1].usage
+    assert second is not None and (second.prompt_total, second.cache_read, second.output) == (2000, 900, 200)
+    assert calls[0].model == "gpt-5" and calls[0].session == "00000000-0000-7000-8000-000000000001"
+    assert calls[1].timestamp == 1746093660.0
+
+
+def test_b13_occupancy_uses_last_usage_and_flags_the_impossible(tmp_path: Path) -> None:
+    calls, issues, _ = run(write(tmp_path, "b13.jsonl", B12 + B13))
+    assert len(calls) == 4
+    at_1002, at_1003 = calls[2], calls[3]
+    assert at_1002.usage is not None and at_1002.window == 272000
+    assert round(at_1002.usage.prompt_total / at_1002.window, 2) == 0.22  # not 905000
+    assert "implausible" not in at_1002.extra
+    assert at_1003.extra["implausible"] is True and at_1003.window == 570000
+    assert [(i.line, i.kind) for i in issues] == [(7, "implausible_usage")]
+    assert "4280000" in issues[0].message and "570000" in issues[0].message
+
+
+def test_b08_codex_usage_semantics(tmp_path: Path) -> None:
+    line = {"timestamp": "2025-01-01T00:00:11Z", "type": "event_msg", "payload": {"type": "token_count", "info": {
+        "total_token_usage": {"input_tokens": 50000, "cached_input_tokens": 48000, "output_tokens": 500,
+                              "reasoning_output_tokens": 200, "total_tokens": 50500},
+        "last_token_usage": {"input_tokens": 50000, "cached_input_tokens": 48000, "output_tokens": 500,
+                             "reasoning_output_tokens": 200, "total_tokens": 50500},
+        "model_context_window": 272000}}}
+    (call,), _, _ = run(write(tmp_path, "b08.jsonl", [line]))
+    u = call.usage
+    assert u is not None
+    assert u.prompt_total == 50000  # occupancy: cached is inside input
+    assert u.prompt_total + u.output == 50500  # total: reasoning is inside output
+    assert (u.cache_read, u.input_uncached, u.reasoning) == (48000, 2000, 200)
+    assert 0 <= u.cache_read / u.prompt_total <= 1
+    assert call.window == 272000 and call.session is None
+
+
+def test_b23_compacted_replaces_the_history(tmp_path: Path) -> None:
+    user = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "old question"}]}
+    summary = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "summary of work"}]}
+    recs = [
+        {"timestamp": "2025-05-01T10:00:00Z", "type": "session_meta", "payload": {"id": "s"}},
+        {"timestamp": "2025-05-01T10:00:01Z", "type": "response_item", "payload": user},
+        _tc("2025-05-01T10:00:02Z", (150000, 0, 800, 0), (150000, 0, 800, 0), 272000),
+        {"timestamp": "2025-05-01T10:00:03Z", "type": "response_item",
+         "payload": {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "done"}]}},
+        {"timestamp": "2025-05-01T10:05:00Z", "type": "compacted",
+         "payload": {"message": "", "replacement_history": [user, summary, {"type": "ghost_snapshot"}]}},
+        {"timestamp": "2025-05-01T10:05:00Z", "type": "event_msg", "payload": {"type": "context_compacted"}},
+        _tc("2025-05-01T10:05:10Z", (159000, 0, 900, 0), (9000, 0, 100, 0), 272000),
+    ]
+    calls, _, _ = run(write(tmp_path, "b23.jsonl", recs))
+    before, after = calls
+    assert before.response is not None and before.response.text == "done"
+    assert before.messages is not None and [m.text() for m in before.messages] == ["old question"]
+    assert after.compaction == {"kind": "compacted", "trigger": None, "pre_tokens": 150000, "post_tokens": None,
+                                "line": 5}
+    assert after.messages is not None and [m.text() for m in after.messages] == ["old question", "summary of work"]
+    assert after.usage is not None and after.usage.prompt_total == 9000
+    # Without replacement_history the summary text alone is the new history, labelled.
+    recs[4] = {"timestamp": "t", "type": "compacted", "payload": {"message": "the summary"}}
+    calls, _, _ = run(write(tmp_path, "b23b.jsonl", recs))
+    assert calls[1].messages is not None
+    assert [(m.label, m.text()) for m in calls[1].messages] == [("compaction_summary", "the summary")]
+
+
+def test_backwards_totals_start_a_new_baseline_and_missing_last_uses_deltas(tmp_path: Path) -> None:
+    recs = [
+        _tc("2025-05-01T10:00:00Z", (1000, 0, 100, 0), None, 272000),
+        _tc("2025-05-01T10:00:01Z", (3500, 1000, 300, 50), None, 272000),
+        _tc("2025-05-01T10:00:02Z", (800, 0, 20, 0), None, 272000),  # went backwards (fork / reset)
+        _tc("2025-05-01T10:00:03Z", (1800, 700, 70, 0), None, 272000),
+    ]
+    calls, issues, _ = run(write(tmp_path, "back.jsonl", recs))
+    assert issues == []
+    got = [(c.usage.prompt_total, c.usage.cache_read, c.usage.output, c.usage.reasoning) for c in calls if c.usage]
+    assert got == [(1000, 0, 100, 0), (2500, 1000, 200, 50), (800, 0, 20, 0), (1000, 700, 50, 0)]
+    assert all(c.extra["usage_from"] == "total_delta" for c in calls)
+    assert all(min(t) >= 0 for t in got)  # never a negative delta
+
+
+def test_items_and_odd_records(tmp_path: Path) -> None:
+    assert item_message({"type": "ghost_snapshot"}) == (None, False)
+    assert item_message("x") == (None, False)
+    msg, out = item_message({"type": "custom_tool_call", "name": "apply_patch", "call_id": "c", "input": "*** x"})
+    assert out and msg is not None and (msg.parts[0].kind, msg.parts[0].text) == ("tool_call", "*** x")
+    msg, out = item_message({"type": "function_call_output", "call_id": "c",
+                             "output": [{"type": "input_text", "text": "a"}, {"type": "input_image",
+                                                                             "image_url": None}]})
+    assert not out and msg is not None and [p.kind for p in msg.parts] == ["tool_result", "image"]
+    msg, _ = item_message({"type": "message", "role": "user",
+                           "content": [{"type": "input_text", "text": "# AGENTS.md instructions for /x"}]})
+    assert msg is not None and msg.label == "instructions"
+    msg, out = item_message({"type": "local_shell_call", "call_id": "l", "action": {"command": ["ls"]}})
+    assert out and msg is not None and msg.parts[0].name == "local_shell"
+    reader = CodexReader("odd.jsonl")
+    odd: list[object] = [
+        None, [], "s", {}, {"type": "event_msg"}, {"type": "event_msg", "payload": []},
+        {"type": "event_msg", "payload": {"type": "token_count", "info": None}},
+        {"type": "event_msg", "payload": {"type": "token_count", "info": {"total_token_usage": "x"}}},
+        {"type": "event_msg", "payload": {"type": "token_count", "info": {"last_token_usage": {"input_tokens": "7"}}}},
+        {"type": "event_msg", "payload": {"type": "token_count", "info": {"last_token_usage": {"input_tokens": "7"}}}},
+        {"type": "response_item", "payload": {"type": "message", "role": 5, "content": 3}},
+        {"type": "response_item", "payload": {"type": "reasoning", "summary": "x", "encrypted_content": 1}},
+        {"type": "compacted", "payload": {"replacement_history": [1, None, {"type": "message"}]}},
+        {"type": "session_meta", "payload": {"id": 3, "base_instructions": {"text": "SYS"}}},
+        {"type": "turn_context", "payload": {"model": None}},
+        {"type": "brand_new", "payload": {"x": 1}},
+        {"type": "event_msg", "payload": {"type": "token_count", "info": {
+            "total_token_usage": {"input_tokens": 10, "output_tokens": 1},
+            "last_token_usage": {"input_tokens": 10, "output_tokens": 1}, "model_context_window": -5}}},
+    ]
+    outs: list = []
+    for i, v in enumerate(odd, 1):
+        outs.extend(reader.feed(Record(v, i, i, i * 10, i * 10 + 9)))
+    calls = [o for o in outs if isinstance(o, ParsedCall)]
+    assert [o for o in outs if isinstance(o, Issue)] == []
+    assert [(c.source.line, c.usage.prompt_total) for c in calls if c.usage] == [(9, 7), (17, 10)]
+    assert calls[-1].window is None and calls[-1].system == ["SYS"]
+    assert calls[-1].compaction is not None and calls[-1].compaction["kind"] == "compacted"
