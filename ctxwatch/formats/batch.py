@@ -51,6 +51,7 @@ from ctxwatch.formats.canonical import (
 )
 from ctxwatch.jsonstream import Record, decode_line, iter_records
 from ctxwatch.model import Issue, Message, ParsedCall, Part, SourceRef
+from ctxwatch.tokens import image_size_from_base64
 
 Output = ParsedCall | Issue
 
@@ -240,11 +241,55 @@ def _openai_request(url: str, body: dict[str, Any]) -> tuple[list[str], list[dic
     return system, tools, messages, mx
 
 
+def _base64_images(blocks: Any, found: dict[str, str]) -> None:
+    """Collect the base64 data of Anthropic ``image``/``document`` blocks (tool results included)."""
+    for b in blocks if isinstance(blocks, list) else []:
+        if not isinstance(b, dict):
+            continue
+        src = b.get("source")
+        if b.get("type") in ("image", "document") and isinstance(src, dict) and src.get("type") == "base64":
+            data = src.get("data")
+            if isinstance(data, str) and data:
+                found[data[:200]] = data
+        if b.get("type") == "tool_result":
+            _base64_images(b.get("content"), found)
+
+
+def _fix_anthropic_images(params: dict[str, Any], messages: list[Message]) -> None:
+    """Give base64 image parts of an Anthropic request their pixel size (failure case B03).
+
+    :func:`~ctxwatch.formats.canonical.anthropic_request_to_parts` keeps a raw base64 source's first 200
+    characters as ``meta["url"]`` without reading its header; this reads the header with
+    :func:`~ctxwatch.tokens.image_size_from_base64`, records the payload size, and drops the bogus url.
+    A no-op for parts that already have a size.
+    """
+    found: dict[str, str] = {}
+    for m in params.get("messages") or []:
+        if isinstance(m, dict):
+            _base64_images(m.get("content"), found)
+    if not found:
+        return
+    for msg in messages:
+        for part in msg.parts:
+            meta = part.meta
+            if part.kind not in ("image", "document") or not meta or "width" in meta:
+                continue
+            data = found.get(str(meta.get("url") or ""))
+            if data is None:
+                continue
+            meta.pop("url", None)
+            meta["bytes"] = len(data) * 3 // 4
+            size = image_size_from_base64(data) if part.kind == "image" else None
+            if size:
+                meta["width"], meta["height"] = size
+
+
 def _attach_request(call: ParsedCall, req: dict[str, Any], provider: str) -> None:
     """Fill a call's request fields (system, tools, messages, max output tokens) from a request object."""
     if provider == "anthropic":
         params = req.get("params") if isinstance(req.get("params"), dict) else {}
         system, tools, messages, mx = anthropic_request_to_parts(params)
+        _fix_anthropic_images(params, messages)
         requested = params.get("model")
     else:
         body = req.get("body") if isinstance(req.get("body"), dict) else {}
