@@ -118,7 +118,8 @@ def gemini_parts(parts: Any) -> list[Part]:
             mime = str(_get(inline, "mimeType", "mime_type") or "")
             data = str(inline.get("data") or "")
             if mime.startswith("image/"):
-                out.append(_image_part(data, {"media_type": mime}))
+                # as a data URI: canonical's _image_part reads the pixel size only from data URIs
+                out.append(_image_part(f"data:{mime};base64,{data}", {"media_type": mime}))
             else:
                 out.append(Part("document", "", meta={"media_type": mime, "bytes": len(data) * 3 // 4}))
         elif isinstance(filed, dict):
