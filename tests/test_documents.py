@@ -1,0 +1,288 @@
+"""Inspect AI, OpenHands, SWE-agent and Cline documents: call counts, per-call usage, cumulative totals.
+
+Expected values are read with plain ``json`` / ``zipfile`` in each test, or worked by hand.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import struct
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from ctxwatch.formats import detect
+from ctxwatch.formats.documents import (
+    ClineReader,
+    InspectReader,
+    OpenHandsEvalReader,
+    OpenHandsReader,
+    SweAgentReader,
+    inspect_usage,
+    litellm_usage,
+)
+from ctxwatch.jsonstream import iter_records
+from ctxwatch.model import Issue, ParsedCall
+
+RR = "request-response"
+INSPECT_JSON = f"{RR}/inspect-ai/2024-11-05T13-31-45-05-00_input-task.json"
+INSPECT_EVAL = f"{RR}/inspect-ai/2024-11-05T13-32-37-05-00_input-task.eval"
+OH_TRAJ = f"{RR}/openhands/basic_trajectory.json"
+OH_EVAL = f"{RR}/openhands/multi_swe_bench_output_line1.jsonl"
+SWE = f"{RR}/swe-agent/pydicom__pydicom-1458.traj"
+SWE_DEMO = f"{RR}/swe-agent/function_calling_simple.traj"
+CLINE = "other/cline/task_sample_ui_messages_first106.json"
+
+
+def _split(outs) -> tuple[list[ParsedCall], list[Issue]]:
+    outs = list(outs)
+    return [o for o in outs if isinstance(o, ParsedCall)], [o for o in outs if isinstance(o, Issue)]
+
+
+def _model_events(sample: dict) -> list[dict]:
+    return [e for e in sample["events"] if e["event"] == "model"]
+
+
+# --- Inspect AI --------------------------------------------------------------------------------------
+
+def test_inspect_json(shared_logs: Path) -> None:
+    path = shared_logs / INSPECT_JSON
+    doc = json.loads(path.read_text())
+    events = [(s, e) for s in doc["samples"] for e in _model_events(s)]
+    calls, issues = _split(InspectReader(str(path)).feed_document(doc))
+    assert issues == []
+    assert len(calls) == len(events) == 2
+    for c, (s, e) in zip(calls, events, strict=True):
+        u = e["output"]["usage"]
+        assert c.usage.prompt_total == u["input_tokens"]
+        assert c.usage.output == u["output_tokens"]
+        # the raw provider payload agrees (an OpenAI model: prompt_tokens is the whole prompt)
+        assert c.usage.prompt_total == e["call"]["response"]["usage"]["prompt_tokens"]
+        assert c.model == e["output"]["model"] and c.provider == "openai"
+        texts = [m.text() for m in c.messages]
+        assert not any("attachment://" in t for t in texts)
+        first = e["input"][0]["content"]
+        assert texts[0] == s["attachments"][first.removeprefix("attachment://")]
+        assert c.system == [] and c.tools == []
+    assert [c.context for c in calls] == ["main", "scorer:model_graded_fact"]  # by hand from the step events
+    assert sum(c.usage.prompt_total for c in calls) == doc["stats"]["model_usage"]["openai/gpt-4o-mini"]["input_tokens"]
+    assert detect(str(path)).name == "inspect-ai"
+
+
+def test_inspect_eval_zip(shared_logs: Path) -> None:
+    path = shared_logs / INSPECT_EVAL
+    with zipfile.ZipFile(path) as zf:
+        samples = [json.loads(zf.read(n)) for n in zf.namelist() if n.startswith("samples/")]
+    events = [e for s in samples for e in _model_events(s)]
+    # the run pipeline hands the path itself to feed_document for a .eval (ctxwatch/run.py)
+    calls, issues = _split(InspectReader(str(path)).feed_document(str(path)))
+    assert issues == []
+    assert len(calls) == len(events) == 2
+    assert [c.usage.prompt_total for c in calls] == [e["output"]["usage"]["input_tokens"] for e in events]
+    assert [c.usage.output for c in calls] == [e["output"]["usage"]["output_tokens"] for e in events]
+    assert all(c.extra["member"].startswith("samples/") for c in calls)
+    assert detect(str(path)).name == "inspect-ai"
+    assert len({c.key for c in calls}) == 2
+
+
+def test_inspect_usage_conventions_by_hand() -> None:
+    # Anthropic provider: input_tokens uncached; total = input + cache write + cache read + output
+    u = inspect_usage({"input_tokens": 10, "input_tokens_cache_write": 500, "input_tokens_cache_read": 2000,
+                       "output_tokens": 30, "total_tokens": 2540}, "anthropic")
+    assert (u.prompt_total, u.input_uncached, u.cache_read, u.cache_write, u.output) == (2510, 10, 2000, 500, 30)
+    # OpenAI provider: input_tokens is prompt_tokens (cached inside); total = input + output
+    u = inspect_usage({"input_tokens": 2510, "input_tokens_cache_read": 2000, "output_tokens": 30,
+                       "reasoning_tokens": 20, "total_tokens": 2540}, "openai")
+    assert (u.prompt_total, u.input_uncached, u.output, u.reasoning) == (2510, 510, 30, 20)
+    # recent Google provider: input = prompt - cached, thoughts apart from output
+    u = inspect_usage({"input_tokens": 510, "input_tokens_cache_read": 2000, "output_tokens": 30,
+                       "reasoning_tokens": 100, "total_tokens": 2640}, "google")
+    assert (u.prompt_total, u.output, u.reasoning) == (2510, 130, 100)
+    # no total to tell: the provider's convention decides
+    u = inspect_usage({"input_tokens": 10, "input_tokens_cache_read": 90, "output_tokens": 1}, "anthropic")
+    assert u.prompt_total == 100
+    u = inspect_usage({"input_tokens": 100, "input_tokens_cache_read": 90, "output_tokens": 1}, "openai")
+    assert u.prompt_total == 100
+    assert inspect_usage(None, "openai") is None and inspect_usage({}, None) is None
+
+
+def test_inspect_images_and_tools(tmp_path: Path) -> None:
+    ihdr = struct.pack(">IIBBBBB", 800, 600, 8, 2, 0, 0, 0)
+    png = base64.b64encode(b"\x89PNG\r\n\x1a\n" + struct.pack(">I", 13) + b"IHDR" + ihdr + b"\0" * 50000).decode()
+    event = {"event": "model", "model": "anthropic/claude-sonnet-4-5", "timestamp": "2025-01-01T00:00:00+00:00",
+             "input": [{"role": "system", "content": "sys"},
+                       {"role": "user", "content": [{"type": "text", "text": "what is this"},
+                                                    {"type": "image", "image": f"data:image/png;base64,{png}"}]},
+                       {"role": "assistant", "content": "", "tool_calls": [
+                           {"id": "t1", "function": "zoom", "arguments": {"level": 2}, "type": "function"}]},
+                       {"role": "tool", "content": "zoomed", "tool_call_id": "t1", "function": "zoom"}],
+             "tools": [{"name": "zoom", "description": "Zoom", "parameters": {"type": "object", "properties": {}}}],
+             "config": {"max_tokens": 512},
+             "output": {"model": "claude-sonnet-4-5-20250929", "choices": [], "usage": {
+                 "input_tokens": 3, "input_tokens_cache_write": 1000, "input_tokens_cache_read": 0,
+                 "output_tokens": 9, "total_tokens": 1012}}}
+    doc = {"eval": {"run_id": "r"}, "samples": [{"id": 1, "epoch": 1, "events": [event], "attachments": {}}]}
+    (c,), issues = _split(InspectReader(str(tmp_path / "x.json")).feed_document(doc))
+    assert issues == []
+    assert c.system == ["sys"] and c.max_output_tokens == 512 and c.provider == "anthropic"
+    assert c.tools == [{"type": "function", "function": {"name": "zoom", "description": "Zoom",
+                                                         "parameters": {"type": "object", "properties": {}}}}]
+    img = c.messages[0].parts[1]
+    assert img.kind == "image" and (img.meta["width"], img.meta["height"]) == (800, 600) and img.text == ""
+    assert c.messages[1].tool_call_ids() == ["t1"] and c.messages[2].tool_result_ids() == ["t1"]
+    assert c.usage.prompt_total == 1003  # 3 + 1000 + 0, by hand
+
+
+# --- OpenHands ---------------------------------------------------------------------------------------
+
+def test_openhands_trajectory_dedupes_on_response_id(shared_logs: Path) -> None:
+    path = shared_logs / OH_TRAJ
+    events = json.loads(path.read_text())
+    responses: dict[str, dict] = {}
+    repeated = 0
+    for e in events:
+        mr = (e.get("tool_call_metadata") or {}).get("model_response")
+        if mr:
+            repeated += mr["id"] in responses
+            responses.setdefault(mr["id"], mr)
+    assert repeated >= 1  # the same response sits on the action and on its observation
+    calls, issues = _split(OpenHandsReader(str(path)).feed_document(events))
+    assert issues == []
+    assert [c.key for c in calls] == list(responses)
+    for c in calls:
+        u = responses[c.key]["usage"]
+        assert c.usage.prompt_total == u["prompt_tokens"]
+        assert c.usage.cache_read == u["prompt_tokens_details"]["cached_tokens"]
+        assert c.usage.cache_write == u["cache_creation_input_tokens"]
+        assert c.usage.output == u["completion_tokens"]
+        assert c.provider == "anthropic" and c.history_reported_only
+    # by hand: 3486 - 0 - 3482 = 4 and 4646 - 3482 - 1158 = 6 uncached input tokens
+    assert [c.usage.input_uncached for c in calls] == [4, 6]
+    assert [m.role for m in calls[1].messages] == ["user", "assistant", "tool"]
+    assert detect(str(path)).name == "openhands"
+
+
+def test_litellm_usage_without_cache_writes_in_prompt() -> None:
+    # an older LiteLLM: prompt_tokens = input + cache reads only; reads + writes exceed it, so writes are added
+    u = litellm_usage({"prompt_tokens": 120, "completion_tokens": 5, "cache_creation_input_tokens": 900,
+                       "cache_read_input_tokens": 100})
+    assert (u.prompt_total, u.input_uncached, u.cache_read, u.cache_write) == (1020, 20, 100, 900)
+
+
+def test_openhands_eval_output(shared_logs: Path) -> None:
+    path = shared_logs / OH_EVAL
+    inst = json.loads(path.read_text().splitlines()[0])
+    tus = inst["metrics"]["token_usages"]
+    distinct = list(dict.fromkeys(t["response_id"] for t in tus))
+    calls: list[ParsedCall] = []
+    issues: list[Issue] = []
+    reader = OpenHandsEvalReader(str(path))
+    for rec in iter_records(str(path)):
+        c, i = _split([rec] if isinstance(rec, Issue) else reader.feed(rec))
+        calls += c
+        issues += i
+    assert issues == []
+    assert [c.key for c in calls] == distinct and len(calls) == 23
+    first = {t["response_id"]: t for t in reversed(tus)}
+    for c in calls:
+        t = first[c.key]
+        assert c.usage.prompt_total == t["prompt_tokens"] and c.usage.output == t["completion_tokens"]
+        assert c.usage.cache_read == t["cache_read_tokens"] and c.usage.cache_write == t["cache_write_tokens"]
+        assert c.session == inst["instance_id"] and c.source.line == 1
+    assert sum(c.usage.prompt_total for c in calls) == inst["metrics"]["accumulated_token_usage"]["prompt_tokens"]
+    with_history = [c for c in calls if c.messages is not None]
+    assert with_history and with_history[0].system and with_history[0].system[0].startswith("You are OpenHands")
+    assert detect(str(path)).name == "openhands-eval"
+
+
+# --- SWE-agent -----------------------------------------------------------------------------------------
+
+def test_swe_agent_cumulative_only(shared_logs: Path) -> None:
+    path = shared_logs / SWE
+    doc = json.loads(path.read_text())
+    stats = doc["info"]["model_stats"]
+    assert stats["tokens_sent"] == 122612 and stats["api_calls"] == 12  # the FORMATS.md §5f figures, verified
+    assistants = [i for i, m in enumerate(doc["history"]) if m["role"] == "assistant"]
+    calls, issues = _split(SweAgentReader(str(path)).feed_document(doc))
+    assert issues == []
+    assert len(calls) == len(assistants) == len(doc["trajectory"]) == stats["api_calls"]
+    for c, pos in zip(calls, assistants, strict=True):
+        assert c.usage is None  # per-call usage is unknown, never guessed
+        assert c.extra["cumulative"]["tokens_sent"] == 122612
+        before = [m for m in doc["history"][:pos] if m["role"] != "system"]
+        assert [m.text() for m in c.messages] == [m["content"] for m in before]
+        assert c.system == [doc["history"][0]["content"]]
+        assert c.response.text == doc["history"][pos]["content"]
+    assert detect(str(path)).name == "swe-agent"
+
+
+def test_swe_agent_demonstration(shared_logs: Path) -> None:
+    path = shared_logs / SWE_DEMO
+    doc = json.loads(path.read_text())
+    n_assist = sum(1 for m in doc["history"] if m["role"] == "assistant")
+    calls, issues = _split(SweAgentReader(str(path)).feed_document(doc))
+    assert len(calls) == n_assist == 5
+    assert [i.kind for i in issues] == ["no_usage"]
+    last = calls[-1]
+    tool_ids = [m["tool_calls"][0]["id"] for m in doc["history"] if m["role"] == "assistant"][:-1]
+    assert [i for m in last.messages for i in m.tool_call_ids()] == tool_ids
+    assert [i for m in last.messages for i in m.tool_result_ids()] == tool_ids
+
+
+def test_swe_agent_query_steps(tmp_path: Path) -> None:
+    doc = {"trajectory": [
+        {"query": [{"role": "system", "content": "S"}, {"role": "user", "content": "U1"}], "response": "R1"},
+        {"query": [{"role": "system", "content": "S"}, {"role": "user", "content": "U1"},
+                   {"role": "assistant", "content": "R1"}, {"role": "user", "content": "U2"}], "response": "R2"}],
+        "history": [], "info": {"model_stats": {"tokens_sent": 50, "tokens_received": 5, "api_calls": 2}},
+        "replay_config": json.dumps({"agent": {"model": {"name": "claude-sonnet-4-20250514"}}})}
+    calls, issues = _split(SweAgentReader(str(tmp_path / "t.traj")).feed_document(doc))
+    assert issues == []
+    assert [[m.text() for m in c.messages] for c in calls] == [["U1"], ["U1", "R1", "U2"]]
+    assert all(c.extra["messages_from"] == "query" and c.model == "claude-sonnet-4-20250514" for c in calls)
+    assert calls[0].provider == "anthropic"
+
+
+# --- Cline --------------------------------------------------------------------------------------------
+
+def test_cline_tokens(shared_logs: Path) -> None:
+    path = shared_logs / CLINE
+    doc = json.loads(path.read_text())
+    reqs = [json.loads(e["text"]) for e in doc if e.get("say") == "api_req_started"]
+    calls, issues = _split(ClineReader(str(path)).feed_document(doc))
+    assert issues == []
+    assert len(calls) == len(reqs) == 12
+    for c, r in zip(calls, reqs, strict=True):
+        assert c.usage.prompt_total == r["tokensIn"] + r["cacheWrites"] + r["cacheReads"]
+        assert c.usage.input_uncached == r["tokensIn"]
+        assert (c.usage.cache_write, c.usage.cache_read, c.usage.output) == (r["cacheWrites"], r["cacheReads"],
+                                                                            r["tokensOut"])
+    assert calls[0].usage.prompt_total == 10 + 12954 + 8096  # FORMATS.md §5j, by hand
+    assert calls[0].model == "claude-opus-4-6" and calls[0].provider == "anthropic"
+    assert detect(str(path)).name == "cline"
+
+
+# --- odd shapes -------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("reader_cls", [InspectReader, OpenHandsReader, SweAgentReader, ClineReader])
+@pytest.mark.parametrize("value", [None, [], {}, "text", [1, "x", None], {"samples": "no"}, {"history": [5]},
+                                   [{"say": "api_req_started", "text": "{not json"}],
+                                   [{"source": "agent", "action": "x", "tool_call_metadata": {"model_response": 3}}],
+                                   {"eval": {}, "samples": [{"events": [{"event": "model", "output": 7}]}]}])
+def test_odd_documents_never_raise(tmp_path: Path, reader_cls, value) -> None:
+    path = tmp_path / "odd.json"
+    path.write_text("not a zip")
+    outs = list(reader_cls(str(path)).feed_document(value))
+    assert all(isinstance(o, ParsedCall | Issue) for o in outs)
+
+
+def test_odd_eval_lines_never_raise(tmp_path: Path) -> None:
+    path = tmp_path / "odd.jsonl"
+    rows = [5, {}, {"instance_id": "i", "metrics": {}}, {"instance_id": "i", "metrics": {"token_usages": [3, {}]},
+                                                         "history": [7, {"tool_call_metadata": {}}]}]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    reader = OpenHandsEvalReader(str(path))
+    outs = [o for rec in iter_records(str(path)) for o in ([rec] if isinstance(rec, Issue) else reader.feed(rec))]
+    assert [o.kind for o in outs if isinstance(o, Issue)] == ["unknown_record", "unknown_record", "no_usage"]
