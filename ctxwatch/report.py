@@ -8,6 +8,7 @@ Top level: ``file``, ``format``, ``settings``, ``calls`` (one object per call, s
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from decimal import Decimal
 from typing import Any
 
 from ctxwatch.model import Call, Issue
@@ -25,15 +26,17 @@ def iso(ts: float | None) -> str | None:
         return None
 
 
-def call_json(call: Call, calibration: float | None = None) -> dict[str, Any]:
+def call_json(call: Call, calibration: float | None = None, cost: Decimal | bool | None = False) -> dict[str, Any]:
     """The per-call object of ``report --json`` (tokens are integers; ``null`` = unknown).
 
     Args:
         call: the accounted call.
         calibration: the run's reported/estimated median ratio, shown on calls whose tokenizer is not exact.
+        cost: the call's cost if already computed (``False`` = compute it here).
     """
     u = call.usage
-    cost = call_cost(call.model, call.provider, u)
+    if cost is False:
+        cost = call_cost(call.model, call.provider, u)
     return {
         "index": call.index,
         "line": call.source.line,
@@ -77,15 +80,15 @@ def issue_json(issue: Issue) -> dict[str, Any]:
     return {"file": issue.path, "line": issue.line, "kind": issue.kind, "message": issue.message}
 
 
-def session_totals(calls: list[Call]) -> list[dict[str, Any]]:
+def session_totals(calls: list[Call], costs: list[Decimal | None] | None = None) -> list[dict[str, Any]]:
     """Per-session sums of reported usage (each response once; calls are already deduplicated).
 
     Returns one object per session: ``session``, ``calls``, ``input_tokens`` (prompt totals, cache included),
     ``output_tokens``, ``cache_read_tokens``, ``cache_write_tokens``, ``cost_usd`` (``null`` when any call of
-    the session could not be priced).
+    the session could not be priced). ``costs`` are the calls' costs if already computed.
     """
     out: dict[str | None, dict[str, Any]] = {}
-    for c in calls:
+    for i, c in enumerate(calls):
         s = out.setdefault(c.session, {"session": c.session, "calls": 0, "input_tokens": 0, "output_tokens": 0,
                                        "cache_read_tokens": 0, "cache_write_tokens": 0, "cost_usd": 0.0})
         s["calls"] += 1
@@ -95,7 +98,7 @@ def session_totals(calls: list[Call]) -> list[dict[str, Any]]:
             s["output_tokens"] += u.output or 0
             s["cache_read_tokens"] += u.cache_read or 0
             s["cache_write_tokens"] += u.cache_write or 0
-        cost = call_cost(c.model, c.provider, u)
+        cost = costs[i] if costs is not None else call_cost(c.model, c.provider, u)
         if cost is None or s["cost_usd"] is None:
             s["cost_usd"] = None
         else:
@@ -107,14 +110,15 @@ def report_json(run: Run) -> dict[str, Any]:
     """The whole ``report --json`` document for a run."""
     cal = run.calibration()
     st = run.settings
+    costs = [call_cost(c.model, c.provider, c.usage) for c in run.calls]
     return {
         "file": run.path,
         "format": run.spec.name,
         "settings": {"window": st.window, "budget_fraction": st.budget_fraction, "trigger": st.trigger,
                      "reserve": st.reserve, "keep_recent": st.keep_recent},
         "calibration": round(cal, 4) if cal is not None else None,
-        "calls": [call_json(c, cal) for c in run.calls],
-        "sessions": session_totals(run.calls),
+        "calls": [call_json(c, cal, cost) for c, cost in zip(run.calls, costs, strict=True)],
+        "sessions": session_totals(run.calls, costs),
         "resets": run.resets,
         "issues": [issue_json(i) for i in run.issues if i.kind != "reset"],
     }

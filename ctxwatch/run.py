@@ -23,6 +23,10 @@ from ctxwatch.jsonstream import Record, decode_line, iter_records, read_document
 from ctxwatch.model import Call, Issue, ParsedCall
 
 
+#: Parsed calls held back before accounting (bounded so that memory stays small on huge runs).
+PENDING_LIMIT = 256
+
+
 class LogError(Exception):
     """A log cannot be read at all (missing, unreadable, unknown format); the message names the file."""
 
@@ -65,7 +69,10 @@ class Run:
         self.settings = settings or Settings()
         self.accountant = Accountant(self.settings)
         self.reader = spec.reader(path)
-        self.calls: list[Call] = []
+        self._calls: list[Call | None] = []
+        # Calls parsed but not yet accounted: a Claude Code response arrives as several lines (each an
+        # update of the same call), so accounting waits until the call is read or the batch is large.
+        self._pending: dict[int, ParsedCall] = {}
         self.issues: list[Issue] = []
         self.resets: list[dict[str, object]] = []
         self._by_key: dict[str, int] = {}
@@ -79,15 +86,33 @@ class Run:
                 continue
             idx = self._by_key.get(out.key) if out.key else None
             if idx is not None:
-                self.calls[idx] = self.accountant.account(out, idx)
+                self._pending[idx] = out
                 if idx not in change.added and idx not in change.updated:
                     change.updated.append(idx)
                 continue
-            idx = len(self.calls)
-            self.calls.append(self.accountant.account(out, idx))
+            idx = len(self._calls)
+            self._calls.append(None)
+            self._pending[idx] = out
             if out.key:
                 self._by_key[out.key] = idx
             change.added.append(idx)
+        if len(self._pending) >= PENDING_LIMIT:
+            self._flush()
+
+    def _flush(self) -> None:
+        """Account every pending call (in index order, so prefix reuse in the accountant works)."""
+        if not self._pending:
+            return
+        pending, self._pending = self._pending, {}
+        for idx in sorted(pending):
+            self._calls[idx] = self.accountant.account(pending[idx], idx)
+
+    @property
+    def calls(self) -> list[Call]:
+        """Call summaries in order of first appearance; ``calls[i].index == i``."""
+        if self._pending:
+            self._flush()
+        return self._calls  # type: ignore[return-value]  # no None left after a flush
 
     def feed_record(self, rec: Record | Issue) -> Change:
         """Feed one record (or an issue from the stream); return what changed. Never raises on content."""
@@ -127,7 +152,7 @@ class Run:
         Calls already read are kept (they happened); dedupe keys are kept too, so a record that reappears in
         the new file (a resumed session copying its history) is not counted twice.
         """
-        self.resets.append({"reason": reason, "path": path or self.path, "at_call": len(self.calls)})
+        self.resets.append({"reason": reason, "path": path or self.path, "at_call": len(self._calls)})
         self.issues.append(Issue(path or self.path, 0, "reset", f"file {reason}; reading it again from the start"))
         self.reader = self.spec.reader(path or self.path)
 

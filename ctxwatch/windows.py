@@ -58,6 +58,54 @@ def resolve_window(model: str | None, provider: str | None, log_window: int | No
     return None, Src.UNKNOWN
 
 
+def _lib_price(model: str, provider: str | None, prompt: int, cache_read: int, cache_write: int,
+               output: int) -> Decimal:
+    """Price one usage with genai-prices (``input_tokens`` includes cache reads and writes there)."""
+    import genai_prices
+
+    u = genai_prices.Usage(input_tokens=prompt, cache_read_tokens=cache_read or None,
+                           cache_write_tokens=cache_write or None, output_tokens=output)
+    try:
+        return genai_prices.calc_price(u, model, provider_id=provider).total_price
+    except LookupError:
+        return genai_prices.calc_price(u, model).total_price
+
+
+#: Tokens in each probe used to read a model's per-token rates off genai-prices (one million, the unit
+#: prices are quoted in, so the probes are exact in Decimal).
+_PROBE = 1_000_000
+
+
+@functools.lru_cache(maxsize=256)
+def _linear_rates(model: str, provider: str | None) -> tuple[Decimal, Decimal, Decimal, Decimal] | None:
+    """Per-token USD rates (uncached input, cache read, cache write, output) for a flat-priced model.
+
+    genai-prices' ``calc_price`` costs about a millisecond per call; a run of 100,000 calls would spend
+    minutes pricing.  For models without tiered prices the price is linear in each token class, so the
+    rates are read once from four library probes and reused.  Returns ``None`` for tiered or unknown
+    models (those are priced call by call by the library).
+    """
+    try:
+        from genai_prices import data_snapshot
+        from genai_prices.types import TieredPrices
+
+        snap = data_snapshot.get_snapshot()
+        try:
+            _, info = snap.find_provider_model(model, None, provider, None)
+        except LookupError:
+            _, info = snap.find_provider_model(model, None, None, None)
+        prices = info.prices
+        if not hasattr(prices, "calc_price") or any(isinstance(v, TieredPrices) for v in vars(prices).values()):
+            return None
+        base = _lib_price(model, provider, _PROBE, 0, 0, 0)
+        cr = _lib_price(model, provider, _PROBE, _PROBE, 0, 0)
+        cw = _lib_price(model, provider, _PROBE, 0, _PROBE, 0)
+        out = _lib_price(model, provider, 0, 0, 0, _PROBE)
+        return base / _PROBE, cr / _PROBE, cw / _PROBE, out / _PROBE
+    except Exception:
+        return None
+
+
 def call_cost(model: str | None, provider: str | None, usage: Usage | None) -> Decimal | None:
     """Estimated cost in USD of one call from its reported usage, or ``None`` when it cannot be priced.
 
@@ -66,18 +114,13 @@ def call_cost(model: str | None, provider: str | None, usage: Usage | None) -> D
     """
     if not model or usage is None or usage.prompt_total is None:
         return None
+    prompt, cr, cw, out = usage.prompt_total, usage.cache_read or 0, usage.cache_write or 0, usage.output or 0
+    rates = _linear_rates(model, provider)
+    if rates is not None:
+        r_in, r_cr, r_cw, r_out = rates
+        uncached = max(0, prompt - cr - cw)
+        return uncached * r_in + cr * r_cr + cw * r_cw + out * r_out
     try:
-        import genai_prices
-
-        u = genai_prices.Usage(
-            input_tokens=usage.prompt_total,
-            cache_read_tokens=usage.cache_read or None,
-            cache_write_tokens=usage.cache_write or None,
-            output_tokens=usage.output or 0,
-        )
-        try:
-            return genai_prices.calc_price(u, model, provider_id=provider).total_price
-        except LookupError:
-            return genai_prices.calc_price(u, model).total_price
+        return _lib_price(model, provider, prompt, cr, cw, out)
     except Exception:
         return None

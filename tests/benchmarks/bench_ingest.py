@@ -76,6 +76,30 @@ def generate(path: Path, target_mb: float, calls: int = 600, seed: int = 1) -> i
     return calls
 
 
+def generate_claude_projects(root: Path, target_mb: float, samples: Path) -> int:
+    """Build a Claude Code ``projects/`` folder of about ``target_mb`` MB from the real samples.
+
+    Each copy gets its own session, message and request ids (so nothing deduplicates away) and lives in
+    one of 20 project folders; subagent files go under ``<session>/subagents/``. Returns the file count.
+    """
+    srcs = sorted(samples.glob("*.jsonl"))
+    blobs = [(p.name, p.read_bytes()) for p in srcs]
+    written = n = 0
+    while written < target_mb * 1e6:
+        name, data = blobs[n % len(blobs)]
+        tag = f"{n:05d}".encode()
+        data = (data.replace(b'"msg_', b'"msg_' + tag).replace(b'"req_', b'"req_' + tag)
+                .replace(b'"sessionId":"', b'"sessionId":"' + tag))
+        proj = root / "projects" / f"-home-user-proj{n % 20}"
+        sess = f"{n:05d}-{name.removesuffix('.jsonl')}"
+        dest = proj / sess / "subagents" / f"agent-{sess}.jsonl" if "subagents" in name else proj / f"{sess}.jsonl"
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.write_bytes(data)
+        written += len(data)
+        n += 1
+    return n
+
+
 def time_orjson(path: Path) -> float:
     t = time.perf_counter()
     with open(path, "rb") as fh:
@@ -144,17 +168,25 @@ def main() -> None:
         line("naive_vs_ctxwatch", t_naive / t_report, ">= 10")
         line(f"peak_rss_mb @ {mb / 2:.0f} MB", rss_half, "<= 300")
         line(f"peak_rss_mb @ {mb:.0f} MB", rss_full, "<= 300, flat")
-        cc = shutil.which("ccusage")
-        projects = os.environ.get("CTXWATCH_BENCH_CLAUDE_PROJECTS")
-        if cc and projects:
+        full.unlink()
+        half.unlink()
+        cc = os.environ.get("CCUSAGE") or shutil.which("ccusage")
+        samples = ROOT.parent / "shared" / "sample-logs" / "claude-code"
+        cc_mb = float(os.environ.get("CTXWATCH_BENCH_CLAUDE_MB", "500"))
+        if cc and samples.is_dir():
+            files = generate_claude_projects(tmp / "claude", cc_mb, samples)
+            projects = tmp / "claude" / "projects"
             t = time.perf_counter()
             subprocess.run([cc, "session", "--json", "--offline"], capture_output=True, check=False,
-                           env={**os.environ, "CLAUDE_CONFIG_DIR": str(Path(projects).parent)})
+                           env={**os.environ, "CLAUDE_CONFIG_DIR": str(tmp / "claude")})
             t_cc = time.perf_counter() - t
-            t_ours, _ = run_report(projects)
+            t_ours, rss_cc = run_report(projects)
+            print(f"Claude Code projects folder: {cc_mb:.0f} MB in {files} files; ccusage {t_cc:.2f} s, "
+                  f"ctxwatch {t_ours:.2f} s, peak RSS {rss_cc:.0f} MB")
             line("report_vs_ccusage", t_ours / t_cc, "<= 2.0")
         else:
-            print("report_vs_ccusage: skipped (set CTXWATCH_BENCH_CLAUDE_PROJECTS and install ccusage)")
+            print("report_vs_ccusage: skipped (install ccusage: npm install ccusage@20.0.24 "
+                  "@ccusage/ccusage-linux-x64@20.0.24, put it on PATH or set CCUSAGE=/path/to/ccusage)")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
