@@ -956,7 +956,7 @@ def watch(
     stop = stop_event if stop_event is not None else threading.Event()
     watch_fn = watcher if watcher is not None else _default_watcher
     debounce = max(1, min(100, int(debounce_ms)))
-    step = max(1, min(50, debounce))
+    step = max(1, min(10, debounce))
     if isinstance(targets, str | os.PathLike):
         targets = [targets]
     paths = [os.path.abspath(os.fspath(t)) for t in targets]
