@@ -22,7 +22,6 @@ from ctxwatch.formats import FormatSpec, detect, get_format
 from ctxwatch.jsonstream import Record, decode_line, iter_records, read_document
 from ctxwatch.model import Call, Issue, ParsedCall
 
-
 #: Parsed calls held back before accounting (bounded so that memory stays small on huge runs).
 PENDING_LIMIT = 256
 
