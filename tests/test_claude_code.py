@@ -492,3 +492,26 @@ def test_odd_records_never_crash() -> None:
     m9 = calls["m9:r9"]
     assert m9.usage is not None and m9.usage.output == 12 and m9.usage.prompt_total == 0
     assert m9.messages is not None and len(m9.messages) == 2  # the parentUuid cycle is walked once
+
+
+def test_late_line_of_an_older_call_keeps_its_history() -> None:
+    """Only the latest call of a context keeps its history list (memory stays linear); a late line of an older
+    call rebuilds the same history."""
+    def user(uid: str, parent: str | None, text: str) -> dict:
+        return {"type": "user", "uuid": uid, "parentUuid": parent, "message": {"role": "user", "content": text}}
+
+    def asst(uid: str, parent: str, mid: str, out: int) -> dict:
+        return {"type": "assistant", "uuid": uid, "parentUuid": parent, "requestId": "r" + mid,
+                "message": {"id": mid, "model": "claude-x", "content": [{"type": "text", "text": mid}],
+                            "usage": {"input_tokens": 10, "output_tokens": out}}}
+
+    recs = [user("u1", None, "hello"), asst("a1", "u1", "m1", 1), user("u2", "a1", "more"),
+            asst("a2", "u2", "m2", 3), asst("a1b", "a1", "m1", 7)]
+    reader = ClaudeCodeReader("late.jsonl")
+    outs = [o for i, r in enumerate(recs, 1) for o in reader.feed(Record(r, i, i, i * 10, i * 10 + 9))]
+    first, second, late = (o for o in outs if isinstance(o, ParsedCall))
+    assert late.key == first.key == "m1:rm1"
+    assert late.usage is not None and late.usage.output == 7 and late.source.line_end == 5
+    assert late.messages is not None and first.messages is not None
+    assert [m.text() for m in late.messages] == [m.text() for m in first.messages] == ["hello"]
+    assert second.messages is not None and [m.text() for m in second.messages] == ["hello", "m1", "more"]

@@ -236,10 +236,11 @@ class _CallState:
 
     key: str
     context: str
+    parent: str | None
     session: str | None
     model: str | None
     timestamp: float | None
-    history: list[Message]
+    history: list[Message] | None  # dropped (None) once a later call starts in the context; rebuilt if needed
     compaction: dict[str, Any] | None
     extra: dict[str, Any]
     lines: list[_Line] = field(default_factory=list)
@@ -304,6 +305,7 @@ class ClaudeCodeReader(Reader):
         self._results: dict[str, list[_Node]] = {}  # tool_use_id -> user nodes answering it, in file order
         self._chains: dict[str, _Chain] = {}
         self._pending: dict[str, dict[str, Any]] = {}  # context -> compaction marker for its next call
+        self._latest: dict[str, _CallState] = {}  # context -> its latest call (the only one keeping a history)
         self._last_node: dict[bool, str] = {}  # is-sidechain -> uuid of the latest node (lines w/o parentUuid)
         self.skip = self._skip
 
@@ -452,11 +454,15 @@ class ClaudeCodeReader(Reader):
             if self._summarizer:
                 extra["compaction_summarizer"] = True
             call = _CallState(
-                key=key, context=node.context, session=sid if isinstance(sid, str) else None, model=model,
-                timestamp=iso_seconds(v.get("timestamp")),
+                key=key, context=node.context, parent=node.parent, session=sid if isinstance(sid, str) else None,
+                model=model, timestamp=iso_seconds(v.get("timestamp")),
                 history=self._history(node.context, node.parent),
                 compaction=self._pending.pop(node.context, None), extra=extra)
             self._calls[key] = call
+            previous = self._latest.get(node.context)
+            if previous is not None:
+                previous.history = None  # keeps memory linear: one history list per context, not per call
+            self._latest[node.context] = call
         stop = msg.get("stop_reason")
         usage = msg.get("usage")
         call.add(_Line(uid, rec.line, rec.line_end, rec.byte_start, rec.byte_end,
@@ -467,7 +473,7 @@ class ClaudeCodeReader(Reader):
         return [self._emit(call)]
 
     # -- history --------------------------------------------------------------------------------------------
-    def _history(self, context: str, parent: str | None) -> list[Message]:
+    def _history(self, context: str, parent: str | None, *, remember: bool = True) -> list[Message]:
         """The visible history of a call whose first line's parent is ``parent``.
 
         Follows ``parentUuid`` from ``parent`` towards the root, stopping at a ``compact_boundary``, at a record
@@ -476,9 +482,10 @@ class ClaudeCodeReader(Reader):
         tree: Claude Code chains later lines through one branch only), followed by every tool result answering
         its tool calls, also those on sibling branches (the API requires a result for every ``tool_use``).
         The walk stops early where the previous call's chain ended and reuses its messages, so a linear session
-        costs time proportional to its new records only.
+        costs time proportional to its new records only (plus one list copy per call).  ``remember=False``
+        rebuilds without touching that cache (a late line of an older call).
         """
-        cache = self._chains.get(context)
+        cache = self._chains.get(context) if remember else None
         path: list[_Node] = []
         u = parent
         hit = False
@@ -520,9 +527,10 @@ class ClaudeCodeReader(Reader):
                                 and rnode.message is not None:
                             chain.nodes_done.add(rnode.uuid)
                             messages.append(rnode.message)
-        chain.leaf = parent
-        chain.messages = messages
-        self._chains[context] = chain
+        if remember:
+            chain.leaf = parent
+            chain.messages = messages
+            self._chains[context] = chain
         return messages
 
     def _emit(self, call: _CallState) -> ParsedCall:
@@ -532,11 +540,14 @@ class ClaudeCodeReader(Reader):
         stop = next((ln.stop_reason for ln in reversed(call.lines) if ln.stop_reason), None)
         extra = dict(call.extra)
         extra["lines"] = len(call.lines)
+        history = call.history
+        if history is None:  # a late line of an older call: rebuild its history once, without caching it
+            history = self._history(call.context, call.parent, remember=False)
         return ParsedCall(
             source=SourceRef(self.path, first.line, max(ln.line_end for ln in call.lines), first.byte_start,
                              max(ln.byte_end for ln in call.lines)),
             timestamp=call.timestamp, model=call.model, provider="anthropic", session=call.session,
-            context=call.context, system=None, tools=None, messages=call.history,
+            context=call.context, system=None, tools=None, messages=history,
             usage=anthropic_usage(call.best),
             response=ResponseInfo(text=text, tool_calls=sum(1 for p in parts if p.kind == "tool_call"),
                                   finish_reason=stop),
