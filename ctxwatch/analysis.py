@@ -1,0 +1,954 @@
+"""Flags, forecast and drift risk for the calls of one run (issue 6; failure cases B13, B23, B24, B29).
+
+Pure core: no Textual, no I/O except in :func:`collect_texts` (which re-reads a few system prompts from disk
+through :func:`ctxwatch.run.reload_call`).  Everything is recomputed from the list of calls in one pass
+(O(n) in the number of calls, plus O(K²) with K = :data:`FORECAST_POINTS` for the final forecast), so the
+dashboard can call :func:`analyze` again after every new call of a 10,000-call run.  Odd data never raises:
+unknown windows, missing usage, unlogged system prompts all degrade to "unknown" / no flag.
+
+Entry points
+------------
+* :func:`analyze` -> :class:`Analysis` (``flags``, ``forecast``, ``drift_risk`` per call) for one context;
+* :func:`analyze_run` -> one :class:`Analysis` per context of a :class:`~ctxwatch.run.Run`;
+* :func:`analysis_json` -> ``{"flags": [...], "forecast": {...}}`` for ``report --json`` and ``check --json``.
+
+Numbering
+---------
+``Flag.call`` and ``DriftRisk.call`` are :attr:`Call.index` (0-based, the ``index`` of ``report --json``).
+In reason texts a request is written ``#N`` with N = index + 1 (1-based: "request #41" is the 41st request,
+index 40), because that is how people count requests and how failure case B24 states its expectation.
+
+Occupancy
+---------
+The occupancy of a call is its prompt size in tokens: the provider-reported prompt total when present and
+plausible; else our estimate scaled by the run's calibration (median reported/estimated ratio of this context);
+else floor + history; else ``None``.  A reported prompt larger than the call's window (or than
+:data:`MAX_PLAUSIBLE_PROMPT` when the window is unknown), or negative, is **implausible** (B13): it is flagged,
+ignored by every other check and by the forecast, and the last plausible occupancy stays current.
+
+Episodes
+--------
+The forecast and the threshold flags work per *episode*: the calls since the last reset.  A reset is the start
+of the log, a file reset (``Run.resets``), a change of session id, or a compaction (a ``Call.compaction`` marker,
+or the history shrinking by at least :data:`COMPACTION_DROP_FRACTION` and :data:`COMPACTION_MIN_TOKENS`).
+After a compaction the slope starts again from the post-compaction calls (B23).
+
+Severity
+--------
+``critical`` = the next request fails or the run has lost its instructions; ``warn`` = a threshold the user set
+was passed, the cache prefix was invalidated, or output drift is sustained; ``info`` = worth knowing.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import statistics
+from collections import deque
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ctxwatch.config import Settings
+from ctxwatch.drift import (
+    ECHO_MIN_WORDS,
+    SCORE_BROKEN_JSON,
+    FormatRule,
+    check_format,
+    echo_index,
+    infer_rule,
+    observed_rule,
+)
+from ctxwatch.model import Call
+
+if TYPE_CHECKING:
+    from ctxwatch.run import Run
+
+# --- constants (each with its source or rationale) ---------------------------------------------------------------
+
+#: Severities in increasing order.
+SEVERITIES = ("info", "warn", "critical")
+#: Rank of each severity (for ``--fail-on`` and sorting).
+SEVERITY_RANK = {s: i for i, s in enumerate(SEVERITIES)}
+#: Drift-risk levels in increasing order.
+RISK_LEVELS = ("low", "medium", "high", "critical")
+
+#: Calls needed since the last reset before the forecast projects anything (issue 6: "not enough data when
+#: fewer than 3 calls since the last reset"): two deltas are the least that can show a trend.
+MIN_FORECAST_CALLS = 3
+#: Most recent plausible calls of the episode the slope is fitted on.  Eight calls is about one agent task step
+#: (read, edit, test...) so the slope follows the current phase; Theil-Sen over 8 points (28 pairwise slopes)
+#: tolerates 2 outliers (breakdown point ~29 %).
+FORECAST_POINTS = 8
+#: Calibrated estimate vs reported prompt: beyond 5 % the log does not show what was sent (issue 6).
+ESTIMATE_TOLERANCE = 0.05
+#: Beyond 20 % the gap is more than tokenizer differences (measured: o200k vs Claude tokenizers differ by
+#: ~10-15 % on English and code, absorbed by calibration): content is missing from the log -> ``warn``.
+ESTIMATE_WARN = 0.20
+#: A history (or prompt, when the history is not known) shrinking by a quarter or more between consecutive
+#: calls is a compaction or truncation: normal turns only append; Claude Code and Codex compactions free
+#: 70-95 % (the Claude Code sample: 164,831 -> 36,081 tokens).
+COMPACTION_DROP_FRACTION = 0.25
+#: ...and by at least this many tokens, so that small prompts that lose one short message are not compactions.
+COMPACTION_MIN_TOKENS = 1000
+#: Largest plausible prompt when the window is unknown: the largest context windows on offer are 10M tokens
+#: (Llama 4 Scout); a reported prompt above that is a lifetime counter, not an occupancy (B13).
+MAX_PLAUSIBLE_PROMPT = 10_000_000
+#: A drift episode of at least this many drifting responses is ``warn`` (one odd response is ``info``).
+DRIFT_CONFIRM = 2
+#: Consecutive clean responses that end a drift episode (a later drift is a new episode and a new flag).
+DRIFT_RECOVERY = 3
+#: Text-only responses whose median output length is the baseline of the collapse check.
+COLLAPSE_BASELINE = 10
+#: Recent text-only responses whose median output length is compared with the baseline.
+COLLAPSE_WINDOW = 5
+#: Collapse = the recent median output is below a quarter of the baseline median...
+COLLAPSE_RATIO = 0.25
+#: ...while the prompt is at least 1.5 times the baseline prompt (it "keeps growing").
+COLLAPSE_PROMPT_GROWTH = 1.5
+#: Baselines shorter than this (tokens) are too short to collapse meaningfully (one-line answers by design).
+COLLAPSE_MIN_BASELINE_TOKENS = 50
+#: After a collapse flag, the check re-arms when the recent median is back to half the baseline.
+COLLAPSE_REARM = 0.5
+#: Characters per token for responses whose output tokens are not reported (OpenAI's rule of thumb for English).
+CHARS_PER_TOKEN = 4
+#: Drift risk is ``high`` when the forecast reaches the window within this many calls.
+RISK_CALLS_HIGH = 5
+#: Distinct system prompts re-read from disk per context by :func:`collect_texts` (bounds I/O and memory).
+MAX_SYSTEM_TEXTS = 8
+#: Characters of the first user message kept for rule inference (a CLAUDE.md-like preamble fits).
+INSTRUCTION_MAX_CHARS = 20_000
+
+
+# --- result types -------------------------------------------------------------------------------------------------
+
+@dataclass(slots=True)
+class Flag:
+    """One finding.
+
+    Attributes:
+        kind: machine-readable kind (see :data:`FLAG_KINDS`).
+        severity: ``info`` | ``warn`` | ``critical``.
+        call: the call's index (0-based, as in ``report --json``).
+        reason: one line for a person; requests are written ``#N`` = index + 1.
+        evidence: the numbers behind the reason (tokens, indexes, fractions); JSON-serialisable.
+        context: the context the call belongs to (``main`` or a sidechain id).
+    """
+
+    kind: str
+    severity: str
+    call: int
+    reason: str
+    evidence: dict[str, Any] = field(default_factory=dict)
+    context: str = "main"
+
+    @property
+    def key(self) -> tuple[str, str, int]:
+        """``(context, kind, call)``: stable across recomputations, for "is this flag new?" in the UI."""
+        return (self.context, self.kind, self.call)
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"kind", "severity", "call", "reason", "evidence", "context"}``."""
+        return {"kind": self.kind, "severity": self.severity, "call": self.call, "reason": self.reason,
+                "evidence": self.evidence, "context": self.context}
+
+
+#: Every flag kind with its severity (``info/warn`` = decided per flag, see the kind's documentation).
+FLAG_KINDS: dict[str, str] = {
+    "implausible_usage": "warn",          # B13: reported prompt above the window; ignored
+    "compaction": "info",                 # marker or sharp history drop; tokens freed in evidence
+    "trigger_no_compaction": "warn",      # crossed the compaction trigger, and the next call did not compact
+    "over_budget": "warn",                # prompt above budget_fraction x window
+    "reserve_breached": "critical",       # prompt + completion reserve above the window: a full request fails
+    "window_forecast": "critical",        # the next call is forecast above window - reserve
+    "system_prompt_evicted": "critical",  # B24: a call lacks the system prompt earlier calls had
+    "system_prompt_changed": "warn",      # system text differs from the previous call's: cache prefix invalidated
+    "floor_grew": "warn",                 # tool schemas added or enlarged: tokens added to every later call
+    "estimate_disagrees": "info/warn",    # calibrated estimate off by > 5 % (warn > 20 %)
+    "format_drift": "info/warn",          # B29: responses leave the inferred format rule (warn when sustained)
+    "system_prompt_echo": "warn",         # a response repeats >= 40 words of the system prompt verbatim
+    "response_collapse": "warn",          # responses shrink to < 1/4 of the baseline while the prompt grows
+}
+
+
+@dataclass(slots=True)
+class Forecast:
+    """When the prompt reaches each threshold, from its recent growth.
+
+    ``calls_to_*`` are further calls (0 = already at or above; ``None`` = unknown: not enough data, window
+    unknown, or the prompt is not growing); ``seconds_to_*`` are those calls times the median seconds per call
+    (``None`` without timestamps).  Thresholds in tokens: trigger = ``trigger x budget``, budget =
+    ``budget_fraction x window``, window = ``window - reserve`` (the last call's reserve).
+
+    Attributes:
+        slope_tokens_per_call: Theil-Sen slope of the occupancy over the last :data:`FORECAST_POINTS`
+            plausible calls of the episode (tokens per call).
+        seconds_per_call: median interval between those calls, in seconds.
+        basis: how the slope was obtained (one line).
+        note: why something is unknown, or ``None``.
+        enough_data: at least :data:`MIN_FORECAST_CALLS` plausible calls since the last reset.
+        at_call: index of the last plausible call (the forecast starts from its occupancy).
+        since_call: index of the first call of the episode.
+        occupancy_tokens: the last plausible occupancy.
+        trigger_tokens / budget_tokens / window_limit_tokens / window_tokens: the thresholds.
+    """
+
+    calls_to_trigger: int | None = None
+    seconds_to_trigger: float | None = None
+    calls_to_budget: int | None = None
+    seconds_to_budget: float | None = None
+    calls_to_window: int | None = None
+    seconds_to_window: float | None = None
+    slope_tokens_per_call: float | None = None
+    seconds_per_call: float | None = None
+    basis: str = ""
+    note: str | None = "no calls"
+    enough_data: bool = False
+    at_call: int | None = None
+    since_call: int | None = None
+    occupancy_tokens: int | None = None
+    trigger_tokens: int | None = None
+    budget_tokens: int | None = None
+    window_limit_tokens: int | None = None
+    window_tokens: int | None = None
+
+    def text(self) -> str:
+        """``"12 calls / ~6 min to trigger · budget crossed · 40 calls / ~20 min to window"``, or the note."""
+        if not self.enough_data or self.slope_tokens_per_call is None:
+            return self.note or "not enough data"
+        parts = []
+        for name, n, s in (("trigger", self.calls_to_trigger, self.seconds_to_trigger),
+                           ("budget", self.calls_to_budget, self.seconds_to_budget),
+                           ("window", self.calls_to_window, self.seconds_to_window)):
+            if n is None:
+                parts.append(f"{name} unknown")
+            elif n == 0:
+                parts.append(f"{name} crossed")
+            else:
+                t = f" / ~{_duration(s)}" if s is not None else ""
+                parts.append(f"{n} call{'s' if n != 1 else ''}{t} to {name}")
+        out = " · ".join(parts)
+        return f"{out} ({self.note})" if self.note else out
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``forecast`` object of ``report --json`` (the issue-6 keys first, then details and ``text``)."""
+        return {
+            "calls_to_trigger": self.calls_to_trigger, "seconds_to_trigger": _r(self.seconds_to_trigger),
+            "calls_to_budget": self.calls_to_budget, "seconds_to_budget": _r(self.seconds_to_budget),
+            "calls_to_window": self.calls_to_window, "seconds_to_window": _r(self.seconds_to_window),
+            "slope_tokens_per_call": _r(self.slope_tokens_per_call), "basis": self.basis, "note": self.note,
+            "enough_data": self.enough_data, "seconds_per_call": _r(self.seconds_per_call),
+            "at_call": self.at_call, "since_call": self.since_call, "occupancy_tokens": self.occupancy_tokens,
+            "trigger_tokens": self.trigger_tokens, "budget_tokens": self.budget_tokens,
+            "window_limit_tokens": self.window_limit_tokens, "window_tokens": self.window_tokens,
+            "text": self.text(),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class DriftRisk:
+    """How likely the response of one call is to drift, and why.
+
+    Attributes:
+        call: the call's index.
+        level: ``low`` | ``medium`` | ``high`` | ``critical``.
+        reason: one line: the level, the strongest reasons, and the headroom.
+        format_score: the response's format score against the inferred rule (0 clean .. 1 prose), ``None`` when
+            there is no rule or no response text (see :mod:`ctxwatch.drift`).
+        format_kind: ``clean`` | ``extra_text`` | ``missing_keys`` | ``broken_json`` | ``prose`` | ``None``.
+        occupancy: the call's plausible occupancy in tokens (``None`` if unknown or implausible).
+        used_fraction: occupancy / window, or ``None``.
+    """
+
+    call: int
+    level: str
+    reason: str
+    format_score: float | None = None
+    format_kind: str | None = None
+    occupancy: int | None = None
+    used_fraction: float | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"call", "level", "reason", "format_score", "format_kind", "occupancy", "used_fraction"}``."""
+        return {"call": self.call, "level": self.level, "reason": self.reason, "format_score": self.format_score,
+                "format_kind": self.format_kind, "occupancy": self.occupancy,
+                "used_fraction": _r(self.used_fraction, 4)}
+
+
+@dataclass(slots=True)
+class Analysis:
+    """Everything :func:`analyze` found for one context.
+
+    Attributes:
+        context: the context analysed.
+        flags: findings in call order (critical first within a call).
+        forecast: the forecast from the last call.
+        drift_risk: one entry per call of the context, in order.
+        format_rule: the format rule in force at the last call (``None``: the drift detector is silent).
+        first_drift: index of the first call whose response drifted from the rule, or ``None``.
+        calibration: median reported/estimated prompt ratio of the context's plausible calls, or ``None``.
+    """
+
+    context: str
+    flags: list[Flag]
+    forecast: Forecast
+    drift_risk: list[DriftRisk]
+    format_rule: FormatRule | None = None
+    first_drift: int | None = None
+    calibration: float | None = None
+
+    def worst(self) -> str | None:
+        """The highest flag severity, or ``None`` when there are no flags."""
+        return max((f.severity for f in self.flags), key=SEVERITY_RANK.__getitem__, default=None)
+
+
+# --- helpers ------------------------------------------------------------------------------------------------------
+
+def _r(v: float | None, nd: int = 1) -> float | None:
+    return None if v is None else round(v, nd)
+
+
+def _duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "?"
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 90 * 60:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def _n(v: int | float | None) -> str:
+    return "?" if v is None else f"{round(v):,}"
+
+
+def _pct(a: float | None, b: float | None) -> str:
+    return "?" if a is None or not b else f"{100 * a / b:.0f}%"
+
+
+def theil_sen(points: Sequence[tuple[float, float]]) -> float | None:
+    """Theil-Sen slope (median of all pairwise slopes) of ``(x, y)`` points; ``None`` with fewer than 2 x values.
+
+    Robust to outliers (breakdown point ~29 %); O(k²) for k points.
+    """
+    slopes = [(y2 - y1) / (x2 - x1) for i, (x1, y1) in enumerate(points) for (x2, y2) in points[i + 1:]
+              if x2 != x1]
+    return statistics.median(slopes) if slopes else None
+
+
+def _calls_to(occ: int, thr: int | None, slope: float | None) -> int | None:
+    """Further calls until ``occ + k * slope >= thr``: 0 if already there, ``None`` if unknown or not growing."""
+    if thr is None:
+        return None
+    if occ >= thr:
+        return 0
+    if slope is None or slope <= 0:
+        return None
+    return max(1, math.ceil((thr - occ) / slope))
+
+
+def _implausible(reported: int, window: int | None) -> bool:
+    return reported < 0 or reported > (window if window else MAX_PLAUSIBLE_PROMPT)
+
+
+def _output_tokens(c: Call) -> int | None:
+    """Output size of a text-only response in tokens (reported, else characters / :data:`CHARS_PER_TOKEN`)."""
+    r = c.response
+    if r is None or r.tool_calls or not r.text or not r.text.strip():
+        return None
+    if c.usage is not None and c.usage.output is not None:
+        return c.usage.output
+    return len(r.text) // CHARS_PER_TOKEN
+
+
+def _int_or_none(v: Any) -> int | None:
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+@dataclass(slots=True)
+class _Streak:
+    """A flag whose evidence is still being updated while a condition lasts."""
+
+    flag: Flag
+    last_pos: int
+
+
+# --- the analysis -------------------------------------------------------------------------------------------------
+
+def analyze(calls: Sequence[Call], settings: Settings, *, context: str = "main", resets: Iterable[int] = (),
+            system_texts: Mapping[int, str] | None = None, instruction_text: str | None = None) -> Analysis:
+    """Flags, forecast and per-call drift risk for the calls of one context.
+
+    Args:
+        calls: the run's calls in order (``Run.calls``); calls of other contexts are ignored.
+        settings: thresholds (budget fraction, trigger, reserve); the window override is already applied to
+            each :attr:`Call.window` by the accounting.
+        context: the context to analyse (``main`` or a sidechain id).
+        resets: call indexes at which the log was truncated or replaced (``Run.resets[*]["at_call"]``): the
+            history starts over there.
+        system_texts: system prompt texts keyed by :attr:`Call.system_key` (the content hash, so one entry per
+            distinct prompt, not per call).  Needed for the format rule and the echo check; without it those
+            fall back to ``instruction_text`` / the observed rule, or stay silent.  See :func:`collect_texts`.
+        instruction_text: the first user message of the context, where a ``CLAUDE.md``-like preamble may state
+            the format rule when the system prompt does not (or is not logged).
+
+    Returns:
+        The :class:`Analysis`.  Never raises for odd data.
+    """
+    cs = [c for c in calls if c.context == context]
+    return _analyze(cs, settings, context, set(resets), system_texts or {}, instruction_text)
+
+
+def _analyze(cs: list[Call], st: Settings, context: str, reset_set: set[int], system_texts: Mapping[int, str],
+             instruction_text: str | None) -> Analysis:
+    n = len(cs)
+    flags: list[Flag] = []
+
+    def flag(kind: str, severity: str, c: Call, reason: str, **evidence: Any) -> Flag:
+        f = Flag(kind, severity, c.index, reason, evidence, context)
+        flags.append(f)
+        return f
+
+    # Pass 1: calibration (plausible calls only) and the observed format baseline.
+    ratios: list[float] = []
+    first_texts: list[str] = []
+    for c in cs:
+        r, e = c.prompt_reported, c.prompt_estimated
+        if r and e and not _implausible(r, c.window):
+            ratios.append(r / e)
+        if len(first_texts) < 5 and c.response is not None and c.response.text and c.response.text.strip():
+            first_texts.append(c.response.text)
+    cal = statistics.median(ratios) if ratios else None
+    obs_rule = observed_rule(first_texts)
+    instr_rule = infer_rule(instruction_text[:INSTRUCTION_MAX_CHARS], "first user message") \
+        if instruction_text else None
+    sys_rules: dict[int, FormatRule | None] = {}
+
+    # State carried along the calls.
+    prev: Call | None = None
+    last_plaus: tuple[int, Call, int] | None = None  # (pos, call, occupancy) of the last plausible call
+    points: deque[tuple[int, int]] = deque(maxlen=FORECAST_POINTS)  # (pos, occupancy) in this episode
+    times: deque[float] = deque(maxlen=FORECAST_POINTS)
+    ep_start = 0
+    ep_cross: Flag | None = None  # trigger crossing waiting for "no compaction followed"
+    ep_over: Flag | None = None
+    ep_window_fc = False
+    ep_crossed = False  # the trigger was crossed in this episode (flagged at most once per episode)
+    reserve_streak: _Streak | None = None
+    estimate_streak: _Streak | None = None
+    echo_streak: _Streak | None = None
+    prev_sp: bool | None = None
+    present_start: Call | None = None
+    last_present: Call | None = None
+    evicted_since: Call | None = None
+    prev_sys_key: int | None = None
+    prev_sys_tokens: int | None = None
+    prev_sys_call: Call | None = None
+    prev_tools: tuple[int | None, int, Call] | None = None  # (tools_key, tools_tokens, call)
+    sys_rule: FormatRule | None = None
+    sys_text: str | None = None
+    drift: Flag | None = None
+    drift_clean = 0
+    first_drift: int | None = None
+    out_base: list[tuple[int, int | None]] = []  # (output tokens, occupancy) of the first text-only responses
+    out_recent: deque[int] = deque(maxlen=COLLAPSE_WINDOW)
+    base_out = base_occ = None
+    collapse_armed = True
+    risks: list[DriftRisk] = []
+    rule_in_force: FormatRule | None = None
+
+    def end_episode(ended_by: str) -> None:
+        nonlocal ep_cross
+        if ep_cross is not None:
+            after = ep_cross.evidence.pop("_pos")
+            calls_after = (pos_last_in_episode - after)
+            if calls_after > 0:
+                ep_cross.evidence["calls_after_crossing"] = calls_after
+                ep_cross.evidence["ended_by"] = ended_by
+                ep_cross.reason += (f" and no compaction followed for {calls_after} call"
+                                    f"{'s' if calls_after != 1 else ''} ({ended_by})")
+                flags.append(ep_cross)
+        ep_cross = None
+
+    pos_last_in_episode = 0
+    for pos, c in enumerate(cs):
+        window = c.window
+        reserve = c.reserve_tokens if c.reserve_tokens is not None else (
+            st.reserve_tokens(window) if window else None)
+        limit = window - reserve if window and reserve is not None else None
+        trig = st.trigger_tokens(window) if window else None
+        budget = st.budget_tokens(window) if window else None
+
+        # -- occupancy and plausibility (B13) --
+        occ: int | None = None
+        reported = c.prompt_reported
+        if reported is not None:
+            if _implausible(reported, window):
+                lp = last_plaus
+                flag("implausible_usage", "warn", c,
+                     f"reported prompt {_n(reported)} tokens at #{c.index + 1} exceeds the "
+                     f"{_n(window or MAX_PLAUSIBLE_PROMPT)}-token {'window' if window else 'plausible maximum'}: "
+                     f"implausible, ignored (last plausible: "
+                     f"{_n(lp[2]) + ' at #' + str(lp[1].index + 1) if lp else 'none'})",
+                     prompt_reported=reported, window=window,
+                     last_plausible_tokens=lp[2] if lp else None, last_plausible_call=lp[1].index if lp else None)
+            else:
+                occ = reported
+        elif c.prompt_estimated is not None:
+            occ = round(c.prompt_estimated * cal) if cal else c.prompt_estimated
+        elif c.prompt_tokens is not None:
+            occ = c.prompt_tokens
+        elif isinstance(c.compaction, dict):
+            occ = _int_or_none(c.compaction.get("post_tokens"))
+
+        # -- episode boundaries --
+        boundary: str | None = None
+        if pos > 0:
+            if c.index in reset_set:
+                boundary = f"file reset before #{c.index + 1}"
+            elif prev is not None and c.session and prev.session and c.session != prev.session:
+                boundary = f"new session at #{c.index + 1}"
+        marker = c.compaction if isinstance(c.compaction, dict) else None
+        dropped = False
+        if last_plaus is not None and occ is not None and boundary is None:
+            pc = last_plaus[1]
+            if pc.history_tokens is not None and c.history_tokens is not None:
+                before, after = pc.history_tokens, c.history_tokens
+            else:
+                before, after = last_plaus[2], occ
+            shrink = before - after
+            dropped = shrink >= COMPACTION_MIN_TOKENS and shrink >= COMPACTION_DROP_FRACTION * before
+        if marker is not None or dropped:
+            lp = last_plaus
+            before_occ = lp[2] if lp else None
+            freed = before_occ - occ if before_occ is not None and occ is not None else None
+            pre = _int_or_none(marker.get("pre_tokens")) if marker else None
+            post = _int_or_none(marker.get("post_tokens")) if marker else None
+            freed_pre = pre - occ if pre is not None and occ is not None else None
+            how = "compaction marker in the log" if marker else "history shrank"
+            extra = f"; log preTokens {_n(pre)}" if pre is not None else ""
+            extra += f", postTokens {_n(post)}" if post is not None else ""
+            flag("compaction", "info", c,
+                 f"compaction before #{c.index + 1} ({how}): prompt {_n(before_occ)} -> {_n(occ)} tokens "
+                 f"({_n(freed)} freed{extra})",
+                 marker=marker is not None, trigger=marker.get("trigger") if marker else None,
+                 previous_call=lp[1].index if lp else None, prompt_before=before_occ, prompt_after=occ,
+                 tokens_freed=freed, pre_tokens=pre, post_tokens=post, tokens_freed_vs_pre_tokens=freed_pre)
+            boundary = boundary or f"compaction before #{c.index + 1}"
+        if boundary is not None:
+            end_episode(boundary)
+            points.clear()
+            times.clear()
+            ep_start, ep_over, ep_window_fc, ep_crossed = pos, None, False, False
+            reserve_streak = None
+
+        pos_last_in_episode = pos
+        if c.timestamp is not None:
+            times.append(c.timestamp)
+        if occ is not None:
+            points.append((pos, occ))
+            last_plaus = (pos, c, occ)
+
+        # -- thresholds --
+        slope_here: float | None = None
+        if occ is not None and window:
+            if limit is not None and occ > limit:
+                if reserve_streak is None:
+                    f = flag("reserve_breached", "critical", c,
+                             f"prompt {_n(occ)} + completion reserve {_n(reserve)} exceed the {_n(window)}-token "
+                             f"window at #{c.index + 1} by {_n(occ - limit)} tokens (a full request is a failed "
+                             "request)",
+                             prompt_tokens=occ, reserve_tokens=reserve, reserve_source=str(c.reserve_src),
+                             window=window, free_tokens=limit - occ, calls=1)
+                    reserve_streak = _Streak(f, pos)
+                else:
+                    reserve_streak.flag.evidence["calls"] += 1
+            else:
+                reserve_streak = None
+            if budget is not None and occ > budget:
+                if ep_over is None:
+                    ep_over = flag("over_budget", "warn", c,
+                                   f"prompt {_n(occ)} tokens at #{c.index + 1} is over the budget {_n(budget)} "
+                                   f"({st.budget_fraction:g} of the {_n(window)}-token window)",
+                                   prompt_tokens=occ, budget_tokens=budget, window=window,
+                                   budget_fraction=st.budget_fraction, calls_over_budget=0, max_prompt_tokens=occ)
+                ep_over.evidence["calls_over_budget"] += 1
+                ep_over.evidence["max_prompt_tokens"] = max(ep_over.evidence["max_prompt_tokens"], occ)
+            if trig is not None and occ >= trig and ep_cross is None and not ep_crossed:
+                ep_cross = Flag("trigger_no_compaction", "warn", c.index,
+                                f"prompt {_n(occ)} tokens at #{c.index + 1} crossed the compaction trigger "
+                                f"{_n(trig)} ({st.trigger:g} of the budget)",
+                                {"prompt_tokens": occ, "trigger_tokens": trig, "window": window,
+                                 "_pos": pos}, context)
+                ep_crossed = True
+            # per-call slope only near the limit (cheap pre-check with the largest recent per-call growth)
+            if limit is not None and len(points) >= MIN_FORECAST_CALLS:
+                pts = list(points)
+                max_rate = max((y2 - y1) / (x2 - x1) for (x1, y1), (x2, y2) in itertools.pairwise(pts))
+                if occ + RISK_CALLS_HIGH * max_rate >= limit:
+                    slope_here = theil_sen(pts)
+                    if (not ep_window_fc and occ <= limit and slope_here is not None and slope_here > 0
+                            and occ + slope_here > limit):
+                        ep_window_fc = True
+                        flag("window_forecast", "critical", c,
+                             f"next call after #{c.index + 1} forecast at ~{_n(occ + slope_here)} tokens, above "
+                             f"the window minus reserve {_n(limit)} (growing ~{_n(slope_here)} tokens/call)",
+                             prompt_tokens=occ, slope_tokens_per_call=round(slope_here, 1),
+                             forecast_next_tokens=round(occ + slope_here), window_limit_tokens=limit,
+                             window=window, reserve_tokens=reserve)
+
+        # -- system prompt (B24) --
+        sp = c.system_present
+        if sp is True:
+            if prev_sp is not True:
+                present_start = c
+            if (prev_sp is True and c.system_key is not None and prev_sys_key is not None
+                    and c.system_key != prev_sys_key and prev_sys_call is not None):
+                flag("system_prompt_changed", "warn", c,
+                     f"system prompt of #{c.index + 1} differs from #{prev_sys_call.index + 1}'s "
+                     f"({_n(prev_sys_tokens)} -> {_n(c.system_tokens)} tokens): prompt-cache prefix invalidated, "
+                     "every cached turn behind it is billed again",
+                     previous_call=prev_sys_call.index, system_tokens_before=prev_sys_tokens,
+                     system_tokens_after=c.system_tokens)
+            last_present, evicted_since = c, None
+            prev_sys_key, prev_sys_tokens, prev_sys_call = c.system_key, c.system_tokens, c
+        elif sp is False and prev_sp is True and present_start is not None and last_present is not None:
+            rng = (f"#{present_start.index + 1}" if present_start is last_present
+                   else f"#{present_start.index + 1}–#{last_present.index + 1}")
+            flag("system_prompt_evicted", "critical", c,
+                 f"system prompt absent from request #{c.index + 1} (present in {rng})",
+                 present_from=present_start.index, present_to=last_present.index,
+                 system_tokens_before=last_present.system_tokens, floor_before=last_present.floor_tokens,
+                 floor_after=c.floor_tokens, with_compaction=marker is not None or dropped)
+            evicted_since = c
+        if sp is not None:
+            prev_sp = sp
+
+        # -- tool schemas (floor) --
+        if c.tools_tokens is not None:
+            if prev_tools is not None and c.tools_key != prev_tools[0] and c.tools_tokens > prev_tools[1]:
+                added = c.tools_tokens - prev_tools[1]
+                new_names = [t for t in c.tool_names if t not in set(prev_tools[2].tool_names)]
+                later = n - pos
+                names = f" (+{', +'.join(new_names)})" if new_names else ""
+                flag("floor_grew", "warn", c,
+                     f"tool schemas grew by {_n(added)} tokens at #{c.index + 1}{names}: added to every later "
+                     f"call ({_n(added * later)} tokens over the {later} call{'s' if later != 1 else ''} logged "
+                     "so far) and the cache prefix is invalidated",
+                     previous_call=prev_tools[2].index, tools_tokens_before=prev_tools[1],
+                     tools_tokens_after=c.tools_tokens, tokens_added=added, tools_added=new_names,
+                     calls_affected=later, tokens_added_total=added * later)
+            prev_tools = (c.tools_key, c.tools_tokens, c)
+
+        # -- estimate vs reported --
+        e = c.prompt_estimated
+        diff = None
+        if occ is not None and reported is not None and e and cal:
+            diff = abs(reported - e * cal) / reported if reported else None
+        if diff is not None and diff > ESTIMATE_TOLERANCE:
+            if estimate_streak is None:
+                f = flag("estimate_disagrees", "info", c,
+                         f"calibrated estimate {_n(e * cal)} differs from the reported prompt {_n(reported)} "
+                         f"by {100 * diff:.0f}% at #{c.index + 1} (calibration {cal:.3f}): the log may not show "
+                         "everything that was sent",
+                         prompt_reported=reported, prompt_estimated=e, calibration=round(cal, 4),
+                         calibrated_estimate=round(e * cal), difference=round(diff, 4), calls=0,
+                         max_difference=round(diff, 4), max_call=c.index)
+                estimate_streak = _Streak(f, pos)
+            ev = estimate_streak.flag.evidence
+            ev["calls"] += 1
+            if diff > ev["max_difference"]:
+                ev["max_difference"], ev["max_call"] = round(diff, 4), c.index
+            if diff > ESTIMATE_WARN:
+                estimate_streak.flag.severity = "warn"
+        elif diff is not None:
+            estimate_streak = None
+
+        # -- format rule and drift (B29) --
+        if c.system_key is not None and c.system_key in system_texts:
+            if c.system_key not in sys_rules:
+                sys_rules[c.system_key] = infer_rule(system_texts[c.system_key], "system prompt")
+            sys_rule = sys_rules[c.system_key]
+            sys_text = system_texts[c.system_key]
+        rule = sys_rule or instr_rule or obs_rule
+        rule_in_force = rule
+        text = c.response.text if c.response is not None else None
+        chk = check_format(text, rule) if rule is not None else None
+        if chk is not None:
+            if chk.score > 0:
+                drift_clean = 0
+                if drift is None:
+                    if first_drift is None:
+                        first_drift = c.index
+                    drift = flag("format_drift", "info", c, "", rule=rule.to_json(), first_call=c.index,
+                                 first_score=chk.score, first_kind=chk.kind, worst_score=chk.score,
+                                 worst_call=c.index, worst_kind=chk.kind, drifting_responses=0, kinds={},
+                                 occupancy_tokens=occ, window=window,
+                                 used_fraction=round(occ / window, 4) if occ is not None and window else None,
+                                 system_present=sp, recovered_at=None)
+                    drift.evidence["_first"] = chk.describe()
+                ev = drift.evidence
+                ev["drifting_responses"] += 1
+                ev["kinds"][chk.kind] = ev["kinds"].get(chk.kind, 0) + 1
+                if chk.score > ev["worst_score"]:
+                    ev["worst_score"], ev["worst_call"], ev["worst_kind"] = chk.score, c.index, chk.kind
+            elif drift is not None:
+                drift_clean += 1
+                if drift_clean >= DRIFT_RECOVERY:
+                    drift.evidence["recovered_at"] = c.index
+                    drift, drift_clean = None, 0
+
+        # -- echo of the system prompt --
+        echo_words = 0
+        if sys_text and text:
+            echo_words = echo_index(sys_text).longest_run(text)
+        if echo_words >= ECHO_MIN_WORDS:
+            if echo_streak is None:
+                f = flag("system_prompt_echo", "warn", c,
+                         f"response of #{c.index + 1} repeats {echo_words} consecutive words of the system "
+                         "prompt verbatim",
+                         words=echo_words, calls=0, max_words=echo_words)
+                echo_streak = _Streak(f, pos)
+            echo_streak.flag.evidence["calls"] += 1
+            echo_streak.flag.evidence["max_words"] = max(echo_streak.flag.evidence["max_words"], echo_words)
+        elif text:
+            echo_streak = None
+
+        # -- response length collapse --
+        out = _output_tokens(c)
+        if out is not None:
+            if len(out_base) < COLLAPSE_BASELINE:
+                out_base.append((out, occ))
+                if len(out_base) == COLLAPSE_BASELINE:
+                    base_out = statistics.median(o for o, _ in out_base)
+                    occs = [o for _, o in out_base if o is not None]
+                    base_occ = statistics.median(occs) if occs else None
+            else:
+                out_recent.append(out)
+                if base_out is not None and base_out >= COLLAPSE_MIN_BASELINE_TOKENS and \
+                        len(out_recent) == COLLAPSE_WINDOW:
+                    med = statistics.median(out_recent)
+                    if collapse_armed and med < COLLAPSE_RATIO * base_out and occ is not None and base_occ \
+                            and occ >= COLLAPSE_PROMPT_GROWTH * base_occ:
+                        collapse_armed = False
+                        flag("response_collapse", "warn", c,
+                             f"responses shrank to a median {_n(med)} tokens by #{c.index + 1} (baseline "
+                             f"{_n(base_out)}) while the prompt grew from {_n(base_occ)} to {_n(occ)} tokens",
+                             recent_median_output_tokens=med, baseline_output_tokens=base_out,
+                             baseline_prompt_tokens=base_occ, prompt_tokens=occ, window_calls=COLLAPSE_WINDOW)
+                    elif not collapse_armed and med >= COLLAPSE_REARM * base_out:
+                        collapse_armed = True
+
+        # -- drift risk of this call --
+        risks.append(_risk(c, occ if occ is not None else (last_plaus[2] if last_plaus else None), occ is None,
+                           window, limit, trig, budget, slope_here, evicted_since, chk, echo_words,
+                           drift is not None))
+        prev = c
+
+    end_episode("end of log")
+
+    # finalise evidence that accumulated over the run
+    for f in flags:
+        if f.kind == "format_drift":
+            ev = f.evidence
+            first = ev.pop("_first", "")
+            f.severity = "warn" if ev["drifting_responses"] >= DRIFT_CONFIRM else "info"
+            rule_j = ev["rule"]
+            occ_txt = (f"prompt {_n(ev['occupancy_tokens'])} tokens"
+                       + (f" = {_pct(ev['occupancy_tokens'], ev['window'])} of window" if ev["window"] else ""))
+            worst = (f"; worst: {ev['worst_kind'].replace('_', ' ')} at #{ev['worst_call'] + 1}"
+                     if ev["worst_call"] != ev["first_call"] else "")
+            sysp = "; system prompt absent" if ev["system_present"] is False else ""
+            f.reason = (f"responses drift from #{f.call + 1}: {first} (score {ev['first_score']:g}), "
+                        f"{ev['drifting_responses']} drifting{worst}; rule: {rule_j['description']}; at {occ_txt}"
+                        f"{sysp}")
+    flags.sort(key=lambda f: (f.call, -SEVERITY_RANK[f.severity]))
+    forecast = _forecast(cs, st, list(points), list(times), ep_start, last_plaus)
+    return Analysis(context, flags, forecast, risks, rule_in_force, first_drift, cal)
+
+
+def _risk(c: Call, occ: int | None, implausible: bool, window: int | None, limit: int | None, trig: int | None,
+          budget: int | None, slope: float | None, evicted_since: Call | None, chk: Any, echo_words: int,
+          drifting: bool) -> DriftRisk:
+    """The drift-risk level of one call: the strongest signal wins; the reason names it and the headroom."""
+    cands: list[tuple[int, str]] = []  # (level rank, text)
+    if evicted_since is not None:
+        cands.append((3, f"system prompt absent since #{evicted_since.index + 1}"))
+    if occ is not None and limit is not None:
+        if occ > limit:
+            cands.append((3, "prompt + reserve exceed the window"))
+        elif slope is not None and slope > 0:
+            k = _calls_to(occ, limit, slope)
+            if k is not None and k <= 1:
+                cands.append((3, "next call forecast over the window"))
+            elif k is not None and k <= RISK_CALLS_HIGH:
+                cands.append((2, f"~{k} calls to the window"))
+    if occ is not None and budget is not None and occ > budget:
+        cands.append((2, "over budget"))
+    if chk is not None and chk.score >= SCORE_BROKEN_JSON:
+        cands.append((2, f"response is {chk.describe()}"))
+    if echo_words >= ECHO_MIN_WORDS:
+        cands.append((2, f"response repeats {echo_words} words of the system prompt"))
+    if occ is not None and trig is not None and budget is not None and trig <= occ <= budget:
+        cands.append((1, "past the compaction trigger"))
+    if chk is not None and 0 < chk.score < SCORE_BROKEN_JSON:
+        cands.append((1, f"response is {chk.describe()}"))
+    elif chk is not None and chk.score == 0 and drifting:
+        cands.append((1, "format drift not yet recovered"))
+    if implausible:
+        cands.append((1, "reported usage implausible; using the last plausible occupancy"))
+    if window and occ is not None:
+        head = f"prompt {_n(occ)} = {_pct(occ, window)} of window"
+        if budget:
+            head += f", {_pct(occ, budget)} of budget"
+    elif occ is not None:
+        head = f"prompt {_n(occ)} tokens, window unknown"
+    else:
+        head = "occupancy unknown"
+    level = max((lv for lv, _ in cands), default=0)
+    top = [t for lv, t in cands if lv == level][:2]
+    reason = f"{RISK_LEVELS[level]}: {'; '.join(top)} ({head})" if top else f"low: no drift signal ({head})"
+    return DriftRisk(c.index, RISK_LEVELS[level], reason, chk.score if chk is not None else None,
+                     chk.kind if chk is not None else None, occ if not implausible else None,
+                     occ / window if occ is not None and window and not implausible else None)
+
+
+def _forecast(cs: list[Call], st: Settings, points: list[tuple[int, int]], times: list[float], ep_start: int,
+              last_plaus: tuple[int, Call, int] | None) -> Forecast:
+    """The forecast from the current episode's points (see :class:`Forecast`)."""
+    if not cs:
+        return Forecast(note="no calls")
+    last = cs[-1]
+    window = last.window
+    if last_plaus is not None and last_plaus[0] >= ep_start:
+        window = last_plaus[1].window or window
+    reserve = last.reserve_tokens if last.reserve_tokens is not None else (
+        st.reserve_tokens(window) if window else None)
+    fc = Forecast(since_call=cs[ep_start].index, window_tokens=window, note=None)
+    if window:
+        fc.trigger_tokens, fc.budget_tokens = st.trigger_tokens(window), st.budget_tokens(window)
+        fc.window_limit_tokens = window - reserve if reserve is not None else window
+    since = "the start of the log" if ep_start == 0 else f"#{cs[ep_start].index + 1}"
+    if last_plaus is not None:
+        fc.at_call, fc.occupancy_tokens = last_plaus[1].index, last_plaus[2]
+    if len(points) < MIN_FORECAST_CALLS:
+        fc.note = (f"not enough data: {len(points)} call{'s' if len(points) != 1 else ''} with a known prompt size "
+                   f"since {since} (need {MIN_FORECAST_CALLS})")
+        fc.basis = "none"
+        return fc
+    fc.enough_data = True
+    slope = theil_sen(points)
+    fc.slope_tokens_per_call = slope
+    first, lastp = cs[points[0][0]].index, cs[points[-1][0]].index
+    fc.basis = (f"Theil-Sen slope over the last {len(points)} calls (#{first + 1}–#{lastp + 1}) since {since}")
+    gaps = [b - a for a, b in itertools.pairwise(times) if b > a]
+    fc.seconds_per_call = statistics.median(gaps) if gaps else None
+    occ = points[-1][1]
+    notes = []
+    if not window:
+        notes.append("window unknown (pass --window)")
+    if slope is None or slope <= 0:
+        notes.append(f"prompt not growing ({_n(slope)} tokens/call)")
+    if fc.seconds_per_call is None:
+        notes.append("no timestamps")
+    for name, thr in (("trigger", fc.trigger_tokens), ("budget", fc.budget_tokens),
+                      ("window", fc.window_limit_tokens)):
+        k = _calls_to(occ, thr, slope)
+        secs = k * fc.seconds_per_call if k is not None and fc.seconds_per_call is not None else None
+        setattr(fc, f"calls_to_{name}", k)
+        setattr(fc, f"seconds_to_{name}", secs)
+    fc.note = "; ".join(notes) or None
+    return fc
+
+
+# --- whole runs -----------------------------------------------------------------------------------------------------
+
+def collect_texts(run: Run, context: str = "main", *, max_texts: int = MAX_SYSTEM_TEXTS
+                  ) -> tuple[dict[int, str], str | None]:
+    """Re-read the system prompts and the first user message of one context from disk.
+
+    Args:
+        run: the run (its calls hold hashes, not text).
+        context: the context.
+        max_texts: most distinct system prompts re-read (the first ones seen).
+
+    Returns:
+        ``({system_key: text}, first user message text or None)``.  One disk read per distinct system prompt
+        plus one for the first call; failures (file changed, reader error) just leave entries out.
+    """
+    from ctxwatch.run import reload_call
+
+    first: Call | None = None
+    want: dict[int, int] = {}
+    for c in run.calls:
+        if c.context != context:
+            continue
+        if first is None:
+            first = c
+        if c.system_key is not None and c.system_key not in want and len(want) < max_texts:
+            want[c.system_key] = c.index
+    texts: dict[int, str] = {}
+    instruction: str | None = None
+    if first is None:
+        return texts, None
+    todo = dict.fromkeys(want.values())
+    todo.setdefault(first.index)
+    for idx in todo:
+        try:
+            pc = reload_call(run, idx)
+        except Exception:  # a reader bug or a changed file must not stop the analysis
+            pc = None
+        if pc is None:
+            continue
+        if pc.system and run.calls[idx].system_key is not None:
+            texts[run.calls[idx].system_key] = "\n".join(pc.system)
+        if idx == first.index and pc.messages:
+            for m in pc.messages:
+                if m.role == "user":
+                    instruction = m.text()[:INSTRUCTION_MAX_CHARS]
+                    break
+    return texts, instruction
+
+
+def analyze_run(run: Run, *, texts: bool = True) -> dict[str, Analysis]:
+    """One :class:`Analysis` per context of ``run`` (``main`` first), with the run's resets.
+
+    Args:
+        run: the run.
+        texts: re-read system prompts / the first user message for the format rule and the echo check
+            (:func:`collect_texts`); ``False`` keeps it to the call summaries (no disk reads).
+    """
+    resets = {int(r["at_call"]) for r in run.resets if isinstance(r.get("at_call"), int)}
+    by_ctx: dict[str, list[Call]] = {}
+    for c in run.calls:
+        by_ctx.setdefault(c.context, []).append(c)
+    out: dict[str, Analysis] = {}
+    for ctx in run.contexts():
+        sys_texts, instr = collect_texts(run, ctx) if texts else ({}, None)
+        out[ctx] = _analyze(by_ctx.get(ctx, []), run.settings, ctx, resets, sys_texts, instr)
+    return out
+
+
+def analysis_json(run: Run, *, texts: bool = True, per_call: bool = False) -> dict[str, Any]:
+    """The ``flags`` and ``forecast`` keys of ``report --json`` / ``check --json``.
+
+    Args:
+        run: the run.
+        texts: see :func:`analyze_run`.
+        per_call: also return ``drift_risk`` (one object per call, every context) and ``format_rule``.
+
+    Returns:
+        ``{"flags": [flag objects of every context, in call order], "forecast": {...}}`` where the forecast is
+        the ``main`` context's (else the first context's).  Flag objects: ``kind``, ``severity``, ``call``
+        (index as in ``report --json``), ``reason``, ``evidence``, ``context``.
+    """
+    res = analyze_run(run, texts=texts)
+    flags = sorted((f for a in res.values() for f in a.flags), key=lambda f: (f.call, -SEVERITY_RANK[f.severity]))
+    main = res.get("main") or next(iter(res.values()), None)
+    doc: dict[str, Any] = {"flags": [f.to_json() for f in flags],
+                           "forecast": (main.forecast if main else Forecast()).to_json()}
+    if per_call:
+        risks = sorted((r for a in res.values() for r in a.drift_risk), key=lambda r: r.call)
+        doc["drift_risk"] = [r.to_json() for r in risks]
+        doc["format_rule"] = main.format_rule.to_json() if main and main.format_rule else None
+    return doc
