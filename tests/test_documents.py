@@ -214,6 +214,7 @@ def test_swe_agent_cumulative_only(shared_logs: Path) -> None:
         before = [m for m in doc["history"][:pos] if m["role"] != "system"]
         assert [m.text() for m in c.messages] == [m["content"] for m in before]
         assert c.system == [doc["history"][0]["content"]]
+        assert c.tools == []  # a 0.x agent: commands live in the system prompt, no tool schemas are sent
         assert c.response.text == doc["history"][pos]["content"]
     assert detect(str(path)).name == "swe-agent"
 
@@ -226,6 +227,7 @@ def test_swe_agent_demonstration(shared_logs: Path) -> None:
     assert len(calls) == n_assist == 5
     assert [i.kind for i in issues] == ["no_usage"]
     last = calls[-1]
+    assert last.tools is None  # a function-calling agent: the schemas were sent but are not in the .traj
     tool_ids = [m["tool_calls"][0]["id"] for m in doc["history"] if m["role"] == "assistant"][:-1]
     assert [i for m in last.messages for i in m.tool_call_ids()] == tool_ids
     assert [i for m in last.messages for i in m.tool_result_ids()] == tool_ids

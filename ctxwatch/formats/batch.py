@@ -595,13 +595,18 @@ def read_batch_pair(paths: list[str]) -> tuple[list[ParsedCall], list[Issue]]:
             issues.append(Issue(f, 0, "not_batch", "not an OpenAI or Anthropic batch input/output file; skipped"))
         elif kinds[f] == ANTHROPIC_BATCH_OBJECT:
             issues.append(Issue(f, 1, "batch_object", "message batch object: it holds no calls; skipped"))
-    input_ids = {f: _ids_in(f) for f in inputs}
+    input_ids: dict[str, set[str]] = {}
+    for f in inputs:
+        if sum(1 for g in inputs if _PROVIDER[kinds[g]] == _PROVIDER[kinds[f]]) > 1:  # type: ignore[index]
+            input_ids[f] = _ids_in(f)
     pairing: dict[str, str | None] = {}
     for out in outputs:
         prov = _PROVIDER[kinds[out]]  # type: ignore[index]
         candidates = [i for i in inputs if _PROVIDER[kinds[i]] == prov]  # type: ignore[index]
         best, best_n = None, 0
-        if candidates:
+        if len(candidates) == 1:
+            best = candidates[0]  # the only input of this provider: no need to scan the output
+        elif candidates:
             out_ids = _ids_in(out)
             for cand in candidates:
                 n = len(out_ids & input_ids[cand])

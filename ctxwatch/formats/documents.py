@@ -23,7 +23,8 @@ Formats registered here:
   ``metrics.token_usages[]`` entry, keyed by ``response_id``.
 * ``swe-agent``: ``.traj`` documents.  Only cumulative ``info.model_stats`` exists, so every call has
   ``usage = None`` and the run totals in ``extra["cumulative"]``; messages from ``trajectory[].query``
-  when present, else rebuilt from ``history``.
+  when present, else rebuilt from ``history``.  Tool schemas are ``[]`` when no message makes a tool call
+  (0.x agents describe their commands in the system prompt) and ``None`` (not logged) otherwise.
 * ``cline``: Cline / Roo Code ``ui_messages.json``.  One call per ``say: "api_req_started"`` entry whose
   ``text`` is a JSON string ``{request, tokensIn, tokensOut, cacheWrites, cacheReads, cost}``; ``tokensIn``
   is Anthropic-style uncached input, so prompt_total = tokensIn + cacheWrites + cacheReads.
@@ -585,11 +586,17 @@ class SweAgentReader(Reader):
         steps = [s for s in value.get("trajectory") or [] if isinstance(s, dict)]
         out: list[Output] = []
         calls: list[ParsedCall] = []
+        # Function-calling agents (1.x) send tool schemas that the .traj does not keep: unknown (None).
+        # Without tool calls the commands are described in the system prompt and no schema is sent: [].
+        logged = [m for m in value.get("history") or [] if isinstance(m, dict)]
+        logged += [m for st in steps for m in (st.get("query") or []) if isinstance(m, dict)]
+        tools: list[dict[str, Any]] | None = None if any(m.get("tool_calls") for m in logged) else []
 
         def make(system: list[str], msgs: list[Message], context: str, n: int, how: str, resp: str | None) -> None:
             extra: dict[str, Any] = {"step": n, "messages_from": how, "cumulative": stats}
             calls.append(ParsedCall(
-                source=src, model=model, provider=provider, context=context, system=system, tools=None,
+                source=src, model=model, provider=provider, context=context, system=system,
+                tools=None if tools is None else list(tools),
                 messages=msgs, usage=None, key=f"{os.path.basename(self.path)}:{context}:{n}",
                 response=ResponseInfo(text=resp) if resp is not None else None, extra=extra))
 
