@@ -518,7 +518,8 @@ def plan_messages(messages: Sequence[Message | MessageStat], policy: Policy, *,
     found = find_reinject(hist_msgs, counter, hist_pos)
     wanted = {"task": policy.reinject_task, "plan": policy.reinject_plan, "tasks": policy.reinject_tasks,
               "file": policy.reinject_file}
-    found_pos = {id(f): hist_pos.index(f.index) for f in found}
+    hist_j = {k: j for j, k in enumerate(hist_pos)}
+    found_pos = {id(f): hist_j[f.index] for f in found}
 
     suffix = [0] * (H + 1)
     for j in range(H - 1, -1, -1):
@@ -544,17 +545,20 @@ def plan_messages(messages: Sequence[Message | MessageStat], policy: Policy, *,
         max_cut = 0
     else:
         max_cut = starts[max(len(starts) - K, 0)]
-    valid = [c for c in sorted({0, *starts, H}) if c == 0 or not _crossing(hist, c)]
+    blocked = _blocked_cuts(hist)
+    valid = [c for c in sorted({0, *starts, H}) if c == 0 or not blocked[c]]
+    valid_set = set(valid)
     keep_note = None
     if policy.keep_recent_messages:
         want = max(H - policy.keep_recent_messages, 0)
         if want < max_cut:
             max_cut = want
-            if want not in valid and before > budget:
+            if want not in valid_set and before > budget:
                 kept_n = H - max(c for c in valid if c <= want)
                 keep_note = (f"asked to keep the last {policy.keep_recent_messages} messages; kept {kept_n} "
                              f"to avoid {_why_invalid(hist, want, starts)}")
     allowed = [c for c in valid if c <= max_cut]
+    allowed_set = set(allowed)
 
     if before <= budget or H == 0:
         cut = 0
@@ -569,7 +573,6 @@ def plan_messages(messages: Sequence[Message | MessageStat], policy: Policy, *,
 
     # Fates.
     plans: list[MessagePlan] = []
-    hist_j = {k: j for j, k in enumerate(hist_pos)}
     for k, e in enumerate(entries):
         if e.pinned:
             fate: Fate = "pinned"
@@ -584,9 +587,17 @@ def plan_messages(messages: Sequence[Message | MessageStat], policy: Policy, *,
     # Did the token cut want to go somewhere invalid?
     moved = None
     if cut > 0 and fits:
-        naive = next((p for p in range(1, H + 1) if _naive_size(p, floor, suffix, summary, hist_pos, found,
-                                                                  wanted) <= budget), None)
-        if naive is not None and naive != cut and naive < H and naive not in allowed:
+        # The earliest position where a cut ignoring turns and tool pairs would fit.
+        extras = sorted((found_pos[id(f)], f.tokens) for f in found if wanted[f.kind])
+        naive, extra, k = None, 0, 0
+        for p in range(1, H + 1):
+            while k < len(extras) and extras[k][0] < p:
+                extra += extras[k][1]
+                k += 1
+            if floor + suffix[p] + summary + extra <= budget:
+                naive = p
+                break
+        if naive is not None and naive != cut and naive < H and naive not in allowed_set:
             why = _why_invalid(hist, naive, starts)
             moved = (f"the token cut would fall at message {hist_pos[naive]} ({hist[naive].role}), "
                      f"{why}; moved the cut to message {hist_pos[cut] if cut < H else 'end'}"
@@ -605,11 +616,31 @@ def plan_messages(messages: Sequence[Message | MessageStat], policy: Policy, *,
     )
 
 
-def _naive_size(p: int, floor: int, suffix: list[int], summary: int, hist_pos: list[int],
-                found: list[ReinjectItem], wanted: dict[str, bool]) -> int:
-    """Prompt size if the history were cut before message ``p`` regardless of turns and tool pairs."""
-    extra = sum(f.tokens for f in found if wanted[f.kind] and hist_pos.index(f.index) < p)
-    return floor + suffix[p] + summary + extra
+def _blocked_cuts(hist: list[_Entry]) -> list[bool]:
+    """``blocked[c]`` is True when a cut before ``hist[c]`` would separate a tool call from its result.
+
+    Each call id spans the positions of the messages that make or answer it; a cut ``c`` splits it when
+    ``first < c <= last``.  Computed with a difference array: O(messages + ids).
+    """
+    H = len(hist)
+    span: dict[str, list[int]] = {}
+    for j, e in enumerate(hist):
+        for i in (*e.calls, *e.results):
+            sp = span.get(i)
+            if sp is None:
+                span[i] = [j, j]
+            else:
+                sp[1] = j
+    diff = [0] * (H + 2)
+    for first, last in span.values():
+        if last > first:
+            diff[first + 1] += 1
+            diff[last + 1] -= 1
+    out, run = [], 0
+    for c in range(H + 1):
+        run += diff[c]
+        out.append(run > 0)
+    return out
 
 
 def _why_invalid(hist: list[_Entry], p: int, starts: list[int]) -> str:

@@ -93,7 +93,7 @@ policies = st.builds(
     summary_tokens=st.integers(0, 300),
 )
 
-PROP = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+PROP = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def make_plan(conv: tuple[list[Message], list[int]], policy: Policy, with_blocks: bool = True) -> Plan:
