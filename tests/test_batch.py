@@ -184,6 +184,30 @@ def test_openai_failed_requests_are_issues_not_calls(tmp_path: Path) -> None:
     assert "HTTP 400" in failed[0].message and "batch_expired" in failed[1].message
 
 
+def test_openai_error_file_beside_the_output(tmp_path: Path) -> None:
+    """OpenAI writes failed requests to a separate error file: together they answer every request."""
+    usage = {"prompt_tokens": 10, "completion_tokens": 2, "total_tokens": 12}
+    inp = tmp_path / "in.jsonl"
+    inp.write_text("".join(json.dumps({"custom_id": c, "method": "POST", "url": "/v1/chat/completions",
+                                       "body": {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": c}]}})
+                           + "\n" for c in "abcd"))
+    out = tmp_path / "out.jsonl"
+    out.write_text(json.dumps({"id": "batch_req_a", "custom_id": "a", "error": None, "response": {
+        "status_code": 200, "body": {"model": "gpt-4o-mini", "usage": usage, "choices": []}}}) + "\n")
+    err = tmp_path / "errors.jsonl"
+    err.write_text("".join(json.dumps({"id": f"batch_req_{c}", "custom_id": c, "response": None,
+                                       "error": {"code": "server_error", "message": "failed"}}) + "\n" for c in "bc"))
+    calls, issues = read_batch_pair([str(inp), str(err), str(out)])
+    assert [c.extra["custom_id"] for c in calls] == ["a"] and calls[0].messages[0].text() == "a"
+    assert sorted(i.kind for i in issues) == ["failed_request", "failed_request", "missing_result"]
+    (missing,) = [i for i in issues if i.kind == "missing_result"]
+    assert missing.message.startswith("1 of 4 requests") and "'d'" in missing.message and missing.line == 4
+    # the same with one output alone: the failures in it still count as answered
+    calls, issues = join_batch(str(inp), str(err))
+    assert calls == [] and sorted(i.kind for i in issues) == ["failed_request", "failed_request", "missing_result"]
+    assert next(i for i in issues if i.kind == "missing_result").message.startswith("2 of 4")
+
+
 def test_openai_responses_endpoint(tmp_path: Path) -> None:
     inp = tmp_path / "in.jsonl"
     inp.write_text(json.dumps({"custom_id": "r1", "method": "POST", "url": "/v1/responses",

@@ -390,17 +390,25 @@ class BatchReader(Reader):
         input_path: the matching input (request) file. When given, each result is joined to its request by
             ``custom_id`` (request text from the input, usage from the output); when ``None`` an output file
             gives usage-only calls and an input file gives request-only calls.
+        index: an already built index of the input, shared by several output files of one batch (OpenAI
+            writes failed requests to a separate error file); ``input_path`` is then ignored.
+        report_missing: report, at :meth:`finish`, the requests that got no result and the index's own
+            issues.  Pass False for all but the last reader sharing an index.
 
     Lines of the other provider, or of no batch shape, become ``unknown_record`` issues.  A result whose
     ``custom_id`` is not in the input stays a usage-only call (``extra["joined"] = False``) and is counted
-    in one ``unmatched_result`` issue at :meth:`finish`; requests that got no result are counted in one
-    ``missing_result`` issue.
+    in one ``unmatched_result`` issue at :meth:`finish`; requests that got no result (neither a call nor a
+    failure) are counted in one ``missing_result`` issue.
     """
 
-    def __init__(self, path: str, input_path: str | None = None) -> None:
+    def __init__(self, path: str, input_path: str | None = None, *, index: BatchInputIndex | None = None,
+                 report_missing: bool = True) -> None:
         super().__init__(path)
-        self.input_path = input_path
-        self._index: BatchInputIndex | None = None
+        self.input_path = index.path if index is not None else input_path
+        self._index: BatchInputIndex | None = index
+        self.report_missing = report_missing
+        #: Other output files read earlier with the same index (named in the missing_result message).
+        self.shared_with: list[str] = []
         self._unmatched: list[tuple[int, str]] = []
         self._results = 0
 
@@ -420,6 +428,8 @@ class BatchReader(Reader):
             if isinstance(out, ParsedCall):
                 self._results += 1
                 self._join(out, kind)
+            elif self.index is not None and str(v.get("custom_id")) in self.index:
+                self.index.used.add(str(v.get("custom_id")))  # answered, if only by a failure
             return [out]
         if kind in (OPENAI_INPUT, ANTHROPIC_REQUEST):
             return [request_call(self.path, rec, v, _PROVIDER[kind])]
@@ -456,18 +466,20 @@ class BatchReader(Reader):
         index = self._index
         if index is None:
             return []
-        out: list[Output] = list(index.issues)
+        out: list[Output] = list(index.issues) if self.report_missing else []
         if self._unmatched:
             line, cid = self._unmatched[0]
             out.append(Issue(self.path, line, "unmatched_result",
                              f"{len(self._unmatched)} of {self._results} results have no request in "
                              f"{os.path.basename(index.path)} (first: {cid!r}); shown with usage only"))
-        missing = [c for c in index.ids() if c not in index.used]
+        missing = [c for c in index.ids() if c not in index.used] if self.report_missing else []
         if missing:
             loc = index.location(missing[0])
+            where = os.path.basename(self.path) if not self.shared_with else \
+                ", ".join(os.path.basename(p) for p in [*self.shared_with, self.path])
             out.append(Issue(index.path, loc.line if loc else 0, "missing_result",
                              f"{len(missing)} of {len(index)} requests have no result in "
-                             f"{os.path.basename(self.path)} (first: {missing[0]!r})"))
+                             f"{where} (first: {missing[0]!r})"))
         return out
 
 
@@ -614,8 +626,16 @@ def read_batch_pair(paths: list[str]) -> tuple[list[ParsedCall], list[Issue]]:
                     best, best_n = cand, n
         pairing[out] = best
     calls: list[ParsedCall] = []
+    indexes = {inp: BatchInputIndex(inp) for inp in set(pairing.values()) if inp}
+    done: dict[str, list[str]] = {}
     for out in outputs:
-        c, i = _read(BatchReader(out, input_path=pairing[out]), out)
+        inp = pairing[out]
+        last = inp is None or out == [o for o in outputs if pairing[o] == inp][-1]
+        reader = BatchReader(out, index=indexes[inp] if inp else None, report_missing=last)
+        if inp:
+            reader.shared_with = list(done.get(inp, []))
+            done.setdefault(inp, []).append(out)
+        c, i = _read(reader, out)
         calls.extend(c)
         issues.extend(i)
     paired = {p for p in pairing.values() if p}
