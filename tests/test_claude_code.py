@@ -515,3 +515,12 @@ def test_late_line_of_an_older_call_keeps_its_history() -> None:
     assert late.messages is not None and first.messages is not None
     assert [m.text() for m in late.messages] == [m.text() for m in first.messages] == ["hello"]
     assert second.messages is not None and [m.text() for m in second.messages] == ["hello", "m1", "more"]
+
+
+def test_detects_a_file_whose_first_line_exceeds_the_sniffed_head(tmp_path: Path) -> None:
+    big = {"parentUuid": None, "isSidechain": False, "userType": "external", "cwd": "/x",
+           "sessionId": "s", "version": "2.1.39", "type": "user",
+           "message": {"role": "user", "content": "p" * 100_000}, "uuid": "u1"}
+    path = write(tmp_path, "big.jsonl", [big, B11[0]])
+    spec = detect(str(path))
+    assert spec is not None and spec.name == "claude-code"

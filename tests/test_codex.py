@@ -318,3 +318,13 @@ def test_items_and_odd_records(tmp_path: Path) -> None:
     assert [(c.source.line, c.usage.prompt_total) for c in calls if c.usage] == [(9, 7), (17, 10)]
     assert calls[-1].window is None and calls[-1].system == ["SYS"]
     assert calls[-1].compaction is not None and calls[-1].compaction["kind"] == "compacted"
+
+
+def test_detects_a_file_whose_first_line_exceeds_the_sniffed_head(tmp_path: Path) -> None:
+    meta = {"timestamp": "2025-05-01T10:00:00Z", "type": "session_meta",
+            "payload": {"id": "s", "base_instructions": {"text": "i" * 100_000}}}
+    path = write(tmp_path, "big.jsonl", [meta, *B12[1:]])
+    spec = detect(str(path))
+    assert spec is not None and spec.name == "codex"
+    calls, _, _ = run(path)
+    assert len(calls) == 2 and calls[0].system == ["i" * 100_000]

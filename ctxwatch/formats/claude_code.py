@@ -565,8 +565,9 @@ def sniff(sn: Sniff) -> float:
     0.95 when a head record is an ``assistant`` line with ``message.usage`` and ``requestId``/``uuid``; 0.9 for
     a ``user``/``system``/``progress`` envelope with ``uuid`` and ``sessionId`` and a ``message`` or ``subtype``
     or ``data``; 0.6 when only bookkeeping lines (``summary`` with ``leafUuid``, ``file-history-snapshot``) are
-    in the head.  Other formats (Codex ``{timestamp,type,payload}``, Gemini CLI ``type:"user"`` without
-    ``uuid``/``sessionId``, request/response wrappers) score 0.
+    in the head; 0.8 / 0.6 from the raw head bytes when not even the first line fits in the sniffed head.  Other
+    formats (Codex ``{timestamp,type,payload}``, Gemini CLI ``type:"user"`` without ``uuid``/``sessionId``,
+    request/response wrappers) score 0.
     """
     score = 0.0
     for v in sn.values:
@@ -581,6 +582,13 @@ def sniff(sn: Sniff) -> float:
             score = max(score, 0.9)
         elif (kind == "summary" and "leafUuid" in v) or (kind == "file-history-snapshot" and "snapshot" in v):
             score = max(score, 0.6)
+    if score == 0.0 and not sn.values:
+        # The first line is longer than the sniffed head (a big pasted prompt or snapshot): judge the raw bytes.
+        head = sn.head.lstrip(b"\xef\xbb\xbf")
+        if head.startswith(b'{"parentUuid":') and b'"sessionId":"' in head[:_HEAD_BYTES]:
+            return 0.8
+        if head.startswith((b'{"type":"file-history-snapshot"', b'{"type":"summary","summary":')):
+            return 0.6
     return score
 
 

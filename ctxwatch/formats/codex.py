@@ -408,7 +408,8 @@ class CodexReader(Reader):
 def sniff(sn: Sniff) -> float:
     """Confidence that a file is a Codex rollout: 0.95 for a ``session_meta`` line with ``id``/``cli_version``/
     ``originator`` or a ``token_count`` event; 0.9 for two or more ``{timestamp, type, payload}`` records of
-    Codex's record types; 0.6 for one.  Other formats (no ``payload`` object, other ``type`` values) score 0."""
+    Codex's record types; 0.6 for one; 0.9 from the raw head bytes when a huge first ``session_meta`` line does not
+    fit in the sniffed head.  Other formats (no ``payload`` object, other ``type`` values) score 0."""
     n = 0
     for v in sn.values:
         if not isinstance(v, dict) or not isinstance(v.get("payload"), dict) or v.get("type") not in _RECORD_TYPES:
@@ -419,6 +420,11 @@ def sniff(sn: Sniff) -> float:
         if v["type"] == "event_msg" and p.get("type") == "token_count":
             return 0.95
         n += 1
+    if n == 0 and not sn.values:
+        # The first line is longer than the sniffed head (a big session_meta): judge the raw bytes.
+        head = sn.head.lstrip(b"\xef\xbb\xbf")[:512]
+        if head.startswith(b'{"timestamp":') and b'"type":"session_meta","payload":{' in head:
+            return 0.9
     return 0.9 if n >= 2 else 0.6 if n == 1 else 0.0
 
 
