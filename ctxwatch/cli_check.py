@@ -1,0 +1,118 @@
+"""``ctxwatch check PATH``: the flags of a log, for CI and cron (issue 6).
+
+Output (text): one line per flag, in call order::
+
+    CRITICAL  call 40  line 41  system_prompt_evicted  system prompt absent from request #41 (present in #1–#40)
+
+``call`` is the 0-based index of ``report --json``; ``#N`` in reasons is the 1-based request number (index + 1);
+``line`` is the 1-based line of the call's record in the file.  Then one ``note`` line per bad line of the file
+(at most :data:`MAX_NOTE_LINES`, then a count), the forecast, and a summary.
+
+``--json`` prints ``{"file", "format", "fail_on", "exit_status", "flags", "forecast", "notes"}``; ``flags`` and
+``forecast`` are the same objects as in ``report --json`` (:func:`ctxwatch.analysis.analysis_json`), ``notes`` one
+object per bad line (``severity: "info"``, ``file``, ``line``, ``kind``, ``message``).
+
+Exit status:
+
+* 0: no flag at or above ``--fail-on`` (default ``critical``);
+* 1: at least one flag at or above it;
+* 2: usage error (bad option, bad config file), or the file cannot be read: missing, a directory, unknown format,
+  or not a single call could be read from a file that has bad lines.
+
+Bad lines (invalid JSON, unknown records, truncated tails) are **info-level notes**: listed with their line numbers
+and counted, but they do not change the exit status by themselves, because a live log's half-written last line or
+one corrupt record must not fail a cron job whose calls are fine.  The exception is a file where every line is bad
+(no call at all): that is an unreadable file, exit 2.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+import orjson
+
+from ctxwatch.cli import EXIT_USAGE, make_settings, settings_options
+
+#: Exit status when something is at or above ``--fail-on``.
+EXIT_FLAGGED = 1
+#: Bad-line notes printed in text mode before summarising the rest as a count (``--json`` lists them all).
+MAX_NOTE_LINES = 20
+
+
+@click.command("check")
+@click.argument("path", type=click.Path())
+@settings_options
+@click.option("--fail-on", "fail_on", type=click.Choice(["warn", "critical"]), default="critical", show_default=True,
+              help="Exit 1 when a flag at or above this severity is found.")
+@click.option("--json", "as_json", is_flag=True, help="Print flags, forecast and notes as JSON.")
+def check_cmd(path: str, config: str | None, window: int | None, budget_fraction: float | None,
+              trigger: float | None, reserve: float | None, fmt: str | None, fail_on: str, as_json: bool) -> None:
+    """Print the flags of PATH; exit 1 if any is at or above --fail-on, 2 if PATH cannot be read."""
+    import os
+
+    from ctxwatch.analysis import SEVERITY_RANK, analysis_json
+    from ctxwatch.report import issue_json
+    from ctxwatch.run import LogError, load_run
+
+    settings = make_settings(config, window=window, budget_fraction=budget_fraction, trigger=trigger,
+                             reserve=reserve)
+    if os.path.isdir(path):
+        click.echo(f"ctxwatch: {path}: is a directory (give a log file)", err=True)
+        sys.exit(EXIT_USAGE)
+    try:
+        run = load_run(path, fmt, settings)
+    except LogError as exc:
+        click.echo(f"ctxwatch: {exc}", err=True)
+        sys.exit(EXIT_USAGE)
+    bad = [i for i in run.issues if i.kind != "reset"]
+    if not run.calls and bad:
+        click.echo(f"ctxwatch: {path}: no call could be read ({len(bad)} bad line{'s' if len(bad) != 1 else ''}, "
+                   f"first at line {bad[0].line}: {bad[0].message})", err=True)
+        sys.exit(EXIT_USAGE)
+
+    doc = analysis_json(run)
+    flags = doc["flags"]
+    level = SEVERITY_RANK[fail_on]
+    failing = [f for f in flags if SEVERITY_RANK[f["severity"]] >= level]
+    status = EXIT_FLAGGED if failing else 0
+    lines = {c.index: c.source.line for c in run.calls}
+
+    if as_json:
+        out = {"file": path, "format": run.spec.name, "fail_on": fail_on, "exit_status": status, "flags": flags,
+               "forecast": doc["forecast"],
+               "notes": [{"severity": "info", **issue_json(i)} for i in bad]}
+        sys.stdout.write(orjson.dumps(out, option=orjson.OPT_INDENT_2).decode() + "\n")
+        sys.exit(status)
+
+    for f in flags:
+        ctx = f"  [{f['context']}]" if f["context"] != "main" else ""
+        click.echo(f"{f['severity'].upper():<8}  call {f['call']}  line {lines.get(f['call'], 0)}  {f['kind']}  "
+                   f"{f['reason']}{ctx}")
+    for i in bad[:MAX_NOTE_LINES]:
+        click.echo(f"{'INFO':<8}  note  line {i.line}  {i.kind}  {i.message}")
+    if len(bad) > MAX_NOTE_LINES:
+        rest = bad[MAX_NOTE_LINES:]
+        click.echo(f"{'INFO':<8}  note  {len(rest)} more bad lines (lines {rest[0].line}–{rest[-1].line}; "
+                   "--json lists them all)")
+    click.echo(f"forecast: {doc['forecast']['text']}")
+    counts = {s: sum(1 for f in flags if f["severity"] == s) for s in ("critical", "warn", "info")}
+    click.echo(f"{len(run.calls)} calls, {len(flags)} flags ({counts['critical']} critical, {counts['warn']} warn, "
+               f"{counts['info']} info), {len(bad)} bad line{'s' if len(bad) != 1 else ''}; "
+               f"--fail-on {fail_on}: exit {status}")
+    sys.exit(status)
+
+
+def _register() -> None:
+    """Add ``check`` to the ``ctxwatch`` group when this module was imported before :mod:`ctxwatch.cli`.
+
+    ``ctxwatch.cli`` registers ``check_cmd`` itself when it imports this module; but if this module is imported
+    first, ``cli`` finishes importing while this module is still half-initialised and skips it.
+    """
+    from ctxwatch import cli
+
+    if "check" not in cli.main.commands:
+        cli.main.add_command(check_cmd)
+
+
+_register()
