@@ -297,46 +297,55 @@ class InspectReader(Reader):
         return self._zip(value if isinstance(value, str) else self.path)
 
     def _zip(self, path: str) -> list[Output]:
+        """Read a ``.eval`` zip one ``samples/*.json`` member at a time (a sample's text is dropped after use)."""
+        out: list[Output] = []
         try:
             with zipfile.ZipFile(path) as zf:
                 names = zf.namelist()
-                header: dict[str, Any] = {}
-                if "header.json" in names:
-                    h = orjson.loads(zf.read("header.json"))
-                    header = h if isinstance(h, dict) else {}
-                elif "_journal/start.json" in names:
-                    h = orjson.loads(zf.read("_journal/start.json"))
-                    header = h if isinstance(h, dict) else {}
-                out: list[Output] = []
+                header: Any = {}
+                for hname in ("header.json", "_journal/start.json"):
+                    if hname in names:
+                        try:
+                            header = orjson.loads(zf.read(hname))
+                        except orjson.JSONDecodeError as exc:
+                            out.append(Issue(self.path, 0, "invalid_json", f"{hname}: {exc}"))
+                        break
+                ev = header.get("eval") if isinstance(header, dict) and isinstance(header.get("eval"), dict) else {}
+                run_id = ev.get("run_id") if isinstance(ev.get("run_id"), str) else None
                 members = [n for n in names if n.startswith("samples/") and n.endswith(".json")]
-                samples = []
+                if not members:
+                    out.append(Issue(self.path, 0, "no_samples", "Inspect log holds no samples (header-only log?)"))
                 for n in members:
                     try:
-                        samples.append((n, orjson.loads(zf.read(n))))
-                    except (orjson.JSONDecodeError, KeyError, zipfile.BadZipFile) as exc:
+                        sample = orjson.loads(zf.read(n))
+                    except (orjson.JSONDecodeError, zipfile.BadZipFile, OSError, ValueError) as exc:
                         out.append(Issue(self.path, 0, "invalid_json", f"{n}: unreadable sample ({exc})"))
-                ev = header.get("eval") if isinstance(header.get("eval"), dict) else {}
-                return out + self._log(ev, [s for _, s in samples], [n for n, _ in samples])
-        except (OSError, zipfile.BadZipFile, orjson.JSONDecodeError) as exc:
-            return [Issue(self.path, 0, "unreadable", f"not a readable Inspect .eval archive: {exc}")]
+                        continue
+                    out.extend(self._sample(sample, run_id, n))
+        except (OSError, zipfile.BadZipFile) as exc:
+            out.append(Issue(self.path, 0, "unreadable", f"not a readable Inspect .eval archive: {exc}"))
+        return out
 
     def _log(self, ev: dict[str, Any], samples: Any, members: list[str] | None) -> list[Output]:
-        src = _whole_file(self.path)
-        out: list[Output] = []
         if not isinstance(samples, list):
             return [Issue(self.path, 0, "unknown_record", "Inspect log without a samples list")]
+        out: list[Output] = []
         if not samples:
             out.append(Issue(self.path, 0, "no_samples", "Inspect log holds no samples (header-only log?)"))
         run_id = ev.get("run_id") if isinstance(ev.get("run_id"), str) else None
         for si, s in enumerate(samples):
-            if not isinstance(s, dict):
-                continue
-            att = s.get("attachments") if isinstance(s.get("attachments"), dict) else {}
-            sid, epoch = s.get("id"), s.get("epoch")
-            for n, (e, context) in enumerate(_walk_events(s.get("events"), [])):
-                out.append(self._call(e, context, att, src, sid, epoch, n, run_id,
-                                      members[si] if members else None))
+            out.extend(self._sample(s, run_id, members[si] if members else None))
         return out
+
+    def _sample(self, s: Any, run_id: str | None, member: str | None) -> list[Output]:
+        """The calls of one ``EvalSample``: its model events, in order, with attachments resolved."""
+        if not isinstance(s, dict):
+            return []
+        src = _whole_file(self.path)
+        att = s.get("attachments") if isinstance(s.get("attachments"), dict) else {}
+        sid, epoch = s.get("id"), s.get("epoch")
+        return [self._call(e, context, att, src, sid, epoch, n, run_id, member)
+                for n, (e, context) in enumerate(_walk_events(s.get("events"), []))]
 
     def _call(self, e: dict[str, Any], context: str, att: dict[str, Any], src: SourceRef, sid: Any, epoch: Any,
               n: int, run_id: str | None, member: str | None) -> ParsedCall:
