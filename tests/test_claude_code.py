@@ -524,3 +524,22 @@ def test_detects_a_file_whose_first_line_exceeds_the_sniffed_head(tmp_path: Path
     path = write(tmp_path, "big.jsonl", [big, B11[0]])
     spec = detect(str(path))
     assert spec is not None and spec.name == "claude-code"
+
+
+def test_a_call_is_emitted_on_its_first_line_and_updated_by_later_ones(shared_logs: Path) -> None:
+    """Tailing: lines 9-18 of the compaction sample are one response whose usage shows the streaming placeholder
+    (output_tokens 1) until its last line (272)."""
+    path = shared_logs / "claude-code" / COMPACTION
+    recs = [d for d in lines(path) if d.get("type") == "assistant" and 9 <= d["_line"] <= 18]
+    key = f"{recs[0]['message']['id']}:{recs[0]['requestId']}"
+    assert [d["message"]["usage"]["output_tokens"] for d in recs] == [1, 1, 1, 272]
+    reader = ClaudeCodeReader(str(path))
+    seen = []
+    for rec in iter_records(str(path), skip=reader.skip):
+        if isinstance(rec, Record):
+            for out in reader.feed(rec):
+                if isinstance(out, ParsedCall) and out.key == key:
+                    assert out.usage is not None
+                    seen.append((rec.line, out.usage.output, out.source.line_end))
+    assert seen == [(d["_line"], max(x["message"]["usage"]["output_tokens"] for x in recs if x["_line"] <= d["_line"]),
+                     d["_line"]) for d in recs]

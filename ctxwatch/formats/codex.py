@@ -13,7 +13,9 @@ Record layout and pitfalls: ``../shared/sample-logs/FORMATS.md`` section 2.  Eve
   the items it pays for, so a call's prompt is the history up to its token_count and its completion is the
   model-output items that follow it.
 * ``compacted`` (with ``replacement_history`` in newer versions) and ``event_msg`` ``context_compacted`` replace
-  the history (failure case B23).
+  the history (failure case B23).  The next call carries ``compaction = {"kind": "compacted" |
+  "context_compacted", "trigger": None, "pre_tokens": <the previous plausible call's reported prompt>,
+  "post_tokens": None, "line": <line of the compaction record>}`` (Codex logs no pre/post sizes itself).
 
 Tailing policy: a call is emitted as soon as its token_count arrives (with its prompt history and usage) and
 re-emitted with the same ``key`` as each of its output items (reasoning, assistant message, tool calls)
