@@ -288,3 +288,45 @@ def test_odd_eval_lines_never_raise(tmp_path: Path) -> None:
     reader = OpenHandsEvalReader(str(path))
     outs = [o for rec in iter_records(str(path)) for o in ([rec] if isinstance(rec, Issue) else reader.feed(rec))]
     assert [o.kind for o in outs if isinstance(o, Issue)] == ["unknown_record", "unknown_record", "no_usage"]
+
+
+# --- detection matrix over every real sample -------------------------------------------------------------
+
+#: The format each saved sample is in, for the formats owned by batch.py, documents.py and gemini.py.
+OWNED = {
+    "anthropic-batch/B-C_requests_first3_concatenated.jsonl": "anthropic-batch",
+    "anthropic-batch/anthropic_batch_receipt.json": "anthropic-batch",
+    "anthropic-batch/msgbatch_01PGaff3EPbQJbpw6JeWoQR5_results.jsonl": "anthropic-batch",
+    "gemini-cli/derived_schema_fixture_agent-sessions_gemini_jsonl_v040.jsonl": "gemini-cli",
+    "openai-batch/nfosi_B-B_input_first3.jsonl": "openai-batch",
+    "openai-batch/nfosi_batch_67df5faa_output.jsonl": "openai-batch",
+    "openai-batch/reviews_batch_output.jsonl": "openai-batch",
+    "openai-batch/reviews_batchinput.jsonl": "openai-batch",
+    CLINE: "cline",
+    "other/gemini-batch/batch_gemini-2.5-pro-exp-03-25.jsonl": "gemini",
+    INSPECT_JSON: "inspect-ai",
+    OH_TRAJ: "openhands",
+    OH_EVAL: "openhands-eval",
+    SWE: "swe-agent",
+    SWE_DEMO: "swe-agent",
+}
+MINE = ("openai-batch", "anthropic-batch", "gemini", "gemini-cli", "gemini-cli-json", "inspect-ai", "openhands",
+        "openhands-eval", "swe-agent", "cline")
+
+
+def test_sniffers_claim_their_samples_and_no_others(shared_logs: Path) -> None:
+    from ctxwatch.formats import formats, sniff_file
+
+    specs = formats()
+    files = [p for p in sorted(shared_logs.rglob("*")) if p.is_file() and p.suffix in (".jsonl", ".json", ".traj")]
+    assert len(files) >= len(OWNED)
+    for p in files:
+        rel = p.relative_to(shared_logs).as_posix()
+        sn = sniff_file(str(p))
+        scores = {name: specs[name].sniff(sn) for name in MINE}
+        want = OWNED.get(rel)
+        for name, score in scores.items():
+            if name == want:
+                assert score >= 0.9, (rel, name, score)
+            else:
+                assert score < 0.3, (rel, name, score)
