@@ -262,6 +262,11 @@ class FileTailer:
         return self._mtime_ns
 
     @property
+    def gone(self) -> bool:
+        """True once the path vanished (a ``deleted``/``rotated`` reset was emitted) until a file reappears."""
+        return self._gone
+
+    @property
     def is_open(self) -> bool:
         """True while a file handle is held."""
         return self._fd is not None
@@ -281,10 +286,12 @@ class FileTailer:
         events: list[Event] = []
         if self._fd is None:
             if not self._open(events):
+                self._size = self._pos  # no file: nothing is waiting
                 return events
         else:
             self._check_identity(events)
             if self._fd is None:
+                self._size = self._pos
                 return events
         self._check_truncation(events)
         self._read(events, max_bytes)
@@ -500,6 +507,7 @@ class FileTailer:
             except OSError:
                 break
             if not chunk:
+                self._size = self._pos  # at the end: nothing is waiting (even if a stat said more)
                 break
             got_any = True
             self._pos += len(chunk)
@@ -644,7 +652,9 @@ class DirectoryTailer:
     bytes) and a sweep of unchanged files costs one ``stat`` each.  New files are noticed on the next
     sweep.  A file renamed inside the tree (``calls.jsonl`` -> ``calls.1.jsonl`` with both matching the
     glob) is recognised by its identity and continued from where it was left, never read twice (B19).  At
-    most ``max_open`` files stay open; the others are reopened by path when they change.
+    most ``max_open`` files stay open; the others are reopened by path when they change.  A file that is
+    deleted is reported once (``Reset("deleted")``) and then forgotten; a file created later under the same
+    name is a new file.
 
     Args:
         root: the directory.
@@ -679,8 +689,9 @@ class DirectoryTailer:
         self.skip = skip
         self.clock = clock
         self._tailers: dict[str, FileTailer] = {}
-        self._stat: dict[str, tuple[int, int, int, int]] = {}  # path -> (dev, ino, size, mtime_ns)
+        self._stat: dict[str, tuple[int, int, int, int]] = {}  # path -> (dev, ino, size, mtime_ns) as read
         self._mtime: dict[str, float] = {}
+        self._todo: dict[str, int] = {}  # files left unread by a byte budget: path -> size seen by the scan
         self._dormant: dict[str, int] = {}  # old files not read yet (since filter): path -> mtime_ns
         self._retired: dict[Identity, tuple[int, int]] = {}
         self._active: dict[str, float] = {}  # path -> last time it grew (LRU for max_open)
@@ -695,8 +706,13 @@ class DirectoryTailer:
 
     @property
     def lag(self) -> int:
-        """Bytes known to be waiting in followed files (by the last stat)."""
-        return sum(t.lag for t in self._tailers.values())
+        """Bytes known to be waiting in followed files (by the last stat or scan)."""
+        return sum(max(t.lag, self._todo.get(p, 0) - t.position) for p, t in self._tailers.items())
+
+    def lagging(self) -> list[str]:
+        """Followed files with bytes known to be waiting, newest first."""
+        return [p for p in self.files()
+                if self._tailers[p].lag > 0 or self._todo.get(p, 0) > self._tailers[p].position]
 
     @property
     def bytes_read(self) -> int:
@@ -725,31 +741,33 @@ class DirectoryTailer:
             paths: changed paths reported by a watcher; only those are looked at (plus a directory scan
                 if one of them is not followed yet).  ``None`` = a full sweep: scan the tree, stat every
                 file, read those whose size, mtime or identity changed.
-            max_bytes: per-file cap on bytes read in this call (``None`` = to the end); see :attr:`lag`.
+            max_bytes: budget in bytes for this call over all files (``None`` = read everything).  Files
+                left unread are read by later calls: see :attr:`lag` and :meth:`lagging`.
 
         Returns:
-            Events tagged with their file, newest file first on a sweep.
+            Events tagged with their file, newest file first on a sweep; a :class:`Progress` event after
+            each file that still has bytes waiting.
         """
         out: list[FileEvent] = []
+        budget: list[int | None] = [max_bytes]
         if paths is not None:
-            plist = [p for p in paths]
-            unknown = [p for p in plist if p not in self._tailers]
-            if not unknown:
+            plist = list(dict.fromkeys(paths))
+            if all(p in self._tailers for p in plist):
                 for p in plist:
-                    self._poll_one(p, out, max_bytes)
+                    self._poll_one(p, out, budget, None)
                 self._limit_open()
                 return out
         scanned = _scan(self.root, self.pattern, self.recursive)
-        # 1. Existing files first (a rotated one is drained and its end remembered by identity).
+        # 1. Known files first (a rotated one is drained and its end remembered by identity).
         for path in sorted(self._tailers, key=lambda p: self._mtime_of(scanned, p), reverse=True):
             st = scanned.get(path)
             t = self._tailers[path]
             if st is not None:
                 self._mtime[path] = st.st_mtime
                 key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
-                if key == self._stat.get(path) and t.pending == 0 and t.lag == 0:
+                if key == self._stat.get(path) and t.pending == 0 and t.lag == 0 and path not in self._todo:
                     continue
-            self._poll_one(path, out, max_bytes)
+            self._poll_one(path, out, budget, st)
         # 2. New files, newest first.
         new = [p for p in scanned if p not in self._tailers]
         new.sort(key=lambda p: scanned[p].st_mtime, reverse=True)
@@ -770,7 +788,7 @@ class DirectoryTailer:
                 path, offset, line, self.max_line_bytes, idle_grace=self.idle_grace, skip=self.skip,
                 clock=self.clock)
             self._mtime[path] = st.st_mtime
-            self._poll_one(path, out, max_bytes)
+            self._poll_one(path, out, budget, st)
         self._limit_open()
         return out
 
@@ -781,6 +799,7 @@ class DirectoryTailer:
         for path in self.files():
             for ev in self._tailers[path].finalize():
                 out.append(FileEvent(path, ev))
+        self._todo.clear()
         return out
 
     def close(self) -> None:
@@ -792,27 +811,37 @@ class DirectoryTailer:
         st = scanned.get(path)
         return st.st_mtime if st is not None else self._mtime.get(path, 0.0)
 
-    def _poll_one(self, path: str, out: list[FileEvent], max_bytes: int | None) -> None:
+    def _poll_one(self, path: str, out: list[FileEvent], budget: list[int | None],
+                  st: os.stat_result | None) -> None:
         t = self._tailers.get(path)
         if t is None:
             return
+        if budget[0] is not None and budget[0] <= 0:
+            self._todo[path] = st.st_size if st is not None else max(self._todo.get(path, 0), t.size)
+            return
+        self._todo.pop(path, None)
         before = t.bytes_read
-        events = t.poll(max_bytes)
+        events = t.poll(budget[0])
+        got = t.bytes_read - before
+        if budget[0] is not None:
+            budget[0] -= got
         if t.retired is not None:
             ident, off, line = t.retired
             t.retired = None
             self._retired[ident] = (off, line)
             while len(self._retired) > _MAX_RETIRED:
                 self._retired.pop(next(iter(self._retired)))
-            # A renamed file may already be followed under its new name: nothing to do then, its
-            # tailer holds its own offset.
-        if t.bytes_read != before:
+        if got:
             self._active[path] = self.clock()
         if t.identity is not None:
             self._stat[path] = (t.identity[0], t.identity[1], t.size, t.mtime_ns)
         out.extend(FileEvent(path, ev) for ev in events)
         if t.lag:
             out.append(FileEvent(path, Progress(path, t.position, t.size)))
+        if t.gone:  # deleted (and reported): forget it; a new file there later starts from scratch
+            t.release()
+            for d in (self._tailers, self._stat, self._mtime, self._active, self._todo):
+                d.pop(path, None)  # type: ignore[attr-defined]
 
     def _limit_open(self) -> None:
         open_ = [p for p, t in self._tailers.items() if t.is_open]
@@ -834,6 +863,9 @@ class _FileGroup:
     def lag(self) -> int:
         return sum(t.lag for t in self._tailers.values())
 
+    def lagging(self) -> list[str]:
+        return [p for p, t in self._tailers.items() if t.lag > 0]
+
     @property
     def bytes_read(self) -> int:
         return sum(t.bytes_read for t in self._tailers.values())
@@ -848,9 +880,15 @@ class _FileGroup:
         out: list[FileEvent] = []
         targets = list(self._tailers) if paths is None else sorted(
             {p if p in self._tailers else self._alias[os.path.realpath(p)] for p in paths if self.owns(p)})
+        budget = max_bytes
         for p in targets:
+            if budget is not None and budget <= 0:
+                break
             t = self._tailers[p]
-            out.extend(FileEvent(p, ev) for ev in t.poll(max_bytes))
+            before = t.bytes_read
+            out.extend(FileEvent(p, ev) for ev in t.poll(budget))
+            if budget is not None:
+                budget -= t.bytes_read - before
             if t.lag:
                 out.append(FileEvent(p, Progress(p, t.position, t.size)))
         return out
@@ -888,6 +926,9 @@ class _Groups:
     @property
     def bytes_read(self) -> int:
         return sum(g.bytes_read for g in self.groups)
+
+    def lagging(self) -> set[str]:
+        return {p for g in self.groups for p in g.lagging()}
 
     def poll(self, paths: set[str] | None, max_bytes: int | None) -> list[FileEvent]:
         out: list[FileEvent] = []
@@ -975,7 +1016,10 @@ def watch(
         while group.lag > 0 and not stop.is_set():
             if batch:
                 yield batch
-            batch = list(group.poll(None, batch_bytes))
+            before = group.bytes_read
+            batch = list(group.poll(group.lagging(), batch_bytes))
+            if group.bytes_read == before and not batch:
+                break  # nothing readable after all (file shrank or vanished): the next sweep sorts it out
         if batch:
             yield batch
 

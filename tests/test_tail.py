@@ -613,3 +613,36 @@ def test_watch_directory_with_progress_events(tmp_path: Path) -> None:
         if len(seen) >= 3000:
             stop.set()
     assert seen == list(range(3000)) and progress > 10
+
+
+def test_directory_budget_reads_in_slices_each_record_once_and_forgets_deleted(tmp_path: Path) -> None:
+    written: dict[str, list[str]] = {}
+    for k in range(30):
+        p = tmp_path / f"p{k % 3}" / f"s{k}.jsonl"
+        p.parent.mkdir(exist_ok=True)
+        names = [f"{k}-{i}" for i in range(50)]
+        append(p, b"".join(line(n) for n in names))
+        os.utime(p, (1_000_000 + k, 1_000_000 + k))
+        written[str(p)] = names
+    d = DirectoryTailer(tmp_path, max_open=4)
+    got: dict[str, list[str]] = {}
+    first = d.poll(max_bytes=4096)
+    assert d.lag > 0 and d.lagging()
+    # newest file first
+    assert next(e.path for e in first if isinstance(e.event, Record)).endswith("s29.jsonl")
+    batches = [first]
+    while d.lag > 0:
+        batches.append(d.poll(d.lagging(), max_bytes=4096))
+        assert len(batches) < 10_000
+    batches.append(d.poll())  # a sweep afterwards finds nothing new
+    for batch in batches:
+        for e in batch:
+            if isinstance(e.event, Record):
+                got.setdefault(e.path, []).append(e.event.value["id"])
+    assert got == written
+    gone = tmp_path / "p0" / "s0.jsonl"
+    gone.unlink()
+    got_events = d.poll()
+    assert [(e.path, e.event.reason) for e in got_events if isinstance(e.event, Reset)] == [(str(gone), "deleted")]
+    assert str(gone) not in d.files() and len(d.files()) == 29
+    assert d.poll() == []
