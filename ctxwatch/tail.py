@@ -79,6 +79,11 @@ RESET_REASONS = ("truncated", "rotated", "replaced", "recreated", "deleted")
 
 Identity = tuple[int, int]
 
+#: Filesystem types whose changes made elsewhere send no inotify events (B20: WSL ``9p``/``drvfs``, NFS,
+#: SMB/CIFS, FUSE mounts such as sshfs, VirtualBox ``vboxsf``); :func:`watch` polls on them from the start.
+NO_EVENT_FILESYSTEMS = frozenset({"9p", "v9fs", "drvfs", "nfs", "nfs4", "cifs", "smb3", "smbfs", "vboxsf",
+                                  "fuse", "fuseblk", "afs", "ceph", "glusterfs"})
+
 #: Ends of rotated-away files a :class:`DirectoryTailer` remembers (by identity) so that a renamed file
 #: is continued, not re-read; the oldest are forgotten first.  1,000 is far more than any rotation scheme
 #: keeps within one sweep.
@@ -915,6 +920,31 @@ def _default_watcher(*paths: str, **kw: Any) -> Iterator[set[tuple[Any, str]]]:
     return watchfiles.watch(*paths, **kw)
 
 
+def filesystem_type(path: str) -> str | None:
+    """The type of the filesystem holding ``path`` from ``/proc/self/mounts`` (``ext4``, ``9p``, ``nfs4``,
+    ``fuse.sshfs``...), or ``None`` when unknown (not Linux, or unreadable).  Never raises."""
+    try:
+        with open("/proc/self/mounts", encoding="utf-8", errors="replace") as fh:
+            mounts = [ln.split()[:3] for ln in fh]
+    except OSError:
+        return None
+    real = os.path.realpath(path)
+    best, fstype = "", None
+    for parts in mounts:
+        if len(parts) < 3:
+            continue
+        mnt = parts[1].replace("\\040", " ")
+        if (real == mnt or real.startswith(mnt.rstrip("/") + "/")) and len(mnt) >= len(best):
+            best, fstype = mnt, parts[2]
+    return fstype
+
+
+def _no_events(fstype: str | None) -> bool:
+    if fstype is None:
+        return False
+    return fstype in NO_EVENT_FILESYSTEMS or fstype.split(".")[0] in NO_EVENT_FILESYSTEMS
+
+
 class _Groups:
     def __init__(self, groups: list[DirectoryTailer | _FileGroup]) -> None:
         self.groups = groups
@@ -973,7 +1003,8 @@ def watch(
     ``poll_interval`` s) and sweeps every ``poll_interval`` s.  If watching raises (inotify watch limit,
     unsupported filesystem, missing directory) or if two sweeps in a row find growth while no event at all
     arrived, a :class:`Notice` ``polling_fallback`` is yielded and plain stat polling every
-    ``poll_interval`` s takes over.
+    ``poll_interval`` s takes over.  On filesystems known to send no events (:data:`NO_EVENT_FILESYSTEMS`)
+    polling is used from the start, with a notice.
 
     Args:
         targets: a file, a directory, or a list of them.  A path that does not exist is followed as a file
@@ -1030,6 +1061,14 @@ def watch(
             for d, rec in g.watch_roots():
                 roots[d] = roots.get(d, False) or rec
         mode = "fallback" if not roots else ("poll" if poll else "native")
+        if mode == "native":
+            for d in roots:
+                fstype = filesystem_type(d)
+                if _no_events(fstype):
+                    yield [Notice("polling_fallback", f"{d} is on a {fstype} filesystem, which sends no change "
+                                                      f"events; polling every {poll_interval:g} s")]
+                    mode = "poll"
+                    break
         while not stop.is_set():
             if mode == "fallback":
                 if stop.wait(poll_interval):

@@ -646,3 +646,27 @@ def test_directory_budget_reads_in_slices_each_record_once_and_forgets_deleted(t
     assert [(e.path, e.event.reason) for e in got_events if isinstance(e.event, Reset)] == [(str(gone), "deleted")]
     assert str(gone) not in d.files() and len(d.files()) == 29
     assert d.poll() == []
+
+
+def test_watch_polls_from_the_start_on_filesystems_without_events(tmp_path: Path, monkeypatch: Any) -> None:
+    import ctxwatch.tail as tail_mod
+
+    monkeypatch.setattr(tail_mod, "filesystem_type", lambda p: "9p")
+    calls: list[dict[str, Any]] = []
+
+    def recording(*a: Any, stop_event: threading.Event, **k: Any) -> Any:
+        calls.append(k)
+        while not stop_event.is_set():
+            stop_event.wait(0.02)
+            yield set()
+
+    log = tmp_path / "calls.jsonl"
+    c = Collector(log, watcher=recording, poll_interval=0.02)
+    try:
+        got = c.until(lambda it: isinstance(it, Notice))
+        assert "9p" in got[-1].message
+        append(log, line(1))
+        c.until(is_rec(1))
+    finally:
+        c.close()
+    assert calls and calls[0]["force_polling"] is True
