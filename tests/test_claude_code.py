@@ -543,3 +543,21 @@ def test_a_call_is_emitted_on_its_first_line_and_updated_by_later_ones(shared_lo
                     seen.append((rec.line, out.usage.output, out.source.line_end))
     assert seen == [(d["_line"], max(x["message"]["usage"]["output_tokens"] for x in recs if x["_line"] <= d["_line"]),
                      d["_line"]) for d in recs]
+
+
+def test_inline_sidechains_rooted_in_the_main_chain_stay_apart() -> None:
+    def line(uid: str, parent: str | None, side: bool, kind: str = "user") -> dict:
+        d: dict = {"type": kind, "uuid": uid, "parentUuid": parent, "isSidechain": side}
+        if kind == "user":
+            d["message"] = {"role": "user", "content": uid}
+        else:
+            d["requestId"] = "r" + uid
+            d["message"] = {"id": uid, "content": [], "usage": {"input_tokens": 1}}
+        return d
+
+    recs = [line("m1", None, False), line("s1", "m1", True), line("t1", "m1", True),
+            line("s2", "s1", True, "assistant"), line("t2", "t1", True, "assistant")]
+    reader = ClaudeCodeReader("x.jsonl")
+    outs = [o for i, r in enumerate(recs, 1) for o in reader.feed(Record(r, i, i, i, i + 1))]
+    assert [(o.key, o.context, [m.text() for m in o.messages or []]) for o in outs if isinstance(o, ParsedCall)] \
+        == [("s2:rs2", "sidechain-s1", ["s1"]), ("t2:rt2", "sidechain-t1", ["t1"])]

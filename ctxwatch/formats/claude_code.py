@@ -379,25 +379,24 @@ class ClaudeCodeReader(Reader):
             self._node_for(v, rec, "other")  # progress, attachment, ...: links of the chain only
         return []
 
-    def _context(self, v: dict[str, Any], uid: str, parent: str | None) -> tuple[str, str]:
-        """``(context, root)`` of a record: ``main``, ``agent-<id>`` (file name or ``agentId``) or, for v1.0.x
-        inline sidechains, ``sidechain-<first 8 characters of the chain's root uuid>``."""
-        side = v.get("isSidechain") is True
-        agent = v.get("agentId")
-        return self._context_of(uid, parent, side, agent if isinstance(agent, str) else None)
-
     def _context_of(self, uid: str, parent: str | None, side: bool, agent: str | None) -> tuple[str, str]:
+        """``(context, root)`` of a record: ``main``, ``agent-<id>`` (file name, else ``agentId``) or, for v1.0.x
+        inline sidechains, ``sidechain-<first 8 characters of the chain's root uuid>``.  The root is the first
+        record of the chain within the same context, so a sidechain whose first record points into the main
+        chain still gets its own id."""
         pnode = self._nodes.get(parent) if parent else None
-        root = pnode.root if pnode is not None else uid
         if self._file_context:
-            return self._file_context, root
-        if not side:
-            return "main", root
-        if agent:
-            return f"agent-{agent}", root
-        if pnode is not None and pnode.context.startswith("sidechain-"):
-            return pnode.context, root
-        return f"sidechain-{root[:8]}", root
+            ctx = self._file_context
+        elif not side:
+            ctx = "main"
+        elif agent:
+            ctx = f"agent-{agent}"
+        elif pnode is not None and pnode.context.startswith("sidechain-"):
+            ctx = pnode.context
+        else:
+            ctx = f"sidechain-{uid[:8]}"
+        root = pnode.root if pnode is not None and pnode.context == ctx else uid
+        return ctx, root
 
     def _add_node(self, uid: str, parent: str | None, has_parent_key: bool, side: bool, agent: str | None,
                   kind: str) -> _Node:

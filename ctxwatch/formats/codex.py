@@ -294,7 +294,7 @@ class CodexReader(Reader):
         if kind == "turn_context":
             self._open = None
             model = payload.get("model")
-            if isinstance(model, str) and model and not model.startswith("[trimmed"):
+            if isinstance(model, str) and model:
                 self.model = model
         elif kind == "session_meta":
             sid = payload.get("id")
