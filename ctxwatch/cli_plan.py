@@ -119,42 +119,31 @@ def plan_cmd(path: str, call_index: int | None, keep_recent: int | None, budget_
     The system prompt and tool schemas are pinned; tool calls stay with their results; the kept history
     starts on a user turn; the newest --keep-recent turns are kept.
     """
-    from ctxwatch.planner import Policy, plan_messages
+    from ctxwatch.planner import plan_call, policy_for_call
     from ctxwatch.tokens import counter_for
 
     settings = _settings(config, budget_fraction=budget_fraction, trigger=trigger, keep_recent=keep_recent,
                          summary_tokens=summary_tokens)
     _run, call, pc = load_call(path, fmt, settings, call_index, "plan")
-    win = window or call.window
-    if not win:
-        _fail(f"call {call.index}: the context window of {call.model or 'this model'} is unknown; pass --window")
-    reserve_tokens: int | None = None
-    if reserve is not None:
-        reserve_tokens = int(reserve * win) if reserve < 1 else int(reserve)
-    elif pc.max_output_tokens and pc.max_output_tokens < win:
-        reserve_tokens = pc.max_output_tokens
     try:
-        policy = Policy.from_settings(settings, win, reserve_tokens=reserve_tokens, mode=mode)
-    except ConfigError as exc:
-        raise click.UsageError(str(exc)) from exc
+        policy = policy_for_call(call, settings, window=window, reserve=reserve, mode=mode)
+    except ConfigError as exc:  # PolicyError included
+        _fail(f"call {call.index}: {exc}")
     counter = counter_for(pc.model, pc.provider)
+    plan = plan_call(pc, policy, counter, floor_tokens=call.floor_tokens)
+    win = policy.window
     floor_note = None
     if pc.system is None or pc.history_reported_only:
-        # The format does not log the system prompt and tools: the floor is the inferred residual.
-        floor = call.floor_tokens or 0
-        plan = plan_messages(pc.messages or [], policy, counter=counter, system_tokens=floor, tools_tokens=0)
-        floor_note = f"floor {floor:,} tokens {call.floor_src} (system prompt and tools are not logged)"
-    else:
-        plan = plan_messages(pc.messages or [], policy, system=pc.system or None, tools=pc.tools or None,
-                             counter=counter)
+        floor_note = f"{call.floor_src}: this format does not log the system prompt and tools"
     if as_json:
         sys.stdout.write(orjson.dumps(plan.to_json(), option=orjson.OPT_INDENT_2).decode() + "\n")
         return
     click.echo(f"{path}  call {call.index} (line {call.source.line})  model={call.model or '?'}  "
                f"window={win:,}  tokenizer={plan.tokenizer}{'' if counter.exact else ' (estimate)'}")
-    click.echo(f"floor: system {plan.system_tokens:,} + tools {plan.tools_tokens:,} = {plan.floor_tokens:,}; "
-               f"reserve {plan.reserve_tokens:,}; budget {plan.budget_tokens:,}; trigger {plan.trigger_tokens:,}"
-               + (f"  [{floor_note}]" if floor_note else ""))
+    floor = (f"floor {plan.floor_tokens:,} ({floor_note})" if floor_note else
+             f"floor: system {plan.system_tokens:,} + tools {plan.tools_tokens:,} = {plan.floor_tokens:,}")
+    click.echo(f"{floor}; reserve {plan.reserve_tokens:,}; budget {plan.budget_tokens:,}; "
+               f"trigger {plan.trigger_tokens:,}")
     click.echo(f"{'#':>5} {'role':<10} {'tokens':>9} {'after':>9}  fate")
     for m in plan.messages:
         ids = ""

@@ -43,7 +43,7 @@ from ctxwatch.config import (
     ConfigError,
     Settings,
 )
-from ctxwatch.model import Message, MessageStat, ParsedCall
+from ctxwatch.model import Call, Message, MessageStat, ParsedCall
 from ctxwatch.tokens import Counter, counter_for
 
 Fate = Literal["pinned", "kept", "summarised", "evicted"]
@@ -688,8 +688,9 @@ def _reason(policy: Policy, plans: list[MessagePlan], before: int, after: int, b
     if not fits:
         if floor > budget:
             parts.append(
-                f"does not fit: the floor alone (system prompt {_fmt(pinned)} + tool schemas {_fmt(tools)} = "
-                f"{_fmt(floor)} tokens) exceeds the budget of {_fmt(budget)}; the system prompt and tool schemas "
+                "does not fit: the floor alone ("
+                + (f"system prompt {_fmt(pinned)} + tool schemas {_fmt(tools)} = " if tools else "")
+                + f"{_fmt(floor)} tokens) exceeds the budget of {_fmt(budget)}; the system prompt and tool schemas "
                 "are pinned and never evicted, so shorten them or raise the budget")
         else:
             extra = after - floor - suffix[cut]  # summary + re-injected items
@@ -709,14 +710,53 @@ def _reason(policy: Policy, plans: list[MessagePlan], before: int, after: int, b
     return "; ".join(parts)
 
 
-def plan_call(call: ParsedCall, policy: Policy, counter: Counter | None = None) -> Plan:
+def policy_for_call(call: Call, settings: Settings, *, window: int | None = None, reserve: float | None = None,
+                    **kwargs: Any) -> Policy:
+    """The :class:`Policy` for one accounted call, as ``ctxwatch plan`` and the preview build it.
+
+    Args:
+        call: the call summary (its resolved ``window`` and the request's ``max_output_tokens``).
+        settings: thresholds (budget fraction, trigger, keep_recent, summary_tokens, reserve fraction).
+        window: overrides the call's window (tokens), e.g. the ``--window`` option.
+        reserve: the ``--reserve`` option: below 1 a fraction of the window, else tokens.  ``None``: the
+            request's ``max_output_tokens`` when it is smaller than the window, else ``settings.reserve``.
+        kwargs: other :class:`Policy` fields (``mode``, ``keep_recent_messages``, reinjection switches).
+
+    Raises:
+        PolicyError: the window is unknown (neither the log, the option nor the catalogue gives it), or a
+            value is out of range.
+    """
+    win = window or call.window
+    if not win:
+        raise PolicyError(f"the context window of {call.model or 'this model'} is unknown; pass --window")
+    reserve_tokens: int | None = None
+    if reserve is not None:
+        if reserve < 0:
+            raise PolicyError(f"reserve must be >= 0, got {reserve}")
+        reserve_tokens = int(reserve * win) if reserve < 1 else int(reserve)
+    elif call.max_output_tokens and call.max_output_tokens < win:
+        reserve_tokens = call.max_output_tokens
+    return Policy.from_settings(settings, win, reserve_tokens=reserve_tokens, **kwargs)
+
+
+def plan_call(call: ParsedCall, policy: Policy, counter: Counter | None = None, *,
+              floor_tokens: int | None = None) -> Plan:
     """Plan the eviction of a :class:`~ctxwatch.model.ParsedCall` (a reader's output, with text).
 
-    The call's own ``max_output_tokens`` becomes the reserve when the policy has no explicit
-    ``reserve_tokens`` (and fits in the window). ``counter`` defaults to the call's model and provider.
+    Args:
+        call: the parsed call.
+        policy: the policy. When it has no explicit ``reserve_tokens``, the call's own
+            ``max_output_tokens`` becomes the reserve (if smaller than the window).
+        counter: token rules; default: the call's model and provider.
+        floor_tokens: for formats that do not log the system prompt and tools (``call.system is None`` or
+            ``history_reported_only``: Claude Code, Codex), the floor to pin, usually the accounted call's
+            inferred ``Call.floor_tokens``; it becomes the pinned ``system`` entry at index 0.
     """
     counter = counter or counter_for(call.model, call.provider)
     if policy.reserve_tokens is None and call.max_output_tokens and call.max_output_tokens < policy.window:
         policy = replace(policy, reserve_tokens=call.max_output_tokens)
+    if call.system is None or call.history_reported_only:
+        return plan_messages(call.messages or [], policy, counter=counter, system_tokens=floor_tokens or 0,
+                             tools_tokens=0)
     return plan_messages(call.messages or [], policy, system=call.system or None, tools=call.tools or None,
                          counter=counter)
