@@ -364,3 +364,43 @@ def test_policy_validation():
         Policy(window=100, keep_recent=-1)
     assert Policy(window=100, mode="summarize").mode == "summarise"  # type: ignore[arg-type]
     assert Policy(window=1000, reserve_tokens=900, budget_fraction=1.0).budget_tokens == 100
+
+
+# --- plan_call / policy_for_call ----------------------------------------------------------------------------
+
+def _call(**kw):
+    from ctxwatch.model import Call, SourceRef, Src
+
+    base = dict(index=0, source=SourceRef("x", 1, 1, 0, 10), timestamp=None, model="m", provider="openai",
+                session=None, context="main", window=10_000, window_src=Src.CATALOG, system_tokens=None,
+                tools_tokens=None, floor_tokens=700, floor_src=Src.INFERRED, history_tokens=None,
+                history_src=Src.ESTIMATED, reserve_tokens=None, reserve_src=Src.DEFAULT, prompt_estimated=None,
+                usage=None, tokenizer="o200k_base", exact=False, max_output_tokens=None)
+    base.update(kw)
+    return Call(**base)
+
+
+def test_policy_for_call_window_and_reserve():
+    from ctxwatch.config import Settings
+    from ctxwatch.planner import policy_for_call
+
+    s = Settings()
+    assert policy_for_call(_call(), s).reserve_total == 1500  # 0.15 x 10,000
+    assert policy_for_call(_call(max_output_tokens=800), s).reserve_total == 800
+    assert policy_for_call(_call(max_output_tokens=800), s, reserve=0.1).reserve_total == 1000
+    assert policy_for_call(_call(max_output_tokens=800), s, reserve=250).reserve_total == 250
+    assert policy_for_call(_call(), s, window=2000).window == 2000
+    with pytest.raises(PolicyError, match="--window"):
+        policy_for_call(_call(window=None), s)
+
+
+def test_plan_call_pins_the_inferred_floor_when_the_format_does_not_log_it():
+    from ctxwatch.model import ParsedCall, SourceRef
+    from ctxwatch.planner import plan_call
+
+    pc = ParsedCall(source=SourceRef("x", 1, 1, 0, 10), model="claude-sonnet-4-5", provider="anthropic",
+                    system=None, tools=None, messages=[text("user", "q1"), text("assistant", "a"), text("user", "q2")],
+                    history_reported_only=True, max_output_tokens=100)
+    plan = plan_call(pc, Policy(window=1000), floor_tokens=700)
+    assert plan.messages[0].role == "system" and plan.messages[0].tokens == 700 and plan.messages[0].fate == "pinned"
+    assert plan.floor_tokens == 700 and plan.tools_tokens == 0 and plan.reserve_tokens == 100
