@@ -413,7 +413,9 @@ class FileTailer:
             reason = "recreated"
         else:
             # Released while it changed: the old file's tail cannot be drained here.
+            self._fd = None  # the partial line's bytes are in the old file, not in this one
             self._flush_partial(events)
+            self._fd = fd
             self.retired = (self._ident, self._pos, self._splitter.line)
             reason = "replaced"
         self._ident = ident
@@ -427,8 +429,10 @@ class FileTailer:
         try:
             st = os.stat(self.path)
             ident: Identity | None = (st.st_dev, st.st_ino)
-        except OSError:
+        except (FileNotFoundError, NotADirectoryError):
             ident = None
+        except OSError:  # e.g. a permission problem on the path: keep reading the open file
+            return
         if ident == self._ident:
             return
         # The path no longer names our file: drain the old handle first (B19).
@@ -568,6 +572,8 @@ class FileTailer:
         data = self._partial_bytes()
         line = self._splitter.line
         if data is not None:
+            if self.skip is not None and self.skip(data):
+                return
             values, issues = decode_line(data, self.path, line, first=start == 0)
             if values and not issues:
                 # A complete value whose newline has not come (a writer that ends records late).
@@ -606,6 +612,9 @@ class FileTailer:
                                 f"incomplete last line of {n} bytes exceeds the per-line cap; skipped"))
             return
         if data is None:
+            if not reported:
+                events.append(Issue(self.path, line, "truncated_tail",
+                                    f"last line is incomplete ({n} bytes, no newline) and could not be re-read"))
             return
         if self.skip is not None and self.skip(data):
             return

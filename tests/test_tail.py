@@ -670,3 +670,17 @@ def test_watch_polls_from_the_start_on_filesystems_without_events(tmp_path: Path
     finally:
         c.close()
     assert calls and calls[0]["force_polling"] is True
+
+
+def test_released_handle_replaced_with_partial_line_does_not_misread_new_file(tmp_path: Path) -> None:
+    log = tmp_path / "calls.jsonl"
+    append(log, line(1) + HALF_1)
+    t = FileTailer(log, keep_open=False)
+    assert ids(t.poll()) == [1]
+    tmp = tmp_path / "x.tmp"
+    tmp.write_bytes(line(2) + line(3) + line(4))  # longer than the old file: old offsets point inside it
+    os.replace(tmp, log)
+    got = t.poll()
+    assert [(i.kind, i.line) for i in issues(got)] == [("truncated_tail", 2)]
+    assert resets(got) == ["replaced"] and ids(got) == [2, 3, 4]
+    assert isinstance(got[0], Issue) and isinstance(got[1], Reset)
