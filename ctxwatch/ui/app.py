@@ -1,0 +1,837 @@
+"""The ctxwatch dashboard app.
+
+:class:`CtxwatchApp` starts a :class:`~ctxwatch.ui.feed.LogFeed` in a worker thread and receives its
+messages; its handlers own the state (the calls, the issues, the selection, follow / pause / filter /
+context / x-axis) and push it down to the widgets of :class:`MainScreen`.  No widget is touched from a
+thread.  A folder is a set of sessions: the newest one is followed (and a newer one taken over
+automatically) until the user picks one with ``o``.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import threading
+import time
+from collections.abc import Iterable
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual import events, work
+from textual.app import App, ComposeResult, SystemCommand
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Input, ProgressBar, Static
+from textual.worker import get_current_worker
+
+from ctxwatch.config import Settings
+from ctxwatch.model import Call, Issue
+from ctxwatch.ui import text as tx
+from ctxwatch.ui.feed import LogFeed
+from ctxwatch.ui.messages import (
+    BackfillDone,
+    BackfillProgress,
+    CallsChanged,
+    FeedFailed,
+    FeedNotice,
+    FeedOpened,
+    IssuesChanged,
+    ResetSeen,
+    SessionsChanged,
+)
+from ctxwatch.ui.screens import AUTO, DetailScreen, HelpScreen, PlanScreen, SessionPicker, unique_path
+from ctxwatch.ui.widgets import CallsTable, ContextBar, SidePanel, StatusLine, TrendChart, row_text
+
+#: Below this size (columns, rows) only a "terminal too small" message and a one-line summary are shown.
+MIN_WIDTH, MIN_HEIGHT = 40, 10
+#: Below this size the chart and the side panel are hidden (compact layout for small tmux panes).
+COMPACT_WIDTH, COMPACT_HEIGHT = 72, 22
+#: Seconds between two scans of a followed folder for new sessions.
+SCAN_INTERVAL = 2.0
+#: Seconds the filter waits after the last keystroke before rebuilding the table.
+FILTER_DELAY = 0.15
+#: Issues listed in the side panel (newest first).
+SIDE_ISSUES = 8
+
+
+class FilterInput(Input):
+    """The ``/`` filter box: Enter keeps the filter and returns to the table, Escape clears it."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "clear_filter", "Clear filter")]
+
+    def action_clear_filter(self) -> None:
+        """Clear the filter and hide the box."""
+        self.value = ""
+        app = self.app
+        if isinstance(app, CtxwatchApp):
+            app.apply_filter("")
+            app.hide_filter()
+
+
+class MainScreen(Screen[None]):
+    """Status line, progress bar, context bar, trend chart + side panel, calls table, filter box, footer.
+
+    The layout adapts to the terminal: compact below ``COMPACT_WIDTH x COMPACT_HEIGHT`` (no chart, no side
+    panel), and a "terminal too small" message below ``MIN_WIDTH x MIN_HEIGHT``.
+    """
+
+    DEFAULT_CSS = """
+    MainScreen #status { height: auto; max-height: 3; }
+    MainScreen #progress { height: 1; padding: 0 1; display: none; }
+    MainScreen #progress.-active { display: block; }
+    MainScreen #middle { height: 1fr; min-height: 6; }
+    MainScreen #chart { width: 3fr; }
+    MainScreen #side { width: 1fr; min-width: 22; max-width: 48; border-left: vkey $primary 50%; }
+    MainScreen #calls { height: 1fr; min-height: 3; }
+    MainScreen #filter { display: none; height: 1; border: none; padding: 0 1; }
+    MainScreen #filter.-active { display: block; }
+    MainScreen #toosmall { display: none; content-align: center middle; width: 100%; height: 100%; }
+    MainScreen.-compact #middle { display: none; }
+    MainScreen.-compact #status { max-height: 1; }
+    MainScreen.-tiny #main { display: none; }
+    MainScreen.-tiny Footer { display: none; }
+    MainScreen.-tiny #toosmall { display: block; }
+    """
+
+    def compose(self) -> ComposeResult:
+        """The widgets; the app fills them."""
+        with Vertical(id="main"):
+            yield StatusLine(Text("starting…"), id="status")
+            yield ProgressBar(id="progress", show_eta=False)
+            yield ContextBar(id="bar")
+            with Horizontal(id="middle"):
+                yield TrendChart(id="chart")
+                yield SidePanel(Text("flags: none"), id="side")
+            yield CallsTable(id="calls")
+            yield FilterInput(placeholder="filter calls (model, context, time, numbers) · enter keeps · esc clears",
+                              id="filter")
+        yield Static("", id="toosmall")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        """Apply the layout for the current size and focus the table."""
+        self.apply_size(self.app.size.width, self.app.size.height)
+        self.query_one(CallsTable).focus()
+
+    def on_resize(self, event: events.Resize) -> None:
+        """Switch between full, compact and too-small layouts as the terminal is resized."""
+        self.apply_size(event.size.width, event.size.height)
+
+    def apply_size(self, width: int, height: int) -> None:
+        """Set the layout classes for a ``width`` x ``height`` terminal."""
+        tiny = width < MIN_WIDTH or height < MIN_HEIGHT
+        compact = not tiny and (width < COMPACT_WIDTH or height < COMPACT_HEIGHT)
+        self.set_class(tiny, "-tiny")
+        self.set_class(compact, "-compact")
+        table = self.query_one(CallsTable)
+        table.set_model_width(16 if width < 100 else 20 if width < 140 else 28)
+        app = self.app
+        if isinstance(app, CtxwatchApp):
+            table.set_compact(compact, app.view_calls(), app.settings)
+            app.refresh_panels()
+
+
+class CtxwatchApp(App[None]):
+    """The dashboard: follow one log (or the sessions of a folder) and show how its context is spent.
+
+    Args:
+        path: a log file, or a folder of logs (Claude Code projects folder, Codex sessions tree).
+        fmt: format name, or ``None`` to detect.
+        settings: thresholds (budget 0.6 of the window, trigger 0.8 of the budget, reserve 0.15).
+        poll: accepted for the CLI's ``--poll``; the feed always polls with
+            :class:`~ctxwatch.tail.FileTailer` every 250 ms, which works on every filesystem.
+        last: show only the last N calls of the existing content.
+
+    State (read by tests): ``calls`` (index -> :class:`~ctxwatch.model.Call`), ``issues``, ``view`` (call
+    indexes in table order), ``selected_index``, ``follow``, ``paused``, ``xaxis`` (``index`` | ``time``),
+    ``filter_text``, ``context``, ``contexts``, ``loaded`` (backfill done), ``log_path``, ``format_name``.
+    """
+
+    TITLE = "ctxwatch"
+    CSS = """
+    Screen { background: $background; }
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("q", "quit", "Quit"),
+        Binding("enter", "detail", "Detail"),
+        Binding("f", "toggle_follow", "Follow"),
+        Binding("p", "toggle_pause", "Pause"),
+        Binding("t", "toggle_xaxis", "X-axis"),
+        Binding("e", "evict", "Evict"),
+        Binding("slash", "filter", "Filter"),
+        Binding("c", "cycle_context", "Context"),
+        Binding("o", "sessions", "Sessions", show=False),
+        Binding("s", "save_svg", "SVG"),
+        Binding("x", "export_csv", "CSV"),
+        Binding("question_mark", "help", "Help"),
+        Binding("escape", "cancel_backfill", "Cancel backfill", show=False),
+    ]
+
+    def __init__(self, path: str, *, fmt: str | None = None, settings: Settings | None = None, poll: bool = False,
+                 last: int | None = None) -> None:
+        super().__init__()
+        self.path = path
+        self.is_dir = os.path.isdir(path)
+        self.fmt = fmt
+        self.settings = settings or Settings()
+        self.poll = poll
+        self.last = last
+        # State owned by the message handlers.
+        self.calls: dict[int, Call] = {}
+        self.issues: list[Issue] = []
+        self.view: list[int] = []
+        self.contexts: list[str] = []
+        self.context: str | None = None
+        self.selected_index: int | None = None
+        self.follow = True
+        self.paused = False
+        self.xaxis = "index"
+        self.filter_text = ""
+        self.loaded = False
+        self.log_path: str | None = None if self.is_dir else path
+        self.format_name: str | None = None
+        self.spec: Any = None
+        self.failed: str | None = None
+        self.notice: str | None = None
+        self.progress: tuple[int, int] | None = None
+        self.last_reset: str | None = None
+        self.sessions: list[str] = []
+        self.auto_session = True
+        self.saved: list[str] = []  # files written by s / x (for the status line and tests)
+        self._pending: list[CallsChanged] = []
+        self._feed_id = 0
+        self._stop = threading.Event()
+        self._cancel = threading.Event()
+        self._scan_stop = threading.Event()
+        self._filter_timer: Any = None
+        self.main: MainScreen | None = None
+
+    # ------------------------------------------------------------------ start and stop
+    def get_default_screen(self) -> Screen[Any]:
+        """The main dashboard screen."""
+        self.main = MainScreen()
+        return self.main
+
+    def on_mount(self) -> None:
+        """Start following the file, or scanning the folder for sessions."""
+        if self.is_dir:
+            self._scan_worker(self.path, self._scan_stop)
+        else:
+            self._start_feed(self.path)
+        self.refresh_panels()
+
+    def on_unmount(self) -> None:
+        """Stop the reading threads."""
+        self._stop.set()
+        self._scan_stop.set()
+
+    async def action_quit(self) -> None:
+        """Stop the reading threads and quit."""
+        self._stop.set()
+        self._scan_stop.set()
+        self.exit()
+
+    def _start_feed(self, path: str) -> None:
+        """Drop the current state and follow ``path`` with a fresh feed."""
+        self._stop.set()
+        self._feed_id += 1
+        self._stop = threading.Event()
+        self._cancel = threading.Event()
+        self.log_path = path
+        self.calls = {}
+        self.issues = []
+        self.view = []
+        self.contexts = []
+        self.context = None
+        self.selected_index = None
+        self.follow = True
+        self.loaded = False
+        self.failed = None
+        self.notice = None
+        self.format_name = None
+        self.spec = None
+        self.progress = None
+        self.last_reset = None
+        self._pending = []
+        if self.main is not None and self.main.is_mounted:
+            self._table().set_calls([], self.settings)
+        self._feed_worker(path, self._feed_id, self._stop, self._cancel)
+        self.refresh_panels()
+
+    @work(thread=True, group="feed", exit_on_error=False)
+    def _feed_worker(self, path: str, feed_id: int, stop: threading.Event, cancel: threading.Event) -> None:
+        worker = get_current_worker()
+        watcher = threading.Thread(target=_stop_on_cancel, args=(worker, stop), daemon=True)
+        watcher.start()
+        try:
+            LogFeed(path, self.post_message, stop, fmt=self.fmt, settings=self.settings, last=self.last,
+                    feed_id=feed_id, cancel_backfill=cancel).run()
+        except Exception as exc:  # a bug must show up on screen, not kill the app silently
+            self.post_message(FeedFailed(feed_id, f"reading stopped: {type(exc).__name__}: {exc}"))
+        finally:
+            stop.set()
+
+    @work(thread=True, group="scan", exit_on_error=False)
+    def _scan_worker(self, folder: str, stop: threading.Event) -> None:
+        from ctxwatch.multi import list_logs
+
+        worker = get_current_worker()
+        seen: list[str] | None = None
+        while not stop.is_set() and not worker.is_cancelled:
+            try:
+                files = list_logs(folder)
+            except OSError:
+                files = []
+            if files != seen:
+                seen = files
+                self.post_message(SessionsChanged(files))
+            stop.wait(SCAN_INTERVAL)
+
+    # ------------------------------------------------------------------ widgets
+    def _table(self) -> CallsTable:
+        assert self.main is not None
+        return self.main.query_one(CallsTable)
+
+    def _mounted(self) -> bool:
+        return self.main is not None and self.main.is_mounted
+
+    def view_calls(self) -> list[Call]:
+        """The calls of the current view (context and filter), in table order."""
+        return [self.calls[i] for i in self.view]
+
+    def selected_call(self) -> Call | None:
+        """The selected call, or ``None``."""
+        return self.calls.get(self.selected_index) if self.selected_index is not None else None
+
+    def refresh_panels(self, chart: bool = True) -> None:
+        """Push the current state to the status line, bar, chart, side panel and too-small message."""
+        if not self._mounted():
+            return
+        main = self.main
+        assert main is not None
+        main.query_one(StatusLine).update(self._status_text())
+        call = self.selected_call()
+        note = self.failed or self.notice or ("reading…" if not self.loaded else "no calls in this view")
+        main.query_one(ContextBar).show(call, self.settings, note)
+        if chart and not main.has_class("-compact") and not main.has_class("-tiny"):
+            main.query_one(TrendChart).show(self.view_calls(), self.settings, self.xaxis)
+        if not main.has_class("-compact") and not main.has_class("-tiny"):
+            main.query_one(SidePanel).update(self._side_text())
+        if main.has_class("-tiny"):
+            main.query_one("#toosmall", Static).update(self._tiny_text())
+        bar = main.query_one(ProgressBar)
+        if self.progress is not None and not self.loaded:
+            bar.add_class("-active")
+            done, total = self.progress
+            bar.update(total=max(1, total), progress=done)
+        else:
+            bar.remove_class("-active")
+
+    def _status_text(self) -> Text:
+        """Two groups of segments: what is read (file, format, calls, problems, tokenizer, window) and the
+        view (follow / paused, reading progress, x axis, filter, last reset, notices).  Compact: one line."""
+        assert self.main is not None
+        compact = self.main.has_class("-compact")
+        width = max(10, self.size.width - 2)
+        name = os.path.basename(self.log_path) if self.log_path else os.path.basename(self.path.rstrip(os.sep))
+        file_seg = tx.literal(name or self.path, "bold", limit=24 if compact else 48)
+        if self.is_dir and not compact:
+            file_seg.append(f" (session {self._session_pos()}, {'auto' if self.auto_session else 'picked'})", "dim")
+        n_view, n_all = len(self.view), len(self.calls)
+        calls_seg = Text(f"{n_all:,} calls")
+        ctx_seg = Text()
+        if self.context is not None and len(self.contexts) > 1:
+            ctx_seg.append("ctx ")
+            ctx_seg.append_text(tx.literal(self.context, limit=24))
+            ctx_seg.append(f" {self.contexts.index(self.context) + 1}/{len(self.contexts)} ({n_view:,})")
+        bad = sum(1 for i in self.issues if i.kind != "reset")
+        bad_seg = Text(f"{bad} bad line{'s' if bad != 1 else ''}", "bold yellow" if bad else "")
+        call = self.selected_call() or (self.calls[self.view[-1]] if self.view else None)
+        tok_seg = Text()
+        win_seg = Text()
+        if call is not None:
+            tok_seg = Text(f"{call.tokenizer}{'' if call.exact else ' (approx)'}")
+            win_seg = Text(f"window {tx.tokens(call.window)} ({call.window_src})" if call.window
+                           else "window unknown")
+        if self.paused:
+            waiting = sum(len(m.added) for m in self._pending)
+            mode_seg = Text(f"PAUSED (+{waiting} new)", "bold reverse yellow")
+        elif self.follow:
+            mode_seg = Text("FOLLOW", "bold green")
+        else:
+            mode_seg = Text("follow off (f)", "dim")
+        read_seg = Text()
+        if self.failed:
+            read_seg = tx.literal(self.failed, "bold red", limit=200)
+        elif not self.loaded:
+            if self.progress:
+                done, total = self.progress
+                read_seg = Text(f"reading {tx.pct(done, total, 0)} (esc skips to the end)")
+            else:
+                read_seg = Text("reading…")
+        filter_seg = Text()
+        if self.filter_text:
+            filter_seg.append("filter ")
+            filter_seg.append_text(tx.literal(repr(self.filter_text), "bold", limit=30))
+            filter_seg.append(f" ({len(self.view):,} match)")
+        reset_seg = Text("last reset: ")
+        reset_seg.append(self.last_reset or "none", "bold yellow" if self.last_reset else "")
+        notice_seg = tx.literal(self.notice, "yellow", limit=120) if self.notice else Text()
+        if compact:
+            line = tx.flow([file_seg, calls_seg, ctx_seg, bad_seg, mode_seg, read_seg, filter_seg], 10**6)
+            line.no_wrap = True
+            line.overflow = "ellipsis"
+            return line
+        first = tx.flow([file_seg, Text(self.format_name or "?"), calls_seg, ctx_seg, bad_seg, tok_seg, win_seg],
+                        width)
+        second = tx.flow([mode_seg, read_seg, Text(f"x: {self.xaxis}"), filter_seg, reset_seg, notice_seg], width)
+        return first + Text("\n") + second
+
+    def _session_pos(self) -> str:
+        if self.log_path in self.sessions:
+            return f"{self.sessions.index(self.log_path) + 1}/{len(self.sessions)}"
+        return f"?/{len(self.sessions)}"
+
+    def _side_text(self) -> Text:
+        out = Text()
+        out.append("Flags\n", "bold")
+        flags = self._flags()
+        if flags is None:
+            out.append("analysis not available yet\n", "dim")
+        elif not flags:
+            out.append("none\n", "dim")
+        else:
+            for line in flags[:10]:
+                out.append_text(line)
+                out.append("\n")
+        bad = [i for i in self.issues if i.kind != "reset"]
+        out.append(f"\nInput problems ({len(bad)})\n", "bold")
+        if not bad:
+            out.append("none\n", "dim")
+        for i in reversed(bad[-SIDE_ISSUES:]):
+            out.append(f"line {i.line}: {i.kind}\n", "yellow")
+        return out
+
+    def _flags(self) -> list[Text] | None:
+        """Analysis flags of the current view, newest first; ``None`` while ``ctxwatch.analysis`` is absent."""
+        try:
+            from ctxwatch import analysis  # noqa: F401
+        except ImportError:
+            return None
+        return None
+
+    def _tiny_text(self) -> Text:
+        w, h = self.size
+        out = Text(f"Terminal too small ({w}x{h}): ctxwatch needs at least {MIN_WIDTH}x{MIN_HEIGHT}.\n",
+                   style="bold")
+        call = self.selected_call()
+        if call is not None:
+            out.append(f"call {call.index} · used {tx.pct(call.used_tokens, call.window)} · "
+                       f"{len(self.calls)} calls")
+        return out
+
+    # ------------------------------------------------------------------ feed messages
+    def _ours(self, message: Any) -> bool:
+        return getattr(message, "feed", None) == self._feed_id
+
+    def on_feed_opened(self, message: FeedOpened) -> None:
+        """The log's format is known."""
+        if not self._ours(message):
+            return
+        self.format_name = message.format_name
+        self.spec = message.spec
+        self.notice = None
+        self.refresh_panels(chart=False)
+
+    def on_calls_changed(self, message: CallsChanged) -> None:
+        """New or updated calls: update the state, then the table, bar and chart (unless paused)."""
+        if not self._ours(message):
+            return
+        if self.paused:
+            self._pending.append(message)
+            self.refresh_panels(chart=False)
+            return
+        self._apply_calls(message.added, message.updated)
+
+    def _apply_calls(self, added: list[Call], updated: list[Call]) -> None:
+        new_contexts = False
+        for c in added:
+            self.calls[c.index] = c
+            if c.context not in self.contexts:
+                self.contexts.append(c.context)
+                new_contexts = True
+        changed_selected = False
+        for c in updated:
+            if c.index in self.calls:
+                self.calls[c.index] = c
+                changed_selected |= c.index == self.selected_index
+        if new_contexts:
+            if "main" in self.contexts:
+                self.contexts.remove("main")
+                self.contexts.insert(0, "main")
+            if self.context is None:
+                self.context = self.contexts[0]
+        if not self._mounted():
+            return
+        table = self._table()
+        fresh = [c for c in added if self._in_view(c)]
+        if fresh:
+            table.append_calls(fresh, self.settings)
+            self.view.extend(c.index for c in fresh)
+        in_view = set(self.view) if updated else set()
+        for c in updated:
+            if c.index in in_view:
+                table.update_call(c, self.settings)
+        if fresh and (self.follow or self.selected_index is None):
+            self._select_row(len(self.view) - 1)
+        self.refresh_panels()
+
+    def _in_view(self, call: Call) -> bool:
+        if self.context is not None and call.context != self.context:
+            return False
+        return not self.filter_text or self.filter_text.lower() in row_text(call)
+
+    def on_issues_changed(self, message: IssuesChanged) -> None:
+        """New input problems: counted in the status line, listed in the side panel."""
+        if not self._ours(message):
+            return
+        self.issues.extend(message.issues)
+        self.refresh_panels(chart=False)
+
+    def on_reset_seen(self, message: ResetSeen) -> None:
+        """The file was truncated / rotated / replaced: say so (calls read so far stay unless ``clear``)."""
+        if not self._ours(message):
+            return
+        self.last_reset = f"{message.reason} at {tx.clock(time.time())} (after {message.at_call} calls)"
+        if message.clear:
+            self.calls = {}
+            self.view = []
+            self.contexts = []
+            self.context = None
+            self.selected_index = None
+            if self._mounted():
+                self._table().set_calls([], self.settings)
+        self.notify(f"log {message.reason}; reading it again from the start", severity="warning", markup=False)
+        self.refresh_panels()
+
+    def on_backfill_progress(self, message: BackfillProgress) -> None:
+        """Reading the existing content: update the progress bar."""
+        if not self._ours(message):
+            return
+        self.progress = (message.done, message.total)
+        self.refresh_panels(chart=False)
+
+    def on_backfill_done(self, message: BackfillDone) -> None:
+        """The existing content is read; from now on calls arrive live."""
+        if not self._ours(message):
+            return
+        self.loaded = True
+        self.progress = None
+        if message.cancelled:
+            self.notice = "backfill skipped: following from the end of the file"
+        self.refresh_panels()
+
+    def on_feed_failed(self, message: FeedFailed) -> None:
+        """The log cannot be read: say why on the status line and the bar."""
+        if not self._ours(message):
+            return
+        self.failed = message.message
+        self.loaded = True
+        self.refresh_panels()
+
+    def on_feed_notice(self, message: FeedNotice) -> None:
+        """A sentence about the reading (e.g. waiting for an empty file)."""
+        if not self._ours(message):
+            return
+        self.notice = message.message
+        self.refresh_panels(chart=False)
+
+    def on_sessions_changed(self, message: SessionsChanged) -> None:
+        """The folder's sessions changed: follow the newest one unless the user picked one."""
+        self.sessions = message.files
+        if not message.files:
+            self.notice = "no logs in this folder yet; waiting"
+            self.refresh_panels(chart=False)
+            return
+        newest = _newest_session(message.files)
+        if self.auto_session and newest != self.log_path:
+            if self.log_path is not None:
+                self.notify(f"following the newest session: {os.path.basename(newest)}", markup=False)
+            self._start_feed(newest)
+        else:
+            self.refresh_panels(chart=False)
+
+    # ------------------------------------------------------------------ selection
+    def _select_row(self, row: int) -> None:
+        """Move the table cursor to ``row`` and select its call (programmatic: follow is unchanged)."""
+        if not self.view:
+            self.selected_index = None
+            return
+        row = max(0, min(row, len(self.view) - 1))
+        self.selected_index = self.view[row]
+        table = self._table()
+        if table.cursor_row != row:
+            table.move_cursor(row=row, animate=False, scroll=True)
+
+    def user_moved_selection(self, row: int, count: int) -> None:
+        """A person moved the table cursor: following stays on only when they are on the newest call."""
+        self.follow = count > 0 and row == count - 1
+        self.refresh_panels(chart=False)
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        """The cursor moved: show that call on the bar."""
+        if not isinstance(event.data_table, CallsTable):
+            return
+        index = event.data_table.index_at_cursor()
+        if index != self.selected_index:
+            self.selected_index = index
+            self.refresh_panels(chart=False)
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        """Enter on a call opens its detail."""
+        if isinstance(event.data_table, CallsTable):
+            self.action_detail()
+
+    # ------------------------------------------------------------------ actions
+    #: Actions that only make sense on the main screen (hidden from other screens' footers).
+    MAIN_ONLY = frozenset({"detail", "toggle_follow", "toggle_pause", "toggle_xaxis", "filter", "cycle_context",
+                           "sessions", "cancel_backfill"})
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Main-screen actions are off while another screen is shown."""
+        return not (action in self.MAIN_ONLY and self.main is not None and self.screen is not self.main)
+
+    def action_toggle_follow(self) -> None:
+        """Follow the newest call on/off; turning it on jumps to the newest call."""
+        self.follow = not self.follow
+        if self.follow and self.view:
+            self._select_row(len(self.view) - 1)
+        self.refresh_panels(chart=False)
+
+    def action_toggle_pause(self) -> None:
+        """Pause/resume the display; calls read while paused are shown on resume."""
+        self.paused = not self.paused
+        if not self.paused:
+            pending, self._pending = self._pending, []
+            for m in pending:
+                self._apply_calls(m.added, m.updated)
+        self.refresh_panels(chart=False)
+
+    def action_toggle_xaxis(self) -> None:
+        """Chart x axis: call index <-> wall time."""
+        self.xaxis = "time" if self.xaxis == "index" else "index"
+        self.refresh_panels()
+
+    def action_detail(self) -> None:
+        """Open the selected call's detail."""
+        call = self.selected_call()
+        if call is None:
+            self.notify("no call selected", severity="warning", markup=False)
+            return
+        self.push_screen(DetailScreen(call, self.spec, self.settings))
+
+    def action_evict(self) -> None:
+        """Open the eviction preview of the selected call."""
+        call = self.selected_call()
+        if call is None:
+            self.notify("no call selected", severity="warning", markup=False)
+            return
+        try:
+            import ctxwatch.planner  # noqa: F401
+        except ImportError:
+            self.notify("the eviction planner is not available in this build", severity="warning", markup=False)
+            return
+        if isinstance(self.screen, PlanScreen):
+            return
+        self.push_screen(PlanScreen(call, self.spec, self.settings))
+
+    def action_filter(self) -> None:
+        """Show the filter box and focus it."""
+        if not self._mounted() or self.screen is not self.main:
+            return
+        assert self.main is not None
+        box = self.main.query_one(FilterInput)
+        box.add_class("-active")
+        box.value = self.filter_text
+        box.focus()
+
+    def hide_filter(self) -> None:
+        """Hide the filter box and return to the table."""
+        if not self._mounted():
+            return
+        assert self.main is not None
+        self.main.query_one(FilterInput).remove_class("-active")
+        self._table().focus()
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        """Filter as the user types (after a short pause, so a 10,000-call table is not rebuilt per key)."""
+        if event.input.id != "filter":
+            return
+        if self._filter_timer is not None:
+            self._filter_timer.stop()
+        value = event.value
+        self._filter_timer = self.set_timer(FILTER_DELAY, lambda: self.apply_filter(value))
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        """Enter in the filter box: apply now and return to the table."""
+        if event.input.id != "filter":
+            return
+        if self._filter_timer is not None:
+            self._filter_timer.stop()
+        self.apply_filter(event.value)
+        self.hide_filter()
+
+    def apply_filter(self, text: str) -> None:
+        """Show only calls whose row text contains ``text`` (case-insensitive); ``""`` shows all."""
+        if text == self.filter_text:
+            return
+        self.filter_text = text
+        self._rebuild_view()
+
+    def _rebuild_view(self) -> None:
+        keep = self.selected_index
+        self.view = [i for i, c in self.calls.items() if self._in_view(c)]
+        if not self._mounted():
+            return
+        table = self._table()
+        table.set_calls(self.view_calls(), self.settings)
+        if not self.view:
+            self.selected_index = None
+        elif self.follow or keep not in self.view:
+            self._select_row(len(self.view) - 1)
+        else:
+            self._select_row(self.view.index(keep))
+        self.refresh_panels()
+
+    def action_cycle_context(self) -> None:
+        """Show the next context (main, then subagents / sidechains)."""
+        if len(self.contexts) < 2:
+            self.notify("this log has one context", markup=False)
+            return
+        i = self.contexts.index(self.context) if self.context in self.contexts else -1
+        self.context = self.contexts[(i + 1) % len(self.contexts)]
+        self.follow = True
+        self._rebuild_view()
+
+    def action_sessions(self) -> None:
+        """Pick a session of the followed folder."""
+        if not self.is_dir:
+            self.notify("sessions: open a folder of logs to switch between sessions", markup=False)
+            return
+        self.push_screen(SessionPicker(self.path, self.sessions, self.log_path, self.auto_session),
+                         self._session_picked)
+
+    def _session_picked(self, choice: str | None) -> None:
+        if choice is None:
+            return
+        if choice == AUTO:
+            self.auto_session = True
+            newest = _newest_session(self.sessions) if self.sessions else None
+            if newest and newest != self.log_path:
+                self._start_feed(newest)
+            else:
+                self.refresh_panels(chart=False)
+            return
+        self.auto_session = False
+        if choice != self.log_path:
+            self._start_feed(choice)
+
+    def action_help(self) -> None:
+        """Show the help screen."""
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen())
+
+    def action_save_svg(self) -> None:
+        """Save an SVG screenshot of the screen to the current directory and say where."""
+        stem = "ctxwatch-" + _stem(self.log_path or self.path)
+        path = unique_path(os.getcwd(), stem, ".svg")
+        self.save_screenshot(filename=os.path.basename(path), path=os.path.dirname(path))
+        self.saved.append(path)
+        self.notify(f"screenshot saved to {path}", title="SVG", markup=False)
+
+    def action_export_csv(self) -> None:
+        """Write the calls of the current view as CSV to the current directory and say where."""
+        stem = "ctxwatch-calls-" + _stem(self.log_path or self.path)
+        path = unique_path(os.getcwd(), stem, ".csv")
+        write_csv(path, self.view_calls())
+        self.saved.append(path)
+        self.notify(f"{len(self.view):,} calls exported to {path}", title="CSV", markup=False)
+
+    def action_cancel_backfill(self) -> None:
+        """Skip the rest of the backfill and follow from the end of the file."""
+        if not self.loaded:
+            self._cancel.set()
+            self.notify("skipping the rest of the file; following from its end", markup=False)
+        elif self.filter_text and self.screen is self.main:
+            self.apply_filter("")
+
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
+        """Textual's command palette: the dashboard's actions, then Textual's own."""
+        yield SystemCommand("Call detail", "Every message of the selected call with tokens", self.action_detail)
+        yield SystemCommand("Follow newest call", "Toggle following the newest call (f)", self.action_toggle_follow)
+        yield SystemCommand("Pause display", "Pause/resume live updates (p)", self.action_toggle_pause)
+        yield SystemCommand("Chart x axis", "Call index / wall time (t)", self.action_toggle_xaxis)
+        yield SystemCommand("Eviction preview", "Plan the eviction of the selected call (e)", self.action_evict)
+        yield SystemCommand("Filter calls", "Filter the calls table (/)", self.action_filter)
+        yield SystemCommand("Next context", "Main / subagents / sidechains (c)", self.action_cycle_context)
+        yield SystemCommand("Sessions", "Switch session in a folder (o)", self.action_sessions)
+        yield SystemCommand("Save SVG screenshot", "To the current directory (s)", self.action_save_svg)
+        yield SystemCommand("Export CSV", "The calls table, to the current directory (x)", self.action_export_csv)
+        yield SystemCommand("Help", "Keys and legend (?)", self.action_help)
+        yield from super().get_system_commands(screen)
+
+
+def _stop_on_cancel(worker: Any, stop: threading.Event) -> None:
+    """Set ``stop`` when the Textual worker is cancelled (the app is closing)."""
+    while not stop.wait(0.1):
+        if worker.is_cancelled:
+            stop.set()
+            return
+
+
+def _stem(path: str) -> str:
+    base = os.path.basename(path.rstrip(os.sep)) or "log"
+    stem = base.rsplit(".", 1)[0] if "." in base else base
+    return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in stem)[:60] or "log"
+
+
+def _newest_session(files: list[str]) -> str:
+    """The newest file that is not a subagent transcript (Claude Code ``subagents/``), else the newest."""
+    for f in files:
+        if f"{os.sep}subagents{os.sep}" not in f:
+            return f
+    return files[0]
+
+
+#: CSV columns of ``x`` (export): the report's per-call numbers.
+CSV_FIELDS = ("index", "line", "timestamp", "context", "session", "model", "window", "window_source",
+              "system_tokens", "tools_tokens", "floor_tokens", "floor_source", "history_tokens", "reserve_tokens",
+              "reserve_source", "free_tokens", "used_fraction", "prompt_tokens_estimated", "prompt_tokens_reported",
+              "cache_read_tokens", "cache_write_tokens", "completion_tokens_reported", "tokenizer", "exact",
+              "compaction")
+
+
+def write_csv(path: str, calls: Iterable[Call]) -> None:
+    """Write one CSV row per call (columns :data:`CSV_FIELDS`; empty = unknown)."""
+    from ctxwatch.report import iso
+
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow(CSV_FIELDS)
+        for c in calls:
+            u = c.usage
+            w.writerow([
+                c.index, c.source.line, iso(c.timestamp) or "", c.context, c.session or "", c.model or "",
+                _v(c.window), c.window_src, _v(c.system_tokens), _v(c.tools_tokens), _v(c.floor_tokens),
+                c.floor_src, _v(c.history_tokens), _v(c.reserve_tokens), c.reserve_src, _v(c.free_tokens),
+                "" if c.used_fraction is None else f"{c.used_fraction:.4f}", _v(c.prompt_estimated),
+                _v(u.prompt_total if u else None), _v(u.cache_read if u else None),
+                _v(u.cache_write if u else None), _v(u.output if u else None), c.tokenizer, c.exact,
+                "yes" if c.compaction else "",
+            ])
+
+
+def _v(n: int | None) -> str | int:
+    return "" if n is None else n

@@ -1,0 +1,129 @@
+"""Messages the reading worker posts to the app (thread-safe: ``App.post_message``).
+
+Every message carries ``feed``: the id of the feed that sent it.  When the user switches sessions a new
+feed starts and messages still queued from the old one are ignored by the app.
+"""
+
+from __future__ import annotations
+
+from textual.message import Message
+
+from ctxwatch.model import Call, Issue
+
+
+class FeedMessage(Message):
+    """Base class: a message from the feed with id ``feed``."""
+
+    def __init__(self, feed: int) -> None:
+        super().__init__()
+        self.feed = feed
+
+
+class FeedOpened(FeedMessage):
+    """The log was opened and its format is known.
+
+    Attributes:
+        path: the log file.
+        format_name: the format's registry name.
+        size: file size in bytes when opened.
+        spec: the :class:`~ctxwatch.formats.FormatSpec` (the detail view re-reads calls with it).
+    """
+
+    def __init__(self, feed: int, path: str, format_name: str, size: int, spec: object) -> None:
+        super().__init__(feed)
+        self.path = path
+        self.format_name = format_name
+        self.size = size
+        self.spec = spec
+
+
+class CallsChanged(FeedMessage):
+    """New calls and calls whose summary was replaced (a later line of the same response).
+
+    Attributes:
+        added: new :class:`~ctxwatch.model.Call` summaries, in index order.
+        updated: replaced summaries (same ``index`` as an earlier one).
+    """
+
+    def __init__(self, feed: int, added: list[Call], updated: list[Call]) -> None:
+        super().__init__(feed)
+        self.added = added
+        self.updated = updated
+
+
+class IssuesChanged(FeedMessage):
+    """New problems with the input (bad lines, truncated tail, unreadable file).
+
+    Attributes:
+        issues: the new issues, in file order.
+    """
+
+    def __init__(self, feed: int, issues: list[Issue]) -> None:
+        super().__init__(feed)
+        self.issues = issues
+
+
+class ResetSeen(FeedMessage):
+    """The followed file was truncated, rotated, replaced or deleted (see :class:`ctxwatch.tail.Reset`).
+
+    Attributes:
+        reason: ``truncated`` | ``rotated`` | ``replaced`` | ``deleted`` | ``recreated`` | ``rewritten``.
+        at_call: number of calls read before the reset.
+        clear: True when the calls read so far are replaced by a fresh read (a whole-file document that
+            changed); False when they are kept (they happened; Run.reset semantics).
+    """
+
+    def __init__(self, feed: int, reason: str, at_call: int, clear: bool = False) -> None:
+        super().__init__(feed)
+        self.reason = reason
+        self.at_call = at_call
+        self.clear = clear
+
+
+class BackfillProgress(FeedMessage):
+    """Reading the existing content: ``done`` of ``total`` bytes."""
+
+    def __init__(self, feed: int, done: int, total: int) -> None:
+        super().__init__(feed)
+        self.done = done
+        self.total = total
+
+
+class BackfillDone(FeedMessage):
+    """The existing content has been read; from now on the feed follows the file live.
+
+    Attributes:
+        cancelled: True when the user cancelled the backfill (the rest of the file was skipped).
+    """
+
+    def __init__(self, feed: int, cancelled: bool = False) -> None:
+        super().__init__(feed)
+        self.cancelled = cancelled
+
+
+class FeedFailed(FeedMessage):
+    """The log cannot be read at all; ``message`` names the file and the reason."""
+
+    def __init__(self, feed: int, message: str) -> None:
+        super().__init__(feed)
+        self.message = message
+
+
+class FeedNotice(FeedMessage):
+    """Something about the reading itself a person should see (one sentence in ``message``)."""
+
+    def __init__(self, feed: int, message: str) -> None:
+        super().__init__(feed)
+        self.message = message
+
+
+class SessionsChanged(Message):
+    """The list of session logs in a followed directory changed (newest first).
+
+    Attributes:
+        files: log paths, newest first (:func:`ctxwatch.multi.list_logs`).
+    """
+
+    def __init__(self, files: list[str]) -> None:
+        super().__init__()
+        self.files = files

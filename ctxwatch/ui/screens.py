@@ -1,0 +1,737 @@
+"""The dashboard's secondary screens: call detail, eviction preview, help, session picker.
+
+Bodies are re-read from disk in worker threads (:func:`ctxwatch.run.reload_call`) and only capped copies
+are kept: a 20 MB tool result is shown as a folded preview and, expanded, as its first
+:data:`EXPAND_CHARS` characters, never whole (failure case B30).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, ClassVar
+
+import orjson
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical, VerticalScroll
+from textual.message import Message
+from textual.screen import ModalScreen, Screen
+from textual.widgets import DataTable, Footer, OptionList, Static, TextArea
+from textual.widgets.option_list import Option
+
+from ctxwatch.config import Settings
+from ctxwatch.formats import FormatSpec
+from ctxwatch.model import Call, ParsedCall, Src
+from ctxwatch.run import reload_call
+from ctxwatch.ui import text as tx
+from ctxwatch.ui.widgets import BarParts, bar_line
+
+#: Characters of an item shown folded (at most :data:`FOLD_LINES` lines of them).
+FOLD_CHARS = 2000
+FOLD_LINES = 16
+#: Characters of an item shown expanded; longer content is cut with a note (a 20 MB tool result is never
+#: rendered whole). 200,000 characters is about 50k tokens: more than a person reads in one sitting.
+EXPAND_CHARS = 200_000
+#: Tool schemas per call above which per-tool costs are measured one tool at a time instead of by the
+#: O(n²) marginal difference of :func:`ctxwatch.schema.marginal_costs`.
+MARGINAL_MAX_TOOLS = 64
+
+
+class _OneCall:
+    """The part of a :class:`~ctxwatch.run.Run` that :func:`~ctxwatch.run.reload_call` reads: the format and
+    the call.  The feed's own Run lives in the feed's thread and is never touched from the UI."""
+
+    def __init__(self, spec: FormatSpec, call: Call, settings: Settings) -> None:
+        self.spec = spec
+        self.calls = [call]
+        self.path = call.source.path
+        self.settings = settings
+
+
+def reload(spec: FormatSpec, call: Call, settings: Settings) -> ParsedCall | None:
+    """Re-read one call's text from disk (in a worker thread). ``None`` if it cannot be found any more."""
+    try:
+        return reload_call(_OneCall(spec, call, settings), 0)  # type: ignore[arg-type]
+    except Exception:  # a reader bug on a changed file must not kill the screen
+        return None
+
+
+# --- call detail -------------------------------------------------------------------------------------
+
+@dataclass(slots=True)
+class Item:
+    """One thing in a call's prompt: the system prompt, one tool schema, or one message.
+
+    Attributes:
+        position: order in the prompt (system first, then tools, then the history).
+        kind: ``system`` | ``floor`` | ``tool`` | ``message``.
+        role: the message role, or ``system`` / ``tools``.
+        label: what it is, e.g. ``tool result (Read)``, ``assistant → Bash``, ``schema: Read``.
+        tokens: tokens (framing included for messages); ``None`` when unknown.
+        text: the content, cut to :data:`EXPAND_CHARS` characters.
+        chars: the content's full length in characters.
+    """
+
+    position: int
+    kind: str
+    role: str
+    label: str
+    tokens: int | None
+    text: str
+    chars: int
+
+
+def _cap(s: str) -> str:
+    return s if len(s) <= EXPAND_CHARS else s[:EXPAND_CHARS]
+
+
+def build_items(call: Call, pc: ParsedCall | None) -> list[Item]:
+    """The items of a call's prompt, in prompt order, with their tokens.
+
+    System prompt and tool schemas come from the re-read call when the log holds them; otherwise the floor
+    is one ``floor`` item (inferred from the reported usage).  Message tokens are the accounted ones
+    (:attr:`Call.messages`); per-tool tokens are marginal costs over the whole tools payload.
+    """
+    from ctxwatch.schema import marginal_costs, tool_name
+    from ctxwatch.tokens import counter_for
+
+    items: list[Item] = []
+    if pc is not None and pc.system is not None:
+        body = "\n\n".join(pc.system)
+        items.append(Item(len(items), "system", "system", "system prompt", call.system_tokens, _cap(body),
+                          len(body)))
+    elif call.floor_tokens:
+        how = "inferred: reported prompt minus history" if call.floor_src == Src.INFERRED else str(call.floor_src)
+        items.append(Item(len(items), "floor", "system", f"floor: system prompt + tools, not logged ({how})",
+                          call.floor_tokens, "", 0))
+    if pc is not None and pc.tools:
+        counter = counter_for(call.model, call.provider)
+        tools = [t for t in pc.tools if isinstance(t, dict)]
+        if len(tools) <= MARGINAL_MAX_TOOLS:
+            costs, _total, _pre = marginal_costs(tools, counter)
+        else:
+            costs = [counter.tools_tokens([t]) for t in tools]
+        for t, n in zip(tools, costs, strict=True):
+            body = orjson.dumps(t, option=orjson.OPT_INDENT_2).decode()
+            items.append(Item(len(items), "tool", "tools", f"schema: {tool_name(t)}", n, _cap(body), len(body)))
+    if pc is None or pc.messages is None:
+        for i, st in enumerate(call.messages):
+            items.append(Item(len(items), "message", st.role, _stat_label(st.role, st.label, i), st.tokens, "", 0))
+        return items
+    names: dict[str, str] = {}
+    aligned = len(call.messages) == len(pc.messages)
+    counter = None
+    for i, m in enumerate(pc.messages):
+        calls = [p for p in m.parts if p.kind == "tool_call"]
+        for p in calls:
+            if p.call_id:
+                names[p.call_id] = p.name or "?"
+        results = [p for p in m.parts if p.kind == "tool_result"]
+        if results:
+            label = "tool result (" + ", ".join(names.get(p.call_id or "", "?") for p in results) + ")"
+        elif calls:
+            label = f"{m.role} → " + ", ".join(p.name or "?" for p in calls)
+        else:
+            label = m.role
+        if m.label:
+            label += f" [{m.label}]"
+        if aligned:
+            n: int | None = call.messages[i].tokens
+        else:
+            if counter is None:
+                counter = counter_for(call.model, call.provider)
+            n = counter.message_tokens(m)
+        body = m.text()
+        items.append(Item(len(items), "message", m.role, label, n, _cap(body), len(body)))
+    return items
+
+
+def _stat_label(role: str, label: str | None, i: int) -> str:
+    return role + (f" [{label}]" if label else "")
+
+
+class DetailLoaded(Message):
+    """The detail worker re-read the call: ``items`` or an ``error`` sentence."""
+
+    def __init__(self, items: list[Item], error: str | None) -> None:
+        super().__init__()
+        self.items = items
+        self.error = error
+
+
+class DetailScreen(Screen[None]):
+    """Every item of one call's prompt: role, tokens, % of the prompt; in prompt order or biggest first.
+
+    Keys: ↑/↓ select, ``space`` expand/fold the selected item's content, ``o`` prompt order / biggest
+    first, ``e`` eviction preview, ``escape`` back.
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "app.pop_screen", "Back"),
+        Binding("space", "toggle_fold", "Expand/fold"),
+        Binding("o", "toggle_order", "Order"),
+        Binding("e", "app.evict", "Evict"),
+        Binding("j", "down", "Down", show=False),
+        Binding("k", "up", "Up", show=False),
+    ]
+
+    DEFAULT_CSS = """
+    DetailScreen #detail-head { height: auto; padding: 0 1; background: $boost; }
+    DetailScreen #items { height: 1fr; min-height: 4; }
+    DetailScreen #item-head { height: 1; padding: 0 1; background: $boost; }
+    DetailScreen #body { height: 1fr; min-height: 3; }
+    """
+
+    def __init__(self, call: Call, spec: FormatSpec | None, settings: Settings) -> None:
+        super().__init__()
+        self.call = call
+        self.spec = spec
+        self.settings = settings
+        self.items: list[Item] = []
+        self.order = "prompt"  # or "size"
+        self.expanded = False
+        self.loaded = False
+        self.error: str | None = None
+
+    def compose(self) -> ComposeResult:
+        """Header, items table, item header and body."""
+        yield Static(self._head(), id="detail-head")
+        table: DataTable[Any] = DataTable(id="items", cursor_type="row")
+        table.add_column(Text("#", justify="right"), key="pos")
+        table.add_column(Text("item"), key="label", width=34)
+        table.add_column(Text("tokens", justify="right"), key="tokens")
+        table.add_column(Text("% prompt", justify="right"), key="pct")
+        table.add_column(Text("preview"), key="preview")
+        yield table
+        yield Static(Text("loading the call from disk…", style="dim"), id="item-head")
+        area = TextArea("", id="body", read_only=True, soft_wrap=True, show_line_numbers=False)
+        area.cursor_blink = False
+        yield area
+        yield Footer()
+
+    def _head(self) -> Text:
+        c = self.call
+        out = Text()
+        out.append(f"call {c.index}", "bold")
+        out.append(" · ")
+        out.append_text(tx.literal(c.model or "?", limit=40))
+        out.append(f" · {tx.stamp(c.timestamp)} · line {c.source.line} · prompt {tx.tokens(c.prompt_tokens)}")
+        out.append(f" · floor {tx.marked(c.floor_tokens, c.floor_src)} · history "
+                   f"{tx.marked(c.history_tokens, c.history_src)} · {len(c.messages)} messages")
+        if c.context != "main":
+            out.append(" · context ")
+            out.append_text(tx.literal(c.context, limit=30))
+        return out
+
+    def on_mount(self) -> None:
+        """Start re-reading the call in a worker thread."""
+        self.query_one("#items", DataTable).focus()
+        self._load()
+
+    @work(thread=True, exclusive=True, group="detail")
+    def _load(self) -> None:
+        if self.spec is None:
+            self.post_message(DetailLoaded(build_items(self.call, None), "the log's format is not known yet"))
+            return
+        pc = reload(self.spec, self.call, self.settings)
+        err = None if pc is not None else "the call could not be re-read (the file changed); sizes only"
+        try:
+            items = build_items(self.call, pc)
+        except Exception as exc:  # never let odd content kill the screen
+            items, err = build_items(self.call, None), f"{type(exc).__name__}: {exc}"
+        self.post_message(DetailLoaded(items, err))
+
+    def on_detail_loaded(self, message: DetailLoaded) -> None:
+        """Show the items (the handler runs on the app thread)."""
+        self.items = message.items
+        self.error = message.error
+        self.loaded = True
+        self._fill()
+        if message.error:
+            self.query_one("#item-head", Static).update(Text(message.error, style="yellow"))
+
+    def _ordered(self) -> list[Item]:
+        if self.order == "size":
+            return sorted(self.items, key=lambda it: -(it.tokens or 0))
+        return list(self.items)
+
+    def _fill(self) -> None:
+        table = self.query_one("#items", DataTable)
+        table.clear()
+        prompt = self.call.prompt_tokens or sum(it.tokens or 0 for it in self.items) or None
+        for it in self._ordered():
+            table.add_row(
+                Text(str(it.position), justify="right"),
+                tx.literal(it.label, limit=34),
+                Text(tx.tokens(it.tokens), justify="right"),
+                Text(tx.pct(it.tokens, prompt), justify="right"),
+                tx.literal(it.text[:200], style="dim", limit=120),
+                key=str(it.position),
+            )
+        self._show_selected()
+
+    def selected_item(self) -> Item | None:
+        """The highlighted item, or ``None``."""
+        table = self.query_one("#items", DataTable)
+        ordered = self._ordered()
+        if not ordered or not 0 <= table.cursor_row < len(ordered):
+            return None
+        return ordered[table.cursor_row]
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        """Show the highlighted item's content, folded."""
+        event.stop()
+        self.expanded = False
+        self._show_selected()
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        """Enter on an item toggles its fold."""
+        event.stop()
+        self.action_toggle_fold()
+
+    def _show_selected(self) -> None:
+        it = self.selected_item()
+        head = self.query_one("#item-head", Static)
+        area = self.query_one("#body", TextArea)
+        if it is None:
+            area.load_text("")
+            return
+        body, note = fold(it.text, it.chars, self.expanded)
+        title = Text()
+        title.append(f"#{it.position} ", "bold")
+        title.append_text(tx.literal(it.label, limit=50))
+        title.append(f" · {tx.tokens(it.tokens)} tokens · {note}", "dim")
+        head.update(title)
+        area.load_text(body)
+
+    def action_toggle_fold(self) -> None:
+        """Expand the selected item's content (up to EXPAND_CHARS characters) or fold it again."""
+        self.expanded = not self.expanded
+        self._show_selected()
+
+    def action_toggle_order(self) -> None:
+        """Switch between prompt order and biggest first."""
+        self.order = "size" if self.order == "prompt" else "prompt"
+        self._fill()
+
+    def action_down(self) -> None:
+        """Next item."""
+        self.query_one("#items", DataTable).action_cursor_down()
+
+    def action_up(self) -> None:
+        """Previous item."""
+        self.query_one("#items", DataTable).action_cursor_up()
+
+
+def fold(text: str, chars: int, expanded: bool) -> tuple[str, str]:
+    """The part of an item's content to show, cleaned, and a note saying how much that is.
+
+    Args:
+        text: the content (already cut to :data:`EXPAND_CHARS`).
+        chars: the content's full length.
+        expanded: show up to :data:`EXPAND_CHARS` characters instead of the folded preview.
+    """
+    if not chars:
+        return "", "no text in the log for this item"
+    if expanded:
+        shown = text
+    else:
+        shown = text[:FOLD_CHARS]
+        lines = shown.split("\n")
+        if len(lines) > FOLD_LINES:
+            shown = "\n".join(lines[:FOLD_LINES])
+    body = tx.clean(shown)
+    if len(shown) >= chars:
+        return body, f"{chars:,} characters"
+    if expanded:
+        return body + "\n…", f"first {len(shown):,} of {chars:,} characters (too long to show whole)"
+    return body + "\n…", f"first {len(shown):,} of {chars:,} characters · space expands"
+
+
+# --- eviction preview --------------------------------------------------------------------------------
+
+#: How each fate is shown: glyph, word, style (the glyph and word tell fates apart without colour).
+FATES: dict[str, tuple[str, str]] = {
+    "pinned": ("■ pinned", "magenta"),
+    "kept": ("✓ kept", "green"),
+    "summarised": ("≈ summarised", "yellow"),
+    "evicted": ("✗ evicted", "red"),
+}
+
+
+@dataclass(slots=True)
+class Knobs:
+    """The policy knobs the eviction preview lets a person turn.
+
+    Attributes:
+        keep_recent: newest turns always kept.
+        budget_fraction: fraction of the window the prompt may use.
+        reserve_tokens: completion reserve in tokens.
+        summary_tokens: assumed summary size in tokens.
+        mode: ``summarise`` or ``drop``.
+    """
+
+    keep_recent: int
+    budget_fraction: float
+    reserve_tokens: int
+    summary_tokens: int
+    mode: str = "summarise"
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class PlanReady(Message):
+    """The plan worker finished: a plan, or an error sentence."""
+
+    def __init__(self, plan: Any, error: str | None, knobs: Knobs | None) -> None:
+        super().__init__()
+        self.plan = plan
+        self.error = error
+        self.knobs = knobs
+
+
+class PlanScreen(Screen[None]):
+    """The eviction plan of one call: every message coloured by fate, before/after bars, policy knobs.
+
+    Keys: ``+``/``-`` keep_recent, ``B``/``b`` budget fraction ±0.05, ``R``/``r`` reserve ±1% of the
+    window, ``U``/``u`` summary tokens ±500, ``m`` summarise/drop, ``w`` write the plan JSON to the current
+    directory, ``escape`` back.  The plan is recomputed at once after each change.
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "app.pop_screen", "Back"),
+        Binding("plus,equals_sign", "knob('keep_recent', 1)", "keep+"),
+        Binding("minus", "knob('keep_recent', -1)", "keep-"),
+        Binding("B", "knob('budget_fraction', 1)", "budget+"),
+        Binding("b", "knob('budget_fraction', -1)", "budget-"),
+        Binding("R", "knob('reserve_tokens', 1)", "reserve+"),
+        Binding("r", "knob('reserve_tokens', -1)", "reserve-"),
+        Binding("U", "knob('summary_tokens', 1)", "summary+"),
+        Binding("u", "knob('summary_tokens', -1)", "summary-"),
+        Binding("m", "toggle_mode", "Mode"),
+        Binding("w", "write", "Write JSON"),
+    ]
+
+    DEFAULT_CSS = """
+    PlanScreen #plan-head { height: auto; padding: 0 1; background: $boost; }
+    PlanScreen #plan-bars { height: auto; padding: 0 1; }
+    PlanScreen #plan-table { height: 1fr; }
+    """
+
+    def __init__(self, call: Call, spec: FormatSpec | None, settings: Settings) -> None:
+        super().__init__()
+        self.call = call
+        self.spec = spec
+        self.settings = settings
+        self.window = call.window or settings.window
+        self.knobs: Knobs | None = None
+        self.plan: Any = None
+        self.error: str | None = None
+        self.written: str | None = None
+        self._pc: ParsedCall | None = None
+        self._tokens: list[int] | None = None
+
+    def compose(self) -> ComposeResult:
+        """Header, bars, messages table, footer."""
+        yield Static(Text(f"call {self.call.index}: planning…", style="dim"), id="plan-head")
+        yield Static("", id="plan-bars")
+        table: DataTable[Any] = DataTable(id="plan-table", cursor_type="row")
+        table.add_column(Text("#", justify="right"), key="index")
+        table.add_column(Text("role"), key="role")
+        table.add_column(Text("tokens", justify="right"), key="tokens")
+        table.add_column(Text("fate"), key="fate")
+        table.add_column(Text("turn", justify="right"), key="turn")
+        table.add_column(Text("preview"), key="preview")
+        yield table
+        yield Footer()
+
+    def on_mount(self) -> None:
+        """Load the call and compute the first plan."""
+        self.query_one("#plan-table", DataTable).focus()
+        if not self.window:
+            self._fail("the context window is unknown for this call: pass --window N to plan")
+            return
+        reserve = self.call.reserve_tokens
+        if reserve is None or reserve >= self.window:
+            reserve = self.settings.reserve_tokens(self.window)
+        self.knobs = Knobs(self.settings.keep_recent, self.settings.budget_fraction, reserve,
+                           self.settings.summary_tokens)
+        self._compute(self.knobs, load=True)
+
+    def _fail(self, msg: str) -> None:
+        self.error = msg
+        self.query_one("#plan-head", Static).update(Text(msg, style="yellow"))
+
+    @work(thread=True, exclusive=True, group="plan")
+    def _compute(self, knobs: Knobs, load: bool = False) -> None:
+        from ctxwatch.planner import Policy, PolicyError, plan_messages
+        from ctxwatch.tokens import counter_for
+
+        if load or self._pc is None:
+            if self.spec is None:
+                self.post_message(PlanReady(None, "the log's format is not known yet", knobs))
+                return
+            self._pc = reload(self.spec, self.call, self.settings)
+            if self._pc is None:
+                self.post_message(PlanReady(None, "the call could not be re-read from disk (the file changed)",
+                                            knobs))
+                return
+            msgs = self._pc.messages or []
+            self._tokens = [s.tokens for s in self.call.messages] if len(self.call.messages) == len(msgs) else None
+        pc = self._pc
+        assert self.window is not None
+        try:
+            policy = Policy.from_settings(self.settings, self.window, reserve_tokens=knobs.reserve_tokens,
+                                          mode=knobs.mode)
+            policy = replace(policy, keep_recent=knobs.keep_recent, budget_fraction=knobs.budget_fraction,
+                             summary_tokens=knobs.summary_tokens)
+            counter = counter_for(self.call.model, self.call.provider)
+            if pc.system is None and pc.tools is None and self.call.floor_tokens:
+                plan = plan_messages(pc.messages or [], policy, counter=counter, tokens=self._tokens,
+                                     system_tokens=self.call.floor_tokens, tools_tokens=0)
+            else:
+                plan = plan_messages(pc.messages or [], policy, system=pc.system or None, tools=pc.tools or None,
+                                     counter=counter, tokens=self._tokens, system_tokens=self.call.system_tokens,
+                                     tools_tokens=self.call.tools_tokens)
+        except (PolicyError, ValueError) as exc:
+            self.post_message(PlanReady(None, str(exc), knobs))
+            return
+        self.post_message(PlanReady(plan, None, knobs))
+
+    def on_plan_ready(self, message: PlanReady) -> None:
+        """Show the new plan."""
+        if message.plan is None:
+            self._fail(message.error or "no plan")
+            return
+        self.plan = message.plan
+        self.knobs = message.knobs
+        self.error = None
+        self._render_plan()
+
+    def _render_plan(self) -> None:
+        plan, k = self.plan, self.knobs
+        assert k is not None
+        head = Text()
+        head.append(f"call {self.call.index} · eviction preview · ", "bold")
+        head.append("fits" if plan.fits else "does not fit", "bold green" if plan.fits else "bold red")
+        head.append(f" · before {tx.tokens(plan.before_tokens)} → after {tx.tokens(plan.after_tokens)} · budget "
+                    f"{tx.tokens(plan.budget_tokens)}\n")
+        head.append(f"keep_recent {k.keep_recent} · budget {k.budget_fraction:.2f} · reserve "
+                    f"{tx.tokens(k.reserve_tokens)} · summary {tx.tokens(k.summary_tokens)} · mode {k.mode}\n",
+                    "cyan")
+        head.append_text(tx.literal(plan.reason, multiline=False, limit=400))
+        self.query_one("#plan-head", Static).update(head)
+        self.query_one("#plan-bars", Static).update(self._bars())
+        table = self.query_one("#plan-table", DataTable)
+        row = table.cursor_row
+        table.clear()
+        msgs = (self._pc.messages or []) if self._pc else []
+        for m in plan.messages:
+            word, style = FATES.get(m.fate, (m.fate, ""))
+            preview = ""
+            if m.source_index is not None and m.source_index < len(msgs):
+                preview = msgs[m.source_index].text()[:200]
+            elif m.source_index is None and self._pc is not None and self._pc.system:
+                preview = self._pc.system[0][:200]
+            table.add_row(Text(str(m.index), justify="right"), Text(m.role, style=style),
+                          Text(tx.tokens(m.tokens), justify="right"), Text(word, style=style),
+                          Text(str(m.turn) if m.turn >= 0 else "-", justify="right"),
+                          tx.literal(preview, style="dim", limit=100))
+        if table.row_count:
+            table.move_cursor(row=min(row, table.row_count - 1), animate=False)
+
+    def _bars(self) -> Text:
+        plan = self.plan
+        width = max(20, (self.size.width or 80) - 12)
+        window = plan.window or self.window or 1
+        out = Text()
+        for name, total in (("before", plan.before_tokens), ("after ", plan.after_tokens)):
+            hist = max(0, total - plan.floor_tokens)
+            free = window - total - plan.reserve_tokens
+            parts = BarParts(plan.floor_tokens, hist, plan.reserve_tokens, free,
+                             max(window, total + plan.reserve_tokens), window, plan.trigger_tokens,
+                             plan.budget_tokens)
+            _top, bar = bar_line(parts, width)
+            out.append(f"{name} ", "bold")
+            out.append_text(bar)
+            out.append(f" {tx.pct(total, window, 0)}\n")
+        out.append("█ floor  ▓ history (+summary)  ░ reserve  · free  ┃ trigger/budget", "dim")
+        return out
+
+    def action_knob(self, name: str, direction: int) -> None:
+        """Turn one knob one step (``direction`` +1 or -1) and recompute the plan."""
+        if self.knobs is None or not self.window:
+            return
+        k = self.knobs
+        if name == "keep_recent":
+            new = replace(k, keep_recent=max(0, k.keep_recent + direction))
+        elif name == "budget_fraction":
+            new = replace(k, budget_fraction=round(min(1.0, max(0.05, k.budget_fraction + 0.05 * direction)), 2))
+        elif name == "reserve_tokens":
+            step = max(1, self.window // 100)
+            new = replace(k, reserve_tokens=min(self.window - 1, max(0, k.reserve_tokens + step * direction)))
+        elif name == "summary_tokens":
+            new = replace(k, summary_tokens=max(0, k.summary_tokens + 500 * direction))
+        else:
+            return
+        self.knobs = new
+        self._compute(new)
+
+    def action_toggle_mode(self) -> None:
+        """Switch between summarising and dropping the evicted span."""
+        if self.knobs is None:
+            return
+        self.knobs = replace(self.knobs, mode="drop" if self.knobs.mode == "summarise" else "summarise")
+        self._compute(self.knobs)
+
+    def action_write(self) -> None:
+        """Write the plan JSON (the ``plan --json`` document) to the current directory and say where."""
+        if self.plan is None:
+            self.app.notify("no plan to write yet", severity="warning", markup=False)
+            return
+        path = unique_path(os.getcwd(), f"ctxwatch-plan-call{self.call.index}", ".json")
+        with open(path, "wb") as fh:
+            fh.write(orjson.dumps(self.plan.to_json(), option=orjson.OPT_INDENT_2) + b"\n")
+        self.written = path
+        self.app.notify(f"plan written to {path}", title="eviction plan", markup=False)
+
+
+def unique_path(folder: str, stem: str, suffix: str) -> str:
+    """``folder/stem.suffix``, or ``folder/stem-2.suffix`` etc. if taken (never overwrites a file)."""
+    path = os.path.join(folder, stem + suffix)
+    n = 2
+    while os.path.exists(path):
+        path = os.path.join(folder, f"{stem}-{n}{suffix}")
+        n += 1
+    return path
+
+
+# --- help ---------------------------------------------------------------------------------------------
+
+HELP_KEYS: tuple[tuple[str, str], ...] = (
+    ("↑ ↓  j k", "select a call (moving off the newest call stops following)"),
+    ("enter", "call detail: every message, tool schema and the system prompt with tokens"),
+    ("f", "follow the newest call on/off"),
+    ("p", "pause/resume the display (the log is still read)"),
+    ("t", "chart x axis: call index / wall time"),
+    ("e", "eviction preview of the selected call (policy knobs, write the plan JSON)"),
+    ("/", "filter calls by text (model, context, time, numbers); esc clears"),
+    ("c", "cycle contexts (main, subagents, sidechains)"),
+    ("o", "sessions of a folder (newest first)"),
+    ("s", "save an SVG screenshot to the current directory"),
+    ("x", "export the calls table as CSV to the current directory"),
+    ("esc", "cancel the backfill (follow from the end of the file)"),
+    ("ctrl+p", "command palette (every action)"),
+    ("?", "this help"),
+    ("q", "quit"),
+)
+
+
+def help_text() -> Text:
+    """The help screen's text: keys, the bar's glyphs, the marks and the number sources."""
+    out = Text()
+    out.append("ctxwatch: keys\n\n", "bold")
+    for key, what in HELP_KEYS:
+        out.append(f"  {key:<10}", "bold cyan")
+        out.append(f" {what}\n")
+    out.append("\nThe bar\n\n", "bold")
+    out.append("  █ floor", "magenta")
+    out.append("    system prompt + tool schemas (paid on every call)\n")
+    out.append("  ▓ history", "cyan")
+    out.append("  every other message\n")
+    out.append("  ░ reserve", "yellow")
+    out.append("  room kept for the completion (max_tokens, else 15% of the window)\n")
+    out.append("  · free", "bright_black")
+    out.append("     what is left of the window\n")
+    out.append("  T┃ B┃", "bold red")
+    out.append("    compaction trigger (0.8 of the budget) and budget (0.6 of the window)\n")
+    out.append("\nNumbers\n\n", "bold")
+    out.append("  12,036~  inferred (reported prompt minus estimated history)\n")
+    out.append("  12,036≈  calibrated estimate;  ?  unknown, never guessed\n")
+    out.append("  used% !  at or above the trigger;  !!  at or above the budget\n")
+    out.append("  12 C     a compaction happened just before call 12\n")
+    out.append("\nesc or ? closes this help.", "dim")
+    return out
+
+
+class HelpScreen(ModalScreen[None]):
+    """Keys, the bar's glyphs and marks, and what the number marks mean."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,question_mark", "app.pop_screen", "Close"),
+    ]
+
+    DEFAULT_CSS = """
+    HelpScreen { align: center middle; }
+    HelpScreen > VerticalScroll { width: 90; max-width: 100%; height: auto; max-height: 100%;
+        border: round $primary; background: $surface; padding: 0 1; }
+    """
+
+    def compose(self) -> ComposeResult:
+        """The help text in a scrollable box."""
+        with VerticalScroll():
+            yield Static(help_text(), id="help-text")
+
+
+# --- sessions -----------------------------------------------------------------------------------------
+
+#: The session picker's first option: follow whichever session is newest.
+AUTO = ""
+
+
+class SessionPicker(ModalScreen[str | None]):
+    """Pick a session log of a folder (newest first); the first option follows the newest automatically.
+
+    Dismisses with the chosen path, :data:`AUTO` for automatic, or ``None`` when cancelled.
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
+
+    DEFAULT_CSS = """
+    SessionPicker { align: center middle; }
+    SessionPicker > Vertical { width: 100; max-width: 100%; height: auto; max-height: 100%;
+        border: round $primary; background: $surface; }
+    SessionPicker OptionList { height: auto; max-height: 30; }
+    """
+
+    def __init__(self, folder: str, files: Sequence[str], current: str | None, auto: bool) -> None:
+        super().__init__()
+        self.folder = folder
+        self.files = list(files)
+        self.current = current
+        self.auto = auto
+
+    def compose(self) -> ComposeResult:
+        """Title and the list."""
+        options = [Option(Text(("● " if self.auto else "  ") + "follow the newest session automatically"),
+                          id="auto")]
+        for i, f in enumerate(self.files):
+            rel = os.path.relpath(f, self.folder)
+            try:
+                st = os.stat(f)
+                info = f"{tx.stamp(st.st_mtime)}  {st.st_size / 1024:,.0f} KiB"
+            except OSError:
+                info = "gone"
+            line = Text("● " if (f == self.current and not self.auto) else "  ")
+            line.append_text(tx.literal(rel, limit=70))
+            line.append(f"  {info}", "dim")
+            options.append(Option(line, id=f"f{i}"))
+        with Vertical():
+            yield Static(Text(f"Sessions in {os.path.basename(self.folder.rstrip(os.sep)) or self.folder} "
+                              "(newest first)", style="bold"))
+            yield OptionList(*options)
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        """Dismiss with the chosen session."""
+        oid = event.option.id or ""
+        if oid == "auto":
+            self.dismiss(AUTO)
+        else:
+            self.dismiss(self.files[int(oid[1:])])
+
+    def action_cancel(self) -> None:
+        """Close without switching."""
+        self.dismiss(None)

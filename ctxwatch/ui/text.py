@@ -1,0 +1,151 @@
+"""Untrusted log text made safe to show, and number formatting shared by the widgets.
+
+Log text is data, never markup: everything shown goes through :func:`literal` (a :class:`rich.text.Text`,
+which Rich never parses for ``[bold]`` or ``[@click=...]``) after :func:`clean` has replaced every control
+character (ESC included, so ``\\x1b[31m`` cannot colour or move anything), bidirectional overrides and lone
+surrogates with visible escapes.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+
+from rich.text import Text
+
+from ctxwatch.model import Src
+
+# C0 controls except TAB and LF, DEL, C1 controls; bidi embeddings/overrides/isolates and marks; lone
+# surrogates (JSON "\ud800" decodes to one, and a terminal cannot encode it).
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+_UNSAFE_LINE = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+
+#: Tab width used when expanding tabs in log text (columns).
+TAB_WIDTH = 4
+
+
+def _escape(m: re.Match[str]) -> str:
+    ch = m.group(0)
+    code = ord(ch)
+    if ch == "\n":
+        return "⏎"
+    if ch == "\t":
+        return " "
+    if 0xD800 <= code <= 0xDFFF:
+        return "\ufffd"
+    if code <= 0xFF:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}"
+
+
+def clean(text: str, *, multiline: bool = True) -> str:
+    """Return ``text`` with every unsafe character replaced by a visible escape.
+
+    Args:
+        text: untrusted text from a log.
+        multiline: keep newlines (and expand tabs); when False newlines become ``⏎`` and tabs a space,
+            for one-line cells.
+
+    Returns:
+        A string with no ESC, no other C0/C1 control character (except ``\\n`` when ``multiline``), no bidi
+        control and no lone surrogate: ``"\\x1b[31m"`` becomes the six visible characters ``\\x1b[31m``.
+    """
+    if multiline:
+        return _UNSAFE.sub(_escape, text.replace("\r\n", "\n")).expandtabs(TAB_WIDTH)
+    return _UNSAFE_LINE.sub(_escape, text)
+
+
+def literal(text: str | None, style: str = "", *, multiline: bool = False, limit: int | None = None) -> Text:
+    """A :class:`~rich.text.Text` showing ``text`` literally (cleaned, never parsed as markup).
+
+    Args:
+        text: untrusted text (``None`` shows as empty).
+        style: a Rich style for the whole text (our own, never from the log).
+        multiline: keep newlines.
+        limit: cut to this many characters and append ``…``.
+    """
+    s = text or ""
+    if limit is not None and len(s) > limit:
+        s = s[: max(0, limit - 1)] + "…"
+    return Text(clean(s, multiline=multiline), style=style)
+
+
+def tokens(n: int | None) -> str:
+    """``12,345`` for a token count; ``?`` when unknown."""
+    return "?" if n is None else f"{n:,}"
+
+
+def short_tokens(n: float | None) -> str:
+    """A compact token count for narrow places: ``950``, ``12.3k``, ``1.2M``; ``?`` when unknown."""
+    if n is None:
+        return "?"
+    a = abs(n)
+    if a >= 1_000_000:
+        return f"{n / 1_000_000:.1f}M".replace(".0M", "M")
+    if a >= 10_000:
+        return f"{n / 1000:.0f}k"
+    if a >= 1000:
+        return f"{n / 1000:.1f}k".replace(".0k", "k")
+    return f"{int(n)}"
+
+
+def pct(part: int | None, whole: int | None, digits: int = 1) -> str:
+    """``part`` as a percentage of ``whole`` (``12.3%``); ``?`` when either is unknown or ``whole`` is 0."""
+    if part is None or not whole:
+        return "?"
+    return f"{100 * part / whole:.{digits}f}%"
+
+
+#: Suffix marking a number that is not measured directly (shown in the table and on the bar).
+MARKS: dict[Src, str] = {Src.INFERRED: "~", Src.CALIBRATED: "≈", Src.UNKNOWN: "?"}
+
+
+def marked(n: int | None, src: Src) -> str:
+    """A token count with its source mark: ``12,036~`` for inferred, ``?`` for unknown."""
+    if n is None:
+        return "?"
+    return f"{n:,}{MARKS.get(src, '')}"
+
+
+def clock(ts: float | None) -> str:
+    """Local wall-clock time ``HH:MM:SS`` of epoch seconds (honours ``TZ``); ``-`` when unknown."""
+    if ts is None:
+        return "-"
+    try:
+        return datetime.fromtimestamp(ts).strftime("%H:%M:%S")
+    except (OverflowError, OSError, ValueError):
+        return "-"
+
+
+def stamp(ts: float | None) -> str:
+    """Local date and time ``YYYY-MM-DD HH:MM:SS`` of epoch seconds; ``-`` when unknown."""
+    if ts is None:
+        return "-"
+    try:
+        return datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M:%S")
+    except (OverflowError, OSError, ValueError):
+        return "-"
+
+
+def flow(segments: list[Text], width: int, sep: str = " · ") -> Text:
+    """Join ``segments`` with ``sep``, breaking lines only between segments so none is cut in two.
+
+    A segment longer than ``width`` is truncated with an ellipsis.
+    """
+    out = Text()
+    line_len = 0
+    for seg in segments:
+        if not seg.plain:
+            continue
+        seg = seg.copy()
+        if seg.cell_len > width:
+            seg.truncate(max(1, width), overflow="ellipsis")
+        if line_len and line_len + len(sep) + seg.cell_len > width:
+            out.append("\n")
+            line_len = 0
+        elif line_len:
+            out.append(sep)
+            line_len += len(sep)
+        out.append_text(seg)
+        line_len += seg.cell_len
+    return out

@@ -1,0 +1,637 @@
+"""The dashboard's widgets. They hold no log text and never read files: the app pushes data into them.
+
+* :class:`ContextBar`: the stacked bar of one call (floor | history | reserve | free) with trigger and
+  budget marks; parts told apart by glyph and label, not only colour (failure case B31).
+* :class:`CallsTable`: the per-call table (a virtualized :class:`~textual.widgets.DataTable`).
+* :class:`TrendChart`: tokens per call over call index or wall time (``textual-plotext``), downsampled.
+* :class:`StatusLine`, :class:`SidePanel`: text panels.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import ClassVar
+
+from rich.text import Text
+from textual.binding import Binding, BindingType
+from textual.widget import Widget
+from textual.widgets import DataTable, Static
+from textual_plotext import PlotextPlot
+
+from ctxwatch.config import Settings
+from ctxwatch.model import Call, Src
+from ctxwatch.ui import text as tx
+
+# --- the stacked bar ----------------------------------------------------------------------------------
+
+#: Glyph and colour of each part of the bar. Glyphs differ so the bar reads without colour (B31); the
+#: colours are the 16 basic ANSI ones so that they survive 16-colour terminals.
+PARTS: dict[str, tuple[str, str]] = {
+    "floor": ("█", "magenta"),
+    "history": ("▓", "cyan"),
+    "reserve": ("░", "yellow"),
+    "free": ("·", "bright_black"),
+}
+#: Glyph drawn on the bar at the compaction trigger and at the budget.
+MARK_GLYPH = "┃"
+MARK_STYLE = "bold red"
+#: Style of a part whose size comes from the provider's usage vs our estimate: the label says the source.
+SRC_NOTE: dict[Src, str] = {Src.INFERRED: "inferred", Src.ESTIMATED: "est.", Src.REPORTED: "reported",
+                            Src.CALIBRATED: "calibrated", Src.REQUEST: "max_tokens", Src.DEFAULT: "default",
+                            Src.OPTION: "option", Src.LOG: "log", Src.CATALOG: "catalog", Src.UNKNOWN: "unknown"}
+
+
+@dataclass(frozen=True, slots=True)
+class BarParts:
+    """The four parts of one call's bar, in tokens, and the scale the bar is drawn against.
+
+    Attributes:
+        floor, history, reserve, free: tokens (``free`` is ``None`` when the window is unknown; a negative
+            value means the call overflowed the window).
+        scale: tokens the full bar width stands for: the window, or everything when it overflowed or the
+            window is unknown.
+        window: the window (``None`` = unknown).
+        trigger, budget: threshold positions in tokens (``None`` when the window is unknown).
+    """
+
+    floor: int
+    history: int
+    reserve: int
+    free: int | None
+    scale: int
+    window: int | None
+    trigger: int | None
+    budget: int | None
+
+
+def bar_parts(call: Call, settings: Settings) -> BarParts:
+    """Split a call into bar parts (unknown parts count as 0 and are labelled ``?`` in the legend)."""
+    floor = call.floor_tokens or 0
+    history = call.history_tokens if call.history_tokens is not None else 0
+    if call.floor_tokens is None and call.history_tokens is None and call.prompt_tokens is not None:
+        history = call.prompt_tokens  # only the total is known: show it as history
+    reserve = call.reserve_tokens or 0
+    window = call.window
+    used = floor + history + reserve
+    if window:
+        free = window - used
+        scale = max(window, used)
+        return BarParts(floor, history, reserve, free, scale, window, settings.trigger_tokens(window),
+                        settings.budget_tokens(window))
+    return BarParts(floor, history, reserve, None, max(1, used), None, None, None)
+
+
+def _widths(values: Sequence[int], scale: int, width: int) -> list[int]:
+    """Cells per value: proportional, at least one cell for a non-zero value when room allows."""
+    raw = [v * width / scale if scale else 0 for v in values]
+    cells = [max(1, round(r)) if v > 0 else 0 for v, r in zip(values, raw, strict=True)]
+    over = sum(cells) - width
+    while over > 0:  # give back from the widest part
+        i = max(range(len(cells)), key=lambda k: cells[k])
+        if cells[i] <= 1:
+            break
+        cells[i] -= 1
+        over -= 1
+    return cells
+
+
+def bar_line(parts: BarParts, width: int) -> tuple[Text, Text]:
+    """The marks row and the bar row of ``width`` cells.
+
+    The bar row draws floor ``█``, history ``▓``, reserve ``░``, free ``·`` (overflow beyond the window is
+    drawn in the reserve glyph up to the bar's end, and the window edge is marked).  The marks row puts
+    ``▼`` over the trigger (``T``) and budget (``B``) columns, which are also drawn on the bar as ``┃``.
+    """
+    width = max(1, width)
+    free = max(0, parts.free) if parts.free is not None else 0
+    names = ("floor", "history", "reserve", "free")
+    cells = _widths([parts.floor, parts.history, parts.reserve, free], parts.scale, width)
+    cells[3] = max(0, width - sum(cells[:3]))
+    chars: list[tuple[str, str]] = []
+    for name, n in zip(names, cells, strict=True):
+        glyph, colour = PARTS[name]
+        chars.extend([(glyph, colour)] * n)
+    chars = chars[:width]
+    row = [" "] * width
+    for tokens, letter in ((parts.trigger, "T"), (parts.budget, "B"),
+                           (parts.window if parts.free is not None and parts.free < 0 else None, "W")):
+        if tokens is None:
+            continue
+        col = min(width - 1, max(0, round(tokens * width / parts.scale) - 1))
+        if row[col] != " " and col + 1 < width:
+            col += 1
+        row[col] = "▼"
+        if col > 0 and row[col - 1] == " ":
+            row[col - 1] = letter
+        chars[col] = (MARK_GLYPH, MARK_STYLE)
+    bar = Text()
+    for glyph, style in chars:
+        bar.append(glyph, style)
+    top = Text("".join(row), style=MARK_STYLE)
+    return top, bar
+
+
+def legend(call: Call, parts: BarParts, width: int) -> Text:
+    """The bar's legend: each part's glyph, name, tokens and % of the window, then the thresholds.
+
+    Uses full numbers when they fit in ``width`` over two lines, else compact ones (``12k``).
+    """
+    whole = parts.window or parts.scale
+    entries = [
+        ("floor", call.floor_tokens, call.floor_src),
+        ("history", call.history_tokens, call.history_src),
+        ("reserve", call.reserve_tokens, call.reserve_src),
+        ("free", parts.free, Src.UNKNOWN if parts.free is None else Src.ESTIMATED),
+    ]
+
+    def build(short: bool) -> Text:
+        out = Text()
+        for name, n, src in entries:
+            glyph, colour = PARTS[name]
+            if out.plain:
+                out.append("  ")
+            out.append(glyph * (1 if short else 2), colour)
+            label = {"history": "hist", "reserve": "res"}.get(name, name) if short else name
+            num = tx.short_tokens(n) if short else tx.marked(n, src)
+            if short and n is not None and src in tx.MARKS:
+                num += tx.MARKS[src]
+            out.append(f" {label} {num} {tx.pct(n, whole, 0 if short else 1)}")
+        if parts.free is not None and parts.free < 0:
+            out.append(f"  over by {tx.short_tokens(-parts.free) if short else tx.tokens(-parts.free)}!",
+                       "bold red")
+        return out
+
+    full = build(False)
+    if full.cell_len <= width or (width >= 70 and full.cell_len <= 2 * width):
+        return full
+    return build(True)
+
+
+def thresholds_line(call: Call, parts: BarParts, settings: Settings, width: int) -> Text:
+    """``call 13 · model · used 6.9% of 200,000 (catalog) · T trigger 96,000 · B budget 120,000``."""
+    out = Text()
+    out.append(f"call {call.index}", "bold")
+    out.append(" · ")
+    out.append_text(tx.literal(short_model(call.model), limit=30))
+    used = call.used_tokens
+    if parts.window:
+        out.append(f" · used {tx.pct(used, parts.window)} of {tx.tokens(parts.window)} "
+                   f"({SRC_NOTE.get(call.window_src, call.window_src)})")
+        out.append(f" · T trigger {tx.short_tokens(parts.trigger)} · B budget {tx.short_tokens(parts.budget)}",
+                   "red")
+    else:
+        out.append(" · window unknown (pass --window N); bar scaled to the call")
+    if call.prompt_reported is not None:
+        out.append(f" · reported {tx.tokens(call.prompt_reported)}")
+    if call.compaction:
+        out.append(" · compacted before this call", "bold")
+    if out.cell_len > width:
+        out.truncate(width, overflow="ellipsis")
+    return out
+
+
+class ContextBar(Widget):
+    """The stacked bar of the selected call: floor | history | reserve | free against the window.
+
+    Push data with :meth:`show`; the widget re-renders at its current width.
+    """
+
+    DEFAULT_CSS = """
+    ContextBar { height: auto; padding: 0 1; }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._call: Call | None = None
+        self._settings = Settings()
+        self._note = "no calls yet"
+
+    @property
+    def call(self) -> Call | None:
+        """The call shown (``None`` before the first call)."""
+        return self._call
+
+    def show(self, call: Call | None, settings: Settings, note: str = "no calls yet") -> None:
+        """Show ``call`` (or ``note`` when it is ``None``) with thresholds from ``settings``."""
+        if call is self._call and settings is self._settings and note == self._note:
+            return
+        self._call = call
+        self._settings = settings
+        self._note = note
+        self.refresh(layout=True)
+
+    def render(self) -> Text:
+        """Marks row, bar row, legend and the thresholds line."""
+        width = max(10, self.size.width or 80)
+        call = self._call
+        if call is None:
+            return Text(self._note, style="dim")
+        parts = bar_parts(call, self._settings)
+        top, bar = bar_line(parts, width)
+        out = Text()
+        out.append_text(top)
+        out.append("\n")
+        out.append_text(bar)
+        out.append("\n")
+        out.append_text(legend(call, parts, width))
+        out.append("\n")
+        out.append_text(thresholds_line(call, parts, self._settings, width))
+        return out
+
+    def get_content_height(self, container, viewport, width: int) -> int:  # type: ignore[no-untyped-def]
+        """Rows needed at ``width`` (the legend may wrap)."""
+        if self._call is None:
+            return 1
+        parts = bar_parts(self._call, self._settings)
+        lg = legend(self._call, parts, width)
+        return 3 + max(1, -(-lg.cell_len // max(1, width)))
+
+
+# --- the calls table ----------------------------------------------------------------------------------
+
+#: Columns of the calls table: (key, label, fixed width or None for automatic).
+COLUMNS: tuple[tuple[str, str, int | None], ...] = (
+    ("index", "#", None),
+    ("time", "time", 8),
+    ("model", "model", 18),
+    ("floor", "floor", None),
+    ("history", "history", None),
+    ("reserve", "reserve", None),
+    ("used", "used%", None),
+    ("reported", "reported", None),
+)
+#: The columns kept in the compact layout (60-column panes): no time, no model (the bar names the model).
+COMPACT_KEYS = ("index", "floor", "history", "reserve", "used", "reported")
+
+
+def used_cell(call: Call, settings: Settings) -> Text:
+    """``6.9%``; ``72.0%!`` at or above the trigger, ``!!`` at or above the budget (bold red), ``?`` unknown."""
+    frac = call.used_fraction
+    if frac is None:
+        return Text("?", justify="right")
+    s = f"{100 * frac:.1f}%"
+    used = call.used_tokens or 0
+    window = call.window or 0
+    if window and used >= settings.budget_tokens(window):
+        return Text(s + "!!", style="bold red", justify="right")
+    if window and used >= settings.trigger_tokens(window):
+        return Text(s + "!", style="yellow", justify="right")
+    return Text(s + "  ", justify="right")
+
+
+def short_model(model: str | None) -> str:
+    """A model id without its trailing date (``claude-3-5-haiku-20241022`` -> ``claude-3-5-haiku``)."""
+    m = model or "?"
+    head, _, tail = m.rpartition("-")
+    if head and len(tail) == 8 and tail.isdigit():
+        return head
+    return m
+
+
+def row_cells(call: Call, settings: Settings) -> dict[str, Text]:
+    """The table cells of one call by column key, as literal :class:`~rich.text.Text` (never markup)."""
+    return {
+        "index": Text(f"{call.index}{' C' if call.compaction else ''}", justify="right"),
+        "time": Text(tx.clock(call.timestamp)),
+        "model": tx.literal(short_model(call.model)),
+        "floor": Text(tx.marked(call.floor_tokens, call.floor_src), justify="right"),
+        "history": Text(tx.marked(call.history_tokens, call.history_src), justify="right"),
+        "reserve": Text(tx.marked(call.reserve_tokens, call.reserve_src), justify="right"),
+        "used": used_cell(call, settings),
+        "reported": Text(tx.tokens(call.prompt_reported) if call.prompt_reported is not None else "-",
+                         justify="right"),
+    }
+
+
+def row_text(call: Call) -> str:
+    """Lower-case text a filter matches against: index, time, model, context, session and the numbers."""
+    return " ".join(str(x) for x in (
+        call.index, tx.clock(call.timestamp), call.model or "", call.context, call.session or "",
+        call.floor_tokens, call.history_tokens, call.reserve_tokens, call.prompt_reported,
+        "compaction" if call.compaction else "")).lower()
+
+
+class CallsTable(DataTable):
+    """The calls of the current view, one row per call (row key = the call's index as text).
+
+    Only visible rows are rendered (DataTable is virtualized), and rows are added incrementally, so a
+    10,000-call run stays responsive.  ``j``/``k`` move like the arrow keys.
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("j", "cursor_down", "Down", show=False),
+        Binding("k", "cursor_up", "Up", show=False),
+    ]
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id, cursor_type="row", zebra_stripes=False)
+        self.indexes: list[int] = []
+        self.compact = False
+        self._model_width = 18
+        self._add_columns()
+
+    def _add_columns(self) -> None:
+        for key, label, width in COLUMNS:
+            if self.compact and key not in COMPACT_KEYS:
+                continue
+            justify = "left" if key in ("time", "model") else "right"
+            self.add_column(Text(label, justify=justify), key=key,
+                            width=self._model_width if key == "model" else width)
+
+    def keys(self) -> list[str]:
+        """The column keys shown (fewer in the compact layout)."""
+        return [k for k, _l, _w in COLUMNS if not self.compact or k in COMPACT_KEYS]
+
+    def set_compact(self, compact: bool, calls: Iterable[Call], settings: Settings) -> None:
+        """Switch between all columns and the compact set (:data:`COMPACT_KEYS`), refilling the rows."""
+        if compact == self.compact:
+            return
+        row = self.cursor_row
+        self.compact = compact
+        self.clear(columns=True)
+        self._add_columns()
+        self.indexes = []
+        self.append_calls(calls, settings)
+        if self.row_count:
+            self.move_cursor(row=min(row, self.row_count - 1), animate=False)
+
+    def set_calls(self, calls: Iterable[Call], settings: Settings) -> None:
+        """Replace all rows with ``calls`` (in order)."""
+        self.clear()
+        self.indexes = []
+        self.append_calls(calls, settings)
+
+    def append_calls(self, calls: Iterable[Call], settings: Settings) -> None:
+        """Add rows at the bottom (the calls must be newer than the rows already there)."""
+        rows = []
+        keys = []
+        for c in calls:
+            rows.append(row_cells(c, settings))
+            keys.append(c.index)
+        cols = self.keys()
+        for k, r in zip(keys, rows, strict=True):
+            self.add_row(*(r[c] for c in cols), key=str(k))
+        self.indexes.extend(keys)
+
+    def update_call(self, call: Call, settings: Settings) -> None:
+        """Refresh the cells of a call already in the table (no-op if it is not)."""
+        key = str(call.index)
+        if key not in self.rows:
+            return
+        cells = row_cells(call, settings)
+        for col in self.keys():
+            self.update_cell(key, col, cells[col])
+
+    def position_of(self, index: int) -> int | None:
+        """Row number of call ``index`` in the table, or ``None``."""
+        key = str(index)
+        return self.get_row_index(key) if key in self.rows else None
+
+    def index_at_cursor(self) -> int | None:
+        """The call index of the highlighted row, or ``None`` when the table is empty."""
+        if not self.indexes or not 0 <= self.cursor_row < len(self.indexes):
+            return None
+        return self.indexes[self.cursor_row]
+
+    def set_model_width(self, width: int) -> None:
+        """Set the model column's width in cells (narrow terminals get a narrower column)."""
+        self._model_width = width
+        col = self.columns.get(self._column_key("model"))
+        if col is not None and col.width != width:
+            col.width = width
+            self._require_update_dimensions = True
+            self.refresh()
+
+    def _column_key(self, key: str):  # type: ignore[no-untyped-def]
+        from textual.widgets._data_table import ColumnKey
+
+        return ColumnKey(key)
+
+    def action_cursor_down(self) -> None:
+        """Move down one call (and tell the app a person moved the selection)."""
+        super().action_cursor_down()
+        self._moved()
+
+    def action_cursor_up(self) -> None:
+        """Move up one call (and tell the app a person moved the selection)."""
+        super().action_cursor_up()
+        self._moved()
+
+    def action_page_down(self) -> None:
+        """Move down one page."""
+        super().action_page_down()
+        self._moved()
+
+    def action_page_up(self) -> None:
+        """Move up one page."""
+        super().action_page_up()
+        self._moved()
+
+    def action_scroll_top(self) -> None:
+        """Move to the first call."""
+        super().action_scroll_top()
+        self._moved()
+
+    def action_scroll_bottom(self) -> None:
+        """Move to the last call."""
+        super().action_scroll_bottom()
+        self._moved()
+
+    def on_click(self) -> None:
+        """A click may have moved the cursor: tell the app once the table has processed it."""
+        self.call_after_refresh(self._moved)
+
+    def _moved(self) -> None:
+        handler = getattr(self.app, "user_moved_selection", None)
+        if handler is not None:
+            handler(self.cursor_row, self.row_count)
+
+
+# --- the trend chart ----------------------------------------------------------------------------------
+
+@dataclass(slots=True)
+class Series:
+    """What the trend chart plots (already downsampled), all token values in tokens.
+
+    Attributes:
+        x: x positions (call index, or minutes since the first call).
+        floor, total: floor and floor + history per point.
+        reported: reported prompt tokens per point (``None`` where unknown).
+        compactions: x positions of compaction events.
+        window, trigger, budget, limit: threshold lines (limit = window - reserve); ``None`` when unknown.
+        xlabel: the x axis title.
+    """
+
+    x: list[float]
+    floor: list[float]
+    total: list[float]
+    reported: list[float | None]
+    compactions: list[float]
+    window: int | None
+    trigger: int | None
+    budget: int | None
+    limit: int | None
+    xlabel: str
+
+
+def downsample(n: int, target: int) -> list[range]:
+    """Split ``range(n)`` into at most ``target`` consecutive buckets of near-equal size."""
+    if n <= 0:
+        return []
+    target = max(1, min(n, target))
+    edges = [round(i * n / target) for i in range(target + 1)]
+    return [range(edges[i], edges[i + 1]) for i in range(target) if edges[i + 1] > edges[i]]
+
+
+def build_series(calls: Sequence[Call], settings: Settings, xmode: str, points: int) -> Series:
+    """Chart data for ``calls`` (in order), at most ``points`` points: each bucket keeps its largest call.
+
+    Args:
+        calls: the calls of the current view.
+        settings: thresholds.
+        xmode: ``index`` (x = call index) or ``time`` (x = minutes since the first timestamped call; calls
+            without a timestamp are left out).
+        points: the most points to plot (about the chart's width in cells).
+    """
+    if xmode == "time":
+        calls = [c for c in calls if c.timestamp is not None]
+    t0 = calls[0].timestamp if calls and xmode == "time" else None
+    x: list[float] = []
+    floor: list[float] = []
+    total: list[float] = []
+    reported: list[float | None] = []
+    for bucket in downsample(len(calls), points):
+        best = max((calls[i] for i in bucket), key=lambda c: c.used_tokens or 0)
+        f = best.floor_tokens or 0
+        h = best.history_tokens or 0
+        if best.floor_tokens is None and best.history_tokens is None:
+            h = best.prompt_tokens or 0
+        x.append(_x(best, xmode, t0))
+        floor.append(f)
+        total.append(f + h)
+        reported.append(best.prompt_reported)
+    compactions = [_x(c, xmode, t0) for c in calls if c.compaction]
+    window = next((c.window for c in reversed(calls) if c.window), None)
+    reserve = next((c.reserve_tokens for c in reversed(calls) if c.reserve_tokens is not None), None)
+    return Series(
+        x, floor, total, reported, compactions, window,
+        settings.trigger_tokens(window) if window else None,
+        settings.budget_tokens(window) if window else None,
+        window - reserve if window and reserve is not None else None,
+        "call index" if xmode == "index" else (f"minutes since {tx.clock(t0)}" if t0 is not None else "minutes"),
+    )
+
+
+def _x(call: Call, xmode: str, t0: float | None) -> float:
+    if xmode == "time" and call.timestamp is not None and t0 is not None:
+        return round((call.timestamp - t0) / 60, 3)
+    return float(call.index)
+
+
+def _ticks(top: float) -> tuple[list[float], list[str]]:
+    """Four or five round y ticks from 0 to ``top`` with compact labels."""
+    if top <= 0:
+        return [0], ["0"]
+    raw = top / 4
+    mag = 10 ** (len(str(int(raw))) - 1)
+    step = next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw)
+    ticks = []
+    v = 0.0
+    while v <= top:
+        ticks.append(v)
+        v += step
+    return ticks, [tx.short_tokens(t) for t in ticks]
+
+
+def _int_ticks(lo: float, hi: float, most: int) -> list[float]:
+    """Whole-number ticks from ``lo`` to ``hi``, at most ``most`` of them, on a round step."""
+    span = max(1.0, hi - lo)
+    step = 1
+    for m in (1, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1000, 2000, 2500, 5000, 10000):
+        step = m
+        if span / m <= most:
+            break
+    first = int(lo // step * step)
+    if first < lo:
+        first += step
+    return [float(v) for v in range(first, int(hi) + 1, step)]
+
+
+class TrendChart(PlotextPlot):
+    """Tokens per call: floor (``█``) and history (``▒``) stacked, reported prompt (``•``), thresholds.
+
+    Push data with :meth:`show`; the chart is rebuilt at its current size when it renders.
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._calls: Sequence[Call] = ()
+        self._settings = Settings()
+        self._xmode = "index"
+        self.series: Series | None = None
+
+    def show(self, calls: Sequence[Call], settings: Settings, xmode: str) -> None:
+        """Plot ``calls`` with ``settings`` thresholds and x-axis mode ``index`` or ``time``."""
+        self._calls = calls
+        self._settings = settings
+        self._xmode = xmode
+        self.refresh()
+
+    def render(self):  # type: ignore[no-untyped-def]
+        """Rebuild the plot for the current size and data."""
+        plt = self.plt
+        plt.clear_figure()
+        width = max(10, self.size.width)
+        s = self.series = build_series(self._calls, self._settings, self._xmode, max(10, width - 8))
+        if not s.x:
+            plt.title("no calls to plot yet" if self._xmode == "index" else "no timestamped calls to plot")
+            return super().render()
+        data_top = max([*s.total, *(r for r in s.reported if r is not None), 1])
+        lines = [(s.trigger, "trigger", "yellow"), (s.budget, "budget", "red"),
+                 (s.limit, "window-reserve", "orange")]
+        # Thresholds within twice the data's peak are drawn; the others are named under the chart so
+        # that a run far from its limits still shows its own trend.
+        shown = [ln for ln in lines if ln[0] is not None and ln[0] <= 2 * data_top]
+        top = max([data_top, *(ln[0] for ln in shown)]) * 1.08
+        plt.plot(s.x, s.total, fillx=True, marker="▒", color="cyan", label="history")
+        plt.plot(s.x, s.floor, fillx=True, marker="█", color="magenta", label="floor")
+        known = [(x, r) for x, r in zip(s.x, s.reported, strict=True) if r is not None]
+        if known:
+            plt.plot([k[0] for k in known], [k[1] for k in known], marker="•", color="white", label="reported")
+        x0 = s.x[0]
+        x1 = s.x[-1] if len(s.x) > 1 and s.x[-1] > x0 else x0 + 1
+        for value, name, colour in shown:
+            plt.hline(value, colour)
+            plt.text(f"{name} {tx.short_tokens(value)}", x=x1, y=value, color=colour, alignment="right")
+        for cx in s.compactions:
+            plt.vline(cx, "green")
+        off = [f"{name} {tx.short_tokens(v)}" for v, name, _c in lines if v is not None and (v, name, _c) not in shown]
+        plt.ylim(0, top)
+        plt.xlim(x0, x1)
+        ticks, labels = _ticks(top)
+        plt.yticks(ticks, labels)
+        if self._xmode == "index":
+            xt = _int_ticks(x0, x1, max(2, width // 12))
+            plt.xticks(xt, [str(int(v)) for v in xt])
+        plt.xlabel(s.xlabel + (" · above: " + ", ".join(off) if off else "")
+                   + (" · │ compaction" if s.compactions else ""))
+        return super().render()
+
+
+# --- text panels --------------------------------------------------------------------------------------
+
+class StatusLine(Static):
+    """The status line: file, format, calls, bad lines, tokenizer, window, follow/paused, last reset."""
+
+    DEFAULT_CSS = """
+    StatusLine { height: auto; padding: 0 1; background: $boost; }
+    """
+
+
+class SidePanel(Static):
+    """The panel beside the chart: analysis flags (newest first) when available, and input problems."""
+
+    DEFAULT_CSS = """
+    SidePanel { padding: 0 1; }
+    """
