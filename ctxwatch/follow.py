@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable
 from typing import Any, TextIO
 
 import orjson
@@ -76,7 +75,6 @@ def follow_jsonl(
     sweep_interval: float = DEFAULT_SWEEP_INTERVAL,
     poll_interval: float = DEFAULT_POLL_INTERVAL,
     watcher: Watcher | None = None,
-    on_idle: Callable[[], None] | None = None,
 ) -> None:
     """Follow ``path`` and print one JSON object per call, reset, issue and notice until ``stop`` is set.
 
@@ -94,8 +92,6 @@ def follow_jsonl(
         idle_grace: seconds a half-written last line may stay unchanged before it is reported as an issue.
         sweep_interval / poll_interval: see :func:`ctxwatch.tail.watch` (seconds).
         watcher: replacement for ``watchfiles.watch`` (tests).
-        on_idle: called after each batch of events has been written (tests and benchmarks use it to
-            synchronise); ``None`` = nothing.
 
     Raises:
         LogError: ``path`` is a directory, ``fmt_name`` is unknown, the format is a whole-file document, or
@@ -183,8 +179,6 @@ def follow_jsonl(
                         held.clear()
                         detected = True
                         break
-                if on_idle is not None:
-                    on_idle()
                 if emit.closed:
                     stop.set()
                     break

@@ -7,13 +7,16 @@ the code under test.  Threads are waited for with generous timeouts that only gu
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import queue
+import random
 import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -232,3 +235,44 @@ def test_cli_report_follow_jsonl_exits_0_on_ctrl_c(tmp_path: Path) -> None:
         if proc.poll() is None:
             proc.kill()
     assert rc == 0, proc.stderr.read() if proc.stderr else ""
+
+
+def test_follow_real_claude_code_log_written_in_random_chunks(tmp_path: Path, shared_logs: Path) -> None:
+    """A real Claude Code session appended in random pieces (cut inside lines) while following: the last
+    object per call index carries the prompt size the file reports (input + cache creation + cache read,
+    one per message.id + requestId), and nothing is reported as damaged."""
+    src = shared_logs / "claude-code" / "spotter_tool_heavy.jsonl"
+    data = src.read_bytes()
+    expected: dict[tuple[str, str], int] = {}
+    for raw in data.splitlines():
+        d = json.loads(raw)
+        if d.get("type") == "assistant":
+            u = d["message"].get("usage") or {}
+            expected[(d["message"]["id"], d.get("requestId"))] = (
+                u.get("input_tokens", 0) + u.get("cache_creation_input_tokens", 0)
+                + u.get("cache_read_input_tokens", 0))
+    log = tmp_path / "session.jsonl"
+    rnd = random.Random(4)
+    cuts = sorted({0, len(data), *(rnd.randrange(1, len(data)) for _ in range(40))})
+    first_line = data.index(b"\n") + 1
+    append(log, data[:first_line])  # detection needs a complete line to start with
+    f = Follower(log)
+    last: dict[int, dict[str, Any]] = {}
+    others: list[dict[str, Any]] = []
+    try:
+        for a, b in itertools.pairwise(cuts):
+            lo, hi = max(a, first_line), max(b, first_line)
+            if hi > lo:
+                append(log, data[lo:hi])
+                time.sleep(0.005)  # give the watcher a chance to see half lines (not asserted on)
+        while sorted(o["prompt_tokens_reported"] for o in last.values()) != sorted(expected.values()):
+            o = f.out.q.get(timeout=15)
+            if "event" in o:
+                others.append(o)
+            else:
+                last[o["index"]] = o
+    finally:
+        rest = f.close()
+    others += [o for o in rest if "event" in o]
+    assert sorted(last) == list(range(len(expected)))
+    assert [o for o in others if o.get("kind") in ("truncated_tail", "invalid_json", "glued_records")] == []
