@@ -313,7 +313,8 @@ def test_complete_record_without_newline_is_emitted_after_grace_once(tmp_path: P
     assert ids(t.poll()) == [2]
     append(log, line(3))  # glued onto the early-emitted record: only the new one comes out
     got = t.poll()
-    assert ids(got) == [3] and [i.kind for i in issues(got)] == ["concatenated"]
+    assert ids(got) == [3]  # (whether two values on one line are an issue is decode_line's business)
+    assert [i for i in issues(got) if i.kind == "truncated_tail"] == []
     assert t.finalize() == []
 
 
