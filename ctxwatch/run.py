@@ -251,7 +251,9 @@ def reload_call(run: Run, index: int) -> ParsedCall | None:
     call = run.calls[index]
     src = call.source
     spec = run.spec
-    reader = spec.reader(src.path)
+    # A joined batch call keeps the path of its request file; its reader needs it to re-read the request.
+    input_path = call.extra.get("input_path")
+    reader = spec.reader(src.path, input_path=input_path) if input_path else spec.reader(src.path)
     want = call.key
     found: ParsedCall | None = None
 

@@ -166,12 +166,15 @@ def sniff_file(path: str) -> Sniff:
         lines = [_first_line(path)]
     for i, raw in enumerate(lines):
         vals, _ = decode_line(raw, path, i + 1, first=i == 0)
+        vals = [v for v in vals if isinstance(v, dict | list)]  # a pretty-printed line like `"a": 1,` is no record
         values.extend(vals)
         if len(values) >= 50:
             break
     document = None
     stripped = head.lstrip(b"\xef\xbb\xbf \t\r\n")
-    if stripped[:1] in (b"{", b"[") and (not values or (len(values) == 1 and size > len(lines[0]) + 1)):
+    first_line = stripped.split(b"\n", 1)[0].strip()
+    pretty = first_line in (b"{", b"[") or (first_line.startswith(b"[") and not values)
+    if stripped[:1] in (b"{", b"[") and (pretty or not values or (len(values) == 1 and size > len(lines[0]) + 1)):
         # Looks like one pretty-printed document. Parse it whole if it is of reasonable size.
         if size <= 256 * 1024 * 1024:
             try:

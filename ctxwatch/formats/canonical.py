@@ -41,7 +41,7 @@ RequestParts = tuple[list[str], list[dict[str, Any]], list[Message], int | None]
 
 # --- small helpers --------------------------------------------------------------------------------
 
-def _int(v: Any) -> int | None:
+def int_or_none(v: Any) -> int | None:
     """An int from a JSON number (or numeric string, as some exporters write), else ``None``."""
     if isinstance(v, bool):
         return None
@@ -74,7 +74,7 @@ def parse_timestamp(v: Any) -> float | None:
     return None
 
 
-def _json_text(v: Any) -> str:
+def json_text(v: Any) -> str:
     """Text of a value that is sent to the model as JSON (tool arguments given as objects)."""
     if isinstance(v, str):
         return v
@@ -84,18 +84,24 @@ def _json_text(v: Any) -> str:
         return str(v)
 
 
-def _image_part(url_or_data: str, media: dict[str, Any] | None = None) -> Part:
+def image_part(url_or_data: str, media: dict[str, Any] | None = None, *, base64_data: bool = False) -> Part:
+    """An ``image`` part from a URL, a ``data:`` URI, or raw base64 (``base64_data=True``).
+
+    For inline data the pixel size is read from the image header (PNG, GIF, JPEG) so the provider's
+    per-image rule can be applied; the base64 text itself is never tokenized (case B03).
+    """
     meta: dict[str, Any] = dict(media or {})
     data = url_or_data
     if data.startswith("data:") and "," in data:
         data = data.split(",", 1)[1]
-    else:
+        base64_data = True
+    if not base64_data:
         meta.setdefault("url", data[:200])
-    if data and "url" not in meta:
-        meta["bytes"] = len(data) * 3 // 4
-        size = image_size_from_base64(data)
-        if size:
-            meta["width"], meta["height"] = size
+        return Part("image", "", meta=meta)
+    meta["bytes"] = len(data) * 3 // 4
+    size = image_size_from_base64(data)
+    if size:
+        meta["width"], meta["height"] = size
     return Part("image", "", meta=meta)
 
 
@@ -119,13 +125,13 @@ def _openai_content(content: Any) -> list[Part]:
                     iu = item.get("image_url")
                     url = iu.get("url") if isinstance(iu, dict) else iu
                     detail = iu.get("detail") if isinstance(iu, dict) else item.get("detail")
-                    parts.append(_image_part(str(url or ""), {"detail": detail} if detail else None))
+                    parts.append(image_part(str(url or ""), {"detail": detail} if detail else None))
                 elif t == "refusal":
                     parts.append(Part("text", str(item.get("refusal") or "")))
                 else:
-                    parts.append(Part("other", _json_text(item)))
+                    parts.append(Part("other", json_text(item)))
     else:
-        parts.append(Part("other", _json_text(content)))
+        parts.append(Part("other", json_text(content)))
     return parts
 
 
@@ -137,11 +143,11 @@ def openai_message(m: dict[str, Any]) -> Message:
         if not isinstance(tc, dict):
             continue
         fn = tc.get("function") if isinstance(tc.get("function"), dict) else {}
-        parts.append(Part("tool_call", _json_text(fn.get("arguments") or ""), name=str(fn.get("name") or ""),
+        parts.append(Part("tool_call", json_text(fn.get("arguments") or ""), name=str(fn.get("name") or ""),
                           call_id=tc.get("id")))
     fc = m.get("function_call")
     if isinstance(fc, dict):  # legacy single function call (case B02)
-        parts.append(Part("tool_call", _json_text(fc.get("arguments") or ""), name=str(fc.get("name") or "")))
+        parts.append(Part("tool_call", json_text(fc.get("arguments") or ""), name=str(fc.get("name") or "")))
     if role in ("tool", "function"):
         call_id = m.get("tool_call_id")
         text = "\n".join(p.text for p in parts)
@@ -222,7 +228,8 @@ def openai_request_to_parts(body: dict[str, Any], memo: MessageMemo | None = Non
             messages.append(msg)
     tools = [t for t in (body.get("tools") or []) if isinstance(t, dict)]
     tools += [{"type": "function", "function": f} for f in (body.get("functions") or []) if isinstance(f, dict)]
-    mx = _int(body.get("max_completion_tokens")) or _int(body.get("max_tokens")) or _int(body.get("max_output_tokens"))
+    mx = (int_or_none(body.get("max_completion_tokens")) or int_or_none(body.get("max_tokens"))
+          or int_or_none(body.get("max_output_tokens")))
     return system, tools, messages, mx
 
 
@@ -233,16 +240,16 @@ def openai_usage(u: Any) -> Usage | None:
     """
     if not isinstance(u, dict):
         return None
-    prompt = _int(u.get("prompt_tokens"))
+    prompt = int_or_none(u.get("prompt_tokens"))
     if prompt is None:
-        prompt = _int(u.get("input_tokens"))
+        prompt = int_or_none(u.get("input_tokens"))
     details = u.get("prompt_tokens_details") or u.get("input_tokens_details") or {}
-    cached = _int(details.get("cached_tokens")) if isinstance(details, dict) else None
-    out = _int(u.get("completion_tokens"))
+    cached = int_or_none(details.get("cached_tokens")) if isinstance(details, dict) else None
+    out = int_or_none(u.get("completion_tokens"))
     if out is None:
-        out = _int(u.get("output_tokens"))
+        out = int_or_none(u.get("output_tokens"))
     odet = u.get("completion_tokens_details") or u.get("output_tokens_details") or {}
-    reasoning = _int(odet.get("reasoning_tokens")) if isinstance(odet, dict) else None
+    reasoning = int_or_none(odet.get("reasoning_tokens")) if isinstance(odet, dict) else None
     if prompt is None and out is None:
         return None
     uncached = prompt - cached if prompt is not None and cached is not None else None
@@ -291,19 +298,19 @@ def responses_request_to_parts(body: dict[str, Any]) -> RequestParts:
             else:
                 messages.append(msg)
         elif t == "function_call":
-            messages.append(Message("assistant", [Part("tool_call", _json_text(item.get("arguments") or ""),
+            messages.append(Message("assistant", [Part("tool_call", json_text(item.get("arguments") or ""),
                                                        name=str(item.get("name") or ""), call_id=item.get("call_id"))]))
         elif t == "function_call_output":
-            messages.append(Message("tool", [Part("tool_result", _json_text(item.get("output") or ""),
+            messages.append(Message("tool", [Part("tool_result", json_text(item.get("output") or ""),
                                                   call_id=item.get("call_id"))]))
         elif t == "reasoning":
             summary = item.get("summary") or []
             text = "\n".join(s.get("text", "") for s in summary if isinstance(s, dict))
             messages.append(Message("assistant", [Part("thinking", text)]))
         else:
-            messages.append(Message("user", [Part("other", _json_text(item))]))
+            messages.append(Message("user", [Part("other", json_text(item))]))
     tools = [t for t in (body.get("tools") or []) if isinstance(t, dict)]
-    return system, tools, messages, _int(body.get("max_output_tokens"))
+    return system, tools, messages, int_or_none(body.get("max_output_tokens"))
 
 
 def responses_usage(u: Any) -> Usage | None:
@@ -351,7 +358,7 @@ def _anthropic_blocks(content: Any) -> list[Part]:
         elif t in ("thinking", "redacted_thinking"):
             parts.append(Part("thinking", str(b.get("thinking") or "")))
         elif t in ("tool_use", "server_tool_use"):
-            parts.append(Part("tool_call", _json_text(b.get("input") or {}), name=str(b.get("name") or ""),
+            parts.append(Part("tool_call", json_text(b.get("input") or {}), name=str(b.get("name") or ""),
                               call_id=b.get("id")))
         elif t in ("tool_result", "web_search_tool_result"):
             inner = _anthropic_blocks(b.get("content"))
@@ -361,7 +368,7 @@ def _anthropic_blocks(content: Any) -> list[Part]:
         elif t in ("image", "document"):
             src = b.get("source") if isinstance(b.get("source"), dict) else {}
             if src.get("type") == "base64":
-                p = _image_part(str(src.get("data") or ""), {"media_type": src.get("media_type")})
+                p = image_part(str(src.get("data") or ""), {"media_type": src.get("media_type")}, base64_data=True)
             else:
                 p = Part("image", "", meta={"url": str(src.get("url") or "")[:200]})
             if t == "document":
@@ -370,7 +377,7 @@ def _anthropic_blocks(content: Any) -> list[Part]:
                     p = Part("text", str(src.get("data") or ""))
             parts.append(p)
         else:
-            parts.append(Part("other", _json_text(b)))
+            parts.append(Part("other", json_text(b)))
     return parts
 
 
@@ -401,7 +408,7 @@ def anthropic_request_to_parts(body: dict[str, Any], memo: MessageMemo | None = 
         else:
             messages.append(msg)
     tools = [t for t in (body.get("tools") or []) if isinstance(t, dict)]
-    return system, tools, messages, _int(body.get("max_tokens"))
+    return system, tools, messages, int_or_none(body.get("max_tokens"))
 
 
 def anthropic_usage(u: Any) -> Usage | None:
@@ -412,10 +419,10 @@ def anthropic_usage(u: Any) -> Usage | None:
     """
     if not isinstance(u, dict):
         return None
-    inp = _int(u.get("input_tokens"))
-    cw = _int(u.get("cache_creation_input_tokens")) or 0
-    cr = _int(u.get("cache_read_input_tokens")) or 0
-    out = _int(u.get("output_tokens"))
+    inp = int_or_none(u.get("input_tokens"))
+    cw = int_or_none(u.get("cache_creation_input_tokens")) or 0
+    cr = int_or_none(u.get("cache_read_input_tokens")) or 0
+    out = int_or_none(u.get("output_tokens"))
     if inp is None and out is None:
         return None
     prompt = (inp or 0) + cw + cr
@@ -458,10 +465,10 @@ def parse_sse(raw: str) -> tuple[Usage | None, ResponseInfo | None, str | None]:
             model = ev["message"].get("model")
         elif t == "message_delta":
             u = ev.get("usage") or {}
-            if _int(u.get("output_tokens")) is not None:
-                out_tokens = _int(u.get("output_tokens"))
+            if int_or_none(u.get("output_tokens")) is not None:
+                out_tokens = int_or_none(u.get("output_tokens"))
             for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"):
-                if _int(u.get(k)) is not None and _int(u.get(k)):
+                if int_or_none(u.get(k)) is not None and int_or_none(u.get(k)):
                     start_usage[k] = u[k]
             stop = (ev.get("delta") or {}).get("stop_reason") or stop
         elif t == "content_block_start" and (ev.get("content_block") or {}).get("type") == "tool_use":
@@ -566,7 +573,7 @@ class CanonicalReader(Reader):
             ts = parse_timestamp(resp.get("created"))
         call = build_call(self.path, rec, req, resp, timestamp=ts, memo=self.memo)
         call.session = v.get("session") if isinstance(v.get("session"), str) else None
-        win = _int(v.get("window"))
+        win = int_or_none(v.get("window"))
         if win:
             call.window = win
         if isinstance(v.get("context"), str):

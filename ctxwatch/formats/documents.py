@@ -45,9 +45,9 @@ import orjson
 
 from ctxwatch.formats import FormatSpec, Reader, Sniff, register
 from ctxwatch.formats.canonical import (
-    _image_part,
-    _int,
-    _json_text,
+    image_part,
+    int_or_none,
+    json_text,
     openai_message,
     openai_response_info,
     openai_usage,
@@ -109,12 +109,12 @@ def litellm_usage(u: Any) -> Usage | None:
     base = openai_usage(u)
     if base is None:
         return None
-    cr = base.cache_read if base.cache_read is not None else _int(u.get("cache_read_input_tokens"))
+    cr = base.cache_read if base.cache_read is not None else int_or_none(u.get("cache_read_input_tokens"))
     if cr is None:
-        cr = _int(u.get("cache_read_tokens"))
-    cw = _int(u.get("cache_creation_input_tokens"))
+        cr = int_or_none(u.get("cache_read_tokens"))
+    cw = int_or_none(u.get("cache_creation_input_tokens"))
     if cw is None:
-        cw = _int(u.get("cache_write_tokens"))
+        cw = int_or_none(u.get("cache_write_tokens"))
     prompt = base.prompt_total
     if prompt is not None and (cr or 0) + (cw or 0) > prompt:
         prompt += cw or 0
@@ -144,14 +144,14 @@ def inspect_usage(u: Any, provider: str | None) -> Usage | None:
     """
     if not isinstance(u, dict):
         return None
-    inp = _int(u.get("input_tokens"))
-    out = _int(u.get("output_tokens"))
+    inp = int_or_none(u.get("input_tokens"))
+    out = int_or_none(u.get("output_tokens"))
     if inp is None and out is None:
         return None
-    total = _int(u.get("total_tokens"))
-    cr = _int(u.get("input_tokens_cache_read"))
-    cw = _int(u.get("input_tokens_cache_write"))
-    rs = _int(u.get("reasoning_tokens"))
+    total = int_or_none(u.get("total_tokens"))
+    cr = int_or_none(u.get("input_tokens_cache_read"))
+    cw = int_or_none(u.get("input_tokens_cache_write"))
+    rs = int_or_none(u.get("reasoning_tokens"))
     i, o, cache, r = inp or 0, out or 0, (cr or 0) + (cw or 0), rs or 0
     if cache == 0:
         uncached_input = False
@@ -217,13 +217,13 @@ def _inspect_content(content: Any) -> list[Part]:
             parts.append(Part("thinking", "" if c.get("redacted") else str(c.get("reasoning") or "")))
         elif t == "image":
             detail = c.get("detail")
-            parts.append(_image_part(str(c.get("image") or ""), {"detail": detail} if detail else None))
+            parts.append(image_part(str(c.get("image") or ""), {"detail": detail} if detail else None))
         elif t in ("audio", "video", "document", "data"):
             raw = c.get(t) if isinstance(c.get(t), str) else ""
             parts.append(Part("document", "", meta={"type": t, "bytes": len(raw) * 3 // 4,
                                                     "format": c.get("format") or c.get("mime_type")}))
         else:
-            parts.append(Part("other", _json_text(c)))
+            parts.append(Part("other", json_text(c)))
     return parts
 
 
@@ -234,7 +234,7 @@ def inspect_message(m: dict[str, Any]) -> Message:
     if role == "assistant":
         for tc in m.get("tool_calls") or []:
             if isinstance(tc, dict):
-                parts.append(Part("tool_call", _json_text(tc.get("arguments") or {}),
+                parts.append(Part("tool_call", json_text(tc.get("arguments") or {}),
                                   name=str(tc.get("function") or ""), call_id=tc.get("id")))
     if role == "tool":
         text = "\n".join(p.text for p in parts if p.kind != "image")
@@ -381,7 +381,7 @@ class InspectReader(Reader):
         return ParsedCall(source=src, timestamp=parse_timestamp(e.get("timestamp")), model=resolved or model,
                           provider=provider, session=f"{sid}:{epoch}" if sid is not None else None, context=context,
                           system=system, tools=_inspect_tools(e.get("tools")), messages=messages,
-                          max_output_tokens=_int(cfg.get("max_tokens")),
+                          max_output_tokens=int_or_none(cfg.get("max_tokens")),
                           usage=inspect_usage(output.get("usage"), provider), response=info, key=str(key),
                           extra=extra)
 
@@ -538,7 +538,7 @@ class OpenHandsEvalReader(Reader):
             call = ParsedCall(source=src, model=(mr.get("model") if mr and isinstance(mr.get("model"), str) else model),
                               provider=provider_of_model(model) or provider_of_model(mr.get("model") if mr else None),
                               session=str(inst) if inst is not None else None, usage=usage,
-                              window=_int(tu.get("context_window")) or None, key=rid,
+                              window=int_or_none(tu.get("context_window")) or None, key=rid,
                               extra={"response_id": rid, "instance_id": inst, "usage_index": n, "config_model": model})
             if snap is not None:
                 call.system, call.tools, call.messages = snap[0], snap[1], snap[2]
@@ -643,7 +643,7 @@ class SweAgentReader(Reader):
         if stats is None:
             out.append(Issue(self.path, 0, "no_usage", "no info.model_stats (a demonstration?): token usage unknown"))
         else:
-            api_calls = _int(stats.get("api_calls"))
+            api_calls = int_or_none(stats.get("api_calls"))
             if api_calls is not None and api_calls != len(calls):
                 out.append(Issue(self.path, 0, "call_count_mismatch",
                                  f"model_stats.api_calls is {api_calls} but {len(calls)} calls were found"))
@@ -658,8 +658,8 @@ def cline_usage(d: dict[str, Any]) -> Usage | None:
     prompt_total = tokensIn + cacheWrites + cacheReads; output = tokensOut (FORMATS.md §5j).  Missing
     cache fields count as 0 when ``tokensIn`` is present; ``None`` when no token field is present at all.
     """
-    tin, tout = _int(d.get("tokensIn")), _int(d.get("tokensOut"))
-    cw, cr = _int(d.get("cacheWrites")), _int(d.get("cacheReads"))
+    tin, tout = int_or_none(d.get("tokensIn")), int_or_none(d.get("tokensOut"))
+    cw, cr = int_or_none(d.get("cacheWrites")), int_or_none(d.get("cacheReads"))
     if tin is None and tout is None and cw is None and cr is None:
         return None
     prompt = (tin or 0) + (cw or 0) + (cr or 0)
@@ -711,7 +711,7 @@ class ClineReader(Reader):
                 if d.get("cost") is not None:
                     extra["cost_logged"] = d.get("cost")
                 out.append(ParsedCall(
-                    source=src, timestamp=parse_timestamp(_int(e.get("ts"))), model=model, provider=provider,
+                    source=src, timestamp=parse_timestamp(int_or_none(e.get("ts"))), model=model, provider=provider,
                     session=task, system=None, tools=None, messages=list(history), usage=usage,
                     history_reported_only=True, key=f"cline:{e.get('ts')}:{i}", extra=extra))
             elif say in ("text", "completion_result") and isinstance(e.get("text"), str) and not e.get("partial"):

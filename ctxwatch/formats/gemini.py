@@ -40,7 +40,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ctxwatch.formats import FormatSpec, Reader, Sniff, register
-from ctxwatch.formats.canonical import _image_part, _int, _json_text, parse_timestamp
+from ctxwatch.formats.canonical import image_part, int_or_none, json_text, parse_timestamp
 from ctxwatch.jsonstream import Record
 from ctxwatch.model import Issue, Message, ParsedCall, Part, ResponseInfo, SourceRef, Usage
 
@@ -69,11 +69,11 @@ def gemini_usage(meta: Any) -> tuple[Usage | None, int | None]:
     """
     if not isinstance(meta, dict):
         return None, None
-    prompt = _int(_get(meta, "promptTokenCount", "prompt_token_count"))
-    cached = _int(_get(meta, "cachedContentTokenCount", "cached_content_token_count"))
-    cand = _int(_get(meta, "candidatesTokenCount", "candidates_token_count"))
-    thoughts = _int(_get(meta, "thoughtsTokenCount", "thoughts_token_count"))
-    tool = _int(_get(meta, "toolUsePromptTokenCount", "tool_use_prompt_token_count"))
+    prompt = int_or_none(_get(meta, "promptTokenCount", "prompt_token_count"))
+    cached = int_or_none(_get(meta, "cachedContentTokenCount", "cached_content_token_count"))
+    cand = int_or_none(_get(meta, "candidatesTokenCount", "candidates_token_count"))
+    thoughts = int_or_none(_get(meta, "thoughtsTokenCount", "thoughts_token_count"))
+    tool = int_or_none(_get(meta, "toolUsePromptTokenCount", "tool_use_prompt_token_count"))
     if prompt is None and cand is None and thoughts is None:
         return None, tool
     cached, cand, thoughts = cached or 0, cand or 0, thoughts or 0
@@ -109,17 +109,17 @@ def gemini_parts(parts: Any) -> list[Part]:
         if isinstance(p.get("text"), str):
             out.append(Part("thinking" if p.get("thought") else "text", p["text"]))
         elif isinstance(fc, dict):
-            out.append(Part("tool_call", _json_text(fc.get("args") or {}), name=str(fc.get("name") or ""),
+            out.append(Part("tool_call", json_text(fc.get("args") or {}), name=str(fc.get("name") or ""),
                             call_id=fc.get("id")))
         elif isinstance(fr, dict):
-            out.append(Part("tool_result", _json_text(fr.get("response") if "response" in fr else fr),
+            out.append(Part("tool_result", json_text(fr.get("response") if "response" in fr else fr),
                             name=str(fr.get("name") or "") or None, call_id=fr.get("id")))
         elif isinstance(inline, dict):
             mime = str(_get(inline, "mimeType", "mime_type") or "")
             data = str(inline.get("data") or "")
             if mime.startswith("image/"):
-                # as a data URI: canonical's _image_part reads the pixel size only from data URIs
-                out.append(_image_part(f"data:{mime};base64,{data}", {"media_type": mime}))
+                # as a data URI: canonical's image_part reads the pixel size only from data URIs
+                out.append(image_part(f"data:{mime};base64,{data}", {"media_type": mime}))
             else:
                 out.append(Part("document", "", meta={"media_type": mime, "bytes": len(data) * 3 // 4}))
         elif isinstance(filed, dict):
@@ -128,7 +128,7 @@ def gemini_parts(parts: Any) -> list[Part]:
             out.append(Part("image" if mime.startswith("image/") else "document", "",
                             meta={"media_type": mime, "url": uri}))
         else:
-            out.append(Part("other", _json_text(p)))
+            out.append(Part("other", json_text(p)))
     return out
 
 
@@ -169,7 +169,7 @@ def gemini_request_to_parts(req: dict[str, Any]) -> RequestParts:
         else:
             tools.append(t)  # built-in tools (googleSearch, codeExecution) as logged
     gc = _get(req, "generationConfig", "generation_config")
-    mx = _int(_get(gc, "maxOutputTokens", "max_output_tokens")) if isinstance(gc, dict) else None
+    mx = int_or_none(_get(gc, "maxOutputTokens", "max_output_tokens")) if isinstance(gc, dict) else None
     return system, tools, messages, mx
 
 
@@ -269,7 +269,7 @@ def cli_message_to_messages(m: dict[str, Any]) -> list[Message]:
     for tc in m.get("toolCalls") or []:
         if not isinstance(tc, dict):
             continue
-        parts.append(Part("tool_call", _json_text(tc.get("args") or {}), name=str(tc.get("name") or ""),
+        parts.append(Part("tool_call", json_text(tc.get("args") or {}), name=str(tc.get("name") or ""),
                           call_id=tc.get("id")))
         res = gemini_parts(tc.get("result"))
         for p in res:
@@ -316,8 +316,8 @@ class GeminiCliReader(Reader):
         content = [p for p in gemini_parts(m.get("content")) if p.kind == "text"]
         info = ResponseInfo(text="".join(p.text for p in content), tool_calls=len(m.get("toolCalls") or []))
         extra: dict[str, Any] = {"message_id": m.get("id")}
-        if _int(tokens.get("tool")):
-            extra["tool_use_prompt_tokens"] = _int(tokens.get("tool"))
+        if int_or_none(tokens.get("tool")):
+            extra["tool_use_prompt_tokens"] = int_or_none(tokens.get("tool"))
         kind = self.meta.get("kind")
         return ParsedCall(source=src, timestamp=parse_timestamp(m.get("timestamp")),
                           model=m.get("model") if isinstance(m.get("model"), str) else None, provider="google",
