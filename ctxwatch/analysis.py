@@ -419,13 +419,14 @@ def _analyze(cs: list[Call], st: Settings, context: str, reset_set: set[int], sy
         if len(first_texts) < 5 and c.response is not None and c.response.text and c.response.text.strip():
             first_texts.append(c.response.text)
     cal = statistics.median(ratios) if ratios else None
+    occs = [_occupancy(c, cal) for c in cs]
+    drops, outliers = _drops_and_outliers(cs, occs, reset_set)
     obs_rule = observed_rule(first_texts)
     instr_rule = infer_rule(instruction_text[:INSTRUCTION_MAX_CHARS], "first user message") \
         if instruction_text else None
     sys_rules: dict[int, FormatRule | None] = {}
 
     # State carried along the calls.
-    prev: Call | None = None
     last_plaus: tuple[int, Call, int] | None = None  # (pos, call, occupancy) of the last plausible call
     points: deque[tuple[int, int]] = deque(maxlen=FORECAST_POINTS)  # (pos, occupancy) in this episode
     times: deque[float] = deque(maxlen=FORECAST_POINTS)
@@ -480,44 +481,22 @@ def _analyze(cs: list[Call], st: Settings, context: str, reset_set: set[int], sy
         budget = st.budget_tokens(window) if window else None
 
         # -- occupancy and plausibility (B13) --
-        occ: int | None = None
+        occ = occs[pos]
         reported = c.prompt_reported
-        if reported is not None:
-            if _implausible(reported, window):
-                lp = last_plaus
-                flag("implausible_usage", "warn", c,
-                     f"reported prompt {_n(reported)} tokens at #{c.index + 1} exceeds the "
-                     f"{_n(window or MAX_PLAUSIBLE_PROMPT)}-token {'window' if window else 'plausible maximum'}: "
-                     f"implausible, ignored (last plausible: "
-                     f"{_n(lp[2]) + ' at #' + str(lp[1].index + 1) if lp else 'none'})",
-                     prompt_reported=reported, window=window,
-                     last_plausible_tokens=lp[2] if lp else None, last_plausible_call=lp[1].index if lp else None)
-            else:
-                occ = reported
-        elif c.prompt_estimated is not None:
-            occ = round(c.prompt_estimated * cal) if cal else c.prompt_estimated
-        elif c.prompt_tokens is not None:
-            occ = c.prompt_tokens
-        elif isinstance(c.compaction, dict):
-            occ = _int_or_none(c.compaction.get("post_tokens"))
+        if reported is not None and occ is None and _implausible(reported, window):
+            lp = last_plaus
+            flag("implausible_usage", "warn", c,
+                 f"reported prompt {_n(reported)} tokens at #{c.index + 1} exceeds the "
+                 f"{_n(window or MAX_PLAUSIBLE_PROMPT)}-token {'window' if window else 'plausible maximum'}: "
+                 f"implausible, ignored (last plausible: "
+                 f"{_n(lp[2]) + ' at #' + str(lp[1].index + 1) if lp else 'none'})",
+                 prompt_reported=reported, window=window,
+                 last_plausible_tokens=lp[2] if lp else None, last_plausible_call=lp[1].index if lp else None)
 
         # -- episode boundaries --
-        boundary: str | None = None
-        if pos > 0:
-            if c.index in reset_set:
-                boundary = f"file reset before #{c.index + 1}"
-            elif prev is not None and c.session and prev.session and c.session != prev.session:
-                boundary = f"new session at #{c.index + 1}"
+        boundary = _reset_reason(cs, pos, reset_set)
         marker = c.compaction if isinstance(c.compaction, dict) else None
-        dropped = False
-        if last_plaus is not None and occ is not None and boundary is None:
-            pc = last_plaus[1]
-            if pc.history_tokens is not None and c.history_tokens is not None:
-                before, after = pc.history_tokens, c.history_tokens
-            else:
-                before, after = last_plaus[2], occ
-            shrink = before - after
-            dropped = shrink >= COMPACTION_MIN_TOKENS and shrink >= COMPACTION_DROP_FRACTION * before
+        dropped = pos in drops
         if marker is not None or dropped:
             lp = last_plaus
             before_occ = lp[2] if lp else None
@@ -545,7 +524,7 @@ def _analyze(cs: list[Call], st: Settings, context: str, reset_set: set[int], sy
         pos_last_in_episode = pos
         if c.timestamp is not None:
             times.append(c.timestamp)
-        if occ is not None:
+        if occ is not None and pos not in outliers:
             points.append((pos, occ))
             last_plaus = (pos, c, occ)
 
@@ -721,8 +700,8 @@ def _analyze(cs: list[Call], st: Settings, context: str, reset_set: set[int], sy
                 out_base.append((out, occ))
                 if len(out_base) == COLLAPSE_BASELINE:
                     base_out = statistics.median(o for o, _ in out_base)
-                    occs = [o for _, o in out_base if o is not None]
-                    base_occ = statistics.median(occs) if occs else None
+                    b_occs = [o for _, o in out_base if o is not None]
+                    base_occ = statistics.median(b_occs) if b_occs else None
             else:
                 out_recent.append(out)
                 if base_out is not None and base_out >= COLLAPSE_MIN_BASELINE_TOKENS and \
@@ -743,7 +722,6 @@ def _analyze(cs: list[Call], st: Settings, context: str, reset_set: set[int], sy
         risks.append(_risk(c, occ if occ is not None else (last_plaus[2] if last_plaus else None), occ is None,
                            window, limit, trig, budget, slope_here, evicted_since, chk, echo_words,
                            drift is not None))
-        prev = c
 
     end_episode("end of log")
 
@@ -765,6 +743,78 @@ def _analyze(cs: list[Call], st: Settings, context: str, reset_set: set[int], sy
     flags.sort(key=lambda f: (f.call, -SEVERITY_RANK[f.severity]))
     forecast = _forecast(cs, st, list(points), list(times), ep_start, last_plaus)
     return Analysis(context, flags, forecast, risks, rule_in_force, first_drift, cal)
+
+
+def _occupancy(c: Call, cal: float | None) -> int | None:
+    """The plausible prompt size of a call in tokens (see the module docstring), ``None`` if unknown/implausible."""
+    reported = c.prompt_reported
+    if reported is not None:
+        return None if _implausible(reported, c.window) else reported
+    if c.prompt_estimated is not None:
+        return round(c.prompt_estimated * cal) if cal else c.prompt_estimated
+    if c.prompt_tokens is not None:
+        return c.prompt_tokens
+    if isinstance(c.compaction, dict):
+        return _int_or_none(c.compaction.get("post_tokens"))
+    return None
+
+
+def _reset_reason(cs: list[Call], pos: int, reset_set: set[int]) -> str | None:
+    """Why the history starts over at ``cs[pos]`` (file reset, new session), or ``None``."""
+    if pos == 0:
+        return None
+    c, prev = cs[pos], cs[pos - 1]
+    if c.index in reset_set:
+        return f"file reset before #{c.index + 1}"
+    if c.session and prev.session and c.session != prev.session:
+        return f"new session at #{c.index + 1}"
+    return None
+
+
+def _shrinks(a: Call, a_occ: int, b: Call, b_occ: int) -> bool:
+    """True when ``b`` holds sharply less than ``a``: by :data:`COMPACTION_DROP_FRACTION` and
+    :data:`COMPACTION_MIN_TOKENS`, measured on the history when both calls know it, else on the prompt."""
+    if a.history_tokens is not None and b.history_tokens is not None:
+        before, after = a.history_tokens, b.history_tokens
+    else:
+        before, after = a_occ, b_occ
+    shrink = before - after
+    return shrink >= COMPACTION_MIN_TOKENS and shrink >= COMPACTION_DROP_FRACTION * before
+
+
+def _drops_and_outliers(cs: list[Call], occs: list[int | None], reset_set: set[int]) -> tuple[set[int], set[int]]:
+    """Positions where the history shrank sharply (compactions without a marker), and one-call outliers.
+
+    A sharp drop at ``p`` (against the last representative call ``q``) is **not** a compaction when the prompt
+    is back the next call (``p`` was a one-call dip: a retry or side request with a short prompt), or when ``p``
+    is back at the level before ``q`` (``q`` was a one-call spike).  Outliers are left out of the forecast; they
+    still count for the thresholds of their own call.  Drops across a file reset or a session change are
+    resets, not compactions.  A drop on the last call is taken as a compaction (no next call to say otherwise).
+    """
+    known = [p for p, o in enumerate(occs) if o is not None]
+    drops: set[int] = set()
+    outliers: set[int] = set()
+    base: list[int] = []  # representative positions so far
+    for k, p in enumerate(known):
+        if not base or isinstance(cs[p].compaction, dict) or _reset_reason(cs, p, reset_set) is not None:
+            base.append(p)
+            continue
+        q = base[-1]
+        o = occs
+        if not _shrinks(cs[q], o[q] or 0, cs[p], o[p] or 0):
+            base.append(p)
+            continue
+        r = known[k + 1] if k + 1 < len(known) else None
+        if r is not None and not _shrinks(cs[q], o[q] or 0, cs[r], o[r] or 0):
+            outliers.add(p)  # a dip: the next call is back
+            continue
+        if len(base) >= 2 and not _shrinks(cs[base[-2]], o[base[-2]] or 0, cs[p], o[p] or 0):
+            outliers.add(q)  # q was a spike: p is back where the run was before it
+            base[-1] = p
+            continue
+        drops.add(p)
+        base.append(p)
+    return drops, outliers
 
 
 def _risk(c: Call, occ: int | None, implausible: bool, window: int | None, limit: int | None, trig: int | None,

@@ -1,0 +1,630 @@
+"""Flags, forecast and drift risk (ctxwatch.analysis, ctxwatch.drift): issue 6, failure cases B13, B23, B24, B29.
+
+Every log here is generated in ``tmp_path`` as canonical ``{request, response}`` lines whose **reported** prompt
+sizes are chosen by hand, so each expected index, severity and token count is computed by hand in the test.  The
+user message of a call has ``prompt - OVERHEAD`` words ("word word ...", one o200k token each), so our estimate
+stays within ~1 % of the reported size and "estimate disagrees" only fires where a test wants it.
+
+Numbering: ``Flag.call`` is the 0-based call index of ``report --json``; reasons say ``#N`` = index + 1.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ctxwatch.analysis import (
+    ECHO_MIN_WORDS,
+    FLAG_KINDS,
+    Analysis,
+    Forecast,
+    analysis_json,
+    analyze,
+    analyze_run,
+    theil_sen,
+)
+from ctxwatch.config import Settings
+from ctxwatch.drift import EchoIndex, check_format, infer_rule, observed_rule
+from ctxwatch.model import Call, SourceRef, Src, Usage
+from ctxwatch.run import Run, load_run
+
+T0 = 1_700_000_000
+#: System prompt of B29.
+SYS_B29 = 'Reply ONLY with a JSON object {"action":…,"speak":…}'
+#: System prompt of B24.
+SYS_B24 = 'Reply ONLY as JSON {"answer":string}.'
+OK = '{"action":"wave","speak":"hello"}'
+#: Reported prompt minus the words of the user message (system ~20 + framing 4 + primer 3, rounded up).
+OVERHEAD = 30
+TOOL1 = {"type": "function", "function": {"name": "search", "description": "Search the web.",
+                                          "parameters": {"type": "object", "properties": {"q": {"type": "string"}}}}}
+TOOL2 = {"type": "function", "function": {"name": "fetch", "description": "Fetch a URL and return its text.",
+                                          "parameters": {"type": "object", "properties": {
+                                              "url": {"type": "string", "description": "absolute URL"},
+                                              "max_bytes": {"type": "integer"}}}}}
+
+
+def rec(i: int, prompt: int | None, *, system: str | None = SYS_B29, content: str | None = OK,
+        completion: int = 20, tools: list[dict] | None = None, words: int | None = None, user_prefix: str = "",
+        step: float = 10.0, session: str | None = None) -> dict[str, Any]:
+    """One canonical record: call ``i`` at ``T0 + step*i`` reporting ``prompt`` prompt tokens."""
+    n = words if words is not None else max(1, (prompt or 1000) - OVERHEAD)
+    msgs: list[dict[str, Any]] = [{"role": "system", "content": system}] if system is not None else []
+    msgs.append({"role": "user", "content": user_prefix + " ".join(["word"] * n)})
+    req: dict[str, Any] = {"model": "gpt-4o", "messages": msgs}
+    if tools is not None:
+        req["tools"] = tools
+    usage: dict[str, Any] = {"completion_tokens": completion}
+    if prompt is not None:
+        usage["prompt_tokens"] = prompt
+    out: dict[str, Any] = {"timestamp": T0 + step * i, "request": req,
+                           "response": {"choices": [{"message": {"role": "assistant", "content": content},
+                                                     "finish_reason": "stop"}], "usage": usage}}
+    if session:
+        out["session"] = session
+    return out
+
+
+def write(tmp_path: Path, records: list[dict], name: str = "log.jsonl", tail: str = "") -> Path:
+    p = tmp_path / name
+    p.write_text("".join(json.dumps(r) + "\n" for r in records) + tail)
+    return p
+
+
+def load(path: Path, window: int | None = None) -> Run:
+    return load_run(str(path), settings=Settings(window=window))
+
+
+def main_analysis(run: Run) -> Analysis:
+    return analyze_run(run)["main"]
+
+
+def kinds(a: Analysis) -> list[tuple[str, str, int]]:
+    return [(f.kind, f.severity, f.call) for f in a.flags]
+
+
+def of_kind(a: Analysis, kind: str) -> list:
+    return [f for f in a.flags if f.kind == kind]
+
+
+# --- a clean run ------------------------------------------------------------------------------------------------
+
+def clean_records(n: int = 30) -> list[dict]:
+    """Prompts 1,000 + 100*i tokens, a call every 10 s, every response the JSON the system prompt asks for."""
+    return [rec(i, 1000 + 100 * i, tools=[TOOL1]) for i in range(n)]
+
+
+def test_clean_run_raises_no_flag_and_forecasts_by_hand(tmp_path: Path) -> None:
+    run = load(write(tmp_path, clean_records()), window=100_000)
+    a = main_analysis(run)
+    assert a.flags == []
+    assert {r.level for r in a.drift_risk} == {"low"}
+    assert [r.format_score for r in a.drift_risk] == [0.0] * 30
+    assert a.format_rule is not None and a.format_rule.keys == ("action", "speak")
+    fc = a.forecast
+    # window 100,000: budget 60,000, trigger 48,000, reserve 15,000 -> limit 85,000; last prompt 3,900; +100/call.
+    assert fc.slope_tokens_per_call == 100
+    assert fc.occupancy_tokens == 3900 and fc.at_call == 29 and fc.since_call == 0
+    assert (fc.trigger_tokens, fc.budget_tokens, fc.window_limit_tokens) == (48_000, 60_000, 85_000)
+    assert fc.calls_to_trigger == math.ceil((48_000 - 3900) / 100) == 441
+    assert fc.calls_to_budget == math.ceil((60_000 - 3900) / 100) == 561
+    assert fc.calls_to_window == math.ceil((85_000 - 3900) / 100) == 811
+    assert fc.seconds_per_call == 10
+    assert fc.seconds_to_trigger == 4410
+    assert fc.text() == "441 calls / ~74 min to trigger · 561 calls / ~1.6 h to budget · 811 calls / ~2.3 h to window"
+    doc = analysis_json(run)
+    assert doc["flags"] == []
+    assert {"calls_to_trigger", "seconds_to_trigger", "calls_to_budget", "seconds_to_budget", "calls_to_window",
+            "seconds_to_window", "slope_tokens_per_call", "basis", "note"} <= set(doc["forecast"])
+    assert doc["forecast"]["calls_to_window"] == 811 and doc["forecast"]["note"] is None
+
+
+def test_forecast_needs_three_calls(tmp_path: Path) -> None:
+    a = main_analysis(load(write(tmp_path, clean_records(2)), window=100_000))
+    assert not a.forecast.enough_data
+    assert a.forecast.calls_to_trigger is None and a.forecast.slope_tokens_per_call is None
+    assert a.forecast.text().startswith("not enough data: 2 calls")
+    assert main_analysis(load(write(tmp_path, clean_records(3)), window=100_000)).forecast.enough_data
+
+
+def test_forecast_is_robust_to_one_outlier_and_unknown_window(tmp_path: Path) -> None:
+    # +100/call with a one-call spike (an attachment sent once) and a one-call dip (a short side request): neither
+    # is a compaction, both are left out of the slope
+    for prompts in ([1000, 1100, 1200, 1300, 1400, 4500, 1600, 1700], [1000, 1100, 1200, 1300, 200, 1500, 1600]):
+        a = main_analysis(load(write(tmp_path, [rec(i, p) for i, p in enumerate(prompts)])))
+        assert a.forecast.slope_tokens_per_call == 100, prompts
+        assert not of_kind(a, "compaction")
+    # a +3,000 step that stays is growth, not an outlier: the slope rises above 100
+    step = [1000, 1100, 1200, 4300, 4400, 4500, 4600, 4700]
+    c = main_analysis(load(write(tmp_path, [rec(i, p) for i, p in enumerate(step)])))
+    assert c.forecast.slope_tokens_per_call is not None and c.forecast.slope_tokens_per_call > 100
+    assert theil_sen([(0, 0), (1, 100), (2, 200), (3, 3300), (4, 400), (5, 500)]) == 100
+    assert theil_sen([(1, 5)]) is None
+    # gpt-4o's window comes from the catalogue; with a custom model and no --window it is unknown
+    recs = [rec(i, 1000 + 100 * i) for i in range(4)]
+    for r in recs:
+        r["request"]["model"] = "in-house-model"
+    b = main_analysis(load(write(tmp_path, recs, "nowin.jsonl")))
+    assert b.forecast.window_tokens is None and b.forecast.calls_to_window is None
+    assert "window unknown" in (b.forecast.note or "") and "window unknown" in b.forecast.text()
+    assert not [f for f in b.flags if f.kind != "format_drift"]
+
+
+# --- thresholds -------------------------------------------------------------------------------------------------
+
+#: Window 10,000: budget 6,000; trigger 4,800; reserve 1,500 -> limit 8,500.  Prompts +1,000 per call.
+THRESH = [1000, 2000, 3000, 4000, 5000, 6000, 7000, 8000, 9000]
+
+
+@pytest.fixture
+def thresholds(tmp_path: Path) -> Analysis:
+    return main_analysis(load(write(tmp_path, [rec(i, p) for i, p in enumerate(THRESH)]), window=10_000))
+
+
+def test_trigger_crossed_and_no_compaction_followed(thresholds: Analysis) -> None:
+    (f,) = of_kind(thresholds, "trigger_no_compaction")
+    assert (f.severity, f.call) == ("warn", 4)  # 5,000 >= 4,800 first at index 4
+    assert f.evidence["trigger_tokens"] == 4800 and f.evidence["prompt_tokens"] == 5000
+    assert f.evidence["calls_after_crossing"] == 4 and f.evidence["ended_by"] == "end of log"
+    assert "#5" in f.reason
+
+
+def test_trigger_crossed_on_the_last_call_is_not_yet_flagged(tmp_path: Path) -> None:
+    a = main_analysis(load(write(tmp_path, [rec(i, p) for i, p in enumerate(THRESH[:5])]), window=10_000))
+    assert not of_kind(a, "trigger_no_compaction")
+
+
+def test_over_budget(thresholds: Analysis) -> None:
+    (f,) = of_kind(thresholds, "over_budget")
+    assert (f.severity, f.call) == ("warn", 6)  # 7,000 > 6,000 (6,000 itself is not over)
+    assert f.evidence["calls_over_budget"] == 3 and f.evidence["max_prompt_tokens"] == 9000
+
+
+def test_free_space_below_reserve(thresholds: Analysis) -> None:
+    (f,) = of_kind(thresholds, "reserve_breached")
+    assert (f.severity, f.call) == ("critical", 8)  # 9,000 + 1,500 > 10,000
+    assert f.evidence["free_tokens"] == 10_000 - 1500 - 9000 == -500
+    assert f.evidence["reserve_tokens"] == 1500 and f.evidence["reserve_source"] == "default"
+
+
+def test_reserve_from_the_request_max_tokens(tmp_path: Path) -> None:
+    recs = [rec(i, p) for i, p in enumerate([1000, 2000, 3000])]
+    recs[2]["request"]["max_tokens"] = 7500  # 3,000 + 7,500 > 10,000
+    (f,) = of_kind(main_analysis(load(write(tmp_path, recs), window=10_000)), "reserve_breached")
+    assert f.call == 2 and f.evidence["reserve_source"] == "request" and f.evidence["free_tokens"] == -500
+
+
+def test_next_call_forecast_over_the_window(thresholds: Analysis) -> None:
+    (f,) = of_kind(thresholds, "window_forecast")
+    # at index 7: 8,000 + 1,000/call = 9,000 > 8,500; at index 6: 8,000 <= 8,500
+    assert (f.severity, f.call) == ("critical", 7)
+    assert f.evidence["forecast_next_tokens"] == 9000 and f.evidence["window_limit_tokens"] == 8500
+    assert thresholds.forecast.calls_to_window == 0  # 9,000 is already past the limit
+
+
+def test_threshold_risk_levels(thresholds: Analysis) -> None:
+    levels = [r.level for r in thresholds.drift_risk]
+    # 1k-3k low; 4k-6k within 5 calls of the 8,500 limit at +1,000/call (high); 7k over budget (high);
+    # 8k next call over the window, 9k reserve breached (critical)
+    assert levels == ["low"] * 3 + ["high"] * 4 + ["critical"] * 2
+    assert "~5 calls to the window" in thresholds.drift_risk[3].reason
+    assert "next call forecast over the window" in thresholds.drift_risk[7].reason
+    assert "80% of window" in thresholds.drift_risk[7].reason
+
+
+# --- B13: implausible usage ------------------------------------------------------------------------------------
+
+def test_b13_implausible_usage_is_flagged_and_ignored_by_the_forecast(tmp_path: Path) -> None:
+    prompts = [1000, 2000, 3000, 4000, 4_280_000]
+    recs = [rec(i, p) for i, p in enumerate(prompts)]
+    recs[4] = rec(4, 4_280_000, words=4500)
+    a = main_analysis(load(write(tmp_path, recs), window=570_000))
+    (f,) = of_kind(a, "implausible_usage")
+    assert (f.severity, f.call) == ("warn", 4)
+    assert "implausible, ignored" in f.reason and "last plausible: 4,000 at #4" in f.reason
+    assert f.evidence["last_plausible_tokens"] == 4000 and f.evidence["window"] == 570_000
+    assert [k for k, _, _ in kinds(a)] == ["implausible_usage"]  # no overflow, no estimate or compaction flag
+    fc = a.forecast
+    assert fc.slope_tokens_per_call == 1000 and fc.occupancy_tokens == 4000 and fc.at_call == 3
+    assert fc.calls_to_window == math.ceil((570_000 - 85_500 - 4000) / 1000)
+    assert a.drift_risk[4].occupancy is None and "implausible" in a.drift_risk[4].reason
+    assert a.calibration is not None and 0.95 < a.calibration < 1.05  # the outlier is not in the calibration
+
+
+def test_b13_implausible_without_a_window(tmp_path: Path) -> None:
+    recs = [rec(i, p, words=p - OVERHEAD if p < 10_000 else 2500) for i, p in enumerate([1000, 2000, 20_000_000, 4000])]
+    for r in recs:
+        r["request"]["model"] = "in-house-model"
+    a = main_analysis(load(write(tmp_path, recs)))
+    assert [(f.kind, f.call) for f in a.flags] == [("implausible_usage", 2)]
+    assert a.forecast.slope_tokens_per_call == 1000
+
+
+# --- system prompt and floor -----------------------------------------------------------------------------------
+
+def b24_records() -> list[dict]:
+    """B24: 60 calls; the system prompt through call 40 (#1-#40), absent from #41 on; prose after that."""
+    out = []
+    for i in range(60):
+        k = i + 1
+        if k <= 40:
+            out.append(rec(i, 2000 + 10 * i, system=SYS_B24, content=f'{{"answer":"{k}"}}'))
+        else:
+            out.append(rec(i, 2000 + 10 * i - 10, system=None, words=2000 + 10 * i - OVERHEAD,
+                           content=f"Sure! The answer is {k}, and I'm happy to explain further."))
+    return out
+
+
+def test_b24_system_prompt_evicted(tmp_path: Path) -> None:
+    run = load(write(tmp_path, b24_records()), window=128_000)
+    a = main_analysis(run)
+    (f,) = of_kind(a, "system_prompt_evicted")
+    assert (f.severity, f.call) == ("critical", 40)
+    assert f.reason == "system prompt absent from request #41 (present in #1–#40)"
+    assert f.evidence["present_from"] == 0 and f.evidence["present_to"] == 39
+    assert f.evidence["floor_after"] < f.evidence["floor_before"]  # the floor shrank
+    assert not of_kind(a, "compaction") and not of_kind(a, "system_prompt_changed")
+    # the drift detector links the drift to the same call, with the rule taken from the (earlier) system prompt
+    (d,) = of_kind(a, "format_drift")
+    assert (d.call, d.severity) == (40, "warn") and a.first_drift == 40
+    assert d.evidence["rule"]["keys"] == ["answer"] and d.evidence["rule"]["source"] == "system prompt"
+    assert d.evidence["system_present"] is False and "#41" in d.reason and "system prompt absent" in d.reason
+    assert a.drift_risk[39].level == "low"
+    assert a.drift_risk[40].level == "critical" and "system prompt absent since #41" in a.drift_risk[40].reason
+    assert all(r.level == "critical" for r in a.drift_risk[40:])
+    j = next(x for x in analysis_json(run)["flags"] if x["kind"] == "system_prompt_evicted")
+    assert j == {"kind": "system_prompt_evicted", "severity": "critical", "call": 40, "reason": f.reason,
+                 "evidence": f.evidence, "context": "main"}
+
+
+def test_system_prompt_changed(tmp_path: Path) -> None:
+    recs = [rec(i, 1000 + 100 * i) for i in range(3)]
+    recs += [rec(i, 1000 + 100 * i, system=SYS_B29 + " Keep it short.") for i in range(3, 6)]
+    (f,) = of_kind(main_analysis(load(write(tmp_path, recs), window=100_000)), "system_prompt_changed")
+    assert (f.severity, f.call) == ("warn", 3) and f.evidence["previous_call"] == 2
+    assert f.evidence["system_tokens_after"] > f.evidence["system_tokens_before"]
+    assert "#4" in f.reason and "#3" in f.reason
+
+
+def test_floor_grew(tmp_path: Path) -> None:
+    recs = [rec(i, 1000 + 100 * i, tools=[TOOL1]) for i in range(3)]
+    recs += [rec(i, 1100 + 100 * i, tools=[TOOL1, TOOL2]) for i in range(3, 8)]
+    run = load(write(tmp_path, recs), window=100_000)
+    (f,) = of_kind(main_analysis(run), "floor_grew")
+    before, after = run.calls[2].tools_tokens, run.calls[3].tools_tokens
+    assert before is not None and after is not None and after > before
+    assert (f.severity, f.call) == ("warn", 3)
+    assert f.evidence["tokens_added"] == after - before and f.evidence["tools_added"] == ["fetch"]
+    assert f.evidence["calls_affected"] == 5 and f.evidence["tokens_added_total"] == 5 * (after - before)
+
+
+def test_estimate_disagrees_after_calibration(tmp_path: Path) -> None:
+    # every reported size is 1.10 x the words (another tokenizer: calibration absorbs it), except #6 (x 1.23)
+    recs = [rec(i, round(1.10 * (2000 + 100 * i)), words=2000 + 100 * i) for i in range(10)]
+    recs[5] = rec(5, round(1.10 * 1.12 * 2500), words=2500)
+    recs[8] = rec(8, round(1.10 * 1.5 * 2800), words=2800)
+    a = main_analysis(load(write(tmp_path, recs), window=100_000))
+    got = of_kind(a, "estimate_disagrees")
+    assert [(f.call, f.severity) for f in got] == [(5, "info"), (8, "warn")]
+    assert 0.10 < got[0].evidence["difference"] < 0.14
+    assert 0.30 < got[1].evidence["difference"] < 0.36  # |r - e| / r = 1 - 1/1.5
+    assert 1.08 < got[0].evidence["calibration"] < 1.10
+
+
+# --- compaction (B23) ------------------------------------------------------------------------------------------
+
+def test_compaction_from_a_history_drop_resets_the_forecast(tmp_path: Path) -> None:
+    prompts = [1000, 2000, 3000, 4000, 5000, 1500, 1700]
+    run_path = write(tmp_path, [rec(i, p) for i, p in enumerate(prompts)])
+    a = main_analysis(load(run_path, window=100_000))
+    (f,) = of_kind(a, "compaction")
+    assert (f.severity, f.call) == ("info", 5) and f.evidence["marker"] is False
+    assert f.evidence["tokens_freed"] == 5000 - 1500 and f.evidence["prompt_after"] == 1500
+    assert not a.forecast.enough_data and a.forecast.since_call == 5
+    assert "2 calls with a known prompt size since #6" in a.forecast.text()
+    b = main_analysis(load(write(tmp_path, [rec(i, p) for i, p in enumerate([*prompts, 1900])], "b.jsonl"),
+                           window=100_000))
+    assert b.forecast.slope_tokens_per_call == 200 and "since #6" in b.forecast.basis
+
+
+def claude_records(pre: list[int], post: list[int], *, pre_tokens: int, post_tokens: int | None) -> list[dict]:
+    """A Claude Code transcript: one assistant call per prompt size, a compact_boundary between the two lists."""
+    out: list[dict] = []
+    t = datetime(2025, 1, 1).timestamp()
+
+    def ts(k: int) -> str:
+        return datetime.fromtimestamp(t + 30 * k).isoformat() + "Z"
+
+    k = 0
+    for phase, prompts in (("a", pre), ("b", post)):
+        if phase == "b":
+            meta: dict[str, Any] = {"trigger": "auto", "preTokens": pre_tokens}
+            if post_tokens is not None:
+                meta["postTokens"] = post_tokens
+            out.append({"type": "system", "subtype": "compact_boundary", "content": "Conversation compacted",
+                        "compactMetadata": meta, "uuid": "b1", "sessionId": "s1", "timestamp": ts(k)})
+            out.append({"type": "user", "isCompactSummary": True, "uuid": "sum", "sessionId": "s1",
+                        "message": {"role": "user", "content": "This session is being continued…"},
+                        "timestamp": ts(k)})
+        for p in prompts:
+            k += 1
+            out.append({"type": "user", "message": {"role": "user", "content": f"turn {k}"}, "uuid": f"u{k}",
+                        "sessionId": "s1", "timestamp": ts(k)})
+            out.append({"type": "assistant", "requestId": f"r{k}", "uuid": f"a{k}", "sessionId": "s1",
+                        "timestamp": ts(k),
+                        "message": {"id": f"msg_{k}", "model": "claude-sonnet-4-5", "role": "assistant",
+                                    "content": [{"type": "text", "text": f"step {k} done"}],
+                                    "usage": {"input_tokens": 5, "cache_creation_input_tokens": 100,
+                                              "cache_read_input_tokens": p - 105, "output_tokens": 300}}})
+    return out
+
+
+def test_b23_compaction_marker_tokens_freed_and_slope_reset(tmp_path: Path) -> None:
+    recs = claude_records([150_000, 152_000, 154_010], [9_810, 10_810, 11_810, 12_810],
+                          pre_tokens=154_810, post_tokens=9_800)
+    run = load(write(tmp_path, recs, "b23.jsonl"), window=200_000)
+    assert run.spec.name == "claude-code"
+    a = main_analysis(run)
+    (f,) = of_kind(a, "compaction")
+    assert (f.severity, f.call) == ("info", 3) and f.evidence["marker"] is True
+    ev = f.evidence
+    assert (ev["pre_tokens"], ev["post_tokens"]) == (154_810, 9_800)
+    assert ev["prompt_after"] == 9_810  # occupancy right after the boundary: postTokens + the new turn, never 154,810
+    assert ev["tokens_freed"] == 154_010 - 9_810 and ev["tokens_freed_vs_pre_tokens"] == 154_810 - 9_810
+    assert a.drift_risk[3].occupancy == 9_810
+    fc = a.forecast
+    assert fc.since_call == 3 and fc.slope_tokens_per_call == 1000  # not the pre-compaction +2,000/call
+    assert fc.calls_to_trigger == math.ceil((96_000 - 12_810) / 1000)
+    assert fc.seconds_per_call == 30
+    # two post-compaction calls are not enough
+    short = claude_records([150_000, 152_000, 154_010], [9_810, 10_810], pre_tokens=154_810, post_tokens=9_800)
+    b = main_analysis(load(write(tmp_path, short, "short.jsonl"), window=200_000))
+    assert not b.forecast.enough_data and "since #4" in b.forecast.text()
+
+
+def test_claude_code_compaction_sample(shared_logs: Path) -> None:
+    """The real Claude Code compaction: the forecast before it, and the compaction flag, checked with plain json.
+
+    The catalogue gives claude-opus-4-6 a 1M window, but this session ran with the default 200k window: Claude
+    Code auto-compacted at preTokens 170,251, which a 1M window would not have triggered.  So ``--window 200000``.
+    """
+    path = shared_logs / "claude-code" / "spotter_4d5611e5_lines700-800_compaction.jsonl"
+    recs = [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
+    # independent reader: one prompt per main-chain message id (input + cache creation + cache read), in order
+    prompts: dict[str, tuple[int, float]] = {}
+    boundary_at = boundary_ts = pre_tokens = None
+    for d in recs:
+        if d.get("type") == "system" and d.get("subtype") == "compact_boundary":
+            boundary_at, pre_tokens = len(prompts), d["compactMetadata"]["preTokens"]
+            boundary_ts = datetime.fromisoformat(d["timestamp"].replace("Z", "+00:00")).timestamp()
+        if d.get("type") == "assistant" and not d.get("isSidechain"):
+            u = d["message"]["usage"]
+            ts = datetime.fromisoformat(d["timestamp"].replace("Z", "+00:00")).timestamp()
+            prompts.setdefault(d["message"]["id"], (u["input_tokens"] + u["cache_creation_input_tokens"]
+                                                    + u["cache_read_input_tokens"], ts))
+    seq = list(prompts.values())
+    assert boundary_at is not None and boundary_ts is not None and pre_tokens is not None
+    last_before, first_after = seq[boundary_at - 1][0], seq[boundary_at][0]
+
+    run = load(path, window=200_000)
+    calls = run.calls
+    assert [c.prompt_reported for c in calls] == [p for p, _ in seq]
+    a = main_analysis(run)
+    (f,) = of_kind(a, "compaction")
+    assert f.call == boundary_at and f.evidence["marker"] is True and f.evidence["pre_tokens"] == pre_tokens
+    assert f.evidence["prompt_before"] == last_before and f.evidence["prompt_after"] == first_after
+    assert f.evidence["tokens_freed"] == last_before - first_after
+    assert f.evidence["tokens_freed_vs_pre_tokens"] == pre_tokens - first_after
+    assert a.forecast.since_call == boundary_at  # the slope restarts after the compaction
+
+    # the forecast made on the calls before the compaction
+    before = analyze(calls[:boundary_at], run.settings)
+    fc = before.forecast
+    assert fc.enough_data and fc.window_limit_tokens == 200_000 - 30_000
+    assert pre_tokens >= fc.window_limit_tokens  # Claude Code compacted when the prompt reached window - reserve
+    actual_calls = 1  # the very next request was the compacted one
+    actual_seconds = boundary_ts - seq[boundary_at - 1][1]
+    assert fc.calls_to_window is not None and actual_calls <= fc.calls_to_window <= 10 * actual_calls
+    assert fc.seconds_to_window is not None and actual_seconds / 10 <= fc.seconds_to_window <= 10 * actual_seconds
+    assert fc.calls_to_trigger == 0 and fc.calls_to_budget == 0  # 156k is past 96k and 120k already
+    # already past the trigger at the first call of the slice, and four more calls went by without compaction
+    assert sorted(f.kind for f in before.flags) == ["over_budget", "trigger_no_compaction"]
+
+
+# --- response drift (B29) ----------------------------------------------------------------------------------------
+
+def b29_records(*, fence: bool = False, system: str | None = SYS_B29, user_prefix: str = "") -> list[dict]:
+    """B29: 30 calls; 1-10 clean, 11-20 JSON + "I hope this helps!", 21-25 broken quote, 26-30 prose."""
+    out = []
+    for i in range(30):
+        k = i + 1
+        if k <= 10:
+            body = OK
+        elif k <= 20:
+            body = OK + "\n\nI hope this helps!"
+        elif k <= 25:
+            body = '{"action":"wave","speak:"hello"}'
+        else:
+            body = "I waved and said hello to everyone in the room."
+        if fence and k <= 10:
+            body = f"```json\n{body}\n```"
+        out.append(rec(i, 1000 + 200 * i, system=system, content=body,
+                       user_prefix=user_prefix if i == 0 else ""))
+    return out
+
+
+def test_b29_drift_scores_and_first_drifting_call(tmp_path: Path) -> None:
+    run = load(write(tmp_path, b29_records()), window=128_000)
+    a = main_analysis(run)
+    scores = [r.format_score for r in a.drift_risk]
+    assert scores[:10] == [0.0] * 10
+    assert len(set(scores[10:20])) == len(set(scores[20:25])) == len(set(scores[25:])) == 1
+    assert 0 < scores[10] < scores[20] < scores[25] == 1.0
+    assert [r.format_kind for r in a.drift_risk[9:11]] == ["clean", "extra_text"]
+    assert a.drift_risk[20].format_kind == "broken_json" and a.drift_risk[25].format_kind == "prose"
+    assert a.first_drift == 10
+    (f,) = of_kind(a, "format_drift")
+    assert (f.call, f.severity) == (10, "warn")
+    assert f.reason.startswith("responses drift from #11: valid JSON + extra text")
+    ev = f.evidence
+    assert ev["occupancy_tokens"] == 1000 + 200 * 10 and ev["used_fraction"] == round(3000 / 128_000, 4)
+    assert ev["drifting_responses"] == 20 and ev["worst_call"] == 25 and ev["worst_score"] == 1.0
+    assert ev["kinds"] == {"extra_text": 10, "broken_json": 5, "prose": 5}
+    assert ev["rule"]["source"] == "system prompt" and ev["rule"]["keys"] == ["action", "speak"]
+    assert 'JSON object with keys action, speak (from the system prompt)' in f.reason
+    assert [r.level for r in a.drift_risk[9:12]] == ["low", "medium", "medium"]
+    assert a.drift_risk[20].level == "high" and "invalid JSON" in a.drift_risk[20].reason
+
+
+def test_b29_code_fences_are_not_drift(tmp_path: Path) -> None:
+    a = main_analysis(load(write(tmp_path, b29_records(fence=True)), window=128_000))
+    assert [r.format_score for r in a.drift_risk[:10]] == [0.0] * 10
+    assert a.first_drift == 10
+
+
+def test_b29_rule_in_the_first_user_message(tmp_path: Path) -> None:
+    preamble = "# CLAUDE.md\nProject rules.\n\n" + SYS_B29 + "\n\n"
+    run = load(write(tmp_path, b29_records(system=None, user_prefix=preamble)), window=128_000)
+    a = main_analysis(run)
+    assert a.format_rule is not None and a.format_rule.source == "first user message"
+    assert a.first_drift == 10 and of_kind(a, "format_drift")[0].call == 10
+
+
+def test_b29_silent_without_a_rule(tmp_path: Path) -> None:
+    recs = [rec(i, 1000 + 100 * i, system="You are a helpful assistant.",
+                content="Here is a thought." if i % 2 else OK) for i in range(12)]
+    a = main_analysis(load(write(tmp_path, recs), window=128_000))
+    assert a.format_rule is None and a.first_drift is None
+    assert not of_kind(a, "format_drift") and {r.format_score for r in a.drift_risk} == {None}
+
+
+def test_observed_rule_keys_lost(tmp_path: Path) -> None:
+    recs = [rec(i, 1000 + 100 * i, system=None, content=f'{{"a": 1, "b": 2, "n": {i}}}') for i in range(8)]
+    recs += [rec(i, 1000 + 100 * i, system=None, content='{"a": 1}') for i in range(8, 12)]
+    a = main_analysis(load(write(tmp_path, recs), window=128_000))
+    assert a.format_rule is not None and a.format_rule.source == "observed"
+    assert a.format_rule.keys == ("a", "b", "n")
+    (f,) = of_kind(a, "format_drift")
+    assert f.call == 8 and f.evidence["first_kind"] == "missing_keys" and "without key(s) b, n" in f.reason
+
+
+def test_a_single_odd_response_is_info_and_recovers(tmp_path: Path) -> None:
+    recs = [rec(i, 1000 + 100 * i, content="Oops, prose." if i == 6 else OK) for i in range(12)]
+    (f,) = of_kind(main_analysis(load(write(tmp_path, recs), window=128_000)), "format_drift")
+    assert (f.call, f.severity) == (6, "info") and f.evidence["recovered_at"] == 9
+
+
+def test_system_prompt_echo(tmp_path: Path) -> None:
+    words = [f"rule{k}" for k in range(120)]
+    system = "Reply ONLY as JSON. " + " ".join(words)
+    echo = "Sure. " + " ".join(words[30:80]) + " That is all."  # 50 words copied verbatim
+    recs = [rec(i, 1000 + 100 * i, system=system, content='{"ok": true}') for i in range(6)]
+    recs[4] = rec(4, 1400, system=system, content=echo)
+    a = main_analysis(load(write(tmp_path, recs), window=128_000))
+    (f,) = of_kind(a, "system_prompt_echo")
+    assert (f.severity, f.call) == ("warn", 4) and f.evidence["words"] == 50
+    assert a.drift_risk[4].level == "high"
+    # below the threshold (ECHO_MIN_WORDS) nothing is flagged
+    short = "Sure. " + " ".join(words[30:30 + ECHO_MIN_WORDS - 5])
+    recs[4] = rec(4, 1400, system=system, content=short)
+    assert not of_kind(main_analysis(load(write(tmp_path, recs, "s.jsonl"), window=128_000)), "system_prompt_echo")
+
+
+def test_response_collapse_while_the_prompt_grows(tmp_path: Path) -> None:
+    # prose replies (no format rule); outputs 400 tokens for calls 0-9, then 40; prompts +200/call
+    recs = [rec(i, 1000 + 200 * i, system=None, content="Some prose answer.", completion=400 if i < 10 else 40)
+            for i in range(20)]
+    a = main_analysis(load(write(tmp_path, recs), window=128_000))
+    (f,) = of_kind(a, "response_collapse")
+    # baseline: median 400 tokens at median prompt (1,800 + 2,000) / 2 = 1,900; the window of 5 collapsed outputs
+    # is full at index 14, whose prompt 3,800 >= 1.5 x 1,900
+    assert (f.severity, f.call) == ("warn", 14)
+    assert f.evidence["baseline_output_tokens"] == 400 and f.evidence["baseline_prompt_tokens"] == 1900
+    assert f.evidence["recent_median_output_tokens"] == 40 and f.evidence["prompt_tokens"] == 3800
+    # the same collapse with a flat prompt is not flagged (short answers to short questions)
+    flat = [rec(i, 1000, system=None, content="Some prose answer.", completion=400 if i < 10 else 40)
+            for i in range(20)]
+    assert not of_kind(main_analysis(load(write(tmp_path, flat, "flat.jsonl"), window=128_000)),
+                       "response_collapse")
+
+
+# --- units, odd data, contexts, speed -----------------------------------------------------------------------------
+
+def test_every_flag_kind_is_tested_here() -> None:
+    src = Path(__file__).read_text()
+    for kind in FLAG_KINDS:
+        assert f'"{kind}"' in src
+
+
+def test_drift_units() -> None:
+    r = infer_rule(SYS_B29)
+    assert r is not None and r.kind == "json_object" and r.keys == ("action", "speak")
+    assert infer_rule("You are helpful. Do not answer in JSON.") is None
+    assert infer_rule("Respond only with JSON:\n{\n  \"a\": 1,\n  \"b\": {\"c\": 2}\n}").keys == ("a", "b")
+    assert infer_rule("Return {answer: string} as JSON only").keys == ("answer",)
+    assert infer_rule(None) is None and infer_rule("") is None
+    assert check_format("", r) is None and check_format("   ", r) is None
+    assert check_format('{"action":1}', r).kind == "missing_keys"
+    assert check_format("[1, 2]", r).kind == "missing_keys"
+    assert check_format('Here:\n```json\n{"action":1,"speak":2}\n```', r).kind == "extra_text"
+    assert check_format("use {x} here", r).kind == "prose"
+    assert observed_rule(['{"a":1}'] * 4) is None and observed_rule(['{"a":1}'] * 4 + ["prose"]) is None
+    idx = EchoIndex(" ".join(f"w{k}" for k in range(200)))
+    assert idx.longest_run("x " + " ".join(f"W{k}" for k in range(10, 55)) + " y") == 45  # case-insensitive
+    assert idx.longest_run("nothing to see") == 0 and EchoIndex("").longest_run("w1 w2") == 0
+
+
+def _call(i: int, **kw: Any) -> Call:
+    base: dict[str, Any] = dict(index=i, source=SourceRef("x", i + 1, i + 1, 0, 0), timestamp=None, model=None,
+                                provider=None, session=None, context="main", window=None, window_src=Src.UNKNOWN,
+                                system_tokens=None, tools_tokens=None, floor_tokens=None, floor_src=Src.UNKNOWN,
+                                history_tokens=None, history_src=Src.UNKNOWN, reserve_tokens=None,
+                                reserve_src=Src.UNKNOWN, prompt_estimated=None, usage=None, tokenizer="chars/4",
+                                exact=False)
+    base.update(kw)
+    return Call(**base)
+
+
+def test_odd_data_never_raises() -> None:
+    calls = [_call(0), _call(1, usage=Usage()), _call(2, usage=Usage(prompt_total=-5)),
+             _call(3, compaction={"kind": "compact_boundary", "pre_tokens": "x", "post_tokens": 900}),
+             _call(4, usage=Usage(prompt_total=1000), window=0, reserve_tokens=None),
+             _call(5, usage=Usage(prompt_total=1200), window=2000, reserve_tokens=5000, system_present=False),
+             _call(6, usage=Usage(prompt_total=1300), timestamp=5.0, compaction="bad")]  # type: ignore[arg-type]
+    a = analyze(calls, Settings())
+    assert len(a.drift_risk) == 7
+    assert analyze([], Settings()).forecast.text() == "no calls"
+    assert Forecast().to_json()["calls_to_window"] is None
+    b = analyze(calls, Settings(), context="sidechain-x")
+    assert b.flags == [] and b.drift_risk == []
+
+
+def test_contexts_are_separate_and_resets_restart_the_episode(tmp_path: Path) -> None:
+    recs = [rec(i, 1000 + 1000 * i) for i in range(5)]
+    side = [dict(rec(i, 9000), context="sidechain-1") for i in range(2)]
+    run = load(write(tmp_path, [*recs[:2], *side, *recs[2:]]), window=10_000)
+    res = analyze_run(run)
+    assert set(res) == {"main", "sidechain-1"}
+    assert [f.kind for f in res["sidechain-1"].flags] == ["reserve_breached", "over_budget", "trigger_no_compaction"]
+    assert all(f.context == "sidechain-1" for f in res["sidechain-1"].flags)
+    assert not of_kind(res["main"], "compaction")  # the 9,000-token sidechain calls do not mix with main
+    c = analyze(run.calls, run.settings, resets=[run.calls[5].index])
+    assert c.forecast.since_call == run.calls[5].index and not c.forecast.enough_data
+
+
+def test_analysis_is_linear_and_fast() -> None:
+    """10,000 calls (a 10k-call run) analyse in well under a second: O(n) per recomputation."""
+    calls = [_call(i, usage=Usage(prompt_total=1000 + 10 * i, output=50), window=200_000, reserve_tokens=30_000,
+                   timestamp=float(i), system_present=True, system_key=1, history_tokens=900 + 10 * i)
+             for i in range(10_000)]
+    t = time.perf_counter()
+    a = analyze(calls, Settings())
+    elapsed = time.perf_counter() - t
+    assert a.forecast.slope_tokens_per_call == 10 and len(a.drift_risk) == 10_000
+    assert elapsed < 1.0, elapsed
