@@ -248,6 +248,10 @@ class Counter:
         """Tokens of one content part (tool-call name and arguments both counted, case B02)."""
         if part.kind in ("image", "document"):
             return image_tokens(part.meta or {}, self.provider)
+        if part.kind == "thinking" and part.meta and isinstance(part.meta.get("reasoning_tokens"), int):
+            # Encrypted reasoning re-sent on later calls (Codex) cannot be tokenized locally; the provider
+            # reported its size when it was produced, so that count is used.
+            return max(part.meta["reasoning_tokens"], self.tokenizer.count(part.text))
         n = self.tokenizer.count(part.text)
         if part.kind == "tool_call":
             n += self.tokenizer.count(part.name or "")

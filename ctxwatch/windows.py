@@ -13,6 +13,11 @@ from decimal import Decimal
 from ctxwatch.model import Src, Usage
 
 
+#: Anthropic's standard context window for Claude models (Anthropic docs, "Context windows": 200K tokens;
+#: 1M only as a beta behind the ``context-1m`` header).
+ANTHROPIC_STANDARD_WINDOW = 200_000
+
+
 @functools.lru_cache(maxsize=512)
 def catalog_window(model: str | None, provider: str | None = None) -> int | None:
     """The model's context window in tokens per genai-prices, or ``None`` when unknown.
@@ -54,6 +59,10 @@ def resolve_window(model: str | None, provider: str | None, log_window: int | No
         return option_window, Src.OPTION
     cw = catalog_window(model, provider)
     if cw:
+        if (provider == "anthropic" or (model or "").startswith("claude")) and cw > ANTHROPIC_STANDARD_WINDOW:
+            # The catalogue lists the 1M-token beta window; requests get it only with the context-1m beta
+            # header, and Claude Code runs at 200k (its compaction fires near 170k in the real samples).
+            cw = ANTHROPIC_STANDARD_WINDOW
         return cw, Src.CATALOG
     return None, Src.UNKNOWN
 

@@ -288,3 +288,24 @@ def test_window_option_and_reserve_default(tmp_path: Path) -> None:
     assert c["window"] == 32000 and c["window_source"] == "option"
     assert c["reserve_tokens"] == 4800 and c["reserve_source"] == "default"  # 0.15 * 32000
     assert c["free_tokens"] == 32000 - c["floor_tokens"] - c["history_tokens"] - 4800
+
+
+def test_codex_inferred_floor_is_stable_when_reasoning_is_counted(shared_logs: Path) -> None:
+    """Encrypted reasoning re-sent on later calls is counted at its reported size, so the inferred floor
+    (reported prompt minus estimated history) stays flat instead of jumping with every reasoning item."""
+    path = shared_logs / "codex-rollout" / "rollout-2025-11-17T15-30-28-019a93b9_codex0.58.0.jsonl"
+    doc = report(path)
+    floors = [c["floor_tokens"] for c in doc["calls"] if c["floor_source"] == "inferred"]
+    assert len(floors) == 39
+    # No jumps: consecutive inferred floors differ by under 5% (without the reasoning counts the floor
+    # jumped by 70%, 15.6k -> 26.8k, on the last two calls).
+    assert all(abs(b - a) <= 0.05 * a for a, b in zip(floors, floors[1:], strict=False)), floors
+
+
+def test_claude_window_is_the_standard_200k() -> None:
+    """The catalogue lists a 1M beta window for some Claude models; requests get 200k without the beta."""
+    from ctxwatch.model import Src
+    from ctxwatch.windows import resolve_window
+
+    assert resolve_window("claude-opus-4-6", "anthropic", None, None) == (200_000, Src.CATALOG)
+    assert resolve_window("claude-opus-4-6", "anthropic", None, 1_000_000) == (1_000_000, Src.OPTION)
