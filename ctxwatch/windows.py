@@ -12,7 +12,6 @@ from decimal import Decimal
 
 from ctxwatch.model import Src, Usage
 
-
 #: Anthropic's standard context window for Claude models (Anthropic docs, "Context windows": 200K tokens;
 #: 1M only as a beta behind the ``context-1m`` header).
 ANTHROPIC_STANDARD_WINDOW = 200_000

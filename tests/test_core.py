@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import itertools
 import hashlib
 import json
 import re
@@ -299,7 +300,7 @@ def test_codex_inferred_floor_is_stable_when_reasoning_is_counted(shared_logs: P
     assert len(floors) == 39
     # No jumps: consecutive inferred floors differ by under 5% (without the reasoning counts the floor
     # jumped by 70%, 15.6k -> 26.8k, on the last two calls).
-    assert all(abs(b - a) <= 0.05 * a for a, b in zip(floors, floors[1:], strict=False)), floors
+    assert all(abs(b - a) <= 0.05 * a for a, b in itertools.pairwise(floors)), floors
 
 
 def test_claude_window_is_the_standard_200k() -> None:
