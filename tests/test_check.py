@@ -1,0 +1,162 @@
+"""``ctxwatch check``: exit status 0 / 1 / 2, ``--fail-on``, ``--json``, shared threshold options, bad lines.
+
+Logs are generated with the canonical-record builder of ``test_analysis`` (hand-chosen reported prompt sizes).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from test_analysis import THRESH, b24_records, clean_records, rec, write
+
+from ctxwatch.cli import main
+
+
+def check(*args: str) -> tuple[int, str, str]:
+    r = CliRunner().invoke(main, ["check", *args])
+    if r.exception is not None and not isinstance(r.exception, SystemExit):
+        raise r.exception
+    return r.exit_code, r.stdout, r.stderr
+
+
+@pytest.fixture
+def clean(tmp_path: Path) -> Path:
+    return write(tmp_path, clean_records(), "clean.jsonl")
+
+
+@pytest.fixture
+def warn_only(tmp_path: Path) -> Path:
+    """Over budget and past the trigger (warn), nowhere near the window (window 10,000; prompts up to 7,000)."""
+    return write(tmp_path, [rec(i, p) for i, p in enumerate(THRESH[:7])], "warn.jsonl")
+
+
+def test_clean_log_exits_0(clean: Path) -> None:
+    code, out, _ = check(str(clean), "--window", "100000")
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0].startswith("forecast: 441 calls / ~74 min to trigger")
+    assert lines[-1] == "30 calls, 0 flags (0 critical, 0 warn, 0 info), 0 bad lines; --fail-on critical: exit 0"
+
+
+def test_critical_exits_1_and_prints_one_line_per_flag(tmp_path: Path) -> None:
+    path = write(tmp_path, b24_records(), "b24.jsonl")
+    code, out, _ = check(str(path), "--window", "128000")
+    assert code == 1
+    lines = out.splitlines()
+    assert ("CRITICAL  call 40  line 41  system_prompt_evicted  system prompt absent from request #41 "
+            "(present in #1–#40)") in lines
+    assert any(x.startswith("WARN      call 40  line 41  format_drift  responses drift from #41") for x in lines)
+    assert lines[-1].endswith("--fail-on critical: exit 1")
+
+
+def test_fail_on_warn(warn_only: Path) -> None:
+    assert check(str(warn_only), "--window", "10000")[0] == 0
+    code, out, _ = check(str(warn_only), "--window", "10000", "--fail-on", "warn")
+    assert code == 1
+    assert {ln.split()[5] for ln in out.splitlines() if ln.startswith("WARN")} == {"trigger_no_compaction",
+                                                                                  "over_budget"}
+
+
+def test_threshold_options_are_shared_with_report(clean: Path, tmp_path: Path) -> None:
+    # the same clean log with a 4,000-token window: over budget, past the reserve -> critical
+    assert check(str(clean), "--window", "4000")[0] == 1
+    # a larger budget fraction moves the budget: window 10,000, budget 0.8 -> 8,000 > every prompt of warn.jsonl
+    path = write(tmp_path, [rec(i, p) for i, p in enumerate(THRESH[:7])], "w.jsonl")
+    _, out, _ = check(str(path), "--window", "10000", "--budget-fraction", "0.8", "--reserve", "0.1")
+    assert "over_budget" not in out
+    cfg = tmp_path / "c.toml"
+    cfg.write_text("window = 10000\nbudget_fraction = 0.8\nreserve = 0.1\n")
+    _, out2, _ = check(str(path), "--config", str(cfg))
+    assert out2 == out
+
+
+def test_usage_errors_and_unreadable_files_exit_2(clean: Path, tmp_path: Path) -> None:
+    code, _, err = check(str(tmp_path / "missing.jsonl"))
+    assert code == 2 and "no such file" in err
+    code, _, err = check(str(tmp_path))
+    assert code == 2 and "is a directory" in err
+    assert check(str(clean), "--fail-on", "sometimes")[0] == 2
+    assert check(str(clean), "--budget-fraction", "1.5")[0] == 2
+    assert check(str(clean), "--no-such-option")[0] == 2
+    assert check()[0] == 2  # no PATH
+    bad_cfg = tmp_path / "bad.toml"
+    bad_cfg.write_text("budget = [\n")
+    assert check(str(clean), "--config", str(bad_cfg))[0] == 2
+    junk = tmp_path / "junk.bin"
+    junk.write_bytes(b"\x00\x01\x02 not a log at all \xff\xfe\n" * 10)
+    code, _, err = check(str(junk))
+    assert code == 2 and "ctxwatch:" in err
+
+
+@pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0, reason="root reads files whatever their mode")
+def test_permission_denied_exits_2(clean: Path) -> None:
+    clean.chmod(0)
+    try:
+        assert check(str(clean))[0] == 2
+    finally:
+        clean.chmod(0o644)
+
+
+def test_bad_lines_are_info_notes_and_do_not_change_the_status(tmp_path: Path) -> None:
+    recs = clean_records(10)
+    body = "".join(json.dumps(r) + "\n" for r in recs[:3]) + "{not json\n" + "".join(
+        json.dumps(r) + "\n" for r in recs[3:]) + "[1, 2, 3]\n" + '{"request": {"model": "gpt-4o", "mess'
+    path = tmp_path / "bad.jsonl"
+    path.write_text(body)
+    code, out, _ = check(str(path), "--window", "100000")
+    assert code == 0
+    notes = [ln for ln in out.splitlines() if ln.startswith("INFO      note")]
+    assert [ln.split()[3] for ln in notes] == ["4", "12", "13"]  # 1-based line numbers of the bad lines
+    assert out.splitlines()[-1].endswith("3 bad lines; --fail-on critical: exit 0")
+    code, js, _ = check(str(path), "--window", "100000", "--json")
+    doc = json.loads(js)
+    assert code == 0 and doc["exit_status"] == 0 and doc["flags"] == []
+    assert [(n["line"], n["severity"]) for n in doc["notes"]] == [(4, "info"), (12, "info"), (13, "info")]
+    # with a critical flag the bad lines do not hide it
+    b24 = b24_records()
+    body2 = "".join(json.dumps(r) + "\n" for r in b24[:50]) + "garbage\n" + "".join(json.dumps(r) + "\n"
+                                                                                    for r in b24[50:])
+    p2 = tmp_path / "bad24.jsonl"
+    p2.write_text(body2)
+    code, out, _ = check(str(p2), "--window", "128000")
+    assert code == 1 and "INFO      note  line 51" in out
+
+
+def test_a_file_of_only_bad_lines_is_unreadable(tmp_path: Path) -> None:
+    path = tmp_path / "allbad.jsonl"
+    path.write_text('{"request": {"model": "gpt-4o"}, "response": {}}\n'.replace("request", "req") * 3)
+    code, _, err = check(str(path), "--format", "canonical")
+    assert code == 2 and "no call could be read (3 bad lines, first at line 1" in err
+
+
+def test_empty_file_is_fine(tmp_path: Path) -> None:
+    path = tmp_path / "empty.jsonl"
+    path.write_text("")
+    code, out, _ = check(str(path))
+    assert code == 0 and "0 calls, 0 flags" in out and "forecast: no calls" in out
+
+
+def test_json_output(tmp_path: Path) -> None:
+    path = write(tmp_path, b24_records(), "b24.jsonl")
+    code, out, _ = check(str(path), "--window", "128000", "--json")
+    doc = json.loads(out)
+    assert code == 1 and doc["exit_status"] == 1 and doc["fail_on"] == "critical" and doc["format"] == "canonical"
+    ev = next(f for f in doc["flags"] if f["kind"] == "system_prompt_evicted")
+    assert set(ev) == {"kind", "severity", "call", "reason", "evidence", "context"}
+    assert (ev["call"], ev["severity"]) == (40, "critical")
+    assert {"calls_to_trigger", "seconds_to_window", "slope_tokens_per_call", "basis", "note"} <= set(doc["forecast"])
+    assert doc["notes"] == []
+
+
+def test_check_registers_whichever_module_is_imported_first() -> None:
+    code = ("import ctxwatch.cli_check\nfrom ctxwatch.cli import main\nassert 'check' in main.commands\n"
+            "import importlib, ctxwatch.cli as c\nassert c.main.commands['check'] is ctxwatch.cli_check.check_cmd\n")
+    subprocess.run([sys.executable, "-c", code], check=True)
+    subprocess.run([sys.executable, "-c", "from ctxwatch.cli import main\nassert 'check' in main.commands"],
+                   check=True)
