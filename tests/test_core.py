@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import gzip
-import itertools
 import hashlib
+import itertools
 import json
 import re
 from pathlib import Path
