@@ -166,6 +166,30 @@ class Run:
                   if c.prompt_reported and c.prompt_estimated]
         return statistics.median(ratios) if ratios else None
 
+    def occupancy(self, context: str = "main") -> tuple[int | None, str]:
+        """The context's current prompt size in tokens and where the number comes from.
+
+        Right after a compaction whose next call has not arrived, this is the log's ``post_tokens``
+        (``"log"``), else ``None`` with ``"compacted"`` (never the stale pre-compaction size, and never 0:
+        failure case B23).  Otherwise it is the latest call's prompt (``"reported"`` or ``"estimated"``).
+        """
+        try:
+            pending = self.reader.pending_compactions()
+        except Exception:
+            pending = {}
+        marker = pending.get(context)
+        if marker is None and context == "main" and pending.get("") is not None:
+            marker = pending[""]
+        if marker is not None:
+            post = marker.get("post_tokens")
+            return (int(post), "log") if isinstance(post, int) and post > 0 else (None, "compacted")
+        for c in reversed(self.calls):
+            if c.context == context:
+                if c.prompt_reported is not None:
+                    return c.prompt_reported, "reported"
+                return c.prompt_tokens, "estimated"
+        return None, "unknown"
+
     def contexts(self) -> list[str]:
         """Distinct contexts in order of appearance (``main`` first when present)."""
         seen: dict[str, None] = {}

@@ -310,3 +310,41 @@ def test_claude_window_is_the_standard_200k() -> None:
 
     assert resolve_window("claude-opus-4-6", "anthropic", None, None) == (200_000, Src.CATALOG)
     assert resolve_window("claude-opus-4-6", "anthropic", None, 1_000_000) == (1_000_000, Src.OPTION)
+
+
+B23_LINES = [
+    {"type": "user", "message": {"role": "user", "content": "old turn " * 50}, "uuid": "u1", "sessionId": "s1",
+     "timestamp": "2025-01-01T00:00:00Z"},
+    {"type": "assistant", "message": {"id": "msg_1", "role": "assistant", "model": "claude-sonnet-4-5",
+                                      "content": [{"type": "text", "text": "x"}],
+                                      "usage": {"input_tokens": 10, "cache_creation_input_tokens": 0,
+                                                "cache_read_input_tokens": 154000, "output_tokens": 800}},
+     "requestId": "r1", "uuid": "a1", "parentUuid": "u1", "sessionId": "s1", "timestamp": "2025-01-01T00:10:00Z"},
+    {"type": "system", "subtype": "compact_boundary", "content": "Conversation compacted",
+     "compactMetadata": {"trigger": "auto", "preTokens": 154810, "postTokens": 9800}, "uuid": "b1",
+     "parentUuid": None, "sessionId": "s1", "timestamp": "2025-01-01T00:11:00Z"},
+    {"type": "user", "isCompactSummary": True, "message": {"role": "user", "content": "This session is being "
+                                                           "continued from a previous conversation. summary"},
+     "uuid": "u2", "parentUuid": "b1", "sessionId": "s1", "timestamp": "2025-01-01T00:11:01Z"},
+]
+
+
+def test_occupancy_right_after_compaction_is_post_tokens(tmp_path: Path) -> None:
+    """Case B23: after the boundary and before the next call, occupancy is postTokens, not 154,810 or 0."""
+    from ctxwatch.run import load_run
+
+    path = write_jsonl(tmp_path / "b23.jsonl", B23_LINES)
+    run = load_run(str(path))
+    assert run.occupancy("main") == (9800, "log")
+    # Without postTokens the occupancy is unknown-but-compacted, never the stale value.
+    lines = [dict(x) for x in B23_LINES]
+    lines[2] = {**lines[2], "compactMetadata": {"trigger": "auto", "preTokens": 154810}}
+    run = load_run(str(write_jsonl(tmp_path / "b23b.jsonl", lines)))
+    assert run.occupancy("main") == (None, "compacted")
+    # Once the next call arrives, its reported prompt is the occupancy.
+    nxt = {**B23_LINES[1], "uuid": "a2", "parentUuid": "u2", "requestId": "r2",
+           "message": {**B23_LINES[1]["message"], "id": "msg_2",
+                       "usage": {"input_tokens": 5, "cache_creation_input_tokens": 9000,
+                                 "cache_read_input_tokens": 1000, "output_tokens": 10}}}
+    run = load_run(str(write_jsonl(tmp_path / "b23c.jsonl", [*B23_LINES, nxt])))
+    assert run.occupancy("main") == (5 + 9000 + 1000, "reported")

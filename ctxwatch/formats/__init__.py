@@ -54,6 +54,17 @@ class Reader:
         """Consume a whole-file JSON document (document formats only)."""
         return ()
 
+    def pending_compactions(self) -> dict[str, dict[str, Any]]:
+        """Compactions seen whose next call has not arrived yet, by context (``{}`` if none).
+
+        Each value is the marker the next call will carry (``kind``, ``pre_tokens``, ``post_tokens``...).
+        Lets the UI show the post-compaction occupancy at once instead of the stale pre-compaction one.
+        """
+        pending = getattr(self, "_pending", None)
+        if isinstance(pending, dict) and all(isinstance(v, dict) for v in pending.values()):
+            return dict(pending)
+        return {}
+
 
 @dataclass(frozen=True)
 class Sniff:

@@ -266,6 +266,10 @@ class CodexReader(Reader):
             return False
         return data.count(b'"type":"event_msg"') == 1  # glued records are parsed, not skipped
 
+    def pending_compactions(self) -> dict[str, dict[str, Any]]:
+        """The compaction marker waiting for the next call (Codex runs have one context, ``main``)."""
+        return {"main": dict(self._pending)} if self._pending else {}
+
     def feed(self, rec: Record) -> list[Output]:
         """Consume one rollout record; return new or updated calls and issues."""
         v = rec.value
