@@ -139,12 +139,16 @@ def report_cmd(paths: tuple[str, ...], config: str | None, window: int | None, b
         import threading
 
         from ctxwatch.follow import follow_jsonl
+        from ctxwatch.run import LogError
 
         stop = threading.Event()
         try:
             follow_jsonl(paths[0], fmt, settings, sys.stdout, stop, poll=poll)
         except KeyboardInterrupt:
             stop.set()
+        except LogError as exc:
+            click.echo(f"ctxwatch: {exc}", err=True)
+            sys.exit(EXIT_USAGE)
         return
     from ctxwatch.report import report_json
 
