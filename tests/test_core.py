@@ -348,3 +348,8 @@ def test_occupancy_right_after_compaction_is_post_tokens(tmp_path: Path) -> None
                                  "cache_read_input_tokens": 1000, "output_tokens": 10}}}
     run = load_run(str(write_jsonl(tmp_path / "b23c.jsonl", [*B23_LINES, nxt])))
     assert run.occupancy("main") == (5 + 9000 + 1000, "reported")
+
+
+def test_follow_on_a_directory_is_a_usage_error(tmp_path: Path) -> None:
+    res = CliRunner().invoke(main, ["report", str(tmp_path), "--follow", "--jsonl"])
+    assert res.exit_code == 2 and "directory" in res.output
