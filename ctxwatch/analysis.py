@@ -52,6 +52,7 @@ from typing import TYPE_CHECKING, Any
 from ctxwatch.config import Settings
 from ctxwatch.drift import (
     ECHO_MIN_WORDS,
+    OBSERVED_BASELINE,
     SCORE_BROKEN_JSON,
     FormatRule,
     check_format,
@@ -91,6 +92,10 @@ ESTIMATE_WARN = 0.20
 COMPACTION_DROP_FRACTION = 0.25
 #: ...and by at least this many tokens, so that small prompts that lose one short message are not compactions.
 COMPACTION_MIN_TOKENS = 1000
+#: An automatic compaction fires near the end of the window (Claude Code and Codex auto-compact at roughly
+#: 80-95 % of it).  One that fired below half of the window says the window in use was smaller than the one
+#: we resolved (e.g. the catalogue's 1M-token window for a model run with the default 200k one).
+AUTO_COMPACT_MIN_FRACTION = 0.5
 #: Largest plausible prompt when the window is unknown: the largest context windows on offer are 10M tokens
 #: (Llama 4 Scout); a reported prompt above that is a lifetime counter, not an occupancy (B13).
 MAX_PLAUSIBLE_PROMPT = 10_000_000
@@ -416,14 +421,16 @@ def _analyze(cs: list[Call], st: Settings, context: str, reset_set: set[int], sy
         r, e = c.prompt_reported, c.prompt_estimated
         if r and e and not _implausible(r, c.window):
             ratios.append(r / e)
-        if len(first_texts) < 5 and c.response is not None and c.response.text and c.response.text.strip():
-            first_texts.append(c.response.text)
+        txt = c.response.text if c.response is not None else None
+        if len(first_texts) < OBSERVED_BASELINE and txt and txt.strip():
+            first_texts.append(txt)
     cal = statistics.median(ratios) if ratios else None
     occs = [_occupancy(c, cal) for c in cs]
     drops, outliers = _drops_and_outliers(cs, occs, reset_set)
     obs_rule = observed_rule(first_texts)
-    instr_rule = infer_rule(instruction_text[:INSTRUCTION_MAX_CHARS], "first user message") \
+    instr_rule = infer_rule(instruction_text[:INSTRUCTION_MAX_CHARS], "first user message", strict=True) \
         if instruction_text else None
+    armed = False  # a rule from the first user message is judged only once a response has followed it
     sys_rules: dict[int, FormatRule | None] = {}
 
     # State carried along the calls.
@@ -507,12 +514,18 @@ def _analyze(cs: list[Call], st: Settings, context: str, reset_set: set[int], sy
             how = "compaction marker in the log" if marker else "history shrank"
             extra = f"; log preTokens {_n(pre)}" if pre is not None else ""
             extra += f", postTokens {_n(post)}" if post is not None else ""
+            suspect = bool(marker and marker.get("trigger") == "auto" and pre is not None and window
+                           and pre < AUTO_COMPACT_MIN_FRACTION * window)
+            if suspect:
+                extra += (f"; auto-compaction at {_pct(pre, window)} of the {_n(window)}-token window "
+                          f"({c.window_src}): the effective window is probably smaller (pass --window)")
             flag("compaction", "info", c,
                  f"compaction before #{c.index + 1} ({how}): prompt {_n(before_occ)} -> {_n(occ)} tokens "
                  f"({_n(freed)} freed{extra})",
                  marker=marker is not None, trigger=marker.get("trigger") if marker else None,
                  previous_call=lp[1].index if lp else None, prompt_before=before_occ, prompt_after=occ,
-                 tokens_freed=freed, pre_tokens=pre, post_tokens=post, tokens_freed_vs_pre_tokens=freed_pre)
+                 tokens_freed=freed, pre_tokens=pre, post_tokens=post, tokens_freed_vs_pre_tokens=freed_pre,
+                 window_suspect=suspect)
             boundary = boundary or f"compaction before #{c.index + 1}"
         if boundary is not None:
             end_episode(boundary)
@@ -653,6 +666,10 @@ def _analyze(cs: list[Call], st: Settings, context: str, reset_set: set[int], sy
         rule_in_force = rule
         text = c.response.text if c.response is not None else None
         chk = check_format(text, rule) if rule is not None else None
+        if chk is not None and rule is instr_rule and not armed:
+            armed = chk.score == 0
+            if not armed:
+                chk = None
         if chk is not None:
             if chk.score > 0:
                 drift_clean = 0
@@ -974,8 +991,12 @@ def analyze_run(run: Run, *, texts: bool = True) -> dict[str, Analysis]:
         by_ctx.setdefault(c.context, []).append(c)
     out: dict[str, Analysis] = {}
     for ctx in run.contexts():
-        sys_texts, instr = collect_texts(run, ctx) if texts else ({}, None)
-        out[ctx] = _analyze(by_ctx.get(ctx, []), run.settings, ctx, resets, sys_texts, instr)
+        calls = by_ctx.get(ctx, [])
+        # re-read text only where it can matter: the main context, and contexts whose system prompt is logged
+        # (a Claude Code sidechain re-read would scan the file from its start for nothing)
+        want = texts and (ctx == "main" or any(c.system_key is not None for c in calls))
+        sys_texts, instr = collect_texts(run, ctx) if want else ({}, None)
+        out[ctx] = _analyze(calls, run.settings, ctx, resets, sys_texts, instr)
     return out
 
 

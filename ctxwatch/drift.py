@@ -10,8 +10,10 @@ without guessing.  A rule comes from one of three sources, in this order of pref
    word JSON (``"Do not answer in JSON"`` is not a rule).  A ``{...}`` template in that sentence or within
    :data:`TEMPLATE_LOOKAHEAD` characters after the word JSON gives the expected top-level keys
    (``{"action":…,"speak":…}`` -> ``action, speak``);
-2. the first user message (``source="first user message"``): the same test, for rules that live in a
-   ``CLAUDE.md``-like preamble instead of the system prompt;
+2. the first user message (``source="first user message"``): the same test, stricter (the sentence must speak
+   of replies/responses/answers), for rules that live in a ``CLAUDE.md``-like preamble instead of the system
+   prompt.  :mod:`ctxwatch.analysis` judges responses against such a rule only once one response followed it,
+   since a task text may mention JSON without meaning the replies;
 3. the responses themselves (``source="observed"``): the first :data:`OBSERVED_BASELINE` non-empty responses
    all parse as JSON objects; the expected keys are the keys all of them had.
 
@@ -84,6 +86,7 @@ _JSON_WORD = re.compile(r"\bjson\b", re.IGNORECASE)
 _IMPERATIVE = re.compile(
     r"\b(only|must|always|respond|respond(?:s|ing)?|reply|replies|answer|output|return|format(?:ted)?|strictly|"
     r"exclusively|valid)\b", re.IGNORECASE)
+_REPLY = re.compile(r"\b(reply|replies|respond|responses?|answers?)\b", re.IGNORECASE)
 _NEGATION = re.compile(r"\b(not|never|no|don't|dont|without|avoid)\b", re.IGNORECASE)
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?;])\s+|\n\s*\n|\n(?=\s*[-*#\d])")
 _FENCE = re.compile(r"^```[\w+-]*[ \t]*\n?(.*?)\n?[ \t]*```$", re.DOTALL)
@@ -197,12 +200,15 @@ def _template_keys(s: str) -> tuple[str, ...] | None:
     return None
 
 
-def infer_rule(text: str | None, source: str = "system prompt") -> FormatRule | None:
+def infer_rule(text: str | None, source: str = "system prompt", *, strict: bool = False) -> FormatRule | None:
     """The JSON output rule stated in an instruction text, or ``None`` when none can be inferred.
 
     Args:
         text: a system prompt or preamble (any length; ``None`` -> ``None``).
         source: where the text came from, kept in the rule (``system prompt`` / ``first user message``).
+        strict: require the sentence to speak of the assistant's reply (*reply, respond, answer, response*),
+            not just *return/output/format* -- for user messages, where a task often mentions JSON
+            ("fix the parser so it returns only valid JSON") without being a rule for the replies.
 
     Never raises.
     """
@@ -214,6 +220,8 @@ def infer_rule(text: str | None, source: str = "system prompt") -> FormatRule | 
         pos = start + len(sentence) if start >= 0 else pos
         m = _JSON_WORD.search(sentence)
         if not m or not _IMPERATIVE.search(sentence) or _NEGATION.search(sentence[:m.start()]):
+            continue
+        if strict and not _REPLY.search(sentence):
             continue
         base = start if start >= 0 else 0
         # the template may precede the word JSON in the same sentence ("Return {answer: string} as JSON")

@@ -391,8 +391,8 @@ def test_b23_compaction_marker_tokens_freed_and_slope_reset(tmp_path: Path) -> N
 def test_claude_code_compaction_sample(shared_logs: Path) -> None:
     """The real Claude Code compaction: the forecast before it, and the compaction flag, checked with plain json.
 
-    The catalogue gives claude-opus-4-6 a 1M window, but this session ran with the default 200k window: Claude
-    Code auto-compacted at preTokens 170,251, which a 1M window would not have triggered.  So ``--window 200000``.
+    The session ran with Claude's standard 200k window (what ctxwatch resolves for claude-opus-4-6): Claude Code
+    auto-compacted at preTokens 170,251.  A 1M window (the long-context beta) is flagged as suspect.
     """
     path = shared_logs / "claude-code" / "spotter_4d5611e5_lines700-800_compaction.jsonl"
     recs = [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
@@ -412,8 +412,9 @@ def test_claude_code_compaction_sample(shared_logs: Path) -> None:
     assert boundary_at is not None and boundary_ts is not None and pre_tokens is not None
     last_before, first_after = seq[boundary_at - 1][0], seq[boundary_at][0]
 
-    run = load(path, window=200_000)
+    run = load(path)
     calls = run.calls
+    assert {c.window for c in calls} == {200_000}
     assert [c.prompt_reported for c in calls] == [p for p, _ in seq]
     a = main_analysis(run)
     (f,) = of_kind(a, "compaction")
@@ -422,6 +423,11 @@ def test_claude_code_compaction_sample(shared_logs: Path) -> None:
     assert f.evidence["tokens_freed"] == last_before - first_after
     assert f.evidence["tokens_freed_vs_pre_tokens"] == pre_tokens - first_after
     assert a.forecast.since_call == boundary_at  # the slope restarts after the compaction
+
+    # had the window been 1M, the auto-compaction at 17 % of it marks the window as suspect
+    (g,) = of_kind(main_analysis(load(path, window=1_000_000)), "compaction")
+    assert g.evidence["window_suspect"] is True and "effective window is probably smaller" in g.reason
+    assert f.evidence["window_suspect"] is False
 
     # the forecast made on the calls before the compaction
     before = analyze(calls[:boundary_at], run.settings)
@@ -494,6 +500,22 @@ def test_b29_rule_in_the_first_user_message(tmp_path: Path) -> None:
     a = main_analysis(run)
     assert a.format_rule is not None and a.format_rule.source == "first user message"
     assert a.first_drift == 10 and of_kind(a, "format_drift")[0].call == 10
+
+
+def test_task_text_about_json_is_not_a_reply_rule(tmp_path: Path) -> None:
+    # "return only valid JSON" in a task does not speak of the replies: no rule from the first user message
+    task = "Fix the parser in src/parse.py so that it must return only valid JSON.\n\n"
+    recs = [rec(i, 1000 + 100 * i, system=None, content="Done, I fixed it.", user_prefix=task if i == 0 else "")
+            for i in range(8)]
+    a = main_analysis(load(write(tmp_path, recs), window=128_000))
+    assert a.format_rule is None and not a.flags
+    # a reply rule in the first user message that no response ever followed is not judged either
+    rule = "Always reply only in JSON.\n\n"
+    recs = [rec(i, 1000 + 100 * i, system=None, content="Done, I fixed it.", user_prefix=rule if i == 0 else "")
+            for i in range(8)]
+    b = main_analysis(load(write(tmp_path, recs, "b.jsonl"), window=128_000))
+    assert b.format_rule is not None and b.format_rule.source == "first user message"
+    assert not b.flags and {r.format_score for r in b.drift_risk} == {None}
 
 
 def test_b29_silent_without_a_rule(tmp_path: Path) -> None:
