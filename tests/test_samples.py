@@ -1,0 +1,193 @@
+"""The bundled sample logs: each opens with ``ctxwatch report --json`` in its own format, with the numbers the
+file itself reports, and no issues except those a sample shows on purpose.
+
+Expected values are read from the sample files here with plain ``json`` and the usage rules of FORMATS.md
+section 0 (Anthropic prompt = input + cache creation + cache read; OpenAI and Gemini prompt totals include
+cached tokens), not with ctxwatch's readers.  The samples themselves must be exactly what
+``scripts/make_samples.py`` generates.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from ctxwatch.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ROOT / "sample_logs"
+
+
+def lines(rel: str) -> list[dict[str, Any]]:
+    """The JSON values of a sample, one per non-empty line."""
+    return [json.loads(x) for x in (SAMPLES / rel).read_text(encoding="utf-8").splitlines() if x.strip()]
+
+
+def report(*rels: str) -> dict[str, Any]:
+    res = CliRunner().invoke(main, ["report", *(str(SAMPLES / r) for r in rels), "--json"])
+    assert res.exit_code == 0, res.output
+    return json.loads(res.output)
+
+
+# --- expected values, computed from the files ------------------------------------------------------
+
+def exp_canonical(rel: str) -> list[int | None]:
+    out: list[int | None] = []
+    for v in lines(rel):
+        u = v["response"].get("usage")
+        if u is None:
+            out.append(None)
+        elif "prompt_tokens" in u:
+            out.append(u["prompt_tokens"])
+        elif "cache_read_input_tokens" in u:
+            out.append(u["input_tokens"] + u["cache_creation_input_tokens"] + u["cache_read_input_tokens"])
+        else:
+            out.append(u["input_tokens"])
+    return out
+
+
+def exp_claude_code(rel: str) -> list[int]:
+    """One call per (message.id, requestId) of assistant lines; its usage from the call's last line."""
+    calls: dict[tuple[str, str], int] = {}
+    for v in lines(rel):
+        if v.get("type") == "assistant":
+            u = v["message"]["usage"]
+            calls[(v["message"]["id"], v["requestId"])] = (
+                u["input_tokens"] + u["cache_creation_input_tokens"] + u["cache_read_input_tokens"])
+    return list(calls.values())
+
+
+def exp_codex(rel: str) -> list[int]:
+    """One call per change of total_token_usage; its prompt is last_token_usage.input_tokens."""
+    out, seen = [], None
+    for v in lines(rel):
+        p = v["payload"]
+        if v["type"] == "event_msg" and p["type"] == "token_count" and p["info"]:
+            total = json.dumps(p["info"]["total_token_usage"], sort_keys=True)
+            if total != seen:
+                seen = total
+                out.append(p["info"]["last_token_usage"]["input_tokens"])
+    return out
+
+
+def exp_trace(rel: str) -> list[int]:
+    out = []
+    for v in lines(rel):
+        rs = v["response"]
+        if rs.get("body"):
+            u = rs["body"]["usage"]
+        else:
+            start = next(x for x in rs["body_raw"].split("\n") if x.startswith("data:") and "message_start" in x)
+            u = json.loads(start[5:])["message"]["usage"]
+        out.append(u["input_tokens"] + u["cache_creation_input_tokens"] + u["cache_read_input_tokens"])
+    return out
+
+
+def exp_gemini(rel: str) -> list[int]:
+    return [v["usageMetadata"]["promptTokenCount"] for v in lines(rel)]
+
+
+def exp_gemini_cli(rel: str) -> list[int]:
+    return [v["tokens"]["input"] for v in lines(rel) if v.get("type") == "gemini"]
+
+
+def exp_openai_batch(rel: str) -> list[int]:
+    return sorted(v["response"]["body"]["usage"]["prompt_tokens"] for v in lines(rel))
+
+
+def exp_anthropic_batch(rel: str) -> list[int]:
+    out = []
+    for v in lines(rel):
+        if v["result"]["type"] == "succeeded":
+            u = v["result"]["message"]["usage"]
+            out.append(u["input_tokens"] + u["cache_creation_input_tokens"] + u["cache_read_input_tokens"])
+    return sorted(out)
+
+
+# (paths given to `report`, detected format, expected reported prompts, sorted?, issue kinds on purpose)
+CASES: list[tuple[tuple[str, ...], str, Callable[[], list[Any]], bool, list[str]]] = [
+    (("openai_chat_demo.jsonl",), "canonical", lambda: exp_canonical("openai_chat_demo.jsonl"), False, []),
+    (("anthropic_messages.jsonl",), "canonical", lambda: exp_canonical("anthropic_messages.jsonl"), False, []),
+    (("openai_responses.jsonl",), "canonical", lambda: exp_canonical("openai_responses.jsonl"), False, []),
+    (("claude_code_session.jsonl",), "claude-code", lambda: exp_claude_code("claude_code_session.jsonl"), False, []),
+    (("codex_rollout.jsonl",), "codex", lambda: exp_codex("codex_rollout.jsonl"), False, []),
+    (("claude_trace.jsonl",), "claude-trace", lambda: exp_trace("claude_trace.jsonl"), False, []),
+    (("gemini_usage.jsonl",), "gemini", lambda: exp_gemini("gemini_usage.jsonl"), False, []),
+    (("gemini_cli_session.jsonl",), "gemini-cli", lambda: exp_gemini_cli("gemini_cli_session.jsonl"), False, []),
+    (("openai-batch",), "openai-batch", lambda: exp_openai_batch("openai-batch/batch_output.jsonl"), True, []),
+    (("anthropic-batch",), "anthropic-batch", lambda: exp_anthropic_batch("anthropic-batch/results.jsonl"), True,
+     ["failed_request", "failed_request"]),  # one errored and one expired result, on purpose
+]
+
+
+@pytest.mark.parametrize(("paths", "fmt", "expected", "sort", "issue_kinds"), CASES, ids=[c[0][0] for c in CASES])
+def test_sample_reports(paths: tuple[str, ...], fmt: str, expected: Callable[[], list[Any]], sort: bool,
+                        issue_kinds: list[str]) -> None:
+    doc = report(*paths)
+    assert doc["format"] == fmt
+    assert len(doc["calls"]) > 0
+    got = [c["prompt_tokens_reported"] for c in doc["calls"]]
+    assert (sorted(got) if sort else got) == expected()
+    assert sorted(i["kind"] for i in doc["issues"]) == sorted(issue_kinds), doc["issues"]
+
+
+def test_every_sample_file_is_small_and_described() -> None:
+    readme = (SAMPLES / "README.md").read_text(encoding="utf-8")
+    files = [p for p in SAMPLES.rglob("*.jsonl")]
+    assert len(files) >= 12
+    for p in files:
+        assert p.stat().st_size < 200_000, p
+        assert p.relative_to(SAMPLES).as_posix() in readme, f"{p.name} not described in sample_logs/README.md"
+
+
+def test_samples_are_what_the_script_generates() -> None:
+    spec = importlib.util.spec_from_file_location("make_samples", ROOT / "scripts" / "make_samples.py")
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    built = mod.build()
+    assert built == mod.build()  # deterministic
+    for rel, data in built.items():
+        assert (SAMPLES / rel).read_bytes() == data, f"{rel} is stale: run python scripts/make_samples.py"
+
+
+def test_demo_sample_tells_the_story() -> None:
+    """The canonical sample is the demo story: estimates equal reports, the system prompt goes, the end overflows."""
+    doc = report("openai_chat_demo.jsonl")
+    calls = doc["calls"]
+    for c in calls:
+        assert c["window"] == 2560 and c["window_source"] == "log"
+        if c["prompt_tokens_reported"] is not None:
+            assert c["prompt_tokens_estimated"] == c["prompt_tokens_reported"]
+    assert calls[-1]["free_tokens"] < 0
+    assert all(c["free_tokens"] >= 0 for c in calls[:-1])
+    systems = [c["system_tokens"] for c in calls]
+    assert systems[0] > 0 and systems[-1] == 0
+
+
+def test_anthropic_and_agent_samples_show_their_features() -> None:
+    doc = report("anthropic_messages.jsonl")
+    for c, v in zip(doc["calls"], lines("anthropic_messages.jsonl"), strict=True):
+        u = v["response"]["usage"]
+        assert c["cache_read_tokens"] == u["cache_read_input_tokens"]
+        assert c["cache_write_tokens"] == u["cache_creation_input_tokens"]
+        assert c["tools_tokens"] > 0 and c["system_tokens"] > 0
+    doc = report("openai_responses.jsonl")
+    for c, v in zip(doc["calls"], lines("openai_responses.jsonl"), strict=True):
+        assert c["reasoning_tokens_reported"] == v["response"]["usage"]["output_tokens_details"]["reasoning_tokens"]
+        assert c["system_tokens"] > 0  # instructions
+    doc = report("claude_code_session.jsonl")
+    assert len({c["context"] for c in doc["calls"]}) == 2  # main and the Task sidechain
+    assert any(c["compaction"] for c in doc["calls"])
+    assert all(c["floor_source"] == "inferred" for c in doc["calls"])
+    doc = report("codex_rollout.jsonl")
+    assert {c["window"] for c in doc["calls"]} == {258_400}
+    assert any(c["compaction"] for c in doc["calls"])
+    doc = report("openai-batch")
+    assert all(c["history_tokens"] is not None for c in doc["calls"])  # joined to the input file
