@@ -33,6 +33,18 @@ of the log, a file reset (``Run.resets``), a change of session id, or a compacti
 or the history shrinking by at least :data:`COMPACTION_DROP_FRACTION` and :data:`COMPACTION_MIN_TOKENS`).
 After a compaction the slope starts again from the post-compaction calls (B23).
 
+Streams
+-------
+One context may interleave unrelated requests: claude-trace captures hold the agent's calls, small helper calls
+on another model (titles, topic detection) and ``max_tokens: 1`` quota probes.  Comparing them with each other
+would report the system prompt "evicted" on every helper call.  So a context is analysed as one stream per model
+(``Call.model``); calls marked ``extra["probe"]`` are left out (drift risk "low: quota probe").  The forecast,
+format rule and calibration of the context are those of the stream whose latest occupancy is largest.  Flags of
+a multi-stream context carry ``evidence["stream_model"]``.  Limitation: a model switch in the middle of one
+conversation starts a new stream (nothing is compared across the switch).  "System prompt changed" is only
+reported within one conversation (the two calls' histories start with the same message), because otherwise no
+cached turn sits behind the prefix.
+
 Severity
 --------
 ``critical`` = the next request fails or the run has lost its instructions; ``warn`` = a threshold the user set
@@ -406,6 +418,44 @@ def analyze(calls: Sequence[Call], settings: Settings, *, context: str = "main",
 
 def _analyze(cs: list[Call], st: Settings, context: str, reset_set: set[int], system_texts: Mapping[int, str],
              instruction_text: str | None) -> Analysis:
+    """Split a context into streams (one per model; quota probes apart), analyse each, merge the results."""
+    probes = [c for c in cs if c.extra.get("probe")]
+    streams: dict[str | None, list[Call]] = {}
+    for c in cs:
+        if not c.extra.get("probe"):
+            streams.setdefault(c.model, []).append(c)
+    if len(streams) <= 1 and not probes:
+        return _analyze_stream(cs, st, context, reset_set, system_texts, instruction_text)
+    results = [_analyze_stream(calls, st, context, reset_set, system_texts, instruction_text)
+               for calls in streams.values()]
+    if len(results) > 1:
+        for model, res in zip(streams, results, strict=True):
+            for f in res.flags:
+                f.evidence["stream_model"] = model
+    # the primary stream is the one whose latest occupancy is largest: the context at risk of overflowing
+    primary = max(results, key=lambda a: a.forecast.occupancy_tokens or -1, default=None)
+    flags = sorted((f for a in results for f in a.flags), key=lambda f: (f.call, -SEVERITY_RANK[f.severity]))
+    risks = [r for a in results for r in a.drift_risk]
+    risks += [DriftRisk(c.index, "low", "low: quota probe (max_tokens 1), not analysed") for c in probes]
+    risks.sort(key=lambda r: r.call)
+    drifts = [a.first_drift for a in results if a.first_drift is not None]
+    if primary is None:
+        return Analysis(context, flags, Forecast(note="no calls"), risks)
+    return Analysis(context, flags, primary.forecast, risks, primary.format_rule, min(drifts, default=None),
+                    primary.calibration)
+
+
+def _same_conversation(a: Call, b: Call) -> bool:
+    """False when both calls log their history and it starts with different messages (separate requests that
+    happen to share a context, like a helper call beside the agent); True otherwise."""
+    if a.messages and b.messages:
+        return a.messages[0].content_key == b.messages[0].content_key
+    return True
+
+
+def _analyze_stream(cs: list[Call], st: Settings, context: str, reset_set: set[int],
+                    system_texts: Mapping[int, str], instruction_text: str | None) -> Analysis:
+    """The single-pass analysis of one stream of calls (see the module docstring)."""
     n = len(cs)
     flags: list[Flag] = []
 
@@ -595,7 +645,8 @@ def _analyze(cs: list[Call], st: Settings, context: str, reset_set: set[int], sy
             if prev_sp is not True:
                 present_start = c
             if (prev_sp is True and c.system_key is not None and prev_sys_key is not None
-                    and c.system_key != prev_sys_key and prev_sys_call is not None):
+                    and c.system_key != prev_sys_key and prev_sys_call is not None
+                    and _same_conversation(prev_sys_call, c)):
                 flag("system_prompt_changed", "warn", c,
                      f"system prompt of #{c.index + 1} differs from #{prev_sys_call.index + 1}'s "
                      f"({_n(prev_sys_tokens)} -> {_n(c.system_tokens)} tokens): prompt-cache prefix invalidated, "

@@ -40,8 +40,10 @@ SYS_B29 = 'Reply ONLY with a JSON object {"action":…,"speak":…}'
 #: System prompt of B24.
 SYS_B24 = 'Reply ONLY as JSON {"answer":string}.'
 OK = '{"action":"wave","speak":"hello"}'
-#: Reported prompt minus the words of the user message (system ~20 + framing 4 + primer 3, rounded up).
-OVERHEAD = 30
+#: Reported prompt minus the words of the last user message (system ~20, the first turn ~8, framing 4, primer 3).
+OVERHEAD = 38
+#: The first turn every call of a conversation re-sends.
+FIRST = "Start the task."
 TOOL1 = {"type": "function", "function": {"name": "search", "description": "Search the web.",
                                           "parameters": {"type": "object", "properties": {"q": {"type": "string"}}}}}
 TOOL2 = {"type": "function", "function": {"name": "fetch", "description": "Fetch a URL and return its text.",
@@ -53,10 +55,15 @@ TOOL2 = {"type": "function", "function": {"name": "fetch", "description": "Fetch
 def rec(i: int, prompt: int | None, *, system: str | None = SYS_B29, content: str | None = OK,
         completion: int = 20, tools: list[dict] | None = None, words: int | None = None, user_prefix: str = "",
         step: float = 10.0, session: str | None = None) -> dict[str, Any]:
-    """One canonical record: call ``i`` at ``T0 + step*i`` reporting ``prompt`` prompt tokens."""
+    """One canonical record: call ``i`` at ``T0 + step*i`` reporting ``prompt`` prompt tokens.
+
+    The history is the fixed first turn (``user_prefix`` + :data:`FIRST`) and a user message of ``words`` words
+    (default ``prompt - OVERHEAD``), so the estimate stays within ~1 % of the reported size.
+    """
     n = words if words is not None else max(1, (prompt or 1000) - OVERHEAD)
     msgs: list[dict[str, Any]] = [{"role": "system", "content": system}] if system is not None else []
-    msgs.append({"role": "user", "content": user_prefix + " ".join(["word"] * n)})
+    msgs.append({"role": "user", "content": user_prefix + FIRST})
+    msgs.append({"role": "user", "content": " ".join(["word"] * n)})
     req: dict[str, Any] = {"model": "gpt-4o", "messages": msgs}
     if tools is not None:
         req["tools"] = tools
@@ -625,6 +632,38 @@ def test_odd_data_never_raises() -> None:
     assert Forecast().to_json()["calls_to_window"] is None
     b = analyze(calls, Settings(), context="sidechain-x")
     assert b.flags == [] and b.drift_risk == []
+
+
+def test_helper_calls_and_probes_are_separate_streams(tmp_path: Path) -> None:
+    """The agent (gpt-4o, system + tools) interleaved with one-shot helper calls on another model (other system
+    prompts, other first messages) and max_tokens:1 probes: nothing is compared across them."""
+    recs: list[dict] = []
+    for i in range(6):
+        recs.append(rec(len(recs), 5000 + 500 * i, tools=[TOOL1]))
+        helper = rec(len(recs), 300, system=f"Summarise the topic in {i + 2} words.", content="A topic",
+                     user_prefix=f"helper {i}: ")
+        helper["request"]["model"] = "gpt-4o-mini"
+        recs.append(helper)
+        probe = rec(len(recs), 8, system=None, content="", words=1)
+        probe["request"]["max_tokens"] = 1
+        recs.append(probe)
+    run = load(write(tmp_path, recs), window=100_000)
+    # the canonical reader does not mark probes: mark them as the claude-trace reader does
+    for c in run.calls[2::3]:
+        c.extra["probe"] = True
+    a = main_analysis(run)
+    assert [f for f in a.flags if f.kind != "estimate_disagrees"] == []
+    assert a.forecast.occupancy_tokens == 7500 and a.forecast.slope_tokens_per_call == 500  # the agent's stream
+    assert [r.reason for r in a.drift_risk[2::3]] == ["low: quota probe (max_tokens 1), not analysed"] * 6
+    assert len(a.drift_risk) == len(run.calls)
+
+
+def test_claude_trace_sample_has_no_false_alarm(shared_logs: Path) -> None:
+    run = load(shared_logs / "request-response" / "claude-trace_test-traffic_head14.jsonl")
+    a = main_analysis(run)
+    assert {f.severity for f in a.flags} <= {"info"}
+    sonnet = [c for c in run.calls if c.model and "sonnet" in c.model]
+    assert a.forecast.at_call == sonnet[-1].index
 
 
 def test_contexts_are_separate_and_resets_restart_the_episode(tmp_path: Path) -> None:
