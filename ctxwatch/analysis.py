@@ -393,7 +393,8 @@ class _Streak:
 # --- the analysis -------------------------------------------------------------------------------------------------
 
 def analyze(calls: Sequence[Call], settings: Settings, *, context: str = "main", resets: Iterable[int] = (),
-            system_texts: Mapping[int, str] | None = None, instruction_text: str | None = None) -> Analysis:
+            system_texts: Mapping[int, str] | None = None, instruction_text: str | None = None,
+            pending_compaction: Mapping[str, Any] | None = None) -> Analysis:
     """Flags, forecast and per-call drift risk for the calls of one context.
 
     Args:
@@ -408,12 +409,29 @@ def analyze(calls: Sequence[Call], settings: Settings, *, context: str = "main",
             fall back to ``instruction_text`` / the observed rule, or stay silent.  See :func:`collect_texts`.
         instruction_text: the first user message of the context, where a ``CLAUDE.md``-like preamble may state
             the format rule when the system prompt does not (or is not logged).
+        pending_compaction: a compaction marker logged after the last call, whose next call has not arrived
+            (``Run.reader.pending_compactions()[context]``): the forecast restarts at once (B23), from the
+            marker's ``post_tokens`` when the log gives it.
 
     Returns:
         The :class:`Analysis`.  Never raises for odd data.
     """
     cs = [c for c in calls if c.context == context]
-    return _analyze(cs, settings, context, set(resets), system_texts or {}, instruction_text)
+    a = _analyze(cs, settings, context, set(resets), system_texts or {}, instruction_text)
+    if pending_compaction is not None:
+        a.forecast = _pending_forecast(a.forecast, cs, pending_compaction)
+    return a
+
+
+def _pending_forecast(fc: Forecast, cs: list[Call], marker: Mapping[str, Any]) -> Forecast:
+    """The forecast right after a compaction whose next call is not logged yet: nothing to project from."""
+    post = _int_or_none(marker.get("post_tokens"))
+    after = f"after #{cs[-1].index + 1}" if cs else "at the start"
+    return Forecast(
+        note=f"not enough data: compacted {after}"
+             + (f" (postTokens {_n(post)})" if post is not None else "") + "; no call since",
+        basis="none", occupancy_tokens=post, since_call=None, at_call=None, trigger_tokens=fc.trigger_tokens,
+        budget_tokens=fc.budget_tokens, window_limit_tokens=fc.window_limit_tokens, window_tokens=fc.window_tokens)
 
 
 def _analyze(cs: list[Call], st: Settings, context: str, reset_set: set[int], system_texts: Mapping[int, str],
@@ -1029,7 +1047,8 @@ def collect_texts(run: Run, context: str = "main", *, max_texts: int = MAX_SYSTE
 
 
 def analyze_run(run: Run, *, texts: bool = True) -> dict[str, Analysis]:
-    """One :class:`Analysis` per context of ``run`` (``main`` first), with the run's resets.
+    """One :class:`Analysis` per context of ``run`` (``main`` first), with the run's resets and the reader's
+    pending compactions (a boundary whose next call has not arrived restarts the forecast at once).
 
     Args:
         run: the run.
@@ -1037,6 +1056,10 @@ def analyze_run(run: Run, *, texts: bool = True) -> dict[str, Analysis]:
             (:func:`collect_texts`); ``False`` keeps it to the call summaries (no disk reads).
     """
     resets = {int(r["at_call"]) for r in run.resets if isinstance(r.get("at_call"), int)}
+    try:
+        pending = run.reader.pending_compactions()
+    except Exception:  # a reader without the hook, or a reader bug: no pending compaction
+        pending = {}
     by_ctx: dict[str, list[Call]] = {}
     for c in run.calls:
         by_ctx.setdefault(c.context, []).append(c)
@@ -1047,7 +1070,10 @@ def analyze_run(run: Run, *, texts: bool = True) -> dict[str, Analysis]:
         # (a Claude Code sidechain re-read would scan the file from its start for nothing)
         want = texts and (ctx == "main" or any(c.system_key is not None for c in calls))
         sys_texts, instr = collect_texts(run, ctx) if want else ({}, None)
-        out[ctx] = _analyze(calls, run.settings, ctx, resets, sys_texts, instr)
+        out[ctx] = a = _analyze(calls, run.settings, ctx, resets, sys_texts, instr)
+        marker = pending.get(ctx) or (pending.get("") if ctx == "main" else None)
+        if marker is not None:
+            a.forecast = _pending_forecast(a.forecast, calls, marker)
     return out
 
 

@@ -395,6 +395,16 @@ def test_b23_compaction_marker_tokens_freed_and_slope_reset(tmp_path: Path) -> N
     assert not b.forecast.enough_data and "since #4" in b.forecast.text()
 
 
+def test_b23_forecast_restarts_as_soon_as_the_boundary_is_logged(tmp_path: Path) -> None:
+    recs = claude_records([150_000, 152_000, 154_010], [], pre_tokens=154_810, post_tokens=9_800)
+    run = load(write(tmp_path, recs[:-1], "pending.jsonl"), window=200_000)  # boundary, no summary or call yet
+    fc = main_analysis(run).forecast
+    assert not fc.enough_data and fc.occupancy_tokens == 9_800 and fc.calls_to_window is None
+    assert fc.text() == "not enough data: compacted after #3 (postTokens 9,800); no call since"
+    assert analyze(run.calls, run.settings, pending_compaction={"post_tokens": None}).forecast.occupancy_tokens \
+        is None
+
+
 def test_claude_code_compaction_sample(shared_logs: Path) -> None:
     """The real Claude Code compaction: the forecast before it, and the compaction flag, checked with plain json.
 
