@@ -873,10 +873,27 @@ def demo_cmd(ctx: click.Context, speed: float, calls: int, seed: int, window: in
         click.echo(f"wrote {n} calls to {write_path}", err=True)
         return
     try:
-        from ctxwatch.ui.app import CtxwatchApp
+        import ctxwatch.ui.app  # noqa: F401  (the dashboard is optional in a partial install)
     except ImportError as exc:
         raise click.UsageError(f"the dashboard is not available ({exc}); use --write FILE") from exc
+    run_live(calls, speed, seed=seed, window=window)
+
+
+def run_live(calls: int = DEFAULT_CALLS, speed: float = DEFAULT_SPEED, *, seed: int = DEFAULT_SEED,
+             window: int | None = DEMO_WINDOW) -> None:
+    """Open the dashboard on the synthetic run while a background thread writes it to a temporary file.
+
+    The writer appends one record every ``1/speed`` seconds (:func:`write_run`); the dashboard follows the file
+    like any log (format ``canonical``, default :class:`~ctxwatch.config.Settings`).  On exit (``q``, or
+    SIGTERM / SIGHUP, which ask the app to exit) the writer is stopped and the file is deleted.
+
+    Raises:
+        ImportError: the dashboard (Textual UI) cannot be imported.
+    """
+    import signal
+
     from ctxwatch.config import Settings
+    from ctxwatch.ui.app import CtxwatchApp
 
     fd, path = tempfile.mkstemp(prefix="ctxwatch-demo-", suffix=".jsonl")
     os.close(fd)
@@ -884,10 +901,19 @@ def demo_cmd(ctx: click.Context, speed: float, calls: int, seed: int, window: in
     writer = threading.Thread(target=write_run, args=(path, calls, speed),
                               kwargs={"seed": seed, "window": window, "stop": stop},
                               name="ctxwatch-demo-writer", daemon=True)
-    writer.start()
+    app = CtxwatchApp(path, fmt="canonical", settings=Settings())
+    previous: dict[int, Any] = {}
+    if threading.current_thread() is threading.main_thread():
+        for name in ("SIGTERM", "SIGHUP"):
+            sig = getattr(signal, name, None)
+            if sig is not None:
+                previous[sig] = signal.signal(sig, lambda *_: app.exit())
     try:
-        CtxwatchApp(path, fmt="canonical", settings=Settings()).run()
+        writer.start()
+        app.run()
     finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
         stop.set()
         writer.join(timeout=5)
         with contextlib.suppress(OSError):

@@ -206,7 +206,7 @@ def test_write_run_paced_uses_wall_clock_and_can_stop(tmp_path: Path) -> None:
 
 def test_demo_flags_fire_before_the_overflow(tmp_path: Path) -> None:
     """The flags the README promises for the demo, each before the first overflowing call."""
-    analysis = pytest.importorskip("ctxwatch.analysis")
+    from ctxwatch.analysis import analysis_json
     from ctxwatch.run import load_run
 
     path = tmp_path / "demo.jsonl"
@@ -215,7 +215,7 @@ def test_demo_flags_fire_before_the_overflow(tmp_path: Path) -> None:
     overflow = next(i for i, r in enumerate(recs) if "error" in r["response"])
     evicted = next(i for i, r in enumerate(recs) if not has_system(r))
 
-    doc = analysis.analysis_json(load_run(str(path)))
+    doc = analysis_json(load_run(str(path)))
     first: dict[str, int] = {}
     for f in doc["flags"]:
         first.setdefault(f["kind"], f["call"])
