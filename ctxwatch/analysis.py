@@ -66,6 +66,7 @@ from ctxwatch.drift import (
     ECHO_MIN_WORDS,
     OBSERVED_BASELINE,
     SCORE_BROKEN_JSON,
+    FormatCheck,
     FormatRule,
     check_format,
     echo_index,
@@ -133,6 +134,9 @@ CHARS_PER_TOKEN = 4
 RISK_CALLS_HIGH = 5
 #: Distinct system prompts re-read from disk per context by :func:`collect_texts` (bounds I/O and memory).
 MAX_SYSTEM_TEXTS = 8
+#: Responses whose format check and echo measure are cached (keys reference texts the calls already hold, so
+#: the cache adds ~100 bytes per entry; 50k covers a 10k-call run with room for a few runs in one process).
+FEATURE_CACHE_SIZE = 50_000
 #: Characters of the first user message kept for rule inference (a CLAUDE.md-like preamble fits).
 INSTRUCTION_MAX_CHARS = 20_000
 
@@ -734,7 +738,7 @@ def _analyze_stream(cs: list[Call], st: Settings, context: str, reset_set: set[i
         rule = sys_rule or instr_rule or obs_rule
         rule_in_force = rule
         text = c.response.text if c.response is not None else None
-        chk = check_format(text, rule) if rule is not None else None
+        chk, echo_words = _response_features(text, rule, sys_text)
         if chk is not None and rule is instr_rule and not armed:
             armed = chk.score == 0
             if not armed:
@@ -763,10 +767,7 @@ def _analyze_stream(cs: list[Call], st: Settings, context: str, reset_set: set[i
                     drift.evidence["recovered_at"] = c.index
                     drift, drift_clean = None, 0
 
-        # -- echo of the system prompt --
-        echo_words = 0
-        if sys_text and text:
-            echo_words = echo_index(sys_text).longest_run(text)
+        # -- echo of the system prompt (measured above with the format check) --
         if echo_words >= ECHO_MIN_WORDS:
             if echo_streak is None:
                 f = flag("system_prompt_echo", "warn", c,
@@ -829,6 +830,29 @@ def _analyze_stream(cs: list[Call], st: Settings, context: str, reset_set: set[i
     flags.sort(key=lambda f: (f.call, -SEVERITY_RANK[f.severity]))
     forecast = _forecast(cs, st, list(points), list(times), ep_start, last_plaus)
     return Analysis(context, flags, forecast, risks, rule_in_force, first_drift, cal)
+
+
+_FEATURES: dict[tuple[str, FormatRule | None, str | None], tuple[FormatCheck | None, int]] = {}
+
+
+def _response_features(text: str | None, rule: FormatRule | None, sys_text: str | None
+                       ) -> tuple[FormatCheck | None, int]:
+    """``(format check, echoed words)`` of one response, cached by ``(text, rule, system text)``.
+
+    The cache makes recomputing the analysis after each new call cost a dict lookup per old response (string
+    hashes are cached by Python); it is cleared when it holds :data:`FEATURE_CACHE_SIZE` entries.
+    """
+    if not text:
+        return None, 0
+    key = (text, rule, sys_text)
+    got = _FEATURES.get(key)
+    if got is None:
+        chk = check_format(text, rule) if rule is not None else None
+        echo = echo_index(sys_text).longest_run(text) if sys_text else 0
+        if len(_FEATURES) >= FEATURE_CACHE_SIZE:
+            _FEATURES.clear()
+        got = _FEATURES[key] = (chk, echo)
+    return got
 
 
 def _occupancy(c: Call, cal: float | None) -> int | None:
