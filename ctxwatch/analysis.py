@@ -45,6 +45,24 @@ conversation starts a new stream (nothing is compared across the switch).  "Syst
 reported within one conversation (the two calls' histories start with the same message), because otherwise no
 cached turn sits behind the prefix.
 
+Texts and memory
+----------------
+:class:`Call` holds no request text, but the format rule (B29) and the echo check need the system prompt.  The
+caller passes ``system_texts`` keyed by :attr:`Call.system_key` (the content hash), so a run needs one entry
+per *distinct* system prompt, not per call; :func:`collect_texts` re-reads at most :data:`MAX_SYSTEM_TEXTS` of
+them from disk.  The echo check keeps only word-window hashes of each text (:class:`ctxwatch.drift.EchoIndex`,
+bounded), and per-response results are cached (:data:`FEATURE_CACHE_SIZE` entries).  Without texts, the rule
+falls back to the first user message or to the observed format of the first responses, and the echo check is
+off.  Response texts come from :attr:`Call.response` (already in memory).
+
+Incremental use (UI)
+--------------------
+Recompute with :func:`analyze_run` (or :func:`analyze` with cached texts) after each change, in a worker:
+O(n) per run, ~0.2 s for 10,000 calls once the response cache is warm.  :attr:`Flag.key` is stable across
+recomputations, so "a new critical flag appeared" is a set difference of keys.  Flags are recomputed, not
+appended: a flag may move (e.g. a sharp drop judged a one-call dip once the next call arrives) and evidence
+counts grow while a condition lasts.
+
 Severity
 --------
 ``critical`` = the next request fails or the run has lost its instructions; ``warn`` = a threshold the user set
