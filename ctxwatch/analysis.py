@@ -1088,7 +1088,8 @@ def collect_texts(run: Run, context: str = "main", *, max_texts: int = MAX_SYSTE
     return texts, instruction
 
 
-def analyze_run(run: Run, *, texts: bool = True) -> dict[str, Analysis]:
+def analyze_run(run: Run, *, texts: bool = True,
+                text_cache: dict[str, tuple[dict[int, str], str | None]] | None = None) -> dict[str, Analysis]:
     """One :class:`Analysis` per context of ``run`` (``main`` first), with the run's resets and the reader's
     pending compactions (a boundary whose next call has not arrived restarts the forecast at once).
 
@@ -1096,6 +1097,9 @@ def analyze_run(run: Run, *, texts: bool = True) -> dict[str, Analysis]:
         run: the run.
         texts: re-read system prompts / the first user message for the format rule and the echo check
             (:func:`collect_texts`); ``False`` keeps it to the call summaries (no disk reads).
+        text_cache: a dict the caller keeps between calls (one per run): ``context -> (system texts, first user
+            message)``.  Texts are re-read only when a context shows a system prompt not in its entry, so a live
+            dashboard reads each system prompt once.
     """
     resets = {int(r["at_call"]) for r in run.resets if isinstance(r.get("at_call"), int)}
     try:
@@ -1110,8 +1114,18 @@ def analyze_run(run: Run, *, texts: bool = True) -> dict[str, Analysis]:
         calls = by_ctx.get(ctx, [])
         # re-read text only where it can matter: the main context, and contexts whose system prompt is logged
         # (a Claude Code sidechain re-read would scan the file from its start for nothing)
-        want = texts and (ctx == "main" or any(c.system_key is not None for c in calls))
-        sys_texts, instr = collect_texts(run, ctx) if want else ({}, None)
+        keys = {c.system_key for c in calls if c.system_key is not None}
+        want = texts and (ctx == "main" or bool(keys))
+        sys_texts: dict[int, str] = {}
+        instr: str | None = None
+        if want:
+            cached = text_cache.get(ctx) if text_cache is not None else None
+            if cached is not None and (keys <= cached[0].keys() or len(cached[0]) >= MAX_SYSTEM_TEXTS):
+                sys_texts, instr = cached
+            else:
+                sys_texts, instr = collect_texts(run, ctx)
+                if text_cache is not None:
+                    text_cache[ctx] = (sys_texts, instr)
         out[ctx] = a = _analyze(calls, run.settings, ctx, resets, sys_texts, instr)
         marker = pending.get(ctx) or (pending.get("") if ctx == "main" else None)
         if marker is not None:

@@ -676,6 +676,29 @@ def test_claude_trace_sample_has_no_false_alarm(shared_logs: Path) -> None:
     assert a.forecast.at_call == sonnet[-1].index
 
 
+def test_text_cache_reads_each_system_prompt_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import ctxwatch.run as run_mod
+
+    reads: list[int] = []
+    real = run_mod.reload_call
+    monkeypatch.setattr(run_mod, "reload_call", lambda r, i: reads.append(i) or real(r, i))
+    recs = [rec(i, 1000 + 100 * i) for i in range(4)]
+    run = load(write(tmp_path, recs), window=100_000)
+    cache: dict = {}
+    a1 = analyze_run(run, text_cache=cache)["main"]
+    assert reads == [0] and a1.format_rule is not None and a1.format_rule.source == "system prompt"
+    analyze_run(run, text_cache=cache)
+    assert reads == [0]  # nothing new: no disk read
+    p2 = write(tmp_path, [*recs, rec(4, 1400, system=SYS_B24)], "more.jsonl")
+    run2 = load(p2, window=100_000)
+    a2 = analyze_run(run2, text_cache=cache)["main"]
+    assert reads == [0, 0, 4]  # a new system prompt: re-read (one read per distinct prompt)
+    assert a2.format_rule is not None and a2.format_rule.keys == ("answer",)
+    reads.clear()
+    analyze_run(run2, texts=False)
+    assert reads == []
+
+
 def test_contexts_are_separate_and_resets_restart_the_episode(tmp_path: Path) -> None:
     recs = [rec(i, 1000 + 1000 * i) for i in range(5)]
     side = [dict(rec(i, 9000), context="sidechain-1") for i in range(2)]
