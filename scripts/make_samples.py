@@ -972,6 +972,363 @@ def gemini_cli() -> bytes:
     return dump_lines(lines)
 
 
+# --- 11. Whole-document formats -------------------------------------------------------------------------
+
+def _openai_prompt(counter: Counter, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> int:
+    """Prompt tokens of an OpenAI-shaped request (system messages and tools included), ctxwatch's rules."""
+    from ctxwatch.formats.canonical import openai_request_to_parts
+
+    system, tls, msgs, _ = openai_request_to_parts({"messages": messages, "tools": tools})
+    return (counter.system_tokens(system) + counter.tools_tokens(tls) + sum(counter.message_tokens(m) for m in msgs)
+            + REPLY_PRIMER)
+
+
+#: The agent loop the document samples replay: (assistant text, tool, arguments, output kind).
+_DOC_STEPS: list[tuple[str, str, dict[str, Any], str]] = [
+    ("Reproduce the failure first.", "bash", {"command": "python -m pytest -q tests/test_tax.py"}, "pytest"),
+    ("Read the tax module.", "bash", {"command": "sed -n 1,120p src/invoicer/tax.py"}, "code"),
+    ("VAT is rounded on the sum; round per line instead.", "edit",
+     {"path": "src/invoicer/tax.py", "old": "vat = sum(l.net * l.rate for l in lines).quantize(CENT)",
+      "new": "vat = sum(((l.net * l.rate).quantize(CENT, ROUND_HALF_UP) for l in lines), Decimal(0))"}, "edit"),
+    ("Run the whole suite.", "bash", {"command": "python -m pytest -q"}, "ok"),
+]
+_DOC_TOOLS = [
+    {"name": "bash", "description": "Run a bash command in the repository and return its output.",
+     "parameters": {"type": "object", "properties": {"command": {"type": "string",
+                                                                 "description": "The command to run."}},
+                    "required": ["command"], "additionalProperties": False}},
+    {"name": "edit", "description": "Replace one exact occurrence of old with new in a file.",
+     "parameters": {"type": "object", "properties": {"path": {"type": "string"}, "old": {"type": "string"},
+                                                     "new": {"type": "string"}},
+                    "required": ["path", "old", "new"], "additionalProperties": False}},
+]
+_DOC_SYSTEM = "You are a careful software engineering agent. Use the tools; run the tests after each change."
+
+
+def _doc_output(rng: random.Random, kind: str, counter: Counter, scale: int = 1) -> str:
+    return {"pytest": lambda: pytest_out(rng, 260 * scale, counter),
+            "code": lambda: code(rng, "src/invoicer/tax.py", 500 * scale, counter),
+            "edit": lambda: "Edited src/invoicer/tax.py: 1 replacement.",
+            "ok": lambda: "118 passed in 3.91s"}[kind]()
+
+
+def inspect_log() -> bytes:
+    """An Inspect AI ``.json`` EvalLog: one sample, a tool-using solver loop and a model-graded scorer call."""
+    rng = random.Random(101)
+    model, resolved = "openai/gpt-4o-mini", "gpt-4o-mini-2024-07-18"
+    counter = counter_for(resolved, "openai")
+    t = datetime(2025, 9, 9, 10, 0, tzinfo=UTC).timestamp()
+
+    def stamp() -> str:
+        nonlocal t
+        t += rng.uniform(0.5, 4)
+        return datetime.fromtimestamp(t, tz=UTC).isoformat()
+
+    task_hash = rid(rng, "", 32, "0123456789abcdef")
+    attachments = {task_hash: demo.TASK}
+    msgs: list[dict[str, Any]] = [{"role": "system", "content": _DOC_SYSTEM},
+                                  {"role": "user", "content": f"attachment://{task_hash}", "source": "input"}]
+    oai: list[dict[str, Any]] = [{"role": "system", "content": _DOC_SYSTEM}, {"role": "user", "content": demo.TASK}]
+    oai_tools = [{"type": "function", "function": t_} for t_ in _DOC_TOOLS]
+    events: list[dict[str, Any]] = [
+        {"timestamp": stamp(), "event": "sample_init", "sample": {"input": f"attachment://{task_hash}",
+                                                                  "target": "", "id": 1},
+         "state": {"messages": msgs[1:], "tools": [], "tool_choice": None, "store": {}, "output": {
+             "model": model, "choices": []}, "completed": False, "metadata": {}}},
+        {"timestamp": stamp(), "event": "step", "action": "begin", "type": "solver", "name": "basic_agent"}]
+    usage_sum = {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0}
+    final = ""
+    last_output: dict[str, Any] = {}
+    for i in range(len(_DOC_STEPS) + 1):
+        prompt = _openai_prompt(counter, oai, oai_tools)
+        if i < len(_DOC_STEPS):
+            text, tool, args, kind = _DOC_STEPS[i]
+            call_id = rid(rng, "call_", 24)
+            reply = {"role": "assistant", "content": text, "source": "generate",
+                     "tool_calls": [{"id": call_id, "function": tool, "arguments": args, "type": "function"}]}
+            arguments = json.dumps(args, separators=(",", ":"))
+            out_tok = counter.tokenizer.count(text) + counter.part_tokens(Part("tool_call", arguments, name=tool))
+            stop = "tool_calls"
+        else:
+            final = "Fixed: VAT is rounded per line; all tests pass."
+            reply = {"role": "assistant", "content": final, "source": "generate"}
+            out_tok = counter.tokenizer.count(final)
+            stop = "stop"
+        usage = {"input_tokens": prompt, "output_tokens": out_tok, "total_tokens": prompt + out_tok}
+        for k in usage_sum:
+            usage_sum[k] += usage[k]
+        last_output = {"model": resolved, "choices": [{"message": reply, "stop_reason": stop}], "usage": usage}
+        events.append({"timestamp": stamp(), "event": "model", "model": model, "input": json.loads(json.dumps(msgs)),
+                       "tools": _DOC_TOOLS, "tool_choice": "auto", "config": {"max_tokens": 2048},
+                       "output": last_output})
+        msgs.append(reply)
+        if i == len(_DOC_STEPS):
+            break
+        oai.append({"role": "assistant", "content": text, "tool_calls": [
+            {"id": call_id, "type": "function", "function": {"name": tool, "arguments": arguments}}]})
+        result = _doc_output(rng, kind, counter)
+        events.append({"timestamp": stamp(), "event": "tool", "type": "function", "id": call_id, "function": tool,
+                       "arguments": args, "result": result, "events": []})
+        msgs.append({"role": "tool", "content": result, "tool_call_id": call_id, "function": tool})
+        oai.append({"role": "tool", "content": result, "tool_call_id": call_id})
+    events.append({"timestamp": stamp(), "event": "step", "action": "end", "type": "solver", "name": "basic_agent"})
+    events.append({"timestamp": stamp(), "event": "step", "action": "begin", "type": "scorer",
+                   "name": "model_graded_qa"})
+    grade_prompt = (f"You are comparing a submitted answer to an expert answer.\n\n[Task]: {demo.TASK}\n\n"
+                    f"[Submission]: {final}\n\nReply with GRADE: C or GRADE: I.")
+    grade = "The submission fixes the rounding as asked.\n\nGRADE: C"
+    g_in = _openai_prompt(counter, [{"role": "user", "content": grade_prompt}], [])
+    g_out = counter.tokenizer.count(grade)
+    for k, v in (("input_tokens", g_in), ("output_tokens", g_out), ("total_tokens", g_in + g_out)):
+        usage_sum[k] += v
+    events.append({"timestamp": stamp(), "event": "model", "model": model,
+                   "input": [{"role": "user", "content": grade_prompt}], "tools": [], "tool_choice": "none",
+                   "config": {}, "output": {"model": resolved, "choices": [{"message": {
+                       "role": "assistant", "content": grade, "source": "generate"}, "stop_reason": "stop"}],
+                       "usage": {"input_tokens": g_in, "output_tokens": g_out, "total_tokens": g_in + g_out}}})
+    events.append({"timestamp": stamp(), "event": "score", "score": {"value": "C", "answer": final,
+                                                                    "explanation": grade}})
+    events.append({"timestamp": stamp(), "event": "step", "action": "end", "type": "scorer",
+                   "name": "model_graded_qa"})
+    started = events[0]["timestamp"]
+    doc = {"version": 2, "status": "success", "eval": {
+        "run_id": rid(rng, "", 22), "created": started, "task": "fix_rounding", "task_id": rid(rng, "", 22),
+        "task_version": 0, "task_file": "fix_rounding.py", "task_attribs": {}, "task_args": {},
+        "dataset": {"samples": 1, "sample_ids": [1], "shuffled": False}, "model": model, "model_args": {},
+        "config": {}, "packages": {"inspect_ai": "0.3.60"}},
+        "plan": {"name": "plan", "steps": [{"solver": "basic_agent", "params": {}}], "config": {}},
+        "results": {"total_samples": 1, "completed_samples": 1, "scores": [{"name": "model_graded_qa",
+                                                                             "scorer": "model_graded_qa",
+                                                                             "params": {}, "metrics": {}}]},
+        "stats": {"started_at": started, "completed_at": events[-1]["timestamp"], "model_usage": {model: usage_sum}},
+        "samples": [{"id": 1, "epoch": 1, "input": f"attachment://{task_hash}", "target": "", "messages": msgs,
+                     "output": last_output, "scores": {"model_graded_qa": {"value": "C", "answer": final}},
+                     "metadata": {}, "store": {}, "events": events, "model_usage": {model: usage_sum},
+                     "attachments": attachments}]}
+    return (json.dumps(doc, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
+
+
+#: OpenHands' CodeAct system prompt and tool schemas, which its trajectory export does not hold.
+OPENHANDS_UNLOGGED = 6_480
+
+
+def openhands_trajectory() -> bytes:
+    """An OpenHands trajectory export: events whose actions and observations repeat the same model_response."""
+    rng = random.Random(107)
+    model = "claude-3-5-sonnet-20241022"
+    counter = counter_for(model, "anthropic")
+    t = datetime(2025, 9, 10, 9, 0, tzinfo=UTC).timestamp()
+    events: list[dict[str, Any]] = []
+    hist = 0
+
+    def stamp() -> str:
+        nonlocal t
+        t += rng.uniform(0.2, 6)
+        return datetime.fromtimestamp(t, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")
+
+    events.append({"id": 0, "timestamp": stamp(), "source": "user", "message": demo.TASK, "action": "message",
+                   "args": {"content": demo.TASK, "image_urls": None, "wait_for_response": False}, "timeout": 120})
+    hist += counter.message_tokens(Message("user", [Part("text", demo.TASK)]))
+    prev = 0
+    for text, tool, args, kind in [*_DOC_STEPS, ("Done: VAT is rounded per line; tests pass.", "finish", {}, "")]:
+        call_id = rid(rng, "toolu_01", 22)
+        name = {"bash": "execute_bash", "edit": "str_replace_editor", "finish": "finish"}[tool]
+        arguments = json.dumps(args)
+        prompt = OPENHANDS_UNLOGGED + hist + REPLY_PRIMER
+        msg = {"content": text, "role": "assistant", "tool_calls": [{"index": 1, "function": {
+            "arguments": arguments, "name": name}, "id": call_id, "type": "function"}], "function_call": None}
+        out_tok = counter.tokenizer.count(text) + counter.part_tokens(Part("tool_call", arguments, name=name))
+        read = prev
+        prev = prompt - REPLY_PRIMER
+        mr = {"id": f"chatcmpl-{ruuid(rng)}", "created": int(t), "model": model, "object": "chat.completion",
+              "system_fingerprint": None, "choices": [{"finish_reason": "tool_calls", "index": 0, "message": msg}],
+              "usage": {"completion_tokens": out_tok, "prompt_tokens": prompt, "total_tokens": prompt + out_tok,
+                        "completion_tokens_details": None,
+                        "prompt_tokens_details": {"audio_tokens": None, "cached_tokens": read},
+                        "cache_creation_input_tokens": prompt - read - REPLY_PRIMER, "cache_read_input_tokens": read},
+              "service_tier": None}
+        tcm = {"function_name": name, "tool_call_id": call_id, "model_response": mr, "total_calls_in_response": 1}
+        aid = len(events) + 1
+        action = {"bash": "run", "edit": "edit", "finish": "finish"}[tool]
+        events.append({"id": aid, "timestamp": stamp(), "source": "agent", "message": text, "action": action,
+                       "tool_call_metadata": tcm, "args": {**args, "thought": text}, "timeout": 120})
+        hist += counter.message_tokens(Message("assistant", [Part("text", text), Part(
+            "tool_call", arguments, name=name, call_id=call_id)]))
+        if tool == "finish":
+            break
+        result = _doc_output(rng, kind, counter)
+        events.append({"id": aid + 1, "timestamp": stamp(), "source": "agent", "message": f"Ran {name}.",
+                       "cause": aid, "observation": action, "content": result, "extras": {},
+                       "tool_call_metadata": tcm, "success": True})
+        hist += counter.message_tokens(Message("tool", [Part("tool_result", result, call_id=call_id)]))
+    return (json.dumps(events, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
+
+
+def openhands_eval() -> bytes:
+    """OpenHands evaluation output JSONL: two instances, per-call ``metrics.token_usages`` keyed by response_id."""
+    rng = random.Random(109)
+    cfg_model = "anthropic/claude-3-7-sonnet-20250219"
+    counter = counter_for("claude-3-7-sonnet-20250219", "anthropic")
+    lines = []
+    for n, repo in enumerate(("invoicer/invoicer", "invoicer/exporter")):
+        history: list[dict[str, Any]] = [{"id": 0, "timestamp": iso(START + n * 3600), "source": "user",
+                                          "message": demo.TASK, "action": "message",
+                                          "args": {"content": demo.TASK, "image_urls": None,
+                                                   "wait_for_response": False}}]
+        hist = counter.message_tokens(Message("user", [Part("text", demo.TASK)]))
+        usages, latencies, costs = [], [], []
+        acc = {"prompt_tokens": 0, "completion_tokens": 0, "cache_read_tokens": 0, "cache_write_tokens": 0}
+        prev = 0
+        for k, (text, tool, args, kind) in enumerate(_DOC_STEPS):
+            resp_id = f"chatcmpl-{ruuid(rng)}"
+            call_id = rid(rng, "toolu_01", 22)
+            name = "execute_bash" if tool == "bash" else "str_replace_editor"
+            arguments = json.dumps(args)
+            prompt = OPENHANDS_UNLOGGED + hist + REPLY_PRIMER
+            out_tok = counter.tokenizer.count(text) + counter.part_tokens(Part("tool_call", arguments, name=name))
+            read, write = prev, prompt - prev - REPLY_PRIMER
+            prev = prompt - REPLY_PRIMER
+            mr = {"id": resp_id, "created": int(START) + n * 3600 + k * 20, "model": cfg_model.split("/")[1],
+                  "object": "chat.completion", "choices": [{"finish_reason": "tool_calls", "index": 0, "message": {
+                      "content": text, "role": "assistant", "tool_calls": [{"index": 1, "function": {
+                          "arguments": arguments, "name": name}, "id": call_id, "type": "function"}]}}],
+                  "usage": {"completion_tokens": out_tok, "prompt_tokens": prompt, "total_tokens": prompt + out_tok,
+                            "cache_creation_input_tokens": write, "cache_read_input_tokens": read}}
+            tcm = {"function_name": name, "tool_call_id": call_id, "model_response": mr, "total_calls_in_response": 1}
+            history.append({"id": len(history), "source": "agent", "message": text, "action": "run",
+                            "tool_call_metadata": tcm, "args": args})
+            result = _doc_output(rng, kind, counter)
+            history.append({"id": len(history), "source": "agent", "message": "", "observation": "run",
+                            "content": result, "cause": len(history) - 1, "tool_call_metadata": tcm})
+            hist += counter.message_tokens(Message("assistant", [Part("text", text), Part(
+                "tool_call", arguments, name=name, call_id=call_id)]))
+            hist += counter.message_tokens(Message("tool", [Part("tool_result", result, call_id=call_id)]))
+            tu = {"model": cfg_model, "prompt_tokens": prompt, "completion_tokens": out_tok,
+                  "cache_read_tokens": read, "cache_write_tokens": write, "response_id": resp_id}
+            usages.append(tu)
+            for key in acc:
+                acc[key] += tu[key]
+            latencies.append({"model": cfg_model, "latency": round(rng.uniform(1.5, 9), 3), "response_id": resp_id})
+            costs.append({"model": cfg_model, "cost": round(prompt * 3e-6 + out_tok * 15e-6, 6),
+                          "timestamp": START + n * 3600 + k * 20})
+        lines.append({"instance_id": f"{repo.replace('/', '__')}-{1042 + n}",
+                      "test_result": {"git_patch": "diff --git a/src/invoicer/tax.py b/src/invoicer/tax.py\n"},
+                      "instruction": demo.TASK,
+                      "metadata": {"agent_class": "CodeActAgent", "llm_config": {"model": cfg_model}},
+                      "history": history,
+                      "metrics": {"accumulated_cost": round(sum(c["cost"] for c in costs), 6),
+                                  "accumulated_token_usage": {"model": "default", **acc, "response_id": ""},
+                                  "costs": costs, "response_latencies": latencies, "token_usages": usages,
+                                  "condenser": []},
+                      "error": None, "instance": {"repo": repo, "instance_id": f"{repo}-{1042 + n}",
+                                                  "problem_statement": demo.TASK}})
+    return dump_lines(lines)
+
+
+def swe_agent_traj() -> bytes:
+    """A SWE-agent 0.x ``.traj``: history, trajectory steps and only cumulative ``info.model_stats``."""
+    rng = random.Random(113)
+    counter = counter_for("gpt-4o", "openai")
+    system = ("SETTING: You are an autonomous programmer working in a command line with a special interface. "
+              "COMMANDS: open <path>, edit <start>:<end>, python <file>, submit. Reply with a DISCUSSION and "
+              "exactly one command in a code block.")
+    history: list[dict[str, Any]] = [{"role": "system", "content": system, "agent": "primary"},
+                                     {"role": "user", "content": f"We're currently solving the following issue "
+                                      f"within our repository.\nISSUE:\n{demo.TASK}\n\n(Open file: n/a)\n"
+                                      "(Current directory: /invoicer)\nbash-$", "agent": "primary"}]
+    trajectory = []
+    sent = received = 0
+    cmds = [("Let me reproduce the failure.", "python -m pytest -q tests/test_tax.py", "pytest"),
+            ("Open the tax module.", "open src/invoicer/tax.py", "code"),
+            ("Round each line before summing.", "edit 44:44\n    vat = sum(((l.net * l.rate).quantize(CENT, "
+             "ROUND_HALF_UP) for l in lines), Decimal(0))\nend_of_edit", "edit"),
+            ("Run the suite again.", "python -m pytest -q", "ok"),
+            ("The fix works; submitting.", "submit", "submit")]
+    for thought, cmd, kind in cmds:
+        prompt = _openai_prompt(counter, [{"role": m["role"], "content": m["content"]} for m in history], [])
+        response = f"DISCUSSION\n{thought}\n\n```\n{cmd}\n```"
+        sent += prompt
+        received += counter.tokenizer.count(response)
+        obs = "" if kind == "submit" else _doc_output(rng, kind, counter)
+        state = json.dumps({"open_file": "/invoicer/src/invoicer/tax.py" if kind != "pytest" else "n/a",
+                            "working_dir": "/invoicer"})
+        trajectory.append({"action": cmd + "\n", "observation": obs, "response": response, "state": state,
+                           "thought": thought})
+        history.append({"role": "assistant", "content": response, "thought": thought, "action": cmd + "\n",
+                        "agent": "primary"})
+        if kind != "submit":
+            history.append({"role": "user", "content": f"{obs}\n(Open file: /invoicer/src/invoicer/tax.py)\n"
+                            "(Current directory: /invoicer)\nbash-$", "agent": "primary"})
+    doc = {"environment": "swe_main", "trajectory": trajectory, "history": history,
+           "info": {"exit_status": "submitted",
+                    "submission": "\ndiff --git a/src/invoicer/tax.py b/src/invoicer/tax.py\n",
+                    "model_stats": {"total_cost": round(sent * 2.5e-6 + received * 1e-5, 5),
+                                    "instance_cost": round(sent * 2.5e-6 + received * 1e-5, 5),
+                                    "tokens_sent": sent, "tokens_received": received, "api_calls": len(cmds)}}}
+    return (json.dumps(doc, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
+
+
+#: Cline's system prompt (tool descriptions included), which ui_messages.json does not hold.
+CLINE_UNLOGGED = 11_240
+
+
+def cline_ui_messages() -> bytes:
+    """A Cline ``ui_messages.json``: api_req_started entries with a JSON ``text`` holding the token counts."""
+    rng = random.Random(127)
+    model = "claude-sonnet-4-20250514"
+    counter = counter_for(model, "anthropic")
+    ts = int(START * 1000) + 30_000_000
+    info = {"providerId": "anthropic", "modelId": model, "mode": "act"}
+    out: list[dict[str, Any]] = [{"ts": ts, "type": "say", "say": "task", "text": demo.TASK}]
+    hist = 0
+    prev = 0
+    request = f"<task>\n{demo.TASK}\n</task>"
+    for i, (text, tool, args, kind) in enumerate([*_DOC_STEPS, ("", "", {}, "")]):
+        ts += rng.randint(800, 6000)
+        hist += counter.message_tokens(Message("user", [Part("text", request)]))
+        prompt = CLINE_UNLOGGED + hist + REPLY_PRIMER
+        parts: list[Part] = []
+        entries: list[dict[str, Any]] = []
+        if tool:
+            tool_text = json.dumps({"tool": "executeCommand" if tool == "bash" else "editedExistingFile",
+                                    **({"command": args["command"]} if tool == "bash" else {"path": args["path"]})})
+            entries = [{"type": "say", "say": "text", "text": text, "partial": False},
+                       {"type": "say", "say": "tool", "text": tool_text, "partial": False}]
+            parts = [Part("text", text), Part("tool_call", tool_text, name="cline_tool")]
+        else:
+            final = "Fixed: VAT is rounded per line before summing; all tests pass."
+            entries = [{"type": "say", "say": "completion_result", "text": final, "partial": False}]
+            parts = [Part("text", final)]
+        out_tok = sum(counter.part_tokens(p) for p in parts)
+        read, write = prev, prompt - prev - 3
+        prev = prompt - 3
+        cost = round(3 * 3e-6 + write * 3.75e-6 + read * 3e-7 + out_tok * 15e-6, 6)
+        out.append({"ts": ts, "type": "say", "say": "api_req_started", "text": json.dumps({
+            "request": request, "tokensIn": 3, "tokensOut": out_tok, "cacheWrites": write, "cacheReads": read,
+            "cost": cost}), "modelInfo": info, "conversationHistoryIndex": 2 * i - 1})
+        for e in entries:
+            ts += rng.randint(200, 3000)
+            out.append({"ts": ts, **e, "modelInfo": info, "conversationHistoryIndex": 2 * i})
+        hist += counter.message_tokens(Message("assistant", parts))
+        if not tool:
+            out.append({"ts": ts + 500, "type": "ask", "ask": "completion_result", "text": "",
+                        "conversationHistoryIndex": 2 * i})
+            break
+        result = _doc_output(rng, kind, counter)
+        request = f"[{tool} for '{args.get('command') or args.get('path')}'] Result:\n{result}"
+    return (json.dumps(out, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def gemini_cli_json() -> bytes:
+    """The legacy Gemini CLI recording: one pretty-printed ConversationRecord (the JSONL sample's messages)."""
+    recs = [json.loads(x) for x in gemini_cli().decode("utf-8").splitlines()]
+    head = recs[0]
+    messages = [r for r in recs[1:] if "$set" not in r]
+    doc = {"sessionId": head["sessionId"], "projectHash": head["projectHash"], "startTime": head["startTime"],
+           "lastUpdated": messages[-1]["timestamp"], "messages": messages}
+    return (json.dumps(doc, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
+
+
 # --- main ------------------------------------------------------------------------------------------------
 
 def build() -> dict[str, bytes]:
@@ -985,6 +1342,12 @@ def build() -> dict[str, bytes]:
         "gemini_usage.jsonl": gemini_usage(),
         "claude_trace.jsonl": claude_trace(),
         "gemini_cli_session.jsonl": gemini_cli(),
+        "documents/inspect_eval.json": inspect_log(),
+        "documents/openhands_trajectory.json": openhands_trajectory(),
+        "documents/openhands_eval_output.jsonl": openhands_eval(),
+        "documents/swe_agent.traj": swe_agent_traj(),
+        "documents/cline_ui_messages.json": cline_ui_messages(),
+        "documents/gemini_cli_session.json": gemini_cli_json(),
     }
     files["openai-batch/batch_input.jsonl"], files["openai-batch/batch_output.jsonl"] = openai_batch()
     files["anthropic-batch/requests.jsonl"], files["anthropic-batch/results.jsonl"] = anthropic_batch()

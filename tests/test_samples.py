@@ -110,6 +110,45 @@ def exp_anthropic_batch(rel: str) -> list[int]:
     return sorted(out)
 
 
+def exp_inspect(rel: str) -> list[int]:
+    doc = json.loads((SAMPLES / rel).read_text(encoding="utf-8"))
+    return [e["output"]["usage"]["input_tokens"] for s in doc["samples"] for e in s["events"] if e["event"] == "model"]
+
+
+def exp_openhands(rel: str) -> list[int]:
+    """One call per distinct model_response.id (repeated on its action and its observation)."""
+    seen: dict[str, int] = {}
+    for e in json.loads((SAMPLES / rel).read_text(encoding="utf-8")):
+        mr = (e.get("tool_call_metadata") or {}).get("model_response")
+        if mr:
+            seen.setdefault(mr["id"], mr["usage"]["prompt_tokens"])
+    return list(seen.values())
+
+
+def exp_openhands_eval(rel: str) -> list[int]:
+    return [tu["prompt_tokens"] for v in lines(rel) for tu in v["metrics"]["token_usages"]]
+
+
+def exp_swe(rel: str) -> list[None]:
+    """Per-call usage is unknown in a .traj (only cumulative model_stats): one call per assistant turn."""
+    doc = json.loads((SAMPLES / rel).read_text(encoding="utf-8"))
+    return [None for m in doc["history"] if m["role"] == "assistant"]
+
+
+def exp_cline(rel: str) -> list[int]:
+    out = []
+    for e in json.loads((SAMPLES / rel).read_text(encoding="utf-8")):
+        if e.get("say") == "api_req_started":
+            d = json.loads(e["text"])
+            out.append(d["tokensIn"] + d["cacheWrites"] + d["cacheReads"])  # tokensIn is uncached input
+    return out
+
+
+def exp_gemini_cli_json(rel: str) -> list[int]:
+    doc = json.loads((SAMPLES / rel).read_text(encoding="utf-8"))
+    return [m["tokens"]["input"] for m in doc["messages"] if m["type"] == "gemini"]
+
+
 # (paths given to `report`, detected format, expected reported prompts, sorted?, issue kinds on purpose)
 CASES: list[tuple[tuple[str, ...], str, Callable[[], list[Any]], bool, list[str]]] = [
     (("openai_chat_demo.jsonl",), "canonical", lambda: exp_canonical("openai_chat_demo.jsonl"), False, []),
@@ -123,6 +162,16 @@ CASES: list[tuple[tuple[str, ...], str, Callable[[], list[Any]], bool, list[str]
     (("openai-batch",), "openai-batch", lambda: exp_openai_batch("openai-batch/batch_output.jsonl"), True, []),
     (("anthropic-batch",), "anthropic-batch", lambda: exp_anthropic_batch("anthropic-batch/results.jsonl"), True,
      ["failed_request", "failed_request"]),  # one errored and one expired result, on purpose
+    (("documents/inspect_eval.json",), "inspect-ai", lambda: exp_inspect("documents/inspect_eval.json"), False, []),
+    (("documents/openhands_trajectory.json",), "openhands",
+     lambda: exp_openhands("documents/openhands_trajectory.json"), False, []),
+    (("documents/openhands_eval_output.jsonl",), "openhands-eval",
+     lambda: exp_openhands_eval("documents/openhands_eval_output.jsonl"), False, []),
+    (("documents/swe_agent.traj",), "swe-agent", lambda: exp_swe("documents/swe_agent.traj"), False, []),
+    (("documents/cline_ui_messages.json",), "cline", lambda: exp_cline("documents/cline_ui_messages.json"), False,
+     []),
+    (("documents/gemini_cli_session.json",), "gemini-cli-json",
+     lambda: exp_gemini_cli_json("documents/gemini_cli_session.json"), False, []),
 ]
 
 
@@ -137,10 +186,16 @@ def test_sample_reports(paths: tuple[str, ...], fmt: str, expected: Callable[[],
     assert sorted(i["kind"] for i in doc["issues"]) == sorted(issue_kinds), doc["issues"]
 
 
+def test_every_format_has_a_sample() -> None:
+    from ctxwatch.formats import formats
+
+    assert {c[1] for c in CASES} == set(formats())
+
+
 def test_every_sample_file_is_small_and_described() -> None:
     readme = (SAMPLES / "README.md").read_text(encoding="utf-8")
-    files = [p for p in SAMPLES.rglob("*.jsonl")]
-    assert len(files) >= 12
+    files = [p for p in SAMPLES.rglob("*") if p.is_file() and p.name != "README.md"]
+    assert len(files) >= 18
     for p in files:
         assert p.stat().st_size < 200_000, p
         assert p.relative_to(SAMPLES).as_posix() in readme, f"{p.name} not described in sample_logs/README.md"
