@@ -111,7 +111,9 @@ def report_json(run: Run) -> dict[str, Any]:
     cal = run.calibration()
     st = run.settings
     costs = [call_cost(c.model, c.provider, c.usage) for c in run.calls]
-    return {
+    from ctxwatch.analysis import analysis_json
+
+    doc = {
         "file": run.path,
         "format": run.spec.name,
         "settings": {"window": st.window, "budget_fraction": st.budget_fraction, "trigger": st.trigger,
@@ -122,3 +124,5 @@ def report_json(run: Run) -> dict[str, Any]:
         "resets": run.resets,
         "issues": [issue_json(i) for i in run.issues if i.kind != "reset"],
     }
+    doc.update(analysis_json(run))
+    return doc
