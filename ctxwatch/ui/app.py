@@ -94,6 +94,9 @@ class MainScreen(Screen[None]):
     MainScreen.-tiny #toosmall { display: block; }
     """
 
+    #: True once mounted: from then on the app pushes data into the widgets.
+    ready = False
+
     def compose(self) -> ComposeResult:
         """The widgets; the app fills them."""
         with Vertical(id="main"):
@@ -110,9 +113,13 @@ class MainScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        """Apply the layout for the current size and focus the table."""
+        """Apply the layout for the current size, show calls that arrived before mounting, focus the table."""
+        self.ready = True
         self.apply_size(self.app.size.width, self.app.size.height)
         self.query_one(CallsTable).focus()
+        app = self.app
+        if isinstance(app, CtxwatchApp) and app.calls:
+            app.rebuild_view()
 
     def on_resize(self, event: events.Resize) -> None:
         """Switch between full, compact and too-small layouts as the terminal is resized."""
@@ -255,7 +262,7 @@ class CtxwatchApp(App[None]):
         self.progress = None
         self.last_reset = None
         self._pending = []
-        if self.main is not None and self.main.is_mounted:
+        if self._mounted():
             self._table().set_calls([], self.settings)
         self._feed_worker(path, self._feed_id, self._stop, self._cancel)
         self.refresh_panels()
@@ -295,7 +302,7 @@ class CtxwatchApp(App[None]):
         return self.main.query_one(CallsTable)
 
     def _mounted(self) -> bool:
-        return self.main is not None and self.main.is_mounted
+        return self.main is not None and self.main.ready
 
     def view_calls(self) -> list[Call]:
         """The calls of the current view (context and filter), in table order."""
@@ -688,9 +695,10 @@ class CtxwatchApp(App[None]):
         if text == self.filter_text:
             return
         self.filter_text = text
-        self._rebuild_view()
+        self.rebuild_view()
 
-    def _rebuild_view(self) -> None:
+    def rebuild_view(self) -> None:
+        """Recompute the view (context and filter) and refill the table, keeping the selection if visible."""
         keep = self.selected_index
         self.view = [i for i, c in self.calls.items() if self._in_view(c)]
         if not self._mounted():
@@ -713,7 +721,7 @@ class CtxwatchApp(App[None]):
         i = self.contexts.index(self.context) if self.context in self.contexts else -1
         self.context = self.contexts[(i + 1) % len(self.contexts)]
         self.follow = True
-        self._rebuild_view()
+        self.rebuild_view()
 
     def action_sessions(self) -> None:
         """Pick a session of the followed folder."""

@@ -183,7 +183,7 @@ class DetailScreen(Screen[None]):
     DetailScreen #detail-head { height: auto; padding: 0 1; background: $boost; }
     DetailScreen #items { height: 1fr; min-height: 4; }
     DetailScreen #item-head { height: 1; padding: 0 1; background: $boost; }
-    DetailScreen #body { height: 1fr; min-height: 3; }
+    DetailScreen #body { height: 1fr; min-height: 3; border: none; padding: 0 1; }
     """
 
     def __init__(self, call: Call, spec: FormatSpec | None, settings: Settings) -> None:
@@ -259,7 +259,8 @@ class DetailScreen(Screen[None]):
             return sorted(self.items, key=lambda it: -(it.tokens or 0))
         return list(self.items)
 
-    def _fill(self) -> None:
+    def _fill(self, keep: int | None = None) -> None:
+        """(Re)fill the items table in the current order, keeping item ``keep`` (a position) selected."""
         table = self.query_one("#items", DataTable)
         table.clear()
         prompt = self.call.prompt_tokens or sum(it.tokens or 0 for it in self.items) or None
@@ -272,6 +273,8 @@ class DetailScreen(Screen[None]):
                 tx.literal(it.text[:200], style="dim", limit=120),
                 key=str(it.position),
             )
+        if keep is not None and str(keep) in table.rows:
+            table.move_cursor(row=table.get_row_index(str(keep)), animate=False)
         self._show_selected()
 
     def selected_item(self) -> Item | None:
@@ -315,8 +318,9 @@ class DetailScreen(Screen[None]):
 
     def action_toggle_order(self) -> None:
         """Switch between prompt order and biggest first."""
+        it = self.selected_item()
         self.order = "size" if self.order == "prompt" else "prompt"
-        self._fill()
+        self._fill(it.position if it is not None else None)
 
     def action_down(self) -> None:
         """Next item."""
@@ -467,7 +471,7 @@ class PlanScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="plan")
     def _compute(self, knobs: Knobs, load: bool = False) -> None:
-        from ctxwatch.planner import Policy, PolicyError, plan_messages
+        from ctxwatch.planner import PolicyError, plan_messages, policy_for_call
         from ctxwatch.tokens import counter_for
 
         if load or self._pc is None:
@@ -484,14 +488,15 @@ class PlanScreen(Screen[None]):
         pc = self._pc
         assert self.window is not None
         try:
-            policy = Policy.from_settings(self.settings, self.window, reserve_tokens=knobs.reserve_tokens,
-                                          mode=knobs.mode)
+            policy = policy_for_call(self.call, self.settings, window=self.window,
+                                     reserve=float(max(1, knobs.reserve_tokens)), mode=knobs.mode)
             policy = replace(policy, keep_recent=knobs.keep_recent, budget_fraction=knobs.budget_fraction,
                              summary_tokens=knobs.summary_tokens)
             counter = counter_for(self.call.model, self.call.provider)
-            if pc.system is None and pc.tools is None and self.call.floor_tokens:
+            # As plan_call does, but with the accounted per-message tokens so a knob change re-plans at once.
+            if pc.system is None or pc.history_reported_only:
                 plan = plan_messages(pc.messages or [], policy, counter=counter, tokens=self._tokens,
-                                     system_tokens=self.call.floor_tokens, tools_tokens=0)
+                                     system_tokens=self.call.floor_tokens or 0, tools_tokens=0)
             else:
                 plan = plan_messages(pc.messages or [], policy, system=pc.system or None, tools=pc.tools or None,
                                      counter=counter, tokens=self._tokens, system_tokens=self.call.system_tokens,

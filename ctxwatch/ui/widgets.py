@@ -322,6 +322,8 @@ class CallsTable(DataTable):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("j", "cursor_down", "Down", show=False),
         Binding("k", "cursor_up", "Up", show=False),
+        Binding("home,g", "scroll_top", "First call", show=False),
+        Binding("end,G", "scroll_bottom", "Newest call", show=False),
     ]
 
     def __init__(self, *, id: str | None = None) -> None:

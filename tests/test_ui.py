@@ -1,0 +1,454 @@
+"""Pilot tests of the dashboard: every key, with assertions on the app's state and on files written."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+from test_ui_common import WINDOW, append, line, loaded, record, set_utc, wait_for, write_log
+
+from ctxwatch.config import Settings
+from ctxwatch.ui.app import CtxwatchApp, MainScreen
+from ctxwatch.ui.screens import DetailScreen, HelpScreen, PlanScreen, SessionPicker
+from ctxwatch.ui.widgets import CallsTable, ContextBar, TrendChart
+
+
+@pytest.fixture(autouse=True)
+def _utc(monkeypatch: pytest.MonkeyPatch) -> None:
+    set_utc(monkeypatch)
+
+
+@pytest.fixture
+def log(tmp_path: Path) -> Path:
+    return write_log(tmp_path / "agent-run.jsonl", 12)
+
+
+def table(app: CtxwatchApp) -> CallsTable:
+    assert app.main is not None
+    return app.main.query_one(CallsTable)
+
+
+async def test_opens_on_latest_call_and_shows_status(log: Path) -> None:
+    app = CtxwatchApp(str(log))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await loaded(pilot, 12)
+        assert app.format_name == "canonical"
+        assert app.selected_index == 11 and app.follow and not app.paused
+        assert table(app).row_count == 12 and table(app).cursor_row == 11
+        status = str(app.main.query_one("#status").render())
+        assert "agent-run.jsonl" in status and "12 calls" in status and "0 bad lines" in status
+        assert "window 20,000 (log)" in status and str(log.parent) not in status
+        bar = app.main.query_one(ContextBar)
+        assert bar.call is not None and bar.call.index == 11
+
+
+async def test_arrows_and_jk_select_and_stop_following(log: Path) -> None:
+    app = CtxwatchApp(str(log))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await loaded(pilot, 12)
+        await pilot.press("up")
+        assert app.selected_index == 10 and not app.follow
+        await pilot.press("k", "k")
+        assert app.selected_index == 8
+        await pilot.press("j")
+        assert app.selected_index == 9 and not app.follow
+        assert app.main.query_one(ContextBar).call.index == 9
+        await pilot.press("down", "down")  # back on the newest call: following again
+        assert app.selected_index == 11 and app.follow
+
+
+async def test_f_toggles_follow_and_jumps_to_latest(log: Path) -> None:
+    app = CtxwatchApp(str(log))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await loaded(pilot, 12)
+        await pilot.press("up", "up", "up")
+        assert app.selected_index == 8 and not app.follow
+        await pilot.press("f")
+        assert app.follow and app.selected_index == 11
+        await pilot.press("f")
+        assert not app.follow and app.selected_index == 11
+
+
+async def test_appended_call_appears_within_a_second(log: Path) -> None:
+    app = CtxwatchApp(str(log))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await loaded(pilot, 12)
+        append(log, line(record(12)))
+        assert await wait_for(pilot, lambda: table(app).row_count == 13, 1.5), "new row did not appear"
+        assert app.selected_index == 12  # following: the new call is selected
+        assert app.calls[12].usage.prompt_total == 1130 + 1064 * 12
+        # Not following: a new row appears but the selection stays.
+        await pilot.press("up")
+        append(log, line(record(13)))
+        assert await wait_for(pilot, lambda: table(app).row_count == 14, 1.5)
+        assert app.selected_index == 11
+
+
+async def test_p_pauses_the_display_and_resume_catches_up(log: Path) -> None:
+    app = CtxwatchApp(str(log))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await loaded(pilot, 12)
+        await pilot.press("p")
+        assert app.paused
+        append(log, line(record(12)))
+        assert await wait_for(pilot, lambda: len(app._pending) > 0, 2.0)  # read, but not shown
+        assert table(app).row_count == 12 and 12 not in app.calls
+        assert "PAUSED (+1 new)" in str(app.main.query_one("#status").render())
+        await pilot.press("p")
+        assert not app.paused and table(app).row_count == 13 and app.selected_index == 12
+
+
+async def test_t_toggles_the_chart_x_axis(log: Path) -> None:
+    app = CtxwatchApp(str(log))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await loaded(pilot, 12)
+        chart = app.main.query_one(TrendChart)
+        await pilot.pause()
+        assert app.xaxis == "index" and chart.series is not None and chart.series.x[-1] == 11
+        await pilot.press("t")
+        await pilot.pause()
+        assert app.xaxis == "time"
+        assert chart.series.x[-1] == 11 * 30 / 60  # minutes since the first call (30 s apart)
+        assert chart.series.xlabel == "minutes since 00:00:00"
+        await pilot.press("t")
+        assert app.xaxis == "index"
+
+
+async def test_chart_thresholds_follow_settings(log: Path) -> None:
+    app = CtxwatchApp(str(log), settings=Settings(budget_fraction=0.5, trigger=0.5))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await loaded(pilot, 12)
+        await pilot.pause()
+        s = app.main.query_one(TrendChart).series
+        assert (s.budget, s.trigger, s.limit) == (WINDOW // 2, WINDOW // 4, WINDOW - 1000)
+
+
+async def test_enter_opens_detail_with_every_item(log: Path) -> None:
+    app = CtxwatchApp(str(log))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await loaded(pilot, 12)
+        await pilot.press("up", "up", "up", "up", "up", "up", "up", "up", "up")  # call 2
+        await pilot.press("enter")
+        assert isinstance(app.screen, DetailScreen)
+        screen = app.screen
+        assert await wait_for(pilot, lambda: screen.loaded)
+        # call 2: system prompt, one tool schema, then user/assistant/user/assistant/user.
+        labels = [it.label for it in screen.items]
+        assert labels == ["system prompt", "schema: read_file", "user", "assistant", "user", "assistant", "user"]
+        assert screen.items[2].text.startswith("step 0: ")
+        assert screen.error is None
+        await pilot.press("o")
+        assert screen.order == "size"
+        assert screen.selected_item().label == "system prompt"  # the selection stays on its item
+        await pilot.press("space")
+        assert screen.expanded
+        await pilot.press("escape")
+        assert isinstance(app.screen, MainScreen)
+
+
+async def test_detail_folds_huge_content(tmp_path: Path) -> None:
+    huge = "x" * 3_000_000 + " end"
+    log = tmp_path / "big.jsonl"
+    log.write_text(line(record(0, turn_words=5, user_text=huge, window=None)))
+    app = CtxwatchApp(str(log))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await loaded(pilot, 1)
+        await pilot.press("enter")
+        screen = app.screen
+        assert isinstance(screen, DetailScreen)
+        assert await wait_for(pilot, lambda: screen.loaded, 15)
+        await pilot.press("o", "ctrl+home")  # biggest first: the 3 MB message on top
+        it = screen.selected_item()
+        assert it.chars == len(huge) and len(it.text) == 200_000
+        area = screen.query_one("#body")
+        assert len(area.text) <= 2_000 + 2
+        await pilot.press("space")
+        assert len(area.text) <= 200_000 + 2 and "end" not in area.text
+        assert app.is_running
+
+
+async def test_e_opens_eviction_preview_and_knobs_replan(log: Path, tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    app = CtxwatchApp(str(log))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await loaded(pilot, 12)
+        await pilot.press("e")
+        screen = app.screen
+        assert isinstance(screen, PlanScreen)
+        assert await wait_for(pilot, lambda: screen.plan is not None, 10)
+        # Call 11: about 12,800 tokens against a budget of 12,000: over budget, so something is evicted.
+        first = screen.plan
+        assert first.budget_tokens == 12_000 and first.before_tokens > 12_000
+        assert screen.knobs.keep_recent == 6 and screen.knobs.reserve_tokens == 1000
+        await pilot.press("minus", "minus")
+        assert await wait_for(pilot, lambda: screen.plan is not first and screen.knobs.keep_recent == 4)
+        assert await wait_for(pilot, lambda: screen.plan.policy.keep_recent == 4)
+        await pilot.press("B")
+        assert await wait_for(pilot, lambda: screen.plan.budget_tokens == 13_000)
+        await pilot.press("m")
+        assert await wait_for(pilot, lambda: screen.plan.policy.mode == "drop")
+        await pilot.press("w")
+        written = tmp_path / "ctxwatch-plan-call11.json"
+        assert written.exists() and screen.written == str(written)
+        doc = json.loads(written.read_text())
+        assert set(doc) == {"messages", "before_tokens", "after_tokens", "budget_tokens", "fits", "reason",
+                            "reinject"}
+        assert doc["budget_tokens"] == 13_000
+        await pilot.press("escape")
+        assert isinstance(app.screen, MainScreen)
+
+
+async def test_slash_filters_calls(tmp_path: Path) -> None:
+    log = tmp_path / "mixed.jsonl"
+    log.write_text("".join(line(record(i, model="gpt-4o" if i % 2 else "gpt-4o-mini", turn_words=5))
+                           for i in range(10)))
+    app = CtxwatchApp(str(log))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await loaded(pilot, 10)
+        await pilot.press("slash")
+        assert app.focused is not None and app.focused.id == "filter"
+        await pilot.press(*"mini", "enter")
+        assert app.filter_text == "mini"
+        assert app.view == [0, 2, 4, 6, 8] and table(app).row_count == 5
+        assert app.selected_index == 8 and app.focused is table(app)
+        await pilot.press("slash", "escape")
+        assert app.filter_text == "" and table(app).row_count == 10
+
+
+async def test_question_mark_opens_help(log: Path) -> None:
+    app = CtxwatchApp(str(log))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await loaded(pilot, 12)
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        await pilot.press("escape")
+        assert isinstance(app.screen, MainScreen)
+
+
+async def test_s_saves_svg_and_x_exports_csv(log: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    monkeypatch.chdir(out)
+    app = CtxwatchApp(str(log))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await loaded(pilot, 12)
+        await pilot.press("s")
+        svg = out / "ctxwatch-agent-run.svg"
+        assert svg.exists() and svg.read_text().startswith("<svg")
+        await pilot.press("x")
+        path = out / "ctxwatch-calls-agent-run.csv"
+        assert path.exists()
+        rows = list(csv.DictReader(path.open()))
+        assert [int(r["index"]) for r in rows] == list(range(12))
+        assert rows[3]["prompt_tokens_reported"] == str(1130 + 1064 * 3)
+        assert rows[3]["timestamp"] == "2025-01-01T00:01:30Z" and rows[3]["window"] == str(WINDOW)
+        await pilot.press("s")  # never overwrites
+        assert (out / "ctxwatch-agent-run-2.svg").exists()
+        assert app.saved == [str(svg), str(path), str(out / "ctxwatch-agent-run-2.svg")]
+
+
+async def test_q_quits(log: Path) -> None:
+    app = CtxwatchApp(str(log))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await loaded(pilot, 12)
+        await pilot.press("q")
+        await pilot.pause()
+        assert not app.is_running
+    assert app._stop.is_set()
+
+
+async def test_command_palette_lists_the_actions(log: Path) -> None:
+    app = CtxwatchApp(str(log))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await loaded(pilot, 12)
+        titles = [c.title for c in app.get_system_commands(app.screen)]
+        for t in ("Call detail", "Follow newest call", "Pause display", "Chart x axis", "Eviction preview",
+                  "Filter calls", "Save SVG screenshot", "Export CSV", "Help"):
+            assert t in titles
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        assert type(app.screen).__name__ == "CommandPalette"
+
+
+async def test_markup_ansi_and_control_characters_are_shown_literally(tmp_path: Path) -> None:
+    evil = "[bold]loud[/bold] [@click=app.quit]quit[/] \x1b[31mred\x1b[0m \x07bell\x08 \x1b]0;title\x07"
+    log = tmp_path / "evil.jsonl"
+    log.write_text(line(record(0, turn_words=3, user_text=evil, model="[@click=app.quit]m\x1b[2J")))
+    app = CtxwatchApp(str(log))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await loaded(pilot, 1)
+        cell = table(app).get_cell("0", "model")
+        assert cell.plain == "[@click=app.quit]m\\x1b[2J" and not cell.spans
+        await pilot.click(CallsTable, offset=(20, 1))  # clicking the row's text triggers no action
+        await pilot.press("enter")
+        screen = app.screen
+        assert isinstance(screen, DetailScreen)
+        assert await wait_for(pilot, lambda: screen.loaded)
+        user = [it for it in screen.items if it.role == "user"][-1]
+        assert user.text == evil  # the item holds the text as logged ...
+        for _ in range(len(screen.items) - 1):
+            await pilot.press("down")
+        shown = screen.query_one("#body").text  # ... and the screen shows it escaped, literally
+        assert "[bold]loud[/bold] [@click=app.quit]quit[/]" in shown
+        assert "\\x1b[31mred\\x1b[0m \\x07bell\\x08 \\x1b]0;title\\x07" in shown
+        assert "\x1b" not in shown and "\x07" not in shown
+        await pilot.press("escape")
+        assert app.is_running and isinstance(app.screen, MainScreen)
+
+
+async def test_c_cycles_contexts_on_claude_code_sidechains(shared_logs: Path) -> None:
+    path = shared_logs / "claude-code" / "ccviewer_5c0375b4_v1.0.108_inline_sidechain.jsonl"
+    app = CtxwatchApp(str(path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await loaded(pilot)
+        assert app.context == "main" and len(app.contexts) == 3
+        main_view = list(app.view)
+        assert main_view and all(app.calls[i].context == "main" for i in main_view)
+        await pilot.press("c")
+        assert app.context == app.contexts[1] and app.context.startswith("sidechain-")
+        assert app.view and all(app.calls[i].context == app.context for i in app.view)
+        assert app.selected_index == app.view[-1]
+        await pilot.press("c", "c")
+        assert app.context == "main" and app.view == main_view
+
+
+async def test_real_claude_trace_capture_and_its_bar(shared_logs: Path) -> None:
+    path = shared_logs / "request-response" / "claude-trace_test-traffic_head14.jsonl"
+    app = CtxwatchApp(str(path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await loaded(pilot, 14)
+        await pilot.press("up")  # call 12: a Sonnet call with a 12k floor
+        bar = str(app.main.query_one(ContextBar).render())
+        c = app.calls[12]
+        assert c.window == 200_000
+        assert f"floor {c.floor_tokens:,}" in bar and "T trigger 96k" in bar and "B budget 120k" in bar
+
+
+async def test_compact_layout_tiny_terminal_and_live_resize(log: Path) -> None:
+    app = CtxwatchApp(str(log))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await loaded(pilot, 12)
+        main = app.main
+        middle = main.query_one("#middle")
+        assert middle.display and not main.has_class("-compact")
+        await pilot.resize_terminal(60, 15)
+        await pilot.pause()
+        assert main.has_class("-compact") and not middle.display
+        assert table(app).compact and table(app).row_count == 12 and app.selected_index == 11
+        await pilot.resize_terminal(30, 8)
+        await pilot.pause()
+        assert main.has_class("-tiny")
+        msg = str(main.query_one("#toosmall").render())
+        assert "too small" in msg and "40x10" in msg
+        await pilot.resize_terminal(10, 3)
+        await pilot.pause()
+        await pilot.resize_terminal(120, 40)
+        await pilot.pause()
+        assert not main.has_class("-tiny") and not main.has_class("-compact") and middle.display
+        assert not table(app).compact and app.is_running
+
+
+async def test_folder_follows_newest_session_and_o_switches(tmp_path: Path) -> None:
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    old = write_log(folder / "old.jsonl", 2, turn_words=5)
+    new = write_log(folder / "new.jsonl", 3, turn_words=5)
+    os.utime(old, (1_700_000_000, 1_700_000_000))
+    os.utime(new, (1_700_000_100, 1_700_000_100))
+    app = CtxwatchApp(str(folder))
+    async with app.run_test(size=(120, 40)) as pilot:
+        assert await wait_for(pilot, lambda: app.log_path == str(new) and app.loaded and len(app.calls) == 3)
+        assert app.sessions == [str(new), str(old)] and app.auto_session
+        await pilot.press("o")
+        assert isinstance(app.screen, SessionPicker)
+        await pilot.press("down", "down", "enter")  # auto, new, old
+        assert await wait_for(pilot, lambda: app.log_path == str(old) and app.loaded and len(app.calls) == 2)
+        assert not app.auto_session and isinstance(app.screen, MainScreen)
+
+
+async def test_folder_takes_over_a_newer_session(tmp_path: Path) -> None:
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    first = write_log(folder / "a.jsonl", 2, turn_words=5)
+    os.utime(first, (1_700_000_000, 1_700_000_000))
+    app = CtxwatchApp(str(folder))
+    async with app.run_test(size=(120, 40)) as pilot:
+        assert await wait_for(pilot, lambda: app.log_path == str(first) and app.loaded)
+        second = write_log(folder / "b.jsonl", 1, turn_words=5)
+        assert await wait_for(pilot, lambda: app.log_path == str(second) and len(app.calls) == 1, 6.0)
+
+
+async def test_truncation_is_reported_and_reading_restarts(log: Path) -> None:
+    app = CtxwatchApp(str(log))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await loaded(pilot, 12)
+        log.write_text(line(record(0, turn_words=5, model="gpt-4o-mini")))  # truncated and rewritten
+        assert await wait_for(pilot, lambda: app.last_reset is not None, 3.0)
+        assert app.last_reset.startswith("truncated")
+        assert await wait_for(pilot, lambda: len(app.calls) == 13, 3.0)
+        assert app.calls[12].model == "gpt-4o-mini"
+
+
+async def test_escape_cancels_backfill_of_a_big_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import ctxwatch.ui.feed as feed_mod
+
+    class SlowTailer(feed_mod.FileTailer):
+        """Backfill slices of 16 KiB, 20 ms each: a big file, slowly, so the test can cancel it."""
+
+        def poll(self, max_bytes: int | None = None):  # type: ignore[no-untyped-def]
+            if max_bytes is not None:
+                time.sleep(0.02)
+                max_bytes = min(max_bytes, 16 * 1024)
+            return super().poll(max_bytes)
+
+    monkeypatch.setattr(feed_mod, "FileTailer", SlowTailer)
+    big = tmp_path / "big.jsonl"
+    big.write_text("".join(line(record(i, turn_words=40, window=None)) for i in range(400)))  # ~0.5 MB
+    app = CtxwatchApp(str(big))
+    async with app.run_test(size=(100, 30)) as pilot:
+        assert await wait_for(pilot, lambda: app.progress is not None, 10)
+        progress_bar = app.main.query_one("#progress")
+        assert progress_bar.has_class("-active") and not app.loaded
+        await pilot.press("escape")
+        assert app._cancel.is_set()
+        assert await wait_for(pilot, lambda: app.loaded, 10)
+        assert not progress_bar.has_class("-active")
+        assert app.notice is not None and "skipped" in app.notice
+        assert len(app.calls) < 400
+        append(big, line(record(400, turn_words=5, window=None)))
+        assert await wait_for(pilot, lambda: any(c.source.line == 401 for c in app.calls.values()), 3.0)
+
+
+async def test_many_calls_stay_responsive(tmp_path: Path) -> None:
+    log = tmp_path / "many.jsonl"
+    base = record(0, turn_words=3)
+    rows = []
+    for i in range(3000):
+        base["timestamp"] = 1_735_689_600 + i
+        base["response"]["id"] = f"r{i}"
+        rows.append(json.dumps(base) + "\n")
+    log.write_text("".join(rows))
+    app = CtxwatchApp(str(log))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await loaded(pilot, 3000)
+        assert table(app).row_count == 3000
+        s = app.main.query_one(TrendChart).series
+        assert s is not None and len(s.x) <= 120  # downsampled to about the chart's width
+        await pilot.press("up", "up")
+        assert app.selected_index == 2997
+        await pilot.press("home")
+        assert app.selected_index == 0 and not app.follow
+
+
+async def test_unreadable_log_is_shown_not_raised(tmp_path: Path) -> None:
+    bad = tmp_path / "notes.jsonl"
+    bad.write_text("hello\n")
+    app = CtxwatchApp(str(bad))
+    async with app.run_test(size=(100, 30)) as pilot:
+        assert await wait_for(pilot, lambda: app.failed is not None)
+        assert "not recognised" in app.failed and app.is_running

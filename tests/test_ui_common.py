@@ -1,0 +1,99 @@
+"""Shared helpers for the dashboard tests (no tests here): fixed canonical logs and pilot waiting loops.
+
+Logs are written with plain ``json`` and fixed timestamps (2025-01-01T00:00:00Z plus 30 s per call) so
+that screens are deterministic.  Expected values in the tests are worked out from these inputs, not by
+calling the code under test.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+#: 2025-01-01T00:00:00Z in epoch seconds.
+T0 = 1_735_689_600
+#: The context window written into every canonical record (small, so the thresholds are reached quickly):
+#: budget 0.6 x 20,000 = 12,000 tokens, trigger 0.8 x 12,000 = 9,600 tokens.
+WINDOW = 20_000
+SYSTEM = "You are a careful coding agent. Answer briefly."
+TOOLS = [{"type": "function", "function": {"name": "read_file", "description": "Read a file from disk.",
+                                            "parameters": {"type": "object",
+                                                           "properties": {"path": {"type": "string"}},
+                                                           "required": ["path"]}}}]
+
+
+def words(n: int, seed: int) -> str:
+    """``n`` distinct-ish words, deterministic for ``seed``."""
+    return " ".join(f"w{(seed * 7919 + j * 104729) % 100003}" for j in range(n))
+
+
+def record(i: int, *, model: str = "gpt-4o", turn_words: int = 350, user_text: str | None = None,
+           reported: int | None = None, window: int | None = WINDOW) -> dict[str, Any]:
+    """Canonical record of call ``i``: system prompt, one tool, ``i + 1`` user turns of ``turn_words`` words
+    each with assistant replies in between, ``max_tokens`` 1,000, and reported usage."""
+    messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM}]
+    for k in range(i + 1):
+        text = user_text if (user_text is not None and k == i) else f"step {k}: " + words(turn_words, k)
+        messages.append({"role": "user", "content": text})
+        if k < i:
+            messages.append({"role": "assistant", "content": f"done with step {k}"})
+    rec: dict[str, Any] = {
+        "timestamp": T0 + 30 * i,
+        "request": {"model": model, "messages": messages, "tools": TOOLS, "max_tokens": 1000},
+        "response": {"id": f"resp-{i}", "model": model,
+                     "choices": [{"index": 0, "finish_reason": "stop",
+                                  "message": {"role": "assistant", "content": f"done with step {i}"}}],
+                     "usage": {"prompt_tokens": reported if reported is not None else 1130 + 1064 * i,
+                               "completion_tokens": 5}},
+    }
+    if window is not None:
+        rec["window"] = window
+    return rec
+
+
+def line(rec: dict[str, Any]) -> str:
+    """One JSONL line."""
+    return json.dumps(rec) + "\n"
+
+
+def write_log(path: Path, n: int, **kw: Any) -> Path:
+    """Write calls ``0..n-1`` to ``path``."""
+    path.write_text("".join(line(record(i, **kw)) for i in range(n)), encoding="utf-8")
+    return path
+
+
+def append(path: Path, text: str) -> None:
+    """Append ``text`` to ``path`` in one write (like an agent logger)."""
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(text)
+
+
+async def wait_for(pilot: Any, cond: Callable[[], bool], seconds: float = 5.0, step: float = 0.05) -> bool:
+    """Pause the pilot until ``cond()`` is true, for at most ``seconds``; return whether it became true."""
+    deadline = time.monotonic() + seconds
+    for _ in range(int(seconds / step) + 1):
+        if cond():
+            return True
+        if time.monotonic() > deadline:
+            break
+        await pilot.pause(step)
+    return cond()
+
+
+async def loaded(pilot: Any, calls: int | None = None) -> None:
+    """Wait until the app has read its log (and shows ``calls`` calls, when given)."""
+    app = pilot.app
+    ok = await wait_for(pilot, lambda: app.loaded and (calls is None or len(app.calls) == calls), 15.0)
+    assert ok, f"log not loaded: loaded={app.loaded} calls={len(app.calls)} failed={app.failed}"
+    await pilot.pause()
+
+
+def set_utc(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make local time UTC for this test (times on screen must not depend on the machine)."""
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()

@@ -1,0 +1,273 @@
+"""The dashboard's pure parts: the reading feed (no app), safe text, the bar geometry, the chart's data."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+from rich.text import Text
+from test_ui_common import append, line, record, write_log
+
+from ctxwatch.config import Settings
+from ctxwatch.model import Call, SourceRef, Src
+from ctxwatch.ui import text as tx
+from ctxwatch.ui.feed import LogFeed, skip_to_end
+from ctxwatch.ui.messages import BackfillDone, CallsChanged, FeedFailed, FeedOpened, IssuesChanged
+from ctxwatch.ui.widgets import BarParts, bar_line, bar_parts, build_series, downsample, legend, short_model
+
+
+class Collector:
+    """Collects the feed's messages (thread-safe append)."""
+
+    def __init__(self) -> None:
+        self.messages: list[object] = []
+        self.lock = threading.Lock()
+
+    def __call__(self, m: object) -> None:
+        with self.lock:
+            self.messages.append(m)
+
+    def of(self, kind: type) -> list:
+        with self.lock:
+            return [m for m in self.messages if isinstance(m, kind)]
+
+    def calls(self) -> dict[int, Call]:
+        out: dict[int, Call] = {}
+        for m in self.of(CallsChanged):
+            for c in m.added + m.updated:
+                out[c.index] = c
+        return out
+
+
+def start(path: Path, **kw) -> tuple[Collector, threading.Event, threading.Thread]:
+    got = Collector()
+    stop = threading.Event()
+    feed = LogFeed(str(path), got, stop, **kw)
+    th = threading.Thread(target=feed.run, daemon=True)
+    th.start()
+    return got, stop, th
+
+
+def until(cond, seconds: float = 5.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if cond():
+            return True
+        time.sleep(0.02)
+    return cond()
+
+
+def test_feed_backfills_then_follows_an_append(tmp_path: Path) -> None:
+    log = write_log(tmp_path / "run.jsonl", 3)
+    got, stop, th = start(log)
+    try:
+        assert until(lambda: got.of(BackfillDone))
+        opened = got.of(FeedOpened)
+        assert [o.format_name for o in opened] == ["canonical"]
+        assert sorted(got.calls()) == [0, 1, 2]
+        t = time.monotonic()
+        append(log, line(record(3)))
+        assert until(lambda: 3 in got.calls(), 2.0)
+        assert time.monotonic() - t < 1.5  # "within a second" plus scheduling slack
+        assert got.calls()[3].usage.prompt_total == 1130 + 1064 * 3
+    finally:
+        stop.set()
+        th.join(5)
+    assert not th.is_alive()
+
+
+def test_feed_half_written_line_is_read_once_complete(tmp_path: Path) -> None:
+    log = write_log(tmp_path / "run.jsonl", 1)
+    got, stop, th = start(log)
+    try:
+        assert until(lambda: got.of(BackfillDone))
+        text = line(record(1))
+        append(log, text[:50])
+        time.sleep(0.6)
+        assert 1 not in got.calls()
+        assert not got.of(IssuesChanged)
+        append(log, text[50:])
+        assert until(lambda: 1 in got.calls(), 2.0)
+    finally:
+        stop.set()
+        th.join(5)
+
+
+def test_feed_coalesces_bursts_to_four_updates_a_second(tmp_path: Path) -> None:
+    log = tmp_path / "run.jsonl"
+    log.write_text("")
+    got, stop, th = start(log, fmt="canonical")
+    try:
+        assert until(lambda: got.of(BackfillDone))
+        t0 = time.monotonic()
+        for burst in range(20):  # 20 bursts of 5 calls, 50 ms apart: 1 s of fast writing
+            append(log, "".join(line(record(i, turn_words=5)) for i in range(burst * 5, burst * 5 + 5)))
+            time.sleep(0.05)
+        assert until(lambda: len(got.calls()) == 100, 5.0)
+        elapsed = time.monotonic() - t0
+        updates = len(got.of(CallsChanged))
+        # At most one update per 250 ms (plus the first one, which is immediate).
+        assert updates <= elapsed / 0.25 + 2, (updates, elapsed)
+        assert updates < 100
+    finally:
+        stop.set()
+        th.join(5)
+
+
+def test_feed_last_shows_only_the_last_calls_of_the_backfill(tmp_path: Path) -> None:
+    log = write_log(tmp_path / "run.jsonl", 6, turn_words=5)
+    got, stop, th = start(log, last=2)
+    try:
+        assert until(lambda: got.of(BackfillDone))
+        assert sorted(got.calls()) == [4, 5]
+        append(log, line(record(6, turn_words=5)))
+        assert until(lambda: 6 in got.calls(), 2.0)
+    finally:
+        stop.set()
+        th.join(5)
+
+
+def test_feed_cancelled_backfill_follows_from_the_end(tmp_path: Path) -> None:
+    log = write_log(tmp_path / "run.jsonl", 5, turn_words=5)
+    cancel = threading.Event()
+    cancel.set()
+    got, stop, th = start(log, cancel_backfill=cancel)
+    try:
+        assert until(lambda: got.of(BackfillDone))
+        assert got.of(BackfillDone)[0].cancelled
+        assert got.calls() == {}
+        append(log, line(record(5, turn_words=5)))
+        assert until(lambda: len(got.calls()) == 1, 2.0)
+        (call,) = got.calls().values()
+        assert call.source.line == 6  # line numbers stay right after skipping
+    finally:
+        stop.set()
+        th.join(5)
+
+
+def test_feed_reports_unreadable_format(tmp_path: Path) -> None:
+    log = tmp_path / "notes.jsonl"
+    log.write_text("this is not json\n")
+    got, stop, th = start(log)
+    try:
+        assert until(lambda: got.of(FeedFailed))
+        assert "notes.jsonl" in got.of(FeedFailed)[0].message
+    finally:
+        stop.set()
+        th.join(5)
+
+
+def test_feed_counts_bad_lines(tmp_path: Path) -> None:
+    log = tmp_path / "run.jsonl"
+    log.write_text(line(record(0, turn_words=5)) + "{broken\n" + line(record(1, turn_words=5)))
+    got, stop, th = start(log)
+    try:
+        assert until(lambda: got.of(BackfillDone))
+        issues = [i for m in got.of(IssuesChanged) for i in m.issues]
+        assert [(i.line, i.kind) for i in issues] == [(2, "invalid_json")]
+        assert sorted(got.calls()) == [0, 1]
+    finally:
+        stop.set()
+        th.join(5)
+
+
+def test_skip_to_end_finds_last_line_start(tmp_path: Path) -> None:
+    p = tmp_path / "f.jsonl"
+    p.write_bytes(b"a\nbb\nccc\npartial")
+    assert skip_to_end(str(p)) == (len(b"a\nbb\nccc\n"), 4)
+    p.write_bytes(b"")
+    assert skip_to_end(str(p)) == (0, 1)
+
+
+# --- safe text ---------------------------------------------------------------------------------------
+
+def test_clean_escapes_controls_and_keeps_markup_literal() -> None:
+    s = "[bold]x[/bold] [@click=app.quit]q[/] \x1b[31mred\x07\x00 \u202eevil \ud800"
+    out = tx.clean(s, multiline=False)
+    assert "\x1b" not in out and "\x07" not in out and "\x00" not in out and "\u202e" not in out
+    assert "\\x1b[31mred\\x07\\x00" in out
+    assert "[bold]x[/bold] [@click=app.quit]q[/]" in out
+    assert "\\u202eevil" in out and "\ufffd" in out
+    t = tx.literal(s)
+    assert isinstance(t, Text) and t.spans == []  # nothing was interpreted as style
+    assert "\n" not in tx.clean("a\nb", multiline=False)
+    assert tx.clean("a\r\nb\tc") == "a\nb   c"
+
+
+def test_number_formats() -> None:
+    assert tx.tokens(None) == "?" and tx.tokens(12036) == "12,036"
+    assert tx.short_tokens(950) == "950" and tx.short_tokens(12_300) == "12k" and tx.short_tokens(1500) == "1.5k"
+    assert tx.short_tokens(1_000_000) == "1M"
+    assert tx.pct(1, 4) == "25.0%" and tx.pct(1, None) == "?"
+    assert tx.marked(12036, Src.INFERRED) == "12,036~" and tx.marked(5, Src.ESTIMATED) == "5"
+    assert short_model("claude-3-5-haiku-20241022") == "claude-3-5-haiku" and short_model("gpt-4o") == "gpt-4o"
+
+
+# --- the bar -----------------------------------------------------------------------------------------
+
+def _call(floor: int, history: int, reserve: int, window: int | None) -> Call:
+    return Call(index=0, source=SourceRef("x", 1, 1, 0, 1), timestamp=None, model="m", provider=None, session=None,
+                context="main", window=window, window_src=Src.CATALOG, system_tokens=None, tools_tokens=None,
+                floor_tokens=floor, floor_src=Src.INFERRED, history_tokens=history, history_src=Src.ESTIMATED,
+                reserve_tokens=reserve, reserve_src=Src.DEFAULT, prompt_estimated=None, usage=None,
+                tokenizer="o200k_base", exact=False)
+
+
+def test_bar_glyphs_are_proportional_and_marks_sit_on_thresholds() -> None:
+    # Window 100,000 on 100 cells: 1 cell = 1,000 tokens.
+    call = _call(10_000, 20_000, 15_000, 100_000)
+    parts = bar_parts(call, Settings())
+    top, bar = bar_line(parts, 100)
+    plain = bar.plain
+    assert len(plain) == 100
+    # trigger 0.6*0.8*100k = 48k -> column 47; budget 60k -> column 59 (drawn as ┃).
+    assert plain[47] == "┃" and plain[59] == "┃"
+    assert top.plain[47] == "▼" and top.plain[59] == "▼"
+    assert top.plain[46] == "T" and top.plain[58] == "B"
+    assert plain.count("█") == 10 and plain.count("▓") == 20
+    assert plain.count("░") == 15
+    assert plain.count("·") == 55 - 2  # two free cells carry the marks
+    lg = legend(call, parts, 200).plain
+    assert "floor 10,000~ 10.0%" in lg and "history 20,000 20.0%" in lg and "free 55,000 55.0%" in lg
+
+
+def test_bar_overflow_and_unknown_window() -> None:
+    call = _call(50_000, 60_000, 10_000, 100_000)  # 120k in a 100k window
+    parts = bar_parts(call, Settings())
+    assert parts.free == -20_000 and parts.scale == 120_000
+    top, bar = bar_line(parts, 120)
+    assert "W" in top.plain and "·" not in bar.plain
+    assert "over by 20,000" in legend(call, parts, 200).plain
+    unknown = bar_parts(_call(1, 2, 3, None), Settings())
+    assert unknown.free is None and unknown.trigger is None
+    _top, bar = bar_line(unknown, 10)
+    assert len(bar.plain) == 10 and "┃" not in bar.plain
+
+
+def test_tiny_parts_still_get_a_cell() -> None:
+    parts = BarParts(5, 8, 1, 199_986, 200_000, 200_000, 96_000, 120_000)
+    _top, bar = bar_line(parts, 50)
+    assert bar.plain.count("█") == 1 and bar.plain.count("▓") == 1 and bar.plain.count("░") == 1
+
+
+# --- the chart ---------------------------------------------------------------------------------------
+
+def test_downsample_covers_everything_in_order() -> None:
+    buckets = downsample(10_000, 100)
+    assert len(buckets) == 100
+    assert [i for b in buckets for i in b] == list(range(10_000))
+    assert downsample(3, 100) == [range(0, 1), range(1, 2), range(2, 3)]
+
+
+def test_series_keeps_each_buckets_peak_and_thresholds() -> None:
+    calls = [_call(100, 10 * i, 50, 10_000) for i in range(1000)]
+    for i, c in enumerate(calls):
+        c.index = i
+        c.timestamp = 1000.0 + 60 * i
+    s = build_series(calls, Settings(), "index", 50)
+    assert len(s.x) == 50
+    assert s.total[-1] == 100 + 10 * 999  # the last bucket's peak is the last call
+    assert (s.trigger, s.budget, s.limit) == (4800, 6000, 9950)
+    t = build_series(calls, Settings(), "time", 50)
+    assert t.x[-1] == 999.0  # minutes since the first call
