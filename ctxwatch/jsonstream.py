@@ -189,7 +189,7 @@ def decode_line(data: bytes, path: str, line: int, *, first: bool = False) -> tu
         data = data[3:]
     if data.endswith(b"\r"):
         data = data[:-1]
-    if not data.strip():
+    if not data or data.isspace():  # (isspace stops at the first non-space byte; strip() would copy the line)
         return [], []
     try:
         return [orjson.loads(data)], []

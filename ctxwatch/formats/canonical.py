@@ -214,18 +214,12 @@ def openai_request_to_parts(body: dict[str, Any], memo: MessageMemo | None = Non
     are the floor).  ``tools`` includes legacy ``functions`` wrapped as tools.  Never raises on odd shapes.
     ``memo`` (optional) reuses messages re-sent from the previous call.
     """
-    system: list[str] = []
-    messages: list[Message] = []
     raw = body.get("messages") if isinstance(body.get("messages"), list) else []
     built = memo.messages(raw, openai_message) if memo is not None else [
         openai_message(m) if isinstance(m, dict) else None for m in raw]
-    for msg in built:
-        if msg is None:
-            continue
-        if msg.role in ("system", "developer"):
-            system.append(msg.text())
-        else:
-            messages.append(msg)
+    floor_roles = ("system", "developer")
+    system = [m.text() for m in built if m is not None and m.role in floor_roles]
+    messages = [m for m in built if m is not None and m.role not in floor_roles]
     tools = [t for t in (body.get("tools") or []) if isinstance(t, dict)]
     tools += [{"type": "function", "function": f} for f in (body.get("functions") or []) if isinstance(f, dict)]
     mx = (int_or_none(body.get("max_completion_tokens")) or int_or_none(body.get("max_tokens"))

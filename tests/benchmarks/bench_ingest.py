@@ -2,7 +2,7 @@
 
 Run: ``.venv/bin/python tests/benchmarks/bench_ingest.py [SIZE_MB]`` (default 200).  It generates an
 OpenAI-format log of one agent run re-sending its growing history (~600 calls, 12 tool schemas, tool calls
-and tool results), then prints, measured in the same run:
+and tool results holding Python-like source and test output), then prints, measured in the same run:
 
 * ``report_vs_orjson``: time of ``ctxwatch report --json`` / time to merely ``orjson.loads`` every line
   (target <= 2.0);
@@ -50,6 +50,27 @@ WORDS = tuple(
 )
 
 
+def _code(rng: random.Random, n_bytes: int) -> str:
+    """Python-like source and test output, as a coding agent's tool results carry (identifiers, numbers,
+    punctuation, indentation): tokenizes at about 3 bytes per token, like real code."""
+    out: list[str] = []
+    size = 0
+    while size < n_bytes:
+        f, a, b = rng.randrange(1000), rng.choice(WORDS), rng.choice(WORDS)
+        kind = rng.randrange(4)
+        if kind == 0:
+            ln = f"def {a}_{f}({b}, limit={rng.randrange(100)}):"
+        elif kind == 1:
+            ln = f"    return self.{a}[{b!r}] + {rng.randrange(10_000)} * {a}_{f}({b})  # {b} {a}"
+        elif kind == 2:
+            ln = f"tests/test_{a}.py::{b}_{f} {'PASSED' if rng.random() < 0.8 else 'FAILED'} [{rng.randrange(100)}%]"
+        else:
+            ln = f"E   AssertionError: assert {{'{a}': {f}}} == {{'{b}': {rng.randrange(1000)}}}"
+        out.append(ln)
+        size += len(ln) + 1
+    return "\n".join(out)
+
+
 def _text(rng: random.Random, n_words: int) -> str:
     return " ".join(rng.choice(WORDS) for _ in range(n_words))
 
@@ -72,7 +93,7 @@ def generate(path: Path, target_mb: float, calls: int = 600, seed: int = 1) -> i
             history.append({"role": "assistant", "content": None, "tool_calls": [{"id": cid, "type": "function",
                             "function": {"name": f"tool_{i % 12}",
                                          "arguments": json.dumps({"path": f"src/m{i}.py", "query": _text(rng, 8)})}}]})
-            history.append({"role": "tool", "tool_call_id": cid, "content": _text(rng, max(10, step_bytes // 7))})
+            history.append({"role": "tool", "tool_call_id": cid, "content": _code(rng, step_bytes)})
     return calls
 
 
