@@ -544,12 +544,16 @@ def build_call(path: str, rec: Record, req: dict[str, Any], resp: Any, *, usage:
     )
 
 
-class CanonicalReader(Reader):
-    """Reader for ``{"request": ..., "response": ...}`` records (OpenAI chat, Anthropic, Responses API)."""
+class _MemoReader(Reader):
+    """A reader of one-record-per-call formats that reuses the previous call's re-sent messages."""
 
     def __init__(self, path: str) -> None:
         super().__init__(path)
         self.memo = MessageMemo()
+
+
+class CanonicalReader(_MemoReader):
+    """Reader for ``{"request": ..., "response": ...}`` records (OpenAI chat, Anthropic, Responses API)."""
 
     def feed(self, rec: Record) -> Iterable[Output]:
         """One record = one call; anything that is not such a record is an ``unknown_record`` issue."""
@@ -575,12 +579,8 @@ class CanonicalReader(Reader):
         return [call]
 
 
-class ClaudeTraceReader(Reader):
+class ClaudeTraceReader(_MemoReader):
     """Reader for claude-trace HTTP captures (request.body / response.body or SSE ``body_raw``)."""
-
-    def __init__(self, path: str) -> None:
-        super().__init__(path)
-        self.memo = MessageMemo()
 
     def feed(self, rec: Record) -> Iterable[Output]:
         """One line = one HTTP exchange; non-/messages requests and failed exchanges become issues."""
