@@ -720,10 +720,13 @@ def generate_run(calls: int = DEFAULT_CALLS, seed: int = DEFAULT_SEED,
     session = f"demo-{seed}"
     ts = START_EPOCH
     prev_items: list[tuple[Any, int]] | None = None
+    evicted_at: int | None = None  # the first call the client had to truncate (planned: `evict`)
     for i in range(calls):
         ts += rng.uniform(3.0, 11.0)
-        if evict is not None and i >= evict:
+        if client.prompt_tokens() > fit:  # the naive client truncates whenever a request would not fit
             client.truncate(fit)
+        if evicted_at is None and not client.has_system:
+            evicted_at = i
         prompt = client.prompt_tokens()
         items = client.prefix_items()
         request = {"model": DEMO_MODEL, "messages": client.request_messages(), "tools": client.tools,
@@ -742,14 +745,13 @@ def generate_run(calls: int = DEFAULT_CALLS, seed: int = DEFAULT_SEED,
                 "type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded"}}
             yield rec
             return
-        stage = _drift_stage(i, evict, overflow if overflow is not None else calls)
-        action = _next_action(rng, i, stage != "full" and evict is not None and i >= evict,
-                              overflow is not None and i == overflow - 1)
+        stage = _drift_stage(i, evicted_at, overflow if overflow is not None else calls)
+        action = _next_action(rng, i, stage != "full", overflow is not None and i == overflow - 1)
         # Size of the tool result so that the prompt follows the planned growth (with noise).
         asst_guess = 60
         want_next = p0 + (i + 1) * growth
         target = want_next - prompt - asst_guess + rng.uniform(-0.35, 0.35) * growth
-        if evict is not None and i >= evict:
+        if evicted_at is not None:
             target = growth * rng.uniform(0.65, 1.35)  # truncation keeps the prompt at the limit now
         elif evict is not None and i == evict - 1:
             target = max(target, fit - prompt + 0.5 * growth)  # make call `evict` the first that must truncate

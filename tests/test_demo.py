@@ -226,3 +226,19 @@ def test_demo_flags_fire_before_the_overflow(tmp_path: Path) -> None:
     assert first["trigger_no_compaction"] < first["system_prompt_evicted"] < first["format_drift"]
     # The overflow itself is flagged too.
     assert first.get("reserve_breached") == overflow
+
+
+@pytest.mark.parametrize(("calls", "window"), [(12, 2048), (30, 16_000), (100, 4096)])
+def test_story_holds_for_other_sizes(calls: int, window: int) -> None:
+    """Short runs, big windows, and more calls than the window has room for: same order of events."""
+    recs = list(generate_run(calls, seed=1, window=window))
+    assert len(recs) == calls
+    for r in recs[:-1]:
+        assert r["response"]["usage"]["prompt_tokens"] + r["request"]["max_tokens"] <= window
+    assert recs[-1]["response"]["error"]["code"] == "context_length_exceeded"
+    evicted = next(i for i, r in enumerate(recs) if not has_system(r))
+    crossed = next(i for i, r in enumerate(recs) if r["response"]["usage"]["prompt_tokens"] > 0.48 * window)
+    assert crossed < evicted < calls - 1
+    texts = [reply_text(r) for r in recs[:-1]]
+    assert all(isinstance(parsed(t), dict) and set(parsed(t)) == KEYS for t in texts[:evicted])
+    assert any("{" not in t for t in texts[evicted:])  # prose by the end
