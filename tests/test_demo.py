@@ -219,7 +219,7 @@ def test_demo_flags_fire_before_the_overflow(tmp_path: Path) -> None:
     first: dict[str, int] = {}
     for f in doc["flags"]:
         first.setdefault(f["kind"], f["call"])
-    for kind in ("trigger_no_compaction", "over_budget", "system_prompt_evicted", "format_drift"):
+    for kind in ("trigger_no_compaction", "over_budget", "window_forecast", "system_prompt_evicted", "format_drift"):
         assert kind in first, (kind, doc["flags"])
         assert first[kind] < overflow, (kind, first[kind], overflow)
     assert first["system_prompt_evicted"] == evicted

@@ -246,3 +246,23 @@ def test_anthropic_and_agent_samples_show_their_features() -> None:
     assert any(c["compaction"] for c in doc["calls"])
     doc = report("openai-batch")
     assert all(c["history_tokens"] is not None for c in doc["calls"])  # joined to the input file
+
+
+def test_commands_shown_in_the_readme_exist() -> None:
+    """Every ``ctxwatch ...`` command line in sample_logs/README.md names a real command and real options."""
+    import re
+    import shlex
+
+    readme = (SAMPLES / "README.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```sh\n(.*?)```", readme, flags=re.S)
+    shown = [seg.strip() for b in blocks for line in b.splitlines()
+             for seg in line.split("#")[0].split("&") if seg.strip().startswith("ctxwatch")]
+    assert len(shown) >= 8
+    runner = CliRunner()
+    for cmd in shown:
+        argv = shlex.split(cmd)[1:]
+        sub = argv[0] if argv and argv[0] in main.commands else "watch"
+        res = runner.invoke(main, [sub, "--help"])
+        assert res.exit_code == 0, (cmd, res.output)
+        for opt in (a for a in argv if a.startswith("--")):
+            assert opt in res.output, (cmd, opt)
