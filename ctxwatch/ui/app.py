@@ -41,7 +41,7 @@ from ctxwatch.ui.messages import (
     SessionsChanged,
 )
 from ctxwatch.ui.screens import AUTO, DetailScreen, HelpScreen, PlanScreen, SessionPicker, unique_path
-from ctxwatch.ui.widgets import CallsTable, ContextBar, SidePanel, StatusLine, TrendChart, row_text
+from ctxwatch.ui.widgets import CallsTable, ContextBar, SidePanel, StatusLine, TrendChart, chart_legend, row_text
 
 #: Below this size (columns, rows) only a "terminal too small" message and a one-line summary are shown.
 MIN_WIDTH, MIN_HEIGHT = 40, 10
@@ -391,10 +391,8 @@ class CtxwatchApp(App[None]):
             line.no_wrap = True
             line.overflow = "ellipsis"
             return line
-        first = tx.flow([file_seg, Text(self.format_name or "?"), calls_seg, ctx_seg, bad_seg, tok_seg, win_seg],
-                        width)
-        second = tx.flow([mode_seg, read_seg, Text(f"x: {self.xaxis}"), filter_seg, reset_seg, notice_seg], width)
-        return first + Text("\n") + second
+        return tx.flow([file_seg, Text(self.format_name or "?"), calls_seg, ctx_seg, bad_seg, tok_seg, win_seg,
+                        mode_seg, read_seg, Text(f"x: {self.xaxis}"), filter_seg, reset_seg, notice_seg], width)
 
     def _session_pos(self) -> str:
         if self.log_path in self.sessions:
@@ -403,7 +401,8 @@ class CtxwatchApp(App[None]):
 
     def _side_text(self) -> Text:
         out = Text()
-        out.append("Flags\n", "bold")
+        out.append_text(chart_legend())
+        out.append("\n\nFlags\n", "bold")
         flags = self._flags()
         if flags is None:
             out.append("analysis not available yet\n", "dim")
@@ -749,7 +748,7 @@ class CtxwatchApp(App[None]):
     def action_help(self) -> None:
         """Show the help screen."""
         if not isinstance(self.screen, HelpScreen):
-            self.push_screen(HelpScreen())
+            self.push_screen(HelpScreen(self.settings))
 
     def action_save_svg(self) -> None:
         """Save an SVG screenshot of the screen to the current directory and say where."""

@@ -264,13 +264,14 @@ class DetailScreen(Screen[None]):
         table = self.query_one("#items", DataTable)
         table.clear()
         prompt = self.call.prompt_tokens or sum(it.tokens or 0 for it in self.items) or None
+        preview = max(10, (self.size.width or 100) - 66)  # what is left after the other columns
         for it in self._ordered():
             table.add_row(
                 Text(str(it.position), justify="right"),
                 tx.literal(it.label, limit=34),
                 Text(tx.tokens(it.tokens), justify="right"),
                 Text(tx.pct(it.tokens, prompt), justify="right"),
-                tx.literal(it.text[:200], style="dim", limit=120),
+                tx.literal(it.text[: preview * 2], style="dim", limit=preview),
                 key=str(it.position),
             )
         if keep is not None and str(keep) in table.rows:
@@ -617,48 +618,50 @@ def unique_path(folder: str, stem: str, suffix: str) -> str:
 # --- help ---------------------------------------------------------------------------------------------
 
 HELP_KEYS: tuple[tuple[str, str], ...] = (
-    ("↑ ↓  j k", "select a call (moving off the newest call stops following)"),
-    ("enter", "call detail: every message, tool schema and the system prompt with tokens"),
+    ("↑ ↓  j k", "select a call (leaving the newest call stops following)"),
+    ("home end", "first / newest call"),
+    ("enter", "call detail: messages, tool schemas, system prompt, tokens"),
     ("f", "follow the newest call on/off"),
     ("p", "pause/resume the display (the log is still read)"),
     ("t", "chart x axis: call index / wall time"),
-    ("e", "eviction preview of the selected call (policy knobs, write the plan JSON)"),
-    ("/", "filter calls by text (model, context, time, numbers); esc clears"),
-    ("c", "cycle contexts (main, subagents, sidechains)"),
-    ("o", "sessions of a folder (newest first)"),
-    ("s", "save an SVG screenshot to the current directory"),
-    ("x", "export the calls table as CSV to the current directory"),
-    ("esc", "cancel the backfill (follow from the end of the file)"),
+    ("e", "eviction preview of the selected call (knobs, write JSON)"),
+    ("/", "filter calls by text (model, context, time, numbers)"),
+    ("c", "next context (main, subagents, sidechains)"),
+    ("o", "sessions of a folder, newest first"),
+    ("s", "save an SVG screenshot in the current directory"),
+    ("x", "export the calls table as CSV in the current directory"),
+    ("esc", "skip the rest of the backfill; clear the filter"),
     ("ctrl+p", "command palette (every action)"),
     ("?", "this help"),
     ("q", "quit"),
 )
 
 
-def help_text() -> Text:
-    """The help screen's text: keys, the bar's glyphs, the marks and the number sources."""
+def help_text(settings: Settings | None = None) -> Text:
+    """The help screen's text: keys, the bar's glyphs, the marks (with ``settings``' fractions), number marks."""
+    st = settings or Settings()
     out = Text()
-    out.append("ctxwatch: keys\n\n", "bold")
+    out.append("Keys\n", "bold")
     for key, what in HELP_KEYS:
         out.append(f"  {key:<10}", "bold cyan")
         out.append(f" {what}\n")
-    out.append("\nThe bar\n\n", "bold")
-    out.append("  █ floor", "magenta")
-    out.append("    system prompt + tool schemas (paid on every call)\n")
-    out.append("  ▓ history", "cyan")
-    out.append("  every other message\n")
-    out.append("  ░ reserve", "yellow")
-    out.append("  room kept for the completion (max_tokens, else 15% of the window)\n")
-    out.append("  · free", "bright_black")
-    out.append("     what is left of the window\n")
-    out.append("  T┃ B┃", "bold red")
-    out.append("    compaction trigger (0.8 of the budget) and budget (0.6 of the window)\n")
-    out.append("\nNumbers\n\n", "bold")
-    out.append("  12,036~  inferred (reported prompt minus estimated history)\n")
-    out.append("  12,036≈  calibrated estimate;  ?  unknown, never guessed\n")
-    out.append("  used% !  at or above the trigger;  !!  at or above the budget\n")
-    out.append("  12 C     a compaction happened just before call 12\n")
-    out.append("\nesc or ? closes this help.", "dim")
+    out.append("\nThe bar (parts differ by glyph, not only colour)\n", "bold")
+    for glyph, name, colour, what in (
+            ("█", "floor", "magenta", "system prompt + tool schemas, paid on every call"),
+            ("▓", "history", "cyan", "every other message"),
+            ("░", "reserve", "yellow", f"room for the completion (max_tokens, else {st.reserve:.0%} of the window)"),
+            ("·", "free", "bright_black", "what is left of the window")):
+        out.append(f"  {glyph} {name:<8}", colour)
+        out.append(f" {what}\n")
+    out.append("  T┃ B┃     ", "bold red")
+    out.append(f"compaction trigger ({st.trigger:g} of the budget), budget ({st.budget_fraction:g} of the "
+               "window)\n")
+    out.append("\nNumbers\n", "bold")
+    out.append("  12,036~    inferred (reported prompt minus estimated history)\n")
+    out.append("  12,036≈    calibrated estimate;  ?  unknown, never guessed\n")
+    out.append("  48.2%!     at or above the trigger;  !!  at or above the budget\n")
+    out.append("  12 C       a compaction happened just before call 12\n")
+    out.append("\nesc or ? closes this help", "dim")
     return out
 
 
@@ -671,14 +674,18 @@ class HelpScreen(ModalScreen[None]):
 
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
-    HelpScreen > VerticalScroll { width: 90; max-width: 100%; height: auto; max-height: 100%;
+    HelpScreen > VerticalScroll { width: 84; max-width: 100%; height: auto; max-height: 100%;
         border: round $primary; background: $surface; padding: 0 1; }
     """
+
+    def __init__(self, settings: Settings | None = None) -> None:
+        super().__init__()
+        self.settings = settings
 
     def compose(self) -> ComposeResult:
         """The help text in a scrollable box."""
         with VerticalScroll():
-            yield Static(help_text(), id="help-text")
+            yield Static(help_text(self.settings), id="help-text")
 
 
 # --- sessions -----------------------------------------------------------------------------------------

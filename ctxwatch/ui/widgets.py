@@ -135,7 +135,8 @@ def bar_line(parts: BarParts, width: int) -> tuple[Text, Text]:
 def legend(call: Call, parts: BarParts, width: int) -> Text:
     """The bar's legend: each part's glyph, name, tokens and % of the window, then the thresholds.
 
-    Uses full numbers when they fit in ``width`` over two lines, else compact ones (``12k``).
+    Uses the most detailed variant that fits on one line of ``width`` cells (full numbers and names, then
+    short names, then compact numbers such as ``12k``).
     """
     whole = parts.window or parts.scale
     entries = [
@@ -145,27 +146,30 @@ def legend(call: Call, parts: BarParts, width: int) -> Text:
         ("free", parts.free, Src.UNKNOWN if parts.free is None else Src.ESTIMATED),
     ]
 
-    def build(short: bool) -> Text:
+    def build(level: int) -> Text:
+        """0: full numbers and names; 1: full numbers, short names; 2: compact numbers, tight spacing."""
         out = Text()
         for name, n, src in entries:
             glyph, colour = PARTS[name]
             if out.plain:
-                out.append("  ")
-            out.append(glyph * (1 if short else 2), colour)
-            label = {"history": "hist", "reserve": "res"}.get(name, name) if short else name
-            num = tx.short_tokens(n) if short else tx.marked(n, src)
-            if short and n is not None and src in tx.MARKS:
-                num += tx.MARKS[src]
-            out.append(f" {label} {num} {tx.pct(n, whole, 0 if short else 1)}")
+                out.append(" " if level == 2 else "  ")
+            out.append(glyph * (2 if level == 0 else 1), colour)
+            label = {"history": "hist", "reserve": "res"}.get(name, name) if level else name
+            if level == 2:
+                num = tx.short_tokens(n) + (tx.MARKS.get(src, "") if n is not None else "")
+            else:
+                num = tx.marked(n, src)
+            out.append(f"{'' if level == 2 else ' '}{label} {num} {tx.pct(n, whole, 0 if level == 2 else 1)}")
         if parts.free is not None and parts.free < 0:
-            out.append(f"  over by {tx.short_tokens(-parts.free) if short else tx.tokens(-parts.free)}!",
-                       "bold red")
+            over = tx.short_tokens(-parts.free) if level == 2 else tx.tokens(-parts.free)
+            out.append(f"  over by {over}!", "bold red")
         return out
 
-    full = build(False)
-    if full.cell_len <= width or (width >= 70 and full.cell_len <= 2 * width):
-        return full
-    return build(True)
+    for level in (0, 1):
+        text = build(level)
+        if text.cell_len <= width:
+            return text
+    return build(2)
 
 
 def thresholds_line(call: Call, parts: BarParts, settings: Settings, width: int) -> Text:
@@ -546,6 +550,28 @@ def _ticks(top: float) -> tuple[list[float], list[str]]:
     return ticks, [tx.short_tokens(t) for t in ticks]
 
 
+#: Markers of the chart's series (distinct so the chart reads without colour).
+CHART_MARKERS = {"history": "▒", "floor": "█", "reported": "•"}
+
+
+def chart_legend() -> Text:
+    """The chart's legend (shown in the side panel): series markers and threshold lines."""
+    out = Text()
+    out.append("█", "magenta")
+    out.append(" floor  ")
+    out.append("▒", "cyan")
+    out.append(" history  ")
+    out.append("•", "blue")
+    out.append(" reported\n")
+    out.append("─", "yellow")
+    out.append(" trigger  ")
+    out.append("─", "red")
+    out.append(" budget  ")
+    out.append("─", "white")
+    out.append(" window-reserve")
+    return out
+
+
 def _int_ticks(lo: float, hi: float, most: int) -> list[float]:
     """Whole-number ticks from ``lo`` to ``hi``, at most ``most`` of them, on a round step."""
     span = max(1.0, hi - lo)
@@ -590,22 +616,27 @@ class TrendChart(PlotextPlot):
             plt.title("no calls to plot yet" if self._xmode == "index" else "no timestamped calls to plot")
             return super().render()
         data_top = max([*s.total, *(r for r in s.reported if r is not None), 1])
-        lines = [(s.trigger, "trigger", "yellow"), (s.budget, "budget", "red"),
-                 (s.limit, "window-reserve", "orange")]
+        # plotext colour names: "orange" is ANSI yellow (plotext has no "yellow"), "gray" ANSI white.
+        lines = [(s.trigger, "trigger", "orange"), (s.budget, "budget", "red"),
+                 (s.limit, "window-reserve", "gray")]
         # Thresholds within twice the data's peak are drawn; the others are named under the chart so
         # that a run far from its limits still shows its own trend.
         shown = [ln for ln in lines if ln[0] is not None and ln[0] <= 2 * data_top]
         top = max([data_top, *(ln[0] for ln in shown)]) * 1.08
-        plt.plot(s.x, s.total, fillx=True, marker="▒", color="cyan", label="history")
-        plt.plot(s.x, s.floor, fillx=True, marker="█", color="magenta", label="floor")
+        # The legend is in the side panel (CHART_LEGEND): plotext's own legend covers the data on short charts.
+        plt.plot(s.x, s.total, fillx=True, marker=CHART_MARKERS["history"], color="cyan")
+        plt.plot(s.x, s.floor, fillx=True, marker=CHART_MARKERS["floor"], color="magenta")
         known = [(x, r) for x, r in zip(s.x, s.reported, strict=True) if r is not None]
         if known:
-            plt.plot([k[0] for k in known], [k[1] for k in known], marker="•", color="white", label="reported")
+            plt.plot([k[0] for k in known], [k[1] for k in known], marker=CHART_MARKERS["reported"], color="blue")
         x0 = s.x[0]
         x1 = s.x[-1] if len(s.x) > 1 and s.x[-1] > x0 else x0 + 1
+        # Labels at different places along their lines so that close thresholds do not overwrite each other.
+        where = {"trigger": (x0, "left"), "budget": (x1, "right"), "window-reserve": ((x0 + x1) / 2, "center")}
         for value, name, colour in shown:
             plt.hline(value, colour)
-            plt.text(f"{name} {tx.short_tokens(value)}", x=x1, y=value, color=colour, alignment="right")
+            x, align = where[name]
+            plt.text(f"{name} {tx.short_tokens(value)}", x=x, y=value, color=colour, alignment=align)
         for cx in s.compactions:
             plt.vline(cx, "green")
         off = [f"{name} {tx.short_tokens(v)}" for v, name, _c in lines if v is not None and (v, name, _c) not in shown]

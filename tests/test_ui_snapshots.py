@@ -1,0 +1,123 @@
+"""SVG snapshots of the dashboard (pytest-textual-snapshot), each paired with a state assertion.
+
+Inputs are fixed canonical logs (fixed timestamps, ``TZ=UTC``), and only file names are shown, so the
+screens do not depend on the machine, the clock or the temporary directory.  Regenerate after a deliberate
+change with ``pytest tests/test_ui_snapshots.py --snapshot-update`` and look at the SVGs before committing.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_ui_common import loaded, set_utc, wait_for, write_log
+
+from ctxwatch.ui.app import CtxwatchApp, MainScreen
+from ctxwatch.ui.screens import DetailScreen, HelpScreen
+
+
+@pytest.fixture(autouse=True)
+def _fixed_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    set_utc(monkeypatch)
+    monkeypatch.delenv("NO_COLOR", raising=False)
+
+
+def make_app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> CtxwatchApp:
+    """A 12-call run in a 20,000-token window: calls 9 and 10 are past the trigger, call 11 past the budget.
+
+    The app is started from the log's folder with a relative path, so nothing absolute is on screen.
+    """
+    write_log(tmp_path / "agent-run.jsonl", 12)
+    monkeypatch.chdir(tmp_path)
+    return CtxwatchApp("agent-run.jsonl")
+
+
+def test_main_screen(snap_compare: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    app = make_app(tmp_path, monkeypatch)
+
+    async def run_before(pilot: Any) -> None:
+        await loaded(pilot, 12)
+        await pilot.pause()
+        assert app.selected_index == 11 and app.follow and app.xaxis == "index"
+        assert isinstance(app.screen, MainScreen) and not app.screen.has_class("-compact")
+
+    assert snap_compare(app, terminal_size=(100, 32), run_before=run_before)
+
+
+def test_main_screen_80x24_older_call(snap_compare: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    app = make_app(tmp_path, monkeypatch)
+
+    async def run_before(pilot: Any) -> None:
+        await loaded(pilot, 12)
+        await pilot.press("up", "up", "t")
+        await pilot.pause()
+        assert app.selected_index == 9 and not app.follow and app.xaxis == "time"
+
+    assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)
+
+
+def test_detail_screen(snap_compare: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    app = make_app(tmp_path, monkeypatch)
+
+    async def run_before(pilot: Any) -> None:
+        await loaded(pilot, 12)
+        await pilot.press("up", "up", "up", "up", "up", "up", "up", "up", "up", "enter")  # call 2
+        screen = app.screen
+        assert isinstance(screen, DetailScreen) and screen.call.index == 2
+        assert await wait_for(pilot, lambda: screen.loaded)
+        await pilot.press("down", "down")  # the first user message
+        await pilot.pause()
+        assert screen.selected_item().label == "user" and not screen.expanded
+
+    assert snap_compare(app, terminal_size=(100, 30), run_before=run_before)
+
+
+def test_help_screen(snap_compare: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    app = make_app(tmp_path, monkeypatch)
+
+    async def run_before(pilot: Any) -> None:
+        await loaded(pilot, 12)
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+
+    assert snap_compare(app, terminal_size=(100, 34), run_before=run_before)
+
+
+def test_compact_layout_60x15(snap_compare: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    app = make_app(tmp_path, monkeypatch)
+
+    async def run_before(pilot: Any) -> None:
+        await loaded(pilot, 12)
+        await pilot.pause()
+        main = app.main
+        assert main is not None and main.has_class("-compact") and not main.query_one("#middle").display
+        assert app.selected_index == 11
+
+    assert snap_compare(app, terminal_size=(60, 15), run_before=run_before)
+
+
+def test_too_small(snap_compare: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    app = make_app(tmp_path, monkeypatch)
+
+    async def run_before(pilot: Any) -> None:
+        await loaded(pilot, 12)
+        await pilot.pause()
+        assert app.main is not None and app.main.has_class("-tiny")
+
+    assert snap_compare(app, terminal_size=(36, 8), run_before=run_before)
+
+
+def test_no_color(snap_compare: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NO_COLOR", "1")
+    app = make_app(tmp_path, monkeypatch)
+    assert app.no_color
+
+    async def run_before(pilot: Any) -> None:
+        await loaded(pilot, 12)
+        await pilot.pause()
+        assert app.selected_index == 11 and os.environ["NO_COLOR"] == "1"
+
+    assert snap_compare(app, terminal_size=(100, 32), run_before=run_before)
