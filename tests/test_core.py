@@ -217,6 +217,12 @@ def test_claude_trace_reported_usage(shared_logs: Path) -> None:
         assert call["reserve_tokens"] == body["max_tokens"] and call["reserve_source"] == "request"
     big = [c for c in doc["calls"] if c["model"] == "claude-sonnet-4-20250514"]
     assert big and all(len(c["tools"]) == 17 for c in big)
+    # The agent's own calls (with tools) are the main context; quota probes and tool-less helper calls
+    # are kept apart so they do not look like the system prompt or the floor changing.
+    assert [c["index"] for c in doc["calls"] if c["context"] == "main"] == [c["index"] for c in big]
+    probes = [i for i, ln in enumerate(lines) if ln["request"]["body"]["max_tokens"] == 1]
+    assert [c["index"] for c in doc["calls"] if c["context"] == "probe"] == probes
+    assert not [f for f in doc["flags"] if f["kind"] in ("system_prompt_changed", "floor_grew")]
     # The floor (system + 17 tools) is estimated and stays below the reported prompt of the first big call.
     assert big[0]["floor_source"] == "estimated"
     assert big[0]["floor_tokens"] < big[0]["prompt_tokens_reported"]

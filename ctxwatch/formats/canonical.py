@@ -607,9 +607,14 @@ class ClaudeTraceReader(_MemoReader):
         call.provider = "anthropic"
         if model and not call.model:
             call.model = model
-        mx = body.get("max_tokens")
-        if mx == 1 and not body.get("tools"):
-            call.extra["probe"] = True  # claude-trace logs max_tokens:1 quota probes beside the real calls
+        # Claude Code sends side calls beside the agent's own: max_tokens:1 quota probes and tool-less
+        # helper calls (topic detection on a small model). They have their own prompts, so they are kept
+        # out of the main context's history, floor and flags.
+        if body.get("max_tokens") == 1 and not body.get("tools"):
+            call.extra["probe"] = True
+            call.context = "probe"
+        elif not body.get("tools"):
+            call.context = "side"
         return [call]
 
 
