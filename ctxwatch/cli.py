@@ -166,6 +166,13 @@ def report_cmd(paths: tuple[str, ...], config: str | None, window: int | None, b
         click.echo(f"{c['index']:>4} {c['line']:>6} {str(c['model'] or '?')[:28]:<28} {_fmt_int(c['window']):>9} "
                    f"{floor:>9} {_fmt_int(c['history_tokens']):>9} {_fmt_int(c['reserve_tokens']):>8} "
                    f"{_fmt_int(c['free_tokens']):>9} {used:>6} {_fmt_int(c['prompt_tokens_reported']):>9}")
+    if len(doc["sessions"]) > 1:
+        click.echo(f"\n{len(doc['sessions'])} sessions, newest first:")
+        click.echo(f"{'session':<38} {'last call':<21} {'calls':>6} {'peak prompt':>12} {'input':>13} {'output':>10}")
+        for sess in doc["sessions"]:
+            click.echo(f"{str(sess['session'])[:38]:<38} {str(sess['last_timestamp'] or '-')[:19]:<21} "
+                       f"{sess['calls']:>6} {_fmt_int(sess['peak_prompt_tokens']):>12} "
+                       f"{_fmt_int(sess['input_tokens']):>13} {_fmt_int(sess['output_tokens']):>10}")
     for i in doc["issues"]:
         click.echo(f"issue: {i['file']}:{i['line']}: {i['kind']}: {i['message']}")
     click.echo("floor~ = inferred (reported prompt minus estimated history); estimates use "

@@ -83,27 +83,44 @@ def issue_json(issue: Issue) -> dict[str, Any]:
 def session_totals(calls: list[Call], costs: list[Decimal | None] | None = None) -> list[dict[str, Any]]:
     """Per-session sums of reported usage (each response once; calls are already deduplicated).
 
-    Returns one object per session: ``session``, ``calls``, ``input_tokens`` (prompt totals, cache included),
-    ``output_tokens``, ``cache_read_tokens``, ``cache_write_tokens``, ``cost_usd`` (``null`` when any call of
-    the session could not be priced). ``costs`` are the calls' costs if already computed.
+    Returns one object per session, **newest first** (by its last call's timestamp): ``session``,
+    ``files`` (the logs it was read from), ``first_timestamp``/``last_timestamp`` (ISO-8601), ``calls``,
+    ``contexts`` (main and subagent contexts seen), ``input_tokens`` (prompt totals, cache included),
+    ``output_tokens``, ``cache_read_tokens``, ``cache_write_tokens``, ``peak_prompt_tokens`` (main context),
+    ``cost_usd`` (``null`` when any call of the session could not be priced). ``costs`` are the calls' costs
+    if already computed.
     """
     out: dict[str | None, dict[str, Any]] = {}
+    times: dict[str | None, list[float]] = {}
     for i, c in enumerate(calls):
-        s = out.setdefault(c.session, {"session": c.session, "calls": 0, "input_tokens": 0, "output_tokens": 0,
-                                       "cache_read_tokens": 0, "cache_write_tokens": 0, "cost_usd": 0.0})
+        s = out.setdefault(c.session, {"session": c.session, "files": [], "first_timestamp": None,
+                                       "last_timestamp": None, "calls": 0, "contexts": [], "input_tokens": 0,
+                                       "output_tokens": 0, "cache_read_tokens": 0, "cache_write_tokens": 0,
+                                       "peak_prompt_tokens": None, "cost_usd": 0.0})
         s["calls"] += 1
+        if c.source.path not in s["files"]:
+            s["files"].append(c.source.path)
+        if c.context not in s["contexts"]:
+            s["contexts"].append(c.context)
+        if c.timestamp is not None:
+            times.setdefault(c.session, []).append(c.timestamp)
         u = c.usage
         if u:
             s["input_tokens"] += u.prompt_total or 0
             s["output_tokens"] += u.output or 0
             s["cache_read_tokens"] += u.cache_read or 0
             s["cache_write_tokens"] += u.cache_write or 0
+        p = c.prompt_tokens
+        if c.context == "main" and p is not None and (s["peak_prompt_tokens"] is None or p > s["peak_prompt_tokens"]):
+            s["peak_prompt_tokens"] = p
         cost = costs[i] if costs is not None else call_cost(c.model, c.provider, u)
         if cost is None or s["cost_usd"] is None:
             s["cost_usd"] = None
         else:
             s["cost_usd"] += float(cost)
-    return list(out.values())
+    for key, ts in times.items():
+        out[key]["first_timestamp"], out[key]["last_timestamp"] = iso(min(ts)), iso(max(ts))
+    return sorted(out.values(), key=lambda s: max(times.get(s["session"]) or [0.0]), reverse=True)
 
 
 def report_json(run: Run) -> dict[str, Any]:

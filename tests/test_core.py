@@ -359,3 +359,39 @@ def test_occupancy_right_after_compaction_is_post_tokens(tmp_path: Path) -> None
 def test_follow_on_a_directory_is_a_usage_error(tmp_path: Path) -> None:
     res = CliRunner().invoke(main, ["report", str(tmp_path), "--follow", "--jsonl"])
     assert res.exit_code == 2 and "directory" in res.output
+
+
+def test_claude_code_folder_sessions_newest_first_with_provider_totals(shared_logs: Path) -> None:
+    """A folder of Claude Code logs: each response counted once across files (resumed sessions and slices
+    of one session share records), per-session totals equal to the provider's usage, newest first."""
+    folder = shared_logs / "claude-code"
+    # Independent reader: the fullest line (max output_tokens) of each (message.id, requestId).
+    best: dict[tuple[str, str], dict] = {}
+    for f in sorted(folder.glob("*.jsonl")):
+        for raw in f.read_text().splitlines():
+            try:
+                d = json.loads(raw)
+            except ValueError:
+                continue
+            msg = d.get("message") if isinstance(d, dict) else None
+            if d.get("type") != "assistant" or not isinstance(msg, dict) or "usage" not in msg:
+                continue
+            if msg.get("model") == "<synthetic>":
+                continue
+            key = (msg["id"], d.get("requestId"))
+            if key not in best or msg["usage"].get("output_tokens", 0) > best[key]["u"].get("output_tokens", 0):
+                best[key] = {"u": msg["usage"], "s": d["sessionId"], "t": d["timestamp"]}
+    expect: dict[str, dict[str, int]] = {}
+    last: dict[str, str] = {}
+    for v in best.values():
+        u = v["u"]
+        e = expect.setdefault(v["s"], {"calls": 0, "input": 0, "output": 0})
+        e["calls"] += 1
+        e["input"] += u["input_tokens"] + u.get("cache_creation_input_tokens", 0) + u.get("cache_read_input_tokens", 0)
+        e["output"] += u["output_tokens"]
+        last[v["s"]] = max(last.get(v["s"], ""), v["t"])
+    doc = report(folder)
+    got = {s["session"]: {"calls": s["calls"], "input": s["input_tokens"], "output": s["output_tokens"]}
+           for s in doc["sessions"]}
+    assert got == expect
+    assert [s["session"] for s in doc["sessions"]] == sorted(last, key=last.get, reverse=True)
