@@ -452,3 +452,18 @@ async def test_unreadable_log_is_shown_not_raised(tmp_path: Path) -> None:
     async with app.run_test(size=(100, 30)) as pilot:
         assert await wait_for(pilot, lambda: app.failed is not None)
         assert "not recognised" in app.failed and app.is_running
+
+
+async def test_flags_show_newest_first_with_the_drift_risk_on_the_bar(log: Path) -> None:
+    app = CtxwatchApp(str(log))
+    async with app.run_test(size=(140, 50)) as pilot:
+        await loaded(pilot, 12)
+        analysis = app.analyses["main"]
+        assert analysis.flags, "the 12-call run crosses the trigger and the budget"
+        side = str(app.main.query_one("#side").render())
+        newest = max(f.call for f in analysis.flags)
+        first_line = side.split("\n")[1]
+        assert first_line.startswith(("!! ", "! ", "i ")) and f"call {newest} " in first_line
+        assert "Forecast" in side
+        bar = str(app.main.query_one(ContextBar).render())
+        assert "drift risk " in bar

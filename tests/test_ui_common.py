@@ -85,10 +85,17 @@ async def wait_for(pilot: Any, cond: Callable[[], bool], seconds: float = 5.0, s
     return cond()
 
 
-async def loaded(pilot: Any, calls: int | None = None) -> None:
-    """Wait until the app has read its log (and shows ``calls`` calls, when given)."""
+async def loaded(pilot: Any, calls: int | None = None, analysed: bool = True) -> None:
+    """Wait until the app has read its log (and shows ``calls`` calls, when given) and, with ``analysed``,
+    until the first flags and forecast arrived (so that screens are complete and deterministic)."""
     app = pilot.app
-    ok = await wait_for(pilot, lambda: app.loaded and (calls is None or len(app.calls) == calls), 15.0)
+
+    def done() -> bool:
+        if not app.loaded or (calls is not None and len(app.calls) != calls):
+            return False
+        return not analysed or bool(app.analyses) or app.analysis_error is not None or app.failed is not None
+
+    ok = await wait_for(pilot, done, 15.0)
     assert ok, f"log not loaded: loaded={app.loaded} calls={len(app.calls)} failed={app.failed}"
     await pilot.pause()
 

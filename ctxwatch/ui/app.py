@@ -30,6 +30,7 @@ from ctxwatch.model import Call, Issue
 from ctxwatch.ui import text as tx
 from ctxwatch.ui.feed import LogFeed
 from ctxwatch.ui.messages import (
+    AnalysisChanged,
     BackfillDone,
     BackfillProgress,
     CallsChanged,
@@ -53,6 +54,12 @@ SCAN_INTERVAL = 2.0
 FILTER_DELAY = 0.15
 #: Issues listed in the side panel (newest first).
 SIDE_ISSUES = 8
+#: Flags listed in the side panel (newest first).
+SIDE_FLAGS = 30
+#: How each flag severity is shown: a text mark (reads without colour) and a style.
+SEVERITY_MARKS: dict[str, tuple[str, str]] = {"critical": ("!!", "bold red"), "warn": ("!", "yellow"),
+                                              "info": ("i", "cyan")}
+SEVERITY_ORDER = {"info": 0, "warn": 1, "critical": 2}
 
 
 class FilterInput(Input):
@@ -81,8 +88,9 @@ class MainScreen(Screen[None]):
     MainScreen #progress { height: 1; padding: 0 1; display: none; }
     MainScreen #progress.-active { display: block; }
     MainScreen #middle { height: 1fr; min-height: 6; }
-    MainScreen #chart { width: 3fr; }
-    MainScreen #side { width: 1fr; min-width: 22; max-width: 48; border-left: vkey $primary 50%; }
+    MainScreen #chart { width: 2fr; }
+    MainScreen #side { width: 1fr; min-width: 26; max-width: 64; border-left: vkey $primary 50%;
+        overflow-y: auto; }
     MainScreen #calls { height: 1fr; min-height: 3; }
     MainScreen #filter { display: none; height: 1; border: none; padding: 0 1; }
     MainScreen #filter.-active { display: block; }
@@ -207,6 +215,8 @@ class CtxwatchApp(App[None]):
         self.sessions: list[str] = []
         self.auto_session = True
         self.saved: list[str] = []  # files written by s / x (for the status line and tests)
+        self.analyses: dict[str, Any] = {}  # context -> ctxwatch.analysis.Analysis (None before it lands)
+        self.analysis_error: str | None = None
         self._pending: list[CallsChanged] = []
         self._feed_id = 0
         self._stop = threading.Event()
@@ -261,6 +271,8 @@ class CtxwatchApp(App[None]):
         self.spec = None
         self.progress = None
         self.last_reset = None
+        self.analyses = {}
+        self.analysis_error = None
         self._pending = []
         if self._mounted():
             self._table().set_calls([], self.settings)
@@ -321,7 +333,7 @@ class CtxwatchApp(App[None]):
         main.query_one(StatusLine).update(self._status_text())
         call = self.selected_call()
         note = self.failed or self.notice or ("reading…" if not self.loaded else "no calls in this view")
-        main.query_one(ContextBar).show(call, self.settings, note)
+        main.query_one(ContextBar).show(call, self.settings, note, self.drift_note(call))
         if chart and not main.has_class("-compact") and not main.has_class("-tiny"):
             main.query_one(TrendChart).show(self.view_calls(), self.settings, self.xaxis)
         if not main.has_class("-compact") and not main.has_class("-tiny"):
@@ -400,32 +412,56 @@ class CtxwatchApp(App[None]):
         return f"?/{len(self.sessions)}"
 
     def _side_text(self) -> Text:
+        """Flags of the current context (newest first), the forecast, input problems, the chart's legend."""
         out = Text()
-        out.append_text(chart_legend())
-        out.append("\n\nFlags\n", "bold")
-        flags = self._flags()
-        if flags is None:
-            out.append("analysis not available yet\n", "dim")
-        elif not flags:
-            out.append("none\n", "dim")
+        analysis = self.analyses.get(self.context) if self.context is not None else None
+        out.append("Flags", "bold")
+        if self.analysis_error:
+            out.append("\n")
+            out.append_text(tx.literal(self.analysis_error, "yellow", limit=200))
+            out.append("\n")
+        elif analysis is None:
+            out.append("\n")
+            out.append("none yet\n" if self.loaded else "after reading\n", "dim")
         else:
-            for line in flags[:10]:
-                out.append_text(line)
+            flags = sorted(analysis.flags, key=lambda f: (-f.call, -SEVERITY_ORDER.get(f.severity, 0)))
+            out.append(f" ({len(flags)}, newest first)\n" if flags else "\n", "bold")
+            if not flags:
+                out.append("none\n", "dim")
+            for f in flags[:SIDE_FLAGS]:
+                mark, style = SEVERITY_MARKS.get(f.severity, ("?", ""))
+                out.append(f"{mark} call {f.call} {f.kind}", style)
+                out.append(": ")
+                out.append_text(tx.literal(f.reason, limit=160))
                 out.append("\n")
+            out.append("\nForecast\n", "bold")
+            out.append_text(tx.literal(analysis.forecast.text(), limit=300))
+            out.append("\n")
         bad = [i for i in self.issues if i.kind != "reset"]
         out.append(f"\nInput problems ({len(bad)})\n", "bold")
         if not bad:
             out.append("none\n", "dim")
         for i in reversed(bad[-SIDE_ISSUES:]):
             out.append(f"line {i.line}: {i.kind}\n", "yellow")
+        out.append("\nChart\n", "bold")
+        out.append_text(chart_legend())
         return out
 
-    def _flags(self) -> list[Text] | None:
-        """Analysis flags of the current view, newest first; ``None`` while ``ctxwatch.analysis`` is absent."""
-        try:
-            from ctxwatch import analysis  # noqa: F401
-        except ImportError:
+    def drift_note(self, call: Call | None) -> Text | None:
+        """``drift risk: high (reason)`` for ``call`` from the current analysis, or ``None``."""
+        if call is None:
             return None
+        analysis = self.analyses.get(call.context)
+        if analysis is None:
+            return None
+        for risk in analysis.drift_risk:
+            if risk.call == call.index:
+                style = {"critical": "bold red", "high": "red", "medium": "yellow"}.get(risk.level, "dim")
+                out = Text(f"drift risk {risk.level}", style)
+                if risk.level != "low":
+                    out.append(": ")
+                    out.append_text(tx.literal(risk.reason, limit=200))
+                return out
         return None
 
     def _tiny_text(self) -> Text:
@@ -521,6 +557,14 @@ class CtxwatchApp(App[None]):
                 self._table().set_calls([], self.settings)
         self.notify(f"log {message.reason}; reading it again from the start", severity="warning", markup=False)
         self.refresh_panels()
+
+    def on_analysis_changed(self, message: AnalysisChanged) -> None:
+        """Fresh flags and forecast: shown in the side panel, drift risk on the bar."""
+        if not self._ours(message):
+            return
+        self.analyses = message.analyses
+        self.analysis_error = message.error
+        self.refresh_panels(chart=False)
 
     def on_backfill_progress(self, message: BackfillProgress) -> None:
         """Reading the existing content: update the progress bar."""

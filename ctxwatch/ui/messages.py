@@ -6,6 +6,8 @@ feed starts and messages still queued from the old one are ignored by the app.
 
 from __future__ import annotations
 
+from typing import Any
+
 from textual.message import Message
 
 from ctxwatch.model import Call, Issue
@@ -78,6 +80,20 @@ class ResetSeen(FeedMessage):
         self.reason = reason
         self.at_call = at_call
         self.clear = clear
+
+
+class AnalysisChanged(FeedMessage):
+    """Fresh flags, forecast and drift risk (:func:`ctxwatch.analysis.analyze_run`), recomputed by the feed.
+
+    Attributes:
+        analyses: one :class:`ctxwatch.analysis.Analysis` per context (``main`` first).
+        error: one sentence when the analysis failed (the dashboard keeps working without it).
+    """
+
+    def __init__(self, feed: int, analyses: dict[str, Any], error: str | None = None) -> None:
+        super().__init__(feed)
+        self.analyses = analyses
+        self.error = error
 
 
 class BackfillProgress(FeedMessage):

@@ -172,8 +172,9 @@ def legend(call: Call, parts: BarParts, width: int) -> Text:
     return build(2)
 
 
-def thresholds_line(call: Call, parts: BarParts, settings: Settings, width: int) -> Text:
-    """``call 13 · model · used 6.9% of 200,000 (catalog) · T trigger 96,000 · B budget 120,000``."""
+def thresholds_line(call: Call, parts: BarParts, settings: Settings, width: int, extra: Text | None = None) -> Text:
+    """``call 13 · model · used 6.9% of 200,000 (catalog) · T trigger 96k · B budget 120k · <extra>``, cut to
+    ``width`` cells."""
     out = Text()
     out.append(f"call {call.index}", "bold")
     out.append(" · ")
@@ -190,6 +191,9 @@ def thresholds_line(call: Call, parts: BarParts, settings: Settings, width: int)
         out.append(f" · reported {tx.tokens(call.prompt_reported)}")
     if call.compaction:
         out.append(" · compacted before this call", "bold")
+    if extra is not None and extra.plain:
+        out.append(" · ")
+        out.append_text(extra)
     if out.cell_len > width:
         out.truncate(width, overflow="ellipsis")
     return out
@@ -210,19 +214,25 @@ class ContextBar(Widget):
         self._call: Call | None = None
         self._settings = Settings()
         self._note = "no calls yet"
+        self._extra: Text | None = None
 
     @property
     def call(self) -> Call | None:
         """The call shown (``None`` before the first call)."""
         return self._call
 
-    def show(self, call: Call | None, settings: Settings, note: str = "no calls yet") -> None:
-        """Show ``call`` (or ``note`` when it is ``None``) with thresholds from ``settings``."""
-        if call is self._call and settings is self._settings and note == self._note:
+    def show(self, call: Call | None, settings: Settings, note: str = "no calls yet",
+             extra: Text | None = None) -> None:
+        """Show ``call`` (or ``note`` when it is ``None``) with thresholds from ``settings``; ``extra`` (e.g. the
+        call's drift risk) is appended to the thresholds line."""
+        same_extra = (extra is None and self._extra is None) or (
+            extra is not None and self._extra is not None and extra.plain == self._extra.plain)
+        if call is self._call and settings is self._settings and note == self._note and same_extra:
             return
         self._call = call
         self._settings = settings
         self._note = note
+        self._extra = extra
         self.refresh(layout=True)
 
     def render(self) -> Text:
@@ -240,7 +250,7 @@ class ContextBar(Widget):
         out.append("\n")
         out.append_text(legend(call, parts, width))
         out.append("\n")
-        out.append_text(thresholds_line(call, parts, self._settings, width))
+        out.append_text(thresholds_line(call, parts, self._settings, width, self._extra))
         return out
 
     def get_content_height(self, container, viewport, width: int) -> int:  # type: ignore[no-untyped-def]
@@ -557,18 +567,16 @@ CHART_MARKERS = {"history": "▒", "floor": "█", "reported": "•"}
 def chart_legend() -> Text:
     """The chart's legend (shown in the side panel): series markers and threshold lines."""
     out = Text()
-    out.append("█", "magenta")
-    out.append(" floor  ")
-    out.append("▒", "cyan")
-    out.append(" history  ")
-    out.append("•", "blue")
-    out.append(" reported\n")
-    out.append("─", "yellow")
-    out.append(" trigger  ")
-    out.append("─", "red")
-    out.append(" budget  ")
-    out.append("─", "white")
-    out.append(" window-reserve")
+    for glyph, colour, name in (("█", "magenta", "floor"), ("▒", "cyan", "history"), ("•", "blue", "reported")):
+        out.append(glyph, colour)
+        out.append(f" {name}  ")
+    out.append("\n")
+    for colour, name in (("yellow", "trigger"), ("red", "budget"), ("white", "window-reserve")):
+        out.append("─", colour)
+        out.append(f" {name}  ")
+    out.append("\n")
+    out.append("│", "green")
+    out.append(" compaction")
     return out
 
 
