@@ -17,7 +17,11 @@ Pure core, no SDK dependency: messages are plain dicts in the OpenAI chat shape 
 
 :meth:`ContextBudget.fit` applies the same eviction planner as ``ctxwatch plan`` (:mod:`ctxwatch.planner`):
 the system prompt is pinned and never rewritten, the tool schemas are counted as the floor, tool calls
-stay with their results, the newest ``keep_recent`` turns stay, and the completion reserve is kept free.
+stay with their results, the newest ``keep_recent`` **exchanges** stay (an assistant message with all its
+tool results, or one other message; ``unit="turn"`` counts user turns instead), and the completion reserve
+is kept free.  In an agent loop one user prompt is followed by many tool calls, so the cut usually falls
+inside that prompt's turn: the returned history then continues with a user message before the kept
+exchanges (the summary, or in drop mode the re-injected task), so it still starts on a user message.
 """
 
 from __future__ import annotations
@@ -34,7 +38,7 @@ import orjson
 
 from ctxwatch.config import Settings
 from ctxwatch.model import Message
-from ctxwatch.planner import SUMMARY_HEADER, Plan, Policy, plan_messages, text_message_tokens
+from ctxwatch.planner import SUMMARY_HEADER, UNITS, Plan, Policy, Unit, plan_messages, text_message_tokens
 from ctxwatch.tokens import Counter, counter_for
 
 Summariser = Callable[[list[dict[str, Any]]], str]
@@ -115,11 +119,15 @@ class BudgetReport:
         floor_tokens / system_tokens / tools_tokens: the pinned floor and its parts.
         summary_tokens: tokens of the summary message actually inserted (0 if none).
         evicted: number of messages removed (summarised or dropped); kept: history messages kept verbatim.
+        kept_units: how many whole units (``unit``) the kept messages make.
         reinjected: ``[(kind, tokens)]`` of the items re-injected.
         fits: ``after_tokens <= budget_tokens``.
         reason: the planner's sentence(s), plus a note when the real summary changed the outcome.
         mode: ``summarise`` or ``drop`` (``drop`` when no summariser was given).
         tokenizer / exact / note: the encoding, whether it is the model's own, and why it fell back.
+        unit: ``exchange`` or ``turn`` (what ``keep_recent`` counted).
+        lead: what the returned history puts before the kept messages, in order (``"summary"`` and the
+            re-injected kinds), all user messages; empty when nothing was evicted.
         plan: the full :class:`~ctxwatch.planner.Plan`.
     """
 
@@ -142,6 +150,9 @@ class BudgetReport:
     tokenizer: str
     exact: bool
     note: str | None = None
+    kept_units: int = 0
+    unit: str = "exchange"
+    lead: list[str] = field(default_factory=list)
     plan: Plan | None = field(default=None, repr=False)
 
     def to_json(self) -> dict[str, Any]:
@@ -154,12 +165,13 @@ class BudgetReport:
             "summary_tokens": self.summary_tokens, "evicted": self.evicted, "kept": self.kept,
             "reinjected": [{"kind": k, "tokens": t} for k, t in self.reinjected], "fits": self.fits,
             "reason": self.reason, "mode": self.mode, "tokenizer": self.tokenizer, "exact": self.exact,
-            "note": self.note,
+            "note": self.note, "kept_units": self.kept_units, "unit": self.unit, "lead": list(self.lead),
         }
 
     def __str__(self) -> str:
         return (f"{self.before_tokens:,} -> {self.after_tokens:,} tokens (budget {self.budget_tokens:,}, "
-                f"{'fits' if self.fits else 'does NOT fit'}; evicted {self.evicted}, kept {self.kept}; "
+                f"{'fits' if self.fits else 'does NOT fit'}; evicted {self.evicted}, kept {self.kept} "
+                f"({self.kept_units} {self.unit}{'s' if self.kept_units != 1 else ''}); "
                 f"{self.tokenizer}{'' if self.exact else ' estimate'})")
 
 
@@ -183,8 +195,14 @@ class ContextBudget:
             default; see :mod:`ctxwatch.config`).
         provider: ``openai`` | ``anthropic`` | ``google``; default inferred by :func:`infer_provider`.
         max_tokens: the ``max_tokens`` you request; used as the completion reserve instead of the fraction.
-        keep_recent: overrides ``settings.keep_recent`` (turns always kept).
+        keep_recent: overrides ``settings.keep_recent`` (units always kept, see ``unit``).
+        unit: what ``keep_recent`` counts: ``exchange`` (default; an assistant message with all its tool
+            results, or one other message; the cut may fall inside a user turn) or ``turn`` (a user message
+            and everything up to the next one: the earlier behaviour, which in a tool loop protects the whole
+            run after the last prompt).
         reinject: re-inject the task, plan, task list and edited file after a compaction (default True).
+            With ``reinject=False`` and no summariser, a cut inside a user turn has nothing to start the
+            history with, so the cut goes to a user message (see :meth:`fit`).
 
     Attributes:
         system: the system text blocks, unchanged. For Anthropic pass them as the ``system`` parameter
@@ -195,13 +213,14 @@ class ContextBudget:
         last_report: the report of the latest :meth:`fit`.
 
     Raises:
-        ValueError: the window is unknown (pass ``window=``), or a setting is out of range.
+        ValueError: the window is unknown (pass ``window=``), a setting is out of range, or ``unit`` is
+            unknown.
     """
 
     def __init__(self, model: str | None = None, *, window: int | None = None,
                  system: str | Sequence[Any] | None = None, tools: Sequence[dict[str, Any]] | None = None,
                  settings: Settings | None = None, provider: str | None = None, max_tokens: int | None = None,
-                 keep_recent: int | None = None, reinject: bool = True) -> None:
+                 keep_recent: int | None = None, reinject: bool = True, unit: Unit = "exchange") -> None:
         self.settings = settings or Settings()
         self.model = model
         self.tools: list[dict[str, Any]] = [t for t in (tools or []) if isinstance(t, dict)]
@@ -220,7 +239,9 @@ class ContextBudget:
         self.tokenizer = self.counter.name
         self.exact = self.counter.exact
         self.note = self.counter.tokenizer.note
-        extra: dict[str, Any] = {}
+        if unit not in UNITS:
+            raise ValueError(f"unit must be 'exchange' or 'turn', got {unit!r}")
+        extra: dict[str, Any] = {"unit": unit}
         if keep_recent is not None:
             extra["keep_recent"] = keep_recent
         if not reinject:
@@ -256,10 +277,13 @@ class ContextBudget:
         return (self.system_tokens if own else 0) + self.tools_tokens + sum(self.counter.message_tokens(m)
                                                                             for m in msgs)
 
-    def plan(self, messages: Sequence[dict[str, Any]], *, mode: str = "summarise") -> Plan:
-        """The eviction plan for ``messages`` (nothing is changed). ``mode``: ``summarise`` | ``drop``."""
+    def plan(self, messages: Sequence[dict[str, Any]], *, mode: str = "summarise", unit: Unit | None = None) -> Plan:
+        """The eviction plan for ``messages`` (nothing is changed). ``mode``: ``summarise`` | ``drop``;
+        ``unit``: ``exchange`` | ``turn`` (default: the constructor's)."""
         msgs, own = self._split(messages)
         policy = replace(self.policy, mode=mode) if mode != self.policy.mode else self.policy
+        if unit is not None and unit != policy.unit:
+            policy = replace(policy, unit=unit)
         return plan_messages(msgs, policy, system=self.system if own else None, tools=self.tools,
                              counter=self.counter)
 
@@ -277,7 +301,14 @@ class ContextBudget:
             as given (plus the system message, see below).  Otherwise: the system message first (for
             OpenAI/Google, when the constructor got a system prompt the messages do not carry), pinned
             messages before the cut, a user message with the summary (``SUMMARY_HEADER`` + summary), one user
-            message per re-injected item (task, plan, task list, edited file), then the kept turns verbatim.
+            message per re-injected item (task, plan, task list, edited file), then the kept exchanges
+            verbatim (``report.lead`` lists what stands before them).
+
+            The kept span may start on an assistant message (the cut fell inside a user turn, between
+            exchanges); the summary or the re-injected items, all user messages, then stand before it, so
+            the non-system history always starts on a user message.  Without a summariser (drop mode) and
+            with nothing to re-inject, the cut goes to a user message instead (``report.reason`` says so),
+            and the history is never emptied.
 
         Raises:
             TypeError: a message is not a dict, or the summariser does not return a string.
@@ -328,7 +359,8 @@ class ContextBudget:
             before_tokens=plan.before_tokens, after_tokens=after, planned_after_tokens=plan.after_tokens,
             budget_tokens=plan.budget_tokens, window=self.window, reserve_tokens=plan.reserve_tokens,
             floor_tokens=plan.floor_tokens, system_tokens=plan.system_tokens, tools_tokens=plan.tools_tokens,
-            summary_tokens=summary_tokens, evicted=len(evicted), kept=len(plan.kept),
+            summary_tokens=summary_tokens, evicted=len(evicted), kept=len(plan.kept), kept_units=plan.kept_units,
+            unit=plan.unit, lead=(["summary"] if summary_msg is not None else []) + [r.kind for r in plan.reinject],
             reinjected=[(r.kind, r.tokens) for r in plan.reinject], fits=after <= plan.budget_tokens,
             reason=reason, mode=policy.mode, tokenizer=self.tokenizer, exact=self.exact, note=self.note, plan=plan,
         )

@@ -94,7 +94,12 @@ def _i(v: int | None) -> str:
 @click.argument("path", type=click.Path())
 @click.option("--call", "call_index", type=int, default=None,
               help="Call index as in `report --json` (negative: from the end). Default: the last real call.")
-@click.option("--keep-recent", type=click.IntRange(min=0), default=None, help="Turns always kept [default: 6].")
+@click.option("--keep-recent", type=click.IntRange(min=0), default=None,
+              help="Newest units (see --unit) always kept [default: 6].")
+@click.option("--unit", type=click.Choice(["exchange", "turn"]), default="exchange", show_default=True,
+              help="What --keep-recent counts: an exchange is an assistant message with all its tool results "
+                   "(or one other message), and the cut may fall inside a user turn; a turn is a user message "
+                   "and everything up to the next one.")
 @click.option("--budget-fraction", type=click.FloatRange(0, 1, min_open=True), default=None,
               help="Fraction of the window the prompt may use [default: 0.6].")
 @click.option("--trigger", type=click.FloatRange(0, 1, min_open=True), default=None,
@@ -108,16 +113,19 @@ def _i(v: int | None) -> str:
               help="Assumed size of the summary in tokens [default: 2000].")
 @click.option("--mode", type=click.Choice(["summarise", "drop"]), default="summarise", show_default=True,
               help="Summarise the older span or drop it.")
+@click.option("--reinject/--no-reinject", default=True, show_default=True,
+              help="Re-inject the task, plan, task list and edited file when their message is evicted.")
 @click.option("--format", "fmt", default=None, help="Log format (see `ctxwatch formats`); default: detect.")
 @click.option("--config", type=click.Path(dir_okay=False), default=None, help="Config file (TOML).")
 @click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON (keys in the README).")
 def plan_cmd(path: str, call_index: int | None, keep_recent: int | None, budget_fraction: float | None,
              trigger: float | None, reserve: float | None, window: int | None, summary_tokens: int | None,
-             mode: str, fmt: str | None, config: str | None, as_json: bool) -> None:
+             mode: str, unit: str, reinject: bool, fmt: str | None, config: str | None, as_json: bool) -> None:
     """Preview the eviction plan of one call of PATH: what is pinned, kept, summarised or evicted.
 
-    The system prompt and tool schemas are pinned; tool calls stay with their results; the kept history
-    starts on a user turn; the newest --keep-recent turns are kept.
+    The system prompt and tool schemas are pinned; tool calls stay with their results; the newest
+    --keep-recent exchanges (or turns, with --unit turn) are kept; the history sent after the plan starts on
+    a user message (the summary or a re-injected item when the cut falls inside a user turn).
     """
     from ctxwatch.planner import plan_call, policy_for_call
     from ctxwatch.tokens import counter_for
@@ -126,7 +134,9 @@ def plan_cmd(path: str, call_index: int | None, keep_recent: int | None, budget_
                          summary_tokens=summary_tokens)
     _run, call, pc = load_call(path, fmt, settings, call_index, "plan")
     try:
-        policy = policy_for_call(call, settings, window=window, reserve=reserve, mode=mode)
+        switches = {} if reinject else {k: False for k in ("reinject_task", "reinject_plan", "reinject_tasks",
+                                                               "reinject_file")}
+        policy = policy_for_call(call, settings, window=window, reserve=reserve, mode=mode, unit=unit, **switches)
     except ConfigError as exc:  # PolicyError included
         _fail(f"call {call.index}: {exc}")
     counter = counter_for(pc.model, pc.provider)
@@ -144,6 +154,7 @@ def plan_cmd(path: str, call_index: int | None, keep_recent: int | None, budget_
              f"floor: system {plan.system_tokens:,} + tools {plan.tools_tokens:,} = {plan.floor_tokens:,}")
     click.echo(f"{floor}; reserve {plan.reserve_tokens:,}; budget {plan.budget_tokens:,}; "
                f"trigger {plan.trigger_tokens:,}")
+    click.echo(f"keep_recent {policy.keep_recent} {policy.unit}s; mode {policy.mode}")
     click.echo(f"{'#':>5} {'role':<10} {'tokens':>9} {'after':>9}  fate")
     for m in plan.messages:
         ids = ""
@@ -152,6 +163,8 @@ def plan_cmd(path: str, call_index: int | None, keep_recent: int | None, budget_
         elif m.tool_result_ids:
             ids = "  answers " + ",".join(m.tool_result_ids)
         click.echo(f"{m.index:>5} {m.role:<10} {m.tokens:>9,} {m.tokens_after:>9,}  {m.fate}{ids}")
+    if plan.lead:
+        click.echo("sent before the kept history (user messages): " + ", ".join(plan.lead))
     for r in plan.reinject:
         click.echo(f"re-inject {r.kind}: {r.tokens:,} tokens ({r.detail})")
     click.echo(f"before {plan.before_tokens:,} -> after {plan.after_tokens:,} tokens; budget {plan.budget_tokens:,}: "

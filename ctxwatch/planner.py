@@ -10,12 +10,37 @@ Rules (failure cases B24 and B25 in ``shared/cases/failure_cases.md``):
 
 * The system prompt and ``system``/``developer`` messages are pinned; tool schemas are part of the floor.
   A policy that would unpin them is refused (:class:`PolicyError`).
-* A *turn* is a user message that is not a tool result, and everything up to the next such message.  The
-  history that is kept always starts on a turn start, so an assistant tool call is never separated from
-  its tool results (OpenAI ``tool_calls`` + ``tool`` messages, Anthropic ``tool_use`` + ``tool_result``
-  parts): any cut that would split a call id from its result is refused and the cut moves to the next
-  valid position, and the plan's ``reason`` says so.
-* The newest ``keep_recent`` turns are always kept.
+* ``keep_recent`` counts **units** (:attr:`Policy.unit`):
+
+  - ``exchange`` (default): an assistant message together with every tool result answering its tool
+    calls (OpenAI ``tool_calls`` + ``tool`` messages, Anthropic ``tool_use`` + ``tool_result`` parts) is
+    one exchange; any other message (a user text message, a plain assistant text) is an exchange of its
+    own.  Messages that lie between a tool call and its result belong to that exchange, so an exchange
+    never splits a call from its result.  This is the unit of field practice for agent loops ("keep the
+    last 6 exchanges verbatim, summarise the older span"): in Claude Code or Codex logs one user prompt is
+    followed by dozens or hundreds of tool calls, so counting user turns would protect the whole run.
+  - ``turn`` (the planner's earlier behaviour): a user message that is not a tool result and everything up
+    to the next such message.  The kept history always starts on a turn start.
+
+* The cut (the first kept history message) goes between units, never across a tool-call pair: any cut
+  that would split a call id from its result is refused, the cut moves to the next valid position, and
+  the plan's ``reason`` says so.
+* The history **sent** after the plan starts with a user message.  With ``exchange`` the cut may fall
+  inside a user turn (before an assistant message); what then stands before the kept span:
+
+  - ``summarise``: the summary, a user message (``SUMMARY_HEADER``), followed by the re-injected items
+    (the task = first user message, the plan, the task list, the file being edited), each a user message;
+  - ``drop``: the re-injected items, user messages, the task first.  When nothing is re-injected (the
+    reinjection switches are off or nothing was found) a cut inside a user turn is not allowed: the cut
+    goes to a user message instead: the earliest one at which the plan fits (evicting more), else the
+    latest one the protected units allow (keeping the turn whole; often the first message, so nothing is
+    evicted) and the plan says it does not fit.  ``reason`` says which of these happened.  Re-injecting
+    the task was preferred to always moving the cut back because in an agent run the only user message is
+    usually the prompt that started it: moving back would make every plan a no-op.
+
+  For the same reason a plan never sends an empty history: evicting every history message needs a
+  summary or a re-injected item to send.
+* The newest ``keep_recent`` units are always kept.
 * When the prompt is already within the budget nothing is evicted.
 * Otherwise the planner keeps as much history as fits: the *earliest* valid cut whose prompt fits.  When
   no cut fits, it picks the smallest prompt it can reach and says why it still does not fit.
@@ -48,6 +73,10 @@ from ctxwatch.tokens import Counter, counter_for
 
 Fate = Literal["pinned", "kept", "summarised", "evicted"]
 Mode = Literal["summarise", "drop"]
+Unit = Literal["exchange", "turn"]
+
+#: The units ``keep_recent`` can count (see the module docstring); the first is the default.
+UNITS: tuple[str, ...] = ("exchange", "turn")
 
 #: Roles that are part of the prompt-cache prefix and are always pinned.
 PINNED_ROLES = frozenset({"system", "developer"})
@@ -98,7 +127,10 @@ class Policy:
             plan reports whether the prompt crossed it; eviction only happens above the budget.
         reserve: fraction of the window kept for the completion, used when ``reserve_tokens`` is ``None``.
         reserve_tokens: explicit completion reserve in tokens (e.g. the request's ``max_tokens``).
-        keep_recent: the newest turns that are always kept (>= 0).
+        keep_recent: the newest units (``unit``) that are always kept (>= 0).
+        unit: what ``keep_recent`` counts and where the cut may fall: ``exchange`` (default: an assistant
+            message with all its tool results, or a single other message; the cut may fall inside a user
+            turn) or ``turn`` (a user message and everything up to the next one; the earlier behaviour).
         keep_recent_messages: additionally keep at least this many newest history messages (0 = off). The
             cut is moved outward to the nearest valid position (case B25's "keep last 4 messages").
         pin_system: must be True: the system prompt is the prompt-cache prefix (case B24). False raises.
@@ -108,7 +140,7 @@ class Policy:
             the plan, the task list, the file being edited, when their source message is evicted.
 
     Raises:
-        PolicyError: a value is out of range, ``mode`` is unknown, or ``pin_system`` is False.
+        PolicyError: a value is out of range, ``mode`` or ``unit`` is unknown, or ``pin_system`` is False.
     """
 
     window: int
@@ -118,6 +150,7 @@ class Policy:
     reserve_tokens: int | None = None
     keep_recent: int = DEFAULT_KEEP_RECENT
     keep_recent_messages: int = 0
+    unit: Unit = "exchange"
     pin_system: bool = True
     mode: Mode = "summarise"
     summary_tokens: int = DEFAULT_SUMMARY_TOKENS
@@ -147,6 +180,8 @@ class Policy:
             object.__setattr__(self, "mode", "summarise")
         if self.mode not in ("summarise", "drop"):
             raise PolicyError(f"mode must be 'summarise' or 'drop', got {self.mode!r}")
+        if self.unit not in UNITS:
+            raise PolicyError(f"unit must be 'exchange' or 'turn', got {self.unit!r}")
 
     @classmethod
     def from_settings(cls, settings: Settings, window: int, reserve_tokens: int | None = None,
@@ -193,6 +228,8 @@ class MessagePlan:
         turn: 0-based turn number (-1 for pinned messages and history before the first user turn).
         label: the message's :attr:`~ctxwatch.model.Message.label`.
         tool_call_ids / tool_result_ids: ids of the tool calls it makes / answers.
+        exchange: 0-based exchange number (-1 for pinned messages and tool results before the first
+            exchange).  Both ``turn`` and ``exchange`` are filled whatever :attr:`Policy.unit` is.
     """
 
     index: int
@@ -205,6 +242,7 @@ class MessagePlan:
     label: str | None = None
     tool_call_ids: tuple[str, ...] = ()
     tool_result_ids: tuple[str, ...] = ()
+    exchange: int = -1
 
 
 @dataclass(slots=True)
@@ -253,7 +291,11 @@ class Plan:
         triggered: the prompt before the plan is above the compaction trigger.
         cut: plan index of the first kept history message (``None`` when all history is evicted or there
             is none).
-        moved: a sentence when the cut was moved to avoid splitting a tool call or a turn, else ``None``.
+        moved: a sentence when the cut was moved to avoid splitting a tool call or a unit, or to make the
+            sent history start on a user message, else ``None``.
+        lead: what stands before the kept history after the plan, in order: ``"summary"`` and the
+            re-injected kinds (``"task"``, ...), all user messages; empty when nothing is evicted.
+        unit: the policy's unit (``exchange`` | ``turn``); kept_units: how many units are kept whole.
         tokenizer: the encoding used for counting (``chars/4`` after a fallback).
         policy: the policy the plan was made with.
     """
@@ -278,6 +320,9 @@ class Plan:
     moved: str | None = None
     tokenizer: str = ""
     policy: Policy | None = None
+    lead: list[str] = field(default_factory=list)
+    unit: str = "exchange"
+    kept_units: int = 0
 
     @property
     def evicted(self) -> list[MessagePlan]:
@@ -424,15 +469,19 @@ class _Entry:
     label: str | None
     calls: tuple[str, ...]
     results: tuple[str, ...]
+    is_result: bool = False
 
 
 def _entry(m: Message | MessageStat, tokens: int, source: int) -> _Entry:
+    """A planner entry; ``is_result``: a ``tool`` message or one holding a tool result (even without id)."""
     if isinstance(m, MessageStat):
         calls, results = tuple(m.tool_call_ids), tuple(m.tool_result_ids)
+        is_result = bool(results)
     else:
         calls, results = tuple(m.tool_call_ids()), tuple(m.tool_result_ids())
+        is_result = bool(results) or any(p.kind == "tool_result" for p in m.parts)
     pinned = m.role in PINNED_ROLES or m.label in PINNED_LABELS
-    return _Entry(m.role, tokens, pinned, source, m.label, calls, results)
+    return _Entry(m.role, tokens, pinned, source, m.label, calls, results, is_result or m.role == "tool")
 
 
 def _crossing(hist: list[_Entry], c: int) -> list[str]:
@@ -473,7 +522,10 @@ def plan_messages(messages: Sequence[Message | MessageStat], policy: Policy, *,
         system_tokens / tools_tokens: precomputed floor parts in tokens (override counting).
 
     Returns:
-        A :class:`Plan`. Never raises on odd message sequences (orphan tool results stay where they are).
+        A :class:`Plan` made with ``policy.unit`` (see the module docstring): its ``lead`` says what stands
+        before the kept history (the summary, the re-injected items), ``kept_units`` how many units are
+        kept, and each :class:`MessagePlan` carries both its turn and its exchange number.  Never raises on
+        odd message sequences (orphan tool results stay where they are).
 
     Raises:
         ValueError: ``tokens`` has a different length than ``messages``.
@@ -503,15 +555,18 @@ def plan_messages(messages: Sequence[Message | MessageStat], policy: Policy, *,
     hist_pos = [k for k, e in enumerate(entries) if not e.pinned]  # plan index of each history entry
     hist = [entries[k] for k in hist_pos]
     H = len(hist)
+    blocked = _blocked_cuts(hist)
 
-    # Turns: a user message that is not a tool result starts one.
-    starts = [j for j, e in enumerate(hist) if e.role == "user" and not e.results]
-    turn_of = [-1] * H
-    t = -1
-    for j in range(H):
-        if starts and t + 1 < len(starts) and starts[t + 1] == j:
-            t += 1
-        turn_of[j] = t
+    # Turns start at a user message that is not a tool result (these are also the "user starts": a kept
+    # history may begin there without anything before it).  Exchanges start at every message that is not
+    # a tool result and does not sit inside a tool call's span.
+    user_starts = [j for j, e in enumerate(hist) if e.role == "user" and not e.is_result]
+    ex_starts = [j for j, e in enumerate(hist) if not e.is_result and not blocked[j]]
+    unit = policy.unit
+    starts = ex_starts if unit == "exchange" else user_starts
+    turn_of = _numbering(user_starts, H)
+    exchange_of = _numbering(ex_starts, H)
+    user_set = set(user_starts)
 
     # Reinjection candidates, by history position.
     hist_msgs = [messages[e.source] for e in hist if e.source is not None]
@@ -524,7 +579,8 @@ def plan_messages(messages: Sequence[Message | MessageStat], policy: Policy, *,
     suffix = [0] * (H + 1)
     for j in range(H - 1, -1, -1):
         suffix[j] = suffix[j + 1] + hist[j].tokens
-    summary = policy.summary_tokens if policy.mode == "summarise" else 0
+    summarise = policy.mode == "summarise"
+    summary = policy.summary_tokens if summarise else 0
 
     def reinjected(c: int) -> list[ReinjectItem]:
         return [f for f in found if wanted[f.kind] and found_pos[id(f)] < c] if c > 0 else []
@@ -534,10 +590,18 @@ def plan_messages(messages: Sequence[Message | MessageStat], policy: Policy, *,
             return floor + suffix[0]
         return floor + suffix[c] + summary + sum(f.tokens for f in reinjected(c))
 
+    def has_lead(c: int) -> bool:
+        """A user message (the summary or a re-injected item) stands before the kept span of cut ``c``."""
+        return c > 0 and (summarise or bool(reinjected(c)))
+
+    def starts_on_user(c: int) -> bool:
+        """The history sent with cut ``c`` starts with a user message (or is the original, for ``c == 0``)."""
+        return c == 0 or has_lead(c) or (c < H and c in user_set)
+
     budget = policy.budget_tokens
     before = size(0)
 
-    # Where the cut may go: 0 (nothing evicted), a turn start, or the end; never across a tool-call pair.
+    # Where the cut may go: 0 (nothing evicted), a unit start, or the end; never across a tool-call pair.
     K = policy.keep_recent
     if K == 0:
         max_cut = H
@@ -545,49 +609,54 @@ def plan_messages(messages: Sequence[Message | MessageStat], policy: Policy, *,
         max_cut = 0
     else:
         max_cut = starts[max(len(starts) - K, 0)]
-    blocked = _blocked_cuts(hist)
-    valid = [c for c in sorted({0, *starts, H}) if c == 0 or not blocked[c]]
+    # ``free``: the positions the unit and the tool pairs allow; ``valid``: those whose sent history
+    # starts on a user message (differs only in drop mode with nothing re-injected).
+    free = [c for c in sorted({0, *starts, H}) if c == 0 or not blocked[c]]
+    free_set = set(free)
+    valid = [c for c in free if starts_on_user(c)]
     valid_set = set(valid)
-    keep_note = None
-    if policy.keep_recent_messages:
-        want = max(H - policy.keep_recent_messages, 0)
-        if want < max_cut:
-            max_cut = want
-            if want not in valid_set and before > budget:
-                kept_n = H - max(c for c in valid if c <= want)
-                keep_note = (f"asked to keep the last {policy.keep_recent_messages} messages; kept {kept_n} "
-                             f"to avoid {_why_invalid(hist, want, starts)}")
+    want = max(H - policy.keep_recent_messages, 0) if policy.keep_recent_messages else H
+    if want < max_cut:
+        max_cut = want
     allowed = [c for c in valid if c <= max_cut]
-    allowed_set = set(allowed)
 
-    if before <= budget or H == 0:
-        cut = 0
-    else:
-        fitting = [c for c in allowed if c > 0 and size(c) <= budget]
-        cut = min(fitting) if fitting else min(allowed, key=lambda c: (size(c), c))
+    def choose(cands: list[int]) -> int:
+        if before <= budget or H == 0:
+            return 0
+        fitting = [c for c in cands if c > 0 and size(c) <= budget]
+        return min(fitting) if fitting else min(cands, key=lambda c: (size(c), c))
+
+    cut = choose(allowed)
+    # The cut the unit alone would give (no user-start rule): when it differs, say why the cut moved.
+    free_cut = cut if len(valid) == len(free) else choose([c for c in free if c <= max_cut])
     after = size(cut)
     fits = after <= budget
     chosen = reinjected(cut)
     for f in found:
         f.reinjected = f in chosen
+    lead = (["summary"] if cut > 0 and summarise else []) + [f.kind for f in chosen]
 
     # Fates.
     plans: list[MessagePlan] = []
     for k, e in enumerate(entries):
         if e.pinned:
             fate: Fate = "pinned"
-            turn = -1
+            turn = exchange = -1
         else:
             j = hist_j[k]
-            turn = turn_of[j]
-            fate = "kept" if j >= cut else ("summarised" if policy.mode == "summarise" else "evicted")
+            turn, exchange = turn_of[j], exchange_of[j]
+            fate = "kept" if j >= cut else ("summarised" if summarise else "evicted")
         plans.append(MessagePlan(k, e.role, e.tokens, fate, e.tokens if fate in ("pinned", "kept") else 0,
-                                 e.source, turn, e.label, e.calls, e.results))
+                                 e.source, turn, e.label, e.calls, e.results, exchange))
 
-    # Did the token cut want to go somewhere invalid?
-    moved = None
-    if cut > 0 and fits:
-        # The earliest position where a cut ignoring turns and tool pairs would fit.
+    def at(c: int) -> str:
+        return f"message {hist_pos[c]} ({hist[c].role})" if c < H else "the end"
+
+    # Did the token cut want to go somewhere invalid?  ``free_cut`` is where the unit and the tool pairs put
+    # it; when the user-start rule moved it further, a second note says so.
+    notes: list[str] = []
+    if free_cut > 0 and size(free_cut) <= budget:
+        # The earliest position where a cut ignoring units and tool pairs would fit.
         extras = sorted((found_pos[id(f)], f.tokens) for f in found if wanted[f.kind])
         naive, extra, k = None, 0, 0
         for p in range(1, H + 1):
@@ -597,23 +666,59 @@ def plan_messages(messages: Sequence[Message | MessageStat], policy: Policy, *,
             if floor + suffix[p] + summary + extra <= budget:
                 naive = p
                 break
-        if naive is not None and naive != cut and naive < H and naive not in allowed_set:
-            why = _why_invalid(hist, naive, starts)
-            moved = (f"the token cut would fall at message {hist_pos[naive]} ({hist[naive].role}), "
-                     f"{why}; moved the cut to message {hist_pos[cut] if cut < H else 'end'}"
-                     f" and kept {H - cut} message{'s' if H - cut != 1 else ''}")
-    if keep_note:
-        moved = f"{keep_note}; {moved}" if moved else keep_note
+        if naive is not None and naive != free_cut and naive < H and naive not in free_set:
+            why = _why_invalid(hist, naive, user_set, unit, True)
+            s = f"the token cut would fall at {at(naive)}, {why}; "
+            if free_cut == cut:
+                s += (f"moved the cut to {'message ' + str(hist_pos[cut]) if cut < H else 'the end'} and kept "
+                      f"{H - cut} message{'s' if H - cut != 1 else ''}")
+            else:
+                s += f"the next {unit} starts at {at(free_cut)}"
+            notes.append(s)
+    if free_cut != cut:
+        where = at(cut) if 0 < cut < H else "the start: nothing is evicted" if cut == 0 else "the end"
+        notes.append(f"drop mode: the sent history must start on a user message and nothing would be re-injected "
+                     f"before {at(free_cut)}, so the cut moved {'back' if cut < free_cut else 'forward'} to {where}")
+    if policy.keep_recent_messages and want == max_cut and want not in valid_set and before > budget:
+        notes.insert(0, f"asked to keep the last {policy.keep_recent_messages} messages; kept {H - cut} to avoid "
+                        + _why_invalid(hist, want, user_set, unit, has_lead(want)))
+    moved = "; ".join(notes) or None
 
+    kept_units = sum(1 for c in starts if c >= cut)
     reason = _reason(policy, plans, before, after, budget, fits, cut, H, floor, pinned_tokens, tools_tokens,
-                     summary, chosen, moved, starts, suffix, max_cut)
+                     summary, chosen, moved, starts, suffix, max_cut, kept_units,
+                     _inside_turn(cut, H, user_starts, hist_pos, lead))
     return Plan(
         messages=plans, before_tokens=before, after_tokens=after, budget_tokens=budget, fits=fits, reason=reason,
         reinject=chosen, found=found, floor_tokens=floor, system_tokens=pinned_tokens, tools_tokens=tools_tokens,
         summary_tokens=summary if cut > 0 else 0, trigger_tokens=policy.trigger_tokens,
         reserve_tokens=policy.reserve_total, window=policy.window, triggered=before > policy.trigger_tokens,
-        cut=hist_pos[cut] if cut < H else None, moved=moved, tokenizer=counter.name, policy=policy,
+        cut=hist_pos[cut] if cut < H else None, moved=moved, tokenizer=counter.name, policy=policy, lead=lead,
+        unit=unit, kept_units=kept_units,
     )
+
+
+def _numbering(starts: list[int], n: int) -> list[int]:
+    """For each of ``n`` positions, the index of the last unit start at or before it (-1 before the first)."""
+    out = [-1] * n
+    t = -1
+    for j in range(n):
+        if t + 1 < len(starts) and starts[t + 1] == j:
+            t += 1
+        out[j] = t
+    return out
+
+
+def _inside_turn(cut: int, H: int, user_starts: list[int], hist_pos: list[int], lead: list[str]) -> str | None:
+    """A sentence when the kept history starts inside a user turn (not on a user message), else ``None``."""
+    if cut <= 0 or cut >= H or cut in user_starts:
+        return None
+    prev = [j for j in user_starts if j < cut]
+    where = f"the user turn of message {hist_pos[prev[-1]]}" if prev else "the history before the first user message"
+    names = [("the summary" if x == "summary" else f"the re-injected {x}") for x in lead]
+    led = ", ".join(names[:-1]) + (" and " if len(names) > 1 else "") + names[-1] if names else "nothing"
+    return (f"the cut falls inside {where}, between exchanges; {led} (user message{'s' if len(names) > 1 else ''})"
+            f" stand{'s' if len(names) == 1 else ''} before the kept history")
 
 
 def _blocked_cuts(hist: list[_Entry]) -> list[bool]:
@@ -643,16 +748,27 @@ def _blocked_cuts(hist: list[_Entry]) -> list[bool]:
     return out
 
 
-def _why_invalid(hist: list[_Entry], p: int, starts: list[int]) -> str:
-    """Why a cut before ``hist[p]`` is not allowed, as a phrase ("splitting call_a/call_b (...)")."""
+def _why_invalid(hist: list[_Entry], p: int, user_starts: set[int], unit: str, lead: bool) -> str:
+    """Why a cut before ``hist[p]`` is not allowed, as a phrase ("splitting call_a/call_b (...)").
+
+    ``lead``: a summary or re-injected user message would stand before the kept history at ``p``.
+    """
     ids = _crossing(hist, p)
     if ids:
         return f"splitting {'/'.join(ids)} (a tool call from its result)"
-    if p not in starts and p < len(hist):
-        role = hist[p].role
-        article = "an" if role[:1] in "aeiou" else "a"
+    if p >= len(hist):
+        return "splitting a turn" if unit == "turn" else "splitting an exchange"
+    e = hist[p]
+    if e.is_result:
+        return "starting the kept history on a tool result"
+    role = e.role
+    article = "an" if role[:1] in "aeiou" else "a"
+    if unit == "turn" and p not in user_starts:
         return f"starting the kept history on {article} {role} message instead of a user turn"
-    return "splitting a turn"
+    if p not in user_starts and not lead:
+        return (f"starting the sent history on {article} {role} message with no summary or re-injected user "
+                "message before it")
+    return "splitting a turn" if unit == "turn" else "splitting an exchange"
 
 
 def _fmt(n: int) -> str:
@@ -661,8 +777,14 @@ def _fmt(n: int) -> str:
 
 def _reason(policy: Policy, plans: list[MessagePlan], before: int, after: int, budget: int, fits: bool,
             cut: int, H: int, floor: int, pinned: int, tools: int, summary: int, chosen: list[ReinjectItem],
-            moved: str | None, starts: list[int], suffix: list[int], max_cut: int) -> str:
-    """The plan's human sentence(s)."""
+            moved: str | None, starts: list[int], suffix: list[int], max_cut: int, kept_units: int,
+            inside: str | None) -> str:
+    """The plan's human sentence(s), joined with ``"; "``.
+
+    ``starts`` are the unit starts (:attr:`Policy.unit`), ``kept_units`` how many of them are kept,
+    ``inside`` the sentence saying the cut falls inside a user turn (or ``None``).
+    """
+    unit = policy.unit
     parts: list[str] = []
     if cut == 0:
         if before <= budget:
@@ -679,10 +801,14 @@ def _reason(policy: Policy, plans: list[MessagePlan], before: int, after: int, b
             s += f" into a summary of ~{_fmt(summary)} tokens"
         kept = H - cut
         s += f"; kept {kept} message{'s' if kept != 1 else ''}"
+        if kept:
+            s += f" ({kept_units} {unit}{'s' if kept_units != 1 else ''})"
         if chosen:
             s += "; re-injected " + ", ".join(f"{r.kind} ({_fmt(r.tokens)})" for r in chosen)
         s += f"; {_fmt(before)} -> {_fmt(after)} tokens, budget {_fmt(budget)}"
         parts.append(s)
+        if inside:
+            parts.append(inside)
     if moved:
         parts.append(moved)
     if not fits:
@@ -699,14 +825,19 @@ def _reason(policy: Policy, plans: list[MessagePlan], before: int, after: int, b
                          + f" = {_fmt(after)} tokens")
             if max_cut < H and cut == max_cut and max_cut in starts:
                 recent = min(policy.keep_recent, len(starts))
+                hint = "lower keep_recent, count exchanges (unit exchange) or raise the budget" if unit == "turn" \
+                    else "lower keep_recent or raise the budget"
                 parts.append(
-                    f"does not fit: the newest {recent} turn{'s' if recent != 1 else ''} (always kept) "
+                    f"does not fit: the newest {recent} {unit}{'s' if recent != 1 else ''} (always kept) "
                     f"take{'' if recent != 1 else 's'} {_fmt(suffix[max_cut])} tokens; the smallest plan is "
-                    f"{breakdown}, over the budget of {_fmt(budget)}; lower keep_recent or raise the budget")
+                    f"{breakdown}, over the budget of {_fmt(budget)}; {hint}")
             else:
                 hint = "lower summary_tokens or re-inject less" if extra else "raise the budget"
-                parts.append(f"does not fit: the smallest plan that keeps turns and tool calls whole is {breakdown}, "
-                             f"over the budget of {_fmt(budget)}; {hint}")
+                if policy.mode == "drop" and not extra and unit == "exchange":
+                    hint = "summarise or re-inject the task (so the cut may fall inside a user turn), or " + hint
+                parts.append(f"does not fit: the smallest plan that keeps {unit}s and tool calls whole and starts the "
+                             f"sent history on a user message is {breakdown}, over the budget of {_fmt(budget)}; "
+                             f"{hint}")
     return "; ".join(parts)
 
 
@@ -720,7 +851,8 @@ def policy_for_call(call: Call, settings: Settings, *, window: int | None = None
         window: overrides the call's window (tokens), e.g. the ``--window`` option.
         reserve: the ``--reserve`` option: below 1 a fraction of the window, else tokens.  ``None``: the
             request's ``max_output_tokens`` when it is smaller than the window, else ``settings.reserve``.
-        kwargs: other :class:`Policy` fields (``mode``, ``keep_recent_messages``, reinjection switches).
+        kwargs: other :class:`Policy` fields (``mode``, ``unit``, ``keep_recent_messages``, reinjection
+            switches).
 
     Raises:
         PolicyError: the window is unknown (neither the log, the option nor the catalogue gives it), or a

@@ -47,9 +47,47 @@ def tool_pairs_intact(msgs: list[dict]) -> None:
     assert calls == results
 
 
-def test_fit_end_to_end_openai():
+def is_result(m: dict) -> bool:
+    c = m.get("content")
+    return m.get("role") == "tool" or (isinstance(c, list) and any(b.get("type") == "tool_result" for b in c))
+
+
+def call_ids(m: dict) -> list[str]:
+    ids = [tc["id"] for tc in m.get("tool_calls") or []]
+    c = m.get("content")
+    return ids + ([b["id"] for b in c if b.get("type") == "tool_use"] if isinstance(c, list) else [])
+
+
+def result_ids(m: dict) -> list[str]:
+    if m.get("role") == "tool":
+        return [m["tool_call_id"]]
+    c = m.get("content")
+    return [b["tool_use_id"] for b in c if b.get("type") == "tool_result"] if isinstance(c, list) else []
+
+
+def unit_starts(msgs: list[dict], unit: str) -> list[int]:
+    """Where units start, worked out here from the dicts: a turn at a user message that is not a tool
+    result; an exchange at any message that is not a tool result while no tool call awaits its result."""
+    out, waiting = [], set()
+    for i, m in enumerate(msgs):
+        if m["role"] == "system":
+            continue
+        starts = not is_result(m) and (m["role"] == "user" if unit == "turn" else not waiting)
+        if starts:
+            out.append(i)
+        waiting |= set(call_ids(m))
+        waiting -= set(result_ids(m))
+    return out
+
+
+def non_system(out: list[dict]) -> list[dict]:
+    return [m for m in out if m["role"] != "system"]
+
+
+@pytest.mark.parametrize("unit", ["exchange", "turn"])
+def test_fit_end_to_end_openai(unit):
     history = openai_history()
-    budget = ContextBudget("gpt-4o", window=4000, system=SYSTEM, tools=TOOLS,
+    budget = ContextBudget("gpt-4o", window=4000, system=SYSTEM, tools=TOOLS, unit=unit,
                            settings=Settings(budget_fraction=0.5, summary_tokens=40, keep_recent=2))
     summariser = FakeSummariser()
     out, report = budget.fit(history, summariser=summariser)
@@ -61,26 +99,96 @@ def test_fit_end_to_end_openai():
     assert len(summariser.calls) == 1
     evicted = summariser.calls[0]
     assert evicted == history[: len(evicted)] and all(a is b for a, b in zip(evicted, history, strict=False))
-    assert report.evicted == len(evicted) and report.mode == "summarise"
-    # then the summary, then the re-injected task and edited file, then the kept turns verbatim
+    assert report.evicted == len(evicted) and report.mode == "summarise" and report.unit == unit
+    # then the summary, then the re-injected task, then the kept units verbatim
     assert out[1]["role"] == "user" and out[1]["content"].endswith(summariser(evicted))
-    contents = [m["content"] for m in out[2:] if m["role"] == "user" and "first user message" in str(m["content"])]
-    assert contents == ["Original task (the first user message):\nFix the failing test in tests/test_x.py"]
+    assert out[2] == {"role": "user",
+                      "content": "Original task (the first user message):\nFix the failing test in tests/test_x.py"}
+    assert report.lead == ["summary", "task"]
     kept = history[len(evicted):]
-    assert out[-len(kept):] == kept and kept[0]["role"] == "user"
-    # the latest Edit (src/x5.py) is in the kept turns, so the edited file needs no re-injection
+    assert out[3:] == kept
+    # the kept span starts on a unit; with turns that is a user message, with exchanges it may be the
+    # assistant's reply inside the first turn, led by the summary (a user message)
+    starts = unit_starts(history, unit)
+    assert len(evicted) in starts
+    assert report.kept_units == sum(1 for s in starts if s >= len(evicted))
+    if unit == "turn":
+        assert kept[0]["role"] == "user"
+    assert non_system(out)[0]["role"] == "user"
+    # the latest Edit (src/x5.py) is in the kept span, so the edited file needs no re-injection
     assert [k for k, _ in report.reinjected] == ["task"]
     assert [f.kind for f in report.plan.found] == ["task", "file"]
     tool_pairs_intact(out)
-    # the newest 2 turns are kept
-    assert kept[-4:] == history[-4:] and len(kept) >= 5
-    # token report: counted on what is returned, and within the budget
+    # the newest 2 units are kept, and the plan keeps as much as fits: one more unit would not fit
+    assert len(kept) >= len(history) - starts[-2]
     assert report.budget_tokens == 2000
     assert report.after_tokens == budget.count(out) <= report.budget_tokens and report.fits
+    prev = max(s for s in starts if s < len(evicted))
+    assert budget.count(out[:3] + history[prev:]) - report.summary_tokens + 40 > report.budget_tokens
     assert report.before_tokens == budget.count(history) > report.budget_tokens
     assert report.summary_tokens == 4 + TOK.count(out[1]["content"])  # o200k framing: 4 per message
     assert report.system_tokens == 4 + TOK.count(SYSTEM)
     assert report.tokenizer == "o200k_base" and report.exact and report.note is None
+
+
+def agent_loop(steps: int = 10) -> list[dict]:
+    """One user prompt followed by a tool loop (the shape of Claude Code / Codex runs): one turn."""
+    msgs: list[dict] = [{"role": "user", "content": "Fix the failing test in tests/test_x.py"}]
+    for i in range(steps):
+        msgs += [
+            {"role": "assistant", "content": f"looking at part {i}", "tool_calls": [
+                {"id": f"call_{i}", "type": "function",
+                 "function": {"name": "Read", "arguments": json.dumps({"file_path": f"src/x{i}.py"})}}]},
+            {"role": "tool", "tool_call_id": f"call_{i}", "content": PAD},
+        ]
+    return msgs
+
+
+def test_fit_agent_loop_evicts_older_exchanges_inside_the_one_turn():
+    history = agent_loop()
+    settings = Settings(budget_fraction=0.5, summary_tokens=40, keep_recent=3)
+    # turns: the whole loop is one turn, so with keep_recent >= 1 nothing can go
+    turn = ContextBudget("gpt-4o", window=4000, system=SYSTEM, settings=settings, unit="turn")
+    out, report = turn.fit(history, summariser=FakeSummariser())
+    assert report.evicted == 0 and not report.fits and "newest 1 turn (always kept)" in report.reason
+    assert non_system(out) == history
+
+    # exchanges: the older exchanges are summarised, the newest 3 kept (at least), the result fits
+    budget = ContextBudget("gpt-4o", window=4000, system=SYSTEM, settings=settings)
+    out, report = budget.fit(history, summariser=FakeSummariser())
+    assert report.fits and report.after_tokens == budget.count(out) <= 2000
+    n_gone = report.evicted
+    assert n_gone > 1 and history[n_gone]["role"] == "assistant"  # the cut is inside the user turn
+    assert 3 <= report.kept_units == (len(history) - n_gone) // 2
+    body = non_system(out)
+    assert [m["role"] for m in body[:2]] == ["user", "user"]  # the summary, then the re-injected task
+    assert body[0]["content"].startswith("Summary of the earlier conversation")
+    assert body[1]["content"] == "Original task (the first user message):\n" + history[0]["content"]
+    assert body[2:] == history[n_gone:] and report.lead == ["summary", "task"]
+    tool_pairs_intact(out)
+    assert "the cut falls inside the user turn" in report.reason
+
+
+def test_fit_agent_loop_drop_mode_reinjects_the_task_or_keeps_the_turn():
+    history = agent_loop()
+    settings = Settings(budget_fraction=0.5, keep_recent=3)
+    # drop mode (no summariser) with reinjection: the re-injected task is the user message that leads
+    budget = ContextBudget("gpt-4o", window=4000, system=SYSTEM, settings=settings)
+    out, report = budget.fit(history)
+    body = non_system(out)
+    assert report.mode == "drop" and report.fits and report.evicted > 1
+    assert body[0] == {"role": "user",
+                       "content": "Original task (the first user message):\n" + history[0]["content"]}
+    assert body[0]["role"] == "user" and body[1]["role"] == "assistant" and report.lead[0] == "task"
+    assert body[-(len(history) - report.evicted):] == history[report.evicted:]
+    tool_pairs_intact(out)
+    # drop mode without reinjection: nothing could start the history but the prompt itself, so the cut
+    # goes back to it (nothing evicted) and the reason says so
+    bare = ContextBudget("gpt-4o", window=4000, system=SYSTEM, settings=settings, reinject=False)
+    out, report = bare.fit(history)
+    assert report.evicted == 0 and not report.fits and non_system(out) == history
+    assert "drop mode: the sent history must start on a user message" in report.reason
+    assert "moved back to the start: nothing is evicted" in report.reason
 
 
 def test_fit_under_budget_changes_nothing_and_does_not_summarise():
@@ -146,6 +254,8 @@ def test_errors():
         budget.fit(openai_history(), summariser=lambda ev: 42)  # type: ignore[arg-type,return-value]
     with pytest.raises(TypeError):
         budget.fit(["not a dict"])  # type: ignore[list-item]
+    with pytest.raises(ValueError, match="unit"):
+        ContextBudget("gpt-4o", window=2000, unit="message")  # type: ignore[arg-type]
 
 
 def test_window_from_catalogue():

@@ -138,3 +138,165 @@ def test_plan_errors(trace, tmp_path):
     assert code == 2 and "--window" in out
     code, out = run("plan", str(unknown), "--window", "1000", "--json")
     assert code == 0 and json.loads(out)["messages"][0]["fate"] == "kept"
+
+
+# --- exchanges: a small budget forces eviction inside the one user turn of an agent run ---------------------
+
+def exchange_starts(msgs: list) -> list[int]:
+    """Exchange starts worked out here from the reader's messages: a message that is not a tool result,
+    while no tool call awaits its result (an assistant message and all its results are one exchange)."""
+    out, waiting = [], set()
+    for i, m in enumerate(msgs):
+        is_result = m.role == "tool" or any(p.kind == "tool_result" for p in m.parts)
+        if not is_result and not waiting:
+            out.append(i)
+        waiting |= {p.call_id for p in m.parts if p.kind == "tool_call"}
+        waiting -= {p.call_id for p in m.parts if p.kind == "tool_result"}
+    return out
+
+
+def check_exchange_plan(doc: dict, history: list, keep_recent: int, summary: int,
+                        items: list[tuple[str, int, int]], floor: int, budget: int, mode: str = "summarise") -> int:
+    """Check a forced-eviction plan against an independent reading; returns the cut (history position).
+
+    ``history`` are the call's messages (JSON ``messages[1:]`` are the same messages, after the pinned
+    floor entry); ``items`` the re-injection candidates worked out by the test, ``(kind, history position,
+    tokens)``: an item is re-injected when its message is evicted.  Per-message tokens come from the JSON,
+    every sum is done here.
+    """
+    msgs = doc["messages"]
+    assert msgs[0]["fate"] == "pinned" and msgs[0]["role"] == "system"
+    hist = msgs[1:]
+    assert [m["role"] for m in hist] == [m.role for m in history]
+    tokens = [m["tokens"] for m in hist]
+    starts = exchange_starts(history)
+    gone_word = "summarised" if mode == "summarise" else "evicted"
+    fates = [m["fate"] for m in hist]
+    cut = fates.index("kept") if "kept" in fates else len(hist)
+    assert fates == [gone_word] * cut + ["kept"] * (len(hist) - cut)
+    assert cut > 0 and cut in starts  # something goes, and the kept history starts on an exchange
+    # the newest keep_recent exchanges are kept
+    protected = starts[max(len(starts) - keep_recent, 0)]
+    assert cut <= protected
+    # the items whose message is evicted are re-injected (the task always: the first user message goes)
+    assert [(r["kind"], r["tokens"]) for r in doc["reinject"]] == [(k, t) for k, pos, t in items if pos < cut]
+    assert doc["reinject"][0]["kind"] == "task"
+
+    def lead(c: int) -> int:  # the summary and the re-injected items of cut c
+        return (summary if mode == "summarise" else 0) + sum(t for _k, pos, t in items if pos < c)
+
+    assert doc["after_tokens"] == floor + sum(tokens[cut:]) + lead(cut)
+    assert doc["budget_tokens"] == budget
+    # the planner keeps as much as fits: the earliest exchange start (up to the protected one) that fits
+    fitting = [c for c in starts if 0 < c <= protected and floor + sum(tokens[c:]) + lead(c) <= budget]
+    if fitting:
+        assert cut == fitting[0] and doc["fits"]
+    else:
+        assert cut == protected and not doc["fits"] and f"newest {keep_recent} exchanges" in doc["reason"]
+    if history[cut].role != "user":  # the cut fell inside the user turn: a user message leads
+        assert "the cut falls inside the user turn of message 1" in doc["reason"]
+    return cut
+
+
+@pytest.fixture(scope="module")
+def claude_code(shared_logs):
+    from ctxwatch.config import Settings
+    from ctxwatch.run import load_run, reload_call
+
+    path = shared_logs / "claude-code" / "spotter_4d5611e5_head200.jsonl"
+    run_ = load_run(str(path), None, Settings())
+    last = max(c.index for c in run_.calls if c.context == "main")
+    history = reload_call(run_, last).messages
+    # the task: the first user prompt in the raw file
+    first = next(orjson.loads(line) for line in path.read_bytes().splitlines()
+                 if b'"type":"user"' in line and isinstance(orjson.loads(line)["message"]["content"], str))
+    task_tokens = O200K_FRAMING + TOK.count("Original task (the first user message):\n"
+                                            + first["message"]["content"])
+    return path, history, task_tokens
+
+
+@pytest.mark.parametrize(("window", "keep", "mode"), [(100_000, 6, "summarise"), (80_000, 3, "summarise"),
+                                                      (80_000, 6, "summarise"), (100_000, 6, "drop")])
+def test_plan_claude_code_agent_run_evicts_older_exchanges(claude_code, window, keep, mode):
+    path, history, task_tokens = claude_code
+    # one user prompt, then only tool exchanges: a single turn
+    assert sum(1 for m in history if m.role == "user" and not any(p.kind == "tool_result" for p in m.parts)) == 1
+    code, out = run("plan", str(path), "--window", str(window), "--keep-recent", str(keep), "--mode", mode,
+                    "--json")
+    assert code == 0, out
+    doc = json.loads(out)
+    floor = doc["messages"][0]["tokens"]  # the inferred floor, pinned
+    budget = min(int(window * 0.6), window - int(window * 0.15))
+    assert doc["before_tokens"] == floor + sum(m["tokens"] for m in doc["messages"][1:]) > budget
+    # re-injection candidates: the task, and the file of the latest Edit/Write (no task list or plan here)
+    assert not any(p.kind == "tool_call" and p.name in ("TodoWrite", "ExitPlanMode") for m in history for p in m.parts)
+    edits = [(i, orjson.loads(p.text)["file_path"]) for i, m in enumerate(history) for p in m.parts
+             if p.kind == "tool_call" and p.name in ("Edit", "Write", "MultiEdit")]
+    pos, edited = edits[-1]
+    items = [("task", 0, task_tokens), ("file", pos, O200K_FRAMING + TOK.count("File being edited: " + edited))]
+    cut = check_exchange_plan(doc, history, keep, 2000, items, floor, budget, mode)
+    assert history[cut].role == "assistant"  # inside the one turn
+    # the same budget counted in turns: the whole run is the newest turn, nothing can be evicted
+    code, out = run("plan", str(path), "--window", str(window), "--keep-recent", str(keep), "--unit", "turn",
+                    "--json")
+    turn = json.loads(out)
+    assert code == 0 and not turn["fits"] and turn["after_tokens"] == turn["before_tokens"]
+    assert all(m["fate"] in ("pinned", "kept") for m in turn["messages"]) and "newest 1 turn" in turn["reason"]
+
+
+def test_plan_claude_trace_forced_eviction_by_exchange(trace):
+    path, bodies, last = trace
+    body = bodies[last]
+    system_tokens = O200K_FRAMING + sum(TOK.count(b["text"]) for b in body["system"])
+    tools_tokens = sum(n(t) for t in body["tools"]) + ANTHROPIC_TOOL_PREAMBLE
+    floor = system_tokens + tools_tokens
+    first_user = "\n".join(b["text"] for b in body["messages"][0]["content"] if b.get("type") == "text")
+    task_tokens = O200K_FRAMING + TOK.count("Original task (the first user message):\n" + first_user)
+    # the TodoWrite call in message 1 is the task list, rendered here as "- [status] content" lines
+    todo = next(b["input"]["todos"] for b in body["messages"][1]["content"] if b.get("name") == "TodoWrite")
+    tasks_tokens = O200K_FRAMING + TOK.count("Current task list:\n" + "\n".join(
+        f"- [{t['status']}] {t['content']}" for t in todo))
+    items = [("task", 0, task_tokens), ("tasks", 1, tasks_tokens)]
+    code, out = run("plan", str(path), "--call", str(last), "--json")
+    tokens = [m["tokens"] for m in json.loads(out)["messages"][1:]]
+    # room for the floor, the summary, the re-injected items and the last two exchanges (4 messages),
+    # not for a third
+    summary = 50
+    window = floor + summary + task_tokens + tasks_tokens + sum(tokens[-4:]) + 1
+    assert floor + summary + task_tokens + tasks_tokens + sum(tokens[-6:]) > window
+    code, out = run("plan", str(path), "--call", str(last), "--window", str(window), "--budget-fraction", "1",
+                    "--reserve", "0", "--keep-recent", "1", "--summary-tokens", str(summary), "--json")
+    assert code == 0, out
+    doc = json.loads(out)
+
+    # the history as the request body has it, read here: Anthropic tool_use / tool_result blocks
+    from ctxwatch.model import Message, Part
+
+    def parts(m: dict) -> list:
+        c = m["content"]
+        if isinstance(c, str):
+            return [Part("text", c)]
+        return [Part("tool_call", "", call_id=b["id"]) if b["type"] == "tool_use" else
+                Part("tool_result", "", call_id=b["tool_use_id"]) if b["type"] == "tool_result" else
+                Part("text", b.get("text", "")) for b in c]
+
+    history = [Message(m["role"], parts(m)) for m in body["messages"]]
+    assert doc["messages"][0]["tokens"] == system_tokens
+    cut = check_exchange_plan(doc, history, 1, summary, items, system_tokens + tools_tokens, window)
+    assert cut == len(history) - 4 and doc["fits"]
+    assert "summarised 3 messages" in doc["reason"] and "kept 4 messages (2 exchanges)" in doc["reason"]
+
+
+def test_plan_text_unit_and_no_reinject(claude_code):
+    path, _history, _task = claude_code
+    code, out = run("plan", str(path), "--window", "100000")
+    assert code == 0, out
+    assert "keep_recent 6 exchanges; mode summarise" in out
+    assert "sent before the kept history (user messages): summary, task" in out
+    # drop mode with nothing to re-inject: no user message could lead a cut inside the one turn
+    code, out = run("plan", str(path), "--window", "100000", "--mode", "drop", "--no-reinject")
+    assert code == 0, out
+    assert "does NOT fit" in out and "sent before the kept history" not in out
+    assert "drop mode: the sent history must start on a user message" in out
+    code, out = run("plan", str(path), "--unit", "rounds")
+    assert code == 2 and "--unit" in out

@@ -27,10 +27,14 @@ def text(role: str, s: str) -> Message:
 
 # --- independent analysis used by the assertions ------------------------------------------------------
 
+def is_result(m: Message) -> bool:
+    """A tool result: an OpenAI ``tool`` message or a message holding a ``tool_result`` part."""
+    return m.role == "tool" or any(p.kind == "tool_result" for p in m.parts)
+
+
 def turn_starts(msgs: list[Message]) -> list[int]:
     """Positions of user messages that are not tool results (written independently of the planner)."""
-    return [i for i, m in enumerate(msgs)
-            if m.role == "user" and not any(p.kind == "tool_result" for p in m.parts)]
+    return [i for i, m in enumerate(msgs) if m.role == "user" and not is_result(m)]
 
 
 def pair_positions(msgs: list[Message]) -> dict[str, set[int]]:
@@ -41,6 +45,21 @@ def pair_positions(msgs: list[Message]) -> dict[str, set[int]]:
             if p.kind in ("tool_call", "tool_result") and p.call_id:
                 out.setdefault(p.call_id, set()).add(i)
     return out
+
+
+def exchange_starts(msgs: list[Message]) -> list[int]:
+    """Positions where an exchange starts: a history message that is not a tool result and does not sit
+    strictly after a tool call and at or before one of its results (so a call and its results are one
+    exchange, and anything interleaved between them joins it)."""
+    inside: set[int] = set()
+    for pos in pair_positions(msgs).values():
+        inside.update(range(min(pos) + 1, max(pos) + 1))
+    return [i for i, m in enumerate(msgs) if m.role not in ("system", "developer") and not is_result(m)
+            and i not in inside]
+
+
+def unit_starts(msgs: list[Message], unit: str) -> list[int]:
+    return exchange_starts(msgs) if unit == "exchange" else turn_starts(msgs)
 
 
 def fates_by_source(plan: Plan) -> dict[int, str]:
@@ -54,34 +73,54 @@ WORDS = st.sampled_from(["alpha", "beta", "gamma", "delta", "lorem", "ipsum", "x
 
 @st.composite
 def conversations(draw: st.DrawFn) -> tuple[list[Message], list[int]]:
-    """(messages, token counts): optional system message, optional assistant preamble, then turns."""
+    """(messages, token counts): optional system message, optional assistant preamble, then turns of
+    assistant texts and tool exchanges: OpenAI (one ``tool`` message per result), Anthropic (all results in
+    one user message, or one user message per result as Claude Code logs them), and rarely two assistant
+    calls whose results come after both (interleaved)."""
     msgs: list[Message] = []
     if draw(st.booleans()):
         msgs.append(text("system", "You are a placeholder assistant."))
     if draw(st.integers(0, 5)) == 0:
         msgs.append(text("assistant", "hello"))
-    n_turns = draw(st.integers(0, 7))
+    n_turns = draw(st.integers(0, 6))
     cid = 0
+
+    def ids(k: int) -> list[str]:
+        nonlocal cid
+        out = [f"call_{cid + j}" for j in range(k)]
+        cid += k
+        return out
+
+    def call_msg(call_ids: list[str]) -> Message:
+        prefix = [Part("text", "calling")] if draw(st.booleans()) else []
+        return Message("assistant", prefix + [Part("tool_call", '{"q": 1}', name="f", call_id=i) for i in call_ids])
+
     for _ in range(n_turns):
         msgs.append(text("user", " ".join(draw(st.lists(WORDS, min_size=1, max_size=4)))))
-        for _ in range(draw(st.integers(0, 3))):
-            kind = draw(st.sampled_from(["text", "openai", "anthropic"]))
+        for _ in range(draw(st.integers(0, 5))):
+            kind = draw(st.sampled_from(["text", "openai", "anthropic", "claude_code", "text", "openai",
+                                         "anthropic", "claude_code", "interleaved"]))
             if kind == "text":
                 msgs.append(text("assistant", "ok"))
                 continue
-            k = draw(st.integers(1, 3))
-            ids = [f"call_{cid + j}" for j in range(k)]
-            cid += k
-            calls = [Part("tool_call", '{"q": 1}', name="f", call_id=i) for i in ids]
-            prefix = [Part("text", "calling")] if draw(st.booleans()) else []
-            msgs.append(Message("assistant", prefix + calls))
+            if kind == "interleaved":
+                a, b = ids(1), ids(1)
+                msgs += [call_msg(a), call_msg(b)]
+                msgs += [Message("tool", [Part("tool_result", "result", call_id=i)]) for i in (*a, *b)]
+                continue
+            call_ids = ids(draw(st.integers(1, 3)))
+            msgs.append(call_msg(call_ids))
             if kind == "openai":
-                msgs.extend(Message("tool", [Part("tool_result", "result", call_id=i)]) for i in ids)
+                msgs.extend(Message("tool", [Part("tool_result", "result", call_id=i)]) for i in call_ids)
+            elif kind == "claude_code":
+                msgs.extend(Message("user", [Part("tool_result", "result", call_id=i)]) for i in call_ids)
             else:
-                msgs.append(Message("user", [Part("tool_result", "result", call_id=i) for i in ids]))
+                msgs.append(Message("user", [Part("tool_result", "result", call_id=i) for i in call_ids]))
     tokens = [draw(st.integers(1, 400)) for _ in msgs]
     return msgs, tokens
 
+
+UNITS = ("exchange", "turn")
 
 policies = st.builds(
     Policy,
@@ -91,6 +130,8 @@ policies = st.builds(
     keep_recent=st.integers(0, 8),
     mode=st.sampled_from(["summarise", "drop"]),
     summary_tokens=st.integers(0, 300),
+    unit=st.sampled_from(UNITS),
+    reinject_task=st.booleans(),
 )
 
 PROP = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -126,11 +167,11 @@ def test_tool_calls_and_results_move_together(conv, policy):
 
 @PROP
 @given(conversations(), policies)
-def test_newest_turns_are_kept_and_kept_history_starts_on_a_user_turn(conv, policy):
+def test_newest_units_are_kept_and_kept_history_starts_on_a_unit(conv, policy):
     msgs, _ = conv
     plan = make_plan(conv, policy)
     fates = fates_by_source(plan)
-    starts = turn_starts(msgs)
+    starts = unit_starts(msgs, policy.unit)
     if policy.keep_recent and starts:
         first_protected = starts[max(len(starts) - policy.keep_recent, 0)]
         for i in range(first_protected, len(msgs)):
@@ -140,6 +181,32 @@ def test_newest_turns_are_kept_and_kept_history_starts_on_a_user_turn(conv, poli
         assert kept[0] in starts
         # everything after the first kept message is kept (one contiguous tail)
         assert all(fates[i] in ("kept", "pinned") for i in range(kept[0], len(msgs)))
+        assert plan.kept_units == sum(1 for s in starts if s >= kept[0])
+
+
+@PROP
+@given(conversations(), policies)
+def test_sent_history_starts_with_a_user_message(conv, policy):
+    """What is sent after an eviction = the summary (summarise mode) and the re-injected items, all user
+    messages, then the kept history; it must start with a user message and never be empty."""
+    msgs, _ = conv
+    plan = make_plan(conv, policy)
+    fates = fates_by_source(plan)
+    gone = [i for i in fates if fates[i] in GONE]
+    if not gone:
+        assert plan.lead == []
+        return
+    lead = (["summary"] if policy.mode == "summarise" else []) + [r.kind for r in plan.reinject]
+    assert plan.lead == lead
+    assert all(r.kind != "task" or policy.reinject_task for r in plan.reinject)
+    kept = [i for i in range(len(msgs)) if fates[i] == "kept"]
+    sent_roles = ["user"] * len(lead) + [msgs[i].role for i in kept]
+    assert sent_roles, "an eviction must not leave an empty history"
+    assert sent_roles[0] == "user"
+    if not lead:
+        assert not is_result(msgs[kept[0]])  # a bare tool result cannot open a request either
+    if kept and kept[0] not in turn_starts(msgs):
+        assert policy.unit == "exchange" and "the cut falls inside" in plan.reason
 
 
 @PROP
@@ -179,6 +246,26 @@ def test_shrinking_keep_recent_never_increases_planned_size(conv, policy, smalle
     big = make_plan(conv, policy)
     small = make_plan(conv, replace(policy, keep_recent=min(smaller, policy.keep_recent)))
     assert small.after_tokens <= big.after_tokens
+
+
+@PROP
+@given(conversations(), policies)
+def test_exchanges_fit_whenever_turns_fit(conv, policy):
+    """With the same keep_recent, when no user text sits between a tool call and its result (as generated
+    here) every turn start is an exchange start, so every cut the turn plan may take is open to the exchange
+    plan too: whenever the turn plan fits the exchange plan fits (it may keep more history, so it can be
+    larger), and when it does not fit it is no larger than the turn plan.  Histories with an assistant
+    preamble before the first user message are skipped: the preamble is an exchange but belongs to no turn,
+    so the same keep_recent protects it with exchanges and not with turns."""
+    msgs, _ = conv
+    history = [m for m in msgs if m.role != "system"]
+    if history and (history[0].role != "user" or is_result(history[0])):
+        return  # a preamble before the first user turn is an exchange, but no turn: keep_recent differs
+    turn = make_plan(conv, replace(policy, unit="turn"))
+    exchange = make_plan(conv, replace(policy, unit="exchange"))
+    assert exchange.fits or not turn.fits
+    if not exchange.fits:
+        assert exchange.after_tokens <= turn.after_tokens
 
 
 @PROP
@@ -241,21 +328,29 @@ def test_b25_under_budget_nothing_is_evicted():
     assert plan.fits and "nothing evicted" in plan.reason and plan.after_tokens == plan.before_tokens
 
 
-def test_b25_budget_between_the_two_tool_messages_moves_the_cut():
+@pytest.mark.parametrize("unit", UNITS)
+def test_b25_budget_between_the_two_tool_messages_moves_the_cut(unit):
     sys_t, toks = b25_tokens()
     summary = 10
     # Keeping [tool_b, done, q2] would fit, keeping tool_a too would not: the budget lands between them.
     fits_from_b = sys_t + summary + sum(toks[3:])
     assert sys_t + summary + sum(toks[2:]) > fits_from_b + 1
     policy = Policy(window=fits_from_b + 1, budget_fraction=1.0, reserve=0.0, keep_recent=1, summary_tokens=summary,
-                    reinject_task=False)
+                    reinject_task=False, unit=unit)
     msgs = b25_messages()
     plan = plan_messages(msgs, policy, system=["sys"], counter=COUNTER)
-    assert [m.fate for m in plan.messages] == ["pinned", *["summarised"] * 5, "kept"]
     no_orphans(plan, msgs)
-    assert plan.fits and plan.after_tokens == sys_t + summary + toks[5]
-    assert "moved the cut" in plan.reason and "call_b" in plan.reason
     assert plan.moved is not None and "message 4" in plan.moved  # index 4 = tool_b (system is index 0)
+    assert "call_b" in plan.moved
+    if unit == "turn":  # the next turn start is q2
+        assert [m.fate for m in plan.messages] == ["pinned", *["summarised"] * 5, "kept"]
+        assert plan.fits and plan.after_tokens == sys_t + summary + toks[5]
+        assert "moved the cut to message 6" in plan.reason
+    else:  # the next exchange is the assistant's "done", inside q1's turn: the summary leads the kept history
+        assert [m.fate for m in plan.messages] == ["pinned", *["summarised"] * 4, "kept", "kept"]
+        assert plan.fits and plan.after_tokens == sys_t + summary + toks[4] + toks[5]
+        assert "moved the cut to message 5" in plan.reason and "kept 2 messages (2 exchanges)" in plan.reason
+        assert plan.lead == ["summary"] and "the cut falls inside the user turn of message 1" in plan.reason
 
 
 def test_b25_keep_last_4_messages_moves_the_cut_outward():
@@ -272,7 +367,8 @@ def test_b25_keep_last_4_messages_moves_the_cut_outward():
     assert not plan.fits
 
 
-def test_b25_anthropic_tool_use_in_user_message_is_not_a_turn_start():
+@pytest.mark.parametrize(("unit", "n_gone"), [("turn", 4), ("exchange", 3)])
+def test_b25_anthropic_tool_use_in_user_message_is_not_a_turn_start(unit, n_gone):
     msgs = [
         text("user", "task"),
         Message("assistant", [Part("tool_call", "{}", name="f", call_id="toolu_1")]),
@@ -282,10 +378,84 @@ def test_b25_anthropic_tool_use_in_user_message_is_not_a_turn_start():
         text("assistant", "fine"),
     ]
     tokens = [5, 10, 800, 5, 5, 5]
-    policy = Policy(window=500, budget_fraction=1.0, reserve=0.0, keep_recent=1, summary_tokens=20)
+    policy = Policy(window=500, budget_fraction=1.0, reserve=0.0, keep_recent=1, summary_tokens=20, unit=unit)
     plan = plan_messages(msgs, policy, counter=COUNTER, tokens=tokens)
-    assert [m.fate for m in plan.messages] == ["summarised"] * 4 + ["kept"] * 2
+    # turn: the tool_result user message is no turn start, the cut goes to "next";
+    # exchange: the earliest fitting exchange start after the big result is the assistant's "done"
+    assert [m.fate for m in plan.messages] == ["summarised"] * n_gone + ["kept"] * (6 - n_gone)
     no_orphans(plan, msgs)
+
+
+# --- exchanges: cuts inside a user turn, and what leads the sent history -------------------------------------
+
+def tool_exchange(i: int, result: str = "result") -> list[Message]:
+    return [Message("assistant", [Part("text", f"step {i}"), Part("tool_call", "{}", name="f", call_id=f"c{i}")]),
+            Message("tool", [Part("tool_result", result, call_id=f"c{i}")])]
+
+
+def agent_run() -> tuple[list[Message], list[int]]:
+    """q1, four tool exchanges, q2, two tool exchanges: messages and hand-picked token counts."""
+    msgs = [text("user", "Fix the parser"), *tool_exchange(0), *tool_exchange(1), *tool_exchange(2),
+            *tool_exchange(3), text("user", "now the docs"), *tool_exchange(4), *tool_exchange(5)]
+    tokens = [10, 5, 100, 5, 100, 5, 100, 5, 100, 10, 5, 20, 5, 20]
+    return msgs, tokens
+
+
+def test_exchange_cut_inside_a_turn_with_summary_and_task():
+    msgs, tokens = agent_run()
+    policy = Policy(window=320, budget_fraction=1.0, reserve=0.0, keep_recent=2, summary_tokens=20)
+    plan = plan_messages(msgs, policy, counter=COUNTER, tokens=tokens)
+    task = COUNTER.per_message + TOK.count("Original task (the first user message):\nFix the parser")
+    # keeping from exchange 3 (message 5) fits, from exchange 2 (message 3) not
+    assert 20 + task + sum(tokens[5:]) <= 320 < 20 + task + sum(tokens[3:])
+    assert [m.fate for m in plan.messages] == ["summarised"] * 5 + ["kept"] * 9
+    assert plan.lead == ["summary", "task"] and plan.after_tokens == 20 + task + sum(tokens[5:])
+    assert plan.kept_units == 5 and "kept 9 messages (5 exchanges)" in plan.reason
+    assert "the cut falls inside the user turn of message 0" in plan.reason
+    assert [m.exchange for m in plan.messages] == [0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 6, 6, 7, 7]
+    assert [m.turn for m in plan.messages] == [0] * 9 + [1] * 5
+    # the turn unit cannot cut inside q1's turn: it must go to q2 (and keep_recent 2 would protect both turns)
+    turn = plan_messages(msgs, replace(policy, unit="turn", keep_recent=1), counter=COUNTER, tokens=tokens)
+    assert [m.fate for m in turn.messages] == ["summarised"] * 9 + ["kept"] * 5
+
+
+def test_drop_mode_reinjects_the_task_to_lead_the_kept_exchanges():
+    msgs, tokens = agent_run()
+    policy = Policy(window=300, budget_fraction=1.0, reserve=0.0, keep_recent=2, mode="drop")
+    plan = plan_messages(msgs, policy, counter=COUNTER, tokens=tokens)
+    task = COUNTER.per_message + TOK.count("Original task (the first user message):\nFix the parser")
+    assert task + sum(tokens[5:]) <= 300 < task + sum(tokens[3:])
+    assert [m.fate for m in plan.messages] == ["evicted"] * 5 + ["kept"] * 9
+    assert plan.lead == ["task"] and plan.after_tokens == task + sum(tokens[5:])
+    assert "the re-injected task (user message) stands before the kept history" in plan.reason
+
+
+def test_drop_mode_without_reinjection_moves_the_cut_to_a_user_message():
+    msgs, tokens = agent_run()
+    # forward: q2 (message 9) is within the protected limit and fits
+    policy = Policy(window=300, budget_fraction=1.0, reserve=0.0, keep_recent=2, mode="drop", reinject_task=False)
+    plan = plan_messages(msgs, policy, counter=COUNTER, tokens=tokens)
+    assert [m.fate for m in plan.messages] == ["evicted"] * 9 + ["kept"] * 5 and plan.fits and plan.lead == []
+    assert sum(tokens[5:]) <= 300 < sum(tokens[3:])  # the unit alone would cut before message 5
+    assert ("nothing would be re-injected before message 5 (assistant), so the cut moved forward to message 9 "
+            "(user)") in plan.reason
+    # back: keep_recent 6 protects the exchanges from message 3 on, which do not fit; q1 is the only user
+    # message before them, so nothing is evicted
+    plan = plan_messages(msgs, replace(policy, keep_recent=6, window=350), counter=COUNTER, tokens=tokens)
+    assert all(m.fate == "kept" for m in plan.messages) and not plan.fits
+    assert "so the cut moved back to the start: nothing is evicted" in plan.reason
+    assert "summarise or re-inject the task" in plan.reason
+
+
+def test_an_eviction_never_leaves_an_empty_history():
+    msgs, tokens = agent_run()
+    bare = Policy(window=30, budget_fraction=1.0, reserve=0.0, keep_recent=0, mode="drop", reinject_task=False)
+    plan = plan_messages(msgs, bare, counter=COUNTER, tokens=tokens)
+    kept = [m for m in plan.messages if m.fate == "kept"]
+    assert kept and kept[0].role == "user" and not plan.fits  # q2 onward: the last user message
+    # with a summary (or a re-injected item) everything may go: the summary is what is sent
+    plan = plan_messages(msgs, replace(bare, mode="summarise", summary_tokens=10), counter=COUNTER, tokens=tokens)
+    assert all(m.fate == "summarised" for m in plan.messages) and plan.lead == ["summary"] and plan.fits
 
 
 # --- B24: the system prompt and tool schemas are pinned; plans that would drop them are refused -----------
@@ -309,13 +479,15 @@ def test_b24_floor_over_budget_is_refused_not_trimmed():
     assert plan.after_tokens >= sys_t + plan.tools_tokens
 
 
-def test_b24_instructions_and_developer_messages_are_pinned():
+@pytest.mark.parametrize(("unit", "a_fate"), [("turn", "summarised"), ("exchange", "kept")])
+def test_b24_instructions_and_developer_messages_are_pinned(unit, a_fate):
     msgs = [Message("developer", [Part("text", "rules")]), text("user", "q1"),
             Message("user", [Part("text", "AGENTS.md rules")], label="instructions"), text("assistant", "a"),
             text("user", "q2")]
     plan = plan_messages(msgs, Policy(window=60, budget_fraction=1.0, reserve=0.0, keep_recent=1, summary_tokens=0,
-                                      reinject_task=False), counter=COUNTER, tokens=[10, 30, 10, 30, 5])
-    assert [m.fate for m in plan.messages] == ["pinned", "summarised", "pinned", "summarised", "kept"]
+                                      reinject_task=False, unit=unit), counter=COUNTER, tokens=[10, 30, 10, 30, 5])
+    # floor 20; keeping "a" + q2 = 55 fits: an exchange cut may keep it, a turn cut must go to q2
+    assert [m.fate for m in plan.messages] == ["pinned", "summarised", "pinned", a_fate, "kept"]
 
 
 # --- reinjection heuristics --------------------------------------------------------------------------------
@@ -333,7 +505,7 @@ def test_reinjection_finds_task_todo_list_and_edited_file():
         text("assistant", "sure"),
     ]
     tokens = [20, 40, 5, 40, 5, 8, 3]
-    policy = Policy(window=120, budget_fraction=1.0, reserve=0.0, keep_recent=1, summary_tokens=10)
+    policy = Policy(window=120, budget_fraction=1.0, reserve=0.0, keep_recent=1, summary_tokens=10, unit="turn")
     plan = plan_messages(msgs, policy, counter=COUNTER, tokens=tokens)
     kinds = {r.kind: r for r in plan.reinject}
     assert set(kinds) == {"task", "tasks", "file"}
@@ -362,6 +534,9 @@ def test_policy_validation():
         Policy(window=100, mode="shred")  # type: ignore[arg-type]
     with pytest.raises(PolicyError):
         Policy(window=100, keep_recent=-1)
+    with pytest.raises(PolicyError, match="unit"):
+        Policy(window=100, unit="message")  # type: ignore[arg-type]
+    assert Policy(window=100).unit == "exchange"
     assert Policy(window=100, mode="summarize").mode == "summarise"  # type: ignore[arg-type]
     assert Policy(window=1000, reserve_tokens=900, budget_fraction=1.0).budget_tokens == 100
 
