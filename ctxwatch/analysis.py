@@ -910,6 +910,20 @@ def _shrinks(a: Call, a_occ: int, b: Call, b_occ: int) -> bool:
     return shrink >= COMPACTION_MIN_TOKENS and shrink >= COMPACTION_DROP_FRACTION * before
 
 
+#: A call is "back" after a one-call dip when it holds at least this fraction of the level before the dip.
+#: History only grows between compactions, so after a real dip (a retry or side call with a short prompt)
+#: the next call is at or above the earlier level; 5 % absorbs estimate noise.  A compaction followed by
+#: fast growth stays below it.
+DIP_RETURN_FRACTION = 0.95
+
+
+def _back(a: Call, a_occ: int, b: Call, b_occ: int) -> bool:
+    """True when ``b`` is back at ``a``'s level (see :data:`DIP_RETURN_FRACTION`), on history when known."""
+    if a.history_tokens is not None and b.history_tokens is not None:
+        return b.history_tokens >= DIP_RETURN_FRACTION * a.history_tokens
+    return b_occ >= DIP_RETURN_FRACTION * a_occ
+
+
 def _drops_and_outliers(cs: list[Call], occs: list[int | None], reset_set: set[int]) -> tuple[set[int], set[int]]:
     """Positions where the history shrank sharply (compactions without a marker), and one-call outliers.
 
@@ -933,10 +947,10 @@ def _drops_and_outliers(cs: list[Call], occs: list[int | None], reset_set: set[i
             base.append(p)
             continue
         r = known[k + 1] if k + 1 < len(known) else None
-        if r is not None and not _shrinks(cs[q], o[q] or 0, cs[r], o[r] or 0):
-            outliers.add(p)  # a dip: the next call is back
+        if r is not None and _back(cs[q], o[q] or 0, cs[r], o[r] or 0):
+            outliers.add(p)  # a dip: the next call is back at the level before it
             continue
-        if len(base) >= 2 and not _shrinks(cs[base[-2]], o[base[-2]] or 0, cs[p], o[p] or 0):
+        if len(base) >= 2 and _back(cs[base[-2]], o[base[-2]] or 0, cs[p], o[p] or 0):
             outliers.add(q)  # q was a spike: p is back where the run was before it
             base[-1] = p
             continue

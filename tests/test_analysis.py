@@ -722,3 +722,31 @@ def test_analysis_is_linear_and_fast() -> None:
     elapsed = time.perf_counter() - t
     assert a.forecast.slope_tokens_per_call == 10 and len(a.drift_risk) == 10_000
     assert elapsed < 1.0, elapsed
+
+
+def test_sawtooth_compactions_by_the_client_are_seen(tmp_path: Path) -> None:
+    """A client that evicts a third of its history whenever it nears the budget, with fast growth in
+    between: each drop is a compaction (the next call stays below the pre-drop level), not a one-call dip."""
+    from ctxwatch.analysis import analyze
+    from ctxwatch.config import Settings
+    from ctxwatch.run import load_run
+
+    # History per call (hand-made): +1500 per call, cut to 4500 whenever it would pass 9000; the run ends
+    # three calls after its last cut, so the forecast has enough data since then.
+    hist, h = [], 1500
+    for _ in range(21):
+        hist.append(h)
+        h = 4500 if h + 1500 > 9000 else h + 1500
+    lines = []
+    for i, n in enumerate(hist):
+        msgs = [{"role": "system", "content": "s"}, {"role": "user", "content": "x " * n}]
+        lines.append({"timestamp": 1_700_000_000 + 10 * i, "window": 16000,
+                      "request": {"model": "gpt-4o", "messages": msgs}, "response": {"usage": None}})
+    p = tmp_path / "saw.jsonl"
+    p.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    run = load_run(str(p))
+    a = analyze(run.calls, Settings())
+    drops = [i for i in range(1, len(hist)) if hist[i] < hist[i - 1]]
+    assert [f.call for f in a.flags if f.kind == "compaction"] == drops
+    # The slope is measured since the last compaction: +1500 words of "x " per call, over 1000 tokens.
+    assert a.forecast.slope_tokens_per_call is not None and a.forecast.slope_tokens_per_call > 1000
