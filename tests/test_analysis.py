@@ -731,12 +731,9 @@ def test_sawtooth_compactions_by_the_client_are_seen(tmp_path: Path) -> None:
     from ctxwatch.config import Settings
     from ctxwatch.run import load_run
 
-    # History per call (hand-made): +1500 per call, cut to 4500 whenever it would pass 9000; the run ends
-    # three calls after its last cut, so the forecast has enough data since then.
-    hist, h = [], 1500
-    for _ in range(21):
-        hist.append(h)
-        h = 4500 if h + 1500 > 9000 else h + 1500
+    # History per call (hand-made): +1500 per call, a third cut away at 9000 (so the call after a cut is
+    # within 25% of the pre-cut level); the run ends four calls after its last cut.
+    hist = [1500, 3000, 4500, 6000, 7500, 9000, 6000, 7500, 9000, 6000, 7500, 9000, 6000, 7500, 9000, 10500]
     lines = []
     for i, n in enumerate(hist):
         msgs = [{"role": "system", "content": "s"}, {"role": "user", "content": "x " * n}]
