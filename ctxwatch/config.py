@@ -9,7 +9,8 @@ Defaults are field practice for agent loops (all configurable, by option or conf
   itself still fits.  Claude Code and Codex auto-compact at a comparable fraction.
 * **reserve 0.15 of the window** for the completion when the request does not state ``max_tokens``
   (field practice is 15-20 %).
-* **keep_recent 6**: the last six turns are kept verbatim by the eviction planner.
+* **keep_recent 6**: the last six exchanges (an assistant message with its tool results) are kept verbatim
+  by the eviction planner.
 
 The config file is TOML: ``~/.config/ctxwatch/config.toml`` (or ``$XDG_CONFIG_HOME/ctxwatch/config.toml``),
 or the file given with ``--config``.  Keys are the option names with underscores::
