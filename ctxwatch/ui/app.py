@@ -22,7 +22,7 @@ from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Input, ProgressBar, Static
+from textual.widgets import Footer, Input, ProgressBar, Static
 from textual.worker import get_current_worker
 
 from ctxwatch.config import Settings
@@ -621,28 +621,22 @@ class CtxwatchApp(App[None]):
             return
         row = max(0, min(row, len(self.view) - 1))
         self.selected_index = self.view[row]
-        table = self._table()
-        if table.cursor_row != row:
-            table.move_cursor(row=row, animate=False, scroll=True)
+        self._table().move_cursor(row=row)
 
     def user_moved_selection(self, row: int, count: int) -> None:
         """A person moved the table cursor: following stays on only when they are on the newest call."""
         self.follow = count > 0 and row == count - 1
         self.refresh_panels(chart=False)
 
-    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+    def on_calls_table_highlighted(self, event: CallsTable.Highlighted) -> None:
         """The cursor moved: show that call on the bar."""
-        if not isinstance(event.data_table, CallsTable):
-            return
-        index = event.data_table.index_at_cursor()
-        if index != self.selected_index:
-            self.selected_index = index
+        if event.index != self.selected_index:
+            self.selected_index = event.index
             self.refresh_panels(chart=False)
 
-    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+    def on_calls_table_selected(self, event: CallsTable.Selected) -> None:
         """Enter on a call opens its detail."""
-        if isinstance(event.data_table, CallsTable):
-            self.action_detail()
+        self.action_detail()
 
     # ------------------------------------------------------------------ actions
     #: Actions that only make sense on the main screen (hidden from other screens' footers).

@@ -2,21 +2,31 @@
 
 * :class:`ContextBar`: the stacked bar of one call (floor | history | reserve | free) with trigger and
   budget marks; parts told apart by glyph and label, not only colour (failure case B31).
-* :class:`CallsTable`: the per-call table (a virtualized :class:`~textual.widgets.DataTable`).
+* :class:`CallsTable`: the per-call table (a Line API widget: only visible rows are rendered).
 * :class:`TrendChart`: tokens per call over call index or wall time (``textual-plotext``), downsampled.
 * :class:`StatusLine`, :class:`SidePanel`: text panels.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
+from rich.cells import cell_len, set_cell_size
+from rich.segment import Segment
+from rich.style import Style
 from rich.text import Text
+from textual import events
 from textual.binding import Binding, BindingType
+from textual.geometry import Size
+from textual.message import Message
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+from textual.timer import Timer
 from textual.widget import Widget
-from textual.widgets import DataTable, Static
+from textual.widgets import Static
 from textual_plotext import PlotextPlot
 
 from ctxwatch.config import Settings
@@ -272,7 +282,7 @@ COLUMNS: tuple[tuple[str, str, int | None], ...] = (
     ("floor", "floor", None),
     ("history", "history", None),
     ("reserve", "reserve", None),
-    ("used", "used%", None),
+    ("used", "used%  ", None),
     ("reported", "reported", None),
 )
 #: The columns kept in the compact layout (60-column panes): no time, no model (the bar names the model).
@@ -290,7 +300,7 @@ def used_cell(call: Call, settings: Settings) -> Text:
     if window and used >= settings.budget_tokens(window):
         return Text(s + "!!", style="bold red", justify="right")
     if window and used >= settings.trigger_tokens(window):
-        return Text(s + "!", style="yellow", justify="right")
+        return Text(s + "! ", style="yellow", justify="right")
     return Text(s + "  ", justify="right")
 
 
@@ -303,21 +313,6 @@ def short_model(model: str | None) -> str:
     return m
 
 
-def row_cells(call: Call, settings: Settings) -> dict[str, Text]:
-    """The table cells of one call by column key, as literal :class:`~rich.text.Text` (never markup)."""
-    return {
-        "index": Text(f"{call.index}{' C' if call.compaction else ''}", justify="right"),
-        "time": Text(tx.clock(call.timestamp)),
-        "model": tx.literal(short_model(call.model)),
-        "floor": Text(tx.marked(call.floor_tokens, call.floor_src), justify="right"),
-        "history": Text(tx.marked(call.history_tokens, call.history_src), justify="right"),
-        "reserve": Text(tx.marked(call.reserve_tokens, call.reserve_src), justify="right"),
-        "used": used_cell(call, settings),
-        "reported": Text(tx.tokens(call.prompt_reported) if call.prompt_reported is not None else "-",
-                         justify="right"),
-    }
-
-
 def row_text(call: Call) -> str:
     """Lower-case text a filter matches against: index, time, model, context, session and the numbers."""
     return " ".join(str(x) for x in (
@@ -326,83 +321,151 @@ def row_text(call: Call) -> str:
         "compaction" if call.compaction else "")).lower()
 
 
-class CallsTable(DataTable):
-    """The calls of the current view, one row per call (row key = the call's index as text).
+def cell_texts(call: Call, settings: Settings) -> tuple[list[str], str]:
+    """Plain cell strings of one call by :data:`COLUMNS` order, and the style of its ``used%`` cell."""
+    used = used_cell(call, settings)
+    return [
+        f"{call.index}{' C' if call.compaction else ''}",
+        tx.clock(call.timestamp),
+        tx.clean(short_model(call.model), multiline=False),
+        tx.marked(call.floor_tokens, call.floor_src),
+        tx.marked(call.history_tokens, call.history_src),
+        tx.marked(call.reserve_tokens, call.reserve_src),
+        used.plain,
+        tx.tokens(call.prompt_reported) if call.prompt_reported is not None else "-",
+    ], str(used.style or "")
 
-    Only visible rows are rendered (DataTable is virtualized), and rows are added incrementally, so a
-    10,000-call run stays responsive.  ``j``/``k`` move like the arrow keys.
+
+#: Minimum width of each column (cells); numeric columns grow to their widest value.
+MIN_WIDTHS = {"index": 3, "time": 8, "model": 8, "floor": 7, "history": 7, "reserve": 7, "used": 8, "reported": 8}
+_LEFT = frozenset({"time", "model"})
+
+
+class CallsTable(ScrollView, can_focus=True):
+    """The calls of the current view, one row per call: a Line API widget that renders only visible rows.
+
+    Appending a row costs O(1) (its cell strings are formatted once) and a frame renders only the rows on
+    screen, so a 10,000-call run stays responsive (a DataTable measures every cell of every new row on the UI
+    thread: seconds for 10,000 rows).  The header stays on the first line.  Keys: ↑/↓ ``j``/``k``, page up /
+    down, ``home``/``g`` first call, ``end``/``G`` newest call, ``enter`` opens the call.  The app is told
+    about moves made by a person through its ``user_moved_selection(row, count)``.
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("j", "cursor_down", "Down", show=False),
-        Binding("k", "cursor_up", "Up", show=False),
-        Binding("home,g", "scroll_top", "First call", show=False),
-        Binding("end,G", "scroll_bottom", "Newest call", show=False),
+        Binding("up,k", "cursor_up", "Up", show=False),
+        Binding("down,j", "cursor_down", "Down", show=False),
+        Binding("pageup", "page_up", "Page up", show=False),
+        Binding("pagedown", "page_down", "Page down", show=False),
+        Binding("home,g,ctrl+home", "scroll_top", "First call", show=False),
+        Binding("end,G,ctrl+end", "scroll_bottom", "Newest call", show=False),
+        Binding("enter", "select", "Detail", show=False),
     ]
 
+    COMPONENT_CLASSES: ClassVar[set[str]] = {"calls-table--header", "calls-table--cursor"}
+
+    DEFAULT_CSS = """
+    CallsTable { background: $surface; }
+    CallsTable > .calls-table--header { text-style: bold; background: $panel; }
+    CallsTable > .calls-table--cursor { background: $block-cursor-background; color: $block-cursor-foreground;
+        text-style: bold; }
+    CallsTable:blur > .calls-table--cursor { background: $block-cursor-blurred-background; text-style: none; }
+    """
+
+    class Highlighted(Message):
+        """The cursor moved to call ``index`` (row ``row`` of the table)."""
+
+        def __init__(self, table: CallsTable, index: int | None, row: int) -> None:
+            super().__init__()
+            self.table = table
+            self.index = index
+            self.row = row
+
+    class Selected(Message):
+        """Enter was pressed (or a row double-clicked) on call ``index``."""
+
+        def __init__(self, table: CallsTable, index: int) -> None:
+            super().__init__()
+            self.table = table
+            self.index = index
+
     def __init__(self, *, id: str | None = None) -> None:
-        super().__init__(id=id, cursor_type="row", zebra_stripes=False)
+        super().__init__(id=id)
         self.indexes: list[int] = []
+        self._calls: list[Call] = []
+        self._cache: dict[int, tuple[list[str], str]] = {}  # row -> cells, formatted when first shown
+        self._pos: dict[int, int] = {}
+        self._settings = Settings()
+        self.cursor_row = 0
         self.compact = False
         self._model_width = 18
-        self._add_columns()
+        self._widths = dict(MIN_WIDTHS)
 
-    def _add_columns(self) -> None:
-        for key, label, width in COLUMNS:
-            if self.compact and key not in COMPACT_KEYS:
-                continue
-            justify = "left" if key in ("time", "model") else "right"
-            self.add_column(Text(label, justify=justify), key=key,
-                            width=self._model_width if key == "model" else width)
+    # -- data -------------------------------------------------------------------------------------------
+    @property
+    def row_count(self) -> int:
+        """Rows in the table."""
+        return len(self.indexes)
 
     def keys(self) -> list[str]:
         """The column keys shown (fewer in the compact layout)."""
         return [k for k, _l, _w in COLUMNS if not self.compact or k in COMPACT_KEYS]
 
-    def set_compact(self, compact: bool, calls: Iterable[Call], settings: Settings) -> None:
-        """Switch between all columns and the compact set (:data:`COMPACT_KEYS`), refilling the rows."""
-        if compact == self.compact:
-            return
-        row = self.cursor_row
-        self.compact = compact
-        self.clear(columns=True)
-        self._add_columns()
-        self.indexes = []
-        self.append_calls(calls, settings)
-        if self.row_count:
-            self.move_cursor(row=min(row, self.row_count - 1), animate=False)
-
     def set_calls(self, calls: Iterable[Call], settings: Settings) -> None:
-        """Replace all rows with ``calls`` (in order)."""
-        self.clear()
+        """Replace all rows with ``calls`` (in order); the cursor goes to the first row."""
         self.indexes = []
+        self._calls = []
+        self._cache = {}
+        self._pos = {}
+        self._widths = dict(MIN_WIDTHS)
+        self.cursor_row = 0
         self.append_calls(calls, settings)
+        self.scroll_to(y=0, animate=False, immediate=True)
 
     def append_calls(self, calls: Iterable[Call], settings: Settings) -> None:
-        """Add rows at the bottom (the calls must be newer than the rows already there)."""
-        rows = []
-        keys = []
+        """Add rows at the bottom (calls newer than the rows already there). O(1) per call: cells are
+        formatted when a row is first drawn; column widths follow the largest numbers seen."""
+        self._settings = settings
         for c in calls:
-            rows.append(row_cells(c, settings))
-            keys.append(c.index)
-        cols = self.keys()
-        for k, r in zip(keys, rows, strict=True):
-            self.add_row(*(r[c] for c in cols), key=str(k))
-        self.indexes.extend(keys)
+            self._pos[c.index] = len(self.indexes)
+            self.indexes.append(c.index)
+            self._calls.append(c)
+            self._grow(c)
+        self._resize()
+
+    def _grow(self, c: Call) -> None:
+        """Widen numeric columns for ``c``'s values (one digit group = 4 cells, plus a source mark)."""
+        w = self._widths
+        for key, v in (("index", c.index), ("floor", c.floor_tokens), ("history", c.history_tokens),
+                       ("reserve", c.reserve_tokens), ("reported", c.prompt_reported)):
+            if v is None:
+                continue
+            n = len(f"{v:,}") + (2 if key == "index" else 1)
+            if n > w[key]:
+                w[key] = n
 
     def update_call(self, call: Call, settings: Settings) -> None:
         """Refresh the cells of a call already in the table (no-op if it is not)."""
-        key = str(call.index)
-        if key not in self.rows:
+        row = self._pos.get(call.index)
+        if row is None:
             return
-        cells = row_cells(call, settings)
-        for col in self.keys():
-            self.update_cell(key, col, cells[col])
+        self._calls[row] = call
+        self._cache.pop(row, None)
+        self._grow(call)
+        self._resize()
+
+    def _row(self, row: int) -> tuple[list[str], str]:
+        got = self._cache.get(row)
+        if got is None:
+            got = self._cache[row] = cell_texts(self._calls[row], self._settings)
+        return got
+
+    def cell(self, row: int, key: str) -> str:
+        """The text shown in ``row`` for column ``key`` (cleaned, as on screen before cropping)."""
+        return self._row(row)[0][[k for k, _l, _w in COLUMNS].index(key)]
 
     def position_of(self, index: int) -> int | None:
         """Row number of call ``index`` in the table, or ``None``."""
-        key = str(index)
-        return self.get_row_index(key) if key in self.rows else None
+        return self._pos.get(index)
 
     def index_at_cursor(self) -> int | None:
         """The call index of the highlighted row, or ``None`` when the table is empty."""
@@ -410,58 +473,138 @@ class CallsTable(DataTable):
             return None
         return self.indexes[self.cursor_row]
 
+    def set_compact(self, compact: bool, calls: Iterable[Call] = (), settings: Settings | None = None) -> None:
+        """Show all columns, or the compact set (:data:`COMPACT_KEYS`) for narrow panes."""
+        if compact != self.compact:
+            self.compact = compact
+            self._resize()
+
     def set_model_width(self, width: int) -> None:
         """Set the model column's width in cells (narrow terminals get a narrower column)."""
-        self._model_width = width
-        col = self.columns.get(self._column_key("model"))
-        if col is not None and col.width != width:
-            col.width = width
-            self._require_update_dimensions = True
-            self.refresh()
+        if width != self._model_width:
+            self._model_width = width
+            self._resize()
 
-    def _column_key(self, key: str):  # type: ignore[no-untyped-def]
-        from textual.widgets._data_table import ColumnKey
+    def _col_width(self, key: str) -> int:
+        return self._model_width if key == "model" else self._widths[key]
 
-        return ColumnKey(key)
+    def _resize(self) -> None:
+        width = sum(self._col_width(k) + 1 for k in self.keys()) + 1
+        self.virtual_size = Size(width, len(self.indexes) + 1)
+        self.refresh()
 
-    def action_cursor_down(self) -> None:
-        """Move down one call (and tell the app a person moved the selection)."""
-        super().action_cursor_down()
-        self._moved()
+    # -- cursor -----------------------------------------------------------------------------------------
+    def move_cursor(self, row: int, *, scroll: bool = True, animate: bool = False) -> None:
+        """Put the cursor on ``row`` (clamped), scroll it into view, and post :class:`Highlighted`."""
+        if not self.indexes:
+            self.cursor_row = 0
+            return
+        row = max(0, min(row, len(self.indexes) - 1))
+        changed = row != self.cursor_row
+        self.cursor_row = row
+        if scroll:
+            self._scroll_to_cursor()
+            self.call_after_refresh(self._scroll_to_cursor)  # again once the new size is laid out
+        self.refresh()
+        if changed:
+            self.post_message(self.Highlighted(self, self.indexes[row], row))
 
-    def action_cursor_up(self) -> None:
-        """Move up one call (and tell the app a person moved the selection)."""
-        super().action_cursor_up()
-        self._moved()
+    def _page(self) -> int:
+        return max(1, self.scrollable_content_region.height - 1)
 
-    def action_page_down(self) -> None:
-        """Move down one page."""
-        super().action_page_down()
-        self._moved()
+    def on_resize(self) -> None:
+        """Keep the cursor's row visible when the table changes size."""
+        self._scroll_to_cursor()
 
-    def action_page_up(self) -> None:
-        """Move up one page."""
-        super().action_page_up()
-        self._moved()
+    def _scroll_to_cursor(self) -> None:
+        visible = self._page()
+        top = int(self.scroll_y)
+        if self.cursor_row < top:
+            self.scroll_to(y=self.cursor_row, animate=False, immediate=True)
+        elif self.cursor_row >= top + visible:
+            self.scroll_to(y=self.cursor_row - visible + 1, animate=False, immediate=True)
 
-    def action_scroll_top(self) -> None:
-        """Move to the first call."""
-        super().action_scroll_top()
-        self._moved()
-
-    def action_scroll_bottom(self) -> None:
-        """Move to the last call."""
-        super().action_scroll_bottom()
-        self._moved()
-
-    def on_click(self) -> None:
-        """A click may have moved the cursor: tell the app once the table has processed it."""
-        self.call_after_refresh(self._moved)
-
-    def _moved(self) -> None:
+    def _user_move(self, row: int) -> None:
+        self.move_cursor(row)
         handler = getattr(self.app, "user_moved_selection", None)
         if handler is not None:
             handler(self.cursor_row, self.row_count)
+
+    def action_cursor_up(self) -> None:
+        """One call up."""
+        self._user_move(self.cursor_row - 1)
+
+    def action_cursor_down(self) -> None:
+        """One call down."""
+        self._user_move(self.cursor_row + 1)
+
+    def action_page_up(self) -> None:
+        """One page up."""
+        self._user_move(self.cursor_row - self._page())
+
+    def action_page_down(self) -> None:
+        """One page down."""
+        self._user_move(self.cursor_row + self._page())
+
+    def action_scroll_top(self) -> None:
+        """The first call."""
+        self._user_move(0)
+
+    def action_scroll_bottom(self) -> None:
+        """The newest call."""
+        self._user_move(self.row_count - 1)
+
+    def action_select(self) -> None:
+        """Open the highlighted call."""
+        index = self.index_at_cursor()
+        if index is not None:
+            self.post_message(self.Selected(self, index))
+
+    def on_click(self, event: events.Click) -> None:
+        """Click a row to select it (a double click opens it)."""
+        row = int(self.scroll_y) + event.y - 1
+        if event.y >= 1 and 0 <= row < self.row_count:
+            self._user_move(row)
+            if event.chain >= 2:
+                self.action_select()
+
+    # -- rendering --------------------------------------------------------------------------------------
+    def render_line(self, y: int) -> Strip:
+        """Line ``y`` of the widget: the header on line 0, then the rows from the scroll position."""
+        scroll_x, scroll_y = self.scroll_offset
+        width = self.scrollable_content_region.width
+        base = self.rich_style
+        if y == 0:
+            style = base + self.get_component_rich_style("calls-table--header")
+            segments = self._segments([label for k, label, _w in COLUMNS if k in self.keys()], style, None)
+        else:
+            row = scroll_y + y - 1
+            if row >= len(self.indexes):
+                return Strip.blank(width, base)
+            style = base
+            if row == self.cursor_row:
+                style = base + self.get_component_rich_style("calls-table--cursor")
+            cells, used_style = self._row(row)
+            keys = self.keys()
+            shown = [cells[i] for i, (k, _l, _w) in enumerate(COLUMNS) if k in keys]
+            segments = self._segments(shown, style, used_style if row != self.cursor_row else None)
+        strip = Strip(segments).crop(scroll_x, scroll_x + width)
+        return strip.extend_cell_length(width, style)
+
+    def _segments(self, cells: list[str], style: Style, used_style: str | None) -> list[Segment]:
+        out: list[Segment] = []
+        for key, text in zip(self.keys(), cells, strict=True):
+            w = self._col_width(key)
+            if cell_len(text) > w:
+                text = set_cell_size(text, max(0, w - 1)) + "…"
+            pad = " " * max(0, w - cell_len(text))
+            text = text + pad if key in _LEFT else pad + text
+            cell_style = style
+            if key == "used" and used_style:
+                cell_style = style + Style.parse(used_style)
+            out.append(Segment(" ", style))
+            out.append(Segment(text, cell_style))
+        return out
 
 
 # --- the trend chart ----------------------------------------------------------------------------------
@@ -560,6 +703,9 @@ def _ticks(top: float) -> tuple[list[float], list[str]]:
     return ticks, [tx.short_tokens(t) for t in ticks]
 
 
+#: Seconds between two redraws of the trend chart while data streams in.
+CHART_MIN_INTERVAL = 0.5
+
 #: Markers of the chart's series (distinct so the chart reads without colour).
 CHART_MARKERS = {"history": "▒", "floor": "█", "reported": "•"}
 
@@ -605,13 +751,30 @@ class TrendChart(PlotextPlot):
         self._calls: Sequence[Call] = ()
         self._settings = Settings()
         self._xmode = "index"
+        self._last_draw = 0.0
+        self._timer: Timer | None = None
         self.series: Series | None = None
 
     def show(self, calls: Sequence[Call], settings: Settings, xmode: str) -> None:
-        """Plot ``calls`` with ``settings`` thresholds and x-axis mode ``index`` or ``time``."""
+        """Plot ``calls`` with ``settings`` thresholds and x-axis mode ``index`` or ``time``.
+
+        Redraws are throttled to one per :data:`CHART_MIN_INTERVAL` seconds (a plotext build of a wide chart
+        takes tens of milliseconds); the last data pushed is always drawn.  A change of x-axis mode or of the
+        thresholds is drawn at once.
+        """
+        urgent = xmode != self._xmode or settings is not self._settings
         self._calls = calls
         self._settings = settings
         self._xmode = xmode
+        wait = CHART_MIN_INTERVAL - (time.monotonic() - self._last_draw)
+        if urgent or wait <= 0:
+            self._redraw()
+        elif self._timer is None:
+            self._timer = self.set_timer(wait, self._redraw)
+
+    def _redraw(self) -> None:
+        self._timer = None
+        self._last_draw = time.monotonic()
         self.refresh()
 
     def render(self):  # type: ignore[no-untyped-def]
@@ -632,13 +795,24 @@ class TrendChart(PlotextPlot):
         shown = [ln for ln in lines if ln[0] is not None and ln[0] <= 2 * data_top]
         top = max([data_top, *(ln[0] for ln in shown)]) * 1.08
         # The legend is in the side panel (CHART_LEGEND): plotext's own legend covers the data on short charts.
-        plt.plot(s.x, s.total, fillx=True, marker=CHART_MARKERS["history"], color="cyan")
-        plt.plot(s.x, s.floor, fillx=True, marker=CHART_MARKERS["floor"], color="magenta")
+        bars = self._xmode == "index" and len(s.x) <= max(4, (width - 8) // 3)
+        if bars:
+            # Few calls: one stacked bar per call.
+            plt.stacked_bar(s.x, [s.floor, [t - f for t, f in zip(s.total, s.floor, strict=True)]],
+                            color=["magenta", "cyan"], marker=[CHART_MARKERS["floor"], CHART_MARKERS["history"]],
+                            width=0.6)
+        else:
+            # Many calls (or wall time): stacked areas, floor drawn over floor + history.
+            plt.plot(s.x, s.total, fillx=True, marker=CHART_MARKERS["history"], color="cyan")
+            plt.plot(s.x, s.floor, fillx=True, marker=CHART_MARKERS["floor"], color="magenta")
         known = [(x, r) for x, r in zip(s.x, s.reported, strict=True) if r is not None]
         if known:
-            plt.plot([k[0] for k in known], [k[1] for k in known], marker=CHART_MARKERS["reported"], color="blue")
+            draw = plt.scatter if bars else plt.plot  # a point on each bar; a line over the areas
+            draw([k[0] for k in known], [k[1] for k in known], marker=CHART_MARKERS["reported"], color="blue")
         x0 = s.x[0]
         x1 = s.x[-1] if len(s.x) > 1 and s.x[-1] > x0 else x0 + 1
+        if self._xmode == "index":
+            x0, x1 = x0 - 0.5, x1 + 0.5  # room for the first and last bars
         # Labels at different places along their lines so that close thresholds do not overwrite each other.
         where = {"trigger": (x0, "left"), "budget": (x1, "right"), "window-reserve": ((x0 + x1) / 2, "center")}
         for value, name, colour in shown:
@@ -653,7 +827,7 @@ class TrendChart(PlotextPlot):
         ticks, labels = _ticks(top)
         plt.yticks(ticks, labels)
         if self._xmode == "index":
-            xt = _int_ticks(x0, x1, max(2, width // 12))
+            xt = _int_ticks(s.x[0], s.x[-1], max(2, width // 12))
             plt.xticks(xt, [str(int(v)) for v in xt])
         plt.xlabel(s.xlabel + (" · above: " + ", ".join(off) if off else "")
                    + (" · │ compaction" if s.compactions else ""))
