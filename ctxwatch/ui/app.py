@@ -359,7 +359,7 @@ class CtxwatchApp(App[None]):
         if self.is_dir and not compact:
             file_seg.append(f" (session {self._session_pos()}, {'auto' if self.auto_session else 'picked'})", "dim")
         n_view, n_all = len(self.view), len(self.calls)
-        calls_seg = Text(f"{n_all:,} calls")
+        calls_seg = Text(f"{n_all:,} call{'s' if n_all != 1 else ''}")
         ctx_seg = Text()
         if self.context is not None and len(self.contexts) > 1:
             ctx_seg.append("ctx ")
