@@ -5,7 +5,9 @@ from __future__ import annotations
 import csv
 import json
 import os
+import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,8 +20,11 @@ from ctxwatch.ui.widgets import CallsTable, ContextBar, TrendChart
 
 
 @pytest.fixture(autouse=True)
-def _utc(monkeypatch: pytest.MonkeyPatch) -> None:
+def _utc(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     set_utc(monkeypatch)
+    yield
+    monkeypatch.undo()
+    time.tzset()  # back to the machine's zone for the tests that follow
 
 
 @pytest.fixture
@@ -77,8 +82,13 @@ async def test_appended_call_appears_within_a_second(log: Path) -> None:
     app = CtxwatchApp(str(log))
     async with app.run_test(size=(120, 40)) as pilot:
         await loaded(pilot, 12)
-        append(log, line(record(12)))
+        # Another process's logger appends while the app runs (a thread here, writing in one call).
+        writer = threading.Thread(target=append, args=(log, line(record(12))))
+        t0 = time.monotonic()
+        writer.start()
         assert await wait_for(pilot, lambda: table(app).row_count == 13, 1.5), "new row did not appear"
+        assert time.monotonic() - t0 < 1.5
+        writer.join()
         assert app.selected_index == 12  # following: the new call is selected
         assert app.calls[12].usage.prompt_total == 1130 + 1064 * 12
         # Not following: a new row appears but the selection stays.
@@ -186,10 +196,21 @@ async def test_e_opens_eviction_preview_and_knobs_replan(log: Path, tmp_path: Pa
         assert first.budget_tokens == 12_000 and first.before_tokens > 12_000
         assert screen.knobs.keep_recent == 6 and screen.knobs.reserve_tokens == 1000
         await pilot.press("minus", "minus")
-        assert await wait_for(pilot, lambda: screen.plan is not first and screen.knobs.keep_recent == 4)
-        assert await wait_for(pilot, lambda: screen.plan.policy.keep_recent == 4)
+        assert await wait_for(pilot, lambda: screen.plan is not first and screen.plan.policy.keep_recent == 4)
+        await pilot.press("plus")
+        assert await wait_for(pilot, lambda: screen.plan.policy.keep_recent == 5)
         await pilot.press("B")
         assert await wait_for(pilot, lambda: screen.plan.budget_tokens == 13_000)
+        await pilot.press("b", "B")
+        assert await wait_for(pilot, lambda: screen.plan.policy.budget_fraction == 0.65)
+        await pilot.press("R")  # reserve +1% of the 20,000-token window
+        assert await wait_for(pilot, lambda: screen.plan.reserve_tokens == 1200)
+        await pilot.press("r")
+        assert await wait_for(pilot, lambda: screen.plan.reserve_tokens == 1000)
+        await pilot.press("U")
+        assert await wait_for(pilot, lambda: screen.plan.policy.summary_tokens == 2500)
+        await pilot.press("u")
+        assert await wait_for(pilot, lambda: screen.plan.policy.summary_tokens == 2000)
         await pilot.press("m")
         assert await wait_for(pilot, lambda: screen.plan.policy.mode == "drop")
         await pilot.press("w")

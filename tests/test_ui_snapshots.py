@@ -8,6 +8,8 @@ change with ``pytest tests/test_ui_snapshots.py --snapshot-update`` and look at 
 from __future__ import annotations
 
 import os
+import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,9 +21,12 @@ from ctxwatch.ui.screens import DetailScreen, HelpScreen
 
 
 @pytest.fixture(autouse=True)
-def _fixed_env(monkeypatch: pytest.MonkeyPatch) -> None:
+def _fixed_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     set_utc(monkeypatch)
     monkeypatch.delenv("NO_COLOR", raising=False)
+    yield
+    monkeypatch.undo()
+    time.tzset()  # back to the machine's zone for the tests that follow
 
 
 def make_app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> CtxwatchApp:
