@@ -289,6 +289,7 @@ class LogFeed:
     def _follow_document(self, spec: FormatSpec) -> None:
         """Documents are rewritten whole: read them, and read them again when size or mtime changes."""
         def signature() -> tuple[int, int] | None:
+            """The document's (size, mtime_ns), or None when it is gone."""
             try:
                 st = os.stat(self.path)
             except OSError:
