@@ -10,6 +10,7 @@ log (click's convention for usage errors).
 
 from __future__ import annotations
 
+import shutil
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -111,6 +112,13 @@ def watch_cmd(path: str, config: str | None, window: int | None, budget_fraction
         except LogError as exc:
             click.echo(f"ctxwatch: {exc}", err=True)
             sys.exit(EXIT_USAGE)
+    if not sys.stdout.isatty() or shutil.get_terminal_size((0, 0)).columns <= 0:
+        # No terminal to draw on (a pipe, CI, COLUMNS=0): print the headless report instead (case B31).
+        click.echo("ctxwatch: no terminal; printing `ctxwatch report` instead of the dashboard", err=True)
+        ctx = click.get_current_context()
+        ctx.invoke(report_cmd, paths=(path,), config=config, window=window, budget_fraction=budget_fraction,
+                   trigger=trigger, reserve=reserve, fmt=fmt, as_json=False, follow=False, jsonl=False, poll=poll)
+        return
     from ctxwatch.ui.app import CtxwatchApp
 
     CtxwatchApp(path, fmt=fmt, settings=settings, poll=poll, last=last).run()
@@ -163,7 +171,7 @@ def report_cmd(paths: tuple[str, ...], config: str | None, window: int | None, b
     for c in doc["calls"]:
         used = f"{100 * c['used_fraction']:.1f}" if c["used_fraction"] is not None else "-"
         floor = _fmt_int(c["floor_tokens"]) + ("~" if c["floor_source"] == "inferred" else "")
-        click.echo(f"{c['index']:>4} {c['line']:>6} {str(c['model'] or '?')[:28]:<28} {_fmt_int(c['window']):>9} "
+        click.echo(f"{c['index'] + 1:>4} {c['line']:>6} {str(c['model'] or '?')[:28]:<28} {_fmt_int(c['window']):>9} "
                    f"{floor:>9} {_fmt_int(c['history_tokens']):>9} {_fmt_int(c['reserve_tokens']):>8} "
                    f"{_fmt_int(c['free_tokens']):>9} {used:>6} {_fmt_int(c['prompt_tokens_reported']):>9}")
     if len(doc["sessions"]) > 1:
@@ -175,7 +183,8 @@ def report_cmd(paths: tuple[str, ...], config: str | None, window: int | None, b
                        f"{_fmt_int(sess['input_tokens']):>13} {_fmt_int(sess['output_tokens']):>10}")
     for i in doc["issues"]:
         click.echo(f"issue: {i['file']}:{i['line']}: {i['kind']}: {i['message']}")
-    click.echo("floor~ = inferred (reported prompt minus estimated history); estimates use "
+    click.echo("# = call number (from 1; JSON `index` counts from 0); floor~ = inferred (reported prompt minus "
+               "estimated history); estimates use "
                + ", ".join(sorted({c['tokenizer'] for c in doc['calls']}) or ["-"]))
 
 

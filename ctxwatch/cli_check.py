@@ -2,7 +2,7 @@
 
 Output (text): one line per flag, in call order::
 
-    CRITICAL  call 40  line 41  system_prompt_evicted  system prompt absent from request #41 (present in #1–#40)
+    CRITICAL  #41   line 41  system_prompt_evicted  system prompt absent from request #41 (present in #1–#40)
 
 ``call`` is the 0-based index of ``report --json``; ``#N`` in reasons is the 1-based request number (index + 1);
 ``line`` is the 1-based line of the call's record in the file.  Then one ``note`` line per bad line of the file
@@ -87,7 +87,8 @@ def check_cmd(path: str, config: str | None, window: int | None, budget_fraction
 
     for f in flags:
         ctx = f"  [{f['context']}]" if f["context"] != "main" else ""
-        click.echo(f"{f['severity'].upper():<8}  call {f['call']}  line {lines.get(f['call'], 0)}  {f['kind']}  "
+        # Text numbers calls from 1 (#N), as the flag reasons and the dashboard do; --json keeps the 0-based index.
+        click.echo(f"{f['severity'].upper():<8}  #{f['call'] + 1:<4} line {lines.get(f['call'], 0)}  {f['kind']}  "
                    f"{f['reason']}{ctx}")
     for i in bad[:MAX_NOTE_LINES]:
         click.echo(f"{'INFO':<8}  note  line {i.line}  {i.kind}  {i.message}")

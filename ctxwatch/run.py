@@ -268,13 +268,20 @@ def load_run(path: str, fmt: str | None = None, settings: Settings | None = None
 def reload_call(run: Run, index: int) -> ParsedCall | None:
     """Re-read call ``index`` of ``run`` from disk, text included (for the detail view and the planner).
 
+    See :func:`reload_parsed`; returns ``None`` if the call can no longer be found.
+    """
+    return reload_parsed(run.spec, run.calls[index])
+
+
+def reload_parsed(spec: FormatSpec, call: Call) -> ParsedCall | None:
+    """Re-read one call's text from disk, given only its format and its summary (thread-safe: it touches
+    no :class:`Run`, so a UI can call it while a reader thread owns the run).
+
     Formats whose calls depend on earlier records (``needs_prefix``) are re-read from the file's start up to
     the call's last byte; others from the record's own byte range.  Returns ``None`` if the file changed so
     that the call can no longer be found.
     """
-    call = run.calls[index]
     src = call.source
-    spec = run.spec
     # A joined batch call keeps the path of its request file; its reader needs it to re-read the request.
     input_path = call.extra.get("input_path")
     reader = spec.reader(src.path, input_path=input_path) if input_path else spec.reader(src.path)

@@ -49,9 +49,9 @@ def test_critical_exits_1_and_prints_one_line_per_flag(tmp_path: Path) -> None:
     code, out, _ = check(str(path), "--window", "128000")
     assert code == 1
     lines = out.splitlines()
-    assert ("CRITICAL  call 40  line 41  system_prompt_evicted  system prompt absent from request #41 "
+    assert ("CRITICAL  #41   line 41  system_prompt_evicted  system prompt absent from request #41 "
             "(present in #1–#40)") in lines
-    assert any(x.startswith("WARN      call 40  line 41  format_drift  responses drift from #41") for x in lines)
+    assert any(x.startswith("WARN      #41   line 41  format_drift  responses drift from #41") for x in lines)
     assert lines[-1].endswith("--fail-on critical: exit 1")
 
 
@@ -59,7 +59,7 @@ def test_fail_on_warn(warn_only: Path) -> None:
     assert check(str(warn_only), "--window", "10000")[0] == 0
     code, out, _ = check(str(warn_only), "--window", "10000", "--fail-on", "warn")
     assert code == 1
-    assert {ln.split()[5] for ln in out.splitlines() if ln.startswith("WARN")} == {"trigger_no_compaction",
+    assert {ln.split()[4] for ln in out.splitlines() if ln.startswith("WARN")} == {"trigger_no_compaction",
                                                                                   "over_budget"}
 
 
