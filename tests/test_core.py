@@ -395,3 +395,12 @@ def test_claude_code_folder_sessions_newest_first_with_provider_totals(shared_lo
            for s in doc["sessions"]}
     assert got == expect
     assert [s["session"] for s in doc["sessions"]] == sorted(last, key=last.get, reverse=True)
+
+
+def test_dashboard_without_a_terminal_prints_the_report(tmp_path: Path) -> None:
+    """Case B31: no tty (a pipe, CI) falls back to the plain-text report instead of raising."""
+    recs = [{"request": {"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}]},
+             "response": {"usage": {"prompt_tokens": 9, "completion_tokens": 1}}}]
+    res = CliRunner().invoke(main, [str(write_jsonl(tmp_path / "t.jsonl", recs))])
+    assert res.exit_code == 0, res.output
+    assert "no terminal" in res.output and "format=canonical  calls=1" in res.output
