@@ -22,6 +22,13 @@ tool results, or one other message; ``unit="turn"`` counts user turns instead), 
 is kept free.  In an agent loop one user prompt is followed by many tool calls, so the cut usually falls
 inside that prompt's turn: the returned history then continues with a user message before the kept
 exchanges (the summary, or in drop mode the re-injected task), so it still starts on a user message.
+
+Unlike ``ctxwatch plan`` (a preview of the minimal eviction at the budget), a loop compacts at the
+**trigger** by default (``compact_at="trigger"``, field practice): once the prompt is above 0.8 of the
+budget, everything older than the newest ``keep_recent`` exchanges is summarised at once, so the loop
+then runs several calls below the trigger before it compacts again.  Compacting the minimum at the budget
+(``compact_at="budget"``) lands just under the budget, above the trigger, and compacts again one or two
+calls later, forever (``ctxwatch check`` flags it as ``trigger_no_compaction``).
 """
 
 from __future__ import annotations
@@ -38,7 +45,17 @@ import orjson
 
 from ctxwatch.config import Settings
 from ctxwatch.model import Message
-from ctxwatch.planner import SUMMARY_HEADER, UNITS, Plan, Policy, Unit, plan_messages, text_message_tokens
+from ctxwatch.planner import (
+    COMPACT_AT,
+    SUMMARY_HEADER,
+    UNITS,
+    CompactAt,
+    Plan,
+    Policy,
+    Unit,
+    plan_messages,
+    text_message_tokens,
+)
 from ctxwatch.tokens import Counter, counter_for
 
 Summariser = Callable[[list[dict[str, Any]]], str]
@@ -116,6 +133,8 @@ class BudgetReport:
         after_tokens: floor + the returned messages, counted on what is returned (real summary included).
         planned_after_tokens: the planner's figure (with the assumed ``summary_tokens``).
         budget_tokens / window / reserve_tokens: the limits (see :class:`~ctxwatch.planner.Policy`).
+        trigger_tokens: the compaction trigger (0.8 of the budget by default).
+        compact_at: ``trigger`` or ``budget`` (see :class:`ContextBudget`).
         floor_tokens / system_tokens / tools_tokens: the pinned floor and its parts.
         summary_tokens: tokens of the summary message actually inserted (0 if none).
         evicted: number of messages removed (summarised or dropped); kept: history messages kept verbatim.
@@ -153,6 +172,8 @@ class BudgetReport:
     kept_units: int = 0
     unit: str = "exchange"
     lead: list[str] = field(default_factory=list)
+    trigger_tokens: int = 0
+    compact_at: str = "trigger"
     plan: Plan | None = field(default=None, repr=False)
 
     def to_json(self) -> dict[str, Any]:
@@ -166,6 +187,7 @@ class BudgetReport:
             "reinjected": [{"kind": k, "tokens": t} for k, t in self.reinjected], "fits": self.fits,
             "reason": self.reason, "mode": self.mode, "tokenizer": self.tokenizer, "exact": self.exact,
             "note": self.note, "kept_units": self.kept_units, "unit": self.unit, "lead": list(self.lead),
+            "trigger_tokens": self.trigger_tokens, "compact_at": self.compact_at,
         }
 
     def __str__(self) -> str:
@@ -203,6 +225,12 @@ class ContextBudget:
         reinject: re-inject the task, plan, task list and edited file after a compaction (default True).
             With ``reinject=False`` and no summariser, a cut inside a user turn has nothing to start the
             history with, so the cut goes to a user message (see :meth:`fit`).
+        compact_at: ``trigger`` (default, field practice for a live loop): when the prompt is above the
+            compaction trigger (``settings.trigger`` x the budget, 0.8 x 0.6 of the window by default),
+            compact fully: everything older than the newest ``keep_recent`` units is summarised (or dropped);
+            at or below the trigger nothing changes.  ``budget``: compact only above the budget, and only
+            the minimum that fits (what ``ctxwatch plan`` previews); in a loop that lands just under the
+            budget, above the trigger, and compacts again a call or two later.
 
     Attributes:
         system: the system text blocks, unchanged. For Anthropic pass them as the ``system`` parameter
@@ -213,14 +241,15 @@ class ContextBudget:
         last_report: the report of the latest :meth:`fit`.
 
     Raises:
-        ValueError: the window is unknown (pass ``window=``), a setting is out of range, or ``unit`` is
-            unknown.
+        ValueError: the window is unknown (pass ``window=``), a setting is out of range, or ``unit`` or
+            ``compact_at`` is unknown.
     """
 
     def __init__(self, model: str | None = None, *, window: int | None = None,
                  system: str | Sequence[Any] | None = None, tools: Sequence[dict[str, Any]] | None = None,
                  settings: Settings | None = None, provider: str | None = None, max_tokens: int | None = None,
-                 keep_recent: int | None = None, reinject: bool = True, unit: Unit = "exchange") -> None:
+                 keep_recent: int | None = None, reinject: bool = True, unit: Unit = "exchange",
+                 compact_at: CompactAt = "trigger") -> None:
         self.settings = settings or Settings()
         self.model = model
         self.tools: list[dict[str, Any]] = [t for t in (tools or []) if isinstance(t, dict)]
@@ -241,7 +270,9 @@ class ContextBudget:
         self.note = self.counter.tokenizer.note
         if unit not in UNITS:
             raise ValueError(f"unit must be 'exchange' or 'turn', got {unit!r}")
-        extra: dict[str, Any] = {"unit": unit}
+        if compact_at not in COMPACT_AT:
+            raise ValueError(f"compact_at must be 'budget' or 'trigger', got {compact_at!r}")
+        extra: dict[str, Any] = {"unit": unit, "compact_at": compact_at}
         if keep_recent is not None:
             extra["keep_recent"] = keep_recent
         if not reinject:
@@ -277,13 +308,17 @@ class ContextBudget:
         return (self.system_tokens if own else 0) + self.tools_tokens + sum(self.counter.message_tokens(m)
                                                                             for m in msgs)
 
-    def plan(self, messages: Sequence[dict[str, Any]], *, mode: str = "summarise", unit: Unit | None = None) -> Plan:
+    def plan(self, messages: Sequence[dict[str, Any]], *, mode: str = "summarise", unit: Unit | None = None,
+             compact_at: CompactAt | None = None) -> Plan:
         """The eviction plan for ``messages`` (nothing is changed). ``mode``: ``summarise`` | ``drop``;
-        ``unit``: ``exchange`` | ``turn`` (default: the constructor's)."""
+        ``unit``: ``exchange`` | ``turn``; ``compact_at``: ``trigger`` | ``budget`` (defaults: the
+        constructor's)."""
         msgs, own = self._split(messages)
         policy = replace(self.policy, mode=mode) if mode != self.policy.mode else self.policy
         if unit is not None and unit != policy.unit:
             policy = replace(policy, unit=unit)
+        if compact_at is not None and compact_at != policy.compact_at:
+            policy = replace(policy, compact_at=compact_at)
         return plan_messages(msgs, policy, system=self.system if own else None, tools=self.tools,
                              counter=self.counter)
 
@@ -297,8 +332,10 @@ class ContextBudget:
                 must go; returns the summary text.  ``None`` drops the evicted span instead (mode ``drop``).
 
         Returns:
-            ``FitResult(messages, report)``.  When the prompt is within the budget the messages are returned
-            as given (plus the system message, see below).  Otherwise: the system message first (for
+            ``FitResult(messages, report)``.  When the prompt is at or below the compaction trigger (with
+            ``compact_at="budget"``: within the budget) the messages are returned as given (plus the system
+            message, see below).  Otherwise everything older than the newest ``keep_recent`` units goes
+            (``compact_at="budget"``: the least that fits) and the result is: the system message first (for
             OpenAI/Google, when the constructor got a system prompt the messages do not carry), pinned
             messages before the cut, a user message with the summary (``SUMMARY_HEADER`` + summary), one user
             message per re-injected item (task, plan, task list, edited file), then the kept exchanges
@@ -353,6 +390,11 @@ class ContextBudget:
         if summary_msg is not None and (after <= plan.budget_tokens) != plan.fits:
             reason += (f"; with the real summary ({summary_tokens:,} tokens) the result is {after:,} tokens and "
                        + ("fits" if after <= plan.budget_tokens else "does not fit"))
+        trig = plan.trigger_tokens
+        if (summary_msg is not None and policy.compact_at == "trigger"
+                and (after > trig) != (plan.after_tokens > trig)):
+            reason += (f"; with the real summary the result is {after:,} tokens, "
+                       + ("above" if after > trig else "not above") + f" the compaction trigger of {trig:,}")
         if summariser is None and plan.evicted and self.policy.mode == "summarise":
             reason += "; no summariser given, so the evicted span was dropped"
         report = BudgetReport(
@@ -362,6 +404,7 @@ class ContextBudget:
             summary_tokens=summary_tokens, evicted=len(evicted), kept=len(plan.kept), kept_units=plan.kept_units,
             unit=plan.unit, lead=(["summary"] if summary_msg is not None else []) + [r.kind for r in plan.reinject],
             reinjected=[(r.kind, r.tokens) for r in plan.reinject], fits=after <= plan.budget_tokens,
+            trigger_tokens=plan.trigger_tokens, compact_at=policy.compact_at,
             reason=reason, mode=policy.mode, tokenizer=self.tokenizer, exact=self.exact, note=self.note, plan=plan,
         )
         self.last_report = report

@@ -115,17 +115,24 @@ def _i(v: int | None) -> str:
               help="Summarise the older span or drop it.")
 @click.option("--reinject/--no-reinject", default=True, show_default=True,
               help="Re-inject the task, plan, task list and edited file when their message is evicted.")
+@click.option("--compact-at", type=click.Choice(["budget", "trigger"]), default="budget", show_default=True,
+              help="budget: evict only when over the budget, and the minimum that fits (a preview of the "
+                   "minimal plan). trigger: above the compaction trigger, a full compaction down to the "
+                   "newest --keep-recent units (what ContextBudget does in a live loop).")
 @click.option("--format", "fmt", default=None, help="Log format (see `ctxwatch formats`); default: detect.")
 @click.option("--config", type=click.Path(dir_okay=False), default=None, help="Config file (TOML).")
 @click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON (keys in the README).")
 def plan_cmd(path: str, call_index: int | None, keep_recent: int | None, budget_fraction: float | None,
              trigger: float | None, reserve: float | None, window: int | None, summary_tokens: int | None,
-             mode: str, unit: str, reinject: bool, fmt: str | None, config: str | None, as_json: bool) -> None:
+             mode: str, unit: str, reinject: bool, compact_at: str, fmt: str | None, config: str | None,
+             as_json: bool) -> None:
     """Preview the eviction plan of one call of PATH: what is pinned, kept, summarised or evicted.
 
     The system prompt and tool schemas are pinned; tool calls stay with their results; the newest
     --keep-recent exchanges (or turns, with --unit turn) are kept; the history sent after the plan starts on
-    a user message (the summary or a re-injected item when the cut falls inside a user turn).
+    a user message (the summary or a re-injected item when the cut falls inside a user turn).  By default
+    the plan is the minimal eviction at the budget; --compact-at trigger shows the full compaction a live
+    loop makes once the prompt is above the compaction trigger (0.8 of the budget).
     """
     from ctxwatch.planner import plan_call, policy_for_call
     from ctxwatch.tokens import counter_for
@@ -136,7 +143,8 @@ def plan_cmd(path: str, call_index: int | None, keep_recent: int | None, budget_
     try:
         switches = {} if reinject else {k: False for k in ("reinject_task", "reinject_plan", "reinject_tasks",
                                                                "reinject_file")}
-        policy = policy_for_call(call, settings, window=window, reserve=reserve, mode=mode, unit=unit, **switches)
+        policy = policy_for_call(call, settings, window=window, reserve=reserve, mode=mode, unit=unit,
+                                 compact_at=compact_at, **switches)
     except ConfigError as exc:  # PolicyError included
         _fail(f"call {call.index}: {exc}")
     counter = counter_for(pc.model, pc.provider)
@@ -154,7 +162,8 @@ def plan_cmd(path: str, call_index: int | None, keep_recent: int | None, budget_
              f"floor: system {plan.system_tokens:,} + tools {plan.tools_tokens:,} = {plan.floor_tokens:,}")
     click.echo(f"{floor}; reserve {plan.reserve_tokens:,}; budget {plan.budget_tokens:,}; "
                f"trigger {plan.trigger_tokens:,}")
-    click.echo(f"keep_recent {policy.keep_recent} {policy.unit}s; mode {policy.mode}")
+    click.echo(f"keep_recent {policy.keep_recent} {policy.unit}s; mode {policy.mode}; compact at the "
+               f"{policy.compact_at}")
     click.echo(f"{'#':>5} {'role':<10} {'tokens':>9} {'after':>9}  fate")
     for m in plan.messages:
         ids = ""

@@ -41,9 +41,23 @@ Rules (failure cases B24 and B25 in ``shared/cases/failure_cases.md``):
   For the same reason a plan never sends an empty history: evicting every history message needs a
   summary or a re-injected item to send.
 * The newest ``keep_recent`` units are always kept.
-* When the prompt is already within the budget nothing is evicted.
-* Otherwise the planner keeps as much history as fits: the *earliest* valid cut whose prompt fits.  When
-  no cut fits, it picks the smallest prompt it can reach and says why it still does not fit.
+* *When* it compacts and *how much* depends on :attr:`Policy.compact_at`:
+
+  - ``budget`` (the default of :class:`Policy` and of ``ctxwatch plan``: a preview of the minimal plan):
+    when the prompt is within the budget nothing is evicted.  Otherwise the planner keeps as much history
+    as fits: the *earliest* valid cut whose prompt fits.  When no cut fits, it picks the smallest prompt
+    it can reach and says why it still does not fit.
+  - ``trigger`` (the default of :class:`ctxwatch.budget.ContextBudget`: field practice for a live loop):
+    when the prompt is at or below the compaction trigger (:attr:`Policy.trigger_tokens`, 0.8 of the
+    budget) nothing is evicted.  Above it the plan is a **full compaction**: everything older than the
+    newest ``keep_recent`` units is summarised (or dropped), so the next calls have room to grow before
+    the trigger is crossed again.  A loop that compacts at the budget and evicts the minimum lands just
+    under the budget, above the trigger, and compacts again one or two calls later.  Among the valid cuts
+    the smallest plan wins, ties going to the later cut: that is the full compaction, except where
+    evicting the last messages before the kept units would not make the prompt smaller (their summary or
+    re-injected items take at least as many tokens as they do, e.g. the task right before the kept units);
+    then the cut stops before them and ``reason`` says so.  When even that does not fit the budget,
+    ``reason`` says why, as with ``budget``.
 
 Token counts are in tokens of the call's :class:`~ctxwatch.tokens.Counter` (framing included); the
 reinjected items are counted as plain user messages (:func:`text_message_tokens`); the summary as
@@ -74,9 +88,12 @@ from ctxwatch.tokens import Counter, counter_for
 Fate = Literal["pinned", "kept", "summarised", "evicted"]
 Mode = Literal["summarise", "drop"]
 Unit = Literal["exchange", "turn"]
+CompactAt = Literal["budget", "trigger"]
 
 #: The units ``keep_recent`` can count (see the module docstring); the first is the default.
 UNITS: tuple[str, ...] = ("exchange", "turn")
+#: When a plan compacts (:attr:`Policy.compact_at`); the first is :class:`Policy`'s default.
+COMPACT_AT: tuple[str, ...] = ("budget", "trigger")
 
 #: Roles that are part of the prompt-cache prefix and are always pinned.
 PINNED_ROLES = frozenset({"system", "developer"})
@@ -123,8 +140,9 @@ class Policy:
     Attributes:
         window: the context window in tokens (> 0).
         budget_fraction: fraction of the window the prompt may use (0 < f <= 1).
-        trigger: fraction of the budget at which compaction should fire (0 < f <= 1). Informational: the
-            plan reports whether the prompt crossed it; eviction only happens above the budget.
+        trigger: fraction of the budget at which compaction should fire (0 < f <= 1).  With
+            ``compact_at="trigger"`` a prompt above it is compacted; with ``"budget"`` it is informational
+            (the plan reports whether the prompt crossed it).
         reserve: fraction of the window kept for the completion, used when ``reserve_tokens`` is ``None``.
         reserve_tokens: explicit completion reserve in tokens (e.g. the request's ``max_tokens``).
         keep_recent: the newest units (``unit``) that are always kept (>= 0).
@@ -138,9 +156,16 @@ class Policy:
         summary_tokens: the assumed size of the summary in tokens (>= 0).
         reinject_task / reinject_plan / reinject_tasks / reinject_file: re-inject the first user message,
             the plan, the task list, the file being edited, when their source message is evicted.
+        compact_at: when and how much to compact (see the module docstring).  ``budget`` (default): only
+            when the prompt is over the budget, and then the minimum that fits (a preview of the smallest
+            change, what ``ctxwatch plan`` shows).  ``trigger``: as soon as the prompt is above
+            :attr:`trigger_tokens`, a full compaction down to the newest ``keep_recent`` units (field
+            practice for a live loop: compacting at the budget lands just under it, above the trigger, and
+            compacts again a call or two later).
 
     Raises:
-        PolicyError: a value is out of range, ``mode`` or ``unit`` is unknown, or ``pin_system`` is False.
+        PolicyError: a value is out of range, ``mode``, ``unit`` or ``compact_at`` is unknown, or
+            ``pin_system`` is False.
     """
 
     window: int
@@ -158,6 +183,7 @@ class Policy:
     reinject_plan: bool = True
     reinject_tasks: bool = True
     reinject_file: bool = True
+    compact_at: CompactAt = "budget"
 
     def __post_init__(self) -> None:
         if not self.pin_system:
@@ -182,6 +208,8 @@ class Policy:
             raise PolicyError(f"mode must be 'summarise' or 'drop', got {self.mode!r}")
         if self.unit not in UNITS:
             raise PolicyError(f"unit must be 'exchange' or 'turn', got {self.unit!r}")
+        if self.compact_at not in COMPACT_AT:
+            raise PolicyError(f"compact_at must be 'budget' or 'trigger', got {self.compact_at!r}")
 
     @classmethod
     def from_settings(cls, settings: Settings, window: int, reserve_tokens: int | None = None,
@@ -289,6 +317,8 @@ class Plan:
         summary_tokens: tokens of the summary in the plan (0 when nothing is summarised or mode is drop).
         trigger_tokens / reserve_tokens / window: from the policy.
         triggered: the prompt before the plan is above the compaction trigger.
+        compact_at: the policy's :attr:`Policy.compact_at` (``budget`` | ``trigger``): with ``trigger`` a
+            plan compacts whenever ``triggered``.
         cut: plan index of the first kept history message (``None`` when all history is evicted or there
             is none).
         moved: a sentence when the cut was moved to avoid splitting a tool call or a unit, or to make the
@@ -323,6 +353,7 @@ class Plan:
     lead: list[str] = field(default_factory=list)
     unit: str = "exchange"
     kept_units: int = 0
+    compact_at: str = "budget"
 
     @property
     def evicted(self) -> list[MessagePlan]:
@@ -419,6 +450,12 @@ def find_reinject(messages: Sequence[Message | MessageStat], counter: Counter,
         * ``plan``: the latest plan tool call (:data:`PLAN_TOOLS`, e.g. ``ExitPlanMode``'s ``plan``), else the
           latest assistant text with a line that is just "Plan:" / "## Plan" (from that line on);
         * ``file``: the path in the latest edit/write tool call (:data:`EDIT_TOOLS`) or ``apply_patch``.
+
+        Messages an earlier compaction inserted (:class:`ctxwatch.budget.ContextBudget` in a loop compacts
+        again and again) are recognised by their headers: the summary (:data:`SUMMARY_HEADER`) is never
+        the task, and a re-injected item (:data:`REINJECT_HEADERS`) is a candidate of its kind with its
+        body, so the original task, plan, task list and file survive the next compaction unchanged instead
+        of being nested under another header.  Later tool calls or plan texts supersede them.
     """
     idx = list(indexes) if indexes is not None else list(range(len(messages)))
 
@@ -427,12 +464,26 @@ def find_reinject(messages: Sequence[Message | MessageStat], counter: Counter,
         return ReinjectItem(kind, text, text_message_tokens(counter, text), idx[j], detail)
 
     task = plan = tasks = efile = None
+    plan_tool = False  # the plan came from a plan tool call: assistant plan texts no longer replace it
     for j, m in enumerate(messages):
         if not isinstance(m, Message):
             continue
-        if (task is None and m.role == "user" and not m.tool_result_ids() and m.label not in NOT_TASK_LABELS):
+        if m.role == "user" and not m.tool_result_ids() and m.label not in NOT_TASK_LABELS:
             body = "\n".join(p.text for p in m.parts if p.kind == "text" and p.text)
-            if body.strip():
+            kind = next((k for k, h in REINJECT_HEADERS.items() if body.startswith(h)), None)
+            if kind is not None:  # re-injected by an earlier compaction
+                rest = body[len(REINJECT_HEADERS[kind]):]
+                where = f"re-injected {kind} in message {idx[j]}"
+                if kind == "task":
+                    task = task or item("task", rest, j, where)
+                elif kind == "plan":
+                    plan, plan_tool = item("plan", rest, j, where), False
+                elif kind == "tasks":
+                    tasks = item("tasks", rest, j, where)
+                else:
+                    efile = item("file", rest, j, where + f": {rest}")
+                continue
+            if task is None and body.strip() and not body.startswith(SUMMARY_HEADER):
                 preview = " ".join(body.split())[:60]
                 task = item("task", body, j, f"first user message (message {idx[j]}): \"{preview}\"")
         for p in m.parts:
@@ -446,11 +497,11 @@ def find_reinject(messages: Sequence[Message | MessageStat], counter: Counter,
                              + (f" ({count} items)" if count else ""))
             elif n in PLAN_TOOLS:
                 body = a.get("plan") if isinstance(a, dict) and isinstance(a.get("plan"), str) else p.text
-                plan = item("plan", body, j, f"{p.name} call in message {idx[j]}")
+                plan, plan_tool = item("plan", body, j, f"{p.name} call in message {idx[j]}"), True
             path = _edited_path(p.name or "", a, p.text)
             if path:
                 efile = item("file", path, j, f"{p.name} call in message {idx[j]} edits {path}")
-        if m.role == "assistant" and (plan is None or plan.detail.startswith("assistant")):
+        if m.role == "assistant" and not plan_tool:
             txt = "\n".join(p.text for p in m.parts if p.kind == "text")
             mm = _PLAN_LINE.search(txt)
             if mm:
@@ -599,6 +650,10 @@ def plan_messages(messages: Sequence[Message | MessageStat], policy: Policy, *,
         return c == 0 or has_lead(c) or (c < H and c in user_set)
 
     budget = policy.budget_tokens
+    trigger = policy.trigger_tokens
+    at_trigger = policy.compact_at == "trigger"
+    # The plan compacts when the prompt is above this (the budget, or the trigger with compact_at="trigger").
+    threshold = trigger if at_trigger else budget
     before = size(0)
 
     # Where the cut may go: 0 (nothing evicted), a unit start, or the end; never across a tool-call pair.
@@ -621,8 +676,11 @@ def plan_messages(messages: Sequence[Message | MessageStat], policy: Policy, *,
     allowed = [c for c in valid if c <= max_cut]
 
     def choose(cands: list[int]) -> int:
-        if before <= budget or H == 0:
+        if before <= threshold or H == 0:
             return 0
+        if at_trigger:
+            # Full compaction: the smallest plan, ties to the later cut (so the newest keep_recent units).
+            return min(cands, key=lambda c: (size(c), -c))
         fitting = [c for c in cands if c > 0 and size(c) <= budget]
         return min(fitting) if fitting else min(cands, key=lambda c: (size(c), c))
 
@@ -655,7 +713,7 @@ def plan_messages(messages: Sequence[Message | MessageStat], policy: Policy, *,
     # Did the token cut want to go somewhere invalid?  ``free_cut`` is where the unit and the tool pairs put
     # it; when the user-start rule moved it further, a second note says so.
     notes: list[str] = []
-    if free_cut > 0 and size(free_cut) <= budget:
+    if not at_trigger and free_cut > 0 and size(free_cut) <= budget:
         # The earliest position where a cut ignoring units and tool pairs would fit.
         extras = sorted((found_pos[id(f)], f.tokens) for f in found if wanted[f.kind])
         naive, extra, k = None, 0, 0
@@ -679,22 +737,32 @@ def plan_messages(messages: Sequence[Message | MessageStat], policy: Policy, *,
         where = at(cut) if 0 < cut < H else "the start: nothing is evicted" if cut == 0 else "the end"
         notes.append(f"drop mode: the sent history must start on a user message and nothing would be re-injected "
                      f"before {at(free_cut)}, so the cut moved {'back' if cut < free_cut else 'forward'} to {where}")
-    if policy.keep_recent_messages and want == max_cut and want not in valid_set and before > budget:
+    if policy.keep_recent_messages and want == max_cut and want not in valid_set and before > threshold:
         notes.insert(0, f"asked to keep the last {policy.keep_recent_messages} messages; kept {H - cut} to avoid "
                         + _why_invalid(hist, want, user_set, unit, has_lead(want)))
     moved = "; ".join(notes) or None
 
+    # compact_at="trigger": say why the cut stopped short of the full compaction (the latest valid cut).
+    short: str | None = None
+    if at_trigger and before > trigger and H:
+        full = max(allowed)
+        if cut < full:  # ties go to the later cut, so the full compaction is strictly larger
+            short = (("" if cut == 0 else f"the cut stops at {at(cut)}: ")
+                     + f"compacting up to {at(full)} would not make the prompt smaller ({_fmt(size(full))} "
+                     "tokens), the summary and re-injected items taking at least as many tokens as the "
+                     "messages they replace")
+
     kept_units = sum(1 for c in starts if c >= cut)
     reason = _reason(policy, plans, before, after, budget, fits, cut, H, floor, pinned_tokens, tools_tokens,
                      summary, chosen, moved, starts, suffix, max_cut, kept_units,
-                     _inside_turn(cut, H, user_starts, hist_pos, lead))
+                     _inside_turn(cut, H, user_starts, hist_pos, lead), short)
     return Plan(
         messages=plans, before_tokens=before, after_tokens=after, budget_tokens=budget, fits=fits, reason=reason,
         reinject=chosen, found=found, floor_tokens=floor, system_tokens=pinned_tokens, tools_tokens=tools_tokens,
         summary_tokens=summary if cut > 0 else 0, trigger_tokens=policy.trigger_tokens,
         reserve_tokens=policy.reserve_total, window=policy.window, triggered=before > policy.trigger_tokens,
         cut=hist_pos[cut] if cut < H else None, moved=moved, tokenizer=counter.name, policy=policy, lead=lead,
-        unit=unit, kept_units=kept_units,
+        unit=unit, kept_units=kept_units, compact_at=policy.compact_at,
     )
 
 
@@ -778,21 +846,33 @@ def _fmt(n: int) -> str:
 def _reason(policy: Policy, plans: list[MessagePlan], before: int, after: int, budget: int, fits: bool,
             cut: int, H: int, floor: int, pinned: int, tools: int, summary: int, chosen: list[ReinjectItem],
             moved: str | None, starts: list[int], suffix: list[int], max_cut: int, kept_units: int,
-            inside: str | None) -> str:
+            inside: str | None, short: str | None = None) -> str:
     """The plan's human sentence(s), joined with ``"; "``.
 
     ``starts`` are the unit starts (:attr:`Policy.unit`), ``kept_units`` how many of them are kept,
-    ``inside`` the sentence saying the cut falls inside a user turn (or ``None``).
+    ``inside`` the sentence saying the cut falls inside a user turn (or ``None``), ``short`` the sentence
+    saying why a ``compact_at="trigger"`` cut stopped before the full compaction (or ``None``).
     """
     unit = policy.unit
+    trigger = policy.trigger_tokens
+    at_trigger = policy.compact_at == "trigger"
     parts: list[str] = []
     if cut == 0:
         if before <= budget:
             s = f"fits: {_fmt(before)} tokens within the budget of {_fmt(budget)}; nothing evicted"
-            if before > policy.trigger_tokens:
-                s += f" (above the compaction trigger of {_fmt(policy.trigger_tokens)})"
+            if before > trigger:
+                s += f" (above the compaction trigger of {_fmt(trigger)})"
+            elif at_trigger:
+                s += f" (not above the compaction trigger of {_fmt(trigger)})"
             parts.append(s)
     if cut > 0:
+        if at_trigger:
+            s = f"compaction: {_fmt(before)} tokens are above the compaction trigger of {_fmt(trigger)}"
+            if not short and cut == max_cut:
+                recent = min(policy.keep_recent, len(starts))
+                s += (f", so everything older than the newest {recent} {unit}{'s' if recent != 1 else ''} goes"
+                      if recent else ", so the whole history goes (keep_recent 0)")
+            parts.append(s)
         gone = [m for m in plans if m.fate in ("summarised", "evicted")]
         gone_tokens = sum(m.tokens for m in gone)
         verb = "summarised" if policy.mode == "summarise" else "evicted"
@@ -811,6 +891,17 @@ def _reason(policy: Policy, plans: list[MessagePlan], before: int, after: int, b
             parts.append(inside)
     if moved:
         parts.append(moved)
+    if short:
+        parts.append(short)
+    if at_trigger and fits and after > trigger:
+        if floor > trigger:
+            parts.append(f"the floor alone ({_fmt(floor)} tokens) is above the compaction trigger of {_fmt(trigger)}, "
+                         "so no compaction brings the prompt below it; shorten the system prompt or tool schemas, or "
+                         "raise the budget")
+        else:
+            s = (f"still above the compaction trigger of {_fmt(trigger)} after the compaction, so the next call "
+                 "compacts again" if cut > 0 else f"stays above the compaction trigger of {_fmt(trigger)}")
+            parts.append(s + "; lower keep_recent or summary_tokens, or raise the budget")
     if not fits:
         if floor > budget:
             parts.append(
@@ -851,8 +942,8 @@ def policy_for_call(call: Call, settings: Settings, *, window: int | None = None
         window: overrides the call's window (tokens), e.g. the ``--window`` option.
         reserve: the ``--reserve`` option: below 1 a fraction of the window, else tokens.  ``None``: the
             request's ``max_output_tokens`` when it is smaller than the window, else ``settings.reserve``.
-        kwargs: other :class:`Policy` fields (``mode``, ``unit``, ``keep_recent_messages``, reinjection
-            switches).
+        kwargs: other :class:`Policy` fields (``mode``, ``unit``, ``keep_recent_messages``, ``compact_at``,
+            reinjection switches).
 
     Raises:
         PolicyError: the window is unknown (neither the log, the option nor the catalogue gives it), or a

@@ -86,8 +86,9 @@ def non_system(out: list[dict]) -> list[dict]:
 
 @pytest.mark.parametrize("unit", ["exchange", "turn"])
 def test_fit_end_to_end_openai(unit):
+    """compact_at="budget": the least eviction that fits (what ``ctxwatch plan`` previews)."""
     history = openai_history()
-    budget = ContextBudget("gpt-4o", window=4000, system=SYSTEM, tools=TOOLS, unit=unit,
+    budget = ContextBudget("gpt-4o", window=4000, system=SYSTEM, tools=TOOLS, unit=unit, compact_at="budget",
                            settings=Settings(budget_fraction=0.5, summary_tokens=40, keep_recent=2))
     summariser = FakeSummariser()
     out, report = budget.fit(history, summariser=summariser)
@@ -129,6 +130,112 @@ def test_fit_end_to_end_openai(unit):
     assert report.summary_tokens == 4 + TOK.count(out[1]["content"])  # o200k framing: 4 per message
     assert report.system_tokens == 4 + TOK.count(SYSTEM)
     assert report.tokenizer == "o200k_base" and report.exact and report.note is None
+
+
+@pytest.mark.parametrize("unit", ["exchange", "turn"])
+def test_fit_default_compacts_fully_at_the_trigger(unit):
+    """The default (compact_at="trigger"): above the trigger everything older than the newest keep_recent
+    units goes at once; the result is the system prompt, the summary, the re-injected items, those units."""
+    history = openai_history()
+    budget = ContextBudget("gpt-4o", window=4000, system=SYSTEM, tools=TOOLS, unit=unit,
+                           settings=Settings(budget_fraction=0.5, summary_tokens=40, keep_recent=2))
+    assert budget.policy.compact_at == "trigger" and budget.policy.trigger_tokens == 1600  # 0.8 x 0.5 x 4000
+    summariser = FakeSummariser()
+    out, report = budget.fit(history, summariser=summariser)
+    starts = unit_starts(history, unit)
+    full = starts[-2]  # the newest 2 units start here
+    assert summariser.calls == [history[:full]] and report.evicted == full
+    task = "Original task (the first user message):\nFix the failing test in tests/test_x.py"
+    lead = [{"role": "user", "content": "Summary of the earlier conversation (older turns were compacted):\n"
+             f"{full} earlier messages: edited several files."}, {"role": "user", "content": task}]
+    if unit == "exchange":  # the newest 2 exchanges are "step 5 done" and "continue 5": the last Edit goes too
+        lead.append({"role": "user", "content": "File being edited: src/x5.py"})
+    assert out == [{"role": "system", "content": SYSTEM}, *lead, *history[full:]]
+    assert report.lead == ["summary", "task", *(["file"] if unit == "exchange" else [])]
+    assert report.kept_units == 2 and report.compact_at == "trigger" and report.trigger_tokens == 1600
+    assert report.before_tokens == budget.count(history) > 1600
+    assert report.after_tokens == budget.count(out) < 1600 and report.fits
+    tool_pairs_intact(out)
+    # plan() previews the same, or the minimal eviction with compact_at="budget"
+    assert [m.fate for m in budget.plan(history).messages][1:] == ["summarised"] * full + ["kept"] * (25 - full)
+    minimal = budget.plan(history, compact_at="budget")
+    assert minimal.compact_at == "budget" and 0 < len(minimal.evicted) < full
+    # at or below the trigger nothing changes (and the summariser is not called)
+    short = history[:5]
+    assert budget.count(short) <= 1600
+    out, report = budget.fit(short, summariser=summariser)
+    assert non_system(out) == short and report.evicted == 0 and len(summariser.calls) == 1
+    # an assumed summary that leaves the plan above the trigger, and a real one that does not: both said
+    big = ContextBudget("gpt-4o", window=4000, system=SYSTEM, tools=TOOLS, unit=unit,
+                        settings=Settings(budget_fraction=0.5, summary_tokens=1550, keep_recent=2))
+    out, report = big.fit(history, summariser=FakeSummariser())
+    assert report.planned_after_tokens > 1600 >= report.after_tokens == big.count(out)
+    assert "still above the compaction trigger of 1,600 after the compaction" in report.reason
+    assert f"with the real summary the result is {report.after_tokens:,} tokens, not above the compaction trigger" \
+        in report.reason
+
+
+def read_loop(budget: ContextBudget, steps: int, log_path) -> list:
+    """The loop of examples/budget_loop.py (a stand-in model reads one ~1,500-token file per call), logged
+    with CallLogger; returns the reports of every fit and checks each request against the count here."""
+    msgs: list[dict] = [{"role": "user", "content": "Find where VAT is rounded and fix the off-by-one-cent bug."}]
+    reports = []
+
+    def summarise(evicted: list[dict]) -> str:
+        return "Earlier steps read: " + ", ".join(f"src/module_{i}.py" for i in range(len(evicted)))
+
+    with CallLogger(log_path) as log:
+        for step in range(steps):
+            msgs, report = budget.fit(msgs, summariser=summarise)
+            assert report.after_tokens == budget.count(msgs)
+            reports.append(report)
+            log.log({"model": "gpt-4o", "messages": msgs, "max_tokens": 1024}, {"choices": []}, window=budget.window)
+            msgs.append({"role": "assistant", "content": None, "tool_calls": [
+                {"id": f"call_{step}", "type": "function",
+                 "function": {"name": "read_file", "arguments": json.dumps({"path": f"src/module_{step}.py"})}}]})
+            msgs.append({"role": "tool", "tool_call_id": f"call_{step}", "content": "x = 1\n" * 300})
+    return reports
+
+
+def check_flags(path) -> list[str]:
+    """The flag kinds ``ctxwatch check --json`` reports for a log."""
+    from click.testing import CliRunner
+
+    from ctxwatch.cli import main
+
+    res = CliRunner().invoke(main, ["check", str(path), "--json"])
+    assert res.exit_code == 0, res.output
+    return [f["kind"] for f in json.loads(res.output)["flags"]]
+
+
+def test_loop_compacts_at_the_trigger_and_then_runs_below_it(tmp_path):
+    """End to end: with compact_at="trigger" every request is below the trigger, a compaction happens exactly
+    when the prompt crossed it, and ``ctxwatch check`` sees no "trigger crossed and no compaction followed";
+    compacting at the budget instead compacts on most calls and leaves the requests above the trigger."""
+    settings = Settings(summary_tokens=300, keep_recent=3)
+    steps = 60
+    loops = {}
+    for compact_at in ("trigger", "budget"):
+        budget = ContextBudget("gpt-4o", window=32_000, max_tokens=1024, settings=settings, compact_at=compact_at)
+        log = tmp_path / f"{compact_at}.jsonl"
+        loops[compact_at] = (read_loop(budget, steps, log), check_flags(log))
+    reports, flags = loops["trigger"]
+    trigger = int(int(32_000 * 0.6) * 0.8)  # 15,360: 0.8 of the 0.6 x window budget
+    assert {r.trigger_tokens for r in reports} == {trigger}
+    for r in reports:
+        crossed = r.before_tokens > trigger
+        assert (r.evicted > 0) == crossed  # compaction only (and always) when the trigger is crossed
+        assert r.fits and r.after_tokens < trigger
+        if crossed:  # the newest 3 exchanges stay, led by the summary and the re-injected task
+            assert r.kept == 6 and r.kept_units == 3 and r.lead == ["summary", "task"]
+    compactions = sum(r.evicted > 0 for r in reports)
+    assert "trigger_no_compaction" not in flags and flags.count("compaction") == compactions
+
+    b_reports, b_flags = loops["budget"]
+    b_compactions = sum(r.evicted > 0 for r in b_reports)
+    assert compactions >= 1 and 4 * compactions <= b_compactions
+    assert all(r.fits for r in b_reports) and any(r.after_tokens > trigger for r in b_reports)
+    assert "trigger_no_compaction" in b_flags
 
 
 def agent_loop(steps: int = 10) -> list[dict]:
@@ -256,6 +363,8 @@ def test_errors():
         budget.fit(["not a dict"])  # type: ignore[list-item]
     with pytest.raises(ValueError, match="unit"):
         ContextBudget("gpt-4o", window=2000, unit="message")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="compact_at"):
+        ContextBudget("gpt-4o", window=2000, compact_at="window")  # type: ignore[arg-type]
 
 
 def test_window_from_catalogue():

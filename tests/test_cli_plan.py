@@ -300,3 +300,41 @@ def test_plan_text_unit_and_no_reinject(claude_code):
     assert "drop mode: the sent history must start on a user message" in out
     code, out = run("plan", str(path), "--unit", "rounds")
     assert code == 2 and "--unit" in out
+
+
+def test_plan_compact_at_trigger_is_a_full_compaction(claude_code):
+    """The default stays the minimal plan at the budget; --compact-at trigger shows the full compaction a live
+    loop makes above the trigger: everything older than the newest --keep-recent exchanges goes."""
+    path, history, task_tokens = claude_code
+    code, out = run("plan", str(path), "--json")
+    assert code == 0, out
+    doc = json.loads(out)
+    floor, before = doc["messages"][0]["tokens"], doc["before_tokens"]
+    tokens = [m["tokens"] for m in doc["messages"][1:]]
+    # budget = window (fraction 1, no reserve) holds the prompt; the trigger (0.8 of it) does not
+    window = before + 10
+    opts = ["--window", str(window), "--budget-fraction", "1", "--reserve", "0", "--json"]
+    code, out = run("plan", str(path), *opts)
+    assert code == 0, out
+    minimal = json.loads(out)
+    assert minimal["fits"] and all(m["fate"] in ("pinned", "kept") for m in minimal["messages"])
+    code, out = run("plan", str(path), *opts, "--compact-at", "trigger")
+    assert code == 0, out
+    full = json.loads(out)
+    assert set(full) == set(minimal)  # the same keys
+    starts = exchange_starts(history)
+    cut = starts[-6]  # keep_recent 6 exchanges
+    assert [m["fate"] for m in full["messages"]] == ["pinned"] + ["summarised"] * cut + ["kept"] * (len(history) - cut)
+    edits = [(i, orjson.loads(p.text)["file_path"]) for i, m in enumerate(history) for p in m.parts
+             if p.kind == "tool_call" and p.name in ("Edit", "Write", "MultiEdit")]
+    pos, edited = edits[-1]
+    items = [("task", 0, task_tokens), ("file", pos, O200K_FRAMING + TOK.count("File being edited: " + edited))]
+    reinjected = [(k, t) for k, p, t in items if p < cut]
+    assert [(r["kind"], r["tokens"]) for r in full["reinject"]] == reinjected
+    assert full["after_tokens"] == floor + sum(tokens[cut:]) + 2000 + sum(t for _k, t in reinjected)
+    assert full["fits"] and f"above the compaction trigger of {int(window * 0.8):,}" in full["reason"]
+    # text output names the option; an unknown value is a usage error
+    code, out = run("plan", str(path), "--window", str(window), "--compact-at", "trigger")
+    assert code == 0 and "compact at the trigger" in out
+    code, out = run("plan", str(path), "--compact-at", "window")
+    assert code == 2 and "--compact-at" in out

@@ -121,17 +121,20 @@ def conversations(draw: st.DrawFn) -> tuple[list[Message], list[int]]:
 
 
 UNITS = ("exchange", "turn")
+COMPACT_AT = ("budget", "trigger")
 
 policies = st.builds(
     Policy,
     window=st.integers(200, 6000),
     budget_fraction=st.sampled_from([0.3, 0.6, 1.0]),
+    trigger=st.sampled_from([0.5, 0.8, 1.0]),
     reserve=st.sampled_from([0.0, 0.15]),
     keep_recent=st.integers(0, 8),
     mode=st.sampled_from(["summarise", "drop"]),
     summary_tokens=st.integers(0, 300),
     unit=st.sampled_from(UNITS),
     reinject_task=st.booleans(),
+    compact_at=st.sampled_from(COMPACT_AT),
 )
 
 PROP = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -234,8 +237,12 @@ def test_sizes_add_up_and_fit_means_within_budget(conv, policy):
         assert plan.after_tokens <= plan.budget_tokens
     else:
         assert plan.after_tokens > plan.budget_tokens and "does not fit" in plan.reason
-    if plan.before_tokens <= plan.budget_tokens:
-        assert not gone and plan.fits
+    assert plan.compact_at == policy.compact_at
+    # the prompt compacts above the budget (compact_at="budget") or above the trigger ("trigger")
+    trigger = int(plan.budget_tokens * policy.trigger)
+    assert plan.trigger_tokens == trigger
+    if plan.before_tokens <= (plan.budget_tokens if policy.compact_at == "budget" else trigger):
+        assert not gone and plan.fits and plan.after_tokens == plan.before_tokens
     fate_word = "summarised" if policy.mode == "summarise" else "evicted"
     assert all(fates[i] == fate_word for i in gone)
 
@@ -278,6 +285,215 @@ def test_works_from_counts_only_and_pinned_system_messages(conv, policy):
     doc = plan.to_json()
     assert set(doc) == {"messages", "before_tokens", "after_tokens", "budget_tokens", "fits", "reason", "reinject"}
     assert all(set(m) == {"index", "role", "tokens", "fate"} for m in doc["messages"])
+
+
+# --- compact_at="trigger": a full compaction above the trigger, nothing below it ---------------------------
+
+TASK_HEADER = "Original task (the first user message):\n"
+
+
+def floor_tokens(msgs: list[Message], tokens: list[int]) -> int:
+    """The floor of :func:`make_plan`, counted here: the system block, system messages and the one tool."""
+    tools = TOK.count('{"type":"function","function":{"name":"f","parameters":{}}}') + 12 + 7
+    system = COUNTER.per_message + TOK.count("pinned system block")
+    return system + tools + sum(t for m, t in zip(msgs, tokens, strict=True) if m.role == "system")
+
+
+def reference_trigger_cut(msgs: list[Message], tokens: list[int], policy: Policy,
+                          floor: int) -> tuple[int, int, int | None]:
+    """The compact_at="trigger" plan worked out here for the generated conversations, whose only
+    re-injection candidate is the task (tool "f" is no task-list, plan or edit tool and the texts hold no
+    "Plan:" line).  A cut is the index of the first kept message (``len(msgs)``: all history goes).
+
+    Returns ``(cut, size, full)``: the chosen cut and its prompt size, and ``full``: the start of the newest
+    ``keep_recent`` units when that cut is allowed (``None`` when nothing may go).  The candidates are
+    "nothing evicted", the unit starts up to ``full`` and (keep_recent 0) the end; one is allowed when the
+    sent history starts on a user message: the summary, the re-injected task or a user message at the cut.
+    The smallest plan wins, ties to the later cut.
+    """
+    hist = [i for i, m in enumerate(msgs) if m.role != "system"]
+    before = floor + sum(tokens[i] for i in hist)
+    if not hist:
+        return len(msgs), before, None
+    starts = unit_starts(msgs, policy.unit)
+    users = turn_starts(msgs)
+    task_pos = users[0] if users else None
+    task = COUNTER.per_message + TOK.count(TASK_HEADER + msgs[task_pos].parts[0].text) if users else 0
+    if policy.keep_recent == 0:
+        protected: int | None = len(msgs)
+    else:
+        protected = starts[max(len(starts) - policy.keep_recent, 0)] if starts else None
+
+    def reinjected(c: int) -> bool:
+        return policy.reinject_task and task_pos is not None and task_pos < c
+
+    def size(c: int) -> int:
+        if c <= hist[0]:
+            return before
+        return (floor + sum(tokens[i] for i in hist if i >= c) + (policy.summary_tokens if policy.mode == "summarise"
+                else 0) + (task if reinjected(c) else 0))
+
+    def allowed(c: int) -> bool:
+        return c <= hist[0] or policy.mode == "summarise" or reinjected(c) or c in users
+
+    cands = [hist[0]]
+    if protected is not None:
+        cands += [c for c in starts if c <= protected] + ([len(msgs)] if protected == len(msgs) else [])
+    cands = [c for c in cands if allowed(c)]
+    cut = min(cands, key=lambda c: (size(c), -c))
+    full = protected if protected is not None and allowed(protected) and protected > hist[0] else None
+    return cut, size(cut), full
+
+
+@PROP
+@given(conversations(), policies)
+def test_trigger_compacts_fully_above_the_trigger_and_nothing_below(conv, policy):
+    msgs, tokens = conv
+    policy = replace(policy, compact_at="trigger")
+    plan = make_plan(conv, policy)
+    fates = fates_by_source(plan)
+    floor = floor_tokens(msgs, tokens)
+    before = floor + sum(t for m, t in zip(msgs, tokens, strict=True) if m.role != "system")
+    trigger = int(plan.budget_tokens * policy.trigger)
+    assert plan.before_tokens == before and plan.trigger_tokens == trigger
+    if before <= trigger:  # untouched
+        assert all(f in ("kept", "pinned") for f in fates.values()) and plan.after_tokens == before
+        assert plan.fits and plan.reinject == [] and plan.lead == []
+        return
+    cut, size, full = reference_trigger_cut(msgs, tokens, policy, floor)
+    kept = [i for i in range(len(msgs)) if fates[i] == "kept"]
+    assert (kept[0] if kept else len(msgs)) == cut  # the first kept message (nothing evicted: the first one)
+    assert plan.after_tokens == size
+    assert plan.fits == (size <= plan.budget_tokens)
+    if full is not None and cut == full:
+        # the full compaction: floor + summary + re-injected task + the newest keep_recent units, nothing else
+        assert all(fates[i] in GONE for i in range(len(msgs)) if i < full and msgs[i].role != "system")
+        assert all(fates[i] in ("kept", "pinned") for i in range(full, len(msgs)))
+        task = [r.tokens for r in plan.reinject if r.kind == "task"]
+        assert plan.after_tokens == (floor + sum(tokens[full:]) + (policy.summary_tokens if policy.mode == "summarise"
+                                                                   else 0) + sum(task))
+        if policy.keep_recent:
+            assert plan.kept_units == min(policy.keep_recent, len(unit_starts(msgs, policy.unit)))
+    elif full is not None:  # it stopped short because the full compaction would be larger; reason says so
+        assert "would not make the prompt smaller" in plan.reason
+
+
+def agent_policy(window: int, **kw) -> Policy:
+    return Policy(window=window, budget_fraction=1.0, reserve=0.0, keep_recent=2, summary_tokens=20,
+                  compact_at="trigger", **kw)
+
+
+def test_trigger_under_the_trigger_nothing_is_evicted():
+    msgs, tokens = agent_run()
+    before = sum(tokens)
+    policy = agent_policy(window=before * 10 // 8 + 1)  # trigger = int(0.8 * window) >= before
+    assert policy.trigger_tokens >= before
+    plan = plan_messages(msgs, policy, counter=COUNTER, tokens=tokens)
+    assert all(m.fate == "kept" for m in plan.messages) and plan.after_tokens == before and plan.fits
+    assert not plan.triggered and "nothing evicted (not above the compaction trigger" in plan.reason
+
+
+def test_trigger_over_the_trigger_is_a_full_compaction_not_the_minimal_eviction():
+    msgs, tokens = agent_run()
+    before = sum(tokens)  # 490
+    task = COUNTER.per_message + TOK.count(TASK_HEADER + "Fix the parser")
+    # budget 500, trigger 400: within the budget, above the trigger
+    trig = plan_messages(msgs, agent_policy(window=500), counter=COUNTER, tokens=tokens)
+    assert trig.triggered and trig.compact_at == "trigger"
+    # exchange starts 0, 1, 3, 5, 7, 9 (q2), 10, 12: the newest 2 exchanges start at message 10
+    assert [m.fate for m in trig.messages] == ["summarised"] * 10 + ["kept"] * 4
+    assert trig.after_tokens == 20 + task + sum(tokens[10:]) and trig.fits and trig.kept_units == 2
+    assert trig.lead == ["summary", "task"]
+    assert "above the compaction trigger of 400, so everything older than the newest 2 exchanges goes" in trig.reason
+    # the same prompt with compact_at="budget" is within the budget: untouched
+    budget = plan_messages(msgs, replace(agent_policy(window=500), compact_at="budget"), counter=COUNTER,
+                           tokens=tokens)
+    assert budget.after_tokens == before and not budget.evicted
+    # over the budget too: "budget" evicts the least that fits, "trigger" still compacts fully
+    small = plan_messages(msgs, replace(agent_policy(window=320), compact_at="budget"), counter=COUNTER,
+                          tokens=tokens)
+    assert [m.fate for m in small.messages] == ["summarised"] * 5 + ["kept"] * 9  # as in the test above
+    full = plan_messages(msgs, agent_policy(window=320), counter=COUNTER, tokens=tokens)
+    assert [m.fate for m in full.messages] == ["summarised"] * 10 + ["kept"] * 4
+    assert full.after_tokens == 20 + task + sum(tokens[10:]) < small.after_tokens
+    # keep_recent 0: the whole history goes, the summary and the task are sent
+    bare = plan_messages(msgs, replace(agent_policy(window=320), keep_recent=0), counter=COUNTER, tokens=tokens)
+    assert all(m.fate == "summarised" for m in bare.messages) and bare.after_tokens == 20 + task
+    assert "the whole history goes" in bare.reason
+
+
+def test_trigger_full_compaction_that_does_not_fit_says_so():
+    msgs, tokens = agent_run()
+    task = COUNTER.per_message + TOK.count(TASK_HEADER + "Fix the parser")
+    plan = plan_messages(msgs, replace(agent_policy(window=60), keep_recent=3), counter=COUNTER, tokens=tokens)
+    # newest 3 exchanges start at q2 (message 9); the full compaction is over the budget of 60
+    assert [m.fate for m in plan.messages] == ["summarised"] * 9 + ["kept"] * 5
+    assert plan.after_tokens == 20 + task + sum(tokens[9:]) > 60 and not plan.fits
+    assert "does not fit: the newest 3 exchanges (always kept)" in plan.reason
+
+
+def test_trigger_stays_above_the_trigger_when_the_kept_units_are_too_big():
+    msgs, tokens = agent_run()
+    # budget 500, trigger 250: the newest 6 exchanges (from message 3) + summary + task fit the budget,
+    # not below the trigger
+    plan = plan_messages(msgs, replace(agent_policy(window=500, trigger=0.5), keep_recent=6), counter=COUNTER,
+                         tokens=tokens)
+    assert [m.fate for m in plan.messages] == ["summarised"] * 3 + ["kept"] * 11
+    assert plan.fits and plan.after_tokens > plan.trigger_tokens == 250
+    assert "still above the compaction trigger of 250 after the compaction, so the next call compacts again" \
+        in plan.reason
+
+
+def test_trigger_stops_short_when_compacting_more_would_not_make_the_prompt_smaller():
+    # the newest 3 exchanges start right after the task; evicting the 5-token task would add a summary and
+    # the re-injected task: larger, so nothing is evicted and the reason says why
+    msgs = [text("user", "Fix the parser"), *tool_exchange(0), *tool_exchange(1), *tool_exchange(2)]
+    tokens = [5, 5, 100, 5, 100, 5, 100]
+    plan = plan_messages(msgs, replace(agent_policy(window=350), keep_recent=3), counter=COUNTER, tokens=tokens)
+    assert sum(tokens) > plan.trigger_tokens == 280
+    assert all(m.fate == "kept" for m in plan.messages) and plan.after_tokens == sum(tokens) and plan.fits
+    task = COUNTER.per_message + TOK.count(TASK_HEADER + "Fix the parser")
+    assert task + 20 > 5  # the summary and the task would replace 5 tokens
+    assert (f"compacting up to message 1 (assistant) would not make the prompt smaller ({sum(tokens[1:]) + 20 + task} "
+            "tokens)") in plan.reason
+    assert "stays above the compaction trigger of 280" in plan.reason
+
+
+def test_trigger_drop_mode_without_reinjection_cuts_at_a_user_message():
+    msgs, tokens = agent_run()
+    policy = replace(agent_policy(window=320), mode="drop", reinject_task=False)
+    plan = plan_messages(msgs, policy, counter=COUNTER, tokens=tokens)
+    # the newest 2 exchanges start at message 10 (assistant); with nothing to lead them the cut goes back
+    # to q2 (message 9), the latest user message before them
+    assert [m.fate for m in plan.messages] == ["evicted"] * 9 + ["kept"] * 5 and plan.lead == []
+    assert plan.after_tokens == sum(tokens[9:]) and plan.fits
+    assert "so the cut moved back to message 9 (user)" in plan.reason
+
+
+def test_repeated_compaction_reinjects_the_original_items_not_the_previous_summary():
+    """A loop that compacts again finds the summary and the re-injected items of the previous compaction
+    at the start of its history: the summary is not the task, and the items keep their original text."""
+    from ctxwatch.planner import SUMMARY_HEADER
+
+    tasks_text = "Current task list:\n- [in_progress] fix\n- [pending] ship"
+    msgs = [text("user", SUMMARY_HEADER + "read 3 files"), text("user", TASK_HEADER + "Fix the parser"),
+            text("user", tasks_text), text("user", "File being edited: src/p.py"),
+            *tool_exchange(0), *tool_exchange(1), *tool_exchange(2)]
+    tokens = [10, 10, 10, 10, 5, 100, 5, 100, 5, 100]
+    plan = plan_messages(msgs, replace(agent_policy(window=300), keep_recent=1), counter=COUNTER, tokens=tokens)
+    assert [m.fate for m in plan.messages] == ["summarised"] * 8 + ["kept"] * 2
+    texts = {r.kind: r.text for r in plan.reinject}
+    assert texts == {"task": TASK_HEADER + "Fix the parser", "tasks": tasks_text,
+                     "file": "File being edited: src/p.py"}
+    assert {r.kind: r.tokens for r in plan.reinject} == {k: COUNTER.per_message + TOK.count(t)
+                                                         for k, t in texts.items()}
+    # a later task-list tool call supersedes the re-injected list
+    todo = '{"todos":[{"content":"ship","status":"in_progress"}]}'
+    later = [*msgs[:4], Message("assistant", [Part("tool_call", todo, name="TodoWrite", call_id="t")]),
+             Message("tool", [Part("tool_result", "ok", call_id="t")]), *msgs[4:]]
+    plan = plan_messages(later, replace(agent_policy(window=300), keep_recent=1), counter=COUNTER,
+                         tokens=[*tokens[:4], 20, 5, *tokens[4:]])
+    assert {r.kind: r.text for r in plan.reinject}["tasks"] == "Current task list:\n- [in_progress] ship"
 
 
 # --- B25: eviction never cuts a tool_use/tool_result pair ---------------------------------------------
@@ -536,7 +752,10 @@ def test_policy_validation():
         Policy(window=100, keep_recent=-1)
     with pytest.raises(PolicyError, match="unit"):
         Policy(window=100, unit="message")  # type: ignore[arg-type]
+    with pytest.raises(PolicyError, match="compact_at"):
+        Policy(window=100, compact_at="window")  # type: ignore[arg-type]
     assert Policy(window=100).unit == "exchange"
+    assert Policy(window=100).compact_at == "budget"  # the preview's default; ContextBudget uses "trigger"
     assert Policy(window=100, mode="summarize").mode == "summarise"  # type: ignore[arg-type]
     assert Policy(window=1000, reserve_tokens=900, budget_fraction=1.0).budget_tokens == 100
 
@@ -579,3 +798,11 @@ def test_plan_call_pins_the_inferred_floor_when_the_format_does_not_log_it():
     plan = plan_call(pc, Policy(window=1000), floor_tokens=700)
     assert plan.messages[0].role == "system" and plan.messages[0].tokens == 700 and plan.messages[0].fate == "pinned"
     assert plan.floor_tokens == 700 and plan.tools_tokens == 0 and plan.reserve_tokens == 100
+
+
+def test_trigger_floor_above_the_trigger_is_named():
+    msgs = [text("user", "hi")]
+    plan = plan_messages(msgs, Policy(window=100, budget_fraction=1.0, reserve=0.0, compact_at="trigger"),
+                         counter=COUNTER, tokens=[5], system_tokens=85, tools_tokens=0)
+    assert plan.fits and plan.after_tokens == 90 and plan.triggered
+    assert "the floor alone (85 tokens) is above the compaction trigger of 80" in plan.reason
