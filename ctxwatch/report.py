@@ -36,7 +36,7 @@ def call_json(call: Call, calibration: float | None = None, cost: Decimal | bool
     """
     u = call.usage
     if cost is False:
-        cost = call_cost(call.model, call.provider, u)
+        cost = call_cost(call.model, call.provider, u, call.timestamp)
     return {
         "index": call.index,
         "line": call.source.line,
@@ -113,7 +113,7 @@ def session_totals(calls: list[Call], costs: list[Decimal | None] | None = None)
         p = c.prompt_tokens
         if c.context == "main" and p is not None and (s["peak_prompt_tokens"] is None or p > s["peak_prompt_tokens"]):
             s["peak_prompt_tokens"] = p
-        cost = costs[i] if costs is not None else call_cost(c.model, c.provider, u)
+        cost = costs[i] if costs is not None else call_cost(c.model, c.provider, u, c.timestamp)
         if cost is None or s["cost_usd"] is None:
             s["cost_usd"] = None
         else:
@@ -127,7 +127,7 @@ def report_json(run: Run) -> dict[str, Any]:
     """The whole ``report --json`` document for a run."""
     cal = run.calibration()
     st = run.settings
-    costs = [call_cost(c.model, c.provider, c.usage) for c in run.calls]
+    costs = [call_cost(c.model, c.provider, c.usage, c.timestamp) for c in run.calls]
     from ctxwatch.analysis import analysis_json
 
     doc = {

@@ -8,6 +8,7 @@ cost (never a made-up default, never $0).
 from __future__ import annotations
 
 import functools
+from datetime import UTC, date, datetime
 from decimal import Decimal
 
 from ctxwatch.model import Src, Usage
@@ -67,31 +68,28 @@ def resolve_window(model: str | None, provider: str | None, log_window: int | No
 
 
 def _lib_price(model: str, provider: str | None, prompt: int, cache_read: int, cache_write: int,
-               output: int) -> Decimal:
-    """Price one usage with genai-prices (``input_tokens`` includes cache reads and writes there)."""
+               output: int, when: datetime | None = None) -> Decimal:
+    """Price one usage with genai-prices (``input_tokens`` includes cache reads and writes there).
+
+    ``when`` is the request time: prices change over time (genai-prices' date-conditional prices).
+    """
     import genai_prices
 
     u = genai_prices.Usage(input_tokens=prompt, cache_read_tokens=cache_read or None,
                            cache_write_tokens=cache_write or None, output_tokens=output)
     try:
-        return genai_prices.calc_price(u, model, provider_id=provider).total_price
+        return genai_prices.calc_price(u, model, provider_id=provider, genai_request_timestamp=when).total_price
     except LookupError:
-        return genai_prices.calc_price(u, model).total_price
-
-
-#: Tokens in each probe used to read a model's per-token rates off genai-prices (one million, the unit
-#: prices are quoted in, so the probes are exact in Decimal).
-_PROBE = 1_000_000
+        return genai_prices.calc_price(u, model, genai_request_timestamp=when).total_price
 
 
 @functools.lru_cache(maxsize=256)
-def _linear_rates(model: str, provider: str | None) -> tuple[Decimal, Decimal, Decimal, Decimal] | None:
-    """Per-token USD rates (uncached input, cache read, cache write, output) for a flat-priced model.
+def _tier_starts(model: str, provider: str | None) -> tuple[int, ...] | None:
+    """Input-token thresholds where a model's prices change (``(0,)`` for flat prices), or ``None``.
 
-    genai-prices' ``calc_price`` costs about a millisecond per call; a run of 100,000 calls would spend
-    minutes pricing.  For models without tiered prices the price is linear in each token class, so the
-    rates are read once from four library probes and reused.  Returns ``None`` for tiered or unknown
-    models (those are priced call by call by the library).
+    genai-prices' tiers are "cliff" tiers: crossing a threshold applies the tier's rate to all tokens of
+    the request, so within two thresholds the price is linear in each token class.  Thresholds of every
+    date-conditional price variant are collected (a superset is harmless: it only adds probes).
     """
     try:
         from genai_prices import data_snapshot
@@ -102,33 +100,59 @@ def _linear_rates(model: str, provider: str | None) -> tuple[Decimal, Decimal, D
             _, info = snap.find_provider_model(model, None, provider, None)
         except LookupError:
             _, info = snap.find_provider_model(model, None, None, None)
-        prices = info.prices
-        if not hasattr(prices, "calc_price") or any(isinstance(v, TieredPrices) for v in vars(prices).values()):
-            return None
-        base = _lib_price(model, provider, _PROBE, 0, 0, 0)
-        cr = _lib_price(model, provider, _PROBE, _PROBE, 0, 0)
-        cw = _lib_price(model, provider, _PROBE, 0, _PROBE, 0)
-        out = _lib_price(model, provider, 0, 0, 0, _PROBE)
-        return base / _PROBE, cr / _PROBE, cw / _PROBE, out / _PROBE
+        variants = info.prices if isinstance(info.prices, list) else [info.prices]
+        starts = {0}
+        for v in variants:
+            mp = getattr(v, "prices", v)
+            for value in vars(mp).values():
+                if isinstance(value, TieredPrices):
+                    starts.update(int(t.start) for t in value.tiers)
+        return tuple(sorted(starts))
     except Exception:
         return None
 
 
-def call_cost(model: str | None, provider: str | None, usage: Usage | None) -> Decimal | None:
+@functools.lru_cache(maxsize=4096)
+def _rates(model: str, provider: str | None, day: date | None, start: int
+           ) -> tuple[Decimal, Decimal, Decimal, Decimal] | None:
+    """Per-token USD rates (uncached input, cache read, cache write, output) of one price region.
+
+    genai-prices' ``calc_price`` costs about a millisecond per call, so a run of 100,000 calls would spend
+    minutes pricing.  Within one tier region and one day the price is linear in each token class, so the
+    rates are read off four library probes of ``n`` tokens (``n`` = the region's first token count: a tier
+    applies above its start) and reused.  Returns ``None`` when the library cannot price the model.
+    """
+    n = start + 1
+    when = datetime(day.year, day.month, day.day, 12, tzinfo=UTC) if day else None
+    try:
+        base = _lib_price(model, provider, n, 0, 0, 0, when)
+        cr = _lib_price(model, provider, n, n, 0, 0, when)
+        cw = _lib_price(model, provider, n, 0, n, 0, when)
+        out = _lib_price(model, provider, n, 0, 0, n, when) - base
+    except Exception:
+        return None
+    return base / n, cr / n, cw / n, out / n
+
+
+def call_cost(model: str | None, provider: str | None, usage: Usage | None,
+              timestamp: float | None = None) -> Decimal | None:
     """Estimated cost in USD of one call from its reported usage, or ``None`` when it cannot be priced.
 
     Cache reads and writes are priced as the provider prices them (genai-prices' ``cache_read_tokens`` /
-    ``cache_write_tokens``; its ``input_tokens`` includes both).  Unknown model or usage -> ``None``.
+    ``cache_write_tokens``; its ``input_tokens`` includes both), at the prices in force on the call's day
+    (``timestamp``, epoch seconds; today when unknown), in the call's tier.  Unknown model or usage -> ``None``.
     """
     if not model or usage is None or usage.prompt_total is None:
         return None
-    prompt, cr, cw, out = usage.prompt_total, usage.cache_read or 0, usage.cache_write or 0, usage.output or 0
-    rates = _linear_rates(model, provider)
-    if rates is not None:
-        r_in, r_cr, r_cw, r_out = rates
-        uncached = max(0, prompt - cr - cw)
-        return uncached * r_in + cr * r_cr + cw * r_cw + out * r_out
-    try:
-        return _lib_price(model, provider, prompt, cr, cw, out)
-    except Exception:
+    starts = _tier_starts(model, provider)
+    if starts is None:
         return None
+    prompt, cr, cw, out = usage.prompt_total, usage.cache_read or 0, usage.cache_write or 0, usage.output or 0
+    day = datetime.fromtimestamp(timestamp, tz=UTC).date() if timestamp is not None else None
+    start = max(s for s in starts if s < prompt or s == 0)
+    rates = _rates(model, provider, day, start)
+    if rates is None:
+        return None
+    r_in, r_cr, r_cw, r_out = rates
+    uncached = max(0, prompt - cr - cw)
+    return uncached * r_in + cr * r_cr + cw * r_cw + out * r_out

@@ -404,3 +404,34 @@ def test_dashboard_without_a_terminal_prints_the_report(tmp_path: Path) -> None:
     res = CliRunner().invoke(main, [str(write_jsonl(tmp_path / "t.jsonl", recs))])
     assert res.exit_code == 0, res.output
     assert "no terminal" in res.output and "format=canonical  calls=1" in res.output
+
+
+def test_cost_equals_genai_prices_per_call_including_tiers_and_dates() -> None:
+    """Costs come from genai-prices: the fast per-region rates equal the library's own price of each call,
+    across tier cliffs (Claude > 200k input) and date-dependent prices; unknown models cost unknown, not $0."""
+    import random
+    from datetime import UTC, datetime
+
+    import genai_prices
+
+    from ctxwatch.model import Usage
+    from ctxwatch.windows import call_cost
+
+    rng = random.Random(7)
+    days = [datetime(2025, 6, 1, 12, tzinfo=UTC), datetime(2026, 2, 10, 12, tzinfo=UTC),
+            datetime(2026, 5, 1, 12, tzinfo=UTC)]
+    for model, provider in [("claude-opus-4-6", "anthropic"), ("claude-sonnet-4-5", "anthropic"),
+                            ("gpt-4o", "openai"), ("gemini-2.5-pro", "google")]:
+        for _ in range(25):
+            prompt = rng.choice([rng.randrange(1, 200_000), rng.randrange(200_000, 900_000), 200_000, 200_001])
+            cr = rng.randrange(0, prompt // 2 + 1)
+            cw = rng.randrange(0, (prompt - cr) // 2 + 1)
+            out = rng.randrange(0, 30_000)
+            when = rng.choice(days)
+            lib = genai_prices.calc_price(
+                genai_prices.Usage(input_tokens=prompt, cache_read_tokens=cr or None, cache_write_tokens=cw or None,
+                                   output_tokens=out), model, provider_id=provider, genai_request_timestamp=when)
+            ours = call_cost(model, provider, Usage(prompt_total=prompt, cache_read=cr, cache_write=cw, output=out),
+                             when.timestamp())
+            assert ours is not None and abs(ours - lib.total_price) < 1e-9, (model, prompt, cr, cw, out, when)
+    assert call_cost("my-local-llama", None, Usage(prompt_total=100, output=5)) is None
