@@ -20,6 +20,8 @@ import orjson
 
 from ctxwatch import __version__
 from ctxwatch.config import ConfigError, Settings, load_settings
+from ctxwatch.safetext import clean
+from ctxwatch.safetext import echo as _echo
 
 EXIT_USAGE = 2
 
@@ -68,7 +70,7 @@ def _load(path: str, fmt: str | None, settings: Settings) -> Any:
     try:
         return load_run(path, fmt, settings)
     except LogError as exc:
-        click.echo(f"ctxwatch: {exc}", err=True)
+        _echo(f"ctxwatch: {clean(exc)}", err=True)
         sys.exit(EXIT_USAGE)
 
 
@@ -102,7 +104,7 @@ def watch_cmd(path: str, config: str | None, window: int | None, budget_fraction
     settings = make_settings(config, window=window, budget_fraction=budget_fraction, trigger=trigger,
                              reserve=reserve)
     if not os.path.exists(path):
-        click.echo(f"ctxwatch: {path}: no such file or directory", err=True)
+        _echo(f"ctxwatch: {path}: no such file or directory", err=True)
         sys.exit(EXIT_USAGE)
     if not os.path.isdir(path):
         from ctxwatch.run import LogError, resolve_spec
@@ -110,11 +112,11 @@ def watch_cmd(path: str, config: str | None, window: int | None, budget_fraction
         try:
             resolve_spec(path, fmt)
         except LogError as exc:
-            click.echo(f"ctxwatch: {exc}", err=True)
+            _echo(f"ctxwatch: {clean(exc)}", err=True)
             sys.exit(EXIT_USAGE)
     if not sys.stdout.isatty() or shutil.get_terminal_size((0, 0)).columns <= 0:
         # No terminal to draw on (a pipe, CI, COLUMNS=0): print the headless report instead (case B31).
-        click.echo("ctxwatch: no terminal; printing `ctxwatch report` instead of the dashboard", err=True)
+        _echo("ctxwatch: no terminal; printing `ctxwatch report` instead of the dashboard", err=True)
         ctx = click.get_current_context()
         ctx.invoke(report_cmd, paths=(path,), config=config, window=window, budget_fraction=budget_fraction,
                    trigger=trigger, reserve=reserve, fmt=fmt, as_json=False, follow=False, jsonl=False, poll=poll)
@@ -155,7 +157,7 @@ def report_cmd(paths: tuple[str, ...], config: str | None, window: int | None, b
         except KeyboardInterrupt:
             stop.set()
         except LogError as exc:
-            click.echo(f"ctxwatch: {exc}", err=True)
+            _echo(f"ctxwatch: {clean(exc)}", err=True)
             sys.exit(EXIT_USAGE)
         return
     from ctxwatch.report import report_json
@@ -165,25 +167,25 @@ def report_cmd(paths: tuple[str, ...], config: str | None, window: int | None, b
     if as_json or jsonl:
         sys.stdout.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode() + "\n")
         return
-    click.echo(f"{doc['file']}  format={doc['format']}  calls={len(doc['calls'])}  issues={len(doc['issues'])}")
-    click.echo(f"{'#':>4} {'line':>6} {'model':<28} {'window':>9} {'floor':>9} {'history':>9} {'reserve':>8} "
+    _echo(f"{clean(doc['file'])}  format={doc['format']}  calls={len(doc['calls'])}  issues={len(doc['issues'])}")
+    _echo(f"{'#':>4} {'line':>6} {'model':<28} {'window':>9} {'floor':>9} {'history':>9} {'reserve':>8} "
                f"{'free':>9} {'used%':>6} {'reported':>9}")
     for c in doc["calls"]:
         used = f"{100 * c['used_fraction']:.1f}" if c["used_fraction"] is not None else "-"
         floor = _fmt_int(c["floor_tokens"]) + ("~" if c["floor_source"] == "inferred" else "")
-        click.echo(f"{c['index'] + 1:>4} {c['line']:>6} {str(c['model'] or '?')[:28]:<28} {_fmt_int(c['window']):>9} "
+        _echo(f"{c['index'] + 1:>4} {c['line']:>6} {clean(c['model'] or '?')[:28]:<28} {_fmt_int(c['window']):>9} "
                    f"{floor:>9} {_fmt_int(c['history_tokens']):>9} {_fmt_int(c['reserve_tokens']):>8} "
                    f"{_fmt_int(c['free_tokens']):>9} {used:>6} {_fmt_int(c['prompt_tokens_reported']):>9}")
     if len(doc["sessions"]) > 1:
-        click.echo(f"\n{len(doc['sessions'])} sessions, newest first:")
-        click.echo(f"{'session':<38} {'last call':<21} {'calls':>6} {'peak prompt':>12} {'input':>13} {'output':>10}")
+        _echo(f"\n{len(doc['sessions'])} sessions, newest first:")
+        _echo(f"{'session':<38} {'last call':<21} {'calls':>6} {'peak prompt':>12} {'input':>13} {'output':>10}")
         for sess in doc["sessions"]:
-            click.echo(f"{str(sess['session'])[:38]:<38} {str(sess['last_timestamp'] or '-')[:19]:<21} "
+            _echo(f"{clean(sess['session'] or '-')[:38]:<38} {str(sess['last_timestamp'] or '-')[:19]:<21} "
                        f"{sess['calls']:>6} {_fmt_int(sess['peak_prompt_tokens']):>12} "
                        f"{_fmt_int(sess['input_tokens']):>13} {_fmt_int(sess['output_tokens']):>10}")
     for i in doc["issues"]:
-        click.echo(f"issue: {i['file']}:{i['line']}: {i['kind']}: {i['message']}")
-    click.echo("# = call number (from 1; JSON `index` counts from 0); floor~ = inferred (reported prompt minus "
+        _echo(f"issue: {clean(i['file'])}:{i['line']}: {i['kind']}: {clean(i['message'])}")
+    _echo("# = call number (from 1; JSON `index` counts from 0); floor~ = inferred (reported prompt minus "
                "estimated history); estimates use "
                + ", ".join(sorted({c['tokenizer'] for c in doc['calls']}) or ["-"]))
 
@@ -200,7 +202,7 @@ def _load_paths(paths: tuple[str, ...], fmt: str | None, settings: Settings) -> 
     try:
         return load_many(list(paths), fmt, settings)
     except LogError as exc:
-        click.echo(f"ctxwatch: {exc}", err=True)
+        _echo(f"ctxwatch: {clean(exc)}", err=True)
         sys.exit(EXIT_USAGE)
 
 
@@ -211,7 +213,7 @@ def formats_cmd() -> None:
 
     for name, spec in sorted(formats().items()):
         alias = f" (also: {', '.join(spec.aliases)})" if spec.aliases else ""
-        click.echo(f"{name:<16} {spec.description}{alias}")
+        _echo(f"{name:<16} {spec.description}{alias}")
 
 
 def _register_optional() -> None:

@@ -33,6 +33,8 @@ import click
 import orjson
 
 from ctxwatch.cli import EXIT_USAGE, make_settings, settings_options
+from ctxwatch.safetext import clean
+from ctxwatch.safetext import echo as _echo
 
 #: Exit status when something is at or above ``--fail-on``.
 EXIT_FLAGGED = 1
@@ -58,16 +60,16 @@ def check_cmd(path: str, config: str | None, window: int | None, budget_fraction
     settings = make_settings(config, window=window, budget_fraction=budget_fraction, trigger=trigger,
                              reserve=reserve)
     if os.path.isdir(path):
-        click.echo(f"ctxwatch: {path}: is a directory (give a log file)", err=True)
+        _echo(f"ctxwatch: {path}: is a directory (give a log file)", err=True)
         sys.exit(EXIT_USAGE)
     try:
         run = load_run(path, fmt, settings)
     except LogError as exc:
-        click.echo(f"ctxwatch: {exc}", err=True)
+        _echo(f"ctxwatch: {exc}", err=True)
         sys.exit(EXIT_USAGE)
     bad = [i for i in run.issues if i.kind != "reset"]
     if not run.calls and bad:
-        click.echo(f"ctxwatch: {path}: no call could be read ({len(bad)} bad line{'s' if len(bad) != 1 else ''}, "
+        _echo(f"ctxwatch: {path}: no call could be read ({len(bad)} bad line{'s' if len(bad) != 1 else ''}, "
                    f"first at line {bad[0].line}: {bad[0].message})", err=True)
         sys.exit(EXIT_USAGE)
 
@@ -88,17 +90,17 @@ def check_cmd(path: str, config: str | None, window: int | None, budget_fraction
     for f in flags:
         ctx = f"  [{f['context']}]" if f["context"] != "main" else ""
         # Text numbers calls from 1 (#N), as the flag reasons and the dashboard do; --json keeps the 0-based index.
-        click.echo(f"{f['severity'].upper():<8}  #{f['call'] + 1:<4} line {lines.get(f['call'], 0)}  {f['kind']}  "
-                   f"{f['reason']}{ctx}")
+        _echo(f"{f['severity'].upper():<8}  #{f['call'] + 1:<4} line {lines.get(f['call'], 0)}  {f['kind']}  "
+                   f"{clean(f['reason'])}{clean(ctx)}")
     for i in bad[:MAX_NOTE_LINES]:
-        click.echo(f"{'INFO':<8}  note  line {i.line}  {i.kind}  {i.message}")
+        _echo(f"{'INFO':<8}  note  line {i.line}  {i.kind}  {clean(i.message)}")
     if len(bad) > MAX_NOTE_LINES:
         rest = bad[MAX_NOTE_LINES:]
-        click.echo(f"{'INFO':<8}  note  {len(rest)} more bad lines (lines {rest[0].line}–{rest[-1].line}; "
+        _echo(f"{'INFO':<8}  note  {len(rest)} more bad lines (lines {rest[0].line}–{rest[-1].line}; "
                    "--json lists them all)")
-    click.echo(f"forecast: {doc['forecast']['text']}")
+    _echo(f"forecast: {doc['forecast']['text']}")
     counts = {s: sum(1 for f in flags if f["severity"] == s) for s in ("critical", "warn", "info")}
-    click.echo(f"{len(run.calls)} calls, {len(flags)} flags ({counts['critical']} critical, {counts['warn']} warn, "
+    _echo(f"{len(run.calls)} calls, {len(flags)} flags ({counts['critical']} critical, {counts['warn']} warn, "
                f"{counts['info']} info), {len(bad)} bad line{'s' if len(bad) != 1 else ''}; "
                f"--fail-on {fail_on}: exit {status}")
     sys.exit(status)

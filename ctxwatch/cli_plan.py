@@ -19,12 +19,13 @@ import orjson
 
 from ctxwatch.config import ConfigError, Settings, load_settings
 from ctxwatch.model import Call, ParsedCall
+from ctxwatch.safetext import echo as _echo
 
 EXIT_USAGE = 2
 
 
 def _fail(msg: str) -> None:
-    click.echo(f"ctxwatch: {msg}", err=True)
+    _echo(f"ctxwatch: {msg}", err=True)
     sys.exit(EXIT_USAGE)
 
 
@@ -156,29 +157,29 @@ def plan_cmd(path: str, call_index: int | None, keep_recent: int | None, budget_
     if as_json:
         sys.stdout.write(orjson.dumps(plan.to_json(), option=orjson.OPT_INDENT_2).decode() + "\n")
         return
-    click.echo(f"{path}  call {call.index} (line {call.source.line})  model={call.model or '?'}  "
+    _echo(f"{path}  #{call.index + 1} (line {call.source.line})  model={call.model or '?'}  "
                f"window={win:,}  tokenizer={plan.tokenizer}{'' if counter.exact else ' (estimate)'}")
     floor = (f"floor {plan.floor_tokens:,} ({floor_note})" if floor_note else
              f"floor: system {plan.system_tokens:,} + tools {plan.tools_tokens:,} = {plan.floor_tokens:,}")
-    click.echo(f"{floor}; reserve {plan.reserve_tokens:,}; budget {plan.budget_tokens:,}; "
+    _echo(f"{floor}; reserve {plan.reserve_tokens:,}; budget {plan.budget_tokens:,}; "
                f"trigger {plan.trigger_tokens:,}")
-    click.echo(f"keep_recent {policy.keep_recent} {policy.unit}s; mode {policy.mode}; compact at the "
+    _echo(f"keep_recent {policy.keep_recent} {policy.unit}s; mode {policy.mode}; compact at the "
                f"{policy.compact_at}")
-    click.echo(f"{'#':>5} {'role':<10} {'tokens':>9} {'after':>9}  fate")
+    _echo(f"{'#':>5} {'role':<10} {'tokens':>9} {'after':>9}  fate")
     for m in plan.messages:
         ids = ""
         if m.tool_call_ids:
             ids = "  calls " + ",".join(m.tool_call_ids)
         elif m.tool_result_ids:
             ids = "  answers " + ",".join(m.tool_result_ids)
-        click.echo(f"{m.index:>5} {m.role:<10} {m.tokens:>9,} {m.tokens_after:>9,}  {m.fate}{ids}")
+        _echo(f"{m.index:>5} {m.role:<10} {m.tokens:>9,} {m.tokens_after:>9,}  {m.fate}{ids}")
     if plan.lead:
-        click.echo("sent before the kept history (user messages): " + ", ".join(plan.lead))
+        _echo("sent before the kept history (user messages): " + ", ".join(plan.lead))
     for r in plan.reinject:
-        click.echo(f"re-inject {r.kind}: {r.tokens:,} tokens ({r.detail})")
-    click.echo(f"before {plan.before_tokens:,} -> after {plan.after_tokens:,} tokens; budget {plan.budget_tokens:,}: "
+        _echo(f"re-inject {r.kind}: {r.tokens:,} tokens ({r.detail})")
+    _echo(f"before {plan.before_tokens:,} -> after {plan.after_tokens:,} tokens; budget {plan.budget_tokens:,}: "
                + ("fits" if plan.fits else "does NOT fit"))
-    click.echo(plan.reason)
+    _echo(plan.reason)
 
 
 @click.command("schema")
@@ -209,20 +210,20 @@ def schema_cmd(path: str, call_index: int | None, fmt: str | None, config: str |
         doc = {"call": call.index, "model": call.model, **rep.to_json()}
         sys.stdout.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode() + "\n")
         return
-    click.echo(f"{path}  call {call.index} (line {call.source.line})  model={call.model or '?'}  "
+    _echo(f"{path}  #{call.index + 1} (line {call.source.line})  model={call.model or '?'}  "
                f"{len(rep.tools)} tools  tokenizer={rep.tokenizer}{'' if rep.exact else ' (estimate)'}")
     if not rep.tools:
-        click.echo("no tool schemas in this call")
+        _echo("no tool schemas in this call")
         return
     width = max(12, *(len(t.name) for t in rep.tools))
-    click.echo(f"{'tool':<{width}} {'tokens':>8} {'compacted':>10} {'saved':>8}")
+    _echo(f"{'tool':<{width}} {'tokens':>8} {'compacted':>10} {'saved':>8}")
     for t in sorted(rep.tools, key=lambda t: -t.tokens):
-        click.echo(f"{t.name:<{width}} {t.tokens:>8,} {t.compacted_tokens:>10,} {t.saved:>8,}")
-    click.echo(f"{'(preamble)':<{width}} {rep.preamble_tokens:>8,}")
-    click.echo(f"{'total':<{width}} {rep.total_tokens:>8,} {rep.compacted_total:>10,} {rep.saved_per_call:>8,}")
+        _echo(f"{t.name:<{width}} {t.tokens:>8,} {t.compacted_tokens:>10,} {t.saved:>8,}")
+    _echo(f"{'(preamble)':<{width}} {rep.preamble_tokens:>8,}")
+    _echo(f"{'total':<{width}} {rep.total_tokens:>8,} {rep.compacted_total:>10,} {rep.saved_per_call:>8,}")
     if rep.system_tokens is not None:
-        click.echo(f"system prompt {rep.system_tokens:,} tokens; floor {rep.system_tokens + rep.total_tokens:,}")
-    click.echo(f"saved {rep.saved_per_call:,} tokens per call x {rep.calls} calls with these tools = "
+        _echo(f"system prompt {rep.system_tokens:,} tokens; floor {rep.system_tokens + rep.total_tokens:,}")
+    _echo(f"saved {rep.saved_per_call:,} tokens per call x {rep.calls} calls with these tools = "
                f"{rep.saved_run:,} over the run")
     for note in rep.notes:
-        click.echo(f"note: {note}")
+        _echo(f"note: {note}")

@@ -435,3 +435,17 @@ def test_cost_equals_genai_prices_per_call_including_tiers_and_dates() -> None:
                              when.timestamp())
             assert ours is not None and abs(ours - lib.total_price) < 1e-9, (model, prompt, cr, cw, out, when)
     assert call_cost("my-local-llama", None, Usage(prompt_total=100, output=5)) is None
+
+
+def test_terminal_sequences_from_a_log_are_printed_literally(tmp_path: Path) -> None:
+    """A model name carrying OSC 52 (clipboard write), OSC 8 and CSI sequences prints as visible escapes
+    in report and check text output: no ESC or BEL byte reaches the terminal."""
+    nasty = "gpt-4o\x1b]52;c;aGVsbG8=\x07\x1b]8;;http://x\x1b\\\x1b[31mred"
+    recs = [{"request": {"model": nasty, "messages": [{"role": "user", "content": "hi"}]},
+             "response": {"usage": {"prompt_tokens": 9, "completion_tokens": 1}}}]
+    path = write_jsonl(tmp_path / "osc.jsonl", recs)
+    for args in (["report", str(path)], ["check", str(path)], ["plan", str(path)]):
+        res = CliRunner().invoke(main, args)
+        assert "\x1b" not in res.output and "\x07" not in res.output, args
+    res = CliRunner().invoke(main, ["report", str(path)])
+    assert "gpt-4o\\x1b]52;c;aGVsbG8=\\x07" in res.output
