@@ -255,10 +255,17 @@ class Forecast:
         """``"12 calls / ~6 min to trigger · budget crossed · 40 calls / ~20 min to window"``, or the note."""
         if not self.enough_data or self.slope_tokens_per_call is None:
             return self.note or "not enough data"
+        rows = (("trigger", self.calls_to_trigger, self.seconds_to_trigger),
+                ("budget", self.calls_to_budget, self.seconds_to_budget),
+                ("window", self.calls_to_window, self.seconds_to_window))
+        crossed = [name for name, n, _ in rows if n == 0]
+        done = f"; {', '.join(crossed)} crossed" if crossed else ""
+        if self.window_tokens is None:
+            return f"window unknown: pass --window to forecast (growing ~{_n(self.slope_tokens_per_call)} tokens/call)"
+        if self.slope_tokens_per_call <= 0:
+            return f"prompt not growing ({_n(self.slope_tokens_per_call)} tokens/call){done}"
         parts = []
-        for name, n, s in (("trigger", self.calls_to_trigger, self.seconds_to_trigger),
-                           ("budget", self.calls_to_budget, self.seconds_to_budget),
-                           ("window", self.calls_to_window, self.seconds_to_window)):
+        for name, n, s in rows:
             if n is None:
                 parts.append(f"{name} unknown")
             elif n == 0:
@@ -267,7 +274,9 @@ class Forecast:
                 t = f" / ~{_duration(s)}" if s is not None else ""
                 parts.append(f"{n} call{'s' if n != 1 else ''}{t} to {name}")
         out = " · ".join(parts)
-        return f"{out} ({self.note})" if self.note else out
+        note = "; ".join(x for x in (self.note or "").split("; ") if x and not x.startswith(("window unknown",
+                                                                                              "prompt not growing")))
+        return f"{out} ({note})" if note else out
 
     def to_json(self) -> dict[str, Any]:
         """The ``forecast`` object of ``report --json`` (the issue-6 keys first, then details and ``text``)."""

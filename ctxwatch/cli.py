@@ -135,7 +135,7 @@ def _fmt_int(v: int | None) -> str:
 @settings_options
 @click.option("--json", "as_json", is_flag=True, help="Print the JSON document (schema in the README).")
 @click.option("--follow", is_flag=True, help="Keep reading as the log grows (with --jsonl).")
-@click.option("--jsonl", is_flag=True, help="With --follow: one JSON object per call as it completes.")
+@click.option("--jsonl", is_flag=True, help="One JSON object per line per call (with --follow: as each completes).")
 @click.option("--poll", is_flag=True, help="With --follow: poll instead of filesystem events.")
 def report_cmd(paths: tuple[str, ...], config: str | None, window: int | None, budget_fraction: float | None,
                trigger: float | None, reserve: float | None, fmt: str | None, as_json: bool, follow: bool,
@@ -162,9 +162,12 @@ def report_cmd(paths: tuple[str, ...], config: str | None, window: int | None, b
         return
     from ctxwatch.report import report_json
 
-    run = _load_paths(paths, fmt, settings)
+    run = load_paths(paths, fmt, settings)
     doc = report_json(run)
-    if as_json or jsonl:
+    if jsonl:  # one call object per line, as --follow --jsonl prints them
+        sys.stdout.write("".join(orjson.dumps(c).decode() + "\n" for c in doc["calls"]))
+        return
+    if as_json:
         sys.stdout.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode() + "\n")
         return
     _echo(f"{clean(doc['file'])}  format={doc['format']}  calls={len(doc['calls'])}  issues={len(doc['issues'])}")
@@ -185,13 +188,21 @@ def report_cmd(paths: tuple[str, ...], config: str | None, window: int | None, b
                        f"{_fmt_int(sess['input_tokens']):>13} {_fmt_int(sess['output_tokens']):>10}")
     for i in doc["issues"]:
         _echo(f"issue: {clean(i['file'])}:{i['line']}: {i['kind']}: {clean(i['message'])}")
-    _echo("# = call number (from 1; JSON `index` counts from 0); floor~ = inferred (reported prompt minus "
-               "estimated history); estimates use "
-               + ", ".join(sorted({c['tokenizer'] for c in doc['calls']}) or ["-"]))
+    legend = "# = call number (from 1; JSON `index` counts from 0)"
+    if any(c["floor_source"] == "inferred" for c in doc["calls"]):
+        legend += "; floor~ = inferred (reported prompt minus estimated history)"
+    tokenizers = sorted({c["tokenizer"] for c in doc["calls"]})
+    if tokenizers:
+        legend += "; estimates use " + ", ".join(tokenizers)
+    _echo(legend)
+    _echo(f"forecast: {doc['forecast']['text']}")
 
 
-def _load_paths(paths: tuple[str, ...], fmt: str | None, settings: Settings) -> Any:
-    """One run from one log, or from a batch input/output pair (or a folder holding one)."""
+def load_paths(paths: tuple[str, ...], fmt: str | None, settings: Settings) -> Any:
+    """One run from one log, from a batch input/output pair, or from a folder of logs.
+
+    Exits with status 2 and a message naming the file when nothing can be read (shared by report/check).
+    """
     import os
 
     if len(paths) == 1 and not os.path.isdir(paths[0]):
@@ -235,3 +246,17 @@ def _register_optional() -> None:
 
 
 _register_optional()
+
+
+def run() -> None:
+    """Console entry point: the click group, exiting quietly when the reader of our output goes away
+    (``ctxwatch report run.jsonl | head -1``), as command-line tools do."""
+    try:
+        main()
+    except BrokenPipeError:
+        # Point stdout at /dev/null so the interpreter's final flush does not raise again.
+        import os
+
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        sys.exit(0)

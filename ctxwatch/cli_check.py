@@ -43,30 +43,25 @@ MAX_NOTE_LINES = 20
 
 
 @click.command("check")
-@click.argument("path", type=click.Path())
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
 @settings_options
 @click.option("--fail-on", "fail_on", type=click.Choice(["warn", "critical"]), default="critical", show_default=True,
               help="Exit 1 when a flag at or above this severity is found.")
 @click.option("--json", "as_json", is_flag=True, help="Print flags, forecast and notes as JSON.")
-def check_cmd(path: str, config: str | None, window: int | None, budget_fraction: float | None,
+def check_cmd(paths: tuple[str, ...], config: str | None, window: int | None, budget_fraction: float | None,
               trigger: float | None, reserve: float | None, fmt: str | None, fail_on: str, as_json: bool) -> None:
-    """Print the flags of PATH; exit 1 if any is at or above --fail-on, 2 if PATH cannot be read."""
-    import os
+    """Print the flags of PATH; exit 1 if any is at or above --fail-on, 2 if PATH cannot be read.
 
+    PATH is a log file, or (like `report`) a batch input/output pair or a folder of logs.
+    """
     from ctxwatch.analysis import SEVERITY_RANK, analysis_json
+    from ctxwatch.cli import load_paths
     from ctxwatch.report import issue_json
-    from ctxwatch.run import LogError, load_run
 
     settings = make_settings(config, window=window, budget_fraction=budget_fraction, trigger=trigger,
                              reserve=reserve)
-    if os.path.isdir(path):
-        _echo(f"ctxwatch: {path}: is a directory (give a log file)", err=True)
-        sys.exit(EXIT_USAGE)
-    try:
-        run = load_run(path, fmt, settings)
-    except LogError as exc:
-        _echo(f"ctxwatch: {exc}", err=True)
-        sys.exit(EXIT_USAGE)
+    run = load_paths(paths, fmt, settings)
+    path = run.path
     bad = [i for i in run.issues if i.kind != "reset"]
     if not run.calls and bad:
         _echo(f"ctxwatch: {path}: no call could be read ({len(bad)} bad line{'s' if len(bad) != 1 else ''}, "

@@ -122,6 +122,8 @@ def load_settings(path: str | os.PathLike[str] | None = None, **overrides: Any) 
             raise ConfigError(f"{file}: cannot read config file ({exc.strerror or exc})") from exc
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"{file}: invalid TOML ({exc})") from exc
+        except UnicodeDecodeError as exc:
+            raise ConfigError(f"{file}: not UTF-8 text (TOML files are UTF-8): {exc.reason} at byte {exc.start}") from exc
     known = {f.name for f in fields(Settings)}
     unknown = set(data) - known
     if unknown:

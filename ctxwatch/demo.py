@@ -877,7 +877,10 @@ def demo_cmd(ctx: click.Context, speed: float, calls: int, seed: int, window: in
 
     if write_path is not None:
         paced = ctx.get_parameter_source("speed") == ParameterSource.COMMANDLINE
-        n = write_run(write_path, calls, speed if paced else None, seed=seed, window=window)
+        try:
+            n = write_run(write_path, calls, speed if paced else None, seed=seed, window=window)
+        except OSError as exc:
+            raise click.UsageError(f"{write_path}: cannot write ({exc.strerror or exc})") from exc
         click.echo(f"wrote {n} calls to {write_path}", err=True)
         return
     try:

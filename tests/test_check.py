@@ -79,8 +79,15 @@ def test_threshold_options_are_shared_with_report(clean: Path, tmp_path: Path) -
 def test_usage_errors_and_unreadable_files_exit_2(clean: Path, tmp_path: Path) -> None:
     code, _, err = check(str(tmp_path / "missing.jsonl"))
     assert code == 2 and "no such file" in err
-    code, _, err = check(str(tmp_path))
-    assert code == 2 and "is a directory" in err
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    code, _, err = check(str(empty))  # a folder is read like `report` reads it; with no log in it: exit 2
+    assert code == 2 and "no log files found" in err
+    # a config file that is not UTF-8 is a usage error naming the file, not a traceback (exit 1 = "flagged")
+    latin = tmp_path / "latin.toml"
+    latin.write_bytes(b"\xff\xfe\x00garbage")
+    code, _, err = check(str(clean), "--config", str(latin))
+    assert code == 2 and "latin.toml" in err and "Traceback" not in err
     assert check(str(clean), "--fail-on", "sometimes")[0] == 2
     assert check(str(clean), "--budget-fraction", "1.5")[0] == 2
     assert check(str(clean), "--no-such-option")[0] == 2

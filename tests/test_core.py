@@ -449,3 +449,22 @@ def test_terminal_sequences_from_a_log_are_printed_literally(tmp_path: Path) -> 
         assert "\x1b" not in res.output and "\x07" not in res.output, args
     res = CliRunner().invoke(main, ["report", str(path)])
     assert "gpt-4o\\x1b]52;c;aGVsbG8=\\x07" in res.output
+
+
+def test_a_replaced_log_holding_copies_of_read_calls_counts_them_once(tmp_path: Path) -> None:
+    """Case B19: the log is replaced by a file that repeats calls already read (plus new ones): calls with
+    a provider response id are counted once."""
+    from ctxwatch.jsonstream import iter_records
+    from ctxwatch.run import load_run
+
+    def rec(i: int) -> dict:
+        return {"request": {"model": "gpt-4o", "messages": [{"role": "user", "content": f"q{i}"}]},
+                "response": {"id": f"chatcmpl-{i}", "usage": {"prompt_tokens": 9, "completion_tokens": 1}}}
+
+    first = write_jsonl(tmp_path / "a.jsonl", [rec(i) for i in range(5)])
+    run = load_run(str(first))
+    replaced = write_jsonl(tmp_path / "b.jsonl", [rec(i) for i in range(7)])  # 5 copies + 2 new
+    run.reset("replaced", str(replaced))
+    for r in iter_records(str(replaced)):
+        run.feed_record(r)
+    assert len(run.calls) == 7

@@ -570,6 +570,10 @@ class CanonicalReader(_MemoReader):
         if ts is None and isinstance(resp, dict):
             ts = parse_timestamp(resp.get("created"))
         call = build_call(self.path, rec, req, resp, timestamp=ts, memo=self.memo)
+        if isinstance(resp, dict) and isinstance(resp.get("id"), str) and resp["id"]:
+            # The provider's response id names one API call: a record seen again (a log replaced by a copy,
+            # a resumed run re-logging) updates instead of adding (failure cases B11/B19).
+            call.key = f"response:{resp['id']}"
         call.session = v.get("session") if isinstance(v.get("session"), str) else None
         win = int_or_none(v.get("window"))
         if win:

@@ -28,7 +28,7 @@ from textual.worker import get_current_worker
 from ctxwatch.config import Settings
 from ctxwatch.model import Call, Issue
 from ctxwatch.ui import text as tx
-from ctxwatch.ui.feed import LogFeed
+from ctxwatch.ui.feed import SWEEP_INTERVAL, LogFeed
 from ctxwatch.ui.messages import (
     AnalysisChanged,
     BackfillDone,
@@ -40,6 +40,7 @@ from ctxwatch.ui.messages import (
     IssuesChanged,
     ResetSeen,
     SessionsChanged,
+    WatchChanged,
 )
 from ctxwatch.ui.screens import AUTO, DetailScreen, HelpScreen, PlanScreen, SessionPicker, unique_path
 from ctxwatch.ui.widgets import CallsTable, ContextBar, SidePanel, StatusLine, TrendChart, chart_legend, row_text
@@ -154,13 +155,16 @@ class CtxwatchApp(App[None]):
         path: a log file, or a folder of logs (Claude Code projects folder, Codex sessions tree).
         fmt: format name, or ``None`` to detect.
         settings: thresholds (budget 0.6 of the window, trigger 0.8 of the budget, reserve 0.15).
-        poll: accepted for the CLI's ``--poll``; the feed always polls with
-            :class:`~ctxwatch.tail.FileTailer` every 250 ms, which works on every filesystem.
+        poll: follow the log by polling it every 250 ms instead of with file events (``--poll``: network,
+            WSL and container filesystems).  Without it the feed watches the log's folder with ``watchfiles``
+            and falls back to polling by itself, with a notice, when events fail or stay silent.
         last: show only the last N calls of the existing content.
 
     State (read by tests): ``calls`` (index -> :class:`~ctxwatch.model.Call`), ``issues``, ``view`` (call
     indexes in table order), ``selected_index``, ``follow``, ``paused``, ``xaxis`` (``index`` | ``time``),
-    ``filter_text``, ``context``, ``contexts``, ``loaded`` (backfill done), ``log_path``, ``format_name``.
+    ``filter_text``, ``context``, ``contexts``, ``loaded`` (backfill done), ``log_path``, ``format_name``,
+    ``last_reset``, ``resets`` (their reasons, in order), ``watch_mode`` (``events`` | ``polling`` | ``None``),
+    ``watch_note`` (why, or ``None``) and ``feed`` (the current :class:`~ctxwatch.ui.feed.LogFeed`).
     """
 
     TITLE = "ctxwatch"
@@ -212,6 +216,11 @@ class CtxwatchApp(App[None]):
         self.notice: str | None = None
         self.progress: tuple[int, int] | None = None
         self.last_reset: str | None = None
+        self.resets: list[str] = []  # reasons of the resets of the current log, in order
+        self.watch_mode: str | None = None
+        self.watch_note: str | None = None
+        self.watch_interval = 0.0
+        self.feed: LogFeed | None = None
         self.sessions: list[str] = []
         self.auto_session = True
         self.saved: list[str] = []  # files written by s / x (for the status line and tests)
@@ -271,24 +280,29 @@ class CtxwatchApp(App[None]):
         self.spec = None
         self.progress = None
         self.last_reset = None
+        self.resets = []
+        self.watch_mode = None
+        self.watch_note = None
         self.analyses = {}
         self.analysis_error = None
         self._pending = []
         if self._mounted():
             self._table().set_calls([], self.settings)
-        self._feed_worker(path, self._feed_id, self._stop, self._cancel)
+        self.feed = LogFeed(path, self.post_message, self._stop, fmt=self.fmt, settings=self.settings,
+                            last=self.last, feed_id=self._feed_id, cancel_backfill=self._cancel, poll=self.poll)
+        self._feed_worker(self.feed)
         self.refresh_panels()
 
     @work(thread=True, group="feed", exit_on_error=False)
-    def _feed_worker(self, path: str, feed_id: int, stop: threading.Event, cancel: threading.Event) -> None:
+    def _feed_worker(self, feed: LogFeed) -> None:
         worker = get_current_worker()
+        stop = feed.stop
         watcher = threading.Thread(target=_stop_on_cancel, args=(worker, stop), daemon=True)
         watcher.start()
         try:
-            LogFeed(path, self.post_message, stop, fmt=self.fmt, settings=self.settings, last=self.last,
-                    feed_id=feed_id, cancel_backfill=cancel).run()
+            feed.run()
         except Exception as exc:  # a bug must show up on screen, not kill the app silently
-            self.post_message(FeedFailed(feed_id, f"reading stopped: {type(exc).__name__}: {exc}"))
+            self.post_message(FeedFailed(feed.feed_id, f"reading stopped: {type(exc).__name__}: {exc}"))
         finally:
             stop.set()
 
@@ -398,13 +412,32 @@ class CtxwatchApp(App[None]):
         reset_seg = Text("last reset: ")
         reset_seg.append(self.last_reset or "none", "bold yellow" if self.last_reset else "")
         notice_seg = tx.literal(self.notice, "yellow", limit=120) if self.notice else Text()
+        watch_seg = self._watch_text()
         if compact:
-            line = tx.flow([file_seg, calls_seg, ctx_seg, bad_seg, mode_seg, read_seg, filter_seg], 10**6)
+            line = tx.flow([file_seg, calls_seg, ctx_seg, bad_seg, mode_seg, read_seg, filter_seg,
+                            watch_seg if self._watch_fallback() else Text(),
+                            reset_seg if self.last_reset else Text()], 10**6)
             line.no_wrap = True
             line.overflow = "ellipsis"
             return line
         return tx.flow([file_seg, Text(self.format_name or "?"), calls_seg, ctx_seg, bad_seg, tok_seg, win_seg,
-                        mode_seg, read_seg, Text(f"x: {self.xaxis}"), filter_seg, reset_seg, notice_seg], width)
+                        mode_seg, read_seg, watch_seg, Text(f"x: {self.xaxis}"), filter_seg, reset_seg, notice_seg],
+                       width)
+
+    def _watch_fallback(self) -> bool:
+        """True when the feed polls although file events were wanted (not ``--poll``)."""
+        return self.watch_mode == "polling" and not self.poll
+
+    def _watch_text(self) -> Text:
+        """``live: polling 0.25 s``, with ``(fallback)`` in yellow when file events failed or stayed silent;
+        nothing while file events work (the usual case; the side panel says it)."""
+        if self.watch_mode != "polling":
+            return Text()
+        out = Text(f"live: polling {self.watch_interval:g} s")
+        if self._watch_fallback():
+            out.append(" (fallback)")
+            out.stylize("bold yellow")
+        return out
 
     def _session_pos(self) -> str:
         if self.log_path in self.sessions:
@@ -443,6 +476,14 @@ class CtxwatchApp(App[None]):
             out.append("none\n", "dim")
         for i in reversed(bad[-SIDE_ISSUES:]):
             out.append(f"line {i.line}: {i.kind}\n", "yellow")
+        if self.watch_mode is not None:
+            out.append("\nWatching\n", "bold")
+            if self.watch_note:
+                out.append_text(tx.literal(self.watch_note, "yellow" if self._watch_fallback() else "", limit=300))
+            else:
+                sweep = self.feed.sweep_interval if self.feed is not None else SWEEP_INTERVAL
+                out.append(f"file events on the log's folder, and a check every {sweep:g} s")
+            out.append("\n")
         out.append("\nChart\n", "bold")
         out.append_text(chart_legend())
         return out
@@ -547,6 +588,7 @@ class CtxwatchApp(App[None]):
         if not self._ours(message):
             return
         self.last_reset = f"{message.reason} at {tx.clock(time.time())} (after {message.at_call} calls)"
+        self.resets.append(message.reason)
         if message.clear:
             self.calls = {}
             self.view = []
@@ -596,6 +638,19 @@ class CtxwatchApp(App[None]):
         if not self._ours(message):
             return
         self.notice = message.message
+        self.refresh_panels(chart=False)
+
+    def on_watch_changed(self, message: WatchChanged) -> None:
+        """The feed follows with file events or by polling: shown on the status line and in the side panel; a
+        fall back to polling (events failed or stayed silent) is also announced."""
+        if not self._ours(message):
+            return
+        self.watch_mode = message.mode
+        self.watch_interval = message.interval
+        self.watch_note = message.message
+        if self._watch_fallback():
+            self.notify(message.message or "switched to polling", title="watching", severity="warning",
+                        markup=False)
         self.refresh_panels(chart=False)
 
     def on_sessions_changed(self, message: SessionsChanged) -> None:

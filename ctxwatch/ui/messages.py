@@ -133,6 +133,24 @@ class FeedNotice(FeedMessage):
         self.message = message
 
 
+class WatchChanged(FeedMessage):
+    """How the feed learns that the log changed, once the backfill is done, and each time that changes.
+
+    Attributes:
+        mode: ``events`` (``watchfiles`` on the log's folder, with a stat sweep every second) or ``polling``
+            (a stat every ``interval`` seconds: ``--poll``, a filesystem that sends no events, or the fall back
+            after watching failed or stayed silent).
+        interval: seconds between two polls in polling mode.
+        message: one sentence saying why (``None`` for plain event watching).
+    """
+
+    def __init__(self, feed: int, mode: str, interval: float, message: str | None = None) -> None:
+        super().__init__(feed)
+        self.mode = mode
+        self.interval = interval
+        self.message = message
+
+
 class SessionsChanged(Message):
     """The list of session logs in a followed directory changed (newest first).
 
