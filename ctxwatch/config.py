@@ -123,7 +123,8 @@ def load_settings(path: str | os.PathLike[str] | None = None, **overrides: Any) 
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"{file}: invalid TOML ({exc})") from exc
         except UnicodeDecodeError as exc:
-            raise ConfigError(f"{file}: not UTF-8 text (TOML files are UTF-8): {exc.reason} at byte {exc.start}") from exc
+            raise ConfigError(f"{file}: not UTF-8 text (TOML files are UTF-8): {exc.reason} at byte {exc.start}"
+                              ) from exc
     known = {f.name for f in fields(Settings)}
     unknown = set(data) - known
     if unknown:
