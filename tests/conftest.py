@@ -18,3 +18,11 @@ def shared_logs() -> Path:
     if not SHARED.is_dir():
         pytest.skip(f"shared sample logs not found at {SHARED}")
     return SHARED
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    """Say up front whether the real sample logs were found: without them about 60 tests skip."""
+    if SHARED.is_dir():
+        return f"ctxwatch: real sample logs at {SHARED}"
+    return (f"ctxwatch: real sample logs NOT FOUND at {SHARED}; the tests that read them will skip "
+            "(clone next to ../shared, or set CTXWATCH_SHARED=/path/to/shared)")
