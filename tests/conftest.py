@@ -26,3 +26,10 @@ def pytest_report_header(config: pytest.Config) -> str:
         return f"ctxwatch: real sample logs at {SHARED}"
     return (f"ctxwatch: real sample logs NOT FOUND at {SHARED}; the tests that read them will skip "
             "(clone next to ../shared, or set CTXWATCH_SHARED=/path/to/shared)")
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Repeat the warning at the end (``-q`` hides the header), so a green run cannot hide the skips."""
+    if not SHARED.is_dir():
+        terminalreporter.write_line(f"WARNING: real sample logs not found at {SHARED}: their tests were skipped "
+                                    "(set CTXWATCH_SHARED=/path/to/shared)", yellow=True)
