@@ -98,6 +98,100 @@ async def test_appended_call_appears_within_a_second(log: Path) -> None:
         assert app.selected_index == 11
 
 
+def status(app: CtxwatchApp) -> str:
+    return str(app.main.query_one("#status").render())
+
+
+async def test_appended_call_arrives_by_file_event(log: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import ctxwatch.ui.feed as feed_mod
+
+    monkeypatch.setattr(feed_mod, "SWEEP_INTERVAL", 60.0)  # no sweep during the test: only an event can wake it
+    app = CtxwatchApp(str(log))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await loaded(pilot, 12)
+        assert app.watch_mode == "events" and app.watch_note is None
+        assert "live:" not in status(app)  # the usual case is not on the status line ...
+        assert "file events on the log's folder" in str(app.main.query_one("#side").render())  # ... but here
+        await pilot.pause(0.3)  # the watch is set up once the backfill is done
+        writer = threading.Thread(target=append, args=(log, line(record(12))))
+        t0 = time.monotonic()
+        writer.start()
+        assert await wait_for(pilot, lambda: table(app).row_count == 13, 1.5), "no event-driven update"
+        assert time.monotonic() - t0 < 1.0
+        writer.join()
+        assert app.selected_index == 12
+
+
+async def test_appended_call_arrives_with_poll(log: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import watchfiles
+
+    started: list[object] = []
+    monkeypatch.setattr(watchfiles, "watch", lambda *a, **k: started.append(a) or iter(()))
+    app = CtxwatchApp(str(log), poll=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await loaded(pilot, 12)
+        assert app.watch_mode == "polling" and "--poll" in (app.watch_note or "")
+        assert "live: polling 0.25 s" in status(app) and "fallback" not in status(app)
+        writer = threading.Thread(target=append, args=(log, line(record(12))))
+        writer.start()
+        assert await wait_for(pilot, lambda: table(app).row_count == 13, 1.5)
+        writer.join()
+        append(log, line(record(13)))
+        assert await wait_for(pilot, lambda: table(app).row_count == 14, 1.5)
+    assert started == []  # --poll never starts a file watcher
+
+
+async def test_silent_events_fall_back_to_polling_with_a_notice(log: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import watchfiles
+
+    import ctxwatch.ui.feed as feed_mod
+
+    def silent(*paths, stop_event, rust_timeout, **kw):  # type: ignore[no-untyped-def]
+        while not stop_event.is_set():  # starts, then never reports a change (an NFS mount)
+            stop_event.wait(rust_timeout / 1000)
+            yield set()
+
+    monkeypatch.setattr(watchfiles, "watch", silent)
+    monkeypatch.setattr(feed_mod, "SWEEP_INTERVAL", 0.1)
+    app = CtxwatchApp(str(log))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await loaded(pilot, 12)
+        assert app.watch_mode == "events"
+        for i in (12, 13):  # found by two sweeps in a row, announced by no event
+            append(log, line(record(i)))
+            assert await wait_for(pilot, lambda i=i: i in app.calls, 2.0)
+        assert await wait_for(pilot, lambda: app.watch_mode == "polling", 2.0)
+        assert app.watch_note == "no file events received although the log grew; switched to polling every 0.25 s"
+        assert "live: polling 0.25 s (fallback)" in status(app)
+        assert "no file events received" in str(app.main.query_one("#side").render())
+        append(log, line(record(14)))
+        assert await wait_for(pilot, lambda: 14 in app.calls, 2.0)
+
+
+async def test_rotation_shows_the_reset_and_keeps_every_call_once(log: Path) -> None:
+    app = CtxwatchApp(str(log))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await loaded(pilot, 12)
+        await pilot.pause(0.3)
+
+        def rotate() -> None:  # a logger rotating its file: last write, rename, new file
+            append(log, line(record(12)))
+            os.rename(log, log.with_name("agent-run.1.jsonl"))
+            log.write_text(line(record(13)) + line(record(14)))
+
+        writer = threading.Thread(target=rotate)
+        writer.start()
+        writer.join()
+        assert await wait_for(pilot, lambda: len(app.calls) == 15, 3.0)
+        append(log, line(record(15)))
+        assert await wait_for(pilot, lambda: len(app.calls) == 16, 3.0)
+        await pilot.pause(0.3)
+        assert app.resets[0] == "rotated" and app.last_reset is not None
+        assert f"last reset: {app.resets[-1]} at " in status(app)
+        assert [app.calls[i].usage.prompt_total for i in sorted(app.calls)] == [1130 + 1064 * i for i in range(16)]
+        assert table(app).row_count == 16 and app.selected_index == 15
+
+
 async def test_p_pauses_the_display_and_resume_catches_up(log: Path) -> None:
     app = CtxwatchApp(str(log))
     async with app.run_test(size=(120, 40)) as pilot:
@@ -277,10 +371,12 @@ async def test_q_quits(log: Path) -> None:
     app = CtxwatchApp(str(log))
     async with app.run_test(size=(100, 30)) as pilot:
         await loaded(pilot, 12)
+        assert app.watch_mode == "events"  # the feed is inside watchfiles' wait
         await pilot.press("q")
         await pilot.pause()
         assert not app.is_running
     assert app._stop.is_set()
+    assert app.feed is not None and app.feed.done.wait(1.0), "the reading thread did not end"
 
 
 async def test_command_palette_lists_the_actions(log: Path) -> None:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from pathlib import Path
 
+import pytest
 from rich.text import Text
 from test_ui_common import append, line, record, write_log
 
@@ -13,7 +15,16 @@ from ctxwatch.config import Settings
 from ctxwatch.model import Call, SourceRef, Src
 from ctxwatch.ui import text as tx
 from ctxwatch.ui.feed import LogFeed, skip_to_end
-from ctxwatch.ui.messages import BackfillDone, CallsChanged, FeedFailed, FeedOpened, IssuesChanged
+from ctxwatch.ui.messages import (
+    AnalysisChanged,
+    BackfillDone,
+    CallsChanged,
+    FeedFailed,
+    FeedOpened,
+    IssuesChanged,
+    ResetSeen,
+    WatchChanged,
+)
 from ctxwatch.ui.widgets import BarParts, bar_line, bar_parts, build_series, downsample, legend, short_model
 
 
@@ -45,6 +56,7 @@ def start(path: Path, **kw) -> tuple[Collector, threading.Event, threading.Threa
     stop = threading.Event()
     feed = LogFeed(str(path), got, stop, **kw)
     th = threading.Thread(target=feed.run, daemon=True)
+    th.feed = feed  # type: ignore[attr-defined]
     th.start()
     return got, stop, th
 
@@ -271,3 +283,152 @@ def test_series_keeps_each_buckets_peak_and_thresholds() -> None:
     assert (s.trigger, s.budget, s.limit) == (4800, 6000, 9950)
     t = build_series(calls, Settings(), "time", 50)
     assert t.x[-1] == 999.0  # minutes since the first call
+
+
+# --- watching: events, --poll, fall back, rotation ---------------------------------------------------
+
+def silent_watcher(calls: list[str]):
+    """A stand-in for ``watchfiles.watch`` that starts but never reports a change (an NFS or 9p mount)."""
+
+    def watch(*paths, stop_event, rust_timeout, **kw):  # type: ignore[no-untyped-def]
+        calls.extend(paths)
+        while not stop_event.is_set():
+            stop_event.wait(rust_timeout / 1000)
+            yield set()
+
+    return watch
+
+
+def test_feed_follows_with_file_events_not_sweeps(tmp_path: Path) -> None:
+    log = write_log(tmp_path / "run.jsonl", 2, turn_words=5)
+    # Sweeps once a minute: within this test, only a file event can make the feed read.
+    got, stop, th = start(log, sweep_interval=60.0)
+    try:
+        assert until(lambda: got.of(BackfillDone))
+        assert [(m.mode, m.message) for m in got.of(WatchChanged)] == [("events", None)]
+        t = time.monotonic()
+        append(log, line(record(2, turn_words=5)))
+        assert until(lambda: 2 in got.calls(), 2.0)
+        assert time.monotonic() - t < 1.0
+    finally:
+        stop.set()
+        th.join(2)
+    assert not th.is_alive()  # the watch ends within the stop check (10 ms), not after a timeout
+
+
+def test_feed_poll_never_starts_a_watcher(tmp_path: Path) -> None:
+    log = write_log(tmp_path / "run.jsonl", 2, turn_words=5)
+    started: list[str] = []
+    got, stop, th = start(log, poll=True, watcher=silent_watcher(started))
+    try:
+        assert until(lambda: got.of(BackfillDone))
+        (mode,) = got.of(WatchChanged)
+        assert mode.mode == "polling" and mode.interval == 0.25 and "--poll" in mode.message
+        append(log, line(record(2, turn_words=5)))
+        assert until(lambda: 2 in got.calls(), 2.0)
+    finally:
+        stop.set()
+        th.join(2)
+    assert started == [] and not th.is_alive()
+
+
+def test_feed_falls_back_to_polling_when_events_stay_silent(tmp_path: Path) -> None:
+    log = write_log(tmp_path / "run.jsonl", 2, turn_words=5)
+    started: list[str] = []
+    got, stop, th = start(log, watcher=silent_watcher(started), sweep_interval=0.1)
+    try:
+        assert until(lambda: got.of(BackfillDone))
+        assert started == [str(tmp_path)]  # the parent directory is watched, not the file
+        # Two sweeps in a row find growth that no event announced: polling from then on.
+        for i in (2, 3):
+            append(log, line(record(i, turn_words=5)))
+            assert until(lambda i=i: i in got.calls(), 2.0)
+        assert until(lambda: len(got.of(WatchChanged)) == 2, 2.0)
+        first, second = got.of(WatchChanged)
+        assert first.mode == "events" and second.mode == "polling"
+        assert second.message == "no file events received although the log grew; switched to polling every 0.25 s"
+        append(log, line(record(4, turn_words=5)))
+        assert until(lambda: 4 in got.calls(), 2.0)
+    finally:
+        stop.set()
+        th.join(2)
+    assert not th.is_alive()
+
+
+def test_feed_falls_back_to_polling_when_watching_cannot_start(tmp_path: Path) -> None:
+    log = write_log(tmp_path / "run.jsonl", 1, turn_words=5)
+
+    def broken(*paths, **kw):  # type: ignore[no-untyped-def]
+        raise OSError(28, "inotify watch limit reached")
+
+    got, stop, th = start(log, watcher=broken)
+    try:
+        assert until(lambda: len(got.of(WatchChanged)) == 2)
+        assert got.of(WatchChanged)[1].message.startswith("file watching could not start (OSError: ")
+        append(log, line(record(1, turn_words=5)))
+        assert until(lambda: 1 in got.calls(), 2.0)
+    finally:
+        stop.set()
+        th.join(2)
+
+
+def test_feed_rotation_loses_and_repeats_no_call(tmp_path: Path) -> None:
+    log = write_log(tmp_path / "live.jsonl", 4, turn_words=5)
+    got, stop, th = start(log)
+    try:
+        assert until(lambda: got.of(BackfillDone))
+        append(log, line(record(4, turn_words=5)))
+        os.rename(log, tmp_path / "live.1.jsonl")  # at once: call 4 is read from the old file if not yet read
+        log.write_text(line(record(5, turn_words=5)) + line(record(6, turn_words=5)))
+        assert until(lambda: len(got.calls()) == 7, 3.0)
+        append(log, line(record(7, turn_words=5)))
+        assert until(lambda: len(got.calls()) == 8, 3.0)
+        time.sleep(0.3)
+    finally:
+        stop.set()
+        th.join(2)
+    resets = got.of(ResetSeen)
+    assert resets and resets[0].reason == "rotated"
+    added = [c.usage.prompt_total for m in got.of(CallsChanged) for c in m.added]
+    assert added == [1130 + 1064 * i for i in range(8)]  # each call once, in order
+
+
+def test_feed_reset_installs_the_new_readers_skip_filter(shared_logs: Path, tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """Claude Code's skip filter is stateful (it records the parent links of the progress lines it skips):
+    after a rotation, the new file's lines must go through the new reader's filter, never the old one's."""
+    from ctxwatch.formats import claude_code
+
+    seen: list[tuple[int, bytes]] = []  # (id of the reader whose filter saw the line, the line)
+    real = claude_code.ClaudeCodeReader._skip
+
+    def spy(self, data: bytes) -> bool:  # type: ignore[no-untyped-def]
+        seen.append((id(self), data))
+        return real(self, data)
+
+    monkeypatch.setattr(claude_code.ClaudeCodeReader, "_skip", spy)
+    lines = (shared_logs / "claude-code" / "spotter_4d5611e5_head200.jsonl").read_bytes().splitlines(keepends=True)
+    first, second = b"".join(lines[:100]), b"".join(lines[100:])
+    assert second.count(b'"type":"progress"') > 10
+    log = tmp_path / "live.jsonl"
+    log.write_bytes(first)
+    got, stop, th = start(log)
+    feed_readers: list[int] = []
+    try:
+        assert until(lambda: got.of(BackfillDone), 10)
+        assert until(lambda: got.of(AnalysisChanged), 10)
+        feed = th.feed  # type: ignore[attr-defined]
+        old_reader = id(feed.run_.reader)
+        os.rename(log, tmp_path / "live.1.jsonl")
+        log.write_bytes(second)
+        assert until(lambda: got.of(ResetSeen) and feed.tailer.offset == len(second), 10)
+        time.sleep(0.3)
+        feed_readers = [old_reader, id(feed.run_.reader)]
+    finally:
+        stop.set()
+        th.join(5)
+    new_lines = {ln.rstrip(b"\r\n") for ln in lines[100:]}
+    new_seen = [(r, d) for r, d in seen if d in new_lines]
+    assert new_seen, "the new file's lines went through a skip filter"
+    assert feed_readers[0] != feed_readers[1]
+    assert {r for r, _d in new_seen} == {feed_readers[1]}

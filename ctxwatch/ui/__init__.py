@@ -2,9 +2,10 @@
 
 Layout of the package:
 
-* :mod:`ctxwatch.ui.feed`: the reading loop that runs in a worker thread (backfill, then live follow with
-  :class:`ctxwatch.tail.FileTailer`) and posts :mod:`ctxwatch.ui.messages` to the app, coalesced to at most
-  four updates per second.
+* :mod:`ctxwatch.ui.feed`: the reading loop that runs in a worker thread (backfill, then live follow: a
+  :class:`ctxwatch.tail.FileTailer` woken by ``watchfiles`` events on the log's folder, or polling with
+  ``--poll`` and as a fall back) and posts :mod:`ctxwatch.ui.messages` to the app, coalesced to at most four
+  updates per second.
 * :mod:`ctxwatch.ui.app`: :class:`~ctxwatch.ui.app.CtxwatchApp`; its message handlers own the state and push
   data down to the widgets.
 * :mod:`ctxwatch.ui.widgets`: the context bar, the calls table, the trend chart, the status line.
