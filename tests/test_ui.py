@@ -620,3 +620,21 @@ async def test_flags_show_newest_first_with_the_drift_risk_on_the_bar(log: Path)
         assert "Forecast" in side
         bar = str(app.main.query_one(ContextBar).render())
         assert "drift risk " in bar
+
+
+async def test_detail_rereads_a_claude_code_call_from_disk(shared_logs: Path) -> None:
+    # Claude Code calls depend on earlier lines (needs_prefix): reload_parsed re-reads the file up to the call.
+    path = shared_logs / "claude-code" / "spotter_tool_heavy.jsonl"
+    app = CtxwatchApp(str(path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await loaded(pilot)
+        call = app.selected_call()
+        assert call is not None and call.messages
+        await pilot.press("enter")
+        screen = app.screen
+        assert isinstance(screen, DetailScreen)
+        assert await wait_for(pilot, lambda: screen.loaded, 10)
+        assert screen.error is None
+        messages = [it for it in screen.items if it.kind == "message"]
+        assert len(messages) == len(call.messages)
+        assert any(it.text for it in messages)  # the bodies came back from disk

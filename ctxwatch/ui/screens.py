@@ -1,6 +1,6 @@
 """The dashboard's secondary screens: call detail, eviction preview, help, session picker.
 
-Bodies are re-read from disk in worker threads (:func:`ctxwatch.run.reload_call`) and only capped copies
+Bodies are re-read from disk in worker threads (:func:`ctxwatch.run.reload_parsed`) and only capped copies
 are kept: a 20 MB tool result is shown as a folded preview and, expanded, as its first
 :data:`EXPAND_CHARS` characters, never whole (failure case B30).
 """
@@ -26,7 +26,7 @@ from textual.widgets.option_list import Option
 from ctxwatch.config import Settings
 from ctxwatch.formats import FormatSpec
 from ctxwatch.model import Call, ParsedCall, Src
-from ctxwatch.run import reload_call
+from ctxwatch.run import reload_parsed
 from ctxwatch.ui import text as tx
 from ctxwatch.ui.widgets import BarParts, bar_line
 
@@ -41,21 +41,12 @@ EXPAND_CHARS = 200_000
 MARGINAL_MAX_TOOLS = 64
 
 
-class _OneCall:
-    """The part of a :class:`~ctxwatch.run.Run` that :func:`~ctxwatch.run.reload_call` reads: the format and
-    the call.  The feed's own Run lives in the feed's thread and is never touched from the UI."""
-
-    def __init__(self, spec: FormatSpec, call: Call, settings: Settings) -> None:
-        self.spec = spec
-        self.calls = [call]
-        self.path = call.source.path
-        self.settings = settings
-
-
-def reload(spec: FormatSpec, call: Call, settings: Settings) -> ParsedCall | None:
-    """Re-read one call's text from disk (in a worker thread). ``None`` if it cannot be found any more."""
+def reload(spec: FormatSpec, call: Call) -> ParsedCall | None:
+    """Re-read one call's text from disk (in a worker thread) with :func:`ctxwatch.run.reload_parsed`, which
+    needs only the format and the call's summary: the feed's :class:`~ctxwatch.run.Run` lives in the feed's
+    thread and is never touched from the UI.  ``None`` if the call cannot be found any more."""
     try:
-        return reload_call(_OneCall(spec, call, settings), 0)  # type: ignore[arg-type]
+        return reload_parsed(spec, call)
     except Exception:  # a reader bug on a changed file must not kill the screen
         return None
 
@@ -237,7 +228,7 @@ class DetailScreen(Screen[None]):
         if self.spec is None:
             self.post_message(DetailLoaded(build_items(self.call, None), "the log's format is not known yet"))
             return
-        pc = reload(self.spec, self.call, self.settings)
+        pc = reload(self.spec, self.call)
         err = None if pc is not None else "the call could not be re-read (the file changed); sizes only"
         try:
             items = build_items(self.call, pc)
@@ -479,7 +470,7 @@ class PlanScreen(Screen[None]):
             if self.spec is None:
                 self.post_message(PlanReady(None, "the log's format is not known yet", knobs))
                 return
-            self._pc = reload(self.spec, self.call, self.settings)
+            self._pc = reload(self.spec, self.call)
             if self._pc is None:
                 self.post_message(PlanReady(None, "the call could not be re-read from disk (the file changed)",
                                             knobs))
