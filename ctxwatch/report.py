@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
-from ctxwatch.model import Call, Issue
+from ctxwatch.model import Call, Issue, Src
 from ctxwatch.run import Run
 from ctxwatch.windows import call_cost
 
@@ -31,7 +31,8 @@ def call_json(call: Call, calibration: float | None = None, cost: Decimal | bool
 
     Args:
         call: the accounted call.
-        calibration: the run's reported/estimated median ratio, shown on calls whose tokenizer is not exact.
+        calibration: the reported/estimated median ratio of the call's model in this run (the run's, when the
+            model has no call with both), shown on calls whose tokenizer is not exact.
         cost: the call's cost if already computed (``False`` = compute it here).
     """
     u = call.usage
@@ -67,12 +68,32 @@ def call_json(call: Call, calibration: float | None = None, cost: Decimal | bool
         "tokenizer": call.tokenizer,
         "exact": call.exact,
         "calibration": None if call.exact or calibration is None else round(calibration, 4),
+        "estimate_ratio": (round(u.prompt_total / call.prompt_estimated, 4)
+                           if u and u.prompt_total and call.prompt_estimated else None),
+        "calibrated": _calibrated(call, calibration),
         "cost_usd": float(cost) if cost is not None else None,
         "cost_source": "estimated" if cost is not None else "unknown",
         "compaction": call.compaction,
         "messages": len(call.messages),
         "tools": list(call.tool_names),
     }
+
+
+def _calibrated(call: Call, factor: float | None) -> dict[str, int | None] | None:
+    """The estimated breakdown scaled by the run's calibration factor, for calls whose tokenizer is not the
+    model's own (Claude, Gemini, unknown models); ``None`` when exact, inferred or no factor exists.
+
+    The factor is the median reported/estimated prompt ratio over the run's calls that have both, so the
+    scaled parts add up to about what the provider would report (labelled "calibrated", never "reported").
+    """
+    if call.exact or factor is None or call.floor_src != Src.ESTIMATED:
+        return None
+
+    def scale(v: int | None) -> int | None:
+        return None if v is None else round(v * factor)
+
+    return {"system_tokens": scale(call.system_tokens), "tools_tokens": scale(call.tools_tokens),
+            "floor_tokens": scale(call.floor_tokens), "history_tokens": scale(call.history_tokens)}
 
 
 def issue_json(issue: Issue) -> dict[str, Any]:
@@ -126,6 +147,7 @@ def session_totals(calls: list[Call], costs: list[Decimal | None] | None = None)
 def report_json(run: Run) -> dict[str, Any]:
     """The whole ``report --json`` document for a run."""
     cal = run.calibration()
+    per_model = run.calibrations()
     st = run.settings
     costs = [call_cost(c.model, c.provider, c.usage, c.timestamp) for c in run.calls]
     from ctxwatch.analysis import analysis_json
@@ -136,7 +158,7 @@ def report_json(run: Run) -> dict[str, Any]:
         "settings": {"window": st.window, "budget_fraction": st.budget_fraction, "trigger": st.trigger,
                      "reserve": st.reserve, "keep_recent": st.keep_recent},
         "calibration": round(cal, 4) if cal is not None else None,
-        "calls": [call_json(c, cal, cost) for c, cost in zip(run.calls, costs, strict=True)],
+        "calls": [call_json(c, per_model.get(c.model, cal), cost) for c, cost in zip(run.calls, costs, strict=True)],
         "sessions": session_totals(run.calls, costs),
         "resets": run.resets,
         "issues": [issue_json(i) for i in run.issues if i.kind != "reset"],

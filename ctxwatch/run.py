@@ -190,6 +190,16 @@ class Run:
                 return c.prompt_tokens, "estimated"
         return None, "unknown"
 
+    def calibrations(self) -> dict[str | None, float]:
+        """Per-model median of reported / estimated prompt tokens (the tokenizer gap is a property of the
+        model family, so a run mixing a large model with a small helper model gets one factor each)."""
+        ratios: dict[str | None, list[float]] = {}
+        for c in self.calls:
+            # max_tokens:1 quota probes are a handful of tokens: their ratio says nothing about the tokenizer.
+            if c.prompt_reported and c.prompt_estimated and not c.extra.get("probe"):
+                ratios.setdefault(c.model, []).append(c.prompt_reported / c.prompt_estimated)
+        return {m: statistics.median(r) for m, r in ratios.items()}
+
     def contexts(self) -> list[str]:
         """Distinct contexts in order of appearance (``main`` first when present)."""
         seen: dict[str, None] = {}
