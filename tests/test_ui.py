@@ -44,6 +44,7 @@ async def test_opens_on_latest_call_and_shows_status(log: Path) -> None:
         assert app.format_name == "canonical"
         assert app.selected_index == 11 and app.follow and not app.paused
         assert table(app).row_count == 12 and table(app).cursor_row == 11
+        assert [table(app).cell(r, "index") for r in (0, 11)] == ["1", "12"]  # numbered from 1
         status = str(app.main.query_one("#status").render())
         assert "agent-run.jsonl" in status and "12 calls" in status and "0 bad lines" in status
         assert "window 20,000 (log)" in status and str(log.parent) not in status
@@ -212,7 +213,8 @@ async def test_t_toggles_the_chart_x_axis(log: Path) -> None:
         await loaded(pilot, 12)
         chart = app.main.query_one(TrendChart)
         await pilot.pause()
-        assert app.xaxis == "index" and chart.series is not None and chart.series.x[-1] == 11
+        assert app.xaxis == "index" and chart.series is not None and chart.series.x[-1] == 12  # call #12
+        assert chart.series.xlabel == "call #"
         await pilot.press("t")
         await pilot.pause()
         assert app.xaxis == "time"
@@ -308,7 +310,7 @@ async def test_e_opens_eviction_preview_and_knobs_replan(log: Path, tmp_path: Pa
         await pilot.press("m")
         assert await wait_for(pilot, lambda: screen.plan.policy.mode == "drop")
         await pilot.press("w")
-        written = tmp_path / "ctxwatch-plan-call11.json"
+        written = tmp_path / "ctxwatch-plan-call12.json"  # call #12 = index 11
         assert written.exists() and screen.written == str(written)
         doc = json.loads(written.read_text())
         assert set(doc) == {"messages", "before_tokens", "after_tokens", "budget_tokens", "fits", "reason",
@@ -359,7 +361,9 @@ async def test_s_saves_svg_and_x_exports_csv(log: Path, tmp_path: Path, monkeypa
         path = out / "ctxwatch-calls-agent-run.csv"
         assert path.exists()
         rows = list(csv.DictReader(path.open()))
-        assert [int(r["index"]) for r in rows] == list(range(12))
+        assert list(rows[0])[:2] == ["call", "index"]
+        assert [int(r["call"]) for r in rows] == list(range(1, 13))  # as in the table's # column
+        assert [int(r["index"]) for r in rows] == list(range(12))  # as in report --json
         assert rows[3]["prompt_tokens_reported"] == str(1130 + 1064 * 3)
         assert rows[3]["timestamp"] == "2025-01-01T00:01:30Z" and rows[3]["window"] == str(WINDOW)
         await pilot.press("s")  # never overwrites
@@ -503,11 +507,14 @@ async def test_truncation_is_reported_and_reading_restarts(log: Path) -> None:
     app = CtxwatchApp(str(log))
     async with app.run_test(size=(120, 40)) as pilot:
         await loaded(pilot, 12)
-        log.write_text(line(record(0, turn_words=5, model="gpt-4o-mini")))  # truncated and rewritten
+        # Truncated and rewritten with a new call (response id resp-12; a copy of a call already read, with
+        # the same response id, would update that call instead of counting it twice).
+        log.write_text(line(record(12, turn_words=5, model="gpt-4o-mini")))
         assert await wait_for(pilot, lambda: app.last_reset is not None, 3.0)
         assert app.last_reset.startswith("truncated")
         assert await wait_for(pilot, lambda: len(app.calls) == 13, 3.0)
         assert app.calls[12].model == "gpt-4o-mini"
+        assert "last reset: truncated at " in str(app.main.query_one("#status").render())
 
 
 async def test_escape_cancels_backfill_of_a_big_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -594,8 +601,8 @@ async def test_compaction_is_marked_in_table_and_chart(shared_logs: Path) -> Non
         assert marked, "the sample has a compaction boundary"
         await pilot.pause(0.6)  # the chart redraws at most twice a second
         s = app.main.query_one(TrendChart).series
-        assert s.compactions == [float(i) for i in marked]
-        assert table(app).cell(table(app).position_of(marked[0]), "index").endswith(" C")
+        assert s.compactions == [float(i + 1) for i in marked]  # call numbers, from 1
+        assert table(app).cell(table(app).position_of(marked[0]), "index") == f"{marked[0] + 1} C"
 
 
 async def test_unreadable_log_is_shown_not_raised(tmp_path: Path) -> None:
@@ -616,10 +623,13 @@ async def test_flags_show_newest_first_with_the_drift_risk_on_the_bar(log: Path)
         side = str(app.main.query_one("#side").render())
         newest = max(f.call for f in analysis.flags)
         first_line = side.split("\n")[1]
-        assert first_line.startswith(("!! ", "! ", "i ")) and f"call {newest} " in first_line
+        assert first_line.startswith(("!! ", "! ", "i ")) and f" #{newest + 1} " in first_line  # numbered from 1
         assert "Forecast" in side
         bar = str(app.main.query_one(ContextBar).render())
-        assert "drift risk " in bar
+        assert "call #12 · gpt-4o" in bar
+        (risk,) = [r for r in analysis.drift_risk if r.call == 11]
+        assert risk.reason.startswith(f"{risk.level}: ")  # the analysis starts its reason with the level ...
+        assert f"drift risk {risk.level}" in bar and f"{risk.level}: {risk.level}" not in bar  # ... said once
 
 
 async def test_detail_rereads_a_claude_code_call_from_disk(shared_logs: Path) -> None:

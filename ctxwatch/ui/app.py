@@ -463,7 +463,7 @@ class CtxwatchApp(App[None]):
                 out.append("none\n", "dim")
             for f in flags[:SIDE_FLAGS]:
                 mark, style = SEVERITY_MARKS.get(f.severity, ("?", ""))
-                out.append(f"{mark} call {f.call} {f.kind}", style)
+                out.append(f"{mark} #{f.call + 1} {f.kind}", style)
                 out.append(": ")
                 out.append_text(tx.literal(f.reason, limit=160))
                 out.append("\n")
@@ -489,7 +489,10 @@ class CtxwatchApp(App[None]):
         return out
 
     def drift_note(self, call: Call | None) -> Text | None:
-        """``drift risk: high (reason)`` for ``call`` from the current analysis, or ``None``."""
+        """``drift risk high: <why> (<headroom>)`` for ``call`` from the current analysis, or ``None``.
+
+        The analysis writes the level at the start of its reason (``high: ...``); it is said once here.
+        """
         if call is None:
             return None
         analysis = self.analyses.get(call.context)
@@ -500,8 +503,11 @@ class CtxwatchApp(App[None]):
                 style = {"critical": "bold red", "high": "red", "medium": "yellow"}.get(risk.level, "dim")
                 out = Text(f"drift risk {risk.level}", style)
                 if risk.level != "low":
+                    why = risk.reason
+                    if why.startswith(f"{risk.level}: "):
+                        why = why[len(risk.level) + 2:]
                     out.append(": ")
-                    out.append_text(tx.literal(risk.reason, limit=200))
+                    out.append_text(tx.literal(why, limit=200))
                 return out
         return None
 
@@ -511,7 +517,7 @@ class CtxwatchApp(App[None]):
                    style="bold")
         call = self.selected_call()
         if call is not None:
-            out.append(f"call {call.index} · used {tx.pct(call.used_tokens, call.window)} · "
+            out.append(f"call #{call.index + 1} · used {tx.pct(call.used_tokens, call.window)} · "
                        f"{len(self.calls)} calls")
         return out
 
@@ -719,7 +725,7 @@ class CtxwatchApp(App[None]):
         self.refresh_panels(chart=False)
 
     def action_toggle_xaxis(self) -> None:
-        """Chart x axis: call index <-> wall time."""
+        """Chart x axis: call number <-> wall time."""
         self.xaxis = "time" if self.xaxis == "index" else "index"
         self.refresh_panels()
 
@@ -872,7 +878,7 @@ class CtxwatchApp(App[None]):
         yield SystemCommand("Call detail", "Every message of the selected call with tokens", self.action_detail)
         yield SystemCommand("Follow newest call", "Toggle following the newest call (f)", self.action_toggle_follow)
         yield SystemCommand("Pause display", "Pause/resume live updates (p)", self.action_toggle_pause)
-        yield SystemCommand("Chart x axis", "Call index / wall time (t)", self.action_toggle_xaxis)
+        yield SystemCommand("Chart x axis", "Call number / wall time (t)", self.action_toggle_xaxis)
         yield SystemCommand("Eviction preview", "Plan the eviction of the selected call (e)", self.action_evict)
         yield SystemCommand("Filter calls", "Filter the calls table (/)", self.action_filter)
         yield SystemCommand("Next context", "Main / subagents / sidechains (c)", self.action_cycle_context)
@@ -905,8 +911,9 @@ def _newest_session(files: list[str]) -> str:
     return files[0]
 
 
-#: CSV columns of ``x`` (export): the report's per-call numbers.
-CSV_FIELDS = ("index", "line", "timestamp", "context", "session", "model", "window", "window_source",
+#: CSV columns of ``x`` (export): ``call`` is the call number people see (index + 1, the table's ``#``),
+#: ``index`` the 0-based index of ``report --json``; then the report's per-call numbers.
+CSV_FIELDS = ("call", "index", "line", "timestamp", "context", "session", "model", "window", "window_source",
               "system_tokens", "tools_tokens", "floor_tokens", "floor_source", "history_tokens", "reserve_tokens",
               "reserve_source", "free_tokens", "used_fraction", "prompt_tokens_estimated", "prompt_tokens_reported",
               "cache_read_tokens", "cache_write_tokens", "completion_tokens_reported", "tokenizer", "exact",
@@ -923,7 +930,7 @@ def write_csv(path: str, calls: Iterable[Call]) -> None:
         for c in calls:
             u = c.usage
             w.writerow([
-                c.index, c.source.line, iso(c.timestamp) or "", c.context, c.session or "", c.model or "",
+                c.index + 1, c.index, c.source.line, iso(c.timestamp) or "", c.context, c.session or "", c.model or "",
                 _v(c.window), c.window_src, _v(c.system_tokens), _v(c.tools_tokens), _v(c.floor_tokens),
                 c.floor_src, _v(c.history_tokens), _v(c.reserve_tokens), c.reserve_src, _v(c.free_tokens),
                 "" if c.used_fraction is None else f"{c.used_fraction:.4f}", _v(c.prompt_estimated),

@@ -207,7 +207,7 @@ class DetailScreen(Screen[None]):
     def _head(self) -> Text:
         c = self.call
         out = Text()
-        out.append(f"call {c.index}", "bold")
+        out.append(f"call #{c.index + 1}", "bold")
         out.append(" · ")
         out.append_text(tx.literal(c.model or "?", limit=40))
         out.append(f" · {tx.stamp(c.timestamp)} · line {c.source.line} · prompt {tx.tokens(c.prompt_tokens)}")
@@ -432,7 +432,7 @@ class PlanScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         """Header, bars, messages table, footer."""
-        yield Static(Text(f"call {self.call.index}: planning…", style="dim"), id="plan-head")
+        yield Static(Text(f"call #{self.call.index + 1}: planning…", style="dim"), id="plan-head")
         yield Static("", id="plan-bars")
         table: DataTable[Any] = DataTable(id="plan-table", cursor_type="row")
         table.add_column(Text("#", justify="right"), key="index")
@@ -512,7 +512,7 @@ class PlanScreen(Screen[None]):
         plan, k = self.plan, self.knobs
         assert k is not None
         head = Text()
-        head.append(f"call {self.call.index} · eviction preview · ", "bold")
+        head.append(f"call #{self.call.index + 1} · eviction preview · ", "bold")
         head.append("fits" if plan.fits else "does not fit", "bold green" if plan.fits else "bold red")
         head.append(f" · before {tx.tokens(plan.before_tokens)} → after {tx.tokens(plan.after_tokens)} · budget "
                     f"{tx.tokens(plan.budget_tokens)}\n")
@@ -589,7 +589,7 @@ class PlanScreen(Screen[None]):
         if self.plan is None:
             self.app.notify("no plan to write yet", severity="warning", markup=False)
             return
-        path = unique_path(os.getcwd(), f"ctxwatch-plan-call{self.call.index}", ".json")
+        path = unique_path(os.getcwd(), f"ctxwatch-plan-call{self.call.index + 1}", ".json")  # call #N
         with open(path, "wb") as fh:
             fh.write(orjson.dumps(self.plan.to_json(), option=orjson.OPT_INDENT_2) + b"\n")
         self.written = path
@@ -614,7 +614,7 @@ HELP_KEYS: tuple[tuple[str, str], ...] = (
     ("enter", "call detail: messages, tool schemas, system prompt, tokens"),
     ("f", "follow the newest call on/off"),
     ("p", "pause/resume the display (the log is still read)"),
-    ("t", "chart x axis: call index / wall time"),
+    ("t", "chart x axis: call number / wall time"),
     ("e", "eviction preview of the selected call (knobs, write JSON)"),
     ("/", "filter calls by text (model, context, time, numbers)"),
     ("c", "next context (main, subagents, sidechains)"),
@@ -651,7 +651,8 @@ def help_text(settings: Settings | None = None) -> Text:
     out.append("  12,036~    inferred (reported prompt minus estimated history)\n")
     out.append("  12,036≈    calibrated estimate;  ?  unknown, never guessed\n")
     out.append("  48.2%!     at or above the trigger;  !!  at or above the budget\n")
-    out.append("  12 C       a compaction happened just before call 12\n")
+    out.append("  #12        call number, from 1 (report --json's 0-based index is 11)\n")
+    out.append("  12 C       a compaction happened just before call #12\n")
     out.append("\nesc or ? closes this help", "dim")
     return out
 

@@ -3,7 +3,10 @@
 * :class:`ContextBar`: the stacked bar of one call (floor | history | reserve | free) with trigger and
   budget marks; parts told apart by glyph and label, not only colour (failure case B31).
 * :class:`CallsTable`: the per-call table (a Line API widget: only visible rows are rendered).
-* :class:`TrendChart`: tokens per call over call index or wall time (``textual-plotext``), downsampled.
+* :class:`TrendChart`: tokens per call over call number or wall time (``textual-plotext``), downsampled.
+
+Calls are numbered for people from 1 (``#12`` is the call with ``index`` 11), as in every text output of
+ctxwatch and in the flag reasons; only JSON keeps the 0-based ``index``.
 * :class:`StatusLine`, :class:`SidePanel`: text panels.
 """
 
@@ -183,10 +186,10 @@ def legend(call: Call, parts: BarParts, width: int) -> Text:
 
 
 def thresholds_line(call: Call, parts: BarParts, settings: Settings, width: int, extra: Text | None = None) -> Text:
-    """``call 13 · model · used 6.9% of 200,000 (catalog) · T trigger 96k · B budget 120k · <extra>``, cut to
-    ``width`` cells."""
+    """``call #13 · model · used 6.9% of 200,000 (catalog) · T trigger 96k · B budget 120k · <extra>``, cut to
+    ``width`` cells (``#13`` = index + 1)."""
     out = Text()
-    out.append(f"call {call.index}", "bold")
+    out.append(f"call #{call.index + 1}", "bold")
     out.append(" · ")
     out.append_text(tx.literal(short_model(call.model), limit=30))
     used = call.used_tokens
@@ -314,18 +317,20 @@ def short_model(model: str | None) -> str:
 
 
 def row_text(call: Call) -> str:
-    """Lower-case text a filter matches against: index, time, model, context, session and the numbers."""
+    """Lower-case text a filter matches against: call number (index + 1), time, model, context, session and
+    the numbers."""
     return " ".join(str(x) for x in (
-        call.index, tx.clock(call.timestamp), call.model or "", call.context, call.session or "",
+        call.index + 1, tx.clock(call.timestamp), call.model or "", call.context, call.session or "",
         call.floor_tokens, call.history_tokens, call.reserve_tokens, call.prompt_reported,
         "compaction" if call.compaction else "")).lower()
 
 
 def cell_texts(call: Call, settings: Settings) -> tuple[list[str], str]:
-    """Plain cell strings of one call by :data:`COLUMNS` order, and the style of its ``used%`` cell."""
+    """Plain cell strings of one call by :data:`COLUMNS` order, and the style of its ``used%`` cell.  The ``#``
+    cell is the call number (index + 1), with `` C`` when a compaction happened just before the call."""
     used = used_cell(call, settings)
     return [
-        f"{call.index}{' C' if call.compaction else ''}",
+        f"{call.index + 1}{' C' if call.compaction else ''}",
         tx.clock(call.timestamp),
         tx.clean(short_model(call.model), multiline=False),
         tx.marked(call.floor_tokens, call.floor_src),
@@ -435,7 +440,7 @@ class CallsTable(ScrollView, can_focus=True):
     def _grow(self, c: Call) -> None:
         """Widen numeric columns for ``c``'s values (one digit group = 4 cells, plus a source mark)."""
         w = self._widths
-        for key, v in (("index", c.index), ("floor", c.floor_tokens), ("history", c.history_tokens),
+        for key, v in (("index", c.index + 1), ("floor", c.floor_tokens), ("history", c.history_tokens),
                        ("reserve", c.reserve_tokens), ("reported", c.prompt_reported)):
             if v is None:
                 continue
@@ -614,7 +619,7 @@ class Series:
     """What the trend chart plots (already downsampled), all token values in tokens.
 
     Attributes:
-        x: x positions (call index, or minutes since the first call).
+        x: x positions (call number = index + 1, or minutes since the first call).
         floor, total: floor and floor + history per point.
         reported: reported prompt tokens per point (``None`` where unknown).
         compactions: x positions of compaction events.
@@ -649,7 +654,7 @@ def build_series(calls: Sequence[Call], settings: Settings, xmode: str, points: 
     Args:
         calls: the calls of the current view.
         settings: thresholds.
-        xmode: ``index`` (x = call index) or ``time`` (x = minutes since the first timestamped call; calls
+        xmode: ``index`` (x = call number, index + 1) or ``time`` (x = minutes since the first timestamped call; calls
             without a timestamp are left out).
         points: the most points to plot (about the chart's width in cells).
     """
@@ -678,14 +683,14 @@ def build_series(calls: Sequence[Call], settings: Settings, xmode: str, points: 
         settings.trigger_tokens(window) if window else None,
         settings.budget_tokens(window) if window else None,
         window - reserve if window and reserve is not None else None,
-        "call index" if xmode == "index" else (f"minutes since {tx.clock(t0)}" if t0 is not None else "minutes"),
+        "call #" if xmode == "index" else (f"minutes since {tx.clock(t0)}" if t0 is not None else "minutes"),
     )
 
 
 def _x(call: Call, xmode: str, t0: float | None) -> float:
     if xmode == "time" and call.timestamp is not None and t0 is not None:
         return round((call.timestamp - t0) / 60, 3)
-    return float(call.index)
+    return float(call.index + 1)
 
 
 def _ticks(top: float) -> tuple[list[float], list[str]]:
