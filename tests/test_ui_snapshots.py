@@ -126,3 +126,25 @@ def test_no_color(snap_compare: Any, tmp_path: Path, monkeypatch: pytest.MonkeyP
         assert app.selected_index == 11 and os.environ["NO_COLOR"] == "1"
 
     assert snap_compare(app, terminal_size=(100, 32), run_before=run_before)
+
+
+def test_readme_screenshot_script_tells_the_demo_story(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``scripts/screenshot.py`` (docs/screenshot.svg) shows the bar over the window, the chart's thresholds and
+    the system prompt eviction of the 60-call demo run (README, "The demo in one minute")."""
+    import html
+    import importlib.util
+
+    root = Path(__file__).resolve().parent.parent
+    spec = importlib.util.spec_from_file_location("screenshot", root / "scripts" / "screenshot.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    monkeypatch.setenv("NO_COLOR", "1")  # the script drops it
+    out = tmp_path / "shot.svg"
+    assert mod.main(["--out", str(out)]) == 0
+    assert "NO_COLOR" not in os.environ and os.environ["TZ"] == "UTC"
+    text = html.unescape(out.read_text(encoding="utf-8")).replace("\xa0", " ")
+    for seen in ("agent-run.jsonl", "60 calls", "window 32,000 (log)", "call #60", "over by", "trigger 15k",
+                 "budget 19k", "#38 system_prompt_evicted", "prompt absent from request #38"):
+        assert seen in text, seen
+    assert str(tmp_path) not in text and "/tmp" not in text
