@@ -375,7 +375,8 @@ async def test_q_quits(log: Path) -> None:
     app = CtxwatchApp(str(log))
     async with app.run_test(size=(100, 30)) as pilot:
         await loaded(pilot, 12)
-        assert app.watch_mode == "events"  # the feed is inside watchfiles' wait
+        assert app.watch_mode == "events"
+        await pilot.pause(0.3)  # the feed is inside watchfiles' wait now
         await pilot.press("q")
         await pilot.pause()
         assert not app.is_running

@@ -18,6 +18,7 @@ from ctxwatch.ui.feed import LogFeed, skip_to_end
 from ctxwatch.ui.messages import (
     AnalysisChanged,
     BackfillDone,
+    BackfillProgress,
     CallsChanged,
     FeedFailed,
     FeedOpened,
@@ -338,7 +339,7 @@ def test_feed_falls_back_to_polling_when_events_stay_silent(tmp_path: Path) -> N
     got, stop, th = start(log, watcher=silent_watcher(started), sweep_interval=0.1)
     try:
         assert until(lambda: got.of(BackfillDone))
-        assert started == [str(tmp_path)]  # the parent directory is watched, not the file
+        assert until(lambda: started == [str(tmp_path)])  # the parent directory is watched, not the file
         # Two sweeps in a row find growth that no event announced: polling from then on.
         for i in (2, 3):
             append(log, line(record(i, turn_words=5)))
@@ -432,3 +433,26 @@ def test_feed_reset_installs_the_new_readers_skip_filter(shared_logs: Path, tmp_
     assert new_seen, "the new file's lines went through a skip filter"
     assert feed_readers[0] != feed_readers[1]
     assert {r for r, _d in new_seen} == {feed_readers[1]}
+
+
+def test_feed_first_backfill_slice_is_small(tmp_path: Path) -> None:
+    # 2,000 calls of about 600 bytes: 1.2 MB.  The first update comes after 256 KiB (a few hundred calls to
+    # account), not after a whole 4 MiB slice, so a big log's first screen does not wait for it.
+    log = tmp_path / "run.jsonl"
+    rows = []
+    for i in range(2000):
+        rec = record(0, turn_words=5)
+        rec["response"]["id"] = f"resp-{i:04d}"  # one API call each
+        rows.append(line(rec))
+    log.write_text("".join(rows))
+    got, stop, th = start(log, fmt="canonical")
+    try:
+        assert until(lambda: got.of(BackfillDone), 10)
+    finally:
+        stop.set()
+        th.join(5)
+    first = got.of(BackfillProgress)[0]
+    assert first.done == 256 * 1024 and first.total == log.stat().st_size
+    first_calls = got.of(CallsChanged)[0].added
+    assert 0 < len(first_calls) <= 256 * 1024 // len(line(record(0, turn_words=5)))
+    assert len(got.calls()) == 2000

@@ -91,6 +91,11 @@ ANALYSIS_INTERVAL = 1.0
 #: (4 MiB: a few tens of milliseconds of parsing).
 BACKFILL_SLICE_BYTES = 4 * 1024 * 1024
 
+#: Bytes of the first backfill slice; each next slice is twice as big, up to :data:`BACKFILL_SLICE_BYTES`.  The
+#: first calls reach the screen after 256 KiB (a few dozen calls to account) instead of 4 MiB, so a big log
+#: shows its dashboard at once (issue 4: first screen < 1 s on a 1 GB log).
+BACKFILL_FIRST_SLICE_BYTES = 256 * 1024
+
 #: Bytes scanned backwards from the end to find the last line start when a backfill is cancelled.
 _TAIL_SCAN_BYTES = 1024 * 1024
 
@@ -141,7 +146,8 @@ class LogFeed:
         sweep_interval: seconds between stat sweeps while following with file events (default
             :data:`SWEEP_INTERVAL`, looked up when the feed is created).
         debounce_ms: watchfiles debounce in milliseconds (clamped to 1..100).
-        slice_bytes: bytes per backfill slice.
+        slice_bytes: the most bytes per backfill slice (the first slice is :data:`BACKFILL_FIRST_SLICE_BYTES`
+            or ``slice_bytes`` if smaller, and each next one twice the last).
         watcher: replacement for ``watchfiles.watch`` (tests); same keyword arguments.
 
     Attributes:
@@ -234,6 +240,7 @@ class LogFeed:
         tailer.skip = self._skip_for(run, tailer)
         self._hold = self.last is not None
         cancelled = False
+        slice_bytes = min(self.slice_bytes, BACKFILL_FIRST_SLICE_BYTES)
         try:
             # Backfill: slices until the tailer has caught up with the file's size.
             while not self.stop.is_set():
@@ -245,7 +252,8 @@ class LogFeed:
                         tailer.skip = self._skip_for(run, tailer)
                     cancelled = True
                     break
-                self._step(run, self.slice_bytes)
+                self._step(run, slice_bytes)
+                slice_bytes = min(self.slice_bytes, 2 * slice_bytes)
                 self._progress = (tailer.position, max(tailer.size, tailer.position))
                 if tailer.lag == 0:
                     break
