@@ -48,7 +48,7 @@ class Accountant:
         self._msg_cache: dict[tuple[str, str | None, int], MessageStat] = {}
         self._counters: dict[tuple[str | None, str | None], Counter] = {}
         # The previous call's messages, stats, running token sums and counter (prefix reuse).
-        self._prev: tuple[list, list[MessageStat], list[int], Counter | None] = ([], [], [], None)
+        self._prev: tuple[list, list[MessageStat], list[int], Counter | None, list[int]] = ([], [], [], None, [])
 
     def counter(self, model: str | None, provider: str | None) -> Counter:
         """The token counter for a model/provider pair (cached)."""
@@ -80,17 +80,21 @@ class Accountant:
             name, prov = counter.name, counter.provider
             msgs = pc.messages
             # Reuse the previous call's stats for the identical re-sent prefix (same Message objects).
-            prev_msgs, prev_stats, prev_sums, prev_counter = self._prev
+            prev_msgs, prev_stats, prev_sums, prev_counter, prev_imgs = self._prev
             k = 0
             if prev_counter is counter:
                 limit = min(len(prev_msgs), len(msgs))
                 while k < limit and msgs[k] is prev_msgs[k]:
                     k += 1
             sums: list[int] = []
+            imgs: list[int] = []  # running count of messages with an image estimate (exactness)
+            images = 0
             if k:
                 stats = prev_stats[:k]
                 sums = prev_sums[:k]
+                imgs = prev_imgs[:k]
                 history = sums[-1]
+                images = imgs[-1]
                 msgs = msgs[k:]
             for msg in msgs:
                 key = message_key(msg)
@@ -103,9 +107,14 @@ class Accountant:
                         label=msg.label, has_image=any(p.kind in ("image", "document") for p in msg.parts),
                     )
                 history += stat.tokens
+                images += stat.has_image
                 stats.append(stat)
                 sums.append(history)
-            self._prev = (pc.messages, stats, sums, counter)
+                imgs.append(images)
+            self._prev = (pc.messages, stats, sums, counter, imgs)
+            has_image = images > 0
+        else:
+            has_image = False
 
         system_tokens = counter.system_tokens(pc.system) if pc.system is not None else None
         tools_tokens = counter.tools_tokens(pc.tools) if pc.tools is not None else None
@@ -148,7 +157,7 @@ class Accountant:
             system_tokens=system_tokens, tools_tokens=tools_tokens, floor_tokens=floor, floor_src=floor_src,
             history_tokens=history, history_src=Src.ESTIMATED if history is not None else Src.UNKNOWN,
             reserve_tokens=reserve, reserve_src=reserve_src, prompt_estimated=prompt_est, usage=pc.usage,
-            tokenizer=counter.name, exact=counter.exact and not any(s.has_image for s in stats),
+            tokenizer=counter.name, exact=counter.exact and not has_image,
             messages=tuple(stats),
             system_key=text_key(pc.system) if pc.system else None, system_present=system_present,
             tools_key=_tools_key(pc.tools) if pc.tools else None, tool_names=tool_names,
