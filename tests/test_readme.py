@@ -1,0 +1,73 @@
+"""The README's promises: every command and option it shows exists, config keys exist, files it names exist."""
+
+from __future__ import annotations
+
+import re
+import shlex
+import tomllib
+from dataclasses import fields
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from ctxwatch.cli import main
+from ctxwatch.config import Settings
+
+ROOT = Path(__file__).resolve().parent.parent
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+COMMANDS = set(main.commands)
+
+
+def _shell_lines() -> list[str]:
+    """`ctxwatch ...` lines of the README's sh blocks and inline code spans (comments removed)."""
+    lines: list[str] = []
+    for block in re.findall(r"```sh\n(.*?)```", README, re.S):
+        lines += [ln.split("#", 1)[0].strip() for ln in block.splitlines()]
+    lines += re.findall(r"`(ctxwatch [^`]+)`", README)
+    return [ln for ln in lines if ln.startswith("ctxwatch ")]
+
+
+def _help(args: list[str]) -> str:
+    res = CliRunner().invoke(main, [*args, "--help"])
+    assert res.exit_code == 0, (args, res.output)
+    return res.output
+
+
+CASES = _shell_lines()
+
+
+def test_the_readme_shows_commands() -> None:
+    assert len(CASES) >= 15
+
+
+@pytest.mark.parametrize("line", CASES)
+def test_every_command_and_option_in_the_readme_exists(line: str) -> None:
+    words = shlex.split(line)[1:]
+    sub = words[0] if words and words[0] in COMMANDS else "watch"  # `ctxwatch PATH` is the dashboard
+    text = _help([sub])
+    for opt in (w for w in words if w.startswith("--")):
+        assert re.search(rf"(^|\s|,){re.escape(opt)}(\s|,|=|$)", text, re.M), f"{opt} not in `ctxwatch {sub} --help`"
+
+
+def test_the_config_section_names_real_keys_and_parses() -> None:
+    block = re.search(r"```toml\n(.*?)```", README, re.S)
+    assert block is not None
+    keys = set(tomllib.loads(block.group(1)))
+    assert keys <= {f.name for f in fields(Settings)}
+    table_keys = set(re.findall(r"^\| `([a-z_]+)` / `--", README, re.M))
+    assert table_keys == {f.name for f in fields(Settings)}
+
+
+def test_files_the_readme_points_to_exist() -> None:
+    for rel in ("docs/screenshot.svg", "examples/budget_loop.py", "sample_logs/README.md",
+                "sample_logs/claude_code_session.jsonl", "sample_logs/openai-batch", "tests/benchmarks"):
+        assert (ROOT / rel).exists(), rel
+
+
+def test_the_readme_flag_kinds_are_the_analysis_kinds() -> None:
+    from ctxwatch.analysis import FLAG_KINDS
+
+    para = README[README.index("Flag kinds:"):]
+    para = para[: para.index("\n\n")]
+    assert set(re.findall(r"`([a-z_]+)`", para)) >= set(FLAG_KINDS)
