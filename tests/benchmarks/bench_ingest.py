@@ -4,8 +4,8 @@ Run: ``.venv/bin/python tests/benchmarks/bench_ingest.py [SIZE_MB]`` (default 20
 OpenAI-format log of one agent run re-sending its growing history (~600 calls, 12 tool schemas, tool calls
 and tool results holding Python-like source and test output), then prints, measured in the same run:
 
-* ``report_vs_orjson``: time of ``ctxwatch report --json`` / time to merely ``orjson.loads`` every line
-  (target <= 2.0);
+* ``report_vs_orjson``: time of ``ctxwatch report --json`` (the whole command, from process start) / time to
+  merely ``orjson.loads`` every line (target <= 2.0), and the same after the one-time start-up;
 * ``naive_vs_ctxwatch``: time to tiktoken-encode every message of every call / ctxwatch's time
   (target >= 10);
 * peak RSS of ``ctxwatch report`` at half size and full size (target <= 300 MB, not growing with size
@@ -145,11 +145,20 @@ def time_naive(path: Path) -> float:
     return time.perf_counter() - t
 
 
-def run_report(path: Path | str, *extra: str) -> tuple[float, float]:
-    """Wall time in seconds and peak RSS in MB of ``ctxwatch report --json PATH`` in a subprocess."""
+def run_report(path: Path | str, *extra: str, warm: bool = False) -> tuple[float, float]:
+    """Time in seconds and peak RSS in MB of ``ctxwatch report --json PATH`` in a fresh subprocess.
+
+    ``warm=False``: the whole command, from process start (interpreter, imports, tokenizer, catalogue).
+    ``warm=True``: only the work on the file, after the one-time start-up (imports, tokenizer load, model
+    catalogue) is done; this is the steady-state figure a long-running dashboard sees.
+    """
+    warmup = ("from ctxwatch.tokens import get_tokenizer\nget_tokenizer('o200k_base')\n"
+              "from ctxwatch.windows import catalog_window\ncatalog_window('gpt-4o', 'openai')\n"
+              "import ctxwatch.analysis, ctxwatch.report\n") if warm else ""
     code = (
         "import resource, sys, time, io, contextlib\n"
         "from ctxwatch.cli import main\n"
+        + warmup +
         "t = time.perf_counter()\n"
         "buf = io.StringIO()\n"
         "try:\n"
@@ -161,9 +170,11 @@ def run_report(path: Path | str, *extra: str) -> tuple[float, float]:
         "rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024\n"
         "sys.stderr.write(f'{dt} {rss}\\n')\n"
     )
+    t0 = time.perf_counter()
     out = subprocess.run([PY, "-c", code], capture_output=True, text=True, check=True)
+    whole = time.perf_counter() - t0
     dt, rss = out.stderr.strip().splitlines()[-1].split()
-    return float(dt), float(rss)
+    return (float(dt) if warm else whole), float(rss)
 
 
 def line(name: str, value: float, target: str) -> None:
@@ -180,13 +191,17 @@ def main() -> None:
         mb = full.stat().st_size / 1e6
         print(f"generated {mb:.0f} MB, 600 calls, 12 tools ({half.stat().st_size / 1e6:.0f} MB half-size run)")
         t_orjson = time_orjson(full)
+        run_report(half)  # a first start writes the tokenizer's start-up cache; measure normal starts
         t_report, rss_full = run_report(full)
+        t_steady, _ = run_report(full, warm=True)
         _, rss_half = run_report(half)
         t_naive = time_naive(full)
-        print(f"orjson.loads every line: {t_orjson:.2f} s; ctxwatch report --json: {t_report:.2f} s; "
-              f"naive tiktoken: {t_naive:.2f} s")
+        print(f"orjson.loads every line: {t_orjson:.2f} s; ctxwatch report --json: {t_report:.2f} s whole command, "
+              f"{t_steady:.2f} s after start-up; naive tiktoken: {t_naive:.2f} s")
         line("report_vs_orjson", t_report / t_orjson, "<= 2.0")
+        line("report_vs_orjson (after start-up)", t_steady / t_orjson, "<= 2.0")
         line("naive_vs_ctxwatch", t_naive / t_report, ">= 10")
+        line("naive_vs_ctxwatch (after start-up)", t_naive / t_steady, ">= 10")
         line(f"peak_rss_mb @ {mb / 2:.0f} MB", rss_half, "<= 300")
         line(f"peak_rss_mb @ {mb:.0f} MB", rss_full, "<= 300, flat")
         full.unlink()
