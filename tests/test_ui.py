@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 import os
 import threading
 import time
@@ -649,3 +650,60 @@ async def test_detail_rereads_a_claude_code_call_from_disk(shared_logs: Path) ->
         messages = [it for it in screen.items if it.kind == "message"]
         assert len(messages) == len(call.messages)
         assert any(it.text for it in messages)  # the bodies came back from disk
+
+
+@pytest.fixture(scope="module")
+def demo_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The 60-call demo run (``ctxwatch demo --write``): a 32,000-token window, ``max_tokens`` 2,000."""
+    from ctxwatch.demo import write_run
+
+    path = tmp_path_factory.mktemp("demo") / "d.jsonl"
+    write_run(path)
+    return path
+
+
+def chart_rows(chart: TrendChart) -> list[tuple[str, str, str]]:
+    """The plot rows of the rendered chart, bottom row first: (label left of the y axis, axis glyph, plot)."""
+    lines = chart.render().plain.split("\n")
+    top = next(i for i, ln in enumerate(lines) if "┌" in ln)
+    bottom = next(i for i, ln in enumerate(lines) if "└" in ln)
+    col = lines[top].index("┌")
+    return [(ln[:col].strip(), ln[col], ln[col + 1:]) for ln in reversed(lines[top + 1:bottom])]
+
+
+@pytest.mark.parametrize("size", [(80, 24), (100, 30), (120, 40)])
+async def test_chart_y_labels_name_the_rows_they_sit_on(demo_log: Path, size: tuple[int, int]) -> None:
+    # The demo's thresholds, by hand: window 32,000 (in the log), budget 0.6 x 32,000 = 19,200, trigger
+    # 0.8 x 19,200 = 15,360, window - reserve = 32,000 - 2,000 (max_tokens) = 30,000.
+    expected = {"T": (15_360, "15k"), "B": (19_200, "19k"), "W-R": (30_000, "30k")}
+    app = CtxwatchApp(str(demo_log))
+    async with app.run_test(size=size) as pilot:
+        await loaded(pilot, 60)
+        await pilot.pause(0.6)  # the chart redraws at most twice a second
+        chart = app.main.query_one(TrendChart)
+        rows = chart_rows(chart)
+        numeric = {r: lab for r, (lab, _g, _p) in enumerate(rows) if lab and lab[0].isdigit()}
+        named = {r: lab for r, (lab, _g, _p) in enumerate(rows) if lab and not lab[0].isdigit()}
+        assert numeric.get(0) == "0"
+
+        def value(label: str) -> float:
+            return float(label[:-1]) * 1000 if label.endswith("k") else float(label)
+
+        # Numeric ticks are the exact values of their rows: one value per row, from 0 on the bottom row.
+        per_row = {value(lab) / r for r, lab in numeric.items() if r}
+        assert len(per_row) == 1, numeric
+        (row_value,) = per_row
+        # Each threshold line sits on the row nearest its value, drawn there and named there (letter and value
+        # beside the axis), and no number is written on a row that carries a line.
+        for letter, (tokens, short) in expected.items():
+            row = math.floor(0.5 + tokens / row_value)
+            label, glyph, plot = rows[row]
+            assert row in named and row not in numeric, (letter, row, rows)
+            assert letter in label.split()[0].split("/") and short in label, (letter, label)
+            assert glyph == "├" and "─" in plot
+        assert all(any(letter in lab.split()[0].split("/") for letter in expected) for lab in named.values())
+        assert chart.axis is not None and chart.axis.rows == len(rows)
+        if len(rows) >= 10:  # tall charts also name the lines on them
+            for name, letter in (("trigger", "T"), ("budget", "B"), ("window-reserve", "W-R")):
+                row = math.floor(0.5 + expected[letter][0] / row_value)
+                assert name in rows[row][2], (name, rows[row])

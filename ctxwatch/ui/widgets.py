@@ -12,6 +12,7 @@ ctxwatch and in the flag reasons; only JSON keeps the 0-based ``index``.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -693,19 +694,117 @@ def _x(call: Call, xmode: str, t0: float | None) -> float:
     return float(call.index + 1)
 
 
-def _ticks(top: float) -> tuple[list[float], list[str]]:
-    """Four or five round y ticks from 0 to ``top`` with compact labels."""
-    if top <= 0:
-        return [0], ["0"]
-    raw = top / 4
-    mag = 10 ** (len(str(int(raw))) - 1)
-    step = next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw)
-    ticks = []
-    v = 0.0
-    while v <= top:
-        ticks.append(v)
-        v += step
-    return ticks, [tx.short_tokens(t) for t in ticks]
+#: Rows of the chart widget that are not plot area: plotext's top and bottom frame lines, the row of x tick
+#: labels and the x axis title (there is no chart title once there is data).  Used to know how many rows the
+#: y axis spans, so that every tick label sits on the row its value is drawn on.
+CHART_FRAME_ROWS = 4
+#: Room above the highest value or threshold line, as a factor of it (the top row is not a ceiling).
+CHART_HEADROOM = 1.04
+#: Round steps between two labelled y ticks (times a power of ten): 0, 2k, 4k, 6k..., 0, 25k, 50k...
+TICK_STEPS = (1, 2, 2.5, 3, 4, 5, 6, 8)
+#: The most labelled intervals on the y axis (4 or 5 read well; more crowd a short chart).
+MAX_TICK_INTERVALS = 5
+#: Plot rows from which the threshold lines are also named on the line itself ("trigger", ...); on shorter
+#: charts the names would cover most of the data, and the letter beside the axis says which line it is.
+NAMED_LINE_ROWS = 10
+#: The chart's threshold lines: Series attribute, letter beside the y axis (the bar's ``T`` and ``B`` marks),
+#: name written on the line in tall charts, plotext colour ("orange" is ANSI yellow, "gray" ANSI white).
+THRESHOLD_LINES: tuple[tuple[str, str, str, str], ...] = (
+    ("trigger", "T", "trigger", "orange"),
+    ("budget", "B", "budget", "red"),
+    ("limit", "W-R", "window-reserve", "gray"),
+)
+
+
+def canvas_row(value: float, top: float, rows: int) -> int:
+    """The plot row (0 = bottom) on which plotext draws ``value`` for a y axis from 0 to ``top`` over ``rows``
+    rows: plotext's own rule (``plotext._utility.get_matrix_data``), ``floor(0.5 + (rows - 1) * value / top)``,
+    rounded to 8 places first as plotext does."""
+    if top <= 0 or rows <= 1:
+        return 0
+    return math.floor(round(0.5 + (rows - 1) * value / top, 8))
+
+
+def tick_label(value: float) -> str:
+    """An exact compact label for a y tick: ``0``, ``750``, ``2.5k``, ``40k``, ``1.25M`` (never rounded, so
+    that the label is the value of its row)."""
+    if abs(value) >= 1_000_000:
+        return f"{value / 1_000_000:g}M"
+    if abs(value) >= 1000:
+        return f"{value / 1000:g}k"
+    return f"{value:g}"
+
+
+@dataclass(frozen=True, slots=True)
+class YAxis:
+    """The y axis of the trend chart for a given plot height.
+
+    Attributes:
+        top: the value of the top row (tokens); the axis runs from 0.
+        rows: plot rows the axis spans.
+        ticks, labels: y tick positions (tokens) and their labels, for ``plt.yticks``.  A numeric label is the
+            exact value of its row; on a row that carries threshold lines the label names them instead
+            (``T 15k``, or ``T/B 15k/19k`` when two lines fall on the same row).
+        lines: one entry per row that carries threshold lines: ``(row, value, names, colour)``, with the
+            value of the first line on it (for ``plt.hline``), the names joined by `` · `` and the colour of
+            the first line.
+    """
+
+    top: float
+    rows: int
+    ticks: list[float]
+    labels: list[str]
+    lines: list[tuple[int, float, str, str]]
+
+
+def y_axis(rows: int, data_top: float, thresholds: Sequence[tuple[float, str, str, str]]) -> YAxis:
+    """Lay out the y axis so that every label tells the truth about the row it is on.
+
+    The axis runs from 0 to ``top`` over ``rows`` plot rows; row ``r`` holds the values nearest to
+    ``r * top / (rows - 1)`` (plotext's mapping, :func:`canvas_row`).  ``top`` is chosen as the smallest value
+    at or above the data and the thresholds (times :data:`CHART_HEADROOM`) for which some round step of
+    :data:`TICK_STEPS` falls exactly on rows, with at most :data:`MAX_TICK_INTERVALS` labelled intervals.
+    A row that carries threshold lines is labelled with their letters and values instead of a number, so
+    no number and no line name share a row; lines that fall on the same row (a short chart) share one
+    label.
+
+    Args:
+        rows: plot rows (the chart's height minus :data:`CHART_FRAME_ROWS`); at least 2 are used.
+        data_top: the highest value plotted (tokens).
+        thresholds: ``(value, letter, name, colour)`` of the threshold lines to draw (tokens).
+    """
+    rows = max(2, rows)
+    steps = rows - 1
+    need = max([data_top, 1.0, *(t[0] for t in thresholds)]) * CHART_HEADROOM
+    best: tuple[float, int, float] | None = None  # (top, rows per labelled step, labelled step)
+    lo = math.floor(math.log10(need / steps)) - 1
+    for exp in range(lo, math.ceil(math.log10(need)) + 2):
+        for m in TICK_STEPS:
+            step = m * 10.0 ** exp
+            for k in range(1, steps + 1):
+                top = steps * step / k
+                if top < need or steps // k > MAX_TICK_INTERVALS:
+                    continue
+                if best is None or (top, k) < (best[0], best[1]):
+                    best = (top, k, step)
+    assert best is not None  # k = steps with a step >= need always fits
+    top, k, step = best
+    on_row: dict[int, list[tuple[float, str, str, str]]] = {}
+    for t in sorted(thresholds):
+        on_row.setdefault(canvas_row(t[0], top, rows), []).append(t)
+    ticks: list[float] = []
+    labels: list[str] = []
+    for i in range(steps // k + 1):
+        value = round(i * step, 6)
+        if canvas_row(value, top, rows) not in on_row:
+            ticks.append(value)
+            labels.append(tick_label(value))
+    lines: list[tuple[int, float, str, str]] = []
+    for row, group in sorted(on_row.items()):
+        ticks.append(group[0][0])
+        labels.append("/".join(g[1] for g in group) + " " + "/".join(tx.short_tokens(g[0]) for g in group))
+        lines.append((row, group[0][0], " · ".join(g[2] for g in group), group[0][3]))
+    return YAxis(top, rows, ticks, labels, lines)
 
 
 #: Seconds between two redraws of the trend chart while data streams in.
@@ -716,14 +815,16 @@ CHART_MARKERS = {"history": "▒", "floor": "█", "reported": "•"}
 
 
 def chart_legend() -> Text:
-    """The chart's legend (shown in the side panel): series markers and threshold lines."""
+    """The chart's legend (shown in the side panel): series markers, and the threshold lines with the letters
+    that label their rows beside the y axis."""
     out = Text()
     for glyph, colour, name in (("█", "magenta", "floor"), ("▒", "cyan", "history"), ("•", "blue", "reported")):
         out.append(glyph, colour)
         out.append(f" {name}  ")
     out.append("\n")
-    for colour, name in (("yellow", "trigger"), ("red", "budget"), ("white", "window-reserve")):
-        out.append("─", colour)
+    for colour, letter, name in (("yellow", "T", "trigger"), ("red", "B", "budget"),
+                                 ("white", "W-R", "window-reserve")):
+        out.append(f"{letter} ─", colour)
         out.append(f" {name}  ")
     out.append("\n")
     out.append("│", "green")
@@ -748,6 +849,8 @@ def _int_ticks(lo: float, hi: float, most: int) -> list[float]:
 class TrendChart(PlotextPlot):
     """Tokens per call: floor (``█``) and history (``▒``) stacked, reported prompt (``•``), thresholds.
 
+    The y axis is laid out for the chart's height (:func:`y_axis`): numbers are the exact values of their rows,
+    and a row with threshold lines is labelled with their letters and values (``T 15k``) instead of a number.
     Push data with :meth:`show`; the chart is rebuilt at its current size when it renders.
     """
 
@@ -759,6 +862,8 @@ class TrendChart(PlotextPlot):
         self._last_draw = 0.0
         self._timer: Timer | None = None
         self.series: Series | None = None
+        #: The y axis of the last drawing (``None`` before the first plot with data).
+        self.axis: YAxis | None = None
 
     def show(self, calls: Sequence[Call], settings: Settings, xmode: str) -> None:
         """Plot ``calls`` with ``settings`` thresholds and x-axis mode ``index`` or ``time``.
@@ -792,14 +897,15 @@ class TrendChart(PlotextPlot):
             plt.title("no calls to plot yet" if self._xmode == "index" else "no timestamped calls to plot")
             return super().render()
         data_top = max([*s.total, *(r for r in s.reported if r is not None), 1])
-        # plotext colour names: "orange" is ANSI yellow (plotext has no "yellow"), "gray" ANSI white.
-        lines = [(s.trigger, "trigger", "orange"), (s.budget, "budget", "red"),
-                 (s.limit, "window-reserve", "gray")]
+        values = {"trigger": s.trigger, "budget": s.budget, "limit": s.limit}
+        lines = [(values[attr], letter, name, colour) for attr, letter, name, colour in THRESHOLD_LINES
+                 if values[attr] is not None]
         # Thresholds within twice the data's peak are drawn; the others are named under the chart so
         # that a run far from its limits still shows its own trend.
-        shown = [ln for ln in lines if ln[0] is not None and ln[0] <= 2 * data_top]
-        top = max([data_top, *(ln[0] for ln in shown)]) * 1.08
-        # The legend is in the side panel (CHART_LEGEND): plotext's own legend covers the data on short charts.
+        shown = [ln for ln in lines if ln[0] <= 2 * data_top]
+        off = [f"{name} {tx.short_tokens(v)}" for v, _letter, name, _c in lines if v > 2 * data_top]
+        axis = self.axis = y_axis(self.size.height - CHART_FRAME_ROWS, data_top, shown)
+        # The legend is in the side panel (chart_legend): plotext's own legend covers the data on short charts.
         bars = self._xmode == "index" and len(s.x) <= max(4, (width - 8) // 3)
         if bars:
             # Few calls: one stacked bar per call.
@@ -818,19 +924,19 @@ class TrendChart(PlotextPlot):
         x1 = s.x[-1] if len(s.x) > 1 and s.x[-1] > x0 else x0 + 1
         if self._xmode == "index":
             x0, x1 = x0 - 0.5, x1 + 0.5  # room for the first and last bars
-        # Labels at different places along their lines so that close thresholds do not overwrite each other.
-        where = {"trigger": (x0, "left"), "budget": (x1, "right"), "window-reserve": ((x0 + x1) / 2, "center")}
-        for value, name, colour in shown:
+        # Each threshold row is labelled beside the axis (y_axis); tall charts also name the lines on them, at
+        # different places along the rows so that names on neighbouring rows do not run into each other.
+        where = [(x0, "left"), (x1, "right"), ((x0 + x1) / 2, "center")]
+        for n, (_row, value, names, colour) in enumerate(axis.lines):
             plt.hline(value, colour)
-            x, align = where[name]
-            plt.text(f"{name} {tx.short_tokens(value)}", x=x, y=value, color=colour, alignment=align)
+            if axis.rows >= NAMED_LINE_ROWS:
+                x, align = where[n % len(where)]
+                plt.text(names, x=x, y=value, color=colour, alignment=align)
         for cx in s.compactions:
             plt.vline(cx, "green")
-        off = [f"{name} {tx.short_tokens(v)}" for v, name, _c in lines if v is not None and (v, name, _c) not in shown]
-        plt.ylim(0, top)
+        plt.ylim(0, axis.top)
         plt.xlim(x0, x1)
-        ticks, labels = _ticks(top)
-        plt.yticks(ticks, labels)
+        plt.yticks(axis.ticks, axis.labels)
         if self._xmode == "index":
             xt = _int_ticks(s.x[0], s.x[-1], max(2, width // 12))
             plt.xticks(xt, [str(int(v)) for v in xt])
