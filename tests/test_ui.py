@@ -707,3 +707,34 @@ async def test_chart_y_labels_name_the_rows_they_sit_on(demo_log: Path, size: tu
             for name, letter in (("trigger", "T"), ("budget", "B"), ("window-reserve", "W-R")):
                 row = math.floor(0.5 + expected[letter][0] / row_value)
                 assert name in rows[row][2], (name, rows[row])
+
+
+async def test_compact_layout_names_the_most_severe_flag_up_to_the_selected_call(demo_log: Path) -> None:
+    # The demo's story (README, "The demo in one minute"): #17 trigger crossed with no compaction (warn), #38
+    # system prompt evicted (critical), #60 reserve breached (critical); 6 flags in all.
+    app = CtxwatchApp(str(demo_log))
+    async with app.run_test(size=(60, 15)) as pilot:
+        await loaded(pilot, 60)
+        main = app.main
+        assert main.has_class("-compact") and not main.query_one("#middle").display
+        line = main.query_one("#flagline")
+        assert line.display and line.size.height == 1
+
+        def shown() -> str:
+            return str(line.render())
+
+        assert shown().startswith("!! #60 reserve breached (+5 more): prompt 36,891")
+        assert shown().endswith("…") and len(shown()) <= 58  # one line of the 60-column pane, cut
+        await pilot.press(*["up"] * 20)  # call #40: the newest critical flag up to here is the eviction
+        assert app.selected_index == 39
+        assert shown().startswith("!! #38 system prompt evicted (+5 more): system prompt abs")
+        await pilot.press(*["up"] * 20)  # call #20: only the trigger warning so far
+        assert shown().startswith("! #17 trigger no compaction (+5 more)")
+        await pilot.press(*["up"] * 10)  # call #10: nothing yet
+        assert shown() == "flags: none up to #10 (6 later)"
+        await pilot.resize_terminal(36, 8)  # too small: the message only, as before
+        await pilot.pause()
+        assert main.has_class("-tiny") and not line.display
+        await pilot.resize_terminal(120, 40)  # full layout: the side panel lists the flags instead
+        await pilot.pause()
+        assert not line.display and main.query_one("#side").display

@@ -100,6 +100,8 @@ def test_compact_layout_60x15(snap_compare: Any, tmp_path: Path, monkeypatch: py
         main = app.main
         assert main is not None and main.has_class("-compact") and not main.query_one("#middle").display
         assert app.selected_index == 11
+        # The compact layout names the most severe flag (the 12-call run is over the budget at #12).
+        assert str(main.query_one("#flagline").render()).startswith("! #12 over budget (+1 more): ")
 
     assert snap_compare(app, terminal_size=(60, 15), run_before=run_before)
 

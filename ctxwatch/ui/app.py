@@ -81,7 +81,8 @@ class MainScreen(Screen[None]):
     """Status line, progress bar, context bar, trend chart + side panel, calls table, filter box, footer.
 
     The layout adapts to the terminal: compact below ``COMPACT_WIDTH x COMPACT_HEIGHT`` (no chart, no side
-    panel), and a "terminal too small" message below ``MIN_WIDTH x MIN_HEIGHT``.
+    panel: one line under the bar names the most severe flag instead), and a "terminal too small" message
+    below ``MIN_WIDTH x MIN_HEIGHT``.
     """
 
     DEFAULT_CSS = """
@@ -93,6 +94,8 @@ class MainScreen(Screen[None]):
     MainScreen #side { width: 1fr; min-width: 26; max-width: 64; border-left: vkey $primary 50%;
         overflow-y: auto; }
     MainScreen #calls { height: 1fr; min-height: 3; }
+    MainScreen #flagline { display: none; height: 1; padding: 0 1; }
+    MainScreen.-compact #flagline { display: block; }
     MainScreen #filter { display: none; height: 1; border: none; padding: 0 1; }
     MainScreen #filter.-active { display: block; }
     MainScreen #toosmall { display: none; content-align: center middle; width: 100%; height: 100%; }
@@ -112,6 +115,7 @@ class MainScreen(Screen[None]):
             yield StatusLine(Text("starting…"), id="status")
             yield ProgressBar(id="progress", show_eta=False)
             yield ContextBar(id="bar")
+            yield Static(Text(""), id="flagline")
             with Horizontal(id="middle"):
                 yield TrendChart(id="chart")
                 yield SidePanel(Text("flags: none"), id="side")
@@ -352,6 +356,8 @@ class CtxwatchApp(App[None]):
             main.query_one(TrendChart).show(self.view_calls(), self.settings, self.xaxis)
         if not main.has_class("-compact") and not main.has_class("-tiny"):
             main.query_one(SidePanel).update(self._side_text())
+        if main.has_class("-compact"):
+            main.query_one("#flagline", Static).update(self.flag_line(max(10, self.size.width - 2)))
         if main.has_class("-tiny"):
             main.query_one("#toosmall", Static).update(self._tiny_text())
         bar = main.query_one(ProgressBar)
@@ -486,6 +492,42 @@ class CtxwatchApp(App[None]):
             out.append("\n")
         out.append("\nChart\n", "bold")
         out.append_text(chart_legend())
+        return out
+
+    def flag_line(self, width: int = 80) -> Text:
+        """The compact layout's one line about flags (it has no side panel): the most severe flag raised at or
+        before the selected call, the newest of those, e.g. ``!! #38 system prompt evicted (+3 more): system
+        prompt absent from request #38 …``, cut to the line with an ellipsis.  ``(+N more)`` counts the other
+        flags of the context.  The line follows the selection, so moving up the table tells the run's story.
+
+        Args:
+            width: cells available; longer lines end with ``…``.
+        """
+        analysis = self.analyses.get(self.context) if self.context is not None else None
+        if self.analysis_error:
+            out = tx.literal(self.analysis_error, "yellow", limit=200)
+        elif analysis is None:
+            out = Text("flags: none yet" if self.loaded else "flags: after reading", "dim")
+        else:
+            flags = list(analysis.flags)
+            upto = self.selected_index if self.selected_index is not None else max((f.call for f in flags),
+                                                                                  default=0)
+            seen = [f for f in flags if f.call <= upto]
+            if not flags:
+                out = Text("flags: none", "dim")
+            elif not seen:
+                out = Text(f"flags: none up to #{upto + 1} ({len(flags)} later)", "dim")
+            else:
+                f = max(seen, key=lambda f: (SEVERITY_ORDER.get(f.severity, 0), f.call))
+                mark, style = SEVERITY_MARKS.get(f.severity, ("?", ""))
+                out = Text()
+                out.append(f"{mark} #{f.call + 1} {f.kind.replace('_', ' ')}", style)
+                if len(flags) > 1:
+                    out.append(f" (+{len(flags) - 1} more)", "dim")
+                out.append(": ")
+                out.append_text(tx.literal(f.reason, limit=300))
+        if out.cell_len > width:
+            out.truncate(width, overflow="ellipsis")
         return out
 
     def drift_note(self, call: Call | None) -> Text | None:
