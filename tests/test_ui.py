@@ -385,6 +385,24 @@ async def test_q_quits(log: Path) -> None:
     assert app.feed is not None and app.feed.done.wait(1.0), "the reading thread did not end"
 
 
+@pytest.mark.parametrize("where", ["table", "filter box", "detail"])
+async def test_ctrl_c_quits(log: Path, where: str) -> None:
+    app = CtxwatchApp(str(log))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await loaded(pilot, 12)
+        if where == "filter box":
+            await pilot.press("slash", "g")
+            assert app.focused is not None and app.focused.id == "filter"
+        elif where == "detail":
+            await pilot.press("enter")
+            assert isinstance(app.screen, DetailScreen)
+        await pilot.press("ctrl+c")
+        await pilot.pause()
+        assert not app.is_running
+    assert app._stop.is_set()
+    assert app.feed is not None and app.feed.done.wait(1.0), "the reading thread did not end"
+
+
 async def test_command_palette_lists_the_actions(log: Path) -> None:
     app = CtxwatchApp(str(log))
     async with app.run_test(size=(100, 30)) as pilot:

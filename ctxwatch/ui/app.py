@@ -178,6 +178,9 @@ class CtxwatchApp(App[None]):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("q", "quit", "Quit"),
+        # ctrl+c quits too, as in tail and most terminal tools (Textual's default only says "press ctrl+q");
+        # a priority binding, so it also quits from the filter box and the detail view.
+        Binding("ctrl+c", "quit", "Quit", show=False, priority=True),
         Binding("enter", "detail", "Detail"),
         Binding("f", "toggle_follow", "Follow"),
         Binding("p", "toggle_pause", "Pause"),

@@ -624,7 +624,7 @@ HELP_KEYS: tuple[tuple[str, str], ...] = (
     ("esc", "skip the rest of the backfill; clear the filter"),
     ("ctrl+p", "command palette (every action)"),
     ("?", "this help"),
-    ("q", "quit"),
+    ("q  ctrl+c", "quit"),
 )
 
 
