@@ -91,26 +91,33 @@ def main() -> None:
 
 
 @main.command("watch")
-@click.argument("path", type=click.Path())
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
 @settings_options
 @click.option("--poll", is_flag=True,
               help="Poll instead of using filesystem events (network, WSL, container filesystems).")
 @click.option("--last", type=click.IntRange(min=1), default=None, help="Start from the last N calls.")
-def watch_cmd(path: str, config: str | None, window: int | None, budget_fraction: float | None,
+def watch_cmd(paths: tuple[str, ...], config: str | None, window: int | None, budget_fraction: float | None,
               trigger: float | None, reserve: float | None, fmt: str | None, poll: bool, last: int | None) -> None:
-    """Open the dashboard on PATH (a log file or a folder of logs) and follow it live."""
+    """Open the dashboard on PATHS and follow it live.
+
+    \b
+    PATHS: a log file; a folder of logs (sessions, newest first; the newest is followed);
+    several logs or folders (the same, over all their files); or an OpenAI/Anthropic batch
+    input and output file, or their folder (one run, results joined to requests by custom_id).
+    """
     import os
 
     settings = make_settings(config, window=window, budget_fraction=budget_fraction, trigger=trigger,
                              reserve=reserve)
-    if not os.path.exists(path):
-        _echo(f"ctxwatch: {path}: no such file or directory", err=True)
-        sys.exit(EXIT_USAGE)
-    if not os.path.isdir(path):
+    for path in paths:
+        if not os.path.exists(path):
+            _echo(f"ctxwatch: {clean(path)}: no such file or directory", err=True)
+            sys.exit(EXIT_USAGE)
+    if len(paths) == 1 and not os.path.isdir(paths[0]):
         from ctxwatch.run import LogError, resolve_spec
 
         try:
-            resolve_spec(path, fmt)
+            resolve_spec(paths[0], fmt)
         except LogError as exc:
             _echo(f"ctxwatch: {clean(exc)}", err=True)
             sys.exit(EXIT_USAGE)
@@ -118,12 +125,13 @@ def watch_cmd(path: str, config: str | None, window: int | None, budget_fraction
         # No terminal to draw on (a pipe, CI, COLUMNS=0): print the headless report instead (case B31).
         _echo("ctxwatch: no terminal; printing `ctxwatch report` instead of the dashboard", err=True)
         ctx = click.get_current_context()
-        ctx.invoke(report_cmd, paths=(path,), config=config, window=window, budget_fraction=budget_fraction,
+        ctx.invoke(report_cmd, paths=paths, config=config, window=window, budget_fraction=budget_fraction,
                    trigger=trigger, reserve=reserve, fmt=fmt, as_json=False, follow=False, jsonl=False, poll=poll)
         return
     from ctxwatch.ui.app import CtxwatchApp
 
-    CtxwatchApp(path, fmt=fmt, settings=settings, poll=poll, last=last).run()
+    CtxwatchApp(paths[0] if len(paths) == 1 else list(paths), fmt=fmt, settings=settings, poll=poll,
+                last=last).run()
 
 
 def _fmt_int(v: int | None) -> str:

@@ -756,3 +756,91 @@ async def test_compact_layout_names_the_most_severe_flag_up_to_the_selected_call
         await pilot.resize_terminal(120, 40)  # full layout: the side panel lists the flags instead
         await pilot.pause()
         assert not line.display and main.query_one("#side").display
+
+
+SAMPLES = Path(__file__).resolve().parent.parent / "sample_logs"
+
+
+def batch_results(path: Path) -> dict[str, int]:
+    """custom_id -> reported prompt tokens of each succeeded result of a batch output file, read with json."""
+    out: dict[str, int] = {}
+    for raw in path.read_text(encoding="utf-8").splitlines():
+        rec = json.loads(raw)
+        if "response" in rec:  # OpenAI: {custom_id, response: {status_code, body: {usage}}}
+            if rec["response"] and rec["response"]["status_code"] == 200:
+                out[rec["custom_id"]] = rec["response"]["body"]["usage"]["prompt_tokens"]
+        elif rec["result"]["type"] == "succeeded":  # Anthropic: prompt = input + cache writes + cache reads
+            u = rec["result"]["message"]["usage"]
+            out[rec["custom_id"]] = (u["input_tokens"] + u.get("cache_creation_input_tokens", 0)
+                                     + u.get("cache_read_input_tokens", 0))
+    return out
+
+
+@pytest.mark.parametrize(("opened", "results", "fmt"), [
+    (["openai-batch"], "openai-batch/batch_output.jsonl", "openai-batch"),
+    (["openai-batch/batch_input.jsonl", "openai-batch/batch_output.jsonl"], "openai-batch/batch_output.jsonl",
+     "openai-batch"),
+    (["openai-batch/batch_output.jsonl", "openai-batch/batch_input.jsonl"], "openai-batch/batch_output.jsonl",
+     "openai-batch"),
+    (["anthropic-batch"], "anthropic-batch/results.jsonl", "anthropic-batch"),
+])
+async def test_batch_pair_opens_as_one_joined_run(opened: list[str], results: str, fmt: str) -> None:
+    paths = [str(SAMPLES / p) for p in opened]
+    expected = batch_results(SAMPLES / results)
+    folder = (SAMPLES / results).parent
+    app = CtxwatchApp(paths[0] if len(paths) == 1 else paths)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await loaded(pilot, len(expected))
+        assert app.format_name == fmt and app.failed is None
+        assert app.batch_files is not None
+        assert sorted(app.batch_files) == sorted(str(p) for p in folder.iterdir() if p.suffix == ".jsonl")
+        calls = list(app.calls.values())
+        # Every succeeded result is one call, joined to its request: the floor (system prompt) and the history
+        # are known, and the reported prompt is the result's own usage.
+        assert {c.extra["custom_id"]: c.prompt_reported for c in calls} == expected
+        assert all(c.extra.get("joined") and c.floor_tokens and c.history_tokens for c in calls)
+        assert "?" not in table(app).cell(0, "floor") and "?" not in table(app).cell(0, "history")
+        assert not app.sessions  # one run, not sessions to pick from
+        shown = status(app)
+        assert " + " in shown and "joined by custom_id" in shown and str(folder) not in shown
+        await pilot.press("o")  # no session picker: the files are one run
+        assert isinstance(app.screen, MainScreen)
+        await pilot.press("enter")  # the detail re-reads the request from the input file
+        screen = app.screen
+        assert isinstance(screen, DetailScreen)
+        assert await wait_for(pilot, lambda: screen.loaded, 10)
+        assert screen.error is None and any(it.kind == "message" and it.text for it in screen.items)
+
+
+async def test_several_session_files_are_sessions_newest_followed(tmp_path: Path) -> None:
+    old = write_log(tmp_path / "old.jsonl", 2, turn_words=5)
+    (tmp_path / "sub").mkdir()
+    new = write_log(tmp_path / "sub" / "new.jsonl", 3, turn_words=5)
+    os.utime(old, (1_700_000_000, 1_700_000_000))
+    os.utime(new, (1_700_000_100, 1_700_000_100))
+    app = CtxwatchApp([str(old), str(new)])
+    async with app.run_test(size=(120, 40)) as pilot:
+        assert await wait_for(pilot, lambda: app.log_path == str(new) and app.loaded and len(app.calls) == 3)
+        assert app.batch_files is None and app.sessions == [str(new), str(old)]
+        assert "new.jsonl (session 1/2, auto)" in status(app)
+        await pilot.press("o")
+        assert isinstance(app.screen, SessionPicker)
+        await pilot.press("down", "down", "enter")  # auto, new, old
+        assert await wait_for(pilot, lambda: app.log_path == str(old) and app.loaded and len(app.calls) == 2)
+
+
+def test_watch_takes_several_paths(tmp_path: Path) -> None:
+    """``ctxwatch in.jsonl out.jsonl`` is accepted (without a terminal it prints the joined report)."""
+    from click.testing import CliRunner
+
+    from ctxwatch.cli import main
+
+    pair = [str(SAMPLES / "openai-batch" / "batch_input.jsonl"), str(SAMPLES / "openai-batch" / "batch_output.jsonl")]
+    n = len(batch_results(SAMPLES / "openai-batch" / "batch_output.jsonl"))
+    for argv in (pair, ["watch", *pair]):
+        res = CliRunner().invoke(main, argv)
+        assert res.exit_code == 0, res.output
+        assert "unexpected extra argument" not in res.output
+        assert f"format=openai-batch  calls={n}" in res.output
+    res = CliRunner().invoke(main, [pair[0], str(tmp_path / "missing.jsonl")])
+    assert res.exit_code == 2 and "missing.jsonl: no such file or directory" in res.output

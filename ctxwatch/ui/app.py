@@ -4,7 +4,8 @@
 messages; its handlers own the state (the calls, the issues, the selection, follow / pause / filter /
 context / x-axis) and push it down to the widgets of :class:`MainScreen`.  No widget is touched from a
 thread.  A folder is a set of sessions: the newest one is followed (and a newer one taken over
-automatically) until the user picks one with ``o``.
+automatically) until the user picks one with ``o``; so are several files given together.  Batch request and
+result files (a folder of them, or the files) are one run instead, joined by ``custom_id``.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import csv
 import os
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any, ClassVar
 
 from rich.text import Text
@@ -28,7 +29,7 @@ from textual.worker import get_current_worker
 from ctxwatch.config import Settings
 from ctxwatch.model import Call, Issue
 from ctxwatch.ui import text as tx
-from ctxwatch.ui.feed import SWEEP_INTERVAL, LogFeed
+from ctxwatch.ui.feed import SWEEP_INTERVAL, BatchFeed, LogFeed, is_batch_set, list_paths
 from ctxwatch.ui.messages import (
     AnalysisChanged,
     BackfillDone,
@@ -156,7 +157,11 @@ class CtxwatchApp(App[None]):
     """The dashboard: follow one log (or the sessions of a folder) and show how its context is spent.
 
     Args:
-        path: a log file, or a folder of logs (Claude Code projects folder, Codex sessions tree).
+        path: a log file, or a folder of logs (Claude Code projects folder, Codex sessions tree), or several
+            of them (a sequence).  A folder, or several paths, holding session logs is a set of sessions: the
+            newest is followed, ``o`` picks another.  When all their files are OpenAI or Anthropic batch files
+            (requests and results) they are read as one run, results joined to requests by ``custom_id``
+            (:class:`~ctxwatch.ui.feed.BatchFeed`).
         fmt: format name, or ``None`` to detect.
         settings: thresholds (budget 0.6 of the window, trigger 0.8 of the budget, reserve 0.15).
         poll: follow the log by polling it every 250 ms instead of with file events (``--poll``: network,
@@ -168,7 +173,8 @@ class CtxwatchApp(App[None]):
     indexes in table order), ``selected_index``, ``follow``, ``paused``, ``xaxis`` (``index`` | ``time``),
     ``filter_text``, ``context``, ``contexts``, ``loaded`` (backfill done), ``log_path``, ``format_name``,
     ``last_reset``, ``resets`` (their reasons, in order), ``watch_mode`` (``events`` | ``polling`` | ``None``),
-    ``watch_note`` (why, or ``None``) and ``feed`` (the current :class:`~ctxwatch.ui.feed.LogFeed`).
+    ``watch_note`` (why, or ``None``), ``feed`` (the current :class:`~ctxwatch.ui.feed.LogFeed`), ``paths`` (as
+    given), ``sessions`` and ``batch_files`` (the joined batch files, or ``None``).
     """
 
     TITLE = "ctxwatch"
@@ -195,11 +201,17 @@ class CtxwatchApp(App[None]):
         Binding("escape", "cancel_backfill", "Cancel backfill", show=False),
     ]
 
-    def __init__(self, path: str, *, fmt: str | None = None, settings: Settings | None = None, poll: bool = False,
-                 last: int | None = None) -> None:
+    def __init__(self, path: str | Sequence[str], *, fmt: str | None = None, settings: Settings | None = None,
+                 poll: bool = False, last: int | None = None) -> None:
         super().__init__()
-        self.path = path
-        self.is_dir = os.path.isdir(path)
+        self.paths = [path] if isinstance(path, str) else list(path)
+        if not self.paths:
+            raise ValueError("CtxwatchApp needs at least one path")
+        self.path = self.paths[0] if len(self.paths) == 1 else " + ".join(self.paths)
+        self.is_dir = len(self.paths) == 1 and os.path.isdir(self.paths[0])
+        #: A set of files (a folder, or several paths): sessions to pick from, or one joined batch run.
+        self.multi = self.is_dir or len(self.paths) > 1
+        self.batch_files: list[str] | None = None
         self.fmt = fmt
         self.settings = settings or Settings()
         self.poll = poll
@@ -216,7 +228,7 @@ class CtxwatchApp(App[None]):
         self.xaxis = "index"
         self.filter_text = ""
         self.loaded = False
-        self.log_path: str | None = None if self.is_dir else path
+        self.log_path: str | None = None if self.multi else self.path
         self.format_name: str | None = None
         self.spec: Any = None
         self.failed: str | None = None
@@ -227,7 +239,7 @@ class CtxwatchApp(App[None]):
         self.watch_mode: str | None = None
         self.watch_note: str | None = None
         self.watch_interval = 0.0
-        self.feed: LogFeed | None = None
+        self.feed: LogFeed | None = None  # a BatchFeed (a LogFeed) for joined batch files
         self.sessions: list[str] = []
         self.auto_session = True
         self.saved: list[str] = []  # files written by s / x (for the status line and tests)
@@ -248,9 +260,9 @@ class CtxwatchApp(App[None]):
         return self.main
 
     def on_mount(self) -> None:
-        """Start following the file, or scanning the folder for sessions."""
-        if self.is_dir:
-            self._scan_worker(self.path, self._scan_stop)
+        """Start following the file, or scanning the folder(s) and files for sessions or batch files."""
+        if self.multi:
+            self._scan_worker(self.paths, self._scan_stop)
         else:
             self._start_feed(self.path)
         self.refresh_panels()
@@ -266,8 +278,9 @@ class CtxwatchApp(App[None]):
         self._scan_stop.set()
         self.exit()
 
-    def _start_feed(self, path: str) -> None:
-        """Drop the current state and follow ``path`` with a fresh feed."""
+    def _start_feed(self, path: str, batch: list[str] | None = None) -> None:
+        """Drop the current state and follow ``path`` with a fresh feed, or read the ``batch`` files as one
+        joined run (``path`` is then their label)."""
         self._stop.set()
         self._feed_id += 1
         self._stop = threading.Event()
@@ -295,8 +308,14 @@ class CtxwatchApp(App[None]):
         self._pending = []
         if self._mounted():
             self._table().set_calls([], self.settings)
-        self.feed = LogFeed(path, self.post_message, self._stop, fmt=self.fmt, settings=self.settings,
-                            last=self.last, feed_id=self._feed_id, cancel_backfill=self._cancel, poll=self.poll)
+        self.batch_files = batch
+        if batch is not None:
+            self.feed = BatchFeed(batch, self.post_message, self._stop, fmt=self.fmt, settings=self.settings,
+                                  last=self.last, feed_id=self._feed_id)
+        else:
+            self.feed = LogFeed(path, self.post_message, self._stop, fmt=self.fmt, settings=self.settings,
+                                last=self.last, feed_id=self._feed_id, cancel_backfill=self._cancel,
+                                poll=self.poll)
         self._feed_worker(self.feed)
         self.refresh_panels()
 
@@ -314,19 +333,16 @@ class CtxwatchApp(App[None]):
             stop.set()
 
     @work(thread=True, group="scan", exit_on_error=False)
-    def _scan_worker(self, folder: str, stop: threading.Event) -> None:
-        from ctxwatch.multi import list_logs
-
+    def _scan_worker(self, paths: list[str], stop: threading.Event) -> None:
+        """List the log files of ``paths`` every :data:`SCAN_INTERVAL` seconds and post them when they change,
+        saying whether they are batch files to join (detection runs here, off the UI thread)."""
         worker = get_current_worker()
         seen: list[str] | None = None
         while not stop.is_set() and not worker.is_cancelled:
-            try:
-                files = list_logs(folder)
-            except OSError:
-                files = []
+            files = list_paths(paths)
             if files != seen:
                 seen = files
-                self.post_message(SessionsChanged(files))
+                self.post_message(SessionsChanged(files, is_batch_set(files, self.fmt)))
             stop.wait(SCAN_INTERVAL)
 
     # ------------------------------------------------------------------ widgets
@@ -377,9 +393,10 @@ class CtxwatchApp(App[None]):
         assert self.main is not None
         compact = self.main.has_class("-compact")
         width = max(10, self.size.width - 2)
-        name = os.path.basename(self.log_path) if self.log_path else os.path.basename(self.path.rstrip(os.sep))
-        file_seg = tx.literal(name or self.path, "bold", limit=24 if compact else 48)
-        if self.is_dir and not compact:
+        file_seg = tx.literal(self.display_name(), "bold", limit=24 if compact else 48)
+        if self.batch_files is not None and not compact:
+            file_seg.append(" (joined by custom_id)", "dim")
+        elif self.multi and not compact:
             file_seg.append(f" (session {self._session_pos()}, {'auto' if self.auto_session else 'picked'})", "dim")
         n_view, n_all = len(self.view), len(self.calls)
         calls_seg = Text(f"{n_all:,} call{'s' if n_all != 1 else ''}")
@@ -432,6 +449,17 @@ class CtxwatchApp(App[None]):
         return tx.flow([file_seg, Text(self.format_name or "?"), calls_seg, ctx_seg, bad_seg, tok_seg, win_seg,
                         mode_seg, read_seg, watch_seg, Text(f"x: {self.xaxis}"), filter_seg, reset_seg, notice_seg],
                        width)
+
+    def display_name(self) -> str:
+        """What the status line calls the log: the file name, the batch files' names joined by `` + ``, the
+        folder's name, or ``N paths`` before the first session of several paths is chosen."""
+        if self.batch_files is not None:
+            return " + ".join(os.path.basename(f) for f in self.batch_files)
+        if self.log_path:
+            return os.path.basename(self.log_path) or self.log_path
+        if self.is_dir:
+            return os.path.basename(self.path.rstrip(os.sep)) or self.path
+        return f"{len(self.paths)} paths"
 
     def _watch_fallback(self) -> bool:
         """True when the feed polls although file events were wanted (not ``--poll``)."""
@@ -705,10 +733,18 @@ class CtxwatchApp(App[None]):
         self.refresh_panels(chart=False)
 
     def on_sessions_changed(self, message: SessionsChanged) -> None:
-        """The folder's sessions changed: follow the newest one unless the user picked one."""
+        """The folder's sessions changed: follow the newest one unless the user picked one.  Batch files are
+        read as one joined run instead (again when a file is added or removed)."""
+        if message.batch:
+            self.sessions = []
+            if self.batch_files is None or set(message.files) != set(self.batch_files):
+                files = sorted(message.files)
+                self._start_feed(" + ".join(files), batch=files)
+            return
         self.sessions = message.files
         if not message.files:
-            self.notice = "no logs in this folder yet; waiting"
+            self.notice = ("no logs in this folder yet; waiting" if self.is_dir
+                           else "none of these files exists yet; waiting")
             self.refresh_panels(chart=False)
             return
         newest = _newest_session(message.files)
@@ -867,12 +903,26 @@ class CtxwatchApp(App[None]):
         self.rebuild_view()
 
     def action_sessions(self) -> None:
-        """Pick a session of the followed folder."""
-        if not self.is_dir:
+        """Pick a session of the followed folder (or of the files given)."""
+        if self.batch_files is not None:
+            self.notify("sessions: these batch files are one run (results joined to requests by custom_id)",
+                        markup=False)
+            return
+        if not self.multi:
             self.notify("sessions: open a folder of logs to switch between sessions", markup=False)
             return
-        self.push_screen(SessionPicker(self.path, self.sessions, self.log_path, self.auto_session),
+        self.push_screen(SessionPicker(self._base_folder(), self.sessions, self.log_path, self.auto_session),
                          self._session_picked)
+
+    def _base_folder(self) -> str:
+        """The folder the session picker shows paths relative to: the folder opened, or the folder common to the
+        paths given."""
+        if self.is_dir:
+            return self.path
+        try:
+            return os.path.commonpath([os.path.dirname(os.path.abspath(p)) for p in self.paths])
+        except ValueError:  # different drives
+            return os.getcwd()
 
     def _session_picked(self, choice: str | None) -> None:
         if choice is None:
@@ -896,7 +946,7 @@ class CtxwatchApp(App[None]):
 
     def action_save_svg(self) -> None:
         """Save an SVG screenshot of the screen to the current directory and say where."""
-        stem = "ctxwatch-" + _stem(self.log_path or self.path)
+        stem = "ctxwatch-" + _stem(self._stem_source())
         path = unique_path(os.getcwd(), stem, ".svg")
         self.save_screenshot(filename=os.path.basename(path), path=os.path.dirname(path))
         self.saved.append(path)
@@ -904,11 +954,18 @@ class CtxwatchApp(App[None]):
 
     def action_export_csv(self) -> None:
         """Write the calls of the current view as CSV to the current directory and say where."""
-        stem = "ctxwatch-calls-" + _stem(self.log_path or self.path)
+        stem = "ctxwatch-calls-" + _stem(self._stem_source())
         path = unique_path(os.getcwd(), stem, ".csv")
         write_csv(path, self.view_calls())
         self.saved.append(path)
         self.notify(f"{len(self.view):,} calls exported to {path}", title="CSV", markup=False)
+
+    def _stem_source(self) -> str:
+        """The path saved files are named after: the followed log, or for joined batch files the folder opened
+        (``openai-batch``) or the first file."""
+        if self.batch_files is not None:
+            return self.path if self.is_dir else self.batch_files[0]
+        return self.log_path or self.paths[0]
 
     def action_cancel_backfill(self) -> None:
         """Skip the rest of the backfill and follow from the end of the file."""

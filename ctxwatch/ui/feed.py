@@ -20,6 +20,10 @@ already read the backfill (possibly skipping part of it).  Changes are coalesced
 :class:`~ctxwatch.ui.messages.CallsChanged` per :data:`FLUSH_INTERVAL` seconds (4 per second), however fast
 the log grows (failure case B30).
 
+:class:`BatchFeed` reads OpenAI / Anthropic batch request and result files as one run (results joined to their
+requests by ``custom_id``) and reads them again when one changes; :func:`is_batch_set` tells such files from
+session logs.
+
 The feed never touches a widget: it only calls ``emit`` (``App.post_message``, which is thread-safe).  It
 keeps no message text: calls are :class:`~ctxwatch.model.Call` summaries; the detail view re-reads bodies
 with :func:`ctxwatch.run.reload_parsed`.
@@ -30,7 +34,7 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from textual.message import Message
@@ -513,3 +517,125 @@ class LogFeed:
             self._text_cache = {}
             self._dirty = True
             self._analyse(force=True)
+
+
+# ---------------------------------------------------------------------------------- batch files
+
+#: Formats whose files are opened together as one run: batch requests joined to their results by ``custom_id``.
+BATCH_FORMATS = frozenset({"openai-batch", "anthropic-batch"})
+
+
+def list_paths(paths: Sequence[str]) -> list[str]:
+    """The log files named by ``paths``: folders expanded with :func:`ctxwatch.multi.list_logs`, files as given
+    (if they exist); newest first by modification time, each file once."""
+    from ctxwatch.multi import list_logs
+
+    found: dict[str, float] = {}
+    for p in paths:
+        try:
+            if os.path.isdir(p):
+                for f in list_logs(p):
+                    found.setdefault(f, os.path.getmtime(f))
+            elif os.path.isfile(p):
+                found.setdefault(p, os.path.getmtime(p))
+        except OSError:
+            continue
+    return sorted(found, key=lambda f: found[f], reverse=True)
+
+
+def is_batch_set(files: Sequence[str], fmt: str | None = None) -> bool:
+    """True when ``files`` are batch files to open as one joined run: every file whose format is recognised
+    (``fmt``, or detected) is an OpenAI or Anthropic batch file (:data:`BATCH_FORMATS`), and at least one is.
+    Files of no known format are left to the join, which reports them; the first file of another format
+    (a Claude Code session, a Codex rollout) ends the check, so a folder of sessions costs one detection."""
+    found = False
+    for f in files:
+        try:
+            spec = resolve_spec(f, fmt)
+        except LogError:
+            continue
+        if spec.name not in BATCH_FORMATS:
+            return False
+        found = True
+    return found
+
+
+class BatchFeed(LogFeed):
+    """A batch input/output pair (or several batch files) read as one run, joined by ``custom_id``
+    (:func:`ctxwatch.multi.load_many`, :func:`ctxwatch.formats.batch.read_batch_pair`), posting the same messages
+    as :class:`LogFeed`.
+
+    Batch files are written whole (a download), not appended to, so they are not tailed: the files are read
+    again, and the calls replaced (:class:`~ctxwatch.ui.messages.ResetSeen` ``rewritten``), when the size or
+    modification time of one of them changes (checked every ``interval`` seconds).
+
+    Args:
+        paths: the batch files (requests and results, any order).
+        emit, stop, fmt, settings, last, feed_id, interval: as for :class:`LogFeed`.
+    """
+
+    def __init__(self, paths: Sequence[str], emit: Callable[[Message], object], stop: threading.Event, *,
+                 fmt: str | None = None, settings: Settings | None = None, last: int | None = None,
+                 feed_id: int = 0, interval: float = POLL_INTERVAL) -> None:
+        super().__init__(" + ".join(paths), emit, stop, fmt=fmt, settings=settings, last=last, feed_id=feed_id,
+                         interval=interval)
+        self.paths = list(paths)
+
+    def run(self) -> None:
+        """Read and join the files, then read them again whenever one changes, until ``stop`` is set."""
+        try:
+            seen = self._signature()
+            run = self._load()
+            if run is None:
+                return
+            size = sum(s[0] for s in seen if s is not None)
+            self.emit(FeedOpened(self.feed_id, self.path, run.spec.name, size, run.spec))
+            self._publish(run, self.last)
+            self.emit(BackfillDone(self.feed_id))
+            self._analyse(force=True)
+            while not self.stop.wait(self.interval):
+                now = self._signature()
+                if now == seen:
+                    continue
+                seen = now
+                run = self._load()
+                if run is None:
+                    continue
+                self.emit(ResetSeen(self.feed_id, "rewritten", len(run.calls), clear=True))
+                self._text_cache = {}
+                self._publish(run, None)
+                self._analyse(force=True)
+        finally:
+            self.done.set()
+
+    def _signature(self) -> tuple[tuple[int, int] | None, ...]:
+        """(size, mtime_ns) of each file, ``None`` for a file that is gone."""
+        out: list[tuple[int, int] | None] = []
+        for p in self.paths:
+            try:
+                st = os.stat(p)
+            except OSError:
+                out.append(None)
+                continue
+            out.append((st.st_size, st.st_mtime_ns))
+        return tuple(out)
+
+    def _load(self) -> Run | None:
+        """The joined run, or ``None`` after a :class:`~ctxwatch.ui.messages.FeedFailed` saying why."""
+        from ctxwatch.multi import load_many
+
+        try:
+            return load_many(self.paths, self.fmt, self.settings)
+        except (LogError, OSError) as exc:
+            self.emit(FeedFailed(self.feed_id, str(exc)))
+            return None
+
+    def _publish(self, run: Run, last: int | None) -> None:
+        """Send ``run``'s calls (the last ``last`` of them) and issues."""
+        self.run_ = run
+        calls = run.calls[-last:] if last else run.calls
+        self._added = dict.fromkeys(c.index for c in calls)
+        self._updated = {}
+        self._issues = list(run.issues)
+        self._dirty = True
+        self._flush(force=True)

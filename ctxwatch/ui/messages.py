@@ -152,12 +152,15 @@ class WatchChanged(FeedMessage):
 
 
 class SessionsChanged(Message):
-    """The list of session logs in a followed directory changed (newest first).
+    """The log files of the opened folder(s) or files changed (newest first).
 
     Attributes:
-        files: log paths, newest first (:func:`ctxwatch.multi.list_logs`).
+        files: log paths, newest first (:func:`ctxwatch.ui.feed.list_paths`).
+        batch: True when the files are batch requests and results to open as one joined run
+            (:func:`ctxwatch.ui.feed.is_batch_set`), False when they are sessions to pick from.
     """
 
-    def __init__(self, files: list[str]) -> None:
+    def __init__(self, files: list[str], batch: bool = False) -> None:
         super().__init__()
         self.files = files
+        self.batch = batch
