@@ -456,3 +456,30 @@ def test_feed_first_backfill_slice_is_small(tmp_path: Path) -> None:
     first_calls = got.of(CallsChanged)[0].added
     assert 0 < len(first_calls) <= 256 * 1024 // len(line(record(0, turn_words=5)))
     assert len(got.calls()) == 2000
+
+
+def test_feed_backfill_never_reports_an_unread_line_as_a_truncated_tail(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    # Backfill slices end inside lines.  On a loaded machine accounting one slice can take longer than the tailer's
+    # idle grace (2 s), and the rest of the line, still unread, was then reported as a truncated tail ("1 bad
+    # line" on a complete file).  A zero grace makes every pause "long"; the file is complete.
+    import ctxwatch.tail
+    import ctxwatch.ui.feed as feed_mod
+
+    class Impatient(ctxwatch.tail.FileTailer):
+        def __init__(self, *a, **kw) -> None:
+            kw["idle_grace"] = 0.0
+            super().__init__(*a, **kw)
+
+    monkeypatch.setattr(feed_mod, "FileTailer", Impatient)
+    log = write_log(tmp_path / "run.jsonl", 12)
+    assert len(line(record(0))) > 1000  # every 1,000-byte slice ends inside a line
+    got, stop, th = start(log, slice_bytes=1000)
+    try:
+        assert until(lambda: got.of(BackfillDone), 10)
+        time.sleep(0.3)  # live polls after the backfill: the file ends with a newline, nothing is partial
+    finally:
+        stop.set()
+        th.join(5)
+    assert len(got.calls()) == 12
+    assert [i for m in got.of(IssuesChanged) for i in m.issues] == []

@@ -31,6 +31,7 @@ with :func:`ctxwatch.run.reload_parsed`.
 
 from __future__ import annotations
 
+import math
 import os
 import threading
 import time
@@ -242,6 +243,11 @@ class LogFeed:
     def _follow_stream(self, run: Run) -> None:
         tailer = self.tailer = FileTailer(self.path)
         tailer.skip = self._skip_for(run, tailer)
+        # A backfill slice usually ends inside a line, and accounting a slice can take longer than the tailer's
+        # idle grace (seconds, on a loaded machine): the next poll would then report the rest of that line, not
+        # yet read, as a truncated tail.  No line is idle before the backfill has caught up with the file.
+        grace = tailer.idle_grace
+        tailer.idle_grace = math.inf
         self._hold = self.last is not None
         cancelled = False
         slice_bytes = min(self.slice_bytes, BACKFILL_FIRST_SLICE_BYTES)
@@ -252,7 +258,7 @@ class LogFeed:
                     offset, line = skip_to_end(self.path)
                     if offset > tailer.offset:
                         tailer.close()
-                        tailer = self.tailer = FileTailer(self.path, offset, line)
+                        tailer = self.tailer = FileTailer(self.path, offset, line, idle_grace=grace)
                         tailer.skip = self._skip_for(run, tailer)
                     cancelled = True
                     break
@@ -262,6 +268,7 @@ class LogFeed:
                 if tailer.lag == 0:
                     break
                 self._flush()
+            tailer.idle_grace = grace
             if self._hold:
                 self._hold = False
                 keep = run.calls[-self.last:] if self.last else run.calls
