@@ -483,3 +483,17 @@ def test_feed_backfill_never_reports_an_unread_line_as_a_truncated_tail(tmp_path
         th.join(5)
     assert len(got.calls()) == 12
     assert [i for m in got.of(IssuesChanged) for i in m.issues] == []
+
+
+def test_chart_x_title_shortens_to_fit_instead_of_vanishing() -> None:
+    from ctxwatch.ui.widgets import x_title
+
+    above = [(61_440, "T", "trigger"), (76_800, "B", "budget"), (128_000, "W-R", "window-reserve")]
+    full = "call # · above: trigger 61k, budget 77k, window-reserve 128k"
+    short = "call # · above: T 61k, B 77k, W-R 128k"
+    assert x_title("call #", above, False, 80) == full
+    assert x_title("call #", above, False, len(full) - 1) == short
+    assert x_title("call #", above, True, len(short) + 20) == short + " · │ compaction"
+    assert x_title("call #", above, True, 21) == "call # · │ compaction"
+    assert x_title("call #", above, False, 10) == "call #"
+    assert x_title("call #", [], False, 80) == "call #"

@@ -832,6 +832,23 @@ def chart_legend() -> Text:
     return out
 
 
+def x_title(xlabel: str, above: Sequence[tuple[float, str, str]], compactions: bool, width: int) -> str:
+    """The chart's x axis title: ``call # · above: trigger 61k, budget 77k, window-reserve 128k · │ compaction``.
+
+    ``above`` lists the thresholds too high to draw (``(tokens, letter, name)``).  plotext drops a title wider
+    than the plot, so shorter forms are tried until one fits ``width`` cells: the thresholds by letter
+    (``above: T 61k, B 77k, W-R 128k``), then the axis name alone.
+    """
+    tail = " · │ compaction" if compactions else ""
+    forms = []
+    if above:
+        forms.append(xlabel + " · above: " + ", ".join(f"{name} {tx.short_tokens(v)}" for v, _l, name in above) + tail)
+        forms.append(xlabel + " · above: " + ", ".join(f"{letter} {tx.short_tokens(v)}" for v, letter, _n in above)
+                     + tail)
+    forms += [xlabel + tail, xlabel]
+    return next((f for f in forms if len(f) <= width), xlabel)
+
+
 def _int_ticks(lo: float, hi: float, most: int) -> list[float]:
     """Whole-number ticks from ``lo`` to ``hi``, at most ``most`` of them, on a round step."""
     span = max(1.0, hi - lo)
@@ -903,7 +920,7 @@ class TrendChart(PlotextPlot):
         # Thresholds within twice the data's peak are drawn; the others are named under the chart so
         # that a run far from its limits still shows its own trend.
         shown = [ln for ln in lines if ln[0] <= 2 * data_top]
-        off = [f"{name} {tx.short_tokens(v)}" for v, _letter, name, _c in lines if v > 2 * data_top]
+        above = [(v, letter, name) for v, letter, name, _c in lines if v > 2 * data_top]
         axis = self.axis = y_axis(self.size.height - CHART_FRAME_ROWS, data_top, shown)
         # The legend is in the side panel (chart_legend): plotext's own legend covers the data on short charts.
         bars = self._xmode == "index" and len(s.x) <= max(4, (width - 8) // 3)
@@ -940,8 +957,10 @@ class TrendChart(PlotextPlot):
         if self._xmode == "index":
             xt = _int_ticks(s.x[0], s.x[-1], max(2, width // 12))
             plt.xticks(xt, [str(int(v)) for v in xt])
-        plt.xlabel(s.xlabel + (" · above: " + ", ".join(off) if off else "")
-                   + (" · │ compaction" if s.compactions else ""))
+        # plotext centres the title under the plot and drops it unless it fits in the widget from there.
+        ylw = max((len(lab) for lab in axis.labels), default=0)
+        centre = ylw + 1 + (width - 2 - ylw) // 2
+        plt.xlabel(x_title(s.xlabel, above, bool(s.compactions), min(2 * (width - centre), 2 * centre + 1)))
         return super().render()
 
 
