@@ -22,6 +22,7 @@ from textual import events, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
+from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widgets import Footer, Input, ProgressBar, Static
 from textual.worker import get_current_worker
@@ -365,6 +366,14 @@ class CtxwatchApp(App[None]):
         """Push the current state to the status line, bar, chart, side panel and too-small message."""
         if not self._mounted():
             return
+        try:
+            self._refresh_panels(chart)
+        except NoMatches:
+            # The main screen is being rebuilt (a session switch, a layout change): its widgets are not
+            # all there yet. The next update, at most a quarter of a second away, draws the whole state.
+            return
+
+    def _refresh_panels(self, chart: bool) -> None:
         main = self.main
         assert main is not None
         main.query_one(StatusLine).update(self._status_text())
