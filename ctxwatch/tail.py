@@ -565,6 +565,10 @@ class FileTailer:
         n = self.pending
         if n <= 0 or self.clock() - self._last_growth < self.idle_grace:
             return
+        if self._pos < self._size:
+            # Unread bytes remain (a capped read stopped mid-line): the line is not half-written, only not
+            # read yet, however long ago the file last grew.
+            return
         start = self._splitter.offset
         if self._idle_checked == (start, n):
             return

@@ -685,3 +685,23 @@ def test_released_handle_replaced_with_partial_line_does_not_misread_new_file(tm
     assert [(i.kind, i.line) for i in issues(got)] == [("truncated_tail", 2)]
     assert resets(got) == ["replaced"] and ids(got) == [2, 3, 4]
     assert isinstance(got[0], Issue) and isinstance(got[1], Reset)
+
+
+def test_a_capped_read_that_stops_mid_line_is_not_a_truncated_tail(tmp_path: Path) -> None:
+    """A backfill reads in slices; a slice may end inside a line. However long the slice took to process,
+    the rest of that line is unread, not half-written: no truncated_tail issue, and the record arrives."""
+    now = [0.0]
+    path = tmp_path / "big.jsonl"
+    rec = {"request": {"model": "gpt-4o", "messages": [{"role": "user", "content": "x" * 5000}]},
+           "response": {"usage": {"prompt_tokens": 8, "completion_tokens": 1}}}
+    path.write_text(json.dumps(rec) + "\n")
+    t = FileTailer(str(path), idle_grace=2.0, clock=lambda: now[0])
+    first = t.poll(max_bytes=1000)  # stops inside the only line
+    assert not [e for e in first if isinstance(e, Issue)]
+    now[0] += 60.0  # the slice took a minute to process on a loaded machine
+    events = t.poll(max_bytes=1000)
+    assert not [e for e in events if isinstance(e, Issue)]
+    while t.position < t.size:
+        events += t.poll(max_bytes=1000)
+    assert [e.value for e in events if isinstance(e, Record)] == [rec]
+    assert not [e for e in events if isinstance(e, Issue)]
