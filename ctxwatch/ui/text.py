@@ -8,51 +8,21 @@ surrogates with visible escapes.
 
 from __future__ import annotations
 
-import re
 from datetime import datetime
 
 from rich.text import Text
 
 from ctxwatch.model import Src
+from ctxwatch.safetext import clean as _clean_core
 
-# C0 controls except TAB and LF, DEL, C1 controls; bidi embeddings/overrides/isolates and marks; lone
-# surrogates (JSON "\ud800" decodes to one, and a terminal cannot encode it).
-_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
-_UNSAFE_LINE = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
-
-#: Tab width used when expanding tabs in log text (columns).
-TAB_WIDTH = 4
-
-
-def _escape(m: re.Match[str]) -> str:
-    ch = m.group(0)
-    code = ord(ch)
-    if ch == "\n":
-        return "⏎"
-    if ch == "\t":
-        return " "
-    if 0xD800 <= code <= 0xDFFF:
-        return "\ufffd"
-    if code <= 0xFF:
-        return f"\\x{code:02x}"
-    return f"\\u{code:04x}"
 
 
 def clean(text: str, *, multiline: bool = True) -> str:
-    """Return ``text`` with every unsafe character replaced by a visible escape.
+    """``text`` with every unsafe character replaced by a visible escape (see :func:`ctxwatch.safetext.clean`).
 
-    Args:
-        text: untrusted text from a log.
-        multiline: keep newlines (and expand tabs); when False newlines become ``⏎`` and tabs a space,
-            for one-line cells.
-
-    Returns:
-        A string with no ESC, no other C0/C1 control character (except ``\\n`` when ``multiline``), no bidi
-        control and no lone surrogate: ``"\\x1b[31m"`` becomes the six visible characters ``\\x1b[31m``.
+    The dashboard keeps newlines by default (``multiline=True``); one-line cells pass ``multiline=False``.
     """
-    if multiline:
-        return _UNSAFE.sub(_escape, text.replace("\r\n", "\n")).expandtabs(TAB_WIDTH)
-    return _UNSAFE_LINE.sub(_escape, text)
+    return _clean_core(text, multiline=multiline)
 
 
 def literal(text: str | None, style: str = "", *, multiline: bool = False, limit: int | None = None) -> Text:
