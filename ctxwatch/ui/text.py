@@ -16,7 +16,6 @@ from ctxwatch.model import Src
 from ctxwatch.safetext import clean as _clean_core
 
 
-
 def clean(text: str, *, multiline: bool = True) -> str:
     """``text`` with every unsafe character replaced by a visible escape (see :func:`ctxwatch.safetext.clean`).
 
