@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import statistics
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ctxwatch.accounting import Accountant
 from ctxwatch.config import Settings
@@ -24,6 +24,42 @@ from ctxwatch.model import Call, Issue, ParsedCall
 
 #: Parsed calls held back before accounting (bounded so that memory stays small on huge runs).
 PENDING_LIMIT = 256
+
+
+#: Largest token count taken from a log: 2**53 (exact in a JSON double, in range for every JSON writer).
+#: Larger or negative numbers are damage, not usage: they become unknown with an issue, never a crash.
+MAX_TOKENS = 2**53
+
+
+def _show(v: object) -> str:
+    """A number short enough for a message (1e+300, not 301 digits)."""
+    return f"{v:.3g}" if isinstance(v, int) and abs(v) >= 10**15 else str(v)
+
+
+def _bad_count(v: object) -> bool:
+    return isinstance(v, int) and not 0 <= v < MAX_TOKENS
+
+
+def _sanitize(pc: ParsedCall) -> list[Issue]:
+    """Make a parsed call's numbers sane in place (negative or huge counts -> unknown); return the issues."""
+    bad: list[str] = []
+    if pc.usage is not None:
+        fields_ = {f: getattr(pc.usage, f) for f in ("prompt_total", "input_uncached", "cache_read", "cache_write",
+                                                       "output", "reasoning")}
+        wrong = {f: v for f, v in fields_.items() if _bad_count(v)}
+        if wrong:
+            bad += [f"{f} {_show(v)}" for f, v in wrong.items()]
+            pc.usage = replace(pc.usage, **dict.fromkeys(wrong))
+    if _bad_count(pc.window) or pc.window == 0:
+        bad.append(f"window {_show(pc.window)}")
+        pc.window = None
+    if _bad_count(pc.max_output_tokens):
+        bad.append(f"max output tokens {_show(pc.max_output_tokens)}")
+        pc.max_output_tokens = None
+    if not bad:
+        return []
+    return [Issue(pc.source.path, pc.source.line, "implausible_value",
+                  f"{'; '.join(bad)}: not a token count (negative or beyond 2**53); treated as unknown")]
 
 
 class LogError(Exception):
@@ -83,6 +119,9 @@ class Run:
                 self.issues.append(out)
                 change.issues.append(out)
                 continue
+            for problem in _sanitize(out):
+                self.issues.append(problem)
+                change.issues.append(problem)
             idx = self._by_key.get(out.key) if out.key else None
             if idx is not None:
                 self._pending[idx] = out

@@ -477,3 +477,24 @@ def test_a_replaced_log_holding_copies_of_read_calls_counts_them_once(tmp_path: 
     for r in iter_records(str(replaced)):
         run.feed_record(r)
     assert len(run.calls) == 7
+
+
+def test_huge_or_negative_numbers_in_a_log_are_unknown_not_a_crash(tmp_path: Path) -> None:
+    """A window of 1e20, usage of -5 or 1e23, max_tokens -5: an issue each, values unknown, JSON still valid."""
+    recs = [
+        {"window": 10**20, "request": {"model": "gpt-4o", "max_tokens": -5,
+                                       "messages": [{"role": "user", "content": "hi"}]},
+         "response": {"usage": {"prompt_tokens": -5, "completion_tokens": 1e20}}},
+        {"window": 1e300, "request": {"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}]},
+         "response": {"usage": {"prompt_tokens": 10**23, "completion_tokens": 1}}},
+    ]
+    path = write_jsonl(tmp_path / "huge.jsonl", recs)
+    doc = report(path)
+    a, b = doc["calls"]
+    assert a["prompt_tokens_reported"] is None and a["completion_tokens_reported"] is None
+    assert a["window"] == 128_000 and a["window_source"] == "catalog"  # the log's value was rejected
+    assert a["reserve_source"] == "default"  # max_tokens -5 is not a reserve
+    assert b["prompt_tokens_reported"] is None and b["completion_tokens_reported"] == 1
+    assert [i["line"] for i in doc["issues"] if i["kind"] == "implausible_value"] == [1, 2]
+    res = CliRunner().invoke(main, ["check", str(path), "--json"])
+    assert res.exit_code == 0, res.output
