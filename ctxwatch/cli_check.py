@@ -27,6 +27,7 @@ one corrupt record must not fail a cron job whose calls are fine.  The exception
 
 from __future__ import annotations
 
+import os
 import sys
 
 import click
@@ -73,7 +74,10 @@ def check_cmd(paths: tuple[str, ...], config: str | None, window: int | None, bu
     level = SEVERITY_RANK[fail_on]
     failing = [f for f in flags if SEVERITY_RANK[f["severity"]] >= level]
     status = EXIT_FLAGGED if failing else 0
-    lines = {c.index: c.source.line for c in run.calls}
+    several = len({c.source.path for c in run.calls}) > 1
+    # With several files (a folder, a batch pair) a line number alone does not say where: name the file.
+    lines = {c.index: (f"{os.path.basename(c.source.path)}:{c.source.line}" if several else c.source.line)
+             for c in run.calls}
 
     if as_json:
         out = {"file": path, "format": run.spec.name, "fail_on": fail_on, "exit_status": status, "flags": flags,

@@ -74,6 +74,7 @@ def load_many(paths: list[str], fmt: str | None, settings: Settings | None = Non
         if spec is None:
             run.issues.append(_issue(f, "format not recognised; skipped"))
             continue
+        first_call = len(run.calls)
         run.reader = spec.reader(f)
         if spec.document:
             value, issue = read_document(f)
@@ -85,6 +86,11 @@ def load_many(paths: list[str], fmt: str | None, settings: Settings | None = Non
             for rec in iter_records(f, skip=run.reader.skip):
                 run.feed_record(rec)
         run.finish()
+        # A log with no session ids is one session of its own: unrelated files in one folder must not be
+        # analysed as one conversation (false compactions between the last call of one and the next file).
+        for call in run.calls[first_call:]:
+            if call.session is None:
+                call.session = os.path.basename(f)
     run.path = str(Path(paths[0])) if len(paths) == 1 else run.path
     return run
 

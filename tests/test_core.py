@@ -498,3 +498,22 @@ def test_huge_or_negative_numbers_in_a_log_are_unknown_not_a_crash(tmp_path: Pat
     assert [i["line"] for i in doc["issues"] if i["kind"] == "implausible_value"] == [1, 2]
     res = CliRunner().invoke(main, ["check", str(path), "--json"])
     assert res.exit_code == 0, res.output
+
+
+def test_a_folder_of_unrelated_logs_is_not_one_conversation(tmp_path: Path) -> None:
+    """Two unrelated logs without session ids in one folder: the drop from the first file's big prompts
+    to the second file's small ones is not a compaction, and each file is its own session."""
+    def rec(n: int) -> dict:
+        return {"request": {"model": "gpt-4o", "messages": [{"role": "user", "content": "x " * n}]},
+                "response": {"usage": {"prompt_tokens": n + 7, "completion_tokens": 1}}}
+
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    write_jsonl(folder / "a.jsonl", [rec(n) for n in (20_000, 21_000, 22_000)])
+    write_jsonl(folder / "b.jsonl", [rec(n) for n in (100, 200, 300)])
+    import os
+
+    os.utime(folder / "a.jsonl", (1_700_000_000, 1_700_000_000))  # a is the older file, read first
+    doc = report(folder)
+    assert sorted(s["session"] for s in doc["sessions"]) == ["a.jsonl", "b.jsonl"]
+    assert not [f for f in doc["flags"] if f["kind"] == "compaction"]
