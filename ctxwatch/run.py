@@ -305,12 +305,21 @@ def load_run(path: str, fmt: str | None = None, settings: Settings | None = None
         return run
     total = os.path.getsize(path)
     cb = (lambda off: progress(off, total)) if progress else None
+    records = 0
     try:
         for rec in iter_records(path, skip=run.reader.skip, progress=cb):
+            records += isinstance(rec, Record)
             run.feed_record(rec)
     except OSError as exc:
         raise LogError(f"{path}: cannot read ({exc.strerror or exc})") from exc
     run.finish()
+    if fmt and records and not run.calls:
+        # A forced --format that reads nothing from a file full of records is almost surely the wrong one;
+        # saying so keeps `check` from passing a log it never read.
+        detected = detect(path)
+        hint = f" (it looks like {detected.name})" if detected is not None and detected.name != spec.name else ""
+        run.issues.append(Issue(path, 0, "format_mismatch",
+                                f"{records} records, none read as a call in format {spec.name}{hint}"))
     return run
 
 

@@ -517,3 +517,14 @@ def test_a_folder_of_unrelated_logs_is_not_one_conversation(tmp_path: Path) -> N
     doc = report(folder)
     assert sorted(s["session"] for s in doc["sessions"]) == ["a.jsonl", "b.jsonl"]
     assert not [f for f in doc["flags"] if f["kind"] == "compaction"]
+
+
+def test_a_wrong_forced_format_is_reported_and_check_fails_as_unreadable(tmp_path: Path) -> None:
+    recs = [{"request": {"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}]},
+             "response": {"usage": {"prompt_tokens": 9, "completion_tokens": 1}}}] * 3
+    path = write_jsonl(tmp_path / "c.jsonl", recs)
+    doc = report(path, "--format", "claude-code")
+    assert doc["calls"] == []
+    assert [i["kind"] for i in doc["issues"]] == ["format_mismatch"]
+    assert "looks like canonical" in doc["issues"][0]["message"]
+    assert CliRunner().invoke(main, ["check", str(path), "--format", "claude-code"]).exit_code == 2
