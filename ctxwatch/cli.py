@@ -154,11 +154,14 @@ def report_cmd(paths: tuple[str, ...], config: str | None, window: int | None, b
     if follow:
         if len(paths) != 1:
             raise click.UsageError("--follow takes exactly one PATH")
+        import logging
         import threading
 
         from ctxwatch.follow import follow_jsonl
         from ctxwatch.run import LogError
 
+        # watchfiles logs a warning on Ctrl-C; stopping on Ctrl-C is the normal end of a follow (exit 0).
+        logging.getLogger("watchfiles").setLevel(logging.ERROR)
         stop = threading.Event()
         try:
             follow_jsonl(paths[0], fmt, settings, sys.stdout, stop, poll=poll)
@@ -203,6 +206,9 @@ def report_cmd(paths: tuple[str, ...], config: str | None, window: int | None, b
     if tokenizers:
         legend += "; estimates use " + ", ".join(tokenizers)
     _echo(legend)
+    if settings.window and any(c["window_source"] == "log" for c in doc["calls"]):
+        _echo(f"note: --window/config window {settings.window:,} applies only where the log does not state the window "
+              "(window_source 'log' wins)")
     _echo(f"forecast: {doc['forecast']['text']}")
 
 

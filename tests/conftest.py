@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -10,7 +12,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 # The tokenizer's start-up cache goes to a throw-away folder, never the user's ~/.cache, during tests.
-os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="ctxwatch-test-cache-")
+os.environ["XDG_CACHE_HOME"] = _CACHE = tempfile.mkdtemp(prefix="ctxwatch-test-cache-")
+atexit.register(shutil.rmtree, _CACHE, True)
 #: The real logs written by real tools, kept outside the repository (see ../shared/sample-logs/SOURCES.md).
 SHARED = Path(os.environ.get("CTXWATCH_SHARED", ROOT.parent / "shared")) / "sample-logs"
 

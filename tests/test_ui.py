@@ -346,6 +346,10 @@ async def test_question_mark_opens_help(log: Path) -> None:
         assert isinstance(app.screen, HelpScreen)
         await pilot.press("escape")
         assert isinstance(app.screen, MainScreen)
+        await pilot.press("question_mark")
+        await pilot.press("q")  # q quits from the help screen too
+        await pilot.pause()
+        assert app.return_code is not None or not app.is_running
 
 
 async def test_s_saves_svg_and_x_exports_csv(log: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

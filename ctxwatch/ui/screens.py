@@ -662,6 +662,7 @@ class HelpScreen(ModalScreen[None]):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,question_mark", "app.pop_screen", "Close"),
+        Binding("q", "app.quit", "Quit"),  # q quits everywhere else; a help screen must not trap it
     ]
 
     DEFAULT_CSS = """
