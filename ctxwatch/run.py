@@ -313,9 +313,10 @@ def load_run(path: str, fmt: str | None = None, settings: Settings | None = None
     except OSError as exc:
         raise LogError(f"{path}: cannot read ({exc.strerror or exc})") from exc
     run.finish()
-    if fmt and records and not run.calls:
-        # A forced --format that reads nothing from a file full of records is almost surely the wrong one;
-        # saying so keeps `check` from passing a log it never read.
+    if fmt and records and not run.calls and not any(i.line for i in run.issues):
+        # A forced --format that silently reads nothing from a file full of records is almost surely the
+        # wrong one; saying so keeps `check` from passing a log it never read. (When the reader already
+        # reported each record as a bad line, that says it.)
         detected = detect(path)
         hint = f" (it looks like {detected.name})" if detected is not None and detected.name != spec.name else ""
         run.issues.append(Issue(path, 0, "format_mismatch",
