@@ -160,14 +160,18 @@ def follow_jsonl(
                         continue
                     assert isinstance(item, FileEvent)
                     ev = item.event
+                    # One file is followed: name it as the user did (the watcher reports absolute paths), so
+                    # every object's `file` stays the same before and after a reset.
                     if isinstance(ev, Reset):
                         if run is not None:
                             write_change(run.finish())
-                            run.reset(ev.reason, ev.path)
+                            run.reset(ev.reason, path)
                         else:
                             held.clear()
-                        emit({"event": "reset", "reason": ev.reason, "path": ev.path})
+                        emit({"event": "reset", "reason": ev.reason, "path": path})
                     elif isinstance(ev, Record | Issue):
+                        if isinstance(ev, Issue):
+                            ev.path = path
                         if run is None:
                             held.append(ev)
                         else:

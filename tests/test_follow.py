@@ -276,3 +276,29 @@ def test_follow_real_claude_code_log_written_in_random_chunks(tmp_path: Path, sh
     others += [o for o in rest if "event" in o]
     assert sorted(last) == list(range(len(expected)))
     assert [o for o in others if o.get("kind") in ("truncated_tail", "invalid_json", "glued_records")] == []
+
+
+def test_file_field_is_the_path_as_given_before_and_after_a_reset(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """The watcher works on absolute paths; the objects name the file as the user did, throughout."""
+    monkeypatch.chdir(tmp_path)
+    log = Path("f.jsonl")
+    log.write_bytes(line(0))
+    out = QueueOut()
+    stop = threading.Event()
+
+    def writer() -> None:
+        time.sleep(0.6)
+        log.write_bytes(line(1))  # truncated and rewritten
+        time.sleep(0.8)
+        stop.set()
+
+    t = threading.Thread(target=writer)
+    t.start()
+    follow_jsonl("f.jsonl", None, Settings(), out, stop, poll=True, sweep_interval=0.1, poll_interval=0.05)
+    t.join()
+    objs = []
+    while not out.q.empty():
+        objs.append(out.q.get())
+    assert [o.get("event", "call") for o in objs] == ["call", "reset", "call"]
+    assert {o.get("file") or o.get("path") for o in objs} == {"f.jsonl"}
