@@ -542,7 +542,9 @@ class PlanScreen(Screen[None]):
 
     def _bars(self) -> Text:
         plan = self.plan
-        width = max(20, (self.size.width or 80) - 12)
+        # "before " (7) + " 127%" (up to 6) + the screen's padding and scrollbar (4): the bar gets the rest,
+        # so the percentage stays on the bar's line at any width.
+        width = max(20, (self.size.width or 80) - 18)
         window = plan.window or self.window or 1
         out = Text()
         for name, total in (("before", plan.before_tokens), ("after ", plan.after_tokens)):
