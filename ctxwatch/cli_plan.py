@@ -94,7 +94,8 @@ def _i(v: int | None) -> str:
 @click.command("plan")
 @click.argument("path", type=click.Path())
 @click.option("--call", "call_index", type=int, default=None,
-              help="Call index as in `report --json` (negative: from the end). Default: the last real call.")
+              help="Call index as in `report --json`, from 0 (the dashboard's #N is N-1; negative: from the end). "
+                   "Default: the last real call.")
 @click.option("--keep-recent", type=click.IntRange(min=0), default=None,
               help="Newest units (see --unit) always kept [default: 6].")
 @click.option("--unit", type=click.Choice(["exchange", "turn"]), default="exchange", show_default=True,
@@ -185,7 +186,8 @@ def plan_cmd(path: str, call_index: int | None, keep_recent: int | None, budget_
 @click.command("schema")
 @click.argument("path", type=click.Path())
 @click.option("--call", "call_index", type=int, default=None,
-              help="Call index as in `report --json` (negative: from the end). Default: the last call with tools.")
+              help="Call index as in `report --json`, from 0 (the dashboard's #N is N-1; negative: from the end). "
+                   "Default: the last call with tools.")
 @click.option("--format", "fmt", default=None, help="Log format (see `ctxwatch formats`); default: detect.")
 @click.option("--config", type=click.Path(dir_okay=False), default=None, help="Config file (TOML).")
 @click.option("--json", "as_json", is_flag=True, help="Print the analysis as JSON.")
