@@ -398,17 +398,19 @@ class PlanScreen(Screen[None]):
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
+        # The footer shows one key per knob (the upper-case/plus one; the lower-case/minus key turns it
+        # back, as the help and the screen's knob line say), so that "w" still fits at 80 columns.
         Binding("escape", "app.pop_screen", "Back"),
-        Binding("plus,equals_sign", "knob('keep_recent', 1)", "keep+"),
-        Binding("minus", "knob('keep_recent', -1)", "keep-"),
-        Binding("B", "knob('budget_fraction', 1)", "budget+"),
-        Binding("b", "knob('budget_fraction', -1)", "budget-"),
-        Binding("R", "knob('reserve_tokens', 1)", "reserve+"),
-        Binding("r", "knob('reserve_tokens', -1)", "reserve-"),
-        Binding("U", "knob('summary_tokens', 1)", "summary+"),
-        Binding("u", "knob('summary_tokens', -1)", "summary-"),
-        Binding("m", "toggle_mode", "Mode"),
         Binding("w", "write", "Write JSON"),
+        Binding("plus,equals_sign", "knob('keep_recent', 1)", "keep±"),
+        Binding("minus", "knob('keep_recent', -1)", "keep-", show=False),
+        Binding("B", "knob('budget_fraction', 1)", "budget±"),
+        Binding("b", "knob('budget_fraction', -1)", "budget-", show=False),
+        Binding("R", "knob('reserve_tokens', 1)", "reserve±"),
+        Binding("r", "knob('reserve_tokens', -1)", "reserve-", show=False),
+        Binding("U", "knob('summary_tokens', 1)", "summary±"),
+        Binding("u", "knob('summary_tokens', -1)", "summary-", show=False),
+        Binding("m", "toggle_mode", "Mode"),
     ]
 
     DEFAULT_CSS = """
@@ -516,9 +518,9 @@ class PlanScreen(Screen[None]):
         head.append("fits" if plan.fits else "does not fit", "bold green" if plan.fits else "bold red")
         head.append(f" · before {tx.tokens(plan.before_tokens)} → after {tx.tokens(plan.after_tokens)} · budget "
                     f"{tx.tokens(plan.budget_tokens)}\n")
-        head.append(f"keep_recent {k.keep_recent} · budget {k.budget_fraction:.2f} · reserve "
-                    f"{tx.tokens(k.reserve_tokens)} · summary {tx.tokens(k.summary_tokens)} · mode {k.mode}\n",
-                    "cyan")
+        head.append(f"keep_recent {k.keep_recent} (+/-) · budget {k.budget_fraction:.2f} (B/b) · reserve "
+                    f"{tx.tokens(k.reserve_tokens)} (R/r) · summary {tx.tokens(k.summary_tokens)} (U/u) · "
+                    f"mode {k.mode} (m)\n", "cyan")
         head.append_text(tx.literal(plan.reason, multiline=False, limit=400))
         self.query_one("#plan-head", Static).update(head)
         self.query_one("#plan-bars", Static).update(self._bars())
