@@ -209,6 +209,13 @@ def report_cmd(paths: tuple[str, ...], config: str | None, window: int | None, b
     if settings.window and any(c["window_source"] == "log" for c in doc["calls"]):
         _echo(f"note: --window/config window {settings.window:,} applies only where the log does not state the window "
               "(window_source 'log' wins)")
+    flags = doc["flags"]
+    if flags:
+        worst = [f for f in flags if f["severity"] == "critical"] or [f for f in flags if f["severity"] == "warn"]
+        _echo(f"flags: {len(flags)} ({sum(f['severity'] == 'critical' for f in flags)} critical, "
+              f"{sum(f['severity'] == 'warn' for f in flags)} warn; all of them: ctxwatch check)")
+        for f in worst[:5]:
+            _echo(f"  {f['severity'].upper():<8} #{f['call'] + 1:<4} {f['kind']}  {clean(f['reason'])[:160]}")
     _echo(f"forecast: {doc['forecast']['text']}")
 
 

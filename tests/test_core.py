@@ -528,3 +528,12 @@ def test_a_wrong_forced_format_is_reported_and_check_fails_as_unreadable(tmp_pat
     assert [i["kind"] for i in doc["issues"]] == ["format_mismatch"]
     assert "looks like canonical" in doc["issues"][0]["message"]
     assert CliRunner().invoke(main, ["check", str(path), "--format", "claude-code"]).exit_code == 2
+
+
+def test_text_report_names_the_worst_flags(shared_logs: Path) -> None:
+    """The plain report ends with the flag count and the most severe flags, numbered #N like everywhere."""
+    res = CliRunner().invoke(main, ["report", str(Path(__file__).resolve().parent.parent / "sample_logs" /
+                                                  "openai_chat_demo.jsonl")])
+    assert res.exit_code == 0
+    assert "flags: 6 (3 critical, 3 warn" in res.output
+    assert "CRITICAL #13   system_prompt_evicted  system prompt absent from request #13" in res.output
