@@ -530,7 +530,7 @@ def test_a_wrong_forced_format_is_reported_and_check_fails_as_unreadable(tmp_pat
     assert CliRunner().invoke(main, ["check", str(path), "--format", "claude-code"]).exit_code == 2
 
 
-def test_text_report_names_the_worst_flags(shared_logs: Path) -> None:
+def test_text_report_names_the_worst_flags() -> None:
     """The plain report ends with the flag count and the most severe flags, numbered #N like everywhere."""
     res = CliRunner().invoke(main, ["report", str(Path(__file__).resolve().parent.parent / "sample_logs" /
                                                   "openai_chat_demo.jsonl")])
