@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ctxwatch.config import Settings
 from ctxwatch.formats import get_format
-from ctxwatch.jsonstream import iter_records, read_document
+from ctxwatch.model import Issue
 from ctxwatch.run import LogError, Run, resolve_spec
 
 #: File name endings read when a folder is given.
@@ -61,8 +61,7 @@ def load_many(paths: list[str], fmt: str | None, settings: Settings | None = Non
 
         calls, issues = read_batch_pair([f for f in files if specs[f] is not None])
         run = Run(" + ".join(files), get_format(sorted(names)[0]), settings)
-        for c in calls:
-            run._take([c], _change())
+        run.add(calls)
         run.issues.extend(issues)
         return run
     first = next((s for s in specs.values() if s is not None), None)
@@ -72,20 +71,10 @@ def load_many(paths: list[str], fmt: str | None, settings: Settings | None = Non
     for f in files:
         spec = specs[f]
         if spec is None:
-            run.issues.append(_issue(f, "format not recognised; skipped"))
+            run.issues.append(Issue(f, 0, "skipped_file", "format not recognised; skipped"))
             continue
         first_call = len(run.calls)
-        run.reader = spec.reader(f)
-        if spec.document:
-            value, issue = read_document(f)
-            if issue is not None and not f.endswith(".eval"):
-                run.issues.append(issue)
-            else:
-                run.feed_document(f if issue is not None else value)
-        else:
-            for rec in iter_records(f, skip=run.reader.skip):
-                run.feed_record(rec)
-        run.finish()
+        run.read_file(f, spec)
         # A log with no session ids is one session of its own: unrelated files in one folder must not be
         # analysed as one conversation (false compactions between the last call of one and the next file).
         for call in run.calls[first_call:]:
@@ -94,14 +83,3 @@ def load_many(paths: list[str], fmt: str | None, settings: Settings | None = Non
     run.path = str(Path(paths[0])) if len(paths) == 1 else run.path
     return run
 
-
-def _change():
-    from ctxwatch.run import Change
-
-    return Change()
-
-
-def _issue(path: str, msg: str):
-    from ctxwatch.model import Issue
-
-    return Issue(path, 0, "skipped_file", msg)

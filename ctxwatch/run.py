@@ -194,6 +194,48 @@ class Run:
         self.issues.append(Issue(path or self.path, 0, "reset", f"file {reason}; reading it again from the start"))
         self.reader = self.spec.reader(path or self.path)
 
+    def add(self, outputs: Iterable[ParsedCall | Issue]) -> Change:
+        """Add calls and issues produced outside the run's reader (e.g. a joined batch pair)."""
+        change = Change()
+        self._take(outputs, change)
+        return change
+
+    def read_file(self, path: str, spec: FormatSpec | None = None,
+                  progress: Callable[[int, int], None] | None = None) -> int:
+        """Feed a whole file to the run, then finish its reader; return the number of records read.
+
+        With ``spec`` the file gets a fresh reader of that format (a folder may mix formats); without it the
+        run's current reader reads it.
+        Documents are read whole (an Inspect ``.eval`` zip is opened by its reader); record streams are read
+        in chunks from disk.  ``progress`` gets ``(bytes_read, total_bytes)``.
+
+        Raises:
+            LogError: the file cannot be read.
+        """
+        if spec is not None:
+            self.reader = spec.reader(path)
+        records = 0
+        if (spec or self.spec).document:
+            value, issue = read_document(path)
+            if issue is None:
+                self.feed_document(value)
+            elif path.endswith(".eval"):  # zip container: the reader opens it itself
+                self.feed_document(path)
+            else:
+                self.issues.append(issue)
+            self.finish()
+            return records
+        total = os.path.getsize(path)
+        cb = (lambda off: progress(off, total)) if progress else None
+        try:
+            for rec in iter_records(path, skip=self.reader.skip, progress=cb):
+                records += isinstance(rec, Record)
+                self.feed_record(rec)
+        except OSError as exc:
+            raise LogError(f"{path}: cannot read ({exc.strerror or exc})") from exc
+        self.finish()
+        return records
+
     # -- derived --------------------------------------------------------------------------------
     def calibration(self) -> float | None:
         """Median of reported / estimated prompt tokens over calls that have both, or ``None``.
@@ -292,27 +334,7 @@ def load_run(path: str, fmt: str | None = None, settings: Settings | None = None
     """
     spec = resolve_spec(path, fmt)
     run = Run(path, spec, settings)
-    if spec.document:
-        value, issue = read_document(path)
-        if issue is not None:
-            if path.endswith(".eval"):  # zip container: the reader opens it itself
-                run.feed_document(path)
-            else:
-                run.issues.append(issue)
-        else:
-            run.feed_document(value)
-        run.finish()
-        return run
-    total = os.path.getsize(path)
-    cb = (lambda off: progress(off, total)) if progress else None
-    records = 0
-    try:
-        for rec in iter_records(path, skip=run.reader.skip, progress=cb):
-            records += isinstance(rec, Record)
-            run.feed_record(rec)
-    except OSError as exc:
-        raise LogError(f"{path}: cannot read ({exc.strerror or exc})") from exc
-    run.finish()
+    records = run.read_file(path, progress=progress)
     if fmt and records and not run.calls and not any(i.line for i in run.issues):
         # A forced --format that silently reads nothing from a file full of records is almost surely the
         # wrong one; saying so keeps `check` from passing a log it never read. (When the reader already

@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 from datetime import UTC, date, datetime
 from decimal import Decimal
+from typing import Any
 
 from ctxwatch.model import Src, Usage
 
@@ -28,19 +29,27 @@ def catalog_window(model: str | None, provider: str | None = None) -> int | None
     """
     if not model:
         return None
+    info = _model_info(model, provider)
+    cw = getattr(info, "context_window", None)
+    return int(cw) if cw else None
+
+
+@functools.lru_cache(maxsize=512)
+def _model_info(model: str, provider: str | None) -> Any | None:
+    """genai-prices' ``ModelInfo`` for a model id: with the provider hint, then without it, then by the id's
+    last path segment (``openai/gpt-4o``); ``None`` when the catalogue does not know the model."""
     try:
         from genai_prices import data_snapshot
 
         snap = data_snapshot.get_snapshot()
-        pid = {"google": "google"}.get(provider or "", provider)
-        try:
-            _, info = snap.find_provider_model(model, None, pid, None)
-        except LookupError:
-            _, info = snap.find_provider_model(model.rsplit("/", 1)[-1], None, None, None)
-        cw = getattr(info, "context_window", None)
-        return int(cw) if cw else None
     except Exception:
         return None
+    for ref, pid in ((model, provider), (model, None), (model.rsplit("/", 1)[-1], None)):
+        try:
+            return snap.find_provider_model(ref, None, pid, None)[1]
+        except Exception:
+            continue
+    return None
 
 
 def resolve_window(model: str | None, provider: str | None, log_window: int | None,
@@ -91,15 +100,12 @@ def _tier_starts(model: str, provider: str | None) -> tuple[int, ...] | None:
     the request, so within two thresholds the price is linear in each token class.  Thresholds of every
     date-conditional price variant are collected (a superset is harmless: it only adds probes).
     """
+    info = _model_info(model, provider)
+    if info is None:
+        return None
     try:
-        from genai_prices import data_snapshot
         from genai_prices.types import TieredPrices
 
-        snap = data_snapshot.get_snapshot()
-        try:
-            _, info = snap.find_provider_model(model, None, provider, None)
-        except LookupError:
-            _, info = snap.find_provider_model(model, None, None, None)
         variants = info.prices if isinstance(info.prices, list) else [info.prices]
         starts = {0}
         for v in variants:
