@@ -9,7 +9,10 @@ Per call:
 * ``free_tokens`` = window - floor - history - reserve (negative = overflow), see :class:`Call`.
 
 Where a format does not log the system prompt and tool schemas (Claude Code, Codex), the floor is
-**inferred** as the reported prompt tokens minus the estimated visible history, and labelled so.
+**inferred** as the reported prompt tokens minus the estimated visible history, and labelled so.  A call that
+comes without its history (``messages is None`` with ``history_reported_only``: the Claude Code reader sends
+the history of a context's first call only) takes the floor last inferred in its file and context, and its
+history is the reported prompt minus that floor (both labelled inferred): nothing is tokenized for it.
 
 Each distinct message is tokenized once (content hash), because every call re-sends the history.
 """
@@ -47,6 +50,8 @@ class Accountant:
         # dict lookup and one reference per call, and its text is tokenized once per run.
         self._msg_cache: dict[tuple[str, str | None, int], MessageStat] = {}
         self._counters: dict[tuple[str | None, str | None], Counter] = {}
+        # (file, context) -> the floor last inferred there (reported prompt minus estimated history).
+        self._floors: dict[tuple[str, str], int] = {}
         # The previous call's messages, stats, running token sums and counter (prefix reuse).
         self._prev: tuple[list, list[MessageStat], list[int], Counter | None, list[int]] = ([], [], [], None, [])
 
@@ -122,6 +127,7 @@ class Accountant:
 
         floor: int | None
         prompt_est: int | None = None
+        history_src = Src.ESTIMATED if history is not None else Src.UNKNOWN
         if system_tokens is not None and tools_tokens is not None and not pc.history_reported_only:
             floor, floor_src = system_tokens + tools_tokens, Src.ESTIMATED
             if history is not None:
@@ -129,6 +135,13 @@ class Accountant:
         elif reported is not None and history is not None:
             # The floor is not logged: attribute the residual of the reported prompt to it.
             floor, floor_src = max(0, reported - history), Src.INFERRED
+            if pc.history_reported_only:
+                self._floors[(pc.source.path, pc.context)] = floor
+        elif reported is not None and pc.history_reported_only and pc.messages is None \
+                and (known := self._floors.get((pc.source.path, pc.context))) is not None:
+            # The context's floor is known from an earlier call: the rest of the reported prompt is history.
+            floor, floor_src = min(known, reported), Src.INFERRED
+            history, history_src = reported - floor, Src.INFERRED
         else:
             floor, floor_src = None, Src.UNKNOWN
 
@@ -155,7 +168,7 @@ class Accountant:
             index=index, source=pc.source, timestamp=pc.timestamp, model=pc.model, provider=pc.provider,
             session=pc.session, context=pc.context, window=window, window_src=window_src,
             system_tokens=system_tokens, tools_tokens=tools_tokens, floor_tokens=floor, floor_src=floor_src,
-            history_tokens=history, history_src=Src.ESTIMATED if history is not None else Src.UNKNOWN,
+            history_tokens=history, history_src=history_src,
             reserve_tokens=reserve, reserve_src=reserve_src, prompt_estimated=prompt_est, usage=pc.usage,
             tokenizer=counter.name, exact=counter.exact and not has_image,
             messages=tuple(stats),

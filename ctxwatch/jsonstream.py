@@ -96,6 +96,13 @@ class LineSplitter:
             if nl < 0:
                 self._take(chunk[pos:])
                 break
+            if not self._buf and not self._dropping and nl - pos <= self.max_line_bytes:
+                # The whole line is inside this chunk: one slice, no copy through the buffer.
+                out.append(Line(self.line, self.offset, self.offset + nl - pos + 1, chunk[pos:nl]))
+                self.offset += nl - pos + 1
+                self.line += 1
+                pos = nl + 1
+                continue
             self._take(chunk[pos:nl])
             length = len(self._buf) + self._dropped
             if self._dropping:

@@ -7,16 +7,100 @@ cost (never a made-up default, never $0).
 
 from __future__ import annotations
 
+import atexit
 import functools
+import hashlib
+import importlib.util
+import os
+import threading
 from datetime import UTC, date, datetime
 from decimal import Decimal
 from typing import Any
+
+import orjson
 
 from ctxwatch.model import Src, Usage
 
 #: Anthropic's standard context window for Claude models (Anthropic docs, "Context windows": 200K tokens;
 #: 1M only as a beta behind the ``context-1m`` header).
 ANTHROPIC_STANDARD_WINDOW = 200_000
+
+
+# --- a start-up memo of catalogue answers ----------------------------------------------------------------
+# Importing genai-prices and building its snapshot costs about 0.25 s of every start, more than reading a
+# 100 MB log's usage.  The answers ctxwatch needs from it (a window, tier thresholds, per-token rates) are
+# small and depend only on the installed catalogue, so they are kept in a JSON file under the user's cache
+# folder, named after the catalogue file's size and modification time (a new genai-prices version is a new
+# memo).  Only answers computed by genai-prices in this process are written; CTXWATCH_NO_CACHE=1 disables it.
+
+#: Version of the memo's layout (bump when a cached answer's meaning changes).
+_MEMO_VERSION = 1
+
+_memo: dict[str, Any] | None = None
+_memo_dirty = False
+_memo_lock = threading.Lock()
+
+
+def _memo_path() -> str | None:
+    """The memo file for the installed genai-prices catalogue, or ``None`` (no package, or caching off)."""
+    if os.environ.get("CTXWATCH_NO_CACHE"):
+        return None
+    try:
+        spec = importlib.util.find_spec("genai_prices")
+        if spec is None or not spec.origin:
+            return None
+        st = os.stat(os.path.join(os.path.dirname(spec.origin), "data.py"))
+    except (OSError, ImportError, ValueError):
+        return None
+    stamp = hashlib.sha256(f"{_MEMO_VERSION}:{spec.origin}:{st.st_size}:{st.st_mtime_ns}".encode()).hexdigest()
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "ctxwatch", f"catalog-{stamp[:20]}.json")
+
+
+def _memo_get(key: str) -> tuple[bool, Any]:
+    """``(found, value)`` from the memo (loaded from disk on first use; a damaged file is ignored)."""
+    global _memo
+    with _memo_lock:
+        if _memo is None:
+            _memo = {}
+            path = _memo_path()
+            if path is not None:
+                try:
+                    with open(path, "rb") as fh:
+                        data = orjson.loads(fh.read())
+                    if isinstance(data, dict):
+                        _memo = data
+                except (OSError, orjson.JSONDecodeError):
+                    pass
+        if key in _memo:
+            return True, _memo[key]
+        return False, None
+
+
+def _memo_put(key: str, value: Any) -> None:
+    global _memo_dirty
+    with _memo_lock:
+        if _memo is None:
+            return
+        _memo[key] = value
+        if not _memo_dirty:
+            _memo_dirty = True
+            atexit.register(_memo_save)
+
+
+def _memo_save() -> None:
+    """Write the memo at exit (best effort, atomic: a concurrent reader sees the old or the whole file)."""
+    path = _memo_path()
+    if path is None or _memo is None:
+        return
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        tmp = f"{path}.{os.getpid()}.tmp"
+        with open(tmp, "wb") as fh:
+            fh.write(orjson.dumps(_memo))
+        os.replace(tmp, path)
+    except (OSError, TypeError):
+        return
 
 
 @functools.lru_cache(maxsize=512)
@@ -29,9 +113,15 @@ def catalog_window(model: str | None, provider: str | None = None) -> int | None
     """
     if not model:
         return None
+    key = f"window\x00{model}\x00{provider}"
+    found, value = _memo_get(key)
+    if found and (value is None or isinstance(value, int)):
+        return value
     info = _model_info(model, provider)
     cw = getattr(info, "context_window", None)
-    return int(cw) if cw else None
+    result = int(cw) if cw else None
+    _memo_put(key, result)
+    return result
 
 
 @functools.lru_cache(maxsize=512)
@@ -100,6 +190,16 @@ def _tier_starts(model: str, provider: str | None) -> tuple[int, ...] | None:
     the request, so within two thresholds the price is linear in each token class.  Thresholds of every
     date-conditional price variant are collected (a superset is harmless: it only adds probes).
     """
+    key = f"tiers\x00{model}\x00{provider}"
+    found, value = _memo_get(key)
+    if found and (value is None or (isinstance(value, list) and all(isinstance(x, int) for x in value))):
+        return tuple(value) if value is not None else None
+    result = _tier_starts_lib(model, provider)
+    _memo_put(key, list(result) if result is not None else None)
+    return result
+
+
+def _tier_starts_lib(model: str, provider: str | None) -> tuple[int, ...] | None:
     info = _model_info(model, provider)
     if info is None:
         return None
@@ -128,6 +228,24 @@ def _rates(model: str, provider: str | None, day: date | None, start: int
     rates are read off four library probes of ``n`` tokens (``n`` = the region's first token count: a tier
     applies above its start) and reused.  Returns ``None`` when the library cannot price the model.
     """
+    # No date means today's prices, so the memo keys it on today's date, never on "no date".
+    key = f"rates\x00{model}\x00{provider}\x00{(day or datetime.now(UTC).date()).isoformat()}\x00{start}"
+    found, value = _memo_get(key)
+    if found:
+        if value is None:
+            return None
+        try:
+            a, b, c, d = (Decimal(x) for x in value)
+            return a, b, c, d
+        except Exception:
+            pass  # damaged entry: ask the library again
+    result = _rates_lib(model, provider, day, start)
+    _memo_put(key, [str(x) for x in result] if result is not None else None)
+    return result
+
+
+def _rates_lib(model: str, provider: str | None, day: date | None, start: int
+               ) -> tuple[Decimal, Decimal, Decimal, Decimal] | None:
     n = start + 1
     when = datetime(day.year, day.month, day.day, 12, tzinfo=UTC) if day else None
     try:

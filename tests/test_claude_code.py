@@ -18,7 +18,7 @@ from ctxwatch.formats import detect, get_format
 from ctxwatch.formats.claude_code import ClaudeCodeReader, content_parts, sniff
 from ctxwatch.formats.codex import sniff as codex_sniff
 from ctxwatch.jsonstream import Record, iter_records
-from ctxwatch.model import Issue, ParsedCall
+from ctxwatch.model import Issue, ParsedCall, Src
 
 COMPACTION = "spotter_4d5611e5_lines700-800_compaction.jsonl"
 INLINE_SIDECHAIN = "ccviewer_5c0375b4_v1.0.108_inline_sidechain.jsonl"
@@ -27,9 +27,14 @@ INLINE_SIDECHAIN = "ccviewer_5c0375b4_v1.0.108_inline_sidechain.jsonl"
 # --- helpers -------------------------------------------------------------------------------------------------
 
 
-def run(path: Path | str, *, use_skip: bool = True) -> tuple[dict[str, ParsedCall], list[str], list[Issue], int]:
-    """Read a file with the reader: final call per key, keys in first-seen order, issues, outputs emitted."""
+def run(path: Path | str, *, use_skip: bool = True, full: bool = True
+        ) -> tuple[dict[str, ParsedCall], list[str], list[Issue], int]:
+    """Read a file with the reader: final call per key, keys in first-seen order, issues, outputs emitted.
+
+    ``full``: every call carries its history (as when a call is opened); ``False``: the summary pass.
+    """
     reader = ClaudeCodeReader(str(path))
+    reader.full_history = full
     calls: dict[str, ParsedCall] = {}
     order: list[str] = []
     issues: list[Issue] = []
@@ -327,6 +332,7 @@ def test_b11_one_response_on_three_lines_and_a_copy_in_another_file(tmp_path: Pa
     assert list(calls2) == ["msg_dup:req_dup"]  # same key in the second file: a consumer dedupes on it
     # Within one reader a re-read copy of a known line adds nothing.
     reader = ClaudeCodeReader(str(s1))
+    reader.full_history = True
     assert len(reader.feed(Record(B11[0], 1, 1, 0, 10))) == 1
     assert reader.feed(Record(B11[0], 9, 9, 90, 100)) == []
     # The three blocks all count toward the history of the next call.
@@ -461,6 +467,7 @@ def test_content_conversion() -> None:
 
 def test_odd_records_never_crash() -> None:
     reader = ClaudeCodeReader("odd.jsonl")
+    reader.full_history = True
     odd: list[object] = [
         [], "text", 5, None, {}, {"type": None}, {"type": "assistant"},
         {"type": "assistant", "message": "x"},
@@ -508,6 +515,7 @@ def test_late_line_of_an_older_call_keeps_its_history() -> None:
     recs = [user("u1", None, "hello"), asst("a1", "u1", "m1", 1), user("u2", "a1", "more"),
             asst("a2", "u2", "m2", 3), asst("a1b", "a1", "m1", 7)]
     reader = ClaudeCodeReader("late.jsonl")
+    reader.full_history = True
     outs = [o for i, r in enumerate(recs, 1) for o in reader.feed(Record(r, i, i, i * 10, i * 10 + 9))]
     first, second, late = (o for o in outs if isinstance(o, ParsedCall))
     assert late.key == first.key == "m1:rm1"
@@ -561,3 +569,67 @@ def test_inline_sidechains_rooted_in_the_main_chain_stay_apart() -> None:
     outs = [o for i, r in enumerate(recs, 1) for o in reader.feed(Record(r, i, i, i, i + 1))]
     assert [(o.key, o.context, [m.text() for m in o.messages or []]) for o in outs if isinstance(o, ParsedCall)] \
         == [("s2:rs2", "sidechain-s1", ["s1"]), ("t2:rt2", "sidechain-t1", ["t1"])]
+
+
+def test_summary_pass_equals_the_full_read_but_keeps_history_once_per_context(shared_logs: Path) -> None:
+    """The default (summary) pass gives every call the same usage, context, compaction marker, place on disk and
+    response as the full read.  A call carries its history until one whose history is whole (its chain reaches
+    the root or a compact_boundary) has been read in its context; after that only a compaction brings one back."""
+    lazy_seen = 0
+    for path in claude_files(shared_logs):
+        full, order, issues, _ = run(path, full=True)
+        lazy, lazy_order, lazy_issues, _ = run(path, full=False)
+        assert (lazy_order, lazy_issues) == (order, issues), path.name
+        for key in order:
+            a, b = full[key], lazy[key]
+            assert (b.usage, b.context, b.compaction, b.source, b.response, b.session, b.model, b.timestamp) == \
+                   (a.usage, a.context, a.compaction, a.source, a.response, a.session, a.model, a.timestamp), key
+            if b.messages is not None:
+                assert [(m.role, m.text()) for m in b.messages] == [(m.role, m.text()) for m in a.messages or []]
+            lazy_seen += b.messages is None
+    assert lazy_seen > 100  # most calls of the samples need no history
+
+
+def test_summary_pass_history_is_the_reported_prompt_minus_the_contexts_floor(shared_logs: Path) -> None:
+    """The floor (system prompt + tools) is inferred once per context, from a call whose history is whole; every
+    later call's history is its reported prompt minus that floor."""
+    from ctxwatch.run import load_run
+    from ctxwatch.tokens import counter_for
+
+    def est(call: ParsedCall) -> int:
+        assert call.messages is not None
+        return sum(counter_for(call.model, "anthropic").message_tokens(m) for m in call.messages)
+
+    # A whole session (its first line has parentUuid null): the first call of each context sets the floor.
+    path = shared_logs / "claude-code" / "ccviewer_fe5e1c67_v1.0.98_head200.jsonl"
+    assert next(d for d in lines(path) if "uuid" in d)["parentUuid"] is None
+    ref = reference_calls(path)  # plain-json reader: reported prompt per call
+    full, order, _, _ = run(path, full=True)
+    calls = load_run(str(path)).calls
+    assert [c.key for c in calls] == order and len(calls) == 78
+    floors: dict[str, int] = {}
+    for c in calls:
+        if c.context not in floors:  # main, then three v1.0.x inline sidechains with a smaller floor
+            floors[c.context] = ref[c.key or ""]["prompt"] - est(full[c.key or ""])
+            assert (c.floor_tokens, c.floor_src, c.history_src) == (floors[c.context], Src.INFERRED, Src.ESTIMATED)
+        else:
+            floor = floors[c.context]
+            assert (c.floor_tokens, c.history_tokens) == (floor, ref[c.key or ""]["prompt"] - floor), c.key
+            assert c.floor_src == c.history_src == Src.INFERRED
+    assert len(floors) == 4
+
+    # An excerpt (lines 700-800): before the boundary the chains are cut, so each call carries its visible tail
+    # and its own residual floor, as before; the boundary restarts the history, and the floor is inferred there.
+    path = shared_logs / "claude-code" / COMPACTION
+    ref = reference_calls(path)
+    full, order, _, _ = run(path, full=True)
+    calls = load_run(str(path)).calls
+    k = next(i for i, c in enumerate(calls) if c.compaction)
+    for c in calls[:k]:
+        assert c.floor_tokens == ref[c.key or ""]["prompt"] - est(full[c.key or ""]) and c.history_src == Src.ESTIMATED
+    floor = 36081 - est(full[order[k]])  # FORMATS.md: the first call after the boundary has 36,081
+    assert (calls[k].floor_tokens, calls[k].history_src) == (floor, Src.ESTIMATED)
+    assert calls[k + 1:]
+    for c in calls[k + 1:]:
+        assert (c.floor_tokens, c.history_tokens) == (floor, ref[c.key or ""]["prompt"] - floor)
+        assert c.history_src == Src.INFERRED

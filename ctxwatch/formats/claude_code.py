@@ -17,6 +17,18 @@ Field layout, call delimiting and pitfalls: ``../shared/sample-logs/FORMATS.md``
 
 The reader is incremental: a call is emitted on its first line and re-emitted (same ``key``) as its later
 lines arrive, so a live tail shows it at once and the totals settle when the response is complete.
+
+Counting only what a number needs: the floor (system prompt + tool schemas) is the same on every call of a
+context, so it is inferred once, from a call whose history is whole (its chain reaches the session's root or a
+``compact_boundary``): reported prompt minus that call's small estimated history.  By default
+(``full_history = False``) calls carry their history until such a call is read in their context, and again
+after each ``compact_boundary``; every other call carries ``messages=None`` and the accountant takes its
+history as reported prompt minus the context's floor (:class:`~ctxwatch.accounting.Accountant`).  The user,
+progress and attachment lines of a context in that state are skipped without a parse.  Message text is parsed
+and tokenized only when a call is opened (:func:`~ctxwatch.run.reload_parsed` sets ``full_history = True``).
+This keeps a big projects folder near the speed of a reader that only sums usage, and it is also the more
+faithful split: an o200k estimate of a long Claude history would push the tokenizer gap into the floor, making a
+constant floor creep upward as the history grows.
 """
 
 from __future__ import annotations
@@ -49,6 +61,10 @@ _BOOKKEEPING_PREFIXES = (b'{"type":"file-history-snapshot"', b'{"type":"queue-op
 #: scalars: ``parentUuid``, ``isSidechain``, ``userType``, ``cwd``, ``sessionId``, ``version``, ``gitBranch``,
 #: ``agentId``, ``slug``; measured under 600 bytes in every sample).
 _HEAD_BYTES = 2048
+
+#: Top-level ``type`` values (after ``"type":"``) of lines that are only links of the ``parentUuid`` tree once
+#: a context's first call is read (see :meth:`ClaudeCodeReader._skip`).
+_LINK_TYPES = (b'user"', b'progress"', b'attachment"')
 
 #: Longest id we accept from a byte-level scan (uuids are 36 characters).
 _MAX_ID = 128
@@ -132,6 +148,31 @@ def _b64_meta(source: Any) -> dict[str, Any]:
     elif isinstance(source.get("url"), str):
         meta["url"] = source["url"]
     return meta
+
+
+def response_summary(content: Any) -> tuple[list[Part], int]:
+    """The parts of an assistant ``message.content`` that a call summary needs, without converting the rest.
+
+    Returns ``(text parts, number of tool_use / server_tool_use blocks)``; tool inputs and thinking blocks
+    are not serialised (they are read again from disk when the call is opened).
+    """
+    if isinstance(content, str):
+        return [Part("text", content)], 0
+    if not isinstance(content, list):
+        return [], 0
+    texts: list[Part] = []
+    n = 0
+    for block in content:
+        if isinstance(block, dict):
+            kind = block.get("type")
+            if kind == "text":
+                text = block.get("text")
+                texts.append(Part("text", text if isinstance(text, str) else ""))
+            elif kind == "tool_use" or kind == "server_tool_use":
+                n += 1
+        elif isinstance(block, str):
+            texts.append(Part("text", block))
+    return texts, n
 
 
 def content_parts(content: Any, *, tool_result_id: str | None = None) -> list[Part]:
@@ -228,6 +269,7 @@ class _Line:
     parts: list[Part]
     usage: dict[str, Any] | None
     stop_reason: str | None
+    tool_calls: int = -1  # set when ``parts`` holds only the text blocks (summary mode); -1 = count parts
 
 
 @dataclass(slots=True)
@@ -247,6 +289,7 @@ class _CallState:
     uuids: set[str] = field(default_factory=set)
     best: dict[str, Any] | None = None
     best_out: int = -1
+    lazy: bool = False  # summary pass: sent without history (the context's floor is known)
     _message: Message | None = None
 
     def add(self, ln: _Line) -> None:
@@ -279,6 +322,7 @@ class _Chain:
     messages: list[Message] = field(default_factory=list)
     calls_done: set[str] = field(default_factory=set)
     nodes_done: set[str] = field(default_factory=set)
+    complete: bool = False  # the walk reached the root or a compact_boundary (not a record missing from the file)
 
 
 class ClaudeCodeReader(Reader):
@@ -293,10 +337,16 @@ class ClaudeCodeReader(Reader):
 
     Args:
         path: the transcript file (a ``agent-<id>.jsonl`` name makes every line context ``agent-<id>``).
+
+    Attributes:
+        full_history: ``False`` (default): only each context's first call carries its visible history (see
+            the module docstring); ``True``: every call does (set before feeding, for opening a call).
     """
 
     def __init__(self, path: str) -> None:
         super().__init__(path)
+        self.full_history = False
+        self._floor_calls: dict[str, str] = {}  # context -> key of its first call (the one carrying history)
         m = _AGENT_FILE.search(os.path.basename(path))
         self._file_context = f"agent-{m.group(1)}" if m else None
         self._summarizer = bool(m and m.group(1).startswith("acompact"))
@@ -320,7 +370,16 @@ class ClaudeCodeReader(Reader):
             return False
         head = data[:_HEAD_BYTES]
         i = head.find(b'"type":"')
-        if i < 0 or head[i + 8:i + 17] != b'progress"':
+        if i < 0:
+            return False
+        if not self.full_history and self._floor_calls and head.startswith(_LINK_TYPES, i + 8) \
+                and b'"requestId":' not in data:
+            # A user / progress / attachment line of a context whose first call is read: no number needs it
+            # (its text is read when a call is opened; a v1.0.x sidechain line is parsed, for its root).
+            ctx = self._file_context or ("main" if b'"isSidechain":false' in head[:i] else None)
+            if ctx is not None and ctx in self._floor_calls:
+                return True
+        if head[i + 8:i + 17] != b'progress"':
             return False
         body = data.rstrip(b"\r\n\t ")
         if not body.endswith(b"}") or body.count(b'"parentUuid":') != 1:
@@ -368,6 +427,9 @@ class ClaudeCodeReader(Reader):
                 meta = v.get("compactMetadata") if isinstance(v.get("compactMetadata"), dict) else {}
                 post = meta.get("postTokens")
                 pre = meta.get("preTokens")
+                # The history restarts here: the next call's whole history is in the file again, so the floor
+                # is inferred afresh from it (also in an excerpt whose earlier chain was cut).
+                self._floor_calls.pop(node.context, None)
                 self._pending[node.context] = {
                     "kind": "compact_boundary",
                     "trigger": meta.get("trigger") if isinstance(meta.get("trigger"), str) else None,
@@ -423,6 +485,8 @@ class ClaudeCodeReader(Reader):
             self._node_for(v, rec, "other")
             return
         node = self._node_for(v, rec, "user")
+        if not self.full_history and node.context in self._floor_calls:
+            return  # no later call of this context needs the text (see the module docstring)
         label = "compaction_summary" if v.get("isCompactSummary") else "meta" if v.get("isMeta") else None
         node.message = Message("user", content_parts(msg.get("content")), label=label)
         for tid in node.message.tool_result_ids():
@@ -452,27 +516,36 @@ class ClaudeCodeReader(Reader):
             extra: dict[str, Any] = {"message_id": mid, "request_id": req}
             if self._summarizer:
                 extra["compaction_summarizer"] = True
+            lazy = not self.full_history and node.context in self._floor_calls
+            history, complete = (None, False) if lazy else self._history(node.context, node.parent)
             call = _CallState(
                 key=key, context=node.context, parent=node.parent, session=sid if isinstance(sid, str) else None,
-                model=model, timestamp=iso_seconds(v.get("timestamp")),
-                history=self._history(node.context, node.parent),
-                compaction=self._pending.pop(node.context, None), extra=extra)
+                model=model, timestamp=iso_seconds(v.get("timestamp")), history=history,
+                compaction=self._pending.pop(node.context, None), extra=extra, lazy=lazy)
             self._calls[key] = call
-            previous = self._latest.get(node.context)
-            if previous is not None:
-                previous.history = None  # keeps memory linear: one history list per context, not per call
-            self._latest[node.context] = call
+            if not lazy:
+                previous = self._latest.get(node.context)
+                if previous is not None:
+                    previous.history = None  # keeps memory linear: one history list per context, not per call
+                self._latest[node.context] = call
+                if complete and not self.full_history:
+                    # Its history is whole, so the floor inferred from it holds for the context's later calls.
+                    self._floor_calls[node.context] = key
         stop = msg.get("stop_reason")
         usage = msg.get("usage")
-        call.add(_Line(uid, rec.line, rec.line_end, rec.byte_start, rec.byte_end,
-                       content_parts(msg.get("content")), usage if isinstance(usage, dict) else None,
-                       stop if isinstance(stop, str) else None))
+        content = msg.get("content")
+        if self.full_history or node.context not in self._floor_calls:
+            parts, n_tools = content_parts(content), -1  # a later call's history may still need the blocks
+        else:
+            parts, n_tools = response_summary(content)
+        call.add(_Line(uid, rec.line, rec.line_end, rec.byte_start, rec.byte_end, parts,
+                       usage if isinstance(usage, dict) else None, stop if isinstance(stop, str) else None, n_tools))
         if call.model is None:
             call.model = model
         return [self._emit(call)]
 
     # -- history --------------------------------------------------------------------------------------------
-    def _history(self, context: str, parent: str | None, *, remember: bool = True) -> list[Message]:
+    def _history(self, context: str, parent: str | None, *, remember: bool = True) -> tuple[list[Message], bool]:
         """The visible history of a call whose first line's parent is ``parent``.
 
         Follows ``parentUuid`` from ``parent`` towards the root, stopping at a ``compact_boundary``, at a record
@@ -483,29 +556,40 @@ class ClaudeCodeReader(Reader):
         The walk stops early where the previous call's chain ended and reuses its messages, so a linear session
         costs time proportional to its new records only (plus one list copy per call).  ``remember=False``
         rebuilds without touching that cache (a late line of an older call).
+
+        Returns ``(messages, complete)``: ``complete`` is False when the walk stopped at a record missing from
+        the file (an excerpt, a cycle), so the history is only its visible tail.
         """
         cache = self._chains.get(context) if remember else None
         path: list[_Node] = []
         u = parent
         hit = False
+        complete = False
         limit = len(self._nodes) + 1
-        while u is not None and limit > 0:
+        while limit > 0:
             limit -= 1
+            if u is None:
+                complete = True
+                break
             if cache is not None and u == cache.leaf:
                 hit = True
                 break
             node = self._nodes.get(u)
             if node is None or node.context != context:
+                # A sidechain's first record points into the main chain: its own history starts there.
+                complete = node is not None
                 break
             path.append(node)
             if node.kind == "boundary":
+                complete = True
                 break
             u = node.parent
         if hit and cache is not None:
             chain = cache
+            complete = cache.complete
             messages = list(cache.messages)
         else:
-            chain = _Chain()
+            chain = _Chain(complete=complete)
             messages = []
         for node in reversed(path):
             if node.kind == "user" and node.message is not None:
@@ -530,26 +614,33 @@ class ClaudeCodeReader(Reader):
             chain.leaf = parent
             chain.messages = messages
             self._chains[context] = chain
-        return messages
+        return messages, complete
 
     def _emit(self, call: _CallState) -> ParsedCall:
-        first = call.lines[0]
-        parts = [p for ln in call.lines for p in ln.parts]
-        text = "".join(p.text for p in parts if p.kind == "text")
-        stop = next((ln.stop_reason for ln in reversed(call.lines) if ln.stop_reason), None)
+        lines = call.lines
+        first = lines[0]
+        if len(lines) == 1:
+            text = "".join(p.text for p in first.parts if p.kind == "text")
+            stop = first.stop_reason
+            line_end, byte_end = first.line_end, first.byte_end
+        else:
+            text = "".join(p.text for ln in lines for p in ln.parts if p.kind == "text")
+            stop = next((ln.stop_reason for ln in reversed(lines) if ln.stop_reason), None)
+            line_end, byte_end = max(ln.line_end for ln in lines), max(ln.byte_end for ln in lines)
+        n_tools = sum(ln.tool_calls if ln.tool_calls >= 0 else sum(p.kind == "tool_call" for p in ln.parts)
+                      for ln in lines)
         extra = dict(call.extra)
-        extra["lines"] = len(call.lines)
+        extra["lines"] = len(lines)
         history = call.history
-        if history is None:  # a late line of an older call: rebuild its history once, without caching it
-            history = self._history(call.context, call.parent, remember=False)
+        if history is None and not call.lazy:
+            # A late line of an older call: rebuild its history once, without caching it.
+            history, _ = self._history(call.context, call.parent, remember=False)
         return ParsedCall(
-            source=SourceRef(self.path, first.line, max(ln.line_end for ln in call.lines), first.byte_start,
-                             max(ln.byte_end for ln in call.lines)),
+            source=SourceRef(self.path, first.line, line_end, first.byte_start, byte_end),
             timestamp=call.timestamp, model=call.model, provider="anthropic", session=call.session,
             context=call.context, system=None, tools=None, messages=history,
             usage=anthropic_usage(call.best),
-            response=ResponseInfo(text=text, tool_calls=sum(1 for p in parts if p.kind == "tool_call"),
-                                  finish_reason=stop),
+            response=ResponseInfo(text=text, tool_calls=n_tools, finish_reason=stop),
             compaction=call.compaction, history_reported_only=True, key=call.key, extra=extra)
 
 
