@@ -232,7 +232,7 @@ def load_paths(paths: tuple[str, ...], fmt: str | None, settings: Settings) -> A
     from ctxwatch.run import LogError
 
     try:
-        return load_many(list(paths), fmt, settings)
+        return load_many(list(paths), fmt, settings, parallel=True)
     except LogError as exc:
         _echo(f"ctxwatch: {clean(exc)}", err=True)
         sys.exit(EXIT_USAGE)

@@ -3,17 +3,33 @@
 A folder of session logs (a Claude Code project folder, a Codex sessions tree) is read file by file in
 modification order into one run, with dedupe keys shared across files (a resumed session copies earlier
 records into a new file: failure case B11).  Batch input and output files are joined by ``custom_id``.
+
+Files are independent until their calls meet in the run, so a big folder can be parsed by worker processes
+(``parallel=True``, used by the headless commands): each worker turns a group of files into parsed calls and
+issues, and the main process adds them in file order, accounting them as they arrive, exactly as a serial
+read would.  The dashboard reads serially (it runs threads, and forking a threaded process is unsafe).
 """
 
 from __future__ import annotations
 
+import gc
 import os
+import sys
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 from ctxwatch.config import Settings
-from ctxwatch.formats import get_format
-from ctxwatch.model import Issue
-from ctxwatch.run import LogError, Run, resolve_spec
+from ctxwatch.formats import FormatSpec, get_format
+from ctxwatch.model import Issue, ParsedCall
+from ctxwatch.run import LogError, Run, file_outputs, resolve_spec
+
+#: Folders smaller than this (bytes) are read serially: starting workers costs more than it saves.
+PARALLEL_MIN_BYTES = 32 * 1024 * 1024
+
+#: Bytes of logs per worker task: small enough to balance the workers, large enough that the per-task
+#: overhead (pickling the parsed calls back) stays small.
+TASK_BYTES = 8 * 1024 * 1024
 
 #: File name endings read when a folder is given.
 LOG_SUFFIXES = (".jsonl", ".json", ".traj", ".eval")
@@ -33,8 +49,11 @@ def list_logs(folder: str) -> list[str]:
     return [p for _, p in sorted(found, reverse=True)]
 
 
-def load_many(paths: list[str], fmt: str | None, settings: Settings | None = None) -> Run:
+def load_many(paths: list[str], fmt: str | None, settings: Settings | None = None, *,
+              parallel: bool = False) -> Run:
     """One :class:`Run` over several log files (folders expanded).
+
+    ``parallel``: parse big folders in worker processes (see the module docstring); the result is the same.
 
     Raises:
         LogError: no readable log among the paths.
@@ -68,13 +87,21 @@ def load_many(paths: list[str], fmt: str | None, settings: Settings | None = Non
     if first is None:
         raise LogError(f"{', '.join(paths)}: no log in a recognised format")
     run = Run(" + ".join(paths), first, settings)
+    readable = [(f, s) for f, s in specs.items() if s is not None]
+    results = _parallel_outputs(readable) if parallel else None
     for f in files:
         spec = specs[f]
         if spec is None:
             run.issues.append(Issue(f, 0, "skipped_file", "format not recognised; skipped"))
             continue
         first_call = len(run.calls)
-        run.read_file(f, spec)
+        if results is None:
+            run.read_file(f, spec)
+        else:
+            outputs, pending = next(results)
+            run.add(outputs)
+            run.reader = spec.reader(f)
+            run.pending_compactions = pending
         # A log with no session ids is one session of its own: unrelated files in one folder must not be
         # analysed as one conversation (false compactions between the last call of one and the next file).
         for call in run.calls[first_call:]:
@@ -82,4 +109,85 @@ def load_many(paths: list[str], fmt: str | None, settings: Settings | None = Non
                 call.session = os.path.basename(f)
     run.path = str(Path(paths[0])) if len(paths) == 1 else run.path
     return run
+
+
+_Result = tuple[list[ParsedCall | Issue], dict]
+
+
+def _size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
+
+
+def _read_group(group: list[tuple[str, str]]) -> list[_Result]:
+    """Worker task: each ``(path, format name)`` read whole by a fresh reader.
+
+    Returns, per file, its outputs with each call once (at its first position, with its last value: what the
+    run would keep) and the reader's pending compactions.  A file that cannot be read gives a ``unreadable``
+    issue (the serial read would stop with :class:`LogError`; a folder keeps going).
+    """
+    # The objects inherited from the parent are all alive: keep the collector from walking them again and again.
+    gc.freeze()
+    out: list[_Result] = []
+    for path, name in group:
+        spec = get_format(name)
+        reader = spec.reader(path)
+        outputs: list[ParsedCall | Issue] = []
+        where: dict[str, int] = {}
+        try:
+            for o in file_outputs(reader, path, spec.document):
+                if isinstance(o, ParsedCall) and o.key:
+                    i = where.get(o.key)
+                    if i is not None:
+                        outputs[i] = o
+                        continue
+                    where[o.key] = len(outputs)
+                outputs.append(o)
+        except LogError as exc:
+            outputs.append(Issue(path, 0, "unreadable", str(exc)))
+        try:
+            pending = reader.pending_compactions()
+        except Exception:
+            pending = {}
+        out.append((outputs, pending))
+    return out
+
+
+def _parallel_outputs(files: list[tuple[str, FormatSpec]]) -> Iterator[_Result] | None:
+    """Per-file results of :func:`_read_group`, in file order, from worker processes; ``None`` when a serial
+    read is better (a small folder, one core, no ``fork`` start method, or other threads alive: forking a
+    threaded process can deadlock the child)."""
+    sizes = [_size(f) for f, _ in files]
+    total = sum(sizes)
+    workers = min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1), 8)
+    if total < PARALLEL_MIN_BYTES or len(files) < 2 or workers < 2 or not sys.platform.startswith("linux") \
+            or threading.active_count() > 1:
+        return None
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    groups: list[list[tuple[str, str]]] = [[]]
+    size = 0
+    for (f, spec), n in zip(files, sizes, strict=True):
+        if size >= TASK_BYTES:
+            groups.append([])
+            size = 0
+        groups[-1].append((f, spec.name))
+        size += n
+    try:
+        pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork"))
+        futures = [pool.submit(_read_group, g) for g in groups]
+    except (OSError, ValueError):
+        return None
+
+    def results() -> Iterator[_Result]:
+        try:
+            for fut in futures:
+                yield from fut.result()
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+    return results()
 

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import os
 import statistics
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 
 from ctxwatch.accounting import Accountant
 from ctxwatch.config import Settings
-from ctxwatch.formats import FormatSpec, detect, get_format
+from ctxwatch.formats import FormatSpec, Reader, detect, get_format
 from ctxwatch.jsonstream import Record, decode_line, iter_records, read_document
 from ctxwatch.model import Call, Issue, ParsedCall
 
@@ -42,6 +42,15 @@ def _bad_count(v: object) -> bool:
 
 def _sanitize(pc: ParsedCall) -> list[Issue]:
     """Make a parsed call's numbers sane in place (negative or huge counts -> unknown); return the issues."""
+    u = pc.usage
+    try:
+        if (u is None or all(v is None or 0 <= v < MAX_TOKENS for v in (
+                u.prompt_total, u.input_uncached, u.cache_read, u.cache_write, u.output, u.reasoning))) \
+                and (pc.window is None or 0 < pc.window < MAX_TOKENS) \
+                and (pc.max_output_tokens is None or 0 <= pc.max_output_tokens < MAX_TOKENS):
+            return []  # the common case, checked without building anything
+    except TypeError:
+        pass  # not a number: the field-by-field check below says what it is
     bad: list[str] = []
     if pc.usage is not None:
         fields_ = {f: getattr(pc.usage, f) for f in ("prompt_total", "input_uncached", "cache_read", "cache_write",
@@ -111,6 +120,9 @@ class Run:
         self.issues: list[Issue] = []
         self.resets: list[dict[str, object]] = []
         self._by_key: dict[str, int] = {}
+        # Set when the calls were read by another process (a parallel folder read): what the last file's
+        # reader had pending, which the run's own (fresh) reader cannot know.
+        self.pending_compactions: dict[str, dict[str, object]] | None = None
 
     # -- feeding --------------------------------------------------------------------------------
     def _take(self, outputs: Iterable[ParsedCall | Issue], change: Change) -> None:
@@ -205,36 +217,24 @@ class Run:
         """Feed a whole file to the run, then finish its reader; return the number of records read.
 
         With ``spec`` the file gets a fresh reader of that format (a folder may mix formats); without it the
-        run's current reader reads it.
-        Documents are read whole (an Inspect ``.eval`` zip is opened by its reader); record streams are read
-        in chunks from disk.  ``progress`` gets ``(bytes_read, total_bytes)``.
+        run's current reader reads it.  See :func:`file_outputs` for how the file is read.
 
         Raises:
             LogError: the file cannot be read.
         """
         if spec is not None:
             self.reader = spec.reader(path)
-        records = 0
-        if (spec or self.spec).document:
-            value, issue = read_document(path)
-            if issue is None:
-                self.feed_document(value)
-            elif path.endswith(".eval"):  # zip container: the reader opens it itself
-                self.feed_document(path)
-            else:
-                self.issues.append(issue)
-            self.finish()
-            return records
-        total = os.path.getsize(path)
-        cb = (lambda off: progress(off, total)) if progress else None
-        try:
-            for rec in iter_records(path, skip=self.reader.skip, progress=cb):
-                records += isinstance(rec, Record)
-                self.feed_record(rec)
-        except OSError as exc:
-            raise LogError(f"{path}: cannot read ({exc.strerror or exc})") from exc
-        self.finish()
-        return records
+            self.pending_compactions = None
+        counter = [0]
+        change = Change()
+        pending: list[ParsedCall | Issue] = []
+        for out in file_outputs(self.reader, path, (spec or self.spec).document, progress, counter):
+            pending.append(out)
+            if len(pending) >= 64:
+                self._take(pending, change)
+                pending.clear()
+        self._take(pending, change)
+        return counter[0]
 
     # -- derived --------------------------------------------------------------------------------
     def calibration(self) -> float | None:
@@ -255,7 +255,8 @@ class Run:
         failure case B23).  Otherwise it is the latest call's prompt (``"reported"`` or ``"estimated"``).
         """
         try:
-            pending = self.reader.pending_compactions()
+            pending = self.pending_compactions if self.pending_compactions is not None \
+                else self.reader.pending_compactions()
         except Exception:
             pending = {}
         marker = pending.get(context)
@@ -291,6 +292,59 @@ class Run:
             ctxs.remove("main")
             ctxs.insert(0, "main")
         return ctxs
+
+
+def file_outputs(reader: Reader, path: str, document: bool,
+                 progress: Callable[[int, int], None] | None = None, records: list[int] | None = None
+                 ) -> Iterator[ParsedCall | Issue]:
+    """The calls and issues a reader produces from a whole file, ending with what its ``finish`` returns.
+
+    Documents are read whole (an Inspect ``.eval`` zip is opened by its reader); record streams are read in
+    chunks from disk with the reader's ``coalesce`` set (one emission per call).  A reader error on odd input
+    becomes a ``reader_error`` issue, never an exception.  ``progress`` gets ``(bytes_read, total_bytes)``;
+    ``records[0]`` is increased by the number of records read.  Pure: usable in a worker process.
+
+    Raises:
+        LogError: the file cannot be read.
+    """
+    def guarded(produce: Callable[[], Iterable[ParsedCall | Issue]], line: int) -> list[ParsedCall | Issue]:
+        try:
+            return list(produce())
+        except Exception as exc:  # a reader bug on odd input must not stop the run
+            return [Issue(reader.path, line, "reader_error", f"{type(exc).__name__}: {exc}")]
+
+    if document:
+        value, issue = read_document(path)
+        if issue is None:
+            yield from guarded(lambda: reader.feed_document(value), 0)
+        elif path.endswith(".eval"):  # zip container: the reader opens it itself
+            yield from guarded(lambda: reader.feed_document(path), 0)
+        else:
+            yield issue
+        yield from guarded(reader.finish, 0)
+        return
+    total = os.path.getsize(path)
+    cb = (lambda off: progress(off, total)) if progress else None
+    reader.coalesce = True  # the whole file is read now: one emission per call is enough
+    n = 0
+    try:
+        for rec in iter_records(path, skip=reader.skip, progress=cb):
+            if isinstance(rec, Issue):
+                yield rec
+                continue
+            n += 1
+            try:
+                outs = reader.feed(rec)
+            except Exception as exc:  # a reader bug on odd input must not stop the run
+                outs = [Issue(reader.path, rec.line, "reader_error", f"{type(exc).__name__}: {exc}")]
+            yield from outs
+        yield from guarded(reader.finish, 0)
+    except OSError as exc:
+        raise LogError(f"{path}: cannot read ({exc.strerror or exc})") from exc
+    finally:
+        reader.coalesce = False
+        if records is not None:
+            records[0] += n
 
 
 def resolve_spec(path: str, fmt: str | None) -> FormatSpec:

@@ -43,3 +43,37 @@ def test_cached_ranks_give_the_same_tokens_and_a_damaged_cache_is_ignored(tmp_pa
     assert [ln.split()[1] for ln in third] == ["bundled", "bundled"]
     assert [ln.split()[2:] for ln in third] == [ln.split()[2:] for ln in first]
     assert [ln.split()[1] for ln in _run(tmp_path)] == ["cache", "cache"]  # and the cache was rewritten
+
+
+CATALOG_PROBE = r"""
+import sys
+from ctxwatch.model import Usage
+from ctxwatch.windows import call_cost, catalog_window
+u = Usage(prompt_total=250_000, input_uncached=1_000, cache_read=240_000, cache_write=9_000, output=700)
+print(catalog_window("claude-sonnet-4-5", "anthropic"), catalog_window("gpt-4o", "openai"),
+      catalog_window("no-such-model", None),
+      call_cost("claude-sonnet-4-5", "anthropic", u, 1_760_000_000.0), call_cost("gpt-4o", "openai", u, None),
+      call_cost("no-such-model", None, u, None), "genai_prices" in sys.modules)
+"""
+
+
+def test_catalogue_answers_are_memoised_per_installed_catalogue(tmp_path: Path) -> None:
+    """The second start answers windows and prices from the memo without importing genai-prices, with the
+    same values; a damaged memo is ignored; CTXWATCH_NO_CACHE=1 always asks the library."""
+    def probe(**extra: str) -> list[str]:
+        env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path), **extra}
+        if "CTXWATCH_NO_CACHE" not in extra:
+            env.pop("CTXWATCH_NO_CACHE", None)
+        out = subprocess.run([sys.executable, "-c", CATALOG_PROBE], env=env, capture_output=True, text=True,
+                             check=True, timeout=120)
+        return out.stdout.split()
+
+    first = probe()
+    assert first[-1] == "True"  # nothing memoised yet: the library answered
+    assert first[:3] == ["200000", "128000", "None"] and first[5] == "None"
+    (memo,) = (tmp_path / "ctxwatch").glob("catalog-*.json")
+    second = probe()
+    assert second[:-1] == first[:-1] and second[-1] == "False"
+    memo.write_bytes(memo.read_bytes()[: memo.stat().st_size // 2])  # torn
+    assert probe()[:-1] == first[:-1]
+    assert probe(CTXWATCH_NO_CACHE="1") == first

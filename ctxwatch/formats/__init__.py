@@ -43,6 +43,10 @@ class Reader:
     #: numbers do not need it (the Claude Code reader); opening a call sets this to True before feeding.
     full_history: bool = True
 
+    #: Set while a whole file is read at once (not followed): a reader may then emit an updated call once,
+    #: when a record of another call arrives or at :meth:`finish`, instead of on each of its records.
+    coalesce: bool = False
+
     def __init__(self, path: str) -> None:
         self.path = path
 

@@ -357,6 +357,7 @@ class ClaudeCodeReader(Reader):
         self._pending: dict[str, dict[str, Any]] = {}  # context -> compaction marker for its next call
         self._latest: dict[str, _CallState] = {}  # context -> its latest call (the only one keeping a history)
         self._last_node: dict[bool, str] = {}  # is-sidechain -> uuid of the latest node (lines w/o parentUuid)
+        self._dirty: dict[str, _CallState] = {}  # coalesce: calls updated since they were last emitted
         self.skip = self._skip
 
     # -- byte-level pre-filter ------------------------------------------------------------------------------
@@ -542,7 +543,23 @@ class ClaudeCodeReader(Reader):
                        usage if isinstance(usage, dict) else None, stop if isinstance(stop, str) else None, n_tools))
         if call.model is None:
             call.model = model
-        return [self._emit(call)]
+        if not self.coalesce:
+            return [self._emit(call)]
+        # A whole-file read: a response's lines are consecutive, so a line of another call means the calls
+        # updated before it are complete; emit them once (in the order they were first updated).
+        dirty = self._dirty
+        out: list[Output] = []
+        if dirty and (len(dirty) > 1 or key not in dirty):
+            out = [self._emit(c) for k, c in dirty.items() if k != key]
+            self._dirty = dirty = {key: call} if key in dirty else {}
+        dirty.setdefault(key, call)
+        return out
+
+    def finish(self) -> list[Output]:
+        """Emit the calls a coalescing read still holds (nothing otherwise)."""
+        out: list[Output] = [self._emit(c) for c in self._dirty.values()]
+        self._dirty = {}
+        return out
 
     # -- history --------------------------------------------------------------------------------------------
     def _history(self, context: str, parent: str | None, *, remember: bool = True) -> tuple[list[Message], bool]:
