@@ -96,13 +96,23 @@ class LineSplitter:
             if nl < 0:
                 self._take(chunk[pos:])
                 break
-            if not self._buf and not self._dropping and nl - pos <= self.max_line_bytes:
-                # The whole line is inside this chunk: one slice, no copy through the buffer.
-                out.append(Line(self.line, self.offset, self.offset + nl - pos + 1, chunk[pos:nl]))
-                self.offset += nl - pos + 1
-                self.line += 1
-                pos = nl + 1
-                continue
+            if not self._buf and not self._dropping:
+                # The lines wholly inside this chunk: split in one C call, no copy through the buffer.
+                pieces = chunk[pos:].split(b"\n")
+                tail = pieces.pop()
+                offset, number, cap = self.offset, self.line, self.max_line_bytes
+                for data in pieces:
+                    end = offset + len(data) + 1
+                    if len(data) > cap:
+                        out.append(Line(number, offset, end, b"", oversized=True))
+                    else:
+                        out.append(Line(number, offset, end, data))
+                    offset = end
+                    number += 1
+                self.offset, self.line = offset, number
+                if tail:
+                    self._take(tail)
+                break
             self._take(chunk[pos:nl])
             length = len(self._buf) + self._dropped
             if self._dropping:
@@ -250,6 +260,7 @@ def iter_records(
         OSError: only if the file cannot be opened at all (callers turn that into a clear error).
     """
     splitter = LineSplitter(offset, line, max_line_bytes)
+    loads = orjson.loads
     with open(path, "rb") as fh:
         fh.seek(offset)
         while True:
@@ -257,7 +268,19 @@ def iter_records(
             if not chunk:
                 break
             for ln in splitter.feed(chunk):
-                yield from _line_records(ln, path, skip, first=ln.start == 0)
+                data = ln.data
+                if skip is not None and not ln.oversized and skip(data):
+                    continue
+                if ln.start and not ln.oversized:
+                    # The common case without the generator and the issue lists: one well-formed value.
+                    try:
+                        value = loads(data)
+                    except orjson.JSONDecodeError:
+                        pass
+                    else:
+                        yield Record(value, ln.number, ln.number, ln.start, ln.end)
+                        continue
+                yield from _line_records(ln, path, None, first=ln.start == 0)
             if progress is not None:
                 progress(splitter.offset + splitter.pending)
     if final:

@@ -258,23 +258,9 @@ class _Node:
 
 
 @dataclass(slots=True)
-class _Line:
-    """One assistant line of a call (its place on disk, content and usage)."""
-
-    uuid: str
-    line: int
-    line_end: int
-    byte_start: int
-    byte_end: int
-    parts: list[Part]
-    usage: dict[str, Any] | None
-    stop_reason: str | None
-    tool_calls: int = -1  # set when ``parts`` holds only the text blocks (summary mode); -1 = count parts
-
-
-@dataclass(slots=True)
 class _CallState:
-    """Everything known about one API call (one ``message.id`` + ``requestId``)."""
+    """Everything known about one API call (one ``message.id`` + ``requestId``), its lines folded in as they
+    arrive: place on disk, content blocks in line order, the fullest usage, the last stop reason."""
 
     key: str
     context: str
@@ -285,33 +271,49 @@ class _CallState:
     history: list[Message] | None  # dropped (None) once a later call starts in the context; rebuilt if needed
     compaction: dict[str, Any] | None
     extra: dict[str, Any]
-    lines: list[_Line] = field(default_factory=list)
+    line: int = 0  # first line's number and byte offset; last line's end (the furthest seen)
+    line_end: int = 0
+    byte_start: int = 0
+    byte_end: int = 0
+    lines: int = 0
+    parts: list[Part] = field(default_factory=list)  # summary pass: the text blocks only
+    tool_calls: int = 0
+    stop_reason: str | None = None
     uuids: set[str] = field(default_factory=set)
     best: dict[str, Any] | None = None
     best_out: int = -1
     lazy: bool = False  # summary pass: sent without history (the context's floor is known)
     _message: Message | None = None
 
-    def add(self, ln: _Line) -> None:
-        """Add a line; the line with the largest ``output_tokens`` (the later one on ties) gives the usage."""
-        self.lines.append(ln)
-        self.uuids.add(ln.uuid)
+    def add(self, uid: str, rec: Record, parts: list[Part], tool_calls: int, usage: dict[str, Any] | None,
+            stop_reason: str | None) -> None:
+        """Fold in one line; the line with the largest ``output_tokens`` (the later one on ties) gives the
+        usage, the last line that has a stop reason gives it."""
+        if not self.lines:
+            self.line, self.byte_start = rec.line, rec.byte_start
+        self.lines += 1
+        self.line_end = max(self.line_end, rec.line_end)
+        self.byte_end = max(self.byte_end, rec.byte_end)
+        self.parts.extend(parts)
+        self.tool_calls += tool_calls
+        if stop_reason:
+            self.stop_reason = stop_reason
+        self.uuids.add(uid)
         self._message = None
-        if ln.usage is not None:
-            out = as_int(ln.usage.get("output_tokens"))
+        if usage is not None:
+            out = as_int(usage.get("output_tokens"))
             if out >= self.best_out:
-                self.best, self.best_out = ln.usage, out
+                self.best, self.best_out = usage, out
 
     def message(self) -> Message:
         """The call's whole response as one assistant message (all lines' blocks in line order)."""
         if self._message is None:
-            parts = [p for ln in self.lines for p in ln.parts]
-            self._message = Message("assistant", parts)
+            self._message = Message("assistant", list(self.parts))
         return self._message
 
     def tool_use_ids(self) -> list[str]:
         """Ids of the tool calls the response makes, in order."""
-        return [p.call_id for ln in self.lines for p in ln.parts if p.kind == "tool_call" and p.call_id]
+        return [p.call_id for p in self.parts if p.kind == "tool_call" and p.call_id]
 
 
 @dataclass(slots=True)
@@ -369,19 +371,19 @@ class ClaudeCodeReader(Reader):
             return b'"parentUuid":' not in data
         if not data.startswith(b'{"parentUuid":'):
             return False
-        head = data[:_HEAD_BYTES]
-        i = head.find(b'"type":"')
+        i = data.find(b'"type":"', 0, _HEAD_BYTES)  # (searched in place: slicing would copy every line's head)
         if i < 0:
             return False
-        if not self.full_history and self._floor_calls and head.startswith(_LINK_TYPES, i + 8) \
+        if self._floor_calls and not self.full_history and data.startswith(_LINK_TYPES, i + 8) \
                 and b'"requestId":' not in data:
-            # A user / progress / attachment line of a context whose first call is read: no number needs it
+            # A user / progress / attachment line of a context whose floor is known: no number needs it
             # (its text is read when a call is opened; a v1.0.x sidechain line is parsed, for its root).
-            ctx = self._file_context or ("main" if b'"isSidechain":false' in head[:i] else None)
+            ctx = self._file_context or ("main" if data.find(b'"isSidechain":false', 0, i) >= 0 else None)
             if ctx is not None and ctx in self._floor_calls:
                 return True
-        if head[i + 8:i + 17] != b'progress"':
+        if not data.startswith(b'progress"', i + 8):
             return False
+        head = data[:i]
         body = data.rstrip(b"\r\n\t ")
         if not body.endswith(b"}") or body.count(b'"parentUuid":') != 1:
             return False
@@ -402,12 +404,12 @@ class ClaudeCodeReader(Reader):
             return False
         uid = body[j + 8:k].decode("utf-8", "replace")
         agent = None
-        a = head.find(b'"agentId":"', 0, i)
+        a = head.find(b'"agentId":"')
         if a >= 0:
             e = head.find(b'"', a + 11)
             if e > a + 11:
                 agent = head[a + 11:e].decode("utf-8", "replace")
-        side = b'"isSidechain":true' in head[:i]
+        side = b'"isSidechain":true' in head
         self._add_node(uid, parent, True, side, agent, "other")
         return True
 
@@ -510,37 +512,46 @@ class ClaudeCodeReader(Reader):
         call = self._calls.get(key)
         if call is not None and uid in call.uuids:
             return []  # the same line copied again (resumed session): nothing new
-        node = self._node_for(v, rec, "assistant")
-        node.call_key = key
+        ctx = self._file_context or ("main" if v.get("isSidechain") is not True else None)
+        if ctx is not None and ctx in self._floor_calls and not self.full_history:
+            # The context's floor is known, so no later history walk passes through this line (a compaction
+            # stops the walk at its boundary) and main / subagent-file contexts need no parent lookup: no node.
+            parent = v.get("parentUuid")
+            parent = parent if isinstance(parent, str) else None
+        else:
+            node = self._node_for(v, rec, "assistant")
+            node.call_key = key
+            ctx, parent = node.context, node.parent
         if call is None:
             sid = v.get("sessionId")
             extra: dict[str, Any] = {"message_id": mid, "request_id": req}
             if self._summarizer:
                 extra["compaction_summarizer"] = True
-            lazy = not self.full_history and node.context in self._floor_calls
-            history, complete = (None, False) if lazy else self._history(node.context, node.parent)
+            lazy = not self.full_history and ctx in self._floor_calls
+            history, complete = (None, False) if lazy else self._history(ctx, parent)
             call = _CallState(
-                key=key, context=node.context, parent=node.parent, session=sid if isinstance(sid, str) else None,
+                key=key, context=ctx, parent=parent, session=sid if isinstance(sid, str) else None,
                 model=model, timestamp=iso_seconds(v.get("timestamp")), history=history,
-                compaction=self._pending.pop(node.context, None), extra=extra, lazy=lazy)
+                compaction=self._pending.pop(ctx, None), extra=extra, lazy=lazy)
             self._calls[key] = call
             if not lazy:
-                previous = self._latest.get(node.context)
+                previous = self._latest.get(ctx)
                 if previous is not None:
                     previous.history = None  # keeps memory linear: one history list per context, not per call
-                self._latest[node.context] = call
+                self._latest[ctx] = call
                 if complete and not self.full_history:
                     # Its history is whole, so the floor inferred from it holds for the context's later calls.
-                    self._floor_calls[node.context] = key
+                    self._floor_calls[ctx] = key
         stop = msg.get("stop_reason")
         usage = msg.get("usage")
         content = msg.get("content")
-        if self.full_history or node.context not in self._floor_calls:
-            parts, n_tools = content_parts(content), -1  # a later call's history may still need the blocks
+        if self.full_history or ctx not in self._floor_calls:
+            parts = content_parts(content)  # a later call's history may still need the blocks
+            n_tools = sum(p.kind == "tool_call" for p in parts)
         else:
             parts, n_tools = response_summary(content)
-        call.add(_Line(uid, rec.line, rec.line_end, rec.byte_start, rec.byte_end, parts,
-                       usage if isinstance(usage, dict) else None, stop if isinstance(stop, str) else None, n_tools))
+        call.add(uid, rec, parts, n_tools, usage if isinstance(usage, dict) else None,
+                 stop if isinstance(stop, str) else None)
         if call.model is None:
             call.model = model
         if not self.coalesce:
@@ -634,30 +645,19 @@ class ClaudeCodeReader(Reader):
         return messages, complete
 
     def _emit(self, call: _CallState) -> ParsedCall:
-        lines = call.lines
-        first = lines[0]
-        if len(lines) == 1:
-            text = "".join(p.text for p in first.parts if p.kind == "text")
-            stop = first.stop_reason
-            line_end, byte_end = first.line_end, first.byte_end
-        else:
-            text = "".join(p.text for ln in lines for p in ln.parts if p.kind == "text")
-            stop = next((ln.stop_reason for ln in reversed(lines) if ln.stop_reason), None)
-            line_end, byte_end = max(ln.line_end for ln in lines), max(ln.byte_end for ln in lines)
-        n_tools = sum(ln.tool_calls if ln.tool_calls >= 0 else sum(p.kind == "tool_call" for p in ln.parts)
-                      for ln in lines)
+        text = "".join([p.text for p in call.parts if p.kind == "text"])
         extra = dict(call.extra)
-        extra["lines"] = len(lines)
+        extra["lines"] = call.lines
         history = call.history
         if history is None and not call.lazy:
             # A late line of an older call: rebuild its history once, without caching it.
             history, _ = self._history(call.context, call.parent, remember=False)
         return ParsedCall(
-            source=SourceRef(self.path, first.line, line_end, first.byte_start, byte_end),
+            source=SourceRef(self.path, call.line, call.line_end, call.byte_start, call.byte_end),
             timestamp=call.timestamp, model=call.model, provider="anthropic", session=call.session,
             context=call.context, system=None, tools=None, messages=history,
             usage=anthropic_usage(call.best),
-            response=ResponseInfo(text=text, tool_calls=n_tools, finish_reason=stop),
+            response=ResponseInfo(text=text, tool_calls=call.tool_calls, finish_reason=call.stop_reason),
             compaction=call.compaction, history_reported_only=True, key=call.key, extra=extra)
 
 
