@@ -11,9 +11,29 @@ Nothing here imports Textual: this is the pure core.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import operator
+from dataclasses import dataclass, field, fields
 from enum import StrEnum
-from typing import Any
+from typing import Any, TypeVar
+
+_T = TypeVar("_T")
+
+
+def _fast_pickle(cls: type[_T]) -> type[_T]:
+    """Pickle a slots dataclass as ``cls(*field values)``.
+
+    Parsed calls travel from the worker processes of a parallel folder read (:mod:`ctxwatch.multi`); the
+    pickling that ``dataclass(slots=True)`` generates looks the fields up again for every object, which made
+    the transfer cost about as much as the parse.  Content hashes (``Message.key``) stay valid because the
+    workers are forked, sharing the parent's hash seed.
+    """
+    state = operator.attrgetter(*(f.name for f in fields(cls)))  # type: ignore[arg-type]
+
+    def __reduce__(self: Any) -> tuple[Any, tuple[Any, ...]]:
+        return cls, state(self)
+
+    cls.__reduce__ = __reduce__  # type: ignore[method-assign,assignment]
+    return cls
 
 
 class Src(StrEnum):
@@ -31,6 +51,7 @@ class Src(StrEnum):
     UNKNOWN = "unknown"  # nothing to go on: shown as unknown, never guessed
 
 
+@_fast_pickle
 @dataclass(slots=True, frozen=True)
 class SourceRef:
     """Where a call's record lives on disk.
@@ -50,6 +71,7 @@ class SourceRef:
     byte_end: int
 
 
+@_fast_pickle
 @dataclass(slots=True, frozen=True)
 class Usage:
     """Provider-reported token usage, normalized across providers (all values in tokens).
@@ -74,6 +96,7 @@ class Usage:
     reasoning: int | None = None
 
 
+@_fast_pickle
 @dataclass(slots=True)
 class Part:
     """One piece of a message's content, as sent to the model.
@@ -94,6 +117,7 @@ class Part:
     meta: dict[str, Any] | None = None
 
 
+@_fast_pickle
 @dataclass(slots=True)
 class Message:
     """One message of a request's history (or the system prompt), normalized.
@@ -127,6 +151,7 @@ class Message:
         return "\n".join(p.text for p in self.parts if p.text)
 
 
+@_fast_pickle
 @dataclass(slots=True)
 class ResponseInfo:
     """What the model answered, kept only as far as drift detection needs it.
@@ -142,6 +167,7 @@ class ResponseInfo:
     finish_reason: str | None = None
 
 
+@_fast_pickle
 @dataclass(slots=True)
 class ParsedCall:
     """One LLM API request/response as a format reader produced it, text included.
@@ -192,6 +218,7 @@ class ParsedCall:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+@_fast_pickle
 @dataclass(slots=True, frozen=True)
 class MessageStat:
     """Token summary of one message of one call (no text: bodies stay on disk).
@@ -215,6 +242,7 @@ class MessageStat:
     has_image: bool = False
 
 
+@_fast_pickle
 @dataclass(slots=True)
 class Issue:
     """A problem with the input that was counted and reported instead of crashing.
@@ -233,6 +261,7 @@ class Issue:
     message: str
 
 
+@_fast_pickle
 @dataclass(slots=True)
 class Call:
     """The accounted summary of one API call: what the dashboard, reports and analysis use.

@@ -53,7 +53,8 @@ def load_many(paths: list[str], fmt: str | None, settings: Settings | None = Non
               parallel: bool = False) -> Run:
     """One :class:`Run` over several log files (folders expanded).
 
-    ``parallel``: parse big folders in worker processes (see the module docstring); the result is the same.
+    ``parallel``: detect and parse big folders in worker processes (see the module docstring); the result is
+    the same.
 
     Raises:
         LogError: no readable log among the paths.
@@ -68,14 +69,19 @@ def load_many(paths: list[str], fmt: str | None, settings: Settings | None = Non
             raise LogError(f"{p}: no such file or directory")
     if not files:
         raise LogError(f"{', '.join(paths)}: no log files found")
-    specs = {}
+    results = _parallel_outputs(files, fmt) if parallel else None
+    if results is not None:
+        run = _assemble(paths, files, results, settings)
+        if run is not None:
+            return run
+    specs: dict[str, FormatSpec | None] = {}
     for f in files:
         try:
             specs[f] = resolve_spec(f, fmt)
         except LogError:
             specs[f] = None
     names = {s.name for s in specs.values() if s is not None}
-    if names and names <= {"openai-batch", "anthropic-batch"}:
+    if names and names <= BATCH_FORMATS:
         from ctxwatch.formats.batch import read_batch_pair
 
         calls, issues = read_batch_pair([f for f in files if specs[f] is not None])
@@ -87,31 +93,69 @@ def load_many(paths: list[str], fmt: str | None, settings: Settings | None = Non
     if first is None:
         raise LogError(f"{', '.join(paths)}: no log in a recognised format")
     run = Run(" + ".join(paths), first, settings)
-    readable = [(f, s) for f, s in specs.items() if s is not None]
-    results = _parallel_outputs(readable) if parallel else None
     for f in files:
         spec = specs[f]
         if spec is None:
             run.issues.append(Issue(f, 0, "skipped_file", "format not recognised; skipped"))
             continue
         first_call = len(run.calls)
-        if results is None:
-            run.read_file(f, spec)
-        else:
-            outputs, pending = next(results)
-            run.add(outputs)
-            run.reader = spec.reader(f)
-            run.pending_compactions = pending
-        # A log with no session ids is one session of its own: unrelated files in one folder must not be
-        # analysed as one conversation (false compactions between the last call of one and the next file).
-        for call in run.calls[first_call:]:
-            if call.session is None:
-                call.session = os.path.basename(f)
+        run.read_file(f, spec)
+        _own_sessions(run, first_call, f)
     run.path = str(Path(paths[0])) if len(paths) == 1 else run.path
     return run
 
 
-_Result = tuple[list[ParsedCall | Issue], dict]
+#: Formats whose files are joined into calls across files (by ``custom_id``), not read one by one.
+BATCH_FORMATS = frozenset({"openai-batch", "anthropic-batch"})
+
+
+def _own_sessions(run: Run, first_call: int, path: str) -> None:
+    """A log with no session ids is one session of its own: unrelated files in one folder must not be
+    analysed as one conversation (false compactions between the last call of one and the next file)."""
+    for call in run.calls[first_call:]:
+        if call.session is None:
+            call.session = os.path.basename(path)
+
+
+def _assemble(paths: list[str], files: list[str], results: Iterator[_Result], settings: Settings | None
+              ) -> Run | None:
+    """The run from the workers' per-file results, added in file order as they arrive (the accounting overlaps
+    the workers' parsing).  ``None`` when every recognised file is a batch file: those are joined across
+    files, which the serial path does.
+
+    Raises:
+        LogError: no file in a recognised format.
+    """
+    run: Run | None = None
+    skipped: list[Issue] = []
+    names: set[str] = set()
+    for f in files:
+        name, outputs, pending = next(results)
+        if name is None:
+            skipped.append(Issue(f, 0, "skipped_file", "format not recognised; skipped"))
+            continue
+        names.add(name)
+        spec = get_format(name)
+        if run is None:
+            run = Run(" + ".join(paths), spec, settings)
+        run.issues.extend(skipped)
+        skipped = []
+        first_call = len(run.calls)
+        run.add(outputs)
+        run.reader = spec.reader(f)
+        run.pending_compactions = pending
+        _own_sessions(run, first_call, f)
+    if run is None:
+        raise LogError(f"{', '.join(paths)}: no log in a recognised format")
+    if names <= BATCH_FORMATS:
+        return None
+    run.issues.extend(skipped)
+    run.path = str(Path(paths[0])) if len(paths) == 1 else run.path
+    return run
+
+
+#: Per file: its format's name (``None``: not recognised), its outputs, its reader's pending compactions.
+_Result = tuple[str | None, list[ParsedCall | Issue], dict]
 
 
 def _size(path: str) -> int:
@@ -121,18 +165,22 @@ def _size(path: str) -> int:
         return 0
 
 
-def _read_group(group: list[tuple[str, str]]) -> list[_Result]:
-    """Worker task: each ``(path, format name)`` read whole by a fresh reader.
+def _read_group(group: list[str], fmt: str | None) -> list[_Result]:
+    """Worker task: each file detected (or ``fmt``) and read whole by a fresh reader.
 
-    Returns, per file, its outputs with each call once (at its first position, with its last value: what the
-    run would keep) and the reader's pending compactions.  A file that cannot be read gives a ``unreadable``
-    issue (the serial read would stop with :class:`LogError`; a folder keeps going).
+    Returns, per file, its format's name, its outputs with each call once (at its first position, with its
+    last value: what the run would keep) and the reader's pending compactions.  A file that cannot be read
+    gives an ``unreadable`` issue (the serial read would stop with :class:`LogError`; a folder keeps going).
     """
     # The objects inherited from the parent are all alive: keep the collector from walking them again and again.
     gc.freeze()
     out: list[_Result] = []
-    for path, name in group:
-        spec = get_format(name)
+    for path in group:
+        try:
+            spec = resolve_spec(path, fmt)
+        except LogError:
+            out.append((None, [], {}))
+            continue
         reader = spec.reader(path)
         outputs: list[ParsedCall | Issue] = []
         where: dict[str, int] = {}
@@ -151,15 +199,15 @@ def _read_group(group: list[tuple[str, str]]) -> list[_Result]:
             pending = reader.pending_compactions()
         except Exception:
             pending = {}
-        out.append((outputs, pending))
+        out.append((spec.name, outputs, pending))
     return out
 
 
-def _parallel_outputs(files: list[tuple[str, FormatSpec]]) -> Iterator[_Result] | None:
+def _parallel_outputs(files: list[str], fmt: str | None) -> Iterator[_Result] | None:
     """Per-file results of :func:`_read_group`, in file order, from worker processes; ``None`` when a serial
     read is better (a small folder, one core, no ``fork`` start method, or other threads alive: forking a
     threaded process can deadlock the child)."""
-    sizes = [_size(f) for f, _ in files]
+    sizes = [_size(f) for f in files]
     total = sum(sizes)
     workers = min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1), 8)
     if total < PARALLEL_MIN_BYTES or len(files) < 2 or workers < 2 or not sys.platform.startswith("linux") \
@@ -168,17 +216,20 @@ def _parallel_outputs(files: list[tuple[str, FormatSpec]]) -> Iterator[_Result] 
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    groups: list[list[tuple[str, str]]] = [[]]
+    from ctxwatch.formats import formats
+
+    formats()  # import every format module once, before the fork, rather than once per worker
+    groups: list[list[str]] = [[]]
     size = 0
-    for (f, spec), n in zip(files, sizes, strict=True):
+    for f, n in zip(files, sizes, strict=True):
         if size >= TASK_BYTES:
             groups.append([])
             size = 0
-        groups[-1].append((f, spec.name))
+        groups[-1].append(f)
         size += n
     try:
         pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork"))
-        futures = [pool.submit(_read_group, g) for g in groups]
+        futures = [pool.submit(_read_group, g, fmt) for g in groups]
     except (OSError, ValueError):
         return None
 
@@ -190,4 +241,3 @@ def _parallel_outputs(files: list[tuple[str, FormatSpec]]) -> Iterator[_Result] 
             pool.shutdown(wait=True, cancel_futures=True)
 
     return results()
-

@@ -13,7 +13,8 @@ from ctxwatch.report import report_json
 
 
 def _folder(tmp_path: Path, shared_logs: Path) -> Path:
-    """A projects-like folder: every Claude Code sample, a Codex rollout, and a file with damaged lines."""
+    """A projects-like folder: every Claude Code sample, a Codex rollout, a file with damaged lines and one in
+    no known format."""
     root = tmp_path / "projects"
     for i, f in enumerate(sorted((shared_logs / "claude-code").glob("*.jsonl"))):
         dest = root / f"proj{i % 3}" / f.name
@@ -23,6 +24,7 @@ def _folder(tmp_path: Path, shared_logs: Path) -> Path:
     shutil.copy(codex, root / "proj0" / codex.name)
     good = (shared_logs / "claude-code" / "spotter_short.jsonl").read_text().splitlines()
     (root / "proj1" / "damaged.jsonl").write_text("\n".join([good[0], "{not json", *good[1:], '{"cut": ']))
+    (root / "proj2" / "notes.jsonl").write_text('{"hello": "world"}\n')
     return root
 
 
@@ -36,8 +38,8 @@ def test_a_parallel_folder_read_equals_the_serial_one(tmp_path: Path, shared_log
     used: list[bool] = []
     real = multi._parallel_outputs
 
-    def spy(files: list) -> object:
-        res = real(files)
+    def spy(files: list, fmt: str | None) -> object:
+        res = real(files, fmt)
         used.append(res is not None)
         return res
 
@@ -50,9 +52,20 @@ def test_a_parallel_folder_read_equals_the_serial_one(tmp_path: Path, shared_log
     bad = [i for i in serial["issues"] if i["file"].endswith("damaged.jsonl")]
     assert [(i["line"], i["kind"]) for i in bad] == [(2, "invalid_json"), (lines, "truncated_tail")]
     assert sum(c["file"].endswith("damaged.jsonl") for c in serial["calls"]) == 1
+    assert [i["kind"] for i in serial["issues"] if i["file"].endswith("notes.jsonl")] == ["skipped_file"]
+
+
+def test_a_parallel_read_of_batch_files_still_joins_them(tmp_path: Path, shared_logs: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Batch files are joined by custom_id across files, so a parallel read hands them to the serial join."""
+    folder = shared_logs / "openai-batch"
+    serial = report_json(multi.load_many([str(folder)], None, Settings()))
+    monkeypatch.setattr(multi, "PARALLEL_MIN_BYTES", 0)
+    parallel = report_json(multi.load_many([str(folder)], None, Settings(), parallel=True))
+    assert parallel == serial and serial["format"] == "openai-batch" and serial["calls"]
 
 
 def test_a_parallel_read_is_declined_when_it_cannot_help(tmp_path: Path, shared_logs: Path) -> None:
     root = _folder(tmp_path, shared_logs)
-    files = [(str(p), multi.get_format("claude-code")) for p in root.rglob("*.jsonl")]
-    assert multi._parallel_outputs(files) is None  # under PARALLEL_MIN_BYTES: workers would cost more
+    files = [str(p) for p in root.rglob("*.jsonl")]
+    assert multi._parallel_outputs(files, None) is None  # under PARALLEL_MIN_BYTES: workers would cost more

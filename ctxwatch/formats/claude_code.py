@@ -92,6 +92,8 @@ def iso_seconds(value: Any) -> float | None:
 
 def as_int(value: Any) -> int:
     """A token count from a JSON value: ints and floats as is, numeric strings parsed, anything else 0."""
+    if value.__class__ is int:  # the usual case first (bool is a subclass of int, so not this)
+        return value
     if isinstance(value, bool):
         return 0
     if isinstance(value, int):
@@ -646,7 +648,7 @@ class ClaudeCodeReader(Reader):
 
     def _emit(self, call: _CallState) -> ParsedCall:
         text = "".join([p.text for p in call.parts if p.kind == "text"])
-        extra = dict(call.extra)
+        extra = call.extra  # (the accountant copies it into the call summary)
         extra["lines"] = call.lines
         history = call.history
         if history is None and not call.lazy:
