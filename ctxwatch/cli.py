@@ -68,7 +68,7 @@ def _load(path: str, fmt: str | None, settings: Settings) -> Any:
     from ctxwatch.run import LogError, load_run
 
     try:
-        return load_run(path, fmt, settings)
+        return load_run(path, fmt, settings, parallel=True)
     except LogError as exc:
         _echo(f"ctxwatch: {clean(exc)}", err=True)
         sys.exit(EXIT_USAGE)
@@ -176,10 +176,10 @@ def report_cmd(paths: tuple[str, ...], config: str | None, window: int | None, b
     run = load_paths(paths, fmt, settings)
     doc = report_json(run)
     if jsonl:  # one call object per line, as --follow --jsonl prints them
-        sys.stdout.write("".join(orjson.dumps(c).decode() + "\n" for c in doc["calls"]))
+        _write_bytes(b"".join(orjson.dumps(c, option=orjson.OPT_APPEND_NEWLINE) for c in doc["calls"]))
         return
     if as_json:
-        sys.stdout.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode() + "\n")
+        _write_bytes(orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE))
         return
     _echo(f"{clean(doc['file'])}  format={doc['format']}  calls={len(doc['calls'])}  issues={len(doc['issues'])}")
     _echo(f"{'#':>4} {'line':>6} {'model':<28} {'window':>9} {'floor':>9} {'history':>9} {'reserve':>8} "
@@ -217,6 +217,17 @@ def report_cmd(paths: tuple[str, ...], config: str | None, window: int | None, b
         for f in worst[:5]:
             _echo(f"  {f['severity'].upper():<8} #{f['call'] + 1:<4} {f['kind']}  {clean(f['reason'])[:160]}")
     _echo(f"forecast: {doc['forecast']['text']}")
+
+
+def _write_bytes(data: bytes) -> None:
+    """Write UTF-8 bytes to stdout as they are (a big report is not copied into a str first)."""
+    sys.stdout.flush()
+    buffer = getattr(sys.stdout, "buffer", None)
+    if buffer is None:  # a text-only stdout (tests capturing output)
+        sys.stdout.write(data.decode())
+    else:
+        buffer.write(data)
+        buffer.flush()
 
 
 def load_paths(paths: tuple[str, ...], fmt: str | None, settings: Settings) -> Any:

@@ -240,6 +240,7 @@ def iter_records(
     skip: Callable[[bytes], bool] | None = None,
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
     progress: Callable[[int], None] | None = None,
+    end: int | None = None,
 ) -> Iterator[Record | Issue]:
     """Stream the JSON values of a file from a byte offset.
 
@@ -252,6 +253,7 @@ def iter_records(
             ``file-history-snapshot`` lines), skipped without a JSON parse (case B17).
         max_line_bytes: longer lines are skipped with an ``oversized_line`` issue.
         progress: called with the byte offset reached after each chunk.
+        end: stop reading at this byte offset (a line start), as if the file ended there.
 
     Yields:
         :class:`Record` for each value and :class:`Issue` for each problem, in file order.
@@ -263,10 +265,13 @@ def iter_records(
     loads = orjson.loads
     with open(path, "rb") as fh:
         fh.seek(offset)
-        while True:
-            chunk = fh.read(CHUNK_BYTES)
+        left = -1 if end is None else end - offset
+        while left:
+            chunk = fh.read(CHUNK_BYTES if left < 0 else min(CHUNK_BYTES, left))
             if not chunk:
                 break
+            if left > 0:
+                left -= len(chunk)
             for ln in splitter.feed(chunk):
                 data = ln.data
                 if skip is not None and not ln.oversized and skip(data):

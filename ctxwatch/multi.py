@@ -5,27 +5,22 @@ modification order into one run, with dedupe keys shared across files (a resumed
 records into a new file: failure case B11).  Batch input and output files are joined by ``custom_id``.
 
 Files are independent until their calls meet in the run, so a big folder can be parsed by worker processes
-(``parallel=True``, used by the headless commands): each worker turns a group of files into parsed calls and
-issues, and the main process adds them in file order, accounting them as they arrive, exactly as a serial
-read would.  The dashboard reads serially (it runs threads, and forking a threaded process is unsafe).
+(``parallel=True``, used by the headless commands; see :mod:`ctxwatch.parallel`): each worker detects and
+reads a group of files into parsed calls and issues, and the main process adds them in file order,
+accounting them as they arrive, exactly as a serial read would.
 """
 
 from __future__ import annotations
 
-import gc
 import os
-import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 from ctxwatch.config import Settings
 from ctxwatch.formats import FormatSpec, get_format
 from ctxwatch.model import Issue, ParsedCall
+from ctxwatch.parallel import fork_map, worker_start, workers_for
 from ctxwatch.run import LogError, Run, file_outputs, resolve_spec
-
-#: Folders smaller than this (bytes) are read serially: starting workers costs more than it saves.
-PARALLEL_MIN_BYTES = 32 * 1024 * 1024
 
 #: Bytes of logs per worker task: small enough to balance the workers, large enough that the per-task
 #: overhead (pickling the parsed calls back) stays small.
@@ -172,8 +167,7 @@ def _read_group(group: list[str], fmt: str | None) -> list[_Result]:
     last value: what the run would keep) and the reader's pending compactions.  A file that cannot be read
     gives an ``unreadable`` issue (the serial read would stop with :class:`LogError`; a folder keeps going).
     """
-    # The objects inherited from the parent are all alive: keep the collector from walking them again and again.
-    gc.freeze()
+    worker_start()
     out: list[_Result] = []
     for path in group:
         try:
@@ -205,17 +199,11 @@ def _read_group(group: list[str], fmt: str | None) -> list[_Result]:
 
 def _parallel_outputs(files: list[str], fmt: str | None) -> Iterator[_Result] | None:
     """Per-file results of :func:`_read_group`, in file order, from worker processes; ``None`` when a serial
-    read is better (a small folder, one core, no ``fork`` start method, or other threads alive: forking a
-    threaded process can deadlock the child)."""
+    read is better (:func:`ctxwatch.parallel.workers_for`)."""
     sizes = [_size(f) for f in files]
-    total = sum(sizes)
-    workers = min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1), 8)
-    if total < PARALLEL_MIN_BYTES or len(files) < 2 or workers < 2 or not sys.platform.startswith("linux") \
-            or threading.active_count() > 1:
+    workers = workers_for(sum(sizes), len(files))
+    if not workers:
         return None
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
     from ctxwatch.formats import formats
 
     formats()  # import every format module once, before the fork, rather than once per worker
@@ -227,17 +215,7 @@ def _parallel_outputs(files: list[str], fmt: str | None) -> Iterator[_Result] | 
             size = 0
         groups[-1].append(f)
         size += n
-    try:
-        pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork"))
-        futures = [pool.submit(_read_group, g, fmt) for g in groups]
-    except (OSError, ValueError):
+    per_group = fork_map(_read_group, [(g, fmt) for g in groups], workers)
+    if per_group is None:
         return None
-
-    def results() -> Iterator[_Result]:
-        try:
-            for fut in futures:
-                yield from fut.result()
-        finally:
-            pool.shutdown(wait=True, cancel_futures=True)
-
-    return results()
+    return (result for group in per_group for result in group)

@@ -236,6 +236,42 @@ class Run:
         self._take(pending, change)
         return counter[0]
 
+    def read_range(self, path: str, start: int, end: int, line: int) -> int:
+        """Feed the records of byte range ``[start, end)`` of ``path`` (cut at line starts; the first is line
+        ``line``), then finish the reader; return the number of records read.  For formats whose records are
+        independent (a worker's share of a big file, :mod:`ctxwatch.parallel`).
+
+        Raises:
+            LogError: the file cannot be read.
+        """
+        counter = [0]
+        change = Change()
+        pending: list[ParsedCall | Issue] = []
+        for out in file_outputs(self.reader, path, False, None, counter, start, end, line):
+            pending.append(out)
+            if len(pending) >= 64:
+                self._take(pending, change)
+                pending.clear()
+        self._take(pending, change)
+        return counter[0]
+
+    def add_accounted(self, calls: Iterable[Call], issues: Iterable[Issue]) -> None:
+        """Add calls accounted elsewhere (a worker's share of the file), renumbered to follow this run's
+        calls; a call whose dedupe key is known replaces the earlier summary in place, as :meth:`feed_record`
+        does."""
+        self._flush()  # (account anything pending first, so indexes stay in order)
+        for c in calls:
+            idx = self._by_key.get(c.key) if c.key else None
+            if idx is None:
+                idx = len(self._calls)
+                self._calls.append(c)
+                if c.key:
+                    self._by_key[c.key] = idx
+            else:
+                self._calls[idx] = c
+            c.index = idx
+        self.issues.extend(issues)
+
     # -- derived --------------------------------------------------------------------------------
     def calibration(self) -> float | None:
         """Median of reported / estimated prompt tokens over calls that have both, or ``None``.
@@ -295,14 +331,16 @@ class Run:
 
 
 def file_outputs(reader: Reader, path: str, document: bool,
-                 progress: Callable[[int, int], None] | None = None, records: list[int] | None = None
-                 ) -> Iterator[ParsedCall | Issue]:
+                 progress: Callable[[int, int], None] | None = None, records: list[int] | None = None,
+                 start: int = 0, end: int | None = None, line: int = 1) -> Iterator[ParsedCall | Issue]:
     """The calls and issues a reader produces from a whole file, ending with what its ``finish`` returns.
 
     Documents are read whole (an Inspect ``.eval`` zip is opened by its reader); record streams are read in
     chunks from disk with the reader's ``coalesce`` set (one emission per call).  A reader error on odd input
     becomes a ``reader_error`` issue, never an exception.  ``progress`` gets ``(bytes_read, total_bytes)``;
-    ``records[0]`` is increased by the number of records read.  Pure: usable in a worker process.
+    ``records[0]`` is increased by the number of records read.  ``start``/``end``/``line``: read only the byte
+    range ``[start, end)`` (cut at line starts), whose first line is number ``line``.  Pure: usable in a
+    worker process.
 
     Raises:
         LogError: the file cannot be read.
@@ -328,7 +366,7 @@ def file_outputs(reader: Reader, path: str, document: bool,
     reader.coalesce = True  # the whole file is read now: one emission per call is enough
     n = 0
     try:
-        for rec in iter_records(path, skip=reader.skip, progress=cb):
+        for rec in iter_records(path, skip=reader.skip, progress=cb, offset=start, line=line, end=end):
             if isinstance(rec, Issue):
                 yield rec
                 continue
@@ -374,8 +412,11 @@ def resolve_spec(path: str, fmt: str | None) -> FormatSpec:
 
 
 def load_run(path: str, fmt: str | None = None, settings: Settings | None = None,
-             progress: Callable[[int, int], None] | None = None) -> Run:
+             progress: Callable[[int, int], None] | None = None, *, parallel: bool = False) -> Run:
     """Read a whole log file into a :class:`Run`.
+
+    ``parallel``: a big file of independent records may be read by worker processes
+    (:func:`ctxwatch.parallel.read_ranges`); the run is the same.
 
     Args:
         path: the log file.
@@ -388,7 +429,18 @@ def load_run(path: str, fmt: str | None = None, settings: Settings | None = None
     """
     spec = resolve_spec(path, fmt)
     run = Run(path, spec, settings)
-    records = run.read_file(path, progress=progress)
+    parts = None
+    if parallel and progress is None:
+        from ctxwatch.parallel import read_ranges
+
+        parts = read_ranges(path, spec, run.settings)
+    if parts is not None:
+        records = 0
+        for calls, issues, n in parts:
+            run.add_accounted(calls, issues)
+            records += n
+    else:
+        records = run.read_file(path, progress=progress)
     if fmt and records and not run.calls and not any(i.line for i in run.issues):
         # A forced --format that silently reads nothing from a file full of records is almost surely the
         # wrong one; saying so keeps `check` from passing a log it never read. (When the reader already

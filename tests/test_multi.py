@@ -1,15 +1,18 @@
-"""Folders of logs: a parallel read gives exactly the serial read's report."""
+"""Parallel reads (folders of logs, and one big file of independent records) give exactly the serial report."""
 
 from __future__ import annotations
 
+import itertools
 import shutil
 from pathlib import Path
 
 import pytest
 
-from ctxwatch import multi
+from ctxwatch import multi, parallel
 from ctxwatch.config import Settings
+from ctxwatch.formats import get_format
 from ctxwatch.report import report_json
+from ctxwatch.run import load_run
 
 
 def _folder(tmp_path: Path, shared_logs: Path) -> Path:
@@ -33,7 +36,7 @@ def test_a_parallel_folder_read_equals_the_serial_one(tmp_path: Path, shared_log
     root = _folder(tmp_path, shared_logs)
     serial = report_json(multi.load_many([str(root)], None, Settings()))
     # Small thresholds so that this small folder is split over workers, a few files per task.
-    monkeypatch.setattr(multi, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 0)
     monkeypatch.setattr(multi, "TASK_BYTES", 200_000)
     used: list[bool] = []
     real = multi._parallel_outputs
@@ -44,9 +47,9 @@ def test_a_parallel_folder_read_equals_the_serial_one(tmp_path: Path, shared_log
         return res
 
     monkeypatch.setattr(multi, "_parallel_outputs", spy)
-    parallel = report_json(multi.load_many([str(root)], None, Settings(), parallel=True))
+    par = report_json(multi.load_many([str(root)], None, Settings(), parallel=True))
     assert used == [True]
-    assert parallel == serial
+    assert par == serial
     # The damaged lines are reported with file and line in both, and nothing was lost around them.
     lines = len((shared_logs / "claude-code" / "spotter_short.jsonl").read_text().splitlines()) + 2
     bad = [i for i in serial["issues"] if i["file"].endswith("damaged.jsonl")]
@@ -60,12 +63,71 @@ def test_a_parallel_read_of_batch_files_still_joins_them(tmp_path: Path, shared_
     """Batch files are joined by custom_id across files, so a parallel read hands them to the serial join."""
     folder = shared_logs / "openai-batch"
     serial = report_json(multi.load_many([str(folder)], None, Settings()))
-    monkeypatch.setattr(multi, "PARALLEL_MIN_BYTES", 0)
-    parallel = report_json(multi.load_many([str(folder)], None, Settings(), parallel=True))
-    assert parallel == serial and serial["format"] == "openai-batch" and serial["calls"]
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 0)
+    par = report_json(multi.load_many([str(folder)], None, Settings(), parallel=True))
+    assert par == serial and serial["format"] == "openai-batch" and serial["calls"]
 
 
 def test_a_parallel_read_is_declined_when_it_cannot_help(tmp_path: Path, shared_logs: Path) -> None:
     root = _folder(tmp_path, shared_logs)
     files = [str(p) for p in root.rglob("*.jsonl")]
     assert multi._parallel_outputs(files, None) is None  # under PARALLEL_MIN_BYTES: workers would cost more
+
+
+def _canonical_log(path: Path) -> tuple[int, int]:
+    """A canonical log of 120 calls re-sending a growing history, with damage spread through it: a bad line,
+    a blank line, a record logged twice (same response id, the copy later in the file) and a cut last line.
+    Returns (line of the bad record, line of the cut tail)."""
+    import json
+
+    history: list[dict] = [{"role": "user", "content": "Fix the failing test in src/app.py."}]
+    tools = [{"type": "function", "function": {"name": "read_file", "parameters": {"type": "object"}}}]
+    lines: list[str] = []
+    for i in range(120):
+        req = {"model": "gpt-4o", "messages": [{"role": "system", "content": "You are a coding agent."},
+                                               *history], "tools": tools, "max_tokens": 1000}
+        resp = {"id": f"chatcmpl-{i}", "usage": {"prompt_tokens": 100 + 40 * i, "completion_tokens": 9}}
+        lines.append(json.dumps({"timestamp": 1_760_000_000 + i, "request": req, "response": resp}))
+        history.append({"role": "assistant", "content": None, "tool_calls": [
+            {"id": f"c{i}", "type": "function", "function": {"name": "read_file", "arguments": f'{{"n": {i}}}'}}]})
+        history.append({"role": "tool", "tool_call_id": f"c{i}", "content": f"line {i} " * 30})
+    lines.insert(40, "{bad json")
+    lines.insert(70, "")
+    lines.insert(100, lines[20])  # a copy of call 21 (response id chatcmpl-20) logged again
+    path.write_text("\n".join(lines) + '\n{"request": {"model": "gpt-4o", "mess')
+    return 41, len(lines) + 1
+
+
+def test_a_big_file_read_in_ranges_equals_the_serial_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    log = tmp_path / "run.jsonl"
+    bad_line, tail_line = _canonical_log(log)
+    serial = report_json(load_run(str(log)))
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 0)
+    ranges: list[int] = []
+    real = parallel.line_ranges
+
+    def spy(path: str, parts: int) -> list[tuple[int, int]]:
+        out = real(path, parts)
+        ranges.append(len(out))
+        return out
+
+    monkeypatch.setattr(parallel, "line_ranges", spy)
+    split = report_json(load_run(str(log), parallel=True))
+    assert ranges and ranges[0] >= 2  # the file really was cut (on this machine's core count)
+    assert split == serial
+    assert len(serial["calls"]) == 120  # the copy of call 21 replaced it, not added a call
+    assert [(i["line"], i["kind"]) for i in serial["issues"]] == [(bad_line, "invalid_json"),
+                                                                  (tail_line, "truncated_tail")]
+
+
+def test_line_ranges_cut_at_line_starts(tmp_path: Path) -> None:
+    log = tmp_path / "run.jsonl"
+    _canonical_log(log)
+    data = log.read_bytes()
+    for parts in (1, 2, 3, 7, 500):
+        ranges = parallel.line_ranges(str(log), parts)
+        assert ranges[0][0] == 0 and ranges[-1][1] == len(data)
+        assert all(a[1] == b[0] for a, b in itertools.pairwise(ranges))
+        assert all(data[a - 1:a] == b"\n" for a, _ in ranges[1:])
+        assert len(ranges) <= min(parts, data.count(b"\n") + 1)
+    assert parallel.read_ranges(str(log), get_format("codex"), Settings()) is None  # records depend on each other

@@ -103,6 +103,9 @@ class FormatSpec:
         reader: builds a :class:`Reader` for a path.
         document: the format is a whole-file JSON document, not a stream of records.
         needs_prefix: re-reading one call's text needs the file from its start (state spans records).
+        records_independent: every record is read and accounted the same whatever came before it (the
+            reader keeps no state across records other than caches), so a big file may be cut into line
+            ranges read by separate processes (:mod:`ctxwatch.parallel`).
         example: a one-line example or pointer to a sample.
     """
 
@@ -112,6 +115,7 @@ class FormatSpec:
     reader: Callable[[str], Reader]
     document: bool = False
     needs_prefix: bool = False
+    records_independent: bool = False
     example: str = ""
     aliases: tuple[str, ...] = field(default=())
 

@@ -646,7 +646,7 @@ def _sniff_trace(s: Sniff) -> float:
 register(Spec(
     name="canonical", aliases=("openai", "anthropic", "responses"),
     description="ctxwatch canonical {request, response} records (OpenAI chat, Anthropic Messages, Responses API)",
-    sniff=_sniff_canonical, reader=CanonicalReader,
+    sniff=_sniff_canonical, reader=CanonicalReader, records_independent=True,
     example='{"request":{"model":"gpt-4o","messages":[...]},"response":{"usage":{"prompt_tokens":12}}}',
 ))
 register(Spec(

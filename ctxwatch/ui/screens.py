@@ -96,7 +96,12 @@ def build_items(call: Call, pc: ParsedCall | None) -> list[Item]:
         items.append(Item(len(items), "system", "system", "system prompt", call.system_tokens, _cap(body),
                           len(body)))
     elif call.floor_tokens:
-        how = "inferred: reported prompt minus history" if call.floor_src == Src.INFERRED else str(call.floor_src)
+        if call.floor_src != Src.INFERRED:
+            how = str(call.floor_src)
+        elif call.history_src == Src.INFERRED:
+            how = "inferred once for the context; history = reported prompt minus it"
+        else:
+            how = "inferred: reported prompt minus history"
         items.append(Item(len(items), "floor", "system", f"floor: system prompt + tools, not logged ({how})",
                           call.floor_tokens, "", 0))
     if pc is not None and pc.tools:
@@ -212,7 +217,15 @@ class DetailScreen(Screen[None]):
         out.append_text(tx.literal(c.model or "?", limit=40))
         out.append(f" · {tx.stamp(c.timestamp)} · line {c.source.line} · prompt {tx.tokens(c.prompt_tokens)}")
         out.append(f" · floor {tx.marked(c.floor_tokens, c.floor_src)} · history "
-                   f"{tx.marked(c.history_tokens, c.history_src)} · {len(c.messages)} messages")
+                   f"{tx.marked(c.history_tokens, c.history_src)}")
+        msgs = [it for it in self.items if it.kind == "message"] if self.loaded else []
+        if msgs or c.messages:
+            out.append(f" · {len(msgs) or len(c.messages)} messages")
+        if msgs and c.history_src == Src.INFERRED:
+            # The history is what the provider counted minus the floor; the rows are this tokenizer's count.
+            out.append(f" ({sum(it.tokens or 0 for it in msgs):,} by {c.tokenizer}, counted on opening)", "dim")
+        elif not self.loaded and not c.messages:
+            out.append(" · messages: counted on opening")
         if c.context != "main":
             out.append(" · context ")
             out.append_text(tx.literal(c.context, limit=30))
@@ -241,6 +254,7 @@ class DetailScreen(Screen[None]):
         self.items = message.items
         self.error = message.error
         self.loaded = True
+        self.query_one("#detail-head", Static).update(self._head())
         self._fill()
         if message.error:
             self.query_one("#item-head", Static).update(Text(message.error, style="yellow"))

@@ -1,0 +1,171 @@
+"""Reading big logs with worker processes (headless commands only).
+
+Parsing JSON and normalizing records is CPU-bound Python, so one process reads at most one core's worth.
+Two shapes of work split cleanly:
+
+* a folder of logs: files are independent until their calls meet in the run (:mod:`ctxwatch.multi`);
+* one big file of a format whose records are independent (``FormatSpec.records_independent``: each request
+  record carries its whole prompt, as the canonical request/response wrapper does): byte ranges cut at line
+  starts are read and accounted by separate workers (:func:`read_ranges`).
+
+Workers are forked (Linux only), so they share the parent's loaded modules, tokenizer and hash seed
+(content hashes stay comparable), and nothing is pickled but the results.  A parallel read is declined,
+and the caller reads serially, when it cannot pay off or is not safe: small inputs, one core, no ``fork``
+start method, or other threads alive in the parent (forking a threaded process can deadlock the child; the
+dashboard, which runs threads, never reads in parallel).
+"""
+
+from __future__ import annotations
+
+import gc
+import itertools
+import os
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future
+from typing import Any, TypeVar
+
+from ctxwatch.config import Settings
+from ctxwatch.formats import FormatSpec, get_format
+from ctxwatch.model import Call, Issue
+
+#: Inputs smaller than this (bytes) are read serially: starting workers and sending results back costs
+#: more than it saves below a few hundred milliseconds of parsing (measured on the benchmark runs).
+PARALLEL_MIN_BYTES = 32 * 1024 * 1024
+
+#: Most workers started, whatever the core count (the results are merged by one process anyway).
+MAX_WORKERS = 8
+
+_T = TypeVar("_T")
+
+
+def workers_for(total_bytes: int, items: int = 2) -> int:
+    """How many worker processes to read ``total_bytes`` of logs with, or 0 for a serial read.
+
+    Args:
+        total_bytes: size of the input in bytes.
+        items: how many pieces it can be cut into (files, or ranges); fewer than 2 means serial.
+    """
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        cores = os.cpu_count() or 1
+    n = min(cores, MAX_WORKERS, items)
+    if total_bytes < PARALLEL_MIN_BYTES or n < 2 or not sys.platform.startswith("linux") \
+            or threading.active_count() > 1:
+        return 0
+    return n
+
+
+def fork_map(fn: Callable[..., _T], tasks: list[tuple[Any, ...]], workers: int) -> Iterator[_T] | None:
+    """``fn(*task)`` for each task in forked worker processes, yielded in task order as they complete.
+
+    Each result is dropped from the pool's bookkeeping once yielded, so the caller can free it.  Returns
+    ``None`` when no pool can be started (the caller then works serially).
+    """
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    try:
+        pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork"))
+        futures: list[Future[_T] | None] = [pool.submit(fn, *t) for t in tasks]
+    except (OSError, ValueError):
+        return None
+
+    def results() -> Iterator[_T]:
+        try:
+            for i, fut in enumerate(futures):
+                assert fut is not None
+                result = fut.result()
+                futures[i] = None  # drop the future's hold on its result
+                yield result
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+    return results()
+
+
+def worker_start() -> None:
+    """Call first in a worker task: the objects inherited from the parent are all alive, so the cyclic
+    collector is kept from walking them again and again."""
+    gc.freeze()
+
+
+def line_ranges(path: str, parts: int) -> list[tuple[int, int]]:
+    """``parts`` byte ranges ``(start, end)`` covering ``path``, each starting at a line start.
+
+    Cuts are placed at the first newline after each equal share, so a range never splits a line; a file
+    with fewer lines than ``parts`` gives fewer ranges.
+    """
+    size = os.path.getsize(path)
+    cuts = [0]
+    with open(path, "rb") as fh:
+        for k in range(1, parts):
+            at = max(cuts[-1], size * k // parts)
+            fh.seek(at)
+            while True:
+                block = fh.read(1 << 16)
+                if not block:
+                    at = size
+                    break
+                nl = block.find(b"\n")
+                if nl >= 0:
+                    at += nl + 1
+                    break
+                at += len(block)
+            if at >= size:
+                break
+            if at > cuts[-1]:
+                cuts.append(at)
+    cuts.append(size)
+    return [(a, b) for a, b in itertools.pairwise(cuts) if b > a]
+
+
+def _line_number_at(path: str, offset: int) -> int:
+    """The 1-based number of the line starting at byte ``offset`` (newlines before it, plus one)."""
+    n = 1
+    left = offset
+    with open(path, "rb") as fh:
+        while left > 0:
+            block = fh.read(min(left, 1 << 22))
+            if not block:
+                break
+            n += block.count(b"\n")
+            left -= len(block)
+    return n
+
+
+def _read_range(path: str, fmt: str, start: int, end: int, settings: Settings
+                ) -> tuple[list[Call], list[Issue], int]:
+    """Worker task: read and account the records in ``[start, end)`` of ``path`` with a fresh run."""
+    from ctxwatch.run import Run
+
+    worker_start()
+    spec = get_format(fmt)
+    run = Run(path, spec, settings)
+    records = run.read_range(path, start, end, _line_number_at(path, start))
+    return run.calls, run.issues, records
+
+
+def read_ranges(path: str, spec: FormatSpec, settings: Settings
+                ) -> Iterator[tuple[list[Call], list[Issue], int]] | None:
+    """Per-range ``(calls, issues, records)`` of a big file of independent records, read by workers in file
+    order; ``None`` when a serial read is better (see :func:`workers_for`) or the format's records depend on
+    each other.  The tokenizer is loaded before the fork, so the workers share it."""
+    if not spec.records_independent or spec.document:
+        return None
+    try:
+        size = os.path.getsize(path)
+    except OSError:
+        return None
+    n = workers_for(size)
+    if not n:
+        return None
+    ranges = line_ranges(path, n)
+    if len(ranges) < 2:
+        return None
+    from ctxwatch.tokens import get_tokenizer
+
+    get_tokenizer("o200k_base")  # (loaded once here rather than once per worker)
+    return fork_map(_read_range, [(path, spec.name, a, b, settings) for a, b in ranges], len(ranges))
