@@ -673,7 +673,10 @@ def _analyze_stream(cs: list[Call], st: Settings, context: str, reset_set: set[i
                                  "_pos": pos}, context)
                 ep_crossed = True
             # per-call slope only near the limit (cheap pre-check with the largest recent per-call growth)
-            if limit is not None and len(points) >= MIN_FORECAST_CALLS:
+            # (x steps by at least 1 between points, so no per-call rate exceeds max(y) - min(y): a far-off
+            # call skips the pairwise pass.)
+            if limit is not None and len(points) >= MIN_FORECAST_CALLS \
+                    and occ + RISK_CALLS_HIGH * (max(p[1] for p in points) - min(p[1] for p in points)) >= limit:
                 pts = list(points)
                 max_rate = max((y2 - y1) / (x2 - x1) for (x1, y1), (x2, y2) in itertools.pairwise(pts))
                 if occ + RISK_CALLS_HIGH * max_rate >= limit:

@@ -56,7 +56,7 @@ def check_cmd(paths: tuple[str, ...], config: str | None, window: int | None, bu
     PATH is a log file, or (like `report`) a batch input/output pair or a folder of logs.
     """
     from ctxwatch.analysis import SEVERITY_RANK, analysis_json
-    from ctxwatch.cli import load_paths
+    from ctxwatch.cli import load_paths, steady_heap
     from ctxwatch.report import issue_json
 
     settings = make_settings(config, window=window, budget_fraction=budget_fraction, trigger=trigger,
@@ -69,7 +69,8 @@ def check_cmd(paths: tuple[str, ...], config: str | None, window: int | None, bu
                    f"first at line {bad[0].line}: {bad[0].message})", err=True)
         sys.exit(EXIT_USAGE)
 
-    doc = analysis_json(run)
+    with steady_heap():
+        doc = analysis_json(run)
     flags = doc["flags"]
     level = SEVERITY_RANK[fail_on]
     failing = [f for f in flags if SEVERITY_RANK[f["severity"]] >= level]

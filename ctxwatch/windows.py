@@ -258,6 +258,18 @@ def _rates_lib(model: str, provider: str | None, day: date | None, start: int
     return base / n, cr / n, cw / n, out / n
 
 
+@functools.lru_cache(maxsize=4096)
+def _utc_day(days: int) -> date | None:
+    """The UTC date ``days`` days after 1970-01-01 (``None`` out of range); cached: a run spans few days."""
+    try:
+        return date.fromordinal(_EPOCH_ORDINAL + days)
+    except (OverflowError, ValueError):
+        return None
+
+
+_EPOCH_ORDINAL = date(1970, 1, 1).toordinal()
+
+
 def call_cost(model: str | None, provider: str | None, usage: Usage | None,
               timestamp: float | None = None) -> Decimal | None:
     """Estimated cost in USD of one call from its reported usage, or ``None`` when it cannot be priced.
@@ -272,7 +284,12 @@ def call_cost(model: str | None, provider: str | None, usage: Usage | None,
     if starts is None:
         return None
     prompt, cr, cw, out = usage.prompt_total, usage.cache_read or 0, usage.cache_write or 0, usage.output or 0
-    day = datetime.fromtimestamp(timestamp, tz=UTC).date() if timestamp is not None else None
+    day = None
+    if timestamp is not None:
+        try:
+            day = _utc_day(int(timestamp // 86400))
+        except (OverflowError, ValueError, TypeError):  # inf, nan: priced as today
+            day = None
     start = max(s for s in starts if s < prompt or s == 0)
     rates = _rates(model, provider, day, start)
     if rates is None:

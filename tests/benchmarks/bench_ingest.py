@@ -211,6 +211,9 @@ def line(name: str, value: float, target: str) -> None:
 
 def main() -> None:
     size = float(sys.argv[1]) if len(sys.argv) > 1 else 200.0
+    # Start as an installed ctxwatch starts: with its modules compiled (an editable checkout may have edits
+    # newer than its .pyc files, and PYTHONDONTWRITEBYTECODE keeps Python from writing them).
+    subprocess.run([PY, "-m", "compileall", "-q", str(ROOT / "ctxwatch")], check=False, capture_output=True)
     tmp = Path(tempfile.mkdtemp(prefix="ctxwatch-bench-"))
     try:
         full, half = tmp / "full.jsonl", tmp / "half.jsonl"
