@@ -74,7 +74,8 @@ def call_json(call: Call, calibration: float | None = None, cost: Decimal | bool
         "cost_usd": float(cost) if cost is not None else None,
         "cost_source": "estimated" if cost is not None else "unknown",
         "compaction": call.compaction,
-        "messages": len(call.messages),
+        # null where the summary pass did not count them (history inferred from reported usage)
+        "messages": len(call.messages) if call.messages or call.history_src != Src.INFERRED else None,
         "tools": list(call.tool_names),
     }
 

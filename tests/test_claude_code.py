@@ -617,6 +617,12 @@ def test_summary_pass_history_is_the_reported_prompt_minus_the_contexts_floor(sh
             assert (c.floor_tokens, c.history_tokens) == (floor, ref[c.key or ""]["prompt"] - floor), c.key
             assert c.floor_src == c.history_src == Src.INFERRED
     assert len(floors) == 4
+    from ctxwatch.report import call_json
+
+    # In the JSON report an uncounted history says so (null), a counted one gives its message count.
+    assert [call_json(c, None, None)["messages"] is None for c in calls] == \
+           [c.history_src == Src.INFERRED for c in calls]
+    assert call_json(calls[0], None, None)["messages"] == len(full[order[0]].messages or []) > 0
 
     # An excerpt (lines 700-800): before the boundary the chains are cut, so each call carries its visible tail
     # and its own residual floor, as before; the boundary restarts the history, and the floor is inferred there.

@@ -35,6 +35,7 @@ from __future__ import annotations
 import json
 import os
 import resource
+import signal
 import statistics
 import subprocess
 import sys
@@ -164,7 +165,10 @@ def bench_cli(tmp: Path, seconds: float, poll: bool) -> None:
     emitted: dict[int, float] = {}
     cmd = [sys.executable, "-c", "from ctxwatch.cli import main; main()", "report", str(path), "--follow",
            "--jsonl", "--format", "canonical"] + (["--poll"] if poll else [])
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT)
+    # A benchmark started in the background (`cmd &`) inherits an ignored SIGINT, and so would the command
+    # (ignored signals survive exec, as the shell intends): give the child the default disposition back.
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 
     def read() -> None:
         assert proc.stdout is not None

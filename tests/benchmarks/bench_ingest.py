@@ -160,11 +160,11 @@ def run_report(path: Path | str, *extra: str, warm: bool = False) -> tuple[float
               "from ctxwatch.windows import catalog_window\ncatalog_window('gpt-4o', 'openai')\n"
               "import ctxwatch.analysis, ctxwatch.report\n") if warm else ""
     code = (
-        "import resource, sys, time, io, contextlib\n"
+        "import resource, sys, time, os, contextlib\n"
         "from ctxwatch.cli import main\n"
         + warmup +
         "t = time.perf_counter()\n"
-        "buf = io.StringIO()\n"
+        "buf = open(os.devnull, 'w')\n"
         "try:\n"
         "    with contextlib.redirect_stdout(buf):\n"
         f"        main(['report', '--json', *{list(extra)!r}, {str(path)!r}], standalone_mode=False)\n"
