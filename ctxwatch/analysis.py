@@ -91,7 +91,7 @@ from ctxwatch.drift import (
     infer_rule,
     observed_rule,
 )
-from ctxwatch.model import Call
+from ctxwatch.model import Call, Src
 
 if TYPE_CHECKING:
     from ctxwatch.run import Run
@@ -198,7 +198,8 @@ FLAG_KINDS: dict[str, str] = {
     "compaction": "info",                 # marker or sharp history drop; tokens freed in evidence
     "trigger_no_compaction": "warn",      # crossed the compaction trigger, and the next call did not compact
     "over_budget": "warn",                # prompt above budget_fraction x window
-    "reserve_breached": "critical",       # prompt + completion reserve above the window: a full request fails
+    "reserve_breached": "warn/critical",  # prompt + completion reserve above the window (critical when the
+                                          # reserve is the request's own max tokens: that request cannot fit)
     "window_forecast": "critical",        # the next call is forecast above window - reserve
     "system_prompt_evicted": "critical",  # B24: a call lacks the system prompt earlier calls had
     "system_prompt_changed": "warn",      # system text differs from the previous call's: cache prefix invalidated
@@ -645,10 +646,15 @@ def _analyze_stream(cs: list[Call], st: Settings, context: str, reset_set: set[i
         if occ is not None and window:
             if limit is not None and occ > limit:
                 if reserve_streak is None:
-                    f = flag("reserve_breached", "critical", c,
+                    # With the request's own max tokens, the request as sent cannot fit: the provider rejects it
+                    # or cuts the completion short. A default reserve is policy: a long answer may be cut off.
+                    own = c.reserve_src == Src.REQUEST
+                    f = flag("reserve_breached", "critical" if own else "warn", c,
                              f"prompt {_n(occ)} + completion reserve {_n(reserve)} exceed the {_n(window)}-token "
-                             f"window at #{c.index + 1} by {_n(occ - limit)} tokens (a full request is a failed "
-                             "request)",
+                             f"window at #{c.index + 1} by {_n(occ - limit)} tokens "
+                             + ("(the request's max tokens cannot fit: a full completion fails)" if own else
+                                f"(the reserve is {c.reserve_src}: less room is left than a long completion "
+                                "may need)"),
                              prompt_tokens=occ, reserve_tokens=reserve, reserve_source=str(c.reserve_src),
                              window=window, free_tokens=limit - occ, calls=1)
                     reserve_streak = _Streak(f, pos)
@@ -908,13 +914,22 @@ def _reset_reason(cs: list[Call], pos: int, reset_set: set[int]) -> str | None:
         return f"file reset before #{c.index + 1}"
     if c.session and prev.session and c.session != prev.session:
         return f"new session at #{c.index + 1}"
+    cid = c.extra.get("custom_id")
+    if cid is not None and cid != prev.extra.get("custom_id"):
+        # Batch requests are independent: each one is its own conversation, not the next turn of the last.
+        return f"separate batch request at #{c.index + 1}"
     return None
 
 
 def _shrinks(a: Call, a_occ: int, b: Call, b_occ: int) -> bool:
     """True when ``b`` holds sharply less than ``a``: by :data:`COMPACTION_DROP_FRACTION` and
-    :data:`COMPACTION_MIN_TOKENS`, measured on the history when both calls know it, else on the prompt."""
+    :data:`COMPACTION_MIN_TOKENS`, measured on the history when both calls know it, else on the prompt.
+
+    A history that shrank inside a prompt that did not is no compaction (nothing was freed): the floor
+    changed, or one of the two histories is only the visible part of a log that starts mid-session."""
     if a.history_tokens is not None and b.history_tokens is not None:
+        if b_occ >= a_occ:
+            return False
         before, after = a.history_tokens, b.history_tokens
     else:
         before, after = a_occ, b_occ

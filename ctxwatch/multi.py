@@ -19,7 +19,7 @@ from pathlib import Path
 from ctxwatch.config import Settings
 from ctxwatch.formats import FormatSpec, get_format
 from ctxwatch.model import Issue, ParsedCall
-from ctxwatch.parallel import fork_map, worker_start, workers_for
+from ctxwatch.parallel import ParallelReadError, fork_map, worker_start, workers_for
 from ctxwatch.run import LogError, Run, file_outputs, resolve_spec
 
 #: Bytes of logs per worker task: small enough to balance the workers, large enough that the per-task
@@ -66,7 +66,10 @@ def load_many(paths: list[str], fmt: str | None, settings: Settings | None = Non
         raise LogError(f"{', '.join(paths)}: no log files found")
     results = _parallel_outputs(files, fmt) if parallel else None
     if results is not None:
-        run = _assemble(paths, files, results, settings)
+        try:
+            run = _assemble(paths, files, results, settings)
+        except ParallelReadError:
+            run = None  # a worker died (memory?): the serial read below gives the same run, slower
         if run is not None:
             return run
     specs: dict[str, FormatSpec | None] = {}
@@ -94,7 +97,10 @@ def load_many(paths: list[str], fmt: str | None, settings: Settings | None = Non
             run.issues.append(Issue(f, 0, "skipped_file", "format not recognised; skipped"))
             continue
         first_call = len(run.calls)
-        run.read_file(f, spec)
+        try:
+            run.read_file(f, spec)
+        except LogError as exc:  # (detected, then unreadable: removed or permissions changed meanwhile)
+            run.issues.append(Issue(f, 0, "unreadable", str(exc)))
         _own_sessions(run, first_call, f)
     run.path = str(Path(paths[0])) if len(paths) == 1 else run.path
     return run

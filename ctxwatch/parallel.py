@@ -58,11 +58,18 @@ def workers_for(total_bytes: int, items: int = 2) -> int:
     return n
 
 
+class ParallelReadError(Exception):
+    """A worker process died or failed (killed for memory, a bug): the caller reads serially instead."""
+
+
 def fork_map(fn: Callable[..., _T], tasks: list[tuple[Any, ...]], workers: int) -> Iterator[_T] | None:
     """``fn(*task)`` for each task in forked worker processes, yielded in task order as they complete.
 
     Each result is dropped from the pool's bookkeeping once yielded, so the caller can free it.  Returns
     ``None`` when no pool can be started (the caller then works serially).
+
+    Raises (while iterating):
+        ParallelReadError: a worker died or raised; the message says what happened.
     """
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
@@ -77,7 +84,10 @@ def fork_map(fn: Callable[..., _T], tasks: list[tuple[Any, ...]], workers: int) 
         try:
             for i, fut in enumerate(futures):
                 assert fut is not None
-                result = fut.result()
+                try:
+                    result = fut.result()
+                except Exception as exc:  # BrokenProcessPool, or an error raised in the worker
+                    raise ParallelReadError(f"{type(exc).__name__}: {exc}") from exc
                 futures[i] = None  # drop the future's hold on its result
                 yield result
         finally:

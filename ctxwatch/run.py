@@ -429,17 +429,21 @@ def load_run(path: str, fmt: str | None = None, settings: Settings | None = None
     """
     spec = resolve_spec(path, fmt)
     run = Run(path, spec, settings)
-    parts = None
+    records = -1
     if parallel and progress is None:
-        from ctxwatch.parallel import read_ranges
+        from ctxwatch.parallel import ParallelReadError, read_ranges
 
         parts = read_ranges(path, spec, run.settings)
-    if parts is not None:
-        records = 0
-        for calls, issues, n in parts:
-            run.add_accounted(calls, issues)
-            records += n
-    else:
+        if parts is not None:
+            try:
+                records = 0
+                for calls, issues, n in parts:
+                    run.add_accounted(calls, issues)
+                    records += n
+            except ParallelReadError:  # a worker died (memory?): read serially, slower but the same
+                run = Run(path, spec, settings)
+                records = -1
+    if records < 0:
         records = run.read_file(path, progress=progress)
     if fmt and records and not run.calls and not any(i.line for i in run.issues):
         # A forced --format that silently reads nothing from a file full of records is almost surely the

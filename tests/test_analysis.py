@@ -10,6 +10,7 @@ Numbering: ``Flag.call`` is the 0-based call index of ``report --json``; reasons
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import time
@@ -195,7 +196,8 @@ def test_over_budget(thresholds: Analysis) -> None:
 
 def test_free_space_below_reserve(thresholds: Analysis) -> None:
     (f,) = of_kind(thresholds, "reserve_breached")
-    assert (f.severity, f.call) == ("critical", 8)  # 9,000 + 1,500 > 10,000
+    # 9,000 + 1,500 > 10,000; the reserve is the default share, not the request's: policy, so a warning
+    assert (f.severity, f.call) == ("warn", 8)
     assert f.evidence["free_tokens"] == 10_000 - 1500 - 9000 == -500
     assert f.evidence["reserve_tokens"] == 1500 and f.evidence["reserve_source"] == "default"
 
@@ -205,6 +207,7 @@ def test_reserve_from_the_request_max_tokens(tmp_path: Path) -> None:
     recs[2]["request"]["max_tokens"] = 7500  # 3,000 + 7,500 > 10,000
     (f,) = of_kind(main_analysis(load(write(tmp_path, recs), window=10_000)), "reserve_breached")
     assert f.call == 2 and f.evidence["reserve_source"] == "request" and f.evidence["free_tokens"] == -500
+    assert f.severity == "critical"  # the request as sent cannot fit
 
 
 def test_next_call_forecast_over_the_window(thresholds: Analysis) -> None:
@@ -747,3 +750,29 @@ def test_sawtooth_compactions_by_the_client_are_seen(tmp_path: Path) -> None:
     assert [f.call for f in a.flags if f.kind == "compaction"] == drops
     # The slope is measured since the last compaction: +1500 words of "x " per call, over 1000 tokens.
     assert a.forecast.slope_tokens_per_call is not None and a.forecast.slope_tokens_per_call > 1000
+
+
+def test_no_compaction_is_flagged_where_nothing_was_freed(shared_logs: Path) -> None:
+    """A folder holding two excerpts of one Claude Code session (lines 1-200 and 700-800): the second starts
+    with a visible history much shorter than the first's inferred one, but its prompt is larger. Nothing was
+    freed, so that is no compaction; the real one (a compact_boundary, 164,831 -> 36,081) still is."""
+    from ctxwatch.analysis import analysis_json
+    from ctxwatch.multi import load_many
+
+    doc = analysis_json(load_many([str(shared_logs / "claude-code")], None, Settings()))
+    comps = [f for f in doc["flags"] if f["kind"] == "compaction"]
+    assert all(f["evidence"]["tokens_freed"] > 0 for f in comps)
+    assert [(f["evidence"]["prompt_before"], f["evidence"]["prompt_after"]) for f in comps
+            if f["evidence"]["marker"]] == [(164_831, 36_081)]
+
+
+def test_batch_requests_are_separate_conversations(shared_logs: Path) -> None:
+    """The requests of a batch are independent: a short request after a long one is not a compaction."""
+    from ctxwatch.analysis import analysis_json
+    from ctxwatch.multi import load_many
+
+    doc = analysis_json(load_many([str(shared_logs / "openai-batch")], None, Settings()))
+    assert all(f["kind"] != "compaction" for f in doc["flags"])
+    prompts = [c.prompt_reported for c in load_many([str(shared_logs / "openai-batch")], None, Settings()).calls]
+    # (and there is a sharp drop between consecutive requests that used to be taken for one)
+    assert any(b is not None and a is not None and b < a / 2 for a, b in itertools.pairwise(prompts))

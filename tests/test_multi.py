@@ -131,3 +131,44 @@ def test_line_ranges_cut_at_line_starts(tmp_path: Path) -> None:
         assert all(data[a - 1:a] == b"\n" for a, _ in ranges[1:])
         assert len(ranges) <= min(parts, data.count(b"\n") + 1)
     assert parallel.read_ranges(str(log), get_format("codex"), Settings()) is None  # records depend on each other
+
+
+def test_a_worker_that_dies_leaves_the_serial_read(tmp_path: Path, shared_logs: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker killed mid-read (the kernel's OOM killer, say) must not cost the report: the read is done
+    again serially, with the same result."""
+    import os
+
+    root = _folder(tmp_path, shared_logs)
+    log = tmp_path / "run.jsonl"
+    _canonical_log(log)
+    serial_folder = report_json(multi.load_many([str(root)], None, Settings()))
+    serial_file = report_json(load_run(str(log)))
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(multi, "TASK_BYTES", 200_000)
+
+    def die(*_args: object) -> None:
+        os._exit(3)  # (runs in the forked worker, which inherited the patch)
+
+    monkeypatch.setattr(multi, "_read_group", die)
+    monkeypatch.setattr(parallel, "_read_range", die)
+    failures: list[str] = []
+    real = parallel.fork_map
+
+    def watched(fn: object, tasks: list, workers: int) -> object:
+        results = real(fn, tasks, workers)  # type: ignore[arg-type]
+        assert results is not None
+
+        def gen() -> object:
+            try:
+                yield from results
+            except parallel.ParallelReadError as exc:
+                failures.append(str(exc))
+                raise
+        return gen()
+
+    monkeypatch.setattr(multi, "fork_map", watched)
+    monkeypatch.setattr(parallel, "fork_map", watched)
+    assert report_json(multi.load_many([str(root)], None, Settings(), parallel=True)) == serial_folder
+    assert report_json(load_run(str(log), parallel=True)) == serial_file
+    assert len(failures) == 2 and all("BrokenProcessPool" in f for f in failures)
