@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import os
 import shutil
 from pathlib import Path
 
@@ -133,12 +134,15 @@ def test_line_ranges_cut_at_line_starts(tmp_path: Path) -> None:
     assert parallel.read_ranges(str(log), get_format("codex"), Settings()) is None  # records depend on each other
 
 
+def _die(*_args: object) -> None:
+    """A worker task that ends its process at once (module level: tasks are pickled by name)."""
+    os._exit(3)
+
+
 def test_a_worker_that_dies_leaves_the_serial_read(tmp_path: Path, shared_logs: Path,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     """A worker killed mid-read (the kernel's OOM killer, say) must not cost the report: the read is done
     again serially, with the same result."""
-    import os
-
     root = _folder(tmp_path, shared_logs)
     log = tmp_path / "run.jsonl"
     _canonical_log(log)
@@ -147,11 +151,8 @@ def test_a_worker_that_dies_leaves_the_serial_read(tmp_path: Path, shared_logs: 
     monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 0)
     monkeypatch.setattr(multi, "TASK_BYTES", 200_000)
 
-    def die(*_args: object) -> None:
-        os._exit(3)  # (runs in the forked worker, which inherited the patch)
-
-    monkeypatch.setattr(multi, "_read_group", die)
-    monkeypatch.setattr(parallel, "_read_range", die)
+    monkeypatch.setattr(multi, "_read_group", _die)
+    monkeypatch.setattr(parallel, "_read_range", _die)
     failures: list[str] = []
     real = parallel.fork_map
 
