@@ -9,7 +9,9 @@ Per call:
 * ``free_tokens`` = window - floor - history - reserve (negative = overflow), see :class:`Call`.
 
 Where a format does not log the system prompt and tool schemas (Claude Code, Codex), the floor is
-**inferred** as the reported prompt tokens minus the estimated visible history, and labelled so.  A call that
+**inferred** as the reported prompt tokens minus the estimated visible history, and labelled so; where the
+reader says the visible history is cut (``extra["history_cut"]``: a Claude Code excerpt whose chain runs out
+of the file), floor and history are unknown and only the reported total is shown.  A call that
 comes without its history (``messages is None`` with ``history_reported_only``: the Claude Code reader sends
 the history of a context's first call only) takes the floor last inferred in its file and context, and its
 history is the reported prompt minus that floor (both labelled inferred): nothing is tokenized for it.
@@ -132,6 +134,11 @@ class Accountant:
             floor, floor_src = system_tokens + tools_tokens, Src.ESTIMATED
             if history is not None:
                 prompt_est = floor + history + REPLY_PRIMER
+        elif pc.history_reported_only and pc.extra.get("history_cut"):
+            # Only the visible tail of the history is in the log: any split of the reported prompt would
+            # put the missing history into the floor. Only the total is known.
+            floor, floor_src = None, Src.UNKNOWN
+            history, history_src = None, Src.UNKNOWN
         elif reported is not None and history is not None:
             # The floor is not logged: attribute the residual of the reported prompt to it.
             floor, floor_src = max(0, reported - history), Src.INFERRED

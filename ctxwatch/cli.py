@@ -190,8 +190,9 @@ def report_cmd(paths: tuple[str, ...], config: str | None, window: int | None, b
     for c in doc["calls"]:
         used = f"{100 * c['used_fraction']:.1f}" if c["used_fraction"] is not None else "-"
         floor = _fmt_int(c["floor_tokens"]) + ("~" if c["floor_source"] == "inferred" else "")
+        history = _fmt_int(c["history_tokens"]) + ("~" if c["history_source"] == "inferred" else "")
         _echo(f"{c['index'] + 1:>4} {c['line']:>6} {clean(c['model'] or '?')[:28]:<28} {_fmt_int(c['window']):>9} "
-                   f"{floor:>9} {_fmt_int(c['history_tokens']):>9} {_fmt_int(c['reserve_tokens']):>8} "
+                   f"{floor:>9} {history:>9} {_fmt_int(c['reserve_tokens']):>8} "
                    f"{_fmt_int(c['free_tokens']):>9} {used:>6} {_fmt_int(c['prompt_tokens_reported']):>9}")
     if len(doc["sessions"]) > 1:
         _echo(f"\n{len(doc['sessions'])} sessions, newest first:")
@@ -205,6 +206,10 @@ def report_cmd(paths: tuple[str, ...], config: str | None, window: int | None, b
     legend = "# = call number (from 1; JSON `index` counts from 0)"
     if any(c["floor_source"] == "inferred" for c in doc["calls"]):
         legend += "; floor~ = inferred (reported prompt minus estimated history)"
+    if any(c["history_source"] == "inferred" for c in doc["calls"]):
+        legend += "; history~ = inferred (reported prompt minus the context's floor)"
+    if any(c["floor_tokens"] is None and c["prompt_tokens_reported"] is not None for c in doc["calls"]):
+        legend += "; - = unknown (e.g. the log starts mid-session: only the reported total is known)"
     tokenizers = sorted({c["tokenizer"] for c in doc["calls"]})
     if tokenizers:
         legend += "; estimates use " + ", ".join(tokenizers)

@@ -136,12 +136,15 @@ def plan_cmd(path: str, call_index: int | None, keep_recent: int | None, budget_
     the plan is the minimal eviction at the budget; --compact-at trigger shows the full compaction a live
     loop makes once the prompt is above the compaction trigger (0.8 of the budget).
     """
-    from ctxwatch.planner import plan_call, policy_for_call
+    from ctxwatch.planner import plan_call, policy_for_call, unplannable
     from ctxwatch.tokens import counter_for
 
     settings = _settings(config, budget_fraction=budget_fraction, trigger=trigger, keep_recent=keep_recent,
                          summary_tokens=summary_tokens)
     _run, call, pc = load_call(path, fmt, settings, call_index, "plan")
+    why = unplannable(call, pc)
+    if why:
+        _fail(f"{path}: call {call.index} (#{call.index + 1}): {why}")
     try:
         switches = {} if reinject else {k: False for k in ("reinject_task", "reinject_plan", "reinject_tasks",
                                                                "reinject_file")}

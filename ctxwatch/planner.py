@@ -962,6 +962,21 @@ def policy_for_call(call: Call, settings: Settings, *, window: int | None = None
     return Policy.from_settings(settings, win, reserve_tokens=reserve_tokens, **kwargs)
 
 
+def unplannable(call: Call, pc: ParsedCall) -> str | None:
+    """Why no eviction plan can be made for a call, or ``None`` when one can.
+
+    A plan needs the call's history and its floor: a usage-only record (Gemini ``usageMetadata``, a batch
+    output without its input) has no history, and a Claude Code excerpt that starts mid-session holds only
+    part of it, so its floor cannot be told apart from the missing history.
+    """
+    if pc.messages is None:
+        return "the log holds only this call's usage, not its prompt: nothing to plan"
+    if (pc.system is None or pc.history_reported_only) and call.floor_tokens is None:
+        return ("the log holds only part of this call's history (it starts mid-session), so its floor cannot "
+                "be told apart: nothing to plan")
+    return None
+
+
 def plan_call(call: ParsedCall, policy: Policy, counter: Counter | None = None, *,
               floor_tokens: int | None = None) -> Plan:
     """Plan the eviction of a :class:`~ctxwatch.model.ParsedCall` (a reader's output, with text).

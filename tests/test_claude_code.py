@@ -624,15 +624,18 @@ def test_summary_pass_history_is_the_reported_prompt_minus_the_contexts_floor(sh
            [c.history_src == Src.INFERRED for c in calls]
     assert call_json(calls[0], None, None)["messages"] == len(full[order[0]].messages or []) > 0
 
-    # An excerpt (lines 700-800): before the boundary the chains are cut, so each call carries its visible tail
-    # and its own residual floor, as before; the boundary restarts the history, and the floor is inferred there.
+    # An excerpt (lines 700-800): before the boundary every chain runs out of the file, so the visible history
+    # is only a tail and the prompt cannot be split: floor and history are unknown, the reported total stays.
+    # The boundary restarts the history inside the file, and the floor is inferred there.
     path = shared_logs / "claude-code" / COMPACTION
     ref = reference_calls(path)
     full, order, _, _ = run(path, full=True)
     calls = load_run(str(path)).calls
     k = next(i for i, c in enumerate(calls) if c.compaction)
+    assert k == 5
     for c in calls[:k]:
-        assert c.floor_tokens == ref[c.key or ""]["prompt"] - est(full[c.key or ""]) and c.history_src == Src.ESTIMATED
+        assert (c.floor_tokens, c.history_tokens, c.floor_src, c.history_src) == (None, None, Src.UNKNOWN, Src.UNKNOWN)
+        assert c.prompt_reported == ref[c.key or ""]["prompt"] and c.used_tokens == c.prompt_reported
     floor = 36081 - est(full[order[k]])  # FORMATS.md: the first call after the boundary has 36,081
     assert (calls[k].floor_tokens, calls[k].history_src) == (floor, Src.ESTIMATED)
     assert calls[k + 1:]

@@ -8,6 +8,7 @@ test's own compactor (``test_schema.ref_compact_tool``), never by the code under
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import orjson
 import pytest
@@ -338,3 +339,17 @@ def test_plan_compact_at_trigger_is_a_full_compaction(claude_code):
     assert code == 0 and "compact at the trigger" in out
     code, out = run("plan", str(path), "--compact-at", "window")
     assert code == 2 and "--compact-at" in out
+
+
+def test_plan_declines_calls_whose_prompt_is_not_in_the_log(shared_logs):
+    """A usage-only record has no history to plan; a Claude Code excerpt's first calls hold only part of their
+    history, so their floor is unknown: both are a clear error (exit 2), never a plan over 0 tokens."""
+    root = Path(__file__).resolve().parent.parent
+    code, out = run("plan", str(root / "sample_logs" / "gemini_usage.jsonl"))
+    assert code == 2 and "holds only this call's usage" in out
+    excerpt = str(shared_logs / "claude-code" / "spotter_4d5611e5_lines700-800_compaction.jsonl")
+    code, out = run("plan", excerpt, "--call", "0")
+    assert code == 2 and "starts mid-session" in out
+    code, out = run("plan", excerpt, "--json")  # the last call is after the compaction: its floor is known
+    first = json.loads(out)["messages"][0]
+    assert code == 0 and (first["tokens"], first["fate"]) == (32_379, "pinned")

@@ -693,6 +693,10 @@ async def test_detail_rereads_a_claude_code_call_from_disk(shared_logs: Path) ->
         assert len(messages) == user_msgs + len(responses) + len(siblings)
         assert all(it.tokens for it in messages)  # counted on opening
         assert any(it.text for it in messages)  # the bodies came back from disk
+        # floor + rows + the tokenizer gap row add up to what the provider reported
+        (gap,) = [it for it in screen.items if it.kind == "gap"]
+        assert gap.tokens == call.history_tokens - sum(it.tokens or 0 for it in messages)
+        assert sum(it.tokens or 0 for it in screen.items) == call.prompt_reported
 
 
 @pytest.fixture(scope="module")

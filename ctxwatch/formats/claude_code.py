@@ -531,6 +531,10 @@ class ClaudeCodeReader(Reader):
                 extra["compaction_summarizer"] = True
             lazy = not self.full_history and ctx in self._floor_calls
             history, complete = (None, False) if lazy else self._history(ctx, parent)
+            if not lazy and not complete:
+                # The chain runs out of the file (an excerpt, a log that starts mid-session): the history
+                # below is only its visible tail, so the prompt cannot be split into floor and history.
+                extra["history_cut"] = True
             call = _CallState(
                 key=key, context=ctx, parent=parent, session=sid if isinstance(sid, str) else None,
                 model=model, timestamp=iso_seconds(v.get("timestamp")), history=history,

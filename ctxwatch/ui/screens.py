@@ -59,7 +59,8 @@ class Item:
 
     Attributes:
         position: order in the prompt (system first, then tools, then the history).
-        kind: ``system`` | ``floor`` | ``tool`` | ``message``.
+        kind: ``system`` | ``floor`` | ``tool`` | ``message`` | ``gap`` (the reported history minus the
+            rows' count, where the history is inferred from reported usage).
         role: the message role, or ``system`` / ``tools``.
         label: what it is, e.g. ``tool result (Read)``, ``assistant → Bash``, ``schema: Read``.
         tokens: tokens (framing included for messages); ``None`` when unknown.
@@ -95,6 +96,9 @@ def build_items(call: Call, pc: ParsedCall | None) -> list[Item]:
         body = "\n\n".join(pc.system)
         items.append(Item(len(items), "system", "system", "system prompt", call.system_tokens, _cap(body),
                           len(body)))
+    elif call.floor_tokens is None and call.history_tokens is None and call.prompt_reported is not None:
+        items.append(Item(len(items), "floor", "system", "prompt: reported total, not split (the log holds only "
+                          "part of the history)", call.prompt_reported, "", 0))
     elif call.floor_tokens:
         if call.floor_src != Src.INFERRED:
             how = str(call.floor_src)
@@ -143,6 +147,12 @@ def build_items(call: Call, pc: ParsedCall | None) -> list[Item]:
             n = counter.message_tokens(m)
         body = m.text()
         items.append(Item(len(items), "message", m.role, label, n, _cap(body), len(body)))
+    if call.history_src == Src.INFERRED and call.history_tokens is not None and pc.messages:
+        # The history is the provider's count (reported minus the floor); the rows above are this tokenizer's.
+        # Show the difference so the rows add up to the prompt.
+        counted = sum(it.tokens or 0 for it in items if it.kind == "message")
+        items.append(Item(len(items), "gap", "", f"tokenizer gap: history {call.history_tokens:,} − rows "
+                          f"{counted:,}", call.history_tokens - counted, "", 0))
     return items
 
 
@@ -479,7 +489,7 @@ class PlanScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="plan")
     def _compute(self, knobs: Knobs, load: bool = False) -> None:
-        from ctxwatch.planner import PolicyError, plan_messages, policy_for_call
+        from ctxwatch.planner import PolicyError, plan_messages, policy_for_call, unplannable
         from ctxwatch.tokens import counter_for
 
         if load or self._pc is None:
@@ -494,6 +504,10 @@ class PlanScreen(Screen[None]):
             msgs = self._pc.messages or []
             self._tokens = [s.tokens for s in self.call.messages] if len(self.call.messages) == len(msgs) else None
         pc = self._pc
+        why = unplannable(self.call, pc)
+        if why:
+            self.post_message(PlanReady(None, why, knobs))
+            return
         assert self.window is not None
         try:
             policy = policy_for_call(self.call, self.settings, window=self.window,

@@ -153,22 +153,29 @@ def legend(call: Call, parts: BarParts, width: int) -> Text:
     short names, then compact numbers such as ``12k``).
     """
     whole = parts.window or parts.scale
+    split_unknown = call.floor_tokens is None and call.history_tokens is None and call.prompt_tokens is not None
     entries = [
         ("floor", call.floor_tokens, call.floor_src),
         ("history", call.history_tokens, call.history_src),
         ("reserve", call.reserve_tokens, call.reserve_src),
         ("free", parts.free, Src.UNKNOWN if parts.free is None else Src.ESTIMATED),
     ]
+    if split_unknown:
+        # Only the total is known (drawn in the history glyph): say so instead of two "?" parts.
+        src = Src.REPORTED if call.prompt_reported is not None else Src.ESTIMATED
+        entries[:2] = [("prompt", call.prompt_tokens, src)]
 
     def build(level: int) -> Text:
         """0: full numbers and names; 1: full numbers, short names; 2: compact numbers, tight spacing."""
         out = Text()
         for name, n, src in entries:
-            glyph, colour = PARTS[name]
+            glyph, colour = PARTS["history" if name == "prompt" else name]
             if out.plain:
                 out.append(" " if level == 2 else "  ")
             out.append(glyph * (2 if level == 0 else 1), colour)
             label = {"history": "hist", "reserve": "res"}.get(name, name) if level else name
+            if name == "prompt" and level == 0:
+                label = "prompt (floor/history split unknown)"
             if level == 2:
                 num = tx.short_tokens(n) + (tx.MARKS.get(src, "") if n is not None else "")
             else:
