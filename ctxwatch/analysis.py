@@ -262,7 +262,9 @@ class Forecast:
         crossed = [name for name, n, _ in rows if n == 0]
         done = f"; {', '.join(crossed)} crossed" if crossed else ""
         if self.window_tokens is None:
-            return f"window unknown: pass --window to forecast (growing ~{_n(self.slope_tokens_per_call)} tokens/call)"
+            slope = self.slope_tokens_per_call
+            trend = f"growing ~{_n(slope)}" if slope > 0 else f"shrinking ~{_n(-slope)}" if slope < 0 else "flat, 0"
+            return f"window unknown: pass --window to forecast ({trend} tokens/call)"
         if self.slope_tokens_per_call <= 0:
             return f"prompt not growing ({_n(self.slope_tokens_per_call)} tokens/call){done}"
         parts = []

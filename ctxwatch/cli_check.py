@@ -100,7 +100,9 @@ def check_cmd(paths: tuple[str, ...], config: str | None, window: int | None, bu
                    "--json lists them all)")
     _echo(f"forecast: {doc['forecast']['text']}")
     counts = {s: sum(1 for f in flags if f["severity"] == s) for s in ("critical", "warn", "info")}
-    _echo(f"{len(run.calls)} calls, {len(flags)} flags ({counts['critical']} critical, {counts['warn']} warn, "
+    plural = {"call": "s" if len(run.calls) != 1 else "", "flag": "s" if len(flags) != 1 else ""}
+    _echo(f"{len(run.calls)} call{plural['call']}, {len(flags)} flag{plural['flag']} "
+          f"({counts['critical']} critical, {counts['warn']} warn, "
                f"{counts['info']} info), {len(bad)} bad line{'s' if len(bad) != 1 else ''}; "
                f"--fail-on {fail_on}: exit {status}")
     sys.exit(status)

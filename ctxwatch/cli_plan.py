@@ -151,7 +151,7 @@ def plan_cmd(path: str, call_index: int | None, keep_recent: int | None, budget_
         policy = policy_for_call(call, settings, window=window, reserve=reserve, mode=mode, unit=unit,
                                  compact_at=compact_at, **switches)
     except ConfigError as exc:  # PolicyError included
-        _fail(f"call {call.index}: {exc}")
+        _fail(f"call {call.index} (#{call.index + 1}): {exc}")
     counter = counter_for(pc.model, pc.provider)
     plan = plan_call(pc, policy, counter, floor_tokens=call.floor_tokens)
     win = policy.window
@@ -207,7 +207,7 @@ def schema_cmd(path: str, call_index: int | None, fmt: str | None, config: str |
     settings = _settings(config)
     run, call, pc = load_call(path, fmt, settings, call_index, "schema")
     if pc.tools is None:
-        _fail(f"call {call.index}: this log format does not record tool schemas")
+        _fail(f"call {call.index} (#{call.index + 1}): this log format does not record tool schemas")
     same = sum(1 for c in run.calls if c.tools_key is not None and c.tools_key == call.tools_key)
     rep = analyse_tools(pc.tools, counter_for(pc.model, pc.provider), calls=max(same, 1) if pc.tools else 0,
                         system=pc.system)
