@@ -13,8 +13,9 @@ Where a format does not log the system prompt and tool schemas (Claude Code, Cod
 reader says the visible history is cut (``extra["history_cut"]``: a Claude Code excerpt whose chain runs out
 of the file), floor and history are unknown and only the reported total is shown.  A call that
 comes without its history (``messages is None`` with ``history_reported_only``: the Claude Code reader sends
-the history of a context's first call only) takes the floor last inferred in its file and context, and its
-history is the reported prompt minus that floor (both labelled inferred): nothing is tokenized for it.
+the history of one call per context) takes the floor inferred from the call named in its
+``extra["floor_call"]``, and its history is the reported prompt minus that floor (both labelled inferred):
+nothing is tokenized for it.  (:meth:`ctxwatch.run.Run` accounts calls that carry a history first.)
 
 Each distinct message is tokenized once (content hash), because every call re-sends the history.
 """
@@ -52,8 +53,8 @@ class Accountant:
         # dict lookup and one reference per call, and its text is tokenized once per run.
         self._msg_cache: dict[tuple[str, str | None, int], MessageStat] = {}
         self._counters: dict[tuple[str | None, str | None], Counter] = {}
-        # (file, context) -> the floor last inferred there (reported prompt minus estimated history).
-        self._floors: dict[tuple[str, str], int] = {}
+        # call key -> the floor inferred from that call (reported prompt minus estimated history)
+        self._floors: dict[str, int] = {}
         # The previous call's messages, stats, running token sums and counter (prefix reuse).
         self._prev: tuple[list, list[MessageStat], list[int], Counter | None, list[int]] = ([], [], [], None, [])
 
@@ -142,10 +143,10 @@ class Accountant:
         elif reported is not None and history is not None:
             # The floor is not logged: attribute the residual of the reported prompt to it.
             floor, floor_src = max(0, reported - history), Src.INFERRED
-            if pc.history_reported_only:
-                self._floors[(pc.source.path, pc.context)] = floor
+            if pc.history_reported_only and pc.key:
+                self._floors[pc.key] = floor
         elif reported is not None and pc.history_reported_only and pc.messages is None \
-                and (known := self._floors.get((pc.source.path, pc.context))) is not None:
+                and (known := self._floors.get(pc.extra.get("floor_call") or "")) is not None:
             # The context's floor is known from an earlier call: the rest of the reported prompt is history.
             floor, floor_src = min(known, reported), Src.INFERRED
             history, history_src = reported - floor, Src.INFERRED

@@ -444,7 +444,7 @@ def analyze(calls: Sequence[Call], settings: Settings, *, context: str = "main",
         instruction_text: the first user message of the context, where a ``CLAUDE.md``-like preamble may state
             the format rule when the system prompt does not (or is not logged).
         pending_compaction: a compaction marker logged after the last call, whose next call has not arrived
-            (``Run.reader.pending_compactions()[context]``): the forecast restarts at once (B23), from the
+            (``Run.pending_compactions()[context]``): the forecast restarts at once (B23), from the
             marker's ``post_tokens`` when the log gives it.
 
     Returns:
@@ -1146,7 +1146,7 @@ def analyze_run(run: Run, *, texts: bool = True,
     """
     resets = {int(r["at_call"]) for r in run.resets if isinstance(r.get("at_call"), int)}
     try:
-        pending = run.reader.pending_compactions()
+        pending = run.pending_compactions()
     except Exception:  # a reader without the hook, or a reader bug: no pending compaction
         pending = {}
     by_ctx: dict[str, list[Call]] = {}

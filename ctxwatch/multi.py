@@ -13,6 +13,7 @@ accounting them as they arrive, exactly as a serial read would.
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,7 +21,7 @@ from ctxwatch.config import Settings
 from ctxwatch.formats import FormatSpec, get_format
 from ctxwatch.model import Issue, ParsedCall
 from ctxwatch.parallel import ParallelReadError, fork_map, worker_start, workers_for
-from ctxwatch.run import LogError, Run, file_outputs, resolve_spec
+from ctxwatch.run import LogError, Run, UnknownFormat, file_outputs, resolve_spec
 
 #: Bytes of logs per worker task: small enough to balance the workers, large enough that the per-task
 #: overhead (pickling the parsed calls back) stays small.
@@ -31,16 +32,21 @@ LOG_SUFFIXES = (".jsonl", ".json", ".traj", ".eval")
 
 
 def list_logs(folder: str) -> list[str]:
-    """Log files under ``folder`` (recursively), newest first by modification time."""
+    """Log files under ``folder`` (recursively), newest first by modification time.
+
+    Only regular files (symlinks to them included): a FIFO or a device named ``*.jsonl`` would block a read.
+    """
     found: list[tuple[float, str]] = []
     for root, _dirs, files in os.walk(folder):
         for name in files:
             if name.endswith(LOG_SUFFIXES):
                 p = os.path.join(root, name)
                 try:
-                    found.append((os.path.getmtime(p), p))
+                    st = os.stat(p)
                 except OSError:
                     continue
+                if stat.S_ISREG(st.st_mode):
+                    found.append((st.st_mtime, p))
     return [p for _, p in sorted(found, reverse=True)]
 
 
@@ -73,28 +79,27 @@ def load_many(paths: list[str], fmt: str | None, settings: Settings | None = Non
         if run is not None:
             return run
     specs: dict[str, FormatSpec | None] = {}
+    why: dict[str, LogError] = {}
     for f in files:
         try:
             specs[f] = resolve_spec(f, fmt)
-        except LogError:
-            specs[f] = None
+        except LogError as exc:
+            specs[f], why[f] = None, exc
     names = {s.name for s in specs.values() if s is not None}
     if names and names <= BATCH_FORMATS:
-        from ctxwatch.formats.batch import read_batch_pair
-
-        calls, issues = read_batch_pair([f for f in files if specs[f] is not None])
-        run = Run(" + ".join(files), get_format(sorted(names)[0]), settings)
-        run.add(calls)
-        run.issues.extend(issues)
-        return run
-    first = next((s for s in specs.values() if s is not None), None)
+        return _batch_run([f for f in files if specs[f] is not None], names, settings)
+    first = next((s for s in specs.values() if s is not None and s.name not in BATCH_FORMATS), None)
     if first is None:
         raise LogError(f"{', '.join(paths)}: no log in a recognised format")
     run = Run(" + ".join(paths), first, settings)
+    batch: list[str] = []
     for f in files:
         spec = specs[f]
         if spec is None:
-            run.issues.append(Issue(f, 0, "skipped_file", "format not recognised; skipped"))
+            run.issues.append(_skipped(f, why.get(f)))
+            continue
+        if spec.name in BATCH_FORMATS:
+            batch.append(f)  # joined by custom_id below, never read as calls of their own
             continue
         first_call = len(run.calls)
         try:
@@ -102,8 +107,43 @@ def load_many(paths: list[str], fmt: str | None, settings: Settings | None = Non
         except LogError as exc:  # (detected, then unreadable: removed or permissions changed meanwhile)
             run.issues.append(Issue(f, 0, "unreadable", str(exc)))
         _own_sessions(run, first_call, f)
+    _add_batch(run, batch)
     run.path = str(Path(paths[0])) if len(paths) == 1 else run.path
     return run
+
+
+def _skipped(path: str, why: LogError | None) -> Issue:
+    """The issue of a file in a folder that is not read: unreadable (with the reason) or in no known format."""
+    if why is not None and not isinstance(why, UnknownFormat):
+        return Issue(path, 0, "unreadable", str(why))
+    return Issue(path, 0, "skipped_file", "format not recognised; skipped")
+
+
+def _batch_run(files: list[str], names: set[str], settings: Settings | None) -> Run:
+    """A run of batch files only: requests joined to results by ``custom_id``."""
+    from ctxwatch.formats.batch import read_batch_pair
+
+    calls, issues = read_batch_pair(files)
+    run = Run(" + ".join(files), get_format(sorted(names)[0]), settings)
+    run.add(calls)
+    run.issues.extend(issues)
+    return run
+
+
+def _add_batch(run: Run, files: list[str]) -> None:
+    """Add the batch files of a mixed folder, joined by ``custom_id`` (a request file read on its own would
+    give every request as a call without usage, beside the joined ones)."""
+    if not files:
+        return
+    from ctxwatch.formats.batch import read_batch_pair
+
+    calls, issues = read_batch_pair(files)
+    first_call = len(run.calls)
+    run.add(calls)
+    run.issues.extend(issues)
+    for call in run.calls[first_call:]:
+        if call.session is None:
+            call.session = os.path.basename(call.source.path)
 
 
 #: Formats whose files are joined into calls across files (by ``custom_id``), not read one by one.
@@ -130,12 +170,16 @@ def _assemble(paths: list[str], files: list[str], results: Iterator[_Result], se
     run: Run | None = None
     skipped: list[Issue] = []
     names: set[str] = set()
+    batch: list[str] = []
     for f in files:
         name, outputs, pending = next(results)
         if name is None:
-            skipped.append(Issue(f, 0, "skipped_file", "format not recognised; skipped"))
+            skipped.extend(o for o in outputs if isinstance(o, Issue))
             continue
         names.add(name)
+        if name in BATCH_FORMATS:
+            batch.append(f)  # joined by custom_id at the end, as the serial read does
+            continue
         spec = get_format(name)
         if run is None:
             run = Run(" + ".join(paths), spec, settings)
@@ -144,13 +188,14 @@ def _assemble(paths: list[str], files: list[str], results: Iterator[_Result], se
         first_call = len(run.calls)
         run.add(outputs)
         run.reader = spec.reader(f)
-        run.pending_compactions = pending
+        run.set_pending_compactions(pending)
         _own_sessions(run, first_call, f)
+    if names and names <= BATCH_FORMATS:
+        return None
     if run is None:
         raise LogError(f"{', '.join(paths)}: no log in a recognised format")
-    if names <= BATCH_FORMATS:
-        return None
     run.issues.extend(skipped)
+    _add_batch(run, batch)
     run.path = str(Path(paths[0])) if len(paths) == 1 else run.path
     return run
 
@@ -178,8 +223,11 @@ def _read_group(group: list[str], fmt: str | None) -> list[_Result]:
     for path in group:
         try:
             spec = resolve_spec(path, fmt)
-        except LogError:
-            out.append((None, [], {}))
+        except LogError as exc:
+            out.append((None, [_skipped(path, exc)], {}))
+            continue
+        if spec.name in BATCH_FORMATS:
+            out.append((spec.name, [], {}))  # (joined across files by the main process)
             continue
         reader = spec.reader(path)
         outputs: list[ParsedCall | Issue] = []

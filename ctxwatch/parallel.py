@@ -75,7 +75,8 @@ def fork_map(fn: Callable[..., _T], tasks: list[tuple[Any, ...]], workers: int) 
     from concurrent.futures import ProcessPoolExecutor
 
     try:
-        pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork"))
+        pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork"),
+                                   initializer=_die_with_parent, initargs=(os.getpid(),))
         futures: list[Future[_T] | None] = [pool.submit(fn, *t) for t in tasks]
     except (OSError, ValueError):
         return None
@@ -94,6 +95,25 @@ def fork_map(fn: Callable[..., _T], tasks: list[tuple[Any, ...]], workers: int) 
             pool.shutdown(wait=True, cancel_futures=True)
 
     return results()
+
+
+#: ``prctl`` option asking the kernel to signal this process when its parent dies (linux/prctl.h).
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent(parent: int) -> None:
+    """Worker initializer: end this worker when the process that started it dies (killed by a supervisor
+    or the OOM killer); otherwise it would wait forever to hand back a result nobody reads."""
+    import ctypes
+    import signal
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # the parent died before the request took effect
+        os._exit(1)
 
 
 def worker_start() -> None:
@@ -169,7 +189,7 @@ def read_ranges(path: str, spec: FormatSpec, settings: Settings
         size = os.path.getsize(path)
     except OSError:
         return None
-    n = workers_for(size)
+    n = workers_for(size, MAX_WORKERS)
     if not n:
         return None
     ranges = line_ranges(path, n)

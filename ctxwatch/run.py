@@ -75,6 +75,10 @@ class LogError(Exception):
     """A log cannot be read at all (missing, unreadable, unknown format); the message names the file."""
 
 
+class UnknownFormat(LogError):
+    """No format recognises the file (it can be read)."""
+
+
 @dataclass
 class Change:
     """What one fed record did to the run.
@@ -120,9 +124,10 @@ class Run:
         self.issues: list[Issue] = []
         self.resets: list[dict[str, object]] = []
         self._by_key: dict[str, int] = {}
+        self._reported: set[tuple[str | None, str]] = set()  # (call key, message) of issues already reported
         # Set when the calls were read by another process (a parallel folder read): what the last file's
         # reader had pending, which the run's own (fresh) reader cannot know.
-        self.pending_compactions: dict[str, dict[str, object]] | None = None
+        self._worker_pending: dict[str, dict[str, object]] | None = None
 
     # -- feeding --------------------------------------------------------------------------------
     def _take(self, outputs: Iterable[ParsedCall | Issue], change: Change) -> None:
@@ -132,6 +137,11 @@ class Run:
                 change.issues.append(out)
                 continue
             for problem in _sanitize(out):
+                # A call emitted again (a later line of the same response) repeats its damage: report it once.
+                seen = (out.key, problem.message)
+                if out.key and seen in self._reported:
+                    continue
+                self._reported.add(seen)
                 self.issues.append(problem)
                 change.issues.append(problem)
             idx = self._by_key.get(out.key) if out.key else None
@@ -150,11 +160,14 @@ class Run:
             self._flush()
 
     def _flush(self) -> None:
-        """Account every pending call (in index order, so prefix reuse in the accountant works)."""
+        """Account every pending call: those that carry their history first, in index order (so prefix reuse
+        in the accountant works), then those whose history is inferred from another call's floor (a call
+        logged again in a newer file can take an older index than the call that gives its floor)."""
         if not self._pending:
             return
         pending, self._pending = self._pending, {}
-        for idx in sorted(pending):
+        for idx in sorted(pending, key=lambda i: (pending[i].messages is None and "floor_call" in pending[i].extra,
+                                                   i)):
             self._calls[idx] = self.accountant.account(pending[idx], idx)
 
     @property
@@ -224,7 +237,7 @@ class Run:
         """
         if spec is not None:
             self.reader = spec.reader(path)
-            self.pending_compactions = None
+            self._worker_pending = None
         counter = [0]
         change = Change()
         pending: list[ParsedCall | Issue] = []
@@ -272,6 +285,20 @@ class Run:
             c.index = idx
         self.issues.extend(issues)
 
+    def pending_compactions(self) -> dict[str, dict[str, object]]:
+        """Compactions read whose next call has not arrived, by context (see
+        :meth:`ctxwatch.formats.Reader.pending_compactions`); ``{}`` when none or unknown."""
+        if self._worker_pending is not None:
+            return dict(self._worker_pending)
+        try:
+            return self.reader.pending_compactions()
+        except Exception:
+            return {}
+
+    def set_pending_compactions(self, pending: dict[str, dict[str, object]]) -> None:
+        """The last file was read by a worker process: take its reader's pending compactions."""
+        self._worker_pending = dict(pending)
+
     # -- derived --------------------------------------------------------------------------------
     def calibration(self) -> float | None:
         """Median of reported / estimated prompt tokens over calls that have both, or ``None``.
@@ -290,11 +317,7 @@ class Run:
         (``"log"``), else ``None`` with ``"compacted"`` (never the stale pre-compaction size, and never 0:
         failure case B23).  Otherwise it is the latest call's prompt (``"reported"`` or ``"estimated"``).
         """
-        try:
-            pending = self.pending_compactions if self.pending_compactions is not None \
-                else self.reader.pending_compactions()
-        except Exception:
-            pending = {}
+        pending = self.pending_compactions()
         marker = pending.get(context)
         if marker is None and context == "main" and pending.get("") is not None:
             marker = pending[""]
@@ -361,7 +384,10 @@ def file_outputs(reader: Reader, path: str, document: bool,
             yield issue
         yield from guarded(reader.finish, 0)
         return
-    total = os.path.getsize(path)
+    try:
+        total = os.path.getsize(path)
+    except OSError as exc:  # (removed since it was listed, or a broken link)
+        raise LogError(f"{path}: cannot read ({exc.strerror or exc})") from exc
     cb = (lambda off: progress(off, total)) if progress else None
     reader.coalesce = True  # the whole file is read now: one emission per call is enough
     n = 0
@@ -407,7 +433,7 @@ def resolve_spec(path: str, fmt: str | None) -> FormatSpec:
     if spec is None:
         if os.path.getsize(path) == 0:
             return get_format("canonical")  # an empty file being written: wait for records
-        raise LogError(f"{path}: format not recognised (see `ctxwatch formats`, or pass --format NAME)")
+        raise UnknownFormat(f"{path}: format not recognised (see `ctxwatch formats`, or pass --format NAME)")
     return spec
 
 

@@ -8,6 +8,7 @@ cost (never a made-up default, never $0).
 from __future__ import annotations
 
 import atexit
+import contextlib
 import functools
 import hashlib
 import importlib.util
@@ -93,14 +94,24 @@ def _memo_save() -> None:
     path = _memo_path()
     if path is None or _memo is None:
         return
+    merged: dict[str, Any] = {}
+    try:  # keep what concurrent runs wrote meanwhile (ours wins on the same key)
+        with open(path, "rb") as fh:
+            old = orjson.loads(fh.read())
+        if isinstance(old, dict):
+            merged.update(old)
+    except (OSError, orjson.JSONDecodeError):
+        pass
+    merged.update(_memo)
+    tmp = f"{path}.{os.getpid()}.tmp"
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        tmp = f"{path}.{os.getpid()}.tmp"
         with open(tmp, "wb") as fh:
-            fh.write(orjson.dumps(_memo))
+            fh.write(orjson.dumps(merged))
         os.replace(tmp, path)
     except (OSError, TypeError):
-        return
+        with contextlib.suppress(OSError):
+            os.remove(tmp)
 
 
 @functools.lru_cache(maxsize=512)
@@ -115,7 +126,7 @@ def catalog_window(model: str | None, provider: str | None = None) -> int | None
         return None
     key = f"window\x00{model}\x00{provider}"
     found, value = _memo_get(key)
-    if found and (value is None or isinstance(value, int)):
+    if found and (value is None or (type(value) is int and 0 < value < 2**53)):  # (a damaged entry is redone)
         return value
     info = _model_info(model, provider)
     cw = getattr(info, "context_window", None)
@@ -192,7 +203,8 @@ def _tier_starts(model: str, provider: str | None) -> tuple[int, ...] | None:
     """
     key = f"tiers\x00{model}\x00{provider}"
     found, value = _memo_get(key)
-    if found and (value is None or (isinstance(value, list) and all(isinstance(x, int) for x in value))):
+    if found and (value is None or (isinstance(value, list) and value and value[0] == 0 and all(
+            type(x) is int and 0 <= x < 2**53 for x in value) and value == sorted(set(value)))):
         return tuple(value) if value is not None else None
     result = _tier_starts_lib(model, provider)
     _memo_put(key, list(result) if result is not None else None)
@@ -235,10 +247,13 @@ def _rates(model: str, provider: str | None, day: date | None, start: int
         if value is None:
             return None
         try:
+            if not (isinstance(value, list) and len(value) == 4 and all(isinstance(x, str) for x in value)):
+                raise ValueError(value)
             a, b, c, d = (Decimal(x) for x in value)
-            return a, b, c, d
+            if all(r.is_finite() and r >= 0 for r in (a, b, c, d)):
+                return a, b, c, d
         except Exception:
-            pass  # damaged entry: ask the library again
+            pass  # damaged entry (not four numbers, NaN, signalling NaN): ask the library again
     result = _rates_lib(model, provider, day, start)
     _memo_put(key, [str(x) for x in result] if result is not None else None)
     return result

@@ -642,3 +642,49 @@ def test_summary_pass_history_is_the_reported_prompt_minus_the_contexts_floor(sh
     for c in calls[k + 1:]:
         assert (c.floor_tokens, c.history_tokens) == (floor, ref[c.key or ""]["prompt"] - floor)
         assert c.history_src == Src.INFERRED
+
+
+def _session(tmp_path: Path, name: str, turns: list[tuple[str, str, dict | None]]) -> Path:
+    """A linear Claude Code file: per turn (session id, user text, usage of the answering call or None);
+    a new session id starts a new root (parentUuid null)."""
+    recs: list[dict] = []
+    parent: str | None = None
+    last_sid = None
+    for i, (sid, text, usage) in enumerate(turns):
+        if sid != last_sid:
+            parent, last_sid = None, sid
+        recs.append({"parentUuid": parent, "isSidechain": False, "type": "user", "uuid": f"u{i}", "sessionId": sid,
+                     "message": {"role": "user", "content": text}})
+        msg: dict = {"id": f"m{i}", "model": "claude-sonnet-4-20250514", "role": "assistant",
+                     "content": [{"type": "text", "text": f"answer {i} " * 20}]}
+        if usage is not None:
+            msg["usage"] = usage
+        recs.append({"parentUuid": f"u{i}", "isSidechain": False, "type": "assistant", "uuid": f"a{i}",
+                     "sessionId": sid, "requestId": f"r{i}", "message": msg})
+        parent = f"a{i}"
+    return write(tmp_path, name, recs)
+
+
+def test_the_floor_comes_from_a_call_with_usage_and_again_for_each_session(tmp_path: Path) -> None:
+    """A first call without usage (or with a zero prompt) cannot give the floor: the next one does. A second
+    session in the same file (new root, other session id) gets its own floor."""
+    from ctxwatch.run import load_run
+    from ctxwatch.tokens import counter_for
+
+    def u(n: int) -> dict:
+        return {"input_tokens": n, "output_tokens": 5}
+
+    for first in (None, u(0)):
+        path = _session(tmp_path, "s.jsonl", [("s1", "task " * 50, first), ("s1", "more " * 30, u(20_400)),
+                                              ("s1", "go on", u(20_900)), ("s1", "and on", u(21_700)),
+                                              ("s2", "other task " * 10, u(9_300)), ("s2", "next", u(9_800))])
+        full, _, _, _ = run(path, full=True)
+        counter = counter_for("claude-sonnet-4-20250514", "anthropic")
+        h1, h4 = (sum(counter.message_tokens(m) for m in full[k].messages or []) for k in ("m1:r1", "m4:r4"))
+        floor1, floor2 = 20_400 - h1, 9_300 - h4
+        calls = load_run(str(path)).calls
+        got = [(c.floor_tokens, c.history_tokens, c.history_src) for c in calls]
+        assert got[1:] == [(floor1, h1, Src.ESTIMATED), (floor1, 20_900 - floor1, Src.INFERRED),
+                           (floor1, 21_700 - floor1, Src.INFERRED), (floor2, h4, Src.ESTIMATED),
+                           (floor2, 9_800 - floor2, Src.INFERRED)], first
+        assert floor1 > 19_000 and 8_000 < floor2 < 9_300

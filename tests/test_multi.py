@@ -29,6 +29,13 @@ def _folder(tmp_path: Path, shared_logs: Path) -> Path:
     good = (shared_logs / "claude-code" / "spotter_short.jsonl").read_text().splitlines()
     (root / "proj1" / "damaged.jsonl").write_text("\n".join([good[0], "{not json", *good[1:], '{"cut": ']))
     (root / "proj2" / "notes.jsonl").write_text('{"hello": "world"}\n')
+    # The newest file ends right after a compact_boundary: the run's forecast must know the compaction is
+    # pending, whichever process read that file.
+    comp = (shared_logs / "claude-code" / "spotter_4d5611e5_lines700-800_compaction.jsonl").read_text().splitlines()
+    cut = next(i for i, ln in enumerate(comp) if '"compact_boundary"' in ln)
+    latest = root / "proj2" / "zz_latest.jsonl"
+    latest.write_text("\n".join(comp[:cut + 1]) + "\n")
+    os.utime(latest, (2_000_000_000, 2_000_000_000))
     return root
 
 
@@ -57,6 +64,67 @@ def test_a_parallel_folder_read_equals_the_serial_one(tmp_path: Path, shared_log
     assert [(i["line"], i["kind"]) for i in bad] == [(2, "invalid_json"), (lines, "truncated_tail")]
     assert sum(c["file"].endswith("damaged.jsonl") for c in serial["calls"]) == 1
     assert [i["kind"] for i in serial["issues"] if i["file"].endswith("notes.jsonl")] == ["skipped_file"]
+    assert serial["forecast"]["text"].startswith("not enough data: compacted after")
+
+
+def test_a_mixed_folder_joins_its_batch_files_and_skips_what_it_cannot_read(
+        tmp_path: Path, shared_logs: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Batch files beside other logs are joined by custom_id (not read again as calls without usage); a FIFO
+    named *.jsonl is not a log (reading it would block); serial and parallel reads agree."""
+    root = _folder(tmp_path, shared_logs)
+    pair = ("reviews_batchinput.jsonl", "reviews_batch_output.jsonl")
+    for name in pair:
+        shutil.copy(shared_logs / "openai-batch" / name, root / "proj0" / name)
+    os.mkfifo(root / "proj1" / "pipe.jsonl")
+    alone = report_json(multi.load_many([str(shared_logs / "openai-batch" / n) for n in pair], None, Settings()))
+    serial = report_json(multi.load_many([str(root)], None, Settings()))
+    batch_calls = [c for c in serial["calls"] if "reviews_batch" in c["file"]]
+    assert len(batch_calls) == len(alone["calls"]) == 100  # each request once, joined to its result
+    assert all(c["prompt_tokens_reported"] is not None for c in batch_calls)
+    assert not any("pipe.jsonl" in i["file"] for i in serial["issues"])
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(multi, "TASK_BYTES", 200_000)
+    assert report_json(multi.load_many([str(root)], None, Settings(), parallel=True)) == serial
+
+
+def test_a_file_gone_between_listing_and_reading_is_an_issue(tmp_path: Path, shared_logs: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    root = _folder(tmp_path, shared_logs)
+    gone = next(root.rglob("spotter_short.jsonl"))
+    real = multi.resolve_spec
+
+    def resolve_then_remove(path: str, fmt: str | None) -> object:
+        spec = real(path, fmt)
+        if path == str(gone):
+            gone.unlink()  # removed after detection, before the read
+        return spec
+
+    monkeypatch.setattr(multi, "resolve_spec", resolve_then_remove)
+    doc = report_json(multi.load_many([str(root)], None, Settings()))
+    assert [(i["kind"], "cannot read" in i["message"]) for i in doc["issues"] if i["file"] == str(gone)] == \
+           [("unreadable", True)]
+
+
+def test_a_response_emitted_twice_reports_its_damage_once(tmp_path: Path) -> None:
+    """Two interleaved responses: the first is emitted again when its late line arrives; its impossible usage
+    (negative input tokens) is one issue, not one per emission."""
+    import json
+
+    def line(uid: str, parent: str | None, mid: str, inp: int, out: int) -> str:
+        return json.dumps({"parentUuid": parent, "isSidechain": False, "type": "assistant", "uuid": uid,
+                           "sessionId": "s1", "requestId": "r" + mid, "timestamp": "2025-01-01T00:00:00Z",
+                           "message": {"id": mid, "model": "claude-sonnet-4-20250514", "role": "assistant",
+                                       "content": [{"type": "text", "text": "x"}],
+                                       "usage": {"input_tokens": inp, "output_tokens": out}}})
+
+    user = json.dumps({"parentUuid": None, "isSidechain": False, "type": "user", "uuid": "u1", "sessionId": "s1",
+                       "message": {"role": "user", "content": "hi"}})
+    log = tmp_path / "s.jsonl"
+    log.write_text("\n".join([user, line("a1", "u1", "A", -5, 1), line("b1", "a1", "B", 10, 1),
+                               line("a2", "b1", "A", -5, 9)]) + "\n")
+    run = load_run(str(log))
+    assert [(i.line, i.kind) for i in run.issues] == [(2, "implausible_value")]
+    assert len(run.calls) == 2
 
 
 def test_a_parallel_read_of_batch_files_still_joins_them(tmp_path: Path, shared_logs: Path,

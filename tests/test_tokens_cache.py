@@ -77,3 +77,42 @@ def test_catalogue_answers_are_memoised_per_installed_catalogue(tmp_path: Path) 
     memo.write_bytes(memo.read_bytes()[: memo.stat().st_size // 2])  # torn
     assert probe()[:-1] == first[:-1]
     assert probe(CTXWATCH_NO_CACHE="1") == first
+
+
+def test_damaged_memo_entries_are_asked_again(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Entries of the wrong shape (empty tiers, no tier at 0, NaN or negative rates, a window of -5 or true)
+    are ignored and answered by the library again: the costs and windows equal a run without the memo."""
+    import json
+
+    from ctxwatch import windows
+    from ctxwatch.model import Usage
+
+    u = Usage(prompt_total=250_000, input_uncached=1_000, cache_read=240_000, cache_write=9_000, output=700)
+    models = (("claude-sonnet-4-5", "anthropic"), ("gpt-4o", "openai"))
+
+    def fresh() -> None:
+        windows._memo = None
+        windows.catalog_window.cache_clear()
+        windows._tier_starts.cache_clear()
+        windows._rates.cache_clear()
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.delenv("CTXWATCH_NO_CACHE", raising=False)
+    monkeypatch.setattr(windows, "_memo", None)  # (restored afterwards, with the flag below)
+    monkeypatch.setattr(windows, "_memo_dirty", True)  # (no exit hook from this test)
+    fresh()
+    want = [(windows.catalog_window(m, p), windows.call_cost(m, p, u, 1_760_000_000.0)) for m, p in models]
+    windows._memo_save()
+    (memo,) = (tmp_path / "ctxwatch").glob("catalog-*.json")
+    data = json.loads(memo.read_text())
+    bad = {"window": [-5, True, "x"], "tiers": [[], [5], ["0"]], "rates": [["sNaN", "0", "0", "0"], ["-1"] * 4,
+                                                                        "1234", [1, 2, 3, 4]]}
+    for variant in range(4):
+        for key in data:
+            kind = key.split("\x00")[0]
+            choices = bad[kind]
+            data[key] = choices[variant % len(choices)]
+        memo.write_text(json.dumps(data))
+        fresh()
+        got = [(windows.catalog_window(m, p), windows.call_cost(m, p, u, 1_760_000_000.0)) for m, p in models]
+        assert got == want, variant

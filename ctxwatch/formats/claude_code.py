@@ -177,6 +177,12 @@ def response_summary(content: Any) -> tuple[list[Part], int]:
     return texts, n
 
 
+def _has_prompt(usage: Any) -> bool:
+    """True when an Anthropic usage block reports a prompt of at least one token."""
+    u = anthropic_usage(usage)
+    return u is not None and bool(u.prompt_total)
+
+
 def content_parts(content: Any, *, tool_result_id: str | None = None) -> list[Part]:
     """Convert Anthropic Messages ``content`` (a string or a list of blocks) to :class:`Part` objects.
 
@@ -285,6 +291,7 @@ class _CallState:
     best: dict[str, Any] | None = None
     best_out: int = -1
     lazy: bool = False  # summary pass: sent without history (the context's floor is known)
+    floor_key: tuple[str | None, str] = (None, "")  # (session, context) whose floor it belongs to
     _message: Message | None = None
 
     def add(self, uid: str, rec: Record, parts: list[Part], tool_calls: int, usage: dict[str, Any] | None,
@@ -350,7 +357,8 @@ class ClaudeCodeReader(Reader):
     def __init__(self, path: str) -> None:
         super().__init__(path)
         self.full_history = False
-        self._floor_calls: dict[str, str] = {}  # context -> key of its first call (the one carrying history)
+        # (session, context) -> key of the call whose whole history gave the floor (summary pass)
+        self._floor_calls: dict[tuple[str | None, str], str] = {}
         m = _AGENT_FILE.search(os.path.basename(path))
         self._file_context = f"agent-{m.group(1)}" if m else None
         self._summarizer = bool(m and m.group(1).startswith("acompact"))
@@ -377,12 +385,21 @@ class ClaudeCodeReader(Reader):
         if i < 0:
             return False
         if self._floor_calls and not self.full_history and data.startswith(_LINK_TYPES, i + 8) \
-                and b'"requestId":' not in data:
+                and not data.startswith(b'{"parentUuid":null') and b'"requestId":' not in data:
             # A user / progress / attachment line of a context whose floor is known: no number needs it
-            # (its text is read when a call is opened; a v1.0.x sidechain line is parsed, for its root).
+            # (its text is read when a call is opened; a v1.0.x sidechain line is parsed, for its root; a new
+            # root is parsed, as it makes the floor be inferred again).
             ctx = self._file_context or ("main" if data.find(b'"isSidechain":false', 0, i) >= 0 else None)
-            if ctx is not None and ctx in self._floor_calls:
-                return True
+            if ctx is not None:
+                j = data.find(b'"sessionId":"', 0, i)
+                sid = None
+                if j >= 0:
+                    e = data.find(b'"', j + 13, j + 13 + _MAX_ID)
+                    if e < 0:
+                        return False
+                    sid = data[j + 13:e].decode("utf-8", "replace")
+                if (sid, ctx) in self._floor_calls:
+                    return True
         if not data.startswith(b'progress"', i + 8):
             return False
         head = data[:i]
@@ -434,7 +451,8 @@ class ClaudeCodeReader(Reader):
                 pre = meta.get("preTokens")
                 # The history restarts here: the next call's whole history is in the file again, so the floor
                 # is inferred afresh from it (also in an excerpt whose earlier chain was cut).
-                self._floor_calls.pop(node.context, None)
+                sid = v.get("sessionId")
+                self._floor_calls.pop((sid if isinstance(sid, str) else None, node.context), None)
                 self._pending[node.context] = {
                     "kind": "compact_boundary",
                     "trigger": meta.get("trigger") if isinstance(meta.get("trigger"), str) else None,
@@ -490,8 +508,15 @@ class ClaudeCodeReader(Reader):
             self._node_for(v, rec, "other")
             return
         node = self._node_for(v, rec, "user")
-        if not self.full_history and node.context in self._floor_calls:
-            return  # no later call of this context needs the text (see the module docstring)
+        sid = v.get("sessionId")
+        fkey = (sid if isinstance(sid, str) else None, node.context)
+        if not self.full_history and fkey in self._floor_calls:
+            if node.parent is None and "parentUuid" in v:
+                # A new root (a /clear, a new conversation in the same file): its history starts here, so the
+                # next call gives the floor afresh (the model, and with it the system prompt, may differ).
+                del self._floor_calls[fkey]
+            else:
+                return  # no later call of this context needs the text (see the module docstring)
         label = "compaction_summary" if v.get("isCompactSummary") else "meta" if v.get("isMeta") else None
         node.message = Message("user", content_parts(msg.get("content")), label=label)
         for tid in node.message.tool_result_ids():
@@ -514,8 +539,11 @@ class ClaudeCodeReader(Reader):
         call = self._calls.get(key)
         if call is not None and uid in call.uuids:
             return []  # the same line copied again (resumed session): nothing new
+        usage = msg.get("usage")
         ctx = self._file_context or ("main" if v.get("isSidechain") is not True else None)
-        if ctx is not None and ctx in self._floor_calls and not self.full_history:
+        sess = v.get("sessionId")
+        if ctx is not None and not self.full_history and (sess if isinstance(sess, str) else None, ctx) \
+                in self._floor_calls:
             # The context's floor is known, so no later history walk passes through this line (a compaction
             # stops the walk at its boundary) and main / subagent-file contexts need no parent lookup: no node.
             parent = v.get("parentUuid")
@@ -525,33 +553,36 @@ class ClaudeCodeReader(Reader):
             node.call_key = key
             ctx, parent = node.context, node.parent
         if call is None:
-            sid = v.get("sessionId")
             extra: dict[str, Any] = {"message_id": mid, "request_id": req}
             if self._summarizer:
                 extra["compaction_summarizer"] = True
-            lazy = not self.full_history and ctx in self._floor_calls
+            sid = v.get("sessionId")
+            fkey = (sid if isinstance(sid, str) else None, ctx)
+            lazy = not self.full_history and fkey in self._floor_calls
             history, complete = (None, False) if lazy else self._history(ctx, parent)
-            if not lazy and not complete:
+            if lazy:
+                extra["floor_call"] = self._floor_calls[fkey]  # the call whose floor this one's history needs
+            elif not complete:
                 # The chain runs out of the file (an excerpt, a log that starts mid-session): the history
                 # below is only its visible tail, so the prompt cannot be split into floor and history.
                 extra["history_cut"] = True
             call = _CallState(
                 key=key, context=ctx, parent=parent, session=sid if isinstance(sid, str) else None,
                 model=model, timestamp=iso_seconds(v.get("timestamp")), history=history,
-                compaction=self._pending.pop(ctx, None), extra=extra, lazy=lazy)
+                compaction=self._pending.pop(ctx, None), extra=extra, lazy=lazy, floor_key=fkey)
             self._calls[key] = call
             if not lazy:
                 previous = self._latest.get(ctx)
                 if previous is not None:
                     previous.history = None  # keeps memory linear: one history list per context, not per call
                 self._latest[ctx] = call
-                if complete and not self.full_history:
-                    # Its history is whole, so the floor inferred from it holds for the context's later calls.
-                    self._floor_calls[ctx] = key
+                if complete and not self.full_history and _has_prompt(usage):
+                    # Its history is whole and its usage says how big the prompt was, so the floor inferred from
+                    # it holds for the context's later calls (a call without usage cannot give it).
+                    self._floor_calls[fkey] = key
         stop = msg.get("stop_reason")
-        usage = msg.get("usage")
         content = msg.get("content")
-        if self.full_history or ctx not in self._floor_calls:
+        if self.full_history or (not call.lazy and self._floor_calls.get(call.floor_key) != key):
             parts = content_parts(content)  # a later call's history may still need the blocks
             n_tools = sum(p.kind == "tool_call" for p in parts)
         else:
