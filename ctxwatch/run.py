@@ -466,6 +466,11 @@ def load_run(path: str, fmt: str | None = None, settings: Settings | None = None
                 for calls, issues, n in parts:
                     run.add_accounted(calls, issues)
                     records += n
+                from ctxwatch.windows import catalog_window
+
+                # (the workers looked the windows up; ask here too, so that the start-up memo keeps them)
+                for model, provider in {(c.model, c.provider) for c in run.calls}:
+                    catalog_window(model, provider)
             except ParallelReadError:  # a worker died (memory?): read serially, slower but the same
                 run = Run(path, spec, settings)
                 records = -1
