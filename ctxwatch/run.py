@@ -239,15 +239,19 @@ class Run:
             self.reader = spec.reader(path)
             self._worker_pending = None
         counter = [0]
+        self._take_all(file_outputs(self.reader, path, (spec or self.spec).document, progress, counter))
+        return counter[0]
+
+    def _take_all(self, outputs: Iterable[ParsedCall | Issue]) -> None:
+        """Take a stream of outputs in batches (accounting keeps up, memory stays a batch wide)."""
         change = Change()
         pending: list[ParsedCall | Issue] = []
-        for out in file_outputs(self.reader, path, (spec or self.spec).document, progress, counter):
+        for out in outputs:
             pending.append(out)
             if len(pending) >= 64:
                 self._take(pending, change)
                 pending.clear()
         self._take(pending, change)
-        return counter[0]
 
     def read_range(self, path: str, start: int, end: int, line: int) -> int:
         """Feed the records of byte range ``[start, end)`` of ``path`` (cut at line starts; the first is line
@@ -258,14 +262,7 @@ class Run:
             LogError: the file cannot be read.
         """
         counter = [0]
-        change = Change()
-        pending: list[ParsedCall | Issue] = []
-        for out in file_outputs(self.reader, path, False, None, counter, start, end, line):
-            pending.append(out)
-            if len(pending) >= 64:
-                self._take(pending, change)
-                pending.clear()
-        self._take(pending, change)
+        self._take_all(file_outputs(self.reader, path, False, None, counter, start, end, line))
         return counter[0]
 
     def add_accounted(self, calls: Iterable[Call], issues: Iterable[Issue]) -> None:
