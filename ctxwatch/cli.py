@@ -188,7 +188,12 @@ def report_cmd(paths: tuple[str, ...], config: str | None, window: int | None, b
     _echo(f"{'#':>4} {'line':>6} {'model':<28} {'window':>9} {'floor':>9} {'history':>9} {'reserve':>8} "
                f"{'free':>9} {'used%':>6} {'reported':>9}")
     for c in doc["calls"]:
-        used = f"{100 * c['used_fraction']:.1f}" if c["used_fraction"] is not None else "-"
+        used = "-"
+        if c["window"] and c["free_tokens"] is not None and c["reserve_tokens"] is not None:
+            # (from the counts: used_fraction is already rounded to 4 places, and rounding twice can be 0.1 off)
+            used = f"{100 * (c['window'] - c['free_tokens'] - c['reserve_tokens']) / c['window']:.1f}"
+        elif c["used_fraction"] is not None:
+            used = f"{100 * c['used_fraction']:.1f}"
         floor = _fmt_int(c["floor_tokens"]) + ("~" if c["floor_source"] == "inferred" else "")
         history = _fmt_int(c["history_tokens"]) + ("~" if c["history_source"] == "inferred" else "")
         _echo(f"{c['index'] + 1:>4} {c['line']:>6} {clean(c['model'] or '?')[:28]:<28} {_fmt_int(c['window']):>9} "

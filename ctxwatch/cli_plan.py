@@ -18,7 +18,7 @@ import click
 import orjson
 
 from ctxwatch.config import ConfigError, Settings, load_settings
-from ctxwatch.model import Call, ParsedCall
+from ctxwatch.model import Call, ParsedCall, Src
 from ctxwatch.safetext import echo as _echo
 
 EXIT_USAGE = 2
@@ -153,7 +153,8 @@ def plan_cmd(path: str, call_index: int | None, keep_recent: int | None, budget_
     except ConfigError as exc:  # PolicyError included
         _fail(f"call {call.index} (#{call.index + 1}): {exc}")
     counter = counter_for(pc.model, pc.provider)
-    plan = plan_call(pc, policy, counter, floor_tokens=call.floor_tokens)
+    plan = plan_call(pc, policy, counter, floor_tokens=call.floor_tokens,
+                     history_tokens=call.history_tokens if call.history_src == Src.INFERRED else None)
     win = policy.window
     floor_note = None
     if pc.system is None or pc.history_reported_only:

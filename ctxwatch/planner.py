@@ -977,8 +977,26 @@ def unplannable(call: Call, pc: ParsedCall) -> str | None:
     return None
 
 
+def scaled_to(counts: Sequence[int], total: int) -> list[int]:
+    """``counts`` scaled so that they add up to ``total`` exactly (largest remainders get the rounding).
+
+    Used where a history's size is the provider's count (reported prompt minus the floor) and its messages
+    were counted with another tokenizer: each message keeps its share, and the plan starts from what the
+    provider saw.  Counts that add up to 0 are returned as they are.
+    """
+    whole = sum(counts)
+    if whole <= 0 or total < 0:
+        return list(counts)
+    raw = [c * total / whole for c in counts]
+    out = [int(r) for r in raw]
+    short = total - sum(out)
+    for i in sorted(range(len(raw)), key=lambda k: raw[k] - out[k], reverse=True)[:short]:
+        out[i] += 1
+    return out
+
+
 def plan_call(call: ParsedCall, policy: Policy, counter: Counter | None = None, *,
-              floor_tokens: int | None = None) -> Plan:
+              floor_tokens: int | None = None, history_tokens: int | None = None) -> Plan:
     """Plan the eviction of a :class:`~ctxwatch.model.ParsedCall` (a reader's output, with text).
 
     Args:
@@ -989,12 +1007,19 @@ def plan_call(call: ParsedCall, policy: Policy, counter: Counter | None = None, 
         floor_tokens: for formats that do not log the system prompt and tools (``call.system is None`` or
             ``history_reported_only``: Claude Code, Codex), the floor to pin, usually the accounted call's
             inferred ``Call.floor_tokens``; it becomes the pinned ``system`` entry at index 0.
+        history_tokens: the accounted history when it is the provider's count (``Call.history_src`` inferred:
+            reported prompt minus the floor); the messages' own counts are scaled to add up to it
+            (:func:`scaled_to`), so the plan starts from the reported prompt, not a smaller estimate.
     """
     counter = counter or counter_for(call.model, call.provider)
     if policy.reserve_tokens is None and call.max_output_tokens and call.max_output_tokens < policy.window:
         policy = replace(policy, reserve_tokens=call.max_output_tokens)
     if call.system is None or call.history_reported_only:
-        return plan_messages(call.messages or [], policy, counter=counter, system_tokens=floor_tokens or 0,
+        msgs = call.messages or []
+        tokens = None
+        if history_tokens is not None:
+            tokens = scaled_to([counter.message_tokens(m) for m in msgs], history_tokens)
+        return plan_messages(msgs, policy, counter=counter, tokens=tokens, system_tokens=floor_tokens or 0,
                              tools_tokens=0)
     return plan_messages(call.messages or [], policy, system=call.system or None, tools=call.tools or None,
                          counter=counter)

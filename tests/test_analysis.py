@@ -764,6 +764,19 @@ def test_no_compaction_is_flagged_where_nothing_was_freed(shared_logs: Path) -> 
     assert all(f["evidence"]["tokens_freed"] > 0 for f in comps)
     assert [(f["evidence"]["prompt_before"], f["evidence"]["prompt_after"]) for f in comps
             if f["evidence"]["marker"]] == [(164_831, 36_081)]
+    # The growth from the first excerpt (76k) to the second (156k) crosses lines that are in no file: the
+    # forecast starts over where the second one resumes, so no critical window forecast comes from the gap.
+    assert not [f for f in doc["flags"] if f["kind"] == "window_forecast"]
+
+
+def test_text_report_used_percent_is_rounded_once(shared_logs: Path) -> None:
+    from click.testing import CliRunner
+
+    from ctxwatch.cli import main
+
+    out = CliRunner().invoke(main, ["report", str(shared_logs / "claude-code" / "spotter_tool_heavy.jsonl")]).output
+    row = next(ln for ln in out.splitlines() if ln.split()[:2] == ["3", "27"])
+    assert row.split()[-2:] == ["13.3", "26,507"]  # 26,507 / 200,000 = 13.2535 % (13.25 -> 13.2 when rounded twice)
 
 
 def test_batch_requests_are_separate_conversations(shared_logs: Path) -> None:

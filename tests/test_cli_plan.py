@@ -353,3 +353,34 @@ def test_plan_declines_calls_whose_prompt_is_not_in_the_log(shared_logs):
     code, out = run("plan", excerpt, "--json")  # the last call is after the compaction: its floor is known
     first = json.loads(out)["messages"][0]
     assert code == 0 and (first["tokens"], first["fate"]) == (32_379, "pinned")
+
+
+def test_plan_of_an_inferred_history_starts_from_the_reported_prompt(shared_logs):
+    """A Claude Code call's history is the provider's count (reported minus the floor): the plan scales its
+    messages' o200k counts to it, so 'before' is the reported prompt, and an over-budget call is not 'fits'."""
+    path = shared_logs / "claude-code" / "spotter_4d5611e5_head200.jsonl"
+    best: dict[str, dict] = {}
+    order: list[str] = []
+    for raw in path.read_text().splitlines():
+        d = json.loads(raw)
+        if d.get("type") == "assistant" and "usage" in d.get("message", {}):
+            key = d["message"]["id"] + d["requestId"]
+            if key not in best:
+                order.append(key)
+            best[key] = d["message"]["usage"]
+    u = best[order[10]]
+    reported = u["input_tokens"] + u.get("cache_creation_input_tokens", 0) + u.get("cache_read_input_tokens", 0)
+    code, out = run("plan", str(path), "--call", "10", "--budget-fraction", "0.35", "--json")
+    doc = json.loads(out)
+    assert code == 0 and doc["before_tokens"] == reported == 73_797
+    assert doc["budget_tokens"] == 70_000 and doc["after_tokens"] <= 70_000  # over budget before, so it evicts
+    assert any(m["fate"] in ("summarised", "evicted") for m in doc["messages"])
+
+
+def test_scaled_to_keeps_shares_and_the_exact_total():
+    from ctxwatch.planner import scaled_to
+
+    assert scaled_to([10, 20, 30], 66) == [11, 22, 33]
+    # 9.1, 1.3, 1.3, 1.3: the floors give 12; the one token left goes to the largest remainder (the first 1.3)
+    assert scaled_to([7, 1, 1, 1], 13) == [9, 2, 1, 1]
+    assert scaled_to([0, 0], 50) == [0, 0] and scaled_to([], 5) == []

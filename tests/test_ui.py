@@ -279,6 +279,22 @@ async def test_detail_folds_huge_content(tmp_path: Path) -> None:
         assert app.is_running
 
 
+async def test_eviction_preview_of_a_claude_code_call_starts_from_its_reported_prompt(shared_logs: Path) -> None:
+    """The history of a Claude Code call is the provider's count; the preview scales the messages' counts to it,
+    so its 'before' is the prompt the main screen shows (not the smaller o200k sum)."""
+    path = shared_logs / "claude-code" / "spotter_4d5611e5_head200.jsonl"
+    app = CtxwatchApp(str(path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await loaded(pilot)
+        call = app.selected_call()
+        assert call is not None and call.history_src == Src.INFERRED and call.prompt_reported
+        await pilot.press("e")
+        screen = app.screen
+        assert isinstance(screen, PlanScreen)
+        assert await wait_for(pilot, lambda: screen.plan is not None, 10)
+        assert screen.plan.before_tokens == call.prompt_reported
+
+
 async def test_e_opens_eviction_preview_and_knobs_replan(log: Path, tmp_path: Path,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)

@@ -230,7 +230,8 @@ class DetailScreen(Screen[None]):
                    f"{tx.marked(c.history_tokens, c.history_src)}")
         msgs = [it for it in self.items if it.kind == "message"] if self.loaded else []
         if msgs or c.messages:
-            out.append(f" · {len(msgs) or len(c.messages)} messages")
+            n = len(msgs) or len(c.messages)
+            out.append(f" · {n} message{'s' if n != 1 else ''}")
         if msgs and c.history_src == Src.INFERRED:
             # The history is what the provider counted minus the floor; the rows are this tokenizer's count.
             out.append(f" ({sum(it.tokens or 0 for it in msgs):,} by {c.tokenizer}, counted on opening)", "dim")
@@ -489,7 +490,7 @@ class PlanScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="plan")
     def _compute(self, knobs: Knobs, load: bool = False) -> None:
-        from ctxwatch.planner import PolicyError, plan_messages, policy_for_call, unplannable
+        from ctxwatch.planner import PolicyError, plan_messages, policy_for_call, scaled_to, unplannable
         from ctxwatch.tokens import counter_for
 
         if load or self._pc is None:
@@ -503,6 +504,11 @@ class PlanScreen(Screen[None]):
                 return
             msgs = self._pc.messages or []
             self._tokens = [s.tokens for s in self.call.messages] if len(self.call.messages) == len(msgs) else None
+            if self._tokens is None and self.call.history_src == Src.INFERRED and self.call.history_tokens is not None:
+                # The history is the provider's count: scale this tokenizer's counts to it (as `plan` does), so
+                # the preview starts from the reported prompt that the main screen shows.
+                counter = counter_for(self.call.model, self.call.provider)
+                self._tokens = scaled_to([counter.message_tokens(m) for m in msgs], self.call.history_tokens)
         pc = self._pc
         why = unplannable(self.call, pc)
         if why:
