@@ -469,16 +469,17 @@ def _pending_forecast(fc: Forecast, cs: list[Call], marker: Mapping[str, Any]) -
 
 
 def _analyze(cs: list[Call], st: Settings, context: str, reset_set: set[int], system_texts: Mapping[int, str],
-             instruction_text: str | None) -> Analysis:
-    """Split a context into streams (one per model; quota probes apart), analyse each, merge the results."""
+             instruction_text: str | None, risks: bool = True) -> Analysis:
+    """Split a context into streams (one per model; quota probes apart), analyse each, merge the results.
+    ``risks=False`` leaves ``drift_risk`` empty (a report without per-call risk skips building them)."""
     probes = [c for c in cs if c.extra.get("probe")]
     streams: dict[str | None, list[Call]] = {}
     for c in cs:
         if not c.extra.get("probe"):
             streams.setdefault(c.model, []).append(c)
     if len(streams) <= 1 and not probes:
-        return _analyze_stream(cs, st, context, reset_set, system_texts, instruction_text)
-    results = [_analyze_stream(calls, st, context, reset_set, system_texts, instruction_text)
+        return _analyze_stream(cs, st, context, reset_set, system_texts, instruction_text, risks)
+    results = [_analyze_stream(calls, st, context, reset_set, system_texts, instruction_text, risks)
                for calls in streams.values()]
     if len(results) > 1:
         for model, res in zip(streams, results, strict=True):
@@ -487,13 +488,14 @@ def _analyze(cs: list[Call], st: Settings, context: str, reset_set: set[int], sy
     # the primary stream is the one whose latest occupancy is largest: the context at risk of overflowing
     primary = max(results, key=lambda a: a.forecast.occupancy_tokens or -1, default=None)
     flags = sorted((f for a in results for f in a.flags), key=lambda f: (f.call, -SEVERITY_RANK[f.severity]))
-    risks = [r for a in results for r in a.drift_risk]
-    risks += [DriftRisk(c.index, "low", "low: quota probe (max_tokens 1), not analysed") for c in probes]
-    risks.sort(key=lambda r: r.call)
+    all_risks = [r for a in results for r in a.drift_risk]
+    if risks:
+        all_risks += [DriftRisk(c.index, "low", "low: quota probe (max_tokens 1), not analysed") for c in probes]
+    all_risks.sort(key=lambda r: r.call)
     drifts = [a.first_drift for a in results if a.first_drift is not None]
     if primary is None:
-        return Analysis(context, flags, Forecast(note="no calls"), risks)
-    return Analysis(context, flags, primary.forecast, risks, primary.format_rule, min(drifts, default=None),
+        return Analysis(context, flags, Forecast(note="no calls"), all_risks)
+    return Analysis(context, flags, primary.forecast, all_risks, primary.format_rule, min(drifts, default=None),
                     primary.calibration)
 
 
@@ -506,7 +508,8 @@ def _same_conversation(a: Call, b: Call) -> bool:
 
 
 def _analyze_stream(cs: list[Call], st: Settings, context: str, reset_set: set[int],
-                    system_texts: Mapping[int, str], instruction_text: str | None) -> Analysis:
+                    system_texts: Mapping[int, str], instruction_text: str | None, want_risks: bool = True
+                    ) -> Analysis:
     """The single-pass analysis of one stream of calls (see the module docstring)."""
     n = len(cs)
     flags: list[Flag] = []
@@ -844,9 +847,10 @@ def _analyze_stream(cs: list[Call], st: Settings, context: str, reset_set: set[i
                         collapse_armed = True
 
         # -- drift risk of this call --
-        risks.append(_risk(c, occ if occ is not None else (last_plaus[2] if last_plaus else None), occ is None,
-                           window, limit, trig, budget, slope_here, evicted_since, chk, echo_words,
-                           drift is not None))
+        if want_risks:
+            risks.append(_risk(c, occ if occ is not None else (last_plaus[2] if last_plaus else None), occ is None,
+                               window, limit, trig, budget, slope_here, evicted_since, chk, echo_words,
+                               drift is not None))
 
     end_episode("end of log")
 
@@ -1136,7 +1140,8 @@ def collect_texts(run: Run, context: str = "main", *, max_texts: int = MAX_SYSTE
 
 
 def analyze_run(run: Run, *, texts: bool = True,
-                text_cache: dict[str, tuple[dict[int, str], str | None]] | None = None) -> dict[str, Analysis]:
+                text_cache: dict[str, tuple[dict[int, str], str | None]] | None = None,
+                risks: bool = True) -> dict[str, Analysis]:
     """One :class:`Analysis` per context of ``run`` (``main`` first), with the run's resets and the reader's
     pending compactions (a boundary whose next call has not arrived restarts the forecast at once).
 
@@ -1147,6 +1152,8 @@ def analyze_run(run: Run, *, texts: bool = True,
         text_cache: a dict the caller keeps between calls (one per run): ``context -> (system texts, first user
             message)``.  Texts are re-read only when a context shows a system prompt not in its entry, so a live
             dashboard reads each system prompt once.
+        risks: build each call's :class:`DriftRisk` (``False``: ``drift_risk`` stays empty, for reports that
+            do not print them).
     """
     resets = {int(r["at_call"]) for r in run.resets if isinstance(r.get("at_call"), int)}
     try:
@@ -1173,7 +1180,7 @@ def analyze_run(run: Run, *, texts: bool = True,
                 sys_texts, instr = collect_texts(run, ctx)
                 if text_cache is not None:
                     text_cache[ctx] = (sys_texts, instr)
-        out[ctx] = a = _analyze(calls, run.settings, ctx, resets, sys_texts, instr)
+        out[ctx] = a = _analyze(calls, run.settings, ctx, resets, sys_texts, instr, risks)
         marker = pending.get(ctx) or (pending.get("") if ctx == "main" else None)
         if marker is not None:
             a.forecast = _pending_forecast(a.forecast, calls, marker)
@@ -1193,7 +1200,7 @@ def analysis_json(run: Run, *, texts: bool = True, per_call: bool = False) -> di
         the ``main`` context's (else the first context's).  Flag objects: ``kind``, ``severity``, ``call``
         (index as in ``report --json``), ``reason``, ``evidence``, ``context``.
     """
-    res = analyze_run(run, texts=texts)
+    res = analyze_run(run, texts=texts, risks=per_call)
     flags = sorted((f for a in res.values() for f in a.flags), key=lambda f: (f.call, -SEVERITY_RANK[f.severity]))
     main = res.get("main") or next(iter(res.values()), None)
     doc: dict[str, Any] = {"flags": [f.to_json() for f in flags],
