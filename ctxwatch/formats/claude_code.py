@@ -350,8 +350,10 @@ class ClaudeCodeReader(Reader):
         path: the transcript file (a ``agent-<id>.jsonl`` name makes every line context ``agent-<id>``).
 
     Attributes:
-        full_history: ``False`` (default): only each context's first call carries its visible history (see
-            the module docstring); ``True``: every call does (set before feeding, for opening a call).
+        full_history: ``False`` (default): a call carries its visible history only until a call with a whole
+            history and a reported prompt has given the floor of its (session, context), and again after a
+            ``compact_boundary`` or a new root (see the module docstring); ``True``: every call does (set
+            before feeding, for opening a call).
     """
 
     def __init__(self, path: str) -> None:
