@@ -106,7 +106,7 @@ def load_many(paths: list[str], fmt: str | None, settings: Settings | None = Non
             run.read_file(f, spec)
         except LogError as exc:  # (detected, then unreadable: removed or permissions changed meanwhile)
             run.issues.append(Issue(f, 0, "unreadable", str(exc)))
-        _own_sessions(run, first_call, f)
+        _own_sessions(run, first_call)
     _add_batch(run, batch)
     run.path = str(Path(paths[0])) if len(paths) == 1 else run.path
     return run
@@ -141,21 +141,20 @@ def _add_batch(run: Run, files: list[str]) -> None:
     first_call = len(run.calls)
     run.add(calls)
     run.issues.extend(issues)
-    for call in run.calls[first_call:]:
-        if call.session is None:
-            call.session = os.path.basename(call.source.path)
+    _own_sessions(run, first_call)
 
 
 #: Formats whose files are joined into calls across files (by ``custom_id``), not read one by one.
 BATCH_FORMATS = frozenset({"openai-batch", "anthropic-batch"})
 
 
-def _own_sessions(run: Run, first_call: int, path: str) -> None:
+def _own_sessions(run: Run, first_call: int) -> None:
     """A log with no session ids is one session of its own: unrelated files in one folder must not be
-    analysed as one conversation (false compactions between the last call of one and the next file)."""
+    analysed as one conversation (false compactions between the last call of one and the next file).
+    Calls from ``first_call`` on without a session get their file's name."""
     for call in run.calls[first_call:]:
         if call.session is None:
-            call.session = os.path.basename(path)
+            call.session = os.path.basename(call.source.path)
 
 
 def _assemble(paths: list[str], files: list[str], results: Iterator[_Result], settings: Settings | None
@@ -189,7 +188,7 @@ def _assemble(paths: list[str], files: list[str], results: Iterator[_Result], se
         run.add(outputs)
         run.reader = spec.reader(f)
         run.set_pending_compactions(pending)
-        _own_sessions(run, first_call, f)
+        _own_sessions(run, first_call)
     if names and names <= BATCH_FORMATS:
         return None
     if run is None:

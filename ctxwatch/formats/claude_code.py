@@ -177,6 +177,12 @@ def response_summary(content: Any) -> tuple[list[Part], int]:
     return texts, n
 
 
+def _session_id(v: dict[str, Any]) -> str | None:
+    """A record's ``sessionId`` when it is a string, else ``None``."""
+    sid = v.get("sessionId")
+    return sid if isinstance(sid, str) else None
+
+
 def _has_prompt(usage: Any) -> bool:
     """True when an Anthropic usage block reports a prompt of at least one token."""
     u = anthropic_usage(usage)
@@ -453,8 +459,7 @@ class ClaudeCodeReader(Reader):
                 pre = meta.get("preTokens")
                 # The history restarts here: the next call's whole history is in the file again, so the floor
                 # is inferred afresh from it (also in an excerpt whose earlier chain was cut).
-                sid = v.get("sessionId")
-                self._floor_calls.pop((sid if isinstance(sid, str) else None, node.context), None)
+                self._floor_calls.pop((_session_id(v), node.context), None)
                 self._pending[node.context] = {
                     "kind": "compact_boundary",
                     "trigger": meta.get("trigger") if isinstance(meta.get("trigger"), str) else None,
@@ -510,8 +515,7 @@ class ClaudeCodeReader(Reader):
             self._node_for(v, rec, "other")
             return
         node = self._node_for(v, rec, "user")
-        sid = v.get("sessionId")
-        fkey = (sid if isinstance(sid, str) else None, node.context)
+        fkey = (_session_id(v), node.context)
         if not self.full_history and fkey in self._floor_calls:
             if node.parent is None and "parentUuid" in v:
                 # A new root (a /clear, a new conversation in the same file): its history starts here, so the
@@ -542,10 +546,9 @@ class ClaudeCodeReader(Reader):
         if call is not None and uid in call.uuids:
             return []  # the same line copied again (resumed session): nothing new
         usage = msg.get("usage")
+        sid = _session_id(v)
         ctx = self._file_context or ("main" if v.get("isSidechain") is not True else None)
-        sess = v.get("sessionId")
-        if ctx is not None and not self.full_history and (sess if isinstance(sess, str) else None, ctx) \
-                in self._floor_calls:
+        if ctx is not None and not self.full_history and (sid, ctx) in self._floor_calls:
             # The context's floor is known, so no later history walk passes through this line (a compaction
             # stops the walk at its boundary) and main / subagent-file contexts need no parent lookup: no node.
             parent = v.get("parentUuid")
@@ -558,8 +561,7 @@ class ClaudeCodeReader(Reader):
             extra: dict[str, Any] = {"message_id": mid, "request_id": req}
             if self._summarizer:
                 extra["compaction_summarizer"] = True
-            sid = v.get("sessionId")
-            fkey = (sid if isinstance(sid, str) else None, ctx)
+            fkey = (sid, ctx)
             lazy = not self.full_history and fkey in self._floor_calls
             history, complete = (None, False) if lazy else self._history(ctx, parent)
             if lazy:
@@ -569,7 +571,7 @@ class ClaudeCodeReader(Reader):
                 # below is only its visible tail, so the prompt cannot be split into floor and history.
                 extra["history_cut"] = True
             call = _CallState(
-                key=key, context=ctx, parent=parent, session=sid if isinstance(sid, str) else None,
+                key=key, context=ctx, parent=parent, session=sid,
                 model=model, timestamp=iso_seconds(v.get("timestamp")), history=history,
                 compaction=self._pending.pop(ctx, None), extra=extra, lazy=lazy, floor_key=fkey)
             self._calls[key] = call
