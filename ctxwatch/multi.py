@@ -4,10 +4,10 @@ A folder of session logs (a Claude Code project folder, a Codex sessions tree) i
 modification order into one run, with dedupe keys shared across files (a resumed session copies earlier
 records into a new file: failure case B11).  Batch input and output files are joined by ``custom_id``.
 
-Files are independent until their calls meet in the run, so a big folder can be parsed by worker processes
-(``parallel=True``, used by the headless commands; see :mod:`ctxwatch.parallel`): each worker detects and
-reads a group of files into parsed calls and issues, and the main process adds them in file order,
-accounting them as they arrive, exactly as a serial read would.
+Files are independent until their calls meet in the run, so a big folder can be read by worker processes
+(``parallel=True``, used by the headless commands; see :mod:`ctxwatch.parallel`): each worker detects, reads
+and accounts a group of files, and the main process adds their calls and issues in file order, merging
+duplicates by key exactly as a serial read would.
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ from pathlib import Path
 
 from ctxwatch.config import Settings
 from ctxwatch.formats import FormatSpec, get_format
-from ctxwatch.model import Issue, ParsedCall
+from ctxwatch.model import Call, Issue
 from ctxwatch.parallel import ParallelReadError, fork_map, worker_start, workers_for
-from ctxwatch.run import LogError, Run, UnknownFormat, file_outputs, resolve_spec
+from ctxwatch.run import LogError, Run, UnknownFormat, resolve_spec
 
 #: Bytes of logs per worker task: small enough to balance the workers, large enough that the per-task
 #: overhead (pickling the parsed calls back) stays small.
@@ -70,7 +70,7 @@ def load_many(paths: list[str], fmt: str | None, settings: Settings | None = Non
             raise LogError(f"{p}: no such file or directory")
     if not files:
         raise LogError(f"{', '.join(paths)}: no log files found")
-    results = _parallel_outputs(files, fmt) if parallel else None
+    results = _parallel_outputs(files, fmt, settings) if parallel else None
     if results is not None:
         try:
             run = _assemble(paths, files, results, settings)
@@ -159,9 +159,9 @@ def _own_sessions(run: Run, first_call: int) -> None:
 
 def _assemble(paths: list[str], files: list[str], results: Iterator[_Result], settings: Settings | None
               ) -> Run | None:
-    """The run from the workers' per-file results, added in file order as they arrive (the accounting overlaps
-    the workers' parsing).  ``None`` when every recognised file is a batch file: those are joined across
-    files, which the serial path does.
+    """The run from the workers' per-file results (calls already accounted), added in file order as they
+    arrive, with dedupe keys shared across files exactly as a serial read shares them.  ``None`` when every
+    recognised file is a batch file: those are joined across files, which the serial path does.
 
     Raises:
         LogError: no file in a recognised format.
@@ -171,9 +171,9 @@ def _assemble(paths: list[str], files: list[str], results: Iterator[_Result], se
     names: set[str] = set()
     batch: list[str] = []
     for f in files:
-        name, outputs, pending = next(results)
+        name, calls, issues, pending = next(results)
         if name is None:
-            skipped.extend(o for o in outputs if isinstance(o, Issue))
+            skipped.extend(issues)
             continue
         names.add(name)
         if name in BATCH_FORMATS:
@@ -185,7 +185,7 @@ def _assemble(paths: list[str], files: list[str], results: Iterator[_Result], se
         run.issues.extend(skipped)
         skipped = []
         first_call = len(run.calls)
-        run.add(outputs)
+        run.add_accounted(calls, issues)
         run.reader = spec.reader(f)
         run.set_pending_compactions(pending)
         _own_sessions(run, first_call)
@@ -196,11 +196,17 @@ def _assemble(paths: list[str], files: list[str], results: Iterator[_Result], se
     run.issues.extend(skipped)
     _add_batch(run, batch)
     run.path = str(Path(paths[0])) if len(paths) == 1 else run.path
+    from ctxwatch.windows import catalog_window
+
+    # (the workers looked the windows up; ask here too, so that the start-up memo keeps them)
+    for model, provider in {(c.model, c.provider) for c in run.calls}:
+        catalog_window(model, provider)
     return run
 
 
-#: Per file: its format's name (``None``: not recognised), its outputs, its reader's pending compactions.
-_Result = tuple[str | None, list[ParsedCall | Issue], dict]
+#: Per file: its format's name (``None``: not recognised), its calls (accounted, each once, in order of
+#: first appearance), its issues, its reader's pending compactions.
+_Result = tuple[str | None, list[Call], list[Issue], dict]
 
 
 def _size(path: str) -> int:
@@ -210,12 +216,14 @@ def _size(path: str) -> int:
         return 0
 
 
-def _read_group(group: list[str], fmt: str | None) -> list[_Result]:
-    """Worker task: each file detected (or ``fmt``) and read whole by a fresh reader.
+def _read_group(group: list[str], fmt: str | None, settings: Settings | None) -> list[_Result]:
+    """Worker task: each file detected (or ``fmt``), read whole and accounted by a run of its own.
 
-    Returns, per file, its format's name, its outputs with each call once (at its first position, with its
-    last value: what the run would keep) and the reader's pending compactions.  A file that cannot be read
-    gives an ``unreadable`` issue (the serial read would stop with :class:`LogError`; a folder keeps going).
+    The accounting needs nothing from other files: a Claude Code call read without its history takes the
+    floor of a call of its own file (:mod:`ctxwatch.accounting`), and the main process merges duplicates
+    across files by key.  Returns, per file, its format's name, its calls, its issues and its reader's
+    pending compactions.  A file that cannot be read gives an ``unreadable`` issue (the serial read would
+    stop with :class:`LogError`; a folder keeps going).
     """
     worker_start()
     out: list[_Result] = []
@@ -223,34 +231,22 @@ def _read_group(group: list[str], fmt: str | None) -> list[_Result]:
         try:
             spec = resolve_spec(path, fmt)
         except LogError as exc:
-            out.append((None, [_skipped(path, exc)], {}))
+            out.append((None, [], [_skipped(path, exc)], {}))
             continue
         if spec.name in BATCH_FORMATS:
-            out.append((spec.name, [], {}))  # (joined across files by the main process)
+            out.append((spec.name, [], [], {}))  # (joined across files by the main process)
             continue
-        reader = spec.reader(path)
-        outputs: list[ParsedCall | Issue] = []
-        where: dict[str, int] = {}
+        run = Run(path, spec, settings)
         try:
-            for o in file_outputs(reader, path, spec.document):
-                if isinstance(o, ParsedCall) and o.key:
-                    i = where.get(o.key)
-                    if i is not None:
-                        outputs[i] = o
-                        continue
-                    where[o.key] = len(outputs)
-                outputs.append(o)
+            run.read_file(path)
         except LogError as exc:
-            outputs.append(Issue(path, 0, "unreadable", str(exc)))
-        try:
-            pending = reader.pending_compactions()
-        except Exception:
-            pending = {}
-        out.append((spec.name, outputs, pending))
+            run.issues.append(Issue(path, 0, "unreadable", str(exc)))
+        out.append((spec.name, run.calls, run.issues, run.pending_compactions()))
     return out
 
 
-def _parallel_outputs(files: list[str], fmt: str | None) -> Iterator[_Result] | None:
+def _parallel_outputs(files: list[str], fmt: str | None, settings: Settings | None = None
+                      ) -> Iterator[_Result] | None:
     """Per-file results of :func:`_read_group`, in file order, from worker processes; ``None`` when a serial
     read is better (:func:`ctxwatch.parallel.workers_for`)."""
     sizes = [_size(f) for f in files]
@@ -268,7 +264,10 @@ def _parallel_outputs(files: list[str], fmt: str | None) -> Iterator[_Result] | 
             size = 0
         groups[-1].append(f)
         size += n
-    per_group = fork_map(_read_group, [(g, fmt) for g in groups], workers)
+    from ctxwatch.tokens import get_tokenizer
+
+    get_tokenizer("o200k_base")  # (loaded once here rather than once per worker)
+    per_group = fork_map(_read_group, [(g, fmt, settings) for g in groups], workers)
     if per_group is None:
         return None
     return (result for group in per_group for result in group)

@@ -688,3 +688,24 @@ def test_the_floor_comes_from_a_call_with_usage_and_again_for_each_session(tmp_p
                            (floor1, 21_700 - floor1, Src.INFERRED), (floor2, h4, Src.ESTIMATED),
                            (floor2, 9_800 - floor2, Src.INFERRED)], first
         assert floor1 > 19_000 and 8_000 < floor2 < 9_300
+
+
+def test_a_finished_reader_is_freed_without_the_cyclic_collector(shared_logs: Path) -> None:
+    """A folder read makes one reader per file; each must be freed when its file is done (by reference
+    counting), not kept with all its parsed state until the cyclic collector happens to run (a bound
+    ``skip`` method stored on the reader made a cycle)."""
+    import gc
+    import weakref
+
+    from ctxwatch.run import file_outputs
+
+    path = str(shared_logs / "claude-code" / "spotter_short.jsonl")
+    gc.disable()
+    try:
+        reader = ClaudeCodeReader(path)
+        calls = [o for o in file_outputs(reader, path, False) if isinstance(o, ParsedCall)]
+        ref = weakref.ref(reader)
+        del reader
+        assert calls and ref() is None
+    finally:
+        gc.enable()

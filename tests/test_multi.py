@@ -49,8 +49,8 @@ def test_a_parallel_folder_read_equals_the_serial_one(tmp_path: Path, shared_log
     used: list[bool] = []
     real = multi._parallel_outputs
 
-    def spy(files: list, fmt: str | None) -> object:
-        res = real(files, fmt)
+    def spy(files: list, fmt: str | None, settings: Settings | None = None) -> object:
+        res = real(files, fmt, settings)
         used.append(res is not None)
         return res
 

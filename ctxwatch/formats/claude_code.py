@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -378,7 +379,13 @@ class ClaudeCodeReader(Reader):
         self._latest: dict[str, _CallState] = {}  # context -> its latest call (the only one keeping a history)
         self._last_node: dict[bool, str] = {}  # is-sidechain -> uuid of the latest node (lines w/o parentUuid)
         self._dirty: dict[str, _CallState] = {}  # coalesce: calls updated since they were last emitted
-        self.skip = self._skip
+
+    @property  # type: ignore[override]
+    def skip(self) -> Callable[[bytes], bool]:
+        """The byte-level pre-filter, :meth:`_skip` (bound on access: a bound method stored on the reader
+        would be a reference cycle, keeping every finished reader's state alive until the cyclic collector
+        runs)."""
+        return self._skip
 
     # -- byte-level pre-filter ------------------------------------------------------------------------------
     def _skip(self, data: bytes) -> bool:
