@@ -19,10 +19,12 @@ Exit status:
 * 2: usage error (bad option, bad config file), or the file cannot be read: missing, a directory, unknown format,
   or not a single call could be read from a file that has bad lines.
 
-Bad lines (invalid JSON, unknown records, truncated tails) are **info-level notes**: listed with their line numbers
-and counted, but they do not change the exit status by themselves, because a live log's half-written last line or
-one corrupt record must not fail a cron job whose calls are fine.  The exception is a file where every line is bad
-(no call at all): that is an unreadable file, exit 2.
+Bad lines (invalid JSON, unknown records, truncated tails: :data:`ctxwatch.model.BAD_LINE_KINDS`) and other notes
+(a batch result without its request, a failed batch request, a file in no known format) are **info-level notes**:
+listed with their line numbers and counted (bad lines apart from the other notes), but they do not change the exit
+status by themselves, because a live log's half-written last line or one corrupt record must not fail a cron job
+whose calls are fine.  The exception is a file where nothing could be read as a call but something was wrong:
+that is an unreadable file, exit 2.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ import click
 import orjson
 
 from ctxwatch.cli import EXIT_USAGE, make_settings, settings_options
+from ctxwatch.model import is_bad_line
 from ctxwatch.safetext import clean
 from ctxwatch.safetext import echo as _echo
 
@@ -64,8 +67,9 @@ def check_cmd(paths: tuple[str, ...], config: str | None, window: int | None, bu
     run = load_paths(paths, fmt, settings)
     path = run.path
     bad = [i for i in run.issues if i.kind != "reset"]
+    n_bad = sum(map(is_bad_line, bad))
     if not run.calls and bad:
-        _echo(f"ctxwatch: {path}: no call could be read ({len(bad)} bad line{'s' if len(bad) != 1 else ''}, "
+        _echo(f"ctxwatch: {path}: no call could be read ({_counted(n_bad, len(bad))}, "
                    f"first at line {bad[0].line}: {bad[0].message})", err=True)
         sys.exit(EXIT_USAGE)
 
@@ -96,16 +100,24 @@ def check_cmd(paths: tuple[str, ...], config: str | None, window: int | None, bu
         _echo(f"{'INFO':<8}  note  line {i.line}  {i.kind}  {clean(i.message)}")
     if len(bad) > MAX_NOTE_LINES:
         rest = bad[MAX_NOTE_LINES:]
-        _echo(f"{'INFO':<8}  note  {len(rest)} more bad lines (lines {rest[0].line}–{rest[-1].line}; "
+        _echo(f"{'INFO':<8}  note  {len(rest)} more (lines {rest[0].line}–{rest[-1].line}; "
                    "--json lists them all)")
     _echo(f"forecast: {doc['forecast']['text']}")
     counts = {s: sum(1 for f in flags if f["severity"] == s) for s in ("critical", "warn", "info")}
     plural = {"call": "s" if len(run.calls) != 1 else "", "flag": "s" if len(flags) != 1 else ""}
     _echo(f"{len(run.calls)} call{plural['call']}, {len(flags)} flag{plural['flag']} "
           f"({counts['critical']} critical, {counts['warn']} warn, "
-               f"{counts['info']} info), {len(bad)} bad line{'s' if len(bad) != 1 else ''}; "
+               f"{counts['info']} info), {_counted(n_bad, len(bad))}; "
                f"--fail-on {fail_on}: exit {status}")
     sys.exit(status)
+
+
+def _counted(bad_lines: int, issues: int) -> str:
+    """``3 bad lines`` or ``1 bad line, 2 notes``: damaged lines, then the other notes (batch results without
+    their request, skipped files), which are not damage and are not called bad lines."""
+    text = f"{bad_lines} bad line{'s' if bad_lines != 1 else ''}"
+    notes = issues - bad_lines
+    return f"{text}, {notes} note{'s' if notes != 1 else ''}" if notes else text
 
 
 def _register() -> None:

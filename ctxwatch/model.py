@@ -261,6 +261,18 @@ class Issue:
     message: str
 
 
+#: Issue kinds meaning that a line of the log is damaged or is not a usable record: what "bad lines" counts
+#: (the status line, ``check``).  Every other kind is a note about data that was read: a batch request that
+#: failed or has no result, a file in no known format, an implausible count, a rotation.
+BAD_LINE_KINDS = frozenset({"invalid_json", "invalid_utf8", "nul_bytes", "glued_records", "truncated_tail",
+                            "oversized_line", "unknown_record", "reader_error"})
+
+
+def is_bad_line(issue: Issue) -> bool:
+    """True when ``issue`` is a damaged or unusable line (see :data:`BAD_LINE_KINDS`), not a note."""
+    return issue.kind in BAD_LINE_KINDS
+
+
 @_fast_pickle
 @dataclass(slots=True)
 class Call:

@@ -167,3 +167,22 @@ def test_check_registers_whichever_module_is_imported_first() -> None:
     subprocess.run([sys.executable, "-c", code], check=True)
     subprocess.run([sys.executable, "-c", "from ctxwatch.cli import main\nassert 'check' in main.commands"],
                    check=True)
+
+
+def test_batch_results_without_their_request_are_notes_not_bad_lines(tmp_path: Path, shared_logs: Path) -> None:
+    """A batch pair whose input file lacks one request: its result stays a call with reported usage only and
+    is reported (a note at its line), but it is not a damaged line: the summary says 0 bad lines, 1 note."""
+    src = shared_logs / "openai-batch"
+    requests = (src / "reviews_batchinput.jsonl").read_text().splitlines(keepends=True)
+    dropped = json.loads(requests[4])["custom_id"]
+    inp = tmp_path / "in.jsonl"
+    inp.write_text("".join(requests[:4] + requests[5:]))
+    out_file = src / "reviews_batch_output.jsonl"
+    result_line = next(i for i, ln in enumerate(out_file.read_text().splitlines(), 1)
+                       if json.loads(ln)["custom_id"] == dropped)
+    code, out, _ = check(str(inp), str(out_file))
+    assert code == 0
+    assert out.splitlines()[-1] == ("100 calls, 0 flags (0 critical, 0 warn, 0 info), 0 bad lines, 1 note; "
+                                    "--fail-on critical: exit 0")
+    notes = [ln for ln in out.splitlines() if ln.startswith("INFO      note")]
+    assert len(notes) == 1 and f"line {result_line}  unmatched_result" in notes[0]

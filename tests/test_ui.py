@@ -857,6 +857,21 @@ async def test_batch_pair_opens_as_one_joined_run(opened: list[str], results: st
         assert screen.error is None and any(it.kind == "message" and it.text for it in screen.items)
 
 
+async def test_status_counts_notes_apart_from_bad_lines(tmp_path: Path) -> None:
+    """A batch result whose request is not in the input file is a note (usage only), not a damaged line."""
+    requests = (SAMPLES / "openai-batch" / "batch_input.jsonl").read_text().splitlines(keepends=True)
+    inp = tmp_path / "batch_input.jsonl"
+    inp.write_text("".join(requests[1:]))
+    out = tmp_path / "batch_output.jsonl"
+    out.write_text((SAMPLES / "openai-batch" / "batch_output.jsonl").read_text())
+    expected = batch_results(out)
+    app = CtxwatchApp([str(inp), str(out)])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await loaded(pilot, len(expected))
+        assert [i.kind for i in app.issues] == ["unmatched_result"]
+        assert "0 bad lines, 1 note" in status(app)
+
+
 async def test_several_session_files_are_sessions_newest_followed(tmp_path: Path) -> None:
     old = write_log(tmp_path / "old.jsonl", 2, turn_words=5)
     (tmp_path / "sub").mkdir()

@@ -28,7 +28,7 @@ from textual.widgets import Footer, Input, ProgressBar, Static
 from textual.worker import get_current_worker
 
 from ctxwatch.config import Settings
-from ctxwatch.model import Call, Issue
+from ctxwatch.model import Call, Issue, is_bad_line
 from ctxwatch.ui import text as tx
 from ctxwatch.ui.feed import SWEEP_INTERVAL, BatchFeed, LogFeed, is_batch_set, list_paths
 from ctxwatch.ui.messages import (
@@ -414,8 +414,11 @@ class CtxwatchApp(App[None]):
             ctx_seg.append("ctx ")
             ctx_seg.append_text(tx.literal(self.context, limit=24))
             ctx_seg.append(f" {self.contexts.index(self.context) + 1}/{len(self.contexts)} ({n_view:,})")
-        bad = sum(1 for i in self.issues if i.kind != "reset")
+        bad = sum(map(is_bad_line, self.issues))
+        notes = sum(1 for i in self.issues if i.kind != "reset") - bad
         bad_seg = Text(f"{bad} bad line{'s' if bad != 1 else ''}", "bold yellow" if bad else "")
+        if notes:  # (batch results without their request, skipped files: not damage, still worth a look)
+            bad_seg.append(f", {notes} note{'s' if notes != 1 else ''}", "yellow")
         call = self.selected_call() or (self.calls[self.view[-1]] if self.view else None)
         tok_seg = Text()
         win_seg = Text()
