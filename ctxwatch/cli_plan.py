@@ -53,14 +53,32 @@ def default_schema_call(calls: list[Call]) -> int:
     return calls[-1].index
 
 
+def pick_index(number: int | None, index: int | None) -> int | None:
+    """The 0-based call index from ``--call N`` (the request number #N shown by ``check``, ``report`` and the
+    dashboard, from 1) or ``--index I`` (``report --json``'s ``index``, from 0); negative values count from
+    the end in both (-1: the last call); ``None`` when neither is given.
+
+    Raises:
+        click.UsageError: both are given, or ``--call 0`` (calls are numbered from 1).
+    """
+    if number is not None and index is not None:
+        raise click.UsageError("give --call N (#N, from 1) or --index I (report --json's index, from 0), not both")
+    if number == 0:
+        raise click.UsageError("--call counts from 1 (#1 is the first call); --index 0 is report --json's first index")
+    if number is not None:
+        return number - 1 if number > 0 else number
+    return index
+
+
 def load_call(path: str, fmt: str | None, settings: Settings, call: int | None,
               default: str = "plan") -> tuple[Any, Call, ParsedCall]:
     """Load the log and re-read one call with its text.
 
     Args:
         path: the log file. fmt: format name or ``None`` (detect). settings: thresholds.
-        call: 0-based call index as in ``report --json`` (negative counts from the end), or ``None`` for the
-            default (:func:`default_plan_call` / :func:`default_schema_call`, by ``default``).
+        call: 0-based call index as in ``report --json`` (negative counts from the end; see
+            :func:`pick_index`), or ``None`` for the default (:func:`default_plan_call` /
+            :func:`default_schema_call`, by ``default``).
 
     Returns:
         ``(run, call summary, parsed call)``. Exits with status 2 (message on stderr) when the log cannot be
@@ -80,7 +98,8 @@ def load_call(path: str, fmt: str | None, settings: Settings, call: int | None,
     else:
         idx = call + n if call < 0 else call
         if not 0 <= idx < n:
-            _fail(f"--call {call}: the log has {n} calls (0..{n - 1})")
+            shown = f"#{call + 1}" if call >= 0 else f"{call} from the end"
+            _fail(f"call {shown}: the log has {n} calls (#1..#{n}; --index 0..{n - 1})")
     pc = reload_call(run, idx)
     if pc is None:
         _fail(f"{path}: call {idx} could not be re-read (the file changed?)")
@@ -93,9 +112,11 @@ def _i(v: int | None) -> str:
 
 @click.command("plan")
 @click.argument("path", type=click.Path())
-@click.option("--call", "call_index", type=int, default=None,
-              help="Call index as in `report --json`, from 0 (the dashboard's #N is N-1; negative: from the end). "
+@click.option("--call", "call_number", type=int, default=None,
+              help="The call #N as `check`, `report` and the dashboard number it, from 1 (negative: from the end). "
                    "Default: the last real call.")
+@click.option("--index", "call_index", type=int, default=None,
+              help="The call by its `report --json` index, from 0 (#N is index N-1).")
 @click.option("--keep-recent", type=click.IntRange(min=0), default=None,
               help="Newest units (see --unit) always kept [default: 6].")
 @click.option("--unit", type=click.Choice(["exchange", "turn"]), default="exchange", show_default=True,
@@ -124,7 +145,8 @@ def _i(v: int | None) -> str:
 @click.option("--format", "fmt", default=None, help="Log format (see `ctxwatch formats`); default: detect.")
 @click.option("--config", type=click.Path(dir_okay=False), default=None, help="Config file (TOML).")
 @click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON (keys in the README).")
-def plan_cmd(path: str, call_index: int | None, keep_recent: int | None, budget_fraction: float | None,
+def plan_cmd(path: str, call_number: int | None, call_index: int | None, keep_recent: int | None,
+             budget_fraction: float | None,
              trigger: float | None, reserve: float | None, window: int | None, summary_tokens: int | None,
              mode: str, unit: str, reinject: bool, compact_at: str, fmt: str | None, config: str | None,
              as_json: bool) -> None:
@@ -141,7 +163,7 @@ def plan_cmd(path: str, call_index: int | None, keep_recent: int | None, budget_
 
     settings = _settings(config, budget_fraction=budget_fraction, trigger=trigger, keep_recent=keep_recent,
                          summary_tokens=summary_tokens)
-    _run, call, pc = load_call(path, fmt, settings, call_index, "plan")
+    _run, call, pc = load_call(path, fmt, settings, pick_index(call_number, call_index), "plan")
     why = unplannable(call, pc)
     if why:
         _fail(f"{path}: call {call.index} (#{call.index + 1}): {why}")
@@ -189,13 +211,16 @@ def plan_cmd(path: str, call_index: int | None, keep_recent: int | None, budget_
 
 @click.command("schema")
 @click.argument("path", type=click.Path())
-@click.option("--call", "call_index", type=int, default=None,
-              help="Call index as in `report --json`, from 0 (the dashboard's #N is N-1; negative: from the end). "
+@click.option("--call", "call_number", type=int, default=None,
+              help="The call #N as `check`, `report` and the dashboard number it, from 1 (negative: from the end). "
                    "Default: the last call with tools.")
+@click.option("--index", "call_index", type=int, default=None,
+              help="The call by its `report --json` index, from 0 (#N is index N-1).")
 @click.option("--format", "fmt", default=None, help="Log format (see `ctxwatch formats`); default: detect.")
 @click.option("--config", type=click.Path(dir_okay=False), default=None, help="Config file (TOML).")
 @click.option("--json", "as_json", is_flag=True, help="Print the analysis as JSON.")
-def schema_cmd(path: str, call_index: int | None, fmt: str | None, config: str | None, as_json: bool) -> None:
+def schema_cmd(path: str, call_number: int | None, call_index: int | None, fmt: str | None, config: str | None,
+               as_json: bool) -> None:
     """Tool-schema floor of one call of PATH: per-tool cost and what a compacted schema would save.
 
     Per-tool cost = the whole tools payload minus the payload without that tool (the fixed preamble is shown
@@ -206,7 +231,7 @@ def schema_cmd(path: str, call_index: int | None, fmt: str | None, config: str |
     from ctxwatch.tokens import counter_for
 
     settings = _settings(config)
-    run, call, pc = load_call(path, fmt, settings, call_index, "schema")
+    run, call, pc = load_call(path, fmt, settings, pick_index(call_number, call_index), "schema")
     if pc.tools is None:
         _fail(f"call {call.index} (#{call.index + 1}): this log format does not record tool schemas")
     same = sum(1 for c in run.calls if c.tools_key is not None and c.tools_key == call.tools_key)

@@ -64,11 +64,11 @@ def test_schema_json_matches_direct_count(trace):
 
 def test_schema_text_and_explicit_call(trace):
     path, _bodies, last = trace
-    code, out = run("schema", str(path), "--call", str(last))
+    code, out = run("schema", str(path), "--index", str(last))
     assert code == 0, out
     assert "17 tools" in out and "(preamble)" in out and "x 4 calls" in out
     # a call without tools: an empty analysis, not an error
-    code, out = run("schema", str(path), "--call", "0", "--json")
+    code, out = run("schema", str(path), "--index", "0", "--json")
     assert code == 0 and json.loads(out)["tools"] == []
 
 
@@ -103,7 +103,7 @@ def test_plan_json_forced_eviction_keeps_the_floor(trace):
     # budget = window (fraction 1, no reserve): room for the floor, the summary and the re-injected task
     # (plus a little for the task list), not for the whole history
     window = floor + 100 + task_tokens + 60
-    code, out = run("plan", str(path), "--call", str(last), "--window", str(window), "--budget-fraction", "1",
+    code, out = run("plan", str(path), "--index", str(last), "--window", str(window), "--budget-fraction", "1",
                     "--reserve", "0", "--keep-recent", "0", "--summary-tokens", "100", "--json")
     assert code == 0, out
     doc = json.loads(out)
@@ -121,9 +121,27 @@ def test_plan_json_forced_eviction_keeps_the_floor(trace):
 
 def test_plan_text_and_b24_floor_over_budget(trace):
     path, _bodies, last = trace
-    code, out = run("plan", str(path), "--call", str(last), "--window", "10000")
+    code, out = run("plan", str(path), "--index", str(last), "--window", "10000")
     assert code == 0, out
     assert "does NOT fit" in out and "never evicted" in out and "pinned" in out
+
+
+def test_call_is_the_number_shown_and_index_the_json_index(trace):
+    """``--call N`` is the #N that check, report and the dashboard print (from 1); ``--index I`` is report
+    --json's index (from 0); the header names the call the same way."""
+    path, _bodies, last = trace
+    by_number = run("plan", str(path), "--call", str(last + 1), "--json")
+    by_index = run("plan", str(path), "--index", str(last), "--json")
+    assert by_number[0] == by_index[0] == 0 and by_number[1] == by_index[1]
+    code, out = run("plan", str(path), "--call", str(last + 1))
+    assert code == 0 and out.splitlines()[0].split()[1] == f"#{last + 1}"
+    assert run("schema", str(path), "--call", "-1") == run("schema", str(path), "--index", "13")  # 14 calls
+    code, out = run("plan", str(path), "--call", "0")
+    assert code == 2 and "counts from 1" in out
+    code, out = run("plan", str(path), "--call", "2", "--index", "1")
+    assert code == 2 and "not both" in out
+    code, out = run("plan", str(path), "--index", "14")
+    assert code == 2 and "#15" in out and "#1..#14" in out
 
 
 def test_plan_errors(trace, tmp_path):
@@ -258,14 +276,14 @@ def test_plan_claude_trace_forced_eviction_by_exchange(trace):
     tasks_tokens = O200K_FRAMING + TOK.count("Current task list:\n" + "\n".join(
         f"- [{t['status']}] {t['content']}" for t in todo))
     items = [("task", 0, task_tokens), ("tasks", 1, tasks_tokens)]
-    code, out = run("plan", str(path), "--call", str(last), "--json")
+    code, out = run("plan", str(path), "--index", str(last), "--json")
     tokens = [m["tokens"] for m in json.loads(out)["messages"][1:]]
     # room for the floor, the summary, the re-injected items and the last two exchanges (4 messages),
     # not for a third
     summary = 50
     window = floor + summary + task_tokens + tasks_tokens + sum(tokens[-4:]) + 1
     assert floor + summary + task_tokens + tasks_tokens + sum(tokens[-6:]) > window
-    code, out = run("plan", str(path), "--call", str(last), "--window", str(window), "--budget-fraction", "1",
+    code, out = run("plan", str(path), "--index", str(last), "--window", str(window), "--budget-fraction", "1",
                     "--reserve", "0", "--keep-recent", "1", "--summary-tokens", str(summary), "--json")
     assert code == 0, out
     doc = json.loads(out)
@@ -348,7 +366,7 @@ def test_plan_declines_calls_whose_prompt_is_not_in_the_log(shared_logs):
     code, out = run("plan", str(root / "sample_logs" / "gemini_usage.jsonl"))
     assert code == 2 and "holds only this call's usage" in out
     excerpt = str(shared_logs / "claude-code" / "spotter_4d5611e5_lines700-800_compaction.jsonl")
-    code, out = run("plan", excerpt, "--call", "0")
+    code, out = run("plan", excerpt, "--call", "1")
     assert code == 2 and "starts mid-session" in out
     code, out = run("plan", excerpt, "--json")  # the last call is after the compaction: its floor is known
     first = json.loads(out)["messages"][0]
@@ -370,7 +388,7 @@ def test_plan_of_an_inferred_history_starts_from_the_reported_prompt(shared_logs
             best[key] = d["message"]["usage"]
     u = best[order[10]]
     reported = u["input_tokens"] + u.get("cache_creation_input_tokens", 0) + u.get("cache_read_input_tokens", 0)
-    code, out = run("plan", str(path), "--call", "10", "--budget-fraction", "0.35", "--json")
+    code, out = run("plan", str(path), "--index", "10", "--budget-fraction", "0.35", "--json")
     doc = json.loads(out)
     assert code == 0 and doc["before_tokens"] == reported == 73_797
     assert doc["budget_tokens"] == 70_000 and doc["after_tokens"] <= 70_000  # over budget before, so it evicts
