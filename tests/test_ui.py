@@ -544,6 +544,49 @@ async def test_folder_takes_over_a_newer_session(tmp_path: Path) -> None:
         assert await wait_for(pilot, lambda: app.log_path == str(second) and len(app.calls) == 1, 6.0)
 
 
+async def test_a_file_in_no_known_format_is_not_a_session_to_follow(tmp_path: Path) -> None:
+    """A newer file that is not a log (an agent's config.json) must not take the dashboard off a readable
+    session; a newer log still does."""
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    first = write_log(folder / "a.jsonl", 2, turn_words=5)
+    os.utime(first, (1_700_000_000, 1_700_000_000))
+    app = CtxwatchApp(str(folder))
+    async with app.run_test(size=(120, 40)) as pilot:
+        assert await wait_for(pilot, lambda: app.log_path == str(first) and app.loaded)
+        (folder / "config.json").write_text('{"theme": "dark", "tools": ["a", "b"]}\n')
+        await pilot.pause(2.5)  # (longer than the folder scan interval)
+        assert app.log_path == str(first) and app.failed is None and app.sessions == [str(first)]
+        second = write_log(folder / "b.jsonl", 1, turn_words=5)
+        assert await wait_for(pilot, lambda: app.log_path == str(second) and len(app.calls) == 1, 6.0)
+
+
+async def test_exports_do_not_land_in_a_followed_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Run from inside the folder it follows, the dashboard writes its plan, screenshot and CSV to the XDG data
+    folder: a plan JSON written beside the logs became the newest 'session' and replaced the view by an error."""
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    write_log(folder / "a.jsonl", 12)
+    data = tmp_path / "data"
+    monkeypatch.setenv("XDG_DATA_HOME", str(data))
+    monkeypatch.chdir(folder)
+    app = CtxwatchApp(str(folder))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await loaded(pilot, 12)
+        await pilot.press("e")
+        screen = app.screen
+        assert isinstance(screen, PlanScreen)
+        assert await wait_for(pilot, lambda: screen.plan is not None, 10)
+        await pilot.press("w")
+        exports = data / "ctxwatch" / "exports"
+        assert screen.written == str(exports / "ctxwatch-plan-call12.json")
+        await pilot.press("escape", "s", "x")
+        await pilot.pause(2.5)
+        assert sorted(p.name for p in folder.iterdir()) == ["a.jsonl"]
+        assert sorted(p.suffix for p in exports.iterdir()) == [".csv", ".json", ".svg"]
+        assert app.log_path == str(folder / "a.jsonl") and len(app.calls) == 12 and app.failed is None
+
+
 async def test_truncation_is_reported_and_reading_restarts(log: Path) -> None:
     app = CtxwatchApp(str(log))
     async with app.run_test(size=(120, 40)) as pilot:

@@ -30,7 +30,7 @@ from textual.worker import get_current_worker
 from ctxwatch.config import Settings
 from ctxwatch.model import Call, Issue, is_bad_line
 from ctxwatch.ui import text as tx
-from ctxwatch.ui.feed import SWEEP_INTERVAL, BatchFeed, LogFeed, is_batch_set, list_paths
+from ctxwatch.ui.feed import SWEEP_INTERVAL, BatchFeed, LogFeed, is_batch_set, log_files
 from ctxwatch.ui.messages import (
     AnalysisChanged,
     BackfillDone,
@@ -339,8 +339,9 @@ class CtxwatchApp(App[None]):
         saying whether they are batch files to join (detection runs here, off the UI thread)."""
         worker = get_current_worker()
         seen: list[str] | None = None
+        memo: dict[str, tuple[float, int, bool]] = {}
         while not stop.is_set() and not worker.is_cancelled:
-            files = list_paths(paths)
+            files = log_files(paths, self.fmt, memo)
             if files != seen:
                 seen = files
                 self.post_message(SessionsChanged(files, is_batch_set(files, self.fmt)))
@@ -956,18 +957,31 @@ class CtxwatchApp(App[None]):
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen(self.settings))
 
+    def export_folder(self) -> str:
+        """Where ``s``, ``x`` and the eviction preview's ``w`` write: the current folder, unless it is (inside)
+        a folder being followed, where a new file would be listed among the logs; then
+        :func:`export_dir` (``$XDG_DATA_HOME/ctxwatch/exports``).  The notification names the file."""
+        cwd = os.getcwd()
+        here = os.path.realpath(cwd)
+        for p in self.paths:
+            if os.path.isdir(p):
+                top = os.path.realpath(p)
+                if here == top or here.startswith(top.rstrip(os.sep) + os.sep):
+                    return export_dir()
+        return cwd
+
     def action_save_svg(self) -> None:
-        """Save an SVG screenshot of the screen to the current directory and say where."""
+        """Save an SVG screenshot of the screen (see :meth:`export_folder`) and say where."""
         stem = "ctxwatch-" + _stem(self._stem_source())
-        path = unique_path(os.getcwd(), stem, ".svg")
+        path = unique_path(self.export_folder(), stem, ".svg")
         self.save_screenshot(filename=os.path.basename(path), path=os.path.dirname(path))
         self.saved.append(path)
         self.notify(f"screenshot saved to {path}", title="SVG", markup=False)
 
     def action_export_csv(self) -> None:
-        """Write the calls of the current view as CSV to the current directory and say where."""
+        """Write the calls of the current view as CSV (see :meth:`export_folder`) and say where."""
         stem = "ctxwatch-calls-" + _stem(self._stem_source())
-        path = unique_path(os.getcwd(), stem, ".csv")
+        path = unique_path(self.export_folder(), stem, ".csv")
         write_csv(path, self.view_calls())
         self.saved.append(path)
         self.notify(f"{len(self.view):,} calls exported to {path}", title="CSV", markup=False)
@@ -997,8 +1011,8 @@ class CtxwatchApp(App[None]):
         yield SystemCommand("Filter calls", "Filter the calls table (/)", self.action_filter)
         yield SystemCommand("Next context", "Main / subagents / sidechains (c)", self.action_cycle_context)
         yield SystemCommand("Sessions", "Switch session in a folder (o)", self.action_sessions)
-        yield SystemCommand("Save SVG screenshot", "To the current directory (s)", self.action_save_svg)
-        yield SystemCommand("Export CSV", "The calls table, to the current directory (x)", self.action_export_csv)
+        yield SystemCommand("Save SVG screenshot", "To the current folder (s)", self.action_save_svg)
+        yield SystemCommand("Export CSV", "The calls table, to the current folder (x)", self.action_export_csv)
         yield SystemCommand("Help", "Keys and legend (?)", self.action_help)
         yield from super().get_system_commands(screen)
 
@@ -1015,6 +1029,15 @@ def _stem(path: str) -> str:
     base = os.path.basename(path.rstrip(os.sep)) or "log"
     stem = base.rsplit(".", 1)[0] if "." in base else base
     return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in stem)[:60] or "log"
+
+
+def export_dir() -> str:
+    """``$XDG_DATA_HOME/ctxwatch/exports`` (default ``~/.local/share/ctxwatch/exports``, the XDG base-directory
+    rule for user data), created if missing: where exports go when the current folder is a followed one."""
+    base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
+    path = os.path.join(base, "ctxwatch", "exports")
+    os.makedirs(path, exist_ok=True)
+    return path
 
 
 def _newest_session(files: list[str]) -> str:

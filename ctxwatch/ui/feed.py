@@ -44,7 +44,7 @@ from ctxwatch.config import Settings
 from ctxwatch.formats import FormatSpec
 from ctxwatch.jsonstream import Record, read_document
 from ctxwatch.model import Issue
-from ctxwatch.run import LogError, Run, resolve_spec
+from ctxwatch.run import LogError, Run, UnknownFormat, resolve_spec
 from ctxwatch.tail import (
     DEFAULT_DEBOUNCE_MS,
     DEFAULT_POLL_INTERVAL,
@@ -548,6 +548,48 @@ def list_paths(paths: Sequence[str]) -> list[str]:
         except OSError:
             continue
     return sorted(found, key=lambda f: found[f], reverse=True)
+
+
+def log_files(paths: Sequence[str], fmt: str | None = None,
+              memo: dict[str, tuple[float, int, bool]] | None = None) -> list[str]:
+    """:func:`list_paths`, without the files found in a folder that are in no known format (a ``config.json``
+    an agent writes beside its logs, a plan exported into the folder): those are not sessions, and following
+    the newest of them would replace a readable session by an error.  Files named on their own, and every file
+    under a forced ``fmt``, are kept.
+
+    Args:
+        paths: files and folders, as given to the dashboard.
+        fmt: the forced format, or ``None`` (detect).
+        memo: ``path -> (mtime, size, recognised)`` kept between calls, so that an unchanged file is detected
+            once (a file that was not recognised is detected again when it changes).
+    """
+    files = list_paths(paths)
+    if fmt:
+        return files
+    named = {os.path.abspath(p) for p in paths if not os.path.isdir(p)}
+    memo = {} if memo is None else memo
+    out = []
+    for f in files:
+        if os.path.abspath(f) in named:
+            out.append(f)
+            continue
+        try:
+            st = os.stat(f)
+        except OSError:
+            continue
+        known = memo.get(f)
+        if known is None or known[:2] != (st.st_mtime, st.st_size):
+            try:
+                resolve_spec(f, None)
+                ok = True
+            except UnknownFormat:
+                ok = False
+            except LogError:
+                ok = True  # unreadable now (permissions, a race): the feed says why when it is opened
+            known = memo[f] = (st.st_mtime, st.st_size, ok)
+        if known[2]:
+            out.append(f)
+    return out
 
 
 def is_batch_set(files: Sequence[str], fmt: str | None = None) -> bool:

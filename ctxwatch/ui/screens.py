@@ -623,11 +623,13 @@ class PlanScreen(Screen[None]):
         self._compute(self.knobs)
 
     def action_write(self) -> None:
-        """Write the plan JSON (the ``plan --json`` document) to the current directory and say where."""
+        """Write the plan JSON (the ``plan --json`` document) where the app writes its exports (the current
+        folder, unless it is a followed one: ``CtxwatchApp.export_folder``) and say where."""
         if self.plan is None:
             self.app.notify("no plan to write yet", severity="warning", markup=False)
             return
-        path = unique_path(os.getcwd(), f"ctxwatch-plan-call{self.call.index + 1}", ".json")  # call #N
+        folder = getattr(self.app, "export_folder", os.getcwd)()
+        path = unique_path(folder, f"ctxwatch-plan-call{self.call.index + 1}", ".json")  # call #N
         with open(path, "wb") as fh:
             fh.write(orjson.dumps(self.plan.to_json(), option=orjson.OPT_INDENT_2) + b"\n")
         self.written = path
@@ -657,8 +659,8 @@ HELP_KEYS: tuple[tuple[str, str], ...] = (
     ("/", "filter calls by text (model, context, time, numbers)"),
     ("c", "next context (main, subagents, sidechains)"),
     ("o", "sessions of a folder, newest first"),
-    ("s", "save an SVG screenshot in the current directory"),
-    ("x", "export the calls table as CSV in the current directory"),
+    ("s", "save an SVG screenshot in the current folder"),
+    ("x", "export the calls table as CSV in the current folder"),
     ("esc", "skip the rest of the backfill; clear the filter"),
     ("ctrl+p", "command palette (every action)"),
     ("?", "this help"),
