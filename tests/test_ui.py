@@ -532,6 +532,27 @@ async def test_folder_follows_newest_session_and_o_switches(tmp_path: Path) -> N
         assert not app.auto_session and isinstance(app.screen, MainScreen)
 
 
+async def test_the_session_counter_counts_sessions_not_subagent_files(tmp_path: Path) -> None:
+    """Two sessions, one with a subagent transcript: the status says 1/2, and the subagent file, picked, is
+    'subagent of session 2/2' (its session's file is the older one)."""
+    folder = tmp_path / "proj"
+    (folder / "s1" / "subagents").mkdir(parents=True)
+    s1 = write_log(folder / "s1.jsonl", 2, turn_words=5)
+    sub = write_log(folder / "s1" / "subagents" / "agent-a1.jsonl", 1, turn_words=5)
+    s2 = write_log(folder / "s2.jsonl", 3, turn_words=5)
+    for i, f in enumerate((s1, sub, s2)):
+        os.utime(f, (1_700_000_000 + i, 1_700_000_000 + i))
+    app = CtxwatchApp(str(folder))
+    async with app.run_test(size=(160, 40)) as pilot:
+        assert await wait_for(pilot, lambda: app.log_path == str(s2) and app.loaded and len(app.calls) == 3)
+        assert app.sessions == [str(s2), str(sub), str(s1)]
+        assert "(session 1/2, auto)" in status(app)
+        await pilot.press("o")
+        await pilot.press("down", "down", "enter")  # auto, s2, agent-a1
+        assert await wait_for(pilot, lambda: app.log_path == str(sub) and app.loaded and len(app.calls) == 1)
+        assert "(subagent of session 2/2, picked)" in status(app)
+
+
 async def test_folder_takes_over_a_newer_session(tmp_path: Path) -> None:
     folder = tmp_path / "sessions"
     folder.mkdir()

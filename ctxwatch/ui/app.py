@@ -407,7 +407,7 @@ class CtxwatchApp(App[None]):
         if self.batch_files is not None and not compact:
             file_seg.append(" (joined by custom_id)", "dim")
         elif self.multi and not compact:
-            file_seg.append(f" (session {self._session_pos()}, {'auto' if self.auto_session else 'picked'})", "dim")
+            file_seg.append(f" ({self._session_pos()}, {'auto' if self.auto_session else 'picked'})", "dim")
         n_view, n_all = len(self.view), len(self.calls)
         calls_seg = Text(f"{n_all:,} call{'s' if n_all != 1 else ''}")
         ctx_seg = Text()
@@ -490,9 +490,16 @@ class CtxwatchApp(App[None]):
         return out
 
     def _session_pos(self) -> str:
-        if self.log_path in self.sessions:
-            return f"{self.sessions.index(self.log_path) + 1}/{len(self.sessions)}"
-        return f"?/{len(self.sessions)}"
+        """``session 2/5`` (newest first), counting sessions, not files: a Claude Code subagent transcript
+        (``<session>/subagents/agent-*.jsonl``) belongs to its session, so it is shown as ``subagent of session
+        2/5`` (or ``subagent`` when its session's file is not among the logs)."""
+        mains = [f for f in self.sessions if not _is_subagent_file(f)]
+        path = self.log_path or ""
+        if not _is_subagent_file(path):
+            pos = mains.index(path) + 1 if path in mains else "?"
+            return f"session {pos}/{len(mains)}"
+        owner = os.path.dirname(os.path.dirname(path)) + ".jsonl"  # <session>/subagents/x -> <session>.jsonl
+        return f"subagent of session {mains.index(owner) + 1}/{len(mains)}" if owner in mains else "subagent"
 
     def _side_text(self) -> Text:
         """Flags of the current context (newest first), the forecast, input problems, the chart's legend."""
@@ -1040,10 +1047,15 @@ def export_dir() -> str:
     return path
 
 
+def _is_subagent_file(path: str) -> bool:
+    """True for a Claude Code subagent transcript: a file in a ``subagents`` folder (FORMATS.md section 1)."""
+    return os.path.basename(os.path.dirname(path)) == "subagents"
+
+
 def _newest_session(files: list[str]) -> str:
     """The newest file that is not a subagent transcript (Claude Code ``subagents/``), else the newest."""
     for f in files:
-        if f"{os.sep}subagents{os.sep}" not in f:
+        if not _is_subagent_file(f):
             return f
     return files[0]
 
