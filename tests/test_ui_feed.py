@@ -208,6 +208,13 @@ def test_clean_escapes_controls_and_keeps_markup_literal() -> None:
     assert tx.clean("a\r\nb\tc") == "a\nb   c"
 
 
+def test_a_long_path_is_cut_in_the_middle() -> None:
+    path = "00466-spotter_4d5611e5/subagents/agent-acompact-e1f845.jsonl"  # 60 characters
+    assert tx.literal(path, limit=21, middle=True).plain == "00466-spot…f845.jsonl"  # 10 + 1 + 10
+    assert tx.literal(path, limit=21).plain == "00466-spotter_4d5611…"
+    assert tx.literal(path, limit=60, middle=True).plain == path
+
+
 def test_number_formats() -> None:
     assert tx.tokens(None) == "?" and tx.tokens(12036) == "12,036"
     assert tx.short_tokens(950) == "950" and tx.short_tokens(12_300) == "12k" and tx.short_tokens(1500) == "1.5k"

@@ -761,7 +761,8 @@ class SessionPicker(ModalScreen[str | None]):
             except OSError:
                 info = "gone"
             line = Text("● " if (f == self.current and not self.auto) else "  ")
-            line.append_text(tx.literal(rel, limit=70))
+            # (56 + the date and size fit the dialog's 100 columns on one line; both ends of a path matter)
+            line.append_text(tx.literal(rel, limit=56, middle=True))
             line.append(f"  {info}", "dim")
             options.append(Option(line, id=f"f{i}"))
         with Vertical():

@@ -24,7 +24,8 @@ def clean(text: str, *, multiline: bool = True) -> str:
     return _clean_core(text, multiline=multiline)
 
 
-def literal(text: str | None, style: str = "", *, multiline: bool = False, limit: int | None = None) -> Text:
+def literal(text: str | None, style: str = "", *, multiline: bool = False, limit: int | None = None,
+            middle: bool = False) -> Text:
     """A :class:`~rich.text.Text` showing ``text`` literally (cleaned, never parsed as markup).
 
     Args:
@@ -32,10 +33,15 @@ def literal(text: str | None, style: str = "", *, multiline: bool = False, limit
         style: a Rich style for the whole text (our own, never from the log).
         multiline: keep newlines.
         limit: cut to this many characters and append ``…``.
+        middle: cut in the middle instead (``start…end``), for paths whose two ends both tell files apart.
     """
     s = text or ""
     if limit is not None and len(s) > limit:
-        s = s[: max(0, limit - 1)] + "…"
+        if middle and limit >= 5:
+            head = (limit - 1) // 2
+            s = s[:head] + "…" + s[len(s) - (limit - 1 - head):]
+        else:
+            s = s[: max(0, limit - 1)] + "…"
     return Text(clean(s, multiline=multiline), style=style)
 
 
