@@ -15,7 +15,9 @@ of the file), floor and history are unknown and only the reported total is shown
 comes without its history (``messages is None`` with ``history_reported_only``: the Claude Code reader sends
 the history of one call per context) takes the floor inferred from the call named in its
 ``extra["floor_call"]``, and its history is the reported prompt minus that floor (both labelled inferred):
-nothing is tokenized for it.  (:meth:`ctxwatch.run.Run` accounts calls that carry a history first.)
+nothing is tokenized for it.  (:meth:`ctxwatch.run.Run` accounts calls that carry a history first.)  A Codex
+call names its episode's first call the same way, but carries its messages, which are still counted for the
+detail view; its history is the reported prompt minus that floor all the same.
 
 Each distinct message is tokenized once (content hash), because every call re-sends the history.
 """
@@ -140,16 +142,17 @@ class Accountant:
             # put the missing history into the floor. Only the total is known.
             floor, floor_src = None, Src.UNKNOWN
             history, history_src = None, Src.UNKNOWN
+        elif reported is not None and pc.history_reported_only \
+                and (known := self._floors.get(pc.extra.get("floor_call") or "")) is not None:
+            # The context's floor is known from an earlier call: the rest of the reported prompt is history
+            # (the messages, when logged, are still counted one by one for the detail view).
+            floor, floor_src = min(known, reported), Src.INFERRED
+            history, history_src = reported - floor, Src.INFERRED
         elif reported is not None and history is not None:
             # The floor is not logged: attribute the residual of the reported prompt to it.
             floor, floor_src = max(0, reported - history), Src.INFERRED
             if pc.history_reported_only and pc.key:
                 self._floors[pc.key] = floor
-        elif reported is not None and pc.history_reported_only and pc.messages is None \
-                and (known := self._floors.get(pc.extra.get("floor_call") or "")) is not None:
-            # The context's floor is known from an earlier call: the rest of the reported prompt is history.
-            floor, floor_src = min(known, reported), Src.INFERRED
-            history, history_src = reported - floor, Src.INFERRED
         else:
             floor, floor_src = None, Src.UNKNOWN
 

@@ -74,8 +74,9 @@ def call_json(call: Call, calibration: float | None = None, cost: Decimal | bool
         "cost_usd": float(cost) if cost is not None else None,
         "cost_source": "estimated" if cost is not None else "unknown",
         "compaction": call.compaction,
-        # null where the history was not counted (inferred from reported usage, or not in the log)
-        "messages": len(call.messages) if call.history_src == Src.ESTIMATED else None,
+        # null where the messages are not in the summary (a Claude Code call whose history is inferred from
+        # reported usage, or a log without them)
+        "messages": len(call.messages) if call.messages or call.history_src == Src.ESTIMATED else None,
         "tools": list(call.tool_names) if call.tools_tokens is not None else None,  # null: not in the log
     }
 

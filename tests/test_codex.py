@@ -126,6 +126,54 @@ def test_real_rollout_history_and_completion(shared_logs: Path) -> None:
     assert emitted == 39 + 38 + 39
 
 
+def test_the_floor_is_inferred_once_and_later_histories_follow_the_reported_prompt(shared_logs: Path) -> None:
+    """The instructions and tools do not change over a rollout, so neither may the floor: it comes from the first
+    call (reported prompt minus its estimated history) and every later history is the reported prompt (read
+    here with plain json) minus that floor, labelled inferred."""
+    from ctxwatch.model import Src
+    from ctxwatch.run import load_run
+
+    path = shared_logs / "codex-rollout" / ROLLOUT
+    ref = reference(path)
+    calls = load_run(str(path)).calls
+    assert [c.prompt_reported for c in calls] == [r["last"]["input_tokens"] for r in ref]
+    first = calls[0]
+    assert first.history_src == Src.ESTIMATED and first.floor_src == Src.INFERRED
+    assert first.floor_tokens == ref[0]["last"]["input_tokens"] - first.history_tokens
+    for c, r in zip(calls[1:], ref[1:], strict=True):
+        assert (c.floor_tokens, c.floor_src, c.history_src) == (first.floor_tokens, Src.INFERRED, Src.INFERRED)
+        assert c.history_tokens == r["last"]["input_tokens"] - first.floor_tokens
+        assert c.messages  # still counted one by one, for the detail view
+
+
+def test_a_compaction_starts_a_new_floor(tmp_path: Path) -> None:
+    """After a compaction the next call gives the floor again (its history is whole and estimated)."""
+    from ctxwatch.model import Src
+    from ctxwatch.run import load_run
+
+    user = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "fix the bug " * 50}]}
+    answer = {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "done " * 40}]}
+    recs = [
+        {"timestamp": "2025-05-01T10:00:00Z", "type": "session_meta", "payload": {"id": "s"}},
+        {"timestamp": "2025-05-01T10:00:01Z", "type": "response_item", "payload": user},
+        _tc("2025-05-01T10:00:02Z", (5000, 0, 80, 0), (5000, 0, 80, 0), 272000),
+        {"timestamp": "2025-05-01T10:00:03Z", "type": "response_item", "payload": answer},
+        {"timestamp": "2025-05-01T10:00:04Z", "type": "response_item", "payload": user},
+        _tc("2025-05-01T10:00:05Z", (11000, 0, 160, 0), (6000, 0, 80, 0), 272000),
+        {"timestamp": "2025-05-01T10:05:00Z", "type": "compacted", "payload": {"message": "summary " * 30}},
+        _tc("2025-05-01T10:05:10Z", (15500, 0, 240, 0), (4500, 0, 80, 0), 272000),
+        {"timestamp": "2025-05-01T10:05:11Z", "type": "response_item", "payload": user},
+        _tc("2025-05-01T10:05:12Z", (20500, 0, 320, 0), (5000, 0, 80, 0), 272000),
+    ]
+    calls = load_run(str(write(tmp_path, "c.jsonl", recs))).calls
+    assert [c.prompt_reported for c in calls] == [5000, 6000, 4500, 5000]
+    a, b, c, d = calls
+    assert a.history_src == c.history_src == Src.ESTIMATED  # the first call of each episode
+    assert b.floor_tokens == a.floor_tokens == 5000 - a.history_tokens and b.history_tokens == 6000 - a.floor_tokens
+    assert c.floor_tokens == 4500 - c.history_tokens != a.floor_tokens
+    assert (d.floor_tokens, d.history_tokens, d.history_src) == (c.floor_tokens, 5000 - c.floor_tokens, Src.INFERRED)
+
+
 def test_skip_prefilter_changes_nothing(shared_logs: Path) -> None:
     for name in (ROLLOUT, DERIVED, META_ONLY):
         path = shared_logs / "codex-rollout" / name

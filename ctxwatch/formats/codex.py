@@ -17,6 +17,13 @@ Record layout and pitfalls: ``../shared/sample-logs/FORMATS.md`` section 2.  Eve
   "context_compacted", "trigger": None, "pre_tokens": <the previous plausible call's reported prompt>,
   "post_tokens": None, "line": <line of the compaction record>}`` (Codex logs no pre/post sizes itself).
 
+Floor (instructions + tool schemas, which the rollout does not log in full): inferred once per episode, from the
+first call with a plausible usage after the session start or a compaction (its reported prompt minus its
+estimated history); every later call names that call in ``extra["floor_call"]``, and its history is its reported
+prompt minus that floor (both labelled inferred; see :mod:`ctxwatch.accounting`).  Inferring it per call put
+the tokenizer's error on the history into the floor, which then drifted (9,991 to 8,135 tokens over the 39
+calls of the sample rollout) although the instructions and tools never changed.
+
 Tailing policy: a call is emitted as soon as its token_count arrives (with its prompt history and usage) and
 re-emitted with the same ``key`` as each of its output items (reasoning, assistant message, tool calls)
 arrives, until the next input item, ``turn_context`` or token_count closes it.  Nothing is held back, so
@@ -252,6 +259,7 @@ class CodexReader(Reader):
         self._compacted_since_call = False
         self._last_prompt: int | None = None
         self._count = 0
+        self._floor_call: str | None = None  # key of the call that gives this episode's floor
         self.skip = self._skip
 
     @staticmethod
@@ -321,6 +329,7 @@ class CodexReader(Reader):
         return []
 
     def _mark_compaction(self, kind: str, rec: Record) -> None:
+        self._floor_call = None  # a new episode: its first call gives the floor again
         if self._pending is None:
             self._pending = {"kind": kind, "trigger": None, "pre_tokens": self._last_prompt,
                              "post_tokens": None, "line": rec.line}
@@ -395,6 +404,11 @@ class CodexReader(Reader):
             outs.append(Issue(self.path, rec.line, "implausible_usage",
                               f"token_count reports {inp} prompt tokens, more than the {window_v}-token window; "
                               "kept but marked implausible"))
+        if not extra.get("implausible"):
+            if self._floor_call is not None:
+                extra["floor_call"] = self._floor_call
+            elif inp > 0:
+                self._floor_call = key
         call = ParsedCall(
             source=SourceRef(self.path, rec.line, rec.line_end, rec.byte_start, rec.byte_end),
             timestamp=iso_seconds(v.get("timestamp")), model=self.model, provider="openai",
