@@ -23,6 +23,7 @@ from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 from textual import events
+from textual.app import RenderResult
 from textual.binding import Binding, BindingType
 from textual.geometry import Size
 from textual.message import Message
@@ -274,7 +275,7 @@ class ContextBar(Widget):
         out.append_text(thresholds_line(call, parts, self._settings, width, self._extra))
         return out
 
-    def get_content_height(self, container, viewport, width: int) -> int:  # type: ignore[no-untyped-def]
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
         """Rows needed at ``width`` (the legend may wrap)."""
         if self._call is None:
             return 1
@@ -911,7 +912,7 @@ class TrendChart(PlotextPlot):
         self._last_draw = time.monotonic()
         self.refresh()
 
-    def render(self):  # type: ignore[no-untyped-def]
+    def render(self) -> RenderResult:
         """Rebuild the plot for the current size and data."""
         plt = self.plt
         plt.clear_figure()
