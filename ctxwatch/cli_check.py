@@ -23,8 +23,8 @@ Bad lines (invalid JSON, unknown records, truncated tails: :data:`ctxwatch.model
 (a batch result without its request, a failed batch request, a file in no known format) are **info-level notes**:
 listed with their line numbers and counted (bad lines apart from the other notes), but they do not change the exit
 status by themselves, because a live log's half-written last line or one corrupt record must not fail a cron job
-whose calls are fine.  The exception is a file where nothing could be read as a call but something was wrong:
-that is an unreadable file, exit 2.
+whose calls are fine.  The exception is a log where no call could be read and a line is damaged (other than a
+half-written last line): that is an unreadable file, exit 2.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ import click
 import orjson
 
 from ctxwatch.cli import EXIT_USAGE, make_settings, settings_options
-from ctxwatch.model import is_bad_line
+from ctxwatch.model import Issue, is_bad_line
 from ctxwatch.safetext import clean
 from ctxwatch.safetext import echo as _echo
 
@@ -68,7 +68,9 @@ def check_cmd(paths: tuple[str, ...], config: str | None, window: int | None, bu
     path = run.path
     bad = [i for i in run.issues if i.kind != "reset"]
     n_bad = sum(map(is_bad_line, bad))
-    if not run.calls and bad:
+    if not run.calls and any(_unreadable(i) for i in bad):
+        # Nothing to check and the log is damaged or could not be read: unreadable.  Notes alone (a skipped
+        # file beside an empty log) and a half-written last line (a live log writing its first call) are not.
         _echo(f"ctxwatch: {path}: no call could be read ({_counted(n_bad, len(bad))}, "
                    f"first at line {bad[0].line}: {bad[0].message})", err=True)
         sys.exit(EXIT_USAGE)
@@ -79,7 +81,8 @@ def check_cmd(paths: tuple[str, ...], config: str | None, window: int | None, bu
     level = SEVERITY_RANK[fail_on]
     failing = [f for f in flags if SEVERITY_RANK[f["severity"]] >= level]
     status = EXIT_FLAGGED if failing else 0
-    several = len({c.source.path for c in run.calls}) > 1
+    several = len(paths) > 1 or os.path.isdir(paths[0]) \
+        or len({c.source.path for c in run.calls} | {i.path for i in bad}) > 1
     # With several files (a folder, a batch pair) a line number alone does not say where: name the file.
     lines = {c.index: (f"{os.path.basename(c.source.path)}:{c.source.line}" if several else c.source.line)
              for c in run.calls}
@@ -97,11 +100,12 @@ def check_cmd(paths: tuple[str, ...], config: str | None, window: int | None, bu
         _echo(f"{f['severity'].upper():<8}  #{f['call'] + 1:<4} line {lines.get(f['call'], 0)}  {f['kind']}  "
                    f"{clean(f['reason'])}{clean(ctx)}")
     for i in bad[:MAX_NOTE_LINES]:
-        _echo(f"{'INFO':<8}  note  line {i.line}  {i.kind}  {clean(i.message)}")
+        where = f"{os.path.basename(i.path)}:{i.line}" if several else str(i.line)
+        _echo(f"{'INFO':<8}  note  line {clean(where)}  {i.kind}  {clean(i.message)}")
     if len(bad) > MAX_NOTE_LINES:
         rest = bad[MAX_NOTE_LINES:]
-        _echo(f"{'INFO':<8}  note  {len(rest)} more (lines {rest[0].line}–{rest[-1].line}; "
-                   "--json lists them all)")
+        span = f"lines {rest[0].line}–{rest[-1].line}" if not several else f"in {len({i.path for i in rest})} files"
+        _echo(f"{'INFO':<8}  note  {len(rest)} more ({span}; --json lists them all)")
     _echo(f"forecast: {doc['forecast']['text']}")
     counts = {s: sum(1 for f in flags if f["severity"] == s) for s in ("critical", "warn", "info")}
     plural = {"call": "s" if len(run.calls) != 1 else "", "flag": "s" if len(flags) != 1 else ""}
@@ -110,6 +114,14 @@ def check_cmd(paths: tuple[str, ...], config: str | None, window: int | None, bu
                f"{counts['info']} info), {_counted(n_bad, len(bad))}; "
                f"--fail-on {fail_on}: exit {status}")
     sys.exit(status)
+
+
+def _unreadable(issue: Issue) -> bool:
+    """True for an issue that, in a log with no call at all, makes it unreadable (exit 2): a damaged line other
+    than a half-written last one, a file that cannot be read, a forced format that reads nothing."""
+    if issue.kind in ("unreadable", "format_mismatch"):
+        return True
+    return is_bad_line(issue) and issue.kind != "truncated_tail"
 
 
 def _counted(bad_lines: int, issues: int) -> str:

@@ -158,7 +158,10 @@ def _split_glued(text: str) -> tuple[list[Any], list[str]]:
     """Decode every JSON value found in ``text``; return ``(values, problems)``.
 
     Handles objects concatenated with or without whitespace, and a truncated stub followed by a complete
-    record (failure case B14): after a failure it resumes at the next ``{`` that starts a value.
+    record (failure case B14): after a failure it resumes at the next ``{`` that starts a record, which is one
+    that is not a value inside the stub (not preceded by ``[``, ``,`` or ``:``) and from which the rest of the
+    line decodes as whole values.  A truncated line holds complete inner objects (a content block, a usage
+    block); taking one of those for a record would invent one.
     """
     values: list[Any] = []
     problems: list[str] = []
@@ -171,22 +174,44 @@ def _split_glued(text: str) -> tuple[list[Any], list[str]]:
         try:
             value, end = _decoder.raw_decode(text, i)
         except json.JSONDecodeError as exc:
-            nxt = text.find("{", i + 1)
-            # Skip to the next candidate record start; a "{" inside a string is tried and fails harmlessly.
-            while nxt >= 0:
-                try:
-                    _decoder.raw_decode(text, nxt)
-                    break
-                except json.JSONDecodeError:
-                    nxt = text.find("{", nxt + 1)
             problems.append(f"invalid JSON at column {exc.pos + 1}: {exc.msg}")
-            if nxt < 0:
+            rest = _next_record(text, i + 1)
+            if rest is None:
                 break
-            i = nxt
-            continue
+            values.extend(rest)
+            break
         values.append(value)
         i = end
     return values, problems
+
+
+def _next_record(text: str, start: int) -> list[Any] | None:
+    """The values from the first ``{`` at or after ``start`` that starts a record (see :func:`_split_glued`)
+    to the end of ``text``, or ``None`` when there is no such ``{``."""
+    nxt = text.find("{", start)
+    while nxt >= 0:
+        before = text[:nxt].rstrip(" \t\r\n\x00")
+        if not before.endswith(("[", ",", ":")):
+            values = _whole_values(text, nxt)
+            if values is not None:
+                return values
+        nxt = text.find("{", nxt + 1)
+    return None
+
+
+def _whole_values(text: str, i: int) -> list[Any] | None:
+    """The JSON values of ``text[i:]`` when it is nothing but whole values (whitespace between), else ``None``."""
+    out: list[Any] = []
+    n = len(text)
+    while i < n:
+        try:
+            value, i = _decoder.raw_decode(text, i)
+        except json.JSONDecodeError:
+            return None
+        out.append(value)
+        while i < n and text[i] in " \t\r\n\x00":
+            i += 1
+    return out
 
 
 def decode_line(data: bytes, path: str, line: int, *, first: bool = False) -> tuple[list[Any], list[Issue]]:

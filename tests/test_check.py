@@ -185,4 +185,26 @@ def test_batch_results_without_their_request_are_notes_not_bad_lines(tmp_path: P
     assert out.splitlines()[-1] == ("100 calls, 0 flags (0 critical, 0 warn, 0 info), 0 bad lines, 1 note; "
                                     "--fail-on critical: exit 0")
     notes = [ln for ln in out.splitlines() if ln.startswith("INFO      note")]
-    assert len(notes) == 1 and f"line {result_line}  unmatched_result" in notes[0]
+    # (two files: the note names its file)
+    assert len(notes) == 1 and f"line reviews_batch_output.jsonl:{result_line}  unmatched_result" in notes[0]
+
+
+def test_notes_and_a_half_written_last_line_do_not_make_a_log_unreadable(tmp_path: Path, shared_logs: Path) -> None:
+    """Exit 2 means 'nothing could be read and the log is damaged'. A folder holding an empty log and a
+    config.json (a note), or a live Claude Code log whose first response is still being written (a truncated
+    tail), has no call yet but is not unreadable: exit 0."""
+    folder = tmp_path / "proj"
+    folder.mkdir()
+    (folder / "a.jsonl").write_text("")
+    (folder / "config.json").write_text('{"a": 1}\n')
+    code, out, _ = check(str(folder))
+    assert code == 0 and out.splitlines()[-1].startswith("0 calls, 0 flags") and "0 bad lines, 1 note" in out
+    lines = (shared_logs / "claude-code" / "spotter_short.jsonl").read_text().splitlines(keepends=True)
+    first = next(i for i, ln in enumerate(lines) if '"type":"assistant"' in ln)
+    live = tmp_path / "live.jsonl"
+    live.write_text("".join(lines[:first]) + lines[first][: len(lines[first]) // 2])
+    code, out, _ = check(str(live))
+    assert code == 0 and "truncated_tail" in out and "1 bad line;" in out
+    live.write_text("".join(lines[:first]) + "{not json\n" + lines[first][: len(lines[first]) // 2])
+    code, _, err = check(str(live))
+    assert code == 2 and "no call could be read (2 bad lines" in err

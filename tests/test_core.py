@@ -240,6 +240,29 @@ def test_claude_trace_reported_usage(shared_logs: Path) -> None:
 
 # --- bad input ------------------------------------------------------------------------------------------
 
+def test_a_cut_line_is_not_mined_for_inner_objects(tmp_path: Path) -> None:
+    """A line cut after one of its inner objects (a content block) is damage: the inner object is not a
+    record. A stub glued to a whole record still gives the record (B14), also when records follow it."""
+    from ctxwatch.jsonstream import decode_line
+
+    rec = {"type": "assistant", "message": {"content": [{"type": "text", "text": "hi"}], "usage": {"a": 1}}}
+    line = json.dumps(rec, separators=(",", ":"))
+    cut = line[: line.index('"usage"')]  # ...,"content":[{"type":"text","text":"hi"}],
+    values, issues = decode_line(cut.encode(), "x.jsonl", 3)
+    assert values == [] and [i.kind for i in issues] == ["invalid_json"]
+    values, issues = decode_line((cut + '"stop_reason":{"k":1}').encode(), "x.jsonl", 3)  # an object after ':'
+    assert values == [] and [i.kind for i in issues] == ["invalid_json"]
+    values, issues = decode_line(('{"type":"pr-li' + line + " " + line).encode(), "x.jsonl", 3)
+    assert values == [rec, rec] and [i.kind for i in issues] == ["glued_records"]
+    from ctxwatch.jsonstream import Record, iter_records
+
+    tail = tmp_path / "live.jsonl"
+    tail.write_text(line + "\n" + line[: line.index("]") + 1])  # cut right after the content block
+    out = list(iter_records(str(tail)))
+    assert [r.value for r in out if isinstance(r, Record)] == [rec]
+    assert [(i.line, i.kind) for i in out if not isinstance(i, Record)] == [(2, "truncated_tail")]
+
+
 def test_bad_lines_are_counted_issues_and_nothing_is_lost(tmp_path: Path) -> None:
     good = {"request": {"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}]},
             "response": {"usage": {"prompt_tokens": 8, "completion_tokens": 1}}}
