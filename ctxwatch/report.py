@@ -108,18 +108,19 @@ def session_totals(calls: list[Call], costs: list[Decimal | None] | None = None)
 
     Returns one object per session, **newest first** (by its last call's timestamp): ``session``,
     ``files`` (the logs it was read from), ``first_timestamp``/``last_timestamp`` (ISO-8601), ``calls``,
-    ``contexts`` (main and subagent contexts seen), ``input_tokens`` (prompt totals, cache included),
-    ``output_tokens``, ``cache_read_tokens``, ``cache_write_tokens``, ``peak_prompt_tokens`` (main context),
-    ``cost_usd`` (``null`` when any call of the session could not be priced). ``costs`` are the calls' costs
-    if already computed.
+    ``contexts`` (main and subagent contexts seen), ``calls_with_usage`` (calls whose log reports usage),
+    ``input_tokens`` (prompt totals, cache included), ``output_tokens``, ``cache_read_tokens``,
+    ``cache_write_tokens`` (each the sum over the calls that report it; ``null`` when none does: unknown, never
+    0), ``peak_prompt_tokens`` (main context), ``cost_usd`` (``null`` when any call of the session could not be
+    priced). ``costs`` are the calls' costs if already computed.
     """
     out: dict[str | None, dict[str, Any]] = {}
     times: dict[str | None, list[float]] = {}
     for i, c in enumerate(calls):
         s = out.setdefault(c.session, {"session": c.session, "files": [], "first_timestamp": None,
-                                       "last_timestamp": None, "calls": 0, "contexts": [], "input_tokens": 0,
-                                       "output_tokens": 0, "cache_read_tokens": 0, "cache_write_tokens": 0,
-                                       "peak_prompt_tokens": None, "cost_usd": 0.0})
+                                       "last_timestamp": None, "calls": 0, "contexts": [], "calls_with_usage": 0,
+                                       "input_tokens": None, "output_tokens": None, "cache_read_tokens": None,
+                                       "cache_write_tokens": None, "peak_prompt_tokens": None, "cost_usd": 0.0})
         s["calls"] += 1
         if c.source.path not in s["files"]:
             s["files"].append(c.source.path)
@@ -129,10 +130,11 @@ def session_totals(calls: list[Call], costs: list[Decimal | None] | None = None)
             times.setdefault(c.session, []).append(c.timestamp)
         u = c.usage
         if u:
-            s["input_tokens"] += u.prompt_total or 0
-            s["output_tokens"] += u.output or 0
-            s["cache_read_tokens"] += u.cache_read or 0
-            s["cache_write_tokens"] += u.cache_write or 0
+            s["calls_with_usage"] += 1
+            for key, v in (("input_tokens", u.prompt_total), ("output_tokens", u.output),
+                           ("cache_read_tokens", u.cache_read), ("cache_write_tokens", u.cache_write)):
+                if v is not None:
+                    s[key] = (s[key] or 0) + v
         p = c.prompt_tokens
         if c.context == "main" and p is not None and (s["peak_prompt_tokens"] is None or p > s["peak_prompt_tokens"]):
             s["peak_prompt_tokens"] = p

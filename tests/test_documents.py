@@ -219,6 +219,18 @@ def test_swe_agent_cumulative_only(shared_logs: Path) -> None:
     assert detect(str(path)).name == "swe-agent"
 
 
+def test_unknown_usage_is_null_in_the_session_totals_never_0(shared_logs: Path) -> None:
+    """A .traj reports no per-call usage: the session's token sums are unknown (null), not 0."""
+    from ctxwatch.report import report_json
+    from ctxwatch.run import load_run
+
+    (sess,) = report_json(load_run(str(shared_logs / SWE)))["sessions"]
+    assert (sess["calls"], sess["calls_with_usage"]) == (12, 0)
+    assert [sess[k] for k in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")] == \
+        [None] * 4
+    assert sess["cost_usd"] is None
+
+
 def test_swe_agent_demonstration(shared_logs: Path) -> None:
     path = shared_logs / SWE_DEMO
     doc = json.loads(path.read_text())
