@@ -553,6 +553,22 @@ async def test_the_session_counter_counts_sessions_not_subagent_files(tmp_path: 
         assert "(subagent of session 2/2, picked)" in status(app)
 
 
+
+async def test_a_subagent_file_beside_its_session_is_not_a_session(tmp_path: Path) -> None:
+    """Claude Code v2.0.x writes agent-<id>.jsonl beside the session file: newer or not, it is not followed as
+    the newest session nor counted as one."""
+    folder = tmp_path / "proj"
+    folder.mkdir()
+    s1 = write_log(folder / "s1.jsonl", 2, turn_words=5)
+    agent = write_log(folder / "agent-a2898e3.jsonl", 1, turn_words=5)
+    os.utime(s1, (1_700_000_000, 1_700_000_000))
+    os.utime(agent, (1_700_000_100, 1_700_000_100))
+    app = CtxwatchApp(str(folder))
+    async with app.run_test(size=(160, 40)) as pilot:
+        assert await wait_for(pilot, lambda: app.log_path == str(s1) and app.loaded and len(app.calls) == 2)
+        assert app.sessions == [str(agent), str(s1)] and "(session 1/1, auto)" in status(app)
+
+
 async def test_folder_takes_over_a_newer_session(tmp_path: Path) -> None:
     folder = tmp_path / "sessions"
     folder.mkdir()
@@ -576,6 +592,7 @@ async def test_a_file_in_no_known_format_is_not_a_session_to_follow(tmp_path: Pa
     async with app.run_test(size=(120, 40)) as pilot:
         assert await wait_for(pilot, lambda: app.log_path == str(first) and app.loaded)
         (folder / "config.json").write_text('{"theme": "dark", "tools": ["a", "b"]}\n')
+        (folder / "settings.json").write_text("")  # a JSON document being created: not a log being appended
         await pilot.pause(2.5)  # (longer than the folder scan interval)
         assert app.log_path == str(first) and app.failed is None and app.sessions == [str(first)]
         second = write_log(folder / "b.jsonl", 1, turn_words=5)
@@ -606,6 +623,39 @@ async def test_exports_do_not_land_in_a_followed_folder(tmp_path: Path, monkeypa
         assert sorted(p.name for p in folder.iterdir()) == ["a.jsonl"]
         assert sorted(p.suffix for p in exports.iterdir()) == [".csv", ".json", ".svg"]
         assert app.log_path == str(folder / "a.jsonl") and len(app.calls) == 12 and app.failed is None
+
+
+async def test_an_export_that_cannot_be_written_is_a_notification(tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """The export folder cannot be created (XDG_DATA_HOME is a file): s, x and w say so and the app runs on."""
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    write_log(folder / "a.jsonl", 12)
+    blocker = tmp_path / "data"
+    blocker.write_text("not a folder")
+    monkeypatch.setenv("XDG_DATA_HOME", str(blocker))
+    monkeypatch.chdir(folder)
+    app = CtxwatchApp(str(folder))
+    said: list[tuple[str, str]] = []
+    real = app.notify
+
+    def notify(message: str, **kw: object) -> None:
+        said.append((str(kw.get("severity", "information")), message))
+        real(message, **kw)  # type: ignore[arg-type]
+
+    app.notify = notify  # type: ignore[method-assign]
+    async with app.run_test(size=(120, 40)) as pilot:
+        await loaded(pilot, 12)
+        await pilot.press("s", "x", "e")
+        screen = app.screen
+        assert isinstance(screen, PlanScreen)
+        assert await wait_for(pilot, lambda: screen.plan is not None, 10)
+        await pilot.press("w")
+        await pilot.pause()
+        assert [(sev, msg.split(":")[0]) for sev, msg in said] == [
+            ("error", "screenshot not saved"), ("error", "CSV not written"), ("error", "plan not written")]
+        assert app.is_running and screen.written is None and app.saved == []
+        assert sorted(p.name for p in folder.iterdir()) == ["a.jsonl"]
 
 
 async def test_truncation_is_reported_and_reading_restarts(log: Path) -> None:

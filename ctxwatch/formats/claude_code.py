@@ -74,6 +74,13 @@ _MAX_ID = 128
 # --- small helpers -------------------------------------------------------------------------------------------
 
 
+def is_subagent_file(path: str) -> bool:
+    """True for a Claude Code subagent transcript: ``agent-<id>.jsonl`` beside its session (v2.0.x) or under
+    ``<session>/subagents/`` (v2.1.x), FORMATS.md section 1 (the name decides, as for the reader's contexts)."""
+    return bool(_AGENT_FILE.search(os.path.basename(path)))
+
+
+
 def iso_seconds(value: Any) -> float | None:
     """Seconds since the epoch (UTC) for an ISO-8601 timestamp such as ``2026-02-10T21:11:56.846Z``.
 

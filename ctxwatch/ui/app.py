@@ -498,8 +498,10 @@ class CtxwatchApp(App[None]):
         if not _is_subagent_file(path):
             pos = mains.index(path) + 1 if path in mains else "?"
             return f"session {pos}/{len(mains)}"
-        owner = os.path.dirname(os.path.dirname(path)) + ".jsonl"  # <session>/subagents/x -> <session>.jsonl
-        return f"subagent of session {mains.index(owner) + 1}/{len(mains)}" if owner in mains else "subagent"
+        # v2.1.x: <session>/subagents/agent-x.jsonl belongs to <session>.jsonl (v2.0.x names no session)
+        owner = os.path.dirname(os.path.dirname(path)) + ".jsonl"
+        owned = os.path.basename(os.path.dirname(path)) == "subagents" and owner in mains
+        return f"subagent of session {mains.index(owner) + 1}/{len(mains)}" if owned else "subagent"
 
     def _side_text(self) -> Text:
         """Flags of the current context (newest first), the forecast, input problems, the chart's legend."""
@@ -967,7 +969,11 @@ class CtxwatchApp(App[None]):
     def export_folder(self) -> str:
         """Where ``s``, ``x`` and the eviction preview's ``w`` write: the current folder, unless it is (inside)
         a folder being followed, where a new file would be listed among the logs; then
-        :func:`export_dir` (``$XDG_DATA_HOME/ctxwatch/exports``).  The notification names the file."""
+        :func:`export_dir` (``$XDG_DATA_HOME/ctxwatch/exports``).  The notification names the file.
+
+        Raises:
+            OSError: the export folder cannot be created (the callers say so in a notification).
+        """
         cwd = os.getcwd()
         here = os.path.realpath(cwd)
         for p in self.paths:
@@ -980,16 +986,24 @@ class CtxwatchApp(App[None]):
     def action_save_svg(self) -> None:
         """Save an SVG screenshot of the screen (see :meth:`export_folder`) and say where."""
         stem = "ctxwatch-" + _stem(self._stem_source())
-        path = unique_path(self.export_folder(), stem, ".svg")
-        self.save_screenshot(filename=os.path.basename(path), path=os.path.dirname(path))
+        try:
+            path = unique_path(self.export_folder(), stem, ".svg")
+            self.save_screenshot(filename=os.path.basename(path), path=os.path.dirname(path))
+        except OSError as exc:  # a read-only folder, a full disk, an XDG path that is a file
+            self.notify(f"screenshot not saved: {exc}", title="SVG", severity="error", markup=False)
+            return
         self.saved.append(path)
         self.notify(f"screenshot saved to {path}", title="SVG", markup=False)
 
     def action_export_csv(self) -> None:
         """Write the calls of the current view as CSV (see :meth:`export_folder`) and say where."""
         stem = "ctxwatch-calls-" + _stem(self._stem_source())
-        path = unique_path(self.export_folder(), stem, ".csv")
-        write_csv(path, self.view_calls())
+        try:
+            path = unique_path(self.export_folder(), stem, ".csv")
+            write_csv(path, self.view_calls())
+        except OSError as exc:
+            self.notify(f"CSV not written: {exc}", title="CSV", severity="error", markup=False)
+            return
         self.saved.append(path)
         self.notify(f"{len(self.view):,} calls exported to {path}", title="CSV", markup=False)
 
@@ -1048,8 +1062,10 @@ def export_dir() -> str:
 
 
 def _is_subagent_file(path: str) -> bool:
-    """True for a Claude Code subagent transcript: a file in a ``subagents`` folder (FORMATS.md section 1)."""
-    return os.path.basename(os.path.dirname(path)) == "subagents"
+    """True for a Claude Code subagent transcript (:func:`ctxwatch.formats.claude_code.is_subagent_file`)."""
+    from ctxwatch.formats.claude_code import is_subagent_file
+
+    return is_subagent_file(path)
 
 
 def _newest_session(files: list[str]) -> str:

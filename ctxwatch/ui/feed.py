@@ -580,8 +580,11 @@ def log_files(paths: Sequence[str], fmt: str | None = None,
         known = memo.get(f)
         if known is None or known[:2] != (st.st_mtime, st.st_size):
             try:
-                resolve_spec(f, None)
-                ok = True
+                # An empty file reads as a log being created, but JSON documents (.json, .traj) are written
+                # whole: an empty one is not a session yet (a settings.json being created).
+                ok = st.st_size > 0 or f.endswith(".jsonl")
+                if ok:
+                    resolve_spec(f, None)
             except UnknownFormat:
                 ok = False
             except LogError:

@@ -628,10 +628,14 @@ class PlanScreen(Screen[None]):
         if self.plan is None:
             self.app.notify("no plan to write yet", severity="warning", markup=False)
             return
-        folder = getattr(self.app, "export_folder", os.getcwd)()
-        path = unique_path(folder, f"ctxwatch-plan-call{self.call.index + 1}", ".json")  # call #N
-        with open(path, "wb") as fh:
-            fh.write(orjson.dumps(self.plan.to_json(), option=orjson.OPT_INDENT_2) + b"\n")
+        try:
+            folder = getattr(self.app, "export_folder", os.getcwd)()
+            path = unique_path(folder, f"ctxwatch-plan-call{self.call.index + 1}", ".json")  # call #N
+            with open(path, "wb") as fh:
+                fh.write(orjson.dumps(self.plan.to_json(), option=orjson.OPT_INDENT_2) + b"\n")
+        except OSError as exc:  # a read-only folder, a full disk, an XDG path that is a file
+            self.app.notify(f"plan not written: {exc}", title="eviction plan", severity="error", markup=False)
+            return
         self.written = path
         self.app.notify(f"plan written to {path}", title="eviction plan", markup=False)
 
