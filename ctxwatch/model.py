@@ -253,12 +253,15 @@ class Issue:
         kind: short machine-readable kind, e.g. ``invalid_json``, ``invalid_utf8``, ``truncated_tail``,
             ``unknown_record``, ``implausible_usage``, ``estimate_disagrees``, ``reset``.
         message: one human-readable sentence.
+        call_key: the dedupe key of the call the problem is about (implausible counts), so that a call logged
+            again in another file reports its damage once; ``None`` for problems of a line or a file.
     """
 
     path: str
     line: int
     kind: str
     message: str
+    call_key: str | None = None
 
 
 #: Issue kinds meaning that a line of the log is damaged or is not a usable record: what "bad lines" counts

@@ -68,7 +68,7 @@ def _sanitize(pc: ParsedCall) -> list[Issue]:
     if not bad:
         return []
     return [Issue(pc.source.path, pc.source.line, "implausible_value",
-                  f"{'; '.join(bad)}: not a token count (negative or beyond 2**53); treated as unknown")]
+                  f"{'; '.join(bad)}: not a token count (negative or beyond 2**53); treated as unknown", pc.key)]
 
 
 class LogError(Exception):
@@ -267,9 +267,19 @@ class Run:
 
     def add_accounted(self, calls: Iterable[Call], issues: Iterable[Issue]) -> None:
         """Add calls accounted elsewhere (a worker's share of the file), renumbered to follow this run's
-        calls; a call whose dedupe key is known replaces the earlier summary in place, as :meth:`feed_record`
-        does."""
+        calls; a call whose dedupe key is known replaces the earlier summary in place, and its damage already
+        reported is not reported again, as :meth:`feed_record` does."""
         self._flush()  # (account anything pending first, so indexes stay in order)
+        kept = []
+        for issue in issues:
+            if issue.call_key:
+                # The same call read by two workers (a session copied into a resumed one's file) reports its
+                # damage once, as a serial read does.
+                seen = (issue.call_key, issue.message)
+                if seen in self._reported:
+                    continue
+                self._reported.add(seen)
+            kept.append(issue)
         for c in calls:
             idx = self._by_key.get(c.key) if c.key else None
             if idx is None:
@@ -280,7 +290,7 @@ class Run:
             else:
                 self._calls[idx] = c
             c.index = idx
-        self.issues.extend(issues)
+        self.issues.extend(kept)
 
     def pending_compactions(self) -> dict[str, dict[str, object]]:
         """Compactions read whose next call has not arrived, by context (see

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -241,3 +242,22 @@ def test_a_worker_that_dies_leaves_the_serial_read(tmp_path: Path, shared_logs: 
     assert report_json(multi.load_many([str(root)], None, Settings(), parallel=True)) == serial_folder
     assert report_json(load_run(str(log), parallel=True)) == serial_file
     assert len(failures) == 2 and all("BrokenProcessPool" in f for f in failures)
+
+
+def test_a_damaged_call_copied_into_another_file_is_reported_once_in_parallel(
+        tmp_path: Path, shared_logs: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two files holding the same session (a resumed copy) with an impossible count in one response: the call
+    is counted once and so is its damage, whichever process read each file."""
+    lines = (shared_logs / "claude-code" / "spotter_tool_heavy.jsonl").read_text().splitlines(keepends=True)
+    k = next(i for i, ln in enumerate(lines) if '"cache_read_input_tokens":' in ln and '"type":"assistant"' in ln)
+    lines[k] = re.sub(r'"cache_read_input_tokens":\d+', '"cache_read_input_tokens":-5', lines[k], count=1)
+    root = tmp_path / "proj"
+    root.mkdir()
+    for name in ("a.jsonl", "b.jsonl"):
+        (root / name).write_text("".join(lines))
+    serial = report_json(multi.load_many([str(root)], None, Settings()))
+    damaged = [i for i in serial["issues"] if i["kind"] == "implausible_value"]
+    assert len(damaged) == 1 and damaged[0]["line"] == k + 1
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(multi, "TASK_BYTES", 1)  # one file per task: each copy read by its own worker
+    assert report_json(multi.load_many([str(root)], None, Settings(), parallel=True)) == serial
