@@ -145,7 +145,8 @@ def _fmt_int(v: int | None) -> str:
 @settings_options
 @click.option("--json", "as_json", is_flag=True, help="Print the JSON document (schema in the README).")
 @click.option("--follow", is_flag=True, help="Keep reading as the log grows (with --jsonl).")
-@click.option("--jsonl", is_flag=True, help="One JSON object per line per call (with --follow: as each completes).")
+@click.option("--jsonl", is_flag=True, help="One JSON object per line per call, and an {\"event\": \"issue\"} line per "
+                                            "problem (with --follow: as each completes).")
 @click.option("--poll", is_flag=True, help="With --follow: poll instead of filesystem events.")
 def report_cmd(paths: tuple[str, ...], config: str | None, window: int | None, budget_fraction: float | None,
                trigger: float | None, reserve: float | None, fmt: str | None, as_json: bool, follow: bool,
@@ -178,8 +179,10 @@ def report_cmd(paths: tuple[str, ...], config: str | None, window: int | None, b
     run = load_paths(paths, fmt, settings)
     with steady_heap():
         doc = report_json(run)
-    if jsonl:  # one call object per line, as --follow --jsonl prints them
-        _write_bytes(b"".join(orjson.dumps(c, option=orjson.OPT_APPEND_NEWLINE) for c in doc["calls"]))
+    if jsonl:  # one call object per line, then one issue event per problem, as --follow --jsonl prints them
+        _write_bytes(b"".join(orjson.dumps(c, option=orjson.OPT_APPEND_NEWLINE) for c in doc["calls"])
+                     + b"".join(orjson.dumps({"event": "issue", **i}, option=orjson.OPT_APPEND_NEWLINE)
+                                for i in doc["issues"]))
         return
     if as_json:
         _write_bytes(orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE))

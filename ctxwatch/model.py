@@ -268,7 +268,7 @@ class Issue:
 #: (the status line, ``check``).  Every other kind is a note about data that was read: a batch request that
 #: failed or has no result, a file in no known format, an implausible count, a rotation.
 BAD_LINE_KINDS = frozenset({"invalid_json", "invalid_utf8", "nul_bytes", "glued_records", "truncated_tail",
-                            "oversized_line", "unknown_record", "reader_error"})
+                            "oversized_line", "unknown_record", "invalid_field", "reader_error"})
 
 
 def is_bad_line(issue: Issue) -> bool:

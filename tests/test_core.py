@@ -263,6 +263,23 @@ def test_a_cut_line_is_not_mined_for_inner_objects(tmp_path: Path) -> None:
     assert [(i.line, i.kind) for i in out if not isinstance(i, Record)] == [(2, "truncated_tail")]
 
 
+def test_a_record_with_wrongly_typed_parts_is_kept_with_those_parts_unknown(tmp_path: Path) -> None:
+    """messages that is not a list and a response that is not an object: the call stays (its line is in the
+    log), its history and usage are unknown (null, never 0) and each problem is an issue with its line."""
+    good = {"request": {"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}]},
+            "response": {"usage": {"prompt_tokens": 8, "completion_tokens": 1}}}
+    path = tmp_path / "w.jsonl"
+    path.write_text(json.dumps(good) + "\n" + json.dumps({"request": {"messages": "x"}, "response": 5}) + "\n")
+    doc = report(path)
+    bad = doc["calls"][1]
+    assert (bad["history_tokens"], bad["messages"], bad["prompt_tokens_reported"]) == (None, None, None)
+    assert [(i["line"], i["kind"]) for i in doc["issues"]] == [(2, "invalid_field"), (2, "invalid_field")]
+    res = CliRunner().invoke(main, ["report", str(path), "--jsonl"])
+    events = [json.loads(ln) for ln in res.output.splitlines()]
+    assert [e.get("index") for e in events[:2]] == [0, 1]
+    assert [(e["event"], e["line"], e["kind"]) for e in events[2:]] == [("issue", 2, "invalid_field")] * 2
+
+
 def test_bad_lines_are_counted_issues_and_nothing_is_lost(tmp_path: Path) -> None:
     good = {"request": {"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}]},
             "response": {"usage": {"prompt_tokens": 8, "completion_tokens": 1}}}

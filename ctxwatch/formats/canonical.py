@@ -580,7 +580,23 @@ class CanonicalReader(_MemoReader):
             call.window = win
         if isinstance(v.get("context"), str):
             call.context = v["context"]
-        return [call]
+        return [call, *_malformed(self.path, rec.line, req, resp, call)]
+
+
+def _malformed(path: str, line: int, req: dict[str, Any], resp: Any, call: ParsedCall) -> list[Issue]:
+    """``invalid_field`` issues for a record whose request history or response has the wrong JSON type; the
+    call is kept with that part unknown (a history of 0 tokens, or no usage, would pass for a real value)."""
+    problems = []
+    if "messages" in req:
+        bad = None if isinstance(req["messages"], list) else "request.messages is not a list"
+    else:  # the Responses API's input may be a string or a list of items
+        bad = None if isinstance(req.get("input"), (list, str, type(None))) else "request.input is not a list"
+    if bad:
+        call.messages = None
+        problems.append(f"{bad}: the history is unknown")
+    if resp is not None and not isinstance(resp, dict):
+        problems.append(f"response is a JSON {type(resp).__name__}, not an object: usage unknown")
+    return [Issue(path, line, "invalid_field", p) for p in problems]
 
 
 class ClaudeTraceReader(_MemoReader):
