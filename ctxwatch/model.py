@@ -357,7 +357,8 @@ class Call:
 
     @property
     def free_tokens(self) -> int | None:
-        """Window minus floor, history and reserve, in tokens (negative = overflow); ``None`` if unknown."""
+        """Window minus the prompt (:attr:`used_tokens`) and the reserve, in tokens (negative = overflow);
+        ``None`` if unknown."""
         if self.window is None or self.reserve_tokens is None:
             return None
         used = self.used_tokens
@@ -367,9 +368,10 @@ class Call:
 
     @property
     def used_tokens(self) -> int | None:
-        """Floor + history in tokens (the prompt), preferring the reported prompt size."""
-        if self.floor_tokens is not None and self.history_tokens is not None:
-            return self.floor_tokens + self.history_tokens
+        """The prompt in tokens, as the flags and the forecast see it (:attr:`prompt_tokens`): the reported
+        size when known, else the estimate (floor + history + the reply primer).  Floor + history alone can
+        differ from it by the primer and, for a tokenizer that is not the model's own, by the tokenizer gap;
+        "free" and "used %" follow the provider's count."""
         return self.prompt_tokens
 
     @property

@@ -83,7 +83,7 @@ from ctxwatch.config import (
     Settings,
 )
 from ctxwatch.model import Call, Message, MessageStat, ParsedCall
-from ctxwatch.tokens import Counter, counter_for
+from ctxwatch.tokens import REPLY_PRIMER, Counter, counter_for
 
 Fate = Literal["pinned", "kept", "summarised", "evicted"]
 Mode = Literal["summarise", "drop"]
@@ -558,7 +558,7 @@ def _crossing(hist: list[_Entry], c: int) -> list[str]:
 def plan_messages(messages: Sequence[Message | MessageStat], policy: Policy, *,
                   system: Sequence[str] | None = None, tools: Sequence[dict[str, Any]] | None = None,
                   counter: Counter | None = None, tokens: Sequence[int] | None = None,
-                  system_tokens: int | None = None, tools_tokens: int | None = None) -> Plan:
+                  system_tokens: int | None = None, tools_tokens: int | None = None, overhead: int = 0) -> Plan:
     """Plan the eviction for one call.
 
     Args:
@@ -571,6 +571,9 @@ def plan_messages(messages: Sequence[Message | MessageStat], policy: Policy, *,
         counter: token rules; default ``counter_for(None, None)`` (o200k_base, OpenAI framing).
         tokens: precomputed tokens per message (overrides counting; same length as ``messages``).
         system_tokens / tools_tokens: precomputed floor parts in tokens (override counting).
+        overhead: tokens every request carries outside its messages and floor (the reply primer,
+            :data:`ctxwatch.tokens.REPLY_PRIMER`, for a counted prompt), added to every size so that "before"
+            is the prompt the report shows.
 
     Returns:
         A :class:`Plan` made with ``policy.unit`` (see the module docstring): its ``lead`` says what stands
@@ -638,8 +641,8 @@ def plan_messages(messages: Sequence[Message | MessageStat], policy: Policy, *,
 
     def size(c: int) -> int:
         if c == 0:
-            return floor + suffix[0]
-        return floor + suffix[c] + summary + sum(f.tokens for f in reinjected(c))
+            return overhead + floor + suffix[0]
+        return overhead + floor + suffix[c] + summary + sum(f.tokens for f in reinjected(c))
 
     def has_lead(c: int) -> bool:
         """A user message (the summary or a re-injected item) stands before the kept span of cut ``c``."""
@@ -721,7 +724,7 @@ def plan_messages(messages: Sequence[Message | MessageStat], policy: Policy, *,
             while k < len(extras) and extras[k][0] < p:
                 extra += extras[k][1]
                 k += 1
-            if floor + suffix[p] + summary + extra <= budget:
+            if overhead + floor + suffix[p] + summary + extra <= budget:
                 naive = p
                 break
         if naive is not None and naive != free_cut and naive < H and naive not in free_set:
@@ -1021,5 +1024,7 @@ def plan_call(call: ParsedCall, policy: Policy, counter: Counter | None = None, 
             tokens = scaled_to([counter.message_tokens(m) for m in msgs], history_tokens)
         return plan_messages(msgs, policy, counter=counter, tokens=tokens, system_tokens=floor_tokens or 0,
                              tools_tokens=0)
+    # (the prompt was counted here, so it carries the reply primer the accounting adds; an inferred floor above
+    # already holds it, being the reported prompt minus the history)
     return plan_messages(call.messages or [], policy, system=call.system or None, tools=call.tools or None,
-                         counter=counter)
+                         counter=counter, overhead=REPLY_PRIMER)

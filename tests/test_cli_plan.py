@@ -20,6 +20,9 @@ from ctxwatch.tokens import ANTHROPIC_TOOL_PREAMBLE, get_tokenizer
 
 TOK = get_tokenizer("o200k_base")
 O200K_FRAMING = 4  # tokens per message for o200k_base (ctxwatch/tokens.py, checked on the OpenAI batch sample)
+# Every request's prompt ends with the primer of the reply, <|im_start|>assistant<|im_sep|> (OpenAI cookbook,
+# "How to count tokens with tiktoken"): a counted prompt, and so a plan's before/after, includes these 3 tokens.
+PRIMER = 3
 
 
 def n(obj: object) -> int:
@@ -86,7 +89,7 @@ def test_plan_json_floor_and_fates(trace):
     assert len(msgs) == 1 + len(body["messages"])
     assert msgs[0] == {"index": 0, "role": "system", "tokens": system_tokens, "fate": "pinned"}
     assert [m["role"] for m in msgs[1:]] == [m["role"] for m in body["messages"]]
-    assert doc["before_tokens"] == system_tokens + tools_tokens + sum(m["tokens"] for m in msgs[1:])
+    assert doc["before_tokens"] == PRIMER + system_tokens + tools_tokens + sum(m["tokens"] for m in msgs[1:])
     # under budget (claude-sonnet-4 window 200k x 0.6, reserve = max_tokens 32000): nothing evicted
     assert doc["budget_tokens"] == min(int(200_000 * 0.6), 200_000 - body["max_tokens"])
     assert doc["fits"] and all(m["fate"] in ("pinned", "kept") for m in msgs) and doc["reinject"] == []
@@ -109,13 +112,13 @@ def test_plan_json_forced_eviction_keeps_the_floor(trace):
     doc = json.loads(out)
     assert doc["budget_tokens"] == window
     msgs = doc["messages"]
-    assert doc["before_tokens"] == floor + sum(m["tokens"] for m in msgs[1:]) > window
+    assert doc["before_tokens"] == PRIMER + floor + sum(m["tokens"] for m in msgs[1:]) > window
     # the only user turn is the first message (the rest are tool results), so the cut goes to the end:
     # everything but the pinned system prompt is summarised, and the task is re-injected
     assert [m["fate"] for m in msgs] == ["pinned"] + ["summarised"] * len(body["messages"])
     kinds = {r["kind"]: r["tokens"] for r in doc["reinject"]}
     assert kinds["task"] == task_tokens
-    assert doc["after_tokens"] == floor + 100 + sum(kinds.values()) <= window and doc["fits"]
+    assert doc["after_tokens"] == PRIMER + floor + 100 + sum(kinds.values()) <= window and doc["fits"]
     assert "summarised 7 messages" in doc["reason"]
 
 
@@ -281,8 +284,8 @@ def test_plan_claude_trace_forced_eviction_by_exchange(trace):
     # room for the floor, the summary, the re-injected items and the last two exchanges (4 messages),
     # not for a third
     summary = 50
-    window = floor + summary + task_tokens + tasks_tokens + sum(tokens[-4:]) + 1
-    assert floor + summary + task_tokens + tasks_tokens + sum(tokens[-6:]) > window
+    window = PRIMER + floor + summary + task_tokens + tasks_tokens + sum(tokens[-4:]) + 1
+    assert PRIMER + floor + summary + task_tokens + tasks_tokens + sum(tokens[-6:]) > window
     code, out = run("plan", str(path), "--index", str(last), "--window", str(window), "--budget-fraction", "1",
                     "--reserve", "0", "--keep-recent", "1", "--summary-tokens", str(summary), "--json")
     assert code == 0, out
@@ -301,7 +304,7 @@ def test_plan_claude_trace_forced_eviction_by_exchange(trace):
 
     history = [Message(m["role"], parts(m)) for m in body["messages"]]
     assert doc["messages"][0]["tokens"] == system_tokens
-    cut = check_exchange_plan(doc, history, 1, summary, items, system_tokens + tools_tokens, window)
+    cut = check_exchange_plan(doc, history, 1, summary, items, PRIMER + system_tokens + tools_tokens, window)
     assert cut == len(history) - 4 and doc["fits"]
     assert "summarised 3 messages" in doc["reason"] and "kept 4 messages (2 exchanges)" in doc["reason"]
 
@@ -402,3 +405,25 @@ def test_scaled_to_keeps_shares_and_the_exact_total():
     # 9.1, 1.3, 1.3, 1.3: the floors give 12; the one token left goes to the largest remainder (the first 1.3)
     assert scaled_to([7, 1, 1, 1], 13) == [9, 2, 1, 1]
     assert scaled_to([0, 0], 50) == [0, 0] and scaled_to([], 5) == []
+
+
+def test_plan_report_and_flags_agree_on_the_prompt_size():
+    """One prompt size everywhere: a plan's 'before', report's used and free, and a flag's overflow all count
+    the prompt the provider reported (with the reply primer), not floor + history alone (3 tokens apart)."""
+    demo = Path(__file__).resolve().parent.parent / "sample_logs" / "openai_chat_demo.jsonl"
+    code, out = run("report", str(demo), "--json")
+    doc = json.loads(out)
+    prompts = []
+    for c in doc["calls"]:
+        # the reported size, or (the last call failed: no usage) the estimate, which includes the primer
+        prompt = c["prompt_tokens_reported"] or c["prompt_tokens_estimated"]
+        assert c["free_tokens"] == c["window"] - prompt - c["reserve_tokens"]
+        assert c["used_fraction"] == round(prompt / c["window"], 4)
+        prompts.append(prompt)
+    assert doc["calls"][-1]["prompt_tokens_reported"] is None
+    for number in (1, 11, len(doc["calls"])):
+        code, out = run("plan", str(demo), "--call", str(number), "--json")
+        assert code == 0 and json.loads(out)["before_tokens"] == prompts[number - 1]
+    (over,) = [f for f in doc["flags"] if f["call"] == len(prompts) - 1 and f["kind"] == "reserve_breached"]
+    by = prompts[-1] + doc["calls"][-1]["reserve_tokens"] - doc["calls"][-1]["window"]
+    assert by == -doc["calls"][-1]["free_tokens"] and f"by {by:,} tokens" in over["reason"]

@@ -90,8 +90,10 @@ def bar_parts(call: Call, settings: Settings) -> BarParts:
     window = call.window
     used = floor + history + reserve
     if window:
-        free = window - used
-        scale = max(window, used)
+        # The same free as report and the flags: window minus the prompt as the provider counted it (which can
+        # exceed floor + history by the reply primer and the tokenizer gap) minus the reserve.
+        free = call.free_tokens if call.free_tokens is not None else window - used
+        scale = max(window, used, window - free)
         return BarParts(floor, history, reserve, free, scale, window, settings.trigger_tokens(window),
                         settings.budget_tokens(window))
     return BarParts(floor, history, reserve, None, max(1, used), None, None, None)
