@@ -748,27 +748,27 @@ def _analyze_stream(cs: list[Call], st: Settings, context: str, reset_set: set[i
 
         # -- estimate vs reported --
         e = c.prompt_estimated
-        diff = None
-        if occ is not None and reported is not None and e and cal:
-            diff = abs(reported - e * cal) / reported if reported else None
-        if diff is not None and diff > ESTIMATE_TOLERANCE:
-            if estimate_streak is None:
-                f = flag("estimate_disagrees", "info", c,
-                         f"calibrated estimate {_n(e * cal)} differs from the reported prompt {_n(reported)} "
-                         f"by {100 * diff:.0f}% at #{c.index + 1} (calibration {cal:.3f}): the log may not show "
-                         "everything that was sent",
-                         prompt_reported=reported, prompt_estimated=e, calibration=round(cal, 4),
-                         calibrated_estimate=round(e * cal), difference=round(diff, 4), calls=0,
-                         max_difference=round(diff, 4), max_call=c.index)
-                estimate_streak = _Streak(f, pos)
-            ev = estimate_streak.flag.evidence
-            ev["calls"] += 1
-            if diff > ev["max_difference"]:
-                ev["max_difference"], ev["max_call"] = round(diff, 4), c.index
-            if diff > ESTIMATE_WARN:
-                estimate_streak.flag.severity = "warn"
-        elif diff is not None:
-            estimate_streak = None
+        # a call without a comparison (no reported prompt, estimate or calibration) neither extends nor ends a streak
+        if occ is not None and reported and e and cal:
+            diff = abs(reported - e * cal) / reported
+            if diff > ESTIMATE_TOLERANCE:
+                if estimate_streak is None:
+                    f = flag("estimate_disagrees", "info", c,
+                             f"calibrated estimate {_n(e * cal)} differs from the reported prompt {_n(reported)} "
+                             f"by {100 * diff:.0f}% at #{c.index + 1} (calibration {cal:.3f}): the log may not "
+                             "show everything that was sent",
+                             prompt_reported=reported, prompt_estimated=e, calibration=round(cal, 4),
+                             calibrated_estimate=round(e * cal), difference=round(diff, 4), calls=0,
+                             max_difference=round(diff, 4), max_call=c.index)
+                    estimate_streak = _Streak(f, pos)
+                ev = estimate_streak.flag.evidence
+                ev["calls"] += 1
+                if diff > ev["max_difference"]:
+                    ev["max_difference"], ev["max_call"] = round(diff, 4), c.index
+                if diff > ESTIMATE_WARN:
+                    estimate_streak.flag.severity = "warn"
+            else:
+                estimate_streak = None
 
         # -- format rule and drift (B29) --
         if c.system_key is not None and c.system_key in system_texts:
@@ -790,6 +790,7 @@ def _analyze_stream(cs: list[Call], st: Settings, context: str, reset_set: set[i
                 if drift is None:
                     if first_drift is None:
                         first_drift = c.index
+                    assert rule is not None  # _response_features checks only against a rule
                     drift = flag("format_drift", "info", c, "", rule=rule.to_json(), first_call=c.index,
                                  first_score=chk.score, first_kind=chk.kind, worst_score=chk.score,
                                  worst_call=c.index, worst_kind=chk.kind, drifting_responses=0, kinds={},
@@ -1129,8 +1130,9 @@ def collect_texts(run: Run, context: str = "main", *, max_texts: int = MAX_SYSTE
             pc = None
         if pc is None:
             continue
-        if pc.system and run.calls[idx].system_key is not None:
-            texts[run.calls[idx].system_key] = "\n".join(pc.system)
+        key = run.calls[idx].system_key
+        if pc.system and key is not None:
+            texts[key] = "\n".join(pc.system)
         if idx == first.index and pc.messages:
             for m in pc.messages:
                 if m.role == "user":
@@ -1155,7 +1157,7 @@ def analyze_run(run: Run, *, texts: bool = True,
         risks: build each call's :class:`DriftRisk` (``False``: ``drift_risk`` stays empty, for reports that
             do not print them).
     """
-    resets = {int(r["at_call"]) for r in run.resets if isinstance(r.get("at_call"), int)}
+    resets = {int(at) for r in run.resets if isinstance(at := r.get("at_call"), int)}
     try:
         pending = run.pending_compactions()
     except Exception:  # a reader without the hook, or a reader bug: no pending compaction
