@@ -89,7 +89,7 @@ def build_items(call: Call, pc: ParsedCall | None) -> list[Item]:
     (:attr:`Call.messages`); per-tool tokens are marginal costs over the whole tools payload.
     """
     from ctxwatch.schema import marginal_costs, tool_name
-    from ctxwatch.tokens import counter_for
+    from ctxwatch.tokens import Counter, counter_for
 
     items: list[Item] = []
     if pc is not None and pc.system is not None:
@@ -115,16 +115,16 @@ def build_items(call: Call, pc: ParsedCall | None) -> list[Item]:
             costs, _total, _pre = marginal_costs(tools, counter)
         else:
             costs = [counter.tools_tokens([t]) for t in tools]
-        for t, n in zip(tools, costs, strict=True):
+        for t, cost in zip(tools, costs, strict=True):
             body = orjson.dumps(t, option=orjson.OPT_INDENT_2).decode()
-            items.append(Item(len(items), "tool", "tools", f"schema: {tool_name(t)}", n, _cap(body), len(body)))
+            items.append(Item(len(items), "tool", "tools", f"schema: {tool_name(t)}", cost, _cap(body), len(body)))
     if pc is None or pc.messages is None:
         for i, st in enumerate(call.messages):
             items.append(Item(len(items), "message", st.role, _stat_label(st.role, st.label, i), st.tokens, "", 0))
         return items
     names: dict[str, str] = {}
     aligned = len(call.messages) == len(pc.messages)
-    counter = None
+    msg_counter: Counter | None = None  # made on the first message that needs counting
     for i, m in enumerate(pc.messages):
         calls = [p for p in m.parts if p.kind == "tool_call"]
         for p in calls:
@@ -142,9 +142,9 @@ def build_items(call: Call, pc: ParsedCall | None) -> list[Item]:
         if aligned:
             n: int | None = call.messages[i].tokens
         else:
-            if counter is None:
-                counter = counter_for(call.model, call.provider)
-            n = counter.message_tokens(m)
+            if msg_counter is None:
+                msg_counter = counter_for(call.model, call.provider)
+            n = msg_counter.message_tokens(m)
         body = m.text()
         items.append(Item(len(items), "message", m.role, label, n, _cap(body), len(body)))
     if call.history_src == Src.INFERRED and call.history_tokens is not None and pc.messages:
