@@ -29,7 +29,7 @@ import os
 import stat as stat_mod
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -1003,7 +1003,7 @@ def watch(
     since: float | None = None,
     batch_bytes: int = DEFAULT_BATCH_BYTES,
     watcher: Watcher | None = None,
-) -> Iterator[list[WatchItem]]:
+) -> Generator[list[WatchItem], None, None]:
     """Follow files and directories until ``stop_event`` is set; a synchronous generator for a thread.
 
     The existing content is read first (in slices of ``batch_bytes`` with :class:`Progress` events), then
