@@ -463,8 +463,8 @@ def image_tokens(meta: dict[str, Any], provider: str | None) -> int:
     if meta.get("detail") == "low":
         return OPENAI_IMAGE_BASE
     scale = min(1.0, 2048 / max(w, h))
-    w, h = w * scale, h * scale
-    scale = min(1.0, 768 / min(w, h))
-    w, h = w * scale, h * scale
-    tiles = (-(-int(w) // 512)) * (-(-int(h) // 512))
+    sw, sh = w * scale, h * scale
+    scale = min(1.0, 768 / min(sw, sh))
+    sw, sh = sw * scale, sh * scale
+    tiles = (-(-int(sw) // 512)) * (-(-int(sh) // 512))
     return OPENAI_IMAGE_BASE + OPENAI_IMAGE_TILE * tiles
