@@ -50,6 +50,7 @@ from ctxwatch.planner import (
     SUMMARY_HEADER,
     UNITS,
     CompactAt,
+    Mode,
     Plan,
     Policy,
     Unit,
@@ -308,7 +309,7 @@ class ContextBudget:
         return (self.system_tokens if own else 0) + self.tools_tokens + sum(self.counter.message_tokens(m)
                                                                             for m in msgs)
 
-    def plan(self, messages: Sequence[dict[str, Any]], *, mode: str = "summarise", unit: Unit | None = None,
+    def plan(self, messages: Sequence[dict[str, Any]], *, mode: Mode = "summarise", unit: Unit | None = None,
              compact_at: CompactAt | None = None) -> Plan:
         """The eviction plan for ``messages`` (nothing is changed). ``mode``: ``summarise`` | ``drop``;
         ``unit``: ``exchange`` | ``turn``; ``compact_at``: ``trigger`` | ``budget`` (defaults: the
