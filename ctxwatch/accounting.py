@@ -171,7 +171,8 @@ class Accountant:
         if pc.tools:
             names = []
             for t in pc.tools:
-                fn = t.get("function") if isinstance(t.get("function"), dict) else t
+                f = t.get("function")
+                fn = f if isinstance(f, dict) else t
                 names.append(str(fn.get("name") or "?"))
             tool_names = tuple(names)
 

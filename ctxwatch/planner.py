@@ -496,7 +496,8 @@ def find_reinject(messages: Sequence[Message | MessageStat], counter: Counter,
                 tasks = item("tasks", body, j, f"{p.name} call in message {idx[j]}"
                              + (f" ({count} items)" if count else ""))
             elif n in PLAN_TOOLS:
-                body = a.get("plan") if isinstance(a, dict) and isinstance(a.get("plan"), str) else p.text
+                given = a.get("plan") if isinstance(a, dict) else None
+                body = given if isinstance(given, str) else p.text
                 plan, plan_tool = item("plan", body, j, f"{p.name} call in message {idx[j]}"), True
             path = _edited_path(p.name or "", a, p.text)
             if path:
