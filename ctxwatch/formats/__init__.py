@@ -100,7 +100,8 @@ class FormatSpec:
         name: short name for ``--format``.
         description: one line for ``ctxwatch formats``.
         sniff: returns a confidence in [0, 1] that a file is in this format.
-        reader: builds a :class:`Reader` for a path.
+        reader: builds a :class:`Reader` for a path (the batch formats' readers also take ``input_path``, the
+            request file a joined call was read with).
         document: the format is a whole-file JSON document, not a stream of records.
         needs_prefix: re-reading one call's text needs the file from its start (state spans records).
         records_independent: every record is read and accounted the same whatever came before it (the
@@ -112,7 +113,7 @@ class FormatSpec:
     name: str
     description: str
     sniff: Callable[[Sniff], float]
-    reader: Callable[[str], Reader]
+    reader: Callable[..., Reader]
     document: bool = False
     needs_prefix: bool = False
     records_independent: bool = False
