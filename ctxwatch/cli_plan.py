@@ -12,7 +12,7 @@ unreadable log, no such call, or unknown window.
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 import orjson
@@ -24,7 +24,7 @@ from ctxwatch.safetext import echo as _echo
 EXIT_USAGE = 2
 
 
-def _fail(msg: str) -> None:
+def _fail(msg: str) -> NoReturn:
     _echo(f"ctxwatch: {msg}", err=True)
     sys.exit(EXIT_USAGE)
 
