@@ -142,7 +142,7 @@ def openai_message(m: dict[str, Any]) -> Message:
     for tc in m.get("tool_calls") or []:
         if not isinstance(tc, dict):
             continue
-        fn = tc.get("function") if isinstance(tc.get("function"), dict) else {}
+        fn = f if isinstance(f := tc.get("function"), dict) else {}
         parts.append(Part("tool_call", json_text(fn.get("arguments") or ""), name=str(fn.get("name") or ""),
                           call_id=tc.get("id")))
     fc = m.get("function_call")
@@ -214,7 +214,7 @@ def openai_request_to_parts(body: dict[str, Any], memo: MessageMemo | None = Non
     are the floor).  ``tools`` includes legacy ``functions`` wrapped as tools.  Never raises on odd shapes.
     ``memo`` (optional) reuses messages re-sent from the previous call.
     """
-    raw = body.get("messages") if isinstance(body.get("messages"), list) else []
+    raw = r if isinstance(r := body.get("messages"), list) else []
     built = memo.messages(raw, openai_message) if memo is not None else [
         openai_message(m) if isinstance(m, dict) else None for m in raw]
     floor_roles = ("system", "developer")
@@ -360,7 +360,7 @@ def _anthropic_blocks(content: Any) -> list[Part]:
             parts.append(Part("tool_result", text, call_id=b.get("tool_use_id")))
             parts.extend(p for p in inner if p.kind in ("image", "document"))  # images inside results count (B03)
         elif t in ("image", "document"):
-            src = b.get("source") if isinstance(b.get("source"), dict) else {}
+            src = s if isinstance(s := b.get("source"), dict) else {}
             if src.get("type") == "base64":
                 p = image_part(str(src.get("data") or ""), {"media_type": src.get("media_type")}, base64_data=True)
             else:
@@ -391,7 +391,7 @@ def anthropic_request_to_parts(body: dict[str, Any], memo: MessageMemo | None = 
     elif isinstance(sys_field, list):
         system = [str(b.get("text") or "") if isinstance(b, dict) else str(b) for b in sys_field]
     messages: list[Message] = []
-    raw = body.get("messages") if isinstance(body.get("messages"), list) else []
+    raw = r if isinstance(r := body.get("messages"), list) else []
     built = memo.messages(raw, _anthropic_message) if memo is not None else [
         _anthropic_message(m) if isinstance(m, dict) else None for m in raw]
     for msg in built:
@@ -484,7 +484,7 @@ def _flavour(req: dict[str, Any], resp: Any) -> str:
     if "system" in req or any(isinstance(t, dict) and "input_schema" in t for t in req.get("tools") or []):
         return "anthropic"
     if isinstance(resp, dict):
-        u = resp.get("usage") if isinstance(resp.get("usage"), dict) else {}
+        u = us if isinstance(us := resp.get("usage"), dict) else {}
         if "cache_creation_input_tokens" in u or resp.get("type") == "message":
             return "anthropic"
         if isinstance(resp.get("output"), list):
@@ -607,7 +607,7 @@ class ClaudeTraceReader(_MemoReader):
         v = rec.value
         if not isinstance(v, dict) or not isinstance(v.get("request"), dict):
             return [Issue(self.path, rec.line, "unknown_record", "not a claude-trace exchange; skipped")]
-        rq, rs = v["request"], v.get("response") if isinstance(v.get("response"), dict) else {}
+        rq, rs = v["request"], r if isinstance(r := v.get("response"), dict) else {}
         body = rq.get("body")
         url = str(rq.get("url") or "")
         if not isinstance(body, dict) or ("messages" not in body and "/messages" not in url):

@@ -189,7 +189,7 @@ def item_message(item: Any) -> tuple[Message | None, bool]:
     kind = item.get("type")
     call_id = item.get("call_id") if isinstance(item.get("call_id"), str) else None
     if kind == "message":
-        role = item.get("role") if item.get("role") in ("user", "assistant", "developer", "system") else "user"
+        role = r if (r := item.get("role")) in ("user", "assistant", "developer", "system") else "user"
         parts = _content_parts(item.get("content"))
         label = None
         if role == "user" and parts and parts[0].kind == "text" and parts[0].text.lstrip().startswith(

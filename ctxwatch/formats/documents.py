@@ -219,7 +219,7 @@ def _inspect_content(content: Any) -> list[Part]:
             detail = c.get("detail")
             parts.append(image_part(str(c.get("image") or ""), {"detail": detail} if detail else None))
         elif t in ("audio", "video", "document", "data"):
-            raw = c.get(t) if isinstance(c.get(t), str) else ""
+            raw = r if isinstance(r := c.get(t), str) else ""
             parts.append(Part("document", "", meta={"type": t, "bytes": len(raw) * 3 // 4,
                                                     "format": c.get("format") or c.get("mime_type")}))
         else:
@@ -292,7 +292,7 @@ class InspectReader(Reader):
     def feed_document(self, value: Any) -> Iterable[Output]:
         """Read an ``EvalLog`` dict, or (``value`` a path string or ``None``) the ``.eval`` zip at ``self.path``."""
         if isinstance(value, dict):
-            return self._log(value.get("eval") if isinstance(value.get("eval"), dict) else {},
+            return self._log(ev if isinstance(ev := value.get("eval"), dict) else {},
                              value.get("samples") or [], None)
         return self._zip(value if isinstance(value, str) else self.path)
 
@@ -310,7 +310,7 @@ class InspectReader(Reader):
                         except orjson.JSONDecodeError as exc:
                             out.append(Issue(self.path, 0, "invalid_json", f"{hname}: {exc}"))
                         break
-                ev = header.get("eval") if isinstance(header, dict) and isinstance(header.get("eval"), dict) else {}
+                ev = h if isinstance(header, dict) and isinstance(h := header.get("eval"), dict) else {}
                 run_id = ev.get("run_id") if isinstance(ev.get("run_id"), str) else None
                 members = [n for n in names if n.startswith("samples/") and n.endswith(".json")]
                 if not members:
@@ -342,7 +342,7 @@ class InspectReader(Reader):
         if not isinstance(s, dict):
             return []
         src = _whole_file(self.path)
-        att = s.get("attachments") if isinstance(s.get("attachments"), dict) else {}
+        att = a if isinstance(a := s.get("attachments"), dict) else {}
         sid, epoch = s.get("id"), s.get("epoch")
         return [self._call(e, context, att, src, sid, epoch, n, run_id, member)
                 for n, (e, context) in enumerate(_walk_events(s.get("events"), []))]
@@ -351,7 +351,7 @@ class InspectReader(Reader):
               n: int, run_id: str | None, member: str | None) -> ParsedCall:
         model = e.get("model") if isinstance(e.get("model"), str) else None
         provider = _inspect_provider(model)
-        output = e.get("output") if isinstance(e.get("output"), dict) else {}
+        output = o if isinstance(o := e.get("output"), dict) else {}
         system: list[str] = []
         messages: list[Message] = []
         for m in e.get("input") or []:
@@ -368,7 +368,7 @@ class InspectReader(Reader):
             rmsg = inspect_message(_resolve(choices[0].get("message") or {}, att))
             info = ResponseInfo(text="".join(p.text for p in rmsg.parts if p.kind == "text"),
                                 tool_calls=len(rmsg.tool_call_ids()), finish_reason=choices[0].get("stop_reason"))
-        cfg = e.get("config") if isinstance(e.get("config"), dict) else {}
+        cfg = cf if isinstance(cf := e.get("config"), dict) else {}
         extra: dict[str, Any] = {"sample": sid, "epoch": epoch, "event": n, "inspect_model": model}
         if member:
             extra["member"] = member
@@ -444,7 +444,7 @@ class _OpenHandsHistory:
 
     def _observation(self, e: dict[str, Any]) -> None:
         tcm = e["tool_call_metadata"]
-        text = e.get("content") if isinstance(e.get("content"), str) else str(e.get("message") or "")
+        text = c if isinstance(c := e.get("content"), str) else str(e.get("message") or "")
         self.messages.append(Message("tool", [Part("tool_result", text, name=tcm.get("function_name"),
                                                    call_id=tcm.get("tool_call_id"))]))
 
@@ -561,7 +561,7 @@ def _swe_model(doc: dict[str, Any]) -> str | None:
             return None
     if not isinstance(rc, dict):
         return None
-    agent = rc.get("agent") if isinstance(rc.get("agent"), dict) else {}
+    agent = a if isinstance(a := rc.get("agent"), dict) else {}
     model = agent.get("model") if isinstance(agent.get("model"), dict) else rc.get("model")
     if isinstance(model, dict):
         name = model.get("name") or model.get("model_name")
@@ -588,7 +588,7 @@ class SweAgentReader(Reader):
         if not isinstance(value, dict) or not isinstance(value.get("history") or value.get("trajectory"), list):
             return [Issue(self.path, 0, "unknown_record", "not a SWE-agent trajectory (no history/trajectory)")]
         src = _whole_file(self.path)
-        info = value.get("info") if isinstance(value.get("info"), dict) else {}
+        info = i if isinstance(i := value.get("info"), dict) else {}
         stats = info.get("model_stats") if isinstance(info.get("model_stats"), dict) else None
         model = _swe_model(value)
         provider = provider_of_model(model)
@@ -704,7 +704,7 @@ class ClineReader(Reader):
                     why = d.get("cancelReason") or d.get("streamingFailedMessage") or "no token counts"
                     out.append(Issue(self.path, 0, "no_usage", f"entry {i} (ts {e.get('ts')}): {str(why)[:120]}"))
                     continue
-                mi = e.get("modelInfo") if isinstance(e.get("modelInfo"), dict) else {}
+                mi = m if isinstance(m := e.get("modelInfo"), dict) else {}
                 model = mi.get("modelId") if isinstance(mi.get("modelId"), str) else None
                 provider = _CLINE_PROVIDERS.get(str(mi.get("providerId"))) or provider_of_model(model)
                 extra: dict[str, Any] = {"index": i, "ts": e.get("ts")}

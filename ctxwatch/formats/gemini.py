@@ -180,7 +180,7 @@ def gemini_response_info(resp: Any) -> ResponseInfo | None:
     cands = resp.get("candidates")
     if not isinstance(cands, list) or not cands or not isinstance(cands[0], dict):
         return None
-    content = cands[0].get("content") if isinstance(cands[0].get("content"), dict) else {}
+    content = c if isinstance(c := cands[0].get("content"), dict) else {}
     parts = gemini_parts(content.get("parts"))
     text = "".join(p.text for p in parts if p.kind == "text")
     calls = sum(1 for p in parts if p.kind == "tool_call")
@@ -312,7 +312,7 @@ class GeminiCliReader(Reader):
 
     def _call(self, pos: int, src: SourceRef) -> ParsedCall:
         m = self.messages[pos]
-        tokens = m.get("tokens") if isinstance(m.get("tokens"), dict) else {}
+        tokens = t if isinstance(t := m.get("tokens"), dict) else {}
         content = [p for p in gemini_parts(m.get("content")) if p.kind == "text"]
         info = ResponseInfo(text="".join(p.text for p in content), tool_calls=len(m.get("toolCalls") or []))
         extra: dict[str, Any] = {"message_id": m.get("id")}
