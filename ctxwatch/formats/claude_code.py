@@ -387,8 +387,8 @@ class ClaudeCodeReader(Reader):
         self._last_node: dict[bool, str] = {}  # is-sidechain -> uuid of the latest node (lines w/o parentUuid)
         self._dirty: dict[str, _CallState] = {}  # coalesce: calls updated since they were last emitted
 
-    @property  # type: ignore[override]
-    def skip(self) -> Callable[[bytes], bool]:
+    @property
+    def skip(self) -> Callable[[bytes], bool]:  # type: ignore[override]  # never assigned; see docstring
         """The byte-level pre-filter, :meth:`_skip` (bound on access: a bound method stored on the reader
         would be a reference cycle, keeping every finished reader's state alive until the cyclic collector
         runs)."""
@@ -468,7 +468,7 @@ class ClaudeCodeReader(Reader):
         elif kind == "system":
             node = self._node_for(v, rec, "boundary" if v.get("subtype") == "compact_boundary" else "other")
             if node.kind == "boundary":
-                meta = v.get("compactMetadata") if isinstance(v.get("compactMetadata"), dict) else {}
+                meta = m if isinstance(m := v.get("compactMetadata"), dict) else {}
                 post = meta.get("postTokens")
                 pre = meta.get("preTokens")
                 # The history restarts here: the next call's whole history is in the file again, so the floor
@@ -552,7 +552,7 @@ class ClaudeCodeReader(Reader):
         if v.get("isApiErrorMessage") or model == "<synthetic>":
             self._node_for(v, rec, "other")  # API-error / interrupt placeholder: not a call, not sent back
             return []
-        uid = v.get("uuid") if isinstance(v.get("uuid"), str) and v.get("uuid") else f"@{rec.line}.{rec.part}"
+        uid = u if isinstance(u := v.get("uuid"), str) and u else f"@{rec.line}.{rec.part}"
         mid = msg.get("id") if isinstance(msg.get("id"), str) else None
         req = v.get("requestId") if isinstance(v.get("requestId"), str) else None
         key = f"{mid}:{req or ''}" if mid else f"uuid:{uid}"
