@@ -287,12 +287,12 @@ def _fix_anthropic_images(params: dict[str, Any], messages: list[Message]) -> No
 def _attach_request(call: ParsedCall, req: dict[str, Any], provider: str) -> None:
     """Fill a call's request fields (system, tools, messages, max output tokens) from a request object."""
     if provider == "anthropic":
-        params = req.get("params") if isinstance(req.get("params"), dict) else {}
+        params = p if isinstance(p := req.get("params"), dict) else {}
         system, tools, messages, mx = anthropic_request_to_parts(params)
         _fix_anthropic_images(params, messages)
         requested = params.get("model")
     else:
-        body = req.get("body") if isinstance(req.get("body"), dict) else {}
+        body = b if isinstance(b := req.get("body"), dict) else {}
         system, tools, messages, mx = _openai_request(str(req.get("url") or ""), body)
         requested = body.get("model")
     call.system, call.tools, call.messages, call.max_output_tokens = system, tools, messages, mx
@@ -367,7 +367,7 @@ def _anthropic_result(path: str, rec: Record, v: dict[str, Any]) -> Output:
         why = str(rtype or "unknown result type")
         err = res.get("error")
         if isinstance(err, dict):
-            inner = err.get("error") if isinstance(err.get("error"), dict) else err
+            inner = e if isinstance(e := err.get("error"), dict) else err
             why += f": {inner.get('type') or ''} {inner.get('message') or ''}".rstrip()
         return Issue(path, rec.line, "failed_request", f"batch request {cid!r} {why}; not counted")
     msg = res.get("message")
@@ -607,14 +607,16 @@ def read_batch_pair(paths: list[str]) -> tuple[list[ParsedCall], list[Issue]]:
             issues.append(Issue(f, 0, "not_batch", "not an OpenAI or Anthropic batch input/output file; skipped"))
         elif kinds[f] == ANTHROPIC_BATCH_OBJECT:
             issues.append(Issue(f, 1, "batch_object", "message batch object: it holds no calls; skipped"))
+    # every input and output kind has a provider, so the lookups below cannot miss
+    provider = {f: _PROVIDER[k] for f, k in kinds.items() if k in _PROVIDER}
     input_ids: dict[str, set[str]] = {}
     for f in inputs:
-        if sum(1 for g in inputs if _PROVIDER[kinds[g]] == _PROVIDER[kinds[f]]) > 1:  # type: ignore[index]
+        if sum(1 for g in inputs if provider[g] == provider[f]) > 1:
             input_ids[f] = _ids_in(f)
     pairing: dict[str, str | None] = {}
     for out in outputs:
-        prov = _PROVIDER[kinds[out]]  # type: ignore[index]
-        candidates = [i for i in inputs if _PROVIDER[kinds[i]] == prov]  # type: ignore[index]
+        prov = provider[out]
+        candidates = [i for i in inputs if provider[i] == prov]
         best, best_n = None, 0
         if len(candidates) == 1:
             best = candidates[0]  # the only input of this provider: no need to scan the output
