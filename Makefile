@@ -28,10 +28,12 @@ demo: $(VENV)/.installed
 
 test: $(VENV)/.installed-test
 	$(BIN)/ruff check ctxwatch tests
+	$(BIN)/mypy ctxwatch
 	$(BIN)/python -m pytest -q
 
 lint: $(VENV)/.installed-test
 	$(BIN)/ruff check ctxwatch tests
+	$(BIN)/mypy ctxwatch
 
 bench: $(VENV)/.installed-test
 	$(BIN)/python tests/benchmarks/bench_ingest.py

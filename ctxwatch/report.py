@@ -131,10 +131,10 @@ def session_totals(calls: list[Call], costs: list[Decimal | None] | None = None)
         u = c.usage
         if u:
             s["calls_with_usage"] += 1
-            for key, v in (("input_tokens", u.prompt_total), ("output_tokens", u.output),
-                           ("cache_read_tokens", u.cache_read), ("cache_write_tokens", u.cache_write)):
+            for name, v in (("input_tokens", u.prompt_total), ("output_tokens", u.output),
+                            ("cache_read_tokens", u.cache_read), ("cache_write_tokens", u.cache_write)):
                 if v is not None:
-                    s[key] = (s[key] or 0) + v
+                    s[name] = (s[name] or 0) + v
         p = c.prompt_tokens
         if c.context == "main" and p is not None and (s["peak_prompt_tokens"] is None or p > s["peak_prompt_tokens"]):
             s["peak_prompt_tokens"] = p

@@ -16,7 +16,7 @@ import math
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import ClassVar, Literal
 
 from rich.cells import cell_len, set_cell_size
 from rich.segment import Segment
@@ -925,8 +925,8 @@ class TrendChart(PlotextPlot):
             return super().render()
         data_top = max([*s.total, *(r for r in s.reported if r is not None), 1])
         values = {"trigger": s.trigger, "budget": s.budget, "limit": s.limit}
-        lines = [(values[attr], letter, name, colour) for attr, letter, name, colour in THRESHOLD_LINES
-                 if values[attr] is not None]
+        lines = [(v, letter, name, colour) for attr, letter, name, colour in THRESHOLD_LINES
+                 if (v := values[attr]) is not None]
         # Thresholds within twice the data's peak are drawn; the others are named under the chart so
         # that a run far from its limits still shows its own trend.
         shown = [ln for ln in lines if ln[0] <= 2 * data_top]
@@ -936,8 +936,10 @@ class TrendChart(PlotextPlot):
         bars = self._xmode == "index" and len(s.x) <= max(4, (width - 8) // 3)
         if bars:
             # Few calls: one stacked bar per call.
+            # (plotext takes one colour and marker per stacked series; its annotations say one for all)
             plt.stacked_bar(s.x, [s.floor, [t - f for t, f in zip(s.total, s.floor, strict=True)]],
-                            color=["magenta", "cyan"], marker=[CHART_MARKERS["floor"], CHART_MARKERS["history"]],
+                            color=["magenta", "cyan"],  # type: ignore[arg-type]
+                            marker=[CHART_MARKERS["floor"], CHART_MARKERS["history"]],  # type: ignore[arg-type]
                             width=0.6)
         else:
             # Many calls (or wall time): stacked areas, floor drawn over floor + history.
@@ -953,7 +955,8 @@ class TrendChart(PlotextPlot):
             x0, x1 = x0 - 0.5, x1 + 0.5  # room for the first and last bars
         # Each threshold row is labelled beside the axis (y_axis); tall charts also name the lines on them, at
         # different places along the rows so that names on neighbouring rows do not run into each other.
-        where = [(x0, "left"), (x1, "right"), ((x0 + x1) / 2, "center")]
+        where: list[tuple[float, Literal["left", "right", "center"]]] = [
+            (x0, "left"), (x1, "right"), ((x0 + x1) / 2, "center")]
         for n, (_row, value, names, colour) in enumerate(axis.lines):
             plt.hline(value, colour)
             if axis.rows >= NAMED_LINE_ROWS:
