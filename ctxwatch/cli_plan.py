@@ -70,28 +70,27 @@ def pick_index(number: int | None, index: int | None) -> int | None:
     return index
 
 
-def load_call(path: str, fmt: str | None, settings: Settings, call: int | None,
+def load_call(paths: tuple[str, ...], fmt: str | None, settings: Settings, call: int | None,
               default: str = "plan") -> tuple[Any, Call, ParsedCall]:
-    """Load the log and re-read one call with its text.
+    """Load the logs (like ``report`` and ``check``: a file, a batch input/output pair or a folder, so a call
+    number they print names the same call here) and re-read one call with its text.
 
     Args:
-        path: the log file. fmt: format name or ``None`` (detect). settings: thresholds.
+        paths: the log file(s) or folder(s). fmt: format name or ``None`` (detect). settings: thresholds.
         call: 0-based call index as in ``report --json`` (negative counts from the end; see
             :func:`pick_index`), or ``None`` for the default (:func:`default_plan_call` /
             :func:`default_schema_call`, by ``default``).
 
     Returns:
-        ``(run, call summary, parsed call)``. Exits with status 2 (message on stderr) when the log cannot be
-        read, has no calls, the index is out of range, or the call cannot be re-read.
+        ``(run, call summary, parsed call)``. Exits with status 2 (message on stderr) when the logs cannot be
+        read, have no calls, the index is out of range, or the call cannot be re-read.
     """
-    from ctxwatch.run import LogError, load_run, reload_call
+    from ctxwatch.cli import load_paths
+    from ctxwatch.run import LogError, reload_parsed, resolve_spec
 
-    try:
-        run = load_run(path, fmt, settings)
-    except LogError as exc:
-        _fail(str(exc))
+    run = load_paths(paths, fmt, settings)
     if not run.calls:
-        _fail(f"{path}: no calls found" + (f" ({len(run.issues)} issues)" if run.issues else ""))
+        _fail(f"{run.path}: no calls found" + (f" ({len(run.issues)} issues)" if run.issues else ""))
     n = len(run.calls)
     if call is None:
         idx = default_plan_call(run.calls) if default == "plan" else default_schema_call(run.calls)
@@ -100,10 +99,15 @@ def load_call(path: str, fmt: str | None, settings: Settings, call: int | None,
         if not 0 <= idx < n:
             shown = f"#{call + 1}" if call >= 0 else f"{call} from the end"
             _fail(f"call {shown}: the log has {n} calls (#1..#{n}; --index 0..{n - 1})")
-    pc = reload_call(run, idx)
+    summary = run.calls[idx]
+    try:  # (a folder may mix formats: the call is re-read with its own file's)
+        spec = resolve_spec(summary.source.path, fmt) if "input_path" not in summary.extra else run.spec
+    except LogError:
+        spec = run.spec
+    pc = reload_parsed(spec, summary)
     if pc is None:
-        _fail(f"{path}: call {idx} could not be re-read (the file changed?)")
-    return run, run.calls[idx], pc
+        _fail(f"{summary.source.path}: call #{idx + 1} could not be re-read (the file changed?)")
+    return run, summary, pc
 
 
 def _i(v: int | None) -> str:
@@ -111,7 +115,7 @@ def _i(v: int | None) -> str:
 
 
 @click.command("plan")
-@click.argument("path", type=click.Path())
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
 @click.option("--call", "call_number", type=int, default=None,
               help="The call #N as `check`, `report` and the dashboard number it, from 1 (negative: from the end). "
                    "Default: the last real call.")
@@ -145,12 +149,15 @@ def _i(v: int | None) -> str:
 @click.option("--format", "fmt", default=None, help="Log format (see `ctxwatch formats`); default: detect.")
 @click.option("--config", type=click.Path(dir_okay=False), default=None, help="Config file (TOML).")
 @click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON (keys in the README).")
-def plan_cmd(path: str, call_number: int | None, call_index: int | None, keep_recent: int | None,
+def plan_cmd(paths: tuple[str, ...], call_number: int | None, call_index: int | None, keep_recent: int | None,
              budget_fraction: float | None,
              trigger: float | None, reserve: float | None, window: int | None, summary_tokens: int | None,
              mode: str, unit: str, reinject: bool, compact_at: str, fmt: str | None, config: str | None,
              as_json: bool) -> None:
-    """Preview the eviction plan of one call of PATH: what is pinned, kept, summarised or evicted.
+    """Preview the eviction plan of one call of PATHS: what is pinned, kept, summarised or evicted.
+
+    PATHS is a log file, or (like `report` and `check`, whose call numbers --call takes) a batch input/output
+    pair or a folder of logs.
 
     The system prompt and tool schemas are pinned; tool calls stay with their results; the newest
     --keep-recent exchanges (or turns, with --unit turn) are kept; the history sent after the plan starts on
@@ -163,7 +170,8 @@ def plan_cmd(path: str, call_number: int | None, call_index: int | None, keep_re
 
     settings = _settings(config, budget_fraction=budget_fraction, trigger=trigger, keep_recent=keep_recent,
                          summary_tokens=summary_tokens)
-    _run, call, pc = load_call(path, fmt, settings, pick_index(call_number, call_index), "plan")
+    _run, call, pc = load_call(paths, fmt, settings, pick_index(call_number, call_index), "plan")
+    path = call.source.path
     why = unplannable(call, pc)
     if why:
         _fail(f"{path}: call {call.index} (#{call.index + 1}): {why}")
@@ -210,7 +218,7 @@ def plan_cmd(path: str, call_number: int | None, call_index: int | None, keep_re
 
 
 @click.command("schema")
-@click.argument("path", type=click.Path())
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
 @click.option("--call", "call_number", type=int, default=None,
               help="The call #N as `check`, `report` and the dashboard number it, from 1 (negative: from the end). "
                    "Default: the last call with tools.")
@@ -219,9 +227,10 @@ def plan_cmd(path: str, call_number: int | None, call_index: int | None, keep_re
 @click.option("--format", "fmt", default=None, help="Log format (see `ctxwatch formats`); default: detect.")
 @click.option("--config", type=click.Path(dir_okay=False), default=None, help="Config file (TOML).")
 @click.option("--json", "as_json", is_flag=True, help="Print the analysis as JSON.")
-def schema_cmd(path: str, call_number: int | None, call_index: int | None, fmt: str | None, config: str | None,
-               as_json: bool) -> None:
-    """Tool-schema floor of one call of PATH: per-tool cost and what a compacted schema would save.
+def schema_cmd(paths: tuple[str, ...], call_number: int | None, call_index: int | None, fmt: str | None,
+               config: str | None, as_json: bool) -> None:
+    """Tool-schema floor of one call of PATHS (a log, a batch pair or a folder, as for `report`): per-tool cost
+    and what a compacted schema would save.
 
     Per-tool cost = the whole tools payload minus the payload without that tool (the fixed preamble is shown
     once). The compaction preview drops examples/title/default/$comment and trims descriptions to their first
@@ -231,7 +240,8 @@ def schema_cmd(path: str, call_number: int | None, call_index: int | None, fmt: 
     from ctxwatch.tokens import counter_for
 
     settings = _settings(config)
-    run, call, pc = load_call(path, fmt, settings, pick_index(call_number, call_index), "schema")
+    run, call, pc = load_call(paths, fmt, settings, pick_index(call_number, call_index), "schema")
+    path = call.source.path
     if pc.tools is None:
         _fail(f"call {call.index} (#{call.index + 1}): this log format does not record tool schemas")
     same = sum(1 for c in run.calls if c.tools_key is not None and c.tools_key == call.tools_key)

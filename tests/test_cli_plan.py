@@ -427,3 +427,32 @@ def test_plan_report_and_flags_agree_on_the_prompt_size():
     (over,) = [f for f in doc["flags"] if f["call"] == len(prompts) - 1 and f["kind"] == "reserve_breached"]
     by = prompts[-1] + doc["calls"][-1]["reserve_tokens"] - doc["calls"][-1]["window"]
     assert by == -doc["calls"][-1]["free_tokens"] and f"by {by:,} tokens" in over["reason"]
+
+
+def test_plan_takes_the_paths_and_numbers_of_report_and_check(tmp_path):
+    """A batch pair whose results come in another order than the requests, and a folder: --call N is the #N
+    report printed for the same paths (the pair's #1 is the first result line, not the first request)."""
+    src = Path(__file__).resolve().parent.parent / "sample_logs" / "openai-batch"
+    inp = tmp_path / "pair" / "batch_input.jsonl"
+    out = tmp_path / "pair" / "batch_output.jsonl"
+    inp.parent.mkdir()
+    inp.write_text((src / "batch_input.jsonl").read_text())
+    results = (src / "batch_output.jsonl").read_text().splitlines(keepends=True)
+    out.write_text("".join(reversed(results)))
+    first_id = json.loads(results[-1])["custom_id"]
+    code, rep = run("report", str(inp), str(out), "--json")
+    calls = json.loads(rep)["calls"]
+    assert code == 0 and calls[0]["line"] == 1 and calls[0]["file"] == str(out)
+    request_line = next(i for i, ln in enumerate(inp.read_text().splitlines(), 1)
+                        if json.loads(ln)["custom_id"] == first_id)
+    code, text = run("plan", str(inp), str(out), "--call", "1")
+    assert code == 0 and text.splitlines()[0].startswith(f"{out}  #1 (line 1)")
+    code, by_pair = run("plan", str(inp), str(out), "--call", "1", "--json")
+    code2, by_folder = run("plan", str(inp.parent), "--call", "1", "--json")
+    assert code == code2 == 0 and by_pair == by_folder
+    # the plan is of that result's request: its prompt counted here from the request line (plain strings)
+    def prompt(line_no: int) -> int:
+        body = json.loads(inp.read_text().splitlines()[line_no - 1])["body"]
+        return PRIMER + sum(O200K_FRAMING + TOK.count(m["content"]) for m in body["messages"])
+
+    assert json.loads(by_pair)["before_tokens"] == prompt(request_line) != prompt(1)
