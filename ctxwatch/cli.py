@@ -137,7 +137,8 @@ def watch_cmd(paths: tuple[str, ...], config: str | None, window: int | None, bu
 
 
 def _fmt_int(v: int | None) -> str:
-    return "-" if v is None else f"{v:,}"
+    """``12,345``, or ``?`` for unknown (the mark the dashboard and the legend use)."""
+    return "?" if v is None else f"{v:,}"
 
 
 @main.command("report")
@@ -191,7 +192,7 @@ def report_cmd(paths: tuple[str, ...], config: str | None, window: int | None, b
     _echo(f"{'#':>4} {'line':>6} {'model':<28} {'window':>9} {'floor':>9} {'history':>9} {'reserve':>8} "
                f"{'free':>9} {'used%':>6} {'reported':>9}")
     for c in doc["calls"]:
-        used = "-"
+        used = "?"
         if c["window"] and c["free_tokens"] is not None and c["reserve_tokens"] is not None:
             # (from the counts: used_fraction is already rounded to 4 places, and rounding twice can be 0.1 off)
             used = f"{100 * (c['window'] - c['free_tokens'] - c['reserve_tokens']) / c['window']:.1f}"
@@ -216,8 +217,9 @@ def report_cmd(paths: tuple[str, ...], config: str | None, window: int | None, b
         legend += "; floor~ = inferred (reported prompt minus estimated history)"
     if any(c["history_source"] == "inferred" for c in doc["calls"]):
         legend += "; history~ = inferred (reported prompt minus the context's floor)"
-    if any(c["floor_tokens"] is None and c["prompt_tokens_reported"] is not None for c in doc["calls"]):
-        legend += "; - = unknown (e.g. the log starts mid-session: only the reported total is known)"
+    if any(v is None for c in doc["calls"] for v in (c["floor_tokens"], c["history_tokens"], c["window"],
+                                                     c["prompt_tokens_reported"])):
+        legend += "; ? = unknown, never guessed (e.g. a log that starts mid-session, or reports no usage)"
     tokenizers = sorted({c["tokenizer"] for c in doc["calls"]})
     if tokenizers:
         legend += "; estimates use " + ", ".join(tokenizers)
@@ -228,8 +230,9 @@ def report_cmd(paths: tuple[str, ...], config: str | None, window: int | None, b
     flags = doc["flags"]
     if flags:
         worst = [f for f in flags if f["severity"] == "critical"] or [f for f in flags if f["severity"] == "warn"]
-        _echo(f"flags: {len(flags)} ({sum(f['severity'] == 'critical' for f in flags)} critical, "
-              f"{sum(f['severity'] == 'warn' for f in flags)} warn; all of them: ctxwatch check)")
+        counts = {sev: sum(f["severity"] == sev for f in flags) for sev in ("critical", "warn", "info")}
+        _echo(f"flags: {len(flags)} ({counts['critical']} critical, {counts['warn']} warn, {counts['info']} info; "
+              "all of them: ctxwatch check)")
         for f in worst[:5]:
             _echo(f"  {f['severity'].upper():<8} #{f['call'] + 1:<4} {f['kind']}  {clean(f['reason'])[:160]}")
     _echo(f"forecast: {doc['forecast']['text']}")

@@ -576,5 +576,8 @@ def test_text_report_names_the_worst_flags() -> None:
     res = CliRunner().invoke(main, ["report", str(Path(__file__).resolve().parent.parent / "sample_logs" /
                                                   "openai_chat_demo.jsonl")])
     assert res.exit_code == 0
-    assert "flags: 6 (3 critical, 3 warn" in res.output
+    assert "flags: 6 (3 critical, 3 warn, 0 info; all of them: ctxwatch check)" in res.output
     assert "CRITICAL #13   system_prompt_evicted  system prompt absent from request #13" in res.output
+    # The last call failed (no usage in the log): its reported column says unknown the way the legend does.
+    last = next(ln for ln in res.output.splitlines() if ln.startswith("  20 "))
+    assert last.split()[-1] == "?" and "? = unknown, never guessed" in res.output

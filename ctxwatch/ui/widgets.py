@@ -348,7 +348,7 @@ def cell_texts(call: Call, settings: Settings) -> tuple[list[str], str]:
         tx.marked(call.history_tokens, call.history_src),
         tx.marked(call.reserve_tokens, call.reserve_src),
         used.plain,
-        tx.tokens(call.prompt_reported) if call.prompt_reported is not None else "-",
+        tx.tokens(call.prompt_reported),  # ("?" when the log reports no usage for the call)
     ], str(used.style or "")
 
 
