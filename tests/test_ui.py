@@ -249,9 +249,19 @@ async def test_enter_opens_detail_with_every_item(log: Path) -> None:
         assert labels == ["system prompt", "schema: read_file", "user", "assistant", "user", "assistant", "user"]
         assert screen.items[2].text.startswith("step 0: ")
         assert screen.error is None
-        await pilot.press("o")
+        await pilot.press("down", "down")  # on the first user message
+        assert screen.selected_item().label == "user"
+        await pilot.press("o")  # biggest first, from the top
         assert screen.order == "size"
-        assert screen.selected_item().label == "system prompt"  # the selection stays on its item
+        biggest = max(screen.items, key=lambda it: it.tokens or 0)
+        assert screen.selected_item() is biggest
+        await pilot.press("end")  # the smallest (of those tied, the last)
+        assert screen.selected_item().tokens == min(it.tokens or 0 for it in screen.items)
+        assert screen.query_one("#items").cursor_row == len(screen.items) - 1
+        await pilot.press("home")
+        assert screen.selected_item() is biggest
+        await pilot.press("o")  # back to prompt order: the cursor stays on its item
+        assert screen.order == "prompt" and screen.selected_item() is biggest
         await pilot.press("space")
         assert screen.expanded
         await pilot.press("escape")
@@ -527,7 +537,7 @@ async def test_folder_follows_newest_session_and_o_switches(tmp_path: Path) -> N
         assert app.sessions == [str(new), str(old)] and app.auto_session
         await pilot.press("o")
         assert isinstance(app.screen, SessionPicker)
-        await pilot.press("down", "down", "enter")  # auto, new, old
+        await pilot.press("j", "j", "k", "j", "enter")  # auto, new, old (j/k move as in the calls table)
         assert await wait_for(pilot, lambda: app.log_path == str(old) and app.loaded and len(app.calls) == 2)
         assert not app.auto_session and isinstance(app.screen, MainScreen)
 

@@ -183,6 +183,9 @@ class DetailScreen(Screen[None]):
         Binding("e", "app.evict", "Evict"),
         Binding("j", "down", "Down", show=False),
         Binding("k", "up", "Up", show=False),
+        # (priority: the table's own home/end scroll without moving the cursor, so the body would not follow)
+        Binding("home", "first", "First", show=False, priority=True),
+        Binding("end", "last", "Last", show=False, priority=True),
     ]
 
     DEFAULT_CSS = """
@@ -334,10 +337,22 @@ class DetailScreen(Screen[None]):
         self._show_selected()
 
     def action_toggle_order(self) -> None:
-        """Switch between prompt order and biggest first."""
+        """Switch between prompt order and biggest first: biggest first starts at the top (the biggest item);
+        back in prompt order the cursor stays on the item it was on."""
         it = self.selected_item()
         self.order = "size" if self.order == "prompt" else "prompt"
         self._fill(it.position if it is not None else None)
+        if self.order == "size":
+            self.action_first()
+
+    def action_first(self) -> None:
+        """First item."""
+        self.query_one("#items", DataTable).move_cursor(row=0)
+
+    def action_last(self) -> None:
+        """Last item."""
+        table = self.query_one("#items", DataTable)
+        table.move_cursor(row=max(0, table.row_count - 1))
 
     def action_down(self) -> None:
         """Next item."""
@@ -737,7 +752,11 @@ class SessionPicker(ModalScreen[str | None]):
     Dismisses with the chosen path, :data:`AUTO` for automatic, or ``None`` when cancelled.
     """
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "cancel", "Cancel"),
+        Binding("j", "down", "Down", show=False),
+        Binding("k", "up", "Up", show=False),
+    ]
 
     DEFAULT_CSS = """
     SessionPicker { align: center middle; }
@@ -773,6 +792,14 @@ class SessionPicker(ModalScreen[str | None]):
             yield Static(Text(f"Sessions in {os.path.basename(self.folder.rstrip(os.sep)) or self.folder} "
                               "(newest first)", style="bold"))
             yield OptionList(*options)
+
+    def action_down(self) -> None:
+        """Next session (j, as in the calls table)."""
+        self.query_one(OptionList).action_cursor_down()
+
+    def action_up(self) -> None:
+        """Previous session (k)."""
+        self.query_one(OptionList).action_cursor_up()
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         """Dismiss with the chosen session."""
