@@ -365,6 +365,23 @@ async def test_slash_filters_calls(tmp_path: Path) -> None:
         assert app.filter_text == "" and table(app).row_count == 10
 
 
+async def test_the_filter_matches_numbers_as_the_table_shows_them(log: Path) -> None:
+    """A number typed as the table shows it (with thousands separators, or a used % with one decimal) finds
+    its call, as the bare number does."""
+    app = CtxwatchApp(str(log))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await loaded(pilot, 12)
+        call = app.calls[11]
+        reported = call.prompt_reported
+        assert reported is not None and reported >= 1000 and call.used_fraction is not None
+        for query in (f"{reported:,}", str(reported), f"{100 * call.used_fraction:.1f}%"):
+            await pilot.press("slash", *query, "enter")
+            assert app.filter_text == query and 11 in app.view, query
+            await pilot.press("slash", "escape")
+        await pilot.press("slash", *f"{reported + 1:,}", "enter")
+        assert 11 not in app.view
+
+
 async def test_question_mark_opens_help(log: Path) -> None:
     app = CtxwatchApp(str(log))
     async with app.run_test(size=(100, 30)) as pilot:

@@ -329,10 +329,13 @@ def short_model(model: str | None) -> str:
 
 def row_text(call: Call) -> str:
     """Lower-case text a filter matches against: call number (index + 1), time, model, context, session and
-    the numbers."""
+    the numbers, each as typed (``33153``) and as shown (``33,153``), and the used % as shown (``64.2%``)."""
+    numbers = [n for n in (call.floor_tokens, call.history_tokens, call.reserve_tokens, call.prompt_reported)
+               if n is not None]
+    used = call.used_fraction
     return " ".join(str(x) for x in (
         call.index + 1, tx.clock(call.timestamp), call.model or "", call.context, call.session or "",
-        call.floor_tokens, call.history_tokens, call.reserve_tokens, call.prompt_reported,
+        *numbers, *(f"{n:,}" for n in numbers if n >= 1000), f"{100 * used:.1f}%" if used is not None else "",
         "compaction" if call.compaction else "")).lower()
 
 
