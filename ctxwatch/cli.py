@@ -83,6 +83,7 @@ def main() -> None:
 
     \b
     ctxwatch PATH              open the dashboard and follow the log live
+                               (the same as: ctxwatch watch PATH)
     ctxwatch report PATH       per-call numbers (text, --json, or --follow --jsonl)
     ctxwatch check PATH        flags for CI/cron (exit 1 at or above --fail-on)
     ctxwatch plan PATH         preview the eviction plan of a call

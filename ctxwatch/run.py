@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 
 from ctxwatch.accounting import Accountant
 from ctxwatch.config import Settings
-from ctxwatch.formats import FormatSpec, Reader, detect, get_format
+from ctxwatch.formats import FormatSpec, Reader, detect, get_format, sniff_file
 from ctxwatch.jsonstream import Record, decode_line, iter_records, read_document
 from ctxwatch.model import Call, Issue, ParsedCall
 
@@ -440,7 +440,14 @@ def resolve_spec(path: str, fmt: str | None) -> FormatSpec:
     if spec is None:
         if os.path.getsize(path) == 0:
             return get_format("canonical")  # an empty file being written: wait for records
-        raise UnknownFormat(f"{path}: format not recognised (see `ctxwatch formats`, or pass --format NAME)")
+        why = ""
+        try:
+            sn = sniff_file(path)
+            if not sn.values and sn.document is None and sn.head.strip():
+                why = "; none of its first lines is JSON"
+        except OSError:
+            pass
+        raise UnknownFormat(f"{path}: format not recognised{why} (see `ctxwatch formats`, or pass --format NAME)")
     return spec
 
 
@@ -483,6 +490,8 @@ def load_run(path: str, fmt: str | None = None, settings: Settings | None = None
                 records = -1
     if records < 0:
         records = run.read_file(path, progress=progress)
+    if records == 0 and not run.issues and os.path.getsize(path) == 0:
+        run.issues.append(Issue(path, 0, "empty_file", "the file is empty: no record to read yet"))
     if fmt and records and not run.calls and not any(i.line for i in run.issues):
         # A forced --format that silently reads nothing from a file full of records is almost surely the
         # wrong one; saying so keeps `check` from passing a log it never read. (When the reader already

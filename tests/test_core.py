@@ -280,6 +280,19 @@ def test_a_record_with_wrongly_typed_parts_is_kept_with_those_parts_unknown(tmp_
     assert [(e["event"], e["line"], e["kind"]) for e in events[2:]] == [("issue", 2, "invalid_field")] * 2
 
 
+def test_an_empty_file_and_a_file_of_no_json_say_so(tmp_path: Path) -> None:
+    """An empty log reads as no calls with a note saying it is empty (exit 0: a log being created); a file
+    with no JSON line is unreadable, and the message says that none of its lines is JSON."""
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    doc = report(empty)
+    assert doc["calls"] == [] and [(i["line"], i["kind"]) for i in doc["issues"]] == [(0, "empty_file")]
+    text = tmp_path / "notes.jsonl"
+    text.write_text("hello\nworld\n")
+    res = CliRunner().invoke(main, ["report", str(text)])
+    assert res.exit_code == 2 and "format not recognised; none of its first lines is JSON" in res.stderr
+
+
 def test_bad_lines_are_counted_issues_and_nothing_is_lost(tmp_path: Path) -> None:
     good = {"request": {"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}]},
             "response": {"usage": {"prompt_tokens": 8, "completion_tokens": 1}}}
