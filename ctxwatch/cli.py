@@ -189,7 +189,8 @@ def report_cmd(paths: tuple[str, ...], config: str | None, window: int | None, b
     if as_json:
         _write_bytes(orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE))
         return
-    _echo(f"{clean(doc['file'])}  format={doc['format']}  calls={len(doc['calls'])}  issues={len(doc['issues'])}")
+    _echo(f"{clean(doc['file'])}  format={'+'.join(doc['formats'])}  calls={len(doc['calls'])}  "
+          f"issues={len(doc['issues'])}")
     _echo(f"{'#':>4} {'line':>6} {'model':<28} {'window':>9} {'floor':>9} {'history':>9} {'reserve':>8} "
                f"{'free':>9} {'used%':>6} {'reported':>9}")
     for c in doc["calls"]:

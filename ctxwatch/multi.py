@@ -92,6 +92,7 @@ def load_many(paths: list[str], fmt: str | None, settings: Settings | None = Non
     if first is None:
         raise LogError(f"{', '.join(paths)}: no log in a recognised format")
     run = Run(" + ".join(paths), first, settings)
+    run.formats = sorted(names, key=lambda n: (n != first.name, n))  # (the run's own format first)
     batch: list[str] = []
     for f in files:
         spec = specs[f]
@@ -193,6 +194,7 @@ def _assemble(paths: list[str], files: list[str], results: Iterator[_Result], se
         return None
     if run is None:
         raise LogError(f"{', '.join(paths)}: no log in a recognised format")
+    run.formats = sorted(names, key=lambda n: (n != run.spec.name, n))  # (the run's own format first)
     run.issues.extend(skipped)
     _add_batch(run, batch)
     run.path = str(Path(paths[0])) if len(paths) == 1 else run.path

@@ -1,6 +1,7 @@
 """The ``ctxwatch report --json`` document (schema documented in the README; later versions only add keys).
 
-Top level: ``file``, ``format``, ``settings``, ``calls`` (one object per call, see :func:`call_json`),
+Top level: ``file``, ``format`` (the first file's), ``formats`` (every format read, for a folder),
+``settings``, ``calls`` (one object per call, see :func:`call_json`),
 ``sessions`` (per-session totals of reported usage, each response counted once), ``calibration`` and
 ``issues`` (one per bad line: ``line``, ``kind``, ``message``, ``file``).
 """
@@ -159,6 +160,7 @@ def report_json(run: Run) -> dict[str, Any]:
     doc = {
         "file": run.path,
         "format": run.spec.name,
+        "formats": list(run.formats),
         "settings": {"window": st.window, "budget_fraction": st.budget_fraction, "trigger": st.trigger,
                      "reserve": st.reserve, "keep_recent": st.keep_recent},
         "calibration": round(cal, 4) if cal is not None else None,

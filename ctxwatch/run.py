@@ -109,11 +109,14 @@ class Run:
         calls: call summaries in order of first appearance; ``calls[i].index == i``.
         issues: every problem found, with file and line.
         resets: ``{"reason", "path", "at_call"}`` for each truncation / rotation seen while following.
+        formats: the names of the formats the run's files were read with, in order of first use.
     """
 
     def __init__(self, path: str, spec: FormatSpec, settings: Settings | None = None) -> None:
         self.path = path
         self.spec = spec
+        #: Every format the run's files were read with (``spec`` is the first; a folder may mix formats).
+        self.formats: list[str] = [spec.name]
         self.settings = settings or Settings()
         self.accountant = Accountant(self.settings)
         self.reader = spec.reader(path)

@@ -83,6 +83,7 @@ def test_a_mixed_folder_joins_its_batch_files_and_skips_what_it_cannot_read(
     assert len(batch_calls) == len(alone["calls"]) == 100  # each request once, joined to its result
     assert all(c["prompt_tokens_reported"] is not None for c in batch_calls)
     assert not any("pipe.jsonl" in i["file"] for i in serial["issues"])
+    assert serial["format"] == "claude-code" and serial["formats"] == ["claude-code", "codex", "openai-batch"]
     monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 0)
     monkeypatch.setattr(multi, "TASK_BYTES", 200_000)
     assert report_json(multi.load_many([str(root)], None, Settings(), parallel=True)) == serial
