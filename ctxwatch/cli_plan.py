@@ -184,7 +184,8 @@ def plan_cmd(paths: tuple[str, ...], call_number: int | None, call_index: int | 
         _fail(f"call {call.index} (#{call.index + 1}): {exc}")
     counter = counter_for(pc.model, pc.provider)
     plan = plan_call(pc, policy, counter, floor_tokens=call.floor_tokens,
-                     history_tokens=call.history_tokens if call.history_src == Src.INFERRED else None)
+                     history_tokens=call.history_tokens if call.history_src == Src.INFERRED else None,
+                     prompt_tokens=call.prompt_reported)
     win = policy.window
     floor_note = None
     if pc.system is None or pc.history_reported_only:
@@ -200,6 +201,13 @@ def plan_cmd(paths: tuple[str, ...], call_number: int | None, call_index: int | 
                f"trigger {plan.trigger_tokens:,}")
     _echo(f"keep_recent {policy.keep_recent} {policy.unit}s; mode {policy.mode}; compact at the "
                f"{policy.compact_at}")
+    from ctxwatch.planner import plan_counts
+
+    scale = plan_counts(pc, counter, floor_tokens=call.floor_tokens, history_tokens=call.history_tokens
+                        if call.history_src == Src.INFERRED else None, prompt_tokens=call.prompt_reported).scale
+    if abs(scale - 1.0) >= 0.005:
+        _echo(f"sizes are {plan.tokenizer} counts x{scale:.2f}, scaled to the provider's reported count, so that "
+              "'before' is the prompt report shows")
     _echo(f"{'#':>5} {'role':<10} {'tokens':>9} {'after':>9}  fate")
     for m in plan.messages:
         ids = ""

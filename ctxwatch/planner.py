@@ -759,7 +759,7 @@ def plan_messages(messages: Sequence[Message | MessageStat], policy: Policy, *,
     kept_units = sum(1 for c in starts if c >= cut)
     reason = _reason(policy, plans, before, after, budget, fits, cut, H, floor, pinned_tokens, tools_tokens,
                      summary, chosen, moved, starts, suffix, max_cut, kept_units,
-                     _inside_turn(cut, H, user_starts, hist_pos, lead), short)
+                     _inside_turn(cut, H, user_starts, hist_pos, lead), short, overhead)
     return Plan(
         messages=plans, before_tokens=before, after_tokens=after, budget_tokens=budget, fits=fits, reason=reason,
         reinject=chosen, found=found, floor_tokens=floor, system_tokens=pinned_tokens, tools_tokens=tools_tokens,
@@ -850,7 +850,7 @@ def _fmt(n: int) -> str:
 def _reason(policy: Policy, plans: list[MessagePlan], before: int, after: int, budget: int, fits: bool,
             cut: int, H: int, floor: int, pinned: int, tools: int, summary: int, chosen: list[ReinjectItem],
             moved: str | None, starts: list[int], suffix: list[int], max_cut: int, kept_units: int,
-            inside: str | None, short: str | None = None) -> str:
+            inside: str | None, short: str | None = None, overhead: int = 0) -> str:
     """The plan's human sentence(s), joined with ``"; "``.
 
     ``starts`` are the unit starts (:attr:`Policy.unit`), ``kept_units`` how many of them are kept,
@@ -914,9 +914,10 @@ def _reason(policy: Policy, plans: list[MessagePlan], before: int, after: int, b
                 + f"{_fmt(floor)} tokens) exceeds the budget of {_fmt(budget)}; the system prompt and tool schemas "
                 "are pinned and never evicted, so shorten them or raise the budget")
         else:
-            extra = after - floor - suffix[cut]  # summary + re-injected items
+            extra = after - overhead - floor - suffix[cut]  # summary + re-injected items
             breakdown = (f"floor {_fmt(floor)} + kept history {_fmt(suffix[cut])}"
                          + (f" + summary and re-injected items {_fmt(extra)}" if extra else "")
+                         + (f" + reply primer {_fmt(overhead)}" if overhead else "")
                          + f" = {_fmt(after)} tokens")
             if max_cut < H and cut == max_cut and max_cut in starts:
                 recent = min(policy.keep_recent, len(starts))
@@ -999,8 +1000,80 @@ def scaled_to(counts: Sequence[int], total: int) -> list[int]:
     return out
 
 
+@dataclass(frozen=True)
+class PlanCounts:
+    """The token counts a plan of one logged call starts from (see :func:`plan_counts`).
+
+    Attributes:
+        system_tokens / tools_tokens: the pinned floor parts (for a format that does not log them, the whole
+            inferred floor is ``system_tokens``).
+        tokens: one count per message of the call.
+        overhead: tokens outside the messages and the floor (the reply primer of a counted prompt).
+        scale: the factor applied to this tokenizer's counts so that they add up to the provider's count
+            (1.0 when they were not scaled).
+    """
+
+    system_tokens: int
+    tools_tokens: int
+    tokens: list[int]
+    overhead: int
+    scale: float = 1.0
+
+
+def plan_counts(call: ParsedCall, counter: Counter, *, floor_tokens: int | None = None,
+                history_tokens: int | None = None, prompt_tokens: int | None = None,
+                tokens: Sequence[int] | None = None, system_tokens: int | None = None,
+                tools_tokens: int | None = None) -> PlanCounts:
+    """The counts to plan ``call`` from, so that the plan's "before" is the prompt ``report`` shows.
+
+    Args:
+        call: the parsed call (its text). counter: its model's token rules.
+        floor_tokens: for formats that do not log the system prompt and tools (``call.system is None`` or
+            ``history_reported_only``: Claude Code, Codex), the accounted (inferred) floor; pinned whole.
+        history_tokens: the accounted history when it is the provider's count (``Call.history_src``
+            inferred): the messages' counts are scaled to add up to it.
+        prompt_tokens: the provider's reported prompt, for a call whose system prompt and tools are logged:
+            when this tokenizer's counts (plus the reply primer) add up to something else (a Claude or Gemini
+            model counted with o200k_base), every count is scaled to it.
+        tokens / system_tokens / tools_tokens: counts already made (the accounted summary's), else counted here.
+    """
+    msgs = call.messages or []
+    if tokens is not None and len(tokens) != len(msgs):
+        tokens = None
+    counts = list(tokens) if tokens is not None else [counter.message_tokens(m) for m in msgs]
+    if call.system is None or call.history_reported_only:
+        scale = 1.0
+        if history_tokens is not None:
+            whole = sum(counts)
+            scale = history_tokens / whole if whole else 1.0
+            counts = scaled_to(counts, history_tokens)
+        return PlanCounts(floor_tokens or 0, 0, counts, 0, scale)
+    # (the prompt is counted here, so it carries the reply primer the accounting adds; an inferred floor above
+    # already holds it, being the reported prompt minus the history)
+    sys_t = system_tokens if system_tokens is not None else (
+        counter.system_tokens(list(call.system)) if call.system else 0)
+    tools_t = tools_tokens if tools_tokens is not None else (
+        counter.tools_tokens(list(call.tools)) if call.tools else 0)
+    whole = sys_t + tools_t + sum(counts)
+    if prompt_tokens is None or prompt_tokens - REPLY_PRIMER == whole or whole <= 0:
+        return PlanCounts(sys_t, tools_t, counts, REPLY_PRIMER)
+    scaled = scaled_to([sys_t, tools_t, *counts], max(0, prompt_tokens - REPLY_PRIMER))
+    return PlanCounts(scaled[0], scaled[1], scaled[2:], REPLY_PRIMER, (prompt_tokens - REPLY_PRIMER) / whole)
+
+
+def plan_from_counts(call: ParsedCall, policy: Policy, counter: Counter, counts: PlanCounts) -> Plan:
+    """:func:`plan_messages` over ``call``'s messages with ``counts`` (from :func:`plan_counts`)."""
+    if call.system is None or call.history_reported_only:
+        return plan_messages(call.messages or [], policy, counter=counter, tokens=counts.tokens,
+                             system_tokens=counts.system_tokens, tools_tokens=0)
+    return plan_messages(call.messages or [], policy, system=call.system or None, tools=call.tools or None,
+                         counter=counter, tokens=counts.tokens, system_tokens=counts.system_tokens,
+                         tools_tokens=counts.tools_tokens, overhead=counts.overhead)
+
+
 def plan_call(call: ParsedCall, policy: Policy, counter: Counter | None = None, *,
-              floor_tokens: int | None = None, history_tokens: int | None = None) -> Plan:
+              floor_tokens: int | None = None, history_tokens: int | None = None,
+              prompt_tokens: int | None = None) -> Plan:
     """Plan the eviction of a :class:`~ctxwatch.model.ParsedCall` (a reader's output, with text).
 
     Args:
@@ -1008,24 +1081,12 @@ def plan_call(call: ParsedCall, policy: Policy, counter: Counter | None = None, 
         policy: the policy. When it has no explicit ``reserve_tokens``, the call's own
             ``max_output_tokens`` becomes the reserve (if smaller than the window).
         counter: token rules; default: the call's model and provider.
-        floor_tokens: for formats that do not log the system prompt and tools (``call.system is None`` or
-            ``history_reported_only``: Claude Code, Codex), the floor to pin, usually the accounted call's
-            inferred ``Call.floor_tokens``; it becomes the pinned ``system`` entry at index 0.
-        history_tokens: the accounted history when it is the provider's count (``Call.history_src`` inferred:
-            reported prompt minus the floor); the messages' own counts are scaled to add up to it
-            (:func:`scaled_to`), so the plan starts from the reported prompt, not a smaller estimate.
+        floor_tokens / history_tokens / prompt_tokens: the accounted numbers the plan starts from (see
+            :func:`plan_counts`), so that its "before" is the prompt ``report`` shows.
     """
     counter = counter or counter_for(call.model, call.provider)
     if policy.reserve_tokens is None and call.max_output_tokens and call.max_output_tokens < policy.window:
         policy = replace(policy, reserve_tokens=call.max_output_tokens)
-    if call.system is None or call.history_reported_only:
-        msgs = call.messages or []
-        tokens = None
-        if history_tokens is not None:
-            tokens = scaled_to([counter.message_tokens(m) for m in msgs], history_tokens)
-        return plan_messages(msgs, policy, counter=counter, tokens=tokens, system_tokens=floor_tokens or 0,
-                             tools_tokens=0)
-    # (the prompt was counted here, so it carries the reply primer the accounting adds; an inferred floor above
-    # already holds it, being the reported prompt minus the history)
-    return plan_messages(call.messages or [], policy, system=call.system or None, tools=call.tools or None,
-                         counter=counter, overhead=REPLY_PRIMER)
+    counts = plan_counts(call, counter, floor_tokens=floor_tokens, history_tokens=history_tokens,
+                         prompt_tokens=prompt_tokens)
+    return plan_from_counts(call, policy, counter, counts)

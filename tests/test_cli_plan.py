@@ -8,6 +8,7 @@ test's own compactor (``test_schema.ref_compact_tool``), never by the code under
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import orjson
@@ -35,6 +36,29 @@ def trace(shared_logs):
     bodies = [orjson.loads(line)["request"]["body"] for line in path.read_bytes().splitlines() if line.strip()]
     last_tools = max(i for i, b in enumerate(bodies) if b.get("tools"))
     return path, bodies, last_tools
+
+
+@pytest.fixture(scope="module")
+def counted(trace, tmp_path_factory):
+    """The trace with every usage block renamed away (in the JSON bodies and inside the raw SSE text): with no
+    reported prompt, a plan uses this tokenizer's counts as they are, which the tests below work out by hand."""
+    path, bodies, last = trace
+    copy = tmp_path_factory.mktemp("counted") / path.name
+    copy.write_text(re.sub(r'(\\?")usage(\\?")', r"\1usage_removed\2", path.read_text()))
+    assert '"usage"' not in copy.read_text() and '\\"usage\\"' not in copy.read_text()
+    return copy, bodies, last
+
+
+def scaled(counts: list[int], total: int) -> list[int]:
+    """Counts scaled to add up to ``total``: each floor(c * total / sum), the rest given one by one to the
+    largest remainders (the Hamilton apportionment method), written here without the planner's code."""
+    whole = sum(counts)
+    exact = [c * total / whole for c in counts]
+    out = [int(x) for x in exact]
+    order = sorted(range(len(counts)), key=lambda i: exact[i] - out[i], reverse=True)
+    for i in order[: total - sum(out)]:
+        out[i] += 1
+    return out
 
 
 def run(*args: str) -> tuple[int, str]:
@@ -75,8 +99,8 @@ def test_schema_text_and_explicit_call(trace):
     assert code == 0 and json.loads(out)["tools"] == []
 
 
-def test_plan_json_floor_and_fates(trace):
-    path, bodies, last = trace
+def test_plan_json_floor_and_fates(counted):
+    path, bodies, last = counted
     body = bodies[last]
     system_tokens = O200K_FRAMING + sum(TOK.count(b["text"]) for b in body["system"])
     tools_tokens = sum(n(t) for t in body["tools"]) + ANTHROPIC_TOOL_PREAMBLE
@@ -95,8 +119,8 @@ def test_plan_json_floor_and_fates(trace):
     assert doc["fits"] and all(m["fate"] in ("pinned", "kept") for m in msgs) and doc["reinject"] == []
 
 
-def test_plan_json_forced_eviction_keeps_the_floor(trace):
-    path, bodies, last = trace
+def test_plan_json_forced_eviction_keeps_the_floor(counted):
+    path, bodies, last = counted
     body = bodies[last]
     system_tokens = O200K_FRAMING + sum(TOK.count(b["text"]) for b in body["system"])
     tools_tokens = sum(n(t) for t in body["tools"]) + ANTHROPIC_TOOL_PREAMBLE
@@ -266,8 +290,8 @@ def test_plan_claude_code_agent_run_evicts_older_exchanges(claude_code, window, 
     assert all(m["fate"] in ("pinned", "kept") for m in turn["messages"]) and "newest 1 turn" in turn["reason"]
 
 
-def test_plan_claude_trace_forced_eviction_by_exchange(trace):
-    path, bodies, last = trace
+def test_plan_claude_trace_forced_eviction_by_exchange(counted):
+    path, bodies, last = counted
     body = bodies[last]
     system_tokens = O200K_FRAMING + sum(TOK.count(b["text"]) for b in body["system"])
     tools_tokens = sum(n(t) for t in body["tools"]) + ANTHROPIC_TOOL_PREAMBLE
@@ -456,3 +480,27 @@ def test_plan_takes_the_paths_and_numbers_of_report_and_check(tmp_path):
         return PRIMER + sum(O200K_FRAMING + TOK.count(m["content"]) for m in body["messages"])
 
     assert json.loads(by_pair)["before_tokens"] == prompt(request_line) != prompt(1)
+
+
+def test_a_plan_starts_from_the_reported_prompt_when_the_tokenizer_is_not_the_models(trace, counted):
+    """claude-sonnet counted with o200k_base: the plan scales every count (system, tools, messages) to the
+    prompt the provider reported, so 'before' is what report and check show, and a budget that check says
+    is exceeded is not 'fits' here."""
+    path, _bodies, last = trace
+    code, rep = run("report", str(path), "--json")
+    reported = json.loads(rep)["calls"][last]["prompt_tokens_reported"]
+    code, raw = run("plan", str(counted[0]), "--index", str(last), "--json")  # this tokenizer's counts
+    raw_doc = json.loads(raw)
+    code, out = run("plan", str(path), "--index", str(last), "--json")
+    doc = json.loads(out)
+    assert doc["before_tokens"] == reported > raw_doc["before_tokens"]
+    floor_parts = [raw_doc["messages"][0]["tokens"], raw_doc["before_tokens"] - PRIMER - sum(
+        m["tokens"] for m in raw_doc["messages"])]  # system prompt, tool schemas
+    expect = scaled([*floor_parts, *(m["tokens"] for m in raw_doc["messages"][1:])], reported - PRIMER)
+    assert [m["tokens"] for m in doc["messages"]] == [expect[0], *expect[2:]]
+    budget = 14_000  # between this tokenizer's count and the reported one
+    assert raw_doc["before_tokens"] < budget < reported
+    code, text = run("plan", str(path), "--index", str(last), "--window", "200000", "--budget-fraction", "0.07")
+    assert code == 0 and "does NOT fit" in text and "x1.14" in text
+    _code, chk = run("check", str(path), "--budget-fraction", "0.07")
+    assert "over_budget" in chk  # check agrees: that budget is exceeded

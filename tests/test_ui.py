@@ -305,6 +305,27 @@ async def test_eviction_preview_of_a_claude_code_call_starts_from_its_reported_p
         assert screen.plan.before_tokens == call.prompt_reported
 
 
+async def test_eviction_preview_of_a_counted_call_starts_from_its_reported_prompt(shared_logs: Path) -> None:
+    """claude-trace logs the system prompt and tools of a Claude model, counted here with o200k_base: the preview
+    scales every count to the reported prompt (as `plan` does) and says so, so that its 'before' is the
+    prompt the main screen and check use."""
+    path = shared_logs / "request-response" / "claude-trace_test-traffic_head14.jsonl"
+    app = CtxwatchApp(str(path))
+    async with app.run_test(size=(160, 40)) as pilot:
+        await loaded(pilot)
+        call = app.calls[12]  # the last sonnet call (the haiku lines after it are quota probes)
+        assert call.prompt_reported and call.prompt_estimated and call.prompt_reported != call.prompt_estimated
+        table(app).move_cursor(row=12)
+        await pilot.pause()
+        assert app.selected_index == 12
+        await pilot.press("e")
+        screen = app.screen
+        assert isinstance(screen, PlanScreen)
+        assert await wait_for(pilot, lambda: screen.plan is not None, 10)
+        assert screen.plan.before_tokens == call.prompt_reported
+        assert "scaled to the provider's count" in str(screen.query_one("#plan-head").render())
+
+
 async def test_e_opens_eviction_preview_and_knobs_replan(log: Path, tmp_path: Path,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)

@@ -470,7 +470,7 @@ class PlanScreen(Screen[None]):
         self.error: str | None = None
         self.written: str | None = None
         self._pc: ParsedCall | None = None
-        self._tokens: list[int] | None = None
+        self._counts: Any = None  # planner.PlanCounts, made when the call is re-read
 
     def compose(self) -> ComposeResult:
         """Header, bars, messages table, footer."""
@@ -505,7 +505,7 @@ class PlanScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="plan")
     def _compute(self, knobs: Knobs, load: bool = False) -> None:
-        from ctxwatch.planner import PolicyError, plan_messages, policy_for_call, scaled_to, unplannable
+        from ctxwatch.planner import PolicyError, plan_counts, plan_from_counts, policy_for_call, unplannable
         from ctxwatch.tokens import counter_for
 
         if load or self._pc is None:
@@ -517,13 +517,15 @@ class PlanScreen(Screen[None]):
                 self.post_message(PlanReady(None, "the call could not be re-read from disk (the file changed)",
                                             knobs))
                 return
-            msgs = self._pc.messages or []
-            self._tokens = [s.tokens for s in self.call.messages] if len(self.call.messages) == len(msgs) else None
-            if self._tokens is None and self.call.history_src == Src.INFERRED and self.call.history_tokens is not None:
-                # The history is the provider's count: scale this tokenizer's counts to it (as `plan` does), so
-                # the preview starts from the reported prompt that the main screen shows.
-                counter = counter_for(self.call.model, self.call.provider)
-                self._tokens = scaled_to([counter.message_tokens(m) for m in msgs], self.call.history_tokens)
+            # The counts `plan` starts from (scaled to the provider's count where the history is inferred or the
+            # tokenizer is not the model's own), so the preview's "before" is the prompt the main screen shows;
+            # the accounted per-message counts are reused, so a knob change re-plans at once.
+            call = self.call
+            self._counts = plan_counts(
+                self._pc, counter_for(call.model, call.provider), floor_tokens=call.floor_tokens,
+                history_tokens=call.history_tokens if call.history_src == Src.INFERRED else None,
+                prompt_tokens=call.prompt_reported, tokens=[m.tokens for m in call.messages] or None,
+                system_tokens=call.system_tokens, tools_tokens=call.tools_tokens)
         pc = self._pc
         why = unplannable(self.call, pc)
         if why:
@@ -535,15 +537,8 @@ class PlanScreen(Screen[None]):
                                      reserve=float(max(1, knobs.reserve_tokens)), mode=knobs.mode)
             policy = replace(policy, keep_recent=knobs.keep_recent, budget_fraction=knobs.budget_fraction,
                              summary_tokens=knobs.summary_tokens)
-            counter = counter_for(self.call.model, self.call.provider)
-            # As plan_call does, but with the accounted per-message tokens so a knob change re-plans at once.
-            if pc.system is None or pc.history_reported_only:
-                plan = plan_messages(pc.messages or [], policy, counter=counter, tokens=self._tokens,
-                                     system_tokens=self.call.floor_tokens or 0, tools_tokens=0)
-            else:
-                plan = plan_messages(pc.messages or [], policy, system=pc.system or None, tools=pc.tools or None,
-                                     counter=counter, tokens=self._tokens, system_tokens=self.call.system_tokens,
-                                     tools_tokens=self.call.tools_tokens)
+            assert self._counts is not None
+            plan = plan_from_counts(pc, policy, counter_for(self.call.model, self.call.provider), self._counts)
         except (PolicyError, ValueError) as exc:
             self.post_message(PlanReady(None, str(exc), knobs))
             return
@@ -566,7 +561,13 @@ class PlanScreen(Screen[None]):
         head.append(f"call #{self.call.index + 1} · eviction preview · ", "bold")
         head.append("fits" if plan.fits else "does not fit", "bold green" if plan.fits else "bold red")
         head.append(f" · before {tx.tokens(plan.before_tokens)} → after {tx.tokens(plan.after_tokens)} · budget "
-                    f"{tx.tokens(plan.budget_tokens)}\n")
+                    f"{tx.tokens(plan.budget_tokens)}")
+        scale = getattr(self._counts, "scale", 1.0)
+        if abs(scale - 1.0) >= 0.005:
+            # (why these sizes differ from the detail view's: they are scaled to what the provider counted)
+            head.append(f" · sizes ×{scale:.2f}: scaled to the provider's count ({self.call.tokenizer} counts "
+                        "in the detail view)", "dim")
+        head.append("\n")
         head.append(f"keep_recent {k.keep_recent} (+/-) · budget {k.budget_fraction:.2f} (B/b) · reserve "
                     f"{tx.tokens(k.reserve_tokens)} (R/r) · summary {tx.tokens(k.summary_tokens)} (U/u) · "
                     f"mode {k.mode} (m)\n", "cyan")
