@@ -86,6 +86,9 @@ class Usage:
         cache_write: prompt tokens written to the prompt cache (Anthropic ``cache_creation_input_tokens``).
         output: completion tokens, reasoning included (OpenAI and Anthropic both count reasoning inside).
         reasoning: the reasoning share of ``output`` (a subset, never added again).
+        cache_write_1h: the share of ``cache_write`` written with the 1-hour TTL (Anthropic
+            ``cache_creation.ephemeral_1h_input_tokens``), priced higher than 5-minute writes (Anthropic
+            pricing: 2x the input price against 1.25x); a subset, never added again.
     """
 
     prompt_total: int | None = None
@@ -94,6 +97,7 @@ class Usage:
     cache_write: int | None = None
     output: int | None = None
     reasoning: int | None = None
+    cache_write_1h: int | None = None
 
 
 @_fast_pickle

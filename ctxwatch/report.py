@@ -110,7 +110,9 @@ def session_totals(calls: list[Call], costs: list[Decimal | None] | None = None)
     Returns one object per session, **newest first** (by its last call's timestamp): ``session``,
     ``files`` (the logs it was read from), ``first_timestamp``/``last_timestamp`` (ISO-8601), ``calls``,
     ``contexts`` (main and subagent contexts seen), ``calls_with_usage`` (calls whose log reports usage),
-    ``input_tokens`` (prompt totals, cache included), ``output_tokens``, ``cache_read_tokens``,
+    ``input_tokens`` (whole prompts, cache reads and writes included: OpenAI's ``prompt_tokens``),
+    ``input_uncached_tokens`` (neither read from nor written to the cache: Anthropic's and ccusage's
+    ``input_tokens``), ``output_tokens``, ``cache_read_tokens``,
     ``cache_write_tokens`` (each the sum over the calls that report it; ``null`` when none does: unknown, never
     0), ``peak_prompt_tokens`` (main context), ``cost_usd`` (``null`` when any call of the session could not be
     priced). ``costs`` are the calls' costs if already computed.
@@ -120,8 +122,9 @@ def session_totals(calls: list[Call], costs: list[Decimal | None] | None = None)
     for i, c in enumerate(calls):
         s = out.setdefault(c.session, {"session": c.session, "files": [], "first_timestamp": None,
                                        "last_timestamp": None, "calls": 0, "contexts": [], "calls_with_usage": 0,
-                                       "input_tokens": None, "output_tokens": None, "cache_read_tokens": None,
-                                       "cache_write_tokens": None, "peak_prompt_tokens": None, "cost_usd": 0.0})
+                                       "input_tokens": None, "input_uncached_tokens": None, "output_tokens": None,
+                                       "cache_read_tokens": None, "cache_write_tokens": None,
+                                       "peak_prompt_tokens": None, "cost_usd": 0.0})
         s["calls"] += 1
         if c.source.path not in s["files"]:
             s["files"].append(c.source.path)
@@ -132,8 +135,9 @@ def session_totals(calls: list[Call], costs: list[Decimal | None] | None = None)
         u = c.usage
         if u:
             s["calls_with_usage"] += 1
-            for name, v in (("input_tokens", u.prompt_total), ("output_tokens", u.output),
-                            ("cache_read_tokens", u.cache_read), ("cache_write_tokens", u.cache_write)):
+            for name, v in (("input_tokens", u.prompt_total), ("input_uncached_tokens", u.input_uncached),
+                            ("output_tokens", u.output), ("cache_read_tokens", u.cache_read),
+                            ("cache_write_tokens", u.cache_write)):
                 if v is not None:
                     s[name] = (s[name] or 0) + v
         p = c.prompt_tokens

@@ -178,15 +178,17 @@ def resolve_window(model: str | None, provider: str | None, log_window: int | No
 
 
 def _lib_price(model: str, provider: str | None, prompt: int, cache_read: int, cache_write: int,
-               output: int, when: datetime | None = None) -> Decimal:
-    """Price one usage with genai-prices (``input_tokens`` includes cache reads and writes there).
+               output: int, when: datetime | None = None, cache_write_1h: int = 0) -> Decimal:
+    """Price one usage with genai-prices (``input_tokens`` includes cache reads and writes there, and
+    ``cache_write_1h_tokens`` is the 1-hour share of the writes).
 
     ``when`` is the request time: prices change over time (genai-prices' date-conditional prices).
     """
     import genai_prices
 
     u = genai_prices.Usage(input_tokens=prompt, cache_read_tokens=cache_read or None,
-                           cache_write_tokens=cache_write or None, output_tokens=output)
+                           cache_write_tokens=cache_write or None, output_tokens=output,
+                           cache_write_1h_tokens=cache_write_1h or None)
     try:
         return genai_prices.calc_price(u, model, provider_id=provider, genai_request_timestamp=when).total_price
     except LookupError:
@@ -232,12 +234,13 @@ def _tier_starts_lib(model: str, provider: str | None) -> tuple[int, ...] | None
 
 @functools.lru_cache(maxsize=4096)
 def _rates(model: str, provider: str | None, day: date | None, start: int
-           ) -> tuple[Decimal, Decimal, Decimal, Decimal] | None:
-    """Per-token USD rates (uncached input, cache read, cache write, output) of one price region.
+           ) -> tuple[Decimal, Decimal, Decimal, Decimal, Decimal] | None:
+    """Per-token USD rates (uncached input, cache read, cache write, output, 1-hour cache write) of one price
+    region.
 
     genai-prices' ``calc_price`` costs about a millisecond per call, so a run of 100,000 calls would spend
     minutes pricing.  Within one tier region and one day the price is linear in each token class, so the
-    rates are read off four library probes of ``n`` tokens (``n`` = the region's first token count: a tier
+    rates are read off five library probes of ``n`` tokens (``n`` = the region's first token count: a tier
     applies above its start) and reused.  Returns ``None`` when the library cannot price the model.
     """
     # No date means today's prices, so the memo keys it on today's date, never on "no date".
@@ -247,11 +250,12 @@ def _rates(model: str, provider: str | None, day: date | None, start: int
         if value is None:
             return None
         try:
-            if not (isinstance(value, list) and len(value) == 4 and all(isinstance(x, str) for x in value)):
+            # (an entry of four rates, from before 1-hour cache writes were priced, is asked again)
+            if not (isinstance(value, list) and len(value) == 5 and all(isinstance(x, str) for x in value)):
                 raise ValueError(value)
-            a, b, c, d = (Decimal(x) for x in value)
-            if all(r.is_finite() and r >= 0 for r in (a, b, c, d)):
-                return a, b, c, d
+            a, b, c, d, e = (Decimal(x) for x in value)
+            if all(r.is_finite() and r >= 0 for r in (a, b, c, d, e)):
+                return a, b, c, d, e
         except Exception:
             pass  # damaged entry (not four numbers, NaN, signalling NaN): ask the library again
     result = _rates_lib(model, provider, day, start)
@@ -260,7 +264,7 @@ def _rates(model: str, provider: str | None, day: date | None, start: int
 
 
 def _rates_lib(model: str, provider: str | None, day: date | None, start: int
-               ) -> tuple[Decimal, Decimal, Decimal, Decimal] | None:
+               ) -> tuple[Decimal, Decimal, Decimal, Decimal, Decimal] | None:
     n = start + 1
     when = datetime(day.year, day.month, day.day, 12, tzinfo=UTC) if day else None
     try:
@@ -268,9 +272,10 @@ def _rates_lib(model: str, provider: str | None, day: date | None, start: int
         cr = _lib_price(model, provider, n, n, 0, 0, when)
         cw = _lib_price(model, provider, n, 0, n, 0, when)
         out = _lib_price(model, provider, n, 0, 0, n, when) - base
+        cw1h = _lib_price(model, provider, n, 0, n, 0, when, cache_write_1h=n)
     except Exception:
         return None
-    return base / n, cr / n, cw / n, out / n
+    return base / n, cr / n, cw / n, out / n, cw1h / n
 
 
 @functools.lru_cache(maxsize=4096)
@@ -290,8 +295,9 @@ def call_cost(model: str | None, provider: str | None, usage: Usage | None,
     """Estimated cost in USD of one call from its reported usage, or ``None`` when it cannot be priced.
 
     Cache reads and writes are priced as the provider prices them (genai-prices' ``cache_read_tokens`` /
-    ``cache_write_tokens``; its ``input_tokens`` includes both), at the prices in force on the call's day
-    (``timestamp``, epoch seconds; today when unknown), in the call's tier.  Unknown model or usage -> ``None``.
+    ``cache_write_tokens`` / ``cache_write_1h_tokens``; its ``input_tokens`` includes them), at the prices in
+    force on the call's day (``timestamp``, epoch seconds; today when unknown), in the call's tier.  Unknown
+    model or usage -> ``None``.
     """
     if not model or usage is None or usage.prompt_total is None:
         return None
@@ -309,6 +315,7 @@ def call_cost(model: str | None, provider: str | None, usage: Usage | None,
     rates = _rates(model, provider, day, start)
     if rates is None:
         return None
-    r_in, r_cr, r_cw, r_out = rates
+    r_in, r_cr, r_cw, r_out, r_cw1h = rates
     uncached = max(0, prompt - cr - cw)
-    return uncached * r_in + cr * r_cr + cw * r_cw + out * r_out
+    cw1h = min(usage.cache_write_1h or 0, cw)  # (the 1-hour share of the writes, priced at its own rate)
+    return uncached * r_in + cr * r_cr + (cw - cw1h) * r_cw + cw1h * r_cw1h + out * r_out

@@ -489,15 +489,53 @@ def test_cost_equals_genai_prices_per_call_including_tiers_and_dates() -> None:
             prompt = rng.choice([rng.randrange(1, 200_000), rng.randrange(200_000, 900_000), 200_000, 200_001])
             cr = rng.randrange(0, prompt // 2 + 1)
             cw = rng.randrange(0, (prompt - cr) // 2 + 1)
+            cw1h = rng.choice([0, cw, rng.randrange(0, cw + 1)])  # Claude Code writes with the 1-hour TTL
             out = rng.randrange(0, 30_000)
             when = rng.choice(days)
             lib = genai_prices.calc_price(
                 genai_prices.Usage(input_tokens=prompt, cache_read_tokens=cr or None, cache_write_tokens=cw or None,
-                                   output_tokens=out), model, provider_id=provider, genai_request_timestamp=when)
-            ours = call_cost(model, provider, Usage(prompt_total=prompt, cache_read=cr, cache_write=cw, output=out),
-                             when.timestamp())
-            assert ours is not None and abs(ours - lib.total_price) < 1e-9, (model, prompt, cr, cw, out, when)
+                                   cache_write_1h_tokens=cw1h or None, output_tokens=out),
+                model, provider_id=provider, genai_request_timestamp=when)
+            ours = call_cost(model, provider, Usage(prompt_total=prompt, cache_read=cr, cache_write=cw, output=out,
+                                                    cache_write_1h=cw1h), when.timestamp())
+            assert ours is not None and abs(ours - lib.total_price) < 1e-9, (model, prompt, cr, cw, cw1h, out, when)
     assert call_cost("my-local-llama", None, Usage(prompt_total=100, output=5)) is None
+
+
+def test_one_hour_cache_writes_are_priced_at_their_own_rate(shared_logs: Path) -> None:
+    """Claude Code (v2.1) caches with the 1-hour TTL, whose writes cost 2x the input price, not 1.25x: each
+    call's cost equals genai-prices' on the usage block read here with json (its ephemeral_1h split)."""
+    from datetime import datetime
+
+    import genai_prices
+
+    path = shared_logs / "claude-code" / "spotter_subagent_parent.jsonl"
+    blocks: dict[str, tuple[str, dict]] = {}
+    for raw in path.read_text().splitlines():
+        d = json.loads(raw)
+        if d.get("type") == "assistant" and d.get("message", {}).get("model") != "<synthetic>":
+            key = f"{d['message']['id']}:{d.get('requestId') or ''}"
+            u = d["message"]["usage"]
+            # the call's time is its first line's; its usage the fullest line's (the most output tokens)
+            if key not in blocks:
+                blocks[key] = (d["timestamp"], u)
+            elif u["output_tokens"] >= blocks[key][1]["output_tokens"]:
+                blocks[key] = (blocks[key][0], u)
+    doc = report(path)
+    assert len(doc["calls"]) == len(blocks)
+    one_hour = 0
+    for c, (ts, u) in zip(doc["calls"], blocks.values(), strict=True):
+        assert c["timestamp"][:19] == ts[:19]
+        w1h = u.get("cache_creation", {}).get("ephemeral_1h_input_tokens", 0)
+        one_hour += w1h
+        lib = genai_prices.calc_price(genai_prices.Usage(
+            input_tokens=u["input_tokens"] + u["cache_creation_input_tokens"] + u["cache_read_input_tokens"],
+            cache_read_tokens=u["cache_read_input_tokens"] or None,
+            cache_write_tokens=u["cache_creation_input_tokens"] or None, cache_write_1h_tokens=w1h or None,
+            output_tokens=u["output_tokens"]), c["model"], provider_id="anthropic",
+            genai_request_timestamp=datetime.fromisoformat(ts))
+        assert abs(c["cost_usd"] - float(lib.total_price)) < 1e-9
+    assert one_hour > 0
 
 
 def test_terminal_sequences_from_a_log_are_printed_literally(tmp_path: Path) -> None:

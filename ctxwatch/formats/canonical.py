@@ -30,6 +30,7 @@ import orjson
 
 from ctxwatch.formats import FormatSpec as Spec
 from ctxwatch.formats import Reader, Sniff, register
+from ctxwatch.formats.claude_code import cache_write_1h
 from ctxwatch.jsonstream import Record
 from ctxwatch.model import Issue, Message, ParsedCall, Part, ResponseInfo, SourceRef, Usage
 from ctxwatch.tokens import image_size_from_base64
@@ -420,7 +421,8 @@ def anthropic_usage(u: Any) -> Usage | None:
     if inp is None and out is None:
         return None
     prompt = (inp or 0) + cw + cr
-    return Usage(prompt_total=prompt, input_uncached=inp, cache_read=cr, cache_write=cw, output=out)
+    return Usage(prompt_total=prompt, input_uncached=inp, cache_read=cr, cache_write=cw, output=out,
+                 cache_write_1h=cache_write_1h(u, cw))
 
 
 def anthropic_response_info(body: Any) -> ResponseInfo | None:

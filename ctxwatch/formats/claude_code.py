@@ -120,7 +120,8 @@ def anthropic_usage(usage: Any) -> Usage | None:
     """Normalize an Anthropic ``usage`` block (FORMATS.md section 0, failure case B08).
 
     ``prompt_total = input_tokens + cache_creation_input_tokens + cache_read_input_tokens``; ``input_uncached``
-    is ``input_tokens``; ``cache_write`` is ``cache_creation_input_tokens``; ``output`` is ``output_tokens``.
+    is ``input_tokens``; ``cache_write`` is ``cache_creation_input_tokens`` (its 1-hour share, when the block
+    splits it, is ``cache_write_1h``); ``output`` is ``output_tokens``.
     Keys missing from a present block count as 0 (their presence varies by version, FORMATS.md section 1);
     a missing block (not a dict) gives ``None``.  ``reasoning`` is not reported separately by Anthropic.
     """
@@ -130,7 +131,16 @@ def anthropic_usage(usage: Any) -> Usage | None:
     cw = as_int(usage.get("cache_creation_input_tokens"))
     cr = as_int(usage.get("cache_read_input_tokens"))
     return Usage(prompt_total=inp + cw + cr, input_uncached=inp, cache_read=cr, cache_write=cw,
-                 output=as_int(usage.get("output_tokens")))
+                 output=as_int(usage.get("output_tokens")), cache_write_1h=cache_write_1h(usage, cw))
+
+
+def cache_write_1h(usage: dict[str, Any], cache_write: int) -> int | None:
+    """The 1-hour-TTL share of an Anthropic usage block's cache writes (``cache_creation.
+    ephemeral_1h_input_tokens``), capped at the writes; ``None`` when the block does not say."""
+    split = usage.get("cache_creation")
+    if not isinstance(split, dict) or "ephemeral_1h_input_tokens" not in split:
+        return None
+    return min(max(0, as_int(split.get("ephemeral_1h_input_tokens"))), cache_write)
 
 
 def _json_text(value: Any) -> str:
