@@ -1061,6 +1061,11 @@ def _forecast(cs: list[Call], st: Settings, points: list[tuple[int, int]], times
     since = "the start of the log" if ep_start == 0 else f"#{cs[ep_start].index + 1}"
     if last_plaus is not None:
         fc.at_call, fc.occupancy_tokens = last_plaus[1].index, last_plaus[2]
+    if last.extra.get("custom_id") is not None:
+        # Batch requests are separate conversations (each its own episode): nothing grows from one to the next.
+        fc.note = "none: batch requests are independent conversations, nothing grows from one to the next"
+        fc.basis = "none"
+        return fc
     if len(points) < MIN_FORECAST_CALLS:
         fc.note = (f"not enough data: {len(points)} call{'s' if len(points) != 1 else ''} with a known prompt size "
                    f"since {since} (need {MIN_FORECAST_CALLS})")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import os
 import shutil
 import sys
 from collections.abc import Callable, Iterator
@@ -191,8 +192,10 @@ def report_cmd(paths: tuple[str, ...], config: str | None, window: int | None, b
         return
     _echo(f"{clean(doc['file'])}  format={'+'.join(doc['formats'])}  calls={len(doc['calls'])}  "
           f"issues={len(doc['issues'])}")
+    # With several files (a folder, a batch pair) a line number alone does not say where: a file column.
+    several = len({c["file"] for c in doc["calls"]}) > 1
     _echo(f"{'#':>4} {'line':>6} {'model':<28} {'window':>9} {'floor':>9} {'history':>9} {'reserve':>8} "
-               f"{'free':>9} {'used%':>6} {'reported':>9}")
+               f"{'free':>9} {'used%':>6} {'reported':>9}" + ("  file" if several else ""))
     for c in doc["calls"]:
         used = "?"
         if c["window"] and c["free_tokens"] is not None and c["reserve_tokens"] is not None:
@@ -204,7 +207,8 @@ def report_cmd(paths: tuple[str, ...], config: str | None, window: int | None, b
         history = _fmt_int(c["history_tokens"]) + ("~" if c["history_source"] == "inferred" else "")
         _echo(f"{c['index'] + 1:>4} {c['line']:>6} {clean(c['model'] or '?')[:28]:<28} {_fmt_int(c['window']):>9} "
                    f"{floor:>9} {history:>9} {_fmt_int(c['reserve_tokens']):>8} "
-                   f"{_fmt_int(c['free_tokens']):>9} {used:>6} {_fmt_int(c['prompt_tokens_reported']):>9}")
+                   f"{_fmt_int(c['free_tokens']):>9} {used:>6} {_fmt_int(c['prompt_tokens_reported']):>9}"
+                   + (f"  {clean(os.path.basename(c['file']))}" if several else ""))
     if len(doc["sessions"]) > 1:
         _echo(f"\n{len(doc['sessions'])} sessions, newest first:")
         _echo(f"{'session':<38} {'last call':<21} {'calls':>6} {'peak prompt':>12} {'input':>13} {'output':>10}")

@@ -361,3 +361,15 @@ def test_odd_shapes_never_raise(tmp_path: Path) -> None:
     assert {i.kind for i in issues} >= {"unknown_record", "failed_request", "truncated_tail"}
     calls, issues = join_batch(str(tmp_path / "missing.jsonl"), str(tmp_path / "missing2.jsonl"))
     assert calls == [] and {i.kind for i in issues} == {"unreadable"}
+
+
+def test_a_batch_run_has_no_forecast(shared_logs: Path) -> None:
+    """Batch requests are independent conversations: the forecast says so instead of 'not enough data'."""
+    from ctxwatch.analysis import analysis_json
+    from ctxwatch.multi import load_many
+
+    src = shared_logs / "openai-batch"
+    run = load_many([str(src / "reviews_batchinput.jsonl"), str(src / "reviews_batch_output.jsonl")], None)
+    fc = analysis_json(run)["forecast"]
+    assert len(run.calls) == 100 and fc["text"].startswith("none: batch requests are independent")
+    assert fc["calls_to_window"] is None

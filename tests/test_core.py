@@ -632,3 +632,15 @@ def test_text_report_names_the_worst_flags() -> None:
     # The last call failed (no usage in the log): its reported column says unknown the way the legend does.
     last = next(ln for ln in res.output.splitlines() if ln.startswith("  20 "))
     assert last.split()[-1] == "?" and "? = unknown, never guessed" in res.output
+
+
+def test_text_report_of_several_files_names_each_calls_file(shared_logs: Path) -> None:
+    """A folder's calls come from several files: the text table says which file each line number is in."""
+    folder = shared_logs / "claude-code"
+    res = CliRunner().invoke(main, ["report", str(folder)])
+    assert res.exit_code == 0
+    lines = res.output.splitlines()
+    assert lines[1].split()[-1] == "file"
+    doc = json.loads(CliRunner().invoke(main, ["report", str(folder), "--json"]).output)
+    rows = lines[2:2 + len(doc["calls"])]
+    assert [r.split()[-1] for r in rows] == [Path(c["file"]).name for c in doc["calls"]]
