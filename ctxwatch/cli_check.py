@@ -5,8 +5,9 @@ Output (text): one line per flag, in call order::
     CRITICAL  #41   line 41  system_prompt_evicted  system prompt absent from request #41 (present in #1–#40)
 
 ``call`` is the 0-based index of ``report --json``; ``#N`` in reasons is the 1-based request number (index + 1);
-``line`` is the 1-based line of the call's record in the file.  Then one ``note`` line per bad line of the file
-(at most :data:`MAX_NOTE_LINES`, then a count), the forecast, and a summary.
+``line`` is the 1-based line of the call's record in the file.  Then one ``bad line`` or ``note`` line per input
+problem, with its line (``file`` when it concerns the whole file; the file's name too when there are several),
+at most :data:`MAX_NOTE_LINES`, then a count; the forecast; and a summary.
 
 ``--json`` prints ``{"file", "format", "fail_on", "exit_status", "flags", "forecast", "notes"}``; ``flags`` and
 ``forecast`` are the same objects as in ``report --json`` (:func:`ctxwatch.analysis.analysis_json`), ``notes`` one
@@ -100,8 +101,11 @@ def check_cmd(paths: tuple[str, ...], config: str | None, window: int | None, bu
         _echo(f"{f['severity'].upper():<8}  #{f['call'] + 1:<4} line {lines.get(f['call'], 0)}  {f['kind']}  "
                    f"{clean(f['reason'])}{clean(ctx)}")
     for i in bad[:MAX_NOTE_LINES]:
-        where = f"{os.path.basename(i.path)}:{i.line}" if several else str(i.line)
-        _echo(f"{'INFO':<8}  note  line {clean(where)}  {i.kind}  {clean(i.message)}")
+        # (a damaged line says so; other notes are about readable data; line 0 = the whole file)
+        label = "bad line" if is_bad_line(i) else "note"
+        where = (f"{os.path.basename(i.path)}:{i.line}" if i.line else os.path.basename(i.path)) if several \
+            else (f"line {i.line}" if i.line else "file")
+        _echo(f"{'INFO':<8}  {label}  {clean(where)}  {i.kind}  {clean(i.message)}")
     if len(bad) > MAX_NOTE_LINES:
         rest = bad[MAX_NOTE_LINES:]
         span = f"lines {rest[0].line}–{rest[-1].line}" if not several else f"in {len({i.path for i in rest})} files"

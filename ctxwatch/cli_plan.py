@@ -90,7 +90,9 @@ def load_call(paths: tuple[str, ...], fmt: str | None, settings: Settings, call:
 
     run = load_paths(paths, fmt, settings)
     if not run.calls:
-        _fail(f"{run.path}: no calls found" + (f" ({len(run.issues)} issues)" if run.issues else ""))
+        n_issues = len(run.issues)
+        _fail(f"{run.path}: no calls found"
+              + (f" ({n_issues} issue{'s' if n_issues != 1 else ''}: {run.issues[0].message})" if n_issues else ""))
     n = len(run.calls)
     if call is None:
         idx = default_plan_call(run.calls) if default == "plan" else default_schema_call(run.calls)
@@ -251,7 +253,8 @@ def schema_cmd(paths: tuple[str, ...], call_number: int | None, call_index: int 
     run, call, pc = load_call(paths, fmt, settings, pick_index(call_number, call_index), "schema")
     path = call.source.path
     if pc.tools is None:
-        _fail(f"call {call.index} (#{call.index + 1}): this log format does not record tool schemas")
+        _fail(f"{path}: call #{call.index + 1}: the {run.spec.name if len(run.formats) == 1 else 'log'} format does "
+              "not record tool schemas (Claude Code and Codex logs do not hold them)")
     same = sum(1 for c in run.calls if c.tools_key is not None and c.tools_key == call.tools_key)
     rep = analyse_tools(pc.tools, counter_for(pc.model, pc.provider), calls=max(same, 1) if pc.tools else 0,
                         system=pc.system)

@@ -118,8 +118,8 @@ def test_bad_lines_are_info_notes_and_do_not_change_the_status(tmp_path: Path) -
     path.write_text(body)
     code, out, _ = check(str(path), "--window", "100000")
     assert code == 0
-    notes = [ln for ln in out.splitlines() if ln.startswith("INFO      note")]
-    assert [ln.split()[3] for ln in notes] == ["4", "12", "13"]  # 1-based line numbers of the bad lines
+    notes = [ln for ln in out.splitlines() if ln.startswith("INFO      bad line  line ")]
+    assert [ln.split()[4] for ln in notes] == ["4", "12", "13"]  # 1-based line numbers of the bad lines
     assert out.splitlines()[-1].endswith("3 bad lines; --fail-on critical: exit 0")
     code, js, _ = check(str(path), "--window", "100000", "--json")
     doc = json.loads(js)
@@ -132,7 +132,7 @@ def test_bad_lines_are_info_notes_and_do_not_change_the_status(tmp_path: Path) -
     p2 = tmp_path / "bad24.jsonl"
     p2.write_text(body2)
     code, out, _ = check(str(p2), "--window", "128000")
-    assert code == 1 and "INFO      note  line 51" in out
+    assert code == 1 and "INFO      bad line  line 51" in out
 
 
 def test_a_file_of_only_bad_lines_is_unreadable(tmp_path: Path) -> None:
@@ -186,7 +186,7 @@ def test_batch_results_without_their_request_are_notes_not_bad_lines(tmp_path: P
                                     "--fail-on critical: exit 0")
     notes = [ln for ln in out.splitlines() if ln.startswith("INFO      note")]
     # (two files: the note names its file)
-    assert len(notes) == 1 and f"line reviews_batch_output.jsonl:{result_line}  unmatched_result" in notes[0]
+    assert len(notes) == 1 and f"note  reviews_batch_output.jsonl:{result_line}  unmatched_result" in notes[0]
 
 
 def test_notes_and_a_half_written_last_line_do_not_make_a_log_unreadable(tmp_path: Path, shared_logs: Path) -> None:
