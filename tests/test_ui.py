@@ -647,6 +647,24 @@ async def test_a_file_in_no_known_format_is_not_a_session_to_follow(tmp_path: Pa
         assert await wait_for(pilot, lambda: app.log_path == str(second) and len(app.calls) == 1, 6.0)
 
 
+async def test_a_folder_of_no_logs_says_so_once(tmp_path: Path) -> None:
+    """Only non-log files: the status says there is no log yet (not 'session ?/0', not 'reading…'), and the
+    bar's notice counts the files that were left out; the status line does not repeat it."""
+    folder = tmp_path / "nolog"
+    folder.mkdir()
+    (folder / "config.json").write_text('{"a": 1}\n')
+    (folder / "notes.jsonl").write_text("hello\n")
+    app = CtxwatchApp(str(folder))
+    async with app.run_test(size=(120, 30)) as pilot:
+        assert await wait_for(pilot, lambda: app.notice is not None)
+        assert app.notice == "no logs in this folder yet (2 files in no known format); waiting"
+        shown = status(app)
+        assert "(no log yet, auto)" in shown and "reading" not in shown and "waiting" not in shown
+        write_log(folder / "run.jsonl", 2, turn_words=5)
+        assert await wait_for(pilot, lambda: app.loaded and len(app.calls) == 2, 6.0)
+        assert "(session 1/1, auto)" in status(app)
+
+
 async def test_exports_do_not_land_in_a_followed_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Run from inside the folder it follows, the dashboard writes its plan, screenshot and CSV to the XDG data
     folder: a plan JSON written beside the logs became the newest 'session' and replaced the view by an error."""

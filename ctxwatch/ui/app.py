@@ -338,13 +338,13 @@ class CtxwatchApp(App[None]):
         """List the log files of ``paths`` every :data:`SCAN_INTERVAL` seconds and post them when they change,
         saying whether they are batch files to join (detection runs here, off the UI thread)."""
         worker = get_current_worker()
-        seen: list[str] | None = None
+        seen: tuple[list[str], int] | None = None
         memo: dict[str, tuple[float, int, bool]] = {}
         while not stop.is_set() and not worker.is_cancelled:
-            files = log_files(paths, self.fmt, memo)
-            if files != seen:
-                seen = files
-                self.post_message(SessionsChanged(files, is_batch_set(files, self.fmt)))
+            files, skipped = log_files(paths, self.fmt, memo)
+            if (files, skipped) != seen:
+                seen = (files, skipped)
+                self.post_message(SessionsChanged(files, is_batch_set(files, self.fmt), skipped))
             stop.wait(SCAN_INTERVAL)
 
     # ------------------------------------------------------------------ widgets
@@ -437,7 +437,7 @@ class CtxwatchApp(App[None]):
         read_seg = Text()
         if self.failed:
             read_seg = tx.literal(self.failed, "bold red", limit=200)
-        elif not self.loaded:
+        elif not self.loaded and (self.log_path is not None or self.batch_files is not None):
             if self.progress:
                 done, total = self.progress
                 read_seg = Text(f"reading {tx.pct(done, total, 0)} (esc skips to the end)")
@@ -450,7 +450,9 @@ class CtxwatchApp(App[None]):
             filter_seg.append(f" ({len(self.view):,} match)")
         reset_seg = Text("last reset: ")
         reset_seg.append(self.last_reset or "none", "bold yellow" if self.last_reset else "")
-        notice_seg = tx.literal(self.notice, "yellow", limit=120) if self.notice else Text()
+        # (with no call to show, the bar shows the notice: not twice)
+        shown = self.notice and self.selected_call() is not None
+        notice_seg = tx.literal(self.notice, "yellow", limit=120) if shown else Text()
         watch_seg = self._watch_text()
         if compact:
             line = tx.flow([file_seg, calls_seg, ctx_seg, bad_seg, mode_seg, read_seg, filter_seg,
@@ -495,6 +497,8 @@ class CtxwatchApp(App[None]):
         2/5`` (or ``subagent`` when its session's file is not among the logs)."""
         mains = [f for f in self.sessions if not _is_subagent_file(f)]
         path = self.log_path or ""
+        if not self.sessions:
+            return "no log yet"
         if not _is_subagent_file(path):
             pos = mains.index(path) + 1 if path in mains else "?"
             return f"session {pos}/{len(mains)}"
@@ -765,8 +769,10 @@ class CtxwatchApp(App[None]):
             return
         self.sessions = message.files
         if not message.files:
-            self.notice = ("no logs in this folder yet; waiting" if self.is_dir
-                           else "none of these files exists yet; waiting")
+            skipped = (f" ({message.skipped} file{'s' if message.skipped != 1 else ''} in no known format)"
+                       if message.skipped else "")
+            self.notice = (f"no logs in this folder yet{skipped}; waiting" if self.is_dir
+                           else f"none of these files is a log yet{skipped}; waiting")
             self.refresh_panels(chart=False)
             return
         newest = _newest_session(message.files)

@@ -551,7 +551,7 @@ def list_paths(paths: Sequence[str]) -> list[str]:
 
 
 def log_files(paths: Sequence[str], fmt: str | None = None,
-              memo: dict[str, tuple[float, int, bool]] | None = None) -> list[str]:
+              memo: dict[str, tuple[float, int, bool]] | None = None) -> tuple[list[str], int]:
     """:func:`list_paths`, without the files found in a folder that are in no known format (a ``config.json``
     an agent writes beside its logs, a plan exported into the folder): those are not sessions, and following
     the newest of them would replace a readable session by an error.  Files named on their own, and every file
@@ -562,10 +562,13 @@ def log_files(paths: Sequence[str], fmt: str | None = None,
         fmt: the forced format, or ``None`` (detect).
         memo: ``path -> (mtime, size, recognised)`` kept between calls, so that an unchanged file is detected
             once (a file that was not recognised is detected again when it changes).
+
+    Returns:
+        ``(logs, skipped)``: the log files, newest first, and how many files were left out.
     """
     files = list_paths(paths)
     if fmt:
-        return files
+        return files, 0
     named = {os.path.abspath(p) for p in paths if not os.path.isdir(p)}
     memo = {} if memo is None else memo
     out = []
@@ -592,7 +595,7 @@ def log_files(paths: Sequence[str], fmt: str | None = None,
             known = memo[f] = (st.st_mtime, st.st_size, ok)
         if known[2]:
             out.append(f)
-    return out
+    return out, len(files) - len(out)
 
 
 def is_batch_set(files: Sequence[str], fmt: str | None = None) -> bool:

@@ -158,9 +158,11 @@ class SessionsChanged(Message):
         files: log paths, newest first (:func:`ctxwatch.ui.feed.list_paths`).
         batch: True when the files are batch requests and results to open as one joined run
             (:func:`ctxwatch.ui.feed.is_batch_set`), False when they are sessions to pick from.
+        skipped: files found beside them that no format recognises (not sessions; counted to say so).
     """
 
-    def __init__(self, files: list[str], batch: bool = False) -> None:
+    def __init__(self, files: list[str], batch: bool = False, skipped: int = 0) -> None:
         super().__init__()
         self.files = files
         self.batch = batch
+        self.skipped = skipped
