@@ -1011,7 +1011,13 @@ class CtxwatchApp(App[None]):
             self.notify(f"CSV not written: {exc}", title="CSV", severity="error", markup=False)
             return
         self.saved.append(path)
-        self.notify(f"{len(self.view):,} calls exported to {path}", title="CSV", markup=False)
+        scope = []  # (the table's view, which may be one context or a filter of the run)
+        if self.context is not None and len(self.contexts) > 1:
+            scope.append(f"context {self.context}")
+        if self.filter_text:
+            scope.append(f"filter {self.filter_text!r}")
+        of = f" of {len(self.calls):,} ({', '.join(scope)})" if scope else ""
+        self.notify(f"{len(self.view):,} calls{of} exported to {path}", title="CSV", markup=False)
 
     def _stem_source(self) -> str:
         """The path saved files are named after: the followed log, or for joined batch files the folder opened
