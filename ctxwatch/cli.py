@@ -169,6 +169,10 @@ def report_cmd(paths: tuple[str, ...], config: str | None, window: int | None, b
         # watchfiles logs a warning on Ctrl-C; stopping on Ctrl-C is the normal end of a follow (exit 0).
         logging.getLogger("watchfiles").setLevel(logging.ERROR)
         stop = threading.Event()
+        # Ctrl-C sets the stop event instead of raising KeyboardInterrupt: a KeyboardInterrupt raised while
+        # watchfiles waits in its Rust loop can be taken by watchfiles as the end of one watch, after which
+        # the follow loop simply watched again and the command never exited.
+        previous = _on_sigint(stop)
         try:
             follow_jsonl(paths[0], fmt, settings, sys.stdout, stop, poll=poll)
         except KeyboardInterrupt:
@@ -176,6 +180,8 @@ def report_cmd(paths: tuple[str, ...], config: str | None, window: int | None, b
         except LogError as exc:
             _echo(f"ctxwatch: {clean(exc)}", err=True)
             sys.exit(EXIT_USAGE)
+        finally:
+            _restore_sigint(previous)
         return
     from ctxwatch.report import report_json
 
@@ -253,6 +259,25 @@ def _write_bytes(data: bytes) -> None:
     else:
         buffer.write(data)
         buffer.flush()
+
+
+def _on_sigint(stop: Any) -> Any:
+    """Make SIGINT set ``stop`` (a :class:`threading.Event`); return the previous handler, or ``None`` when
+    no handler can be installed (not the main thread)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.signal(signal.SIGINT, lambda _sig, _frame: stop.set())
+
+
+def _restore_sigint(previous: Any) -> None:
+    """Put back the SIGINT handler :func:`_on_sigint` replaced."""
+    import signal
+
+    if previous is not None:
+        signal.signal(signal.SIGINT, previous)
 
 
 def load_paths(paths: tuple[str, ...], fmt: str | None, settings: Settings) -> Any:
