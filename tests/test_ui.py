@@ -562,13 +562,21 @@ async def test_compact_layout_tiny_terminal_and_live_resize(log: Path) -> None:
         assert not table(app).compact and app.is_running
 
 
+def session_files(folder: Path, *logs: tuple[str, int]) -> list[Path]:
+    """Write ``(relative path, calls)`` logs under ``folder``, each 100 s newer than the one before it."""
+    out = []
+    for i, (rel, n) in enumerate(logs):
+        path = folder / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_log(path, n, turn_words=5)
+        os.utime(path, (1_700_000_000 + 100 * i, 1_700_000_000 + 100 * i))
+        out.append(path)
+    return out
+
+
 async def test_folder_follows_newest_session_and_o_switches(tmp_path: Path) -> None:
     folder = tmp_path / "sessions"
-    folder.mkdir()
-    old = write_log(folder / "old.jsonl", 2, turn_words=5)
-    new = write_log(folder / "new.jsonl", 3, turn_words=5)
-    os.utime(old, (1_700_000_000, 1_700_000_000))
-    os.utime(new, (1_700_000_100, 1_700_000_100))
+    old, new = session_files(folder, ("old.jsonl", 2), ("new.jsonl", 3))
     app = CtxwatchApp(str(folder))
     async with app.run_test(size=(120, 40)) as pilot:
         assert await wait_for(pilot, lambda: app.log_path == str(new) and app.loaded and len(app.calls) == 3)
@@ -584,12 +592,7 @@ async def test_the_session_counter_counts_sessions_not_subagent_files(tmp_path: 
     """Two sessions, one with a subagent transcript: the status says 1/2, and the subagent file, picked, is
     'subagent of session 2/2' (its session's file is the older one)."""
     folder = tmp_path / "proj"
-    (folder / "s1" / "subagents").mkdir(parents=True)
-    s1 = write_log(folder / "s1.jsonl", 2, turn_words=5)
-    sub = write_log(folder / "s1" / "subagents" / "agent-a1.jsonl", 1, turn_words=5)
-    s2 = write_log(folder / "s2.jsonl", 3, turn_words=5)
-    for i, f in enumerate((s1, sub, s2)):
-        os.utime(f, (1_700_000_000 + i, 1_700_000_000 + i))
+    s1, sub, s2 = session_files(folder, ("s1.jsonl", 2), ("s1/subagents/agent-a1.jsonl", 1), ("s2.jsonl", 3))
     app = CtxwatchApp(str(folder))
     async with app.run_test(size=(160, 40)) as pilot:
         assert await wait_for(pilot, lambda: app.log_path == str(s2) and app.loaded and len(app.calls) == 3)
@@ -601,16 +604,11 @@ async def test_the_session_counter_counts_sessions_not_subagent_files(tmp_path: 
         assert "(subagent of session 2/2, picked)" in status(app)
 
 
-
 async def test_a_subagent_file_beside_its_session_is_not_a_session(tmp_path: Path) -> None:
     """Claude Code v2.0.x writes agent-<id>.jsonl beside the session file: newer or not, it is not followed as
     the newest session nor counted as one."""
     folder = tmp_path / "proj"
-    folder.mkdir()
-    s1 = write_log(folder / "s1.jsonl", 2, turn_words=5)
-    agent = write_log(folder / "agent-a2898e3.jsonl", 1, turn_words=5)
-    os.utime(s1, (1_700_000_000, 1_700_000_000))
-    os.utime(agent, (1_700_000_100, 1_700_000_100))
+    s1, agent = session_files(folder, ("s1.jsonl", 2), ("agent-a2898e3.jsonl", 1))
     app = CtxwatchApp(str(folder))
     async with app.run_test(size=(160, 40)) as pilot:
         assert await wait_for(pilot, lambda: app.log_path == str(s1) and app.loaded and len(app.calls) == 2)
