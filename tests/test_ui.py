@@ -289,6 +289,16 @@ async def test_detail_folds_huge_content(tmp_path: Path) -> None:
         assert app.is_running
 
 
+async def open_preview(pilot: object) -> PlanScreen:
+    """Press ``e`` on the selected call and wait until its eviction preview has a plan."""
+    app = pilot.app  # type: ignore[attr-defined]
+    await pilot.press("e")  # type: ignore[attr-defined]
+    screen = app.screen
+    assert isinstance(screen, PlanScreen)
+    assert await wait_for(pilot, lambda: screen.plan is not None, 10)
+    return screen
+
+
 async def test_eviction_preview_of_a_claude_code_call_starts_from_its_reported_prompt(shared_logs: Path) -> None:
     """The history of a Claude Code call is the provider's count; the preview scales the messages' counts to it,
     so its 'before' is the prompt the main screen shows (not the smaller o200k sum)."""
@@ -298,10 +308,7 @@ async def test_eviction_preview_of_a_claude_code_call_starts_from_its_reported_p
         await loaded(pilot)
         call = app.selected_call()
         assert call is not None and call.history_src == Src.INFERRED and call.prompt_reported
-        await pilot.press("e")
-        screen = app.screen
-        assert isinstance(screen, PlanScreen)
-        assert await wait_for(pilot, lambda: screen.plan is not None, 10)
+        screen = await open_preview(pilot)
         assert screen.plan.before_tokens == call.prompt_reported
 
 
@@ -318,10 +325,7 @@ async def test_eviction_preview_of_a_counted_call_starts_from_its_reported_promp
         table(app).move_cursor(row=12)
         await pilot.pause()
         assert app.selected_index == 12
-        await pilot.press("e")
-        screen = app.screen
-        assert isinstance(screen, PlanScreen)
-        assert await wait_for(pilot, lambda: screen.plan is not None, 10)
+        screen = await open_preview(pilot)
         assert screen.plan.before_tokens == call.prompt_reported
         assert "scaled to the provider's count" in str(screen.query_one("#plan-head").render())
 
@@ -332,10 +336,7 @@ async def test_e_opens_eviction_preview_and_knobs_replan(log: Path, tmp_path: Pa
     app = CtxwatchApp(str(log))
     async with app.run_test(size=(120, 40)) as pilot:
         await loaded(pilot, 12)
-        await pilot.press("e")
-        screen = app.screen
-        assert isinstance(screen, PlanScreen)
-        assert await wait_for(pilot, lambda: screen.plan is not None, 10)
+        screen = await open_preview(pilot)
         # Call 11: about 12,800 tokens against a budget of 12,000: over budget, so something is evicted.
         first = screen.plan
         assert first.budget_tokens == 12_000 and first.before_tokens > 12_000
@@ -617,9 +618,7 @@ async def test_a_subagent_file_beside_its_session_is_not_a_session(tmp_path: Pat
 
 async def test_folder_takes_over_a_newer_session(tmp_path: Path) -> None:
     folder = tmp_path / "sessions"
-    folder.mkdir()
-    first = write_log(folder / "a.jsonl", 2, turn_words=5)
-    os.utime(first, (1_700_000_000, 1_700_000_000))
+    (first,) = session_files(folder, ("a.jsonl", 2))
     app = CtxwatchApp(str(folder))
     async with app.run_test(size=(120, 40)) as pilot:
         assert await wait_for(pilot, lambda: app.log_path == str(first) and app.loaded)
@@ -631,9 +630,7 @@ async def test_a_file_in_no_known_format_is_not_a_session_to_follow(tmp_path: Pa
     """A newer file that is not a log (an agent's config.json) must not take the dashboard off a readable
     session; a newer log still does."""
     folder = tmp_path / "sessions"
-    folder.mkdir()
-    first = write_log(folder / "a.jsonl", 2, turn_words=5)
-    os.utime(first, (1_700_000_000, 1_700_000_000))
+    (first,) = session_files(folder, ("a.jsonl", 2))
     app = CtxwatchApp(str(folder))
     async with app.run_test(size=(120, 40)) as pilot:
         assert await wait_for(pilot, lambda: app.log_path == str(first) and app.loaded)
@@ -675,10 +672,7 @@ async def test_exports_do_not_land_in_a_followed_folder(tmp_path: Path, monkeypa
     app = CtxwatchApp(str(folder))
     async with app.run_test(size=(120, 40)) as pilot:
         await loaded(pilot, 12)
-        await pilot.press("e")
-        screen = app.screen
-        assert isinstance(screen, PlanScreen)
-        assert await wait_for(pilot, lambda: screen.plan is not None, 10)
+        screen = await open_preview(pilot)
         await pilot.press("w")
         exports = data / "ctxwatch" / "exports"
         assert screen.written == str(exports / "ctxwatch-plan-call12.json")
@@ -710,10 +704,8 @@ async def test_an_export_that_cannot_be_written_is_a_notification(tmp_path: Path
     app.notify = notify  # type: ignore[method-assign]
     async with app.run_test(size=(120, 40)) as pilot:
         await loaded(pilot, 12)
-        await pilot.press("s", "x", "e")
-        screen = app.screen
-        assert isinstance(screen, PlanScreen)
-        assert await wait_for(pilot, lambda: screen.plan is not None, 10)
+        await pilot.press("s", "x")
+        screen = await open_preview(pilot)
         await pilot.press("w")
         await pilot.pause()
         assert [(sev, msg.split(":")[0]) for sev, msg in said] == [
