@@ -72,8 +72,10 @@ def check_cmd(paths: tuple[str, ...], config: str | None, window: int | None, bu
     if not run.calls and any(_unreadable(i) for i in bad):
         # Nothing to check and the log is damaged or could not be read: unreadable.  Notes alone (a skipped
         # file beside an empty log) and a half-written last line (a live log writing its first call) are not.
-        _echo(f"ctxwatch: {path}: no call could be read ({_counted(n_bad, len(bad))}, "
-                   f"first at line {bad[0].line}: {bad[0].message})", err=True)
+        why = next(i for i in bad if _unreadable(i))
+        at = f"{why.path}:{why.line}" if why.line else why.path
+        _echo(f"ctxwatch: {path}: no call could be read ({_counted(n_bad, len(bad))}; {clean(at)}: "
+              f"{clean(why.message)})", err=True)
         sys.exit(EXIT_USAGE)
 
     with steady_heap():

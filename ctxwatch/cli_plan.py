@@ -102,8 +102,8 @@ def load_call(paths: tuple[str, ...], fmt: str | None, settings: Settings, call:
             shown = f"#{call + 1}" if call >= 0 else f"{call} from the end"
             _fail(f"call {shown}: the log has {n} calls (#1..#{n}; --index 0..{n - 1})")
     summary = run.calls[idx]
-    try:  # (a folder may mix formats: the call is re-read with its own file's)
-        spec = resolve_spec(summary.source.path, fmt) if "input_path" not in summary.extra else run.spec
+    try:  # (a folder may mix formats, batch files among them: the call is re-read with its own file's)
+        spec = resolve_spec(summary.source.path, fmt)
     except LogError:
         spec = run.spec
     pc = reload_parsed(spec, summary)

@@ -1042,12 +1042,16 @@ def plan_counts(call: ParsedCall, counter: Counter, *, floor_tokens: int | None 
         tokens = None
     counts = list(tokens) if tokens is not None else [counter.message_tokens(m) for m in msgs]
     if call.system is None or call.history_reported_only:
+        floor = floor_tokens or 0
+        if history_tokens is None and prompt_tokens is not None and floor + sum(counts) != prompt_tokens:
+            # (an inferred floor of 0: the reported prompt is below this tokenizer's count of the history)
+            history_tokens = max(0, prompt_tokens - floor)
         scale = 1.0
         if history_tokens is not None:
             whole = sum(counts)
             scale = history_tokens / whole if whole else 1.0
             counts = scaled_to(counts, history_tokens)
-        return PlanCounts(floor_tokens or 0, 0, counts, 0, scale)
+        return PlanCounts(floor, 0, counts, 0, scale)
     # (the prompt is counted here, so it carries the reply primer the accounting adds; an inferred floor above
     # already holds it, being the reported prompt minus the history)
     sys_t = system_tokens if system_tokens is not None else (
@@ -1057,8 +1061,10 @@ def plan_counts(call: ParsedCall, counter: Counter, *, floor_tokens: int | None 
     whole = sys_t + tools_t + sum(counts)
     if prompt_tokens is None or prompt_tokens - REPLY_PRIMER == whole or whole <= 0:
         return PlanCounts(sys_t, tools_t, counts, REPLY_PRIMER)
-    scaled = scaled_to([sys_t, tools_t, *counts], max(0, prompt_tokens - REPLY_PRIMER))
-    return PlanCounts(scaled[0], scaled[1], scaled[2:], REPLY_PRIMER, (prompt_tokens - REPLY_PRIMER) / whole)
+    overhead = min(REPLY_PRIMER, max(0, prompt_tokens))  # (a reported prompt of 0 to 2 tokens: no room for it)
+    target = max(0, prompt_tokens) - overhead
+    scaled = scaled_to([sys_t, tools_t, *counts], target)
+    return PlanCounts(scaled[0], scaled[1], scaled[2:], overhead, target / whole)
 
 
 def plan_from_counts(call: ParsedCall, policy: Policy, counter: Counter, counts: PlanCounts) -> Plan:

@@ -441,8 +441,10 @@ def resolve_spec(path: str, fmt: str | None) -> FormatSpec:
     except OSError as exc:
         raise LogError(f"{path}: cannot read ({exc.strerror or exc})") from exc
     if spec is None:
-        if os.path.getsize(path) == 0:
-            return get_format("canonical")  # an empty file being written: wait for records
+        if os.path.getsize(path) == 0 or _one_unfinished_line(path):
+            # An empty file, or one whose first record is still being written: wait for records (the
+            # unfinished line is then a truncated tail, reported as such, not a file of unknown format).
+            return get_format("canonical")
         why = ""
         try:
             sn = sniff_file(path)
@@ -452,6 +454,17 @@ def resolve_spec(path: str, fmt: str | None) -> FormatSpec:
             pass
         raise UnknownFormat(f"{path}: format not recognised{why} (see `ctxwatch formats`, or pass --format NAME)")
     return spec
+
+
+def _one_unfinished_line(path: str) -> bool:
+    """True when the file holds a single line with no newline yet, starting like a JSON object (a log whose
+    first record is being written)."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(1 << 20)
+    except OSError:
+        return False
+    return b"\n" not in head and head.lstrip(b"\xef\xbb\xbf \t").startswith(b"{") and len(head) < (1 << 20)
 
 
 def load_run(path: str, fmt: str | None = None, settings: Settings | None = None,

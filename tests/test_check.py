@@ -139,7 +139,7 @@ def test_a_file_of_only_bad_lines_is_unreadable(tmp_path: Path) -> None:
     path = tmp_path / "allbad.jsonl"
     path.write_text('{"request": {"model": "gpt-4o"}, "response": {}}\n'.replace("request", "req") * 3)
     code, _, err = check(str(path), "--format", "canonical")
-    assert code == 2 and "no call could be read (3 bad lines, first at line 1" in err
+    assert code == 2 and f"no call could be read (3 bad lines; {path}:1: not a {{request, response}} record" in err
 
 
 def test_empty_file_is_fine(tmp_path: Path) -> None:
@@ -208,3 +208,8 @@ def test_notes_and_a_half_written_last_line_do_not_make_a_log_unreadable(tmp_pat
     live.write_text("".join(lines[:first]) + "{not json\n" + lines[first][: len(lines[first]) // 2])
     code, _, err = check(str(live))
     assert code == 2 and "no call could be read (2 bad lines" in err
+    # an OpenAI-format log whose only record is half written: a log being created, not an unknown format
+    first_record = tmp_path / "first.jsonl"
+    first_record.write_text('{"request": {"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"')
+    code, out, _ = check(str(first_record))
+    assert code == 0 and "truncated_tail" in out and out.splitlines()[-1].startswith("0 calls")

@@ -504,3 +504,41 @@ def test_a_plan_starts_from_the_reported_prompt_when_the_tokenizer_is_not_the_mo
     assert code == 0 and "does NOT fit" in text and "x1.14" in text
     _code, chk = run("check", str(path), "--budget-fraction", "0.07")
     assert "over_budget" in chk  # check agrees: that budget is exceeded
+
+
+def test_plan_before_is_the_reported_prompt_even_when_it_is_tiny(tmp_path, shared_logs):
+    """A reported prompt of 0, or one below this tokenizer's count of the history (an inferred floor of 0):
+    'before' is still the prompt report shows, never the larger estimate or the reply primer alone."""
+    zero = tmp_path / "zero.jsonl"
+    zero.write_text(json.dumps({"request": {"model": "gpt-4o", "messages": [
+        {"role": "system", "content": "be brief"}, {"role": "user", "content": "hello there, how are you"}]},
+        "response": {"usage": {"prompt_tokens": 0, "completion_tokens": 1}}}) + "\n")
+    text = (shared_logs / "claude-code" / "spotter_short.jsonl").read_text()
+    small = tmp_path / "small.jsonl"
+    small.write_text(re.sub(r'"cache_(creation|read)_input_tokens":\d+', r'"cache_\1_input_tokens":0',
+                            re.sub(r'"input_tokens":\d+', '"input_tokens":5', text)))
+    for path in (zero, small):
+        _code, rep = run("report", str(path), "--json")
+        calls = json.loads(rep)["calls"]
+        for number in (1, len(calls)):
+            code, out = run("plan", str(path), "--call", str(number), "--json")
+            assert code == 0, out
+            assert json.loads(out)["before_tokens"] == calls[number - 1]["prompt_tokens_reported"], (path, number)
+
+
+def test_plan_on_a_folder_mixing_a_batch_pair_and_a_session(tmp_path, shared_logs):
+    """Each call is re-read with its own file's format (a batch result with the batch reader, joined to its
+    request), so --call N works for every call of a mixed folder as for the pair alone."""
+    folder = tmp_path / "mix"
+    folder.mkdir()
+    for name in ("reviews_batchinput.jsonl", "reviews_batch_output.jsonl"):
+        (folder / name).write_text((shared_logs / "openai-batch" / name).read_text())
+    (folder / "session.jsonl").write_text((shared_logs / "claude-code" / "spotter_short.jsonl").read_text())
+    _code, rep = run("report", str(folder), "--json")
+    calls = json.loads(rep)["calls"]
+    batch = next(i for i, c in enumerate(calls) if c["file"].endswith("reviews_batch_output.jsonl"))
+    code, out = run("plan", str(folder), "--call", str(batch + 1), "--json")
+    assert code == 0, out
+    assert json.loads(out)["before_tokens"] == calls[batch]["prompt_tokens_reported"]
+    code, out = run("schema", str(folder), "--call", str(batch + 1))
+    assert code == 0, out

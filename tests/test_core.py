@@ -293,6 +293,18 @@ def test_an_empty_file_and_a_file_of_no_json_say_so(tmp_path: Path) -> None:
     assert res.exit_code == 2 and "format not recognised; none of its first lines is JSON" in res.stderr
 
 
+def test_an_anthropic_usage_block_without_input_tokens_leaves_the_prompt_unknown(tmp_path: Path) -> None:
+    """Output counted, input not: the prompt and the cost are unknown (null), not 0."""
+    rec = {"request": {"model": "claude-sonnet-4-20250514", "system": "be brief",
+                       "messages": [{"role": "user", "content": "hi"}]},
+           "response": {"type": "message", "content": [{"type": "text", "text": "hello"}],
+                        "usage": {"output_tokens": 5}}}
+    path = tmp_path / "a.jsonl"
+    path.write_text(json.dumps(rec) + "\n")
+    (call,) = report(path)["calls"]
+    assert (call["prompt_tokens_reported"], call["completion_tokens_reported"], call["cost_usd"]) == (None, 5, None)
+
+
 def test_bad_lines_are_counted_issues_and_nothing_is_lost(tmp_path: Path) -> None:
     good = {"request": {"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}]},
             "response": {"usage": {"prompt_tokens": 8, "completion_tokens": 1}}}

@@ -420,7 +420,7 @@ def anthropic_usage(u: Any) -> Usage | None:
     out = int_or_none(u.get("output_tokens"))
     if inp is None and out is None:
         return None
-    prompt = (inp or 0) + cw + cr
+    prompt = inp + cw + cr if inp is not None else None  # (no input count: the prompt is unknown, not 0)
     return Usage(prompt_total=prompt, input_uncached=inp, cache_read=cr, cache_write=cw, output=out,
                  cache_write_1h=cache_write_1h(u, cw))
 

@@ -122,16 +122,21 @@ def anthropic_usage(usage: Any) -> Usage | None:
     ``prompt_total = input_tokens + cache_creation_input_tokens + cache_read_input_tokens``; ``input_uncached``
     is ``input_tokens``; ``cache_write`` is ``cache_creation_input_tokens`` (its 1-hour share, when the block
     splits it, is ``cache_write_1h``); ``output`` is ``output_tokens``.
-    Keys missing from a present block count as 0 (their presence varies by version, FORMATS.md section 1);
-    a missing block (not a dict) gives ``None``.  ``reasoning`` is not reported separately by Anthropic.
+    Cache keys missing from a present block count as 0 (their presence varies by version, FORMATS.md section
+    1); without ``input_tokens`` the prompt is unknown (``None``), and a block with neither input nor output
+    tokens, or a missing block (not a dict), gives ``None``.  ``reasoning`` is not reported separately by Anthropic.
     """
     if not isinstance(usage, dict):
         return None
+    has_input = usage.get("input_tokens") is not None
+    if not has_input and usage.get("output_tokens") is None:
+        return None  # an empty block reports nothing: unknown, not a prompt of 0
     inp = as_int(usage.get("input_tokens"))
     cw = as_int(usage.get("cache_creation_input_tokens"))
     cr = as_int(usage.get("cache_read_input_tokens"))
-    return Usage(prompt_total=inp + cw + cr, input_uncached=inp, cache_read=cr, cache_write=cw,
-                 output=as_int(usage.get("output_tokens")), cache_write_1h=cache_write_1h(usage, cw))
+    return Usage(prompt_total=inp + cw + cr if has_input else None, input_uncached=inp if has_input else None,
+                 cache_read=cr, cache_write=cw, output=as_int(usage.get("output_tokens")),
+                 cache_write_1h=cache_write_1h(usage, cw))
 
 
 def cache_write_1h(usage: dict[str, Any], cache_write: int) -> int | None:
