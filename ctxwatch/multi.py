@@ -21,7 +21,7 @@ from ctxwatch.config import Settings
 from ctxwatch.formats import FormatSpec, get_format
 from ctxwatch.model import Call, Issue
 from ctxwatch.parallel import ParallelReadError, fork_map, worker_start, workers_for
-from ctxwatch.run import LogError, Run, UnknownFormat, resolve_spec
+from ctxwatch.run import LogError, Run, UnknownFormat, format_mismatch, resolve_spec
 
 #: Bytes of logs per worker task: small enough to balance the workers, large enough that the per-task
 #: overhead (pickling the parsed calls back) stays small.
@@ -104,9 +104,12 @@ def load_many(paths: list[str], fmt: str | None, settings: Settings | None = Non
             continue
         first_call = len(run.calls)
         try:
-            run.read_file(f, spec)
+            records = run.read_file(f, spec)
         except LogError as exc:  # (detected, then unreadable: removed or permissions changed meanwhile)
             run.issues.append(Issue(f, 0, "unreadable", str(exc)))
+            records = 0
+        if fmt and not any(c.source.path == f for c in run.calls[first_call:]):
+            run.issues.extend(format_mismatch(f, spec, records, run.issues))
         _own_sessions(run, first_call)
     _add_batch(run, batch)
     run.path = str(Path(paths[0])) if len(paths) == 1 else run.path
@@ -240,9 +243,12 @@ def _read_group(group: list[str], fmt: str | None, settings: Settings | None) ->
             continue
         run = Run(path, spec, settings)
         try:
-            run.read_file(path)
+            records = run.read_file(path)
         except LogError as exc:
             run.issues.append(Issue(path, 0, "unreadable", str(exc)))
+            records = 0
+        if fmt and not run.calls:
+            run.issues.extend(format_mismatch(path, spec, records, run.issues))
         out.append((spec.name, run.calls, run.issues, run.pending_compactions()))
     return out
 

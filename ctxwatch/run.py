@@ -508,15 +508,23 @@ def load_run(path: str, fmt: str | None = None, settings: Settings | None = None
         records = run.read_file(path, progress=progress)
     if records == 0 and not run.issues and os.path.getsize(path) == 0:
         run.issues.append(Issue(path, 0, "empty_file", "the file is empty: no record to read yet"))
-    if fmt and records and not run.calls and not any(i.line for i in run.issues):
-        # A forced --format that silently reads nothing from a file full of records is almost surely the
-        # wrong one; saying so keeps `check` from passing a log it never read. (When the reader already
-        # reported each record as a bad line, that says it.)
-        detected = detect(path)
-        hint = f" (it looks like {detected.name})" if detected is not None and detected.name != spec.name else ""
-        run.issues.append(Issue(path, 0, "format_mismatch",
-                                f"{records} records, none read as a call in format {spec.name}{hint}"))
+    if fmt and records and not run.calls:
+        run.issues.extend(format_mismatch(path, spec, records, run.issues))
     return run
+
+
+def format_mismatch(path: str, spec: FormatSpec, records: int, issues: list[Issue]) -> list[Issue]:
+    """The ``format_mismatch`` issue of a file read with a forced format that gave no call from its
+    ``records`` records (call only then); none when the reader already reported the records as bad lines.
+
+    A forced --format that silently reads nothing from a file full of records is almost surely the wrong one;
+    saying so keeps ``check`` from passing a log it never read.
+    """
+    if not records or any(i.line for i in issues if i.path == path):
+        return []
+    detected = detect(path)
+    hint = f" (it looks like {detected.name})" if detected is not None and detected.name != spec.name else ""
+    return [Issue(path, 0, "format_mismatch", f"{records} records, none read as a call in format {spec.name}{hint}")]
 
 
 def reload_call(run: Run, index: int) -> ParsedCall | None:

@@ -213,3 +213,28 @@ def test_notes_and_a_half_written_last_line_do_not_make_a_log_unreadable(tmp_pat
     first_record.write_text('{"request": {"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"')
     code, out, _ = check(str(first_record))
     assert code == 0 and "truncated_tail" in out and out.splitlines()[-1].startswith("0 calls")
+
+
+def test_a_forced_format_that_reads_nothing_in_a_folder_is_unreadable(tmp_path: Path, shared_logs: Path) -> None:
+    """--format codex on a folder holding a Claude Code session reads no call: said per file, exit 2 (as for
+    the file given alone), in the serial and in the parallel read alike."""
+    from ctxwatch import multi, parallel
+    from ctxwatch.config import Settings
+    from ctxwatch.report import report_json
+
+    folder = tmp_path / "proj"
+    folder.mkdir()
+    src = shared_logs / "claude-code" / "spotter_short.jsonl"
+    (folder / "s.jsonl").write_text(src.read_text())
+    records = sum(1 for ln in src.read_text().splitlines() if ln.strip())
+    code, _, err = check(str(folder), "--format", "codex")
+    assert code == 2 and f"{records} records, none read as a call in format codex (it looks like claude-code)" in err
+    serial = report_json(multi.load_many([str(folder)], "codex", Settings()))
+    old = parallel.PARALLEL_MIN_BYTES
+    parallel.PARALLEL_MIN_BYTES = 0
+    try:
+        par = report_json(multi.load_many([str(folder), str(folder)], "codex", Settings(), parallel=True))
+    finally:
+        parallel.PARALLEL_MIN_BYTES = old
+    assert [i["kind"] for i in serial["issues"]] == ["format_mismatch"]
+    assert [i["kind"] for i in par["issues"]] == ["format_mismatch"] * 2
