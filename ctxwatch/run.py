@@ -58,7 +58,12 @@ def _sanitize(pc: ParsedCall) -> list[Issue]:
         wrong = {f: v for f, v in fields_.items() if _bad_count(v)}
         if wrong:
             bad += [f"{f} {_show(v)}" for f, v in wrong.items()]
-            pc.usage = replace(pc.usage, **dict.fromkeys(wrong))
+            unknown = dict.fromkeys(wrong)
+            if pc.provider == "anthropic" and wrong.keys() & {"input_uncached", "cache_read", "cache_write"}:
+                # Anthropic's prompt is the sum of these parts: with one of them damaged it is unknown too
+                # (and the call cannot be priced), not a total that a negative part made smaller.
+                unknown["prompt_total"] = None
+            pc.usage = replace(pc.usage, **unknown)
     if _bad_count(pc.window) or pc.window == 0:
         bad.append(f"window {_show(pc.window)}")
         pc.window = None

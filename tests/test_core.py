@@ -583,6 +583,23 @@ def test_a_replaced_log_holding_copies_of_read_calls_counts_them_once(tmp_path: 
     assert len(run.calls) == 7
 
 
+def test_a_negative_cache_count_leaves_an_anthropic_prompt_unknown(tmp_path: Path) -> None:
+    """Anthropic's prompt is input + cache writes + cache reads: with cache reads of -5 the total is unknown
+    and the call is not priced (it was 2,323 with 13,835 of cache writes, and priced)."""
+    rec = {"request": {"model": "claude-sonnet-4-20250514", "system": "be brief",
+                       "messages": [{"role": "user", "content": "hi"}]},
+           "response": {"type": "message", "content": [{"type": "text", "text": "hello"}],
+                        "usage": {"input_tokens": 3, "cache_creation_input_tokens": 13835,
+                                  "cache_read_input_tokens": -5, "output_tokens": 7}}}
+    path = tmp_path / "neg.jsonl"
+    path.write_text(json.dumps(rec) + "\n")
+    doc = report(path)
+    (call,) = doc["calls"]
+    assert (call["prompt_tokens_reported"], call["cache_read_tokens"], call["cost_usd"]) == (None, None, None)
+    assert (call["cache_write_tokens"], call["completion_tokens_reported"]) == (13835, 7)
+    assert [i["kind"] for i in doc["issues"]] == ["implausible_value"]
+
+
 def test_huge_or_negative_numbers_in_a_log_are_unknown_not_a_crash(tmp_path: Path) -> None:
     """A window of 1e20, usage of -5 or 1e23, max_tokens -5: an issue each, values unknown, JSON still valid."""
     recs = [
