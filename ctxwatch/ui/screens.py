@@ -190,7 +190,7 @@ class DetailScreen(Screen[None]):
 
     DEFAULT_CSS = """
     DetailScreen #detail-head { height: auto; padding: 0 1; background: $boost; }
-    DetailScreen #items { height: 1fr; min-height: 4; }
+    DetailScreen #items { height: auto; max-height: 60%; min-height: 4; }
     DetailScreen #item-head { height: 1; padding: 0 1; background: $boost; }
     DetailScreen #body { height: 1fr; min-height: 3; border: none; padding: 0 1; }
     """
