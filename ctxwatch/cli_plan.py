@@ -167,7 +167,7 @@ def plan_cmd(paths: tuple[str, ...], call_number: int | None, call_index: int | 
     the plan is the minimal eviction at the budget; --compact-at trigger shows the full compaction a live
     loop makes once the prompt is above the compaction trigger (0.8 of the budget).
     """
-    from ctxwatch.planner import plan_call, policy_for_call, unplannable
+    from ctxwatch.planner import plan_call, plan_counts, policy_for_call, unplannable
     from ctxwatch.tokens import counter_for
 
     settings = _settings(config, budget_fraction=budget_fraction, trigger=trigger, keep_recent=keep_recent,
@@ -185,9 +185,10 @@ def plan_cmd(paths: tuple[str, ...], call_number: int | None, call_index: int | 
     except ConfigError as exc:  # PolicyError included
         _fail(f"call {call.index} (#{call.index + 1}): {exc}")
     counter = counter_for(pc.model, pc.provider)
-    plan = plan_call(pc, policy, counter, floor_tokens=call.floor_tokens,
-                     history_tokens=call.history_tokens if call.history_src == Src.INFERRED else None,
-                     prompt_tokens=call.prompt_reported)
+    counts = plan_counts(pc, counter, floor_tokens=call.floor_tokens,
+                         history_tokens=call.history_tokens if call.history_src == Src.INFERRED else None,
+                         prompt_tokens=call.prompt_reported)
+    plan = plan_call(pc, policy, counter, counts=counts)
     win = policy.window
     floor_note = None
     if pc.system is None or pc.history_reported_only:
@@ -203,13 +204,9 @@ def plan_cmd(paths: tuple[str, ...], call_number: int | None, call_index: int | 
                f"trigger {plan.trigger_tokens:,}")
     _echo(f"keep_recent {policy.keep_recent} {policy.unit}s; mode {policy.mode}; compact at the "
                f"{policy.compact_at}")
-    from ctxwatch.planner import plan_counts
-
-    scale = plan_counts(pc, counter, floor_tokens=call.floor_tokens, history_tokens=call.history_tokens
-                        if call.history_src == Src.INFERRED else None, prompt_tokens=call.prompt_reported).scale
-    if abs(scale - 1.0) >= 0.005:
-        _echo(f"sizes are {plan.tokenizer} counts x{scale:.2f}, scaled to the provider's reported count, so that "
-              "'before' is the prompt report shows")
+    if abs(counts.scale - 1.0) >= 0.005:
+        _echo(f"sizes are {plan.tokenizer} counts x{counts.scale:.2f}, scaled to the provider's reported count, "
+              "so that 'before' is the prompt report shows")
     _echo(f"{'#':>5} {'role':<10} {'tokens':>9} {'after':>9}  fate")
     for m in plan.messages:
         ids = ""

@@ -1079,7 +1079,7 @@ def plan_from_counts(call: ParsedCall, policy: Policy, counter: Counter, counts:
 
 def plan_call(call: ParsedCall, policy: Policy, counter: Counter | None = None, *,
               floor_tokens: int | None = None, history_tokens: int | None = None,
-              prompt_tokens: int | None = None) -> Plan:
+              prompt_tokens: int | None = None, counts: PlanCounts | None = None) -> Plan:
     """Plan the eviction of a :class:`~ctxwatch.model.ParsedCall` (a reader's output, with text).
 
     Args:
@@ -1089,10 +1089,12 @@ def plan_call(call: ParsedCall, policy: Policy, counter: Counter | None = None, 
         counter: token rules; default: the call's model and provider.
         floor_tokens / history_tokens / prompt_tokens: the accounted numbers the plan starts from (see
             :func:`plan_counts`), so that its "before" is the prompt ``report`` shows.
+        counts: those counts already made by :func:`plan_counts` (the three numbers are then not used).
     """
     counter = counter or counter_for(call.model, call.provider)
     if policy.reserve_tokens is None and call.max_output_tokens and call.max_output_tokens < policy.window:
         policy = replace(policy, reserve_tokens=call.max_output_tokens)
-    counts = plan_counts(call, counter, floor_tokens=floor_tokens, history_tokens=history_tokens,
-                         prompt_tokens=prompt_tokens)
+    if counts is None:
+        counts = plan_counts(call, counter, floor_tokens=floor_tokens, history_tokens=history_tokens,
+                             prompt_tokens=prompt_tokens)
     return plan_from_counts(call, policy, counter, counts)
