@@ -295,13 +295,18 @@ def test_series_keeps_each_buckets_peak_and_thresholds() -> None:
 
 # --- watching: events, --poll, fall back, rotation ---------------------------------------------------
 
-def silent_watcher(calls: list[str]):
-    """A stand-in for ``watchfiles.watch`` that starts but never reports a change (an NFS or 9p mount)."""
+def silent_watcher(calls: list[str], ticks: list[int] | None = None):
+    """A stand-in for ``watchfiles.watch`` that starts but never reports a change (an NFS or 9p mount).
+
+    ``ticks`` gets one entry per (empty) batch yielded, so a test can wait until the watch is running.
+    """
 
     def watch(*paths, stop_event, rust_timeout, **kw):  # type: ignore[no-untyped-def]
         calls.extend(paths)
         while not stop_event.is_set():
             stop_event.wait(rust_timeout / 1000)
+            if ticks is not None:
+                ticks.append(1)
             yield set()
 
     return watch
@@ -314,14 +319,34 @@ def test_feed_follows_with_file_events_not_sweeps(tmp_path: Path) -> None:
     try:
         assert until(lambda: got.of(BackfillDone))
         assert [(m.mode, m.message) for m in got.of(WatchChanged)] == [("events", None)]
-        t = time.monotonic()
         append(log, line(record(2, turn_words=5)))
-        assert until(lambda: 2 in got.calls(), 2.0)
-        assert time.monotonic() - t < 1.0
+        # Well before the first sweep (60 s), on a loaded machine too: no wall-clock bound beyond that.
+        assert until(lambda: 2 in got.calls(), 30.0)
     finally:
         stop.set()
         th.join(2)
     assert not th.is_alive()  # the watch ends within the stop check (10 ms), not after a timeout
+
+
+def test_feed_reads_what_was_appended_before_the_watch_started(tmp_path: Path) -> None:
+    """Bytes written after the backfill but before watchfiles registers its watch send no event: the feed
+    reads them when the watch starts, not at the next sweep (60 s here)."""
+    import watchfiles
+
+    log = write_log(tmp_path / "run.jsonl", 2, turn_words=5)
+
+    def late_watch(*paths, **kw):  # type: ignore[no-untyped-def]
+        append(log, line(record(2, turn_words=5)))  # watchfiles' watch is lazy: not registered yet
+        yield from watchfiles.watch(*paths, **kw)
+
+    got, stop, th = start(log, sweep_interval=60.0, watcher=late_watch)
+    try:
+        assert until(lambda: got.of(BackfillDone))
+        assert until(lambda: 2 in got.calls(), 30.0)
+    finally:
+        stop.set()
+        th.join(5)
+    assert not th.is_alive()
 
 
 def test_feed_poll_never_starts_a_watcher(tmp_path: Path) -> None:
@@ -343,10 +368,13 @@ def test_feed_poll_never_starts_a_watcher(tmp_path: Path) -> None:
 def test_feed_falls_back_to_polling_when_events_stay_silent(tmp_path: Path) -> None:
     log = write_log(tmp_path / "run.jsonl", 2, turn_words=5)
     started: list[str] = []
-    got, stop, th = start(log, watcher=silent_watcher(started), sweep_interval=0.1)
+    ticks: list[int] = []
+    got, stop, th = start(log, watcher=silent_watcher(started, ticks), sweep_interval=0.1)
     try:
         assert until(lambda: got.of(BackfillDone))
         assert until(lambda: started == [str(tmp_path)])  # the parent directory is watched, not the file
+        # Past the watch's first batch, where the feed reads what came before the watch (not a silent sweep).
+        assert until(lambda: len(ticks) >= 2)
         # Two sweeps in a row find growth that no event announced: polling from then on.
         for i in (2, 3):
             append(log, line(record(i, turn_words=5)))

@@ -380,6 +380,7 @@ class LogFeed:
         last_sweep = time.monotonic()
         announced = 0  # events about the log since the last sweep
         silent = 0  # sweeps in a row that found growth no event announced
+        registered = False
         try:
             while not self.stop.is_set():
                 try:
@@ -390,6 +391,11 @@ class LogFeed:
                     return self._fall_back(f"file watching failed ({type(exc).__name__}: {exc})")
                 if self.stop.is_set():
                     break
+                if not registered:
+                    # watchfiles registers its watch inside the first next(): bytes appended between the
+                    # backfill's last read and that moment sent no event, so read them now, not a sweep later.
+                    registered = True
+                    self._step(run)
                 if any(p in names or os.path.realpath(p) in names for _change, p in changes):
                     announced += 1
                     self._step(run)
