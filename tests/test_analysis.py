@@ -13,7 +13,6 @@ from __future__ import annotations
 import itertools
 import json
 import math
-import time
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -715,16 +714,14 @@ def test_contexts_are_separate_and_resets_restart_the_episode(tmp_path: Path) ->
     assert c.forecast.since_call == run.calls[5].index and not c.forecast.enough_data
 
 
-def test_analysis_is_linear_and_fast() -> None:
-    """10,000 calls (a 10k-call run) analyse in well under a second: O(n) per recomputation."""
+def test_analysis_of_a_long_run() -> None:
+    """10,000 calls: the forecast's slope and one drift-risk value per call (the time is
+    ``bench_follow.py``'s ``analysis`` figure, not a test: the machines are shared)."""
     calls = [_call(i, usage=Usage(prompt_total=1000 + 10 * i, output=50), window=200_000, reserve_tokens=30_000,
                    timestamp=float(i), system_present=True, system_key=1, history_tokens=900 + 10 * i)
              for i in range(10_000)]
-    t = time.perf_counter()
     a = analyze(calls, Settings())
-    elapsed = time.perf_counter() - t
     assert a.forecast.slope_tokens_per_call == 10 and len(a.drift_risk) == 10_000
-    assert elapsed < 1.0, elapsed
 
 
 def test_sawtooth_compactions_by_the_client_are_seen(tmp_path: Path) -> None:

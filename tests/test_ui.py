@@ -86,18 +86,17 @@ async def test_appended_call_appears_within_a_second(log: Path) -> None:
     async with app.run_test(size=(120, 40)) as pilot:
         await loaded(pilot, 12)
         # Another process's logger appends while the app runs (a thread here, writing in one call).
+        # The latency figure is bench_follow.py's; here the row must come while the app runs.
         writer = threading.Thread(target=append, args=(log, line(record(12))))
-        t0 = time.monotonic()
         writer.start()
-        assert await wait_for(pilot, lambda: table(app).row_count == 13, 1.5), "new row did not appear"
-        assert time.monotonic() - t0 < 1.5
+        assert await wait_for(pilot, lambda: table(app).row_count == 13, 10.0), "new row did not appear"
         writer.join()
         assert app.selected_index == 12  # following: the new call is selected
         assert app.calls[12].usage.prompt_total == 1130 + 1064 * 12
         # Not following: a new row appears but the selection stays.
         await pilot.press("up")
         append(log, line(record(13)))
-        assert await wait_for(pilot, lambda: table(app).row_count == 14, 1.5)
+        assert await wait_for(pilot, lambda: table(app).row_count == 14, 10.0)
         assert app.selected_index == 11
 
 
@@ -117,10 +116,9 @@ async def test_appended_call_arrives_by_file_event(log: Path, monkeypatch: pytes
         assert "file events on the log's folder" in str(app.main.query_one("#side").render())  # ... but here
         await pilot.pause(0.3)  # the watch is set up once the backfill is done
         writer = threading.Thread(target=append, args=(log, line(record(12))))
-        t0 = time.monotonic()
         writer.start()
-        assert await wait_for(pilot, lambda: table(app).row_count == 13, 1.5), "no event-driven update"
-        assert time.monotonic() - t0 < 1.0
+        # Long before the 60 s sweep: only a file event can have woken the feed.
+        assert await wait_for(pilot, lambda: table(app).row_count == 13, 20.0), "no event-driven update"
         writer.join()
         assert app.selected_index == 12
 
@@ -137,10 +135,10 @@ async def test_appended_call_arrives_with_poll(log: Path, monkeypatch: pytest.Mo
         assert "live: polling 0.25 s" in status(app) and "fallback" not in status(app)
         writer = threading.Thread(target=append, args=(log, line(record(12))))
         writer.start()
-        assert await wait_for(pilot, lambda: table(app).row_count == 13, 1.5)
+        assert await wait_for(pilot, lambda: table(app).row_count == 13, 10.0)
         writer.join()
         append(log, line(record(13)))
-        assert await wait_for(pilot, lambda: table(app).row_count == 14, 1.5)
+        assert await wait_for(pilot, lambda: table(app).row_count == 14, 10.0)
     assert started == []  # --poll never starts a file watcher
 
 

@@ -79,10 +79,8 @@ def test_feed_backfills_then_follows_an_append(tmp_path: Path) -> None:
         opened = got.of(FeedOpened)
         assert [o.format_name for o in opened] == ["canonical"]
         assert sorted(got.calls()) == [0, 1, 2]
-        t = time.monotonic()
         append(log, line(record(3)))
-        assert until(lambda: 3 in got.calls(), 2.0)
-        assert time.monotonic() - t < 1.5  # "within a second" plus scheduling slack
+        assert until(lambda: 3 in got.calls(), 10.0)  # the latency figure is bench_follow.py's
         assert got.calls()[3].usage.prompt_total == 1130 + 1064 * 3
     finally:
         stop.set()
@@ -101,7 +99,7 @@ def test_feed_half_written_line_is_read_once_complete(tmp_path: Path) -> None:
         assert 1 not in got.calls()
         assert not got.of(IssuesChanged)
         append(log, text[50:])
-        assert until(lambda: 1 in got.calls(), 2.0)
+        assert until(lambda: 1 in got.calls(), 10.0)
     finally:
         stop.set()
         th.join(5)
@@ -135,7 +133,7 @@ def test_feed_last_shows_only_the_last_calls_of_the_backfill(tmp_path: Path) -> 
         assert until(lambda: got.of(BackfillDone))
         assert sorted(got.calls()) == [4, 5]
         append(log, line(record(6, turn_words=5)))
-        assert until(lambda: 6 in got.calls(), 2.0)
+        assert until(lambda: 6 in got.calls(), 10.0)
     finally:
         stop.set()
         th.join(5)
@@ -151,7 +149,7 @@ def test_feed_cancelled_backfill_follows_from_the_end(tmp_path: Path) -> None:
         assert got.of(BackfillDone)[0].cancelled
         assert got.calls() == {}
         append(log, line(record(5, turn_words=5)))
-        assert until(lambda: len(got.calls()) == 1, 2.0)
+        assert until(lambda: len(got.calls()) == 1, 10.0)
         (call,) = got.calls().values()
         assert call.source.line == 6  # line numbers stay right after skipping
     finally:
@@ -358,7 +356,7 @@ def test_feed_poll_never_starts_a_watcher(tmp_path: Path) -> None:
         (mode,) = got.of(WatchChanged)
         assert mode.mode == "polling" and mode.interval == 0.25 and "--poll" in mode.message
         append(log, line(record(2, turn_words=5)))
-        assert until(lambda: 2 in got.calls(), 2.0)
+        assert until(lambda: 2 in got.calls(), 10.0)
     finally:
         stop.set()
         th.join(2)
@@ -378,13 +376,13 @@ def test_feed_falls_back_to_polling_when_events_stay_silent(tmp_path: Path) -> N
         # Two sweeps in a row find growth that no event announced: polling from then on.
         for i in (2, 3):
             append(log, line(record(i, turn_words=5)))
-            assert until(lambda i=i: i in got.calls(), 2.0)
-        assert until(lambda: len(got.of(WatchChanged)) == 2, 2.0)
+            assert until(lambda i=i: i in got.calls(), 10.0)
+        assert until(lambda: len(got.of(WatchChanged)) == 2, 10.0)
         first, second = got.of(WatchChanged)
         assert first.mode == "events" and second.mode == "polling"
         assert second.message == "no file events received although the log grew; switched to polling every 0.25 s"
         append(log, line(record(4, turn_words=5)))
-        assert until(lambda: 4 in got.calls(), 2.0)
+        assert until(lambda: 4 in got.calls(), 10.0)
     finally:
         stop.set()
         th.join(2)
@@ -402,7 +400,7 @@ def test_feed_falls_back_to_polling_when_watching_cannot_start(tmp_path: Path) -
         assert until(lambda: len(got.of(WatchChanged)) == 2)
         assert got.of(WatchChanged)[1].message.startswith("file watching could not start (OSError: ")
         append(log, line(record(1, turn_words=5)))
-        assert until(lambda: 1 in got.calls(), 2.0)
+        assert until(lambda: 1 in got.calls(), 10.0)
     finally:
         stop.set()
         th.join(2)

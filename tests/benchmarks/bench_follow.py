@@ -26,6 +26,9 @@ Run::
   (target < 1 s), to the end of the backfill (every call read and accounted) and to the first
   flags; plus the event loop's largest stall during the backfill (a 20 ms timer's gaps), the calls read and the
   process's peak RSS.
+* ``analysis``: :func:`ctxwatch.analysis.analyze` (drift risk, forecast, flags) on 10,000 and 40,000 synthetic
+  calls whose prompt grows by 10 tokens a call; prints each time and the ratio of the per-call times
+  (40k / 10k; target <= 1.5, i.e. linear: the dashboard re-analyses the whole run after every batch).
 
 Timings are wall-clock on a shared machine.
 """
@@ -361,7 +364,40 @@ def dashboard_child(path: Path, full: bool = True) -> None:
     print(f"dashboard peak RSS: {rss:.0f} MiB (no target; summaries only, bodies re-read on demand)")
 
 
-PARTS = ("latency", "tail", "dashboard")
+def bench_analysis() -> None:
+    """Time :func:`ctxwatch.analysis.analyze` at two run lengths and print the per-call ratio (see the module
+    docstring)."""
+    from ctxwatch.analysis import analyze
+    from ctxwatch.model import Call, SourceRef, Src, Usage
+
+    def calls(n: int) -> list[Call]:
+        return [Call(index=i, source=SourceRef("x", i + 1, i + 1, 0, 0), timestamp=float(i), model=None,
+                     provider=None, session=None, context="main", window=200_000, window_src=Src.LOG,
+                     system_tokens=None, tools_tokens=None, floor_tokens=None, floor_src=Src.UNKNOWN,
+                     history_tokens=900 + 10 * i, history_src=Src.ESTIMATED, reserve_tokens=30_000,
+                     reserve_src=Src.DEFAULT, prompt_estimated=None,
+                     usage=Usage(prompt_total=1000 + 10 * i, output=50), tokenizer="o200k_base", exact=True,
+                     system_present=True, system_key=1)
+                for i in range(n)]
+
+    times = {}
+    for n in (10_000, 40_000):
+        run = calls(n)
+        analyze(run, Settings())  # warm-up
+        best = min(_timed(lambda r=run: analyze(r, Settings())) for _ in range(3))
+        times[n] = best
+        print(f"analysis of {n:,} calls: {1000 * best:.0f} ms")
+    ratio = (times[40_000] / 40_000) / (times[10_000] / 10_000)
+    print(f"analysis per-call time 40k / 10k: {ratio:.2f} (target <= 1.5: linear in the run's length)")
+
+
+def _timed(fn: Any) -> float:
+    t = time.perf_counter()
+    fn()
+    return time.perf_counter() - t
+
+
+PARTS = ("latency", "tail", "dashboard", "analysis")
 
 
 def main() -> None:
@@ -381,6 +417,8 @@ def main() -> None:
             bench_inprocess(tmp, seconds, poll=True)
             bench_cli(tmp, seconds, poll=False)
             bench_cli(tmp, seconds, poll=True)
+        if "analysis" in parts:
+            bench_analysis()
         if size_mb > 0 and ("tail" in parts or "dashboard" in parts):
             path = generate(tmp, size_mb)
             try:
