@@ -32,22 +32,31 @@ MAX_TOKENS = 2**53
 
 
 def _show(v: object) -> str:
-    """A number short enough for a message (1e+300, not 301 digits)."""
-    return f"{v:.3g}" if isinstance(v, int) and abs(v) >= 10**15 else str(v)
+    """A number short enough for a message (1e+300, not 301 digits); anything else as its JSON-like repr,
+    cut to 40 characters (log text is untrusted and may be long)."""
+    if isinstance(v, int) and not isinstance(v, bool):
+        return f"{v:.3g}" if abs(v) >= 10**15 else str(v)
+    text = "true" if v is True else "false" if v is False else repr(v)
+    return text if len(text) <= 40 else text[:39] + "…"
 
 
 def _bad_count(v: object) -> bool:
-    return isinstance(v, int) and not 0 <= v < MAX_TOKENS
+    """True for a value in a token-count field that is not a count: negative, beyond 2**53, or not an int at all
+    (a reader passes such raw values through so that they are reported, not guessed)."""
+    if v is None:
+        return False
+    return not isinstance(v, int) or isinstance(v, bool) or not 0 <= v < MAX_TOKENS
 
 
 def _sanitize(pc: ParsedCall) -> list[Issue]:
     """Make a parsed call's numbers sane in place (negative or huge counts -> unknown); return the issues."""
     u = pc.usage
     try:
-        if (u is None or all(v is None or 0 <= v < MAX_TOKENS for v in (
+        if (u is None or all(v is None or (v.__class__ is int and 0 <= v < MAX_TOKENS) for v in (
                 u.prompt_total, u.input_uncached, u.cache_read, u.cache_write, u.output, u.reasoning))) \
-                and (pc.window is None or 0 < pc.window < MAX_TOKENS) \
-                and (pc.max_output_tokens is None or 0 <= pc.max_output_tokens < MAX_TOKENS):
+                and (pc.window is None or (pc.window.__class__ is int and 0 < pc.window < MAX_TOKENS)) \
+                and (pc.max_output_tokens is None or (pc.max_output_tokens.__class__ is int
+                                                      and 0 <= pc.max_output_tokens < MAX_TOKENS)):
             return []  # the common case, checked without building anything
     except TypeError:
         pass  # not a number: the field-by-field check below says what it is
@@ -73,7 +82,8 @@ def _sanitize(pc: ParsedCall) -> list[Issue]:
     if not bad:
         return []
     return [Issue(pc.source.path, pc.source.line, "implausible_value",
-                  f"{'; '.join(bad)}: not a token count (negative or beyond 2**53); treated as unknown", pc.key)]
+                  f"{'; '.join(bad)}: not a token count (negative, beyond 2**53 or not an integer); treated as "
+                  "unknown", pc.key)]
 
 
 class LogError(Exception):

@@ -710,3 +710,36 @@ def test_a_finished_reader_is_freed_without_the_cyclic_collector(shared_logs: Pa
         assert calls and ref() is None
     finally:
         gc.enable()
+
+
+@pytest.mark.parametrize(("raw", "shown"), [("1e3", "'1e3'"), (1.5, "1.5"), (True, "true"), ("many", "'many'")])
+def test_a_usage_value_that_is_not_a_count_is_unknown_and_reported(tmp_path: Path, raw: object, shown: str) -> None:
+    """A Claude Code ``cache_read_input_tokens`` of "1e3", 1.5, true or "many" is not read as 1,000, 1 or 0 (it
+    was): the cache read and the prompt it is a part of are unknown, the call is unpriced, and the issue shows
+    the value.  The batch and canonical readers treat such values the same way.  "2048" and 2048.0 still count
+    (some exporters write numbers as strings)."""
+    from click.testing import CliRunner
+
+    from ctxwatch.cli import main
+
+    def line(i: int, cache_read: object) -> dict:
+        return {"parentUuid": f"u{i - 1}" if i else None, "isSidechain": False, "sessionId": "s1",
+                "type": "assistant", "uuid": f"u{i}", "requestId": f"req_{i}", "timestamp": "2026-01-01T00:00:00Z",
+                "message": {"id": f"msg_{i}", "model": "claude-sonnet-4-20250514", "role": "assistant",
+                            "content": [{"type": "text", "text": "ok"}],
+                            "usage": {"input_tokens": 10, "cache_creation_input_tokens": 100,
+                                      "cache_read_input_tokens": cache_read, "output_tokens": 5}}}
+
+    path = tmp_path / "s1.jsonl"
+    path.write_text("".join(json.dumps(d) + "\n" for d in (line(0, "2048"), line(1, 2048.0), line(2, raw))))
+    res = CliRunner().invoke(main, ["report", str(path), "--json", "--format", "claude-code"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.output)
+    a, b, c = doc["calls"]
+    assert (a["prompt_tokens_reported"], a["cache_read_tokens"]) == (10 + 100 + 2048, 2048)
+    assert (b["prompt_tokens_reported"], b["cache_read_tokens"]) == (10 + 100 + 2048, 2048)
+    assert (c["prompt_tokens_reported"], c["cache_read_tokens"], c["cost_usd"]) == (None, None, None)
+    assert (c["cache_write_tokens"], c["completion_tokens_reported"]) == (100, 5)
+    (issue,) = doc["issues"]
+    assert issue["kind"] == "implausible_value" and issue["line"] == 3
+    assert f"cache_read {shown}:" in issue["message"]

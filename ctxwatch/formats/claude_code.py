@@ -131,12 +131,31 @@ def anthropic_usage(usage: Any) -> Usage | None:
     has_input = usage.get("input_tokens") is not None
     if not has_input and usage.get("output_tokens") is None:
         return None  # an empty block reports nothing: unknown, not a prompt of 0
-    inp = as_int(usage.get("input_tokens"))
-    cw = as_int(usage.get("cache_creation_input_tokens"))
-    cr = as_int(usage.get("cache_read_input_tokens"))
-    return Usage(prompt_total=inp + cw + cr if has_input else None, input_uncached=inp if has_input else None,
-                 cache_read=cr, cache_write=cw, output=as_int(usage.get("output_tokens")),
-                 cache_write_1h=cache_write_1h(usage, cw))
+    inp = _count(usage.get("input_tokens"))
+    cw = _count(usage.get("cache_creation_input_tokens"), 0)
+    cr = _count(usage.get("cache_read_input_tokens"), 0)
+    parts_ok = all(isinstance(x, int) for x in (inp, cw, cr))
+    return Usage(prompt_total=inp + cw + cr if has_input and parts_ok else None,
+                 input_uncached=inp if has_input else None, cache_read=cr, cache_write=cw,
+                 output=_count(usage.get("output_tokens"), 0),
+                 cache_write_1h=cache_write_1h(usage, cw) if isinstance(cw, int) else None)
+
+
+def _count(value: Any, missing: int | None = None) -> Any:
+    """A usage field as a token count: an int, an integral float or a string of digits as an int; ``missing``
+    when absent.  Any other value (``"1e3"``, ``1.5``, ``true``, ``"many"``) is passed through as it is, so that
+    :func:`ctxwatch.run._sanitize` reports it, with the value, and makes the field (and, for Anthropic, the
+    prompt it is a part of) unknown: the same rule as the canonical and batch readers
+    (:func:`ctxwatch.formats.canonical.int_or_none`), never a guess such as 1,000 or 0."""
+    if value.__class__ is int:
+        return value
+    if value is None:
+        return missing
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value.strip())
+    return value
 
 
 def cache_write_1h(usage: dict[str, Any], cache_write: int) -> int | None:
