@@ -103,12 +103,13 @@ def load_many(paths: list[str], fmt: str | None, settings: Settings | None = Non
             batch.append(f)  # joined by custom_id below, never read as calls of their own
             continue
         first_call = len(run.calls)
+        parsed = run.parsed_calls
         try:
             records = run.read_file(f, spec)
         except LogError as exc:  # (detected, then unreadable: removed or permissions changed meanwhile)
             run.issues.append(Issue(f, 0, "unreadable", str(exc)))
             records = 0
-        if fmt and not any(c.source.path == f for c in run.calls[first_call:]):
+        if fmt and run.parsed_calls == parsed:  # (a file of copies of earlier calls did read as calls)
             run.issues.extend(format_mismatch(f, spec, records, run.issues))
         _own_sessions(run, first_call)
     _add_batch(run, batch)

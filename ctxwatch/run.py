@@ -143,6 +143,9 @@ class Run:
         self.resets: list[dict[str, object]] = []
         self._by_key: dict[str, int] = {}
         self._reported: set[tuple[str | None, str]] = set()  # (call key, message) of issues already reported
+        #: Calls the readers emitted, repeats and copies of known calls included (a forced format that read
+        #: a file of copies did read calls from it, though none is new).
+        self.parsed_calls = 0
         # Set when the calls were read by another process (a parallel folder read): what the last file's
         # reader had pending, which the run's own (fresh) reader cannot know.
         self._worker_pending: dict[str, dict[str, object]] | None = None
@@ -154,6 +157,7 @@ class Run:
                 self.issues.append(out)
                 change.issues.append(out)
                 continue
+            self.parsed_calls += 1
             for problem in _sanitize(out):
                 # A call emitted again (a later line of the same response) repeats its damage: report it once.
                 seen = (out.key, problem.message)

@@ -238,3 +238,32 @@ def test_a_forced_format_that_reads_nothing_in_a_folder_is_unreadable(tmp_path: 
         parallel.PARALLEL_MIN_BYTES = old
     assert [i["kind"] for i in serial["issues"]] == ["format_mismatch"]
     assert [i["kind"] for i in par["issues"]] == ["format_mismatch"] * 2
+
+
+def test_a_forced_format_on_a_file_of_copies_is_not_a_mismatch(tmp_path: Path, shared_logs: Path) -> None:
+    """A resumed Claude Code session copies the earlier file's lines: with --format claude-code the copy's
+    calls are all known already, but they were read in that format, so there is no format_mismatch and check
+    exits 0 (it said "N records, none read as a call in format claude-code" and exited 2), serially and in
+    parallel."""
+    from ctxwatch import multi, parallel
+    from ctxwatch.config import Settings
+    from ctxwatch.report import report_json
+
+    folder = tmp_path / "proj"
+    folder.mkdir()
+    src = (shared_logs / "claude-code" / "spotter_short.jsonl").read_text()
+    (folder / "a.jsonl").write_text(src)
+    (folder / "b.jsonl").write_text(src)
+    code, out, err = check(str(folder), "--format", "claude-code")
+    assert code == 0, (out, err)
+    serial = report_json(multi.load_many([str(folder)], "claude-code", Settings()))
+    old = parallel.PARALLEL_MIN_BYTES
+    parallel.PARALLEL_MIN_BYTES = 0
+    try:
+        par = report_json(multi.load_many([str(folder)], "claude-code", Settings(), parallel=True))
+    finally:
+        parallel.PARALLEL_MIN_BYTES = old
+    alone = report_json(multi.load_many([str(folder / "a.jsonl")], "claude-code", Settings()))
+    for doc in (serial, par):
+        assert "format_mismatch" not in [i["kind"] for i in doc["issues"]]
+        assert len(doc["calls"]) == len(alone["calls"]) > 0  # each response once
