@@ -3,9 +3,11 @@
 :func:`follow_jsonl` tails one log with :func:`ctxwatch.tail.watch`, feeds each complete record to a
 :class:`~ctxwatch.run.Run` and prints one JSON object per line as soon as something happens:
 
-* a call: the per-call object of ``report --json`` (:func:`ctxwatch.report.call_json`), printed when its
-  record is complete.  A record that updates an earlier call (same dedupe key, e.g. a later line of the
-  same Claude Code response) prints that call again with the same ``index``: the last object per index wins;
+* a call: the per-call object of ``report --json`` (:func:`ctxwatch.report.call_json`), printed once the
+  batch of records that holds it has been read (the first read of an existing log prints each call once, in
+  its final state).  A later record that changes an earlier call (same dedupe key, e.g. a further line of the
+  same Claude Code response with new usage) prints that call again with the same ``index``: the last object
+  per index wins.  An object identical to the one last printed for its index is not printed again;
 * ``{"event": "reset", "reason": ..., "path": ...}`` when the file was truncated, rotated, replaced,
   deleted or recreated (reasons: :data:`ctxwatch.tail.RESET_REASONS`); the run's reader starts over;
 * ``{"event": "issue", "file", "line", "kind", "message"}`` for each bad line or skipped record, so that
@@ -56,8 +58,14 @@ class _Out:
     def __call__(self, obj: dict[str, Any]) -> None:
         if self.closed:
             return
+        self.write(orjson.dumps(obj))
+
+    def write(self, data: bytes) -> None:
+        """Write one serialized object and a newline, and flush."""
+        if self.closed:
+            return
         try:
-            self.out.write(orjson.dumps(obj).decode() + "\n")
+            self.out.write(data.decode() + "\n")
             self.out.flush()
         except (BrokenPipeError, ValueError):  # reader went away (| head) or stream closed
             self.closed = True
@@ -111,17 +119,32 @@ def follow_jsonl(
         f = run.reader.skip if run is not None else None
         return f(data) if f is not None else False
 
+    changed: dict[int, None] = {}  # calls added or updated since the last flush, in order
+    printed: dict[int, int] = {}  # index -> hash of the object last printed for it
+
     def write_change(change: Change) -> None:
-        assert run is not None
-        cal: list[float | None] = []
         for issue in change.issues:
             if issue.kind != "reset":
                 emit({"event": "issue", **issue_json(issue)})
-        for idx in [*change.added, *change.updated]:
+        for idx in (*change.added, *change.updated):
+            changed[idx] = None
+
+    def flush_calls() -> None:
+        """Print each call changed since the last flush once, as it stands now (a response's several lines,
+        or a whole backfill batch, make one object per call, not one per line)."""
+        if run is None or not changed:
+            return
+        cal: list[float | None] = []
+        for idx in changed:
             call = run.calls[idx]
             if not call.exact and not cal:
                 cal.append(run.calibration())
-            emit(call_json(call, cal[0] if cal else None))
+            data = orjson.dumps(call_json(call, cal[0] if cal else None))
+            h = hash(data)
+            if printed.get(idx) != h:
+                printed[idx] = h
+                emit.write(data)
+        changed.clear()
 
     def try_detect() -> FormatSpec | None:
         nonlocal waiting_noted
@@ -165,6 +188,7 @@ def follow_jsonl(
                     if isinstance(ev, Reset):
                         if run is not None:
                             write_change(run.finish())
+                            flush_calls()
                             run.reset(ev.reason, path)
                         else:
                             held.clear()
@@ -176,6 +200,7 @@ def follow_jsonl(
                             held.append(ev)
                         else:
                             write_change(run.feed_record(ev))
+                flush_calls()
                 if run is None and any(isinstance(h, Record) for h in held):
                     spec = try_detect()
                     if spec is not None:
@@ -192,3 +217,4 @@ def follow_jsonl(
             break
     if run is not None and not emit.closed:
         write_change(run.finish())
+        flush_calls()

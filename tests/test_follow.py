@@ -305,3 +305,39 @@ def test_file_field_is_the_path_as_given_before_and_after_a_reset(tmp_path: Path
         objs.append(out.q.get())
     assert [o.get("event", "call") for o in objs] == ["call", "reset", "call"]
     assert {o.get("file") or o.get("path") for o in objs} == {"f.jsonl"}
+
+
+@pytest.mark.parametrize(("folder", "name"), [
+    ("claude-code", "spotter_4d5611e5_head200.jsonl"),
+    ("codex-rollout", "rollout-2025-11-17T15-30-28-019a93b9_codex0.58.0.jsonl")])
+def test_follow_prints_each_call_of_an_existing_log_once(tmp_path: Path, shared_logs: Path, folder: str,
+                                                         name: str) -> None:
+    """Following a log that is already written prints one object per call, the same objects as
+    ``report --jsonl`` (it printed 28 for the 12 calls of the Claude Code sample, one per assistant line, and
+    116 for the Codex rollout's 39 calls).  The expected counts come from the files with plain json: distinct
+    (message.id, requestId) of assistant lines with usage; distinct token_count totals."""
+    from click.testing import CliRunner
+
+    from ctxwatch.cli import main
+
+    src = shared_logs / folder / name
+    rows = [json.loads(x) for x in src.read_text(encoding="utf-8").splitlines() if x.strip()]
+    if folder == "claude-code":
+        expected = len({(d["message"]["id"], d.get("requestId")) for d in rows
+                        if d.get("type") == "assistant" and "usage" in d["message"]})
+    else:
+        expected = len({json.dumps(d["payload"]["info"]["total_token_usage"], sort_keys=True) for d in rows
+                        if d.get("type") == "event_msg" and d["payload"].get("type") == "token_count"
+                        and d["payload"].get("info")})
+    log = tmp_path / src.name
+    log.write_bytes(src.read_bytes())
+    f = Follower(log)
+    try:
+        objs = f.take(expected)
+        time.sleep(1.0)  # anything printed twice would arrive meanwhile
+    finally:
+        objs += f.close()
+    got = [o for o in objs if "event" not in o]
+    assert [o["index"] for o in got] == list(range(expected))
+    res = CliRunner().invoke(main, ["report", str(log), "--jsonl"])
+    assert got == [json.loads(x) for x in res.output.splitlines() if '"event"' not in x]
