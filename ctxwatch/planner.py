@@ -972,13 +972,20 @@ def unplannable(call: Call, pc: ParsedCall) -> str | None:
 
     A plan needs the call's history and its floor: a usage-only record (Gemini ``usageMetadata``, a batch
     output without its input) has no history, and a Claude Code excerpt that starts mid-session holds only
-    part of it, so its floor cannot be told apart from the missing history.
+    part of it, so its floor cannot be told apart from the missing history.  A call whose re-read history
+    breaks at a damaged or missing line (``extra["history_cut"]``) has only part of its messages.
     """
     if pc.messages is None:
         return "the log holds only this call's usage, not its prompt: nothing to plan"
     if (pc.system is None or pc.history_reported_only) and call.floor_tokens is None:
         return ("the log holds only part of this call's history (it starts mid-session), so its floor cannot "
                 "be told apart: nothing to plan")
+    if pc.extra.get("history_cut"):
+        # Re-read with its text, the call's chain of messages breaks at a line the file does not hold in usable
+        # form (a damaged line, or one never written): a plan of the visible tail, scaled up to the reported
+        # prompt, would show a few messages standing for the whole history.
+        return ("this call's history breaks at a line missing from the log or damaged (see `ctxwatch check`), "
+                "so its messages are incomplete: nothing to plan")
     return None
 
 

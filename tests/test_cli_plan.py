@@ -542,3 +542,50 @@ def test_plan_on_a_folder_mixing_a_batch_pair_and_a_session(tmp_path, shared_log
     assert json.loads(out)["before_tokens"] == calls[batch]["prompt_tokens_reported"]
     code, out = run("schema", str(folder), "--call", str(batch + 1))
     assert code == 0, out
+
+
+def test_a_line_cut_inside_a_claude_code_history_is_reported_and_not_planned(tmp_path: Path,
+                                                                             shared_logs: Path) -> None:
+    """Line 33 of the head200 sample (a user tool_result line) cut in half: check and report list it (the
+    summary pass had skipped it unparsed, with no issue), and plan declines the calls whose history runs
+    through it (it showed 2 of 8 messages scaled x40) while the calls before it still plan."""
+    src = (shared_logs / "claude-code" / "spotter_4d5611e5_head200.jsonl").read_text(encoding="utf-8")
+    rows = src.splitlines(keepends=True)
+    cut = rows[32]
+    assert json.loads(cut)["type"] == "user"
+    rows[32] = cut[: len(cut) // 2] + "\n"
+    log = tmp_path / "cut.jsonl"
+    log.write_text("".join(rows), encoding="utf-8")
+    # The first assistant line after the cut starts the first call whose history passes through it.
+    first_after = next(i for i, r in enumerate(rows[33:], 34) if json.loads(r).get("type") == "assistant")
+    res = CliRunner().invoke(main, ["report", str(log), "--json"])
+    doc = json.loads(res.output)
+    assert [(i["line"], i["kind"]) for i in doc["issues"]] == [(33, "invalid_json")]
+    n_before = sum(1 for c in doc["calls"] if c["line"] < 33)
+    n_after = next(c["index"] for c in doc["calls"] if c["line"] >= first_after)
+    assert n_before == n_after > 0
+    ok = CliRunner().invoke(main, ["plan", str(log), "--index", str(n_before - 1)])
+    assert ok.exit_code == 0, ok.output
+    bad = CliRunner().invoke(main, ["plan", str(log), "--index", str(n_after)])
+    assert bad.exit_code == 2
+    assert "history breaks at a line missing from the log or damaged" in bad.output
+
+
+def test_the_detail_views_gap_row_says_when_the_history_is_cut(tmp_path: Path, shared_logs: Path) -> None:
+    """Opening a call whose history passes through a damaged line: the row that makes the items add up to the
+    reported prompt names the missing line, not a tokenizer gap (it was "tokenizer gap" at 10 %)."""
+    from ctxwatch.run import load_run, reload_call
+    from ctxwatch.ui.screens import build_items
+
+    rows = (shared_logs / "claude-code" / "spotter_4d5611e5_head200.jsonl").read_text(encoding="utf-8")
+    lines = rows.splitlines(keepends=True)
+    lines[32] = lines[32][: len(lines[32]) // 2] + "\n"
+    log = tmp_path / "cut.jsonl"
+    log.write_text("".join(lines), encoding="utf-8")
+    run = load_run(str(log))
+    labels = {c.source.line: [it.label for it in build_items(c, reload_call(run, c.index)) if it.kind == "gap"]
+              for c in run.calls}
+    early = [g for line, gaps in labels.items() if line < 33 for g in gaps]
+    late = [g for line, gaps in labels.items() if line > 33 for g in gaps]
+    assert early and all(g.startswith("tokenizer gap") for g in early)
+    assert late and all(g.startswith("not in the log: the history breaks at a damaged") for g in late)

@@ -432,11 +432,14 @@ class ClaudeCodeReader(Reader):
     def _skip(self, data: bytes) -> bool:
         """True for bookkeeping lines that need no parse (case B17): ``file-history-snapshot`` and
         ``queue-operation`` (no ``uuid``), and well-formed ``progress`` lines, whose tree link is recorded
-        from the raw bytes.  Anything unusual (glued records, truncated lines) returns False and is parsed."""
+        from the raw bytes.  Anything unusual (glued records, truncated lines) returns False and is parsed, so
+        that its damage is reported (a cut line ends before its closing brace)."""
+        if not _ends_like_a_record(data):
+            return False
         if data.startswith(_BOOKKEEPING_PREFIXES):
             return b'"parentUuid":' not in data
-        if not data.startswith(b'{"parentUuid":'):
-            return False
+        if not data.startswith(b'{"parentUuid":') or data.find(b'{"parentUuid":', 1) >= 0:
+            return False  # (a second record glued on: parse, and report it)
         i = data.find(b'"type":"', 0, _HEAD_BYTES)  # (searched in place: slicing would copy every line's head)
         if i < 0:
             return False
@@ -748,6 +751,15 @@ class ClaudeCodeReader(Reader):
             usage=anthropic_usage(call.best),
             response=ResponseInfo(text=text, tool_calls=call.tool_calls, finish_reason=call.stop_reason),
             compaction=call.compaction, history_reported_only=True, key=call.key, extra=extra)
+
+
+def _ends_like_a_record(data: bytes) -> bool:
+    """True when a raw line's last non-blank byte is ``}`` (a line cut mid-record almost never is; those must
+    be parsed so that the cut is reported, not skipped unseen)."""
+    end = len(data)
+    while end and data[end - 1] in b" \t\r\n":
+        end -= 1
+    return end > 0 and data[end - 1] == 0x7D
 
 
 # --- detection -----------------------------------------------------------------------------------------------

@@ -151,7 +151,9 @@ def build_items(call: Call, pc: ParsedCall | None) -> list[Item]:
         # The history is the provider's count (reported minus the floor); the rows above are this tokenizer's.
         # Show the difference so the rows add up to the prompt.
         counted = sum(it.tokens or 0 for it in items if it.kind == "message")
-        items.append(Item(len(items), "gap", "", f"tokenizer gap: history {call.history_tokens:,} − rows "
+        what = ("not in the log: the history breaks at a damaged or missing line (see `ctxwatch check`)"
+                if pc.extra.get("history_cut") else "tokenizer gap")
+        items.append(Item(len(items), "gap", "", f"{what}: history {call.history_tokens:,} − rows "
                           f"{counted:,}", call.history_tokens - counted, "", 0))
     return items
 
