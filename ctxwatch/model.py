@@ -89,6 +89,8 @@ class Usage:
         cache_write_1h: the share of ``cache_write`` written with the 1-hour TTL (Anthropic
             ``cache_creation.ephemeral_1h_input_tokens``), priced higher than 5-minute writes (Anthropic
             pricing: 2x the input price against 1.25x); a subset, never added again.
+        split_unknown: the reported parts of the prompt contradicted its total (cache reads above the whole
+            prompt: damage), so the parts above are unknown and the call cannot be priced; the total stands.
     """
 
     prompt_total: int | None = None
@@ -98,6 +100,7 @@ class Usage:
     output: int | None = None
     reasoning: int | None = None
     cache_write_1h: int | None = None
+    split_unknown: bool = False
 
 
 @_fast_pickle

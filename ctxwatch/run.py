@@ -15,6 +15,7 @@ import os
 import statistics
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from ctxwatch.accounting import Accountant
 from ctxwatch.config import Settings
@@ -49,11 +50,13 @@ def _bad_count(v: object) -> bool:
 
 
 def _sanitize(pc: ParsedCall) -> list[Issue]:
-    """Make a parsed call's numbers sane in place (negative or huge counts -> unknown); return the issues."""
+    """Make a parsed call's numbers sane in place (negative, huge or non-integer counts, and cache counts above
+    the prompt they are part of -> unknown); return the issues."""
     u = pc.usage
     try:
-        if (u is None or all(v is None or (v.__class__ is int and 0 <= v < MAX_TOKENS) for v in (
-                u.prompt_total, u.input_uncached, u.cache_read, u.cache_write, u.output, u.reasoning))) \
+        if (u is None or (all(v is None or (v.__class__ is int and 0 <= v < MAX_TOKENS) for v in (
+                u.prompt_total, u.input_uncached, u.cache_read, u.cache_write, u.output, u.reasoning))
+                and (u.prompt_total is None or (u.cache_read or 0) + (u.cache_write or 0) <= u.prompt_total))) \
                 and (pc.window is None or (pc.window.__class__ is int and 0 < pc.window < MAX_TOKENS)) \
                 and (pc.max_output_tokens is None or (pc.max_output_tokens.__class__ is int
                                                       and 0 <= pc.max_output_tokens < MAX_TOKENS)):
@@ -67,12 +70,21 @@ def _sanitize(pc: ParsedCall) -> list[Issue]:
         wrong = {f: v for f, v in fields_.items() if _bad_count(v)}
         if wrong:
             bad += [f"{f} {_show(v)}" for f, v in wrong.items()]
-            unknown = dict.fromkeys(wrong)
+            unknown: dict[str, Any] = dict.fromkeys(wrong)
             if pc.provider == "anthropic" and wrong.keys() & {"input_uncached", "cache_read", "cache_write"}:
                 # Anthropic's prompt is the sum of these parts: with one of them damaged it is unknown too
                 # (and the call cannot be priced), not a total that a negative part made smaller.
                 unknown["prompt_total"] = None
             pc.usage = replace(pc.usage, **unknown)
+        u = pc.usage
+        cached = (u.cache_read or 0) + (u.cache_write or 0)
+        if u.prompt_total is not None and cached > u.prompt_total:
+            # Every provider's prompt total includes its cache reads and writes (Anthropic's is their sum), so
+            # more cached tokens than the whole prompt is damage in one of them: the split is unknown, and so is
+            # the cost (pricing 99,999 cache reads for a 203-token prompt made the call 185 times dearer).
+            bad.append(f"cache reads and writes {cached:,} above the prompt's {u.prompt_total:,}")
+            pc.usage = replace(u, input_uncached=None, cache_read=None, cache_write=None, cache_write_1h=None,
+                               split_unknown=True)
     if _bad_count(pc.window) or pc.window == 0:
         bad.append(f"window {_show(pc.window)}")
         pc.window = None
@@ -82,8 +94,8 @@ def _sanitize(pc: ParsedCall) -> list[Issue]:
     if not bad:
         return []
     return [Issue(pc.source.path, pc.source.line, "implausible_value",
-                  f"{'; '.join(bad)}: not a token count (negative, beyond 2**53 or not an integer); treated as "
-                  "unknown", pc.key)]
+                  f"{'; '.join(bad)}: not a token count (negative, beyond 2**53, not an integer or more than the "
+                  "total); treated as unknown", pc.key)]
 
 
 class LogError(Exception):

@@ -673,3 +673,25 @@ def test_text_report_of_several_files_names_each_calls_file(shared_logs: Path) -
     doc = json.loads(CliRunner().invoke(main, ["report", str(folder), "--json"]).output)
     rows = lines[2:2 + len(doc["calls"])]
     assert [r.split()[-1] for r in rows] == [Path(c["file"]).name for c in doc["calls"]]
+
+
+def test_cache_reads_above_the_prompt_are_unknown_and_unpriced(tmp_path: Path) -> None:
+    """OpenAI usage of prompt_tokens 203 with cached_tokens 99,999 (damage: the prompt includes its cached
+    share): the split and the cost are unknown, the reported prompt stays, and the session's cache reads are
+    the other call's only (it priced the call 185 times too dear and summed the 99,999)."""
+
+    def rec(i: int, cached: int) -> dict:
+        return {"request": {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": f"hi {i}"}]},
+                "response": {"id": f"r{i}", "usage": {"prompt_tokens": 203, "completion_tokens": 17,
+                                                      "prompt_tokens_details": {"cached_tokens": cached}}}}
+
+    path = write_jsonl(tmp_path / "cache.jsonl", [rec(0, 99_999), rec(1, 128)])
+    doc = report(path)
+    bad, good = doc["calls"]
+    assert (bad["prompt_tokens_reported"], bad["cache_read_tokens"], bad["cost_usd"]) == (203, None, None)
+    assert (good["cache_read_tokens"], good["cost_usd"] is not None) == (128, True)
+    (session,) = doc["sessions"]
+    assert (session["cache_read_tokens"], session["input_tokens"], session["cost_usd"]) == (128, 406, None)
+    (issue,) = doc["issues"]
+    assert issue["kind"] == "implausible_value" and "cache reads and writes 99,999 above the prompt's 203" \
+        in issue["message"]
