@@ -90,7 +90,7 @@ def load_many(paths: list[str], fmt: str | None, settings: Settings | None = Non
         return _batch_run([f for f in files if specs[f] is not None], names, settings)
     first = next((s for s in specs.values() if s is not None and s.name not in BATCH_FORMATS), None)
     if first is None:
-        raise LogError(f"{', '.join(paths)}: no log in a recognised format")
+        raise _nothing_read(paths, [_skipped(f, why.get(f)) for f in files if specs[f] is None])
     run = Run(" + ".join(paths), first, settings)
     run.formats = sorted(names, key=lambda n: (n != first.name, n))  # (the run's own format first)
     batch: list[str] = []
@@ -115,6 +115,20 @@ def load_many(paths: list[str], fmt: str | None, settings: Settings | None = Non
     _add_batch(run, batch)
     run.path = str(Path(paths[0])) if len(paths) == 1 else run.path
     return run
+
+
+def _nothing_read(paths: list[str], skipped: list[Issue]) -> LogError:
+    """The error of a folder where no file gave a log: the first unreadable file and why, when some could not
+    be read (permissions), else "no log in a recognised format"."""
+    where = ", ".join(paths)
+    unreadable = [i for i in skipped if i.kind == "unreadable"]
+    if unreadable:
+        more = len(unreadable) - 1
+        also = f" (and {more} more unreadable file{'s' if more != 1 else ''})" if more else ""
+        rest = len(skipped) - len(unreadable)
+        also += f"; {rest} other file{'s' if rest != 1 else ''} in no known format" if rest else ""
+        return LogError(f"{where}: no log could be read: {unreadable[0].message}{also}")
+    return LogError(f"{where}: no log in a recognised format")
 
 
 def _skipped(path: str, why: LogError | None) -> Issue:
@@ -197,7 +211,7 @@ def _assemble(paths: list[str], files: list[str], results: Iterator[_Result], se
     if names and names <= BATCH_FORMATS:
         return None
     if run is None:
-        raise LogError(f"{', '.join(paths)}: no log in a recognised format")
+        raise _nothing_read(paths, skipped)
     run.formats = sorted(names, key=lambda n: (n != run.spec.name, n))  # (the run's own format first)
     run.issues.extend(skipped)
     _add_batch(run, batch)

@@ -267,3 +267,36 @@ def test_a_forced_format_on_a_file_of_copies_is_not_a_mismatch(tmp_path: Path, s
     for doc in (serial, par):
         assert "format_mismatch" not in [i["kind"] for i in doc["issues"]]
         assert len(doc["calls"]) == len(alone["calls"]) > 0  # each response once
+
+
+def _as_unprivileged() -> list[str] | None:
+    """A command prefix that runs without root's read-anything power (a user namespace), or ``None``."""
+    import shutil
+
+    if os.name != "posix":
+        return None
+    if os.geteuid() != 0:
+        return []
+    unshare = shutil.which("unshare")
+    if unshare is None or subprocess.run([unshare, "-U", "true"], capture_output=True).returncode != 0:
+        return None
+    return [unshare, "-U"]
+
+
+def test_a_folder_whose_only_log_cannot_be_read_says_so(tmp_path: Path) -> None:
+    """A folder whose only log is mode 000: the error names the file and the permission problem (it said
+    "no log in a recognised format", as if the file were not a log)."""
+    prefix = _as_unprivileged()
+    if prefix is None:
+        pytest.skip("no way to drop root's read-anything power here")
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    log = write(folder, clean_records(3), name="b.jsonl")
+    log.chmod(0)
+    try:
+        res = subprocess.run([*prefix, sys.executable, "-c", "from ctxwatch.cli import main; main()", "check",
+                              str(folder)], capture_output=True, text=True, timeout=120)
+    finally:
+        log.chmod(0o644)
+    assert res.returncode == 2
+    assert f"{folder}: no log could be read: {log}: cannot read (Permission denied)" in res.stderr
