@@ -472,9 +472,10 @@ def resolve_spec(path: str, fmt: str | None) -> FormatSpec:
     except OSError as exc:
         raise LogError(f"{path}: cannot read ({exc.strerror or exc})") from exc
     if spec is None:
-        if os.path.getsize(path) == 0 or _one_unfinished_line(path):
-            # An empty file, or one whose first record is still being written: wait for records (the
-            # unfinished line is then a truncated tail, reported as such, not a file of unknown format).
+        if _blank(path) or _one_unfinished_line(path):
+            # An empty file (or one of blank lines), or one whose first record is still being written: wait for
+            # records (the unfinished line is then a truncated tail, reported as such, not a file of unknown
+            # format).
             return get_format("canonical")
         why = ""
         try:
@@ -485,6 +486,21 @@ def resolve_spec(path: str, fmt: str | None) -> FormatSpec:
             pass
         raise UnknownFormat(f"{path}: format not recognised{why} (see `ctxwatch formats`, or pass --format NAME)")
     return spec
+
+
+#: Largest file checked for holding only whitespace (bytes): a blank log is a new one, not megabytes of spaces.
+BLANK_CHECK_BYTES = 1 << 16
+
+
+def _blank(path: str) -> bool:
+    """True when the file is empty or holds only whitespace (blank lines): a log with no record yet."""
+    try:
+        if os.path.getsize(path) > BLANK_CHECK_BYTES:
+            return False
+        with open(path, "rb") as fh:
+            return not fh.read().strip()
+    except OSError:
+        return False
 
 
 def _one_unfinished_line(path: str) -> bool:
@@ -537,8 +553,9 @@ def load_run(path: str, fmt: str | None = None, settings: Settings | None = None
                 records = -1
     if records < 0:
         records = run.read_file(path, progress=progress)
-    if records == 0 and not run.issues and os.path.getsize(path) == 0:
-        run.issues.append(Issue(path, 0, "empty_file", "the file is empty: no record to read yet"))
+    if records == 0 and not run.issues and _blank(path):
+        what = "empty" if os.path.getsize(path) == 0 else "blank (only whitespace)"
+        run.issues.append(Issue(path, 0, "empty_file", f"the file is {what}: no record to read yet"))
     if fmt and records and not run.calls:
         run.issues.extend(format_mismatch(path, spec, records, run.issues))
     return run

@@ -142,11 +142,15 @@ def test_a_file_of_only_bad_lines_is_unreadable(tmp_path: Path) -> None:
     assert code == 2 and f"no call could be read (3 bad lines; {path}:1: not a {{request, response}} record" in err
 
 
-def test_empty_file_is_fine(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("body", "what"), [("", "empty"), ("\n  \n\t\r\n", "blank (only whitespace)")])
+def test_empty_file_is_fine(tmp_path: Path, body: str, what: str) -> None:
+    """An empty file, or one of blank lines only, is a log with no record yet: exit 0 and a note (the blank
+    one exited 2 as "format not recognised")."""
     path = tmp_path / "empty.jsonl"
-    path.write_text("")
+    path.write_text(body)
     code, out, _ = check(str(path))
     assert code == 0 and "0 calls, 0 flags" in out and "forecast: no calls" in out
+    assert f"the file is {what}: no record to read yet" in out
 
 
 def test_json_output(tmp_path: Path) -> None:
