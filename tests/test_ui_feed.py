@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -289,6 +290,28 @@ def test_series_keeps_each_buckets_peak_and_thresholds() -> None:
     assert (s.trigger, s.budget, s.limit) == (4800, 6000, 9950)
     t = build_series(calls, Settings(), "time", 50)
     assert t.x[-1] == 999.0  # minutes since the first call
+
+
+def test_series_draws_a_prompt_of_unknown_split_apart_and_time_from_the_earliest_call() -> None:
+    """A call whose floor and history are unknown (a log that starts mid-session) is its own series, never
+    history (its whole prompt was drawn as history); in time mode the x axis starts at the earliest call and
+    runs in time order (a batch's results are written out of order; it started at the first one written)."""
+    from ctxwatch.model import Usage
+
+    known = _call(1_000, 500, 100, 10_000)
+    unknown = replace(_call(0, 0, 100, 10_000), index=1, floor_tokens=None, history_tokens=None,
+                      floor_src=Src.UNKNOWN, history_src=Src.UNKNOWN, usage=Usage(prompt_total=7_000, output=5))
+    s = build_series([unknown, known], Settings(), "index", 50)
+    assert (s.floor, s.total, s.unsplit, s.reported) == ([0, 1_000], [0, 1_500], [7_000, 0], [7_000, None])
+    a, b, c = (replace(_call(1_000, 100 * i, 100, 10_000), index=i) for i in range(3))
+    a.timestamp, b.timestamp, c.timestamp = 1_000.0 + 120, 1_000.0, 1_000.0 + 60  # written in the order a, b, c
+    t = build_series([a, b, c], Settings(), "time", 50)
+    assert t.x == [0.0, 1.0, 2.0] and t.total == [1_100, 1_200, 1_000]  # b (t0), then c, then a
+    assert t.xlabel.startswith("minutes since ")
+    from ctxwatch.ui.widgets import chart_legend
+
+    assert "? prompt, split unknown" in chart_legend(True).plain
+    assert "split unknown" not in chart_legend().plain  # (named only when the chart has such prompts)
 
 
 # --- watching: events, --poll, fall back, rotation ---------------------------------------------------

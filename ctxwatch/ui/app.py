@@ -221,6 +221,7 @@ class CtxwatchApp(App[None]):
         self.calls: dict[int, Call] = {}
         self.issues: list[Issue] = []
         self.view: list[int] = []
+        self._unsplit_seen = False  # a call whose prompt has no floor / history split was seen
         self.contexts: list[str] = []
         self.context: str | None = None
         self.selected_index: int | None = None
@@ -290,6 +291,7 @@ class CtxwatchApp(App[None]):
         self.calls = {}
         self.issues = []
         self.view = []
+        self._unsplit_seen = False
         self.contexts = []
         self.context = None
         self.selected_index = None
@@ -548,7 +550,7 @@ class CtxwatchApp(App[None]):
                 out.append(f"file events on the log's folder, and a check every {sweep:g} s")
             out.append("\n")
         out.append("\nChart\n", "bold")
-        out.append_text(chart_legend())
+        out.append_text(chart_legend(self._unsplit_seen))
         return out
 
     def flag_line(self, width: int = 80) -> Text:
@@ -645,6 +647,10 @@ class CtxwatchApp(App[None]):
 
     def _apply_calls(self, added: list[Call], updated: list[Call]) -> None:
         new_contexts = False
+        for c in (*added, *updated):
+            if c.floor_tokens is None and c.history_tokens is None and c.prompt_tokens:
+                self._unsplit_seen = True  # (the chart draws such prompts apart: the legend names their marker)
+                break
         for c in added:
             self.calls[c.index] = c
             if c.context not in self.contexts:

@@ -634,7 +634,9 @@ class Series:
 
     Attributes:
         x: x positions (call number = index + 1, or minutes since the first call).
-        floor, total: floor and floor + history per point.
+        floor, total: floor and floor + history per point (0 where the split is unknown).
+        unsplit: the prompt of a point whose floor / history split is unknown (a log that starts mid-session),
+            else 0: drawn apart, never as history.
         reported: reported prompt tokens per point (``None`` where unknown).
         compactions: x positions of compaction events.
         window, trigger, budget, limit: threshold lines (limit = window - reserve); ``None`` when unknown.
@@ -644,6 +646,7 @@ class Series:
     x: list[float]
     floor: list[float]
     total: list[float]
+    unsplit: list[float]
     reported: list[float | None]
     compactions: list[float]
     window: int | None
@@ -668,32 +671,36 @@ def build_series(calls: Sequence[Call], settings: Settings, xmode: str, points: 
     Args:
         calls: the calls of the current view.
         settings: thresholds.
-        xmode: ``index`` (x = call number, index + 1) or ``time`` (x = minutes since the first timestamped call; calls
-            without a timestamp are left out).
+        xmode: ``index`` (x = call number, index + 1) or ``time`` (x = minutes since the earliest timestamped call,
+            in time order: a batch's results are not written in the order they ran; calls without a timestamp
+            are left out).
         points: the most points to plot (about the chart's width in cells).
     """
     if xmode == "time":
-        calls = [c for c in calls if c.timestamp is not None]
+        calls = sorted((c for c in calls if c.timestamp is not None), key=lambda c: (c.timestamp, c.index))
     t0 = calls[0].timestamp if calls and xmode == "time" else None
     x: list[float] = []
     floor: list[float] = []
     total: list[float] = []
+    unsplit: list[float] = []
     reported: list[float | None] = []
     for bucket in downsample(len(calls), points):
         best = max((calls[i] for i in bucket), key=lambda c: c.used_tokens or 0)
         f = best.floor_tokens or 0
         h = best.history_tokens or 0
+        u = 0
         if best.floor_tokens is None and best.history_tokens is None:
-            h = best.prompt_tokens or 0
+            u = best.prompt_tokens or 0
         x.append(_x(best, xmode, t0))
         floor.append(f)
         total.append(f + h)
+        unsplit.append(u)
         reported.append(best.prompt_reported)
     compactions = [_x(c, xmode, t0) for c in calls if c.compaction]
     window = next((c.window for c in reversed(calls) if c.window), None)
     reserve = next((c.reserve_tokens for c in reversed(calls) if c.reserve_tokens is not None), None)
     return Series(
-        x, floor, total, reported, compactions, window,
+        x, floor, total, unsplit, reported, compactions, window,
         settings.trigger_tokens(window) if window else None,
         settings.budget_tokens(window) if window else None,
         window - reserve if window and reserve is not None else None,
@@ -824,16 +831,21 @@ def y_axis(rows: int, data_top: float, thresholds: Sequence[tuple[float, str, st
 CHART_MIN_INTERVAL = 0.5
 
 #: Markers of the chart's series (distinct so the chart reads without colour).
-CHART_MARKERS = {"history": "▒", "floor": "█", "reported": "•"}
+CHART_MARKERS = {"history": "▒", "floor": "█", "reported": "•", "unsplit": "?"}
 
 
-def chart_legend() -> Text:
+def chart_legend(unsplit: bool = False) -> Text:
     """The chart's legend (shown in the side panel): series markers, and the threshold lines with the letters
-    that label their rows beside the y axis."""
+    that label their rows beside the y axis.  ``unsplit``: also name the marker of prompts whose floor /
+    history split is unknown (shown only when the chart has some)."""
     out = Text()
     for glyph, colour, name in (("█", "magenta", "floor"), ("▒", "cyan", "history"), ("•", "blue", "reported")):
         out.append(glyph, colour)
         out.append(f" {name}  ")
+    if unsplit:
+        out.append("\n")
+        out.append(CHART_MARKERS["unsplit"], "bright_black")
+        out.append(" prompt, split unknown")
     out.append("\n")
     for colour, letter, name in (("yellow", "T", "trigger"), ("red", "B", "budget"),
                                  ("white", "W-R", "window-reserve")):
@@ -926,7 +938,7 @@ class TrendChart(PlotextPlot):
         if not s.x:
             plt.title("no calls to plot yet" if self._xmode == "index" else "no timestamped calls to plot")
             return super().render()
-        data_top = max([*s.total, *(r for r in s.reported if r is not None), 1])
+        data_top = max([*s.total, *s.unsplit, *(r for r in s.reported if r is not None), 1])
         values = {"trigger": s.trigger, "budget": s.budget, "limit": s.limit}
         lines = [(v, letter, name, colour) for attr, letter, name, colour in THRESHOLD_LINES
                  if (v := values[attr]) is not None]
@@ -937,15 +949,22 @@ class TrendChart(PlotextPlot):
         axis = self.axis = y_axis(self.size.height - CHART_FRAME_ROWS, data_top, shown)
         # The legend is in the side panel (chart_legend): plotext's own legend covers the data on short charts.
         bars = self._xmode == "index" and len(s.x) <= max(4, (width - 8) // 3)
+        unsplit = any(s.unsplit)
         if bars:
-            # Few calls: one stacked bar per call.
+            # Few calls: one stacked bar per call (a prompt of unknown split is its own part, never history).
             # (plotext takes one colour and marker per stacked series; its annotations say one for all)
-            plt.stacked_bar(s.x, [s.floor, [t - f for t, f in zip(s.total, s.floor, strict=True)]],
-                            color=["magenta", "cyan"],  # type: ignore[arg-type]
-                            marker=[CHART_MARKERS["floor"], CHART_MARKERS["history"]],  # type: ignore[arg-type]
-                            width=0.6)
+            parts = [s.floor, [t - f for t, f in zip(s.total, s.floor, strict=True)]]
+            colours, markers = ["magenta", "cyan"], [CHART_MARKERS["floor"], CHART_MARKERS["history"]]
+            if unsplit:
+                parts.append(s.unsplit)
+                colours.append("gray")
+                markers.append(CHART_MARKERS["unsplit"])
+            plt.stacked_bar(s.x, parts, color=colours, marker=markers, width=0.6)  # type: ignore[arg-type]
         else:
-            # Many calls (or wall time): stacked areas, floor drawn over floor + history.
+            # Many calls (or wall time): stacked areas, floor drawn over floor + history; prompts of unknown
+            # split first, so that the known areas are drawn over them.
+            if unsplit:
+                plt.plot(s.x, s.unsplit, fillx=True, marker=CHART_MARKERS["unsplit"], color="gray")
             plt.plot(s.x, s.total, fillx=True, marker=CHART_MARKERS["history"], color="cyan")
             plt.plot(s.x, s.floor, fillx=True, marker=CHART_MARKERS["floor"], color="magenta")
         known = [(x, r) for x, r in zip(s.x, s.reported, strict=True) if r is not None]
