@@ -155,6 +155,8 @@ def report_cmd(paths: tuple[str, ...], config: str | None, window: int | None, b
                trigger: float | None, reserve: float | None, fmt: str | None, as_json: bool, follow: bool,
                jsonl: bool, poll: bool) -> None:
     """Per-call floor / history / reserve numbers for PATH, headless."""
+    if as_json and jsonl:
+        raise click.UsageError("--json and --jsonl are two output shapes: choose one")
     settings = make_settings(config, window=window, budget_fraction=budget_fraction, trigger=trigger,
                              reserve=reserve)
     if follow:

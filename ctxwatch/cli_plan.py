@@ -122,7 +122,7 @@ def _i(v: int | None) -> str:
               help="The call #N as `check`, `report` and the dashboard number it, from 1 (negative: from the end). "
                    "Default: the last real call.")
 @click.option("--index", "call_index", type=int, default=None,
-              help="The call by its `report --json` index, from 0 (#N is index N-1).")
+              help="The call by its `report --json` index, from 0 (#N is index N-1; negative: from the end).")
 @click.option("--keep-recent", type=click.IntRange(min=0), default=None,
               help="Newest units (see --unit) always kept [default: 6].")
 @click.option("--unit", type=click.Choice(["exchange", "turn"]), default="exchange", show_default=True,
@@ -183,7 +183,7 @@ def plan_cmd(paths: tuple[str, ...], call_number: int | None, call_index: int | 
         policy = policy_for_call(call, settings, window=window, reserve=reserve, mode=mode, unit=unit,
                                  compact_at=compact_at, **switches)
     except ConfigError as exc:  # PolicyError included
-        _fail(f"call {call.index} (#{call.index + 1}): {exc}")
+        _fail(f"{path}: call {call.index} (#{call.index + 1}): {exc}")
     counter = counter_for(pc.model, pc.provider)
     counts = plan_counts(pc, counter, floor_tokens=call.floor_tokens,
                          history_tokens=call.history_tokens if call.history_src == Src.INFERRED else None,
@@ -224,13 +224,29 @@ def plan_cmd(paths: tuple[str, ...], call_number: int | None, call_index: int | 
     _echo(plan.reason)
 
 
+def _no_schemas_why(path: str, fmt: str | None, run_format: str) -> str:
+    """Why a call has no tool schemas to analyse, in the terms of its own file's format."""
+    from ctxwatch.run import LogError, resolve_spec
+
+    try:
+        name = resolve_spec(path, fmt).name
+    except LogError:
+        name = run_format
+    if name in ("openai-batch", "anthropic-batch"):
+        return ("a batch results file holds the responses only: give the batch input file too "
+                "(`ctxwatch schema input.jsonl results.jsonl`), whose requests carry the tools")
+    if name in ("claude-code", "codex"):
+        return f"{name} logs do not record the tool schemas sent with each call"
+    return f"this {name} log does not record the tool schemas sent with this call"
+
+
 @click.command("schema")
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 @click.option("--call", "call_number", type=int, default=None,
               help="The call #N as `check`, `report` and the dashboard number it, from 1 (negative: from the end). "
                    "Default: the last call with tools.")
 @click.option("--index", "call_index", type=int, default=None,
-              help="The call by its `report --json` index, from 0 (#N is index N-1).")
+              help="The call by its `report --json` index, from 0 (#N is index N-1; negative: from the end).")
 @click.option("--format", "fmt", default=None, help="Log format (see `ctxwatch formats`); default: detect.")
 @click.option("--config", type=click.Path(dir_okay=False), default=None, help="Config file (TOML).")
 @click.option("--json", "as_json", is_flag=True, help="Print the analysis as JSON.")
@@ -250,8 +266,7 @@ def schema_cmd(paths: tuple[str, ...], call_number: int | None, call_index: int 
     run, call, pc = load_call(paths, fmt, settings, pick_index(call_number, call_index), "schema")
     path = call.source.path
     if pc.tools is None:
-        _fail(f"{path}: call #{call.index + 1}: the {run.spec.name if len(run.formats) == 1 else 'log'} format does "
-              "not record tool schemas (Claude Code and Codex logs do not hold them)")
+        _fail(f"{path}: call #{call.index + 1}: {_no_schemas_why(path, fmt, run.spec.name)}")
     same = sum(1 for c in run.calls if c.tools_key is not None and c.tools_key == call.tools_key)
     rep = analyse_tools(pc.tools, counter_for(pc.model, pc.provider), calls=max(same, 1) if pc.tools else 0,
                         system=pc.system)

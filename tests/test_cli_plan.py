@@ -589,3 +589,21 @@ def test_the_detail_views_gap_row_says_when_the_history_is_cut(tmp_path: Path, s
     late = [g for line, gaps in labels.items() if line > 33 for g in gaps]
     assert early and all(g.startswith("tokenizer gap") for g in early)
     assert late and all(g.startswith("not in the log: the history breaks at a damaged") for g in late)
+
+
+def test_errors_name_the_file_and_say_what_to_do(tmp_path: Path, shared_logs: Path) -> None:
+    """schema on a batch results file alone says to give the input file (it said the format records no
+    schemas); plan on a model with no known window names the file (it did not); report --json --jsonl is a
+    usage error (it quietly printed JSONL)."""
+    results = shared_logs / "anthropic-batch" / "msgbatch_01PGaff3EPbQJbpw6JeWoQR5_results.jsonl"
+    res = CliRunner().invoke(main, ["schema", str(results)])
+    assert res.exit_code == 2 and "give the batch input file too" in res.output and str(results) in res.output
+    log = tmp_path / "odd.jsonl"
+    log.write_text(json.dumps({"request": {"model": "no-such-model-7", "messages": [
+        {"role": "system", "content": "be brief"}, {"role": "user", "content": "hi"}]},
+        "response": {"usage": {"prompt_tokens": 12, "completion_tokens": 1}}}) + "\n")
+    res = CliRunner().invoke(main, ["plan", str(log)])
+    assert res.exit_code == 2 and f"{log}: call 0 (#1): the context window of no-such-model-7 is unknown" \
+        in res.output
+    res = CliRunner().invoke(main, ["report", str(log), "--json", "--jsonl"])
+    assert res.exit_code == 2 and "--json and --jsonl" in res.output
