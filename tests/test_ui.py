@@ -1077,3 +1077,25 @@ def test_watch_takes_several_paths(tmp_path: Path) -> None:
         assert f"format=openai-batch  calls={n}" in res.output
     res = CliRunner().invoke(main, [pair[0], str(tmp_path / "missing.jsonl")])
     assert res.exit_code == 2 and "missing.jsonl: no such file or directory" in res.output
+
+
+async def test_the_session_picker_marks_subagent_transcripts(tmp_path: Path) -> None:
+    """A session with a subagent transcript under ``<session>/subagents/``: the picker counts 1 session and 1
+    subagent transcript and tags the subagent's row (the status line said "session 1/1" over 2 rows)."""
+    from textual.widgets import OptionList, Static
+
+    session = write_log(tmp_path / "s1.jsonl", 2, turn_words=5)
+    (tmp_path / "s1" / "subagents").mkdir(parents=True)
+    agent = write_log(tmp_path / "s1" / "subagents" / "agent-a12345.jsonl", 1, turn_words=5)
+    os.utime(agent, (1_700_000_000, 1_700_000_000))
+    os.utime(session, (1_700_000_100, 1_700_000_100))
+    app = CtxwatchApp(str(tmp_path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        assert await wait_for(pilot, lambda: app.log_path == str(session) and app.loaded)
+        await pilot.press("o")
+        assert isinstance(app.screen, SessionPicker)
+        title = str(app.screen.query_one(Static).render())
+        assert title.endswith("(newest first): 1 session, 1 subagent transcript")
+        ol = app.screen.query_one(OptionList)
+        rows = [str(ol.get_option_at_index(i).prompt) for i in range(ol.option_count)]
+        assert [r.endswith("subagent") for r in rows] == [False, False, True]

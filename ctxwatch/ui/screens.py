@@ -25,6 +25,7 @@ from textual.widgets.option_list import Option
 
 from ctxwatch.config import Settings
 from ctxwatch.formats import FormatSpec
+from ctxwatch.formats.claude_code import is_subagent_file
 from ctxwatch.model import Call, ParsedCall, Src
 from ctxwatch.run import reload_parsed
 from ctxwatch.ui import text as tx
@@ -787,13 +788,22 @@ class SessionPicker(ModalScreen[str | None]):
             except OSError:
                 info = "gone"
             line = Text("● " if (f == self.current and not self.auto) else "  ")
+            sub = is_subagent_file(f)
             # (56 + the date and size fit the dialog's 100 columns on one line; both ends of a path matter)
-            line.append_text(tx.literal(rel, limit=56, middle=True))
+            line.append_text(tx.literal(rel, limit=46 if sub else 56, middle=True))
             line.append(f"  {info}", "dim")
+            if sub:
+                line.append("  subagent", "cyan")  # (a session's own transcript, not a session: see the count)
             options.append(Option(line, id=f"f{i}"))
+        subagents = sum(1 for f in self.files if is_subagent_file(f))
+        count = ""
+        if subagents:
+            n = len(self.files) - subagents
+            count = (f": {n} session{'s' if n != 1 else ''}, {subagents} subagent transcript"
+                     f"{'s' if subagents != 1 else ''}")
         with Vertical():
             yield Static(Text(f"Sessions in {os.path.basename(self.folder.rstrip(os.sep)) or self.folder} "
-                              "(newest first)", style="bold"))
+                              f"(newest first){count}", style="bold"))
             yield OptionList(*options)
 
     def action_down(self) -> None:
