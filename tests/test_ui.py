@@ -1099,3 +1099,30 @@ async def test_the_session_picker_marks_subagent_transcripts(tmp_path: Path) -> 
         ol = app.screen.query_one(OptionList)
         rows = [str(ol.get_option_at_index(i).prompt) for i in range(ol.option_count)]
         assert [r.endswith("subagent") for r in rows] == [False, False, True]
+
+
+async def test_c_on_a_session_file_names_its_subagent_transcripts(tmp_path: Path) -> None:
+    """``c`` on a Claude Code session file opened alone (one context) says where its subagents are: two
+    transcripts under ``<session>/subagents/`` (it said only "this log has one context")."""
+    session = write_log(tmp_path / "s1.jsonl", 2, turn_words=5)
+    (tmp_path / "s1" / "subagents").mkdir(parents=True)
+    for name in ("agent-a1.jsonl", "agent-b2.jsonl"):
+        write_log(tmp_path / "s1" / "subagents" / name, 1, turn_words=5)
+    alone = write_log(tmp_path / "other.jsonl", 1, turn_words=5)
+    for path, expected in ((session, "this log has one context; its 2 subagent transcripts are in separate files"),
+                           (alone, "this log has one context")):
+        app = CtxwatchApp(str(path))
+        said: list[str] = []
+        real = app.notify
+
+        def notify(message: str, real=real, said=said, **kw: object) -> None:  # type: ignore[no-untyped-def]
+            said.append(message)
+            real(message, **kw)
+
+        app.notify = notify  # type: ignore[method-assign]
+        async with app.run_test(size=(120, 40)) as pilot:
+            assert await wait_for(pilot, lambda app=app: app.loaded)
+            await pilot.press("c")
+            await pilot.pause()
+            assert said and said[-1].startswith(expected), said
+            assert path != alone or said[-1] == expected

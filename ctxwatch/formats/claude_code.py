@@ -81,6 +81,19 @@ def is_subagent_file(path: str) -> bool:
 
 
 
+def subagent_files_of(session_path: str) -> list[str]:
+    """The subagent transcripts of a Claude Code session file in the v2.1.x layout (``<session>/subagents/
+    agent-*.jsonl`` beside ``<session>.jsonl``, FORMATS.md section 1), sorted; ``[]`` when there are none or the
+    folder cannot be listed.  (v2.0.x wrote ``agent-*.jsonl`` beside the sessions, tied to theirs only by the
+    ``sessionId`` inside: not looked for here.)"""
+    folder = os.path.join(os.path.splitext(session_path)[0], "subagents")
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return []
+    return sorted(os.path.join(folder, n) for n in names if _AGENT_FILE.search(n) and n.endswith(".jsonl"))
+
+
 def iso_seconds(value: Any) -> float | None:
     """Seconds since the epoch (UTC) for an ISO-8601 timestamp such as ``2026-02-10T21:11:56.846Z``.
 

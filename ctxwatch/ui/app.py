@@ -929,7 +929,12 @@ class CtxwatchApp(App[None]):
     def action_cycle_context(self) -> None:
         """Show the next context (main, then subagents / sidechains)."""
         if len(self.contexts) < 2:
-            self.notify("this log has one context", markup=False)
+            from ctxwatch.formats.claude_code import subagent_files_of
+
+            n = len(subagent_files_of(self.log_path)) if self.log_path else 0
+            more = (f"; its {n} subagent transcript{'s are' if n != 1 else ' is'} in separate files (open the "
+                    "project folder, then o to pick one)") if n else ""
+            self.notify(f"this log has one context{more}", markup=False)
             return
         i = self.contexts.index(self.context) if self.context in self.contexts else -1
         self.context = self.contexts[(i + 1) % len(self.contexts)]
