@@ -695,3 +695,29 @@ def test_cache_reads_above_the_prompt_are_unknown_and_unpriced(tmp_path: Path) -
     (issue,) = doc["issues"]
     assert issue["kind"] == "implausible_value" and "cache reads and writes 99,999 above the prompt's 203" \
         in issue["message"]
+
+
+@pytest.mark.parametrize("raw", ["1e3", 1.5, True, "many"])
+def test_a_usage_value_that_is_not_a_count_is_reported_by_every_reader(tmp_path: Path, shared_logs: Path,
+                                                                      raw: object) -> None:
+    """One rule for OpenAI (canonical wrapper and batch output) and Anthropic (canonical wrapper) usage, as for
+    Claude Code: a count of "1e3", 1.5, true or "many" is reported with its value and unknown (the OpenAI
+    readers made it unknown silently; the canonical Anthropic reader read a cache count as 0 and summed the
+    prompt without it)."""
+    oai = {"request": {"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}]},
+           "response": {"id": "r1", "usage": {"prompt_tokens": 50, "completion_tokens": raw}}}
+    ant = {"request": {"model": "claude-sonnet-4-20250514", "messages": [{"role": "user", "content": "hi"}]},
+           "response": {"type": "message", "content": [{"type": "text", "text": "ok"}],
+                        "usage": {"input_tokens": 10, "cache_read_input_tokens": raw, "output_tokens": 3}}}
+    batch = json.loads((shared_logs / "openai-batch" / "reviews_batch_output.jsonl").read_text().splitlines()[0])
+    batch["response"]["body"]["usage"]["prompt_tokens"] = raw
+    for name, rec, field, key in (("oai.jsonl", oai, "completion_tokens_reported", "output"),
+                                  ("ant.jsonl", ant, "cache_read_tokens", "cache_read"),
+                                  ("batch.jsonl", batch, "prompt_tokens_reported", "prompt_total")):
+        doc = report(write_jsonl(tmp_path / name, [rec]))
+        (call,) = doc["calls"]
+        assert call[field] is None, (name, call[field])
+        (issue,) = doc["issues"]
+        assert issue["kind"] == "implausible_value" and issue["message"].startswith(f"{key} "), (name, issue)
+    ant_doc = report(tmp_path / "ant.jsonl")
+    assert ant_doc["calls"][0]["prompt_tokens_reported"] is None  # (not 10 + 0)

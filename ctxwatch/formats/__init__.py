@@ -135,6 +135,23 @@ _MODULES = (
 _loaded = False
 
 
+def usage_count(value: Any, missing: int | None = None) -> Any:
+    """A usage field as a token count: an int, an integral float or a string of digits (some exporters write
+    numbers as strings) as an int; ``missing`` when absent (``None``).  Any other value (``"1e3"``, ``1.5``,
+    ``true``, ``"many"``) is passed through as it is, so that :func:`ctxwatch.run._sanitize` reports it, with the
+    value, and makes the field unknown: never a guess such as 1,000, 1 or 0.  Callers do arithmetic only on
+    ``int`` results."""
+    if value.__class__ is int:
+        return value
+    if value is None:
+        return missing
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value.strip())
+    return value
+
+
 def register(spec: FormatSpec) -> FormatSpec:
     """Add a format to the registry (called by each format module at import)."""
     REGISTRY[spec.name] = spec

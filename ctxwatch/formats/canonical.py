@@ -29,8 +29,8 @@ from typing import Any
 import orjson
 
 from ctxwatch.formats import FormatSpec as Spec
-from ctxwatch.formats import Reader, Sniff, register
-from ctxwatch.formats.claude_code import cache_write_1h
+from ctxwatch.formats import Reader, Sniff, register, usage_count
+from ctxwatch.formats.claude_code import anthropic_usage
 from ctxwatch.jsonstream import Record
 from ctxwatch.model import Issue, Message, ParsedCall, Part, ResponseInfo, SourceRef, Usage
 from ctxwatch.tokens import image_size_from_base64
@@ -235,19 +235,20 @@ def openai_usage(u: Any) -> Usage | None:
     """
     if not isinstance(u, dict):
         return None
-    prompt = int_or_none(u.get("prompt_tokens"))
+    prompt = usage_count(u.get("prompt_tokens"))
     if prompt is None:
-        prompt = int_or_none(u.get("input_tokens"))
+        prompt = usage_count(u.get("input_tokens"))
     details = u.get("prompt_tokens_details") or u.get("input_tokens_details") or {}
-    cached = int_or_none(details.get("cached_tokens")) if isinstance(details, dict) else None
-    out = int_or_none(u.get("completion_tokens"))
+    cached = usage_count(details.get("cached_tokens")) if isinstance(details, dict) else None
+    out = usage_count(u.get("completion_tokens"))
     if out is None:
-        out = int_or_none(u.get("output_tokens"))
+        out = usage_count(u.get("output_tokens"))
     odet = u.get("completion_tokens_details") or u.get("output_tokens_details") or {}
-    reasoning = int_or_none(odet.get("reasoning_tokens")) if isinstance(odet, dict) else None
+    reasoning = usage_count(odet.get("reasoning_tokens")) if isinstance(odet, dict) else None
     if prompt is None and out is None:
         return None
-    uncached = prompt - cached if prompt is not None and cached is not None else None
+    # (a value that is not a count is passed on for the sanitizer to report; no arithmetic on it)
+    uncached = prompt - cached if isinstance(prompt, int) and isinstance(cached, int) else None
     return Usage(prompt_total=prompt, input_uncached=uncached, cache_read=cached, cache_write=None,
                  output=out, reasoning=reasoning)
 
@@ -404,25 +405,6 @@ def anthropic_request_to_parts(body: dict[str, Any], memo: MessageMemo | None = 
             messages.append(msg)
     tools = [t for t in (body.get("tools") or []) if isinstance(t, dict)]
     return system, tools, messages, int_or_none(body.get("max_tokens"))
-
-
-def anthropic_usage(u: Any) -> Usage | None:
-    """Normalize Anthropic usage: ``input_tokens`` excludes cache reads and writes (FORMATS.md §0).
-
-    prompt_total = input_tokens + cache_creation_input_tokens + cache_read_input_tokens; missing cache
-    keys in a present usage block count as 0.
-    """
-    if not isinstance(u, dict):
-        return None
-    inp = int_or_none(u.get("input_tokens"))
-    cw = int_or_none(u.get("cache_creation_input_tokens")) or 0
-    cr = int_or_none(u.get("cache_read_input_tokens")) or 0
-    out = int_or_none(u.get("output_tokens"))
-    if inp is None and out is None:
-        return None
-    prompt = inp + cw + cr if inp is not None else None  # (no input count: the prompt is unknown, not 0)
-    return Usage(prompt_total=prompt, input_uncached=inp, cache_read=cr, cache_write=cw, output=out,
-                 cache_write_1h=cache_write_1h(u, cw))
 
 
 def anthropic_response_info(body: Any) -> ResponseInfo | None:

@@ -42,7 +42,7 @@ from typing import Any
 
 import orjson
 
-from ctxwatch.formats import FormatSpec, Output, Reader, Sniff, register
+from ctxwatch.formats import FormatSpec, Output, Reader, Sniff, register, usage_count
 from ctxwatch.jsonstream import Record
 from ctxwatch.model import Issue, Message, ParsedCall, Part, ResponseInfo, SourceRef, Usage
 from ctxwatch.tokens import image_size_from_base64
@@ -136,39 +136,25 @@ def anthropic_usage(usage: Any) -> Usage | None:
     is ``input_tokens``; ``cache_write`` is ``cache_creation_input_tokens`` (its 1-hour share, when the block
     splits it, is ``cache_write_1h``); ``output`` is ``output_tokens``.
     Cache keys missing from a present block count as 0 (their presence varies by version, FORMATS.md section
-    1); without ``input_tokens`` the prompt is unknown (``None``), and a block with neither input nor output
-    tokens, or a missing block (not a dict), gives ``None``.  ``reasoning`` is not reported separately by Anthropic.
+    1); without ``input_tokens`` the prompt is unknown (``None``), without ``output_tokens`` the output (a streamed
+    message's start), and a block with neither, or a missing block (not a dict), gives ``None``.  A value that
+    is not a count is passed through for :func:`ctxwatch.run._sanitize` to report (:func:`_count`).  ``reasoning``
+    is not reported separately by Anthropic.  Every reader of Anthropic usage (Claude Code, the canonical
+    wrapper, claude-trace, Message Batches) uses this one rule.
     """
     if not isinstance(usage, dict):
         return None
     has_input = usage.get("input_tokens") is not None
     if not has_input and usage.get("output_tokens") is None:
         return None  # an empty block reports nothing: unknown, not a prompt of 0
-    inp = _count(usage.get("input_tokens"))
-    cw = _count(usage.get("cache_creation_input_tokens"), 0)
-    cr = _count(usage.get("cache_read_input_tokens"), 0)
+    inp = usage_count(usage.get("input_tokens"))
+    cw = usage_count(usage.get("cache_creation_input_tokens"), 0)
+    cr = usage_count(usage.get("cache_read_input_tokens"), 0)
     parts_ok = all(isinstance(x, int) for x in (inp, cw, cr))
     return Usage(prompt_total=inp + cw + cr if has_input and parts_ok else None,
                  input_uncached=inp if has_input else None, cache_read=cr, cache_write=cw,
-                 output=_count(usage.get("output_tokens"), 0),
+                 output=usage_count(usage.get("output_tokens")),
                  cache_write_1h=cache_write_1h(usage, cw) if isinstance(cw, int) else None)
-
-
-def _count(value: Any, missing: int | None = None) -> Any:
-    """A usage field as a token count: an int, an integral float or a string of digits as an int; ``missing``
-    when absent.  Any other value (``"1e3"``, ``1.5``, ``true``, ``"many"``) is passed through as it is, so that
-    :func:`ctxwatch.run._sanitize` reports it, with the value, and makes the field (and, for Anthropic, the
-    prompt it is a part of) unknown: the same rule as the canonical and batch readers
-    (:func:`ctxwatch.formats.canonical.int_or_none`), never a guess such as 1,000 or 0."""
-    if value.__class__ is int:
-        return value
-    if value is None:
-        return missing
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, str) and value.strip().isdigit():
-        return int(value.strip())
-    return value
 
 
 def cache_write_1h(usage: dict[str, Any], cache_write: int) -> int | None:
