@@ -71,6 +71,21 @@ def test_usage_rule_by_hand() -> None:
     assert gemini_usage({}) == (None, None)
 
 
+def test_a_gemini_count_that_is_not_a_count_is_reported() -> None:
+    """"1e3" as the thoughts count is passed on for the sanitizer to report (it was made unknown silently, and
+    the output summed without it); the other fields keep their values."""
+    from ctxwatch.model import ParsedCall, SourceRef
+    from ctxwatch.run import _sanitize
+
+    u, _ = gemini_usage({"promptTokenCount": 100, "candidatesTokenCount": 5, "thoughtsTokenCount": "1e3"})
+    pc = ParsedCall(source=SourceRef("g.jsonl", 1, 1, 0, 10), timestamp=None, model="gemini-2.5-pro",
+                    provider="google", session=None, context="main", system=None, tools=None, messages=None, usage=u)
+    (issue,) = _sanitize(pc)
+    assert "reasoning '1e3'" in issue.message and "output '1e3'" in issue.message
+    assert pc.usage is not None
+    assert (pc.usage.prompt_total, pc.usage.output, pc.usage.reasoning, pc.usage.cache_read) == (100, None, None, 0)
+
+
 def _png_b64(w: int, h: int) -> str:
     ihdr = struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0)
     return base64.b64encode(b"\x89PNG\r\n\x1a\n" + struct.pack(">I", 13) + b"IHDR" + ihdr + b"\0" * 4000).decode()

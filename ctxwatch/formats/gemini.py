@@ -39,7 +39,7 @@ import os
 from collections.abc import Iterable
 from typing import Any
 
-from ctxwatch.formats import FormatSpec, Reader, Sniff, register
+from ctxwatch.formats import FormatSpec, Reader, Sniff, register, usage_count
 from ctxwatch.formats.canonical import image_part, int_or_none, json_text, parse_timestamp
 from ctxwatch.jsonstream import Record
 from ctxwatch.model import Issue, Message, ParsedCall, Part, ResponseInfo, SourceRef, Usage
@@ -69,17 +69,21 @@ def gemini_usage(meta: Any) -> tuple[Usage | None, int | None]:
     """
     if not isinstance(meta, dict):
         return None, None
-    prompt = int_or_none(_get(meta, "promptTokenCount", "prompt_token_count"))
-    cached = int_or_none(_get(meta, "cachedContentTokenCount", "cached_content_token_count"))
-    cand = int_or_none(_get(meta, "candidatesTokenCount", "candidates_token_count"))
-    thoughts = int_or_none(_get(meta, "thoughtsTokenCount", "thoughts_token_count"))
+    # (a value that is not a count is passed on for the sanitizer to report, with no arithmetic on it)
+    prompt = usage_count(_get(meta, "promptTokenCount", "prompt_token_count"))
+    cached = usage_count(_get(meta, "cachedContentTokenCount", "cached_content_token_count"), 0)
+    cand = usage_count(_get(meta, "candidatesTokenCount", "candidates_token_count"))
+    thoughts = usage_count(_get(meta, "thoughtsTokenCount", "thoughts_token_count"))
     tool = int_or_none(_get(meta, "toolUsePromptTokenCount", "tool_use_prompt_token_count"))
     if prompt is None and cand is None and thoughts is None:
         return None, tool
-    cached, cand, thoughts = cached or 0, cand or 0, thoughts or 0
-    uncached = prompt - cached if prompt is not None else None
+    cand = 0 if cand is None else cand
+    thoughts = 0 if thoughts is None else thoughts
+    uncached = prompt - cached if isinstance(prompt, int) and isinstance(cached, int) else None
+    output = cand + thoughts if isinstance(cand, int) and isinstance(thoughts, int) else \
+        (cand if not isinstance(cand, int) else thoughts)  # (the bad one, reported as the output)
     return Usage(prompt_total=prompt, input_uncached=uncached, cache_read=cached, cache_write=None,
-                 output=cand + thoughts, reasoning=thoughts), tool
+                 output=output, reasoning=thoughts), tool
 
 
 def gemini_parts(parts: Any) -> list[Part]:
