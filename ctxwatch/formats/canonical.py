@@ -43,16 +43,10 @@ RequestParts = tuple[list[str], list[dict[str, Any]], list[Message], int | None]
 # --- small helpers --------------------------------------------------------------------------------
 
 def int_or_none(v: Any) -> int | None:
-    """An int from a JSON number (or numeric string, as some exporters write), else ``None``."""
-    if isinstance(v, bool):
-        return None
-    if isinstance(v, int):
-        return v
-    if isinstance(v, float) and v.is_integer():
-        return int(v)
-    if isinstance(v, str) and v.strip().isdigit():
-        return int(v.strip())
-    return None
+    """An int from a JSON number (or numeric string, as some exporters write), else ``None`` (the rule of
+    :func:`ctxwatch.formats.usage_count`, without passing other values on)."""
+    n = usage_count(v)
+    return n if n.__class__ is int else None
 
 
 def parse_timestamp(v: Any) -> float | None:
