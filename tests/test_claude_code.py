@@ -743,3 +743,20 @@ def test_a_usage_value_that_is_not_a_count_is_unknown_and_reported(tmp_path: Pat
     (issue,) = doc["issues"]
     assert issue["kind"] == "implausible_value" and issue["line"] == 3
     assert f"cache_read {shown}:" in issue["message"]
+
+
+def test_only_agent_file_names_are_subagent_transcripts(tmp_path: Path, shared_logs: Path) -> None:
+    """``agent-<id>.jsonl`` (and the samples' flattened ``…_subagents_agent-<id>.jsonl``) is a subagent
+    transcript; a main session saved as ``team_agent-log.jsonl`` is not (its context was ``agent-log`` and
+    the picker tagged it subagent)."""
+    from ctxwatch.formats.claude_code import is_subagent_file
+
+    assert is_subagent_file("p/s1/subagents/agent-a2898e3.jsonl") and is_subagent_file("agent-acompact-e1.jsonl")
+    assert is_subagent_file("spotter_4d5611e5_subagents_agent-a2898e3.jsonl")
+    assert not is_subagent_file("team_agent-log.jsonl")
+    assert not is_subagent_file("derived_schema_fixture_agent-sessions_gemini_jsonl_v040.jsonl")
+    src = shared_logs / "claude-code" / "spotter_short.jsonl"
+    main_copy = tmp_path / "team_agent-log.jsonl"
+    main_copy.write_bytes(src.read_bytes())
+    calls, _, _, _ = run(main_copy)
+    assert calls and {c.context for c in calls.values()} == {"main"}

@@ -51,8 +51,9 @@ NAME = "claude-code"
 
 #: Subagent transcript file names: ``agent-<agentId>.jsonl`` (v2.0.x beside the session file, v2.1.x under
 #: ``<session>/subagents/``), FORMATS.md section 1 "Location and files".  Also matches flattened sample names
-#: such as ``spotter_4d5611e5_subagents_agent-a2898e3.jsonl``.
-_AGENT_FILE = re.compile(r"(?:^|[_/\\])agent-([A-Za-z0-9][A-Za-z0-9_.-]*?)\.jsonl$")
+#: such as ``spotter_4d5611e5_subagents_agent-a2898e3.jsonl``, but not any name that merely holds ``agent-``
+#: (``team_agent-log.jsonl`` is a main session; ``*_agent-sessions_*`` are other tools' logs).
+_AGENT_FILE = re.compile(r"(?:^|[/\\]|_subagents_)agent-([A-Za-z0-9][A-Za-z0-9_.-]*?)\.jsonl$")
 
 #: Line types that start a record Claude Code writes for its own bookkeeping and that carry no ``uuid`` (so they
 #: are not part of the ``parentUuid`` tree): skipped without a JSON parse (FORMATS.md section 1, "Line types").
