@@ -607,3 +607,47 @@ def test_errors_name_the_file_and_say_what_to_do(tmp_path: Path, shared_logs: Pa
         in res.output
     res = CliRunner().invoke(main, ["report", str(log), "--json", "--jsonl"])
     assert res.exit_code == 2 and "--json and --jsonl" in res.output
+
+
+def _midrun_system_messages() -> list[dict]:
+    """A gpt-4o tool loop: a developer prompt, the task, 12 rounds of 3 tool calls and results, and a system
+    reminder injected before round 6 (request index 22)."""
+    tools = [{"type": "function", "function": {"name": "read", "parameters": {
+        "type": "object", "properties": {"p": {"type": "string"}}}}}]
+    msgs: list[dict] = [{"role": "developer", "content": "You are a dev bot. Always answer in JSON."},
+                        {"role": "user", "content": "Task: fix the bug in foo.py."}]
+    for step in range(12):
+        if step == 5:
+            msgs.append({"role": "system", "content": "Reminder: the deadline is Friday."})
+        calls = [{"id": f"call_{step}_{j}", "type": "function",
+                  "function": {"name": "read", "arguments": json.dumps({"p": f"f{j}.py"})}} for j in range(3)]
+        msgs.append({"role": "assistant", "content": None, "tool_calls": calls})
+        msgs += [{"role": "tool", "tool_call_id": c["id"], "content": f"contents of {c['id']} " * 20} for c in calls]
+    return [{"request": {"model": "gpt-4o", "max_tokens": 500, "tools": tools, "messages": msgs[:n]},
+             "response": {"choices": [{"message": {"role": "assistant", "content": "{}"}}]},
+             "timestamp": f"2025-05-01T10:00:{n:02d}Z"} for n in range(10, len(msgs) + 1, 4)] + [
+        {"request": {"model": "gpt-4o", "max_tokens": 500, "tools": tools, "messages": msgs},
+         "response": {"choices": [{"message": {"role": "assistant", "content": "{}"}}]},
+         "timestamp": "2025-05-01T10:01:00Z"}]
+
+
+def test_a_system_message_mid_run_is_history_pinned_in_place(tmp_path: Path) -> None:
+    """Only the leading system/developer messages are the system prompt.  A reminder injected mid-run keeps its
+    place: plan has one row per request message with the request's own role (it folded the reminder into the
+    floor, so rows after 22 were off by one), pins it, and check raises no system_prompt_changed (it warned of
+    an invalidated cache prefix where a message had only been added; the floor jumped 111 -> 148)."""
+    recs = _midrun_system_messages()
+    log = tmp_path / "midsys.jsonl"
+    log.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    req = recs[-1]["request"]["messages"]
+    assert req[22]["role"] == "system"
+    res = CliRunner().invoke(main, ["plan", str(log), "--window", "8000", "--keep-recent", "2", "--json"])
+    assert res.exit_code == 0, res.output
+    rows = json.loads(res.output)["messages"]
+    assert len(rows) == len(req)  # row 0 is the system prompt (the leading developer message)
+    assert [r["role"] for r in rows[1:]] == [m["role"] for m in req[1:]]
+    assert rows[22]["fate"] == "pinned" and rows[0]["fate"] == "pinned"
+    doc = json.loads(CliRunner().invoke(main, ["report", str(log), "--json"]).output)
+    assert len({c["floor_tokens"] for c in doc["calls"]}) == 1  # the floor stays put
+    kinds = {f["kind"] for f in doc["flags"]}
+    assert "system_prompt_changed" not in kinds and "system_prompt_evicted" not in kinds

@@ -205,16 +205,22 @@ class MessageMemo:
 def openai_request_to_parts(body: dict[str, Any], memo: MessageMemo | None = None) -> RequestParts:
     """Split an OpenAI chat-completions request body into ``(system, tools, messages, max_output_tokens)``.
 
-    ``system`` holds the text of every ``system``/``developer`` message (OpenAI sends them in place; they
-    are the floor).  ``tools`` includes legacy ``functions`` wrapped as tools.  Never raises on odd shapes.
-    ``memo`` (optional) reuses messages re-sent from the previous call.
+    ``system`` holds the text of the leading ``system``/``developer`` messages (the system prompt: the floor
+    and the prompt-cache prefix).  A ``system`` message later in the list (a reminder injected mid-run) stays
+    in ``messages`` at its own place: it is history the planner pins where it is, and moving it into the
+    floor would shift every later message's index and report a changed system prompt (a cache prefix
+    invalidated) where only a message was added.  ``tools`` includes legacy ``functions`` wrapped as tools.
+    Never raises on odd shapes.  ``memo`` (optional) reuses messages re-sent from the previous call.
     """
     raw = r if isinstance(r := body.get("messages"), list) else []
     built = memo.messages(raw, openai_message) if memo is not None else [
         openai_message(m) if isinstance(m, dict) else None for m in raw]
-    floor_roles = ("system", "developer")
-    system = [m.text() for m in built if m is not None and m.role in floor_roles]
-    messages = [m for m in built if m is not None and m.role not in floor_roles]
+    present = [m for m in built if m is not None]
+    lead = 0
+    while lead < len(present) and present[lead].role in ("system", "developer"):
+        lead += 1
+    system = [m.text() for m in present[:lead]]
+    messages = present[lead:]
     tools = [t for t in (body.get("tools") or []) if isinstance(t, dict)]
     tools += [{"type": "function", "function": f} for f in (body.get("functions") or []) if isinstance(f, dict)]
     mx = (int_or_none(body.get("max_completion_tokens")) or int_or_none(body.get("max_tokens"))
@@ -283,8 +289,8 @@ def responses_request_to_parts(body: dict[str, Any]) -> RequestParts:
         t = item.get("type", "message")
         if t == "message":
             msg = Message(str(item.get("role") or "user"), _openai_content(item.get("content")))
-            if msg.role in ("system", "developer"):
-                system.append(msg.text())
+            if msg.role in ("system", "developer") and not messages:
+                system.append(msg.text())  # (leading ones only, as in openai_request_to_parts)
             else:
                 messages.append(msg)
         elif t == "function_call":
