@@ -40,6 +40,21 @@ def _tools_key(tools: list) -> int:
         return hash(repr(tools))
 
 
+def reserve_for(max_output_tokens: int | None, window: int | None, settings: Settings) -> tuple[int | None, Src]:
+    """The reserve of a call in tokens and its source: one rule for reports, check, plan and the preview.
+
+    The request's own limit (``max_tokens`` / ``max_output_tokens``) when it sets one, capped at the window
+    (a limit at or above the window leaves no room for any prompt: the whole window is reserved and the call
+    is flagged); else ``settings.reserve`` (a fraction, field default 0.15) of the window; ``None`` when the
+    window is unknown and the request sets no limit.
+    """
+    if max_output_tokens:
+        return (max_output_tokens if window is None else min(max_output_tokens, window)), Src.REQUEST
+    if window is not None:
+        return settings.reserve_tokens(window), (Src.DEFAULT if settings.reserve == DEFAULT_RESERVE else Src.OPTION)
+    return None, Src.UNKNOWN
+
+
 class Accountant:
     """Accounts calls with a shared message cache (one per run).
 
@@ -156,15 +171,7 @@ class Accountant:
         else:
             floor, floor_src = None, Src.UNKNOWN
 
-        if pc.max_output_tokens:
-            reserve, reserve_src = pc.max_output_tokens, Src.REQUEST
-            if window is not None:
-                reserve = min(reserve, window)
-        elif window is not None:
-            reserve = st.reserve_tokens(window)
-            reserve_src = Src.DEFAULT if st.reserve == DEFAULT_RESERVE else Src.OPTION
-        else:
-            reserve, reserve_src = None, Src.UNKNOWN
+        reserve, reserve_src = reserve_for(pc.max_output_tokens, window, st)
 
         system_present: bool | None = None if pc.system is None else bool(pc.system and any(pc.system))
         tool_names: tuple[str, ...] = ()

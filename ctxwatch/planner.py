@@ -197,8 +197,10 @@ class Policy:
                 raise PolicyError(f"{name} must be in (0, 1], got {v}")
         if not 0 <= self.reserve < 1:
             raise PolicyError(f"reserve must be in [0, 1), got {self.reserve}")
-        if self.reserve_tokens is not None and not 0 <= self.reserve_tokens < self.window:
-            raise PolicyError(f"reserve_tokens must be in [0, window), got {self.reserve_tokens}")
+        if self.reserve_tokens is not None and not 0 <= self.reserve_tokens <= self.window:
+            # (the whole window is allowed: a request whose max_tokens reaches the window reserves all of it,
+            # as its report says; the plan then has no budget and says the prompt does not fit)
+            raise PolicyError(f"reserve_tokens must be in [0, window], got {self.reserve_tokens}")
         for name in ("keep_recent", "keep_recent_messages", "summary_tokens"):
             if getattr(self, name) < 0:
                 raise PolicyError(f"{name} must be >= 0, got {getattr(self, name)}")
@@ -946,7 +948,8 @@ def policy_for_call(call: Call, settings: Settings, *, window: int | None = None
         settings: thresholds (budget fraction, trigger, keep_recent, summary_tokens, reserve fraction).
         window: overrides the call's window (tokens), e.g. the ``--window`` option.
         reserve: the ``--reserve`` option: below 1 a fraction of the window, else tokens.  ``None``: the
-            request's ``max_output_tokens`` when it is smaller than the window, else ``settings.reserve``.
+            rule of the call's summary (:func:`ctxwatch.accounting.reserve_for`): the request's
+            ``max_output_tokens`` capped at the window, else ``settings.reserve``.
         kwargs: other :class:`Policy` fields (``mode``, ``unit``, ``keep_recent_messages``, ``compact_at``,
             reinjection switches).
 
@@ -962,8 +965,10 @@ def policy_for_call(call: Call, settings: Settings, *, window: int | None = None
         if reserve < 0:
             raise PolicyError(f"reserve must be >= 0, got {reserve}")
         reserve_tokens = int(reserve * win) if reserve < 1 else int(reserve)
-    elif call.max_output_tokens and call.max_output_tokens < win:
-        reserve_tokens = call.max_output_tokens
+    else:
+        from ctxwatch.accounting import reserve_for
+
+        reserve_tokens = reserve_for(call.max_output_tokens, win, settings)[0]
     return Policy.from_settings(settings, win, reserve_tokens=reserve_tokens, **kwargs)
 
 

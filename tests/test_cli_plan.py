@@ -651,3 +651,23 @@ def test_a_system_message_mid_run_is_history_pinned_in_place(tmp_path: Path) -> 
     assert len({c["floor_tokens"] for c in doc["calls"]}) == 1  # the floor stays put
     kinds = {f["kind"] for f in doc["flags"]}
     assert "system_prompt_changed" not in kinds and "system_prompt_evicted" not in kinds
+
+
+@pytest.mark.parametrize("window", [6000, 100_000])
+def test_plan_and_report_use_one_reserve(window: int) -> None:
+    """The reserve is the request's max_tokens capped at the window, in report, check and plan alike.  With
+    --window 6000 and max_tokens 8192 report reserved 6,000 (free -3,209, reserve_breached) while plan used
+    900 and said "fits"; now plan reserves 6,000 too, so nothing fits."""
+    log = Path(__file__).resolve().parents[1] / "sample_logs" / "anthropic_messages.jsonl"
+    last = json.loads(log.read_text().splitlines()[-1])
+    expected = min(last["request"]["max_tokens"], window)
+    doc = json.loads(CliRunner().invoke(main, ["report", str(log), "--window", str(window), "--json"]).output)
+    assert doc["calls"][-1]["reserve_tokens"] == expected
+    res = CliRunner().invoke(main, ["plan", str(log), "--window", str(window), "--json"])
+    assert res.exit_code == 0, res.output
+    plan = json.loads(res.output)
+    # The budget leaves the reserve free: min(0.6 x window, window - reserve) (README, "Configuration").
+    assert plan["budget_tokens"] == max(0, min(int(0.6 * window), window - expected))
+    assert plan["fits"] is (window == 100_000)
+    text = CliRunner().invoke(main, ["plan", str(log), "--window", str(window)]).output
+    assert f"reserve {expected:,};" in text
