@@ -23,7 +23,7 @@ Occupancy
 The occupancy of a call is its prompt size in tokens: the provider-reported prompt total when present and
 plausible; else our estimate scaled by the run's calibration (median reported/estimated ratio of this context);
 else floor + history; else ``None``.  A reported prompt larger than the call's window (or than
-:data:`MAX_PLAUSIBLE_PROMPT` when the window is unknown), or negative, is **implausible** (B13): it is flagged,
+:data:`MAX_PLAUSIBLE_PROMPT` when the window is unknown), or of 0 or less, is **implausible** (B13): it is flagged,
 ignored by every other check and by the forecast, and the last plausible occupancy stays current.
 
 Episodes
@@ -399,7 +399,9 @@ def _calls_to(occ: int, thr: int | None, slope: float | None) -> int | None:
 
 
 def _implausible(reported: int, window: int | None) -> bool:
-    return reported < 0 or reported > (window if window else MAX_PLAUSIBLE_PROMPT)
+    """A reported prompt no request can have: 0 or less (every request sends at least its messages' framing),
+    or more than the window (the provider would have refused it)."""
+    return reported <= 0 or reported > (window if window else MAX_PLAUSIBLE_PROMPT)
 
 
 def _output_tokens(c: Call) -> int | None:
@@ -597,9 +599,11 @@ def _analyze_stream(cs: list[Call], st: Settings, context: str, reset_set: set[i
         reported = c.prompt_reported
         if reported is not None and occ is None and _implausible(reported, window):
             lp = last_plaus
+            what = (f"is {_n(reported)}, and every request has a prompt" if reported <= 0 else
+                    f"exceeds the {_n(window or MAX_PLAUSIBLE_PROMPT)}-token "
+                    f"{'window' if window else 'plausible maximum'}")
             flag("implausible_usage", "warn", c,
-                 f"reported prompt {_n(reported)} tokens at #{c.index + 1} exceeds the "
-                 f"{_n(window or MAX_PLAUSIBLE_PROMPT)}-token {'window' if window else 'plausible maximum'}: "
+                 f"reported prompt {_n(reported)} tokens at #{c.index + 1} {what}: "
                  f"implausible, ignored (last plausible: "
                  f"{_n(lp[2]) + ' at #' + str(lp[1].index + 1) if lp else 'none'})",
                  prompt_reported=reported, window=window,

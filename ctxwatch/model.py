@@ -353,9 +353,12 @@ class Call:
 
     @property
     def prompt_tokens(self) -> int | None:
-        """Best prompt size in tokens: reported when known, else floor + history if both are known."""
-        if self.prompt_reported is not None:
-            return self.prompt_reported
+        """Best prompt size in tokens: reported when known (and above 0: a reported 0 is no prompt size, see
+        :func:`ctxwatch.analysis._implausible`), else the estimate, else floor + history if both are known."""
+        reported = self.prompt_reported
+        if reported is not None and (reported > 0 or (self.prompt_estimated is None and (
+                self.floor_tokens is None or self.history_tokens is None))):
+            return reported
         if self.prompt_estimated is not None:
             return self.prompt_estimated
         if self.floor_tokens is not None and self.history_tokens is not None:

@@ -507,8 +507,9 @@ def test_a_plan_starts_from_the_reported_prompt_when_the_tokenizer_is_not_the_mo
 
 
 def test_plan_before_is_the_reported_prompt_even_when_it_is_tiny(tmp_path, shared_logs):
-    """A reported prompt of 0, or one below this tokenizer's count of the history (an inferred floor of 0):
-    'before' is still the prompt report shows, never the larger estimate or the reply primer alone."""
+    """A reported prompt below this tokenizer's count of the history (an inferred floor of 0): 'before' is
+    still the prompt report shows, never the larger estimate or the reply primer alone.  A reported 0 is no
+    prompt size (implausible, flagged): 'before' is then the estimate (it scaled every size by x0.00)."""
     zero = tmp_path / "zero.jsonl"
     zero.write_text(json.dumps({"request": {"model": "gpt-4o", "messages": [
         {"role": "system", "content": "be brief"}, {"role": "user", "content": "hello there, how are you"}]},
@@ -523,7 +524,21 @@ def test_plan_before_is_the_reported_prompt_even_when_it_is_tiny(tmp_path, share
         for number in (1, len(calls)):
             code, out = run("plan", str(path), "--call", str(number), "--json")
             assert code == 0, out
-            assert json.loads(out)["before_tokens"] == calls[number - 1]["prompt_tokens_reported"], (path, number)
+            call = calls[number - 1]
+            before = call["prompt_tokens_reported"] if path == small else call["prompt_tokens_estimated"]
+            assert json.loads(out)["before_tokens"] == before > 0, (path, number)
+    _code, rep = run("report", str(zero), "--json")
+    doc = json.loads(rep)
+    # gpt-4o: o200k_base is its own tokenizer; OpenAI's cookbook count: 3 per message plus its role's and
+    # content's tokens, and 3 to prime the reply.
+    from ctxwatch.tokens import get_tokenizer
+
+    enc = get_tokenizer("o200k_base")
+    n = sum(3 + len(enc.encode(role)) + len(enc.encode(text))
+            for role, text in (("system", "be brief"), ("user", "hello there, how are you"))) + 3
+    assert doc["calls"][0]["prompt_tokens_estimated"] == n
+    assert [f["kind"] for f in doc["flags"]] == ["implausible_usage"]
+    assert doc["calls"][0]["free_tokens"] == 128_000 - n - doc["calls"][0]["reserve_tokens"]
 
 
 def test_plan_on_a_folder_mixing_a_batch_pair_and_a_session(tmp_path, shared_logs):
