@@ -12,6 +12,8 @@
   deleted or recreated (reasons: :data:`ctxwatch.tail.RESET_REASONS`); the run's reader starts over;
 * ``{"event": "issue", "file", "line", "kind", "message"}`` for each bad line or skipped record, so that
   nothing is skipped silently (failure case B14);
+* ``{"event": "issue_resolved", "file", "line", "kind", "message"}`` when an issue printed earlier no longer
+  holds: a last line reported as ``truncated_tail`` (its writer idle for the grace period) was completed;
 * ``{"event": "notice", "kind", "message"}`` about the watching itself (e.g. the fall back to polling).
 
 Call objects have no ``event`` key; every other object has one.  Each line is flushed at once.  The log is
@@ -29,7 +31,7 @@ import orjson
 from ctxwatch.config import Settings
 from ctxwatch.formats import SNIFF_BYTES, FormatSpec, detect
 from ctxwatch.jsonstream import Record
-from ctxwatch.model import Issue
+from ctxwatch.model import Issue, Resolved
 from ctxwatch.report import call_json, issue_json
 from ctxwatch.run import Change, LogError, Run, resolve_spec
 from ctxwatch.tail import (
@@ -123,6 +125,8 @@ def follow_jsonl(
     printed: dict[int, int] = {}  # index -> hash of the object last printed for it
 
     def write_change(change: Change) -> None:
+        for issue in change.resolved:
+            emit({"event": "issue_resolved", **issue_json(issue)})
         for issue in change.issues:
             if issue.kind != "reset":
                 emit({"event": "issue", **issue_json(issue)})
@@ -193,6 +197,14 @@ def follow_jsonl(
                         else:
                             held.clear()
                         emit({"event": "reset", "reason": ev.reason, "path": path})
+                    elif isinstance(ev, Resolved):
+                        # (issues carry the path as given, see below)
+                        done = Resolved(path, ev.line, ev.kind)
+                        if run is not None:
+                            write_change(run.feed_record(done))
+                        else:
+                            held[:] = [h for h in held if not (isinstance(h, Issue) and
+                                                               (h.path, h.line, h.kind) == (path, ev.line, ev.kind))]
                     elif isinstance(ev, Record | Issue):
                         if isinstance(ev, Issue):
                             ev.path = path

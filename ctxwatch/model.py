@@ -273,6 +273,20 @@ class Issue:
 
 #: Issue kinds meaning that a line of the log is damaged or is not a usable record: what "bad lines" counts
 #: (the status line, ``check``).  Every other kind is a note about data that was read: a batch request that
+@dataclass(frozen=True, slots=True)
+class Resolved:
+    """An issue reported earlier no longer holds: a last line reported as ``truncated_tail`` (the writer was
+    idle for the grace period) was completed later and read as records.  Consumers drop the issue.
+
+    Attributes:
+        path: the file.  line: its 1-based line number.  kind: the issue kind (``truncated_tail``).
+    """
+
+    path: str
+    line: int
+    kind: str
+
+
 #: failed or has no result, a file in no known format, an implausible count, a rotation.
 BAD_LINE_KINDS = frozenset({"invalid_json", "invalid_utf8", "nul_bytes", "glued_records", "truncated_tail",
                             "oversized_line", "unknown_record", "invalid_field", "reader_error"})

@@ -21,7 +21,7 @@ from ctxwatch.accounting import Accountant
 from ctxwatch.config import Settings
 from ctxwatch.formats import FormatSpec, Reader, detect, get_format, sniff_file
 from ctxwatch.jsonstream import Record, decode_line, iter_records, read_document
-from ctxwatch.model import Call, Issue, ParsedCall
+from ctxwatch.model import Call, Issue, ParsedCall, Resolved
 
 #: Parsed calls held back before accounting (bounded so that memory stays small on huge runs).
 PENDING_LIMIT = 256
@@ -114,14 +114,16 @@ class Change:
         added: indexes of new calls.
         updated: indexes of calls whose summary was replaced.
         issues: new issues.
+        resolved: issues withdrawn (a truncated last line that its writer completed later).
     """
 
     added: list[int] = field(default_factory=list)
     updated: list[int] = field(default_factory=list)
     issues: list[Issue] = field(default_factory=list)
+    resolved: list[Issue] = field(default_factory=list)
 
     def __bool__(self) -> bool:
-        return bool(self.added or self.updated or self.issues)
+        return bool(self.added or self.updated or self.issues or self.resolved)
 
 
 class Run:
@@ -211,11 +213,17 @@ class Run:
             self._flush()
         return self._calls  # type: ignore[return-value]  # no None left after a flush
 
-    def feed_record(self, rec: Record | Issue) -> Change:
-        """Feed one record (or an issue from the stream); return what changed. Never raises on content."""
+    def feed_record(self, rec: Record | Issue | Resolved) -> Change:
+        """Feed one record (or an issue from the stream, or the withdrawal of one); return what changed. Never
+        raises on content."""
         change = Change()
         if isinstance(rec, Issue):
             self._take([rec], change)
+            return change
+        if isinstance(rec, Resolved):
+            gone = [i for i in self.issues if (i.path, i.line, i.kind) == (rec.path, rec.line, rec.kind)]
+            self.issues = [i for i in self.issues if i not in gone]
+            change.resolved.extend(gone)
             return change
         try:
             outputs = list(self.reader.feed(rec))

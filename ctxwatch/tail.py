@@ -41,7 +41,7 @@ from ctxwatch.jsonstream import (
     Record,
     decode_line,
 )
-from ctxwatch.model import Issue
+from ctxwatch.model import Issue, Resolved
 
 #: Seconds a half-written last line may stay unchanged before it is reported as a truncated tail (B15:
 #: "only when the file is closed or idle for a configurable grace period").  Agent loggers write a record
@@ -138,7 +138,7 @@ class Progress:
     size: int
 
 
-Event = Record | Issue | Reset
+Event = Record | Issue | Reset | Resolved
 
 
 class FileEvent(NamedTuple):
@@ -535,6 +535,7 @@ class FileTailer:
         already = 0
         if self._partial_emitted is not None and self._partial_emitted[0] == ln.start:
             already = self._partial_emitted[1]
+        reported = self._partial_issue == ln.start  # (reported truncated while the writer was idle)
         self._partial_emitted = None
         self._partial_issue = None
         self._idle_checked = None
@@ -544,8 +545,13 @@ class FileTailer:
                                 f"({self.max_line_bytes} bytes); skipped"))
             return
         if self.skip is not None and self.skip(ln.data):
+            if reported:  # (a complete line the format needs no parse for)
+                events.append(Resolved(self.path, ln.number, "truncated_tail"))
             return
         values, issues = decode_line(ln.data, self.path, ln.number, first=ln.start == 0)
+        if reported and values and not issues:
+            # A slow writer finished the line after the idle grace: the truncated_tail issue is withdrawn.
+            events.append(Resolved(self.path, ln.number, "truncated_tail"))
         events.extend(issues)
         for i, v in enumerate(values):
             if i >= already:

@@ -341,3 +341,26 @@ def test_follow_prints_each_call_of_an_existing_log_once(tmp_path: Path, shared_
     assert [o["index"] for o in got] == list(range(expected))
     res = CliRunner().invoke(main, ["report", str(log), "--jsonl"])
     assert got == [json.loads(x) for x in res.output.splitlines() if '"event"' not in x]
+
+
+def test_a_line_completed_after_the_idle_grace_withdraws_its_issue(tmp_path: Path) -> None:
+    """A writer that pauses mid-line longer than the idle grace gets a truncated_tail issue; when it finishes
+    the line, the call is read and an issue_resolved event withdraws the issue (it stayed reported)."""
+    log = tmp_path / "slow.jsonl"
+    append(log, line(0, 1000))
+    f = Follower(log, idle_grace=0.3)
+    try:
+        (first,) = f.take(1)
+        assert first["index"] == 0
+        text = line(1, 2000)
+        append(log, text[:40])
+        (issue,) = f.take(1)
+        assert (issue["event"], issue["kind"], issue["line"]) == ("issue", "truncated_tail", 2)
+        append(log, text[40:])
+        got = f.take(2)
+    finally:
+        rest = f.close()
+    resolved = [o for o in got if o.get("event") == "issue_resolved"]
+    assert [(o["kind"], o["line"]) for o in resolved] == [("truncated_tail", 2)]
+    assert [o["index"] for o in got if "event" not in o] == [1]
+    assert [o for o in rest if o.get("event") == "issue"] == []

@@ -553,3 +553,24 @@ def test_chart_x_title_shortens_to_fit_instead_of_vanishing() -> None:
     assert x_title("call #", above, True, 21) == "call # · │ compaction"
     assert x_title("call #", above, False, 10) == "call #"
     assert x_title("call #", [], False, 80) == "call #"
+
+
+def test_feed_withdraws_a_truncated_tail_once_the_line_is_completed(tmp_path: Path) -> None:
+    """The dashboard's feed: a line left half-written past the idle grace (2 s) is reported; when its writer
+    completes it, the call arrives and the issue is withdrawn (IssuesChanged.resolved), so the status line's
+    bad-line count goes back to 0 (it stayed at 1)."""
+    log = write_log(tmp_path / "run.jsonl", 1, turn_words=5)
+    got, stop, th = start(log)
+    try:
+        assert until(lambda: got.of(BackfillDone))
+        text = line(record(1, turn_words=5))
+        append(log, text[:50])
+        assert until(lambda: any(i.kind == "truncated_tail" for m in got.of(IssuesChanged) for i in m.issues), 15.0)
+        append(log, text[50:])
+        assert until(lambda: 1 in got.calls(), 10.0)
+        assert until(lambda: any(m.resolved for m in got.of(IssuesChanged)), 10.0)
+    finally:
+        stop.set()
+        th.join(5)
+    (withdrawn,) = [i for m in got.of(IssuesChanged) for i in m.resolved]
+    assert (withdrawn.kind, withdrawn.line) == ("truncated_tail", 2)

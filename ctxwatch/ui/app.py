@@ -691,6 +691,8 @@ class CtxwatchApp(App[None]):
         """New input problems: counted in the status line, listed in the side panel."""
         if not self._ours(message):
             return
+        if message.resolved:
+            self.issues = [i for i in self.issues if i not in message.resolved]
         self.issues.extend(message.issues)
         self.refresh_panels(chart=False)
 

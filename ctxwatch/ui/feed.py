@@ -43,7 +43,7 @@ from textual.message import Message
 from ctxwatch.config import Settings
 from ctxwatch.formats import FormatSpec
 from ctxwatch.jsonstream import Record, read_document
-from ctxwatch.model import Issue
+from ctxwatch.model import Issue, Resolved
 from ctxwatch.run import LogError, Run, UnknownFormat, resolve_spec
 from ctxwatch.tail import (
     DEFAULT_DEBOUNCE_MS,
@@ -189,6 +189,7 @@ class LogFeed:
         self._added: dict[int, None] = {}  # call indexes, resolved to Calls at flush time (the Run accounts
         self._updated: dict[int, None] = {}  # parsed calls lazily, in batches)
         self._issues: list[Issue] = []
+        self._resolved: list[Issue] = []  # issues the app holds that no longer hold (see IssuesChanged)
         self._progress: tuple[int, int] | None = None
         self._last_flush = 0.0
         self._hold = False  # during a --last backfill: collect silently
@@ -414,7 +415,7 @@ class LogFeed:
                 close()
         return "events"
 
-    def _handle(self, run: Run, events: list[Record | Issue | Reset]) -> None:
+    def _handle(self, run: Run, events: list[Record | Issue | Reset | Resolved]) -> None:
         for ev in events:
             if isinstance(ev, Reset):
                 change = run.finish()  # what the old reader held back
@@ -428,6 +429,11 @@ class LogFeed:
                 continue
             change = run.feed_record(ev)
             self._take(change.added, change.updated, change.issues)
+            if change.resolved:
+                pending = [i for i in self._issues if i not in change.resolved]
+                # (an issue not sent yet is simply dropped; one the app holds is withdrawn there)
+                self._resolved.extend(i for i in change.resolved if i not in self._issues)
+                self._issues = pending
 
     def _take(self, added: list[int], updated: list[int], issues: list[Issue]) -> None:
         self._issues.extend(issues)
@@ -457,9 +463,10 @@ class LogFeed:
             self._added = {}
             self._updated = {}
             sent = True
-        if self._issues:
-            self.emit(IssuesChanged(self.feed_id, self._issues))
+        if self._issues or self._resolved:
+            self.emit(IssuesChanged(self.feed_id, self._issues, self._resolved))
             self._issues = []
+            self._resolved = []
             sent = True
         if sent:
             self._last_flush = now

@@ -54,15 +54,17 @@ class CallsChanged(FeedMessage):
 
 
 class IssuesChanged(FeedMessage):
-    """New problems with the input (bad lines, truncated tail, unreadable file).
+    """New problems with the input (bad lines, truncated tail, unreadable file), and withdrawn ones.
 
     Attributes:
         issues: the new issues, in file order.
+        resolved: issues sent earlier that no longer hold (a truncated last line its writer completed).
     """
 
-    def __init__(self, feed: int, issues: list[Issue]) -> None:
+    def __init__(self, feed: int, issues: list[Issue], resolved: list[Issue] | None = None) -> None:
         super().__init__(feed)
         self.issues = issues
+        self.resolved = resolved or []
 
 
 class ResetSeen(FeedMessage):
