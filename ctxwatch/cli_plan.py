@@ -196,7 +196,7 @@ def plan_cmd(paths: tuple[str, ...], call_number: int | None, call_index: int | 
     if as_json:
         sys.stdout.write(orjson.dumps(plan.to_json(), option=orjson.OPT_INDENT_2).decode() + "\n")
         return
-    _echo(f"{path}  #{call.index + 1} (line {call.source.line})  model={call.model or '?'}  "
+    _echo(f"{path}  #{call.index + 1} ({call.source.where})  model={call.model or '?'}  "
                f"window={win:,}  tokenizer={plan.tokenizer}{'' if counter.exact else ' (estimate)'}")
     floor = (f"floor {plan.floor_tokens:,} ({floor_note})" if floor_note else
              f"floor: system {plan.system_tokens:,} + tools {plan.tools_tokens:,} = {plan.floor_tokens:,}")
@@ -274,7 +274,7 @@ def schema_cmd(paths: tuple[str, ...], call_number: int | None, call_index: int 
         doc = {"call": call.index, "model": call.model, **rep.to_json()}
         sys.stdout.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode() + "\n")
         return
-    _echo(f"{path}  #{call.index + 1} (line {call.source.line})  model={call.model or '?'}  "
+    _echo(f"{path}  #{call.index + 1} ({call.source.where})  model={call.model or '?'}  "
                f"{len(rep.tools)} tools  tokenizer={rep.tokenizer}{'' if rep.exact else ' (estimate)'}")
     if not rep.tools:
         _echo("no tool schemas in this call")

@@ -70,6 +70,12 @@ class SourceRef:
     byte_start: int
     byte_end: int
 
+    @property
+    def where(self) -> str:
+        """``line 42``, or ``whole document`` for a call of a whole-file JSON log (Inspect AI, OpenHands,
+        SWE-agent), whose records have no line of their own (line 0)."""
+        return f"line {self.line}" if self.line > 0 else "whole document"
+
 
 @_fast_pickle
 @dataclass(slots=True, frozen=True)

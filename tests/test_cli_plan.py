@@ -686,3 +686,16 @@ def test_plan_and_report_use_one_reserve(window: int) -> None:
     assert plan["fits"] is (window == 100_000)
     text = CliRunner().invoke(main, ["plan", str(log), "--window", str(window)]).output
     assert f"reserve {expected:,};" in text
+
+
+def test_a_whole_document_call_is_not_said_to_be_on_line_0(shared_logs: Path) -> None:
+    """Inspect AI logs are one JSON document: plan's header (and the detail view) say "whole document", not
+    "line 0"; a JSONL call keeps its line."""
+    from ctxwatch.model import SourceRef
+
+    assert SourceRef("a.eval", 0, 0, 0, 0).where == "whole document"
+    assert SourceRef("a.jsonl", 9, 9, 10, 20).where == "line 9"
+    doc = next((shared_logs / "request-response" / "inspect-ai").glob("*.eval"))
+    res = CliRunner().invoke(main, ["plan", str(doc)])
+    assert res.exit_code == 0, res.output
+    assert "(whole document)" in res.output.splitlines()[0] and "(line 0)" not in res.output

@@ -231,7 +231,7 @@ class DetailScreen(Screen[None]):
         out.append(f"call #{c.index + 1}", "bold")
         out.append(" · ")
         out.append_text(tx.literal(c.model or "?", limit=40))
-        out.append(f" · {tx.stamp(c.timestamp)} · line {c.source.line} · prompt {tx.tokens(c.prompt_tokens)}")
+        out.append(f" · {tx.stamp(c.timestamp)} · {c.source.where} · prompt {tx.tokens(c.prompt_tokens)}")
         out.append(f" · floor {tx.marked(c.floor_tokens, c.floor_src)} · history "
                    f"{tx.marked(c.history_tokens, c.history_src)}")
         msgs = [it for it in self.items if it.kind == "message"] if self.loaded else []
