@@ -95,8 +95,9 @@ class Usage:
         cache_write_1h: the share of ``cache_write`` written with the 1-hour TTL (Anthropic
             ``cache_creation.ephemeral_1h_input_tokens``), priced higher than 5-minute writes (Anthropic
             pricing: 2x the input price against 1.25x); a subset, never added again.
-        split_unknown: the reported parts of the prompt contradicted its total (cache reads above the whole
-            prompt: damage), so the parts above are unknown and the call cannot be priced; the total stands.
+        damaged: a usage field held a value that is not a count, or the parts contradicted the total (cache
+            reads above the whole prompt): the damaged fields are unknown (``None``, reported as an issue), and
+            the call cannot be priced, since every price term needs them.
     """
 
     prompt_total: int | None = None
@@ -106,7 +107,7 @@ class Usage:
     output: int | None = None
     reasoning: int | None = None
     cache_write_1h: int | None = None
-    split_unknown: bool = False
+    damaged: bool = False
 
 
 @_fast_pickle

@@ -135,7 +135,9 @@ def session_totals(calls: list[Call], costs: list[Decimal | None] | None = None)
         u = c.usage
         if u:
             s["calls_with_usage"] += 1
-            for name, v in (("input_tokens", u.prompt_total), ("input_uncached_tokens", u.input_uncached),
+            # (a reported prompt of 0 is no prompt size, see analysis._implausible: not summed as one)
+            prompt = u.prompt_total if u.prompt_total else None
+            for name, v in (("input_tokens", prompt), ("input_uncached_tokens", u.input_uncached),
                             ("output_tokens", u.output), ("cache_read_tokens", u.cache_read),
                             ("cache_write_tokens", u.cache_write)):
                 if v is not None:

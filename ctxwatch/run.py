@@ -55,7 +55,8 @@ def _sanitize(pc: ParsedCall) -> list[Issue]:
     u = pc.usage
     try:
         if (u is None or (all(v is None or (v.__class__ is int and 0 <= v < MAX_TOKENS) for v in (
-                u.prompt_total, u.input_uncached, u.cache_read, u.cache_write, u.output, u.reasoning))
+                u.prompt_total, u.input_uncached, u.cache_read, u.cache_write, u.output, u.reasoning,
+                u.cache_write_1h))
                 and (u.prompt_total is None or (u.cache_read or 0) + (u.cache_write or 0) <= u.prompt_total))) \
                 and (pc.window is None or (pc.window.__class__ is int and 0 < pc.window < MAX_TOKENS)) \
                 and (pc.max_output_tokens is None or (pc.max_output_tokens.__class__ is int
@@ -66,7 +67,7 @@ def _sanitize(pc: ParsedCall) -> list[Issue]:
     bad: list[str] = []
     if pc.usage is not None:
         fields_ = {f: getattr(pc.usage, f) for f in ("prompt_total", "input_uncached", "cache_read", "cache_write",
-                                                       "output", "reasoning")}
+                                                       "output", "reasoning", "cache_write_1h")}
         wrong = {f: v for f, v in fields_.items() if _bad_count(v)}
         if wrong:
             bad += [f"{f} {_show(v)}" for f, v in wrong.items()]
@@ -75,7 +76,10 @@ def _sanitize(pc: ParsedCall) -> list[Issue]:
                 # Anthropic's prompt is the sum of these parts: with one of them damaged it is unknown too
                 # (and the call cannot be priced), not a total that a negative part made smaller.
                 unknown["prompt_total"] = None
-            pc.usage = replace(pc.usage, **unknown)
+            if wrong.keys() & {"cache_read", "cache_write"}:
+                unknown["input_uncached"] = None  # (derived from them by the readers of OpenAI-style usage)
+            # Every price term needs these fields: a damaged one leaves the cost unknown, never priced as 0.
+            pc.usage = replace(pc.usage, **unknown, damaged=True)
         u = pc.usage
         cached = (u.cache_read or 0) + (u.cache_write or 0)
         if u.prompt_total is not None and cached > u.prompt_total:
@@ -84,7 +88,7 @@ def _sanitize(pc: ParsedCall) -> list[Issue]:
             # the cost (pricing 99,999 cache reads for a 203-token prompt made the call 185 times dearer).
             bad.append(f"cache reads and writes {cached:,} above the prompt's {u.prompt_total:,}")
             pc.usage = replace(u, input_uncached=None, cache_read=None, cache_write=None, cache_write_1h=None,
-                               split_unknown=True)
+                               damaged=True)
     if _bad_count(pc.window) or pc.window == 0:
         bad.append(f"window {_show(pc.window)}")
         pc.window = None

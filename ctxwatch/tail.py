@@ -544,14 +544,13 @@ class FileTailer:
                                 f"line of {ln.end - ln.start} bytes exceeds the per-line cap "
                                 f"({self.max_line_bytes} bytes); skipped"))
             return
+        if reported:
+            # A slow writer finished the line after the idle grace: it is no longer a truncated tail (whatever
+            # the complete line holds: records, or damage reported as such below, as a one-shot read says).
+            events.append(Resolved(self.path, ln.number, "truncated_tail"))
         if self.skip is not None and self.skip(ln.data):
-            if reported:  # (a complete line the format needs no parse for)
-                events.append(Resolved(self.path, ln.number, "truncated_tail"))
             return
         values, issues = decode_line(ln.data, self.path, ln.number, first=ln.start == 0)
-        if reported and values and not issues:
-            # A slow writer finished the line after the idle grace: the truncated_tail issue is withdrawn.
-            events.append(Resolved(self.path, ln.number, "truncated_tail"))
         events.extend(issues)
         for i, v in enumerate(values):
             if i >= already:

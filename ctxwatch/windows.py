@@ -297,9 +297,10 @@ def call_cost(model: str | None, provider: str | None, usage: Usage | None,
     Cache reads and writes are priced as the provider prices them (genai-prices' ``cache_read_tokens`` /
     ``cache_write_tokens`` / ``cache_write_1h_tokens``; its ``input_tokens`` includes them), at the prices in
     force on the call's day (``timestamp``, epoch seconds; today when unknown), in the call's tier.  Unknown
-    model or usage, or a prompt whose cached share is unknown (``Usage.split_unknown``) -> ``None``.
+    model or usage, a damaged usage block (``Usage.damaged``: a part is unknown) or a prompt of 0 or less (no
+    request has one: implausible) -> ``None``.
     """
-    if not model or usage is None or usage.prompt_total is None or usage.split_unknown:
+    if not model or usage is None or usage.prompt_total is None or usage.damaged or usage.prompt_total <= 0:
         return None
     starts = _tier_starts(model, provider)
     if starts is None:

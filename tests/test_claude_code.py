@@ -760,3 +760,31 @@ def test_only_agent_file_names_are_subagent_transcripts(tmp_path: Path, shared_l
     main_copy.write_bytes(src.read_bytes())
     calls, _, _, _ = run(main_copy)
     assert calls and {c.context for c in calls.values()} == {"main"}
+
+
+def test_a_negative_output_count_is_reported_not_a_lost_usage_block(tmp_path: Path, shared_logs: Path) -> None:
+    """output_tokens -5 on every line of the first response: the usage block was never taken (the best line
+    had to beat -1), so the call lost its prompt and every floor went unknown, with no issue.  Now the block
+    is kept, the output is unknown with an implausible_value issue, and the prompt stays what the file says."""
+    rows = [json.loads(x) for x in (shared_logs / "claude-code" / "spotter_short.jsonl").read_text().splitlines()]
+    first = next(d["message"]["id"] for d in rows if d.get("type") == "assistant" and "usage" in d["message"])
+    for d in rows:
+        if d.get("type") == "assistant" and d["message"]["id"] == first:
+            d["message"]["usage"]["output_tokens"] = -5
+            u = d["message"]["usage"]
+    log = tmp_path / "neg.jsonl"
+    log.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    calls, order, _issues, _ = run(log, full=False)
+    (call,) = [calls[k] for k in order][:1]
+    assert call.usage is not None
+    assert call.usage.prompt_total == (u["input_tokens"] + u["cache_creation_input_tokens"]
+                                       + u["cache_read_input_tokens"])
+    from click.testing import CliRunner
+
+    from ctxwatch.cli import main
+
+    doc = json.loads(CliRunner().invoke(main, ["report", str(log), "--json"]).output)
+    c0 = doc["calls"][0]
+    assert (c0["completion_tokens_reported"], c0["cost_usd"]) == (None, None)
+    assert c0["prompt_tokens_reported"] == call.usage.prompt_total and c0["floor_tokens"] is not None
+    assert [i["message"].split(":")[0] for i in doc["issues"]] == ["output -5"]

@@ -721,3 +721,48 @@ def test_a_usage_value_that_is_not_a_count_is_reported_by_every_reader(tmp_path:
         assert issue["kind"] == "implausible_value" and issue["message"].startswith(f"{key} "), (name, issue)
     ant_doc = report(tmp_path / "ant.jsonl")
     assert ant_doc["calls"][0]["prompt_tokens_reported"] is None  # (not 10 + 0)
+
+
+def test_a_damaged_usage_field_leaves_the_cost_unknown(tmp_path: Path, shared_logs: Path) -> None:
+    """Every price term needs the damaged field, so the cost is null, never priced as if it were 0: an output
+    of "1e3" (priced as input only), cached tokens of "1e1" (priced as uncached), cached tokens of -3 or true
+    (which had also fed input_uncached: 33 and 29), a 1-hour cache write of -5 (no issue, a guessed cost), and
+    a reported prompt of 0 (flagged implausible, but priced as output only, and summed as 0 input)."""
+
+    def oai(usage: dict) -> dict:
+        return {"request": {"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}]},
+                "response": {"id": "r", "usage": usage}}
+
+    cases = {
+        "out.jsonl": oai({"prompt_tokens": 30, "completion_tokens": "1e3"}),
+        "cached_str.jsonl": oai({"prompt_tokens": 30, "completion_tokens": 5,
+                                 "prompt_tokens_details": {"cached_tokens": "1e1"}}),
+        "cached_neg.jsonl": oai({"prompt_tokens": 30, "completion_tokens": 5,
+                                 "prompt_tokens_details": {"cached_tokens": -3}}),
+        "cached_true.jsonl": oai({"prompt_tokens": 30, "completion_tokens": 5,
+                                  "prompt_tokens_details": {"cached_tokens": True}}),
+        "zero.jsonl": oai({"prompt_tokens": 0, "completion_tokens": 5}),
+    }
+    for name, rec in cases.items():
+        doc = report(write_jsonl(tmp_path / name, [rec]))
+        (call,) = doc["calls"]
+        (session,) = doc["sessions"]
+        assert call["cost_usd"] is None and session["cost_usd"] is None, name
+        assert call["input_uncached_tokens"] is None and session["input_uncached_tokens"] is None, name
+        if name == "zero.jsonl":
+            assert session["input_tokens"] is None
+            assert [f["kind"] for f in doc["flags"]] == ["implausible_usage"]
+        else:
+            assert session["input_tokens"] == 30 and [i["kind"] for i in doc["issues"]] == ["implausible_value"]
+    # Claude Code: the 1-hour share of the cache writes of -5 on the first call.
+    src = (shared_logs / "claude-code" / "spotter_short.jsonl").read_text().splitlines()
+    rows = [json.loads(x) for x in src]
+    first = next(d["message"]["id"] for d in rows if d.get("type") == "assistant" and "usage" in d["message"])
+    lines = [i + 1 for i, d in enumerate(rows) if d.get("type") == "assistant" and d["message"]["id"] == first]
+    for i in lines:  # (every line of the first response: its usage is repeated on each)
+        rows[i - 1]["message"]["usage"]["cache_creation"] = {"ephemeral_1h_input_tokens": -5}
+    log = write_jsonl(tmp_path / "cc.jsonl", rows)
+    doc = report(log)
+    assert doc["calls"][0]["cost_usd"] is None
+    assert [i["message"].split(":")[0] for i in doc["issues"]] == ["cache_write_1h -5"]
+    assert doc["issues"][0]["line"] in lines

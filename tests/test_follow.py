@@ -364,3 +364,30 @@ def test_a_line_completed_after_the_idle_grace_withdraws_its_issue(tmp_path: Pat
     assert [(o["kind"], o["line"]) for o in resolved] == [("truncated_tail", 2)]
     assert [o["index"] for o in got if "event" not in o] == [1]
     assert [o for o in rest if o.get("event") == "issue"] == []
+
+
+def test_a_stalled_line_completed_as_garbage_is_one_issue_not_two(tmp_path: Path) -> None:
+    """A line left half-written past the grace, then completed as invalid JSON: the truncated_tail is
+    withdrawn and the invalid_json stands, so the stream ends with the one issue a one-shot report gives
+    (it kept both)."""
+    from click.testing import CliRunner
+
+    from ctxwatch.cli import main
+
+    log = tmp_path / "garb.jsonl"
+    append(log, line(0, 1000))
+    f = Follower(log, idle_grace=0.3)
+    try:
+        assert f.take(1)[0]["index"] == 0
+        append(log, line(1, 2000)[:40])
+        (issue,) = f.take(1)
+        assert issue["kind"] == "truncated_tail"
+        append(log, b"GARBAGE}}\n")
+        got = f.take(2)
+    finally:
+        f.close()
+    assert [(o["event"], o["kind"], o["line"]) for o in got] == [("issue_resolved", "truncated_tail", 2),
+                                                                ("issue", "invalid_json", 2)]
+    res = CliRunner().invoke(main, ["report", str(log), "--jsonl"])
+    assert [(json.loads(x)["kind"], json.loads(x)["line"]) for x in res.output.splitlines()
+            if '"event"' in x] == [("invalid_json", 2)]

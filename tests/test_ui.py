@@ -1109,8 +1109,12 @@ async def test_c_on_a_session_file_names_its_subagent_transcripts(tmp_path: Path
     for name in ("agent-a1.jsonl", "agent-b2.jsonl"):
         write_log(tmp_path / "s1" / "subagents" / name, 1, turn_words=5)
     alone = write_log(tmp_path / "other.jsonl", 1, turn_words=5)
-    for path, expected in ((session, "this log has one context; its 2 subagent transcripts are in separate files"),
-                           (alone, "this log has one context")):
+    os.utime(alone, (1_700_000_000, 1_700_000_000))  # (the folder then follows s1.jsonl, the newest session)
+    alone_hint = "its 2 subagent transcripts are in separate files (open the project folder, then press o"
+    for path, expected in ((session, f"this log has one context; {alone_hint}"),
+                           (alone, "this log has one context"),
+                           (tmp_path, "this log has one context; its 2 subagent transcripts are in separate files "
+                                      "(press o to pick one)")):
         app = CtxwatchApp(str(path))
         said: list[str] = []
         real = app.notify
@@ -1125,4 +1129,4 @@ async def test_c_on_a_session_file_names_its_subagent_transcripts(tmp_path: Path
             await pilot.press("c")
             await pilot.pause()
             assert said and said[-1].startswith(expected), said
-            assert path != alone or said[-1] == expected
+            assert path == session or said[-1] == expected  # (the folder is open: no advice to open it)

@@ -248,7 +248,7 @@ def openai_usage(u: Any) -> Usage | None:
     if prompt is None and out is None:
         return None
     # (a value that is not a count is passed on for the sanitizer to report; no arithmetic on it)
-    uncached = prompt - cached if isinstance(prompt, int) and isinstance(cached, int) else None
+    uncached = prompt - cached if prompt.__class__ is int and cached.__class__ is int else None
     return Usage(prompt_total=prompt, input_uncached=uncached, cache_read=cached, cache_write=None,
                  output=out, reasoning=reasoning)
 

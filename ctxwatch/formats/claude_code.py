@@ -151,20 +151,23 @@ def anthropic_usage(usage: Any) -> Usage | None:
     inp = usage_count(usage.get("input_tokens"))
     cw = usage_count(usage.get("cache_creation_input_tokens"), 0)
     cr = usage_count(usage.get("cache_read_input_tokens"), 0)
-    parts_ok = all(isinstance(x, int) for x in (inp, cw, cr))
+    parts_ok = all(x.__class__ is int for x in (inp, cw, cr))
     return Usage(prompt_total=inp + cw + cr if has_input and parts_ok else None,
                  input_uncached=inp if has_input else None, cache_read=cr, cache_write=cw,
                  output=usage_count(usage.get("output_tokens")),
-                 cache_write_1h=cache_write_1h(usage, cw) if isinstance(cw, int) else None)
+                 cache_write_1h=cache_write_1h(usage, cw) if cw.__class__ is int else None)
 
 
-def cache_write_1h(usage: dict[str, Any], cache_write: int) -> int | None:
+def cache_write_1h(usage: dict[str, Any], cache_write: int) -> Any:
     """The 1-hour-TTL share of an Anthropic usage block's cache writes (``cache_creation.
     ephemeral_1h_input_tokens``), capped at the writes; ``None`` when the block does not say."""
     split = usage.get("cache_creation")
     if not isinstance(split, dict) or "ephemeral_1h_input_tokens" not in split:
         return None
-    return min(max(0, as_int(split.get("ephemeral_1h_input_tokens"))), cache_write)
+    n = usage_count(split.get("ephemeral_1h_input_tokens"))
+    if n.__class__ is not int or n < 0:
+        return n  # (not a count: passed on for the sanitizer to report, and the call is not priced)
+    return min(n, cache_write)
 
 
 def _json_text(value: Any) -> str:
@@ -359,7 +362,8 @@ class _CallState:
         self._message = None
         if usage is not None:
             out = as_int(usage.get("output_tokens"))
-            if out >= self.best_out:
+            if self.best is None or out >= self.best_out:
+                # (the first usage is kept whatever its output says: a damaged one is then reported, not lost)
                 self.best, self.best_out = usage, out
 
     def message(self) -> Message:

@@ -79,9 +79,9 @@ def gemini_usage(meta: Any) -> tuple[Usage | None, int | None]:
         return None, tool
     cand = 0 if cand is None else cand
     thoughts = 0 if thoughts is None else thoughts
-    uncached = prompt - cached if isinstance(prompt, int) and isinstance(cached, int) else None
-    output = cand + thoughts if isinstance(cand, int) and isinstance(thoughts, int) else \
-        (cand if not isinstance(cand, int) else thoughts)  # (the bad one, reported as the output)
+    uncached = prompt - cached if prompt.__class__ is int and cached.__class__ is int else None
+    output = cand + thoughts if cand.__class__ is int and thoughts.__class__ is int else \
+        (cand if cand.__class__ is not int else thoughts)  # (the bad one, reported as the output)
     return Usage(prompt_total=prompt, input_uncached=uncached, cache_read=cached, cache_write=None,
                  output=output, reasoning=thoughts), tool
 

@@ -934,8 +934,9 @@ class CtxwatchApp(App[None]):
             from ctxwatch.formats.claude_code import subagent_files_of
 
             n = len(subagent_files_of(self.log_path)) if self.log_path else 0
-            more = (f"; its {n} subagent transcript{'s are' if n != 1 else ' is'} in separate files (open the "
-                    "project folder, then o to pick one)") if n else ""
+            how = "press o to pick one" if self.multi else "open the project folder, then press o to pick one"
+            more = (f"; its {n} subagent transcript{'s are' if n != 1 else ' is'} in separate files ({how})"
+                    if n else "")
             self.notify(f"this log has one context{more}", markup=False)
             return
         i = self.contexts.index(self.context) if self.context in self.contexts else -1
