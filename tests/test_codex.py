@@ -376,3 +376,20 @@ def test_detects_a_file_whose_first_line_exceeds_the_sniffed_head(tmp_path: Path
     assert spec is not None and spec.name == "codex"
     calls, _, _ = run(path)
     assert len(calls) == 2 and calls[0].system == ["i" * 100_000]
+
+
+def test_a_token_count_that_is_not_a_count_is_reported_not_guessed(tmp_path: Path) -> None:
+    """A counter of "1e3" in last_token_usage, or true in total_token_usage: that block is ignored with an
+    implausible_value issue (it read "1e3" as 1,000 and true as 1), and the call comes from the other block
+    when it is whole: the last usage of the third event here, the total delta (3000-1000, ...) of the fourth."""
+    bad_last = _tc("2025-05-01T10:01:00.000Z", (3000, 900, 300, 0), (2000, 900, 200, 0), 272000)
+    bad_last["payload"]["info"]["last_token_usage"]["output_tokens"] = "1e3"
+    bad_total = _tc("2025-05-01T10:02:00.000Z", (6000, 900, 500, 0), (3000, 0, 200, 0), 272000)
+    bad_total["payload"]["info"]["total_token_usage"]["input_tokens"] = True
+    calls, issues, _ = run(write(tmp_path, "bad.jsonl", [*B12[:3], bad_last, bad_total]))
+    assert [(i.kind, i.line, i.message.split(":")[0]) for i in issues] == [
+        ("implausible_value", 4, "last_token_usage.output_tokens '1e3'"),
+        ("implausible_value", 5, "total_token_usage.input_tokens true")]
+    usages = [(c.usage.prompt_total, c.usage.output) for c in calls if c.usage]
+    # #2: total delta (3000 - 1000, 300 - 100); #3: its own last_token_usage (the total is unusable).
+    assert usages == [(1000, 100), (2000, 200), (3000, 200)]

@@ -37,7 +37,7 @@ from typing import Any
 
 import orjson
 
-from ctxwatch.formats import FormatSpec, Output, Reader, Sniff, register
+from ctxwatch.formats import FormatSpec, Output, Reader, Sniff, register, usage_count
 from ctxwatch.formats.claude_code import as_int, iso_seconds
 from ctxwatch.jsonstream import Record
 from ctxwatch.model import Issue, Message, ParsedCall, Part, ResponseInfo, SourceRef, Usage
@@ -79,11 +79,43 @@ def _json_text(value: Any) -> str:
         return str(value)
 
 
+class _NotACount(ValueError):
+    """A usage block holds a value that is not a token count (``field``, ``value``)."""
+
+    def __init__(self, field: str, value: Any) -> None:
+        super().__init__(field)
+        self.field = field
+        self.value = value
+
+
 def _counts(block: Any) -> tuple[int, int, int, int, int] | None:
-    """The five counters of a usage block as a tuple (missing keys are 0), or ``None`` if not a dict."""
+    """The five counters of a usage block as a tuple (missing keys are 0), or ``None`` if not a dict.
+
+    Raises:
+        _NotACount: a counter is not a non-negative integer (``"1e3"``, ``1.5``, ``true``, ``-5``): the
+            block is unusable (the rule of :func:`ctxwatch.formats.usage_count`), never read as a guess.
+    """
     if not isinstance(block, dict):
         return None
-    return tuple(as_int(block.get(k)) for k in _FIELDS)  # type: ignore[return-value]
+    out = []
+    for k in _FIELDS:
+        v = usage_count(block.get(k), 0)
+        if v.__class__ is not int or v < 0:
+            raise _NotACount(k, v)
+        out.append(v)
+    return tuple(out)  # type: ignore[return-value]
+
+
+def _checked_counts(block: Any, name: str, path: str, line: int, issues: list[Output]
+                    ) -> tuple[int, int, int, int, int] | None:
+    """:func:`_counts`, with a damaged block reported as an ``implausible_value`` issue and read as absent."""
+    try:
+        return _counts(block)
+    except _NotACount as exc:
+        shown = repr(exc.value) if not isinstance(exc.value, bool) else str(exc.value).lower()
+        issues.append(Issue(path, line, "implausible_value",
+                            f"{name}.{exc.field} {shown[:40]}: not a token count; this usage block is ignored"))
+        return None
 
 
 def openai_usage(inp: int, cached: int, out: int, reasoning: int, cache_write: int | None = None) -> Usage:
@@ -363,9 +395,18 @@ class CodexReader(Reader):
         info = payload.get("info")
         if not isinstance(info, dict):
             return []  # info:null carries rate limits only (FORMATS.md section 2)
-        total = _counts(info.get("total_token_usage"))
+        damage: list[Output] = []
+        total = _checked_counts(info.get("total_token_usage"), "total_token_usage", self.path, rec.line, damage)
         last_block = info.get("last_token_usage")
-        last = _counts(last_block)
+        last = _checked_counts(last_block, "last_token_usage", self.path, rec.line, damage)
+        if damage:
+            return damage + self._token_count_from(v, payload, rec, info, total, last, last_block)
+        return self._token_count_from(v, payload, rec, info, total, last, last_block)
+
+    def _token_count_from(self, v: dict[str, Any], payload: dict[str, Any], rec: Record, info: dict[str, Any],
+                          total: tuple[int, int, int, int, int] | None,
+                          last: tuple[int, int, int, int, int] | None, last_block: Any) -> list[Output]:
+        """The call of a ``token_count`` event from its checked counters (see :meth:`_token_count`)."""
         if total is None and last is None:
             return []
         source = "last_token_usage"
