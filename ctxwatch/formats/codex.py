@@ -399,9 +399,7 @@ class CodexReader(Reader):
         total = _checked_counts(info.get("total_token_usage"), "total_token_usage", self.path, rec.line, damage)
         last_block = info.get("last_token_usage")
         last = _checked_counts(last_block, "last_token_usage", self.path, rec.line, damage)
-        if damage:
-            return damage + self._token_count_from(v, payload, rec, info, total, last, last_block)
-        return self._token_count_from(v, payload, rec, info, total, last, last_block)
+        return damage + self._token_count_from(v, payload, rec, info, total, last, last_block)
 
     def _token_count_from(self, v: dict[str, Any], payload: dict[str, Any], rec: Record, info: dict[str, Any],
                           total: tuple[int, int, int, int, int] | None,
