@@ -187,7 +187,7 @@ def plan_cmd(paths: tuple[str, ...], call_number: int | None, call_index: int | 
     counter = counter_for(pc.model, pc.provider)
     counts = plan_counts(pc, counter, floor_tokens=call.floor_tokens,
                          history_tokens=call.history_tokens if call.history_src == Src.INFERRED else None,
-                         prompt_tokens=call.prompt_reported or None)  # (a reported 0 is no size: implausible)
+                         prompt_tokens=call.prompt_reported)
     plan = plan_call(pc, policy, counter, counts=counts)
     win = policy.window
     floor_note = None

@@ -387,6 +387,12 @@ class Call:
         return None
 
     @property
+    def split_unknown(self) -> bool:
+        """True when the prompt size is known but not its floor / history split (a log that starts
+        mid-session): shown as one "prompt" part, never as history."""
+        return self.floor_tokens is None and self.history_tokens is None and self.prompt_tokens is not None
+
+    @property
     def free_tokens(self) -> int | None:
         """Window minus the prompt (:attr:`used_tokens`) and the reserve, in tokens (negative = overflow);
         ``None`` if unknown."""

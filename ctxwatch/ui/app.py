@@ -648,7 +648,7 @@ class CtxwatchApp(App[None]):
     def _apply_calls(self, added: list[Call], updated: list[Call]) -> None:
         new_contexts = False
         for c in (*added, *updated):
-            if c.floor_tokens is None and c.history_tokens is None and c.prompt_tokens:
+            if c.split_unknown and c.prompt_tokens:
                 self._unsplit_seen = True  # (the chart draws such prompts apart: the legend names their marker)
                 break
         for c in added:

@@ -84,8 +84,8 @@ def bar_parts(call: Call, settings: Settings) -> BarParts:
     """Split a call into bar parts (unknown parts count as 0 and are labelled ``?`` in the legend)."""
     floor = call.floor_tokens or 0
     history = call.history_tokens if call.history_tokens is not None else 0
-    if call.floor_tokens is None and call.history_tokens is None and call.prompt_tokens is not None:
-        history = call.prompt_tokens  # only the total is known: show it as history
+    if call.split_unknown:
+        history = call.prompt_tokens or 0  # only the total is known: show it as history
     reserve = call.reserve_tokens or 0
     window = call.window
     used = floor + history + reserve
@@ -156,7 +156,7 @@ def legend(call: Call, parts: BarParts, width: int) -> Text:
     short names, then compact numbers such as ``12k``).
     """
     whole = parts.window or parts.scale
-    split_unknown = call.floor_tokens is None and call.history_tokens is None and call.prompt_tokens is not None
+    split_unknown = call.split_unknown
     entries = [
         ("floor", call.floor_tokens, call.floor_src),
         ("history", call.history_tokens, call.history_src),
@@ -688,9 +688,7 @@ def build_series(calls: Sequence[Call], settings: Settings, xmode: str, points: 
         best = max((calls[i] for i in bucket), key=lambda c: c.used_tokens or 0)
         f = best.floor_tokens or 0
         h = best.history_tokens or 0
-        u = 0
-        if best.floor_tokens is None and best.history_tokens is None:
-            u = best.prompt_tokens or 0
+        u = (best.prompt_tokens or 0) if best.split_unknown else 0
         x.append(_x(best, xmode, t0))
         floor.append(f)
         total.append(f + h)
