@@ -57,7 +57,7 @@ from ctxwatch.planner import (
     plan_messages,
     text_message_tokens,
 )
-from ctxwatch.tokens import Counter, counter_for
+from ctxwatch.tokens import REPLY_PRIMER, Counter, counter_for
 
 Summariser = Callable[[list[dict[str, Any]]], str]
 
@@ -304,10 +304,12 @@ class ContextBudget:
         return msgs, not carried
 
     def count(self, messages: Sequence[dict[str, Any]]) -> int:
-        """Prompt tokens of ``messages`` with this budget's floor (system prompt + tools), framing included."""
+        """Prompt tokens of ``messages`` with this budget's floor (system prompt + tools), framing and the reply
+        primer included (:data:`ctxwatch.tokens.REPLY_PRIMER`): the prompt ``report`` estimates for the same
+        request, so the budget compacts at the trigger ``check`` flags."""
         msgs, own = self._split(messages)
         return (self.system_tokens if own else 0) + self.tools_tokens + sum(self.counter.message_tokens(m)
-                                                                            for m in msgs)
+                                                                            for m in msgs) + REPLY_PRIMER
 
     def plan(self, messages: Sequence[dict[str, Any]], *, mode: Mode = "summarise", unit: Unit | None = None,
              compact_at: CompactAt | None = None) -> Plan:
@@ -321,7 +323,7 @@ class ContextBudget:
         if compact_at is not None and compact_at != policy.compact_at:
             policy = replace(policy, compact_at=compact_at)
         return plan_messages(msgs, policy, system=self.system if own else None, tools=self.tools,
-                             counter=self.counter)
+                             counter=self.counter, overhead=REPLY_PRIMER)
 
     def fit(self, messages: Sequence[dict[str, Any]], summariser: Summariser | None = None) -> FitResult:
         """Return ``messages`` fitted to the budget, and a :class:`BudgetReport`.
@@ -358,7 +360,7 @@ class ContextBudget:
         if summariser is None and policy.mode == "summarise":
             policy = replace(policy, mode="drop")
         plan = plan_messages(msgs, policy, system=self.system if own else None, tools=self.tools,
-                             counter=self.counter)
+                             counter=self.counter, overhead=REPLY_PRIMER)
         out: list[dict[str, Any]] = []
         if own and self.provider != "anthropic":
             out.append({"role": "system", "content": "\n".join(self.system)})

@@ -47,3 +47,14 @@ def test_budget_loop_runs_and_its_log_has_no_trigger_warning(tmp_path):
     assert kinds.count("compaction") >= 2
     assert "trigger_no_compaction" not in kinds and "over_budget" not in kinds
     assert set(kinds) == {"compaction"}
+
+
+def test_budget_loop_counts_each_prompt_as_report_estimates_it(tmp_path):
+    # The library compacts at the trigger check flags only when it counts a prompt as report does: each step's
+    # "after" (the prompt it sent) must equal the logged call's estimate, reply primer included (it was 3 off).
+    res = subprocess.run([sys.executable, str(EXAMPLE)], cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                         check=False)
+    assert res.returncode == 0, res.stderr
+    sent = [int(line.split("-> ")[1].split(" tokens")[0].replace(",", "")) for line in res.stdout.splitlines()]
+    run = load_run(str(tmp_path / "budget_loop.jsonl"))
+    assert [c.prompt_estimated for c in run.calls] == sent
