@@ -50,12 +50,13 @@ _BPE_SOURCES: dict[str, tuple[str, str]] = {
 #: "What are tokens and how to count them?"). It undercounts JSON and code, so it is always labelled.
 CHARS4 = "chars/4"
 
-# Per-message framing. cl100k_base models: OpenAI cookbook "How to count tokens with tiktoken" (3 tokens per
-# message, 1 per name, 3 for the reply primer; gpt-3.5-turbo-0613+, gpt-4). o200k_base models frame each
-# message as <|im_start|>{role}<|im_sep|>{content}<|im_end|>, i.e. 4 tokens: checked against the real
-# OpenAI batch sample in shared/sample-logs/openai-batch (gpt-4o-mini-2024-07-18: 100 of 100 calls exact).
+# Per-message framing: OpenAI cookbook "How to count tokens with tiktoken" (``num_tokens_from_messages``, for
+# gpt-3.5-turbo-0613, gpt-4-0613, gpt-4o and later): 3 tokens per message plus the tokens of each of its values,
+# the role included (<|im_start|>{role}<|im_sep|>{content}<|im_end|>), 1 more per name, 3 for the reply
+# primer.  Every role is one token in both o200k_base and cl100k_base, so a message costs 4 tokens besides its
+# content: checked against the real OpenAI batch sample in shared/sample-logs/openai-batch
+# (gpt-4o-mini-2024-07-18: 100 of 100 calls exact).
 TOKENS_PER_MESSAGE = 3
-TOKENS_PER_MESSAGE_O200K = 4
 TOKENS_PER_NAME = 1
 REPLY_PRIMER = 3
 
@@ -345,14 +346,20 @@ class Counter:
             n += 1 + self.tokenizer.count(part.call_id) // 2  # the id travels with the result
         return n
 
+    def framing(self, role: str) -> int:
+        """Framing tokens of one message with ``role``: :data:`TOKENS_PER_MESSAGE` plus the role's tokens (4 for
+        every standard role in both encodings; see the constants above)."""
+        return TOKENS_PER_MESSAGE + self.tokenizer.count(role)
+
     @property
     def per_message(self) -> int:
-        """Framing tokens per message for this encoding (see the constants above)."""
-        return TOKENS_PER_MESSAGE_O200K if self.tokenizer.name == "o200k_base" else TOKENS_PER_MESSAGE
+        """Framing tokens of a ``user`` message (:meth:`framing`)."""
+        return self.framing("user")
 
     def message_tokens(self, msg: Message) -> int:
-        """Tokens of one message including per-message framing (3 or 4 per message, 1 per name)."""
-        n = self.per_message
+        """Tokens of one message: its framing (:meth:`framing`), its parts, and 1 + the name's tokens for a
+        name."""
+        n = self.framing(msg.role)
         if msg.name:
             n += TOKENS_PER_NAME + self.tokenizer.count(msg.name)
         for part in msg.parts:
@@ -363,7 +370,7 @@ class Counter:
         """Tokens of the system prompt given as text blocks, framed as one system message."""
         if not blocks:
             return 0
-        return self.per_message + sum(self.tokenizer.count(b) for b in blocks)
+        return self.framing("system") + sum(self.tokenizer.count(b) for b in blocks)
 
     def tools_tokens(self, tools: list[dict[str, Any]]) -> int:
         """Tokens of a request's whole ``tools`` payload, measured once (the preamble once, case B01).

@@ -69,6 +69,29 @@ def test_special_token_text_is_plain_text() -> None:
     assert n > 10
 
 
+@pytest.mark.parametrize("model", ["gpt-4-0613", "gpt-3.5-turbo-0125", "gpt-4o-2024-08-06"])
+def test_message_framing_follows_the_cookbook_for_both_encodings(model: str) -> None:
+    """OpenAI cookbook ``num_tokens_from_messages``: 3 tokens per message, plus every value encoded (the role
+    too), plus 1 per name, plus 3 for the reply primer.  cl100k_base models were one token short per message."""
+    from ctxwatch.model import Message, Part
+    from ctxwatch.tokens import counter_for
+
+    enc_name, exact = encoding_name_for_model(model)
+    assert exact
+    enc = get_tokenizer(enc_name)._enc  # the raw tiktoken encoding, for the expected values
+    counter = counter_for(model, "openai")
+    msgs = [{"role": "system", "content": "You are terse."}, {"role": "user", "content": "ok", "name": "bob"},
+            {"role": "assistant", "content": "Fine, done."}]
+    expected = 3  # reply primer
+    for m in msgs:
+        expected += 3 + sum(len(enc.encode_ordinary(v)) for v in m.values())
+        expected += 1 if "name" in m else 0
+    got = (counter.system_tokens([msgs[0]["content"]]) + 3
+           + sum(counter.message_tokens(Message(m["role"], [Part("text", m["content"])], name=m.get("name")))
+                 for m in msgs[1:]))
+    assert got == expected
+
+
 @pytest.mark.parametrize(("model", "enc", "exact"), [
     ("o1", "o200k_base", True),
     ("gpt-4.1-mini", "o200k_base", True),
