@@ -200,6 +200,11 @@ def plan_cmd(paths: tuple[str, ...], call_number: int | None, call_index: int | 
                f"window={win:,}  tokenizer={plan.tokenizer}{'' if counter.exact else ' (estimate)'}")
     floor = (f"floor {plan.floor_tokens:,} ({floor_note})" if floor_note else
              f"floor: system {plan.system_tokens:,} + tools {plan.tools_tokens:,} = {plan.floor_tokens:,}")
+    if plan.pinned_tokens:
+        # (history messages no plan evicts: report counts them as history, so they are named apart from the floor)
+        pinned = [m for m in plan.messages if m.fate == "pinned" and m.source_index is not None]
+        floor += (f"; pinned in the history {plan.pinned_tokens:,} ({len(pinned)} message"
+                  f"{'s' if len(pinned) != 1 else ''}: " + ", ".join(str(m.index) for m in pinned) + ")")
     _echo(f"{floor}; reserve {plan.reserve_tokens:,}; budget {plan.budget_tokens:,}; "
                f"trigger {plan.trigger_tokens:,}")
     _echo(f"keep_recent {policy.keep_recent} {policy.unit}s; mode {policy.mode}; compact at the "

@@ -141,7 +141,9 @@ class Message:
         parts: the message content in order.
         name: OpenAI's optional ``name`` field (costs one extra framing token).
         label: a more specific kind for display and planning: ``compaction_summary``, ``meta``,
-            ``instructions`` (e.g. AGENTS.md), or ``None``.
+            ``instructions`` (e.g. AGENTS.md), ``environment`` (Codex's ``<environment_context>``),
+            ``reasoning`` (a Responses API reasoning item: sent as an input item of its own, and only together
+            with the output item that follows it), or ``None``.
         key: a content hash set by readers that already hashed the raw message (saves re-hashing the
             re-sent history); ``None`` means "compute from the parts" (:func:`ctxwatch.tokens.message_key`).
     """

@@ -16,9 +16,11 @@ Rules (failure cases B24 and B25 in ``shared/cases/failure_cases.md``):
     calls (OpenAI ``tool_calls`` + ``tool`` messages, Anthropic ``tool_use`` + ``tool_result`` parts) is
     one exchange; any other message (a user text message, a plain assistant text) is an exchange of its
     own.  Messages that lie between a tool call and its result belong to that exchange, so an exchange
-    never splits a call from its result.  This is the unit of field practice for agent loops ("keep the
-    last 6 exchanges verbatim, summarise the older span"): in Claude Code or Codex logs one user prompt is
-    followed by dozens or hundreds of tool calls, so counting user turns would protect the whole run.
+    never splits a call from its result.  A Responses API reasoning item (label ``reasoning``, its own input
+    item in Codex and Responses logs) belongs to the exchange of the output item after it.  This is the
+    unit of field practice for agent loops ("keep the last 6 exchanges verbatim, summarise the older
+    span"): in Claude Code or Codex logs one user prompt is followed by dozens or hundreds of tool calls, so
+    counting user turns would protect the whole run.
   - ``turn`` (the planner's earlier behaviour): a user message that is not a tool result and everything up
     to the next such message.  The kept history always starts on a turn start.
 
@@ -97,8 +99,12 @@ COMPACT_AT: tuple[str, ...] = ("budget", "trigger")
 
 #: Roles that are part of the prompt-cache prefix and are always pinned.
 PINNED_ROLES = frozenset({"system", "developer"})
-#: Message labels that are pinned wherever they appear (project instructions such as AGENTS.md, case B24).
-PINNED_LABELS = frozenset({"instructions"})
+#: Message labels that are pinned wherever they appear: project instructions such as AGENTS.md (case B24), and
+#: the harness's environment context (Codex re-sends both at the head of a compacted history).
+PINNED_LABELS = frozenset({"instructions", "environment"})
+#: Label of a Responses API reasoning item: an input item of its own that must stay with the output item after
+#: it (a tool call sent without the reasoning that produced it can be refused), so no cut goes between them.
+REASONING_LABEL = "reasoning"
 #: User-message labels that are not the user's task (a previous compaction summary, a harness meta note).
 NOT_TASK_LABELS = frozenset({"compaction_summary", "meta"})
 
@@ -125,6 +131,9 @@ EDIT_TOOLS = frozenset({"edit", "multiedit", "write", "notebookedit", "strreplac
                         "writetofile", "replaceinfile", "insertcontent", "searchreplace"})
 _PATH_KEYS = ("file_path", "path", "filename", "notebook_path", "target_file", "file", "absolute_path")
 _PATCH_FILE = re.compile(r"\*\*\* (?:Update|Add) File: ([^\n\"\\]+)")
+#: A plan file (Claude Code's plan mode writes the plan to a ``plan.md``, then calls ``ExitPlanMode`` with no
+#: input): a Markdown file whose name holds "plan".
+_PLAN_FILE = re.compile(r"plan[^/\\]*\.md$", re.I)
 _PLAN_LINE = re.compile(r"^\s*(?:#+\s*)?(?:\*\*)?plan(?:\*\*)?\s*:?\s*(?:\*\*)?\s*$", re.I | re.M)
 
 
@@ -314,8 +323,11 @@ class Plan:
         reason: one or more human sentences: what was done and why, or why it does not fit.
         reinject: the items the plan re-injects (a subset of ``found``).
         found: every reinjection candidate detected, re-injected or not.
-        floor_tokens / system_tokens / tools_tokens: the pinned floor and its parts (``system_tokens``
-            includes every pinned message).
+        floor_tokens / system_tokens / tools_tokens: the floor (system prompt + tool schemas, as ``report``
+            counts it) and its parts.
+        pinned_tokens: pinned messages inside the history (a mid-run ``system`` message, AGENTS.md
+            instructions, Codex's environment context): never evicted, like the floor, but counted as history
+            by ``report`` (0 when there are none).
         summary_tokens: tokens of the summary in the plan (0 when nothing is summarised or mode is drop).
         trigger_tokens / reserve_tokens / window: from the policy.
         triggered: the prompt before the plan is above the compaction trigger.
@@ -343,6 +355,7 @@ class Plan:
     floor_tokens: int = 0
     system_tokens: int = 0
     tools_tokens: int = 0
+    pinned_tokens: int = 0
     summary_tokens: int = 0
     trigger_tokens: int = 0
     reserve_tokens: int = 0
@@ -449,8 +462,9 @@ def find_reinject(messages: Sequence[Message | MessageStat], counter: Counter,
         * ``task``: the first user message that is not a tool result, a compaction summary or a meta note;
         * ``tasks``: the latest task-list tool call (:data:`TASK_LIST_TOOLS`, e.g. ``TodoWrite``,
           ``update_plan``), rendered as ``- [status] item`` lines;
-        * ``plan``: the latest plan tool call (:data:`PLAN_TOOLS`, e.g. ``ExitPlanMode``'s ``plan``), else the
-          latest assistant text with a line that is just "Plan:" / "## Plan" (from that line on);
+        * ``plan``: the latest plan tool call (:data:`PLAN_TOOLS`, e.g. ``ExitPlanMode``'s ``plan``; one with
+          empty input is passed over) or whole write of a plan file (``plan.md``: Claude Code's plan mode), else
+          the latest assistant text with a line that is just "Plan:" / "## Plan" (from that line on);
         * ``file``: the path in the latest edit/write tool call (:data:`EDIT_TOOLS`) or ``apply_patch``.
 
         Messages an earlier compaction inserted (:class:`ctxwatch.budget.ContextBudget` in a loop compacts
@@ -499,10 +513,16 @@ def find_reinject(messages: Sequence[Message | MessageStat], counter: Counter,
                              + (f" ({count} items)" if count else ""))
             elif n in PLAN_TOOLS:
                 given = a.get("plan") if isinstance(a, dict) else None
-                body = given if isinstance(given, str) else p.text
-                plan, plan_tool = item("plan", body, j, f"{p.name} call in message {idx[j]}"), True
+                body = given if isinstance(given, str) else p.text if a != {} else ""
+                if body.strip():  # (an ExitPlanMode with no input, its plan in a file, leaves the plan found)
+                    plan, plan_tool = item("plan", body, j, f"{p.name} call in message {idx[j]}"), True
             path = _edited_path(p.name or "", a, p.text)
-            if path:
+            written = a.get("content") if isinstance(a, dict) else None
+            if path and n in EDIT_TOOLS and isinstance(written, str) and written.strip() \
+                    and _PLAN_FILE.search(path):
+                # (the plan, not the work: it is re-injected as the plan, and is not "the file being edited")
+                plan, plan_tool = item("plan", written, j, f"{p.name} call in message {idx[j]} writes {path}"), True
+            elif path:
                 efile = item("file", path, j, f"{p.name} call in message {idx[j]} edits {path}")
         if m.role == "assistant" and not plan_tool:
             txt = "\n".join(p.text for p in m.parts if p.kind == "text")
@@ -538,24 +558,33 @@ def _entry(m: Message | MessageStat, tokens: int, source: int) -> _Entry:
     return _Entry(m.role, tokens, pinned, source, m.label, calls, results, is_result or m.role == "tool")
 
 
+def _tool_spans(hist: list[_Entry]) -> list[tuple[str, int, int]]:
+    """``(id, first, last)`` per tool call: the position of the call and of its last result, in call order.
+
+    A result answers the latest call before it with its id: some servers reuse ids (``call_0`` on every
+    call), and spanning from the first use of an id to its last would block every cut in between.  A result
+    with no call before it spans only itself.
+    """
+    spans: list[list[Any]] = []
+    open_: dict[str, list[Any]] = {}
+    for j, e in enumerate(hist):
+        for i in e.calls:
+            open_[i] = sp = [i, j, j]
+            spans.append(sp)
+        for i in e.results:
+            sp = open_.get(i)
+            if sp is not None:
+                sp[2] = j
+    return [(i, a, b) for i, a, b in spans]
+
+
 def _crossing(hist: list[_Entry], c: int) -> list[str]:
-    """Tool-call ids that have an occurrence (call or result) on both sides of a cut before ``hist[c]``."""
-    before: set[str] = set()
-    for e in hist[:c]:
-        before.update(e.calls)
-        before.update(e.results)
-    after: set[str] = set()
-    for e in hist[c:]:
-        after.update(e.calls)
-        after.update(e.results)
-    both = before & after
-    # Keep the order the ids appear in, for a stable sentence.
-    seen: list[str] = []
-    for e in hist:
-        for i in (*e.calls, *e.results):
-            if i in both and i not in seen:
-                seen.append(i)
-    return seen
+    """Tool-call ids whose call and result lie on both sides of a cut before ``hist[c]``, in call order."""
+    out: list[str] = []
+    for i, first, last in _tool_spans(hist):
+        if first < c <= last and i not in out:
+            out.append(i)
+    return out
 
 
 def plan_messages(messages: Sequence[Message | MessageStat], policy: Policy, *,
@@ -608,7 +637,8 @@ def plan_messages(messages: Sequence[Message | MessageStat], policy: Policy, *,
         tools_tokens = counter.tools_tokens(list(tools)) if tools else 0
 
     pinned_tokens = sum(e.tokens for e in entries if e.pinned)
-    floor = pinned_tokens + tools_tokens
+    pinned_in_history = pinned_tokens - (system_tokens if entries and entries[0].source is None else 0)
+    floor = pinned_tokens + tools_tokens  # (everything no plan can evict: the floor and the pinned messages)
     hist_pos = [k for k, e in enumerate(entries) if not e.pinned]  # plan index of each history entry
     hist = [entries[k] for k in hist_pos]
     H = len(hist)
@@ -764,7 +794,8 @@ def plan_messages(messages: Sequence[Message | MessageStat], policy: Policy, *,
                      _inside_turn(cut, H, user_starts, hist_pos, lead), short, overhead)
     return Plan(
         messages=plans, before_tokens=before, after_tokens=after, budget_tokens=budget, fits=fits, reason=reason,
-        reinject=chosen, found=found, floor_tokens=floor, system_tokens=pinned_tokens, tools_tokens=tools_tokens,
+        reinject=chosen, found=found, floor_tokens=floor - pinned_in_history,
+        system_tokens=pinned_tokens - pinned_in_history, tools_tokens=tools_tokens, pinned_tokens=pinned_in_history,
         summary_tokens=summary if cut > 0 else 0, trigger_tokens=policy.trigger_tokens,
         reserve_tokens=policy.reserve_total, window=policy.window, triggered=before > policy.trigger_tokens,
         cut=hist_pos[cut] if cut < H else None, moved=moved, tokenizer=counter.name, policy=policy, lead=lead,
@@ -795,30 +826,29 @@ def _inside_turn(cut: int, H: int, user_starts: list[int], hist_pos: list[int], 
             f" stand{'s' if len(names) == 1 else ''} before the kept history")
 
 
-def _blocked_cuts(hist: list[_Entry]) -> list[bool]:
-    """``blocked[c]`` is True when a cut before ``hist[c]`` would separate a tool call from its result.
+def _glued(hist: list[_Entry], c: int) -> bool:
+    """A cut before ``hist[c]`` would separate a reasoning item from the assistant output it precedes."""
+    return 0 < c < len(hist) and hist[c - 1].label == REASONING_LABEL and hist[c].role == "assistant"
 
-    Each call id spans the positions of the messages that make or answer it; a cut ``c`` splits it when
-    ``first < c <= last``.  Computed with a difference array: O(messages + ids).
+
+def _blocked_cuts(hist: list[_Entry]) -> list[bool]:
+    """``blocked[c]`` is True when a cut before ``hist[c]`` would separate a tool call from its result, or a
+    reasoning item from the output after it (:func:`_glued`).
+
+    Each tool call spans the positions of the message that makes it and of the results answering it
+    (:func:`_tool_spans`); a cut ``c`` splits it when ``first < c <= last``.  Computed with a difference
+    array: O(messages + ids).
     """
     H = len(hist)
-    span: dict[str, list[int]] = {}
-    for j, e in enumerate(hist):
-        for i in (*e.calls, *e.results):
-            sp = span.get(i)
-            if sp is None:
-                span[i] = [j, j]
-            else:
-                sp[1] = j
     diff = [0] * (H + 2)
-    for first, last in span.values():
+    for _i, first, last in _tool_spans(hist):
         if last > first:
             diff[first + 1] += 1
             diff[last + 1] -= 1
     out, run = [], 0
     for c in range(H + 1):
         run += diff[c]
-        out.append(run > 0)
+        out.append(run > 0 or _glued(hist, c))
     return out
 
 
@@ -830,6 +860,8 @@ def _why_invalid(hist: list[_Entry], p: int, user_starts: set[int], unit: str, l
     ids = _crossing(hist, p)
     if ids:
         return f"splitting {'/'.join(ids)} (a tool call from its result)"
+    if _glued(hist, p):
+        return "separating a reasoning item from the output it precedes"
     if p >= len(hist):
         return "splitting a turn" if unit == "turn" else "splitting an exchange"
     e = hist[p]
@@ -863,6 +895,8 @@ def _reason(policy: Policy, plans: list[MessagePlan], before: int, after: int, b
     trigger = policy.trigger_tokens
     at_trigger = policy.compact_at == "trigger"
     parts: list[str] = []
+    pinned_hist = sum(m.tokens for m in plans if m.fate == "pinned" and m.source_index is not None)
+    fixed = "the floor alone" if not pinned_hist else "the floor and the pinned messages alone"
     if cut == 0:
         if before <= budget:
             s = f"fits: {_fmt(before)} tokens within the budget of {_fmt(budget)}; nothing evicted"
@@ -901,7 +935,8 @@ def _reason(policy: Policy, plans: list[MessagePlan], before: int, after: int, b
         parts.append(short)
     if at_trigger and fits and after > trigger:
         if floor > trigger:
-            parts.append(f"the floor alone ({_fmt(floor)} tokens) is above the compaction trigger of {_fmt(trigger)}, "
+            parts.append(f"{fixed} ({_fmt(floor)} tokens) {'is' if not pinned_hist else 'are'} above the compaction "
+                         f"trigger of {_fmt(trigger)}, "
                          "so no compaction brings the prompt below it; shorten the system prompt or tool schemas, or "
                          "raise the budget")
         else:
@@ -910,11 +945,15 @@ def _reason(policy: Policy, plans: list[MessagePlan], before: int, after: int, b
             parts.append(s + "; lower keep_recent or summary_tokens, or raise the budget")
     if not fits:
         if floor > budget:
+            terms = [(f"system prompt {_fmt(pinned - pinned_hist)}", pinned - pinned_hist),
+                     (f"pinned messages {_fmt(pinned_hist)}", pinned_hist), (f"tool schemas {_fmt(tools)}", tools)]
+            shown = [t for t, n in terms if n]
             parts.append(
-                "does not fit: the floor alone ("
-                + (f"system prompt {_fmt(pinned)} + tool schemas {_fmt(tools)} = " if tools else "")
-                + f"{_fmt(floor)} tokens) exceeds the budget of {_fmt(budget)}; the system prompt and tool schemas "
-                "are pinned and never evicted, so shorten them or raise the budget")
+                f"does not fit: {fixed} ("
+                + (" + ".join(shown) + " = " if len(shown) > 1 else "")
+                + f"{_fmt(floor)} tokens) exceed{'s' if not pinned_hist else ''} the budget of {_fmt(budget)}; the "
+                "system prompt, tool schemas and pinned messages are never evicted, so shorten them or raise the "
+                "budget")
         else:
             extra = after - overhead - floor - suffix[cut]  # summary + re-injected items
             breakdown = (f"floor {_fmt(floor)} + kept history {_fmt(suffix[cut])}"

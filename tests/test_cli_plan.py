@@ -699,3 +699,120 @@ def test_a_whole_document_call_is_not_said_to_be_on_line_0(shared_logs: Path) ->
     res = CliRunner().invoke(main, ["plan", str(doc)])
     assert res.exit_code == 0, res.output
     assert "(whole document)" in res.output.splitlines()[0] and "(line 0)" not in res.output
+
+
+CODEX_ROLLOUT = ("codex-rollout", "rollout-2025-11-17T15-30-28-019a93b9_codex0.58.0.jsonl")
+
+
+def _codex_first_task(path: Path) -> str:
+    """The first user message of the rollout that the user typed: not the harness's AGENTS.md instructions or
+    its ``<environment_context>`` (FORMATS.md section 2), read with plain json."""
+    for line in path.read_text().splitlines():
+        rec = json.loads(line)
+        p = rec.get("payload") or {}
+        if rec.get("type") == "response_item" and p.get("type") == "message" and p.get("role") == "user":
+            text = "\n".join(c.get("text", "") for c in p["content"])
+            if not text.lstrip().startswith(("<environment_context>", "# AGENTS.md", "<user_instructions>")):
+                return text
+    raise AssertionError("no user task in the rollout")
+
+
+@pytest.mark.parametrize("keep", [1, 2, 5])
+def test_codex_plan_keeps_reasoning_with_its_output_and_reinjects_the_real_task(shared_logs: Path, keep: int):
+    """A Codex reasoning item is an input item of its own: it was an exchange of its own, so a plan summarised
+    the reasoning (10,982 tokens) and kept the function_call it produced.  And the re-injected "task" was
+    Codex's <environment_context>, while the user's task was summarised away."""
+    from ctxwatch.cli_plan import load_call
+    from ctxwatch.config import Settings
+
+    path = shared_logs.joinpath(*CODEX_ROLLOUT)
+    res = CliRunner().invoke(main, ["plan", str(path), "--window", "60000", "--summary-tokens", "500",
+                                    "--compact-at", "trigger", "--keep-recent", str(keep), "--json"])
+    assert res.exit_code == 0, res.output
+    plan = json.loads(res.output)
+    _run, _call, pc = load_call((str(path),), None, Settings(), -1, "plan")
+    msgs = pc.messages or []
+    fates = [m["fate"] for m in plan["messages"]]
+    assert len(fates) == len(msgs) + 1  # row 0: the (inferred) floor
+    reasoning = [i for i, m in enumerate(msgs) if all(p.kind == "thinking" for p in m.parts)]
+    assert len(reasoning) > 10
+    for i in reasoning:
+        if i + 1 < len(msgs) and msgs[i + 1].role == "assistant":
+            assert fates[i + 1] == fates[i + 2], (i, fates[i + 1], fates[i + 2])
+    assert "summarised" in fates and "kept" in fates
+    task = next(r for r in plan["reinject"] if r["kind"] == "task")
+    assert " ".join(_codex_first_task(path).split())[:60] in task["detail"]
+    env = next(i for i, m in enumerate(msgs) if m.text().lstrip().startswith("<environment_context>"))
+    assert fates[env + 1] == "pinned"  # the harness re-sends it at the head of a compacted history
+
+
+def test_reused_tool_call_ids_pair_each_result_with_the_latest_call(tmp_path: Path) -> None:
+    """Some servers reuse one id (``call_0``) for every call.  The span of the id ran from its first use to its
+    last, blocking every cut: the plan evicted nothing and blamed the newest exchanges.  The same log with
+    distinct ids is the expected plan (its sizes differ only by the ids' tokens)."""
+    def log(ids: list[str]) -> list[dict]:
+        msgs: list[dict] = [{"role": "system", "content": "You fix tests."},
+                            {"role": "user", "content": "Fix the failing VAT test."}]
+        for k, cid in enumerate(ids):
+            msgs.append({"role": "assistant", "content": None, "tool_calls": [
+                {"id": cid, "type": "function", "function": {"name": "read", "arguments": f'{{"n": {k}}}'}}]})
+            msgs.append({"role": "tool", "tool_call_id": cid, "content": f"line {k} " * 60})
+        return [{"request": {"model": "gpt-4o", "messages": msgs},
+                 "response": {"choices": [{"message": {"role": "assistant", "content": "done"}}]}}]
+
+    plans = {}
+    for name, ids in (("reused", ["call_0"] * 12), ("distinct", [f"call_{k}" for k in range(12)])):
+        f = tmp_path / f"{name}.jsonl"
+        f.write_text("".join(json.dumps(r) + "\n" for r in log(ids)))
+        res = CliRunner().invoke(main, ["plan", str(f), "--window", "3000", "--summary-tokens", "100", "--json"])
+        assert res.exit_code == 0, res.output
+        plans[name] = json.loads(res.output)
+    reused, distinct = plans["reused"], plans["distinct"]
+    assert [m["fate"] for m in reused["messages"]] == [m["fate"] for m in distinct["messages"]]
+    assert reused["fits"] and reused["after_tokens"] < reused["before_tokens"]
+    fates = [m["fate"] for m in reused["messages"]]
+    # each call (odd rows from 3) keeps the fate of the result after it
+    assert all(fates[i] == fates[i + 1] for i in range(2, len(fates), 2))
+
+
+def test_an_empty_exit_plan_mode_leaves_the_plan_written_to_plan_md(shared_logs: Path) -> None:
+    """Claude Code's plan mode writes the plan to plan.md and then calls ExitPlanMode with ``{}``: the plan
+    re-injected was "Current plan:\\n{}" (8 tokens).  It is the content of that Write (read here with json), and
+    the plan file is not "the file being edited"."""
+    path = shared_logs / "claude-code" / "spotter_subagent_parent.jsonl"
+    written = None
+    for line in path.read_text().splitlines():
+        rec = json.loads(line)
+        content = (rec.get("message") or {}).get("content")
+        for block in content if isinstance(content, list) else []:
+            if block.get("type") == "tool_use" and block.get("name") == "Write" \
+                    and block["input"]["file_path"].endswith("/plan.md"):
+                written = block["input"]["content"]
+    assert written and len(written) > 1000
+    res = CliRunner().invoke(main, ["plan", str(path), "--window", "20000", "--summary-tokens", "100",
+                                    "--keep-recent", "1", "--compact-at", "trigger", "--json"])
+    assert res.exit_code == 0, res.output
+    items = {r["kind"]: r for r in json.loads(res.output)["reinject"]}
+    assert "plan.md" in items["plan"]["detail"]
+    assert items["plan"]["tokens"] == O200K_FRAMING + TOK.count("Current plan:\n" + written)
+    assert "file" not in items
+
+
+def test_plan_names_pinned_history_messages_apart_from_the_floor(tmp_path: Path) -> None:
+    """A mid-run system message is pinned by the plan but is history in report: plan's floor was report's
+    floor plus it ("floor: system 17" against report's 8).  The floor is now report's, and the pinned message
+    is named on its own."""
+    msgs = [{"role": "system", "content": "You are terse."}, {"role": "user", "content": "Hello " * 30},
+            {"role": "assistant", "content": "Hi " * 20}, {"role": "system", "content": "Reminder: be terse."},
+            {"role": "user", "content": "More " * 30}]
+    f = tmp_path / "midsys.jsonl"
+    f.write_text(json.dumps({"request": {"model": "gpt-4o", "messages": msgs},
+                             "response": {"choices": [{"message": {"role": "assistant", "content": "ok"}}]}}) + "\n")
+    call = json.loads(CliRunner().invoke(main, ["report", str(f), "--json"]).output)["calls"][0]
+    floor = O200K_FRAMING + TOK.count("You are terse.")
+    reminder = O200K_FRAMING + TOK.count("Reminder: be terse.")
+    assert call["floor_tokens"] == floor
+    res = CliRunner().invoke(main, ["plan", str(f), "--window", "100000"])
+    assert res.exit_code == 0, res.output
+    assert f"floor: system {floor:,} + tools 0 = {floor:,}; pinned in the history {reminder:,} (1 message: 3)" \
+        in res.output

@@ -302,7 +302,7 @@ def responses_request_to_parts(body: dict[str, Any]) -> RequestParts:
         elif t == "reasoning":
             summary = item.get("summary") or []
             text = "\n".join(s.get("text", "") for s in summary if isinstance(s, dict))
-            messages.append(Message("assistant", [Part("thinking", text)]))
+            messages.append(Message("assistant", [Part("thinking", text)], label="reasoning"))
         else:
             messages.append(Message("user", [Part("other", json_text(item))]))
     tools = [t for t in (body.get("tools") or []) if isinstance(t, dict)]

@@ -65,6 +65,9 @@ _OUTPUT_ITEMS = ("reasoning", "function_call", "custom_tool_call", "local_shell_
 #: Prefixes of user messages that carry instructions rather than user text (FORMATS.md section 2, "Parts of
 #: the context": AGENTS.md is injected as a user message).
 _INSTRUCTION_PREFIXES = ("# AGENTS.md instructions", "<user_instructions>")
+#: Prefix of the user message Codex injects with the working directory, sandbox and shell (FORMATS.md section 2:
+#: "Environment: a user message ``<environment_context>``"): harness context, not the user's task.
+_ENVIRONMENT_PREFIX = "<environment_context>"
 
 
 def _json_text(value: Any) -> str:
@@ -209,11 +212,13 @@ def item_message(item: Any) -> tuple[Message | None, bool]:
     """Convert one ``response_item`` payload to a :class:`Message`; return ``(message, is_model_output)``.
 
     ``message`` items keep their role (``user`` / ``assistant`` / ``developer`` / ``system``; AGENTS.md and
-    ``<user_instructions>`` user messages get ``label="instructions"``).  ``function_call``,
+    ``<user_instructions>`` user messages get ``label="instructions"``, ``<environment_context>`` ones
+    ``label="environment"``).  ``function_call``,
     ``custom_tool_call``, ``local_shell_call``, ``web_search_call`` and ``tool_search_call`` become an assistant
     ``tool_call`` part (``text`` = the arguments as sent); their ``*_output`` items a ``tool`` message with a
-    ``tool_result`` part.  ``reasoning`` becomes an assistant ``thinking`` part with the summary (and any plain
-    ``content``) text; its ``encrypted_content`` is opaque and only its size is kept in ``meta``.
+    ``tool_result`` part.  ``reasoning`` becomes an assistant message of one ``thinking`` part with the summary
+    (and any plain ``content``) text, labelled ``reasoning`` (it travels with the output item after it); its
+    ``encrypted_content`` is opaque and only its size is kept in ``meta``.
     ``ghost_snapshot`` (a git snapshot, never sent to the model) and unknown items give ``(None, False)``.
     """
     if not isinstance(item, dict):
@@ -224,16 +229,19 @@ def item_message(item: Any) -> tuple[Message | None, bool]:
         role = r if (r := item.get("role")) in ("user", "assistant", "developer", "system") else "user"
         parts = _content_parts(item.get("content"))
         label = None
-        if role == "user" and parts and parts[0].kind == "text" and parts[0].text.lstrip().startswith(
-                _INSTRUCTION_PREFIXES):
-            label = "instructions"
+        if role == "user" and parts and parts[0].kind == "text":
+            head = parts[0].text.lstrip()
+            if head.startswith(_INSTRUCTION_PREFIXES):
+                label = "instructions"
+            elif head.startswith(_ENVIRONMENT_PREFIX):
+                label = "environment"
         return Message(role, parts, label=label), role == "assistant"
     if kind == "reasoning":
         texts = [p.text for p in _content_parts(item.get("summary")) if p.text]
         texts += [p.text for p in _content_parts(item.get("content")) if p.kind == "text" and p.text]
         enc = item.get("encrypted_content")
         meta = {"encrypted_bytes": len(enc)} if isinstance(enc, str) and enc else None
-        return Message("assistant", [Part("thinking", "\n".join(texts), meta=meta)]), True
+        return Message("assistant", [Part("thinking", "\n".join(texts), meta=meta)], label="reasoning"), True
     if kind in ("function_call", "custom_tool_call", "tool_search_call"):
         args = item.get("arguments") if kind != "custom_tool_call" else item.get("input")
         name = item.get("name") if isinstance(item.get("name"), str) else ("tool_search" if kind ==
