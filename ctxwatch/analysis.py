@@ -591,8 +591,8 @@ def _analyze_stream(cs: list[Call], st: Settings, context: str, reset_set: set[i
         reserve = c.reserve_tokens if c.reserve_tokens is not None else (
             st.reserve_tokens(window) if window else None)
         limit = window - reserve if window and reserve is not None else None
-        trig = st.trigger_tokens(window) if window else None
-        budget = st.budget_tokens(window) if window else None
+        trig = st.trigger_tokens(window, reserve) if window else None
+        budget = st.budget_tokens(window, reserve) if window else None
 
         # -- occupancy and plausibility (B13) --
         occ = occs[pos]
@@ -1060,7 +1060,7 @@ def _forecast(cs: list[Call], st: Settings, points: list[tuple[int, int]], times
         st.reserve_tokens(window) if window else None)
     fc = Forecast(since_call=cs[ep_start].index, window_tokens=window, note=None)
     if window:
-        fc.trigger_tokens, fc.budget_tokens = st.trigger_tokens(window), st.budget_tokens(window)
+        fc.trigger_tokens, fc.budget_tokens = st.trigger_tokens(window, reserve), st.budget_tokens(window, reserve)
         fc.window_limit_tokens = window - reserve if reserve is not None else window
     since = "the start of the log" if ep_start == 0 else f"#{cs[ep_start].index + 1}"
     if last_plaus is not None:

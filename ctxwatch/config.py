@@ -44,6 +44,22 @@ class ConfigError(ValueError):
     """A config file or option value is invalid; the message names the file and the key."""
 
 
+def prompt_budget(window: int, budget_fraction: float, reserve: int | None = None) -> int:
+    """The prompt budget in tokens: ``int(window * budget_fraction)``, capped at ``window - reserve`` (the
+    prompt must also leave the completion reserve free in the window), never below 0.  One rule for report,
+    check, the dashboard, ``plan`` and :class:`ctxwatch.budget.ContextBudget`.
+
+    Args:
+        window: the context window in tokens.
+        budget_fraction: the share of the window the prompt may use (field default 0.6, see above).
+        reserve: the completion reserve in tokens (:func:`ctxwatch.accounting.reserve_for`), or ``None``.
+    """
+    budget = int(window * budget_fraction)
+    if reserve is not None:
+        budget = min(budget, window - reserve)
+    return max(0, budget)
+
+
 @dataclass(frozen=True, slots=True)
 class Settings:
     """Thresholds and overrides.
@@ -78,13 +94,14 @@ class Settings:
         if self.summary_tokens < 0:
             raise ConfigError(f"summary_tokens must be >= 0, got {self.summary_tokens}")
 
-    def budget_tokens(self, window: int) -> int:
-        """The prompt budget in tokens for a window (``budget_fraction * window``)."""
-        return int(window * self.budget_fraction)
+    def budget_tokens(self, window: int, reserve: int | None = None) -> int:
+        """The prompt budget in tokens for a window: :func:`prompt_budget` (``budget_fraction * window``, and
+        no more than ``window - reserve`` when the completion reserve, in tokens, is given)."""
+        return prompt_budget(window, self.budget_fraction, reserve)
 
-    def trigger_tokens(self, window: int) -> int:
-        """The compaction trigger in tokens: ``trigger * budget`` (of the budget, not of the window)."""
-        return int(window * self.budget_fraction * self.trigger)
+    def trigger_tokens(self, window: int, reserve: int | None = None) -> int:
+        """The compaction trigger in tokens: ``int(trigger * budget)`` (of the budget, not of the window)."""
+        return int(self.budget_tokens(window, reserve) * self.trigger)
 
     def reserve_tokens(self, window: int) -> int:
         """The default completion reserve in tokens (``reserve * window``)."""

@@ -83,6 +83,7 @@ from ctxwatch.config import (
     DEFAULT_TRIGGER,
     ConfigError,
     Settings,
+    prompt_budget,
 )
 from ctxwatch.model import Call, Message, MessageStat, ParsedCall
 from ctxwatch.tokens import REPLY_PRIMER, Counter, counter_for
@@ -244,7 +245,7 @@ class Policy:
 
         The prompt must leave the completion reserve free in the window as well as stay in the budget.
         """
-        return max(0, min(int(self.window * self.budget_fraction), self.window - self.reserve_total))
+        return prompt_budget(self.window, self.budget_fraction, self.reserve_total)
 
     @property
     def trigger_tokens(self) -> int:

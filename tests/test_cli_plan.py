@@ -816,3 +816,26 @@ def test_plan_names_pinned_history_messages_apart_from_the_floor(tmp_path: Path)
     assert res.exit_code == 0, res.output
     assert f"floor: system {floor:,} + tools 0 = {floor:,}; pinned in the history {reminder:,} (1 message: 3)" \
         in res.output
+
+
+def test_a_large_max_tokens_lowers_the_budget_for_check_as_for_plan(tmp_path: Path) -> None:
+    """The budget is min(0.6 x window, window - reserve) (README, "Configuration") in plan; check and the
+    forecast used 0.6 x window alone, so with max_tokens 16,000 in a 32,000 window plan said #3 was above the
+    trigger (12,800) while check was silent (its trigger was 15,360)."""
+    words = [8000, 11000, 14000, 15500]
+    recs = [{"window": 32000, "request": {"model": "gpt-4o", "max_tokens": 16000, "messages": [
+        {"role": "system", "content": "Be brief."}, {"role": "user", "content": "word " * n}]},
+        "response": {"choices": [{"message": {"role": "assistant", "content": "ok"}}]}} for n in words]
+    log = tmp_path / "bigreserve.jsonl"
+    log.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    budget, trigger = min(int(0.6 * 32000), 32000 - 16000), int(min(int(0.6 * 32000), 32000 - 16000) * 0.8)
+    prompts = [O200K_FRAMING + TOK.count("Be brief.") + O200K_FRAMING + TOK.count("word " * n) + PRIMER
+               for n in words]
+    assert prompts[1] < trigger < prompts[2]
+    doc = json.loads(CliRunner().invoke(main, ["check", str(log), "--json"]).output)
+    assert (doc["forecast"]["budget_tokens"], doc["forecast"]["trigger_tokens"]) == (budget, trigger)
+    crossed = [f["call"] for f in doc["flags"] if f["kind"] == "trigger_no_compaction"]
+    assert crossed == [2]  # #3: above the trigger, and #4 did not compact
+    res = CliRunner().invoke(main, ["plan", str(log), "--call", "3", "--json"])
+    plan = json.loads(res.output)
+    assert plan["budget_tokens"] == budget and plan["before_tokens"] == prompts[2]

@@ -94,8 +94,8 @@ def bar_parts(call: Call, settings: Settings) -> BarParts:
         # exceed floor + history by the reply primer and the tokenizer gap) minus the reserve.
         free = call.free_tokens if call.free_tokens is not None else window - used
         scale = max(window, used, window - free)
-        return BarParts(floor, history, reserve, free, scale, window, settings.trigger_tokens(window),
-                        settings.budget_tokens(window))
+        return BarParts(floor, history, reserve, free, scale, window, settings.trigger_tokens(window, reserve),
+                        settings.budget_tokens(window, reserve))
     return BarParts(floor, history, reserve, None, max(1, used), None, None, None)
 
 
@@ -311,9 +311,9 @@ def used_cell(call: Call, settings: Settings) -> Text:
     s = f"{100 * frac:.1f}%"
     used = call.used_tokens or 0
     window = call.window or 0
-    if window and used >= settings.budget_tokens(window):
+    if window and used >= settings.budget_tokens(window, call.reserve_tokens):
         return Text(s + "!!", style="bold red", justify="right")
-    if window and used >= settings.trigger_tokens(window):
+    if window and used >= settings.trigger_tokens(window, call.reserve_tokens):
         return Text(s + "! ", style="yellow", justify="right")
     return Text(s + "  ", justify="right")
 
@@ -699,8 +699,8 @@ def build_series(calls: Sequence[Call], settings: Settings, xmode: str, points: 
     reserve = next((c.reserve_tokens for c in reversed(calls) if c.reserve_tokens is not None), None)
     return Series(
         x, floor, total, unsplit, reported, compactions, window,
-        settings.trigger_tokens(window) if window else None,
-        settings.budget_tokens(window) if window else None,
+        settings.trigger_tokens(window, reserve) if window else None,
+        settings.budget_tokens(window, reserve) if window else None,
         window - reserve if window and reserve is not None else None,
         "call #" if xmode == "index" else (f"minutes since {tx.clock(t0)}" if t0 is not None else "minutes"),
     )
