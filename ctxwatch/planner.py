@@ -566,17 +566,21 @@ def _tool_spans(hist: list[_Entry]) -> list[tuple[str, int, int]]:
     call), and spanning from the first use of an id to its last would block every cut in between.  A result
     with no call before it spans only itself.
     """
-    spans: list[list[Any]] = []
-    open_: dict[str, list[Any]] = {}
+    ids: list[str] = []
+    first: list[int] = []
+    last: list[int] = []
+    latest: dict[str, int] = {}  # id -> its latest call's span number
     for j, e in enumerate(hist):
         for i in e.calls:
-            open_[i] = sp = [i, j, j]
-            spans.append(sp)
+            latest[i] = len(ids)
+            ids.append(i)
+            first.append(j)
+            last.append(j)
         for i in e.results:
-            sp = open_.get(i)
-            if sp is not None:
-                sp[2] = j
-    return [(i, a, b) for i, a, b in spans]
+            k = latest.get(i)
+            if k is not None:
+                last[k] = j
+    return list(zip(ids, first, last, strict=True))
 
 
 def _crossing(hist: list[_Entry], c: int) -> list[str]:
