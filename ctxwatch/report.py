@@ -27,6 +27,13 @@ def iso(ts: float | None) -> str | None:
         return None
 
 
+def cost_of(call: Call) -> Decimal | None:
+    """The call's estimated cost in USD (:func:`ctxwatch.windows.call_cost`), at the batch rate for a batch
+    results line (``extra["batch_side"] == "output"``), or ``None`` when it cannot be priced."""
+    return call_cost(call.model, call.provider, call.usage, call.timestamp,
+                     batch=call.extra.get("batch_side") == "output")
+
+
 def call_json(call: Call, calibration: float | None = None, cost: Decimal | bool | None = False) -> dict[str, Any]:
     """The per-call object of ``report --json`` (tokens are integers; ``null`` = unknown).
 
@@ -38,7 +45,7 @@ def call_json(call: Call, calibration: float | None = None, cost: Decimal | bool
     """
     u = call.usage
     if cost is False:
-        cost = call_cost(call.model, call.provider, u, call.timestamp)
+        cost = cost_of(call)
     return {
         "index": call.index,
         "line": call.source.line,
@@ -145,7 +152,7 @@ def session_totals(calls: list[Call], costs: list[Decimal | None] | None = None)
         p = c.prompt_tokens
         if c.context == "main" and p is not None and (s["peak_prompt_tokens"] is None or p > s["peak_prompt_tokens"]):
             s["peak_prompt_tokens"] = p
-        cost = costs[i] if costs is not None else call_cost(c.model, c.provider, u, c.timestamp)
+        cost = costs[i] if costs is not None else cost_of(c)
         if cost is None or s["cost_usd"] is None:
             s["cost_usd"] = None
         else:
@@ -160,7 +167,7 @@ def report_json(run: Run) -> dict[str, Any]:
     cal = run.calibration()
     per_model = run.calibrations()
     st = run.settings
-    costs = [call_cost(c.model, c.provider, c.usage, c.timestamp) for c in run.calls]
+    costs = [cost_of(c) for c in run.calls]
     from ctxwatch.analysis import analysis_json
 
     doc = {

@@ -290,15 +290,23 @@ def _utc_day(days: int) -> date | None:
 _EPOCH_ORDINAL = date(1970, 1, 1).toordinal()
 
 
+#: Batch APIs bill every token class at half the standard rate: OpenAI Batch API ("50% cost discount"),
+#: Anthropic Message Batches ("charged at 50% of the standard API prices"; cache multipliers stack with it),
+#: Gemini Batch Mode and Vertex AI batch prediction (50 % of the standard cost).  genai-prices models this
+#: only for Anthropic models from 2026-10-14 on, as exactly half of each standard rate.
+BATCH_DISCOUNT = Decimal("0.5")
+
+
 def call_cost(model: str | None, provider: str | None, usage: Usage | None,
-              timestamp: float | None = None) -> Decimal | None:
+              timestamp: float | None = None, *, batch: bool = False) -> Decimal | None:
     """Estimated cost in USD of one call from its reported usage, or ``None`` when it cannot be priced.
 
     Cache reads and writes are priced as the provider prices them (genai-prices' ``cache_read_tokens`` /
     ``cache_write_tokens`` / ``cache_write_1h_tokens``; its ``input_tokens`` includes them), at the prices in
-    force on the call's day (``timestamp``, epoch seconds; today when unknown), in the call's tier.  Unknown
-    model or usage, a damaged usage block (``Usage.damaged``: a part is unknown) or a prompt of 0 or less (no
-    request has one: implausible) -> ``None``.
+    force on the call's day (``timestamp``, epoch seconds; today when unknown), in the call's tier.  ``batch``:
+    the call ran through a provider's batch API (a batch results line), billed at :data:`BATCH_DISCOUNT` of
+    the standard price.  Unknown model or usage, a damaged usage block (``Usage.damaged``: a part is unknown)
+    or a prompt of 0 or less (no request has one: implausible) -> ``None``.
     """
     if not model or usage is None or usage.prompt_total is None or usage.damaged or usage.prompt_total <= 0:
         return None
@@ -319,4 +327,5 @@ def call_cost(model: str | None, provider: str | None, usage: Usage | None,
     r_in, r_cr, r_cw, r_out, r_cw1h = rates
     uncached = max(0, prompt - cr - cw)
     cw1h = min(usage.cache_write_1h or 0, cw)  # (the 1-hour share of the writes, priced at its own rate)
-    return uncached * r_in + cr * r_cr + (cw - cw1h) * r_cw + cw1h * r_cw1h + out * r_out
+    cost = uncached * r_in + cr * r_cr + (cw - cw1h) * r_cw + cw1h * r_cw1h + out * r_out
+    return cost * BATCH_DISCOUNT if batch else cost

@@ -373,3 +373,67 @@ def test_a_batch_run_has_no_forecast(shared_logs: Path) -> None:
     fc = analysis_json(run)["forecast"]
     assert len(run.calls) == 100 and fc["text"].startswith("none: batch requests are independent")
     assert fc["calls_to_window"] is None
+
+
+def _standard_price(usage: dict, model: str, provider: str, created: float | None) -> float:
+    """genai-prices' standard (non-batch) price of one usage block, asked directly."""
+    from datetime import UTC, datetime
+
+    import genai_prices
+
+    if provider == "openai":
+        u = genai_prices.Usage(input_tokens=usage["prompt_tokens"], output_tokens=usage["completion_tokens"])
+    else:
+        u = genai_prices.Usage(
+            input_tokens=usage["input_tokens"] + usage.get("cache_creation_input_tokens", 0)
+            + usage.get("cache_read_input_tokens", 0),
+            cache_read_tokens=usage.get("cache_read_input_tokens") or None,
+            cache_write_tokens=usage.get("cache_creation_input_tokens") or None, output_tokens=usage["output_tokens"])
+    when = datetime.fromtimestamp(created, UTC) if created is not None else None
+    return float(genai_prices.calc_price(u, model, provider_id=provider, genai_request_timestamp=when).total_price)
+
+
+def test_batch_results_are_priced_at_the_batch_rate(shared_logs: Path) -> None:
+    """The OpenAI Batch API and Anthropic Message Batches bill 50 % of the standard price (their pricing
+    pages); both sample files were priced at the full rate ($0.0033774 for the reviews pair, $0.786408 for the
+    Anthropic results).  Expected: half of genai-prices' standard price of each line's reported usage."""
+    from click.testing import CliRunner
+
+    from ctxwatch.cli import main
+
+    folder = shared_logs / "openai-batch"
+    inp, out = folder / "reviews_batchinput.jsonl", folder / "reviews_batch_output.jsonl"
+    expected = [0.5 * _standard_price(v["response"]["body"]["usage"], v["response"]["body"]["model"], "openai",
+                                      v["response"]["body"]["created"]) for _n, v in _json_lines(out)]
+    doc = json.loads(CliRunner().invoke(main, ["report", str(inp), str(out), "--json"]).output)
+    assert [round(c["cost_usd"], 12) for c in doc["calls"]] == [round(x, 12) for x in expected]
+    assert abs(sum(s["cost_usd"] for s in doc["sessions"]) - sum(expected)) < 1e-9
+
+    res = shared_logs / "anthropic-batch" / ANTHROPIC_RESULTS
+    lines = [v["result"]["message"] for _n, v in _json_lines(res) if v["result"]["type"] == "succeeded"]
+    expected = [0.5 * _standard_price(m["usage"], m["model"], "anthropic", None) for m in lines]
+    doc = json.loads(CliRunner().invoke(main, ["report", str(res), "--json"]).output)
+    assert [round(c["cost_usd"], 12) for c in doc["calls"]] == [round(x, 12) for x in expected]
+    assert abs(sum(expected) - 0.393204) < 1e-6  # the tester's hand sum: 122,726 x $3/M + 27,882 x $15/M, halved
+
+
+def test_gemini_batch_mode_lines_are_priced_at_the_batch_rate(tmp_path: Path) -> None:
+    """A Gemini Batch Mode output line ({key, response}) is billed at 50 % (Gemini API docs, "Batch Mode"); a
+    bare generateContent response is not known to come from a batch and keeps the standard price."""
+    import genai_prices
+    from click.testing import CliRunner
+
+    from ctxwatch.cli import main
+
+    resp = {"candidates": [{"content": {"parts": [{"text": "ok"}], "role": "model"}}],
+            "usageMetadata": {"promptTokenCount": 1200, "candidatesTokenCount": 80, "totalTokenCount": 1280},
+            "modelVersion": "gemini-2.5-flash", "createTime": "2025-09-01T10:00:00Z"}
+    log = tmp_path / "gemini.jsonl"
+    log.write_text(json.dumps({"key": "req-1", "response": resp}) + "\n" + json.dumps(resp) + "\n")
+    from datetime import UTC, datetime
+
+    std = float(genai_prices.calc_price(genai_prices.Usage(input_tokens=1200, output_tokens=80), "gemini-2.5-flash",
+                                        provider_id="google",
+                                        genai_request_timestamp=datetime(2025, 9, 1, 10, tzinfo=UTC)).total_price)
+    doc = json.loads(CliRunner().invoke(main, ["report", str(log), "--json"]).output)
+    assert [c["cost_usd"] for c in doc["calls"]] == pytest.approx([std / 2, std], rel=1e-12)

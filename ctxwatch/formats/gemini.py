@@ -228,6 +228,11 @@ class GeminiReader(Reader):
         extra: dict[str, Any] = {}
         if key is not None:
             extra["custom_id"] = str(key)
+        if resp is not v and ("key" in v or ("request" in v and "status" in v)):
+            # A Gemini Batch Mode ({key, response}) or Vertex AI batch prediction ({request, response, status})
+            # output line: billed at the batch rate (windows.BATCH_DISCOUNT).  A bare response with its own
+            # custom_id (the saved sample) is not known to come from a batch API.
+            extra["batch_side"] = "output"
         if tool:
             extra["tool_use_prompt_tokens"] = tool
         rid = _get(resp, "responseId", "response_id")
