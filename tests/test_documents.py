@@ -342,3 +342,52 @@ def test_sniffers_claim_their_samples_and_no_others(shared_logs: Path) -> None:
                 assert score >= 0.9, (rel, name, score)
             else:
                 assert score < 0.3, (rel, name, score)
+
+
+@pytest.mark.parametrize("rel", [CLINE, OH_TRAJ, OH_EVAL])
+def test_unlogged_floors_are_inferred_once_per_conversation(shared_logs: Path, rel: str) -> None:
+    """These logs hold no system prompt and tools, so the floor is the first call's reported prompt minus its
+    counted history; every later call's history is its reported prompt minus that floor (README: the floor
+    stays put, the tokenizer gap lands in the history).  The floor used to be inferred per call, and climbed
+    11,148 -> 40,106 over the Cline run's 12 calls while its system prompt and tools never changed.
+    Reported prompts are read here with plain json (Cline: tokensIn + cacheWrites + cacheReads)."""
+    from click.testing import CliRunner
+
+    from ctxwatch.cli import main
+
+    path = shared_logs / rel
+    if rel == CLINE:
+        reported = [(r := json.loads(e["text"]))["tokensIn"] + r["cacheWrites"] + r["cacheReads"]
+                    for e in json.loads(path.read_text()) if e.get("say") == "api_req_started"]
+    elif rel == OH_TRAJ:
+        seen: dict[str, int] = {}
+        for e in json.loads(path.read_text()):
+            mr = (e.get("tool_call_metadata") or {}).get("model_response")
+            if mr:
+                seen.setdefault(mr["id"], mr["usage"]["prompt_tokens"])
+        reported = list(seen.values())
+    else:
+        tus = json.loads(path.read_text().splitlines()[0])["metrics"]["token_usages"]
+        reported = list({t["response_id"]: t["prompt_tokens"] for t in reversed(tus)}.values())[::-1]
+    calls = json.loads(CliRunner().invoke(main, ["report", str(path), "--json"]).output)["calls"]
+    assert [c["prompt_tokens_reported"] for c in calls] == reported
+    with_history = [c for c in calls if c["history_tokens"] is not None]
+    first = with_history[0]
+    assert first["floor_source"] == "inferred" and first["history_source"] == "estimated"
+    floor = first["floor_tokens"]
+    assert floor == reported[calls.index(first)] - first["history_tokens"]
+    for c in with_history[1:]:
+        assert (c["floor_tokens"], c["history_source"]) == (floor, "inferred")
+        assert c["history_tokens"] == c["prompt_tokens_reported"] - floor
+
+
+def test_openhands_edit_observation_is_counted_as_the_model_saw_it(shared_logs: Path) -> None:
+    """An openhands-aci edit reaches the model as the editor's output (FileEditObservation.__str__ returns
+    ``formatted_output_and_error``), not the UI diff in ``content`` (973 tokens for a 13-token note)."""
+    path = shared_logs / OH_TRAJ
+    events = json.loads(path.read_text())
+    edit = next(e for e in events if e.get("observation") == "edit")
+    assert edit["extras"]["impl_source"] == "oh_aci" and len(edit["content"]) > 3000
+    calls, _ = _split(OpenHandsReader(str(path)).feed_document(events))
+    tool = next(m for m in calls[1].messages if m.role == "tool")
+    assert tool.parts[0].text == edit["extras"]["formatted_output_and_error"]

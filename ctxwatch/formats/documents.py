@@ -445,6 +445,15 @@ class _OpenHandsHistory:
     def _observation(self, e: dict[str, Any]) -> None:
         tcm = e["tool_call_metadata"]
         text = c if isinstance(c := e.get("content"), str) else str(e.get("message") or "")
+        x: dict[str, Any] = ex if isinstance(ex := e.get("extras"), dict) else {}
+        if e.get("observation") == "edit":
+            # What the model is sent is the observation's str() (OpenHands FileEditObservation.__str__): the
+            # editor's own output for an openhands-aci edit, a one-line note for a new file; ``content`` holds
+            # the diff shown in the UI (a 3,558-character diff for a 13-token "File created successfully").
+            if x.get("impl_source") == "oh_aci" and isinstance(x.get("formatted_output_and_error"), str):
+                text = x["formatted_output_and_error"]
+            elif x.get("prev_exist") is False and isinstance(x.get("path"), str):
+                text = f"[New file {x['path']} is created with the provided content.]"
         self.messages.append(Message("tool", [Part("tool_result", text, name=tcm.get("function_name"),
                                                    call_id=tcm.get("tool_call_id"))]))
 
@@ -492,7 +501,27 @@ class OpenHandsReader(Reader):
                 usage=usage, response=openai_response_info(mr), history_reported_only=usage is not None,
                 key=mr["id"], extra={"response_id": mr["id"], "event_id": e.get("id"), "event_index": i}))
             hist.add_response(mr)
-        return out
+        return _floor_once(out)
+
+
+def _floor_once(calls: list[Output]) -> list[Output]:
+    """Mark the calls of one conversation whose system prompt and tools are not logged (``history_reported_only``)
+    so that the floor is inferred once, from the first call with a reported prompt, and each later call's
+    history is its reported prompt minus that floor (``extra["floor_call"]``, :mod:`ctxwatch.accounting`).
+
+    Inferring the floor of every call (reported prompt minus the history as counted here) put the tokenizer gap
+    into the floor: on a real Cline run of Claude calls counted with o200k_base it climbed 11,148 -> 40,106 in
+    12 calls.  This is what the Claude Code reader does per context.
+    """
+    first: str | None = None
+    for c in calls:
+        if not isinstance(c, ParsedCall) or not c.history_reported_only or c.key is None:
+            continue
+        if first is not None:
+            c.extra["floor_call"] = first
+        elif c.usage is not None and (c.usage.prompt_total or 0) > 0 and c.messages is not None:
+            first = c.key
+    return calls
 
 
 class OpenHandsEvalReader(Reader):
@@ -546,7 +575,7 @@ class OpenHandsEvalReader(Reader):
                 call.timestamp = parse_timestamp(mr.get("created")) if mr else None
                 call.response = openai_response_info(mr)
             out.append(call)
-        return out
+        return _floor_once(out)
 
 
 # --- SWE-agent -------------------------------------------------------------------------------------
@@ -718,7 +747,7 @@ class ClineReader(Reader):
                 assistant.append(Part("text", e["text"]))
             elif say == "tool" and isinstance(e.get("text"), str):
                 assistant.append(Part("tool_call", e["text"], name="cline_tool"))
-        return out
+        return _floor_once(out)
 
 
 # --- detection -------------------------------------------------------------------------------------
