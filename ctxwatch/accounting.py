@@ -24,9 +24,8 @@ Each distinct message is tokenized once (content hash), because every call re-se
 
 from __future__ import annotations
 
-import orjson
-
 from ctxwatch.config import DEFAULT_RESERVE, Settings
+from ctxwatch.jsonstream import json_text
 from ctxwatch.model import Call, MessageStat, ParsedCall, Src
 from ctxwatch.tokens import REPLY_PRIMER, Counter, counter_for, message_key, text_key
 from ctxwatch.windows import resolve_window
@@ -34,10 +33,7 @@ from ctxwatch.windows import resolve_window
 
 def _tools_key(tools: list) -> int:
     """Content hash of a tool-schema payload (key order ignored)."""
-    try:
-        return hash(orjson.dumps(tools, option=orjson.OPT_SORT_KEYS))
-    except TypeError:
-        return hash(repr(tools))
+    return hash(json_text(tools, sort_keys=True))
 
 
 def reserve_for(max_output_tokens: int | None, window: int | None, settings: Settings) -> tuple[int | None, Src]:

@@ -173,6 +173,11 @@ def _split_glued(text: str) -> tuple[list[Any], list[str]]:
             break
         try:
             value, end = _decoder.raw_decode(text, i)
+        except RecursionError:
+            # (orjson refuses more than 1,024 levels of nesting; the stdlib decoder recurses until Python's
+            # stack limit: a line of 1,025 "[" crashed every command)
+            problems.append("invalid JSON: nested too deeply to decode")
+            break
         except json.JSONDecodeError as exc:
             problems.append(f"invalid JSON at column {exc.pos + 1}: {exc.msg}")
             rest = _next_record(text, i + 1)
@@ -206,7 +211,7 @@ def _whole_values(text: str, i: int) -> list[Any] | None:
     while i < n:
         try:
             value, i = _decoder.raw_decode(text, i)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             return None
         out.append(value)
         while i < n and text[i] in " \t\r\n\x00":
@@ -354,3 +359,60 @@ def read_document(path: str) -> tuple[Any | None, Issue | None]:
         return orjson.loads(data), None
     except orjson.JSONDecodeError as exc:
         return None, Issue(path, 0, "invalid_json", f"not a JSON document: {exc}")
+
+
+def json_text(value: Any, *, sort_keys: bool = False) -> str:
+    """Compact JSON text of a value parsed from a log (tool arguments, schemas, content objects), never raising.
+
+    Strings are returned as they are, ``None`` as ``""``.  orjson writes at most 254 levels of nesting and a log
+    line may hold up to 1,024 (orjson's read limit), and the stdlib encoder stops at Python's recursion limit:
+    a deeper value (a hostile line) is written by :func:`_deep_json`, without recursion.
+
+    Args:
+        value: a JSON value (dicts, lists, strings, numbers, booleans, ``None``).
+        sort_keys: sort object keys (for content hashes that ignore key order).
+    """
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return ""
+    try:
+        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS if sort_keys else None).decode()
+    except (TypeError, orjson.JSONEncodeError):
+        return _deep_json(value, sort_keys)
+
+
+class _Lit(str):
+    """A piece of JSON syntax already written (``]``, ``,``, ``"key":``) on :func:`_deep_json`'s stack."""
+
+    __slots__ = ()
+
+
+def _deep_json(value: Any, sort_keys: bool) -> str:
+    """JSON text of any value with an explicit stack (no recursion); what JSON cannot hold is written as its
+    ``str()`` in a string (:func:`json_text` uses it only where orjson refuses)."""
+    out: list[str] = []
+    stack: list[Any] = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, _Lit):
+            out.append(v)
+        elif isinstance(v, dict):
+            items = sorted(v.items(), key=lambda kv: str(kv[0])) if sort_keys else list(v.items())
+            stack.append(_Lit("}"))
+            for k, (key, item) in reversed(list(enumerate(items))):
+                stack.append(item)
+                stack.append(_Lit(("," if k else "") + json.dumps(str(key), ensure_ascii=False) + ":"))
+            out.append("{")
+        elif isinstance(v, list | tuple):
+            stack.append(_Lit("]"))
+            for k in range(len(v) - 1, -1, -1):
+                stack.append(v[k])
+                if k:
+                    stack.append(_Lit(","))
+            out.append("[")
+        elif v is None or isinstance(v, bool | int | float | str):
+            out.append(json.dumps(v, ensure_ascii=False))
+        else:
+            out.append(json.dumps(str(v), ensure_ascii=False))
+    return "".join(out)

@@ -29,8 +29,7 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
-import orjson
-
+from ctxwatch.jsonstream import json_text
 from ctxwatch.model import Message, Part
 
 # The URLs tiktoken reads these encodings from and the sha256 it expects of them.
@@ -380,7 +379,7 @@ class Counter:
         """
         if not tools:
             return 0
-        body = sum(self.tokenizer.count(orjson.dumps(t).decode()) for t in tools)
+        body = sum(self.tokenizer.count(json_text(t)) for t in tools)
         if self.provider == "anthropic":
             return body + ANTHROPIC_TOOL_PREAMBLE
         return body + OPENAI_TOOLS_END + OPENAI_TOOL_INIT * len(tools)

@@ -789,3 +789,31 @@ def test_a_damaged_usage_field_leaves_the_cost_unknown(tmp_path: Path, shared_lo
     assert doc["calls"][0]["cost_usd"] is None
     assert [i["message"].split(":")[0] for i in doc["issues"]] == ["cache_write_1h -5"]
     assert doc["issues"][0]["line"] in lines
+
+
+def test_deeply_nested_json_is_a_bad_line_or_counted_never_a_crash(tmp_path: Path) -> None:
+    """A line nested 1,025 levels deep (past orjson's 1,024) made the stdlib fallback decoder raise
+    RecursionError: report, check, plan and schema crashed with a traceback (check exiting 1, like a flag),
+    a followed log stopped.  Values nested 600 levels (orjson reads them, but writes at most 254) crashed the
+    tool-schema count.  Now the first is an invalid_json issue, and the second is counted from its text."""
+    from ctxwatch.tokens import OPENAI_TOOL_INIT, OPENAI_TOOLS_END
+
+    good = {"request": {"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}]},
+            "response": {"usage": {"prompt_tokens": 10, "completion_tokens": 1}}}
+    deep_tool = '{"a":' * 600 + "1" + "}" * 600
+    with_tool = ('{"request":{"model":"gpt-4o","tools":[%s],"messages":[{"role":"user","content":"hi"}]},'
+                 '"response":{"usage":{"prompt_tokens":1600,"completion_tokens":1}}}' % deep_tool)
+    log = tmp_path / "deep.jsonl"
+    log.write_text("[" * 1025 + "]" * 1025 + "\n" + json.dumps(good) + "\n" + with_tool + "\n")
+    res = CliRunner().invoke(main, ["report", str(log), "--json"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.output)
+    assert [(i["line"], i["kind"]) for i in doc["issues"]] == [(1, "invalid_json")]
+    assert [c["line"] for c in doc["calls"]] == [2, 3]
+    tok = get_tokenizer("o200k_base")
+    assert doc["calls"][1]["tools_tokens"] == tok.count(deep_tool) + OPENAI_TOOLS_END + OPENAI_TOOL_INIT
+    res = CliRunner().invoke(main, ["check", str(log)])
+    assert res.exit_code == 0, res.output
+    for cmd in (["plan", str(log)], ["schema", str(log)]):
+        res = CliRunner().invoke(main, cmd)
+        assert res.exit_code == 0 and res.exception is None, (cmd, res.output)

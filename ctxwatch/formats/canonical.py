@@ -32,6 +32,7 @@ from ctxwatch.formats import FormatSpec as Spec
 from ctxwatch.formats import Reader, Sniff, register, usage_count
 from ctxwatch.formats.claude_code import anthropic_usage
 from ctxwatch.jsonstream import Record
+from ctxwatch.jsonstream import json_text as _json_text
 from ctxwatch.model import Issue, Message, ParsedCall, Part, ResponseInfo, SourceRef, Usage
 from ctxwatch.tokens import image_size_from_base64
 
@@ -70,13 +71,9 @@ def parse_timestamp(v: Any) -> float | None:
 
 
 def json_text(v: Any) -> str:
-    """Text of a value that is sent to the model as JSON (tool arguments given as objects)."""
-    if isinstance(v, str):
-        return v
-    try:
-        return orjson.dumps(v).decode()
-    except TypeError:
-        return str(v)
+    """Text of a value that is sent to the model as JSON (tool arguments given as objects), never raising
+    (:func:`ctxwatch.jsonstream.json_text`; ``None`` is ``null`` here)."""
+    return "null" if v is None else _json_text(v)
 
 
 def image_part(url_or_data: str, media: dict[str, Any] | None = None, *, base64_data: bool = False) -> Part:
@@ -188,7 +185,7 @@ class MessageMemo:
         """The message for ``raw``, built with ``build`` unless it was seen in the previous call."""
         try:
             key = hash(orjson.dumps(raw))
-        except TypeError:
+        except TypeError:  # (orjson.JSONEncodeError: nested too deeply to write; not worth a key)
             return build(raw)
         msg = self._cur.get(key) or self._prev.get(key)
         if msg is None:

@@ -40,10 +40,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-import orjson
-
 from ctxwatch.formats import FormatSpec, Output, Reader, Sniff, register, usage_count
-from ctxwatch.jsonstream import Record
+from ctxwatch.jsonstream import Record, json_text
 from ctxwatch.model import Issue, Message, ParsedCall, Part, ResponseInfo, SourceRef, Usage
 from ctxwatch.tokens import image_size_from_base64
 
@@ -171,11 +169,8 @@ def cache_write_1h(usage: dict[str, Any], cache_write: int) -> Any:
 
 
 def _json_text(value: Any) -> str:
-    """Compact JSON text of a value (tool-call arguments), never raising."""
-    try:
-        return orjson.dumps(value).decode()
-    except (TypeError, orjson.JSONEncodeError):
-        return str(value)
+    """Compact JSON text of a value (tool-call arguments), never raising; ``None`` is ``null`` here."""
+    return "null" if value is None else json_text(value)
 
 
 def _b64_meta(source: Any) -> dict[str, Any]:

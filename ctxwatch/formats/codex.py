@@ -35,11 +35,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-import orjson
-
 from ctxwatch.formats import FormatSpec, Output, Reader, Sniff, register, usage_count
 from ctxwatch.formats.claude_code import as_int, iso_seconds
-from ctxwatch.jsonstream import Record
+from ctxwatch.jsonstream import Record, json_text
 from ctxwatch.model import Issue, Message, ParsedCall, Part, ResponseInfo, SourceRef, Usage
 from ctxwatch.tokens import image_size_from_base64
 
@@ -70,16 +68,7 @@ _INSTRUCTION_PREFIXES = ("# AGENTS.md instructions", "<user_instructions>")
 _ENVIRONMENT_PREFIX = "<environment_context>"
 
 
-def _json_text(value: Any) -> str:
-    """Compact JSON text of a value, never raising (strings are returned as they are)."""
-    if isinstance(value, str):
-        return value
-    if value is None:
-        return ""
-    try:
-        return orjson.dumps(value).decode()
-    except (TypeError, orjson.JSONEncodeError):
-        return str(value)
+_json_text = json_text  # (compact JSON text of a value, never raising: jsonstream.json_text)
 
 
 class _NotACount(ValueError):

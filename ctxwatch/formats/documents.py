@@ -586,7 +586,7 @@ def _swe_model(doc: dict[str, Any]) -> str | None:
     if isinstance(rc, str):
         try:
             rc = json.loads(rc)
-        except ValueError:
+        except (ValueError, RecursionError):
             return None
     if not isinstance(rc, dict):
         return None
@@ -721,7 +721,7 @@ class ClineReader(Reader):
                     assistant = []
                 try:
                     d = json.loads(e.get("text") or "")
-                except (ValueError, TypeError):
+                except (ValueError, TypeError, RecursionError):
                     out.append(Issue(self.path, 0, "invalid_json", f"entry {i}: api_req_started text is not JSON"))
                     continue
                 if not isinstance(d, dict):

@@ -26,6 +26,7 @@ from textual.widgets.option_list import Option
 from ctxwatch.config import Settings
 from ctxwatch.formats import FormatSpec
 from ctxwatch.formats.claude_code import is_subagent_file
+from ctxwatch.jsonstream import json_text
 from ctxwatch.model import Call, ParsedCall, Src
 from ctxwatch.run import reload_parsed
 from ctxwatch.ui import text as tx
@@ -117,7 +118,10 @@ def build_items(call: Call, pc: ParsedCall | None) -> list[Item]:
         else:
             costs = [counter.tools_tokens([t]) for t in tools]
         for t, cost in zip(tools, costs, strict=True):
-            body = orjson.dumps(t, option=orjson.OPT_INDENT_2).decode()
+            try:
+                body = orjson.dumps(t, option=orjson.OPT_INDENT_2).decode()
+            except orjson.JSONEncodeError:  # (nested deeper than orjson writes: shown compact)
+                body = json_text(t)
             items.append(Item(len(items), "tool", "tools", f"schema: {tool_name(t)}", cost, _cap(body), len(body)))
     if pc is None or pc.messages is None:
         for i, st in enumerate(call.messages):
