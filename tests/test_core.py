@@ -817,3 +817,21 @@ def test_deeply_nested_json_is_a_bad_line_or_counted_never_a_crash(tmp_path: Pat
     for cmd in (["plan", str(log)], ["schema", str(log)]):
         res = CliRunner().invoke(main, cmd)
         assert res.exit_code == 0 and res.exception is None, (cmd, res.output)
+
+
+def test_one_response_id_on_different_requests_is_several_calls(tmp_path: Path) -> None:
+    """Mock servers and test stubs answer every call with one constant id: the 5 calls of such a log were
+    merged into 1 with no word (check: "1 call, 0 bad lines").  A record copied again (same id, same request)
+    is still one call (B11/B19)."""
+    demo = Path(__file__).resolve().parents[1] / "sample_logs" / "openai_chat_demo.jsonl"
+    recs = [json.loads(line) for line in demo.read_text().splitlines()[:5]]
+    for r in recs:
+        r["response"]["id"] = "chatcmpl-mock"
+    log = tmp_path / "sameid.jsonl"
+    log.write_text("".join(json.dumps(r) + "\n" for r in [*recs, recs[2]]))  # and one true copy
+    doc = report(log)
+    assert [c["line"] for c in doc["calls"]] == [1, 2, 6, 4, 5]  # the copy of line 3 updates call #3
+    assert [c["prompt_tokens_reported"] for c in doc["calls"]] == [r["response"]["usage"]["prompt_tokens"]
+                                                                   for r in recs]
+    notes = [(i["line"], i["kind"]) for i in doc["issues"]]
+    assert notes == [(2, "duplicate_response_id")]

@@ -34,7 +34,7 @@ from ctxwatch.formats.claude_code import anthropic_usage
 from ctxwatch.jsonstream import Record
 from ctxwatch.jsonstream import json_text as _json_text
 from ctxwatch.model import Issue, Message, ParsedCall, Part, ResponseInfo, SourceRef, Usage
-from ctxwatch.tokens import image_size_from_base64
+from ctxwatch.tokens import image_size_from_base64, message_key
 
 Output = ParsedCall | Issue
 #: ``(system blocks, tool schemas, history messages, max output tokens)`` of one request body.
@@ -536,6 +536,11 @@ class _MemoReader(Reader):
 class CanonicalReader(_MemoReader):
     """Reader for ``{"request": ..., "response": ...}`` records (OpenAI chat, Anthropic, Responses API)."""
 
+    def __init__(self, path: str) -> None:
+        super().__init__(path)
+        self._ids: dict[str, tuple[str, int]] = {}  # response id -> (first call key, line) using it
+        self._told: set[str] = set()  # response ids already reported as reused for another request
+
     def feed(self, rec: Record) -> Iterable[Output]:
         """One record = one call; anything that is not such a record is an ``unknown_record`` issue."""
         v = rec.value
@@ -551,17 +556,29 @@ class CanonicalReader(_MemoReader):
         if ts is None and isinstance(resp, dict):
             ts = parse_timestamp(resp.get("created"))
         call = build_call(self.path, rec, req, resp, timestamp=ts, memo=self.memo)
+        extra_issues: list[Issue] = []
         if isinstance(resp, dict) and isinstance(resp.get("id"), str) and resp["id"]:
             # The provider's response id names one API call: a record seen again (a log replaced by a copy,
-            # a resumed run re-logging) updates instead of adding (failure cases B11/B19).
-            call.key = f"response:{resp['id']}"
+            # a resumed run re-logging) updates instead of adding (failure cases B11/B19).  The key holds the
+            # request's shape too: a mock server or a test stub answering every call with one constant id
+            # must not merge different requests into one call.
+            rid = resp["id"]
+            msgs = call.messages or []
+            shape = hash((len(msgs), message_key(msgs[-1]) if msgs else None)) & 0xFFFFFFFF
+            call.key = f"response:{rid}:{len(msgs)}:{shape:08x}"
+            first = self._ids.setdefault(rid, (call.key, rec.line))
+            if first[0] != call.key and rid not in self._told:
+                self._told.add(rid)
+                extra_issues.append(Issue(self.path, rec.line, "duplicate_response_id",
+                                          f"response id {rid!r} was already used at line {first[1]} for a "
+                                          "different request; counted as separate calls"))
         call.session = v.get("session") if isinstance(v.get("session"), str) else None
         win = int_or_none(v.get("window"))
         if win:
             call.window = win
         if isinstance(v.get("context"), str):
             call.context = v["context"]
-        return [call, *_malformed(self.path, rec.line, req, resp, call)]
+        return [call, *_malformed(self.path, rec.line, req, resp, call), *extra_issues]
 
 
 def _malformed(path: str, line: int, req: dict[str, Any], resp: Any, call: ParsedCall) -> list[Issue]:
