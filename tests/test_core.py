@@ -801,8 +801,9 @@ def test_deeply_nested_json_is_a_bad_line_or_counted_never_a_crash(tmp_path: Pat
     good = {"request": {"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}]},
             "response": {"usage": {"prompt_tokens": 10, "completion_tokens": 1}}}
     deep_tool = '{"a":' * 600 + "1" + "}" * 600
-    with_tool = ('{"request":{"model":"gpt-4o","tools":[%s],"messages":[{"role":"user","content":"hi"}]},'
-                 '"response":{"usage":{"prompt_tokens":1600,"completion_tokens":1}}}' % deep_tool)
+    with_tool = ('{"request":{"model":"gpt-4o","tools":[' + deep_tool
+                 + '],"messages":[{"role":"user","content":"hi"}]},'
+                 '"response":{"usage":{"prompt_tokens":1600,"completion_tokens":1}}}')
     log = tmp_path / "deep.jsonl"
     log.write_text("[" * 1025 + "]" * 1025 + "\n" + json.dumps(good) + "\n" + with_tool + "\n")
     res = CliRunner().invoke(main, ["report", str(log), "--json"])

@@ -1130,3 +1130,23 @@ async def test_c_on_a_session_file_names_its_subagent_transcripts(tmp_path: Path
             await pilot.pause()
             assert said and said[-1].startswith(expected), said
             assert path == session or said[-1] == expected  # (the folder is open: no advice to open it)
+
+
+async def test_toasts_show_file_names_literally(tmp_path: Path) -> None:
+    """A new session file whose name carries an OSC title sequence, a screen clear, a bidi override and Rich
+    markup reached the terminal raw through the "following the newest session" toast (the pane was retitled
+    PWNED and blanked).  Every toast now shows its text escaped, and never as markup."""
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    write_log(folder / "first.jsonl", 2)
+    app = CtxwatchApp(str(folder))
+    async with app.run_test(size=(120, 40)) as pilot:
+        assert await wait_for(pilot, lambda: app.loaded)
+        evil = "evil[@click=app.quit]\x1b]0;PWNED\x07\x1b[2J\u202e[red]x.jsonl"
+        write_log(folder / evil, 3)
+        assert await wait_for(pilot, lambda: any("following the newest" in n.message for n in app._notifications),
+                              seconds=30)
+        toast = next(n for n in app._notifications if "following the newest" in n.message)
+        assert not any(ch in toast.message for ch in "\x1b\x07\u202e")
+        assert "[@click=app.quit]" in toast.message and toast.markup is False
+        assert app.is_running  # (the [@click=app.quit] text did nothing)

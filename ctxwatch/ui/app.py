@@ -23,6 +23,7 @@ from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
+from textual.notifications import SeverityLevel
 from textual.screen import Screen
 from textual.widgets import Footer, Input, ProgressBar, Static
 from textual.worker import get_current_worker
@@ -254,6 +255,14 @@ class CtxwatchApp(App[None]):
         self._scan_stop = threading.Event()
         self._filter_timer: Any = None
         self.main: MainScreen | None = None
+
+    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
+               timeout: float | None = None, markup: bool = False) -> None:
+        """A toast that shows its text literally, always: notifications name files, folders and errors, which
+        come from the logs (a file name carrying ``ESC]0;…BEL`` retitled the terminal, ``ESC[2J`` blanked it).
+        ``markup`` is accepted for the base signature and ignored: nothing here is ever parsed as markup."""
+        super().notify(tx.clean(message), title=tx.clean(title, multiline=False), severity=severity,
+                       timeout=timeout, markup=False)
 
     # ------------------------------------------------------------------ start and stop
     def get_default_screen(self) -> Screen[Any]:
