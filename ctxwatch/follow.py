@@ -33,7 +33,7 @@ from ctxwatch.formats import SNIFF_BYTES, FormatSpec, detect
 from ctxwatch.jsonstream import Record
 from ctxwatch.model import Issue, Resolved
 from ctxwatch.report import call_json, issue_json
-from ctxwatch.run import Change, LogError, Run, resolve_spec
+from ctxwatch.run import Change, LogError, Run, check_log_file, resolve_spec
 from ctxwatch.tail import (
     DEFAULT_IDLE_GRACE,
     DEFAULT_POLL_INTERVAL,
@@ -104,15 +104,20 @@ def follow_jsonl(
         watcher: replacement for ``watchfiles.watch`` (tests).
 
     Raises:
-        LogError: ``path`` is a directory, ``fmt_name`` is unknown, the format is a whole-file document, or
-            no format recognises the file after :data:`DETECT_RECORDS` records (or ``SNIFF_BYTES`` bytes).
+        LogError: ``path`` is a directory or not a regular file, ``fmt_name`` is unknown, the format is a
+            whole-file document, or no format recognises the file after :data:`DETECT_RECORDS` records (or
+            ``SNIFF_BYTES`` bytes).
     """
     if os.path.isdir(path):
         raise LogError(f"{path}: is a directory (--follow takes one log file)")
+    check_log_file(path, missing_ok=True)  # (a pipe or a device: refused, as by every command)
     spec: FormatSpec | None = resolve_spec(path, fmt_name) if fmt_name else None
     if spec is not None and spec.document:
         raise LogError(f"{path}: {spec.name} is a whole-file JSON document; --follow needs a JSONL log")
     emit = _Out(out)
+    if not os.path.exists(path):
+        # (a job about to start: said once, so that a mistyped path is not a silent wait)
+        emit({"event": "notice", "kind": "waiting", "message": f"{path} does not exist yet; waiting for it"})
     run: Run | None = Run(path, spec, settings) if spec is not None else None
     held: list[Record | Issue] = []
     waiting_noted = False

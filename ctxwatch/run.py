@@ -12,6 +12,7 @@ summary in place (a later line of the same Claude Code response), so nothing is 
 from __future__ import annotations
 
 import os
+import stat
 import statistics
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
@@ -464,21 +465,48 @@ def file_outputs(reader: Reader, path: str, document: bool,
             records[0] += n
 
 
+_NOT_REGULAR = ((stat.S_ISFIFO, "named pipe (FIFO)"), (stat.S_ISCHR, "character device"),
+                (stat.S_ISBLK, "block device"), (stat.S_ISSOCK, "socket"))
+
+
+def check_log_file(path: str, *, missing_ok: bool = False) -> None:
+    """Raise :class:`LogError` unless ``path`` is a regular file (symbolic links followed).
+
+    A pipe or a device named like a log (a FIFO blocks a read until a writer comes, ``/dev/zero`` never ends
+    and filled memory without bound) is refused, and so are a directory, a dangling link and a link loop,
+    each with its own reason.  ``missing_ok``: a path that does not exist yet passes (``--follow --format``
+    waits for it).
+    """
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        if missing_ok and not os.path.islink(path):
+            return
+        dangling = " (a symbolic link to a missing file)" if os.path.islink(path) else ""
+        raise LogError(f"{path}: no such file{dangling}") from None
+    except OSError as exc:  # a link loop (ELOOP), a path through a non-directory, no permission on a folder
+        raise LogError(f"{path}: cannot read ({exc.strerror or exc})") from exc
+    if stat.S_ISDIR(st.st_mode):
+        raise LogError(f"{path}: is a directory (give a log file)")
+    for test, kind in _NOT_REGULAR:
+        if test(st.st_mode):
+            raise LogError(f"{path}: is a {kind}, not a log file (ctxwatch reads regular files)")
+
+
 def resolve_spec(path: str, fmt: str | None) -> FormatSpec:
     """The format of ``path``: ``fmt`` if given, else detected.
 
     Raises:
-        LogError: the file does not exist, cannot be read, or no format recognises it.
+        LogError: the file does not exist (with ``fmt``: it may not exist yet), is not a regular file
+            (:func:`check_log_file`), cannot be read, or no format recognises it.
     """
     if fmt:
+        check_log_file(path, missing_ok=True)
         try:
             return get_format(fmt)
         except KeyError as exc:
             raise LogError(str(exc.args[0])) from exc
-    if not os.path.exists(path):
-        raise LogError(f"{path}: no such file")
-    if os.path.isdir(path):
-        raise LogError(f"{path}: is a directory (give a log file)")
+    check_log_file(path)
     try:
         spec = detect(path)
     except OSError as exc:

@@ -836,3 +836,25 @@ def test_one_response_id_on_different_requests_is_several_calls(tmp_path: Path) 
                                                                    for r in recs]
     notes = [(i["line"], i["kind"]) for i in doc["issues"]]
     assert notes == [(2, "duplicate_response_id")]
+
+
+def test_pipes_devices_and_broken_links_are_refused_by_name(tmp_path: Path) -> None:
+    """A log path that is a FIFO made report hang forever, a link to /dev/zero filled memory (6.7 GB in 12 s),
+    a link loop said "no such file".  Each is now a clear error naming the file (exit 2), in report, check,
+    plan and follow alike."""
+    import os
+
+    os.mkfifo(tmp_path / "fifo.jsonl")
+    (tmp_path / "zero.jsonl").symlink_to("/dev/zero")
+    (tmp_path / "loop.jsonl").symlink_to(tmp_path / "loop.jsonl")
+    (tmp_path / "dangling.jsonl").symlink_to(tmp_path / "missing.jsonl")
+    expected = {"fifo": "is a named pipe (FIFO), not a log file", "zero": "is a character device, not a log file",
+                "loop": "cannot read (Too many levels of symbolic links)",
+                "dangling": "no such file (a symbolic link to a missing file)"}
+    for name, why in expected.items():
+        path = str(tmp_path / f"{name}.jsonl")
+        for cmd in (["report", path], ["check", path], ["plan", path], ["report", "--format", "canonical", path],
+                    ["report", "--follow", "--jsonl", path]):
+            res = CliRunner().invoke(main, cmd)
+            assert res.exit_code == 2, (cmd, res.output)
+            assert f"{path}: {why}" in res.output, (cmd, res.output)

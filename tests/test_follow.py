@@ -164,9 +164,12 @@ def test_follow_half_line_gives_one_call_and_no_issue(tmp_path: Path) -> None:
 
 
 def test_follow_waits_for_a_missing_file_and_detects_its_format(tmp_path: Path) -> None:
+    """It says once that it waits (a mistyped path was a silent wait), then reads the file when it appears."""
     log = tmp_path / "later.jsonl"
     f = Follower(log, poll=True, poll_interval=0.05)
     try:
+        assert f.take(1) == [{"event": "notice", "kind": "waiting",
+                              "message": f"{log} does not exist yet; waiting for it"}]
         append(log, line(0))
         assert calls(f.take(1)) == [(0, 1, 8)]
     finally:
