@@ -303,6 +303,20 @@ def test_a_record_with_wrongly_typed_parts_is_kept_with_those_parts_unknown(tmp_
     assert [(e["event"], e["line"], e["kind"]) for e in events[2:]] == [("issue", 2, "invalid_field")] * 2
 
 
+def test_non_object_entries_in_messages_make_the_history_unknown(tmp_path: Path) -> None:
+    """``[{...}, 1, null, "x"]``: the three junk entries were dropped without a word and the history shown as
+    known (the tokens of the one real message).  No API takes such a list, so what was sent is not known."""
+    rec = {"request": {"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}, 1, None, "x"]},
+           "response": {"usage": {"prompt_tokens": 10, "completion_tokens": 1}}}
+    path = tmp_path / "junk.jsonl"
+    path.write_text(json.dumps(rec) + "\n")
+    doc = report(path)
+    assert (doc["calls"][0]["history_tokens"], doc["calls"][0]["prompt_tokens_reported"]) == (None, 10)
+    assert [(i["line"], i["kind"], i["message"]) for i in doc["issues"]] == [
+        (1, "invalid_field", "request.messages holds 3 entries that are not a message object: the history is "
+                             "unknown")]
+
+
 def test_an_empty_file_and_a_file_of_no_json_say_so(tmp_path: Path) -> None:
     """An empty log reads as no calls with a note saying it is empty (exit 0: a log being created); a file
     with no JSON line is unreadable, and the message says that none of its lines is JSON."""

@@ -586,7 +586,12 @@ def _malformed(path: str, line: int, req: dict[str, Any], resp: Any, call: Parse
     call is kept with that part unknown (a history of 0 tokens, or no usage, would pass for a real value)."""
     problems = []
     if "messages" in req:
-        bad = None if isinstance(req["messages"], list) else "request.messages is not a list"
+        msgs = req["messages"]
+        bad = None if isinstance(msgs, list) else "request.messages is not a list"
+        if bad is None and (n := sum(not isinstance(m, dict) for m in msgs)):
+            # (no API takes such an entry: what was really sent is not known, so neither is the history)
+            bad = f"request.messages holds {n} entr{'ies' if n != 1 else 'y'} that {'are' if n != 1 else 'is'} " \
+                  "not a message object"
     else:  # the Responses API's input may be a string or a list of items
         bad = None if isinstance(req.get("input"), (list, str, type(None))) else "request.input is not a list"
     if bad:
