@@ -13,6 +13,7 @@ duplicates by key exactly as a serial read would.
 from __future__ import annotations
 
 import os
+import re
 import stat
 from collections.abc import Iterator
 from pathlib import Path
@@ -48,6 +49,36 @@ def list_logs(folder: str) -> list[str]:
                 if stat.S_ISREG(st.st_mode):
                     found.append((st.st_mtime, p))
     return [p for _, p in sorted(found, reverse=True)]
+
+
+#: Bytes read from a log's end to find its last timestamp (an agent transcript ends each line with one).
+ACTIVITY_TAIL_BYTES = 64 * 1024
+_TIMESTAMP = re.compile(rb'"timestamp"\s*:\s*"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)?)"')
+
+
+def last_activity(path: str) -> float | None:
+    """The latest ISO-8601 ``"timestamp"`` in the last :data:`ACTIVITY_TAIL_BYTES` of a log (epoch seconds;
+    one without a zone is read as UTC), or ``None`` when there is none or the file cannot be read.
+
+    A session's time is its calls' time, as ``report`` sorts sessions; a file's modification time says only
+    when it was last written or copied (a copied folder of logs has one time for every file)."""
+    from datetime import UTC, datetime
+
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(max(0, os.fstat(fh.fileno()).st_size - ACTIVITY_TAIL_BYTES))
+            tail = fh.read(ACTIVITY_TAIL_BYTES)
+    except OSError:
+        return None
+    best: float | None = None
+    for m in _TIMESTAMP.finditer(tail):
+        try:
+            t = datetime.fromisoformat(m.group(1).decode())
+        except ValueError:
+            continue
+        ts = (t if t.tzinfo else t.replace(tzinfo=UTC)).timestamp()
+        best = ts if best is None or ts > best else best
+    return best
 
 
 def load_many(paths: list[str], fmt: str | None, settings: Settings | None = None, *,

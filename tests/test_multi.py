@@ -262,3 +262,32 @@ def test_a_damaged_call_copied_into_another_file_is_reported_once_in_parallel(
     monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 0)
     monkeypatch.setattr(multi, "TASK_BYTES", 1)  # one file per task: each copy read by its own worker
     assert report_json(multi.load_many([str(root)], None, Settings(), parallel=True)) == serial
+
+
+def test_the_dashboard_and_report_agree_on_the_newest_session(tmp_path: Path) -> None:
+    """A copied folder gives every file one modification time (or the wrong one): the dashboard's session list
+    (and the session it follows) went by modification time while report's "newest first" goes by the calls'
+    timestamps, so each named a different session newest.  Both now go by the last call's timestamp."""
+    import json
+    import os
+
+    from click.testing import CliRunner
+
+    from ctxwatch.cli import main
+    from ctxwatch.ui.feed import list_paths
+
+    def session(name: str, sid: str, day: int) -> Path:
+        recs = [{"timestamp": f"2025-03-{day:02d}T10:00:{i:02d}Z", "session": sid,
+                 "request": {"model": "gpt-4o", "messages": [{"role": "user", "content": f"step {i}"}]},
+                 "response": {"usage": {"prompt_tokens": 10 + i, "completion_tokens": 1}}} for i in range(3)]
+        p = tmp_path / name
+        p.write_text("".join(json.dumps(r) + "\n" for r in recs))
+        return p
+
+    newer = session("a.jsonl", "newer-run", 20)
+    older = session("b.jsonl", "older-run", 5)
+    os.utime(newer, (1_700_000_000, 1_700_000_000))  # copied first: the older file time
+    os.utime(older, (1_700_000_500, 1_700_000_500))
+    assert list_paths([str(tmp_path)]) == [str(newer), str(older)]
+    doc = json.loads(CliRunner().invoke(main, ["report", str(tmp_path), "--json"]).output)
+    assert [s["session"] for s in doc["sessions"]] == ["newer-run", "older-run"]

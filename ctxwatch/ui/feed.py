@@ -545,9 +545,33 @@ class LogFeed:
 BATCH_FORMATS = frozenset({"openai-batch", "anthropic-batch"})
 
 
+#: ``path -> (mtime, size, activity)``: each file's last activity, read again only when the file changes.
+_activity: dict[str, tuple[float, int, float]] = {}
+_activity_lock = threading.Lock()
+
+
+def activity_of(path: str) -> float:
+    """When ``path`` was last active: its last call's timestamp (:func:`ctxwatch.multi.last_activity`), else
+    its modification time.  Raises ``OSError`` when it cannot be stat'ed."""
+    from ctxwatch.multi import last_activity
+
+    st = os.stat(path)
+    with _activity_lock:
+        known = _activity.get(path)
+    if known is not None and known[:2] == (st.st_mtime, st.st_size):
+        return known[2]
+    found = last_activity(path)
+    act = found if found is not None else st.st_mtime
+    with _activity_lock:
+        _activity[path] = (st.st_mtime, st.st_size, act)
+    return act
+
+
 def list_paths(paths: Sequence[str]) -> list[str]:
     """The log files named by ``paths``: folders expanded with :func:`ctxwatch.multi.list_logs`, files as given
-    (if they exist); newest first by modification time, each file once."""
+    (if they exist); newest first, each file once.  Newest is by the last call's timestamp, as ``report``
+    orders sessions (a copied folder gives every file the same modification time), else by modification
+    time."""
     from ctxwatch.multi import list_logs
 
     found: dict[str, float] = {}
@@ -555,9 +579,10 @@ def list_paths(paths: Sequence[str]) -> list[str]:
         try:
             if os.path.isdir(p):
                 for f in list_logs(p):
-                    found.setdefault(f, os.path.getmtime(f))
-            elif os.path.isfile(p):
-                found.setdefault(p, os.path.getmtime(p))
+                    if f not in found:
+                        found[f] = activity_of(f)
+            elif os.path.isfile(p) and p not in found:
+                found[p] = activity_of(p)
         except OSError:
             continue
     return sorted(found, key=lambda f: found[f], reverse=True)

@@ -30,6 +30,7 @@ from ctxwatch.jsonstream import json_text
 from ctxwatch.model import Call, ParsedCall, Src
 from ctxwatch.run import reload_parsed
 from ctxwatch.ui import text as tx
+from ctxwatch.ui.feed import activity_of
 from ctxwatch.ui.widgets import BarParts, bar_line
 
 #: Characters of an item shown folded (at most :data:`FOLD_LINES` lines of them).
@@ -787,8 +788,8 @@ class SessionPicker(ModalScreen[str | None]):
         for i, f in enumerate(self.files):
             rel = os.path.relpath(f, self.folder)
             try:
-                st = os.stat(f)
-                info = f"{tx.stamp(st.st_mtime)}  {st.st_size / 1024:,.0f} KiB"
+                # (the time the list is sorted by: the last call's, else the file's modification time)
+                info = f"{tx.stamp(activity_of(f))}  {os.path.getsize(f) / 1024:,.0f} KiB"
             except OSError:
                 info = "gone"
             line = Text("● " if (f == self.current and not self.auto) else "  ")
