@@ -794,9 +794,11 @@ def plan_messages(messages: Sequence[Message | MessageStat], policy: Policy, *,
                      "messages they replace")
 
     kept_units = sum(1 for c in starts if c >= cut)
+    # The smallest plan a lower keep_recent would allow (the cuts the newest units now protect), for the hint.
+    beyond = min((size(c) for c in valid if c > max_cut), default=None)
     reason = _reason(policy, plans, before, after, budget, fits, cut, H, floor, pinned_tokens, tools_tokens,
                      summary, chosen, moved, starts, suffix, max_cut, kept_units,
-                     _inside_turn(cut, H, user_starts, hist_pos, lead), short, overhead)
+                     _inside_turn(cut, H, user_starts, hist_pos, lead), short, overhead, beyond)
     return Plan(
         messages=plans, before_tokens=before, after_tokens=after, budget_tokens=budget, fits=fits, reason=reason,
         reinject=chosen, found=found, floor_tokens=floor - pinned_in_history,
@@ -889,12 +891,14 @@ def _fmt(n: int) -> str:
 def _reason(policy: Policy, plans: list[MessagePlan], before: int, after: int, budget: int, fits: bool,
             cut: int, H: int, floor: int, pinned: int, tools: int, summary: int, chosen: list[ReinjectItem],
             moved: str | None, starts: list[int], suffix: list[int], max_cut: int, kept_units: int,
-            inside: str | None, short: str | None = None, overhead: int = 0) -> str:
+            inside: str | None, short: str | None = None, overhead: int = 0, beyond: int | None = None) -> str:
     """The plan's human sentence(s), joined with ``"; "``.
 
     ``starts`` are the unit starts (:attr:`Policy.unit`), ``kept_units`` how many of them are kept,
     ``inside`` the sentence saying the cut falls inside a user turn (or ``None``), ``short`` the sentence
-    saying why a ``compact_at="trigger"`` cut stopped before the full compaction (or ``None``).
+    saying why a ``compact_at="trigger"`` cut stopped before the full compaction (or ``None``), ``beyond``
+    the smallest prompt (tokens) a lower ``keep_recent`` would reach (``None``: no cut lies beyond the
+    newest units).
     """
     unit = policy.unit
     trigger = policy.trigger_tokens
@@ -977,6 +981,10 @@ def _reason(policy: Policy, plans: list[MessagePlan], before: int, after: int, b
                 hint = "lower summary_tokens or re-inject less" if extra else "raise the budget"
                 if policy.mode == "drop" and not extra and unit == "exchange":
                     hint = "summarise or re-inject the task (so the cut may fall inside a user turn), or " + hint
+                if beyond is not None and beyond <= budget:
+                    # (the newest units keep the cut before them; compacting them too would fit)
+                    hint = (f"lower keep_recent (compacting the newest {unit}s too gives {_fmt(beyond)} tokens), or "
+                            + hint)
                 parts.append(f"does not fit: the smallest plan that keeps {unit}s and tool calls whole and starts the "
                              f"sent history on a user message is {breakdown}, over the budget of {_fmt(budget)}; "
                              f"{hint}")

@@ -839,3 +839,16 @@ def test_a_large_max_tokens_lowers_the_budget_for_check_as_for_plan(tmp_path: Pa
     res = CliRunner().invoke(main, ["plan", str(log), "--call", "3", "--json"])
     plan = json.loads(res.output)
     assert plan["budget_tokens"] == budget and plan["before_tokens"] == prompts[2]
+
+
+def test_a_plan_that_keep_recent_blocks_says_to_lower_it(shared_logs: Path) -> None:
+    """At a budget fraction of 0.1, the newest 6 exchanges left no cut that beats keeping everything, and the
+    plan said only "raise the budget"; with keep_recent 0 the same call fits (the preview's `-` showed it)."""
+    path = str(shared_logs / "claude-code" / "ccviewer_5c0375b4_v1.0.108_inline_sidechain.jsonl")
+    args = ["plan", path, "--call", "19", "--budget-fraction", "0.1", "--json"]
+    zero = json.loads(CliRunner().invoke(main, [*args, "--keep-recent", "0"]).output)
+    assert zero["fits"]
+    plan = json.loads(CliRunner().invoke(main, args).output)
+    assert not plan["fits"]
+    assert f"lower keep_recent (compacting the newest exchanges too gives {zero['after_tokens']:,} tokens)" \
+        in plan["reason"]
