@@ -798,7 +798,8 @@ def plan_messages(messages: Sequence[Message | MessageStat], policy: Policy, *,
     beyond = min((size(c) for c in valid if c > max_cut), default=None)
     reason = _reason(policy, plans, before, after, budget, fits, cut, H, floor, pinned_tokens, tools_tokens,
                      summary, chosen, moved, starts, suffix, max_cut, kept_units,
-                     _inside_turn(cut, H, user_starts, hist_pos, lead), short, overhead, beyond)
+                     _inside_turn(cut, H, user_starts, hist_pos, lead), short, overhead, beyond,
+                     suffix[0] - suffix[max_cut])
     return Plan(
         messages=plans, before_tokens=before, after_tokens=after, budget_tokens=budget, fits=fits, reason=reason,
         reinject=chosen, found=found, floor_tokens=floor - pinned_in_history,
@@ -891,14 +892,15 @@ def _fmt(n: int) -> str:
 def _reason(policy: Policy, plans: list[MessagePlan], before: int, after: int, budget: int, fits: bool,
             cut: int, H: int, floor: int, pinned: int, tools: int, summary: int, chosen: list[ReinjectItem],
             moved: str | None, starts: list[int], suffix: list[int], max_cut: int, kept_units: int,
-            inside: str | None, short: str | None = None, overhead: int = 0, beyond: int | None = None) -> str:
+            inside: str | None, short: str | None = None, overhead: int = 0, beyond: int | None = None,
+            older: int = 0) -> str:
     """The plan's human sentence(s), joined with ``"; "``.
 
     ``starts`` are the unit starts (:attr:`Policy.unit`), ``kept_units`` how many of them are kept,
     ``inside`` the sentence saying the cut falls inside a user turn (or ``None``), ``short`` the sentence
     saying why a ``compact_at="trigger"`` cut stopped before the full compaction (or ``None``), ``beyond``
     the smallest prompt (tokens) a lower ``keep_recent`` would reach (``None``: no cut lies beyond the
-    newest units).
+    newest units), ``older`` the tokens of the history older than the newest units (what may be compacted).
     """
     unit = policy.unit
     trigger = policy.trigger_tokens
@@ -981,6 +983,9 @@ def _reason(policy: Policy, plans: list[MessagePlan], before: int, after: int, b
                 hint = "lower summary_tokens or re-inject less" if extra else "raise the budget"
                 if policy.mode == "drop" and not extra and unit == "exchange":
                     hint = "summarise or re-inject the task (so the cut may fall inside a user turn), or " + hint
+                if policy.mode == "summarise" and cut == 0 and 0 < older <= summary:
+                    hint = (f"lower summary_tokens (a summary of ~{_fmt(summary)} tokens is larger than the "
+                            f"{_fmt(older)} tokens it would replace), or " + hint)
                 if beyond is not None and beyond <= budget:
                     # (the newest units keep the cut before them; compacting them too would fit)
                     hint = (f"lower keep_recent (compacting the newest {unit}s too gives {_fmt(beyond)} tokens), or "

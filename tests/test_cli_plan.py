@@ -852,3 +852,23 @@ def test_a_plan_that_keep_recent_blocks_says_to_lower_it(shared_logs: Path) -> N
     assert not plan["fits"]
     assert f"lower keep_recent (compacting the newest exchanges too gives {zero['after_tokens']:,} tokens)" \
         in plan["reason"]
+
+
+def test_a_summary_larger_than_the_span_it_replaces_is_named(tmp_path: Path) -> None:
+    """Compacting a 1,9xx-token older span into a 2,000-token summary makes the prompt bigger, so nothing was
+    evicted, and the plan said only "raise the budget"."""
+    msgs: list[dict] = [{"role": "system", "content": "You fix tests."},
+                        {"role": "user", "content": "Fix the failing VAT test. " + "context " * 300}]
+    for k in range(10):
+        msgs.append({"role": "assistant", "content": None, "tool_calls": [
+            {"id": f"call_{k}", "type": "function", "function": {"name": "read", "arguments": f'{{"n": {k}}}'}}]})
+        msgs.append({"role": "tool", "tool_call_id": f"call_{k}", "content": f"line {k} " * (60 if k < 4 else 200)})
+    log = tmp_path / "bigsummary.jsonl"
+    log.write_text(json.dumps({"request": {"model": "gpt-4o", "messages": msgs},
+                               "response": {"choices": [{"message": {"role": "assistant", "content": "ok"}}]}}) + "\n")
+    plan = json.loads(CliRunner().invoke(main, ["plan", str(log), "--window", "5000", "--json"]).output)
+    rows = [m for m in plan["messages"] if m["fate"] != "pinned"]
+    older = sum(m["tokens"] for m in rows[:-12])  # all but the newest 6 exchanges (a call and its result each)
+    assert 0 < older <= 2000 and not plan["fits"] and plan["after_tokens"] == plan["before_tokens"]
+    assert f"lower summary_tokens (a summary of ~2,000 tokens is larger than the {older:,} tokens it would " \
+           "replace)" in plan["reason"]
