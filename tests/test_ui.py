@@ -1152,3 +1152,26 @@ async def test_toasts_show_file_names_literally(tmp_path: Path) -> None:
         # (the new session is read before the test ends, so that no message of its feed arrives at a closing app)
         assert await wait_for(pilot, lambda: app.loaded and app.log_path == str(folder / evil), seconds=30)
         assert app.is_running  # (the [@click=app.quit] text did nothing)
+
+
+@pytest.mark.parametrize("width", [80, 160])
+async def test_the_session_picker_gives_each_file_one_line_at_any_width(tmp_path: Path, width: int) -> None:
+    """At 80 columns the picker's rows wrapped (the size and the subagent tag on a line of their own): the
+    path is now cut in the middle to what the date, size and tag leave."""
+    from textual.widgets import OptionList
+
+    long = "spotter_4d5611e5_lines700-800_compaction_with_a_long_descriptive_name.jsonl"
+    write_log(tmp_path / long, 2, turn_words=5)
+    (tmp_path / "s1" / "subagents").mkdir(parents=True)
+    write_log(tmp_path / "s1" / "subagents" / ("agent-" + "a" * 60 + ".jsonl"), 1, turn_words=5)
+    app = CtxwatchApp(str(tmp_path))
+    async with app.run_test(size=(width, 30)) as pilot:
+        assert await wait_for(pilot, lambda: app.loaded)
+        await pilot.press("o")
+        await pilot.pause()
+        ol = app.screen.query_one(OptionList)
+        room = ol.scrollable_content_region.width
+        rows = [ol.get_option_at_index(i).prompt for i in range(ol.option_count)]
+        assert len(rows) == 3
+        assert all(r.cell_len <= room for r in rows), (room, [r.cell_len for r in rows])
+        assert str(rows[2]).endswith("subagent") or str(rows[1]).endswith("subagent")

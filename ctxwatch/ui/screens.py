@@ -794,8 +794,12 @@ class SessionPicker(ModalScreen[str | None]):
                 info = "gone"
             line = Text("● " if (f == self.current and not self.auto) else "  ")
             sub = is_subagent_file(f)
-            # (56 + the date and size fit the dialog's 100 columns on one line; both ends of a path matter)
-            line.append_text(tx.literal(rel, limit=46 if sub else 56, middle=True))
+            # One line per file at any width: the dialog is 100 columns or the screen's width; its border,
+            # padding, scrollbar and the marker take 8; the path gets what the date, size and tag leave (both
+            # ends of a path matter, so it is cut in the middle).
+            room = min(100, self.app.size.width or 100) - 8
+            limit = max(12, room - len(info) - 2 - (len("  subagent") if sub else 0))
+            line.append_text(tx.literal(rel, limit=limit, middle=True))
             line.append(f"  {info}", "dim")
             if sub:
                 line.append("  subagent", "cyan")  # (a session's own transcript, not a session: see the count)
