@@ -213,7 +213,8 @@ def report_cmd(paths: tuple[str, ...], config: str | None, window: int | None, b
             used = f"{100 * c['used_fraction']:.1f}"
         floor = _fmt_int(c["floor_tokens"]) + ("~" if c["floor_source"] == "inferred" else "")
         history = _fmt_int(c["history_tokens"]) + ("~" if c["history_source"] == "inferred" else "")
-        _echo(f"{c['index'] + 1:>4} {c['line']:>6} {clean(c['model'] or '?')[:28]:<28} {_fmt_int(c['window']):>9} "
+        line = c["line"] or "doc"
+        _echo(f"{c['index'] + 1:>4} {line:>6} {clean(c['model'] or '?')[:28]:<28} {_fmt_int(c['window']):>9} "
                    f"{floor:>9} {history:>9} {_fmt_int(c['reserve_tokens']):>8} "
                    f"{_fmt_int(c['free_tokens']):>9} {used:>6} {_fmt_int(c['prompt_tokens_reported']):>9}"
                    + (f"  {clean(os.path.basename(c['file']))}" if several else ""))
@@ -227,6 +228,8 @@ def report_cmd(paths: tuple[str, ...], config: str | None, window: int | None, b
     for i in doc["issues"]:
         _echo(f"issue: {clean(i['file'])}:{i['line']}: {i['kind']}: {clean(i['message'])}")
     legend = "# = call number (from 1; JSON `index` counts from 0)"
+    if any(not c["line"] for c in doc["calls"]):
+        legend += "; line doc = a call of a whole-file JSON document"
     if any(c["floor_source"] == "inferred" for c in doc["calls"]):
         legend += "; floor~ = inferred (reported prompt minus estimated history)"
     if any(c["history_source"] == "inferred" for c in doc["calls"]):

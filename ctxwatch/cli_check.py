@@ -87,7 +87,9 @@ def check_cmd(paths: tuple[str, ...], config: str | None, window: int | None, bu
     several = len(paths) > 1 or os.path.isdir(paths[0]) \
         or len({c.source.path for c in run.calls} | {i.path for i in bad}) > 1
     # With several files (a folder, a batch pair) a line number alone does not say where: name the file.
-    lines = {c.index: (f"{os.path.basename(c.source.path)}:{c.source.line}" if several else c.source.line)
+    # A call of a whole-file JSON document (Inspect, OpenHands, Cline) has no line: it says so.
+    lines = {c.index: ((f"line {os.path.basename(c.source.path)}:{c.source.line}" if c.source.line else
+                        f"{os.path.basename(c.source.path)} (whole document)") if several else c.source.where)
              for c in run.calls}
 
     if as_json:
@@ -100,7 +102,7 @@ def check_cmd(paths: tuple[str, ...], config: str | None, window: int | None, bu
     for f in flags:
         ctx = f"  [{f['context']}]" if f["context"] != "main" else ""
         # Text numbers calls from 1 (#N), as the flag reasons and the dashboard do; --json keeps the 0-based index.
-        _echo(f"{f['severity'].upper():<8}  #{f['call'] + 1:<4} line {lines.get(f['call'], 0)}  {f['kind']}  "
+        _echo(f"{f['severity'].upper():<8}  #{f['call'] + 1:<4} {lines.get(f['call'], '?')}  {f['kind']}  "
                    f"{clean(f['reason'])}{clean(ctx)}")
     for i in bad[:MAX_NOTE_LINES]:
         # (a damaged line says so; other notes are about readable data; line 0 = the whole file)

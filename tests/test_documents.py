@@ -391,3 +391,19 @@ def test_openhands_edit_observation_is_counted_as_the_model_saw_it(shared_logs: 
     calls, _ = _split(OpenHandsReader(str(path)).feed_document(events))
     tool = next(m for m in calls[1].messages if m.role == "tool")
     assert tool.parts[0].text == edit["extras"]["formatted_output_and_error"]
+
+
+def test_text_output_never_says_line_0_for_a_whole_document(shared_logs: Path) -> None:
+    """report's table and check's flags showed "line 0" for every call of a whole-file document (Cline,
+    OpenHands, Inspect); they now say it is the whole document."""
+    from click.testing import CliRunner
+
+    from ctxwatch.cli import main
+
+    path = str(shared_logs / CLINE)
+    out = CliRunner().invoke(main, ["report", path]).output
+    rows = [ln for ln in out.splitlines() if ln.strip()[:1].isdigit()]
+    assert len(rows) == 12 and all(ln.split()[1] == "doc" for ln in rows)
+    assert "line doc = a call of a whole-file JSON document" in out
+    flags = [ln for ln in CliRunner().invoke(main, ["check", path]).output.splitlines() if ln.startswith("WARN")]
+    assert flags and all("whole document" in ln and "line 0" not in ln for ln in flags)
