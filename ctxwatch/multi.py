@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import re
-import stat
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,7 +21,7 @@ from ctxwatch.config import Settings
 from ctxwatch.formats import FormatSpec, get_format
 from ctxwatch.model import Call, Issue
 from ctxwatch.parallel import ParallelReadError, fork_map, worker_start, workers_for
-from ctxwatch.run import LogError, Run, UnknownFormat, format_mismatch, resolve_spec
+from ctxwatch.run import LogError, Run, UnknownFormat, check_log_file, format_mismatch, resolve_spec
 
 #: Bytes of logs per worker task: small enough to balance the workers, large enough that the per-task
 #: overhead (pickling the parsed calls back) stays small.
@@ -32,10 +31,12 @@ TASK_BYTES = 8 * 1024 * 1024
 LOG_SUFFIXES = (".jsonl", ".json", ".traj", ".eval")
 
 
-def list_logs(folder: str) -> list[str]:
+def list_logs(folder: str, skipped: list[Issue] | None = None) -> list[str]:
     """Log files under ``folder`` (recursively), newest first by modification time.
 
     Only regular files (symlinks to them included): a FIFO or a device named ``*.jsonl`` would block a read.
+    ``skipped``: when given, receives an ``unreadable`` issue for each log-named file that is not read (a
+    pipe, a device, a dangling link or a link loop), so that none is left out unseen.
     """
     found: list[tuple[float, str]] = []
     for root, _dirs, files in os.walk(folder):
@@ -43,11 +44,11 @@ def list_logs(folder: str) -> list[str]:
             if name.endswith(LOG_SUFFIXES):
                 p = os.path.join(root, name)
                 try:
-                    st = os.stat(p)
-                except OSError:
-                    continue
-                if stat.S_ISREG(st.st_mode):
-                    found.append((st.st_mtime, p))
+                    check_log_file(p)
+                    found.append((os.path.getmtime(p), p))
+                except (LogError, OSError) as exc:
+                    if skipped is not None:
+                        skipped.append(Issue(p, 0, "unreadable", f"{exc}; skipped"))
     return [p for _, p in sorted(found, reverse=True)]
 
 
@@ -92,15 +93,26 @@ def load_many(paths: list[str], fmt: str | None, settings: Settings | None = Non
         LogError: no readable log among the paths.
     """
     files: list[str] = []
+    not_logs: list[Issue] = []  # log-named entries of the folders that cannot be read (pipes, broken links)
     for p in paths:
         if os.path.isdir(p):
-            files.extend(reversed(list_logs(p)))  # oldest first, so calls appear in time order
+            files.extend(reversed(list_logs(p, not_logs)))  # oldest first, so calls appear in time order
         elif os.path.exists(p):
             files.append(p)
         else:
             raise LogError(f"{p}: no such file or directory")
     if not files:
+        if not_logs:
+            raise _nothing_read(paths, not_logs)
         raise LogError(f"{', '.join(paths)}: no log files found")
+    run = _read_files(paths, files, fmt, settings, parallel)
+    run.issues.extend(not_logs)
+    return run
+
+
+def _read_files(paths: list[str], files: list[str], fmt: str | None, settings: Settings | None,
+                parallel: bool) -> Run:
+    """The run of :func:`load_many` from its expanded ``files`` (oldest first)."""
     results = _parallel_outputs(files, fmt, settings) if parallel else None
     if results is not None:
         try:

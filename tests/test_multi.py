@@ -71,7 +71,7 @@ def test_a_parallel_folder_read_equals_the_serial_one(tmp_path: Path, shared_log
 def test_a_mixed_folder_joins_its_batch_files_and_skips_what_it_cannot_read(
         tmp_path: Path, shared_logs: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Batch files beside other logs are joined by custom_id (not read again as calls without usage); a FIFO
-    named *.jsonl is not a log (reading it would block); serial and parallel reads agree."""
+    named *.jsonl is not read (it would block) but named in an issue; serial and parallel reads agree."""
     root = _folder(tmp_path, shared_logs)
     pair = ("reviews_batchinput.jsonl", "reviews_batch_output.jsonl")
     for name in pair:
@@ -82,7 +82,7 @@ def test_a_mixed_folder_joins_its_batch_files_and_skips_what_it_cannot_read(
     batch_calls = [c for c in serial["calls"] if "reviews_batch" in c["file"]]
     assert len(batch_calls) == len(alone["calls"]) == 100  # each request once, joined to its result
     assert all(c["prompt_tokens_reported"] is not None for c in batch_calls)
-    assert not any("pipe.jsonl" in i["file"] for i in serial["issues"])
+    assert [i["kind"] for i in serial["issues"] if "pipe.jsonl" in i["file"]] == ["unreadable"]
     assert serial["format"] == "claude-code" and serial["formats"] == ["claude-code", "codex", "openai-batch"]
     monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 0)
     monkeypatch.setattr(multi, "TASK_BYTES", 200_000)
@@ -291,3 +291,27 @@ def test_the_dashboard_and_report_agree_on_the_newest_session(tmp_path: Path) ->
     assert list_paths([str(tmp_path)]) == [str(newer), str(older)]
     doc = json.loads(CliRunner().invoke(main, ["report", str(tmp_path), "--json"]).output)
     assert [s["session"] for s in doc["sessions"]] == ["newer-run", "older-run"]
+
+
+def test_a_folder_names_the_log_files_it_cannot_read(tmp_path: Path) -> None:
+    """A FIFO, a link loop and a dangling link named *.jsonl in a folder were left out without a word; each is
+    now an unreadable issue naming the file (the folder's logs are read as before), and a folder holding only
+    such files says why nothing was read."""
+    import json
+
+    from click.testing import CliRunner
+
+    from ctxwatch.cli import main
+
+    demo = Path(__file__).resolve().parents[1] / "sample_logs" / "openai_chat_demo.jsonl"
+    shutil.copy(demo, tmp_path / "run.jsonl")
+    os.mkfifo(tmp_path / "fifo.jsonl")
+    (tmp_path / "loop.jsonl").symlink_to(tmp_path / "loop.jsonl")
+    (tmp_path / "dangling.jsonl").symlink_to(tmp_path / "missing.jsonl")
+    doc = json.loads(CliRunner().invoke(main, ["report", str(tmp_path), "--json"]).output)
+    assert len(doc["calls"]) == len(demo.read_text().splitlines())
+    got = sorted((os.path.basename(i["file"]), i["kind"]) for i in doc["issues"])
+    assert got == [("dangling.jsonl", "unreadable"), ("fifo.jsonl", "unreadable"), ("loop.jsonl", "unreadable")]
+    (tmp_path / "run.jsonl").unlink()
+    res = CliRunner().invoke(main, ["report", str(tmp_path)])
+    assert res.exit_code == 2 and "no log could be read" in res.output
