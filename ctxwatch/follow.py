@@ -121,6 +121,8 @@ def follow_jsonl(
     run: Run | None = Run(path, spec, settings) if spec is not None else None
     held: list[Record | Issue] = []
     waiting_noted = False
+    paused: Run | None = None  # the run while a replaced file's format is detected again
+    paused_reason = ""
 
     def skip(data: bytes) -> bool:
         f = run.reader.skip if run is not None else None
@@ -198,7 +200,12 @@ def follow_jsonl(
                         if run is not None:
                             write_change(run.finish())
                             flush_calls()
-                            run.reset(ev.reason, path)
+                            if fmt_name is None:
+                                # The new file may be in another format: its first records are held until it
+                                # is detected again, then the run goes on with that format's reader.
+                                paused, paused_reason, run = run, ev.reason, None
+                            else:
+                                run.reset(ev.reason, path)
                         else:
                             held.clear()
                         emit({"event": "reset", "reason": ev.reason, "path": path})
@@ -221,7 +228,11 @@ def follow_jsonl(
                 if run is None and any(isinstance(h, Record) for h in held):
                     spec = try_detect()
                     if spec is not None:
-                        run = Run(path, spec, settings)
+                        if paused is not None:
+                            run, paused = paused, None
+                            run.reset(paused_reason, path, spec)
+                        else:
+                            run = Run(path, spec, settings)
                         held.clear()
                         detected = True
                         break

@@ -256,12 +256,17 @@ class Run:
             self._take([Issue(self.reader.path, 0, "reader_error", f"{type(exc).__name__}: {exc}")], change)
         return change
 
-    def reset(self, reason: str, path: str | None = None) -> None:
+    def reset(self, reason: str, path: str | None = None, spec: FormatSpec | None = None) -> None:
         """The followed file was truncated or replaced: start a fresh reader (history starts over).
 
         Calls already read are kept (they happened); dedupe keys are kept too, so a record that reappears in
-        the new file (a resumed session copying its history) is not counted twice.
+        the new file (a resumed session copying its history) is not counted twice.  ``spec``: the new file's
+        format, when it was detected again (a file replaced by one in another format).
         """
+        if spec is not None and spec is not self.spec:
+            self.spec = spec
+            if spec.name not in self.formats:
+                self.formats.append(spec.name)
         self.resets.append({"reason": reason, "path": path or self.path, "at_call": len(self._calls)})
         self.issues.append(Issue(path or self.path, 0, "reset", f"file {reason}; reading it again from the start"))
         self.reader = self.spec.reader(path or self.path)

@@ -102,9 +102,9 @@ def test_follow_prints_calls_and_resets_as_they_happen(tmp_path: Path, monkeypat
     resets: list[str] = []
 
     class SpyRun(Run):
-        def reset(self, reason: str, path: str | None = None) -> None:
+        def reset(self, reason: str, path: str | None = None, spec: Any = None) -> None:
             resets.append(reason)
-            super().reset(reason, path)
+            super().reset(reason, path, spec)
 
     monkeypatch.setattr(follow_mod, "Run", SpyRun)
     log = tmp_path / "calls.jsonl"
@@ -394,3 +394,34 @@ def test_a_stalled_line_completed_as_garbage_is_one_issue_not_two(tmp_path: Path
     res = CliRunner().invoke(main, ["report", str(log), "--jsonl"])
     assert [(json.loads(x)["kind"], json.loads(x)["line"]) for x in res.output.splitlines()
             if '"event"' in x] == [("invalid_json", 2)]
+
+
+def test_a_log_replaced_by_one_in_another_format_is_read_in_that_format(tmp_path: Path) -> None:
+    """A followed canonical log replaced (mv) by a Codex rollout: the old reader went on, giving one
+    unknown_record issue per line and none of the rollout's calls.  The format is now detected again after a
+    reset, and the rollout's calls are printed as report --jsonl prints them (indices after the first call)."""
+    import shutil
+
+    from click.testing import CliRunner
+
+    from ctxwatch.cli import main
+
+    rollout = Path(__file__).resolve().parents[1] / "sample_logs" / "codex_rollout.jsonl"
+    expected = [json.loads(ln) for ln in CliRunner().invoke(main, ["report", str(rollout), "--jsonl"]).output
+                .splitlines()]
+    expected = [o for o in expected if "event" not in o]
+    log = tmp_path / "a.jsonl"
+    log.write_bytes(line(0))
+    f = Follower(log, poll=True, poll_interval=0.05)
+    try:
+        assert calls(f.take(1)) == [(0, 1, 8)]
+        shutil.copy(rollout, tmp_path / "new")
+        os.replace(tmp_path / "new", log)
+        got = f.take(1 + len(expected), timeout=30)
+    finally:
+        rest = f.close()
+    assert got[0]["event"] == "reset"
+    objs = [o for o in got[1:] + rest if "event" not in o]
+    assert [o["prompt_tokens_reported"] for o in objs] == [o["prompt_tokens_reported"] for o in expected]
+    assert [o["index"] for o in objs] == [1 + o["index"] for o in expected]
+    assert not [o for o in got + rest if o.get("kind") == "unknown_record"]

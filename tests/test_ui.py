@@ -1175,3 +1175,27 @@ async def test_the_session_picker_gives_each_file_one_line_at_any_width(tmp_path
         assert len(rows) == 3
         assert all(r.cell_len <= room for r in rows), (room, [r.cell_len for r in rows])
         assert str(rows[2]).endswith("subagent") or str(rows[1]).endswith("subagent")
+
+
+async def test_a_log_replaced_by_another_format_is_read_in_that_format(tmp_path: Path) -> None:
+    """The followed file replaced (mv) by a Codex rollout: the dashboard kept its canonical reader (one
+    unknown_record per line, no call).  It now detects the new file's format, says so in the header, and
+    adds the rollout's calls after the ones already read."""
+    import shutil
+
+    from ctxwatch.run import load_run
+
+    samples = Path(__file__).resolve().parents[1] / "sample_logs"
+    rollout = samples / "codex_rollout.jsonl"
+    n_rollout = len(load_run(str(rollout)).calls)
+    log = tmp_path / "a.jsonl"
+    log.write_text("".join((samples / "openai_chat_demo.jsonl").read_text().splitlines(keepends=True)[:3]))
+    app = CtxwatchApp(str(log))
+    async with app.run_test(size=(120, 36)) as pilot:
+        assert await wait_for(pilot, lambda: app.loaded and len(app.calls) == 3)
+        assert app.format_name == "canonical"
+        shutil.copy(rollout, tmp_path / "new")
+        os.replace(tmp_path / "new", log)
+        assert await wait_for(pilot, lambda: len(app.calls) == 3 + n_rollout, seconds=30)
+        assert app.format_name == "codex" and app.resets == ["replaced"]
+        assert await wait_for(pilot, lambda: not any(i.kind == "unknown_record" for i in app.issues), seconds=5)

@@ -711,6 +711,8 @@ class CtxwatchApp(App[None]):
             return
         self.last_reset = f"{message.reason} at {tx.clock(time.time())} (after {message.at_call} calls)"
         self.resets.append(message.reason)
+        if message.format_name:
+            self.format_name = message.format_name
         if message.clear:
             self.calls = {}
             self.view = []

@@ -41,7 +41,7 @@ from typing import Any
 from textual.message import Message
 
 from ctxwatch.config import Settings
-from ctxwatch.formats import FormatSpec
+from ctxwatch.formats import FormatSpec, detect
 from ctxwatch.jsonstream import Record, read_document
 from ctxwatch.model import Issue, Resolved
 from ctxwatch.run import LogError, Run, UnknownFormat, resolve_spec
@@ -421,11 +421,22 @@ class LogFeed:
                 change = run.finish()  # what the old reader held back
                 self._take(change.added, change.updated, change.issues)
                 self._flush(force=True)
-                run.reset(ev.reason, ev.path)
+                spec = None
+                if self.fmt is None:
+                    # The new file may be in another format (a log replaced by another tool's): detect it again
+                    # when it already holds records; an empty one keeps the format it had.
+                    try:
+                        spec = detect(ev.path or self.path)
+                    except OSError:
+                        spec = None
+                    if spec is not None and (spec.document or spec is run.spec):
+                        spec = None  # (a whole-file document is not followed line by line)
+                run.reset(ev.reason, ev.path, spec)
                 if self.tailer is not None:
                     self.tailer.skip = self._skip_for(run, self.tailer)  # the new reader's (stateful) filter
                 self._dirty = True
-                self.emit(ResetSeen(self.feed_id, ev.reason, len(run.calls)))
+                self.emit(ResetSeen(self.feed_id, ev.reason, len(run.calls),
+                                    format_name=spec.name if spec is not None else None))
                 continue
             change = run.feed_record(ev)
             self._take(change.added, change.updated, change.issues)

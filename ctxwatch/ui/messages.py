@@ -75,13 +75,17 @@ class ResetSeen(FeedMessage):
         at_call: number of calls read before the reset.
         clear: True when the calls read so far are replaced by a fresh read (a whole-file document that
             changed); False when they are kept (they happened; Run.reset semantics).
+        format_name: the format the file is read in from now on (it changes when the file was replaced by one
+            in another format), or ``None`` when unchanged.
     """
 
-    def __init__(self, feed: int, reason: str, at_call: int, clear: bool = False) -> None:
+    def __init__(self, feed: int, reason: str, at_call: int, clear: bool = False,
+                 format_name: str | None = None) -> None:
         super().__init__(feed)
         self.reason = reason
         self.at_call = at_call
         self.clear = clear
+        self.format_name = format_name
 
 
 class AnalysisChanged(FeedMessage):
