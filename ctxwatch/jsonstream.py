@@ -416,3 +416,18 @@ def _deep_json(value: Any, sort_keys: bool) -> str:
         else:
             out.append(json.dumps(str(v), ensure_ascii=False))
     return "".join(out)
+
+
+def show_value(v: object) -> str:
+    """A log value for a message: a number short enough to read (1e+300, not 301 digits), ``true``/``false``,
+    a string as its repr, a container as compact JSON (written without recursion: it may be nested ~1,000
+    levels); cut to 40 characters (log text is untrusted and may be long)."""
+    if isinstance(v, int) and not isinstance(v, bool):
+        return f"{v:.3g}" if abs(v) >= 10**15 else str(v)
+    if v is True or v is False:
+        text = "true" if v else "false"
+    elif isinstance(v, dict | list):
+        text = json_text(v)
+    else:
+        text = repr(v)
+    return text if len(text) <= 40 else text[:39] + "…"

@@ -21,7 +21,7 @@ from typing import Any
 from ctxwatch.accounting import Accountant
 from ctxwatch.config import Settings
 from ctxwatch.formats import FormatSpec, Reader, detect, get_format, sniff_file
-from ctxwatch.jsonstream import Record, decode_line, iter_records, read_document
+from ctxwatch.jsonstream import Record, decode_line, iter_records, read_document, show_value
 from ctxwatch.model import Call, Issue, ParsedCall, Resolved
 
 #: Parsed calls held back before accounting (bounded so that memory stays small on huge runs).
@@ -33,13 +33,7 @@ PENDING_LIMIT = 256
 MAX_TOKENS = 2**53
 
 
-def _show(v: object) -> str:
-    """A number short enough for a message (1e+300, not 301 digits); anything else as its JSON-like repr,
-    cut to 40 characters (log text is untrusted and may be long)."""
-    if isinstance(v, int) and not isinstance(v, bool):
-        return f"{v:.3g}" if abs(v) >= 10**15 else str(v)
-    text = "true" if v is True else "false" if v is False else repr(v)
-    return text if len(text) <= 40 else text[:39] + "…"
+_show = show_value
 
 
 def _bad_count(v: object) -> bool:

@@ -872,3 +872,16 @@ def test_pipes_devices_and_broken_links_are_refused_by_name(tmp_path: Path) -> N
             res = CliRunner().invoke(main, cmd)
             assert res.exit_code == 2, (cmd, res.output)
             assert f"{path}: {why}" in res.output, (cmd, res.output)
+
+
+def test_a_usage_count_nested_a_thousand_levels_is_an_issue_not_a_crash(tmp_path: Path) -> None:
+    """A token count that is an object nested 1,000 levels (orjson reads it) crashed every command while the
+    issue was written (repr() of the value recursed past the stack limit); at 600 levels it was an issue."""
+    deep = '{"a":' * 1000 + "1" + "}" * 1000
+    log = tmp_path / "deepusage.jsonl"
+    log.write_text('{"request":{"model":"gpt-4o","messages":[{"role":"user","content":"hi"}]},'
+                   '"response":{"usage":{"prompt_tokens":' + deep + ',"completion_tokens":1}}}\n')
+    doc = report(log)
+    assert len(doc["calls"]) == 1 and doc["calls"][0]["prompt_tokens_reported"] is None
+    [issue] = doc["issues"]
+    assert issue["kind"] == "implausible_value" and issue["message"].startswith('prompt_total {"a":{"a":')

@@ -37,7 +37,7 @@ from typing import Any
 
 from ctxwatch.formats import FormatSpec, Output, Reader, Sniff, register, usage_count
 from ctxwatch.formats.claude_code import as_int, iso_seconds
-from ctxwatch.jsonstream import Record, json_text
+from ctxwatch.jsonstream import Record, json_text, show_value
 from ctxwatch.model import Issue, Message, ParsedCall, Part, ResponseInfo, SourceRef, Usage
 from ctxwatch.tokens import image_size_from_base64
 
@@ -104,9 +104,9 @@ def _checked_counts(block: Any, name: str, path: str, line: int, issues: list[Ou
     try:
         return _counts(block)
     except _NotACount as exc:
-        shown = repr(exc.value) if not isinstance(exc.value, bool) else str(exc.value).lower()
         issues.append(Issue(path, line, "implausible_value",
-                            f"{name}.{exc.field} {shown[:40]}: not a token count; this usage block is ignored"))
+                            f"{name}.{exc.field} {show_value(exc.value)}: not a token count; this usage block is "
+                            "ignored"))
         return None
 
 
