@@ -43,6 +43,7 @@ from typing import Any, NamedTuple
 
 import orjson
 
+from ctxwatch.accounting import reserve_for
 from ctxwatch.config import Settings
 from ctxwatch.model import Message
 from ctxwatch.planner import (
@@ -217,7 +218,8 @@ class ContextBudget:
         settings: thresholds (budget fraction 0.6, reserve 0.15, keep_recent 6, summary_tokens 2000 by
             default; see :mod:`ctxwatch.config`).
         provider: ``openai`` | ``anthropic`` | ``google``; default inferred by :func:`infer_provider`.
-        max_tokens: the ``max_tokens`` you request; used as the completion reserve instead of the fraction.
+        max_tokens: the ``max_tokens`` you request; used as the completion reserve instead of the fraction (capped
+            at the window, as report does: a limit at or above the window leaves no budget).
         keep_recent: overrides ``settings.keep_recent`` (units always kept, see ``unit``).
         unit: what ``keep_recent`` counts: ``exchange`` (default; an assistant message with all its tool
             results, or one other message; the cut may fall inside a user turn) or ``turn`` (a user message
@@ -278,7 +280,9 @@ class ContextBudget:
             extra["keep_recent"] = keep_recent
         if not reinject:
             extra.update(reinject_task=False, reinject_plan=False, reinject_tasks=False, reinject_file=False)
-        self.policy = Policy.from_settings(self.settings, self.window, reserve_tokens=max_tokens, **extra)
+        # (the reserve rule of report and plan, accounting.reserve_for: max_tokens capped at the window)
+        reserve = reserve_for(max_tokens, self.window, self.settings)[0] if max_tokens else None
+        self.policy = Policy.from_settings(self.settings, self.window, reserve_tokens=reserve, **extra)
         self.system_tokens = self.counter.system_tokens(self.system)
         self.tools_tokens = self.counter.tools_tokens(self.tools)
         self.last_report: BudgetReport | None = None

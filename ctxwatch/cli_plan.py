@@ -137,7 +137,8 @@ def _i(v: int | None) -> str:
               help="Completion reserve: below 1 a fraction of the window, else tokens. "
                    "Default: the request's max_tokens, else 0.15.")
 @click.option("--window", type=click.IntRange(min=1), default=None,
-              help="Context window in tokens. Default: the log, else the model catalogue.")
+              help="Context window in tokens. Default: the log, else the model catalogue.  Given, it is a "
+                   "what-if: it replaces the window the log states (report and check keep the log's).")
 @click.option("--summary-tokens", type=click.IntRange(min=0), default=None,
               help="Assumed size of the summary in tokens [default: 2000].")
 @click.option("--mode", type=click.Choice(["summarise", "drop"]), default="summarise", show_default=True,

@@ -872,3 +872,22 @@ def test_a_summary_larger_than_the_span_it_replaces_is_named(tmp_path: Path) -> 
     assert 0 < older <= 2000 and not plan["fits"] and plan["after_tokens"] == plan["before_tokens"]
     assert f"lower summary_tokens (a summary of ~2,000 tokens is larger than the {older:,} tokens it would " \
            "replace)" in plan["reason"]
+
+
+def test_a_max_tokens_beyond_the_window_reserves_it_all_everywhere(tmp_path: Path) -> None:
+    """max_tokens 40,000 in a 32,000 window: report, check and plan reserve the whole window (budget 0); the
+    dashboard's eviction preview swapped it for 0.15 x window and said "fits, budget 19,200", and
+    ContextBudget raised PolicyError."""
+    from ctxwatch.budget import ContextBudget
+
+    recs = [{"window": 32000, "request": {"model": "gpt-4o", "max_tokens": 40000, "messages": [
+        {"role": "system", "content": "Be brief."}, {"role": "user", "content": "word " * (100 * (k + 1))}]},
+        "response": {"choices": [{"message": {"role": "assistant", "content": "ok"}}]}} for k in range(3)]
+    log = tmp_path / "b40k.jsonl"
+    log.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    doc = json.loads(CliRunner().invoke(main, ["check", str(log), "--json"]).output)
+    assert doc["forecast"]["budget_tokens"] == 0
+    plan = json.loads(CliRunner().invoke(main, ["plan", str(log), "--json"]).output)
+    assert plan["budget_tokens"] == 0 and not plan["fits"]
+    budget = ContextBudget("gpt-4o", window=32000, max_tokens=40000)
+    assert (budget.budget_tokens, budget.policy.reserve_total) == (0, 32000)

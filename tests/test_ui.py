@@ -1199,3 +1199,23 @@ async def test_a_log_replaced_by_another_format_is_read_in_that_format(tmp_path:
         assert await wait_for(pilot, lambda: len(app.calls) == 3 + n_rollout, seconds=30)
         assert app.format_name == "codex" and app.resets == ["replaced"]
         assert await wait_for(pilot, lambda: not any(i.kind == "unknown_record" for i in app.issues), seconds=5)
+
+
+async def test_the_eviction_preview_reserves_what_report_reserves(tmp_path: Path) -> None:
+    """A max_tokens beyond the window reserves the whole window (report, check, plan); the preview replaced it
+    with 0.15 x window and showed a plan that fits in a budget of 19,200."""
+    rec = {"window": 32000, "request": {"model": "gpt-4o", "max_tokens": 40000, "messages": [
+        {"role": "system", "content": "Be brief."}, {"role": "user", "content": "word " * 300}]},
+        "response": {"choices": [{"message": {"role": "assistant", "content": "ok"}}]}}
+    log = tmp_path / "b40k.jsonl"
+    log.write_text(json.dumps(rec) + "\n")
+    app = CtxwatchApp(str(log))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await loaded(pilot, calls=1)
+        assert app.calls[0].reserve_tokens == 32000
+        await pilot.press("e")
+        assert await wait_for(pilot, lambda: isinstance(app.screen, PlanScreen) and app.screen.plan is not None)
+        screen = app.screen
+        assert isinstance(screen, PlanScreen) and screen.plan is not None
+        assert screen.knobs.reserve_tokens == 32000
+        assert (screen.plan.reserve_tokens, screen.plan.budget_tokens, screen.plan.fits) == (32000, 0, False)

@@ -500,9 +500,12 @@ class PlanScreen(Screen[None]):
         if not self.window:
             self._fail("the context window is unknown for this call: pass --window N to plan")
             return
-        reserve = self.call.reserve_tokens
-        if reserve is None or reserve >= self.window:
-            reserve = self.settings.reserve_tokens(self.window)
+        from ctxwatch.accounting import reserve_for
+
+        # The reserve report and plan give this call (the request's max_tokens capped at the window, else the
+        # reserve fraction): a max_tokens at or above the window reserves all of it, so nothing fits.
+        reserve = reserve_for(self.call.max_output_tokens, self.window, self.settings)[0]
+        assert reserve is not None  # (the window is known here)
         self.knobs = Knobs(self.settings.keep_recent, self.settings.budget_fraction, reserve,
                            self.settings.summary_tokens)
         self._compute(self.knobs, load=True)
