@@ -885,3 +885,20 @@ def test_a_usage_count_nested_a_thousand_levels_is_an_issue_not_a_crash(tmp_path
     assert len(doc["calls"]) == 1 and doc["calls"][0]["prompt_tokens_reported"] is None
     [issue] = doc["issues"]
     assert issue["kind"] == "implausible_value" and issue["message"].startswith('prompt_total {"a":{"a":')
+
+
+def test_one_response_id_on_requests_that_differ_only_in_model_system_or_usage(tmp_path: Path) -> None:
+    """Three records with one constant response id, all ending with the user message "hi" but differing in
+    model, system prompt and reported usage: still merged into one call after the first fix (its key held
+    only the message count and the last message)."""
+    def rec(model: str, system: str, prompt: int) -> dict:
+        return {"request": {"model": model, "messages": [{"role": "system", "content": system},
+                                                        {"role": "user", "content": "hi"}]},
+                "response": {"id": "chatcmpl-mock", "usage": {"prompt_tokens": prompt, "completion_tokens": 1}}}
+
+    recs = [rec("gpt-4o", "Be brief.", 10), rec("gpt-4o-mini", "Be brief.", 20), rec("gpt-4o", "Be long.", 30)]
+    log = tmp_path / "mock.jsonl"
+    log.write_text("".join(json.dumps(r) + "\n" for r in [*recs, recs[1]]))
+    doc = report(log)
+    assert [c["prompt_tokens_reported"] for c in doc["calls"]] == [10, 20, 30]
+    assert [(i["line"], i["kind"]) for i in doc["issues"]] == [(2, "duplicate_response_id")]

@@ -560,11 +560,14 @@ class CanonicalReader(_MemoReader):
         if isinstance(resp, dict) and isinstance(resp.get("id"), str) and resp["id"]:
             # The provider's response id names one API call: a record seen again (a log replaced by a copy,
             # a resumed run re-logging) updates instead of adding (failure cases B11/B19).  The key holds the
-            # request's shape too: a mock server or a test stub answering every call with one constant id
-            # must not merge different requests into one call.
+            # call's shape too (model, system prompt, message count, last message, reported usage): a mock
+            # server or a test stub answering every call with one constant id must not merge different
+            # requests into one call, while a copy of a record stays the same call.
             rid = resp["id"]
             msgs = call.messages or []
-            shape = hash((len(msgs), message_key(msgs[-1]) if msgs else None)) & 0xFFFFFFFF
+            u = call.usage
+            shape = hash((call.model, tuple(call.system or ()), len(msgs), message_key(msgs[-1]) if msgs else None,
+                          (u.prompt_total, u.output) if u is not None else None)) & 0xFFFFFFFF
             call.key = f"response:{rid}:{len(msgs)}:{shape:08x}"
             first = self._ids.setdefault(rid, (call.key, rec.line))
             if first[0] != call.key and rid not in self._told:
