@@ -132,9 +132,10 @@ EDIT_TOOLS = frozenset({"edit", "multiedit", "write", "notebookedit", "strreplac
                         "writetofile", "replaceinfile", "insertcontent", "searchreplace"})
 _PATH_KEYS = ("file_path", "path", "filename", "notebook_path", "target_file", "file", "absolute_path")
 _PATCH_FILE = re.compile(r"\*\*\* (?:Update|Add) File: ([^\n\"\\]+)")
-#: A plan file (Claude Code's plan mode writes the plan to a ``plan.md``, then calls ``ExitPlanMode`` with no
-#: input): a Markdown file whose name holds "plan".
-_PLAN_FILE = re.compile(r"plan[^/\\]*\.md$", re.I)
+#: A plan file: a Markdown file whose name holds "plan", or any Markdown file in a ``plans`` folder (Claude
+#: Code's plan mode writes the plan to ``~/.claude/plans/<random-name>.md``, then calls ``ExitPlanMode`` with no
+#: input).
+_PLAN_FILE = re.compile(r"(?:(?:^|[/\\])plans[/\\][^/\\]+|plan[^/\\]*)\.md$", re.I)
 _PLAN_LINE = re.compile(r"^\s*(?:#+\s*)?(?:\*\*)?plan(?:\*\*)?\s*:?\s*(?:\*\*)?\s*$", re.I | re.M)
 
 
@@ -464,7 +465,8 @@ def find_reinject(messages: Sequence[Message | MessageStat], counter: Counter,
         * ``tasks``: the latest task-list tool call (:data:`TASK_LIST_TOOLS`, e.g. ``TodoWrite``,
           ``update_plan``), rendered as ``- [status] item`` lines;
         * ``plan``: the latest plan tool call (:data:`PLAN_TOOLS`, e.g. ``ExitPlanMode``'s ``plan``; one with
-          empty input is passed over) or whole write of a plan file (``plan.md``: Claude Code's plan mode), else
+          empty input is passed over) or whole write of a plan file (:data:`_PLAN_FILE`: Claude Code's plan
+          mode; an edit of a plan file is neither the plan nor the file being edited), else
           the latest assistant text with a line that is just "Plan:" / "## Plan" (from that line on);
         * ``file``: the path in the latest edit/write tool call (:data:`EDIT_TOOLS`) or ``apply_patch``.
 
@@ -518,11 +520,12 @@ def find_reinject(messages: Sequence[Message | MessageStat], counter: Counter,
                 if body.strip():  # (an ExitPlanMode with no input, its plan in a file, leaves the plan found)
                     plan, plan_tool = item("plan", body, j, f"{p.name} call in message {idx[j]}"), True
             path = _edited_path(p.name or "", a, p.text)
-            written = a.get("content") if isinstance(a, dict) else None
-            if path and n in EDIT_TOOLS and isinstance(written, str) and written.strip() \
-                    and _PLAN_FILE.search(path):
-                # (the plan, not the work: it is re-injected as the plan, and is not "the file being edited")
-                plan, plan_tool = item("plan", written, j, f"{p.name} call in message {idx[j]} writes {path}"), True
+            if path and n in EDIT_TOOLS and _PLAN_FILE.search(path):
+                # The plan, not the work: a whole write is re-injected as the plan; an edit of it (a diff, not
+                # the plan) leaves the plan found; neither is "the file being edited".
+                written = a.get("content") if isinstance(a, dict) else None
+                if isinstance(written, str) and written.strip():
+                    plan, plan_tool = item("plan", written, j, f"{p.name} call in message {idx[j]} writes {path}"), True
             elif path:
                 efile = item("file", path, j, f"{p.name} call in message {idx[j]} edits {path}")
         if m.role == "assistant" and not plan_tool:

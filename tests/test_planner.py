@@ -6,6 +6,7 @@ turn/tool-pair analysis written for the test, never by calling planner internals
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 
 import pytest
@@ -806,3 +807,22 @@ def test_trigger_floor_above_the_trigger_is_named():
                          counter=COUNTER, tokens=[5], system_tokens=85, tools_tokens=0)
     assert plan.fits and plan.after_tokens == 90 and plan.triggered
     assert "the floor alone (85 tokens) is above the compaction trigger of 80" in plan.reason
+
+
+def test_plan_files_in_a_plans_folder_are_the_plan_and_never_the_edited_file() -> None:
+    """Claude Code's plan mode writes ``~/.claude/plans/<random-name>.md`` (no "plan" in the name): it was
+    re-injected as "the file being edited", replacing the real one; an Edit of ``plan.md`` did the same."""
+    from ctxwatch.planner import find_reinject
+
+    def call(name: str, args: dict, cid: str) -> Message:
+        return Message("assistant", [Part("tool_call", json.dumps(args), name=name, call_id=cid)])
+
+    plan_text = "1. Read tax.py\n2. Fix rounding\n3. Run the tests"
+    msgs = [Message("user", [Part("text", "Fix the VAT rounding bug.")]),
+            call("Edit", {"file_path": "/repo/src/tax.py", "old_string": "a", "new_string": "b"}, "c1"),
+            call("Write", {"file_path": "/home/u/.claude/plans/snug-wandering-puffin.md", "content": plan_text}, "c2"),
+            call("ExitPlanMode", {}, "c3"),
+            call("Edit", {"file_path": "/repo/plan.md", "old_string": "3.", "new_string": "4."}, "c4")]
+    found = {r.kind: r for r in find_reinject(msgs, COUNTER)}
+    assert found["plan"].text == "Current plan:\n" + plan_text
+    assert found["file"].text == "File being edited: /repo/src/tax.py"
