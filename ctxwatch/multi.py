@@ -52,34 +52,51 @@ def list_logs(folder: str, skipped: list[Issue] | None = None) -> list[str]:
     return [p for _, p in sorted(found, reverse=True)]
 
 
-#: Bytes read from a log's end to find its last timestamp (an agent transcript ends each line with one).
-ACTIVITY_TAIL_BYTES = 64 * 1024
-_TIMESTAMP = re.compile(rb'"timestamp"\s*:\s*"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)?)"')
+#: Bytes read at a time from a log's end to find its last timestamp, and the most read in all (a last record
+#: can be a long tool result).
+ACTIVITY_CHUNK_BYTES = 64 * 1024
+ACTIVITY_MAX_BYTES = 4 * 1024 * 1024
+_TIMESTAMP = re.compile(
+    rb'"(?:timestamp|ts|created|created_at)"\s*:\s*(?:"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)?)"'
+    rb"|(\d{9,13}(?:\.\d+)?)\b)")
 
 
 def last_activity(path: str) -> float | None:
-    """The latest ISO-8601 ``"timestamp"`` in the last :data:`ACTIVITY_TAIL_BYTES` of a log (epoch seconds;
-    one without a zone is read as UTC), or ``None`` when there is none or the file cannot be read.
+    """The latest timestamp near the end of a log (epoch seconds), or ``None`` when there is none in its last
+    :data:`ACTIVITY_MAX_BYTES` or the file cannot be read.
 
-    A session's time is its calls' time, as ``report`` sorts sessions; a file's modification time says only
-    when it was last written or copied (a copied folder of logs has one time for every file)."""
+    Looks for ``"timestamp"``, ``"ts"``, ``"created"`` and ``"created_at"`` values: ISO-8601 strings (one without
+    a zone read as UTC) and epoch numbers (seconds, or milliseconds above 10**11: Cline's ``ts``).  A session's
+    time is its calls' time, as ``report`` sorts sessions; a file's modification time says only when it was
+    last written or copied (a copied folder of logs has one time for every file)."""
     from datetime import UTC, datetime
 
     try:
         with open(path, "rb") as fh:
-            fh.seek(max(0, os.fstat(fh.fileno()).st_size - ACTIVITY_TAIL_BYTES))
-            tail = fh.read(ACTIVITY_TAIL_BYTES)
+            end = os.fstat(fh.fileno()).st_size
+            start = end
+            while start > 0 and end - start < ACTIVITY_MAX_BYTES:
+                start = max(0, start - ACTIVITY_CHUNK_BYTES)
+                fh.seek(start)
+                # (a chunk overlaps the next by 64 bytes, so that a value cut at a chunk's edge is seen whole)
+                tail = fh.read(min(end, start + ACTIVITY_CHUNK_BYTES + 64) - start)
+                best: float | None = None
+                for m in _TIMESTAMP.finditer(tail):
+                    try:
+                        if m.group(1):
+                            t = datetime.fromisoformat(m.group(1).decode())
+                            ts = (t if t.tzinfo else t.replace(tzinfo=UTC)).timestamp()
+                        else:
+                            ts = float(m.group(2))
+                            ts = ts / 1000 if ts > 1e11 else ts
+                    except ValueError:
+                        continue
+                    best = ts if best is None or ts > best else best
+                if best is not None:
+                    return best
     except OSError:
         return None
-    best: float | None = None
-    for m in _TIMESTAMP.finditer(tail):
-        try:
-            t = datetime.fromisoformat(m.group(1).decode())
-        except ValueError:
-            continue
-        ts = (t if t.tzinfo else t.replace(tzinfo=UTC)).timestamp()
-        best = ts if best is None or ts > best else best
-    return best
+    return None
 
 
 def load_many(paths: list[str], fmt: str | None, settings: Settings | None = None, *,

@@ -315,3 +315,24 @@ def test_a_folder_names_the_log_files_it_cannot_read(tmp_path: Path) -> None:
     (tmp_path / "run.jsonl").unlink()
     res = CliRunner().invoke(main, ["report", str(tmp_path)])
     assert res.exit_code == 2 and "no log could be read" in res.output
+
+
+def test_last_activity_reads_iso_and_epoch_timestamps_behind_a_long_last_record(tmp_path: Path) -> None:
+    """The dashboard's session order used only ISO "timestamp" strings in the last 64 KiB: a last record of
+    77 KB, epoch-number timestamps and Cline's ``ts`` (ms) fell back to the file time, so the dashboard and
+    report disagreed on the newest session again."""
+    from datetime import UTC, datetime
+
+    iso = tmp_path / "iso.jsonl"
+    iso.write_text('{"timestamp":"2025-05-01T10:00:00Z","x":1}\n{"timestamp":"2025-05-02T11:30:00.500+02:00","y":"'
+                   + "z" * 100_000 + '"}\n')
+    secs = tmp_path / "secs.jsonl"
+    secs.write_text('{"timestamp": 1746000000.25, "request": {}}\n')
+    cline = tmp_path / "ui_messages.json"
+    cline.write_text('[{"ts": 1757370000000, "say": "text"}, {"ts": 1757371234567, "say": "text"}]')
+    none = tmp_path / "none.jsonl"
+    none.write_text('{"a": 1}\n')
+    assert multi.last_activity(str(iso)) == datetime(2025, 5, 2, 9, 30, 0, 500000, tzinfo=UTC).timestamp()
+    assert multi.last_activity(str(secs)) == 1746000000.25
+    assert multi.last_activity(str(cline)) == 1757371234.567
+    assert multi.last_activity(str(none)) is None
