@@ -113,12 +113,19 @@ def watch_cmd(paths: tuple[str, ...], config: str | None, window: int | None, bu
 
     settings = make_settings(config, window=window, budget_fraction=budget_fraction, trigger=trigger,
                              reserve=reserve)
+    from ctxwatch.run import LogError, check_log_file, resolve_spec
+
     for path in paths:
         if not os.path.exists(path):
             _echo(f"ctxwatch: {clean(path)}: no such file or directory", err=True)
             sys.exit(EXIT_USAGE)
+        if not os.path.isdir(path):
+            try:
+                check_log_file(path)  # (a pipe or a device among several paths, as alone: refused by name)
+            except LogError as exc:
+                _echo(f"ctxwatch: {clean(exc)}", err=True)
+                sys.exit(EXIT_USAGE)
     if len(paths) == 1 and not os.path.isdir(paths[0]):
-        from ctxwatch.run import LogError, resolve_spec
 
         try:
             resolve_spec(paths[0], fmt)

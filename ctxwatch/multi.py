@@ -114,10 +114,9 @@ def load_many(paths: list[str], fmt: str | None, settings: Settings | None = Non
     for p in paths:
         if os.path.isdir(p):
             files.extend(reversed(list_logs(p, not_logs)))  # oldest first, so calls appear in time order
-        elif os.path.exists(p):
-            files.append(p)
         else:
-            raise LogError(f"{p}: no such file or directory")
+            check_log_file(p)  # (a path named on its own must be a log: a pipe or a missing file is an error)
+            files.append(p)
     if not files:
         if not_logs:
             raise _nothing_read(paths, not_logs)

@@ -865,10 +865,11 @@ def test_pipes_devices_and_broken_links_are_refused_by_name(tmp_path: Path) -> N
     expected = {"fifo": "is a named pipe (FIFO), not a log file", "zero": "is a character device, not a log file",
                 "loop": "cannot read (Too many levels of symbolic links)",
                 "dangling": "no such file (a symbolic link to a missing file)"}
+    ok = Path(__file__).resolve().parents[1] / "sample_logs" / "openai_chat_demo.jsonl"
     for name, why in expected.items():
         path = str(tmp_path / f"{name}.jsonl")
         for cmd in (["report", path], ["check", path], ["plan", path], ["report", "--format", "canonical", path],
-                    ["report", "--follow", "--jsonl", path]):
+                    ["report", "--follow", "--jsonl", path], ["report", str(ok), path], ["check", str(ok), path]):
             res = CliRunner().invoke(main, cmd)
             assert res.exit_code == 2, (cmd, res.output)
             assert f"{path}: {why}" in res.output, (cmd, res.output)

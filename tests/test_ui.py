@@ -567,12 +567,13 @@ async def test_compact_layout_tiny_terminal_and_live_resize(log: Path) -> None:
 
 
 def session_files(folder: Path, *logs: tuple[str, int]) -> list[Path]:
-    """Write ``(relative path, calls)`` logs under ``folder``, each 100 s newer than the one before it."""
+    """Write ``(relative path, calls)`` logs under ``folder``, each 100 s newer than the one before it (its
+    calls' timestamps, by which sessions are ordered, and its modification time)."""
     out = []
     for i, (rel, n) in enumerate(logs):
         path = folder / rel
         path.parent.mkdir(parents=True, exist_ok=True)
-        write_log(path, n, turn_words=5)
+        write_log(path, n, turn_words=5, t0=1_700_000_000 + 100 * i - 30 * n)
         os.utime(path, (1_700_000_000 + 100 * i, 1_700_000_000 + 100 * i))
         out.append(path)
     return out

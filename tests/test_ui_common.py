@@ -33,9 +33,10 @@ def words(n: int, seed: int) -> str:
 
 
 def record(i: int, *, model: str = "gpt-4o", turn_words: int = 350, user_text: str | None = None,
-           reported: int | None = None, window: int | None = WINDOW) -> dict[str, Any]:
+           reported: int | None = None, window: int | None = WINDOW, t0: float = T0) -> dict[str, Any]:
     """Canonical record of call ``i``: system prompt, one tool, ``i + 1`` user turns of ``turn_words`` words
-    each with assistant replies in between, ``max_tokens`` 1,000, and reported usage."""
+    each with assistant replies in between, ``max_tokens`` 1,000, and reported usage; timestamped
+    ``t0 + 30 * i``."""
     messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM}]
     for k in range(i + 1):
         text = user_text if (user_text is not None and k == i) else f"step {k}: " + words(turn_words, k)
@@ -43,7 +44,7 @@ def record(i: int, *, model: str = "gpt-4o", turn_words: int = 350, user_text: s
         if k < i:
             messages.append({"role": "assistant", "content": f"done with step {k}"})
     rec: dict[str, Any] = {
-        "timestamp": T0 + 30 * i,
+        "timestamp": t0 + 30 * i,
         "request": {"model": model, "messages": messages, "tools": TOOLS, "max_tokens": 1000},
         "response": {"id": f"resp-{i}", "model": model,
                      "choices": [{"index": 0, "finish_reason": "stop",
