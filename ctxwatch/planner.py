@@ -976,8 +976,16 @@ def _reason(policy: Policy, plans: list[MessagePlan], before: int, after: int, b
                          + f" = {_fmt(after)} tokens")
             if max_cut < H and cut == max_cut and max_cut in starts:
                 recent = min(policy.keep_recent, len(starts))
-                hint = "lower keep_recent, count exchanges (unit exchange) or raise the budget" if unit == "turn" \
-                    else "lower keep_recent or raise the budget"
+                if beyond is not None and beyond <= budget:
+                    hint = "lower keep_recent, count exchanges (unit exchange) or raise the budget" \
+                        if unit == "turn" else "lower keep_recent or raise the budget"
+                else:
+                    # (no lower keep_recent fits either: what stands before the kept units, or the budget, must
+                    # change)
+                    hint = (f"even compacting the newest {unit}s gives {_fmt(beyond)} tokens; "
+                            if beyond is not None else "") + (
+                        "lower summary_tokens or re-inject less, or raise the budget"
+                        if summary or chosen or beyond is not None else "raise the budget")
                 parts.append(
                     f"does not fit: the newest {recent} {unit}{'s' if recent != 1 else ''} (always kept) "
                     f"take{'' if recent != 1 else 's'} {_fmt(suffix[max_cut])} tokens; the smallest plan is "

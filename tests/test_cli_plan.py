@@ -891,3 +891,24 @@ def test_a_max_tokens_beyond_the_window_reserves_it_all_everywhere(tmp_path: Pat
     assert plan["budget_tokens"] == 0 and not plan["fits"]
     budget = ContextBudget("gpt-4o", window=32000, max_tokens=40000)
     assert (budget.budget_tokens, budget.policy.reserve_total) == (0, 32000)
+
+
+def test_plan_does_not_advise_a_keep_recent_that_cannot_fit(tmp_path: Path) -> None:
+    """The newest units blocked the fit, so the plan said "lower keep_recent", but with keep_recent 0 the
+    summary and the re-injected task alone exceed the budget: the advice is now about those."""
+    msgs: list[dict] = [{"role": "system", "content": "You fix tests."},
+                        {"role": "user", "content": "Fix the failing VAT test. " + "context " * 500}]
+    for k in range(10):
+        msgs.append({"role": "assistant", "content": None, "tool_calls": [
+            {"id": f"call_{k}", "type": "function", "function": {"name": "read", "arguments": f'{{"n": {k}}}'}}]})
+        msgs.append({"role": "tool", "tool_call_id": f"call_{k}", "content": f"line {k} " * 300})
+    log = tmp_path / "nofit.jsonl"
+    log.write_text(json.dumps({"request": {"model": "gpt-4o", "messages": msgs},
+                               "response": {"choices": [{"message": {"role": "assistant", "content": "ok"}}]}}) + "\n")
+    args = ["plan", str(log), "--window", "4000", "--json"]
+    zero = json.loads(CliRunner().invoke(main, [*args, "--keep-recent", "0"]).output)
+    assert not zero["fits"]
+    plan = json.loads(CliRunner().invoke(main, args).output)
+    assert not plan["fits"] and "lower keep_recent" not in plan["reason"]
+    assert (f"even compacting the newest exchanges gives {zero['after_tokens']:,} tokens; lower summary_tokens or "
+            "re-inject less, or raise the budget") in plan["reason"]
