@@ -154,7 +154,8 @@ class Accountant:
             floor, floor_src = None, Src.UNKNOWN
             history, history_src = None, Src.UNKNOWN
         elif reported is not None and pc.history_reported_only \
-                and (known := self._floors.get(pc.extra.get("floor_call") or "")) is not None:
+                and (known := self._floors.get(pc.extra.get("floor_call") or "")) is not None \
+                and (known > 0 or pc.messages is None):
             # The context's floor is known from an earlier call: the rest of the reported prompt is history
             # (the messages, when logged, are still counted one by one for the detail view).
             floor, floor_src = min(known, reported), Src.INFERRED
@@ -162,8 +163,14 @@ class Accountant:
         elif reported is not None and history is not None:
             # The floor is not logged: attribute the residual of the reported prompt to it.
             floor, floor_src = max(0, reported - history), Src.INFERRED
-            if pc.history_reported_only and pc.key:
-                self._floors[pc.key] = floor
+            if pc.history_reported_only:
+                if pc.key:
+                    self._floors[pc.key] = floor
+                fc = pc.extra.get("floor_call")
+                if fc and self._floors.get(fc) == 0 and floor > 0:
+                    # The first call's reported prompt was below its counted history (a floor of 0 says nothing
+                    # about the system prompt and tools): the first call that leaves a floor gives it instead.
+                    self._floors[fc] = floor
         else:
             floor, floor_src = None, Src.UNKNOWN
 

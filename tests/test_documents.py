@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import json
+import shutil
 import struct
 import zipfile
 from pathlib import Path
@@ -407,3 +408,44 @@ def test_text_output_never_says_line_0_for_a_whole_document(shared_logs: Path) -
     assert "line doc = a call of a whole-file JSON document" in out
     flags = [ln for ln in CliRunner().invoke(main, ["check", path]).output.splitlines() if ln.startswith("WARN")]
     assert flags and all("whole document" in ln and "line 0" not in ln for ln in flags)
+
+
+def test_a_first_call_below_its_counted_history_does_not_pin_the_floor_at_0(shared_logs: Path,
+                                                                            tmp_path: Path) -> None:
+    """The real Cline run with its first call's usage cut to 23 tokens (below the 67 counted): the floor
+    inferred from it was max(0, 23 - 67) = 0, and every later call showed floor 0~.  The first call that
+    leaves a floor now gives it."""
+    from click.testing import CliRunner
+
+    from ctxwatch.cli import main
+
+    doc = json.loads((shared_logs / CLINE).read_text())
+    first = next(e for e in doc if e.get("say") == "api_req_started")
+    d = json.loads(first["text"])
+    d.update(tokensIn=3, cacheWrites=20, cacheReads=0)
+    first["text"] = json.dumps(d)
+    task = tmp_path / "tasks" / "1757370999999"
+    task.mkdir(parents=True)
+    (task / "ui_messages.json").write_text(json.dumps(doc))
+    calls = json.loads(CliRunner().invoke(main, ["report", str(task / "ui_messages.json"), "--json"]).output)["calls"]
+    assert calls[0]["prompt_tokens_reported"] == 23 and calls[0]["floor_tokens"] == 0
+    second = calls[1]
+    assert second["history_source"] == "estimated"
+    floor = second["prompt_tokens_reported"] - second["history_tokens"]
+    assert floor > 10_000 and second["floor_tokens"] == floor
+    assert all((c["floor_tokens"], c["history_source"]) == (floor, "inferred") for c in calls[2:])
+
+
+def test_cline_tasks_with_the_same_timestamps_stay_apart(shared_logs: Path, tmp_path: Path) -> None:
+    """Two Cline task folders whose entries share ``ts`` values (a copied task): the call key held only the
+    ts and the entry index, so the second task's calls merged into the first's (12 calls, not 24)."""
+    from click.testing import CliRunner
+
+    from ctxwatch.cli import main
+
+    for name in ("1757370000000", "1757370999999"):
+        (tmp_path / "tasks" / name).mkdir(parents=True)
+        shutil.copy(shared_logs / CLINE, tmp_path / "tasks" / name / "ui_messages.json")
+    out = json.loads(CliRunner().invoke(main, ["report", str(tmp_path / "tasks"), "--json"]).output)
+    assert len(out["calls"]) == 24 and sorted(s["session"] for s in out["sessions"]) == ["1757370000000",
+                                                                                          "1757370999999"]

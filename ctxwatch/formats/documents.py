@@ -742,7 +742,7 @@ class ClineReader(Reader):
                 out.append(ParsedCall(
                     source=src, timestamp=parse_timestamp(int_or_none(e.get("ts"))), model=model, provider=provider,
                     session=task, system=None, tools=None, messages=list(history), usage=usage,
-                    history_reported_only=True, key=f"cline:{e.get('ts')}:{i}", extra=extra))
+                    history_reported_only=True, key=f"cline:{task}:{e.get('ts')}:{i}", extra=extra))
             elif say in ("text", "completion_result") and isinstance(e.get("text"), str) and not e.get("partial"):
                 assistant.append(Part("text", e["text"]))
             elif say == "tool" and isinstance(e.get("text"), str):
