@@ -233,7 +233,8 @@ def report_cmd(paths: tuple[str, ...], config: str | None, window: int | None, b
                        f"{sess['calls']:>6} {_fmt_int(sess['peak_prompt_tokens']):>12} "
                        f"{_fmt_int(sess['input_tokens']):>13} {_fmt_int(sess['output_tokens']):>10}")
     for i in doc["issues"]:
-        _echo(f"issue: {clean(i['file'])}:{i['line']}: {i['kind']}: {clean(i['message'])}")
+        where = f"{clean(i['file'])}:{i['line']}" if i["line"] else clean(i["file"])  # (0: the whole file)
+        _echo(f"issue: {where}: {i['kind']}: {clean(i['message'])}")
     legend = "# = call number (from 1; JSON `index` counts from 0)"
     if any(not c["line"] for c in doc["calls"]):
         legend += "; line doc = a call of a whole-file JSON document"

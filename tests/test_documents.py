@@ -410,6 +410,22 @@ def test_text_output_never_says_line_0_for_a_whole_document(shared_logs: Path) -
     assert flags and all("whole document" in ln and "line 0" not in ln for ln in flags)
 
 
+def test_report_text_names_a_document_issue_without_line_0(tmp_path: Path) -> None:
+    """An issue of a whole-file document (a Cline entry whose text is not JSON) printed as "file:0:"."""
+    from click.testing import CliRunner
+
+    from ctxwatch.cli import main
+
+    doc = [{"ts": 1757370000000, "say": "api_req_started", "text": "{not json"},
+           {"ts": 1757370000100, "say": "api_req_started",
+            "text": json.dumps({"request": "hi", "tokensIn": 5, "tokensOut": 1, "cacheWrites": 0, "cacheReads": 0})}]
+    path = tmp_path / "ui_messages.json"
+    path.write_text(json.dumps(doc))
+    out = CliRunner().invoke(main, ["report", "--format", "cline", str(path)]).output
+    assert f"issue: {path}: invalid_json: entry 0: api_req_started text is not JSON" in out
+    assert f"{path}:0" not in out
+
+
 def test_a_first_call_below_its_counted_history_does_not_pin_the_floor_at_0(shared_logs: Path,
                                                                             tmp_path: Path) -> None:
     """The real Cline run with its first call's usage cut to 23 tokens (below the 67 counted): the floor
