@@ -912,3 +912,29 @@ def test_plan_does_not_advise_a_keep_recent_that_cannot_fit(tmp_path: Path) -> N
     assert not plan["fits"] and "lower keep_recent" not in plan["reason"]
     assert (f"even compacting the newest exchanges gives {zero['after_tokens']:,} tokens; lower summary_tokens or "
             "re-inject less, or raise the budget") in plan["reason"]
+
+
+def test_a_responses_capture_of_codex_pins_its_harness_messages(tmp_path: Path) -> None:
+    """A Responses API request as Codex sends it, in the canonical wrapper: <user_instructions> became the
+    re-injected "task" and <environment_context> was summarised; only the rollout reader labelled them."""
+    items: list[dict] = [
+        {"type": "message", "role": "user",
+         "content": [{"type": "input_text", "text": "<user_instructions>\nBe careful.\n</user_instructions>"}]},
+        {"type": "message", "role": "user",
+         "content": [{"type": "input_text",
+                      "text": "<environment_context>\n  <cwd>/repo</cwd>\n</environment_context>"}]},
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Fix the failing VAT test."}]}]
+    for k in range(8):
+        items += [{"type": "reasoning", "id": f"rs_{k}", "summary": [{"type": "summary_text", "text": "think " * 50}]},
+                  {"type": "function_call", "call_id": f"c{k}", "name": "shell", "arguments": '{"cmd": "ls"}'},
+                  {"type": "function_call_output", "call_id": f"c{k}", "output": "file " * 400}]
+    log = tmp_path / "resp.jsonl"
+    log.write_text(json.dumps({"window": 20000, "request": {"model": "gpt-5", "instructions": "You are Codex.",
+                                                            "input": items},
+                               "response": {"object": "response", "output": [],
+                                            "usage": {"input_tokens": 9000, "output_tokens": 10}}}) + "\n")
+    plan = json.loads(CliRunner().invoke(main, ["plan", str(log), "--keep-recent", "2", "--window", "10000",
+                                                "--json"]).output)
+    assert [m["fate"] for m in plan["messages"][:4]] == ["pinned", "pinned", "pinned", "summarised"]
+    task = next(r for r in plan["reinject"] if r["kind"] == "task")
+    assert '"Fix the failing VAT test."' in task["detail"]

@@ -31,6 +31,7 @@ import orjson
 from ctxwatch.formats import FormatSpec as Spec
 from ctxwatch.formats import Reader, Sniff, register, usage_count
 from ctxwatch.formats.claude_code import anthropic_usage
+from ctxwatch.formats.codex import harness_label
 from ctxwatch.jsonstream import Record
 from ctxwatch.jsonstream import json_text as _json_text
 from ctxwatch.model import Issue, Message, ParsedCall, Part, ResponseInfo, SourceRef, Usage
@@ -285,7 +286,9 @@ def responses_request_to_parts(body: dict[str, Any]) -> RequestParts:
             continue
         t = item.get("type", "message")
         if t == "message":
-            msg = Message(str(item.get("role") or "user"), _openai_content(item.get("content")))
+            role = str(item.get("role") or "user")
+            parts = _openai_content(item.get("content"))
+            msg = Message(role, parts, label=harness_label(role, parts))  # (Codex's AGENTS.md, environment)
             if msg.role in ("system", "developer") and not messages:
                 system.append(msg.text())  # (leading ones only, as in openai_request_to_parts)
             else:

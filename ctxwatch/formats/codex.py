@@ -68,7 +68,21 @@ _INSTRUCTION_PREFIXES = ("# AGENTS.md instructions", "<user_instructions>")
 _ENVIRONMENT_PREFIX = "<environment_context>"
 
 
-_json_text = json_text  # (compact JSON text of a value, never raising: jsonstream.json_text)
+_json_text = json_text
+
+
+def harness_label(role: str, parts: list[Part]) -> str | None:
+    """The label of a user message a coding-agent harness injects, not typed by the user: ``instructions``
+    for AGENTS.md / ``<user_instructions>`` (pinned), ``environment`` for ``<environment_context>`` (pinned,
+    never the task), else ``None``.  Codex rollouts and Responses API captures of Codex carry them."""
+    if role != "user" or not parts or parts[0].kind != "text":
+        return None
+    head = parts[0].text.lstrip()
+    if head.startswith(_INSTRUCTION_PREFIXES):
+        return "instructions"
+    if head.startswith(_ENVIRONMENT_PREFIX):
+        return "environment"
+    return None  # (compact JSON text of a value, never raising: jsonstream.json_text)
 
 
 class _NotACount(ValueError):
@@ -217,14 +231,7 @@ def item_message(item: Any) -> tuple[Message | None, bool]:
     if kind == "message":
         role = r if (r := item.get("role")) in ("user", "assistant", "developer", "system") else "user"
         parts = _content_parts(item.get("content"))
-        label = None
-        if role == "user" and parts and parts[0].kind == "text":
-            head = parts[0].text.lstrip()
-            if head.startswith(_INSTRUCTION_PREFIXES):
-                label = "instructions"
-            elif head.startswith(_ENVIRONMENT_PREFIX):
-                label = "environment"
-        return Message(role, parts, label=label), role == "assistant"
+        return Message(role, parts, label=harness_label(role, parts)), role == "assistant"
     if kind == "reasoning":
         texts = [p.text for p in _content_parts(item.get("summary")) if p.text]
         texts += [p.text for p in _content_parts(item.get("content")) if p.kind == "text" and p.text]
