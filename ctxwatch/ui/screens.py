@@ -790,18 +790,21 @@ class SessionPicker(ModalScreen[str | None]):
                           id="auto")]
         for i, f in enumerate(self.files):
             rel = os.path.relpath(f, self.folder)
-            try:
-                # (the time the list is sorted by: the last call's, else the file's modification time)
-                info = f"{tx.stamp(activity_of(f))}  {os.path.getsize(f) / 1024:,.0f} KiB"
-            except OSError:
-                info = "gone"
-            line = Text("● " if (f == self.current and not self.auto) else "  ")
             sub = is_subagent_file(f)
             # One line per file at any width: the dialog is 100 columns or the screen's width; its border,
             # padding, scrollbar and the marker take 8; the path gets what the date, size and tag leave (both
-            # ends of a path matter, so it is cut in the middle).
-            room = min(100, self.app.size.width or 100) - 8
-            limit = max(12, room - len(info) - 2 - (len("  subagent") if sub else 0))
+            # ends of a path matter, so it is cut in the middle); on a narrow screen the time, then the size
+            # are left out first.
+            room = min(100, self.app.size.width or 100) - 8 - (len("  subagent") if sub else 0)
+            try:
+                # (the time the list is sorted by: the last call's, else the file's modification time)
+                stamp, size = tx.stamp(activity_of(f)), f"{os.path.getsize(f) / 1024:,.0f} KiB"
+                infos = [f"{stamp}  {size}", f"{stamp[:10]}  {size}", stamp[:10]]
+            except OSError:
+                infos = ["gone"]
+            info = next((i for i in infos if room - len(i) - 2 >= 16), infos[-1])
+            limit = max(6, room - len(info) - 2)
+            line = Text("● " if (f == self.current and not self.auto) else "  ")
             line.append_text(tx.literal(rel, limit=limit, middle=True))
             line.append(f"  {info}", "dim")
             if sub:
