@@ -597,7 +597,7 @@ def _analyze_stream(cs: list[Call], st: Settings, context: str, reset_set: set[i
         # -- occupancy and plausibility (B13) --
         occ = occs[pos]
         reported = c.prompt_reported
-        if reported is not None and occ is None and _implausible(reported, window):
+        if reported is not None and (occ is None or reported <= 0) and _implausible(reported, window):
             lp = last_plaus
             what = (f"is {_n(reported)}, and every request has a prompt" if reported <= 0 else
                     f"exceeds the {_n(window or MAX_PLAUSIBLE_PROMPT)}-token "
@@ -905,8 +905,9 @@ def _response_features(text: str | None, rule: FormatRule | None, sys_text: str 
 def _occupancy(c: Call, cal: float | None) -> int | None:
     """The plausible prompt size of a call in tokens (see the module docstring), ``None`` if unknown/implausible."""
     reported = c.prompt_reported
-    if reported is not None:
+    if reported is not None and reported > 0:
         return None if _implausible(reported, c.window) else reported
+    # (no report, or a reported 0: no size at all, so the estimate stands in for it, as in the table)
     if c.prompt_estimated is not None:
         return round(c.prompt_estimated * cal) if cal else c.prompt_estimated
     if c.prompt_tokens is not None:

@@ -304,3 +304,30 @@ def test_a_folder_whose_only_log_cannot_be_read_says_so(tmp_path: Path) -> None:
         log.chmod(0o644)
     assert res.returncode == 2
     assert f"{folder}: no log could be read: {log}: cannot read (Permission denied)" in res.stderr
+
+
+def test_reported_prompts_of_0_leave_the_estimate_to_the_flags(tmp_path: Path) -> None:
+    """A log whose every reported prompt is 0 (a proxy that logs no usage as zeros): the table used the
+    estimate (README: "the estimate stands in for it"), but the analysis dropped every call, so the trigger,
+    budget and window-forecast flags and the forecast were gone.  They now fire where they fire when the
+    demo run reports its real prompts (the demo's counts are o200k_base, equal to the estimates)."""
+    import re
+
+    from ctxwatch.cli import main as cli_main
+
+    run = tmp_path / "run.jsonl"
+    assert CliRunner().invoke(cli_main, ["demo", "--write", str(run)]).exit_code == 0
+    zero = tmp_path / "zero.jsonl"
+    zero.write_text(re.sub(r'"prompt_tokens": ?\d+', '"prompt_tokens": 0', run.read_text()))
+
+    def flags(path: Path) -> dict[str, list[int]]:
+        doc = json.loads(CliRunner().invoke(cli_main, ["check", str(path), "--json"]).output)
+        out: dict[str, list[int]] = {}
+        for f in doc["flags"]:
+            out.setdefault(f["kind"], []).append(f["call"])
+        return out
+
+    real, zeroed = flags(run), flags(zero)
+    for kind in ("trigger_no_compaction", "over_budget", "window_forecast"):
+        assert zeroed.get(kind) == real.get(kind) and real.get(kind), kind
+    assert len(zeroed["implausible_usage"]) == len(run.read_text().splitlines()) - 1  # (the refused call has none)
