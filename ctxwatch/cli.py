@@ -113,10 +113,16 @@ def watch_cmd(paths: tuple[str, ...], config: str | None, window: int | None, bu
 
     settings = make_settings(config, window=window, budget_fraction=budget_fraction, trigger=trigger,
                              reserve=reserve)
+    from ctxwatch.multi import LOG_SUFFIXES
     from ctxwatch.run import LogError, check_log_file, resolve_spec
 
     for path in paths:
-        if not os.path.exists(path):
+        if not os.path.lexists(path):
+            # One log file about to be written (`demo --write run.jsonl & ctxwatch run.jsonl`): the dashboard
+            # waits for it, like `tail -F`, when its folder exists.
+            parent = os.path.dirname(os.path.abspath(path))
+            if len(paths) == 1 and os.path.isdir(parent) and path.endswith(LOG_SUFFIXES):
+                break
             _echo(f"ctxwatch: {clean(path)}: no such file or directory", err=True)
             sys.exit(EXIT_USAGE)
         if not os.path.isdir(path):
@@ -125,8 +131,8 @@ def watch_cmd(paths: tuple[str, ...], config: str | None, window: int | None, bu
             except LogError as exc:
                 _echo(f"ctxwatch: {clean(exc)}", err=True)
                 sys.exit(EXIT_USAGE)
-    if len(paths) == 1 and not os.path.isdir(paths[0]):
-
+    waiting = len(paths) == 1 and not os.path.lexists(paths[0])
+    if len(paths) == 1 and not os.path.isdir(paths[0]) and not waiting:
         try:
             resolve_spec(paths[0], fmt)
         except LogError as exc:

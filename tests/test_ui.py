@@ -1221,3 +1221,16 @@ async def test_the_eviction_preview_reserves_what_report_reserves(tmp_path: Path
         assert isinstance(screen, PlanScreen) and screen.plan is not None
         assert screen.knobs.reserve_tokens == 32000
         assert (screen.plan.reserve_tokens, screen.plan.budget_tokens, screen.plan.fits) == (32000, 0, False)
+
+
+async def test_the_dashboard_waits_for_a_log_that_does_not_exist_yet(tmp_path: Path) -> None:
+    """`ctxwatch demo --write run.jsonl & ctxwatch run.jsonl` (README): the dashboard started before the writer
+    created the file and stopped with "no such file"; it now says it waits, and follows the file once it is
+    there, like tail -F."""
+    log = tmp_path / "later.jsonl"
+    app = CtxwatchApp(str(log))
+    async with app.run_test(size=(120, 36)) as pilot:
+        assert await wait_for(pilot, lambda: "does not exist yet" in (app.notice or ""))
+        write_log(log, 3)
+        assert await wait_for(pilot, lambda: app.loaded and len(app.calls) == 3, seconds=30)
+        assert app.format_name == "canonical"

@@ -219,9 +219,18 @@ class LogFeed:
 
     # ------------------------------------------------------------------ opening
     def _open(self) -> FormatSpec | None:
-        """Detect the format; an empty file is waited for (its format is not known before a record)."""
+        """Detect the format; a file that does not exist yet (a job about to start writing it) or is empty (its
+        format is not known before a record) is waited for."""
         waited = False
+        missing_said = False
         while not self.stop.is_set():
+            if not os.path.lexists(self.path):
+                if not missing_said:
+                    self.emit(FeedNotice(self.feed_id, f"{os.path.basename(self.path)} does not exist yet: "
+                                                       "waiting for it"))
+                    missing_said = True
+                self.stop.wait(self.interval)
+                continue
             try:
                 empty = os.path.isfile(self.path) and os.path.getsize(self.path) == 0
             except OSError:
