@@ -1234,3 +1234,25 @@ async def test_the_dashboard_waits_for_a_log_that_does_not_exist_yet(tmp_path: P
         write_log(log, 3)
         assert await wait_for(pilot, lambda: app.loaded and len(app.calls) == 3, seconds=30)
         assert app.format_name == "canonical"
+
+
+async def test_e_right_after_an_arrow_opens_the_call_under_the_cursor(log: Path) -> None:
+    """``Up e`` (or ``k e``) opened the preview of the call the cursor had just left: the key ran before the
+    table's highlight message reached the app."""
+    app = CtxwatchApp(str(log))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await loaded(pilot)
+        from textual import events
+
+        last = len(app.calls) - 1
+        # (both keys queued at once, as a terminal delivers a fast typist's keys; pilot.press waits between keys)
+        app.post_message(events.Key("up", None))
+        app.post_message(events.Key("e", "e"))
+        assert await wait_for(pilot, lambda: isinstance(app.screen, PlanScreen))
+        assert app.screen.call.index == last - 1
+        await pilot.press("escape")
+        await pilot.pause()
+        app.post_message(events.Key("k", "k"))
+        app.post_message(events.Key("enter", "\r"))
+        assert await wait_for(pilot, lambda: isinstance(app.screen, DetailScreen))
+        assert app.screen.call.index == last - 2

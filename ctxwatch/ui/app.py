@@ -857,9 +857,20 @@ class CtxwatchApp(App[None]):
         self.xaxis = "time" if self.xaxis == "index" else "index"
         self.refresh_panels()
 
+    def _call_under_cursor(self) -> Call | None:
+        """The call on the table's cursor row, read from the table itself: a key pressed right after an arrow
+        key (``k e``) runs before the table's highlight message reaches the app, so ``selected_index`` may
+        still name the previous row."""
+        if self._mounted() and self.screen is self.main and self.view:
+            row = self._table().cursor_row
+            if 0 <= row < len(self.view) and self.view[row] != self.selected_index:
+                self.selected_index = self.view[row]
+                self.refresh_panels(chart=False)
+        return self.selected_call()
+
     def action_detail(self) -> None:
         """Open the selected call's detail."""
-        call = self.selected_call()
+        call = self._call_under_cursor()
         if call is None:
             self.notify("no call selected", severity="warning", markup=False)
             return
@@ -867,7 +878,7 @@ class CtxwatchApp(App[None]):
 
     def action_evict(self) -> None:
         """Open the eviction preview of the selected call."""
-        call = self.selected_call()
+        call = self._call_under_cursor()
         if call is None:
             self.notify("no call selected", severity="warning", markup=False)
             return
