@@ -1256,3 +1256,22 @@ async def test_e_right_after_an_arrow_opens_the_call_under_the_cursor(log: Path)
         app.post_message(events.Key("enter", "\r"))
         assert await wait_for(pilot, lambda: isinstance(app.screen, DetailScreen))
         assert app.screen.call.index == last - 2
+
+
+async def test_pause_keeps_the_session_when_a_newer_one_appears(tmp_path: Path) -> None:
+    """Following a folder, paused: a new session file replaced the paused view with "0 calls, PAUSED (+30
+    new)".  The paused view now stays; the newer session is followed on resume."""
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    first = write_log(folder / "a.jsonl", 2)
+    app = CtxwatchApp(str(folder))
+    async with app.run_test(size=(120, 40)) as pilot:
+        assert await wait_for(pilot, lambda: app.loaded and app.log_path == str(first))
+        await pilot.press("p")
+        second = write_log(folder / "b.jsonl", 3, t0=1_800_000_000)
+        assert await wait_for(pilot, lambda: str(second) in app.sessions, seconds=30)
+        await pilot.pause(0.5)
+        assert app.log_path == str(first) and len(app.calls) == 2 and app.paused
+        await pilot.press("p")
+        assert await wait_for(pilot, lambda: app.log_path == str(second) and app.loaded and len(app.calls) == 3,
+                              seconds=30)

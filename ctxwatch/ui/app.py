@@ -795,7 +795,10 @@ class CtxwatchApp(App[None]):
             self.refresh_panels(chart=False)
             return
         newest = _newest_session(message.files)
-        if self.auto_session and newest != self.log_path:
+        if self.auto_session and newest != self.log_path and self.paused and self.log_path is not None:
+            # Paused: the view stays on its session; the newest is followed on resume (action_toggle_pause).
+            self.refresh_panels(chart=False)
+        elif self.auto_session and newest != self.log_path:
             if self.log_path is not None:
                 self.notify(f"following the newest session: {os.path.basename(newest)}", markup=False)
             self._start_feed(newest)
@@ -850,6 +853,12 @@ class CtxwatchApp(App[None]):
             pending, self._pending = self._pending, []
             for m in pending:
                 self._apply_calls(m.added, m.updated)
+            if self.auto_session and self.sessions:
+                newest = _newest_session(self.sessions)
+                if newest != self.log_path:  # (a newer session appeared while paused)
+                    self.notify(f"following the newest session: {os.path.basename(newest)}", markup=False)
+                    self._start_feed(newest)
+                    return
         self.refresh_panels(chart=False)
 
     def action_toggle_xaxis(self) -> None:
