@@ -291,6 +291,14 @@ def test_the_dashboard_and_report_agree_on_the_newest_session(tmp_path: Path) ->
     assert list_paths([str(tmp_path)]) == [str(newer), str(older)]
     doc = json.loads(CliRunner().invoke(main, ["report", str(tmp_path), "--json"]).output)
     assert [s["session"] for s in doc["sessions"]] == ["newer-run", "older-run"]
+    # A log whose calls carry no timestamp comes last in both, however new its file (a fresh clone's time).
+    bare = tmp_path / "c.jsonl"
+    bare.write_text(json.dumps({"session": "no-time", "request": {"model": "gpt-4o", "messages": [
+        {"role": "user", "content": "hi"}]}, "response": {"usage": {"prompt_tokens": 8, "completion_tokens": 1}}})
+        + "\n")
+    assert list_paths([str(tmp_path)]) == [str(newer), str(older), str(bare)]
+    doc = json.loads(CliRunner().invoke(main, ["report", str(tmp_path), "--json"]).output)
+    assert [s["session"] for s in doc["sessions"]] == ["newer-run", "older-run", "no-time"]
 
 
 def test_a_folder_names_the_log_files_it_cannot_read(tmp_path: Path) -> None:

@@ -565,44 +565,55 @@ class LogFeed:
 BATCH_FORMATS = frozenset({"openai-batch", "anthropic-batch"})
 
 
-#: ``path -> (mtime, size, activity)``: each file's last activity, read again only when the file changes.
-_activity: dict[str, tuple[float, int, float]] = {}
+#: ``path -> (mtime, size, activity, from_content)``: each file's last activity, read again only when the file
+#: changes.
+_activity: dict[str, tuple[float, int, float, bool]] = {}
 _activity_lock = threading.Lock()
 
 
-def activity_of(path: str) -> float:
-    """When ``path`` was last active: its last call's timestamp (:func:`ctxwatch.multi.last_activity`), else
-    its modification time.  Raises ``OSError`` when it cannot be stat'ed."""
+def _activity_entry(path: str) -> tuple[float, bool]:
+    """``(activity, from_content)`` of ``path`` (see :func:`activity_of`).  Raises ``OSError``."""
     from ctxwatch.multi import last_activity
 
     st = os.stat(path)
     with _activity_lock:
         known = _activity.get(path)
     if known is not None and known[:2] == (st.st_mtime, st.st_size):
-        return known[2]
+        return known[2], known[3]
     found = last_activity(path)
-    act = found if found is not None else st.st_mtime
+    entry = (found, True) if found is not None else (st.st_mtime, False)
     with _activity_lock:
-        _activity[path] = (st.st_mtime, st.st_size, act)
-    return act
+        _activity[path] = (st.st_mtime, st.st_size, *entry)
+    return entry
+
+
+def activity_of(path: str) -> float:
+    """When ``path`` was last active, in epoch seconds: its last call's timestamp
+    (:func:`ctxwatch.multi.last_activity`), else its modification time.  Raises ``OSError`` when it cannot be
+    stat'ed."""
+    return _activity_entry(path)[0]
 
 
 def list_paths(paths: Sequence[str]) -> list[str]:
     """The log files named by ``paths``: folders expanded with :func:`ctxwatch.multi.list_logs`, files as given
-    (if they exist); newest first, each file once.  Newest is by the last call's timestamp, as ``report``
-    orders sessions (a copied folder gives every file the same modification time), else by modification
-    time."""
+    (if they exist); newest first, each file once.
+
+    Newest is by the last call's timestamp, as ``report`` orders sessions (a copied folder gives every file the
+    same modification time); files whose calls carry no timestamp come after them, by modification time (as
+    report puts sessions without timestamps last)."""
     from ctxwatch.multi import list_logs
 
-    found: dict[str, float] = {}
+    found: dict[str, tuple[bool, float]] = {}
     for p in paths:
         try:
             if os.path.isdir(p):
                 for f in list_logs(p):
                     if f not in found:
-                        found[f] = activity_of(f)
+                        act, content = _activity_entry(f)
+                        found[f] = (content, act)
             elif os.path.isfile(p) and p not in found:
-                found[p] = activity_of(p)
+                act, content = _activity_entry(p)
+                found[p] = (content, act)
         except OSError:
             continue
     return sorted(found, key=lambda f: found[f], reverse=True)
