@@ -673,9 +673,14 @@ def _analyze_stream(cs: list[Call], st: Settings, context: str, reset_set: set[i
                 reserve_streak = None
             if budget is not None and occ > budget:
                 if ep_over is None:
+                    # (the budget is the smaller of budget_fraction x window and window - reserve: say which)
+                    basis = (f"{st.budget_fraction:g} of the {_n(window)}-token window"
+                             if not window or budget >= int(window * st.budget_fraction) else
+                             f"the {_n(window)}-token window minus the completion reserve {_n(reserve)}, less than "
+                             f"{st.budget_fraction:g} of the window")
                     ep_over = flag("over_budget", "warn", c,
                                    f"prompt {_n(occ)} tokens at #{c.index + 1} is over the budget {_n(budget)} "
-                                   f"({st.budget_fraction:g} of the {_n(window)}-token window)",
+                                   f"({basis})",
                                    prompt_tokens=occ, budget_tokens=budget, window=window,
                                    budget_fraction=st.budget_fraction, calls_over_budget=0, max_prompt_tokens=occ)
                 ep_over.evidence["calls_over_budget"] += 1

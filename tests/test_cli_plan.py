@@ -822,7 +822,7 @@ def test_a_large_max_tokens_lowers_the_budget_for_check_as_for_plan(tmp_path: Pa
     """The budget is min(0.6 x window, window - reserve) (README, "Configuration") in plan; check and the
     forecast used 0.6 x window alone, so with max_tokens 16,000 in a 32,000 window plan said #3 was above the
     trigger (12,800) while check was silent (its trigger was 15,360)."""
-    words = [8000, 11000, 14000, 15500]
+    words = [8000, 11000, 14000, 16500]
     recs = [{"window": 32000, "request": {"model": "gpt-4o", "max_tokens": 16000, "messages": [
         {"role": "system", "content": "Be brief."}, {"role": "user", "content": "word " * n}]},
         "response": {"choices": [{"message": {"role": "assistant", "content": "ok"}}]}} for n in words]
@@ -839,6 +839,11 @@ def test_a_large_max_tokens_lowers_the_budget_for_check_as_for_plan(tmp_path: Pa
     res = CliRunner().invoke(main, ["plan", str(log), "--call", "3", "--json"])
     plan = json.loads(res.output)
     assert plan["budget_tokens"] == budget and plan["before_tokens"] == prompts[2]
+    # The over-budget flag says what the budget is (it said "0.6 of the 32,000-token window" for 16,000).
+    over = [f for f in doc["flags"] if f["kind"] == "over_budget"]
+    assert [f["call"] for f in over] == [3]
+    assert over[0]["reason"].endswith(f"is over the budget {budget:,} (the 32,000-token window minus the "
+                                      "completion reserve 16,000, less than 0.6 of the window)")
 
 
 def test_a_plan_that_keep_recent_blocks_says_to_lower_it(shared_logs: Path) -> None:
