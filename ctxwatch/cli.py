@@ -160,7 +160,8 @@ def _fmt_int(v: int | None) -> str:
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 @settings_options
 @click.option("--json", "as_json", is_flag=True, help="Print the JSON document (schema in the README).")
-@click.option("--follow", is_flag=True, help="Keep reading as the log grows (with --jsonl).")
+@click.option("--follow", is_flag=True, help="Keep reading as the log grows, printing JSON lines (as --jsonl) as calls "
+                                          "complete.")
 @click.option("--jsonl", is_flag=True, help="One JSON object per line per call, and an {\"event\": \"issue\"} line per "
                                             "problem (with --follow: as each completes).")
 @click.option("--poll", is_flag=True, help="With --follow: poll instead of filesystem events.")
@@ -170,6 +171,11 @@ def report_cmd(paths: tuple[str, ...], config: str | None, window: int | None, b
     """Per-call floor / history / reserve numbers for PATH, headless."""
     if as_json and jsonl:
         raise click.UsageError("--json and --jsonl are two output shapes: choose one")
+    if follow and as_json:
+        raise click.UsageError("--follow prints JSON lines as calls complete (--jsonl); --json is one document "
+                               "of a log as it stands: choose one")
+    if poll and not follow:
+        raise click.UsageError("--poll applies to --follow only")
     settings = make_settings(config, window=window, budget_fraction=budget_fraction, trigger=trigger,
                              reserve=reserve)
     if follow:
@@ -201,6 +207,7 @@ def report_cmd(paths: tuple[str, ...], config: str | None, window: int | None, b
     from ctxwatch.report import report_json
 
     run = load_paths(paths, fmt, settings)
+    exit_if_nothing_read(run)
     with steady_heap():
         doc = report_json(run)
     if jsonl:  # one call object per line, then one issue event per problem, as --follow --jsonl prints them
@@ -318,6 +325,41 @@ def load_paths(paths: tuple[str, ...], fmt: str | None, settings: Settings) -> A
             _echo(f"ctxwatch: {clean(exc)}", err=True)
             sys.exit(EXIT_USAGE)
     return run
+
+
+def _unreadable(issue: Any) -> bool:
+    """True for an issue that, in a log with no call at all, makes it unreadable (exit 2): a damaged line other
+    than a half-written last one, a file that cannot be read, a forced format that reads nothing."""
+    from ctxwatch.model import is_bad_line
+
+    if issue.kind in ("unreadable", "format_mismatch"):
+        return True
+    return is_bad_line(issue) and issue.kind != "truncated_tail"
+
+
+def exit_if_nothing_read(run: Any) -> None:
+    """Exit with status 2 and a message naming the file when ``run`` has no call and is damaged or could not be
+    read (report and check alike).  Notes alone (a skipped file beside an empty log) and a half-written last
+    line (a live log writing its first call) are not that: an empty log is a log with no call yet."""
+    from ctxwatch.model import is_bad_line
+
+    bad = [i for i in run.issues if i.kind != "reset"]
+    if run.calls or not any(_unreadable(i) for i in bad):
+        return
+    why = next(i for i in bad if _unreadable(i))
+    at = f"{why.path}:{why.line}" if why.line else why.path
+    counted = counted_issues(sum(map(is_bad_line, bad)), len(bad))
+    _echo(f"ctxwatch: {clean(run.path)}: no call could be read ({counted}; {clean(at)}: {clean(why.message)})",
+          err=True)
+    sys.exit(EXIT_USAGE)
+
+
+def counted_issues(bad_lines: int, issues: int) -> str:
+    """``3 bad lines`` or ``1 bad line, 2 notes``: damaged lines, then the other notes (batch results without
+    their request, skipped files), which are not damage and are not called bad lines."""
+    text = f"{bad_lines} bad line{'s' if bad_lines != 1 else ''}"
+    notes = issues - bad_lines
+    return f"{text}, {notes} note{'s' if notes != 1 else ''}" if notes else text
 
 
 @contextlib.contextmanager

@@ -36,8 +36,9 @@ import sys
 import click
 import orjson
 
-from ctxwatch.cli import EXIT_USAGE, make_settings, settings_options
-from ctxwatch.model import Issue, is_bad_line
+from ctxwatch.cli import counted_issues as _counted
+from ctxwatch.cli import exit_if_nothing_read, make_settings, settings_options
+from ctxwatch.model import is_bad_line
 from ctxwatch.safetext import clean
 from ctxwatch.safetext import echo as _echo
 
@@ -69,14 +70,7 @@ def check_cmd(paths: tuple[str, ...], config: str | None, window: int | None, bu
     path = run.path
     bad = [i for i in run.issues if i.kind != "reset"]
     n_bad = sum(map(is_bad_line, bad))
-    if not run.calls and any(_unreadable(i) for i in bad):
-        # Nothing to check and the log is damaged or could not be read: unreadable.  Notes alone (a skipped
-        # file beside an empty log) and a half-written last line (a live log writing its first call) are not.
-        why = next(i for i in bad if _unreadable(i))
-        at = f"{why.path}:{why.line}" if why.line else why.path
-        _echo(f"ctxwatch: {path}: no call could be read ({_counted(n_bad, len(bad))}; {clean(at)}: "
-              f"{clean(why.message)})", err=True)
-        sys.exit(EXIT_USAGE)
+    exit_if_nothing_read(run)
 
     with steady_heap():
         doc = analysis_json(run)
@@ -122,22 +116,6 @@ def check_cmd(paths: tuple[str, ...], config: str | None, window: int | None, bu
                f"{counts['info']} info), {_counted(n_bad, len(bad))}; "
                f"--fail-on {fail_on}: exit {status}")
     sys.exit(status)
-
-
-def _unreadable(issue: Issue) -> bool:
-    """True for an issue that, in a log with no call at all, makes it unreadable (exit 2): a damaged line other
-    than a half-written last one, a file that cannot be read, a forced format that reads nothing."""
-    if issue.kind in ("unreadable", "format_mismatch"):
-        return True
-    return is_bad_line(issue) and issue.kind != "truncated_tail"
-
-
-def _counted(bad_lines: int, issues: int) -> str:
-    """``3 bad lines`` or ``1 bad line, 2 notes``: damaged lines, then the other notes (batch results without
-    their request, skipped files), which are not damage and are not called bad lines."""
-    text = f"{bad_lines} bad line{'s' if bad_lines != 1 else ''}"
-    notes = issues - bad_lines
-    return f"{text}, {notes} note{'s' if notes != 1 else ''}" if notes else text
 
 
 def _register() -> None:

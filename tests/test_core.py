@@ -681,11 +681,11 @@ def test_a_wrong_forced_format_is_reported_and_check_fails_as_unreadable(tmp_pat
     recs = [{"request": {"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}]},
              "response": {"usage": {"prompt_tokens": 9, "completion_tokens": 1}}}] * 3
     path = write_jsonl(tmp_path / "c.jsonl", recs)
-    doc = report(path, "--format", "claude-code")
-    assert doc["calls"] == []
-    assert [i["kind"] for i in doc["issues"]] == ["format_mismatch"]
-    assert "looks like canonical" in doc["issues"][0]["message"]
-    assert CliRunner().invoke(main, ["check", str(path), "--format", "claude-code"]).exit_code == 2
+    # report, like check, stops with the reason (it printed a document of no call and exited 0)
+    for cmd in ("report", "check"):
+        res = CliRunner().invoke(main, [cmd, str(path), "--format", "claude-code", "--json"])
+        assert res.exit_code == 2
+        assert "3 records, none read as a call in format claude-code (it looks like canonical)" in res.output
 
 
 def test_text_report_names_the_worst_flags() -> None:
@@ -903,3 +903,16 @@ def test_one_response_id_on_requests_that_differ_only_in_model_system_or_usage(t
     doc = report(log)
     assert [c["prompt_tokens_reported"] for c in doc["calls"]] == [10, 20, 30]
     assert [(i["line"], i["kind"]) for i in doc["issues"]] == [(2, "duplicate_response_id")]
+
+
+def test_report_refuses_options_that_conflict_and_fails_like_check_when_nothing_reads(tmp_path: Path) -> None:
+    """`report --follow --json` streamed JSON lines, `--poll` without `--follow` was ignored, and a forced
+    format that reads no call exited 0 from report (with calls=0) but 2 from check."""
+    demo = str(Path(__file__).resolve().parents[1] / "sample_logs" / "openai_chat_demo.jsonl")
+    for args in (["--follow", "--json"], ["--poll"]):
+        res = CliRunner().invoke(main, ["report", demo, *args])
+        assert res.exit_code == 2 and "Error:" in res.output, args
+    for cmd in ("report", "check"):
+        res = CliRunner().invoke(main, [cmd, demo, "--format", "claude-code"])
+        assert res.exit_code == 2, (cmd, res.output)
+        assert "none read as a call in format claude-code (it looks like canonical)" in res.output
