@@ -87,6 +87,8 @@ def test_help_screen(snap_compare: Any, tmp_path: Path, monkeypatch: pytest.Monk
         await pilot.press("question_mark")
         await pilot.pause()
         assert isinstance(app.screen, HelpScreen)
+        text = str(app.screen.query_one("#help-text").render())
+        assert "pgup pgdn" in text and "W┃" in text  # (both missing before: keys and marks the dashboard uses)
 
     assert snap_compare(app, terminal_size=(100, 34), run_before=run_before)
 

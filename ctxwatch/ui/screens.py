@@ -682,6 +682,7 @@ def unique_path(folder: str, stem: str, suffix: str) -> str:
 HELP_KEYS: tuple[tuple[str, str], ...] = (
     ("↑ ↓  j k", "select a call (leaving the newest call stops following)"),
     ("home end", "first / newest call"),
+    ("pgup pgdn", "a page of calls up / down"),
     ("enter", "call detail: messages, tool schemas, system prompt, tokens"),
     ("f", "follow the newest call on/off"),
     ("p", "pause/resume the display (the log is still read)"),
@@ -718,6 +719,9 @@ def help_text(settings: Settings | None = None) -> Text:
     out.append("  T┃ B┃     ", "bold red")
     out.append(f"compaction trigger ({st.trigger:g} of the budget), budget ({st.budget_fraction:g} of the "
                "window)\n")
+    out.append("            (the budget is never more than the window minus the reserve)\n")
+    out.append("  W┃        ", "bold red")
+    out.append("the window, drawn when prompt + reserve run past it\n")
     out.append("\nNumbers\n", "bold")
     out.append("  12,036~    inferred (reported prompt minus estimated history)\n")
     out.append("  12,036≈    calibrated estimate;  ?  unknown, never guessed\n")
