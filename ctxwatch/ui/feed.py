@@ -221,25 +221,22 @@ class LogFeed:
     def _open(self) -> FormatSpec | None:
         """Detect the format; a file that does not exist yet (a job about to start writing it) or is empty (its
         format is not known before a record) is waited for."""
-        waited = False
-        missing_said = False
+        said: set[str] = set()  # (each reason to wait is said once)
+        name = os.path.basename(self.path)
         while not self.stop.is_set():
+            wait = None
             if not os.path.lexists(self.path):
-                if not missing_said:
-                    self.emit(FeedNotice(self.feed_id, f"{os.path.basename(self.path)} does not exist yet: "
-                                                       "waiting for it"))
-                    missing_said = True
-                self.stop.wait(self.interval)
-                continue
-            try:
-                empty = os.path.isfile(self.path) and os.path.getsize(self.path) == 0
-            except OSError:
-                empty = False
-            if empty and self.fmt is None:
-                if not waited:
-                    self.emit(FeedNotice(self.feed_id, f"{os.path.basename(self.path)} is empty: waiting for "
-                                                       "its first record to detect the format"))
-                    waited = True
+                wait = f"{name} does not exist yet: waiting for it"
+            elif self.fmt is None:
+                try:
+                    if os.path.isfile(self.path) and os.path.getsize(self.path) == 0:
+                        wait = f"{name} is empty: waiting for its first record to detect the format"
+                except OSError:
+                    pass
+            if wait is not None:
+                if wait not in said:
+                    self.emit(FeedNotice(self.feed_id, wait))
+                    said.add(wait)
                 self.stop.wait(self.interval)
                 continue
             try:
