@@ -33,9 +33,6 @@ PENDING_LIMIT = 256
 MAX_TOKENS = 2**53
 
 
-_show = show_value
-
-
 def _bad_count(v: object) -> bool:
     """True for a value in a token-count field that is not a count: negative, beyond 2**53, or not an int at all
     (a reader passes such raw values through so that they are reported, not guessed)."""
@@ -65,7 +62,7 @@ def _sanitize(pc: ParsedCall) -> list[Issue]:
                                                        "output", "reasoning", "cache_write_1h")}
         wrong = {f: v for f, v in fields_.items() if _bad_count(v)}
         if wrong:
-            bad += [f"{f} {_show(v)}" for f, v in wrong.items()]
+            bad += [f"{f} {show_value(v)}" for f, v in wrong.items()]
             unknown: dict[str, Any] = dict.fromkeys(wrong)
             if pc.provider == "anthropic" and wrong.keys() & {"input_uncached", "cache_read", "cache_write"}:
                 # Anthropic's prompt is the sum of these parts: with one of them damaged it is unknown too
@@ -85,10 +82,10 @@ def _sanitize(pc: ParsedCall) -> list[Issue]:
             pc.usage = replace(u, input_uncached=None, cache_read=None, cache_write=None, cache_write_1h=None,
                                damaged=True)
     if _bad_count(pc.window) or pc.window == 0:
-        bad.append(f"window {_show(pc.window)}")
+        bad.append(f"window {show_value(pc.window)}")
         pc.window = None
     if _bad_count(pc.max_output_tokens):
-        bad.append(f"max output tokens {_show(pc.max_output_tokens)}")
+        bad.append(f"max output tokens {show_value(pc.max_output_tokens)}")
         pc.max_output_tokens = None
     if not bad:
         return []
@@ -464,6 +461,7 @@ def file_outputs(reader: Reader, path: str, document: bool,
             records[0] += n
 
 
+#: File types that are not logs, with the name an error gives them.
 _NOT_REGULAR = ((stat.S_ISFIFO, "named pipe (FIFO)"), (stat.S_ISCHR, "character device"),
                 (stat.S_ISBLK, "block device"), (stat.S_ISSOCK, "socket"))
 
