@@ -207,7 +207,7 @@ def report_cmd(paths: tuple[str, ...], config: str | None, window: int | None, b
     from ctxwatch.report import report_json
 
     run = load_paths(paths, fmt, settings)
-    exit_if_nothing_read(run)
+    exit_if_nothing_read(run, paths)
     with steady_heap():
         doc = report_json(run)
     if jsonl:  # one call object per line, then one issue event per problem, as --follow --jsonl prints them
@@ -337,16 +337,22 @@ def _unreadable(issue: Any) -> bool:
     return is_bad_line(issue) and issue.kind != "truncated_tail"
 
 
-def exit_if_nothing_read(run: Any) -> None:
+def exit_if_nothing_read(run: Any, paths: tuple[str, ...]) -> None:
     """Exit with status 2 and a message naming the file when ``run`` has no call and is damaged or could not be
     read (report and check alike).  Notes alone (a skipped file beside an empty log) and a half-written last
-    line (a live log writing its first call) are not that: an empty log is a log with no call yet."""
+    line (a live log writing its first call) are not that: an empty log is a log with no call yet.  With
+    several files (``paths`` holds a folder, or more than one path), a file that could not be read is a note
+    beside the others (a run in which no file at all could be read stops earlier, in the folder read)."""
+    import os
+
     from ctxwatch.model import is_bad_line
 
+    several = len(paths) > 1 or any(os.path.isdir(p) for p in paths)
     bad = [i for i in run.issues if i.kind != "reset"]
-    if run.calls or not any(_unreadable(i) for i in bad):
+    fatal = [i for i in bad if _unreadable(i) and not (several and i.kind == "unreadable")]
+    if run.calls or not fatal:
         return
-    why = next(i for i in bad if _unreadable(i))
+    why = fatal[0]
     at = f"{why.path}:{why.line}" if why.line else why.path
     counted = counted_issues(sum(map(is_bad_line, bad)), len(bad))
     _echo(f"ctxwatch: {clean(run.path)}: no call could be read ({counted}; {clean(at)}: {clean(why.message)})",

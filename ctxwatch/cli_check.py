@@ -70,7 +70,7 @@ def check_cmd(paths: tuple[str, ...], config: str | None, window: int | None, bu
     path = run.path
     bad = [i for i in run.issues if i.kind != "reset"]
     n_bad = sum(map(is_bad_line, bad))
-    exit_if_nothing_read(run)
+    exit_if_nothing_read(run, paths)
 
     with steady_heap():
         doc = analysis_json(run)

@@ -603,12 +603,16 @@ def format_mismatch(path: str, spec: FormatSpec, records: int, issues: list[Issu
     ``records`` records (call only then); none when the reader already reported the records as bad lines.
 
     A forced --format that silently reads nothing from a file full of records is almost surely the wrong one;
-    saying so keeps ``check`` from passing a log it never read.
+    saying so keeps ``check`` from passing a log it never read.  A file that detection finds to be in the
+    forced format is a log that has not reached its first call yet (a Codex rollout before its first
+    ``token_count``): no issue.
     """
     if not records or any(i.line for i in issues if i.path == path):
         return []
     detected = detect(path)
-    hint = f" (it looks like {detected.name})" if detected is not None and detected.name != spec.name else ""
+    if detected is not None and detected.name == spec.name:
+        return []
+    hint = f" (it looks like {detected.name})" if detected is not None else ""
     return [Issue(path, 0, "format_mismatch", f"{records} records, none read as a call in format {spec.name}{hint}")]
 
 

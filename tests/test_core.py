@@ -916,3 +916,19 @@ def test_report_refuses_options_that_conflict_and_fails_like_check_when_nothing_
         res = CliRunner().invoke(main, [cmd, demo, "--format", "claude-code"])
         assert res.exit_code == 2, (cmd, res.output)
         assert "none read as a call in format claude-code (it looks like canonical)" in res.output
+
+
+def test_a_log_before_its_first_call_is_not_unreadable(tmp_path: Path, shared_logs: Path) -> None:
+    """A job that has just started is normal: a Codex rollout before its first token_count read with the right
+    --format, and an empty log beside a dangling link in a folder, exited 2 ("no call could be read")."""
+    rollout = shared_logs / "codex-rollout" / "rollout-2025-11-17T15-30-28-019a93b9_codex0.58.0.jsonl"
+    start = tmp_path / "codex_start.jsonl"
+    start.write_text("".join(rollout.read_text().splitlines(keepends=True)[:6]))
+    folder = tmp_path / "f"
+    folder.mkdir()
+    (folder / "run.jsonl").write_text("")
+    (folder / "latest.jsonl").symlink_to(tmp_path / "missing.jsonl")
+    for args in (["report", str(start), "--format", "codex"], ["check", str(start), "--format", "codex"],
+                 ["report", str(folder)], ["check", str(folder)]):
+        res = CliRunner().invoke(main, args)
+        assert res.exit_code == 0, (args, res.output)
