@@ -52,51 +52,74 @@ def list_logs(folder: str, skipped: list[Issue] | None = None) -> list[str]:
     return [p for _, p in sorted(found, reverse=True)]
 
 
-#: Bytes read at a time from a log's end to find its last timestamp, and the most read in all (a last record
-#: can be a long tool result).
+#: Bytes read at a time from a log's end to find its last call's timestamp, and the most read in all (a last
+#: record can be a long tool result or a base64 screenshot).
 ACTIVITY_CHUNK_BYTES = 64 * 1024
-ACTIVITY_MAX_BYTES = 4 * 1024 * 1024
+ACTIVITY_MAX_BYTES = 16 * 1024 * 1024
+#: Once a timestamp is found, how much further back a call's line is looked for (a log without call lines is
+#: not read to :data:`ACTIVITY_MAX_BYTES`).
+ACTIVITY_CALL_SEARCH_BYTES = 1024 * 1024
 _TIMESTAMP = re.compile(
     rb'"(?:timestamp|ts|created|created_at)"\s*:\s*(?:"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)?)"'
     rb"|(\d{9,13}(?:\.\d+)?)\b)")
+#: A line holding one of these is a call's (a usage block, Codex's token_count, Cline's api_req_started).
+_CALL_MARKS = (b"usage", b"Usage", b"tokensIn")
+
+
+def _timestamps(data: bytes) -> Iterator[float]:
+    """The epoch seconds of every timestamp value in ``data`` (see :func:`last_activity`)."""
+    from datetime import UTC, datetime
+
+    for m in _TIMESTAMP.finditer(data):
+        try:
+            if m.group(1):
+                t = datetime.fromisoformat(m.group(1).decode())
+                yield (t if t.tzinfo else t.replace(tzinfo=UTC)).timestamp()
+            else:
+                ts = float(m.group(2))
+                yield ts / 1000 if ts > 1e11 else ts
+        except ValueError:
+            continue
 
 
 def last_activity(path: str) -> float | None:
-    """The latest timestamp near the end of a log (epoch seconds), or ``None`` when there is none in its last
-    :data:`ACTIVITY_MAX_BYTES` or the file cannot be read.
+    """The time of a log's last call (epoch seconds), read from its end, or ``None`` when no timestamp is found
+    in its last :data:`ACTIVITY_MAX_BYTES` or the file cannot be read.
 
     Looks for ``"timestamp"``, ``"ts"``, ``"created"`` and ``"created_at"`` values: ISO-8601 strings (one without
-    a zone read as UTC) and epoch numbers (seconds, or milliseconds above 10**11: Cline's ``ts``).  A session's
-    time is its calls' time, as ``report`` sorts sessions; a file's modification time says only when it was
-    last written or copied (a copied folder of logs has one time for every file)."""
-    from datetime import UTC, datetime
-
+    a zone read as UTC) and epoch numbers (seconds, or milliseconds above 10**11: Cline's ``ts``).  The latest one
+    on a line of a call (:data:`_CALL_MARKS`) wins, as ``report`` orders sessions by their calls' time (a
+    Claude Code session often ends with bookkeeping lines after its last call); without one, the latest of any
+    line.  A file's modification time says only when it was last written or copied (a copied folder of logs
+    has one time for every file)."""
+    best_any: float | None = None
+    any_at = 0  # where (bytes from the end) the first timestamp was found
     try:
         with open(path, "rb") as fh:
             end = os.fstat(fh.fileno()).st_size
             start = end
-            while start > 0 and end - start < ACTIVITY_MAX_BYTES:
+            while start > 0 and end - start < ACTIVITY_MAX_BYTES \
+                    and (best_any is None or end - start - any_at < ACTIVITY_CALL_SEARCH_BYTES):
                 start = max(0, start - ACTIVITY_CHUNK_BYTES)
                 fh.seek(start)
                 # (a chunk overlaps the next by 64 bytes, so that a value cut at a chunk's edge is seen whole)
                 tail = fh.read(min(end, start + ACTIVITY_CHUNK_BYTES + 64) - start)
-                best: float | None = None
-                for m in _TIMESTAMP.finditer(tail):
-                    try:
-                        if m.group(1):
-                            t = datetime.fromisoformat(m.group(1).decode())
-                            ts = (t if t.tzinfo else t.replace(tzinfo=UTC)).timestamp()
-                        else:
-                            ts = float(m.group(2))
-                            ts = ts / 1000 if ts > 1e11 else ts
-                    except ValueError:
+                best_call: float | None = None
+                for line in tail.split(b"\n"):
+                    found = max(_timestamps(line), default=None)
+                    if found is None:
                         continue
-                    best = ts if best is None or ts > best else best
-                if best is not None:
-                    return best
+                    if best_any is None:
+                        any_at = end - start
+                    if best_any is None or found > best_any:
+                        best_any = found
+                    if any(mark in line for mark in _CALL_MARKS) and (best_call is None or found > best_call):
+                        best_call = found
+                if best_call is not None:
+                    return best_call
     except OSError:
-        return None
-    return None
+        return best_any
+    return best_any
 
 
 def load_many(paths: list[str], fmt: str | None, settings: Settings | None = None, *,

@@ -344,3 +344,24 @@ def test_last_activity_reads_iso_and_epoch_timestamps_behind_a_long_last_record(
     assert multi.last_activity(str(secs)) == 1746000000.25
     assert multi.last_activity(str(cline)) == 1757371234.567
     assert multi.last_activity(str(none)) is None
+
+
+def test_last_activity_is_the_last_calls_time_not_a_later_bookkeeping_lines(tmp_path: Path,
+                                                                             shared_logs: Path) -> None:
+    """A Claude Code session ends with user/system lines after its last call: the picker took their time
+    (21:16:12) while report orders sessions by the last call (21:11:59).  A record past the 4 MiB the reader
+    used to look back was also missed."""
+    import json
+    from datetime import datetime
+
+    path = shared_logs / "claude-code" / "spotter_short.jsonl"
+    calls = [json.loads(ln) for ln in path.read_text().splitlines() if '"usage"' in ln and '"assistant"' in ln]
+    expected = max(datetime.fromisoformat(c["timestamp"].replace("Z", "+00:00")).timestamp() for c in calls)
+    every = [json.loads(ln).get("timestamp") for ln in path.read_text().splitlines()]
+    latest_any = max(datetime.fromisoformat(t.replace("Z", "+00:00")).timestamp() for t in every if t)
+    assert latest_any > expected  # (the sample does end with later bookkeeping lines)
+    assert multi.last_activity(str(path)) == expected
+    big = tmp_path / "big.jsonl"
+    big.write_text('{"timestamp":"2026-01-01T00:00:02Z","request":{"messages":[{"role":"user","content":"'
+                   + "x" * 5_000_000 + '"}]},"response":{"usage":{"prompt_tokens":1}}}\n')
+    assert multi.last_activity(str(big)) == datetime.fromisoformat("2026-01-01T00:00:02+00:00").timestamp()
