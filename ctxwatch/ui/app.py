@@ -799,9 +799,7 @@ class CtxwatchApp(App[None]):
             # Paused: the view stays on its session; the newest is followed on resume (action_toggle_pause).
             self.refresh_panels(chart=False)
         elif self.auto_session and newest != self.log_path:
-            if self.log_path is not None:
-                self.notify(f"following the newest session: {os.path.basename(newest)}", markup=False)
-            self._start_feed(newest)
+            self._follow_newest(newest)
         else:
             self.refresh_panels(chart=False)
 
@@ -856,10 +854,15 @@ class CtxwatchApp(App[None]):
             if self.auto_session and self.sessions:
                 newest = _newest_session(self.sessions)
                 if newest != self.log_path:  # (a newer session appeared while paused)
-                    self.notify(f"following the newest session: {os.path.basename(newest)}", markup=False)
-                    self._start_feed(newest)
+                    self._follow_newest(newest)
                     return
         self.refresh_panels(chart=False)
+
+    def _follow_newest(self, newest: str) -> None:
+        """Switch to the folder's newest session (automatic mode), saying so when another one was shown."""
+        if self.log_path is not None:
+            self.notify(f"following the newest session: {os.path.basename(newest)}")
+        self._start_feed(newest)
 
     def action_toggle_xaxis(self) -> None:
         """Chart x axis: call number <-> wall time."""
