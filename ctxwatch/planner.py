@@ -1091,6 +1091,8 @@ class PlanCounts:
         overhead: tokens outside the messages and the floor (the reply primer of a counted prompt).
         scale: the factor applied to this tokenizer's counts so that they add up to the provider's count
             (1.0 when they were not scaled).
+        tools_estimate: when the tool schemas took the gap to the provider's count instead (the model's own
+            tokenizer counted everything else exactly), their estimate before; else ``None``.
     """
 
     system_tokens: int
@@ -1098,6 +1100,7 @@ class PlanCounts:
     tokens: list[int]
     overhead: int
     scale: float = 1.0
+    tools_estimate: int | None = None
 
 
 def plan_counts(call: ParsedCall, counter: Counter, *, floor_tokens: int | None = None,
@@ -1146,6 +1149,13 @@ def plan_counts(call: ParsedCall, counter: Counter, *, floor_tokens: int | None 
         return PlanCounts(sys_t, tools_t, counts, REPLY_PRIMER)
     overhead = min(REPLY_PRIMER, max(0, prompt_tokens))  # (a reported prompt of 0 to 2 tokens: no room for it)
     target = max(0, prompt_tokens) - overhead
+    rest = whole - tools_t
+    if counter.exact and tools_t and target > rest and not any(
+            p.kind in ("image", "document") for m in msgs for p in m.parts):
+        # The model's own tokenizer counted the system prompt and every message exactly: the gap is in the tool
+        # schemas, whose rendering the provider does not publish, so they take it (scaling every count would
+        # spread it over the system prompt and the history).
+        return PlanCounts(sys_t, target - rest, counts, overhead, 1.0, tools_estimate=tools_t)
     scaled = scaled_to([sys_t, tools_t, *counts], target)
     return PlanCounts(scaled[0], scaled[1], scaled[2:], overhead, target / whole)
 

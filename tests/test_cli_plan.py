@@ -943,3 +943,31 @@ def test_a_responses_capture_of_codex_pins_its_harness_messages(tmp_path: Path) 
     assert [m["fate"] for m in plan["messages"][:4]] == ["pinned", "pinned", "pinned", "summarised"]
     task = next(r for r in plan["reinject"] if r["kind"] == "task")
     assert '"Fix the failing VAT test."' in task["detail"]
+
+
+def test_with_the_models_own_tokenizer_the_tool_schemas_take_the_gap(tmp_path: Path) -> None:
+    """gpt-4o is counted with its own tokenizer, so the system prompt and messages are exact; the gap to the
+    reported prompt is the tool schemas' (their rendering is not published).  plan scaled every count by it
+    (system 20 in report, 23 in plan, "x1.16")."""
+    tools = [{"type": "function", "function": {"name": "read_file", "description": "Read a file.",
+                                               "parameters": {"type": "object", "properties": {
+                                                   "path": {"type": "string"}}, "required": ["path"]}}}]
+    system = "You are a careful coding agent. Reply as JSON with keys answer and reason."
+    users = ["Fix the failing VAT test in tests/test_vat.py", "Now run the tests."]
+    msgs = [{"role": "system", "content": system}, {"role": "user", "content": users[0]},
+            {"role": "assistant", "content": "Looking."}, {"role": "user", "content": users[1]}]
+    reported = 200
+    log = tmp_path / "a4o.jsonl"
+    log.write_text(json.dumps({"request": {"model": "gpt-4o", "tools": tools, "messages": msgs},
+                               "response": {"usage": {"prompt_tokens": reported, "completion_tokens": 5}}}) + "\n")
+    sys_t = O200K_FRAMING + TOK.count(system)
+    counts = [O200K_FRAMING + TOK.count(m["content"]) for m in msgs[1:]]
+    res = CliRunner().invoke(main, ["plan", str(log), "--json"])
+    plan = json.loads(res.output)
+    rows = plan["messages"]
+    assert rows[0]["tokens"] == sys_t and [r["tokens"] for r in rows[1:]] == counts
+    assert plan["before_tokens"] == reported
+    text = CliRunner().invoke(main, ["plan", str(log)]).output
+    tools_t = reported - PRIMER - sys_t - sum(counts)
+    assert f"floor: system {sys_t:,} + tools {tools_t:,} = {sys_t + tools_t:,}" in text
+    assert "tool schemas sized to the provider's reported prompt" in text and " x1." not in text
