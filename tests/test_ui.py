@@ -1275,3 +1275,23 @@ async def test_pause_keeps_the_session_when_a_newer_one_appears(tmp_path: Path) 
         await pilot.press("p")
         assert await wait_for(pilot, lambda: app.log_path == str(second) and app.loaded and len(app.calls) == 3,
                               seconds=30)
+
+
+async def test_the_preview_says_when_the_tool_schemas_took_the_gap(tmp_path: Path) -> None:
+    """With gpt-4o's own tokenizer the preview sizes the tool schemas to the reported prompt, as plan does,
+    and says so (the header had spoken of scaled sizes only)."""
+    from textual.widgets import Static
+
+    rec = record(0, turn_words=20, reported=600)
+    log = tmp_path / "a.jsonl"
+    log.write_text(line(rec))
+    app = CtxwatchApp(str(log))
+    async with app.run_test(size=(140, 36)) as pilot:
+        await loaded(pilot, calls=1)
+        await pilot.press("e")
+        assert await wait_for(pilot, lambda: isinstance(app.screen, PlanScreen) and app.screen.plan is not None)
+        screen = app.screen
+        assert isinstance(screen, PlanScreen) and screen.plan is not None
+        head = str(screen.query_one("#plan-head", Static).render())
+        assert f"tool schemas {screen.plan.tools_tokens:,}: sized to the provider's count" in head
+        assert screen.plan.before_tokens == 600

@@ -574,7 +574,12 @@ class PlanScreen(Screen[None]):
         head.append(f" · before {tx.tokens(plan.before_tokens)} → after {tx.tokens(plan.after_tokens)} · budget "
                     f"{tx.tokens(plan.budget_tokens)}")
         scale = getattr(self._counts, "scale", 1.0)
-        if abs(scale - 1.0) >= 0.005:
+        tools_estimate = getattr(self._counts, "tools_estimate", None)
+        if tools_estimate is not None:
+            # (as plan says it: the model's own tokenizer counted the rest exactly)
+            head.append(f" · tool schemas {tx.tokens(plan.tools_tokens)}: sized to the provider's count "
+                        f"(estimated {tx.tokens(tools_estimate)})", "dim")
+        elif abs(scale - 1.0) >= 0.005:
             # (why these sizes differ from the detail view's: they are scaled to what the provider counted)
             head.append(f" · sizes ×{scale:.2f}: scaled to the provider's count ({self.call.tokenizer} counts "
                         "in the detail view)", "dim")
