@@ -1295,3 +1295,25 @@ async def test_the_preview_says_when_the_tool_schemas_took_the_gap(tmp_path: Pat
         head = str(screen.query_one("#plan-head", Static).render())
         assert f"tool schemas {screen.plan.tools_tokens:,}: sized to the provider's count" in head
         assert screen.plan.before_tokens == 600
+
+
+async def test_f_ends_a_pause_and_picking_a_session_shows_it(tmp_path: Path) -> None:
+    """While paused, `f` toggled follow out of sight ("PAUSED (+0 new)" stayed), and a session picked with `o`
+    showed "0 calls, PAUSED (+12 new)"."""
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    first = write_log(folder / "a.jsonl", 2, t0=1_700_000_000)
+    second = write_log(folder / "b.jsonl", 3, t0=1_700_001_000)
+    app = CtxwatchApp(str(folder))
+    async with app.run_test(size=(120, 40)) as pilot:
+        assert await wait_for(pilot, lambda: app.loaded and app.log_path == str(second))
+        await pilot.press("p")
+        assert app.paused
+        await pilot.press("up", "f")
+        await pilot.pause()
+        assert not app.paused and app.follow and app.selected_index == 2
+        await pilot.press("p", "o")
+        assert await wait_for(pilot, lambda: isinstance(app.screen, SessionPicker))
+        await pilot.press("down", "down", "enter")  # auto, b, a
+        assert await wait_for(pilot, lambda: app.log_path == str(first) and app.loaded and len(app.calls) == 2)
+        assert not app.paused and await wait_for(pilot, lambda: table(app).row_count == 2)

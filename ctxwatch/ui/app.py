@@ -838,8 +838,13 @@ class CtxwatchApp(App[None]):
         return not (action in self.MAIN_ONLY and self.main is not None and self.screen is not self.main)
 
     def action_toggle_follow(self) -> None:
-        """Follow the newest call on/off; turning it on jumps to the newest call."""
+        """Follow the newest call on/off; turning it on jumps to the newest call, and ends a pause (following
+        a paused display would show nothing new)."""
         self.follow = not self.follow
+        if self.follow and self.paused:
+            self.action_toggle_pause()  # (shows what was read meanwhile; may switch to a newer session)
+            if not self.follow:
+                return
         if self.follow and self.view:
             self._select_row(len(self.view) - 1)
         self.refresh_panels(chart=False)
@@ -1003,6 +1008,13 @@ class CtxwatchApp(App[None]):
     def _session_picked(self, choice: str | None) -> None:
         if choice is None:
             return
+        if self.paused:
+            # (picking a session is asking to see it: a pause held over would show it empty, "+12 new")
+            self.paused = False
+            pending, self._pending = self._pending, []
+            if choice in (AUTO, self.log_path):
+                for m in pending:  # (the session shown goes on: what was read meanwhile is shown)
+                    self._apply_calls(m.added, m.updated)
         if choice == AUTO:
             self.auto_session = True
             newest = _newest_session(self.sessions) if self.sessions else None
