@@ -1317,3 +1317,22 @@ async def test_f_ends_a_pause_and_picking_a_session_shows_it(tmp_path: Path) -> 
         await pilot.press("down", "down", "enter")  # auto, b, a
         assert await wait_for(pilot, lambda: app.log_path == str(first) and app.loaded and len(app.calls) == 2)
         assert not app.paused and await wait_for(pilot, lambda: table(app).row_count == 2)
+
+
+async def test_the_picker_says_which_times_are_file_times(tmp_path: Path) -> None:
+    """Files whose calls carry no timestamp are listed last, by their file time, which the picker showed as
+    if it were a call's (today's date below a 2025 session looked out of order)."""
+    from textual.widgets import OptionList
+
+    timed = write_log(tmp_path / "timed.jsonl", 2)
+    bare = tmp_path / "bare.jsonl"
+    bare.write_text("".join(line({k: v for k, v in record(i).items() if k != "timestamp"}) for i in range(2)))
+    app = CtxwatchApp(str(tmp_path))
+    async with app.run_test(size=(120, 36)) as pilot:
+        assert await wait_for(pilot, lambda: app.loaded and app.log_path == str(timed))
+        await pilot.press("o")
+        assert await wait_for(pilot, lambda: isinstance(app.screen, SessionPicker))
+        ol = app.screen.query_one(OptionList)
+        rows = [str(ol.get_option_at_index(i).prompt) for i in range(ol.option_count)]
+        assert "timed.jsonl" in rows[1] and "(file time)" not in rows[1]
+        assert "bare.jsonl" in rows[2] and "(file time)" in rows[2]

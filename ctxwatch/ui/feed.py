@@ -568,8 +568,10 @@ _activity: dict[str, tuple[float, int, float, bool]] = {}
 _activity_lock = threading.Lock()
 
 
-def _activity_entry(path: str) -> tuple[float, bool]:
-    """``(activity, from_content)`` of ``path`` (see :func:`activity_of`).  Raises ``OSError``."""
+def activity_of(path: str) -> tuple[float, bool]:
+    """When ``path`` was last active, in epoch seconds, and whether that is its last call's timestamp
+    (:func:`ctxwatch.multi.last_activity`, ``True``) or, with no timestamp in it, its modification time
+    (``False``).  Remembered until the file changes.  Raises ``OSError`` when it cannot be stat'ed."""
     from ctxwatch.multi import last_activity
 
     st = os.stat(path)
@@ -582,13 +584,6 @@ def _activity_entry(path: str) -> tuple[float, bool]:
     with _activity_lock:
         _activity[path] = (st.st_mtime, st.st_size, *entry)
     return entry
-
-
-def activity_of(path: str) -> float:
-    """When ``path`` was last active, in epoch seconds: its last call's timestamp
-    (:func:`ctxwatch.multi.last_activity`), else its modification time.  Raises ``OSError`` when it cannot be
-    stat'ed."""
-    return _activity_entry(path)[0]
 
 
 def list_paths(paths: Sequence[str]) -> list[str]:
@@ -606,10 +601,10 @@ def list_paths(paths: Sequence[str]) -> list[str]:
             if os.path.isdir(p):
                 for f in list_logs(p):
                     if f not in found:
-                        act, content = _activity_entry(f)
+                        act, content = activity_of(f)
                         found[f] = (content, act)
             elif os.path.isfile(p) and p not in found:
-                act, content = _activity_entry(p)
+                act, content = activity_of(p)
                 found[p] = (content, act)
         except OSError:
             continue

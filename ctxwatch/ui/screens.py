@@ -807,8 +807,11 @@ class SessionPicker(ModalScreen[str | None]):
             room = min(100, self.app.size.width or 100) - 8 - (len("  subagent") if sub else 0)
             try:
                 # (the time the list is sorted by: the last call's, else the file's modification time)
-                stamp, size = tx.stamp(activity_of(f)), f"{os.path.getsize(f) / 1024:,.0f} KiB"
-                infos = [f"{stamp}  {size}", f"{stamp[:10]}  {size}", stamp[:10]]
+                act, from_calls = activity_of(f)
+                # (a file whose calls carry no time is listed last, by its file time: said, as it is no call's)
+                stamp, size = tx.stamp(act), f"{os.path.getsize(f) / 1024:,.0f} KiB"
+                mark = "" if from_calls else " (file time)"
+                infos = [f"{stamp}{mark}  {size}", f"{stamp[:10]}{mark}  {size}", stamp[:10] + mark]
             except OSError:
                 infos = ["gone"]
             info = next((i for i in infos if room - len(i) - 2 >= 16), infos[-1])
