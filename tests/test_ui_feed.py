@@ -574,3 +574,11 @@ def test_feed_withdraws_a_truncated_tail_once_the_line_is_completed(tmp_path: Pa
         th.join(5)
     (withdrawn,) = [i for m in got.of(IssuesChanged) for i in m.resolved]
     assert (withdrawn.kind, withdrawn.line) == ("truncated_tail", 2)
+
+
+def test_a_short_run_is_plotted_in_seconds() -> None:
+    """A run of under two minutes labelled its time axis 0.000, 0.044, 0.089... minutes: it is plotted in
+    seconds (three calls 20 s apart: x = 0, 20, 40)."""
+    calls = [replace(_call(1_000, 100 * i, 100, 10_000), index=i, timestamp=5_000.0 + 20 * i) for i in range(3)]
+    t = build_series(calls, Settings(), "time", 50)
+    assert t.x == [0.0, 20.0, 40.0] and t.xlabel.startswith("seconds since ")

@@ -671,7 +671,8 @@ def build_series(calls: Sequence[Call], settings: Settings, xmode: str, points: 
     Args:
         calls: the calls of the current view.
         settings: thresholds.
-        xmode: ``index`` (x = call number, index + 1) or ``time`` (x = minutes since the earliest timestamped call,
+        xmode: ``index`` (x = call number, index + 1) or ``time`` (x = minutes, or seconds for a run shorter than
+            :data:`SECONDS_AXIS_SPAN`, since the earliest timestamped call,
             in time order: a batch's results are not written in the order they ran; calls without a timestamp
             are left out).
         points: the most points to plot (about the chart's width in cells).
@@ -679,6 +680,9 @@ def build_series(calls: Sequence[Call], settings: Settings, xmode: str, points: 
     if xmode == "time":
         calls = sorted((c for c in calls if c.timestamp is not None), key=lambda c: (c.timestamp, c.index))
     t0 = calls[0].timestamp if calls and xmode == "time" else None
+    # A short run is plotted in seconds: minutes would label its ticks 0.000, 0.044, 0.089...
+    span = (calls[-1].timestamp or 0) - (t0 or 0) if t0 is not None else 0
+    unit = 1.0 if span < SECONDS_AXIS_SPAN else 60.0
     x: list[float] = []
     floor: list[float] = []
     total: list[float] = []
@@ -689,12 +693,12 @@ def build_series(calls: Sequence[Call], settings: Settings, xmode: str, points: 
         f = best.floor_tokens or 0
         h = best.history_tokens or 0
         u = (best.prompt_tokens or 0) if best.split_unknown else 0
-        x.append(_x(best, xmode, t0))
+        x.append(_x(best, xmode, t0, unit))
         floor.append(f)
         total.append(f + h)
         unsplit.append(u)
         reported.append(best.prompt_reported)
-    compactions = [_x(c, xmode, t0) for c in calls if c.compaction]
+    compactions = [_x(c, xmode, t0, unit) for c in calls if c.compaction]
     window = next((c.window for c in reversed(calls) if c.window), None)
     reserve = next((c.reserve_tokens for c in reversed(calls) if c.reserve_tokens is not None), None)
     return Series(
@@ -702,13 +706,20 @@ def build_series(calls: Sequence[Call], settings: Settings, xmode: str, points: 
         settings.trigger_tokens(window, reserve) if window else None,
         settings.budget_tokens(window, reserve) if window else None,
         window - reserve if window and reserve is not None else None,
-        "call #" if xmode == "index" else (f"minutes since {tx.clock(t0)}" if t0 is not None else "minutes"),
+        "call #" if xmode == "index" else (f"{_UNIT_NAMES[unit]} since {tx.clock(t0)}" if t0 is not None
+                                           else _UNIT_NAMES[unit]),
     )
 
 
-def _x(call: Call, xmode: str, t0: float | None) -> float:
+#: Runs shorter than this (seconds) are plotted against seconds, longer ones against minutes.
+SECONDS_AXIS_SPAN = 120.0
+_UNIT_NAMES = {1.0: "seconds", 60.0: "minutes"}
+
+
+def _x(call: Call, xmode: str, t0: float | None, unit: float = 60.0) -> float:
+    """A call's x: its number, or the time since ``t0`` in ``unit`` seconds (60: minutes)."""
     if xmode == "time" and call.timestamp is not None and t0 is not None:
-        return round((call.timestamp - t0) / 60, 3)
+        return round((call.timestamp - t0) / unit, 3)
     return float(call.index + 1)
 
 
