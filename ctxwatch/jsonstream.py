@@ -361,10 +361,11 @@ def read_document(path: str) -> tuple[Any | None, Issue | None]:
         return None, Issue(path, 0, "invalid_json", f"not a JSON document: {exc}")
 
 
-def json_text(value: Any, *, sort_keys: bool = False) -> str:
+def json_text(value: Any, *, sort_keys: bool = False, none: str = "") -> str:
     """Compact JSON text of a value parsed from a log (tool arguments, schemas, content objects), never raising.
 
-    Strings are returned as they are, ``None`` as ``""``.  orjson writes at most 254 levels of nesting and a log
+    Strings are returned as they are, ``None`` as ``none`` (``""``; ``"null"`` where the value stands for a JSON
+    argument).  orjson writes at most 254 levels of nesting and a log
     line may hold up to 1,024 (orjson's read limit), and the stdlib encoder stops at Python's recursion limit:
     a deeper value (a hostile line) is written by :func:`_deep_json`, without recursion.
 
@@ -375,7 +376,7 @@ def json_text(value: Any, *, sort_keys: bool = False) -> str:
     if isinstance(value, str):
         return value
     if value is None:
-        return ""
+        return none
     try:
         return orjson.dumps(value, option=orjson.OPT_SORT_KEYS if sort_keys else None).decode()
     except (TypeError, orjson.JSONEncodeError):

@@ -74,7 +74,7 @@ def parse_timestamp(v: Any) -> float | None:
 def json_text(v: Any) -> str:
     """Text of a value that is sent to the model as JSON (tool arguments given as objects), never raising
     (:func:`ctxwatch.jsonstream.json_text`; ``None`` is ``null`` here)."""
-    return "null" if v is None else _json_text(v)
+    return _json_text(v, none="null")
 
 
 def image_part(url_or_data: str, media: dict[str, Any] | None = None, *, base64_data: bool = False) -> Part:

@@ -168,11 +168,6 @@ def cache_write_1h(usage: dict[str, Any], cache_write: int) -> Any:
     return min(n, cache_write)
 
 
-def _json_text(value: Any) -> str:
-    """Compact JSON text of a value (tool-call arguments), never raising; ``None`` is ``null`` here."""
-    return "null" if value is None else json_text(value)
-
-
 def _b64_meta(source: Any) -> dict[str, Any]:
     """Image/document metadata from an Anthropic ``source`` block: decoded ``bytes``, ``media_type`` and, for
     base64 images, ``width``/``height`` read from the file header (cheap: only the first bytes are decoded)."""
@@ -281,12 +276,12 @@ def content_parts(content: Any, *, tool_result_id: str | None = None) -> list[Pa
         elif kind in ("tool_use", "server_tool_use"):
             name = block.get("name")
             cid = block.get("id")
-            parts.append(Part("tool_call", _json_text(block.get("input", {})),
+            parts.append(Part("tool_call", json_text(block.get("input", {}), none="null"),
                               name=name if isinstance(name, str) else None,
                               call_id=cid if isinstance(cid, str) else None))
         else:
             rest = {k: v for k, v in block.items() if k != "type"}
-            parts.append(Part("other", _json_text(rest) if rest else "", meta={"type": str(kind)}))
+            parts.append(Part("other", json_text(rest) if rest else "", meta={"type": str(kind)}))
     return parts
 
 

@@ -68,9 +68,6 @@ _INSTRUCTION_PREFIXES = ("# AGENTS.md instructions", "<user_instructions>")
 _ENVIRONMENT_PREFIX = "<environment_context>"
 
 
-_json_text = json_text
-
-
 def harness_label(role: str, parts: list[Part]) -> str | None:
     """The label of a user message a coding-agent harness injects, not typed by the user: ``instructions``
     for AGENTS.md / ``<user_instructions>`` (pinned), ``environment`` for ``<environment_context>`` (pinned,
@@ -82,7 +79,7 @@ def harness_label(role: str, parts: list[Part]) -> str | None:
         return "instructions"
     if head.startswith(_ENVIRONMENT_PREFIX):
         return "environment"
-    return None  # (compact JSON text of a value, never raising: jsonstream.json_text)
+    return None
 
 
 class _NotACount(ValueError):
@@ -192,7 +189,7 @@ def _content_parts(content: Any, call_id: str | None = None) -> list[Part]:
             parts.append(Part("other", "", meta={"encrypted_bytes": len(enc) if isinstance(enc, str) else 0}))
         else:
             rest = {k: v for k, v in c.items() if k != "type"}
-            parts.append(Part("other", _json_text(rest) if rest else "", meta={"type": str(kind)}))
+            parts.append(Part("other", json_text(rest) if rest else "", meta={"type": str(kind)}))
     return parts
 
 
@@ -206,7 +203,7 @@ def _tool_output_parts(output: Any, call_id: str | None) -> list[Part]:
         return [Part("tool_result", output, call_id=call_id)]
     inner = _content_parts(output, call_id) if isinstance(output, (list, dict)) else []
     if isinstance(output, dict) and not inner:
-        return [Part("tool_result", _json_text(output), call_id=call_id)]
+        return [Part("tool_result", json_text(output), call_id=call_id)]
     text = "\n".join(p.text for p in inner if p.kind == "text" and p.text)
     return [Part("tool_result", text, call_id=call_id)] + [p for p in inner if p.kind != "text"]
 
@@ -242,18 +239,18 @@ def item_message(item: Any) -> tuple[Message | None, bool]:
         args = item.get("arguments") if kind != "custom_tool_call" else item.get("input")
         name = item.get("name") if isinstance(item.get("name"), str) else ("tool_search" if kind ==
                                                                            "tool_search_call" else None)
-        return Message("assistant", [Part("tool_call", _json_text(args), name=name, call_id=call_id)]), True
+        return Message("assistant", [Part("tool_call", json_text(args), name=name, call_id=call_id)]), True
     if kind in ("local_shell_call", "web_search_call"):
         cid = call_id or (item.get("id") if isinstance(item.get("id"), str) else None)
         name = "local_shell" if kind == "local_shell_call" else "web_search"
-        return Message("assistant", [Part("tool_call", _json_text(item.get("action")), name=name,
+        return Message("assistant", [Part("tool_call", json_text(item.get("action")), name=name,
                                           call_id=cid)]), True
     if kind == "image_generation_call":
         return Message("assistant", [Part("other", "", meta={"type": kind})]), True
     if kind in ("function_call_output", "custom_tool_call_output", "local_shell_call_output"):
         return Message("tool", _tool_output_parts(item.get("output"), call_id)), False
     if kind == "tool_search_output":
-        return Message("tool", [Part("tool_result", _json_text(item.get("tools")), call_id=call_id)]), False
+        return Message("tool", [Part("tool_result", json_text(item.get("tools")), call_id=call_id)]), False
     if kind == "agent_message":  # a message from another agent (multi-agent sessions): input to this one
         author = item.get("author") if isinstance(item.get("author"), str) else None
         return Message("user", _content_parts(item.get("content")), name=author), False
