@@ -113,7 +113,7 @@ async def test_appended_call_arrives_by_file_event(log: Path, monkeypatch: pytes
         await loaded(pilot, 12)
         assert app.watch_mode == "events" and app.watch_note is None
         assert "live:" not in status(app)  # the usual case is not on the status line ...
-        assert "file events on the log's folder" in str(app.main.query_one("#side").render())  # ... but here
+        assert "file events on the log's folder" in " ".join(str(app.main.query_one("#side").render()).split())
         await pilot.pause(0.3)  # the watch is set up once the backfill is done
         writer = threading.Thread(target=append, args=(log, line(record(12))))
         writer.start()
@@ -1336,3 +1336,46 @@ async def test_the_picker_says_which_times_are_file_times(tmp_path: Path) -> Non
         rows = [str(ol.get_option_at_index(i).prompt) for i in range(ol.option_count)]
         assert "timed.jsonl" in rows[1] and "(file time)" not in rows[1]
         assert "bare.jsonl" in rows[2] and "(file time)" in rows[2]
+
+
+async def test_side_panel_keeps_every_section_in_sight_at_80x24(log: Path) -> None:
+    """At 80x24 the chart's row has 8 rows: the full side panel (flags with wrapped reasons, then the
+    forecast, input problems, watch mode, legend) needed 15, so everything below the flags was off screen.
+    The panel now gives each flag a line and keeps the other sections in sight; a tall terminal keeps the
+    full text.  The 12-call fixture (20,000-token window) crosses the trigger at call 9 and the budget at 12."""
+    from rich.cells import cell_len
+
+    from ctxwatch.ui.widgets import SidePanel
+
+    app = CtxwatchApp(str(log))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await loaded(pilot, 12)
+        await pilot.pause()
+        side = app.main.query_one(SidePanel)
+        lines = str(side.render()).split("\n")
+        assert app.main.query_one("#middle").size.height == 8
+        assert len(lines) <= 8, lines
+        assert all(cell_len(x) <= side.size.width for x in lines), lines
+        assert lines[0] == "Flags (2, newest first)"
+        assert lines[1].startswith("! #12 over_budget: ") and lines[2].startswith("! #9 trigger_no_compact")
+        assert lines[3].startswith("Forecast trigger crossed")
+        assert lines[-2] == "Input problems (0) none" and lines[-1].startswith("Watching file events")
+    app = CtxwatchApp(str(log))
+    async with app.run_test(size=(160, 60)) as pilot:
+        await loaded(pilot, 12)
+        await pilot.pause()
+        text = str(app.main.query_one(SidePanel).render())
+        assert "\nForecast\n" in text and "\nChart\n" in text  # (the full text: a heading per section)
+        assert "no compaction followed for 3 calls (end of log)" in text  # (the reasons whole)
+
+
+async def test_footer_shows_every_key_at_80_columns(log: Path) -> None:
+    """At 80 columns the footer's spacing and palette key pushed s (SVG), x (CSV) and ? (help) off screen."""
+    from textual.widgets._footer import FooterKey
+
+    app = CtxwatchApp(str(log))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await loaded(pilot, 12)
+        keys = {k.key: k.region for k in app.main.query(FooterKey)}
+        assert {"q", "f", "p", "t", "e", "slash", "c", "s", "x", "question_mark"} <= set(keys)
+        assert all(r.right <= 80 and r.width > 0 for r in keys.values()), keys

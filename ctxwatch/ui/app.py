@@ -28,6 +28,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Input, ProgressBar, Static
 from textual.worker import get_current_worker
 
+from ctxwatch.analysis import Flag
 from ctxwatch.config import Settings
 from ctxwatch.model import Call, Issue, is_bad_line
 from ctxwatch.ui import text as tx
@@ -52,6 +53,9 @@ from ctxwatch.ui.widgets import CallsTable, ContextBar, SidePanel, StatusLine, T
 MIN_WIDTH, MIN_HEIGHT = 40, 10
 #: Below this size the chart and the side panel are hidden (compact layout for small tmux panes).
 COMPACT_WIDTH, COMPACT_HEIGHT = 72, 22
+#: Below this many columns the footer drops its spacing and its command-palette key, so that every key fits
+#: at 80 columns (ctrl+p still opens the palette).
+FOOTER_COMPACT_WIDTH = 100
 #: Seconds between two scans of a followed folder for new sessions.
 SCAN_INTERVAL = 2.0
 #: Seconds the filter waits after the last keystroke before rebuilding the table.
@@ -78,6 +82,17 @@ class FilterInput(Input):
         if isinstance(app, CtxwatchApp):
             app.apply_filter("")
             app.hide_filter()
+
+
+class ChartRow(Horizontal):
+    """The chart and the side panel.  The side panel's text depends on the rows this row gets, which change
+    with the terminal and with the status line's height, so a resize redraws it."""
+
+    def on_resize(self, event: events.Resize) -> None:
+        """Redraw the side panel for the new size."""
+        app = self.app
+        if isinstance(app, CtxwatchApp):
+            app.refresh_panels(chart=False)
 
 
 class MainScreen(Screen[None]):
@@ -119,7 +134,7 @@ class MainScreen(Screen[None]):
             yield ProgressBar(id="progress", show_eta=False)
             yield ContextBar(id="bar")
             yield Static(Text(""), id="flagline")
-            with Horizontal(id="middle"):
+            with ChartRow(id="middle"):
                 yield TrendChart(id="chart")
                 yield SidePanel(Text("flags: none"), id="side")
             yield CallsTable(id="calls")
@@ -147,6 +162,10 @@ class MainScreen(Screen[None]):
         compact = not tiny and (width < COMPACT_WIDTH or height < COMPACT_HEIGHT)
         self.set_class(tiny, "-tiny")
         self.set_class(compact, "-compact")
+        footer = self.query_one(Footer)
+        # Below 100 columns the footer's spacing and its palette key push the last keys (s, x, ?) off screen.
+        footer.compact = width < FOOTER_COMPACT_WIDTH
+        footer.show_command_palette = width >= FOOTER_COMPACT_WIDTH
         table = self.query_one(CallsTable)
         table.set_model_width(16 if width < 100 else 20 if width < 140 else 28)
         app = self.app
@@ -395,7 +414,10 @@ class CtxwatchApp(App[None]):
         if chart and not main.has_class("-compact") and not main.has_class("-tiny"):
             main.query_one(TrendChart).show(self.view_calls(), self.settings, self.xaxis)
         if not main.has_class("-compact") and not main.has_class("-tiny"):
-            main.query_one(SidePanel).update(self._side_text())
+            side = main.query_one(SidePanel)
+            # (the panel grows with its text: the rows it may fill are those of the chart's row)
+            rows = main.query_one("#middle").size.height
+            side.update(self._side_text(rows, max(10, side.size.width)))
         if main.has_class("-compact"):
             main.query_one("#flagline", Static).update(self.flag_line(max(10, self.size.width - 2)))
         if main.has_class("-tiny"):
@@ -518,8 +540,21 @@ class CtxwatchApp(App[None]):
         owned = os.path.basename(os.path.dirname(path)) == "subagents" and owner in mains
         return f"subagent of session {mains.index(owner) + 1}/{len(mains)}" if owned else "subagent"
 
-    def _side_text(self) -> Text:
-        """Flags of the current context (newest first), the forecast, input problems, the chart's legend."""
+    def _side_text(self, height: int = 0, width: int = 0) -> Text:
+        """Flags of the current context (newest first), the forecast, input problems, the chart's legend.
+
+        Args:
+            height: rows the panel shows (0: unknown, the full text).  When the full text, wrapped at
+                ``width``, is taller than that (an 80x24 terminal), every section gets one line instead, cut
+                with ``…``, so the forecast and the input problems stay in sight below the flags.
+            width: cells per row of the panel's content.
+        """
+        full = self._side_full()
+        if height <= 0 or width <= 0 or len(full.wrap(self.console, width)) <= height:
+            return full
+        return self._side_tight(height, width)
+
+    def _side_full(self) -> Text:
         out = Text()
         analysis = self.analyses.get(self.context) if self.context is not None else None
         out.append("Flags", "bold")
@@ -531,15 +566,12 @@ class CtxwatchApp(App[None]):
             out.append("\n")
             out.append("none yet\n" if self.loaded else "after reading\n", "dim")
         else:
-            flags = sorted(analysis.flags, key=lambda f: (-f.call, -SEVERITY_ORDER.get(f.severity, 0)))
+            flags = self._side_flags()
             out.append(f" ({len(flags)}, newest first)\n" if flags else "\n", "bold")
             if not flags:
                 out.append("none\n", "dim")
             for f in flags[:SIDE_FLAGS]:
-                mark, style = SEVERITY_MARKS.get(f.severity, ("?", ""))
-                out.append(f"{mark} #{f.call + 1} {f.kind}", style)
-                out.append(": ")
-                out.append_text(tx.literal(f.reason, limit=160))
+                out.append_text(self._flag_entry(f))
                 out.append("\n")
             out.append("\nForecast\n", "bold")
             out.append_text(tx.literal(analysis.forecast.text(), limit=300))
@@ -552,15 +584,95 @@ class CtxwatchApp(App[None]):
             out.append(f"line {i.line}: {i.kind}\n", "yellow")
         if self.watch_mode is not None:
             out.append("\nWatching\n", "bold")
-            if self.watch_note:
-                out.append_text(tx.literal(self.watch_note, "yellow" if self._watch_fallback() else "", limit=300))
-            else:
-                sweep = self.feed.sweep_interval if self.feed is not None else SWEEP_INTERVAL
-                out.append(f"file events on the log's folder, and a check every {sweep:g} s")
+            out.append_text(self._watch_detail())
             out.append("\n")
         out.append("\nChart\n", "bold")
         out.append_text(chart_legend(self._unsplit_seen))
         return out
+
+    def _side_tight(self, height: int, width: int) -> Text:
+        """The side panel in ``height`` rows: a line per flag (newest first, as many as fit; the most severe,
+        shortest first, wrap whole into rows left over), then one line each for the forecast, the input
+        problems and the watch mode (these wrap into rows still left, in that order); the chart legend is
+        left out (the chart names its marks under its axis)."""
+        analysis = self.analyses.get(self.context) if self.context is not None else None
+        forecast = None
+        if analysis is not None and not self.analysis_error:
+            forecast = Text.assemble(("Forecast ", "bold"), tx.literal(analysis.forecast.text(), limit=300))
+        bad = [i for i in self.issues if i.kind != "reset"]
+        problems = Text.assemble((f"Input problems ({len(bad)}) ", "bold"))
+        if bad:
+            problems.append(f"newest: line {bad[-1].line}: {bad[-1].kind}", "yellow")
+        else:
+            problems.append("none", "dim")
+        tail = [problems]
+        if self.watch_mode is not None:
+            tail.append(Text.assemble(("Watching ", "bold"), self._watch_detail()))
+        rows: list[Text] = []
+        room = height - len(tail) - (forecast is not None) - 1  # (rows beyond one line per item and the heading)
+        if self.analysis_error:
+            rows = [Text("Flags", "bold"), tx.literal(self.analysis_error, "yellow", limit=200)]
+            room -= 1
+        elif analysis is None:
+            rows = [Text.assemble(("Flags ", "bold"), ("none yet" if self.loaded else "after reading", "dim"))]
+        else:
+            flags = self._side_flags()
+            rows = [Text.assemble(("Flags ", "bold"), ("none", "dim"))] if not flags else \
+                [Text(f"Flags ({len(flags)}, newest first)", "bold")]
+            # One line per flag, as many as fit (with a "+N older" row for the rest); rows left over let flags
+            # wrap whole: the most severe first and, among equals, the shortest (more reasons read whole).
+            fit = len(flags) if len(flags) <= room else max(0, room - 1)
+            entries = [[self._flag_entry(f)] for f in flags[:fit]]
+            spare = room - fit - (fit < len(flags))
+            wraps = [list(e[0].wrap(self.console, width)) for e in entries]
+            for i in sorted(range(fit), key=lambda i: (-SEVERITY_ORDER.get(flags[i].severity, 0), len(wraps[i]), i)):
+                wrapped = wraps[i]
+                if len(wrapped) - 1 <= spare:
+                    spare -= len(wrapped) - 1
+                    entries[i] = wrapped
+            rows += [line for entry in entries for line in entry]
+            if fit < len(flags):
+                rows.append(Text(f"+{len(flags) - fit} older (a taller terminal lists them)", "dim"))
+            room = spare
+        # The forecast, the input problems and the watch mode: a line each, wrapped whole into rows left over.
+        for item in ([forecast] if forecast is not None else []) + tail:
+            wrapped = list(item.wrap(self.console, width))
+            if 1 < len(wrapped) <= room + 1:
+                room -= len(wrapped) - 1
+                rows += wrapped
+            else:
+                rows.append(item)
+        out = Text()
+        for i, line in enumerate(rows):
+            line.truncate(width, overflow="ellipsis")
+            if i:
+                out.append("\n")
+            out.append_text(line)
+        return out
+
+    def _side_flags(self) -> list[Flag]:
+        """The current context's flags, newest first (most severe first within a call)."""
+        analysis = self.analyses.get(self.context) if self.context is not None else None
+        if analysis is None:
+            return []
+        return sorted(analysis.flags, key=lambda f: (-f.call, -SEVERITY_ORDER.get(f.severity, 0)))
+
+    @staticmethod
+    def _flag_entry(f: Flag) -> Text:
+        """``!! #38 system_prompt_evicted: <reason>``, the reason displayed literally."""
+        mark, style = SEVERITY_MARKS.get(f.severity, ("?", ""))
+        out = Text()
+        out.append(f"{mark} #{f.call + 1} {f.kind}", style)
+        out.append(": ")
+        out.append_text(tx.literal(f.reason, limit=160))
+        return out
+
+    def _watch_detail(self) -> Text:
+        """How the log is watched: the feed's note when it fell back or waits, else events and the sweep."""
+        if self.watch_note:
+            return tx.literal(self.watch_note, "yellow" if self._watch_fallback() else "", limit=300)
+        sweep = self.feed.sweep_interval if self.feed is not None else SWEEP_INTERVAL
+        return Text(f"file events on the log's folder, and a check every {sweep:g} s")
 
     def flag_line(self, width: int = 80) -> Text:
         """The compact layout's one line about flags (it has no side panel): the most severe flag raised at or
