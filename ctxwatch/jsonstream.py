@@ -320,8 +320,10 @@ def iter_records(
                 progress(splitter.offset + splitter.pending)
     if final:
         tail = splitter.flush()
+        if tail is not None and skip is not None and not tail.oversized and skip(tail.data):
+            tail = None  # a whole bookkeeping record that lacks only its newline: skipped like the others
         if tail is not None:
-            values_or_issues = list(_line_records(tail, path, skip, first=tail.start == 0))
+            values_or_issues = list(_line_records(tail, path, None, first=tail.start == 0))
             if any(isinstance(v, Record) for v in values_or_issues):
                 yield from values_or_issues
             elif tail.data.strip():

@@ -89,7 +89,9 @@ def _sanitize(pc: ParsedCall) -> list[Issue]:
         pc.max_output_tokens = None
     if not bad:
         return []
-    return [Issue(pc.source.path, pc.source.line, "implausible_value",
+    # (a response written over several lines names the line its usage was taken from)
+    line = pc.extra.get("usage_line") or pc.source.line
+    return [Issue(pc.source.path, line, "implausible_value",
                   f"{'; '.join(bad)}: not a token count (negative, beyond 2**53, not an integer or more than the "
                   "total); treated as unknown", pc.key)]
 

@@ -788,3 +788,92 @@ def test_a_negative_output_count_is_reported_not_a_lost_usage_block(tmp_path: Pa
     assert (c0["completion_tokens_reported"], c0["cost_usd"]) == (None, None)
     assert c0["prompt_tokens_reported"] == call.usage.prompt_total and c0["floor_tokens"] is not None
     assert [i["message"].split(":")[0] for i in doc["issues"]] == ["output -5"]
+
+
+def _cc_user(uid: str, parent: str | None) -> dict:
+    return {"parentUuid": parent, "isSidechain": False, "type": "user", "uuid": uid, "sessionId": "s1",
+            "message": {"role": "user", "content": "hello there"}, "timestamp": "2025-01-01T00:00:00Z"}
+
+
+def _cc_assistant(uid: str, parent: str, mid: str, output: object) -> dict:
+    usage = {"input_tokens": 6, "cache_creation_input_tokens": 11000, "cache_read_input_tokens": 22000,
+             "output_tokens": output}
+    return {"parentUuid": parent, "isSidechain": False, "type": "assistant", "uuid": uid, "sessionId": "s1",
+            "requestId": f"req_{mid}", "timestamp": "2025-01-01T00:00:10Z",
+            "message": {"id": mid, "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+                        "content": [{"type": "text", "text": "ok"}], "usage": usage}}
+
+
+@pytest.mark.parametrize("bad", ["inf", "-inf", "NaN", 1e400, "1e400"])
+def test_infinite_counts_are_unknown_not_a_lost_call(tmp_path: Path, bad: object) -> None:
+    """``"output_tokens": "inf"`` (valid JSON; ``1e400`` parses as an infinite float) raised OverflowError in
+    the reader: the call was lost (3 of 4 calls, its 33,006-token prompt missing) and plan/schema crashed.
+    Now the call stays, with its prompt (6 + 11,000 + 22,000 = 33,006) and an unknown output, reported."""
+    from ctxwatch.run import load_run
+
+    recs: list[dict] = []
+    parent = None
+    for i in range(1, 5):
+        recs.append(_cc_user(f"u{i}", parent))
+        recs.append(_cc_assistant(f"a{i}", f"u{i}", f"msg_{i}", bad if i == 3 else 300))
+        parent = f"a{i}"
+    text = "".join(json.dumps(r) + "\n" for r in recs)
+    if bad == 1e400:  # (json.dumps writes Infinity, which is not JSON: write the literal a logger would)
+        text = text.replace("Infinity", "1e400")
+    path = tmp_path / "s1.jsonl"
+    path.write_text(text)
+    run = load_run(str(path))
+    calls = run.calls
+    assert len(calls) == 4
+    assert [c.usage.prompt_total for c in calls if c.usage] == [33006] * 4
+    assert [c.usage.output for c in calls if c.usage] == [300, 300, None, 300]
+    bad_issues = [i for i in run.issues if i.kind == "implausible_value"]
+    assert len(bad_issues) == 1 and bad_issues[0].line == 6  # (call 3's assistant line)
+
+
+@pytest.mark.parametrize("final", [-299, "299x", True, 299.5])
+def test_a_damaged_final_output_is_not_replaced_by_the_streaming_placeholder(tmp_path: Path, final: object) -> None:
+    """A response on two lines: output 10 (the streaming placeholder), then the final value, damaged.  The
+    placeholder was kept silently (completion 10, priced); now the output is unknown and the issue names the
+    line the damaged value is on (line 3; a float used to be reported on line 2)."""
+    from ctxwatch.run import load_run
+
+    recs = [_cc_user("u1", None), _cc_assistant("a1", "u1", "msg_1", 10), _cc_assistant("a2", "a1", "msg_1", final)]
+    run = load_run(str(write(tmp_path, "s1.jsonl", recs)))
+    assert len(run.calls) == 1
+    u = run.calls[0].usage
+    assert u is not None and u.output is None and u.prompt_total == 33006
+    assert [(i.kind, i.line) for i in run.issues] == [("implausible_value", 3)]
+
+
+def test_a_valid_final_output_still_beats_the_placeholder(tmp_path: Path) -> None:
+    """The usual case around the change above: placeholder 10, final 299 -> 299, no issue."""
+    from ctxwatch.run import load_run
+
+    recs = [_cc_user("u1", None), _cc_assistant("a1", "u1", "msg_1", 10), _cc_assistant("a2", "a1", "msg_1", 299)]
+    run = load_run(str(write(tmp_path, "s1.jsonl", recs)))
+    assert [c.usage.output for c in run.calls if c.usage] == [299] and run.issues == []
+
+
+@pytest.mark.parametrize("last", ["progress", "user"])
+def test_a_whole_last_line_without_newline_is_not_a_bad_line(tmp_path: Path, last: str) -> None:
+    """The byte filter skips bookkeeping lines unparsed; on the file's last line, when it lacked only its
+    newline, the skip left nothing behind and the line was reported as ``truncated_tail`` (check: "1 bad
+    line").  A progress line, and a user line of a context whose floor is known, are skipped there too."""
+    from ctxwatch.run import load_run
+
+    recs = [_cc_user("u1", None), _cc_assistant("a1", "u1", "msg_1", 300)]
+    if last == "progress":
+        recs.append({"parentUuid": "a1", "isSidechain": False, "type": "progress", "data": {"type": "hook_progress"},
+                     "uuid": "p1", "sessionId": "s1", "timestamp": "2025-01-01T00:00:11Z"})
+    else:
+        recs.append(_cc_user("u2", "a1"))
+    path = tmp_path / "s1.jsonl"
+    # (compact, as Claude Code writes: the byte filter looks for '"type":"progress"'; no newline after the last)
+    path.write_text("".join(json.dumps(r, separators=(",", ":")) + "\n" for r in recs).rstrip("\n"))
+    run = load_run(str(path))
+    assert len(run.calls) == 1 and run.issues == []
+    cut = tmp_path / "cut.jsonl"  # (the same line really cut stays reported)
+    cut.write_text(path.read_text()[:-20])
+    run = load_run(str(cut))
+    assert [(i.kind, i.line) for i in run.issues] == [("truncated_tail", 3)]

@@ -125,7 +125,8 @@ def test_a_response_emitted_twice_reports_its_damage_once(tmp_path: Path) -> Non
     log.write_text("\n".join([user, line("a1", "u1", "A", -5, 1), line("b1", "a1", "B", 10, 1),
                                line("a2", "b1", "A", -5, 9)]) + "\n")
     run = load_run(str(log))
-    assert [(i.line, i.kind) for i in run.issues] == [(2, "implausible_value")]
+    # (line 4: the usage kept is the line with the larger output, 9; the issue names the line it came from)
+    assert [(i.line, i.kind) for i in run.issues] == [(4, "implausible_value")]
     assert len(run.calls) == 2
 
 

@@ -110,22 +110,28 @@ def iso_seconds(value: Any) -> float | None:
     return dt.timestamp()
 
 
+#: Rank of a damaged ``output_tokens`` when a response's lines compete for its usage: above every real count.
+_DAMAGED_RANK = 2**63
+
+
 def as_int(value: Any) -> int:
-    """A token count from a JSON value: ints and floats as is, numeric strings parsed, anything else 0."""
+    """A number from a JSON value for a hint (a window size): ints and finite floats truncated, numeric strings
+    parsed, anything else (``"inf"``, ``NaN``, ``1e400``, ``true``, text) 0.  Never raises."""
     if value.__class__ is int:  # the usual case first (bool is a subclass of int, so not this)
         return value
-    if isinstance(value, bool):
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
         return 0
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float):
-        return int(value)
-    if isinstance(value, str):
-        try:
-            return int(float(value))
-        except ValueError:
-            return 0
-    return 0
+    try:
+        return int(float(value)) if isinstance(value, str) else int(value)
+    except (ValueError, OverflowError):  # (inf, nan, text)
+        return 0
+
+
+def count_or_none(value: Any) -> int | None:
+    """A token count from a JSON value (:func:`ctxwatch.formats.usage_count`: ints, integral floats, strings of
+    digits), or ``None`` for anything that is not a count (negative, ``1.5``, ``"inf"``, ``1e400``, ``true``)."""
+    n = usage_count(value)
+    return n if n.__class__ is int and n >= 0 else None
 
 
 def anthropic_usage(usage: Any) -> Usage | None:
@@ -331,6 +337,7 @@ class _CallState:
     uuids: set[str] = field(default_factory=set)
     best: dict[str, Any] | None = None
     best_out: int = -1
+    best_line: int = 0  # the line whose usage is kept (named by an issue about that usage)
     lazy: bool = False  # summary pass: sent without history (the context's floor is known)
     floor_key: tuple[str | None, str] = (None, "")  # (session, context) whose floor it belongs to
     _message: Message | None = None
@@ -351,10 +358,14 @@ class _CallState:
         self.uuids.add(uid)
         self._message = None
         if usage is not None:
-            out = as_int(usage.get("output_tokens"))
+            raw = usage.get("output_tokens")
+            n = count_or_none(raw)
+            # A damaged output ranks above every count: the streaming placeholder of an earlier line (output 1
+            # to 10) must not stand in for it silently; the damaged value is then reported and left unknown.
+            out = n if n is not None else -1 if raw is None else _DAMAGED_RANK
             if self.best is None or out >= self.best_out:
                 # (the first usage is kept whatever its output says: a damaged one is then reported, not lost)
-                self.best, self.best_out = usage, out
+                self.best, self.best_out, self.best_line = usage, out, rec.line
 
     def message(self) -> Message:
         """The call's whole response as one assistant message (all lines' blocks in line order)."""
@@ -508,8 +519,8 @@ class ClaudeCodeReader(Reader):
                 self._pending[node.context] = {
                     "kind": "compact_boundary",
                     "trigger": meta.get("trigger") if isinstance(meta.get("trigger"), str) else None,
-                    "pre_tokens": as_int(pre) if pre is not None else None,
-                    "post_tokens": as_int(post) if post is not None else None,
+                    "pre_tokens": count_or_none(pre),
+                    "post_tokens": count_or_none(post),
                     "line": rec.line,
                 }
         elif "uuid" in v:
@@ -734,6 +745,8 @@ class ClaudeCodeReader(Reader):
         text = "".join([p.text for p in call.parts if p.kind == "text"])
         extra = call.extra  # (the accountant copies it into the call summary)
         extra["lines"] = call.lines
+        if call.best_line and call.best_line != call.line:
+            extra["usage_line"] = call.best_line  # (an issue about the usage names the line it came from)
         history = call.history
         if history is None and not call.lazy:
             # A late line of an older call: rebuild its history once, without caching it.
