@@ -437,3 +437,55 @@ def test_gemini_batch_mode_lines_are_priced_at_the_batch_rate(tmp_path: Path) ->
                                         genai_request_timestamp=datetime(2025, 9, 1, 10, tzinfo=UTC)).total_price)
     doc = json.loads(CliRunner().invoke(main, ["report", str(log), "--json"]).output)
     assert [c["cost_usd"] for c in doc["calls"]] == pytest.approx([std / 2, std], rel=1e-12)
+
+
+def _openai_batch(folder: Path, name: str, system: str, prompt_tokens: int, ids: list[str]) -> None:
+    """``batch_<name>_input.jsonl`` / ``batch_<name>_output.jsonl``: one request per id, with ``system``."""
+    (folder / f"batch_{name}_input.jsonl").write_text("".join(json.dumps({
+        "custom_id": c, "method": "POST", "url": "/v1/chat/completions",
+        "body": {"model": "gpt-4o-mini", "messages": [{"role": "system", "content": system},
+                                                      {"role": "user", "content": f"question {c}"}]}}) + "\n"
+        for c in ids))
+    usage = {"prompt_tokens": prompt_tokens, "completion_tokens": 3, "total_tokens": prompt_tokens + 3}
+    (folder / f"batch_{name}_output.jsonl").write_text("".join(json.dumps({
+        "id": f"batch_req_{name}{c}", "custom_id": c, "error": None, "response": {
+            "status_code": 200, "body": {"model": "gpt-4o-mini", "usage": usage, "choices": []}}}) + "\n"
+        for c in ids))
+
+
+def test_two_batches_reusing_custom_ids_join_each_output_to_its_own_input(tmp_path: Path) -> None:
+    """Two batches in one folder, both with custom_ids request-0..request-4: both outputs were joined to A's
+    input (B's results got A's short system prompt) and B's input came out again as 5 request-only calls:
+    15 calls, no issue.  Now 10 calls, each joined to the input of its own name, and a note says the ids
+    could not decide."""
+    ids = [f"request-{i}" for i in range(5)]
+    _openai_batch(tmp_path, "A", "short", 14, ids)
+    _openai_batch(tmp_path, "B", "long " * 50, 254, ids)
+    calls, issues = read_batch_pair([str(tmp_path)])
+    assert len(calls) == 10
+    by_file = {(Path(c.source.path).name, c.system[0] if c.system else None) for c in calls}
+    assert by_file == {("batch_A_output.jsonl", "short"), ("batch_B_output.jsonl", "long " * 50)}
+    assert [(Path(i.path).name, i.kind) for i in issues] == [("batch_A_output.jsonl", "batch_pairing"),
+                                                              ("batch_B_output.jsonl", "batch_pairing")]
+
+
+def test_escaped_custom_ids_pair_with_raw_ones(tmp_path: Path) -> None:
+    """An input that writes ``caf\\u00e9`` (json.dumps' default) and an output that writes ``café`` raw share
+    their ids: the byte scan decoded neither, so a decoy input with one plain shared id won the pairing."""
+    ids = ["caf\u00e9-1", "caf\u00e9-2", "plain"]
+    (tmp_path / "real_in.jsonl").write_text("".join(json.dumps({
+        "custom_id": c, "method": "POST", "url": "/v1/chat/completions",
+        "body": {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "real " + c}]}}) + "\n"
+        for c in ids))  # (ensure_ascii: é is written \u00e9)
+    (tmp_path / "decoy_in.jsonl").write_text(json.dumps({
+        "custom_id": "plain", "method": "POST", "url": "/v1/chat/completions",
+        "body": {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "decoy"}]}}) + "\n")
+    usage = {"prompt_tokens": 10, "completion_tokens": 2, "total_tokens": 12}
+    (tmp_path / "results.jsonl").write_text("".join(json.dumps({
+        "id": f"r{n}", "custom_id": c, "error": None, "response": {"status_code": 200, "body": {
+            "model": "gpt-4o-mini", "usage": usage, "choices": []}}}, ensure_ascii=False) + "\n"
+        for n, c in enumerate(ids)), encoding="utf-8")
+    calls, _ = read_batch_pair([str(tmp_path)])
+    joined = [c for c in calls if Path(c.source.path).name == "results.jsonl"]
+    assert [c.messages[0].text() for c in joined] == ["real " + c for c in ids]
+    assert [c.messages[0].text() for c in calls if c not in joined] == ["decoy"]  # (read alone: unpaired)

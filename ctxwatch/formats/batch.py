@@ -36,6 +36,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
+
 from ctxwatch.formats import FormatSpec, Reader, Sniff, register, sniff_file
 from ctxwatch.formats.canonical import (
     anthropic_request_to_parts,
@@ -565,10 +567,33 @@ def _ids_in(path: str) -> set[str]:
         with open(path, "rb") as fh:
             for raw in fh:
                 for m in _CID_RE.finditer(raw):
-                    ids.add(m.group(1).decode("utf-8", "replace"))
+                    cid = m.group(1)
+                    if b"\\" in cid:  # (JSON escapes: "caf\u00e9" in one file is "café" in the other)
+                        try:
+                            ids.add(orjson.loads(b'"' + cid + b'"'))
+                            continue
+                        except orjson.JSONDecodeError:
+                            pass
+                    ids.add(cid.decode("utf-8", "replace"))
     except OSError:
         pass
     return ids
+
+
+def _name_likeness(a: str, b: str) -> int:
+    """How alike two file names are: the length of their common prefix plus that of their common suffix
+    (``batch_A_output.jsonl`` is closer to ``batch_A_input.jsonl`` than to ``batch_B_input.jsonl``)."""
+    def common(x: str, y: str) -> int:
+        n = 0
+        for c, d in zip(x, y, strict=False):  # (stops at the shorter name)
+            if c != d:
+                break
+            n += 1
+        return n
+
+    x, y = os.path.basename(a), os.path.basename(b)
+    prefix = common(x, y)
+    return prefix + common(x[prefix:][::-1], y[prefix:][::-1])
 
 
 def _expand(paths: list[str]) -> Iterator[str]:
@@ -617,15 +642,25 @@ def read_batch_pair(paths: list[str]) -> tuple[list[ParsedCall], list[Issue]]:
     for out in outputs:
         prov = provider[out]
         candidates = [i for i in inputs if provider[i] == prov]
-        best, best_n = None, 0
+        best = None
         if len(candidates) == 1:
             best = candidates[0]  # the only input of this provider: no need to scan the output
         elif candidates:
             out_ids = _ids_in(out)
-            for cand in candidates:
-                n = len(out_ids & input_ids[cand])
-                if n > best_n:
-                    best, best_n = cand, n
+            shared = {cand: len(out_ids & input_ids[cand]) for cand in candidates}
+            top = max(shared.values())
+            tied = [c for c in candidates if shared[c] == top]
+            if top and len(tied) > 1:
+                # Batches that reuse the same custom_ids ("request-0", "request-1"...): the ids cannot tell
+                # them apart, so the closest file name decides (batch_A_output -> batch_A_input; an error file
+                # beside its output too), then an input not yet joined to an output.
+                used = set(pairing.values())
+                best = max(tied, key=lambda c: (_name_likeness(out, c), c not in used))
+                issues.append(Issue(out, 0, "batch_pairing",
+                                    f"its custom_ids match {len(tied)} input files equally; joined to "
+                                    f"{os.path.basename(best)} by file name: give the pair alone to be sure"))
+            elif top:
+                best = tied[0]
         pairing[out] = best
     calls: list[ParsedCall] = []
     indexes = {inp: BatchInputIndex(inp) for inp in set(pairing.values()) if inp}
