@@ -39,17 +39,38 @@ def list_logs(folder: str, skipped: list[Issue] | None = None) -> list[str]:
     pipe, a device, a dangling link or a link loop), so that none is left out unseen.
     """
     found: list[tuple[float, str]] = []
+    ids: dict[tuple[int, int], list[str]] = {}
     for root, _dirs, files in os.walk(folder):
-        for name in files:
+        for name in sorted(files):
             if name.endswith(LOG_SUFFIXES):
                 p = os.path.join(root, name)
                 try:
                     check_log_file(p)
-                    found.append((os.path.getmtime(p), p))
+                    st = os.stat(p)
                 except (LogError, OSError) as exc:
                     if skipped is not None:
                         skipped.append(Issue(p, 0, "unreadable", f"{exc}; skipped"))
-    return [p for _, p in sorted(found, reverse=True)]
+                    continue
+                ids.setdefault((st.st_dev, st.st_ino), []).append(p)
+                found.append((st.st_mtime, p))
+    # A link to a log of the same folder (latest.jsonl -> run-3.jsonl) or a hard link is one log: read once,
+    # under its own name rather than a link's.
+    dropped: set[str] = set()
+    for names in ids.values():
+        if len(names) > 1:
+            keep = min(names, key=lambda n: (os.path.islink(n), n))
+            for n in names:
+                if n != keep:
+                    dropped.add(n)
+                    if skipped is not None:
+                        skipped.append(_same_file(n, keep))
+    return [p for _, p in sorted(found, reverse=True) if p not in dropped]
+
+
+def _same_file(path: str, first: str) -> Issue:
+    """The note of a path that names a log already read under another name (a link, or given twice)."""
+    what = "given twice" if path == first else f"the same file as {first}"
+    return Issue(path, 0, "same_file", f"{what}; read once")
 
 
 #: Bytes read at a time from a log's end to find its last call's timestamp, and the most read in all (a last
@@ -140,6 +161,7 @@ def load_many(paths: list[str], fmt: str | None, settings: Settings | None = Non
         else:
             check_log_file(p)  # (a path named on its own must be a log: a pipe or a missing file is an error)
             files.append(p)
+    files = _once(files, not_logs)
     if not files:
         if not_logs:
             raise _nothing_read(paths, not_logs)
@@ -147,6 +169,27 @@ def load_many(paths: list[str], fmt: str | None, settings: Settings | None = Non
     run = _read_files(paths, files, fmt, settings, parallel)
     run.issues.extend(not_logs)
     return run
+
+
+def _once(files: list[str], notes: list[Issue]) -> list[str]:
+    """``files`` with each file once (a path given twice, a file also inside a given folder, links), in order;
+    a ``same_file`` note in ``notes`` for each one dropped.  Logs without ids (claude-trace, id-less canonical
+    records) would otherwise count every call twice."""
+    seen: dict[tuple[int, int], str] = {}
+    out: list[str] = []
+    for f in files:
+        try:
+            st = os.stat(f)
+        except OSError:
+            out.append(f)  # (reported when it is read)
+            continue
+        key = (st.st_dev, st.st_ino)
+        if key in seen:
+            notes.append(_same_file(f, seen[key]))
+        else:
+            seen[key] = f
+            out.append(f)
+    return out
 
 
 def _read_files(paths: list[str], files: list[str], fmt: str | None, settings: Settings | None,

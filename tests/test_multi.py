@@ -366,3 +366,31 @@ def test_last_activity_is_the_last_calls_time_not_a_later_bookkeeping_lines(tmp_
     big.write_text('{"timestamp":"2026-01-01T00:00:02Z","request":{"messages":[{"role":"user","content":"'
                    + "x" * 5_000_000 + '"}]},"response":{"usage":{"prompt_tokens":1}}}\n')
     assert multi.last_activity(str(big)) == datetime.fromisoformat("2026-01-01T00:00:02+00:00").timestamp()
+
+
+def _idless_log(path: Path, n: int) -> Path:
+    """``n`` canonical calls with no response id (nothing for the run to dedupe by), prompts 100, 110, ..."""
+    import json
+
+    path.write_text("".join(json.dumps({
+        "request": {"model": "gpt-4o", "messages": [{"role": "user", "content": f"question {i}"}]},
+        "response": {"usage": {"prompt_tokens": 100 + 10 * i, "completion_tokens": 5}}}) + "\n" for i in range(n)))
+    return path
+
+
+def test_a_file_given_twice_or_linked_in_its_folder_is_read_once(tmp_path: Path) -> None:
+    """``report X X``, and a folder holding ``latest.jsonl -> run-3.jsonl``, read the file twice: logs without
+    ids (claude-trace, id-less canonical records, refused calls) counted each call twice (the demo folder: 61
+    calls of 60).  Each file is now read once, under its own name, with a ``same_file`` note."""
+    run3 = _idless_log(tmp_path / "run-3.jsonl", 4)
+    prompts = [100, 110, 120, 130]  # (as written above)
+    run = multi.load_many([str(run3), str(run3)], None, Settings())
+    assert [c.usage.prompt_total for c in run.calls if c.usage] == prompts
+    assert [(i.kind, i.message) for i in run.issues] == [("same_file", "given twice; read once")]
+    os.symlink("run-3.jsonl", tmp_path / "latest.jsonl")
+    for paths in ([str(tmp_path)], [str(tmp_path), str(run3)]):
+        run = multi.load_many(paths, None, Settings())
+        assert [c.usage.prompt_total for c in run.calls if c.usage] == prompts
+        assert [(Path(i.path).name, i.kind) for i in run.issues] == [("latest.jsonl", "same_file")] + \
+            [("run-3.jsonl", "same_file")] * (len(paths) - 1)
+    assert multi.list_logs(str(tmp_path)) == [str(run3)]  # (the session picker lists it once, by its name)
