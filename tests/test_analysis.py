@@ -107,6 +107,13 @@ def clean_records(n: int = 30) -> list[dict]:
     return [rec(i, 1000 + 100 * i, tools=[TOOL1]) for i in range(n)]
 
 
+def test_forecast_counts_over_a_thousand_have_separators(tmp_path: Path) -> None:
+    """The forecast wrote ``11979 calls``, the only number without thousands separators.  Window 1,000,000:
+    budget 600,000, trigger 480,000, limit 850,000; last prompt 3,900, +100 per call (as below)."""
+    run = load(write(tmp_path, clean_records()), window=1_000_000)
+    assert main_analysis(run).forecast.text().startswith("4,761 calls / ~13.2 h to trigger · 5,961 calls")
+
+
 def test_clean_run_raises_no_flag_and_forecasts_by_hand(tmp_path: Path) -> None:
     run = load(write(tmp_path, clean_records()), window=100_000)
     a = main_analysis(run)
@@ -324,6 +331,18 @@ def test_estimate_disagrees_after_calibration(tmp_path: Path) -> None:
     assert 0.10 < got[0].evidence["difference"] < 0.14
     assert 0.30 < got[1].evidence["difference"] < 0.36  # |r - e| / r = 1 - 1/1.5
     assert 1.08 < got[0].evidence["calibration"] < 1.10
+
+
+def test_a_few_tokens_off_a_small_prompt_is_not_a_disagreement(tmp_path: Path) -> None:
+    """5 % of a 150-token prompt is 8 tokens: the framing of a couple of messages, not content missing from the
+    log (a claude-trace probe: estimate 102, reported 96, flagged).  Prompts 150 + 10*i, estimated exactly
+    (gpt-4o); #4 is reported 10 tokens above its estimate (6 %, under 16 tokens: no flag), #8 40 tokens above
+    (17 %: flagged)."""
+    recs = [rec(i, 150 + 10 * i) for i in range(10)]
+    recs[3] = rec(3, 180 + 10, words=180 - OVERHEAD)
+    recs[7] = rec(7, 220 + 40, words=220 - OVERHEAD)
+    got = of_kind(main_analysis(load(write(tmp_path, recs), window=100_000)), "estimate_disagrees")
+    assert [f.call for f in got] == [7]
 
 
 # --- compaction (B23) ------------------------------------------------------------------------------------------
