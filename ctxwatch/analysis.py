@@ -1208,6 +1208,45 @@ def analyze_run(run: Run, *, texts: bool = True,
     return out
 
 
+def _newest_session_forecast(run: Run, main: Analysis | None) -> dict[str, Any]:
+    """The forecast object of ``report --json``: the context's own, or, when its calls come from several
+    sessions (a Claude Code projects folder), the newest session's, named by a ``session`` key and a
+    ``session <id>:`` prefix of its text.  Newest is by the last call's timestamp, as ``report`` orders its
+    sessions (files are read oldest-modified first, so the last call read may belong to an older session)."""
+    if main is None:
+        return Forecast().to_json()
+    ctx = main.context
+    last_seen: dict[str | None, float] = {}
+    latest: Call | None = None
+    for c in run.calls:
+        if c.context == ctx:
+            ts = c.timestamp if c.timestamp is not None else 0.0
+            last_seen[c.session] = max(last_seen.get(c.session, 0.0), ts)
+            latest = c
+    if len(last_seen) < 2 or latest is None:
+        return main.forecast.to_json()
+    newest = sorted(last_seen, key=lambda s: last_seen[s], reverse=True)[0]  # (ties: the first read, as report)
+    forecast = main.forecast
+    if newest != latest.session:
+        resets = {int(at) for r in run.resets if isinstance(at := r.get("at_call"), int)}
+        calls = [c for c in run.calls if c.context == ctx and c.session == newest]
+        if all(c.timestamp is not None for c in calls):
+            # (a session split over files, excerpts of one transcript, is read in file order: its end is its
+            # latest call, wherever that was read)
+            calls.sort(key=lambda c: (c.timestamp, c.index))
+        forecast = _analyze(calls, run.settings, ctx, resets, {}, None, risks=False).forecast
+        try:
+            marker = run.pending_compactions().get(ctx)
+        except Exception:  # (as in analyze_run: a reader bug leaves no pending compaction)
+            marker = None
+        if marker is not None and marker.get("session") == newest:
+            forecast = _pending_forecast(forecast, calls, marker)
+    doc = forecast.to_json()
+    doc["session"] = newest
+    doc["text"] = f"session {newest}: {doc['text']}"
+    return doc
+
+
 def analysis_json(run: Run, *, texts: bool = True, per_call: bool = False) -> dict[str, Any]:
     """The ``flags`` and ``forecast`` keys of ``report --json`` / ``check --json``.
 
@@ -1218,14 +1257,15 @@ def analysis_json(run: Run, *, texts: bool = True, per_call: bool = False) -> di
 
     Returns:
         ``{"flags": [flag objects of every context, in call order], "forecast": {...}}`` where the forecast is
-        the ``main`` context's (else the first context's).  Flag objects: ``kind``, ``severity``, ``call``
-        (index as in ``report --json``), ``reason``, ``evidence``, ``context``.
+        the ``main`` context's (else the first context's); of its newest session when it has several.  Flag
+        objects: ``kind``, ``severity``, ``call`` (index as in ``report --json``), ``reason``, ``evidence``,
+        ``context``.
     """
     res = analyze_run(run, texts=texts, risks=per_call)
     flags = sorted((f for a in res.values() for f in a.flags), key=lambda f: (f.call, -SEVERITY_RANK[f.severity]))
     main = res.get("main") or next(iter(res.values()), None)
     doc: dict[str, Any] = {"flags": [f.to_json() for f in flags],
-                           "forecast": (main.forecast if main else Forecast()).to_json()}
+                           "forecast": _newest_session_forecast(run, main)}
     if per_call:
         risks = sorted((r for a in res.values() for r in a.drift_risk), key=lambda r: r.call)
         doc["drift_risk"] = [r.to_json() for r in risks]

@@ -114,6 +114,29 @@ def test_forecast_counts_over_a_thousand_have_separators(tmp_path: Path) -> None
     assert main_analysis(run).forecast.text().startswith("4,761 calls / ~13.2 h to trigger · 5,961 calls")
 
 
+def test_a_folders_forecast_is_the_newest_sessions_and_names_it(tmp_path: Path) -> None:
+    """A folder is read oldest-modified file first, so the forecast was that of whichever file changed last,
+    not of the newest session, and did not say which session it covered.  Session "new" (calls at T0+1000 s
+    on, prompts 2,000 + 200*i) sits in the older file; "old" (prompts 1,000 + 100*i) was touched last.  Window
+    100,000: trigger 48,000; the newest session's last prompt 3,800 grows 200 per call: ceil(44,200 / 200) = 221."""
+    import os
+
+    from ctxwatch import multi
+    from ctxwatch.analysis import analysis_json
+
+    new = write(tmp_path, [rec(100 + i, 2000 + 200 * i, session="new") for i in range(10)], name="a.jsonl")
+    old = write(tmp_path, [rec(i, 1000 + 100 * i, session="old") for i in range(10)], name="b.jsonl")
+    os.utime(new, (1_000_000, 1_000_000))
+    os.utime(old, (2_000_000, 2_000_000))
+    run = multi.load_many([str(tmp_path)], None, Settings(window=100_000))
+    assert [c.session for c in run.calls][-1] == "old"  # (read last: the forecast used to be its)
+    fc = analysis_json(run)["forecast"]
+    assert fc["session"] == "new" and fc["calls_to_trigger"] == math.ceil((48_000 - 3800) / 200) == 221
+    assert fc["text"].startswith("session new: 221 calls")
+    single = analysis_json(load(new, window=100_000))["forecast"]  # (one session: no session key, no prefix)
+    assert "session" not in single and single["calls_to_trigger"] == 221 and single["text"].startswith("221 calls")
+
+
 def test_clean_run_raises_no_flag_and_forecasts_by_hand(tmp_path: Path) -> None:
     run = load(write(tmp_path, clean_records()), window=100_000)
     a = main_analysis(run)

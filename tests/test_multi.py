@@ -65,7 +65,10 @@ def test_a_parallel_folder_read_equals_the_serial_one(tmp_path: Path, shared_log
     assert [(i["line"], i["kind"]) for i in bad] == [(2, "invalid_json"), (lines, "truncated_tail")]
     assert sum(c["file"].endswith("damaged.jsonl") for c in serial["calls"]) == 1
     assert [i["kind"] for i in serial["issues"] if i["file"].endswith("notes.jsonl")] == ["skipped_file"]
-    assert serial["forecast"]["text"].startswith("not enough data: compacted after")
+    # (the newest session, by its calls' timestamps, is the one whose file ends at a compact_boundary)
+    assert serial["forecast"]["session"] == "4d5611e5-241a-462a-8d15-5122611a9569"
+    assert serial["forecast"]["text"].startswith("session 4d5611e5-241a-462a-8d15-5122611a9569: not enough data: "
+                                                 "compacted after")
 
 
 def test_a_mixed_folder_joins_its_batch_files_and_skips_what_it_cannot_read(

@@ -425,6 +425,12 @@ class ClaudeCodeReader(Reader):
         self._latest: dict[str, _CallState] = {}  # context -> its latest call (the only one keeping a history)
         self._last_node: dict[bool, str] = {}  # is-sidechain -> uuid of the latest node (lines w/o parentUuid)
         self._dirty: dict[str, _CallState] = {}  # coalesce: calls updated since they were last emitted
+        self._pending_session: dict[str, str | None] = {}  # context -> session of its pending compaction
+
+    def pending_compactions(self) -> dict[str, dict[str, Any]]:
+        """The compaction markers waiting for their context's next call (:meth:`Reader.pending_compactions`),
+        each with the ``session`` it belongs to (a folder's forecast applies it to that session only)."""
+        return {ctx: {**m, "session": self._pending_session.get(ctx)} for ctx, m in self._pending.items()}
 
     @property
     def skip(self) -> Callable[[bytes], bool]:  # type: ignore[override]  # never assigned; see docstring
@@ -523,6 +529,7 @@ class ClaudeCodeReader(Reader):
                     "post_tokens": count_or_none(post),
                     "line": rec.line,
                 }
+                self._pending_session[node.context] = _session_id(v)
         elif "uuid" in v:
             self._node_for(v, rec, "other")  # progress, attachment, ...: links of the chain only
         return []
