@@ -261,6 +261,87 @@ def test_claude_trace_reported_usage(shared_logs: Path) -> None:
     assert not doc["issues"]
 
 
+#: message_start usage of a streamed Claude Code call in the real sample (its line 8); output_tokens 23 is the
+#: stream's placeholder (FORMATS.md 5a), message_delta's 70 the real output count.
+SONNET_START = {"input_tokens": 6, "cache_creation_input_tokens": 304, "cache_read_input_tokens": 15032,
+                "output_tokens": 23}
+#: Its cost by hand at claude-sonnet-4's list prices per million tokens (input $3, 5-minute cache write $3.75,
+#: cache read $0.30, output $15): 6*3 + 304*3.75 + 15032*0.30 + 70*15 = 6717.6 -> $0.0067176.
+SONNET_COST = 0.0067176
+
+
+def _sse(*events: tuple[str, dict | str]) -> str:
+    """SSE text of ``(event name, data)`` pairs; data given as a string is written as it is (damaged JSON)."""
+    return "".join(f"event: {name}\ndata: {d if isinstance(d, str) else json.dumps(d)}\n\n" for name, d in events)
+
+
+def _sse_start(msg_id: str = "msg_A", usage: dict | None = None) -> tuple[str, dict]:
+    return ("message_start", {"type": "message_start", "message": {
+        "id": msg_id, "type": "message", "role": "assistant", "model": "claude-sonnet-4-20250514", "content": [],
+        "stop_reason": None, "usage": dict(SONNET_START if usage is None else usage)}})
+
+
+SSE_TEXT = (("content_block_start", {"type": "content_block_start", "index": 0,
+                                     "content_block": {"type": "text", "text": ""}}),
+            ("content_block_delta", {"type": "content_block_delta", "index": 0,
+                                     "delta": {"type": "text_delta", "text": "Hello, I will now"}}))
+
+
+def _sse_delta(output: int = 70, **usage: int) -> tuple[str, dict]:
+    return ("message_delta", {"type": "message_delta", "delta": {"stop_reason": "end_turn"},
+                              "usage": {"output_tokens": output, **usage}})
+
+
+SSE_STOP = ("message_stop", {"type": "message_stop"})
+
+
+def _exchange(body_raw: str, text: str = "hi") -> dict:
+    """A claude-trace line: one streamed Messages API exchange with ``body_raw`` as its SSE response."""
+    return {"request": {"timestamp": 1748554706.0, "method": "POST",
+                        "url": "https://api.anthropic.com/v1/messages?beta=true", "headers": {},
+                        "body": {"model": "claude-sonnet-4-20250514", "max_tokens": 32000, "stream": True,
+                                 "system": [{"type": "text", "text": "You are Claude Code."}],
+                                 "messages": [{"role": "user", "content": text}]}},
+            "response": {"timestamp": 1748554710.0, "status_code": 200, "headers": {}, "body": None,
+                         "body_raw": body_raw},
+            "logged_at": "2025-05-29T21:38:30.000Z"}
+
+
+FULL_STREAM = _sse(_sse_start(), *SSE_TEXT, _sse_delta(70), SSE_STOP)
+
+
+def test_claude_trace_exchange_captured_twice_is_one_call(tmp_path: Path, shared_logs: Path) -> None:
+    """The same exchange (response message id msg_A) on two lines was two calls: input 30,684 and $0.01344, twice
+    the real ones.  A copy is now one call (its id and request), as for canonical records (B11/B19)."""
+    doc = report(write_jsonl(tmp_path / "dup.jsonl", [_exchange(FULL_STREAM)] * 2))
+    [call] = doc["calls"]
+    assert (call["prompt_tokens_reported"], call["completion_tokens_reported"]) == (6 + 304 + 15032, 70)
+    assert call["cost_usd"] == pytest.approx(SONNET_COST, abs=1e-9)
+    [session] = doc["sessions"]
+    assert (session["calls"], session["input_tokens"], session["output_tokens"]) == (1, 15342, 70)
+    assert session["cost_usd"] == pytest.approx(SONNET_COST, abs=1e-9)
+    assert doc["issues"] == []
+    # The real sample with its line 2 (streamed) and line 1 (a JSON body) logged again at the end: still 14.
+    sample = (shared_logs / "request-response" / "claude-trace_test-traffic_head14.jsonl").read_text().splitlines()
+    lines = [json.loads(x) for x in sample]
+    doc = report(write_jsonl(tmp_path / "again.jsonl", [*lines, lines[1], lines[0]]))
+    assert [c["line"] for c in doc["calls"]] == [16, 15, *range(3, 15)]  # the copies update calls #1 and #2
+    prompts = [_trace_usage(ln)[0] for ln in lines]
+    assert [c["prompt_tokens_reported"] for c in doc["calls"]] == prompts
+    assert doc["sessions"][0]["input_tokens"] == sum(prompts)
+    assert doc["issues"] == []
+
+
+def test_claude_trace_one_message_id_on_different_requests_is_several_calls(tmp_path: Path) -> None:
+    """A mock server answering every request with one message id: different requests stay separate calls, with
+    a note, as for canonical records; a true copy among them is still merged."""
+    a, b = _exchange(FULL_STREAM, "hi"), _exchange(FULL_STREAM, "what is in this folder?")
+    doc = report(write_jsonl(tmp_path / "mock.jsonl", [a, b, a]))
+    assert [c["line"] for c in doc["calls"]] == [3, 2]
+    assert [(i["line"], i["kind"]) for i in doc["issues"]] == [(2, "duplicate_response_id")]
+    assert "'msg_A' was already used at line 1" in doc["issues"][0]["message"]
+
+
 # --- bad input ------------------------------------------------------------------------------------------
 
 def test_a_cut_line_is_not_mined_for_inner_objects(tmp_path: Path) -> None:

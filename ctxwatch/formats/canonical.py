@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -416,8 +416,24 @@ def anthropic_response_info(body: Any) -> ResponseInfo | None:
     return ResponseInfo(text="".join(texts), tool_calls=uses, finish_reason=body.get("stop_reason"))
 
 
-def parse_sse(raw: str) -> tuple[Usage | None, ResponseInfo | None, str | None]:
-    """Usage, completion and model from an Anthropic SSE stream (``message_start`` + ``message_delta``).
+class SseStream(NamedTuple):
+    """What :func:`parse_sse` reads from an Anthropic SSE stream.
+
+    Attributes:
+        usage: the call's usage (tokens), ``None`` when the stream reports none.
+        info: the completion's text, tool-use count and stop reason.
+        model: ``message_start.message.model``.  message_id: ``message_start.message.id`` (``msg_...``).
+    """
+
+    usage: Usage | None
+    info: ResponseInfo
+    model: str | None
+    message_id: str | None
+
+
+def parse_sse(raw: str) -> SseStream:
+    """Usage, completion, model and message id from an Anthropic SSE stream (``message_start`` +
+    ``message_delta``).
 
     ``message_start.message.usage`` gives the input and cache counts (its ``output_tokens`` is a
     placeholder); the last ``message_delta.usage.output_tokens`` is the real output count (FORMATS.md §5a).
@@ -425,6 +441,7 @@ def parse_sse(raw: str) -> tuple[Usage | None, ResponseInfo | None, str | None]:
     start_usage: dict[str, Any] = {}
     out_tokens: int | None = None
     model: str | None = None
+    message_id: str | None = None
     texts: list[str] = []
     uses = 0
     stop: str | None = None
@@ -441,6 +458,7 @@ def parse_sse(raw: str) -> tuple[Usage | None, ResponseInfo | None, str | None]:
         if t == "message_start" and isinstance(ev.get("message"), dict):
             start_usage = dict(ev["message"].get("usage") or {})
             model = ev["message"].get("model")
+            message_id = mid if isinstance(mid := ev["message"].get("id"), str) else None
         elif t == "message_delta":
             u = ev.get("usage") or {}
             if int_or_none(u.get("output_tokens")) is not None:
@@ -456,7 +474,8 @@ def parse_sse(raw: str) -> tuple[Usage | None, ResponseInfo | None, str | None]:
     if out_tokens is not None:
         start_usage["output_tokens"] = out_tokens
     usage = anthropic_usage(start_usage) if start_usage else None
-    return usage, ResponseInfo(text="".join(texts), tool_calls=uses, finish_reason=stop), model
+    return SseStream(usage, ResponseInfo(text="".join(texts), tool_calls=uses, finish_reason=stop), model,
+                     message_id)
 
 
 # --- readers ---------------------------------------------------------------------------------------
@@ -536,13 +555,49 @@ class _MemoReader(Reader):
         self.memo = MessageMemo()
 
 
+class ResponseIds:
+    """Dedupe keys of one file's calls from the provider's response ids (``chatcmpl-...``, ``msg_...``).
+
+    The provider's response id names one API call: a record seen again (a log replaced by a copy, a resumed
+    run re-logging, an exchange captured twice) updates instead of adding (failure cases B11/B19).  The key
+    holds the call's shape too (model, system prompt, message count, last message, reported usage): a mock
+    server or a test stub answering every call with one constant id must not merge different requests into
+    one call, while a copy of a record stays the same call.  Used by the canonical and claude-trace readers.
+
+    Args:
+        path: the log file (for the issues).
+    """
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._ids: dict[str, tuple[str, int]] = {}  # response id -> (first call key, line) using it
+        self._told: set[str] = set()  # response ids already reported as reused for another request
+
+    def assign(self, call: ParsedCall, rid: Any, line: int) -> list[Issue]:
+        """Set ``call.key`` from response id ``rid`` (a non-empty string, else the call gets no key and is never
+        merged) and the call's shape; return a ``duplicate_response_id`` note the first time an id comes back
+        on a different request (``line``: the record's 1-based line number)."""
+        if not isinstance(rid, str) or not rid:
+            return []
+        msgs = call.messages or []
+        u = call.usage
+        shape = hash((call.model, tuple(call.system or ()), len(msgs), message_key(msgs[-1]) if msgs else None,
+                      (u.prompt_total, u.output) if u is not None else None)) & 0xFFFFFFFF
+        call.key = f"response:{rid}:{len(msgs)}:{shape:08x}"
+        first = self._ids.setdefault(rid, (call.key, line))
+        if first[0] == call.key or rid in self._told:
+            return []
+        self._told.add(rid)
+        return [Issue(self.path, line, "duplicate_response_id", f"response id {rid!r} was already used at line "
+                      f"{first[1]} for a different request; counted as separate calls")]
+
+
 class CanonicalReader(_MemoReader):
     """Reader for ``{"request": ..., "response": ...}`` records (OpenAI chat, Anthropic, Responses API)."""
 
     def __init__(self, path: str) -> None:
         super().__init__(path)
-        self._ids: dict[str, tuple[str, int]] = {}  # response id -> (first call key, line) using it
-        self._told: set[str] = set()  # response ids already reported as reused for another request
+        self.ids = ResponseIds(path)
 
     def feed(self, rec: Record) -> Iterable[Output]:
         """One record = one call; anything that is not such a record is an ``unknown_record`` issue."""
@@ -559,25 +614,7 @@ class CanonicalReader(_MemoReader):
         if ts is None and isinstance(resp, dict):
             ts = parse_timestamp(resp.get("created"))
         call = build_call(self.path, rec, req, resp, timestamp=ts, memo=self.memo)
-        extra_issues: list[Issue] = []
-        if isinstance(resp, dict) and isinstance(resp.get("id"), str) and resp["id"]:
-            # The provider's response id names one API call: a record seen again (a log replaced by a copy,
-            # a resumed run re-logging) updates instead of adding (failure cases B11/B19).  The key holds the
-            # call's shape too (model, system prompt, message count, last message, reported usage): a mock
-            # server or a test stub answering every call with one constant id must not merge different
-            # requests into one call, while a copy of a record stays the same call.
-            rid = resp["id"]
-            msgs = call.messages or []
-            u = call.usage
-            shape = hash((call.model, tuple(call.system or ()), len(msgs), message_key(msgs[-1]) if msgs else None,
-                          (u.prompt_total, u.output) if u is not None else None)) & 0xFFFFFFFF
-            call.key = f"response:{rid}:{len(msgs)}:{shape:08x}"
-            first = self._ids.setdefault(rid, (call.key, rec.line))
-            if first[0] != call.key and rid not in self._told:
-                self._told.add(rid)
-                extra_issues.append(Issue(self.path, rec.line, "duplicate_response_id",
-                                          f"response id {rid!r} was already used at line {first[1]} for a "
-                                          "different request; counted as separate calls"))
+        extra_issues = self.ids.assign(call, resp.get("id") if isinstance(resp, dict) else None, rec.line)
         call.session = v.get("session") if isinstance(v.get("session"), str) else None
         win = int_or_none(v.get("window"))
         if win:
@@ -611,6 +648,10 @@ def _malformed(path: str, line: int, req: dict[str, Any], resp: Any, call: Parse
 class ClaudeTraceReader(_MemoReader):
     """Reader for claude-trace HTTP captures (request.body / response.body or SSE ``body_raw``)."""
 
+    def __init__(self, path: str) -> None:
+        super().__init__(path)
+        self.ids = ResponseIds(path)
+
     def feed(self, rec: Record) -> Iterable[Output]:
         """One line = one HTTP exchange; non-/messages requests and failed exchanges become issues."""
         v = rec.value
@@ -624,18 +665,21 @@ class ClaudeTraceReader(_MemoReader):
         status = rs.get("status_code")
         if isinstance(status, int) and status != 200:
             return [Issue(self.path, rec.line, "failed_request", f"HTTP {status}; not counted as a call")]
-        usage = info = model = None
+        usage = info = model = rid = None
         if isinstance(rs.get("body"), dict):
             resp = rs["body"]
+            rid = resp.get("id")
         else:
             resp = None
             if isinstance(rs.get("body_raw"), str):
-                usage, info, model = parse_sse(rs["body_raw"])
+                usage, info, model, rid = parse_sse(rs["body_raw"])
         ts = parse_timestamp(rq.get("timestamp")) or parse_timestamp(v.get("logged_at"))
         call = build_call(self.path, rec, body, resp, usage=usage, info=info, timestamp=ts, memo=self.memo)
         call.provider = "anthropic"
         if model and not call.model:
             call.model = model
+        # (after the model is settled: it is part of the key that keeps different requests apart)
+        notes = self.ids.assign(call, rid, rec.line)
         # Claude Code sends side calls beside the agent's own: max_tokens:1 quota probes and tool-less
         # helper calls (topic detection on a small model). They have their own prompts, so they are kept
         # out of the main context's history, floor and flags.
@@ -644,7 +688,7 @@ class ClaudeTraceReader(_MemoReader):
             call.context = "probe"
         elif not body.get("tools"):
             call.context = "side"
-        return [call]
+        return [call, *notes]
 
 
 def _sniff_canonical(s: Sniff) -> float:
