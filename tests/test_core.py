@@ -342,6 +342,27 @@ def test_claude_trace_one_message_id_on_different_requests_is_several_calls(tmp_
     assert "'msg_A' was already used at line 1" in doc["issues"][0]["message"]
 
 
+def test_claude_trace_stream_cut_before_message_delta_has_an_unknown_output(tmp_path: Path) -> None:
+    """A stream cut after message_start and some text (an interrupted call) reported message_start's
+    placeholder output_tokens, 23, as the output and priced it.  The output is unknown: null, the call not
+    priced, a note on its line; the prompt side of message_start stays.  A stream that reached message_delta
+    (message_stop or not) keeps its real 70."""
+    doc = report(write_jsonl(tmp_path / "cut.jsonl", [_exchange(_sse(_sse_start(), *SSE_TEXT))]))
+    [call] = doc["calls"]
+    assert (call["prompt_tokens_reported"], call["input_uncached_tokens"], call["cache_read_tokens"],
+            call["cache_write_tokens"]) == (6 + 304 + 15032, 6, 15032, 304)
+    assert (call["completion_tokens_reported"], call["cost_usd"]) == (None, None)
+    [session] = doc["sessions"]
+    assert (session["input_tokens"], session["output_tokens"], session["cost_usd"]) == (15342, None, None)
+    assert [(i["line"], i["kind"]) for i in doc["issues"]] == [(1, "no_usage")]
+    assert "output token count is unknown" in doc["issues"][0]["message"]
+    for name, stream in (("full", FULL_STREAM), ("nostop", _sse(_sse_start(), *SSE_TEXT, _sse_delta(70)))):
+        doc = report(write_jsonl(tmp_path / f"{name}.jsonl", [_exchange(stream)]))
+        [call] = doc["calls"]
+        assert (call["prompt_tokens_reported"], call["completion_tokens_reported"]) == (15342, 70), name
+        assert call["cost_usd"] == pytest.approx(SONNET_COST, abs=1e-9) and doc["issues"] == [], name
+
+
 # --- bad input ------------------------------------------------------------------------------------------
 
 def test_a_cut_line_is_not_mined_for_inner_objects(tmp_path: Path) -> None:

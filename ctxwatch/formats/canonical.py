@@ -23,6 +23,7 @@ The request/usage helpers here are shared by the batch formats.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from datetime import datetime
 from typing import Any, NamedTuple
 
@@ -423,12 +424,14 @@ class SseStream(NamedTuple):
         usage: the call's usage (tokens), ``None`` when the stream reports none.
         info: the completion's text, tool-use count and stop reason.
         model: ``message_start.message.model``.  message_id: ``message_start.message.id`` (``msg_...``).
+        problems: ``(issue kind, message)`` for each part of the usage the stream does not give.
     """
 
     usage: Usage | None
     info: ResponseInfo
     model: str | None
     message_id: str | None
+    problems: list[tuple[str, str]]
 
 
 def parse_sse(raw: str) -> SseStream:
@@ -437,9 +440,12 @@ def parse_sse(raw: str) -> SseStream:
 
     ``message_start.message.usage`` gives the input and cache counts (its ``output_tokens`` is a
     placeholder); the last ``message_delta.usage.output_tokens`` is the real output count (FORMATS.md §5a).
+    A stream cut before its ``message_delta`` (an interrupted call) has an unknown output, never the
+    placeholder: the usage is marked ``damaged`` (the call cannot be priced) and a ``no_usage`` problem
+    says so.  Never raises on odd events.
     """
-    start_usage: dict[str, Any] = {}
-    out_tokens: int | None = None
+    start_usage: dict[str, Any] | None = None
+    out_tokens: Any = None
     model: str | None = None
     message_id: str | None = None
     texts: list[str] = []
@@ -455,27 +461,36 @@ def parse_sse(raw: str) -> SseStream:
         if not isinstance(ev, dict):
             continue
         t = ev.get("type")
-        if t == "message_start" and isinstance(ev.get("message"), dict):
-            start_usage = dict(ev["message"].get("usage") or {})
-            model = ev["message"].get("model")
-            message_id = mid if isinstance(mid := ev["message"].get("id"), str) else None
+        if t == "message_start" and isinstance(msg := ev.get("message"), dict):
+            start_usage = dict(u) if isinstance(u := msg.get("usage"), dict) else {}
+            model = m if isinstance(m := msg.get("model"), str) else None
+            message_id = mid if isinstance(mid := msg.get("id"), str) else None
         elif t == "message_delta":
-            u = ev.get("usage") or {}
-            if int_or_none(u.get("output_tokens")) is not None:
-                out_tokens = int_or_none(u.get("output_tokens"))
+            u = du if isinstance(du := ev.get("usage"), dict) else {}
+            if u.get("output_tokens") is not None:
+                out_tokens = u["output_tokens"]  # (not a count: passed on for the sanitizer to report)
             for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"):
-                if int_or_none(u.get(k)) is not None and int_or_none(u.get(k)):
+                if start_usage is not None and int_or_none(u.get(k)):
                     start_usage[k] = u[k]
-            stop = (ev.get("delta") or {}).get("stop_reason") or stop
+            delta = d if isinstance(d := ev.get("delta"), dict) else {}
+            stop = r if isinstance(r := delta.get("stop_reason"), str) else stop
         elif t == "content_block_start" and (ev.get("content_block") or {}).get("type") == "tool_use":
             uses += 1
         elif t == "content_block_delta" and (ev.get("delta") or {}).get("type") == "text_delta":
             texts.append(str(ev["delta"].get("text") or ""))
-    if out_tokens is not None:
-        start_usage["output_tokens"] = out_tokens
-    usage = anthropic_usage(start_usage) if start_usage else None
+    problems: list[tuple[str, str]] = []
+    usage = None
+    if start_usage is not None:
+        # message_start's output_tokens is a placeholder (FORMATS.md 5a): only message_delta's count is the output.
+        usage = anthropic_usage({**start_usage, "output_tokens": out_tokens})
+        if usage is not None and out_tokens is None:
+            # (the output is unknown, and pricing it as 0 would pass a part of the cost for all of it)
+            usage = replace(usage, damaged=True)
+            problems.append(("no_usage", "the SSE stream ends before its message_delta usage (cut or interrupted): "
+                                          "the output token count is unknown (message_start's is a placeholder) "
+                                          "and the call is not priced"))
     return SseStream(usage, ResponseInfo(text="".join(texts), tool_calls=uses, finish_reason=stop), model,
-                     message_id)
+                     message_id, problems)
 
 
 # --- readers ---------------------------------------------------------------------------------------
@@ -666,20 +681,22 @@ class ClaudeTraceReader(_MemoReader):
         if isinstance(status, int) and status != 200:
             return [Issue(self.path, rec.line, "failed_request", f"HTTP {status}; not counted as a call")]
         usage = info = model = rid = None
+        notes: list[Issue] = []
         if isinstance(rs.get("body"), dict):
             resp = rs["body"]
             rid = resp.get("id")
         else:
             resp = None
             if isinstance(rs.get("body_raw"), str):
-                usage, info, model, rid = parse_sse(rs["body_raw"])
+                usage, info, model, rid, problems = parse_sse(rs["body_raw"])
+                notes = [Issue(self.path, rec.line, kind, msg) for kind, msg in problems]
         ts = parse_timestamp(rq.get("timestamp")) or parse_timestamp(v.get("logged_at"))
         call = build_call(self.path, rec, body, resp, usage=usage, info=info, timestamp=ts, memo=self.memo)
         call.provider = "anthropic"
         if model and not call.model:
             call.model = model
         # (after the model is settled: it is part of the key that keeps different requests apart)
-        notes = self.ids.assign(call, rid, rec.line)
+        notes += self.ids.assign(call, rid, rec.line)
         # Claude Code sends side calls beside the agent's own: max_tokens:1 quota probes and tool-less
         # helper calls (topic detection on a small model). They have their own prompts, so they are kept
         # out of the main context's history, floor and flags.
