@@ -363,6 +363,61 @@ def test_claude_trace_stream_cut_before_message_delta_has_an_unknown_output(tmp_
         assert call["cost_usd"] == pytest.approx(SONNET_COST, abs=1e-9) and doc["issues"] == [], name
 
 
+def _usage_fields(call: dict) -> tuple:
+    return tuple(call[k] for k in ("prompt_tokens_reported", "input_uncached_tokens", "cache_read_tokens",
+                                   "cache_write_tokens", "completion_tokens_reported", "cost_usd"))
+
+
+def test_claude_trace_damaged_message_start_leaves_the_prompt_side_unknown_with_an_issue(tmp_path: Path) -> None:
+    """A message_start whose JSON is cut gave prompt null but cache reads and writes 0 (session sums 0) and no
+    issue.  Its counts are unknown (null, never 0) and an issue on the line says the stream's usage could not
+    be read; message_delta's output (70) is a count of its own, kept.  The same with no SSE event names
+    (data lines only), with a message_start holding no usage, and with no message_start at all."""
+    start = json.dumps(_sse_start()[1])
+    cut = start[: start.index('"output_tokens"') + len('"output_tokens": 23')]  # as the tester's repro cuts it
+    bare = "".join(f"data: {json.dumps(d)}\n\n" for _, d in (*SSE_TEXT, _sse_delta(70), SSE_STOP))
+    no_usage = _sse_start()
+    del no_usage[1]["message"]["usage"]
+    streams = {"badstart": _sse(("message_start", cut), *SSE_TEXT, _sse_delta(70), SSE_STOP),
+               "unnamed": f"data: {cut}\n\n" + bare,
+               "nousage": _sse(no_usage, *SSE_TEXT, _sse_delta(70), SSE_STOP),
+               "nostart": _sse(*SSE_TEXT, _sse_delta(70), SSE_STOP)}
+    for name, stream in streams.items():
+        path = write_jsonl(tmp_path / f"{name}.jsonl", [_exchange(stream)])
+        doc = report(path)
+        [call] = doc["calls"]
+        assert _usage_fields(call) == (None, None, None, None, 70, None), name
+        [session] = doc["sessions"]
+        assert (session["input_tokens"], session["cache_read_tokens"], session["cache_write_tokens"],
+                session["output_tokens"], session["cost_usd"]) == (None, None, None, 70, None), name
+        [issue] = doc["issues"]
+        assert (issue["file"], issue["line"], issue["kind"]) == (str(path), 1, "invalid_field"), name
+        assert "the stream's usage could not be read" in issue["message"], name
+        assert "prompt and cache token counts are unknown" in issue["message"], name
+
+
+def test_claude_trace_damaged_stream_events_lose_only_what_they_carried(tmp_path: Path) -> None:
+    """A damaged message_start beside a message_delta that carries every count (newer API versions) still
+    gives the whole usage, and says the line is damaged; a damaged message_delta leaves the output unknown
+    (not message_start's placeholder 23) and the call unpriced, with an issue."""
+    start = json.dumps(_sse_start()[1])
+    cut = start[: start.index('"usage"')]
+    full_delta = _sse_delta(70, input_tokens=6, cache_creation_input_tokens=304, cache_read_input_tokens=15032)
+    doc = report(write_jsonl(tmp_path / "newdelta.jsonl",
+                             [_exchange(_sse(("message_start", cut), *SSE_TEXT, full_delta, SSE_STOP))]))
+    [call] = doc["calls"]
+    assert _usage_fields(call)[:5] == (15342, 6, 15032, 304, 70)
+    assert call["cost_usd"] == pytest.approx(SONNET_COST, abs=1e-9)
+    assert [(i["line"], i["kind"]) for i in doc["issues"]] == [(1, "invalid_field")]
+    delta = json.dumps(_sse_delta(70)[1])
+    doc = report(write_jsonl(tmp_path / "baddelta.jsonl", [_exchange(
+        _sse(_sse_start(), *SSE_TEXT, ("message_delta", delta[:-10]), SSE_STOP))]))
+    [call] = doc["calls"]
+    assert _usage_fields(call) == (15342, 6, 15032, 304, None, None)
+    assert [(i["line"], i["kind"]) for i in doc["issues"]] == [(1, "invalid_field")]
+    assert "message_delta event is not valid JSON" in doc["issues"][0]["message"]
+
+
 # --- bad input ------------------------------------------------------------------------------------------
 
 def test_a_cut_line_is_not_mined_for_inner_objects(tmp_path: Path) -> None:

@@ -434,6 +434,10 @@ class SseStream(NamedTuple):
     problems: list[tuple[str, str]]
 
 
+#: The prompt-side counts of an Anthropic usage block (message_start's; message_delta's in newer API versions).
+PROMPT_USAGE_KEYS = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+
+
 def parse_sse(raw: str) -> SseStream:
     """Usage, completion, model and message id from an Anthropic SSE stream (``message_start`` +
     ``message_delta``).
@@ -442,53 +446,98 @@ def parse_sse(raw: str) -> SseStream:
     placeholder); the last ``message_delta.usage.output_tokens`` is the real output count (FORMATS.md §5a).
     A stream cut before its ``message_delta`` (an interrupted call) has an unknown output, never the
     placeholder: the usage is marked ``damaged`` (the call cannot be priced) and a ``no_usage`` problem
-    says so.  Never raises on odd events.
+    says so.  A ``message_start`` that cannot be read (its JSON cut or damaged, no usage block with
+    ``input_tokens``, or none at all before a ``message_delta``) leaves the prompt and cache counts unknown
+    (``None``, never 0) with an ``invalid_field`` problem, unless the last ``message_delta`` carries all of
+    them (newer API versions); ``message_delta``'s output count is kept.  Never raises on odd events.
     """
     start_usage: dict[str, Any] | None = None
+    start_bad: str | None = None  # why message_start's usage could not be read
+    delta_prompt: dict[str, Any] | None = None  # the prompt side of the last message_delta carrying all of it
     out_tokens: Any = None
+    saw_delta = delta_bad = False
     model: str | None = None
     message_id: str | None = None
     texts: list[str] = []
     uses = 0
     stop: str | None = None
+    event: str | None = None
     for line in raw.splitlines():
+        if not line.strip():
+            event = None  # (a blank line ends an SSE event)
+            continue
+        if line.startswith("event:"):
+            event = line[6:].strip()
+            continue
         if not line.startswith("data:"):
             continue
+        data = line[5:].strip()
         try:
-            ev = orjson.loads(line[5:].strip())
+            ev = orjson.loads(data)
         except orjson.JSONDecodeError:
+            # Which event was damaged: the SSE event name, else its type as far as the data goes.
+            name = event or next((n for n in ("message_start", "message_delta") if f'"{n}"' in data), None)
+            if name == "message_start":
+                start_bad = "its message_start event is not valid JSON (cut or damaged)"
+            elif name == "message_delta":
+                saw_delta = delta_bad = True
             continue
         if not isinstance(ev, dict):
             continue
         t = ev.get("type")
         if t == "message_start" and isinstance(msg := ev.get("message"), dict):
-            start_usage = dict(u) if isinstance(u := msg.get("usage"), dict) else {}
+            if isinstance(u := msg.get("usage"), dict) and u.get("input_tokens") is not None:
+                start_usage, start_bad = dict(u), None
+            else:
+                start_bad = "its message_start event has no usage block with input_tokens"
             model = m if isinstance(m := msg.get("model"), str) else None
             message_id = mid if isinstance(mid := msg.get("id"), str) else None
         elif t == "message_delta":
+            saw_delta = True
             u = du if isinstance(du := ev.get("usage"), dict) else {}
             if u.get("output_tokens") is not None:
                 out_tokens = u["output_tokens"]  # (not a count: passed on for the sanitizer to report)
-            for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"):
+            for k in PROMPT_USAGE_KEYS:
                 if start_usage is not None and int_or_none(u.get(k)):
                     start_usage[k] = u[k]
+            if all(u.get(k) is not None for k in PROMPT_USAGE_KEYS):
+                delta_prompt = {k: u[k] for k in PROMPT_USAGE_KEYS}
             delta = d if isinstance(d := ev.get("delta"), dict) else {}
             stop = r if isinstance(r := delta.get("stop_reason"), str) else stop
         elif t == "content_block_start" and (ev.get("content_block") or {}).get("type") == "tool_use":
             uses += 1
         elif t == "content_block_delta" and (ev.get("delta") or {}).get("type") == "text_delta":
             texts.append(str(ev["delta"].get("text") or ""))
+    if start_usage is None and start_bad is None and saw_delta:
+        start_bad = "it has no message_start event"
     problems: list[tuple[str, str]] = []
     usage = None
+    if start_usage is None and start_bad is not None:
+        # anthropic_usage counts a missing cache key as 0, right for a usage block that omits it but a guess for
+        # one that could not be read: here the prompt side is unknown unless message_delta gives all of it.
+        if delta_prompt is not None:
+            start_usage = delta_prompt
+            problems.append(("invalid_field", f"response.body_raw: {start_bad}; the usage is message_delta's, "
+                                              "which carries every count"))
+        else:
+            usage = Usage(output=usage_count(out_tokens)) if out_tokens is not None else None
+            known = "" if out_tokens is None else " (the output count is message_delta's)"
+            problems.append(("invalid_field", f"response.body_raw: the stream's usage could not be read: {start_bad}; "
+                                              f"its prompt and cache token counts are unknown{known}"))
     if start_usage is not None:
         # message_start's output_tokens is a placeholder (FORMATS.md 5a): only message_delta's count is the output.
         usage = anthropic_usage({**start_usage, "output_tokens": out_tokens})
         if usage is not None and out_tokens is None:
             # (the output is unknown, and pricing it as 0 would pass a part of the cost for all of it)
             usage = replace(usage, damaged=True)
-            problems.append(("no_usage", "the SSE stream ends before its message_delta usage (cut or interrupted): "
-                                          "the output token count is unknown (message_start's is a placeholder) "
-                                          "and the call is not priced"))
+            if delta_bad:
+                problems.append(("invalid_field", "response.body_raw: its message_delta event is not valid JSON "
+                                                  "(cut or damaged): the output token count is unknown and the "
+                                                  "call is not priced"))
+            else:
+                problems.append(("no_usage", "the SSE stream ends before its message_delta usage (cut or "
+                                             "interrupted): the output token count is unknown (message_start's "
+                                             "is a placeholder) and the call is not priced"))
     return SseStream(usage, ResponseInfo(text="".join(texts), tool_calls=uses, finish_reason=stop), model,
                      message_id, problems)
 
