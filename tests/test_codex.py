@@ -393,3 +393,55 @@ def test_a_token_count_that_is_not_a_count_is_reported_not_guessed(tmp_path: Pat
     usages = [(c.usage.prompt_total, c.usage.output) for c in calls if c.usage]
     # #2: total delta (3000 - 1000, 300 - 100); #3: its own last_token_usage (the total is unusable).
     assert usages == [(1000, 100), (2000, 200), (3000, 200)]
+
+
+def _raw_tc(total: str, last: str | None, ts: str = "2025-11-17T21:32:50.000Z") -> str:
+    """A token_count line written by hand, so that a block can hold what json.dumps cannot write (1e400)."""
+    info = f'"total_token_usage":{total}' + (f',"last_token_usage":{last}' if last is not None else "")
+    return (f'{{"timestamp":"{ts}","type":"event_msg","payload":{{"type":"token_count","info":{{{info},'
+            '"model_context_window":258400}}}')
+
+
+def _block(inp: object, cached: object, out: object, reasoning: object, total: object) -> str:
+    return (f'{{"input_tokens":{inp},"cached_input_tokens":{cached},"output_tokens":{out},'
+            f'"reasoning_output_tokens":{reasoning},"total_tokens":{total}}}')
+
+
+def test_a_repeated_token_count_is_one_call_when_one_copy_has_a_damaged_total(tmp_path: Path) -> None:
+    """Case B12 with damage (tester's codex_dup.jsonl): Codex writes the same token_count twice and one copy's
+    total_token_usage.output_tokens is 1.5, 1e400 or "inf".  That block is reported and ignored, and the other
+    copy is still the same call: one call of 10,128 prompt and 37 output tokens (the file's last_token_usage),
+    not two (20,256 / 74)."""
+    head = ['{"timestamp":"2025-11-17T21:32:47.000Z","type":"session_meta","payload":{"id":"sess-1"}}',
+            '{"timestamp":"2025-11-17T21:32:48.000Z","type":"turn_context","payload":{"model":"gpt-5.1-codex"}}']
+    whole = _block(10128, 0, 37, 0, 10165)
+    for bad in ("1.5", "1e400", '"inf"'):
+        damaged = _raw_tc(_block(10128, 0, bad, 0, 10165), whole)
+        for order, bad_line in (([damaged, _raw_tc(whole, whole)], 3), ([_raw_tc(whole, whole), damaged], 4)):
+            path = tmp_path / "dup.jsonl"
+            path.write_text("\n".join(head + order) + "\n")
+            calls, issues, _ = run(path)
+            assert [(i.kind, i.line, i.message.split(":")[0].split(" ")[0]) for i in issues] == [
+                ("implausible_value", bad_line, "total_token_usage.output_tokens")], (bad, bad_line)
+            assert [(c.usage.prompt_total, c.usage.output) for c in calls if c.usage] == [(10128, 37)], (bad, bad_line)
+            assert len(calls) == 1
+
+
+def test_a_total_delta_after_a_damaged_total_does_not_count_that_call_again(tmp_path: Path) -> None:
+    """The second event's total is damaged (input_tokens "x"), so its call comes from its last_token_usage
+    (2000, 900, 200); its copy is a repeat.  The fourth event has a whole total (4500, 900, 350) and no
+    last_token_usage: its call is the delta from the total after the second call, 1000 + 2000 = 3000 input,
+    900 cached, 100 + 200 = 300 output, i.e. (1500, 0, 50, 0), not (3500, 900, 250, 0) counted from the first
+    total, which counted the second call twice.  Per-call sums then equal the last total: 4500 / 900 / 350."""
+    first = _block(1000, 0, 100, 0, 1100)
+    bad_total = _block('"x"', 900, 300, 0, 3300)
+    second = _raw_tc(bad_total, _block(2000, 900, 200, 0, 2200))
+    lines = [_raw_tc(first, first), second, second, _raw_tc(_block(4500, 900, 350, 0, 4850), None)]
+    path = tmp_path / "delta.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    calls, issues, _ = run(path)
+    assert [(i.kind, i.line) for i in issues] == [("implausible_value", 2), ("implausible_value", 3)]
+    got = [(c.usage.prompt_total, c.usage.cache_read, c.usage.output, c.usage.reasoning) for c in calls if c.usage]
+    assert got == [(1000, 0, 100, 0), (2000, 900, 200, 0), (1500, 0, 50, 0)]
+    assert [c.extra["usage_from"] for c in calls] == ["last_token_usage", "last_token_usage", "total_delta"]
+    assert (sum(g[0] for g in got), sum(g[1] for g in got), sum(g[2] for g in got)) == (4500, 900, 350)

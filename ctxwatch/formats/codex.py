@@ -6,7 +6,9 @@ Record layout and pitfalls: ``../shared/sample-logs/FORMATS.md`` section 2.  Eve
 * ``event_msg`` with ``payload.type:"token_count"`` carries running totals (``info.total_token_usage``) and the
   latest call's usage (``info.last_token_usage``) and the window (``info.model_context_window``).  Codex writes
   each value twice and re-emits totals for rate-limit refreshes, so a token_count is a new call only when
-  ``total_token_usage`` changed (failure case B12); totals that go backwards start a new baseline.
+  ``total_token_usage`` changed (failure case B12); totals that go backwards start a new baseline.  A copy
+  whose total has a counter that is not a count is reported, and is still recognised as a copy by the counters
+  left and ``last_token_usage`` (:func:`_is_repeat`).
 * Usage follows the OpenAI convention (FORMATS.md section 0, failure case B08): ``input_tokens`` includes
   ``cached_input_tokens``, ``output_tokens`` includes ``reasoning_output_tokens``.
 * ``response_item`` records are the conversation (Responses API items).  The usage event is written *before*
@@ -107,6 +109,37 @@ def _counts(block: Any) -> tuple[int, int, int, int, int] | None:
             raise _NotACount(k, v)
         out.append(v)
     return tuple(out)  # type: ignore[return-value]
+
+
+def _surviving_counts(block: Any) -> tuple[int | None, ...] | None:
+    """The five counters of a usage block with each one that is not a count as ``None`` (``None`` if the block is
+    not a dict): what is left of a damaged ``total_token_usage`` to recognise a repeated event by (case B12)."""
+    if not isinstance(block, dict):
+        return None
+    out: list[int | None] = []
+    for k in _FIELDS:
+        v = usage_count(block.get(k), 0)
+        out.append(v if v.__class__ is int and v >= 0 else None)
+    return tuple(out)
+
+
+def _is_repeat(seen: tuple[int | None, ...] | None, prev_seen: tuple[int | None, ...] | None,
+               last: tuple[int, ...] | None, prev_last: tuple[int, ...] | None) -> bool:
+    """Whether a token_count repeats the previous counted one (Codex writes each twice, case B12).
+
+    Whole totals decide alone, as before.  When either total has a damaged counter, the counters left in both
+    must agree and so must ``last_token_usage`` when both are whole: a new call always moves ``input_tokens``
+    and ``total_tokens``, so one damaged counter cannot hide it, while comparing the raw blocks (1.5 against 37)
+    made the undamaged copy a second call.  With no counter to compare, an identical ``last_token_usage`` right
+    after itself is the repeat.
+    """
+    pairs = [] if seen is None or prev_seen is None else [
+        (a, b) for a, b in zip(seen, prev_seen, strict=True) if a is not None and b is not None]
+    if not pairs:
+        return last is not None and last == prev_last
+    if any(a != b for a, b in pairs):
+        return False
+    return len(pairs) == len(_FIELDS) or last is None or prev_last is None or last == prev_last
 
 
 def _checked_counts(block: Any, name: str, path: str, line: int, issues: list[Output]
@@ -285,7 +318,10 @@ class CodexReader(Reader):
         self.system: list[str] | None = None
         self._window_hint: int | None = None  # task_started.model_context_window
         self._history: list[Message] = []
+        # Codex's cumulative total after the last counted call: the baseline of a total delta.
         self._prev_total: tuple[int, ...] | None = None
+        # The previous counted event's total as written (damaged counters None): what a repeat is compared to.
+        self._prev_seen: tuple[int | None, ...] | None = None
         self._prev_last: tuple[int, ...] | None = None
         self._open: _OpenCall | None = None
         self._pending: dict[str, Any] | None = None
@@ -397,30 +433,44 @@ class CodexReader(Reader):
         if not isinstance(info, dict):
             return []  # info:null carries rate limits only (FORMATS.md section 2)
         damage: list[Output] = []
-        total = _checked_counts(info.get("total_token_usage"), "total_token_usage", self.path, rec.line, damage)
+        total_block = info.get("total_token_usage")
+        total = _checked_counts(total_block, "total_token_usage", self.path, rec.line, damage)
         last_block = info.get("last_token_usage")
         last = _checked_counts(last_block, "last_token_usage", self.path, rec.line, damage)
-        return damage + self._token_count_from(v, payload, rec, info, total, last, last_block)
+        return damage + self._token_count_from(v, payload, rec, info, total, last, last_block,
+                                               _surviving_counts(total_block))
 
     def _token_count_from(self, v: dict[str, Any], payload: dict[str, Any], rec: Record, info: dict[str, Any],
                           total: tuple[int, int, int, int, int] | None,
-                          last: tuple[int, int, int, int, int] | None, last_block: Any) -> list[Output]:
-        """The call of a ``token_count`` event from its checked counters (see :meth:`_token_count`)."""
+                          last: tuple[int, int, int, int, int] | None, last_block: Any,
+                          seen: tuple[int | None, ...] | None) -> list[Output]:
+        """The call of a ``token_count`` event from its checked counters (see :meth:`_token_count`); ``seen`` is
+        its total as written, damaged counters ``None`` (:func:`_surviving_counts`)."""
         if total is None and last is None:
-            return []
+            return []  # (not counted, so not what the next copy is a repeat of either)
+        if _is_repeat(seen, self._prev_seen, last, self._prev_last):
+            if seen is not None and self._prev_seen is not None:
+                # The copies together may say more than either: keep every counter one of them has whole.
+                self._prev_seen = tuple(a if a is not None else b
+                                        for a, b in zip(seen, self._prev_seen, strict=True))
+            if total is not None:
+                self._prev_total = total  # Codex's own total replaces one carried past a damaged copy
+            return []  # a re-emitted event (case B12)
+        if seen is not None:
+            self._prev_seen = seen
         source = "last_token_usage"
+        prev = self._prev_total
         if total is not None:
-            if total == self._prev_total:
-                return []  # a re-emitted total (case B12)
-            prev = self._prev_total
             backwards = prev is not None and any(t < p for t, p in zip(total, prev, strict=True))
             self._prev_total = total
             if last is None:
                 source = "total_delta"
                 last = total if prev is None or backwards else tuple(  # type: ignore[assignment]
                     t - p for t, p in zip(total, prev, strict=True))
-        elif last == self._prev_last:
-            return []  # no totals to compare: an identical last_token_usage right after itself is a repeat
+        elif last is not None:
+            # No whole total: Codex's total moved by this call, so a later delta must not count it again.  With
+            # no baseline yet the total is this call, as for the first total above.
+            self._prev_total = last if prev is None else tuple(p + n for p, n in zip(prev, last, strict=True))
         self._prev_last = last
         if last is None:
             return []
