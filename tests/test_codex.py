@@ -364,7 +364,8 @@ def test_items_and_odd_records(tmp_path: Path) -> None:
     calls = [o for o in outs if isinstance(o, ParsedCall)]
     assert [o for o in outs if isinstance(o, Issue)] == []
     assert [(c.source.line, c.usage.prompt_total) for c in calls if c.usage] == [(9, 7), (17, 10)]
-    assert calls[-1].window is None and calls[-1].system == ["SYS"]
+    # A window of -5 is passed on raw: ctxwatch.run._sanitize reports it and makes it unknown (see the window test).
+    assert calls[-1].window == -5 and calls[-1].system == ["SYS"]
     assert calls[-1].compaction is not None and calls[-1].compaction["kind"] == "compacted"
 
 
@@ -445,3 +446,71 @@ def test_a_total_delta_after_a_damaged_total_does_not_count_that_call_again(tmp_
     assert got == [(1000, 0, 100, 0), (2000, 900, 200, 0), (1500, 0, 50, 0)]
     assert [c.extra["usage_from"] for c in calls] == ["last_token_usage", "last_token_usage", "total_delta"]
     assert (sum(g[0] for g in got), sum(g[1] for g in got), sum(g[2] for g in got)) == (4500, 900, 350)
+
+
+SMALL_HEAD = [
+    '{"timestamp":"2026-08-03T10:48:56.000Z","type":"session_meta","payload":{"id":"sess-2"}}',
+    '{"timestamp":"2026-08-03T10:48:56.000Z","type":"turn_context","payload":{"model":"gpt-5.1-codex"}}']
+
+
+def _small(tmp_path: Path, cache_write: str = "0", window: str = "258400", head: list[str] | None = None) -> Path:
+    """The tester's codex_small.jsonl (one call: 16,341 prompt tokens, 3,584 cached, 81 output, 63 reasoning)
+    with its cache_write_input_tokens and model_context_window written as given (raw JSON text)."""
+    block = ('{"input_tokens":16341,"cached_input_tokens":3584,"cache_write_input_tokens":' + cache_write
+             + ',"output_tokens":81,"reasoning_output_tokens":63,"total_tokens":16422}')
+    line = _raw_tc(block, block, "2026-08-03T10:48:57.000Z").replace(":258400}", f":{window}}}")
+    path = tmp_path / "small.jsonl"
+    path.write_text("\n".join([*(head if head is not None else SMALL_HEAD), line]) + "\n")
+    return path
+
+
+def test_a_cache_write_that_is_not_a_count_is_reported_not_truncated(tmp_path: Path) -> None:
+    """cache_write_input_tokens of 2.7, "x", true, "inf", 1e400 or -3 is not a count: the call keeps its prompt
+    (16,341) and cache reads (3,584), its cache write is unknown (None) with an implausible_value issue naming
+    the value; it read 2.7 as 2, "x" and true as 0 (silently) and "inf" as a crash that lost the call."""
+    from ctxwatch.run import load_run
+
+    for raw, shown in (("2.7", "2.7"), ('"x"', "'x'"), ("true", "true"), ('"inf"', "'inf'"), ("1e400", "inf"),
+                       ("-3", "-3")):
+        r = load_run(str(_small(tmp_path, cache_write=raw)))
+        assert len(r.calls) == 1, raw
+        u = r.calls[0].usage
+        assert u is not None and (u.prompt_total, u.cache_read, u.cache_write, u.output) == (16341, 3584, None, 81)
+        assert [(i.kind, i.line) for i in r.issues] == [("implausible_value", 3)], raw
+        assert r.issues[0].message.startswith(f"cache_write {shown}:"), r.issues[0].message
+    # A whole count is kept, and 0 is a count (no cache write), not unknown.
+    for raw, want in (("0", 0), ("120", 120)):
+        r = load_run(str(_small(tmp_path, cache_write=raw)))
+        u = r.calls[0].usage
+        assert r.issues == [] and u is not None and u.cache_write == want
+        assert u.input_uncached == 16341 - 3584 - want
+
+
+def test_a_window_that_is_not_a_count_is_reported_and_unknown(tmp_path: Path) -> None:
+    """model_context_window of "inf", "1e400", 1e400, 2.5, true or -5: the call is kept (16,341 prompt tokens),
+    the log's window is unknown (the window then comes from elsewhere, never Src.LOG) and an implausible_value
+    issue names the value.  "inf" and 1e400 were an OverflowError that lost the only call (exit 2), 2.5 read as a
+    window of 2 tokens.  0 or null is Codex not saying: no issue, as before."""
+    from ctxwatch.model import Src
+    from ctxwatch.run import load_run
+
+    for raw, shown in (('"inf"', "'inf'"), ('"1e400"', "'1e400'"), ("1e400", "inf"), ("2.5", "2.5"),
+                       ("true", "true"), ("-5", "-5")):
+        r = load_run(str(_small(tmp_path, window=raw)))
+        assert [c.prompt_reported for c in r.calls] == [16341], raw
+        assert r.calls[0].window_src != Src.LOG, raw
+        assert [(i.kind, i.line) for i in r.issues] == [("implausible_value", 3)], raw
+        assert r.issues[0].message.startswith(f"window {shown}:"), r.issues[0].message
+    for raw in ("0", "null"):
+        r = load_run(str(_small(tmp_path, window=raw)))
+        assert r.issues == [] and [c.prompt_reported for c in r.calls] == [16341]
+    # The task_started hint: a damaged one is reported and not used (1.5 was a 1-token window, which made the
+    # call "implausible"); a whole one stands in for a token_count window of 0.
+    for raw, issues, window in (("1.5", [("implausible_value", 3)], None), ('"inf"', [("implausible_value", 3)], None),
+                                ("258400", [], 258400)):
+        started = ('{"timestamp":"2026-08-03T10:48:56.500Z","type":"event_msg","payload":{"type":"task_started",'
+                   f'"model_context_window":{raw}}}}}')
+        path = _small(tmp_path, window="0", head=[*SMALL_HEAD, started])
+        calls, got, _ = run(path)
+        assert [(i.kind, i.line) for i in got] == issues, raw
+        assert len(calls) == 1 and calls[0].window == window and "implausible" not in calls[0].extra, raw

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ctxwatch.formats import FormatSpec, Output, Reader, Sniff, register, usage_count
-from ctxwatch.formats.claude_code import as_int, iso_seconds
+from ctxwatch.formats.claude_code import iso_seconds
 from ctxwatch.jsonstream import Record, json_text, show_value
 from ctxwatch.model import Issue, Message, ParsedCall, Part, ResponseInfo, SourceRef, Usage
 from ctxwatch.tokens import image_size_from_base64
@@ -154,16 +154,21 @@ def _checked_counts(block: Any, name: str, path: str, line: int, issues: list[Ou
         return None
 
 
-def openai_usage(inp: int, cached: int, out: int, reasoning: int, cache_write: int | None = None) -> Usage:
+def openai_usage(inp: int, cached: int, out: int, reasoning: int, cache_write: Any = None) -> Usage:
     """Normalize Codex usage (OpenAI convention, FORMATS.md section 0 and section 2 "Usage", case B08).
 
     ``prompt_total`` = ``input_tokens`` (cached tokens are a subset); ``cache_read`` = ``cached_input_tokens``;
     ``output`` = ``output_tokens`` (reasoning is a subset); ``reasoning`` = ``reasoning_output_tokens``;
     ``cache_write`` = ``cache_write_input_tokens`` when the block has it (newest versions), else ``None``;
     ``input_uncached`` = input minus cache reads minus cache writes (never below 0), matching
-    :attr:`ctxwatch.model.Usage.input_uncached` ("neither read from nor written to the cache").
+    :attr:`ctxwatch.model.Usage.input_uncached` ("neither read from nor written to the cache").  All counts are
+    tokens.  A ``cache_write`` that is not a count (``2.7``, ``"inf"``, ``true``, ``-1``) is kept as given, for
+    :func:`ctxwatch.run._sanitize` to report and make unknown, and ``input_uncached`` is then ``None``.
     """
-    uncached = max(0, inp - cached - (cache_write or 0))
+    if cache_write is None or (cache_write.__class__ is int and cache_write >= 0):
+        uncached: int | None = max(0, inp - cached - (cache_write or 0))
+    else:
+        uncached = None  # (no arithmetic on a damaged value: it read "inf" as a crash and 2.7 as 2)
     return Usage(prompt_total=inp, input_uncached=uncached, cache_read=cached, cache_write=cache_write,
                  output=out, reasoning=reasoning)
 
@@ -368,9 +373,13 @@ class CodexReader(Reader):
                     self._history = []
                     self._mark_compaction("context_compacted", rec)
             elif ev == "task_started":
-                w = as_int(payload.get("model_context_window"))
-                if w > 0:
+                w = usage_count(payload.get("model_context_window"))
+                if w.__class__ is int and w > 0:
                     self._window_hint = w
+                elif w is not None and not (w.__class__ is int and w == 0):  # (0: not set, as in new versions)
+                    return [Issue(self.path, rec.line, "implausible_value",
+                                  f"task_started.model_context_window {show_value(w)}: not a token count; "
+                                  "this window hint is ignored")]
             return []
         if kind == "turn_context":
             self._open = None
@@ -478,10 +487,14 @@ class CodexReader(Reader):
         if inp == 0 and out == 0:
             return []  # nothing was sent (a zeroed baseline, e.g. a fresh subagent header)
         cw = None
-        if source == "last_token_usage" and isinstance(last_block, dict) and "cache_write_input_tokens" in last_block:
-            cw = as_int(last_block.get("cache_write_input_tokens"))
-        window = as_int(info.get("model_context_window"))
-        window_v = window if window > 0 else self._window_hint
+        if source == "last_token_usage" and isinstance(last_block, dict):
+            # A value that is not a count stays raw, so the cache write is reported and unknown (never 2 for 2.7,
+            # 0 for "x" or a crash for "inf"); a total delta carries no cache write at all.
+            cw = usage_count(last_block.get("cache_write_input_tokens"))
+        window = usage_count(info.get("model_context_window"))
+        # 0 or absent means Codex did not say (its zeroed baseline events write 0): the task's hint applies.  Any
+        # other non-count (-5, "inf", 1e400, true) is passed on raw: the window is reported and unknown.
+        window_v = self._window_hint if window is None or (window.__class__ is int and window == 0) else window
         self._count += 1
         key_total = total if total is not None else (self._count, *last)
         key = f"codex:{self.session or ''}:{'/'.join(map(str, key_total))}"
@@ -489,7 +502,7 @@ class CodexReader(Reader):
         if total is not None:
             extra["cumulative"] = dict(zip(_FIELDS, total, strict=True))
         outs: list[Output] = []
-        if window_v is not None and inp > window_v:
+        if window_v.__class__ is int and inp > window_v > 0:
             extra["implausible"] = True
             outs.append(Issue(self.path, rec.line, "implausible_usage",
                               f"token_count reports {inp} prompt tokens, more than the {window_v}-token window; "
