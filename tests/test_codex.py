@@ -514,3 +514,64 @@ def test_a_window_that_is_not_a_count_is_reported_and_unknown(tmp_path: Path) ->
         calls, got, _ = run(path)
         assert [(i.kind, i.line) for i in got] == issues, raw
         assert len(calls) == 1 and calls[0].window == window and "implausible" not in calls[0].extra, raw
+
+
+def test_a_second_rollout_in_the_same_file_is_a_session_of_its_own(tmp_path: Path, shared_logs: Path) -> None:
+    """The tester's codex_cat2.jsonl: the one-call rollout sess-2, then the real 0.58 rollout.  Its 39 calls are
+    in the real rollout's session (the id on its first line) and are what the real file alone gives: the first
+    of them gives its own floor (10,128 reported minus its estimated history) where it was all floor and no
+    history under sess-2's floor of 16,341."""
+    from ctxwatch.model import Src
+    from ctxwatch.run import load_run
+
+    real = shared_logs / "codex-rollout" / ROLLOUT
+    real_id = json.loads(real.read_text().splitlines()[0])["payload"]["id"]
+    ref = reference(real)
+    cat = tmp_path / "cat2.jsonl"
+    cat.write_text(_small(tmp_path).read_text() + real.read_text())
+    calls = load_run(str(cat)).calls
+    alone = load_run(str(real)).calls
+    assert [c.session for c in calls] == ["sess-2"] + [real_id] * 39
+    assert [c.prompt_reported for c in calls] == [16341] + [r["last"]["input_tokens"] for r in ref]
+    first = calls[1]
+    assert (first.history_src, first.floor_src) == (Src.ESTIMATED, Src.INFERRED)
+    assert first.history_tokens > 0 and first.floor_tokens == 10128 - first.history_tokens
+    assert [(c.prompt_reported, c.floor_tokens, c.floor_src, c.history_tokens, c.history_src, c.window, c.model)
+            for c in calls[1:]] == [
+        (c.prompt_reported, c.floor_tokens, c.floor_src, c.history_tokens, c.history_src, c.window, c.model)
+        for c in alone]
+    parsed, issues, _ = run(cat)
+    assert issues == [] and [len(c.messages or []) for c in parsed[1:]] == [r["items_before"] for r in ref]
+
+
+def test_a_new_session_meta_resets_system_model_window_and_totals(tmp_path: Path) -> None:
+    """Rollout A (system "SYS-A", model gpt-5, task_started window 200,000, cumulative total 1000 / 100) then
+    rollout B (system "SYS-B", no turn_context, window 0, no task_started) whose only event has a total of
+    5000 / 200 and no last_token_usage.  B's call is its own first call: 5000 / 200 (its total, not the
+    4000 / 100 delta from A's total), system ["SYS-B"], no model and no window from A.  A session_meta of a
+    session this one was forked from (forked_from_id) is the copied parent history: same session, history kept."""
+    def meta(sid: str, system: str, **more: str) -> dict:
+        return {"timestamp": "2025-05-01T10:00:00Z", "type": "session_meta",
+                "payload": {"id": sid, "base_instructions": {"text": system}, **more}}
+
+    user = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hello"}]}
+    started = {"timestamp": "2025-05-01T10:00:00Z", "type": "event_msg",
+               "payload": {"type": "task_started", "model_context_window": 200000}}
+    recs = [meta("A", "SYS-A"), {"timestamp": "2025-05-01T10:00:00Z", "type": "turn_context",
+                                 "payload": {"model": "gpt-5"}}, started,
+            {"timestamp": "2025-05-01T10:00:01Z", "type": "response_item", "payload": user},
+            _tc("2025-05-01T10:00:02Z", (1000, 0, 100, 0), None, 0),
+            meta("B", "SYS-B"), _tc("2025-05-01T11:00:00Z", (5000, 0, 200, 0), None, 0)]
+    calls, issues, _ = run(write(tmp_path, "ab.jsonl", recs))
+    assert issues == []
+    a, b = calls
+    assert (a.session, a.system, a.model, a.window) == ("A", ["SYS-A"], "gpt-5", 200000)
+    assert a.usage is not None and (a.usage.prompt_total, a.usage.output) == (1000, 100)
+    assert (b.session, b.system, b.model, b.window, b.messages) == ("B", ["SYS-B"], None, None, [])
+    assert b.usage is not None and (b.usage.prompt_total, b.usage.output) == (5000, 200)
+    # A fork of A written after A's own lines (Codex persists the parent's session_meta with its history).
+    fork = [meta("F", "SYS-F", forked_from_id="A"), *recs[:5], _tc("2025-05-01T10:00:03Z", (2500, 0, 150, 0), None, 0)]
+    calls, issues, _ = run(write(tmp_path, "fork.jsonl", fork))
+    assert issues == [] and [c.session for c in calls] == ["F", "F"]
+    assert calls[1].system == ["SYS-F"] and len(calls[1].messages or []) == 1
+    assert calls[1].usage is not None and (calls[1].usage.prompt_total, calls[1].usage.output) == (1500, 50)

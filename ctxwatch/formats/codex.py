@@ -19,6 +19,12 @@ Record layout and pitfalls: ``../shared/sample-logs/FORMATS.md`` section 2.  Eve
   "context_compacted", "trigger": None, "pre_tokens": <the previous plausible call's reported prompt>,
   "post_tokens": None, "line": <line of the compaction record>}`` (Codex logs no pre/post sizes itself).
 
+Sessions: a ``session_meta`` whose ``id`` differs from the current session's starts a new session (two rollouts
+concatenated into one file): its own id, system prompt, model, window hint, history, floor and cumulative totals.
+The exception is the id of a session this one was forked or spawned from (``forked_from_id``,
+``parent_thread_id``): Codex copies the parent's records, its ``session_meta`` included, into a fork's rollout, and
+that copy is this session's history.
+
 Floor (instructions + tool schemas, which the rollout does not log in full): inferred once per episode, from the
 first call with a plausible usage after the session start or a compaction (its reported prompt minus its
 estimated history); every later call names that call in ``extra["floor_call"]``, and its history is its reported
@@ -152,6 +158,18 @@ def _checked_counts(block: Any, name: str, path: str, line: int, issues: list[Ou
                             f"{name}.{exc.field} {show_value(exc.value)}: not a token count; this usage block is "
                             "ignored"))
         return None
+
+
+def _parent_ids(meta: dict[str, Any]) -> list[str]:
+    """The ids of the sessions a ``session_meta`` payload says it was forked or spawned from: ``forked_from_id``,
+    ``parent_thread_id`` and ``source.subagent.thread_spawn.parent_thread_id`` (FORMATS.md section 2, derived
+    fixture)."""
+    source = meta.get("source")
+    sub = source.get("subagent") if isinstance(source, dict) else None
+    spawn = sub.get("thread_spawn") if isinstance(sub, dict) else None
+    ids = [meta.get("forked_from_id"), meta.get("parent_thread_id"),
+           spawn.get("parent_thread_id") if isinstance(spawn, dict) else None]
+    return [i for i in ids if isinstance(i, str) and i]
 
 
 def openai_usage(inp: int, cached: int, out: int, reasoning: int, cache_write: Any = None) -> Usage:
@@ -318,7 +336,17 @@ class CodexReader(Reader):
 
     def __init__(self, path: str) -> None:
         super().__init__(path)
+        self._count = 0
+        self.skip = self._skip
+        self._start_session()
+
+    def _start_session(self) -> None:
+        """Forget everything of the session read so far: a new rollout starts from nothing (its own id, system
+        prompt, model, window hint, history, floor and cumulative totals)."""
         self.session: str | None = None
+        # Sessions this one was forked or spawned from: their session_meta lines come back inside this rollout
+        # with the history Codex copies into a fork (every session_meta is persisted), and do not start a session.
+        self._ancestors: set[str] = set()
         self.model: str | None = None
         self.system: list[str] | None = None
         self._window_hint: int | None = None  # task_started.model_context_window
@@ -332,9 +360,7 @@ class CodexReader(Reader):
         self._pending: dict[str, Any] | None = None
         self._compacted_since_call = False
         self._last_prompt: int | None = None
-        self._count = 0
         self._floor_call: str | None = None  # key of the call that gives this episode's floor
-        self.skip = self._skip
 
     @staticmethod
     def _skip(data: bytes) -> bool:
@@ -388,8 +414,14 @@ class CodexReader(Reader):
                 self.model = model
         elif kind == "session_meta":
             sid = payload.get("id")
-            if self.session is None and isinstance(sid, str) and sid:
-                self.session = sid
+            if isinstance(sid, str) and sid:
+                if self.session is not None and sid != self.session and sid not in self._ancestors:
+                    # Another rollout follows in the same file (concatenated logs): its calls must not take this
+                    # one's floor, history or totals (they made its first call all floor and no history).
+                    self._start_session()
+                if self.session is None:
+                    self.session = sid
+                self._ancestors.update(_parent_ids(payload))
             base = payload.get("base_instructions")
             if isinstance(base, dict) and isinstance(base.get("text"), str) and self.system is None:
                 self.system = [base["text"]]
