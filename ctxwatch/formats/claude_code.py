@@ -114,19 +114,6 @@ def iso_seconds(value: Any) -> float | None:
 _DAMAGED_RANK = 2**63
 
 
-def as_int(value: Any) -> int:
-    """A number from a JSON value for a hint (a window size): ints and finite floats truncated, numeric strings
-    parsed, anything else (``"inf"``, ``NaN``, ``1e400``, ``true``, text) 0.  Never raises."""
-    if value.__class__ is int:  # the usual case first (bool is a subclass of int, so not this)
-        return value
-    if isinstance(value, bool) or not isinstance(value, int | float | str):
-        return 0
-    try:
-        return int(float(value)) if isinstance(value, str) else int(value)
-    except (ValueError, OverflowError):  # (inf, nan, text)
-        return 0
-
-
 def count_or_none(value: Any) -> int | None:
     """A token count from a JSON value (:func:`ctxwatch.formats.usage_count`: ints, integral floats, strings of
     digits), or ``None`` for anything that is not a count (negative, ``1.5``, ``"inf"``, ``1e400``, ``true``)."""
