@@ -28,7 +28,7 @@ from ctxwatch.config import DEFAULT_RESERVE, Settings
 from ctxwatch.jsonstream import json_text
 from ctxwatch.model import Call, MessageStat, ParsedCall, Src
 from ctxwatch.tokens import REPLY_PRIMER, Counter, counter_for, message_key, text_key
-from ctxwatch.windows import resolve_window
+from ctxwatch.windows import ANTHROPIC_STANDARD_WINDOW, resolve_window
 
 
 def _tools_key(tools: list) -> int:
@@ -68,6 +68,8 @@ class Accountant:
         self._counters: dict[tuple[str | None, str | None], Counter] = {}
         # call key -> the floor inferred from that call (reported prompt minus estimated history)
         self._floors: dict[str, int] = {}
+        # (session, context, model) whose reported prompts went past 200k: the 1M-token beta window applies
+        self._long_context: set[tuple[str | None, str, str | None]] = set()
         # The previous call's messages, stats, running token sums and counter (prefix reuse).
         self._prev: tuple[list, list[MessageStat], list[int], Counter | None, list[int]] = ([], [], [], None, [])
 
@@ -91,7 +93,12 @@ class Accountant:
         """
         st = self.settings
         counter = self.counter(pc.model, pc.provider)
-        window, window_src = resolve_window(pc.model, pc.provider, pc.window, st.window)
+        reported = pc.usage.prompt_total if pc.usage else None
+        beta = (pc.session, pc.context, pc.model)
+        if reported is not None and reported > ANTHROPIC_STANDARD_WINDOW:
+            self._long_context.add(beta)  # (this and the later calls of the context ran with the 1M beta)
+        window, window_src = resolve_window(pc.model, pc.provider, pc.window, st.window,
+                                            long_context=beta in self._long_context)
 
         stats: list[MessageStat] = []
         history: int | None = None
@@ -139,8 +146,6 @@ class Accountant:
 
         system_tokens = counter.system_tokens(pc.system) if pc.system is not None else None
         tools_tokens = counter.tools_tokens(pc.tools) if pc.tools is not None else None
-        reported = pc.usage.prompt_total if pc.usage else None
-
         floor: int | None
         prompt_est: int | None = None
         history_src = Src.ESTIMATED if history is not None else Src.UNKNOWN
@@ -160,6 +165,11 @@ class Accountant:
             # (the messages, when logged, are still counted one by one for the detail view).
             floor, floor_src = min(known, reported), Src.INFERRED
             history, history_src = reported - floor, Src.INFERRED
+        elif reported is not None and window is not None and reported > window and pc.history_reported_only:
+            # A reported prompt larger than the window is implausible (the analysis ignores it): a floor taken
+            # from it would be the whole prompt, for this call and every later one of its context.
+            floor, floor_src = None, Src.UNKNOWN
+            history, history_src = None, Src.UNKNOWN
         elif reported is not None and history is not None:
             # The floor is not logged: attribute the residual of the reported prompt to it.
             floor, floor_src = max(0, reported - history), Src.INFERRED

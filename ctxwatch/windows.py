@@ -25,6 +25,9 @@ from ctxwatch.model import Src, Usage
 #: Anthropic's standard context window for Claude models (Anthropic docs, "Context windows": 200K tokens;
 #: 1M only as a beta behind the ``context-1m`` header).
 ANTHROPIC_STANDARD_WINDOW = 200_000
+#: The long-context beta window (Anthropic docs, "Context windows": 1M tokens for Claude Sonnet 4 / 4.5 with the
+#: ``context-1m-2025-08-07`` header).  genai-prices lists those models at 200k.
+ANTHROPIC_LONG_CONTEXT_WINDOW = 1_000_000
 
 
 # --- a start-up memo of catalogue answers ----------------------------------------------------------------
@@ -154,11 +157,14 @@ def _model_info(model: str, provider: str | None) -> Any | None:
 
 
 def resolve_window(model: str | None, provider: str | None, log_window: int | None,
-                   option_window: int | None) -> tuple[int | None, Src]:
+                   option_window: int | None, *, long_context: bool = False) -> tuple[int | None, Src]:
     """Pick a call's context window and say where it came from.
 
     Order: the log's own statement, then the ``--window`` option / config, then the catalogue.  (The log
-    wins because it reflects the deployment actually used, e.g. Codex's ``model_context_window``.)
+    wins because it reflects the deployment actually used, e.g. Codex's ``model_context_window``.)  A Claude
+    model gets the standard 200k (also where the catalogue lists the 1M-token beta), unless ``long_context``:
+    a reported prompt of its context went past 200k, which only the beta allows, so the window is the beta's
+    1M (:data:`ANTHROPIC_LONG_CONTEXT_WINDOW`, labelled inferred).
 
     Returns:
         ``(tokens or None, Src.LOG | Src.OPTION | Src.CATALOG | Src.UNKNOWN)``.
@@ -168,8 +174,11 @@ def resolve_window(model: str | None, provider: str | None, log_window: int | No
     if option_window:
         return option_window, Src.OPTION
     cw = catalog_window(model, provider)
+    claude = provider == "anthropic" or (model or "").startswith("claude")
+    if claude and long_context and (cw or 0) <= ANTHROPIC_LONG_CONTEXT_WINDOW:
+        return ANTHROPIC_LONG_CONTEXT_WINDOW, Src.INFERRED
     if cw:
-        if (provider == "anthropic" or (model or "").startswith("claude")) and cw > ANTHROPIC_STANDARD_WINDOW:
+        if claude and cw > ANTHROPIC_STANDARD_WINDOW:
             # The catalogue lists the 1M-token beta window; requests get it only with the context-1m beta
             # header, and Claude Code runs at 200k (its compaction fires near 170k in the real samples).
             cw = ANTHROPIC_STANDARD_WINDOW

@@ -877,3 +877,50 @@ def test_a_whole_last_line_without_newline_is_not_a_bad_line(tmp_path: Path, las
     cut.write_text(path.read_text()[:-20])
     run = load_run(str(cut))
     assert [(i.kind, i.line) for i in run.issues] == [("truncated_tail", 3)]
+
+
+def _cc_prompt(uid: str, parent: str, mid: str, cache_read: int) -> dict:
+    """An assistant line whose reported prompt is 6 + 1,000 + ``cache_read`` tokens."""
+    rec = _cc_assistant(uid, parent, mid, 300)
+    rec["message"]["usage"]["cache_creation_input_tokens"] = 1000
+    rec["message"]["usage"]["cache_read_input_tokens"] = cache_read
+    return rec
+
+
+def test_a_prompt_past_200k_means_the_1m_beta_window(tmp_path: Path) -> None:
+    """Claude Sonnet 4.5 runs at 1M tokens with the context-1m beta; genai-prices lists 200k.  A reported prompt
+    of 251,006 was flagged implausible against 200k and still gave its context a 251,000-token floor.  Now a
+    prompt past 200k sets the window to the beta's 1,000,000 (inferred) for that call and the context's later
+    calls; the calls before it keep 200k (nothing said otherwise yet)."""
+    from ctxwatch.analysis import analysis_json
+    from ctxwatch.model import Src
+    from ctxwatch.run import load_run
+
+    prompts = [150_000, 250_000, 180_000]
+    recs: list[dict] = []
+    parent = None
+    for i, p in enumerate(prompts, 1):
+        recs.append(_cc_user(f"u{i}", parent))
+        recs.append(_cc_prompt(f"a{i}", f"u{i}", f"msg_{i}", p - 1006))
+        parent = f"a{i}"
+    run = load_run(str(write(tmp_path, "s1.jsonl", recs)))
+    assert [c.prompt_reported for c in run.calls] == prompts
+    assert [(c.window, c.window_src) for c in run.calls] == [
+        (200_000, Src.CATALOG), (1_000_000, Src.INFERRED), (1_000_000, Src.INFERRED)]
+    assert [f["kind"] for f in analysis_json(run)["flags"] if f["kind"] == "implausible_usage"] == []
+
+
+def test_a_prompt_larger_than_the_window_gives_no_floor(tmp_path: Path) -> None:
+    """With --window 100,000, a first call reporting 150,000 tokens is implausible: its floor was inferred as
+    the whole prompt (150,000 minus its few history tokens) and pinned for the context, so the next call showed
+    floor 60,000~ and history 0.  Now the split is unknown, for that call and for the calls whose floor it was
+    to give (their history is not kept to infer another one): unknown, never a wrong number."""
+    from ctxwatch.config import Settings
+    from ctxwatch.run import load_run
+
+    recs = [_cc_user("u1", None), _cc_prompt("a1", "u1", "msg_1", 150_000 - 1006),
+            _cc_user("u2", "a1"), _cc_prompt("a2", "u2", "msg_2", 60_000 - 1006)]
+    run = load_run(str(write(tmp_path, "s1.jsonl", recs)), settings=Settings(window=100_000))
+    first, second = run.calls
+    assert first.prompt_reported == 150_000 and first.floor_tokens is None and first.history_tokens is None
+    assert second.prompt_reported == 60_000 and second.floor_tokens is None and second.history_tokens is None
