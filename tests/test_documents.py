@@ -465,3 +465,26 @@ def test_cline_tasks_with_the_same_timestamps_stay_apart(shared_logs: Path, tmp_
     out = json.loads(CliRunner().invoke(main, ["report", str(tmp_path / "tasks"), "--json"]).output)
     assert len(out["calls"]) == 24 and sorted(s["session"] for s in out["sessions"]) == ["1757370000000",
                                                                                           "1757370999999"]
+
+
+def test_inspect_runs_with_the_same_sample_ids_are_separate_sessions(shared_logs: Path) -> None:
+    """Sample ids restart at 1 in every eval run: the two runs of the inspect-ai folder were one session "1:1"
+    of 4 calls.  Each run is now its own session, named by its run_id; the input sums come from a plain json /
+    zipfile reading of each log's model events."""
+    from ctxwatch.multi import load_many
+    from ctxwatch.report import report_json
+
+    def model_inputs(doc: dict) -> list[int]:
+        return [e["output"]["usage"]["input_tokens"] for s in doc["samples"] for e in s["events"]
+                if e.get("event") == "model"]
+
+    plain = json.loads((shared_logs / INSPECT_JSON).read_text())
+    with zipfile.ZipFile(shared_logs / INSPECT_EVAL) as z:
+        header = json.loads(z.read("header.json"))
+        samples = [json.loads(z.read(n)) for n in z.namelist() if n.startswith("samples/")]
+    expected = {f"{plain['eval']['run_id']}:1:1": sum(model_inputs(plain)),
+                f"{header['eval']['run_id']}:1:1": sum(model_inputs({"samples": samples}))}
+    assert len(expected) == 2
+    doc = report_json(load_many([str(shared_logs / RR / "inspect-ai")], None))
+    assert {s["session"]: s["input_tokens"] for s in doc["sessions"]} == expected
+    assert [s["calls"] for s in doc["sessions"]] == [2, 2]

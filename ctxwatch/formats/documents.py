@@ -379,11 +379,19 @@ class InspectReader(Reader):
         key = e.get("uuid") or e.get("id") or f"{run_id or ''}:{sid}:{epoch}:{n}"
         resolved = output.get("model") if isinstance(output.get("model"), str) else None
         return ParsedCall(source=src, timestamp=parse_timestamp(e.get("timestamp")), model=resolved or model,
-                          provider=provider, session=f"{sid}:{epoch}" if sid is not None else None, context=context,
+                          provider=provider, session=_inspect_session(run_id, sid, epoch), context=context,
                           system=system, tools=_inspect_tools(e.get("tools")), messages=messages,
                           max_output_tokens=int_or_none(cfg.get("max_tokens")),
                           usage=inspect_usage(output.get("usage"), provider), response=info, key=str(key),
                           extra=extra)
+
+
+def _inspect_session(run_id: str | None, sample: Any, epoch: Any) -> str | None:
+    """An Inspect sample's session: ``<run_id>:<sample id>:<epoch>`` (sample ids restart at 1 in every eval
+    run, so two runs' logs in one folder would otherwise merge); ``None`` without a sample id."""
+    if sample is None:
+        return None
+    return f"{run_id}:{sample}:{epoch}" if run_id else f"{sample}:{epoch}"
 
 
 # --- OpenHands -------------------------------------------------------------------------------------
