@@ -95,6 +95,8 @@ class Usage:
         cache_write_1h: the share of ``cache_write`` written with the 1-hour TTL (Anthropic
             ``cache_creation.ephemeral_1h_input_tokens``), priced higher than 5-minute writes (Anthropic
             pricing: 2x the input price against 1.25x); a subset, never added again.
+        web_searches: server-side web searches the call ran (Anthropic ``server_tool_use.web_search_requests``),
+            billed per search on top of the tokens (Anthropic pricing: $10 per 1,000 searches).
         damaged: a usage field held a value that is not a count, or the parts contradicted the total (cache
             reads above the whole prompt): the damaged fields are unknown (``None``, reported as an issue), and
             the call cannot be priced, since every price term needs them.
@@ -107,6 +109,7 @@ class Usage:
     output: int | None = None
     reasoning: int | None = None
     cache_write_1h: int | None = None
+    web_searches: int | None = None
     damaged: bool = False
 
 

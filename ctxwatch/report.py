@@ -73,6 +73,7 @@ def call_json(call: Call, calibration: float | None = None, cost: Decimal | bool
         "cache_write_tokens": u.cache_write if u else None,
         "completion_tokens_reported": u.output if u else None,
         "reasoning_tokens_reported": u.reasoning if u else None,
+        "web_searches": u.web_searches if u else None,
         "tokenizer": call.tokenizer,
         "exact": call.exact,
         "calibration": None if call.exact or calibration is None else round(calibration, 4),

@@ -48,7 +48,7 @@ def _sanitize(pc: ParsedCall) -> list[Issue]:
     try:
         if (u is None or (all(v is None or (v.__class__ is int and 0 <= v < MAX_TOKENS) for v in (
                 u.prompt_total, u.input_uncached, u.cache_read, u.cache_write, u.output, u.reasoning,
-                u.cache_write_1h))
+                u.cache_write_1h, u.web_searches))
                 and (u.prompt_total is None or (u.cache_read or 0) + (u.cache_write or 0) <= u.prompt_total))) \
                 and (pc.window is None or (pc.window.__class__ is int and 0 < pc.window < MAX_TOKENS)) \
                 and (pc.max_output_tokens is None or (pc.max_output_tokens.__class__ is int
@@ -59,7 +59,7 @@ def _sanitize(pc: ParsedCall) -> list[Issue]:
     bad: list[str] = []
     if pc.usage is not None:
         fields_ = {f: getattr(pc.usage, f) for f in ("prompt_total", "input_uncached", "cache_read", "cache_write",
-                                                       "output", "reasoning", "cache_write_1h")}
+                                                       "output", "reasoning", "cache_write_1h", "web_searches")}
         wrong = {f: v for f, v in fields_.items() if _bad_count(v)}
         if wrong:
             bad += [f"{f} {show_value(v)}" for f, v in wrong.items()]

@@ -187,9 +187,10 @@ def resolve_window(model: str | None, provider: str | None, log_window: int | No
 
 
 def _lib_price(model: str, provider: str | None, prompt: int, cache_read: int, cache_write: int,
-               output: int, when: datetime | None = None, cache_write_1h: int = 0) -> Decimal:
-    """Price one usage with genai-prices (``input_tokens`` includes cache reads and writes there, and
-    ``cache_write_1h_tokens`` is the 1-hour share of the writes).
+               output: int, when: datetime | None = None, cache_write_1h: int = 0, web_searches: int = 0
+               ) -> Decimal:
+    """Price one usage with genai-prices (``input_tokens`` includes cache reads and writes there,
+    ``cache_write_1h_tokens`` is the 1-hour share of the writes, ``web_searches`` a count of searches).
 
     ``when`` is the request time: prices change over time (genai-prices' date-conditional prices).
     """
@@ -197,7 +198,7 @@ def _lib_price(model: str, provider: str | None, prompt: int, cache_read: int, c
 
     u = genai_prices.Usage(input_tokens=prompt, cache_read_tokens=cache_read or None,
                            cache_write_tokens=cache_write or None, output_tokens=output,
-                           cache_write_1h_tokens=cache_write_1h or None)
+                           cache_write_1h_tokens=cache_write_1h or None, web_searches=web_searches or None)
     try:
         return genai_prices.calc_price(u, model, provider_id=provider, genai_request_timestamp=when).total_price
     except LookupError:
@@ -337,4 +338,33 @@ def call_cost(model: str | None, provider: str | None, usage: Usage | None,
     uncached = max(0, prompt - cr - cw)
     cw1h = min(usage.cache_write_1h or 0, cw)  # (the 1-hour share of the writes, priced at its own rate)
     cost = uncached * r_in + cr * r_cr + (cw - cw1h) * r_cw + cw1h * r_cw1h + out * r_out
+    if usage.web_searches:
+        per_search = _search_rate(model, provider, day)
+        if per_search is None:
+            return None  # (a fee the catalogue cannot price: the cost is unknown, not the tokens alone)
+        cost += usage.web_searches * per_search
     return cost * BATCH_DISCOUNT if batch else cost
+
+
+def _search_rate(model: str, provider: str | None, day: date | None) -> Decimal | None:
+    """USD per server-side web search for a model on a day (genai-prices' ``web_searches`` price, per 1,000
+    searches), read off one library probe and memoised like the token rates; ``None`` when the catalogue has no
+    such price or cannot price the model."""
+    key = f"search\x00{model}\x00{provider}\x00{(day or datetime.now(UTC).date()).isoformat()}"
+    found, value = _memo_get(key)
+    if found:
+        try:
+            rate = Decimal(value) if isinstance(value, str) else None
+            if rate is None or (rate.is_finite() and rate > 0):
+                return rate
+        except Exception:
+            pass  # a damaged entry: ask the library again
+    when = datetime(day.year, day.month, day.day, 12, tzinfo=UTC) if day else None
+    try:
+        fee = _lib_price(model, provider, 1, 0, 0, 0, when, web_searches=1000) \
+            - _lib_price(model, provider, 1, 0, 0, 0, when)
+    except Exception:
+        fee = Decimal(0)
+    result = fee / 1000 if fee > 0 else None
+    _memo_put(key, str(result) if result is not None else None)
+    return result

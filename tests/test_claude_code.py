@@ -924,3 +924,26 @@ def test_a_prompt_larger_than_the_window_gives_no_floor(tmp_path: Path) -> None:
     first, second = run.calls
     assert first.prompt_reported == 150_000 and first.floor_tokens is None and first.history_tokens is None
     assert second.prompt_reported == 60_000 and second.floor_tokens is None and second.history_tokens is None
+
+
+def test_web_searches_are_priced_with_the_tokens(tmp_path: Path) -> None:
+    """``server_tool_use.web_search_requests`` is billed per search (Anthropic: $10 per 1,000; genai-prices
+    knows the price) and was left out of the cost.  By hand, Claude Sonnet 4.5 ($3 input, $3.75 cache write,
+    $0.30 cache read, $15 output per million): 6*3 + 11,000*3.75 + 22,000*0.30 + 300*15 = 52,368 per million =
+    $0.052368, plus 3 searches * $0.01 = $0.082368."""
+    from decimal import Decimal
+
+    from ctxwatch.report import cost_of, report_json
+    from ctxwatch.run import load_run
+
+    rec = _cc_assistant("a1", "u1", "msg_1", 300)
+    rec["message"]["usage"]["server_tool_use"] = {"web_search_requests": 3}
+    run = load_run(str(write(tmp_path, "s1.jsonl", [_cc_user("u1", None), rec])))
+    (call,) = run.calls
+    assert call.usage is not None and call.usage.web_searches == 3
+    assert cost_of(call) == Decimal("0.082368")
+    doc = report_json(run)
+    assert doc["calls"][0]["web_searches"] == 3 and doc["sessions"][0]["cost_usd"] == pytest.approx(0.082368)
+    rec["message"]["usage"]["server_tool_use"] = {"web_search_requests": "3x"}  # (not a count: unknown, unpriced)
+    run = load_run(str(write(tmp_path, "s2.jsonl", [_cc_user("u1", None), rec])))
+    assert cost_of(run.calls[0]) is None and [i.kind for i in run.issues] == ["implausible_value"]

@@ -126,7 +126,8 @@ def anthropic_usage(usage: Any) -> Usage | None:
 
     ``prompt_total = input_tokens + cache_creation_input_tokens + cache_read_input_tokens``; ``input_uncached``
     is ``input_tokens``; ``cache_write`` is ``cache_creation_input_tokens`` (its 1-hour share, when the block
-    splits it, is ``cache_write_1h``); ``output`` is ``output_tokens``.
+    splits it, is ``cache_write_1h``); ``output`` is ``output_tokens``; ``web_searches`` is
+    ``server_tool_use.web_search_requests`` (billed per search).
     Cache keys missing from a present block count as 0 (their presence varies by version, FORMATS.md section
     1); without ``input_tokens`` the prompt is unknown (``None``), without ``output_tokens`` the output (a streamed
     message's start), and a block with neither, or a missing block (not a dict), gives ``None``.  A value that
@@ -143,10 +144,12 @@ def anthropic_usage(usage: Any) -> Usage | None:
     cw = usage_count(usage.get("cache_creation_input_tokens"), 0)
     cr = usage_count(usage.get("cache_read_input_tokens"), 0)
     parts_ok = all(x.__class__ is int for x in (inp, cw, cr))
+    server = usage.get("server_tool_use")
+    searches = usage_count(server.get("web_search_requests")) if isinstance(server, dict) else None
     return Usage(prompt_total=inp + cw + cr if has_input and parts_ok else None,
                  input_uncached=inp if has_input else None, cache_read=cr, cache_write=cw,
                  output=usage_count(usage.get("output_tokens")),
-                 cache_write_1h=cache_write_1h(usage, cw) if cw.__class__ is int else None)
+                 cache_write_1h=cache_write_1h(usage, cw) if cw.__class__ is int else None, web_searches=searches)
 
 
 def cache_write_1h(usage: dict[str, Any], cache_write: int) -> Any:
