@@ -29,6 +29,9 @@ TASK_BYTES = 8 * 1024 * 1024
 
 #: File name endings read when a folder is given.
 LOG_SUFFIXES = (".jsonl", ".json", ".traj", ".eval")
+#: Compressed logs (rotated and archived by log shippers): not read (detail views re-read message bodies by
+#: byte offset, which a compressed stream cannot serve), but named in a note rather than left out unseen.
+COMPRESSED_SUFFIXES = tuple(f"{s}{z}" for s in LOG_SUFFIXES for z in (".gz", ".bz2", ".xz", ".zst"))
 
 
 def list_logs(folder: str, skipped: list[Issue] | None = None) -> list[str]:
@@ -42,6 +45,10 @@ def list_logs(folder: str, skipped: list[Issue] | None = None) -> list[str]:
     ids: dict[tuple[int, int], list[str]] = {}
     for root, _dirs, files in os.walk(folder):
         for name in sorted(files):
+            if name.endswith(COMPRESSED_SUFFIXES) and skipped is not None:
+                skipped.append(Issue(os.path.join(root, name), 0, "skipped_file",
+                                     "compressed log: not read; decompress it to include it"))
+                continue
             if name.endswith(LOG_SUFFIXES):
                 p = os.path.join(root, name)
                 try:

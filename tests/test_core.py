@@ -815,6 +815,24 @@ def test_huge_or_negative_numbers_in_a_log_are_unknown_not_a_crash(tmp_path: Pat
     assert res.exit_code == 0, res.output
 
 
+@pytest.mark.parametrize(("field", "value", "reserve", "source", "issue"), [
+    ("max_tokens", 1024.5, 19_200, "default", True),  # (default: 0.15 * gpt-4o's 128,000)
+    ("max_tokens", "lots", 19_200, "default", True),
+    ("max_completion_tokens", True, 19_200, "default", True),
+    ("max_tokens", "2048", 2048, "request", False),  # (a string of digits is a count, as for usage)
+    ("max_tokens", 4096.0, 4096, "request", False),
+])
+def test_a_completion_limit_that_is_not_a_count_is_reported(tmp_path: Path, field: str, value: object,
+                                                            reserve: int, source: str, issue: bool) -> None:
+    """``max_tokens: 1024.5`` fell back to the default reserve without a word, while ``-5`` was reported."""
+    rec = {"request": {"model": "gpt-4o", field: value, "messages": [{"role": "user", "content": "hi"}]},
+           "response": {"usage": {"prompt_tokens": 10, "completion_tokens": 1}}}
+    doc = report(write_jsonl(tmp_path / "mt.jsonl", [rec]))
+    (call,) = doc["calls"]
+    assert (call["reserve_tokens"], call["reserve_source"]) == (reserve, source)
+    assert [(i["kind"], i["line"]) for i in doc["issues"]] == ([("implausible_value", 1)] if issue else [])
+
+
 def test_a_folder_of_unrelated_logs_is_not_one_conversation(tmp_path: Path) -> None:
     """Two unrelated logs without session ids in one folder: the drop from the first file's big prompts
     to the second file's small ones is not a compaction, and each file is its own session."""

@@ -397,3 +397,16 @@ def test_a_file_given_twice_or_linked_in_its_folder_is_read_once(tmp_path: Path)
         assert [(Path(i.path).name, i.kind) for i in run.issues] == [("latest.jsonl", "same_file")] + \
             [("run-3.jsonl", "same_file")] * (len(paths) - 1)
     assert multi.list_logs(str(tmp_path)) == [str(run3)]  # (the session picker lists it once, by its name)
+
+
+def test_a_compressed_log_in_a_folder_is_named_not_left_out_unseen(tmp_path: Path) -> None:
+    """A rotated ``.jsonl.gz`` beside a log was skipped without a word (a ``config.json`` gets a note)."""
+    import gzip
+
+    log = _idless_log(tmp_path / "run.jsonl", 2)
+    with gzip.open(tmp_path / "run.1.jsonl.gz", "wb") as fh:
+        fh.write(log.read_bytes())
+    run = multi.load_many([str(tmp_path)], None, Settings())
+    assert len(run.calls) == 2
+    assert [(Path(i.path).name, i.kind, i.message) for i in run.issues] == [
+        ("run.1.jsonl.gz", "skipped_file", "compressed log: not read; decompress it to include it")]

@@ -52,6 +52,18 @@ def int_or_none(v: Any) -> int | None:
     return n if n.__class__ is int else None
 
 
+def request_max_tokens(body: dict[str, Any], *keys: str) -> Any:
+    """The completion limit a request set: the first of ``keys`` present in ``body`` (``max_completion_tokens``,
+    ``max_tokens``, ``max_output_tokens``), as :func:`ctxwatch.formats.usage_count` reads it, so that a value
+    that is not a count (``1024.5``, ``"lots"``) reaches :func:`ctxwatch.run._sanitize` and is reported, not
+    silently replaced by the default reserve; ``None`` when the request sets none."""
+    for k in keys:
+        v = body.get(k)
+        if v is not None:
+            return usage_count(v)
+    return None
+
+
 def parse_timestamp(v: Any) -> float | None:
     """Epoch seconds from an ISO-8601 string or a number (seconds or milliseconds); ``None`` if unusable."""
     if isinstance(v, bool) or v is None:
@@ -222,9 +234,8 @@ def openai_request_to_parts(body: dict[str, Any], memo: MessageMemo | None = Non
     messages = present[lead:]
     tools = [t for t in (body.get("tools") or []) if isinstance(t, dict)]
     tools += [{"type": "function", "function": f} for f in (body.get("functions") or []) if isinstance(f, dict)]
-    mx = (int_or_none(body.get("max_completion_tokens")) or int_or_none(body.get("max_tokens"))
-          or int_or_none(body.get("max_output_tokens")))
-    return system, tools, messages, mx
+    return system, tools, messages, request_max_tokens(body, "max_completion_tokens", "max_tokens",
+                                                       "max_output_tokens")
 
 
 def openai_usage(u: Any) -> Usage | None:
@@ -405,7 +416,7 @@ def anthropic_request_to_parts(body: dict[str, Any], memo: MessageMemo | None = 
         else:
             messages.append(msg)
     tools = [t for t in (body.get("tools") or []) if isinstance(t, dict)]
-    return system, tools, messages, int_or_none(body.get("max_tokens"))
+    return system, tools, messages, request_max_tokens(body, "max_tokens")
 
 
 def anthropic_response_info(body: Any) -> ResponseInfo | None:
