@@ -123,7 +123,8 @@ def session_totals(calls: list[Call], costs: list[Decimal | None] | None = None)
     ``input_tokens``), ``output_tokens``, ``cache_read_tokens``,
     ``cache_write_tokens`` (each the sum over the calls that report it; ``null`` when none does: unknown, never
     0), ``peak_prompt_tokens`` (main context), ``cost_usd`` (``null`` when any call of the session could not be
-    priced). ``costs`` are the calls' costs if already computed.
+    priced), ``run_totals`` (the log's own totals for the whole run when no call reports usage, see
+    :func:`_run_totals`; else ``null``). ``costs`` are the calls' costs if already computed.
     """
     out: dict[str | None, dict[str, Any]] = {}
     times: dict[str | None, list[float]] = {}
@@ -132,7 +133,7 @@ def session_totals(calls: list[Call], costs: list[Decimal | None] | None = None)
                                        "last_timestamp": None, "calls": 0, "contexts": [], "calls_with_usage": 0,
                                        "input_tokens": None, "input_uncached_tokens": None, "output_tokens": None,
                                        "cache_read_tokens": None, "cache_write_tokens": None,
-                                       "peak_prompt_tokens": None, "cost_usd": 0.0})
+                                       "peak_prompt_tokens": None, "cost_usd": 0.0, "run_totals": None})
         s["calls"] += 1
         if c.source.path not in s["files"]:
             s["files"].append(c.source.path)
@@ -160,7 +161,27 @@ def session_totals(calls: list[Call], costs: list[Decimal | None] | None = None)
             s["cost_usd"] += float(cost)
     for key, ts in times.items():
         out[key]["first_timestamp"], out[key]["last_timestamp"] = iso(min(ts)), iso(max(ts))
+    for key, s in out.items():
+        if not s["calls_with_usage"]:
+            s["run_totals"] = _run_totals([c for c in calls if c.session == key])
     return sorted(out.values(), key=lambda s: max(times.get(s["session"]) or [0.0]), reverse=True)
+
+
+def _run_totals(calls: list[Call]) -> dict[str, Any] | None:
+    """A session's totals as its log states them for the whole run when no call reports its own usage
+    (SWE-agent's ``info.model_stats``: ``tokens_sent``, ``tokens_received``, ``instance_cost``, ``api_calls``),
+    or ``None``.  Kept apart from the per-call sums, which stay ``null``: the split over calls is unknown."""
+    stats = next((c.extra["cumulative"] for c in calls if isinstance(c.extra.get("cumulative"), dict)), None)
+    if stats is None or "tokens_sent" not in stats:
+        return None
+
+    def count(v: Any) -> int | None:
+        return v if v.__class__ is int and v >= 0 else None
+
+    cost = stats.get("instance_cost")
+    return {"input_tokens": count(stats.get("tokens_sent")), "output_tokens": count(stats.get("tokens_received")),
+            "cost_usd": float(cost) if isinstance(cost, int | float) and not isinstance(cost, bool) else None,
+            "api_calls": count(stats.get("api_calls")), "source": "model_stats"}
 
 
 def report_json(run: Run) -> dict[str, Any]:

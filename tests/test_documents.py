@@ -230,6 +230,12 @@ def test_unknown_usage_is_null_in_the_session_totals_never_0(shared_logs: Path) 
     assert [sess[k] for k in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")] == \
         [None] * 4
     assert sess["cost_usd"] is None
+    # ... but the run's own totals are given apart, as info.model_stats states them (read here with json)
+    stats = json.loads((shared_logs / SWE).read_text())["info"]["model_stats"]
+    assert sess["run_totals"] == {"input_tokens": stats["tokens_sent"], "output_tokens": stats["tokens_received"],
+                                  "cost_usd": stats["instance_cost"], "api_calls": stats["api_calls"],
+                                  "source": "model_stats"}
+    assert (stats["tokens_sent"], stats["tokens_received"], stats["api_calls"]) == (122_612, 1_369, 12)
 
 
 def test_swe_agent_demonstration(shared_logs: Path) -> None:
