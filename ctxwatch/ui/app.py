@@ -1006,8 +1006,13 @@ class CtxwatchApp(App[None]):
         self.push_screen(DetailScreen(call, self.spec, self.settings))
 
     def action_evict(self) -> None:
-        """Open the eviction preview of the selected call."""
-        call = self._call_under_cursor()
+        """Open the eviction preview of the selected call, or from a call's detail, of that call."""
+        if isinstance(self.screen, DetailScreen):
+            # The detail shows the call it was opened on; while following a live log the selection has moved
+            # on to newer calls since, and the preview must plan the call on screen.
+            call: Call | None = self.screen.call
+        else:
+            call = self._call_under_cursor()
         if call is None:
             self.notify("no call selected", severity="warning", markup=False)
             return
