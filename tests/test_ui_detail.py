@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -42,3 +43,48 @@ async def test_e_in_the_detail_of_a_followed_log_previews_the_call_on_screen(tmp
         assert await wait_for(pilot, lambda: screen.plan is not None, 10.0)
         # call #12 (index 11) holds 12 user turns and 11 assistant replies after the system prompt
         assert len(screen.plan.messages) == 1 + 12 + 11
+
+
+async def test_the_detail_of_a_call_from_before_a_rotation_says_the_file_changed(tmp_path: Path) -> None:
+    """After the followed log was rotated, the detail of an older call said its floor was "not logged" and each
+    message "no text in the log for this item", while `e` on it said the file changed. The detail says the
+    file changed too, and shows the logged system prompt and tool schemas as such."""
+    from textual.widgets import Static
+
+    from ctxwatch.tokens import counter_for
+
+    log = write_log(tmp_path / "agent-run.jsonl", 4)
+    app = CtxwatchApp(str(log))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await loaded(pilot, 4)
+        await pilot.pause(0.3)
+        os.rename(log, log.with_name("agent-run.1.jsonl"))  # rotated: call #2's record is no longer in the file
+        log.write_text(line(record(4)) + line(record(5)))
+        assert await wait_for(pilot, lambda: len(app.calls) == 6 and app.resets == ["rotated"], 10.0)
+        app.query_one("#calls").move_cursor(row=1)  # call #2
+        await pilot.pause()
+        assert app.selected_index == 1
+        await pilot.press("enter")
+        screen = app.screen
+        assert isinstance(screen, DetailScreen) and screen.call.index == 1
+        assert await wait_for(pilot, lambda: screen.loaded)
+        # call #2: the system prompt, the one tool's schema, then user, assistant, user (from record(1))
+        labels = [it.label for it in screen.items]
+        assert labels[:2] == ["system prompt", "tool schemas (1 tool)"]
+        assert labels[2:5] == ["user", "assistant", "user"]
+        assert not any("not logged" in it.label for it in screen.items)
+        enc = counter_for("gpt-4o", "openai").tokenizer
+        system = 3 + enc.count("system") + enc.count(record(1)["request"]["messages"][0]["content"])
+        assert screen.items[0].tokens == system  # counted when the call was read (framing: 3 + the role)
+        for row in range(len(screen.items)):
+            screen.query_one("#items").move_cursor(row=row)
+            await pilot.pause()
+            note = str(screen.query_one("#item-head", Static).render())
+            assert "the file changed" in note and "no text in the log" not in note
+        assert screen.error == "the call could not be re-read from disk (the file changed)"
+        assert "file changed" in str(screen.query_one("#detail-head", Static).render())
+        await pilot.press("e")  # the preview says the same
+        plan = app.screen
+        assert isinstance(plan, PlanScreen)
+        assert await wait_for(pilot, lambda: plan.error is not None)
+        assert plan.error == screen.error

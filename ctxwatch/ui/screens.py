@@ -42,6 +42,11 @@ EXPAND_CHARS = 200_000
 #: Tool schemas per call above which per-tool costs are measured one tool at a time instead of by the
 #: O(n²) marginal difference of :func:`ctxwatch.schema.marginal_costs`.
 MARGINAL_MAX_TOOLS = 64
+#: What the detail view and the eviction preview say when a call's record is no longer where its summary
+#: says (the followed log was truncated, rotated or replaced since the call was read).
+REREAD_FAILED = "the call could not be re-read from disk (the file changed)"
+#: The body note of an item whose text the log does not hold (an inferred floor, a usage-only record).
+NO_TEXT = "no text in the log for this item"
 
 
 def reload(spec: FormatSpec, call: Call) -> ParsedCall | None:
@@ -69,6 +74,8 @@ class Item:
         tokens: tokens (framing included for messages); ``None`` when unknown.
         text: the content, cut to :data:`EXPAND_CHARS` characters.
         chars: the content's full length in characters.
+        missing: why there is no text, when ``chars`` is 0 (:data:`NO_TEXT` unless the call could not be
+            re-read).
     """
 
     position: int
@@ -78,27 +85,46 @@ class Item:
     tokens: int | None
     text: str
     chars: int
+    missing: str = NO_TEXT
 
 
 def _cap(s: str) -> str:
     return s if len(s) <= EXPAND_CHARS else s[:EXPAND_CHARS]
 
 
-def build_items(call: Call, pc: ParsedCall | None) -> list[Item]:
+def build_items(call: Call, pc: ParsedCall | None, unread: str | None = None) -> list[Item]:
     """The items of a call's prompt, in prompt order, with their tokens.
 
     System prompt and tool schemas come from the re-read call when the log holds them; otherwise the floor
     is one ``floor`` item (inferred from the reported usage).  Message tokens are the accounted ones
     (:attr:`Call.messages`); per-tool tokens are marginal costs over the whole tools payload.
+
+    Args:
+        call: the call's summary (its token counts).
+        pc: the call re-read from disk, or ``None`` when it was not (only the summary's sizes are shown).
+        unread: with ``pc`` ``None``, why the text could not be read (e.g. :data:`REREAD_FAILED`): the items
+            say it instead of "no text in the log", and a floor the log holds is shown as its system prompt
+            and tool schemas rather than as a floor that was "not logged".
     """
     from ctxwatch.schema import marginal_costs, tool_name
     from ctxwatch.tokens import Counter, counter_for
 
     items: list[Item] = []
+    missing = unread if pc is None and unread else NO_TEXT
+    logged_floor = pc is None and unread is not None and call.floor_src == Src.ESTIMATED
     if pc is not None and pc.system is not None:
         body = "\n\n".join(pc.system)
         items.append(Item(len(items), "system", "system", "system prompt", call.system_tokens, _cap(body),
                           len(body)))
+    elif logged_floor:
+        # The log holds the system prompt and tools (they were counted), only their text is not at hand now.
+        if call.system_tokens:
+            items.append(Item(len(items), "system", "system", "system prompt", call.system_tokens, "", 0,
+                              missing))
+        if call.tools_tokens:
+            nt = len(call.tool_names)
+            items.append(Item(len(items), "tool", "tools", f"tool schemas ({nt} tool{'s' if nt != 1 else ''})",
+                              call.tools_tokens, "", 0, missing))
     elif call.floor_tokens is None and call.history_tokens is None and call.prompt_reported is not None:
         items.append(Item(len(items), "floor", "system", "prompt: reported total, not split (the log holds only "
                           "part of the history)", call.prompt_reported, "", 0))
@@ -126,7 +152,8 @@ def build_items(call: Call, pc: ParsedCall | None) -> list[Item]:
             items.append(Item(len(items), "tool", "tools", f"schema: {tool_name(t)}", cost, _cap(body), len(body)))
     if pc is None or pc.messages is None:
         for i, st in enumerate(call.messages):
-            items.append(Item(len(items), "message", st.role, _stat_label(st.role, st.label, i), st.tokens, "", 0))
+            items.append(Item(len(items), "message", st.role, _stat_label(st.role, st.label, i), st.tokens, "", 0,
+                              missing))
         return items
     names: dict[str, str] = {}
     aligned = len(call.messages) == len(pc.messages)
@@ -251,6 +278,10 @@ class DetailScreen(Screen[None]):
         if c.context != "main":
             out.append(" · context ")
             out.append_text(tx.literal(c.context, limit=30))
+        if self.error:
+            # (kept in the header: the item header below is redrawn for each highlighted row)
+            out.append("\n")
+            out.append_text(tx.literal(f"{self.error}: sizes only", "yellow", limit=300))
         return out
 
     def on_mount(self) -> None:
@@ -261,14 +292,16 @@ class DetailScreen(Screen[None]):
     @work(thread=True, exclusive=True, group="detail")
     def _load(self) -> None:
         if self.spec is None:
-            self.post_message(DetailLoaded(build_items(self.call, None), "the log's format is not known yet"))
+            why = "the log's format is not known yet"
+            self.post_message(DetailLoaded(build_items(self.call, None, why), why))
             return
         pc = reload(self.spec, self.call)
-        err = None if pc is not None else "the call could not be re-read (the file changed); sizes only"
+        err = None if pc is not None else REREAD_FAILED
         try:
-            items = build_items(self.call, pc)
+            items = build_items(self.call, pc, err)
         except Exception as exc:  # never let odd content kill the screen
-            items, err = build_items(self.call, None), f"{type(exc).__name__}: {exc}"
+            err = f"{type(exc).__name__}: {exc}"
+            items = build_items(self.call, None, err)
         self.post_message(DetailLoaded(items, err))
 
     def on_detail_loaded(self, message: DetailLoaded) -> None:
@@ -278,8 +311,6 @@ class DetailScreen(Screen[None]):
         self.loaded = True
         self.query_one("#detail-head", Static).update(self._head())
         self._fill()
-        if message.error:
-            self.query_one("#item-head", Static).update(Text(message.error, style="yellow"))
 
     def _ordered(self) -> list[Item]:
         if self.order == "size":
@@ -331,7 +362,7 @@ class DetailScreen(Screen[None]):
         if it is None:
             area.load_text("")
             return
-        body, note = fold(it.text, it.chars, self.expanded)
+        body, note = fold(it.text, it.chars, self.expanded, it.missing)
         title = Text()
         title.append(f"#{it.position} ", "bold")
         title.append_text(tx.literal(it.label, limit=50))
@@ -371,16 +402,17 @@ class DetailScreen(Screen[None]):
         self.query_one("#items", DataTable).action_cursor_up()
 
 
-def fold(text: str, chars: int, expanded: bool) -> tuple[str, str]:
+def fold(text: str, chars: int, expanded: bool, missing: str = NO_TEXT) -> tuple[str, str]:
     """The part of an item's content to show, cleaned, and a note saying how much that is.
 
     Args:
         text: the content (already cut to :data:`EXPAND_CHARS`).
         chars: the content's full length.
         expanded: show up to :data:`EXPAND_CHARS` characters instead of the folded preview.
+        missing: the note when there is no content (:attr:`Item.missing`).
     """
     if not chars:
-        return "", "no text in the log for this item"
+        return "", tx.clean(missing, multiline=False)
     if expanded:
         shown = text
     else:
@@ -525,8 +557,7 @@ class PlanScreen(Screen[None]):
                 return
             self._pc = reload(self.spec, self.call)
             if self._pc is None:
-                self.post_message(PlanReady(None, "the call could not be re-read from disk (the file changed)",
-                                            knobs))
+                self.post_message(PlanReady(None, REREAD_FAILED, knobs))
                 return
             # The counts `plan` starts from (scaled to the provider's count where the history is inferred or the
             # tokenizer is not the model's own), so the preview's "before" is the prompt the main screen shows;
