@@ -88,3 +88,36 @@ async def test_the_detail_of_a_call_from_before_a_rotation_says_the_file_changed
         assert isinstance(plan, PlanScreen)
         assert await wait_for(pilot, lambda: plan.error is not None)
         assert plan.error == screen.error
+
+
+@pytest.mark.parametrize("size", [(120, 40), (80, 24)])
+async def test_the_eviction_preview_shows_its_whole_reason(shared_logs: Path, size: tuple[int, int]) -> None:
+    """Call #10 of a Claude Code session at a budget of 0.20: the reason (what the plan did, why it does not fit,
+    what to change) was cut at 400 characters, "…the smalles…". It wraps whole now."""
+    from textual.widgets import Static
+
+    path = shared_logs / "claude-code" / "spotter_4d5611e5_head200.jsonl"
+    app = CtxwatchApp(str(path))
+    async with app.run_test(size=size) as pilot:
+        await loaded(pilot)
+        app.query_one("#calls").move_cursor(row=9)
+        await pilot.pause()
+        assert app.selected_index == 9
+        await pilot.press("e")
+        screen = app.screen
+        assert isinstance(screen, PlanScreen)
+        assert await wait_for(pilot, lambda: screen.plan is not None, 10.0)
+        for _ in range(8):
+            await pilot.press("b")
+        assert await wait_for(pilot, lambda: screen.plan.policy.budget_fraction == 0.2, 10.0)
+        await pilot.pause()
+        reason = screen.plan.reason
+        assert not screen.plan.fits and len(reason) > 400
+        head = screen.query_one("#plan-head", Static)
+        shown = head.render()
+        assert " ".join(reason.split()) in " ".join(str(shown).split())
+        # every wrapped line is on screen: the header is as tall as its text
+        lines = shown.wrap(head.content_size.width)
+        assert head.content_size.height == len(lines)
+        assert "lower keep_recent or raise the budget" in " ".join(str(ln) for ln in lines[-3:])
+        assert screen.query_one("#plan-table").size.height >= 3  # and the messages stay in sight

@@ -618,7 +618,8 @@ class PlanScreen(Screen[None]):
         head.append(f"keep_recent {k.keep_recent} (+/-) · budget {k.budget_fraction:.2f} (B/b) · reserve "
                     f"{tx.tokens(k.reserve_tokens)} (R/r) · summary {tx.tokens(k.summary_tokens)} (U/u) · "
                     f"mode {k.mode} (m)\n", "cyan")
-        head.append_text(tx.literal(plan.reason, multiline=False, limit=400))
+        # (whole, wrapped: a reason that does not fit ends with what to change, e.g. "lower keep_recent")
+        head.append_text(tx.literal(plan.reason, multiline=False))
         self.query_one("#plan-head", Static).update(head)
         self.query_one("#plan-bars", Static).update(self._bars())
         table = self.query_one("#plan-table", DataTable)
