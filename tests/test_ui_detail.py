@@ -121,3 +121,25 @@ async def test_the_eviction_preview_shows_its_whole_reason(shared_logs: Path, si
         assert head.content_size.height == len(lines)
         assert "lower keep_recent or raise the budget" in " ".join(str(ln) for ln in lines[-3:])
         assert screen.query_one("#plan-table").size.height >= 3  # and the messages stay in sight
+
+
+async def test_the_eviction_preview_redraws_its_bars_when_the_terminal_shrinks(tmp_path: Path) -> None:
+    """The before/after bars were drawn for the width the preview opened at: shrunk from 120 to 80 columns,
+    each bar wrapped over three rows and pushed the messages off screen."""
+    from textual.widgets import Static
+
+    log = write_log(tmp_path / "a.jsonl", 12)
+    app = CtxwatchApp(str(log))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await loaded(pilot, 12)
+        await pilot.press("e")
+        screen = app.screen
+        assert isinstance(screen, PlanScreen)
+        assert await wait_for(pilot, lambda: screen.plan is not None, 10.0)
+        await pilot.resize_terminal(80, 24)
+        await pilot.pause(0.3)
+        bars = screen.query_one("#plan-bars", Static)
+        rows = str(bars.render()).split("\n")
+        assert [r.split()[0] for r in rows[:2]] == ["before", "after"]
+        assert all(len(r) <= bars.content_size.width for r in rows)  # one row per bar: none wraps
+        assert bars.content_size.height == 3

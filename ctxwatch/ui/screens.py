@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 
 import orjson
 from rich.text import Text
-from textual import work
+from textual import events, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
@@ -639,6 +639,11 @@ class PlanScreen(Screen[None]):
                           tx.literal(preview, style="dim", limit=100))
         if table.row_count:
             table.move_cursor(row=min(row, table.row_count - 1), animate=False)
+
+    def on_resize(self, event: events.Resize) -> None:
+        """Redraw the bars for the new width (they are drawn to fit the screen, and wrapped when it shrank)."""
+        if self.plan is not None:
+            self.query_one("#plan-bars", Static).update(self._bars())
 
     def _bars(self) -> Text:
         plan = self.plan
