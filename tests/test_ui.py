@@ -249,7 +249,10 @@ async def test_enter_opens_detail_with_every_item(log: Path) -> None:
         assert await wait_for(pilot, lambda: screen.loaded)
         # call 2: system prompt, one tool schema, then user/assistant/user/assistant/user.
         labels = [it.label for it in screen.items]
-        assert labels == ["system prompt", "schema: read_file", "user", "assistant", "user", "assistant", "user"]
+        assert labels[:7] == ["system prompt", "schema: read_file", "user", "assistant", "user", "assistant", "user"]
+        # then the tool preamble and reply primer, and the reported prompt (1130 + 1064 x 2) minus the estimate
+        assert [it.kind for it in screen.items[7:]] == ["framing", "gap"]
+        assert sum(it.tokens for it in screen.items) == 1130 + 1064 * 2
         assert screen.items[2].text.startswith("step 0: ")
         assert screen.error is None
         await pilot.press("down", "down")  # on the first user message
@@ -504,7 +507,7 @@ async def test_markup_ansi_and_control_characters_are_shown_literally(tmp_path: 
         assert await wait_for(pilot, lambda: screen.loaded)
         user = [it for it in screen.items if it.role == "user"][-1]
         assert user.text == evil  # the item holds the text as logged ...
-        for _ in range(len(screen.items) - 1):
+        for _ in range(screen.items.index(user)):
             await pilot.press("down")
         shown = screen.query_one("#body").text  # ... and the screen shows it escaped, literally
         assert "[bold]loud[/bold] [@click=app.quit]quit[/]" in shown

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from collections.abc import Iterator
@@ -76,7 +77,9 @@ async def test_the_detail_of_a_call_from_before_a_rotation_says_the_file_changed
         enc = counter_for("gpt-4o", "openai").tokenizer
         system = 3 + enc.count("system") + enc.count(record(1)["request"]["messages"][0]["content"])
         assert screen.items[0].tokens == system  # counted when the call was read (framing: 3 + the role)
-        for row in range(len(screen.items)):
+        for row, it in enumerate(screen.items):
+            if it.kind not in ("system", "tool", "message"):
+                continue  # (the framing and gap rows explain themselves: they are no log text)
             screen.query_one("#items").move_cursor(row=row)
             await pilot.pause()
             note = str(screen.query_one("#item-head", Static).render())
@@ -143,3 +146,58 @@ async def test_the_eviction_preview_redraws_its_bars_when_the_terminal_shrinks(t
         assert [r.split()[0] for r in rows[:2]] == ["before", "after"]
         assert all(len(r) <= bars.content_size.width for r in rows)  # one row per bar: none wraps
         assert bars.content_size.height == 3
+
+
+def _by_hand(rec: dict) -> tuple[int, int, int]:
+    """(floor, history, prompt) of a canonical gpt-4o record counted by the OpenAI cookbook's rules
+    ("How to count tokens with tiktoken"): 3 + the role per message, 3 for the reply primer; the tools as
+    compact JSON plus 7 per function and 12 per request (num_tokens_for_tools)."""
+    from ctxwatch.tokens import get_tokenizer
+
+    enc = get_tokenizer("o200k_base")  # (tiktoken's own files, loaded offline; the framing rules are the test's)
+    req = rec["request"]
+
+    def msg(m: dict) -> int:
+        return 3 + enc.count(m["role"]) + enc.count(m["content"])
+
+    system = msg(req["messages"][0])
+    tools = sum(enc.count(json.dumps(t, separators=(",", ":"), ensure_ascii=False)) + 7 for t in req["tools"]) + 12
+    history = sum(msg(m) for m in req["messages"][1:])
+    return system + tools, history, system + tools + history + 3
+
+
+@pytest.mark.parametrize(("extra", "n_tools"), [(0, 1), (40, 1), (0, 70)])
+async def test_the_detail_rows_add_up_to_the_prompt(tmp_path: Path, extra: int, n_tools: int) -> None:
+    """system + schemas + messages fell short of the prompt by the tool preamble and the reply primer (12 + 3
+    with OpenAI tools), which had no row. A framing row holds them: with the model's own tokenizer the rows add
+    up to the reported prompt exactly; where the provider counted more, a last row says by how much.  Above 64
+    tools (costed one at a time) each tool's row carried the preamble again."""
+    from textual.widgets import Static
+
+    rec = record(2, turn_words=40)
+    base = rec["request"]["tools"][0]
+    rec["request"]["tools"] = [{"type": "function", "function": {**base["function"], "name": f"tool_{k}"}}
+                               for k in range(n_tools)]
+    floor, history, prompt = _by_hand(rec)
+    rec["response"]["usage"]["prompt_tokens"] = prompt + extra
+    log = tmp_path / "one.jsonl"
+    log.write_text(line(rec))
+    app = CtxwatchApp(str(log))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await loaded(pilot, 1)
+        await pilot.press("enter")
+        screen = app.screen
+        assert isinstance(screen, DetailScreen)
+        assert await wait_for(pilot, lambda: screen.loaded)
+        head = str(screen.query_one("#detail-head", Static).render())
+        assert f"prompt {prompt + extra:,}" in head
+        kinds = [it.kind for it in screen.items]
+        assert kinds[:2] == ["system", "tool"] and kinds.count("tool") == n_tools and kinds.count("message") == 5
+        framing = [it for it in screen.items if it.kind == "framing"]
+        assert len(framing) == 1 and framing[0].tokens == 12 + 3
+        assert framing[0].label == "framing: tools 12 + primer 3"
+        assert sum(it.tokens for it in screen.items if it.kind in ("system", "tool")) + 12 == floor
+        assert sum(it.tokens for it in screen.items if it.kind == "message") == history
+        gaps = [it for it in screen.items if it.kind == "gap"]
+        assert [g.tokens for g in gaps] == ([extra] if extra else [])
+        assert sum(it.tokens for it in screen.items) == prompt + extra

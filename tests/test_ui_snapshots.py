@@ -75,6 +75,7 @@ def test_detail_screen(snap_compare: Any, tmp_path: Path, monkeypatch: pytest.Mo
         await pilot.press("down", "down")  # the first user message
         await pilot.pause()
         assert screen.selected_item().label == "user" and not screen.expanded
+        assert [it.kind for it in screen.items][-2:] == ["framing", "gap"]  # the rows add up to the prompt
 
     assert snap_compare(app, terminal_size=(100, 30), run_before=run_before)
 

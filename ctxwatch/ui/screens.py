@@ -67,8 +67,9 @@ class Item:
 
     Attributes:
         position: order in the prompt (system first, then tools, then the history).
-        kind: ``system`` | ``floor`` | ``tool`` | ``message`` | ``gap`` (the reported history minus the
-            rows' count, where the history is inferred from reported usage).
+        kind: ``system`` | ``floor`` | ``tool`` | ``message`` | ``framing`` (the tool preamble and the reply
+            primer, counted in no other row) | ``gap`` (the reported history minus the rows' count, where the
+            history is inferred from reported usage; or the reported prompt minus the estimate).
         role: the message role, or ``system`` / ``tools``.
         label: what it is, e.g. ``tool result (Read)``, ``assistant → Bash``, ``schema: Read``.
         tokens: tokens (framing included for messages); ``None`` when unknown.
@@ -137,13 +138,17 @@ def build_items(call: Call, pc: ParsedCall | None, unread: str | None = None) ->
             how = "inferred: reported prompt minus history"
         items.append(Item(len(items), "floor", "system", f"floor: system prompt + tools, not logged ({how})",
                           call.floor_tokens, "", 0))
+    preamble = 0  # the tools payload's fixed part, in no tool's row (OpenAI 12, Anthropic 346: tokens.py)
     if pc is not None and pc.tools:
         counter = counter_for(call.model, call.provider)
         tools = [t for t in pc.tools if isinstance(t, dict)]
         if len(tools) <= MARGINAL_MAX_TOOLS:
-            costs, _total, _pre = marginal_costs(tools, counter)
+            costs, _total, preamble = marginal_costs(tools, counter)
         else:
-            costs = [counter.tools_tokens([t]) for t in tools]
+            # One tool at a time; each tool alone would carry the fixed part once, so it is taken off each.
+            one = marginal_costs(tools[:1], counter)[2]
+            costs = [counter.tools_tokens([t]) - one for t in tools]
+            preamble = counter.tools_tokens(tools) - sum(costs)
         for t, cost in zip(tools, costs, strict=True):
             try:
                 body = orjson.dumps(t, option=orjson.OPT_INDENT_2).decode()
@@ -154,7 +159,7 @@ def build_items(call: Call, pc: ParsedCall | None, unread: str | None = None) ->
         for i, st in enumerate(call.messages):
             items.append(Item(len(items), "message", st.role, _stat_label(st.role, st.label, i), st.tokens, "", 0,
                               missing))
-        return items
+        return _add_framing(call, items, preamble)
     names: dict[str, str] = {}
     aligned = len(call.messages) == len(pc.messages)
     msg_counter: Counter | None = None  # made on the first message that needs counting
@@ -188,6 +193,44 @@ def build_items(call: Call, pc: ParsedCall | None, unread: str | None = None) ->
                 if pc.extra.get("history_cut") else "tokenizer gap")
         items.append(Item(len(items), "gap", "", f"{what}: history {call.history_tokens:,} − rows "
                           f"{counted:,}", call.history_tokens - counted, "", 0))
+    return _add_framing(call, items, preamble)
+
+
+def _add_framing(call: Call, items: list[Item], preamble: int) -> list[Item]:
+    """Append the request's framing to ``items`` where the estimate counts it outside every row, so that the
+    rows add up to the estimated prompt (:mod:`ctxwatch.accounting`: system + tools + history + the reply
+    primer); then, when the provider reported another size, the difference, so that they add up to the
+    prompt the header shows (the reported one).
+
+    Args:
+        call: the call (only one whose floor and history are both counted has an estimate to add up to; an
+            inferred floor or history already holds the framing).
+        items: the rows so far (each message row holds its own framing: 3 tokens plus its role).
+        preamble: the tools payload's fixed part left out of the per-tool rows (0 when the tools are one row).
+    """
+    from ctxwatch.tokens import REPLY_PRIMER
+
+    if call.prompt_estimated is None:
+        return items
+    parts = [f"tools {preamble:,}", f"primer {REPLY_PRIMER}"] if preamble else [f"reply primer {REPLY_PRIMER}"]
+    what = ([f"the fixed part of the tool definitions ({preamble:,} tokens: the preamble the provider wraps "
+             "them in, whatever their number)"] if preamble else []) + \
+        [f"the {REPLY_PRIMER} tokens that start the reply (<|start|>assistant<|message|>)"]
+    why = ("Tokens the provider adds around the request, outside the system prompt, the tool schemas and the "
+           f"messages: {' and '.join(what)}. Each message row already holds its own framing (3 tokens plus its "
+           "role).")
+    items.append(Item(len(items), "framing", "", "framing: " + " + ".join(parts), preamble + REPLY_PRIMER,
+                      why, len(why)))
+    reported = call.prompt_reported
+    if reported and reported != call.prompt_estimated:
+        gap = "tokenizer gap" if not call.exact else "estimate gap"
+        note = (f"The provider reported {reported:,} prompt tokens; the rows above add up to "
+                f"{call.prompt_estimated:,}, counted with {call.tokenizer}" +
+                (", which is not this model's own tokenizer." if not call.exact else
+                 ". The difference is what the estimate cannot see (the log's usage, images or content it "
+                 "leaves out)."))
+        items.append(Item(len(items), "gap", "", f"{gap}: reported − estimate", reported - call.prompt_estimated,
+                          note, len(note)))
     return items
 
 
