@@ -370,7 +370,7 @@ async def test_e_opens_eviction_preview_and_knobs_replan(log: Path, tmp_path: Pa
         assert written.exists() and screen.written == str(written)
         doc = json.loads(written.read_text())
         assert set(doc) == {"messages", "before_tokens", "after_tokens", "budget_tokens", "fits", "reason",
-                            "reinject"}
+                            "reinject", "call", "settings"}  # plan --json's keys, then what it was made from
         assert doc["budget_tokens"] == 13_000
         await pilot.press("escape")
         assert isinstance(app.screen, MainScreen)

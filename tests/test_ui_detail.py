@@ -201,3 +201,38 @@ async def test_the_detail_rows_add_up_to_the_prompt(tmp_path: Path, extra: int, 
         gaps = [it for it in screen.items if it.kind == "gap"]
         assert [g.tokens for g in gaps] == ([extra] if extra else [])
         assert sum(it.tokens for it in screen.items) == prompt + extra
+
+
+async def test_the_written_plan_says_what_it_was_made_with(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The plan JSON written by `w` held the plan only: not which call of which file, nor the knobs, model and
+    window it was made with."""
+    monkeypatch.chdir(tmp_path)
+    log = write_log(tmp_path / "agent-run.jsonl", 12)  # one record per line: call #12 is on line 12
+    app = CtxwatchApp(str(log))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await loaded(pilot, 12)
+        await pilot.press("up")  # call #11
+        screen = await _preview(pilot)
+        # keep_recent 6 - 1, budget 0.6 + 0.05, reserve max_tokens 1,000 + 1% of the 20,000 window, summary
+        # 2,000 + 500, drop
+        await pilot.press("minus", "B", "R", "U", "m")
+        assert await wait_for(pilot, lambda: screen.plan.policy.mode == "drop", 10.0)
+        await pilot.press("w")
+        written = tmp_path / "ctxwatch-plan-call11.json"
+        assert await wait_for(pilot, lambda: written.exists())
+        doc = json.loads(written.read_text())
+        assert doc["call"] == {"number": 11, "index": 10, "file": str(log), "line": 11, "context": "main",
+                               "model": "gpt-4o", "window": 20_000}
+        assert doc["settings"] == {"keep_recent": 5, "unit": "exchange", "budget_fraction": 0.65, "trigger": 0.8,
+                                   "reserve_tokens": 1_200, "summary_tokens": 2_500, "mode": "drop",
+                                   "compact_at": "budget"}
+        assert doc["budget_tokens"] == 13_000  # 0.65 x 20,000 (the plan itself is still there)
+
+
+async def _preview(pilot: object) -> PlanScreen:
+    app = pilot.app  # type: ignore[attr-defined]
+    await pilot.press("e")  # type: ignore[attr-defined]
+    screen = app.screen
+    assert isinstance(screen, PlanScreen)
+    assert await wait_for(pilot, lambda: screen.plan is not None, 10.0)
+    return screen

@@ -734,9 +734,29 @@ class PlanScreen(Screen[None]):
         self.knobs = replace(self.knobs, mode="drop" if self.knobs.mode == "summarise" else "summarise")
         self._compute(self.knobs)
 
+    def plan_document(self) -> dict[str, Any]:
+        """The JSON ``w`` writes: the ``plan --json`` document, then what the plan was made from, so the file
+        can be read on its own:
+
+        * ``call``: ``number`` (#N, from 1), ``index`` (``report --json``'s, from 0), ``file``, ``line`` (of the
+          call's record), ``context``, ``model``, ``window`` (tokens);
+        * ``settings``: the plan's policy as the knobs left it: ``keep_recent``, ``unit``, ``budget_fraction``,
+          ``trigger``, ``reserve_tokens``, ``summary_tokens``, ``mode``, ``compact_at``.
+        """
+        c, policy = self.call, self.plan.policy
+        return {
+            **self.plan.to_json(),
+            "call": {"number": c.index + 1, "index": c.index, "file": c.source.path, "line": c.source.line,
+                     "context": c.context, "model": c.model, "window": policy.window},
+            "settings": {"keep_recent": policy.keep_recent, "unit": policy.unit,
+                         "budget_fraction": policy.budget_fraction, "trigger": policy.trigger,
+                         "reserve_tokens": policy.reserve_tokens, "summary_tokens": policy.summary_tokens,
+                         "mode": policy.mode, "compact_at": policy.compact_at},
+        }
+
     def action_write(self) -> None:
-        """Write the plan JSON (the ``plan --json`` document) where the app writes its exports (the current
-        folder, unless it is a followed one: ``CtxwatchApp.export_folder``) and say where."""
+        """Write :meth:`plan_document` where the app writes its exports (the current folder, unless it is a
+        followed one: ``CtxwatchApp.export_folder``) and say where."""
         if self.plan is None:
             self.app.notify("no plan to write yet", severity="warning", markup=False)
             return
@@ -744,7 +764,7 @@ class PlanScreen(Screen[None]):
             folder = getattr(self.app, "export_folder", os.getcwd)()
             path = unique_path(folder, f"ctxwatch-plan-call{self.call.index + 1}", ".json")  # call #N
             with open(path, "wb") as fh:
-                fh.write(orjson.dumps(self.plan.to_json(), option=orjson.OPT_INDENT_2) + b"\n")
+                fh.write(orjson.dumps(self.plan_document(), option=orjson.OPT_INDENT_2) + b"\n")
         except OSError as exc:  # a read-only folder, a full disk, an XDG path that is a file
             self.app.notify(f"plan not written: {exc}", title="eviction plan", severity="error", markup=False)
             return
