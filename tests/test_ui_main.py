@@ -53,3 +53,32 @@ async def test_the_forecast_of_a_context_of_quota_probes_says_why_there_is_none(
         await pilot.press("c")  # the next context still has its own forecast
         await pilot.pause()
         assert app.context != "probe" and "quota probes" not in side(app)
+
+
+async def test_the_csv_export_says_where_each_history_came_from(shared_logs: Path, tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """The CSV had floor_source but no history_source: a Claude Code history shown `1,636~` (reported prompt
+    minus the context's floor) became a plain number. In this session the floor is inferred from the first
+    call, whose whole history is in the file (its history is counted); every later call's history is the
+    reported prompt minus that floor."""
+    import csv
+
+    monkeypatch.chdir(tmp_path)
+    path = shared_logs / "claude-code" / "spotter_4d5611e5_head200.jsonl"
+    app = CtxwatchApp(str(path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await loaded(pilot)
+        await pilot.press("x")
+        assert await wait_for(pilot, lambda: bool(app.saved))
+    with open(app.saved[-1], newline="", encoding="utf-8") as fh:
+        reader = csv.DictReader(fh)
+        header = list(reader.fieldnames or [])
+        rows = list(reader)
+    assert header.index("history_source") == header.index("history_tokens") + 1
+    assert len(rows) == 12
+    assert [r["floor_source"] for r in rows] == ["inferred"] * 12
+    assert [r["history_source"] for r in rows] == ["estimated"] + ["inferred"] * 11
+    # the floor is the same for all: each inferred history is the reported prompt minus it
+    floor = int(rows[0]["floor_tokens"])
+    for r in rows[1:]:
+        assert int(r["history_tokens"]) == int(r["prompt_tokens_reported"]) - floor

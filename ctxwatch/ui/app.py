@@ -1281,12 +1281,13 @@ def _newest_session(files: list[str]) -> str:
 
 
 #: CSV columns of ``x`` (export): ``call`` is the call number people see (index + 1, the table's ``#``),
-#: ``index`` the 0-based index of ``report --json``; then the report's per-call numbers.
+#: ``index`` the 0-based index of ``report --json``; then the report's per-call numbers, each source column
+#: after its number (``history_source`` ``inferred`` is the table's ``1,636~``: reported prompt minus the floor).
 CSV_FIELDS = ("call", "index", "line", "timestamp", "context", "session", "model", "window", "window_source",
-              "system_tokens", "tools_tokens", "floor_tokens", "floor_source", "history_tokens", "reserve_tokens",
-              "reserve_source", "free_tokens", "used_fraction", "prompt_tokens_estimated", "prompt_tokens_reported",
-              "cache_read_tokens", "cache_write_tokens", "completion_tokens_reported", "tokenizer", "exact",
-              "compaction")
+              "system_tokens", "tools_tokens", "floor_tokens", "floor_source", "history_tokens", "history_source",
+              "reserve_tokens", "reserve_source", "free_tokens", "used_fraction", "prompt_tokens_estimated",
+              "prompt_tokens_reported", "cache_read_tokens", "cache_write_tokens", "completion_tokens_reported",
+              "tokenizer", "exact", "compaction")
 
 
 def write_csv(path: str, calls: Iterable[Call]) -> None:
@@ -1301,7 +1302,8 @@ def write_csv(path: str, calls: Iterable[Call]) -> None:
             w.writerow([
                 c.index + 1, c.index, c.source.line, iso(c.timestamp) or "", c.context, c.session or "", c.model or "",
                 _v(c.window), c.window_src, _v(c.system_tokens), _v(c.tools_tokens), _v(c.floor_tokens),
-                c.floor_src, _v(c.history_tokens), _v(c.reserve_tokens), c.reserve_src, _v(c.free_tokens),
+                c.floor_src, _v(c.history_tokens), c.history_src, _v(c.reserve_tokens), c.reserve_src,
+                _v(c.free_tokens),
                 "" if c.used_fraction is None else f"{c.used_fraction:.4f}", _v(c.prompt_estimated),
                 _v(u.prompt_total if u else None), _v(u.cache_read if u else None),
                 _v(u.cache_write if u else None), _v(u.output if u else None), c.tokenizer, c.exact,
