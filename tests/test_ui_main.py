@@ -82,3 +82,39 @@ async def test_the_csv_export_says_where_each_history_came_from(shared_logs: Pat
     floor = int(rows[0]["floor_tokens"])
     for r in rows[1:]:
         assert int(r["history_tokens"]) == int(r["prompt_tokens_reported"]) - floor
+
+
+@pytest.mark.parametrize("how", ["picked", "newest"])
+async def test_another_session_starts_without_the_filter(tmp_path: Path, how: str) -> None:
+    """A filter typed for one session (a time) was kept for the session picked next with `o`, hiding all its
+    calls: "filter '22:30' (0 match)". Showing another session, picked or followed as the newest, clears it
+    and says so."""
+    from test_ui_common import write_log
+
+    from ctxwatch.ui.screens import SessionPicker
+
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    # a: 2023-11-14 22:13:20 and 22:13:50 UTC; b: 22:30:00, 22:30:30, 22:31:00 (30 s apart)
+    first = write_log(folder / "a.jsonl", 2, t0=1_700_000_000)
+    second = write_log(folder / "b.jsonl", 3, t0=1_700_001_000)
+    app = CtxwatchApp(str(folder))
+    async with app.run_test(size=(120, 40)) as pilot:
+        assert await wait_for(pilot, lambda: app.loaded and app.log_path == str(second) and len(app.calls) == 3)
+        await pilot.press("slash", *"22:30", "enter")
+        assert app.filter_text == "22:30" and len(app.view) == 2
+        if how == "picked":
+            await pilot.press("o")
+            assert await wait_for(pilot, lambda: isinstance(app.screen, SessionPicker))
+            await pilot.press("down", "down", "enter")  # auto, b, a
+            target, calls = first, 2
+        else:
+            target, calls = write_log(folder / "c.jsonl", 4, t0=1_700_002_000), 4  # newer: followed
+        assert await wait_for(pilot, lambda: app.log_path == str(target) and app.loaded and len(app.calls) == calls,
+                              30.0)
+        assert await wait_for(pilot, lambda: len(app.view) == calls)
+        assert app.filter_text == ""
+        assert app.main.query_one("#filter").value == ""
+        status = str(app.main.query_one("#status").render())
+        assert "filter" not in status and "match" not in status
+        assert any("filter '22:30' cleared" in str(n.message) for n in app._notifications)

@@ -994,6 +994,7 @@ class CtxwatchApp(App[None]):
         """Switch to the folder's newest session (automatic mode), saying so when another one was shown."""
         if self.log_path is not None:
             self.notify(f"following the newest session: {os.path.basename(newest)}")
+            self._drop_filter()
         self._start_feed(newest)
 
     def action_toggle_xaxis(self) -> None:
@@ -1151,13 +1152,29 @@ class CtxwatchApp(App[None]):
             self.auto_session = True
             newest = _newest_session(self.sessions) if self.sessions else None
             if newest and newest != self.log_path:
+                self._drop_filter()
                 self._start_feed(newest)
             else:
                 self.refresh_panels(chart=False)
             return
         self.auto_session = False
         if choice != self.log_path:
+            self._drop_filter()
             self._start_feed(choice)
+
+    def _drop_filter(self) -> None:
+        """Clear the filter when another session is shown, and say so: it was typed for the session shown
+        before (a time, a number), and kept it hid every call of the new one ("filter '16:05' (0 match)")."""
+        text, self.filter_text = self.filter_text, ""
+        if self._filter_timer is not None:
+            self._filter_timer.stop()
+        if self._mounted() and self.main is not None:
+            box = self.main.query_one(FilterInput)
+            box.value = ""
+            if box.has_class("-active"):
+                self.hide_filter()
+        if text:
+            self.notify(f"filter {text!r} cleared: it was for the session shown before", markup=False)
 
     def action_help(self) -> None:
         """Show the help screen."""
