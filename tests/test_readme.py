@@ -55,8 +55,28 @@ def test_the_config_section_names_real_keys_and_parses() -> None:
     assert block is not None
     keys = set(tomllib.loads(block.group(1)))
     assert keys <= {f.name for f in fields(Settings)}
-    table_keys = set(re.findall(r"^\| `([a-z_]+)` / `--", README, re.M))
+    table_keys = {key for key, _, _ in _config_rows()}
     assert table_keys == {f.name for f in fields(Settings)}
+
+
+def _config_rows() -> list[tuple[str, str, set[str]]]:
+    """(key, option, commands said to take the option) of each row of the README's configuration table."""
+    section = README[README.index("## Configuration"):]
+    section = section[: section.index("\n## ", 3)]
+    rows = re.findall(r"^\| `([a-z_]+)` \| `(--[a-z-]+)[^`]*`: ([^|]*)\|", section, re.M)
+    return [(key, opt, set(re.findall(r"`([a-z]+)`", cmds)) & COMMANDS) for key, opt, cmds in rows]
+
+
+def test_the_config_table_says_which_commands_take_each_option() -> None:
+    """The table said every setting could be given "with options", --keep-recent and --summary-tokens
+    included, which only `plan` takes (`ctxwatch watch --keep-recent 3` is "No such option")."""
+    rows = _config_rows()
+    assert len(rows) == len(fields(Settings))
+    for key, opt, said in rows:
+        assert opt == "--" + key.replace("_", "-")
+        takes = {cmd for cmd in COMMANDS if cmd != "demo"  # (demo's --window is its synthetic run's, not this)
+                 if re.search(rf"(^|\s|,){re.escape(opt)}(\s|,|=|$)", _help([cmd]), re.M)}
+        assert said == takes, (key, said, takes)
 
 
 def test_files_the_readme_points_to_exist() -> None:
