@@ -118,3 +118,26 @@ async def test_another_session_starts_without_the_filter(tmp_path: Path, how: st
         status = str(app.main.query_one("#status").render())
         assert "filter" not in status and "match" not in status
         assert any("filter '22:30' cleared" in str(n.message) for n in app._notifications)
+
+
+async def test_the_help_gives_both_meanings_of_the_inferred_mark(shared_logs: Path) -> None:
+    """The help explained `12,036~` only as "reported prompt minus estimated history", the rule of an inferred
+    floor; an inferred history (every Claude Code call's but the first) is the reported prompt minus the
+    context's floor, as report's footnote says."""
+    from click.testing import CliRunner
+
+    from ctxwatch.cli import main
+    from ctxwatch.ui.screens import HelpScreen
+
+    path = shared_logs / "claude-code" / "spotter_4d5611e5_head200.jsonl"
+    footnote = CliRunner().invoke(main, ["report", str(path)]).output
+    assert "floor~ = inferred (reported prompt minus estimated history)" in footnote
+    assert "history~ = inferred (reported prompt minus the context's floor)" in footnote
+    app = CtxwatchApp(str(path))
+    async with app.run_test(size=(100, 40)) as pilot:
+        await loaded(pilot)
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        text = " ".join(str(app.screen.query_one("#help-text").render()).split())
+        assert "inferred floor: reported prompt minus estimated history" in text
+        assert "inferred history: reported prompt minus the context's floor" in text
