@@ -45,7 +45,7 @@ def settings_options(f: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--config", "config", type=click.Path(dir_okay=False), default=None,
                      help="Config file (TOML). Default: ~/.config/ctxwatch/config.toml if present."),
         click.option("--window", type=click.IntRange(min=1, max=2**53 - 1), default=None,
-                     help="Context window in tokens, when the log and the model catalogue do not say."),
+                     help="Context window in tokens where the log states none (it wins over the model catalogue)."),
         click.option("--budget-fraction", type=click.FloatRange(0, 1, min_open=True), default=None,
                      help="Fraction of the window the prompt may use [default: 0.6]."),
         click.option("--trigger", type=click.FloatRange(0, 1, min_open=True), default=None,
