@@ -140,19 +140,43 @@ def test_feed_last_shows_only_the_last_calls_of_the_backfill(tmp_path: Path) -> 
         th.join(5)
 
 
-def test_feed_cancelled_backfill_follows_from_the_end(tmp_path: Path) -> None:
+def test_feed_cancelled_backfill_reads_the_last_part_and_follows(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Esc during the backfill skipped to the very end: the last calls (and their flags) stayed unread until
+    new ones came.  Now the feed reads the file's last SKIP_KEEP_BYTES (here: the last two records' bytes)
+    and follows from there; line numbers stay right and BackfillDone says where reading resumed."""
+    from ctxwatch.ui import feed as feed_mod
+
+    log = write_log(tmp_path / "run.jsonl", 5, turn_words=5)
+    lines = log.read_bytes().splitlines(keepends=True)
+    monkeypatch.setattr(feed_mod, "SKIP_KEEP_BYTES", len(lines[3]) + len(lines[4]))
+    cancel = threading.Event()
+    cancel.set()
+    got, stop, th = start(log, cancel_backfill=cancel)
+    try:
+        assert until(lambda: got.of(BackfillDone))
+        (done,) = got.of(BackfillDone)
+        assert done.cancelled and done.resumed_line == 4
+        assert until(lambda: len(got.calls()) == 2, 10.0)
+        assert sorted(c.source.line for c in got.calls().values()) == [4, 5]  # (the file's own line numbers)
+        append(log, line(record(5, turn_words=5)))
+        assert until(lambda: len(got.calls()) == 3, 10.0)
+        assert max(c.source.line for c in got.calls().values()) == 6
+    finally:
+        stop.set()
+        th.join(5)
+
+
+def test_feed_cancelled_backfill_of_a_small_file_skips_nothing(tmp_path: Path) -> None:
+    """A log smaller than SKIP_KEEP_BYTES: Esc skips nothing, every call is read."""
     log = write_log(tmp_path / "run.jsonl", 5, turn_words=5)
     cancel = threading.Event()
     cancel.set()
     got, stop, th = start(log, cancel_backfill=cancel)
     try:
         assert until(lambda: got.of(BackfillDone))
-        assert got.of(BackfillDone)[0].cancelled
-        assert got.calls() == {}
-        append(log, line(record(5, turn_words=5)))
-        assert until(lambda: len(got.calls()) == 1, 10.0)
-        (call,) = got.calls().values()
-        assert call.source.line == 6  # line numbers stay right after skipping
+        assert got.of(BackfillDone)[0].resumed_line is None
+        assert until(lambda: len(got.calls()) == 5, 10.0)
     finally:
         stop.set()
         th.join(5)
@@ -188,6 +212,10 @@ def test_skip_to_end_finds_last_line_start(tmp_path: Path) -> None:
     p = tmp_path / "f.jsonl"
     p.write_bytes(b"a\nbb\nccc\npartial")
     assert skip_to_end(str(p)) == (len(b"a\nbb\nccc\n"), 4)
+    # keep 4 bytes before the last newline (offset 9 -> 5, the start of "ccc"); keep 5 -> 4, inside "bb":
+    # the next line start, 5; keep 6 -> 3, inside "bb" too; keep 7 -> 2, the start of "bb"
+    assert [skip_to_end(str(p), k) for k in (4, 5, 6, 7)] == [(5, 3), (5, 3), (5, 3), (2, 2)]
+    assert skip_to_end(str(p), 100) == (0, 1)
     p.write_bytes(b"")
     assert skip_to_end(str(p)) == (0, 1)
 

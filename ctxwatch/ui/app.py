@@ -872,8 +872,10 @@ class CtxwatchApp(App[None]):
             return
         self.loaded = True
         self.progress = None
-        if message.cancelled:
-            self.notice = "backfill skipped: following from the end of the file"
+        if message.cancelled and message.resumed_line is not None:
+            # (the calls before that line are not read: numbers count the calls read, not the file's)
+            self.notice = (f"backfill skipped: read from line {message.resumed_line:,} on; numbers count the "
+                           "calls read (report numbers the whole file)")
         self.refresh_panels()
 
     def on_feed_failed(self, message: FeedFailed) -> None:
@@ -1239,7 +1241,7 @@ class CtxwatchApp(App[None]):
         """Skip the rest of the backfill and follow from the end of the file."""
         if not self.loaded:
             self._cancel.set()
-            self.notify("skipping the rest of the file; following from its end", markup=False)
+            self.notify("skipping to the last 8 MiB of the file, then following it", markup=False)
         elif self.filter_text and self.screen is self.main:
             self.apply_filter("")
 

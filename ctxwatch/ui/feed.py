@@ -103,13 +103,18 @@ BACKFILL_FIRST_SLICE_BYTES = 256 * 1024
 
 #: Bytes scanned backwards from the end to find the last line start when a backfill is cancelled.
 _TAIL_SCAN_BYTES = 1024 * 1024
+#: Bytes at the end of the file still read when the backfill is skipped (Esc): the latest calls and their
+#: flags show at once, as the user skipping wants the current state.  8 MiB is a fraction of a second of
+#: parsing and holds the last dozens (the demo's 140 KB calls) to thousands (Claude Code lines) of calls.
+SKIP_KEEP_BYTES = 8 * 1024 * 1024
 
 
-def skip_to_end(path: str) -> tuple[int, int]:
+def skip_to_end(path: str, keep: int = 0) -> tuple[int, int]:
     """Where to resume following ``path`` when its backfill is skipped: ``(offset, line)``.
 
-    ``offset`` is the byte just after the last newline (so reading starts on a line start) and ``line`` its
-    1-based line number (newlines are counted in 1 MiB chunks).  ``(0, 1)`` when the file cannot be read.
+    ``offset`` is a line start: the first one at or after ``keep`` bytes before the last newline (``keep=0``:
+    just after the last newline), and ``line`` its 1-based line number (newlines are counted in 1 MiB
+    chunks).  ``(0, 1)`` when the file cannot be read.
     """
     try:
         with open(path, "rb") as fh:
@@ -119,6 +124,14 @@ def skip_to_end(path: str) -> tuple[int, int]:
             tail = fh.read(size - start)
             nl = tail.rfind(b"\n")
             offset = start + nl + 1 if nl >= 0 else 0
+            if keep and offset:
+                at = max(0, offset - keep)
+                if at:
+                    fh.seek(at - 1)
+                    before = fh.read(min(offset, _TAIL_SCAN_BYTES) + 1)
+                    nl = before.find(b"\n")
+                    at = at + nl if nl >= 0 else offset  # (the first line start at or after ``at``)
+                offset = at
             fh.seek(0)
             lines, done = 0, 0
             while done < offset:
@@ -257,16 +270,18 @@ class LogFeed:
         tailer.idle_grace = math.inf
         self._hold = self.last is not None
         cancelled = False
+        resumed: int | None = None  # (the line reading resumed from after a skip)
         slice_bytes = min(self.slice_bytes, BACKFILL_FIRST_SLICE_BYTES)
         try:
             # Backfill: slices until the tailer has caught up with the file's size.
             while not self.stop.is_set():
                 if self.cancel_backfill.is_set():
-                    offset, line = skip_to_end(self.path)
+                    offset, line = skip_to_end(self.path, SKIP_KEEP_BYTES)
                     if offset > tailer.offset:
                         tailer.close()
                         tailer = self.tailer = FileTailer(self.path, offset, line, idle_grace=grace)
                         tailer.skip = self._skip_for(run, tailer)
+                        resumed = line
                     cancelled = True
                     break
                 self._step(run, slice_bytes)
@@ -284,7 +299,7 @@ class LogFeed:
             self._progress = None
             self._flush(force=True)
             mode = self._first_mode()
-            self.emit(BackfillDone(self.feed_id, cancelled))
+            self.emit(BackfillDone(self.feed_id, cancelled, resumed))
             self._analyse(force=True)
             # Live follow: file events (with sweeps) until they fail or stay silent, then polling.
             while not self.stop.is_set():

@@ -115,12 +115,15 @@ class BackfillDone(FeedMessage):
     """The existing content has been read; from now on the feed follows the file live.
 
     Attributes:
-        cancelled: True when the user cancelled the backfill (the rest of the file was skipped).
+        cancelled: True when the user cancelled the backfill (the middle of the file was skipped).
+        resumed_line: with ``cancelled``, the 1-based line the feed went on reading from (its last
+            :data:`~ctxwatch.ui.feed.SKIP_KEEP_BYTES` or so), or ``None`` when nothing was skipped.
     """
 
-    def __init__(self, feed: int, cancelled: bool = False) -> None:
+    def __init__(self, feed: int, cancelled: bool = False, resumed_line: int | None = None) -> None:
         super().__init__(feed)
         self.cancelled = cancelled
+        self.resumed_line = resumed_line
 
 
 class FeedFailed(FeedMessage):

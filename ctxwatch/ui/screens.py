@@ -798,7 +798,7 @@ HELP_KEYS: tuple[tuple[str, str], ...] = (
     ("o", "sessions of a folder, newest first"),
     ("s", "save an SVG screenshot in the current folder"),
     ("x", "export the calls table as CSV in the current folder"),
-    ("esc", "skip the rest of the backfill; clear the filter"),
+    ("esc", "skip to the last 8 MiB of the backfill; clear the filter"),
     ("ctrl+p", "command palette (every action)"),
     ("?", "this help"),
     ("q  ctrl+c", "quit"),
@@ -830,7 +830,7 @@ def help_text(settings: Settings | None = None) -> Text:
     out.append("\nNumbers\n", "bold")
     # (the same two rules as report's footnote: which one applies depends on the column)
     out.append("  12,036~    inferred floor: reported prompt minus estimated history\n")
-    out.append("             inferred history: reported prompt minus the context's floor\n")
+    out.append("  12,036~    inferred history: reported prompt minus the context's floor\n")
     out.append("  12,036≈    calibrated estimate;  ?  unknown, never guessed\n")
     out.append("  48.2%!     at or above the trigger;  !!  at or above the budget\n")
     out.append("  #12        call number, from 1 (report --json's 0-based index is 11)\n")
