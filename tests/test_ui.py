@@ -1382,3 +1382,20 @@ async def test_footer_shows_every_key_at_80_columns(log: Path) -> None:
         keys = {k.key: k.region for k in app.main.query(FooterKey)}
         assert {"q", "f", "p", "t", "e", "slash", "c", "s", "x", "question_mark"} <= set(keys)
         assert all(r.right <= 80 and r.width > 0 for r in keys.values()), keys
+
+
+async def test_chart_line_names_are_not_drawn_over_the_data(demo_log: Path) -> None:
+    """The last 5 calls of the demo (prompts 29,000-37,000 tokens, bars 1 apart) cross every threshold row: a
+    name written on a row hid the bars and points there ('B 19k├budget▒▒▒').  Names now go only where no bar
+    or point reaches their row; the axis still names every row (T 15k, B 19k, W-R 30k)."""
+    app = CtxwatchApp(str(demo_log), last=5)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await loaded(pilot)
+        await pilot.pause(0.6)
+        chart = app.main.query_one(TrendChart)
+        rows = chart_rows(chart)
+        assert len(rows) >= 10 and len(app.view) == 5
+        labels = " ".join(lab for lab, _g, _p in rows)
+        assert all(f" {x}" in f" {labels}" for x in ("T 15k", "B 19k", "W-R 30k"))
+        for name in ("trigger", "budget", "window-reserve"):
+            assert not any(name in plot for _lab, _g, plot in rows), (name, rows)

@@ -897,6 +897,24 @@ def _int_ticks(lo: float, hi: float, most: int) -> list[float]:
     return [float(v) for v in range(first, int(hi) + 1, step)]
 
 
+#: Width of a call's bar in x units (calls are 1 apart): gaps between bars keep the calls apart.
+BAR_WIDTH = 0.6
+
+
+def _clear_of_data(xs: Sequence[float], heights: Sequence[float], lo: float, hi: float, below: float,
+                   bar_half: float | None) -> bool:
+    """True when nothing drawn between x ``lo`` and ``hi`` reaches ``below`` (tokens): bars (``bar_half``: half
+    a bar's width) are drawn only around their calls; areas and lines run between neighbouring calls, so the
+    calls on either side of the span count too."""
+    if bar_half is not None:
+        return all(h < below for x, h in zip(xs, heights, strict=True) if lo - bar_half <= x <= hi + bar_half)
+    inside = [i for i, x in enumerate(xs) if lo <= x <= hi]
+    first = inside[0] if inside else next((i for i, x in enumerate(xs) if x > hi), len(xs))
+    last = inside[-1] if inside else first - 1
+    near = range(max(0, first - 1), min(len(xs), last + 2))
+    return all(heights[i] < below for i in near)
+
+
 class TrendChart(PlotextPlot):
     """Tokens per call: floor (``█``) and history (``▒``) stacked, reported prompt (``•``), thresholds.
 
@@ -968,7 +986,7 @@ class TrendChart(PlotextPlot):
                 parts.append(s.unsplit)
                 colours.append("gray")
                 markers.append(CHART_MARKERS["unsplit"])
-            plt.stacked_bar(s.x, parts, color=colours, marker=markers, width=0.6)  # type: ignore[arg-type]
+            plt.stacked_bar(s.x, parts, color=colours, marker=markers, width=BAR_WIDTH)  # type: ignore[arg-type]
         else:
             # Many calls (or wall time): stacked areas, floor drawn over floor + history; prompts of unknown
             # split first, so that the known areas are drawn over them.
@@ -985,14 +1003,25 @@ class TrendChart(PlotextPlot):
         if self._xmode == "index":
             x0, x1 = x0 - 0.5, x1 + 0.5  # room for the first and last bars
         # Each threshold row is labelled beside the axis (y_axis); tall charts also name the lines on them, at
-        # different places along the rows so that names on neighbouring rows do not run into each other.
+        # different places along the rows so that names on neighbouring rows do not run into each other, and
+        # only where no bar or point reaches the line (a name drawn over the data hid it).
         where: list[tuple[float, Literal["left", "right", "center"]]] = [
             (x0, "left"), (x1, "right"), ((x0 + x1) / 2, "center")]
+        heights = [max(t, u, r or 0) for t, u, r in zip(s.total, s.unsplit, s.reported, strict=True)]
+        per_col = (x1 - x0) / max(1, width - 8)  # (x units per character of the plot)
         for n, (_row, value, names, colour) in enumerate(axis.lines):
             plt.hline(value, colour)
-            if axis.rows >= NAMED_LINE_ROWS:
-                x, align = where[n % len(where)]
-                plt.text(names, x=x, y=value, color=colour, alignment=align)
+            if axis.rows < NAMED_LINE_ROWS:
+                continue
+            clear = value - axis.top / max(1, axis.rows) / 2  # (data at or above this is drawn on the line's row)
+            span = (len(names) + 1) * per_col
+            for k in range(len(where)):
+                x, align = where[(n + k) % len(where)]
+                lo = x if align == "left" else x - span if align == "right" else x - span / 2
+                if _clear_of_data(s.x, heights, lo - per_col, lo + span + per_col, clear, BAR_WIDTH / 2 if bars
+                                  else None):
+                    plt.text(names, x=x, y=value, color=colour, alignment=align)
+                    break
         for cx in s.compactions:
             plt.vline(cx, "green")
         plt.ylim(0, axis.top)
