@@ -500,7 +500,10 @@ def _analyze(cs: list[Call], st: Settings, context: str, reset_set: set[int], sy
     all_risks.sort(key=lambda r: r.call)
     drifts = [a.first_drift for a in results if a.first_drift is not None]
     if primary is None:
-        return Analysis(context, flags, Forecast(note="no calls"), all_risks)
+        n = len(probes)
+        note = (f"none: only quota probes ({n} call{'s' if n != 1 else ''} with max_tokens 1), which are left out "
+                "of the forecast") if probes else "no calls"
+        return Analysis(context, flags, Forecast(note=note), all_risks)
     return Analysis(context, flags, primary.forecast, all_risks, primary.format_rule, min(drifts, default=None),
                     primary.calibration)
 

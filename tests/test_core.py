@@ -245,6 +245,13 @@ def test_claude_trace_reported_usage(shared_logs: Path) -> None:
     assert [c["index"] for c in doc["calls"] if c["context"] == "main"] == [c["index"] for c in big]
     probes = [i for i, ln in enumerate(lines) if ln["request"]["body"]["max_tokens"] == 1]
     assert [c["index"] for c in doc["calls"] if c["context"] == "probe"] == probes
+    # The probe context has no forecast, and says why (it said "no calls" beside its calls).
+    from ctxwatch.analysis import analyze_run
+    from ctxwatch.run import load_run
+
+    note = analyze_run(load_run(str(path)))["probe"].forecast.note
+    assert note == f"none: only quota probes ({len(probes)} calls with max_tokens 1), which are left out of the " \
+        "forecast" and len(probes) == 6
     assert not [f for f in doc["flags"] if f["kind"] in ("system_prompt_changed", "floor_grew")]
     # Claude's tokenizer is not public: the o200k estimate is ~13% low, and the per-model calibration
     # (median reported/estimated, probes excluded) brings each agent call within 5% of its reported size.

@@ -574,7 +574,7 @@ class CtxwatchApp(App[None]):
                 out.append_text(self._flag_entry(f))
                 out.append("\n")
             out.append("\nForecast\n", "bold")
-            out.append_text(tx.literal(self.forecast_text(analysis), limit=300))
+            out.append_text(tx.literal(analysis.forecast.text(), limit=300))
             out.append("\n")
         bad = [i for i in self.issues if i.kind != "reset"]
         out.append(f"\nInput problems ({len(bad)})\n", "bold")
@@ -598,7 +598,7 @@ class CtxwatchApp(App[None]):
         analysis = self.analyses.get(self.context) if self.context is not None else None
         forecast = None
         if analysis is not None and not self.analysis_error:
-            forecast = Text.assemble(("Forecast ", "bold"), tx.literal(self.forecast_text(analysis), limit=300))
+            forecast = Text.assemble(("Forecast ", "bold"), tx.literal(analysis.forecast.text(), limit=300))
         bad = [i for i in self.issues if i.kind != "reset"]
         problems = Text.assemble((f"Input problems ({len(bad)}) ", "bold"))
         if bad:
@@ -666,21 +666,6 @@ class CtxwatchApp(App[None]):
         out.append(": ")
         out.append_text(tx.literal(f.reason, limit=160))
         return out
-
-    def forecast_text(self, analysis: Any) -> str:
-        """The side panel's forecast sentence for the current context's ``analysis``
-        (:class:`ctxwatch.analysis.Analysis`): its forecast's text, except where that says "no calls" of a
-        context that has calls.  The analysis leaves ``max_tokens: 1`` quota probes out (claude-trace logs them
-        as the ``probe`` context), so a context of probes only has no forecast, for that reason."""
-        text = analysis.forecast.text()
-        calls = [c for c in self.calls.values() if c.context == self.context]
-        if analysis.forecast.note != "no calls" or not calls:
-            return text
-        if all(c.extra.get("probe") for c in calls):
-            n = len(calls)
-            return (f"none: this context holds only quota probes ({n} call{'s' if n != 1 else ''} with "
-                    "max_tokens 1), which are left out of the forecast")
-        return f"none: no forecast for the {len(calls)} calls of this context"
 
     def _watch_detail(self) -> Text:
         """How the log is watched: the feed's note when it fell back or waits, else events and the sweep."""
