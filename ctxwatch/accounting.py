@@ -28,7 +28,12 @@ from ctxwatch.config import DEFAULT_RESERVE, Settings
 from ctxwatch.jsonstream import json_text
 from ctxwatch.model import Call, MessageStat, ParsedCall, Src
 from ctxwatch.tokens import REPLY_PRIMER, Counter, counter_for, message_key, text_key
-from ctxwatch.windows import ANTHROPIC_STANDARD_WINDOW, resolve_window
+from ctxwatch.windows import (
+    ANTHROPIC_LONG_CONTEXT_WINDOW,
+    ANTHROPIC_STANDARD_WINDOW,
+    has_long_context,
+    resolve_window,
+)
 
 
 def _tools_key(tools: list) -> int:
@@ -95,7 +100,8 @@ class Accountant:
         counter = self.counter(pc.model, pc.provider)
         reported = pc.usage.prompt_total if pc.usage else None
         beta = (pc.session, pc.context, pc.model)
-        if reported is not None and reported > ANTHROPIC_STANDARD_WINDOW:
+        if reported is not None and ANTHROPIC_STANDARD_WINDOW < reported <= ANTHROPIC_LONG_CONTEXT_WINDOW \
+                and has_long_context(pc.model):
             self._long_context.add(beta)  # (this and the later calls of the context ran with the 1M beta)
         window, window_src = resolve_window(pc.model, pc.provider, pc.window, st.window,
                                             long_context=beta in self._long_context)
@@ -158,6 +164,11 @@ class Accountant:
             # put the missing history into the floor. Only the total is known.
             floor, floor_src = None, Src.UNKNOWN
             history, history_src = None, Src.UNKNOWN
+        elif reported is not None and window is not None and reported > window and pc.history_reported_only:
+            # A reported prompt larger than the window is implausible (the analysis ignores it): no split of it
+            # is shown, and a floor taken from it would be the whole prompt for every later call of its context.
+            floor, floor_src = None, Src.UNKNOWN
+            history, history_src = None, Src.UNKNOWN
         elif reported is not None and pc.history_reported_only \
                 and (known := self._floors.get(pc.extra.get("floor_call") or "")) is not None \
                 and (known > 0 or pc.messages is None):
@@ -165,11 +176,6 @@ class Accountant:
             # (the messages, when logged, are still counted one by one for the detail view).
             floor, floor_src = min(known, reported), Src.INFERRED
             history, history_src = reported - floor, Src.INFERRED
-        elif reported is not None and window is not None and reported > window and pc.history_reported_only:
-            # A reported prompt larger than the window is implausible (the analysis ignores it): a floor taken
-            # from it would be the whole prompt, for this call and every later one of its context.
-            floor, floor_src = None, Src.UNKNOWN
-            history, history_src = None, Src.UNKNOWN
         elif reported is not None and history is not None:
             # The floor is not logged: attribute the residual of the reported prompt to it.
             floor, floor_src = max(0, reported - history), Src.INFERRED

@@ -1213,37 +1213,37 @@ def analyze_run(run: Run, *, texts: bool = True,
 
 def _newest_session_forecast(run: Run, main: Analysis | None) -> dict[str, Any]:
     """The forecast object of ``report --json``: the context's own, or, when its calls come from several
-    sessions (a Claude Code projects folder), the newest session's, named by a ``session`` key and a
-    ``session <id>:`` prefix of its text.  Newest is by the last call's timestamp, as ``report`` orders its
-    sessions (files are read oldest-modified first, so the last call read may belong to an older session)."""
+    sessions (a folder of sessions), the newest session's, analysed on its own calls and named by a
+    ``session`` key and a ``session <id>:`` prefix of its text.  Newest is by the last call's timestamp, as
+    ``report`` orders its sessions; sessions without timestamps rank below those with, and among equals the
+    one read last (files are read oldest-modified first) is newest."""
     if main is None:
         return Forecast().to_json()
     ctx = main.context
-    last_seen: dict[str | None, float] = {}
-    latest: Call | None = None
-    for c in run.calls:
+    rank: dict[str | None, tuple[float, int]] = {}  # session -> (latest timestamp or -inf, last position)
+    for pos, c in enumerate(run.calls):
         if c.context == ctx:
-            ts = c.timestamp if c.timestamp is not None else 0.0
-            last_seen[c.session] = max(last_seen.get(c.session, 0.0), ts)
-            latest = c
-    if len(last_seen) < 2 or latest is None:
+            ts = c.timestamp if c.timestamp is not None else -math.inf
+            rank[c.session] = (max(rank.get(c.session, (-math.inf, 0))[0], ts), pos)
+    if len(rank) < 2:
         return main.forecast.to_json()
-    newest = sorted(last_seen, key=lambda s: last_seen[s], reverse=True)[0]  # (ties: the first read, as report)
-    forecast = main.forecast
-    if newest != latest.session:
-        resets = {int(at) for r in run.resets if isinstance(at := r.get("at_call"), int)}
-        calls = [c for c in run.calls if c.context == ctx and c.session == newest]
-        if all(c.timestamp is not None for c in calls):
-            # (a session split over files, excerpts of one transcript, is read in file order: its end is its
-            # latest call, wherever that was read)
-            calls.sort(key=lambda c: (c.timestamp, c.index))
-        forecast = _analyze(calls, run.settings, ctx, resets, {}, None, risks=False).forecast
-        try:
-            marker = run.pending_compactions().get(ctx)
-        except Exception:  # (as in analyze_run: a reader bug leaves no pending compaction)
-            marker = None
-        if marker is not None and marker.get("session") == newest:
-            forecast = _pending_forecast(forecast, calls, marker)
+    newest = max(rank, key=lambda s: rank[s])
+    resets = {int(at) for r in run.resets if isinstance(at := r.get("at_call"), int)}
+    calls = [c for c in run.calls if c.context == ctx and c.session == newest]
+    if all(c.timestamp is not None for c in calls):
+        # (a session split over files, excerpts of one transcript, is read in file order: its end is its
+        # latest call, wherever that was read)
+        calls.sort(key=lambda c: (c.timestamp, c.index))
+    forecast = _analyze(calls, run.settings, ctx, resets, {}, None, risks=False).forecast
+    try:
+        marker = run.pending_compactions().get(ctx)
+    except Exception:  # (as in analyze_run: a reader bug leaves no pending compaction)
+        marker = None
+    last = next((c for c in reversed(run.calls) if c.context == ctx), None)
+    # (a marker names its session when the reader knows it; else it belongs to the last file read)
+    if marker is not None and (marker.get("session") == newest
+                               or ("session" not in marker and last is not None and last.session == newest)):
+        forecast = _pending_forecast(forecast, calls, marker)
     doc = forecast.to_json()
     doc["session"] = newest
     doc["text"] = f"session {newest}: {doc['text']}"

@@ -28,6 +28,9 @@ ANTHROPIC_STANDARD_WINDOW = 200_000
 #: The long-context beta window (Anthropic docs, "Context windows": 1M tokens for Claude Sonnet 4 / 4.5 with the
 #: ``context-1m-2025-08-07`` header).  genai-prices lists those models at 200k.
 ANTHROPIC_LONG_CONTEXT_WINDOW = 1_000_000
+#: Model ids (prefixes) that offer that beta, per the same page: Claude Sonnet 4 and Sonnet 4.5 (their dated
+#: snapshots and aliases).  Other Claude models have no window above 200k: a larger prompt stays implausible.
+ANTHROPIC_LONG_CONTEXT_MODELS = ("claude-sonnet-4",)
 
 
 # --- a start-up memo of catalogue answers ----------------------------------------------------------------
@@ -156,15 +159,23 @@ def _model_info(model: str, provider: str | None) -> Any | None:
     return None
 
 
+def has_long_context(model: str | None) -> bool:
+    """True for a Claude model that offers the 1M-token beta window (:data:`ANTHROPIC_LONG_CONTEXT_MODELS`;
+    ``anthropic/`` or Bedrock-style ``anthropic.`` prefixes are ignored)."""
+    name = (model or "").rsplit("/", 1)[-1].removeprefix("anthropic.")
+    return name.startswith(ANTHROPIC_LONG_CONTEXT_MODELS)
+
+
 def resolve_window(model: str | None, provider: str | None, log_window: int | None,
                    option_window: int | None, *, long_context: bool = False) -> tuple[int | None, Src]:
     """Pick a call's context window and say where it came from.
 
     Order: the log's own statement, then the ``--window`` option / config, then the catalogue.  (The log
     wins because it reflects the deployment actually used, e.g. Codex's ``model_context_window``.)  A Claude
-    model gets the standard 200k (also where the catalogue lists the 1M-token beta), unless ``long_context``:
-    a reported prompt of its context went past 200k, which only the beta allows, so the window is the beta's
-    1M (:data:`ANTHROPIC_LONG_CONTEXT_WINDOW`, labelled inferred).
+    model gets the standard 200k (also where the catalogue lists the 1M-token beta), unless ``long_context``
+    for a model that offers the beta (:func:`has_long_context`): a reported prompt of its context went past
+    200k, which only the beta allows, so the window is the beta's 1M (:data:`ANTHROPIC_LONG_CONTEXT_WINDOW`,
+    labelled inferred).
 
     Returns:
         ``(tokens or None, Src.LOG | Src.OPTION | Src.CATALOG | Src.UNKNOWN)``.
@@ -175,7 +186,7 @@ def resolve_window(model: str | None, provider: str | None, log_window: int | No
         return option_window, Src.OPTION
     cw = catalog_window(model, provider)
     claude = provider == "anthropic" or (model or "").startswith("claude")
-    if claude and long_context and (cw or 0) <= ANTHROPIC_LONG_CONTEXT_WINDOW:
+    if long_context and has_long_context(model) and (cw or 0) <= ANTHROPIC_LONG_CONTEXT_WINDOW:
         return ANTHROPIC_LONG_CONTEXT_WINDOW, Src.INFERRED
     if cw:
         if claude and cw > ANTHROPIC_STANDARD_WINDOW:

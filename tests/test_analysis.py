@@ -828,3 +828,24 @@ def test_batch_requests_are_separate_conversations(shared_logs: Path) -> None:
     prompts = [c.prompt_reported for c in load_many([str(shared_logs / "openai-batch")], None, Settings()).calls]
     # (and there is a sharp drop between consecutive requests that used to be taken for one)
     assert any(b is not None and a is not None and b < a / 2 for a, b in itertools.pairwise(prompts))
+
+
+def test_a_folders_forecast_is_computed_on_the_newest_session_alone(tmp_path: Path) -> None:
+    """Two sessions of different models in one folder, the newest read last: its forecast was the whole
+    context's, whose primary stream is the model with the larger prompts (the other session), so it named
+    "new" but showed "old"'s numbers.  "new": prompts 1,000 + 100*i (window 100,000: ceil(46,100 / 100) =
+    461 calls from its last prompt, 1,900, to the 48,000 trigger); "old" (another model): 20,000 + 500*i."""
+    import os
+
+    from ctxwatch import multi
+    from ctxwatch.analysis import analysis_json
+
+    old = [rec(i, 20_000 + 500 * i, session="old") for i in range(10)]
+    for r in old:
+        r["request"]["model"] = "gpt-4o-mini"
+    a = write(tmp_path, old, name="a.jsonl")
+    b = write(tmp_path, [rec(100 + i, 1000 + 100 * i, session="new") for i in range(10)], name="b.jsonl")
+    os.utime(a, (1_000_000, 1_000_000))
+    os.utime(b, (2_000_000, 2_000_000))
+    fc = analysis_json(multi.load_many([str(tmp_path)], None, Settings(window=100_000)))["forecast"]
+    assert fc["session"] == "new" and fc["calls_to_trigger"] == math.ceil((48_000 - 1900) / 100) == 461

@@ -947,3 +947,27 @@ def test_web_searches_are_priced_with_the_tokens(tmp_path: Path) -> None:
     rec["message"]["usage"]["server_tool_use"] = {"web_search_requests": "3x"}  # (not a count: unknown, unpriced)
     run = load_run(str(write(tmp_path, "s2.jsonl", [_cc_user("u1", None), rec])))
     assert cost_of(run.calls[0]) is None and [i.kind for i in run.issues] == ["implausible_value"]
+
+
+@pytest.mark.parametrize(("model", "window"), [("claude-sonnet-4-20250514", 1_000_000),
+                                               ("claude-sonnet-4-5-20250929", 1_000_000),
+                                               ("claude-3-5-haiku-20241022", 200_000),
+                                               ("claude-opus-4-1-20250805", 200_000)])
+def test_only_models_with_the_1m_beta_get_it(tmp_path: Path, model: str, window: int) -> None:
+    """The 1M window was inferred for any Claude model past 200k (Haiku 3.5, Opus 4.1 have none: Anthropic's
+    "Context windows" page lists the beta for Sonnet 4 and 4.5); a prompt past even 1M (1,200,000) is
+    implausible everywhere and sets nothing.  Prompts 150,000, 1,200,000, 250,000, 160,000."""
+    from ctxwatch.run import load_run
+
+    prompts = [150_000, 1_200_000, 250_000, 160_000]
+    recs: list[dict] = []
+    parent = None
+    for i, p in enumerate(prompts, 1):
+        recs.append(_cc_user(f"u{i}", parent))
+        rec = _cc_prompt(f"a{i}", f"u{i}", f"msg_{i}", p - 1006)
+        rec["message"]["model"] = model
+        recs.append(rec)
+        parent = f"a{i}"
+    calls = load_run(str(write(tmp_path, "s1.jsonl", recs))).calls
+    assert [c.window for c in calls] == [200_000, 200_000, window, window]
+    assert calls[1].floor_tokens is None and calls[1].history_tokens is None  # (1.2M: no split of an implausible)
