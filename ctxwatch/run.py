@@ -49,7 +49,8 @@ def _sanitize(pc: ParsedCall) -> list[Issue]:
         if (u is None or (all(v is None or (v.__class__ is int and 0 <= v < MAX_TOKENS) for v in (
                 u.prompt_total, u.input_uncached, u.cache_read, u.cache_write, u.output, u.reasoning,
                 u.cache_write_1h, u.web_searches))
-                and (u.prompt_total is None or (u.cache_read or 0) + (u.cache_write or 0) <= u.prompt_total))) \
+                and (u.prompt_total is None or (u.cache_read or 0) + (u.cache_write or 0) <= u.prompt_total)
+                and (u.cache_write_1h is None or u.cache_write_1h <= (u.cache_write or 0)))) \
                 and (pc.window is None or (pc.window.__class__ is int and 0 < pc.window < MAX_TOKENS)) \
                 and (pc.max_output_tokens is None or (pc.max_output_tokens.__class__ is int
                                                       and 0 <= pc.max_output_tokens < MAX_TOKENS)):
@@ -81,6 +82,12 @@ def _sanitize(pc: ParsedCall) -> list[Issue]:
             bad.append(f"cache reads and writes {cached:,} above the prompt's {u.prompt_total:,}")
             pc.usage = replace(u, input_uncached=None, cache_read=None, cache_write=None, cache_write_1h=None,
                                damaged=True)
+        u = pc.usage
+        if u.cache_write_1h is not None and u.cache_write_1h > (u.cache_write or 0):
+            # The 1-hour writes are a share of the writes: more of them than writes is damage in one of the two,
+            # so the rate each write is priced at is unknown (capping it priced every write at the 1-hour rate).
+            bad.append(f"1-hour cache writes {u.cache_write_1h:,} above the cache writes' {u.cache_write or 0:,}")
+            pc.usage = replace(u, cache_write_1h=None, damaged=True)
     if _bad_count(pc.window) or pc.window == 0:
         bad.append(f"window {show_value(pc.window)}")
         pc.window = None

@@ -971,3 +971,34 @@ def test_only_models_with_the_1m_beta_get_it(tmp_path: Path, model: str, window:
     calls = load_run(str(write(tmp_path, "s1.jsonl", recs))).calls
     assert [c.window for c in calls] == [200_000, 200_000, window, window]
     assert calls[1].floor_tokens is None and calls[1].history_tokens is None  # (1.2M: no split of an implausible)
+
+
+@pytest.mark.parametrize("outputs", [(-1, 10, 299), (10, "inf", 299), (10, 299, 299)])
+def test_a_damaged_placeholder_does_not_hide_the_final_count(tmp_path: Path, outputs: tuple) -> None:
+    """A response on three lines whose last, valid line says 299: a damaged placeholder before it (-1, "inf")
+    made the output unknown and the call unpriced.  The final count stands: $0.052368 - 300 * $15/M + 299 *
+    $15/M = $0.052353 (the cost of test_web_searches' tokens with 299 output tokens)."""
+    from decimal import Decimal
+
+    from ctxwatch.report import cost_of
+    from ctxwatch.run import load_run
+
+    recs = [_cc_user("u1", None)] + [_cc_assistant(f"a{i}", "u1" if i == 0 else f"a{i - 1}", "msg_1", o)
+                                     for i, o in enumerate(outputs)]
+    run = load_run(str(write(tmp_path, "s1.jsonl", recs)))
+    (call,) = run.calls
+    assert call.usage is not None and call.usage.output == 299 and cost_of(call) == Decimal("0.052353")
+
+
+def test_one_hour_writes_above_the_writes_are_reported(tmp_path: Path) -> None:
+    """ephemeral_1h_input_tokens 5,000 with cache_creation_input_tokens 11,000 is fine; 15,000 is more than the
+    writes: it was capped silently, pricing every write at the 1-hour rate.  Now reported, and unpriced."""
+    from ctxwatch.report import cost_of
+    from ctxwatch.run import load_run
+
+    for n, (share, priced) in enumerate(((5000, True), (15_000, False))):
+        rec = _cc_assistant("a1", "u1", "msg_1", 300)
+        rec["message"]["usage"]["cache_creation"] = {"ephemeral_1h_input_tokens": share}
+        run = load_run(str(write(tmp_path, f"s{n}.jsonl", [_cc_user("u1", None), rec])))
+        assert (cost_of(run.calls[0]) is not None) == priced
+        assert [i.kind for i in run.issues] == ([] if priced else ["implausible_value"])

@@ -149,19 +149,18 @@ def anthropic_usage(usage: Any) -> Usage | None:
     return Usage(prompt_total=inp + cw + cr if has_input and parts_ok else None,
                  input_uncached=inp if has_input else None, cache_read=cr, cache_write=cw,
                  output=usage_count(usage.get("output_tokens")),
-                 cache_write_1h=cache_write_1h(usage, cw) if cw.__class__ is int else None, web_searches=searches)
+                 cache_write_1h=cache_write_1h(usage) if cw.__class__ is int else None, web_searches=searches)
 
 
-def cache_write_1h(usage: dict[str, Any], cache_write: int) -> Any:
+def cache_write_1h(usage: dict[str, Any]) -> Any:
     """The 1-hour-TTL share of an Anthropic usage block's cache writes (``cache_creation.
-    ephemeral_1h_input_tokens``), capped at the writes; ``None`` when the block does not say."""
+    ephemeral_1h_input_tokens``), as reported (:func:`ctxwatch.run._sanitize` reports a share above the writes);
+    ``None`` when the block does not say."""
     split = usage.get("cache_creation")
     if not isinstance(split, dict) or "ephemeral_1h_input_tokens" not in split:
         return None
-    n = usage_count(split.get("ephemeral_1h_input_tokens"))
-    if n.__class__ is not int or n < 0:
-        return n  # (not a count: passed on for the sanitizer to report, and the call is not priced)
-    return min(n, cache_write)
+    # (not a count, or more than the writes: passed on for the sanitizer to report, and the call is not priced)
+    return usage_count(split.get("ephemeral_1h_input_tokens"))
 
 
 def _b64_meta(source: Any) -> dict[str, Any]:
@@ -350,10 +349,12 @@ class _CallState:
         if usage is not None:
             raw = usage.get("output_tokens")
             n = count_or_none(raw)
-            # A damaged output ranks above every count: the streaming placeholder of an earlier line (output 1
-            # to 10) must not stand in for it silently; the damaged value is then reported and left unknown.
             out = n if n is not None else -1 if raw is None else _DAMAGED_RANK
-            if self.best is None or out >= self.best_out:
+            # The line with the largest output is the final one (lines may come out of order: copies in resumed
+            # sessions); a damaged output on a later line outranks the streaming placeholder (output 1 to 10)
+            # before it, so that it is reported and left unknown, not silently replaced; a valid count on a
+            # later line supersedes a damaged one before it (the damage was in a placeholder).
+            if self.best is None or out >= self.best_out or (self.best_out == _DAMAGED_RANK and n is not None):
                 # (the first usage is kept whatever its output says: a damaged one is then reported, not lost)
                 self.best, self.best_out, self.best_line = usage, out, rec.line
 
