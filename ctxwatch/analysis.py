@@ -765,16 +765,20 @@ def _analyze_stream(cs: list[Call], st: Settings, context: str, reset_set: set[i
         # -- estimate vs reported --
         e = c.prompt_estimated
         # a call without a comparison (no reported prompt, estimate or calibration) neither extends nor ends a streak
-        if occ is not None and reported and e and cal:
-            diff = abs(reported - e * cal) / reported
-            if diff > ESTIMATE_TOLERANCE and abs(reported - e * cal) >= ESTIMATE_MIN_TOKENS:
+        # (the model's own tokenizer needs no calibration: a run-wide ratio learnt from calls that all miss the
+        # same content would hide exactly what this check is for)
+        c_cal = 1.0 if c.exact else cal
+        if occ is not None and reported and e and c_cal:
+            diff = abs(reported - e * c_cal) / reported
+            if diff > ESTIMATE_TOLERANCE and abs(reported - e * c_cal) >= ESTIMATE_MIN_TOKENS:
                 if estimate_streak is None:
+                    what = f"estimate {_n(e)} (the model's own tokenizer)" if c.exact else \
+                        f"calibrated estimate {_n(e * c_cal)} (calibration {c_cal:.3f})"
                     f = flag("estimate_disagrees", "info", c,
-                             f"calibrated estimate {_n(e * cal)} differs from the reported prompt {_n(reported)} "
-                             f"by {100 * diff:.0f}% at #{c.index + 1} (calibration {cal:.3f}): the log may not "
-                             "show everything that was sent",
-                             prompt_reported=reported, prompt_estimated=e, calibration=round(cal, 4),
-                             calibrated_estimate=round(e * cal), difference=round(diff, 4), calls=0,
+                             f"{what} differs from the reported prompt {_n(reported)} by {100 * diff:.0f}% at "
+                             f"#{c.index + 1}: the log may not show everything that was sent",
+                             prompt_reported=reported, prompt_estimated=e, calibration=round(c_cal, 4),
+                             calibrated_estimate=round(e * c_cal), difference=round(diff, 4), calls=0,
                              max_difference=round(diff, 4), max_call=c.index)
                     estimate_streak = _Streak(f, pos)
                 ev = estimate_streak.flag.evidence

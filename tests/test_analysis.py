@@ -344,16 +344,37 @@ def test_floor_grew(tmp_path: Path) -> None:
 
 
 def test_estimate_disagrees_after_calibration(tmp_path: Path) -> None:
-    # every reported size is 1.10 x the words (another tokenizer: calibration absorbs it), except #6 (x 1.23)
+    # every reported size is 1.10 x the words (another tokenizer: calibration absorbs it), except #6 (x 1.23);
+    # a Claude model, whose tokenizer o200k only approximates (the estimate is calibrated)
     recs = [rec(i, round(1.10 * (2000 + 100 * i)), words=2000 + 100 * i) for i in range(10)]
     recs[5] = rec(5, round(1.10 * 1.12 * 2500), words=2500)
     recs[8] = rec(8, round(1.10 * 1.5 * 2800), words=2800)
+    for r in recs:
+        r["request"]["model"] = "claude-sonnet-4-20250514"
+        u = r["response"]["usage"]
+        r["response"]["usage"] = {"input_tokens": u["prompt_tokens"], "output_tokens": u["completion_tokens"]}
     a = main_analysis(load(write(tmp_path, recs), window=100_000))
     got = of_kind(a, "estimate_disagrees")
     assert [(f.call, f.severity) for f in got] == [(5, "info"), (8, "warn")]
     assert 0.10 < got[0].evidence["difference"] < 0.14
     assert 0.30 < got[1].evidence["difference"] < 0.36  # |r - e| / r = 1 - 1/1.5
     assert 1.08 < got[0].evidence["calibration"] < 1.10
+
+
+def test_the_models_own_tokenizer_is_not_calibrated_away(tmp_path: Path) -> None:
+    """gpt-4o is counted with its own tokenizer (exact): a run-wide calibration learnt from calls that all miss
+    the same content (here every call reports 25 % more than its words: the tool schemas are not logged, say)
+    hid the gap, and a one-call log calibrated against itself could never be flagged."""
+    recs = [rec(i, round(1.25 * (2000 + 100 * i)), words=2000 + 100 * i - OVERHEAD) for i in range(5)]
+    got = of_kind(main_analysis(load(write(tmp_path, recs), window=100_000)), "estimate_disagrees")
+    assert [(f.call, f.severity, f.evidence["calls"]) for f in got] == [(0, "warn", 5)]
+    e = got[0].evidence["prompt_estimated"]
+    assert abs(e - 2000) <= 20 and got[0].evidence["calibration"] == 1.0  # (rec: within ~1 % of the words)
+    assert got[0].reason.startswith(f"estimate {e:,} (the model's own tokenizer) differs from the reported prompt "
+                                    "2,500 by 20% at #1")
+    one = of_kind(main_analysis(load(write(tmp_path, recs[:1], name="one.jsonl"), window=100_000)),
+                  "estimate_disagrees")
+    assert [f.call for f in one] == [0]
 
 
 def test_a_few_tokens_off_a_small_prompt_is_not_a_disagreement(tmp_path: Path) -> None:
