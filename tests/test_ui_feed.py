@@ -610,3 +610,19 @@ def test_a_short_run_is_plotted_in_seconds() -> None:
     calls = [replace(_call(1_000, 100 * i, 100, 10_000), index=i, timestamp=5_000.0 + 20 * i) for i in range(3)]
     t = build_series(calls, Settings(), "time", 50)
     assert t.x == [0.0, 20.0, 40.0] and t.xlabel.startswith("seconds since ")
+
+
+def test_a_file_named_twice_or_by_a_link_is_one_session(tmp_path: Path) -> None:
+    """``ctxwatch run.jsonl ./run.jsonl`` (or a link and its target) listed the file twice: "session 1/2" and
+    the picker showing it twice.  report reads it once (a same_file note); so does the session list."""
+    import os
+
+    from ctxwatch.ui.feed import list_paths
+
+    log = write_log(tmp_path / "run.jsonl", 2, turn_words=5)
+    os.symlink("run.jsonl", tmp_path / "latest.jsonl")
+    (tmp_path / "sub").mkdir()
+    other = write_log(tmp_path / "sub" / "b.jsonl", 2, turn_words=5)
+    same = [str(log), str(tmp_path / "." / "run.jsonl"), str(tmp_path / "latest.jsonl")]
+    assert list_paths(same) == [str(log)]
+    assert sorted(list_paths([*same, str(other)])) == sorted([str(log), str(other)])

@@ -603,7 +603,7 @@ def activity_of(path: str) -> tuple[float, bool]:
 
 def list_paths(paths: Sequence[str]) -> list[str]:
     """The log files named by ``paths``: folders expanded with :func:`ctxwatch.multi.list_logs`, files as given
-    (if they exist); newest first, each file once.
+    (if they exist); newest first, each file once (by device and inode: ``run.jsonl ./run.jsonl``, a link).
 
     Newest is by the last call's timestamp, as ``report`` orders sessions (a copied folder gives every file the
     same modification time); files whose calls carry no timestamp come after them, by modification time (as
@@ -611,16 +611,23 @@ def list_paths(paths: Sequence[str]) -> list[str]:
     from ctxwatch.multi import list_logs
 
     found: dict[str, tuple[bool, float]] = {}
+    seen: set[tuple[int, int]] = set()  # (device, inode): a file named twice, or by a link, is one session
+
+    def add(f: str) -> None:
+        st = os.stat(f)
+        if (st.st_dev, st.st_ino) in seen:
+            return
+        seen.add((st.st_dev, st.st_ino))
+        act, content = activity_of(f)
+        found[f] = (content, act)
+
     for p in paths:
         try:
             if os.path.isdir(p):
                 for f in list_logs(p):
-                    if f not in found:
-                        act, content = activity_of(f)
-                        found[f] = (content, act)
-            elif os.path.isfile(p) and p not in found:
-                act, content = activity_of(p)
-                found[p] = (content, act)
+                    add(f)
+            elif os.path.isfile(p):
+                add(p)
         except OSError:
             continue
     return sorted(found, key=lambda f: found[f], reverse=True)
