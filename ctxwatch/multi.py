@@ -251,7 +251,8 @@ def _read_files(paths: list[str], files: list[str], fmt: str | None, settings: S
 
 def _nothing_read(paths: list[str], skipped: list[Issue]) -> LogError:
     """The error of a folder where no file gave a log: the first unreadable file and why, when some could not
-    be read (permissions), else "no log in a recognised format"."""
+    be read (permissions); the first compressed one, when all are compressed; else "no log in a recognised
+    format"."""
     where = ", ".join(paths)
     unreadable = [i for i in skipped if i.kind == "unreadable"]
     if unreadable:
@@ -260,6 +261,11 @@ def _nothing_read(paths: list[str], skipped: list[Issue]) -> LogError:
         rest = len(skipped) - len(unreadable)
         also += f"; {rest} other file{'s' if rest != 1 else ''} in no known format" if rest else ""
         return LogError(f"{where}: no log could be read: {unreadable[0].message}{also}")
+    compressed = [i for i in skipped if i.message.startswith("compressed log")]
+    if compressed and len(compressed) == len(skipped):
+        others = f" (and {len(compressed) - 1} more)" if len(compressed) > 1 else ""
+        return LogError(f"{where}: no log could be read: {compressed[0].path} is compressed{others}; decompress "
+                        "it first")
     return LogError(f"{where}: no log in a recognised format")
 
 

@@ -526,6 +526,9 @@ def resolve_spec(path: str, fmt: str | None) -> FormatSpec:
         why = ""
         try:
             sn = sniff_file(path)
+            if sn.head.startswith(_COMPRESSED_MAGIC):
+                raise UnknownFormat(f"{path}: a compressed file (gzip, bzip2, xz or zstd): decompress it first "
+                                    "(ctxwatch re-reads message bodies by byte offset)")
             if not sn.values and sn.document is None and sn.head.strip():
                 why = "; none of its first lines is JSON"
         except OSError:
@@ -533,6 +536,10 @@ def resolve_spec(path: str, fmt: str | None) -> FormatSpec:
         raise UnknownFormat(f"{path}: format not recognised{why} (see `ctxwatch formats`, or pass --format NAME)")
     return spec
 
+
+#: Magic numbers of compressed files (gzip 1f 8b, bzip2 "BZh", xz fd "7zXZ", zstd 28 b5 2f fd): a rotated
+#: log compressed by a log shipper, named ``*.jsonl.gz`` or not.
+_COMPRESSED_MAGIC = (b"\x1f\x8b", b"BZh", b"\xfd7zXZ\x00", b"\x28\xb5\x2f\xfd")
 
 #: Largest file checked for holding only whitespace (bytes): a blank log is a new one, not megabytes of spaces.
 BLANK_CHECK_BYTES = 1 << 16

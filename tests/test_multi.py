@@ -410,3 +410,22 @@ def test_a_compressed_log_in_a_folder_is_named_not_left_out_unseen(tmp_path: Pat
     assert len(run.calls) == 2
     assert [(Path(i.path).name, i.kind, i.message) for i in run.issues] == [
         ("run.1.jsonl.gz", "skipped_file", "compressed log: not read; decompress it to include it")]
+
+
+def test_a_compressed_log_alone_says_it_is_compressed(tmp_path: Path) -> None:
+    """A folder holding only ``run.jsonl.gz`` said "no log in a recognised format"; the file named on its own
+    (also without a .gz name) said "none of its first lines is JSON".  Both now say it is compressed."""
+    import gzip
+
+    from ctxwatch.run import LogError, resolve_spec
+
+    folder = tmp_path / "gz"
+    folder.mkdir()
+    with gzip.open(folder / "run.jsonl.gz", "wb") as fh:
+        fh.write(b'{"request": {"model": "gpt-4o", "messages": []}}\n')
+    with pytest.raises(LogError, match=r"no log could be read: .*run\.jsonl\.gz is compressed; decompress it first"):
+        multi.load_many([str(folder)], None, Settings())
+    renamed = tmp_path / "run.jsonl"
+    renamed.write_bytes((folder / "run.jsonl.gz").read_bytes())
+    with pytest.raises(LogError, match=r"run\.jsonl: a compressed file \(gzip, bzip2, xz or zstd\): decompress it"):
+        resolve_spec(str(renamed), None)
