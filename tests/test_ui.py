@@ -1399,3 +1399,32 @@ async def test_chart_line_names_are_not_drawn_over_the_data(demo_log: Path) -> N
         assert all(f" {x}" in f" {labels}" for x in ("T 15k", "B 19k", "W-R 30k"))
         for name in ("trigger", "budget", "window-reserve"):
             assert not any(name in plot for _lab, _g, plot in rows), (name, rows)
+
+
+async def test_detail_and_preview_footers_fit_80_columns(log: Path) -> None:
+    """At 80 columns the detail view's footer dropped ? (help) and the eviction preview's dropped m (mode) and
+    q: every footer is compact below 100 columns, and the preview's footer gives its room to its own knobs
+    (q, s and x still work there; e, the preview itself, is off)."""
+    from textual.widgets._footer import FooterKey
+
+    from ctxwatch.ui.screens import PlanScreen
+
+    app = CtxwatchApp(str(log))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await loaded(pilot, 12)
+
+        def shown() -> dict[str, int]:
+            return {k.key: k.region.right for k in app.screen.query(FooterKey) if k.region.width > 0}
+
+        await pilot.press("enter")
+        assert await wait_for(pilot, lambda: isinstance(app.screen, DetailScreen))
+        await pilot.pause()
+        keys = shown()
+        assert {"escape", "e", "question_mark"} <= set(keys) and max(keys.values()) <= 80, keys
+        await pilot.press("escape")
+        await pilot.press("e")
+        assert await wait_for(pilot, lambda: isinstance(app.screen, PlanScreen))
+        await pilot.pause()
+        keys = shown()
+        assert {"escape", "w", "B", "R", "U", "m", "question_mark"} <= set(keys), keys
+        assert "e" not in keys and max(keys.values()) <= 80, keys

@@ -25,7 +25,7 @@ from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
 from textual.notifications import SeverityLevel
 from textual.screen import Screen
-from textual.widgets import Footer, Input, ProgressBar, Static
+from textual.widgets import Input, ProgressBar, Static
 from textual.worker import get_current_worker
 
 from ctxwatch.analysis import Flag
@@ -47,15 +47,21 @@ from ctxwatch.ui.messages import (
     WatchChanged,
 )
 from ctxwatch.ui.screens import AUTO, DetailScreen, HelpScreen, PlanScreen, SessionPicker, unique_path
-from ctxwatch.ui.widgets import CallsTable, ContextBar, SidePanel, StatusLine, TrendChart, chart_legend, row_text
+from ctxwatch.ui.widgets import (
+    AdaptiveFooter,
+    CallsTable,
+    ContextBar,
+    SidePanel,
+    StatusLine,
+    TrendChart,
+    chart_legend,
+    row_text,
+)
 
 #: Below this size (columns, rows) only a "terminal too small" message and a one-line summary are shown.
 MIN_WIDTH, MIN_HEIGHT = 40, 10
 #: Below this size the chart and the side panel are hidden (compact layout for small tmux panes).
 COMPACT_WIDTH, COMPACT_HEIGHT = 72, 22
-#: Below this many columns the footer drops its spacing and its command-palette key, so that every key fits
-#: at 80 columns (ctrl+p still opens the palette).
-FOOTER_COMPACT_WIDTH = 100
 #: Seconds between two scans of a followed folder for new sessions.
 SCAN_INTERVAL = 2.0
 #: Seconds the filter waits after the last keystroke before rebuilding the table.
@@ -120,7 +126,7 @@ class MainScreen(Screen[None]):
     MainScreen.-compact #middle { display: none; }
     MainScreen.-compact #status { max-height: 1; }
     MainScreen.-tiny #main { display: none; }
-    MainScreen.-tiny Footer { display: none; }
+    MainScreen.-tiny AdaptiveFooter { display: none; }
     MainScreen.-tiny #toosmall { display: block; }
     """
 
@@ -141,7 +147,7 @@ class MainScreen(Screen[None]):
             yield FilterInput(placeholder="filter calls (model, context, time, numbers) · enter keeps · esc clears",
                               id="filter")
         yield Static("", id="toosmall")
-        yield Footer()
+        yield AdaptiveFooter()
 
     def on_mount(self) -> None:
         """Apply the layout for the current size, show calls that arrived before mounting, focus the table."""
@@ -162,10 +168,6 @@ class MainScreen(Screen[None]):
         compact = not tiny and (width < COMPACT_WIDTH or height < COMPACT_HEIGHT)
         self.set_class(tiny, "-tiny")
         self.set_class(compact, "-compact")
-        footer = self.query_one(Footer)
-        # Below 100 columns the footer's spacing and its palette key push the last keys (s, x, ?) off screen.
-        footer.compact = width < FOOTER_COMPACT_WIDTH
-        footer.show_command_palette = width >= FOOTER_COMPACT_WIDTH
         table = self.query_one(CallsTable)
         table.set_model_width(16 if width < 100 else 20 if width < 140 else 28)
         app = self.app
@@ -632,7 +634,8 @@ class CtxwatchApp(App[None]):
                     entries[i] = wrapped
             rows += [line for entry in entries for line in entry]
             if fit < len(flags):
-                rows.append(Text(f"+{len(flags) - fit} older (a taller terminal lists them)", "dim"))
+                hint = f"+{len(flags) - fit} older (a taller terminal lists them)"
+                rows.append(Text(hint if len(hint) <= width else f"+{len(flags) - fit} older", "dim"))
             room = spare
         # The forecast, the input problems and the watch mode: a line each, wrapped whole into rows left over.
         for item in ([forecast] if forecast is not None else []) + tail:
@@ -948,7 +951,10 @@ class CtxwatchApp(App[None]):
                            "sessions", "cancel_backfill"})
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Main-screen actions are off while another screen is shown."""
+        """Main-screen actions are off while another screen is shown, and ``e`` in the eviction preview itself
+        (its footer entry pushed the preview's own knobs off an 80-column screen)."""
+        if action == "evict" and isinstance(self.screen, PlanScreen):
+            return False
         return not (action in self.MAIN_ONLY and self.main is not None and self.screen is not self.main)
 
     def action_toggle_follow(self) -> None:

@@ -20,7 +20,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.message import Message
 from textual.screen import ModalScreen, Screen
-from textual.widgets import DataTable, Footer, OptionList, Static, TextArea
+from textual.widgets import DataTable, OptionList, Static, TextArea
 from textual.widgets.option_list import Option
 
 from ctxwatch.config import Settings
@@ -31,7 +31,7 @@ from ctxwatch.model import Call, ParsedCall, Src
 from ctxwatch.run import reload_parsed
 from ctxwatch.ui import text as tx
 from ctxwatch.ui.feed import activity_of
-from ctxwatch.ui.widgets import BarParts, bar_line
+from ctxwatch.ui.widgets import AdaptiveFooter, BarParts, bar_line
 
 #: Characters of an item shown folded (at most :data:`FOLD_LINES` lines of them).
 FOLD_CHARS = 2000
@@ -298,7 +298,7 @@ class DetailScreen(Screen[None]):
         area = TextArea("", id="body", read_only=True, soft_wrap=True, show_line_numbers=False)
         area.cursor_blink = False
         yield area
-        yield Footer()
+        yield AdaptiveFooter()
 
     def _head(self) -> Text:
         c = self.call
@@ -524,7 +524,11 @@ class PlanScreen(Screen[None]):
         # The footer shows one key per knob (the upper-case/plus one; the lower-case/minus key turns it
         # back, as the help and the screen's knob line say), so that "w" still fits at 80 columns.
         Binding("escape", "app.pop_screen", "Back"),
-        Binding("w", "write", "Write JSON"),
+        Binding("w", "write", "JSON"),
+        # (q, s and x still work; their footer entries give way to the knobs, which did not fit at 80 columns)
+        Binding("q", "app.quit", "Quit", show=False),
+        Binding("s", "app.save_svg", "SVG", show=False),
+        Binding("x", "app.export_csv", "CSV", show=False),
         Binding("plus,equals_sign", "knob('keep_recent', 1)", "keep±"),
         Binding("minus", "knob('keep_recent', -1)", "keep-", show=False),
         Binding("B", "knob('budget_fraction', 1)", "budget±"),
@@ -567,7 +571,7 @@ class PlanScreen(Screen[None]):
         table.add_column(Text("turn", justify="right"), key="turn")
         table.add_column(Text("preview"), key="preview")
         yield table
-        yield Footer()
+        yield AdaptiveFooter()
 
     def on_mount(self) -> None:
         """Load the call and compute the first plan."""

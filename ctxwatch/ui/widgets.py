@@ -31,7 +31,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.timer import Timer
 from textual.widget import Widget
-from textual.widgets import Static
+from textual.widgets import Footer, Static
 from textual_plotext import PlotextPlot
 
 from ctxwatch.config import Settings
@@ -895,6 +895,30 @@ def _int_ticks(lo: float, hi: float, most: int) -> list[float]:
     if first < lo:
         first += step
     return [float(v) for v in range(first, int(hi) + 1, step)]
+
+
+#: Below this many columns footers drop their spacing and their command-palette key, so that every key fits
+#: at 80 columns (ctrl+p still opens the palette).
+FOOTER_COMPACT_WIDTH = 100
+
+
+class AdaptiveFooter(Footer):
+    """The key footer of every screen: compact, without the palette key, below :data:`FOOTER_COMPACT_WIDTH`
+    columns (at 80 columns the spacing pushed the last keys, such as ``?`` or ``q``, off screen)."""
+
+    def on_mount(self) -> None:
+        """Fit the terminal's width at once."""
+        self._fit(self.app.size.width)
+
+    def on_resize(self, event: events.Resize) -> None:
+        """Fit the new width."""
+        self._fit(self.app.size.width)
+
+    def _fit(self, width: int) -> None:
+        compact = width < FOOTER_COMPACT_WIDTH
+        if self.compact != compact:
+            self.compact = compact
+            self.show_command_palette = not compact
 
 
 #: Width of a call's bar in x units (calls are 1 apart): gaps between bars keep the calls apart.
