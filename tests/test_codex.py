@@ -15,6 +15,8 @@ from ctxwatch.jsonstream import Record, iter_records
 from ctxwatch.model import Issue, ParsedCall
 
 ROLLOUT = "rollout-2025-11-17T15-30-28-019a93b9_codex0.58.0.jsonl"
+#: The bundled sample rollout (11 calls, a compaction before the ninth).
+SAMPLE = Path(__file__).resolve().parents[1] / "sample_logs" / "codex_rollout.jsonl"
 META_ONLY = "codex0.63.0_session_meta_only.jsonl"
 DERIVED = "derived_schema_fixture_agent-sessions_codex_small.jsonl"
 
@@ -416,7 +418,7 @@ def test_a_repeated_token_count_is_one_call_when_one_copy_has_a_damaged_total(tm
     head = ['{"timestamp":"2025-11-17T21:32:47.000Z","type":"session_meta","payload":{"id":"sess-1"}}',
             '{"timestamp":"2025-11-17T21:32:48.000Z","type":"turn_context","payload":{"model":"gpt-5.1-codex"}}']
     whole = _block(10128, 0, 37, 0, 10165)
-    for bad in ("1.5", "1e400", '"inf"'):
+    for bad in ("1.5", "1e400", '"inf"', "100000000000000000000"):  # (the last: an integer beyond 2**53)
         damaged = _raw_tc(_block(10128, 0, bad, 0, 10165), whole)
         for order, bad_line in (([damaged, _raw_tc(whole, whole)], 3), ([_raw_tc(whole, whole), damaged], 4)):
             path = tmp_path / "dup.jsonl"
@@ -426,6 +428,36 @@ def test_a_repeated_token_count_is_one_call_when_one_copy_has_a_damaged_total(tm
                 ("implausible_value", bad_line, "total_token_usage.output_tokens")], (bad, bad_line)
             assert [(c.usage.prompt_total, c.usage.output) for c in calls if c.usage] == [(10128, 37)], (bad, bad_line)
             assert len(calls) == 1
+
+
+def test_a_count_beyond_2_53_is_one_issue_that_says_the_block_is_ignored(tmp_path: Path) -> None:
+    """The tester's dmg_last.jsonl: the sample rollout with line 17's last_token_usage.input_tokens set to 1e20
+    (an integer).  It raised "more than the 258400-token window; kept but marked implausible" from the reader and
+    "not a token count ...; treated as unknown" from run._sanitize for the same value.  Now one issue: the block
+    is not a count (the 2**53 rule of run._sanitize) and is ignored, and the call comes from the change in
+    total_token_usage, which is line 17's total minus line 10's (read here with plain json)."""
+    from ctxwatch.run import load_run
+
+    lines = SAMPLE.read_text().splitlines()
+    rec = json.loads(lines[16])
+    info = rec["payload"]["info"]
+    info["last_token_usage"]["input_tokens"] = 10**20
+    lines[16] = json.dumps(rec)
+    path = tmp_path / "dmg_last.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    r = load_run(str(path))
+    assert [(i.kind, i.line) for i in r.issues] == [("implausible_value", 17)]
+    assert r.issues[0].message.startswith("last_token_usage.input_tokens 1e+20: not a token count")
+    assert r.issues[0].message.endswith("this usage block is ignored")
+    before = json.loads(lines[9])["payload"]["info"]["total_token_usage"]
+    assert json.loads(lines[9])["type"] == "event_msg"  # (line 10: the first call's token_count)
+    want = {k: info["total_token_usage"][k] - before[k] for k in before}
+    second = r.calls[1]
+    assert second.source.line == 17 and second.extra["usage_from"] == "total_delta"
+    assert second.usage is not None and not second.usage.damaged
+    assert (second.usage.prompt_total, second.usage.cache_read, second.usage.output, second.usage.reasoning) == (
+        want["input_tokens"], want["cached_input_tokens"], want["output_tokens"], want["reasoning_output_tokens"])
+    assert "implausible" not in second.extra
 
 
 def test_a_total_delta_after_a_damaged_total_does_not_count_that_call_again(tmp_path: Path) -> None:

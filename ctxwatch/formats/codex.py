@@ -64,6 +64,10 @@ _EVENT_PREFIX = b'"type":"event_msg","payload":{"type":"'
 #: The five counters of a Codex usage block, in the order of the tuples below.
 _FIELDS = ("input_tokens", "cached_input_tokens", "output_tokens", "reasoning_output_tokens", "total_tokens")
 
+#: A counter at or above this is not a count: the limit of :data:`ctxwatch.run.MAX_TOKENS`, applied here so that
+#: the reader, not ``run._sanitize`` as well, reports it (one value, one issue).  Not imported: run imports formats.
+_MAX_COUNT = 2**53
+
 #: Response items the model produced (its completion); everything else in the history is input.
 _OUTPUT_ITEMS = ("reasoning", "function_call", "custom_tool_call", "local_shell_call", "web_search_call",
                  "tool_search_call", "image_generation_call")
@@ -103,15 +107,16 @@ def _counts(block: Any) -> tuple[int, int, int, int, int] | None:
     """The five counters of a usage block as a tuple (missing keys are 0), or ``None`` if not a dict.
 
     Raises:
-        _NotACount: a counter is not a non-negative integer (``"1e3"``, ``1.5``, ``true``, ``-5``): the
-            block is unusable (the rule of :func:`ctxwatch.formats.usage_count`), never read as a guess.
+        _NotACount: a counter is not a non-negative integer below 2**53 (``"1e3"``, ``1.5``, ``true``, ``-5``,
+            ``1e20`` written as an integer): the block is unusable (the rule of
+            :func:`ctxwatch.formats.usage_count` and ``run._sanitize``), never read as a guess.
     """
     if not isinstance(block, dict):
         return None
     out = []
     for k in _FIELDS:
         v = usage_count(block.get(k), 0)
-        if v.__class__ is not int or v < 0:
+        if not _is_count(v):
             raise _NotACount(k, v)
         out.append(v)
     return tuple(out)  # type: ignore[return-value]
@@ -125,8 +130,15 @@ def _surviving_counts(block: Any) -> tuple[int | None, ...] | None:
     out: list[int | None] = []
     for k in _FIELDS:
         v = usage_count(block.get(k), 0)
-        out.append(v if v.__class__ is int and v >= 0 else None)
+        out.append(v if _is_count(v) else None)
     return tuple(out)
+
+
+def _is_count(v: Any) -> bool:
+    """Whether a usage value is a token count: an int (not a bool) from 0 to below 2**53.  A larger integer
+    (1e20 written out) passed as a count made the call's prompt "more than the window" here and "not a token
+    count" in ``run._sanitize``: two contradictory issues for one value."""
+    return v.__class__ is int and 0 <= v < _MAX_COUNT
 
 
 def _is_repeat(seen: tuple[int | None, ...] | None, prev_seen: tuple[int | None, ...] | None,
