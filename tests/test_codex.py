@@ -264,8 +264,9 @@ def test_b13_occupancy_uses_last_usage_and_flags_the_impossible(tmp_path: Path) 
     assert round(at_1002.usage.prompt_total / at_1002.window, 2) == 0.22  # not 905000
     assert "implausible" not in at_1002.extra
     assert at_1003.extra["implausible"] is True and at_1003.window == 570000
-    assert [(i.line, i.kind) for i in issues] == [(7, "implausible_usage")]
-    assert "4280000" in issues[0].message and "570000" in issues[0].message
+    # (its cumulative cached_input_tokens went from 800,000 to 0: a restart of the totals, noted as such)
+    assert [(i.line, i.kind) for i in issues] == [(7, "totals_restart"), (7, "implausible_usage")]
+    assert "4280000" in issues[1].message and "570000" in issues[1].message
 
 
 def test_b08_codex_usage_semantics(tmp_path: Path) -> None:
@@ -322,11 +323,74 @@ def test_backwards_totals_start_a_new_baseline_and_missing_last_uses_deltas(tmp_
         _tc("2025-05-01T10:00:03Z", (1800, 700, 70, 0), None, 272000),
     ]
     calls, issues, _ = run(write(tmp_path, "back.jsonl", recs))
-    assert issues == []
+    assert [(i.kind, i.line, i.message) for i in issues] == [
+        ("totals_restart", 3, "cumulative totals went backwards at line 3: read as a restart (the history, the "
+                              "inferred floor and the totals start again)")]
     got = [(c.usage.prompt_total, c.usage.cache_read, c.usage.output, c.usage.reasoning) for c in calls if c.usage]
     assert got == [(1000, 0, 100, 0), (2500, 1000, 200, 50), (800, 0, 20, 0), (1000, 700, 50, 0)]
     assert all(c.extra["usage_from"] == "total_delta" for c in calls)
     assert all(min(t) >= 0 for t in got)  # never a negative delta
+
+
+def _halved(line: str) -> str:
+    """A rollout line with every counter of a token_count's usage blocks halved (rounded down): the same
+    conversation, other numbers, and cumulative totals that start again from the first call's."""
+    d = json.loads(line)
+    info = (d.get("payload") or {}).get("info") if d["type"] == "event_msg" else None
+    if isinstance(info, dict):
+        for block in ("total_token_usage", "last_token_usage"):
+            info[block] = {k: v // 2 for k, v in info[block].items()}
+    return json.dumps(d)
+
+
+def test_totals_that_go_backwards_with_no_session_meta_restart_the_history_and_the_floor(tmp_path: Path) -> None:
+    """The tester's reset_nometa.jsonl: the sample rollout, then its lines again with no session_meta and every
+    usage counter halved, so the cumulative totals drop at the second part's first token_count.  That line gets a
+    totals_restart note, and the second conversation is read as the sample alone is, with its own numbers: its
+    first call's history is the three input items after the sample's last answer (as the sample's first call's)
+    and its floor is its reported prompt minus that history; later histories are reported prompt minus that
+    floor.  It kept the sample's floor, 9,643 tokens, larger than the restarted prompts: every one was all floor
+    (4,909 of 4,909) and history 0."""
+    from ctxwatch.model import Src
+    from ctxwatch.run import load_run
+
+    lines = SAMPLE.read_text().splitlines()
+    assert json.loads(lines[0])["type"] == "session_meta"
+    second = [_halved(x) for x in lines[1:]]
+    path = tmp_path / "reset_nometa.jsonl"
+    path.write_text("\n".join(lines + second) + "\n")
+    # The second part's calls, read with plain json: a token_count whose total differs from the previous one.
+    prompts, restart_line, prev = [], None, None
+    for n, raw in enumerate(second, len(lines) + 1):
+        d = json.loads(raw)
+        info = d["payload"].get("info") if d["type"] == "event_msg" else None
+        if d["payload"].get("type") == "token_count" and info and info["total_token_usage"] != prev:
+            prev = info["total_token_usage"]
+            restart_line = restart_line or n
+            prompts.append(info["last_token_usage"]["input_tokens"])
+    alone = load_run(str(SAMPLE)).calls
+    r = load_run(str(path))
+    assert [(i.kind, i.line) for i in r.issues] == [("totals_restart", restart_line)]
+    assert r.issues[0].message.startswith(f"cumulative totals went backwards at line {restart_line}: read as a restart")
+    assert len(r.calls) == len(alone) + len(prompts) == 22
+    shown = [(c.source.line, c.prompt_reported, c.floor_tokens, c.floor_src, c.history_tokens, c.history_src)
+             for c in r.calls]
+    assert shown[:len(alone)] == [(c.source.line, c.prompt_reported, c.floor_tokens, c.floor_src, c.history_tokens,
+                                   c.history_src) for c in alone]
+    restarted = r.calls[len(alone):]
+    assert [c.prompt_reported for c in restarted] == prompts
+    first = restarted[0]
+    assert first.source.line == restart_line
+    assert (first.history_tokens, first.history_src, first.floor_src) == (
+        alone[0].history_tokens, Src.ESTIMATED, Src.INFERRED)
+    floor = prompts[0] - alone[0].history_tokens
+    assert first.floor_tokens == floor
+    # up to the sample's compaction (its ninth call gives the floor again)
+    for c, p in zip(restarted[1:8], prompts[1:8], strict=True):
+        assert (c.floor_tokens, c.floor_src, c.history_tokens, c.history_src) == (
+            floor, Src.INFERRED, p - floor, Src.INFERRED)
+    parsed, _, _ = run(path)
+    assert len(parsed[len(alone)].messages or []) == len(alone[0].messages) == 3
 
 
 def test_items_and_odd_records(tmp_path: Path) -> None:

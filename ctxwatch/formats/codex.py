@@ -6,7 +6,10 @@ Record layout and pitfalls: ``../shared/sample-logs/FORMATS.md`` section 2.  Eve
 * ``event_msg`` with ``payload.type:"token_count"`` carries running totals (``info.total_token_usage``) and the
   latest call's usage (``info.last_token_usage``) and the window (``info.model_context_window``).  Codex writes
   each value twice and re-emits totals for rate-limit refreshes, so a token_count is a new call only when
-  ``total_token_usage`` changed (failure case B12); totals that go backwards start a new baseline.  A copy
+  ``total_token_usage`` changed (failure case B12).  Totals that go backwards with no new ``session_meta`` are a
+  restart (Codex resumed, or a new conversation in the same file), reported as a ``totals_restart`` note: the
+  history starts again from the input items after the model's last output (or after a repeated
+  ``session_meta`` of this session), the floor is inferred again and the totals take a new baseline.  A copy
   whose total has a counter that is not a count is reported, and is still recognised as a copy by the counters
   left and ``last_token_usage`` (:func:`_is_repeat`).
 * Usage follows the OpenAI convention (FORMATS.md section 0, failure case B08): ``input_tokens`` includes
@@ -363,6 +366,10 @@ class CodexReader(Reader):
         self.system: list[str] | None = None
         self._window_hint: int | None = None  # task_started.model_context_window
         self._history: list[Message] = []
+        # Where a restart's history starts: after the model's last output item, a compaction or a repeated
+        # session_meta of this session.  The restart is only seen at its first token_count, after that
+        # conversation's first input items were appended; what came before them belongs to the old one.
+        self._restart_from = 0
         # Codex's cumulative total after the last counted call: the baseline of a total delta.
         self._prev_total: tuple[int, ...] | None = None
         # The previous counted event's total as written (damaged counters None): what a repeat is compared to.
@@ -409,6 +416,7 @@ class CodexReader(Reader):
                 self._open = None
                 if not self._compacted_since_call:
                     self._history = []
+                    self._restart_from = 0
                     self._mark_compaction("context_compacted", rec)
             elif ev == "task_started":
                 w = usage_count(payload.get("model_context_window"))
@@ -433,6 +441,10 @@ class CodexReader(Reader):
                     self._start_session()
                 if self.session is None:
                     self.session = sid
+                elif sid == self.session:
+                    # This session's header again (a copy of the rollout or a resume appended to it): a restart
+                    # that follows starts its history here.
+                    self._restart_from = len(self._history)
                 self._ancestors.update(_parent_ids(payload))
             base = payload.get("base_instructions")
             if isinstance(base, dict) and isinstance(base.get("text"), str) and self.system is None:
@@ -446,6 +458,7 @@ class CodexReader(Reader):
                 summary = payload.get("message")
                 self._history = [Message("user", [Part("text", summary)], label="compaction_summary")] \
                     if isinstance(summary, str) and summary else []
+            self._restart_from = len(self._history)
             self._mark_compaction("compacted", rec)
             self._compacted_since_call = True
         return []
@@ -464,6 +477,7 @@ class CodexReader(Reader):
         if not is_output:
             self._open = None
             return []
+        self._restart_from = len(self._history)  # (the model answered: the conversation so far is not new)
         op = self._open
         if op is None:
             return []
@@ -513,9 +527,12 @@ class CodexReader(Reader):
             self._prev_seen = seen
         source = "last_token_usage"
         prev = self._prev_total
+        notes: list[Output] = []
         if total is not None:
             backwards = prev is not None and any(t < p for t, p in zip(total, prev, strict=True))
             self._prev_total = total
+            if backwards:
+                notes.append(self._restart(rec))
             if last is None:
                 source = "total_delta"
                 last = total if prev is None or backwards else tuple(  # type: ignore[assignment]
@@ -526,10 +543,10 @@ class CodexReader(Reader):
             self._prev_total = last if prev is None else tuple(p + n for p, n in zip(prev, last, strict=True))
         self._prev_last = last
         if last is None:
-            return []
+            return notes
         inp, cached, out, reasoning, _tot = last
         if inp == 0 and out == 0:
-            return []  # nothing was sent (a zeroed baseline, e.g. a fresh subagent header)
+            return notes  # nothing was sent (a zeroed baseline, e.g. a fresh subagent header)
         cw = None
         if source == "last_token_usage" and isinstance(last_block, dict):
             # A value that is not a count stays raw, so the cache write is reported and unknown (never 2 for 2.7,
@@ -569,7 +586,21 @@ class CodexReader(Reader):
             self._last_prompt = inp
         self._open = _OpenCall(call)
         outs.insert(0, call)
-        return outs
+        return notes + outs
+
+    def _restart(self, rec: Record) -> Issue:
+        """Codex's cumulative totals went backwards with no new ``session_meta`` at ``rec``: Codex resumed, or a
+        new conversation was written to the same file.  Start a new episode: the history keeps only what came
+        after the old conversation (see ``_restart_from``) and the floor is inferred again from this call (the
+        old one made the restarted calls all floor: 4,909 of 4,909 reported, history 0); the caller has taken
+        this total as the new baseline.  Returns the note that says so."""
+        self._history = self._history[self._restart_from:]
+        self._restart_from = 0
+        self._floor_call = None
+        self._open = None  # (the old conversation's last call takes no more output items)
+        return Issue(self.path, rec.line, "totals_restart",
+                     f"cumulative totals went backwards at line {rec.line}: read as a restart (the history, the "
+                     "inferred floor and the totals start again)")
 
 
 def sniff(sn: Sniff) -> float:
