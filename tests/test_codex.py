@@ -393,6 +393,51 @@ def test_totals_that_go_backwards_with_no_session_meta_restart_the_history_and_t
     assert len(parsed[len(alone)].messages or []) == len(alone[0].messages) == 3
 
 
+def _two_hours_later(line: str) -> str:
+    """A rollout line with its timestamp moved 2 hours on (the tester's copy of the sample)."""
+    from datetime import datetime, timedelta
+
+    d = json.loads(line)
+    t = datetime.fromisoformat(d["timestamp"].replace("Z", "+00:00")) + timedelta(hours=2)
+    d["timestamp"] = t.strftime("%Y-%m-%dT%H:%M:%S.") + f"{t.microsecond // 1000:03d}Z"
+    return json.dumps(d)
+
+
+def test_a_rollout_written_again_after_itself_keeps_the_calls_and_split_of_the_rollout_alone(tmp_path: Path) -> None:
+    """The tester's concat_same.jsonl (the sample rollout, then a copy of it 2 hours later, same session id) and
+    concat_nometa.jsonl (the copy without its session_meta).  The copy's calls have the totals, so the keys, of
+    the sample's: they are the same calls, not emitted again.  The run is the sample read alone (lines,
+    timestamps, floor 9,643~ and histories 176 / 919~ ...), where the copy replaced calls 1-8 with a history of
+    both copies (floor 7,799~, history 2,020 / 2,763 ...).  One note: the totals go backwards at the copy's first
+    counted token_count (line numbers from plain json), whose call repeats the sample's first (line 10)."""
+    from ctxwatch.run import load_run
+
+    lines = SAMPLE.read_text().splitlines()
+    first_call_line = reference(SAMPLE)[0]["line"]
+    alone = load_run(str(SAMPLE))
+    assert alone.issues == [] and len(alone.calls) == 11 and first_call_line == 10
+
+    def shown(calls: list) -> list[tuple]:
+        return [(c.key, c.source.line, c.timestamp, c.prompt_reported, c.floor_tokens, c.floor_src, c.history_tokens,
+                 c.history_src, len(c.messages), c.compaction) for c in calls]
+
+    for name, copy in (("concat_same.jsonl", lines), ("concat_nometa.jsonl", lines[1:])):
+        second = [_two_hours_later(x) for x in copy]
+        path = tmp_path / name
+        path.write_text("\n".join(lines + second) + "\n")
+        restart_line = next(n for n, raw in enumerate(second, len(lines) + 1)
+                            if (d := json.loads(raw))["type"] == "event_msg"
+                            and d["payload"].get("type") == "token_count" and d["payload"].get("info"))
+        r = load_run(str(path))
+        assert shown(r.calls) == shown(alone.calls), name
+        assert [(i.kind, i.line) for i in r.issues] == [("totals_restart", restart_line)], name
+        assert r.issues[0].message.endswith(f"(this one the call at line {first_call_line}) and are not counted "
+                                            "again"), name
+        # The copy's output items do not update the sample's calls either: the reader's only new output is the note.
+        calls, issues, emitted = run(path)
+        assert emitted == run(SAMPLE)[2] + 1 and len(calls) == 11 and len(issues) == 1, name
+
+
 def test_items_and_odd_records(tmp_path: Path) -> None:
     assert item_message({"type": "ghost_snapshot"}) == (None, False)
     assert item_message("x") == (None, False)

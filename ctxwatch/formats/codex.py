@@ -9,7 +9,9 @@ Record layout and pitfalls: ``../shared/sample-logs/FORMATS.md`` section 2.  Eve
   ``total_token_usage`` changed (failure case B12).  Totals that go backwards with no new ``session_meta`` are a
   restart (Codex resumed, or a new conversation in the same file), reported as a ``totals_restart`` note: the
   history starts again from the input items after the model's last output (or after a repeated
-  ``session_meta`` of this session), the floor is inferred again and the totals take a new baseline.  A copy
+  ``session_meta`` of this session), the floor is inferred again and the totals take a new baseline.  A
+  token_count whose total is that of a call already read from the file (the rollout written again after itself)
+  is that call again: it is not emitted, so the original keeps its own history and floor.  A copy
   whose total has a counter that is not a count is reported, and is still recognised as a copy by the counters
   left and ``last_token_usage`` (:func:`_is_repeat`).
 * Usage follows the OpenAI convention (FORMATS.md section 0, failure case B08): ``input_tokens`` includes
@@ -341,7 +343,8 @@ class _OpenCall:
 class CodexReader(Reader):
     """Incremental reader of one Codex rollout file (see the module docstring for the rules and tailing policy).
 
-    ``feed`` returns a :class:`ParsedCall` for a token_count whose totals changed, the same call again (same
+    ``feed`` returns a :class:`ParsedCall` for a token_count whose totals changed (and are not those of a call
+    already read: a copy of the rollout), the same call again (same
     ``key``) when one of its output items arrives, and an ``implausible_usage`` :class:`Issue` when a call's
     prompt exceeds its window (failure case B13).  The call is still emitted, with ``extra["implausible"]``.
 
@@ -352,6 +355,9 @@ class CodexReader(Reader):
     def __init__(self, path: str) -> None:
         super().__init__(path)
         self._count = 0
+        # Key -> line of every call emitted from a cumulative total: a later token_count with the same total is a
+        # copy of that call (:meth:`_repeat`).  Kept across sessions: a key names its session.
+        self._emitted: dict[str, int] = {}
         self.skip = self._skip
         self._start_session()
 
@@ -573,6 +579,10 @@ class CodexReader(Reader):
                 extra["floor_call"] = self._floor_call
             elif inp > 0:
                 self._floor_call = key
+        first_line = self._emitted.get(key) if total is not None else None
+        if first_line is not None:
+            return self._repeat(notes, first_line, inp, implausible=bool(extra.get("implausible")))
+        self._emitted[key] = rec.line
         call = ParsedCall(
             source=SourceRef(self.path, rec.line, rec.line_end, rec.byte_start, rec.byte_end),
             timestamp=iso_seconds(v.get("timestamp")), model=self.model, provider="openai",
@@ -587,6 +597,23 @@ class CodexReader(Reader):
         self._open = _OpenCall(call)
         outs.insert(0, call)
         return notes + outs
+
+    def _repeat(self, notes: list[Output], first_line: int, inp: int, *, implausible: bool) -> list[Output]:
+        """A token_count whose cumulative total is that of a call read earlier from this file (the rollout, or
+        part of it, written again after a restart: a copy appended to it).  The call is not emitted again: it
+        replaced the original under the same key, with the history of both copies (concat_same.jsonl: floor
+        7,799~, history 2,020 where the rollout alone gives 9,643~ and 176), and the original's numbers already
+        count it.  The reader moves on as if it had been read (its compaction marker and prompt are used up, it
+        may name the episode's floor call, which is the original's key), and its output items update nothing.
+        A restart note of the same line says that its calls repeat earlier ones."""
+        self._pending = None
+        self._compacted_since_call = False
+        if not implausible:
+            self._last_prompt = inp
+        self._open = None
+        return [replace(n, message=f"{n.message}; its calls repeat calls read before (this one the call at line "
+                                   f"{first_line}) and are not counted again")
+                if isinstance(n, Issue) and n.kind == "totals_restart" else n for n in notes]
 
     def _restart(self, rec: Record) -> Issue:
         """Codex's cumulative totals went backwards with no new ``session_meta`` at ``rec``: Codex resumed, or a
