@@ -370,6 +370,26 @@ def test_claude_trace_stream_cut_before_message_delta_has_an_unknown_output(tmp_
         assert call["cost_usd"] == pytest.approx(SONNET_COST, abs=1e-9) and doc["issues"] == [], name
 
 
+def test_claude_trace_web_searches_in_message_delta_are_priced(tmp_path: Path) -> None:
+    """A streamed response reports its server tool use in message_delta's usage (message_start's has none): 3
+    web searches were dropped (web_searches null) and the call priced at its tokens only, $0.0067176.  Each search
+    is billed $0.01 (Anthropic: $10 per 1,000 searches), so the call costs 0.0067176 + 3 * 0.01 = $0.0367176.
+    A damaged message_start (prompt unknown) still keeps message_delta's count of searches."""
+    stream = _sse(_sse_start(), *SSE_TEXT, _sse_delta(70, server_tool_use={"web_search_requests": 3}), SSE_STOP)
+    doc = report(write_jsonl(tmp_path / "ws.jsonl", [_exchange(stream)]))
+    [call] = doc["calls"]
+    assert (call["prompt_tokens_reported"], call["completion_tokens_reported"], call["web_searches"]) \
+        == (6 + 304 + 15032, 70, 3)
+    assert call["cost_usd"] == pytest.approx(SONNET_COST + 3 * 0.01, abs=1e-9)
+    assert doc["issues"] == []
+    cut_start = _sse(("message_start", '{"type": "message_start", "message": {"id": "msg_A", "usa'), *SSE_TEXT,
+                     _sse_delta(70, server_tool_use={"web_search_requests": 3}))
+    doc = report(write_jsonl(tmp_path / "ws_cut.jsonl", [_exchange(cut_start)]))
+    [call] = doc["calls"]
+    assert (call["prompt_tokens_reported"], call["completion_tokens_reported"], call["web_searches"]) \
+        == (None, 70, 3)
+
+
 def _usage_fields(call: dict) -> tuple:
     return tuple(call[k] for k in ("prompt_tokens_reported", "input_uncached_tokens", "cache_read_tokens",
                                    "cache_write_tokens", "completion_tokens_reported", "cost_usd"))

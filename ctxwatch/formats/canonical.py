@@ -460,12 +460,16 @@ def parse_sse(raw: str) -> SseStream:
     says so.  A ``message_start`` that cannot be read (its JSON cut or damaged, no usage block with
     ``input_tokens``, or none at all before a ``message_delta``) leaves the prompt and cache counts unknown
     (``None``, never 0) with an ``invalid_field`` problem, unless the last ``message_delta`` carries all of
-    them (newer API versions); ``message_delta``'s output count is kept.  Never raises on odd events.
+    them (newer API versions); ``message_delta``'s output count is kept.  The server tool counts
+    (``server_tool_use.web_search_requests``, billed per search) are the last ``message_delta``'s when it
+    carries them (Anthropic streams them there, cumulative like its other counts; Messages API reference,
+    "Streaming messages"), else ``message_start``'s.  Never raises on odd events.
     """
     start_usage: dict[str, Any] | None = None
     start_bad: str | None = None  # why message_start's usage could not be read
     delta_prompt: dict[str, Any] | None = None  # the prompt side of the last message_delta carrying all of it
     out_tokens: Any = None
+    server: dict[str, Any] | None = None  # the last message_delta's server_tool_use block
     saw_delta = delta_bad = False
     model: str | None = None
     message_id: str | None = None
@@ -508,6 +512,8 @@ def parse_sse(raw: str) -> SseStream:
             u = du if isinstance(du := ev.get("usage"), dict) else {}
             if u.get("output_tokens") is not None:
                 out_tokens = u["output_tokens"]  # (not a count: passed on for the sanitizer to report)
+            if isinstance(u.get("server_tool_use"), dict):
+                server = u["server_tool_use"]
             for k in PROMPT_USAGE_KEYS:
                 if start_usage is not None and int_or_none(u.get(k)):
                     start_usage[k] = u[k]
@@ -531,13 +537,17 @@ def parse_sse(raw: str) -> SseStream:
             problems.append(("invalid_field", f"response.body_raw: {start_bad}; the usage is message_delta's, "
                                               "which carries every count"))
         else:
-            usage = Usage(output=usage_count(out_tokens)) if out_tokens is not None else None
+            usage = Usage(output=usage_count(out_tokens),
+                          web_searches=usage_count(server.get("web_search_requests")) if server else None) \
+                if out_tokens is not None else None
             known = "" if out_tokens is None else " (the output count is message_delta's)"
             problems.append(("invalid_field", f"response.body_raw: the stream's usage could not be read: {start_bad}; "
                                               f"its prompt and cache token counts are unknown{known}"))
     if start_usage is not None:
         # message_start's output_tokens is a placeholder (FORMATS.md 5a): only message_delta's count is the output.
-        usage = anthropic_usage({**start_usage, "output_tokens": out_tokens})
+        # (the searches are billed per search: message_start's block does not have them, the last delta does)
+        usage = anthropic_usage({**start_usage, "output_tokens": out_tokens,
+                                 **({"server_tool_use": server} if server is not None else {})})
         if usage is not None and out_tokens is None:
             # (the output is unknown, and pricing it as 0 would pass a part of the cost for all of it)
             usage = replace(usage, damaged=True)
