@@ -349,6 +349,50 @@ def test_claude_trace_one_message_id_on_different_requests_is_several_calls(tmp_
     assert "'msg_A' was already used at line 1" in doc["issues"][0]["message"]
 
 
+def test_claude_trace_exchange_logged_twice_with_one_stream_cut_is_one_whole_call(tmp_path: Path) -> None:
+    """The same exchange logged twice, one copy's stream cut before message_delta: the key hashed the reported
+    usage (output 70 against unknown), so the copies were 2 calls with a note "already used at line 1 for a
+    different request".  They are one call with the whole copy's numbers, in either order: prompt 6 + 304 +
+    15,032, output 70, $0.0067176 by hand (SONNET_COST).  Requests that differ only in their tool schemas (and
+    so in usage) under one id stay two calls with the note."""
+    whole, cut = _exchange(FULL_STREAM), _exchange(_sse(_sse_start(), *SSE_TEXT))
+    for name, lines in (("whole_first", [whole, cut]), ("cut_first", [cut, whole])):
+        doc = report(write_jsonl(tmp_path / f"{name}.jsonl", lines))
+        [call] = doc["calls"]
+        assert (call["line"], call["prompt_tokens_reported"], call["completion_tokens_reported"]) \
+            == (lines.index(whole) + 1, 6 + 304 + 15032, 70), name
+        assert call["cost_usd"] == pytest.approx(SONNET_COST, abs=1e-9), name
+        assert (doc["sessions"][0]["calls"], doc["sessions"][0]["output_tokens"]) == (1, 70), name
+        assert not [i for i in doc["issues"] if i["kind"] == "duplicate_response_id"], name
+        # (the cut copy's own line still says that its stream is cut)
+        assert [(i["line"], i["kind"]) for i in doc["issues"]] == [(lines.index(cut) + 1, "no_usage")], name
+    tooled = json.loads(json.dumps(whole))
+    tooled["request"]["body"]["tools"] = [{"name": "bash", "description": "Run a command.",
+                                          "input_schema": {"type": "object", "properties": {}}}]
+    tooled["response"]["body_raw"] = _sse(_sse_start(usage={**SONNET_START, "input_tokens": 400}), *SSE_TEXT,
+                                          _sse_delta(70), SSE_STOP)
+    doc = report(write_jsonl(tmp_path / "mock.jsonl", [whole, tooled]))
+    assert [c["prompt_tokens_reported"] for c in doc["calls"]] == [6 + 304 + 15032, 400 + 304 + 15032]
+    assert [(i["line"], i["kind"]) for i in doc["issues"]] == [(2, "duplicate_response_id")]
+
+
+def test_canonical_copy_without_usage_does_not_replace_the_whole_record(tmp_path: Path) -> None:
+    """A canonical record logged again without its usage (same response id, same request): it was a second call
+    (the key held the usage) with a "different request" note; it is the same call, whose numbers stay those of
+    the copy that has them (prompt 120, completion 7), in either order."""
+    whole = {"request": {"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}]},
+             "response": {"id": "chatcmpl-1", "usage": {"prompt_tokens": 120, "completion_tokens": 7}}}
+    bare = {"request": whole["request"], "response": {"id": "chatcmpl-1"}}
+    for name, lines in (("whole_first", [whole, bare]), ("bare_first", [bare, whole])):
+        doc = report(write_jsonl(tmp_path / f"{name}.jsonl", lines))
+        [call] = doc["calls"]
+        assert (call["line"], call["prompt_tokens_reported"], call["completion_tokens_reported"]) \
+            == (lines.index(whole) + 1, 120, 7), name
+        # (no "different request" note; the bare copy after the whole one is named as not counted)
+        assert [(i["line"], i["kind"]) for i in doc["issues"]] == ([(2, "incomplete_copy")] if name == "whole_first"
+                                                                   else []), name
+
+
 def test_claude_trace_stream_cut_before_message_delta_has_an_unknown_output(tmp_path: Path) -> None:
     """A stream cut after message_start and some text (an interrupted call) reported message_start's
     placeholder output_tokens, 23, as the output and priced it.  The output is unknown: null, the call not

@@ -640,14 +640,34 @@ class _MemoReader(Reader):
         self.memo = MessageMemo()
 
 
+def json_hash(v: Any) -> int | None:
+    """A hash of a value's compact JSON (equal for equal values written with the same key order), or ``None``
+    when orjson cannot write it (nested too deeply, an int beyond 64 bits)."""
+    try:
+        return hash(orjson.dumps(v))
+    except TypeError:  # (orjson.JSONEncodeError)
+        return None
+
+
+def usage_rank(u: Usage | None) -> int:
+    """How much of a call's usage one copy of its record reports, to choose between two copies of one call:
+    0 for none, else 1, plus 8 when undamaged, 4 with a prompt count and 2 with an output count.  A stream cut
+    before its ``message_delta`` (damaged, no output count: 5) ranks below its whole copy (15)."""
+    if u is None:
+        return 0
+    return 1 + 8 * (not u.damaged) + 4 * (u.prompt_total is not None) + 2 * (u.output is not None)
+
+
 class ResponseIds:
     """Dedupe keys of one file's calls from the provider's response ids (``chatcmpl-...``, ``msg_...``).
 
     The provider's response id names one API call: a record seen again (a log replaced by a copy, a resumed
     run re-logging, an exchange captured twice) updates instead of adding (failure cases B11/B19).  The key
-    holds the call's shape too (model, system prompt, message count, last message, reported usage): a mock
-    server or a test stub answering every call with one constant id must not merge different requests into
-    one call, while a copy of a record stays the same call.  Used by the canonical and claude-trace readers.
+    holds the request too (model, system prompt, tool schemas, max output tokens, every message): a mock server
+    or a test stub answering every call with one constant id must not merge different requests into one call,
+    while a copy of a record stays the same call.  The reported usage is not part of the key: two copies of one
+    exchange may report different amounts of it (one copy's stream cut before its ``message_delta``), and
+    :meth:`better_copy` keeps the more complete one.  Used by the canonical and claude-trace readers.
 
     Args:
         path: the log file (for the issues).
@@ -657,17 +677,18 @@ class ResponseIds:
         self.path = path
         self._ids: dict[str, tuple[str, int]] = {}  # response id -> (first call key, line) using it
         self._told: set[str] = set()  # response ids already reported as reused for another request
+        self._best: dict[str, tuple[int, int]] = {}  # call key -> (usage rank, line) of the copy counted
 
     def assign(self, call: ParsedCall, rid: Any, line: int) -> list[Issue]:
         """Set ``call.key`` from response id ``rid`` (a non-empty string, else the call gets no key and is never
-        merged) and the call's shape; return a ``duplicate_response_id`` note the first time an id comes back
+        merged) and the call's request; return a ``duplicate_response_id`` note the first time an id comes back
         on a different request (``line``: the record's 1-based line number)."""
         if not isinstance(rid, str) or not rid:
             return []
         msgs = call.messages or []
-        u = call.usage
-        shape = hash((call.model, tuple(call.system or ()), len(msgs), message_key(msgs[-1]) if msgs else None,
-                      (u.prompt_total, u.output) if u is not None else None)) & 0xFFFFFFFF
+        # (message keys are the memo's hashes of each raw message: the whole history, for the cost of a tuple)
+        shape = hash((call.model, tuple(call.system or ()), json_hash(call.tools), json_hash(call.max_output_tokens),
+                      tuple(message_key(m) for m in msgs))) & 0xFFFFFFFF
         call.key = f"response:{rid}:{len(msgs)}:{shape:08x}"
         first = self._ids.setdefault(rid, (call.key, line))
         if first[0] == call.key or rid in self._told:
@@ -675,6 +696,30 @@ class ResponseIds:
         self._told.add(rid)
         return [Issue(self.path, line, "duplicate_response_id", f"response id {rid!r} was already used at line "
                       f"{first[1]} for a different request; counted as separate calls")]
+
+    def better_copy(self, call: ParsedCall, line: int) -> int | None:
+        """The line of an earlier copy of ``call`` (same key, this file) that reports more of its usage (see
+        :func:`usage_rank`), or ``None`` when ``call`` is to be counted: it has no key, is the first copy, or is
+        at least as complete as the copy counted so far (which it then replaces, as a run replaces a call whose
+        key comes back).  A less complete later copy must not be emitted: the run would replace the complete
+        numbers with it."""
+        if call.key is None:
+            return None
+        rank = usage_rank(call.usage)
+        best = self._best.get(call.key)
+        if best is not None and best[0] > rank:
+            return best[1]
+        self._best[call.key] = (rank, line)
+        return None
+
+    def not_counted(self, line: int, better: int, notes: list[Issue]) -> list[Issue]:
+        """The issues of a copy that :meth:`better_copy` keeps out (``better``: the counted copy's line): its own
+        notes, saying that it is not counted, or one ``incomplete_copy`` note when it has none."""
+        if not notes:
+            return [Issue(self.path, line, "incomplete_copy", f"a copy of the call at line {better} that reports "
+                          f"less of its usage; not counted (line {better} is)")]
+        why = f"this copy is not counted: the copy at line {better}, which reports more of the usage, is"
+        return [Issue(i.path, i.line, i.kind, f"{i.message}; {why}", i.call_key) for i in notes]
 
 
 class CanonicalReader(_MemoReader):
@@ -700,13 +745,17 @@ class CanonicalReader(_MemoReader):
             ts = parse_timestamp(resp.get("created"))
         call = build_call(self.path, rec, req, resp, timestamp=ts, memo=self.memo)
         extra_issues = self.ids.assign(call, resp.get("id") if isinstance(resp, dict) else None, rec.line)
+        notes = [*_malformed(self.path, rec.line, req, resp, call), *extra_issues]
+        better = self.ids.better_copy(call, rec.line)
+        if better is not None:
+            return self.ids.not_counted(rec.line, better, notes)
         call.session = v.get("session") if isinstance(v.get("session"), str) else None
         win = int_or_none(v.get("window"))
         if win:
             call.window = win
         if isinstance(v.get("context"), str):
             call.context = v["context"]
-        return [call, *_malformed(self.path, rec.line, req, resp, call), *extra_issues]
+        return [call, *notes]
 
 
 def _malformed(path: str, line: int, req: dict[str, Any], resp: Any, call: ParsedCall) -> list[Issue]:
@@ -767,6 +816,9 @@ class ClaudeTraceReader(_MemoReader):
             call.model = model
         # (after the model is settled: it is part of the key that keeps different requests apart)
         notes += self.ids.assign(call, rid, rec.line)
+        better = self.ids.better_copy(call, rec.line)
+        if better is not None:  # (the same exchange logged again, its stream cut: the whole copy stays counted)
+            return self.ids.not_counted(rec.line, better, notes)
         # Claude Code sends side calls beside the agent's own: max_tokens:1 quota probes and tool-less
         # helper calls (topic detection on a small model). They have their own prompts, so they are kept
         # out of the main context's history, floor and flags.
