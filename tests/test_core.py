@@ -393,6 +393,65 @@ def test_canonical_copy_without_usage_does_not_replace_the_whole_record(tmp_path
                                                                    else []), name
 
 
+def test_records_without_a_response_id_in_two_copies_of_a_log_are_counted_once(tmp_path: Path) -> None:
+    """A demo log copied twice into a folder: its 59 calls with a response id were merged, its refused call (no
+    response id) was counted twice: 61 calls of 60.  Records without an id are keyed by their content and their
+    occurrence among identical records of their file: the copies merge (one call per line of the log, counted
+    with plain json), while two identical records of one file (an agent retrying the same refused request) stay
+    two calls, in a copy too.  A claude-trace exchange without a message id (its stream cut before
+    message_start) merges with its copy the same way."""
+    res = CliRunner().invoke(main, ["demo", "--write", str(tmp_path / "run.jsonl")])
+    assert res.exit_code == 0, res.output
+    text = (tmp_path / "run.jsonl").read_text()
+    recs = [json.loads(x) for x in text.splitlines()]
+    assert [r for r in recs if not (r.get("response") or {}).get("id")]  # (the refused call has no id)
+    folder = tmp_path / "fe"
+    folder.mkdir()
+    for name in ("a.jsonl", "b.jsonl"):
+        (folder / name).write_text(text)
+    assert len(report(folder)["calls"]) == len(recs)
+    # The refused request retried as it was: 2 calls in the file, and still 2 with a copy of the file beside it.
+    refused = next(r for r in recs if not (r.get("response") or {}).get("id"))
+    retry = tmp_path / "retry"
+    retry.mkdir()
+    for name in ("a.jsonl", "b.jsonl"):
+        write_jsonl(retry / name, [recs[0], refused, refused])
+    doc = report(retry / "a.jsonl")
+    assert [c["line"] for c in doc["calls"]] == [1, 2, 3]
+    assert len(report(retry)["calls"]) == 3
+    # claude-trace: no message_start, so no message id (message_delta's output is still read).
+    trace = tmp_path / "trace"
+    trace.mkdir()
+    for name in ("a.jsonl", "b.jsonl"):
+        write_jsonl(trace / name, [_exchange(_sse(*SSE_TEXT, _sse_delta(70)))])
+    [call] = report(trace)["calls"]
+    assert call["completion_tokens_reported"] == 70
+
+
+def test_identical_records_without_an_id_stay_apart_when_a_big_file_is_read_in_ranges(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Worker processes read a big file of canonical records in line ranges, each numbering the identical
+    records of its own range: the same id-less record at the file's first and last lines is 2 calls (each
+    range started its count at 1, which would have made them one key), as in a serial read.  A record re-read
+    alone (the detail view) is still found although it is the second of its content."""
+    from ctxwatch import parallel
+    from ctxwatch.run import load_run, reload_call
+
+    refused = {"request": {"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}]},
+               "response": {"error": {"code": "context_length_exceeded"}}}
+    others = [{"request": {"model": "gpt-4o", "messages": [{"role": "user", "content": f"q{i} " * 200}]},
+               "response": {"usage": {"prompt_tokens": 400 + i, "completion_tokens": 3}}} for i in range(40)]
+    log = write_jsonl(tmp_path / "big.jsonl", [refused, *others, refused])
+    serial = load_run(str(log))
+    assert len(serial.calls) == 42
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(parallel, "workers_for", lambda size, items=2: 2)
+    split = load_run(str(log), parallel=True)
+    assert [c.source.line for c in split.calls] == list(range(1, 43))
+    last = reload_call(serial, 41)
+    assert last is not None and last.source.line == 42
+
+
 def test_claude_trace_stream_cut_before_message_delta_has_an_unknown_output(tmp_path: Path) -> None:
     """A stream cut after message_start and some text (an interrupted call) reported message_start's
     placeholder output_tokens, 23, as the output and priced it.  The output is unknown: null, the call not

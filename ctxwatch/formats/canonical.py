@@ -177,6 +177,7 @@ class MessageMemo:
         self._cur: dict[int, Message] = {}
         self._prev_raw: list[Any] = []
         self._prev_msgs: list[Message | None] = []
+        self._prev_keys: list[int | None] = []  # the content hash of each of _prev_msgs (None: not hashed)
 
     def messages(self, raw_list: list[Any], build: Callable[[dict[str, Any]], Message]) -> list[Message | None]:
         """Messages for a request's raw message list, aligned with it (``None`` for non-dict items).
@@ -187,12 +188,17 @@ class MessageMemo:
         n = len(self._prev_raw)
         if n and len(raw_list) >= n and raw_list[:n] == self._prev_raw:
             out = list(self._prev_msgs)
+            keys = list(self._prev_keys)
             for m in raw_list[n:]:
-                out.append(self.get(m, build) if isinstance(m, dict) else None)
+                msg = self.get(m, build) if isinstance(m, dict) else None
+                out.append(msg)
+                keys.append(msg.key if msg is not None else None)
         else:
             out = [self.get(m, build) if isinstance(m, dict) else None for m in raw_list]
+            keys = [msg.key if msg is not None else None for msg in out]
         self._prev_raw = raw_list
         self._prev_msgs = out
+        self._prev_keys = keys  # (kept along, a call's new messages only: see keys_of)
         return out
 
     def get(self, raw: dict[str, Any], build: Callable[[dict[str, Any]], Message]) -> Message:
@@ -211,6 +217,13 @@ class MessageMemo:
     def next_call(self) -> None:
         """Start a new call: the current call's messages become the ones to reuse."""
         self._prev, self._cur = self._cur, {}
+
+    def keys_of(self, raw_list: Any) -> tuple[int, ...] | None:
+        """The content hashes of the messages of ``raw_list`` when it is the list last given to :meth:`messages`
+        (the same object) and the memo hashed each of its items; else ``None``."""
+        if raw_list is not self._prev_raw or not isinstance(raw_list, list) or None in self._prev_keys:
+            return None
+        return tuple(self._prev_keys)  # type: ignore[arg-type]  # (no None in it)
 
 
 def openai_request_to_parts(body: dict[str, Any], memo: MessageMemo | None = None) -> RequestParts:
@@ -649,6 +662,29 @@ def json_hash(v: Any) -> int | None:
         return None
 
 
+def record_hash(record: dict[str, Any], body_at: tuple[str, ...], memo: MessageMemo) -> int | None:
+    """A hash of a whole record's content (equal for identical records), or ``None`` when it cannot be written.
+
+    ``body_at``: the keys leading from ``record`` to its request body.  The body's messages, which ``memo``
+    has just hashed one by one to build the call, enter as those hashes instead of being written out again (an
+    agent's request re-sends its whole history: writing it twice more per record slowed a read by a fifth);
+    a record the memo did not read (a Responses API body) is written whole.
+    """
+    body: Any = record
+    for k in body_at:
+        body = body.get(k) if isinstance(body, dict) else None
+    keys = memo.keys_of(body.get("messages")) if isinstance(body, dict) else None
+    if keys is None:
+        return json_hash(record)
+
+    def swapped(d: dict[str, Any], i: int) -> dict[str, Any]:
+        if i == len(body_at):
+            return {**d, "messages": keys}
+        return {**d, body_at[i]: swapped(d[body_at[i]], i + 1)}
+
+    return json_hash(swapped(record, 0))
+
+
 def usage_rank(u: Usage | None) -> int:
     """How much of a call's usage one copy of its record reports, to choose between two copies of one call:
     0 for none, else 1, plus 8 when undamaged, 4 with a prompt count and 2 with an output count.  A stream cut
@@ -667,7 +703,8 @@ class ResponseIds:
     or a test stub answering every call with one constant id must not merge different requests into one call,
     while a copy of a record stays the same call.  The reported usage is not part of the key: two copies of one
     exchange may report different amounts of it (one copy's stream cut before its ``message_delta``), and
-    :meth:`better_copy` keeps the more complete one.  Used by the canonical and claude-trace readers.
+    :meth:`better_copy` keeps the more complete one.  A record with no response id (a refused request) is keyed
+    by its content instead (:meth:`content`).  Used by the canonical and claude-trace readers.
 
     Args:
         path: the log file (for the issues).
@@ -678,6 +715,31 @@ class ResponseIds:
         self._ids: dict[str, tuple[str, int]] = {}  # response id -> (first call key, line) using it
         self._told: set[str] = set()  # response ids already reported as reused for another request
         self._best: dict[str, tuple[int, int]] = {}  # call key -> (usage rank, line) of the copy counted
+        self._seen: dict[int, int] = {}  # content hash of an id-less record -> how many were read so far
+        self._origin: int | None = None  # line of the first record read (see start)
+
+    def start(self, line: int) -> None:
+        """Note a record's line before it is read (the first one noted is where the reading started)."""
+        if self._origin is None:
+            self._origin = line
+
+    def content(self, call: ParsedCall, h: int | None, line: int) -> None:
+        """Key a call that has no key yet (its response has no id) by its record's content hash ``h``
+        (:func:`record_hash`) and its occurrence number among identical records of this file (``line``: the
+        record's 1-based line).
+
+        The same log in two files (a copy, a resumed run re-logging) gives each record the same key, so the k-th
+        identical record of one file is the same call as the k-th of the other, while two identical records of
+        one file (an agent retrying the same refused request) stay two calls.  A file read from a later line
+        than its first (a range of a big file read by a worker process, :mod:`ctxwatch.parallel`; a backfill
+        of its end) cannot number its records from the file's start: their keys hold the line it started at,
+        so that identical records of two ranges stay apart.  A record with no hash (``None``) gets no key."""
+        if call.key is not None or h is None:
+            return
+        n = self._seen[h] = self._seen.get(h, 0) + 1
+        # (the hash part comes first and alone: ctxwatch.run.reload_parsed recognises a record read alone by it)
+        where = f"{n}" if self._origin in (None, 1) else f"{self._origin}+{n}"
+        call.key = f"content:{h & 0xFFFFFFFFFFFFFFFF:016x}:{where}"
 
     def assign(self, call: ParsedCall, rid: Any, line: int) -> list[Issue]:
         """Set ``call.key`` from response id ``rid`` (a non-empty string, else the call gets no key and is never
@@ -731,6 +793,7 @@ class CanonicalReader(_MemoReader):
 
     def feed(self, rec: Record) -> Iterable[Output]:
         """One record = one call; anything that is not such a record is an ``unknown_record`` issue."""
+        self.ids.start(rec.line)
         v = rec.value
         if not isinstance(v, dict) or not isinstance(v.get("request"), dict):
             return [Issue(self.path, rec.line, "unknown_record", "not a {request, response} record; skipped")]
@@ -749,6 +812,10 @@ class CanonicalReader(_MemoReader):
         better = self.ids.better_copy(call, rec.line)
         if better is not None:
             return self.ids.not_counted(rec.line, better, notes)
+        if call.key is None:  # (no response id: a refused request)
+            nested = v["request"] is not req
+            self.ids.content(call, record_hash(v, ("request", "body") if nested else ("request",), self.memo),
+                             rec.line)
         call.session = v.get("session") if isinstance(v.get("session"), str) else None
         win = int_or_none(v.get("window"))
         if win:
@@ -788,6 +855,7 @@ class ClaudeTraceReader(_MemoReader):
 
     def feed(self, rec: Record) -> Iterable[Output]:
         """One line = one HTTP exchange; non-/messages requests and failed exchanges become issues."""
+        self.ids.start(rec.line)
         v = rec.value
         if not isinstance(v, dict) or not isinstance(v.get("request"), dict):
             return [Issue(self.path, rec.line, "unknown_record", "not a claude-trace exchange; skipped")]
@@ -819,6 +887,8 @@ class ClaudeTraceReader(_MemoReader):
         better = self.ids.better_copy(call, rec.line)
         if better is not None:  # (the same exchange logged again, its stream cut: the whole copy stays counted)
             return self.ids.not_counted(rec.line, better, notes)
+        if call.key is None:  # (no message id: a stream cut before message_start)
+            self.ids.content(call, record_hash(v, ("request", "body"), self.memo), rec.line)
         # Claude Code sends side calls beside the agent's own: max_tokens:1 quota probes and tool-less
         # helper calls (topic detection on a small model). They have their own prompts, so they are kept
         # out of the main context's history, floor and flags.
