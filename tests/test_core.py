@@ -963,6 +963,27 @@ def test_a_completion_limit_that_is_not_a_count_is_reported(tmp_path: Path, fiel
     assert [(i["kind"], i["line"]) for i in doc["issues"]] == ([("implausible_value", 1)] if issue else [])
 
 
+@pytest.mark.parametrize(("value", "reserve", "source", "issue"), [
+    (1024.5, 19_200, "default", True),  # (default: 0.15 * gpt-4o's 128,000)
+    ("lots", 19_200, "default", True),
+    ("2048", 2048, "request", False),
+    (4096.0, 4096, "request", False),
+])
+def test_a_responses_api_output_limit_that_is_not_a_count_is_reported(tmp_path: Path, value: object,
+                                                                      reserve: int, source: str, issue: bool) -> None:
+    """A Responses API record's ``max_output_tokens: 1024.5`` was silently replaced by the default reserve (the
+    chat ``max_tokens`` was already reported): it is now an implausible_value issue on its line, as for chat."""
+    rec = {"request": {"model": "gpt-4o", "instructions": "Be brief.", "max_output_tokens": value,
+                       "input": [{"type": "message", "role": "user", "content": "hi"}]},
+           "response": {"object": "response", "output": [], "usage": {"input_tokens": 10, "output_tokens": 1}}}
+    doc = report(write_jsonl(tmp_path / "mt_resp.jsonl", [rec]))
+    (call,) = doc["calls"]
+    assert (call["reserve_tokens"], call["reserve_source"]) == (reserve, source)
+    assert [(i["kind"], i["line"]) for i in doc["issues"]] == ([("implausible_value", 1)] if issue else [])
+    if issue:
+        assert doc["issues"][0]["message"].startswith(f"max output tokens {value!r}: not a token count")
+
+
 def test_a_folder_of_unrelated_logs_is_not_one_conversation(tmp_path: Path) -> None:
     """Two unrelated logs without session ids in one folder: the drop from the first file's big prompts
     to the second file's small ones is not a compaction, and each file is its own session."""

@@ -331,7 +331,8 @@ def responses_request_to_parts(body: dict[str, Any]) -> RequestParts:
         else:
             messages.append(Message("user", [Part("other", json_text(item))]))
     tools = [t for t in (body.get("tools") or []) if isinstance(t, dict)]
-    return system, tools, messages, int_or_none(body.get("max_output_tokens"))
+    # (a value that is not a count is passed on for the sanitizer to report, not replaced by the default reserve)
+    return system, tools, messages, request_max_tokens(body, "max_output_tokens")
 
 
 def responses_usage(u: Any) -> Usage | None:
