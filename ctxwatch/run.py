@@ -91,16 +91,23 @@ def _sanitize(pc: ParsedCall) -> list[Issue]:
     if _bad_count(pc.window) or pc.window == 0:
         bad.append(f"window {show_value(pc.window)}")
         pc.window = None
+    why = "not a token count (negative, beyond 2**53, not an integer or more than the total); treated as unknown"
+    elsewhere: list[Issue] = []
     if _bad_count(pc.max_output_tokens):
-        bad.append(f"max output tokens {show_value(pc.max_output_tokens)}")
+        what = f"max output tokens {show_value(pc.max_output_tokens)}"
+        if pc.extra.get("input_path"):
+            # A joined batch call's request, which holds this value, is in its input file (ctxwatch.formats.batch
+            # names it and the line in extra): the issue names that line, not the result's.
+            elsewhere.append(Issue(pc.extra["input_path"], pc.extra.get("input_line") or 0, "implausible_value",
+                                   f"{what}: {why}", pc.key))
+        else:
+            bad.append(what)
         pc.max_output_tokens = None
     if not bad:
-        return []
+        return elsewhere
     # (a response written over several lines names the line its usage was taken from)
     line = pc.extra.get("usage_line") or pc.source.line
-    return [Issue(pc.source.path, line, "implausible_value",
-                  f"{'; '.join(bad)}: not a token count (negative, beyond 2**53, not an integer or more than the "
-                  "total); treated as unknown", pc.key)]
+    return [Issue(pc.source.path, line, "implausible_value", f"{'; '.join(bad)}: {why}", pc.key), *elsewhere]
 
 
 class LogError(Exception):

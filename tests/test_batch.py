@@ -489,3 +489,42 @@ def test_escaped_custom_ids_pair_with_raw_ones(tmp_path: Path) -> None:
     joined = [c for c in calls if Path(c.source.path).name == "results.jsonl"]
     assert [c.messages[0].text() for c in joined] == ["real " + c for c in ids]
     assert [c.messages[0].text() for c in calls if c not in joined] == ["decoy"]  # (read alone: unpaired)
+
+
+def test_a_bad_max_tokens_of_a_joined_request_is_reported_at_its_request_line(tmp_path: Path) -> None:
+    """``max_tokens: 1024.5`` in a batch request was reported at the line of its *result* (another file, and
+    another line: results come in any order), where no such value is.  The issue names the request file and
+    the line of that request (found here with plain json), for OpenAI and Anthropic batches alike; the result
+    file has no issue."""
+    from ctxwatch.multi import load_many
+
+    ids = ["a", "b", "c"]
+    usage = {"prompt_tokens": 10, "completion_tokens": 2, "total_tokens": 12}
+    openai = tmp_path / "openai"
+    openai.mkdir()
+    (openai / "in.jsonl").write_text("".join(json.dumps({
+        "custom_id": c, "method": "POST", "url": "/v1/chat/completions",
+        "body": {"model": "gpt-4o-mini", "max_tokens": 1024.5 if c == "c" else 100,
+                 "messages": [{"role": "user", "content": f"question {c}"}]}}) + "\n" for c in ids))
+    (openai / "out.jsonl").write_text("".join(json.dumps({
+        "id": f"batch_req_{c}", "custom_id": c, "error": None, "response": {
+            "status_code": 200, "body": {"model": "gpt-4o-mini", "usage": usage, "choices": []}}}) + "\n"
+        for c in reversed(ids)))  # (result of "c" on line 1)
+    anthropic = tmp_path / "anthropic"
+    anthropic.mkdir()
+    (anthropic / "requests.jsonl").write_text("".join(json.dumps({
+        "custom_id": c, "params": {"model": "claude-3-5-haiku-20241022", "max_tokens": 1024.5 if c == "c" else 100,
+                                   "messages": [{"role": "user", "content": f"question {c}"}]}}) + "\n"
+        for c in ids))
+    (anthropic / "results.jsonl").write_text("".join(json.dumps({
+        "custom_id": c, "result": {"type": "succeeded", "message": {
+            "id": f"msg_{c}", "type": "message", "role": "assistant", "model": "claude-3-5-haiku-20241022",
+            "content": [], "usage": {"input_tokens": 10, "output_tokens": 2}}}}) + "\n" for c in reversed(ids)))
+    for folder, req_file in ((openai, "in.jsonl"), (anthropic, "requests.jsonl")):
+        line = next(n for n, v in _json_lines(folder / req_file) if v["custom_id"] == "c")
+        assert line == 3
+        run = load_many([str(folder)], None)
+        bad = [i for i in run.issues if i.kind == "implausible_value"]
+        assert [(Path(i.path).name, i.line) for i in bad] == [(req_file, line)], folder.name
+        assert bad[0].message.startswith("max output tokens 1024.5: not a token count"), folder.name
+        assert len(run.calls) == 3, folder.name
