@@ -528,3 +528,33 @@ def test_a_bad_max_tokens_of_a_joined_request_is_reported_at_its_request_line(tm
         assert [(Path(i.path).name, i.line) for i in bad] == [(req_file, line)], folder.name
         assert bad[0].message.startswith("max output tokens 1024.5: not a token count"), folder.name
         assert len(run.calls) == 3, folder.name
+
+
+def test_batches_reusing_custom_ids_pair_by_the_models_the_results_name(tmp_path: Path) -> None:
+    """OpenAI names every output batch_<id>_output.jsonl, so names say nothing: two batches reusing
+    request-0..2, gpt-4o requests in jan_requests and gpt-4o-mini ones in feb_requests, were paired by name
+    (batch_68a1f -> feb).  The results' models now decide: gpt-4o-2024-08-06 is a snapshot of gpt-4o only,
+    gpt-4o-mini-2024-07-18 of both, but most specifically of gpt-4o-mini."""
+    ids = [f"request-{i}" for i in range(3)]
+
+    def requests(name: str, model: str) -> None:
+        (tmp_path / name).write_text("".join(json.dumps({
+            "custom_id": c, "method": "POST", "url": "/v1/chat/completions",
+            "body": {"model": model, "messages": [{"role": "user", "content": f"{model} {c}"}]}}) + "\n"
+            for c in ids))
+
+    def results(name: str, model: str) -> None:
+        usage = {"prompt_tokens": 10, "completion_tokens": 2, "total_tokens": 12}
+        (tmp_path / name).write_text("".join(json.dumps({
+            "id": f"r-{name}-{c}", "custom_id": c, "error": None, "response": {"status_code": 200, "body": {
+                "model": model, "usage": usage, "choices": []}}}) + "\n" for c in ids))
+
+    requests("jan_requests.jsonl", "gpt-4o")
+    requests("feb_requests.jsonl", "gpt-4o-mini")
+    results("batch_68a1f_output.jsonl", "gpt-4o-2024-08-06")
+    results("batch_67b2c_output.jsonl", "gpt-4o-mini-2024-07-18")
+    calls, issues = read_batch_pair([str(tmp_path)])
+    assert len(calls) == 6
+    joined = {(Path(c.source.path).name, c.messages[0].text().split()[0]) for c in calls}
+    assert joined == {("batch_68a1f_output.jsonl", "gpt-4o"), ("batch_67b2c_output.jsonl", "gpt-4o-mini")}
+    assert all(i.kind == "batch_pairing" and "by model" in i.message for i in issues) and len(issues) == 2

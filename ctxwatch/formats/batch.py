@@ -580,6 +580,40 @@ def _ids_in(path: str) -> set[str]:
     return ids
 
 
+def _models_by_id(path: str) -> dict[str, str]:
+    """``custom_id -> model`` of a batch file: the request's ``body.model`` / ``params.model``, or the result's
+    ``response.body.model`` / ``result.message.model`` (read only to pair batches that reuse custom_ids)."""
+    out: dict[str, str] = {}
+    try:
+        for rec in iter_records(path):
+            v = rec.value if isinstance(rec, Record) else None
+            if not isinstance(v, dict) or not isinstance(cid := v.get("custom_id"), str):
+                continue
+            for outer, inner in (("body", None), ("params", None), ("response", "body"), ("result", "message")):
+                node = v.get(outer)
+                if inner is not None and isinstance(node, dict):
+                    node = node.get(inner)
+                if isinstance(node, dict) and isinstance(model := node.get("model"), str):
+                    out[cid] = model
+                    break
+    except OSError:
+        pass
+    return out
+
+
+def _model_agreement(results: dict[str, str], requests: dict[str, str]) -> int:
+    """How well a batch's requests name the models its results report: per shared custom_id, the length of the
+    request's model id when the result's is that id or a snapshot of it (``gpt-4o-mini`` ->
+    ``gpt-4o-mini-2024-07-18``), so the most specific request model counts most (``gpt-4o`` is a prefix of
+    both ``gpt-4o-2024-08-06`` and ``gpt-4o-mini-...``)."""
+    score = 0
+    for cid, got in results.items():
+        asked = requests.get(cid)
+        if asked and (got == asked or got.startswith(asked + "-")):
+            score += len(asked)
+    return score
+
+
 def _name_likeness(a: str, b: str) -> int:
     """How alike two file names are: the length of their common prefix plus that of their common suffix
     (``batch_A_output.jsonl`` is closer to ``batch_A_input.jsonl`` than to ``batch_B_input.jsonl``)."""
@@ -652,13 +686,18 @@ def read_batch_pair(paths: list[str]) -> tuple[list[ParsedCall], list[Issue]]:
             tied = [c for c in candidates if shared[c] == top]
             if top and len(tied) > 1:
                 # Batches that reuse the same custom_ids ("request-0", "request-1"...): the ids cannot tell
-                # them apart, so the closest file name decides (batch_A_output -> batch_A_input; an error file
-                # beside its output too), then an input not yet joined to an output.
+                # them apart.  The requests whose model the results name decide first (OpenAI names every
+                # output batch_<id>_output.jsonl: names carry nothing), then the closest file name
+                # (batch_A_output -> batch_A_input; an error file beside its output too), then an input not
+                # yet joined to an output.
                 used = set(pairing.values())
-                best = max(tied, key=lambda c: (_name_likeness(out, c), c not in used))
+                out_models = _models_by_id(out)
+                agree = {c: _model_agreement(out_models, _models_by_id(c)) for c in tied}
+                best = max(tied, key=lambda c: (agree[c], _name_likeness(out, c), c not in used))
+                by = "by model" if sorted(agree.values())[-1] > sorted(agree.values())[-2] else "by file name"
                 issues.append(Issue(out, 0, "batch_pairing",
                                     f"its custom_ids match {len(tied)} input files equally; joined to "
-                                    f"{os.path.basename(best)} by file name: give the pair alone to be sure"))
+                                    f"{os.path.basename(best)} {by}: give the pair alone to be sure"))
             elif top:
                 best = tied[0]
         pairing[out] = best
