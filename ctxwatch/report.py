@@ -29,7 +29,11 @@ def iso(ts: float | None) -> str | None:
 
 def cost_of(call: Call) -> Decimal | None:
     """The call's estimated cost in USD (:func:`ctxwatch.windows.call_cost`), at the batch rate for a batch
-    results line (``extra["batch_side"] == "output"``), or ``None`` when it cannot be priced."""
+    results line (``extra["batch_side"] == "output"``); 0 for a refused request (an error response without
+    usage, ``extra["error"]``: OpenAI and Anthropic bill no tokens for a request they reject); ``None`` when it
+    cannot be priced."""
+    if call.usage is None and call.extra.get("error"):
+        return Decimal(0)
     return call_cost(call.model, call.provider, call.usage, call.timestamp,
                      batch=call.extra.get("batch_side") == "output")
 
@@ -81,7 +85,8 @@ def call_json(call: Call, calibration: float | None = None, cost: Decimal | bool
                            if u and u.prompt_total and call.prompt_estimated else None),
         "calibrated": _calibrated(call, calibration),
         "cost_usd": float(cost) if cost is not None else None,
-        "cost_source": "estimated" if cost is not None else "unknown",
+        "cost_source": ("not billed (error response)" if call.usage is None and call.extra.get("error")
+                        else "estimated" if cost is not None else "unknown"),
         "compaction": call.compaction,
         # null where the messages are not in the summary (a Claude Code call whose history is inferred from
         # reported usage, or a log without them)

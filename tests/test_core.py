@@ -1258,3 +1258,20 @@ def test_a_log_before_its_first_call_is_not_unreadable(tmp_path: Path, shared_lo
                  ["report", str(folder)], ["check", str(folder)]):
         res = CliRunner().invoke(main, args)
         assert res.exit_code == 0, (args, res.output)
+
+
+def test_a_refused_request_costs_nothing_and_keeps_the_session_priced(tmp_path: Path) -> None:
+    """The demo's last call is refused (context_length_exceeded: an error, no usage).  It could not be priced,
+    so the whole session's cost was null; providers bill no tokens for a rejected request, so it costs 0.
+    By hand: gpt-4o at $2.50 / $10 per million: 1,000 prompt + 10 completion tokens = $0.0026."""
+    recs = [
+        {"request": {"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}]},
+         "response": {"id": "r1", "usage": {"prompt_tokens": 1000, "completion_tokens": 10}}},
+        {"request": {"model": "gpt-4o", "messages": [{"role": "user", "content": "again"}]},
+         "response": {"error": {"message": "too long", "type": "invalid_request_error",
+                                "code": "context_length_exceeded"}}},
+    ]
+    doc = report(write_jsonl(tmp_path / "r.jsonl", recs))
+    first, refused = doc["calls"]
+    assert (refused["cost_usd"], refused["cost_source"]) == (0.0, "not billed (error response)")
+    assert first["cost_usd"] == pytest.approx(0.0026) and doc["sessions"][0]["cost_usd"] == pytest.approx(0.0026)

@@ -639,6 +639,9 @@ def build_call(path: str, rec: Record, req: dict[str, Any], resp: Any, *, usage:
             model = resp["model"]
     if memo is not None:
         memo.next_call()
+    if usage is None and isinstance(resp, dict) and isinstance(err := resp.get("error"), dict):
+        # A refused request (context_length_exceeded, a 4xx): no usage, and not billed (report prices it at 0).
+        extra = {**(extra or {}), "error": {k: str(err[k])[:200] for k in ("type", "code") if err.get(k)}}
     return ParsedCall(
         source=SourceRef(path, rec.line, rec.line_end, rec.byte_start, rec.byte_end),
         timestamp=timestamp, model=model, provider=provider, system=system, tools=tools, messages=messages,
