@@ -779,8 +779,9 @@ def plan_messages(messages: Sequence[Message | MessageStat], policy: Policy, *,
             notes.append(s)
     if free_cut != cut:
         where = at(cut) if 0 < cut < H else "the start: nothing is evicted" if cut == 0 else "the end"
-        notes.append(f"drop mode: the sent history must start on a user message and nothing would be re-injected "
-                     f"before {at(free_cut)}, so the cut moved {'back' if cut < free_cut else 'forward'} to {where}")
+        notes.append(f"drop mode: the sent history must start on a user message, and a cut at {at(free_cut)} would "
+                     "leave no summary or re-injected item before it, so the cut moved "
+                     f"{'back' if cut < free_cut else 'forward'} to {where}")
     if policy.keep_recent_messages and want == max_cut and want not in valid_set and before > threshold:
         notes.insert(0, f"asked to keep the last {policy.keep_recent_messages} messages; kept {H - cut} to avoid "
                         + _why_invalid(hist, want, user_set, unit, has_lead(want)))

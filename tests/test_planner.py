@@ -654,8 +654,8 @@ def test_drop_mode_without_reinjection_moves_the_cut_to_a_user_message():
     plan = plan_messages(msgs, policy, counter=COUNTER, tokens=tokens)
     assert [m.fate for m in plan.messages] == ["evicted"] * 9 + ["kept"] * 5 and plan.fits and plan.lead == []
     assert sum(tokens[5:]) <= 300 < sum(tokens[3:])  # the unit alone would cut before message 5
-    assert ("nothing would be re-injected before message 5 (assistant), so the cut moved forward to message 9 "
-            "(user)") in plan.reason
+    assert ("a cut at message 5 (assistant) would leave no summary or re-injected item before it, so the cut "
+            "moved forward to message 9 (user)") in plan.reason
     # back: keep_recent 6 protects the exchanges from message 3 on, which do not fit; q1 is the only user
     # message before them, so nothing is evicted
     plan = plan_messages(msgs, replace(policy, keep_recent=6, window=350), counter=COUNTER, tokens=tokens)
