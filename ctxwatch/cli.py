@@ -245,6 +245,13 @@ def report_cmd(paths: tuple[str, ...], config: str | None, window: int | None, b
             _echo(f"{clean(sess['session'] or '-')[:38]:<38} {str(sess['last_timestamp'] or '-')[:19]:<21} "
                        f"{sess['calls']:>6} {_fmt_int(sess['peak_prompt_tokens']):>12} "
                        f"{_fmt_int(sess['input_tokens']):>13} {_fmt_int(sess['output_tokens']):>10}")
+    for sess in doc["sessions"]:
+        rt = sess.get("run_totals")
+        if rt:  # (no call reports usage, but the log states the run's totals: say them beside the "?")
+            cost = f", ${rt['cost_usd']:.4f}" if rt.get("cost_usd") is not None else ""
+            name = sess["session"] or (os.path.basename(sess["files"][0]) if sess["files"] else "-")
+            _echo(f"run totals of {clean(name)} ({rt['source']}; per call unknown): input "
+                  f"{_fmt_int(rt['input_tokens'])}, output {_fmt_int(rt['output_tokens'])}{cost}")
     for i in doc["issues"]:
         where = f"{clean(i['file'])}:{i['line']}" if i["line"] else clean(i["file"])  # (0: the whole file)
         _echo(f"issue: {where}: {i['kind']}: {clean(i['message'])}")

@@ -8,6 +8,7 @@ Top level: ``file``, ``format`` (the first file's), ``formats`` (every format re
 
 from __future__ import annotations
 
+import math
 from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
@@ -169,7 +170,11 @@ def session_totals(calls: list[Call], costs: list[Decimal | None] | None = None)
     for key, s in out.items():
         if not s["calls_with_usage"]:
             s["run_totals"] = _run_totals([c for c in calls if c.session == key])
-    return sorted(out.values(), key=lambda s: max(times.get(s["session"]) or [0.0]), reverse=True)
+    # Newest first by the last call's timestamp; sessions without one after those with one, and among equals
+    # the one read last first (a folder's files are read oldest-modified first), as the forecast ranks them.
+    last_pos = {c.session: i for i, c in enumerate(calls)}
+    return sorted(out.values(), key=lambda s: (max(times.get(s["session"]) or [-math.inf]), last_pos[s["session"]]),
+                  reverse=True)
 
 
 def _run_totals(calls: list[Call]) -> dict[str, Any] | None:

@@ -494,3 +494,27 @@ def test_inspect_runs_with_the_same_sample_ids_are_separate_sessions(shared_logs
     doc = report_json(load_many([str(shared_logs / RR / "inspect-ai")], None))
     assert {s["session"]: s["input_tokens"] for s in doc["sessions"]} == expected
     assert [s["calls"] for s in doc["sessions"]] == [2, 2]
+
+
+def test_report_text_says_the_run_totals_and_orders_untimed_sessions_newest_read_first(shared_logs: Path,
+                                                                                      tmp_path: Path) -> None:
+    """The text report showed "input ?" for a SWE-agent run whose model_stats give its totals (only the JSON
+    had them), and listed sessions without timestamps oldest file first while the forecast took the newest."""
+    import os
+    import shutil
+
+    from click.testing import CliRunner
+
+    from ctxwatch.cli import main
+
+    stats = json.loads((shared_logs / SWE).read_text())["info"]["model_stats"]
+    for n, src in enumerate((SWE, SWE_DEMO)):  # (the demonstration is modified last: newest)
+        dest = tmp_path / Path(src).name
+        shutil.copy(shared_logs / src, dest)
+        os.utime(dest, (1_000_000 + n, 1_000_000 + n))
+    out = CliRunner().invoke(main, ["report", str(tmp_path)]).output
+    assert (f"run totals of pydicom__pydicom-1458.traj (model_stats; per call unknown): input "
+            f"{stats['tokens_sent']:,}, output {stats['tokens_received']:,}") in out
+    table = out[out.index("sessions, newest first:"):].splitlines()[2:4]
+    assert [row.split()[0] for row in table] == [Path(SWE_DEMO).name, Path(SWE).name]
+    assert f"forecast: session {Path(SWE_DEMO).name}:" in out
