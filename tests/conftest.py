@@ -6,6 +6,8 @@ import atexit
 import os
 import shutil
 import tempfile
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,6 +18,24 @@ os.environ["XDG_CACHE_HOME"] = _CACHE = tempfile.mkdtemp(prefix="ctxwatch-test-c
 atexit.register(shutil.rmtree, _CACHE, True)
 #: The real logs written by real tools, kept outside the repository (see ../shared/sample-logs/SOURCES.md).
 SHARED = Path(os.environ.get("CTXWATCH_SHARED", ROOT.parent / "shared")) / "sample-logs"
+
+
+#: Test modules of the dashboard whose screens show times: they run with local time set to UTC.
+UTC_MODULES = ("test_ui", "test_ui_detail", "test_ui_main")
+
+
+@pytest.fixture(autouse=True)
+def _utc_for_dashboard_tests(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Times on the dashboard's screens must not depend on the machine's zone: UTC for those modules, then back
+    to the machine's zone for the tests that follow."""
+    if request.module.__name__.rsplit(".", 1)[-1] not in UTC_MODULES:
+        yield
+        return
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
 
 
 @pytest.fixture(scope="session")

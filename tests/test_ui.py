@@ -8,25 +8,27 @@ import math
 import os
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from test_ui_common import WINDOW, append, line, loaded, record, set_utc, wait_for, write_log
+from test_ui_common import (
+    WINDOW,
+    append,
+    line,
+    loaded,
+    open_detail,
+    open_preview,
+    record,
+    two_sessions,
+    wait_for,
+    write_log,
+)
 
 from ctxwatch.config import Settings
 from ctxwatch.model import Src
 from ctxwatch.ui.app import CtxwatchApp, MainScreen
 from ctxwatch.ui.screens import DetailScreen, HelpScreen, PlanScreen, SessionPicker
 from ctxwatch.ui.widgets import CallsTable, ContextBar, TrendChart
-
-
-@pytest.fixture(autouse=True)
-def _utc(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    set_utc(monkeypatch)
-    yield
-    monkeypatch.undo()
-    time.tzset()  # back to the machine's zone for the tests that follow
 
 
 @pytest.fixture
@@ -281,10 +283,7 @@ async def test_detail_folds_huge_content(tmp_path: Path) -> None:
     app = CtxwatchApp(str(log))
     async with app.run_test(size=(100, 30)) as pilot:
         await loaded(pilot, 1)
-        await pilot.press("enter")
-        screen = app.screen
-        assert isinstance(screen, DetailScreen)
-        assert await wait_for(pilot, lambda: screen.loaded, 15)
+        screen = await open_detail(pilot, 15)
         await pilot.press("o", "ctrl+home")  # biggest first: the 3 MB message on top
         it = screen.selected_item()
         assert it.chars == len(huge) and len(it.text) == 200_000
@@ -293,16 +292,6 @@ async def test_detail_folds_huge_content(tmp_path: Path) -> None:
         await pilot.press("space")
         assert len(area.text) <= 200_000 + 2 and "end" not in area.text
         assert app.is_running
-
-
-async def open_preview(pilot: object) -> PlanScreen:
-    """Press ``e`` on the selected call and wait until its eviction preview has a plan."""
-    app = pilot.app  # type: ignore[attr-defined]
-    await pilot.press("e")  # type: ignore[attr-defined]
-    screen = app.screen
-    assert isinstance(screen, PlanScreen)
-    assert await wait_for(pilot, lambda: screen.plan is not None, 10)
-    return screen
 
 
 async def test_eviction_preview_of_a_claude_code_call_starts_from_its_reported_prompt(shared_logs: Path) -> None:
@@ -1303,10 +1292,7 @@ async def test_the_preview_says_when_the_tool_schemas_took_the_gap(tmp_path: Pat
 async def test_f_ends_a_pause_and_picking_a_session_shows_it(tmp_path: Path) -> None:
     """While paused, `f` toggled follow out of sight ("PAUSED (+0 new)" stayed), and a session picked with `o`
     showed "0 calls, PAUSED (+12 new)"."""
-    folder = tmp_path / "runs"
-    folder.mkdir()
-    first = write_log(folder / "a.jsonl", 2, t0=1_700_000_000)
-    second = write_log(folder / "b.jsonl", 3, t0=1_700_001_000)
+    folder, first, second = two_sessions(tmp_path)
     app = CtxwatchApp(str(folder))
     async with app.run_test(size=(120, 40)) as pilot:
         assert await wait_for(pilot, lambda: app.loaded and app.log_path == str(second))

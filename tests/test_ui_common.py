@@ -105,3 +105,35 @@ def set_utc(monkeypatch: pytest.MonkeyPatch) -> None:
     """Make local time UTC for this test (times on screen must not depend on the machine)."""
     monkeypatch.setenv("TZ", "UTC")
     time.tzset()
+
+
+def two_sessions(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """``(folder, a, b)``: a folder of two logs, ``a.jsonl`` (2 calls at 2023-11-14 22:13:20 and 22:13:50 UTC)
+    and the newer ``b.jsonl`` (3 calls at 22:30:00, 22:30:30, 22:31:00)."""
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    return (folder, write_log(folder / "a.jsonl", 2, t0=1_700_000_000),
+            write_log(folder / "b.jsonl", 3, t0=1_700_001_000))
+
+
+async def open_preview(pilot: Any) -> Any:
+    """Press ``e`` on the selected call and wait until its eviction preview (a ``PlanScreen``) has a plan."""
+    from ctxwatch.ui.screens import PlanScreen
+
+    app = pilot.app
+    await pilot.press("e")
+    screen = app.screen
+    assert isinstance(screen, PlanScreen)
+    assert await wait_for(pilot, lambda: screen.plan is not None, 10.0)
+    return screen
+
+
+async def open_detail(pilot: Any, seconds: float = 5.0) -> Any:
+    """Press Enter on the selected call and wait until its detail view (a ``DetailScreen``) has loaded."""
+    from ctxwatch.ui.screens import DetailScreen
+
+    await pilot.press("enter")
+    screen = pilot.app.screen
+    assert isinstance(screen, DetailScreen)
+    assert await wait_for(pilot, lambda: screen.loaded, seconds)
+    return screen

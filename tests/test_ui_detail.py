@@ -5,23 +5,13 @@ from __future__ import annotations
 
 import json
 import os
-import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from test_ui_common import append, line, loaded, record, set_utc, wait_for, write_log
+from test_ui_common import append, line, loaded, open_detail, open_preview, record, wait_for, write_log
 
 from ctxwatch.ui.app import CtxwatchApp
 from ctxwatch.ui.screens import DetailScreen, PlanScreen
-
-
-@pytest.fixture(autouse=True)
-def _utc(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    set_utc(monkeypatch)
-    yield
-    monkeypatch.undo()
-    time.tzset()
 
 
 async def test_e_in_the_detail_of_a_followed_log_previews_the_call_on_screen(tmp_path: Path) -> None:
@@ -135,10 +125,7 @@ async def test_the_eviction_preview_redraws_its_bars_when_the_terminal_shrinks(t
     app = CtxwatchApp(str(log))
     async with app.run_test(size=(120, 40)) as pilot:
         await loaded(pilot, 12)
-        await pilot.press("e")
-        screen = app.screen
-        assert isinstance(screen, PlanScreen)
-        assert await wait_for(pilot, lambda: screen.plan is not None, 10.0)
+        screen = await open_preview(pilot)
         await pilot.resize_terminal(80, 24)
         await pilot.pause(0.3)
         bars = screen.query_one("#plan-bars", Static)
@@ -185,10 +172,7 @@ async def test_the_detail_rows_add_up_to_the_prompt(tmp_path: Path, extra: int, 
     app = CtxwatchApp(str(log))
     async with app.run_test(size=(120, 40)) as pilot:
         await loaded(pilot, 1)
-        await pilot.press("enter")
-        screen = app.screen
-        assert isinstance(screen, DetailScreen)
-        assert await wait_for(pilot, lambda: screen.loaded)
+        screen = await open_detail(pilot)
         head = str(screen.query_one("#detail-head", Static).render())
         assert f"prompt {prompt + extra:,}" in head
         kinds = [it.kind for it in screen.items]
@@ -212,7 +196,7 @@ async def test_the_written_plan_says_what_it_was_made_with(tmp_path: Path, monke
     async with app.run_test(size=(120, 40)) as pilot:
         await loaded(pilot, 12)
         await pilot.press("up")  # call #11
-        screen = await _preview(pilot)
+        screen = await open_preview(pilot)
         # keep_recent 6 - 1, budget 0.6 + 0.05, reserve max_tokens 1,000 + 1% of the 20,000 window, summary
         # 2,000 + 500, drop
         await pilot.press("minus", "B", "R", "U", "m")
@@ -229,10 +213,3 @@ async def test_the_written_plan_says_what_it_was_made_with(tmp_path: Path, monke
         assert doc["budget_tokens"] == 13_000  # 0.65 x 20,000 (the plan itself is still there)
 
 
-async def _preview(pilot: object) -> PlanScreen:
-    app = pilot.app  # type: ignore[attr-defined]
-    await pilot.press("e")  # type: ignore[attr-defined]
-    screen = app.screen
-    assert isinstance(screen, PlanScreen)
-    assert await wait_for(pilot, lambda: screen.plan is not None, 10.0)
-    return screen

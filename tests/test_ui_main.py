@@ -4,22 +4,12 @@
 from __future__ import annotations
 
 import json
-import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from test_ui_common import loaded, set_utc, wait_for
+from test_ui_common import loaded, two_sessions, wait_for
 
 from ctxwatch.ui.app import CtxwatchApp
-
-
-@pytest.fixture(autouse=True)
-def _utc(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    set_utc(monkeypatch)
-    yield
-    monkeypatch.undo()
-    time.tzset()
 
 
 def side(app: CtxwatchApp) -> str:
@@ -93,11 +83,8 @@ async def test_another_session_starts_without_the_filter(tmp_path: Path, how: st
 
     from ctxwatch.ui.screens import SessionPicker
 
-    folder = tmp_path / "runs"
-    folder.mkdir()
     # a: 2023-11-14 22:13:20 and 22:13:50 UTC; b: 22:30:00, 22:30:30, 22:31:00 (30 s apart)
-    first = write_log(folder / "a.jsonl", 2, t0=1_700_000_000)
-    second = write_log(folder / "b.jsonl", 3, t0=1_700_001_000)
+    folder, first, second = two_sessions(tmp_path)
     app = CtxwatchApp(str(folder))
     async with app.run_test(size=(120, 40)) as pilot:
         assert await wait_for(pilot, lambda: app.loaded and app.log_path == str(second) and len(app.calls) == 3)
