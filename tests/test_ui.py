@@ -1169,6 +1169,11 @@ async def test_the_session_picker_gives_each_file_one_line_at_any_width(tmp_path
         assert len(rows) == 3
         assert all(r.cell_len <= room for r in rows[1:]), (room, [r.cell_len for r in rows])  # (the files)
         assert str(rows[2]).endswith("subagent") or str(rows[1]).endswith("subagent")
+        # The dates line up: one column for the paths, whatever each one's length (they shifted with each cut).
+        import re
+
+        dates = [m.start() for r in rows[1:] if (m := re.search(r"\d{4}-\d\d-\d\d", str(r)))]
+        assert len(dates) == 2 and len(set(dates)) == 1, [str(r) for r in rows]
 
 
 async def test_a_log_replaced_by_another_format_is_read_in_that_format(tmp_path: Path) -> None:

@@ -903,28 +903,35 @@ class SessionPicker(ModalScreen[str | None]):
         """Title and the list."""
         options = [Option(Text(("● " if self.auto else "  ") + "follow the newest session automatically"),
                           id="auto")]
-        for i, f in enumerate(self.files):
-            rel = os.path.relpath(f, self.folder)
-            sub = is_subagent_file(f)
-            # One line per file at any width: the dialog is 100 columns or the screen's width; its border,
-            # padding, scrollbar and the marker take 8; the path gets what the date, size and tag leave (both
-            # ends of a path matter, so it is cut in the middle); on a narrow screen the time, then the size
-            # are left out first.
-            room = min(100, self.app.size.width or 100) - 8 - (len("  subagent") if sub else 0)
+        # One line per file at any width: the dialog is 100 columns or the screen's width; its border, padding,
+        # scrollbar and the marker take 8; the paths get what the date, size and tag leave (both ends of a path
+        # matter, so it is cut in the middle), in one column so that the dates line up; on a narrow screen the
+        # time, then the size are left out first.
+        width = min(100, self.app.size.width or 100) - 8
+        rows: list[tuple[str, bool, list[str]]] = []
+        for f in self.files:
+            rel, sub = os.path.relpath(f, self.folder), is_subagent_file(f)
             try:
                 # (the time the list is sorted by: the last call's, else the file's modification time)
                 act, from_calls = activity_of(f)
                 # (a file whose calls carry no time is listed last, by its file time: said, as it is no call's)
                 stamp, size = tx.stamp(act), f"{os.path.getsize(f) / 1024:,.0f} KiB"
                 mark = "" if from_calls else " (file time)"
-                infos = [f"{stamp}{mark}  {size}", f"{stamp[:10]}{mark}  {size}", stamp[:10] + mark]
+                infos = [f"{stamp}{mark}  {size:>9}", f"{stamp[:10]}{mark}  {size:>9}", stamp[:10] + mark]
             except OSError:
-                infos = ["gone"]
-            info = next((i for i in infos if room - len(i) - 2 >= 16), infos[-1])
-            limit = max(6, room - len(info) - 2)
-            line = Text("● " if (f == self.current and not self.auto) else "  ")
-            line.append_text(tx.literal(rel, limit=limit, middle=True))
-            line.append(f"  {info}", "dim")
+                infos = ["gone"] * 3
+            rows.append((rel, sub, infos))
+        tag = len("  subagent") if any(sub for _r, sub, _i in rows) else 0
+        form = next((k for k in range(3)
+                     if all(width - tag - len(infos[k]) - 2 >= 16 for _r, _s, infos in rows)), 2)
+        infos_w = max((len(infos[form]) for _r, _s, infos in rows), default=0)
+        name_w = max(6, min(max((len(r) for r, _s, _i in rows), default=6), width - tag - infos_w - 2))
+        for i, (rel, sub, infos) in enumerate(rows):
+            line = Text("● " if (self.files[i] == self.current and not self.auto) else "  ")
+            name = tx.literal(rel, limit=name_w, middle=True)
+            line.append_text(name)
+            line.append(" " * max(0, name_w - name.cell_len))
+            line.append(f"  {infos[form]:<{infos_w}}", "dim")
             if sub:
                 line.append("  subagent", "cyan")  # (a session's own transcript, not a session: see the count)
             options.append(Option(line, id=f"f{i}"))
