@@ -73,8 +73,9 @@ class Accountant:
         self._counters: dict[tuple[str | None, str | None], Counter] = {}
         # call key -> the floor inferred from that call (reported prompt minus estimated history)
         self._floors: dict[str, int] = {}
-        # (session, context, model) whose reported prompts went past 200k: the 1M-token beta window applies
-        self._long_context: set[tuple[str | None, str, str | None]] = set()
+        # (session, context, model) -> the first call whose reported prompt went past 200k: from that call on,
+        # the 1M-token beta window applies
+        self._long_context: dict[tuple[str | None, str, str | None], int] = {}
         # The previous call's messages, stats, running token sums and counter (prefix reuse).
         self._prev: tuple[list, list[MessageStat], list[int], Counter | None, list[int]] = ([], [], [], None, [])
 
@@ -85,6 +86,17 @@ class Accountant:
         if c is None:
             c = self._counters[k] = counter_for(model, provider)
         return c
+
+    def note_window_evidence(self, pc: ParsedCall, index: int) -> None:
+        """Learn from call ``index`` what its context's window is: a Claude Sonnet 4 / 4.5 prompt past 200k
+        tokens means the 1M-token beta, for this call and the later calls of its (session, context, model).
+        The run calls it for its pending calls in call order before accounting them (:meth:`account` also
+        calls it), since calls may be accounted out of order (a compaction's first call before a lazy one)."""
+        reported = pc.usage.prompt_total if pc.usage else None
+        if reported.__class__ is int and ANTHROPIC_STANDARD_WINDOW < reported <= ANTHROPIC_LONG_CONTEXT_WINDOW \
+                and has_long_context(pc.model):
+            key = (pc.session, pc.context, pc.model)
+            self._long_context[key] = min(index, self._long_context.get(key, index))
 
     def account(self, pc: ParsedCall, index: int) -> Call:
         """Compute the :class:`Call` summary of one parsed call.
@@ -99,12 +111,10 @@ class Accountant:
         st = self.settings
         counter = self.counter(pc.model, pc.provider)
         reported = pc.usage.prompt_total if pc.usage else None
-        beta = (pc.session, pc.context, pc.model)
-        if reported is not None and ANTHROPIC_STANDARD_WINDOW < reported <= ANTHROPIC_LONG_CONTEXT_WINDOW \
-                and has_long_context(pc.model):
-            self._long_context.add(beta)  # (this and the later calls of the context ran with the 1M beta)
+        self.note_window_evidence(pc, index)
+        since = self._long_context.get((pc.session, pc.context, pc.model))
         window, window_src = resolve_window(pc.model, pc.provider, pc.window, st.window,
-                                            long_context=beta in self._long_context)
+                                            long_context=since is not None and index >= since)
 
         stats: list[MessageStat] = []
         history: int | None = None

@@ -22,7 +22,7 @@ from ctxwatch.accounting import Accountant
 from ctxwatch.config import Settings
 from ctxwatch.formats import FormatSpec, Reader, detect, get_format, sniff_file
 from ctxwatch.jsonstream import Record, decode_line, iter_records, read_document, show_value
-from ctxwatch.model import Call, Issue, ParsedCall, Resolved
+from ctxwatch.model import Call, Issue, ParsedCall, Resolved, Usage
 
 #: Parsed calls held back before accounting (bounded so that memory stays small on huge runs).
 PENDING_LIMIT = 256
@@ -110,6 +110,16 @@ def _sanitize(pc: ParsedCall) -> list[Issue]:
     return [Issue(pc.source.path, line, "implausible_value", f"{'; '.join(bad)}: {why}", pc.key), *elsewhere]
 
 
+def _usage_rank(u: Usage | None) -> tuple[int, int, int]:
+    """How much a usage block tells, to choose between copies of one call from different files: reported at
+    all, undamaged, the output count known and its size (the final count of a streamed response is its
+    largest)."""
+    if u is None:
+        return (0, 0, 0)
+    out = u.output if u.output.__class__ is int else -1
+    return (1, int(not u.damaged), out)
+
+
 class LogError(Exception):
     """A log cannot be read at all (missing, unreadable, unknown format); the message names the file."""
 
@@ -194,6 +204,12 @@ class Run:
                 change.issues.append(problem)
             idx = self._by_key.get(out.key) if out.key else None
             if idx is not None:
+                before = self._pending.get(idx) or self._calls[idx]
+                if before is not None and before.source.path != out.source.path \
+                        and _usage_rank(out.usage) < _usage_rank(before.usage):
+                    # A copy in another file that says less (a stream cut before its final usage, a resumed
+                    # session's copy of a streaming placeholder) does not replace the whole call read before.
+                    continue
                 self._pending[idx] = out
                 if idx not in change.added and idx not in change.updated:
                     change.updated.append(idx)
@@ -214,6 +230,8 @@ class Run:
         if not self._pending:
             return
         pending, self._pending = self._pending, {}
+        for idx in sorted(pending):  # (in call order, before the reordering below: a later call's window may
+            self.accountant.note_window_evidence(pending[idx], idx)  # depend on an earlier call's prompt)
         for idx in sorted(pending, key=lambda i: (pending[i].messages is None and "floor_call" in pending[i].extra,
                                                    i)):
             self._calls[idx] = self.accountant.account(pending[idx], idx)
@@ -347,6 +365,10 @@ class Run:
                 if c.key:
                     self._by_key[c.key] = idx
             else:
+                before = self._calls[idx]
+                if before is not None and before.source.path != c.source.path \
+                        and _usage_rank(c.usage) < _usage_rank(before.usage):
+                    continue  # (a copy in another file that says less: see _take)
                 self._calls[idx] = c
             c.index = idx
         self.issues.extend(kept)

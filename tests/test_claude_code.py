@@ -1002,3 +1002,24 @@ def test_one_hour_writes_above_the_writes_are_reported(tmp_path: Path) -> None:
         run = load_run(str(write(tmp_path, f"s{n}.jsonl", [_cc_user("u1", None), rec])))
         assert (cost_of(run.calls[0]) is not None) == priced
         assert [i.kind for i in run.issues] == ([] if priced else ["implausible_value"])
+
+
+def test_the_1m_window_holds_across_a_compaction(tmp_path: Path) -> None:
+    """After a compact_boundary the first call carries its whole history and was accounted before the lazy
+    210k call that showed the 1M beta, so it alone fell back to 200,000.  Prompts 150k, 210k | boundary |
+    40k, 60k: windows 200k, 1M, 1M, 1M."""
+    from ctxwatch.run import load_run
+
+    recs = [_cc_user("u1", None), _cc_prompt("a1", "u1", "msg_1", 150_000 - 1006),
+            _cc_user("u2", "a1"), _cc_prompt("a2", "u2", "msg_2", 210_000 - 1006),
+            {"parentUuid": None, "isSidechain": False, "type": "system", "subtype": "compact_boundary",
+             "uuid": "b1", "sessionId": "s1", "compactMetadata": {"trigger": "auto", "preTokens": 210_000}},
+            {**_cc_user("u3", "b1"), "isCompactSummary": True},
+            _cc_prompt("a3", "u3", "msg_3", 40_000 - 1006),
+            _cc_user("u4", "a3"), _cc_prompt("a4", "u4", "msg_4", 60_000 - 1006)]
+    for r in recs:
+        if r["type"] == "assistant":
+            r["message"]["model"] = "claude-sonnet-4-5-20250929"
+    calls = load_run(str(write(tmp_path, "s1.jsonl", recs))).calls
+    assert [c.prompt_reported for c in calls] == [150_000, 210_000, 40_000, 60_000]
+    assert [c.window for c in calls] == [200_000, 1_000_000, 1_000_000, 1_000_000]

@@ -429,3 +429,28 @@ def test_a_compressed_log_alone_says_it_is_compressed(tmp_path: Path) -> None:
     renamed.write_bytes((folder / "run.jsonl.gz").read_bytes())
     with pytest.raises(LogError, match=r"run\.jsonl: a compressed file \(gzip, bzip2, xz or zstd\): decompress it"):
         resolve_spec(str(renamed), None)
+
+
+@pytest.mark.parametrize("parallel_read", [False, True])
+def test_a_copy_that_says_less_in_another_file_does_not_replace_the_call(tmp_path: Path, parallel_read: bool,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """One Claude Code response, msg_2, streamed over two lines (output 10, then 299) in a.jsonl; b.jsonl (read
+    after it: newer) repeats only its placeholder line, as a resumed session's copy can.  The copy replaced the
+    call: output 10.  A copy from another file now replaces a call only when it says at least as much."""
+    import json
+
+    def line(uid: str, out: int) -> str:
+        return json.dumps({"parentUuid": None, "isSidechain": False, "type": "assistant", "uuid": uid,
+                           "sessionId": "s1", "requestId": "r2", "timestamp": "2025-01-01T00:00:00Z",
+                           "message": {"id": "msg_2", "model": "claude-sonnet-4-20250514", "role": "assistant",
+                                       "content": [{"type": "text", "text": "x"}],
+                                       "usage": {"input_tokens": 100, "output_tokens": out}}}) + "\n"
+
+    (tmp_path / "a.jsonl").write_text(line("a1", 10) + line("a2", 299))
+    (tmp_path / "b.jsonl").write_text(line("b1", 10))
+    os.utime(tmp_path / "a.jsonl", (1_000_000, 1_000_000))
+    os.utime(tmp_path / "b.jsonl", (2_000_000, 2_000_000))
+    if parallel_read:
+        monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 0)
+    run = multi.load_many([str(tmp_path)], None, Settings(), parallel=parallel_read)
+    assert [(Path(c.source.path).name, c.usage.output if c.usage else None) for c in run.calls] == [("a.jsonl", 299)]
