@@ -91,7 +91,7 @@ from ctxwatch.drift import (
     infer_rule,
     observed_rule,
 )
-from ctxwatch.model import Call, Src
+from ctxwatch.model import Call, Src, session_ranks
 
 if TYPE_CHECKING:
     from ctxwatch.run import Run
@@ -774,9 +774,13 @@ def _analyze_stream(cs: list[Call], st: Settings, context: str, reset_set: set[i
                 if estimate_streak is None:
                     what = f"estimate {_n(e)} (the model's own tokenizer)" if c.exact else \
                         f"calibrated estimate {_n(e * c_cal)} (calibration {c_cal:.3f})"
+                    # (below the report: the log misses part of what was sent; above it: the log shows more
+                    # than the request held, e.g. a batch result joined to another batch's request)
+                    meaning = "the log may not show everything that was sent" if e * c_cal < reported else \
+                        "the log shows more than the provider counted (another request's content?)"
                     f = flag("estimate_disagrees", "info", c,
                              f"{what} differs from the reported prompt {_n(reported)} by {100 * diff:.0f}% at "
-                             f"#{c.index + 1}: the log may not show everything that was sent",
+                             f"#{c.index + 1}: {meaning}",
                              prompt_reported=reported, prompt_estimated=e, calibration=round(c_cal, 4),
                              calibrated_estimate=round(e * c_cal), difference=round(diff, 4), calls=0,
                              max_difference=round(diff, 4), max_call=c.index)
@@ -1224,11 +1228,7 @@ def _newest_session_forecast(run: Run, main: Analysis | None) -> dict[str, Any]:
     if main is None:
         return Forecast().to_json()
     ctx = main.context
-    rank: dict[str | None, tuple[float, int]] = {}  # session -> (latest timestamp or -inf, last position)
-    for pos, c in enumerate(run.calls):
-        if c.context == ctx:
-            ts = c.timestamp if c.timestamp is not None else -math.inf
-            rank[c.session] = (max(rank.get(c.session, (-math.inf, 0))[0], ts), pos)
+    rank = session_ranks(run.calls, ctx)
     if len(rank) < 2:
         return main.forecast.to_json()
     newest = max(rank, key=lambda s: rank[s])

@@ -18,7 +18,7 @@ import click
 import orjson
 
 from ctxwatch.config import ConfigError, Settings, load_settings
-from ctxwatch.model import Call, ParsedCall, Src
+from ctxwatch.model import Call, ParsedCall, Src, session_ranks
 from ctxwatch.safetext import echo as _echo
 
 EXIT_USAGE = 2
@@ -38,11 +38,15 @@ def _settings(config: str | None, **overrides: Any) -> Settings:
 
 def default_plan_call(calls: list[Call]) -> int:
     """The call ``plan`` looks at by default: the last call of the ``main`` context that is not a
-    ``max_tokens: 1`` probe (claude-trace logs those beside the real calls), else the last call."""
-    for c in reversed(calls):
-        if c.context == "main" and not c.extra.get("probe"):
-            return c.index
-    return calls[-1].index
+    ``max_tokens: 1`` probe (claude-trace logs those beside the real calls), of the newest session when there
+    are several (:func:`ctxwatch.model.session_ranks`, as the forecast and the dashboard pick it: a folder's
+    last call read belongs to the file modified last); else the last call."""
+    main = [c for c in calls if c.context == "main" and not c.extra.get("probe")]
+    if not main:
+        return calls[-1].index
+    rank = session_ranks(main)
+    newest = max(rank, key=lambda s: rank[s])
+    return next(c for c in reversed(main) if c.session == newest).index
 
 
 def default_schema_call(calls: list[Call]) -> int:

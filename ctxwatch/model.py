@@ -11,7 +11,9 @@ Nothing here imports Textual: this is the pure core.
 
 from __future__ import annotations
 
+import math
 import operator
+from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from typing import Any, TypeVar
@@ -424,3 +426,17 @@ class Call:
         if not self.window or used is None:
             return None
         return used / self.window
+
+
+def session_ranks(calls: Sequence[Call], context: str | None = None) -> dict[str | None, tuple[float, int]]:
+    """``session -> (last call's timestamp, last position)`` over ``calls`` (of ``context`` when given): the
+    order in which report lists sessions, newest first, and the forecast and ``plan`` pick the newest.  A
+    session without timestamps ranks below those with one (``-inf``); among equals the one read last (a
+    folder's files are read oldest-modified first) is newest."""
+    ranks: dict[str | None, tuple[float, int]] = {}
+    for pos, c in enumerate(calls):
+        if context is None or c.context == context:
+            ts = c.timestamp if c.timestamp is not None else -math.inf
+            ranks[c.session] = (max(ranks.get(c.session, (-math.inf, 0))[0], ts), pos)
+    return ranks
+

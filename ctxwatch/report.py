@@ -8,12 +8,11 @@ Top level: ``file``, ``format`` (the first file's), ``formats`` (every format re
 
 from __future__ import annotations
 
-import math
 from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
-from ctxwatch.model import Call, Issue, Src
+from ctxwatch.model import Call, Issue, Src, session_ranks
 from ctxwatch.run import Run
 from ctxwatch.windows import call_cost
 
@@ -164,17 +163,15 @@ def session_totals(calls: list[Call], costs: list[Decimal | None] | None = None)
         if cost is None or s["cost_usd"] is None:
             s["cost_usd"] = None
         else:
-            s["cost_usd"] += float(cost)
+            # (rounded to 1e-12 dollars: float sums of Decimal costs print as 2.3195675000000002)
+            s["cost_usd"] = round(s["cost_usd"] + float(cost), 12)
     for key, ts in times.items():
         out[key]["first_timestamp"], out[key]["last_timestamp"] = iso(min(ts)), iso(max(ts))
     for key, s in out.items():
         if not s["calls_with_usage"]:
             s["run_totals"] = _run_totals([c for c in calls if c.session == key])
-    # Newest first by the last call's timestamp; sessions without one after those with one, and among equals
-    # the one read last first (a folder's files are read oldest-modified first), as the forecast ranks them.
-    last_pos = {c.session: i for i, c in enumerate(calls)}
-    return sorted(out.values(), key=lambda s: (max(times.get(s["session"]) or [-math.inf]), last_pos[s["session"]]),
-                  reverse=True)
+    rank = session_ranks(calls)  # (newest first, as the forecast and plan pick the newest)
+    return sorted(out.values(), key=lambda s: rank[s["session"]], reverse=True)
 
 
 def _run_totals(calls: list[Call]) -> dict[str, Any] | None:

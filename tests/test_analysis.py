@@ -870,3 +870,26 @@ def test_a_folders_forecast_is_computed_on_the_newest_session_alone(tmp_path: Pa
     os.utime(b, (2_000_000, 2_000_000))
     fc = analysis_json(multi.load_many([str(tmp_path)], None, Settings(window=100_000)))["forecast"]
     assert fc["session"] == "new" and fc["calls_to_trigger"] == math.ceil((48_000 - 1900) / 100) == 461
+
+
+def test_an_estimate_above_the_report_says_the_log_shows_more(tmp_path: Path) -> None:
+    """An estimate above the reported prompt (a batch result joined to another batch's request) was explained
+    as "the log may not show everything that was sent", the wrong way round."""
+    recs = [rec(i, round(0.75 * (2000 + 100 * i)), words=2000 + 100 * i - OVERHEAD) for i in range(3)]
+    (f,) = of_kind(main_analysis(load(write(tmp_path, recs), window=100_000)), "estimate_disagrees")
+    assert f.reason.endswith("the log shows more than the provider counted (another request's content?)")
+
+
+def test_session_costs_carry_no_float_noise(tmp_path: Path) -> None:
+    """Summed as floats, the demo session's cost printed as 2.3195675000000002."""
+    from decimal import Decimal
+
+    from ctxwatch.demo import write_run
+    from ctxwatch.report import cost_of, report_json
+
+    path = tmp_path / "d.jsonl"
+    write_run(path)
+    run = load(path)
+    exact = sum((cost_of(c) or Decimal(0)) for c in run.calls)
+    (sess,) = report_json(run)["sessions"]
+    assert sess["cost_usd"] == float(exact) and repr(sess["cost_usd"]) == repr(float(exact))

@@ -971,3 +971,24 @@ def test_with_the_models_own_tokenizer_the_tool_schemas_take_the_gap(tmp_path: P
     tools_t = reported - PRIMER - sys_t - sum(counts)
     assert f"floor: system {sys_t:,} + tools {tools_t:,} = {sys_t + tools_t:,}" in text
     assert "tool schemas sized to the provider's reported prompt" in text and " x1." not in text
+
+
+def test_plan_on_a_folder_looks_at_the_newest_sessions_last_call(tmp_path: Path) -> None:
+    """`plan FOLDER` planned the last call read, which belongs to the file modified last, not to the newest
+    session that the forecast and the dashboard pick.  "new" (calls at T0+1000 s on) sits in the older file."""
+    import os
+
+    def rec(i: int, session: str, t: float) -> dict:
+        return {"timestamp": t, "session": session,
+                "request": {"model": "gpt-4o", "messages": [{"role": "user", "content": f"{session} {i}"}]},
+                "response": {"usage": {"prompt_tokens": 10 + i, "completion_tokens": 1}}}
+
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    a.write_text("".join(json.dumps(rec(i, "new", 1_700_001_000 + 10 * i)) + "\n" for i in range(3)))
+    b.write_text("".join(json.dumps(rec(i, "old", 1_700_000_000 + 10 * i)) + "\n" for i in range(4)))
+    os.utime(a, (1_000_000, 1_000_000))
+    os.utime(b, (2_000_000, 2_000_000))
+    code, out = run("plan", str(tmp_path))
+    assert code == 0, out
+    # ("new"'s last call: a.jsonl is read first, so its calls are #1-#3)
+    assert out.splitlines()[0].startswith(f"{a}  #3 (line 3)"), out.splitlines()[0]
