@@ -648,7 +648,8 @@ async def test_a_folder_of_no_logs_says_so_once(tmp_path: Path) -> None:
     app = CtxwatchApp(str(folder))
     async with app.run_test(size=(120, 30)) as pilot:
         assert await wait_for(pilot, lambda: app.notice is not None)
-        assert app.notice == "no logs in this folder yet (2 files in no known format); waiting"
+        assert app.notice == ("no logs in this folder yet (2 files in no known format, or compressed: decompress "
+                              "to read); waiting")
         shown = status(app)
         assert "(no log yet, auto)" in shown and "reading" not in shown and "waiting" not in shown
         write_log(folder / "run.jsonl", 2, turn_words=5)
@@ -1419,3 +1420,19 @@ async def test_detail_and_preview_footers_fit_80_columns(log: Path) -> None:
         keys = shown()
         assert {"escape", "w", "B", "R", "U", "m", "question_mark"} <= set(keys), keys
         assert "e" not in keys and max(keys.values()) <= 80, keys
+
+
+async def test_a_folder_of_compressed_logs_only_says_they_are_there(tmp_path: Path) -> None:
+    """A folder holding only run.jsonl.gz said "no logs in this folder yet; waiting", as if it were empty: the
+    compressed log is now counted among the files left out, with how to read it."""
+    import gzip
+
+    folder = tmp_path / "gz"
+    folder.mkdir()
+    with gzip.open(folder / "run.jsonl.gz", "wb") as fh:
+        fh.write(line(record(0, turn_words=5)).encode())
+    app = CtxwatchApp(str(folder))
+    async with app.run_test(size=(120, 30)) as pilot:
+        assert await wait_for(pilot, lambda: app.notice is not None)
+        assert app.notice == ("no logs in this folder yet (1 file in no known format, or compressed: decompress "
+                              "to read); waiting")

@@ -905,8 +905,8 @@ class CtxwatchApp(App[None]):
             return
         self.sessions = message.files
         if not message.files:
-            skipped = (f" ({message.skipped} file{'s' if message.skipped != 1 else ''} in no known format)"
-                       if message.skipped else "")
+            skipped = (f" ({message.skipped} file{'s' if message.skipped != 1 else ''} in no known format, or "
+                       "compressed: decompress to read)" if message.skipped else "")
             self.notice = (f"no logs in this folder yet{skipped}; waiting" if self.is_dir
                            else f"none of these files is a log yet{skipped}; waiting")
             self.refresh_panels(chart=False)

@@ -601,9 +601,11 @@ def activity_of(path: str) -> tuple[float, bool]:
     return entry
 
 
-def list_paths(paths: Sequence[str]) -> list[str]:
+def list_paths(paths: Sequence[str], notes: list[Issue] | None = None) -> list[str]:
     """The log files named by ``paths``: folders expanded with :func:`ctxwatch.multi.list_logs`, files as given
     (if they exist); newest first, each file once (by device and inode: ``run.jsonl ./run.jsonl``, a link).
+    ``notes``, when given, receives :func:`ctxwatch.multi.list_logs`' notes about files of the folders that
+    are not read (compressed logs, pipes).
 
     Newest is by the last call's timestamp, as ``report`` orders sessions (a copied folder gives every file the
     same modification time); files whose calls carry no timestamp come after them, by modification time (as
@@ -624,7 +626,7 @@ def list_paths(paths: Sequence[str]) -> list[str]:
     for p in paths:
         try:
             if os.path.isdir(p):
-                for f in list_logs(p):
+                for f in list_logs(p, notes):
                     add(f)
             elif os.path.isfile(p):
                 add(p)
@@ -647,11 +649,14 @@ def log_files(paths: Sequence[str], fmt: str | None = None,
             once (a file that was not recognised is detected again when it changes).
 
     Returns:
-        ``(logs, skipped)``: the log files, newest first, and how many files were left out.
+        ``(logs, skipped)``: the log files, newest first, and how many files were left out (compressed logs
+        of the folders included: they are not read either, and a folder holding only those is not empty).
     """
-    files = list_paths(paths)
+    notes: list[Issue] = []
+    files = list_paths(paths, notes)
+    compressed = sum(1 for n in notes if n.message.startswith("compressed log"))
     if fmt:
-        return files, 0
+        return files, compressed
     named = {os.path.abspath(p) for p in paths if not os.path.isdir(p)}
     memo = {} if memo is None else memo
     out = []
@@ -678,7 +683,7 @@ def log_files(paths: Sequence[str], fmt: str | None = None,
             known = memo[f] = (st.st_mtime, st.st_size, ok)
         if known[2]:
             out.append(f)
-    return out, len(files) - len(out)
+    return out, len(files) - len(out) + compressed
 
 
 def is_batch_set(files: Sequence[str], fmt: str | None = None) -> bool:
