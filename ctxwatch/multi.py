@@ -32,6 +32,8 @@ LOG_SUFFIXES = (".jsonl", ".json", ".traj", ".eval")
 #: Compressed logs (rotated and archived by log shippers): not read (detail views re-read message bodies by
 #: byte offset, which a compressed stream cannot serve), but named in a note rather than left out unseen.
 COMPRESSED_SUFFIXES = tuple(f"{s}{z}" for s in LOG_SUFFIXES for z in (".gz", ".bz2", ".xz", ".zst"))
+#: The message of a compressed log's ``skipped_file`` note (matched to count those notes).
+COMPRESSED_NOTE = "compressed log: not read; decompress it to include it"
 
 
 def list_logs(folder: str, skipped: list[Issue] | None = None) -> list[str]:
@@ -46,8 +48,7 @@ def list_logs(folder: str, skipped: list[Issue] | None = None) -> list[str]:
     for root, _dirs, files in os.walk(folder):
         for name in sorted(files):
             if name.endswith(COMPRESSED_SUFFIXES) and skipped is not None:
-                skipped.append(Issue(os.path.join(root, name), 0, "skipped_file",
-                                     "compressed log: not read; decompress it to include it"))
+                skipped.append(Issue(os.path.join(root, name), 0, "skipped_file", COMPRESSED_NOTE))
                 continue
             if name.endswith(LOG_SUFFIXES):
                 p = os.path.join(root, name)
@@ -168,7 +169,7 @@ def load_many(paths: list[str], fmt: str | None, settings: Settings | None = Non
         else:
             check_log_file(p)  # (a path named on its own must be a log: a pipe or a missing file is an error)
             files.append(p)
-    files = _once(files, not_logs)
+    files = unique_files(files, not_logs)
     if not files:
         if not_logs:
             raise _nothing_read(paths, not_logs)
@@ -178,7 +179,7 @@ def load_many(paths: list[str], fmt: str | None, settings: Settings | None = Non
     return run
 
 
-def _once(files: list[str], notes: list[Issue]) -> list[str]:
+def unique_files(files: list[str], notes: list[Issue] | None = None) -> list[str]:
     """``files`` with each file once (a path given twice, a file also inside a given folder, links), in order;
     a ``same_file`` note in ``notes`` for each one dropped.  Logs without ids (claude-trace, id-less canonical
     records) would otherwise count every call twice."""
@@ -192,7 +193,8 @@ def _once(files: list[str], notes: list[Issue]) -> list[str]:
             continue
         key = (st.st_dev, st.st_ino)
         if key in seen:
-            notes.append(_same_file(f, seen[key]))
+            if notes is not None:
+                notes.append(_same_file(f, seen[key]))
         else:
             seen[key] = f
             out.append(f)
@@ -261,7 +263,7 @@ def _nothing_read(paths: list[str], skipped: list[Issue]) -> LogError:
         rest = len(skipped) - len(unreadable)
         also += f"; {rest} other file{'s' if rest != 1 else ''} in no known format" if rest else ""
         return LogError(f"{where}: no log could be read: {unreadable[0].message}{also}")
-    compressed = [i for i in skipped if i.message.startswith("compressed log")]
+    compressed = [i for i in skipped if i.message == COMPRESSED_NOTE]
     if compressed and len(compressed) == len(skipped):
         others = f" (and {len(compressed) - 1} more)" if len(compressed) > 1 else ""
         return LogError(f"{where}: no log could be read: {compressed[0].path} is compressed{others}; decompress "

@@ -182,13 +182,13 @@ def _run_totals(calls: list[Call]) -> dict[str, Any] | None:
     if stats is None or "tokens_sent" not in stats:
         return None
 
-    def count(v: Any) -> int | None:
-        return v if v.__class__ is int and v >= 0 else None
+    from ctxwatch.formats import count_or_none
 
     cost = stats.get("instance_cost")
-    return {"input_tokens": count(stats.get("tokens_sent")), "output_tokens": count(stats.get("tokens_received")),
+    return {"input_tokens": count_or_none(stats.get("tokens_sent")),
+            "output_tokens": count_or_none(stats.get("tokens_received")),
             "cost_usd": float(cost) if isinstance(cost, int | float) and not isinstance(cost, bool) else None,
-            "api_calls": count(stats.get("api_calls")), "source": "model_stats"}
+            "api_calls": count_or_none(stats.get("api_calls")), "source": "model_stats"}
 
 
 def report_json(run: Run) -> dict[str, Any]:

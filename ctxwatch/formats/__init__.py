@@ -152,6 +152,13 @@ def usage_count(value: Any, missing: int | None = None) -> Any:
     return value
 
 
+def count_or_none(value: Any) -> int | None:
+    """A token count from a JSON value (:func:`usage_count`: ints, integral floats, strings of digits), or
+    ``None`` for anything that is not a count (negative, ``1.5``, ``"inf"``, ``1e400``, ``true``)."""
+    n = usage_count(value)
+    return n if n.__class__ is int and n >= 0 else None
+
+
 def register(spec: FormatSpec) -> FormatSpec:
     """Add a format to the registry (called by each format module at import)."""
     REGISTRY[spec.name] = spec

@@ -673,6 +673,7 @@ def read_batch_pair(paths: list[str]) -> tuple[list[ParsedCall], list[Issue]]:
         if sum(1 for g in inputs if provider[g] == provider[f]) > 1:
             input_ids[f] = _ids_in(f)
     pairing: dict[str, str | None] = {}
+    models: dict[str, dict[str, str]] = {}  # file -> custom_id -> model, read once, for ties only
     for out in outputs:
         prov = provider[out]
         candidates = [i for i in inputs if provider[i] == prov]
@@ -691,8 +692,10 @@ def read_batch_pair(paths: list[str]) -> tuple[list[ParsedCall], list[Issue]]:
                 # (batch_A_output -> batch_A_input; an error file beside its output too), then an input not
                 # yet joined to an output.
                 used = set(pairing.values())
-                out_models = _models_by_id(out)
-                agree = {c: _model_agreement(out_models, _models_by_id(c)) for c in tied}
+                for f in (out, *tied):
+                    if f not in models:
+                        models[f] = _models_by_id(f)
+                agree = {c: _model_agreement(models[out], models[c]) for c in tied}
                 best = max(tied, key=lambda c: (agree[c], _name_likeness(out, c), c not in used))
                 by = "by model" if sorted(agree.values())[-1] > sorted(agree.values())[-2] else "by file name"
                 issues.append(Issue(out, 0, "batch_pairing",

@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from ctxwatch.formats import FormatSpec, Output, Reader, Sniff, register, usage_count
+from ctxwatch.formats import FormatSpec, Output, Reader, Sniff, count_or_none, register, usage_count
 from ctxwatch.jsonstream import Record, json_text
 from ctxwatch.model import Issue, Message, ParsedCall, Part, ResponseInfo, SourceRef, Usage
 from ctxwatch.tokens import image_size_from_base64
@@ -112,13 +112,6 @@ def iso_seconds(value: Any) -> float | None:
 
 #: Rank of a damaged ``output_tokens`` when a response's lines compete for its usage: above every real count.
 _DAMAGED_RANK = 2**63
-
-
-def count_or_none(value: Any) -> int | None:
-    """A token count from a JSON value (:func:`ctxwatch.formats.usage_count`: ints, integral floats, strings of
-    digits), or ``None`` for anything that is not a count (negative, ``1.5``, ``"inf"``, ``1e400``, ``true``)."""
-    n = usage_count(value)
-    return n if n.__class__ is int and n >= 0 else None
 
 
 def anthropic_usage(usage: Any) -> Usage | None:

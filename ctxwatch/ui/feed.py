@@ -610,28 +610,24 @@ def list_paths(paths: Sequence[str], notes: list[Issue] | None = None) -> list[s
     Newest is by the last call's timestamp, as ``report`` orders sessions (a copied folder gives every file the
     same modification time); files whose calls carry no timestamp come after them, by modification time (as
     report puts sessions without timestamps last)."""
-    from ctxwatch.multi import list_logs
+    from ctxwatch.multi import list_logs, unique_files
 
-    found: dict[str, tuple[bool, float]] = {}
-    seen: set[tuple[int, int]] = set()  # (device, inode): a file named twice, or by a link, is one session
-
-    def add(f: str) -> None:
-        st = os.stat(f)
-        if (st.st_dev, st.st_ino) in seen:
-            return
-        seen.add((st.st_dev, st.st_ino))
-        act, content = activity_of(f)
-        found[f] = (content, act)
-
+    named: list[str] = []
     for p in paths:
         try:
             if os.path.isdir(p):
-                for f in list_logs(p, notes):
-                    add(f)
+                named.extend(list_logs(p, notes))
             elif os.path.isfile(p):
-                add(p)
+                named.append(p)
         except OSError:
             continue
+    found: dict[str, tuple[bool, float]] = {}
+    for f in unique_files(named):  # (a file named twice, or by a link, is one session)
+        try:
+            act, content = activity_of(f)
+        except OSError:
+            continue
+        found[f] = (content, act)
     return sorted(found, key=lambda f: found[f], reverse=True)
 
 
@@ -652,9 +648,11 @@ def log_files(paths: Sequence[str], fmt: str | None = None,
         ``(logs, skipped)``: the log files, newest first, and how many files were left out (compressed logs
         of the folders included: they are not read either, and a folder holding only those is not empty).
     """
+    from ctxwatch.multi import COMPRESSED_NOTE
+
     notes: list[Issue] = []
     files = list_paths(paths, notes)
-    compressed = sum(1 for n in notes if n.message.startswith("compressed log"))
+    compressed = sum(1 for n in notes if n.message == COMPRESSED_NOTE)
     if fmt:
         return files, compressed
     named = {os.path.abspath(p) for p in paths if not os.path.isdir(p)}
