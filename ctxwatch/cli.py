@@ -218,8 +218,12 @@ def report_cmd(paths: tuple[str, ...], config: str | None, window: int | None, b
     if as_json:
         _write_bytes(orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE))
         return
+    from ctxwatch.model import BAD_LINE_KINDS
+
+    bad = sum(i["kind"] in BAD_LINE_KINDS for i in doc["issues"])
+    counted = f" ({counted_issues(bad, len(doc['issues']))})" if bad != len(doc["issues"]) else ""
     _echo(f"{clean(doc['file'])}  format={'+'.join(doc['formats'])}  calls={len(doc['calls'])}  "
-          f"issues={len(doc['issues'])}")
+          f"issues={len(doc['issues'])}{counted}")
     # With several files (a folder, a batch pair) a line number alone does not say where: a file column.
     several = len({c["file"] for c in doc["calls"]}) > 1
     _echo(f"{'#':>4} {'line':>6} {'model':<28} {'window':>9} {'floor':>9} {'history':>9} {'reserve':>8} "
@@ -238,13 +242,17 @@ def report_cmd(paths: tuple[str, ...], config: str | None, window: int | None, b
                    f"{floor:>9} {history:>9} {_fmt_int(c['reserve_tokens']):>8} "
                    f"{_fmt_int(c['free_tokens']):>9} {used:>6} {_fmt_int(c['prompt_tokens_reported']):>9}"
                    + (f"  {clean(os.path.basename(c['file']))}" if several else ""))
+    if doc["calls"]:
+        _echo(_totals_line(doc["calls"]))
     if len(doc["sessions"]) > 1:
-        _echo(f"\n{len(doc['sessions'])} sessions, newest first:")
-        _echo(f"{'session':<38} {'last call':<21} {'calls':>6} {'peak prompt':>12} {'input':>13} {'output':>10}")
+        _echo(f"\n{len(doc['sessions'])} sessions, newest first (cost~ = estimate; ? = some call not priced):")
+        _echo(f"{'session':<38} {'last call':<21} {'calls':>6} {'peak prompt':>12} {'input':>13} {'output':>10} "
+              f"{'cost~':>10}")
         for sess in doc["sessions"]:
             _echo(f"{clean(sess['session'] or '-')[:38]:<38} {str(sess['last_timestamp'] or '-')[:19]:<21} "
                        f"{sess['calls']:>6} {_fmt_int(sess['peak_prompt_tokens']):>12} "
-                       f"{_fmt_int(sess['input_tokens']):>13} {_fmt_int(sess['output_tokens']):>10}")
+                       f"{_fmt_int(sess['input_tokens']):>13} {_fmt_int(sess['output_tokens']):>10} "
+                       f"{_fmt_cost(sess['cost_usd']):>10}")
     for sess in doc["sessions"]:
         rt = sess.get("run_totals")
         if rt:  # (no call reports usage, but the log states the run's totals: say them beside the "?")
@@ -281,6 +289,39 @@ def report_cmd(paths: tuple[str, ...], config: str | None, window: int | None, b
         for f in worst[:5]:
             _echo(f"  {f['severity'].upper():<8} #{f['call'] + 1:<4} {f['kind']}  {clean(f['reason'])[:160]}")
     _echo(f"forecast: {doc['forecast']['text']}")
+
+
+def _fmt_cost(usd: float | None) -> str:
+    """``$0.0123`` below a dollar (cents alone would hide a cheap call's cost), ``$1,234.56`` above; ``?`` for
+    unknown (never $0)."""
+    if usd is None:
+        return "?"
+    return f"${usd:,.2f}" if abs(usd) >= 1 else f"${usd:.4f}"
+
+
+def _totals_line(calls: list[dict[str, Any]]) -> str:
+    """The run's totals of reported usage over the report's calls (each response once: calls are already
+    deduplicated) and their estimated cost, e.g. ``total: prompt 1,234 (uncached 34, cache read 1,000, cache
+    write 200) · output 56 · cost ~$0.0123 (estimate, genai-prices)``.  A sum over no call reporting it is
+    ``?``; calls that cannot be priced are counted apart rather than taken as $0."""
+
+    def total(key: str) -> int | None:
+        values = [c[key] for c in calls if c[key] is not None]
+        return sum(values) if values else None
+
+    # (a reported prompt of 0 is no prompt size, as in the per-session totals)
+    prompts = [c["prompt_tokens_reported"] for c in calls if c["prompt_tokens_reported"]]
+    prompt = sum(prompts) if prompts else None
+    priced = [c["cost_usd"] for c in calls if c["cost_usd"] is not None]
+    unpriced = len(calls) - len(priced)
+    if not priced:
+        cost = "cost ? (no call could be priced)"
+    else:
+        cost = f"cost ~{_fmt_cost(round(sum(priced), 12))} (estimate, genai-prices"
+        cost += f"; {unpriced} call{'s' if unpriced != 1 else ''} not priced, not counted)" if unpriced else ")"
+    return (f"total: prompt {_fmt_int(prompt)} (uncached {_fmt_int(total('input_uncached_tokens'))}, cache read "
+            f"{_fmt_int(total('cache_read_tokens'))}, cache write {_fmt_int(total('cache_write_tokens'))}) · output "
+            f"{_fmt_int(total('completion_tokens_reported'))} · {cost}")
 
 
 def _write_bytes(data: bytes) -> None:

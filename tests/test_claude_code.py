@@ -1023,3 +1023,51 @@ def test_the_1m_window_holds_across_a_compaction(tmp_path: Path) -> None:
     calls = load_run(str(write(tmp_path, "s1.jsonl", recs))).calls
     assert [c.prompt_reported for c in calls] == [150_000, 210_000, 40_000, 60_000]
     assert [c.window for c in calls] == [200_000, 1_000_000, 1_000_000, 1_000_000]
+
+
+def test_text_report_gives_the_totals_and_the_estimated_cost(tmp_path: Path) -> None:
+    """The text report showed no cost at all (only --json had it) and no run totals.  Token sums come from the
+    independent reader above; the cost by hand at claude-sonnet-4's prices ($3 input, $0.30 cache read, $3.75
+    cache write, $15 output per million): 42*3 + 207,598*0.30 + 6,210*3.75 + 550*15 = 93,942.9 per million =
+    $0.0939429."""
+    from click.testing import CliRunner
+
+    from ctxwatch.cli import main
+
+    sample = Path(__file__).resolve().parents[1] / "sample_logs" / "claude_code_session.jsonl"
+    ref = reference_calls(sample).values()
+    prompt, read, write_ = (sum(c[k] for c in ref) for k in ("prompt", "cache_read", "cache_write"))
+    out = CliRunner().invoke(main, ["report", str(sample)]).output
+    assert (f"total: prompt {prompt:,} (uncached {prompt - read - write_:,}, cache read {read:,}, cache write "
+            f"{write_:,}) · output {sum(c['output'] for c in ref):,} · cost ~$0.0939 (estimate, genai-prices)") in out
+    assert (prompt, read, write_) == (213_850, 207_598, 6_210)  # (the hand computation's inputs)
+
+    # A call of a model genai-prices does not know is counted apart, never as $0; its session's cost is "?".
+    other = _cc_assistant("b1", "v1", "msg_9", 300)
+    other["sessionId"] = "s2"
+    other["message"]["model"] = "claude-unknown-9"
+    user = {**_cc_user("v1", None), "sessionId": "s2"}
+    log = write(tmp_path, "two.jsonl", [_cc_user("u1", None), _cc_assistant("a1", "u1", "msg_1", 300), user, other])
+    out = CliRunner().invoke(main, ["report", str(log)]).output
+    # By hand at claude-sonnet-4-5's prices: 6*3 + 22,000*0.30 + 11,000*3.75 + 300*15 = 52,368 per million.
+    assert "cost ~$0.0524 (estimate, genai-prices; 1 call not priced, not counted)" in out
+    rows = {r.split()[0]: r.split()[-1] for r in out[out.index("newest first"):].splitlines()[2:4]}
+    assert rows == {"s1": "$0.0524", "s2": "?"}
+
+
+def test_text_report_header_tells_bad_lines_from_notes(tmp_path: Path) -> None:
+    """The header said ``issues=1`` for a folder whose only issue is a note (the same log reached twice through
+    a link), as if a line were damaged; it now says how many of the issues are bad lines."""
+    from click.testing import CliRunner
+
+    from ctxwatch.cli import main
+
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    log = write(folder, "s1.jsonl", [_cc_user("u1", None), _cc_assistant("a1", "u1", "msg_1", 300)])
+    (folder / "link.jsonl").symlink_to(log)
+    head = CliRunner().invoke(main, ["report", str(folder)]).output.splitlines()[0]
+    assert head.endswith("calls=1  issues=1 (0 bad lines, 1 note)")
+    log.write_text(log.read_text() + "{not json}\n")
+    head = CliRunner().invoke(main, ["report", str(folder)]).output.splitlines()[0]
+    assert head.endswith("calls=1  issues=2 (1 bad line, 1 note)")

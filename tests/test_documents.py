@@ -515,6 +515,6 @@ def test_report_text_says_the_run_totals_and_orders_untimed_sessions_newest_read
     out = CliRunner().invoke(main, ["report", str(tmp_path)]).output
     assert (f"run totals of pydicom__pydicom-1458.traj (model_stats; per call unknown): input "
             f"{stats['tokens_sent']:,}, output {stats['tokens_received']:,}") in out
-    table = out[out.index("sessions, newest first:"):].splitlines()[2:4]
+    table = out[out.index("sessions, newest first"):].splitlines()[2:4]
     assert [row.split()[0] for row in table] == [Path(SWE_DEMO).name, Path(SWE).name]
     assert f"forecast: session {Path(SWE_DEMO).name}:" in out
