@@ -38,6 +38,14 @@ def cost_of(call: Call) -> Decimal | None:
                      batch=call.extra.get("batch_side") == "output")
 
 
+def cost_source(call: Call, cost: Decimal | None) -> str:
+    """What the call's cost (:func:`cost_of`) is: ``estimated`` (genai-prices), ``not billed (error response)``
+    or ``unknown``."""
+    if call.usage is None and call.extra.get("error"):
+        return "not billed (error response)"
+    return "estimated" if cost is not None else "unknown"
+
+
 def call_json(call: Call, calibration: float | None = None, cost: Decimal | bool | None = False) -> dict[str, Any]:
     """The per-call object of ``report --json`` (tokens are integers; ``null`` = unknown).
 
@@ -85,8 +93,7 @@ def call_json(call: Call, calibration: float | None = None, cost: Decimal | bool
                            if u and u.prompt_total and call.prompt_estimated else None),
         "calibrated": _calibrated(call, calibration),
         "cost_usd": float(cost) if cost is not None else None,
-        "cost_source": ("not billed (error response)" if call.usage is None and call.extra.get("error")
-                        else "estimated" if cost is not None else "unknown"),
+        "cost_source": cost_source(call, cost),
         "compaction": call.compaction,
         # null where the messages are not in the summary (a Claude Code call whose history is inferred from
         # reported usage, or a log without them)

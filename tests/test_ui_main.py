@@ -72,6 +72,17 @@ async def test_the_csv_export_says_where_each_history_came_from(shared_logs: Pat
     floor = int(rows[0]["floor_tokens"])
     for r in rows[1:]:
         assert int(r["history_tokens"]) == int(r["prompt_tokens_reported"]) - floor
+    # The estimated cost is a column too (it was only in report --json).  By hand, per million tokens (input,
+    # cache read, cache write, output): Opus 4.6 $5, $0.50, $6.25, $25; Sonnet 4.5 $3, $0.30, $3.75, $15.
+    from decimal import Decimal
+
+    rates = {"claude-opus-4-6": (5, "0.5", "6.25", 25), "claude-sonnet-4-5-20250929": (3, "0.3", "3.75", 15)}
+    assert header[-2:] == ["cost_usd", "cost_source"]
+    for r in rows:
+        inp, rd, wr, out = (Decimal(x) for x in rates[r["model"]])
+        read, write, prompt = (int(r[k]) for k in ("cache_read_tokens", "cache_write_tokens", "prompt_tokens_reported"))
+        want = ((prompt - read - write) * inp + read * rd + write * wr + int(r["completion_tokens_reported"]) * out)
+        assert (Decimal(r["cost_usd"]), r["cost_source"]) == (want / 1_000_000, "estimated")
 
 
 @pytest.mark.parametrize("how", ["picked", "newest"])

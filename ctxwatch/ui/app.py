@@ -1292,17 +1292,18 @@ def _newest_session(files: list[str]) -> str:
 
 #: CSV columns of ``x`` (export): ``call`` is the call number people see (index + 1, the table's ``#``),
 #: ``index`` the 0-based index of ``report --json``; then the report's per-call numbers, each source column
-#: after its number (``history_source`` ``inferred`` is the table's ``1,636~``: reported prompt minus the floor).
+#: after its number (``history_source`` ``inferred`` is the table's ``1,636~``: reported prompt minus the floor),
+#: and last the estimated cost, as ``report --json`` gives it (``cost_usd`` empty = unknown, never 0).
 CSV_FIELDS = ("call", "index", "line", "timestamp", "context", "session", "model", "window", "window_source",
               "system_tokens", "tools_tokens", "floor_tokens", "floor_source", "history_tokens", "history_source",
               "reserve_tokens", "reserve_source", "free_tokens", "used_fraction", "prompt_tokens_estimated",
               "prompt_tokens_reported", "cache_read_tokens", "cache_write_tokens", "completion_tokens_reported",
-              "tokenizer", "exact", "compaction")
+              "tokenizer", "exact", "compaction", "cost_usd", "cost_source")
 
 
 def write_csv(path: str, calls: Iterable[Call]) -> None:
     """Write one CSV row per call (columns :data:`CSV_FIELDS`; empty = unknown)."""
-    from ctxwatch.report import iso
+    from ctxwatch.report import cost_of, cost_source, iso
 
     with open(path, "w", newline="", encoding="utf-8") as fh:
         w = csv.writer(fh)
@@ -1317,7 +1318,8 @@ def write_csv(path: str, calls: Iterable[Call]) -> None:
                 "" if c.used_fraction is None else f"{c.used_fraction:.4f}", _v(c.prompt_estimated),
                 _v(u.prompt_total if u else None), _v(u.cache_read if u else None),
                 _v(u.cache_write if u else None), _v(u.output if u else None), c.tokenizer, c.exact,
-                "yes" if c.compaction else "",
+                "yes" if c.compaction else "", "" if (cost := cost_of(c)) is None else format(cost, "f"),
+                cost_source(c, cost),
             ])
 
 
