@@ -23,7 +23,7 @@ import orjson
 
 from ctxwatch import __version__
 from ctxwatch.config import ConfigError, Settings, load_settings
-from ctxwatch.safetext import clean
+from ctxwatch.safetext import clean, show_as, shown_bytes
 from ctxwatch.safetext import echo as _echo
 
 EXIT_USAGE = 2
@@ -116,7 +116,13 @@ def watch_cmd(paths: tuple[str, ...], config: str | None, window: int | None, bu
     from ctxwatch.multi import LOG_SUFFIXES
     from ctxwatch.run import LogError, check_log_file, resolve_spec
 
-    for path in paths:
+    headless = not sys.stdout.isatty() or shutil.get_terminal_size((0, 0)).columns <= 0
+    if STDIN_NAME in paths and not headless:
+        # (the dashboard reads its keys from the terminal, and follows files: a pipe is for the headless commands)
+        _echo("ctxwatch: -: the dashboard follows a file and reads keys from the terminal; for piped input use "
+              "`ctxwatch report -` or `ctxwatch check -`", err=True)
+        sys.exit(EXIT_USAGE)
+    for path in (p for p in paths if p != STDIN_NAME):  # (standard input: read by the headless report below)
         if not os.path.lexists(path):
             # One log file about to be written (`demo --write run.jsonl & ctxwatch run.jsonl`): the dashboard
             # waits for it, like `tail -F`, when its folder exists.
@@ -132,13 +138,13 @@ def watch_cmd(paths: tuple[str, ...], config: str | None, window: int | None, bu
                 _echo(f"ctxwatch: {clean(exc)}", err=True)
                 sys.exit(EXIT_USAGE)
     waiting = len(paths) == 1 and not os.path.lexists(paths[0])
-    if len(paths) == 1 and not os.path.isdir(paths[0]) and not waiting:
+    if len(paths) == 1 and not os.path.isdir(paths[0]) and not waiting and paths[0] != STDIN_NAME:
         try:
             resolve_spec(paths[0], fmt)
         except LogError as exc:
             _echo(f"ctxwatch: {clean(exc)}", err=True)
             sys.exit(EXIT_USAGE)
-    if not sys.stdout.isatty() or shutil.get_terminal_size((0, 0)).columns <= 0:
+    if headless:
         # No terminal to draw on (a pipe, CI, COLUMNS=0): print the headless report instead (case B31).
         _echo("ctxwatch: no terminal; printing `ctxwatch report` instead of the dashboard", err=True)
         ctx = click.get_current_context()
@@ -171,6 +177,9 @@ def report_cmd(paths: tuple[str, ...], config: str | None, window: int | None, b
     """Per-call floor / history / reserve numbers for PATH, headless."""
     if as_json and jsonl:
         raise click.UsageError("--json and --jsonl are two output shapes: choose one")
+    if follow and STDIN_NAME in paths:
+        raise click.UsageError("--follow reads a file as it grows; standard input ('-') is read whole: "
+                               "drop --follow, or give the log's path")
     if follow and as_json:
         raise click.UsageError("--follow prints JSON lines as calls complete (--jsonl); --json is one document "
                                "of a log as it stands: choose one")
@@ -327,6 +336,7 @@ def _totals_line(calls: list[dict[str, Any]]) -> str:
 def _write_bytes(data: bytes) -> None:
     """Write UTF-8 bytes to stdout as they are (a big report is not copied into a str first)."""
     sys.stdout.flush()
+    data = shown_bytes(data)
     buffer = getattr(sys.stdout, "buffer", None)
     if buffer is None:  # a text-only stdout (tests capturing output)
         sys.stdout.write(data.decode())
@@ -354,13 +364,51 @@ def _restore_sigint(previous: Any) -> None:
         signal.signal(signal.SIGINT, previous)
 
 
+#: The name a log read from standard input (``-``) is shown under.
+STDIN_NAME = "-"
+
+
+def spool_stdin(paths: tuple[str, ...]) -> tuple[tuple[str, ...], str | None]:
+    """``paths`` with ``-`` replaced by a private temporary copy of standard input (``zcat run.jsonl.gz |
+    ctxwatch report -``), and that copy's path (``None`` without ``-``).
+
+    Calls keep byte offsets into a file, and a pipe can be read once, so standard input is copied to a file
+    first (in chunks: never whole in memory), in a folder only this user can read; it is removed when the
+    command exits.  Exits with status 2 when ``-`` is given twice or standard input is a terminal (nothing
+    piped: reading would wait for typing).
+    """
+    if STDIN_NAME not in paths:
+        return paths, None
+    if paths.count(STDIN_NAME) > 1:
+        _echo("ctxwatch: -: standard input can be read once; give '-' once", err=True)
+        sys.exit(EXIT_USAGE)
+    if sys.stdin is None or sys.stdin.isatty():
+        _echo("ctxwatch: -: standard input is a terminal; pipe a log in (zcat run.jsonl.gz | ctxwatch report -)",
+              err=True)
+        sys.exit(EXIT_USAGE)
+    import atexit
+    import tempfile
+
+    folder = tempfile.mkdtemp(prefix="ctxwatch-stdin-")  # (mode 0700: the log may hold private prompts)
+    atexit.register(shutil.rmtree, folder, True)
+    spool = os.path.join(folder, "stdin.jsonl")
+    source = getattr(sys.stdin, "buffer", None)
+    with open(spool, "wb") as out:
+        if source is not None:
+            shutil.copyfileobj(source, out, 1 << 20)
+        else:  # a text-only stdin (tests)
+            out.write(sys.stdin.read().encode("utf-8", "surrogateescape"))
+    show_as(spool, STDIN_NAME)
+    return tuple(spool if p == STDIN_NAME else p for p in paths), spool
+
+
 def load_paths(paths: tuple[str, ...], fmt: str | None, settings: Settings) -> Any:
-    """One run from one log, from a batch input/output pair, or from a folder of logs.
+    """One run from one log, from a batch input/output pair, or from a folder of logs (``-``: standard input,
+    copied to a temporary file first by :func:`spool_stdin`; output shows that copy as ``-``).
 
     Exits with status 2 and a message naming the file when nothing can be read (shared by report/check).
     """
-    import os
-
+    paths, _ = spool_stdin(paths)
     if len(paths) == 1 and not os.path.isdir(paths[0]):
         run = _load(paths[0], fmt, settings)
     else:

@@ -39,7 +39,7 @@ import orjson
 from ctxwatch.cli import counted_issues as _counted
 from ctxwatch.cli import exit_if_nothing_read, make_settings, settings_options
 from ctxwatch.model import is_bad_line
-from ctxwatch.safetext import clean
+from ctxwatch.safetext import clean, shown
 from ctxwatch.safetext import echo as _echo
 
 #: Exit status when something is at or above ``--fail-on``.
@@ -90,7 +90,7 @@ def check_cmd(paths: tuple[str, ...], config: str | None, window: int | None, bu
         out = {"file": path, "format": run.spec.name, "fail_on": fail_on, "exit_status": status, "flags": flags,
                "forecast": doc["forecast"],
                "notes": [{"severity": "info", **issue_json(i)} for i in bad]}
-        sys.stdout.write(orjson.dumps(out, option=orjson.OPT_INDENT_2).decode() + "\n")
+        sys.stdout.write(shown(orjson.dumps(out, option=orjson.OPT_INDENT_2).decode()) + "\n")
         sys.exit(status)
 
     for f in flags:

@@ -20,6 +20,7 @@ import orjson
 from ctxwatch.config import ConfigError, Settings, load_settings
 from ctxwatch.model import Call, ParsedCall, Src, session_ranks
 from ctxwatch.safetext import echo as _echo
+from ctxwatch.safetext import shown
 
 EXIT_USAGE = 2
 
@@ -103,8 +104,8 @@ def load_call(paths: tuple[str, ...], fmt: str | None, settings: Settings, call:
     else:
         idx = call + n if call < 0 else call
         if not 0 <= idx < n:
-            shown = f"#{call + 1}" if call >= 0 else f"{call} from the end"
-            _fail(f"call {shown}: the log has {n} calls (#1..#{n}; --index 0..{n - 1})")
+            which = f"#{call + 1}" if call >= 0 else f"{call} from the end"
+            _fail(f"call {which}: the log has {n} calls (#1..#{n}; --index 0..{n - 1})")
     summary = run.calls[idx]
     try:  # (a folder may mix formats, batch files among them: the call is re-read with its own file's)
         spec = resolve_spec(summary.source.path, fmt)
@@ -199,7 +200,7 @@ def plan_cmd(paths: tuple[str, ...], call_number: int | None, call_index: int | 
     if pc.system is None or pc.history_reported_only:
         floor_note = f"{call.floor_src}: this format does not log the system prompt and tools"
     if as_json:
-        sys.stdout.write(orjson.dumps(plan.to_json(), option=orjson.OPT_INDENT_2).decode() + "\n")
+        sys.stdout.write(shown(orjson.dumps(plan.to_json(), option=orjson.OPT_INDENT_2).decode()) + "\n")
         return
     _echo(f"{path}  #{call.index + 1} ({call.source.where})  model={call.model or '?'}  "
                f"window={win:,}  tokenizer={plan.tokenizer}{'' if counter.exact else ' (estimate)'}")
@@ -286,7 +287,7 @@ def schema_cmd(paths: tuple[str, ...], call_number: int | None, call_index: int 
                         system=pc.system)
     if as_json:
         doc = {"call": call.index, "model": call.model, **rep.to_json()}
-        sys.stdout.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode() + "\n")
+        sys.stdout.write(shown(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode()) + "\n")
         return
     _echo(f"{path}  #{call.index + 1} ({call.source.where})  model={call.model or '?'}  "
                f"{len(rep.tools)} tools  tokenizer={rep.tokenizer}{'' if rep.exact else ' (estimate)'}")

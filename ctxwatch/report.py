@@ -56,8 +56,7 @@ def call_json(call: Call, calibration: float | None = None, cost: Decimal | bool
         cost: the call's cost if already computed (``False`` = compute it here).
     """
     u = call.usage
-    if cost is False:
-        cost = cost_of(call)
+    price = cost_of(call) if isinstance(cost, bool) else cost
     return {
         "index": call.index,
         "line": call.source.line,
@@ -92,8 +91,8 @@ def call_json(call: Call, calibration: float | None = None, cost: Decimal | bool
         "estimate_ratio": (round(u.prompt_total / call.prompt_estimated, 4)
                            if u and u.prompt_total and call.prompt_estimated else None),
         "calibrated": _calibrated(call, calibration),
-        "cost_usd": float(cost) if cost is not None else None,
-        "cost_source": cost_source(call, cost),
+        "cost_usd": float(price) if price is not None else None,
+        "cost_source": cost_source(call, price),
         "compaction": call.compaction,
         # null where the messages are not in the summary (a Claude Code call whose history is inferred from
         # reported usage, or a log without them)

@@ -557,7 +557,8 @@ def resolve_spec(path: str, fmt: str | None) -> FormatSpec:
             sn = sniff_file(path)
             if sn.head.startswith(_COMPRESSED_MAGIC):
                 raise UnknownFormat(f"{path}: a compressed file (gzip, bzip2, xz or zstd): decompress it first "
-                                    "(ctxwatch re-reads message bodies by byte offset)")
+                                    "(ctxwatch re-reads message bodies by byte offset), or pipe it in: zcat FILE | "
+                                    "ctxwatch report -")
             if not sn.values and sn.document is None and sn.head.strip():
                 why = "; none of its first lines is JSON"
         except OSError:

@@ -51,8 +51,36 @@ def clean(text: object, *, multiline: bool = False) -> str:
     return _UNSAFE_LINE.sub(_escape, s)
 
 
+#: Paths shown under another name (real path -> shown name): a private copy of standard input is ``-``.
+_SHOWN_AS: dict[str, str] = {}
+
+
+def show_as(path: str, name: str) -> None:
+    """From now on, write ``path`` as ``name`` in the command's output (:func:`echo`, :func:`shown`)."""
+    _SHOWN_AS[path] = name
+
+
+def shown(text: str) -> str:
+    """``text`` with each path registered by :func:`show_as` replaced by its shown name."""
+    for path, name in _SHOWN_AS.items():
+        if path in text:
+            text = text.replace(path, name)
+    return text
+
+
+def shown_bytes(data: bytes) -> bytes:
+    """:func:`shown` for UTF-8 output such as a JSON document (a registered path holds no character that JSON
+    escapes, so it appears in the bytes as it is)."""
+    for path, name in _SHOWN_AS.items():
+        raw = path.encode()
+        if raw in data:
+            data = data.replace(raw, name.encode())
+    return data
+
+
 def echo(message: object = "", **kwargs: object) -> None:
-    """``click.echo`` of a line that may hold log-derived text, made terminal-safe first (see :func:`clean`)."""
+    """``click.echo`` of a line that may hold log-derived text, made terminal-safe first (see :func:`clean`),
+    with the paths registered by :func:`show_as` under their shown names."""
     import click
 
-    click.echo(clean(message, multiline=True), **kwargs)  # type: ignore[arg-type]
+    click.echo(shown(clean(message, multiline=True)), **kwargs)  # type: ignore[arg-type]

@@ -1275,3 +1275,62 @@ def test_a_refused_request_costs_nothing_and_keeps_the_session_priced(tmp_path: 
     first, refused = doc["calls"]
     assert (refused["cost_usd"], refused["cost_source"]) == (0.0, "not billed (error response)")
     assert first["cost_usd"] == pytest.approx(0.0026) and doc["sessions"][0]["cost_usd"] == pytest.approx(0.0026)
+
+
+def _distinct_codex_totals(path: Path) -> list[int]:
+    """Input tokens of each distinct running total of a Codex rollout (FORMATS.md section 2), read plainly."""
+    seen: list[dict] = []
+    for raw in path.read_text().splitlines():
+        d = json.loads(raw)
+        info = (d.get("payload") or {}).get("info") if d.get("type") == "event_msg" else None
+        if info and info.get("total_token_usage") and info["total_token_usage"] not in seen:
+            seen.append(info["total_token_usage"])
+    return [t["input_tokens"] for t in seen]
+
+
+def test_report_and_check_read_a_log_piped_to_standard_input(shared_logs: Path, tmp_path: Path) -> None:
+    """`zcat run.jsonl.gz | ctxwatch report -` said "-: no such file". Standard input is read like a file and
+    shown as ``-``; its 39 calls are the rollout's 39 distinct running totals."""
+    path = next((shared_logs / "codex-rollout").glob("rollout-*.jsonl"))
+    totals = _distinct_codex_totals(path)
+    assert len(totals) == 39
+    res = CliRunner().invoke(main, ["report", "--json", "-"], input=path.read_bytes())
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.output)
+    assert doc["file"] == "-" and {c["file"] for c in doc["calls"]} == {"-"}
+    assert len(doc["calls"]) == 39
+    # (a running total's difference is the call's usage: the first call's prompt is the first total's)
+    assert doc["calls"][0]["prompt_tokens_reported"] == totals[0]
+    from_file = report(path)
+    assert [c["prompt_tokens_reported"] for c in doc["calls"]] == [c["prompt_tokens_reported"]
+                                                                    for c in from_file["calls"]]
+    res = CliRunner().invoke(main, ["check", "--json", "-"], input=path.read_bytes())
+    assert res.exit_code == 0 and json.loads(res.output)["file"] == "-"
+    damaged = b'{"not json\n' + path.read_bytes()
+    res = CliRunner().invoke(main, ["report", "-"], input=damaged)
+    assert "issue: -:1: invalid_json" in res.output and "calls=39" in res.output.splitlines()[0]
+
+
+def test_standard_input_is_refused_where_it_cannot_work(tmp_path: Path) -> None:
+    """`-` twice, and `--follow -` (a pipe does not grow like a file), are usage errors, not a wait forever."""
+    res = CliRunner().invoke(main, ["report", "-", "-"], input=b"{}\n")
+    assert res.exit_code == 2 and "give '-' once" in res.output
+    res = CliRunner().invoke(main, ["report", "--follow", "--jsonl", "-"], input=b"{}\n")
+    assert res.exit_code == 2 and "drop --follow" in res.output
+
+
+def test_the_copy_of_standard_input_is_removed_on_exit(tmp_path: Path) -> None:
+    """The private copy of standard input (calls keep byte offsets into a file) is gone when the command ends."""
+    import os
+    import subprocess
+    import sys
+
+    spool = tmp_path / "tmp"
+    spool.mkdir()
+    log = Path(__file__).resolve().parents[1] / "sample_logs" / "openai_chat_demo.jsonl"
+    out = subprocess.run([sys.executable, "-c", "from ctxwatch.cli import run; run()", "report", "-"],
+                         input=log.read_bytes(), capture_output=True, env={**os.environ, "TMPDIR": str(spool)},
+                         check=False)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.decode().startswith("-  format=canonical  calls=20")
+    assert list(spool.iterdir()) == []
