@@ -612,6 +612,25 @@ def test_a_short_run_is_plotted_in_seconds() -> None:
     assert t.x == [0.0, 20.0, 40.0] and t.xlabel.startswith("seconds since ")
 
 
+def test_the_wall_time_line_drops_at_the_compaction_not_across_the_gap() -> None:
+    """Over wall time the line went straight from the last call before a compaction (80k at minute 1) to the
+    first after it (10k at minute 5), as if the context had shrunk over four minutes.  It now holds 80k until
+    minute 5 and drops there: one extra point at the compaction's x with the previous values."""
+    from ctxwatch.ui.widgets import stepped
+
+    before = [replace(_call(20_000, 20_000 * i, 100, 200_000), index=i, timestamp=60.0 * i) for i in range(3)]
+    after = replace(_call(5_000, 5_000, 100, 200_000), index=3, timestamp=300.0, compaction={"kind": "compacted"})
+    t = build_series([*before, after], Settings(), "time", 50)
+    assert t.x == [0.0, 1.0, 2.0, 5.0] and t.steps == [3] and t.compactions == [5.0]
+    x, total, floor = stepped(t.x, t.steps, t.total, t.floor)
+    assert x == [0.0, 1.0, 2.0, 5.0, 5.0]
+    assert total == [20_000, 40_000, 60_000, 60_000, 10_000] and floor == [20_000] * 4 + [5_000]
+    # a compaction at the first point has nothing to hold
+    first = build_series([after, *before], Settings(), "index", 50)
+    assert first.steps == []
+    assert stepped([1.0, 2.0], [], [3, 4]) == ([1.0, 2.0], [3, 4])
+
+
 def test_a_file_named_twice_or_by_a_link_is_one_session(tmp_path: Path) -> None:
     """``ctxwatch run.jsonl ./run.jsonl`` (or a link and its target) listed the file twice: "session 1/2" and
     the picker showing it twice.  report reads it once (a same_file note); so does the session list."""

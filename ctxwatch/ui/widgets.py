@@ -16,7 +16,7 @@ import math
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 from rich.cells import cell_len, set_cell_size
 from rich.segment import Segment
@@ -639,6 +639,7 @@ class Series:
             else 0: drawn apart, never as history.
         reported: reported prompt tokens per point (``None`` where unknown).
         compactions: x positions of compaction events.
+        steps: indexes of the points whose bucket holds a compaction (the context dropped just before them).
         window, trigger, budget, limit: threshold lines (limit = window - reserve); ``None`` when unknown.
         xlabel: the x axis title.
     """
@@ -649,11 +650,29 @@ class Series:
     unsplit: list[float]
     reported: list[float | None]
     compactions: list[float]
+    steps: list[int]
     window: int | None
     trigger: int | None
     budget: int | None
     limit: int | None
     xlabel: str
+
+
+def stepped(x: Sequence[float], steps: Sequence[int], *ys: Sequence[Any]) -> tuple[list[Any], ...]:
+    """``x`` and each of ``ys`` with, before each point index in ``steps``, a point at that point's x holding the
+    previous point's values: a line then stays level until the compaction and drops there, instead of sloping
+    down across the time between the calls as if the context had shrunk gradually."""
+    out: tuple[list[Any], ...] = tuple([] for _ in range(len(ys) + 1))
+    at = set(steps)
+    for i, xi in enumerate(x):
+        if i in at and i > 0:
+            out[0].append(xi)
+            for k, y in enumerate(ys, 1):
+                out[k].append(y[i - 1])
+        out[0].append(xi)
+        for k, y in enumerate(ys, 1):
+            out[k].append(y[i])
+    return out
 
 
 def downsample(n: int, target: int) -> list[range]:
@@ -688,7 +707,10 @@ def build_series(calls: Sequence[Call], settings: Settings, xmode: str, points: 
     total: list[float] = []
     unsplit: list[float] = []
     reported: list[float | None] = []
+    steps: list[int] = []
     for bucket in downsample(len(calls), points):
+        if x and any(calls[i].compaction for i in bucket):
+            steps.append(len(x))
         best = max((calls[i] for i in bucket), key=lambda c: c.used_tokens or 0)
         f = best.floor_tokens or 0
         h = best.history_tokens or 0
@@ -702,7 +724,7 @@ def build_series(calls: Sequence[Call], settings: Settings, xmode: str, points: 
     window = next((c.window for c in reversed(calls) if c.window), None)
     reserve = next((c.reserve_tokens for c in reversed(calls) if c.reserve_tokens is not None), None)
     return Series(
-        x, floor, total, unsplit, reported, compactions, window,
+        x, floor, total, unsplit, reported, compactions, steps, window,
         settings.trigger_tokens(window, reserve) if window else None,
         settings.budget_tokens(window, reserve) if window else None,
         window - reserve if window and reserve is not None else None,
@@ -1014,11 +1036,14 @@ class TrendChart(PlotextPlot):
         else:
             # Many calls (or wall time): stacked areas, floor drawn over floor + history; prompts of unknown
             # split first, so that the known areas are drawn over them.
+            sx, s_unsplit, s_total, s_floor, s_reported = stepped(s.x, s.steps, s.unsplit, s.total, s.floor,
+                                                                  s.reported)
             if unsplit:
-                plt.plot(s.x, s.unsplit, fillx=True, marker=CHART_MARKERS["unsplit"], color="gray")
-            plt.plot(s.x, s.total, fillx=True, marker=CHART_MARKERS["history"], color="cyan")
-            plt.plot(s.x, s.floor, fillx=True, marker=CHART_MARKERS["floor"], color="magenta")
-        known = [(x, r) for x, r in zip(s.x, s.reported, strict=True) if r is not None]
+                plt.plot(sx, s_unsplit, fillx=True, marker=CHART_MARKERS["unsplit"], color="gray")
+            plt.plot(sx, s_total, fillx=True, marker=CHART_MARKERS["history"], color="cyan")
+            plt.plot(sx, s_floor, fillx=True, marker=CHART_MARKERS["floor"], color="magenta")
+        known = [(x, r) for x, r in zip(s.x, s.reported, strict=True) if r is not None] if bars else \
+            [(x, r) for x, r in zip(sx, s_reported, strict=True) if r is not None]
         if known:
             draw = plt.scatter if bars else plt.plot  # a point on each bar; a line over the areas
             draw([k[0] for k in known], [k[1] for k in known], marker=CHART_MARKERS["reported"], color="blue")
