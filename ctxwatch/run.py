@@ -179,6 +179,7 @@ class Run:
         self.resets: list[dict[str, object]] = []
         self._by_key: dict[str, int] = {}
         self._reported: set[tuple[str | None, str]] = set()  # (call key, message) of issues already reported
+        self._damage: dict[str, list[Issue]] = {}  # call key -> the damage reported for it (see _withdraw_damage)
         #: Calls the readers emitted, repeats and copies of known calls included (a forced format that read
         #: a file of copies did read calls from it, though none is new).
         self.parsed_calls = 0
@@ -194,7 +195,10 @@ class Run:
                 change.issues.append(out)
                 continue
             self.parsed_calls += 1
-            for problem in _sanitize(out):
+            problems = _sanitize(out)
+            if out.key and out.key in self._damage:
+                self._withdraw_damage(out, problems, change)
+            for problem in problems:
                 # A call emitted again (a later line of the same response) repeats its damage: report it once.
                 seen = (out.key, problem.message)
                 if out.key and seen in self._reported:
@@ -202,6 +206,8 @@ class Run:
                 self._reported.add(seen)
                 self.issues.append(problem)
                 change.issues.append(problem)
+                if out.key:
+                    self._damage.setdefault(out.key, []).append(problem)
             idx = self._by_key.get(out.key) if out.key else None
             if idx is not None:
                 before = self._pending.get(idx) or self._calls[idx]
@@ -242,6 +248,23 @@ class Run:
         if self._pending:
             self._flush()
         return self._calls  # type: ignore[return-value]  # no None left after a flush
+
+    def _withdraw_damage(self, out: ParsedCall, problems: list[Issue], change: Change) -> None:
+        """Withdraw the damage reported for an earlier emission of ``out``'s call in the same file that this
+        emission no longer has: a live read emits a response at each of its lines, and a later line's valid
+        count supersedes a damaged streaming placeholder, as a whole-file read (one emission per call) never
+        reported it.  A copy in another file keeps its own damage reported (that line is still damaged)."""
+        assert out.key is not None
+        now = {p.message for p in problems}
+        keep: list[Issue] = []
+        for issue in self._damage[out.key]:
+            if issue.path == out.source.path and issue.message not in now:
+                self._reported.discard((out.key, issue.message))
+                self.issues = [i for i in self.issues if i is not issue]
+                change.resolved.append(issue)
+            else:
+                keep.append(issue)
+        self._damage[out.key] = keep
 
     def feed_record(self, rec: Record | Issue | Resolved) -> Change:
         """Feed one record (or an issue from the stream, or the withdrawal of one); return what changed. Never

@@ -1071,3 +1071,32 @@ def test_text_report_header_tells_bad_lines_from_notes(tmp_path: Path) -> None:
     log.write_text(log.read_text() + "{not json}\n")
     head = CliRunner().invoke(main, ["report", str(folder)]).output.splitlines()[0]
     assert head.endswith("calls=1  issues=2 (1 bad line, 1 note)")
+
+
+@pytest.mark.parametrize("bad", [-1, "inf"])
+def test_a_superseded_damaged_placeholder_is_withdrawn_in_a_live_read(tmp_path: Path, bad: object) -> None:
+    """Read line by line as the dashboard and --follow read a growing log, a response whose placeholder line
+    says output_tokens -1 and whose final line says 299 kept an implausible_value issue for the placeholder,
+    which report (one emission per call) never gave.  The final count withdraws it; damage in the final line
+    stays reported."""
+    from ctxwatch.formats import get_format
+    from ctxwatch.run import Run
+
+    recs = [_cc_user("u1", None), _cc_assistant("a0", "u1", "msg_1", bad), _cc_assistant("a1", "a0", "msg_1", 299)]
+    path = write(tmp_path, "s1.jsonl", recs)
+    run = Run(str(path), get_format("claude-code"))
+    resolved = []
+    for rec in iter_records(str(path)):
+        assert isinstance(rec, Record)
+        change = run.feed_record(rec)
+        resolved += change.resolved
+    assert [(i.kind, i.line) for i in resolved] == [("implausible_value", 2)]
+    assert run.issues == [] and run.calls[0].usage is not None and run.calls[0].usage.output == 299
+    # the other way round (a good placeholder, a damaged final count) the issue stays
+    recs = [_cc_user("u1", None), _cc_assistant("a0", "u1", "msg_1", 10), _cc_assistant("a1", "a0", "msg_1", bad)]
+    path = write(tmp_path, "s2.jsonl", recs)
+    run = Run(str(path), get_format("claude-code"))
+    for rec in iter_records(str(path)):
+        assert isinstance(rec, Record)
+        assert not run.feed_record(rec).resolved
+    assert [(i.kind, i.line) for i in run.issues] == [("implausible_value", 3)]

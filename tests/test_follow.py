@@ -425,3 +425,35 @@ def test_a_log_replaced_by_one_in_another_format_is_read_in_that_format(tmp_path
     assert [o["prompt_tokens_reported"] for o in objs] == [o["prompt_tokens_reported"] for o in expected]
     assert [o["index"] for o in objs] == [1 + o["index"] for o in expected]
     assert not [o for o in got + rest if o.get("kind") == "unknown_record"]
+
+
+def test_follow_withdraws_a_damaged_placeholder_the_final_count_supersedes(tmp_path: Path) -> None:
+    """--follow printed an implausible_value issue for a Claude Code streaming placeholder (output_tokens -1)
+    and kept it after the response's last line gave 299; report gives no issue.  An issue_resolved event now
+    withdraws it, and the call's last object has the final count."""
+    def cc(uid: str, parent: str | None, kind: str, output: int | None = None) -> bytes:
+        d: dict[str, Any] = {"parentUuid": parent, "isSidechain": False, "type": kind, "uuid": uid,
+                             "sessionId": "s1", "timestamp": "2025-01-01T00:00:00Z"}
+        if kind == "user":
+            d["message"] = {"role": "user", "content": "hello"}
+        else:
+            d["requestId"] = "req_1"
+            d["message"] = {"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+                            "content": [{"type": "text", "text": "ok"}],
+                            "usage": {"input_tokens": 6, "cache_creation_input_tokens": 11000,
+                                      "cache_read_input_tokens": 22000, "output_tokens": output}}
+        return (json.dumps(d) + "\n").encode()
+
+    log = tmp_path / "s1.jsonl"
+    append(log, cc("u1", None, "user") + cc("a0", "u1", "assistant", -1))
+    f = Follower(log)
+    try:
+        got = f.take(2)  # the call (output unknown) and the issue
+        assert sorted(o.get("event", "call") for o in got) == ["call", "issue"]
+        append(log, cc("a1", "a0", "assistant", 299))
+        got += f.take(2)
+    finally:
+        got += f.close()
+    events = [(o["event"], o["kind"], o["line"]) for o in got if "event" in o]
+    assert events == [("issue", "implausible_value", 2), ("issue_resolved", "implausible_value", 2)]
+    assert [o["completion_tokens_reported"] for o in got if "event" not in o][-1] == 299
