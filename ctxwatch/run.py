@@ -20,7 +20,7 @@ from typing import Any
 
 from ctxwatch.accounting import Accountant
 from ctxwatch.config import Settings
-from ctxwatch.formats import FormatSpec, Reader, detect, get_format, sniff_file
+from ctxwatch.formats import FormatSpec, Output, Reader, detect, get_format, sniff_file
 from ctxwatch.jsonstream import Record, decode_line, iter_records, read_document, show_value
 from ctxwatch.model import Call, Issue, ParsedCall, Resolved, Usage
 
@@ -188,11 +188,14 @@ class Run:
         self._worker_pending: dict[str, dict[str, object]] | None = None
 
     # -- feeding --------------------------------------------------------------------------------
-    def _take(self, outputs: Iterable[ParsedCall | Issue], change: Change) -> None:
+    def _take(self, outputs: Iterable[Output], change: Change) -> None:
         for out in outputs:
             if isinstance(out, Issue):
                 self.issues.append(out)
                 change.issues.append(out)
+                continue
+            if isinstance(out, Resolved):
+                self._resolve(out, change)
                 continue
             self.parsed_calls += 1
             problems = _sanitize(out)
@@ -266,6 +269,13 @@ class Run:
                 keep.append(issue)
         self._damage[out.key] = keep
 
+    def _resolve(self, done: Resolved, change: Change) -> None:
+        """Withdraw the issues ``done`` names (file, line, kind), into ``change.resolved``."""
+        gone = [i for i in self.issues if (i.path, i.line, i.kind) == (done.path, done.line, done.kind)]
+        if gone:
+            self.issues = [i for i in self.issues if i not in gone]
+            change.resolved.extend(gone)
+
     def feed_record(self, rec: Record | Issue | Resolved) -> Change:
         """Feed one record (or an issue from the stream, or the withdrawal of one); return what changed. Never
         raises on content."""
@@ -274,9 +284,7 @@ class Run:
             self._take([rec], change)
             return change
         if isinstance(rec, Resolved):
-            gone = [i for i in self.issues if (i.path, i.line, i.kind) == (rec.path, rec.line, rec.kind)]
-            self.issues = [i for i in self.issues if i not in gone]
-            change.resolved.extend(gone)
+            self._resolve(rec, change)
             return change
         try:
             outputs = list(self.reader.feed(rec))
@@ -319,7 +327,7 @@ class Run:
         self.issues.append(Issue(path or self.path, 0, "reset", f"file {reason}; reading it again from the start"))
         self.reader = self.spec.reader(path or self.path)
 
-    def add(self, outputs: Iterable[ParsedCall | Issue]) -> Change:
+    def add(self, outputs: Iterable[Output]) -> Change:
         """Add calls and issues produced outside the run's reader (e.g. a joined batch pair)."""
         change = Change()
         self._take(outputs, change)
@@ -342,10 +350,10 @@ class Run:
         self._take_all(file_outputs(self.reader, path, (spec or self.spec).document, progress, counter))
         return counter[0]
 
-    def _take_all(self, outputs: Iterable[ParsedCall | Issue]) -> None:
+    def _take_all(self, outputs: Iterable[Output]) -> None:
         """Take a stream of outputs in batches (accounting keeps up, memory stays a batch wide)."""
         change = Change()
-        pending: list[ParsedCall | Issue] = []
+        pending: list[Output] = []
         for out in outputs:
             pending.append(out)
             if len(pending) >= 64:
@@ -466,7 +474,7 @@ class Run:
 
 def file_outputs(reader: Reader, path: str, document: bool,
                  progress: Callable[[int, int], None] | None = None, records: list[int] | None = None,
-                 start: int = 0, end: int | None = None, line: int = 1) -> Iterator[ParsedCall | Issue]:
+                 start: int = 0, end: int | None = None, line: int = 1) -> Iterator[Output]:
     """The calls and issues a reader produces from a whole file, ending with what its ``finish`` returns.
 
     Documents are read whole (an Inspect ``.eval`` zip is opened by its reader); record streams are read in
@@ -479,7 +487,7 @@ def file_outputs(reader: Reader, path: str, document: bool,
     Raises:
         LogError: the file cannot be read.
     """
-    def guarded(produce: Callable[[], Iterable[ParsedCall | Issue]], line: int) -> list[ParsedCall | Issue]:
+    def guarded(produce: Callable[[], Iterable[Output]], line: int) -> list[Output]:
         try:
             return list(produce())
         except Exception as exc:  # a reader bug on odd input must not stop the run
@@ -709,7 +717,7 @@ def reload_parsed(spec: FormatSpec, call: Call) -> ParsedCall | None:
     want = call.key
     found: ParsedCall | None = None
 
-    def pick(outputs: Iterable[ParsedCall | Issue]) -> None:
+    def pick(outputs: Iterable[Output]) -> None:
         nonlocal found
         for out in outputs:
             if isinstance(out, ParsedCall) and (

@@ -364,8 +364,12 @@ def test_claude_trace_exchange_logged_twice_with_one_stream_cut_is_one_whole_cal
         assert call["cost_usd"] == pytest.approx(SONNET_COST, abs=1e-9), name
         assert (doc["sessions"][0]["calls"], doc["sessions"][0]["output_tokens"]) == (1, 70), name
         assert not [i for i in doc["issues"] if i["kind"] == "duplicate_response_id"], name
-        # (the cut copy's own line still says that its stream is cut)
+        # (the cut copy's own line still says that its stream is cut, and, in either order, that it is not the copy
+        # counted: with the cut copy first its note said "the call is not priced" although the call was priced)
         assert [(i["line"], i["kind"]) for i in doc["issues"]] == [(lines.index(cut) + 1, "no_usage")], name
+        assert doc["issues"][0]["message"].endswith(
+            f"; this copy is not counted: the copy at line {lines.index(whole) + 1}, which reports more of the "
+            "usage, is"), name
     tooled = json.loads(json.dumps(whole))
     tooled["request"]["body"]["tools"] = [{"name": "bash", "description": "Run a command.",
                                           "input_schema": {"type": "object", "properties": {}}}]

@@ -21,9 +21,11 @@ from typing import Any
 import orjson
 
 from ctxwatch.jsonstream import Record, decode_line
-from ctxwatch.model import Issue, ParsedCall
+from ctxwatch.model import Issue, ParsedCall, Resolved
 
-Output = ParsedCall | Issue
+#: What a reader gives per record: calls, issues, and the withdrawal of an issue it gave earlier (an issue about
+#: a copy of a call that a more complete copy read later replaced).
+Output = ParsedCall | Issue | Resolved
 
 #: Bytes of a file's head that detection looks at (several records of most formats; a 64 KiB read).
 SNIFF_BYTES = 64 * 1024

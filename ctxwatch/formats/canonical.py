@@ -30,15 +30,14 @@ from typing import Any, NamedTuple
 import orjson
 
 from ctxwatch.formats import FormatSpec as Spec
-from ctxwatch.formats import Reader, Sniff, register, usage_count
+from ctxwatch.formats import Output, Reader, Sniff, register, usage_count
 from ctxwatch.formats.claude_code import anthropic_usage
 from ctxwatch.formats.codex import harness_label
 from ctxwatch.jsonstream import Record
 from ctxwatch.jsonstream import json_text as _json_text
-from ctxwatch.model import Issue, Message, ParsedCall, Part, ResponseInfo, SourceRef, Usage
+from ctxwatch.model import Issue, Message, ParsedCall, Part, Resolved, ResponseInfo, SourceRef, Usage
 from ctxwatch.tokens import image_size_from_base64, message_key
 
-Output = ParsedCall | Issue
 #: ``(system blocks, tool schemas, history messages, max output tokens)`` of one request body.
 RequestParts = tuple[list[str], list[dict[str, Any]], list[Message], int | None]
 
@@ -719,6 +718,7 @@ class ResponseIds:
         self._ids: dict[str, tuple[str, int]] = {}  # response id -> (first call key, line) using it
         self._told: set[str] = set()  # response ids already reported as reused for another request
         self._best: dict[str, tuple[int, int]] = {}  # call key -> (usage rank, line) of the copy counted
+        self._notes: dict[str, tuple[int, list[Issue]]] = {}  # call key -> (line, issues) of that copy, if any
         self._seen: dict[int, int] = {}  # content hash of an id-less record -> how many were read so far
         self._origin: int | None = None  # line of the first record read (see start)
 
@@ -777,6 +777,21 @@ class ResponseIds:
             return best[1]
         self._best[call.key] = (rank, line)
         return None
+
+    def counted_copy(self, call: ParsedCall, line: int, notes: list[Issue]) -> list[Issue | Resolved]:
+        """After :meth:`better_copy` chose ``call`` (``line``; ``notes``: its own issues): when it replaces an
+        earlier copy that had issues of its own (a stream cut before its ``message_delta``: "the call is not
+        priced"), those issues are withdrawn (:class:`Resolved`) and given again saying that copy is not
+        counted, as they read when the complete copy comes first."""
+        if call.key is None:
+            return []
+        old = self._notes.pop(call.key, None)
+        if notes:
+            self._notes[call.key] = (line, list(notes))
+        if old is None or old[0] == line:
+            return []
+        old_line, old_notes = old
+        return [*(Resolved(i.path, i.line, i.kind) for i in old_notes), *self.not_counted(old_line, line, old_notes)]
 
     def not_counted(self, line: int, better: int, notes: list[Issue]) -> list[Issue]:
         """The issues of a copy that :meth:`better_copy` keeps out (``better``: the counted copy's line): its own
@@ -891,6 +906,7 @@ class ClaudeTraceReader(_MemoReader):
         better = self.ids.better_copy(call, rec.line)
         if better is not None:  # (the same exchange logged again, its stream cut: the whole copy stays counted)
             return self.ids.not_counted(rec.line, better, notes)
+        replaced = self.ids.counted_copy(call, rec.line, notes)  # (a cut copy counted until this whole one)
         if call.key is None:  # (no message id: a stream cut before message_start)
             self.ids.content(call, record_hash(v, ("request", "body"), self.memo), rec.line)
         # Claude Code sends side calls beside the agent's own: max_tokens:1 quota probes and tool-less
@@ -901,7 +917,7 @@ class ClaudeTraceReader(_MemoReader):
             call.context = "probe"
         elif not body.get("tools"):
             call.context = "side"
-        return [call, *notes]
+        return [call, *replaced, *notes]
 
 
 def _sniff_canonical(s: Sniff) -> float:
