@@ -427,7 +427,9 @@ def show_value(v: object) -> str:
     levels); cut to 40 characters (log text is untrusted and may be long)."""
     if isinstance(v, int) and not isinstance(v, bool):
         return f"{v:.3g}" if abs(v) >= 10**15 else str(v)
-    if v is True or v is False:
+    if v is None:
+        text = "null"
+    elif v is True or v is False:
         text = "true" if v else "false"
     elif isinstance(v, dict | list):
         text = json_text(v)

@@ -327,9 +327,11 @@ def call_cost(model: str | None, provider: str | None, usage: Usage | None,
     force on the call's day (``timestamp``, epoch seconds; today when unknown), in the call's tier.  ``batch``:
     the call ran through a provider's batch API (a batch results line), billed at :data:`BATCH_DISCOUNT` of
     the standard price.  Unknown model or usage, a damaged usage block (``Usage.damaged``: a part is unknown)
-    or a prompt of 0 or less (no request has one: implausible) -> ``None``.
+    or a prompt of 0 or less (no request has one: implausible) -> ``None``; so does an unknown output count (a
+    log's ``output_tokens: null``): pricing it as 0 would pass the prompt's cost for the call's.
     """
-    if not model or usage is None or usage.prompt_total is None or usage.damaged or usage.prompt_total <= 0:
+    if not model or usage is None or usage.prompt_total is None or usage.damaged or usage.prompt_total <= 0 \
+            or usage.output is None:
         return None
     starts = _tier_starts(model, provider)
     if starts is None:

@@ -1100,3 +1100,24 @@ def test_a_superseded_damaged_placeholder_is_withdrawn_in_a_live_read(tmp_path: 
         assert isinstance(rec, Record)
         assert not run.feed_record(rec).resolved
     assert [(i.kind, i.line) for i in run.issues] == [("implausible_value", 3)]
+
+
+def test_an_unknown_output_count_leaves_the_cost_unknown(tmp_path: Path) -> None:
+    """``"output_tokens": null`` made the output unknown but the call was still priced, with 0 output tokens:
+    $0.047868 (6*3 + 11,000*3.75 + 22,000*0.30 per million) shown as a complete estimate, and the session's
+    cost with it.  Unknown is never priced as 0: the call's and the session's costs are null."""
+    from click.testing import CliRunner
+
+    from ctxwatch.cli import main
+
+    recs = [_cc_user("u1", None), _cc_assistant("a1", "u1", "msg_1", None),
+            _cc_user("u2", "a1"), _cc_assistant("a2", "u2", "msg_2", 300)]
+    doc = json.loads(CliRunner().invoke(main, ["report", "--json", str(write(tmp_path, "s.jsonl", recs))]).output)
+    assert [(c["completion_tokens_reported"], c["cost_usd"], c["cost_source"]) for c in doc["calls"]] == [
+        (None, None, "unknown"), (300, pytest.approx(0.052368), "estimated")]
+    assert doc["sessions"][0]["cost_usd"] is None
+    canonical = {"request": {"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}]},
+                 "response": {"id": "c1", "usage": {"prompt_tokens": 1000, "completion_tokens": None}}}
+    doc = json.loads(CliRunner().invoke(main, ["report", "--json", str(write(tmp_path, "o.jsonl", [canonical]))
+                                               ]).output)
+    assert (doc["calls"][0]["completion_tokens_reported"], doc["calls"][0]["cost_usd"]) == (None, None)

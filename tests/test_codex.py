@@ -716,3 +716,36 @@ def test_a_new_session_meta_resets_system_model_window_and_totals(tmp_path: Path
     assert issues == [] and [c.session for c in calls] == ["F", "F"]
     assert calls[1].system == ["SYS-F"] and len(calls[1].messages or []) == 1
     assert calls[1].usage is not None and (calls[1].usage.prompt_total, calls[1].usage.output) == (1500, 50)
+
+
+def test_a_null_counter_is_unknown_not_zero(shared_logs: Path, tmp_path: Path) -> None:
+    """``"output_tokens": null`` in a last_token_usage block was read as 0: the call's output 0 and its cost its
+    prompt's alone.  The block is reported and ignored, and the usage comes from the running totals instead:
+    the output is the difference of two consecutive totals' output_tokens (read plainly from the file)."""
+    from ctxwatch.report import report_json
+    from ctxwatch.run import load_run
+
+    src = shared_logs / "codex-rollout" / ROLLOUT
+    ref = reference(src)
+    lines = src.read_text().splitlines()
+    k = 5  # (the sixth distinct total, and every repeat of its event)
+    want = ref[k]["total"]["output_tokens"] - ref[k - 1]["total"]["output_tokens"]
+    assert want == ref[k]["last"]["output_tokens"]
+    hit = []
+    for i, raw in enumerate(lines):
+        d = json.loads(raw)
+        info = (d.get("payload") or {}).get("info") if d["type"] == "event_msg" else None
+        if info and info["total_token_usage"] == ref[k]["total"]:
+            info["last_token_usage"]["output_tokens"] = None
+            lines[i] = json.dumps(d)
+            hit.append(i + 1)
+    path = tmp_path / "nulled.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    calls, issues, _ = run(path)
+    assert len(calls) == 39
+    u = calls[k].usage
+    assert u is not None and u.output == want and u.prompt_total == ref[k]["last"]["input_tokens"]
+    assert [(i.line, i.kind) for i in issues] == [(n, "implausible_value") for n in hit]
+    assert "last_token_usage.output_tokens null: not a token count" in issues[0].message
+    doc = report_json(load_run(str(path)))
+    assert doc["sessions"][0]["output_tokens"] == ref[-1]["total"]["output_tokens"]

@@ -113,14 +113,16 @@ def _counts(block: Any) -> tuple[int, int, int, int, int] | None:
 
     Raises:
         _NotACount: a counter is not a non-negative integer below 2**53 (``"1e3"``, ``1.5``, ``true``, ``-5``,
-            ``1e20`` written as an integer): the block is unusable (the rule of
-            :func:`ctxwatch.formats.usage_count` and ``run._sanitize``), never read as a guess.
+            ``1e20`` written as an integer) or is ``null``: the block is unusable (the rule of
+            :func:`ctxwatch.formats.usage_count` and ``run._sanitize``), never read as a guess.  (Codex writes
+            every counter as an integer; a key it does not write is 0, but a ``null`` says the count is unknown,
+            and reading it as 0 made a call's output 0 and its cost that of its prompt alone.)
     """
     if not isinstance(block, dict):
         return None
     out = []
     for k in _FIELDS:
-        v = usage_count(block.get(k), 0)
+        v = usage_count(block[k]) if k in block else 0
         if not _is_count(v):
             raise _NotACount(k, v)
         out.append(v)
