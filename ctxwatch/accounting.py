@@ -88,13 +88,14 @@ class Accountant:
         return c
 
     def note_window_evidence(self, pc: ParsedCall, index: int) -> None:
-        """Learn from call ``index`` what its context's window is: a Claude Sonnet 4 / 4.5 prompt past 200k
-        tokens means the 1M-token beta, for this call and the later calls of its (session, context, model).
+        """Learn from call ``index`` what its context's window is: a prompt past 200k tokens of a Claude model
+        that offers the 1M-token beta (:func:`ctxwatch.windows.has_long_context`) means that beta, for this
+        call and the later calls of its (session, context, model).
         The run calls it for its pending calls in call order before accounting them (:meth:`account` also
         calls it), since calls may be accounted out of order (a compaction's first call before a lazy one)."""
         reported = pc.usage.prompt_total if pc.usage else None
         if reported.__class__ is int and ANTHROPIC_STANDARD_WINDOW < reported <= ANTHROPIC_LONG_CONTEXT_WINDOW \
-                and has_long_context(pc.model):
+                and has_long_context(pc.model, pc.provider):
             key = (pc.session, pc.context, pc.model)
             self._long_context[key] = min(index, self._long_context.get(key, index))
 

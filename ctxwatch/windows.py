@@ -29,7 +29,9 @@ ANTHROPIC_STANDARD_WINDOW = 200_000
 #: ``context-1m-2025-08-07`` header).  genai-prices lists those models at 200k.
 ANTHROPIC_LONG_CONTEXT_WINDOW = 1_000_000
 #: Model ids (prefixes) that offer that beta, per the same page: Claude Sonnet 4 and Sonnet 4.5 (their dated
-#: snapshots and aliases).  Other Claude models have no window above 200k: a larger prompt stays implausible.
+#: snapshots and aliases), which genai-prices lists at 200k.  Models the catalogue lists above 200k (Claude Opus
+#: 4.6, Sonnet 4.6: "1M tokens" on Anthropic's model pages, with the same beta) offer it too
+#: (:func:`has_long_context`).  Other Claude models have no window above 200k: a larger prompt stays implausible.
 ANTHROPIC_LONG_CONTEXT_MODELS = ("claude-sonnet-4",)
 
 
@@ -159,11 +161,14 @@ def _model_info(model: str, provider: str | None) -> Any | None:
     return None
 
 
-def has_long_context(model: str | None) -> bool:
-    """True for a Claude model that offers the 1M-token beta window (:data:`ANTHROPIC_LONG_CONTEXT_MODELS`;
-    ``anthropic/`` or Bedrock-style ``anthropic.`` prefixes are ignored)."""
+def has_long_context(model: str | None, provider: str | None = "anthropic") -> bool:
+    """True for a Claude model that offers the 1M-token beta window: one of
+    :data:`ANTHROPIC_LONG_CONTEXT_MODELS` (``anthropic/`` or Bedrock-style ``anthropic.`` prefixes are
+    ignored), or a Claude model the catalogue lists with a window above 200k (its 1M beta window)."""
     name = (model or "").rsplit("/", 1)[-1].removeprefix("anthropic.")
-    return name.startswith(ANTHROPIC_LONG_CONTEXT_MODELS)
+    if name.startswith(ANTHROPIC_LONG_CONTEXT_MODELS):
+        return True
+    return name.startswith("claude") and (catalog_window(model, provider) or 0) > ANTHROPIC_STANDARD_WINDOW
 
 
 def resolve_window(model: str | None, provider: str | None, log_window: int | None,
@@ -172,13 +177,14 @@ def resolve_window(model: str | None, provider: str | None, log_window: int | No
 
     Order: the log's own statement, then the ``--window`` option / config, then the catalogue.  (The log
     wins because it reflects the deployment actually used, e.g. Codex's ``model_context_window``.)  A Claude
-    model gets the standard 200k (also where the catalogue lists the 1M-token beta), unless ``long_context``
-    for a model that offers the beta (:func:`has_long_context`): a reported prompt of its context went past
-    200k, which only the beta allows, so the window is the beta's 1M (:data:`ANTHROPIC_LONG_CONTEXT_WINDOW`,
-    labelled inferred).
+    model gets the standard 200k where the catalogue lists the 1M-token beta window (labelled ``default``: the
+    200k is Anthropic's window without the beta header, not the catalogue's figure), unless ``long_context`` for
+    a model that offers the beta (:func:`has_long_context`): a reported prompt of its context went past 200k,
+    which only the beta allows, so the window is the beta's 1M (:data:`ANTHROPIC_LONG_CONTEXT_WINDOW`, labelled
+    inferred).
 
     Returns:
-        ``(tokens or None, Src.LOG | Src.OPTION | Src.CATALOG | Src.UNKNOWN)``.
+        ``(tokens or None, Src.LOG | Src.OPTION | Src.CATALOG | Src.DEFAULT | Src.INFERRED | Src.UNKNOWN)``.
     """
     if log_window:
         return log_window, Src.LOG
@@ -186,13 +192,13 @@ def resolve_window(model: str | None, provider: str | None, log_window: int | No
         return option_window, Src.OPTION
     cw = catalog_window(model, provider)
     claude = provider == "anthropic" or (model or "").startswith("claude")
-    if long_context and has_long_context(model) and (cw or 0) <= ANTHROPIC_LONG_CONTEXT_WINDOW:
+    if long_context and has_long_context(model, provider) and (cw or 0) <= ANTHROPIC_LONG_CONTEXT_WINDOW:
         return ANTHROPIC_LONG_CONTEXT_WINDOW, Src.INFERRED
     if cw:
         if claude and cw > ANTHROPIC_STANDARD_WINDOW:
             # The catalogue lists the 1M-token beta window; requests get it only with the context-1m beta
             # header, and Claude Code runs at 200k (its compaction fires near 170k in the real samples).
-            cw = ANTHROPIC_STANDARD_WINDOW
+            return ANTHROPIC_STANDARD_WINDOW, Src.DEFAULT
         return cw, Src.CATALOG
     return None, Src.UNKNOWN
 

@@ -951,12 +951,14 @@ def test_web_searches_are_priced_with_the_tokens(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("model", "window"), [("claude-sonnet-4-20250514", 1_000_000),
                                                ("claude-sonnet-4-5-20250929", 1_000_000),
+                                               ("claude-opus-4-6", 1_000_000),
                                                ("claude-3-5-haiku-20241022", 200_000),
                                                ("claude-opus-4-1-20250805", 200_000)])
 def test_only_models_with_the_1m_beta_get_it(tmp_path: Path, model: str, window: int) -> None:
     """The 1M window was inferred for any Claude model past 200k (Haiku 3.5, Opus 4.1 have none: Anthropic's
-    "Context windows" page lists the beta for Sonnet 4 and 4.5); a prompt past even 1M (1,200,000) is
-    implausible everywhere and sets nothing.  Prompts 150,000, 1,200,000, 250,000, 160,000."""
+    "Context windows" page lists the beta for Sonnet 4 and 4.5, and its model page gives Opus 4.6 "1M tokens",
+    which genai-prices lists; Opus 4.6 past 200k was flagged implausible); a prompt past even 1M (1,200,000)
+    is implausible everywhere and sets nothing.  Prompts 150,000, 1,200,000, 250,000, 160,000."""
     from ctxwatch.run import load_run
 
     prompts = [150_000, 1_200_000, 250_000, 160_000]

@@ -713,11 +713,13 @@ def test_codex_inferred_floor_is_stable_when_reasoning_is_counted(shared_logs: P
 
 
 def test_claude_window_is_the_standard_200k() -> None:
-    """The catalogue lists a 1M beta window for some Claude models; requests get 200k without the beta."""
+    """The catalogue lists a 1M beta window for some Claude models; requests get 200k without the beta.  That
+    200k is Anthropic's standard window, not the catalogue's figure: labelled default (it said catalog)."""
     from ctxwatch.model import Src
     from ctxwatch.windows import resolve_window
 
-    assert resolve_window("claude-opus-4-6", "anthropic", None, None) == (200_000, Src.CATALOG)
+    assert resolve_window("claude-opus-4-6", "anthropic", None, None) == (200_000, Src.DEFAULT)
+    assert resolve_window("claude-opus-4-1-20250805", "anthropic", None, None) == (200_000, Src.CATALOG)
     assert resolve_window("claude-opus-4-6", "anthropic", None, 1_000_000) == (1_000_000, Src.OPTION)
 
 
