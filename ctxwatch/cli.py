@@ -227,10 +227,10 @@ def report_cmd(paths: tuple[str, ...], config: str | None, window: int | None, b
     if as_json:
         _write_bytes(orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE))
         return
-    from ctxwatch.model import BAD_LINE_KINDS
+    from ctxwatch.model import tally_issues
 
-    bad = sum(i["kind"] in BAD_LINE_KINDS for i in doc["issues"])
-    counted = f" ({counted_issues(bad, len(doc['issues']))})" if bad != len(doc["issues"]) else ""
+    bad, notes = tally_issues(run.issues)
+    counted = f" ({counted_issues(bad, notes)})" if notes or bad != len(doc["issues"]) else ""
     _echo(f"{clean(doc['file'])}  format={'+'.join(doc['formats'])}  calls={len(doc['calls'])}  "
           f"issues={len(doc['issues'])}{counted}")
     # With several files (a folder, a batch pair) a line number alone does not say where: a file column.
@@ -441,7 +441,7 @@ def exit_if_nothing_read(run: Any, paths: tuple[str, ...]) -> None:
     beside the others (a run in which no file at all could be read stops earlier, in the folder read)."""
     import os
 
-    from ctxwatch.model import is_bad_line
+    from ctxwatch.model import tally_issues
 
     several = len(paths) > 1 or any(os.path.isdir(p) for p in paths)
     bad = [i for i in run.issues if i.kind != "reset"]
@@ -450,17 +450,17 @@ def exit_if_nothing_read(run: Any, paths: tuple[str, ...]) -> None:
         return
     why = fatal[0]
     at = f"{why.path}:{why.line}" if why.line else why.path
-    counted = counted_issues(sum(map(is_bad_line, bad)), len(bad))
+    counted = counted_issues(*tally_issues(bad))
     _echo(f"ctxwatch: {clean(run.path)}: no call could be read ({counted}; {clean(at)}: {clean(why.message)})",
           err=True)
     sys.exit(EXIT_USAGE)
 
 
-def counted_issues(bad_lines: int, issues: int) -> str:
-    """``3 bad lines`` or ``1 bad line, 2 notes``: damaged lines, then the other notes (batch results without
-    their request, skipped files), which are not damage and are not called bad lines."""
+def counted_issues(bad_lines: int, notes: int) -> str:
+    """``3 bad lines`` or ``1 bad line, 2 notes``: damaged lines (each counted once, however many issues it
+    has: :func:`ctxwatch.model.tally_issues`), then the other notes (batch results without their request,
+    skipped files), which are not damage and are not called bad lines."""
     text = f"{bad_lines} bad line{'s' if bad_lines != 1 else ''}"
-    notes = issues - bad_lines
     return f"{text}, {notes} note{'s' if notes != 1 else ''}" if notes else text
 
 

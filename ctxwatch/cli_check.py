@@ -38,7 +38,7 @@ import orjson
 
 from ctxwatch.cli import counted_issues as _counted
 from ctxwatch.cli import exit_if_nothing_read, make_settings, settings_options
-from ctxwatch.model import is_bad_line
+from ctxwatch.model import is_bad_line, tally_issues
 from ctxwatch.safetext import clean, shown
 from ctxwatch.safetext import echo as _echo
 
@@ -69,7 +69,7 @@ def check_cmd(paths: tuple[str, ...], config: str | None, window: int | None, bu
     run = load_paths(paths, fmt, settings)
     path = run.path
     bad = [i for i in run.issues if i.kind != "reset"]
-    n_bad = sum(map(is_bad_line, bad))
+    n_bad, n_notes = tally_issues(bad)
     exit_if_nothing_read(run, paths)
 
     with steady_heap():
@@ -98,22 +98,26 @@ def check_cmd(paths: tuple[str, ...], config: str | None, window: int | None, bu
         # Text numbers calls from 1 (#N), as the flag reasons and the dashboard do; --json keeps the 0-based index.
         _echo(f"{f['severity'].upper():<8}  #{f['call'] + 1:<4} {lines.get(f['call'], '?')}  {f['kind']}  "
                    f"{clean(f['reason'])}{clean(ctx)}")
-    for i in bad[:MAX_NOTE_LINES]:
+    # (one line more is printed rather than a line saying "1 more")
+    limit = len(bad) if len(bad) <= MAX_NOTE_LINES + 1 else MAX_NOTE_LINES
+    for i in bad[:limit]:
         # (a damaged line says so; other notes are about readable data; line 0 = the whole file)
         label = "bad line" if is_bad_line(i) else "note"
         where = (f"{os.path.basename(i.path)}:{i.line}" if i.line else os.path.basename(i.path)) if several \
             else (f"line {i.line}" if i.line else "file")
         _echo(f"{'INFO':<8}  {label}  {clean(where)}  {i.kind}  {clean(i.message)}")
-    if len(bad) > MAX_NOTE_LINES:
-        rest = bad[MAX_NOTE_LINES:]
+    if len(bad) > limit:
+        rest = bad[limit:]
         span = f"lines {rest[0].line}–{rest[-1].line}" if not several else f"in {len({i.path for i in rest})} files"
-        _echo(f"{'INFO':<8}  note  {len(rest)} more ({span}; --json lists them all)")
+        r_bad, r_notes = tally_issues(rest)
+        _echo(f"{'INFO':<8}  more  {len(rest)} more issues ({_counted(r_bad, r_notes)}; {span}; --json lists them "
+              "all)")
     _echo(f"forecast: {doc['forecast']['text']}")
     counts = {s: sum(1 for f in flags if f["severity"] == s) for s in ("critical", "warn", "info")}
     plural = {"call": "s" if len(run.calls) != 1 else "", "flag": "s" if len(flags) != 1 else ""}
     _echo(f"{len(run.calls)} call{plural['call']}, {len(flags)} flag{plural['flag']} "
           f"({counts['critical']} critical, {counts['warn']} warn, "
-               f"{counts['info']} info), {_counted(n_bad, len(bad))}; "
+               f"{counts['info']} info), {_counted(n_bad, n_notes)}; "
                f"--fail-on {fail_on}: exit {status}")
     sys.exit(status)
 

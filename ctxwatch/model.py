@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import operator
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from typing import Any, TypeVar
@@ -310,6 +310,24 @@ BAD_LINE_KINDS = frozenset({"invalid_json", "invalid_utf8", "nul_bytes", "glued_
 def is_bad_line(issue: Issue) -> bool:
     """True when ``issue`` is a damaged or unusable line (see :data:`BAD_LINE_KINDS`), not a note."""
     return issue.kind in BAD_LINE_KINDS
+
+
+def tally_issues(issues: Iterable[Issue]) -> tuple[int, int]:
+    """``(bad lines, notes)`` among ``issues`` (``reset`` markers left out): bad lines are the distinct lines
+    with a bad-line issue (a line with NUL bytes that is also invalid JSON is one bad line, with two issues;
+    a file-level one, line 0, counts as one each); notes are the other issues."""
+    lines: set[tuple[str, int]] = set()
+    whole = notes = 0
+    for i in issues:
+        if i.kind == "reset":
+            continue
+        if i.kind not in BAD_LINE_KINDS:
+            notes += 1
+        elif i.line:
+            lines.add((i.path, i.line))
+        else:
+            whole += 1
+    return len(lines) + whole, notes
 
 
 @_fast_pickle

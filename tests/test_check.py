@@ -135,6 +135,29 @@ def test_bad_lines_are_info_notes_and_do_not_change_the_status(tmp_path: Path) -
     assert code == 1 and "INFO      bad line  line 51" in out
 
 
+def test_a_line_with_two_issues_is_one_bad_line_and_no_issue_hides_behind_one_more(tmp_path: Path) -> None:
+    """A line with NUL bytes that is also invalid JSON has two issues: it was counted as two bad lines (10 for 9
+    damaged lines); and with 21 issues the 21st was hidden behind "note  1 more", labelled a note although it
+    was a bad line.  Lines 2..10 hold invalid JSON, line 2 also NUL bytes: 9 bad lines, 10 issues."""
+    recs = clean_records(3)
+    lines = [json.dumps(recs[0]), '{"a": \x00 bad', *["{not json"] * 8, *(json.dumps(r) for r in recs[1:])]
+    path = tmp_path / "bad.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    _, out, _ = check(str(path), "--window", "100000")
+    assert out.splitlines()[-1].endswith("9 bad lines; --fail-on critical: exit 0")
+    assert CliRunner().invoke(main, ["report", str(path)]).output.splitlines()[0].endswith(
+        "calls=3  issues=10 (9 bad lines)")
+    # 21 issues: all are printed (a line "1 more" takes the room of the issue itself); 22: 20, then the count
+    for n_bad, printed, more in ((21, 21, None), (22, 20, "2 more issues (2 bad lines; lines 22–23;")):
+        body = [json.dumps(recs[0]), *["{not json"] * n_bad, json.dumps(recs[1])]
+        path.write_text("\n".join(body) + "\n")
+        _, out, _ = check(str(path), "--window", "100000")
+        rows = [ln for ln in out.splitlines() if ln.startswith("INFO      bad line  line ")]
+        assert [int(r.split()[4]) for r in rows] == list(range(2, 2 + printed))
+        tail = [ln for ln in out.splitlines() if ln.startswith("INFO      more")]
+        assert (tail[0].split("  more  ", 1)[1].startswith(more) if more else tail == []), out
+
+
 def test_a_file_of_only_bad_lines_is_unreadable(tmp_path: Path) -> None:
     path = tmp_path / "allbad.jsonl"
     path.write_text('{"request": {"model": "gpt-4o"}, "response": {}}\n'.replace("request", "req") * 3)

@@ -30,7 +30,7 @@ from textual.worker import get_current_worker
 
 from ctxwatch.analysis import Flag
 from ctxwatch.config import Settings
-from ctxwatch.model import Call, Issue, is_bad_line
+from ctxwatch.model import Call, Issue, tally_issues
 from ctxwatch.ui import text as tx
 from ctxwatch.ui.feed import SWEEP_INTERVAL, BatchFeed, LogFeed, is_batch_set, log_files
 from ctxwatch.ui.messages import (
@@ -450,8 +450,7 @@ class CtxwatchApp(App[None]):
             ctx_seg.append("ctx ")
             ctx_seg.append_text(tx.literal(self.context, limit=24))
             ctx_seg.append(f" {self.contexts.index(self.context) + 1}/{len(self.contexts)} ({n_view:,})")
-        bad = sum(map(is_bad_line, self.issues))
-        notes = sum(1 for i in self.issues if i.kind != "reset") - bad
+        bad, notes = tally_issues(self.issues)  # (a line with two issues is one bad line, as check counts it)
         bad_seg = Text(f"{bad} bad line{'s' if bad != 1 else ''}", "bold yellow" if bad else "")
         if notes:  # (batch results without their request, skipped files: not damage, still worth a look)
             bad_seg.append(f", {notes} note{'s' if notes != 1 else ''}", "yellow")
