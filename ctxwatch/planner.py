@@ -908,6 +908,10 @@ def _reason(policy: Policy, plans: list[MessagePlan], before: int, after: int, b
     """
     unit = policy.unit
     trigger = policy.trigger_tokens
+    # When the budget is the window minus the reserve (a large max_tokens, or reserve), a larger budget fraction
+    # changes nothing: the advice is to lower the reserve.
+    capped = budget < int(policy.window * policy.budget_fraction)
+    raise_budget = "lower the reserve (the budget is the window minus the reserve)" if capped else "raise the budget"
     at_trigger = policy.compact_at == "trigger"
     parts: list[str] = []
     pinned_hist = sum(m.tokens for m in plans if m.fate == "pinned" and m.source_index is not None)
@@ -953,11 +957,11 @@ def _reason(policy: Policy, plans: list[MessagePlan], before: int, after: int, b
             parts.append(f"{fixed} ({_fmt(floor)} tokens) {'is' if not pinned_hist else 'are'} above the compaction "
                          f"trigger of {_fmt(trigger)}, "
                          "so no compaction brings the prompt below it; shorten the system prompt or tool schemas, or "
-                         "raise the budget")
+                         + raise_budget)
         else:
             s = (f"still above the compaction trigger of {_fmt(trigger)} after the compaction, so the next call "
                  "compacts again" if cut > 0 else f"stays above the compaction trigger of {_fmt(trigger)}")
-            parts.append(s + "; lower keep_recent or summary_tokens, or raise the budget")
+            parts.append(s + "; lower keep_recent or summary_tokens, or " + raise_budget)
     if not fits:
         if floor > budget:
             terms = [(f"system prompt {_fmt(pinned - pinned_hist)}", pinned - pinned_hist),
@@ -967,8 +971,8 @@ def _reason(policy: Policy, plans: list[MessagePlan], before: int, after: int, b
                 f"does not fit: {fixed} ("
                 + (" + ".join(shown) + " = " if len(shown) > 1 else "")
                 + f"{_fmt(floor)} tokens) exceed{'s' if not pinned_hist else ''} the budget of {_fmt(budget)}; the "
-                "system prompt, tool schemas and pinned messages are never evicted, so shorten them or raise the "
-                "budget")
+                "system prompt, tool schemas and pinned messages are never evicted, so shorten them or "
+                + raise_budget)
         else:
             extra = after - overhead - floor - suffix[cut]  # summary + re-injected items
             breakdown = (f"floor {_fmt(floor)} + kept history {_fmt(suffix[cut])}"
@@ -978,21 +982,21 @@ def _reason(policy: Policy, plans: list[MessagePlan], before: int, after: int, b
             if max_cut < H and cut == max_cut and max_cut in starts:
                 recent = min(policy.keep_recent, len(starts))
                 if beyond is not None and beyond <= budget:
-                    hint = "lower keep_recent, count exchanges (unit exchange) or raise the budget" \
-                        if unit == "turn" else "lower keep_recent or raise the budget"
+                    hint = "lower keep_recent, count exchanges (unit exchange) or " + raise_budget \
+                        if unit == "turn" else "lower keep_recent or " + raise_budget
                 else:
                     # (no lower keep_recent fits either: what stands before the kept units, or the budget, must
                     # change)
                     hint = (f"even compacting the newest {unit}s gives {_fmt(beyond)} tokens; "
                             if beyond is not None else "") + (
-                        "lower summary_tokens or re-inject less, or raise the budget"
-                        if summary or chosen or beyond is not None else "raise the budget")
+                        "lower summary_tokens or re-inject less, or " + raise_budget
+                        if summary or chosen or beyond is not None else raise_budget)
                 parts.append(
                     f"does not fit: the newest {recent} {unit}{'s' if recent != 1 else ''} (always kept) "
                     f"take{'' if recent != 1 else 's'} {_fmt(suffix[max_cut])} tokens; the smallest plan is "
                     f"{breakdown}, over the budget of {_fmt(budget)}; {hint}")
             else:
-                hint = "lower summary_tokens or re-inject less" if extra else "raise the budget"
+                hint = "lower summary_tokens or re-inject less" if extra else raise_budget
                 if policy.mode == "drop" and not extra and unit == "exchange":
                     hint = "summarise or re-inject the task (so the cut may fall inside a user turn), or " + hint
                 if policy.mode == "summarise" and cut == 0 and 0 < older <= summary:

@@ -919,6 +919,28 @@ def test_plan_does_not_advise_a_keep_recent_that_cannot_fit(tmp_path: Path) -> N
             "re-inject less, or raise the budget") in plan["reason"]
 
 
+def test_a_budget_capped_by_the_reserve_advises_lowering_the_reserve(tmp_path: Path) -> None:
+    """With a reserve of 0.5 of a 4,000 window the budget is 2,000 (window - reserve), not 0.6 * 4,000 = 2,400:
+    "raise the budget" (a larger fraction) could not help, lowering the reserve does.  With the default
+    reserve (0.15: 3,400 left) the budget is the fraction's 2,400 and the advice stays."""
+    msgs: list[dict] = [{"role": "system", "content": "You fix tests."},
+                        {"role": "user", "content": "Fix the failing VAT test. " + "context " * 500}]
+    for k in range(10):
+        msgs.append({"role": "assistant", "content": None, "tool_calls": [
+            {"id": f"call_{k}", "type": "function", "function": {"name": "read", "arguments": f'{{"n": {k}}}'}}]})
+        msgs.append({"role": "tool", "tool_call_id": f"call_{k}", "content": f"line {k} " * 300})
+    log = tmp_path / "nofit.jsonl"
+    log.write_text(json.dumps({"request": {"model": "gpt-4o", "messages": msgs},
+                               "response": {"choices": [{"message": {"role": "assistant", "content": "ok"}}]}}) + "\n")
+    args = ["plan", str(log), "--window", "4000", "--json"]
+    capped = json.loads(CliRunner().invoke(main, [*args, "--reserve", "0.5"]).output)
+    assert capped["budget_tokens"] == 2000 and not capped["fits"]
+    assert "raise the budget" not in capped["reason"]
+    assert capped["reason"].endswith("or lower the reserve (the budget is the window minus the reserve)")
+    plain = json.loads(CliRunner().invoke(main, args).output)
+    assert plain["budget_tokens"] == 2400 and plain["reason"].endswith("or raise the budget")
+
+
 def test_a_responses_capture_of_codex_pins_its_harness_messages(tmp_path: Path) -> None:
     """A Responses API request as Codex sends it, in the canonical wrapper: <user_instructions> became the
     re-injected "task" and <environment_context> was summarised; only the rollout reader labelled them."""
