@@ -278,7 +278,8 @@ class Forecast:
             elif n == 0:
                 parts.append(f"{name} crossed")
             else:
-                t = f" / ~{_duration(s)}" if s is not None else ""
+                # (calls logged within the same second, a scripted loop: "~0 s" said nothing)
+                t = "" if s is None else f" / ~{_duration(s)}" if s >= 0.5 else " / under 1 s"
                 parts.append(f"{n:,} call{'s' if n != 1 else ''}{t} to {name}")
         out = " · ".join(parts)
         note = "; ".join(x for x in (self.note or "").split("; ") if x and not x.startswith(("window unknown",

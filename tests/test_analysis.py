@@ -893,3 +893,13 @@ def test_session_costs_carry_no_float_noise(tmp_path: Path) -> None:
     exact = sum((cost_of(c) or Decimal(0)) for c in run.calls)
     (sess,) = report_json(run)["sessions"]
     assert sess["cost_usd"] == float(exact) and repr(sess["cost_usd"]) == repr(float(exact))
+
+
+def test_a_forecast_under_a_second_says_so(tmp_path: Path) -> None:
+    """A scripted loop logging a call every millisecond forecast "~0 s to trigger", which says nothing.  Window
+    100,000: trigger 48,000, budget 60,000; last prompt 3,900, +100 per call: 441 calls (0.441 s) to the trigger,
+    561 calls (0.561 s, which rounds to 1 s) to the budget."""
+    run = load(write(tmp_path, [rec(i, 1000 + 100 * i, tools=[TOOL1], step=0.001) for i in range(30)]),
+               window=100_000)
+    assert main_analysis(run).forecast.text().startswith("441 calls / under 1 s to trigger · 561 calls / ~1 s to "
+                                                         "budget")

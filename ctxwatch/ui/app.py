@@ -1218,7 +1218,8 @@ class CtxwatchApp(App[None]):
         if self.filter_text:
             scope.append(f"filter {self.filter_text!r}")
         of = f" of {len(self.calls):,} ({', '.join(scope)})" if scope else ""
-        self.notify(f"{len(self.view):,} calls{of} exported to {path}", title="CSV", markup=False)
+        n = len(self.view)
+        self.notify(f"{n:,} call{'s' if n != 1 else ''}{of} exported to {path}", title="CSV", markup=False)
 
     def _stem_source(self) -> str:
         """The path saved files are named after: the followed log, or for joined batch files the folder opened
