@@ -167,6 +167,57 @@ def test_feed_cancelled_backfill_reads_the_last_part_and_follows(tmp_path: Path,
         th.join(5)
 
 
+def first_line_at_or_after(data: bytes, at: int) -> tuple[int, int]:
+    """The first line start at or after byte ``at`` of ``data`` and its 1-based number, by splitting the lines
+    (an independent reader for the skip tests)."""
+    start = 0
+    for number, text in enumerate(data.splitlines(keepends=True), 1):
+        if start >= at:
+            return start, number
+        start += len(text)
+    return start, data.count(b"\n") + 1
+
+
+@pytest.mark.parametrize("keep_from", ["inside the third last line", "inside the last line"])
+def test_feed_cancelled_backfill_with_lines_longer_than_the_scan_reads_every_call_after_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, keep_from: str) -> None:
+    """Esc on a log whose lines were longer than the 1 MiB scanned for the next line start (the demo's 5-7 MB
+    lines) resumed at the end of the file: the calls in the kept bytes were never read, and the notice said
+    "read from line 401 on".  Here the scan is 64 bytes and the records about 2 KB.  Keeping from inside the
+    third last line reads the last two lines; keeping less than the last line (no line start in the kept
+    bytes) reads the last line whole rather than nothing."""
+    from ctxwatch.ui import feed as feed_mod
+
+    log = write_log(tmp_path / "run.jsonl", 6, turn_words=40)
+    data = log.read_bytes()
+    lines = data.splitlines(keepends=True)
+    assert min(len(x) for x in lines) > 10 * 64
+    if keep_from == "inside the third last line":
+        keep = len(lines[5]) + len(lines[4]) + len(lines[3]) // 2
+        expected_offset, expected_line = first_line_at_or_after(data, len(data) - keep)
+        assert expected_line == 5
+    else:
+        keep = len(lines[5]) // 2
+        expected_offset, expected_line = len(data) - len(lines[5]), 6  # (the last line, kept whole)
+    monkeypatch.setattr(feed_mod, "_TAIL_SCAN_BYTES", 64)
+    monkeypatch.setattr(feed_mod, "SKIP_KEEP_BYTES", keep)
+    assert skip_to_end(str(log), keep) == (expected_offset, expected_line)
+    cancel = threading.Event()
+    cancel.set()
+    got, stop, th = start(log, cancel_backfill=cancel)
+    try:
+        assert until(lambda: got.of(BackfillDone))
+        (done,) = got.of(BackfillDone)
+        assert done.cancelled and done.resumed_line == expected_line
+        assert until(lambda: len(got.calls()) == 7 - expected_line, 10.0)
+        assert sorted(c.source.line for c in got.calls().values()) == list(range(expected_line, 7))
+        append(log, line(record(6, turn_words=40)))
+        assert until(lambda: 7 in {c.source.line for c in got.calls().values()}, 10.0)
+    finally:
+        stop.set()
+        th.join(5)
+
+
 def test_feed_cancelled_backfill_of_a_small_file_skips_nothing(tmp_path: Path) -> None:
     """A log smaller than SKIP_KEEP_BYTES: Esc skips nothing, every call is read."""
     log = write_log(tmp_path / "run.jsonl", 5, turn_words=5)
@@ -218,6 +269,29 @@ def test_skip_to_end_finds_last_line_start(tmp_path: Path) -> None:
     assert skip_to_end(str(p), 100) == (0, 1)
     p.write_bytes(b"")
     assert skip_to_end(str(p)) == (0, 1)
+
+
+def test_skip_to_end_scans_past_lines_longer_than_the_scan_size(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Line starts are found however far they are from where the search begins: a 4-byte scan over lines of
+    10 to 30 bytes and a half-written last line of 40 (once, no line start within the scan meant the end of
+    the file, or byte 0 when the half-written line was longer than the scan)."""
+    from ctxwatch.ui import feed as feed_mod
+
+    monkeypatch.setattr(feed_mod, "_TAIL_SCAN_BYTES", 4)
+    body = b"a" * 9 + b"\n" + b"b" * 29 + b"\n" + b"c" * 19 + b"\n"  # line starts 0, 10, 40; last newline at 59
+    p = tmp_path / "f.jsonl"
+    p.write_bytes(body + b"d" * 40)
+    assert skip_to_end(str(p)) == (60, 4)
+    # keep 25 -> 35, inside the "b" line: the next start, 40 (line 3); keep 50 -> 10, a line start (line 2);
+    # keep 55 -> 5, inside the "a" line: 10; keep 60 -> 0
+    assert [skip_to_end(str(p), k) for k in (25, 50, 55, 60)] == [(40, 3), (10, 2), (10, 2), (0, 1)]
+    # keep 5 -> 55, inside the last complete line ("c", from 40): no line start in the kept bytes, so that
+    # line is kept whole
+    assert skip_to_end(str(p), 5) == (40, 3)
+    p.write_bytes(b"e" * 40)  # no complete line at all
+    assert skip_to_end(str(p)) == (0, 1)
+    assert skip_to_end(str(p), 5) == (0, 1)
 
 
 # --- safe text ---------------------------------------------------------------------------------------

@@ -1229,10 +1229,12 @@ class CtxwatchApp(App[None]):
         return self.log_path or self.paths[0]
 
     def action_cancel_backfill(self) -> None:
-        """Skip the rest of the backfill and follow from the end of the file."""
+        """Skip the rest of the backfill: read the file's last 8 MiB (whole lines, at least the last one) and
+        follow it."""
         if not self.loaded:
             self._cancel.set()
-            self.notify("skipping to the last 8 MiB of the file, then following it", markup=False)
+            self.notify("skipping to the last 8 MiB of the file (whole lines, at least the last one), then "
+                        "following it", markup=False)
         elif self.filter_text and self.screen is self.main:
             self.apply_filter("")
 

@@ -36,7 +36,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, BinaryIO
 
 from textual.message import Message
 
@@ -101,36 +101,77 @@ BACKFILL_SLICE_BYTES = 4 * 1024 * 1024
 #: shows its dashboard at once (issue 4: first screen < 1 s on a 1 GB log).
 BACKFILL_FIRST_SLICE_BYTES = 256 * 1024
 
-#: Bytes scanned backwards from the end to find the last line start when a backfill is cancelled.
+#: Bytes read at a time when :func:`skip_to_end` looks for a newline (backwards for the last line start, forwards
+#: for the first one in the kept bytes); a line longer than this is read in several chunks.
 _TAIL_SCAN_BYTES = 1024 * 1024
 #: Bytes at the end of the file still read when the backfill is skipped (Esc): the latest calls and their
 #: flags show at once, as the user skipping wants the current state.  8 MiB is a fraction of a second of
-#: parsing and holds the last dozens (the demo's 140 KB calls) to thousands (Claude Code lines) of calls.
+#: parsing and holds the last dozens (the demo's 140 KB calls) to thousands (Claude Code lines) of calls; when
+#: the last complete line alone is longer, that line is read whole instead (see :func:`skip_to_end`).
 SKIP_KEEP_BYTES = 8 * 1024 * 1024
+
+
+def _last_newline(fh: BinaryIO, end: int) -> int:
+    """Offset of the last ``\\n`` before byte ``end`` of the binary file ``fh``, or -1 when there is none.
+
+    Reads backwards :data:`_TAIL_SCAN_BYTES` at a time, so a line of any length is crossed.
+    """
+    while end > 0:
+        start = max(0, end - _TAIL_SCAN_BYTES)
+        fh.seek(start)
+        nl = fh.read(end - start).rfind(b"\n")
+        if nl >= 0:
+            return start + nl
+        end = start
+    return -1
+
+
+def _next_newline(fh: BinaryIO, start: int, end: int) -> int:
+    """Offset of the first ``\\n`` in bytes ``start`` to ``end`` (excluded) of ``fh``, or -1 when there is none.
+
+    Reads forwards :data:`_TAIL_SCAN_BYTES` at a time, so a line of any length is crossed.
+    """
+    while start < end:
+        fh.seek(start)
+        chunk = fh.read(min(_TAIL_SCAN_BYTES, end - start))
+        if not chunk:
+            break
+        nl = chunk.find(b"\n")
+        if nl >= 0:
+            return start + nl
+        start += len(chunk)
+    return -1
 
 
 def skip_to_end(path: str, keep: int = 0) -> tuple[int, int]:
     """Where to resume following ``path`` when its backfill is skipped: ``(offset, line)``.
 
-    ``offset`` is a line start: the first one at or after ``keep`` bytes before the last newline (``keep=0``:
-    just after the last newline), and ``line`` its 1-based line number (newlines are counted in 1 MiB
-    chunks).  ``(0, 1)`` when the file cannot be read.
+    ``offset`` is a line start, and every complete line from it on is read after the skip:
+
+    * ``keep=0``: just after the last newline (0 when the file has none);
+    * ``keep`` > 0 (bytes): the first line start at or after ``keep`` bytes before the last newline, so that
+      the last calls are read whole; when those bytes hold no line start (the last complete line alone is
+      longer than ``keep``), the start of the last complete line, i.e. that line is read whole even though it
+      begins more than ``keep`` bytes before the end.  A half-written line after the last newline is read
+      once it is complete, like any line written while following.
+
+    Lines of any length are crossed (searched :data:`_TAIL_SCAN_BYTES` at a time).  ``line`` is the offset's
+    1-based line number (newlines before it are counted in 1 MiB chunks).  ``(0, 1)`` when the file cannot be
+    read.
     """
     try:
         with open(path, "rb") as fh:
             size = fh.seek(0, os.SEEK_END)
-            start = max(0, size - _TAIL_SCAN_BYTES)
-            fh.seek(start)
-            tail = fh.read(size - start)
-            nl = tail.rfind(b"\n")
-            offset = start + nl + 1 if nl >= 0 else 0
+            offset = _last_newline(fh, size) + 1  # (0 when there is no newline)
             if keep and offset:
                 at = max(0, offset - keep)
                 if at:
-                    fh.seek(at - 1)
-                    before = fh.read(min(offset, _TAIL_SCAN_BYTES) + 1)
-                    nl = before.find(b"\n")
-                    at = at + nl if nl >= 0 else offset  # (the first line start at or after ``at``)
+                    # The first line start at or after ``at``: just after the first newline from ``at - 1`` on.
+                    # There is one (byte ``offset - 1`` is the last newline), at worst ``offset`` itself.
+                    at = _next_newline(fh, at - 1, offset) + 1
+                    if at == offset:
+                        # No line start in the kept bytes: keep the last complete line whole, not nothing.
+                        at = _last_newline(fh, offset - 1) + 1
                 offset = at
             fh.seek(0)
             lines, done = 0, 0
@@ -157,7 +198,9 @@ class LogFeed:
         settings: thresholds (window override, reserve) for the accounting.
         last: show only the last ``last`` calls of the backfill (``--last``); later calls all show.
         feed_id: stamped on every message so that the app can ignore a replaced feed's leftovers.
-        cancel_backfill: set it to skip the rest of the backfill and follow from the end of the file.
+        cancel_backfill: set it to skip the rest of the backfill: the feed reads the file's last
+            :data:`SKIP_KEEP_BYTES` (whole lines, at least the last complete one; see :func:`skip_to_end`)
+            and follows it.
         poll: follow by polling only (``--poll``), never with file events.
         interval: seconds between polls in polling mode; flush_interval: minimum seconds between update
             messages (also the longest wait for file events before the feed checks for work).

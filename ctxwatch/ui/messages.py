@@ -116,8 +116,9 @@ class BackfillDone(FeedMessage):
 
     Attributes:
         cancelled: True when the user cancelled the backfill (the middle of the file was skipped).
-        resumed_line: with ``cancelled``, the 1-based line the feed went on reading from (its last
-            :data:`~ctxwatch.ui.feed.SKIP_KEEP_BYTES` or so), or ``None`` when nothing was skipped.
+        resumed_line: with ``cancelled``, the 1-based line the feed went on reading from (the start of
+            its last :data:`~ctxwatch.ui.feed.SKIP_KEEP_BYTES`, or of its last complete line when that alone is
+            longer; see :func:`~ctxwatch.ui.feed.skip_to_end`), or ``None`` when nothing was skipped.
     """
 
     def __init__(self, feed: int, cancelled: bool = False, resumed_line: int | None = None) -> None:

@@ -802,7 +802,7 @@ HELP_KEYS: tuple[tuple[str, str], ...] = (
     ("o", "sessions of a folder, newest first"),
     ("s", "save an SVG screenshot in the current folder"),
     ("x", "export the calls table as CSV in the current folder"),
-    ("esc", "skip to the last 8 MiB of the backfill; clear the filter"),
+    ("esc", "skip to the last 8 MiB of the backfill (at least the last line); clear the filter"),
     ("ctrl+p", "command palette (every action)"),
     ("?", "this help"),
     ("q  ctrl+c", "quit"),
