@@ -120,6 +120,29 @@ def _usage_rank(u: Usage | None) -> tuple[int, int, int]:
     return (1, int(not u.damaged), out)
 
 
+def _keeps_earlier(before: Call | ParsedCall, copy: Call | ParsedCall) -> bool:
+    """True when ``copy``, a copy of ``before``'s call (same key) read later from another file, must not replace
+    it: it reports less of the usage (:func:`_usage_rank`), or as much and is not the session's own record.
+
+    A resumed Claude Code session's file (``<new session id>.jsonl``) starts with copies of the calls of the
+    session it resumes, under its own session id.  Replacing on an equal copy moved those calls to the new
+    session (the original session vanished from the totals), and which copy won depended on the files'
+    modification times (the read order).  The copy kept is the one in the file named after its own session
+    (the original record), else the one read first.  Later lines of one file (a response's streaming
+    updates) always replace."""
+    if before.source.path == copy.source.path:
+        return False
+    new, old = _usage_rank(copy.usage), _usage_rank(before.usage)
+    if new != old:
+        return new < old
+    return not (_own_file(copy) and not _own_file(before))
+
+
+def _own_file(call: Call | ParsedCall) -> bool:
+    """True when the call's file is named after its session (Claude Code's ``<session id>.jsonl``)."""
+    return call.session is not None and os.path.splitext(os.path.basename(call.source.path))[0] == call.session
+
+
 class LogError(Exception):
     """A log cannot be read at all (missing, unreadable, unknown format); the message names the file."""
 
@@ -214,10 +237,10 @@ class Run:
             idx = self._by_key.get(out.key) if out.key else None
             if idx is not None:
                 before = self._pending.get(idx) or self._calls[idx]
-                if before is not None and before.source.path != out.source.path \
-                        and _usage_rank(out.usage) < _usage_rank(before.usage):
+                if before is not None and _keeps_earlier(before, out):
                     # A copy in another file that says less (a stream cut before its final usage, a resumed
-                    # session's copy of a streaming placeholder) does not replace the whole call read before.
+                    # session's copy of a streaming placeholder), or no more, does not replace the call read
+                    # before (see _keeps_earlier).
                     continue
                 self._pending[idx] = out
                 if idx not in change.added and idx not in change.updated:
@@ -397,9 +420,8 @@ class Run:
                     self._by_key[c.key] = idx
             else:
                 before = self._calls[idx]
-                if before is not None and before.source.path != c.source.path \
-                        and _usage_rank(c.usage) < _usage_rank(before.usage):
-                    continue  # (a copy in another file that says less: see _take)
+                if before is not None and _keeps_earlier(before, c):
+                    continue  # (a copy in another file that says less, or no more: see _take)
                 self._calls[idx] = c
             c.index = idx
         self.issues.extend(kept)

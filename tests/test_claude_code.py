@@ -1123,3 +1123,41 @@ def test_an_unknown_output_count_leaves_the_cost_unknown(tmp_path: Path) -> None
     doc = json.loads(CliRunner().invoke(main, ["report", "--json", str(write(tmp_path, "o.jsonl", [canonical]))
                                                ]).output)
     assert (doc["calls"][0]["completion_tokens_reported"], doc["calls"][0]["cost_usd"]) == (None, None)
+
+
+def test_a_resumed_session_leaves_the_copied_calls_with_the_original(shared_logs: Path, tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """`claude --resume` starts a new session file, <new id>.jsonl, with copies of the old session's records
+    under the new id, then goes on.  The copies replaced the originals (read earlier), so every call moved to
+    the new session and the original vanished from the totals.  Now a copy that says no more than the call
+    read before does not replace it.  Original: the head200 sample (12 calls); resumed: its lines before the
+    7th call copied, then the rest as new calls (ids changed): 6 new calls."""
+    import os
+
+    from ctxwatch.multi import load_many
+    from ctxwatch.report import report_json
+
+    src = shared_logs / "claude-code" / "spotter_4d5611e5_head200.jsonl"
+    raw = src.read_text().splitlines()
+    sid = json.loads(next(ln for ln in raw if '"sessionId"' in ln))["sessionId"]
+    new = "11111111-2222-3333-4444-555555555555"
+    folder = tmp_path / "proj"
+    folder.mkdir()
+    (folder / f"{sid}.jsonl").write_text("\n".join(raw) + "\n")
+    ref = reference_calls(src)
+    cut = sorted(c["line"] for c in ref.values())[6] - 1  # (the lines before the 7th call's first line)
+    resumed = [ln.replace(sid, new) for ln in raw[:cut]]
+    resumed += [ln.replace(sid, new).replace('"msg_', '"msg_new_').replace('"req_', '"req_new_') for ln in raw[cut:]]
+    (folder / f"{new}.jsonl").write_text("\n".join(resumed) + "\n")
+    os.utime(folder / f"{sid}.jsonl", (1_000_000, 1_000_000))  # (the original was written first)
+    after = sum(1 for c in ref.values() if c["line"] > cut)
+    assert (len(ref), after) == (12, 6)
+    doc = report_json(load_many([str(folder)], None))
+    per = {s["session"]: (s["calls"], s["input_tokens"]) for s in doc["sessions"]}
+    assert per[sid] == (12, sum(c["prompt"] for c in ref.values()))
+    assert per[new] == (after, sum(c["prompt"] for c in ref.values() if c["line"] > cut))
+    assert {c["file"] for c in doc["calls"] if c["session"] == sid} == {str(folder / f"{sid}.jsonl")}
+    from ctxwatch import parallel
+
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 0)  # (the worker processes' read gives the same)
+    assert report_json(load_many([str(folder)], None, parallel=True)) == doc
