@@ -139,3 +139,126 @@ async def test_the_help_gives_both_meanings_of_the_inferred_mark(shared_logs: Pa
         text = " ".join(str(app.screen.query_one("#help-text").render()).split())
         assert "inferred floor: reported prompt minus estimated history" in text
         assert "inferred history: reported prompt minus the context's floor" in text
+
+
+HOSTILE = "[bold red]x[/] \x1b[2J"
+
+
+def damaged_log(path: Path) -> list[tuple[int, str, str]]:
+    """Write a canonical log of 5 calls with damaged lines between them and return ``(line, kind, is)`` of
+    each problem, counted here as the file is written: a line that is not JSON (``invalid_json``), a JSON
+    object that is no call (``unknown_record``), a call whose reported prompt is a hostile string (the call
+    is kept, the count is unknown: an ``implausible_value`` note), a line of raw escape codes and markup
+    (``invalid_json``), and a last line cut short with no newline (``truncated_tail``, once the writer is
+    idle)."""
+    from test_ui_common import line, record
+
+    hostile = record(2)
+    hostile["response"]["usage"]["prompt_tokens"] = HOSTILE
+    lines = [line(record(0)), "{not json\n", line(record(1)), json.dumps({"hello": 1}) + "\n", line(hostile),
+             line(record(3)), "\x1b[2J[bold red]x[/]\n", line(record(4)), '{"timestamp": 1, "request": {"mod']
+    path.write_text("".join(lines), encoding="utf-8")
+    return [(2, "invalid_json", "bad line"), (4, "unknown_record", "bad line"), (5, "implausible_value", "note"),
+            (7, "invalid_json", "bad line"), (9, "truncated_tail", "bad line")]
+
+
+def cells(screen: object) -> list[list[str]]:
+    """The plain text of each row of an input-problems screen's table."""
+    from textual.widgets import DataTable
+
+    table = screen.query_one("#issues", DataTable)  # type: ignore[attr-defined]
+    return [[c.plain for c in table.get_row_at(r)] for r in range(table.row_count)]
+
+
+async def test_i_lists_every_input_problem_with_its_line_kind_and_message(tmp_path: Path) -> None:
+    """The side panel showed only the count and the newest problem ("Input problems (21) newest: line 23:
+    invalid_field"): nothing in the dashboard listed the others.  ``i`` (and the palette's "Input problems")
+    opens a screen listing each one, as ``ctxwatch check`` does: line, kind, bad line or note, message; log text
+    in a message is shown literally, markup and escape codes included."""
+    from textual.widgets import DataTable
+
+    from ctxwatch.ui.screens import IssuesScreen
+
+    path = tmp_path / "damaged.jsonl"
+    expected = damaged_log(path)
+    app = CtxwatchApp(str(path))
+    async with app.run_test(size=(160, 50)) as pilot:
+        await loaded(pilot, 5)
+        # (the cut last line is reported once its writer has been idle for 2 s)
+        assert await wait_for(pilot, lambda: any(i.kind == "truncated_tail" for i in app.issues), 10.0)
+        await pilot.pause()
+        assert "Input problems (5) newest: line 9: truncated_tail · i lists all" in side(app)
+        assert "Input problems" in [c.title for c in app.get_system_commands(app.screen)]
+        await pilot.press("i")
+        screen = app.screen
+        assert isinstance(screen, IssuesScreen)
+        await pilot.pause()
+        rows = cells(screen)
+        # One file: no file column; the line, the kind, bad line or note, in the order read.
+        assert [(int(r[0]), r[1], r[2]) for r in rows] == expected
+        head = " ".join(str(screen.query_one("#issues-head").render()).split())
+        assert "4 bad lines, 1 note" in head  # (check's count: the implausible count is a note)
+        # The hostile value, as the message quotes it (repr): the markup is not applied, the escape not sent.
+        message = screen.query_one("#issues", DataTable).get_row_at(2)[3]
+        assert "'[bold red]x[/] \\x1b[2J'" in message.plain and "\x1b" not in message.plain
+        assert not message.spans and not message.style
+        await pilot.press("down", "down")  # the highlighted problem's whole message, below the table
+        await pilot.pause()
+        body = str(screen.query_one("#issue-body").render())
+        assert body.startswith(f"{path}:5 · implausible_value · note\n")
+        assert "prompt_total '[bold red]x[/] \\x1b[2J': not a token count" in body and "\x1b" not in body
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is app.main
+        # More damage while the log is followed: an open list gains the new row.
+        await pilot.press("i")
+        screen = app.screen
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write('"}}}\n{oops\n')  # (completes the cut line, still not JSON; then another bad line)
+        assert await wait_for(pilot, lambda: len(cells(screen)) == 6 and cells(screen)[-1][0] == "10", 10.0)
+        assert [(r[0], r[1]) for r in cells(screen)[-2:]] == [("9", "invalid_json"), ("10", "invalid_json")]
+
+
+async def test_the_input_problems_of_joined_batch_files_name_their_file(tmp_path: Path) -> None:
+    """Batch files are one run read from two files: each problem names its file, as `check` does.  A failed
+    request's error message is the batch file's own text: its markup and escape codes are shown literally."""
+    from textual.widgets import DataTable
+
+    from ctxwatch.ui.screens import IssuesScreen
+
+    inp, out = tmp_path / "batch_input.jsonl", tmp_path / "batch_output.jsonl"
+    inp.write_text("".join(json.dumps({"custom_id": f"t-{k}", "method": "POST", "url": "/v1/chat/completions",
+                                       "body": {"model": "gpt-4o-mini", "max_tokens": 50,
+                                                "messages": [{"role": "user", "content": f"ticket {k}"}]}}) + "\n"
+                           for k in range(3)), encoding="utf-8")
+    ok = {"id": "batch_req_0", "custom_id": "t-0", "error": None,
+          "response": {"status_code": 200, "request_id": "r0",
+                       "body": {"id": "c0", "object": "chat.completion", "created": 1757426400,
+                                "model": "gpt-4o-mini", "usage": {"prompt_tokens": 11, "completion_tokens": 1},
+                                "choices": [{"index": 0, "finish_reason": "stop",
+                                             "message": {"role": "assistant", "content": "ok"}}]}}}
+    failed = {"id": "batch_req_1", "custom_id": "t-1", "response": None,
+              "error": {"code": "server_error", "message": HOSTILE + " boom"}}
+    out.write_text(json.dumps(ok) + "\n{broken\n" + json.dumps(failed) + "\n", encoding="utf-8")
+    app = CtxwatchApp([str(inp), str(out)])
+    async with app.run_test(size=(160, 70)) as pilot:
+        assert await wait_for(pilot, lambda: app.loaded and len(app.issues) == 3, 10.0)
+        await pilot.pause()
+        assert "\nInput problems (3)\n" in str(app.main.query_one("#side").render())  # (the full text)
+        assert "i lists them all: file, line, message" in side(app)
+        await pilot.press("i")
+        screen = app.screen
+        assert isinstance(screen, IssuesScreen)
+        await pilot.pause()
+        # t-2 has no result: a note on its request's line (3) in the input file.
+        assert [r[:4] for r in cells(screen)] == [
+            ["batch_output.jsonl", "2", "invalid_json", "bad line"],
+            ["batch_output.jsonl", "3", "failed_request", "note"],
+            ["batch_input.jsonl", "3", "missing_result", "note"]]
+        assert "1 bad line, 2 notes" in " ".join(str(screen.query_one("#issues-head").render()).split())
+        await pilot.press("down")
+        await pilot.pause()
+        body = screen.query_one("#issue-body").render()
+        assert "server_error: [bold red]x[/] \\x1b[2J boom" in str(body) and "\x1b" not in str(body)
+        message = screen.query_one("#issues", DataTable).get_row_at(1)[4]
+        assert "[bold red]x[/]" in message.plain and "\x1b" not in message.plain and not message.spans

@@ -154,3 +154,31 @@ def test_readme_screenshot_script_tells_the_demo_story(tmp_path: Path, monkeypat
                  "budget 19k", "#38 system_prompt_evicted", "prompt absent from request #38"):
         assert seen in text, seen
     assert str(tmp_path) not in text and "/tmp" not in text
+
+
+def test_input_problems_screen(snap_compare: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``i``: every input problem of the run, in the order read; the highlighted one's message below."""
+    from test_ui_common import line, record
+
+    from ctxwatch.ui.screens import IssuesScreen
+
+    hostile = record(3)
+    hostile["response"]["usage"]["prompt_tokens"] = "[bold red]x[/] \x1b[2J"
+    lines = [line(record(0)), "{not json\n", line(record(1)), line(record(2)), '{"hello": 1}\n', line(hostile),
+             "\x1b[2J[bold red]x[/]\n", line(record(4))]
+    (tmp_path / "damaged.jsonl").write_text("".join(lines), encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    app = CtxwatchApp("damaged.jsonl")
+
+    async def run_before(pilot: Any) -> None:
+        await loaded(pilot, 5)
+        await pilot.press("i", "down", "down")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, IssuesScreen)
+        assert [(i.line, i.kind) for i in screen.issues] == [(2, "invalid_json"), (5, "unknown_record"),
+                                                              (6, "implausible_value"), (7, "invalid_json")]
+        issue = screen.selected_issue()
+        assert issue is not None and issue.line == 6 and "'[bold red]x[/] \\x1b[2J'" in issue.message
+
+    assert snap_compare(app, terminal_size=(100, 30), run_before=run_before)

@@ -46,7 +46,15 @@ from ctxwatch.ui.messages import (
     SessionsChanged,
     WatchChanged,
 )
-from ctxwatch.ui.screens import AUTO, DetailScreen, HelpScreen, PlanScreen, SessionPicker, unique_path
+from ctxwatch.ui.screens import (
+    AUTO,
+    DetailScreen,
+    HelpScreen,
+    IssuesScreen,
+    PlanScreen,
+    SessionPicker,
+    unique_path,
+)
 from ctxwatch.ui.widgets import (
     AdaptiveFooter,
     CallsTable,
@@ -218,6 +226,8 @@ class CtxwatchApp(App[None]):
         Binding("slash", "filter", "Filter"),
         Binding("c", "cycle_context", "Context"),
         Binding("o", "sessions", "Sessions", show=False),
+        # (not in the footer: at 80 columns it has no room left; the side panel and the help name the key)
+        Binding("i", "issues", "Input problems", show=False),
         Binding("s", "save_svg", "SVG"),
         Binding("x", "export_csv", "CSV"),
         Binding("question_mark", "help", "Help"),
@@ -350,6 +360,7 @@ class CtxwatchApp(App[None]):
                                 last=self.last, feed_id=self._feed_id, cancel_backfill=self._cancel,
                                 poll=self.poll)
         self._feed_worker(self.feed)
+        self._push_issues()  # (an open list of input problems shows the new session's)
         self.refresh_panels()
 
     @work(thread=True, group="feed", exit_on_error=False)
@@ -583,6 +594,8 @@ class CtxwatchApp(App[None]):
             out.append("none\n", "dim")
         for i in reversed(bad[-SIDE_ISSUES:]):
             out.append(f"line {i.line}: {i.kind}\n", "yellow")
+        if bad:
+            out.append("i lists them all: file, line, message\n" if len(bad) > 1 else "i shows its message\n", "dim")
         if self.watch_mode is not None:
             out.append("\nWatching\n", "bold")
             out.append_text(self._watch_detail())
@@ -606,9 +619,11 @@ class CtxwatchApp(App[None]):
             problems.append(f"newest: line {bad[-1].line}: {bad[-1].kind}", "yellow")
         else:
             problems.append("none", "dim")
-        tail = [problems]
+        # Each item is its longer forms, then the one it always has room for: the problems name their key (i)
+        # only in rows that no other section needs.
+        tail = [[Text.assemble(problems, (" · i lists all", "dim")), problems] if bad else [problems]]
         if self.watch_mode is not None:
-            tail.append(Text.assemble(("Watching ", "bold"), self._watch_detail()))
+            tail.append([Text.assemble(("Watching ", "bold"), self._watch_detail())])
         rows: list[Text] = []
         room = height - len(tail) - (forecast is not None) - 1  # (rows beyond one line per item and the heading)
         if self.analysis_error:
@@ -637,13 +652,24 @@ class CtxwatchApp(App[None]):
                 rows.append(Text(hint if len(hint) <= width else f"+{len(flags) - fit} older", "dim"))
             room = spare
         # The forecast, the input problems and the watch mode: a line each, wrapped whole into rows left over.
-        for item in ([forecast] if forecast is not None else []) + tail:
-            wrapped = list(item.wrap(self.console, width))
+        items = ([[forecast]] if forecast is not None else []) + tail
+        placed: list[list[Text]] = []
+        for forms in items:
+            wrapped = list(forms[-1].wrap(self.console, width))
             if 1 < len(wrapped) <= room + 1:
                 room -= len(wrapped) - 1
-                rows += wrapped
+                placed.append(wrapped)
             else:
-                rows.append(item)
+                placed.append([forms[-1]])  # (one line, cut with … if longer)
+        # Then a longer form of an item where the rows it adds are still free once every item has its rows.
+        for k, forms in enumerate(items):
+            for better in forms[:-1]:
+                lines = list(better.wrap(self.console, width))
+                if len(lines) - len(placed[k]) <= room:
+                    room -= len(lines) - len(placed[k])
+                    placed[k] = lines
+                    break
+        rows += [line for lines in placed for line in lines]
         out = Text()
         for i, line in enumerate(rows):
             line.truncate(width, overflow="ellipsis")
@@ -817,6 +843,7 @@ class CtxwatchApp(App[None]):
         if message.resolved:
             self.issues = [i for i in self.issues if i not in message.resolved]
         self.issues.extend(message.issues)
+        self._push_issues()
         self.refresh_panels(chart=False)
 
     def on_reset_seen(self, message: ResetSeen) -> None:
@@ -947,12 +974,13 @@ class CtxwatchApp(App[None]):
     # ------------------------------------------------------------------ actions
     #: Actions that only make sense on the main screen (hidden from other screens' footers).
     MAIN_ONLY = frozenset({"detail", "toggle_follow", "toggle_pause", "toggle_xaxis", "filter", "cycle_context",
-                           "sessions", "cancel_backfill"})
+                           "sessions", "cancel_backfill", "issues"})
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Main-screen actions are off while another screen is shown, and ``e`` in the eviction preview itself
-        (its footer entry pushed the preview's own knobs off an 80-column screen)."""
-        if action == "evict" and isinstance(self.screen, PlanScreen):
+        (its footer entry pushed the preview's own knobs off an 80-column screen) and in the list of input
+        problems (no call is on that screen: it planned the call hidden under it)."""
+        if action == "evict" and isinstance(self.screen, PlanScreen | IssuesScreen):
             return False
         return not (action in self.MAIN_ONLY and self.main is not None and self.screen is not self.main)
 
@@ -1168,6 +1196,24 @@ class CtxwatchApp(App[None]):
         if text:
             self.notify(f"filter {text!r} cleared: it was for the session shown before", markup=False)
 
+    def action_issues(self) -> None:
+        """List every input problem of the run (bad lines and notes, as ``ctxwatch check`` prints them) on a
+        screen of its own; the side panel has room for the newest few only."""
+        if isinstance(self.screen, IssuesScreen):
+            return
+        self.push_screen(IssuesScreen(self.display_name(), self.issues, self._issues_several()))
+
+    def _issues_several(self) -> bool:
+        """True when the run's problems may come from more than one file (joined batch files, or problems of
+        several files): the list then names each problem's file, as ``check`` does."""
+        return self.batch_files is not None or len({i.path for i in self.issues if i.kind != "reset"}) > 1
+
+    def _push_issues(self) -> None:
+        """Give an open list of input problems the current ones (it may be under a help screen)."""
+        for screen in self.screen_stack:
+            if isinstance(screen, IssuesScreen) and screen.is_mounted:
+                screen.show(self.issues, self._issues_several(), self.display_name())
+
     def action_help(self) -> None:
         """Show the help screen."""
         if not isinstance(self.screen, HelpScreen):
@@ -1248,6 +1294,8 @@ class CtxwatchApp(App[None]):
         yield SystemCommand("Filter calls", "Filter the calls table (/)", self.action_filter)
         yield SystemCommand("Next context", "Main / subagents / sidechains (c)", self.action_cycle_context)
         yield SystemCommand("Sessions", "Switch session in a folder (o)", self.action_sessions)
+        yield SystemCommand("Input problems", "Every bad line and note of the run, with its line (i)",
+                            self.action_issues)
         yield SystemCommand("Save SVG screenshot", "To the current folder (s)", self.action_save_svg)
         yield SystemCommand("Export CSV", "The calls table, to the current folder (x)", self.action_export_csv)
         yield SystemCommand("Help", "Keys and legend (?)", self.action_help)

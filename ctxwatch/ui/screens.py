@@ -1,4 +1,4 @@
-"""The dashboard's secondary screens: call detail, eviction preview, help, session picker.
+"""The dashboard's secondary screens: call detail, eviction preview, input problems, help, session picker.
 
 Bodies are re-read from disk in worker threads (:func:`ctxwatch.run.reload_parsed`) and only capped copies
 are kept: a 20 MB tool result is shown as a folded preview and, expanded, as its first
@@ -27,7 +27,7 @@ from ctxwatch.config import Settings
 from ctxwatch.formats import FormatSpec
 from ctxwatch.formats.claude_code import is_subagent_file
 from ctxwatch.jsonstream import json_text
-from ctxwatch.model import Call, ParsedCall, Src
+from ctxwatch.model import Call, Issue, ParsedCall, Src, is_bad_line
 from ctxwatch.run import reload_parsed
 from ctxwatch.ui import text as tx
 from ctxwatch.ui.feed import activity_of
@@ -786,6 +786,202 @@ def unique_path(folder: str, stem: str, suffix: str) -> str:
     return path
 
 
+# --- input problems -----------------------------------------------------------------------------------
+
+#: Characters of a message shown in the input-problems table (the row is cut to the screen's width anyway).
+ISSUE_CELL_CHARS = 300
+#: Characters of the highlighted problem's message shown below the table: whole for ctxwatch's own messages
+#: (they quote log values cut to 40 characters), cut for a long error text a batch file carries.
+ISSUE_BODY_CHARS = 800
+#: Widest file name (cut in the middle) and kind shown in the table; the panel below shows them whole.
+ISSUE_FILE_CHARS, ISSUE_KIND_CHARS = 24, 24
+
+
+def listed_issues(issues: Sequence[Issue]) -> list[Issue]:
+    """The input problems a person is shown, in the order read: every issue but ``reset`` (a truncated or
+    replaced file is said on the status line), as ``ctxwatch check`` and ``report --json`` list them."""
+    return [i for i in issues if i.kind != "reset"]
+
+
+def counted(issues: Sequence[Issue]) -> str:
+    """``3 bad lines`` or ``1 bad line, 2 notes`` for already listed ``issues``: damaged lines
+    (:func:`ctxwatch.model.is_bad_line`), then the other notes, counted as ``ctxwatch check`` counts them."""
+    bad = sum(map(is_bad_line, issues))
+    notes = len(issues) - bad
+    text = f"{bad} bad line{'s' if bad != 1 else ''}"
+    return f"{text}, {notes} note{'s' if notes != 1 else ''}" if notes else text
+
+
+def issue_where(issue: Issue, several: bool) -> tuple[str, str]:
+    """``(file, line)`` cells of an issue: the file's base name when the run reads several files (a line number
+    alone does not say where; ``""`` otherwise), and the 1-based line or ``file`` when the problem is about the
+    whole file (line 0), as ``ctxwatch check`` writes them."""
+    return (os.path.basename(issue.path) if several else "", str(issue.line) if issue.line else "file")
+
+
+class IssuesScreen(Screen[None]):
+    """Every input problem of the current run, in the order read: file (when several), line, kind, bad line or
+    note, and the message; the highlighted problem's full path and whole message below the table.
+
+    The app pushes the problems with :meth:`show` (again as more arrive while the log is followed).  A
+    :class:`~textual.widgets.DataTable` draws only the rows on screen, so thousands of problems scroll freely.
+    Keys: ↑/↓ (j/k) move, home/end first/last, ``escape`` or ``i`` back.
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,i", "app.pop_screen", "Back"),
+        Binding("j", "down", "Down", show=False),
+        Binding("k", "up", "Up", show=False),
+        # (priority: the table's own home/end scroll without moving the cursor, so the message would not follow)
+        Binding("home", "first", "First", show=False, priority=True),
+        Binding("end", "last", "Last", show=False, priority=True),
+    ]
+
+    DEFAULT_CSS = """
+    IssuesScreen #issues-head { height: auto; padding: 0 1; background: $boost; }
+    IssuesScreen #issues { height: 1fr; min-height: 3; }
+    IssuesScreen #issue-body { height: auto; max-height: 12; padding: 0 1; background: $boost; }
+    """
+
+    def __init__(self, log_name: str, issues: Sequence[Issue], several: bool) -> None:
+        """``log_name``: what the status line calls the log; ``issues``: the run's issues as the app holds them
+        (``reset`` is left out); ``several``: the problems may come from more than one file (joined batch files):
+        rows name the file."""
+        super().__init__()
+        self.log_name = log_name
+        self.issues: list[Issue] = []
+        self.several = several
+        self._initial = list(issues)
+        self._columns: tuple[bool, int, int, int, int] | None = None  # (the layout of the rows in the table)
+
+    def compose(self) -> ComposeResult:
+        """Header, table, the highlighted problem's message, footer."""
+        yield Static(Text(""), id="issues-head")
+        yield DataTable(id="issues", cursor_type="row", zebra_stripes=True)
+        yield Static(Text(""), id="issue-body")
+        yield AdaptiveFooter()
+
+    def on_mount(self) -> None:
+        """Fill the table with the problems given, focus it."""
+        self.query_one("#issues", DataTable).focus()
+        self.show(self._initial, self.several)
+
+    def show(self, issues: Sequence[Issue], several: bool, name: str | None = None) -> None:
+        """Show ``issues`` (the run's, ``reset`` included or not): rows read since the last call are appended,
+        keeping the cursor where it is; a list that changed otherwise (a withdrawn ``truncated_tail``, a session
+        switch) or that needs wider columns is drawn again.  ``several`` as in the constructor; ``name`` the
+        log's new name (another session is shown), or ``None`` to keep it."""
+        if name is not None:
+            self.log_name = name
+        new = listed_issues(issues)
+        old = self.issues
+        self.several = several
+        layout = self._layout(new)
+        grown = layout == self._columns and len(new) >= len(old) \
+            and all(a is b or a == b for a, b in zip(old, new, strict=False))
+        self.issues = new
+        table: DataTable[Any] = self.query_one("#issues", DataTable)
+        if not grown:
+            row = table.cursor_row
+            table.clear(columns=True)
+            self._columns = layout
+            if several:
+                table.add_column(Text("file"), key="file")
+            table.add_column(Text("line", justify="right"), key="line")
+            table.add_column(Text("kind"), key="kind")
+            table.add_column(Text("is"), key="is")
+            table.add_column(Text("message"), key="message")
+            old = []
+        table.add_rows(self._row(i) for i in new[len(old):])
+        if not grown and new:
+            table.move_cursor(row=min(max(0, row), len(new) - 1), animate=False)
+        self.query_one("#issues-head", Static).update(self._head())
+        self._show_selected()
+
+    def on_resize(self, event: events.Resize) -> None:
+        """Cut the messages to the new width (the table is drawn again only when that changes)."""
+        if self._columns is not None:
+            self.show(self.issues, self.several)
+
+    def _layout(self, issues: Sequence[Issue]) -> tuple[bool, int, int, int, int]:
+        """Widths of the file, line, kind and message cells for ``issues`` on this screen: the message gets what
+        the other columns leave (each column has a cell of padding on either side, the table a scrollbar), so
+        the table never scrolls sideways at 80 columns; the highlighted message is shown whole below."""
+        fw = min(ISSUE_FILE_CHARS, max((len(os.path.basename(i.path)) for i in issues), default=4)) \
+            if self.several else 0
+        lw = max((len(str(i.line)) for i in issues), default=4)
+        kw = min(ISSUE_KIND_CHARS, max((len(i.kind) for i in issues), default=4))
+        used = (fw + 2 if self.several else 0) + max(4, lw) + 2 + max(4, kw) + 2 + len("bad line") + 2 + 2 + 2
+        return self.several, fw, lw, kw, max(20, min(ISSUE_CELL_CHARS, (self.size.width or 100) - used))
+
+    def _row(self, issue: Issue) -> list[Text]:
+        _several, fw, _lw, kw, mw = self._columns or self._layout([issue])
+        file, line = issue_where(issue, self.several)
+        bad = is_bad_line(issue)
+        cells = [tx.literal(file, limit=fw, middle=True)] if self.several else []
+        cells += [Text(line, justify="right"), tx.literal(issue.kind, "yellow" if bad else "cyan", limit=kw),
+                  Text("bad line" if bad else "note", "bold yellow" if bad else "")]
+        cells.append(tx.literal(issue.message, limit=mw))
+        return cells
+
+    def _head(self) -> Text:
+        out = Text()
+        out.append("Input problems of ", "bold")
+        out.append_text(tx.literal(self.log_name, "bold", limit=60, middle=True))
+        if not self.issues:
+            out.append(": none", "bold")
+            return out
+        out.append(f": {counted(self.issues)}", "bold")
+        out.append(", as ctxwatch check counts them")
+        kinds: dict[str, int] = {}
+        for i in self.issues:
+            kinds[i.kind] = kinds.get(i.kind, 0) + 1
+        by_kind = " · ".join(f"{k} {n:,}" for k, n in sorted(kinds.items(), key=lambda kv: -kv[1]))
+        out.append("\n")
+        out.append_text(tx.literal(f"in the order read, newest last · {by_kind}", "dim", limit=400))
+        return out
+
+    def selected_issue(self) -> Issue | None:
+        """The highlighted problem, or ``None``."""
+        row = self.query_one("#issues", DataTable).cursor_row
+        return self.issues[row] if 0 <= row < len(self.issues) else None
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        """Show the highlighted problem's message whole."""
+        event.stop()
+        self._show_selected()
+
+    def _show_selected(self) -> None:
+        issue = self.selected_issue()
+        body = self.query_one("#issue-body", Static)
+        if issue is None:
+            body.update(Text("no input problems: every line was read", "dim") if not self.issues else Text(""))
+            return
+        out = Text()
+        out.append_text(tx.literal(issue.path, "bold", limit=200, middle=True))
+        out.append(f":{issue.line}" if issue.line else " (the whole file)", "bold")
+        out.append(f" · {issue.kind} · {'bad line' if is_bad_line(issue) else 'note'}\n")
+        out.append_text(tx.literal(issue.message, multiline=True, limit=ISSUE_BODY_CHARS))
+        body.update(out)
+
+    def action_first(self) -> None:
+        """First problem."""
+        self.query_one("#issues", DataTable).move_cursor(row=0)
+
+    def action_last(self) -> None:
+        """Last (newest) problem."""
+        table = self.query_one("#issues", DataTable)
+        table.move_cursor(row=max(0, table.row_count - 1))
+
+    def action_down(self) -> None:
+        """Next problem."""
+        self.query_one("#issues", DataTable).action_cursor_down()
+
+    def action_up(self) -> None:
+        """Previous problem."""
+        self.query_one("#issues", DataTable).action_cursor_up()
+
+
 # --- help ---------------------------------------------------------------------------------------------
 
 HELP_KEYS: tuple[tuple[str, str], ...] = (
@@ -800,6 +996,7 @@ HELP_KEYS: tuple[tuple[str, str], ...] = (
     ("/", "filter calls by text (model, context, time, numbers)"),
     ("c", "next context (main, subagents, sidechains)"),
     ("o", "sessions of a folder, newest first"),
+    ("i", "every input problem: bad lines and notes, with their messages"),
     ("s", "save an SVG screenshot in the current folder"),
     ("x", "export the calls table as CSV in the current folder"),
     ("esc", "skip to the last 8 MiB of the backfill (at least the last line); clear the filter"),
