@@ -11,6 +11,7 @@ summary in place (a later line of the same Claude Code response), so nothing is 
 
 from __future__ import annotations
 
+import math
 import os
 import stat
 import statistics
@@ -41,6 +42,23 @@ def _bad_count(v: object) -> bool:
     return not isinstance(v, int) or isinstance(v, bool) or not 0 <= v < MAX_TOKENS
 
 
+#: How an issue names each usage field (the normalized :class:`Usage` field names are not the log's keys,
+#: which differ by provider: ``prompt_tokens``, ``input_tokens``, ``promptTokenCount``...).
+_USAGE_NAMES = {"prompt_total": "prompt tokens", "input_uncached": "uncached input tokens",
+                "cache_read": "cache read tokens", "cache_write": "cache write tokens", "output": "output tokens",
+                "reasoning": "reasoning tokens", "cache_write_1h": "1-hour cache write tokens",
+                "web_searches": "web searches"}
+
+
+def _not_a_count(v: object) -> str:
+    """Why ``v`` (a value :func:`_bad_count` rejects) is not a token count, in a few words."""
+    if isinstance(v, bool) or not isinstance(v, int | float):
+        return "not a number"
+    if isinstance(v, float):
+        return "not finite" if not math.isfinite(v) else "not a whole number"
+    return "negative" if v < 0 else "beyond 2**53, more than any window"
+
+
 def _sanitize(pc: ParsedCall) -> list[Issue]:
     """Make a parsed call's numbers sane in place (negative, huge or non-integer counts, and cache counts above
     the prompt they are part of -> unknown); return the issues."""
@@ -63,7 +81,7 @@ def _sanitize(pc: ParsedCall) -> list[Issue]:
                                                        "output", "reasoning", "cache_write_1h", "web_searches")}
         wrong = {f: v for f, v in fields_.items() if _bad_count(v)}
         if wrong:
-            bad += [f"{f} {show_value(v)}" for f, v in wrong.items()]
+            bad += [f"{_USAGE_NAMES[f]} {show_value(v)} ({_not_a_count(v)})" for f, v in wrong.items()]
             unknown: dict[str, Any] = dict.fromkeys(wrong)
             if pc.provider == "anthropic" and wrong.keys() & {"input_uncached", "cache_read", "cache_write"}:
                 # Anthropic's prompt is the sum of these parts: with one of them damaged it is unknown too
@@ -89,12 +107,12 @@ def _sanitize(pc: ParsedCall) -> list[Issue]:
             bad.append(f"1-hour cache writes {u.cache_write_1h:,} above the cache writes' {u.cache_write or 0:,}")
             pc.usage = replace(u, cache_write_1h=None, damaged=True)
     if _bad_count(pc.window) or pc.window == 0:
-        bad.append(f"window {show_value(pc.window)}")
+        bad.append(f"context window {show_value(pc.window)} ({_not_a_count(pc.window) if pc.window else 'zero'})")
         pc.window = None
-    why = "not a token count (negative, beyond 2**53, not an integer or more than the total); treated as unknown"
+    why = "treated as unknown"
     elsewhere: list[Issue] = []
     if _bad_count(pc.max_output_tokens):
-        what = f"max output tokens {show_value(pc.max_output_tokens)}"
+        what = f"max output tokens {show_value(pc.max_output_tokens)} ({_not_a_count(pc.max_output_tokens)})"
         if pc.extra.get("input_path"):
             # A joined batch call's request, which holds this value, is in its input file (ctxwatch.formats.batch
             # names it and the line in extra): the issue names that line, not the result's.

@@ -526,7 +526,7 @@ def test_a_bad_max_tokens_of_a_joined_request_is_reported_at_its_request_line(tm
         run = load_many([str(folder)], None)
         bad = [i for i in run.issues if i.kind == "implausible_value"]
         assert [(Path(i.path).name, i.line) for i in bad] == [(req_file, line)], folder.name
-        assert bad[0].message.startswith("max output tokens 1024.5: not a token count"), folder.name
+        assert bad[0].message.startswith("max output tokens 1024.5 (not a whole number)"), folder.name
         assert len(run.calls) == 3, folder.name
 
 

@@ -742,7 +742,7 @@ def test_a_usage_value_that_is_not_a_count_is_unknown_and_reported(tmp_path: Pat
     assert (c["cache_write_tokens"], c["completion_tokens_reported"]) == (100, 5)
     (issue,) = doc["issues"]
     assert issue["kind"] == "implausible_value" and issue["line"] == 3
-    assert f"cache_read {shown}:" in issue["message"]
+    assert f"cache read tokens {shown} (not a" in issue["message"]  # (the field by name, and why)
 
 
 def test_only_agent_file_names_are_subagent_transcripts(tmp_path: Path, shared_logs: Path) -> None:
@@ -787,7 +787,7 @@ def test_a_negative_output_count_is_reported_not_a_lost_usage_block(tmp_path: Pa
     c0 = doc["calls"][0]
     assert (c0["completion_tokens_reported"], c0["cost_usd"]) == (None, None)
     assert c0["prompt_tokens_reported"] == call.usage.prompt_total and c0["floor_tokens"] is not None
-    assert [i["message"].split(":")[0] for i in doc["issues"]] == ["output -5"]
+    assert [i["message"].split(":")[0] for i in doc["issues"]] == ["output tokens -5 (negative)"]
 
 
 def _cc_user(uid: str, parent: str | None) -> dict:

@@ -618,7 +618,7 @@ def test_a_cache_write_that_is_not_a_count_is_reported_not_truncated(tmp_path: P
         u = r.calls[0].usage
         assert u is not None and (u.prompt_total, u.cache_read, u.cache_write, u.output) == (16341, 3584, None, 81)
         assert [(i.kind, i.line) for i in r.issues] == [("implausible_value", 3)], raw
-        assert r.issues[0].message.startswith(f"cache_write {shown}:"), r.issues[0].message
+        assert r.issues[0].message.startswith(f"cache write tokens {shown} ("), r.issues[0].message
     # A whole count is kept, and 0 is a count (no cache write), not unknown.
     for raw, want in (("0", 0), ("120", 120)):
         r = load_run(str(_small(tmp_path, cache_write=raw)))
@@ -641,7 +641,7 @@ def test_a_window_that_is_not_a_count_is_reported_and_unknown(tmp_path: Path) ->
         assert [c.prompt_reported for c in r.calls] == [16341], raw
         assert r.calls[0].window_src != Src.LOG, raw
         assert [(i.kind, i.line) for i in r.issues] == [("implausible_value", 3)], raw
-        assert r.issues[0].message.startswith(f"window {shown}:"), r.issues[0].message
+        assert r.issues[0].message.startswith(f"context window {shown} ("), r.issues[0].message
     for raw in ("0", "null"):
         r = load_run(str(_small(tmp_path, window=raw)))
         assert r.issues == [] and [c.prompt_reported for c in r.calls] == [16341]

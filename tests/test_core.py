@@ -987,7 +987,7 @@ def test_a_responses_api_output_limit_that_is_not_a_count_is_reported(tmp_path: 
     assert (call["reserve_tokens"], call["reserve_source"]) == (reserve, source)
     assert [(i["kind"], i["line"]) for i in doc["issues"]] == ([("implausible_value", 1)] if issue else [])
     if issue:
-        assert doc["issues"][0]["message"].startswith(f"max output tokens {value!r}: not a token count")
+        assert doc["issues"][0]["message"].startswith(f"max output tokens {value!r} (not a")
 
 
 def test_a_folder_of_unrelated_logs_is_not_one_conversation(tmp_path: Path) -> None:
@@ -1080,9 +1080,9 @@ def test_a_usage_value_that_is_not_a_count_is_reported_by_every_reader(tmp_path:
                         "usage": {"input_tokens": 10, "cache_read_input_tokens": raw, "output_tokens": 3}}}
     batch = json.loads((shared_logs / "openai-batch" / "reviews_batch_output.jsonl").read_text().splitlines()[0])
     batch["response"]["body"]["usage"]["prompt_tokens"] = raw
-    for name, rec, field, key in (("oai.jsonl", oai, "completion_tokens_reported", "output"),
-                                  ("ant.jsonl", ant, "cache_read_tokens", "cache_read"),
-                                  ("batch.jsonl", batch, "prompt_tokens_reported", "prompt_total")):
+    for name, rec, field, key in (("oai.jsonl", oai, "completion_tokens_reported", "output tokens"),
+                                  ("ant.jsonl", ant, "cache_read_tokens", "cache read tokens"),
+                                  ("batch.jsonl", batch, "prompt_tokens_reported", "prompt tokens")):
         doc = report(write_jsonl(tmp_path / name, [rec]))
         (call,) = doc["calls"]
         assert call[field] is None, (name, call[field])
@@ -1133,7 +1133,7 @@ def test_a_damaged_usage_field_leaves_the_cost_unknown(tmp_path: Path, shared_lo
     log = write_jsonl(tmp_path / "cc.jsonl", rows)
     doc = report(log)
     assert doc["calls"][0]["cost_usd"] is None
-    assert [i["message"].split(":")[0] for i in doc["issues"]] == ["cache_write_1h -5"]
+    assert [i["message"].split(":")[0] for i in doc["issues"]] == ["1-hour cache write tokens -5 (negative)"]
     assert doc["issues"][0]["line"] in lines
 
 
@@ -1217,7 +1217,7 @@ def test_a_usage_count_nested_a_thousand_levels_is_an_issue_not_a_crash(tmp_path
     doc = report(log)
     assert len(doc["calls"]) == 1 and doc["calls"][0]["prompt_tokens_reported"] is None
     [issue] = doc["issues"]
-    assert issue["kind"] == "implausible_value" and issue["message"].startswith('prompt_total {"a":{"a":')
+    assert issue["kind"] == "implausible_value" and issue["message"].startswith('prompt tokens {"a":{"a":')
 
 
 def test_one_response_id_on_requests_that_differ_only_in_model_system_or_usage(tmp_path: Path) -> None:

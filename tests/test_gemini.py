@@ -81,7 +81,7 @@ def test_a_gemini_count_that_is_not_a_count_is_reported() -> None:
     pc = ParsedCall(source=SourceRef("g.jsonl", 1, 1, 0, 10), timestamp=None, model="gemini-2.5-pro",
                     provider="google", session=None, context="main", system=None, tools=None, messages=None, usage=u)
     (issue,) = _sanitize(pc)
-    assert "reasoning '1e3'" in issue.message and "output '1e3'" in issue.message
+    assert "reasoning tokens '1e3'" in issue.message and "output tokens '1e3'" in issue.message
     assert pc.usage is not None
     assert (pc.usage.prompt_total, pc.usage.output, pc.usage.reasoning, pc.usage.cache_read) == (100, None, None, 0)
 

@@ -206,7 +206,7 @@ async def test_i_lists_every_input_problem_with_its_line_kind_and_message(tmp_pa
         await pilot.pause()
         body = str(screen.query_one("#issue-body").render())
         assert body.startswith(f"{path}:5 · implausible_value · note\n")
-        assert "prompt_total '[bold red]x[/] \\x1b[2J': not a token count" in body and "\x1b" not in body
+        assert "prompt tokens '[bold red]x[/] \\x1b[2J' (not a number)" in body and "\x1b" not in body
         await pilot.press("escape")
         await pilot.pause()
         assert app.screen is app.main
