@@ -213,3 +213,39 @@ async def test_the_written_plan_says_what_it_was_made_with(tmp_path: Path, monke
         assert doc["budget_tokens"] == 13_000  # 0.65 x 20,000 (the plan itself is still there)
 
 
+
+
+async def test_the_preview_names_messages_as_the_detail_view_does(shared_logs: Path) -> None:
+    """The detail view said "tool result (Bash)" where the eviction preview said "user" for the same message.
+    Both name it now; the names come from the raw file: each tool_result answers the tool_use of that id."""
+    from textual.widgets import DataTable
+
+    path = shared_logs / "claude-code" / "spotter_4d5611e5_head200.jsonl"
+    tool_names: dict[str, str] = {}
+    for raw in path.read_text().splitlines():
+        d = json.loads(raw)
+        content = (d.get("message") or {}).get("content")
+        for block in content if isinstance(content, list) else []:
+            if isinstance(block, dict) and block.get("type") == "tool_use":
+                tool_names[block["id"]] = block["name"]
+    app = CtxwatchApp(str(path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await loaded(pilot)
+        app.query_one("#calls").move_cursor(row=1)
+        detail = await open_detail(pilot)
+        in_detail = [it.label for it in detail.items if it.kind == "message"]
+        assert any(label.startswith("tool result (") for label in in_detail)
+        await pilot.press("escape")
+        await pilot.pause()
+        preview = await open_preview(pilot)
+        table = preview.query_one("#plan-table", DataTable)
+        shown = [str(table.get_row_at(r)[1]) for r in range(table.row_count)]
+        pc = preview._pc
+        assert pc is not None and pc.messages
+        by_source = {m.source_index: shown[i] for i, m in enumerate(preview.plan.messages)
+                     if m.source_index is not None}
+        for i, msg in enumerate(pc.messages):
+            ids = [p.call_id for p in msg.parts if p.kind == "tool_result"]
+            if ids:
+                assert by_source[i] == "tool result (" + ", ".join(tool_names[x] for x in ids) + ")"
+        assert [by_source[i] for i in sorted(by_source)] == in_detail[:len(by_source)]

@@ -28,6 +28,7 @@ from ctxwatch.formats import FormatSpec
 from ctxwatch.formats.claude_code import is_subagent_file
 from ctxwatch.jsonstream import json_text
 from ctxwatch.model import Call, Issue, ParsedCall, Src, is_bad_line
+from ctxwatch.model import Message as LogMessage
 from ctxwatch.run import reload_parsed
 from ctxwatch.ui import text as tx
 from ctxwatch.ui.feed import activity_of
@@ -160,23 +161,11 @@ def build_items(call: Call, pc: ParsedCall | None, unread: str | None = None) ->
             items.append(Item(len(items), "message", st.role, _stat_label(st.role, st.label, i), st.tokens, "", 0,
                               missing))
         return _add_framing(call, items, preamble)
-    names: dict[str, str] = {}
     aligned = len(call.messages) == len(pc.messages)
     msg_counter: Counter | None = None  # made on the first message that needs counting
+    labels = message_labels(pc.messages)
     for i, m in enumerate(pc.messages):
-        calls = [p for p in m.parts if p.kind == "tool_call"]
-        for p in calls:
-            if p.call_id:
-                names[p.call_id] = p.name or "?"
-        results = [p for p in m.parts if p.kind == "tool_result"]
-        if results:
-            label = "tool result (" + ", ".join(names.get(p.call_id or "", "?") for p in results) + ")"
-        elif calls:
-            label = f"{m.role} → " + ", ".join(p.name or "?" for p in calls)
-        else:
-            label = m.role
-        if m.label:
-            label += f" [{m.label}]"
+        label = labels[i]
         if aligned:
             n: int | None = call.messages[i].tokens
         else:
@@ -194,6 +183,28 @@ def build_items(call: Call, pc: ParsedCall | None, unread: str | None = None) ->
         items.append(Item(len(items), "gap", "", f"{what}: history {call.history_tokens:,} − rows "
                           f"{counted:,}", call.history_tokens - counted, "", 0))
     return _add_framing(call, items, preamble)
+
+
+def message_labels(messages: Sequence[LogMessage]) -> list[str]:
+    """What each message is, as the call detail and the eviction preview name it: ``tool result (Read)`` for a
+    message answering tool calls (named by the calls before it), ``assistant → Bash, Read`` for one making
+    them, else its role; with the reader's label, e.g. ``user [compaction_summary]``."""
+    names: dict[str, str] = {}
+    out: list[str] = []
+    for m in messages:
+        calls = [p for p in m.parts if p.kind == "tool_call"]
+        for p in calls:
+            if p.call_id:
+                names[p.call_id] = p.name or "?"
+        results = [p for p in m.parts if p.kind == "tool_result"]
+        if results:
+            label = "tool result (" + ", ".join(names.get(p.call_id or "", "?") for p in results) + ")"
+        elif calls:
+            label = f"{m.role} → " + ", ".join(p.name or "?" for p in calls)
+        else:
+            label = m.role
+        out.append(label + (f" [{m.label}]" if m.label else ""))
+    return out
 
 
 def _add_framing(call: Call, items: list[Item], preamble: int) -> list[Item]:
@@ -565,7 +576,7 @@ class PlanScreen(Screen[None]):
         yield Static("", id="plan-bars")
         table: DataTable[Any] = DataTable(id="plan-table", cursor_type="row")
         table.add_column(Text("#", justify="right"), key="index")
-        table.add_column(Text("role"), key="role")
+        table.add_column(Text("message"), key="role")
         table.add_column(Text("tokens", justify="right"), key="tokens")
         table.add_column(Text("fate"), key="fate")
         table.add_column(Text("turn", justify="right"), key="turn")
@@ -673,6 +684,7 @@ class PlanScreen(Screen[None]):
         row = table.cursor_row
         table.clear()
         msgs = (self._pc.messages or []) if self._pc else []
+        labels = message_labels(msgs)  # (named as the detail view names them, not by role alone)
         for m in plan.messages:
             word, style = FATES.get(m.fate, (m.fate, ""))
             preview = ""
@@ -680,7 +692,8 @@ class PlanScreen(Screen[None]):
                 preview = msgs[m.source_index].text()[:200]
             elif m.source_index is None and self._pc is not None and self._pc.system:
                 preview = self._pc.system[0][:200]
-            table.add_row(Text(str(m.index), justify="right"), Text(m.role, style=style),
+            what = labels[m.source_index] if m.source_index is not None and m.source_index < len(labels) else m.role
+            table.add_row(Text(str(m.index), justify="right"), tx.literal(what, style=style, limit=34),
                           Text(tx.tokens(m.tokens), justify="right"), Text(word, style=style),
                           Text(str(m.turn) if m.turn >= 0 else "-", justify="right"),
                           tx.literal(preview, style="dim", limit=100))
