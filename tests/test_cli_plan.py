@@ -898,9 +898,9 @@ def test_a_max_tokens_beyond_the_window_reserves_it_all_everywhere(tmp_path: Pat
     assert (budget.budget_tokens, budget.policy.reserve_total) == (0, 32000)
 
 
-def test_plan_does_not_advise_a_keep_recent_that_cannot_fit(tmp_path: Path) -> None:
-    """The newest units blocked the fit, so the plan said "lower keep_recent", but with keep_recent 0 the
-    summary and the re-injected task alone exceed the budget: the advice is now about those."""
+def _nofit_log(tmp_path: Path) -> Path:
+    """One gpt-4o call: a system prompt, a 500-word task and 10 read calls with 300-word results (about 7k
+    tokens), which no plan fits into a 4,000-token window's budget."""
     msgs: list[dict] = [{"role": "system", "content": "You fix tests."},
                         {"role": "user", "content": "Fix the failing VAT test. " + "context " * 500}]
     for k in range(10):
@@ -910,6 +910,13 @@ def test_plan_does_not_advise_a_keep_recent_that_cannot_fit(tmp_path: Path) -> N
     log = tmp_path / "nofit.jsonl"
     log.write_text(json.dumps({"request": {"model": "gpt-4o", "messages": msgs},
                                "response": {"choices": [{"message": {"role": "assistant", "content": "ok"}}]}}) + "\n")
+    return log
+
+
+def test_plan_does_not_advise_a_keep_recent_that_cannot_fit(tmp_path: Path) -> None:
+    """The newest units blocked the fit, so the plan said "lower keep_recent", but with keep_recent 0 the
+    summary and the re-injected task alone exceed the budget: the advice is now about those."""
+    log = _nofit_log(tmp_path)
     args = ["plan", str(log), "--window", "4000", "--json"]
     zero = json.loads(CliRunner().invoke(main, [*args, "--keep-recent", "0"]).output)
     assert not zero["fits"]
@@ -923,15 +930,7 @@ def test_a_budget_capped_by_the_reserve_advises_lowering_the_reserve(tmp_path: P
     """With a reserve of 0.5 of a 4,000 window the budget is 2,000 (window - reserve), not 0.6 * 4,000 = 2,400:
     "raise the budget" (a larger fraction) could not help, lowering the reserve does.  With the default
     reserve (0.15: 3,400 left) the budget is the fraction's 2,400 and the advice stays."""
-    msgs: list[dict] = [{"role": "system", "content": "You fix tests."},
-                        {"role": "user", "content": "Fix the failing VAT test. " + "context " * 500}]
-    for k in range(10):
-        msgs.append({"role": "assistant", "content": None, "tool_calls": [
-            {"id": f"call_{k}", "type": "function", "function": {"name": "read", "arguments": f'{{"n": {k}}}'}}]})
-        msgs.append({"role": "tool", "tool_call_id": f"call_{k}", "content": f"line {k} " * 300})
-    log = tmp_path / "nofit.jsonl"
-    log.write_text(json.dumps({"request": {"model": "gpt-4o", "messages": msgs},
-                               "response": {"choices": [{"message": {"role": "assistant", "content": "ok"}}]}}) + "\n")
+    log = _nofit_log(tmp_path)
     args = ["plan", str(log), "--window", "4000", "--json"]
     capped = json.loads(CliRunner().invoke(main, [*args, "--reserve", "0.5"]).output)
     assert capped["budget_tokens"] == 2000 and not capped["fits"]

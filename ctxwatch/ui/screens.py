@@ -258,23 +258,56 @@ class DetailLoaded(Message):
         self.error = error
 
 
-class DetailScreen(Screen[None]):
+class TableScreen(Screen[None]):
+    """A screen whose keys move the cursor of its one :class:`DataTable` (id :attr:`TABLE_ID`): first, last,
+    next and previous row (the call detail's items, the input problems)."""
+
+    TABLE_ID: ClassVar[str] = ""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("j", "down", "Down", show=False),
+        Binding("k", "up", "Up", show=False),
+        # (priority: the table's own home/end scroll without moving the cursor, so what is shown below the
+        # table for the selected row would not follow)
+        Binding("home", "first", "First", show=False, priority=True),
+        Binding("end", "last", "Last", show=False, priority=True),
+    ]
+
+    def _table(self) -> DataTable[Any]:
+        return self.query_one(f"#{self.TABLE_ID}", DataTable)
+
+    def action_first(self) -> None:
+        """First row."""
+        self._table().move_cursor(row=0)
+
+    def action_last(self) -> None:
+        """Last row (the newest problem, the last message)."""
+        table = self._table()
+        table.move_cursor(row=max(0, table.row_count - 1))
+
+    def action_down(self) -> None:
+        """Next row."""
+        self._table().action_cursor_down()
+
+    def action_up(self) -> None:
+        """Previous row."""
+        self._table().action_cursor_up()
+
+
+class DetailScreen(TableScreen):
     """Every item of one call's prompt: role, tokens, % of the prompt; in prompt order or biggest first.
 
     Keys: ↑/↓ select, ``space`` expand/fold the selected item's content, ``o`` prompt order / biggest
     first, ``e`` eviction preview, ``escape`` back.
     """
 
+    TABLE_ID = "items"
+
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "app.pop_screen", "Back"),
         Binding("space", "toggle_fold", "Expand/fold"),
         Binding("o", "toggle_order", "Order"),
         Binding("e", "app.evict", "Evict"),
-        Binding("j", "down", "Down", show=False),
-        Binding("k", "up", "Up", show=False),
-        # (priority: the table's own home/end scroll without moving the cursor, so the body would not follow)
-        Binding("home", "first", "First", show=False, priority=True),
-        Binding("end", "last", "Last", show=False, priority=True),
     ]
 
     DEFAULT_CSS = """
@@ -438,22 +471,6 @@ class DetailScreen(Screen[None]):
         if self.order == "size":
             self.action_first()
 
-    def action_first(self) -> None:
-        """First item."""
-        self.query_one("#items", DataTable).move_cursor(row=0)
-
-    def action_last(self) -> None:
-        """Last item."""
-        table = self.query_one("#items", DataTable)
-        table.move_cursor(row=max(0, table.row_count - 1))
-
-    def action_down(self) -> None:
-        """Next item."""
-        self.query_one("#items", DataTable).action_cursor_down()
-
-    def action_up(self) -> None:
-        """Previous item."""
-        self.query_one("#items", DataTable).action_cursor_up()
 
 
 def fold(text: str, chars: int, expanded: bool, missing: str = NO_TEXT) -> tuple[str, str]:
@@ -832,7 +849,7 @@ def issue_where(issue: Issue, several: bool) -> tuple[str, str]:
     return (os.path.basename(issue.path) if several else "", str(issue.line) if issue.line else "file")
 
 
-class IssuesScreen(Screen[None]):
+class IssuesScreen(TableScreen):
     """Every input problem of the current run, in the order read: file (when several), line, kind, bad line or
     note, and the message; the highlighted problem's full path and whole message below the table.
 
@@ -841,13 +858,10 @@ class IssuesScreen(Screen[None]):
     Keys: ↑/↓ (j/k) move, home/end first/last, ``escape`` or ``i`` back.
     """
 
+    TABLE_ID = "issues"
+
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,i", "app.pop_screen", "Back"),
-        Binding("j", "down", "Down", show=False),
-        Binding("k", "up", "Up", show=False),
-        # (priority: the table's own home/end scroll without moving the cursor, so the message would not follow)
-        Binding("home", "first", "First", show=False, priority=True),
-        Binding("end", "last", "Last", show=False, priority=True),
     ]
 
     DEFAULT_CSS = """
@@ -977,22 +991,6 @@ class IssuesScreen(Screen[None]):
         out.append_text(tx.literal(issue.message, multiline=True, limit=ISSUE_BODY_CHARS))
         body.update(out)
 
-    def action_first(self) -> None:
-        """First problem."""
-        self.query_one("#issues", DataTable).move_cursor(row=0)
-
-    def action_last(self) -> None:
-        """Last (newest) problem."""
-        table = self.query_one("#issues", DataTable)
-        table.move_cursor(row=max(0, table.row_count - 1))
-
-    def action_down(self) -> None:
-        """Next problem."""
-        self.query_one("#issues", DataTable).action_cursor_down()
-
-    def action_up(self) -> None:
-        """Previous problem."""
-        self.query_one("#issues", DataTable).action_cursor_up()
 
 
 # --- help ---------------------------------------------------------------------------------------------
