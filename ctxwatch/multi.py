@@ -224,14 +224,14 @@ def _read_files(paths: list[str], files: list[str], fmt: str | None, settings: S
         return _batch_run([f for f in files if specs[f] is not None], names, settings)
     first = next((s for s in specs.values() if s is not None and s.name not in BATCH_FORMATS), None)
     if first is None:
-        raise _nothing_read(paths, [_skipped(f, why.get(f)) for f in files if specs[f] is None])
+        raise _nothing_read(paths, [skipped_note(f, why.get(f)) for f in files if specs[f] is None])
     run = Run(" + ".join(paths), first, settings)
     run.formats = sorted(names, key=lambda n: (n != first.name, n))  # (the run's own format first)
     batch: list[str] = []
     for f in files:
         spec = specs[f]
         if spec is None:
-            run.issues.append(_skipped(f, why.get(f)))
+            run.issues.append(skipped_note(f, why.get(f)))
             continue
         if spec.name in BATCH_FORMATS:
             batch.append(f)  # joined by custom_id below, never read as calls of their own
@@ -271,7 +271,7 @@ def _nothing_read(paths: list[str], skipped: list[Issue]) -> LogError:
     return LogError(f"{where}: no log in a recognised format")
 
 
-def _skipped(path: str, why: LogError | None) -> Issue:
+def skipped_note(path: str, why: LogError | None) -> Issue:
     """The issue of a file in a folder that is not read: unreadable (with the reason) or in no known format."""
     if why is not None and not isinstance(why, UnknownFormat):
         return Issue(path, 0, "unreadable", str(why))
@@ -391,7 +391,7 @@ def _read_group(group: list[str], fmt: str | None, settings: Settings | None) ->
         try:
             spec = resolve_spec(path, fmt)
         except LogError as exc:
-            out.append((None, [], [_skipped(path, exc)], {}))
+            out.append((None, [], [skipped_note(path, exc)], {}))
             continue
         if spec.name in BATCH_FORMATS:
             out.append((spec.name, [], [], {}))  # (joined across files by the main process)

@@ -262,3 +262,39 @@ async def test_the_input_problems_of_joined_batch_files_name_their_file(tmp_path
         assert "server_error: [bold red]x[/] \\x1b[2J boom" in str(body) and "\x1b" not in str(body)
         message = screen.query_one("#issues", DataTable).get_row_at(1)[4]
         assert "[bold red]x[/]" in message.plain and "\x1b" not in message.plain and not message.spans
+
+
+async def test_files_left_out_of_a_folder_are_input_problems(tmp_path: Path) -> None:
+    """A folder with a log, a gzipped log and a file in no known format: report lists the two files it does not
+    read as skipped_file notes, the dashboard said nothing (0 bad lines, Input problems none).  They are notes
+    there too: in the status line, the side panel and the list `i` opens, each named by its file."""
+    import gzip
+    import shutil
+
+    from ctxwatch.ui.screens import IssuesScreen
+
+    sample = Path(__file__).resolve().parents[1] / "sample_logs"
+    shutil.copy(sample / "openai_chat_demo.jsonl", tmp_path / "a.jsonl")
+    (tmp_path / "b.jsonl.gz").write_bytes(gzip.compress((sample / "claude_code_session.jsonl").read_bytes()))
+    (tmp_path / "notes.jsonl").write_text('{"hello": "world"}\n')
+    from click.testing import CliRunner
+
+    from ctxwatch.cli import main
+
+    doc = json.loads(CliRunner().invoke(main, ["report", "--json", str(tmp_path)]).output)
+    want = sorted((Path(i["file"]).name, i["kind"], i["message"]) for i in doc["issues"])
+    assert [w[:2] for w in want] == [("b.jsonl.gz", "skipped_file"), ("notes.jsonl", "skipped_file")]
+    app = CtxwatchApp(str(tmp_path))
+    async with app.run_test(size=(160, 50)) as pilot:
+        await loaded(pilot, 20)
+        assert await wait_for(pilot, lambda: len(app.folder_notes) == 2, 10.0)
+        await pilot.pause()
+        assert "0 bad lines, 2 notes" in str(app.query_one("#status").render())
+        assert "Input problems (2) newest: notes.jsonl: skipped_file" in side(app)  # (named by file, not line 0)
+        await pilot.press("i")
+        screen = app.screen
+        assert isinstance(screen, IssuesScreen)
+        await pilot.pause()
+        # (a file column, since the problems are not the followed log's; the same notes as report's)
+        assert sorted((r[0], r[2], r[-1]) for r in cells(screen)) == [
+            (name, kind, message) for name, kind, message in want]

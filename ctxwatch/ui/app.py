@@ -252,6 +252,7 @@ class CtxwatchApp(App[None]):
         # State owned by the message handlers.
         self.calls: dict[int, Call] = {}
         self.issues: list[Issue] = []
+        self.folder_notes: list[Issue] = []  # files of the followed folder(s) left out (see input_problems)
         self.view: list[int] = []
         self._unsplit_seen = False  # a call whose prompt has no floor / history split was seen
         self.contexts: list[str] = []
@@ -381,13 +382,13 @@ class CtxwatchApp(App[None]):
         """List the log files of ``paths`` every :data:`SCAN_INTERVAL` seconds and post them when they change,
         saying whether they are batch files to join (detection runs here, off the UI thread)."""
         worker = get_current_worker()
-        seen: tuple[list[str], int] | None = None
+        seen: tuple[list[str], list[Issue]] | None = None
         memo: dict[str, tuple[float, int, bool]] = {}
         while not stop.is_set() and not worker.is_cancelled:
-            files, skipped = log_files(paths, self.fmt, memo)
-            if (files, skipped) != seen:
-                seen = (files, skipped)
-                self.post_message(SessionsChanged(files, is_batch_set(files, self.fmt), skipped))
+            files, left_out = log_files(paths, self.fmt, memo)
+            if (files, left_out) != seen:
+                seen = (files, left_out)
+                self.post_message(SessionsChanged(files, is_batch_set(files, self.fmt), left_out))
             stop.wait(SCAN_INTERVAL)
 
     # ------------------------------------------------------------------ widgets
@@ -461,7 +462,7 @@ class CtxwatchApp(App[None]):
             ctx_seg.append("ctx ")
             ctx_seg.append_text(tx.literal(self.context, limit=24))
             ctx_seg.append(f" {self.contexts.index(self.context) + 1}/{len(self.contexts)} ({n_view:,})")
-        bad, notes = tally_issues(self.issues)  # (a line with two issues is one bad line, as check counts it)
+        bad, notes = tally_issues(self.input_problems())  # (a line with two issues is one bad line, as check)
         bad_seg = Text(f"{bad} bad line{'s' if bad != 1 else ''}", "bold yellow" if bad else "")
         if notes:  # (batch results without their request, skipped files: not damage, still worth a look)
             bad_seg.append(f", {notes} note{'s' if notes != 1 else ''}", "yellow")
@@ -588,12 +589,13 @@ class CtxwatchApp(App[None]):
             out.append("\nForecast\n", "bold")
             out.append_text(tx.literal(analysis.forecast.text(), limit=300))
             out.append("\n")
-        bad = [i for i in self.issues if i.kind != "reset"]
+        bad = self.input_problems()
         out.append(f"\nInput problems ({len(bad)})\n", "bold")
         if not bad:
             out.append("none\n", "dim")
         for i in reversed(bad[-SIDE_ISSUES:]):
-            out.append(f"line {i.line}: {i.kind}\n", "yellow")
+            out.append_text(_where(i))
+            out.append(f": {i.kind}\n", "yellow")
         if bad:
             out.append("i lists them all: file, line, message\n" if len(bad) > 1 else "i shows its message\n", "dim")
         if self.watch_mode is not None:
@@ -613,10 +615,12 @@ class CtxwatchApp(App[None]):
         forecast = None
         if analysis is not None and not self.analysis_error:
             forecast = Text.assemble(("Forecast ", "bold"), tx.literal(analysis.forecast.text(), limit=300))
-        bad = [i for i in self.issues if i.kind != "reset"]
+        bad = self.input_problems()
         problems = Text.assemble((f"Input problems ({len(bad)}) ", "bold"))
         if bad:
-            problems.append(f"newest: line {bad[-1].line}: {bad[-1].kind}", "yellow")
+            problems.append("newest: ", "yellow")
+            problems.append_text(_where(bad[-1]))
+            problems.append(f": {bad[-1].kind}", "yellow")
         else:
             problems.append("none", "dim")
         # Each item is its longer forms, then the one it always has room for: the problems name their key (i)
@@ -922,7 +926,12 @@ class CtxwatchApp(App[None]):
 
     def on_sessions_changed(self, message: SessionsChanged) -> None:
         """The folder's sessions changed: follow the newest one unless the user picked one.  Batch files are
-        read as one joined run instead (again when a file is added or removed)."""
+        read as one joined run instead (again when a file is added or removed).  The files left out become
+        notes among the input problems."""
+        if message.notes != self.folder_notes:
+            self.folder_notes = message.notes
+            self._push_issues()
+            self.refresh_panels(chart=False)
         if message.batch:
             self.sessions = []
             if self.batch_files is None or set(message.files) != set(self.batch_files):
@@ -1201,18 +1210,25 @@ class CtxwatchApp(App[None]):
         screen of its own; the side panel has room for the newest few only."""
         if isinstance(self.screen, IssuesScreen):
             return
-        self.push_screen(IssuesScreen(self.display_name(), self.issues, self._issues_several()))
+        self.push_screen(IssuesScreen(self.display_name(), self.input_problems(), self._issues_several()))
+
+    def input_problems(self) -> list[Issue]:
+        """The input problems shown: the run's issues (``reset`` markers left out), then a note for each file of
+        the followed folder(s) that is not read (in no known format, compressed), as ``report`` lists them."""
+        return [i for i in self.issues if i.kind != "reset"] + self.folder_notes
 
     def _issues_several(self) -> bool:
-        """True when the run's problems may come from more than one file (joined batch files, or problems of
-        several files): the list then names each problem's file, as ``check`` does."""
-        return self.batch_files is not None or len({i.path for i in self.issues if i.kind != "reset"}) > 1
+        """True when the run's problems may come from more than one file (joined batch files, problems of
+        several files, or of a file other than the followed log: a file left out of the folder): the list then
+        names each problem's file, as ``check`` does."""
+        paths = {i.path for i in self.input_problems()}
+        return self.batch_files is not None or len(paths) > 1 or bool(paths - {self.log_path})
 
     def _push_issues(self) -> None:
         """Give an open list of input problems the current ones (it may be under a help screen)."""
         for screen in self.screen_stack:
             if isinstance(screen, IssuesScreen) and screen.is_mounted:
-                screen.show(self.issues, self._issues_several(), self.display_name())
+                screen.show(self.input_problems(), self._issues_several(), self.display_name())
 
     def action_help(self) -> None:
         """Show the help screen."""
@@ -1330,6 +1346,14 @@ def _is_subagent_file(path: str) -> bool:
     from ctxwatch.formats.claude_code import is_subagent_file
 
     return is_subagent_file(path)
+
+
+def _where(issue: Issue) -> Text:
+    """Where an input problem is, for the side panel: ``line 12``, or the file's name for a problem of a whole
+    file (a file left out of a folder)."""
+    if issue.line:
+        return Text(f"line {issue.line}", "yellow")
+    return tx.literal(os.path.basename(issue.path), "yellow", limit=40)
 
 
 def _newest_session(files: list[str]) -> str:

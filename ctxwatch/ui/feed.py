@@ -675,7 +675,7 @@ def list_paths(paths: Sequence[str], notes: list[Issue] | None = None) -> list[s
 
 
 def log_files(paths: Sequence[str], fmt: str | None = None,
-              memo: dict[str, tuple[float, int, bool]] | None = None) -> tuple[list[str], int]:
+              memo: dict[str, tuple[float, int, bool]] | None = None) -> tuple[list[str], list[Issue]]:
     """:func:`list_paths`, without the files found in a folder that are in no known format (a ``config.json``
     an agent writes beside its logs, a plan exported into the folder): those are not sessions, and following
     the newest of them would replace a readable session by an error.  Files named on their own, and every file
@@ -688,16 +688,16 @@ def log_files(paths: Sequence[str], fmt: str | None = None,
             once (a file that was not recognised is detected again when it changes).
 
     Returns:
-        ``(logs, skipped)``: the log files, newest first, and how many files were left out (compressed logs
-        of the folders included: they are not read either, and a folder holding only those is not empty).
+        ``(logs, left_out)``: the log files, newest first, and a ``skipped_file`` note for each file of the
+        folders that was left out, as ``report`` gives them: in no known format, or compressed (a folder holding
+        only those is not empty), or an ``unreadable`` one (a pipe, a dangling link).
     """
-    from ctxwatch.multi import COMPRESSED_NOTE
+    from ctxwatch.multi import skipped_note
 
     notes: list[Issue] = []
     files = list_paths(paths, notes)
-    compressed = sum(1 for n in notes if n.message == COMPRESSED_NOTE)
     if fmt:
-        return files, compressed
+        return files, notes
     named = {os.path.abspath(p) for p in paths if not os.path.isdir(p)}
     memo = {} if memo is None else memo
     out = []
@@ -724,7 +724,9 @@ def log_files(paths: Sequence[str], fmt: str | None = None,
             known = memo[f] = (st.st_mtime, st.st_size, ok)
         if known[2]:
             out.append(f)
-    return out, len(files) - len(out) + compressed
+        else:
+            notes.append(skipped_note(f, None))
+    return out, notes
 
 
 def is_batch_set(files: Sequence[str], fmt: str | None = None) -> bool:

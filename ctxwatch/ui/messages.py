@@ -168,11 +168,14 @@ class SessionsChanged(Message):
         files: log paths, newest first (:func:`ctxwatch.ui.feed.list_paths`).
         batch: True when the files are batch requests and results to open as one joined run
             (:func:`ctxwatch.ui.feed.is_batch_set`), False when they are sessions to pick from.
-        skipped: files found beside them that no format recognises (not sessions; counted to say so).
+        notes: a note for each file found beside them that is not read (in no known format, compressed,
+            unreadable), as ``report`` gives them (:func:`ctxwatch.ui.feed.log_files`).
+        skipped: how many those are.
     """
 
-    def __init__(self, files: list[str], batch: bool = False, skipped: int = 0) -> None:
+    def __init__(self, files: list[str], batch: bool = False, notes: list[Issue] | None = None) -> None:
         super().__init__()
         self.files = files
         self.batch = batch
-        self.skipped = skipped
+        self.notes = list(notes or [])
+        self.skipped = len(self.notes)
