@@ -749,3 +749,34 @@ def test_a_null_counter_is_unknown_not_zero(shared_logs: Path, tmp_path: Path) -
     assert "last_token_usage.output_tokens null: not a token count" in issues[0].message
     doc = report_json(load_run(str(path)))
     assert doc["sessions"][0]["output_tokens"] == ref[-1]["total"]["output_tokens"]
+
+
+def test_a_call_whose_two_usage_blocks_are_damaged_is_kept_with_what_survives(shared_logs: Path,
+                                                                               tmp_path: Path) -> None:
+    """``output_tokens: null`` in both last_token_usage and total_token_usage of a call (and its repeat)
+    dropped the call: 38 calls, its 10,334 prompt tokens missing from the session and a cost too low.  It is kept:
+    its prompt from the surviving counters, its output unknown, so neither it nor its session is priced."""
+    from ctxwatch.report import report_json
+    from ctxwatch.run import load_run
+
+    src = shared_logs / "codex-rollout" / ROLLOUT
+    ref = reference(src)
+    lines = src.read_text().splitlines()
+    k = 1
+    for i, raw in enumerate(lines):
+        d = json.loads(raw)
+        info = (d.get("payload") or {}).get("info") if d["type"] == "event_msg" else None
+        if info and info["total_token_usage"] == ref[k]["total"]:
+            info["last_token_usage"]["output_tokens"] = None
+            info["total_token_usage"]["output_tokens"] = None
+            lines[i] = json.dumps(d)
+    path = tmp_path / "both.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    doc = report_json(load_run(str(path)))
+    assert len(doc["calls"]) == 39
+    call = doc["calls"][k]
+    assert (call["prompt_tokens_reported"], call["cache_read_tokens"], call["completion_tokens_reported"]) == (
+        ref[k]["last"]["input_tokens"], ref[k]["last"]["cached_input_tokens"], None)
+    assert call["cost_usd"] is None and doc["sessions"][0]["cost_usd"] is None
+    assert doc["sessions"][0]["input_tokens"] == ref[-1]["total"]["input_tokens"]
+    assert doc["sessions"][0]["output_tokens"] == ref[-1]["total"]["output_tokens"] - ref[k]["last"]["output_tokens"]

@@ -136,7 +136,7 @@ def _surviving_counts(block: Any) -> tuple[int | None, ...] | None:
         return None
     out: list[int | None] = []
     for k in _FIELDS:
-        v = usage_count(block.get(k), 0)
+        v = usage_count(block[k]) if k in block else 0  # (a key not written is 0; a null is unknown)
         out.append(v if _is_count(v) else None)
     return tuple(out)
 
@@ -521,8 +521,15 @@ class CodexReader(Reader):
                           seen: tuple[int | None, ...] | None) -> list[Output]:
         """The call of a ``token_count`` event from its checked counters (see :meth:`_token_count`); ``seen`` is
         its total as written, damaged counters ``None`` (:func:`_surviving_counts`)."""
+        partial: tuple[int | None, ...] | None = None
         if total is None and last is None:
-            return []  # (not counted, so not what the next copy is a repeat of either)
+            # Both blocks damaged (reported): the call still happened.  It is kept with the counters that survive
+            # in its last_token_usage, the others unknown (so it is not priced); Codex's running total is not
+            # moved, as this call's share of it is unknown.  Nothing left: not counted.
+            partial = _surviving_counts(last_block)
+            if partial is None or all(x is None for x in partial):
+                return []  # (not counted, so not what the next copy is a repeat of either)
+            return self._partial_call(v, rec, info, partial, seen)
         if _is_repeat(seen, self._prev_seen, last, self._prev_last):
             if seen is not None and self._prev_seen is not None:
                 # The copies together may say more than either: keep every counter one of them has whole.
@@ -560,18 +567,46 @@ class CodexReader(Reader):
             # A value that is not a count stays raw, so the cache write is reported and unknown (never 2 for 2.7,
             # 0 for "x" or a crash for "inf"); a total delta carries no cache write at all.
             cw = usage_count(last_block.get("cache_write_input_tokens"))
-        window = usage_count(info.get("model_context_window"))
-        # 0 or absent means Codex did not say (its zeroed baseline events write 0): the task's hint applies.  Any
-        # other non-count (-5, "inf", 1e400, true) is passed on raw: the window is reported and unknown.
-        window_v = self._window_hint if window is None or (window.__class__ is int and window == 0) else window
         self._count += 1
         key_total = total if total is not None else (self._count, *last)
         key = f"codex:{self.session or ''}:{'/'.join(map(str, key_total))}"
         extra: dict[str, Any] = {"usage_from": source}
         if total is not None:
             extra["cumulative"] = dict(zip(_FIELDS, total, strict=True))
+        return self._call_of(v, rec, info, key, openai_usage(inp, cached, out, reasoning, cw), extra, notes,
+                             total is not None)
+
+    def _partial_call(self, v: dict[str, Any], rec: Record, info: dict[str, Any],
+                      part: tuple[int | None, ...], seen: tuple[int | None, ...] | None) -> list[Output]:
+        """The call of a ``token_count`` whose two usage blocks are both damaged (see :meth:`_token_count_from`):
+        its usage is the counters of ``last_token_usage`` that survive (``part``; damaged ones ``None``, so the
+        call is not priced), or nothing when it repeats the previous event."""
+        if _is_repeat(seen, self._prev_seen, None, self._prev_last):
+            return []
+        if seen is not None:
+            self._prev_seen = seen
+        self._prev_last = None
+        inp, cached, out, reasoning, _tot = part
+        self._count += 1
+        key = f"codex:{self.session or ''}:{self._count}/partial/{'/'.join(map(str, part))}"
+        usage = Usage(prompt_total=inp, input_uncached=inp - cached if inp is not None and cached is not None
+                      else None, cache_read=cached, cache_write=None, output=out, reasoning=reasoning,
+                      damaged=True)
+        return self._call_of(v, rec, info, key, usage, {"usage_from": "last_token_usage (partly damaged)"}, [],
+                             False)
+
+    def _call_of(self, v: dict[str, Any], rec: Record, info: dict[str, Any], key: str, usage: Usage,
+                 extra: dict[str, Any], notes: list[Output], by_total: bool) -> list[Output]:
+        """Emit the call of a counted ``token_count`` (``key``: its dedupe key; ``by_total``: the key is its
+        cumulative total, so the same total read again in this file is a repeat, :meth:`_repeat`), after
+        ``notes``; with an ``implausible_usage`` issue for a prompt above the window."""
+        inp = usage.prompt_total
+        window = usage_count(info.get("model_context_window"))
+        # 0 or absent means Codex did not say (its zeroed baseline events write 0): the task's hint applies.  Any
+        # other non-count (-5, "inf", 1e400, true) is passed on raw: the window is reported and unknown.
+        window_v = self._window_hint if window is None or (window.__class__ is int and window == 0) else window
         outs: list[Output] = []
-        if window_v.__class__ is int and inp > window_v > 0:
+        if window_v.__class__ is int and inp is not None and inp > window_v > 0:
             extra["implausible"] = True
             outs.append(Issue(self.path, rec.line, "implausible_usage",
                               f"token_count reports {inp} prompt tokens, more than the {window_v}-token window; "
@@ -579,9 +614,9 @@ class CodexReader(Reader):
         if not extra.get("implausible"):
             if self._floor_call is not None:
                 extra["floor_call"] = self._floor_call
-            elif inp > 0:
+            elif inp:
                 self._floor_call = key
-        first_line = self._emitted.get(key) if total is not None else None
+        first_line = self._emitted.get(key) if by_total else None
         if first_line is not None:
             return self._repeat(notes, first_line, inp, implausible=bool(extra.get("implausible")))
         self._emitted[key] = rec.line
@@ -589,7 +624,7 @@ class CodexReader(Reader):
             source=SourceRef(self.path, rec.line, rec.line_end, rec.byte_start, rec.byte_end),
             timestamp=iso_seconds(v.get("timestamp")), model=self.model, provider="openai",
             session=self.session, context="main", system=list(self.system) if self.system else None,
-            tools=None, messages=list(self._history), usage=openai_usage(inp, cached, out, reasoning, cw),
+            tools=None, messages=list(self._history), usage=usage,
             window=window_v, response=None, compaction=self._pending, history_reported_only=True, key=key,
             extra=extra)
         self._pending = None
@@ -600,7 +635,8 @@ class CodexReader(Reader):
         outs.insert(0, call)
         return notes + outs
 
-    def _repeat(self, notes: list[Output], first_line: int, inp: int, *, implausible: bool) -> list[Output]:
+    def _repeat(self, notes: list[Output], first_line: int, inp: int | None, *, implausible: bool
+                ) -> list[Output]:
         """A token_count whose cumulative total is that of a call read earlier from this file (the rollout, or
         part of it, written again after a restart: a copy appended to it).  The call is not emitted again: it
         replaced the original under the same key, with the history of both copies (concat_same.jsonl: floor
