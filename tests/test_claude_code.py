@@ -846,6 +846,24 @@ def test_a_damaged_final_output_is_not_replaced_by_the_streaming_placeholder(tmp
     assert [(i.kind, i.line) for i in run.issues] == [("implausible_value", 3)]
 
 
+def test_a_null_final_output_is_unknown_not_the_placeholder(tmp_path: Path) -> None:
+    """Placeholder lines say 8 and 3, the final line ``output_tokens: null``: the call was priced with the
+    placeholder's 8 as its output.  A null on the final line is an unknown output: no count, no cost (and the
+    session's cost is null).  A line without the key at all stays below the counts (a streamed message's
+    start)."""
+    from ctxwatch.report import report_json
+    from ctxwatch.run import load_run
+
+    recs = [_cc_user("u1", None), _cc_assistant("a1", "u1", "msg_1", 8), _cc_assistant("a2", "a1", "msg_1", 3),
+            _cc_assistant("a3", "a2", "msg_1", None)]
+    doc = report_json(load_run(str(write(tmp_path, "s1.jsonl", recs))))
+    (call,) = doc["calls"]
+    assert (call["completion_tokens_reported"], call["cost_usd"], doc["sessions"][0]["cost_usd"]) == (None, None, None)
+    del recs[3]["message"]["usage"]["output_tokens"]  # (no key: the placeholder's 8 stands)
+    doc = report_json(load_run(str(write(tmp_path, "s2.jsonl", recs))))
+    assert doc["calls"][0]["completion_tokens_reported"] == 8
+
+
 def test_a_valid_final_output_still_beats_the_placeholder(tmp_path: Path) -> None:
     """The usual case around the change above: placeholder 10, final 299 -> 299, no issue."""
     from ctxwatch.run import load_run

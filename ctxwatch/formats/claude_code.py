@@ -342,11 +342,11 @@ class _CallState:
         if usage is not None:
             raw = usage.get("output_tokens")
             n = count_or_none(raw)
-            out = n if n is not None else -1 if raw is None else _DAMAGED_RANK
+            out = n if n is not None else -1 if "output_tokens" not in usage else _DAMAGED_RANK
             # The line with the largest output is the final one (lines may come out of order: copies in resumed
-            # sessions); a damaged output on a later line outranks the streaming placeholder (output 1 to 10)
-            # before it, so that it is reported and left unknown, not silently replaced; a valid count on a
-            # later line supersedes a damaged one before it (the damage was in a placeholder).
+            # sessions); a damaged or null output on a later line outranks the streaming placeholder (output 1
+            # to 10) before it, so that the output is unknown (a damaged one reported), not the placeholder's; a
+            # valid count on a later line supersedes a damaged one before it (the damage was in a placeholder).
             if self.best is None or out >= self.best_out or (self.best_out == _DAMAGED_RANK and n is not None):
                 # (the first usage is kept whatever its output says: a damaged one is then reported, not lost)
                 self.best, self.best_out, self.best_line = usage, out, rec.line
