@@ -151,7 +151,17 @@ class LineSplitter:
         return line
 
 
-_decoder = json.JSONDecoder()
+#: Longest integer literal converted to an ``int`` (Python's default limit on int/str conversions, which exists
+#: because converting longer ones is quadratic): a longer one is read as ``inf``, a value beyond any count (it
+#: raised ValueError, which crashed detection).
+MAX_INT_DIGITS = 4300
+
+
+def _parse_int(text: str) -> int | float:
+    return int(text) if len(text.lstrip("-")) <= MAX_INT_DIGITS else float("-inf" if text[0] == "-" else "inf")
+
+
+_decoder = json.JSONDecoder(parse_int=_parse_int)
 
 
 def _split_glued(text: str) -> tuple[list[Any], list[str]]:

@@ -52,11 +52,15 @@ _USAGE_NAMES = {"prompt_total": "prompt tokens", "input_uncached": "uncached inp
 
 def _not_a_count(v: object) -> str:
     """Why ``v`` (a value :func:`_bad_count` rejects) is not a token count, in a few words."""
-    if isinstance(v, bool) or not isinstance(v, int | float):
+    if isinstance(v, str) and v.strip().isascii() and v.strip().isdigit():
+        return "beyond 2**53, more than any window"  # (digits too many to read as a number)
+    if isinstance(v, bool) or not isinstance(v, int | float) or v != v:  # (v != v: NaN)
         return "not a number"
-    if isinstance(v, float):
-        return "not finite" if not math.isfinite(v) else "not a whole number"
-    return "negative" if v < 0 else "beyond 2**53, more than any window"
+    if v < 0:
+        return "negative"
+    if isinstance(v, float) and math.isfinite(v):
+        return "not a whole number"
+    return "beyond 2**53, more than any window"  # (inf: 1e400, or an integer of thousands of digits)
 
 
 def _sanitize(pc: ParsedCall) -> list[Issue]:
@@ -107,7 +111,8 @@ def _sanitize(pc: ParsedCall) -> list[Issue]:
             bad.append(f"1-hour cache writes {u.cache_write_1h:,} above the cache writes' {u.cache_write or 0:,}")
             pc.usage = replace(u, cache_write_1h=None, damaged=True)
     if _bad_count(pc.window) or pc.window == 0:
-        bad.append(f"context window {show_value(pc.window)} ({_not_a_count(pc.window) if pc.window else 'zero'})")
+        zero = pc.window.__class__ is int and pc.window == 0
+        bad.append(f"context window {show_value(pc.window)} ({'zero' if zero else _not_a_count(pc.window)})")
         pc.window = None
     why = "treated as unknown"
     elsewhere: list[Issue] = []

@@ -1340,3 +1340,34 @@ def test_the_copy_of_standard_input_is_removed_on_exit(tmp_path: Path) -> None:
     assert out.returncode == 0, out.stderr
     assert out.stdout.decode().startswith("-  format=canonical  calls=20")
     assert list(spool.iterdir()) == []
+
+
+def test_numbers_too_long_to_read_and_odd_digits_are_reported_not_a_crash(tmp_path: Path) -> None:
+    """A usage count written as a 5,000-digit integer crashed detection (Python refuses int() of over 4,300
+    digits); as a string, or as "²" (a digit to str.isdigit, not to int()), it lost the call as a reader_error.
+    Each call is kept, its prompt unknown, with an implausible_value issue saying why; a window of false or ""
+    is "not a number", not "zero"."""
+    base = {"request": {"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}]},
+            "response": {"id": "c0", "usage": {"prompt_tokens": 54, "completion_tokens": 5}}}
+    odd = [("9" * 5000, "beyond 2**53"), ('"' + "9" * 5000 + '"', "beyond 2**53"), ('"\\u00b2"', "not a number")]
+    for n, (raw, why) in enumerate(odd):
+        second = json.dumps({**base, "response": {"id": "c1", "usage": {"prompt_tokens": "X", "completion_tokens": 5}}})
+        path = tmp_path / f"odd{n}.jsonl"
+        path.write_text(json.dumps(base) + "\n" + second.replace('"X"', raw) + "\n")
+        doc = report(path)
+        assert [c["prompt_tokens_reported"] for c in doc["calls"]] == [54, None], raw[:12]
+        (issue,) = doc["issues"]
+        assert issue["kind"] == "implausible_value" and f"({why}" in issue["message"], issue
+
+def test_a_window_of_false_or_empty_is_not_a_number_not_zero(shared_logs: Path, tmp_path: Path) -> None:
+    """A Codex model_context_window of false or "" was reported as "(zero)" (false == 0 in Python)."""
+    src = next((shared_logs / "codex-rollout").glob("rollout-*.jsonl")).read_text().splitlines()
+    at = next(i for i, raw in enumerate(src) if '"model_context_window"' in raw)
+    for value, shown in ((False, "false"), ("", "''")):
+        d = json.loads(src[at])
+        d["payload"]["info"]["model_context_window"] = value
+        path = tmp_path / "w.jsonl"
+        path.write_text("\n".join([*src[:at], json.dumps(d), *src[at + 1:]]) + "\n")
+        (issue,) = report(path)["issues"]
+        assert (issue["line"], issue["message"]) == (at + 1, f"context window {shown} (not a number): treated as "
+                                                             "unknown")

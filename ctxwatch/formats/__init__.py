@@ -20,7 +20,7 @@ from typing import Any
 
 import orjson
 
-from ctxwatch.jsonstream import Record, decode_line
+from ctxwatch.jsonstream import MAX_INT_DIGITS, Record, decode_line
 from ctxwatch.model import Issue, ParsedCall, Resolved
 
 #: What a reader gives per record: calls, issues, and the withdrawal of an issue it gave earlier (an issue about
@@ -149,8 +149,11 @@ def usage_count(value: Any, missing: int | None = None) -> Any:
         return missing
     if isinstance(value, float) and value.is_integer():
         return int(value)
-    if isinstance(value, str) and value.strip().isdigit():
-        return int(value.strip())
+    if isinstance(value, str):
+        digits = value.strip()
+        # (ASCII digits only: str.isdigit() takes "²", which int() refuses; and no longer than int() converts)
+        if digits.isascii() and digits.isdigit() and len(digits) <= MAX_INT_DIGITS:
+            return int(digits)
     return value
 
 
