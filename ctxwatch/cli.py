@@ -23,6 +23,7 @@ import orjson
 
 from ctxwatch import __version__
 from ctxwatch.config import ConfigError, Settings, load_settings
+from ctxwatch.model import counted_issues
 from ctxwatch.safetext import clean, show_as, shown_bytes
 from ctxwatch.safetext import echo as _echo
 
@@ -454,14 +455,6 @@ def exit_if_nothing_read(run: Any, paths: tuple[str, ...]) -> None:
     _echo(f"ctxwatch: {clean(run.path)}: no call could be read ({counted}; {clean(at)}: {clean(why.message)})",
           err=True)
     sys.exit(EXIT_USAGE)
-
-
-def counted_issues(bad_lines: int, notes: int) -> str:
-    """``3 bad lines`` or ``1 bad line, 2 notes``: damaged lines (each counted once, however many issues it
-    has: :func:`ctxwatch.model.tally_issues`), then the other notes (batch results without their request,
-    skipped files), which are not damage and are not called bad lines."""
-    text = f"{bad_lines} bad line{'s' if bad_lines != 1 else ''}"
-    return f"{text}, {notes} note{'s' if notes != 1 else ''}" if notes else text
 
 
 @contextlib.contextmanager

@@ -98,8 +98,12 @@ def check_cmd(paths: tuple[str, ...], config: str | None, window: int | None, bu
         # Text numbers calls from 1 (#N), as the flag reasons and the dashboard do; --json keeps the 0-based index.
         _echo(f"{f['severity'].upper():<8}  #{f['call'] + 1:<4} {lines.get(f['call'], '?')}  {f['kind']}  "
                    f"{clean(f['reason'])}{clean(ctx)}")
-    # (one line more is printed rather than a line saying "1 more")
+    # (one line more is printed rather than a line saying "1 more"; the cut never splits the issues of one
+    # line, so that no bad line is counted on both sides of it)
     limit = len(bad) if len(bad) <= MAX_NOTE_LINES + 1 else MAX_NOTE_LINES
+    while 0 < limit < len(bad) and bad[limit].line and (bad[limit].path, bad[limit].line) == (
+            bad[limit - 1].path, bad[limit - 1].line):
+        limit += 1
     for i in bad[:limit]:
         # (a damaged line says so; other notes are about readable data; line 0 = the whole file)
         label = "bad line" if is_bad_line(i) else "note"
@@ -108,7 +112,9 @@ def check_cmd(paths: tuple[str, ...], config: str | None, window: int | None, bu
         _echo(f"{'INFO':<8}  {label}  {clean(where)}  {i.kind}  {clean(i.message)}")
     if len(bad) > limit:
         rest = bad[limit:]
-        span = f"lines {rest[0].line}–{rest[-1].line}" if not several else f"in {len({i.path for i in rest})} files"
+        numbers = [i.line for i in rest if i.line]  # (in the order read: not always by line)
+        span = (f"lines {min(numbers)}–{max(numbers)}" if numbers else "whole files") if not several \
+            else f"in {len({i.path for i in rest})} files"
         r_bad, r_notes = tally_issues(rest)
         _echo(f"{'INFO':<8}  more  {len(rest)} more issues ({_counted(r_bad, r_notes)}; {span}; --json lists them "
               "all)")

@@ -312,6 +312,14 @@ def is_bad_line(issue: Issue) -> bool:
     return issue.kind in BAD_LINE_KINDS
 
 
+def counted_issues(bad_lines: int, notes: int) -> str:
+    """``3 bad lines`` or ``1 bad line, 2 notes``: damaged lines (each counted once, however many issues it
+    has: :func:`tally_issues`), then the other notes (batch results without their request,
+    skipped files), which are not damage and are not called bad lines."""
+    text = f"{bad_lines} bad line{'s' if bad_lines != 1 else ''}"
+    return f"{text}, {notes} note{'s' if notes != 1 else ''}" if notes else text
+
+
 def tally_issues(issues: Iterable[Issue]) -> tuple[int, int]:
     """``(bad lines, notes)`` among ``issues`` (``reset`` markers left out): bad lines are the distinct lines
     with a bad-line issue (a line with NUL bytes that is also invalid JSON is one bad line, with two issues;

@@ -158,6 +158,23 @@ def test_a_line_with_two_issues_is_one_bad_line_and_no_issue_hides_behind_one_mo
         assert (tail[0].split("  more  ", 1)[1].startswith(more) if more else tail == []), out
 
 
+def test_the_cut_before_more_issues_never_splits_a_line(tmp_path: Path) -> None:
+    """19 bad lines, then line 21 with NUL bytes and invalid JSON (two issues), then lines 22 and 23: the 20th
+    printed issue was line 21's first, and "3 more issues (3 bad lines" counted line 21 again (22 bad lines in
+    all, 23 by the two parts).  Line 21's issues are printed together; 2 more (lines 22–23) follow."""
+    recs = clean_records(2)
+    body = [json.dumps(recs[0]), *["{not json"] * 19, '{"a": \x00 bad', "{not json", "{not json",
+            json.dumps(recs[1])]
+    path = tmp_path / "split.jsonl"
+    path.write_text("\n".join(body) + "\n")
+    _, out, _ = check(str(path), "--window", "100000")
+    rows = [int(ln.split()[4]) for ln in out.splitlines() if ln.startswith("INFO      bad line  line ")]
+    assert rows == [*range(2, 21), 21, 21]
+    more = [ln for ln in out.splitlines() if ln.startswith("INFO      more")]
+    assert more == ["INFO      more  2 more issues (2 bad lines; lines 22–23; --json lists them all)"]
+    assert out.splitlines()[-1].endswith("22 bad lines; --fail-on critical: exit 0")
+
+
 def test_a_file_of_only_bad_lines_is_unreadable(tmp_path: Path) -> None:
     path = tmp_path / "allbad.jsonl"
     path.write_text('{"request": {"model": "gpt-4o"}, "response": {}}\n'.replace("request", "req") * 3)

@@ -298,3 +298,25 @@ async def test_files_left_out_of_a_folder_are_input_problems(tmp_path: Path) -> 
         # (a file column, since the problems are not the followed log's; the same notes as report's)
         assert sorted((r[0], r[2], r[-1]) for r in cells(screen)) == [
             (name, kind, message) for name, kind, message in want]
+
+
+async def test_the_input_problems_header_counts_lines_as_check_does(tmp_path: Path) -> None:
+    """A line with NUL bytes that is also invalid JSON has two issues: check says 1 bad line, the `i` list said
+    2 bad lines.  Lines 2 (both) and 3 (invalid JSON) are 2 bad lines, in 3 issues."""
+    from ctxwatch.ui.screens import IssuesScreen
+
+    sample = (Path(__file__).resolve().parents[1] / "sample_logs" / "openai_chat_demo.jsonl").read_bytes()
+    first, rest = sample.split(b"\n", 1)
+    path = tmp_path / "bad.jsonl"
+    path.write_bytes(first + b'\n{"a": \x00 oops\n{not json\n' + rest)
+    app = CtxwatchApp(str(path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await loaded(pilot, 20)
+        assert await wait_for(pilot, lambda: len(app.issues) == 3, 10.0)
+        await pilot.press("i")
+        screen = app.screen
+        assert isinstance(screen, IssuesScreen)
+        await pilot.pause()
+        assert len(cells(screen)) == 3
+        assert "bad.jsonl: 2 bad lines, as ctxwatch check counts them" in " ".join(
+            str(screen.query_one("#issues-head").render()).split())

@@ -27,7 +27,7 @@ from ctxwatch.config import Settings
 from ctxwatch.formats import FormatSpec
 from ctxwatch.formats.claude_code import is_subagent_file
 from ctxwatch.jsonstream import json_text
-from ctxwatch.model import Call, Issue, ParsedCall, Src, is_bad_line
+from ctxwatch.model import Call, Issue, ParsedCall, Src, counted_issues, is_bad_line, tally_issues
 from ctxwatch.model import Message as LogMessage
 from ctxwatch.run import reload_parsed
 from ctxwatch.ui import text as tx
@@ -834,12 +834,9 @@ def listed_issues(issues: Sequence[Issue]) -> list[Issue]:
 
 
 def counted(issues: Sequence[Issue]) -> str:
-    """``3 bad lines`` or ``1 bad line, 2 notes`` for already listed ``issues``: damaged lines
-    (:func:`ctxwatch.model.is_bad_line`), then the other notes, counted as ``ctxwatch check`` counts them."""
-    bad = sum(map(is_bad_line, issues))
-    notes = len(issues) - bad
-    text = f"{bad} bad line{'s' if bad != 1 else ''}"
-    return f"{text}, {notes} note{'s' if notes != 1 else ''}" if notes else text
+    """``3 bad lines`` or ``1 bad line, 2 notes`` for already listed ``issues``, counted as ``ctxwatch check``
+    counts them (:func:`ctxwatch.model.tally_issues`: a line with two issues is one bad line)."""
+    return counted_issues(*tally_issues(issues))
 
 
 def issue_where(issue: Issue, several: bool) -> tuple[str, str]:
