@@ -312,26 +312,45 @@ def _fmt_cost(usd: float | None) -> str:
 def _totals_line(calls: list[dict[str, Any]]) -> str:
     """The run's totals of reported usage over the report's calls (each response once: calls are already
     deduplicated) and their estimated cost, e.g. ``total: prompt 1,234 (uncached 34, cache read 1,000, cache
-    write 200) · output 56 · cost ~$0.0123 (estimate, genai-prices)``.  A sum over no call reporting it is
-    ``?``; calls that cannot be priced are counted apart rather than taken as $0."""
+    write 200) · output 56 · cost ~$0.0123 (estimate, genai-prices)``.
 
-    def total(key: str) -> int | None:
-        values = [c[key] for c in calls if c[key] is not None]
-        return sum(values) if values else None
+    The prompt's parts are summed over the same calls as the prompt (those that report one), so they add up to
+    it; a part no call reports (OpenAI has no cache writes) is left out, and one only some calls report says
+    over how many.  Calls whose prompt or output is unknown, or that cannot be priced, are counted apart:
+    unknown is never taken as 0.
+    """
+
+    def part(name: str, key: str, rows: list[dict[str, Any]]) -> str | None:
+        known = [c[key] for c in rows if c[key] is not None]
+        if not known:
+            return None
+        of = f" in {len(known):,} of {len(rows):,} calls" if len(known) < len(rows) else ""
+        return f"{name} {sum(known):,}{of}"
 
     # (a reported prompt of 0 is no prompt size, as in the per-session totals)
-    prompts = [c["prompt_tokens_reported"] for c in calls if c["prompt_tokens_reported"]]
-    prompt = sum(prompts) if prompts else None
-    priced = [c["cost_usd"] for c in calls if c["cost_usd"] is not None]
-    unpriced = len(calls) - len(priced)
-    if not priced:
-        cost = "cost ? (no call could be priced)"
+    prompted = [c for c in calls if c["prompt_tokens_reported"]]
+    out: list[str] = []
+    if prompted:
+        parts = [p for p in (part("uncached", "input_uncached_tokens", prompted),
+                             part("cache read", "cache_read_tokens", prompted),
+                             part("cache write", "cache_write_tokens", prompted)) if p]
+        text = f"prompt {sum(c['prompt_tokens_reported'] for c in prompted):,}"
+        out.append(text + (f" ({', '.join(parts)})" if parts else ""))
     else:
-        cost = f"cost ~{_fmt_cost(round(sum(priced), 12))} (estimate, genai-prices"
-        cost += f"; {unpriced} call{'s' if unpriced != 1 else ''} not priced, not counted)" if unpriced else ")"
-    return (f"total: prompt {_fmt_int(prompt)} (uncached {_fmt_int(total('input_uncached_tokens'))}, cache read "
-            f"{_fmt_int(total('cache_read_tokens'))}, cache write {_fmt_int(total('cache_write_tokens'))}) · output "
-            f"{_fmt_int(total('completion_tokens_reported'))} · {cost}")
+        out.append("prompt ?")
+    outputs = [c["completion_tokens_reported"] for c in calls if c["completion_tokens_reported"] is not None]
+    out.append(f"output {sum(outputs):,}" if outputs else "output ?")
+    unknown = [(len(calls) - len(prompted), "prompt"), (len(calls) - len(outputs), "output")]
+    priced = [c["cost_usd"] for c in calls if c["cost_usd"] is not None]
+    if not priced:
+        out.append("cost ? (no call could be priced)")
+    else:
+        unpriced = len(calls) - len(priced)
+        out.append(f"cost ~{_fmt_cost(round(sum(priced), 12))} (estimate, genai-prices"
+                   + (f"; {unpriced} call{'s' if unpriced != 1 else ''} not priced, not counted)" if unpriced
+                      else ")"))
+    gaps = [f"{n:,} call{'s' if n != 1 else ''} with an unknown {what}" for n, what in unknown if n and n < len(calls)]
+    return "total: " + " · ".join(out) + (f"; left out of the token sums: {', '.join(gaps)}" if gaps else "")
 
 
 def _write_bytes(data: bytes) -> None:

@@ -1179,3 +1179,32 @@ def test_a_resumed_session_leaves_the_copied_calls_with_the_original(shared_logs
 
     monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 0)  # (the worker processes' read gives the same)
     assert report_json(load_many([str(folder)], None, parallel=True)) == doc
+
+
+def test_the_text_totals_sum_the_parts_over_the_calls_that_have_the_prompt(tmp_path: Path) -> None:
+    """With one call's cache writes damaged (-3), its prompt is unknown: the total prompt left it out but the
+    cache read total still counted it, so the parts came to more than the whole (cache read 175,057 against a
+    prompt of 165,080).  The parts are now summed over the calls with a known prompt, and the line says what it
+    left out.  Expected sums from the independent reader, without the damaged call."""
+    from click.testing import CliRunner
+
+    from ctxwatch.cli import main
+
+    sample = Path(__file__).resolve().parents[1] / "sample_logs" / "claude_code_session.jsonl"
+    raw = sample.read_text().splitlines()
+    ref = reference_calls(sample)
+    line = min(c["line"] for c in ref.values())
+    mid = json.loads(raw[line - 1])["message"]["id"]
+    for i, text in enumerate(raw):  # (every line of that response: its final usage is on its last)
+        d = json.loads(text)
+        if d.get("type") == "assistant" and d["message"].get("id") == mid:
+            d["message"]["usage"]["cache_creation_input_tokens"] = -3
+            raw[i] = json.dumps(d)
+    path = write(tmp_path, "bad.jsonl", "\n".join(raw) + "\n")
+    rest = [c for c in ref.values() if c["line"] != line]
+    prompt, read, write_ = (sum(c[k] for c in rest) for k in ("prompt", "cache_read", "cache_write"))
+    out = CliRunner().invoke(main, ["report", str(path)]).output
+    (total,) = [ln for ln in out.splitlines() if ln.startswith("total: ")]
+    assert total.startswith(f"total: prompt {prompt:,} (uncached {prompt - read - write_:,}, cache read {read:,}, "
+                            f"cache write {write_:,}) · output {sum(c['output'] for c in ref.values()):,} · cost ~$")
+    assert total.endswith("; left out of the token sums: 1 call with an unknown prompt")
