@@ -407,11 +407,26 @@ def spool_stdin(paths: tuple[str, ...]) -> tuple[tuple[str, ...], str | None]:
               err=True)
         sys.exit(EXIT_USAGE)
     import atexit
+    import signal
     import tempfile
 
     folder = tempfile.mkdtemp(prefix="ctxwatch-stdin-")  # (mode 0700: the log may hold private prompts)
-    atexit.register(shutil.rmtree, folder, True)
-    spool = os.path.join(folder, "stdin.jsonl")
+    owner = os.getpid()
+
+    def remove() -> None:
+        if os.getpid() == owner:  # (a forked worker that exits leaves the parent's copy alone)
+            shutil.rmtree(folder, True)
+
+    atexit.register(remove)
+    # A terminated command must not leave the copy behind: TERM and HUP end it through sys.exit, so atexit runs
+    # (their default action ends the process at once).
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        try:
+            if signal.getsignal(sig) == signal.SIG_DFL:
+                signal.signal(sig, lambda signum, _frame: sys.exit(128 + signum))
+        except (ValueError, OSError, AttributeError):  # (not the main thread, or no such signal here)
+            pass
+    spool = os.path.join(folder, STDIN_NAME)  # (named "-", so that a file column shows what the user gave)
     source = getattr(sys.stdin, "buffer", None)
     with open(spool, "wb") as out:
         if source is not None:

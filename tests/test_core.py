@@ -1315,6 +1315,11 @@ def test_report_and_check_read_a_log_piped_to_standard_input(shared_logs: Path, 
     damaged = b'{"not json\n' + path.read_bytes()
     res = CliRunner().invoke(main, ["report", "-"], input=damaged)
     assert "issue: -:1: invalid_json" in res.output and "calls=39" in res.output.splitlines()[0]
+    # beside another log, the file column names it "-" (it said stdin.jsonl, the copy's name)
+    other = tmp_path / "other.jsonl"
+    other.write_bytes((Path(__file__).resolve().parents[1] / "sample_logs" / "openai_chat_demo.jsonl").read_bytes())
+    rows = CliRunner().invoke(main, ["report", "-", str(other)], input=path.read_bytes()).output.splitlines()
+    assert {r.split()[-1] for r in rows if r[:4].strip().isdigit()} == {"-", "other.jsonl"}
 
 
 def test_standard_input_is_refused_where_it_cannot_work(tmp_path: Path) -> None:
@@ -1371,3 +1376,31 @@ def test_a_window_of_false_or_empty_is_not_a_number_not_zero(shared_logs: Path, 
         (issue,) = report(path)["issues"]
         assert (issue["line"], issue["message"]) == (at + 1, f"context window {shown} (not a number): treated as "
                                                              "unknown")
+
+
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGHUP"])
+def test_a_terminated_command_removes_its_copy_of_standard_input(tmp_path: Path, sig: str) -> None:
+    """SIGTERM or SIGHUP while `report -` was reading standard input left its private copy in $TMPDIR (it was
+    removed at exit only, which those signals skip).  The copy is gone."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    spool = tmp_path / "tmp"
+    spool.mkdir()
+    proc = subprocess.Popen([sys.executable, "-c", "from ctxwatch.cli import run; run()", "report", "-"],
+                            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            env={**os.environ, "TMPDIR": str(spool)})
+    assert proc.stdin is not None
+    proc.stdin.write(b'{"request": {"model": "gpt-4o", "messages": []}}\n')
+    proc.stdin.flush()  # (and left open: the command is still reading when the signal comes)
+    deadline = time.monotonic() + 30
+    while not list(spool.glob("ctxwatch-stdin-*/-")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert list(spool.glob("ctxwatch-stdin-*/-"))
+    proc.send_signal(getattr(signal, sig))
+    assert proc.wait(30) == 128 + getattr(signal, sig)
+    proc.stdin.close()
+    assert list(spool.iterdir()) == []
