@@ -243,6 +243,7 @@ def _read_files(paths: list[str], files: list[str], fmt: str | None, settings: S
         except LogError as exc:  # (detected, then unreadable: removed or permissions changed meanwhile)
             run.issues.append(Issue(f, 0, "unreadable", str(exc)))
             records = 0
+        run.settle_copies()  # (the file's latest call is known now: which file each copied call belongs to)
         if fmt and run.parsed_calls == parsed:  # (a file of copies of earlier calls did read as calls)
             run.issues.extend(format_mismatch(f, spec, records, run.issues))
         _own_sessions(run, first_call)

@@ -145,25 +145,12 @@ def _usage_rank(u: Usage | None) -> tuple[int, int, int]:
 
 def _keeps_earlier(before: Call | ParsedCall, copy: Call | ParsedCall) -> bool:
     """True when ``copy``, a copy of ``before``'s call (same key) read later from another file, must not replace
-    it: it reports less of the usage (:func:`_usage_rank`), or as much and is not the session's own record.
-
-    A resumed Claude Code session's file (``<new session id>.jsonl``) starts with copies of the calls of the
-    session it resumes, under its own session id.  Replacing on an equal copy moved those calls to the new
-    session (the original session vanished from the totals), and which copy won depended on the files'
-    modification times (the read order).  The copy kept is the one in the file named after its own session
-    (the original record), else the one read first.  Later lines of one file (a response's streaming
-    updates) always replace."""
+    it now: it reports less of the usage (:func:`_usage_rank`), or as much (then which file the call belongs to
+    is settled once the copy's file is read: :meth:`Run.settle_copies`).  Later lines of one file (a response's
+    streaming updates) always replace."""
     if before.source.path == copy.source.path:
         return False
-    new, old = _usage_rank(copy.usage), _usage_rank(before.usage)
-    if new != old:
-        return new < old
-    return not (_own_file(copy) and not _own_file(before))
-
-
-def _own_file(call: Call | ParsedCall) -> bool:
-    """True when the call's file is named after its session (Claude Code's ``<session id>.jsonl``)."""
-    return call.session is not None and os.path.splitext(os.path.basename(call.source.path))[0] == call.session
+    return _usage_rank(copy.usage) <= _usage_rank(before.usage)
 
 
 class LogError(Exception):
@@ -226,6 +213,10 @@ class Run:
         self._by_key: dict[str, int] = {}
         self._reported: set[tuple[str | None, str]] = set()  # (call key, message) of issues already reported
         self._damage: dict[str, list[Issue]] = {}  # call key -> the damage reported for it (see _withdraw_damage)
+        # Copies across files (see settle_copies): each file's latest call time, and the copies that report as
+        # much as the call read before them, held until their file is read.
+        self._file_last: dict[str, float] = {}
+        self._held: dict[str, ParsedCall] = {}
         #: Calls the readers emitted, repeats and copies of known calls included (a forced format that read
         #: a file of copies did read calls from it, though none is new).
         self.parsed_calls = 0
@@ -257,10 +248,15 @@ class Run:
                 change.issues.append(problem)
                 if out.key:
                     self._damage.setdefault(out.key, []).append(problem)
+            ts = out.timestamp
+            if ts is not None and ts > self._file_last.get(out.source.path, -math.inf):
+                self._file_last[out.source.path] = ts
             idx = self._by_key.get(out.key) if out.key else None
             if idx is not None:
                 before = self._pending.get(idx) or self._calls[idx]
                 if before is not None and _keeps_earlier(before, out):
+                    if out.key and _usage_rank(out.usage) == _usage_rank(before.usage):
+                        self._held[out.key] = out  # (its file may turn out to be the call's own: settle_copies)
                     # A copy in another file that says less (a stream cut before its final usage, a resumed
                     # session's copy of a streaming placeholder), or no more, does not replace the call read
                     # before (see _keeps_earlier).
@@ -314,6 +310,39 @@ class Run:
             else:
                 keep.append(issue)
         self._damage[out.key] = keep
+
+    def settle_copies(self) -> None:
+        """Settle the copies held since the last call (:meth:`_take`): calls read again, reporting as much, from
+        another file.  A call belongs to the file whose latest call is the earliest: a resumed Claude Code
+        session (``claude --resume``) starts its new file with copies of the old session's records, under the
+        new session id, and goes on after the old file ended; so the old file, which ends first, keeps them,
+        whichever file was read first (folders are read oldest modification time first, and a copied folder's
+        times say nothing).  Without times on both sides, or on a tie, the copy read first stays.  Call it when
+        a file has been read: its latest call is then known."""
+        held, self._held = self._held, {}
+        for key, copy in held.items():
+            idx = self._by_key.get(key)
+            before = (self._pending.get(idx) or self._calls[idx]) if idx is not None else None
+            if before is None or before.source.path == copy.source.path:
+                continue
+            mine, theirs = self._file_last.get(copy.source.path), self._file_last.get(before.source.path)
+            if mine is not None and theirs is not None and mine < theirs \
+                    and _usage_rank(copy.usage) == _usage_rank(before.usage):
+                assert idx is not None
+                self._pending[idx] = copy
+
+    def _settle_accounted(self, held: dict[str, Call]) -> None:
+        """:meth:`settle_copies` for copies that are accounted summaries (a parallel read's, ``held`` by key):
+        they replace in place, keeping their index."""
+        for key, copy in held.items():
+            idx = self._by_key[key]
+            before = self._calls[idx]
+            if before is None:
+                continue
+            mine, theirs = self._file_last.get(copy.source.path), self._file_last.get(before.source.path)
+            if mine is not None and theirs is not None and mine < theirs:
+                copy.index = idx
+                self._calls[idx] = copy
 
     def _resolve(self, done: Resolved, change: Change) -> None:
         """Withdraw the issues ``done`` names (file, line, kind), into ``change.resolved``."""
@@ -434,6 +463,11 @@ class Run:
                     continue
                 self._reported.add(seen)
             kept.append(issue)
+        calls = list(calls)
+        held: dict[str, Call] = {}
+        for c in calls:  # (the file's latest call is known up front here: see settle_copies)
+            if c.timestamp is not None and c.timestamp > self._file_last.get(c.source.path, -math.inf):
+                self._file_last[c.source.path] = c.timestamp
         for c in calls:
             idx = self._by_key.get(c.key) if c.key else None
             if idx is None:
@@ -444,9 +478,12 @@ class Run:
             else:
                 before = self._calls[idx]
                 if before is not None and _keeps_earlier(before, c):
+                    if c.key and _usage_rank(c.usage) == _usage_rank(before.usage):
+                        held[c.key] = c  # (settled below, as in _take)
                     continue  # (a copy in another file that says less, or no more: see _take)
                 self._calls[idx] = c
             c.index = idx
+        self._settle_accounted(held)
         self.issues.extend(kept)
 
     def pending_compactions(self) -> dict[str, dict[str, object]]:

@@ -1143,17 +1143,29 @@ def test_an_unknown_output_count_leaves_the_cost_unknown(tmp_path: Path) -> None
     assert (doc["calls"][0]["completion_tokens_reported"], doc["calls"][0]["cost_usd"]) == (None, None)
 
 
+@pytest.mark.parametrize("original_read", ["first", "last"])
 def test_a_resumed_session_leaves_the_copied_calls_with_the_original(shared_logs: Path, tmp_path: Path,
-                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+                                                                     monkeypatch: pytest.MonkeyPatch,
+                                                                     original_read: str) -> None:
     """`claude --resume` starts a new session file, <new id>.jsonl, with copies of the old session's records
     under the new id, then goes on.  The copies replaced the originals (read earlier), so every call moved to
-    the new session and the original vanished from the totals.  Now a copy that says no more than the call
-    read before does not replace it.  Original: the head200 sample (12 calls); resumed: its lines before the
-    7th call copied, then the rest as new calls (ids changed): 6 new calls."""
+    the new session and the original vanished from the totals; with the files' modification times the other
+    way round (a copied folder) the first one read kept them.  A call now belongs to the file whose latest call
+    is the earliest: the original, which ended before the resumed session went on.  Original: the head200
+    sample (12 calls); resumed: its lines before the 7th call copied, then the rest as new calls (ids changed),
+    a day later: 6 new calls."""
     import os
+    from datetime import datetime, timedelta
 
     from ctxwatch.multi import load_many
     from ctxwatch.report import report_json
+
+    def later(line: str) -> str:
+        d = json.loads(line)
+        if isinstance(d.get("timestamp"), str):
+            t = datetime.fromisoformat(d["timestamp"].replace("Z", "+00:00")) + timedelta(days=1)
+            d["timestamp"] = t.isoformat().replace("+00:00", "Z")
+        return json.dumps(d)
 
     src = shared_logs / "claude-code" / "spotter_4d5611e5_head200.jsonl"
     raw = src.read_text().splitlines()
@@ -1165,9 +1177,11 @@ def test_a_resumed_session_leaves_the_copied_calls_with_the_original(shared_logs
     ref = reference_calls(src)
     cut = sorted(c["line"] for c in ref.values())[6] - 1  # (the lines before the 7th call's first line)
     resumed = [ln.replace(sid, new) for ln in raw[:cut]]
-    resumed += [ln.replace(sid, new).replace('"msg_', '"msg_new_').replace('"req_', '"req_new_') for ln in raw[cut:]]
+    resumed += [later(ln.replace(sid, new).replace('"msg_', '"msg_new_').replace('"req_', '"req_new_'))
+                for ln in raw[cut:]]
     (folder / f"{new}.jsonl").write_text("\n".join(resumed) + "\n")
-    os.utime(folder / f"{sid}.jsonl", (1_000_000, 1_000_000))  # (the original was written first)
+    first = f"{sid}.jsonl" if original_read == "first" else f"{new}.jsonl"
+    os.utime(folder / first, (1_000_000, 1_000_000))  # (folders are read oldest modification time first)
     after = sum(1 for c in ref.values() if c["line"] > cut)
     assert (len(ref), after) == (12, 6)
     doc = report_json(load_many([str(folder)], None))
