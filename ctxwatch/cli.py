@@ -24,7 +24,7 @@ import orjson
 from ctxwatch import __version__
 from ctxwatch.config import ConfigError, Settings, load_settings
 from ctxwatch.model import counted_issues
-from ctxwatch.safetext import clean, show_as, shown_bytes
+from ctxwatch.safetext import clean, output_closed, show_as, shown_bytes
 from ctxwatch.safetext import echo as _echo
 
 EXIT_USAGE = 2
@@ -355,14 +355,17 @@ def _totals_line(calls: list[dict[str, Any]]) -> str:
 
 def _write_bytes(data: bytes) -> None:
     """Write UTF-8 bytes to stdout as they are (a big report is not copied into a str first)."""
-    sys.stdout.flush()
     data = shown_bytes(data)
-    buffer = getattr(sys.stdout, "buffer", None)
-    if buffer is None:  # a text-only stdout (tests capturing output)
-        sys.stdout.write(data.decode())
-    else:
-        buffer.write(data)
-        buffer.flush()
+    try:
+        sys.stdout.flush()
+        buffer = getattr(sys.stdout, "buffer", None)
+        if buffer is None:  # a text-only stdout (tests capturing output)
+            sys.stdout.write(data.decode())
+        else:
+            buffer.write(data)
+            buffer.flush()
+    except BrokenPipeError:
+        output_closed()
 
 
 def _on_sigint(stop: Any) -> Any:
@@ -539,10 +542,5 @@ def run() -> None:
     (``ctxwatch report run.jsonl | head -1``), as command-line tools do."""
     try:
         main()
-    except BrokenPipeError:
-        # Point stdout at /dev/null so the interpreter's final flush does not raise again.
-        import os
-
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        sys.exit(0)
+    except BrokenPipeError:  # (output written elsewhere than through echo / write_out)
+        output_closed()

@@ -39,7 +39,7 @@ import orjson
 from ctxwatch.cli import counted_issues as _counted
 from ctxwatch.cli import exit_if_nothing_read, make_settings, settings_options
 from ctxwatch.model import is_bad_line, tally_issues
-from ctxwatch.safetext import clean, shown
+from ctxwatch.safetext import clean, on_closed_output_exit, shown, write_out
 from ctxwatch.safetext import echo as _echo
 
 #: Exit status when something is at or above ``--fail-on``.
@@ -78,6 +78,7 @@ def check_cmd(paths: tuple[str, ...], config: str | None, window: int | None, bu
     level = SEVERITY_RANK[fail_on]
     failing = [f for f in flags if SEVERITY_RANK[f["severity"]] >= level]
     status = EXIT_FLAGGED if failing else 0
+    on_closed_output_exit(status)  # (`check | head` keeps the status a CI job reads)
     several = len(paths) > 1 or os.path.isdir(paths[0]) \
         or len({c.source.path for c in run.calls} | {i.path for i in bad}) > 1
     # With several files (a folder, a batch pair) a line number alone does not say where: name the file.
@@ -90,7 +91,7 @@ def check_cmd(paths: tuple[str, ...], config: str | None, window: int | None, bu
         out = {"file": path, "format": run.spec.name, "fail_on": fail_on, "exit_status": status, "flags": flags,
                "forecast": doc["forecast"],
                "notes": [{"severity": "info", **issue_json(i)} for i in bad]}
-        sys.stdout.write(shown(orjson.dumps(out, option=orjson.OPT_INDENT_2).decode()) + "\n")
+        write_out(shown(orjson.dumps(out, option=orjson.OPT_INDENT_2).decode()) + "\n")
         sys.exit(status)
 
     for f in flags:

@@ -10,6 +10,7 @@ control sequence.  Cutting a cleaned string can therefore never leave a half seq
 from __future__ import annotations
 
 import re
+from typing import NoReturn
 
 # C0 controls except TAB and LF, DEL, C1 controls; bidi embeddings/overrides/isolates and marks; lone
 # surrogates (JSON "\ud800" decodes to one, and a terminal cannot encode it).
@@ -80,7 +81,48 @@ def shown_bytes(data: bytes) -> bytes:
 
 def echo(message: object = "", **kwargs: object) -> None:
     """``click.echo`` of a line that may hold log-derived text, made terminal-safe first (see :func:`clean`),
-    with the paths registered by :func:`show_as` under their shown names."""
+    with the paths registered by :func:`show_as` under their shown names.  A reader that went away
+    (``ctxwatch report run.jsonl | head -1``) ends the command quietly (:func:`output_closed`)."""
     import click
 
-    click.echo(shown(clean(message, multiline=True)), **kwargs)  # type: ignore[arg-type]
+    try:
+        click.echo(shown(clean(message, multiline=True)), **kwargs)  # type: ignore[arg-type]
+    except BrokenPipeError:
+        output_closed()
+
+
+def write_out(text: str) -> None:
+    """Write ``text`` (a JSON document: no terminal control characters) to standard output as it is; a reader
+    that went away ends the command quietly (:func:`output_closed`)."""
+    import sys
+
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        output_closed()
+
+
+#: The exit status of a command whose reader went away (:func:`output_closed`): 0, or what the command had
+#: decided before it wrote (``check``'s flag status, which a CI job reads whatever is cut from its output).
+_CLOSED_STATUS = [0]
+
+
+def on_closed_output_exit(status: int) -> None:
+    """From now on, :func:`output_closed` ends the command with ``status``."""
+    _CLOSED_STATUS[0] = status
+
+
+def output_closed() -> NoReturn:
+    """End the command after the reader of its output went away (``| head``), quietly, as command-line tools do
+    (click's own handling exits with 1), with status 0 or the one set by :func:`on_closed_output_exit`:
+    standard output is pointed at /dev/null first, so that the interpreter's last flush does not fail again."""
+    import os
+    import sys
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # (a stdout without a file descriptor: tests)
+        pass
+    sys.exit(_CLOSED_STATUS[0])

@@ -1404,3 +1404,25 @@ def test_a_terminated_command_removes_its_copy_of_standard_input(tmp_path: Path,
     assert proc.wait(30) == 128 + getattr(signal, sig)
     proc.stdin.close()
     assert list(spool.iterdir()) == []
+
+
+def test_a_reader_that_goes_away_ends_the_command_quietly(shared_logs: Path) -> None:
+    """`ctxwatch report x | head -1` exited with 1 (click's handling of a closed pipe), which fails a
+    `set -o pipefail` script; it exits 0 with nothing on stderr.  `check` keeps its flag status (1: flags at or
+    above --fail-on), which a CI job reads whatever is cut from its output."""
+    import subprocess
+    import sys
+
+    folder = str(shared_logs / "claude-code")
+    for args, status in ((["report", folder], 0), (["report", "--json", folder], 0),
+                         (["check", "--fail-on", "warn", folder], 1)):
+        proc = subprocess.Popen([sys.executable, "-c", "from ctxwatch.cli import run; run()", *args],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        assert proc.stdout is not None and proc.stderr is not None
+        proc.stdout.readline()
+        proc.stdout.close()  # (the reader goes away after one line, as head -1 does)
+        err = proc.stderr.read()
+        assert (proc.wait(60), err) == (status, b""), args
+    full = subprocess.run([sys.executable, "-c", "from ctxwatch.cli import run; run()", "check", "--fail-on", "warn",
+                           folder], capture_output=True, check=False)
+    assert full.returncode == 1  # (the status the cut run kept: the folder has a warn flag)
