@@ -893,6 +893,41 @@ def _fmt(n: int) -> str:
     return f"{n:,}"
 
 
+#: The budget advice (:func:`_budget_hint`), in the order tried: each change to the policy, and what it says.
+_BUDGET_CHANGES: tuple[tuple[dict[str, Any], str], ...] = (
+    # a larger budget fraction (at most 1, the dashboard's B): the budget becomes the window minus the reserve
+    ({"budget_fraction": 1.0}, "raise the budget"),
+    # no reserve: the budget becomes the fraction of the window (only a change when the reserve caps it)
+    ({"reserve_tokens": 0}, "lower the reserve (the budget is the window minus the reserve)"),
+    # both: the budget becomes the whole window
+    ({"budget_fraction": 1.0, "reserve_tokens": 0},
+     "lower the reserve and raise the budget (the budget is at most the window minus the reserve)"),
+)
+
+
+def _budget_hint(policy: Policy, need: int, under_trigger: bool = False) -> str | None:
+    """The budget advice that can make a plan of ``need`` tokens fit, or ``None`` when no budget can.
+
+    The budget is ``min(int(window * budget_fraction), window - reserve)`` (:func:`~ctxwatch.config.prompt_budget`),
+    so raising the budget fraction (at most 1) reaches at most ``window - reserve``, lowering the reserve (to 0)
+    at most ``int(window * budget_fraction)``, and both together the window.  The first change of
+    :data:`_BUDGET_CHANGES` whose budget holds ``need`` is advised: "raise the budget" when ``need <= window -
+    reserve``, "lower the reserve" when the reserve caps the budget and ``need <= int(window *
+    budget_fraction)``, both when ``need <= window``.
+
+    Args:
+        policy: the plan's policy.
+        need: the size in tokens that must fit (the smallest plan the other settings allow).
+        under_trigger: ``need`` must be at or below the compaction trigger (:attr:`Policy.trigger_tokens`, a
+            fraction of the budget) rather than the budget.
+    """
+    for change, advice in _BUDGET_CHANGES:
+        changed = replace(policy, **change)
+        if need <= (changed.trigger_tokens if under_trigger else changed.budget_tokens):
+            return advice
+    return None
+
+
 def _reason(policy: Policy, plans: list[MessagePlan], before: int, after: int, budget: int, fits: bool,
             cut: int, H: int, floor: int, pinned: int, tools: int, summary: int, chosen: list[ReinjectItem],
             moved: str | None, starts: list[int], suffix: list[int], max_cut: int, kept_units: int,
@@ -908,10 +943,6 @@ def _reason(policy: Policy, plans: list[MessagePlan], before: int, after: int, b
     """
     unit = policy.unit
     trigger = policy.trigger_tokens
-    # When the budget is the window minus the reserve (a large max_tokens, or reserve), a larger budget fraction
-    # changes nothing: the advice is to lower the reserve.
-    capped = budget < int(policy.window * policy.budget_fraction)
-    raise_budget = "lower the reserve (the budget is the window minus the reserve)" if capped else "raise the budget"
     at_trigger = policy.compact_at == "trigger"
     parts: list[str] = []
     pinned_hist = sum(m.tokens for m in plans if m.fate == "pinned" and m.source_index is not None)
@@ -953,16 +984,24 @@ def _reason(policy: Policy, plans: list[MessagePlan], before: int, after: int, b
     if short:
         parts.append(short)
     if at_trigger and fits and after > trigger:
+        # (the full compaction does not depend on the budget: a larger one helps when its trigger holds it)
+        below = _budget_hint(policy, after, under_trigger=True)
         if floor > trigger:
             parts.append(f"{fixed} ({_fmt(floor)} tokens) {'is' if not pinned_hist else 'are'} above the compaction "
                          f"trigger of {_fmt(trigger)}, "
-                         "so no compaction brings the prompt below it; shorten the system prompt or tool schemas, or "
-                         + raise_budget)
+                         "so no compaction brings the prompt below it; shorten the system prompt or tool schemas"
+                         + (", or " + below if below else ""))
         else:
             s = (f"still above the compaction trigger of {_fmt(trigger)} after the compaction, so the next call "
                  "compacts again" if cut > 0 else f"stays above the compaction trigger of {_fmt(trigger)}")
-            parts.append(s + "; lower keep_recent or summary_tokens, or " + raise_budget)
+            parts.append(s + "; lower keep_recent or summary_tokens" + (", or " + below if below else ""))
     if not fits:
+        # ``after`` is the smallest plan these settings allow, whatever the budget: a budget that holds it fits.
+        raise_budget = _budget_hint(policy, after)
+        # (None: it is larger than the window, so no budget or reserve can; the sentence then says so)
+        over = f"over the budget of {_fmt(budget)}" + (
+            "" if after <= policy.window else " (the whole window)" if budget >= policy.window
+            else f" and the {_fmt(policy.window)}-token window")
         if floor > budget:
             terms = [(f"system prompt {_fmt(pinned - pinned_hist)}", pinned - pinned_hist),
                      (f"pinned messages {_fmt(pinned_hist)}", pinned_hist), (f"tool schemas {_fmt(tools)}", tools)]
@@ -971,44 +1010,53 @@ def _reason(policy: Policy, plans: list[MessagePlan], before: int, after: int, b
                 f"does not fit: {fixed} ("
                 + (" + ".join(shown) + " = " if len(shown) > 1 else "")
                 + f"{_fmt(floor)} tokens) exceed{'s' if not pinned_hist else ''} the budget of {_fmt(budget)}; the "
-                "system prompt, tool schemas and pinned messages are never evicted, so shorten them or "
-                + raise_budget)
+                "system prompt, tool schemas and pinned messages are never evicted, so shorten them"
+                + (" or " + raise_budget if raise_budget else ""))
         else:
             extra = after - overhead - floor - suffix[cut]  # summary + re-injected items
             breakdown = (f"floor {_fmt(floor)} + kept history {_fmt(suffix[cut])}"
                          + (f" + summary and re-injected items {_fmt(extra)}" if extra else "")
                          + (f" + reply primer {_fmt(overhead)}" if overhead else "")
                          + f" = {_fmt(after)} tokens")
+            # What protects the newest units: keep_recent, or keep_recent_messages when it reaches further back
+            # (then lowering both reaches every cut beyond them).
+            k_cut = H if not policy.keep_recent else starts[max(len(starts) - policy.keep_recent, 0)] if starts else 0
+            by_messages = max_cut < k_cut
+            held = (f"keep_recent_messages {policy.keep_recent_messages}" if by_messages
+                    else f"keep_recent {policy.keep_recent}")
+            lower = ("lower keep_recent_messages" + (" and keep_recent" if policy.keep_recent else "")
+                     if by_messages else "lower keep_recent")
             if max_cut < H and cut == max_cut and max_cut in starts:
-                recent = min(policy.keep_recent, len(starts))
                 if beyond is not None and beyond <= budget:
-                    hint = "lower keep_recent, count exchanges (unit exchange) or " + raise_budget \
-                        if unit == "turn" else "lower keep_recent or " + raise_budget
+                    opts = [lower, *(["count exchanges (unit exchange)"] if unit == "turn" else []),
+                            *([raise_budget] if raise_budget else [])]
+                    hint = ", ".join(opts[:-1]) + " or " + opts[-1] if len(opts) > 1 else opts[0]
                 else:
                     # (no lower keep_recent fits either: what stands before the kept units, or the budget, must
-                    # change)
+                    # change; after "even compacting the newest units gives N", a budget that holds N helps too)
+                    if beyond is not None and beyond < after:
+                        raise_budget = _budget_hint(policy, beyond)
+                    opts = (["lower summary_tokens or re-inject less"] if summary or chosen or beyond is not None
+                            else []) + ([raise_budget] if raise_budget else [])
                     hint = (f"even compacting the newest {unit}s gives {_fmt(beyond)} tokens; "
-                            if beyond is not None else "") + (
-                        "lower summary_tokens or re-inject less, or " + raise_budget
-                        if summary or chosen or beyond is not None else raise_budget)
+                            if beyond is not None else "") + ", or ".join(opts)
                 parts.append(
-                    f"does not fit: the newest {recent} {unit}{'s' if recent != 1 else ''} (always kept) "
-                    f"take{'' if recent != 1 else 's'} {_fmt(suffix[max_cut])} tokens; the smallest plan is "
-                    f"{breakdown}, over the budget of {_fmt(budget)}; {hint}")
+                    f"does not fit: the newest {kept_units} {unit}{'s' if kept_units != 1 else ''} (kept by {held}) "
+                    f"take{'' if kept_units != 1 else 's'} {_fmt(suffix[max_cut])} tokens; the smallest plan is "
+                    f"{breakdown}, {over}" + (f"; {hint}" if hint else ""))
             else:
-                hint = "lower summary_tokens or re-inject less" if extra else raise_budget
+                opts = ["lower summary_tokens or re-inject less"] if extra else [raise_budget] if raise_budget else []
                 if policy.mode == "drop" and not extra and unit == "exchange":
-                    hint = "summarise or re-inject the task (so the cut may fall inside a user turn), or " + hint
+                    opts.insert(0, "summarise or re-inject the task (so the cut may fall inside a user turn)")
                 if policy.mode == "summarise" and cut == 0 and 0 < older <= summary:
-                    hint = (f"lower summary_tokens (a summary of ~{_fmt(summary)} tokens is larger than the "
-                            f"{_fmt(older)} tokens it would replace), or " + hint)
+                    opts.insert(0, f"lower summary_tokens (a summary of ~{_fmt(summary)} tokens is larger than the "
+                                   f"{_fmt(older)} tokens it would replace)")
                 if beyond is not None and beyond <= budget:
                     # (the newest units keep the cut before them; compacting them too would fit)
-                    hint = (f"lower keep_recent (compacting the newest {unit}s too gives {_fmt(beyond)} tokens), or "
-                            + hint)
+                    opts.insert(0, f"{lower} (compacting the newest {unit}s too gives {_fmt(beyond)} tokens)")
                 parts.append(f"does not fit: the smallest plan that keeps {unit}s and tool calls whole and starts the "
-                             f"sent history on a user message is {breakdown}, over the budget of {_fmt(budget)}; "
-                             f"{hint}")
+                             f"sent history on a user message is {breakdown}, {over}"
+                             + ("; " + ", or ".join(opts) if opts else ""))
     return "; ".join(parts)
 
 

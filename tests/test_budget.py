@@ -257,7 +257,7 @@ def test_fit_agent_loop_evicts_older_exchanges_inside_the_one_turn():
     # turns: the whole loop is one turn, so with keep_recent >= 1 nothing can go
     turn = ContextBudget("gpt-4o", window=4000, system=SYSTEM, settings=settings, unit="turn")
     out, report = turn.fit(history, summariser=FakeSummariser())
-    assert report.evicted == 0 and not report.fits and "newest 1 turn (always kept)" in report.reason
+    assert report.evicted == 0 and not report.fits and "newest 1 turn (kept by keep_recent 3)" in report.reason
     assert non_system(out) == history
 
     # exchanges: the older exchanges are summarised, the newest 3 kept (at least), the result fits

@@ -929,15 +929,43 @@ def test_plan_does_not_advise_a_keep_recent_that_cannot_fit(tmp_path: Path) -> N
 def test_a_budget_capped_by_the_reserve_advises_lowering_the_reserve(tmp_path: Path) -> None:
     """With a reserve of 0.5 of a 4,000 window the budget is 2,000 (window - reserve), not 0.6 * 4,000 = 2,400:
     "raise the budget" (a larger fraction) could not help, lowering the reserve does.  With the default
-    reserve (0.15: 3,400 left) the budget is the fraction's 2,400 and the advice stays."""
+    reserve (0.15: 3,400 left) the budget is the fraction's 2,400 and the advice stays.
+
+    The advice is for the plan that compacts the newest exchanges too (keep_recent 0: about 2,530 tokens, between
+    2,400 and 3,400).  At a fraction of 0.6 lowering the reserve alone reaches 0.6 * 4,000 = 2,400, short of it
+    (the advice said "lower the reserve" all the same): the fraction must be raised too.  At 0.7 it reaches
+    2,800, and lowering the reserve alone is the advice."""
     log = _nofit_log(tmp_path)
     args = ["plan", str(log), "--window", "4000", "--json"]
+    need = json.loads(CliRunner().invoke(main, [*args, "--keep-recent", "0"]).output)["after_tokens"]
+    assert 2400 < need <= 2800
     capped = json.loads(CliRunner().invoke(main, [*args, "--reserve", "0.5"]).output)
+    assert capped["budget_tokens"] == 2000 and not capped["fits"]
+    assert capped["reason"].endswith(f"even compacting the newest exchanges gives {need:,} tokens; lower "
+                                     "summary_tokens or re-inject less, or lower the reserve and raise the budget (the "
+                                     "budget is at most the window minus the reserve)")
+    capped = json.loads(CliRunner().invoke(main, [*args, "--reserve", "0.5", "--budget-fraction", "0.7"]).output)
     assert capped["budget_tokens"] == 2000 and not capped["fits"]
     assert "raise the budget" not in capped["reason"]
     assert capped["reason"].endswith("or lower the reserve (the budget is the window minus the reserve)")
     plain = json.loads(CliRunner().invoke(main, args).output)
     assert plain["budget_tokens"] == 2400 and plain["reason"].endswith("or raise the budget")
+
+
+def test_the_demo_call_60_is_not_advised_a_budget_it_cannot_have(tmp_path: Path) -> None:
+    """The demo's call #60 (tester): its newest exchange alone, with the floor, is more than the 32,000-token
+    window, yet the plan said "lower keep_recent or raise the budget"; even a fraction of 1 gives 32,000 - 2,000
+    (max_tokens) = 30,000.  "(always kept)" was not true either: keep_recent 0 makes it fit."""
+    run = tmp_path / "run.jsonl"
+    assert CliRunner().invoke(main, ["demo", "--write", str(run)]).exit_code == 0
+    args = ["plan", str(run), "--call", "60", "--json"]
+    plan = json.loads(CliRunner().invoke(main, args).output)
+    # budget min(0.6 * 32,000, 32,000 - 2,000) = 19,200
+    assert plan["budget_tokens"] == 19200 and plan["after_tokens"] > 32000 and not plan["fits"]
+    assert "the newest 1 exchange (kept by keep_recent 6)" in plan["reason"]
+    assert plan["reason"].endswith(f"= {plan['after_tokens']:,} tokens, over the budget of 19,200 and the "
+                                   "32,000-token window; lower keep_recent")
+    assert json.loads(CliRunner().invoke(main, [*args, "--keep-recent", "0"]).output)["fits"]
 
 
 def test_a_responses_capture_of_codex_pins_its_harness_messages(tmp_path: Path) -> None:

@@ -430,7 +430,7 @@ def test_trigger_full_compaction_that_does_not_fit_says_so():
     # newest 3 exchanges start at q2 (message 9); the full compaction is over the budget of 60
     assert [m.fate for m in plan.messages] == ["summarised"] * 9 + ["kept"] * 5
     assert plan.after_tokens == 20 + task + sum(tokens[9:]) > 60 and not plan.fits
-    assert "does not fit: the newest 3 exchanges (always kept)" in plan.reason
+    assert "does not fit: the newest 3 exchanges (kept by keep_recent 3)" in plan.reason
 
 
 def test_trigger_stays_above_the_trigger_when_the_kept_units_are_too_big():
@@ -807,6 +807,99 @@ def test_trigger_floor_above_the_trigger_is_named():
                          counter=COUNTER, tokens=[5], system_tokens=85, tools_tokens=0)
     assert plan.fits and plan.after_tokens == 90 and plan.triggered
     assert "the floor alone (85 tokens) is above the compaction trigger of 80" in plan.reason
+
+
+# --- the budget advice names only a change that can make the plan fit ----------------------------------------
+
+def big_exchange_plan(result: int, policy: Policy) -> Plan:
+    """Demo call #60 in small: a 100-token floor and one exchange (a 10-token call, a ``result``-token tool
+    result), which keep_recent 6 protects: the smallest plan is 100 + 10 + result tokens."""
+    msgs = tool_exchange(0)
+    return plan_messages(msgs, replace(policy, summary_tokens=50), counter=COUNTER, tokens=[10, result],
+                         system_tokens=100, tools_tokens=0)
+
+
+NEWEST = "does not fit: the newest 1 exchange (kept by keep_recent 6) takes {kept} tokens; the smallest plan is " \
+    "floor 100 + kept history {kept} = {size} tokens, over the budget of {budget}"
+
+
+@pytest.mark.parametrize(("fraction", "reserve", "budget", "advice"), [
+    # budget min(0.5 * 1,000, 1,000 - 200) = 500; 700 <= 800 = window - reserve: a fraction of 0.7 holds it
+    (0.5, 200, 500, "raise the budget"),
+    # budget min(800, 1,000 - 400) = 600, capped by the reserve; 700 > 600 = window - reserve, so no fraction
+    # helps; with no reserve the budget is 0.8 * 1,000 = 800 >= 700
+    (0.8, 400, 600, "lower the reserve (the budget is the window minus the reserve)"),
+    # budget min(650, 600) = 600, capped; 700 > 600 and > 650 (no reserve): only both together (up to the
+    # 1,000-token window) hold it
+    (0.65, 400, 600, "lower the reserve and raise the budget (the budget is at most the window minus the reserve)"),
+    # budget min(600, 600) = 600, not capped: neither change alone moves it (600 both ways); together, 1,000
+    (0.6, 400, 600, "lower the reserve and raise the budget (the budget is at most the window minus the reserve)"),
+])
+def test_budget_advice_within_the_window(fraction: float, reserve: int, budget: int, advice: str) -> None:
+    policy = Policy(window=1000, budget_fraction=fraction, reserve_tokens=reserve, keep_recent=6)
+    plan = big_exchange_plan(590, policy)
+    assert plan.budget_tokens == budget and plan.after_tokens == 700 and not plan.fits
+    # keep_recent 0 summarises the exchange: floor 100 + summary 50 = 150, within every budget here
+    assert big_exchange_plan(590, replace(policy, keep_recent=0)).after_tokens == 150
+    assert plan.reason == NEWEST.format(kept="600", size="700", budget=f"{budget:,}") + \
+        "; lower keep_recent or " + advice
+
+
+def test_budget_advice_is_left_out_for_a_plan_larger_than_the_window() -> None:
+    """The demo's call #60: the newest exchange takes more than the whole window, so no budget fraction and no
+    reserve can make it fit (it said "lower keep_recent or raise the budget", and "(always kept)")."""
+    # floor 100 + 10 + 1,090 = 1,200 > the 1,000-token window; budget min(500, 800) = 500
+    plan = big_exchange_plan(1090, Policy(window=1000, budget_fraction=0.5, reserve_tokens=200, keep_recent=6))
+    assert plan.budget_tokens == 500 and plan.after_tokens == 1200 and not plan.fits
+    assert plan.reason == NEWEST.format(kept="1,100", size="1,200", budget="500") + \
+        " and the 1,000-token window; lower keep_recent"
+    # capped by the reserve (budget min(800, 600) = 600): lowering it reaches 800 at most, not 1,200 either
+    plan = big_exchange_plan(1090, Policy(window=1000, budget_fraction=0.8, reserve_tokens=400, keep_recent=6))
+    assert plan.reason == NEWEST.format(kept="1,100", size="1,200", budget="600") + \
+        " and the 1,000-token window; lower keep_recent"
+    # at a budget of the whole window (fraction 1, no reserve) it says so
+    plan = big_exchange_plan(1090, Policy(window=1000, budget_fraction=1.0, reserve_tokens=0, keep_recent=6))
+    assert plan.reason == NEWEST.format(kept="1,100", size="1,200", budget="1,000") + \
+        " (the whole window); lower keep_recent"
+    # keep_recent 0, but keep_recent_messages 2 holds the exchange: the reason names what protects it
+    plan = big_exchange_plan(1090, Policy(window=1000, budget_fraction=0.5, reserve_tokens=200, keep_recent=0,
+                                          keep_recent_messages=2))
+    assert plan.reason == ("does not fit: the newest 1 exchange (kept by keep_recent_messages 2) takes 1,100 tokens; "
+                           "the smallest plan is floor 100 + kept history 1,100 = 1,200 tokens, over the budget of "
+                           "500 and the 1,000-token window; lower keep_recent_messages")
+
+
+def test_floor_advice_raises_the_budget_only_when_that_can_fit() -> None:
+    """A floor over the budget: "shorten them or raise the budget", but only while the smallest plan is at most
+    the window minus the reserve."""
+    msgs = [text("user", "hi")]
+    # floor 700 + 50 = 750 > budget min(500, 800) = 500; 750 <= 800
+    policy = Policy(window=1000, budget_fraction=0.5, reserve_tokens=200, keep_recent=6, summary_tokens=50)
+    plan = plan_messages(msgs, policy, counter=COUNTER, tokens=[50], system_tokens=700, tools_tokens=0)
+    assert plan.after_tokens == 750 and not plan.fits
+    assert plan.reason.endswith("never evicted, so shorten them or raise the budget")
+    # floor 1,100 + 50 = 1,150 > the 1,000-token window: nothing about the budget
+    plan = plan_messages(msgs, policy, counter=COUNTER, tokens=[50], system_tokens=1100, tools_tokens=0)
+    assert plan.after_tokens == 1150 and not plan.fits
+    assert plan.reason == ("does not fit: the floor alone (1,100 tokens) exceeds the budget of 500; the system "
+                           "prompt, tool schemas and pinned messages are never evicted, so shorten them")
+
+
+def test_trigger_advice_raises_the_budget_only_when_its_trigger_can_hold_the_prompt() -> None:
+    """compact_at trigger: a floor of 85 above the trigger; raising the budget helps only when the trigger of
+    a larger budget (0.8 of it) holds the 90-token prompt."""
+    msgs = [text("user", "hi")]
+    # window 200, fraction 0.5: budget 100, trigger 80 < 90; fraction 1: budget 200, trigger 160 >= 90
+    plan = plan_messages(msgs, Policy(window=200, budget_fraction=0.5, reserve=0.0, compact_at="trigger"),
+                         counter=COUNTER, tokens=[5], system_tokens=85, tools_tokens=0)
+    assert plan.fits and plan.after_tokens == 90 and plan.trigger_tokens == 80
+    assert plan.reason.endswith("shorten the system prompt or tool schemas, or raise the budget")
+    # window 100, fraction 1, no reserve: the trigger is already as high as it goes (80)
+    plan = plan_messages(msgs, Policy(window=100, budget_fraction=1.0, reserve=0.0, compact_at="trigger"),
+                         counter=COUNTER, tokens=[5], system_tokens=85, tools_tokens=0)
+    assert plan.fits and plan.after_tokens == 90 and plan.trigger_tokens == 80
+    assert plan.reason.endswith("so no compaction brings the prompt below it; shorten the system prompt or tool "
+                                "schemas")
 
 
 def test_plan_files_in_a_plans_folder_are_the_plan_and_never_the_edited_file() -> None:
