@@ -83,6 +83,10 @@ async def test_the_csv_export_says_where_each_history_came_from(shared_logs: Pat
         read, write, prompt = (int(r[k]) for k in ("cache_read_tokens", "cache_write_tokens", "prompt_tokens_reported"))
         want = ((prompt - read - write) * inp + read * rd + write * wr + int(r["completion_tokens_reported"]) * out)
         assert (Decimal(r["cost_usd"]), r["cost_source"]) == (want / 1_000_000, "estimated")
+        # (the JSON's other usage columns: uncached input is Anthropic's input_tokens; Anthropic reports no
+        # reasoning count (empty, never 0); no search was made (the log says 0 on some lines, nothing on others)
+        assert int(r["input_uncached_tokens"]) == prompt - read - write
+        assert (r["reasoning_tokens_reported"], r["file"]) == ("", str(path)) and r["web_searches"] in ("", "0")
 
 
 @pytest.mark.parametrize("how", ["picked", "newest"])

@@ -1368,11 +1368,12 @@ def _newest_session(files: list[str]) -> str:
 #: ``index`` the 0-based index of ``report --json``; then the report's per-call numbers, each source column
 #: after its number (``history_source`` ``inferred`` is the table's ``1,636~``: reported prompt minus the floor),
 #: and last the estimated cost, as ``report --json`` gives it (``cost_usd`` empty = unknown, never 0).
-CSV_FIELDS = ("call", "index", "line", "timestamp", "context", "session", "model", "window", "window_source",
+CSV_FIELDS = ("call", "index", "file", "line", "timestamp", "context", "session", "model", "window", "window_source",
               "system_tokens", "tools_tokens", "floor_tokens", "floor_source", "history_tokens", "history_source",
               "reserve_tokens", "reserve_source", "free_tokens", "used_fraction", "prompt_tokens_estimated",
-              "prompt_tokens_reported", "cache_read_tokens", "cache_write_tokens", "completion_tokens_reported",
-              "tokenizer", "exact", "compaction", "cost_usd", "cost_source")
+              "prompt_tokens_reported", "input_uncached_tokens", "cache_read_tokens", "cache_write_tokens",
+              "completion_tokens_reported", "reasoning_tokens_reported", "web_searches", "tokenizer", "exact",
+              "compaction", "cost_usd", "cost_source")
 
 
 def write_csv(path: str, calls: Iterable[Call]) -> None:
@@ -1385,13 +1386,15 @@ def write_csv(path: str, calls: Iterable[Call]) -> None:
         for c in calls:
             u = c.usage
             w.writerow([
-                c.index + 1, c.index, c.source.line, iso(c.timestamp) or "", c.context, c.session or "", c.model or "",
+                c.index + 1, c.index, c.source.path, c.source.line, iso(c.timestamp) or "", c.context, c.session or "",
+                c.model or "",
                 _v(c.window), c.window_src, _v(c.system_tokens), _v(c.tools_tokens), _v(c.floor_tokens),
                 c.floor_src, _v(c.history_tokens), c.history_src, _v(c.reserve_tokens), c.reserve_src,
                 _v(c.free_tokens),
                 "" if c.used_fraction is None else f"{c.used_fraction:.4f}", _v(c.prompt_estimated),
-                _v(u.prompt_total if u else None), _v(u.cache_read if u else None),
-                _v(u.cache_write if u else None), _v(u.output if u else None), c.tokenizer, c.exact,
+                _v(u.prompt_total if u else None), _v(u.input_uncached if u else None),
+                _v(u.cache_read if u else None), _v(u.cache_write if u else None), _v(u.output if u else None),
+                _v(u.reasoning if u else None), _v(u.web_searches if u else None), c.tokenizer, c.exact,
                 "yes" if c.compaction else "", "" if (cost := cost_of(c)) is None else format(cost, "f"),
                 cost_source(c, cost),
             ])
