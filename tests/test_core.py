@@ -1426,3 +1426,17 @@ def test_a_reader_that_goes_away_ends_the_command_quietly(shared_logs: Path) -> 
     full = subprocess.run([sys.executable, "-c", "from ctxwatch.cli import run; run()", "check", "--fail-on", "warn",
                            folder], capture_output=True, check=False)
     assert full.returncode == 1  # (the status the cut run kept: the folder has a warn flag)
+
+
+@pytest.mark.parametrize(("value", "shown", "why"), [("big", "'big'", "not a number"), (0, "0", "zero"),
+                                                     (-100, "-100", "negative")])
+def test_a_canonical_window_that_is_not_a_window_is_reported(tmp_path: Path, value: object, shown: str,
+                                                             why: str) -> None:
+    """A canonical record's "window" of "big" or 0 fell back to the catalogue's 128,000 with no issue (-100 was
+    reported).  Each is reported on its line and the catalogue's window applies; "64000" still counts."""
+    rec = {"request": {"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}]},
+           "response": {"id": "c1", "usage": {"prompt_tokens": 20, "completion_tokens": 5}}, "window": value}
+    doc = report(write_jsonl(tmp_path / "w.jsonl", [rec, {**rec, "window": "64000", "response": {"id": "c2"}}]))
+    assert [(c["window"], c["window_source"]) for c in doc["calls"]] == [(128_000, "catalog"), (64_000, "log")]
+    assert [(i["line"], i["message"]) for i in doc["issues"]] == [(1, f"context window {shown} ({why}): treated as "
+                                                                      "unknown")]

@@ -836,9 +836,10 @@ class CanonicalReader(_MemoReader):
             self.ids.content(call, record_hash(v, ("request", "body") if nested else ("request",), self.memo),
                              rec.line)
         call.session = v.get("session") if isinstance(v.get("session"), str) else None
-        win = int_or_none(v.get("window"))
-        if win:
-            call.window = win
+        if v.get("window") is not None:
+            # (a value that is not a window, "big", 0 or -100, is passed on for run._sanitize to report and make
+            # unknown: it fell back to the catalogue's window silently)
+            call.window = usage_count(v["window"])
         if isinstance(v.get("context"), str):
             call.context = v["context"]
         return [call, *notes]
