@@ -22,6 +22,7 @@ from typing import Any
 from ctxwatch.accounting import Accountant
 from ctxwatch.config import Settings
 from ctxwatch.formats import FormatSpec, Output, Reader, detect, get_format, sniff_file
+from ctxwatch.formats.canonical import copy_rank
 from ctxwatch.jsonstream import Record, decode_line, iter_records, read_document, show_value
 from ctxwatch.model import Call, Issue, ParsedCall, Resolved, Usage
 
@@ -451,7 +452,9 @@ class Run:
     def add_accounted(self, calls: Iterable[Call], issues: Iterable[Issue]) -> None:
         """Add calls accounted elsewhere (a worker's share of the file), renumbered to follow this run's
         calls; a call whose dedupe key is known replaces the earlier summary in place, and its damage already
-        reported is not reported again, as :meth:`feed_record` does."""
+        reported is not reported again, as :meth:`feed_record` does.  A copy from the same file (a later range
+        of a file of independent records) replaces it only when it reports more of the usage
+        (:func:`ctxwatch.formats.canonical.copy_rank`), as the file's reader keeps the copy read first."""
         self._flush()  # (account anything pending first, so indexes stay in order)
         kept = []
         for issue in issues:
@@ -481,6 +484,11 @@ class Run:
                     if c.key and _usage_rank(c.usage) == _usage_rank(before.usage):
                         held[c.key] = c  # (settled below, as in _take)
                     continue  # (a copy in another file that says less, or no more: see _take)
+                if before is not None and before.source.path == c.source.path \
+                        and copy_rank(before.usage) >= copy_rank(c.usage):
+                    # (a copy in a later range of the same file, read by another worker: as a serial read of the
+                    # file, where ResponseIds keeps the copy read first unless a later one reports more)
+                    continue
                 self._calls[idx] = c
             c.index = idx
         self._settle_accounted(held)

@@ -332,7 +332,8 @@ def test_claude_trace_exchange_captured_twice_is_one_call(tmp_path: Path, shared
     sample = (shared_logs / "request-response" / "claude-trace_test-traffic_head14.jsonl").read_text().splitlines()
     lines = [json.loads(x) for x in sample]
     doc = report(write_jsonl(tmp_path / "again.jsonl", [*lines, lines[1], lines[0]]))
-    assert [c["line"] for c in doc["calls"]] == [16, 15, *range(3, 15)]  # the copies update calls #1 and #2
+    # (exact copies: the copy read first stays counted, as across files, and the later ones are left out silently)
+    assert [c["line"] for c in doc["calls"]] == list(range(1, 15))
     prompts = [_trace_usage(ln)[0] for ln in lines]
     assert [c["prompt_tokens_reported"] for c in doc["calls"]] == prompts
     assert doc["sessions"][0]["input_tokens"] == sum(prompts)
@@ -344,7 +345,7 @@ def test_claude_trace_one_message_id_on_different_requests_is_several_calls(tmp_
     a note, as for canonical records; a true copy among them is still merged."""
     a, b = _exchange(FULL_STREAM, "hi"), _exchange(FULL_STREAM, "what is in this folder?")
     doc = report(write_jsonl(tmp_path / "mock.jsonl", [a, b, a]))
-    assert [c["line"] for c in doc["calls"]] == [3, 2]
+    assert [c["line"] for c in doc["calls"]] == [1, 2]  # (the true copy, line 3, is left out: line 1 is read first)
     assert [(i["line"], i["kind"]) for i in doc["issues"]] == [(2, "duplicate_response_id")]
     assert "'msg_A' was already used at line 1" in doc["issues"][0]["message"]
 
@@ -378,6 +379,114 @@ def test_claude_trace_exchange_logged_twice_with_one_stream_cut_is_one_whole_cal
     doc = report(write_jsonl(tmp_path / "mock.jsonl", [whole, tooled]))
     assert [c["prompt_tokens_reported"] for c in doc["calls"]] == [6 + 304 + 15032, 400 + 304 + 15032]
     assert [(i["line"], i["kind"]) for i in doc["issues"]] == [(2, "duplicate_response_id")]
+
+
+#: The note of a copy whose stream is cut before its message_delta: it speaks of this copy only (a complete copy
+#: of the exchange, in this file or another one, prices the call).
+CUT_NOTE = ("the SSE stream ends before its message_delta usage (cut or interrupted): this copy's output token "
+            "count is unknown (message_start's is a placeholder), so the call is priced only if a complete copy of "
+            "the exchange is read")
+
+
+def _not_counted(line: int, how: str) -> str:
+    return f"{CUT_NOTE}; this copy is not counted: the copy at line {line}, which reports {how}, is"
+
+
+def test_claude_trace_copies_in_any_order_name_the_copy_counted(tmp_path: Path) -> None:
+    """Copies of one exchange in one file (F whole, C cut before message_delta): two equal cut copies said the
+    second "reports more of the usage"; with F C F the note named line 1 and with C F F line 2 while the run
+    counted the last F (a later equal copy replaced the call); with C C F line 1's note named line 2, itself a
+    cut copy.  Now the copy counted is the one that reports the most of the usage, the first one read among
+    equals (as across files), and every copy left out names it; an exact later copy without notes is left out
+    silently.  Counted lines and notes by hand; the numbers are those of the whole copy (prompt 6 + 304 +
+    15,032, output 70, SONNET_COST), or unknown (not priced) when every copy is cut."""
+    whole, cut = _exchange(FULL_STREAM), _exchange(_sse(_sse_start(), *SSE_TEXT))
+    cut_early = _exchange(_sse(_sse_start(), SSE_TEXT[0]))  # (cut elsewhere: as much of the usage as `cut`)
+    more, same = "more of the usage", "as much of the usage and was read first"
+    cases = {
+        "CC": ([cut, cut], 1, [(1, CUT_NOTE), (2, _not_counted(1, same))]),
+        "FCF": ([whole, cut, whole], 1, [(2, _not_counted(1, more))]),
+        "CFF": ([cut, whole, whole], 2, [(1, _not_counted(2, more))]),
+        "CFC": ([cut, whole, cut], 2, [(1, _not_counted(2, more)), (3, _not_counted(2, more))]),
+        # (line 2 named line 1 until line 3 came: both notes are given again naming line 3)
+        "CCF": ([cut, cut, whole], 3, [(1, _not_counted(3, more)), (2, _not_counted(3, more))]),
+        "C'CF": ([cut_early, cut, whole], 3, [(1, _not_counted(3, more)), (2, _not_counted(3, more))]),
+        "FF": ([whole, whole], 1, []),
+    }
+    for name, (lines, counted, notes) in cases.items():
+        doc = report(write_jsonl(tmp_path / f"{name}.jsonl", lines))
+        [call] = doc["calls"]
+        priced = whole in lines
+        assert (call["line"], call["prompt_tokens_reported"], call["completion_tokens_reported"]) \
+            == (counted, 6 + 304 + 15032, 70 if priced else None), name
+        if priced:
+            assert call["cost_usd"] == pytest.approx(SONNET_COST, abs=1e-9), name
+        else:
+            assert call["cost_usd"] is None, name
+        assert sorted((i["line"], i["message"]) for i in doc["issues"]) == notes, name
+        assert {i["kind"] for i in doc["issues"]} <= {"no_usage"}, name
+
+
+def test_claude_trace_copy_with_the_larger_output_count_is_counted(tmp_path: Path) -> None:
+    """Two whole copies of one exchange with different final output counts (70 and 90) report as much of the
+    usage; the larger count is the later state of the response and is counted in either order, as a run ranks
+    copies from two files (90 output: 6*3 + 304*3.75 + 15032*0.30 + 90*15 = 7017.6 -> $0.0070176).  The smaller
+    copy, read after, is named as not counted; read first, it has no note (as a copy without usage read first)."""
+    w70, w90 = _exchange(FULL_STREAM), _exchange(_sse(_sse_start(), *SSE_TEXT, _sse_delta(90), SSE_STOP))
+    for name, lines in (("larger_first", [w90, w70]), ("larger_last", [w70, w90])):
+        doc = report(write_jsonl(tmp_path / f"{name}.jsonl", lines))
+        [call] = doc["calls"]
+        assert (call["line"], call["completion_tokens_reported"]) == (lines.index(w90) + 1, 90), name
+        assert call["cost_usd"] == pytest.approx(0.0070176, abs=1e-9), name
+        expected = [(2, "incomplete_copy", "a copy of the call at line 1 that reports a smaller output count; not "
+                     "counted (line 1 is)")] if name == "larger_first" else []
+        assert [(i["line"], i["kind"], i["message"]) for i in doc["issues"]] == expected, name
+
+
+def test_claude_trace_cut_copy_note_holds_with_a_whole_copy_in_another_file(tmp_path: Path) -> None:
+    """A cut copy in a.jsonl and the whole copy in b.jsonl (a folder), in either order: the call is priced from
+    the whole copy (output 70, SONNET_COST), and the cut copy's note said "the call is not priced".  The note now
+    speaks of its copy: the call is priced only if a complete copy is read (true here, and alone, where the call
+    is indeed not priced)."""
+    import os
+
+    whole, cut = _exchange(FULL_STREAM), _exchange(_sse(_sse_start(), *SSE_TEXT))
+    for name, (a, b) in (("cut_first", (cut, whole)), ("whole_first", (whole, cut))):
+        folder = tmp_path / name
+        folder.mkdir()
+        write_jsonl(folder / "a.jsonl", [a])
+        write_jsonl(folder / "b.jsonl", [b])
+        os.utime(folder / "a.jsonl", (1_000_000, 1_000_000))  # (a.jsonl is read first)
+        os.utime(folder / "b.jsonl", (2_000_000, 2_000_000))
+        doc = report(folder)
+        [call] = doc["calls"]
+        assert (call["completion_tokens_reported"], call["cost_usd"]) == (70, pytest.approx(SONNET_COST, abs=1e-9))
+        cut_file = "a.jsonl" if a is cut else "b.jsonl"
+        assert [(Path(i["file"]).name, i["line"], i["kind"], i["message"]) for i in doc["issues"]] \
+            == [(cut_file, 1, "no_usage", CUT_NOTE)], name
+    doc = report(write_jsonl(tmp_path / "alone.jsonl", [cut]))
+    assert doc["calls"][0]["cost_usd"] is None
+    assert [i["message"] for i in doc["issues"]] == [CUT_NOTE]
+
+
+def test_claude_trace_message_delta_without_an_output_count_is_not_called_cut(tmp_path: Path) -> None:
+    """A stream whose message_delta arrived with its usage's output_tokens null (or missing, or no usage block)
+    was said to end "before its message_delta usage (cut or interrupted)": it did not.  The note says what the
+    message_delta lacks; the output is still unknown and the call not priced."""
+    tail = ("this copy's output token count is unknown (message_start's is a placeholder), so the call is priced "
+            "only if a complete copy of the exchange is read")
+    deltas = {"null": ({"output_tokens": None}, "usage has output_tokens null"),
+              "missing": ({"input_tokens": 6}, "usage has no output_tokens"),
+              "no_usage": (None, "has no usage block")}
+    for name, (usage, lacks) in deltas.items():
+        delta = {"type": "message_delta", "delta": {"stop_reason": "end_turn"},
+                 **({} if usage is None else {"usage": usage})}
+        doc = report(write_jsonl(tmp_path / f"{name}.jsonl", [_exchange(_sse(_sse_start(), *SSE_TEXT,
+                                                                             ("message_delta", delta), SSE_STOP))]))
+        [call] = doc["calls"]
+        assert (call["completion_tokens_reported"], call["cost_usd"]) == (None, None), name
+        assert [(i["kind"], i["message"]) for i in doc["issues"]] \
+            == [("no_usage", f"the SSE stream's message_delta {lacks}: {tail}")], name
 
 
 def test_canonical_copy_without_usage_does_not_replace_the_whole_record(tmp_path: Path) -> None:
@@ -1177,7 +1286,7 @@ def test_one_response_id_on_different_requests_is_several_calls(tmp_path: Path) 
     log = tmp_path / "sameid.jsonl"
     log.write_text("".join(json.dumps(r) + "\n" for r in [*recs, recs[2]]))  # and one true copy
     doc = report(log)
-    assert [c["line"] for c in doc["calls"]] == [1, 2, 6, 4, 5]  # the copy of line 3 updates call #3
+    assert [c["line"] for c in doc["calls"]] == [1, 2, 3, 4, 5]  # (the copy of line 3 is left out, read later)
     assert [c["prompt_tokens_reported"] for c in doc["calls"]] == [r["response"]["usage"]["prompt_tokens"]
                                                                    for r in recs]
     notes = [(i["line"], i["kind"]) for i in doc["issues"]]

@@ -468,10 +468,13 @@ def parse_sse(raw: str) -> SseStream:
 
     ``message_start.message.usage`` gives the input and cache counts (its ``output_tokens`` is a
     placeholder); the last ``message_delta.usage.output_tokens`` is the real output count (FORMATS.md §5a).
-    A stream cut before its ``message_delta`` (an interrupted call) has an unknown output, never the
-    placeholder: the usage is marked ``damaged`` (the call cannot be priced) and a ``no_usage`` problem
-    says so.  A ``message_start`` that cannot be read (its JSON cut or damaged, no usage block with
-    ``input_tokens``, or none at all before a ``message_delta``) leaves the prompt and cache counts unknown
+    A stream cut before its ``message_delta`` (an interrupted call), or whose ``message_delta`` has no output
+    count (``output_tokens`` null or missing), has an unknown output, never the placeholder: the usage is
+    marked ``damaged`` (this copy cannot price the call) and a ``no_usage`` problem says which of the two it
+    is, and that the call is priced only if a complete copy of the exchange is read (the same exchange may be
+    captured twice, in another file too, and the run then counts the complete copy).  A ``message_start``
+    that cannot be read (its JSON cut or damaged, no usage block with ``input_tokens``, or none at all before
+    a ``message_delta``) leaves the prompt and cache counts unknown
     (``None``, never 0) with an ``invalid_field`` problem, unless the last ``message_delta`` carries all of
     them (newer API versions); ``message_delta``'s output count is kept.  The server tool counts
     (``server_tool_use.web_search_requests``, billed per search) are the last ``message_delta``'s when it
@@ -484,6 +487,7 @@ def parse_sse(raw: str) -> SseStream:
     out_tokens: Any = None
     server: dict[str, Any] | None = None  # the last message_delta's server_tool_use block
     saw_delta = delta_bad = False
+    delta_gap = ""  # what the last message_delta without an output count lacks
     model: str | None = None
     message_id: str | None = None
     texts: list[str] = []
@@ -525,6 +529,9 @@ def parse_sse(raw: str) -> SseStream:
             u = du if isinstance(du := ev.get("usage"), dict) else {}
             if u.get("output_tokens") is not None:
                 out_tokens = u["output_tokens"]  # (not a count: passed on for the sanitizer to report)
+            else:
+                delta_gap = "has no usage block" if not isinstance(du, dict) else \
+                    "usage has output_tokens null" if "output_tokens" in u else "usage has no output_tokens"
             if isinstance(u.get("server_tool_use"), dict):
                 server = u["server_tool_use"]
             for k in PROMPT_USAGE_KEYS:
@@ -564,14 +571,19 @@ def parse_sse(raw: str) -> SseStream:
         if usage is not None and out_tokens is None:
             # (the output is unknown, and pricing it as 0 would pass a part of the cost for all of it)
             usage = replace(usage, damaged=True)
+            # (the note is about this copy of the exchange: a complete copy in another file may price the call)
+            unpriced = "so the call is priced only if a complete copy of the exchange is read"
             if delta_bad:
                 problems.append(("invalid_field", "response.body_raw: its message_delta event is not valid JSON "
-                                                  "(cut or damaged): the output token count is unknown and the "
-                                                  "call is not priced"))
+                                                  "(cut or damaged): this copy's output token count is unknown, "
+                                                  f"{unpriced}"))
+            elif saw_delta:
+                problems.append(("no_usage", f"the SSE stream's message_delta {delta_gap}: this copy's output token "
+                                             f"count is unknown (message_start's is a placeholder), {unpriced}"))
             else:
                 problems.append(("no_usage", "the SSE stream ends before its message_delta usage (cut or "
-                                             "interrupted): the output token count is unknown (message_start's "
-                                             "is a placeholder) and the call is not priced"))
+                                             "interrupted): this copy's output token count is unknown "
+                                             f"(message_start's is a placeholder), {unpriced}"))
     return SseStream(usage, ResponseInfo(text="".join(texts), tool_calls=uses, finish_reason=stop), model,
                      message_id, problems)
 
@@ -697,6 +709,31 @@ def usage_rank(u: Usage | None) -> int:
     return 1 + 8 * (not u.damaged) + 4 * (u.prompt_total is not None) + 2 * (u.output is not None)
 
 
+def copy_rank(u: Usage | None) -> tuple[int, int]:
+    """:func:`usage_rank`, then the output count (-1 when unknown or not a count): between two copies that
+    report as much of the usage, the larger output count is the later state of the response (the final count
+    of a streamed response is its largest), as :func:`ctxwatch.run._usage_rank` ranks copies from different
+    files."""
+    out = u.output if u is not None and isinstance(u.output, int) and not isinstance(u.output, bool) else -1
+    return usage_rank(u), out
+
+
+def _compared(counted: tuple[int, int], copy: tuple[int, int]) -> str:
+    """What the counted copy (rank ``counted``, :func:`copy_rank`) reports against a copy left out (``copy``,
+    never ranked above it): ``more`` of the usage, a ``larger`` output count, or ``same`` (as much)."""
+    if counted[0] > copy[0]:
+        return "more"
+    return "larger" if counted[1] > copy[1] else "same"
+
+
+class _Copy(NamedTuple):
+    """One copy of a call read by :class:`ResponseIds`: its line, rank (:func:`copy_rank`) and own issues."""
+
+    line: int
+    rank: tuple[int, int]
+    notes: list[Issue]
+
+
 class ResponseIds:
     """Dedupe keys of one file's calls from the provider's response ids (``chatcmpl-...``, ``msg_...``).
 
@@ -705,9 +742,16 @@ class ResponseIds:
     holds the request too (model, system prompt, tool schemas, max output tokens, every message): a mock server
     or a test stub answering every call with one constant id must not merge different requests into one call,
     while a copy of a record stays the same call.  The reported usage is not part of the key: two copies of one
-    exchange may report different amounts of it (one copy's stream cut before its ``message_delta``), and
-    :meth:`better_copy` keeps the more complete one.  A record with no response id (a refused request) is keyed
-    by its content instead (:meth:`content`).  Used by the canonical and claude-trace readers.
+    exchange may report different amounts of it (one copy's stream cut before its ``message_delta``).
+
+    Of the copies of one call in a file, the one counted is the one that reports the most of its usage
+    (:func:`copy_rank`) and, among those that report as much, the first one read, as a run keeps the copy read
+    first from files read one after another (:func:`ctxwatch.run._keeps_earlier`): a later copy is emitted
+    only when it ranks above every earlier one (:meth:`better_copy`), and replaces the call.  Every copy left
+    out has notes naming the copy counted (:meth:`not_counted`), given again when a later copy replaces it
+    (:meth:`counted_copy`), so that no note names a copy that is no longer counted.  A record with no response
+    id (a refused request) is keyed by its content instead (:meth:`content`).  Used by the canonical and
+    claude-trace readers.
 
     Args:
         path: the log file (for the issues).
@@ -717,8 +761,8 @@ class ResponseIds:
         self.path = path
         self._ids: dict[str, tuple[str, int]] = {}  # response id -> (first call key, line) using it
         self._told: set[str] = set()  # response ids already reported as reused for another request
-        self._best: dict[str, tuple[int, int]] = {}  # call key -> (usage rank, line) of the copy counted
-        self._notes: dict[str, tuple[int, list[Issue]]] = {}  # call key -> (line, issues) of that copy, if any
+        self._counted: dict[str, _Copy] = {}  # call key -> the copy counted
+        self._left: dict[str, list[_Copy]] = {}  # call key -> the copies left out that were given notes
         self._seen: dict[int, int] = {}  # content hash of an id-less record -> how many were read so far
         self._origin: int | None = None  # line of the first record read (see start)
 
@@ -764,43 +808,69 @@ class ResponseIds:
                       f"{first[1]} for a different request; counted as separate calls")]
 
     def better_copy(self, call: ParsedCall, line: int) -> int | None:
-        """The line of an earlier copy of ``call`` (same key, this file) that reports more of its usage (see
-        :func:`usage_rank`), or ``None`` when ``call`` is to be counted: it has no key, is the first copy, or is
-        at least as complete as the copy counted so far (which it then replaces, as a run replaces a call whose
-        key comes back).  A less complete later copy must not be emitted: the run would replace the complete
-        numbers with it."""
+        """The line of the copy of ``call`` (same key, this file) counted so far when that copy reports at least
+        as much of the usage (:func:`copy_rank`): ``call`` is then left out (:meth:`not_counted`).  ``None``
+        when ``call`` is to be counted (:meth:`counted_copy`): it has no key, is the first copy, or ranks above
+        the copy counted so far, which it replaces as a run replaces a call whose key comes back.  A copy that
+        ranks below must not be emitted (the run would replace the complete numbers with it), nor one that
+        ranks the same (a note naming the copy counted would name a copy that no longer is).  ``line``: the
+        record's 1-based line."""
         if call.key is None:
             return None
-        rank = usage_rank(call.usage)
-        best = self._best.get(call.key)
-        if best is not None and best[0] > rank:
-            return best[1]
-        self._best[call.key] = (rank, line)
+        counted = self._counted.get(call.key)
+        if counted is not None and counted.line != line and counted.rank >= copy_rank(call.usage):
+            return counted.line
         return None
 
     def counted_copy(self, call: ParsedCall, line: int, notes: list[Issue]) -> list[Issue | Resolved]:
-        """After :meth:`better_copy` chose ``call`` (``line``; ``notes``: its own issues): when it replaces an
-        earlier copy that had issues of its own (a stream cut before its ``message_delta``: "the call is not
-        priced"), those issues are withdrawn (:class:`Resolved`) and given again saying that copy is not
-        counted, as they read when the complete copy comes first."""
+        """Record ``call`` (``line``; ``notes``: its own issues), which :meth:`better_copy` chose, as its key's
+        copy counted.  When it replaces an earlier copy, the issues of that copy (a stream cut before its
+        ``message_delta``) and those of the copies left out so far, which named that copy, are withdrawn
+        (:class:`Resolved`) and given again naming ``line`` (:meth:`not_counted`); an earlier copy without
+        issues of its own gets none."""
         if call.key is None:
             return []
-        old = self._notes.pop(call.key, None)
-        if notes:
-            self._notes[call.key] = (line, list(notes))
-        if old is None or old[0] == line:
+        old = self._counted.get(call.key)
+        new = self._counted[call.key] = _Copy(line, copy_rank(call.usage), list(notes))
+        if old is None or old.line == line:
             return []
-        old_line, old_notes = old
-        return [*(Resolved(i.path, i.line, i.kind) for i in old_notes), *self.not_counted(old_line, line, old_notes)]
+        left = self._left.setdefault(call.key, [])
+        out: list[Issue | Resolved] = [Resolved(i.path, i.line, i.kind) for i in old.notes]
+        for copy in left:
+            out += [Resolved(i.path, i.line, i.kind) for i in self._words(copy, old)]
+        if old.notes:
+            left.append(_Copy(old.line, old.rank, old.notes))
+            left.sort(key=lambda c: c.line)
+        for copy in left:
+            out += self._words(copy, new)
+        return out
 
-    def not_counted(self, line: int, better: int, notes: list[Issue]) -> list[Issue]:
-        """The issues of a copy that :meth:`better_copy` keeps out (``better``: the counted copy's line): its own
-        notes, saying that it is not counted, or one ``incomplete_copy`` note when it has none."""
-        if not notes:
-            return [Issue(self.path, line, "incomplete_copy", f"a copy of the call at line {better} that reports "
-                          f"less of its usage; not counted (line {better} is)")]
-        why = f"this copy is not counted: the copy at line {better}, which reports more of the usage, is"
-        return [Issue(i.path, i.line, i.kind, f"{i.message}; {why}", i.call_key) for i in notes]
+    def not_counted(self, call: ParsedCall, line: int, notes: list[Issue]) -> list[Issue]:
+        """The issues of ``call`` (``line``; ``notes``: its own issues), a copy that :meth:`better_copy` keeps
+        out: its own notes, saying that it is not counted and which copy is, or one ``incomplete_copy`` note
+        when it has none and reports less than the copy counted (an exact later copy without issues of its own
+        is left out silently)."""
+        assert call.key is not None  # (better_copy leaves out only keyed copies)
+        copy = _Copy(line, copy_rank(call.usage), list(notes))
+        counted = self._counted[call.key]
+        issued = self._words(copy, counted)
+        if issued:
+            self._left.setdefault(call.key, []).append(copy)
+        return issued
+
+    def _words(self, copy: _Copy, counted: _Copy) -> list[Issue]:
+        """The issues given for ``copy``, left out while ``counted`` is the copy counted."""
+        how = _compared(counted.rank, copy.rank)
+        if not copy.notes:
+            if how == "same":
+                return []
+            less = "less of its usage" if how == "more" else "a smaller output count"
+            return [Issue(self.path, copy.line, "incomplete_copy", f"a copy of the call at line {counted.line} "
+                          f"that reports {less}; not counted (line {counted.line} is)")]
+        what = {"more": "which reports more of the usage", "larger": "which reports a larger output count",
+                "same": "which reports as much of the usage and was read first"}[how]
+        why = f"this copy is not counted: the copy at line {counted.line}, {what}, is"
+        return [Issue(i.path, i.line, i.kind, f"{i.message}; {why}", i.call_key) for i in copy.notes]
 
 
 class CanonicalReader(_MemoReader):
@@ -828,9 +898,9 @@ class CanonicalReader(_MemoReader):
         call = build_call(self.path, rec, req, resp, timestamp=ts, memo=self.memo)
         extra_issues = self.ids.assign(call, resp.get("id") if isinstance(resp, dict) else None, rec.line)
         notes = [*_malformed(self.path, rec.line, req, resp, call), *extra_issues]
-        better = self.ids.better_copy(call, rec.line)
-        if better is not None:
-            return self.ids.not_counted(rec.line, better, notes)
+        if self.ids.better_copy(call, rec.line) is not None:
+            return self.ids.not_counted(call, rec.line, notes)
+        replaced = self.ids.counted_copy(call, rec.line, notes)
         if call.key is None:  # (no response id: a refused request)
             nested = v["request"] is not req
             self.ids.content(call, record_hash(v, ("request", "body") if nested else ("request",), self.memo),
@@ -842,7 +912,7 @@ class CanonicalReader(_MemoReader):
             call.window = usage_count(v["window"])
         if isinstance(v.get("context"), str):
             call.context = v["context"]
-        return [call, *notes]
+        return [call, *replaced, *notes]
 
 
 def _malformed(path: str, line: int, req: dict[str, Any], resp: Any, call: ParsedCall) -> list[Issue]:
@@ -904,9 +974,8 @@ class ClaudeTraceReader(_MemoReader):
             call.model = model
         # (after the model is settled: it is part of the key that keeps different requests apart)
         notes += self.ids.assign(call, rid, rec.line)
-        better = self.ids.better_copy(call, rec.line)
-        if better is not None:  # (the same exchange logged again, its stream cut: the whole copy stays counted)
-            return self.ids.not_counted(rec.line, better, notes)
+        if self.ids.better_copy(call, rec.line) is not None:  # (the exchange logged again: the copy counted stays)
+            return self.ids.not_counted(call, rec.line, notes)
         replaced = self.ids.counted_copy(call, rec.line, notes)  # (a cut copy counted until this whole one)
         if call.key is None:  # (no message id: a stream cut before message_start)
             self.ids.content(call, record_hash(v, ("request", "body"), self.memo), rec.line)
