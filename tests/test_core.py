@@ -1549,3 +1549,21 @@ def test_a_canonical_window_that_is_not_a_window_is_reported(tmp_path: Path, val
     assert [(c["window"], c["window_source"]) for c in doc["calls"]] == [(128_000, "catalog"), (64_000, "log")]
     assert [(i["line"], i["message"]) for i in doc["issues"]] == [(1, f"context window {shown} ({why}): treated as "
                                                                       "unknown")]
+
+
+def test_tools_that_are_not_a_list_are_reported_and_unknown(tmp_path: Path) -> None:
+    """`"tools": "x"` was read as no tools: the floor lost its schemas and the next call was flagged
+    floor_grew by all of them, with no issue.  It is an invalid_field, the tool schemas are unknown, and no
+    flag comes of it."""
+    params = {"type": "object", "properties": {"path": {"type": "string"}}}
+    tool = {"type": "function", "function": {"name": "read", "description": "Read a file.", "parameters": params}}
+    base = {"request": {"model": "gpt-4o", "messages": [{"role": "system", "content": "sys"},
+                                                        {"role": "user", "content": "hi"}], "tools": [tool]},
+            "response": {"id": "c1", "usage": {"prompt_tokens": 80, "completion_tokens": 5}}}
+    bad = json.loads(json.dumps(base))
+    bad["request"]["tools"], bad["response"]["id"] = "x", "c2"
+    doc = report(write_jsonl(tmp_path / "t.jsonl", [base, bad, {**base, "response": {**base["response"], "id": "c3"}}]))
+    assert [(i["line"], i["kind"]) for i in doc["issues"]] == [(2, "invalid_field")]
+    assert "request.tools is a JSON str, not a list" in doc["issues"][0]["message"]
+    assert doc["calls"][1]["tools_tokens"] is None and doc["calls"][1]["tools"] is None
+    assert doc["flags"] == []

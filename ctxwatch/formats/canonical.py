@@ -931,6 +931,11 @@ def _malformed(path: str, line: int, req: dict[str, Any], resp: Any, call: Parse
     if bad:
         call.messages = None
         problems.append(f"{bad}: the history is unknown")
+    tools = req.get("tools")
+    if tools is not None and not isinstance(tools, list):
+        # (read as no tools, the floor lost its schemas and the next call's "grew" by all of them)
+        call.tools = None
+        problems.append(f"request.tools is a JSON {type(tools).__name__}, not a list: the tool schemas are unknown")
     if resp is not None and not isinstance(resp, dict):
         problems.append(f"response is a JSON {type(resp).__name__}, not an object: usage unknown")
     return [Issue(path, line, "invalid_field", p) for p in problems]
