@@ -189,7 +189,9 @@ def _split_glued(text: str) -> tuple[list[Any], list[str]]:
             problems.append("invalid JSON: nested too deeply to decode")
             break
         except json.JSONDecodeError as exc:
-            problems.append(f"invalid JSON at column {exc.pos + 1}: {exc.msg}")
+            # (json's "Unterminated string starting at" names the column itself, which is given first here)
+            msg = exc.msg[:-len(" at")] + " there" if exc.msg.endswith(" starting at") else exc.msg
+            problems.append(f"invalid JSON at column {exc.pos + 1}: {msg}")
             rest = _next_record(text, i + 1)
             if rest is None:
                 break

@@ -1567,3 +1567,14 @@ def test_tools_that_are_not_a_list_are_reported_and_unknown(tmp_path: Path) -> N
     assert "request.tools is a JSON str, not a list" in doc["issues"][0]["message"]
     assert doc["calls"][1]["tools_tokens"] is None and doc["calls"][1]["tools"] is None
     assert doc["flags"] == []
+
+
+def test_an_unterminated_string_is_described_whole() -> None:
+    """json says "Unterminated string starting at" and gives the column apart: the issue read "invalid JSON at
+    column 7: Unterminated string starting at", cut short.  The column is where the string starts (byte 6 of
+    the line, counted by hand)."""
+    from ctxwatch.jsonstream import decode_line
+
+    values, issues = decode_line(b'{"a": "abc', "x.jsonl", 2)
+    assert values == [] and [(i.kind, i.message) for i in issues] == [
+        ("invalid_json", "invalid JSON at column 7: Unterminated string starting there")]
