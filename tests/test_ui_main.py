@@ -324,3 +324,23 @@ async def test_the_input_problems_header_counts_lines_as_check_does(tmp_path: Pa
         assert len(cells(screen)) == 3
         assert "bad.jsonl: 2 bad lines, as ctxwatch check counts them" in " ".join(
             str(screen.query_one("#issues-head").render()).split())
+
+
+async def test_esc_after_the_reader_finished_says_the_file_was_read_whole(tmp_path: Path) -> None:
+    """On a fast read the screen lags behind the reader: Esc pressed while the status still said "reading 0%"
+    came after the backfill had ended, so nothing was skipped, though the toast had promised it.  The app now
+    says the whole file was read.  (The reader's end is posted here after Esc, as it arrives in that case.)"""
+    from ctxwatch.ui.messages import BackfillDone
+
+    sample = Path(__file__).resolve().parents[1] / "sample_logs" / "openai_chat_demo.jsonl"
+    path = tmp_path / "run.jsonl"
+    path.write_bytes(sample.read_bytes())
+    app = CtxwatchApp(str(path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await loaded(pilot, 20)
+        app.loaded = False  # (as the screen stands before the reader's end is handled)
+        await pilot.press("escape")
+        app.post_message(BackfillDone(app._feed_id, False, None))
+        assert await wait_for(pilot, lambda: any("read before the skip took effect" in str(n.message)
+                                                 for n in app._notifications), 5.0)
+        assert app.notice is None or "skipped" not in app.notice

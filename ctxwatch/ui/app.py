@@ -894,6 +894,10 @@ class CtxwatchApp(App[None]):
             # (the calls before that line are not read: numbers count the calls read, not the file's)
             self.notice = (f"backfill skipped: read from line {message.resumed_line:,} on; numbers count the "
                            "calls read (report numbers the whole file)")
+        elif self._cancel.is_set() and not message.cancelled:
+            # Esc came after the reader had finished (the screen lags behind a fast read): say so, since the
+            # toast promised a skip.
+            self.notify("the whole file was read before the skip took effect", markup=False)
         self.refresh_panels()
 
     def on_feed_failed(self, message: FeedFailed) -> None:
