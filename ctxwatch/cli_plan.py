@@ -216,9 +216,9 @@ def plan_cmd(paths: tuple[str, ...], call_number: int | None, call_index: int | 
     _echo(f"keep_recent {policy.keep_recent} {policy.unit}s; mode {policy.mode}; compact at the "
                f"{policy.compact_at}")
     if counts.tools_estimate is not None:
-        _echo(f"tool schemas sized to the provider's reported prompt: {plan.tools_tokens:,} (estimated "
-              f"{counts.tools_estimate:,}); {plan.tokenizer} is this model's own tokenizer, so everything else is "
-              "counted exactly")
+        what = "not in the log" if pc.tools is None else f"estimated {counts.tools_estimate:,}"
+        _echo(f"tool schemas sized to the provider's reported prompt: {plan.tools_tokens:,} ({what}); "
+              f"{plan.tokenizer} is this model's own tokenizer, so everything else is counted exactly")
     if abs(counts.scale - 1.0) >= 0.005:
         _echo(f"sizes are {plan.tokenizer} counts x{counts.scale:.2f}, scaled to the provider's reported count, "
               "so that 'before' is the prompt report shows")

@@ -1203,11 +1203,12 @@ def plan_counts(call: ParsedCall, counter: Counter, *, floor_tokens: int | None 
     overhead = min(REPLY_PRIMER, max(0, prompt_tokens))  # (a reported prompt of 0 to 2 tokens: no room for it)
     target = max(0, prompt_tokens) - overhead
     rest = whole - tools_t
-    if counter.exact and tools_t and target > rest and not any(
+    if counter.exact and (tools_t or call.tools is None) and target > rest and not any(
             p.kind in ("image", "document") for m in msgs for p in m.parts):
         # The model's own tokenizer counted the system prompt and every message exactly: the gap is in the tool
-        # schemas, whose rendering the provider does not publish, so they take it (scaling every count would
-        # spread it over the system prompt and the history).
+        # schemas, whose rendering the provider does not publish (or which the log does not give: tools that
+        # are not a list), so they take it (scaling every count would spread it over the system prompt and the
+        # history: x2.46 for a call whose 700 tokens of tools were unknown).
         return PlanCounts(sys_t, target - rest, counts, overhead, 1.0, tools_estimate=tools_t)
     scaled = scaled_to([sys_t, tools_t, *counts], target)
     return PlanCounts(scaled[0], scaled[1], scaled[2:], overhead, target / whole)

@@ -1041,3 +1041,23 @@ def test_plan_on_a_folder_looks_at_the_newest_sessions_last_call(tmp_path: Path)
     assert code == 0, out
     # ("new"'s last call: a.jsonl is read first, so its calls are #1-#3)
     assert out.splitlines()[0].startswith(f"{a}  #3 (line 3)"), out.splitlines()[0]
+
+
+def test_a_call_whose_tools_are_not_in_the_log_is_planned_unscaled(tmp_path: Path) -> None:
+    """`tools` that are not a list are unknown: plan counted them as 0 and scaled every message to the reported
+    prompt (x2.46).  With the model's own tokenizer the gap is the tools', as for logged tools: the system prompt
+    and the messages keep their exact counts, the same as in an identical call that logs its tools."""
+    tool = {"type": "function", "function": {"name": "read", "description": "Read a file. " * 40,
+                                             "parameters": {"type": "object", "properties": {}}}}
+    msgs = [{"role": "system", "content": "You fix tests. " * 20}, {"role": "user", "content": "Fix it. " * 30}]
+    good = {"request": {"model": "gpt-4o", "messages": msgs, "tools": [tool]},
+            "response": {"id": "c1", "usage": {"prompt_tokens": 2000, "completion_tokens": 5}}}
+    bad = {**good, "request": {**good["request"], "tools": "x"}, "response": {**good["response"], "id": "c2"}}
+    log = tmp_path / "tools.jsonl"
+    log.write_text(json.dumps(good) + "\n" + json.dumps(bad) + "\n")
+    plans = [json.loads(CliRunner().invoke(main, ["plan", str(log), "--call", n, "--json"]).output) for n in "12"]
+    assert [m["tokens"] for m in plans[1]["messages"]] == [m["tokens"] for m in plans[0]["messages"]]
+    assert plans[1]["before_tokens"] == plans[0]["before_tokens"] == 2000
+    out = CliRunner().invoke(main, ["plan", str(log), "--call", "2"]).output
+    assert "tool schemas sized to the provider's reported prompt" in out and "(not in the log)" in out
+    assert "sizes are" not in out  # (no scaling of every count)

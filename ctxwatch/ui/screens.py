@@ -683,8 +683,10 @@ class PlanScreen(Screen[None]):
         tools_estimate = getattr(self._counts, "tools_estimate", None)
         if tools_estimate is not None:
             # (as plan says it: the model's own tokenizer counted the rest exactly)
-            head.append(f" · tool schemas {tx.tokens(plan.tools_tokens)}: sized to the provider's count "
-                        f"(estimated {tx.tokens(tools_estimate)})", "dim")
+            what = "not in the log" if self._pc is not None and self._pc.tools is None else \
+                f"estimated {tx.tokens(tools_estimate)}"
+            head.append(f" · tool schemas {tx.tokens(plan.tools_tokens)}: sized to the provider's count ({what})",
+                        "dim")
         elif abs(scale - 1.0) >= 0.005:
             # (why these sizes differ from the detail view's: they are scaled to what the provider counted)
             head.append(f" · sizes ×{scale:.2f}: scaled to the provider's count ({self.call.tokenizer} counts "
