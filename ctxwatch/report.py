@@ -132,8 +132,9 @@ def session_totals(calls: list[Call], costs: list[Decimal | None] | None = None)
     ``input_tokens`` (whole prompts, cache reads and writes included: OpenAI's ``prompt_tokens``),
     ``input_uncached_tokens`` (neither read from nor written to the cache: Anthropic's and ccusage's
     ``input_tokens``), ``output_tokens``, ``cache_read_tokens``,
-    ``cache_write_tokens`` (each the sum over the calls that report it; ``null`` when none does: unknown, never
-    0), ``peak_prompt_tokens`` (main context), ``cost_usd`` (``null`` when any call of the session could not be
+    ``cache_write_tokens`` (each the sum over the calls that report it, the prompt's three parts over the calls
+    that report a prompt, so that they add up to it; ``null`` when none does: unknown, never 0),
+    ``peak_prompt_tokens`` (main context), ``cost_usd`` (``null`` when any call of the session could not be
     priced), ``run_totals`` (the log's own totals for the whole run when no call reports usage, see
     :func:`_run_totals`; else ``null``). ``costs`` are the calls' costs if already computed.
     """
@@ -157,9 +158,12 @@ def session_totals(calls: list[Call], costs: list[Decimal | None] | None = None)
             s["calls_with_usage"] += 1
             # (a reported prompt of 0 is no prompt size, see analysis._implausible: not summed as one)
             prompt = u.prompt_total if u.prompt_total else None
-            for name, v in (("input_tokens", prompt), ("input_uncached_tokens", u.input_uncached),
-                            ("output_tokens", u.output), ("cache_read_tokens", u.cache_read),
-                            ("cache_write_tokens", u.cache_write)):
+            # (the prompt's parts are summed over the calls whose prompt is known, so that they add up to
+            # input_tokens: a call whose prompt a damaged part made unknown adds none of its parts)
+            parts = (u.input_uncached, u.cache_read, u.cache_write) if prompt is not None else (None, None, None)
+            for name, v in (("input_tokens", prompt), ("input_uncached_tokens", parts[0]),
+                            ("output_tokens", u.output), ("cache_read_tokens", parts[1]),
+                            ("cache_write_tokens", parts[2])):
                 if v is not None:
                     s[name] = (s[name] or 0) + v
         p = c.prompt_tokens

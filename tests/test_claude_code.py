@@ -1222,3 +1222,28 @@ def test_the_text_totals_sum_the_parts_over_the_calls_that_have_the_prompt(tmp_p
     assert total.startswith(f"total: prompt {prompt:,} (uncached {prompt - read - write_:,}, cache read {read:,}, "
                             f"cache write {write_:,}) · output {sum(c['output'] for c in ref.values()):,} · cost ~$")
     assert total.endswith("; left out of the token sums: 1 call with an unknown prompt")
+
+
+def test_session_totals_sum_the_parts_over_the_calls_with_a_prompt(tmp_path: Path) -> None:
+    """report --json's session totals had the same fault as the text total line: with one call's input_tokens
+    damaged (-5) its prompt is unknown and left out of input_tokens, but its cache reads were still summed, so
+    cache_read_tokens (207,598) came to more than input_tokens (198,896).  Expected sums from the independent
+    reader, without the damaged call."""
+    from ctxwatch.report import report_json
+    from ctxwatch.run import load_run
+
+    sample = Path(__file__).resolve().parents[1] / "sample_logs" / "claude_code_session.jsonl"
+    raw = sample.read_text().splitlines()
+    ref = reference_calls(sample)
+    line = min(c["line"] for c in ref.values())
+    mid = json.loads(raw[line - 1])["message"]["id"]
+    for i, text in enumerate(raw):
+        d = json.loads(text)
+        if d.get("type") == "assistant" and d["message"].get("id") == mid:
+            d["message"]["usage"]["input_tokens"] = -5
+            raw[i] = json.dumps(d)
+    (s,) = report_json(load_run(str(write(tmp_path, "bad.jsonl", "\n".join(raw) + "\n"))))["sessions"]
+    rest = [c for c in ref.values() if c["line"] != line]
+    prompt, read, write_ = (sum(c[k] for c in rest) for k in ("prompt", "cache_read", "cache_write"))
+    assert (s["input_tokens"], s["cache_read_tokens"], s["cache_write_tokens"], s["input_uncached_tokens"]) == (
+        prompt, read, write_, prompt - read - write_)
