@@ -1111,7 +1111,8 @@ def _forecast(cs: list[Call], st: Settings, points: list[tuple[int, int]], times
     if slope is None or slope <= 0:
         notes.append(f"prompt not growing ({_n(slope)} tokens/call)")
     if fc.seconds_per_call is None:
-        notes.append("no timestamps")
+        # (calls that all share one timestamp give no time between calls either, but they have timestamps)
+        notes.append("no time between the calls: they share one timestamp" if len(times) > 1 else "no timestamps")
     for name, thr in (("trigger", fc.trigger_tokens), ("budget", fc.budget_tokens),
                       ("window", fc.window_limit_tokens)):
         k = _calls_to(occ, thr, slope)

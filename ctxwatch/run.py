@@ -68,10 +68,12 @@ def _sanitize(pc: ParsedCall) -> list[Issue]:
     """Make a parsed call's numbers sane in place (negative, huge or non-integer counts, and cache counts above
     the prompt they are part of -> unknown); return the issues."""
     u = pc.usage
+    null_output = "output tokens null (not a number)" if pc.extra.get("output_null") else None
     try:
-        if (u is None or (all(v is None or (v.__class__ is int and 0 <= v < MAX_TOKENS) for v in (
-                u.prompt_total, u.input_uncached, u.cache_read, u.cache_write, u.output, u.reasoning,
-                u.cache_write_1h, u.web_searches))
+        if null_output is None and (u is None or (all(v is None or (v.__class__ is int and 0 <= v < MAX_TOKENS)
+                                                      for v in (u.prompt_total, u.input_uncached, u.cache_read,
+                                                                u.cache_write, u.output, u.reasoning,
+                                                                u.cache_write_1h, u.web_searches))
                 and (u.prompt_total is None or (u.cache_read or 0) + (u.cache_write or 0) <= u.prompt_total)
                 and (u.cache_write_1h is None or u.cache_write_1h <= (u.cache_write or 0)))) \
                 and (pc.window is None or (pc.window.__class__ is int and 0 < pc.window < MAX_TOKENS)) \
@@ -80,7 +82,7 @@ def _sanitize(pc: ParsedCall) -> list[Issue]:
             return []  # the common case, checked without building anything
     except TypeError:
         pass  # not a number: the field-by-field check below says what it is
-    bad: list[str] = []
+    bad: list[str] = [null_output] if null_output else []
     if pc.usage is not None:
         fields_ = {f: getattr(pc.usage, f) for f in ("prompt_total", "input_uncached", "cache_read", "cache_write",
                                                        "output", "reasoning", "cache_write_1h", "web_searches")}

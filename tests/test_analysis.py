@@ -903,3 +903,12 @@ def test_a_forecast_under_a_second_says_so(tmp_path: Path) -> None:
                window=100_000)
     assert main_analysis(run).forecast.text().startswith("441 calls / under 1 s to trigger · 561 calls / ~1 s to "
                                                          "budget")
+
+
+def test_calls_sharing_one_timestamp_are_not_said_to_have_none(tmp_path: Path) -> None:
+    """Every call logged at the same instant: the forecast said "(no timestamps)", though every call has one;
+    it says there is no time between the calls."""
+    run = load(write(tmp_path, [rec(i, 1000 + 100 * i, tools=[TOOL1], step=0.0) for i in range(30)]),
+               window=100_000)
+    text = main_analysis(run).forecast.text()
+    assert text.endswith("(no time between the calls: they share one timestamp)") and "~" not in text.split("(")[0]

@@ -859,9 +859,12 @@ def test_a_null_final_output_is_unknown_not_the_placeholder(tmp_path: Path) -> N
     doc = report_json(load_run(str(write(tmp_path, "s1.jsonl", recs))))
     (call,) = doc["calls"]
     assert (call["completion_tokens_reported"], call["cost_usd"], doc["sessions"][0]["cost_usd"]) == (None, None, None)
+    # (reported on the final line, as a Codex null is: why the call is not priced)
+    assert [(i["line"], i["kind"], i["message"]) for i in doc["issues"]] == [
+        (4, "implausible_value", "output tokens null (not a number): treated as unknown")]
     del recs[3]["message"]["usage"]["output_tokens"]  # (no key: the placeholder's 8 stands)
     doc = report_json(load_run(str(write(tmp_path, "s2.jsonl", recs))))
-    assert doc["calls"][0]["completion_tokens_reported"] == 8
+    assert doc["calls"][0]["completion_tokens_reported"] == 8 and doc["issues"] == []
 
 
 def test_a_valid_final_output_still_beats_the_placeholder(tmp_path: Path) -> None:

@@ -738,6 +738,10 @@ class ClaudeCodeReader(Reader):
         extra["lines"] = call.lines
         if call.best_line and call.best_line != call.line:
             extra["usage_line"] = call.best_line  # (an issue about the usage names the line it came from)
+        if call.best_out == _DAMAGED_RANK and call.best is not None and call.best.get("output_tokens") is None:
+            extra["output_null"] = True  # (a null final count: run._sanitize reports it, as it reports damage)
+        else:
+            extra.pop("output_null", None)
         history = call.history
         if history is None and not call.lazy:
             # A late line of an older call: rebuild its history once, without caching it.

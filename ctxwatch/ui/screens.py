@@ -1009,7 +1009,7 @@ HELP_KEYS: tuple[tuple[str, str], ...] = (
     ("i", "every input problem: bad lines and notes, with their messages"),
     ("s", "save an SVG screenshot in the current folder"),
     ("x", "export the calls table as CSV in the current folder"),
-    ("esc", "skip to the backfill's last 8 MiB (whole lines); clear the filter"),
+    ("esc", "skip to the backfill's last 8 MiB; clear the filter"),
     ("ctrl+p", "command palette (every action)"),
     ("?", "this help"),
     ("q  ctrl+c", "quit"),
