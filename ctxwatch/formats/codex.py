@@ -118,15 +118,13 @@ def _counts(block: Any) -> tuple[int, int, int, int, int] | None:
             every counter as an integer; a key it does not write is 0, but a ``null`` says the count is unknown,
             and reading it as 0 made a call's output 0 and its cost that of its prompt alone.)
     """
-    if not isinstance(block, dict):
+    counts = _surviving_counts(block)
+    if counts is None:
         return None
-    out = []
-    for k in _FIELDS:
-        v = usage_count(block[k]) if k in block else 0
-        if not _is_count(v):
-            raise _NotACount(k, v)
-        out.append(v)
-    return tuple(out)  # type: ignore[return-value]
+    for k, v in zip(_FIELDS, counts, strict=True):
+        if v is None:
+            raise _NotACount(k, usage_count(block[k]))  # (the value as read, for the message)
+    return counts  # type: ignore[return-value]
 
 
 def _surviving_counts(block: Any) -> tuple[int | None, ...] | None:

@@ -53,6 +53,7 @@ from ctxwatch.ui.screens import (
     IssuesScreen,
     PlanScreen,
     SessionPicker,
+    listed_issues,
     unique_path,
 )
 from ctxwatch.ui.widgets import (
@@ -1219,7 +1220,7 @@ class CtxwatchApp(App[None]):
     def input_problems(self) -> list[Issue]:
         """The input problems shown: the run's issues (``reset`` markers left out), then a note for each file of
         the followed folder(s) that is not read (in no known format, compressed), as ``report`` lists them."""
-        return [i for i in self.issues if i.kind != "reset"] + self.folder_notes
+        return listed_issues(self.issues) + self.folder_notes
 
     def _issues_several(self) -> bool:
         """True when the run's problems may come from more than one file (joined batch files, problems of
