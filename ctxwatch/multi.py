@@ -21,7 +21,7 @@ from ctxwatch.config import Settings
 from ctxwatch.formats import FormatSpec, get_format
 from ctxwatch.model import Call, Issue
 from ctxwatch.parallel import ParallelReadError, fork_map, worker_start, workers_for
-from ctxwatch.run import LogError, Run, UnknownFormat, check_log_file, format_mismatch, resolve_spec
+from ctxwatch.run import JsonArray, LogError, Run, UnknownFormat, check_log_file, format_mismatch, resolve_spec
 
 #: Bytes of logs per worker task: small enough to balance the workers, large enough that the per-task
 #: overhead (pickling the parsed calls back) stays small.
@@ -34,6 +34,8 @@ LOG_SUFFIXES = (".jsonl", ".json", ".traj", ".eval")
 COMPRESSED_SUFFIXES = tuple(f"{s}{z}" for s in LOG_SUFFIXES for z in (".gz", ".bz2", ".xz", ".zst"))
 #: The message of a compressed log's ``skipped_file`` note (matched to count those notes).
 COMPRESSED_NOTE = "compressed log: not read; decompress it to include it"
+#: How the ``skipped_file`` note of a file holding one JSON array of records begins (:class:`JsonArray`).
+JSON_ARRAY_NOTE = "one JSON array of "
 
 
 def list_logs(folder: str, skipped: list[Issue] | None = None) -> list[str]:
@@ -269,6 +271,10 @@ def _nothing_read(paths: list[str], skipped: list[Issue]) -> LogError:
         others = f" (and {len(compressed) - 1} more)" if len(compressed) > 1 else ""
         return LogError(f"{where}: no log could be read: {compressed[0].path} is compressed{others}; decompress "
                         "it first")
+    arrays = [i for i in skipped if i.message.startswith(JSON_ARRAY_NOTE)]
+    if arrays:  # (the way to read it is worth more than "no log")
+        what = arrays[0].message.removesuffix("; skipped")
+        return LogError(f"{where}: no log could be read: {arrays[0].path} is {what}")
     return LogError(f"{where}: no log in a recognised format")
 
 
@@ -276,6 +282,8 @@ def skipped_note(path: str, why: LogError | None) -> Issue:
     """The issue of a file in a folder that is not read: unreadable (with the reason) or in no known format."""
     if why is not None and not isinstance(why, UnknownFormat):
         return Issue(path, 0, "unreadable", str(why))
+    if isinstance(why, JsonArray):
+        return Issue(path, 0, "skipped_file", f"{str(why).removeprefix(f'{path}: ')}; skipped")
     return Issue(path, 0, "skipped_file", "format not recognised; skipped")
 
 

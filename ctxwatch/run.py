@@ -21,7 +21,7 @@ from typing import Any
 
 from ctxwatch.accounting import Accountant
 from ctxwatch.config import Settings
-from ctxwatch.formats import FormatSpec, Output, Reader, detect, get_format, sniff_file
+from ctxwatch.formats import FormatSpec, Output, Reader, array_of_records, detect, get_format, sniff_file
 from ctxwatch.formats.canonical import copy_rank
 from ctxwatch.jsonstream import Record, decode_line, iter_records, read_document, show_value
 from ctxwatch.model import Call, Issue, ParsedCall, Resolved, Usage
@@ -162,6 +162,11 @@ class LogError(Exception):
 
 class UnknownFormat(LogError):
     """No format recognises the file (it can be read)."""
+
+
+class JsonArray(UnknownFormat):
+    """The file is one JSON array of records of a known format (:func:`~ctxwatch.formats.array_of_records`):
+    not read, and the message says how to convert it to one record per line."""
 
 
 @dataclass
@@ -684,6 +689,12 @@ def resolve_spec(path: str, fmt: str | None) -> FormatSpec:
                                     "ctxwatch report -")
             if not sn.values and sn.document is None and sn.head.strip():
                 why = "; none of its first lines is JSON"
+            array = array_of_records(sn)
+            if array is not None:
+                n, elements = array
+                raise JsonArray(f"{path}: one JSON array of {n:,} {elements.name} record{'s' if n != 1 else ''}, "
+                                "not one record per line: convert it with  jq -c '.[]' FILE > FILE.jsonl  (or "
+                                "pipe it in:  jq -c '.[]' FILE | ctxwatch report -)")
         except OSError:
             pass
         raise UnknownFormat(f"{path}: format not recognised{why} (see `ctxwatch formats`, or pass --format NAME)")

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import re
 import shutil
 from pathlib import Path
 
+import orjson
 import pytest
 
 from ctxwatch import multi, parallel
@@ -457,3 +459,43 @@ def test_a_copy_that_says_less_in_another_file_does_not_replace_the_call(tmp_pat
         monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 0)
     run = multi.load_many([str(tmp_path)], None, Settings(), parallel=parallel_read)
     assert [(Path(c.source.path).name, c.usage.output if c.usage else None) for c in run.calls] == [("a.jsonl", 299)]
+
+
+def test_a_json_array_of_records_says_how_to_convert_it(tmp_path: Path) -> None:
+    """A log saved as one JSON array (``json.dump(records)``, ``jq -s``) said "format not recognised".  It now
+    names what it holds and how to read it, alone, in a folder beside a log, and in a folder of its own; an
+    array of things that are not records of a format is still not recognised."""
+    from ctxwatch.run import JsonArray, LogError, resolve_spec
+
+    sample = Path(__file__).resolve().parents[1] / "sample_logs" / "openai_chat_demo.jsonl"
+    lines = [ln for ln in sample.read_bytes().splitlines() if ln.strip()]
+    records = [orjson.loads(ln) for ln in lines]
+    pretty = tmp_path / "calls.json"
+    pretty.write_text(json.dumps(records, indent=2))
+    one_line = tmp_path / "calls-compact.json"
+    one_line.write_bytes(orjson.dumps(records))
+    for f in (pretty, one_line):
+        with pytest.raises(JsonArray, match=rf"^{re.escape(str(f))}: one JSON array of {len(lines)} canonical records, "
+                                            r"not one record per line: convert it with  jq -c '\.\[\]' FILE"):
+            resolve_spec(str(f), None)
+    # The advice works: one record per line reads every call.
+    converted = tmp_path / "converted.jsonl"
+    converted.write_bytes(b"\n".join(orjson.dumps(r) for r in records) + b"\n")
+    assert len(load_run(str(converted)).calls) == len(lines)
+    folder = tmp_path / "mixed"
+    folder.mkdir()
+    shutil.copy(pretty, folder / "calls.json")
+    shutil.copy(converted, folder / "run.jsonl")
+    run = multi.load_many([str(folder)], None, Settings())
+    assert len(run.calls) == len(lines)
+    assert [(Path(i.path).name, i.kind, i.message.split(",")[0]) for i in run.issues] == [
+        ("calls.json", "skipped_file", f"one JSON array of {len(lines)} canonical records")]
+    (folder / "run.jsonl").unlink()
+    with pytest.raises(LogError, match=r"no log could be read: .*calls\.json is one JSON array of "):
+        multi.load_many([str(folder)], None, Settings())
+    for junk in (b"[1, 2]\n", b'[{"a": 1}]\n', b"[]\n"):
+        other = tmp_path / "other.json"
+        other.write_bytes(junk)
+        with pytest.raises(LogError, match="format not recognised") as exc:
+            resolve_spec(str(other), None)
+        assert not isinstance(exc.value, JsonArray)

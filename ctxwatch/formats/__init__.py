@@ -280,6 +280,25 @@ def detect(path: str) -> FormatSpec | None:
     return best if score >= 0.3 else None
 
 
+def array_of_records(sn: Sniff) -> tuple[int, FormatSpec] | None:
+    """``(elements, format)`` when the sniffed file is one JSON array (pretty-printed, or on one line) whose
+    elements are records of a format read line by line (``json.dump(records)``, ``jq -s``, an export); else
+    ``None``.  Such a file is not read as a log (ctxwatch re-reads message bodies by the byte range of their
+    line), but the error can say how to convert it rather than "format not recognised"."""
+    array = sn.document if isinstance(sn.document, list) else None
+    if array is None and len(sn.values) == 1 and isinstance(sn.values[0], list):
+        array = sn.values[0]
+    if not array:
+        return None
+    records = [v for v in array[:QUICK_SNIFF_VALUES] if isinstance(v, dict)]
+    if not records:
+        return None
+    best, score = _best(Sniff(sn.path, records, None, b""))
+    if best is None or score < 0.3 or best.document:
+        return None
+    return len(array), best
+
+
 #: Records decoded for the first look at a file, and the score that makes that look final.  A format's
 #: sniff gives >= 0.9 only for records that carry its own envelope (every sniff's docstring), so more
 #: records cannot change a sure answer to another format in the samples; less sure answers get 50 records.
