@@ -223,6 +223,24 @@ async def test_i_lists_every_input_problem_with_its_line_kind_and_message(tmp_pa
         assert [(r[0], r[1]) for r in cells(screen)[-2:]] == [("9", "invalid_json"), ("10", "invalid_json")]
 
 
+async def test_the_side_panel_counts_input_problems_as_the_header_does(tmp_path: Path) -> None:
+    """A line with NUL bytes that is also not JSON has two issues but is one bad line: the header said "1 bad
+    line" while the side panel said "Input problems (2)".  Both now count lines, as ``ctxwatch check`` does."""
+    sample = Path(__file__).resolve().parents[1] / "sample_logs" / "openai_chat_demo.jsonl"
+    path = tmp_path / "nul.jsonl"
+    path.write_bytes(b'{"a\x00b" oops\n' + b"".join(sample.read_bytes().splitlines(keepends=True)[:3]))
+    app = CtxwatchApp(str(path))
+    async with app.run_test(size=(160, 70)) as pilot:
+        await loaded(pilot, 3)
+        assert [(i.line, i.kind) for i in app.input_problems()] == [(1, "nul_bytes"), (1, "invalid_json")]
+        assert "\nInput problems (1 bad line)\n" in str(app.main.query_one("#side").render())
+        assert "1 bad line" in " ".join(str(app.main.query_one("#status").render()).split())
+    app = CtxwatchApp(str(path))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await loaded(pilot, 3)
+        assert "Input problems (1) new" in side(app)  # (the rest of the row is cut at 80 columns)
+
+
 async def test_the_input_problems_of_joined_batch_files_name_their_file(tmp_path: Path) -> None:
     """Batch files are one run read from two files: each problem names its file, as `check` does.  A failed
     request's error message is the batch file's own text: its markup and escape codes are shown literally."""
@@ -248,7 +266,7 @@ async def test_the_input_problems_of_joined_batch_files_name_their_file(tmp_path
     async with app.run_test(size=(160, 70)) as pilot:
         assert await wait_for(pilot, lambda: app.loaded and len(app.issues) == 3, 10.0)
         await pilot.pause()
-        assert "\nInput problems (3)\n" in str(app.main.query_one("#side").render())  # (the full text)
+        assert "\nInput problems (1 bad line, 2 notes)\n" in str(app.main.query_one("#side").render())
         assert "i lists them all: file, line, message" in side(app)
         await pilot.press("i")
         screen = app.screen

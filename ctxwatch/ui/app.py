@@ -30,7 +30,7 @@ from textual.worker import get_current_worker
 
 from ctxwatch.analysis import Flag
 from ctxwatch.config import Settings
-from ctxwatch.model import Call, Issue, tally_issues
+from ctxwatch.model import Call, Issue, counted_issues, tally_issues
 from ctxwatch.ui import text as tx
 from ctxwatch.ui.feed import SWEEP_INTERVAL, BatchFeed, LogFeed, is_batch_set, log_files
 from ctxwatch.ui.messages import (
@@ -591,7 +591,7 @@ class CtxwatchApp(App[None]):
             out.append_text(tx.literal(analysis.forecast.text(), limit=300))
             out.append("\n")
         bad = self.input_problems()
-        out.append(f"\nInput problems ({len(bad)})\n", "bold")
+        out.append(f"\nInput problems{_problem_count(bad)}\n", "bold")
         if not bad:
             out.append("none\n", "dim")
         for i in reversed(bad[-SIDE_ISSUES:]):
@@ -617,7 +617,7 @@ class CtxwatchApp(App[None]):
         if analysis is not None and not self.analysis_error:
             forecast = Text.assemble(("Forecast ", "bold"), tx.literal(analysis.forecast.text(), limit=300))
         bad = self.input_problems()
-        problems = Text.assemble((f"Input problems ({len(bad)}) ", "bold"))
+        problems = Text.assemble((f"Input problems{_problem_count(bad, short=True)} ", "bold"))
         if bad:
             problems.append("newest: ", "yellow")
             problems.append_text(_where(bad[-1]))
@@ -1351,6 +1351,14 @@ def _is_subagent_file(path: str) -> bool:
     from ctxwatch.formats.claude_code import is_subagent_file
 
     return is_subagent_file(path)
+
+
+def _problem_count(problems: list[Issue], *, short: bool = False) -> str:
+    """`` (3 bad lines)`` or `` (1 bad line, 2 notes)`` after the side panel's "Input problems" (``short``: the
+    sum, `` (3)``), counted as the header and ``ctxwatch check`` count them (a line with two issues is one bad
+    line, so the count can be lower than the entries listed); `` (0)`` for none."""
+    bad, notes = tally_issues(problems)
+    return f" ({bad + notes})" if short or not problems else f" ({counted_issues(bad, notes)})"
 
 
 def _where(issue: Issue) -> Text:
