@@ -1364,16 +1364,23 @@ async def test_side_panel_keeps_every_section_in_sight_at_80x24(log: Path) -> No
         assert "no compaction followed for 3 calls (end of log)" in text  # (the reasons whole)
 
 
-async def test_footer_shows_every_key_at_80_columns(log: Path) -> None:
-    """At 80 columns the footer's spacing and palette key pushed s (SVG), x (CSV) and ? (help) off screen."""
+async def test_footer_keys_fit_the_width(log: Path) -> None:
+    """At 80 columns the footer's spacing and palette key pushed s (SVG), x (CSV) and ? (help) off screen; and
+    it never showed Enter (a call's messages) or i (input problems).  Below 124 columns the footer gives the
+    room of t, s and x (listed by ? and the palette) to Enter and i; from 124 it shows every key, spaced."""
     from textual.widgets._footer import FooterKey
 
+    main_keys = {"enter", "q", "f", "p", "e", "slash", "c", "i", "question_mark"}
     app = CtxwatchApp(str(log))
     async with app.run_test(size=(80, 24)) as pilot:
         await loaded(pilot, 12)
-        keys = {k.key: k.region for k in app.main.query(FooterKey)}
-        assert {"q", "f", "p", "t", "e", "slash", "c", "s", "x", "question_mark"} <= set(keys)
-        assert all(r.right <= 80 and r.width > 0 for r in keys.values()), keys
+        for width, shown in ((80, main_keys), (123, main_keys), (124, main_keys | {"t", "s", "x"}), (80, main_keys)):
+            await pilot.resize_terminal(width, 24)
+            await pilot.pause()
+            await pilot.pause()
+            keys = {k.key: k.region for k in app.main.query(FooterKey) if not k.has_class("-command-palette")}
+            assert set(keys) == shown, width
+            assert all(r.right <= width and r.width > 0 for r in keys.values()), (width, keys)
 
 
 async def test_chart_line_names_are_not_drawn_over_the_data(demo_log: Path) -> None:

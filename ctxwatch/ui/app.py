@@ -227,8 +227,7 @@ class CtxwatchApp(App[None]):
         Binding("slash", "filter", "Filter"),
         Binding("c", "cycle_context", "Context"),
         Binding("o", "sessions", "Sessions", show=False),
-        # (not in the footer: at 80 columns it has no room left; the side panel and the help name the key)
-        Binding("i", "issues", "Input problems", show=False),
+        Binding("i", "issues", "Problems", tooltip="Input problems: every bad line and note"),
         Binding("s", "save_svg", "SVG"),
         Binding("x", "export_csv", "CSV"),
         Binding("question_mark", "help", "Help"),

@@ -23,7 +23,7 @@ from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 from textual import events
-from textual.app import RenderResult
+from textual.app import ComposeResult, RenderResult
 from textual.binding import Binding, BindingType
 from textual.geometry import Size
 from textual.message import Message
@@ -32,6 +32,7 @@ from textual.strip import Strip
 from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Footer, Static
+from textual.widgets._footer import FooterKey  # (the footer's key widget: not exported by textual.widgets)
 from textual_plotext import PlotextPlot
 
 from ctxwatch.config import Settings
@@ -377,7 +378,7 @@ class CallsTable(ScrollView, can_focus=True):
         Binding("pagedown", "page_down", "Page down", show=False),
         Binding("home,g,ctrl+home", "scroll_top", "First call", show=False),
         Binding("end,G,ctrl+end", "scroll_bottom", "Newest call", show=False),
-        Binding("enter", "select", "Detail", show=False),
+        Binding("enter", "select", "Detail"),
     ]
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {"calls-table--header", "calls-table--cursor"}
@@ -924,9 +925,31 @@ def _int_ticks(lo: float, hi: float, most: int) -> list[float]:
 FOOTER_COMPACT_WIDTH = 100
 
 
+#: Actions whose keys the footer shows only from :data:`FOOTER_ALL_KEYS_WIDTH` columns: below, their room goes
+#: to Enter (a call's messages) and ``i`` (input problems); the help (``?``) and the palette list them.
+WIDE_ONLY_ACTIONS = frozenset({"toggle_xaxis", "save_svg", "export_csv"})
+#: Columns from which the main screen's footer shows every key with its spacing and the palette key
+#: (measured: the spaced keys end at column 111, and the palette key needs 12 more).
+FOOTER_ALL_KEYS_WIDTH = 124
+
+
 class AdaptiveFooter(Footer):
     """The key footer of every screen: compact, without the palette key, below :data:`FOOTER_COMPACT_WIDTH`
-    columns (at 80 columns the spacing pushed the last keys, such as ``?`` or ``q``, off screen)."""
+    columns (at 80 columns the spacing pushed the last keys, such as ``?`` or ``q``, off screen), and without
+    the keys of :data:`WIDE_ONLY_ACTIONS` below :data:`FOOTER_ALL_KEYS_WIDTH`."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._narrow = False
+
+    def compose(self) -> ComposeResult:
+        """Textual's footer keys, less the wide-only ones when narrow."""
+        keys = list(super().compose())
+        if self._narrow:
+            keys = [k for k in keys if not (isinstance(k, FooterKey) and k.action in WIDE_ONLY_ACTIONS)]
+            self.styles.grid_size_columns = sum(isinstance(k, FooterKey) and not k.has_class("-command-palette")
+                                                for k in keys)
+        yield from keys
 
     def on_mount(self) -> None:
         """Fit the terminal's width at once."""
@@ -938,9 +961,12 @@ class AdaptiveFooter(Footer):
 
     def _fit(self, width: int) -> None:
         compact = width < FOOTER_COMPACT_WIDTH
-        if self.compact != compact:
+        narrow = width < FOOTER_ALL_KEYS_WIDTH
+        if self.compact != compact or self._narrow != narrow:
             self.compact = compact
             self.show_command_palette = not compact
+            self._narrow = narrow
+            self.refresh(recompose=True)
 
 
 #: Width of a call's bar in x units (calls are 1 apart): gaps between bars keep the calls apart.
