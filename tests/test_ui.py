@@ -594,11 +594,11 @@ async def test_the_session_counter_counts_sessions_not_subagent_files(tmp_path: 
     async with app.run_test(size=(160, 40)) as pilot:
         assert await wait_for(pilot, lambda: app.log_path == str(s2) and app.loaded and len(app.calls) == 3)
         assert app.sessions == [str(s2), str(sub), str(s1)]
-        assert "(session 1/2, auto)" in status(app)
+        assert "(session 1/2, auto · o: sessions)" in status(app)
         await pilot.press("o")
         await pilot.press("down", "down", "enter")  # auto, s2, agent-a1
         assert await wait_for(pilot, lambda: app.log_path == str(sub) and app.loaded and len(app.calls) == 1)
-        assert "(subagent of session 2/2, picked)" in status(app)
+        assert "(subagent of session 2/2, picked · o: sessions)" in status(app)
 
 
 async def test_a_subagent_file_beside_its_session_is_not_a_session(tmp_path: Path) -> None:
@@ -609,7 +609,7 @@ async def test_a_subagent_file_beside_its_session_is_not_a_session(tmp_path: Pat
     app = CtxwatchApp(str(folder))
     async with app.run_test(size=(160, 40)) as pilot:
         assert await wait_for(pilot, lambda: app.log_path == str(s1) and app.loaded and len(app.calls) == 2)
-        assert app.sessions == [str(agent), str(s1)] and "(session 1/1, auto)" in status(app)
+        assert app.sessions == [str(agent), str(s1)] and "(session 1/1, auto · o: sessions)" in status(app)
 
 
 async def test_folder_takes_over_a_newer_session(tmp_path: Path) -> None:
@@ -651,10 +651,10 @@ async def test_a_folder_of_no_logs_says_so_once(tmp_path: Path) -> None:
         assert app.notice == ("no logs in this folder yet (2 files in no known format, or compressed: decompress "
                               "to read); waiting")
         shown = status(app)
-        assert "(no log yet, auto)" in shown and "reading" not in shown and "waiting" not in shown
+        assert "(no log yet, auto · o: sessions)" in shown and "reading" not in shown and "waiting" not in shown
         write_log(folder / "run.jsonl", 2, turn_words=5)
         assert await wait_for(pilot, lambda: app.loaded and len(app.calls) == 2, 6.0)
-        assert "(session 1/1, auto)" in status(app)
+        assert "(session 1/1, auto · o: sessions)" in status(app)
 
 
 async def test_exports_do_not_land_in_a_followed_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -1049,7 +1049,7 @@ async def test_several_session_files_are_sessions_newest_followed(tmp_path: Path
     async with app.run_test(size=(120, 40)) as pilot:
         assert await wait_for(pilot, lambda: app.log_path == str(new) and app.loaded and len(app.calls) == 3)
         assert app.batch_files is None and app.sessions == [str(new), str(old)]
-        assert "new.jsonl (session 1/2, auto)" in status(app)
+        assert "new.jsonl (session 1/2, auto · o: sessions)" in status(app)
         await pilot.press("o")
         assert isinstance(app.screen, SessionPicker)
         await pilot.press("down", "down", "enter")  # auto, new, old

@@ -454,7 +454,9 @@ class CtxwatchApp(App[None]):
         if self.batch_files is not None and not compact:
             file_seg.append(" (joined by custom_id)", "dim")
         elif self.multi and not compact:
-            file_seg.append(f" ({self._session_pos()}, {'auto' if self.auto_session else 'picked'})", "dim")
+            # (o, the key that picks another session, has no room in an 80-column footer: named here)
+            file_seg.append(f" ({self._session_pos()}, {'auto' if self.auto_session else 'picked'} · o: sessions)",
+                            "dim")
         n_view, n_all = len(self.view), len(self.calls)
         calls_seg = Text(f"{n_all:,} call{'s' if n_all != 1 else ''}")
         ctx_seg = Text()
