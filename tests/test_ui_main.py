@@ -312,7 +312,7 @@ async def test_files_left_out_of_a_folder_are_input_problems(tmp_path: Path) -> 
         assert await wait_for(pilot, lambda: len(app.folder_notes) == 2, 10.0)
         await pilot.pause()
         assert "0 bad lines, 2 notes" in str(app.query_one("#status").render())
-        assert "Input problems (2) newest: notes.jsonl: skipped_file" in side(app)  # (named by file, not line 0)
+        assert "Input problems (2) newest: notes.jsonl: skipped_f" in side(app)  # (named by file, not line 0)
         await pilot.press("i")
         screen = app.screen
         assert isinstance(screen, IssuesScreen)
