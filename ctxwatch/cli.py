@@ -231,7 +231,7 @@ def report_cmd(paths: tuple[str, ...], config: str | None, window: int | None, b
     from ctxwatch.model import tally_issues
 
     bad, notes = tally_issues(run.issues)
-    counted = f" ({counted_issues(bad, notes)})" if notes or bad != len(doc["issues"]) else ""
+    counted = f" ({counted_issues(bad, notes)})" if doc["issues"] else ""
     _echo(f"{clean(doc['file'])}  format={'+'.join(doc['formats'])}  calls={len(doc['calls'])}  "
           f"issues={len(doc['issues'])}{counted}")
     # With several files (a folder, a batch pair) a line number alone does not say where: a file column.

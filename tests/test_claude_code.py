@@ -1094,6 +1094,10 @@ def test_text_report_header_tells_bad_lines_from_notes(tmp_path: Path) -> None:
     log.write_text(log.read_text() + "{not json}\n")
     head = CliRunner().invoke(main, ["report", str(folder)]).output.splitlines()[0]
     assert head.endswith("calls=1  issues=2 (1 bad line, 1 note)")
+    # Bad lines only (no notes): the header still says they are bad lines, as the README says it always does.
+    (folder / "link.jsonl").unlink()
+    head = CliRunner().invoke(main, ["report", str(folder)]).output.splitlines()[0]
+    assert head.endswith("calls=1  issues=1 (1 bad line)")
 
 
 @pytest.mark.parametrize("bad", [-1, "inf"])
