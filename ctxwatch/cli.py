@@ -14,6 +14,7 @@ import contextlib
 import gc
 import os
 import shutil
+import stat
 import sys
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -123,6 +124,10 @@ def watch_cmd(paths: tuple[str, ...], config: str | None, window: int | None, bu
         _echo("ctxwatch: -: the dashboard follows a file and reads keys from the terminal; for piped input use "
               "`ctxwatch report -` or `ctxwatch check -`", err=True)
         sys.exit(EXIT_USAGE)
+    if not headless and (pipe := next((p for p in paths if _is_pipe(p)), None)) is not None:
+        _echo(f"ctxwatch: {clean(pipe)}: a pipe: the dashboard follows a file; `ctxwatch report`, `check` and "
+              "`plan` read a pipe (or save it to a file first)", err=True)
+        sys.exit(EXIT_USAGE)
     for path in (p for p in paths if p != STDIN_NAME):  # (standard input: read by the headless report below)
         if not os.path.lexists(path):
             # One log file about to be written (`demo --write run.jsonl & ctxwatch run.jsonl`): the dashboard
@@ -178,8 +183,8 @@ def report_cmd(paths: tuple[str, ...], config: str | None, window: int | None, b
     """Per-call floor / history / reserve numbers for PATH, headless."""
     if as_json and jsonl:
         raise click.UsageError("--json and --jsonl are two output shapes: choose one")
-    if follow and STDIN_NAME in paths:
-        raise click.UsageError("--follow reads a file as it grows; standard input ('-') is read whole: "
+    if follow and (STDIN_NAME in paths or any(_is_pipe(p) for p in paths)):
+        raise click.UsageError("--follow reads a file as it grows; standard input ('-') or a pipe is read whole: "
                                "drop --follow, or give the log's path")
     if follow and as_json:
         raise click.UsageError("--follow prints JSON lines as calls complete (--jsonl); --json is one document "
@@ -391,21 +396,67 @@ def _restore_sigint(previous: Any) -> None:
 STDIN_NAME = "-"
 
 
-def spool_stdin(paths: tuple[str, ...]) -> tuple[tuple[str, ...], str | None]:
-    """``paths`` with ``-`` replaced by a private temporary copy of standard input (``zcat run.jsonl.gz |
-    ctxwatch report -``), and that copy's path (``None`` without ``-``).
+def _is_pipe(path: str) -> bool:
+    """True for a named pipe given as a path: ``<(zcat run.jsonl.gz)`` (``/dev/fd/63``), ``/dev/stdin`` fed by
+    a pipe, a ``mkfifo`` pipe."""
+    try:
+        return stat.S_ISFIFO(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False
 
-    Calls keep byte offsets into a file, and a pipe can be read once, so standard input is copied to a file
-    first (in chunks: never whole in memory), in a folder only this user can read; it is removed when the
-    command exits.  Exits with status 2 when ``-`` is given twice or standard input is a terminal (nothing
-    piped: reading would wait for typing).
+
+#: Seconds a named pipe given by path may stay without a writer before it is taken as empty: a ``mkfifo`` pipe
+#: nobody writes to would otherwise block the command forever (a process substitution's writer is there at once).
+PIPE_WRITER_WAIT = 1.0
+
+
+def _copy_pipe(path: str, out: Any) -> bool:
+    """Copy the pipe at ``path`` to the binary file ``out`` until its writer closes it; False when no writer
+    came within :data:`PIPE_WRITER_WAIT` seconds, or the writer closed it with nothing written.
+
+    The pipe is opened without blocking (opening a FIFO for reading otherwise waits for a writer, forever if none
+    comes), then read blocking once a writer is there."""
+    import time
+
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        deadline = time.monotonic() + PIPE_WRITER_WAIT
+        while True:
+            try:
+                chunk = os.read(fd, 1 << 20)
+            except BlockingIOError:
+                break  # a writer holds it open: nothing yet
+            if chunk:
+                out.write(chunk)
+                break
+            if time.monotonic() >= deadline:
+                return False  # (end of file every time: no writer, or one that wrote nothing)
+            time.sleep(0.01)
+        os.set_blocking(fd, True)
+        while chunk := os.read(fd, 1 << 20):
+            out.write(chunk)
+        return True
+    finally:
+        os.close(fd)
+
+
+def spool_stdin(paths: tuple[str, ...]) -> tuple[tuple[str, ...], str | None]:
+    """``paths`` with ``-`` (``zcat run.jsonl.gz | ctxwatch report -``) and each named pipe
+    (``ctxwatch report <(zcat in.jsonl.gz) <(zcat out.jsonl.gz)``, ``/dev/stdin``) replaced by a private
+    temporary copy, and the folder of those copies (``None`` when there is none).
+
+    Calls keep byte offsets into a file, and a pipe can be read once, so it is copied to a file first (in
+    chunks: never whole in memory), in a folder only this user can read; it is removed when the command exits.
+    Output names each copy as it was given (``-``, ``/dev/fd/63``).  Exits with status 2 when ``-`` is given
+    twice or standard input is a terminal (nothing piped: reading would wait for typing).
     """
-    if STDIN_NAME not in paths:
+    pipes = [p for p in paths if p != STDIN_NAME and _is_pipe(p)]
+    if STDIN_NAME not in paths and not pipes:
         return paths, None
     if paths.count(STDIN_NAME) > 1:
         _echo("ctxwatch: -: standard input can be read once; give '-' once", err=True)
         sys.exit(EXIT_USAGE)
-    if sys.stdin is None or sys.stdin.isatty():
+    if STDIN_NAME in paths and (sys.stdin is None or sys.stdin.isatty()):
         _echo("ctxwatch: -: standard input is a terminal; pipe a log in (zcat run.jsonl.gz | ctxwatch report -)",
               err=True)
         sys.exit(EXIT_USAGE)
@@ -429,15 +480,28 @@ def spool_stdin(paths: tuple[str, ...]) -> tuple[tuple[str, ...], str | None]:
                 signal.signal(sig, lambda signum, _frame: sys.exit(128 + signum))
         except (ValueError, OSError, AttributeError):  # (not the main thread, or no such signal here)
             pass
-    spool = os.path.join(folder, STDIN_NAME)  # (named "-", so that a file column shows what the user gave)
-    source = getattr(sys.stdin, "buffer", None)
-    with open(spool, "wb") as out:
-        if source is not None:
-            shutil.copyfileobj(source, out, 1 << 20)
-        else:  # a text-only stdin (tests)
-            out.write(sys.stdin.read().encode("utf-8", "surrogateescape"))
-    show_as(spool, STDIN_NAME)
-    return tuple(spool if p == STDIN_NAME else p for p in paths), spool
+    copies: dict[str, str] = {}
+    for n, given in enumerate(dict.fromkeys(p for p in paths if p == STDIN_NAME or p in pipes)):
+        # (each copy in a folder of its own, under the name given, so that a file column shows what the user gave)
+        os.mkdir(os.path.join(folder, str(n)))
+        spool = os.path.join(folder, str(n), STDIN_NAME if given == STDIN_NAME else os.path.basename(given) or "pipe")
+        try:
+            with open(spool, "wb") as out:
+                if given != STDIN_NAME:
+                    if not _copy_pipe(given, out):
+                        _echo(f"ctxwatch: {clean(given)}: a named pipe nothing was written to (no writer within "
+                              f"{PIPE_WRITER_WAIT:g} s)", err=True)
+                        sys.exit(EXIT_USAGE)
+                elif (buffer := getattr(sys.stdin, "buffer", None)) is not None:
+                    shutil.copyfileobj(buffer, out, 1 << 20)
+                else:  # a text-only stdin (tests)
+                    out.write(sys.stdin.read().encode("utf-8", "surrogateescape"))
+        except OSError as exc:
+            _echo(f"ctxwatch: {clean(given)}: cannot read ({exc.strerror or exc})", err=True)
+            sys.exit(EXIT_USAGE)
+        show_as(spool, given)
+        copies[given] = spool
+    return tuple(copies.get(p, p) for p in paths), folder
 
 
 def load_paths(paths: tuple[str, ...], fmt: str | None, settings: Settings) -> Any:

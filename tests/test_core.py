@@ -1303,7 +1303,9 @@ def test_pipes_devices_and_broken_links_are_refused_by_name(tmp_path: Path) -> N
     (tmp_path / "zero.jsonl").symlink_to("/dev/zero")
     (tmp_path / "loop.jsonl").symlink_to(tmp_path / "loop.jsonl")
     (tmp_path / "dangling.jsonl").symlink_to(tmp_path / "missing.jsonl")
-    expected = {"fifo": "is a named pipe (FIFO), not a log file", "zero": "is a character device, not a log file",
+    # (a named pipe is read as standard input is: one nobody writes to is empty after 1 s, not a wait forever)
+    expected = {"fifo": "a named pipe nothing was written to (no writer within 1 s)",
+                "zero": "is a character device, not a log file",
                 "loop": "cannot read (Too many levels of symbolic links)",
                 "dangling": "no such file (a symbolic link to a missing file)"}
     ok = Path(__file__).resolve().parents[1] / "sample_logs" / "openai_chat_demo.jsonl"
@@ -1313,6 +1315,9 @@ def test_pipes_devices_and_broken_links_are_refused_by_name(tmp_path: Path) -> N
                     ["report", "--follow", "--jsonl", path], ["report", str(ok), path], ["check", str(ok), path]):
             res = CliRunner().invoke(main, cmd)
             assert res.exit_code == 2, (cmd, res.output)
+            if name == "fifo" and "--follow" in cmd:
+                assert "a pipe is read whole: drop --follow" in res.output, (cmd, res.output)
+                continue
             assert f"{path}: {why}" in res.output, (cmd, res.output)
 
 
@@ -1439,6 +1444,50 @@ def test_standard_input_is_refused_where_it_cannot_work(tmp_path: Path) -> None:
     assert res.exit_code == 2 and "drop --follow" in res.output
 
 
+def test_named_pipes_are_read_like_standard_input(tmp_path: Path) -> None:
+    """`ctxwatch report <(zcat in.jsonl.gz) <(zcat out.jsonl.gz)` and `cat run.jsonl | ctxwatch check
+    /dev/stdin` said "is a named pipe (FIFO), not a log file": a compressed batch pair could not be read at all.
+    A pipe given by name is now copied and read as `-` is, and shown by the name given; `--follow` on one is a
+    usage error, as for `-`."""
+    import os
+    import subprocess
+    import sys
+    import threading
+
+    batch = Path(__file__).resolve().parents[1] / "sample_logs" / "openai-batch"
+    out_lines = [json.loads(ln) for ln in (batch / "batch_output.jsonl").read_text().splitlines() if ln.strip()]
+    pipes = []
+    for name in ("batch_input.jsonl", "batch_output.jsonl"):
+        fifo = tmp_path / f"{name}.pipe"
+        os.mkfifo(fifo)
+        data = (batch / name).read_bytes()
+
+        def feed(fifo: Path = fifo, data: bytes = data) -> None:
+            with open(fifo, "wb") as fh:
+                fh.write(data)
+
+        threading.Thread(target=feed, daemon=True).start()
+        pipes.append(str(fifo))
+    res = CliRunner().invoke(main, ["report", "--json", *pipes])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.output)
+    # Joined by custom_id: one call per result line, each with the usage that line reports.
+    assert sorted(c["prompt_tokens_reported"] for c in doc["calls"]) == sorted(
+        r["response"]["body"]["usage"]["prompt_tokens"] for r in out_lines)
+    assert all(c["prompt_tokens_estimated"] is not None for c in doc["calls"])  # (the requests were read too)
+    assert {c["file"] for c in doc["calls"]} <= set(pipes) and doc["file"] == " + ".join(pipes)
+    log = Path(__file__).resolve().parents[1] / "sample_logs" / "openai_chat_demo.jsonl"
+    proc = subprocess.run([sys.executable, "-c", "from ctxwatch.cli import run; run()", "report", "/dev/stdin"],
+                          input=log.read_bytes(), capture_output=True, check=False)
+    n_lines = sum(1 for ln in log.read_text().splitlines() if ln.strip())
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.decode().startswith(f"/dev/stdin  format=canonical  calls={n_lines}  issues=0")
+    fifo = tmp_path / "live.pipe"
+    os.mkfifo(fifo)
+    res = CliRunner().invoke(main, ["report", "--follow", "--jsonl", str(fifo)])
+    assert res.exit_code == 2 and "drop --follow" in res.output
+
+
 def test_the_copy_of_standard_input_is_removed_on_exit(tmp_path: Path) -> None:
     """The private copy of standard input (calls keep byte offsets into a file) is gone when the command ends."""
     import os
@@ -1506,9 +1555,9 @@ def test_a_terminated_command_removes_its_copy_of_standard_input(tmp_path: Path,
     proc.stdin.write(b'{"request": {"model": "gpt-4o", "messages": []}}\n')
     proc.stdin.flush()  # (and left open: the command is still reading when the signal comes)
     deadline = time.monotonic() + 30
-    while not list(spool.glob("ctxwatch-stdin-*/-")) and time.monotonic() < deadline:
+    while not list(spool.glob("ctxwatch-stdin-*/*/-")) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert list(spool.glob("ctxwatch-stdin-*/-"))
+    assert list(spool.glob("ctxwatch-stdin-*/*/-"))
     proc.send_signal(getattr(signal, sig))
     assert proc.wait(30) == 128 + getattr(signal, sig)
     proc.stdin.close()
