@@ -47,7 +47,15 @@ def list_logs(folder: str, skipped: list[Issue] | None = None) -> list[str]:
     """
     found: list[tuple[float, str]] = []
     ids: dict[tuple[int, int], list[str]] = {}
-    for root, _dirs, files in os.walk(folder):
+
+    def unreadable_folder(exc: OSError) -> None:
+        # (a subfolder that cannot be listed, say for its permissions, would leave its logs out unseen)
+        if skipped is not None and exc.filename is not None:
+            where = os.fsdecode(exc.filename)
+            skipped.append(Issue(where, 0, "unreadable", f"{where}: folder cannot be read "
+                                                       f"({exc.strerror or exc}); its logs are not read"))
+
+    for root, _dirs, files in os.walk(folder, onerror=unreadable_folder):
         for name in sorted(files):
             if name.endswith(COMPRESSED_SUFFIXES) and skipped is not None:
                 skipped.append(Issue(os.path.join(root, name), 0, "skipped_file", COMPRESSED_NOTE))

@@ -8,6 +8,7 @@ import os
 import re
 import shutil
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -499,3 +500,30 @@ def test_a_json_array_of_records_says_how_to_convert_it(tmp_path: Path) -> None:
         with pytest.raises(LogError, match="format not recognised") as exc:
             resolve_spec(str(other), None)
         assert not isinstance(exc.value, JsonArray)
+
+
+def test_a_subfolder_that_cannot_be_listed_is_named_not_left_out_unseen(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """`chmod 000 locked/` in a folder of logs: its logs were left out without a word (unreadable files got a
+    note).  The folder now gets an ``unreadable`` note; a folder that cannot be listed at all says why."""
+    from ctxwatch.run import LogError
+
+    _idless_log(tmp_path / "run.jsonl", 2)
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    _idless_log(locked / "hidden.jsonl", 3)
+    real_scandir = os.scandir
+
+    def scandir(path: Any = ".") -> Any:  # (root reads any folder whatever its mode: refuse like chmod 000)
+        if os.fspath(path) in (str(locked), str(tmp_path / "alone")):
+            raise PermissionError(13, "Permission denied", os.fspath(path))
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    run = multi.load_many([str(tmp_path)], None, Settings())
+    assert len(run.calls) == 2
+    assert [(i.path, i.kind, i.message) for i in run.issues] == [
+        (str(locked), "unreadable", f"{locked}: folder cannot be read (Permission denied); its logs are not read")]
+    (tmp_path / "alone").mkdir()
+    with pytest.raises(LogError, match=r"alone: no log could be read: .*alone: folder cannot be read"):
+        multi.load_many([str(tmp_path / "alone")], None, Settings())
