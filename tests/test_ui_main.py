@@ -362,3 +362,34 @@ async def test_esc_after_the_reader_finished_says_the_file_was_read_whole(tmp_pa
         assert await wait_for(pilot, lambda: any("read before the skip took effect" in str(n.message)
                                                  for n in app._notifications), 5.0)
         assert app.notice is None or "skipped" not in app.notice
+
+
+async def test_batch_files_beside_sessions_are_named_not_listed_as_sessions(tmp_path: Path) -> None:
+    """A batch request file and its result file in a folder of session logs were listed as two sessions: the
+    requests with no reported usage, the results with floor and history '?' (report joins them).  They are
+    named among the folder's input problems instead, saying how to open them; a folder of batch files only is
+    still one joined run."""
+    import shutil
+
+    from ctxwatch.ui.feed import BATCH_BESIDE_SESSIONS_NOTE, log_files
+
+    root = Path(__file__).resolve().parents[1] / "sample_logs"
+    folder = tmp_path / "mixed"
+    folder.mkdir()
+    for f in (root / "openai-batch").iterdir():
+        shutil.copy(f, folder / f.name)
+    session = folder / "claude_code_session.jsonl"
+    shutil.copy(root / "claude_code_session.jsonl", session)
+    files, notes = log_files([str(folder)])
+    assert files == [str(session)]
+    assert sorted((Path(n.path).name, n.kind, n.message) for n in notes) == [
+        ("batch_input.jsonl", "skipped_file", BATCH_BESIDE_SESSIONS_NOTE),
+        ("batch_output.jsonl", "skipped_file", BATCH_BESIDE_SESSIONS_NOTE)]
+    app = CtxwatchApp(str(folder))
+    async with app.run_test(size=(160, 50)) as pilot:
+        assert await wait_for(pilot, lambda: app.loaded and len(app.folder_notes) == 2, 10.0)
+        assert app.sessions == [str(session)] and app.batch_files is None
+        assert "0 bad lines, 2 notes" in str(app.query_one("#status").render())
+    session.unlink()
+    files, notes = log_files([str(folder)])
+    assert sorted(Path(f).name for f in files) == ["batch_input.jsonl", "batch_output.jsonl"] and notes == []

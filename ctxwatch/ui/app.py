@@ -383,7 +383,7 @@ class CtxwatchApp(App[None]):
         saying whether they are batch files to join (detection runs here, off the UI thread)."""
         worker = get_current_worker()
         seen: tuple[list[str], list[Issue]] | None = None
-        memo: dict[str, tuple[float, int, bool]] = {}
+        memo: dict[str, tuple[float, int, bool, str | None]] = {}
         while not stop.is_set() and not worker.is_cancelled:
             files, left_out = log_files(paths, self.fmt, memo)
             if (files, left_out) != seen:

@@ -675,7 +675,7 @@ def list_paths(paths: Sequence[str], notes: list[Issue] | None = None) -> list[s
 
 
 def log_files(paths: Sequence[str], fmt: str | None = None,
-              memo: dict[str, tuple[float, int, bool]] | None = None) -> tuple[list[str], list[Issue]]:
+              memo: dict[str, tuple[float, int, bool, str | None]] | None = None) -> tuple[list[str], list[Issue]]:
     """:func:`list_paths`, without the files found in a folder that are in no known format (a ``config.json``
     an agent writes beside its logs, a plan exported into the folder): those are not sessions, and following
     the newest of them would replace a readable session by an error.  Files named on their own, and every file
@@ -684,7 +684,7 @@ def log_files(paths: Sequence[str], fmt: str | None = None,
     Args:
         paths: files and folders, as given to the dashboard.
         fmt: the forced format, or ``None`` (detect).
-        memo: ``path -> (mtime, size, recognised)`` kept between calls, so that an unchanged file is detected
+        memo: ``path -> (mtime, size, recognised, format)`` kept between calls, so that an unchanged file is detected
             once (a file that was not recognised is detected again when it changes).
 
     Returns:
@@ -711,22 +711,36 @@ def log_files(paths: Sequence[str], fmt: str | None = None,
             continue
         known = memo.get(f)
         if known is None or known[:2] != (st.st_mtime, st.st_size):
+            name = None
             try:
                 # An empty file reads as a log being created, but JSON documents (.json, .traj) are written
                 # whole: an empty one is not a session yet (a settings.json being created).
                 ok = st.st_size > 0 or f.endswith(".jsonl")
                 if ok:
-                    resolve_spec(f, None)
+                    name = resolve_spec(f, None).name
             except UnknownFormat:
                 ok = False
             except LogError:
                 ok = True  # unreadable now (permissions, a race): the feed says why when it is opened
-            known = memo[f] = (st.st_mtime, st.st_size, ok)
+            known = memo[f] = (st.st_mtime, st.st_size, ok, name)
         if known[2]:
             out.append(f)
         else:
             notes.append(skipped_note(f, None))
+    batch = [f for f in out if memo.get(f, (0, 0, False, None))[3] in BATCH_FORMATS and os.path.abspath(f) not in named]
+    if batch and len(batch) < len(out):
+        # Batch files beside sessions: a request file alone would show every request without its usage, a
+        # result file alone every result without its prompt; they are joined only together (as the folder's
+        # report joins them), so they are named instead of listed as sessions.
+        for f in batch:
+            out.remove(f)
+            notes.append(Issue(f, 0, "skipped_file", BATCH_BESIDE_SESSIONS_NOTE))
     return out, notes
+
+
+#: The note of a batch file in a folder that also holds session logs (:func:`log_files`).
+BATCH_BESIDE_SESSIONS_NOTE = ("batch file beside session logs: not a session of its own; open the batch files "
+                              "together (ctxwatch IN OUT), or `ctxwatch report FOLDER` joins them")
 
 
 def is_batch_set(files: Sequence[str], fmt: str | None = None) -> bool:
