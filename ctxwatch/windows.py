@@ -13,6 +13,8 @@ import functools
 import hashlib
 import importlib.util
 import os
+import re
+import stat
 import threading
 from datetime import UTC, date, datetime
 from decimal import Decimal
@@ -41,9 +43,17 @@ ANTHROPIC_LONG_CONTEXT_MODELS = ("claude-sonnet-4",)
 # small and depend only on the installed catalogue, so they are kept in a JSON file under the user's cache
 # folder, named after the catalogue file's size and modification time (a new genai-prices version is a new
 # memo).  Only answers computed by genai-prices in this process are written; CTXWATCH_NO_CACHE=1 disables it.
+# Each memo records the catalogue file it was made from (``_MEMO_INSTALL``), so that writing one can remove
+# the memos of catalogues that no longer exist (an upgraded genai-prices, a deleted virtual environment):
+# without that, every install and upgrade left a file behind for good.
 
 #: Version of the memo's layout (bump when a cached answer's meaning changes).
 _MEMO_VERSION = 1
+#: Key of the memo entry naming the catalogue file the memo was made from: ``{"data": path of genai-prices'
+#: ``data.py``, "size": bytes, "mtime_ns": its modification time}`` (no answer key starts with it).
+_MEMO_INSTALL = "install"
+#: File names of catalogue memos (:func:`_memo_path`): the only files :func:`_prune_memos` may remove.
+_MEMO_NAME = re.compile(r"catalog-[0-9a-f]{20}\.json")
 
 _memo: dict[str, Any] | None = None
 _memo_dirty = False
@@ -52,18 +62,28 @@ _memo_lock = threading.Lock()
 
 def _memo_path() -> str | None:
     """The memo file for the installed genai-prices catalogue, or ``None`` (no package, or caching off)."""
+    found = _memo_file()
+    return found[0] if found is not None else None
+
+
+def _memo_file() -> tuple[str, dict[str, Any]] | None:
+    """``(memo path, install record)`` for the installed genai-prices catalogue, or ``None`` (no package, or
+    caching off).  The install record (stored under :data:`_MEMO_INSTALL`) names the catalogue file and its
+    size in bytes and modification time in nanoseconds, the same facts the file name is a hash of."""
     if os.environ.get("CTXWATCH_NO_CACHE"):
         return None
     try:
         spec = importlib.util.find_spec("genai_prices")
         if spec is None or not spec.origin:
             return None
-        st = os.stat(os.path.join(os.path.dirname(spec.origin), "data.py"))
+        data = os.path.join(os.path.dirname(spec.origin), "data.py")
+        st = os.stat(data)
     except (OSError, ImportError, ValueError):
         return None
     stamp = hashlib.sha256(f"{_MEMO_VERSION}:{spec.origin}:{st.st_size}:{st.st_mtime_ns}".encode()).hexdigest()
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "ctxwatch", f"catalog-{stamp[:20]}.json")
+    return (os.path.join(base, "ctxwatch", f"catalog-{stamp[:20]}.json"),
+            {"data": data, "size": st.st_size, "mtime_ns": st.st_mtime_ns})
 
 
 def _memo_get(key: str) -> tuple[bool, Any]:
@@ -98,10 +118,12 @@ def _memo_put(key: str, value: Any) -> None:
 
 
 def _memo_save() -> None:
-    """Write the memo at exit (best effort, atomic: a concurrent reader sees the old or the whole file)."""
-    path = _memo_path()
-    if path is None or _memo is None:
+    """Write the memo at exit (best effort, atomic: a concurrent reader sees the old or the whole file), then
+    remove the memos of catalogues that are no longer installed (:func:`_prune_memos`)."""
+    found = _memo_file()
+    if found is None or _memo is None:
         return
+    path, install = found
     merged: dict[str, Any] = {}
     try:  # keep what concurrent runs wrote meanwhile (ours wins on the same key)
         with open(path, "rb") as fh:
@@ -111,6 +133,7 @@ def _memo_save() -> None:
     except (OSError, orjson.JSONDecodeError):
         pass
     merged.update(_memo)
+    merged[_MEMO_INSTALL] = install
     tmp = f"{path}.{os.getpid()}.tmp"
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -120,6 +143,55 @@ def _memo_save() -> None:
     except (OSError, TypeError):
         with contextlib.suppress(OSError):
             os.remove(tmp)
+        return
+    _prune_memos(path)
+
+
+def _prune_memos(current: str) -> None:
+    """Remove the catalogue memos in ``current``'s folder whose catalogue is gone (best effort, never raises).
+
+    A memo is stale when the catalogue file its install record names no longer exists or has another size or
+    modification time (genai-prices was upgraded, or its virtual environment deleted), or when it has no
+    readable install record (a damaged file, or one written before memos carried one).  The memo of another
+    install that still exists is kept: two virtual environments in use side by side would otherwise delete
+    each other's memo on every start.  Only regular files named like a memo (:data:`_MEMO_NAME`) are
+    considered, never ``current`` itself; a concurrent writer's temporary file does not match the name.
+    """
+    folder = os.path.dirname(current)
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return
+    for name in names:
+        path = os.path.join(folder, name)
+        if path == current or not _MEMO_NAME.fullmatch(name):
+            continue
+        try:
+            if not stat.S_ISREG(os.lstat(path).st_mode):  # (a link or folder of that name is not one of ours)
+                continue
+            if not _memo_is_stale(path):
+                continue
+            os.remove(path)
+        except OSError:
+            continue
+
+
+def _memo_is_stale(path: str) -> bool:
+    """True when the memo at ``path`` belongs to no installed catalogue (see :func:`_prune_memos`)."""
+    try:
+        with open(path, "rb") as fh:
+            install = orjson.loads(fh.read()).get(_MEMO_INSTALL)
+        data, size, mtime_ns = install["data"], install["size"], install["mtime_ns"]
+        if not isinstance(data, str) or type(size) is not int or type(mtime_ns) is not int:
+            return True
+        st = os.stat(data)
+    except FileNotFoundError:  # (the memo itself vanished, or its catalogue did)
+        return True
+    except OSError:  # (unreadable here: not ours to judge)
+        return False
+    except Exception:  # not JSON, not an object, no install record: nothing ties it to a live catalogue
+        return True
+    return (st.st_size, st.st_mtime_ns) != (size, mtime_ns)
 
 
 @functools.lru_cache(maxsize=512)

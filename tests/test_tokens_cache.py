@@ -110,9 +110,74 @@ def test_damaged_memo_entries_are_asked_again(tmp_path: Path, monkeypatch) -> No
     for variant in range(4):
         for key in data:
             kind = key.split("\x00")[0]
+            if kind == "install":  # (which catalogue the memo is of, not an answer)
+                continue
             choices = bad[kind]
             data[key] = choices[variant % len(choices)]
         memo.write_text(json.dumps(data))
         fresh()
         got = [(windows.catalog_window(m, p), windows.call_cost(m, p, u, 1_760_000_000.0)) for m, p in models]
         assert got == want, variant
+
+
+def test_writing_a_memo_removes_the_memos_of_catalogues_no_longer_installed(tmp_path: Path,
+                                                                          monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Every genai-prices upgrade and every deleted virtual environment left its catalog-*.json behind for good.
+    Writing a memo now removes the memos whose catalogue is gone or changed, and those without an install
+    record (written before memos had one, or damaged); it keeps the memo of another install that still exists,
+    and touches no other file (the tokenizer cache, a temporary file, a look-alike name, a link)."""
+    import json
+
+    from ctxwatch import windows
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.delenv("CTXWATCH_NO_CACHE", raising=False)
+    folder = tmp_path / "ctxwatch"
+    folder.mkdir()
+    live_data = tmp_path / "other-venv-data.py"  # another install's catalogue file, still there
+    live_data.write_text("x = 1\n")
+    st = live_data.stat()
+
+    def memo(name: str, body: object) -> Path:
+        f = folder / f"catalog-{name}.json"
+        f.write_text(json.dumps(body))
+        return f
+
+    gone = memo("a" * 20, {"install": {"data": str(tmp_path / "deleted-venv" / "data.py"), "size": 1,
+                                       "mtime_ns": 1}, "window\x00gpt-4o\x00openai": 128000})
+    changed = memo("b" * 20, {"install": {"data": str(live_data), "size": st.st_size + 1,
+                                          "mtime_ns": st.st_mtime_ns}})
+    old_layout = memo("c" * 20, {"window\x00gpt-4o\x00openai": 128000})
+    damaged = folder / f"catalog-{'d' * 20}.json"
+    damaged.write_bytes(b'{"install": {"da')
+    live = memo("e" * 20, {"install": {"data": str(live_data), "size": st.st_size, "mtime_ns": st.st_mtime_ns}})
+    others = {name: folder / name for name in (
+        "o200k_base-446a9538cb6c348e-tiktoken0.14.0.marshal",  # the tokenizer's cache
+        f"catalog-{'f' * 20}.json.4242.tmp",  # a concurrent writer's file in flight
+        "catalog-notes.json", f"catalog-{'A' * 20}.json", f"catalog-{'0' * 19}.json", "settings.json")}
+    for f in others.values():
+        f.write_text("{}")
+    link = folder / f"catalog-{'1' * 20}.json"
+    link.symlink_to(gone)
+    sub = folder / f"catalog-{'2' * 20}.json"
+    sub.mkdir()
+
+    monkeypatch.setattr(windows, "_memo", {"window\x00gpt-4o\x00openai": 128000})
+    monkeypatch.setattr(windows, "_memo_dirty", True)  # (no exit hook from this test)
+    current = windows._memo_path()
+    assert current is not None and os.path.dirname(current) == str(folder)
+    windows._memo_save()
+
+    assert os.path.exists(current)
+    for stale in (gone, changed, old_layout, damaged):
+        assert not stale.exists(), stale.name
+    assert json.loads(Path(current).read_text())["install"]["data"].endswith("data.py")
+    assert live.exists()
+    assert all(f.exists() for f in others.values())
+    assert link.is_symlink() and sub.is_dir()
+
+    # Writing again with the live install's memo present keeps it, and a failed removal never raises.
+    memo("9" * 20, {})
+    monkeypatch.setattr(os, "remove", lambda *_a, **_k: (_ for _ in ()).throw(PermissionError("read-only")))
+    windows._memo_save()
+    assert live.exists() and (folder / f"catalog-{'9' * 20}.json").exists()
