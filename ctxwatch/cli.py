@@ -259,6 +259,9 @@ def report_cmd(paths: tuple[str, ...], config: str | None, window: int | None, b
                    + (f"  {clean(os.path.basename(c['file']))}" if several else ""))
     if doc["calls"]:
         _echo(_totals_line(doc["calls"]))
+        priced = _priced_as_line(doc["calls"])
+        if priced:
+            _echo(priced)
     if len(doc["sessions"]) > 1:
         _echo(f"\n{len(doc['sessions'])} sessions, newest first (cost~ = estimate; ? = some call not priced):")
         _echo(f"{'session':<38} {'last call':<21} {'calls':>6} {'peak prompt':>12} {'input':>13} {'output':>10} "
@@ -356,6 +359,27 @@ def _totals_line(calls: list[dict[str, Any]]) -> str:
                       else ")"))
     gaps = [f"{n:,} call{'s' if n != 1 else ''} with an unknown {what}" for n, what in unknown if n and n < len(calls)]
     return "total: " + " · ".join(out) + (f"; left out of the token sums: {', '.join(gaps)}" if gaps else "")
+
+
+def _priced_as_line(calls: list[dict[str, Any]]) -> str | None:
+    """``priced as: gemini-2.5-pro-exp-03-25 -> gemini-2.5-pro (google; its catalogue entry lists no context
+    window: pass --window)``: the genai-prices entry of each logged model name that the catalogue matched to
+    another name (a snapshot, an alias, an experimental name), so that a cost never hides which model's price
+    it is; ``None`` when every priced model was found under its own name."""
+    seen: dict[tuple[str, str, str], bool] = {}
+    for c in calls:
+        entry = c.get("priced_as")
+        if entry is None or not c["model"] or entry["model"] == c["model"]:
+            continue
+        k = (c["model"], entry["provider"], entry["model"])
+        # (the window comes from the same entry: one the catalogue lists without a window leaves it unknown)
+        seen[k] = seen.get(k, False) or c["window_source"] == "unknown"
+    if not seen:
+        return None
+    parts = [f"{clean(logged)} -> {clean(model)} ({clean(provider)}"
+             + ("; its catalogue entry lists no context window: pass --window)" if no_window else ")")
+             for (logged, provider, model), no_window in seen.items()]
+    return "priced as (the genai-prices entry, which the window comes from too): " + ", ".join(parts)
 
 
 def _write_bytes(data: bytes) -> None:

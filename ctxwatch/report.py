@@ -14,7 +14,7 @@ from typing import Any
 
 from ctxwatch.model import Call, Issue, Src, session_ranks
 from ctxwatch.run import Run
-from ctxwatch.windows import call_cost
+from ctxwatch.windows import call_cost, priced_as
 
 
 def iso(ts: float | None) -> str | None:
@@ -44,6 +44,17 @@ def cost_source(call: Call, cost: Decimal | None) -> str:
     if call.usage is None and call.extra.get("error"):
         return "not billed (error response)"
     return "estimated" if cost is not None else "unknown"
+
+
+def priced_as_json(call: Call, cost: Decimal | None) -> dict[str, str] | None:
+    """``{"provider", "model"}`` of the genai-prices catalogue entry the call was priced at, which is also the
+    entry its catalogue window comes from (genai-prices matches snapshots and aliases to an entry:
+    ``gemini-2.5-pro-exp-03-25`` is priced as ``gemini-2.5-pro``); ``None`` when the call has no estimated
+    cost (unknown, or a refused request that is not billed)."""
+    if cost is None or cost_source(call, cost) != "estimated":
+        return None
+    entry = priced_as(call.model, call.provider)
+    return {"provider": entry[0], "model": entry[1]} if entry is not None else None
 
 
 def call_json(call: Call, calibration: float | None = None, cost: Decimal | bool | None = False) -> dict[str, Any]:
@@ -93,6 +104,7 @@ def call_json(call: Call, calibration: float | None = None, cost: Decimal | bool
         "calibrated": _calibrated(call, calibration),
         "cost_usd": float(price) if price is not None else None,
         "cost_source": cost_source(call, price),
+        "priced_as": priced_as_json(call, price),
         "compaction": call.compaction,
         # null where the messages are not in the summary (a Claude Code call whose history is inferred from
         # reported usage, or a log without them)

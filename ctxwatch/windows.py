@@ -47,8 +47,9 @@ ANTHROPIC_LONG_CONTEXT_MODELS = ("claude-sonnet-4",)
 # the memos of catalogues that no longer exist (an upgraded genai-prices, a deleted virtual environment):
 # without that, every install and upgrade left a file behind for good.
 
-#: Version of the memo's layout (bump when a cached answer's meaning changes).
-_MEMO_VERSION = 1
+#: Version of the memo's layout (bump when a cached answer's meaning changes).  2: prices are looked up at the
+#: window's catalogue entry (:func:`_resolve`), so a version-1 "no price" for ``openai/gpt-4o`` is out of date.
+_MEMO_VERSION = 2
 #: Key of the memo entry naming the catalogue file the memo was made from: ``{"data": path of genai-prices'
 #: ``data.py``, "size": bytes, "mtime_ns": its modification time}`` (no answer key starts with it).
 _MEMO_INSTALL = "install"
@@ -216,9 +217,15 @@ def catalog_window(model: str | None, provider: str | None = None) -> int | None
 
 
 @functools.lru_cache(maxsize=512)
-def _model_info(model: str, provider: str | None) -> Any | None:
-    """genai-prices' ``ModelInfo`` for a model id: with the provider hint, then without it, then by the id's
-    last path segment (``openai/gpt-4o``); ``None`` when the catalogue does not know the model."""
+def _resolve(model: str, provider: str | None) -> tuple[str, str, Any] | None:
+    """The catalogue entry of a model id: ``(model ref, catalogue provider id, genai-prices ModelInfo)``, or
+    ``None`` when the catalogue does not know the model.
+
+    Tried in order: the id with the provider hint, then without it, then the id's last path segment
+    (``openai/gpt-4o``).  The window (:func:`catalog_window`) and the price (:func:`_lib_price`) both come from
+    this one entry, so a call never gets one model's window and another's price (before, ``openai/gpt-4o`` had
+    gpt-4o's window but no price, because the price lookup skipped the last step).
+    """
     try:
         from genai_prices import data_snapshot
 
@@ -227,10 +234,35 @@ def _model_info(model: str, provider: str | None) -> Any | None:
         return None
     for ref, pid in ((model, provider), (model, None), (model.rsplit("/", 1)[-1], None)):
         try:
-            return snap.find_provider_model(ref, None, pid, None)[1]
+            prov, info = snap.find_provider_model(ref, None, pid, None)
+            return ref, str(prov.id), info
         except Exception:
             continue
     return None
+
+
+def _model_info(model: str, provider: str | None) -> Any | None:
+    """genai-prices' ``ModelInfo`` for a model id (:func:`_resolve`), or ``None``."""
+    found = _resolve(model, provider)
+    return found[2] if found is not None else None
+
+
+@functools.lru_cache(maxsize=512)
+def priced_as(model: str | None, provider: str | None) -> tuple[str, str] | None:
+    """``(provider id, model id)`` of the catalogue entry a model's window and price come from, e.g.
+    ``("google", "gemini-2.5-pro")`` for ``gemini-2.5-pro-exp-03-25`` (genai-prices matches that name to
+    Gemini 2.5 Pro); ``None`` when the catalogue does not know the model.  Memoised like the other answers."""
+    if not model:
+        return None
+    key = f"entry\x00{model}\x00{provider}"
+    found, value = _memo_get(key)
+    if found and (value is None or (isinstance(value, list) and len(value) == 2
+                                    and all(isinstance(x, str) and x for x in value))):
+        return (value[0], value[1]) if value is not None else None
+    entry = _resolve(model, provider)
+    result = (entry[1], str(entry[2].id)) if entry is not None else None
+    _memo_put(key, list(result) if result is not None else None)
+    return result
 
 
 def has_long_context(model: str | None, provider: str | None = "anthropic") -> bool:
@@ -279,19 +311,22 @@ def _lib_price(model: str, provider: str | None, prompt: int, cache_read: int, c
                output: int, when: datetime | None = None, cache_write_1h: int = 0, web_searches: int = 0
                ) -> Decimal:
     """Price one usage with genai-prices (``input_tokens`` includes cache reads and writes there,
-    ``cache_write_1h_tokens`` is the 1-hour share of the writes, ``web_searches`` a count of searches).
+    ``cache_write_1h_tokens`` is the 1-hour share of the writes, ``web_searches`` a count of searches), at the
+    catalogue entry :func:`_resolve` finds; ``LookupError`` when there is none.
 
     ``when`` is the request time: prices change over time (genai-prices' date-conditional prices).
     """
     import genai_prices
 
+    entry = _resolve(model, provider)
+    if entry is None:
+        raise LookupError(f"genai-prices does not know {model!r}")
+    ref, pid, _ = entry
     u = genai_prices.Usage(input_tokens=prompt, cache_read_tokens=cache_read or None,
                            cache_write_tokens=cache_write or None, output_tokens=output,
                            cache_write_1h_tokens=cache_write_1h or None, web_searches=web_searches or None)
-    try:
-        return genai_prices.calc_price(u, model, provider_id=provider, genai_request_timestamp=when).total_price
-    except LookupError:
-        return genai_prices.calc_price(u, model, genai_request_timestamp=when).total_price
+    # (the entry :func:`_resolve` found, the one the window comes from)
+    return genai_prices.calc_price(u, ref, provider_id=pid, genai_request_timestamp=when).total_price
 
 
 @functools.lru_cache(maxsize=256)

@@ -953,6 +953,24 @@ def test_cost_equals_genai_prices_per_call_including_tiers_and_dates() -> None:
     assert call_cost("my-local-llama", None, Usage(prompt_total=100, output=5)) is None
 
 
+def test_window_and_price_come_from_the_same_catalogue_entry(tmp_path: Path) -> None:
+    """``openai/gpt-4o`` (a router-style name) got gpt-4o's 128,000-token window from the catalogue but no
+    price: the window lookup tried the name's last path segment and the price lookup did not.  Both now use the
+    same entry, and the call says which (``priced_as``).  Expected by hand from OpenAI's published gpt-4o
+    prices (since 2024-08-06): $2.50 per 1M input tokens, $10.00 per 1M output tokens; 128,000-token window."""
+    rec = {"timestamp": "2025-06-01T12:00:00Z",
+           "request": {"model": "openai/gpt-4o", "messages": [{"role": "user", "content": "hi"}]},
+           "response": {"usage": {"prompt_tokens": 12_000, "completion_tokens": 300}}}
+    (c,) = report(write_jsonl(tmp_path / "router.jsonl", [rec]))["calls"]
+    assert (c["window"], c["window_source"]) == (128_000, "catalog")
+    assert c["cost_usd"] == pytest.approx((12_000 * 2.50 + 300 * 10.00) / 1_000_000, rel=1e-12)
+    assert c["priced_as"] == {"provider": "openai", "model": "gpt-4o"}
+    # a model the catalogue does not know: no window, no price, nothing it was priced as
+    rec["request"]["model"] = "my-local-llama"
+    (c,) = report(write_jsonl(tmp_path / "local.jsonl", [rec]))["calls"]
+    assert (c["window"], c["cost_usd"], c["cost_source"], c["priced_as"]) == (None, None, "unknown", None)
+
+
 def test_one_hour_cache_writes_are_priced_at_their_own_rate(shared_logs: Path) -> None:
     """Claude Code (v2.1) caches with the 1-hour TTL, whose writes cost 2x the input price, not 1.25x: each
     call's cost equals genai-prices' on the usage block read here with json (its ephemeral_1h split)."""

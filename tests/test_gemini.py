@@ -10,6 +10,8 @@ import json
 import struct
 from pathlib import Path
 
+import pytest
+
 from ctxwatch.formats import detect
 from ctxwatch.formats.gemini import GeminiCliReader, GeminiReader, gemini_usage
 from ctxwatch.jsonstream import iter_records
@@ -204,3 +206,41 @@ def test_cli_legacy_json_document(tmp_path: Path) -> None:
     assert (c.usage.prompt_total, c.usage.cache_read, c.usage.output) == (900, 100, 47)
     assert c.source.line == 0 and c.source.byte_end == path.stat().st_size
     assert [i.kind for i in GeminiCliReader(str(path)).feed_document([1, 2])] == ["unknown_record"]
+
+
+def test_saved_sample_is_priced_at_the_standard_rate_and_says_as_which_model(shared_logs: Path) -> None:
+    """The saved sample is not a Batch Mode result: nf-osi/jobs' ``submit_batch_gemini.sh`` (SOURCES.md) POSTs
+    each input line to ``models/gemini-2.5-pro-exp-03-25:generateContent`` one by one and appends the response
+    with ``jq '. + {custom_id}'``, so each line is a synchronous call, billed at the standard rate (Batch Mode
+    results are ``{key, response}`` lines, and only those are billed at 50 %).  genai-prices matches the
+    experimental name to Gemini 2.5 Pro, whose entry lists no context window: the cost says it was priced as
+    gemini-2.5-pro, and the window (from that same entry) is unknown unless given.
+
+    Expected cost per line by hand from Google's Gemini API pricing for Gemini 2.5 Pro, prompts up to 200k
+    tokens: $1.25 per 1M input tokens, $10.00 per 1M output tokens (thinking included; none in this file)."""
+    from click.testing import CliRunner
+
+    from ctxwatch.cli import main
+
+    path = shared_logs / BATCH
+    rows = [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
+    assert all("key" not in r and "response" not in r for r in rows)  # bare responses, not Batch Mode lines
+    want = []
+    for r in rows:
+        um = r["usageMetadata"]
+        assert um["promptTokenCount"] <= 200_000
+        want.append((um["promptTokenCount"] * 1.25 + (um["candidatesTokenCount"] + um.get("thoughtsTokenCount", 0))
+                     * 10.00) / 1_000_000)
+    assert abs(want[0] - 0.0111975) < 1e-12  # line 1: 5,302 in, 457 out (the tester's figure: the full price)
+    res = CliRunner().invoke(main, ["report", str(path), "--json"])
+    assert res.exit_code == 0, res.output
+    calls = json.loads(res.output)["calls"]
+    assert [c["cost_usd"] for c in calls] == [pytest.approx(w, rel=1e-12) for w in want]
+    assert all(c["priced_as"] == {"provider": "google", "model": "gemini-2.5-pro"} for c in calls)
+    assert all((c["window"], c["window_source"]) == (None, "unknown") for c in calls)
+    text = CliRunner().invoke(main, ["report", str(path)]).output
+    assert ("gemini-2.5-pro-exp-03-25 -> gemini-2.5-pro (google; its catalogue entry lists no context window: "
+            "pass --window)") in text
+    # Gemini 2.5 Pro's input limit is 1,048,576 tokens (Google's model page): given, it is used.
+    calls = json.loads(CliRunner().invoke(main, ["report", str(path), "--json", "--window", "1048576"]).output)["calls"]
+    assert all((c["window"], c["window_source"]) == (1_048_576, "option") for c in calls)

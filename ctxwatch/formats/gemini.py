@@ -231,7 +231,9 @@ class GeminiReader(Reader):
         if resp is not v and ("key" in v or ("request" in v and "status" in v)):
             # A Gemini Batch Mode ({key, response}) or Vertex AI batch prediction ({request, response, status})
             # output line: billed at the batch rate (windows.BATCH_DISCOUNT).  A bare response with its own
-            # custom_id (the saved sample) is not known to come from a batch API.
+            # custom_id is not known to come from a batch API, and the saved sample does not: the script that
+            # wrote it (nf-osi/jobs, submit_batch_gemini.sh) calls generateContent once per line and appends
+            # the custom_id with jq, so those are synchronous calls at the standard rate.
             extra["batch_side"] = "output"
         if tool:
             extra["tool_use_prompt_tokens"] = tool
