@@ -43,7 +43,13 @@ format rule and calibration of the context are those of the stream whose latest 
 a multi-stream context carry ``evidence["stream_model"]``.  Limitation: a model switch in the middle of one
 conversation starts a new stream (nothing is compared across the switch).  "System prompt changed" is only
 reported within one conversation (the two calls' histories start with the same message), because otherwise no
-cached turn sits behind the prefix.
+cached turn sits behind the prefix.  So the forecast's counts are of one context and one model: its notes name
+them, and say how many of the log's calls are elsewhere, whenever the log has calls in other contexts or on
+other models (:class:`_Scope`).
+
+Calls that do not build on each other get no forecast, since nothing grows from one to the next: batch requests
+and other requests with their own ``custom_id`` (each its own episode), and an episode whose calls each send only
+new user messages, none re-sending the call before it (:func:`_independent`: Claude Code's helper calls).
 
 Texts and memory
 ----------------
@@ -358,6 +364,71 @@ class Analysis:
         return max((f.severity for f in self.flags), key=SEVERITY_RANK.__getitem__, default=None)
 
 
+@dataclass(frozen=True, slots=True)
+class _Scope:
+    """Which of the log's calls a forecast counts, so that its notes can say so.
+
+    The forecast follows one context at a time, and within a context one model (stream) at a time (see the
+    module docstring), so its call counts are of that context and model, not of the log.
+
+    Attributes:
+        model: the stream's model, named when the context has calls on other models too.
+        context: the context, named when the log has calls in other contexts too.
+        elsewhere: ``(calls, where)`` of the calls left out, e.g. ``(7, "on 7 other models")``,
+            ``(1, "in context scorer:model_graded_fact")``.
+        whose: whose other calls those are: ``the log's``, or ``the session's`` for one session of a folder.
+    """
+
+    model: str | None = None
+    context: str | None = None
+    elsewhere: tuple[tuple[int, str], ...] = ()
+    whose: str = "the log's"
+
+    def label(self) -> str:
+        """`` in context main on o3-mini``: the calls counted (empty when they are all of the log's)."""
+        out = f" in context {self.context}" if self.context is not None else ""
+        return out + (f" on {self.model}" if self.model is not None else "")
+
+    def left_out(self) -> str:
+        """``; each context and each model is forecast on its own calls: the log's other 7 calls are on 7 other
+        models`` (empty when no call is left out)."""
+        total = sum(n for n, _ in self.elsewhere)
+        if not total:
+            return ""
+        parts = [f"{n:,} {w}" if len(self.elsewhere) > 1 else w for n, w in self.elsewhere]
+        where = parts[-1] if len(parts) == 1 else f"{', '.join(parts[:-1])} and {parts[-1]}"
+        other = f"other call is {where}" if total == 1 else f"other {total:,} calls are {where}"
+        return f"; each context and each model is forecast on its own calls: {self.whose} {other}"
+
+
+#: At most this many other contexts are named in a forecast note; the rest are counted together (a Claude Code
+#: session can have dozens of subagent contexts, and the note must fit the dashboard's 300-character line).
+SCOPE_CONTEXTS_NAMED = 3
+
+
+class _ContextCounts:
+    """Calls per context of a log (contexts in the log's order), to say which calls a context's forecast left
+    out in O(:data:`SCOPE_CONTEXTS_NAMED`) per context: a Claude Code folder can hold thousands of subagent
+    contexts, and the dashboard analyses every context after each new call."""
+
+    def __init__(self, counts: Mapping[str, int]) -> None:
+        self.items = [(ctx, n) for ctx, n in counts.items() if n]
+        self.by_context = dict(self.items)
+        self.total = sum(n for _, n in self.items)
+
+    def elsewhere(self, context: str) -> list[tuple[int, str]]:
+        """``(calls, "in context X")`` for the first :data:`SCOPE_CONTEXTS_NAMED` contexts other than
+        ``context``, then one entry for the rest."""
+        own = self.by_context.get(context, 0)
+        out = [(n, f"in context {ctx}") for ctx, n in self.items[:SCOPE_CONTEXTS_NAMED + 1]
+               if ctx != context][:SCOPE_CONTEXTS_NAMED]
+        rest_contexts = len(self.items) - len(out) - (1 if own else 0)
+        if rest_contexts > 0:
+            rest = self.total - own - sum(n for n, _ in out)
+            out.append((rest, f"in {rest_contexts} more context{'s' if rest_contexts != 1 else ''}"))
+        return out
+
+
 # --- helpers ------------------------------------------------------------------------------------------------------
 
 def _r(v: float | None, nd: int = 1) -> float | None:
@@ -458,7 +529,11 @@ def analyze(calls: Sequence[Call], settings: Settings, *, context: str = "main",
         The :class:`Analysis`.  Never raises for odd data.
     """
     cs = [c for c in calls if c.context == context]
-    a = _analyze(cs, settings, context, set(resets), system_texts or {}, instruction_text)
+    counts: dict[str, int] = {}
+    for c in calls:
+        counts[c.context] = counts.get(c.context, 0) + 1
+    a = _analyze(cs, settings, context, set(resets), system_texts or {}, instruction_text,
+                 contexts=_ContextCounts(counts))
     if pending_compaction is not None:
         a.forecast = _pending_forecast(a.forecast, cs, pending_compaction)
     return a
@@ -476,18 +551,36 @@ def _pending_forecast(fc: Forecast, cs: list[Call], marker: Mapping[str, Any]) -
 
 
 def _analyze(cs: list[Call], st: Settings, context: str, reset_set: set[int], system_texts: Mapping[int, str],
-             instruction_text: str | None, risks: bool = True) -> Analysis:
+             instruction_text: str | None, risks: bool = True, *, contexts: _ContextCounts | None = None,
+             whose: str = "the log's") -> Analysis:
     """Split a context into streams (one per model; quota probes apart), analyse each, merge the results.
-    ``risks=False`` leaves ``drift_risk`` empty (a report without per-call risk skips building them)."""
+    ``risks=False`` leaves ``drift_risk`` empty (a report without per-call risk skips building them).
+    ``contexts``: the calls of the log (``whose``) per context, so that the forecast's notes can say which
+    calls they left out (:class:`_Scope`)."""
     probes = [c for c in cs if c.extra.get("probe")]
     streams: dict[str | None, list[Call]] = {}
     for c in cs:
         if not c.extra.get("probe"):
             streams.setdefault(c.model, []).append(c)
+    elsewhere_ctx = contexts.elsewhere(context) if contexts is not None else []
+
+    def scope(model: str | None, calls: list[Call]) -> _Scope:
+        left: list[tuple[int, str]] = []
+        if len(streams) > 1:
+            n = len(streams) - 1
+            left.append((len(cs) - len(probes) - len(calls), f"on {n} other model{'s' if n != 1 else ''}"))
+        if probes:
+            left.append((len(probes), f"quota probe{'s' if len(probes) != 1 else ''} (max_tokens 1), left out"))
+        return _Scope(model=(model or "an unlogged model") if len(streams) > 1 else None,
+                      context=context if elsewhere_ctx else None, elsewhere=tuple(left + elsewhere_ctx),
+                      whose=whose)
+
     if len(streams) <= 1 and not probes:
-        return _analyze_stream(cs, st, context, reset_set, system_texts, instruction_text, risks)
-    results = [_analyze_stream(calls, st, context, reset_set, system_texts, instruction_text, risks)
-               for calls in streams.values()]
+        return _analyze_stream(cs, st, context, reset_set, system_texts, instruction_text, risks,
+                               scope(cs[0].model if cs else None, cs))
+    results = [_analyze_stream(calls, st, context, reset_set, system_texts, instruction_text, risks,
+                               scope(model, calls))
+               for model, calls in streams.items()]
     if len(results) > 1:
         for model, res in zip(streams, results, strict=True):
             for f in res.flags:
@@ -517,10 +610,51 @@ def _same_conversation(a: Call, b: Call) -> bool:
     return True
 
 
+#: Roles whose message in a request's history carries an earlier answer: the model's own turn, a tool result.
+_ANSWER_ROLES = frozenset({"assistant", "tool"})
+
+
+def _independent(calls: Sequence[Call], occupancies: Sequence[int]) -> bool:
+    """True when ``calls`` (an episode of one stream, in order) do not build on each other, so a forecast of
+    their growth means nothing: at least two calls, and
+
+    * each logs its whole history (``history_src`` estimated: the messages are in the log, not inferred);
+    * no message of any call carries an earlier answer: no assistant or tool message, no tool call or tool
+      result (a conversation re-sends the model's earlier turns; a request that holds none of them cannot be
+      the next turn of another);
+    * no call re-sends a message of the call before it (equal content hashes): the same question asked again
+      is a retry, not a fresh request;
+    * the prompt does not grow at every call (``occupancies``, the episode's recent plausible prompt sizes):
+      an agent that pastes its transcript into one ever-longer user message sends only user messages too,
+      but grows every time, while independent requests go up and down.
+
+    This is the history-based counterpart of the batch rule (each ``custom_id`` its own conversation): what
+    Claude Code's helper calls look like (claude-trace's "side" context: a title, a topic verb, the paths a
+    command touched, each one user message under its own system prompt).
+    """
+    if len(calls) < 2:
+        return False
+    prev: set[int] | None = None
+    for c in calls:
+        if not c.messages or c.history_src != Src.ESTIMATED:
+            return False
+        keys: set[int] = set()
+        for m in c.messages:
+            if m.role in _ANSWER_ROLES or m.tool_call_ids or m.tool_result_ids:
+                return False
+            keys.add(m.content_key)
+        if prev is not None and not keys.isdisjoint(prev):
+            return False
+        prev = keys
+    rising = len(occupancies) >= 2 and all(b > a for a, b in itertools.pairwise(occupancies))
+    return not rising
+
+
 def _analyze_stream(cs: list[Call], st: Settings, context: str, reset_set: set[int],
-                    system_texts: Mapping[int, str], instruction_text: str | None, want_risks: bool = True
-                    ) -> Analysis:
-    """The single-pass analysis of one stream of calls (see the module docstring)."""
+                    system_texts: Mapping[int, str], instruction_text: str | None, want_risks: bool = True,
+                    scope: _Scope | None = None) -> Analysis:
+    """The single-pass analysis of one stream of calls (see the module docstring); ``scope`` says which of the
+    log's calls these are, for the forecast's notes."""
     n = len(cs)
     flags: list[Flag] = []
 
@@ -896,7 +1030,7 @@ def _analyze_stream(cs: list[Call], st: Settings, context: str, reset_set: set[i
                         f"{ev['drifting_responses']} drifting{worst}; rule: {rule_j['description']}; at {occ_txt}"
                         f"{sysp}")
     flags.sort(key=lambda f: (f.call, -SEVERITY_RANK[f.severity]))
-    forecast = _forecast(cs, st, list(points), list(times), ep_start, last_plaus)
+    forecast = _forecast(cs, st, list(points), list(times), ep_start, last_plaus, scope or _Scope())
     return Analysis(context, flags, forecast, risks, rule_in_force, first_drift, cal)
 
 
@@ -954,7 +1088,9 @@ def _reset_reason(cs: list[Call], pos: int, reset_set: set[int]) -> str | None:
     cid = c.extra.get("custom_id")
     if cid is not None and cid != prev.extra.get("custom_id"):
         # Batch requests are independent: each one is its own conversation, not the next turn of the last.
-        return f"separate batch request at #{c.index + 1}"
+        if c.extra.get("batch_side"):
+            return f"separate batch request at #{c.index + 1}"
+        return f"separate request (its own custom_id) at #{c.index + 1}"
     return None
 
 
@@ -1070,8 +1206,9 @@ def _risk(c: Call, occ: int | None, implausible: bool, window: int | None, limit
 
 
 def _forecast(cs: list[Call], st: Settings, points: list[tuple[int, int]], times: list[float], ep_start: int,
-              last_plaus: tuple[int, Call, int] | None) -> Forecast:
-    """The forecast from the current episode's points (see :class:`Forecast`)."""
+              last_plaus: tuple[int, Call, int] | None, scope: _Scope) -> Forecast:
+    """The forecast from the current episode's points (see :class:`Forecast`); its notes name the calls
+    counted (``scope``: a context, a model) when they are not all of the log's."""
     if not cs:
         return Forecast(note="no calls")
     last = cs[-1]
@@ -1084,24 +1221,38 @@ def _forecast(cs: list[Call], st: Settings, points: list[tuple[int, int]], times
     if window:
         fc.trigger_tokens, fc.budget_tokens = st.trigger_tokens(window, reserve), st.budget_tokens(window, reserve)
         fc.window_limit_tokens = window - reserve if reserve is not None else window
-    since = "the start of the log" if ep_start == 0 else f"#{cs[ep_start].index + 1}"
+    label = scope.label()
+    start = cs[ep_start].index + 1
+    # (the stream's first call is the log's only when it is #1: a context or model may start later)
+    since = ("the start of the log" if start == 1 else
+             f"its first call, #{start}" if ep_start == 0 and label else f"#{start}")
     if last_plaus is not None:
         fc.at_call, fc.occupancy_tokens = last_plaus[1].index, last_plaus[2]
     if last.extra.get("custom_id") is not None:
         # Batch requests are separate conversations (each its own episode): nothing grows from one to the next.
-        fc.note = "none: batch requests are independent conversations, nothing grows from one to the next"
+        # (A custom_id outside a batch file, as in the saved Gemini sample, marks separate requests all the same.)
+        what = "batch requests" if last.extra.get("batch_side") else "requests with their own custom_id"
+        fc.note = f"none: {what} are independent conversations, nothing grows from one to the next"
+        fc.basis = "none"
+        return fc
+    episode = cs[ep_start:]
+    if _independent(episode, [occ for _, occ in points]):
+        fc.note = (f"none: the {len(episode):,} calls{label}{'' if ep_start == 0 else ' since ' + since} are "
+                   "independent requests (each sends only new user messages: no earlier answer, nothing of the call "
+                   "before it), nothing grows from one to the next")
         fc.basis = "none"
         return fc
     if len(points) < MIN_FORECAST_CALLS:
-        fc.note = (f"not enough data: {len(points)} call{'s' if len(points) != 1 else ''} with a known prompt size "
-                   f"since {since} (need {MIN_FORECAST_CALLS})")
+        fc.note = (f"not enough data: {len(points)} call{'s' if len(points) != 1 else ''}{label} with a known prompt "
+                   f"size since {since} (need {MIN_FORECAST_CALLS}{scope.left_out()})")
         fc.basis = "none"
         return fc
     fc.enough_data = True
     slope = theil_sen(points)
     fc.slope_tokens_per_call = slope
     first, lastp = cs[points[0][0]].index, cs[points[-1][0]].index
-    fc.basis = (f"Theil-Sen slope over the last {len(points)} calls (#{first + 1}–#{lastp + 1}) since {since}")
+    fc.basis = (f"Theil-Sen slope over the last {len(points)} calls{label} (#{first + 1}–#{lastp + 1}) "
+                f"since {since}")
     gaps = [b - a for a, b in itertools.pairwise(times) if b > a]
     fc.seconds_per_call = statistics.median(gaps) if gaps else None
     occ = points[-1][1]
@@ -1198,6 +1349,7 @@ def analyze_run(run: Run, *, texts: bool = True,
     for c in run.calls:
         by_ctx.setdefault(c.context, []).append(c)
     out: dict[str, Analysis] = {}
+    counts = _ContextCounts({ctx: len(by_ctx.get(ctx, [])) for ctx in run.contexts()})
     for ctx in run.contexts():
         calls = by_ctx.get(ctx, [])
         # re-read text only where it can matter: the main context, and contexts whose system prompt is logged
@@ -1214,7 +1366,7 @@ def analyze_run(run: Run, *, texts: bool = True,
                 sys_texts, instr = collect_texts(run, ctx)
                 if text_cache is not None:
                     text_cache[ctx] = (sys_texts, instr)
-        out[ctx] = a = _analyze(calls, run.settings, ctx, resets, sys_texts, instr, risks)
+        out[ctx] = a = _analyze(calls, run.settings, ctx, resets, sys_texts, instr, risks, contexts=counts)
         marker = pending.get(ctx) or (pending.get("") if ctx == "main" else None)
         if marker is not None:
             a.forecast = _pending_forecast(a.forecast, calls, marker)
@@ -1240,7 +1392,12 @@ def _newest_session_forecast(run: Run, main: Analysis | None) -> dict[str, Any]:
         # (a session split over files, excerpts of one transcript, is read in file order: its end is its
         # latest call, wherever that was read)
         calls.sort(key=lambda c: (c.timestamp, c.index))
-    forecast = _analyze(calls, run.settings, ctx, resets, {}, None, risks=False).forecast
+    counts: dict[str, int] = {}
+    for c in run.calls:
+        if c.session == newest:
+            counts[c.context] = counts.get(c.context, 0) + 1
+    forecast = _analyze(calls, run.settings, ctx, resets, {}, None, risks=False, contexts=_ContextCounts(counts),
+                        whose="the session's").forecast
     try:
         marker = run.pending_compactions().get(ctx)
     except Exception:  # (as in analyze_run: a reader bug leaves no pending compaction)

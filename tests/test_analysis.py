@@ -912,3 +912,132 @@ def test_calls_sharing_one_timestamp_are_not_said_to_have_none(tmp_path: Path) -
                window=100_000)
     text = main_analysis(run).forecast.text()
     assert text.endswith("(no time between the calls: they share one timestamp)") and "~" not in text.split("(")[0]
+
+
+# --- what the forecast counts, and calls that do not build on each other ---------------------------------------
+
+#: Failure case B05's minimal input (../shared/cases/failure_cases.md: one call per model id, the same
+#: "hello world" body) and the three lines the tester added: 8 calls that all report a prompt, on 8 models.
+B05 = [("o1", "hello world", 9), ("gpt-4.1-mini", "hello world", 9),
+       ("ft:gpt-4o-mini-2024-07-18:acme::abc123", "hello world", 9), ("gpt-test-1", "hello world", 9),
+       ("my-local-llama", "hello world", 11), ("gpt-4", "hello world", 9), ("gpt-3.5-turbo", "hello world", 9),
+       ("o3-mini", "The doc says sequences end with <|endoftext|> and chat turns start with <|im_start|>.", 30)]
+
+
+def test_b05_forecast_note_says_it_counts_one_model(tmp_path: Path) -> None:
+    """8 calls that all report a prompt got "not enough data: 1 call with a known prompt size since the start of
+    the log": the forecast follows one model at a time (here the one with the largest prompt: o3-mini, 30 tokens,
+    the 8th and only call on it), and the note said neither that nor where that model starts."""
+    from click.testing import CliRunner
+
+    from ctxwatch.cli import main
+
+    log = write(tmp_path, [{"request": {"model": m, "messages": [{"role": "user", "content": text}]},
+                            "response": {"usage": {"prompt_tokens": p, "completion_tokens": 1}}} for m, text, p in B05])
+    models = [m for m, _, _ in B05]
+    assert len(set(models)) == 8 and max(B05, key=lambda r: r[2])[0] == "o3-mini" == models[7]
+    doc = json.loads(CliRunner().invoke(main, ["report", str(log), "--json"]).output)
+    assert len(doc["calls"]) == 8 and all(c["prompt_tokens_reported"] for c in doc["calls"])
+    note = doc["forecast"]["note"]
+    assert note.startswith("not enough data: 1 call on o3-mini with a known prompt size since its first call, #8 "
+                           "(need 3; ")
+    assert note.endswith("the log's other 7 calls are on 7 other models)")
+    assert doc["forecast"]["since_call"] == 7 and doc["forecast"]["text"] == note
+
+
+def test_inspect_forecast_note_says_it_counts_one_context(shared_logs: Path) -> None:
+    """The Inspect AI log has 2 model calls, the solver's and the scorer's (model_graded_fact): separate
+    contexts.  The note said "1 call ... since the start of the log" without saying it counts the main context
+    only.  Calls counted here with plain json: the sample's ``event: "model"`` events."""
+    from click.testing import CliRunner
+
+    from ctxwatch.cli import main
+
+    path = shared_logs / "request-response" / "inspect-ai" / "2024-11-05T13-31-45-05-00_input-task.json"
+    doc = json.loads(path.read_text())
+    events = [e for s in doc["samples"] for e in s["events"] if e.get("event") == "model"]
+    assert len(events) == 2
+    fc = json.loads(CliRunner().invoke(main, ["report", str(path), "--json"]).output)["forecast"]
+    assert fc["text"] == ("not enough data: 1 call in context main with a known prompt size since the start of the "
+                          "log (need 3; each context and each model is forecast on its own calls: the log's other "
+                          "call is in context scorer:model_graded_fact)")
+
+
+def test_independent_side_calls_get_no_forecast(shared_logs: Path) -> None:
+    """claude-trace's "side" context holds Claude Code's helper calls (a title, a topic verb, the paths a command
+    touched): each one user message, none the next turn of another, so "11,979 calls / ~3.5 h to trigger" meant
+    nothing.  Read here with plain json: the tool-less requests that are not max_tokens-1 probes, each a single
+    user message with no earlier answer, all different."""
+    path = shared_logs / "request-response" / "claude-trace_test-traffic_head14.jsonl"
+    bodies = [json.loads(ln)["request"]["body"] for ln in path.read_text().splitlines() if ln.strip()]
+    side = [b for b in bodies if not b.get("tools") and b.get("max_tokens") != 1]
+    assert len(side) == 4
+    assert all([m["role"] for m in b["messages"]] == ["user"] for b in side)
+    assert len({json.dumps(b["messages"]) for b in side}) == 4
+    res = analyze_run(load_run(str(path)))
+    fc = res["side"].forecast
+    assert fc.basis == "none" and not fc.enough_data and fc.calls_to_trigger is None
+    assert fc.text().startswith("none: the 4 calls in context side are independent requests")
+    # the agent's own calls (re-sending a growing history) keep their forecast
+    main = res["main"].forecast
+    assert main.enough_data and main.calls_to_trigger is not None
+    assert main.basis.endswith("in context main (#6–#13) since its first call, #6")
+
+
+def _one_shot(i: int, text: str, prompt: int, history: list[dict] | None = None) -> dict[str, Any]:
+    msgs = [{"role": "system", "content": "Classify the text."}, *(history or []), {"role": "user", "content": text}]
+    return {"timestamp": T0 + 10 * i, "request": {"model": "gpt-4o", "messages": msgs},
+            "response": {"choices": [{"message": {"role": "assistant", "content": "ok"}}],
+                         "usage": {"prompt_tokens": prompt, "completion_tokens": 1}}}
+
+
+def test_which_calls_count_as_independent(tmp_path: Path) -> None:
+    """Independent: every call holds only new user messages (no answer, no tool result), none re-sends a message
+    of the call before it, and the prompt does not grow at every call.  Each case below breaks one rule and keeps
+    its forecast."""
+    sizes = [400, 900, 300, 700, 500]
+    texts = [f"text number {i}: " + "word " * (s - 30) for i, s in enumerate(sizes)]
+    fresh = [_one_shot(i, t, s) for i, (t, s) in enumerate(zip(texts, sizes, strict=True))]
+    fc = main_analysis(load(write(tmp_path, fresh, name="fresh.jsonl"), window=100_000)).forecast
+    assert fc.text().startswith("none: the 5 calls are independent requests") and fc.basis == "none"
+    # a conversation: each call re-sends the earlier turns (assistant answers among them)
+    conv, hist = [], []
+    for i, (t, s) in enumerate(zip(texts, [300, 400, 500, 600, 700], strict=True)):
+        conv.append(_one_shot(i, t, s, hist))
+        hist = [*hist, {"role": "user", "content": t}, {"role": "assistant", "content": "ok"}]
+    assert main_analysis(load(write(tmp_path, conv, name="conv.jsonl"), window=100_000)).forecast.enough_data
+    # an earlier answer in each call, nothing shared, sizes up and down: the answer alone says "not independent"
+    answered = [_one_shot(i, t, s, [{"role": "user", "content": f"q{i}"}, {"role": "assistant", "content": f"a{i}"}])
+                for i, (t, s) in enumerate(zip(texts, sizes, strict=True))]
+    assert main_analysis(load(write(tmp_path, answered, name="answered.jsonl"), window=100_000)).forecast.enough_data
+    # the same question asked again (a retry re-sends the message): not independent
+    again = [_one_shot(i, texts[0], s) for i, s in enumerate(sizes)]
+    assert main_analysis(load(write(tmp_path, again, name="again.jsonl"), window=100_000)).forecast.enough_data
+    # a transcript pasted into one ever-longer user message: only user messages, but growing at every call
+    pasted = [_one_shot(i, " ".join(texts[: i + 1]), 200 * (i + 1)) for i in range(5)]
+    fc = main_analysis(load(write(tmp_path, pasted, name="pasted.jsonl"), window=100_000)).forecast
+    assert fc.enough_data and fc.slope_tokens_per_call == 200
+
+
+def test_requests_with_their_own_custom_id_are_not_called_batch_requests(shared_logs: Path) -> None:
+    """The saved Gemini sample's lines carry a custom_id but are synchronous generateContent calls (see
+    test_gemini): their forecast note no longer calls them batch requests."""
+    path = shared_logs / "other" / "gemini-batch" / "batch_gemini-2.5-pro-exp-03-25.jsonl"
+    fc = main_analysis(load_run(str(path))).forecast
+    assert fc.text() == ("none: requests with their own custom_id are independent conversations, nothing grows "
+                         "from one to the next")
+
+
+def test_a_note_names_three_other_contexts_and_counts_the_rest() -> None:
+    """Contexts main 2 calls, a 3, b 1, c 4, d 5, e 6 (21 calls): main's note names a, b and c and counts d and e
+    together (11 calls in 2 more contexts); c's names main, a and b (6) and counts d and e (11)."""
+    from ctxwatch.analysis import _ContextCounts, _Scope
+
+    counts = _ContextCounts({"main": 2, "a": 3, "b": 1, "c": 4, "d": 5, "e": 6, "empty": 0})
+    assert counts.elsewhere("main") == [(3, "in context a"), (1, "in context b"), (4, "in context c"),
+                                        (11, "in 2 more contexts")]
+    assert counts.elsewhere("c") == [(2, "in context main"), (3, "in context a"), (1, "in context b"),
+                                     (11, "in 2 more contexts")]
+    assert _Scope(context="main", elsewhere=tuple(counts.elsewhere("main"))).left_out() == (
+        "; each context and each model is forecast on its own calls: the log's other 19 calls are 3 in context a, "
+        "1 in context b, 4 in context c and 11 in 2 more contexts")
