@@ -194,7 +194,9 @@ class ParsedCall:
     """One LLM API request/response as a format reader produced it, text included.
 
     ``system``, ``tools`` and ``messages`` are ``None`` when the format does not log them (Claude Code
-    and Codex do not log the system prompt or tool schemas), and empty when the request had none.
+    and Codex do not log the system prompt or tool schemas) or the log holds them damaged (a ``messages`` field
+    missing or not a list: ``extra["history_unknown"]``, see :func:`ctxwatch.formats.canonical.forget_history`),
+    and empty when the request had none.
 
     Attributes:
         source: where the record is on disk.

@@ -1099,8 +1099,12 @@ def unplannable(call: Call, pc: ParsedCall) -> str | None:
     A plan needs the call's history and its floor: a usage-only record (Gemini ``usageMetadata``, a batch
     output without its input) has no history, and a Claude Code excerpt that starts mid-session holds only
     part of it, so its floor cannot be told apart from the missing history.  A call whose re-read history
-    breaks at a damaged or missing line (``extra["history_cut"]``) has only part of its messages.
+    breaks at a damaged or missing line (``extra["history_cut"]``) has only part of its messages, and one whose
+    logged messages are missing or damaged (``extra["history_unknown"]``) has none that can be trusted.
     """
+    if pc.messages is None and pc.extra.get("history_unknown"):
+        return ("this call's messages are missing from its log line or damaged (see `ctxwatch check`): "
+                "nothing to plan")
     if pc.messages is None:
         return "the log holds only this call's usage, not its prompt: nothing to plan"
     if (pc.system is None or pc.history_reported_only) and call.floor_tokens is None:

@@ -713,8 +713,8 @@ def test_non_object_entries_in_messages_make_the_history_unknown(tmp_path: Path)
     doc = report(path)
     assert (doc["calls"][0]["history_tokens"], doc["calls"][0]["prompt_tokens_reported"]) == (None, 10)
     assert [(i["line"], i["kind"], i["message"]) for i in doc["issues"]] == [
-        (1, "invalid_field", "request.messages holds 3 entries that are not a message object: the history is "
-                             "unknown")]
+        (1, "invalid_field", "request.messages holds 3 entries that are not a message object: the history, the "
+                             "system prompt and the tool schemas are unknown")]
 
 
 def test_an_empty_file_and_a_file_of_no_json_say_so(tmp_path: Path) -> None:

@@ -47,6 +47,7 @@ from ctxwatch.formats.canonical import (
     openai_response_info,
     openai_usage,
     parse_timestamp,
+    request_problems,
     responses_request_to_parts,
     responses_response_info,
     responses_usage,
@@ -286,25 +287,33 @@ def _fix_anthropic_images(params: dict[str, Any], messages: list[Message]) -> No
                 meta["width"], meta["height"] = size
 
 
-def _attach_request(call: ParsedCall, req: dict[str, Any], provider: str) -> None:
-    """Fill a call's request fields (system, tools, messages, max output tokens) from a request object."""
+def _attach_request(call: ParsedCall, req: dict[str, Any], provider: str) -> list[str]:
+    """Fill a call's request fields (system, tools, messages, max output tokens) from a request object; return
+    what the request leaves unknown, one sentence each (:func:`~ctxwatch.formats.canonical.request_problems`:
+    a ``messages`` list that is missing or damaged makes the history unknown, never empty)."""
     if provider == "anthropic":
         params = p if isinstance(p := req.get("params"), dict) else {}
         system, tools, messages, mx = anthropic_request_to_parts(params)
         _fix_anthropic_images(params, messages)
         requested = params.get("model")
+        flavour, where, body = "anthropic", "params", params
     else:
         body = b if isinstance(b := req.get("body"), dict) else {}
-        system, tools, messages, mx = _openai_request(str(req.get("url") or ""), body)
+        url = str(req.get("url") or "")
+        system, tools, messages, mx = _openai_request(url, body)
         requested = body.get("model")
+        flavour = ("responses" if url.endswith("/responses") or "input" in body or "instructions" in body else
+                   "completions" if "messages" not in body and isinstance(body.get("prompt"), str) else "openai")
+        where = "body"
     call.system, call.tools, call.messages, call.max_output_tokens = system, tools, messages, mx
     if isinstance(requested, str):
         call.extra["requested_model"] = requested
         if call.model is None:
             call.model = requested
+    return request_problems(call, body, flavour, where)
 
 
-def request_call(path: str, rec: Record, req: dict[str, Any], provider: str) -> Output:
+def request_call(path: str, rec: Record, req: dict[str, Any], provider: str) -> list[Output]:
     """A call with the request only (an input file read alone): usage is ``None`` (not reported).
 
     Args:
@@ -312,17 +321,18 @@ def request_call(path: str, rec: Record, req: dict[str, Any], provider: str) -> 
         provider: ``openai`` | ``anthropic``.
 
     Returns:
-        A :class:`ParsedCall` keyed ``request:<custom_id>``, or an ``unsupported_endpoint`` issue for
-        embeddings/moderations lines.
+        A :class:`ParsedCall` keyed ``request:<custom_id>`` followed by an ``invalid_field`` issue for each part
+        its request leaves unknown (:func:`_attach_request`), or one ``unsupported_endpoint`` issue for an
+        embeddings/moderations line.
     """
     cid = str(req.get("custom_id"))
     url = str(req.get("url") or "")
     if url.endswith(_NON_CHAT_ENDPOINTS):
-        return Issue(path, rec.line, "unsupported_endpoint", f"{url} request {cid!r} is not a chat call; skipped")
+        return [Issue(path, rec.line, "unsupported_endpoint", f"{url} request {cid!r} is not a chat call; skipped")]
     call = ParsedCall(source=_src(path, rec), provider=provider, key=f"request:{cid}",
                       extra={"custom_id": cid, "batch_side": "input"})
-    _attach_request(call, req, provider)
-    return call
+    problems = _attach_request(call, req, provider)
+    return [call, *(Issue(path, rec.line, "invalid_field", p) for p in problems)]
 
 
 def _openai_result(path: str, rec: Record, v: dict[str, Any]) -> Output:
@@ -429,15 +439,15 @@ class BatchReader(Reader):
             out = _openai_result(self.path, rec, v) if kind == OPENAI_OUTPUT else _anthropic_result(self.path, rec, v)
             if isinstance(out, ParsedCall):
                 self._results += 1
-                self._join(out, kind)
-            elif self.index is not None and str(v.get("custom_id")) in self.index:
+                return [out, *self._join(out, kind)]
+            if self.index is not None and str(v.get("custom_id")) in self.index:
                 self.index.used.add(str(v.get("custom_id")))  # answered, if only by a failure
             return [out]
         if kind in (OPENAI_INPUT, ANTHROPIC_REQUEST):
-            return [request_call(self.path, rec, v, _PROVIDER[kind])]
+            return request_call(self.path, rec, v, _PROVIDER[kind])
         if kind == ANTHROPIC_REQUESTS_BODY:
-            return [request_call(self.path, rec, r, "anthropic") for r in v["requests"]
-                    if isinstance(r, dict) and "custom_id" in r]
+            return [out for r in v["requests"] if isinstance(r, dict) and "custom_id" in r
+                    for out in request_call(self.path, rec, r, "anthropic")]
         if kind == ANTHROPIC_BATCH_OBJECT:
             counts = v.get("request_counts") or {}
             return [Issue(self.path, rec.line, "batch_object",
@@ -445,23 +455,26 @@ class BatchReader(Reader):
                           "it holds no calls: read the results file")]
         return [Issue(self.path, rec.line, "unknown_record", "not a batch request or result line; skipped")]
 
-    def _join(self, call: ParsedCall, kind: str) -> None:
+    def _join(self, call: ParsedCall, kind: str) -> list[Issue]:
+        """Give a result its request from the input file; the ``invalid_field`` issues of what that request
+        leaves unknown name the input file's line, where the damage is."""
         index = self.index
         if index is None:
-            return
+            return []
         cid = call.extra["custom_id"]
         req = index.fetch(cid) if cid in index else None
         if req is None:
             call.extra["joined"] = False
             self._unmatched.append((call.source.line, cid))
-            return
+            return []
         loc = index.location(cid)
-        _attach_request(call, req, _PROVIDER[kind])
+        problems = _attach_request(call, req, _PROVIDER[kind])
         call.extra.update(joined=True, input_path=index.path)
         if loc is not None:
             call.extra.update(input_line=loc.line, input_bytes=(loc.byte_start, loc.byte_end), input_part=loc.part)
             if loc.item >= 0:
                 call.extra["input_item"] = loc.item
+        return [Issue(index.path, loc.line if loc is not None else 0, "invalid_field", p) for p in problems]
 
     def finish(self) -> Iterable[Output]:
         """Report the index's own problems, results with no request, and requests with no result."""

@@ -406,17 +406,22 @@ def _anthropic_message(m: dict[str, Any]) -> Message:
     return Message(str(m.get("role") or "user"), _anthropic_blocks(m.get("content")))
 
 
+def _anthropic_system(sys_field: Any) -> list[str] | None:
+    """The text blocks of an Anthropic request's ``system`` field (a string or a list of text blocks), ``[]`` for
+    an empty string, ``None`` for a value of another type."""
+    if isinstance(sys_field, str):
+        return [sys_field] if sys_field else []
+    if isinstance(sys_field, list):
+        return [str(b.get("text") or "") if isinstance(b, dict) else str(b) for b in sys_field]
+    return None
+
+
 def anthropic_request_to_parts(body: dict[str, Any], memo: MessageMemo | None = None) -> RequestParts:
     """Split an Anthropic Messages request body into ``(system, tools, messages, max_output_tokens)``.
 
     ``memo`` (optional) reuses messages re-sent from the previous call.
     """
-    sys_field = body.get("system")
-    system: list[str] = []
-    if isinstance(sys_field, str):
-        system = [sys_field] if sys_field else []
-    elif isinstance(sys_field, list):
-        system = [str(b.get("text") or "") if isinstance(b, dict) else str(b) for b in sys_field]
+    system = _anthropic_system(body.get("system")) or []
     messages: list[Message] = []
     raw = r if isinstance(r := body.get("messages"), list) else []
     built = memo.messages(raw, _anthropic_message) if memo is not None else [
@@ -586,6 +591,109 @@ def parse_sse(raw: str) -> SseStream:
                                              f"(message_start's is a placeholder), {unpriced}"))
     return SseStream(usage, ResponseInfo(text="".join(texts), tool_calls=uses, finish_reason=stop), model,
                      message_id, problems)
+
+
+# --- what a damaged request body leaves unknown ---------------------------------------------------
+
+def _has_role(m: Any) -> bool:
+    """A chat message object: a JSON object with a string ``role`` (the chat completions, Anthropic Messages
+    and Inspect message types all require one)."""
+    return isinstance(m, dict) and isinstance(m.get("role"), str)
+
+
+def _responses_item(m: Any) -> bool:
+    """A Responses API input item: an object, with a string ``role`` when it is a message (``type`` absent or
+    ``message``; tool calls and their outputs carry none)."""
+    return isinstance(m, dict) and (m.get("type", "message") != "message" or isinstance(m.get("role"), str))
+
+
+def history_problem(body: dict[str, Any], key: str, is_message: Callable[[Any], bool] = _has_role, *,
+                    text_ok: bool = False, object_ok: bool = False) -> str | None:
+    """Why ``body[key]``, a request body's history (chat ``messages``, Responses ``input``, Gemini ``contents``,
+    an Inspect event's ``input``), does not say what was sent, or ``None`` when it does.
+
+    ``"is missing"``, ``"is not a list"``, or ``"holds N entries that are not a message object"`` (entries for
+    which ``is_message`` is false: no API takes them, so what was really sent is not known).  ``text_ok``: a
+    string is a whole history (the Responses API's ``input``); ``object_ok``: one object is (Gemini's
+    ``contents``).  Every one of these APIs requires the field, so a body without it is a damaged record, not a
+    request with no messages.
+    """
+    if key not in body:
+        return "is missing"
+    v = body[key]
+    if (text_ok and isinstance(v, str)) or (object_ok and isinstance(v, dict)):
+        return None
+    if not isinstance(v, list):
+        return "is not a list"
+    n = sum(not is_message(m) for m in v)
+    if n:
+        return f"holds {n} entr{'ies' if n != 1 else 'y'} that {'are' if n != 1 else 'is'} not a message object"
+    return None
+
+
+def forget_history(call: ParsedCall, problem: str, where: str, *, system: list[str] | None = None,
+                   tools_field: bool = False) -> str:
+    """Mark ``call``'s history unknown (``messages = None``; ``extra["history_unknown"]``) because its request
+    field ``where`` ``problem`` (:func:`history_problem`), and return the ``invalid_field`` sentence for it.
+
+    Read as empty, such a history was a request with no messages, and with no system prompt when the system
+    prompt travels as the first messages (chat completions, Responses, Inspect): a damaged line raised a
+    critical "system prompt evicted" (and a history drop, an estimate of a prompt without its history).  So the
+    system prompt is unknown too (``system = None``), unless the request carries it in a field of its own that
+    was read and is not empty (``system``: the text of Anthropic's ``system``, Gemini's ``systemInstruction``;
+    a system message inside the damaged list is not counted in it); and the tool schemas are unknown (``tools =
+    None``) unless the request has a ``tools`` list (``tools_field``): in a record that lost its history, a
+    missing ``tools`` says nothing, and read as none it made the next call's schemas "grow" by all of them.
+    """
+    call.messages = None
+    call.extra["history_unknown"] = True
+    lost = ["the history"]
+    if system and any(system):
+        call.system = list(system)
+    else:
+        call.system = None
+        lost.append("the system prompt")
+    if not tools_field and call.tools is not None:
+        call.tools = None
+        lost.append("the tool schemas")
+    what = lost[0] if len(lost) == 1 else f"{', '.join(lost[:-1])} and {lost[-1]}"
+    return f"{where} {problem}: {what} {'is' if len(lost) == 1 else 'are'} unknown"
+
+
+def request_problems(call: ParsedCall, body: dict[str, Any], flavour: str, where: str = "request") -> list[str]:
+    """Mark on ``call`` what the request body ``body`` leaves unknown, and say why (one sentence each, for the
+    caller's ``invalid_field`` issues; ``where`` names the body in them: ``request``, ``request.body``...).
+
+    ``flavour``: ``openai`` (chat completions: ``messages``), ``anthropic`` (``messages`` and ``system``),
+    ``responses`` (``input`` and ``instructions``) or ``completions`` (a legacy ``prompt`` string: no
+    message list to check).  A ``tools`` field that is not a list leaves the tool schemas unknown (read as none,
+    the floor lost its schemas and the next call's "grew" by all of them); a system prompt field that is not
+    text (Anthropic ``system`` neither a string nor a list of blocks, Responses ``instructions`` not a string)
+    leaves the system prompt unknown, where it was read as none; a damaged history is unknown, with what it
+    takes along (:func:`forget_history`).
+    """
+    problems = []
+    tools = body.get("tools")
+    if tools is not None and not isinstance(tools, list):
+        call.tools = None
+        problems.append(f"{where}.tools is a JSON {type(tools).__name__}, not a list: the tool schemas are unknown")
+    tools_field = isinstance(tools, list) or isinstance(body.get("functions"), list)
+    sys_key = {"anthropic": "system", "responses": "instructions"}.get(flavour)
+    if sys_key is not None and body.get(sys_key) is not None \
+            and not isinstance(body[sys_key], str) and not (flavour == "anthropic" and isinstance(body[sys_key], list)):
+        call.system = None
+        problems.append(f"{where}.{sys_key} is a JSON {type(body[sys_key]).__name__}, not text: the system prompt "
+                        "is unknown")
+    if flavour == "responses":
+        bad = history_problem(body, "input", _responses_item, text_ok=True)
+        if bad:
+            problems.append(forget_history(call, bad, f"{where}.input", tools_field=tools_field))
+    elif flavour != "completions":
+        bad = history_problem(body, "messages")
+        if bad:
+            own = _anthropic_system(body.get("system")) if flavour == "anthropic" else None
+            problems.append(forget_history(call, bad, f"{where}.messages", system=own, tools_field=tools_field))
+    return problems
 
 
 # --- readers ---------------------------------------------------------------------------------------
@@ -897,7 +1005,8 @@ class CanonicalReader(_MemoReader):
             ts = parse_timestamp(resp.get("created"))
         call = build_call(self.path, rec, req, resp, timestamp=ts, memo=self.memo)
         extra_issues = self.ids.assign(call, resp.get("id") if isinstance(resp, dict) else None, rec.line)
-        notes = [*_malformed(self.path, rec.line, req, resp, call), *extra_issues]
+        where = "request" if req is v["request"] else "request.body"
+        notes = [*_malformed(self.path, rec.line, req, resp, call, where), *extra_issues]
         if self.ids.better_copy(call, rec.line) is not None:
             return self.ids.not_counted(call, rec.line, notes)
         replaced = self.ids.counted_copy(call, rec.line, notes)
@@ -915,27 +1024,11 @@ class CanonicalReader(_MemoReader):
         return [call, *replaced, *notes]
 
 
-def _malformed(path: str, line: int, req: dict[str, Any], resp: Any, call: ParsedCall) -> list[Issue]:
-    """``invalid_field`` issues for a record whose request history or response has the wrong JSON type; the
-    call is kept with that part unknown (a history of 0 tokens, or no usage, would pass for a real value)."""
-    problems = []
-    if "messages" in req:
-        msgs = req["messages"]
-        bad = None if isinstance(msgs, list) else "request.messages is not a list"
-        if bad is None and (n := sum(not isinstance(m, dict) for m in msgs)):
-            # (no API takes such an entry: what was really sent is not known, so neither is the history)
-            bad = f"request.messages holds {n} entr{'ies' if n != 1 else 'y'} that {'are' if n != 1 else 'is'} " \
-                  "not a message object"
-    else:  # the Responses API's input may be a string or a list of items
-        bad = None if isinstance(req.get("input"), (list, str, type(None))) else "request.input is not a list"
-    if bad:
-        call.messages = None
-        problems.append(f"{bad}: the history is unknown")
-    tools = req.get("tools")
-    if tools is not None and not isinstance(tools, list):
-        # (read as no tools, the floor lost its schemas and the next call's "grew" by all of them)
-        call.tools = None
-        problems.append(f"request.tools is a JSON {type(tools).__name__}, not a list: the tool schemas are unknown")
+def _malformed(path: str, line: int, req: dict[str, Any], resp: Any, call: ParsedCall, where: str) -> list[Issue]:
+    """``invalid_field`` issues for a record whose request history, system prompt or tools, or whose response, is
+    missing or has the wrong JSON type (:func:`request_problems`); the call is kept with that part unknown (a
+    history of 0 tokens, an absent system prompt or no usage would pass for a real value)."""
+    problems = request_problems(call, req, _flavour(req, resp), where)
     if resp is not None and not isinstance(resp, dict):
         problems.append(f"response is a JSON {type(resp).__name__}, not an object: usage unknown")
     return [Issue(path, line, "invalid_field", p) for p in problems]
@@ -975,6 +1068,8 @@ class ClaudeTraceReader(_MemoReader):
         ts = parse_timestamp(rq.get("timestamp")) or parse_timestamp(v.get("logged_at"))
         call = build_call(self.path, rec, body, resp, usage=usage, info=info, timestamp=ts, memo=self.memo)
         call.provider = "anthropic"
+        notes += [Issue(self.path, rec.line, "invalid_field", p)
+                  for p in request_problems(call, body, _flavour(body, resp), "request.body")]
         if model and not call.model:
             call.model = model
         # (after the model is settled: it is part of the key that keeps different requests apart)

@@ -45,6 +45,8 @@ import orjson
 
 from ctxwatch.formats import FormatSpec, Reader, Sniff, register
 from ctxwatch.formats.canonical import (
+    forget_history,
+    history_problem,
     image_part,
     int_or_none,
     json_text,
@@ -344,11 +346,14 @@ class InspectReader(Reader):
         src = _whole_file(self.path)
         att = a if isinstance(a := s.get("attachments"), dict) else {}
         sid, epoch = s.get("id"), s.get("epoch")
-        return [self._call(e, context, att, src, sid, epoch, n, run_id, member)
-                for n, (e, context) in enumerate(_walk_events(s.get("events"), []))]
+        return [out for n, (e, context) in enumerate(_walk_events(s.get("events"), []))
+                for out in self._call(e, context, att, src, sid, epoch, n, run_id, member)]
 
     def _call(self, e: dict[str, Any], context: str, att: dict[str, Any], src: SourceRef, sid: Any, epoch: Any,
-              n: int, run_id: str | None, member: str | None) -> ParsedCall:
+              n: int, run_id: str | None, member: str | None) -> list[Output]:
+        """The call of one model event, and an ``invalid_field`` issue when its ``input`` (the messages sent,
+        system prompt first) is missing or damaged: the history and system prompt are then unknown
+        (:func:`~ctxwatch.formats.canonical.forget_history`), not empty."""
         model = e.get("model") if isinstance(e.get("model"), str) else None
         provider = _inspect_provider(model)
         output = o if isinstance(o := e.get("output"), dict) else {}
@@ -378,12 +383,18 @@ class InspectReader(Reader):
             extra["error"] = str(output.get("error") or e.get("error"))[:500]
         key = e.get("uuid") or e.get("id") or f"{run_id or ''}:{sid}:{epoch}:{n}"
         resolved = output.get("model") if isinstance(output.get("model"), str) else None
-        return ParsedCall(source=src, timestamp=parse_timestamp(e.get("timestamp")), model=resolved or model,
+        call = ParsedCall(source=src, timestamp=parse_timestamp(e.get("timestamp")), model=resolved or model,
                           provider=provider, session=_inspect_session(run_id, sid, epoch), context=context,
                           system=system, tools=_inspect_tools(e.get("tools")), messages=messages,
                           max_output_tokens=int_or_none(cfg.get("max_tokens")),
                           usage=inspect_usage(output.get("usage"), provider), response=info, key=str(key),
                           extra=extra)
+        bad = history_problem(e, "input")
+        if not bad:
+            return [call]
+        why = forget_history(call, bad, f"sample {sid!s} epoch {epoch!s} model event {n}: input",
+                             tools_field=isinstance(e.get("tools"), list))
+        return [call, Issue(self.path, 0, "invalid_field", why)]
 
 
 def _inspect_session(run_id: str | None, sample: Any, epoch: Any) -> str | None:
@@ -638,13 +649,15 @@ class SweAgentReader(Reader):
         logged += [m for st in steps for m in (st.get("query") or []) if isinstance(m, dict)]
         tools: list[dict[str, Any]] | None = None if any(m.get("tool_calls") for m in logged) else []
 
-        def make(system: list[str], msgs: list[Message], context: str, n: int, how: str, resp: str | None) -> None:
+        def make(system: list[str], msgs: list[Message], context: str, n: int, how: str,
+                 resp: str | None) -> ParsedCall:
             extra: dict[str, Any] = {"step": n, "messages_from": how, "cumulative": stats}
-            calls.append(ParsedCall(
+            calls.append(call := ParsedCall(
                 source=src, model=model, provider=provider, context=context, system=system,
                 tools=None if tools is None else list(tools),
                 messages=msgs, usage=None, key=f"{os.path.basename(self.path)}:{context}:{n}",
                 response=ResponseInfo(text=resp) if resp is not None else None, extra=extra))
+            return call
 
         if steps and all(isinstance(s.get("query"), list) for s in steps):
             for n, s in enumerate(steps):
@@ -655,7 +668,12 @@ class SweAgentReader(Reader):
                         msg = _swe_message(m)
                         (system.append(msg.text()) if msg.role == "system" else msgs.append(msg))
                 resp = s.get("response") if isinstance(s.get("response"), str) else None
-                make(system, msgs, "main", n, "query", resp)
+                call = make(system, msgs, "main", n, "query", resp)
+                # (a query is the request as sent, system prompt first: with entries that are not messages,
+                # what was sent is not known, and a system prompt read as absent would be "evicted")
+                if bad := history_problem(s, "query"):
+                    out.append(Issue(self.path, 0, "invalid_field",
+                                     forget_history(call, bad, f"trajectory step {n}: query", tools_field=True)))
         else:
             per_agent: dict[str, tuple[list[str], list[Message]]] = {}
             first_agent: str | None = None

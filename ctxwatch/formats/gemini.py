@@ -40,7 +40,14 @@ from collections.abc import Iterable
 from typing import Any
 
 from ctxwatch.formats import FormatSpec, Reader, Sniff, register, usage_count
-from ctxwatch.formats.canonical import image_part, int_or_none, json_text, parse_timestamp
+from ctxwatch.formats.canonical import (
+    forget_history,
+    history_problem,
+    image_part,
+    int_or_none,
+    json_text,
+    parse_timestamp,
+)
 from ctxwatch.jsonstream import Record
 from ctxwatch.model import Issue, Message, ParsedCall, Part, ResponseInfo, SourceRef, Usage
 
@@ -177,6 +184,27 @@ def gemini_request_to_parts(req: dict[str, Any]) -> RequestParts:
     return system, tools, messages, mx
 
 
+def gemini_request_problems(call: ParsedCall, req: dict[str, Any]) -> list[str]:
+    """Mark on ``call`` what a logged ``generateContent`` request leaves unknown, and say why (one sentence each,
+    for ``invalid_field`` issues), as :func:`~ctxwatch.formats.canonical.request_problems` does for the other
+    request bodies: ``contents`` missing, not a list (or one object) or holding entries that are not objects
+    makes the history unknown, and the system prompt with it unless ``systemInstruction`` gave one
+    (:func:`~ctxwatch.formats.canonical.forget_history`); a ``systemInstruction`` that is neither text nor a
+    Content object leaves the system prompt unknown (it was read as none)."""
+    problems = []
+    si = _get(req, "systemInstruction", "system_instruction")
+    if si is not None and not isinstance(si, str | dict):
+        call.system = None
+        problems.append(f"request.systemInstruction is a JSON {type(si).__name__}, not text: the system prompt is "
+                        "unknown")
+    bad = history_problem(req, "contents", lambda m: isinstance(m, dict), object_ok=True)
+    if bad:
+        # (the system prompt comes from systemInstruction alone: contents do not add to it)
+        problems.append(forget_history(call, bad, "request.contents", system=call.system,
+                                       tools_field=isinstance(req.get("tools"), list)))
+    return problems
+
+
 def gemini_response_info(resp: Any) -> ResponseInfo | None:
     """Completion text (thought parts excluded), function-call count and finish reason of a response."""
     if not isinstance(resp, dict):
@@ -243,11 +271,13 @@ class GeminiReader(Reader):
                           model=model if isinstance(model, str) else None, provider="google", usage=usage,
                           response=gemini_response_info(resp), extra=extra,
                           key=str(rid) if rid else (f"gemini:{key}" if key is not None else None))
+        out: list[Output] = [call]
         if req is not None:
             call.system, call.tools, call.messages, call.max_output_tokens = gemini_request_to_parts(req)
             if call.model is None and isinstance(req.get("model"), str):
                 call.model = req["model"]
-        return [call]
+            out += [Issue(self.path, rec.line, "invalid_field", p) for p in gemini_request_problems(call, req)]
+        return out
 
 
 # --- Gemini CLI chat recordings --------------------------------------------------------------------
