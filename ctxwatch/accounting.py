@@ -24,6 +24,9 @@ Each distinct message is tokenized once (content hash), because every call re-se
 
 from __future__ import annotations
 
+import statistics
+from collections.abc import Sequence
+
 from ctxwatch.config import DEFAULT_RESERVE, Settings
 from ctxwatch.jsonstream import json_text
 from ctxwatch.model import Call, MessageStat, ParsedCall, Src
@@ -34,6 +37,22 @@ from ctxwatch.windows import (
     has_long_context,
     resolve_window,
 )
+
+#: Calls (with both a reported and an estimated prompt) needed before the median of their reported/estimated
+#: ratios calibrates the estimates of a tokenizer that is not the model's own (:func:`calibration_factor`).
+#: Three is the fewest values whose median outvotes one call that disagrees with the others: the median of two
+#: is their mean, which lies between them, so both calls seem off and the one whose log is complete is
+#: blamed.  Failure case B01 (one Anthropic request with 3 tools, then 2, both reporting 1,234 input tokens):
+#: ratios 1.163 and 2.648, mean 1.906, flagged the call 14 % off before calibration as 64 % off after it, and
+#: "calibrated" its floor to 2,007 tokens, above the 1,234 it reported.
+MIN_CALIBRATION_CALLS = 3
+
+
+def calibration_factor(ratios: Sequence[float]) -> float | None:
+    """The calibration of a tokenizer's estimates: the median of ``ratios`` (reported / estimated prompt tokens,
+    one per call; dimensionless), or ``None`` with fewer than :data:`MIN_CALIBRATION_CALLS` of them (too few to
+    tell a tokenizer gap from one call's missing content: nothing is calibrated)."""
+    return statistics.median(ratios) if len(ratios) >= MIN_CALIBRATION_CALLS else None
 
 
 def _tools_key(tools: list) -> int:

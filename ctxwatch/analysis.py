@@ -85,6 +85,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ctxwatch.accounting import MIN_CALIBRATION_CALLS, calibration_factor
 from ctxwatch.config import Settings
 from ctxwatch.drift import (
     ECHO_MIN_WORDS,
@@ -125,7 +126,9 @@ ESTIMATE_TOLERANCE = 0.05
 #: not content missing from the log (a claude-trace probe call: estimate 102, reported 96).
 ESTIMATE_MIN_TOKENS = 16
 #: Beyond 20 % the gap is more than tokenizer differences (measured: o200k vs Claude tokenizers differ by
-#: ~10-15 % on English and code, absorbed by calibration): content is missing from the log -> ``warn``.
+#: ~10-15 % on English and code, absorbed by calibration): content is missing from the log -> ``warn``.  It is
+#: also the tolerance of another tokenizer's estimate that has no calibration yet (fewer than
+#: :data:`~ctxwatch.accounting.MIN_CALIBRATION_CALLS` calls): within it, the gap may be the tokenizers'.
 ESTIMATE_WARN = 0.20
 #: A history (or prompt, when the history is not known) shrinking by a quarter or more between consecutive
 #: calls is a compaction or truncation: normal turns only append; Claude Code and Codex compactions free
@@ -214,7 +217,8 @@ FLAG_KINDS: dict[str, str] = {
     "system_prompt_evicted": "critical",  # B24: a call lacks the system prompt earlier calls had
     "system_prompt_changed": "warn",      # system text differs from the previous call's: cache prefix invalidated
     "floor_grew": "warn",                 # tool schemas added or enlarged: tokens added to every later call
-    "estimate_disagrees": "info/warn",    # calibrated estimate off by > 5 % (warn > 20 %)
+    "estimate_disagrees": "info/warn",    # calibrated estimate off by > 5 % (warn > 20 %); raw estimate of
+                                          # another tokenizer before any calibration: > 20 %, warn
     "format_drift": "info/warn",          # B29: responses leave the inferred format rule (warn when sustained)
     "system_prompt_echo": "warn",         # a response repeats >= 40 words of the system prompt verbatim
     "response_collapse": "warn",          # responses shrink to < 1/4 of the baseline while the prompt grows
@@ -673,7 +677,7 @@ def _analyze_stream(cs: list[Call], st: Settings, context: str, reset_set: set[i
         txt = c.response.text if c.response is not None else None
         if len(first_texts) < OBSERVED_BASELINE and txt and txt.strip():
             first_texts.append(txt)
-    cal = statistics.median(ratios) if ratios else None
+    cal = calibration_factor(ratios)
     occs = [_occupancy(c, cal) for c in cs]
     drops, outliers = _drops_and_outliers(cs, occs, reset_set)
     obs_rule = observed_rule(first_texts)
@@ -899,25 +903,20 @@ def _analyze_stream(cs: list[Call], st: Settings, context: str, reset_set: set[i
 
         # -- estimate vs reported --
         e = c.prompt_estimated
-        # a call without a comparison (no reported prompt, estimate or calibration) neither extends nor ends a streak
-        # (the model's own tokenizer needs no calibration: a run-wide ratio learnt from calls that all miss the
-        # same content would hide exactly what this check is for)
-        c_cal = 1.0 if c.exact else cal
-        if occ is not None and reported and e and c_cal:
-            diff = abs(reported - e * c_cal) / reported
-            if diff > ESTIMATE_TOLERANCE and abs(reported - e * c_cal) >= ESTIMATE_MIN_TOKENS:
+        # a call without a comparison (no reported prompt or estimate) neither extends nor ends a streak
+        if occ is not None and reported and e:
+            cmp = _estimate_check(c, reported, e, cal, len(ratios))
+            if cmp is not None:
+                diff, tol_desc, what, meaning = cmp
                 if estimate_streak is None:
-                    what = f"estimate {_n(e)} (the model's own tokenizer)" if c.exact else \
-                        f"calibrated estimate {_n(e * c_cal)} (calibration {c_cal:.3f})"
-                    # (below the report: the log misses part of what was sent; above it: the log shows more
-                    # than the request held, e.g. a batch result joined to another batch's request)
-                    meaning = "the log may not show everything that was sent" if e * c_cal < reported else \
-                        "the log shows more than the provider counted (another request's content?)"
+                    c_cal = 1.0 if c.exact else cal
                     f = flag("estimate_disagrees", "info", c,
                              f"{what} differs from the reported prompt {_n(reported)} by {100 * diff:.0f}% at "
-                             f"#{c.index + 1}: {meaning}",
-                             prompt_reported=reported, prompt_estimated=e, calibration=round(c_cal, 4),
-                             calibrated_estimate=round(e * c_cal), difference=round(diff, 4), calls=0,
+                             f"#{c.index + 1}{tol_desc}: {meaning}",
+                             prompt_reported=reported, prompt_estimated=e,
+                             calibration=round(c_cal, 4) if c_cal else None,
+                             calibrated_estimate=round(e * c_cal) if c_cal else None, difference=round(diff, 4),
+                             raw_difference=round(abs(reported - e) / reported, 4), calls=0,
                              max_difference=round(diff, 4), max_call=c.index)
                     estimate_streak = _Streak(f, pos)
                 ev = estimate_streak.flag.evidence
@@ -1055,6 +1054,56 @@ def _response_features(text: str | None, rule: FormatRule | None, sys_text: str 
             _FEATURES.clear()
         got = _FEATURES[key] = (chk, echo)
     return got
+
+
+def _estimate_check(c: Call, reported: int, e: int, cal: float | None, n_ratios: int
+                    ) -> tuple[float, str, str, str] | None:
+    """Whether call ``c``'s estimate ``e`` disagrees with its reported prompt ``reported`` (tokens): ``None``
+    when it agrees, else ``(difference as a fraction of the report, the tolerance said in the reason, what
+    was compared, what it means)``.
+
+    The model's own tokenizer is compared as it is, within :data:`ESTIMATE_TOLERANCE`.  Another tokenizer's
+    estimate is scaled by the stream's calibration ``cal`` (the median reported/estimated ratio of its
+    ``n_ratios`` calls) and compared within :data:`ESTIMATE_TOLERANCE` as well, but a call whose raw estimate
+    is itself within that tolerance is not blamed: its log shows what was sent, and what sets it apart is the
+    calibration (the other calls' content, or the median of a few calls).  Without a calibration (fewer than
+    :data:`~ctxwatch.accounting.MIN_CALIBRATION_CALLS` calls) the raw estimate is compared within
+    :data:`ESTIMATE_WARN`, the most that tokenizers differ by: only a gap beyond that says the log and the
+    request differ.  Under :data:`ESTIMATE_MIN_TOKENS` nothing disagrees.  The meaning follows the numbers:
+    where the calibrated estimate and the raw one lie on two sides of the report, the reason says so.
+    """
+    def off(x: float, tol: float) -> bool:
+        return abs(reported - x) / reported > tol and abs(reported - x) >= ESTIMATE_MIN_TOKENS
+
+    if c.exact or cal is None:
+        tol = ESTIMATE_TOLERANCE if c.exact else ESTIMATE_WARN
+        if not off(e, tol):
+            return None
+        if c.exact:
+            what, tol_desc = f"estimate {_n(e)} (the model's own tokenizer)", ""
+        else:
+            calls = f"{n_ratios} call{'s' if n_ratios != 1 else ''}"
+            what = (f"estimate {_n(e)} ({c.tokenizer}, not the model's tokenizer, uncalibrated: {calls} with a "
+                    f"reported and an estimated prompt, {MIN_CALIBRATION_CALLS} needed)")
+            tol_desc = f", more than tokenizers differ ({100 * ESTIMATE_WARN:.0f}%)"
+        est = float(e)
+    else:
+        est = e * cal
+        if not off(est, ESTIMATE_TOLERANCE) or not off(e, ESTIMATE_TOLERANCE):
+            return None
+        what, tol_desc = f"calibrated estimate {_n(est)} ({_n(e)} x calibration {cal:.3f})", ""
+    above, raw_above = est > reported, e > reported
+    if above == raw_above:
+        # (below the report: the log misses part of what was sent; above it: the log shows more than the request
+        # held, e.g. a batch result joined to another batch's request)
+        meaning = "the log shows more than the provider counted (another request's content?)" if above else \
+            "the log may not show everything that was sent"
+    else:
+        side, raw_side = ("above", "below") if above else ("below", "above")
+        meaning = (f"the raw estimate is {raw_side} the report, and only the calibration puts it {side}: this "
+                   f"call's ratio {reported / e:.3f} is {'under' if above else 'over'} the run's {cal:.3f} (its "
+                   "content counts differently from the other calls', or they miss content)")
+    return abs(reported - est) / reported, tol_desc, what, meaning
 
 
 def _occupancy(c: Call, cal: float | None) -> int | None:

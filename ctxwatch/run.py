@@ -14,12 +14,11 @@ from __future__ import annotations
 import math
 import os
 import stat
-import statistics
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ctxwatch.accounting import Accountant
+from ctxwatch.accounting import Accountant, calibration_factor
 from ctxwatch.config import Settings
 from ctxwatch.formats import FormatSpec, Output, Reader, array_of_records, detect, get_format, sniff_file
 from ctxwatch.formats.canonical import copy_rank
@@ -517,14 +516,15 @@ class Run:
 
     # -- derived --------------------------------------------------------------------------------
     def calibration(self) -> float | None:
-        """Median of reported / estimated prompt tokens over calls that have both, or ``None``.
+        """Median of reported / estimated prompt tokens over calls that have both, or ``None`` when fewer than
+        :data:`~ctxwatch.accounting.MIN_CALIBRATION_CALLS` do (:func:`~ctxwatch.accounting.calibration_factor`).
 
         Used to scale the breakdown of calls whose tokenizer is not the model's own (labelled
-        "calibrated"); a call that still disagrees by more than 5 % after calibration is flagged.
+        "calibrated"); a call that still disagrees by more than 5 % after calibration is flagged
+        (:mod:`ctxwatch.analysis`, which calibrates each model's calls of a context on their own).
         """
-        ratios = [c.prompt_reported / c.prompt_estimated for c in self.calls
-                  if c.prompt_reported and c.prompt_estimated]
-        return statistics.median(ratios) if ratios else None
+        return calibration_factor([c.prompt_reported / c.prompt_estimated for c in self.calls
+                                   if c.prompt_reported and c.prompt_estimated])
 
     def occupancy(self, context: str = "main") -> tuple[int | None, str]:
         """The context's current prompt size in tokens and where the number comes from.
@@ -547,15 +547,18 @@ class Run:
                 return c.prompt_tokens, "estimated"
         return None, "unknown"
 
-    def calibrations(self) -> dict[str | None, float]:
+    def calibrations(self) -> dict[str | None, float | None]:
         """Per-model median of reported / estimated prompt tokens (the tokenizer gap is a property of the
-        model family, so a run mixing a large model with a small helper model gets one factor each)."""
+        model family, so a run mixing a large model with a small helper model gets one factor each); ``None``
+        for a model with calls that have both, but fewer than
+        :data:`~ctxwatch.accounting.MIN_CALIBRATION_CALLS` (not calibrated, rather than given the run's factor,
+        which other models' calls make)."""
         ratios: dict[str | None, list[float]] = {}
         for c in self.calls:
             # max_tokens:1 quota probes are a handful of tokens: their ratio says nothing about the tokenizer.
             if c.prompt_reported and c.prompt_estimated and not c.extra.get("probe"):
                 ratios.setdefault(c.model, []).append(c.prompt_reported / c.prompt_estimated)
-        return {m: statistics.median(r) for m, r in ratios.items()}
+        return {m: calibration_factor(r) for m, r in ratios.items()}
 
     def contexts(self) -> list[str]:
         """Distinct contexts in order of appearance (``main`` first when present)."""

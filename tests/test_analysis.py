@@ -377,6 +377,83 @@ def test_the_models_own_tokenizer_is_not_calibrated_away(tmp_path: Path) -> None
     assert [f.call for f in one] == [0]
 
 
+def b01(tools: int) -> dict[str, Any]:
+    """Failure case B01's minimal input: one Anthropic request with an empty history and the first ``tools`` of
+    ``tiny`` (a 1-character description), ``medium`` (300 characters) and ``large`` (3,000 characters), which
+    reports 1,234 input tokens whatever its tools (as the case writes it)."""
+    lorem = "lorem ipsum dolor sit amet " * 120
+    all_tools = [{"name": "tiny", "description": "x", "input_schema": {"type": "object", "properties": {}}},
+                 {"name": "medium", "description": lorem[:300],
+                  "input_schema": {"type": "object", "properties": {"a": {"type": "string"}}}},
+                 {"name": "large", "description": lorem[:3000],
+                  "input_schema": {"type": "object", "properties": {"a": {"type": "string"},
+                                                                    "b": {"type": "array",
+                                                                          "items": {"type": "string"}}}}}]
+    return {"request": {"model": "claude-sonnet-4-5", "system": "You are a placeholder assistant.",
+                        "tools": all_tools[:tools], "messages": [{"role": "user", "content": "hi"}]},
+            "response": {"usage": {"input_tokens": 1234, "output_tokens": 5}}}
+
+
+def _report_doc(path: Path) -> dict:
+    from ctxwatch.report import report_json
+
+    return report_json(load(path))
+
+
+def test_two_calls_are_not_calibrated_and_the_far_estimate_is_blamed(tmp_path: Path) -> None:
+    """B01 with 3 tools, then 2: the median of two ratios is their mean (1.906), so the call whose estimate was
+    14 % below its report (#1) was flagged 64 % off "showing more than the provider counted" (its raw estimate
+    is below the report), its floor "calibrated" to 2,007 tokens, above the 1,234 it reported with an empty
+    history, while #2, estimated at less than half its report, was not flagged.  With 2 calls nothing is
+    calibrated; another tokenizer's raw estimate is compared within the 20 % that tokenizers differ by: #2,
+    which lacks the 3,000-character tool but reports the same 1,234 tokens, is the call whose log and report
+    cannot both be right."""
+    path = write(tmp_path, [b01(3), b01(2)])
+    doc = _report_doc(path)
+    assert doc["calibration"] is None
+    first, second = doc["calls"]
+    assert [c["calibration"] for c in doc["calls"]] == [None, None]
+    assert [c["calibrated"] for c in doc["calls"]] == [None, None]
+    assert first["floor_tokens"] <= 1234  # (B01: no floor above the input_tokens of a call with an empty history)
+    assert first["prompt_tokens_estimated"] > 0.8 * 1234 and second["prompt_tokens_estimated"] < 0.8 * 1234
+    (f,) = [f for f in doc["flags"] if f["kind"] == "estimate_disagrees"]
+    assert (f["call"], f["severity"]) == (1, "warn")
+    e = second["prompt_tokens_estimated"]
+    assert f["evidence"]["calibration"] is None and f["evidence"]["difference"] == round((1234 - e) / 1234, 4)
+    assert f["reason"].startswith(f"estimate {e:,} (o200k_base, not the model's tokenizer, uncalibrated: 2 calls")
+    assert f["reason"].endswith("more than tokenizers differ (20%): the log may not show everything that was sent")
+
+
+def test_three_calls_calibrate_with_the_middle_ratio(tmp_path: Path) -> None:
+    """3 tools, 2, then 3 again: the median ratio is that of the two whole calls (worked out here from each
+    call's reported and estimated prompt), which then agree exactly; #2 is 5 % and more below it."""
+    import statistics
+
+    doc = _report_doc(write(tmp_path, [b01(3), b01(2), b01(3)]))
+    ratios = [c["prompt_tokens_reported"] / c["prompt_tokens_estimated"] for c in doc["calls"]]
+    assert ratios[0] == ratios[2] != ratios[1]
+    assert doc["calibration"] == round(statistics.median(ratios), 4) == round(ratios[0], 4)
+    got = [(f["call"], f["severity"]) for f in doc["flags"] if f["kind"] == "estimate_disagrees"]
+    assert got == [(1, "warn")]
+
+
+def test_a_call_whose_raw_estimate_matches_its_report_is_not_blamed(tmp_path: Path) -> None:
+    """A Claude run whose prompts report 1.10 x the words (the calibration, about 1.08 against the estimate)
+    but #4, which reports its words plus the fixed overhead (``rec``: its estimate to within ~1 %).  The
+    calibrated estimate of #4 is ~8 % above its report and it was flagged "the log shows more than the provider
+    counted", though its log and report agree: the other calls' ratio, not its log, sets it apart."""
+    recs = [rec(i, round(1.10 * (2000 + 100 * i)), words=2000 + 100 * i) for i in range(10)]
+    recs[3] = rec(3, 2300 + OVERHEAD, words=2300)
+    for r in recs:
+        r["request"]["model"] = "claude-sonnet-4-20250514"
+        u = r["response"]["usage"]
+        r["response"]["usage"] = {"input_tokens": u["prompt_tokens"], "output_tokens": u["completion_tokens"]}
+    run = load(write(tmp_path, recs), window=100_000)
+    c = run.calls[3]
+    assert c.prompt_estimated is not None and abs(c.prompt_reported - c.prompt_estimated) <= 0.05 * c.prompt_reported
+    assert of_kind(main_analysis(run), "estimate_disagrees") == []
+
+
 def test_a_few_tokens_off_a_small_prompt_is_not_a_disagreement(tmp_path: Path) -> None:
     """5 % of a 150-token prompt is 8 tokens: the framing of a couple of messages, not content missing from the
     log (a claude-trace probe: estimate 102, reported 96, flagged).  Prompts 150 + 10*i, estimated exactly
