@@ -114,14 +114,22 @@ def call_json(call: Call, calibration: float | None = None, cost: Decimal | bool
 
 
 def _calibrated(call: Call, factor: float | None) -> dict[str, int | None] | None:
-    """The estimated breakdown scaled by the run's calibration factor, for calls whose tokenizer is not the
-    model's own (Claude, Gemini, unknown models); ``None`` when exact, inferred or no factor exists.
+    """The estimated breakdown in tokens scaled by the run's calibration factor, for calls whose tokenizer is not
+    the model's own (Claude, Gemini, unknown models); ``None`` when exact, inferred or no factor exists (fewer
+    than :data:`~ctxwatch.accounting.MIN_CALIBRATION_CALLS` calls to take it from).
 
     The factor is the median reported/estimated prompt ratio over the run's calls that have both, so the
     scaled parts add up to about what the provider would report (labelled "calibrated", never "reported").
+    Where it would scale the call's estimate above the prompt the call reports, the call's own ratio scales it
+    instead: a part of the prompt is never more than the whole the provider counted (a call whose log holds
+    content that was not sent, or one the run's other calls outweigh, as in failure case B01: a floor of 1,053
+    estimated tokens "calibrated" to 2,007 in a reported prompt of 1,234).
     """
     if call.exact or factor is None or call.floor_src != Src.ESTIMATED:
         return None
+    reported, estimated = call.prompt_reported, call.prompt_estimated
+    if reported is not None and reported > 0 and estimated and reported < factor * estimated:
+        factor = reported / estimated
 
     def scale(v: int | None) -> int | None:
         return None if v is None else round(v * factor)

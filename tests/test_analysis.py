@@ -437,6 +437,25 @@ def test_three_calls_calibrate_with_the_middle_ratio(tmp_path: Path) -> None:
     assert got == [(1, "warn")]
 
 
+def test_a_calibrated_part_is_never_above_the_reported_prompt(tmp_path: Path) -> None:
+    """3 tools, then 2 twice: the median is the 2-tool calls' ratio (about 2.6), which would scale #1's
+    estimate (about 1,060) to about 2,800 in a prompt reported as 1,234.  #1's calibrated parts are scaled by
+    its own reported/estimated ratio instead, and add up to no more than 1,234 (its estimate less the 3-token
+    reply primer, so slightly under).  #1 is flagged, and the reason says on which side each estimate lies:
+    its raw estimate is below the report, only the calibration puts it above."""
+    doc = _report_doc(write(tmp_path, [b01(3), b01(2), b01(2)]))
+    first = doc["calls"][0]
+    own = 1234 / first["prompt_tokens_estimated"]
+    assert doc["calibration"] > own
+    cal = first["calibrated"]
+    assert cal["floor_tokens"] == round(first["floor_tokens"] * own)
+    assert cal["floor_tokens"] + cal["history_tokens"] <= 1234
+    (f,) = [f for f in doc["flags"] if f["kind"] == "estimate_disagrees"]
+    assert f["call"] == 0 and f["evidence"]["calibrated_estimate"] > 1234 > f["evidence"]["prompt_estimated"]
+    assert "the raw estimate is below the report, and only the calibration puts it above" in f["reason"]
+    assert "the log shows more" not in f["reason"]
+
+
 def test_a_call_whose_raw_estimate_matches_its_report_is_not_blamed(tmp_path: Path) -> None:
     """A Claude run whose prompts report 1.10 x the words (the calibration, about 1.08 against the estimate)
     but #4, which reports its words plus the fixed overhead (``rec``: its estimate to within ~1 %).  The
