@@ -606,6 +606,14 @@ def _analyze(cs: list[Call], st: Settings, context: str, reset_set: set[int], sy
                     primary.calibration)
 
 
+def _separate_requests(a: Call, b: Call) -> bool:
+    """True when ``b`` is a request of its own, not a later turn of ``a``'s conversation: batch requests (and
+    lines with their own ``custom_id``) are separate conversations, so one without a system prompt lost
+    nothing that another had."""
+    cid = b.extra.get("custom_id")
+    return cid is not None and cid != a.extra.get("custom_id")
+
+
 def _same_conversation(a: Call, b: Call) -> bool:
     """False when both calls log their history and it starts with different messages (separate requests that
     happen to share a context, like a helper call beside the agent); True otherwise."""
@@ -873,7 +881,8 @@ def _analyze_stream(cs: list[Call], st: Settings, context: str, reset_set: set[i
                      system_tokens_after=c.system_tokens)
             last_present, evicted_since = c, None
             prev_sys_key, prev_sys_tokens, prev_sys_call = c.system_key, c.system_tokens, c
-        elif sp is False and prev_sp is True and present_start is not None and last_present is not None:
+        elif sp is False and prev_sp is True and present_start is not None and last_present is not None \
+                and not _separate_requests(last_present, c):
             rng = (f"#{present_start.index + 1}" if present_start is last_present
                    else f"#{present_start.index + 1}–#{last_present.index + 1}")
             flag("system_prompt_evicted", "critical", c,

@@ -558,3 +558,30 @@ def test_batches_reusing_custom_ids_pair_by_the_models_the_results_name(tmp_path
     joined = {(Path(c.source.path).name, c.messages[0].text().split()[0]) for c in calls}
     assert joined == {("batch_68a1f_output.jsonl", "gpt-4o"), ("batch_67b2c_output.jsonl", "gpt-4o-mini")}
     assert all(i.kind == "batch_pairing" and "by model" in i.message for i in issues) and len(issues) == 2
+
+
+def test_a_batch_request_without_a_system_prompt_is_not_an_eviction(tmp_path: Path) -> None:
+    """Three batch requests, only the second without a system message: check raised CRITICAL
+    system_prompt_evicted ("absent from request #2 (present in #1)") and exited 1, though batch requests are
+    separate conversations and the second one lost nothing.  No eviction flag; a conversation that drops its
+    system prompt is still flagged (tests/test_analysis.py)."""
+    from click.testing import CliRunner
+
+    from ctxwatch.cli import main
+
+    usage = {"prompt_tokens": 30, "completion_tokens": 2, "total_tokens": 32}
+    reqs, outs = [], []
+    for k in range(3):
+        messages = [{"role": "user", "content": f"question {k}"}]
+        if k != 1:
+            messages.insert(0, {"role": "system", "content": "Answer in one word."})
+        reqs.append({"custom_id": f"r{k}", "method": "POST", "url": "/v1/chat/completions",
+                     "body": {"model": "gpt-4o-mini", "messages": messages}})
+        outs.append({"id": f"b{k}", "custom_id": f"r{k}", "error": None, "response": {"status_code": 200, "body": {
+            "model": "gpt-4o-mini", "usage": usage, "choices": []}}})
+    (tmp_path / "in.jsonl").write_text("".join(json.dumps(r) + "\n" for r in reqs))
+    (tmp_path / "out.jsonl").write_text("".join(json.dumps(o) + "\n" for o in outs))
+    res = CliRunner().invoke(main, ["check", "--json", str(tmp_path / "in.jsonl"), str(tmp_path / "out.jsonl")])
+    doc = json.loads(res.output)
+    assert res.exit_code == 0, res.output
+    assert [f["kind"] for f in doc["flags"] if f["kind"].startswith("system_prompt")] == []
