@@ -145,12 +145,16 @@ def follow_jsonl(
         or a whole backfill batch, make one object per call, not one per line)."""
         if run is None or not changed:
             return
-        cal: list[float | None] = []
+        per_model: dict[str | None, float | None] | None = None
         for idx in changed:
             call = run.calls[idx]
-            if not call.exact and not cal:
-                cal.append(run.calibration())
-            data = orjson.dumps(call_json(call, cal[0] if cal else None))
+            if not call.exact and per_model is None:
+                # (each model's own factor, as report --json gives it: a helper model's calls make another)
+                per_model = run.calibrations()
+            cal = None
+            if per_model is not None:
+                cal = per_model[call.model] if call.model in per_model else run.calibration()
+            data = orjson.dumps(call_json(call, cal))
             h = hash(data)
             if printed.get(idx) != h:
                 printed[idx] = h

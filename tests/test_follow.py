@@ -457,3 +457,32 @@ def test_follow_withdraws_a_damaged_placeholder_the_final_count_supersedes(tmp_p
     events = [(o["event"], o["kind"], o["line"]) for o in got if "event" in o]
     assert events == [("issue", "implausible_value", 2), ("issue_resolved", "implausible_value", 2)]
     assert [o["completion_tokens_reported"] for o in got if "event" not in o][-1] == 299
+
+
+def test_follow_calibrates_each_model_as_report_json_does(tmp_path: Path) -> None:
+    """``report --follow --jsonl`` gave every call the run's one calibration factor (the median over both
+    models' calls), while ``report --json`` gives each model its own: the same call had two factors.  Two
+    Claude models (estimated with another tokenizer, so calibrated), three calls each, reporting prompts far
+    apart: each followed call has its own model's factor, the one report --json gives it."""
+    from click.testing import CliRunner
+
+    from ctxwatch.cli import main
+
+    rows = []
+    for i in range(6):
+        model, reported = ("claude-sonnet-4-5", 400 + i) if i % 2 == 0 else ("claude-haiku-4-5", 40 + i)
+        rows.append({"request": {"model": model, "messages": [
+            {"role": "user", "content": f"Summarise the build log number {i} in one short sentence."}]},
+            "response": {"id": f"m{i}", "model": model, "usage": {"input_tokens": reported, "output_tokens": 5}}})
+    log = tmp_path / "two-models.jsonl"
+    log.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    doc = json.loads(CliRunner().invoke(main, ["report", "--json", str(log)]).output)
+    want = {c["index"]: c["calibration"] for c in doc["calls"]}
+    by_model = {c["model"]: c["calibration"] for c in doc["calls"]}
+    assert len(set(by_model.values())) == 2 and None not in by_model.values()  # (one factor per model)
+    f = Follower(log)
+    try:
+        objs = f.take(6)
+    finally:
+        objs += f.close()
+    assert {o["index"]: o["calibration"] for o in objs if "event" not in o} == want
