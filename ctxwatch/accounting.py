@@ -29,7 +29,7 @@ from collections.abc import Sequence
 
 from ctxwatch.config import DEFAULT_RESERVE, Settings
 from ctxwatch.jsonstream import json_text
-from ctxwatch.model import Call, MessageStat, ParsedCall, Src
+from ctxwatch.model import Call, MessageStat, ParsedCall, Src, implausible_prompt
 from ctxwatch.tokens import REPLY_PRIMER, Counter, counter_for, message_key, text_key
 from ctxwatch.windows import (
     ANTHROPIC_LONG_CONTEXT_WINDOW,
@@ -194,9 +194,10 @@ class Accountant:
             # put the missing history into the floor. Only the total is known.
             floor, floor_src = None, Src.UNKNOWN
             history, history_src = None, Src.UNKNOWN
-        elif reported is not None and window is not None and reported > window and pc.history_reported_only:
-            # A reported prompt larger than the window is implausible (the analysis ignores it): no split of it
-            # is shown, and a floor taken from it would be the whole prompt for every later call of its context.
+        elif reported is not None and pc.history_reported_only and implausible_prompt(reported, window):
+            # A reported prompt larger than the window (or of 0) is implausible, no occupancy (B13): no split of
+            # it is shown, and a floor taken from it would be the whole prompt for every later call of its
+            # context (or, from a 0, a floor and history of 0 that would pass for a measured empty prompt).
             floor, floor_src = None, Src.UNKNOWN
             history, history_src = None, Src.UNKNOWN
         elif reported is not None and pc.history_reported_only \

@@ -24,7 +24,8 @@ The occupancy of a call is its prompt size in tokens: the provider-reported prom
 plausible; else our estimate scaled by the run's calibration (median reported/estimated ratio of this context);
 else floor + history; else ``None``.  A reported prompt larger than the call's window (or than
 :data:`MAX_PLAUSIBLE_PROMPT` when the window is unknown), or of 0 or less, is **implausible** (B13): it is flagged,
-ignored by every other check and by the forecast, and the last plausible occupancy stays current.
+ignored by every other check and by the forecast, and the last plausible occupancy stays current
+(:attr:`Call.prompt_implausible`: the call's own used %, free and peak are unknown too).
 
 Episodes
 --------
@@ -98,7 +99,7 @@ from ctxwatch.drift import (
     infer_rule,
     observed_rule,
 )
-from ctxwatch.model import Call, Src, session_ranks
+from ctxwatch.model import MAX_PLAUSIBLE_PROMPT, Call, Src, implausible_prompt, session_ranks
 
 if TYPE_CHECKING:
     from ctxwatch.run import Run
@@ -140,9 +141,6 @@ COMPACTION_MIN_TOKENS = 1000
 #: 80-95 % of it).  One that fired below half of the window says the window in use was smaller than the one
 #: we resolved (e.g. the catalogue's 1M-token window for a model run with the default 200k one).
 AUTO_COMPACT_MIN_FRACTION = 0.5
-#: Largest plausible prompt when the window is unknown: the largest context windows on offer are 10M tokens
-#: (Llama 4 Scout); a reported prompt above that is a lifetime counter, not an occupancy (B13).
-MAX_PLAUSIBLE_PROMPT = 10_000_000
 #: A drift episode of at least this many drifting responses is ``warn`` (one odd response is ``info``).
 DRIFT_CONFIRM = 2
 #: Consecutive clean responses that end a drift episode (a later drift is a new episode and a new flag).
@@ -478,10 +476,8 @@ def _calls_to(occ: int, thr: int | None, slope: float | None) -> int | None:
     return max(1, math.ceil((thr - occ) / slope))
 
 
-def _implausible(reported: int, window: int | None) -> bool:
-    """A reported prompt no request can have: 0 or less (every request sends at least its messages' framing),
-    or more than the window (the provider would have refused it)."""
-    return reported <= 0 or reported > (window if window else MAX_PLAUSIBLE_PROMPT)
+#: A reported prompt no request can have (the rule lives with :class:`Call`, whose occupancy ignores it too).
+_implausible = implausible_prompt
 
 
 def _output_tokens(c: Call) -> int | None:

@@ -241,8 +241,11 @@ def report_cmd(paths: tuple[str, ...], config: str | None, window: int | None, b
           f"issues={len(doc['issues'])}{counted}")
     # With several files (a folder, a batch pair) a line number alone does not say where: a file column.
     several = len({c["file"] for c in doc["calls"]}) > 1
+    # An implausible report (B13) is marked "!" in the reported column, which widens by that mark only then.
+    implausible = any(c["prompt_implausible"] for c in doc["calls"])
+    rw = 10 if implausible else 9
     _echo(f"{'#':>4} {'line':>6} {'model':<28} {'window':>9} {'floor':>9} {'history':>9} {'reserve':>8} "
-               f"{'free':>9} {'used%':>6} {'reported':>9}" + ("  file" if several else ""))
+               f"{'free':>9} {'used%':>6} {'reported':>{rw}}" + ("  file" if several else ""))
     for c in doc["calls"]:
         used = "?"
         if c["window"] and c["free_tokens"] is not None and c["reserve_tokens"] is not None:
@@ -255,7 +258,8 @@ def report_cmd(paths: tuple[str, ...], config: str | None, window: int | None, b
         line = c["line"] or "doc"
         _echo(f"{c['index'] + 1:>4} {line:>6} {clean(c['model'] or '?')[:28]:<28} {_fmt_int(c['window']):>9} "
                    f"{floor:>9} {history:>9} {_fmt_int(c['reserve_tokens']):>8} "
-                   f"{_fmt_int(c['free_tokens']):>9} {used:>6} {_fmt_int(c['prompt_tokens_reported']):>9}"
+                   f"{_fmt_int(c['free_tokens']):>9} {used:>6} "
+                   f"{_fmt_int(c['prompt_tokens_reported']) + ('!' if c['prompt_implausible'] else ''):>{rw}}"
                    + (f"  {clean(os.path.basename(c['file']))}" if several else ""))
     if doc["calls"]:
         _echo(_totals_line(doc["calls"]))
@@ -291,6 +295,9 @@ def report_cmd(paths: tuple[str, ...], config: str | None, window: int | None, b
     if any(v is None for c in doc["calls"] for v in (c["floor_tokens"], c["history_tokens"], c["window"],
                                                      c["prompt_tokens_reported"])):
         legend += "; ? = unknown, never guessed (e.g. a log that starts mid-session, or reports no usage)"
+    if implausible:
+        legend += ("; reported! = implausible (more than the window, or 0): not taken as the call's occupancy "
+                   "(free and used% ?; left out of the peak, the flags and the forecast)")
     tokenizers = sorted({c["tokenizer"] for c in doc["calls"]})
     if tokenizers:
         legend += "; estimates use " + ", ".join(tokenizers)
@@ -343,7 +350,12 @@ def _totals_line(calls: list[dict[str, Any]]) -> str:
                              part("cache read", "cache_read_tokens", prompted),
                              part("cache write", "cache_write_tokens", prompted)) if p]
         text = f"prompt {sum(c['prompt_tokens_reported'] for c in prompted):,}"
-        out.append(text + (f" ({', '.join(parts)})" if parts else ""))
+        # (an implausible report is no occupancy, but it is what the provider counted: summed, and said so)
+        odd = [c["prompt_tokens_reported"] for c in prompted if c["prompt_implausible"]]
+        inner = ", ".join(parts) + (f"{'; ' if parts else ''}{len(odd):,} implausible report"
+                                    f"{'s' if len(odd) != 1 else ''} of {sum(odd):,} included as reported"
+                                    if odd else "")
+        out.append(text + (f" ({inner})" if inner else ""))
     else:
         out.append("prompt ?")
     outputs = [c["completion_tokens_reported"] for c in calls if c["completion_tokens_reported"] is not None]

@@ -340,6 +340,18 @@ def tally_issues(issues: Iterable[Issue]) -> tuple[int, int]:
     return len(lines) + whole, notes
 
 
+#: Largest plausible prompt in tokens when the window is unknown: the largest context windows on offer are 10M
+#: tokens (Llama 4 Scout); a reported prompt above that is a lifetime counter, not an occupancy (failure case B13).
+MAX_PLAUSIBLE_PROMPT = 10_000_000
+
+
+def implausible_prompt(reported: int, window: int | None) -> bool:
+    """True for a reported prompt size (tokens) that no request can have (failure case B13): 0 or less (every
+    request sends at least its messages' framing), or more than ``window`` tokens (the provider would have
+    refused it), or than :data:`MAX_PLAUSIBLE_PROMPT` when the window is unknown (``None`` or 0)."""
+    return reported <= 0 or reported > (window if window else MAX_PLAUSIBLE_PROMPT)
+
+
 @_fast_pickle
 @dataclass(slots=True)
 class Call:
@@ -409,13 +421,27 @@ class Call:
         return self.usage.prompt_total if self.usage else None
 
     @property
-    def prompt_tokens(self) -> int | None:
-        """Best prompt size in tokens: reported when known (and above 0: a reported 0 is no prompt size, see
-        :func:`ctxwatch.analysis._implausible`), else the estimate, else floor + history if both are known."""
+    def prompt_implausible(self) -> bool:
+        """True when the provider-reported prompt is implausible (:func:`implausible_prompt`: above the window,
+        failure case B13) and nothing stands in for it: the call's occupancy is then unknown
+        (:attr:`prompt_tokens`, :attr:`used_tokens`, :attr:`free_tokens` and :attr:`used_fraction` are ``None``)
+        and the raw report stays in :attr:`prompt_reported`.  A reported 0 or less is implausible only when the
+        call has no estimate and no floor + history to take its place."""
         reported = self.prompt_reported
-        if reported is not None and (reported > 0 or (self.prompt_estimated is None and (
-                self.floor_tokens is None or self.history_tokens is None))):
-            return reported
+        if reported is None or not implausible_prompt(reported, self.window):
+            return False
+        return reported > 0 or (self.prompt_estimated is None
+                                and (self.floor_tokens is None or self.history_tokens is None))
+
+    @property
+    def prompt_tokens(self) -> int | None:
+        """Best plausible prompt size in tokens: reported when known and plausible (a reported 0 is no prompt
+        size: the estimate or floor + history stand in for it), else the estimate, else floor + history if both
+        are known; ``None`` when the report is implausible (:attr:`prompt_implausible`: a count above the
+        window is no occupancy, and the estimate is not put in its place, as the analysis does not)."""
+        reported = self.prompt_reported
+        if reported is not None and reported > 0:
+            return None if implausible_prompt(reported, self.window) else reported
         if self.prompt_estimated is not None:
             return self.prompt_estimated
         if self.floor_tokens is not None and self.history_tokens is not None:
@@ -431,7 +457,7 @@ class Call:
     @property
     def free_tokens(self) -> int | None:
         """Window minus the prompt (:attr:`used_tokens`) and the reserve, in tokens (negative = overflow);
-        ``None`` if unknown."""
+        ``None`` if unknown or the reported prompt is implausible."""
         if self.window is None or self.reserve_tokens is None:
             return None
         used = self.used_tokens
@@ -444,12 +470,13 @@ class Call:
         """The prompt in tokens, as the flags and the forecast see it (:attr:`prompt_tokens`): the reported
         size when known, else the estimate (floor + history + the reply primer).  Floor + history alone can
         differ from it by the primer and, for a tokenizer that is not the model's own, by the tokenizer gap;
-        "free" and "used %" follow the provider's count."""
+        "free" and "used %" follow the provider's count.  ``None`` when unknown or implausible."""
         return self.prompt_tokens
 
     @property
     def used_fraction(self) -> float | None:
-        """Prompt tokens as a fraction of the window, or ``None`` when the window is unknown."""
+        """Prompt tokens as a fraction of the window, or ``None`` when the window or the prompt is unknown (an
+        implausible report included)."""
         used = self.used_tokens
         if not self.window or used is None:
             return None

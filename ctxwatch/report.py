@@ -90,6 +90,8 @@ def call_json(call: Call, calibration: float | None = None, cost: Decimal | bool
         "used_fraction": round(call.used_fraction, 4) if call.used_fraction is not None else None,
         "prompt_tokens_estimated": call.prompt_estimated,
         "prompt_tokens_reported": u.prompt_total if u else None,
+        # (the raw report stays above; true says it is no occupancy, so free_tokens and used_fraction are null)
+        "prompt_implausible": call.prompt_implausible,
         "input_uncached_tokens": u.input_uncached if u else None,
         "cache_read_tokens": u.cache_read if u else None,
         "cache_write_tokens": u.cache_write if u else None,
@@ -154,9 +156,13 @@ def session_totals(calls: list[Call], costs: list[Decimal | None] | None = None)
     ``input_tokens``), ``output_tokens``, ``cache_read_tokens``,
     ``cache_write_tokens`` (each the sum over the calls that report it, the prompt's three parts over the calls
     that report a prompt, so that they add up to it; ``null`` when none does: unknown, never 0),
-    ``peak_prompt_tokens`` (main context), ``cost_usd`` (``null`` when any call of the session could not be
-    priced), ``run_totals`` (the log's own totals for the whole run when no call reports usage, see
-    :func:`_run_totals`; else ``null``). ``costs`` are the calls' costs if already computed.
+    ``peak_prompt_tokens`` (main context: the largest plausible prompt, :attr:`Call.prompt_tokens`; an
+    implausible report is no occupancy), ``cost_usd`` (``null`` when any call of the session could not be
+    priced), ``implausible_prompts`` (calls whose reported prompt is implausible,
+    :attr:`Call.prompt_implausible`, B13: one above the window is still in the token sums and the cost as
+    reported, since that is what the provider counted; a reported 0 is in neither), ``run_totals`` (the log's own
+    totals for the whole run when no call reports usage, see :func:`_run_totals`; else ``null``).  ``costs`` are
+    the calls' costs if already computed.
     """
     out: dict[str | None, dict[str, Any]] = {}
     times: dict[str | None, list[float]] = {}
@@ -165,7 +171,8 @@ def session_totals(calls: list[Call], costs: list[Decimal | None] | None = None)
                                        "last_timestamp": None, "calls": 0, "contexts": [], "calls_with_usage": 0,
                                        "input_tokens": None, "input_uncached_tokens": None, "output_tokens": None,
                                        "cache_read_tokens": None, "cache_write_tokens": None,
-                                       "peak_prompt_tokens": None, "cost_usd": 0.0, "run_totals": None})
+                                       "peak_prompt_tokens": None, "cost_usd": 0.0, "run_totals": None,
+                                       "implausible_prompts": 0})
         s["calls"] += 1
         if c.source.path not in s["files"]:
             s["files"].append(c.source.path)
@@ -186,7 +193,8 @@ def session_totals(calls: list[Call], costs: list[Decimal | None] | None = None)
                             ("cache_write_tokens", parts[2])):
                 if v is not None:
                     s[name] = (s[name] or 0) + v
-        p = c.prompt_tokens
+        s["implausible_prompts"] += c.prompt_implausible
+        p = c.prompt_tokens  # (None for an implausible report: it is summed above, but no peak occupancy)
         if c.context == "main" and p is not None and (s["peak_prompt_tokens"] is None or p > s["peak_prompt_tokens"]):
             s["peak_prompt_tokens"] = p
         cost = costs[i] if costs is not None else cost_of(c)

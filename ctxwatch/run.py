@@ -521,17 +521,19 @@ class Run:
 
         Used to scale the breakdown of calls whose tokenizer is not the model's own (labelled
         "calibrated"); a call that still disagrees by more than 5 % after calibration is flagged
-        (:mod:`ctxwatch.analysis`, which calibrates each model's calls of a context on their own).
+        (:mod:`ctxwatch.analysis`, which calibrates each model's calls of a context on their own).  An
+        implausible report (:attr:`Call.prompt_implausible`, B13) is no measure of the tokenizer: left out.
         """
         return calibration_factor([c.prompt_reported / c.prompt_estimated for c in self.calls
-                                   if c.prompt_reported and c.prompt_estimated])
+                                   if c.prompt_reported and c.prompt_estimated and not c.prompt_implausible])
 
     def occupancy(self, context: str = "main") -> tuple[int | None, str]:
         """The context's current prompt size in tokens and where the number comes from.
 
         Right after a compaction whose next call has not arrived, this is the log's ``post_tokens``
         (``"log"``), else ``None`` with ``"compacted"`` (never the stale pre-compaction size, and never 0:
-        failure case B23).  Otherwise it is the latest call's prompt (``"reported"`` or ``"estimated"``).
+        failure case B23).  Otherwise it is the latest call's prompt (``"reported"`` or ``"estimated"``),
+        passing over calls whose reported prompt is implausible (B13: the last plausible occupancy stays).
         """
         pending = self.pending_compactions()
         marker = pending.get(context)
@@ -541,8 +543,8 @@ class Run:
             post = marker.get("post_tokens")
             return (int(post), "log") if isinstance(post, int) and post > 0 else (None, "compacted")
         for c in reversed(self.calls):
-            if c.context == context:
-                if c.prompt_reported is not None:
+            if c.context == context and not c.prompt_implausible:
+                if c.prompt_reported:  # (a reported 0 is no size: the estimate stands in, as in prompt_tokens)
                     return c.prompt_reported, "reported"
                 return c.prompt_tokens, "estimated"
         return None, "unknown"
@@ -552,11 +554,12 @@ class Run:
         model family, so a run mixing a large model with a small helper model gets one factor each); ``None``
         for a model with calls that have both, but fewer than
         :data:`~ctxwatch.accounting.MIN_CALIBRATION_CALLS` (not calibrated, rather than given the run's factor,
-        which other models' calls make)."""
+        which other models' calls make).  Implausible reports are left out, as in :meth:`calibration`."""
         ratios: dict[str | None, list[float]] = {}
         for c in self.calls:
             # max_tokens:1 quota probes are a handful of tokens: their ratio says nothing about the tokenizer.
-            if c.prompt_reported and c.prompt_estimated and not c.extra.get("probe"):
+            if c.prompt_reported and c.prompt_estimated and not c.extra.get("probe") \
+                    and not c.prompt_implausible:
                 ratios.setdefault(c.model, []).append(c.prompt_reported / c.prompt_estimated)
         return {m: calibration_factor(r) for m, r in ratios.items()}
 

@@ -1,0 +1,192 @@
+"""Failure case B13: a reported prompt no request can have is flagged "implausible, ignored", and ignored as
+occupancy everywhere (used %, free, peak, calibration, the forecast), while the raw report stays visible.
+
+The B13 input is the B12 file plus the two B13 lines of ``../shared/cases/failure_cases.md``, written out here
+literally.  Every expected number is worked out by hand from those lines:
+
+* the window is ``model_context_window`` (272,000, then 570,000 on the last line); the reserve is the default
+  0.15 of it (40,800; 85,500);
+* the calls' prompts are ``last_token_usage.input_tokens``: 1,000 (10:00:05; the 10:00:06 line repeats its
+  totals), 2,000 (10:01), 60,000 (10:02) and 4,280,000 (10:03, above its 570,000 window: implausible);
+* free = window - prompt - reserve: 272,000 - 60,000 - 40,800 = 171,200 at 10:02.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from click.testing import CliRunner
+
+from ctxwatch.cli import main
+
+SESSION = "00000000-0000-7000-8000-000000000001"
+B12_LINES = [
+    '{"timestamp":"2025-05-01T10:00:00.000Z","type":"session_meta","payload":{"id":"' + SESSION + '",'
+    '"cwd":"/tmp","originator":"codex_cli_rs"}}',
+    '{"timestamp":"2025-05-01T10:00:00.100Z","type":"turn_context","payload":{"model":"gpt-5"}}',
+    '{"timestamp":"2025-05-01T10:00:05.000Z","type":"event_msg","payload":{"type":"token_count","info":{'
+    '"total_token_usage":{"input_tokens":1000,"cached_input_tokens":0,"output_tokens":100,'
+    '"reasoning_output_tokens":0,"total_tokens":1100},"last_token_usage":{"input_tokens":1000,'
+    '"cached_input_tokens":0,"output_tokens":100,"reasoning_output_tokens":0,"total_tokens":1100},'
+    '"model_context_window":272000}}}',
+    '{"timestamp":"2025-05-01T10:00:06.000Z","type":"event_msg","payload":{"type":"token_count","info":{'
+    '"total_token_usage":{"input_tokens":1000,"cached_input_tokens":0,"output_tokens":100,'
+    '"reasoning_output_tokens":0,"total_tokens":1100},"last_token_usage":{"input_tokens":1000,'
+    '"cached_input_tokens":0,"output_tokens":100,"reasoning_output_tokens":0,"total_tokens":1100},'
+    '"model_context_window":272000}}}',
+    '{"timestamp":"2025-05-01T10:01:00.000Z","type":"event_msg","payload":{"type":"token_count","info":{'
+    '"total_token_usage":{"input_tokens":3000,"cached_input_tokens":900,"output_tokens":300,'
+    '"reasoning_output_tokens":0,"total_tokens":3300},"last_token_usage":{"input_tokens":2000,'
+    '"cached_input_tokens":900,"output_tokens":200,"reasoning_output_tokens":0,"total_tokens":2200},'
+    '"model_context_window":272000}}}',
+]
+B13_LINES = [
+    '{"timestamp":"2025-05-01T10:02:00.000Z","type":"event_msg","payload":{"type":"token_count","info":{'
+    '"total_token_usage":{"input_tokens":900000,"cached_input_tokens":800000,"output_tokens":5000,'
+    '"reasoning_output_tokens":0,"total_tokens":905000},"last_token_usage":{"input_tokens":60000,'
+    '"cached_input_tokens":55000,"output_tokens":400,"reasoning_output_tokens":0,"total_tokens":60400},'
+    '"model_context_window":272000}}}',
+    '{"timestamp":"2025-05-01T10:03:00.000Z","type":"event_msg","payload":{"type":"token_count","info":{'
+    '"total_token_usage":{"input_tokens":5000000,"cached_input_tokens":0,"output_tokens":9000,'
+    '"reasoning_output_tokens":0,"total_tokens":5009000},"last_token_usage":{"input_tokens":4280000,'
+    '"cached_input_tokens":0,"output_tokens":0,"reasoning_output_tokens":0,"total_tokens":4280000},'
+    '"model_context_window":570000}}}',
+]
+
+
+def b13_file(tmp_path: Path) -> Path:
+    """The B13 input: the B12 file plus the two B13 lines (lines 6 and 7)."""
+    path = tmp_path / "b13.jsonl"
+    path.write_text("\n".join(B12_LINES + B13_LINES) + "\n")
+    return path
+
+
+def opus_41_file(tmp_path: Path, reads: list[int]) -> Path:
+    """A Claude Code session of ``claude-opus-4-1`` (no 1M-token beta: a 200,000-token window), one response per
+    entry of ``reads``: ``input_tokens`` 5 + cache write 100 + cache read ``reads[i]``."""
+    rows: list[dict[str, Any]] = []
+    parent = None
+    for i, read in enumerate(reads):
+        ts = f"2025-10-01T00:00:0{i}Z"
+        rows.append({"type": "user", "message": {"role": "user", "content": f"q{i}"}, "uuid": f"u{i}",
+                     "parentUuid": parent, "sessionId": "s1", "timestamp": ts})
+        rows.append({"type": "assistant", "message": {
+            "id": f"msg_{i}", "role": "assistant", "model": "claude-opus-4-1-20250805",
+            "content": [{"type": "text", "text": "ok"}],
+            "usage": {"input_tokens": 5, "cache_creation_input_tokens": 100, "cache_read_input_tokens": read,
+                      "output_tokens": 10}},
+            "requestId": f"r{i}", "uuid": f"a{i}", "parentUuid": f"u{i}", "sessionId": "s1", "timestamp": ts})
+        parent = f"a{i}"
+    path = tmp_path / "o41.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def cli(*args: str) -> str:
+    res = CliRunner().invoke(main, list(args))
+    assert res.exit_code == 0, res.output
+    return res.output
+
+
+def report(path: Path) -> dict[str, Any]:
+    return json.loads(cli("report", str(path), "--json"))
+
+
+# --- occupancy: per call, peak, run ---------------------------------------------------------------------------
+
+def test_b13_report_json_gives_no_occupancy_for_the_implausible_report(tmp_path: Path) -> None:
+    """It showed used_fraction 7.5088 and free_tokens -3,795,500 (570,000 - 4,280,000 - 85,500), and a peak
+    prompt of 4,280,000.  The call's occupancy is now unknown (null), the raw report stays, marked."""
+    doc = report(b13_file(tmp_path))
+    calls = doc["calls"]
+    assert [c["prompt_tokens_reported"] for c in calls] == [1000, 2000, 60000, 4_280_000]
+    at_1002, at_1003 = calls[2], calls[3]
+    assert at_1002["free_tokens"] == 272_000 - 60_000 - 40_800 == 171_200
+    assert at_1002["used_fraction"] == round(60_000 / 272_000, 4) == 0.2206
+    assert at_1003["window"] == 570_000 and at_1003["reserve_tokens"] == 85_500
+    assert at_1003["free_tokens"] is None and at_1003["used_fraction"] is None
+    (s,) = doc["sessions"]
+    assert s["peak_prompt_tokens"] == 60_000  # the largest plausible prompt, not 4,280,000
+    assert [c["prompt_implausible"] for c in calls] == [False, False, False, True]
+    assert s["implausible_prompts"] == 1
+    # What the provider counted stays counted: the token sum and the cost keep the report as it is.
+    assert s["input_tokens"] == 1000 + 2000 + 60_000 + 4_280_000
+    # gpt-5: $1.25 per million uncached input tokens, nothing cached, no output on this line (OpenAI's price list)
+    assert at_1003["cost_usd"] == 5.35 and s["cost_usd"] is not None
+
+
+def test_b13_report_table_shows_unknown_occupancy_and_marks_the_report(tmp_path: Path) -> None:
+    out = cli("report", str(b13_file(tmp_path)))
+    row = next(line for line in out.splitlines() if line.split()[:2] == ["4", "7"])
+    # columns: # line model window floor history reserve free used% reported
+    assert row.split()[3:] == ["570,000", "?", "?", "85,500", "?", "?", "4,280,000!"]
+    assert "750.9" not in out and "-3,795,500" not in out
+    assert "reported! = implausible" in out
+    assert "1 implausible report of 4,280,000 included as reported" in out
+    third = next(line for line in out.splitlines() if line.split()[:2] == ["3", "6"])
+    assert third.split()[-3:] == ["171,200", "22.1", "60,000"]
+
+
+def test_opus_4_1_prompt_over_200k_is_no_occupancy(tmp_path: Path) -> None:
+    """claude-opus-4-1 offers no 1M-token window: prompts of 230,105 and 260,105 (5 + 100 + the cache read)
+    exceed its 200,000 tokens.  They showed used 115.1 % and 130.1 % and a peak of 260,105."""
+    doc = report(opus_41_file(tmp_path, [150_000, 180_000, 230_000, 260_000]))
+    calls = doc["calls"]
+    assert [c["window"] for c in calls] == [200_000] * 4
+    assert [c["prompt_tokens_reported"] for c in calls] == [150_105, 180_105, 230_105, 260_105]
+    assert [c["free_tokens"] for c in calls] == [200_000 - 150_105 - 30_000, 200_000 - 180_105 - 30_000, None, None]
+    assert [c["used_fraction"] for c in calls][2:] == [None, None]
+    assert doc["sessions"][0]["peak_prompt_tokens"] == 180_105
+    assert [c["prompt_implausible"] for c in calls] == [False, False, True, True]
+    assert [f["call"] for f in doc["flags"] if f["kind"] == "implausible_usage"] == [2, 3]
+    assert doc["forecast"]["occupancy_tokens"] == 180_105 and doc["forecast"]["at_call"] == 1
+
+
+def test_run_occupancy_passes_over_an_implausible_report(tmp_path: Path) -> None:
+    """The context's current occupancy (B13: "the last plausible occupancy stays") is 60,000, not 4,280,000."""
+    from ctxwatch.run import load_run
+
+    assert load_run(str(b13_file(tmp_path))).occupancy("main") == (60_000, "reported")
+
+
+def test_calibration_leaves_an_implausible_report_out(tmp_path: Path) -> None:
+    """The run's reported/estimated median took an implausible report as a tokenizer measure.  Three calls
+    with the same request of estimate E (o200k_base is gpt-4o's own tokenizer; the OpenAI cookbook count: 3
+    per message, its role's and content's tokens, and 3 to prime the reply) report E, 2E and 200,000 (above
+    gpt-4o's 128,000-token window): the median of the plausible ratios is (1 + 2) / 2 = 1.5, not 2."""
+    from ctxwatch.tokens import get_tokenizer
+
+    enc = get_tokenizer("o200k_base")
+    text = "hello there, how are you today"
+    est = 3 + len(enc.encode("user")) + len(enc.encode(text)) + 3
+    rows = [{"timestamp": 1_700_000_000 + i, "request": {"model": "gpt-4o", "messages": [
+        {"role": "user", "content": text}]}, "response": {"usage": {"prompt_tokens": p, "completion_tokens": 1}}}
+        for i, p in enumerate([est, 2 * est, 200_000])]
+    path = tmp_path / "cal.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    doc = report(path)
+    assert [c["prompt_tokens_estimated"] for c in doc["calls"]] == [est] * 3
+    assert doc["calibration"] == 1.5
+    assert doc["calls"][2]["free_tokens"] is None and doc["calls"][2]["prompt_implausible"] is True
+
+
+def test_a_reported_prompt_of_0_with_nothing_to_stand_in_is_no_occupancy(tmp_path: Path) -> None:
+    """A Codex call that reports 0 prompt tokens (and 50 output tokens): its floor and history were inferred
+    from that 0 (0~ and 0~), so it showed used 0.0 % and free 231,200 (272,000 - 40,800), and the flag said an
+    estimate of 0 stood in.  No request has an empty prompt: its occupancy is unknown."""
+    zero = ('{"timestamp":"2025-05-01T10:01:00.000Z","type":"event_msg","payload":{"type":"token_count","info":{'
+            '"total_token_usage":{"input_tokens":1000,"cached_input_tokens":0,"output_tokens":150,'
+            '"reasoning_output_tokens":0,"total_tokens":1150},"last_token_usage":{"input_tokens":0,'
+            '"cached_input_tokens":0,"output_tokens":50,"reasoning_output_tokens":0,"total_tokens":50},'
+            '"model_context_window":272000}}}')
+    path = tmp_path / "zero.jsonl"
+    path.write_text("\n".join([*B12_LINES[:3], zero]) + "\n")
+    doc = report(path)
+    second = doc["calls"][1]
+    assert second["prompt_tokens_reported"] == 0
+    assert second["floor_tokens"] is None and second["history_tokens"] is None
+    assert second["free_tokens"] is None and second["used_fraction"] is None
+    assert second["prompt_implausible"] is True
+    assert [f["kind"] for f in doc["flags"]] == ["implausible_usage"]
