@@ -25,7 +25,8 @@ plausible; else our estimate scaled by the run's calibration (median reported/es
 else floor + history; else ``None``.  A reported prompt larger than the call's window (or than
 :data:`MAX_PLAUSIBLE_PROMPT` when the window is unknown), or of 0 or less, is **implausible** (B13): it is flagged,
 ignored by every other check and by the forecast, and the last plausible occupancy stays current
-(:attr:`Call.prompt_implausible`: the call's own used %, free and peak are unknown too).
+(:attr:`Call.prompt_implausible`: the call's own used %, free and peak are unknown too).  A count above the
+window is still the provider's count: the token totals and the cost of ``report`` keep it, and the flag says so.
 
 Episodes
 --------
@@ -205,7 +206,7 @@ class Flag:
 
 #: Every flag kind with its severity (``info/warn`` = decided per flag, see the kind's documentation).
 FLAG_KINDS: dict[str, str] = {
-    "implausible_usage": "warn",          # B13: reported prompt above the window; ignored
+    "implausible_usage": "warn",          # B13: reported prompt above the window; no occupancy (kept in totals)
     "compaction": "info",                 # marker or sharp history drop; tokens freed in evidence
     "trigger_no_compaction": "warn",      # crossed the compaction trigger, and the next call did not compact
     "over_budget": "warn",                # prompt above budget_fraction x window
@@ -230,7 +231,8 @@ class Forecast:
     ``calls_to_*`` are further calls (0 = already at or above; ``None`` = unknown: not enough data, window
     unknown, or the prompt is not growing); ``seconds_to_*`` are those calls times the median seconds per call
     (``None`` without timestamps).  Thresholds in tokens: trigger = ``trigger x budget``, budget =
-    ``budget_fraction x window``, window = ``window - reserve`` (the last call's reserve).
+    ``budget_fraction x window``, window = ``window - reserve`` (the window and reserve of the call the forecast
+    starts from: the episode's last plausible call, else the last call).
 
     Attributes:
         slope_tokens_per_call: Theil-Sen slope of the occupancy over the last :data:`FORECAST_POINTS`
@@ -752,10 +754,17 @@ def _analyze_stream(cs: list[Call], st: Settings, context: str, reset_set: set[i
             what = (f"is {_n(reported)}, and every request has a prompt" if reported <= 0 else
                     f"exceeds the {_n(window or MAX_PLAUSIBLE_PROMPT)}-token "
                     f"{'window' if window else 'plausible maximum'}")
+            # Say what "ignored" covers: the occupancy (used %, free, peak, thresholds, forecast).  A count above
+            # the window is still what the provider counted, so the token totals and the cost keep it; a
+            # reported 0 is in neither (not summed, not priced), and an estimate may stand in for it.
+            if occ is not None:
+                how = f"ignored: the estimate ({_n(occ)} tokens) stands in"
+            else:
+                how = (f"ignored as occupancy (last plausible: "
+                       f"{_n(lp[2]) + ' at #' + str(lp[1].index + 1) if lp else 'none'})"
+                       + ("; kept in token totals and cost" if reported > 0 else ""))
             flag("implausible_usage", "warn", c,
-                 f"reported prompt {_n(reported)} tokens at #{c.index + 1} {what}: "
-                 f"implausible, ignored (last plausible: "
-                 f"{_n(lp[2]) + ' at #' + str(lp[1].index + 1) if lp else 'none'})",
+                 f"reported prompt {_n(reported)} tokens at #{c.index + 1} {what}: implausible, {how}",
                  prompt_reported=reported, window=window,
                  last_plausible_tokens=lp[2] if lp else None, last_plausible_call=lp[1].index if lp else None)
 
@@ -1012,9 +1021,21 @@ def _analyze_stream(cs: list[Call], st: Settings, context: str, reset_set: set[i
 
         # -- drift risk of this call --
         if want_risks:
-            risks.append(_risk(c, occ if occ is not None else (last_plaus[2] if last_plaus else None), occ is None,
-                               window, limit, trig, budget, slope_here, evicted_since, chk, echo_words,
-                               drift is not None))
+            if occ is None and last_plaus is not None:
+                # The last plausible occupancy is judged against its own call's window and reserve: this call's
+                # (an implausible record may state another window) would give it a headroom it never had.
+                ref = last_plaus[1]
+                r_res = ref.reserve_tokens if ref.reserve_tokens is not None else (
+                    st.reserve_tokens(ref.window) if ref.window else None)
+                r_win, r_occ = ref.window, last_plaus[2]
+                r_limit = r_win - r_res if r_win and r_res is not None else None
+                r_trig = st.trigger_tokens(r_win, r_res) if r_win else None
+                r_budget = st.budget_tokens(r_win, r_res) if r_win else None
+                risks.append(_risk(c, r_occ, c.prompt_implausible, r_win, r_limit, r_trig, r_budget, None,
+                                   evicted_since, chk, echo_words, drift is not None, stand_in=ref))
+            else:
+                risks.append(_risk(c, occ, c.prompt_implausible, window, limit, trig, budget, slope_here,
+                                   evicted_since, chk, echo_words, drift is not None))
 
     end_episode("end of log")
 
@@ -1215,8 +1236,12 @@ def _drops_and_outliers(cs: list[Call], occs: list[int | None], reset_set: set[i
 
 def _risk(c: Call, occ: int | None, implausible: bool, window: int | None, limit: int | None, trig: int | None,
           budget: int | None, slope: float | None, evicted_since: Call | None, chk: Any, echo_words: int,
-          drifting: bool) -> DriftRisk:
-    """The drift-risk level of one call: the strongest signal wins; the reason names it and the headroom."""
+          drifting: bool, stand_in: Call | None = None) -> DriftRisk:
+    """The drift-risk level of one call: the strongest signal wins; the reason names it and the headroom.
+
+    ``occ`` (tokens) is the call's own occupancy, or with ``stand_in`` that call's (the last plausible one,
+    when this call's is unknown or ``implausible``), measured against ``stand_in``'s ``window`` and thresholds
+    (tokens); the reason then names ``stand_in``, and the risk's ``occupancy`` stays ``None``."""
     cands: list[tuple[int, str]] = []  # (level rank, text)
     if evicted_since is not None:
         cands.append((3, f"system prompt absent since #{evicted_since.index + 1}"))
@@ -1242,21 +1267,27 @@ def _risk(c: Call, occ: int | None, implausible: bool, window: int | None, limit
     elif chk is not None and chk.score == 0 and drifting:
         cands.append((1, "format drift not yet recovered"))
     if implausible:
-        cands.append((1, "reported usage implausible; using the last plausible occupancy"))
+        cands.append((1, "reported usage implausible" + ("; using the last plausible occupancy" if stand_in else "")))
+    if stand_in is None:
+        what, at, of = "prompt", "", "window"
+    else:
+        what = "last plausible prompt" if implausible else "occupancy unknown; last known prompt"
+        at, of = f" at #{stand_in.index + 1}", "its window"
     if window and occ is not None:
-        head = f"prompt {_n(occ)} = {_pct(occ, window)} of window"
+        head = f"{what} {_n(occ)}{at} = {_pct(occ, window)} of {of}"
         if budget:
             head += f", {_pct(occ, budget)} of budget"
     elif occ is not None:
-        head = f"prompt {_n(occ)} tokens, window unknown"
+        head = f"{what} {_n(occ)} tokens{at}, window unknown"
     else:
         head = "occupancy unknown"
     level = max((lv for lv, _ in cands), default=0)
     top = [t for lv, t in cands if lv == level][:2]
     reason = f"{RISK_LEVELS[level]}: {'; '.join(top)} ({head})" if top else f"low: no drift signal ({head})"
+    own = stand_in is None and not implausible
     return DriftRisk(c.index, RISK_LEVELS[level], reason, chk.score if chk is not None else None,
-                     chk.kind if chk is not None else None, occ if not implausible else None,
-                     occ / window if occ is not None and window and not implausible else None)
+                     chk.kind if chk is not None else None, occ if own else None,
+                     occ / window if occ is not None and window and own else None)
 
 
 def _forecast(cs: list[Call], st: Settings, points: list[tuple[int, int]], times: list[float], ep_start: int,
@@ -1266,10 +1297,12 @@ def _forecast(cs: list[Call], st: Settings, points: list[tuple[int, int]], times
     if not cs:
         return Forecast(note="no calls")
     last = cs[-1]
-    window = last.window
-    if last_plaus is not None and last_plaus[0] >= ep_start:
-        window = last_plaus[1].window or window
-    reserve = last.reserve_tokens if last.reserve_tokens is not None else (
+    # The thresholds are those of the call the forecast starts from (the last plausible one of the episode):
+    # its window with its own reserve.  The last call's reserve could belong to another window (an implausible
+    # record that states one, B13: 15 % of 570,000 taken from a 272,000-token window).
+    ref = last_plaus[1] if last_plaus is not None and last_plaus[0] >= ep_start and last_plaus[1].window else last
+    window = ref.window
+    reserve = ref.reserve_tokens if ref.reserve_tokens is not None else (
         st.reserve_tokens(window) if window else None)
     fc = Forecast(since_call=cs[ep_start].index, window_tokens=window, note=None)
     if window:
@@ -1297,8 +1330,12 @@ def _forecast(cs: list[Call], st: Settings, points: list[tuple[int, int]], times
         fc.basis = "none"
         return fc
     if len(points) < MIN_FORECAST_CALLS:
+        # (an implausible report is a call with a reported size that is not counted here: say why)
+        odd = sum(c.prompt_implausible for c in cs[ep_start:])
         fc.note = (f"not enough data: {len(points)} call{'s' if len(points) != 1 else ''}{label} with a known prompt "
-                   f"size since {since} (need {MIN_FORECAST_CALLS}{scope.left_out()})")
+                   f"size since {since} (need {MIN_FORECAST_CALLS}"
+                   + (f"; {odd} implausible report{'s' if odd != 1 else ''} left out" if odd else "")
+                   + f"{scope.left_out()})")
         fc.basis = "none"
         return fc
     fc.enough_data = True

@@ -312,7 +312,9 @@ def report_cmd(paths: tuple[str, ...], config: str | None, window: int | None, b
         _echo(f"flags: {len(flags)} ({counts['critical']} critical, {counts['warn']} warn, {counts['info']} info; "
               "all of them: ctxwatch check)")
         for f in worst[:5]:
-            _echo(f"  {f['severity'].upper():<8} #{f['call'] + 1:<4} {f['kind']}  {clean(f['reason'])[:160]}")
+            # (200 characters: a reason's last clause says what it covers, e.g. implausible_usage's "kept in
+            # token totals and cost"; check prints them whole)
+            _echo(f"  {f['severity'].upper():<8} #{f['call'] + 1:<4} {f['kind']}  {clean(f['reason'])[:200]}")
     _echo(f"forecast: {doc['forecast']['text']}")
 
 

@@ -55,6 +55,13 @@ B13_LINES = [
     '"model_context_window":570000}}}',
 ]
 
+#: A Codex token_count after B12's first call that reports 0 prompt tokens and 50 output tokens.
+ZERO_LINE = ('{"timestamp":"2025-05-01T10:01:00.000Z","type":"event_msg","payload":{"type":"token_count","info":{'
+             '"total_token_usage":{"input_tokens":1000,"cached_input_tokens":0,"output_tokens":150,'
+             '"reasoning_output_tokens":0,"total_tokens":1150},"last_token_usage":{"input_tokens":0,'
+             '"cached_input_tokens":0,"output_tokens":50,"reasoning_output_tokens":0,"total_tokens":50},'
+             '"model_context_window":272000}}}')
+
 
 def b13_file(tmp_path: Path) -> Path:
     """The B13 input: the B12 file plus the two B13 lines (lines 6 and 7)."""
@@ -176,13 +183,8 @@ def test_a_reported_prompt_of_0_with_nothing_to_stand_in_is_no_occupancy(tmp_pat
     """A Codex call that reports 0 prompt tokens (and 50 output tokens): its floor and history were inferred
     from that 0 (0~ and 0~), so it showed used 0.0 % and free 231,200 (272,000 - 40,800), and the flag said an
     estimate of 0 stood in.  No request has an empty prompt: its occupancy is unknown."""
-    zero = ('{"timestamp":"2025-05-01T10:01:00.000Z","type":"event_msg","payload":{"type":"token_count","info":{'
-            '"total_token_usage":{"input_tokens":1000,"cached_input_tokens":0,"output_tokens":150,'
-            '"reasoning_output_tokens":0,"total_tokens":1150},"last_token_usage":{"input_tokens":0,'
-            '"cached_input_tokens":0,"output_tokens":50,"reasoning_output_tokens":0,"total_tokens":50},'
-            '"model_context_window":272000}}}')
     path = tmp_path / "zero.jsonl"
-    path.write_text("\n".join([*B12_LINES[:3], zero]) + "\n")
+    path.write_text("\n".join([*B12_LINES[:3], ZERO_LINE]) + "\n")
     doc = report(path)
     second = doc["calls"][1]
     assert second["prompt_tokens_reported"] == 0
@@ -190,3 +192,95 @@ def test_a_reported_prompt_of_0_with_nothing_to_stand_in_is_no_occupancy(tmp_pat
     assert second["free_tokens"] is None and second["used_fraction"] is None
     assert second["prompt_implausible"] is True
     assert [f["kind"] for f in doc["flags"]] == ["implausible_usage"]
+
+
+# --- the flag, the forecast and the drift risk --------------------------------------------------------------------
+
+def check_doc(path: Path) -> dict[str, Any]:
+    res = CliRunner().invoke(main, ["check", str(path), "--json"])
+    assert res.exit_code == 0, res.output
+    return json.loads(res.output)
+
+
+def test_b13_flag_says_what_is_ignored(tmp_path: Path) -> None:
+    """The flag said "implausible, ignored" while the token totals and the cost count the report: it now says
+    that it is ignored as occupancy, and kept there.  report prints the reason whole (it was cut at 160)."""
+    path = b13_file(tmp_path)
+    (f,) = check_doc(path)["flags"]
+    reason = ("reported prompt 4,280,000 tokens at #4 exceeds the 570,000-token window: implausible, ignored as "
+              "occupancy (last plausible: 60,000 at #3); kept in token totals and cost")
+    assert (f["kind"], f["call"], f["reason"]) == ("implausible_usage", 3, reason)
+    assert f"implausible_usage  {reason}\n" in cli("report", str(path))
+
+
+def test_b13_forecast_thresholds_are_those_of_the_last_plausible_call(tmp_path: Path) -> None:
+    """The forecast starts from 60,000 at #3 with #3's 272,000-token window, but took the reserve of #4 (0.15 of
+    its 570,000 = 85,500): window - reserve was 186,500 and the window 5 calls away.  With #3's own reserve
+    (40,800): limit 231,200; budget min(0.6 x 272,000, 231,200) = 163,200; trigger 0.8 x 163,200 = 130,560.
+    Theil-Sen over (0, 1,000), (1, 2,000), (2, 60,000): median of 1,000, 29,500 and 58,000 = 29,500 per call;
+    one call every 60 s."""
+    fc = check_doc(b13_file(tmp_path))["forecast"]
+    assert (fc["at_call"], fc["occupancy_tokens"], fc["window_tokens"]) == (2, 60_000, 272_000)
+    assert fc["window_limit_tokens"] == 272_000 - 40_800 == 231_200
+    assert (fc["budget_tokens"], fc["trigger_tokens"]) == (163_200, 130_560)
+    assert fc["slope_tokens_per_call"] == 29_500
+    assert fc["calls_to_trigger"] == 3  # 70,560 / 29,500 = 2.4
+    assert fc["calls_to_budget"] == 4  # 103,200 / 29,500 = 3.5
+    assert fc["calls_to_window"] == 6 and fc["seconds_to_window"] == 360  # 171,200 / 29,500 = 5.8
+
+
+def drift_risks(path: Path) -> list[dict[str, Any]]:
+    from ctxwatch.analysis import analysis_json
+    from ctxwatch.run import load_run
+
+    return analysis_json(load_run(str(path)), per_call=True)["drift_risk"]
+
+
+def test_b13_drift_risk_measures_the_last_plausible_prompt_against_its_own_window(tmp_path: Path) -> None:
+    """#4's risk stood on #3's 60,000 tokens measured against #4's 570,000-token window ("11% of window, 18% of
+    budget").  Against #3's own: 60,000 / 272,000 = 22 %, 60,000 / 163,200 = 37 % of the budget."""
+    risk = drift_risks(b13_file(tmp_path))[3]
+    assert risk["occupancy"] is None and risk["used_fraction"] is None
+    assert risk["reason"] == ("medium: reported usage implausible; using the last plausible occupancy (last "
+                              "plausible prompt 60,000 at #3 = 22% of its window, 37% of budget)")
+
+
+def test_drift_risk_of_a_call_without_usage_does_not_call_it_implausible(tmp_path: Path) -> None:
+    """A Claude Code response logged without usage has no occupancy: its risk said "reported usage implausible"
+    (medium), of a report that does not exist.  It is low, and names the last known prompt (5 + 100 + 60,000)."""
+    path = opus_41_file(tmp_path, [50_000, 60_000, 70_000])
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    del rows[5]["message"]["usage"]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    risk = drift_risks(path)[2]
+    assert risk["occupancy"] is None
+    assert risk["reason"] == ("low: no drift signal (occupancy unknown; last known prompt 60,105 at #2 = 30% of "
+                              "its window, 50% of budget)")  # 60,105 / 200,000; / (0.6 x 200,000)
+
+
+def test_forecast_note_counts_the_implausible_reports_it_left_out(tmp_path: Path) -> None:
+    fc = report(opus_41_file(tmp_path, [150_000, 180_000, 230_000, 260_000]))["forecast"]
+    assert fc["note"] == ("not enough data: 2 calls with a known prompt size since the start of the log (need 3; "
+                          "2 implausible reports left out)")
+
+
+def test_a_reported_prompt_of_0_flag_names_what_stands_in(tmp_path: Path) -> None:
+    """A reported 0 with the request logged: the estimate stands in (its used % and free follow it), so the flag
+    names the estimate, not a "last plausible" call; with nothing to stand in, the last plausible call, and no
+    "kept in token totals and cost" (a 0 is neither summed nor priced)."""
+    from ctxwatch.tokens import get_tokenizer
+
+    enc = get_tokenizer("o200k_base")
+    text = "hello there, how are you today"
+    est = 3 + len(enc.encode("user")) + len(enc.encode(text)) + 3  # the OpenAI cookbook count, gpt-4o's tokenizer
+    path = tmp_path / "zero_est.jsonl"
+    path.write_text(json.dumps({"request": {"model": "gpt-4o", "messages": [{"role": "user", "content": text}]},
+                                "response": {"usage": {"prompt_tokens": 0, "completion_tokens": 1}}}) + "\n")
+    (f,) = check_doc(path)["flags"]
+    assert f["reason"] == (f"reported prompt 0 tokens at #1 is 0, and every request has a prompt: implausible, "
+                           f"ignored: the estimate ({est} tokens) stands in")
+    path = tmp_path / "zero.jsonl"
+    path.write_text("\n".join([*B12_LINES[:3], ZERO_LINE]) + "\n")
+    (f,) = check_doc(path)["flags"]
+    assert f["reason"] == ("reported prompt 0 tokens at #2 is 0, and every request has a prompt: implausible, "
+                           "ignored as occupancy (last plausible: 1,000 at #1)")
