@@ -266,6 +266,11 @@ def test_b13_occupancy_uses_last_usage_and_flags_the_impossible(tmp_path: Path) 
     assert at_1003.extra["implausible"] is True and at_1003.window == 570000
     # (its cumulative cached_input_tokens went from 800,000 to 0: a restart of the totals, noted as such)
     assert [(i.line, i.kind) for i in issues] == [(7, "totals_restart"), (7, "implausible_usage")]
+    # The note named "cumulative totals" although input (900,000 -> 5,000,000), output (5,000 -> 9,000) and
+    # total (905,000 -> 5,009,000) went up: it names the one counter that went back, and the others.
+    assert issues[0].message == ("cumulative cached_input_tokens went backwards at line 7 (800,000 -> 0; "
+                                 "input_tokens, output_tokens and total_tokens went up): read as a restart (the "
+                                 "history, the inferred floor and the totals start again)")
     assert "4280000" in issues[1].message and "570000" in issues[1].message
 
 
@@ -324,8 +329,11 @@ def test_backwards_totals_start_a_new_baseline_and_missing_last_uses_deltas(tmp_
     ]
     calls, issues, _ = run(write(tmp_path, "back.jsonl", recs))
     assert [(i.kind, i.line, i.message) for i in issues] == [
-        ("totals_restart", 3, "cumulative totals went backwards at line 3: read as a restart (the history, the "
-                              "inferred floor and the totals start again)")]
+        # (every counter went back; total_tokens is input + output in _tc: 3,500 + 300 -> 800 + 20)
+        ("totals_restart", 3, "every cumulative total went backwards at line 3 (input_tokens 3,500 -> 800, "
+                              "cached_input_tokens 1,000 -> 0, output_tokens 300 -> 20, reasoning_output_tokens "
+                              "50 -> 0, total_tokens 3,800 -> 820): read as a restart (the history, the inferred "
+                              "floor and the totals start again)")]
     got = [(c.usage.prompt_total, c.usage.cache_read, c.usage.output, c.usage.reasoning) for c in calls if c.usage]
     assert got == [(1000, 0, 100, 0), (2500, 1000, 200, 50), (800, 0, 20, 0), (1000, 700, 50, 0)]
     assert all(c.extra["usage_from"] == "total_delta" for c in calls)
@@ -371,7 +379,9 @@ def test_totals_that_go_backwards_with_no_session_meta_restart_the_history_and_t
     alone = load_run(str(SAMPLE)).calls
     r = load_run(str(path))
     assert [(i.kind, i.line) for i in r.issues] == [("totals_restart", restart_line)]
-    assert r.issues[0].message.startswith(f"cumulative totals went backwards at line {restart_line}: read as a restart")
+    msg = r.issues[0].message
+    assert msg.startswith(f"every cumulative total went backwards at line {restart_line} (") and \
+        "): read as a restart" in msg
     assert len(r.calls) == len(alone) + len(prompts) == 22
     shown = [(c.source.line, c.prompt_reported, c.floor_tokens, c.floor_src, c.history_tokens, c.history_src)
              for c in r.calls]

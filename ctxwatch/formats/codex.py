@@ -545,7 +545,8 @@ class CodexReader(Reader):
             backwards = prev is not None and any(t < p for t, p in zip(total, prev, strict=True))
             self._prev_total = total
             if backwards:
-                notes.append(self._restart(rec))
+                assert prev is not None  # (for mypy: backwards needs a previous total)
+                notes.append(self._restart(rec, prev, total))
             if last is None:
                 source = "total_delta"
                 last = total if prev is None or backwards else tuple(  # type: ignore[assignment]
@@ -651,19 +652,36 @@ class CodexReader(Reader):
                                    f"{first_line}) and are not counted again")
                 if isinstance(n, Issue) and n.kind == "totals_restart" else n for n in notes]
 
-    def _restart(self, rec: Record) -> Issue:
+    def _restart(self, rec: Record, prev: tuple[int, ...], total: tuple[int, ...]) -> Issue:
         """Codex's cumulative totals went backwards with no new ``session_meta`` at ``rec``: Codex resumed, or a
         new conversation was written to the same file.  Start a new episode: the history keeps only what came
         after the old conversation (see ``_restart_from``) and the floor is inferred again from this call (the
         old one made the restarted calls all floor: 4,909 of 4,909 reported, history 0); the caller has taken
-        this total as the new baseline.  Returns the note that says so."""
+        this total as the new baseline.  ``prev`` and ``total`` are the previous and this running totals
+        (tokens, in :data:`_FIELDS` order).  Returns the note that says so, naming the counters that went back
+        (B13's line 7: only ``cached_input_tokens``, 800,000 -> 0, while the other counters went up)."""
         self._history = self._history[self._restart_from:]
         self._restart_from = 0
         self._floor_call = None
         self._open = None  # (the old conversation's last call takes no more output items)
+        back = [(k, p, t) for k, p, t in zip(_FIELDS, prev, total, strict=True) if t < p]
+        up = [k for k, p, t in zip(_FIELDS, prev, total, strict=True) if t > p]
+        if len(back) == 1:
+            k, p, t = back[0]
+            what, values = f"cumulative {k}", f"{p:,} -> {t:,}"
+        else:
+            what = ("every cumulative total" if len(back) == len(_FIELDS)
+                    else f"cumulative {_and([k for k, _p, _t in back])}")
+            values = ", ".join(f"{k} {p:,} -> {t:,}" for k, p, t in back)
+        rose = f"; {_and(up)} went up" if up else ""
         return Issue(self.path, rec.line, "totals_restart",
-                     f"cumulative totals went backwards at line {rec.line}: read as a restart (the history, the "
-                     "inferred floor and the totals start again)")
+                     f"{what} went backwards at line {rec.line} ({values}{rose}): read as a restart (the history, "
+                     "the inferred floor and the totals start again)")
+
+
+def _and(names: list[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
 def sniff(sn: Sniff) -> float:
