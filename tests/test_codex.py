@@ -272,6 +272,8 @@ def test_b13_occupancy_uses_last_usage_and_flags_the_impossible(tmp_path: Path) 
                                  "input_tokens, output_tokens and total_tokens went up): read as a restart (the "
                                  "history, the inferred floor and the totals start again)")
     assert "4280000" in issues[1].message and "570000" in issues[1].message
+    # ("kept but marked implausible" did not say kept for what)
+    assert issues[1].message.endswith(": implausible, so no occupancy (kept in token totals and cost as reported)")
 
 
 def test_b08_codex_usage_semantics(tmp_path: Path) -> None:
