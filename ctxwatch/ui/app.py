@@ -424,7 +424,7 @@ class CtxwatchApp(App[None]):
         main.query_one(StatusLine).update(self._status_text())
         call = self.selected_call()
         note = self.failed or self.notice or ("reading…" if not self.loaded else "no calls in this view")
-        main.query_one(ContextBar).show(call, self.settings, note, self.drift_note(call))
+        main.query_one(ContextBar).show(call, self.settings, note, self.drift_note(call), self.last_plausible(call))
         if chart and not main.has_class("-compact") and not main.has_class("-tiny"):
             main.query_one(TrendChart).show(self.view_calls(), self.settings, self.xaxis)
         if not main.has_class("-compact") and not main.has_class("-tiny"):
@@ -743,6 +743,20 @@ class CtxwatchApp(App[None]):
         if out.cell_len > width:
             out.truncate(width, overflow="ellipsis")
         return out
+
+    def last_plausible(self, call: Call | None) -> Call | None:
+        """For a call whose reported prompt is implausible (B13), the last call before it whose occupancy is
+        known, in the same context and stream (model; quota probes apart), as the analysis keeps its "last
+        plausible" (the flag names the same call, unless that one was a one-call dip the forecast left out);
+        ``None`` otherwise or when there is none.  Walks back from the call: O(calls before it) at worst."""
+        if call is None or not call.prompt_implausible:
+            return None
+        for i in range(call.index - 1, -1, -1):
+            c = self.calls.get(i)
+            if c is not None and c.context == call.context and c.model == call.model \
+                    and not c.extra.get("probe") and c.prompt_tokens is not None:
+                return c
+        return None
 
     def drift_note(self, call: Call | None) -> Text | None:
         """``drift risk high: <why> (<headroom>)`` for ``call`` from the current analysis, or ``None``.
@@ -1381,13 +1395,15 @@ def _newest_session(files: list[str]) -> str:
 #: CSV columns of ``x`` (export): ``call`` is the call number people see (index + 1, the table's ``#``),
 #: ``index`` the 0-based index of ``report --json``; then the report's per-call numbers, each source column
 #: after its number (``history_source`` ``inferred`` is the table's ``1,636~``: reported prompt minus the floor),
-#: and last the estimated cost, as ``report --json`` gives it (``cost_usd`` empty = unknown, never 0).
+#: ``prompt_implausible`` ``yes`` beside a reported prompt that is no occupancy (B13: ``free_tokens`` and
+#: ``used_fraction`` are then empty), and last the estimated cost, as ``report --json`` gives it (``cost_usd``
+#: empty = unknown, never 0).
 CSV_FIELDS = ("call", "index", "file", "line", "timestamp", "context", "session", "model", "window", "window_source",
               "system_tokens", "tools_tokens", "floor_tokens", "floor_source", "history_tokens", "history_source",
               "reserve_tokens", "reserve_source", "free_tokens", "used_fraction", "prompt_tokens_estimated",
-              "prompt_tokens_reported", "input_uncached_tokens", "cache_read_tokens", "cache_write_tokens",
-              "completion_tokens_reported", "reasoning_tokens_reported", "web_searches", "tokenizer", "exact",
-              "compaction", "cost_usd", "cost_source")
+              "prompt_tokens_reported", "prompt_implausible", "input_uncached_tokens", "cache_read_tokens",
+              "cache_write_tokens", "completion_tokens_reported", "reasoning_tokens_reported", "web_searches",
+              "tokenizer", "exact", "compaction", "cost_usd", "cost_source")
 
 
 def write_csv(path: str, calls: Iterable[Call]) -> None:
@@ -1406,7 +1422,8 @@ def write_csv(path: str, calls: Iterable[Call]) -> None:
                 c.floor_src, _v(c.history_tokens), c.history_src, _v(c.reserve_tokens), c.reserve_src,
                 _v(c.free_tokens),
                 "" if c.used_fraction is None else f"{c.used_fraction:.4f}", _v(c.prompt_estimated),
-                _v(u.prompt_total if u else None), _v(u.input_uncached if u else None),
+                _v(u.prompt_total if u else None), "yes" if c.prompt_implausible else "",
+                _v(u.input_uncached if u else None),
                 _v(u.cache_read if u else None), _v(u.cache_write if u else None), _v(u.output if u else None),
                 _v(u.reasoning if u else None), _v(u.web_searches if u else None), c.tokenizer, c.exact,
                 "yes" if c.compaction else "", "" if (cost := cost_of(c)) is None else format(cost, "f"),

@@ -127,6 +127,10 @@ def build_items(call: Call, pc: ParsedCall | None, unread: str | None = None) ->
             nt = len(call.tool_names)
             items.append(Item(len(items), "tool", "tools", f"tool schemas ({nt} tool{'s' if nt != 1 else ''})",
                               call.tools_tokens, "", 0, missing))
+    elif call.prompt_implausible:
+        # (B13: a count no request can have; shown as reported, never split into a floor and a history)
+        items.append(Item(len(items), "floor", "system", "reported prompt: implausible", call.prompt_reported,
+                          "", 0))
     elif call.floor_tokens is None and call.history_tokens is None and call.prompt_reported is not None:
         items.append(Item(len(items), "floor", "system", "prompt: reported total, not split (the log holds only "
                           "part of the history)", call.prompt_reported, "", 0))
@@ -351,6 +355,8 @@ class DetailScreen(TableScreen):
         out.append(" · ")
         out.append_text(tx.literal(c.model or "?", limit=40))
         out.append(f" · {tx.stamp(c.timestamp)} · {c.source.where} · prompt {tx.tokens(c.prompt_tokens)}")
+        if c.prompt_implausible:
+            out.append(f" (reported {tx.tokens(c.prompt_reported)}: implausible, no occupancy)", "bold yellow")
         out.append(f" · floor {tx.marked(c.floor_tokens, c.floor_src)} · history "
                    f"{tx.marked(c.history_tokens, c.history_src)}")
         msgs = [it for it in self.items if it.kind == "message"] if self.loaded else []
@@ -1044,6 +1050,7 @@ def help_text(settings: Settings | None = None) -> Text:
     out.append("  12,036~    inferred history: reported prompt minus the context's floor\n")
     out.append("  12,036≈    calibrated estimate;  ?  unknown, never guessed\n")
     out.append("  48.2%!     at or above the trigger;  !!  at or above the budget\n")
+    out.append("  640,000!   reported, implausible (over the window): no occupancy\n")
     out.append("  #12        call number, from 1 (report --json's 0-based index is 11)\n")
     out.append("  12 C       a compaction happened just before call #12\n")
     out.append("\nesc or ? closes this help", "dim")

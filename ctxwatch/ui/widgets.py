@@ -214,6 +214,8 @@ def thresholds_line(call: Call, parts: BarParts, settings: Settings, width: int,
         out.append(" · window unknown (pass --window N); bar scaled to the call")
     if call.prompt_reported is not None:
         out.append(f" · reported {tx.tokens(call.prompt_reported)}")
+        if call.prompt_implausible:
+            out.append(" (implausible)", "bold yellow")
     if call.compaction:
         out.append(" · compacted before this call", "bold")
     if extra is not None and extra.plain:
@@ -222,6 +224,26 @@ def thresholds_line(call: Call, parts: BarParts, settings: Settings, width: int,
     if out.cell_len > width:
         out.truncate(width, overflow="ellipsis")
     return out
+
+
+def implausible_note(call: Call, stand_in: Call | None, width: int) -> Text:
+    """The line above the bar when ``call``'s reported prompt is implausible (failure case B13), e.g. ``#4
+    reported 4,280,000 prompt tokens, over its 570,000-token window · implausible, ignored as occupancy · the bar
+    shows #3, the last plausible`` (``stand_in``: that call, ``None`` when there is none), broken between
+    segments to fit ``width`` cells."""
+    reported = call.prompt_reported or 0
+    if reported <= 0:
+        what = f"#{call.index + 1} reported {tx.tokens(reported)} prompt tokens (every request has a prompt)"
+    elif call.window:
+        what = (f"#{call.index + 1} reported {tx.tokens(reported)} prompt tokens, over its "
+                f"{tx.tokens(call.window)}-token window")
+    else:
+        what = f"#{call.index + 1} reported {tx.tokens(reported)} prompt tokens, over any window on offer"
+    shown = (f"the bar shows #{stand_in.index + 1}, the last plausible" if stand_in is not None
+             else "no plausible call before it: occupancy unknown")
+    style = "bold yellow"
+    return tx.flow([Text(what, style), Text("implausible, ignored as occupancy", style), Text(shown, style)],
+                   width)
 
 
 class ContextBar(Widget):
@@ -240,35 +262,59 @@ class ContextBar(Widget):
         self._settings = Settings()
         self._note = "no calls yet"
         self._extra: Text | None = None
+        self._stand_in: Call | None = None
 
     @property
     def call(self) -> Call | None:
         """The call shown (``None`` before the first call)."""
         return self._call
 
+    @property
+    def drawn(self) -> Call | None:
+        """The call whose bar is drawn: :attr:`call`, or the last plausible call standing in for it when its
+        reported prompt is implausible (B13); ``None`` when no bar is drawn."""
+        call = self._call
+        if call is not None and call.prompt_implausible:
+            return self._stand_in
+        return call
+
     def show(self, call: Call | None, settings: Settings, note: str = "no calls yet",
-             extra: Text | None = None) -> None:
+             extra: Text | None = None, stand_in: Call | None = None) -> None:
         """Show ``call`` (or ``note`` when it is ``None``) with thresholds from ``settings``; ``extra`` (e.g. the
-        call's drift risk) is appended to the thresholds line."""
+        call's drift risk) is appended to the thresholds line.  ``stand_in``: the last plausible call before
+        ``call``, whose bar is drawn instead when ``call``'s reported prompt is implausible (B13: the last
+        plausible occupancy stays on screen, under a line that says so)."""
         same_extra = (extra is None and self._extra is None) or (
             extra is not None and self._extra is not None and extra.plain == self._extra.plain)
-        if call is self._call and settings is self._settings and note == self._note and same_extra:
+        if call is self._call and settings is self._settings and note == self._note and same_extra \
+                and stand_in is self._stand_in:
             return
         self._call = call
         self._settings = settings
         self._note = note
         self._extra = extra
+        self._stand_in = stand_in
         self.refresh(layout=True)
 
     def render(self) -> Text:
-        """Marks row, bar row, legend and the thresholds line."""
+        """Marks row, bar row, legend and the thresholds line; above them, for a call whose reported prompt is
+        implausible, the line that says so (and, with no plausible call to stand in, no bar)."""
         width = max(10, self.size.width or 80)
         call = self._call
         if call is None:
             return Text(self._note, style="dim")
+        head = Text()
+        if call.prompt_implausible:
+            head = implausible_note(call, self._stand_in, width)
+            head.append("\n")
+            if self._stand_in is None:
+                head.append_text(thresholds_line(call, bar_parts(call, self._settings), self._settings, width,
+                                                 self._extra))
+                return head
+            call = self._stand_in
         parts = bar_parts(call, self._settings)
         top, bar = bar_line(parts, width)
-        out = Text()
+        out = head
         out.append_text(top)
         out.append("\n")
         out.append_text(bar)
@@ -279,12 +325,19 @@ class ContextBar(Widget):
         return out
 
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
-        """Rows needed at ``width`` (the legend may wrap)."""
-        if self._call is None:
+        """Rows needed at ``width`` (the legend may wrap; an implausible call's note takes its own rows)."""
+        call = self._call
+        if call is None:
             return 1
-        parts = bar_parts(self._call, self._settings)
-        lg = legend(self._call, parts, width)
-        return 3 + max(1, -(-lg.cell_len // max(1, width)))
+        head = 0
+        if call.prompt_implausible:
+            head = len(implausible_note(call, self._stand_in, width).plain.split("\n"))
+            if self._stand_in is None:
+                return head + 1
+            call = self._stand_in
+        parts = bar_parts(call, self._settings)
+        lg = legend(call, parts, width)
+        return head + 3 + max(1, -(-lg.cell_len // max(1, width)))
 
 
 # --- the calls table ----------------------------------------------------------------------------------
@@ -305,7 +358,8 @@ COMPACT_KEYS = ("index", "floor", "history", "reserve", "used", "reported")
 
 
 def used_cell(call: Call, settings: Settings) -> Text:
-    """``6.9%``; ``72.0%!`` at or above the trigger, ``!!`` at or above the budget (bold red), ``?`` unknown."""
+    """``6.9%``; ``72.0%!`` at or above the trigger, ``!!`` at or above the budget (bold red), ``?`` unknown
+    (an implausible reported prompt included: it is no occupancy)."""
     frac = call.used_fraction
     if frac is None:
         return Text("?", justify="right")
@@ -330,14 +384,15 @@ def short_model(model: str | None) -> str:
 
 def row_text(call: Call) -> str:
     """Lower-case text a filter matches against: call number (index + 1), time, model, context, session and
-    the numbers, each as typed (``33153``) and as shown (``33,153``), and the used % as shown (``64.2%``)."""
+    the numbers, each as typed (``33153``) and as shown (``33,153``), the used % as shown (``64.2%``), and
+    ``compaction`` / ``implausible`` where they apply."""
     numbers = [n for n in (call.floor_tokens, call.history_tokens, call.reserve_tokens, call.prompt_reported)
                if n is not None]
     used = call.used_fraction
     return " ".join(str(x) for x in (
         call.index + 1, tx.clock(call.timestamp), call.model or "", call.context, call.session or "",
         *numbers, *(f"{n:,}" for n in numbers if n >= 1000), f"{100 * used:.1f}%" if used is not None else "",
-        "compaction" if call.compaction else "")).lower()
+        "compaction" if call.compaction else "", "implausible" if call.prompt_implausible else "")).lower()
 
 
 def cell_texts(call: Call, settings: Settings) -> tuple[list[str], str]:
@@ -352,7 +407,8 @@ def cell_texts(call: Call, settings: Settings) -> tuple[list[str], str]:
         tx.marked(call.history_tokens, call.history_src),
         tx.marked(call.reserve_tokens, call.reserve_src),
         used.plain,
-        tx.tokens(call.prompt_reported),  # ("?" when the log reports no usage for the call)
+        # ("?" when the log reports no usage for the call; "!" marks an implausible report, as in report)
+        tx.tokens(call.prompt_reported) + ("!" if call.prompt_implausible else ""),
     ], str(used.style or "")
 
 
@@ -638,7 +694,7 @@ class Series:
         floor, total: floor and floor + history per point (0 where the split is unknown).
         unsplit: the prompt of a point whose floor / history split is unknown (a log that starts mid-session),
             else 0: drawn apart, never as history.
-        reported: reported prompt tokens per point (``None`` where unknown).
+        reported: reported prompt tokens per point (``None`` where unknown or implausible).
         compactions: x positions of compaction events.
         steps: indexes of the points whose bucket holds a compaction (the context dropped just before them).
         window, trigger, budget, limit: threshold lines (limit = window - reserve); ``None`` when unknown.
@@ -720,10 +776,17 @@ def build_series(calls: Sequence[Call], settings: Settings, xmode: str, points: 
         floor.append(f)
         total.append(f + h)
         unsplit.append(u)
-        reported.append(best.prompt_reported)
+        # (an implausible report is no occupancy: no point, as for an unknown prompt, not a 750 % spike)
+        reported.append(None if best.prompt_implausible else best.prompt_reported)
     compactions = [_x(c, xmode, t0, unit) for c in calls if c.compaction]
-    window = next((c.window for c in reversed(calls) if c.window), None)
-    reserve = next((c.reserve_tokens for c in reversed(calls) if c.reserve_tokens is not None), None)
+    # The threshold lines are those of the latest plausible call, as the forecast's: an implausible record may
+    # state another window (B13: 570,000 after 272,000).
+    window = next((c.window for c in reversed(calls) if c.window and not c.prompt_implausible), None) or next(
+        (c.window for c in reversed(calls) if c.window), None)
+    reserve = next((c.reserve_tokens for c in reversed(calls)
+                    if c.reserve_tokens is not None and not c.prompt_implausible), None)
+    if reserve is None:
+        reserve = next((c.reserve_tokens for c in reversed(calls) if c.reserve_tokens is not None), None)
     return Series(
         x, floor, total, unsplit, reported, compactions, steps, window,
         settings.trigger_tokens(window, reserve) if window else None,

@@ -1,0 +1,93 @@
+"""Pilot tests of the dashboard on failure case B13: a reported prompt above its window.
+
+The log is the B13 input of ``../shared/cases/failure_cases.md`` (see ``test_implausible.py``, which writes it
+from the case's lines).  By hand: #3 reports 60,000 prompt tokens of its 272,000-token window (22.1 %; floor
+1,000~ inferred from the first call, history 59,000~; reserve 0.15 x 272,000 = 40,800; free 272,000 - 60,000 -
+40,800 = 171,200); #4 reports 4,280,000 of its 570,000-token window: implausible.  The bar said "prompt
+4,280,000 750.9%", "over by 3,795,500!", the table "750.9%!!" and the chart drew a 4.28M bar.
+"""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pytest
+from test_implausible import B12_LINES, B13_LINES, b13_file
+from test_ui_common import loaded, open_detail, wait_for
+
+from ctxwatch.ui.app import CtxwatchApp, write_csv
+from ctxwatch.ui.widgets import CallsTable, ContextBar, TrendChart
+
+
+def bar_text(app: CtxwatchApp) -> str:
+    assert app.main is not None
+    return str(app.main.query_one(ContextBar).render())
+
+
+@pytest.mark.parametrize("size", [(120, 35), (80, 24)])
+async def test_b13_the_bar_keeps_the_last_plausible_occupancy_and_says_why(tmp_path: Path,
+                                                                           size: tuple[int, int]) -> None:
+    app = CtxwatchApp(str(b13_file(tmp_path)))
+    async with app.run_test(size=size) as pilot:
+        await loaded(pilot, 4)
+        assert app.main is not None
+        bar = app.main.query_one(ContextBar)
+        assert app.selected_index == 3 and bar.call is not None and bar.call.index == 3  # following the newest
+        text = " ".join(bar_text(app).split())
+        assert "over by" not in text and "750.9" not in text and "3,795,500" not in text
+        assert "#4 reported 4,280,000 prompt tokens, over its 570,000-token window" in text
+        assert "implausible, ignored as occupancy" in text and "the bar shows #3, the last plausible" in text
+        assert "call #3 · gpt-5 · used 22.1% of 272,000 (log)" in text
+        assert "171,200" in text or "171k" in text  # (the legend's compact form at 80 columns)
+        assert bar.drawn is not None and bar.drawn.index == 2
+        table = app.main.query_one(CallsTable)
+        assert table.cell(3, "used") == "?" and table.cell(3, "reported") == "4,280,000!"
+        assert table.cell(2, "used").strip() == "22.1%"
+        # the chart draws no point for the report and keeps #3's thresholds (forecast: window - reserve 231,200)
+        chart = app.main.query_one(TrendChart)
+        assert await wait_for(pilot, lambda: chart.series is not None and len(chart.series.x) == 4)
+        s = chart.series
+        assert s.reported == [1000, 2000, 60_000, None] and s.total[3] == 0 and s.unsplit[3] == 0
+        assert (s.window, s.limit) == (272_000, 272_000 - 40_800)
+        assert chart.axis.top < 1_000_000  # (it was scaled to 4.28M: every plausible call a sliver)
+        await pilot.press("k")  # #3 itself: no note
+        assert bar.call is not None and bar.call.index == 2 and bar.drawn is bar.call
+        assert "implausible" not in bar_text(app)
+        await pilot.press("question_mark")  # the help says what the table's "!" after a reported prompt means
+        await pilot.pause()
+        assert "640,000!   reported, implausible (over the window): no occupancy" in str(
+            app.screen.query_one("#help-text").render())
+
+
+async def test_an_implausible_first_call_has_no_bar_and_says_its_occupancy_is_unknown(tmp_path: Path) -> None:
+    """With no plausible call before it, nothing stands in: no bar (it drew the window as 85 % free, or
+    overflowing), the window, "used ?" and the report marked."""
+    path = tmp_path / "first.jsonl"
+    path.write_text("\n".join([*B12_LINES[:2], B13_LINES[1]]) + "\n")
+    app = CtxwatchApp(str(path))
+    async with app.run_test(size=(120, 35)) as pilot:
+        await loaded(pilot, 1)
+        assert app.main is not None
+        bar = app.main.query_one(ContextBar)
+        text = " ".join(bar_text(app).split())
+        assert not any(glyph in text for glyph in "█▓░▼┃")  # (no bar, no marks row)
+        assert "no plausible call before it: occupancy unknown" in text
+        assert "used ? of 570,000 (log)" in text and "reported 4,280,000 (implausible)" in text
+        assert bar.call is not None and bar.drawn is None
+
+
+async def test_b13_detail_and_csv_keep_the_raw_report_marked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                                             ) -> None:
+    monkeypatch.chdir(tmp_path)
+    app = CtxwatchApp(str(b13_file(tmp_path)))
+    async with app.run_test(size=(120, 35)) as pilot:
+        await loaded(pilot, 4)
+        screen = await open_detail(pilot)
+        head = " ".join(str(screen.query_one("#detail-head").render()).split())
+        assert "prompt ? (reported 4,280,000: implausible, no occupancy)" in head
+        assert (screen.items[0].label, screen.items[0].tokens) == ("reported prompt: implausible", 4_280_000)
+        write_csv(str(tmp_path / "calls.csv"), [app.calls[i] for i in sorted(app.calls)])
+    rows = list(csv.DictReader((tmp_path / "calls.csv").open()))
+    assert [(r["prompt_tokens_reported"], r["prompt_implausible"], r["free_tokens"], r["used_fraction"])
+            for r in rows[2:]] == [("60000", "", "171200", "0.2206"), ("4280000", "yes", "", "")]
