@@ -18,7 +18,7 @@ import click
 import orjson
 
 from ctxwatch.config import ConfigError, Settings, load_settings
-from ctxwatch.model import Call, ParsedCall, Src, session_ranks
+from ctxwatch.model import Call, ParsedCall, Src, implausible_what, session_ranks
 from ctxwatch.safetext import echo as _echo
 from ctxwatch.safetext import shown, write_out
 
@@ -191,9 +191,11 @@ def plan_cmd(paths: tuple[str, ...], call_number: int | None, call_index: int | 
     except ConfigError as exc:  # PolicyError included
         _fail(f"{path}: call {call.index} (#{call.index + 1}): {exc}")
     counter = counter_for(pc.model, pc.provider)
+    # (an implausible report, B13, is no prompt size: scaling to it made every message thousands of times its
+    # size; the counts stand as counted)
     counts = plan_counts(pc, counter, floor_tokens=call.floor_tokens,
                          history_tokens=call.history_tokens if call.history_src == Src.INFERRED else None,
-                         prompt_tokens=call.prompt_reported)
+                         prompt_tokens=None if call.prompt_implausible else call.prompt_reported)
     plan = plan_call(pc, policy, counter, counts=counts)
     win = policy.window
     floor_note = None
@@ -219,6 +221,9 @@ def plan_cmd(paths: tuple[str, ...], call_number: int | None, call_index: int | 
         what = "not in the log" if pc.tools is None else f"estimated {counts.tools_estimate:,}"
         _echo(f"tool schemas sized to the provider's reported prompt: {plan.tools_tokens:,} ({what}); "
               f"{plan.tokenizer} is this model's own tokenizer, so everything else is counted exactly")
+    if call.prompt_implausible:
+        _echo(f"the reported prompt is implausible ({implausible_what(call)}): sizes are {plan.tokenizer} counts, "
+              "not scaled to it")
     if abs(counts.scale - 1.0) >= 0.005:
         _echo(f"sizes are {plan.tokenizer} counts x{counts.scale:.2f}, scaled to the provider's reported count, "
               "so that 'before' is the prompt report shows")

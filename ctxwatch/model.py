@@ -483,6 +483,18 @@ class Call:
         return used / self.window
 
 
+def implausible_what(call: Call) -> str:
+    """Why ``call``'s reported prompt is implausible, in a few words for a message: ``4,280,000 tokens, more
+    than its 570,000-token window``, ``0 tokens, and every request has a prompt``, or ``..., more than the
+    10,000,000 tokens of the largest windows`` when the window is unknown (:data:`MAX_PLAUSIBLE_PROMPT`)."""
+    reported = call.prompt_reported or 0
+    if reported <= 0:
+        return f"{reported:,} tokens, and every request has a prompt"
+    if call.window:
+        return f"{reported:,} tokens, more than its {call.window:,}-token window"
+    return f"{reported:,} tokens, more than the {MAX_PLAUSIBLE_PROMPT:,} tokens of the largest windows"
+
+
 def session_ranks(calls: Sequence[Call], context: str | None = None) -> dict[str | None, tuple[float, int]]:
     """``session -> (last call's timestamp, last position)`` over ``calls`` (of ``context`` when given): the
     order in which report lists sessions, newest first, and the forecast and ``plan`` pick the newest.  A

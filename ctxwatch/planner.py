@@ -85,7 +85,7 @@ from ctxwatch.config import (
     Settings,
     prompt_budget,
 )
-from ctxwatch.model import Call, Message, MessageStat, ParsedCall
+from ctxwatch.model import Call, Message, MessageStat, ParsedCall, implausible_what
 from ctxwatch.tokens import REPLY_PRIMER, Counter, counter_for
 
 Fate = Literal["pinned", "kept", "summarised", "evicted"]
@@ -1100,13 +1100,18 @@ def unplannable(call: Call, pc: ParsedCall) -> str | None:
     output without its input) has no history, and a Claude Code excerpt that starts mid-session holds only
     part of it, so its floor cannot be told apart from the missing history.  A call whose re-read history
     breaks at a damaged or missing line (``extra["history_cut"]``) has only part of its messages, and one whose
-    logged messages are missing or damaged (``extra["history_unknown"]``) has none that can be trusted.
+    logged messages are missing or damaged (``extra["history_unknown"]``) has none that can be trusted.  Where
+    the floor is inferred from the reported prompt (``history_reported_only``) and that report is implausible
+    (:attr:`Call.prompt_implausible`, B13), there is no floor and no history size to plan from.
     """
     if pc.messages is None and pc.extra.get("history_unknown"):
         return ("this call's messages are missing from its log line or damaged (see `ctxwatch check`): "
                 "nothing to plan")
     if pc.messages is None:
         return "the log holds only this call's usage, not its prompt: nothing to plan"
+    if (pc.system is None or pc.history_reported_only) and call.prompt_implausible:
+        return (f"its reported prompt is implausible ({implausible_what(call)}), and this format's floor and "
+                "history are sized from it: nothing to plan")
     if (pc.system is None or pc.history_reported_only) and call.floor_tokens is None:
         return ("the log holds only part of this call's history (it starts mid-session), so its floor cannot "
                 "be told apart: nothing to plan")

@@ -284,3 +284,43 @@ def test_a_reported_prompt_of_0_flag_names_what_stands_in(tmp_path: Path) -> Non
     (f,) = check_doc(path)["flags"]
     assert f["reason"] == ("reported prompt 0 tokens at #2 is 0, and every request has a prompt: implausible, "
                            "ignored as occupancy (last plausible: 1,000 at #1)")
+
+
+# --- the eviction plan ------------------------------------------------------------------------------------------
+
+def logged_request_file(tmp_path: Path) -> tuple[Path, int]:
+    """Three gpt-4o calls of one logged request (system "be brief", one user message), reporting its exact size
+    E twice, then 200,000 (above gpt-4o's 128,000-token window); returns the file and E (o200k_base is gpt-4o's
+    own tokenizer; the OpenAI cookbook count: 3 per message plus its role's and content's tokens, and 3 to
+    prime the reply)."""
+    from ctxwatch.tokens import get_tokenizer
+
+    enc = get_tokenizer("o200k_base")
+    msgs = [("system", "be brief"), ("user", "hello there, how are you today")]
+    est = sum(3 + len(enc.encode(role)) + len(enc.encode(text)) for role, text in msgs) + 3
+    rows = [{"timestamp": 1_700_000_000 + i, "request": {"model": "gpt-4o", "messages": [
+        {"role": r, "content": t} for r, t in msgs]}, "response": {"usage": {"prompt_tokens": p,
+                                                                          "completion_tokens": 1}}}
+        for i, p in enumerate([est, est, 200_000])]
+    path = tmp_path / "plan.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path, est
+
+
+def test_plan_does_not_scale_the_counts_to_an_implausible_report(tmp_path: Path) -> None:
+    """plan scaled every count of the last call of :func:`logged_request_file` x11,764 to its implausible
+    report ("before 200,000", "does NOT fit").  The counts stand as counted, and it says why."""
+    path, est = logged_request_file(tmp_path)
+    assert json.loads(cli("plan", str(path), "--call", "3", "--json"))["before_tokens"] == est
+    assert ("the reported prompt is implausible (200,000 tokens, more than its 128,000-token window): sizes are "
+            "o200k_base counts, not scaled to it") in cli("plan", str(path), "--call", "3")
+
+
+def test_plan_of_an_implausible_codex_call_says_why_there_is_none(tmp_path: Path) -> None:
+    """Codex infers the floor from the reported prompt, so #4 has none; plan said the log "starts
+    mid-session", which it does not."""
+    res = CliRunner().invoke(main, ["plan", str(b13_file(tmp_path)), "--call", "4"])
+    assert res.exit_code != 0
+    assert ("call 3 (#4): its reported prompt is implausible (4,280,000 tokens, more than its 570,000-token "
+            "window), and this format's floor and history are sized from it: nothing to plan") in res.output
+    assert "mid-session" not in res.output

@@ -13,8 +13,8 @@ import csv
 from pathlib import Path
 
 import pytest
-from test_implausible import B12_LINES, B13_LINES, b13_file
-from test_ui_common import loaded, open_detail, wait_for
+from test_implausible import B12_LINES, B13_LINES, b13_file, logged_request_file
+from test_ui_common import loaded, open_detail, open_preview, wait_for
 
 from ctxwatch.ui.app import CtxwatchApp, write_csv
 from ctxwatch.ui.widgets import CallsTable, ContextBar, TrendChart
@@ -91,3 +91,30 @@ async def test_b13_detail_and_csv_keep_the_raw_report_marked(tmp_path: Path, mon
     rows = list(csv.DictReader((tmp_path / "calls.csv").open()))
     assert [(r["prompt_tokens_reported"], r["prompt_implausible"], r["free_tokens"], r["used_fraction"])
             for r in rows[2:]] == [("60000", "", "171200", "0.2206"), ("4280000", "yes", "", "")]
+
+
+async def test_the_eviction_preview_of_an_implausible_report_says_why_there_is_none(tmp_path: Path) -> None:
+    """e on #4 said the log "starts mid-session"; and a logged request is not scaled to its implausible report
+    (see test_implausible.test_plan_does_not_scale_the_counts_to_an_implausible_report)."""
+    from ctxwatch.ui.screens import PlanScreen
+
+    app = CtxwatchApp(str(b13_file(tmp_path)))
+    async with app.run_test(size=(120, 35)) as pilot:
+        await loaded(pilot, 4)
+        await pilot.press("e")
+        screen = app.screen
+        assert isinstance(screen, PlanScreen)
+        assert await wait_for(pilot, lambda: screen.error is not None, 10.0)
+        assert screen.error == ("its reported prompt is implausible (4,280,000 tokens, more than its 570,000-token "
+                                "window), and this format's floor and history are sized from it: nothing to plan")
+
+
+async def test_the_eviction_preview_does_not_scale_a_logged_request_to_an_implausible_report(tmp_path: Path
+                                                                                             ) -> None:
+    path, est = logged_request_file(tmp_path)
+    app = CtxwatchApp(str(path))
+    async with app.run_test(size=(120, 35)) as pilot:
+        await loaded(pilot, 3)
+        assert app.selected_index == 2
+        screen = await open_preview(pilot)
+        assert screen.plan.before_tokens == est  # (it was 200,000: every count x11,764)

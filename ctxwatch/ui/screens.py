@@ -647,7 +647,9 @@ class PlanScreen(Screen[None]):
             self._counts = plan_counts(
                 self._pc, counter_for(call.model, call.provider), floor_tokens=call.floor_tokens,
                 history_tokens=call.history_tokens if call.history_src == Src.INFERRED else None,
-                prompt_tokens=call.prompt_reported, tokens=[m.tokens for m in call.messages] or None,
+                # (an implausible report, B13, is no prompt size to scale the counts to)
+                prompt_tokens=None if call.prompt_implausible else call.prompt_reported,
+                tokens=[m.tokens for m in call.messages] or None,
                 system_tokens=call.system_tokens, tools_tokens=call.tools_tokens)
         pc = self._pc
         why = unplannable(self.call, pc)
