@@ -159,10 +159,10 @@ def test_run_occupancy_passes_over_an_implausible_report(tmp_path: Path) -> None
 
 
 def test_calibration_leaves_an_implausible_report_out(tmp_path: Path) -> None:
-    """The run's reported/estimated median took an implausible report as a tokenizer measure.  Three calls
+    """The run's reported/estimated median took an implausible report as a tokenizer measure.  Four calls
     with the same request of estimate E (o200k_base is gpt-4o's own tokenizer; the OpenAI cookbook count: 3
-    per message, its role's and content's tokens, and 3 to prime the reply) report E, 2E and 200,000 (above
-    gpt-4o's 128,000-token window): the median of the plausible ratios is (1 + 2) / 2 = 1.5, not 2."""
+    per message, its role's and content's tokens, and 3 to prime the reply) report E, 2E, 3E and 200,000 (above
+    gpt-4o's 128,000-token window): the median of the three plausible ratios is 2, not (2 + 3) / 2 = 2.5."""
     from ctxwatch.tokens import get_tokenizer
 
     enc = get_tokenizer("o200k_base")
@@ -170,13 +170,13 @@ def test_calibration_leaves_an_implausible_report_out(tmp_path: Path) -> None:
     est = 3 + len(enc.encode("user")) + len(enc.encode(text)) + 3
     rows = [{"timestamp": 1_700_000_000 + i, "request": {"model": "gpt-4o", "messages": [
         {"role": "user", "content": text}]}, "response": {"usage": {"prompt_tokens": p, "completion_tokens": 1}}}
-        for i, p in enumerate([est, 2 * est, 200_000])]
+        for i, p in enumerate([est, 2 * est, 3 * est, 200_000])]
     path = tmp_path / "cal.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     doc = report(path)
-    assert [c["prompt_tokens_estimated"] for c in doc["calls"]] == [est] * 3
-    assert doc["calibration"] == 1.5
-    assert doc["calls"][2]["free_tokens"] is None and doc["calls"][2]["prompt_implausible"] is True
+    assert [c["prompt_tokens_estimated"] for c in doc["calls"]] == [est] * 4
+    assert doc["calibration"] == 2.0
+    assert doc["calls"][3]["free_tokens"] is None and doc["calls"][3]["prompt_implausible"] is True
 
 
 def test_a_reported_prompt_of_0_with_nothing_to_stand_in_is_no_occupancy(tmp_path: Path) -> None:
