@@ -324,3 +324,13 @@ def test_plan_of_an_implausible_codex_call_says_why_there_is_none(tmp_path: Path
     assert ("call 3 (#4): its reported prompt is implausible (4,280,000 tokens, more than its 570,000-token "
             "window), and this format's floor and history are sized from it: nothing to plan") in res.output
     assert "mid-session" not in res.output
+
+
+def test_the_codex_implausible_note_writes_its_numbers_as_people_read_them(tmp_path: Path) -> None:
+    """The reader's note said "reports 4280000 prompt tokens, more than the 570000-token window" beside a flag
+    that writes 4,280,000 and 570,000: both B13 numbers (line 7) now have thousands separators."""
+    doc = report(b13_file(tmp_path))
+    (note,) = [i for i in doc["issues"] if i["kind"] == "implausible_usage"]
+    assert note["line"] == 7
+    assert note["message"].startswith("token_count reports 4,280,000 prompt tokens, more than the 570,000-token "
+                                      "window: implausible")

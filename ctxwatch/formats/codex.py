@@ -608,7 +608,7 @@ class CodexReader(Reader):
         if window_v.__class__ is int and inp is not None and inp > window_v > 0:
             extra["implausible"] = True
             outs.append(Issue(self.path, rec.line, "implausible_usage",
-                              f"token_count reports {inp} prompt tokens, more than the {window_v}-token window: "
+                              f"token_count reports {inp:,} prompt tokens, more than the {window_v:,}-token window: "
                               "implausible, so no occupancy (kept in token totals and cost as reported)"))
         if not extra.get("implausible"):
             if self._floor_call is not None:
