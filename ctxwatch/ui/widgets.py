@@ -362,7 +362,7 @@ def used_cell(call: Call, settings: Settings) -> Text:
     (an implausible reported prompt included: it is no occupancy)."""
     frac = call.used_fraction
     if frac is None:
-        return Text("?", justify="right")
+        return Text("?  ", justify="right")  # (under the numbers' % signs: the two cells after are for ! marks)
     s = f"{100 * frac:.1f}%"
     used = call.used_tokens or 0
     window = call.window or 0
