@@ -271,7 +271,7 @@ def test_b13_occupancy_uses_last_usage_and_flags_the_impossible(tmp_path: Path) 
     assert issues[0].message == ("cumulative cached_input_tokens went backwards at line 7 (800,000 -> 0; "
                                  "input_tokens, output_tokens and total_tokens went up): read as a restart (the "
                                  "history, the inferred floor and the totals start again)")
-    assert "4280000" in issues[1].message and "570000" in issues[1].message
+    assert "4,280,000" in issues[1].message and "570,000" in issues[1].message
     # ("kept but marked implausible" did not say kept for what)
     assert issues[1].message.endswith(": implausible, so no occupancy (kept in token totals and cost as reported)")
 
