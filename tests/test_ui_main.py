@@ -393,3 +393,21 @@ async def test_batch_files_beside_sessions_are_named_not_listed_as_sessions(tmp_
     session.unlink()
     files, notes = log_files([str(folder)])
     assert sorted(Path(f).name for f in files) == ["batch_input.jsonl", "batch_output.jsonl"] and notes == []
+
+
+def test_a_json_array_in_a_followed_folder_says_how_to_convert_it(tmp_path: Path) -> None:
+    """``report FOLDER`` named a JSON array of records and the jq command that converts it; the dashboard's
+    folder note said only "format not recognised; skipped"."""
+    from ctxwatch.ui.feed import log_files
+
+    root = Path(__file__).resolve().parents[1] / "sample_logs"
+    records = [json.loads(ln) for ln in (root / "openai_chat_demo.jsonl").read_text().splitlines() if ln.strip()]
+    (tmp_path / "calls.json").write_text(json.dumps(records, indent=1))
+    (tmp_path / "run.jsonl").write_bytes((root / "claude_code_session.jsonl").read_bytes())
+    memo: dict = {}
+    for _ in range(2):  # (the second listing answers from the memo: the same note)
+        files, notes = log_files([str(tmp_path)], None, memo)
+        assert files == [str(tmp_path / "run.jsonl")]
+        assert [(Path(n.path).name, n.kind) for n in notes] == [("calls.json", "skipped_file")]
+        assert notes[0].message.startswith(f"one JSON array of {len(records)} canonical records, not one record per "
+                                           "line: convert it with  jq -c '.[]' FILE")

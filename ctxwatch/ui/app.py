@@ -32,7 +32,7 @@ from ctxwatch.analysis import Flag
 from ctxwatch.config import Settings
 from ctxwatch.model import Call, Issue, counted_issues, tally_issues
 from ctxwatch.ui import text as tx
-from ctxwatch.ui.feed import SWEEP_INTERVAL, BatchFeed, LogFeed, is_batch_set, log_files
+from ctxwatch.ui.feed import SWEEP_INTERVAL, BatchFeed, FileMemo, LogFeed, is_batch_set, log_files
 from ctxwatch.ui.messages import (
     AnalysisChanged,
     BackfillDone,
@@ -383,7 +383,7 @@ class CtxwatchApp(App[None]):
         saying whether they are batch files to join (detection runs here, off the UI thread)."""
         worker = get_current_worker()
         seen: tuple[list[str], list[Issue]] | None = None
-        memo: dict[str, tuple[float, int, bool, str | None]] = {}
+        memo: dict[str, FileMemo] = {}
         while not stop.is_set() and not worker.is_cancelled:
             files, left_out = log_files(paths, self.fmt, memo)
             if (files, left_out) != seen:

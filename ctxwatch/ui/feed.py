@@ -674,8 +674,13 @@ def list_paths(paths: Sequence[str], notes: list[Issue] | None = None) -> list[s
     return sorted(found, key=lambda f: found[f], reverse=True)
 
 
+#: What :func:`log_files` remembers of a file: modification time, size in bytes, whether it is a log, its
+#: format's name (``None``: not detected) and why it is not a log (``None``: it is, or no reason to give).
+FileMemo = tuple[float, int, bool, str | None, UnknownFormat | None]
+
+
 def log_files(paths: Sequence[str], fmt: str | None = None,
-              memo: dict[str, tuple[float, int, bool, str | None]] | None = None) -> tuple[list[str], list[Issue]]:
+              memo: dict[str, FileMemo] | None = None) -> tuple[list[str], list[Issue]]:
     """:func:`list_paths`, without the files found in a folder that are in no known format (a ``config.json``
     an agent writes beside its logs, a plan exported into the folder): those are not sessions, and following
     the newest of them would replace a readable session by an error.  Files named on their own, and every file
@@ -684,8 +689,8 @@ def log_files(paths: Sequence[str], fmt: str | None = None,
     Args:
         paths: files and folders, as given to the dashboard.
         fmt: the forced format, or ``None`` (detect).
-        memo: ``path -> (mtime, size, recognised, format)`` kept between calls, so that an unchanged file is detected
-            once (a file that was not recognised is detected again when it changes).
+        memo: ``path ->`` :data:`FileMemo`, kept between calls, so that an unchanged file is detected once (a
+            file that was not recognised is detected again when it changes).
 
     Returns:
         ``(logs, left_out)``: the log files, newest first, and a ``skipped_file`` note for each file of the
@@ -711,23 +716,23 @@ def log_files(paths: Sequence[str], fmt: str | None = None,
             continue
         known = memo.get(f)
         if known is None or known[:2] != (st.st_mtime, st.st_size):
-            name = None
+            name, why = None, None
             try:
                 # An empty file reads as a log being created, but JSON documents (.json, .traj) are written
                 # whole: an empty one is not a session yet (a settings.json being created).
                 ok = st.st_size > 0 or f.endswith(".jsonl")
                 if ok:
                     name = resolve_spec(f, None).name
-            except UnknownFormat:
-                ok = False
+            except UnknownFormat as exc:
+                ok, why = False, exc  # (a JSON array of records: the note says how to convert it)
             except LogError:
                 ok = True  # unreadable now (permissions, a race): the feed says why when it is opened
-            known = memo[f] = (st.st_mtime, st.st_size, ok, name)
+            known = memo[f] = (st.st_mtime, st.st_size, ok, name, why)
         if known[2]:
             out.append(f)
         else:
-            notes.append(skipped_note(f, None))
-    batch = [f for f in out if memo.get(f, (0, 0, False, None))[3] in BATCH_FORMATS and os.path.abspath(f) not in named]
+            notes.append(skipped_note(f, known[4]))
+    batch = [f for f in out if f in memo and memo[f][3] in BATCH_FORMATS and os.path.abspath(f) not in named]
     if batch and len(batch) < len(out):
         # Batch files beside sessions: a request file alone would show every request without its usage, a
         # result file alone every result without its prompt; they are joined only together (as the folder's
