@@ -236,7 +236,10 @@ def report_cmd(paths: tuple[str, ...], config: str | None, window: int | None, b
     from ctxwatch.model import tally_issues
 
     bad, notes = tally_issues(run.issues)
-    counted = f" ({counted_issues(bad, notes)})" if doc["issues"] else ""
+    # (a line can have two issues, NUL bytes and invalid JSON: the parts then add up to fewer than the issues)
+    same = len(doc["issues"]) - bad - notes
+    also = f"; {same} more issue{'s' if same != 1 else ''} on the same lines" if same > 0 else ""
+    counted = f" ({counted_issues(bad, notes)}{also})" if doc["issues"] else ""
     _echo(f"{clean(doc['file'])}  format={'+'.join(doc['formats'])}  calls={len(doc['calls'])}  "
           f"issues={len(doc['issues'])}{counted}")
     # With several files (a folder, a batch pair) a line number alone does not say where: a file column.

@@ -1098,6 +1098,10 @@ def test_text_report_header_tells_bad_lines_from_notes(tmp_path: Path) -> None:
     (folder / "link.jsonl").unlink()
     head = CliRunner().invoke(main, ["report", str(folder)]).output.splitlines()[0]
     assert head.endswith("calls=1  issues=1 (1 bad line)")
+    # A line with NUL bytes that is not JSON either has 2 issues: the parts say so rather than not adding up.
+    log.write_bytes(log.read_bytes() + b'{"a\x00b" oops\n')
+    head = CliRunner().invoke(main, ["report", str(folder)]).output.splitlines()[0]
+    assert head.endswith("calls=1  issues=3 (2 bad lines; 1 more issue on the same lines)")
 
 
 @pytest.mark.parametrize("bad", [-1, "inf"])
