@@ -130,6 +130,7 @@ def follow_jsonl(
 
     changed: dict[int, None] = {}  # calls added or updated since the last flush, in order
     printed: dict[int, int] = {}  # index -> hash of the object last printed for it
+    calibrated: set[str | None] = set()  # models whose calibration the printed calls already carry
 
     def write_change(change: Change) -> None:
         for issue in change.resolved:
@@ -146,11 +147,20 @@ def follow_jsonl(
         if run is None or not changed:
             return
         per_model: dict[str | None, float | None] | None = None
+        if any(not run.calls[idx].exact for idx in changed):
+            # (each model's own factor, as report --json gives it: a helper model's calls make another)
+            per_model = run.calibrations()
+            first = [m for m, v in per_model.items() if v is not None and m not in calibrated]
+            if first:
+                # A model's calibration exists from its 3rd call on: its calls printed before then had none, so
+                # they are printed again with it (once per model; later the factor drifts by a little, and each
+                # call keeps the one it was printed with).
+                calibrated.update(first)
+                for c in run.calls:
+                    if c.model in first and not c.exact and c.index in printed:
+                        changed.setdefault(c.index, None)
         for idx in changed:
             call = run.calls[idx]
-            if not call.exact and per_model is None:
-                # (each model's own factor, as report --json gives it: a helper model's calls make another)
-                per_model = run.calibrations()
             cal = None
             if per_model is not None:
                 cal = per_model[call.model] if call.model in per_model else run.calibration()
@@ -213,6 +223,7 @@ def follow_jsonl(
                         else:
                             held.clear()
                         emit({"event": "reset", "reason": ev.reason, "path": path})
+                        calibrated.clear()  # (the new file's calls get their models' factors afresh)
                     elif isinstance(ev, Resolved):
                         # (issues carry the path as given, see below)
                         done = Resolved(path, ev.line, ev.kind)

@@ -486,3 +486,33 @@ def test_follow_calibrates_each_model_as_report_json_does(tmp_path: Path) -> Non
     finally:
         objs += f.close()
     assert {o["index"]: o["calibration"] for o in objs if "event" not in o} == want
+
+
+def test_follow_prints_a_models_first_calls_again_once_it_is_calibrated(tmp_path: Path) -> None:
+    """Fed line by line, a model's first two calls were printed with ``calibration: null`` and never again:
+    a model is calibrated from its 3rd call on.  When that call comes, the model's earlier calls are printed
+    again with the factor, so the last object per index carries it (report --json's value)."""
+    from click.testing import CliRunner
+
+    from ctxwatch.cli import main
+
+    rows = [{"request": {"model": "claude-sonnet-4-5", "messages": [
+        {"role": "user", "content": f"Summarise the build log number {i} in one short sentence."}]},
+        "response": {"id": f"m{i}", "model": "claude-sonnet-4-5",
+                     "usage": {"input_tokens": 400 + i, "output_tokens": 5}}} for i in range(3)]
+    log = tmp_path / "live.jsonl"
+    log.write_text("")
+    f = Follower(log)
+    objs: list[dict[str, Any]] = []
+    try:
+        for k, r in enumerate(rows):
+            append(log, (json.dumps(r) + "\n").encode())
+            objs += f.take(1 if k < 2 else 3)  # (the 3rd call, then calls 1 and 2 again)
+    finally:
+        objs += f.close()
+    got = [o for o in objs if "event" not in o]
+    assert [o["calibration"] for o in got[:2]] == [None, None]
+    want = json.loads(CliRunner().invoke(main, ["report", "--json", str(log)]).output)["calls"][0]["calibration"]
+    assert want is not None
+    last = {o["index"]: o["calibration"] for o in got}
+    assert last == {0: want, 1: want, 2: want}
