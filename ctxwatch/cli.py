@@ -437,6 +437,15 @@ def _restore_sigint(previous: Any) -> None:
 STDIN_NAME = "-"
 
 
+def _is_stdin(path: str) -> bool:
+    """True when ``path`` is the pipe this process reads as standard input (``/dev/stdin``, ``/proc/self/fd/0``)."""
+    try:
+        a, b = os.stat(path), os.fstat(sys.stdin.fileno())
+    except (OSError, ValueError, AttributeError):  # (no stdin, or a test's stdin without a descriptor)
+        return False
+    return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
+
+
 def _is_pipe(path: str) -> bool:
     """True for a named pipe given as a path: ``<(zcat run.jsonl.gz)`` (``/dev/fd/63``), ``/dev/stdin`` fed by
     a pipe, a ``mkfifo`` pipe."""
@@ -447,8 +456,11 @@ def _is_pipe(path: str) -> bool:
 
 
 #: Seconds a named pipe given by path may stay without a writer before it is taken as empty: a ``mkfifo`` pipe
-#: nobody writes to would otherwise block the command forever (a process substitution's writer is there at once).
-PIPE_WRITER_WAIT = 1.0
+#: nobody writes to would otherwise block the command forever (a process substitution's writer is there at once;
+#: a writer started beside the command, ``(sleep 2; cat f > p) &``, gets this long).  After
+#: :data:`PIPE_WAIT_NOTICE` seconds the wait is said on stderr.
+PIPE_WRITER_WAIT = 10.0
+PIPE_WAIT_NOTICE = 1.0
 
 
 def _copy_pipe(path: str, out: Any) -> bool:
@@ -461,7 +473,8 @@ def _copy_pipe(path: str, out: Any) -> bool:
 
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     try:
-        deadline = time.monotonic() + PIPE_WRITER_WAIT
+        start = time.monotonic()
+        noticed = False
         while True:
             try:
                 chunk = os.read(fd, 1 << 20)
@@ -470,8 +483,12 @@ def _copy_pipe(path: str, out: Any) -> bool:
             if chunk:
                 out.write(chunk)
                 break
-            if time.monotonic() >= deadline:
+            waited = time.monotonic() - start
+            if waited >= PIPE_WRITER_WAIT:
                 return False  # (end of file every time: no writer, or one that wrote nothing)
+            if waited >= PIPE_WAIT_NOTICE and not noticed:
+                noticed = True
+                _echo(f"ctxwatch: {clean(path)}: waiting for a writer (up to {PIPE_WRITER_WAIT:g} s)", err=True)
             time.sleep(0.01)
         os.set_blocking(fd, True)
         while chunk := os.read(fd, 1 << 20):
@@ -499,6 +516,10 @@ def spool_stdin(paths: tuple[str, ...]) -> tuple[tuple[str, ...], str | None]:
         sys.exit(EXIT_USAGE)
     if STDIN_NAME in paths and (sys.stdin is None or sys.stdin.isatty()):
         _echo("ctxwatch: -: standard input is a terminal; pipe a log in (zcat run.jsonl.gz | ctxwatch report -)",
+              err=True)
+        sys.exit(EXIT_USAGE)
+    if STDIN_NAME in paths and (again := next((p for p in pipes if _is_stdin(p)), None)) is not None:
+        _echo(f"ctxwatch: {clean(again)} is standard input, also given as '-': it can be read once; give it once",
               err=True)
         sys.exit(EXIT_USAGE)
     import atexit

@@ -1311,7 +1311,7 @@ def test_one_response_id_on_different_requests_is_several_calls(tmp_path: Path) 
     assert notes == [(2, "duplicate_response_id")]
 
 
-def test_pipes_devices_and_broken_links_are_refused_by_name(tmp_path: Path) -> None:
+def test_pipes_devices_and_broken_links_are_refused_by_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A log path that is a FIFO made report hang forever, a link to /dev/zero filled memory (6.7 GB in 12 s),
     a link loop said "no such file".  Each is now a clear error naming the file (exit 2), in report, check,
     plan and follow alike."""
@@ -1321,8 +1321,11 @@ def test_pipes_devices_and_broken_links_are_refused_by_name(tmp_path: Path) -> N
     (tmp_path / "zero.jsonl").symlink_to("/dev/zero")
     (tmp_path / "loop.jsonl").symlink_to(tmp_path / "loop.jsonl")
     (tmp_path / "dangling.jsonl").symlink_to(tmp_path / "missing.jsonl")
-    # (a named pipe is read as standard input is: one nobody writes to is empty after 1 s, not a wait forever)
-    expected = {"fifo": "a named pipe nothing was written to (no writer within 1 s)",
+    # (a named pipe is read as standard input is: one nobody writes to is empty after a wait, not a wait forever)
+    import ctxwatch.cli
+
+    monkeypatch.setattr(ctxwatch.cli, "PIPE_WRITER_WAIT", 0.3)
+    expected = {"fifo": "a named pipe nothing was written to (no writer within 0.3 s)",
                 "zero": "is a character device, not a log file",
                 "loop": "cannot read (Too many levels of symbolic links)",
                 "dangling": "no such file (a symbolic link to a missing file)"}
@@ -1504,6 +1507,33 @@ def test_named_pipes_are_read_like_standard_input(tmp_path: Path) -> None:
     os.mkfifo(fifo)
     res = CliRunner().invoke(main, ["report", "--follow", "--jsonl", str(fifo)])
     assert res.exit_code == 2 and "drop --follow" in res.output
+
+
+def test_a_named_pipe_waits_for_a_late_writer_and_stdin_is_read_once(tmp_path: Path) -> None:
+    """`mkfifo p; (sleep 2; cat f > p) & ctxwatch report p` stopped after 1 s ("no writer") and left the writer
+    blocked for ever: a named pipe now gets 10 s, saying after 1 s that it waits.  `cat f | ctxwatch report -
+    /dev/stdin` said "/dev/stdin: nothing was written to" (the copy of '-' had read it all): it is a usage
+    error naming standard input given twice."""
+    import os
+    import subprocess
+    import sys
+
+    log = Path(__file__).resolve().parents[1] / "sample_logs" / "openai_chat_demo.jsonl"
+    n_lines = sum(1 for ln in log.read_text().splitlines() if ln.strip())
+    fifo = tmp_path / "late.jsonl"
+    os.mkfifo(fifo)
+    script = f"sleep 1.5; cat {log} > {fifo}"
+    writer = subprocess.Popen(["sh", "-c", script])
+    proc = subprocess.run([sys.executable, "-c", "from ctxwatch.cli import run; run()", "report", str(fifo)],
+                          capture_output=True, check=False, timeout=60)
+    assert writer.wait(30) == 0
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.decode().startswith(f"{fifo}  format=canonical  calls={n_lines}  issues=0")
+    assert f"{fifo}: waiting for a writer (up to 10 s)" in proc.stderr.decode()
+    proc = subprocess.run([sys.executable, "-c", "from ctxwatch.cli import run; run()", "report", "-", "/dev/stdin"],
+                          input=log.read_bytes(), capture_output=True, check=False, timeout=60)
+    assert proc.returncode == 2
+    assert "/dev/stdin is standard input, also given as '-': it can be read once" in proc.stderr.decode()
 
 
 def test_the_copy_of_standard_input_is_removed_on_exit(tmp_path: Path) -> None:
