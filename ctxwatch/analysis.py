@@ -51,7 +51,10 @@ other models (:class:`_Scope`).
 
 Calls that do not build on each other get no forecast, since nothing grows from one to the next: batch requests
 and other requests with their own ``custom_id`` (each its own episode), and an episode whose calls each send only
-new user messages, none re-sending the call before it (:func:`_independent`: Claude Code's helper calls).
+new user messages, none re-sending the call before it, their prompt sizes showing no rising trend
+(:func:`_independent`, :func:`_rising`: Claude Code's helper calls).  A run whose logged requests hold one
+new user message each while the reported prompt rises (it builds on something the log does not show) keeps its
+forecast.
 
 Texts and memory
 ----------------
@@ -634,9 +637,11 @@ def _independent(calls: Sequence[Call], occupancies: Sequence[int]) -> bool:
       the next turn of another);
     * no call re-sends a message of the call before it (equal content hashes): the same question asked again
       is a retry, not a fresh request;
-    * the prompt does not grow at every call (``occupancies``, the episode's recent plausible prompt sizes):
-      an agent that pastes its transcript into one ever-longer user message sends only user messages too,
-      but grows every time, while independent requests go up and down.
+    * the prompt shows no rising trend (:func:`_rising`, on ``occupancies``, the episode's recent plausible
+      prompt sizes): an agent that pastes its transcript into one ever-longer user message, or whose prompt
+      grows by content the log does not show (the reported prompt rises while each logged request holds one
+      new user message), sends only user messages too, but builds on something all the same, while
+      independent requests go up and down.
 
     This is the history-based counterpart of the batch rule (each ``custom_id`` its own conversation): what
     Claude Code's helper calls look like (claude-trace's "side" context: a title, a topic verb, the paths a
@@ -656,8 +661,31 @@ def _independent(calls: Sequence[Call], occupancies: Sequence[int]) -> bool:
         if prev is not None and not keys.isdisjoint(prev):
             return False
         prev = keys
-    rising = len(occupancies) >= 2 and all(b > a for a, b in itertools.pairwise(occupancies))
-    return not rising
+    return not _rising(occupancies)
+
+
+#: Least net rise (steps up minus steps down, as a fraction of the steps) of a run of prompt sizes that builds on
+#: something (:func:`_rising`).  A growing run rises at nearly every call: a flat step (a turn whose addition the
+#: log does not count) or one drop (a compaction the log does not mark) leaves it at 5/7 or more over the
+#: :data:`FORECAST_POINTS` = 8 points.  Unrelated sizes rise and fall like a shuffled list: over 8 points a net
+#: rise of half the steps needs 6 or 7 rises out of 7, which a random order gives 248 times in 8! = 40,320
+#: (0.6 %; Eulerian numbers A(8, 6) + A(8, 7)), and over 4 points 1 time in 24 (all 3 steps up).
+MIN_NET_RISE = 0.5
+
+
+def _rising(occupancies: Sequence[int]) -> bool:
+    """True when prompt sizes (tokens, in call order) show a rising trend: ``(rises - falls) / steps`` is at
+    least :data:`MIN_NET_RISE` over consecutive steps (equal sizes count neither way).
+
+    Not the Theil-Sen slope's sign: the median of pairwise slopes of a few unrelated sizes is positive about half
+    the time (claude-trace's four helper calls, 96, 226, 216, 174 tokens: +8 tokens/call, with 1 rise and 2
+    falls), and "growing at every call" was too strict the other way (one flat step among seven rises hid the
+    forecast of a run growing 1,000 tokens a call)."""
+    steps = len(occupancies) - 1
+    if steps < 1:
+        return False
+    net = sum((b > a) - (b < a) for a, b in itertools.pairwise(occupancies))
+    return net >= MIN_NET_RISE * steps
 
 
 def _analyze_stream(cs: list[Call], st: Settings, context: str, reset_set: set[int],

@@ -1137,3 +1137,57 @@ def test_a_note_names_three_other_contexts_and_counts_the_rest() -> None:
     assert _Scope(context="main", elsewhere=tuple(counts.elsewhere("main"))).left_out() == (
         "; each context and each model is forecast on its own calls: the log's other 19 calls are 3 in context a, "
         "1 in context b, 4 in context c and 11 in 2 more contexts")
+
+
+def _fresh_user_message(i: int, prompt: int) -> dict[str, Any]:
+    """A canonical gpt-4o call that logs the system prompt and one new user message, while the provider reports
+    ``prompt`` tokens: the run builds on something its log does not show (the tester's delta_plateau.jsonl)."""
+    return {"timestamp": T0 + i, "session": "x",
+            "request": {"model": "gpt-4o", "max_tokens": 500,
+                        "messages": [{"role": "system", "content": "You are an agent."},
+                                     {"role": "user", "content": f"tool output {i} " + "data " * 30}]},
+            "response": {"id": f"r{i}", "choices": [{"message": {"role": "assistant", "content": "ok"},
+                                                     "finish_reason": "stop"}],
+                         "usage": {"prompt_tokens": prompt, "completion_tokens": 10}}}
+
+
+def test_a_rising_run_with_one_flat_step_keeps_its_forecast(tmp_path: Path) -> None:
+    """Each call logs only a new user message, but the reported prompt rises 1000, 2000, 3000, 3000, 4000 ...
+    7000: one flat step made the run "independent requests" and hid its forecast.  By hand: window 128,000
+    (given), reserve 500 (max_tokens), budget 0.6 x 128,000 = 76,800, trigger 0.8 x 76,800 = 61,440, window limit
+    127,500.  Theil-Sen over the 8 points: 13 pairwise slopes are 1,000; the 15 pairs across the flat step
+    (i <= 2 < j, d = j - i) have 1,000 (d - 1) / d: 0, 500 x2, 667 x3, 750 x3, 800 x3, 833 x2, 857; the median
+    of the 28 is the mean of the 14th and 15th, (5/6 + 6/7) / 2 x 1,000 = 71,000/84 = 845.2 tokens/call.
+    Calls to trigger: (61,440 - 7,000) x 84 / 71,000 = 64.4 -> 65 (1 s apart: 65 s); budget 69,800 x 84 / 71,000
+    = 82.6 -> 83; window 120,500 x 84 / 71,000 = 142.6 -> 143."""
+    prompts = [1000, 2000, 3000, 3000, 4000, 5000, 6000, 7000]
+    log = write(tmp_path, [_fresh_user_message(i, p) for i, p in enumerate(prompts)])
+    fc = main_analysis(load(log, window=128_000)).forecast
+    assert fc.enough_data and fc.basis != "none"
+    assert (fc.trigger_tokens, fc.budget_tokens, fc.window_limit_tokens) == (61_440, 76_800, 127_500)
+    assert fc.slope_tokens_per_call == pytest.approx(71_000 / 84)
+    assert (fc.calls_to_trigger, fc.calls_to_budget, fc.calls_to_window) == (65, 83, 143)
+    assert fc.seconds_to_trigger == pytest.approx(65)
+
+
+def test_a_rising_run_with_one_drop_keeps_its_forecast(tmp_path: Path) -> None:
+    """The same run with a drop the log does not mark (5000 -> 1500; the logged history does not shrink, so it is
+    no compaction): 1000 ... 5000, 1500 ... 5500.  By hand, over the last 8 points 3000, 4000, 5000, 1500, 2500,
+    3500, 4500, 5500: 13 pairwise slopes of 1,000; the 15 across the drop (d = j - i) have 1,000 - 4,500 / d:
+    -3,500, -1,250 x2, -500 x3, -125 x3, 100 x3, 250 x2, 357.1; the median of the 28 is (250 + 2,500/7) / 2 =
+    2,125/7 = 303.6 tokens/call.  Calls to trigger: (61,440 - 5,500) x 7 / 2,125 = 184.3 -> 185."""
+    prompts = [1000, 2000, 3000, 4000, 5000, 1500, 2500, 3500, 4500, 5500]
+    log = write(tmp_path, [_fresh_user_message(i, p) for i, p in enumerate(prompts)])
+    fc = main_analysis(load(log, window=128_000)).forecast
+    assert fc.enough_data and fc.slope_tokens_per_call == pytest.approx(2_125 / 7)
+    assert fc.calls_to_trigger == 185
+
+
+def test_unrelated_sizes_in_any_order_but_rising_are_still_independent(tmp_path: Path) -> None:
+    """The rule judges the trend, not each step: the same one-message requests whose reported sizes rise at
+    2 of 7 steps, or at 4 and fall at 3 (net 1 of 7, below half), stay independent requests."""
+    for name, prompts in (("a.jsonl", [900, 400, 300, 800, 700, 600, 500, 1000]),
+                          ("b.jsonl", [400, 900, 300, 700, 500, 800, 600, 1000])):
+        log = write(tmp_path, [_fresh_user_message(i, p) for i, p in enumerate(prompts)], name=name)
+        fc = main_analysis(load(log, window=128_000)).forecast
+        assert fc.basis == "none" and fc.text().startswith("none: the 8 calls are independent requests"), name
