@@ -41,7 +41,8 @@ One context may interleave unrelated requests: claude-trace captures hold the ag
 on another model (titles, topic detection) and ``max_tokens: 1`` quota probes.  Comparing them with each other
 would report the system prompt "evicted" on every helper call.  So a context is analysed as one stream per model
 (``Call.model``); calls marked ``extra["probe"]`` are left out (drift risk "low: quota probe").  The forecast,
-format rule and calibration of the context are those of the stream whose latest occupancy is largest.  Flags of
+format rule and calibration of the context are those of the stream whose latest occupancy is largest among the
+streams that have a forecast (enough calls since their last reset, building on each other), else among all.  Flags of
 a multi-stream context carry ``evidence["stream_model"]``.  Limitation: a model switch in the middle of one
 conversation starts a new stream (nothing is compared across the switch).  "System prompt changed" is only
 reported within one conversation (the two calls' histories start with the same message), because otherwise no
@@ -590,8 +591,11 @@ def _analyze(cs: list[Call], st: Settings, context: str, reset_set: set[int], sy
         for model, res in zip(streams, results, strict=True):
             for f in res.flags:
                 f.evidence["stream_model"] = model
-    # the primary stream is the one whose latest occupancy is largest: the context at risk of overflowing
-    primary = max(results, key=lambda a: a.forecast.occupancy_tokens or -1, default=None)
+    # The primary stream is one that can be forecast (enough calls, building on each other), and among those the
+    # one whose latest occupancy is largest: the context at risk of overflowing.  A helper model's two calls,
+    # larger than the agent's but too few to project, would otherwise hide the agent's forecast behind "not
+    # enough data".  When no stream can be forecast, the largest one says why.
+    primary = max(results, key=lambda a: (a.forecast.enough_data, a.forecast.occupancy_tokens or -1), default=None)
     flags = sorted((f for a in results for f in a.flags), key=lambda f: (f.call, -SEVERITY_RANK[f.severity]))
     all_risks = [r for a in results for r in a.drift_risk]
     if risks:
@@ -1375,7 +1379,8 @@ def _forecast(cs: list[Call], st: Settings, points: list[tuple[int, int]], times
     gaps = [b - a for a, b in itertools.pairwise(times) if b > a]
     fc.seconds_per_call = statistics.median(gaps) if gaps else None
     occ = points[-1][1]
-    notes = []
+    # (a context with calls on several models is forecast on one of them: the text names it, as the basis does)
+    notes = [f"calls on {scope.model}{scope.left_out()}"] if scope.model is not None else []
     if not window:
         notes.append("window unknown (pass --window)")
     if slope is None or slope <= 0:

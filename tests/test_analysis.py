@@ -1191,3 +1191,32 @@ def test_unrelated_sizes_in_any_order_but_rising_are_still_independent(tmp_path:
         log = write(tmp_path, [_fresh_user_message(i, p) for i, p in enumerate(prompts)], name=name)
         fc = main_analysis(load(log, window=128_000)).forecast
         assert fc.basis == "none" and fc.text().startswith("none: the 8 calls are independent requests"), name
+
+
+def test_a_helper_models_few_calls_do_not_hide_the_agents_forecast(tmp_path: Path) -> None:
+    """One conversation with the agent on claude-sonnet-4-5 (#1, #3, #5: prompts 379, 703, 1,027) and a helper on
+    claude-haiku-4-5 (#2, #4: 676, 1,082).  The forecast followed the model with the largest latest prompt, haiku,
+    and said "not enough data: 2 calls on claude-haiku-4-5" though sonnet has 3.  By hand, on sonnet: slope 324
+    tokens/call (every pairwise slope: (703 - 379) / 1 = (1,027 - 703) / 1 = (1,027 - 379) / 2); window 200,000
+    (given), reserve 2,000 (max_tokens), budget 0.6 x 200,000 = 120,000, trigger 96,000; calls to trigger
+    (96,000 - 1,027) / 324 = 293.1 -> 294, 2 s apart (its calls at 0, 2, 4 s) = 588 s."""
+    rows = [("claude-sonnet-4-5", 379), ("claude-haiku-4-5", 676), ("claude-sonnet-4-5", 703),
+            ("claude-haiku-4-5", 1082), ("claude-sonnet-4-5", 1027)]
+    records, hist = [], []
+    for i, (model, prompt) in enumerate(rows):
+        hist = [*hist, {"role": "user", "content": f"step {i} " + "lorem ipsum " * 20}]
+        records.append({"timestamp": T0 + i, "session": "a1",
+                        "request": {"model": model, "max_tokens": 2000, "system": "You are a careful agent.",
+                                    "messages": hist},
+                        "response": {"id": f"msg_{i}", "type": "message", "role": "assistant", "model": model,
+                                     "content": [{"type": "text", "text": f"answer {i}"}],
+                                     "usage": {"input_tokens": prompt, "output_tokens": 50}}})
+        hist = [*hist, {"role": "assistant", "content": [{"type": "text", "text": f"answer {i}"}]}]
+    fc = main_analysis(load(write(tmp_path, records), window=200_000)).forecast
+    assert fc.enough_data and fc.slope_tokens_per_call == 324
+    assert (fc.occupancy_tokens, fc.trigger_tokens, fc.calls_to_trigger) == (1027, 96_000, 294)
+    assert fc.seconds_to_trigger == pytest.approx(588)
+    assert fc.basis == "Theil-Sen slope over the last 3 calls on claude-sonnet-4-5 (#1–#5) since the start of the log"
+    # the text says which model it counts, and that the helper's calls are left out
+    assert fc.text().endswith("(calls on claude-sonnet-4-5; each context and each model is forecast on its own "
+                              "calls: the log's other 2 calls are on 1 other model)")
