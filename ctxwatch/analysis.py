@@ -51,7 +51,8 @@ them, and say how many of the log's calls are elsewhere, whenever the log has ca
 other models (:class:`_Scope`).
 
 Calls that do not build on each other get no forecast, since nothing grows from one to the next: batch requests
-and other requests with their own ``custom_id`` (each its own episode), and an episode whose calls each send only
+and other requests with their own ``custom_id`` (each its own episode, :func:`ctxwatch.model.separate_requests`;
+a batch line without a system prompt is no eviction either), and an episode whose calls each send only
 new user messages, none re-sending the call before it, their prompt sizes showing no rising trend
 (:func:`_independent`, :func:`_rising`: Claude Code's helper calls).  A run whose logged requests hold one
 new user message each while the reported prompt rises (it builds on something the log does not show) keeps its
@@ -104,7 +105,15 @@ from ctxwatch.drift import (
     infer_rule,
     observed_rule,
 )
-from ctxwatch.model import MAX_PLAUSIBLE_PROMPT, Call, Src, implausible_prompt, session_ranks
+from ctxwatch.model import (
+    MAX_PLAUSIBLE_PROMPT,
+    Call,
+    Src,
+    implausible_prompt,
+    own_request,
+    separate_requests,
+    session_ranks,
+)
 
 if TYPE_CHECKING:
     from ctxwatch.run import Run
@@ -611,14 +620,6 @@ def _analyze(cs: list[Call], st: Settings, context: str, reset_set: set[int], sy
                     primary.calibration)
 
 
-def _separate_requests(a: Call, b: Call) -> bool:
-    """True when ``b`` is a request of its own, not a later turn of ``a``'s conversation: batch requests (and
-    lines with their own ``custom_id``) are separate conversations, so one without a system prompt lost
-    nothing that another had."""
-    cid = b.extra.get("custom_id")
-    return cid is not None and cid != a.extra.get("custom_id")
-
-
 def _same_conversation(a: Call, b: Call) -> bool:
     """False when both calls log their history and it starts with different messages (separate requests that
     happen to share a context, like a helper call beside the agent); True otherwise."""
@@ -919,7 +920,9 @@ def _analyze_stream(cs: list[Call], st: Settings, context: str, reset_set: set[i
             last_present, evicted_since = c, None
             prev_sys_key, prev_sys_tokens, prev_sys_call = c.system_key, c.system_tokens, c
         elif sp is False and prev_sp is True and present_start is not None and last_present is not None \
-                and not _separate_requests(last_present, c):
+                and not separate_requests(last_present, c):
+            # (only within one conversation: a separate request, a batch line above all, without a system prompt
+            # lost nothing that another had)
             rng = (f"#{present_start.index + 1}" if present_start is last_present
                    else f"#{present_start.index + 1}–#{last_present.index + 1}")
             flag("system_prompt_evicted", "critical", c,
@@ -1192,10 +1195,9 @@ def _reset_reason(cs: list[Call], pos: int, reset_set: set[int]) -> str | None:
         # The next file starts mid-session (an excerpt, a slice of a longer log): whatever lies between the
         # two is not in the logs, so growth measured across the gap says nothing.
         return f"log resumes mid-session at #{c.index + 1}"
-    cid = c.extra.get("custom_id")
-    if cid is not None and cid != prev.extra.get("custom_id"):
+    if separate_requests(prev, c):
         # Batch requests are independent: each one is its own conversation, not the next turn of the last.
-        if c.extra.get("batch_side"):
+        if own_request(c) == "batch request":
             return f"separate batch request at #{c.index + 1}"
         return f"separate request (its own custom_id) at #{c.index + 1}"
     return None
@@ -1347,10 +1349,10 @@ def _forecast(cs: list[Call], st: Settings, points: list[tuple[int, int]], times
              f"its first call, #{start}" if ep_start == 0 and label else f"#{start}")
     if last_plaus is not None:
         fc.at_call, fc.occupancy_tokens = last_plaus[1].index, last_plaus[2]
-    if last.extra.get("custom_id") is not None:
+    if (own := own_request(last)) is not None:
         # Batch requests are separate conversations (each its own episode): nothing grows from one to the next.
         # (A custom_id outside a batch file, as in the saved Gemini sample, marks separate requests all the same.)
-        what = "batch requests" if last.extra.get("batch_side") else "requests with their own custom_id"
+        what = "batch requests" if own == "batch request" else "requests with their own custom_id"
         fc.note = f"none: {what} are independent conversations, nothing grows from one to the next"
         fc.basis = "none"
         return fc

@@ -219,7 +219,8 @@ class ParsedCall:
         history_reported_only: True when ``messages`` is only the visible part and the prompt total must be
             taken from usage (Claude Code, Codex).
         key: a dedupe key unique to this API call within its format (e.g. Claude ``message.id+requestId``).
-        extra: format-specific data the UI may show (e.g. ``{"custom_id": "..."}``).
+        extra: format-specific data the UI may show (e.g. ``{"custom_id": "..."}``).  A line of a provider's
+            batch file carries :data:`BATCH_SIDE` (see :func:`own_request`).
     """
 
     source: SourceRef
@@ -493,6 +494,37 @@ def implausible_what(call: Call) -> str:
     if call.window:
         return f"{reported:,} tokens, more than its {call.window:,}-token window"
     return f"{reported:,} tokens, more than the {MAX_PLAUSIBLE_PROMPT:,} tokens of the largest windows"
+
+
+#: ``extra`` key that marks a call as a line of a provider's batch file: ``"input"`` (a request read without its
+#: result) or ``"output"`` (a result, joined to its request or not).  Every reader of batch lines sets it (OpenAI
+#: Batch and Anthropic Message Batches in ``formats/batch.py``; Gemini Batch Mode ``{key, response}`` and Vertex
+#: AI batch prediction ``{request, response, status}`` in ``formats/gemini.py``), with or without a
+#: ``custom_id``: a Vertex line has none.  Pricing reads it (the batch rate), and so do the eviction check, the
+#: compaction detection and the forecast, through :func:`own_request` / :func:`separate_requests`.
+BATCH_SIDE = "batch_side"
+
+
+def own_request(c: Call) -> str | None:
+    """What makes ``c`` a request of its own, not a later turn of a conversation: ``"batch request"`` (a batch
+    file's line, :data:`BATCH_SIDE`: each batch request is a conversation of its own), ``"request with its own
+    custom_id"`` (a ``custom_id`` outside a batch file, as on the saved Gemini sample's synchronous calls), or
+    ``None``."""
+    if c.extra.get(BATCH_SIDE):
+        return "batch request"
+    if c.extra.get("custom_id") is not None:
+        return "request with its own custom_id"
+    return None
+
+
+def separate_requests(a: Call, b: Call) -> bool:
+    """True when ``b`` is not the next turn of ``a``'s conversation by what the log says of it: ``b`` is a batch
+    line (:data:`BATCH_SIDE`; two lines of a batch are never one conversation, even under one ``custom_id``
+    reused by two batches), or ``b`` has a ``custom_id`` other than ``a``'s (the same one again is a retry)."""
+    if b.extra.get(BATCH_SIDE):
+        return True
+    cid = b.extra.get("custom_id")
+    return cid is not None and cid != a.extra.get("custom_id")
 
 
 def session_ranks(calls: Sequence[Call], context: str | None = None) -> dict[str | None, tuple[float, int]]:

@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
-from ctxwatch.model import Call, Issue, Src, session_ranks
+from ctxwatch.model import BATCH_SIDE, Call, Issue, Src, session_ranks
 from ctxwatch.run import Run
 from ctxwatch.windows import call_cost, priced_as
 
@@ -35,7 +35,7 @@ def cost_of(call: Call) -> Decimal | None:
     if call.usage is None and call.extra.get("error"):
         return Decimal(0)
     return call_cost(call.model, call.provider, call.usage, call.timestamp,
-                     batch=call.extra.get("batch_side") == "output")
+                     batch=call.extra.get(BATCH_SIDE) == "output")
 
 
 def cost_source(call: Call, cost: Decimal | None) -> str:

@@ -585,3 +585,47 @@ def test_a_batch_request_without_a_system_prompt_is_not_an_eviction(tmp_path: Pa
     doc = json.loads(res.output)
     assert res.exit_code == 0, res.output
     assert [f["kind"] for f in doc["flags"] if f["kind"].startswith("system_prompt")] == []
+
+
+def _gemini_batch_line(shape: str, i: int, text: str, prompt: int, system: bool) -> dict:
+    """A Vertex AI batch prediction line ``{request, response, status}`` (no key) or a Gemini Batch Mode line
+    ``{key, request, response}`` (Gemini API docs, "Batch Mode": the output echoes the request under ``request``
+    when the input gave it inline)."""
+    req: dict = {"contents": [{"role": "user", "parts": [{"text": text}]}]}
+    if system:
+        req["systemInstruction"] = {"parts": [{"text": "You are terse. " * 10}]}
+    resp = {"candidates": [{"content": {"role": "model", "parts": [{"text": "ok"}]}, "finishReason": "STOP"}],
+            "usageMetadata": {"promptTokenCount": prompt, "candidatesTokenCount": 5,
+                              "totalTokenCount": prompt + 5},
+            "modelVersion": "gemini-2.5-flash"}
+    return {"request": req, "response": resp, "status": ""} if shape == "vertex" else \
+        {"key": f"k{i}", "request": req, "response": resp}
+
+
+@pytest.mark.parametrize("shape", ["vertex", "gemini-batch-mode"])
+def test_gemini_batch_lines_are_separate_requests(tmp_path: Path, shape: str) -> None:
+    """Vertex AI batch prediction lines are priced as batch but were analysed as one conversation: the 4th line,
+    without a systemInstruction, was a CRITICAL system_prompt_evicted (check exited 1), prompts 100 ... 140 gave
+    "50,318 calls to trigger", and a short request after long ones was a "compaction".  Like every batch line they
+    are separate requests: no eviction, no compaction, and the forecast says why it has none.  (Gemini Batch Mode
+    lines carry a key, which already kept them apart; the two shapes now share one mark.)"""
+    from click.testing import CliRunner
+
+    from ctxwatch.cli import main
+
+    rows = [_gemini_batch_line(shape, i, f"question {i} " + "alpha beta " * 30, 100 + 10 * i, system=i != 3)
+            for i in range(5)]
+    path = tmp_path / "batch.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    res = CliRunner().invoke(main, ["check", "--json", str(path)])
+    doc = json.loads(res.output)
+    assert res.exit_code == 0, res.output
+    assert [f["kind"] for f in doc["flags"] if f["kind"].startswith("system_prompt")] == []
+    assert doc["forecast"]["text"] == ("none: batch requests are independent conversations, nothing grows from one "
+                                       "to the next")
+    # two long requests (about 3,000 words of history each) and a short one: no compaction between requests
+    rows = [_gemini_batch_line(shape, i, f"document {i} " + "lorem ipsum dolor " * n, p, system=True)
+            for i, (n, p) in enumerate([(1000, 3100), (1000, 3200), (10, 60)])]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    doc = json.loads(CliRunner().invoke(main, ["check", "--json", str(path)]).output)
+    assert [f["kind"] for f in doc["flags"] if f["kind"] == "compaction"] == []

@@ -53,7 +53,7 @@ from ctxwatch.formats.canonical import (
     responses_usage,
 )
 from ctxwatch.jsonstream import Record, decode_line, iter_records
-from ctxwatch.model import Issue, Message, ParsedCall, Part, SourceRef
+from ctxwatch.model import BATCH_SIDE, Issue, Message, ParsedCall, Part, SourceRef
 from ctxwatch.tokens import image_size_from_base64
 
 Output = ParsedCall | Issue
@@ -330,7 +330,7 @@ def request_call(path: str, rec: Record, req: dict[str, Any], provider: str) -> 
     if url.endswith(_NON_CHAT_ENDPOINTS):
         return [Issue(path, rec.line, "unsupported_endpoint", f"{url} request {cid!r} is not a chat call; skipped")]
     call = ParsedCall(source=_src(path, rec), provider=provider, key=f"request:{cid}",
-                      extra={"custom_id": cid, "batch_side": "input"})
+                      extra={"custom_id": cid, BATCH_SIDE: "input"})
     problems = _attach_request(call, req, provider)
     return [call, *(Issue(path, rec.line, "invalid_field", p) for p in problems)]
 
@@ -361,7 +361,7 @@ def _openai_result(path: str, rec: Record, v: dict[str, Any]) -> Output:
     info = (responses_response_info if is_responses else openai_response_info)(body)
     ts = parse_timestamp(body.get("created") if body.get("created") is not None else body.get("created_at"))
     model = body.get("model") if isinstance(body.get("model"), str) else None
-    extra: dict[str, Any] = {"custom_id": cid, "batch_side": "output"}
+    extra: dict[str, Any] = {"custom_id": cid, BATCH_SIDE: "output"}
     if isinstance(v.get("id"), str):
         extra["batch_request_id"] = v["id"]
     if isinstance(resp.get("request_id"), str):
@@ -389,7 +389,7 @@ def _anthropic_result(path: str, rec: Record, v: dict[str, Any]) -> Output:
     return ParsedCall(source=_src(path, rec), model=msg.get("model") if isinstance(msg.get("model"), str) else None,
                       provider="anthropic", usage=anthropic_usage(msg.get("usage")),
                       response=anthropic_response_info(msg), key=key,
-                      extra={"custom_id": cid, "batch_side": "output"})
+                      extra={"custom_id": cid, BATCH_SIDE: "output"})
 
 
 # --- the reader ------------------------------------------------------------------------------------

@@ -49,7 +49,7 @@ from ctxwatch.formats.canonical import (
     parse_timestamp,
 )
 from ctxwatch.jsonstream import Record
-from ctxwatch.model import Issue, Message, ParsedCall, Part, ResponseInfo, SourceRef, Usage
+from ctxwatch.model import BATCH_SIDE, Issue, Message, ParsedCall, Part, ResponseInfo, SourceRef, Usage
 
 Output = ParsedCall | Issue
 RequestParts = tuple[list[str], list[dict[str, Any]], list[Message], int | None]
@@ -258,11 +258,13 @@ class GeminiReader(Reader):
             extra["custom_id"] = str(key)
         if resp is not v and ("key" in v or ("request" in v and "status" in v)):
             # A Gemini Batch Mode ({key, response}) or Vertex AI batch prediction ({request, response, status})
-            # output line: billed at the batch rate (windows.BATCH_DISCOUNT).  A bare response with its own
+            # output line: billed at the batch rate (windows.BATCH_DISCOUNT), and a request of its own, not a turn
+            # of the line before (model.BATCH_SIDE: no eviction, no compaction, no forecast across lines; a Vertex
+            # line has no key, so the mark cannot be the custom_id).  A bare response with its own
             # custom_id is not known to come from a batch API, and the saved sample does not: the script that
             # wrote it (nf-osi/jobs, submit_batch_gemini.sh) calls generateContent once per line and appends
             # the custom_id with jq, so those are synchronous calls at the standard rate.
-            extra["batch_side"] = "output"
+            extra[BATCH_SIDE] = "output"
         if tool:
             extra["tool_use_prompt_tokens"] = tool
         rid = _get(resp, "responseId", "response_id")
