@@ -146,7 +146,7 @@ def test_a_line_with_two_issues_is_one_bad_line_and_no_issue_hides_behind_one_mo
     _, out, _ = check(str(path), "--window", "100000")
     assert out.splitlines()[-1].endswith("9 bad lines; --fail-on critical: exit 0")
     assert CliRunner().invoke(main, ["report", str(path)]).output.splitlines()[0].endswith(
-        "calls=3  issues=10 (9 bad lines)")
+        "calls=3  issues=10 (9 bad lines; 1 more issue on the same lines)")
     # 21 issues: all are printed (a line "1 more" takes the room of the issue itself); 22: 20, then the count
     for n_bad, printed, more in ((21, 21, None), (22, 20, "2 more issues (2 bad lines; lines 22–23;")):
         body = [json.dumps(recs[0]), *["{not json"] * n_bad, json.dumps(recs[1])]
