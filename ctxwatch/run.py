@@ -698,9 +698,14 @@ def resolve_spec(path: str, fmt: str | None) -> FormatSpec:
             array = array_of_records(sn)
             if array is not None:
                 n, elements = array
+                from ctxwatch.safetext import shown
+
+                # (standard input's copy is shown as "-": there is no FILE to name, so the pipe gets jq instead)
+                how = ("pipe it through  jq -c '.[]'  first (... | jq -c '.[]' | ctxwatch report -)"
+                       if shown(path) == "-" else "convert it with  jq -c '.[]' FILE > FILE.jsonl  (or pipe it in:  "
+                       "jq -c '.[]' FILE | ctxwatch report -)")
                 raise JsonArray(f"{path}: one JSON array of {n:,} {elements.name} record{'s' if n != 1 else ''}, "
-                                "not one record per line: convert it with  jq -c '.[]' FILE > FILE.jsonl  (or "
-                                "pipe it in:  jq -c '.[]' FILE | ctxwatch report -)")
+                                f"not one record per line: {how}")
         except OSError:
             pass
         raise UnknownFormat(f"{path}: format not recognised{why} (see `ctxwatch formats`, or pass --format NAME)")

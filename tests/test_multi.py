@@ -494,6 +494,15 @@ def test_a_json_array_of_records_says_how_to_convert_it(tmp_path: Path) -> None:
     (folder / "run.jsonl").unlink()
     with pytest.raises(LogError, match=r"no log could be read: .*calls\.json is one JSON array of "):
         multi.load_many([str(folder)], None, Settings())
+    # Piped in, there is no FILE to convert: the advice is to pipe it through jq first.
+    from click.testing import CliRunner
+
+    from ctxwatch.cli import main
+
+    res = CliRunner().invoke(main, ["report", "-"], input=pretty.read_bytes())
+    assert res.exit_code == 2 and res.output.startswith(
+        f"ctxwatch: -: one JSON array of {len(lines)} canonical records, not one record per line: pipe it through  "
+        "jq -c '.[]'  first")
     for junk in (b"[1, 2]\n", b'[{"a": 1}]\n', b"[]\n"):
         other = tmp_path / "other.json"
         other.write_bytes(junk)
