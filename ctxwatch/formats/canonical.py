@@ -275,6 +275,112 @@ def openai_usage(u: Any) -> Usage | None:
                  output=out, reasoning=reasoning)
 
 
+#: LiteLLM's own cache counts, kept beside its OpenAI-shaped usage for Anthropic models (FORMATS.md §5b, §5g).
+LITELLM_CACHE_KEYS = ("cache_read_input_tokens", "cache_creation_input_tokens")
+
+
+def litellm_usage_note(u: Any) -> tuple[Usage | None, str | None]:
+    """Normalize LiteLLM's OpenAI-shaped usage (``prompt_tokens``, ``completion_tokens``, ``prompt_tokens_details.
+    cached_tokens``, and for Anthropic models ``cache_read_input_tokens`` / ``cache_creation_input_tokens`` beside
+    them), with a sentence when the fields are ambiguous (else ``None``).  All values in tokens.
+
+    ``prompt_tokens`` is the whole prompt, cache reads (``prompt_tokens_details.cached_tokens`` or
+    ``cache_read_input_tokens``) and writes (``cache_creation_input_tokens``) included.  Sources: LiteLLM's
+    "Prompt Caching" docs (litellm.vercel.app/docs/completion/prompt_caching: "prompt_tokens: These are all
+    prompt tokens including cache-miss and cache-hit input tokens", ``cache_creation_input_tokens`` added for
+    Anthropic); a LiteLLM usage object quoted in BerriAI/litellm#11364 (prompt_tokens 98,805 = 66,360 cache
+    reads + 32,435 cache writes + 10); and the OpenHands sample ``basic_trajectory.json`` (call 2's prompt 4,646 =
+    call 1's 3,486 + its 1,135 output + the observation, which holds only if the 3,482 cache-write tokens are
+    inside 3,486).  Older LiteLLM releases left cache writes out of ``prompt_tokens``: when reads + writes exceed
+    ``prompt_tokens`` (and the reads alone do not) the writes are added, as before; but a ``prompt_tokens`` that
+    holds only the uncached input (Anthropic's own convention, which BerriAI/litellm#23342 proposed for its
+    ``anthropic_messages`` logs) fits those numbers too, with a larger prompt, so the sentence says so and gives
+    both.  Reads alone above ``prompt_tokens`` are left for :func:`ctxwatch.run._sanitize` to report as damage.
+    """
+    if not isinstance(u, dict):
+        return None, None
+    base = openai_usage(u)
+    if base is None:
+        return None, None
+    cr = base.cache_read if base.cache_read is not None else int_or_none(u.get("cache_read_input_tokens"))
+    if cr is None:
+        cr = int_or_none(u.get("cache_read_tokens"))
+    cw = int_or_none(u.get("cache_creation_input_tokens"))
+    if cw is None:
+        cw = int_or_none(u.get("cache_write_tokens"))
+    prompt = base.prompt_total
+    note = None
+    uncached = None
+    # (a value that is not a count is passed on for the sanitizer to report; no arithmetic on it)
+    if prompt.__class__ is int and all(x is None or x.__class__ is int for x in (cr, cw)):
+        p, r, w = int(prompt or 0), int(cr or 0), int(cw or 0)
+        if r + w > p:
+            if r <= p:
+                note = (f"usage.prompt_tokens {p:,} is below its cache reads {r:,} + writes {w:,}, which LiteLLM "
+                        f"counts inside it: read as a release that left the writes out (prompt {p + w:,}); if "
+                        f"prompt_tokens is only the uncached input (Anthropic's convention) the prompt is "
+                        f"{p + r + w:,}")
+            p += w
+        prompt, uncached = p, p - r - w
+    return Usage(prompt_total=prompt, input_uncached=uncached, cache_read=cr, cache_write=cw,
+                 output=base.output, reasoning=base.reasoning), note
+
+
+def litellm_usage(u: Any) -> Usage | None:
+    """:func:`litellm_usage_note` without the sentence (tokens)."""
+    return litellm_usage_note(u)[0]
+
+
+def usage_by_shape(u: Any, flavour: str) -> tuple[Usage | None, list[str]]:
+    """Normalize a response's ``usage`` block by the rule its own fields name, and say where they are ambiguous.
+
+    The rule follows the block's shape, never the model name: an OpenAI-compatible proxy (LiteLLM, OpenRouter)
+    reports a Claude model in OpenAI's shape, ``prompt_tokens`` being the whole prompt (OpenRouter's "Prompt
+    Caching" docs show ``prompt_tokens`` 10,339 with ``prompt_tokens_details.cached_tokens`` 10,318 inside it;
+    LiteLLM: :func:`litellm_usage_note`), and reading it by Anthropic's rule found no ``input_tokens`` and
+    dropped the prompt.  So: ``prompt_tokens``/``completion_tokens`` -> OpenAI's rule (:func:`openai_usage`), or
+    LiteLLM's when ``cache_read_input_tokens``/``cache_creation_input_tokens`` stand beside them;
+    ``input_tokens`` with those Anthropic cache keys -> Anthropic's (``input_tokens`` uncached,
+    :func:`~ctxwatch.formats.claude_code.anthropic_usage`); ``input_tokens`` with ``input_tokens_details`` ->
+    the Responses API's (cached inside, :func:`responses_usage`).  A block with no cache field either way reads
+    the same by both rules (no cache: ``input_tokens`` is the whole prompt), and goes by the request's
+    ``flavour`` (``anthropic`` | ``responses`` | ``openai``), as before.
+
+    Returns:
+        ``(usage or None, sentences)``: one sentence for each ambiguity (a block that names both families with
+        numbers that do not reconcile, LiteLLM cache counts above ``prompt_tokens``), for the caller's
+        ``ambiguous_usage`` issue; the usage is the reading the sentence names.
+    """
+    if not isinstance(u, dict):
+        return None, []
+    chat = u.get("prompt_tokens") is not None or u.get("completion_tokens") is not None
+    named_in = u.get("input_tokens") is not None or u.get("output_tokens") is not None
+    ant_cache = any(u.get(k) is not None for k in LITELLM_CACHE_KEYS)
+    notes: list[str] = []
+    if chat:
+        usage, note = litellm_usage_note(u) if ant_cache else (openai_usage(u), None)
+        notes += [note] if note else []
+        p, i = int_or_none(u.get("prompt_tokens")), int_or_none(u.get("input_tokens"))
+        cached = sum(n for k in LITELLM_CACHE_KEYS if (n := int_or_none(u.get(k))) is not None)
+        if p is not None and i is not None and i not in (p, p - cached):
+            # (input_tokens equal to prompt_tokens, or to it less the cache counts, is one count in two namings)
+            notes.append(f"usage has both prompt_tokens {p:,} and input_tokens {i:,}, which do not reconcile: "
+                         "read by prompt_tokens (the whole prompt, OpenAI's naming)")
+        return usage, notes
+    if named_in and ant_cache:
+        if isinstance(u.get("input_tokens_details"), dict):
+            rule = "anthropic" if flavour == "anthropic" else "responses"
+            notes.append("usage has both input_tokens_details (input_tokens includes the cache, the Responses "
+                         "API's rule) and cache_read_input_tokens/cache_creation_input_tokens (it excludes them, "
+                         f"Anthropic's rule): read by the {'Anthropic' if rule == 'anthropic' else 'Responses'} "
+                         "rule, as the request's shape")
+            return (anthropic_usage(u) if rule == "anthropic" else responses_usage(u)), notes
+        return anthropic_usage(u), notes
+    if named_in and isinstance(u.get("input_tokens_details"), dict):
+        return responses_usage(u), notes
+    return (anthropic_usage(u) if flavour == "anthropic" else openai_usage(u)), notes
+
+
 def openai_response_info(body: Any) -> ResponseInfo | None:
     """Completion text, tool-call count and finish reason from a chat-completions response body."""
     if not isinstance(body, dict):
@@ -699,17 +805,31 @@ def request_problems(call: ParsedCall, body: dict[str, Any], flavour: str, where
 # --- readers ---------------------------------------------------------------------------------------
 
 def _flavour(req: dict[str, Any], resp: Any) -> str:
-    """``anthropic`` | ``responses`` | ``openai`` for a request body (and its response, as a tie-breaker)."""
+    """``anthropic`` | ``responses`` | ``openai``: the shape of a request body, from its own fields, then its
+    response's, and only then the model name.
+
+    A Claude model behind an OpenAI-compatible proxy (LiteLLM, OpenRouter) is logged in OpenAI's chat shape:
+    system prompt as a ``system`` message, a ``choices`` response, ``prompt_tokens`` usage (with LiteLLM's
+    ``cache_creation_input_tokens`` beside them).  Those fields say ``openai`` before the model name is asked:
+    the Anthropic Messages API takes only ``user`` and ``assistant`` messages (its system prompt is the
+    top-level ``system``) and answers with a ``type: message`` body, never ``choices``.
+    """
     if "input" in req or "instructions" in req:
         return "responses"
     if "system" in req or any(isinstance(t, dict) and "input_schema" in t for t in req.get("tools") or []):
         return "anthropic"
     if isinstance(resp, dict):
         u = us if isinstance(us := resp.get("usage"), dict) else {}
+        if "choices" in resp or "prompt_tokens" in u or "completion_tokens" in u:
+            return "openai"
         if "cache_creation_input_tokens" in u or resp.get("type") == "message":
             return "anthropic"
         if isinstance(resp.get("output"), list):
             return "responses"
+    msgs = req.get("messages")
+    if isinstance(msgs, list) and any(isinstance(m, dict) and (m.get("role") in ("system", "developer", "tool")
+                                                               or "tool_calls" in m) for m in msgs):
+        return "openai"
     model = str(req.get("model") or "").rsplit("/", 1)[-1]
     if model.startswith("claude"):
         return "anthropic"
@@ -726,7 +846,7 @@ def _flavour(req: dict[str, Any], resp: Any) -> str:
 def build_call(path: str, rec: Record, req: dict[str, Any], resp: Any, *, usage: Usage | None = None,
                info: ResponseInfo | None = None, model: str | None = None,
                timestamp: float | None = None, extra: dict[str, Any] | None = None,
-               memo: MessageMemo | None = None) -> ParsedCall:
+               memo: MessageMemo | None = None, problems: list[str] | None = None) -> ParsedCall:
     """A :class:`ParsedCall` from a request body and a response body of any of the three flavours.
 
     Args:
@@ -735,27 +855,32 @@ def build_call(path: str, rec: Record, req: dict[str, Any], resp: Any, *, usage:
         usage / info / model: override what the response body would give (e.g. from an SSE stream).
         timestamp: epoch seconds. extra: format-specific extras.
         memo: reuse of messages re-sent from the previous call of the same reader (see :class:`MessageMemo`).
+        problems: when given, receives a sentence for each way the usage block's fields are ambiguous
+            (:func:`usage_by_shape`), for the caller's ``ambiguous_usage`` issues.
     """
     flavour = _flavour(req, resp)
-    if flavour == "anthropic":
-        system, tools, messages, mx = anthropic_request_to_parts(req, memo)
-        usage = usage or anthropic_usage(resp.get("usage") if isinstance(resp, dict) else None)
-        info = info or anthropic_response_info(resp)
-        provider = "anthropic"
-    elif flavour == "responses":
-        system, tools, messages, mx = responses_request_to_parts(req)
-        usage = usage or responses_usage(resp.get("usage") if isinstance(resp, dict) else None)
-        info = info or responses_response_info(resp)
-        provider = "openai"
-    else:
-        system, tools, messages, mx = openai_request_to_parts(req, memo)
-        usage = usage or openai_usage(resp.get("usage") if isinstance(resp, dict) else None)
-        info = info or openai_response_info(resp)
-        provider = "openai"
+    if usage is None:
+        usage, ambiguous = usage_by_shape(resp.get("usage") if isinstance(resp, dict) else None, flavour)
+        if ambiguous and problems is not None:
+            problems += ambiguous
     if model is None:
         model = req.get("model") if isinstance(req.get("model"), str) else None
         if model is None and isinstance(resp, dict) and isinstance(resp.get("model"), str):
             model = resp["model"]
+    if flavour == "anthropic":
+        system, tools, messages, mx = anthropic_request_to_parts(req, memo)
+        info = info or anthropic_response_info(resp)
+        provider = "anthropic"
+    elif flavour == "responses":
+        system, tools, messages, mx = responses_request_to_parts(req)
+        info = info or responses_response_info(resp)
+        provider = "openai"
+    else:
+        system, tools, messages, mx = openai_request_to_parts(req, memo)
+        info = info or openai_response_info(resp)
+        # A Claude model in OpenAI's shape (behind a proxy) is still Claude: its tokenizer, tool preamble, image
+        # rule and price are Anthropic's; only the wire shape is OpenAI's.
+        provider = "anthropic" if "claude" in (model or "").lower() else "openai"
     if memo is not None:
         memo.next_call()
     if usage is None and isinstance(resp, dict) and isinstance(err := resp.get("error"), dict):
@@ -1003,10 +1128,12 @@ class CanonicalReader(_MemoReader):
         ts = parse_timestamp(v.get("timestamp") or v.get("time") or v.get("created_at"))
         if ts is None and isinstance(resp, dict):
             ts = parse_timestamp(resp.get("created"))
-        call = build_call(self.path, rec, req, resp, timestamp=ts, memo=self.memo)
+        ambiguous: list[str] = []
+        call = build_call(self.path, rec, req, resp, timestamp=ts, memo=self.memo, problems=ambiguous)
         extra_issues = self.ids.assign(call, resp.get("id") if isinstance(resp, dict) else None, rec.line)
         where = "request" if req is v["request"] else "request.body"
-        notes = [*_malformed(self.path, rec.line, req, resp, call, where), *extra_issues]
+        notes = [*_malformed(self.path, rec.line, req, resp, call, where), *extra_issues,
+                 *(Issue(self.path, rec.line, "ambiguous_usage", a) for a in ambiguous)]
         if self.ids.better_copy(call, rec.line) is not None:
             return self.ids.not_counted(call, rec.line, notes)
         replaced = self.ids.counted_copy(call, rec.line, notes)

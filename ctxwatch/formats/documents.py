@@ -50,9 +50,9 @@ from ctxwatch.formats.canonical import (
     image_part,
     int_or_none,
     json_text,
+    litellm_usage,
     openai_message,
     openai_response_info,
-    openai_usage,
     parse_timestamp,
 )
 from ctxwatch.jsonstream import Record
@@ -94,35 +94,6 @@ def _whole_file(path: str) -> SourceRef:
     except OSError:
         size = 0
     return SourceRef(path, 0, 0, 0, size)
-
-
-def litellm_usage(u: Any) -> Usage | None:
-    """Normalize LiteLLM's OpenAI-shaped usage as OpenHands logs it (FORMATS.md §5g).
-
-    ``prompt_tokens`` is the whole prompt, cache reads (``prompt_tokens_details.cached_tokens`` or
-    ``cache_read_input_tokens``) and writes (``cache_creation_input_tokens``) included, as LiteLLM reports
-    Anthropic models (verified on ``basic_trajectory.json``: call 2's prompt 4,646 = call 1's 3,486 + its
-    1,135 output + the observation, which holds only if the 3,482 cache-write tokens are inside 3,486).
-    Older LiteLLM releases left cache writes out of ``prompt_tokens``; when reads + writes exceed
-    ``prompt_tokens`` that must be the case, and the writes are added.
-    """
-    if not isinstance(u, dict):
-        return None
-    base = openai_usage(u)
-    if base is None:
-        return None
-    cr = base.cache_read if base.cache_read is not None else int_or_none(u.get("cache_read_input_tokens"))
-    if cr is None:
-        cr = int_or_none(u.get("cache_read_tokens"))
-    cw = int_or_none(u.get("cache_creation_input_tokens"))
-    if cw is None:
-        cw = int_or_none(u.get("cache_write_tokens"))
-    prompt = base.prompt_total
-    if prompt is not None and (cr or 0) + (cw or 0) > prompt:
-        prompt += cw or 0
-    uncached = prompt - (cr or 0) - (cw or 0) if prompt is not None else None
-    return Usage(prompt_total=prompt, input_uncached=uncached, cache_read=cr, cache_write=cw,
-                 output=base.output, reasoning=base.reasoning)
 
 
 # --- Inspect AI ------------------------------------------------------------------------------------
