@@ -107,7 +107,10 @@ HISTORY_DAMAGE = [("messages", ..., "is missing"), ("messages", {"oops": 1}, "is
                   ("messages", None, "is not a list"), ("messages", "hi", "is not a list"),
                   ("messages", [{"role": "system", "content": SYS}, 1], "holds 1 entry that is not a message object"),
                   ("messages", [{"content": SYS}, {"role": "user", "content": "hi"}],
-                   "holds 1 entry that is not a message object")]
+                   "holds 1 entry that is not a message object"),
+                  # (both APIs reject an empty list: OpenAI "Invalid 'messages': empty array", Anthropic "messages:
+                  # at least one message is required"; so no call was made with one, and the line is damaged)
+                  ("messages", [], "is empty")]
 
 
 def _no_request_flags(doc: dict) -> None:
@@ -237,6 +240,61 @@ def test_a_responses_request_with_damaged_input_or_instructions(tmp_path: Path, 
     doc = _report(str(_write(tmp_path / "r.jsonl", records)))
     assert len(doc["calls"]) == 5 and doc["calls"][3]["system_tokens"] is None
     assert [(i["line"], i["message"]) for i in doc["issues"]] == [(4, what)]
+    _no_request_flags(doc)
+
+
+def test_the_testers_case_an_empty_messages_list_is_no_eviction(tmp_path: Path) -> None:
+    """/tmp/brk/t/dm_empty.jsonl: a gpt-4o run whose 3rd line sends ``messages: []`` and reports a prompt of 540
+    gave "CRITICAL system_prompt_evicted" and exit 1.  A prompt of 540 tokens was not made of no messages: the
+    line is an ``invalid_field`` bad line, and its history and system prompt are unknown (null)."""
+    records = [chat(i) for i in range(5)]
+    records[2]["request"]["messages"] = []
+    records[2]["response"]["usage"]["prompt_tokens"] = 540
+    path = _write(tmp_path / "dm_empty.jsonl", records)
+    doc = _report(str(path))
+    c = doc["calls"][2]
+    assert (c["prompt_tokens_reported"], c["system_tokens"], c["history_tokens"], c["messages"]) == (540, None,
+                                                                                                     None, None)
+    assert [(i["line"], i["kind"]) for i in doc["issues"]] == [(3, "invalid_field")]
+    assert "system_prompt_evicted" not in [f["kind"] for f in doc["flags"]]
+    code, out = _check(str(path))
+    assert code == 0, out
+
+
+def _continued(i: int, *, instructions: bool, inp: list[dict[str, Any]]) -> dict[str, Any]:
+    """Call ``i`` of a Responses run that continues the stored conversation of call ``i - 1``
+    (``previous_response_id``): it sends only ``inp``, the new items."""
+    req: dict[str, Any] = {"model": "gpt-4o", "previous_response_id": f"resp_{i - 1}", "input": inp}
+    if instructions:
+        req["instructions"] = SYS
+    return {"timestamp": 1_700_000_000 + 10 * i, "request": req,
+            "response": {"id": f"resp_{i}", "output": [{"type": "message", "content": [
+                {"type": "output_text", "text": "ok"}]}], "usage": {"input_tokens": 230 + 200 * i,
+                                                                      "output_tokens": 5}}}
+
+
+@pytest.mark.parametrize("instructions", [True, False])
+def test_a_responses_request_that_continues_a_stored_conversation(tmp_path: Path, instructions: bool) -> None:
+    """A Responses request with ``previous_response_id`` sends only the new items (an empty ``input`` too): the
+    history lives on the server, so it is unknown, not empty, and not damage (no issue).  ``instructions`` are
+    not carried over from the previous response (OpenAI's API reference), so when the request has them its
+    system prompt is known; else it is unknown (the first call's developer message is part of the stored
+    history), and not evicted."""
+    first = responses(0)
+    first["response"]["id"] = "resp_0"
+    if not instructions:
+        del first["request"]["instructions"]
+        first["request"]["input"].insert(0, {"role": "developer", "content": SYS})
+    records = [first, _continued(1, instructions=instructions, inp=[{"role": "user", "content": _words(200)}]),
+               _continued(2, instructions=instructions, inp=[]),
+               _continued(3, instructions=instructions, inp=[{"role": "user", "content": _words(200)}])]
+    doc = _report(str(_write(tmp_path / "r.jsonl", records)))
+    assert doc["issues"] == []
+    calls = doc["calls"]
+    assert calls[0]["history_tokens"] is not None and calls[0]["system_tokens"] is not None
+    assert [c["history_tokens"] for c in calls[1:]] == [None, None, None]
+    assert [c["prompt_tokens_reported"] for c in calls] == [230, 430, 630, 830]
+    assert all((c["system_tokens"] is not None) == instructions for c in calls[1:])
     _no_request_flags(doc)
 
 

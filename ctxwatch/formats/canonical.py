@@ -714,7 +714,7 @@ def _responses_item(m: Any) -> bool:
 
 
 def history_problem(body: dict[str, Any], key: str, is_message: Callable[[Any], bool] = _has_role, *,
-                    text_ok: bool = False, object_ok: bool = False) -> str | None:
+                    text_ok: bool = False, object_ok: bool = False, empty_ok: bool = True) -> str | None:
     """Why ``body[key]``, a request body's history (chat ``messages``, Responses ``input``, Gemini ``contents``,
     an Inspect event's ``input``), does not say what was sent, or ``None`` when it does.
 
@@ -722,7 +722,8 @@ def history_problem(body: dict[str, Any], key: str, is_message: Callable[[Any], 
     which ``is_message`` is false: no API takes them, so what was really sent is not known).  ``text_ok``: a
     string is a whole history (the Responses API's ``input``); ``object_ok``: one object is (Gemini's
     ``contents``).  Every one of these APIs requires the field, so a body without it is a damaged record, not a
-    request with no messages.
+    request with no messages.  ``empty_ok=False``: an empty list ``"is empty"``, for the APIs that reject one
+    (chat completions and Anthropic Messages, :func:`request_problems`).
     """
     if key not in body:
         return "is missing"
@@ -731,6 +732,8 @@ def history_problem(body: dict[str, Any], key: str, is_message: Callable[[Any], 
         return None
     if not isinstance(v, list):
         return "is not a list"
+    if not v and not empty_ok:
+        return "is empty"
     n = sum(not is_message(m) for m in v)
     if n:
         return f"holds {n} entr{'ies' if n != 1 else 'y'} that {'are' if n != 1 else 'is'} not a message object"
@@ -777,6 +780,17 @@ def request_problems(call: ParsedCall, body: dict[str, Any], flavour: str, where
     text (Anthropic ``system`` neither a string nor a list of blocks, Responses ``instructions`` not a string)
     leaves the system prompt unknown, where it was read as none; a damaged history is unknown, with what it
     takes along (:func:`forget_history`).
+
+    An empty ``messages`` list is damage too: both APIs reject it, so no call was made with one (OpenAI answers
+    ``Invalid 'messages': empty array. Expected an array with minimum length 1``, code ``empty_array``, quoted
+    in CopilotKit/CopilotKit#529, and earlier ``[] is too short - 'messages'``, sashabaranov/go-openai#605;
+    Anthropic answers ``messages: at least one message is required``, quoted in
+    devoxx/DevoxxGenieIDEAPlugin#567).  Read as a request with no messages, it raised a critical "system
+    prompt evicted" against a reported prompt of hundreds of tokens.  A Responses request that continues a
+    stored conversation (``previous_response_id`` or ``conversation``: OpenAI's "Conversation state" guide)
+    sends only the new items, its history being on the server: that history is unknown, not empty, whether
+    ``input`` is empty or not, and so is the system prompt unless ``instructions`` gives it (a developer
+    message of an earlier turn is part of that history); that is the API at work, not damage, so no sentence.
     """
     problems = []
     tools = body.get("tools")
@@ -794,8 +808,13 @@ def request_problems(call: ParsedCall, body: dict[str, Any], flavour: str, where
         bad = history_problem(body, "input", _responses_item, text_ok=True)
         if bad:
             problems.append(forget_history(call, bad, f"{where}.input", tools_field=tools_field))
+        elif body.get("previous_response_id") or body.get("conversation"):
+            call.messages = None
+            call.extra["history_unknown"] = True
+            if not (isinstance(body.get("instructions"), str) and body["instructions"]):
+                call.system = None
     elif flavour != "completions":
-        bad = history_problem(body, "messages")
+        bad = history_problem(body, "messages", empty_ok=False)
         if bad:
             own = _anthropic_system(body.get("system")) if flavour == "anthropic" else None
             problems.append(forget_history(call, bad, f"{where}.messages", system=own, tools_field=tools_field))
