@@ -116,3 +116,18 @@ def test_native_anthropic_usage_still_sums_its_parts(tmp_path: Path) -> None:
     assert (c["prompt_tokens_reported"], c["input_uncached_tokens"], c["cache_read_tokens"],
             c["cache_write_tokens"]) == (4510, 10, 3000, 1500)
     assert d["issues"] == []
+
+
+def test_openrouter_cache_writes_are_priced_as_cache_writes(tmp_path: Path) -> None:
+    """OpenRouter reports cache writes as ``prompt_tokens_details.cache_write_tokens``, inside ``prompt_tokens``
+    (openrouter.ai/docs/use-cases/usage-accounting); they were priced as plain input.  Prompt 10,000 = 6,000
+    cache reads + 3,000 cache writes + 1,000 uncached; output 200."""
+    path = tmp_path / "openrouter.jsonl"
+    path.write_text(json.dumps(_record(0, "anthropic/claude-sonnet-4.5", {
+        "prompt_tokens": 10_000, "completion_tokens": 200, "total_tokens": 10_200,
+        "prompt_tokens_details": {"cached_tokens": 6_000, "cache_write_tokens": 3_000}})) + "\n")
+    res = CliRunner().invoke(main, ["report", "--json", str(path)])
+    (call,) = json.loads(res.output)["calls"]
+    assert (call["prompt_tokens_reported"], call["input_uncached_tokens"], call["cache_read_tokens"],
+            call["cache_write_tokens"]) == (10_000, 1_000, 6_000, 3_000)
+    assert call["cost_usd"] == pytest.approx(1_000 * IN + 6_000 * READ + 3_000 * WRITE + 200 * OUT)

@@ -254,6 +254,9 @@ def openai_usage(u: Any) -> Usage | None:
     """Normalize OpenAI usage (chat ``prompt_tokens`` or Responses ``input_tokens`` naming).
 
     OpenAI's prompt count *includes* cached tokens and the output *includes* reasoning (FORMATS.md §0).
+    OpenRouter, in the same shape, adds ``prompt_tokens_details.cache_write_tokens``, also inside
+    ``prompt_tokens`` (openrouter.ai/docs/use-cases/usage-accounting: prompt_tokens 194 with cache_write_tokens
+    100): read as the cache write, so a Claude call through it is priced at the cache-write rate.
     """
     if not isinstance(u, dict):
         return None
@@ -262,6 +265,7 @@ def openai_usage(u: Any) -> Usage | None:
         prompt = usage_count(u.get("input_tokens"))
     details = u.get("prompt_tokens_details") or u.get("input_tokens_details") or {}
     cached = usage_count(details.get("cached_tokens")) if isinstance(details, dict) else None
+    written = usage_count(details.get("cache_write_tokens")) if isinstance(details, dict) else None
     out = usage_count(u.get("completion_tokens"))
     if out is None:
         out = usage_count(u.get("output_tokens"))
@@ -271,7 +275,9 @@ def openai_usage(u: Any) -> Usage | None:
         return None
     # (a value that is not a count is passed on for the sanitizer to report; no arithmetic on it)
     uncached = prompt - cached if prompt.__class__ is int and cached.__class__ is int else None
-    return Usage(prompt_total=prompt, input_uncached=uncached, cache_read=cached, cache_write=None,
+    if uncached is not None and written is not None:
+        uncached = uncached - written if written.__class__ is int else None
+    return Usage(prompt_total=prompt, input_uncached=uncached, cache_read=cached, cache_write=written,
                  output=out, reasoning=reasoning)
 
 
