@@ -133,8 +133,12 @@ class Accountant:
         reported = pc.usage.prompt_total if pc.usage else None
         self.note_window_evidence(pc, index)
         since = self._long_context.get((pc.session, pc.context, pc.model))
-        window, window_src = resolve_window(pc.model, pc.provider, pc.window, st.window,
-                                            long_context=since is not None and index >= since)
+        long_context = since is not None and index >= since
+        window, window_src = resolve_window(pc.model, pc.provider, pc.window, st.window, long_context=long_context)
+        # A window the user set (--window, config) is a what-if or a deployment limit: a reported prompt above it
+        # is an overflow, so plausibility is judged against the window the log or the catalogue gives.
+        model_window = window if window_src != Src.OPTION else resolve_window(
+            pc.model, pc.provider, pc.window, None, long_context=long_context)[0]
 
         stats: list[MessageStat] = []
         history: int | None = None
@@ -194,7 +198,7 @@ class Accountant:
             # put the missing history into the floor. Only the total is known.
             floor, floor_src = None, Src.UNKNOWN
             history, history_src = None, Src.UNKNOWN
-        elif reported is not None and pc.history_reported_only and implausible_prompt(reported, window):
+        elif reported is not None and pc.history_reported_only and implausible_prompt(reported, model_window):
             # A reported prompt larger than the window (or of 0) is implausible, no occupancy (B13): no split of
             # it is shown, and a floor taken from it would be the whole prompt for every later call of its
             # context (or, from a 0, a floor and history of 0 that would pass for a measured empty prompt).
@@ -244,5 +248,5 @@ class Accountant:
             system_key=text_key(pc.system) if pc.system else None, system_present=system_present,
             tools_key=_tools_key(pc.tools) if pc.tools else None, tool_names=tool_names,
             compaction=pc.compaction, response=pc.response, key=pc.key,
-            max_output_tokens=pc.max_output_tokens, extra=dict(pc.extra),
+            max_output_tokens=pc.max_output_tokens, extra=dict(pc.extra), model_window=model_window,
         )

@@ -22,8 +22,10 @@ Occupancy
 ---------
 The occupancy of a call is its prompt size in tokens: the provider-reported prompt total when present and
 plausible; else our estimate scaled by the run's calibration (median reported/estimated ratio of this context);
-else floor + history; else ``None``.  A reported prompt larger than the call's window (or than
-:data:`MAX_PLAUSIBLE_PROMPT` when the window is unknown), or of 0 or less, is **implausible** (B13): it is flagged,
+else floor + history; else ``None``.  A reported prompt larger than the call's window (the model's, not one the
+user set: :attr:`Call.plausible_window`; or than :data:`MAX_PLAUSIBLE_PROMPT` when the window is unknown) that
+the call's own estimate of its logged request does not confirm, or of 0 or less, is **implausible** (B13,
+:attr:`Call.report_implausible`): it is flagged,
 ignored by every other check and by the forecast, and the last plausible occupancy stays current
 (:attr:`Call.prompt_implausible`: the call's own used %, free and peak are unknown too).  A count above the
 window is still the provider's count: the token totals and the cost of ``report`` keep it, and the flag says so.
@@ -109,7 +111,6 @@ from ctxwatch.model import (
     MAX_PLAUSIBLE_PROMPT,
     Call,
     Src,
-    implausible_prompt,
     own_request,
     separate_requests,
     session_ranks,
@@ -491,10 +492,6 @@ def _calls_to(occ: int, thr: int | None, slope: float | None) -> int | None:
     return max(1, math.ceil((thr - occ) / slope))
 
 
-#: A reported prompt no request can have (the rule lives with :class:`Call`, whose occupancy ignores it too).
-_implausible = implausible_prompt
-
-
 def _output_tokens(c: Call) -> int | None:
     """Output size of a text-only response in tokens (reported, else characters / :data:`CHARS_PER_TOKEN`)."""
     r = c.response
@@ -711,7 +708,7 @@ def _analyze_stream(cs: list[Call], st: Settings, context: str, reset_set: set[i
     first_texts: list[str] = []
     for c in cs:
         r, e = c.prompt_reported, c.prompt_estimated
-        if r and e and not _implausible(r, c.window):
+        if r and e and not c.report_implausible:
             ratios.append(r / e)
         txt = c.response.text if c.response is not None else None
         if len(first_texts) < OBSERVED_BASELINE and txt and txt.strip():
@@ -782,11 +779,12 @@ def _analyze_stream(cs: list[Call], st: Settings, context: str, reset_set: set[i
         # -- occupancy and plausibility (B13) --
         occ = occs[pos]
         reported = c.prompt_reported
-        if reported is not None and (occ is None or reported <= 0) and _implausible(reported, window):
+        if reported is not None and (occ is None or reported <= 0) and c.report_implausible:
             lp = last_plaus
+            pw = c.plausible_window  # (the model's window, not a smaller one the user set: that is overflow)
             what = (f"is {_n(reported)}, and every request has a prompt" if reported <= 0 else
-                    f"exceeds the {_n(window or MAX_PLAUSIBLE_PROMPT)}-token "
-                    f"{'window' if window else 'plausible maximum'}")
+                    f"exceeds the {_n(pw or MAX_PLAUSIBLE_PROMPT)}-token "
+                    f"{('model window' if pw != window else 'window') if pw else 'plausible maximum'}")
             # Say what "ignored" covers: the occupancy (used %, free, peak, thresholds, forecast).  A count above
             # the window is still what the provider counted, so the token totals and the cost keep it; a
             # reported 0 is in neither (not summed, not priced), and an estimate may stand in for it.
@@ -850,14 +848,20 @@ def _analyze_stream(cs: list[Call], st: Settings, context: str, reset_set: set[i
                     # With the request's own max tokens, the request as sent cannot fit: the provider rejects it
                     # or cuts the completion short. A default reserve is policy: a long answer may be cut off.
                     own = c.reserve_src == Src.REQUEST
+                    # A prompt above the model's own window that the request's estimate confirms (not implausible,
+                    # see Call.report_implausible): the request was sent and counted, so the window is wrong.
+                    pw = c.plausible_window
+                    confirmed = bool(reported and pw and c.window_src != Src.OPTION and reported > pw)
                     f = flag("reserve_breached", "critical" if own else "warn", c,
                              f"prompt {_n(occ)} + completion reserve {_n(reserve)} exceed the {_n(window)}-token "
                              f"window at #{c.index + 1} by {_n(occ - limit)} tokens "
                              + ("(the request's max tokens cannot fit: a full completion fails)" if own else
                                 f"(the reserve is {c.reserve_src}: less room is left than a long completion "
-                                "may need)"),
+                                "may need)")
+                             + (f"; the logged request is that big (estimate {_n(c.prompt_estimated)}), so the "
+                                f"{c.window_src} window is probably too small (pass --window)" if confirmed else ""),
                              prompt_tokens=occ, reserve_tokens=reserve, reserve_source=str(c.reserve_src),
-                             window=window, free_tokens=limit - occ, calls=1)
+                             window=window, free_tokens=limit - occ, calls=1, window_suspect=confirmed)
                     reserve_streak = _Streak(f, pos)
                 else:
                     reserve_streak.flag.evidence["calls"] += 1
@@ -1171,7 +1175,7 @@ def _occupancy(c: Call, cal: float | None) -> int | None:
     """The plausible prompt size of a call in tokens (see the module docstring), ``None`` if unknown/implausible."""
     reported = c.prompt_reported
     if reported is not None and reported > 0:
-        return None if _implausible(reported, c.window) else reported
+        return None if c.report_implausible else reported
     # (no report, or a reported 0: no size at all, so the estimate stands in for it, as in the table)
     if c.prompt_estimated is not None:
         return round(c.prompt_estimated * cal) if cal else c.prompt_estimated

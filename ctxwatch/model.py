@@ -349,8 +349,33 @@ MAX_PLAUSIBLE_PROMPT = 10_000_000
 def implausible_prompt(reported: int, window: int | None) -> bool:
     """True for a reported prompt size (tokens) that no request can have (failure case B13): 0 or less (every
     request sends at least its messages' framing), or more than ``window`` tokens (the provider would have
-    refused it), or than :data:`MAX_PLAUSIBLE_PROMPT` when the window is unknown (``None`` or 0)."""
+    refused it), or than :data:`MAX_PLAUSIBLE_PROMPT` when the window is unknown (``None`` or 0).
+
+    ``window`` is the window the log, the catalogue or the model's own rules give, never one the user set
+    (``--window`` / config, :attr:`Call.model_window`): a prompt above the user's window is an overflow.  A
+    call whose logged request shows the same size is not judged here but by :meth:`Call.report_implausible`
+    (:func:`estimate_confirms`)."""
     return reported <= 0 or reported > (window if window else MAX_PLAUSIBLE_PROMPT)
+
+
+#: How close (fraction of the report) the estimate of a wholly logged request must come to a reported prompt
+#: above the window for the request itself to prove that size (:func:`estimate_confirms`): with the model's own
+#: tokenizer, 5 % (the tolerance of ``analysis.ESTIMATE_TOLERANCE``: beyond it the log does not show what was
+#: sent); with another tokenizer, 20 % (``analysis.ESTIMATE_WARN``: the most o200k and the Claude tokenizers
+#: differ by, which a calibration would absorb).  A B13 report (4.28M of 570K) is 7x and more the request.
+CONFIRM_TOLERANCE_EXACT = 0.05
+CONFIRM_TOLERANCE_OTHER = 0.20
+
+
+def estimate_confirms(reported: int, estimated: int | None, exact: bool) -> bool:
+    """True when ``estimated`` (our count of the whole logged request in tokens, ``None`` when the request is
+    not logged in full) is within :data:`CONFIRM_TOLERANCE_EXACT` (``exact``: the model's own tokenizer) or
+    :data:`CONFIRM_TOLERANCE_OTHER` of ``reported`` (tokens, > 0): the request the log holds was that big, so a
+    report above the window is a real overflow (the window is what is wrong), not an implausible report."""
+    if estimated is None or reported <= 0:
+        return False
+    tol = CONFIRM_TOLERANCE_EXACT if exact else CONFIRM_TOLERANCE_OTHER
+    return abs(reported - estimated) <= tol * reported
 
 
 @_fast_pickle
@@ -365,6 +390,9 @@ class Call:
         source: where the record is on disk (bodies are re-read from here on demand).
         timestamp, model, provider, session, context: as in :class:`ParsedCall`.
         window / window_src: the context window and where it came from (``None`` = unknown).
+        model_window: the window the log, the catalogue or the model's rules give, before any ``--window`` /
+            config window (tokens, ``None`` = unknown): what a reported prompt is judged plausible against
+            (:attr:`plausible_window`).  Set by the accountant; equal to ``window`` unless the user set that.
         system_tokens / tools_tokens: the floor's two parts (``None`` when not logged and not inferable
             separately); ``floor_tokens`` is their sum, or the inferred residual.
         history_tokens: every non-system message, framing and tool-call arguments included.
@@ -415,6 +443,7 @@ class Call:
     key: str | None = None
     max_output_tokens: int | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    model_window: int | None = None
 
     @property
     def prompt_reported(self) -> int | None:
@@ -422,17 +451,35 @@ class Call:
         return self.usage.prompt_total if self.usage else None
 
     @property
+    def plausible_window(self) -> int | None:
+        """The window (tokens) a reported prompt is judged plausible against: :attr:`window`, except when the
+        user set it (``window_src`` option: ``--window`` or the config file, a what-if or a deployment limit),
+        then :attr:`model_window`, the one the log or the catalogue gives (``None``: unknown).  A prompt above
+        the user's window is an overflow of that window, not a false report."""
+        return self.model_window if self.window_src == Src.OPTION else self.window
+
+    @property
+    def report_implausible(self) -> bool:
+        """True when the provider-reported prompt is itself implausible (failure case B13), whether or not
+        something stands in for it: 0 or less, or above :attr:`plausible_window` (:func:`implausible_prompt`)
+        while the call's own estimate of its whole logged request does not confirm it
+        (:func:`estimate_confirms`: then the request was that big, and the report is an overflow)."""
+        reported = self.prompt_reported
+        if reported is None or not implausible_prompt(reported, self.plausible_window):
+            return False
+        return reported <= 0 or not estimate_confirms(reported, self.prompt_estimated, self.exact)
+
+    @property
     def prompt_implausible(self) -> bool:
-        """True when the provider-reported prompt is implausible (:func:`implausible_prompt`: above the window,
+        """True when the provider-reported prompt is implausible (:attr:`report_implausible`: above the window,
         failure case B13) and nothing stands in for it: the call's occupancy is then unknown
         (:attr:`prompt_tokens`, :attr:`used_tokens`, :attr:`free_tokens` and :attr:`used_fraction` are ``None``)
         and the raw report stays in :attr:`prompt_reported`.  A reported 0 or less is implausible only when the
         call has no estimate and no floor + history to take its place."""
-        reported = self.prompt_reported
-        if reported is None or not implausible_prompt(reported, self.window):
+        if not self.report_implausible:
             return False
-        return reported > 0 or (self.prompt_estimated is None
-                                and (self.floor_tokens is None or self.history_tokens is None))
+        return (self.prompt_reported or 0) > 0 or (
+            self.prompt_estimated is None and (self.floor_tokens is None or self.history_tokens is None))
 
     @property
     def prompt_tokens(self) -> int | None:
@@ -442,7 +489,7 @@ class Call:
         window is no occupancy, and the estimate is not put in its place, as the analysis does not)."""
         reported = self.prompt_reported
         if reported is not None and reported > 0:
-            return None if implausible_prompt(reported, self.window) else reported
+            return None if self.report_implausible else reported
         if self.prompt_estimated is not None:
             return self.prompt_estimated
         if self.floor_tokens is not None and self.history_tokens is not None:
@@ -491,8 +538,12 @@ def implausible_what(call: Call) -> str:
     reported = call.prompt_reported or 0
     if reported <= 0:
         return f"{reported:,} tokens, and every request has a prompt"
-    if call.window:
-        return f"{reported:,} tokens, more than its {call.window:,}-token window"
+    window = call.plausible_window
+    if window and window != call.window:
+        # (the user's --window is smaller: the report is judged against the model's own window)
+        return f"{reported:,} tokens, more than the model's {window:,}-token window"
+    if window:
+        return f"{reported:,} tokens, more than its {window:,}-token window"
     return f"{reported:,} tokens, more than the {MAX_PLAUSIBLE_PROMPT:,} tokens of the largest windows"
 
 

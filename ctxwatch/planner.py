@@ -1180,7 +1180,7 @@ def plan_counts(call: ParsedCall, counter: Counter, *, floor_tokens: int | None 
         prompt_tokens: the provider's reported prompt, for a call whose system prompt and tools are logged:
             when this tokenizer's counts (plus the reply primer) add up to something else (a Claude or Gemini
             model counted with o200k_base), every count is scaled to it.  A reported 0 (or less) is no prompt
-            size (``analysis._implausible``): it is ignored, and the counts stand unscaled.
+            size (:attr:`~ctxwatch.model.Call.report_implausible`): it is ignored, and the counts stand unscaled.
         tokens / system_tokens / tools_tokens: counts already made (the accounted summary's), else counted here.
     """
     if prompt_tokens is not None and prompt_tokens <= 0:

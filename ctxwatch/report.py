@@ -183,7 +183,7 @@ def session_totals(calls: list[Call], costs: list[Decimal | None] | None = None)
         u = c.usage
         if u:
             s["calls_with_usage"] += 1
-            # (a reported prompt of 0 is no prompt size, see analysis._implausible: not summed as one)
+            # (a reported prompt of 0 is no prompt size, see Call.report_implausible: not summed as one)
             prompt = u.prompt_total if u.prompt_total else None
             # (the prompt's parts are summed over the calls whose prompt is known, so that they add up to
             # input_tokens: a call whose prompt a damaged part made unknown adds none of its parts)

@@ -525,7 +525,7 @@ class Run:
         implausible report (:attr:`Call.prompt_implausible`, B13) is no measure of the tokenizer: left out.
         """
         return calibration_factor([c.prompt_reported / c.prompt_estimated for c in self.calls
-                                   if c.prompt_reported and c.prompt_estimated and not c.prompt_implausible])
+                                   if c.prompt_reported and c.prompt_estimated and not c.report_implausible])
 
     def occupancy(self, context: str = "main") -> tuple[int | None, str]:
         """The context's current prompt size in tokens and where the number comes from.

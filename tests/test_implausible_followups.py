@@ -1,0 +1,109 @@
+"""Follow-ups of failure case B13 (a reported prompt above the window is implausible, no occupancy): what is
+*not* implausible, and what an implausible call must not break for the calls around it.
+
+Every expected number is worked out by hand from the input lines (noted beside each test), never taken from
+ctxwatch's output.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from click.testing import CliRunner
+
+from ctxwatch.cli import main
+
+SPOTTER = "claude-code/spotter_4d5611e5_lines700-800_compaction.jsonl"
+
+
+def cli(*args: str, code: int | None = 0) -> str:
+    result = CliRunner().invoke(main, list(args), catch_exceptions=False)
+    if code is not None:
+        assert result.exit_code == code, result.output
+    return result.output
+
+
+def report(*args: str) -> dict[str, Any]:
+    return json.loads(cli("report", "--json", *args))
+
+
+def check(*args: str) -> dict[str, Any]:
+    return json.loads(cli("check", "--json", *args, code=None))
+
+
+# --- 1. a window the user sets, and a request that proves its size, make overflow, not implausible reports ------
+
+def test_a_smaller_window_option_turns_the_logs_usage_into_overflow_not_implausible(shared_logs: Path) -> None:
+    """``--window 128000`` on the Claude Code compaction excerpt (claude-opus-4-6: 200,000 without the option).
+    Line 1's usage: input 1 + cache write 1,350 + cache read 155,132 = 156,483 prompt tokens; the reserve is the
+    default 0.15 x 128,000 = 19,200; free = 128,000 - 19,200 - 156,483 = -47,683; used 156,483 / 128,000 =
+    122.3 %.  It made calls 1-5 implausible (used ? free ?, exit 0, no overflow flag)."""
+    path = str(shared_logs / SPOTTER)
+    doc = report(path, "--window", "128000")
+    first = doc["calls"][0]
+    assert (first["window"], first["window_source"], first["reserve_tokens"]) == (128_000, "option", 19_200)
+    assert first["prompt_tokens_reported"] == 156_483 and first["prompt_implausible"] is False
+    assert first["free_tokens"] == -47_683
+    assert abs(first["used_fraction"] - 156_483 / 128_000) < 1e-4  # (JSON rounds it to 4 places)
+    assert not any(c["prompt_implausible"] for c in doc["calls"])
+    flags = check(path, "--window", "128000")["flags"]
+    kinds = {f["kind"] for f in flags if f["call"] == 0}
+    assert "implausible_usage" not in {f["kind"] for f in flags}
+    assert {"reserve_breached", "over_budget"} <= kinds
+    table = cli("report", path, "--window", "128000")
+    assert "-47,683" in table and "122.3" in table and "156,483!" not in table
+
+
+def test_a_window_option_does_not_rescue_a_report_above_the_models_own_window(tmp_path: Path) -> None:
+    """The option is a what-if, not a licence: claude-opus-4-1 has no window above 200,000, so 4,000,105 tokens
+    (5 + 100 + 4,000,000) stay implausible under ``--window 128000``, judged against the model's window."""
+    from test_implausible import opus_41_file
+
+    path = str(opus_41_file(tmp_path, [1_000, 4_000_000, 2_000]))
+    calls = report(path, "--window", "128000")["calls"]
+    assert [c["prompt_implausible"] for c in calls] == [False, True, False]
+    flag = next(f for f in check(path, "--window", "128000")["flags"] if f["kind"] == "implausible_usage")
+    assert "4,000,105" in flag["reason"] and "200,000-token model window" in flag["reason"]
+
+
+def big_request_file(tmp_path: Path, factor: float = 1.0) -> tuple[Path, int]:
+    """One gpt-4o call (catalogue window 128,000) whose logged request is about 250,000 tokens: system "sys",
+    user "q" + " x" x 250,000; it reports ``factor`` x our own count E of it (o200k_base is gpt-4o's tokenizer;
+    the OpenAI cookbook count: 3 per message plus its role's and content's tokens, and 3 to prime the reply).
+    Returns the file and the reported prompt."""
+    from ctxwatch.tokens import get_tokenizer
+
+    enc = get_tokenizer("o200k_base")
+    msgs = [("system", "sys"), ("user", "q" + " x" * 250_000)]
+    est = sum(3 + len(enc.encode(role)) + len(enc.encode(text)) for role, text in msgs) + 3
+    reported = round(est * factor)
+    row = {"timestamp": 1_700_000_000, "request": {"model": "gpt-4o", "messages": [
+        {"role": r, "content": t} for r, t in msgs]},
+        "response": {"usage": {"prompt_tokens": reported, "completion_tokens": 2}}}
+    path = tmp_path / "big.jsonl"
+    path.write_text(json.dumps(row) + "\n")
+    return path, reported
+
+
+def test_a_report_above_the_window_that_the_logged_request_confirms_is_overflow(tmp_path: Path) -> None:
+    """The request really was ~250k tokens (our exact count agrees with the report within 5 %): the catalogue's
+    128,000-token window is what is wrong.  Reserve 0.15 x 128,000 = 19,200; free = 128,000 - 19,200 - reported."""
+    path, reported = big_request_file(tmp_path, 1.0 + 8 / 250_000)  # (8 tokens more than our count)
+    call = report(str(path))["calls"][0]
+    assert call["prompt_implausible"] is False and call["window"] == 128_000
+    assert call["free_tokens"] == 128_000 - 19_200 - reported
+    assert abs(call["used_fraction"] - reported / 128_000) < 1e-4
+    flags = check(str(path))["flags"]
+    assert "implausible_usage" not in {f["kind"] for f in flags}
+    breach = next(f for f in flags if f["kind"] == "reserve_breached")
+    assert breach["evidence"]["window_suspect"] is True and "window is probably too small" in breach["reason"]
+
+
+def test_a_report_far_from_the_logged_request_stays_implausible(tmp_path: Path) -> None:
+    """Twice what the request holds (beyond the 5 % an exact tokenizer allows) above the window: implausible."""
+    path, _ = big_request_file(tmp_path, 2.0)
+    call = report(str(path))["calls"][0]
+    assert call["prompt_implausible"] is True and call["free_tokens"] is None
+    assert any(f["kind"] == "implausible_usage" for f in check(str(path))["flags"])
