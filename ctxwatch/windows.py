@@ -307,6 +307,16 @@ def resolve_window(model: str | None, provider: str | None, log_window: int | No
     return None, Src.UNKNOWN
 
 
+def largest_window(model: str | None, provider: str | None, log_window: int | None = None) -> int | None:
+    """The largest window a call of ``model`` can have, in tokens (``None`` when unknown): the log's own
+    statement, else the model's window as :func:`resolve_window` gives it with the 1M-token beta where the model
+    offers it (a prompt past 200k of such a model means the beta).  A reader that must pick a call to infer a
+    context's floor from, before any window is resolved, judges the call's reported prompt against it: a
+    prompt above it is implausible (:func:`ctxwatch.model.implausible_prompt`, failure case B13), as the
+    accountant judges it then.  No ``--window`` option: a window the user sets makes no report implausible."""
+    return resolve_window(model, provider, log_window, None, long_context=True)[0]
+
+
 def _lib_price(model: str, provider: str | None, prompt: int, cache_read: int, cache_write: int,
                output: int, when: datetime | None = None, cache_write_1h: int = 0, web_searches: int = 0
                ) -> Decimal:

@@ -107,3 +107,72 @@ def test_a_report_far_from_the_logged_request_stays_implausible(tmp_path: Path) 
     call = report(str(path))["calls"][0]
     assert call["prompt_implausible"] is True and call["free_tokens"] is None
     assert any(f["kind"] == "implausible_usage" for f in check(str(path))["flags"])
+
+
+# --- 2. an implausible call does not take the floor of the calls after it -----------------------------------------
+
+def claude_code_file(tmp_path: Path, turns: list[int | None]) -> Path:
+    """A Claude Code session of ``claude-opus-4-1`` (200,000-token window, no 1M beta): one user question and one
+    response per entry of ``turns``, whose usage is input 5 + cache write 100 + cache read ``turns[i]``; a
+    ``None`` entry is a ``compact_boundary`` (manual, preTokens 150,000) and its summary instead."""
+    rows: list[dict[str, Any]] = []
+    parent = None
+    for i, read in enumerate(turns):
+        ts = f"2025-10-01T00:00:{i:02d}Z"
+        if read is None:
+            rows.append({"type": "system", "subtype": "compact_boundary", "parentUuid": None, "uuid": f"b{i}",
+                         "sessionId": "s1", "timestamp": ts,
+                         "compactMetadata": {"trigger": "manual", "preTokens": 150_000}})
+            rows.append({"type": "user", "message": {"role": "user", "content": "summary of the session"},
+                         "isCompactSummary": True, "uuid": f"u{i}", "parentUuid": f"b{i}", "sessionId": "s1",
+                         "timestamp": ts})
+            parent = f"u{i}"
+            continue
+        rows.append({"type": "user", "message": {"role": "user", "content": f"q{i}"}, "uuid": f"u{i}",
+                     "parentUuid": parent, "sessionId": "s1", "timestamp": ts})
+        rows.append({"type": "assistant", "message": {
+            "id": f"msg_{i}", "role": "assistant", "model": "claude-opus-4-1-20250805",
+            "content": [{"type": "text", "text": "ok"}],
+            "usage": {"input_tokens": 5, "cache_creation_input_tokens": 100, "cache_read_input_tokens": read,
+                      "output_tokens": 10}},
+            "requestId": f"r{i}", "uuid": f"a{i}", "parentUuid": f"u{i}", "sessionId": "s1", "timestamp": ts})
+        parent = f"a{i}"
+    path = tmp_path / "cc.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def assert_floor_from(calls: list[dict[str, Any]], first: int, reported: list[int]) -> None:
+    """Calls ``first``.. have the floor of call ``first`` (its reported prompt minus its estimated history of a
+    few short messages: under 105 tokens, so the floor is at least ``reported[0] - 105``), and each later one's
+    history is its reported prompt minus that floor (Claude Code infers the floor once per context)."""
+    floor = calls[first]["floor_tokens"]
+    assert floor is not None and reported[0] - 105 <= floor <= reported[0]
+    assert calls[first]["floor_tokens"] + calls[first]["history_tokens"] == reported[0]
+    assert calls[first]["history_source"] == "estimated"
+    for c, r in zip(calls[first + 1:], reported[1:], strict=True):
+        assert (c["floor_tokens"], c["floor_source"]) == (floor, "inferred")
+        assert (c["history_tokens"], c["history_source"]) == (r - floor, "inferred")
+
+
+def test_claude_code_takes_the_floor_from_the_next_plausible_call_after_an_implausible_first(tmp_path: Path
+                                                                                          ) -> None:
+    """Call 1 reports 5 + 100 + 4,000,000 (above opus-4-1's 200,000: implausible); calls 2-4 report 20,105,
+    21,105, 22,105 and have their whole history in the file.  They had floor and history ?, and plan --call 2
+    said the log "starts mid-session"."""
+    path = claude_code_file(tmp_path, [4_000_000, 20_000, 21_000, 22_000])
+    calls = report(str(path))["calls"]
+    assert calls[0]["prompt_implausible"] is True and calls[0]["floor_tokens"] is None
+    assert_floor_from(calls, 1, [20_105, 21_105, 22_105])
+    plan = cli("plan", str(path), "--call", "2")
+    assert "mid-session" not in plan and "cannot plan" not in plan
+
+
+def test_claude_code_after_a_compaction_takes_the_floor_from_the_next_plausible_call(tmp_path: Path) -> None:
+    """Two calls, a compaction, then a first call reporting 4,000,105 (implausible), then 30,105, 31,105 and
+    32,105 whose history (from the compact summary on) is whole: they lost floor and history."""
+    path = claude_code_file(tmp_path, [100_000, 110_000, None, 4_000_000, 30_000, 31_000, 32_000])
+    calls = report(str(path))["calls"]
+    assert [c["prompt_tokens_reported"] for c in calls] == [100_105, 110_105, 4_000_105, 30_105, 31_105, 32_105]
+    assert calls[2]["prompt_implausible"] is True
+    assert_floor_from(calls, 3, [30_105, 31_105, 32_105])

@@ -42,8 +42,9 @@ from typing import Any
 
 from ctxwatch.formats import FormatSpec, Output, Reader, Sniff, count_or_none, register, usage_count
 from ctxwatch.jsonstream import Record, json_text
-from ctxwatch.model import Issue, Message, ParsedCall, Part, ResponseInfo, SourceRef, Usage
+from ctxwatch.model import Issue, Message, ParsedCall, Part, ResponseInfo, SourceRef, Usage, implausible_prompt
 from ctxwatch.tokens import image_size_from_base64
+from ctxwatch.windows import largest_window
 
 NAME = "claude-code"
 
@@ -206,10 +207,14 @@ def _session_id(v: dict[str, Any]) -> str | None:
     return sid if isinstance(sid, str) else None
 
 
-def _has_prompt(usage: Any) -> bool:
-    """True when an Anthropic usage block reports a prompt of at least one token."""
+def _has_prompt(usage: Any, model: str | None) -> bool:
+    """True when an Anthropic usage block reports a plausible prompt of ``model``: at least one token, and no
+    more than the largest window the model can have (:func:`ctxwatch.windows.largest_window`; failure case
+    B13: a report above it is no occupancy, and a floor inferred from it would hide every later call's)."""
     u = anthropic_usage(usage)
-    return u is not None and bool(u.prompt_total)
+    if u is None or not u.prompt_total:
+        return False
+    return not implausible_prompt(u.prompt_total, largest_window(model, "anthropic"))
 
 
 def content_parts(content: Any, *, tool_result_id: str | None = None) -> list[Part]:
@@ -627,9 +632,10 @@ class ClaudeCodeReader(Reader):
                 if previous is not None:
                     previous.history = None  # keeps memory linear: one history list per context, not per call
                 self._latest[ctx] = call
-                if complete and not self.full_history and _has_prompt(usage):
+                if complete and not self.full_history and _has_prompt(usage, model):
                     # Its history is whole and its usage says how big the prompt was, so the floor inferred from
-                    # it holds for the context's later calls (a call without usage cannot give it).
+                    # it holds for the context's later calls (a call without usage cannot give it, nor one whose
+                    # report is implausible: the next call with a whole history and a plausible report does).
                     self._floor_calls[fkey] = key
         stop = msg.get("stop_reason")
         content = msg.get("content")
