@@ -806,11 +806,22 @@ def _analyze_stream(cs: list[Call], st: Settings, context: str, reset_set: set[i
         if marker is not None or dropped:
             lp = last_plaus
             before_occ = lp[2] if lp else None
-            freed = before_occ - occ if before_occ is not None and occ is not None else None
+            # The size after the compaction: this call's, else (its occupancy unknown, e.g. an implausible
+            # report, B13) the first call after it with one, before the next marker or reset.
+            after, after_pos = occ, pos
+            if after is None:
+                after_pos = next((q for q in range(pos + 1, n) if occs[q] is not None or isinstance(
+                    cs[q].compaction, dict) or _reset_reason(cs, q, reset_set) is not None), n)
+                ok = after_pos < n and not isinstance(cs[after_pos].compaction, dict) \
+                    and _reset_reason(cs, after_pos, reset_set) is None
+                after = occs[after_pos] if ok else None
+            freed = before_occ - after if before_occ is not None and after is not None else None
             pre = _int_or_none(marker.get("pre_tokens")) if marker else None
             post = _int_or_none(marker.get("post_tokens")) if marker else None
-            freed_pre = pre - occ if pre is not None and occ is not None else None
+            freed_pre = pre - after if pre is not None and after is not None else None
             how = "compaction marker in the log" if marker else "history shrank"
+            at = f" at #{cs[after_pos].index + 1}, the first known size after it" \
+                if after_pos != pos and after is not None else ""
             extra = f"; log preTokens {_n(pre)}" if pre is not None else ""
             extra += f", postTokens {_n(post)}" if post is not None else ""
             suspect = bool(marker and marker.get("trigger") == "auto" and pre is not None and window
@@ -819,10 +830,11 @@ def _analyze_stream(cs: list[Call], st: Settings, context: str, reset_set: set[i
                 extra += (f"; auto-compaction at {_pct(pre, window)} of the {_n(window)}-token window "
                           f"({c.window_src}): the effective window is probably smaller (pass --window)")
             flag("compaction", "info", c,
-                 f"compaction before #{c.index + 1} ({how}): prompt {_n(before_occ)} -> {_n(occ)} tokens "
+                 f"compaction before #{c.index + 1} ({how}): prompt {_n(before_occ)} -> {_n(after)} tokens{at} "
                  f"({_n(freed)} freed{extra})",
                  marker=marker is not None, trigger=marker.get("trigger") if marker else None,
-                 previous_call=lp[1].index if lp else None, prompt_before=before_occ, prompt_after=occ,
+                 previous_call=lp[1].index if lp else None, prompt_before=before_occ, prompt_after=after,
+                 after_call=cs[after_pos].index if after is not None else None,
                  tokens_freed=freed, pre_tokens=pre, post_tokens=post, tokens_freed_vs_pre_tokens=freed_pre,
                  window_suspect=suspect)
             boundary = boundary or f"compaction before #{c.index + 1}"
@@ -1251,7 +1263,11 @@ def _drops_and_outliers(cs: list[Call], occs: list[int | None], reset_set: set[i
     outliers: set[int] = set()
     base: list[int] = []  # representative positions so far
     for k, p in enumerate(known):
-        if not base or isinstance(cs[p].compaction, dict) or _reset_reason(cs, p, reset_set) is not None:
+        # (a marker or a reset on a call of unknown occupancy since the last known one, e.g. an implausible first
+        # call after a compaction, B13, explains this call's drop: it is that compaction, not another one)
+        since = known[k - 1] + 1 if k else 0
+        if not base or any(isinstance(cs[i].compaction, dict) or _reset_reason(cs, i, reset_set) is not None
+                           for i in range(since, p + 1)):
             base.append(p)
             continue
         q = base[-1]

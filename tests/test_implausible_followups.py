@@ -176,3 +176,56 @@ def test_claude_code_after_a_compaction_takes_the_floor_from_the_next_plausible_
     assert [c["prompt_tokens_reported"] for c in calls] == [100_105, 110_105, 4_000_105, 30_105, 31_105, 32_105]
     assert calls[2]["prompt_implausible"] is True
     assert_floor_from(calls, 3, [30_105, 31_105, 32_105])
+
+
+# --- 3. an implausible first call after a compaction does not make it two compactions -----------------------------
+
+def test_claude_code_compaction_before_an_implausible_call_is_one_compaction(tmp_path: Path) -> None:
+    """Before the compaction the prompt was 110,105 (5 + 100 + 110,000); the first call after the marker reports
+    4,000,105 (implausible), the next 30,105.  One compaction, at the marker's call (#3), 110,105 -> 30,105:
+    80,000 freed.  It said "110,105 -> ?" at #3, then "history shrank" at #4."""
+    path = claude_code_file(tmp_path, [100_000, 110_000, None, 4_000_000, 30_000, 31_000])
+    comp = [f for f in check(str(path))["flags"] if f["kind"] == "compaction"]
+    assert len(comp) == 1
+    (f,) = comp
+    assert f["call"] == 2 and f["evidence"]["marker"] is True
+    assert (f["evidence"]["prompt_before"], f["evidence"]["prompt_after"]) == (110_105, 30_105)
+    assert f["evidence"]["tokens_freed"] == 80_000 and f["evidence"]["after_call"] == 3
+    assert "110,105 -> 30,105 tokens at #4" in f["reason"]
+
+
+def codex_line(total: int, last: int, window: int = 272_000, minute: int = 0) -> str:
+    """A Codex token_count whose cumulative input is ``total`` and last call's input ``last`` (no cache, 10 output
+    tokens per call)."""
+    return json.dumps({"timestamp": f"2025-05-01T10:{minute:02d}:00.000Z", "type": "event_msg", "payload": {
+        "type": "token_count", "info": {
+            "total_token_usage": {"input_tokens": total, "cached_input_tokens": 0, "output_tokens": 10 * minute,
+                                  "reasoning_output_tokens": 0, "total_tokens": total + 10 * minute},
+            "last_token_usage": {"input_tokens": last, "cached_input_tokens": 0, "output_tokens": 10,
+                                 "reasoning_output_tokens": 0, "total_tokens": last + 10},
+            "model_context_window": window}}})
+
+
+def test_codex_compaction_before_an_implausible_call_is_one_compaction(tmp_path: Path) -> None:
+    """Calls of 40,000, 45,000 and 50,000 prompt tokens, a ``compacted`` record, a call reporting 4,280,000 of
+    its 272,000-token window (implausible), then 10,000.  One compaction, at the call after the record (#4):
+    50,000 -> 10,000, 40,000 freed (it said "50,000 -> ?" at #4, and "history shrank" again at #5)."""
+    lines = [
+        json.dumps({"timestamp": "2025-05-01T10:00:00.000Z", "type": "session_meta",
+                    "payload": {"id": "00000000-0000-7000-8000-000000000009", "cwd": "/tmp"}}),
+        json.dumps({"timestamp": "2025-05-01T10:00:00.100Z", "type": "turn_context", "payload": {"model": "gpt-5"}}),
+        codex_line(40_000, 40_000, minute=1),
+        codex_line(85_000, 45_000, minute=2),
+        codex_line(135_000, 50_000, minute=3),
+        json.dumps({"timestamp": "2025-05-01T10:03:30.000Z", "type": "compacted",
+                    "payload": {"message": "summary of the session"}}),
+        codex_line(4_415_000, 4_280_000, minute=4),
+        codex_line(4_425_000, 10_000, minute=5),
+    ]
+    path = tmp_path / "rollout.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    doc = check(str(path))
+    assert [c["prompt_implausible"] for c in report(str(path))["calls"]] == [False, False, False, True, False]
+    comp = [f for f in doc["flags"] if f["kind"] == "compaction"]
+    assert [(f["call"], f["evidence"]["prompt_before"], f["evidence"]["prompt_after"], f["evidence"]["tokens_freed"])
+            for f in comp] == [(3, 50_000, 10_000, 40_000)]
