@@ -932,19 +932,22 @@ def test_a_prompt_past_200k_means_the_1m_beta_window(tmp_path: Path) -> None:
 
 
 def test_a_prompt_larger_than_the_window_gives_no_floor(tmp_path: Path) -> None:
-    """With --window 100,000, a first call reporting 150,000 tokens is implausible: its floor was inferred as
-    the whole prompt (150,000 minus its few history tokens) and pinned for the context, so the next call showed
-    floor 60,000~ and history 0.  Now the split is unknown, for that call and for the calls whose floor it was
-    to give (their history is not kept to infer another one): unknown, never a wrong number."""
-    from ctxwatch.config import Settings
+    """A first call reporting 4,000,000 tokens (above the 1,000,000 the most Claude Sonnet 4.5 offers, with the
+    1M beta) is implausible: its floor was inferred as the whole prompt (4,000,000 minus its few history tokens)
+    and pinned for the context, so the next call showed floor 60,000~ and history 0.  Now its split is unknown,
+    and the next call, whose history is whole too, gives the floor: its 60,000 minus its estimated history of
+    three short messages (under 100 tokens).  (Under --window 100,000 a 150,000 first call is no longer
+    implausible but an overflow of the user's window: see test_implausible_followups.py.)"""
     from ctxwatch.run import load_run
 
-    recs = [_cc_user("u1", None), _cc_prompt("a1", "u1", "msg_1", 150_000 - 1006),
+    recs = [_cc_user("u1", None), _cc_prompt("a1", "u1", "msg_1", 4_000_000 - 1006),
             _cc_user("u2", "a1"), _cc_prompt("a2", "u2", "msg_2", 60_000 - 1006)]
-    run = load_run(str(write(tmp_path, "s1.jsonl", recs)), settings=Settings(window=100_000))
+    run = load_run(str(write(tmp_path, "s1.jsonl", recs)))
     first, second = run.calls
-    assert first.prompt_reported == 150_000 and first.floor_tokens is None and first.history_tokens is None
-    assert second.prompt_reported == 60_000 and second.floor_tokens is None and second.history_tokens is None
+    assert first.prompt_reported == 4_000_000 and first.floor_tokens is None and first.history_tokens is None
+    assert first.prompt_implausible
+    assert second.prompt_reported == 60_000 and second.floor_tokens is not None and second.history_tokens is not None
+    assert second.floor_tokens + second.history_tokens == 60_000 and second.floor_tokens >= 60_000 - 100
 
 
 def test_web_searches_are_priced_with_the_tokens(tmp_path: Path) -> None:
