@@ -244,12 +244,14 @@ def report_cmd(paths: tuple[str, ...], config: str | None, window: int | None, b
           f"issues={len(doc['issues'])}{counted}")
     # With several files (a folder, a batch pair) a line number alone does not say where: a file column.
     several = len({c["file"] for c in doc["calls"]}) > 1
-    # An implausible report (B13) is marked "!" in the reported column, which widens by that mark only then.
-    implausible = any(c["prompt_implausible"] for c in doc["calls"])
+    # An implausible report (B13) is marked "!" in the reported column, which widens by that mark only then: one
+    # above the window, and a reported 0 (no request has an empty prompt), also where the estimate stands in.
+    marked = [c["prompt_implausible"] or c["prompt_tokens_reported"] == 0 for c in doc["calls"]]
+    implausible = any(marked)
     rw = 10 if implausible else 9
     _echo(f"{'#':>4} {'line':>6} {'model':<28} {'window':>9} {'floor':>9} {'history':>9} {'reserve':>8} "
                f"{'free':>9} {'used%':>6} {'reported':>{rw}}" + ("  file" if several else ""))
-    for c in doc["calls"]:
+    for c, mark in zip(doc["calls"], marked, strict=True):
         used = "?"
         if c["window"] and c["free_tokens"] is not None and c["reserve_tokens"] is not None:
             # (from the counts: used_fraction is already rounded to 4 places, and rounding twice can be 0.1 off)
@@ -262,7 +264,7 @@ def report_cmd(paths: tuple[str, ...], config: str | None, window: int | None, b
         _echo(f"{c['index'] + 1:>4} {line:>6} {clean(c['model'] or '?')[:28]:<28} {_fmt_int(c['window']):>9} "
                    f"{floor:>9} {history:>9} {_fmt_int(c['reserve_tokens']):>8} "
                    f"{_fmt_int(c['free_tokens']):>9} {used:>6} "
-                   f"{_fmt_int(c['prompt_tokens_reported']) + ('!' if c['prompt_implausible'] else ''):>{rw}}"
+                   f"{_fmt_int(c['prompt_tokens_reported']) + ('!' if mark else ''):>{rw}}"
                    + (f"  {clean(os.path.basename(c['file']))}" if several else ""))
     if doc["calls"]:
         _echo(_totals_line(doc["calls"]))
@@ -300,7 +302,8 @@ def report_cmd(paths: tuple[str, ...], config: str | None, window: int | None, b
         legend += "; ? = unknown, never guessed (e.g. a log that starts mid-session, or reports no usage)"
     if implausible:
         legend += ("; reported! = implausible (more than the window, or 0): not taken as the call's occupancy "
-                   "(free and used% ?; left out of the peak, the flags and the forecast)")
+                   "(free and used% ?, or for a 0 those of the estimate standing in; left out of the peak, the "
+                   "flags and the forecast)")
     tokenizers = sorted({c["tokenizer"] for c in doc["calls"]})
     if tokenizers:
         legend += "; estimates use " + ", ".join(tokenizers)

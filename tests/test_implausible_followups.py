@@ -229,3 +229,41 @@ def test_codex_compaction_before_an_implausible_call_is_one_compaction(tmp_path:
     comp = [f for f in doc["flags"] if f["kind"] == "compaction"]
     assert [(f["call"], f["evidence"]["prompt_before"], f["evidence"]["prompt_after"], f["evidence"]["tokens_freed"])
             for f in comp] == [(3, 50_000, 10_000, 40_000)]
+
+
+# --- 5. a reported prompt of 0: the flag, the numbers and the marker name one stand-in ----------------------------
+
+def zero_report_file(tmp_path: Path) -> tuple[Path, int]:
+    """Four gpt-4o calls of one growing conversation; calls 1, 3 and 4 report twice our count of their request
+    (a calibration of 2.0, which the analysis applies to estimates), call 2 reports 0.  Returns the file and our
+    count E2 of call 2 by the OpenAI cookbook (o200k_base, gpt-4o's own tokenizer): 3 per message plus its
+    role's and content's tokens, and 3 to prime the reply."""
+    from ctxwatch.tokens import get_tokenizer
+
+    enc = get_tokenizer("o200k_base")
+    msgs: list[tuple[str, str]] = [("system", "be brief and exact")]
+    rows, ests = [], []
+    for i in range(4):
+        msgs = [*msgs, ("user", f"question {i}: " + "lorem ipsum " * (20 * (i + 1)))]
+        est = sum(3 + len(enc.encode(r)) + len(enc.encode(t)) for r, t in msgs) + 3
+        ests.append(est)
+        rows.append({"timestamp": 1_700_000_000 + i, "request": {"model": "gpt-4o", "messages": [
+            {"role": r, "content": t} for r, t in msgs]},
+            "response": {"usage": {"prompt_tokens": 0 if i == 1 else 2 * est, "completion_tokens": 5}}})
+        msgs = [*msgs, ("assistant", f"answer {i}")]
+    path = tmp_path / "zero.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path, ests[1]
+
+
+def test_a_reported_0_flag_free_and_marker_agree(tmp_path: Path) -> None:
+    """The flag named the calibrated 2 x E2 while free was 128,000 - 19,200 (the default 0.15 reserve) - E2,
+    and the table showed "0" without the "!" its footnote gives a 0 (:func:`zero_report_file`)."""
+    path, e2 = zero_report_file(tmp_path)
+    call = report(str(path))["calls"][1]
+    assert call["prompt_tokens_reported"] == 0 and call["prompt_tokens_estimated"] == e2
+    assert call["free_tokens"] == 128_000 - 19_200 - e2
+    (flag,) = [f for f in check(str(path))["flags"] if f["kind"] == "implausible_usage"]
+    assert flag["call"] == 1 and f"the estimate ({e2:,} tokens) stands in" in flag["reason"]
+    row = next(line.split() for line in cli("report", str(path)).splitlines() if line.split()[:2] == ["2", "2"])
+    assert row[-3:] == [f"{128_000 - 19_200 - e2:,}", f"{100 * e2 / 128_000:.1f}", "0!"]

@@ -120,3 +120,18 @@ async def test_the_eviction_preview_does_not_scale_a_logged_request_to_an_implau
         assert app.selected_index == 2
         screen = await open_preview(pilot)
         assert screen.plan.before_tokens == est  # (it was 200,000: every count x11,764)
+
+
+async def test_the_table_marks_a_reported_0_as_report_does(tmp_path: Path) -> None:
+    """A reported 0 with an estimate standing in (:func:`test_implausible_followups.zero_report_file`): the
+    reported cell is "0!", and used % is the estimate E2 of the 128,000-token window."""
+    from test_implausible_followups import zero_report_file
+
+    path, e2 = zero_report_file(tmp_path)
+    app = CtxwatchApp(str(path))
+    async with app.run_test(size=(120, 35)) as pilot:
+        await loaded(pilot, 4)
+        assert app.main is not None
+        table = app.main.query_one(CallsTable)
+        assert table.cell(1, "reported") == "0!" and table.cell(0, "reported").strip().endswith("!") is False
+        assert table.cell(1, "used").strip().startswith(f"{100 * e2 / 128_000:.1f}%")

@@ -1053,6 +1053,7 @@ def help_text(settings: Settings | None = None) -> Text:
     out.append("  12,036≈    calibrated estimate;  ?  unknown, never guessed\n")
     out.append("  48.2%!     at or above the trigger;  !!  at or above the budget\n")
     out.append("  640,000!   reported, implausible (over the window): no occupancy\n")
+    out.append("  0!         reported 0, implausible: the estimate stands in\n")
     out.append("  #12        call number, from 1 (report --json's 0-based index is 11)\n")
     out.append("  12 C       a compaction happened just before call #12\n")
     out.append("\nesc or ? closes this help", "dim")

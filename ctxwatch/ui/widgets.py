@@ -408,7 +408,7 @@ def cell_texts(call: Call, settings: Settings) -> tuple[list[str], str]:
         tx.marked(call.reserve_tokens, call.reserve_src),
         used.plain,
         # ("?" when the log reports no usage for the call; "!" marks an implausible report, as in report)
-        tx.tokens(call.prompt_reported) + ("!" if call.prompt_implausible else ""),
+        tx.tokens(call.prompt_reported) + ("!" if call.report_implausible else ""),
     ], str(used.style or "")
 
 
