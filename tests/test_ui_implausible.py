@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 from pathlib import Path
+from typing import Any
 
 import pytest
 from test_implausible import B12_LINES, B13_LINES, b13_file, logged_request_file
@@ -120,6 +121,50 @@ async def test_the_eviction_preview_does_not_scale_a_logged_request_to_an_implau
         assert app.selected_index == 2
         screen = await open_preview(pilot)
         assert screen.plan.before_tokens == est  # (it was 200,000: every count x11,764)
+
+
+def pct_cells(screen: Any) -> dict[str, str]:
+    """The detail table's ``% prompt`` cell of each item, by label."""
+    table = screen.query_one("#items")
+    return {it.label: str(table.get_cell(str(it.position), "pct")) for it in screen.items}
+
+
+async def test_the_detail_of_an_implausible_report_measures_against_the_estimate(tmp_path: Path) -> None:
+    """#3 of :func:`logged_request_file` reports 200,000 (above gpt-4o's 128,000: implausible) for a request we
+    count as E tokens (by hand, the OpenAI cookbook).  Its detail computed % prompt against the report plus the
+    rows (a "gap" row "reported − estimate" of 200,000 - E, ~100 %).  Now each row is a share of E, and there
+    is no gap row."""
+    path, est = logged_request_file(tmp_path)
+    app = CtxwatchApp(str(path))
+    async with app.run_test(size=(140, 35)) as pilot:
+        await loaded(pilot, 3)
+        assert app.selected_index == 2
+        screen = await open_detail(pilot)
+        assert not any(it.kind == "gap" for it in screen.items)
+        assert sum(it.tokens or 0 for it in screen.items) == est  # (the rows add up to the request)
+        cells = pct_cells(screen)
+        for it in screen.items:
+            assert cells[it.label] == f"{100 * (it.tokens or 0) / est:.1f}%"
+        head = " ".join(str(screen.query_one("#detail-head").render()).split())
+        assert "prompt ? (reported 200,000: implausible, no occupancy)" in head
+        assert f"% of the estimate {est:,}" in head
+
+
+async def test_the_claude_code_detail_of_an_implausible_report_shows_no_percentages(tmp_path: Path) -> None:
+    """Claude Code infers the floor from the report, so an implausible call (#1: 5 + 100 + 4,000,000) has no
+    plausible prompt size at all: the report's row said "99.9%" of itself plus the messages.  It is shown as
+    reported, and no row has a percentage."""
+    from test_implausible_followups import claude_code_file
+
+    app = CtxwatchApp(str(claude_code_file(tmp_path, [4_000_000, 20_000])))
+    async with app.run_test(size=(140, 35)) as pilot:
+        await loaded(pilot, 2)
+        await pilot.press("k")
+        assert app.selected_index == 0
+        screen = await open_detail(pilot)
+        first = screen.items[0]
+        assert (first.kind, first.label, first.tokens) == ("reported", "reported prompt: implausible", 4_000_105)
+        assert set(pct_cells(screen).values()) == {""}
 
 
 async def test_the_table_marks_a_reported_0_as_report_does(tmp_path: Path) -> None:

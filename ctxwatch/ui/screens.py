@@ -70,7 +70,8 @@ class Item:
         position: order in the prompt (system first, then tools, then the history).
         kind: ``system`` | ``floor`` | ``tool`` | ``message`` | ``framing`` (the tool preamble and the reply
             primer, counted in no other row) | ``gap`` (the reported history minus the rows' count, where the
-            history is inferred from reported usage; or the reported prompt minus the estimate).
+            history is inferred from reported usage; or the reported prompt minus the estimate) | ``reported``
+            (an implausible reported prompt, B13: shown as reported, no part of the prompt, no percentage).
         role: the message role, or ``system`` / ``tools``.
         label: what it is, e.g. ``tool result (Read)``, ``assistant → Bash``, ``schema: Read``.
         tokens: tokens (framing included for messages); ``None`` when unknown.
@@ -128,8 +129,9 @@ def build_items(call: Call, pc: ParsedCall | None, unread: str | None = None) ->
             items.append(Item(len(items), "tool", "tools", f"tool schemas ({nt} tool{'s' if nt != 1 else ''})",
                               call.tools_tokens, "", 0, missing))
     elif call.prompt_implausible:
-        # (B13: a count no request can have; shown as reported, never split into a floor and a history)
-        items.append(Item(len(items), "floor", "system", "reported prompt: implausible", call.prompt_reported,
+        # (B13: a count no request can have; shown as reported, never split into a floor and a history, and no
+        # part of the prompt the other rows are percentages of)
+        items.append(Item(len(items), "reported", "system", "reported prompt: implausible", call.prompt_reported,
                           "", 0))
     elif call.floor_tokens is None and call.history_tokens is None and call.prompt_reported is not None:
         items.append(Item(len(items), "floor", "system", "prompt: reported total, not split (the log holds only "
@@ -237,7 +239,8 @@ def _add_framing(call: Call, items: list[Item], preamble: int) -> list[Item]:
     items.append(Item(len(items), "framing", "", "framing: " + " + ".join(parts), preamble + REPLY_PRIMER,
                       why, len(why)))
     reported = call.prompt_reported
-    if reported and reported != call.prompt_estimated:
+    # (an implausible report, B13, is no size to measure the estimate against: no "gap" row built from it)
+    if reported and reported != call.prompt_estimated and not call.report_implausible:
         gap = "tokenizer gap" if not call.exact else "estimate gap"
         note = (f"The provider reported {reported:,} prompt tokens; the rows above add up to "
                 f"{call.prompt_estimated:,}, counted with {call.tokenizer}" +
@@ -357,6 +360,8 @@ class DetailScreen(TableScreen):
         out.append(f" · {tx.stamp(c.timestamp)} · {c.source.where} · prompt {tx.tokens(c.prompt_tokens)}")
         if c.prompt_implausible:
             out.append(f" (reported {tx.tokens(c.prompt_reported)}: implausible, no occupancy)", "bold yellow")
+            if c.prompt_estimated is not None:
+                out.append(f" · % of the estimate {tx.tokens(c.prompt_estimated)}")
         out.append(f" · floor {tx.marked(c.floor_tokens, c.floor_src)} · history "
                    f"{tx.marked(c.history_tokens, c.history_src)}")
         msgs = [it for it in self.items if it.kind == "message"] if self.loaded else []
@@ -414,14 +419,21 @@ class DetailScreen(TableScreen):
         """(Re)fill the items table in the current order, keeping item ``keep`` (a position) selected."""
         table = self.query_one("#items", DataTable)
         table.clear()
-        prompt = self.call.prompt_tokens or sum(it.tokens or 0 for it in self.items) or None
+        c = self.call
+        # Percentages of a known, plausible prompt size: the call's; for an implausible report (B13), the estimate
+        # of the logged request, else none (the report, or a sum of rows holding it, is no prompt size).
+        if c.prompt_implausible:
+            prompt = c.prompt_estimated
+        else:
+            prompt = c.prompt_tokens or sum(it.tokens or 0 for it in self.items) or None
         preview = max(10, (self.size.width or 100) - 66)  # what is left after the other columns
         for it in self._ordered():
             table.add_row(
                 Text(str(it.position), justify="right"),
                 tx.literal(it.label, limit=34),
                 Text(tx.tokens(it.tokens), justify="right"),
-                Text(tx.pct(it.tokens, prompt), justify="right"),
+                Text("" if it.kind == "reported" or (c.prompt_implausible and prompt is None)
+                     else tx.pct(it.tokens, prompt), justify="right"),
                 tx.literal(it.text[: preview * 2], style="dim", limit=preview),
                 key=str(it.position),
             )
