@@ -68,6 +68,7 @@ def call_json(call: Call, calibration: float | None = None, cost: Decimal | bool
     """
     u = call.usage
     price = cost_of(call) if isinstance(cost, bool) else cost
+    used = call.used_fraction  # (a property: asked once)
     return {
         "index": call.index,
         "line": call.source.line,
@@ -87,7 +88,7 @@ def call_json(call: Call, calibration: float | None = None, cost: Decimal | bool
         "reserve_tokens": call.reserve_tokens,
         "reserve_source": str(call.reserve_src),
         "free_tokens": call.free_tokens,
-        "used_fraction": round(call.used_fraction, 4) if call.used_fraction is not None else None,
+        "used_fraction": round(used, 4) if used is not None else None,
         "prompt_tokens_estimated": call.prompt_estimated,
         "prompt_tokens_reported": u.prompt_total if u else None,
         # (the raw report stays above; true says it is no occupancy, so free_tokens and used_fraction are null)
