@@ -25,3 +25,18 @@ def batch_to_canonical(input_path: Path, output_path: Path, dest: Path) -> list[
             records.append({"request": requests[d["custom_id"]], "response": d["response"]["body"]})
     dest.write_text("".join(json.dumps(r) + "\n" for r in records))
     return records
+
+
+def claude_code_turn(i: int, cache_read: int, parent: str | None, timestamp: str,
+                     model: str = "claude-opus-4-1-20250805") -> list[dict]:
+    """One Claude Code turn as two transcript lines: user ``u{i}`` (child of ``parent``) and the assistant's
+    response ``a{i}`` (message ``msg_{i}``, request ``r{i}``) reporting ``input_tokens`` 5, a cache write of 100,
+    a cache read of ``cache_read`` and 10 output tokens; session ``s1``."""
+    user = {"type": "user", "message": {"role": "user", "content": f"q{i}"}, "uuid": f"u{i}",
+            "parentUuid": parent, "sessionId": "s1", "timestamp": timestamp}
+    assistant = {"type": "assistant", "message": {
+        "id": f"msg_{i}", "role": "assistant", "model": model, "content": [{"type": "text", "text": "ok"}],
+        "usage": {"input_tokens": 5, "cache_creation_input_tokens": 100, "cache_read_input_tokens": cache_read,
+                  "output_tokens": 10}},
+        "requestId": f"r{i}", "uuid": f"a{i}", "parentUuid": f"u{i}", "sessionId": "s1", "timestamp": timestamp}
+    return [user, assistant]

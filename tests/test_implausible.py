@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from click.testing import CliRunner
+from helpers import claude_code_turn
 
 from ctxwatch.cli import main
 
@@ -77,14 +78,7 @@ def opus_41_file(tmp_path: Path, reads: list[int]) -> Path:
     parent = None
     for i, read in enumerate(reads):
         ts = f"2025-10-01T00:00:0{i}Z"
-        rows.append({"type": "user", "message": {"role": "user", "content": f"q{i}"}, "uuid": f"u{i}",
-                     "parentUuid": parent, "sessionId": "s1", "timestamp": ts})
-        rows.append({"type": "assistant", "message": {
-            "id": f"msg_{i}", "role": "assistant", "model": "claude-opus-4-1-20250805",
-            "content": [{"type": "text", "text": "ok"}],
-            "usage": {"input_tokens": 5, "cache_creation_input_tokens": 100, "cache_read_input_tokens": read,
-                      "output_tokens": 10}},
-            "requestId": f"r{i}", "uuid": f"a{i}", "parentUuid": f"u{i}", "sessionId": "s1", "timestamp": ts})
+        rows += claude_code_turn(i, read, parent, ts)
         parent = f"a{i}"
     path = tmp_path / "o41.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))

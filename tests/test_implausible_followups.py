@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from click.testing import CliRunner
+from helpers import claude_code_turn
 
 from ctxwatch.cli import main
 
@@ -128,14 +129,7 @@ def claude_code_file(tmp_path: Path, turns: list[int | None]) -> Path:
                          "timestamp": ts})
             parent = f"u{i}"
             continue
-        rows.append({"type": "user", "message": {"role": "user", "content": f"q{i}"}, "uuid": f"u{i}",
-                     "parentUuid": parent, "sessionId": "s1", "timestamp": ts})
-        rows.append({"type": "assistant", "message": {
-            "id": f"msg_{i}", "role": "assistant", "model": "claude-opus-4-1-20250805",
-            "content": [{"type": "text", "text": "ok"}],
-            "usage": {"input_tokens": 5, "cache_creation_input_tokens": 100, "cache_read_input_tokens": read,
-                      "output_tokens": 10}},
-            "requestId": f"r{i}", "uuid": f"a{i}", "parentUuid": f"u{i}", "sessionId": "s1", "timestamp": ts})
+        rows += claude_code_turn(i, read, parent, ts)
         parent = f"a{i}"
     path = tmp_path / "cc.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
