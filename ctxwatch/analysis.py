@@ -864,10 +864,14 @@ def _analyze_stream(cs: list[Call], st: Settings, context: str, reset_set: set[i
                     # see Call.report_implausible): the request was sent and counted, so the window is wrong.
                     pw = c.plausible_window
                     confirmed = bool(reported and pw and c.window_src != Src.OPTION and reported > pw)
-                    f = flag("reserve_breached", "critical" if own else "warn", c,
+                    # The prompt alone over the window (a --window what-if, a deployment limit): no request fits.
+                    alone = occ > window
+                    f = flag("reserve_breached", "critical" if own or alone else "warn", c,
                              f"prompt {_n(occ)} + completion reserve {_n(reserve)} exceed the {_n(window)}-token "
                              f"window at #{c.index + 1} by {_n(occ - limit)} tokens "
-                             + ("(the request's max tokens cannot fit: a full completion fails)" if own else
+                             + (f"(the prompt alone is {_n(occ - window)} tokens over the window: the request "
+                                "cannot fit)" if alone else
+                                "(the request's max tokens cannot fit: a full completion fails)" if own else
                                 f"(the reserve is {c.reserve_src}: less room is left than a long completion "
                                 "may need)")
                              + (f"; the logged request is that big (estimate {_n(c.prompt_estimated)}), so the "

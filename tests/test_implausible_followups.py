@@ -53,6 +53,11 @@ def test_a_smaller_window_option_turns_the_logs_usage_into_overflow_not_implausi
     kinds = {f["kind"] for f in flags if f["call"] == 0}
     assert "implausible_usage" not in {f["kind"] for f in flags}
     assert {"reserve_breached", "over_budget"} <= kinds
+    # The prompt alone is over the window (156,483 - 128,000 = 28,483): no request fits, so it is critical and
+    # says so (it was a warn about "less room than a long completion may need").
+    (breach,) = [f for f in flags if f["call"] == 0 and f["kind"] == "reserve_breached"]
+    assert breach["severity"] == "critical"
+    assert "(the prompt alone is 28,483 tokens over the window: the request cannot fit)" in breach["reason"]
     table = cli("report", path, "--window", "128000")
     assert "-47,683" in table and "122.3" in table and "156,483!" not in table
 
