@@ -436,3 +436,25 @@ def test_plan_says_why_a_call_with_damaged_messages_cannot_be_planned(tmp_path: 
         res = CliRunner().invoke(main, ["plan", str(path), "--call", "4"])
         assert res.exit_code == 2
         assert "this call's messages are missing from its log line or damaged" in res.stderr
+
+
+def test_gemini_request_with_empty_contents(tmp_path: Path) -> None:
+    """A logged generateContent request (not a batch line) whose ``contents`` is ``[]`` and which lost its
+    ``systemInstruction``: read as a request with no messages, it was a request without the system prompt the
+    others send.  The API rejects an empty ``contents`` ("contents is not specified"), so it is damage: its
+    history and system prompt are unknown, and nothing is flagged from them."""
+    def line(i: int) -> dict[str, Any]:
+        return {"request": {"systemInstruction": {"parts": [{"text": SYS}]},
+                            "contents": [{"role": "user", "parts": [{"text": _words(50)}]}]},
+                "response": {"candidates": [{"content": {"parts": [{"text": "ok"}], "role": "model"}}],
+                             "usageMetadata": {"promptTokenCount": 70 + i, "candidatesTokenCount": 1},
+                             "modelVersion": "gemini-2.5-flash"}}
+
+    rows = [line(i) for i in range(4)]
+    rows[2]["request"] = {"contents": []}
+    doc = _report(str(_write(tmp_path / "g.jsonl", rows)), "--format", "gemini")
+    assert len(doc["calls"]) == 4 and doc["calls"][2]["history_tokens"] is None
+    assert [(i["line"], i["kind"], i["message"]) for i in doc["issues"]] == [
+        (3, "invalid_field", "request.contents is empty: the history, the system prompt and the tool schemas are "
+                             "unknown")]
+    _no_request_flags(doc)

@@ -187,17 +187,19 @@ def gemini_request_to_parts(req: dict[str, Any]) -> RequestParts:
 def gemini_request_problems(call: ParsedCall, req: dict[str, Any]) -> list[str]:
     """Mark on ``call`` what a logged ``generateContent`` request leaves unknown, and say why (one sentence each,
     for ``invalid_field`` issues), as :func:`~ctxwatch.formats.canonical.request_problems` does for the other
-    request bodies: ``contents`` missing, not a list (or one object) or holding entries that are not objects
-    makes the history unknown, and the system prompt with it unless ``systemInstruction`` gave one
+    request bodies: ``contents`` missing, empty, not a list (or one object) or holding entries that are not
+    objects makes the history unknown, and the system prompt with it unless ``systemInstruction`` gave one
     (:func:`~ctxwatch.formats.canonical.forget_history`); a ``systemInstruction`` that is neither text nor a
-    Content object leaves the system prompt unknown (it was read as none)."""
+    Content object leaves the system prompt unknown (it was read as none).  An empty ``contents`` is damage: the
+    API rejects it (HTTP 400 INVALID_ARGUMENT "contents is not specified", quoted in
+    NousResearch/hermes-agent#57942 and ikechan8370/chatgpt-plugin#733), so no call was made with one."""
     problems = []
     si = _get(req, "systemInstruction", "system_instruction")
     if si is not None and not isinstance(si, str | dict):
         call.system = None
         problems.append(f"request.systemInstruction is a JSON {type(si).__name__}, not text: the system prompt is "
                         "unknown")
-    bad = history_problem(req, "contents", lambda m: isinstance(m, dict), object_ok=True)
+    bad = history_problem(req, "contents", lambda m: isinstance(m, dict), object_ok=True, empty_ok=False)
     if bad:
         # (the system prompt comes from systemInstruction alone: contents do not add to it)
         problems.append(forget_history(call, bad, "request.contents", system=call.system,
