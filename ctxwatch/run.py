@@ -701,9 +701,9 @@ def resolve_spec(path: str, fmt: str | None) -> FormatSpec:
                 from ctxwatch.safetext import shown
 
                 # (standard input's copy is shown as "-": there is no FILE to name, so the pipe gets jq instead)
-                how = ("pipe it through  jq -c '.[]'  first (... | jq -c '.[]' | ctxwatch report -)"
+                how = ("pipe it through  jq -c '.[]'  first (... | jq -c '.[]' | ctxwatch report -, or check -)"
                        if shown(path) == "-" else "convert it with  jq -c '.[]' FILE > FILE.jsonl  (or pipe it in:  "
-                       "jq -c '.[]' FILE | ctxwatch report -)")
+                       "jq -c '.[]' FILE | ctxwatch report -, or check -)")
                 raise JsonArray(f"{path}: one JSON array of {n:,} {elements.name} record{'s' if n != 1 else ''}, "
                                 f"not one record per line: {how}")
         except OSError:
