@@ -503,6 +503,7 @@ def test_a_json_array_of_records_says_how_to_convert_it(tmp_path: Path) -> None:
     assert res.exit_code == 2 and res.output.startswith(
         f"ctxwatch: -: one JSON array of {len(lines)} canonical records, not one record per line: pipe it through  "
         "jq -c '.[]'  first")
+    assert res.output.rstrip().endswith("| ctxwatch report -, or check -)")  # (check reads '-' too)
     for junk in (b"[1, 2]\n", b'[{"a": 1}]\n', b"[]\n"):
         other = tmp_path / "other.json"
         other.write_bytes(junk)
