@@ -214,6 +214,23 @@ async def test_p_pauses_the_display_and_resume_catches_up(log: Path) -> None:
         assert not app.paused and table(app).row_count == 13 and app.selected_index == 12
 
 
+async def test_one_f_after_p_resumes_and_follows(log: Path) -> None:
+    """While following, p paused the display; the first f then turned following off (the pause stayed, showing
+    "PAUSED (+1 new)"), and only a second f resumed.  One f now ends the pause and follows the newest call."""
+    app = CtxwatchApp(str(log))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await loaded(pilot, 12)
+        assert app.follow
+        await pilot.press("p")
+        append(log, line(record(12)))
+        assert await wait_for(pilot, lambda: len(app._pending) > 0, 10.0)
+        await pilot.press("f")
+        await pilot.pause()
+        assert not app.paused and app.follow
+        assert table(app).row_count == 13 and app.selected_index == 12
+        assert "PAUSED" not in str(app.main.query_one("#status").render())
+
+
 async def test_t_toggles_the_chart_x_axis(log: Path) -> None:
     app = CtxwatchApp(str(log))
     async with app.run_test(size=(120, 40)) as pilot:

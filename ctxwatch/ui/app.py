@@ -1016,7 +1016,9 @@ class CtxwatchApp(App[None]):
     def action_toggle_follow(self) -> None:
         """Follow the newest call on/off; turning it on jumps to the newest call, and ends a pause (following
         a paused display would show nothing new)."""
-        self.follow = not self.follow
+        # While paused, f means "show me the latest": it ends the pause and follows, whatever following was
+        # before (toggling it off first made the first f after p do nothing visible).
+        self.follow = True if self.paused else not self.follow
         if self.follow and self.paused:
             self.action_toggle_pause()  # (shows what was read meanwhile; may switch to a newer session)
             if not self.follow:
