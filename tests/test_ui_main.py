@@ -411,3 +411,32 @@ def test_a_json_array_in_a_followed_folder_says_how_to_convert_it(tmp_path: Path
         assert [(Path(n.path).name, n.kind) for n in notes] == [("calls.json", "skipped_file")]
         assert notes[0].message.startswith(f"one JSON array of {len(records)} canonical records, not one record per "
                                            "line: convert it with  jq -c '.[]' FILE")
+
+
+async def test_a_batch_result_file_written_while_watched_is_joined_quietly(tmp_path: Path) -> None:
+    """The dashboard on a batch request file and an empty result file about to be written listed them as two
+    sessions (the empty file read as a canonical log), and a result file appended to was announced as "log
+    rewritten" at every append, with a stale missing_result note left from each read (19 with all 100 results
+    in).  Now the pair is one joined run from the start, read again quietly as results arrive, and the notes
+    are those of the last read: none once every request has its result."""
+    root = Path(__file__).resolve().parents[1] / "sample_logs" / "openai-batch"
+    inp, out = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+    inp.write_bytes((root / "batch_input.jsonl").read_bytes())
+    out.write_bytes(b"")
+    results = [ln + "\n" for ln in (root / "batch_output.jsonl").read_text().splitlines() if ln.strip()]
+    requests = [ln for ln in inp.read_text().splitlines() if ln.strip()]
+    assert len(results) == len(requests) >= 3  # (every request of the sample has its result)
+    app = CtxwatchApp([str(inp), str(out)])
+    async with app.run_test(size=(160, 50)) as pilot:
+        assert await wait_for(pilot, lambda: app.loaded and app.batch_files is not None, 10.0)
+        assert sorted(app.batch_files) == sorted([str(inp), str(out)]) and app.sessions == []
+        for k, ln in enumerate(results):
+            with open(out, "a", encoding="utf-8") as fh:
+                fh.write(ln)
+            want = k + 1
+            assert await wait_for(pilot, lambda want=want: sum(
+                c.usage is not None and c.usage.prompt_total is not None for c in app.calls.values()) == want, 15.0)
+        await pilot.pause(0.5)
+        assert app.resets == [] and app.last_reset is None  # (no "log rewritten" for results that only grew)
+        assert [i.kind for i in app.input_problems()] == []
+        assert len(app.calls) == len(requests)

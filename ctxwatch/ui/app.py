@@ -870,19 +870,27 @@ class CtxwatchApp(App[None]):
         """The file was truncated / rotated / replaced: say so (calls read so far stay unless ``clear``)."""
         if not self._ours(message):
             return
-        self.last_reset = f"{message.reason} at {tx.clock(time.time())} (after {message.at_call} calls)"
-        self.resets.append(message.reason)
+        # Batch files that only grew (results still being written) are read again whole: nothing a person needs
+        # to hear of, and the calls keep their numbers, so the selection stays.
+        quiet = message.reason == "grew"
+        if not quiet:
+            self.last_reset = f"{message.reason} at {tx.clock(time.time())} (after {message.at_call} calls)"
+            self.resets.append(message.reason)
         if message.format_name:
             self.format_name = message.format_name
         if message.clear:
             self.calls = {}
+            self.issues = []  # (a fresh read sends every issue again: the old ones would stay twice, or stale)
             self.view = []
             self.contexts = []
             self.context = None
-            self.selected_index = None
+            if not quiet:
+                self.selected_index = None
             if self._mounted():
                 self._table().set_calls([], self.settings)
-        self.notify(f"log {message.reason}; reading it again from the start", severity="warning", markup=False)
+        if not quiet:
+            self.notify(f"log {message.reason}; reading it again from the start", severity="warning",
+                        markup=False)
         self.refresh_panels()
 
     def on_analysis_changed(self, message: AnalysisChanged) -> None:

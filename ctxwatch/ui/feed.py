@@ -756,8 +756,12 @@ def is_batch_set(files: Sequence[str], fmt: str | None = None) -> bool:
     found = False
     for f in files:
         try:
-            spec = resolve_spec(f, fmt)
-        except LogError:
+            # (detected, not resolved: an empty file, say a result file about to be written, is no log of any
+            # format yet and decides nothing; resolving it would call it a canonical log being written)
+            spec = resolve_spec(f, fmt) if fmt else detect(f)
+        except (LogError, OSError):
+            continue
+        if spec is None:
             continue
         if spec.name not in BATCH_FORMATS:
             return False
@@ -770,9 +774,10 @@ class BatchFeed(LogFeed):
     (:func:`ctxwatch.multi.load_many`, :func:`ctxwatch.formats.batch.read_batch_pair`), posting the same messages
     as :class:`LogFeed`.
 
-    Batch files are written whole (a download), not appended to, so they are not tailed: the files are read
-    again, and the calls replaced (:class:`~ctxwatch.ui.messages.ResetSeen` ``rewritten``), when the size or
-    modification time of one of them changes (checked every ``interval`` seconds).
+    Batch files are written whole (a download) or grow as results come, and a result joins a request of
+    another file, so they are not tailed: the files are read again, and the calls and issues replaced
+    (:class:`~ctxwatch.ui.messages.ResetSeen` ``grew`` when every file only grew, else ``rewritten``), when
+    the size or modification time of one of them changes (checked every ``interval`` seconds).
 
     Args:
         paths: the batch files (requests and results, any order).
@@ -802,11 +807,14 @@ class BatchFeed(LogFeed):
                 now = self._signature()
                 if now == seen:
                     continue
+                # Every file as big as before or bigger: results still being written (a download, a job
+                # appending them), read again quietly ("grew"); anything else is a rewrite, and said.
+                grew = all(a is not None and b is not None and b[0] >= a[0] for a, b in zip(seen, now, strict=True))
                 seen = now
                 run = self._load()
                 if run is None:
                     continue
-                self.emit(ResetSeen(self.feed_id, "rewritten", len(run.calls), clear=True))
+                self.emit(ResetSeen(self.feed_id, "grew" if grew else "rewritten", len(run.calls), clear=True))
                 self._text_cache = {}
                 self._publish(run, None)
                 self._analyse(force=True)

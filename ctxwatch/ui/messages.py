@@ -71,10 +71,11 @@ class ResetSeen(FeedMessage):
     """The followed file was truncated, rotated, replaced or deleted (see :class:`ctxwatch.tail.Reset`).
 
     Attributes:
-        reason: ``truncated`` | ``rotated`` | ``replaced`` | ``deleted`` | ``recreated`` | ``rewritten``.
+        reason: ``truncated`` | ``rotated`` | ``replaced`` | ``deleted`` | ``recreated`` | ``rewritten`` |
+            ``grew`` (batch files that only grew, read again whole: not a reset a person needs to hear of).
         at_call: number of calls read before the reset.
-        clear: True when the calls read so far are replaced by a fresh read (a whole-file document that
-            changed); False when they are kept (they happened; Run.reset semantics).
+        clear: True when the calls and issues read so far are replaced by a fresh read (a whole-file document
+            or a batch file that changed); False when they are kept (they happened; Run.reset semantics).
         format_name: the format the file is read in from now on (it changes when the file was replaced by one
             in another format), or ``None`` when unchanged.
     """
