@@ -822,7 +822,9 @@ def _analyze_stream(cs: list[Call], st: Settings, context: str, reset_set: set[i
             how = "compaction marker in the log" if marker else "history shrank"
             at = f" at #{cs[after_pos].index + 1}, the first known size after it" \
                 if after_pos != pos and after is not None else ""
-            extra = f"; log preTokens {_n(pre)}" if pre is not None else ""
+            # ("log preTokens" only for a size the log states: Codex's is the previous call's, already "before")
+            logged_pre = pre is not None and marker is not None and "pre_tokens_from" not in marker
+            extra = f"; log preTokens {_n(pre)}" if logged_pre else ""
             extra += f", postTokens {_n(post)}" if post is not None else ""
             suspect = bool(marker and marker.get("trigger") == "auto" and pre is not None and window
                            and pre < AUTO_COMPACT_MIN_FRACTION * window)

@@ -311,8 +311,17 @@ def test_b23_compacted_replaces_the_history(tmp_path: Path) -> None:
     before, after = calls
     assert before.response is not None and before.response.text == "done"
     assert before.messages is not None and [m.text() for m in before.messages] == ["old question"]
-    assert after.compaction == {"kind": "compacted", "trigger": None, "pre_tokens": 150000, "post_tokens": None,
-                                "line": 5}
+    # (Codex logs no size with a compaction: the size before is the previous call's report, and says so)
+    assert after.compaction == {"kind": "compacted", "trigger": None, "pre_tokens": 150000,
+                                "pre_tokens_from": "previous call", "post_tokens": None, "line": 5}
+    from click.testing import CliRunner
+
+    from ctxwatch.cli import main
+
+    flags = json.loads(CliRunner().invoke(main, ["check", "--json", str(tmp_path / "b23.jsonl")]).output)["flags"]
+    (comp,) = [f for f in flags if f["kind"] == "compaction"]
+    # 150,000 -> 9,000: the flag said "(141,000 freed; log preTokens 150,000)", a figure Codex never logged
+    assert "150,000 -> 9,000" in comp["reason"] and "preTokens" not in comp["reason"]
     assert after.messages is not None and [m.text() for m in after.messages] == ["old question", "summary of work"]
     assert after.usage is not None and after.usage.prompt_total == 9000
     # Without replacement_history the summary text alone is the new history, labelled.

@@ -22,7 +22,8 @@ Record layout and pitfalls: ``../shared/sample-logs/FORMATS.md`` section 2.  Eve
 * ``compacted`` (with ``replacement_history`` in newer versions) and ``event_msg`` ``context_compacted`` replace
   the history (failure case B23).  The next call carries ``compaction = {"kind": "compacted" |
   "context_compacted", "trigger": None, "pre_tokens": <the previous plausible call's reported prompt>,
-  "post_tokens": None, "line": <line of the compaction record>}`` (Codex logs no pre/post sizes itself).
+  "pre_tokens_from": "previous call", "post_tokens": None, "line": <line of the compaction record>}`` (Codex logs
+  no pre/post sizes itself).
 
 Sessions: a ``session_meta`` whose ``id`` differs from the current session's starts a new session (two rollouts
 concatenated into one file): its own id, system prompt, model, window hint, history, floor and cumulative totals.
@@ -472,8 +473,10 @@ class CodexReader(Reader):
     def _mark_compaction(self, kind: str, rec: Record) -> None:
         self._floor_call = None  # a new episode: its first call gives the floor again
         if self._pending is None:
+            # (Codex logs no size with a compaction: pre_tokens is the last plausible call's reported prompt,
+            # and says so, so that no message calls it the log's own figure)
             self._pending = {"kind": kind, "trigger": None, "pre_tokens": self._last_prompt,
-                             "post_tokens": None, "line": rec.line}
+                             "pre_tokens_from": "previous call", "post_tokens": None, "line": rec.line}
 
     def _item(self, payload: dict[str, Any], rec: Record) -> list[Output]:
         msg, is_output = item_message(payload)
