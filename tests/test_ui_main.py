@@ -320,6 +320,10 @@ async def test_files_left_out_of_a_folder_are_input_problems(tmp_path: Path) -> 
         # (a file column, since the problems are not the followed log's; the same notes as report's)
         assert sorted((r[0], r[2], r[-1]) for r in cells(screen)) == [
             (name, kind, message) for name, kind, message in want]
+        # The title said "Input problems of <the shown log>", though these notes are about other files.
+        head = " ".join(str(screen.query_one("#issues-head").render()).split())
+        assert head.startswith(f"Input problems of {Path(app.log_path or '').name} and the folder's files left "
+                               "out: 0 bad lines, 2 notes")
 
 
 async def test_the_input_problems_header_counts_lines_as_check_does(tmp_path: Path) -> None:

@@ -1240,12 +1240,17 @@ class CtxwatchApp(App[None]):
         screen of its own; the side panel has room for the newest few only."""
         if isinstance(self.screen, IssuesScreen):
             return
-        self.push_screen(IssuesScreen(self.display_name(), self.input_problems(), self._issues_several()))
+        self.push_screen(IssuesScreen(self._issues_title(), self.input_problems(), self._issues_several()))
 
     def input_problems(self) -> list[Issue]:
         """The input problems shown: the run's issues (``reset`` markers left out), then a note for each file of
         the followed folder(s) that is not read (in no known format, compressed), as ``report`` lists them."""
         return listed_issues(self.issues) + self.folder_notes
+
+    def _issues_title(self) -> str:
+        """What the input-problems screen lists the problems of: the shown log, and the followed folder's files
+        left out when there are any (their notes are listed too, though they are not the log's)."""
+        return self.display_name() + (" and the folder's files left out" if self.folder_notes else "")
 
     def _issues_several(self) -> bool:
         """True when the run's problems may come from more than one file (joined batch files, problems of
@@ -1258,7 +1263,7 @@ class CtxwatchApp(App[None]):
         """Give an open list of input problems the current ones (it may be under a help screen)."""
         for screen in self.screen_stack:
             if isinstance(screen, IssuesScreen) and screen.is_mounted:
-                screen.show(self.input_problems(), self._issues_several(), self.display_name())
+                screen.show(self.input_problems(), self._issues_several(), self._issues_title())
 
     def action_help(self) -> None:
         """Show the help screen."""
