@@ -147,6 +147,7 @@ def follow_jsonl(
         if run is None or not changed:
             return
         per_model: dict[str | None, float | None] | None = None
+        run_wide: dict[None, float | None] = {}  # (the run's factor, for a model without one of its own)
         if any(not run.calls[idx].exact for idx in changed):
             # (each model's own factor, as report --json gives it: a helper model's calls make another)
             per_model = run.calibrations()
@@ -163,7 +164,9 @@ def follow_jsonl(
             call = run.calls[idx]
             cal = None
             if per_model is not None:
-                cal = per_model[call.model] if call.model in per_model else run.calibration()
+                if call.model not in per_model and None not in run_wide:
+                    run_wide[None] = run.calibration()  # (asked once per flush: it reads every call)
+                cal = per_model[call.model] if call.model in per_model else run_wide[None]
             data = orjson.dumps(call_json(call, cal))
             h = hash(data)
             if printed.get(idx) != h:

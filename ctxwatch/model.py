@@ -464,17 +464,10 @@ class Call:
         something stands in for it: 0 or less, or above :attr:`plausible_window` (:func:`implausible_prompt`)
         while the call's own estimate of its whole logged request does not confirm it
         (:func:`estimate_confirms`: then the request was that big, and the report is an overflow)."""
-        usage = self.usage
-        reported = usage.prompt_total if usage is not None else None
-        if reported is None:
+        reported = self.prompt_reported
+        if reported is None or not implausible_prompt(reported, self.plausible_window):
             return False
-        if reported > 0:
-            # (the common case, inlined: the report and analysis ask this of every call several times)
-            window = self.model_window if self.window_src == Src.OPTION else self.window
-            if reported <= (window if window else MAX_PLAUSIBLE_PROMPT):
-                return False
-            return not estimate_confirms(reported, self.prompt_estimated, self.exact)
-        return True  # (0 or less: implausible_prompt, whatever the window)
+        return reported <= 0 or not estimate_confirms(reported, self.prompt_estimated, self.exact)
 
     @property
     def prompt_implausible(self) -> bool:

@@ -21,7 +21,16 @@ from ctxwatch.config import Settings
 from ctxwatch.formats import FormatSpec, get_format
 from ctxwatch.model import Call, Issue
 from ctxwatch.parallel import ParallelReadError, fork_map, worker_start, workers_for
-from ctxwatch.run import JsonArray, LogError, Run, UnknownFormat, check_log_file, format_mismatch, resolve_spec
+from ctxwatch.run import (
+    JSON_ARRAY_NOTE,
+    JsonArray,
+    LogError,
+    Run,
+    UnknownFormat,
+    check_log_file,
+    format_mismatch,
+    resolve_spec,
+)
 
 #: Bytes of logs per worker task: small enough to balance the workers, large enough that the per-task
 #: overhead (pickling the parsed calls back) stays small.
@@ -34,8 +43,6 @@ LOG_SUFFIXES = (".jsonl", ".json", ".traj", ".eval")
 COMPRESSED_SUFFIXES = tuple(f"{s}{z}" for s in LOG_SUFFIXES for z in (".gz", ".bz2", ".xz", ".zst"))
 #: The message of a compressed log's ``skipped_file`` note (matched to count those notes).
 COMPRESSED_NOTE = "compressed log: not read; decompress it to include it"
-#: How the ``skipped_file`` note of a file holding one JSON array of records begins (:class:`JsonArray`).
-JSON_ARRAY_NOTE = "one JSON array of "
 
 
 def list_logs(folder: str, skipped: list[Issue] | None = None) -> list[str]:

@@ -163,6 +163,10 @@ class UnknownFormat(LogError):
     """No format recognises the file (it can be read)."""
 
 
+#: How the message of :class:`JsonArray` begins after the path (a folder's ``skipped_file`` note starts with it).
+JSON_ARRAY_NOTE = "one JSON array of "
+
+
 class JsonArray(UnknownFormat):
     """The file is one JSON array of records of a known format (:func:`~ctxwatch.formats.array_of_records`):
     not read, and the message says how to convert it to one record per line."""
@@ -704,7 +708,7 @@ def resolve_spec(path: str, fmt: str | None) -> FormatSpec:
                 how = ("pipe it through  jq -c '.[]'  first (... | jq -c '.[]' | ctxwatch report -, or check -)"
                        if shown(path) == "-" else "convert it with  jq -c '.[]' FILE > FILE.jsonl  (or pipe it in:  "
                        "jq -c '.[]' FILE | ctxwatch report -, or check -)")
-                raise JsonArray(f"{path}: one JSON array of {n:,} {elements.name} record{'s' if n != 1 else ''}, "
+                raise JsonArray(f"{path}: {JSON_ARRAY_NOTE}{n:,} {elements.name} record{'s' if n != 1 else ''}, "
                                 f"not one record per line: {how}")
         except OSError:
             pass

@@ -63,6 +63,13 @@ def start(path: Path, **kw) -> tuple[Collector, threading.Event, threading.Threa
     return got, stop, th
 
 
+def start_skipping(path: Path) -> tuple[Collector, threading.Event, threading.Thread]:
+    """:func:`start` with Esc already pressed: the feed skips the middle of its backfill at once."""
+    cancel = threading.Event()
+    cancel.set()
+    return start(path, cancel_backfill=cancel)
+
+
 def until(cond, seconds: float = 5.0) -> bool:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
@@ -150,9 +157,7 @@ def test_feed_cancelled_backfill_reads_the_last_part_and_follows(tmp_path: Path,
     log = write_log(tmp_path / "run.jsonl", 5, turn_words=5)
     lines = log.read_bytes().splitlines(keepends=True)
     monkeypatch.setattr(feed_mod, "SKIP_KEEP_BYTES", len(lines[3]) + len(lines[4]))
-    cancel = threading.Event()
-    cancel.set()
-    got, stop, th = start(log, cancel_backfill=cancel)
+    got, stop, th = start_skipping(log)
     try:
         assert until(lambda: got.of(BackfillDone))
         (done,) = got.of(BackfillDone)
@@ -202,9 +207,7 @@ def test_feed_cancelled_backfill_with_lines_longer_than_the_scan_reads_every_cal
     monkeypatch.setattr(feed_mod, "_TAIL_SCAN_BYTES", 64)
     monkeypatch.setattr(feed_mod, "SKIP_KEEP_BYTES", keep)
     assert skip_to_end(str(log), keep) == (expected_offset, expected_line)
-    cancel = threading.Event()
-    cancel.set()
-    got, stop, th = start(log, cancel_backfill=cancel)
+    got, stop, th = start_skipping(log)
     try:
         assert until(lambda: got.of(BackfillDone))
         (done,) = got.of(BackfillDone)
@@ -221,9 +224,7 @@ def test_feed_cancelled_backfill_with_lines_longer_than_the_scan_reads_every_cal
 def test_feed_cancelled_backfill_of_a_small_file_skips_nothing(tmp_path: Path) -> None:
     """A log smaller than SKIP_KEEP_BYTES: Esc skips nothing, every call is read."""
     log = write_log(tmp_path / "run.jsonl", 5, turn_words=5)
-    cancel = threading.Event()
-    cancel.set()
-    got, stop, th = start(log, cancel_backfill=cancel)
+    got, stop, th = start_skipping(log)
     try:
         assert until(lambda: got.of(BackfillDone))
         assert got.of(BackfillDone)[0].resumed_line is None
