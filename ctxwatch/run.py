@@ -239,6 +239,13 @@ class Run:
     def _take(self, outputs: Iterable[Output], change: Change) -> None:
         for out in outputs:
             if isinstance(out, Issue):
+                if out.call_key:
+                    # A reader's note about a call (Claude Code's implausible_usage): a copy of the call in another
+                    # file (a resumed session) gives it again; reported once, as add_accounted does.
+                    noted = (out.call_key, out.message)
+                    if noted in self._reported:
+                        continue
+                    self._reported.add(noted)
                 self.issues.append(out)
                 change.issues.append(out)
                 continue
@@ -358,6 +365,9 @@ class Run:
     def _resolve(self, done: Resolved, change: Change) -> None:
         """Withdraw the issues ``done`` names (file, line, kind), into ``change.resolved``."""
         gone = [i for i in self.issues if (i.path, i.line, i.kind) == (done.path, done.line, done.kind)]
+        for i in gone:
+            if i.call_key:
+                self._reported.discard((i.call_key, i.message))  # (given again later, it is reported again)
         if gone:
             self.issues = [i for i in self.issues if i not in gone]
             change.resolved.extend(gone)

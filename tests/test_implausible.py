@@ -14,9 +14,11 @@ literally.  Every expected number is worked out by hand from those lines:
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
+import pytest
 from click.testing import CliRunner
 from helpers import claude_code_turn
 
@@ -186,6 +188,69 @@ def test_a_reported_prompt_of_0_with_nothing_to_stand_in_is_no_occupancy(tmp_pat
     assert second["free_tokens"] is None and second["used_fraction"] is None
     assert second["prompt_implausible"] is True
     assert [f["kind"] for f in doc["flags"]] == ["implausible_usage"]
+
+
+def cc_note(read: int) -> str:
+    """The note of a claude-opus-4-1 call of :func:`opus_41_file` whose cache read is ``read`` (above 199,895:
+    5 + 100 + ``read`` is more than the model's 200,000 tokens), as the Codex reader words its own."""
+    return (f"usage reports {5 + 100 + read:,} prompt tokens (input 5 + cache write 100 + cache read {read:,}), "
+            "more than the 200,000-token window of claude-opus-4-1-20250805: implausible, so no occupancy (kept "
+            "in token totals and cost as reported)")
+
+
+def test_a_claude_code_implausible_report_is_an_input_note_as_codex_gives(tmp_path: Path) -> None:
+    """The Codex reader lists an implausible report as an input problem (an implausible_usage note at its line),
+    the Claude Code reader did not: #3 and #4 of :func:`opus_41_file` (230,105 and 260,105 tokens, above the
+    200,000 of claude-opus-4-1) were flagged, and report said "issues=0".  Each flagged call now has one note
+    at its line (lines 6 and 8: each turn is a user line, then the response), and the header, check and the
+    JSON count them as notes, not bad lines."""
+    path = opus_41_file(tmp_path, [150_000, 180_000, 230_000, 260_000])
+    doc = report(path)
+    assert [(i["line"], i["kind"], i["message"]) for i in doc["issues"]] == [
+        (6, "implausible_usage", cc_note(230_000)), (8, "implausible_usage", cc_note(260_000))]
+    flagged = [f["call"] for f in doc["flags"] if f["kind"] == "implausible_usage"]
+    assert [doc["calls"][c]["line"] for c in flagged] == [6, 8]
+    assert cli("report", str(path)).splitlines()[0].endswith("calls=4  issues=2 (0 bad lines, 2 notes)")
+    res = CliRunner().invoke(main, ["check", str(path)])
+    assert res.exit_code == 0 and res.output.splitlines()[-1].endswith("0 bad lines, 2 notes; --fail-on critical: "
+                                                                        "exit 0")
+
+
+def test_a_claude_code_reported_0_is_an_input_note(tmp_path: Path) -> None:
+    """A Claude Code response reporting input 0, no cache write and no cache read: no request has an empty
+    prompt (the flag says so), and nothing stands in for it (Claude Code logs no system prompt or tools)."""
+    path = opus_41_file(tmp_path, [50_000, 60_000])
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    rows[3]["message"]["usage"].update(input_tokens=0, cache_creation_input_tokens=0, cache_read_input_tokens=0)
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    doc = report(path)
+    assert [f["call"] for f in doc["flags"] if f["kind"] == "implausible_usage"] == [1]
+    assert [(i["line"], i["kind"], i["message"]) for i in doc["issues"]] == [
+        (4, "implausible_usage", "usage reports 0 prompt tokens (input 0 + cache write 0 + cache read 0), and "
+                                 "every request has a prompt: implausible, so no occupancy")]
+
+
+@pytest.mark.parametrize("workers", [False, True])
+def test_a_claude_code_implausible_call_copied_into_a_resumed_session_gives_one_note(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, workers: bool) -> None:
+    """``claude --resume`` starts the new file with copies of the old session's records (same message ids and
+    request ids, the new session id): the implausible call is one call, in the old file, with one note; read
+    serially and by worker processes alike."""
+    from ctxwatch import parallel
+
+    folder = tmp_path / "project"
+    folder.mkdir()
+    old = opus_41_file(folder, [150_000, 230_000])
+    copies = [{**json.loads(line), "sessionId": "s2"} for line in old.read_text().splitlines()]
+    copies += [{**r, "sessionId": "s2"} for r in claude_code_turn(2, 100_000, "a1", "2025-10-01T00:01:00Z")]
+    (folder / "resumed.jsonl").write_text("".join(json.dumps(r) + "\n" for r in copies))
+    os.utime(old, (1_700_000_000, 1_700_000_000))  # (read first: the folder is read oldest first)
+    if workers:
+        monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 0)
+    doc = report(folder)
+    assert len(doc["calls"]) == 3
+    assert [(Path(i["file"]).name, i["line"], i["message"]) for i in doc["issues"]] == [
+        ("o41.jsonl", 4, cc_note(230_000))]
 
 
 # --- the flag, the forecast and the drift risk --------------------------------------------------------------------

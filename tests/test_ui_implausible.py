@@ -180,3 +180,48 @@ async def test_the_table_marks_a_reported_0_as_report_does(tmp_path: Path) -> No
         table = app.main.query_one(CallsTable)
         assert table.cell(1, "reported") == "0!" and table.cell(0, "reported").strip().endswith("!") is False
         assert table.cell(1, "used").strip().startswith(f"{100 * e2 / 128_000:.1f}%")
+
+
+async def test_a_claude_code_implausible_response_written_line_by_line_is_one_input_problem(tmp_path: Path
+                                                                                            ) -> None:
+    """A followed Claude Code session gets a response in three lines (one content block each, every line a copy
+    of its usage: output 1, 1, then the final 10), whose prompt 5 + 100 + 230,000 is above claude-opus-4-1's
+    200,000 tokens.  The reader emits the call at each line; the input problems list one implausible_usage note,
+    at the response's first line (line 6: after two turns of two lines and the new user line), and the side
+    panel and the input-problems list count it as the report header does (``issues=1 (0 bad lines, 1 note)``)."""
+    import json
+
+    from click.testing import CliRunner
+    from helpers import claude_code_turn
+    from test_implausible import cc_note, opus_41_file
+
+    from ctxwatch.cli import main
+    from ctxwatch.ui.screens import IssuesScreen
+
+    path = opus_41_file(tmp_path, [150_000, 180_000])
+    user, final = claude_code_turn(2, 230_000, "a1", "2025-10-01T00:00:02Z")
+    first = json.loads(json.dumps(final))
+    first["message"]["usage"]["output_tokens"] = 1  # (the streaming placeholder of the earlier lines)
+    second = json.loads(json.dumps(first))
+    first["uuid"], second["uuid"], second["parentUuid"] = "a2-1", "a2-2", "a2-1"
+    final["parentUuid"] = "a2-2"
+    app = CtxwatchApp(str(path))
+    async with app.run_test(size=(160, 70)) as pilot:
+        await loaded(pilot, 2)
+        for row in (user, first, second, final):
+            with open(path, "a", encoding="utf-8") as fh:
+                fh.write(json.dumps(row) + "\n")
+            await pilot.pause(0.3)
+        assert await wait_for(pilot, lambda: len(app.calls) == 3 and app.input_problems() != [], 10.0)
+        await pilot.pause(0.5)
+        assert [(i.line, i.kind, i.message) for i in app.input_problems()] == [
+            (6, "implausible_usage", cc_note(230_000))]
+        assert app.main is not None
+        side = " ".join(str(app.main.query_one("#side").render()).split())
+        assert "Input problems (1) newest: line 6: implausible_usage" in side
+        await pilot.press("i")
+        await pilot.pause()
+        assert isinstance(app.screen, IssuesScreen)
+        assert "0 bad lines, 1 note" in " ".join(str(app.screen.query_one("#issues-head").render()).split())
+    head = CliRunner().invoke(main, ["report", str(path)]).output.splitlines()[0]
+    assert head.endswith("calls=3  issues=1 (0 bad lines, 1 note)")

@@ -42,7 +42,18 @@ from typing import Any
 
 from ctxwatch.formats import FormatSpec, Output, Reader, Sniff, count_or_none, register, usage_count
 from ctxwatch.jsonstream import Record, json_text
-from ctxwatch.model import Issue, Message, ParsedCall, Part, ResponseInfo, SourceRef, Usage, implausible_prompt
+from ctxwatch.model import (
+    MAX_PLAUSIBLE_PROMPT,
+    Issue,
+    Message,
+    ParsedCall,
+    Part,
+    Resolved,
+    ResponseInfo,
+    SourceRef,
+    Usage,
+    implausible_prompt,
+)
 from ctxwatch.tokens import image_size_from_base64
 from ctxwatch.windows import largest_window
 
@@ -217,6 +228,45 @@ def _has_prompt(usage: Any, model: str | None) -> bool:
     return not implausible_prompt(u.prompt_total, largest_window(model, "anthropic"))
 
 
+#: Largest token count the run takes from a log (``ctxwatch.run.MAX_TOKENS``, 2**53, not imported: the run
+#: imports the readers): a larger count is damage that :func:`ctxwatch.run._sanitize` reports and makes unknown.
+_MAX_COUNT = 2**53
+
+
+def implausible_note(usage: Any, model: str | None) -> str | None:
+    """The ``implausible_usage`` note of a Claude Code call whose kept ``message.usage`` block (``usage``)
+    reports a prompt no request of ``model`` can have (failure case B13), or ``None``.
+
+    The rule is :func:`_has_prompt`'s, which is the accountant's for a call whose system prompt and tools are
+    not logged (no estimate can confirm the report, :func:`ctxwatch.model.estimate_confirms`): a prompt
+    (``input_tokens + cache_creation_input_tokens + cache_read_input_tokens``, tokens) of 0, or above the
+    largest window the model can have (:func:`ctxwatch.windows.largest_window`; 10,000,000 tokens,
+    :data:`~ctxwatch.model.MAX_PLAUSIBLE_PROMPT`, for a model the catalogue does not know).  A block whose
+    counts are not all whole counts below 2**53 gets no note: the run reports that damage and the prompt is
+    unknown, not implausible.  The note says what the flag ``implausible_usage`` says of it, in the Codex
+    reader's words (``ctxwatch.formats.codex``): the call has no occupancy, and the report stays in the token
+    totals and the cost (a 0 is in neither)."""
+    u = anthropic_usage(usage)
+    if u is None:
+        return None
+    parts = (u.input_uncached, u.cache_write, u.cache_read)
+    if not all(p.__class__ is int and 0 <= p < _MAX_COUNT for p in parts):
+        return None
+    prompt = u.prompt_total
+    if prompt is None or prompt >= _MAX_COUNT:
+        return None
+    window = largest_window(model, "anthropic")
+    if not implausible_prompt(prompt, window):
+        return None
+    what = (f"usage reports {prompt:,} prompt tokens (input {u.input_uncached:,} + cache write {u.cache_write:,} + "
+            f"cache read {u.cache_read:,})")
+    if prompt <= 0:
+        return f"{what}, and every request has a prompt: implausible, so no occupancy"
+    limit = (f"the {window:,}-token window of {model}" if window
+             else f"the {MAX_PLAUSIBLE_PROMPT:,} tokens of the largest windows")
+    return f"{what}, more than {limit}: implausible, so no occupancy (kept in token totals and cost as reported)"
+
+
 def content_parts(content: Any, *, tool_result_id: str | None = None) -> list[Part]:
     """Convert Anthropic Messages ``content`` (a string or a list of blocks) to :class:`Part` objects.
 
@@ -325,6 +375,7 @@ class _CallState:
     best: dict[str, Any] | None = None
     best_out: int = -1
     best_line: int = 0  # the line whose usage is kept (named by an issue about that usage)
+    implausible: str | None = None  # the implausible_usage note given for the kept usage (given once)
     lazy: bool = False  # summary pass: sent without history (the context's floor is known)
     floor_key: tuple[str | None, str] = (None, "")  # (session, context) whose floor it belongs to
     _message: Message | None = None
@@ -382,11 +433,12 @@ class ClaudeCodeReader(Reader):
     """Incremental reader of one Claude Code transcript file (see the module docstring for the rules).
 
     ``feed`` returns the :class:`ParsedCall` of the call an assistant line belongs to (new, or updated with the
-    same ``key``) and :class:`Issue` objects for assistant lines that cannot be used.  Every other record only
-    updates the reader's state.  ``skip`` is a bound method: besides rejecting bookkeeping lines without a
-    parse, it records the ``uuid``/``parentUuid`` of the ``progress`` lines it skips, because those lines are
-    links of the ``parentUuid`` chain (FORMATS.md section 1; hook progress sits between a ``tool_use`` line and
-    the next assistant line).
+    same ``key``) and :class:`Issue` objects for assistant lines that cannot be used, and, once per call, an
+    ``implausible_usage`` note when its reported prompt is implausible (failure case B13, :meth:`_emit`), as the
+    Codex reader gives one.  Every other record only updates the reader's state.  ``skip`` is a bound method:
+    besides rejecting bookkeeping lines without a parse, it records the ``uuid``/``parentUuid`` of the
+    ``progress`` lines it skips, because those lines are links of the ``parentUuid`` chain (FORMATS.md section
+    1; hook progress sits between a ``tool_use`` line and the next assistant line).
 
     Args:
         path: the transcript file (a ``agent-<id>.jsonl`` name makes every line context ``agent-<id>``).
@@ -649,20 +701,20 @@ class ClaudeCodeReader(Reader):
         if call.model is None:
             call.model = model
         if not self.coalesce:
-            return [self._emit(call)]
+            return self._emit(call)
         # A whole-file read: a response's lines are consecutive, so a line of another call means the calls
         # updated before it are complete; emit them once (in the order they were first updated).
         dirty = self._dirty
         out: list[Output] = []
         if dirty and (len(dirty) > 1 or key not in dirty):
-            out = [self._emit(c) for k, c in dirty.items() if k != key]
+            out = [o for k, c in dirty.items() if k != key for o in self._emit(c)]
             self._dirty = dirty = {key: call} if key in dirty else {}
         dirty.setdefault(key, call)
         return out
 
     def finish(self) -> list[Output]:
         """Emit the calls a coalescing read still holds (nothing otherwise)."""
-        out: list[Output] = [self._emit(c) for c in self._dirty.values()]
+        out: list[Output] = [o for c in self._dirty.values() for o in self._emit(c)]
         self._dirty = {}
         return out
 
@@ -738,7 +790,25 @@ class ClaudeCodeReader(Reader):
             self._chains[context] = chain
         return messages, complete
 
-    def _emit(self, call: _CallState) -> ParsedCall:
+    def _emit(self, call: _CallState) -> list[Output]:
+        """The call's :class:`ParsedCall`, then its ``implausible_usage`` note when its kept usage reports an
+        implausible prompt (:func:`implausible_note`; failure case B13), as the Codex reader gives one.  The
+        note is given once per call, at the call's first line (the line the table shows it at), with the
+        call's key (``Issue.call_key``: a copy of the call in another file, a resumed session, gives it once);
+        a later line whose usage changes it withdraws it (:class:`Resolved`) and gives the new one, if any."""
+        pc = self._parsed(call)
+        note = implausible_note(call.best, call.model)
+        if note == call.implausible:
+            return [pc]
+        out: list[Output] = [pc]
+        if call.implausible is not None:
+            out.append(Resolved(self.path, call.line, "implausible_usage"))
+        if note is not None:
+            out.append(Issue(self.path, call.line, "implausible_usage", note, call.key))
+        call.implausible = note
+        return out
+
+    def _parsed(self, call: _CallState) -> ParsedCall:
         text = "".join([p.text for p in call.parts if p.kind == "text"])
         extra = call.extra  # (the accountant copies it into the call summary)
         extra["lines"] = call.lines
