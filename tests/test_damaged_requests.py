@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -389,8 +390,9 @@ def test_gemini_request_without_contents(tmp_path: Path) -> None:
     _no_request_flags(doc)
 
 
-def test_inspect_model_event_without_input(tmp_path: Path) -> None:
-    """An Inspect model event whose ``input`` (system message first) is missing, between two whole ones."""
+def _inspect_events(tmp_path: Path, damage: Callable[[dict[str, Any]], None]) -> dict:
+    """``report --json`` of an Inspect log of three gpt-4o model events (system message, then a user message of
+    50 + i words), the 2nd one's event passed through ``damage``."""
     def event(i: int) -> dict[str, Any]:
         return {"event": "model", "model": "openai/gpt-4o", "timestamp": f"2025-01-01T00:00:0{i}+00:00",
                 "input": [{"role": "system", "content": SYS}, {"role": "user", "content": _words(50 + i)}],
@@ -399,33 +401,70 @@ def test_inspect_model_event_without_input(tmp_path: Path) -> None:
                            "usage": {"input_tokens": 70 + i, "output_tokens": 1, "total_tokens": 71 + i}}}
 
     events = [event(i) for i in range(3)]
-    del events[1]["input"]
+    damage(events[1])
     doc = {"eval": {"run_id": "r", "task": "t"}, "samples": [{"id": 1, "epoch": 1, "events": events,
                                                                   "attachments": {}}]}
     path = tmp_path / "log.json"
     path.write_text(json.dumps(doc))
-    doc = _report(str(path), "--format", "inspect-ai")
+    return _report(str(path), "--format", "inspect-ai")
+
+
+def test_inspect_model_event_without_input(tmp_path: Path) -> None:
+    """An Inspect model event whose ``input`` (system message first) is missing, between two whole ones."""
+    doc = _inspect_events(tmp_path, lambda e: e.pop("input"))
     assert len(doc["calls"]) == 3 and doc["calls"][1]["system_tokens"] is None
     assert [(i["line"], i["message"]) for i in doc["issues"]] == [
         (0, "sample 1 epoch 1 model event 1: input is missing: the history and the system prompt are unknown")]
     _no_request_flags(doc)
 
 
-def test_swe_agent_query_with_an_entry_that_is_not_a_message(tmp_path: Path) -> None:
-    """A SWE-agent step's ``query`` is the request as sent; the 2nd holds a number where its system message was."""
+def test_inspect_model_event_with_an_empty_input(tmp_path: Path) -> None:
+    """An Inspect model event whose ``input`` is ``[]`` while it reports 71 input tokens: read as a request
+    with no messages, it raised "system prompt evicted" and a history of 0.  No provider takes a request
+    without messages (as for an empty chat ``messages`` or Gemini ``contents``), so it is damage: its history
+    and system prompt are unknown (null), and it is an ``invalid_field`` bad line."""
+    doc = _inspect_events(tmp_path, lambda e: e.update(input=[]))
+    c = doc["calls"][1]
+    assert (c["prompt_tokens_reported"], c["system_tokens"], c["history_tokens"]) == (71, None, None)
+    assert [(i["line"], i["kind"], i["message"]) for i in doc["issues"]] == [
+        (0, "invalid_field", "sample 1 epoch 1 model event 1: input is empty: the history and the system prompt "
+                             "are unknown")]
+    _no_request_flags(doc)
+
+
+def _swe_steps(tmp_path: Path, damage: Callable[[list[Any]], None]) -> dict:
+    """``report --json`` of a SWE-agent trajectory of three query steps (system message, user message ``U<i>``),
+    the 2nd step's ``query`` passed through ``damage``."""
     steps = [{"query": [{"role": "system", "content": SYS}, {"role": "user", "content": f"U{i}"}],
               "response": f"R{i}"} for i in range(3)]
-    steps[1]["query"][0] = 7
+    damage(steps[1]["query"])
     doc = {"trajectory": steps, "history": [],
            "info": {"model_stats": {"tokens_sent": 50, "tokens_received": 5, "api_calls": 3}},
            "replay_config": json.dumps({"agent": {"model": {"name": "gpt-4o"}}})}
     path = tmp_path / "t.traj"
     path.write_text(json.dumps(doc))
-    doc = _report(str(path), "--format", "swe-agent")
+    return _report(str(path), "--format", "swe-agent")
+
+
+def test_swe_agent_query_with_an_entry_that_is_not_a_message(tmp_path: Path) -> None:
+    """A SWE-agent step's ``query`` is the request as sent; the 2nd holds a number where its system message was."""
+    doc = _swe_steps(tmp_path, lambda q: q.__setitem__(0, 7))
     assert len(doc["calls"]) == 3 and doc["calls"][1]["system_tokens"] is None
     assert [(i["line"], i["message"]) for i in doc["issues"]] == [
         (0, "trajectory step 1: query holds 1 entry that is not a message object: the history and the system "
             "prompt are unknown")]
+    _no_request_flags(doc)
+
+
+def test_swe_agent_query_that_is_empty(tmp_path: Path) -> None:
+    """The 2nd step's ``query`` is ``[]``: read as a request with no messages, its system prompt was "evicted"
+    and its history 0.  The APIs SWE-agent calls reject a request without messages, so it is damage: history
+    and system prompt unknown (null), an ``invalid_field`` bad line."""
+    doc = _swe_steps(tmp_path, lambda q: q.clear())
+    c = doc["calls"][1]
+    assert (c["system_tokens"], c["history_tokens"], c["messages"]) == (None, None, None)
+    assert [(i["line"], i["kind"], i["message"]) for i in doc["issues"]] == [
+        (0, "invalid_field", "trajectory step 1: query is empty: the history and the system prompt are unknown")]
     _no_request_flags(doc)
 
 

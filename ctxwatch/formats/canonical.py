@@ -729,7 +729,8 @@ def history_problem(body: dict[str, Any], key: str, is_message: Callable[[Any], 
     string is a whole history (the Responses API's ``input``); ``object_ok``: one object is (Gemini's
     ``contents``).  Every one of these APIs requires the field, so a body without it is a damaged record, not a
     request with no messages.  ``empty_ok=False``: an empty list ``"is empty"``, for the APIs that reject one
-    (chat completions and Anthropic Messages, :func:`request_problems`).
+    (chat completions and Anthropic Messages, :func:`request_problems`; Gemini ``contents``) and the logs of
+    requests made through them (an Inspect event's ``input``, a SWE-agent step's ``query``).
     """
     if key not in body:
         return "is missing"

@@ -323,8 +323,13 @@ class InspectReader(Reader):
     def _call(self, e: dict[str, Any], context: str, att: dict[str, Any], src: SourceRef, sid: Any, epoch: Any,
               n: int, run_id: str | None, member: str | None) -> list[Output]:
         """The call of one model event, and an ``invalid_field`` issue when its ``input`` (the messages sent,
-        system prompt first) is missing or damaged: the history and system prompt are then unknown
-        (:func:`~ctxwatch.formats.canonical.forget_history`), not empty."""
+        system prompt first) is missing, damaged or empty: the history and system prompt are then unknown
+        (:func:`~ctxwatch.formats.canonical.forget_history`), not empty.  An empty ``input`` is damage as an
+        empty chat ``messages`` or Gemini ``contents`` is: every provider Inspect calls rejects a request
+        without messages (OpenAI ``empty_array``, Anthropic "at least one message is required", Gemini
+        "contents is not specified": :func:`~ctxwatch.formats.canonical.request_problems`), so no call was
+        made with one; read as empty, it was a request without the system prompt (``system_prompt_evicted``)
+        and a history of 0."""
         model = e.get("model") if isinstance(e.get("model"), str) else None
         provider = _inspect_provider(model)
         output = o if isinstance(o := e.get("output"), dict) else {}
@@ -360,7 +365,7 @@ class InspectReader(Reader):
                           max_output_tokens=int_or_none(cfg.get("max_tokens")),
                           usage=inspect_usage(output.get("usage"), provider), response=info, key=str(key),
                           extra=extra)
-        bad = history_problem(e, "input")
+        bad = history_problem(e, "input", empty_ok=False)
         if not bad:
             return [call]
         why = forget_history(call, bad, f"sample {sid!s} epoch {epoch!s} model event {n}: input",
@@ -641,8 +646,10 @@ class SweAgentReader(Reader):
                 resp = s.get("response") if isinstance(s.get("response"), str) else None
                 call = make(system, msgs, "main", n, "query", resp)
                 # (a query is the request as sent, system prompt first: with entries that are not messages,
-                # what was sent is not known, and a system prompt read as absent would be "evicted")
-                if bad := history_problem(s, "query"):
+                # what was sent is not known, and a system prompt read as absent would be "evicted"; an empty
+                # one is damage too, as an empty chat ``messages`` is: the APIs SWE-agent calls through LiteLLM
+                # reject a request without messages, canonical.request_problems)
+                if bad := history_problem(s, "query", empty_ok=False):
                     out.append(Issue(self.path, 0, "invalid_field",
                                      forget_history(call, bad, f"trajectory step {n}: query", tools_field=True)))
         else:
