@@ -244,3 +244,27 @@ def test_saved_sample_is_priced_at_the_standard_rate_and_says_as_which_model(sha
     # Gemini 2.5 Pro's input limit is 1,048,576 tokens (Google's model page): given, it is used.
     calls = json.loads(CliRunner().invoke(main, ["report", str(path), "--json", "--window", "1048576"]).output)["calls"]
     assert all((c["window"], c["window_source"]) == (1_048_576, "option") for c in calls)
+
+
+def test_a_request_response_line_without_status_is_not_a_vertex_batch_line(tmp_path: Path) -> None:
+    """Vertex AI batch prediction writes ``status`` on every output row (``""`` when the request succeeded), so
+    ``{request, response, status}`` is a batch line: priced at the batch rate, half the standard one (Vertex AI
+    pricing: batch requests are discounted 50 %).  The same line without ``status`` is also how a request logger
+    writes a synchronous generateContent call, and nothing in it says it came from a batch: it stays a
+    synchronous call at the standard rate (the decision is written down in ``GeminiReader.feed``)."""
+    from click.testing import CliRunner
+
+    from ctxwatch.cli import main
+    from ctxwatch.model import BATCH_SIDE
+
+    line = {"request": {"contents": [{"role": "user", "parts": [{"text": "summarise the report"}]}]},
+            "response": {"candidates": [{"content": {"parts": [{"text": "ok"}], "role": "model"}}],
+                         "usageMetadata": {"promptTokenCount": 100_000, "candidatesTokenCount": 1_000},
+                         "modelVersion": "gemini-2.5-flash"}}
+    path = tmp_path / "g.jsonl"
+    path.write_text(json.dumps({**line, "status": ""}) + "\n" + json.dumps(line) + "\n")
+    calls, issues = _read(GeminiReader(str(path)), path)
+    assert issues == [] and [c.extra.get(BATCH_SIDE) for c in calls] == ["output", None]
+    res = CliRunner().invoke(main, ["report", str(path), "--format", "gemini", "--json"])
+    batch, synchronous = (c["cost_usd"] for c in json.loads(res.output)["calls"])
+    assert batch is not None and synchronous == pytest.approx(2 * batch)

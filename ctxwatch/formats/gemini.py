@@ -258,6 +258,15 @@ class GeminiReader(Reader):
         extra: dict[str, Any] = {}
         if key is not None:
             extra["custom_id"] = str(key)
+        # A {request, response} line without "status" is not taken for a Vertex line: Vertex writes status on every
+        # row of its output (Vertex docs, "Batch inference from Cloud Storage": a row's response in "response", its
+        # error details in "status"; every published row has "status": "" beside processed_time, e.g. LiteLLM's
+        # Vertex batch docs), while {request, response} alone is also what a request logger writes for a
+        # synchronous generateContent call (tests/test_damaged_requests.py reads one so).  Nothing in such a line
+        # says which it is; taken for a batch line it would be priced at half the rate and a logged conversation
+        # cut into separate requests (no eviction, compaction or forecast), so without status it stays a
+        # synchronous call.  (Not checked: a Vertex BigQuery output table exported to JSONL, should the export
+        # leave a null status out.)
         if resp is not v and ("key" in v or ("request" in v and "status" in v)):
             # A Gemini Batch Mode ({key, response}) or Vertex AI batch prediction ({request, response, status})
             # output line: billed at the batch rate (windows.BATCH_DISCOUNT), and a request of its own, not a turn
