@@ -266,6 +266,21 @@ def test_swe_agent_query_steps(tmp_path: Path) -> None:
     assert calls[0].provider == "anthropic"
 
 
+def test_swe_agent_step_without_model_call(tmp_path: Path) -> None:
+    """SWE-agent 1.x writes ``query: [{}]`` (StepOutput's default, sweagent/types.py) for a step that called no
+    model, e.g. the automatic submission after an error: no call, no damage.  model_stats counts 1 API call,
+    so 1 call and no call-count mismatch either."""
+    doc = {"trajectory": [
+        {"query": [{"role": "system", "content": "S"}, {"role": "user", "content": "U1"}], "response": "R1"},
+        {"query": [{}], "response": "", "action": "submit", "observation": "autosubmitted"}],
+        "history": [], "info": {"model_stats": {"tokens_sent": 20, "tokens_received": 5, "api_calls": 1}},
+        "replay_config": json.dumps({"agent": {"model": {"name": "gpt-4o"}}})}
+    calls, issues = _split(SweAgentReader(str(tmp_path / "t.traj")).feed_document(doc))
+    assert issues == []
+    assert [[m.text() for m in c.messages] for c in calls] == [["U1"]]
+    assert calls[0].extra["step"] == 0
+
+
 # --- Cline --------------------------------------------------------------------------------------------
 
 def test_cline_tokens(shared_logs: Path) -> None:

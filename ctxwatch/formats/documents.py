@@ -637,6 +637,11 @@ class SweAgentReader(Reader):
 
         if steps and all(isinstance(s.get("query"), list) for s in steps):
             for n, s in enumerate(steps):
+                if s["query"] and all(m == {} for m in s["query"]):
+                    # SWE-agent's own default for a step's query (``StepOutput.query = [{}]``, sweagent/types.py):
+                    # a step that called no model (an automatic submission after an error, an exit on a cost
+                    # limit).  No request was sent, so it is no call, and not a damaged one.
+                    continue
                 system: list[str] = []
                 msgs: list[Message] = []
                 for m in s["query"]:
