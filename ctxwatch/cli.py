@@ -244,13 +244,18 @@ def report_cmd(paths: tuple[str, ...], config: str | None, window: int | None, b
           f"issues={len(doc['issues'])}{counted}")
     # With several files (a folder, a batch pair) a line number alone does not say where: a file column.
     several = len({c["file"] for c in doc["calls"]}) > 1
+    # Main and sidechain / subagent calls side by side have floors of their own (another system prompt and tool
+    # set): without the context a floor that jumps between two values looks like an error.
+    contexts = len({c["context"] for c in doc["calls"]}) > 1
+    cw = max((len(clean(c["context"])) for c in doc["calls"]), default=7) if contexts else 0
     # An implausible report (B13) is marked "!" in the reported column, which widens by that mark only then: one
     # above the window, and a reported 0 (no request has an empty prompt), also where the estimate stands in.
     marked = [c["prompt_implausible"] or c["prompt_tokens_reported"] == 0 for c in doc["calls"]]
     implausible = any(marked)
     rw = 10 if implausible else 9
-    _echo(f"{'#':>4} {'line':>6} {'model':<28} {'window':>9} {'floor':>9} {'history':>9} {'reserve':>8} "
-               f"{'free':>9} {'used%':>6} {'reported':>{rw}}" + ("  file" if several else ""))
+    _echo((f"{'#':>4} {'line':>6} {'model':<28} {'window':>9} {'floor':>9} {'history':>9} {'reserve':>8} "
+           f"{'free':>9} {'used%':>6} {'reported':>{rw}}" + (f"  {'context':<{cw}}" if contexts else "")
+           + ("  file" if several else "")).rstrip())
     for c, mark in zip(doc["calls"], marked, strict=True):
         used = "?"
         if c["window"] and c["free_tokens"] is not None and c["reserve_tokens"] is not None:
@@ -261,11 +266,12 @@ def report_cmd(paths: tuple[str, ...], config: str | None, window: int | None, b
         floor = _fmt_int(c["floor_tokens"]) + ("~" if c["floor_source"] == "inferred" else "")
         history = _fmt_int(c["history_tokens"]) + ("~" if c["history_source"] == "inferred" else "")
         line = c["line"] or "doc"
-        _echo(f"{c['index'] + 1:>4} {line:>6} {clean(c['model'] or '?')[:28]:<28} {_fmt_int(c['window']):>9} "
-                   f"{floor:>9} {history:>9} {_fmt_int(c['reserve_tokens']):>8} "
-                   f"{_fmt_int(c['free_tokens']):>9} {used:>6} "
-                   f"{_fmt_int(c['prompt_tokens_reported']) + ('!' if mark else ''):>{rw}}"
-                   + (f"  {clean(os.path.basename(c['file']))}" if several else ""))
+        _echo((f"{c['index'] + 1:>4} {line:>6} {clean(c['model'] or '?')[:28]:<28} {_fmt_int(c['window']):>9} "
+               f"{floor:>9} {history:>9} {_fmt_int(c['reserve_tokens']):>8} "
+               f"{_fmt_int(c['free_tokens']):>9} {used:>6} "
+               f"{_fmt_int(c['prompt_tokens_reported']) + ('!' if mark else ''):>{rw}}"
+               + (f"  {clean(c['context']):<{cw}}" if contexts else "")
+               + (f"  {clean(os.path.basename(c['file']))}" if several else "")).rstrip())
     if doc["calls"]:
         _echo(_totals_line(doc["calls"]))
         priced = _priced_as_line(doc["calls"])

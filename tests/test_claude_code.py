@@ -205,6 +205,31 @@ def test_inline_sidechains_are_separate_contexts(shared_logs: Path) -> None:
                     assert all(p.text not in side_texts for p in m.parts)
 
 
+def test_text_report_names_each_calls_context(shared_logs: Path) -> None:
+    """Main and sidechain calls side by side have floors of their own (17,792 and 12,694 on this sample): the text
+    report names each row's context, as the file's isSidechain and parentUuid chain give it."""
+    from click.testing import CliRunner
+
+    from ctxwatch.cli import main
+
+    path = shared_logs / "claude-code" / INLINE_SIDECHAIN
+    recs = lines(path)
+    roots = _roots(recs)
+    expected: dict[int, str] = {}
+    for d in recs:
+        if d.get("type") == "assistant" and d["_line"] not in expected:
+            side = d.get("isSidechain")
+            expected.setdefault(d["_line"], f"sidechain-{roots[d['uuid']][:8]}" if side else "main")
+    out = CliRunner().invoke(main, ["report", str(path)]).output.splitlines()
+    header = next(i for i, row in enumerate(out) if row.split()[:2] == ["#", "line"])
+    assert out[header].split()[-1] == "context"
+    rows = [r.split() for r in out[header + 1:] if r.split() and r.split()[0].isdigit()]
+    assert len(rows) == 20
+    for r in rows:
+        assert r[-1] == expected[int(r[1])]
+    assert {r[-1] for r in rows} == {"main", "sidechain-6340ddef", "sidechain-83e2917c"}
+
+
 def _hand_chain(recs: list[dict], line: int) -> tuple[int, int]:
     """Follow parentUuid from the first line of the call at ``line`` by hand: (user lines, distinct responses)."""
     by_uuid = {d["uuid"]: d for d in recs if "uuid" in d}
