@@ -193,7 +193,25 @@ def load_many(paths: list[str], fmt: str | None, settings: Settings | None = Non
         raise LogError(f"{', '.join(paths)}: no log files found")
     run = _read_files(paths, files, fmt, settings, parallel)
     run.issues.extend(not_logs)
+    _drop_answered_subagent_notes(run)
     return run
+
+
+def _drop_answered_subagent_notes(run: Run) -> None:
+    """Drop the note that a Claude Code session ran subagents whose transcripts were not read
+    (:data:`~ctxwatch.formats.claude_code.SUBAGENT_COPIES`) where the run holds calls of a subagent context of
+    that session other than the compaction summarizer's (``agent-acompact-*``, which no ``agent_progress`` line
+    copies): its subagents' transcripts were read after all (a folder)."""
+    from ctxwatch.formats.claude_code import SUBAGENT_COPIES
+
+    noted = {i.path for i in run.issues if i.kind == SUBAGENT_COPIES}
+    if not noted:
+        return
+    sessions_of = {c.source.path: c.session for c in run.calls if c.context == "main" and c.source.path in noted}
+    with_agents = {c.session for c in run.calls
+                   if c.context.startswith("agent-") and not c.context.startswith("agent-acompact")}
+    run.issues = [i for i in run.issues
+                  if not (i.kind == SUBAGENT_COPIES and sessions_of.get(i.path) in with_agents)]
 
 
 def unique_files(files: list[str], notes: list[Issue] | None = None) -> list[str]:

@@ -82,6 +82,12 @@ _LINK_TYPES = (b'user"', b'progress"', b'attachment"')
 _MAX_ID = 128
 
 
+#: Note kind: a main session file ran subagents (``agent_progress`` lines copy their messages, FORMATS.md
+#: section 1), whose calls are in their own transcripts, not in this file.  A folder read that includes those
+#: transcripts drops it (:func:`ctxwatch.multi.load_many`).
+SUBAGENT_COPIES = "subagent_calls_elsewhere"
+
+
 # --- small helpers -------------------------------------------------------------------------------------------
 
 
@@ -467,6 +473,7 @@ class ClaudeCodeReader(Reader):
         self._last_node: dict[bool, str] = {}  # is-sidechain -> uuid of the latest node (lines w/o parentUuid)
         self._dirty: dict[str, _CallState] = {}  # coalesce: calls updated since they were last emitted
         self._pending_session: dict[str, str | None] = {}  # context -> session of its pending compaction
+        self.agent_progress_lines = 0  # progress lines copying a subagent's messages (never counted)
 
     def pending_compactions(self) -> dict[str, dict[str, Any]]:
         """The compaction markers waiting for their context's next call (:meth:`Reader.pending_compactions`),
@@ -495,6 +502,9 @@ class ClaudeCodeReader(Reader):
         i = data.find(b'"type":"', 0, _HEAD_BYTES)  # (searched in place: slicing would copy every line's head)
         if i < 0:
             return False
+        if data.startswith(b'progress"', i + 8) and self._file_context is None \
+                and data.find(b'"type":"agent_progress"', i) >= 0:
+            self.agent_progress_lines += 1  # (said in a note at the end: see finish)
         if self._floor_calls and not self.full_history and data.startswith(_LINK_TYPES, i + 8) \
                 and not data.startswith(b'{"parentUuid":null') and b'"requestId":' not in data:
             # A user / progress / attachment line of a context whose floor is known: no number needs it
@@ -713,9 +723,18 @@ class ClaudeCodeReader(Reader):
         return out
 
     def finish(self) -> list[Output]:
-        """Emit the calls a coalescing read still holds (nothing otherwise)."""
+        """Emit the calls a coalescing read still holds, and a :data:`SUBAGENT_COPIES` note when the session's
+        ``agent_progress`` lines show that it ran subagents (their calls are not in this file)."""
         out: list[Output] = [o for c in self._dirty.values() for o in self._emit(c)]
         self._dirty = {}
+        if self.agent_progress_lines:
+            n = self.agent_progress_lines
+            out.append(Issue(self.path, 0, SUBAGENT_COPIES,
+                             f"{n} agent_progress line{'s copy' if n != 1 else ' copies'} a subagent's messages: "
+                             "its calls are not counted from these copies (they would count twice) but from the "
+                             "subagent's own transcript (<session>/subagents/agent-*.jsonl, or agent-*.jsonl "
+                             "beside the session), which is not among the files read"))
+            self.agent_progress_lines = 0
         return out
 
     # -- history --------------------------------------------------------------------------------------------
