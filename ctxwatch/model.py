@@ -276,7 +276,8 @@ class Issue:
         line: 1-based line number (0 when the problem is not tied to one line).
         kind: short machine-readable kind, e.g. ``invalid_json``, ``invalid_utf8``, ``truncated_tail``,
             ``unknown_record``, ``implausible_usage``, ``implausible_value``, ``estimate_disagrees``, ``reset``;
-            notes (not bad lines): ``same_file``, ``skipped_file``, ``batch_pairing``, ``totals_restart``.
+            notes (not bad lines): ``same_file``, ``skipped_file``, ``batch_pairing``, ``totals_restart``,
+            ``subagent_calls_elsewhere``.
         message: one human-readable sentence.
         call_key: the dedupe key of the call the problem is about (implausible counts), so that a call logged
             again in another file reports its damage once; ``None`` for problems of a line or a file.
