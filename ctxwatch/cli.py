@@ -172,8 +172,9 @@ def _fmt_int(v: int | None) -> str:
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 @settings_options
 @click.option("--json", "as_json", is_flag=True, help="Print the JSON document (schema in the README).")
-@click.option("--follow", is_flag=True, help="Keep reading as the log grows, printing JSON lines (as --jsonl) as calls "
-                                          "complete.")
+@click.option("--follow", is_flag=True, help="Keep reading one log file as it grows, printing JSON lines (as --jsonl) "
+                                          "as calls complete (a folder: open it in the dashboard, which follows its "
+                                          "newest session).")
 @click.option("--jsonl", is_flag=True, help="One JSON object per line per call, and an {\"event\": \"issue\"} line per "
                                             "problem (with --follow: as each completes).")
 @click.option("--poll", is_flag=True, help="With --follow: poll instead of filesystem events.")
@@ -405,7 +406,7 @@ def _priced_as_line(calls: list[dict[str, Any]]) -> str | None:
     parts = [f"{clean(logged)} -> {clean(model)} ({clean(provider)}"
              + ("; its catalogue entry lists no context window: pass --window)" if no_window else ")")
              for (logged, provider, model), no_window in seen.items()]
-    return "priced as (the genai-prices entry, which the window comes from too): " + ", ".join(parts)
+    return "priced as (the genai-prices entry, also the window's source where the log states none): " + ", ".join(parts)
 
 
 def _write_bytes(data: bytes) -> None:
