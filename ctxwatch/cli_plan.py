@@ -182,14 +182,14 @@ def plan_cmd(paths: tuple[str, ...], call_number: int | None, call_index: int | 
     path = call.source.path
     why = unplannable(call, pc)
     if why:
-        _fail(f"{path}: call {call.index} (#{call.index + 1}): {why}")
+        _fail(f"{path}: call #{call.index + 1} (--index {call.index}): {why}")
     try:
         switches = {} if reinject else {k: False for k in ("reinject_task", "reinject_plan", "reinject_tasks",
                                                                "reinject_file")}
         policy = policy_for_call(call, settings, window=window, reserve=reserve, mode=mode, unit=unit,
                                  compact_at=compact_at, **switches)
     except ConfigError as exc:  # PolicyError included
-        _fail(f"{path}: call {call.index} (#{call.index + 1}): {exc}")
+        _fail(f"{path}: call #{call.index + 1} (--index {call.index}): {exc}")
     counter = counter_for(pc.model, pc.provider)
     # (an implausible report, B13, is no prompt size: scaling to it made every message thousands of times its
     # size; the counts stand as counted)

@@ -619,7 +619,7 @@ def test_errors_name_the_file_and_say_what_to_do(tmp_path: Path, shared_logs: Pa
         {"role": "system", "content": "be brief"}, {"role": "user", "content": "hi"}]},
         "response": {"usage": {"prompt_tokens": 12, "completion_tokens": 1}}}) + "\n")
     res = CliRunner().invoke(main, ["plan", str(log)])
-    assert res.exit_code == 2 and f"{log}: call 0 (#1): the context window of no-such-model-7 is unknown" \
+    assert res.exit_code == 2 and f"{log}: call #1 (--index 0): the context window of no-such-model-7 is unknown" \
         in res.output
     res = CliRunner().invoke(main, ["report", str(log), "--json", "--jsonl"])
     assert res.exit_code == 2 and "--json and --jsonl" in res.output
