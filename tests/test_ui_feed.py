@@ -172,6 +172,39 @@ def test_feed_cancelled_backfill_reads_the_last_part_and_follows(tmp_path: Path,
         th.join(5)
 
 
+def test_feed_cancelled_mid_backfill_says_which_lines_it_skipped(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Esc after part of the backfill was read: the notice said only "read from line 9 on", though lines 1-2
+    had been read, and nothing showed that the calls after #2 are not the file's #3.  BackfillDone now says
+    the first line skipped and how many calls came before it.  Here the first slice holds 2 whole lines and
+    half of the 3rd, and the kept end the last 2 of 10 lines (line lengths from the file itself)."""
+    from ctxwatch.ui import feed as feed_mod
+
+    log = write_log(tmp_path / "run.jsonl", 10, turn_words=40)
+    lines = log.read_bytes().splitlines(keepends=True)
+    assert len(lines) == 10
+    monkeypatch.setattr(feed_mod, "SKIP_KEEP_BYTES", len(lines[8]) + len(lines[9]))
+    cancel = threading.Event()
+    real_step = feed_mod.LogFeed._step
+
+    def step_then_esc(self, run, max_bytes=None):  # Esc pressed while the first slice is read
+        n = real_step(self, run, max_bytes)
+        cancel.set()
+        return n
+
+    monkeypatch.setattr(feed_mod.LogFeed, "_step", step_then_esc)
+    got, stop, th = start(log, cancel_backfill=cancel, slice_bytes=len(lines[0]) + len(lines[1]) + len(lines[2]) // 2)
+    try:
+        assert until(lambda: got.of(BackfillDone))
+        (done,) = got.of(BackfillDone)
+        assert (done.cancelled, done.skipped_from, done.resumed_line, done.calls_before) == (True, 3, 9, 2)
+        assert until(lambda: len(got.calls()) == 4, 10.0)
+        assert sorted(c.source.line for c in got.calls().values()) == [1, 2, 9, 10]
+    finally:
+        stop.set()
+        th.join(5)
+
+
 def first_line_at_or_after(data: bytes, at: int) -> tuple[int, int]:
     """The first line start at or after byte ``at`` of ``data`` and its 1-based number, by splitting the lines
     (an independent reader for the skip tests)."""

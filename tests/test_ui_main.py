@@ -368,6 +368,24 @@ async def test_esc_after_the_reader_finished_says_the_file_was_read_whole(tmp_pa
         assert app.notice is None or "skipped" not in app.notice
 
 
+async def test_a_skipped_backfill_notice_names_the_lines_and_the_call_before_the_gap(tmp_path: Path) -> None:
+    """After Esc the calls read after the skip are numbered on from the calls before it, so the table and the
+    chart show no gap: the notice names the skipped lines and the call after which they fall (the feed's
+    message posted here as it arrives: lines 305-1,444 skipped after 304 calls)."""
+    from ctxwatch.ui.messages import BackfillDone
+
+    sample = Path(__file__).resolve().parents[1] / "sample_logs" / "openai_chat_demo.jsonl"
+    path = tmp_path / "run.jsonl"
+    path.write_bytes(sample.read_bytes())
+    app = CtxwatchApp(str(path))
+    async with app.run_test(size=(160, 40)) as pilot:
+        await loaded(pilot, 20)
+        app.post_message(BackfillDone(app._feed_id, True, 1445, 305, 304))
+        assert await wait_for(pilot, lambda: app.notice is not None and "skipped" in app.notice, 5.0)
+        assert app.notice == ("esc skipped lines 305–1,444 (after call #304): numbers count the calls read; report "
+                              "numbers the whole file")
+
+
 async def test_batch_files_beside_sessions_are_named_not_listed_as_sessions(tmp_path: Path) -> None:
     """A batch request file and its result file in a folder of session logs were listed as two sessions: the
     requests with no reported usage, the results with floor and history '?' (report joins them).  They are

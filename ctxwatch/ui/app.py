@@ -915,9 +915,13 @@ class CtxwatchApp(App[None]):
         self.loaded = True
         self.progress = None
         if message.cancelled and message.resumed_line is not None:
-            # (the calls before that line are not read: numbers count the calls read, not the file's)
-            self.notice = (f"backfill skipped: read from line {message.resumed_line:,} on; numbers count the "
-                           "calls read (report numbers the whole file)")
+            # (the calls in the skipped lines are not read: numbers count the calls read, not the file's, so the
+            # notice says where the gap is, which neither the table nor the chart shows)
+            first = message.skipped_from or 1
+            gap = f"lines {first:,}–{message.resumed_line - 1:,}" if message.resumed_line - 1 > first \
+                else f"line {first:,}"
+            where = f" (after call #{message.calls_before})" if message.calls_before else ""
+            self.notice = f"esc skipped {gap}{where}: numbers count the calls read; report numbers the whole file"
         elif self._cancel.is_set() and not message.cancelled:
             # Esc came after the reader had finished (the screen lags behind a fast read): say so, since the
             # toast promised a skip.

@@ -314,6 +314,7 @@ class LogFeed:
         self._hold = self.last is not None
         cancelled = False
         resumed: int | None = None  # (the line reading resumed from after a skip)
+        skipped_from, calls_before = None, 0  # (the first line not read, and the calls read before it)
         slice_bytes = min(self.slice_bytes, BACKFILL_FIRST_SLICE_BYTES)
         try:
             # Backfill: slices until the tailer has caught up with the file's size.
@@ -321,6 +322,7 @@ class LogFeed:
                 if self.cancel_backfill.is_set():
                     offset, line = skip_to_end(self.path, SKIP_KEEP_BYTES)
                     if offset > tailer.offset:
+                        skipped_from, calls_before = tailer.line, len(run.calls)
                         tailer.close()
                         tailer = self.tailer = FileTailer(self.path, offset, line, idle_grace=grace)
                         tailer.skip = self._skip_for(run, tailer)
@@ -342,7 +344,7 @@ class LogFeed:
             self._progress = None
             self._flush(force=True)
             mode = self._first_mode()
-            self.emit(BackfillDone(self.feed_id, cancelled, resumed))
+            self.emit(BackfillDone(self.feed_id, cancelled, resumed, skipped_from, calls_before))
             self._analyse(force=True)
             # Live follow: file events (with sweeps) until they fail or stay silent, then polling.
             while not self.stop.is_set():

@@ -120,12 +120,19 @@ class BackfillDone(FeedMessage):
         resumed_line: with ``cancelled``, the 1-based line the feed went on reading from (the start of
             its last :data:`~ctxwatch.ui.feed.SKIP_KEEP_BYTES`, or of its last complete line when that alone is
             longer; see :func:`~ctxwatch.ui.feed.skip_to_end`), or ``None`` when nothing was skipped.
+        skipped_from: with ``resumed_line``, the 1-based first line not read (lines ``skipped_from`` to
+            ``resumed_line - 1`` were skipped).
+        calls_before: with ``resumed_line``, how many calls were read before the skip (the first call read
+            after it has index ``calls_before``: the gap lies between it and the one before).
     """
 
-    def __init__(self, feed: int, cancelled: bool = False, resumed_line: int | None = None) -> None:
+    def __init__(self, feed: int, cancelled: bool = False, resumed_line: int | None = None,
+                 skipped_from: int | None = None, calls_before: int = 0) -> None:
         super().__init__(feed)
         self.cancelled = cancelled
         self.resumed_line = resumed_line
+        self.skipped_from = skipped_from
+        self.calls_before = calls_before
 
 
 class FeedFailed(FeedMessage):
