@@ -687,6 +687,11 @@ def test_chart_x_title_shortens_to_fit_instead_of_vanishing() -> None:
     assert x_title("call #", above, False, len(full) - 1) == short
     assert x_title("call #", above, True, len(short) + 20) == short + " · │ compaction"
     assert x_title("call #", above, True, 21) == "call # · │ compaction"
+    # (prompts whose split is unknown are drawn in "?": the title names that mark, and gives it up before the
+    # axis name when room is short)
+    assert x_title("call #", [], True, 80, unsplit=True) == "call # · ? split unknown · │ compaction"
+    assert x_title("call #", [], False, 80, unsplit=True) == "call # · ? split unknown"
+    assert x_title("call #", [], True, 20, unsplit=True) == "call #"
     assert x_title("call #", above, False, 10) == "call #"
     assert x_title("call #", [], False, 80) == "call #"
 

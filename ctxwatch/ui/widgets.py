@@ -952,14 +952,19 @@ def chart_legend(unsplit: bool = False) -> Text:
     return out
 
 
-def x_title(xlabel: str, above: Sequence[tuple[float, str, str]], compactions: bool, width: int) -> str:
-    """The chart's x axis title: ``call # · above: trigger 61k, budget 77k, window-reserve 128k · │ compaction``.
+def x_title(xlabel: str, above: Sequence[tuple[float, str, str]], compactions: bool, width: int,
+            unsplit: bool = False) -> str:
+    """The chart's x axis title: ``call # · above: trigger 61k, budget 77k, window-reserve 128k · ? split unknown
+    · │ compaction``.
 
-    ``above`` lists the thresholds too high to draw (``(tokens, letter, name)``).  plotext drops a title wider
-    than the plot, so shorter forms are tried until one fits ``width`` cells: the thresholds by letter
-    (``above: T 61k, B 77k, W-R 128k``), then the axis name alone.
+    ``above`` lists the thresholds too high to draw (``(tokens, letter, name)``); ``unsplit``: the chart has
+    prompts whose floor / history split is unknown, drawn in ``?`` (the side panel's legend, which names that
+    mark too, is left out when the panel is short).  plotext drops a title wider than the plot, so shorter
+    forms are tried until one fits ``width`` cells: the thresholds by letter (``above: T 61k, B 77k, W-R
+    128k``), then the marks alone, then the axis name alone.
     """
-    tail = " · │ compaction" if compactions else ""
+    tail = (f" · {CHART_MARKERS['unsplit']} split unknown" if unsplit else "") \
+        + (" · │ compaction" if compactions else "")
     forms = []
     if above:
         forms.append(xlabel + " · above: " + ", ".join(f"{name} {tx.short_tokens(v)}" for v, _l, name in above) + tail)
@@ -1171,7 +1176,8 @@ class TrendChart(PlotextPlot):
         # plotext centres the title under the plot and drops it unless it fits in the widget from there.
         ylw = max((len(lab) for lab in axis.labels), default=0)
         centre = ylw + 1 + (width - 2 - ylw) // 2
-        plt.xlabel(x_title(s.xlabel, above, bool(s.compactions), min(2 * (width - centre), 2 * centre + 1)))
+        plt.xlabel(x_title(s.xlabel, above, bool(s.compactions), min(2 * (width - centre), 2 * centre + 1),
+                           unsplit=any(s.unsplit)))
         return super().render()
 
 
