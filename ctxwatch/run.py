@@ -706,7 +706,7 @@ def resolve_spec(path: str, fmt: str | None) -> FormatSpec:
             if sn.head.startswith(_COMPRESSED_MAGIC):
                 raise UnknownFormat(f"{path}: a compressed file (gzip, bzip2, xz or zstd): decompress it first "
                                     "(ctxwatch re-reads message bodies by byte offset), or pipe it in: zcat FILE | "
-                                    "ctxwatch report -")
+                                    "ctxwatch report - (or check -, plan -, schema -)")
             if not sn.values and sn.document is None and sn.head.strip():
                 why = "; none of its first lines is JSON"
             array = array_of_records(sn)
