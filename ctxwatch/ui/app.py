@@ -11,6 +11,7 @@ result files (a folder of them, or the files) are one run instead, joined by ``c
 from __future__ import annotations
 
 import csv
+import io
 import os
 import threading
 import time
@@ -32,6 +33,7 @@ from ctxwatch.analysis import Flag
 from ctxwatch.config import Settings
 from ctxwatch.model import Call, Issue, counted_issues, tally_issues
 from ctxwatch.ui import text as tx
+from ctxwatch.ui.export import export_text, write_new
 from ctxwatch.ui.feed import SWEEP_INTERVAL, BatchFeed, FileMemo, LogFeed, is_batch_set, log_files
 from ctxwatch.ui.messages import (
     AnalysisChanged,
@@ -1309,7 +1311,7 @@ class CtxwatchApp(App[None]):
         try:
             path = unique_path(self.export_folder(), stem, ".csv")
             write_csv(path, self.view_calls())
-        except OSError as exc:
+        except (OSError, ValueError) as exc:  # (ValueError: text the encoder still refuses; nothing is written)
             self.notify(f"CSV not written: {exc}", title="CSV", severity="error", markup=False)
             return
         self.saved.append(path)
@@ -1426,28 +1428,42 @@ CSV_FIELDS = ("call", "index", "file", "line", "timestamp", "context", "session"
 
 
 def write_csv(path: str, calls: Iterable[Call]) -> None:
-    """Write one CSV row per call (columns :data:`CSV_FIELDS`; empty = unknown)."""
+    """Write one CSV row per call (columns :data:`CSV_FIELDS`; empty = unknown) to a new file at ``path``, whole
+    or not at all (:func:`ctxwatch.ui.export.write_new`).  Text from the log or a file name is written as
+    :func:`ctxwatch.ui.export.export_text` makes it (a lone surrogate made the encoder raise half-way).
+
+    Raises:
+        OSError: the file cannot be written (it exists, the folder is read-only, the disk is full).
+    """
+    data = csv_text(calls).encode("utf-8")
+    write_new(path, data)
+
+
+def csv_text(calls: Iterable[Call]) -> str:
+    """The CSV :func:`write_csv` writes, as text."""
     from ctxwatch.report import cost_of, cost_source, iso
 
-    with open(path, "w", newline="", encoding="utf-8") as fh:
-        w = csv.writer(fh)
-        w.writerow(CSV_FIELDS)
-        for c in calls:
-            u = c.usage
-            w.writerow([
-                c.index + 1, c.index, c.source.path, c.source.line, iso(c.timestamp) or "", c.context, c.session or "",
-                c.model or "",
-                _v(c.window), c.window_src, _v(c.system_tokens), _v(c.tools_tokens), _v(c.floor_tokens),
-                c.floor_src, _v(c.history_tokens), c.history_src, _v(c.reserve_tokens), c.reserve_src,
-                _v(c.free_tokens),
-                "" if c.used_fraction is None else f"{c.used_fraction:.4f}", _v(c.prompt_estimated),
-                _v(u.prompt_total if u else None), "yes" if c.prompt_implausible else "",
-                _v(u.input_uncached if u else None),
-                _v(u.cache_read if u else None), _v(u.cache_write if u else None), _v(u.output if u else None),
-                _v(u.reasoning if u else None), _v(u.web_searches if u else None), c.tokenizer, c.exact,
-                "yes" if c.compaction else "", "" if (cost := cost_of(c)) is None else format(cost, "f"),
-                cost_source(c, cost),
-            ])
+    fh = io.StringIO(newline="")
+    w = csv.writer(fh)
+    w.writerow(CSV_FIELDS)
+    t = export_text
+    for c in calls:
+        u = c.usage
+        w.writerow([
+            c.index + 1, c.index, t(c.source.path), c.source.line, iso(c.timestamp) or "", t(c.context),
+            t(c.session), t(c.model),
+            _v(c.window), c.window_src, _v(c.system_tokens), _v(c.tools_tokens), _v(c.floor_tokens),
+            c.floor_src, _v(c.history_tokens), c.history_src, _v(c.reserve_tokens), c.reserve_src,
+            _v(c.free_tokens),
+            "" if c.used_fraction is None else f"{c.used_fraction:.4f}", _v(c.prompt_estimated),
+            _v(u.prompt_total if u else None), "yes" if c.prompt_implausible else "",
+            _v(u.input_uncached if u else None),
+            _v(u.cache_read if u else None), _v(u.cache_write if u else None), _v(u.output if u else None),
+            _v(u.reasoning if u else None), _v(u.web_searches if u else None), t(c.tokenizer), c.exact,
+            "yes" if c.compaction else "", "" if (cost := cost_of(c)) is None else format(cost, "f"),
+            cost_source(c, cost),
+        ])
+    return fh.getvalue()
 
 
 def _v(n: int | None) -> str | int:

@@ -31,6 +31,7 @@ from ctxwatch.model import Call, Issue, ParsedCall, Src, counted_issues, is_bad_
 from ctxwatch.model import Message as LogMessage
 from ctxwatch.run import reload_parsed
 from ctxwatch.ui import text as tx
+from ctxwatch.ui.export import json_safe, write_new
 from ctxwatch.ui.feed import activity_of
 from ctxwatch.ui.widgets import AdaptiveFooter, BarParts, bar_line
 
@@ -818,10 +819,11 @@ class PlanScreen(Screen[None]):
             return
         try:
             folder = getattr(self.app, "export_folder", os.getcwd)()
+            # (built whole before the file is created: a string orjson refuses left a 0-byte file behind)
+            data = orjson.dumps(json_safe(self.plan_document()), option=orjson.OPT_INDENT_2) + b"\n"
             path = unique_path(folder, f"ctxwatch-plan-call{self.call.index + 1}", ".json")  # call #N
-            with open(path, "wb") as fh:
-                fh.write(orjson.dumps(self.plan_document(), option=orjson.OPT_INDENT_2) + b"\n")
-        except OSError as exc:  # a read-only folder, a full disk, an XDG path that is a file
+            write_new(path, data)
+        except (OSError, TypeError) as exc:  # a read-only folder, a full disk, an XDG path that is a file
             self.app.notify(f"plan not written: {exc}", title="eviction plan", severity="error", markup=False)
             return
         self.written = path
