@@ -159,8 +159,11 @@ def watch_cmd(paths: tuple[str, ...], config: str | None, window: int | None, bu
         return
     from ctxwatch.ui.app import CtxwatchApp
 
-    CtxwatchApp(paths[0] if len(paths) == 1 else list(paths), fmt=fmt, settings=settings, poll=poll,
-                last=last).run()
+    app = CtxwatchApp(paths[0] if len(paths) == 1 else list(paths), fmt=fmt, settings=settings, poll=poll,
+                      last=last)
+    app.run()
+    if app.return_code:  # (1: the app ended on an error it did not handle; Textual printed its traceback)
+        sys.exit(app.return_code)
 
 
 def _fmt_int(v: int | None) -> str:

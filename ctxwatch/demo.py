@@ -44,6 +44,7 @@ import json
 import os
 import random
 import string
+import sys
 import tempfile
 import threading
 import time
@@ -929,3 +930,5 @@ def run_live(calls: int = DEFAULT_CALLS, speed: float = DEFAULT_SPEED, *, seed: 
         writer.join(timeout=5)
         with contextlib.suppress(OSError):
             os.unlink(path)
+    if app.return_code:  # (the app ended on an error it did not handle: the command fails too)
+        sys.exit(app.return_code)

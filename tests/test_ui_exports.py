@@ -79,3 +79,33 @@ def test_an_export_that_fails_half_way_leaves_no_file(tmp_path: Path) -> None:
         write_new(str(target), b"theirs")
     assert target.read_bytes() == b"mine"
 
+
+def test_a_dashboard_that_crashed_ends_the_command_with_status_1(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """An error the app did not handle (the export crash above) ended `ctxwatch run.jsonl` with status 0, as if
+    the user had quit.  Textual gives such an app the return code 1; the command now ends with it."""
+    import io
+    import sys
+
+    from ctxwatch.cli import watch_cmd
+
+    log = tmp_path / "run.jsonl"
+    log.write_text(line(record(0, turn_words=5)))
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    def boom(self: CtxwatchApp) -> None:
+        raise RuntimeError("a bug in a handler")
+
+    run = CtxwatchApp.run
+    monkeypatch.setattr(CtxwatchApp, "run", lambda self: run(self, headless=True))  # (no real terminal here)
+    monkeypatch.setattr(CtxwatchApp, "on_mount", boom)
+    monkeypatch.setattr(sys, "stdout", Terminal())  # (the command draws the dashboard only on a terminal)
+    monkeypatch.setenv("COLUMNS", "120")
+    monkeypatch.setenv("LINES", "40")
+    with pytest.raises(SystemExit) as exc:
+        watch_cmd.callback(paths=(str(log),), config=None, window=None, budget_fraction=None,  # type: ignore[misc]
+                           trigger=None, reserve=None, fmt=None, poll=False, last=None)
+    assert exc.value.code == 1
