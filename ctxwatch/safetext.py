@@ -16,6 +16,9 @@ from typing import NoReturn
 # surrogates (JSON "\ud800" decodes to one, and a terminal cannot encode it).
 _UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 _UNSAFE_LINE = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+#: The characters :func:`clean` escapes when ``multiline`` (every one above but TAB and LF), for writers that
+#: escape them their own way (a JSON file: ``\\u009b``, which a JSON reader turns back into the character).
+UNSAFE = _UNSAFE
 
 #: Tab width used when expanding tabs in multi-line log text (columns).
 TAB_WIDTH = 4

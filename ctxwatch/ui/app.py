@@ -33,7 +33,7 @@ from ctxwatch.analysis import Flag
 from ctxwatch.config import Settings
 from ctxwatch.model import Call, Issue, counted_issues, tally_issues
 from ctxwatch.ui import text as tx
-from ctxwatch.ui.export import export_text, write_new
+from ctxwatch.ui.export import csv_cell, write_new
 from ctxwatch.ui.feed import SWEEP_INTERVAL, BatchFeed, FileMemo, LogFeed, is_batch_set, log_files
 from ctxwatch.ui.messages import (
     AnalysisChanged,
@@ -1430,7 +1430,8 @@ CSV_FIELDS = ("call", "index", "file", "line", "timestamp", "context", "session"
 def write_csv(path: str, calls: Iterable[Call]) -> None:
     """Write one CSV row per call (columns :data:`CSV_FIELDS`; empty = unknown) to a new file at ``path``, whole
     or not at all (:func:`ctxwatch.ui.export.write_new`).  Text from the log or a file name is written as
-    :func:`ctxwatch.ui.export.export_text` makes it (a lone surrogate made the encoder raise half-way).
+    :func:`ctxwatch.ui.export.csv_cell` makes it: escaped as the screen shows it (a lone surrogate made the
+    encoder raise half-way; ESC sequences were written raw) and never a spreadsheet formula.
 
     Raises:
         OSError: the file cannot be written (it exists, the folder is read-only, the disk is full).
@@ -1446,7 +1447,7 @@ def csv_text(calls: Iterable[Call]) -> str:
     fh = io.StringIO(newline="")
     w = csv.writer(fh)
     w.writerow(CSV_FIELDS)
-    t = export_text
+    t = csv_cell  # (text from the log or a file name; numbers are written as numbers)
     for c in calls:
         u = c.usage
         w.writerow([

@@ -1,11 +1,19 @@
 """Files the dashboard writes on request: the calls table as CSV (``x``) and an eviction plan as JSON (``w``).
 
-Their text comes from logs and file names, so it may hold what an encoder refuses: a lone surrogate (a log's
-``"\\ud800"`` decodes to one; a file name that is not UTF-8 holds ``\\udcff``-style escapes from Python's
-``surrogateescape``), which made the UTF-8 encoder (CSV) and orjson (JSON) raise in the middle of a write and
-left a partial file behind.  Every text value is made encodable first (:func:`export_text`,
-:func:`json_safe`), the whole file is built in memory, and only then written, to a new file
-(:func:`write_new`): a file is either written whole or not at all.
+Their text comes from logs and file names, which are untrusted:
+
+* it may hold what an encoder refuses: a lone surrogate (a log's ``"\\ud800"`` decodes to one; a file name
+  that is not UTF-8 holds ``\\udcff``-style escapes from Python's ``surrogateescape``), which made the UTF-8
+  encoder (CSV) and orjson (JSON) raise in the middle of a write and left a partial file behind;
+* it may hold terminal controls (ESC sequences, C0/C1 controls, bidi overrides), which ``cat export.csv``
+  would replay, exactly as printing them would (see :mod:`ctxwatch.safetext`);
+* in a CSV, a cell that starts with ``=`` (``=HYPERLINK(...)``, ``=cmd|' /C calc'!A0``) is a formula to the
+  spreadsheet that opens the file (CSV injection).
+
+So a CSV text cell is :func:`csv_cell` (cleaned as the screen shows it, and kept from being a formula), the
+JSON is :func:`json_document` (the text as logged, with the characters :func:`ctxwatch.safetext.clean` would
+escape written as JSON ``\\u`` escapes), each file is built whole in memory, and only then written, to a new
+file (:func:`write_new`): a file is either written whole or not at all.
 """
 
 from __future__ import annotations
@@ -14,6 +22,10 @@ import contextlib
 import os
 import re
 from typing import Any
+
+import orjson
+
+from ctxwatch.safetext import UNSAFE, clean
 
 #: A lone surrogate: valid in a Python string, refused by every UTF-8 encoder.
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -24,6 +36,46 @@ def export_text(value: object) -> str:
     the replacement character, as :func:`ctxwatch.safetext.clean` shows it on screen."""
     s = "" if value is None else str(value)
     return _SURROGATE.sub("\ufffd", s)
+
+
+#: First characters that make a spreadsheet read a CSV cell as a formula (OWASP, "CSV Injection": "=", "+",
+#: "-", "@", TAB 0x09 and CR 0x0D); a cell starting with one of them, after blanks, gets a leading apostrophe.
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(value: object) -> str:
+    """A CSV text cell for a value from a log or a file name (``None`` gives ``""``): cleaned as the screen
+    shows it (:func:`ctxwatch.safetext.clean`, one line: no ESC, no C0/C1 control, no bidi control, no lone
+    surrogate; a newline is ``⏎``), then, when it starts with a formula character (:data:`FORMULA_START`,
+    looked at after leading blanks, which spreadsheets may trim), prefixed with ``'``, as OWASP's "CSV
+    Injection" page advises: the spreadsheet shows the text, never evaluates it.  Numbers are not text cells:
+    the CSV writes them as they are."""
+    s = clean(value)
+    if s.lstrip(" ").startswith(FORMULA_START):
+        return "'" + s
+    return s
+
+
+def json_document(doc: Any) -> bytes:
+    """``doc`` (JSON-shaped) as indented JSON bytes ending in a newline, with no character a terminal would
+    act on: orjson escapes only U+0000-U+001F, so every other character :func:`ctxwatch.safetext.clean`
+    escapes (DEL, C1 controls such as U+009B, a one-byte CSI; bidi controls) is written as a JSON ``\\uXXXX``
+    escape (a surrogate pair beyond U+FFFF), which a JSON reader turns back into the same character: the
+    data is the log's, ``cat plan.json`` shows no control.  Lone surrogates become U+FFFD (:func:`json_safe`).
+
+    Raises:
+        TypeError: a value JSON cannot hold (orjson's ``JSONEncodeError``).
+    """
+    text = orjson.dumps(json_safe(doc), option=orjson.OPT_INDENT_2).decode()
+    return (UNSAFE.sub(_json_escape, text) + "\n").encode()
+
+
+def _json_escape(m: re.Match[str]) -> str:
+    code = ord(m.group(0))
+    if code > 0xFFFF:
+        code -= 0x10000
+        return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+    return f"\\u{code:04x}"
 
 
 def json_safe(value: Any) -> Any:

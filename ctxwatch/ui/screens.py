@@ -31,7 +31,7 @@ from ctxwatch.model import Call, Issue, ParsedCall, Src, counted_issues, is_bad_
 from ctxwatch.model import Message as LogMessage
 from ctxwatch.run import reload_parsed
 from ctxwatch.ui import text as tx
-from ctxwatch.ui.export import json_safe, write_new
+from ctxwatch.ui.export import json_document, write_new
 from ctxwatch.ui.feed import activity_of
 from ctxwatch.ui.widgets import AdaptiveFooter, BarParts, bar_line
 
@@ -820,7 +820,7 @@ class PlanScreen(Screen[None]):
         try:
             folder = getattr(self.app, "export_folder", os.getcwd)()
             # (built whole before the file is created: a string orjson refuses left a 0-byte file behind)
-            data = orjson.dumps(json_safe(self.plan_document()), option=orjson.OPT_INDENT_2) + b"\n"
+            data = json_document(self.plan_document())  # (no raw control or bidi character either)
             path = unique_path(folder, f"ctxwatch-plan-call{self.call.index + 1}", ".json")  # call #N
             write_new(path, data)
         except (OSError, TypeError) as exc:  # a read-only folder, a full disk, an XDG path that is a file
