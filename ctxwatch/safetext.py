@@ -2,7 +2,8 @@
 
 Log content is data: a model name, a session id, a JSON key or an error snippet taken from a log may hold
 ESC sequences (CSI colours, OSC 52 clipboard writes, OSC 8 links, window titles), other C0/C1 controls,
-bidirectional overrides or lone surrogates.  :func:`clean` replaces each of them with a visible escape, so
+bidirectional controls, line separators, invisible format characters or lone surrogates.  :func:`clean`
+replaces each of them with a visible escape, so
 ``"\\x1b]52;c;..."`` prints as the characters ``\\x1b]52;c;...`` and can never reach the terminal as a
 control sequence.  Cutting a cleaned string can therefore never leave a half sequence behind.
 """
@@ -12,10 +13,31 @@ from __future__ import annotations
 import re
 from typing import NoReturn
 
-# C0 controls except TAB and LF, DEL, C1 controls; bidi embeddings/overrides/isolates and marks; lone
-# surrogates (JSON "\ud800" decodes to one, and a terminal cannot encode it).
-_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
-_UNSAFE_LINE = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+#: Bidi controls: the characters with the Unicode property Bidi_Control (Unicode Character Database,
+#: PropList.txt; the explicit formatting characters of UAX #9, "Unicode Bidirectional Algorithm", plus the
+#: implicit marks): U+061C ARABIC LETTER MARK, U+200E/U+200F LEFT-TO-RIGHT / RIGHT-TO-LEFT MARK, U+202A-U+202E
+#: embeddings, PDF and overrides, U+2066-U+2069 isolates.  They reorder the text shown around them ("Trojan
+#: Source", CVE-2021-42574), so a log value could display as something else than it holds.
+BIDI_CONTROLS = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+#: U+2028 LINE SEPARATOR (general category Zl) and U+2029 PARAGRAPH SEPARATOR (Zp): line breaks to Unicode
+#: (UAX #14, class BK), so one of them in a model name broke a table row or a one-line message in two.
+LINE_SEPARATORS = "\u2028\u2029"
+#: Invisible format characters (general category Cf, all Default_Ignorable_Code_Point in the UCD's
+#: DerivedCoreProperties.txt): they have no glyph and no width, so text holding them shows as other text
+#: (``gpt\u200b-4o`` looks like ``gpt-4o``; tag characters U+E0020-U+E007F spell hidden ASCII, "ASCII
+#: smuggling" of instructions to a model).  U+00AD SOFT HYPHEN, U+180E MONGOLIAN VOWEL SEPARATOR, U+200B ZERO
+#: WIDTH SPACE, U+2060-U+2064 WORD JOINER and invisible operators, U+206A-U+206F deprecated format characters,
+#: U+FEFF ZERO WIDTH NO-BREAK SPACE (a BOM inside text), U+FFF9-U+FFFB interlinear annotation controls (they
+#: can hide the annotated text), U+E0001 and U+E0020-U+E007F tag characters.  Kept as they are: U+200C/U+200D
+#: ZERO WIDTH NON-JOINER / JOINER (Persian and Indic spelling, emoji sequences), the other Cf characters of
+#: Unicode 15 (Arabic, Syriac and Kaithi number and end-of-ayah signs, which are drawn; Egyptian hieroglyph,
+#: shorthand and musical-symbol layout controls), and variation selectors (category Mn, emoji presentation).
+#: (The subdivision flags of England, Scotland and Wales are tag sequences: they show as escapes.)
+INVISIBLE_FORMAT = "\xad\u180e\u200b\u2060-\u2064\u206a-\u206f\ufeff\ufff9-\ufffb\U000e0001\U000e0020-\U000e007f"
+# C0 controls except TAB and LF, DEL, C1 controls; the three sets above; lone surrogates (JSON "\ud800"
+# decodes to one, and a terminal cannot encode it).
+_UNSAFE = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{BIDI_CONTROLS}{LINE_SEPARATORS}{INVISIBLE_FORMAT}\ud800-\udfff]")
+_UNSAFE_LINE = re.compile(f"[\x00-\x1f\x7f-\x9f{BIDI_CONTROLS}{LINE_SEPARATORS}{INVISIBLE_FORMAT}\ud800-\udfff]")
 #: The characters :func:`clean` escapes when ``multiline`` (every one above but TAB and LF), for writers that
 #: escape them their own way (a JSON file: ``\\u009b``, which a JSON reader turns back into the character).
 UNSAFE = _UNSAFE
@@ -35,7 +57,9 @@ def _escape(m: re.Match[str]) -> str:
         return "\ufffd"
     if code <= 0xFF:
         return f"\\x{code:02x}"
-    return f"\\u{code:04x}"
+    if code <= 0xFFFF:
+        return f"\\u{code:04x}"
+    return f"\\U{code:08x}"
 
 
 def clean(text: object, *, multiline: bool = False) -> str:
@@ -47,7 +71,9 @@ def clean(text: object, *, multiline: bool = False) -> str:
 
     Returns:
         A string with no ESC, no other C0/C1 control character (except ``\\n`` when ``multiline``), no bidi
-        control and no lone surrogate.
+        control (:data:`BIDI_CONTROLS`), no line or paragraph separator (:data:`LINE_SEPARATORS`), no invisible
+        format character (:data:`INVISIBLE_FORMAT`) and no lone surrogate.  A control of Latin-1 is written
+        ``\\x1b``, another character ``\\u202e`` (``\\U000e0041`` beyond U+FFFF), a lone surrogate U+FFFD.
     """
     s = "" if text is None else str(text)
     if multiline:
