@@ -32,13 +32,41 @@ EXIT_USAGE = 2
 
 
 class DefaultGroup(click.Group):
-    """A group whose first argument, when it is not a command name, is a path for ``watch``."""
+    """A group whose first argument, when it is not a command name, is a path for ``watch``; every error
+    message click prints for it or its commands is terminal-safe (:func:`clean_click_errors`)."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         """Insert ``watch`` before a leading non-command argument (``ctxwatch run.jsonl``)."""
         if args and args[0] not in self.commands and args[0] not in ("--help", "-h", "--version"):
             args = ["watch", *args]
         return super().parse_args(ctx, args)
+
+    def make_context(self, info_name: str | None, args: list[str], parent: click.Context | None = None,
+                     **extra: Any) -> click.Context:
+        """click's, with the messages of its usage errors cleaned (:func:`clean_click_errors`)."""
+        with clean_click_errors():
+            return super().make_context(info_name, args, parent, **extra)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        """click's (parsing the command's options, then running it), with the messages of its usage errors
+        cleaned (:func:`clean_click_errors`)."""
+        with clean_click_errors():
+            return super().invoke(ctx)
+
+
+@contextlib.contextmanager
+def clean_click_errors() -> Iterator[None]:
+    """Make the message of a ``click.ClickException`` raised inside terminal-safe (:func:`clean`) before click
+    prints it: a usage error names what the user gave (``--config`` path, ``demo --write`` path) or what a
+    config file holds (an unknown key), and a path such as ``$(printf '/tmp/\\x1b]0;T\\x07.toml')`` printed
+    as it is retitled the terminal."""
+    try:
+        yield
+    except click.ClickException as exc:
+        # (newlines kept: click's help text, shown for a missing argument, is such a message; typed Final in
+        # click, but a plain attribute that format_message reads)
+        setattr(exc, "message", clean(exc.message, multiline=True))  # noqa: B010
+        raise
 
 
 def settings_options(f: Callable[..., Any]) -> Callable[..., Any]:

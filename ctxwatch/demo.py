@@ -56,6 +56,7 @@ from typing import Any
 import click
 
 from ctxwatch.formats.canonical import openai_message
+from ctxwatch.safetext import echo
 from ctxwatch.tokens import REPLY_PRIMER, Counter, counter_for
 
 # --- constants ---------------------------------------------------------------------------------------
@@ -882,7 +883,7 @@ def demo_cmd(ctx: click.Context, speed: float, calls: int, seed: int, window: in
             n = write_run(write_path, calls, speed if paced else None, seed=seed, window=window)
         except OSError as exc:
             raise click.UsageError(f"{write_path}: cannot write ({exc.strerror or exc})") from exc
-        click.echo(f"wrote {n} calls to {write_path}", err=True)
+        echo(f"wrote {n} calls to {write_path}", err=True)  # (terminal-safe: the path is the user's)
         return
     try:
         import ctxwatch.ui.app  # noqa: F401  (the dashboard is optional in a partial install)

@@ -96,3 +96,37 @@ async def test_a_line_separator_breaks_no_line_on_the_dashboard(tmp_path: Path) 
         from ctxwatch.ui.widgets import CallsTable
 
         assert app.screen.query_one(CallsTable).cell(0, "model") == "gpt-4o\\u2029x"
+
+
+# --- errors that name what the user gave ---------------------------------------------------------------------
+
+#: A path holding an OSC 0 sequence (set the window title) and the escapes it must print as.
+HOSTILE_NAME, SHOWN_NAME = "\x1b]0;T\x07", "\\x1b]0;T\\x07"
+
+
+def test_a_config_path_or_key_is_printed_escaped_in_its_usage_error(tmp_path: Path) -> None:
+    """`--config "$(printf '/tmp/\\x1b]0;T\\x07.toml')"` printed a real ESC through click's UsageError, in every
+    command that takes --config; so did an unknown key of a config file."""
+    log = tmp_path / "run.jsonl"
+    log.write_text(json.dumps({"request": {"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}]},
+                               "response": {"usage": {"prompt_tokens": 9, "completion_tokens": 1}}}) + "\n")
+    missing = str(tmp_path / f"{HOSTILE_NAME}.toml")
+    keyed = tmp_path / "keyed.toml"
+    keyed.write_text('"\\u001b]0;T\\u0007" = 1\n')  # (TOML's escapes: the key holds ESC and BEL)
+    for config, shown in ((missing, f"{tmp_path}/{SHOWN_NAME}.toml: cannot read config file"),
+                          (str(keyed), f"unknown key(s) {SHOWN_NAME}")):
+        for command in ("report", "check", "plan", "schema", "watch"):
+            res = CliRunner().invoke(main, [command, "--config", config, str(log)])
+            assert res.exit_code == 2, (command, res.output)
+            assert "\x1b" not in res.output and "\x07" not in res.output, command
+            assert shown in res.output, (command, res.output)
+
+
+def test_the_demo_prints_its_write_path_escaped(tmp_path: Path) -> None:
+    """`demo --write PATH` named PATH raw, in its usage error and in its "wrote" line."""
+    res = CliRunner().invoke(main, ["demo", "--write", str(tmp_path / "no-such-folder" / HOSTILE_NAME)])
+    assert res.exit_code == 2 and "\x1b" not in res.output and f"no-such-folder/{SHOWN_NAME}: cannot write" in \
+        res.output
+    res = CliRunner().invoke(main, ["demo", "--calls", "2", "--write", str(tmp_path / HOSTILE_NAME)])
+    assert res.exit_code == 0 and "\x1b" not in res.output and f"wrote 2 calls to {tmp_path}/{SHOWN_NAME}" in \
+        res.output
