@@ -56,6 +56,27 @@ _MEMO_INSTALL = "install"
 #: File names of catalogue memos (:func:`_memo_path`): the only files :func:`_prune_memos` may remove.
 _MEMO_NAME = re.compile(r"catalog-[0-9a-f]{20}\.json")
 
+# Bounds of what the memo keeps.  Its keys hold model names as logs write them, and a log is untrusted: one
+# with 50,000 unique model names grew the memo to 24.5 MB, kept for good in the user's cache with every hostile
+# string in it, and read back at every start.  The memo only saves start-up time, so losing an answer costs at
+# most a genai-prices import (about 0.25 s); it keeps the answers a user's own runs need and drops the rest.
+#: Longest model name (and provider) whose answers are written to the memo, in characters.  The longest model
+#: id in genai-prices' catalogue has 61 characters, and a Bedrock model ARN under 100; a longer
+#: name is still looked up, in this process only.
+MEMO_MAX_NAME = 128
+#: Most answers a memo file keeps (the install record aside); the newest are kept.  A user's runs need a few
+#: per model (window, entry, tiers) and one rates answer per model and day: 2,048 covers months of daily use
+#: of several models.  An answer of real names takes about 100 bytes (a memo of a few KB); with a model name and
+#: a provider of :data:`MEMO_MAX_NAME` characters each, about 500 (1 KB in a 3-byte script), so a memo stays
+#: under about 2 MB whatever the logs hold.
+MEMO_MAX_ENTRIES = 2_048
+#: Most "not in the catalogue" answers (``None``) among them, the newest kept: a log can invent any number of
+#: unknown names, and a real run has a handful of models the catalogue does not know.
+MEMO_MAX_MISSES = 256
+#: A memo file larger than this (bytes) is not read (and is replaced at the next save): more than the bounded
+#: answers can take, so only a memo written before the bounds, or damaged, is that big.
+MEMO_MAX_BYTES = 8 * 1024 * 1024
+
 _memo: dict[str, Any] | None = None
 _memo_dirty = False
 _memo_lock = threading.Lock()
@@ -95,22 +116,59 @@ def _memo_get(key: str) -> tuple[bool, Any]:
             _memo = {}
             path = _memo_path()
             if path is not None:
-                try:
-                    with open(path, "rb") as fh:
-                        data = orjson.loads(fh.read())
-                    if isinstance(data, dict):
-                        _memo = data
-                except (OSError, orjson.JSONDecodeError):
-                    pass
+                data = _read_memo(path)
+                if data is not None:
+                    _memo = data
         if key in _memo:
             return True, _memo[key]
         return False, None
 
 
+def _read_memo(path: str) -> dict[str, Any] | None:
+    """The memo at ``path`` as a dict, or ``None`` (missing, unreadable, damaged, or larger than
+    :data:`MEMO_MAX_BYTES`)."""
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read(MEMO_MAX_BYTES + 1)
+        if len(raw) > MEMO_MAX_BYTES:
+            return None
+        data = orjson.loads(raw)
+    except (OSError, orjson.JSONDecodeError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _memo_key_kept(key: str) -> bool:
+    """True when an answer's key may be written to the memo file: every part after the kind (model name,
+    provider, day, tier start) is at most :data:`MEMO_MAX_NAME` characters and printable (``str.isprintable``:
+    no control, format (bidi), separator other than the space, or surrogate character)."""
+    parts = key.split("\x00")[1:]
+    return bool(parts) and all(len(p) <= MEMO_MAX_NAME and p.isprintable() for p in parts)
+
+
+def _bounded_memo(entries: dict[str, Any]) -> dict[str, Any]:
+    """The answers of ``entries`` a memo file keeps, in their order: only keys :func:`_memo_key_kept` accepts,
+    at most :data:`MEMO_MAX_MISSES` ``None`` answers and :data:`MEMO_MAX_ENTRIES` answers in all, the last ones
+    (the newest: the memo read at start comes first, then the answers of this process)."""
+    kept: list[tuple[str, Any]] = []
+    misses = 0
+    for key, value in reversed(entries.items()):
+        if len(kept) >= MEMO_MAX_ENTRIES:
+            break
+        if key == _MEMO_INSTALL or not _memo_key_kept(key):
+            continue
+        if value is None:
+            if misses >= MEMO_MAX_MISSES:
+                continue
+            misses += 1
+        kept.append((key, value))
+    return dict(reversed(kept))
+
+
 def _memo_put(key: str, value: Any) -> None:
     global _memo_dirty
     with _memo_lock:
-        if _memo is None:
+        if _memo is None or not _memo_key_kept(key):  # (an implausible name is answered, not remembered)
             return
         _memo[key] = value
         if not _memo_dirty:
@@ -119,21 +177,19 @@ def _memo_put(key: str, value: Any) -> None:
 
 
 def _memo_save() -> None:
-    """Write the memo at exit (best effort, atomic: a concurrent reader sees the old or the whole file), then
-    remove the memos of catalogues that are no longer installed (:func:`_prune_memos`)."""
+    """Write the memo at exit (best effort, atomic: a concurrent reader sees the old or the whole file), bounded
+    (:func:`_bounded_memo`), then remove the memos of catalogues that are no longer installed
+    (:func:`_prune_memos`)."""
     found = _memo_file()
     if found is None or _memo is None:
         return
     path, install = found
     merged: dict[str, Any] = {}
-    try:  # keep what concurrent runs wrote meanwhile (ours wins on the same key)
-        with open(path, "rb") as fh:
-            old = orjson.loads(fh.read())
-        if isinstance(old, dict):
-            merged.update(old)
-    except (OSError, orjson.JSONDecodeError):
-        pass
+    old = _read_memo(path)  # keep what concurrent runs wrote meanwhile (ours wins on the same key)
+    if old is not None:
+        merged.update(old)
     merged.update(_memo)
+    merged = _bounded_memo(merged)
     merged[_MEMO_INSTALL] = install
     tmp = f"{path}.{os.getpid()}.tmp"
     try:
