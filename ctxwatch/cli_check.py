@@ -6,8 +6,8 @@ Output (text): one line per flag, in call order::
 
 ``call`` is the 0-based index of ``report --json``; ``#N`` in reasons is the 1-based request number (index + 1);
 ``line`` is the 1-based line of the call's record in the file.  Then one ``bad line`` or ``note`` line per input
-problem, with its line (``file`` when it concerns the whole file; the file's name too when there are several),
-at most :data:`MAX_NOTE_LINES`, then a count; the forecast; and a summary.
+problem, with the file's name and its line (``run.jsonl:2``, as ``report`` names it; the name alone when it
+concerns the whole file), at most :data:`MAX_NOTE_LINES`, then a count; the forecast; and a summary.
 
 ``--json`` prints ``{"file", "format", "fail_on", "exit_status", "flags", "forecast", "notes"}``; ``flags`` and
 ``forecast`` are the same objects as in ``report --json`` (:func:`ctxwatch.analysis.analysis_json`), ``notes`` one
@@ -108,8 +108,8 @@ def check_cmd(paths: tuple[str, ...], config: str | None, window: int | None, bu
     for i in bad[:limit]:
         # (a damaged line says so; other notes are about readable data; line 0 = the whole file)
         label = "bad line" if is_bad_line(i) else "note"
-        where = (f"{os.path.basename(i.path)}:{i.line}" if i.line else os.path.basename(i.path)) if several \
-            else (f"line {i.line}" if i.line else "file")
+        # (named by file, as report and a check of several files name it: `run.jsonl:2`, or the file alone)
+        where = f"{os.path.basename(i.path)}:{i.line}" if i.line else os.path.basename(i.path)
         _echo(f"{'INFO':<8}  {label}  {clean(where)}  {i.kind}  {clean(i.message)}")
     if len(bad) > limit:
         rest = bad[limit:]

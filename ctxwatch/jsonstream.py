@@ -189,8 +189,9 @@ def _split_glued(text: str) -> tuple[list[Any], list[str]]:
             problems.append("invalid JSON: nested too deeply to decode")
             break
         except json.JSONDecodeError as exc:
-            # (json's "Unterminated string starting at" names the column itself, which is given first here)
-            msg = exc.msg[:-len(" at")] + " there" if exc.msg.endswith(" starting at") else exc.msg
+            # (json's messages that end in "at" ("Unterminated string starting at", "Invalid control character
+            # at") leave the position to the text json appends; the column is given first here, so "there")
+            msg = exc.msg[:-len(" at")] + " there" if exc.msg.endswith(" at") else exc.msg
             problems.append(f"invalid JSON at column {exc.pos + 1}: {msg}")
             rest = _next_record(text, i + 1)
             if rest is None:

@@ -118,8 +118,8 @@ def test_bad_lines_are_info_notes_and_do_not_change_the_status(tmp_path: Path) -
     path.write_text(body)
     code, out, _ = check(str(path), "--window", "100000")
     assert code == 0
-    notes = [ln for ln in out.splitlines() if ln.startswith("INFO      bad line  line ")]
-    assert [ln.split()[4] for ln in notes] == ["4", "12", "13"]  # 1-based line numbers of the bad lines
+    notes = [ln for ln in out.splitlines() if ln.startswith("INFO      bad line  bad.jsonl:")]
+    assert [ln.split()[3] for ln in notes] == ["bad.jsonl:4", "bad.jsonl:12", "bad.jsonl:13"]  # (1-based lines)
     assert out.splitlines()[-1].endswith("3 bad lines; --fail-on critical: exit 0")
     code, js, _ = check(str(path), "--window", "100000", "--json")
     doc = json.loads(js)
@@ -132,7 +132,7 @@ def test_bad_lines_are_info_notes_and_do_not_change_the_status(tmp_path: Path) -
     p2 = tmp_path / "bad24.jsonl"
     p2.write_text(body2)
     code, out, _ = check(str(p2), "--window", "128000")
-    assert code == 1 and "INFO      bad line  line 51" in out
+    assert code == 1 and "INFO      bad line  bad24.jsonl:51  " in out
 
 
 def test_a_line_with_two_issues_is_one_bad_line_and_no_issue_hides_behind_one_more(tmp_path: Path) -> None:
@@ -152,8 +152,8 @@ def test_a_line_with_two_issues_is_one_bad_line_and_no_issue_hides_behind_one_mo
         body = [json.dumps(recs[0]), *["{not json"] * n_bad, json.dumps(recs[1])]
         path.write_text("\n".join(body) + "\n")
         _, out, _ = check(str(path), "--window", "100000")
-        rows = [ln for ln in out.splitlines() if ln.startswith("INFO      bad line  line ")]
-        assert [int(r.split()[4]) for r in rows] == list(range(2, 2 + printed))
+        rows = [ln for ln in out.splitlines() if ln.startswith("INFO      bad line  bad.jsonl:")]
+        assert [int(r.split()[3].split(":")[1]) for r in rows] == list(range(2, 2 + printed))
         tail = [ln for ln in out.splitlines() if ln.startswith("INFO      more")]
         assert (tail[0].split("  more  ", 1)[1].startswith(more) if more else tail == []), out
 
@@ -168,7 +168,8 @@ def test_the_cut_before_more_issues_never_splits_a_line(tmp_path: Path) -> None:
     path = tmp_path / "split.jsonl"
     path.write_text("\n".join(body) + "\n")
     _, out, _ = check(str(path), "--window", "100000")
-    rows = [int(ln.split()[4]) for ln in out.splitlines() if ln.startswith("INFO      bad line  line ")]
+    rows = [int(ln.split()[3].split(":")[1]) for ln in out.splitlines()
+            if ln.startswith("INFO      bad line  split.jsonl:")]
     assert rows == [*range(2, 21), 21, 21]
     more = [ln for ln in out.splitlines() if ln.startswith("INFO      more")]
     assert more == ["INFO      more  2 more issues (2 bad lines; lines 22–23; --json lists them all)"]
@@ -372,3 +373,19 @@ def test_reported_prompts_of_0_leave_the_estimate_to_the_flags(tmp_path: Path) -
     for kind in ("trigger_no_compaction", "over_budget", "window_forecast"):
         assert zeroed.get(kind) == real.get(kind) and real.get(kind), kind
     assert len(zeroed["implausible_usage"]) == len(run.read_text().splitlines()) - 1  # (the refused call has none)
+
+
+def test_a_bad_line_of_a_single_file_names_the_file_and_its_message_is_whole(tmp_path: Path) -> None:
+    """`check` on one file listed `bad line  line 2  invalid_json` with no file name (report and a check of
+    several files name it), and cut json's message short: `invalid JSON at column 14: Invalid control character
+    at`.  Line 2 is `{"session":"a<U+0001>b"}`: the raw control character is the 14th character (counted by
+    hand: `{"session":"a` is 13)."""
+    recs = clean_records(3)
+    path = tmp_path / "ctl.jsonl"
+    path.write_text(json.dumps(recs[0]) + "\n" + '{"session":"a\x01b"}\n' + json.dumps(recs[1]) + "\n")
+    _, out, _ = check(str(path), "--window", "100000")
+    (row,) = [ln for ln in out.splitlines() if ln.startswith("INFO      bad line")]
+    assert row == ("INFO      bad line  ctl.jsonl:2  invalid_json  invalid JSON at column 14: Invalid control "
+                   "character there")
+    report = CliRunner().invoke(main, ["report", str(path), "--window", "100000"]).output
+    assert f"issue: {path}:2: invalid_json: invalid JSON at column 14: Invalid control character there" in report
