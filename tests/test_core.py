@@ -1522,14 +1522,17 @@ def test_a_named_pipe_waits_for_a_late_writer_and_stdin_is_read_once(tmp_path: P
     n_lines = sum(1 for ln in log.read_text().splitlines() if ln.strip())
     fifo = tmp_path / "late.jsonl"
     os.mkfifo(fifo)
-    script = f"sleep 1.5; cat {log} > {fifo}"
-    writer = subprocess.Popen(["sh", "-c", script])
-    proc = subprocess.run([sys.executable, "-c", "from ctxwatch.cli import run; run()", "report", str(fifo)],
-                          capture_output=True, check=False, timeout=60)
-    assert writer.wait(30) == 0
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.decode().startswith(f"{fifo}  format=canonical  calls={n_lines}  issues=0")
-    assert f"{fifo}: waiting for a writer (up to 10 s)" in proc.stderr.decode()
+    reader = subprocess.Popen([sys.executable, "-c", "from ctxwatch.cli import run; run()", "report", str(fifo)],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    # The writer comes only once the command says it waits (past its first second): no sleep to race with a
+    # slow start on a busy machine.
+    first = reader.stderr.readline().decode()  # type: ignore[union-attr]
+    assert f"{fifo}: waiting for a writer (up to 10 s)" in first
+    with open(fifo, "wb") as w:
+        w.write(log.read_bytes())
+    out, err = reader.communicate(timeout=60)
+    assert reader.returncode == 0, err
+    assert out.decode().startswith(f"{fifo}  format=canonical  calls={n_lines}  issues=0")
     proc = subprocess.run([sys.executable, "-c", "from ctxwatch.cli import run; run()", "report", "-", "/dev/stdin"],
                           input=log.read_bytes(), capture_output=True, check=False, timeout=60)
     assert proc.returncode == 2
