@@ -25,7 +25,7 @@ import orjson
 from ctxwatch import __version__
 from ctxwatch.config import ConfigError, Settings, load_settings
 from ctxwatch.model import counted_issues
-from ctxwatch.safetext import clean, output_closed, show_as, shown_bytes
+from ctxwatch.safetext import clean, clip, output_closed, show_as, shown_bytes
 from ctxwatch.safetext import echo as _echo
 
 EXIT_USAGE = 2
@@ -298,7 +298,7 @@ def report_cmd(paths: tuple[str, ...], config: str | None, window: int | None, b
         floor = _fmt_int(c["floor_tokens"]) + ("~" if c["floor_source"] == "inferred" else "")
         history = _fmt_int(c["history_tokens"]) + ("~" if c["history_source"] == "inferred" else "")
         line = c["line"] or "doc"
-        _echo((f"{c['index'] + 1:>4} {line:>6} {clean(c['model'] or '?')[:28]:<28} {_fmt_int(c['window']):>9} "
+        _echo((f"{c['index'] + 1:>4} {line:>6} {clip(c['model'] or '?', 28):<28} {_fmt_int(c['window']):>9} "
                f"{floor:>9} {history:>9} {_fmt_int(c['reserve_tokens']):>8} "
                f"{_fmt_int(c['free_tokens']):>9} {used:>6} "
                f"{_fmt_int(c['prompt_tokens_reported']) + ('!' if mark else ''):>{rw}}"
@@ -314,7 +314,7 @@ def report_cmd(paths: tuple[str, ...], config: str | None, window: int | None, b
         _echo(f"{'session':<38} {'last call':<21} {'calls':>6} {'peak prompt':>12} {'input':>13} {'output':>10} "
               f"{'cost~':>10}")
         for sess in doc["sessions"]:
-            _echo(f"{clean(sess['session'] or '-')[:38]:<38} {str(sess['last_timestamp'] or '-')[:19]:<21} "
+            _echo(f"{clip(sess['session'] or '-', 38):<38} {str(sess['last_timestamp'] or '-')[:19]:<21} "
                        f"{sess['calls']:>6} {_fmt_int(sess['peak_prompt_tokens']):>12} "
                        f"{_fmt_int(sess['input_tokens']):>13} {_fmt_int(sess['output_tokens']):>10} "
                        f"{_fmt_cost(sess['cost_usd']):>10}")
@@ -358,7 +358,7 @@ def report_cmd(paths: tuple[str, ...], config: str | None, window: int | None, b
         for f in worst[:5]:
             # (200 characters: a reason's last clause says what it covers, e.g. implausible_usage's "kept in
             # token totals and cost"; check prints them whole)
-            _echo(f"  {f['severity'].upper():<8} #{f['call'] + 1:<4} {f['kind']}  {clean(f['reason'])[:200]}")
+            _echo(f"  {f['severity'].upper():<8} #{f['call'] + 1:<4} {f['kind']}  {clip(f['reason'], 200)}")
     _echo(f"forecast: {doc['forecast']['text']}")
 
 

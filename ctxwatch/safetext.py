@@ -81,6 +81,19 @@ def clean(text: object, *, multiline: bool = False) -> str:
     return _UNSAFE_LINE.sub(_escape, s)
 
 
+def clip(text: object, width: int) -> str:
+    """:func:`clean` ``text`` cut to at most ``width`` characters (``width`` >= 1) for a table column, never in
+    the middle of an escape (``\\u2028`` cut to ``\\u2`` would read as other text); a cut text ends with ``…``."""
+    s = clean(text)
+    if len(s) <= width:
+        return s
+    raw = "" if text is None else str(text)
+    k = min(len(raw), width - 1)
+    while k > 0 and len(clean(raw[:k])) > width - 1:  # (each escape is a few characters for one of the text)
+        k -= 1
+    return clean(raw[:k]) + "…"
+
+
 #: Paths shown under another name (real path -> shown name): a private copy of standard input is ``-``.
 _SHOWN_AS: dict[str, str] = {}
 

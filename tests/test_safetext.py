@@ -130,3 +130,20 @@ def test_the_demo_prints_its_write_path_escaped(tmp_path: Path) -> None:
     res = CliRunner().invoke(main, ["demo", "--calls", "2", "--write", str(tmp_path / HOSTILE_NAME)])
     assert res.exit_code == 0 and "\x1b" not in res.output and f"wrote 2 calls to {tmp_path}/{SHOWN_NAME}" in \
         res.output
+
+
+def test_clip_never_cuts_an_escape_in_half() -> None:
+    """The text report cut a cleaned model name at 28 characters: "gpt-4o\\u2028injected line\\u2" ended inside
+    an escape.  ``clip`` cuts the text, not its escapes, and marks the cut with an ellipsis."""
+    import re
+
+    from ctxwatch.safetext import clip
+
+    model = "gpt-4o\u2028injected line\u2028more text here"
+    out = clip(model, 28)
+    assert len(out) <= 28 and out.endswith("…")
+    # every backslash starts a whole escape (\\xNN or \\uNNNN), none is cut short
+    assert re.fullmatch(r"(?:[^\\]|\\x[0-9a-f]{2}|\\u[0-9a-f]{4})*…", out), out
+    assert out == "gpt-4o\\u2028injected line…"  # (6 + 6 + 13 characters, then the ellipsis: 26)
+    assert clip("gpt-4o", 28) == "gpt-4o" and clip(None, 5) == ""
+    assert clip("\x1b" * 10, 9) == "\\x1b\\x1b…"  # (two whole escapes of 4 fit before the ellipsis)
