@@ -23,7 +23,7 @@ import click
 import orjson
 
 from ctxwatch import __version__
-from ctxwatch.config import ConfigError, Settings, load_settings
+from ctxwatch.config import WINDOW_LIMIT, ConfigError, Settings, load_settings
 from ctxwatch.model import counted_issues
 from ctxwatch.safetext import clean, clip, output_closed, show_as, shown_bytes
 from ctxwatch.safetext import echo as _echo
@@ -74,7 +74,7 @@ def settings_options(f: Callable[..., Any]) -> Callable[..., Any]:
     opts = [
         click.option("--config", "config", type=click.Path(dir_okay=False), default=None,
                      help="Config file (TOML). Default: ~/.config/ctxwatch/config.toml if present."),
-        click.option("--window", type=click.IntRange(min=1, max=2**53 - 1), default=None,
+        click.option("--window", type=click.IntRange(min=1, max=WINDOW_LIMIT - 1), default=None,
                      help="Context window in tokens where the log states none (it wins over the model catalogue)."),
         click.option("--budget-fraction", type=click.FloatRange(0, 1, min_open=True), default=None,
                      help="Fraction of the window the prompt may use [default: 0.6]."),

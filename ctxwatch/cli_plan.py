@@ -17,7 +17,7 @@ from typing import Any, NoReturn
 import click
 import orjson
 
-from ctxwatch.config import ConfigError, Settings, load_settings
+from ctxwatch.config import WINDOW_LIMIT, ConfigError, Settings, load_settings
 from ctxwatch.model import Call, ParsedCall, Src, implausible_what, session_ranks
 from ctxwatch.safetext import echo as _echo
 from ctxwatch.safetext import shown, write_out
@@ -138,10 +138,10 @@ def _i(v: int | None) -> str:
               help="Fraction of the window the prompt may use [default: 0.6].")
 @click.option("--trigger", type=click.FloatRange(0, 1, min_open=True), default=None,
               help="Compaction trigger as a fraction of the budget [default: 0.8].")
-@click.option("--reserve", type=click.FloatRange(min=0), default=None,
+@click.option("--reserve", type=click.FloatRange(min=0, max=WINDOW_LIMIT - 1), default=None,
               help="Completion reserve: below 1 a fraction of the window, else tokens. "
                    "Default: the request's max_tokens, else 0.15.")
-@click.option("--window", type=click.IntRange(min=1), default=None,
+@click.option("--window", type=click.IntRange(min=1, max=WINDOW_LIMIT - 1), default=None,
               help="Context window in tokens. Default: the log, else the model catalogue.  Given, it is a "
                    "what-if: it replaces the window the log states (report and check keep the log's).")
 @click.option("--summary-tokens", type=click.IntRange(min=0), default=None,

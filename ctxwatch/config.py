@@ -38,6 +38,9 @@ DEFAULT_KEEP_RECENT = 6
 #: Tokens a compaction summary is assumed to take when planning (Claude Code's summaries in the samples
 #: run 1.5k-4k tokens; 2,000 is a middle value).
 DEFAULT_SUMMARY_TOKENS = 2000
+#: A window (option or config file) is below this many tokens: 2**53, the limit of a count taken from a log
+#: (:data:`ctxwatch.formats.MAX_COUNT`; exact in a double, and in range for the JSON outputs).
+WINDOW_LIMIT = 2**53
 
 
 class ConfigError(ValueError):
@@ -87,8 +90,9 @@ class Settings:
                 raise ConfigError(f"{name} must be in (0, 1], got {v}")
         if not 0 <= self.reserve < 1:
             raise ConfigError(f"reserve must be in [0, 1), got {self.reserve}")
-        if self.window is not None and self.window <= 0:
-            raise ConfigError(f"window must be a positive number of tokens, got {self.window}")
+        if self.window is not None and not 0 < self.window < WINDOW_LIMIT:
+            # (a window of 10**400 from a config file made every command raise OverflowError in 0.6 * window)
+            raise ConfigError(f"window must be a positive number of tokens below 2**53, got {self.window}")
         if self.keep_recent < 0:
             raise ConfigError(f"keep_recent must be >= 0, got {self.keep_recent}")
         if self.summary_tokens < 0:
@@ -139,6 +143,8 @@ def load_settings(path: str | os.PathLike[str] | None = None, **overrides: Any) 
             raise ConfigError(f"{file}: cannot read config file ({exc.strerror or exc})") from exc
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"{file}: invalid TOML ({exc})") from exc
+        except ValueError as exc:  # (an integer of more than 4,300 digits: Python's limit on int/str conversions)
+            raise ConfigError(f"{file}: a number too long to read ({exc})") from exc
         except UnicodeDecodeError as exc:
             raise ConfigError(f"{file}: not UTF-8 text (TOML files are UTF-8): {exc.reason} at byte {exc.start}"
                               ) from exc

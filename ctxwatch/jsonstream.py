@@ -439,7 +439,7 @@ def show_value(v: object) -> str:
     a string as its repr, a container as compact JSON (written without recursion: it may be nested ~1,000
     levels); cut to 40 characters (log text is untrusted and may be long)."""
     if isinstance(v, int) and not isinstance(v, bool):
-        return f"{v:.3g}" if abs(v) >= 10**15 else str(v)
+        return _short_int(v) if abs(v) >= 10**15 else str(v)
     if v is None:
         text = "null"
     elif v is True or v is False:
@@ -449,3 +449,16 @@ def show_value(v: object) -> str:
     else:
         text = repr(v)
     return text if len(text) <= 40 else text[:39] + "…"
+
+
+def _short_int(v: int) -> str:
+    """``v`` in the ``.3g`` form (``1e+20``, ``-1.23e+405``): through a float where it fits one, else through
+    :class:`decimal.Decimal`, which holds any int (``float(10**309)`` raises OverflowError, and ``str()`` of an int
+    of more than 4,300 digits raises ValueError, Python's limit on int/str conversions)."""
+    try:
+        return f"{v:.3g}"
+    except OverflowError:
+        from decimal import Decimal
+
+        mantissa, _, exponent = f"{Decimal(v):.3g}".partition("e")  # (keeps the zeros a float drops: 1.00e+309)
+        return f"{mantissa.rstrip('0').rstrip('.') if '.' in mantissa else mantissa}e{exponent}"

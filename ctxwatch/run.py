@@ -20,7 +20,7 @@ from typing import Any
 
 from ctxwatch.accounting import Accountant, calibration_factor
 from ctxwatch.config import Settings
-from ctxwatch.formats import FormatSpec, Output, Reader, array_of_records, detect, get_format, sniff_file
+from ctxwatch.formats import MAX_COUNT, FormatSpec, Output, Reader, array_of_records, detect, get_format, sniff_file
 from ctxwatch.formats.canonical import copy_rank
 from ctxwatch.jsonstream import Record, decode_line, iter_records, read_document, show_value
 from ctxwatch.model import Call, Issue, ParsedCall, Resolved, Usage
@@ -29,9 +29,10 @@ from ctxwatch.model import Call, Issue, ParsedCall, Resolved, Usage
 PENDING_LIMIT = 256
 
 
-#: Largest token count taken from a log: 2**53 (exact in a JSON double, in range for every JSON writer).
-#: Larger or negative numbers are damage, not usage: they become unknown with an issue, never a crash.
-MAX_TOKENS = 2**53
+#: Largest token count taken from a log: 2**53 (exact in a JSON double, in range for every JSON writer;
+#: :data:`ctxwatch.formats.MAX_COUNT`).  Larger or negative numbers are damage, not usage: they become unknown with
+#: an issue, never a crash.
+MAX_TOKENS = MAX_COUNT
 
 
 def _bad_count(v: object) -> bool:

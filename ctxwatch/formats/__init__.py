@@ -157,11 +157,18 @@ def usage_count(value: Any, missing: int | None = None) -> Any:
     return value
 
 
+#: A count at or above this is not a count (:data:`ctxwatch.run.MAX_TOKENS`, which is this value): 2**53, exact in
+#: a JSON double and in range for every JSON writer (orjson writes no int beyond 64 bits, and a 1e300 or a string
+#: of 400 digits is an int of 301 or 400 digits here).
+MAX_COUNT = 2**53
+
+
 def count_or_none(value: Any) -> int | None:
     """A token count from a JSON value (:func:`usage_count`: ints, integral floats, strings of digits), or
-    ``None`` for anything that is not a count (negative, ``1.5``, ``"inf"``, ``1e400``, ``true``)."""
+    ``None`` for anything that is not a count (negative, ``1.5``, ``"inf"``, ``1e400``, ``true``, or 2**53
+    (:data:`MAX_COUNT`) and more: ``1e300`` is an integral float, which a JSON output could not hold as an int)."""
     n = usage_count(value)
-    return n if n.__class__ is int and n >= 0 else None
+    return n if n.__class__ is int and 0 <= n < MAX_COUNT else None
 
 
 def register(spec: FormatSpec) -> FormatSpec:

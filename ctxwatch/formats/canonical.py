@@ -64,11 +64,16 @@ def request_max_tokens(body: dict[str, Any], *keys: str) -> Any:
 
 
 def parse_timestamp(v: Any) -> float | None:
-    """Epoch seconds from an ISO-8601 string or a number (seconds or milliseconds); ``None`` if unusable."""
+    """Epoch seconds from an ISO-8601 string or a number (seconds or milliseconds); ``None`` if unusable (an int
+    beyond a double, 10**309, as well)."""
     if isinstance(v, bool) or v is None:
         return None
     if isinstance(v, int | float):
-        return float(v) / 1000.0 if v > 1e11 else float(v)
+        try:
+            seconds = float(v)
+        except OverflowError:  # (an int beyond a double: 10**309, or a string of 400 digits read as a count)
+            return None
+        return seconds / 1000.0 if seconds > 1e11 else seconds
     if isinstance(v, str):
         s = v.strip()
         if not s:
