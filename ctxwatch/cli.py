@@ -25,7 +25,7 @@ import orjson
 from ctxwatch import __version__
 from ctxwatch.config import WINDOW_LIMIT, ConfigError, Settings, load_settings
 from ctxwatch.model import counted_issues
-from ctxwatch.safetext import clean, clip, output_closed, show_as, shown_bytes
+from ctxwatch.safetext import clean, clip, json_bytes, json_lines, output_closed, show_as, shown_bytes
 from ctxwatch.safetext import echo as _echo
 
 EXIT_USAGE = 2
@@ -258,12 +258,10 @@ def report_cmd(paths: tuple[str, ...], config: str | None, window: int | None, b
     with steady_heap():
         doc = report_json(run)
     if jsonl:  # one call object per line, then one issue event per problem, as --follow --jsonl prints them
-        _write_bytes(b"".join(orjson.dumps(c, option=orjson.OPT_APPEND_NEWLINE) for c in doc["calls"])
-                     + b"".join(orjson.dumps({"event": "issue", **i}, option=orjson.OPT_APPEND_NEWLINE)
-                                for i in doc["issues"]))
+        _write_bytes(json_lines(doc["calls"]) + json_lines({"event": "issue", **i} for i in doc["issues"]))
         return
     if as_json:
-        _write_bytes(orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE))
+        _write_bytes(json_bytes(doc, orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE))
         return
     from ctxwatch.model import tally_issues
 

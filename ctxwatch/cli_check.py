@@ -39,7 +39,7 @@ import orjson
 from ctxwatch.cli import counted_issues as _counted
 from ctxwatch.cli import exit_if_nothing_read, make_settings, settings_options
 from ctxwatch.model import is_bad_line, tally_issues
-from ctxwatch.safetext import clean, on_closed_output_exit, shown, write_out
+from ctxwatch.safetext import clean, json_bytes, on_closed_output_exit, shown, write_out
 from ctxwatch.safetext import echo as _echo
 
 #: Exit status when something is at or above ``--fail-on``.
@@ -91,7 +91,7 @@ def check_cmd(paths: tuple[str, ...], config: str | None, window: int | None, bu
         out = {"file": path, "format": run.spec.name, "fail_on": fail_on, "exit_status": status, "flags": flags,
                "forecast": doc["forecast"],
                "notes": [{"severity": "info", **issue_json(i)} for i in bad]}
-        write_out(shown(orjson.dumps(out, option=orjson.OPT_INDENT_2).decode()) + "\n")
+        write_out(shown(json_bytes(out, orjson.OPT_INDENT_2).decode()) + "\n")
         sys.exit(status)
 
     for f in flags:

@@ -20,7 +20,7 @@ import orjson
 from ctxwatch.config import WINDOW_LIMIT, ConfigError, Settings, load_settings
 from ctxwatch.model import Call, ParsedCall, Src, implausible_what, session_ranks
 from ctxwatch.safetext import echo as _echo
-from ctxwatch.safetext import shown, write_out
+from ctxwatch.safetext import json_bytes, shown, write_out
 
 EXIT_USAGE = 2
 
@@ -202,7 +202,7 @@ def plan_cmd(paths: tuple[str, ...], call_number: int | None, call_index: int | 
     if pc.system is None or pc.history_reported_only:
         floor_note = f"{call.floor_src}: this format does not log the system prompt and tools"
     if as_json:
-        write_out(shown(orjson.dumps(plan.to_json(), option=orjson.OPT_INDENT_2).decode()) + "\n")
+        write_out(shown(json_bytes(plan.to_json(), orjson.OPT_INDENT_2).decode()) + "\n")
         return
     _echo(f"{path}  #{call.index + 1} ({call.source.where})  model={call.model or '?'}  "
                f"window={win:,}  tokenizer={plan.tokenizer}{'' if counter.exact else ' (estimate)'}")
@@ -292,7 +292,7 @@ def schema_cmd(paths: tuple[str, ...], call_number: int | None, call_index: int 
                         system=pc.system)
     if as_json:
         doc = {"call": call.index, "model": call.model, **rep.to_json()}
-        write_out(shown(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode()) + "\n")
+        write_out(shown(json_bytes(doc, orjson.OPT_INDENT_2).decode()) + "\n")
         return
     _echo(f"{path}  #{call.index + 1} ({call.source.where})  model={call.model or '?'}  "
                f"{len(rep.tools)} tools  tokenizer={rep.tokenizer}{'' if rep.exact else ' (estimate)'}")

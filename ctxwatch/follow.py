@@ -26,14 +26,13 @@ import os
 import threading
 from typing import Any, TextIO
 
-import orjson
-
 from ctxwatch.config import Settings
 from ctxwatch.formats import SNIFF_BYTES, FormatSpec, detect
 from ctxwatch.jsonstream import Record
 from ctxwatch.model import Issue, Resolved
 from ctxwatch.report import call_json, issue_json
 from ctxwatch.run import Change, LogError, Run, check_log_file, resolve_spec
+from ctxwatch.safetext import json_bytes
 from ctxwatch.tail import (
     DEFAULT_IDLE_GRACE,
     DEFAULT_POLL_INTERVAL,
@@ -60,7 +59,7 @@ class _Out:
     def __call__(self, obj: dict[str, Any]) -> None:
         if self.closed:
             return
-        self.write(orjson.dumps(obj))
+        self.write(json_bytes(obj))
 
     def write(self, data: bytes) -> None:
         """Write one serialized object and a newline, and flush."""
@@ -167,7 +166,7 @@ def follow_jsonl(
                 if call.model not in per_model and None not in run_wide:
                     run_wide[None] = run.calibration()  # (asked once per flush: it reads every call)
                 cal = per_model[call.model] if call.model in per_model else run_wide[None]
-            data = orjson.dumps(call_json(call, cal))
+            data = json_bytes(call_json(call, cal))
             h = hash(data)
             if printed.get(idx) != h:
                 printed[idx] = h

@@ -11,7 +11,10 @@ control sequence.  Cutting a cleaned string can therefore never leave a half seq
 from __future__ import annotations
 
 import re
-from typing import NoReturn
+from collections.abc import Iterable
+from typing import Any, NoReturn
+
+import orjson
 
 #: Bidi controls: the characters with the Unicode property Bidi_Control (Unicode Character Database,
 #: PropList.txt; the explicit formatting characters of UAX #9, "Unicode Bidirectional Algorithm", plus the
@@ -133,9 +136,48 @@ def echo(message: object = "", **kwargs: object) -> None:
         output_closed()
 
 
+#: A lone surrogate (U+D800-U+DFFF): JSON "\\ud800" decodes to one, and so does a file name that is not UTF-8
+#: (Python reads byte 0xff of a name as U+DCFF); UTF-8 cannot hold it, so orjson refuses the string.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def json_bytes(value: Any, option: int | None = None) -> bytes:
+    """``value`` (dicts, lists, tuples, strings, numbers, booleans, ``None``) as UTF-8 JSON for the command's
+    output: ``orjson.dumps(value, option=option)``, except that a lone surrogate in a string or a key (a log's
+    ``"\\ud800"``, a file name that is not UTF-8) is written as U+FFFD, the replacement character, as
+    :func:`clean` shows it; orjson raised TypeError on it, which crashed the command.  Every JSON output
+    (``report --json`` / ``--jsonl`` / ``--follow --jsonl``, ``check --json``, ``plan --json``,
+    ``schema --json``) is written through this function or :func:`json_lines`.
+
+    Raises:
+        TypeError: ``value`` holds what JSON cannot (orjson's own error; a program error, not bad input).
+    """
+    try:
+        return orjson.dumps(value, option=option)
+    except TypeError:  # (orjson.JSONEncodeError is a TypeError) the rare case: copy the value without surrogates
+        return orjson.dumps(_without_surrogates(value), option=option)
+
+
+def json_lines(values: Iterable[Any]) -> bytes:
+    """One :func:`json_bytes` object per line (JSON Lines), each line ending in a newline."""
+    return b"".join(json_bytes(v, orjson.OPT_APPEND_NEWLINE) for v in values)
+
+
+def _without_surrogates(value: Any) -> Any:
+    """A copy of a JSON value whose strings and keys have each lone surrogate replaced by U+FFFD (containers are
+    copied, other values kept; an output document is a few levels deep, so the recursion is shallow)."""
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, dict):
+        return {_without_surrogates(k): _without_surrogates(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_without_surrogates(v) for v in value]
+    return value
+
+
 def write_out(text: str) -> None:
-    """Write ``text`` (a JSON document: no terminal control characters) to standard output as it is; a reader
-    that went away ends the command quietly (:func:`output_closed`)."""
+    """Write ``text`` (a JSON document made by :func:`json_bytes`: no terminal control characters) to standard
+    output as it is; a reader that went away ends the command quietly (:func:`output_closed`)."""
     import sys
 
     try:

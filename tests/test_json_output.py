@@ -1,0 +1,129 @@
+"""The JSON outputs (``report --json`` / ``--jsonl`` / ``--follow --jsonl``, ``check --json``, ``plan --json``,
+``schema --json``) on untrusted text: always valid UTF-8 JSON, never a crash.
+
+A log's ``"\\ud800"`` decodes to a lone surrogate, and a file name that is not UTF-8 (byte 0xff) is one in Python
+(U+DCFF); UTF-8 cannot hold either, and orjson raised TypeError on them.  The expected strings are written by hand:
+the surrogate becomes U+FFFD, the replacement character, as the text outputs show it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from ctxwatch.cli import main
+from ctxwatch.config import Settings
+from ctxwatch.follow import follow_jsonl
+
+REPLACEMENT = "\ufffd"
+
+
+def record(*, session: str = "s", model: str = "gpt-4o", tool: str = "t", role: str = "user") -> str:
+    """One canonical record (prompt 8, completion 1, one tool).  The fields are JSON string bodies written into
+    the line as they are, so that ``"s\\\\ud800"`` reaches the file as the six characters of the JSON escape."""
+    return ('{"session":"' + session + '","request":{"model":"' + model + '","tools":[{"type":"function",'
+            '"function":{"name":"' + tool + '","parameters":{"type":"object"}}}],"messages":[{"role":"' + role
+            + '","content":"hi"}]},"response":{"usage":{"prompt_tokens":8,"completion_tokens":1}}}\n')
+
+
+def run_json(args: list[str], *, lines: bool = False) -> Any:
+    """Run a command; its standard output as bytes must be UTF-8 JSON (a document, or one per line)."""
+    res = CliRunner().invoke(main, args)
+    assert not isinstance(res.exception, Exception), (args, res.exception)
+    raw = res.stdout_bytes
+    text = raw.decode("utf-8")  # (strict: invalid UTF-8 fails here)
+    return [json.loads(x) for x in text.splitlines()] if lines else json.loads(text)
+
+
+def calls_of(objs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [o for o in objs if "event" not in o]
+
+
+@pytest.mark.parametrize("where", ["session", "model", "tool"])
+def test_a_lone_surrogate_in_a_name_is_replaced_in_report_json(tmp_path: Path, where: str) -> None:
+    log = tmp_path / "s.jsonl"
+    log.write_text(record(**{where: {"session": "s", "model": "gpt-4o", "tool": "t"}[where] + "\\ud800"}))
+    doc = run_json(["report", "--json", str(log)])
+    jsonl = calls_of(run_json(["report", "--jsonl", str(log)], lines=True))
+    for (call,) in (doc["calls"], jsonl):
+        if where == "session":
+            assert call["session"] == "s" + REPLACEMENT
+        elif where == "model":
+            assert call["model"] == "gpt-4o" + REPLACEMENT
+        else:
+            assert call["tools"] == ["t" + REPLACEMENT]
+    if where != "session":
+        schema = run_json(["schema", "--json", str(log)])
+        assert schema["model"] == ("gpt-4o" + REPLACEMENT if where == "model" else "gpt-4o")
+        assert [t["name"] for t in schema["tools"]] == ["t" + REPLACEMENT if where == "tool" else "t"]
+    check = run_json(["check", "--json", str(log)])
+    assert check["file"] == str(log)
+
+
+def test_a_lone_surrogate_in_a_role_is_replaced_in_plan_json(tmp_path: Path) -> None:
+    log = tmp_path / "r.jsonl"
+    log.write_text(record(role="user\\udc00"))
+    plan = run_json(["plan", "--json", str(log)])
+    assert [m["role"] for m in plan["messages"]] == ["user" + REPLACEMENT]
+
+
+def test_follow_writes_a_lone_surrogate_as_the_replacement(tmp_path: Path) -> None:
+    """A surrogate in a live log killed ``report --follow --jsonl`` at the call that held it."""
+    log = tmp_path / "live.jsonl"
+    log.write_text(record(session="a\\ud800", model="gpt-4o\\udfff", tool="t\\ud83d") + record(session="b"))
+    got: list[dict[str, Any]] = []
+
+    class Out:
+        def write(self, s: str) -> int:
+            got.extend(json.loads(x) for x in s.splitlines())
+            return len(s)
+
+        def flush(self) -> None:
+            pass
+
+    stop = threading.Event()
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            follow_jsonl(str(log), None, Settings(), Out(), stop, poll=True, poll_interval=0.05)
+        except BaseException as exc:
+            errors.append(exc)
+
+    th = threading.Thread(target=run, daemon=True)
+    th.start()
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and len(calls_of(got)) < 2 and not errors:
+        time.sleep(0.05)
+    stop.set()
+    th.join(15)
+    assert not errors, errors
+    assert [(c["session"], c["model"], c["tools"]) for c in calls_of(got)] == [
+        ("a" + REPLACEMENT, "gpt-4o" + REPLACEMENT, ["t" + REPLACEMENT]), ("b", "gpt-4o", ["t"])]
+
+
+@pytest.mark.parametrize("in_folder", [False, True])
+def test_a_file_name_that_is_not_utf8_is_written_with_the_replacement(tmp_path: Path, in_folder: bool) -> None:
+    """``x\\xff.jsonl`` (given, or found in a folder) crashed report --json / --jsonl and check --json."""
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    raw_name = os.path.join(os.fsencode(folder), b"x\xff.jsonl")
+    with open(raw_name, "w") as fh:
+        fh.write(record())
+    if in_folder:
+        (folder / "ok.jsonl").write_text(record(session="o"))
+    arg = str(folder) if in_folder else os.fsdecode(raw_name)
+    shown = os.path.join(str(folder), "x" + REPLACEMENT + ".jsonl")
+    doc = run_json(["report", "--json", arg])
+    assert shown in [c["file"] for c in doc["calls"]]
+    jsonl = run_json(["report", "--jsonl", arg], lines=True)
+    assert shown in [c["file"] for c in calls_of(jsonl)]
+    check = run_json(["check", "--json", arg])
+    assert check["file"] == (str(folder) if in_folder else shown)
