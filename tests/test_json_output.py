@@ -127,3 +127,117 @@ def test_a_file_name_that_is_not_utf8_is_written_with_the_replacement(tmp_path: 
     assert shown in [c["file"] for c in calls_of(jsonl)]
     check = run_json(["check", "--json", arg])
     assert check["file"] == (str(folder) if in_folder else shown)
+
+
+#: What a terminal acts on and JSON lets a string hold as it is, written out here from the characters' tables
+#: (not from ctxwatch.safetext): DEL, the C1 controls, the bidi marks, embeddings, overrides and isolates, and the
+#: line and paragraph separators.
+UNSAFE = ([0x7F, *range(0x80, 0xA0), 0x061C, 0x200E, 0x200F, 0x2028, 0x2029, *range(0x202A, 0x202F),
+           *range(0x2066, 0x206A)])
+
+
+def assert_no_unsafe_bytes(raw: bytes) -> None:
+    for cp in UNSAFE:
+        assert chr(cp).encode() not in raw, hex(cp)
+
+
+def test_escape_json_escapes_exactly_the_unsafe_characters() -> None:
+    """Each unsafe character is written as its \\uXXXX escape; every other character of the BMP (and some beyond)
+    is written as orjson writes it; the value read back is the same string."""
+    import orjson
+
+    from ctxwatch.safetext import escape_json
+
+    unsafe = set(UNSAFE)
+    for cp in [*range(0xD800), *range(0xE000, 0x10000), 0x1F600, 0xE0001, 0x10FFFF]:
+        ch = chr(cp)
+        data = orjson.dumps("a" + ch + "b")
+        out = escape_json(data)
+        if cp in unsafe:
+            assert out == b'"a\\u' + f"{cp:04x}".encode() + b'b"', hex(cp)
+        else:
+            assert out == data, hex(cp)
+        assert json.loads(out) == "a" + ch + "b"
+    every = "".join(map(chr, UNSAFE)) * 3 + "plain é … 漢字 \U0001f600"
+    out = escape_json(orjson.dumps({every: [every, {"k": every}]}, option=orjson.OPT_INDENT_2))
+    assert_no_unsafe_bytes(out)
+    assert json.loads(out) == {every: [every, {"k": every}]}
+
+
+#: Text from a hostile log: an 8-bit CSI colour, an OSC 52 clipboard write ended by the 8-bit ST, a right-to-left
+#: override, a first-strong isolate, an Arabic letter mark, a line separator and a DEL.
+HOSTILE = "x\u009b31m\u009d52;c;aGk=\u009c\u202eevil\u2066\u061c\u2028\u2029\u200f\x7fz"
+
+
+def escaped(text: str) -> str:
+    """``text`` as a JSON string body, the way the log file holds it (ASCII, every non-ASCII as \\uXXXX)."""
+    return json.dumps(text)[1:-1]
+
+
+@pytest.mark.parametrize("where", ["session", "model", "tool", "role"])
+def test_json_outputs_escape_terminal_controls_from_the_log(tmp_path: Path, where: str) -> None:
+    """orjson writes C1 controls, bidi controls and U+2028/U+2029 as they are: they reached the terminal through
+    report --json / --jsonl, check --json, plan --json and schema --json."""
+    log = tmp_path / "h.jsonl"
+    base = {"session": "s", "model": "gpt-4o", "tool": "t", "role": "user"}[where]
+    log.write_text(record(**{where: base + escaped(HOSTILE)}))
+    runner = CliRunner()
+    outs = {}
+    commands = (["report", "--json"], ["report", "--jsonl"], ["check", "--json"],
+                ["plan", "--json", "--window", "100000"], ["schema", "--json"])  # (--window: a hostile model)
+    for cmd in commands:
+        res = runner.invoke(main, [*cmd, str(log)])
+        assert not isinstance(res.exception, Exception), (cmd, res.exception)
+        assert_no_unsafe_bytes(res.stdout_bytes)
+        text = res.stdout_bytes.decode("utf-8")
+        outs[cmd[0] + cmd[1]] = [json.loads(x) for x in text.splitlines()] if cmd[1] == "--jsonl" else json.loads(text)
+    (call,) = outs["report--json"]["calls"]
+    (line,) = calls_of(outs["report--jsonl"])
+    want = base + HOSTILE
+    if where == "session":
+        assert call["session"] == line["session"] == want
+    elif where == "model":
+        assert call["model"] == line["model"] == outs["schema--json"]["model"] == want
+    elif where == "tool":
+        assert call["tools"] == line["tools"] == [want]
+        assert [t["name"] for t in outs["schema--json"]["tools"]] == [want]
+    else:
+        assert [m["role"] for m in outs["plan--json"]["messages"]] == [want]
+
+
+def test_check_json_escapes_terminal_controls_in_a_file_name(tmp_path: Path) -> None:
+    log = tmp_path / f"run{HOSTILE}.jsonl"
+    log.write_text(record())
+    res = CliRunner().invoke(main, ["check", "--json", str(log)])
+    assert_no_unsafe_bytes(res.stdout_bytes)
+    assert json.loads(res.stdout_bytes)["file"] == str(log)
+    res = CliRunner().invoke(main, ["report", "--json", str(log)])
+    assert_no_unsafe_bytes(res.stdout_bytes)
+    assert [c["file"] for c in json.loads(res.stdout_bytes)["calls"]] == [str(log)]
+
+
+def test_follow_escapes_terminal_controls(tmp_path: Path) -> None:
+    log = tmp_path / "live.jsonl"
+    log.write_text(record(session=escaped(HOSTILE)))
+    chunks: list[str] = []
+
+    class Out:
+        def write(self, s: str) -> int:
+            chunks.append(s)
+            return len(s)
+
+        def flush(self) -> None:
+            pass
+
+    stop = threading.Event()
+    th = threading.Thread(target=follow_jsonl, args=(str(log), None, Settings(), Out(), stop),
+                          kwargs={"poll": True, "poll_interval": 0.05}, daemon=True)
+    th.start()
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and not any('"index"' in c for c in chunks):
+        time.sleep(0.05)
+    stop.set()
+    th.join(15)
+    raw = "".join(chunks).encode()
+    assert_no_unsafe_bytes(raw)
+    assert [o["session"] for o in map(json.loads, raw.splitlines()) if "event" not in o] == [HOSTILE]
