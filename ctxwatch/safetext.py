@@ -44,9 +44,6 @@ INVISIBLE_FORMAT = "\xad\u180e\u200b\u2060-\u2064\u206a-\u206f\ufeff\ufff9-\ufff
 # decodes to one, and a terminal cannot encode it).
 _UNSAFE = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{BIDI_CONTROLS}{LINE_SEPARATORS}{INVISIBLE_FORMAT}\ud800-\udfff]")
 _UNSAFE_LINE = re.compile(f"[\x00-\x1f\x7f-\x9f{BIDI_CONTROLS}{LINE_SEPARATORS}{INVISIBLE_FORMAT}\ud800-\udfff]")
-#: The characters :func:`clean` escapes when ``multiline`` (every one above but TAB and LF), for writers that
-#: escape them their own way (a JSON file: ``\\u009b``, which a JSON reader turns back into the character).
-UNSAFE = _UNSAFE
 
 #: Tab width used when expanding tabs in multi-line log text (columns).
 TAB_WIDTH = 4
@@ -144,21 +141,45 @@ def echo(message: object = "", **kwargs: object) -> None:
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-#: The characters JSON lets a string hold as they are and a terminal acts on (orjson escapes only U+0000-U+001F):
-#: DEL, the C1 controls U+0080-U+009F (U+009B is a CSI, U+009D an OSC on terminals that take 8-bit controls), the
-#: bidi marks, embeddings, overrides and isolates (U+061C, U+200E, U+200F, U+202A-U+202E, U+2066-U+2069: text
-#: shown in another order than it is, "Trojan Source", CVE-2021-42574) and the line and paragraph separators
-#: U+2028, U+2029 (a line break to some viewers, and not allowed in a JavaScript string before ES2019).
-JSON_UNSAFE_CHARS = ("\x7f" + "".join(map(chr, range(0x80, 0xA0))) + "\u061c\u200e\u200f\u2028\u2029"
-                     + "".join(map(chr, range(0x202A, 0x202F))) + "".join(map(chr, range(0x2066, 0x206A))))
+def _ranges(spec: str) -> str:
+    """The characters of a regex class body such as ``"\u202a-\u202e\u2066"`` (literal characters and
+    ``a-b`` ranges only), written out one by one."""
+    out: list[str] = []
+    i = 0
+    while i < len(spec):
+        if i + 2 < len(spec) and spec[i + 1] == "-":
+            out += map(chr, range(ord(spec[i]), ord(spec[i + 2]) + 1))
+            i += 3
+        else:
+            out.append(spec[i])
+            i += 1
+    return "".join(out)
+
+
+#: The characters JSON lets a string hold as they are and :func:`clean` escapes (orjson escapes only
+#: U+0000-U+001F): DEL, the C1 controls U+0080-U+009F (U+009B is a CSI, U+009D an OSC on terminals that take
+#: 8-bit controls), the bidi controls (:data:`BIDI_CONTROLS`: text shown in another order than it is, "Trojan
+#: Source", CVE-2021-42574), the line and paragraph separators (:data:`LINE_SEPARATORS`: a line break to some
+#: viewers, and not allowed in a JavaScript string before ES2019) and the invisible format characters
+#: (:data:`INVISIBLE_FORMAT`).  One set with the screen's, so a JSON output hides nothing the text output shows.
+JSON_UNSAFE_CHARS = "\x7f" + _ranges("\x80-\x9f" + BIDI_CONTROLS + LINE_SEPARATORS + INVISIBLE_FORMAT)
+
+
+def _json_escape_of(ch: str) -> bytes:
+    """``ch`` as a JSON ``\\uXXXX`` escape (a surrogate pair beyond U+FFFF, as JSON writes those)."""
+    code = ord(ch)
+    if code > 0xFFFF:
+        code -= 0x10000
+        return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}".encode()
+    return f"\\u{code:04x}".encode()
+
 
 #: Each of :data:`JSON_UNSAFE_CHARS` in UTF-8 -> its JSON escape (``\\u009b``: the same string to a JSON reader).
-_JSON_ESCAPES = {ch.encode(): f"\\u{ord(ch):04x}".encode() for ch in JSON_UNSAFE_CHARS}
+_JSON_ESCAPES = {ch.encode(): _json_escape_of(ch) for ch in JSON_UNSAFE_CHARS}
 
-#: The UTF-8 of :data:`JSON_UNSAFE_CHARS` (DEL; C2 80-9F; D8 9C; E2 80 8E/8F/A8-AE; E2 81 A6-A9).  In valid UTF-8
-#: a lead byte starts a character, so a match is always one whole character (checked against the table by the
-#: tests).
-_JSON_UNSAFE = re.compile(rb"\x7f|\xc2[\x80-\x9f]|\xd8\x9c|\xe2(?:\x80[\x8e\x8f\xa8-\xae]|\x81[\xa6-\xa9])")
+#: The UTF-8 of :data:`JSON_UNSAFE_CHARS`, longest first.  In valid UTF-8 a lead byte starts a character, so a
+#: match is always one whole character (checked against the table by the tests).
+_JSON_UNSAFE = re.compile(b"|".join(re.escape(k) for k in sorted(_JSON_ESCAPES, key=len, reverse=True)))
 
 #: The ASCII bytes but DEL: deleted before the search, which then reads only the rest (a report is mostly ASCII;
 #: the search of the whole of a 56 MB report took 0.3-0.45 s, the deletion and the search of the rest 0.05 s).

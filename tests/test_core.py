@@ -1018,7 +1018,8 @@ def test_terminal_sequences_from_a_log_are_printed_literally(tmp_path: Path) -> 
         res = CliRunner().invoke(main, args)
         assert "\x1b" not in res.output and "\x07" not in res.output, args
     res = CliRunner().invoke(main, ["report", str(path)])
-    assert "gpt-4o\\x1b]52;c;aGVsbG8=\\x07" in res.output
+    # (the model column holds 28 characters: the cut falls before the BEL's escape, which it never splits)
+    assert "gpt-4o\\x1b]52;c;aGVsbG8=…" in res.output
 
 
 def test_a_replaced_log_holding_copies_of_read_calls_counts_them_once(tmp_path: Path) -> None:

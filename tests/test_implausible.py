@@ -380,7 +380,7 @@ def test_plan_of_an_implausible_codex_call_says_why_there_is_none(tmp_path: Path
     mid-session", which it does not."""
     res = CliRunner().invoke(main, ["plan", str(b13_file(tmp_path)), "--call", "4"])
     assert res.exit_code != 0
-    assert ("call 3 (#4): its reported prompt is implausible (4,280,000 tokens, more than its 570,000-token "
+    assert ("call #4 (--index 3): its reported prompt is implausible (4,280,000 tokens, more than its 570,000-token "
             "window), and this format's floor and history are sized from it: nothing to plan") in res.output
     assert "mid-session" not in res.output
 

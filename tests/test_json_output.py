@@ -129,11 +129,22 @@ def test_a_file_name_that_is_not_utf8_is_written_with_the_replacement(tmp_path: 
     assert check["file"] == (str(folder) if in_folder else shown)
 
 
-#: What a terminal acts on and JSON lets a string hold as it is, written out here from the characters' tables
-#: (not from ctxwatch.safetext): DEL, the C1 controls, the bidi marks, embeddings, overrides and isolates, and the
-#: line and paragraph separators.
+#: What a terminal acts on or hides and JSON lets a string hold as it is, written out here from the characters'
+#: tables (not from ctxwatch.safetext): DEL, the C1 controls, the bidi marks, embeddings, overrides and isolates,
+#: the line and paragraph separators, and the invisible format characters the screen escapes too (soft hyphen,
+#: Mongolian vowel separator, zero width space, word joiner and invisible operators, deprecated format
+#: characters, BOM, interlinear annotation controls, tag characters).
 UNSAFE = ([0x7F, *range(0x80, 0xA0), 0x061C, 0x200E, 0x200F, 0x2028, 0x2029, *range(0x202A, 0x202F),
-           *range(0x2066, 0x206A)])
+           *range(0x2066, 0x206A), 0xAD, 0x180E, 0x200B, *range(0x2060, 0x2065), *range(0x206A, 0x2070), 0xFEFF,
+           *range(0xFFF9, 0xFFFC), 0xE0001, *range(0xE0020, 0xE0080)])
+
+
+def json_escape(cp: int) -> bytes:
+    """JSON's escape of code point ``cp``: ``\\uXXXX``, a surrogate pair beyond U+FFFF (RFC 8259, section 7)."""
+    if cp > 0xFFFF:
+        hi, lo = 0xD800 + ((cp - 0x10000) >> 10), 0xDC00 + ((cp - 0x10000) & 0x3FF)
+        return f"\\u{hi:04x}\\u{lo:04x}".encode()
+    return f"\\u{cp:04x}".encode()
 
 
 def assert_no_unsafe_bytes(raw: bytes) -> None:
@@ -149,12 +160,12 @@ def test_escape_json_escapes_exactly_the_unsafe_characters() -> None:
     from ctxwatch.safetext import escape_json
 
     unsafe = set(UNSAFE)
-    for cp in [*range(0xD800), *range(0xE000, 0x10000), 0x1F600, 0xE0001, 0x10FFFF]:
+    for cp in [*range(0xD800), *range(0xE000, 0x10000), 0x1F600, *range(0xE0000, 0xE0081), 0x10FFFF]:
         ch = chr(cp)
         data = orjson.dumps("a" + ch + "b")
         out = escape_json(data)
         if cp in unsafe:
-            assert out == b'"a\\u' + f"{cp:04x}".encode() + b'b"', hex(cp)
+            assert out == b'"a' + json_escape(cp) + b'b"', hex(cp)
         else:
             assert out == data, hex(cp)
         assert json.loads(out) == "a" + ch + "b"

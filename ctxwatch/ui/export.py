@@ -20,23 +20,11 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 from typing import Any
 
 import orjson
 
-from ctxwatch.safetext import UNSAFE, clean
-
-#: A lone surrogate: valid in a Python string, refused by every UTF-8 encoder.
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def export_text(value: object) -> str:
-    """``value`` as text that encodes to UTF-8 (``None`` gives ``""``): each lone surrogate becomes U+FFFD,
-    the replacement character, as :func:`ctxwatch.safetext.clean` shows it on screen."""
-    s = "" if value is None else str(value)
-    return _SURROGATE.sub("\ufffd", s)
-
+from ctxwatch.safetext import clean, json_bytes
 
 #: First characters that make a spreadsheet read a CSV cell as a formula (OWASP, "CSV Injection": "=", "+",
 #: "-", "@", TAB 0x09 and CR 0x0D); a cell starting with one of them, after blanks, gets a leading apostrophe.
@@ -58,36 +46,15 @@ def csv_cell(value: object) -> str:
 
 def json_document(doc: Any) -> bytes:
     """``doc`` (JSON-shaped) as indented JSON bytes ending in a newline, with no character a terminal would
-    act on: orjson escapes only U+0000-U+001F, so every other character :func:`ctxwatch.safetext.clean`
-    escapes (DEL, C1 controls such as U+009B, a one-byte CSI; bidi controls) is written as a JSON ``\\uXXXX``
-    escape (a surrogate pair beyond U+FFFF), which a JSON reader turns back into the same character: the
-    data is the log's, ``cat plan.json`` shows no control.  Lone surrogates become U+FFFD (:func:`json_safe`).
+    act on or that would hide text: :func:`ctxwatch.safetext.json_bytes`, the writer of every JSON output (each
+    character :func:`ctxwatch.safetext.clean` escapes is a JSON ``\\uXXXX`` escape, which a JSON reader turns
+    back into the same character: the data is the log's, ``cat plan.json`` shows no control; a lone surrogate
+    is U+FFFD).
 
     Raises:
         TypeError: a value JSON cannot hold (orjson's ``JSONEncodeError``).
     """
-    text = orjson.dumps(json_safe(doc), option=orjson.OPT_INDENT_2).decode()
-    return (UNSAFE.sub(_json_escape, text) + "\n").encode()
-
-
-def _json_escape(m: re.Match[str]) -> str:
-    code = ord(m.group(0))
-    if code > 0xFFFF:
-        code -= 0x10000
-        return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
-    return f"\\u{code:04x}"
-
-
-def json_safe(value: Any) -> Any:
-    """A copy of a JSON-shaped ``value`` (dicts, lists, strings, numbers, booleans, ``None``) whose strings,
-    keys included, are :func:`export_text`'s: orjson refuses a string holding a lone surrogate (``TypeError``)."""
-    if isinstance(value, str):
-        return export_text(value)
-    if isinstance(value, dict):
-        return {export_text(k) if isinstance(k, str) else k: json_safe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [json_safe(v) for v in value]
-    return value
+    return json_bytes(doc, orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
 
 
 def write_new(path: str, data: bytes) -> None:
