@@ -373,7 +373,13 @@ def read_document(path: str) -> tuple[Any | None, Issue | None]:
     try:
         return orjson.loads(data), None
     except orjson.JSONDecodeError as exc:
-        return None, Issue(path, 0, "invalid_json", f"not a JSON document: {exc}")
+        error = exc
+    try:
+        # orjson refuses a number beyond a double's range (1e400) where the stdlib reads inf: one such number
+        # must not lose every call of the document (its count is then reported as implausible, as on a line)
+        return json.loads(data.decode("utf-8")), None
+    except (ValueError, RecursionError):
+        return None, Issue(path, 0, "invalid_json", f"not a JSON document: {error}")
 
 
 def json_text(value: Any, *, sort_keys: bool = False, none: str = "") -> str:

@@ -281,6 +281,24 @@ def test_swe_agent_step_without_model_call(tmp_path: Path) -> None:
     assert calls[0].extra["step"] == 0
 
 
+def test_a_number_beyond_a_double_loses_no_call_of_a_document(tmp_path: Path, shared_logs: Path) -> None:
+    """orjson refuses 1e400 (beyond a double's range), and read_document then gave up on the whole file: every
+    call of an Inspect log was lost for one bad count.  The document is read (the stdlib reads inf), and the
+    count is reported as an implausible value, as on a JSONL line.  The sample has 2 calls (its 2 model events)."""
+    from ctxwatch.run import load_run
+
+    doc = json.loads((shared_logs / INSPECT_JSON).read_text())
+    n_models = sum(1 for s in doc["samples"] for e in s["events"] if e.get("event") == "model")
+    assert n_models == 2
+    first = next(e for s in doc["samples"] for e in s["events"] if e.get("event") == "model")
+    first["output"]["usage"]["input_tokens"] = 987654321  # (a placeholder, written as 1e400 below)
+    bad = tmp_path / "inspect.json"
+    bad.write_text(json.dumps(doc).replace("987654321", "1e400"))
+    run = load_run(str(bad))
+    assert len(run.calls) == n_models
+    assert [i.kind for i in run.issues] == ["implausible_value"]
+
+
 # --- Cline --------------------------------------------------------------------------------------------
 
 def test_cline_tokens(shared_logs: Path) -> None:

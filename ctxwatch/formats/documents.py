@@ -43,7 +43,7 @@ from typing import Any
 
 import orjson
 
-from ctxwatch.formats import FormatSpec, Reader, Sniff, register
+from ctxwatch.formats import FormatSpec, Reader, Sniff, count_or_none, register, usage_count
 from ctxwatch.formats.canonical import (
     forget_history,
     history_problem,
@@ -117,6 +117,15 @@ def inspect_usage(u: Any, provider: str | None) -> Usage | None:
     """
     if not isinstance(u, dict):
         return None
+    names = ("input_tokens", "output_tokens", "total_tokens", "input_tokens_cache_read", "input_tokens_cache_write",
+             "reasoning_tokens")
+    if any(u.get(k) is not None and count_or_none(u.get(k)) is None for k in names):
+        # A field that is not a count (1e400, "many", -1): passed through for the run to report and make unknown
+        # (run._sanitize), never read as absent; the convention cannot be told from damaged numbers.
+        raw = usage_count(u.get("input_tokens"))
+        return Usage(prompt_total=raw, input_uncached=raw, cache_read=usage_count(u.get("input_tokens_cache_read")),
+                     cache_write=usage_count(u.get("input_tokens_cache_write")),
+                     output=usage_count(u.get("output_tokens")), reasoning=usage_count(u.get("reasoning_tokens")))
     inp = int_or_none(u.get("input_tokens"))
     out = int_or_none(u.get("output_tokens"))
     if inp is None and out is None:
