@@ -386,6 +386,29 @@ async def test_a_skipped_backfill_notice_names_the_lines_and_the_call_before_the
                               "numbers the whole file")
 
 
+async def test_the_problems_screen_does_not_say_every_line_was_read_after_reading_stopped(tmp_path: Path) -> None:
+    """After "reading stopped: OverflowError ..." the problems screen said "no input problems: every line was
+    read".  It now says that reading stopped, and why (the feed's failure posted here as it arrives)."""
+    from ctxwatch.ui.messages import FeedFailed
+    from ctxwatch.ui.screens import IssuesScreen
+
+    sample = Path(__file__).resolve().parents[1] / "sample_logs" / "openai_chat_demo.jsonl"
+    path = tmp_path / "run.jsonl"
+    path.write_bytes(sample.read_bytes())
+    app = CtxwatchApp(str(path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await loaded(pilot, 20)
+        await pilot.press("i")
+        screen = app.screen
+        assert isinstance(screen, IssuesScreen)
+        await pilot.pause()
+        assert "every line was read" in str(screen.query_one("#issue-body").render())
+        app.post_message(FeedFailed(app._feed_id, "reading stopped: OSError: boom"))
+        assert await wait_for(pilot, lambda: "not every line was read" in str(screen.query_one("#issue-body")
+                                                                             .render()), 5.0)
+        assert "reading stopped: OSError: boom" in str(screen.query_one("#issue-body").render())
+
+
 async def test_batch_files_beside_sessions_are_named_not_listed_as_sessions(tmp_path: Path) -> None:
     """A batch request file and its result file in a folder of session logs were listed as two sessions: the
     requests with no reported usage, the results with floor and history '?' (report joins them).  They are

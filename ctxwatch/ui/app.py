@@ -937,6 +937,7 @@ class CtxwatchApp(App[None]):
         self.failed = message.message
         self.loaded = True
         self.refresh_panels()
+        self._push_issues()
 
     def on_feed_notice(self, message: FeedNotice) -> None:
         """A sentence about the reading (e.g. waiting for an empty file)."""
@@ -1246,7 +1247,8 @@ class CtxwatchApp(App[None]):
         screen of its own; the side panel has room for the newest few only."""
         if isinstance(self.screen, IssuesScreen):
             return
-        self.push_screen(IssuesScreen(self._issues_title(), self.input_problems(), self._issues_several()))
+        self.push_screen(IssuesScreen(self._issues_title(), self.input_problems(), self._issues_several(),
+                                      self.failed))
 
     def input_problems(self) -> list[Issue]:
         """The input problems shown: the run's issues (``reset`` markers left out), then a note for each file of
@@ -1269,6 +1271,7 @@ class CtxwatchApp(App[None]):
         """Give an open list of input problems the current ones (it may be under a help screen)."""
         for screen in self.screen_stack:
             if isinstance(screen, IssuesScreen) and screen.is_mounted:
+                screen.stopped = self.failed
                 screen.show(self.input_problems(), self._issues_several(), self._issues_title())
 
     def action_help(self) -> None:

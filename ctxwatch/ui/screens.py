@@ -891,12 +891,14 @@ class IssuesScreen(TableScreen):
     IssuesScreen #issue-body { height: auto; max-height: 12; padding: 0 1; background: $boost; }
     """
 
-    def __init__(self, log_name: str, issues: Sequence[Issue], several: bool) -> None:
+    def __init__(self, log_name: str, issues: Sequence[Issue], several: bool, stopped: str | None = None) -> None:
         """``log_name``: what the status line calls the log; ``issues``: the run's issues as the app holds them
         (``reset`` is left out); ``several``: the problems may come from more than one file (joined batch files):
-        rows name the file."""
+        rows name the file; ``stopped``: why reading the log stopped, if it did (then an empty list does not
+        mean that every line was read)."""
         super().__init__()
         self.log_name = log_name
+        self.stopped = stopped
         self.issues: list[Issue] = []
         self.several = several
         self._initial = list(issues)
@@ -1003,7 +1005,13 @@ class IssuesScreen(TableScreen):
         issue = self.selected_issue()
         body = self.query_one("#issue-body", Static)
         if issue is None:
-            body.update(Text("no input problems: every line was read", "dim") if not self.issues else Text(""))
+            if self.issues:
+                body.update(Text(""))
+            elif self.stopped:
+                body.update(tx.literal(f"no input problems listed, but not every line was read: {self.stopped}",
+                                       "yellow", limit=400))
+            else:
+                body.update(Text("no input problems: every line was read", "dim"))
             return
         out = Text()
         out.append_text(tx.literal(issue.path, "bold", limit=200, middle=True))
