@@ -34,6 +34,7 @@ calls later, forever (``ctxwatch check`` flags it as ``trigger_no_compaction``).
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import threading
 from collections.abc import Callable, Sequence
@@ -436,13 +437,19 @@ def _plain(obj: Any) -> Any:
 
 def utc_timestamp(when: datetime | float | None = None) -> str:
     """ISO-8601 UTC with milliseconds and a ``Z`` (``2025-01-01T00:00:00.000Z``); ``when`` = datetime or
-    epoch seconds, default now. Naive datetimes are taken as UTC."""
+    epoch seconds, default now. Naive datetimes are taken as UTC.
+
+    Raises:
+        ValueError: epoch seconds out of the range of dates (``1e20``, ``inf``, ``nan``)."""
     if when is None:
         dt = datetime.now(UTC)
     elif isinstance(when, datetime):
         dt = when if when.tzinfo else when.replace(tzinfo=UTC)
     else:
-        dt = datetime.fromtimestamp(float(when), UTC)
+        try:
+            dt = datetime.fromtimestamp(float(when), UTC)
+        except (OverflowError, OSError, ValueError) as exc:  # (1e20 seconds, inf, nan: no date)
+            raise ValueError(f"timestamp {when!r} is not a date (epoch seconds out of range)") from exc
     return dt.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
@@ -491,8 +498,10 @@ class CallLogger:
             window: the context window in tokens, written as ``"window"`` when given.
 
         Raises:
-            ValueError: ``request`` has no ``model`` or no ``messages``; the logger is closed.
-            TypeError: a value cannot be serialised.
+            ValueError: ``request`` has no ``model`` or no ``messages``; the logger is closed; ``timestamp`` is
+                out of the range of dates.
+            TypeError: a value cannot be serialised (a lone surrogate in a string can: it is written as its
+                ``\\ud800`` escape).
         """
         req = _plain(request) if not isinstance(request, dict) else request
         if not isinstance(req, dict) or "model" not in req or "messages" not in req:
@@ -505,7 +514,14 @@ class CallLogger:
             record["window"] = int(window)
         record["request"] = req
         record["response"] = resp
-        line = orjson.dumps(record, default=_plain) + b"\n"
+        try:
+            line = orjson.dumps(record, default=_plain) + b"\n"
+        except TypeError:
+            # orjson refuses a lone surrogate (text decoded with errors="surrogateescape", a tool output cut in
+            # the middle of a pair): the stdlib writes it as its \ud800 escape, which ctxwatch reads back, so the
+            # call is logged as it was rather than stopping the user's loop (still TypeError for what JSON cannot
+            # hold at all)
+            line = json.dumps(record, default=_plain, ensure_ascii=True, separators=(",", ":")).encode() + b"\n"
         with self._lock:
             if self._fd is None:
                 raise ValueError(f"CallLogger({self.path!r}) is closed")

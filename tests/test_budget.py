@@ -417,3 +417,23 @@ def test_call_logger_rejects_bad_requests_and_closed(tmp_path):
     log.close()
     with pytest.raises(ValueError, match="closed"):
         log.log({"model": "m", "messages": []}, {})
+
+
+def test_call_logger_writes_a_lone_surrogate_instead_of_stopping_the_loop(tmp_path) -> None:
+    """A tool output decoded with errors="surrogateescape" holds a lone surrogate, which orjson refuses: the
+    logger raised TypeError in the user's own loop.  The call is logged with the surrogate as its JSON escape,
+    and ctxwatch reads it back (the message text shows U+FFFD, its reported usage is the response's)."""
+    from ctxwatch.budget import CallLogger, utc_timestamp
+    from ctxwatch.run import load_run
+
+    log = tmp_path / "calls.jsonl"
+    text = b"caf\xff".decode("utf-8", "surrogateescape")
+    with CallLogger(str(log)) as logger:
+        logger.log({"model": "gpt-4o", "messages": [{"role": "user", "content": text}]},
+                   {"usage": {"prompt_tokens": 11, "completion_tokens": 2}})
+    raw = log.read_bytes()
+    assert b'"caf\\udcff"' in raw
+    run = load_run(str(log))
+    assert [c.usage.prompt_total for c in run.calls] == [11] and run.issues == []
+    with pytest.raises(ValueError, match="not a date"):
+        utc_timestamp(1e20)
