@@ -25,11 +25,12 @@ Each distinct message is tokenized once (content hash), because every call re-se
 from __future__ import annotations
 
 import statistics
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 
 from ctxwatch.config import DEFAULT_RESERVE, Settings
 from ctxwatch.jsonstream import json_text
-from ctxwatch.model import Call, MessageStat, ParsedCall, Src, implausible_prompt
+from ctxwatch.model import Breakdown, Call, MessageStat, ParsedCall, Src, implausible_prompt, shown_breakdown
 from ctxwatch.tokens import REPLY_PRIMER, Counter, counter_for, message_key, text_key
 from ctxwatch.windows import (
     ANTHROPIC_LONG_CONTEXT_WINDOW,
@@ -53,6 +54,68 @@ def calibration_factor(ratios: Sequence[float]) -> float | None:
     one per call; dimensionless), or ``None`` with fewer than :data:`MIN_CALIBRATION_CALLS` of them (too few to
     tell a tokenizer gap from one call's missing content: nothing is calibrated)."""
     return statistics.median(ratios) if len(ratios) >= MIN_CALIBRATION_CALLS else None
+
+
+@dataclass(frozen=True, slots=True)
+class Calibrations:
+    """The calibration factors of a run (dimensionless): what turns a call's estimate with another tokenizer into
+    the breakdown every surface shows (:meth:`breakdown`, :func:`ctxwatch.model.shown_breakdown`).
+
+    Attributes:
+        per_model: model -> the median reported / estimated prompt ratio of its calls (``None`` for a model
+            with fewer than :data:`MIN_CALIBRATION_CALLS` calls that have both: not calibrated);
+            :meth:`ctxwatch.run.Run.calibrations`.
+        run: the run's median over all its calls (:meth:`ctxwatch.run.Run.calibration`), for a model none of
+            whose calls has both a reported and an estimated prompt; ``None`` below
+            :data:`MIN_CALIBRATION_CALLS` calls.
+
+    The empty value (``Calibrations()``) calibrates nothing.
+    """
+
+    per_model: Mapping[str | None, float | None] = field(default_factory=dict)
+    run: float | None = None
+
+    def factor(self, call: Call) -> float | None:
+        """The calibration of ``call``'s model, else the run's when the model has no call with both a reported
+        and an estimated prompt; ``None`` for a call counted with its model's own tokenizer (``exact``), or
+        when there is none (as ``report --json``'s per-call ``calibration``)."""
+        return None if call.exact else self.of_model(call.model)
+
+    def of_model(self, model: str | None) -> float | None:
+        """The factor of ``model``'s calls that are not counted with its own tokenizer: its calibration, else the
+        run's when none of its calls has both a reported and an estimated prompt."""
+        return self.per_model.get(model, self.run)
+
+    def breakdown(self, call: Call) -> Breakdown:
+        """``call``'s floor and history as shown: :func:`ctxwatch.model.shown_breakdown` with :meth:`factor`."""
+        return shown_breakdown(call, self.factor(call))
+
+
+#: Calibrates nothing: every breakdown is the call's own (before a run has calls, or where none applies).
+NO_CALIBRATION = Calibrations()
+
+
+def calibrations_of(calls: Iterable[Call]) -> Calibrations:
+    """The calibrations of a run's ``calls`` (one pass):
+
+    * per model, the median reported / estimated prompt ratio over its calls that have both, quota probes
+      (``extra["probe"]``: ``max_tokens: 1`` calls of a handful of tokens, whose ratio says nothing about the
+      tokenizer) and implausible reports (:attr:`Call.prompt_implausible`, B13) left out;
+    * the run's, over every call that has both whose report is not implausible (:attr:`Call.report_implausible`),
+
+    each ``None`` below :data:`MIN_CALIBRATION_CALLS` ratios (:func:`calibration_factor`).  These are
+    :meth:`ctxwatch.run.Run.calibrations` and :meth:`ctxwatch.run.Run.calibration`."""
+    per_model: dict[str | None, list[float]] = {}
+    run: list[float] = []
+    for c in calls:
+        reported, estimated = c.prompt_reported, c.prompt_estimated
+        if not reported or not estimated:
+            continue
+        if not c.report_implausible:
+            run.append(reported / estimated)
+        if not c.extra.get("probe") and not c.prompt_implausible:
+            per_model.setdefault(c.model, []).append(reported / estimated)
+    return Calibrations({m: calibration_factor(r) for m, r in per_model.items()}, calibration_factor(run))
 
 
 def _tools_key(tools: list) -> int:

@@ -532,6 +532,89 @@ class Call:
         return used / self.window
 
 
+@dataclass(frozen=True, slots=True)
+class Breakdown:
+    """A call's floor and history as every surface shows them (:func:`shown_breakdown`), in tokens.
+
+    Attributes:
+        system_tokens / tools_tokens / floor_tokens / history_tokens: as in :class:`Call`, calibrated or not
+            (``None`` = unknown).  Calibrated, system + tools add up to the floor.
+        floor_src / history_src: their sources; :attr:`Src.CALIBRATED` where the estimate was scaled.
+        factor: what the estimates were scaled by (dimensionless): the calibration of the call's model, or the
+            call's own reported / estimated ratio where the calibration would put them above the prompt the call
+            reports; ``None`` when nothing was scaled (the numbers are the call's own).
+        capped: True when :attr:`factor` is the call's own ratio, not the calibration.
+    """
+
+    system_tokens: int | None
+    tools_tokens: int | None
+    floor_tokens: int | None
+    floor_src: Src
+    history_tokens: int | None
+    history_src: Src
+    factor: float | None = None
+    capped: bool = False
+
+    @property
+    def calibrated(self) -> bool:
+        """True when the estimates were scaled (:attr:`factor` is set)."""
+        return self.factor is not None
+
+
+def raw_breakdown(call: Call) -> Breakdown:
+    """``call``'s floor and history as accounted, nothing scaled."""
+    return Breakdown(call.system_tokens, call.tools_tokens, call.floor_tokens, call.floor_src, call.history_tokens,
+                     call.history_src)
+
+
+def shown_breakdown(call: Call, calibration: float | None) -> Breakdown:
+    """The floor (system prompt + tool schemas) and history of ``call`` as ctxwatch shows them everywhere: the
+    dashboard's table, bar, chart and detail, ``report`` (text, and ``calibrated`` in ``report --json``), ``plan``
+    and the eviction preview, and the flags' reasons.
+
+    The one rule: where the floor is estimated (``floor_src`` estimated: the log holds the system prompt and the
+    tools) with a tokenizer that is not the model's own (``exact`` False: Claude, Gemini, counted with
+    ``o200k_base``) and ``calibration`` is given (the median reported / estimated prompt ratio of the call's
+    model in the run, else the run's: :class:`ctxwatch.accounting.Calibrations`), the estimates are scaled by
+    it and marked :attr:`Src.CALIBRATED`, so that they add up to about what the provider counts.  Where the
+    calibration would scale the call's estimate above the prompt the call reports, the call's own ratio scales
+    it instead: a part is never more than the whole the provider counted (failure case B01: a floor of 1,053
+    estimated tokens "calibrated" to 2,007 in a reported prompt of 1,234).  The floor is rounded to whole
+    tokens and its two parts share it by largest remainder, so that system + tools = floor.  Otherwise (an
+    exact tokenizer, an inferred or unknown floor, no calibration yet) the call's own numbers
+    (:func:`raw_breakdown`).
+
+    Args:
+        call: the accounted call.
+        calibration: the factor of the call's model (dimensionless, > 0), or ``None`` when there is none (fewer
+            than :data:`~ctxwatch.accounting.MIN_CALIBRATION_CALLS` calls with a reported and an estimated
+            prompt).
+    """
+    floor = call.floor_tokens
+    if call.exact or calibration is None or call.floor_src != Src.ESTIMATED or floor is None:
+        return raw_breakdown(call)
+    factor, capped = calibration, False
+    reported, estimated = call.prompt_reported, call.prompt_estimated
+    if reported is not None and reported > 0 and estimated and reported < factor * estimated:
+        factor, capped = reported / estimated, True
+    scaled = round(floor * factor)
+    system, tools = call.system_tokens, call.tools_tokens
+    if system is not None and tools is not None and system + tools == floor:
+        exact_s, exact_t = system * factor, tools * factor
+        system, tools = math.floor(exact_s), math.floor(exact_t)
+        short = scaled - system - tools  # (0, 1 or 2 tokens left by rounding down: the largest remainders get them)
+        if short >= 2 or (short == 1 and exact_s - system >= exact_t - tools):
+            system += 1
+            short -= 1
+        tools += max(0, short)
+    else:
+        system = None if system is None else round(system * factor)
+        tools = None if tools is None else round(tools * factor)
+    history = call.history_tokens
+    return Breakdown(system, tools, scaled, Src.CALIBRATED, None if history is None else round(history * factor),
+                     Src.CALIBRATED if history is not None else call.history_src, factor, capped)
+
+
 def implausible_what(call: Call) -> str:
     """Why ``call``'s reported prompt is implausible, in a few words for a message: ``4,280,000 tokens, more
     than its 570,000-token window``, ``0 tokens, and every request has a prompt``, or ``..., more than the

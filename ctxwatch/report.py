@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
-from ctxwatch.model import BATCH_SIDE, Call, Issue, Src, session_ranks
+from ctxwatch.model import BATCH_SIDE, Call, Issue, Src, session_ranks, shown_breakdown
 from ctxwatch.run import Run
 from ctxwatch.windows import call_cost, priced_as
 
@@ -117,28 +117,20 @@ def call_json(call: Call, calibration: float | None = None, cost: Decimal | bool
 
 
 def _calibrated(call: Call, factor: float | None) -> dict[str, int | None] | None:
-    """The estimated breakdown in tokens scaled by the run's calibration factor, for calls whose tokenizer is not
-    the model's own (Claude, Gemini, unknown models); ``None`` when exact, inferred or no factor exists (fewer
-    than :data:`~ctxwatch.accounting.MIN_CALIBRATION_CALLS` calls to take it from).
+    """The estimated breakdown in tokens scaled by the calibration ``factor`` of the call's model, for calls whose
+    tokenizer is not the model's own (Claude, Gemini, unknown models); ``None`` when exact, inferred or no factor
+    exists (fewer than :data:`~ctxwatch.accounting.MIN_CALIBRATION_CALLS` calls to take it from).
 
-    The factor is the median reported/estimated prompt ratio over the run's calls that have both, so the
-    scaled parts add up to about what the provider would report (labelled "calibrated", never "reported").
-    Where it would scale the call's estimate above the prompt the call reports, the call's own ratio scales it
-    instead: a part of the prompt is never more than the whole the provider counted (a call whose log holds
-    content that was not sent, or one the run's other calls outweigh, as in failure case B01: a floor of 1,053
-    estimated tokens "calibrated" to 2,007 in a reported prompt of 1,234).
+    These are the numbers the dashboard, the text report and ``plan`` show: the one rule,
+    :func:`ctxwatch.model.shown_breakdown` (scaled by the median reported/estimated prompt ratio, labelled
+    "calibrated", never "reported"; capped by the call's own ratio where the factor would put them above the
+    prompt it reports, failure case B01; system + tools = floor).
     """
-    if call.exact or factor is None or call.floor_src != Src.ESTIMATED:
+    b = shown_breakdown(call, factor)
+    if not b.calibrated:
         return None
-    reported, estimated = call.prompt_reported, call.prompt_estimated
-    if reported is not None and reported > 0 and estimated and reported < factor * estimated:
-        factor = reported / estimated
-
-    def scale(v: int | None) -> int | None:
-        return None if v is None else round(v * factor)
-
-    return {"system_tokens": scale(call.system_tokens), "tools_tokens": scale(call.tools_tokens),
-            "floor_tokens": scale(call.floor_tokens), "history_tokens": scale(call.history_tokens)}
+    return {"system_tokens": b.system_tokens, "tools_tokens": b.tools_tokens,
+            "floor_tokens": b.floor_tokens, "history_tokens": b.history_tokens}
 
 
 def issue_json(issue: Issue) -> dict[str, Any]:
@@ -232,8 +224,8 @@ def _run_totals(calls: list[Call]) -> dict[str, Any] | None:
 
 def report_json(run: Run) -> dict[str, Any]:
     """The whole ``report --json`` document for a run."""
-    cal = run.calibration()
-    per_model = run.calibrations()
+    factors = run.factors()
+    cal = factors.run
     st = run.settings
     costs = [cost_of(c) for c in run.calls]
     from ctxwatch.analysis import analysis_json
@@ -245,7 +237,7 @@ def report_json(run: Run) -> dict[str, Any]:
         "settings": {"window": st.window, "budget_fraction": st.budget_fraction, "trigger": st.trigger,
                      "reserve": st.reserve, "keep_recent": st.keep_recent},
         "calibration": round(cal, 4) if cal is not None else None,
-        "calls": [call_json(c, per_model.get(c.model, cal), cost) for c, cost in zip(run.calls, costs, strict=True)],
+        "calls": [call_json(c, factors.factor(c), cost) for c, cost in zip(run.calls, costs, strict=True)],
         "sessions": session_totals(run.calls, costs),
         "resets": run.resets,
         "issues": [issue_json(i) for i in run.issues if i.kind != "reset"],

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ctxwatch.accounting import Accountant, calibration_factor
+from ctxwatch.accounting import Accountant, Calibrations, calibrations_of
 from ctxwatch.config import Settings
 from ctxwatch.formats import MAX_COUNT, FormatSpec, Output, Reader, array_of_records, detect, get_format, sniff_file
 from ctxwatch.formats.canonical import copy_rank
@@ -535,12 +535,12 @@ class Run:
         :data:`~ctxwatch.accounting.MIN_CALIBRATION_CALLS` do (:func:`~ctxwatch.accounting.calibration_factor`).
 
         Used to scale the breakdown of calls whose tokenizer is not the model's own (labelled
-        "calibrated"); a call that still disagrees by more than 5 % after calibration is flagged
-        (:mod:`ctxwatch.analysis`, which calibrates each model's calls of a context on their own).  An
-        implausible report (:attr:`Call.prompt_implausible`, B13) is no measure of the tokenizer: left out.
+        "calibrated") when their model has no call with both (:meth:`factors`); a call that still disagrees by
+        more than 5 % after calibration is flagged (:mod:`ctxwatch.analysis`, which calibrates each model's calls
+        of a context on their own).  An implausible report (:attr:`Call.report_implausible`, B13) is no measure
+        of the tokenizer: left out.
         """
-        return calibration_factor([c.prompt_reported / c.prompt_estimated for c in self.calls
-                                   if c.prompt_reported and c.prompt_estimated and not c.report_implausible])
+        return calibrations_of(self.calls).run
 
     def occupancy(self, context: str = "main") -> tuple[int | None, str]:
         """The context's current prompt size in tokens and where the number comes from.
@@ -569,14 +569,15 @@ class Run:
         model family, so a run mixing a large model with a small helper model gets one factor each); ``None``
         for a model with calls that have both, but fewer than
         :data:`~ctxwatch.accounting.MIN_CALIBRATION_CALLS` (not calibrated, rather than given the run's factor,
-        which other models' calls make).  Implausible reports are left out, as in :meth:`calibration`."""
-        ratios: dict[str | None, list[float]] = {}
-        for c in self.calls:
-            # max_tokens:1 quota probes are a handful of tokens: their ratio says nothing about the tokenizer.
-            if c.prompt_reported and c.prompt_estimated and not c.extra.get("probe") \
-                    and not c.prompt_implausible:
-                ratios.setdefault(c.model, []).append(c.prompt_reported / c.prompt_estimated)
-        return {m: calibration_factor(r) for m, r in ratios.items()}
+        which other models' calls make).  Implausible reports are left out, as in :meth:`calibration`, and so
+        are ``max_tokens: 1`` quota probes (:func:`~ctxwatch.accounting.calibrations_of`)."""
+        return dict(calibrations_of(self.calls).per_model)
+
+    def factors(self) -> Calibrations:
+        """The run's calibrations (:meth:`calibrations` per model, :meth:`calibration` for a model without calls
+        that have both), as every surface applies them to a call's floor and history
+        (:meth:`Calibrations.breakdown`).  Reads every call once: O(calls)."""
+        return calibrations_of(self.calls)
 
     def contexts(self) -> list[str]:
         """Distinct contexts in order of appearance (``main`` first when present)."""

@@ -1,0 +1,86 @@
+"""One floor per call: a Claude or Gemini call counted with o200k_base shows the same calibrated floor and history
+in the text report, the dashboard (table, bar, detail), ``plan`` and ``check``'s reasons, as ``report --json``'s
+``calibrated`` gives them.
+
+The defect: the dashboard and ``report`` showed the raw o200k counts (claude-trace call #13: floor 12,036 ·
+history 1,683, the 1,958 tokens to its reported 15,677 unlabelled), ``report --json`` a calibrated floor of 13,681,
+and ``plan`` 13,751 (every count scaled by the call's own ratio, "x1.14"): three floors for one call.
+
+Expected values are worked out here from ``report --json``'s raw fields (``prompt_tokens_reported``,
+``prompt_tokens_estimated``, ``system_tokens``, ``tools_tokens``, ``floor_tokens``, ``history_tokens``) with plain
+``json`` and ``statistics``: the factor of a model is the median of reported / estimated over its calls that have
+both (quota probes, claude-trace's context ``probe``, left out), lowered to the call's own ratio where it would put
+the estimate above the report; each part is the raw count times it, rounded (system and tools share the rounded
+floor by largest remainder).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from ctxwatch.cli import main
+
+TRACE = ("request-response", "claude-trace_test-traffic_head14.jsonl")
+#: Tokens of the reply primer every counted prompt ends with (OpenAI cookbook, "How to count tokens"); the
+#: estimate is system + tools + history + it.
+PRIMER = 3
+
+
+def run(*args: str) -> str:
+    res = CliRunner().invoke(main, list(args))
+    assert res.exit_code == 0, res.output
+    return res.output
+
+
+def report_doc(*paths: Path) -> dict[str, Any]:
+    return json.loads(run("report", *map(str, paths), "--json"))
+
+
+def factor_of(doc: dict[str, Any], call: dict[str, Any]) -> float:
+    """The factor ``call``'s breakdown is scaled by: its model's median ratio over the calls that have both
+    (quota probes left out), or its own ratio where that is lower."""
+    ratios = [c["prompt_tokens_reported"] / c["prompt_tokens_estimated"] for c in doc["calls"]
+              if c["model"] == call["model"] and c["context"] != "probe" and c["prompt_tokens_reported"]
+              and c["prompt_tokens_estimated"]]
+    assert len(ratios) >= 3
+    f = statistics.median(ratios)
+    own = call["prompt_tokens_reported"] / call["prompt_tokens_estimated"]
+    return min(f, own)
+
+
+def expected(doc: dict[str, Any], call: dict[str, Any]) -> dict[str, int]:
+    """The calibrated system, tools, floor and history of ``call`` by hand."""
+    f = factor_of(doc, call)
+    s, t = call["system_tokens"] * f, call["tools_tokens"] * f
+    floor = round(call["floor_tokens"] * f)
+    parts = [math.floor(s), math.floor(t)]
+    rests = sorted(range(2), key=lambda i: [s, t][i] - parts[i], reverse=True)
+    for i in rests[: floor - sum(parts)]:
+        parts[i] += 1
+    return {"system": parts[0], "tools": parts[1], "floor": floor, "history": round(call["history_tokens"] * f)}
+
+
+@pytest.fixture(scope="module")
+def trace(shared_logs: Path) -> tuple[Path, dict[str, Any]]:
+    path = shared_logs.joinpath(*TRACE)
+    return path, report_doc(path)
+
+
+def test_json_keeps_the_raw_estimate_and_gives_the_calibrated_breakdown(trace: tuple[Path, dict[str, Any]]) -> None:
+    """report --json: floor_tokens etc. stay this tokenizer's counts (#13: 3,025 + 9,011 = 12,036, history 1,683);
+    the ``calibrated`` object holds the numbers shown everywhere else, system + tools adding up to the floor."""
+    _path, doc = trace
+    c = doc["calls"][12]
+    assert (c["system_tokens"], c["tools_tokens"], c["floor_tokens"], c["history_tokens"]) == (3025, 9011, 12036, 1683)
+    assert c["prompt_tokens_estimated"] == 12036 + 1683 + PRIMER
+    want = expected(doc, c)
+    assert c["calibrated"] == {"system_tokens": want["system"], "tools_tokens": want["tools"],
+                               "floor_tokens": want["floor"], "history_tokens": want["history"]}
+    assert want["floor"] == 13_681 and want["system"] + want["tools"] == want["floor"]
