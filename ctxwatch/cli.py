@@ -293,8 +293,7 @@ def report_cmd(paths: tuple[str, ...], config: str | None, window: int | None, b
             used = f"{100 * (c['window'] - c['free_tokens'] - c['reserve_tokens']) / c['window']:.1f}"
         elif c["used_fraction"] is not None:
             used = f"{100 * c['used_fraction']:.1f}"
-        floor = _fmt_int(c["floor_tokens"]) + ("~" if c["floor_source"] == "inferred" else "")
-        history = _fmt_int(c["history_tokens"]) + ("~" if c["history_source"] == "inferred" else "")
+        floor, history = _shown_parts(c)
         line = c["line"] or "doc"
         _echo((f"{c['index'] + 1:>4} {line:>6} {clip(c['model'] or '?', 28):<28} {_fmt_int(c['window']):>9} "
                f"{floor:>9} {history:>9} {_fmt_int(c['reserve_tokens']):>8} "
@@ -333,6 +332,11 @@ def report_cmd(paths: tuple[str, ...], config: str | None, window: int | None, b
         legend += "; floor~ = inferred (reported prompt minus estimated history)"
     if any(c["history_source"] == "inferred" for c in doc["calls"]):
         legend += "; history~ = inferred (reported prompt minus the context's floor)"
+    factors = {c["model"]: c["calibration"] for c in doc["calls"] if c["calibrated"] is not None}
+    if factors:
+        legend += ("; ≈ = calibrated: the estimate x its model's median reported/estimated prompt ratio ("
+                   + ", ".join(f"{clean(m or '?')} x{f:.4f}" for m, f in factors.items())
+                   + "; a call's own ratio where that is lower), report --json keeps the raw estimate")
     if any(v is None for c in doc["calls"] for v in (c["floor_tokens"], c["history_tokens"], c["window"],
                                                      c["prompt_tokens_reported"])):
         legend += "; ? = unknown, never guessed (e.g. a log that starts mid-session, or reports no usage)"
@@ -358,6 +362,18 @@ def report_cmd(paths: tuple[str, ...], config: str | None, window: int | None, b
             # token totals and cost"; check prints them whole)
             _echo(f"  {f['severity'].upper():<8} #{f['call'] + 1:<4} {f['kind']}  {clip(f['reason'], 200)}")
     _echo(f"forecast: {doc['forecast']['text']}")
+
+
+def _shown_parts(c: dict[str, Any]) -> tuple[str, str]:
+    """The floor and history cells of a ``report --json`` call object, as the dashboard shows them: the
+    ``calibrated`` breakdown marked ``≈`` where there is one (:func:`ctxwatch.model.shown_breakdown`), else the
+    accounted numbers, ``~`` marking an inferred one."""
+    cal = c["calibrated"]
+    if cal is not None:
+        history = _fmt_int(cal["history_tokens"]) + ("≈" if cal["history_tokens"] is not None else "")
+        return _fmt_int(cal["floor_tokens"]) + "≈", history
+    return (_fmt_int(c["floor_tokens"]) + ("~" if c["floor_source"] == "inferred" else ""),
+            _fmt_int(c["history_tokens"]) + ("~" if c["history_source"] == "inferred" else ""))
 
 
 def _fmt_cost(usd: float | None) -> str:

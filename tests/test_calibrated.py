@@ -28,6 +28,8 @@ from click.testing import CliRunner
 from ctxwatch.cli import main
 
 TRACE = ("request-response", "claude-trace_test-traffic_head14.jsonl")
+BATCH = ("anthropic-batch", "B-C_requests_first3_concatenated.jsonl",
+         "msgbatch_01PGaff3EPbQJbpw6JeWoQR5_results.jsonl")
 #: Tokens of the reply primer every counted prompt ends with (OpenAI cookbook, "How to count tokens"); the
 #: estimate is system + tools + history + it.
 PRIMER = 3
@@ -84,3 +86,51 @@ def test_json_keeps_the_raw_estimate_and_gives_the_calibrated_breakdown(trace: t
     assert c["calibrated"] == {"system_tokens": want["system"], "tools_tokens": want["tools"],
                                "floor_tokens": want["floor"], "history_tokens": want["history"]}
     assert want["floor"] == 13_681 and want["system"] + want["tools"] == want["floor"]
+
+
+def report_rows(text: str) -> dict[int, list[str]]:
+    """The text report's table: call number -> its cells (split on blanks; the model has none)."""
+    rows = {}
+    for ln in text.splitlines():
+        cells = ln.split()
+        if len(cells) >= 10 and cells[0].isdigit() and cells[1].isdigit():
+            rows[int(cells[0])] = cells
+    return rows
+
+
+def test_text_report_shows_the_calibrated_floor_and_history(trace: tuple[Path, dict[str, Any]]) -> None:
+    """The text report showed #13 as floor 12,036 · history 1,683 beside a reported 15,677 (99.0 % of the window
+    with the reserve and free: the gap unlabelled).  It shows the calibrated numbers, marked ≈, and names the
+    factor in its footnote, as report --json gives it (4 places)."""
+    path, doc = trace
+    text = run("report", str(path))
+    rows = report_rows(text)
+    for c in doc["calls"]:
+        if c["calibrated"] is None:
+            continue
+        want = expected(doc, c)
+        cells = rows[c["index"] + 1]
+        assert cells[4:6] == [f"{want['floor']:,}≈", f"{want['history']:,}≈"], cells
+    assert rows[13][4:6] == ["13,681≈", "1,913≈"]
+    # the parts now add up to the reported prompt, but for the calibration's error on this call (80 tokens)
+    c = doc["calls"][12]
+    w = expected(doc, c)
+    assert 0 <= c["prompt_tokens_reported"] - (w["floor"] + w["history"]) <= 0.01 * c["prompt_tokens_reported"]
+    sonnet = statistics.median(x["prompt_tokens_reported"] / x["prompt_tokens_estimated"] for x in doc["calls"]
+                               if x["model"] == c["model"])
+    assert f"{c['model']} x{sonnet:.4f}" in text and "≈ = calibrated" in text
+
+
+def test_text_report_of_the_anthropic_batch_sample(shared_logs: Path) -> None:
+    """Anthropic batch: #1 showed floor 17 · history 4,267 beside a reported 5,253 (calibration 1.22); only the
+    first three results have their request (the rest report usage only, and stay unknown, ?)."""
+    paths = [shared_logs / BATCH[0] / BATCH[1], shared_logs / BATCH[0] / BATCH[2]]
+    doc = report_doc(*paths)
+    rows = report_rows(run("report", *map(str, paths)))
+    calibrated = [c for c in doc["calls"] if c["calibrated"] is not None]
+    assert [c["index"] for c in calibrated] == [0, 1, 2]
+    for c in calibrated:
+        want = expected(doc, c)
+        assert rows[c["index"] + 1][4:6] == [f"{want['floor']:,}≈", f"{want['history']:,}≈"]
+    assert rows[1][4:6] == ["21≈", "5,220≈"]
+    assert rows[4][4:6] == ["?", "?"]
