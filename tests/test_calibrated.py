@@ -24,6 +24,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from test_ui_common import loaded, open_detail
 
 from ctxwatch.cli import main
 
@@ -134,3 +135,41 @@ def test_text_report_of_the_anthropic_batch_sample(shared_logs: Path) -> None:
         assert rows[c["index"] + 1][4:6] == [f"{want['floor']:,}≈", f"{want['history']:,}≈"]
     assert rows[1][4:6] == ["21≈", "5,220≈"]
     assert rows[4][4:6] == ["?", "?"]
+
+
+async def test_dashboard_shows_the_calibrated_floor_and_history(trace: tuple[Path, dict[str, Any]]) -> None:
+    """The table, the bar's legend and the detail's header of #13 showed 12,036 · 1,683; they show the calibrated
+    numbers marked ≈ (the detail keeps the raw counts beside them, and in its rows), and the bar's parts add up
+    to the reported prompt but for the calibration's error on this call."""
+    from ctxwatch.ui.app import CtxwatchApp
+    from ctxwatch.ui.widgets import CallsTable, ContextBar
+
+    path, doc = trace
+    app = CtxwatchApp(str(path))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await loaded(pilot, 14)
+        assert app.main is not None
+        table = app.main.query_one(CallsTable)
+        for row, index in enumerate(app.view):
+            c = doc["calls"][index]
+            if c["calibrated"] is not None:
+                want = expected(doc, c)
+                assert (table.cell(row, "floor"), table.cell(row, "history")) == (
+                    f"{want['floor']:,}≈", f"{want['history']:,}≈")
+        table.move_cursor(row=app.view.index(12))
+        await pilot.pause()
+        assert app.selected_index == 12
+        c = doc["calls"][12]
+        want = expected(doc, c)
+        bar = app.main.query_one(ContextBar)
+        shown = bar.shown
+        assert shown is not None and (shown.floor_tokens, shown.history_tokens) == (want["floor"], want["history"])
+        text = str(bar.render())
+        assert f"floor {want['floor']:,}≈" in text and f"history {want['history']:,}≈" in text
+        assert f"free {c['free_tokens']:,}" in text
+        parts = want["floor"] + want["history"] + c["reserve_tokens"] + c["free_tokens"]
+        assert c["window"] - 0.01 * c["prompt_tokens_reported"] <= parts <= c["window"]
+        screen = await open_detail(pilot)
+        head = str(screen.query_one("#detail-head").render())
+        assert f"floor {want['floor']:,}≈ · history {want['history']:,}≈" in " ".join(head.split())
+        assert f"floor {c['floor_tokens']:,} · history {c['history_tokens']:,}" in " ".join(head.split())

@@ -29,6 +29,7 @@ from textual.screen import Screen
 from textual.widgets import Input, ProgressBar, Static
 from textual.worker import get_current_worker
 
+from ctxwatch.accounting import NO_CALIBRATION, Calibrations
 from ctxwatch.analysis import Flag
 from ctxwatch.config import Settings
 from ctxwatch.model import Call, Issue, counted_issues, tally_issues
@@ -203,7 +204,9 @@ class CtxwatchApp(App[None]):
             and falls back to polling by itself, with a notice, when events fail or stay silent.
         last: show only the last N calls of the existing content.
 
-    State (read by tests): ``calls`` (index -> :class:`~ctxwatch.model.Call`), ``issues``, ``view`` (call
+    State (read by tests): ``calls`` (index -> :class:`~ctxwatch.model.Call`), ``calibrations`` (the run's,
+    :class:`~ctxwatch.accounting.Calibrations`: every floor and history shown goes through its ``breakdown``),
+    ``issues``, ``view`` (call
     indexes in table order), ``selected_index``, ``follow``, ``paused``, ``xaxis`` (``index`` | ``time``),
     ``filter_text``, ``context``, ``contexts``, ``loaded`` (backfill done), ``log_path``, ``format_name``,
     ``last_reset``, ``resets`` (their reasons, in order), ``watch_mode`` (``events`` | ``polling`` | ``None``),
@@ -253,6 +256,7 @@ class CtxwatchApp(App[None]):
         self.last = last
         # State owned by the message handlers.
         self.calls: dict[int, Call] = {}
+        self.calibrations: Calibrations = NO_CALIBRATION
         self.issues: list[Issue] = []
         self.folder_notes: list[Issue] = []  # files of the followed folder(s) left out (see input_problems)
         self.view: list[int] = []
@@ -332,6 +336,7 @@ class CtxwatchApp(App[None]):
         self._cancel = threading.Event()
         self.log_path = path
         self.calls = {}
+        self.calibrations = NO_CALIBRATION
         self.issues = []
         self.view = []
         self._unsplit_seen = False
@@ -353,6 +358,7 @@ class CtxwatchApp(App[None]):
         self.analysis_error = None
         self._pending = []
         if self._mounted():
+            self._table().set_calibrations(NO_CALIBRATION)
             self._table().set_calls([], self.settings)
         self.batch_files = batch
         if batch is not None:
@@ -426,9 +432,10 @@ class CtxwatchApp(App[None]):
         main.query_one(StatusLine).update(self._status_text())
         call = self.selected_call()
         note = self.failed or self.notice or ("reading…" if not self.loaded else "no calls in this view")
-        main.query_one(ContextBar).show(call, self.settings, note, self.drift_note(call), self.last_plausible(call))
+        main.query_one(ContextBar).show(call, self.settings, note, self.drift_note(call), self.last_plausible(call),
+                                        self.calibrations)
         if chart and not main.has_class("-compact") and not main.has_class("-tiny"):
-            main.query_one(TrendChart).show(self.view_calls(), self.settings, self.xaxis)
+            main.query_one(TrendChart).show(self.view_calls(), self.settings, self.xaxis, self.calibrations)
         if not main.has_class("-compact") and not main.has_class("-tiny"):
             side = main.query_one(SidePanel)
             # (the panel grows with its text: the rows it may fill are those of the chart's row)
@@ -814,9 +821,14 @@ class CtxwatchApp(App[None]):
             self._pending.append(message)
             self.refresh_panels(chart=False)
             return
-        self._apply_calls(message.added, message.updated)
+        self._apply_calls(message.added, message.updated, message.calibrations)
 
-    def _apply_calls(self, added: list[Call], updated: list[Call]) -> None:
+    def _apply_calls(self, added: list[Call], updated: list[Call],
+                     calibrations: Calibrations | None = None) -> None:
+        """Take new and replaced calls, and the run's calibrations with them (``None``: unchanged), into the state,
+        the table, the bar and the chart."""
+        if calibrations is not None:
+            self.calibrations = calibrations
         new_contexts = False
         for c in (*added, *updated):
             if c.split_unknown and c.prompt_tokens:
@@ -841,6 +853,7 @@ class CtxwatchApp(App[None]):
         if not self._mounted():
             return
         table = self._table()
+        table.set_calibrations(self.calibrations)  # (a no-op unless they changed: then every row is shown anew)
         fresh = [c for c in added if self._in_view(c)]
         if fresh:
             table.append_calls(fresh, self.settings)
@@ -856,7 +869,7 @@ class CtxwatchApp(App[None]):
     def _in_view(self, call: Call) -> bool:
         if self.context is not None and call.context != self.context:
             return False
-        return not self.filter_text or self.filter_text.lower() in row_text(call)
+        return not self.filter_text or self.filter_text.lower() in row_text(call, self.calibrations.breakdown(call))
 
     def on_issues_changed(self, message: IssuesChanged) -> None:
         """New input problems: counted in the status line, listed in the side panel."""
@@ -882,6 +895,7 @@ class CtxwatchApp(App[None]):
             self.format_name = message.format_name
         if message.clear:
             self.calls = {}
+            self.calibrations = NO_CALIBRATION  # (the fresh read's calls bring theirs)
             self.issues = []  # (a fresh read sends every issue again: the old ones would stay twice, or stale)
             self.view = []
             self.contexts = []
@@ -1048,7 +1062,7 @@ class CtxwatchApp(App[None]):
         if not self.paused:
             pending, self._pending = self._pending, []
             for m in pending:
-                self._apply_calls(m.added, m.updated)
+                self._apply_calls(m.added, m.updated, m.calibrations)
             if self.auto_session and self.sessions:
                 newest = _newest_session(self.sessions)
                 if newest != self.log_path:  # (a newer session appeared while paused)
@@ -1085,7 +1099,8 @@ class CtxwatchApp(App[None]):
         if call is None:
             self.notify("no call selected", severity="warning", markup=False)
             return
-        self.push_screen(DetailScreen(call, self.spec, self.settings))
+        self.push_screen(DetailScreen(call, self.spec, self.settings, self.calibrations.breakdown(call),
+                                      self.calibrations.factor(call)))
 
     def action_evict(self) -> None:
         """Open the eviction preview of the selected call, or from a call's detail, of that call."""
@@ -1157,6 +1172,7 @@ class CtxwatchApp(App[None]):
         if not self._mounted():
             return
         table = self._table()
+        table.set_calibrations(self.calibrations)  # (calls read before the screen was mounted brought theirs)
         table.set_calls(self.view_calls(), self.settings)
         if not self.view:
             self.selected_index = None
@@ -1213,7 +1229,7 @@ class CtxwatchApp(App[None]):
             pending, self._pending = self._pending, []
             if choice in (AUTO, self.log_path):
                 for m in pending:  # (the session shown goes on: what was read meanwhile is shown)
-                    self._apply_calls(m.added, m.updated)
+                    self._apply_calls(m.added, m.updated, m.calibrations)
         if choice == AUTO:
             self.auto_session = True
             newest = _newest_session(self.sessions) if self.sessions else None

@@ -40,6 +40,7 @@ from typing import Any, BinaryIO
 
 from textual.message import Message
 
+from ctxwatch.accounting import NO_CALIBRATION
 from ctxwatch.config import Settings
 from ctxwatch.formats import FormatSpec, detect
 from ctxwatch.jsonstream import Record, read_document
@@ -535,8 +536,10 @@ class LogFeed:
             sent = True
         if self._added or self._updated:
             calls = self.run_.calls if self.run_ is not None else []
+            # (the calibrations of every call read, as report computes them: O(calls), once per flush)
             self.emit(CallsChanged(self.feed_id, [calls[i] for i in self._added if i < len(calls)],
-                                   [calls[i] for i in self._updated if i < len(calls)]))
+                                   [calls[i] for i in self._updated if i < len(calls)],
+                                   self.run_.factors() if self.run_ is not None else NO_CALIBRATION))
             self._added = {}
             self._updated = {}
             sent = True

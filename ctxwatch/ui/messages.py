@@ -10,6 +10,7 @@ from typing import Any
 
 from textual.message import Message
 
+from ctxwatch.accounting import NO_CALIBRATION, Calibrations
 from ctxwatch.model import Call, Issue
 
 
@@ -45,12 +46,17 @@ class CallsChanged(FeedMessage):
     Attributes:
         added: new :class:`~ctxwatch.model.Call` summaries, in index order.
         updated: replaced summaries (same ``index`` as an earlier one).
+        calibrations: the run's calibrations with these calls (:meth:`ctxwatch.run.Run.factors`, over every
+            call read, as ``report`` computes them): the floor and history of a call counted with another
+            tokenizer are shown scaled by them, earlier calls included.
     """
 
-    def __init__(self, feed: int, added: list[Call], updated: list[Call]) -> None:
+    def __init__(self, feed: int, added: list[Call], updated: list[Call],
+                 calibrations: Calibrations = NO_CALIBRATION) -> None:
         super().__init__(feed)
         self.added = added
         self.updated = updated
+        self.calibrations = calibrations
 
 
 class IssuesChanged(FeedMessage):

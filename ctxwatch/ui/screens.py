@@ -27,7 +27,17 @@ from ctxwatch.config import Settings
 from ctxwatch.formats import FormatSpec
 from ctxwatch.formats.claude_code import is_subagent_file
 from ctxwatch.jsonstream import json_text
-from ctxwatch.model import Call, Issue, ParsedCall, Src, counted_issues, is_bad_line, tally_issues
+from ctxwatch.model import (
+    Breakdown,
+    Call,
+    Issue,
+    ParsedCall,
+    Src,
+    counted_issues,
+    is_bad_line,
+    raw_breakdown,
+    tally_issues,
+)
 from ctxwatch.model import Message as LogMessage
 from ctxwatch.run import reload_parsed
 from ctxwatch.ui import text as tx
@@ -325,11 +335,17 @@ class DetailScreen(TableScreen):
     DetailScreen #body { height: 1fr; min-height: 3; border: none; padding: 0 1; }
     """
 
-    def __init__(self, call: Call, spec: FormatSpec | None, settings: Settings) -> None:
+    def __init__(self, call: Call, spec: FormatSpec | None, settings: Settings, shown: Breakdown | None = None,
+                 calibration: float | None = None) -> None:
+        """``shown``: the call's floor and history as the main screen shows them (the app's
+        :meth:`~ctxwatch.accounting.Calibrations.breakdown`: calibrated where the tokenizer is not the model's
+        own), else its own; ``calibration``: its model's factor (named when the call's own ratio capped it)."""
         super().__init__()
         self.call = call
         self.spec = spec
         self.settings = settings
+        self.shown = shown or raw_breakdown(call)
+        self.calibration = calibration
         self.items: list[Item] = []
         self.order = "prompt"  # or "size"
         self.expanded = False
@@ -363,8 +379,17 @@ class DetailScreen(TableScreen):
             out.append(f" (reported {tx.tokens(c.prompt_reported)}: implausible, no occupancy)", "bold yellow")
             if c.prompt_estimated is not None:
                 out.append(f" · % of the estimate {tx.tokens(c.prompt_estimated)}")
-        out.append(f" · floor {tx.marked(c.floor_tokens, c.floor_src)} · history "
-                   f"{tx.marked(c.history_tokens, c.history_src)}")
+        b = self.shown
+        out.append(f" · floor {tx.marked(b.floor_tokens, b.floor_src)} · history "
+                   f"{tx.marked(b.history_tokens, b.history_src)}")
+        if b.factor is not None:
+            # (the rows below are the raw counts, which add up to the estimate: both are shown, and how they relate)
+            why = "its model's calibration"
+            if b.capped:
+                cal = f" x{self.calibration:.4f}" if self.calibration is not None else ""
+                why = f"this call's own reported/estimated ratio, as the calibration{cal} would put it above its report"
+            out.append(f" (≈ calibrated: x{b.factor:.4f}, {why}; {c.tokenizer} counts, as in the rows: floor "
+                       f"{tx.tokens(c.floor_tokens)} · history {tx.tokens(c.history_tokens)})", "dim")
         msgs = [it for it in self.items if it.kind == "message"] if self.loaded else []
         if msgs or c.messages:
             n = len(msgs) or len(c.messages)
@@ -1072,7 +1097,8 @@ def help_text(settings: Settings | None = None) -> Text:
     # (the same two rules as report's footnote: which one applies depends on the column)
     out.append("  12,036~    inferred floor: reported prompt minus estimated history\n")
     out.append("  12,036~    inferred history: reported prompt minus the context's floor\n")
-    out.append("  12,036≈    calibrated estimate;  ?  unknown, never guessed\n")
+    out.append("  13,681≈    calibrated: o200k count x the model's median reported/estimated\n")
+    out.append("             ratio (Enter shows the raw count);  ?  unknown, never guessed\n")
     out.append("  48.2%!     at or above the trigger;  !!  at or above the budget\n")
     out.append("  640,000!   reported, implausible (over the window): no occupancy\n")
     out.append("  0!         reported 0, implausible: the estimate stands in\n")

@@ -35,8 +35,9 @@ from textual.widgets import Footer, Static
 from textual.widgets._footer import FooterKey  # (the footer's key widget: not exported by textual.widgets)
 from textual_plotext import PlotextPlot
 
+from ctxwatch.accounting import NO_CALIBRATION, Calibrations
 from ctxwatch.config import Settings
-from ctxwatch.model import Call, Src
+from ctxwatch.model import Breakdown, Call, Src, raw_breakdown
 from ctxwatch.ui import text as tx
 
 # --- the stacked bar ----------------------------------------------------------------------------------
@@ -81,10 +82,14 @@ class BarParts:
     budget: int | None
 
 
-def bar_parts(call: Call, settings: Settings) -> BarParts:
-    """Split a call into bar parts (unknown parts count as 0 and are labelled ``?`` in the legend)."""
-    floor = call.floor_tokens or 0
-    history = call.history_tokens if call.history_tokens is not None else 0
+def bar_parts(call: Call, settings: Settings, shown: Breakdown | None = None) -> BarParts:
+    """Split a call into bar parts (unknown parts count as 0 and are labelled ``?`` in the legend).
+
+    ``shown``: the call's floor and history as shown (:meth:`ctxwatch.accounting.Calibrations.breakdown`:
+    calibrated where the tokenizer is not the model's own), else the call's own numbers."""
+    b = shown or raw_breakdown(call)
+    floor = b.floor_tokens or 0
+    history = b.history_tokens if b.history_tokens is not None else 0
     if call.split_unknown:
         history = call.prompt_tokens or 0  # only the total is known: show it as history
     reserve = call.reserve_tokens or 0
@@ -150,17 +155,19 @@ def bar_line(parts: BarParts, width: int) -> tuple[Text, Text]:
     return top, bar
 
 
-def legend(call: Call, parts: BarParts, width: int) -> Text:
+def legend(call: Call, parts: BarParts, width: int, shown: Breakdown | None = None) -> Text:
     """The bar's legend: each part's glyph, name, tokens and % of the window, then the thresholds.
 
     Uses the most detailed variant that fits on one line of ``width`` cells (full numbers and names, then
-    short names, then compact numbers such as ``12k``).
+    short names, then compact numbers such as ``12k``).  ``shown``: the floor and history as shown (as for
+    :func:`bar_parts`), marked ``≈`` where calibrated.
     """
+    b = shown or raw_breakdown(call)
     whole = parts.window or parts.scale
     split_unknown = call.split_unknown
     entries = [
-        ("floor", call.floor_tokens, call.floor_src),
-        ("history", call.history_tokens, call.history_src),
+        ("floor", b.floor_tokens, b.floor_src),
+        ("history", b.history_tokens, b.history_src),
         ("reserve", call.reserve_tokens, call.reserve_src),
         ("free", parts.free, Src.UNKNOWN if parts.free is None else Src.ESTIMATED),
     ]
@@ -263,6 +270,7 @@ class ContextBar(Widget):
         self._note = "no calls yet"
         self._extra: Text | None = None
         self._stand_in: Call | None = None
+        self._cal: Calibrations = NO_CALIBRATION
 
     @property
     def call(self) -> Call | None:
@@ -278,22 +286,32 @@ class ContextBar(Widget):
             return self._stand_in
         return call
 
+    @property
+    def shown(self) -> Breakdown | None:
+        """The floor and history the bar of :attr:`drawn` shows (calibrated where its tokenizer is not the
+        model's own and its model has a calibration), or ``None`` when no bar is drawn."""
+        call = self.drawn
+        return self._cal.breakdown(call) if call is not None else None
+
     def show(self, call: Call | None, settings: Settings, note: str = "no calls yet",
-             extra: Text | None = None, stand_in: Call | None = None) -> None:
+             extra: Text | None = None, stand_in: Call | None = None,
+             calibrations: Calibrations = NO_CALIBRATION) -> None:
         """Show ``call`` (or ``note`` when it is ``None``) with thresholds from ``settings``; ``extra`` (e.g. the
         call's drift risk) is appended to the thresholds line.  ``stand_in``: the last plausible call before
         ``call``, whose bar is drawn instead when ``call``'s reported prompt is implausible (B13: the last
-        plausible occupancy stays on screen, under a line that says so)."""
+        plausible occupancy stays on screen, under a line that says so).  ``calibrations``: the run's, which
+        scale the floor and history of a call counted with another tokenizer (:func:`bar_parts`)."""
         same_extra = (extra is None and self._extra is None) or (
             extra is not None and self._extra is not None and extra.plain == self._extra.plain)
         if call is self._call and settings is self._settings and note == self._note and same_extra \
-                and stand_in is self._stand_in:
+                and stand_in is self._stand_in and calibrations == self._cal:
             return
         self._call = call
         self._settings = settings
         self._note = note
         self._extra = extra
         self._stand_in = stand_in
+        self._cal = calibrations
         self.refresh(layout=True)
 
     def render(self) -> Text:
@@ -312,14 +330,15 @@ class ContextBar(Widget):
                                                  self._extra))
                 return head
             call = self._stand_in
-        parts = bar_parts(call, self._settings)
+        shown = self._cal.breakdown(call)
+        parts = bar_parts(call, self._settings, shown)
         top, bar = bar_line(parts, width)
         out = head
         out.append_text(top)
         out.append("\n")
         out.append_text(bar)
         out.append("\n")
-        out.append_text(legend(call, parts, width))
+        out.append_text(legend(call, parts, width, shown))
         out.append("\n")
         out.append_text(thresholds_line(call, parts, self._settings, width, self._extra))
         return out
@@ -335,8 +354,9 @@ class ContextBar(Widget):
             if self._stand_in is None:
                 return head + 1
             call = self._stand_in
-        parts = bar_parts(call, self._settings)
-        lg = legend(call, parts, width)
+        shown = self._cal.breakdown(call)
+        parts = bar_parts(call, self._settings, shown)
+        lg = legend(call, parts, width, shown)
         return head + 3 + max(1, -(-lg.cell_len // max(1, width)))
 
 
@@ -382,12 +402,15 @@ def short_model(model: str | None) -> str:
     return m
 
 
-def row_text(call: Call) -> str:
+def row_text(call: Call, shown: Breakdown | None = None) -> str:
     """Lower-case text a filter matches against: call number (index + 1), time, model, context, session and
     the numbers, each as typed (``33153``) and as shown (``33,153``), the used % as shown (``64.2%``), and
-    ``compaction`` / ``implausible`` where they apply."""
+    ``compaction`` / ``implausible`` where they apply.  The floor and history are there as accounted and, where
+    ``shown`` (the table's, :func:`cell_texts`) differs, as shown too."""
     numbers = [n for n in (call.floor_tokens, call.history_tokens, call.reserve_tokens, call.prompt_reported)
                if n is not None]
+    if shown is not None and shown.calibrated:
+        numbers += [n for n in (shown.floor_tokens, shown.history_tokens) if n is not None]
     used = call.used_fraction
     return " ".join(str(x) for x in (
         call.index + 1, tx.clock(call.timestamp), call.model or "", call.context, call.session or "",
@@ -395,16 +418,18 @@ def row_text(call: Call) -> str:
         "compaction" if call.compaction else "", "implausible" if call.prompt_implausible else "")).lower()
 
 
-def cell_texts(call: Call, settings: Settings) -> tuple[list[str], str]:
+def cell_texts(call: Call, settings: Settings, shown: Breakdown | None = None) -> tuple[list[str], str]:
     """Plain cell strings of one call by :data:`COLUMNS` order, and the style of its ``used%`` cell.  The ``#``
-    cell is the call number (index + 1), with `` C`` when a compaction happened just before the call."""
+    cell is the call number (index + 1), with `` C`` when a compaction happened just before the call.  The floor
+    and history cells are ``shown``'s (calibrated ones marked ``≈``), else the call's own."""
     used = used_cell(call, settings)
+    b = shown or raw_breakdown(call)
     return [
         f"{call.index + 1}{' C' if call.compaction else ''}",
         tx.clock(call.timestamp),
         tx.clean(short_model(call.model), multiline=False),
-        tx.marked(call.floor_tokens, call.floor_src),
-        tx.marked(call.history_tokens, call.history_src),
+        tx.marked(b.floor_tokens, b.floor_src),
+        tx.marked(b.history_tokens, b.history_src),
         tx.marked(call.reserve_tokens, call.reserve_src),
         used.plain,
         # ("?" when the log reports no usage for the call; "!" marks an implausible report, as in report)
@@ -471,6 +496,9 @@ class CallsTable(ScrollView, can_focus=True):
         self._cache: dict[int, tuple[list[str], str]] = {}  # row -> cells, formatted when first shown
         self._pos: dict[int, int] = {}
         self._settings = Settings()
+        self._cal: Calibrations = NO_CALIBRATION
+        # model -> the largest floor and history counted with another tokenizer: what calibrated cells can reach
+        self._scalable: dict[str | None, list[int]] = {}
         self.cursor_row = 0
         self.compact = False
         self._model_width = 18
@@ -492,6 +520,7 @@ class CallsTable(ScrollView, can_focus=True):
         self._calls = []
         self._cache = {}
         self._pos = {}
+        self._scalable = {}
         self._widths = dict(MIN_WIDTHS)
         self.cursor_row = 0
         self.append_calls(calls, settings)
@@ -508,10 +537,42 @@ class CallsTable(ScrollView, can_focus=True):
             self._grow(c)
         self._resize()
 
-    def _grow(self, c: Call) -> None:
-        """Widen numeric columns for ``c``'s values (one digit group = 4 cells, plus a source mark)."""
+    @property
+    def calibrations(self) -> Calibrations:
+        """The calibrations the floor and history cells are shown with (:meth:`set_calibrations`)."""
+        return self._cal
+
+    def set_calibrations(self, calibrations: Calibrations) -> None:
+        """Show the floor and history of every row with ``calibrations`` (the run's, which change as calls
+        arrive: a model's 3rd call calibrates its first two).  A change re-formats the rows when they are next
+        drawn, and widens the floor and history columns for the largest numbers they can now show (each model's
+        largest count times its factor: O(models), not O(rows); columns never narrow, as elsewhere)."""
+        if calibrations == self._cal:
+            return
+        self._cal = calibrations
+        self._cache = {}
         w = self._widths
-        for key, v in (("index", c.index + 1), ("floor", c.floor_tokens), ("history", c.history_tokens),
+        for model, (floor, history) in self._scalable.items():
+            factor = calibrations.of_model(model)
+            if factor is None:
+                continue
+            for key, v in (("floor", floor), ("history", history)):
+                w[key] = max(w[key], len(f"{round(v * factor):,}") + 1)
+        self._resize()
+
+    def shown(self, row: int) -> Breakdown:
+        """The floor and history shown in ``row`` (:meth:`Calibrations.breakdown` of its call)."""
+        return self._cal.breakdown(self._calls[row])
+
+    def _grow(self, c: Call) -> None:
+        """Widen numeric columns for ``c``'s values as shown (one digit group = 4 cells, plus a source mark)."""
+        w = self._widths
+        b = self._cal.breakdown(c)
+        if c.floor_src == Src.ESTIMATED and not c.exact:
+            most = self._scalable.setdefault(c.model, [0, 0])
+            most[0] = max(most[0], c.floor_tokens or 0)
+            most[1] = max(most[1], c.history_tokens or 0)
+        for key, v in (("index", c.index + 1), ("floor", b.floor_tokens), ("history", b.history_tokens),
                        ("reserve", c.reserve_tokens), ("reported", c.prompt_reported)):
             if v is None:
                 continue
@@ -532,7 +593,7 @@ class CallsTable(ScrollView, can_focus=True):
     def _row(self, row: int) -> tuple[list[str], str]:
         got = self._cache.get(row)
         if got is None:
-            got = self._cache[row] = cell_texts(self._calls[row], self._settings)
+            got = self._cache[row] = cell_texts(self._calls[row], self._settings, self.shown(row))
         return got
 
     def cell(self, row: int, key: str) -> str:
@@ -741,7 +802,8 @@ def downsample(n: int, target: int) -> list[range]:
     return [range(edges[i], edges[i + 1]) for i in range(target) if edges[i + 1] > edges[i]]
 
 
-def build_series(calls: Sequence[Call], settings: Settings, xmode: str, points: int) -> Series:
+def build_series(calls: Sequence[Call], settings: Settings, xmode: str, points: int,
+                 calibrations: Calibrations = NO_CALIBRATION) -> Series:
     """Chart data for ``calls`` (in order), at most ``points`` points: each bucket keeps its largest call.
 
     Args:
@@ -752,6 +814,9 @@ def build_series(calls: Sequence[Call], settings: Settings, xmode: str, points: 
             in time order: a batch's results are not written in the order they ran; calls without a timestamp
             are left out).
         points: the most points to plot (about the chart's width in cells).
+        calibrations: the run's: the floor and history are plotted as the table and the bar show them
+            (:meth:`~ctxwatch.accounting.Calibrations.breakdown`), so that floor + history meets the reported
+            prompt of a call counted with another tokenizer.
     """
     if xmode == "time":
         calls = sorted((c for c in calls if c.timestamp is not None), key=lambda c: (c.timestamp, c.index))
@@ -769,8 +834,9 @@ def build_series(calls: Sequence[Call], settings: Settings, xmode: str, points: 
         if x and any(calls[i].compaction for i in bucket):
             steps.append(len(x))
         best = max((calls[i] for i in bucket), key=lambda c: c.used_tokens or 0)
-        f = best.floor_tokens or 0
-        h = best.history_tokens or 0
+        b = calibrations.breakdown(best)
+        f = b.floor_tokens or 0
+        h = b.history_tokens or 0
         u = (best.prompt_tokens or 0) if best.split_unknown else 0
         x.append(_x(best, xmode, t0, unit))
         floor.append(f)
@@ -1068,14 +1134,17 @@ class TrendChart(PlotextPlot):
         self._calls: Sequence[Call] = ()
         self._settings = Settings()
         self._xmode = "index"
+        self._cal: Calibrations = NO_CALIBRATION
         self._last_draw = 0.0
         self._timer: Timer | None = None
         self.series: Series | None = None
         #: The y axis of the last drawing (``None`` before the first plot with data).
         self.axis: YAxis | None = None
 
-    def show(self, calls: Sequence[Call], settings: Settings, xmode: str) -> None:
-        """Plot ``calls`` with ``settings`` thresholds and x-axis mode ``index`` or ``time``.
+    def show(self, calls: Sequence[Call], settings: Settings, xmode: str,
+             calibrations: Calibrations = NO_CALIBRATION) -> None:
+        """Plot ``calls`` with ``settings`` thresholds and x-axis mode ``index`` or ``time``; ``calibrations``:
+        the run's (:func:`build_series`).
 
         Redraws are throttled to one per :data:`CHART_MIN_INTERVAL` seconds (a plotext build of a wide chart
         takes tens of milliseconds); the last data pushed is always drawn.  A change of x-axis mode or of the
@@ -1085,6 +1154,7 @@ class TrendChart(PlotextPlot):
         self._calls = calls
         self._settings = settings
         self._xmode = xmode
+        self._cal = calibrations
         wait = CHART_MIN_INTERVAL - (time.monotonic() - self._last_draw)
         if urgent or wait <= 0:
             self._redraw()
@@ -1101,7 +1171,7 @@ class TrendChart(PlotextPlot):
         plt = self.plt
         plt.clear_figure()
         width = max(10, self.size.width)
-        s = self.series = build_series(self._calls, self._settings, self._xmode, max(10, width - 8))
+        s = self.series = build_series(self._calls, self._settings, self._xmode, max(10, width - 8), self._cal)
         if not s.x:
             plt.title("no calls to plot yet" if self._xmode == "index" else "no timestamped calls to plot")
             return super().render()
