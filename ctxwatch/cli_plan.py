@@ -178,7 +178,7 @@ def plan_cmd(paths: tuple[str, ...], call_number: int | None, call_index: int | 
 
     settings = _settings(config, budget_fraction=budget_fraction, trigger=trigger, keep_recent=keep_recent,
                          summary_tokens=summary_tokens)
-    _run, call, pc = load_call(paths, fmt, settings, pick_index(call_number, call_index), "plan")
+    run, call, pc = load_call(paths, fmt, settings, pick_index(call_number, call_index), "plan")
     path = call.source.path
     why = unplannable(call, pc)
     if why:
@@ -191,11 +191,13 @@ def plan_cmd(paths: tuple[str, ...], call_number: int | None, call_index: int | 
     except ConfigError as exc:  # PolicyError included
         _fail(f"{path}: call #{call.index + 1} (--index {call.index}): {exc}")
     counter = counter_for(pc.model, pc.provider)
+    factors = run.factors()
     # (an implausible report, B13, is no prompt size: scaling to it made every message thousands of times its
-    # size; the counts stand as counted)
+    # size; the counts stand as counted.  A calibrated floor is the one report and the dashboard show.)
     counts = plan_counts(pc, counter, floor_tokens=call.floor_tokens,
                          history_tokens=call.history_tokens if call.history_src == Src.INFERRED else None,
-                         prompt_tokens=None if call.prompt_implausible else call.prompt_reported)
+                         prompt_tokens=None if call.prompt_implausible else call.prompt_reported,
+                         shown=factors.breakdown(call))
     plan = plan_call(pc, policy, counter, counts=counts)
     win = policy.window
     floor_note = None
@@ -207,7 +209,8 @@ def plan_cmd(paths: tuple[str, ...], call_number: int | None, call_index: int | 
     _echo(f"{path}  #{call.index + 1} ({call.source.where})  model={call.model or '?'}  "
                f"window={win:,}  tokenizer={plan.tokenizer}{'' if counter.exact else ' (estimate)'}")
     floor = (f"floor {plan.floor_tokens:,} ({floor_note})" if floor_note else
-             f"floor: system {plan.system_tokens:,} + tools {plan.tools_tokens:,} = {plan.floor_tokens:,}")
+             f"floor: system {plan.system_tokens:,} + tools {plan.tools_tokens:,} = {plan.floor_tokens:,}"
+             + (" (calibrated, as report shows it)" if counts.floor_scale is not None else ""))
     if plan.pinned_tokens:
         # (history messages no plan evicts: report counts them as history, so they are named apart from the floor)
         pinned = [m for m in plan.messages if m.fate == "pinned" and m.source_index is not None]
@@ -224,7 +227,16 @@ def plan_cmd(paths: tuple[str, ...], call_number: int | None, call_index: int | 
     if call.prompt_implausible:
         _echo(f"the reported prompt is implausible ({implausible_what(call)}): sizes are {plan.tokenizer} counts, "
               "not scaled to it")
-    if abs(counts.scale - 1.0) >= 0.005:
+    if counts.floor_scale is not None:
+        # (4 places, as report --json gives the calibration and estimate_ratio)
+        cal = factors.factor(call)
+        why = (f"this call's own reported/estimated ratio, as {call.model or '?'}'s calibration"
+               + (f" {cal:.4f}" if cal is not None else "") + " would put it above the reported prompt"
+               if counts.floor_capped else f"{call.model or '?'}'s calibration, as in report --json")
+        _echo(f"the floor is {plan.tokenizer}'s count x{counts.floor_scale:.4f} ({why}); the messages are "
+              f"{plan.tokenizer} counts x{counts.scale:.4f}, scaled to the provider's reported count less that "
+              "floor, so that 'before' is the prompt report shows")
+    elif abs(counts.scale - 1.0) >= 0.005:
         _echo(f"sizes are {plan.tokenizer} counts x{counts.scale:.2f}, scaled to the provider's reported count, "
               "so that 'before' is the prompt report shows")
     _echo(f"{'#':>5} {'role':<10} {'tokens':>9} {'after':>9}  fate")

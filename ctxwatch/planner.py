@@ -85,7 +85,7 @@ from ctxwatch.config import (
     Settings,
     prompt_budget,
 )
-from ctxwatch.model import Call, Message, MessageStat, ParsedCall, implausible_what
+from ctxwatch.model import Breakdown, Call, Message, MessageStat, ParsedCall, implausible_what
 from ctxwatch.tokens import REPLY_PRIMER, Counter, counter_for
 
 Fate = Literal["pinned", "kept", "summarised", "evicted"]
@@ -1155,6 +1155,11 @@ class PlanCounts:
             (1.0 when they were not scaled).
         tools_estimate: when the tool schemas took the gap to the provider's count instead (the model's own
             tokenizer counted everything else exactly), their estimate before; else ``None``.
+        floor_scale: when the floor is the calibrated one ``report`` and the dashboard show
+            (:func:`ctxwatch.model.shown_breakdown`), the factor it was scaled by (``scale`` is then the
+            messages'); else ``None``.
+        floor_capped: with ``floor_scale``, True when that factor is the call's own reported / estimated ratio,
+            the calibration being above it.
     """
 
     system_tokens: int
@@ -1163,12 +1168,14 @@ class PlanCounts:
     overhead: int
     scale: float = 1.0
     tools_estimate: int | None = None
+    floor_scale: float | None = None
+    floor_capped: bool = False
 
 
 def plan_counts(call: ParsedCall, counter: Counter, *, floor_tokens: int | None = None,
                 history_tokens: int | None = None, prompt_tokens: int | None = None,
                 tokens: Sequence[int] | None = None, system_tokens: int | None = None,
-                tools_tokens: int | None = None) -> PlanCounts:
+                tools_tokens: int | None = None, shown: Breakdown | None = None) -> PlanCounts:
     """The counts to plan ``call`` from, so that the plan's "before" is the prompt ``report`` shows.
 
     Args:
@@ -1182,6 +1189,13 @@ def plan_counts(call: ParsedCall, counter: Counter, *, floor_tokens: int | None 
             model counted with o200k_base), every count is scaled to it.  A reported 0 (or less) is no prompt
             size (:attr:`~ctxwatch.model.Call.report_implausible`): it is ignored, and the counts stand unscaled.
         tokens / system_tokens / tools_tokens: counts already made (the accounted summary's), else counted here.
+        shown: the call's floor and history as ``report`` and the dashboard show them
+            (:meth:`ctxwatch.accounting.Calibrations.breakdown`).  Where they are calibrated (a tokenizer that is
+            not the model's own, and a calibration of the model: :attr:`~ctxwatch.model.Breakdown.calibrated`),
+            its system and tools are pinned as they are, so that the plan's floor is the one shown everywhere,
+            and the messages are scaled to fill ``prompt_tokens`` less that floor and the reply primer (so that
+            'before' is still the reported prompt; without a report, to the calibrated history).  Otherwise
+            the rules above.
     """
     if prompt_tokens is not None and prompt_tokens <= 0:
         prompt_tokens = None
@@ -1200,6 +1214,9 @@ def plan_counts(call: ParsedCall, counter: Counter, *, floor_tokens: int | None 
             scale = history_tokens / whole if whole else 1.0
             counts = scaled_to(counts, history_tokens)
         return PlanCounts(floor, 0, counts, 0, scale)
+    if shown is not None and shown.factor is not None and shown.system_tokens is not None \
+            and shown.tools_tokens is not None:
+        return _calibrated_counts(counts, shown, prompt_tokens)
     # (the prompt is counted here, so it carries the reply primer the accounting adds; an inferred floor above
     # already holds it, being the reported prompt minus the history)
     sys_t = system_tokens if system_tokens is not None else (
@@ -1221,6 +1238,25 @@ def plan_counts(call: ParsedCall, counter: Counter, *, floor_tokens: int | None 
         return PlanCounts(sys_t, target - rest, counts, overhead, 1.0, tools_estimate=tools_t)
     scaled = scaled_to([sys_t, tools_t, *counts], target)
     return PlanCounts(scaled[0], scaled[1], scaled[2:], overhead, target / whole)
+
+
+def _calibrated_counts(counts: list[int], shown: Breakdown, prompt_tokens: int | None) -> PlanCounts:
+    """:func:`plan_counts` of a call whose floor is shown calibrated: system and tools pinned as ``shown`` has
+    them; the messages' ``counts`` (this tokenizer's) scaled to the reported prompt (tokens, > 0, or ``None``)
+    less that floor and the reply primer, so the plan's 'before' is the report; without a report, to the
+    calibrated history.  The floor keeps the calibration and the history takes what is left of the tokenizer
+    gap in this call (the median of the run cannot fit every call exactly), as an inferred history does."""
+    assert shown.system_tokens is not None and shown.tools_tokens is not None and shown.factor is not None
+    floor = shown.system_tokens + shown.tools_tokens
+    raw = sum(counts)
+    if prompt_tokens is not None:
+        overhead = min(REPLY_PRIMER, prompt_tokens)
+        target = max(0, prompt_tokens - overhead - floor)
+    else:
+        overhead = REPLY_PRIMER
+        target = shown.history_tokens if shown.history_tokens is not None else round(raw * shown.factor)
+    return PlanCounts(shown.system_tokens, shown.tools_tokens, scaled_to(counts, target), overhead,
+                      target / raw if raw else 1.0, floor_scale=shown.factor, floor_capped=shown.capped)
 
 
 def plan_from_counts(call: ParsedCall, policy: Policy, counter: Counter, counts: PlanCounts) -> Plan:

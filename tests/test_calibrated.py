@@ -137,6 +137,53 @@ def test_text_report_of_the_anthropic_batch_sample(shared_logs: Path) -> None:
     assert rows[4][4:6] == ["?", "?"]
 
 
+def test_plan_pins_the_floor_report_shows(trace: tuple[Path, dict[str, Any]]) -> None:
+    """plan --call 13 said ``floor: system 3,456 + tools 10,295 = 13,751 ... x1.14`` (the call's own ratio, 2
+    places) where report --json said 13,681 (calibration 1.1367).  It pins the calibrated floor and names the same
+    factor; the messages take the rest of the reported prompt, so 'before' is still the report."""
+    path, doc = trace
+    c = doc["calls"][12]
+    want = expected(doc, c)
+    f = factor_of(doc, c)
+    assert f == statistics.median(x["prompt_tokens_reported"] / x["prompt_tokens_estimated"]
+                                  for x in doc["calls"] if x["model"] == c["model"])  # (not capped)
+    text = run("plan", str(path), "--call", "13")
+    assert f"floor: system {want['system']:,} + tools {want['tools']:,} = {want['floor']:,} (calibrated" in text
+    assert f"x{f:.4f}" in text and f"{c['calibration']:.4f}" == f"{f:.4f}"
+    plan = json.loads(run("plan", str(path), "--call", "13", "--json"))
+    msgs = plan["messages"]
+    assert msgs[0]["role"] == "system" and msgs[0]["tokens"] == want["system"]
+    # the history messages: this tokenizer's counts (1,683 in all) scaled to the reported prompt less the floor
+    assert sum(m["tokens"] for m in msgs[1:]) == c["prompt_tokens_reported"] - PRIMER - want["floor"]
+    assert plan["before_tokens"] == c["prompt_tokens_reported"]
+
+
+async def test_eviction_preview_pins_the_floor_the_bar_shows(trace: tuple[Path, dict[str, Any]]) -> None:
+    """The dashboard's eviction preview (e) of #13 planned from a floor of 13,751 (every count x the call's own
+    ratio) beside the bar's; it pins the calibrated floor, as plan does, and its 'before' is still the report."""
+    from test_ui_common import open_preview
+
+    from ctxwatch.ui.app import CtxwatchApp
+    from ctxwatch.ui.widgets import CallsTable
+
+    path, doc = trace
+    c = doc["calls"][12]
+    want = expected(doc, c)
+    app = CtxwatchApp(str(path))
+    async with app.run_test(size=(160, 40)) as pilot:
+        await loaded(pilot, 14)
+        assert app.main is not None
+        app.main.query_one(CallsTable).move_cursor(row=app.view.index(12))
+        await pilot.pause()
+        assert app.selected_index == 12
+        screen = await open_preview(pilot)
+        plan = screen.plan
+        assert (plan.system_tokens, plan.tools_tokens, plan.floor_tokens) == (want["system"], want["tools"],
+                                                                             want["floor"])
+        assert plan.before_tokens == c["prompt_tokens_reported"]
+        assert f"floor {want['floor']:,}≈ calibrated" in str(screen.query_one("#plan-head").render())
+
+
 async def test_dashboard_shows_the_calibrated_floor_and_history(trace: tuple[Path, dict[str, Any]]) -> None:
     """The table, the bar's legend and the detail's header of #13 showed 12,036 · 1,683; they show the calibrated
     numbers marked ≈ (the detail keeps the raw counts beside them, and in its rows), and the bar's parts add up

@@ -1120,7 +1120,7 @@ class CtxwatchApp(App[None]):
             return
         if isinstance(self.screen, PlanScreen):
             return
-        self.push_screen(PlanScreen(call, self.spec, self.settings))
+        self.push_screen(PlanScreen(call, self.spec, self.settings, self.calibrations.breakdown(call)))
 
     def action_filter(self) -> None:
         """Show the filter box and focus it."""

@@ -618,11 +618,15 @@ class PlanScreen(Screen[None]):
     PlanScreen #plan-table { height: 1fr; }
     """
 
-    def __init__(self, call: Call, spec: FormatSpec | None, settings: Settings) -> None:
+    def __init__(self, call: Call, spec: FormatSpec | None, settings: Settings,
+                 shown: Breakdown | None = None) -> None:
+        """``shown``: the call's floor and history as the main screen shows them (calibrated where the tokenizer
+        is not the model's own): the plan pins that floor, as ``plan`` does (:func:`ctxwatch.planner.plan_counts`)."""
         super().__init__()
         self.call = call
         self.spec = spec
         self.settings = settings
+        self.shown = shown
         self.window = call.window or settings.window
         self.knobs: Knobs | None = None
         self.plan: Any = None
@@ -688,7 +692,7 @@ class PlanScreen(Screen[None]):
                 # (an implausible report, B13, is no prompt size to scale the counts to)
                 prompt_tokens=None if call.prompt_implausible else call.prompt_reported,
                 tokens=[m.tokens for m in call.messages] or None,
-                system_tokens=call.system_tokens, tools_tokens=call.tools_tokens)
+                system_tokens=call.system_tokens, tools_tokens=call.tools_tokens, shown=self.shown)
         pc = self._pc
         why = unplannable(self.call, pc)
         if why:
@@ -733,6 +737,11 @@ class PlanScreen(Screen[None]):
                 f"estimated {tx.tokens(tools_estimate)}"
             head.append(f" · tool schemas {tx.tokens(plan.tools_tokens)}: sized to the provider's count ({what})",
                         "dim")
+        elif getattr(self._counts, "floor_scale", None) is not None:
+            # (as plan says it: the floor is the calibrated one the main screen shows)
+            head.append(f" · floor {tx.tokens(plan.floor_tokens)}≈ calibrated ×{self._counts.floor_scale:.4f}, "
+                        f"messages ×{scale:.4f}: scaled to the provider's count ({self.call.tokenizer} counts in "
+                        "the detail view)", "dim")
         elif abs(scale - 1.0) >= 0.005:
             # (why these sizes differ from the detail view's: they are scaled to what the provider counted)
             head.append(f" · sizes ×{scale:.2f}: scaled to the provider's count ({self.call.tokenizer} counts "
