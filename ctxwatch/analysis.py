@@ -94,7 +94,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ctxwatch.accounting import MIN_CALIBRATION_CALLS, calibration_factor
+from ctxwatch.accounting import (
+    MIN_CALIBRATION_CALLS,
+    NO_CALIBRATION,
+    Calibrations,
+    calibration_factor,
+    calibrations_of,
+)
 from ctxwatch.config import Settings
 from ctxwatch.drift import (
     ECHO_MIN_WORDS,
@@ -518,7 +524,8 @@ class _Streak:
 
 def analyze(calls: Sequence[Call], settings: Settings, *, context: str = "main", resets: Iterable[int] = (),
             system_texts: Mapping[int, str] | None = None, instruction_text: str | None = None,
-            pending_compaction: Mapping[str, Any] | None = None) -> Analysis:
+            pending_compaction: Mapping[str, Any] | None = None,
+            calibrations: Calibrations | None = None) -> Analysis:
     """Flags, forecast and per-call drift risk for the calls of one context.
 
     Args:
@@ -536,6 +543,9 @@ def analyze(calls: Sequence[Call], settings: Settings, *, context: str = "main",
         pending_compaction: a compaction marker logged after the last call, whose next call has not arrived
             (``Run.pending_compactions()[context]``): the forecast restarts at once (B23), from the
             marker's ``post_tokens`` when the log gives it.
+        calibrations: the run's (:meth:`ctxwatch.run.Run.factors`), with which the reasons give a floor's parts
+            as every surface shows them (:meth:`~ctxwatch.accounting.Calibrations.breakdown`); default: those of
+            ``calls`` (:func:`~ctxwatch.accounting.calibrations_of`).
 
     Returns:
         The :class:`Analysis`.  Never raises for odd data.
@@ -545,7 +555,8 @@ def analyze(calls: Sequence[Call], settings: Settings, *, context: str = "main",
     for c in calls:
         counts[c.context] = counts.get(c.context, 0) + 1
     a = _analyze(cs, settings, context, set(resets), system_texts or {}, instruction_text,
-                 contexts=_ContextCounts(counts))
+                 contexts=_ContextCounts(counts),
+                 calibrations=calibrations if calibrations is not None else calibrations_of(calls))
     if pending_compaction is not None:
         a.forecast = _pending_forecast(a.forecast, cs, pending_compaction)
     return a
@@ -564,11 +575,12 @@ def _pending_forecast(fc: Forecast, cs: list[Call], marker: Mapping[str, Any]) -
 
 def _analyze(cs: list[Call], st: Settings, context: str, reset_set: set[int], system_texts: Mapping[int, str],
              instruction_text: str | None, risks: bool = True, *, contexts: _ContextCounts | None = None,
-             whose: str = "the log's") -> Analysis:
+             whose: str = "the log's", calibrations: Calibrations = NO_CALIBRATION) -> Analysis:
     """Split a context into streams (one per model; quota probes apart), analyse each, merge the results.
     ``risks=False`` leaves ``drift_risk`` empty (a report without per-call risk skips building them).
     ``contexts``: the calls of the log (``whose``) per context, so that the forecast's notes can say which
-    calls they left out (:class:`_Scope`)."""
+    calls they left out (:class:`_Scope`).  ``calibrations``: the run's, for the floor's parts in the reasons
+    (:func:`_analyze_stream`)."""
     probes = [c for c in cs if c.extra.get("probe")]
     streams: dict[str | None, list[Call]] = {}
     for c in cs:
@@ -589,9 +601,9 @@ def _analyze(cs: list[Call], st: Settings, context: str, reset_set: set[int], sy
 
     if len(streams) <= 1 and not probes:
         return _analyze_stream(cs, st, context, reset_set, system_texts, instruction_text, risks,
-                               scope(cs[0].model if cs else None, cs))
+                               scope(cs[0].model if cs else None, cs), calibrations)
     results = [_analyze_stream(calls, st, context, reset_set, system_texts, instruction_text, risks,
-                               scope(model, calls))
+                               scope(model, calls), calibrations)
                for model, calls in streams.items()]
     if len(results) > 1:
         for model, res in zip(streams, results, strict=True):
@@ -692,9 +704,12 @@ def _rising(occupancies: Sequence[int]) -> bool:
 
 def _analyze_stream(cs: list[Call], st: Settings, context: str, reset_set: set[int],
                     system_texts: Mapping[int, str], instruction_text: str | None, want_risks: bool = True,
-                    scope: _Scope | None = None) -> Analysis:
+                    scope: _Scope | None = None, calibrations: Calibrations = NO_CALIBRATION) -> Analysis:
     """The single-pass analysis of one stream of calls (see the module docstring); ``scope`` says which of the
-    log's calls these are, for the forecast's notes."""
+    log's calls these are, for the forecast's notes.  ``calibrations``: the run's; the reasons that give the
+    system prompt's or the tool schemas' size give them as every surface shows them
+    (:meth:`~ctxwatch.accounting.Calibrations.breakdown`: calibrated for a tokenizer that is not the model's own,
+    saying so), while the evidence keeps the accounted numbers."""
     n = len(cs)
     flags: list[Flag] = []
 
@@ -933,10 +948,12 @@ def _analyze_stream(cs: list[Call], st: Settings, context: str, reset_set: set[i
             if (prev_sp is True and c.system_key is not None and prev_sys_key is not None
                     and c.system_key != prev_sys_key and prev_sys_call is not None
                     and _same_conversation(prev_sys_call, c)):
+                before_b, after_b = calibrations.breakdown(prev_sys_call), calibrations.breakdown(c)
+                cal_note = ", calibrated" if before_b.calibrated or after_b.calibrated else ""
                 flag("system_prompt_changed", "warn", c,
                      f"system prompt of #{c.index + 1} differs from #{prev_sys_call.index + 1}'s "
-                     f"({_n(prev_sys_tokens)} -> {_n(c.system_tokens)} tokens): prompt-cache prefix invalidated, "
-                     "every cached turn behind it is billed again",
+                     f"({_n(before_b.system_tokens)} -> {_n(after_b.system_tokens)} tokens{cal_note}): prompt-cache "
+                     "prefix invalidated, every cached turn behind it is billed again",
                      previous_call=prev_sys_call.index, system_tokens_before=prev_sys_tokens,
                      system_tokens_after=c.system_tokens)
             last_present, evicted_since = c, None
@@ -963,10 +980,17 @@ def _analyze_stream(cs: list[Call], st: Settings, context: str, reset_set: set[i
                 new_names = [t for t in c.tool_names if t not in set(prev_tools[2].tool_names)]
                 later = n - pos
                 names = f" (+{', +'.join(new_names)})" if new_names else ""
+                # (as shown: calibrated where the tokenizer is not the model's own; the raw growth where the two
+                # calls' factors differ so much that the calibrated one would not be a growth)
+                shown_added, cal_note = added, ""
+                before_b, after_b = calibrations.breakdown(prev_tools[2]), calibrations.breakdown(c)
+                if after_b.calibrated and before_b.calibrated and after_b.tools_tokens is not None \
+                        and before_b.tools_tokens is not None and after_b.tools_tokens > before_b.tools_tokens:
+                    shown_added, cal_note = after_b.tools_tokens - before_b.tools_tokens, " (calibrated)"
                 flag("floor_grew", "warn", c,
-                     f"tool schemas grew by {_n(added)} tokens at #{c.index + 1}{names}: added to every later "
-                     f"call ({_n(added * later)} tokens over the {later} call{'s' if later != 1 else ''} logged "
-                     "so far) and the cache prefix is invalidated",
+                     f"tool schemas grew by {_n(shown_added)} tokens{cal_note} at #{c.index + 1}{names}: added to "
+                     f"every later call ({_n(shown_added * later)} tokens over the {later} "
+                     f"call{'s' if later != 1 else ''} logged so far) and the cache prefix is invalidated",
                      previous_call=prev_tools[2].index, tools_tokens_before=prev_tools[1],
                      tools_tokens_after=c.tools_tokens, tokens_added=added, tools_added=new_names,
                      calls_affected=later, tokens_added_total=added * later)
@@ -1507,6 +1531,7 @@ def analyze_run(run: Run, *, texts: bool = True,
         by_ctx.setdefault(c.context, []).append(c)
     out: dict[str, Analysis] = {}
     counts = _ContextCounts({ctx: len(by_ctx.get(ctx, [])) for ctx in run.contexts()})
+    factors = run.factors()  # (the floor's parts in the reasons, as report and the dashboard show them)
     for ctx in run.contexts():
         calls = by_ctx.get(ctx, [])
         # re-read text only where it can matter: the main context, and contexts whose system prompt is logged
@@ -1523,7 +1548,8 @@ def analyze_run(run: Run, *, texts: bool = True,
                 sys_texts, instr = collect_texts(run, ctx)
                 if text_cache is not None:
                     text_cache[ctx] = (sys_texts, instr)
-        out[ctx] = a = _analyze(calls, run.settings, ctx, resets, sys_texts, instr, risks, contexts=counts)
+        out[ctx] = a = _analyze(calls, run.settings, ctx, resets, sys_texts, instr, risks, contexts=counts,
+                                calibrations=factors)
         marker = pending.get(ctx) or (pending.get("") if ctx == "main" else None)
         if marker is not None:
             a.forecast = _pending_forecast(a.forecast, calls, marker)

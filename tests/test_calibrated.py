@@ -220,3 +220,54 @@ async def test_dashboard_shows_the_calibrated_floor_and_history(trace: tuple[Pat
         head = str(screen.query_one("#detail-head").render())
         assert f"floor {want['floor']:,}≈ · history {want['history']:,}≈" in " ".join(head.split())
         assert f"floor {c['floor_tokens']:,} · history {c['history_tokens']:,}" in " ".join(head.split())
+
+
+def claude_run(tmp_path: Path, reported: list[int] | None = None) -> Path:
+    """Eight calls of claude-sonnet-4 (counted with o200k_base): the tool schemas grow at #5 (a second tool) and
+    the system prompt changes at #7; each reports ``reported[i]`` prompt tokens (default 1,000)."""
+    sys_a = "You are a careful research agent. Reply in JSON."
+    sys_b = sys_a + " Cite every source you use with its URL, and say how sure you are of each claim."
+    tool1 = {"name": "search", "description": "Search the web.",
+             "input_schema": {"type": "object", "properties": {"q": {"type": "string"}}}}
+    tool2 = {"name": "fetch", "description": "Fetch a URL and return its text, cut to max_bytes bytes.",
+             "input_schema": {"type": "object", "properties": {"url": {"type": "string"},
+                                                                "max_bytes": {"type": "integer"}}}}
+    lines = []
+    for i in range(8):
+        msgs = [{"role": "system", "content": sys_b if i >= 6 else sys_a}]
+        for k in range(i + 1):
+            msgs.append({"role": "user", "content": f"step {k}: " + " ".join(f"topic{k}x{j}" for j in range(60))})
+            if k < i:
+                msgs.append({"role": "assistant", "content": f"done with step {k}"})
+        lines.append({"timestamp": 1_700_000_000 + 10 * i,
+                      "request": {"model": "claude-sonnet-4-20250514", "messages": msgs,
+                                  "tools": [tool1, tool2] if i >= 4 else [tool1], "max_tokens": 2000},
+                      "response": {"id": f"r{i}", "choices": [{"message": {"role": "assistant",
+                                                                           "content": f"done with step {i}"}}],
+                                   "usage": {"input_tokens": reported[i] if reported else 1000,
+                                             "output_tokens": 5}}})
+    path = tmp_path / "claude.jsonl"
+    path.write_text("".join(json.dumps(rec) + "\n" for rec in lines))
+    return path
+
+
+def test_check_gives_the_floor_parts_as_shown(tmp_path: Path) -> None:
+    """check's floor_grew and system_prompt_changed reasons gave this tokenizer's counts where every other surface
+    shows the calibrated ones; they give those, and say so.  The reports are 1.15 x the estimate (the estimates
+    read from a first report --json, whose raw fields do not depend on the reports)."""
+    first = report_doc(claude_run(tmp_path))
+    reported = [round(1.15 * c["prompt_tokens_estimated"]) for c in first["calls"]]
+    path = claude_run(tmp_path, reported)
+    doc = report_doc(path)
+    calls = doc["calls"]
+    assert [c["prompt_tokens_reported"] for c in calls] == reported
+    assert all(c["calibrated"] is not None for c in calls)
+    want = [expected(doc, c) for c in calls]
+    text = run("check", str(path))
+    grew = want[4]["tools"] - want[3]["tools"]
+    assert grew > calls[4]["tools_tokens"] - calls[3]["tools_tokens"]
+    assert f"tool schemas grew by {grew:,} tokens (calibrated) at #5" in text
+    assert f"({want[5]['system']:,} -> {want[6]['system']:,} tokens, calibrated)" in text
+    # the evidence keeps the accounted numbers, as report --json's floor_tokens etc.
+    (f,) = [f for f in json.loads(run("check", str(path), "--json"))["flags"] if f["kind"] == "floor_grew"]
+    assert f["evidence"]["tokens_added"] == calls[4]["tools_tokens"] - calls[3]["tools_tokens"]
