@@ -21,7 +21,7 @@ SHARED = Path(os.environ.get("CTXWATCH_SHARED", ROOT.parent / "shared")) / "samp
 
 
 #: Test modules of the dashboard whose screens show times: they run with local time set to UTC.
-UTC_MODULES = ("test_ui", "test_ui_detail", "test_ui_main")
+UTC_MODULES = ("test_ui", "test_ui_detail", "test_ui_main", "test_ui_picker")
 
 
 @pytest.fixture(autouse=True)

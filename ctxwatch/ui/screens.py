@@ -1145,6 +1145,11 @@ class HelpScreen(ModalScreen[None]):
 
 #: The session picker's first option: follow whichever session is newest.
 AUTO = ""
+#: Columns left free on each side of the session picker (it is as wide as its rows, up to the screen's width
+#: less these), and the columns its frame takes from the rows: the dialog's border (2), the list's border
+#: (2) and padding (2), the scrollbar (2).
+PICKER_MARGIN = 2
+PICKER_CHROME = 8
 
 
 class SessionPicker(ModalScreen[str | None]):
@@ -1177,11 +1182,13 @@ class SessionPicker(ModalScreen[str | None]):
         """Title and the list."""
         options = [Option(Text(("● " if self.auto else "  ") + "follow the newest session automatically"),
                           id="auto")]
-        # One line per file at any width: the dialog is 100 columns or the screen's width; its border, padding,
-        # scrollbar and the marker take 8; the paths get what the date, size and tag leave (both ends of a path
-        # matter, so it is cut in the middle), in one column so that the dates line up; on a narrow screen the
-        # time, then the size are left out first.
-        width = min(100, self.app.size.width or 100) - 8
+        # One line per file at any width: the dialog is as wide as its rows, up to the screen's width less
+        # PICKER_MARGIN columns on each side; its border, padding, scrollbar and the marker take
+        # PICKER_CHROME; the paths get what the date, size and tag leave (both ends of a path matter, so it is
+        # cut in the middle), in one column so that the dates line up; on a narrow screen the time, then the
+        # size are left out first.
+        screen_w = self.app.size.width or 100
+        width = max(20, screen_w - 2 * PICKER_MARGIN) - PICKER_CHROME
         rows: list[tuple[str, bool, list[str]]] = []
         for f in self.files:
             rel, sub = os.path.relpath(f, self.folder), is_subagent_file(f)
@@ -1215,9 +1222,15 @@ class SessionPicker(ModalScreen[str | None]):
             n = len(self.files) - subagents
             count = (f": {n} session{'s' if n != 1 else ''}, {subagents} subagent transcript"
                      f"{'s' if subagents != 1 else ''}")
-        with Vertical():
-            yield Static(Text(f"Sessions in {os.path.basename(self.folder.rstrip(os.sep)) or self.folder} "
-                              f"(newest first){count}", style="bold"))
+        title = Text(f"Sessions in {os.path.basename(self.folder.rstrip(os.sep)) or self.folder} "
+                     f"(newest first){count}", style="bold")
+        rows_w = 2 + name_w + 2 + infos_w + tag
+        box = Vertical()
+        # (as wide as the widest row or the title, never wider than the screen less its margins: a long
+        # title wraps rather than widen the box past them)
+        box.styles.width = min(max(20, screen_w - 2 * PICKER_MARGIN), max(rows_w, title.cell_len) + PICKER_CHROME)
+        with box:
+            yield Static(title)
             yield OptionList(*options)
 
     def action_down(self) -> None:
