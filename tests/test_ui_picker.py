@@ -66,6 +66,50 @@ async def test_the_picker_uses_a_wide_terminal(tmp_path: Path, shared_logs: Path
         box = screen.query_one(Vertical)
         assert 100 < box.outer_size.width <= 160 - 2 * 2
         shown = rows(screen)
-        assert f"{BILLING}/{BILLING_SESSION}.jsonl" in shown[2 if shown[1].endswith("subagent") else 1]
-        assert any(f"{FRONTEND}/{FRONTEND_SESSION}.jsonl" in r for r in shown)
-        assert sum("…" not in r for r in shown) == 3  # (auto and both sessions; the subagent's path is longer)
+        # (the folders' shared prefix is left out: the subagent transcript's path is too long beside it)
+        assert any("billing-service" in r and f"{BILLING_SESSION}.jsonl" in r for r in shown)
+        assert any("frontend-app" in r and f"{FRONTEND_SESSION}.jsonl" in r for r in shown)
+        assert any(f"{BILLING_SESSION}/subagents/agent-acompact-e1f845.jsonl" in r for r in shown)
+
+
+async def test_a_cut_name_keeps_the_project_and_the_session_start(tmp_path: Path, shared_logs: Path) -> None:
+    """Names were cut in the middle, which took out the project's name and the session id's start
+    (``-home-alice-src-github-acme-b…5-4414-9ccd-011d40f70b2a.jsonl``): the rows looked alike.  The folder
+    and the session are two columns; the prefix all folders share and the session id's middle go first."""
+    folder, billing, _agent, _frontend = projects(tmp_path, shared_logs)
+    for width in (120, 80):
+        app = CtxwatchApp(str(folder))
+        async with app.run_test(size=(width, 24)) as pilot:
+            screen = await open_picker(pilot, app, billing)
+            shown = rows(screen)
+            assert len(shown) == 4, shown
+            sub = next(r for r in shown if r.endswith("subagent"))
+            session = next(r for r in shown if "billing-service" in r and r != sub)
+            other = next(r for r in shown if "frontend-app" in r)
+            assert BILLING_SESSION[:8] in session and FRONTEND_SESSION[:8] in other
+            assert "billing-service" in sub and BILLING_SESSION[:8] in sub and "e1f845" in sub
+            assert all("-home-alice" not in r for r in shown)  # (the prefix every project shares)
+            assert all("2026-02-" in r or "2025-" in r for r in shown[1:])  # (and the date, at least)
+            if width == 120:  # (the time of day and the size too)
+                assert all(r.count(":") == 2 and "KiB" in r for r in shown[1:])
+
+
+def test_fit_names_shortens_what_tells_rows_apart_least() -> None:
+    """Worked by hand: two projects sharing ``-home-a-x-`` (10 characters), session files of 42."""
+    from ctxwatch.ui.screens import fit_names
+
+    a, b = "3f2a9c1e-8b7d-4414-9ccd-011d40f70b2a", "5c0375b4-2ae5-4f1b-8a6e-7d1e2f3a4b5c"
+    pairs = [("-home-a-x-billing", f"{a}.jsonl"), ("-home-a-x-web", f"{b}.jsonl")]
+    assert fit_names(pairs, 61) == (17, 42, pairs)  # 17 + 2 + 42: whole
+    # 60: the shared prefix goes (…billing: 8), the names stay whole (8 + 2 + 42 = 52)
+    assert fit_names(pairs, 60) == (8, 42, [("…billing", f"{a}.jsonl"), ("…web", f"{b}.jsonl")])
+    # 50: 40 left for the sessions: without their shared extension (36)
+    assert fit_names(pairs, 50) == (8, 36, [("…billing", a), ("…web", b)])
+    # 25: 15 left: the ids' middles go (8 + … + 4 = 13)
+    assert fit_names(pairs, 25) == (8, 13, [("…billing", "3f2a9c1e…0b2a"), ("…web", "5c0375b4…4b5c")])
+    # 19: 9 left: the first 8 characters of each id
+    assert fit_names(pairs, 19) == (8, 9, [("…billing", "3f2a9c1e…"), ("…web", "5c0375b4…")])
+    assert fit_names(pairs, 18, strict=True) is None
+    # A folder opened on one project: no folder column; a subagent transcript keeps its id.
+    sub = [("", f"{a}.jsonl"), ("", f"{a}/subagents/agent-a2898e3.jsonl")]
+    assert fit_names(sub, 30) == (0, 23, [("", "3f2a9c1e…0b2a"), ("", "3f2a9c1e…/agent-a2898e3")])

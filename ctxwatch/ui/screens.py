@@ -8,11 +8,13 @@ are kept: a 20 MB tool result is shown as a folded preview and, expanded, as its
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 import orjson
+from rich.cells import cell_len
 from rich.text import Text
 from textual import events, work
 from textual.app import ComposeResult
@@ -1150,12 +1152,153 @@ AUTO = ""
 #: (2) and padding (2), the scrollbar (2).
 PICKER_MARGIN = 2
 PICKER_CHROME = 8
+#: The least columns a cut folder name keeps (``…ling-service``), and the columns a session name keeps before
+#: folder names are cut further than their shared prefix.
+FOLDER_MIN = 12
+SESSION_MIN = 20
+#: Columns a session name may be cut to before the time of day, then the size, give way: its first 20 and
+#: last 19 characters still tell it apart (a name that cannot be shortened, such as a subagent transcript's
+#: long name, is cut rather than every row losing its time).
+SESSION_ROOM = 40
+#: Columns between two columns of a row.
+GAP = 2
+
+#: A UUID (a Claude Code or Codex session id) in a file name; its first 8 characters tell sessions apart.
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+#: Where a prefix shared by every folder name may be cut: after one of these (Claude Code names a project's
+#: folder after its path, each ``/`` and ``.`` written as ``-``: ``-home-alice-src-github-acme-billing``).
+_NAME_SEPARATORS = "-_./ "
+
+
+def split_session_path(rel: str) -> tuple[str, str]:
+    """``(folder, session)`` of a log's path relative to the opened folder: the folder holding the session
+    (a Claude Code project folder, a Codex day folder; ``""`` at the top) and the session's own name.  A
+    subagent transcript under ``<session>/subagents/`` stays with its session's folder: its name is
+    ``<session>/subagents/agent-….jsonl``."""
+    parts = rel.split(os.sep)
+    k = len(parts) - 3 if len(parts) >= 3 and parts[-2] == "subagents" else len(parts) - 1
+    return os.sep.join(parts[:k]), os.sep.join(parts[k:])
+
+
+def common_cut(names: Sequence[str]) -> int:
+    """How many leading characters every non-empty name of ``names`` shares up to a separator
+    (:data:`_NAME_SEPARATORS`), that is what can be left out of each without losing what tells them apart;
+    0 with fewer than two distinct names (one name is told apart by nothing)."""
+    distinct = sorted({n for n in names if n})
+    if len(distinct) < 2:
+        return 0
+    first, last = distinct[0], distinct[-1]  # (sorted: what these two share, all share)
+    n = 0
+    while n < min(len(first), len(last)) and first[n] == last[n]:
+        n += 1
+    prefix = first[:n]
+    return max(prefix.rfind(c) for c in _NAME_SEPARATORS) + 1
+
+
+def cut_left(s: str, width: int) -> str:
+    """``s`` in at most ``width`` cells, keeping its end: ``…ling-service``."""
+    if cell_len(s) <= width:
+        return s
+    if width < 2:
+        return "…"[:width]
+    keep, used = [], 1
+    for ch in reversed(s):
+        used += cell_len(ch)
+        if used > width:
+            break
+        keep.append(ch)
+    return "…" + "".join(reversed(keep))
+
+
+def cut_right(s: str, width: int) -> str:
+    """``s`` in at most ``width`` cells, keeping its start: ``3f2a9c1e-8b7d…``."""
+    if cell_len(s) <= width:
+        return s
+    if width < 2:
+        return "…"[:width]
+    keep, used = [], 1
+    for ch in s:
+        used += cell_len(ch)
+        if used > width:
+            break
+        keep.append(ch)
+    return "".join(keep) + "…"
+
+
+def cut_middle(s: str, width: int) -> str:
+    """``s`` in at most ``width`` cells, keeping both ends, the start the longer: ``3f2a9c1e…/agent-e1f845``."""
+    if cell_len(s) <= width:
+        return s
+    if width < 5:
+        return cut_right(s, width)
+    head = cut_right(s, (width + 1) // 2 + 1)[:-1]
+    return head + cut_left(s, width - cell_len(head))
+
+
+def session_forms(sessions: Sequence[str]) -> list[list[str]]:
+    """Each session name of ``sessions``, then ever shorter forms of it (4 in all, some maybe equal), each
+    leaving out what tells sessions apart least: the extension every name shares (``.jsonl``), a session id's
+    middle (``3f2a9c1e…0b2a``), then all of the id but its first 8 characters and the ``subagents`` folder of
+    a subagent transcript (``3f2a9c1e…/agent-a2898e3``).  The start of the name is always kept."""
+    exts = {os.path.splitext(s)[1] for s in sessions}
+    ext = next(iter(exts)) if len(exts) == 1 else ""
+    sub = f"{os.sep}subagents{os.sep}"
+    out = []
+    for s in sessions:
+        plain = s[:len(s) - len(ext)] if ext else s
+        forms = [s, plain, _UUID.sub(lambda m: m[0][:8] + "…" + m[0][-4:], plain),
+                 _UUID.sub(lambda m: m[0][:8] + "…", plain).replace(sub, os.sep)]
+        out.append(forms)
+    return out
+
+
+def fit_names(pairs: Sequence[tuple[str, str]], width: int, strict: bool = False
+              ) -> tuple[int, int, list[tuple[str, str]]] | None:
+    """Lay ``(folder, session)`` names out in two columns of at most ``width`` cells in all (:data:`GAP`
+    between them; no folder column when every folder is ``""``), keeping what tells sessions apart.
+
+    Folder names are whole when every name fits whole; else the prefix they all share is left out
+    (:func:`common_cut`: ``…billing-service``), and when even that leaves too little room they are cut from the
+    left (keeping the project's own name) when the session column would get fewer than :data:`SESSION_MIN`
+    cells, to no less than :data:`FOLDER_MIN` cells.  Each session name then
+    takes the longest of its :func:`session_forms` that fits the column (without the shared extension as
+    soon as one name does not fit whole), the shortest one cut in the middle when none does.
+
+    ``strict``: return ``None`` rather than cut a folder name, or cut a session name's shortest form to fewer
+    than :data:`SESSION_ROOM` cells (the caller may rather give up dates and sizes).
+
+    Returns ``(folder_width, session_width, names)``: the columns' widths and the names, each in its column.
+    """
+    folders = [f for f, _s in pairs]
+    cut = common_cut(folders)
+    short_folders = [("…" + f[cut:]) if cut and f else f for f in folders]
+    forms = session_forms([s for _f, s in pairs])
+    full = max((cell_len(fs[0]) for fs in forms), default=0)
+    least = max((cell_len(fs[-1]) for fs in forms), default=0)
+    fw = max((cell_len(f) for f in folders), default=0)
+    gap = GAP if fw else 0
+    if fw + gap + full > width:
+        folders, fw = short_folders, max((cell_len(f) for f in short_folders), default=0)
+    if fw + gap + least > width:
+        if strict and fw + gap + min(least, SESSION_ROOM) > width:
+            return None
+        fw = max(min(fw, FOLDER_MIN), min(fw, width - gap - min(least, SESSION_MIN))) if fw else 0
+    room = max(1, width - gap - fw)
+    # (once one name is shortened, none keeps the extension they all share: the column reads the same way)
+    first = 0 if full <= room else 1
+    sessions = [next((f for f in fs[first:] if cell_len(f) <= room), None) or cut_middle(fs[-1], room)
+                for fs in forms]
+    names = [(cut_left(f, fw), s) for f, s in zip(folders, sessions, strict=True)]
+    return fw, max((cell_len(s) for s in sessions), default=0), names
 
 
 class SessionPicker(ModalScreen[str | None]):
     """Pick a session log of a folder (newest first); the first option follows the newest automatically.
 
-    Dismisses with the chosen path, :data:`AUTO` for automatic, or ``None`` when cancelled.
+    Each row names the session's folder (a Claude Code project folder) and the session in two columns, then
+    when it was last active and its size; names too long for the terminal lose what tells sessions apart
+    least (:func:`fit_names`).  Dismisses with the chosen path, :data:`AUTO` for automatic, or ``None`` when
+    cancelled.
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -1168,6 +1311,7 @@ class SessionPicker(ModalScreen[str | None]):
     SessionPicker { align: center middle; }
     SessionPicker > Vertical { width: 100; max-width: 100%; height: auto; max-height: 100%;
         border: round $primary; background: $surface; }
+    SessionPicker #picker-head { padding: 0 2; color: $text-muted; }
     SessionPicker OptionList { height: auto; max-height: 30; }
     """
 
@@ -1177,61 +1321,107 @@ class SessionPicker(ModalScreen[str | None]):
         self.files = list(files)
         self.current = current
         self.auto = auto
+        #: Per file: (folder name, session name, subagent?, when it was last active, its size).
+        self._rows: list[tuple[str, str, bool, str, str]] = []
+        self._laid_out_for = 0  # (the screen width the rows were laid out for)
 
-    def compose(self) -> ComposeResult:
-        """Title and the list."""
-        options = [Option(Text(("● " if self.auto else "  ") + "follow the newest session automatically"),
-                          id="auto")]
-        # One line per file at any width: the dialog is as wide as its rows, up to the screen's width less
-        # PICKER_MARGIN columns on each side; its border, padding, scrollbar and the marker take
-        # PICKER_CHROME; the paths get what the date, size and tag leave (both ends of a path matter, so it is
-        # cut in the middle), in one column so that the dates line up; on a narrow screen the time, then the
-        # size are left out first.
-        screen_w = self.app.size.width or 100
-        width = max(20, screen_w - 2 * PICKER_MARGIN) - PICKER_CHROME
-        rows: list[tuple[str, bool, list[str]]] = []
+    def _read_rows(self) -> None:
         for f in self.files:
-            rel, sub = os.path.relpath(f, self.folder), is_subagent_file(f)
+            folder, session = split_session_path(os.path.relpath(f, self.folder))
             try:
                 # (the time the list is sorted by: the last call's, else the file's modification time)
                 act, from_calls = activity_of(f)
                 # (a file whose calls carry no time is listed last, by its file time: said, as it is no call's)
-                stamp, size = tx.stamp(act), f"{os.path.getsize(f) / 1024:,.0f} KiB"
-                mark = "" if from_calls else " (file time)"
-                infos = [f"{stamp}{mark}  {size:>9}", f"{stamp[:10]}{mark}  {size:>9}", stamp[:10] + mark]
+                when = tx.stamp(act) + ("" if from_calls else " (file time)")
+                size = f"{os.path.getsize(f) / 1024:,.0f} KiB"
             except OSError:
-                infos = ["gone"] * 3
-            rows.append((rel, sub, infos))
-        tag = len("  subagent") if any(sub for _r, sub, _i in rows) else 0
-        form = next((k for k in range(3)
-                     if all(width - tag - len(infos[k]) - 2 >= 16 for _r, _s, infos in rows)), 2)
-        infos_w = max((len(infos[form]) for _r, _s, infos in rows), default=0)
-        name_w = max(6, min(max((len(r) for r, _s, _i in rows), default=6), width - tag - infos_w - 2))
-        for i, (rel, sub, infos) in enumerate(rows):
-            line = Text("● " if (self.files[i] == self.current and not self.auto) else "  ")
-            name = tx.literal(rel, limit=name_w, middle=True)
-            line.append_text(name)
-            line.append(" " * max(0, name_w - name.cell_len))
-            line.append(f"  {infos[form]:<{infos_w}}", "dim")
-            if sub:
-                line.append("  subagent", "cyan")  # (a session's own transcript, not a session: see the count)
-            options.append(Option(line, id=f"f{i}"))
+                when, size = "gone", ""
+            self._rows.append((tx.clean(folder, multiline=False), tx.clean(session, multiline=False),
+                               is_subagent_file(f), when, size))
+
+    def _title(self) -> Text:
         subagents = sum(1 for f in self.files if is_subagent_file(f))
         count = ""
         if subagents:
             n = len(self.files) - subagents
-            count = (f": {n} session{'s' if n != 1 else ''}, {subagents} subagent transcript"
+            count = (f": {n:,} session{'s' if n != 1 else ''}, {subagents:,} subagent transcript"
                      f"{'s' if subagents != 1 else ''}")
-        title = Text(f"Sessions in {os.path.basename(self.folder.rstrip(os.sep)) or self.folder} "
-                     f"(newest first){count}", style="bold")
-        rows_w = 2 + name_w + 2 + infos_w + tag
+        return Text(f"Sessions in {os.path.basename(self.folder.rstrip(os.sep)) or self.folder} "
+                    f"(newest first){count}", style="bold")
+
+    def _lay_out(self) -> tuple[int, Text, list[Option]]:
+        """The dialog's width, the column heads and the options, for the screen's width now.
+
+        One line per file at any width: the dialog is as wide as its rows, up to the screen's width less
+        :data:`PICKER_MARGIN` columns on each side, :data:`PICKER_CHROME` of them its frame's; the names get what
+        the time, size and tag leave (the time, then the size, are left out first on a narrow screen, unless
+        the names fit, shortened, only without them), in two columns so that the dates line up.
+        """
+        screen_w = self.app.size.width or 100
+        self._laid_out_for = screen_w
+        width = max(20, screen_w - 2 * PICKER_MARGIN) - PICKER_CHROME - 2  # (the marker: "● ")
+        tag = len("  subagent") if any(sub for _f, _s, sub, _w, _z in self._rows) else 0
+        pairs = [(f, s) for f, s, _sub, _w, _z in self._rows]
+        # The time and size in three forms, widest first: date and time, date, date without the size.
+        forms = [[(when, size) for *_x, when, size in self._rows],
+                 [(when[:10] + when[19:], size) for *_x, when, size in self._rows],
+                 [(when[:10] + when[19:], "") for *_x, when, _size in self._rows]]
+        for infos in forms:
+            when_w = max((cell_len(w) for w, _z in infos), default=0)
+            size_w = max((len(z) for _w, z in infos), default=0)
+            infos_w = when_w + (GAP + size_w if size_w else 0)
+            fitted = fit_names(pairs, width - tag - GAP - infos_w, strict=infos is not forms[-1])
+            if fitted is not None:
+                break
+        assert fitted is not None
+        fw, sw, names = fitted
+        options = [Option(Text(("● " if self.auto else "  ") + "follow the newest session automatically"),
+                          id="auto")]
+        for i, ((folder, session), (*_x, sub, _w, _z), (when, size)) in enumerate(
+                zip(names, self._rows, infos, strict=True)):
+            line = Text("● " if (self.files[i] == self.current and not self.auto) else "  ")
+            if fw:
+                line.append(folder + " " * (fw - cell_len(folder) + GAP), "bold")
+            line.append(session + " " * (sw - cell_len(session) + GAP))
+            line.append(when + " " * (when_w - cell_len(when)) + (f"{' ' * GAP}{size:>{size_w}}" if size_w else ""),
+                        "dim")
+            if sub:
+                line.append("  subagent", "cyan")  # (a session's own transcript, not a session: see the count)
+            options.append(Option(line, id=f"f{i}"))
+        head = Text("  ")
+        if fw:
+            head.append(cut_right("folder", fw).ljust(fw + GAP))
+        head.append(cut_right("session", sw).ljust(sw + GAP))
+        head.append(f"{'last call':<{when_w}}" + (f"{' ' * GAP}{'size':>{size_w}}" if size_w else ""))
+        rows_w = 2 + fw + (GAP if fw else 0) + sw + GAP + infos_w + tag
+        title_w = self._title().cell_len
+        # (a long title wraps rather than widen the box past the screen's margins)
+        box_w = min(max(20, screen_w - 2 * PICKER_MARGIN), max(rows_w, title_w) + PICKER_CHROME)
+        return box_w, head, options
+
+    def compose(self) -> ComposeResult:
+        """Title, column heads and the list."""
+        self._read_rows()
+        box_w, head, options = self._lay_out()
         box = Vertical()
-        # (as wide as the widest row or the title, never wider than the screen less its margins: a long
-        # title wraps rather than widen the box past them)
-        box.styles.width = min(max(20, screen_w - 2 * PICKER_MARGIN), max(rows_w, title.cell_len) + PICKER_CHROME)
+        box.styles.width = box_w
         with box:
-            yield Static(title)
+            yield Static(self._title())
+            yield Static(head, id="picker-head")
             yield OptionList(*options)
+
+    def on_resize(self, event: events.Resize) -> None:
+        """Lay the rows out again for the new width (the highlighted row stays)."""
+        if self.app.size.width == self._laid_out_for or not self.is_mounted:
+            return
+        box_w, head, options = self._lay_out()
+        self.query_one(Vertical).styles.width = box_w
+        self.query_one("#picker-head", Static).update(head)
+        ol = self.query_one(OptionList)
+        kept = ol.highlighted
+        ol.clear_options()
+        ol.add_options(options)
+        ol.highlighted = kept
 
     def action_down(self) -> None:
         """Next session (j, as in the calls table)."""
