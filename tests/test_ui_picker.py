@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from test_ui_common import wait_for
+from textual.widgets import Static
 
 from ctxwatch.ui.app import CtxwatchApp
 from ctxwatch.ui.screens import SessionPicker
@@ -113,3 +114,64 @@ def test_fit_names_shortens_what_tells_rows_apart_least() -> None:
     # A folder opened on one project: no folder column; a subagent transcript keeps its id.
     sub = [("", f"{a}.jsonl"), ("", f"{a}/subagents/agent-a2898e3.jsonl")]
     assert fit_names(sub, 30) == (0, 23, [("", "3f2a9c1e…0b2a"), ("", "3f2a9c1e…/agent-a2898e3")])
+
+
+async def test_typing_filters_the_picker_and_enter_picks(tmp_path: Path, shared_logs: Path) -> None:
+    """A big projects folder (the generated one: 2,443 files) was 70 pages to scroll: typing in the picker
+    filters its rows by their path (relative to the folder, ignoring case), and Enter picks the highlighted
+    one."""
+    from textual.widgets import Input
+
+    folder, billing, _agent, frontend = projects(tmp_path, shared_logs)
+    app = CtxwatchApp(str(folder))
+    async with app.run_test(size=(120, 30)) as pilot:
+        screen = await open_picker(pilot, app, billing)
+        await pilot.press(*"FRONT")
+        await pilot.pause()
+        box = screen.query_one(Input)
+        assert box.has_focus and box.value == "FRONT" and screen.filter_text == "FRONT"
+        shown = rows(screen)
+        assert len(shown) == 1 and "frontend-app" in shown[0] and FRONTEND_SESSION in shown[0]
+        assert "1 of 3 match" in str(screen.query_one("#picker-title", Static).render())
+        await pilot.press("enter")
+        assert await wait_for(pilot, lambda: app.log_path == str(frontend) and app.loaded)
+        assert not isinstance(app.screen, SessionPicker) and not app.auto_session
+
+
+async def test_the_picker_filter_keys(tmp_path: Path, shared_logs: Path) -> None:
+    """``/`` opens the filter box without typing itself; ↑ ↓ move in the list while typing; j and k still move
+    in the list; a filter that keeps nothing says so; Escape clears the filter, then closes."""
+    from textual.widgets import Input, OptionList
+
+    folder, billing, agent, _frontend = projects(tmp_path, shared_logs)
+    app = CtxwatchApp(str(folder))
+    async with app.run_test(size=(120, 30)) as pilot:
+        screen = await open_picker(pilot, app, billing)
+        ol, box = screen.query_one(OptionList), screen.query_one(Input)
+        await pilot.press("j")
+        assert ol.highlighted == 1 and box.value == "" and ol.has_focus
+        await pilot.press("k")
+        assert ol.highlighted == 0
+        await pilot.press("slash")
+        assert box.has_focus and box.value == ""
+        await pilot.press(*"xyz")
+        await pilot.pause()
+        assert rows(screen) == ["  no session's path holds xyz (Esc clears the filter)"]
+        await pilot.press("enter")  # (nothing to pick)
+        assert app.screen is screen
+        await pilot.press("escape")
+        await pilot.pause()
+        assert box.value == "" and ol.has_focus and len(rows(screen)) == 4 and app.screen is screen
+        await pilot.press(*"billing")  # (the session and its subagent transcript, newest first)
+        await pilot.pause()
+        assert box.value == "billing" and len(rows(screen)) == 2 and ol.highlighted == 0
+        assert rows(screen)[0].endswith("subagent")
+        await pilot.press("down")
+        assert ol.highlighted == 1 and box.has_focus
+        await pilot.press("up", "enter")
+        assert await wait_for(pilot, lambda: app.log_path == str(agent))
+        await pilot.press("o")
+        assert await wait_for(pilot, lambda: isinstance(app.screen, SessionPicker))
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not isinstance(app.screen, SessionPicker) and app.log_path == str(agent)

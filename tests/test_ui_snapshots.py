@@ -183,3 +183,32 @@ def test_input_problems_screen(snap_compare: Any, tmp_path: Path, monkeypatch: p
         assert issue is not None and issue.line == 6 and "'[bold red]x[/] \\x1b[2J'" in issue.message
 
     assert snap_compare(app, terminal_size=(100, 30), run_before=run_before)
+
+
+def test_session_picker(snap_compare: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``o`` on a Claude Code-like projects folder, filtered: folder and session in two columns, the prefix
+    every project folder shares and the session ids' middles left out at 100 columns."""
+    from ctxwatch.ui.screens import SessionPicker
+
+    folder = tmp_path / "projects"
+    billing = folder / "-home-alice-src-github-acme-billing-service"
+    session = "3f2a9c1e-8b7d-4414-9ccd-011d40f70b2a"
+    (billing / session / "subagents").mkdir(parents=True)
+    (folder / "-home-alice-src-github-acme-frontend-app").mkdir()
+    newest = write_log(billing / f"{session}.jsonl", 3, t0=1_735_700_000)
+    write_log(billing / session / "subagents" / "agent-a2898e3.jsonl", 2, t0=1_735_700_030)
+    write_log(folder / "-home-alice-src-github-acme-frontend-app" / "5c0375b4-2ae5-4f1b-8a6e-7d1e2f3a4b5c.jsonl", 4)
+    app = CtxwatchApp(str(folder))
+
+    async def run_before(pilot: Any) -> None:
+        await loaded(pilot, 3)
+        assert app.log_path == str(newest) and len(app.sessions) == 3
+        await pilot.press("o")
+        assert await wait_for(pilot, lambda: isinstance(app.screen, SessionPicker))
+        await pilot.press(*"service")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, SessionPicker) and screen.filter_text == "service"
+        assert screen.query_one("OptionList").option_count == 2  # (the session and its subagent transcript)
+
+    assert snap_compare(app, terminal_size=(100, 24), run_before=run_before)

@@ -20,9 +20,10 @@ from textual import events, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
+from textual.geometry import Size
 from textual.message import Message
 from textual.screen import ModalScreen, Screen
-from textual.widgets import DataTable, OptionList, Static, TextArea
+from textual.widgets import DataTable, Input, OptionList, Static, TextArea
 from textual.widgets.option_list import Option
 
 from ctxwatch.config import Settings
@@ -1071,7 +1072,7 @@ HELP_KEYS: tuple[tuple[str, str], ...] = (
     ("e", "eviction preview of the selected call (knobs, write JSON)"),
     ("/", "filter calls by text (model, context, time, numbers)"),
     ("c", "next context (main, subagents, sidechains)"),
-    ("o", "sessions of a folder, newest first"),
+    ("o", "sessions of a folder, newest first (type to filter them)"),
     ("i", "every input problem: bad lines and notes, with their messages"),
     ("s", "save an SVG screenshot in the current folder"),
     ("x", "export the calls table as CSV in the current folder"),
@@ -1195,9 +1196,14 @@ def common_cut(names: Sequence[str]) -> int:
     return max(prefix.rfind(c) for c in _NAME_SEPARATORS) + 1
 
 
+def _cells(s: str) -> int:
+    """Terminal cells of ``s`` (:func:`rich.cells.cell_len`, at once for plain ASCII: 2,443 names a layout)."""
+    return len(s) if s.isascii() else cell_len(s)
+
+
 def cut_left(s: str, width: int) -> str:
     """``s`` in at most ``width`` cells, keeping its end: ``…ling-service``."""
-    if cell_len(s) <= width:
+    if _cells(s) <= width:
         return s
     if width < 2:
         return "…"[:width]
@@ -1212,7 +1218,7 @@ def cut_left(s: str, width: int) -> str:
 
 def cut_right(s: str, width: int) -> str:
     """``s`` in at most ``width`` cells, keeping its start: ``3f2a9c1e-8b7d…``."""
-    if cell_len(s) <= width:
+    if _cells(s) <= width:
         return s
     if width < 2:
         return "…"[:width]
@@ -1227,12 +1233,12 @@ def cut_right(s: str, width: int) -> str:
 
 def cut_middle(s: str, width: int) -> str:
     """``s`` in at most ``width`` cells, keeping both ends, the start the longer: ``3f2a9c1e…/agent-e1f845``."""
-    if cell_len(s) <= width:
+    if _cells(s) <= width:
         return s
     if width < 5:
         return cut_right(s, width)
     head = cut_right(s, (width + 1) // 2 + 1)[:-1]
-    return head + cut_left(s, width - cell_len(head))
+    return head + cut_left(s, width - _cells(head))
 
 
 def session_forms(sessions: Sequence[str]) -> list[list[str]]:
@@ -1252,44 +1258,74 @@ def session_forms(sessions: Sequence[str]) -> list[list[str]]:
     return out
 
 
+class NameColumns:
+    """``(folder, session)`` names to lay out in two columns (:meth:`fit`), their shorter forms worked out once
+    for every width tried."""
+
+    def __init__(self, pairs: Sequence[tuple[str, str]]) -> None:
+        self.folders = [f for f, _s in pairs]
+        cut = common_cut(self.folders)
+        self.short_folders = [("…" + f[cut:]) if cut and f else f for f in self.folders]
+        self.forms = session_forms([s for _f, s in pairs])
+        self.lens = [[_cells(f) for f in fs] for fs in self.forms]
+        self.full = max((n[0] for n in self.lens), default=0)
+        self.least = max((n[-1] for n in self.lens), default=0)
+        self.folder_w = max((_cells(f) for f in self.folders), default=0)
+        self.short_folder_w = max((_cells(f) for f in self.short_folders), default=0)
+
+    def fit(self, width: int, strict: bool = False) -> tuple[int, int, list[tuple[str, str]]] | None:
+        """Lay the names out in two columns of at most ``width`` cells in all (:data:`GAP` between them; no
+        folder column when every folder is ``""``), keeping what tells sessions apart.
+
+        Folder names are whole when every name fits whole; else the prefix they all share is left out
+        (:func:`common_cut`: ``…billing-service``), and when even that leaves too little room they are cut from
+        the left (keeping the project's own name) when the session column would get fewer than
+        :data:`SESSION_MIN` cells, to no less than :data:`FOLDER_MIN` cells.  Each session name then takes the
+        longest of its :func:`session_forms` that fits the column (without the shared extension as soon as one
+        name does not fit whole), the shortest one cut in the middle when none does.
+
+        ``strict``: return ``None`` rather than cut a folder name, or cut a session name's shortest form to
+        fewer than :data:`SESSION_ROOM` cells (the caller may rather give up dates and sizes).
+
+        Returns ``(folder_width, session_width, names)``: the columns' widths and the names, each in its column.
+        """
+        folders, fw = self.folders, self.folder_w
+        gap = GAP if fw else 0
+        if fw + gap + self.full > width:
+            folders, fw = self.short_folders, self.short_folder_w
+        if fw + gap + self.least > width:
+            if strict and fw + gap + min(self.least, SESSION_ROOM) > width:
+                return None
+            fw = max(min(fw, FOLDER_MIN), min(fw, width - gap - min(self.least, SESSION_MIN))) if fw else 0
+        room = max(1, width - gap - fw)
+        # (once one name is shortened, none keeps the extension they all share: the column reads the same way)
+        first = 0 if self.full <= room else 1
+        sessions = []
+        for fs, lens in zip(self.forms, self.lens, strict=True):
+            k = next((k for k in range(first, len(fs)) if lens[k] <= room), None)
+            sessions.append(fs[k] if k is not None else cut_middle(fs[-1], room))
+        names = [(cut_left(f, fw), s) for f, s in zip(folders, sessions, strict=True)]
+        return fw, max((_cells(s) for s in sessions), default=0), names
+
+
 def fit_names(pairs: Sequence[tuple[str, str]], width: int, strict: bool = False
               ) -> tuple[int, int, list[tuple[str, str]]] | None:
-    """Lay ``(folder, session)`` names out in two columns of at most ``width`` cells in all (:data:`GAP`
-    between them; no folder column when every folder is ``""``), keeping what tells sessions apart.
+    """:meth:`NameColumns.fit` of ``pairs``."""
+    return NameColumns(pairs).fit(width, strict)
 
-    Folder names are whole when every name fits whole; else the prefix they all share is left out
-    (:func:`common_cut`: ``…billing-service``), and when even that leaves too little room they are cut from the
-    left (keeping the project's own name) when the session column would get fewer than :data:`SESSION_MIN`
-    cells, to no less than :data:`FOLDER_MIN` cells.  Each session name then
-    takes the longest of its :func:`session_forms` that fits the column (without the shared extension as
-    soon as one name does not fit whole), the shortest one cut in the middle when none does.
 
-    ``strict``: return ``None`` rather than cut a folder name, or cut a session name's shortest form to fewer
-    than :data:`SESSION_ROOM` cells (the caller may rather give up dates and sizes).
+class OneLineOptions(OptionList):
+    """An :class:`OptionList` whose options are one line each (the session picker lays its rows out to fit, and
+    does not wrap them): its height is their count, not measured option by option (the 2,443 rows of a big
+    projects folder took most of a second to measure, on every layout)."""
 
-    Returns ``(folder_width, session_width, names)``: the columns' widths and the names, each in its column.
+    DEFAULT_CSS = """
+    OneLineOptions { text-wrap: nowrap; text-overflow: ellipsis; }
     """
-    folders = [f for f, _s in pairs]
-    cut = common_cut(folders)
-    short_folders = [("…" + f[cut:]) if cut and f else f for f in folders]
-    forms = session_forms([s for _f, s in pairs])
-    full = max((cell_len(fs[0]) for fs in forms), default=0)
-    least = max((cell_len(fs[-1]) for fs in forms), default=0)
-    fw = max((cell_len(f) for f in folders), default=0)
-    gap = GAP if fw else 0
-    if fw + gap + full > width:
-        folders, fw = short_folders, max((cell_len(f) for f in short_folders), default=0)
-    if fw + gap + least > width:
-        if strict and fw + gap + min(least, SESSION_ROOM) > width:
-            return None
-        fw = max(min(fw, FOLDER_MIN), min(fw, width - gap - min(least, SESSION_MIN))) if fw else 0
-    room = max(1, width - gap - fw)
-    # (once one name is shortened, none keeps the extension they all share: the column reads the same way)
-    first = 0 if full <= room else 1
-    sessions = [next((f for f in fs[first:] if cell_len(f) <= room), None) or cut_middle(fs[-1], room)
-                for fs in forms]
-    names = [(cut_left(f, fw), s) for f, s in zip(folders, sessions, strict=True)]
-    return fw, max((cell_len(s) for s in sessions), default=0), names
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        """One line per option."""
+        return self.option_count
 
 
 class SessionPicker(ModalScreen[str | None]):
@@ -1297,20 +1333,29 @@ class SessionPicker(ModalScreen[str | None]):
 
     Each row names the session's folder (a Claude Code project folder) and the session in two columns, then
     when it was last active and its size; names too long for the terminal lose what tells sessions apart
-    least (:func:`fit_names`).  Dismisses with the chosen path, :data:`AUTO` for automatic, or ``None`` when
-    cancelled.
+    least (:func:`fit_names`).  Typing (or ``/``) goes to the filter box above the list, which keeps the rows
+    whose path (relative to the folder) holds the text, ignoring case; Enter picks the highlighted row, ↑ ↓
+    move in the list meanwhile.  Escape clears the filter, then closes.  Dismisses with the chosen path,
+    :data:`AUTO` for automatic, or ``None`` when cancelled.
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "cancel", "Cancel"),
         Binding("j", "down", "Down", show=False),
         Binding("k", "up", "Up", show=False),
+        # (for the filter box: in the list its own bindings come first)
+        Binding("down", "down", "Down", show=False),
+        Binding("up", "up", "Up", show=False),
+        Binding("pagedown", "page_down", "Page down", show=False),
+        Binding("pageup", "page_up", "Page up", show=False),
     ]
 
     DEFAULT_CSS = """
     SessionPicker { align: center middle; }
     SessionPicker > Vertical { width: 100; max-width: 100%; height: auto; max-height: 100%;
         border: round $primary; background: $surface; }
+    SessionPicker #picker-filter { height: 1; border: none; padding: 0 2; background: $surface; }
+    SessionPicker #picker-filter:focus { background: $boost; }
     SessionPicker #picker-head { padding: 0 2; color: $text-muted; }
     SessionPicker OptionList { height: auto; max-height: 30; }
     """
@@ -1321,13 +1366,20 @@ class SessionPicker(ModalScreen[str | None]):
         self.files = list(files)
         self.current = current
         self.auto = auto
+        #: The filter's text (rows whose path relative to ``folder`` holds it, ignoring case; ``""``: all).
+        self.filter_text = ""
         #: Per file: (folder name, session name, subagent?, when it was last active, its size).
         self._rows: list[tuple[str, str, bool, str, str]] = []
+        self._keys: list[str] = []  # (each file's path relative to the folder, case-folded: what the filter reads)
+        # (each file's row, laid out for the width now: kept from one filter to the next, an option keeps what
+        # the list worked out about it, so that filtering does not measure thousands of rows again)
+        self._file_options: list[Option] = []
         self._laid_out_for = 0  # (the screen width the rows were laid out for)
 
     def _read_rows(self) -> None:
         for f in self.files:
-            folder, session = split_session_path(os.path.relpath(f, self.folder))
+            rel = os.path.relpath(f, self.folder)
+            folder, session = split_session_path(rel)
             try:
                 # (the time the list is sorted by: the last call's, else the file's modification time)
                 act, from_calls = activity_of(f)
@@ -1338,19 +1390,25 @@ class SessionPicker(ModalScreen[str | None]):
                 when, size = "gone", ""
             self._rows.append((tx.clean(folder, multiline=False), tx.clean(session, multiline=False),
                                is_subagent_file(f), when, size))
+            self._keys.append(rel.casefold())
 
-    def _title(self) -> Text:
+    def _title(self, matches: int | None = None) -> Text:
+        """``Sessions in FOLDER (newest first): N sessions, M subagent transcripts``; with a filter, how many
+        files it keeps (``matches``) instead of the counts."""
         subagents = sum(1 for f in self.files if is_subagent_file(f))
         count = ""
-        if subagents:
+        if matches is not None:
+            count = f": {matches:,} of {len(self.files):,} match"
+        elif subagents:
             n = len(self.files) - subagents
             count = (f": {n:,} session{'s' if n != 1 else ''}, {subagents:,} subagent transcript"
                      f"{'s' if subagents != 1 else ''}")
         return Text(f"Sessions in {os.path.basename(self.folder.rstrip(os.sep)) or self.folder} "
                     f"(newest first){count}", style="bold")
 
-    def _lay_out(self) -> tuple[int, Text, list[Option]]:
-        """The dialog's width, the column heads and the options, for the screen's width now.
+    def _lay_out(self) -> tuple[int, Text]:
+        """Lay the rows out (:attr:`_prompts`) for the screen's width now; return the dialog's width and the
+        column heads.
 
         One line per file at any width: the dialog is as wide as its rows, up to the screen's width less
         :data:`PICKER_MARGIN` columns on each side, :data:`PICKER_CHROME` of them its frame's; the names get what
@@ -1361,33 +1419,32 @@ class SessionPicker(ModalScreen[str | None]):
         self._laid_out_for = screen_w
         width = max(20, screen_w - 2 * PICKER_MARGIN) - PICKER_CHROME - 2  # (the marker: "● ")
         tag = len("  subagent") if any(sub for _f, _s, sub, _w, _z in self._rows) else 0
-        pairs = [(f, s) for f, s, _sub, _w, _z in self._rows]
+        columns = NameColumns([(f, s) for f, s, _sub, _w, _z in self._rows])
         # The time and size in three forms, widest first: date and time, date, date without the size.
         forms = [[(when, size) for *_x, when, size in self._rows],
                  [(when[:10] + when[19:], size) for *_x, when, size in self._rows],
                  [(when[:10] + when[19:], "") for *_x, when, _size in self._rows]]
         for infos in forms:
-            when_w = max((cell_len(w) for w, _z in infos), default=0)
+            when_w = max((_cells(w) for w, _z in infos), default=0)
             size_w = max((len(z) for _w, z in infos), default=0)
             infos_w = when_w + (GAP + size_w if size_w else 0)
-            fitted = fit_names(pairs, width - tag - GAP - infos_w, strict=infos is not forms[-1])
+            fitted = columns.fit(width - tag - GAP - infos_w, strict=infos is not forms[-1])
             if fitted is not None:
                 break
         assert fitted is not None
         fw, sw, names = fitted
-        options = [Option(Text(("● " if self.auto else "  ") + "follow the newest session automatically"),
-                          id="auto")]
+        self._file_options = []
         for i, ((folder, session), (*_x, sub, _w, _z), (when, size)) in enumerate(
                 zip(names, self._rows, infos, strict=True)):
             line = Text("● " if (self.files[i] == self.current and not self.auto) else "  ")
             if fw:
-                line.append(folder + " " * (fw - cell_len(folder) + GAP), "bold")
-            line.append(session + " " * (sw - cell_len(session) + GAP))
-            line.append(when + " " * (when_w - cell_len(when)) + (f"{' ' * GAP}{size:>{size_w}}" if size_w else ""),
+                line.append(folder + " " * (fw - _cells(folder) + GAP), "bold")
+            line.append(session + " " * (sw - _cells(session) + GAP))
+            line.append(when + " " * (when_w - _cells(when)) + (f"{' ' * GAP}{size:>{size_w}}" if size_w else ""),
                         "dim")
             if sub:
                 line.append("  subagent", "cyan")  # (a session's own transcript, not a session: see the count)
-            options.append(Option(line, id=f"f{i}"))
+            self._file_options.append(Option(line, id=f"f{i}"))
         head = Text("  ")
         if fw:
             head.append(cut_right("folder", fw).ljust(fw + GAP))
@@ -1397,48 +1454,119 @@ class SessionPicker(ModalScreen[str | None]):
         title_w = self._title().cell_len
         # (a long title wraps rather than widen the box past the screen's margins)
         box_w = min(max(20, screen_w - 2 * PICKER_MARGIN), max(rows_w, title_w) + PICKER_CHROME)
-        return box_w, head, options
+        return box_w, head
+
+    def _options(self) -> list[Option]:
+        """The list's options: "follow the newest" and every file, or with a filter the files it keeps (a
+        disabled line saying so when none does)."""
+        if not self.filter_text:
+            auto = Text(("● " if self.auto else "  ") + "follow the newest session automatically")
+            return [Option(auto, id="auto"), *self._file_options]
+        q = self.filter_text.casefold()
+        kept = [o for o, key in zip(self._file_options, self._keys, strict=True) if q in key]
+        if not kept:
+            none = Text("  no session's path holds ")
+            none.append_text(tx.literal(self.filter_text, limit=60))
+            none.append(" (Esc clears the filter)")
+            return [Option(none, id="none", disabled=True)]
+        return kept
+
+    def _fill(self) -> None:
+        """Show the options for the filter now: the first one kept is highlighted (Enter picks it)."""
+        ol = self.query_one(OptionList)
+        ol.clear_options()
+        options = self._options()
+        ol.add_options(options)
+        ol.highlighted = 0 if ol.option_count and not ol.get_option_at_index(0).disabled else None
+        kept = sum(1 for o in options if (o.id or "").startswith("f"))
+        self.query_one("#picker-title", Static).update(self._title(kept if self.filter_text else None))
 
     def compose(self) -> ComposeResult:
-        """Title, column heads and the list."""
+        """Title, filter box, column heads and the list."""
         self._read_rows()
-        box_w, head, options = self._lay_out()
+        box_w, head = self._lay_out()
         box = Vertical()
         box.styles.width = box_w
         with box:
-            yield Static(self._title())
+            yield Static(self._title(), id="picker-title")
+            # (select_on_focus off: the key that opened the box is in it, and the next one must not replace it)
+            yield Input(placeholder="type or / to filter by folder or file name (Esc clears)", id="picker-filter",
+                        select_on_focus=False)
             yield Static(head, id="picker-head")
-            yield OptionList(*options)
+            yield OneLineOptions(*self._options())
+
+    def on_mount(self) -> None:
+        """The list has the focus (↑ ↓ j k Enter); typing goes to the filter (:meth:`on_key`)."""
+        self.query_one(OptionList).focus()
+
+    def on_key(self, event: events.Key) -> None:
+        """A printable key pressed in the list starts the filter with it (``/`` only opens the box); j and k
+        still move, as in the calls table."""
+        box = self.query_one(Input)
+        if box.has_focus or not event.is_printable or event.character is None or event.key in ("j", "k"):
+            return
+        event.stop()
+        event.prevent_default()
+        box.focus()
+        if event.character != "/":
+            box.insert_text_at_cursor(event.character)
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        """Keep the rows the filter's text holds."""
+        event.stop()
+        if event.value != self.filter_text:
+            self.filter_text = event.value
+            self._fill()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        """Enter in the filter box picks the highlighted row."""
+        event.stop()
+        ol = self.query_one(OptionList)
+        if ol.highlighted is not None:
+            ol.action_select()
 
     def on_resize(self, event: events.Resize) -> None:
         """Lay the rows out again for the new width (the highlighted row stays)."""
         if self.app.size.width == self._laid_out_for or not self.is_mounted:
             return
-        box_w, head, options = self._lay_out()
+        box_w, head = self._lay_out()
         self.query_one(Vertical).styles.width = box_w
         self.query_one("#picker-head", Static).update(head)
         ol = self.query_one(OptionList)
         kept = ol.highlighted
         ol.clear_options()
-        ol.add_options(options)
+        ol.add_options(self._options())
         ol.highlighted = kept
 
     def action_down(self) -> None:
-        """Next session (j, as in the calls table)."""
+        """Next session (j, as in the calls table; ↓ in the filter box)."""
         self.query_one(OptionList).action_cursor_down()
 
     def action_up(self) -> None:
-        """Previous session (k)."""
+        """Previous session (k; ↑ in the filter box)."""
         self.query_one(OptionList).action_cursor_up()
+
+    def action_page_down(self) -> None:
+        """A page of sessions down (in the filter box)."""
+        self.query_one(OptionList).action_page_down()
+
+    def action_page_up(self) -> None:
+        """A page of sessions up (in the filter box)."""
+        self.query_one(OptionList).action_page_up()
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         """Dismiss with the chosen session."""
         oid = event.option.id or ""
         if oid == "auto":
             self.dismiss(AUTO)
-        else:
+        elif oid.startswith("f"):
             self.dismiss(self.files[int(oid[1:])])
 
     def action_cancel(self) -> None:
-        """Close without switching."""
+        """Escape: clear the filter (back to the list, every row shown), else close without switching."""
+        box = self.query_one(Input)
+        if box.value:
+            box.value = ""  # (Changed shows every row again)
+            self.query_one(OptionList).focus()
+            return
         self.dismiss(None)
