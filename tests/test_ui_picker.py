@@ -175,3 +175,36 @@ async def test_the_picker_filter_keys(tmp_path: Path, shared_logs: Path) -> None
         await pilot.press("escape")
         await pilot.pause()
         assert not isinstance(app.screen, SessionPicker) and app.log_path == str(agent)
+
+
+async def test_the_cursor_starts_on_the_current_choice(tmp_path: Path) -> None:
+    """The cursor started on the first row whatever was shown: after picking a session on page 3 of a folder,
+    ``o`` put the cursor pages away from it.  It starts on the current choice (marked ●), in sight: the session
+    picked, or "follow the newest" in automatic mode."""
+    from test_ui_common import write_log
+    from textual.widgets import OptionList
+
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    for i in range(60):  # run-59 newest; run-00 the oldest, row 60
+        write_log(folder / f"run-{i:02}.jsonl", 1, turn_words=5, t0=1_700_000_000 + 100 * i)
+    app = CtxwatchApp(str(folder))
+    async with app.run_test(size=(100, 24)) as pilot:
+        assert await wait_for(pilot, lambda: app.loaded and len(app.sessions) == 60, 15)
+        await pilot.press("o")
+        assert await wait_for(pilot, lambda: isinstance(app.screen, SessionPicker))
+        await pilot.pause()
+        assert app.screen.query_one(OptionList).highlighted == 0  # (automatic: "follow the newest")
+        await pilot.press(*"run-00", "enter")
+        assert await wait_for(pilot, lambda: app.log_path == str(folder / "run-00.jsonl") and app.loaded)
+        await pilot.press("o")
+        assert await wait_for(pilot, lambda: isinstance(app.screen, SessionPicker))
+        await pilot.pause()
+        ol = app.screen.query_one(OptionList)
+        assert ol.highlighted == 60 and ol.get_option_at_index(60).id == "f59"
+        assert str(ol.get_option_at_index(60).prompt).startswith("● run-00")
+        top, rows_shown = ol.scroll_offset.y, ol.scrollable_content_region.height
+        assert top <= 60 < top + rows_shown
+        await pilot.press(*"run-1", "escape")  # (a filter cleared: back on the current choice)
+        await pilot.pause()
+        assert ol.highlighted == 60

@@ -1471,13 +1471,24 @@ class SessionPicker(ModalScreen[str | None]):
             return [Option(none, id="none", disabled=True)]
         return kept
 
+    def _chosen_row(self) -> int:
+        """The row of the current choice (marked ●) in the unfiltered list: "follow the newest" in automatic
+        mode, else the session shown (the first row when it is no longer listed)."""
+        if self.auto or self.current not in self.files:
+            return 0
+        return 1 + self.files.index(self.current)
+
     def _fill(self) -> None:
-        """Show the options for the filter now: the first one kept is highlighted (Enter picks it)."""
+        """Show the options for the filter now: the first one kept is highlighted (Enter picks it); without a
+        filter, the current choice."""
         ol = self.query_one(OptionList)
         ol.clear_options()
         options = self._options()
         ol.add_options(options)
-        ol.highlighted = 0 if ol.option_count and not ol.get_option_at_index(0).disabled else None
+        if not self.filter_text:
+            self._highlight(self._chosen_row())
+        else:
+            ol.highlighted = 0 if ol.option_count and not ol.get_option_at_index(0).disabled else None
         kept = sum(1 for o in options if (o.id or "").startswith("f"))
         self.query_one("#picker-title", Static).update(self._title(kept if self.filter_text else None))
 
@@ -1496,8 +1507,21 @@ class SessionPicker(ModalScreen[str | None]):
             yield OneLineOptions(*self._options())
 
     def on_mount(self) -> None:
-        """The list has the focus (↑ ↓ j k Enter); typing goes to the filter (:meth:`on_key`)."""
+        """The list has the focus (↑ ↓ j k Enter), its cursor on the current choice (the session shown when one
+        was picked, page 40 of a big folder as well); typing goes to the filter (:meth:`on_key`)."""
         self.query_one(OptionList).focus()
+        self._highlight(self._chosen_row())
+
+    def _highlight(self, row: int) -> None:
+        """Put the list's cursor on ``row`` and, once the list is laid out, in its middle."""
+        ol = self.query_one(OptionList)
+        ol.highlighted = row
+
+        def centre() -> None:
+            if ol.highlighted == row:
+                ol.scroll_to(y=max(0, row - ol.scrollable_content_region.height // 2), animate=False)
+
+        self.call_after_refresh(centre)
 
     def on_key(self, event: events.Key) -> None:
         """A printable key pressed in the list starts the filter with it (``/`` only opens the box); j and k
