@@ -35,7 +35,7 @@ from ctxwatch.config import Settings
 from ctxwatch.model import Call, Issue, counted_issues, tally_issues
 from ctxwatch.ui import text as tx
 from ctxwatch.ui.export import csv_cell, write_new
-from ctxwatch.ui.feed import SWEEP_INTERVAL, BatchFeed, FileMemo, LogFeed, is_batch_set, log_files
+from ctxwatch.ui.feed import SWEEP_INTERVAL, BatchFeed, FolderScan, LogFeed, is_batch_set
 from ctxwatch.ui.messages import (
     AnalysisChanged,
     BackfillDone,
@@ -74,8 +74,6 @@ from ctxwatch.ui.widgets import (
 MIN_WIDTH, MIN_HEIGHT = 40, 10
 #: Below this size the chart and the side panel are hidden (compact layout for small tmux panes).
 COMPACT_WIDTH, COMPACT_HEIGHT = 72, 22
-#: Seconds between two scans of a followed folder for new sessions.
-SCAN_INTERVAL = 2.0
 #: Seconds the filter waits after the last keystroke before rebuilding the table.
 FILTER_DELAY = 0.15
 #: Issues listed in the side panel (newest first).
@@ -201,7 +199,9 @@ class CtxwatchApp(App[None]):
         settings: thresholds (budget 0.6 of the window, trigger 0.8 of the budget, reserve 0.15).
         poll: follow the log by polling it every 250 ms instead of with file events (``--poll``: network,
             WSL and container filesystems).  Without it the feed watches the log's folder with ``watchfiles``
-            and falls back to polling by itself, with a notice, when events fail or stay silent.
+            and falls back to polling by itself, with a notice, when events fail or stay silent.  A folder's
+            tree is followed the same way (:class:`~ctxwatch.ui.feed.FolderScan`): with ``poll``, by stats of
+            its newest files and folders every 2 s and a full listing every 10 s.
         last: show only the last N calls of the existing content.
 
     State (read by tests): ``calls`` (index -> :class:`~ctxwatch.model.Call`), ``calibrations`` (the run's,
@@ -211,7 +211,8 @@ class CtxwatchApp(App[None]):
     ``filter_text``, ``context``, ``contexts``, ``loaded`` (backfill done), ``log_path``, ``format_name``,
     ``last_reset``, ``resets`` (their reasons, in order), ``watch_mode`` (``events`` | ``polling`` | ``None``),
     ``watch_note`` (why, or ``None``), ``feed`` (the current :class:`~ctxwatch.ui.feed.LogFeed`), ``paths`` (as
-    given), ``sessions`` and ``batch_files`` (the joined batch files, or ``None``).
+    given), ``sessions``, ``batch_files`` (the joined batch files, or ``None``) and ``folder_scan`` (what
+    follows the folder(s), or ``None``).
     """
 
     TITLE = "ctxwatch"
@@ -291,6 +292,7 @@ class CtxwatchApp(App[None]):
         self._stop = threading.Event()
         self._cancel = threading.Event()
         self._scan_stop = threading.Event()
+        self.folder_scan: FolderScan | None = None  # (following the folder(s) and files, when several)
         self._filter_timer: Any = None
         self.main: MainScreen | None = None
 
@@ -387,17 +389,16 @@ class CtxwatchApp(App[None]):
 
     @work(thread=True, group="scan", exit_on_error=False)
     def _scan_worker(self, paths: list[str], stop: threading.Event) -> None:
-        """List the log files of ``paths`` every :data:`SCAN_INTERVAL` seconds and post them when they change,
-        saying whether they are batch files to join (detection runs here, off the UI thread)."""
-        worker = get_current_worker()
-        seen: tuple[list[str], list[Issue]] | None = None
-        memo: dict[str, FileMemo] = {}
-        while not stop.is_set() and not worker.is_cancelled:
-            files, left_out = log_files(paths, self.fmt, memo)
-            if (files, left_out) != seen:
-                seen = (files, left_out)
-                self.post_message(SessionsChanged(files, is_batch_set(files, self.fmt), left_out))
-            stop.wait(SCAN_INTERVAL)
+        """Follow the log files of ``paths`` (:class:`~ctxwatch.ui.feed.FolderScan`: file events and the
+        newest files' stats, a full listing now and then) and post them when they change, saying whether they
+        are batch files to join (detection runs here, off the UI thread)."""
+        # (stop is set when the app unmounts or quits: the scan waits on it, in watchfiles or between checks)
+        self.folder_scan = scan = FolderScan(paths, self.fmt, poll=self.poll)
+
+        def emit(files: list[str], left_out: list[Issue]) -> None:
+            self.post_message(SessionsChanged(files, is_batch_set(files, self.fmt), left_out))
+
+        scan.run(stop, emit)
 
     # ------------------------------------------------------------------ widgets
     def _table(self) -> CallsTable:
