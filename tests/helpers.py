@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import json
+import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 
 def batch_to_canonical(input_path: Path, output_path: Path, dest: Path) -> list[dict]:
@@ -40,3 +44,44 @@ def claude_code_turn(i: int, cache_read: int, parent: str | None, timestamp: str
                   "output_tokens": 10}},
         "requestId": f"r{i}", "uuid": f"a{i}", "parentUuid": f"u{i}", "sessionId": "s1", "timestamp": timestamp}
     return [user, assistant]
+
+
+def follow_lines(log: Path, done: Callable[[list[dict[str, Any]]], bool], seconds: float = 20.0
+                 ) -> tuple[list[dict[str, Any]], str]:
+    """Run ``report --follow --jsonl``'s loop (:func:`ctxwatch.follow.follow_jsonl`, polling every 0.05 s) on
+    ``log`` in a thread until ``done(objects printed so far)`` or ``seconds`` pass, then stop it; return every
+    JSON object it printed and the text as written.  Raises AssertionError with the follow loop's own exception
+    if it raised one."""
+    from ctxwatch.config import Settings
+    from ctxwatch.follow import follow_jsonl
+
+    lines: list[dict[str, Any]] = []
+    chunks: list[str] = []
+
+    class Out:
+        def write(self, s: str) -> int:
+            chunks.append(s)
+            lines.extend(json.loads(x) for x in s.splitlines())
+            return len(s)
+
+        def flush(self) -> None:
+            pass
+
+    stop = threading.Event()
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            follow_jsonl(str(log), None, Settings(), Out(), stop, poll=True, poll_interval=0.05)
+        except BaseException as exc:
+            errors.append(exc)
+
+    th = threading.Thread(target=run, daemon=True)
+    th.start()
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and not done(lines) and not errors:
+        time.sleep(0.05)
+    stop.set()
+    th.join(15)
+    assert not errors, errors
+    return lines, "".join(chunks)

@@ -11,17 +11,14 @@ small count the test writes itself.
 from __future__ import annotations
 
 import json
-import threading
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from helpers import follow_lines
 
 from ctxwatch.cli import main
-from ctxwatch.config import Settings
-from ctxwatch.follow import follow_jsonl
 
 COMMANDS = [["report"], ["report", "--json"], ["report", "--jsonl"], ["check"], ["check", "--json"],
             ["plan"], ["plan", "--json"], ["schema"], ["schema", "--json"]]
@@ -92,33 +89,7 @@ def test_follow_reports_a_huge_integer_and_goes_on(tmp_path: Path) -> None:
     """``report --follow --jsonl`` died on the first huge count; it prints the issue and the calls after it."""
     log = tmp_path / "live.jsonl"
     log.write_text(record("prompt_tokens", "1" + "0" * 400) + record("prompt_tokens", "12"))
-    lines: list[dict[str, Any]] = []
-
-    class Out:
-        def write(self, s: str) -> int:
-            lines.extend(json.loads(x) for x in s.splitlines())
-            return len(s)
-
-        def flush(self) -> None:
-            pass
-
-    stop = threading.Event()
-    errors: list[BaseException] = []
-
-    def run() -> None:
-        try:
-            follow_jsonl(str(log), None, Settings(), Out(), stop, poll=True, poll_interval=0.05)
-        except BaseException as exc:
-            errors.append(exc)
-
-    th = threading.Thread(target=run, daemon=True)
-    th.start()
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline and sum(1 for x in lines if "event" not in x) < 2 and not errors:
-        time.sleep(0.05)
-    stop.set()
-    th.join(15)
-    assert not errors, errors
+    lines, _ = follow_lines(log, lambda got: sum(1 for x in got if "event" not in x) >= 2)
     issues = [x for x in lines if x.get("event") == "issue"]
     assert [(i["kind"], i["line"]) for i in issues] == [("implausible_value", 1)]
     assert [(x["line"], x["prompt_tokens_reported"]) for x in lines if "event" not in x] == [(1, None), (2, 12)]

@@ -10,17 +10,14 @@ from __future__ import annotations
 
 import json
 import os
-import threading
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from helpers import follow_lines
 
 from ctxwatch.cli import main
-from ctxwatch.config import Settings
-from ctxwatch.follow import follow_jsonl
 
 REPLACEMENT = "\ufffd"
 
@@ -78,33 +75,7 @@ def test_follow_writes_a_lone_surrogate_as_the_replacement(tmp_path: Path) -> No
     """A surrogate in a live log killed ``report --follow --jsonl`` at the call that held it."""
     log = tmp_path / "live.jsonl"
     log.write_text(record(session="a\\ud800", model="gpt-4o\\udfff", tool="t\\ud83d") + record(session="b"))
-    got: list[dict[str, Any]] = []
-
-    class Out:
-        def write(self, s: str) -> int:
-            got.extend(json.loads(x) for x in s.splitlines())
-            return len(s)
-
-        def flush(self) -> None:
-            pass
-
-    stop = threading.Event()
-    errors: list[BaseException] = []
-
-    def run() -> None:
-        try:
-            follow_jsonl(str(log), None, Settings(), Out(), stop, poll=True, poll_interval=0.05)
-        except BaseException as exc:
-            errors.append(exc)
-
-    th = threading.Thread(target=run, daemon=True)
-    th.start()
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline and len(calls_of(got)) < 2 and not errors:
-        time.sleep(0.05)
-    stop.set()
-    th.join(15)
-    assert not errors, errors
+    got, _ = follow_lines(log, lambda got: len(calls_of(got)) >= 2)
     assert [(c["session"], c["model"], c["tools"]) for c in calls_of(got)] == [
         ("a" + REPLACEMENT, "gpt-4o" + REPLACEMENT, ["t" + REPLACEMENT]), ("b", "gpt-4o", ["t"])]
 
@@ -230,25 +201,7 @@ def test_check_json_escapes_terminal_controls_in_a_file_name(tmp_path: Path) -> 
 def test_follow_escapes_terminal_controls(tmp_path: Path) -> None:
     log = tmp_path / "live.jsonl"
     log.write_text(record(session=escaped(HOSTILE)))
-    chunks: list[str] = []
-
-    class Out:
-        def write(self, s: str) -> int:
-            chunks.append(s)
-            return len(s)
-
-        def flush(self) -> None:
-            pass
-
-    stop = threading.Event()
-    th = threading.Thread(target=follow_jsonl, args=(str(log), None, Settings(), Out(), stop),
-                          kwargs={"poll": True, "poll_interval": 0.05}, daemon=True)
-    th.start()
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline and not any('"index"' in c for c in chunks):
-        time.sleep(0.05)
-    stop.set()
-    th.join(15)
-    raw = "".join(chunks).encode()
+    _, text = follow_lines(log, lambda got: any("index" in o for o in got))
+    raw = text.encode()
     assert_no_unsafe_bytes(raw)
     assert [o["session"] for o in map(json.loads, raw.splitlines()) if "event" not in o] == [HOSTILE]

@@ -45,6 +45,17 @@ async def test_the_forecast_of_a_context_of_quota_probes_says_why_there_is_none(
         assert app.context != "probe" and "quota probes" not in side(app)
 
 
+#: The project's own 20-call sample (sample_logs/), copied by :func:`demo_copy` for tests that read a log.
+DEMO_LOG = Path(__file__).resolve().parents[1] / "sample_logs" / "openai_chat_demo.jsonl"
+
+
+def demo_copy(tmp_path: Path) -> Path:
+    """A copy of :data:`DEMO_LOG` in ``tmp_path`` (``run.jsonl``), for a test to open in the dashboard."""
+    path = tmp_path / "run.jsonl"
+    path.write_bytes(DEMO_LOG.read_bytes())
+    return path
+
+
 async def test_the_csv_export_says_where_each_history_came_from(shared_logs: Path, tmp_path: Path,
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     """The CSV had floor_source but no history_source: a Claude Code history shown `1,636~` (reported prompt
@@ -226,7 +237,7 @@ async def test_i_lists_every_input_problem_with_its_line_kind_and_message(tmp_pa
 async def test_the_side_panel_counts_input_problems_as_the_header_does(tmp_path: Path) -> None:
     """A line with NUL bytes that is also not JSON has two issues but is one bad line: the header said "1 bad
     line" while the side panel said "Input problems (2)".  Both now count lines, as ``ctxwatch check`` does."""
-    sample = Path(__file__).resolve().parents[1] / "sample_logs" / "openai_chat_demo.jsonl"
+    sample = DEMO_LOG
     path = tmp_path / "nul.jsonl"
     path.write_bytes(b'{"a\x00b" oops\n' + b"".join(sample.read_bytes().splitlines(keepends=True)[:3]))
     app = CtxwatchApp(str(path))
@@ -354,10 +365,7 @@ async def test_esc_after_the_reader_finished_says_the_file_was_read_whole(tmp_pa
     says the whole file was read.  (The reader's end is posted here after Esc, as it arrives in that case.)"""
     from ctxwatch.ui.messages import BackfillDone
 
-    sample = Path(__file__).resolve().parents[1] / "sample_logs" / "openai_chat_demo.jsonl"
-    path = tmp_path / "run.jsonl"
-    path.write_bytes(sample.read_bytes())
-    app = CtxwatchApp(str(path))
+    app = CtxwatchApp(str(demo_copy(tmp_path)))
     async with app.run_test(size=(120, 40)) as pilot:
         await loaded(pilot, 20)
         app.loaded = False  # (as the screen stands before the reader's end is handled)
@@ -374,10 +382,7 @@ async def test_a_skipped_backfill_notice_names_the_lines_and_the_call_before_the
     message posted here as it arrives: lines 305-1,444 skipped after 304 calls)."""
     from ctxwatch.ui.messages import BackfillDone
 
-    sample = Path(__file__).resolve().parents[1] / "sample_logs" / "openai_chat_demo.jsonl"
-    path = tmp_path / "run.jsonl"
-    path.write_bytes(sample.read_bytes())
-    app = CtxwatchApp(str(path))
+    app = CtxwatchApp(str(demo_copy(tmp_path)))
     async with app.run_test(size=(160, 40)) as pilot:
         await loaded(pilot, 20)
         app.post_message(BackfillDone(app._feed_id, True, 1445, 305, 304))
@@ -392,10 +397,7 @@ async def test_the_problems_screen_does_not_say_every_line_was_read_after_readin
     from ctxwatch.ui.messages import FeedFailed
     from ctxwatch.ui.screens import IssuesScreen
 
-    sample = Path(__file__).resolve().parents[1] / "sample_logs" / "openai_chat_demo.jsonl"
-    path = tmp_path / "run.jsonl"
-    path.write_bytes(sample.read_bytes())
-    app = CtxwatchApp(str(path))
+    app = CtxwatchApp(str(demo_copy(tmp_path)))
     async with app.run_test(size=(120, 40)) as pilot:
         await loaded(pilot, 20)
         await pilot.press("i")
