@@ -33,19 +33,14 @@ def _hostile_surrogates(folder: Path) -> Path:
     return Path(os.fsdecode(path))
 
 
-async def test_exports_of_lone_surrogates_are_written_whole_and_the_app_runs_on(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A model, session or file name holding a lone surrogate killed the app on ``x`` (UnicodeEncodeError, a
-    header-only CSV left behind) and on the preview's ``w`` (TypeError from orjson, a 0-byte JSON left
-    behind).  Both files are now written whole, the surrogate replaced by U+FFFD, and the app runs on."""
-    logs, out = tmp_path / "logs", tmp_path / "out"
-    logs.mkdir()
-    out.mkdir()
-    log = _hostile_surrogates(logs)
+async def export_both(log: Path, out: Path, calls: int, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
+    """Open ``log`` (``calls`` calls) in the dashboard with ``out`` as the working folder, press ``x`` (CSV) and
+    ``w`` in the newest call's eviction preview (plan JSON), check the app still runs, and return the two files
+    written (the only files in ``out``)."""
     monkeypatch.chdir(out)
     app = CtxwatchApp(str(log))
     async with app.run_test(size=(120, 40)) as pilot:
-        await loaded(pilot, 3)
+        await loaded(pilot, calls)
         await pilot.press("x")
         assert await wait_for(pilot, lambda: bool(app.saved))
         screen = await open_preview(pilot)
@@ -56,6 +51,19 @@ async def test_exports_of_lone_surrogates_are_written_whole_and_the_app_runs_on(
         assert app.is_running and app.return_code is None
     (csv_path,) = out.glob("*.csv")
     (json_path,) = out.glob("*.json")
+    return csv_path, json_path
+
+
+async def test_exports_of_lone_surrogates_are_written_whole_and_the_app_runs_on(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A model, session or file name holding a lone surrogate killed the app on ``x`` (UnicodeEncodeError, a
+    header-only CSV left behind) and on the preview's ``w`` (TypeError from orjson, a 0-byte JSON left
+    behind).  Both files are now written whole, the surrogate replaced by U+FFFD, and the app runs on."""
+    logs, out = tmp_path / "logs", tmp_path / "out"
+    logs.mkdir()
+    out.mkdir()
+    log = _hostile_surrogates(logs)
+    csv_path, json_path = await export_both(log, out, 3, monkeypatch)
     assert sorted(p.name for p in out.iterdir()) == sorted([csv_path.name, json_path.name])
     with open(csv_path, newline="", encoding="utf-8") as fh:
         rows = list(csv.DictReader(fh))
@@ -136,16 +144,7 @@ async def test_the_csv_export_holds_no_formula_and_no_control_and_the_plan_json_
     log.write_text("".join(line(r) for r in recs), encoding="utf-8")
     out = tmp_path / "out"
     out.mkdir()
-    monkeypatch.chdir(out)
-    app = CtxwatchApp(str(log))
-    async with app.run_test(size=(120, 40)) as pilot:
-        await loaded(pilot, 6)
-        await pilot.press("x")
-        assert await wait_for(pilot, lambda: bool(app.saved))
-        screen = await open_preview(pilot)  # (of the last call, the one with the controls)
-        await pilot.press("w")
-        assert await wait_for(pilot, lambda: screen.written is not None)
-    (csv_path,) = out.glob("*.csv")
+    csv_path, json_path = await export_both(log, out, 6, monkeypatch)  # (the plan: of the last call, with controls)
     raw = csv_path.read_bytes()
     assert [r for r in RAW if r in raw] == []
     with open(csv_path, newline="", encoding="utf-8") as fh:
@@ -158,7 +157,6 @@ async def test_the_csv_export_holds_no_formula_and_no_control_and_the_plan_json_
     # numbers are numbers: the reported prompt of call i is 1130 + 1064 i (record()), the call number i + 1
     assert [(r["call"], r["prompt_tokens_reported"]) for r in rows] == [
         (str(i + 1), str(1130 + 1064 * i)) for i in range(6)]
-    (json_path,) = out.glob("*.json")
     raw = json_path.read_bytes()
     assert [r for r in RAW if r in raw] == []
     assert b"\\u009b31m\\u202eevil" in raw
