@@ -389,6 +389,14 @@ async def test_a_skipped_backfill_notice_names_the_lines_and_the_call_before_the
         assert await wait_for(pilot, lambda: app.notice is not None and "skipped" in app.notice, 5.0)
         assert app.notice == ("esc skipped lines 305–1,444 (after call #304): numbers count the calls read; report "
                               "numbers the whole file")
+        # (and the problems screen does not claim that every line was read)
+        from ctxwatch.ui.screens import IssuesScreen
+
+        await pilot.press("i")
+        assert isinstance(app.screen, IssuesScreen)
+        await pilot.pause()
+        body = str(app.screen.query_one("#issue-body").render())
+        assert "not every line was read: esc skipped lines 305–1,444 (after call #304)" in body
 
 
 async def test_the_problems_screen_does_not_say_every_line_was_read_after_reading_stopped(tmp_path: Path) -> None:

@@ -274,6 +274,7 @@ class CtxwatchApp(App[None]):
         self.format_name: str | None = None
         self.spec: Any = None
         self.failed: str | None = None
+        self.skipped: str | None = None  # (the lines Esc skipped: the problems screen says not every line was read)
         self.notice: str | None = None
         self.progress: tuple[int, int] | None = None
         self.last_reset: str | None = None
@@ -348,6 +349,7 @@ class CtxwatchApp(App[None]):
         self.follow = True
         self.loaded = False
         self.failed = None
+        self.skipped = None
         self.notice = None
         self.format_name = None
         self.spec = None
@@ -938,7 +940,9 @@ class CtxwatchApp(App[None]):
             gap = f"lines {first:,}–{message.resumed_line - 1:,}" if message.resumed_line - 1 > first \
                 else f"line {first:,}"
             where = f" (after call #{message.calls_before})" if message.calls_before else ""
-            self.notice = f"esc skipped {gap}{where}: numbers count the calls read; report numbers the whole file"
+            self.skipped = f"esc skipped {gap}{where}"
+            self.notice = f"{self.skipped}: numbers count the calls read; report numbers the whole file"
+            self._push_issues()
         elif self._cancel.is_set() and not message.cancelled:
             # Esc came after the reader had finished (the screen lags behind a fast read): say so, since the
             # toast promised a skip.
@@ -1265,7 +1269,7 @@ class CtxwatchApp(App[None]):
         if isinstance(self.screen, IssuesScreen):
             return
         self.push_screen(IssuesScreen(self._issues_title(), self.input_problems(), self._issues_several(),
-                                      self.failed))
+                                      self.failed or self.skipped))
 
     def input_problems(self) -> list[Issue]:
         """The input problems shown: the run's issues (``reset`` markers left out), then a note for each file of
@@ -1288,7 +1292,7 @@ class CtxwatchApp(App[None]):
         """Give an open list of input problems the current ones (it may be under a help screen)."""
         for screen in self.screen_stack:
             if isinstance(screen, IssuesScreen) and screen.is_mounted:
-                screen.stopped = self.failed
+                screen.stopped = self.failed or self.skipped
                 screen.show(self.input_problems(), self._issues_several(), self._issues_title())
 
     def action_help(self) -> None:
