@@ -271,3 +271,35 @@ def test_check_gives_the_floor_parts_as_shown(tmp_path: Path) -> None:
     # the evidence keeps the accounted numbers, as report --json's floor_tokens etc.
     (f,) = [f for f in json.loads(run("check", str(path), "--json"))["flags"] if f["kind"] == "floor_grew"]
     assert f["evidence"]["tokens_added"] == calls[4]["tools_tokens"] - calls[3]["tools_tokens"]
+
+
+async def test_csv_export_has_the_calibrated_breakdown_the_table_shows(trace: tuple[Path, dict[str, Any]]) -> None:
+    """x exported only the raw floor and history (#13: 12,036 and 1,683) beside a table showing 13,681≈ and
+    1,913≈: the CSV now ends with the calibration and the calibrated parts (worked out by hand here), and leaves
+    them empty where nothing is scaled (the raw columns are then the shown ones)."""
+    import csv
+    import io
+
+    from ctxwatch.ui.app import CtxwatchApp, csv_text
+
+    path, doc = trace
+    app = CtxwatchApp(str(path))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await loaded(pilot, 14)
+        rows = list(csv.DictReader(io.StringIO(csv_text([app.calls[i] for i in sorted(app.calls)],
+                                                         app.calibrations))))
+    assert len(rows) == len(doc["calls"]) == 14
+    scaled = 0
+    for row, c in zip(rows, doc["calls"], strict=True):
+        assert row["floor_tokens"] == str(c["floor_tokens"])  # (the raw columns keep their meaning)
+        if c["calibrated"] is None:
+            assert [row[k] for k in ("calibration", "floor_tokens_calibrated", "history_tokens_calibrated")] == \
+                ["", "", ""]
+            continue
+        scaled += 1
+        want = expected(doc, c)
+        assert (row["system_tokens_calibrated"], row["tools_tokens_calibrated"], row["floor_tokens_calibrated"],
+                row["history_tokens_calibrated"]) == tuple(str(want[k]) for k in ("system", "tools", "floor",
+                                                                                    "history"))
+        assert abs(float(row["calibration"]) - factor_of(doc, c)) < 5e-5
+    assert scaled >= 4 and rows[12]["floor_tokens_calibrated"] == "13681"

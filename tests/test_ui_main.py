@@ -88,7 +88,7 @@ async def test_the_csv_export_says_where_each_history_came_from(shared_logs: Pat
     from decimal import Decimal
 
     rates = {"claude-opus-4-6": (5, "0.5", "6.25", 25), "claude-sonnet-4-5-20250929": (3, "0.3", "3.75", 15)}
-    assert header[-2:] == ["cost_usd", "cost_source"]
+    assert header[header.index("cost_usd"):header.index("cost_usd") + 2] == ["cost_usd", "cost_source"]
     for r in rows:
         inp, rd, wr, out = (Decimal(x) for x in rates[r["model"]])
         read, write, prompt = (int(r[k]) for k in ("cache_read_tokens", "cache_write_tokens", "prompt_tokens_reported"))

@@ -1334,7 +1334,7 @@ class CtxwatchApp(App[None]):
         stem = "ctxwatch-calls-" + _stem(self._stem_source())
         try:
             path = unique_path(self.export_folder(), stem, ".csv")
-            write_csv(path, self.view_calls())
+            write_csv(path, self.view_calls(), self.calibrations)
         except (OSError, ValueError) as exc:  # (ValueError: text the encoder still refuses; nothing is written)
             self.notify(f"CSV not written: {exc}", title="CSV", severity="error", markup=False)
             return
@@ -1441,17 +1441,20 @@ def _newest_session(files: list[str]) -> str:
 #: ``index`` the 0-based index of ``report --json``; then the report's per-call numbers, each source column
 #: after its number (``history_source`` ``inferred`` is the table's ``1,636~``: reported prompt minus the floor),
 #: ``prompt_implausible`` ``yes`` beside a reported prompt that is no occupancy (B13: ``free_tokens`` and
-#: ``used_fraction`` are then empty), and last the estimated cost, as ``report --json`` gives it (``cost_usd``
-#: empty = unknown, never 0).
+#: ``used_fraction`` are then empty), the estimated cost, as ``report --json`` gives it (``cost_usd``
+#: empty = unknown, never 0), and last the calibrated breakdown the table shows (``≈``: ``report --json``'s
+#: ``calibration`` and ``calibrated``; empty where nothing is scaled, and the raw numbers above are the shown ones).
 CSV_FIELDS = ("call", "index", "file", "line", "timestamp", "context", "session", "model", "window", "window_source",
               "system_tokens", "tools_tokens", "floor_tokens", "floor_source", "history_tokens", "history_source",
               "reserve_tokens", "reserve_source", "free_tokens", "used_fraction", "prompt_tokens_estimated",
               "prompt_tokens_reported", "prompt_implausible", "input_uncached_tokens", "cache_read_tokens",
               "cache_write_tokens", "completion_tokens_reported", "reasoning_tokens_reported", "web_searches",
-              "tokenizer", "exact", "compaction", "cost_usd", "cost_source")
+              "tokenizer", "exact", "compaction", "cost_usd", "cost_source", "calibration",
+              "system_tokens_calibrated", "tools_tokens_calibrated", "floor_tokens_calibrated",
+              "history_tokens_calibrated")
 
 
-def write_csv(path: str, calls: Iterable[Call]) -> None:
+def write_csv(path: str, calls: Iterable[Call], calibrations: Calibrations | None = None) -> None:
     """Write one CSV row per call (columns :data:`CSV_FIELDS`; empty = unknown) to a new file at ``path``, whole
     or not at all (:func:`ctxwatch.ui.export.write_new`).  Text from the log or a file name is written as
     :func:`ctxwatch.ui.export.csv_cell` makes it: escaped as the screen shows it (a lone surrogate made the
@@ -1460,12 +1463,13 @@ def write_csv(path: str, calls: Iterable[Call]) -> None:
     Raises:
         OSError: the file cannot be written (it exists, the folder is read-only, the disk is full).
     """
-    data = csv_text(calls).encode("utf-8")
+    data = csv_text(calls, calibrations).encode("utf-8")
     write_new(path, data)
 
 
-def csv_text(calls: Iterable[Call]) -> str:
-    """The CSV :func:`write_csv` writes, as text."""
+def csv_text(calls: Iterable[Call], calibrations: Calibrations | None = None) -> str:
+    """The CSV :func:`write_csv` writes, as text; ``calibrations``: the run's (the dashboard's), which fill the
+    calibrated columns (``None``: left empty)."""
     from ctxwatch.report import cost_of, cost_source, iso
 
     fh = io.StringIO(newline="")
@@ -1486,9 +1490,19 @@ def csv_text(calls: Iterable[Call]) -> str:
             _v(u.cache_read if u else None), _v(u.cache_write if u else None), _v(u.output if u else None),
             _v(u.reasoning if u else None), _v(u.web_searches if u else None), t(c.tokenizer), c.exact,
             "yes" if c.compaction else "", "" if (cost := cost_of(c)) is None else format(cost, "f"),
-            cost_source(c, cost),
+            cost_source(c, cost), *_calibrated_cells(c, calibrations),
         ])
     return fh.getvalue()
+
+
+def _calibrated_cells(call: Call, calibrations: Calibrations | None) -> list[str | int]:
+    """The calibration factor (4 decimals) and the calibrated system, tools, floor and history of ``call`` as
+    the table shows them (:meth:`~ctxwatch.accounting.Calibrations.breakdown`), or five empty cells where
+    nothing is scaled."""
+    b = calibrations.breakdown(call) if calibrations is not None else None
+    if b is None or b.factor is None:
+        return [""] * 5
+    return [f"{b.factor:.4f}", _v(b.system_tokens), _v(b.tools_tokens), _v(b.floor_tokens), _v(b.history_tokens)]
 
 
 def _v(n: int | None) -> str | int:
