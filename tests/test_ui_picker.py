@@ -208,3 +208,32 @@ async def test_the_cursor_starts_on_the_current_choice(tmp_path: Path) -> None:
         await pilot.press(*"run-1", "escape")  # (a filter cleared: back on the current choice)
         await pilot.pause()
         assert ol.highlighted == 60
+
+
+async def test_keys_in_a_burst_and_a_paste_reach_the_picker_filter(tmp_path: Path, shared_logs: Path) -> None:
+    """Typed straight into the list in a burst, the keys after the first still reached the list (the box took
+    the focus in between): "proj13" became "pro13" (j moved the cursor), and a pasted session id did nothing.
+    A key that reaches the list while a filter is being typed goes on with it, j and k included, and a paste
+    goes to the filter.  (The burst is played here by giving the list the focus back after each key.)"""
+    from textual import events
+    from textual.widgets import Input, OptionList
+
+    folder, billing, _agent, _frontend = projects(tmp_path, shared_logs)
+    app = CtxwatchApp(str(folder))
+    async with app.run_test(size=(120, 30)) as pilot:
+        screen = await open_picker(pilot, app, billing)
+        ol, box = screen.query_one(OptionList), screen.query_one(Input)
+        for key in "fronj":
+            ol.focus()
+            await pilot.press(key)
+        assert box.value == "fronj"
+        ol.focus()
+        await pilot.press("k")
+        assert box.value == "fronjk"
+        await pilot.press("escape")  # (clears the filter; the list has the focus again)
+        await pilot.pause()
+        assert box.value == "" and ol.has_focus
+        ol.post_message(events.Paste(FRONTEND_SESSION[:8]))
+        await pilot.pause()
+        assert box.value == FRONTEND_SESSION[:8] and box.has_focus
+        assert len(rows(screen)) == 1 and FRONTEND_SESSION in rows(screen)[0]

@@ -43,6 +43,7 @@ from ctxwatch.model import (
 )
 from ctxwatch.model import Message as LogMessage
 from ctxwatch.run import reload_parsed
+from ctxwatch.safetext import clean
 from ctxwatch.ui import text as tx
 from ctxwatch.ui.export import json_document, write_new
 from ctxwatch.ui.feed import activity_of
@@ -1524,16 +1525,27 @@ class SessionPicker(ModalScreen[str | None]):
         self.call_after_refresh(centre)
 
     def on_key(self, event: events.Key) -> None:
-        """A printable key pressed in the list starts the filter with it (``/`` only opens the box); j and k
-        still move, as in the calls table."""
+        """A printable key pressed in the list starts the filter with it, or goes on with it (``/`` only opens the
+        box): keys typed in a burst after the first still reach the list, the box having taken the focus in the
+        meantime.  j and k move, as in the calls table, unless a filter is being typed."""
         box = self.query_one(Input)
-        if box.has_focus or not event.is_printable or event.character is None or event.key in ("j", "k"):
+        if box.has_focus or not event.is_printable or event.character is None \
+                or (event.key in ("j", "k") and not box.value):
             return
         event.stop()
         event.prevent_default()
         box.focus()
         if event.character != "/":
             box.insert_text_at_cursor(event.character)
+
+    def on_paste(self, event: events.Paste) -> None:
+        """Text pasted while the list has the focus (a copied session id) goes to the filter, as typing does."""
+        box = self.query_one(Input)
+        if box.has_focus or not event.text:
+            return
+        event.stop()
+        box.focus()
+        box.insert_text_at_cursor(clean(event.text))
 
     def on_input_changed(self, event: Input.Changed) -> None:
         """Keep the rows the filter's text holds."""
