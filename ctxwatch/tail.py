@@ -957,7 +957,9 @@ def filesystem_type(path: str) -> str | None:
     return fstype
 
 
-def _no_events(fstype: str | None) -> bool:
+def no_events(fstype: str | None) -> bool:
+    """True for a filesystem type (:func:`filesystem_type`; ``fuse.sshfs`` counts as ``fuse``) known to send no
+    change events (:data:`NO_EVENT_FILESYSTEMS`): it is polled instead; ``None`` (unknown) is not."""
     if fstype is None:
         return False
     return fstype in NO_EVENT_FILESYSTEMS or fstype.split(".")[0] in NO_EVENT_FILESYSTEMS
@@ -1082,7 +1084,7 @@ def watch(
         if mode == "native":
             for d in roots:
                 fstype = filesystem_type(d)
-                if _no_events(fstype):
+                if no_events(fstype):
                     yield [Notice("polling_fallback", f"{d} is on a {fstype} filesystem, which sends no change "
                                                       f"events; polling every {poll_interval:g} s")]
                     mode = "poll"

@@ -50,11 +50,11 @@ from ctxwatch.tail import (
     DEFAULT_DEBOUNCE_MS,
     DEFAULT_POLL_INTERVAL,
     DEFAULT_SWEEP_INTERVAL,
-    NO_EVENT_FILESYSTEMS,
     FileTailer,
     Reset,
     Watcher,
     filesystem_type,
+    no_events,
 )
 from ctxwatch.ui.messages import (
     AnalysisChanged,
@@ -406,7 +406,7 @@ class LogFeed:
             return "polling"
         folder = os.path.dirname(os.path.abspath(self.path))
         fstype = filesystem_type(folder)
-        if fstype is not None and (fstype in NO_EVENT_FILESYSTEMS or fstype.split(".")[0] in NO_EVENT_FILESYSTEMS):
+        if no_events(fstype):
             self._watch("polling", f"{folder} is on a {fstype} filesystem, which sends no change events; "
                                    f"polling every {self.interval:g} s")
             return "polling"
@@ -965,8 +965,7 @@ class FolderScan:
         if self.poll or not self.folders:
             return None
         for d in self.folders:
-            fstype = filesystem_type(d)
-            if fstype is not None and (fstype in NO_EVENT_FILESYSTEMS or fstype.split(".")[0] in NO_EVENT_FILESYSTEMS):
+            if no_events(filesystem_type(d)):
                 return None
         try:
             watch_fn = self.watcher
