@@ -240,15 +240,30 @@ def plan_cmd(paths: tuple[str, ...], call_number: int | None, call_index: int | 
         _echo(f"sizes are {plan.tokenizer} counts x{counts.scale:.2f}, scaled to the provider's reported count, "
               "so that 'before' is the prompt report shows")
     _echo(f"{'#':>5} {'role':<10} {'tokens':>9} {'after':>9}  fate")
-    for m in plan.messages:
+    # The tool schemas and the reply primer are in no message but in every request: rows of their own (index
+    # "-"), so that the tokens column adds up to 'before' and the after column, with the summary and the
+    # re-injected items, to 'after'.
+    tools_row = f"{'-':>5} {'tools':<10} {plan.tools_tokens:>9,} {plan.tools_tokens:>9,}  pinned  (tool schemas)"
+    system_first = bool(plan.messages) and plan.messages[0].source_index is None
+    if plan.tools_tokens and not system_first:
+        _echo(tools_row)
+    for k, m in enumerate(plan.messages):
         ids = ""
         if m.tool_call_ids:
             ids = "  calls " + ",".join(m.tool_call_ids)
         elif m.tool_result_ids:
             ids = "  answers " + ",".join(m.tool_result_ids)
         _echo(f"{m.index:>5} {m.role:<10} {m.tokens:>9,} {m.tokens_after:>9,}  {m.fate}{ids}")
+        if k == 0 and system_first and plan.tools_tokens:
+            _echo(tools_row)
+    if plan.overhead_tokens:
+        n = plan.overhead_tokens
+        _echo(f"{'-':>5} {'primer':<10} {n:>9,} {n:>9,}  pinned  (reply primer: the tokens that start the reply)")
     if plan.lead:
-        _echo("sent before the kept history (user messages): " + ", ".join(plan.lead))
+        sizes = {r.kind: r.tokens for r in plan.reinject}
+        sizes["summary"] = plan.summary_tokens
+        _echo("sent before the kept history (user messages): "
+              + ", ".join(f"{kind} {sizes[kind]:,}" if kind in sizes else kind for kind in plan.lead))
     for r in plan.reinject:
         _echo(f"re-inject {r.kind}: {r.tokens:,} tokens ({r.detail})")
     _echo(f"before {plan.before_tokens:,} -> after {plan.after_tokens:,} tokens; budget {plan.budget_tokens:,}: "

@@ -331,6 +331,8 @@ class Plan:
             instructions, Codex's environment context): never evicted, like the floor, but counted as history
             by ``report`` (0 when there are none).
         summary_tokens: tokens of the summary in the plan (0 when nothing is summarised or mode is drop).
+        overhead_tokens: tokens the request carries outside its messages and floor, before and after the plan
+            alike (the reply primer of a counted prompt, :data:`ctxwatch.tokens.REPLY_PRIMER`; else 0).
         trigger_tokens / reserve_tokens / window: from the policy.
         triggered: the prompt before the plan is above the compaction trigger.
         compact_at: the policy's :attr:`Policy.compact_at` (``budget`` | ``trigger``): with ``trigger`` a
@@ -371,6 +373,7 @@ class Plan:
     unit: str = "exchange"
     kept_units: int = 0
     compact_at: str = "budget"
+    overhead_tokens: int = 0
 
     @property
     def evicted(self) -> list[MessagePlan]:
@@ -383,18 +386,28 @@ class Plan:
         return [m for m in self.messages if m.fate == "kept"]
 
     def to_json(self) -> dict[str, Any]:
-        """The ``plan --json`` document of issue 7: exactly ``messages`` (``index``, ``role``, ``tokens``,
-        ``fate`` per message), ``before_tokens``, ``after_tokens``, ``budget_tokens``, ``fits``, ``reason``,
-        ``reinject`` (``kind``, ``tokens``, ``index``, ``detail`` per item)."""
+        """The ``plan --json`` document: ``messages`` (``index``, ``role``, ``tokens``, ``tokens_after``, ``fate``
+        per message), ``before_tokens``, ``after_tokens``, ``budget_tokens``, ``fits``, ``reason``, ``reinject``
+        (``kind``, ``tokens``, ``index``, ``detail`` per item), and what is in no message row, so that the sizes
+        add up from the document alone: ``system_tokens`` / ``tools_tokens`` / ``floor_tokens`` (the system
+        prompt's row holds ``system_tokens``; the tool schemas have no row), ``summary_tokens`` and
+        ``overhead_tokens`` (the reply primer).  ``before_tokens`` = the rows' ``tokens`` + ``tools_tokens`` +
+        ``overhead_tokens``; ``after_tokens`` = the rows' ``tokens_after`` + ``tools_tokens`` +
+        ``summary_tokens`` + the ``reinject`` items' tokens + ``overhead_tokens``."""
         return {
-            "messages": [{"index": m.index, "role": m.role, "tokens": m.tokens, "fate": m.fate}
-                         for m in self.messages],
+            "messages": [{"index": m.index, "role": m.role, "tokens": m.tokens, "tokens_after": m.tokens_after,
+                          "fate": m.fate} for m in self.messages],
             "before_tokens": self.before_tokens,
             "after_tokens": self.after_tokens,
             "budget_tokens": self.budget_tokens,
             "fits": self.fits,
             "reason": self.reason,
             "reinject": [r.to_json() for r in self.reinject],
+            "system_tokens": self.system_tokens,
+            "tools_tokens": self.tools_tokens,
+            "floor_tokens": self.floor_tokens,
+            "summary_tokens": self.summary_tokens,
+            "overhead_tokens": self.overhead_tokens,
         }
 
 
@@ -811,7 +824,7 @@ def plan_messages(messages: Sequence[Message | MessageStat], policy: Policy, *,
         summary_tokens=summary if cut > 0 else 0, trigger_tokens=policy.trigger_tokens,
         reserve_tokens=policy.reserve_total, window=policy.window, triggered=before > policy.trigger_tokens,
         cut=hist_pos[cut] if cut < H else None, moved=moved, tokenizer=counter.name, policy=policy, lead=lead,
-        unit=unit, kept_units=kept_units, compact_at=policy.compact_at,
+        unit=unit, kept_units=kept_units, compact_at=policy.compact_at, overhead_tokens=overhead,
     )
 
 

@@ -107,11 +107,17 @@ def test_plan_json_floor_and_fates(counted):
     code, out = run("plan", str(path), "--json")
     assert code == 0, out
     doc = json.loads(out)
-    assert set(doc) == {"messages", "before_tokens", "after_tokens", "budget_tokens", "fits", "reason", "reinject"}
+    assert set(doc) == {"messages", "before_tokens", "after_tokens", "budget_tokens", "fits", "reason", "reinject",
+                        "system_tokens", "tools_tokens", "floor_tokens", "summary_tokens", "overhead_tokens"}
     msgs = doc["messages"]
     # default call: the last real call (the sonnet call with tools; the later haiku lines are probes)
     assert len(msgs) == 1 + len(body["messages"])
-    assert msgs[0] == {"index": 0, "role": "system", "tokens": system_tokens, "fate": "pinned"}
+    assert msgs[0] == {"index": 0, "role": "system", "tokens": system_tokens, "tokens_after": system_tokens,
+                       "fate": "pinned"}
+    # what is in no message row, so that the document adds up on its own
+    assert (doc["system_tokens"], doc["tools_tokens"], doc["floor_tokens"]) == (
+        system_tokens, tools_tokens, system_tokens + tools_tokens)
+    assert doc["overhead_tokens"] == PRIMER and doc["summary_tokens"] == 0
     assert [m["role"] for m in msgs[1:]] == [m["role"] for m in body["messages"]]
     assert doc["before_tokens"] == PRIMER + system_tokens + tools_tokens + sum(m["tokens"] for m in msgs[1:])
     # under budget (claude-sonnet-4 window 200k x 0.6, reserve = max_tokens 32000): nothing evicted
@@ -144,6 +150,12 @@ def test_plan_json_forced_eviction_keeps_the_floor(counted):
     assert kinds["task"] == task_tokens
     assert doc["after_tokens"] == PRIMER + floor + 100 + sum(kinds.values()) <= window and doc["fits"]
     assert "summarised 7 messages" in doc["reason"]
+    # the document alone adds up: the rows (the system prompt's after it is pinned), the tool schemas, the
+    # summary of --summary-tokens 100, the re-injected items and the reply primer
+    assert (doc["tools_tokens"], doc["summary_tokens"], doc["overhead_tokens"]) == (tools_tokens, 100, PRIMER)
+    assert [m["tokens_after"] for m in msgs] == [system_tokens] + [0] * len(body["messages"])
+    assert doc["after_tokens"] == sum(m["tokens_after"] for m in msgs) + doc["tools_tokens"] \
+        + doc["summary_tokens"] + sum(r["tokens"] for r in doc["reinject"]) + doc["overhead_tokens"]
 
 
 def test_plan_text_and_b24_floor_over_budget(trace):
@@ -338,7 +350,7 @@ def test_plan_text_unit_and_no_reinject(claude_code):
     code, out = run("plan", str(path), "--window", "100000")
     assert code == 0, out
     assert "keep_recent 6 exchanges; mode summarise" in out
-    assert "sent before the kept history (user messages): summary, task" in out
+    assert re.search(r"sent before the kept history \(user messages\): summary 2,000, task \d", out)
     # drop mode with nothing to re-inject: no user message could lead a cut inside the one turn
     code, out = run("plan", str(path), "--window", "100000", "--mode", "drop", "--no-reinject")
     assert code == 0, out
@@ -1074,3 +1086,26 @@ def test_a_call_whose_tools_are_not_in_the_log_is_planned_unscaled(tmp_path: Pat
     out = CliRunner().invoke(main, ["plan", str(log), "--call", "2"]).output
     assert "tool schemas sized to the provider's reported prompt" in out and "(not in the log)" in out
     assert "sizes are" not in out  # (no scaling of every count)
+
+
+def test_plan_text_rows_add_up(trace):
+    """The text table has rows for what no message holds (the tool schemas, the reply primer), so its tokens
+    column adds up to 'before', and its after column plus the sizes on the 'sent before' line to 'after'
+    (an audit found 3 tokens missing, and the tool schemas only in the header)."""
+    path, _bodies, last = trace
+    code, out = run("plan", str(path), "--index", str(last), "--compact-at", "trigger", "--budget-fraction", "0.05",
+                    "--keep-recent", "2", "--summary-tokens", "200")
+    assert code == 0, out
+    rows = re.findall(r"^\s+(\d+|-) (\S+)\s+([\d,]+)\s+([\d,]+)  (\w+)", out, re.M)
+    num = lambda s: int(s.replace(",", ""))  # noqa: E731
+    assert ("-", "tools") in [(r[0], r[1]) for r in rows] and rows[-1][:2] == ("-", "primer")
+    tools_row = next(r for r in rows if r[1] == "tools")
+    header_tools = re.search(r"^floor: system [\d,]+ \+ tools ([\d,]+) = ", out, re.M).group(1)
+    assert num(tools_row[2]) == num(tools_row[3]) == num(header_tools) > 0
+    assert num(rows[-1][2]) == PRIMER
+    before, after = map(num, re.search(r"before ([\d,]+) -> after ([\d,]+) tokens", out).groups())
+    assert sum(num(r[2]) for r in rows) == before
+    lead = re.search(r"sent before the kept history \(user messages\): (.*)$", out, re.M).group(1)
+    sizes = [num(s) for s in re.findall(r"[a-z]+ ([\d,]+)", lead)]
+    assert sizes[0] == 200  # the summary, at --summary-tokens
+    assert sum(num(r[3]) for r in rows) + sum(sizes) == after

@@ -284,8 +284,29 @@ def test_works_from_counts_only_and_pinned_system_messages(conv, policy):
     assert all(m.fate == "pinned" for m in plan.messages if m.role == "system")
     assert [m.index for m in plan.messages] == list(range(len(plan.messages)))
     doc = plan.to_json()
-    assert set(doc) == {"messages", "before_tokens", "after_tokens", "budget_tokens", "fits", "reason", "reinject"}
-    assert all(set(m) == {"index", "role", "tokens", "fate"} for m in doc["messages"])
+    assert set(doc) == {"messages", "before_tokens", "after_tokens", "budget_tokens", "fits", "reason", "reinject",
+                        "system_tokens", "tools_tokens", "floor_tokens", "summary_tokens", "overhead_tokens"}
+    assert all(set(m) == {"index", "role", "tokens", "tokens_after", "fate"} for m in doc["messages"])
+
+
+@PROP
+@given(conversations(), policies, st.integers(0, 5))
+def test_plan_json_adds_up_from_the_document_alone(conv, policy, overhead):
+    """``before`` is the rows + the tool schemas + the overhead (the tools have no row); ``after`` is the rows'
+    after + the tool schemas + the summary + the re-injected items + the overhead."""
+    msgs, tokens = conv
+    plan = plan_messages(msgs, policy, system=["pinned system block"],
+                         tools=[{"type": "function", "function": {"name": "f", "parameters": {}}}],
+                         counter=COUNTER, tokens=tokens, overhead=overhead)
+    doc = plan.to_json()
+    rows = doc["messages"]
+    assert doc["overhead_tokens"] == overhead
+    assert doc["tools_tokens"] == TOK.count('{"type":"function","function":{"name":"f","parameters":{}}}') + 12 + 7
+    assert doc["before_tokens"] == sum(m["tokens"] for m in rows) + doc["tools_tokens"] + overhead
+    assert doc["after_tokens"] == (sum(m["tokens_after"] for m in rows) + doc["tools_tokens"] + doc["summary_tokens"]
+                                   + sum(r["tokens"] for r in doc["reinject"]) + overhead)
+    assert all(m["tokens_after"] in (0, m["tokens"]) for m in rows)
+    assert doc["summary_tokens"] in (0, policy.summary_tokens if policy.mode == "summarise" else 0)
 
 
 # --- compact_at="trigger": a full compaction above the trigger, nothing below it ---------------------------

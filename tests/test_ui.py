@@ -377,7 +377,8 @@ async def test_e_opens_eviction_preview_and_knobs_replan(log: Path, tmp_path: Pa
         assert written.exists() and screen.written == str(written)
         doc = json.loads(written.read_text())
         assert set(doc) == {"messages", "before_tokens", "after_tokens", "budget_tokens", "fits", "reason",
-                            "reinject", "call", "settings"}  # plan --json's keys, then what it was made from
+                            "reinject", "system_tokens", "tools_tokens", "floor_tokens", "summary_tokens",
+                            "overhead_tokens", "call", "settings"}  # plan --json's keys, then what it was made from
         assert doc["budget_tokens"] == 13_000
         await pilot.press("escape")
         assert isinstance(app.screen, MainScreen)
