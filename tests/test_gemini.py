@@ -268,3 +268,47 @@ def test_a_request_response_line_without_status_is_not_a_vertex_batch_line(tmp_p
     res = CliRunner().invoke(main, ["report", str(path), "--format", "gemini", "--json"])
     batch, synchronous = (c["cost_usd"] for c in json.loads(res.output)["calls"])
     assert batch is not None and synchronous == pytest.approx(2 * batch)
+
+
+def test_cli_floor_is_inferred_once_and_held(shared_logs: Path, tmp_path: Path) -> None:
+    """The system prompt and tools are not recorded: the first call's reported prompt minus its counted history
+    is the floor, and a later call's history is its reported prompt minus that floor (an audit found the floor
+    inferred again on every call, moving 11,845 -> 12,004 with nothing changed).  Hand-worked from the file:
+    call 1 sends only the user message ("Say hello and list files.", o200k tokens + 4 of framing)."""
+    from ctxwatch.run import Run, resolve_spec
+    from ctxwatch.tokens import get_tokenizer
+
+    path = shared_logs / CLI
+    rows = [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
+    reported = [r["tokens"]["input"] for r in rows if r.get("type") == "gemini" and "tokens" in r]
+    history_1 = 4 + get_tokenizer("o200k_base").count(rows[1]["content"][0]["text"])
+    floor = reported[0] - history_1
+    run = Run(str(path), resolve_spec(str(path), None), None)
+    run.read_file(str(path))
+    assert [c.floor_tokens for c in run.calls] == [floor, floor]
+    assert [c.history_tokens for c in run.calls] == [history_1, reported[1] - floor]
+    assert reported[1] - floor == 224  # (12,069 - 11,845)
+    assert [c.floor_tokens + c.history_tokens for c in run.calls] == reported
+
+    # A $set that replaces the message list (a compressed chat) infers the floor afresh from the next call.
+    tok = {"output": 1, "cached": 0, "thoughts": 0, "tool": 0}
+    recs = [
+        {"sessionId": "s", "projectHash": "h", "startTime": "2026-01-01T00:00:00Z", "kind": "main"},
+        {"id": "u1", "type": "user", "content": "hi"},
+        {"id": "g1", "type": "gemini", "content": "a", "model": "gemini-x", "tokens": {**tok, "input": 1000}},
+        {"id": "u2", "type": "user", "content": "more"},
+        {"id": "g2", "type": "gemini", "content": "b", "model": "gemini-x", "tokens": {**tok, "input": 1500}},
+        {"$set": {"messages": [{"id": "u0", "type": "user", "content": "summary"}]}},
+        {"id": "g3", "type": "gemini", "content": "c", "model": "gemini-x", "tokens": {**tok, "input": 900}},
+        {"id": "u3", "type": "user", "content": "next"},
+        {"id": "g4", "type": "gemini", "content": "d", "model": "gemini-x", "tokens": {**tok, "input": 1200}},
+    ]
+    p = _write(tmp_path / "s.jsonl", recs)
+    run = Run(str(p), resolve_spec(str(p), None), None)
+    run.read_file(str(p))
+    count = get_tokenizer("o200k_base").count
+    floor_a = 1000 - (4 + count("hi"))
+    floor_b = 900 - (4 + count("summary"))
+    assert [c.floor_tokens for c in run.calls] == [floor_a, floor_a, floor_b, floor_b]
+    assert [c.history_tokens for c in run.calls] == [4 + count("hi"), 1500 - floor_a, 4 + count("summary"),
+                                                     1200 - floor_b]

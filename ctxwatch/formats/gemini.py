@@ -29,7 +29,13 @@ message is appended again, whole, each time it changes (same ``id``: it replaces
 output = candidatesTokenCount, cached = cachedContentTokenCount, thoughts = thoughtsTokenCount, tool =
 toolUsePromptTokenCount).  One call per ``type: "gemini"`` message with ``tokens``; its history is the
 recorded messages before it (user turns, earlier model turns with their tool calls, tool results).  The
-system prompt and tool schemas are not recorded.  The older whole-file ``.json`` ``ConversationRecord``
+system prompt and tool schemas are not recorded: the floor is inferred once, from the first call with a
+reported prompt (its prompt minus its counted history), and every later call names that call in
+``extra["floor_call"]``, so its history is its reported prompt minus that floor, as Codex and Claude Code
+calls are (:mod:`ctxwatch.accounting`).  Inferred per call, the floor took in the tokenizer's error on each
+call's history and moved with it (11,845 to 12,004 tokens between the two calls of the sample) although
+nothing in it changed.  A ``$set`` that replaces the message list (a compressed chat) infers it afresh.
+The older whole-file ``.json`` ``ConversationRecord``
 (``gemini-cli-json``) is read the same way.
 """
 
@@ -349,6 +355,7 @@ class GeminiCliReader(Reader):
         self.meta: dict[str, Any] = {}
         self.messages: list[dict[str, Any]] = []
         self._converted: dict[int, tuple[dict[str, Any], list[Message]]] = {}
+        self._floor_call: str | None = None  # key of the call whose inferred floor the later calls take
 
     def _session(self) -> str:
         sid = self.meta.get("sessionId")
@@ -373,13 +380,19 @@ class GeminiCliReader(Reader):
         if int_or_none(tokens.get("tool")):
             extra["tool_use_prompt_tokens"] = int_or_none(tokens.get("tool"))
         kind = self.meta.get("kind")
+        usage = cli_tokens_usage(tokens)
+        key = f"{self._session()}:{m.get('id')}"
+        if self._floor_call is None:
+            if usage is not None and usage.prompt_total:
+                self._floor_call = key
+        elif self._floor_call != key:  # (a later copy of the floor's own call infers it again)
+            extra["floor_call"] = self._floor_call
         return ParsedCall(source=src, timestamp=parse_timestamp(m.get("timestamp")),
                           model=m.get("model") if isinstance(m.get("model"), str) else None, provider="google",
                           session=self._session(),
                           context=f"subagent:{self._session()}" if kind == "subagent" else "main",
-                          system=None, tools=None, messages=self._history(pos), usage=cli_tokens_usage(tokens),
-                          response=info, history_reported_only=True, key=f"{self._session()}:{m.get('id')}",
-                          extra=extra)
+                          system=None, tools=None, messages=self._history(pos), usage=usage,
+                          response=info, history_reported_only=True, key=key, extra=extra)
 
     def apply(self, v: Any, src: SourceRef, line: int) -> list[Output]:
         """Apply one record (header, message, ``$set``, ``$rewindTo``) and return the calls it completes."""
@@ -395,6 +408,7 @@ class GeminiCliReader(Reader):
             self.meta.update({k: val for k, val in patch.items() if k != "messages"})
             if isinstance(patch.get("messages"), list):
                 self.messages = [m for m in patch["messages"] if isinstance(m, dict)]
+                self._floor_call = None  # (a new message list: its next call gives the floor again)
             return []
         if isinstance(v.get("id"), str):
             ids = [m.get("id") for m in self.messages]
