@@ -307,12 +307,13 @@ def report_cmd(paths: tuple[str, ...], config: str | None, window: int | None, b
         if priced:
             _echo(priced)
     if len(doc["sessions"]) > 1:
-        _echo(f"\n{len(doc['sessions'])} sessions, newest first (cost~ = estimate; ? = some call not priced):")
+        _echo(f"\n{len(doc['sessions'])} sessions, newest first (cost~ = estimate; peak~ = estimated, no report; "
+              "? = some call not priced):")
         _echo(f"{'session':<38} {'last call':<21} {'calls':>6} {'peak prompt':>12} {'input':>13} {'output':>10} "
               f"{'cost~':>10}")
         for sess in doc["sessions"]:
             _echo(f"{clip(sess['session'] or '-', 38):<38} {str(sess['last_timestamp'] or '-')[:19]:<21} "
-                       f"{sess['calls']:>6} {_fmt_int(sess['peak_prompt_tokens']):>12} "
+                       f"{sess['calls']:>6} {_peak(sess):>12} "
                        f"{_fmt_int(sess['input_tokens']):>13} {_fmt_int(sess['output_tokens']):>10} "
                        f"{_fmt_cost(sess['cost_usd']):>10}")
     for sess in doc["sessions"]:
@@ -619,6 +620,11 @@ def spool_stdin(paths: tuple[str, ...]) -> tuple[tuple[str, ...], str | None]:
         show_as(spool, given)
         copies[given] = spool
     return tuple(copies.get(p, p) for p in paths), folder
+
+
+def _peak(sess: dict[str, Any]) -> str:
+    """A session's peak prompt for the text table, ``~`` after it when it is an estimate (no report)."""
+    return _fmt_int(sess["peak_prompt_tokens"]) + ("~" if sess.get("peak_prompt_source") == "estimated" else "")
 
 
 def load_paths(paths: tuple[str, ...], fmt: str | None, settings: Settings) -> Any:

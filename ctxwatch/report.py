@@ -150,7 +150,9 @@ def session_totals(calls: list[Call], costs: list[Decimal | None] | None = None)
     ``cache_write_tokens`` (each the sum over the calls that report it, the prompt's three parts over the calls
     that report a prompt, so that they add up to it; ``null`` when none does: unknown, never 0),
     ``peak_prompt_tokens`` (main context: the largest plausible prompt, :attr:`Call.prompt_tokens`; an
-    implausible report is no occupancy), ``cost_usd`` (``null`` when any call of the session could not be
+    implausible report is no occupancy), ``peak_prompt_source`` (``reported``, or ``estimated`` when the peak
+    call reports no prompt and its size is ctxwatch's count: an estimate is labelled as one; ``null`` with no
+    peak), ``cost_usd`` (``null`` when any call of the session could not be
     priced), ``implausible_prompts`` (calls whose reported prompt is implausible,
     :attr:`Call.prompt_implausible`, B13: one above the window is still in the token sums and the cost as
     reported, since that is what the provider counted; a reported 0 is in neither), ``run_totals`` (the log's own
@@ -164,7 +166,8 @@ def session_totals(calls: list[Call], costs: list[Decimal | None] | None = None)
                                        "last_timestamp": None, "calls": 0, "contexts": [], "calls_with_usage": 0,
                                        "input_tokens": None, "input_uncached_tokens": None, "output_tokens": None,
                                        "cache_read_tokens": None, "cache_write_tokens": None,
-                                       "peak_prompt_tokens": None, "cost_usd": 0.0, "run_totals": None,
+                                       "peak_prompt_tokens": None, "peak_prompt_source": None, "cost_usd": 0.0,
+                                       "run_totals": None,
                                        "implausible_prompts": 0})
         s["calls"] += 1
         if c.source.path not in s["files"]:
@@ -190,6 +193,8 @@ def session_totals(calls: list[Call], costs: list[Decimal | None] | None = None)
         p = c.prompt_tokens  # (None for an implausible report: it is summed above, but no peak occupancy)
         if c.context == "main" and p is not None and (s["peak_prompt_tokens"] is None or p > s["peak_prompt_tokens"]):
             s["peak_prompt_tokens"] = p
+            # (Call.prompt_tokens takes the report when it is plausible, else the call's own estimate)
+            s["peak_prompt_source"] = "reported" if c.prompt_reported and not c.report_implausible else "estimated"
         cost = costs[i] if costs is not None else cost_of(c)
         if cost is None or s["cost_usd"] is None:
             s["cost_usd"] = None

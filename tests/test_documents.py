@@ -236,6 +236,8 @@ def test_unknown_usage_is_null_in_the_session_totals_never_0(shared_logs: Path) 
                                   "cost_usd": stats["instance_cost"], "api_calls": stats["api_calls"],
                                   "source": "model_stats"}
     assert (stats["tokens_sent"], stats["tokens_received"], stats["api_calls"]) == (122_612, 1_369, 12)
+    # The peak is ctxwatch's own count (no call reports a prompt), and is labelled an estimate, not a report.
+    assert sess["peak_prompt_tokens"] is not None and sess["peak_prompt_source"] == "estimated"
 
 
 def test_swe_agent_demonstration(shared_logs: Path) -> None:
@@ -550,4 +552,6 @@ def test_report_text_says_the_run_totals_and_orders_untimed_sessions_newest_read
             f"{stats['tokens_sent']:,}, output {stats['tokens_received']:,}") in out
     table = out[out.index("sessions, newest first"):].splitlines()[2:4]
     assert [row.split()[0] for row in table] == [Path(SWE_DEMO).name, Path(SWE).name]
+    # pydicom's peak is ctxwatch's count (its calls report no prompt): marked as an estimate, as the legend says
+    assert table[1].split()[3].endswith("~") and "peak~ = estimated" in out
     assert f"forecast: session {Path(SWE_DEMO).name}:" in out

@@ -112,6 +112,7 @@ def test_b13_report_json_gives_no_occupancy_for_the_implausible_report(tmp_path:
     assert at_1003["free_tokens"] is None and at_1003["used_fraction"] is None
     (s,) = doc["sessions"]
     assert s["peak_prompt_tokens"] == 60_000  # the largest plausible prompt, not 4,280,000
+    assert s["peak_prompt_source"] == "reported"
     assert [c["prompt_implausible"] for c in calls] == [False, False, False, True]
     assert s["implausible_prompts"] == 1
     # What the provider counted stays counted: the token sum and the cost keep the report as it is.
