@@ -45,7 +45,12 @@ would report the system prompt "evicted" on every helper call.  So a context is 
 (``Call.model``); calls marked ``extra["probe"]`` are left out (drift risk "low: quota probe").  The forecast,
 format rule and calibration of the context are those of the stream whose latest occupancy is largest among the
 streams that have a forecast (enough calls since their last reset, building on each other), else among all.  Flags of
-a multi-stream context carry ``evidence["stream_model"]``.  Limitation: a model switch in the middle of one
+a multi-stream context carry ``evidence["stream_model"]``.  Sessions that interleave in one context (two agent
+runs logging to one file, each record with its ``session``) are streams of their own too, one per session and
+model (:func:`_sessions_interleave`), their flags carrying ``evidence["stream_session"]``: compared call by
+call, every switch between them was a "new session" reset and the other session's calls looked like its
+system prompt evicted.  Sessions that follow one another (a folder of session files) stay one stream, reset
+at each change.  Limitation: a model switch in the middle of one
 conversation starts a new stream (nothing is compared across the switch).  "System prompt changed" is only
 reported within one conversation (the two calls' histories start with the same message), because otherwise no
 cached turn sits behind the prefix.  So the forecast's counts are of one context and one model: its notes name
@@ -407,10 +412,12 @@ class _Scope:
     context: str | None = None
     elsewhere: tuple[tuple[int, str], ...] = ()
     whose: str = "the log's"
+    session: str | None = None
 
     def label(self) -> str:
         """`` in context main on o3-mini``: the calls counted (empty when they are all of the log's)."""
         out = f" in context {self.context}" if self.context is not None else ""
+        out += f" of session {self.session}" if self.session is not None else ""
         return out + (f" on {self.model}" if self.model is not None else "")
 
     def left_out(self) -> str:
@@ -422,7 +429,8 @@ class _Scope:
         parts = [f"{n:,} {w}" if len(self.elsewhere) > 1 else w for n, w in self.elsewhere]
         where = parts[-1] if len(parts) == 1 else f"{', '.join(parts[:-1])} and {parts[-1]}"
         other = f"other call is {where}" if total == 1 else f"other {total:,} calls are {where}"
-        return f"; each context and each model is forecast on its own calls: {self.whose} {other}"
+        each = "each context, session and model" if self.session is not None else "each context and each model"
+        return f"; {each} is forecast on its own calls: {self.whose} {other}"
 
 
 #: At most this many other contexts are named in a forecast note; the rest are counted together (a Claude Code
@@ -582,33 +590,43 @@ def _analyze(cs: list[Call], st: Settings, context: str, reset_set: set[int], sy
     calls they left out (:class:`_Scope`).  ``calibrations``: the run's, for the floor's parts in the reasons
     (:func:`_analyze_stream`)."""
     probes = [c for c in cs if c.extra.get("probe")]
-    streams: dict[str | None, list[Call]] = {}
-    for c in cs:
-        if not c.extra.get("probe"):
-            streams.setdefault(c.model, []).append(c)
+    analysed = [c for c in cs if not c.extra.get("probe")]
+    by_session = _sessions_interleave(analysed)
+    streams: dict[tuple[str | None, str | None], list[Call]] = {}
+    for c in analysed:
+        streams.setdefault((c.session if by_session else None, c.model), []).append(c)
+    models = {model for _, model in streams}
+    sessions = {session for session, _ in streams}
     elsewhere_ctx = contexts.elsewhere(context) if contexts is not None else []
 
-    def scope(model: str | None, calls: list[Call]) -> _Scope:
+    def scope(key: tuple[str | None, str | None], calls: list[Call]) -> _Scope:
         left: list[tuple[int, str]] = []
         if len(streams) > 1:
             n = len(streams) - 1
-            left.append((len(cs) - len(probes) - len(calls), f"on {n} other model{'s' if n != 1 else ''}"))
+            where = (f"on {n} other model{'s' if n != 1 else ''}" if not by_session
+                     else f"in {n} other session{'s' if n != 1 else ''}" if len(models) == 1
+                     else f"in {n} other session and model stream{'s' if n != 1 else ''}")
+            left.append((len(analysed) - len(calls), where))
         if probes:
             left.append((len(probes), f"quota probe{'s' if len(probes) != 1 else ''} (max_tokens 1), left out"))
-        return _Scope(model=(model or "an unlogged model") if len(streams) > 1 else None,
+        session, model = key
+        return _Scope(model=(model or "an unlogged model") if len(models) > 1 else None,
                       context=context if elsewhere_ctx else None, elsewhere=tuple(left + elsewhere_ctx),
-                      whose=whose)
+                      whose=whose, session=(session or "without id") if len(sessions) > 1 else None)
 
     if len(streams) <= 1 and not probes:
         return _analyze_stream(cs, st, context, reset_set, system_texts, instruction_text, risks,
-                               scope(cs[0].model if cs else None, cs), calibrations)
+                               scope((None, cs[0].model if cs else None), cs), calibrations)
     results = [_analyze_stream(calls, st, context, reset_set, system_texts, instruction_text, risks,
-                               scope(model, calls), calibrations)
-               for model, calls in streams.items()]
+                               scope(key, calls), calibrations)
+               for key, calls in streams.items()]
     if len(results) > 1:
-        for model, res in zip(streams, results, strict=True):
+        for (session, model), res in zip(streams, results, strict=True):
             for f in res.flags:
-                f.evidence["stream_model"] = model
+                if len(models) > 1:
+                    f.evidence["stream_model"] = model
+                if by_session:
+                    f.evidence["stream_session"] = session
     # The primary stream is one that can be forecast (enough calls, building on each other), and among those the
     # one whose latest occupancy is largest: the context at risk of overflowing.  A helper model's two calls,
     # larger than the agent's but too few to project, would otherwise hide the agent's forecast behind "not
@@ -627,6 +645,21 @@ def _analyze(cs: list[Call], st: Settings, context: str, reset_set: set[int], sy
         return Analysis(context, flags, Forecast(note=note), all_risks)
     return Analysis(context, flags, primary.forecast, all_risks, primary.format_rule, min(drifts, default=None),
                     primary.calibration)
+
+
+def _sessions_interleave(calls: Sequence[Call]) -> bool:
+    """True when a session id comes back after another session's call (``A B A``): unrelated runs logging to
+    one file, which must be analysed apart.  Sessions that follow one another (``A A B B``: a folder's session
+    files, read one after the other) do not interleave."""
+    done: set[str | None] = set()
+    prev: Call | None = None
+    for c in calls:
+        if prev is not None and c.session != prev.session:
+            if c.session in done:
+                return True
+            done.add(prev.session)
+        prev = c
+    return False
 
 
 def _same_conversation(a: Call, b: Call) -> bool:

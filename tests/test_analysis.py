@@ -1220,3 +1220,62 @@ def test_a_helper_models_few_calls_do_not_hide_the_agents_forecast(tmp_path: Pat
     # the text says which model it counts, and that the helper's calls are left out
     assert fc.text().endswith("(calls on claude-sonnet-4-5; each context and each model is forecast on its own "
                               "calls: the log's other 2 calls are on 1 other model)")
+
+
+# --- sessions interleaved in one file -------------------------------------------------------------------------
+
+def test_interleaved_sessions_are_analysed_apart(tmp_path: Path) -> None:
+    """Two agent runs logging to one file, their records alternating: session B sends no system prompt, and
+    its calls are not evictions of session A's (a new user got a critical system_prompt_evicted and a
+    format_drift, exit 1, from two sessions of a few calls each).  Each session's flags are exactly those it
+    gets alone, on its own call numbers."""
+    a_recs = [rec(i, 2000 + 10 * i, system=SYS_B24, content=f'{{"answer":"{i}"}}', session="A") for i in range(6)]
+    b_recs = [rec(i, 3000 + 10 * i, system=None, content=f"Plain prose reply number {i}.", session="B")
+              for i in range(6)]
+    mixed = [r for pair in zip(a_recs, b_recs, strict=True) for r in pair]
+    a = main_analysis(load(write(tmp_path, mixed), window=128_000))
+    assert not of_kind(a, "system_prompt_evicted") and not of_kind(a, "format_drift")
+    assert all(r.level == "low" for r in a.drift_risk)
+
+
+def test_interleaved_demo_runs_flag_as_each_run_alone(tmp_path: Path) -> None:
+    """The demo's 60-call story twice (seeds 1 and 2), interleaved line by line: the flags are the union of
+    each run's own flags, call k of the first run at #2k-1 and of the second at #2k (before, 76 over_budget
+    warnings, one per call, and no trigger or forecast flag)."""
+    from click.testing import CliRunner
+
+    from ctxwatch.cli import main
+
+    runs = []
+    for seed in (1, 2):
+        out = tmp_path / f"demo{seed}.jsonl"
+        res = CliRunner().invoke(main, ["demo", "--write", str(out), "--seed", str(seed)])
+        assert res.exit_code == 0 and out.exists(), res.output
+        runs.append(out.read_text().splitlines())
+    assert len(runs[0]) == len(runs[1])
+    mixed = tmp_path / "mixed.jsonl"
+    mixed.write_text("".join(x + "\n" for pair in zip(*runs, strict=True) for x in pair))
+
+    def flags(path: Path) -> list[tuple[str, str, int]]:
+        return kinds(main_analysis(load(path)))
+
+    alone = [flags(tmp_path / f"demo{seed}.jsonl") for seed in (1, 2)]
+    expected = sorted([(k, s, 2 * c) for k, s, c in alone[0]] + [(k, s, 2 * c + 1) for k, s, c in alone[1]],
+                      key=lambda f: f[2])
+    got = flags(mixed)
+    assert sorted(got, key=lambda f: f[2]) == expected
+    assert {k for k, _, _ in alone[0]} >= {"trigger_no_compaction", "window_forecast", "system_prompt_evicted"}
+    sessions = {json.loads(runs[0][0])["session"], json.loads(runs[1][0])["session"]}
+    assert {f.evidence["stream_session"] for f in main_analysis(load(mixed)).flags} == sessions
+
+
+def test_sessions_one_after_the_other_stay_one_stream(tmp_path: Path) -> None:
+    """A folder read as one run holds its sessions one after the other: a change of session is a reset of the
+    one stream, and no flag carries a session of its own (the stream split is for interleaved sessions)."""
+    recs = [rec(i, 1000 + 100 * i, session="A") for i in range(5)] + \
+        [rec(i, 1000 + 100 * i, session="B") for i in range(5, 10)]
+    a = main_analysis(load(write(tmp_path, recs)))
+    assert all("stream_session" not in f.evidence for f in a.flags)
+    # one stream, reset at B's first call (#6): the forecast runs over B's 5 calls, 100 tokens a call
+    assert (a.forecast.since_call, a.forecast.at_call, a.forecast.slope_tokens_per_call) == (5, 9, 100.0)
+    assert "of session" not in a.forecast.text()
