@@ -128,7 +128,7 @@ def _i(v: int | None) -> str:
                    "Default: the last real call.")
 @click.option("--index", "call_index", type=int, default=None,
               help="The call by its `report --json` index, from 0 (#N is index N-1; negative: from the end).")
-@click.option("--keep-recent", type=click.IntRange(min=0), default=None,
+@click.option("--keep-recent", type=click.IntRange(min=0, max=WINDOW_LIMIT - 1), default=None,
               help="Newest units (see --unit) always kept [default: 6].")
 @click.option("--unit", type=click.Choice(["exchange", "turn"]), default="exchange", show_default=True,
               help="What --keep-recent counts: an exchange is an assistant message with all its tool results "
@@ -144,7 +144,7 @@ def _i(v: int | None) -> str:
 @click.option("--window", type=click.IntRange(min=1, max=WINDOW_LIMIT - 1), default=None,
               help="Context window in tokens. Default: the log, else the model catalogue.  Given, it is a "
                    "what-if: it replaces the window the log states (report and check keep the log's).")
-@click.option("--summary-tokens", type=click.IntRange(min=0), default=None,
+@click.option("--summary-tokens", type=click.IntRange(min=0, max=WINDOW_LIMIT - 1), default=None,
               help="Assumed size of the summary in tokens [default: 2000].")
 @click.option("--mode", type=click.Choice(["summarise", "drop"]), default="summarise", show_default=True,
               help="Summarise the older span or drop it.")

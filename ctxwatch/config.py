@@ -38,8 +38,9 @@ DEFAULT_KEEP_RECENT = 6
 #: Tokens a compaction summary is assumed to take when planning (Claude Code's summaries in the samples
 #: run 1.5k-4k tokens; 2,000 is a middle value).
 DEFAULT_SUMMARY_TOKENS = 2000
-#: A window (option or config file) is below this many tokens: 2**53, the limit of a count taken from a log
-#: (:data:`ctxwatch.formats.MAX_COUNT`; exact in a double, and in range for the JSON outputs).
+#: A window, ``keep_recent`` and ``summary_tokens`` (option or config file) are below this: 2**53, the limit of
+#: a count taken from a log (:data:`ctxwatch.formats.MAX_COUNT`; exact in a double, and in range for the JSON
+#: outputs).
 WINDOW_LIMIT = 2**53
 
 
@@ -72,8 +73,11 @@ class Settings:
         budget_fraction: fraction of the window the prompt may use (0 < f <= 1).
         trigger: fraction of the *budget* at which compaction should fire (0 < f <= 1).
         reserve: fraction of the window kept for the completion when the request gives no max tokens.
-        keep_recent: turns kept verbatim by the eviction planner.
-        summary_tokens: assumed size of a compaction summary, in tokens.
+        keep_recent: turns kept verbatim by the eviction planner (0 <= n < 2**53, :data:`WINDOW_LIMIT`).
+        summary_tokens: assumed size of a compaction summary, in tokens (0 <= n < 2**53).
+
+    Raises:
+        ConfigError: a value is out of its range.
     """
 
     window: int | None = None
@@ -93,10 +97,12 @@ class Settings:
         if self.window is not None and not 0 < self.window < WINDOW_LIMIT:
             # (a window of 10**400 from a config file made every command raise OverflowError in 0.6 * window)
             raise ConfigError(f"window must be a positive number of tokens below 2**53, got {self.window}")
-        if self.keep_recent < 0:
-            raise ConfigError(f"keep_recent must be >= 0, got {self.keep_recent}")
-        if self.summary_tokens < 0:
-            raise ConfigError(f"summary_tokens must be >= 0, got {self.summary_tokens}")
+        for name in ("keep_recent", "summary_tokens"):
+            v = getattr(self, name)
+            # (below 2**53 as the window: keep_recent = 10**30 in a config file crashed report --json, whose
+            # settings echo it, as an integer orjson cannot write)
+            if not 0 <= v < WINDOW_LIMIT:
+                raise ConfigError(f"{name} must be in [0, 2**53), got {v}")
 
     def budget_tokens(self, window: int, reserve: int | None = None) -> int:
         """The prompt budget in tokens for a window: :func:`prompt_budget` (``budget_fraction * window``, and

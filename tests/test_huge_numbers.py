@@ -172,3 +172,42 @@ def test_plan_refuses_a_window_or_reserve_beyond_2_53(tmp_path: Path, option: li
     res = CliRunner().invoke(main, ["plan", *option, str(log)])
     assert not isinstance(res.exception, Exception), res.exception
     assert res.exit_code == 2 and option[0] in res.output, res.output
+
+
+@pytest.mark.parametrize("value", ["-1", str(2**53), "1" + "0" * 30])
+@pytest.mark.parametrize("option", ["--keep-recent", "--summary-tokens"])
+def test_plan_refuses_a_keep_recent_or_summary_size_out_of_range(tmp_path: Path, option: str, value: str) -> None:
+    """``plan --summary-tokens 10**30`` was taken (and printed as a 31-digit prompt size); both options are
+    bounded as ``--window`` is: 0 to 2**53 - 1, the limit of a count (a negative one was already refused)."""
+    log = tmp_path / "plain.jsonl"
+    log.write_text(record("prompt_tokens", "8"))
+    res = CliRunner().invoke(main, ["plan", option, value, str(log)])
+    assert not isinstance(res.exception, Exception), res.exception
+    assert res.exit_code == 2 and option in res.output, res.output
+
+
+@pytest.mark.parametrize("option", ["--keep-recent", "--summary-tokens"])
+def test_plan_takes_keep_recent_and_summary_size_at_their_bounds(tmp_path: Path, option: str) -> None:
+    """0 (keep_recent 0: the whole history may go; a summary assumed free) and 2**53 - 1 are in range."""
+    log = tmp_path / "plain.jsonl"
+    log.write_text(record("prompt_tokens", "8"))
+    for value in ("0", str(2**53 - 1)):
+        res = CliRunner().invoke(main, ["plan", option, value, "--json", str(log)])
+        no_crash(res, ["plan", option, value])
+        assert json.loads(res.output)["before_tokens"] == 8
+
+
+@pytest.mark.parametrize("value", ["-1", str(2**53), "1" + "0" * 30])
+@pytest.mark.parametrize("key", ["keep_recent", "summary_tokens"])
+def test_a_keep_recent_or_summary_size_out_of_range_in_the_config_file_is_a_usage_error(
+        tmp_path: Path, key: str, value: str) -> None:
+    """``keep_recent = 10**30`` in the config file crashed ``report --json`` (its ``settings`` echo the value,
+    an integer orjson cannot write); both keys are bounded as ``window`` is, and refused naming the file."""
+    log = tmp_path / "plain.jsonl"
+    log.write_text(record("prompt_tokens", "8"))
+    cfg = tmp_path / "cfg.toml"
+    cfg.write_text(f"{key} = {value}\n")
+    for cmd in (["report"], ["report", "--json"], ["check", "--json"], ["plan"], ["plan", "--json"]):
+        res = CliRunner().invoke(main, [*cmd, "--config", str(cfg), str(log)])
+        assert not isinstance(res.exception, Exception), (cmd, res.exception)
+        assert res.exit_code == 2 and "cfg.toml" in res.output and key in res.output, (cmd, res.output)
