@@ -20,7 +20,17 @@ from typing import Any
 
 from ctxwatch.accounting import Accountant, Calibrations, calibrations_of
 from ctxwatch.config import Settings
-from ctxwatch.formats import MAX_COUNT, FormatSpec, Output, Reader, array_of_records, detect, get_format, sniff_file
+from ctxwatch.formats import (
+    MAX_COUNT,
+    FormatSpec,
+    Output,
+    Reader,
+    array_of_records,
+    detect,
+    get_format,
+    not_a_count,
+    sniff_file,
+)
 from ctxwatch.formats.canonical import copy_rank
 from ctxwatch.jsonstream import Record, decode_line, iter_records, read_document, show_value
 from ctxwatch.model import Call, Issue, ParsedCall, Resolved, Usage
@@ -51,19 +61,6 @@ _USAGE_NAMES = {"prompt_total": "prompt tokens", "input_uncached": "uncached inp
                 "web_searches": "web searches"}
 
 
-def _not_a_count(v: object) -> str:
-    """Why ``v`` (a value :func:`_bad_count` rejects) is not a token count, in a few words."""
-    if isinstance(v, str) and v.strip().isascii() and v.strip().isdigit():
-        return "beyond 2**53, more than any window"  # (digits too many to read as a number)
-    if isinstance(v, bool) or not isinstance(v, int | float) or v != v:  # (v != v: NaN)
-        return "not a number"
-    if v < 0:
-        return "negative"
-    if isinstance(v, float) and math.isfinite(v):
-        return "not a whole number"
-    return "beyond 2**53, more than any window"  # (inf: 1e400, or an integer of thousands of digits)
-
-
 def _sanitize(pc: ParsedCall) -> list[Issue]:
     """Make a parsed call's numbers sane in place (negative, huge or non-integer counts, and cache counts above
     the prompt they are part of -> unknown); return the issues."""
@@ -88,7 +85,7 @@ def _sanitize(pc: ParsedCall) -> list[Issue]:
                                                        "output", "reasoning", "cache_write_1h", "web_searches")}
         wrong = {f: v for f, v in fields_.items() if _bad_count(v)}
         if wrong:
-            bad += [f"{_USAGE_NAMES[f]} {show_value(v)} ({_not_a_count(v)})" for f, v in wrong.items()]
+            bad += [f"{_USAGE_NAMES[f]} {show_value(v)} ({not_a_count(v)})" for f, v in wrong.items()]
             unknown: dict[str, Any] = dict.fromkeys(wrong)
             if pc.provider == "anthropic" and wrong.keys() & {"input_uncached", "cache_read", "cache_write"}:
                 # Anthropic's prompt is the sum of these parts: with one of them damaged it is unknown too
@@ -115,12 +112,12 @@ def _sanitize(pc: ParsedCall) -> list[Issue]:
             pc.usage = replace(u, cache_write_1h=None, damaged=True)
     if _bad_count(pc.window) or pc.window == 0:
         zero = pc.window.__class__ is int and pc.window == 0
-        bad.append(f"context window {show_value(pc.window)} ({'zero' if zero else _not_a_count(pc.window)})")
+        bad.append(f"context window {show_value(pc.window)} ({'zero' if zero else not_a_count(pc.window)})")
         pc.window = None
     why = "treated as unknown"
     elsewhere: list[Issue] = []
     if _bad_count(pc.max_output_tokens):
-        what = f"max output tokens {show_value(pc.max_output_tokens)} ({_not_a_count(pc.max_output_tokens)})"
+        what = f"max output tokens {show_value(pc.max_output_tokens)} ({not_a_count(pc.max_output_tokens)})"
         if pc.extra.get("input_path"):
             # A joined batch call's request, which holds this value, is in its input file (ctxwatch.formats.batch
             # names it and the line in extra): the issue names that line, not the result's.

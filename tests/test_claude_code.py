@@ -1326,3 +1326,45 @@ def test_session_totals_sum_the_parts_over_the_calls_with_a_prompt(tmp_path: Pat
     prompt, read, write_ = (sum(c[k] for c in rest) for k in ("prompt", "cache_read", "cache_write"))
     assert (s["input_tokens"], s["cache_read_tokens"], s["cache_write_tokens"], s["input_uncached_tokens"]) == (
         prompt, read, write_, prompt - read - write_)
+
+
+@pytest.mark.parametrize(("pre", "post", "expected"), [
+    (-5, None, {"preTokens": "-5 (negative)"}),
+    # (a number of 16 digits or more is shown in short: 2**53 = 9,007,199,254,740,992 as 9.01e+15)
+    (1.5, 2**53, {"preTokens": "1.5 (not a whole number)",
+                  "postTokens": "9.01e+15 (beyond 2**53, more than any window)"}),
+    (True, "1e3", {"preTokens": "true (not a number)", "postTokens": "'1e3' (not a number)"}),
+    ("2048", 2048.0, {}),  # (a string of digits and an integral float still count)
+])
+def test_a_compaction_size_that_is_not_a_count_is_reported_with_file_and_line(
+        tmp_path: Path, shared_logs: Path, pre: object, post: object, expected: dict[str, str]) -> None:
+    """A ``compact_boundary``'s ``compactMetadata.preTokens`` / ``postTokens`` that is negative, not whole, a bool,
+    not a number or 2**53 and more became unknown in silence; it is unknown and an ``implausible_value`` issue on
+    the boundary's line, as a damaged usage count is.  Built from the sample's real boundary line (line 55)."""
+    from click.testing import CliRunner
+
+    from ctxwatch.cli import main
+
+    lines = (shared_logs / "claude-code" / COMPACTION).read_text().splitlines()
+    (at,) = [i for i, t in enumerate(lines) if '"compact_boundary"' in t]
+    boundary = json.loads(lines[at])
+    assert boundary["compactMetadata"] == {"trigger": "auto", "preTokens": 170251}
+    boundary["compactMetadata"]["preTokens"] = pre
+    if post is not None:
+        boundary["compactMetadata"]["postTokens"] = post
+    lines[at] = json.dumps(boundary)
+    path = tmp_path / "cc.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    res = CliRunner().invoke(main, ["report", "--json", str(path)])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.output)
+    found = {i["message"].split(" ", 1)[0]: i for i in doc["issues"] if i["kind"] == "implausible_value"}
+    assert sorted(found) == sorted(f"compactMetadata.{k}" for k in expected)
+    for key, what in expected.items():
+        issue = found[f"compactMetadata.{key}"]
+        assert (issue["file"], issue["line"]) == (str(path), at + 1)
+        assert issue["message"] == f"compactMetadata.{key} {what}: treated as unknown"
+    (marker,) = [c["compaction"] for c in doc["calls"] if c["compaction"]]
+    want_pre = 2048 if pre == "2048" else None
+    want_post = 2048 if post == 2048.0 else None
+    assert (marker["pre_tokens"], marker["post_tokens"], marker["line"]) == (want_pre, want_post, at + 1)

@@ -13,6 +13,7 @@ Whole-file JSON documents (SWE-agent ``.traj``, Inspect ``.json``/``.eval``, Ope
 from __future__ import annotations
 
 import importlib
+import math
 import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -169,6 +170,21 @@ def count_or_none(value: Any) -> int | None:
     (:data:`MAX_COUNT`) and more: ``1e300`` is an integral float, which a JSON output could not hold as an int)."""
     n = usage_count(value)
     return n if n.__class__ is int and 0 <= n < MAX_COUNT else None
+
+
+def not_a_count(v: object) -> str:
+    """Why ``v``, a value :func:`count_or_none` rejects (negative, beyond 2**53, not a whole number, not a number),
+    is not a token count, in a few words for an ``implausible_value`` issue: the run's and the readers' one
+    wording."""
+    if isinstance(v, str) and v.strip().isascii() and v.strip().isdigit():
+        return "beyond 2**53, more than any window"  # (digits too many to read as a number)
+    if isinstance(v, bool) or not isinstance(v, int | float) or v != v:  # (v != v: NaN)
+        return "not a number"
+    if v < 0:
+        return "negative"
+    if isinstance(v, float) and math.isfinite(v):
+        return "not a whole number"
+    return "beyond 2**53, more than any window"  # (inf: 1e400, or an integer of thousands of digits)
 
 
 def register(spec: FormatSpec) -> FormatSpec:

@@ -40,8 +40,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from ctxwatch.formats import FormatSpec, Output, Reader, Sniff, count_or_none, register, usage_count
-from ctxwatch.jsonstream import Record, json_text
+from ctxwatch.formats import FormatSpec, Output, Reader, Sniff, count_or_none, not_a_count, register, usage_count
+from ctxwatch.jsonstream import Record, json_text, show_value
 from ctxwatch.model import (
     MAX_PLAUSIBLE_PROMPT,
     Issue,
@@ -271,6 +271,16 @@ def implausible_note(usage: Any, model: str | None) -> str | None:
     limit = (f"the {window:,}-token window of {model}" if window
              else f"the {MAX_PLAUSIBLE_PROMPT:,} tokens of the largest windows")
     return f"{what}, more than {limit}: implausible, so no occupancy (kept in token totals and cost as reported)"
+
+
+def _damaged_sizes(path: str, line: int, sizes: dict[str, Any]) -> list[Output]:
+    """An ``implausible_value`` issue on ``line`` for each of a ``compact_boundary``'s ``compactMetadata`` sizes
+    (``sizes``: key -> raw JSON value) that is there but no token count (:func:`count_or_none`: negative, 2**53
+    or more, not a whole number, a bool), as the run reports a damaged usage count: the size is unknown, and
+    said to be, never dropped in silence.  An absent or ``null`` size is no damage (older versions log none)."""
+    return [Issue(path, line, "implausible_value",
+                  f"compactMetadata.{key} {show_value(raw)} ({not_a_count(usage_count(raw))}): treated as unknown")
+            for key, raw in sizes.items() if raw is not None and count_or_none(raw) is None]
 
 
 def content_parts(content: Any, *, tool_result_id: str | None = None) -> list[Part]:
@@ -581,6 +591,7 @@ class ClaudeCodeReader(Reader):
                     "line": rec.line,
                 }
                 self._pending_session[node.context] = _session_id(v)
+                return _damaged_sizes(self.path, rec.line, {"preTokens": pre, "postTokens": post})
         elif "uuid" in v:
             self._node_for(v, rec, "other")  # progress, attachment, ...: links of the chain only
         return []
