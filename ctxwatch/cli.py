@@ -367,12 +367,13 @@ def report_cmd(paths: tuple[str, ...], config: str | None, window: int | None, b
 
 def _shown_parts(c: dict[str, Any]) -> tuple[str, str]:
     """The floor and history cells of a ``report --json`` call object, as the dashboard shows them: the
-    ``calibrated`` breakdown marked ``≈`` where there is one (:func:`ctxwatch.model.shown_breakdown`), else the
-    accounted numbers, ``~`` marking an inferred one."""
+    ``calibrated`` breakdown marked ``≈`` where there is one (:func:`ctxwatch.model.shown_breakdown`; a count of
+    0 unmarked, as scaling leaves it 0), else the accounted numbers, ``~`` marking an inferred one."""
     cal = c["calibrated"]
     if cal is not None:
-        history = _fmt_int(cal["history_tokens"]) + ("≈" if cal["history_tokens"] is not None else "")
-        return _fmt_int(cal["floor_tokens"]) + "≈", history
+        # (the raw count decides, as shown_breakdown's source does: a 0 scaled is still 0, not calibrated)
+        return (_fmt_int(cal["floor_tokens"]) + ("≈" if c["floor_tokens"] else ""),
+                _fmt_int(cal["history_tokens"]) + ("≈" if c["history_tokens"] else ""))
     return (_fmt_int(c["floor_tokens"]) + ("~" if c["floor_source"] == "inferred" else ""),
             _fmt_int(c["history_tokens"]) + ("~" if c["history_source"] == "inferred" else ""))
 

@@ -201,6 +201,8 @@ def plan_cmd(paths: tuple[str, ...], call_number: int | None, call_index: int | 
     plan = plan_call(pc, policy, counter, counts=counts)
     win = policy.window
     floor_note = None
+    # (a floor of 0 scaled is still 0: nothing was calibrated, as report shows it, unmarked)
+    calibrated_floor = counts.floor_scale is not None and plan.floor_tokens > 0
     if pc.system is None or pc.history_reported_only:
         floor_note = f"{call.floor_src}: this format does not log the system prompt and tools"
     if as_json:
@@ -210,7 +212,7 @@ def plan_cmd(paths: tuple[str, ...], call_number: int | None, call_index: int | 
                f"window={win:,}  tokenizer={plan.tokenizer}{'' if counter.exact else ' (estimate)'}")
     floor = (f"floor {plan.floor_tokens:,} ({floor_note})" if floor_note else
              f"floor: system {plan.system_tokens:,} + tools {plan.tools_tokens:,} = {plan.floor_tokens:,}"
-             + (" (calibrated, as report shows it)" if counts.floor_scale is not None else ""))
+             + (" (calibrated, as report shows it)" if calibrated_floor else ""))
     if plan.pinned_tokens:
         # (history messages no plan evicts: report counts them as history, so they are named apart from the floor)
         pinned = [m for m in plan.messages if m.fate == "pinned" and m.source_index is not None]
@@ -227,7 +229,7 @@ def plan_cmd(paths: tuple[str, ...], call_number: int | None, call_index: int | 
     if call.prompt_implausible:
         _echo(f"the reported prompt is implausible ({implausible_what(call)}): sizes are {plan.tokenizer} counts, "
               "not scaled to it")
-    if counts.floor_scale is not None:
+    if calibrated_floor:
         # (4 places, as report --json gives the calibration and estimate_ratio)
         cal = factors.factor(call)
         why = (f"this call's own reported/estimated ratio, as {call.model or '?'}'s calibration"

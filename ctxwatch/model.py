@@ -539,7 +539,8 @@ class Breakdown:
     Attributes:
         system_tokens / tools_tokens / floor_tokens / history_tokens: as in :class:`Call`, calibrated or not
             (``None`` = unknown).  Calibrated, system + tools add up to the floor.
-        floor_src / history_src: their sources; :attr:`Src.CALIBRATED` where the estimate was scaled.
+        floor_src / history_src: their sources; :attr:`Src.CALIBRATED` where the estimate was scaled (not for a
+            count of 0, which scaling leaves 0).
         factor: what the estimates were scaled by (dimensionless): the calibration of the call's model, or the
             call's own reported / estimated ratio where the calibration would put them above the prompt the call
             reports; ``None`` when nothing was scaled (the numbers are the call's own).
@@ -576,7 +577,8 @@ def shown_breakdown(call: Call, calibration: float | None) -> Breakdown:
     tools) with a tokenizer that is not the model's own (``exact`` False: Claude, Gemini, counted with
     ``o200k_base``) and ``calibration`` is given (the median reported / estimated prompt ratio of the call's
     model in the run, else the run's: :class:`ctxwatch.accounting.Calibrations`), the estimates are scaled by
-    it and marked :attr:`Src.CALIBRATED`, so that they add up to about what the provider counts.  Where the
+    it and marked :attr:`Src.CALIBRATED` (a floor or history of 0 tokens keeps its own source: scaling leaves it
+    0, so it is shown as a plain 0), so that they add up to about what the provider counts.  Where the
     calibration would scale the call's estimate above the prompt the call reports, the call's own ratio scales
     it instead: a part is never more than the whole the provider counted (failure case B01: a floor of 1,053
     estimated tokens "calibrated" to 2,007 in a reported prompt of 1,234).  The floor is rounded to whole
@@ -611,8 +613,11 @@ def shown_breakdown(call: Call, calibration: float | None) -> Breakdown:
         system = None if system is None else round(system * factor)
         tools = None if tools is None else round(tools * factor)
     history = call.history_tokens
-    return Breakdown(system, tools, scaled, Src.CALIBRATED, None if history is None else round(history * factor),
-                     Src.CALIBRATED if history is not None else call.history_src, factor, capped)
+    # A count of 0 scaled is still exactly 0 (a probe with no system prompt and tools): nothing was calibrated,
+    # so it keeps its own source and is shown as a plain 0, never "0≈".
+    return Breakdown(system, tools, scaled, Src.CALIBRATED if floor else call.floor_src,
+                     None if history is None else round(history * factor),
+                     Src.CALIBRATED if history else call.history_src, factor, capped)
 
 
 def implausible_what(call: Call) -> str:

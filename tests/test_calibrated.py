@@ -70,6 +70,12 @@ def expected(doc: dict[str, Any], call: dict[str, Any]) -> dict[str, int]:
     return {"system": parts[0], "tools": parts[1], "floor": floor, "history": round(call["history_tokens"] * f)}
 
 
+def cell(raw: int, value: int) -> str:
+    """A calibrated floor or history cell as the table shows it: ``value`` marked ``≈``, but for a raw count of 0,
+    which any factor leaves 0 (nothing was calibrated: a plain ``0``)."""
+    return f"{value:,}" + ("≈" if raw else "")
+
+
 @pytest.fixture(scope="module")
 def trace(shared_logs: Path) -> tuple[Path, dict[str, Any]]:
     path = shared_logs.joinpath(*TRACE)
@@ -111,7 +117,8 @@ def test_text_report_shows_the_calibrated_floor_and_history(trace: tuple[Path, d
             continue
         want = expected(doc, c)
         cells = rows[c["index"] + 1]
-        assert cells[4:6] == [f"{want['floor']:,}≈", f"{want['history']:,}≈"], cells
+        assert cells[4:6] == [cell(c["floor_tokens"], want["floor"]), cell(c["history_tokens"], want["history"])], \
+            cells
     assert rows[13][4:6] == ["13,681≈", "1,913≈"]
     # the parts now add up to the reported prompt, but for the calibration's error on this call (80 tokens)
     c = doc["calls"][12]
@@ -202,7 +209,7 @@ async def test_dashboard_shows_the_calibrated_floor_and_history(trace: tuple[Pat
             if c["calibrated"] is not None:
                 want = expected(doc, c)
                 assert (table.cell(row, "floor"), table.cell(row, "history")) == (
-                    f"{want['floor']:,}≈", f"{want['history']:,}≈")
+                    cell(c["floor_tokens"], want["floor"]), cell(c["history_tokens"], want["history"]))
         table.move_cursor(row=app.view.index(12))
         await pilot.pause()
         assert app.selected_index == 12
@@ -303,3 +310,66 @@ async def test_csv_export_has_the_calibrated_breakdown_the_table_shows(trace: tu
                                                                                     "history"))
         assert abs(float(row["calibration"]) - factor_of(doc, c)) < 5e-5
     assert scaled >= 4 and rows[12]["floor_tokens_calibrated"] == "13681"
+
+
+def probe_indexes(path: Path) -> list[int]:
+    """The calls of the trace that are quota probes sent with no system prompt and no tools (read with plain
+    ``json``): their floor is 0 tokens by hand."""
+    bodies = [json.loads(ln)["request"]["body"] for ln in path.read_text().splitlines() if ln.strip()]
+    return [i for i, b in enumerate(bodies) if b.get("max_tokens") == 1 and "system" not in b and "tools" not in b]
+
+
+def test_a_floor_of_0_is_a_plain_0_in_report_and_plan(trace: tuple[Path, dict[str, Any]]) -> None:
+    """claude-trace's quota probes (no system prompt, no tools) showed a floor of ``0≈`` in report: 0 scaled by
+    any calibration is 0, so nothing was calibrated.  It is a plain 0 (their history, 5 tokens here, is still
+    marked), and plan no longer calls a floor of 0 calibrated."""
+    path, doc = trace
+    probes = probe_indexes(path)
+    assert len(probes) == 6
+    rows = report_rows(run("report", str(path)))
+    for i in probes:
+        c = doc["calls"][i]
+        assert c["calibrated"] is not None and c["floor_tokens"] == 0 and c["history_tokens"] > 0
+        assert rows[i + 1][4:6] == ["0", f"{expected(doc, c)['history']:,}≈"], rows[i + 1]
+    text = run("plan", str(path), "--call", str(probes[-1] + 1))
+    assert "floor: system 0 + tools 0 = 0;" in text and "calibrated" not in text and "≈" not in text
+
+
+async def test_a_floor_of_0_is_a_plain_0_on_the_dashboard(trace: tuple[Path, dict[str, Any]]) -> None:
+    """The table, the bar's legend, the detail's header and the eviction preview of a quota probe showed its floor
+    as ``0≈``; it is a plain 0 there too, and the history beside it stays marked."""
+    from test_ui_common import open_preview
+
+    from ctxwatch.ui.app import CtxwatchApp
+    from ctxwatch.ui.widgets import CallsTable, ContextBar
+
+    path, doc = trace
+    probe = probe_indexes(path)[-1]
+    c = doc["calls"][probe]
+    history = f"{expected(doc, c)['history']:,}≈"
+    app = CtxwatchApp(str(path))
+    async with app.run_test(size=(160, 40)) as pilot:
+        await loaded(pilot, 14)
+        assert app.main is not None
+        for _ in range(len(app.contexts)):  # (the table shows one context: main first, then c cycles)
+            if app.context == c["context"]:
+                break
+            await pilot.press("c")
+            await pilot.pause()
+        assert app.context == c["context"] == "probe"
+        table = app.main.query_one(CallsTable)
+        row = app.view.index(probe)
+        assert (table.cell(row, "floor"), table.cell(row, "history")) == ("0", history)
+        table.move_cursor(row=row)
+        await pilot.pause()
+        assert app.selected_index == probe
+        bar = " ".join(str(app.main.query_one(ContextBar).render()).split())
+        assert "floor 0 " in bar and "0≈" not in bar and f"history {history}" in bar
+        screen = await open_detail(pilot)
+        head = " ".join(str(screen.query_one("#detail-head").render()).split())
+        assert f"floor 0 · history {history}" in head and "0≈" not in head
+        await pilot.press("escape")
+        await pilot.pause()
+        screen = await open_preview(pilot)
+        assert screen.plan.floor_tokens == 0
+        assert "0≈" not in str(screen.query_one("#plan-head").render())

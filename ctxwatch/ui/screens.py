@@ -741,8 +741,9 @@ class PlanScreen(Screen[None]):
                 f"estimated {tx.tokens(tools_estimate)}"
             head.append(f" · tool schemas {tx.tokens(plan.tools_tokens)}: sized to the provider's count ({what})",
                         "dim")
-        elif getattr(self._counts, "floor_scale", None) is not None:
-            # (as plan says it: the floor is the calibrated one the main screen shows)
+        elif getattr(self._counts, "floor_scale", None) is not None and plan.floor_tokens:
+            # (as plan says it: the floor is the calibrated one the main screen shows; a floor of 0 is not
+            # calibrated, scaling leaves it 0, so it gets no ≈ and the branch below says how the messages scale)
             head.append(f" · floor {tx.tokens(plan.floor_tokens)}≈ calibrated ×{self._counts.floor_scale:.4f}, "
                         f"messages ×{scale:.4f}: scaled to the provider's count ({self.call.tokenizer} counts in "
                         "the detail view)", "dim")
