@@ -32,12 +32,7 @@ from ctxwatch.config import DEFAULT_RESERVE, Settings
 from ctxwatch.jsonstream import json_text
 from ctxwatch.model import Breakdown, Call, MessageStat, ParsedCall, Src, implausible_prompt, shown_breakdown
 from ctxwatch.tokens import REPLY_PRIMER, Counter, counter_for, message_key, text_key
-from ctxwatch.windows import (
-    ANTHROPIC_LONG_CONTEXT_WINDOW,
-    ANTHROPIC_STANDARD_WINDOW,
-    has_long_context,
-    resolve_window,
-)
+from ctxwatch.windows import proves_long_context, resolve_window
 
 #: Calls (with both a reported and an estimated prompt) needed before the median of their reported/estimated
 #: ratios calibrates the estimates of a tokenizer that is not the model's own (:func:`calibration_factor`).
@@ -171,13 +166,12 @@ class Accountant:
 
     def note_window_evidence(self, pc: ParsedCall, index: int) -> None:
         """Learn from call ``index`` what its context's window is: a prompt past 200k tokens of a Claude model
-        that offers the 1M-token beta (:func:`ctxwatch.windows.has_long_context`) means that beta, for this
+        that offers the 1M-token beta (:func:`ctxwatch.windows.proves_long_context`) means that beta, for this
         call and the later calls of its (session, context, model).
         The run calls it for its pending calls in call order before accounting them (:meth:`account` also
         calls it), since calls may be accounted out of order (a compaction's first call before a lazy one)."""
         reported = pc.usage.prompt_total if pc.usage else None
-        if reported.__class__ is int and ANTHROPIC_STANDARD_WINDOW < reported <= ANTHROPIC_LONG_CONTEXT_WINDOW \
-                and has_long_context(pc.model, pc.provider):
+        if proves_long_context(reported, pc.model, pc.provider):
             key = (pc.session, pc.context, pc.model)
             self._long_context[key] = min(index, self._long_context.get(key, index))
 

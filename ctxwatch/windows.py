@@ -331,6 +331,17 @@ def has_long_context(model: str | None, provider: str | None = "anthropic") -> b
     return name.startswith("claude") and (catalog_window(model, provider) or 0) > ANTHROPIC_STANDARD_WINDOW
 
 
+def proves_long_context(reported: object, model: str | None, provider: str | None) -> bool:
+    """True when a call's reported prompt (``reported``, tokens) means the 1M-token beta window: a whole count
+    past the standard 200k (:data:`ANTHROPIC_STANDARD_WINDOW`) and within the beta's 1M
+    (:data:`ANTHROPIC_LONG_CONTEXT_WINDOW`; more is implausible, no evidence), of a model that offers the beta
+    (:func:`has_long_context`).  From such a call on, its context's calls resolve with ``long_context``
+    (:func:`resolve_window`): the one rule of the accountant's windows and of the Claude Code reader's
+    ``implausible_usage`` note, so that the two name the same window."""
+    return reported.__class__ is int and ANTHROPIC_STANDARD_WINDOW < reported <= ANTHROPIC_LONG_CONTEXT_WINDOW \
+        and has_long_context(model, provider)
+
+
 def resolve_window(model: str | None, provider: str | None, log_window: int | None,
                    option_window: int | None, *, long_context: bool = False) -> tuple[int | None, Src]:
     """Pick a call's context window and say where it came from.

@@ -1368,3 +1368,50 @@ def test_a_compaction_size_that_is_not_a_count_is_reported_with_file_and_line(
     want_pre = 2048 if pre == "2048" else None
     want_post = 2048 if post == 2048.0 else None
     assert (marker["pre_tokens"], marker["post_tokens"], marker["line"]) == (want_pre, want_post, at + 1)
+
+
+@pytest.mark.parametrize(("model", "prompts", "windows"), [
+    # (Sonnet 4 offers the 1M beta: 500,000 means it; Opus 4.1 has 200,000 only, so 500,000 is implausible)
+    ("claude-sonnet-4-20250514", [500_000], [1_000_000]),
+    ("claude-opus-4-1-20250805", [500_000], [200_000]),
+    # (1,500,000 is past even the beta's 1M, so it proves nothing: the call stays at 200,000, or at the 1M an
+    # earlier call of its context proved)
+    ("claude-sonnet-4-20250514", [1_500_000], [200_000]),
+    ("claude-sonnet-4-20250514", [500_000, 1_500_000], [1_000_000, 1_000_000]),
+    ("claude-opus-4-1-20250805", [150_000, 1_500_000], [200_000, 200_000]),
+])
+def test_the_implausible_note_names_the_window_the_call_has(tmp_path: Path, model: str, prompts: list[int],
+                                                            windows: list[int]) -> None:
+    """The reader's implausible_usage note named the largest window the model can have (1,000,000 for Sonnet 4)
+    while the call's row and its implausible_usage flag gave 200,000, the window it has without proof of the 1M
+    beta.  The note, the row and the flag name one window.  Windows by hand: Anthropic's standard 200,000; a
+    prompt past it and within 1,000,000 of a model with the beta means the beta for that call and the later
+    calls of its context."""
+    import re
+
+    from click.testing import CliRunner
+
+    from ctxwatch.cli import main
+
+    recs: list[dict] = []
+    parent = None
+    for i, p in enumerate(prompts, 1):
+        recs.append(_cc_user(f"u{i}", parent))
+        rec = _cc_prompt(f"a{i}", f"u{i}", f"msg_{i}", p - 1006)
+        rec["message"]["model"] = model
+        recs.append(rec)
+        parent = f"a{i}"
+    path = write(tmp_path, "s1.jsonl", recs)
+    res = CliRunner().invoke(main, ["report", "--json", str(path)])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.output)
+    assert [c["prompt_tokens_reported"] for c in doc["calls"]] == prompts
+    assert [c["window"] for c in doc["calls"]] == windows
+    implausible = [i for i, (p, w) in enumerate(zip(prompts, windows, strict=True)) if p > w]
+    notes = {i["line"]: i["message"] for i in doc["issues"] if i["kind"] == "implausible_usage"}
+    flags = {f["call"]: f["reason"] for f in doc["flags"] if f["kind"] == "implausible_usage"}
+    assert sorted(notes) == [2 * i + 2 for i in implausible] and sorted(flags) == implausible
+    for i in implausible:
+        w = f"{windows[i]:,}"
+        assert re.search(r"more than the ([\d,]+)-token window", notes[2 * i + 2]).group(1) == w, notes
+        assert re.search(r"exceeds the ([\d,]+)-token window", flags[i]).group(1) == w, flags

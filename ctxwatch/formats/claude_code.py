@@ -55,7 +55,7 @@ from ctxwatch.model import (
     implausible_prompt,
 )
 from ctxwatch.tokens import image_size_from_base64
-from ctxwatch.windows import largest_window
+from ctxwatch.windows import largest_window, proves_long_context, resolve_window
 
 NAME = "claude-code"
 
@@ -239,19 +239,10 @@ def _has_prompt(usage: Any, model: str | None) -> bool:
 _MAX_COUNT = 2**53
 
 
-def implausible_note(usage: Any, model: str | None) -> str | None:
-    """The ``implausible_usage`` note of a Claude Code call whose kept ``message.usage`` block (``usage``)
-    reports a prompt no request of ``model`` can have (failure case B13), or ``None``.
-
-    The rule is :func:`_has_prompt`'s, which is the accountant's for a call whose system prompt and tools are
-    not logged (no estimate can confirm the report, :func:`ctxwatch.model.estimate_confirms`): a prompt
-    (``input_tokens + cache_creation_input_tokens + cache_read_input_tokens``, tokens) of 0, or above the
-    largest window the model can have (:func:`ctxwatch.windows.largest_window`; 10,000,000 tokens,
-    :data:`~ctxwatch.model.MAX_PLAUSIBLE_PROMPT`, for a model the catalogue does not know).  A block whose
-    counts are not all whole counts below 2**53 gets no note: the run reports that damage and the prompt is
-    unknown, not implausible.  The note says what the flag ``implausible_usage`` says of it, in the Codex
-    reader's words (``ctxwatch.formats.codex``): the call has no occupancy, and the report stays in the token
-    totals and the cost (a 0 is in neither)."""
+def _whole_prompt(usage: Any) -> tuple[Usage, int] | None:
+    """The normalized usage block and its prompt (tokens) when its three parts are all whole counts below 2**53,
+    as the run keeps them (:func:`ctxwatch.run._sanitize` makes the prompt of a damaged part unknown), else
+    ``None``."""
     u = anthropic_usage(usage)
     if u is None:
         return None
@@ -261,13 +252,36 @@ def implausible_note(usage: Any, model: str | None) -> str | None:
     prompt = u.prompt_total
     if prompt is None or prompt >= _MAX_COUNT:
         return None
-    window = largest_window(model, "anthropic")
-    if not implausible_prompt(prompt, window):
+    return u, prompt
+
+
+def implausible_note(usage: Any, model: str | None, *, long_context: bool = False) -> str | None:
+    """The ``implausible_usage`` note of a Claude Code call whose kept ``message.usage`` block (``usage``)
+    reports a prompt no request of ``model`` can have (failure case B13), or ``None``.
+
+    The rule is :func:`_has_prompt`'s, which is the accountant's for a call whose system prompt and tools are
+    not logged (no estimate can confirm the report, :func:`ctxwatch.model.estimate_confirms`): a prompt
+    (``input_tokens + cache_creation_input_tokens + cache_read_input_tokens``, tokens) of 0, or above the
+    largest window the model can have (:func:`ctxwatch.windows.largest_window`; 10,000,000 tokens,
+    :data:`~ctxwatch.model.MAX_PLAUSIBLE_PROMPT`, for a model the catalogue does not know).  The window the note
+    names is the call's own, as the table and the flag give it: :func:`ctxwatch.windows.resolve_window`, with
+    ``long_context`` when a call of its context (this one or an earlier one) proved the 1M-token beta
+    (:func:`ctxwatch.windows.proves_long_context`); without that proof a Sonnet 4 call is at 200,000, and a
+    report above even the beta's 1M does not prove it.  A block whose counts are not all whole counts below
+    2**53 gets no note: the run reports that damage and the prompt is unknown, not implausible.  The note says
+    what the flag ``implausible_usage`` says of it, in the Codex reader's words (``ctxwatch.formats.codex``):
+    the call has no occupancy, and the report stays in the token totals and the cost (a 0 is in neither)."""
+    whole = _whole_prompt(usage)
+    if whole is None:
+        return None
+    u, prompt = whole
+    if not implausible_prompt(prompt, largest_window(model, "anthropic")):
         return None
     what = (f"usage reports {prompt:,} prompt tokens (input {u.input_uncached:,} + cache write {u.cache_write:,} + "
             f"cache read {u.cache_read:,})")
     if prompt <= 0:
         return f"{what}, and every request has a prompt: implausible, so no occupancy"
+    window = resolve_window(model, "anthropic", None, None, long_context=long_context)[0]
     limit = (f"the {window:,}-token window of {model}" if window
              else f"the {MAX_PLAUSIBLE_PROMPT:,} tokens of the largest windows")
     return f"{what}, more than {limit}: implausible, so no occupancy (kept in token totals and cost as reported)"
@@ -394,6 +408,7 @@ class _CallState:
     implausible: str | None = None  # the implausible_usage note given for the kept usage (given once)
     lazy: bool = False  # summary pass: sent without history (the context's floor is known)
     floor_key: tuple[str | None, str] = (None, "")  # (session, context) whose floor it belongs to
+    ordinal: int = 0  # calls of the file before it: its place in the run's order (Call.index) within the file
     _message: Message | None = None
 
     def add(self, uid: str, rec: Record, parts: list[Part], tool_calls: int, usage: dict[str, Any] | None,
@@ -483,6 +498,9 @@ class ClaudeCodeReader(Reader):
         self._last_node: dict[bool, str] = {}  # is-sidechain -> uuid of the latest node (lines w/o parentUuid)
         self._dirty: dict[str, _CallState] = {}  # coalesce: calls updated since they were last emitted
         self._pending_session: dict[str, str | None] = {}  # context -> session of its pending compaction
+        # (session, context, model) -> ordinal of its first call that proved the 1M-token beta window (it and
+        # the later calls have it), as the accountant keeps it by call index
+        self._long_context: dict[tuple[str | None, str, str | None], int] = {}
         self.agent_progress_lines = 0  # progress lines copying a subagent's messages (never counted)
 
     def pending_compactions(self) -> dict[str, dict[str, Any]]:
@@ -698,7 +716,8 @@ class ClaudeCodeReader(Reader):
             call = _CallState(
                 key=key, context=ctx, parent=parent, session=sid,
                 model=model, timestamp=iso_seconds(v.get("timestamp")), history=history,
-                compaction=self._pending.pop(ctx, None), extra=extra, lazy=lazy, floor_key=fkey)
+                compaction=self._pending.pop(ctx, None), extra=extra, lazy=lazy, floor_key=fkey,
+                ordinal=len(self._calls))
             self._calls[key] = call
             if not lazy:
                 previous = self._latest.get(ctx)
@@ -827,7 +846,14 @@ class ClaudeCodeReader(Reader):
         call's key (``Issue.call_key``: a copy of the call in another file, a resumed session, gives it once);
         a later line whose usage changes it withdraws it (:class:`Resolved`) and gives the new one, if any."""
         pc = self._parsed(call)
-        note = implausible_note(call.best, call.model)
+        # (the accountant's window evidence, Accountant.note_window_evidence, kept here by the same rule and key,
+        # so that the note names the window the call's row and flag give)
+        ctx_key = (call.session, call.context, call.model)
+        whole = _whole_prompt(call.best)
+        if whole is not None and proves_long_context(whole[1], call.model, "anthropic"):
+            self._long_context[ctx_key] = min(call.ordinal, self._long_context.get(ctx_key, call.ordinal))
+        since = self._long_context.get(ctx_key)
+        note = implausible_note(call.best, call.model, long_context=since is not None and call.ordinal >= since)
         if note == call.implausible:
             return [pc]
         out: list[Output] = [pc]
