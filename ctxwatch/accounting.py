@@ -44,11 +44,36 @@ from ctxwatch.windows import proves_long_context, resolve_window
 MIN_CALIBRATION_CALLS = 3
 
 
+#: Largest calibration factor, and its inverse the smallest, that a tokenizer gap can explain (dimensionless).
+#: Tokenizers of current models differ from ``o200k_base`` by tens of percent (measured on the real samples:
+#: 1.137 on claude-trace's Sonnet 4 calls, 1.223 on the Anthropic batch; Anthropic says its newer tokenizer uses
+#: up to ~35 % more tokens than its older one for the same text).  A median ratio of 2 or more (or 1/2 or less)
+#: says the log does not show what the provider counted (a wrapper that logs part of the request, a prompt
+#: counted elsewhere): scaling by it would show numbers the log cannot support (a new user saw a floor of
+#: 37,500 "calibrated" from a 3-token system prompt, x10,416.7), so such a median calibrates nothing and the
+#: estimates are compared raw (``estimate_disagrees`` says why).
+MAX_CALIBRATION = 2.0
+
+
+def median_ratio(ratios: Sequence[float]) -> float | None:
+    """The median of ``ratios`` (reported / estimated prompt tokens, one per call; dimensionless) once there are
+    :data:`MIN_CALIBRATION_CALLS` of them, whether or not it is a plausible calibration; else ``None``."""
+    return statistics.median(ratios) if len(ratios) >= MIN_CALIBRATION_CALLS else None
+
+
+def plausible_calibration(factor: float | None) -> bool:
+    """True for a median ratio (dimensionless) that a tokenizer gap can explain: within
+    [1 / :data:`MAX_CALIBRATION`, :data:`MAX_CALIBRATION`]."""
+    return factor is not None and 1 / MAX_CALIBRATION < factor < MAX_CALIBRATION
+
+
 def calibration_factor(ratios: Sequence[float]) -> float | None:
     """The calibration of a tokenizer's estimates: the median of ``ratios`` (reported / estimated prompt tokens,
     one per call; dimensionless), or ``None`` with fewer than :data:`MIN_CALIBRATION_CALLS` of them (too few to
-    tell a tokenizer gap from one call's missing content: nothing is calibrated)."""
-    return statistics.median(ratios) if len(ratios) >= MIN_CALIBRATION_CALLS else None
+    tell a tokenizer gap from one call's missing content: nothing is calibrated) or when the median is no
+    tokenizer gap (:func:`plausible_calibration`: the log does not show what was counted)."""
+    factor = median_ratio(ratios)
+    return factor if plausible_calibration(factor) else None
 
 
 @dataclass(frozen=True, slots=True)

@@ -100,11 +100,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ctxwatch.accounting import (
+    MAX_CALIBRATION,
     MIN_CALIBRATION_CALLS,
     NO_CALIBRATION,
     Calibrations,
     calibration_factor,
     calibrations_of,
+    median_ratio,
 )
 from ctxwatch.config import Settings
 from ctxwatch.drift import (
@@ -762,6 +764,7 @@ def _analyze_stream(cs: list[Call], st: Settings, context: str, reset_set: set[i
         if len(first_texts) < OBSERVED_BASELINE and txt and txt.strip():
             first_texts.append(txt)
     cal = calibration_factor(ratios)
+    rejected = median_ratio(ratios) if cal is None else None  # (a median no tokenizer gap explains)
     occs = [_occupancy(c, cal) for c in cs]
     drops, outliers = _drops_and_outliers(cs, occs, reset_set)
     obs_rule = observed_rule(first_texts)
@@ -1033,7 +1036,7 @@ def _analyze_stream(cs: list[Call], st: Settings, context: str, reset_set: set[i
         e = c.prompt_estimated
         # a call without a comparison (no reported prompt or estimate) neither extends nor ends a streak
         if occ is not None and reported and e:
-            cmp = _estimate_check(c, reported, e, cal, len(ratios))
+            cmp = _estimate_check(c, reported, e, cal, len(ratios), rejected)
             if cmp is not None:
                 diff, tol_desc, what, meaning = cmp
                 if estimate_streak is None:
@@ -1196,8 +1199,8 @@ def _response_features(text: str | None, rule: FormatRule | None, sys_text: str 
     return got
 
 
-def _estimate_check(c: Call, reported: int, e: int, cal: float | None, n_ratios: int
-                    ) -> tuple[float, str, str, str] | None:
+def _estimate_check(c: Call, reported: int, e: int, cal: float | None, n_ratios: int,
+                    rejected: float | None = None) -> tuple[float, str, str, str] | None:
     """Whether call ``c``'s estimate ``e`` disagrees with its reported prompt ``reported`` (tokens): ``None``
     when it agrees, else ``(difference as a fraction of the report, the tolerance said in the reason, what
     was compared, what it means)``.
@@ -1209,7 +1212,9 @@ def _estimate_check(c: Call, reported: int, e: int, cal: float | None, n_ratios:
     calibration (the other calls' content, or the median of a few calls).  Without a calibration (fewer than
     :data:`~ctxwatch.accounting.MIN_CALIBRATION_CALLS` calls) the raw estimate is compared within
     :data:`ESTIMATE_WARN`, the most that tokenizers differ by: only a gap beyond that says the log and the
-    request differ.  Under :data:`ESTIMATE_MIN_TOKENS` nothing disagrees.  The meaning follows the numbers:
+    request differ.  So it is when the median ratio ``rejected`` of enough calls is no tokenizer gap
+    (:func:`~ctxwatch.accounting.plausible_calibration`), and the reason says so.  Under
+    :data:`ESTIMATE_MIN_TOKENS` nothing disagrees.  The meaning follows the numbers:
     where the calibrated estimate and the raw one lie on two sides of the report, the reason says so.
     """
     def off(x: float, tol: float) -> bool:
@@ -1223,8 +1228,10 @@ def _estimate_check(c: Call, reported: int, e: int, cal: float | None, n_ratios:
             what, tol_desc = f"estimate {_n(e)} (the model's own tokenizer)", ""
         else:
             calls = f"{n_ratios} call{'s' if n_ratios != 1 else ''}"
-            what = (f"estimate {_n(e)} ({c.tokenizer}, not the model's tokenizer, uncalibrated: {calls} with a "
-                    f"reported and an estimated prompt, {MIN_CALIBRATION_CALLS} needed)")
+            why = (f"the median reported/estimated ratio of its {calls}, {rejected:,.3f}, is more than tokenizers "
+                   f"differ by (1/{MAX_CALIBRATION:g} to {MAX_CALIBRATION:g})" if rejected is not None else
+                   f"{calls} with a reported and an estimated prompt, {MIN_CALIBRATION_CALLS} needed")
+            what = f"estimate {_n(e)} ({c.tokenizer}, not the model's tokenizer, uncalibrated: {why})"
             tol_desc = f", more than tokenizers differ ({100 * ESTIMATE_WARN:.0f}%)"
         est = float(e)
     else:

@@ -437,16 +437,35 @@ def test_three_calls_calibrate_with_the_middle_ratio(tmp_path: Path) -> None:
     assert got == [(1, "warn")]
 
 
-def test_a_calibrated_part_is_never_above_the_reported_prompt(tmp_path: Path) -> None:
-    """3 tools, then 2 twice: the median is the 2-tool calls' ratio (about 2.6), which would scale #1's
-    estimate (about 1,060) to about 2,800 in a prompt reported as 1,234.  #1's calibrated parts are scaled by
-    its own reported/estimated ratio instead, and add up to no more than 1,234 (its estimate less the 3-token
-    reply primer, so slightly under).  #1 is flagged, and the reason says on which side each estimate lies:
-    its raw estimate is below the report, only the calibration puts it above."""
+def test_b01_as_written_calibrates_nothing(tmp_path: Path) -> None:
+    """3 tools, then 2 twice, all reporting 1,234: the median is the 2-tool calls' ratio (about 2.6), which
+    would scale #1's estimate (about 1,060) to about 2,800.  That is no tokenizer gap (at most 2, see
+    accounting.MAX_CALIBRATION) but a report the log does not explain: nothing is calibrated, each call's floor
+    stays as counted, below the 1,234 of a call with an empty history (B01's expectation)."""
+    import statistics
+
     doc = _report_doc(write(tmp_path, [b01(3), b01(2), b01(2)]))
+    ratios = [c["prompt_tokens_reported"] / c["prompt_tokens_estimated"] for c in doc["calls"]]
+    assert statistics.median(ratios) > 2
+    assert doc["calibration"] is None and all(c["calibrated"] is None for c in doc["calls"])
+    assert all(c["floor_tokens"] < 1234 for c in doc["calls"])
+    (f,) = [f for f in doc["flags"] if f["kind"] == "estimate_disagrees"]
+    assert f"ratio of its 3 calls, {statistics.median(ratios):,.3f}, is more than tokenizers differ by" in f["reason"]
+
+
+def test_a_calibrated_part_is_never_above_the_reported_prompt(tmp_path: Path) -> None:
+    """3 tools (reporting 1,234, its own ratio about 1.16), then 2 tools twice, reporting 1.5 x their estimate:
+    the median, 1.5, would scale #1's estimate (about 1,060) to about 1,590 in a prompt reported as 1,234.
+    #1's calibrated parts are scaled by its own reported/estimated ratio instead, and add up to no more than
+    1,234 (its estimate less the 3-token reply primer, so slightly under).  #1 is flagged, and the reason says on
+    which side each estimate lies: its raw estimate is below the report, only the calibration puts it above."""
+    two = _report_doc(write(tmp_path, [b01(2)], name="two.jsonl"))["calls"][0]["prompt_tokens_estimated"]
+    later = b01(2)
+    later["response"]["usage"]["input_tokens"] = round(1.5 * two)
+    doc = _report_doc(write(tmp_path, [b01(3), later, later]))
     first = doc["calls"][0]
     own = 1234 / first["prompt_tokens_estimated"]
-    assert doc["calibration"] > own
+    assert doc["calibration"] == round(round(1.5 * two) / two, 4) > own
     cal = first["calibrated"]
     assert cal["floor_tokens"] == round(first["floor_tokens"] * own)
     assert cal["floor_tokens"] + cal["history_tokens"] <= 1234

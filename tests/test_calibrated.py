@@ -373,3 +373,45 @@ async def test_a_floor_of_0_is_a_plain_0_on_the_dashboard(trace: tuple[Path, dic
         screen = await open_preview(pilot)
         assert screen.plan.floor_tokens == 0
         assert "0≈" not in str(screen.query_one("#plan-head").render())
+
+
+def test_calibration_is_a_tokenizer_gap_or_nothing() -> None:
+    """A median ratio of 2 or more (or 1/2 or less) is no tokenizer gap: it calibrates nothing."""
+    from ctxwatch.accounting import calibration_factor
+
+    assert calibration_factor([1.9, 1.95, 1.99]) == 1.95
+    assert calibration_factor([0.55, 0.6, 0.7]) == 0.6
+    assert calibration_factor([2.1, 2.1, 2.1]) is None
+    assert calibration_factor([0.4, 0.45, 0.49]) is None
+    assert calibration_factor([1.1, 1.2]) is None  # (fewer than 3 calls, as before)
+
+
+def test_an_absurd_ratio_is_not_applied_and_the_estimate_is_flagged_with_why(tmp_path: Path) -> None:
+    """A new user's Anthropic records: a 2-word system prompt and one short user message, reporting 150,000 to
+    260,000 input tokens.  The report showed floor 37,500≈ and history 93,750≈, 'calibrated' x10,416.7, with
+    estimate_disagrees on #1 only.  Now nothing is scaled (calibration null, the raw counts shown, unmarked)
+    and every call's raw estimate is flagged, the reason naming the median ratio."""
+    reported = [150_000, 180_000, 200_000, 230_000, 260_000]
+    path = tmp_path / "absurd.jsonl"
+    path.write_text("".join(json.dumps({
+        "timestamp": 1_700_000_000 + 10 * i,
+        "request": {"model": "claude-sonnet-4-20250514", "system": "be brief", "max_tokens": 1000,
+                    "messages": [{"role": "user", "content": "hello there, how are you"}]},
+        "response": {"id": f"msg_{i}", "type": "message", "role": "assistant", "model": "claude-sonnet-4-20250514",
+                     "content": [{"type": "text", "text": "ok"}], "usage": {"input_tokens": p, "output_tokens": 5}},
+    }) + "\n" for i, p in enumerate(reported)))
+    doc = json.loads(run("report", "--json", str(path)))
+    calls = doc["calls"]
+    assert doc["calibration"] is None and all(c["calibration"] is None and c["calibrated"] is None for c in calls)
+    estimates = {c["prompt_tokens_estimated"] for c in calls}
+    (e,) = estimates  # (every request is the same)
+    assert e < 100  # a few words: nowhere near 150,000
+    median = statistics.median(p / e for p in reported)
+    assert median > 2
+    text = run("report", str(path))
+    row = next(line for line in text.splitlines() if line.split()[:2] == ["1", "1"])
+    assert "≈" not in text and row.split()[4:6] == [str(calls[0]["floor_tokens"]), str(calls[0]["history_tokens"])]
+    (f,) = [f for f in doc["flags"] if f["kind"] == "estimate_disagrees"]
+    assert f["severity"] == "warn" and f["evidence"]["calls"] == 5
+    assert f"the median reported/estimated ratio of its 5 calls, {median:,.3f}, is more than tokenizers differ by" \
+        in f["reason"]
