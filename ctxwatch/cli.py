@@ -335,9 +335,10 @@ def report_cmd(paths: tuple[str, ...], config: str | None, window: int | None, b
         legend += "; history~ = inferred (reported prompt minus the context's floor)"
     factors = {c["model"]: c["calibration"] for c in doc["calls"] if c["calibrated"] is not None}
     if factors:
-        legend += ("; ≈ = calibrated: the estimate x its model's median reported/estimated prompt ratio ("
-                   + ", ".join(f"{clean(m or '?')} x{f:.4f}" for m, f in factors.items())
-                   + "; a call's own ratio where that is lower), report --json keeps the raw estimate")
+        legend += ("; ≈ = calibrated: the floor is the estimate x its model's median reported/estimated prompt "
+                   "ratio (" + ", ".join(f"{clean(m or '?')} x{f:.4f}" for m, f in factors.items())
+                   + "), the history the rest of the reported prompt (less the 3-token reply primer; the estimate"
+                   " x the ratio where the call reports none), report --json keeps the raw estimate")
     if any(v is None for c in doc["calls"] for v in (c["floor_tokens"], c["history_tokens"], c["window"],
                                                      c["prompt_tokens_reported"])):
         legend += "; ? = unknown, never guessed (e.g. a log that starts mid-session, or reports no usage)"

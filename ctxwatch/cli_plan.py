@@ -232,8 +232,8 @@ def plan_cmd(paths: tuple[str, ...], call_number: int | None, call_index: int | 
     if calibrated_floor:
         # (4 places, as report --json gives the calibration and estimate_ratio)
         cal = factors.factor(call)
-        why = (f"this call's own reported/estimated ratio, as {call.model or '?'}'s calibration"
-               + (f" {cal:.4f}" if cal is not None else "") + " would put it above the reported prompt"
+        why = (f"capped at the reported prompt, as {call.model or '?'}'s calibration"
+               + (f" {cal:.4f}" if cal is not None else "") + " would put it above it"
                if counts.floor_capped else f"{call.model or '?'}'s calibration, as in report --json")
         _echo(f"the floor is {plan.tokenizer}'s count x{counts.floor_scale:.4f} ({why}); the messages are "
               f"{plan.tokenizer} counts x{counts.scale:.4f}, scaled to the provider's reported count less that "

@@ -541,10 +541,13 @@ class Breakdown:
             (``None`` = unknown).  Calibrated, system + tools add up to the floor.
         floor_src / history_src: their sources; :attr:`Src.CALIBRATED` where the estimate was scaled (not for a
             count of 0, which scaling leaves 0).
-        factor: what the estimates were scaled by (dimensionless): the calibration of the call's model, or the
-            call's own reported / estimated ratio where the calibration would put them above the prompt the call
-            reports; ``None`` when nothing was scaled (the numbers are the call's own).
-        capped: True when :attr:`factor` is the call's own ratio, not the calibration.
+        factor: what the floor was scaled by (dimensionless): the calibration of the call's model, or less where
+            that would put the floor above the prompt the call reports (:attr:`capped`); ``None`` when nothing
+            was scaled (the numbers are the call's own).
+        capped: True when the calibrated floor would not fit in the reported prompt, so the floor is the whole
+            reported prompt (less the reply primer) and :attr:`factor` the ratio that gives it.
+        filled: True when the history is the rest of the reported prompt (reported - reply primer - floor),
+            not its count scaled by :attr:`factor`: the call reports a plausible prompt.
     """
 
     system_tokens: int | None
@@ -555,6 +558,7 @@ class Breakdown:
     history_src: Src
     factor: float | None = None
     capped: bool = False
+    filled: bool = False
 
     @property
     def calibrated(self) -> bool:
@@ -576,30 +580,38 @@ def shown_breakdown(call: Call, calibration: float | None) -> Breakdown:
     The one rule: where the floor is estimated (``floor_src`` estimated: the log holds the system prompt and the
     tools) with a tokenizer that is not the model's own (``exact`` False: Claude, Gemini, counted with
     ``o200k_base``) and ``calibration`` is given (the median reported / estimated prompt ratio of the call's
-    model in the run, else the run's: :class:`ctxwatch.accounting.Calibrations`), the estimates are scaled by
-    it and marked :attr:`Src.CALIBRATED` (a floor or history of 0 tokens keeps its own source: scaling leaves it
-    0, so it is shown as a plain 0), so that they add up to about what the provider counts.  Where the
-    calibration would scale the call's estimate above the prompt the call reports, the call's own ratio scales
-    it instead: a part is never more than the whole the provider counted (failure case B01: a floor of 1,053
-    estimated tokens "calibrated" to 2,007 in a reported prompt of 1,234).  The floor is rounded to whole
-    tokens and its two parts share it by largest remainder, so that system + tools = floor.  Otherwise (an
-    exact tokenizer, an inferred or unknown floor, no calibration yet) the call's own numbers
-    (:func:`raw_breakdown`).
+    model in the run, else the run's: :class:`ctxwatch.accounting.Calibrations`), the floor is scaled by it and
+    marked :attr:`Src.CALIBRATED`, so the same system prompt and tools show the same floor on every call.  The
+    history is then what the call's reported prompt leaves (reported - reply primer - floor), as an inferred
+    history is: the run's median cannot fit every call, and the rest of the tokenizer gap is the history's, so
+    floor + history + reply primer is the reported prompt and the bar adds up to the window.  Without a plausible
+    report (none, 0, or implausible) the history is scaled by the calibration too.  The floor never exceeds the
+    reported prompt less the primer (failure case B01: a floor of 1,053 estimated tokens "calibrated" to 2,007 in
+    a reported prompt of 1,234): there it is capped and the history is 0.  The floor is rounded to whole tokens
+    and its two parts share it by largest remainder, so that system + tools = floor.  A count of 0 keeps its own
+    source: scaling leaves it 0, so it is shown as a plain 0.  Otherwise (an exact tokenizer, an inferred or
+    unknown floor, no calibration) the call's own numbers (:func:`raw_breakdown`).
 
     Args:
         call: the accounted call.
         calibration: the factor of the call's model (dimensionless, > 0), or ``None`` when there is none (fewer
             than :data:`~ctxwatch.accounting.MIN_CALIBRATION_CALLS` calls with a reported and an estimated
-            prompt).
+            prompt, or a median no tokenizer gap explains).
     """
     floor = call.floor_tokens
     if call.exact or calibration is None or call.floor_src != Src.ESTIMATED or floor is None:
         return raw_breakdown(call)
     factor, capped = calibration, False
+    history = call.history_tokens
     reported, estimated = call.prompt_reported, call.prompt_estimated
-    if reported is not None and reported > 0 and estimated and reported < factor * estimated:
-        factor, capped = reported / estimated, True
+    room: int | None = None  # (the reported prompt less the reply primer: what floor + history add up to)
+    if reported is not None and reported > 0 and not call.report_implausible and history is not None \
+            and estimated is not None:
+        room = max(0, reported - max(0, estimated - floor - history))
     scaled = round(floor * factor)
+    if room is not None and scaled > room:
+        scaled, capped = room, True
+        factor = room / floor if floor else factor
     system, tools = call.system_tokens, call.tools_tokens
     if system is not None and tools is not None and system + tools == floor:
         exact_s, exact_t = system * factor, tools * factor
@@ -612,12 +624,10 @@ def shown_breakdown(call: Call, calibration: float | None) -> Breakdown:
     else:
         system = None if system is None else round(system * factor)
         tools = None if tools is None else round(tools * factor)
-    history = call.history_tokens
-    # A count of 0 scaled is still exactly 0 (a probe with no system prompt and tools): nothing was calibrated,
-    # so it keeps its own source and is shown as a plain 0, never "0≈".
-    return Breakdown(system, tools, scaled, Src.CALIBRATED if floor else call.floor_src,
-                     None if history is None else round(history * factor),
-                     Src.CALIBRATED if history else call.history_src, factor, capped)
+    if history is not None:
+        history = room - scaled if room is not None else round(history * factor)
+    return Breakdown(system, tools, scaled, Src.CALIBRATED if floor else call.floor_src, history,
+                     Src.CALIBRATED if call.history_tokens else call.history_src, factor, capped, room is not None)
 
 
 def implausible_what(call: Call) -> str:

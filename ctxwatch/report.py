@@ -122,9 +122,9 @@ def _calibrated(call: Call, factor: float | None) -> dict[str, int | None] | Non
     exists (fewer than :data:`~ctxwatch.accounting.MIN_CALIBRATION_CALLS` calls to take it from).
 
     These are the numbers the dashboard, the text report and ``plan`` show: the one rule,
-    :func:`ctxwatch.model.shown_breakdown` (scaled by the median reported/estimated prompt ratio, labelled
-    "calibrated", never "reported"; capped by the call's own ratio where the factor would put them above the
-    prompt it reports, failure case B01; system + tools = floor).
+    :func:`ctxwatch.model.shown_breakdown` (the floor scaled by the median reported/estimated prompt ratio, the
+    history the rest of the reported prompt, labelled "calibrated", never "reported"; the floor capped at the
+    prompt the call reports, failure case B01; system + tools = floor).
     """
     b = shown_breakdown(call, factor)
     if not b.calibrated:

@@ -455,10 +455,10 @@ def test_b01_as_written_calibrates_nothing(tmp_path: Path) -> None:
 
 def test_a_calibrated_part_is_never_above_the_reported_prompt(tmp_path: Path) -> None:
     """3 tools (reporting 1,234, its own ratio about 1.16), then 2 tools twice, reporting 1.5 x their estimate:
-    the median, 1.5, would scale #1's estimate (about 1,060) to about 1,590 in a prompt reported as 1,234.
-    #1's calibrated parts are scaled by its own reported/estimated ratio instead, and add up to no more than
-    1,234 (its estimate less the 3-token reply primer, so slightly under).  #1 is flagged, and the reason says on
-    which side each estimate lies: its raw estimate is below the report, only the calibration puts it above."""
+    the median, 1.5, would scale #1's floor (1,053) to about 1,580 in a prompt reported as 1,234.  #1's floor is
+    capped at the reported prompt less the 3-token reply primer (1,231) and its history is then 0, so the parts
+    add up to the report.  #1 is flagged, and the reason says on which side each estimate lies: its raw
+    estimate is below the report, only the calibration puts it above."""
     two = _report_doc(write(tmp_path, [b01(2)], name="two.jsonl"))["calls"][0]["prompt_tokens_estimated"]
     later = b01(2)
     later["response"]["usage"]["input_tokens"] = round(1.5 * two)
@@ -467,8 +467,9 @@ def test_a_calibrated_part_is_never_above_the_reported_prompt(tmp_path: Path) ->
     own = 1234 / first["prompt_tokens_estimated"]
     assert doc["calibration"] == round(round(1.5 * two) / two, 4) > own
     cal = first["calibrated"]
-    assert cal["floor_tokens"] == round(first["floor_tokens"] * own)
-    assert cal["floor_tokens"] + cal["history_tokens"] <= 1234
+    assert round(first["floor_tokens"] * doc["calibration"]) > 1234 - 3
+    assert (cal["floor_tokens"], cal["history_tokens"]) == (1234 - 3, 0)
+    assert cal["system_tokens"] + cal["tools_tokens"] == 1231
     (f,) = [f for f in doc["flags"] if f["kind"] == "estimate_disagrees"]
     assert f["call"] == 0 and f["evidence"]["calibrated_estimate"] > 1234 > f["evidence"]["prompt_estimated"]
     assert "the raw estimate is below the report, and only the calibration puts it above" in f["reason"]

@@ -9,9 +9,10 @@ and ``plan`` 13,751 (every count scaled by the call's own ratio, "x1.14"): three
 Expected values are worked out here from ``report --json``'s raw fields (``prompt_tokens_reported``,
 ``prompt_tokens_estimated``, ``system_tokens``, ``tools_tokens``, ``floor_tokens``, ``history_tokens``) with plain
 ``json`` and ``statistics``: the factor of a model is the median of reported / estimated over its calls that have
-both (quota probes, claude-trace's context ``probe``, left out), lowered to the call's own ratio where it would put
-the estimate above the report; each part is the raw count times it, rounded (system and tools share the rounded
-floor by largest remainder).
+both (quota probes, claude-trace's context ``probe``, left out); the floor is the raw count times it, rounded
+(system and tools share the rounded floor by largest remainder), capped at the reported prompt less the 3-token
+reply primer; the history is what the reported prompt leaves (reported - primer - floor), or the raw count times
+the factor for a call without a report.
 """
 
 from __future__ import annotations
@@ -47,27 +48,30 @@ def report_doc(*paths: Path) -> dict[str, Any]:
 
 
 def factor_of(doc: dict[str, Any], call: dict[str, Any]) -> float:
-    """The factor ``call``'s breakdown is scaled by: its model's median ratio over the calls that have both
-    (quota probes left out), or its own ratio where that is lower."""
+    """The factor ``call``'s floor is scaled by: its model's median ratio over the calls that have both
+    (quota probes left out)."""
     ratios = [c["prompt_tokens_reported"] / c["prompt_tokens_estimated"] for c in doc["calls"]
               if c["model"] == call["model"] and c["context"] != "probe" and c["prompt_tokens_reported"]
               and c["prompt_tokens_estimated"]]
     assert len(ratios) >= 3
-    f = statistics.median(ratios)
-    own = call["prompt_tokens_reported"] / call["prompt_tokens_estimated"]
-    return min(f, own)
+    return statistics.median(ratios)
 
 
 def expected(doc: dict[str, Any], call: dict[str, Any]) -> dict[str, int]:
     """The calibrated system, tools, floor and history of ``call`` by hand."""
     f = factor_of(doc, call)
-    s, t = call["system_tokens"] * f, call["tools_tokens"] * f
     floor = round(call["floor_tokens"] * f)
+    reported = call["prompt_tokens_reported"]
+    room = reported - PRIMER if reported else None
+    if room is not None and floor > room:
+        floor, f = room, room / call["floor_tokens"]
+    s, t = call["system_tokens"] * f, call["tools_tokens"] * f
     parts = [math.floor(s), math.floor(t)]
     rests = sorted(range(2), key=lambda i: [s, t][i] - parts[i], reverse=True)
     for i in rests[: floor - sum(parts)]:
         parts[i] += 1
-    return {"system": parts[0], "tools": parts[1], "floor": floor, "history": round(call["history_tokens"] * f)}
+    history = room - floor if room is not None else round(call["history_tokens"] * f)
+    return {"system": parts[0], "tools": parts[1], "floor": floor, "history": history}
 
 
 def cell(raw: int, value: int) -> str:
@@ -119,11 +123,11 @@ def test_text_report_shows_the_calibrated_floor_and_history(trace: tuple[Path, d
         cells = rows[c["index"] + 1]
         assert cells[4:6] == [cell(c["floor_tokens"], want["floor"]), cell(c["history_tokens"], want["history"])], \
             cells
-    assert rows[13][4:6] == ["13,681≈", "1,913≈"]
-    # the parts now add up to the reported prompt, but for the calibration's error on this call (80 tokens)
+    assert rows[13][4:6] == ["13,681≈", "1,993≈"]  # (1,993 = 15,677 reported - 3 primer - 13,681)
+    # the parts add up to the reported prompt, less the reply primer
     c = doc["calls"][12]
     w = expected(doc, c)
-    assert 0 <= c["prompt_tokens_reported"] - (w["floor"] + w["history"]) <= 0.01 * c["prompt_tokens_reported"]
+    assert c["prompt_tokens_reported"] - (w["floor"] + w["history"]) == PRIMER
     sonnet = statistics.median(x["prompt_tokens_reported"] / x["prompt_tokens_estimated"] for x in doc["calls"]
                                if x["model"] == c["model"])
     assert f"{c['model']} x{sonnet:.4f}" in text and "≈ = calibrated" in text
@@ -140,7 +144,7 @@ def test_text_report_of_the_anthropic_batch_sample(shared_logs: Path) -> None:
     for c in calibrated:
         want = expected(doc, c)
         assert rows[c["index"] + 1][4:6] == [f"{want['floor']:,}≈", f"{want['history']:,}≈"]
-    assert rows[1][4:6] == ["21≈", "5,220≈"]
+    assert rows[1][4:6] == ["21≈", "5,229≈"]  # (5,229 = 5,253 reported - 3 primer - 21)
     assert rows[4][4:6] == ["?", "?"]
 
 
@@ -163,6 +167,8 @@ def test_plan_pins_the_floor_report_shows(trace: tuple[Path, dict[str, Any]]) ->
     # the history messages: this tokenizer's counts (1,683 in all) scaled to the reported prompt less the floor
     assert sum(m["tokens"] for m in msgs[1:]) == c["prompt_tokens_reported"] - PRIMER - want["floor"]
     assert plan["before_tokens"] == c["prompt_tokens_reported"]
+    # ... which is the history the table shows: plan and dashboard give one history for the call
+    assert sum(m["tokens"] for m in msgs[1:]) == want["history"] == c["calibrated"]["history_tokens"]
 
 
 async def test_eviction_preview_pins_the_floor_the_bar_shows(trace: tuple[Path, dict[str, Any]]) -> None:
@@ -222,7 +228,7 @@ async def test_dashboard_shows_the_calibrated_floor_and_history(trace: tuple[Pat
         assert f"floor {want['floor']:,}≈" in text and f"history {want['history']:,}≈" in text
         assert f"free {c['free_tokens']:,}" in text
         parts = want["floor"] + want["history"] + c["reserve_tokens"] + c["free_tokens"]
-        assert c["window"] - 0.01 * c["prompt_tokens_reported"] <= parts <= c["window"]
+        assert parts == c["window"] - PRIMER
         screen = await open_detail(pilot)
         head = str(screen.query_one("#detail-head").render())
         assert f"floor {want['floor']:,}≈ · history {want['history']:,}≈" in " ".join(head.split())

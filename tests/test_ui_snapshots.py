@@ -91,7 +91,8 @@ def test_help_screen(snap_compare: Any, tmp_path: Path, monkeypatch: pytest.Monk
         text = str(app.screen.query_one("#help-text").render())
         assert "pgup pgdn" in text and "W┃" in text  # (both missing before: keys and marks the dashboard uses)
         assert "inferred history: reported prompt minus the context's floor" in text  # (both meanings of ~)
-        assert "13,681≈    calibrated: o200k count x the model's median reported/estimated" in text
+        assert "13,681≈    calibrated floor: o200k count x the model's median reported/estimated" in text
+        assert "calibrated history: the rest of the reported prompt" in text
 
     assert snap_compare(app, terminal_size=(100, 34), run_before=run_before)
 

@@ -343,7 +343,7 @@ class DetailScreen(TableScreen):
                  calibration: float | None = None) -> None:
         """``shown``: the call's floor and history as the main screen shows them (the app's
         :meth:`~ctxwatch.accounting.Calibrations.breakdown`: calibrated where the tokenizer is not the model's
-        own), else its own; ``calibration``: its model's factor (named when the call's own ratio capped it)."""
+        own), else its own; ``calibration``: its model's factor (named when the floor was capped at the report)."""
         super().__init__()
         self.call = call
         self.spec = spec
@@ -391,9 +391,10 @@ class DetailScreen(TableScreen):
             why = "its model's calibration"
             if b.capped:
                 cal = f" x{self.calibration:.4f}" if self.calibration is not None else ""
-                why = f"this call's own reported/estimated ratio, as the calibration{cal} would put it above its report"
-            out.append(f" (≈ calibrated: x{b.factor:.4f}, {why}; {c.tokenizer} counts, as in the rows: floor "
-                       f"{tx.tokens(c.floor_tokens)} · history {tx.tokens(c.history_tokens)})", "dim")
+                why = f"capped at the reported prompt, as the calibration{cal} would put it above it"
+            hist = ("history the rest of the reported prompt" if b.filled else f"history x{b.factor:.4f}")
+            out.append(f" (≈ calibrated: floor x{b.factor:.4f}, {why}; {hist}; {c.tokenizer} counts, as in the "
+                       f"rows: floor {tx.tokens(c.floor_tokens)} · history {tx.tokens(c.history_tokens)})", "dim")
         msgs = [it for it in self.items if it.kind == "message"] if self.loaded else []
         if msgs or c.messages:
             n = len(msgs) or len(c.messages)
@@ -1111,8 +1112,9 @@ def help_text(settings: Settings | None = None) -> Text:
     # (the same two rules as report's footnote: which one applies depends on the column)
     out.append("  12,036~    inferred floor: reported prompt minus estimated history\n")
     out.append("  12,036~    inferred history: reported prompt minus the context's floor\n")
-    out.append("  13,681≈    calibrated: o200k count x the model's median reported/estimated\n")
-    out.append("             ratio (Enter shows the raw count);  ?  unknown, never guessed\n")
+    out.append("  13,681≈    calibrated floor: o200k count x the model's median reported/estimated\n")
+    out.append("             ratio; calibrated history: the rest of the reported prompt\n")
+    out.append("             (Enter shows the raw counts);  ?  unknown, never guessed\n")
     out.append("  48.2%!     at or above the trigger;  !!  at or above the budget\n")
     out.append("  640,000!   reported, implausible (over the window): no occupancy\n")
     out.append("  0!         reported 0, implausible: the estimate stands in\n")
