@@ -706,7 +706,7 @@ class PlanScreen(Screen[None]):
         assert self.window is not None
         try:
             policy = policy_for_call(self.call, self.settings, window=self.window,
-                                     reserve=float(max(1, knobs.reserve_tokens)), mode=knobs.mode)
+                                     reserve=float(knobs.reserve_tokens), mode=knobs.mode)
             policy = replace(policy, keep_recent=knobs.keep_recent, budget_fraction=knobs.budget_fraction,
                              summary_tokens=knobs.summary_tokens)
             assert self._counts is not None

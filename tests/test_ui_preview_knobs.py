@@ -1,0 +1,33 @@
+"""The eviction preview's reserve knob down to 0: the plan is made with no reserve at all.
+
+A new user took the reserve to 0 with ``r``: the header said ``reserve 0`` while the plan kept 1 token (the budget
+read 11,999 of a 12,000 budget: 0.6 x the 20,000-token window) and both bars still drew a reserve cell.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from test_ui_common import WINDOW, loaded, open_preview, wait_for, write_log
+
+from ctxwatch.ui.app import CtxwatchApp
+
+
+async def test_reserve_knob_down_to_0_plans_with_no_reserve(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    app = CtxwatchApp(str(write_log(tmp_path / "run.jsonl", 12)))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await loaded(pilot, 12)
+        screen = await open_preview(pilot)
+        assert screen.knobs.reserve_tokens == 1000  # (max_tokens of every record)
+        # r lowers the reserve by 1 % of the window (200 tokens): 5 presses reach 0, a 6th stays there
+        for _ in range(6):
+            await pilot.press("r")
+        assert await wait_for(pilot, lambda: screen.plan is not None and screen.knobs.reserve_tokens == 0
+                              and screen.plan.reserve_tokens == 0)
+        plan = screen.plan
+        assert plan.budget_tokens == int(0.6 * WINDOW) == 12_000  # (not 11,999: no token kept back)
+        bars = str(screen.query_one("#plan-bars").render()).splitlines()
+        drawn = [ln for ln in bars if ln.lstrip().startswith(("before", "after"))]
+        assert len(drawn) == 2 and not any("░" in ln for ln in drawn)
