@@ -232,6 +232,11 @@ class Run:
         # Set when the calls were read by another process (a parallel folder read): what the last file's
         # reader had pending, which the run's own (fresh) reader cannot know.
         self._worker_pending: dict[str, dict[str, object]] | None = None
+        #: Records fed (:meth:`feed_record`) since the current reader started: a followed file with none may
+        #: be empty, which a whole read notes (:func:`empty_file_note`).
+        self.records = 0
+        # The notes of the file as read so far (refresh_notes), held among the issues while it is followed.
+        self._standing: list[Issue] = []
 
     # -- feeding --------------------------------------------------------------------------------
     def _take(self, outputs: Iterable[Output], change: Change) -> None:
@@ -380,6 +385,7 @@ class Run:
         if isinstance(rec, Resolved):
             self._resolve(rec, change)
             return change
+        self.records += 1
         try:
             outputs = list(self.reader.feed(rec))
         except Exception as exc:  # a reader bug on odd input must not stop the run
@@ -397,9 +403,41 @@ class Run:
         self._take(outputs, change)
         return change
 
-    def finish(self) -> Change:
-        """The input is complete: collect what the reader held back."""
+    def refresh_notes(self) -> Change:
+        """Bring the notes of the file read so far up to date, for a file that is followed (it never finishes):
+        the notes a whole read of the file as it is now would end with, as ``check`` lists them.  These are the
+        reader's :meth:`~ctxwatch.formats.Reader.notes` (Claude Code's ``subagent_calls_elsewhere``, whose
+        count grows with the file) and, while no record was read, the ``empty_file`` note of :func:`load_run`
+        (:func:`empty_file_note`).  A note that changed is withdrawn (``change.resolved``) and given again.
+        O(1) once a record was read; before that, one look at the file (at most 64 KiB)."""
         change = Change()
+        try:
+            now = list(self.reader.notes())
+        except Exception as exc:  # a reader bug must not stop the run
+            now = [Issue(self.reader.path, 0, "reader_error", f"{type(exc).__name__}: {exc}")]
+        if self.records == 0:
+            empty = empty_file_note(self.reader.path)
+            if empty is not None:
+                now.append(empty)
+        if now != self._standing:
+            self._drop_standing(change)
+            self._standing = now
+            self.issues.extend(now)
+            change.issues.extend(now)
+        return change
+
+    def _drop_standing(self, change: Change) -> None:
+        """Withdraw the notes :meth:`refresh_notes` gave (into ``change.resolved``)."""
+        gone, self._standing = self._standing, []
+        if gone:
+            self.issues = [i for i in self.issues if not any(i is g for g in gone)]
+            change.resolved.extend(gone)
+
+    def finish(self) -> Change:
+        """The input is complete: collect what the reader held back.  The notes :meth:`refresh_notes` gave are
+        withdrawn first: the reader's :meth:`~ctxwatch.formats.Reader.finish` gives its own notes again, final."""
+        change = Change()
+        self._drop_standing(change)
         try:
             self._take(list(self.reader.finish()), change)
         except Exception as exc:
@@ -420,6 +458,8 @@ class Run:
         self.resets.append({"reason": reason, "path": path or self.path, "at_call": len(self._calls)})
         self.issues.append(Issue(path or self.path, 0, "reset", f"file {reason}; reading it again from the start"))
         self.reader = self.spec.reader(path or self.path)
+        self.records = 0
+        self._standing = []  # (notes given about the old file stay among its issues, no longer refreshed)
 
     def add(self, outputs: Iterable[Output]) -> Change:
         """Add calls and issues produced outside the run's reader (e.g. a joined batch pair)."""
@@ -744,6 +784,20 @@ def _blank(path: str) -> bool:
         return False
 
 
+def empty_file_note(path: str) -> Issue | None:
+    """The ``empty_file`` note of a log with no record yet (empty, or only whitespace), ``None`` for any other
+    file (one that cannot be read included).  ``check`` and ``report`` give it after reading the file
+    (:func:`load_run`); the dashboard while it follows one (:meth:`Run.refresh_notes`), or waits for an empty
+    file's first record to know its format."""
+    if not _blank(path):
+        return None
+    try:
+        what = "empty" if os.path.getsize(path) == 0 else "blank (only whitespace)"
+    except OSError:  # (removed since: no file, no note)
+        return None
+    return Issue(path, 0, "empty_file", f"the file is {what}: no record to read yet")
+
+
 def _one_unfinished_line(path: str) -> bool:
     """True when the file holds a single line with no newline yet, starting like a JSON object (a log whose
     first record is being written)."""
@@ -794,9 +848,10 @@ def load_run(path: str, fmt: str | None = None, settings: Settings | None = None
                 records = -1
     if records < 0:
         records = run.read_file(path, progress=progress)
-    if records == 0 and not run.issues and _blank(path):
-        what = "empty" if os.path.getsize(path) == 0 else "blank (only whitespace)"
-        run.issues.append(Issue(path, 0, "empty_file", f"the file is {what}: no record to read yet"))
+    if records == 0 and not run.issues:
+        empty = empty_file_note(path)
+        if empty is not None:
+            run.issues.append(empty)
     if fmt and records and not run.calls:
         run.issues.extend(format_mismatch(path, spec, records, run.issues))
     return run

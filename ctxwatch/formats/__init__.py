@@ -58,8 +58,14 @@ class Reader:
         return ()
 
     def finish(self) -> Iterable[Output]:
-        """The file is complete: return anything still held back."""
+        """The file is complete: return anything still held back (the notes of :meth:`notes` included)."""
         return ()
+
+    def notes(self) -> list[Issue]:
+        """The notes about the whole file read so far that :meth:`finish` would add now (Claude Code's
+        ``subagent_calls_elsewhere``), without finishing anything: a followed file never ends, so the dashboard
+        shows them as the file is read, as ``check`` lists them after reading it.  Default: none."""
+        return []
 
     def feed_document(self, value: Any) -> Iterable[Output]:
         """Consume a whole-file JSON document (document formats only)."""

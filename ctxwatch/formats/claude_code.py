@@ -753,19 +753,24 @@ class ClaudeCodeReader(Reader):
         return out
 
     def finish(self) -> list[Output]:
-        """Emit the calls a coalescing read still holds, and a :data:`SUBAGENT_COPIES` note when the session's
-        ``agent_progress`` lines show that it ran subagents (their calls are not in this file)."""
+        """Emit the calls a coalescing read still holds, and the :meth:`notes` (a :data:`SUBAGENT_COPIES` note when
+        the session's ``agent_progress`` lines show that it ran subagents: their calls are not in this file)."""
         out: list[Output] = [o for c in self._dirty.values() for o in self._emit(c)]
         self._dirty = {}
-        if self.agent_progress_lines:
-            n = self.agent_progress_lines
-            out.append(Issue(self.path, 0, SUBAGENT_COPIES,
-                             f"{n} agent_progress line{'s copy' if n != 1 else ' copies'} a subagent's messages: "
-                             "its calls are not counted from these copies (they would count twice) but from the "
-                             "subagent's own transcript (<session>/subagents/agent-*.jsonl, or agent-*.jsonl "
-                             "beside the session), which is not among the files read"))
-            self.agent_progress_lines = 0
+        out.extend(self.notes())
+        self.agent_progress_lines = 0
         return out
+
+    def notes(self) -> list[Issue]:
+        """A :data:`SUBAGENT_COPIES` note counting the ``agent_progress`` lines read so far (none without them)."""
+        n = self.agent_progress_lines
+        if not n:
+            return []
+        return [Issue(self.path, 0, SUBAGENT_COPIES,
+                      f"{n} agent_progress line{'s copy' if n != 1 else ' copies'} a subagent's messages: "
+                      "its calls are not counted from these copies (they would count twice) but from the "
+                      "subagent's own transcript (<session>/subagents/agent-*.jsonl, or agent-*.jsonl "
+                      "beside the session), which is not among the files read")]
 
     # -- history --------------------------------------------------------------------------------------------
     def _history(self, context: str, parent: str | None, *, remember: bool = True) -> tuple[list[Message], bool]:

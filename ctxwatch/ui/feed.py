@@ -45,7 +45,7 @@ from ctxwatch.config import Settings
 from ctxwatch.formats import FormatSpec, detect
 from ctxwatch.jsonstream import Record, read_document
 from ctxwatch.model import Issue, Resolved
-from ctxwatch.run import LogError, Run, UnknownFormat, resolve_spec
+from ctxwatch.run import Change, LogError, Run, UnknownFormat, empty_file_note, resolve_spec
 from ctxwatch.tail import (
     DEFAULT_DEBOUNCE_MS,
     DEFAULT_POLL_INTERVAL,
@@ -280,28 +280,42 @@ class LogFeed:
         format is not known before a record) is waited for."""
         said: set[str] = set()  # (each reason to wait is said once)
         name = os.path.basename(self.path)
-        while not self.stop.is_set():
-            wait = None
-            if not os.path.lexists(self.path):
-                wait = f"{name} does not exist yet: waiting for it"
-            elif self.fmt is None:
+        # An empty file is a log with no record yet, which check notes (empty_file): the note is shown while
+        # the file stays empty, and withdrawn when it is not any more (gone, or its first record came).
+        noted: Issue | None = None
+        try:
+            while not self.stop.is_set():
+                wait = None
+                empty: Issue | None = None
+                if not os.path.lexists(self.path):
+                    wait = f"{name} does not exist yet: waiting for it"
+                elif self.fmt is None:
+                    try:
+                        if os.path.isfile(self.path) and os.path.getsize(self.path) == 0:
+                            wait = f"{name} is empty: waiting for its first record to detect the format"
+                            empty = empty_file_note(self.path)
+                    except OSError:
+                        pass
+                if empty != noted:
+                    self.emit(IssuesChanged(self.feed_id, [empty] if empty else [], [noted] if noted else []))
+                    noted = empty
+                if wait is not None:
+                    if wait not in said:
+                        self.emit(FeedNotice(self.feed_id, wait))
+                        said.add(wait)
+                    self.stop.wait(self.interval)
+                    continue
                 try:
-                    if os.path.isfile(self.path) and os.path.getsize(self.path) == 0:
-                        wait = f"{name} is empty: waiting for its first record to detect the format"
-                except OSError:
-                    pass
-            if wait is not None:
-                if wait not in said:
-                    self.emit(FeedNotice(self.feed_id, wait))
-                    said.add(wait)
-                self.stop.wait(self.interval)
-                continue
-            try:
-                return resolve_spec(self.path, self.fmt)
-            except LogError as exc:
-                self.emit(FeedFailed(self.feed_id, str(exc)))
-                return None
-        return None
+                    return resolve_spec(self.path, self.fmt)
+                except LogError as exc:
+                    self.emit(FeedFailed(self.feed_id, str(exc)))
+                    return None
+            return None
+        finally:
+            if noted is not None:
+                # (the run that reads the file now gives its own notes, an empty_file one included if the
+                # file is blank: this one was only about the wait)
+                self.emit(IssuesChanged(self.feed_id, [], [noted]))
 
     # ------------------------------------------------------------------ JSONL streams
     def _follow_stream(self, run: Run) -> None:
@@ -368,6 +382,9 @@ class LogFeed:
         before = tailer.bytes_read
         self._handle(run, tailer.poll(0))
         self._handle(run, tailer.poll(max_bytes))
+        # A followed file never finishes: the notes a whole read ends with (check's) are kept up to date as it
+        # is read instead (Run.refresh_notes: Claude Code's subagent note, an empty file's).
+        self._take_change(run.refresh_notes())
         return tailer.bytes_read - before
 
     def _skip_for(self, run: Run, tailer: FileTailer) -> Callable[[bytes], bool] | None:
@@ -485,8 +502,7 @@ class LogFeed:
     def _handle(self, run: Run, events: list[Record | Issue | Reset | Resolved]) -> None:
         for ev in events:
             if isinstance(ev, Reset):
-                change = run.finish()  # what the old reader held back
-                self._take(change.added, change.updated, change.issues)
+                self._take_change(run.finish())  # what the old reader held back (its notes, made final)
                 self._flush(force=True)
                 spec = None
                 if self.fmt is None:
@@ -505,13 +521,16 @@ class LogFeed:
                 self.emit(ResetSeen(self.feed_id, ev.reason, len(run.calls),
                                     format_name=spec.name if spec is not None else None))
                 continue
-            change = run.feed_record(ev)
-            self._take(change.added, change.updated, change.issues)
-            if change.resolved:
-                pending = [i for i in self._issues if i not in change.resolved]
-                # (an issue not sent yet is simply dropped; one the app holds is withdrawn there)
-                self._resolved.extend(i for i in change.resolved if i not in self._issues)
-                self._issues = pending
+            self._take_change(run.feed_record(ev))
+
+    def _take_change(self, change: Change) -> None:
+        """Collect what ``change`` did, to be sent at the next flush; a withdrawn issue not sent yet is simply
+        dropped, one the app holds is withdrawn there.  Withdrawals are taken first, as the app applies them: a
+        note withdrawn and given again, equal (a reader's note made final by ``finish``), stays."""
+        if change.resolved:
+            self._resolved.extend(i for i in change.resolved if i not in self._issues)
+            self._issues = [i for i in self._issues if i not in change.resolved]
+        self._take(change.added, change.updated, change.issues)
 
     def _take(self, added: list[int], updated: list[int], issues: list[Issue]) -> None:
         self._issues.extend(issues)

@@ -1,0 +1,188 @@
+"""Pilot tests: the dashboard counts and lists the input problems of a log as ``ctxwatch check`` does on the same
+file (the notes a whole read ends with, an empty file's note, and nothing of lines a truncation removed), and the
+placeholders and notifications a new user read read as sentences (a new user's report, items 1 to 3).
+
+``check`` is the reference: each test runs it on the file as the dashboard shows it and asserts that the two
+agree, and states by hand what check must say (counted here with plain ``json``), so that a change to both sides
+at once is caught too.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from test_ui_common import append, line, loaded, record, wait_for
+from test_ui_main import cells, side
+
+from ctxwatch.cli import main
+from ctxwatch.ui.app import CtxwatchApp
+
+#: ``check``'s count at the end of its summary line: ``0 bad lines, 1 note; --fail-on ...``.
+SUMMARY = re.compile(r"(\d+ bad lines?(?:, \d+ notes?)?); --fail-on")
+
+
+def check(path: Path) -> tuple[str, list[tuple[int, str, str, str]]]:
+    """``ctxwatch check`` on ``path``: its count (``0 bad lines, 1 note``) and its input problems as
+    ``(line, kind, "bad line" | "note", message)``, the label from its text output, the rest from ``--json``."""
+    text = CliRunner().invoke(main, ["check", str(path)])
+    assert text.exit_code == 0, text.output
+    count = SUMMARY.search(text.stdout)
+    assert count is not None, text.stdout
+    labels = [ln.split()[1] + (" line" if ln.split()[1] == "bad" else "")
+              for ln in text.stdout.splitlines() if ln.startswith("INFO")]
+    doc = CliRunner().invoke(main, ["check", "--json", str(path)])
+    notes = json.loads(doc.stdout)["notes"]
+    assert len(labels) == len(notes)
+    return count.group(1), [(n["line"], n["kind"], label, n["message"]) for n, label in zip(notes, labels,
+                                                                                           strict=True)]
+
+
+def shown(app: CtxwatchApp) -> list[tuple[int, str, str]]:
+    """The dashboard's input problems as ``(line, kind, message)``."""
+    return [(i.line, i.kind, i.message) for i in app.input_problems()]
+
+
+def status(app: CtxwatchApp) -> str:
+    """The status line's text, its line breaks undone."""
+    assert app.main is not None
+    return " ".join(str(app.main.query_one("#status").render()).split())
+
+
+def agent_progress_lines(lines: list[str]) -> int:
+    """Lines of a Claude Code session that are ``agent_progress`` records (a subagent's messages, copied)."""
+    n = 0
+    for ln in lines:
+        if ln.strip():
+            rec = json.loads(ln)
+            n += rec.get("type") == "progress" and (rec.get("data") or {}).get("type") == "agent_progress"
+    return n
+
+
+async def problems_screen(pilot: Any) -> Any:
+    """Press ``i`` and return the input-problems screen once drawn."""
+    from ctxwatch.ui.screens import IssuesScreen
+
+    await pilot.press("i")
+    screen = pilot.app.screen
+    assert isinstance(screen, IssuesScreen)
+    await pilot.pause()
+    return screen
+
+
+def head(screen: Any) -> str:
+    """The problems screen's heading, its line breaks undone."""
+    return " ".join(str(screen.query_one("#issues-head").render()).split())
+
+
+@pytest.mark.parametrize("name, progress", [("spotter_subagent_parent.jsonl", 19),
+                                            ("spotter_4d5611e5_head200.jsonl", 67)])
+async def test_the_dashboard_lists_the_subagent_note_check_gives(shared_logs: Path, tmp_path: Path, name: str,
+                                                                 progress: int) -> None:
+    """A Claude Code session that ran subagents: check says "0 bad lines, 1 note" (subagent_calls_elsewhere,
+    counting the agent_progress lines), while the side panel said "Input problems (0) none" and i "no input
+    problems: every line was read".  The reader gives that note when it finishes the file, which a followed file
+    never does: the dashboard now keeps it up to date as the file is read."""
+    path = tmp_path / name
+    path.write_bytes((shared_logs / "claude-code" / name).read_bytes())
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert agent_progress_lines(lines) == progress  # (the count the note must give, by hand)
+    count, problems = check(path)
+    # By hand: one note, about the whole file, of that kind, with that count; no bad line.
+    assert count == "0 bad lines, 1 note"
+    assert [(line_, kind, label) for line_, kind, label, _ in problems] == [(0, "subagent_calls_elsewhere", "note")]
+    assert problems[0][3].startswith(f"{progress} agent_progress lines copy a subagent's messages")
+    app = CtxwatchApp(str(path))
+    async with app.run_test(size=(160, 50)) as pilot:
+        await loaded(pilot, 12)
+        assert await wait_for(pilot, lambda: app.input_problems() != [], 10.0)
+        await pilot.pause()
+        assert shown(app) == [(line_, kind, message) for line_, kind, _, message in problems]
+        assert f" {count} " in status(app)
+        assert f"Input problems ({count}) {name}: subagent_calls_elsewhere i shows its message" in side(app)
+        screen = await problems_screen(pilot)
+        assert f"Input problems of {name}: {count}, as ctxwatch check counts them" in head(screen)
+        assert [r[:3] for r in cells(screen)] == [["file", "subagent_calls_elsewhere", "note"]]
+        assert "every line was read" not in str(screen.query_one("#issue-body").render())
+
+
+async def test_a_followed_session_keeps_one_subagent_note_counting_every_line(shared_logs: Path,
+                                                                            tmp_path: Path) -> None:
+    """While the session is written, its note counts the agent_progress lines read so far and is replaced as
+    more come (one note, never one per count), ending as check's on the whole file."""
+    lines = (shared_logs / "claude-code" / "spotter_subagent_parent.jsonl").read_text(encoding="utf-8") \
+        .splitlines(keepends=True)
+    first = next(k for k in range(len(lines)) if agent_progress_lines(lines[:k]) == 5)  # (5 of the 19 copies)
+    path = tmp_path / "session.jsonl"
+    path.write_text("".join(lines[:first]), encoding="utf-8")
+    app = CtxwatchApp(str(path))
+    async with app.run_test(size=(160, 50)) as pilot:
+        await loaded(pilot, analysed=False)
+        assert await wait_for(pilot, lambda: [k for _, k, _ in shown(app)] == ["subagent_calls_elsewhere"], 10.0)
+        assert shown(app)[0][2].startswith("5 agent_progress lines copy")
+        append(path, "".join(lines[first:]))
+        assert await wait_for(pilot, lambda: len(app.calls) == 12 and "19 agent_progress" in str(shown(app)), 10.0)
+        await pilot.pause(0.5)  # (time for a duplicate to arrive, if one would)
+        count, problems = check(path)
+        assert count == "0 bad lines, 1 note"
+        assert shown(app) == [(line_, kind, message) for line_, kind, _, message in problems]
+        assert f" {count} " in status(app)
+
+
+@pytest.mark.parametrize("content, what", [("", "empty"), ("\n  \n", "blank (only whitespace)")])
+async def test_an_empty_file_shows_checks_empty_file_note_until_its_first_record(tmp_path: Path, content: str,
+                                                                                  what: str) -> None:
+    """report and check note an empty log (empty_file); the dashboard showed 0 problems.  It shows the same note
+    while the file has no record, and withdraws it when the first record comes, as check does then."""
+    path = tmp_path / "new.jsonl"
+    path.write_text(content, encoding="utf-8")
+    count, problems = check(path)
+    assert count == "0 bad lines, 1 note"  # (by hand: the one note, about the whole file)
+    assert problems == [(0, "empty_file", "note", f"the file is {what}: no record to read yet")]
+    app = CtxwatchApp(str(path))
+    async with app.run_test(size=(160, 50)) as pilot:
+        assert await wait_for(pilot, lambda: app.input_problems() != [], 10.0)
+        await pilot.pause()
+        assert shown(app) == [(line_, kind, message) for line_, kind, _, message in problems]
+        assert f" {count} " in status(app)
+        assert f"Input problems ({count}) new.jsonl: empty_file" in side(app)
+        screen = await problems_screen(pilot)
+        assert [r[:3] for r in cells(screen)] == [["file", "empty_file", "note"]]
+        await pilot.press("escape")
+        append(path, line(record(0)))
+        assert await wait_for(pilot, lambda: len(app.calls) == 1 and app.input_problems() == [], 10.0)
+        assert check(path) == ("0 bad lines", [])
+        assert " 0 bad lines " in status(app) and "Input problems (0) none" in side(app)
+
+
+def test_a_run_fed_record_by_record_holds_the_note_its_reader_gives_at_the_end(shared_logs: Path) -> None:
+    """The core of the dashboard's read (Run.refresh_notes): fed a record at a time, as a followed file is, the run
+    holds one subagent note counting the agent_progress lines read so far; finishing it leaves that one note, final,
+    not a second copy."""
+    from ctxwatch.formats import get_format
+    from ctxwatch.jsonstream import Record, iter_records
+    from ctxwatch.run import Run
+
+    path = shared_logs / "claude-code" / "spotter_subagent_parent.jsonl"
+    lines = path.read_text(encoding="utf-8").splitlines()
+    run = Run(str(path), get_format("claude-code"))
+    assert [i.kind for i in run.refresh_notes().issues] == []  # (no record read yet, and the file is no blank one)
+    read = 0
+    for rec in iter_records(str(path), skip=run.reader.skip):
+        if isinstance(rec, Record):
+            read = rec.line  # (the line of the last record read: the note counts the copies up to it)
+        run.feed_record(rec)
+        run.refresh_notes()
+        copies = agent_progress_lines(lines[:read])
+        held = [i.message for i in run.issues]
+        if copies == 0:
+            assert held == []
+        else:
+            assert len(held) == 1 and held[0].startswith(f"{copies} agent_progress line{'s' if copies > 1 else ''} ")
+    change = run.finish()
+    assert [i.kind for i in change.resolved] == [i.kind for i in change.issues] == ["subagent_calls_elsewhere"]
+    assert [i.message[:40] for i in run.issues] == ["19 agent_progress lines copy a subagent'"]
