@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from test_ui_common import append, line, loaded, record, wait_for
+from test_ui_common import append, line, loaded, record, wait_for, write_log
 from test_ui_main import cells, side
 
 from ctxwatch.cli import main
@@ -186,3 +186,41 @@ def test_a_run_fed_record_by_record_holds_the_note_its_reader_gives_at_the_end(s
     change = run.finish()
     assert [i.kind for i in change.resolved] == [i.kind for i in change.issues] == ["subagent_calls_elsewhere"]
     assert [i.message[:40] for i in run.issues] == ["19 agent_progress lines copy a subagent'"]
+
+
+async def test_problems_of_lines_a_truncation_removed_are_not_counted(tmp_path: Path) -> None:
+    """A followed log got a broken line 9, then was truncated and given 3 valid lines: the header still said
+    "1 bad line" and i listed file:9 invalid_json, though check on the file now says 0 bad lines.  The count is
+    now check's on the file as it is; the line read before the truncation is listed apart, marked, not counted."""
+    path = write_log(tmp_path / "run.jsonl", 8)
+    app = CtxwatchApp(str(path))
+    async with app.run_test(size=(160, 50)) as pilot:
+        await loaded(pilot, 8)
+        append(path, '{"bad\n')
+        assert await wait_for(pilot, lambda: [(i.line, i.kind) for i in app.input_problems()] == [(9, "invalid_json")],
+                              10.0)
+        assert check(path)[0] == "1 bad line" and " 1 bad line " in status(app)
+        path.write_text("", encoding="utf-8")  # (: > run.jsonl)
+        assert await wait_for(pilot, lambda: app.last_reset is not None, 10.0)
+        assert app.last_reset.startswith("truncated at ")
+        # The file is empty now: check's note about that, and nothing of line 9.
+        count, problems = check(path)
+        assert (count, [p[1] for p in problems]) == ("0 bad lines, 1 note", ["empty_file"])
+        assert await wait_for(pilot, lambda: shown(app) == [(p[0], p[1], p[3]) for p in problems], 10.0)
+        # Three new calls (new response ids: copies of calls already read would update them, not add).
+        append(path, "".join(line(record(20 + k, turn_words=5, reported=300 + k)) for k in range(3)))
+        assert await wait_for(pilot, lambda: len(app.calls) == 11 and app.input_problems() == [], 10.0)
+        await pilot.pause()
+        assert check(path) == ("0 bad lines", [])
+        assert " 0 bad lines " in status(app) and "1 bad line" not in status(app)
+        assert [(i.line, i.kind) for i in app.issues_before_reset] == [(9, "invalid_json")]
+        # (the side panel's full form, or its one line per section when the flags leave no room)
+        assert re.search(r"Input problems \(0\) none (\+1 from before the log's last reset, not counted \(i lists "
+                         r"them\)|· \+1 before reset)", side(app))
+        screen = await problems_screen(pilot)
+        text = head(screen)
+        assert text.startswith("Input problems of run.jsonl: none 1 more from before the last reset: truncated at ")
+        assert "not counted: ctxwatch check on the file as it is now would not see it" in text
+        assert [r[:3] for r in cells(screen)] == [["9", "invalid_json", "before reset"]]
+        body = str(screen.query_one("#issue-body").render())
+        assert body.startswith(f"{path}:9 · invalid_json · bad line, read before the last reset: not counted\n")

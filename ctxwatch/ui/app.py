@@ -206,13 +206,13 @@ class CtxwatchApp(App[None]):
 
     State (read by tests): ``calls`` (index -> :class:`~ctxwatch.model.Call`), ``calibrations`` (the run's,
     :class:`~ctxwatch.accounting.Calibrations`: every floor and history shown goes through its ``breakdown``),
-    ``issues``, ``view`` (call
-    indexes in table order), ``selected_index``, ``follow``, ``paused``, ``xaxis`` (``index`` | ``time``),
-    ``filter_text``, ``context``, ``contexts``, ``loaded`` (backfill done), ``log_path``, ``format_name``,
-    ``last_reset``, ``resets`` (their reasons, in order), ``watch_mode`` (``events`` | ``polling`` | ``None``),
-    ``watch_note`` (why, or ``None``), ``feed`` (the current :class:`~ctxwatch.ui.feed.LogFeed`), ``paths`` (as
-    given), ``sessions``, ``batch_files`` (the joined batch files, or ``None``) and ``folder_scan`` (what
-    follows the folder(s), or ``None``).
+    ``issues`` (the input problems of the log as it is now), ``issues_before_reset`` (those of lines read before its
+    last reset: listed, not counted), ``view`` (call indexes in table order), ``selected_index``, ``follow``,
+    ``paused``, ``xaxis`` (``index`` | ``time``), ``filter_text``, ``context``, ``contexts``, ``loaded`` (backfill
+    done), ``log_path``, ``format_name``, ``last_reset``, ``resets`` (their reasons, in order), ``watch_mode``
+    (``events`` | ``polling`` | ``None``), ``watch_note`` (why, or ``None``), ``feed`` (the current
+    :class:`~ctxwatch.ui.feed.LogFeed`), ``paths`` (as given), ``sessions``, ``batch_files`` (the joined batch
+    files, or ``None``) and ``folder_scan`` (what follows the folder(s), or ``None``).
     """
 
     TITLE = "ctxwatch"
@@ -259,6 +259,9 @@ class CtxwatchApp(App[None]):
         self.calls: dict[int, Call] = {}
         self.calibrations: Calibrations = NO_CALIBRATION
         self.issues: list[Issue] = []
+        # Problems of lines read before the log's last reset (truncated, replaced): the file now does not hold
+        # those lines, so they are listed apart and not counted, as check on the file now would not see them.
+        self.issues_before_reset: list[Issue] = []
         self.folder_notes: list[Issue] = []  # files of the followed folder(s) left out (see input_problems)
         self.view: list[int] = []
         self._unsplit_seen = False  # a call whose prompt has no floor / history split was seen
@@ -341,6 +344,7 @@ class CtxwatchApp(App[None]):
         self.calls = {}
         self.calibrations = NO_CALIBRATION
         self.issues = []
+        self.issues_before_reset = []
         self.view = []
         self._unsplit_seen = False
         self.contexts = []
@@ -612,6 +616,9 @@ class CtxwatchApp(App[None]):
             out.append(f": {i.kind}\n", "yellow")
         if bad:
             out.append("i lists them all: file, line, message\n" if len(bad) > 1 else "i shows its message\n", "dim")
+        if self.issues_before_reset:
+            out.append(f"{self._before_reset()} from before the log's last reset, not counted (i lists them)\n",
+                       "dim")
         if self.watch_mode is not None:
             out.append("\nWatching\n", "bold")
             out.append_text(self._watch_detail())
@@ -637,6 +644,8 @@ class CtxwatchApp(App[None]):
             problems.append(f": {bad[-1].kind}", "yellow")
         else:
             problems.append("none", "dim")
+        if self.issues_before_reset:
+            problems.append(f" · {self._before_reset()} before reset", "dim")
         # Each item is its longer forms, then the one it always has room for: the problems name their key (i)
         # only in rows that no other section needs.
         tail = [[Text.assemble(problems, (" · i lists all", "dim")), problems] if bad else [problems]]
@@ -695,6 +704,11 @@ class CtxwatchApp(App[None]):
                 out.append("\n")
             out.append_text(line)
         return out
+
+    def _before_reset(self) -> str:
+        """``+2``: the number of problems of lines read before the log's last reset, which the counts leave out
+        (:attr:`issues_before_reset`)."""
+        return f"+{len(self.issues_before_reset):,}"
 
     def _side_flags(self) -> list[Flag]:
         """The current context's flags, newest first (most severe first within a call)."""
@@ -880,6 +894,7 @@ class CtxwatchApp(App[None]):
             return
         if message.resolved:
             self.issues = [i for i in self.issues if i not in message.resolved]
+            self.issues_before_reset = [i for i in self.issues_before_reset if i not in message.resolved]
         self.issues.extend(message.issues)
         self._push_issues()
         self.refresh_panels(chart=False)
@@ -900,6 +915,7 @@ class CtxwatchApp(App[None]):
             self.calls = {}
             self.calibrations = NO_CALIBRATION  # (the fresh read's calls bring theirs)
             self.issues = []  # (a fresh read sends every issue again: the old ones would stay twice, or stale)
+            self.issues_before_reset = []
             self.view = []
             self.contexts = []
             self.context = None
@@ -907,6 +923,13 @@ class CtxwatchApp(App[None]):
                 self.selected_index = None
             if self._mounted():
                 self._table().set_calls([], self.settings)
+        else:
+            # The calls read stay (they happened), but the problems of the lines read so far are not the file's
+            # any more (check on it now would not see them): kept apart, listed as from before the reset.  The
+            # feed sent every problem of the old file (its notes made final) before this message.
+            self.issues_before_reset.extend(listed_issues(self.issues))
+            self.issues = []
+        self._push_issues()
         if not quiet:
             self.notify(f"log {message.reason}; reading it again from the start", severity="warning",
                         markup=False)
@@ -1269,7 +1292,7 @@ class CtxwatchApp(App[None]):
         if isinstance(self.screen, IssuesScreen):
             return
         self.push_screen(IssuesScreen(self._issues_title(), self.input_problems(), self._issues_several(),
-                                      self.failed or self.skipped))
+                                      self.failed or self.skipped, self.issues_before_reset, self.last_reset))
 
     def input_problems(self) -> list[Issue]:
         """The input problems shown: the run's issues (``reset`` markers left out), then a note for each file of
@@ -1293,7 +1316,8 @@ class CtxwatchApp(App[None]):
         for screen in self.screen_stack:
             if isinstance(screen, IssuesScreen) and screen.is_mounted:
                 screen.stopped = self.failed or self.skipped
-                screen.show(self.input_problems(), self._issues_several(), self._issues_title())
+                screen.show(self.input_problems(), self._issues_several(), self._issues_title(),
+                            self.issues_before_reset, self.last_reset)
 
     def action_help(self) -> None:
         """Show the help screen."""

@@ -889,6 +889,8 @@ ISSUE_CELL_CHARS = 300
 ISSUE_BODY_CHARS = 800
 #: Widest file name (cut in the middle) and kind shown in the table; the panel below shows them whole.
 ISSUE_FILE_CHARS, ISSUE_KIND_CHARS = 24, 24
+#: The "is" cell of a problem of a line read before the log's last reset (truncated or replaced): not counted.
+BEFORE_RESET = "before reset"
 
 
 def listed_issues(issues: Sequence[Issue]) -> list[Issue]:
@@ -914,6 +916,10 @@ class IssuesScreen(TableScreen):
     """Every input problem of the current run, in the order read: file (when several), line, kind, bad line or
     note, and the message; the highlighted problem's full path and whole message below the table.
 
+    Problems of lines read before the log's last reset (it was truncated or replaced, and read again from its
+    start) are listed first, dimmed and marked ``before reset``, and are not counted: ``check`` on the file as it
+    is now would not see them.
+
     The app pushes the problems with :meth:`show` (again as more arrive while the log is followed).  A
     :class:`~textual.widgets.DataTable` draws only the rows on screen, so thousands of problems scroll freely.
     Keys: ↑/↓ (j/k) move, home/end first/last, ``escape`` or ``i`` back.
@@ -931,17 +937,22 @@ class IssuesScreen(TableScreen):
     IssuesScreen #issue-body { height: auto; max-height: 12; padding: 0 1; background: $boost; }
     """
 
-    def __init__(self, log_name: str, issues: Sequence[Issue], several: bool, stopped: str | None = None) -> None:
+    def __init__(self, log_name: str, issues: Sequence[Issue], several: bool, stopped: str | None = None,
+                 earlier: Sequence[Issue] = (), reset: str | None = None) -> None:
         """``log_name``: what the status line calls the log; ``issues``: the run's issues as the app holds them
         (``reset`` is left out); ``several``: the problems may come from more than one file (joined batch files):
         rows name the file; ``stopped``: why reading the log stopped, if it did (then an empty list does not
-        mean that every line was read)."""
+        mean that every line was read); ``earlier``: the problems of lines read before the last reset, and
+        ``reset`` what that reset was (the status line's ``truncated at 12:00:01 (after 8 calls)``)."""
         super().__init__()
         self.log_name = log_name
         self.stopped = stopped
         self.issues: list[Issue] = []
+        self.earlier: list[Issue] = []
+        self.reset = reset
         self.several = several
-        self._initial = list(issues)
+        self._initial = (list(issues), list(earlier))
+        self._rows: list[tuple[Issue, bool]] = []  # (each row's problem, and whether it is from before a reset)
         self._columns: tuple[bool, int, int, int, int] | None = None  # (the layout of the rows in the table)
 
     def compose(self) -> ComposeResult:
@@ -954,22 +965,30 @@ class IssuesScreen(TableScreen):
     def on_mount(self) -> None:
         """Fill the table with the problems given, focus it."""
         self.query_one("#issues", DataTable).focus()
-        self.show(self._initial, self.several)
+        issues, earlier = self._initial
+        self.show(issues, self.several, earlier=earlier, reset=self.reset)
 
-    def show(self, issues: Sequence[Issue], several: bool, name: str | None = None) -> None:
+    def show(self, issues: Sequence[Issue], several: bool, name: str | None = None,
+             earlier: Sequence[Issue] | None = None, reset: str | None = None) -> None:
         """Show ``issues`` (the run's, ``reset`` included or not): rows read since the last call are appended,
         keeping the cursor where it is; a list that changed otherwise (a withdrawn ``truncated_tail``, a session
-        switch) or that needs wider columns is drawn again.  ``several`` as in the constructor; ``name`` the
-        log's new name (another session is shown), or ``None`` to keep it."""
+        switch, a reset) or that needs wider columns is drawn again.  ``several`` as in the constructor; ``name``
+        the log's new name (another session is shown), or ``None`` to keep it; ``earlier`` and ``reset`` as in
+        the constructor (``earlier`` ``None``: keep them)."""
         if name is not None:
             self.log_name = name
+        if earlier is not None:
+            self.earlier = listed_issues(earlier)
+            self.reset = reset
         new = listed_issues(issues)
-        old = self.issues
+        rows = [(i, True) for i in self.earlier] + [(i, False) for i in new]
+        old = self._rows
         self.several = several
-        layout = self._layout(new)
-        grown = layout == self._columns and len(new) >= len(old) \
-            and all(a is b or a == b for a, b in zip(old, new, strict=False))
+        layout = self._layout([i for i, _ in rows])
+        grown = layout == self._columns and len(rows) >= len(old) \
+            and all((a is b or a == b) and x == y for (a, x), (b, y) in zip(old, rows, strict=False))
         self.issues = new
+        self._rows = rows
         table: DataTable[Any] = self.query_one("#issues", DataTable)
         if not grown:
             row = table.cursor_row
@@ -982,9 +1001,9 @@ class IssuesScreen(TableScreen):
             table.add_column(Text("is"), key="is")
             table.add_column(Text("message"), key="message")
             old = []
-        table.add_rows(self._row(i) for i in new[len(old):])
-        if not grown and new:
-            table.move_cursor(row=min(max(0, row), len(new) - 1), animate=False)
+        table.add_rows(self._row(i, before) for i, before in rows[len(old):])
+        if not grown and rows:
+            table.move_cursor(row=min(max(0, row), len(rows) - 1), animate=False)
         self.query_one("#issues-head", Static).update(self._head())
         self._show_selected()
 
@@ -1001,14 +1020,21 @@ class IssuesScreen(TableScreen):
             if self.several else 0
         lw = max((len(str(i.line)) for i in issues), default=4)
         kw = min(ISSUE_KIND_CHARS, max((len(i.kind) for i in issues), default=4))
-        used = (fw + 2 if self.several else 0) + max(4, lw) + 2 + max(4, kw) + 2 + len("bad line") + 2 + 2 + 2
+        what = len(BEFORE_RESET) if self.earlier else len("bad line")  # (the widest "is" cell)
+        used = (fw + 2 if self.several else 0) + max(4, lw) + 2 + max(4, kw) + 2 + what + 2 + 2 + 2
         return self.several, fw, lw, kw, max(20, min(ISSUE_CELL_CHARS, (self.size.width or 100) - used))
 
-    def _row(self, issue: Issue) -> list[Text]:
+    def _row(self, issue: Issue, before: bool = False) -> list[Text]:
         _several, fw, _lw, kw, mw = self._columns or self._layout([issue])
         file, line = issue_where(issue, self.several)
         bad = is_bad_line(issue)
         cells = [tx.literal(file, limit=fw, middle=True)] if self.several else []
+        if before:  # (read before the reset: not counted, so not styled as a problem of the file now)
+            cells += [Text(line, justify="right"), tx.literal(issue.kind, limit=kw), Text(BEFORE_RESET)]
+            cells.append(tx.literal(issue.message, limit=mw))
+            for cell in cells:
+                cell.stylize("dim")
+            return cells
         cells += [Text(line, justify="right"), tx.literal(issue.kind, "yellow" if bad else "cyan", limit=kw),
                   Text("bad line" if bad else "note", "bold yellow" if bad else "")]
         cells.append(tx.literal(issue.message, limit=mw))
@@ -1020,9 +1046,18 @@ class IssuesScreen(TableScreen):
         out.append_text(tx.literal(self.log_name, "bold", limit=60, middle=True))
         if not self.issues:
             out.append(": none", "bold")
+        else:
+            out.append(f": {counted(self.issues)}", "bold")
+            out.append(", as ctxwatch check counts them")
+        if self.earlier:
+            n = len(self.earlier)
+            out.append("\n")
+            out.append_text(tx.literal(
+                f"{n:,} more from before the last reset{': ' + self.reset if self.reset else ''}; listed first, "
+                f"not counted: ctxwatch check on the file as it is now would not see {'it' if n == 1 else 'them'}",
+                "yellow", limit=400))
+        if not self.issues:
             return out
-        out.append(f": {counted(self.issues)}", "bold")
-        out.append(", as ctxwatch check counts them")
         kinds: dict[str, int] = {}
         for i in self.issues:
             kinds[i.kind] = kinds.get(i.kind, 0) + 1
@@ -1034,7 +1069,7 @@ class IssuesScreen(TableScreen):
     def selected_issue(self) -> Issue | None:
         """The highlighted problem, or ``None``."""
         row = self.query_one("#issues", DataTable).cursor_row
-        return self.issues[row] if 0 <= row < len(self.issues) else None
+        return self._rows[row][0] if 0 <= row < len(self._rows) else None
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         """Show the highlighted problem's message whole."""
@@ -1053,10 +1088,14 @@ class IssuesScreen(TableScreen):
             else:
                 body.update(Text("no input problems: every line was read", "dim"))
             return
+        row = self.query_one("#issues", DataTable).cursor_row
         out = Text()
         out.append_text(tx.literal(issue.path, "bold", limit=200, middle=True))
         out.append(f":{issue.line}" if issue.line else " (the whole file)", "bold")
-        out.append(f" · {issue.kind} · {'bad line' if is_bad_line(issue) else 'note'}\n")
+        out.append(f" · {issue.kind} · {'bad line' if is_bad_line(issue) else 'note'}")
+        if self._rows[row][1]:
+            out.append(", read before the last reset: not counted", "yellow")
+        out.append("\n")
         out.append_text(tx.literal(issue.message, multiline=True, limit=ISSUE_BODY_CHARS))
         body.update(out)
 
