@@ -224,3 +224,25 @@ async def test_problems_of_lines_a_truncation_removed_are_not_counted(tmp_path: 
         assert [r[:3] for r in cells(screen)] == [["9", "invalid_json", "before reset"]]
         body = str(screen.query_one("#issue-body").render())
         assert body.startswith(f"{path}:9 · invalid_json · bad line, read before the last reset: not counted\n")
+
+
+@pytest.mark.parametrize("kind", ["empty file", "missing file", "empty folder"])
+async def test_the_flags_placeholder_reads_as_a_sentence(tmp_path: Path, kind: str) -> None:
+    """With no call read, the Flags section said "Flags / after reading"."""
+    target = tmp_path / "log.jsonl"
+    if kind == "empty file":
+        target.write_text("", encoding="utf-8")
+    elif kind == "empty folder":
+        target = tmp_path / "sessions"
+        target.mkdir()
+    app = CtxwatchApp(str(target))
+    async with app.run_test(size=(160, 50)) as pilot:
+        assert await wait_for(pilot, lambda: app.notice is not None, 10.0)
+        await pilot.pause()
+        assert "Flags none until calls are read " in side(app) + " "
+        assert "after reading" not in side(app)
+        assert app.flag_line().plain == "flags: none until calls are read"
+    async with CtxwatchApp(str(target)).run_test(size=(80, 24)) as pilot:  # (one line per section)
+        assert await wait_for(pilot, lambda: pilot.app.notice is not None, 10.0)
+        await pilot.pause()
+        assert "Flags none until calls are read" in side(pilot.app)

@@ -78,6 +78,9 @@ COMPACT_WIDTH, COMPACT_HEIGHT = 72, 22
 FILTER_DELAY = 0.15
 #: Issues listed in the side panel (newest first).
 SIDE_ISSUES = 8
+#: What the Flags section says before the log's calls are read (reading, or waiting for a file, a folder's first
+#: log or an empty file's first record): flags are computed from calls.
+FLAGS_PENDING = "none until calls are read"
 #: Flags listed in the side panel (newest first).
 SIDE_FLAGS = 30
 #: How each flag severity is shown: a text mark (reads without colour) and a style.
@@ -595,7 +598,7 @@ class CtxwatchApp(App[None]):
             out.append("\n")
         elif analysis is None:
             out.append("\n")
-            out.append("none yet\n" if self.loaded else "after reading\n", "dim")
+            out.append(f"{FLAGS_PENDING if not self.loaded else 'none yet'}\n", "dim")
         else:
             flags = self._side_flags()
             out.append(f" ({len(flags)}, newest first)\n" if flags else "\n", "bold")
@@ -657,7 +660,11 @@ class CtxwatchApp(App[None]):
             rows = [Text("Flags", "bold"), tx.literal(self.analysis_error, "yellow", limit=200)]
             room -= 1
         elif analysis is None:
-            rows = [Text.assemble(("Flags ", "bold"), ("none yet" if self.loaded else "after reading", "dim"))]
+            pending = Text.assemble(("Flags ", "bold"), ("none yet" if self.loaded else FLAGS_PENDING, "dim"))
+            rows = list(pending.wrap(self.console, width))  # (whole, in rows no flag needs; else cut with …)
+            if len(rows) - 1 > room:
+                rows = [pending]
+            room -= len(rows) - 1
         else:
             flags = self._side_flags()
             rows = [Text.assemble(("Flags ", "bold"), ("none", "dim"))] if not flags else \
@@ -747,7 +754,7 @@ class CtxwatchApp(App[None]):
         if self.analysis_error:
             out = tx.literal(self.analysis_error, "yellow", limit=200)
         elif analysis is None:
-            out = Text("flags: none yet" if self.loaded else "flags: after reading", "dim")
+            out = Text(f"flags: {'none yet' if self.loaded else FLAGS_PENDING}", "dim")
         else:
             flags = list(analysis.flags)
             upto = self.selected_index if self.selected_index is not None else max((f.call for f in flags),
