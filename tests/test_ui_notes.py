@@ -10,13 +10,14 @@ at once is caught too.
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from test_ui_common import append, line, loaded, record, wait_for, write_log
+from test_ui_common import append, line, loaded, open_preview, record, wait_for, write_log
 from test_ui_main import cells, side
 
 from ctxwatch.cli import main
@@ -246,3 +247,46 @@ async def test_the_flags_placeholder_reads_as_a_sentence(tmp_path: Path, kind: s
         assert await wait_for(pilot, lambda: pilot.app.notice is not None, 10.0)
         await pilot.pause()
         assert "Flags none until calls are read" in side(pilot.app)
+
+
+@pytest.mark.parametrize("width, cells_per_line", [(80, 36), (160, 57)])
+async def test_export_notifications_show_the_file_name_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                             width: int, cells_per_line: int) -> None:
+    """In a followed folder s, x (and the eviction preview's w) write to $XDG_DATA_HOME/ctxwatch/exports, and the
+    notification showed the path cut at its edge: "screenshot saved to
+    /root/.local/share/ctxwatch/exports/ctxwatch-spotter_4d56".  The file name now has lines of its own, the
+    folder one line, cut in the middle with …  A toast holds 36 cells a line at 80 columns and 57 at 160
+    (Textual's toast: 60 cells, at most half the screen less its scrollbar, less a border and padding)."""
+    from textual.widgets._toast import Toast
+
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    write_log(folder / "spotter_4d5611e5_head200.jsonl", 3)
+    data = tmp_path / ("a-folder-name-long-enough-for-no-notification-to-hold-it" * 2)
+    monkeypatch.setenv("XDG_DATA_HOME", str(data))
+    monkeypatch.chdir(folder)
+    exports = data / "ctxwatch" / "exports"
+    app = CtxwatchApp(str(folder))
+    async with app.run_test(size=(width, 24), notifications=True) as pilot:
+        await loaded(pilot, 3)
+        for key, name, what in [("s", "ctxwatch-spotter_4d5611e5_head200.svg", "screenshot saved to"),
+                                ("x", "ctxwatch-calls-spotter_4d5611e5_head200.csv", "3 calls exported to"),
+                                ("w", "ctxwatch-plan-call3.json", "plan written to")]:
+            if key == "w":
+                await open_preview(pilot)  # (w writes the eviction preview's plan, of the newest call: #3)
+            app.clear_notifications()
+            await pilot.press(key)
+            assert await wait_for(pilot, lambda: (exports / name).exists() and len(app._notifications) == 1)  # noqa: B023
+            message = next(iter(app._notifications)).message
+            said, file, where = message.split("\n")
+            assert (said, file) == (what, name)
+            # (the start of the folder, …, and its last folders whole; the line full)
+            assert len(where) == cells_per_line and where.startswith(f"in {str(exports)[:cells_per_line - 21]}…")
+            assert where.endswith(f"…{os.sep}ctxwatch{os.sep}exports")
+            # On screen: the name whole (wrapped where it is longer than a line), the folder on its line.
+            await pilot.pause(0.3)
+            toast = next(w for w in app.screen.walk_children() if isinstance(w, Toast))
+            assert toast.size.width == cells_per_line
+            rows = [toast.render_line(y).text.rstrip() for y in range(toast.size.height)]
+            at = rows.index(what)
+            assert "".join(rows[at + 1:-1]) == name and rows[-1] == where

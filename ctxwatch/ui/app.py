@@ -1358,7 +1358,8 @@ class CtxwatchApp(App[None]):
             self.notify(f"screenshot not saved: {exc}", title="SVG", severity="error", markup=False)
             return
         self.saved.append(path)
-        self.notify(f"screenshot saved to {path}", title="SVG", markup=False)
+        self.notify(f"screenshot saved to\n{tx.saved_where(path, tx.toast_width(self.size.width))}", title="SVG",
+                    markup=False)
 
     def action_export_csv(self) -> None:
         """Write the calls of the current view as CSV (see :meth:`export_folder`) and say where."""
@@ -1377,7 +1378,8 @@ class CtxwatchApp(App[None]):
             scope.append(f"filter {self.filter_text!r}")
         of = f" of {len(self.calls):,} ({', '.join(scope)})" if scope else ""
         n = len(self.view)
-        self.notify(f"{n:,} call{'s' if n != 1 else ''}{of} exported to {path}", title="CSV", markup=False)
+        self.notify(f"{n:,} call{'s' if n != 1 else ''}{of} exported to\n"
+                    f"{tx.saved_where(path, tx.toast_width(self.size.width))}", title="CSV", markup=False)
 
     def _stem_source(self) -> str:
         """The path saved files are named after: the followed log, or for joined batch files the folder opened

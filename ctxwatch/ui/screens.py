@@ -867,7 +867,8 @@ class PlanScreen(Screen[None]):
             self.app.notify(f"plan not written: {exc}", title="eviction plan", severity="error", markup=False)
             return
         self.written = path
-        self.app.notify(f"plan written to {path}", title="eviction plan", markup=False)
+        self.app.notify(f"plan written to\n{tx.saved_where(path, tx.toast_width(self.app.size.width))}",
+                        title="eviction plan", markup=False)
 
 
 def unique_path(folder: str, stem: str, suffix: str) -> str:

@@ -8,6 +8,7 @@ surrogates with visible escapes.
 
 from __future__ import annotations
 
+import os
 from datetime import datetime
 
 from rich.text import Text
@@ -124,3 +125,38 @@ def flow(segments: list[Text], width: int, sep: str = " · ") -> Text:
         out.append_text(seg)
         line_len += seg.cell_len
     return out
+
+
+def toast_width(screen_width: int) -> int:
+    """Cells of text on a line of a notification (a Textual toast) on a screen ``screen_width`` cells wide.
+
+    Textual's ``Toast`` is 60 cells wide, at most half of its rack (the screen less the rack's 2-cell scrollbar),
+    less its 1-cell left border and a cell of padding on either side: 36 at 80 columns, 57 from 125 on
+    (measured with Textual 8; ``tests/test_ui_notes.py`` checks it against a toast on screen).  At least 10.
+    """
+    return max(10, min(60, (screen_width - 2) // 2) - 3)
+
+
+#: Characters of a path's start that :func:`saved_where` keeps at least before its ``…`` (``/roo``, ``C:\Us``).
+HEAD_CHARS = 4
+
+
+def saved_where(path: str, width: int) -> str:
+    """Where a file was written, for a notification whose lines hold ``width`` cells: the file's name on a line of
+    its own (a name longer than the line wraps, never cut: it is what a person looks for), then ``in <folder>``
+    on one line.  A folder longer than that keeps its last folders whole (they tell export folders apart) and
+    the start of the path, with ``…`` between them.  A long path written whole was cut off by the toast's edge in
+    the middle of the name.  Both are cleaned (:func:`clean`): a folder's name is not ours."""
+    name = clean(os.path.basename(path), multiline=False)
+    folder = clean(os.path.dirname(path) or ".", multiline=False)
+    room = max(5, width - len("in "))
+    if len(folder) > room:
+        # The last folders, whole, as many as leave the start of the path a few characters (HEAD_CHARS).
+        tail = ""
+        for part in reversed(folder.split(os.sep)[1:]):
+            if len(os.sep + part + tail) > room - 1 - HEAD_CHARS:
+                break
+            tail = os.sep + part + tail
+        folder = folder[:room - 1 - len(tail)] + "…" + tail if tail \
+            else literal(folder, limit=room, middle=True).plain
+    return f"{name}\nin {folder}"
