@@ -20,11 +20,12 @@ import gzip
 import hashlib
 import marshal
 import os
+import re
 import shutil
 import struct
 import tempfile
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
@@ -252,11 +253,145 @@ def encoding_name_for_model(model: str | None) -> tuple[str, bool]:
     return "o200k_base", False
 
 
+# --- long texts -------------------------------------------------------------------------------------------
+# tiktoken splits a text with its pre-tokenizer regex into pieces (words, groups of up to 3 digits, runs of
+# punctuation, runs of whitespace) and byte-pair merges each piece on its own.  Merging is super-linear in a
+# piece's length (openai/tiktoken#195: "BPE is superlinear in chunk length ... optimised for short chunk
+# lengths"), and a run with no whitespace or punctuation is one piece: 50 MB of one repeated character took
+# 53 s and 2.5 GB RSS to count whole (the merge state of a 50 MB piece, and 6.25 M token ids as Python ints).
+# Measured with tiktoken 0.14 and o200k_base on one repeated character: 150 ns/char for a 4 Ki-character
+# piece, 155 ns at 64 Ki, 370 ns at 256 Ki, 670 ns at 4 Mi.  So a long text is counted in slices of at most
+# WHOLE_CHARS characters, cut where the pre-tokenizer cuts anyway whenever it can (see _CUT_RULE below).
+
+#: Texts of at most this many characters (code points) are encoded whole, exactly as tiktoken does.  Longer texts
+#: are encoded in slices of at most this many characters (:func:`slices`).  64 Ki: the worst case for one slice
+#: (a run with no pre-tokenizer cut: one repeated character, random letters, emoji) costs 10 to 18 ms with
+#: tiktoken 0.14 (155 to 270 ns/char, measured), short enough that a reader stopping between two slices stops at
+#: once, and its token list stays small (< 2.5 MB of Python ints); any text under 64 KB is counted unchanged.
+WHOLE_CHARS = 65_536
+
+#: A slice ends at the first pre-tokenizer boundary (:data:`_CUT_RULE`) in its last this many characters, so a
+#: slice is at least ``WHOLE_CHARS - SEARCH_CHARS`` characters long.  Only where those characters hold no
+#: boundary at all (4 Ki characters of letters only, of digits only, or with no letter or digit at all) is the
+#: slice cut at ``WHOLE_CHARS`` regardless, a *forced* cut.  4 Ki keeps the search of a boundary-free window,
+#: 20 to 110 ns/char (measured), below a tenth of the slice's own encoding time.
+SEARCH_CHARS = 4_096
+
+#: The most a forced cut changed a count by, in tokens, either way, in measurements with tiktoken 0.14, o200k_base
+#: and cl100k_base: -2 to +5 over every pair of lengths from 2,048 to 2,207 characters on either side of a cut in a
+#: run of one repeated character (the 95 printable ASCII characters, tab, CR, LF, CJK, emoji, box drawing, dashes,
+#: no-break and ideographic spaces); -2 to +2 at 600 random positions of 4,096-character runs of random letters
+#: (Latin, mixed case, Cyrillic, CJK, Devanagari with marks, with apostrophes), digits, emoji, or punctuation and
+#: whitespace; -2 to +4 at 20,000 arbitrary positions (boundaries or not) of the sample logs' strings, the
+#: sample logs' raw JSON, this project's code and its docs.  Byte-pair merging has no locality guarantee, so this
+#: bound is measured, not proven; counts with a forced cut are labelled estimates (:meth:`Tokenizer.count_cut`).
+#: A forced cut comes at most once per ``WHOLE_CHARS - SEARCH_CHARS`` = 61,440 characters, which hold at least
+#: 480 tokens (the longest o200k_base and cl100k_base token is 128 bytes): the error is at most 5 tokens in 480,
+#: about 1 %, in the worst case (runs of repeated punctuation), and 2 in 7,680 (0.03 %) for one repeated letter.
+FORCED_CUT_MAX_ERROR = 5
+
+# Where the pre-tokenizer always cuts.  Both encodings' patterns (tiktoken_ext/openai_public.py, o200k_base and
+# cl100k_base) match, at any position, one of: letters (and, in o200k, combining marks), optionally after one
+# non-letter non-digit character, and in o200k optionally followed by an English contraction ('s 't 're 've 'm
+# 'll 'd; in cl100k a contraction is a piece of its own, starting at the apostrophe); 1 to 3 digits; punctuation
+# (optionally after a space) followed by newlines (or '/'); whitespace.  So no piece holds a letter followed by
+# a character that is not a letter, a mark or an apostrophe, nor a digit followed by a non-digit: between such
+# two characters every piece ends, whatever came before, and the patterns have no lookbehind (the only
+# lookarounds, ``\s+(?!\S)`` and ``\s++$``, concern pieces ending in whitespace), so the text after the cut is
+# split exactly as it would be within the whole text.  Encoding the two sides on their own gives the very same
+# tokens: checked by cutting at every such place at once (2.7 M characters of the sample logs' strings, 4.2 M of
+# their raw JSON, 1.2 M of code, a shuffle of every code point, and Unicode mixes) and comparing the token ids
+# with tiktoken's on the whole text (tests/test_long_text.py does the same with cuts every 256 to 512
+# characters).  The rules match the two characters around the cut (the cut is after the first).
+#: ASCII characters only (a subset of the rule, valid in any text, and free of Unicode-version questions).
+_ASCII_CUT = re.compile(r"[A-Za-z][\x00-\x26\x28-\x40\x5b-\x60\x7b-\x7f]|[0-9][\x00-\x2f\x3a-\x7f]")
+_CUT_RULE = r"\p{L}[^\p{L}\p{M}']|\p{N}\P{N}"
+_unicode_cut: Any = None
+
+
+def _unicode_cut_pattern() -> Any:
+    """:data:`_CUT_RULE` compiled with the ``regex`` module (Unicode categories; tiktoken depends on it), or
+    ``None`` without it (then only :data:`_ASCII_CUT` boundaries are used, which is still exact)."""
+    global _unicode_cut
+    if _unicode_cut is None:
+        try:
+            import regex
+
+            _unicode_cut = regex.compile(_CUT_RULE)
+        except Exception:  # no regex module: the ASCII rule alone
+            _unicode_cut = False
+    return _unicode_cut or None
+
+
+def slices(text: str, whole: int | None = None, search: int | None = None) -> Iterator[tuple[int, int, bool]]:
+    """The slices a long text is encoded in: ``(start, end, forced)``, character offsets (end exclusive).
+
+    A text of at most ``whole`` characters (default :data:`WHOLE_CHARS`) is one slice.  A longer one is cut at
+    the first pre-tokenizer boundary (:data:`_CUT_RULE`) in the last ``search`` (default :data:`SEARCH_CHARS`)
+    characters before ``whole``; ``forced`` is True for a slice cut at ``whole`` characters because that window
+    holds no boundary (never between the two halves of a surrogate pair).  Unforced cuts keep the count exact;
+    see :data:`FORCED_CUT_MAX_ERROR` for forced ones.  Time is linear in the text's length (each window is
+    searched once).
+    """
+    whole = WHOLE_CHARS if whole is None else whole
+    search = SEARCH_CHARS if search is None else search
+    n = len(text)
+    start = 0
+    unicode_cut = None if text.isascii() else _unicode_cut_pattern()  # (isascii is O(1) on a str)
+    while n - start > whole:
+        hi = start + whole
+        lo = max(start + 1, hi - search)
+        # The rules match the two characters around a cut, the first of them at ``cut - 1``.
+        m = _ASCII_CUT.search(text, lo - 1, hi + 1)
+        if m is None and unicode_cut is not None:
+            m = unicode_cut.search(text, lo - 1, hi + 1)
+        if m is not None:
+            end, forced = m.start() + 1, False
+        else:
+            end, forced = hi, True
+            if "\ud800" <= text[end - 1] <= "\udbff":
+                end -= 1  # a high surrogate stays with its low half (tiktoken pairs them into one character)
+        yield start, end, forced
+        start = end
+    yield start, n, False
+
+
+class CountingStopped(Exception):
+    """Raised between two slices of a long text by a count in a thread whose stop event is set
+    (:func:`stop_counting_on`)."""
+
+
+_stop_events = threading.local()
+
+
+@contextlib.contextmanager
+def stop_counting_on(event: threading.Event) -> Iterator[None]:
+    """Within the block, a count or encode of a long text in this thread raises :class:`CountingStopped` between
+    two slices (every 10 to 20 ms at most, see :data:`WHOLE_CHARS`) once ``event`` is set.
+
+    The dashboard's reading threads run under it, so that quitting does not wait for a huge message to be
+    counted (the app's exit joins its worker threads).  Nothing is cached for a stopped count.
+    """
+    before = getattr(_stop_events, "event", None)
+    _stop_events.event = event
+    try:
+        yield
+    finally:
+        _stop_events.event = before
+
+
+def _check_stop() -> None:
+    event = getattr(_stop_events, "event", None)
+    if event is not None and event.is_set():
+        raise CountingStopped
+
+
 class Tokenizer:
     """Counts tokens of text with one encoding, caching by content hash.
 
     Every distinct piece of text is encoded once: agent loops re-send their whole history on every call,
-    so without the cache counting is quadratic in the run length.
+    so without the cache counting is quadratic in the run length.  Texts longer than :data:`WHOLE_CHARS`
+    characters are encoded in slices (:func:`slices`), in time and memory linear in their length.
 
     Args:
         encoding: ``o200k_base`` or ``cl100k_base``; falls back to ``chars/4`` if it cannot be loaded.
@@ -274,9 +409,17 @@ class Tokenizer:
             "counts are chars/4 estimates"
         )
         self._cache: dict[tuple[int, int], int] = {}
+        self._forced: set[tuple[int, int]] = set()  # cache keys of counts with a forced cut (estimates)
 
     def count(self, text: str) -> int:
-        """Tokens in ``text``. Special-token lookalikes (``<|endoftext|>``) count as plain text (case B04)."""
+        """Tokens in ``text``. Special-token lookalikes (``<|endoftext|>``) count as plain text (case B04).
+
+        Exact (tiktoken's own count) unless the text has a run of more than :data:`SEARCH_CHARS` characters
+        with no pre-tokenizer boundary across a slice end (:meth:`count_cut` says so).
+
+        Raises:
+            CountingStopped: under :func:`stop_counting_on`, when its event is set during a long count.
+        """
         if not text:
             return 0
         key = (hash(text), len(text))
@@ -285,15 +428,40 @@ class Tokenizer:
             return hit
         if self._enc is None:
             n = (len(text) + 3) // 4
-        else:
+        elif len(text) <= WHOLE_CHARS:
             # encode_ordinary never treats text as special tokens, so it cannot raise on "<|endoftext|>".
             n = len(self._enc.encode_ordinary(text))
+        else:
+            n, forced = 0, False
+            for start, end, cut in slices(text):
+                _check_stop()
+                n += self.count(text[start:end])  # (a slice is at most WHOLE_CHARS: counted whole, cached)
+                forced |= cut
+            if forced:
+                self._forced.add(key)
         self._cache[key] = n
         return n
 
+    def count_cut(self, text: str) -> tuple[int, bool]:
+        """``(tokens, estimated)``: :meth:`count`, and whether it is an estimate because a slice of the text had to
+        be cut inside a run with no pre-tokenizer boundary (off by at most :data:`FORCED_CUT_MAX_ERROR` tokens per
+        such cut, at most one per 61,440 characters).  ``estimated`` is False under the chars/4 fallback, which
+        :func:`counter_for` labels already."""
+        n = self.count(text)
+        return n, len(text) > WHOLE_CHARS and (hash(text), len(text)) in self._forced
+
     def encode(self, text: str) -> list[int]:
-        """Token ids of ``text`` (empty list under the chars/4 fallback)."""
-        return [] if self._enc is None else self._enc.encode_ordinary(text)
+        """Token ids of ``text`` (empty list under the chars/4 fallback), sliced as :meth:`count` does: tiktoken's
+        own ids unless a slice had to be forced (:meth:`count_cut`)."""
+        if self._enc is None:
+            return []
+        if len(text) <= WHOLE_CHARS:
+            return self._enc.encode_ordinary(text)
+        ids: list[int] = []
+        for start, end, _cut in slices(text):
+            _check_stop()
+            ids += self._enc.encode_ordinary(text[start:end])
+        return ids
 
 
 _tokenizers: dict[str, Tokenizer] = {}
@@ -331,19 +499,27 @@ class Counter:
 
     def part_tokens(self, part: Part) -> int:
         """Tokens of one content part (tool-call name and arguments both counted, case B02)."""
+        return self.part_count(part)[0]
+
+    def part_count(self, part: Part) -> tuple[int, bool]:
+        """:meth:`part_tokens` and whether its text's count is an estimate (:meth:`Tokenizer.count_cut`)."""
         if part.kind in ("image", "document"):
-            return image_tokens(part.meta or {}, self.provider)
+            return image_tokens(part.meta or {}, self.provider), False  # (its own rule, labelled by the caller)
+        n, cut = self.tokenizer.count_cut(part.text)
         if part.kind == "thinking" and part.meta and isinstance(part.meta.get("reasoning_tokens"), int):
             # Encrypted reasoning re-sent on later calls (Codex) cannot be tokenized locally; the provider
             # reported its size when it was produced, so that count is used.
-            return max(part.meta["reasoning_tokens"], self.tokenizer.count(part.text))
-        n = self.tokenizer.count(part.text)
+            reported = part.meta["reasoning_tokens"]
+            return (reported, False) if reported >= n else (n, cut)
         if part.kind == "tool_call":
-            n += self.tokenizer.count(part.name or "")
-            n += 3  # the call wrapper; OpenAI cookbook counts tool-call framing this way (approximate)
+            k, c = self.tokenizer.count_cut(part.name or "")
+            n += k + 3  # the call wrapper; OpenAI cookbook counts tool-call framing this way (approximate)
+            cut |= c
         elif part.kind == "tool_result" and part.call_id:
-            n += 1 + self.tokenizer.count(part.call_id) // 2  # the id travels with the result
-        return n
+            k, c = self.tokenizer.count_cut(part.call_id)
+            n += 1 + k // 2  # the id travels with the result
+            cut |= c
+        return n, cut
 
     def framing(self, role: str) -> int:
         """Framing tokens of one message with ``role``: :data:`TOKENS_PER_MESSAGE` plus the role's tokens (4 for
@@ -358,18 +534,35 @@ class Counter:
     def message_tokens(self, msg: Message) -> int:
         """Tokens of one message: its framing (:meth:`framing`), its parts, and 1 + the name's tokens for a
         name."""
-        n = self.framing(msg.role)
+        return self.message_count(msg)[0]
+
+    def message_count(self, msg: Message) -> tuple[int, bool]:
+        """:meth:`message_tokens` and whether a part's count is an estimate (:meth:`Tokenizer.count_cut`: a
+        text with a run too long to encode whole)."""
+        n, cut = self.framing(msg.role), False
         if msg.name:
-            n += TOKENS_PER_NAME + self.tokenizer.count(msg.name)
+            k, cut = self.tokenizer.count_cut(msg.name)
+            n += TOKENS_PER_NAME + k
         for part in msg.parts:
-            n += self.part_tokens(part)
-        return n
+            k, c = self.part_count(part)
+            n += k
+            cut |= c
+        return n, cut
 
     def system_tokens(self, blocks: list[str]) -> int:
         """Tokens of the system prompt given as text blocks, framed as one system message."""
+        return self.system_count(blocks)[0]
+
+    def system_count(self, blocks: list[str]) -> tuple[int, bool]:
+        """:meth:`system_tokens` and whether a block's count is an estimate (:meth:`Tokenizer.count_cut`)."""
         if not blocks:
-            return 0
-        return self.framing("system") + sum(self.tokenizer.count(b) for b in blocks)
+            return 0, False
+        n, cut = self.framing("system"), False
+        for b in blocks:
+            k, c = self.tokenizer.count_cut(b)
+            n += k
+            cut |= c
+        return n, cut
 
     def tools_tokens(self, tools: list[dict[str, Any]]) -> int:
         """Tokens of a request's whole ``tools`` payload, measured once (the preamble once, case B01).
@@ -377,12 +570,20 @@ class Counter:
         The schemas are tokenized as compact JSON (the providers render them into their own prompt format,
         which is not published exactly), plus the provider's fixed tool-use overhead.
         """
+        return self.tools_count(tools)[0]
+
+    def tools_count(self, tools: list[dict[str, Any]]) -> tuple[int, bool]:
+        """:meth:`tools_tokens` and whether a schema's count is an estimate (:meth:`Tokenizer.count_cut`)."""
         if not tools:
-            return 0
-        body = sum(self.tokenizer.count(json_text(t)) for t in tools)
+            return 0, False
+        body, cut = 0, False
+        for t in tools:
+            k, c = self.tokenizer.count_cut(json_text(t))
+            body += k
+            cut |= c
         if self.provider == "anthropic":
-            return body + ANTHROPIC_TOOL_PREAMBLE
-        return body + OPENAI_TOOLS_END + OPENAI_TOOL_INIT * len(tools)
+            return body + ANTHROPIC_TOOL_PREAMBLE, cut
+        return body + OPENAI_TOOLS_END + OPENAI_TOOL_INIT * len(tools), cut
 
 
 def counter_for(model: str | None, provider: str | None) -> Counter:
