@@ -230,44 +230,47 @@ class Accountant:
             name, prov = counter.name, counter.provider
             msgs = pc.messages
             # Reuse the previous call's stats for the identical re-sent prefix (same Message objects).
-            prev_msgs, prev_stats, prev_sums, prev_counter, prev_imgs = self._prev
+            prev_msgs, prev_stats, prev_sums, prev_counter, prev_rough = self._prev
             k = 0
             if prev_counter is counter:
                 limit = min(len(prev_msgs), len(msgs))
                 while k < limit and msgs[k] is prev_msgs[k]:
                     k += 1
             sums: list[int] = []
-            imgs: list[int] = []  # running count of messages with an image estimate (exactness)
-            images = 0
+            # running count of messages with an image estimate or a cut text (either makes the count inexact)
+            rough: list[int] = []
+            inexact = 0
             if k:
                 stats = prev_stats[:k]
                 sums = prev_sums[:k]
-                imgs = prev_imgs[:k]
+                rough = prev_rough[:k]
                 history = sums[-1]
-                images = imgs[-1]
+                inexact = rough[-1]
                 msgs = msgs[k:]
             for msg in msgs:
                 key = message_key(msg)
                 ck = (name, prov, key)
                 stat = cache.get(ck)
                 if stat is None:
+                    tokens, cut = counter.message_count(msg)
                     stat = cache[ck] = MessageStat(
-                        role=msg.role, tokens=counter.message_tokens(msg), content_key=key,
+                        role=msg.role, tokens=tokens, content_key=key,
                         tool_call_ids=tuple(msg.tool_call_ids()), tool_result_ids=tuple(msg.tool_result_ids()),
                         label=msg.label, has_image=any(p.kind in ("image", "document") for p in msg.parts),
+                        text_cut=cut,
                     )
                 history += stat.tokens
-                images += stat.has_image
+                inexact += stat.has_image or stat.text_cut
                 stats.append(stat)
                 sums.append(history)
-                imgs.append(images)
-            self._prev = (pc.messages, stats, sums, counter, imgs)
-            has_image = images > 0
+                rough.append(inexact)
+            self._prev = (pc.messages, stats, sums, counter, rough)
+            history_inexact = inexact > 0
         else:
-            has_image = False
+            history_inexact = False
 
-        system_tokens = counter.system_tokens(pc.system) if pc.system is not None else None
-        tools_tokens = counter.tools_tokens(pc.tools) if pc.tools is not None else None
+        system_tokens, system_cut = counter.system_count(pc.system) if pc.system is not None else (None, False)
+        tools_tokens, tools_cut = counter.tools_count(pc.tools) if pc.tools is not None else (None, False)
         floor: int | None
         prompt_est: int | None = None
         history_src = Src.ESTIMATED if history is not None else Src.UNKNOWN
@@ -325,7 +328,7 @@ class Accountant:
             system_tokens=system_tokens, tools_tokens=tools_tokens, floor_tokens=floor, floor_src=floor_src,
             history_tokens=history, history_src=history_src,
             reserve_tokens=reserve, reserve_src=reserve_src, prompt_estimated=prompt_est, usage=pc.usage,
-            tokenizer=counter.name, exact=counter.exact and not has_image,
+            tokenizer=counter.name, exact=counter.exact and not (history_inexact or system_cut or tools_cut),
             messages=tuple(stats),
             system_key=text_key(pc.system) if pc.system else None, system_present=system_present,
             tools_key=_tools_key(pc.tools) if pc.tools else None, tool_names=tool_names,

@@ -255,6 +255,8 @@ class MessageStat:
         tool_result_ids: ids of tool calls this message answers.
         label: see :attr:`Message.label`.
         has_image: the message holds an image or document whose tokens are a rule-of-thumb estimate.
+        text_cut: a text of the message has a run too long to encode whole, cut where the tokenizer would not
+            cut: its count is an estimate (:meth:`ctxwatch.tokens.Tokenizer.count_cut`).
     """
 
     role: str
@@ -264,6 +266,7 @@ class MessageStat:
     tool_result_ids: tuple[str, ...] = ()
     label: str | None = None
     has_image: bool = False
+    text_cut: bool = False
 
 
 @_fast_pickle

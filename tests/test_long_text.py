@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from ctxwatch import tokens
+from ctxwatch.run import load_run
 from ctxwatch.tokens import (
     FORCED_CUT_MAX_ERROR,
     WHOLE_CHARS,
@@ -210,3 +211,29 @@ def test_a_long_count_stops_between_slices_when_its_thread_is_told_to() -> None:
     # Short texts are one tiktoken call: nothing to stop between.
     with stop_counting_on(stop):
         assert tok.count("hello world") == 2
+
+
+# --- calls -------------------------------------------------------------------------------------------------------
+
+def _write(path: Path, text: str) -> Path:
+    rec = {"request": {"model": "gpt-4o", "messages": [{"role": "user", "content": text}]},
+           "response": {"usage": {"prompt_tokens": 10, "completion_tokens": 1}}}
+    path.write_text(json.dumps(rec) + "\n")
+    return path
+
+
+def test_a_call_with_a_cut_run_is_an_estimate(tmp_path: Path) -> None:
+    text = "x" * (2 * WHOLE_CHARS + 5)
+    log = _write(tmp_path / "run.jsonl", text)
+    call = load_run(str(log)).calls[0]
+    per_slice = 2 * tiktoken_count("o200k_base", "x" * WHOLE_CHARS) + tiktoken_count("o200k_base", "xxxxx")
+    # the OpenAI cookbook count: 3 per message + the role + the content
+    assert call.history_tokens == 3 + tiktoken_count("o200k_base", "user") + per_slice
+    assert call.exact is False  # gpt-4o's own tokenizer, but the count is an estimate
+
+
+def test_a_call_with_long_ordinary_text_stays_exact(tmp_path: Path, corpora: dict[str, str]) -> None:
+    text = corpora["code"]
+    call = load_run(str(_write(tmp_path / "run.jsonl", text))).calls[0]
+    assert call.history_tokens == 3 + tiktoken_count("o200k_base", "user") + tiktoken_count("o200k_base", text)
+    assert call.exact is True
