@@ -237,3 +237,49 @@ def test_a_call_with_long_ordinary_text_stays_exact(tmp_path: Path, corpora: dic
     call = load_run(str(_write(tmp_path / "run.jsonl", text))).calls[0]
     assert call.history_tokens == 3 + tiktoken_count("o200k_base", "user") + tiktoken_count("o200k_base", text)
     assert call.exact is True
+
+
+# --- the dashboard -----------------------------------------------------------------------------------------------
+
+async def test_quitting_while_a_huge_message_is_counted_ends_the_reading_thread(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A tester's 50 MB message kept the dashboard ~60 s after q: the app's exit waits for its reading thread,
+    which was inside one tiktoken call.  Here tiktoken's time is modelled by tickets: each 64 Ki characters it is
+    given need one ticket, which the test hands out.  After q, two tickets are enough for the thread to end: the
+    slice being counted finishes and the count stops before the next one (counted whole, the message would need
+    40)."""
+    from ctxwatch.ui.app import CtxwatchApp
+
+    text = _run("random lowercase", 40 * 65_536)  # all slices differ: none is answered from the cache
+    log = _write(tmp_path / "huge.jsonl", text)
+    enc = raw("o200k_base")
+    real = enc.encode_ordinary
+    entered = threading.Event()
+    tickets = threading.Semaphore(0)
+
+    def metered(s: str) -> list[int]:
+        if len(s) > 10_000:  # (the huge message, whole or sliced; short texts go through)
+            entered.set()
+            for _ in range(-(-len(s) // 65_536)):
+                if not tickets.acquire(timeout=60):
+                    raise RuntimeError("no ticket")
+        return real(s)
+
+    monkeypatch.setattr(enc, "encode_ordinary", metered)
+    app = CtxwatchApp(str(log))
+    try:
+        async with app.run_test(size=(100, 30)) as pilot:
+            for _ in range(400):
+                if entered.is_set():
+                    break
+                await pilot.pause(0.05)
+            assert entered.is_set(), "the message was never counted"
+            await pilot.press("q")
+            await pilot.pause()
+            assert not app.is_running
+        assert app._stop.is_set()
+        tickets.release(2)
+        assert app.feed is not None and app.feed.done.wait(20.0), "the reading thread did not end"
+        assert not app.calls  # (stopped before the call was accounted)
+    finally:
+        tickets.release(1_000)  # (whatever happened, the thread must not stay blocked)

@@ -56,6 +56,7 @@ from ctxwatch.tail import (
     filesystem_type,
     no_events,
 )
+from ctxwatch.tokens import CountingStopped, stop_counting_on
 from ctxwatch.ui.messages import (
     AnalysisChanged,
     BackfillDone,
@@ -256,21 +257,29 @@ class LogFeed:
 
     # ------------------------------------------------------------------ entry point
     def run(self) -> None:
-        """Open, backfill and follow until ``stop`` is set. Never raises for file problems."""
+        """Open, backfill and follow until ``stop`` is set. Never raises for file problems.
+
+        Token counting checks ``stop`` too, between the slices of a long text (:func:`ctxwatch.tokens.
+        stop_counting_on`): a message of tens of megabytes takes seconds to count, and the app's exit waits for
+        this thread.
+        """
         try:
-            spec = self._open()
-            if spec is None:
-                return
-            run = self.run_ = Run(self.path, spec, self.settings)
-            try:
-                size = os.path.getsize(self.path)
-            except OSError:
-                size = 0
-            self.emit(FeedOpened(self.feed_id, self.path, spec.name, size, spec))
-            if spec.document:
-                self._follow_document(spec)
-            else:
-                self._follow_stream(run)
+            with stop_counting_on(self.stop):
+                spec = self._open()
+                if spec is None:
+                    return
+                run = self.run_ = Run(self.path, spec, self.settings)
+                try:
+                    size = os.path.getsize(self.path)
+                except OSError:
+                    size = 0
+                self.emit(FeedOpened(self.feed_id, self.path, spec.name, size, spec))
+                if spec.document:
+                    self._follow_document(spec)
+                else:
+                    self._follow_stream(run)
+        except CountingStopped:
+            return  # (stop is set: the feed is being closed, and its run with it)
         finally:
             self.done.set()
 
@@ -1062,34 +1071,42 @@ class BatchFeed(LogFeed):
         self.paths = list(paths)
 
     def run(self) -> None:
-        """Read and join the files, then read them again whenever one changes, until ``stop`` is set."""
+        """Read and join the files, then read them again whenever one changes, until ``stop`` is set (checked by
+        token counting too, as in :meth:`LogFeed.run`)."""
         try:
-            seen = self._signature()
-            run = self._load()
-            if run is None:
-                return
-            size = sum(s[0] for s in seen if s is not None)
-            self.emit(FeedOpened(self.feed_id, self.path, run.spec.name, size, run.spec))
-            self._publish(run, self.last)
-            self.emit(BackfillDone(self.feed_id))
-            self._analyse(force=True)
-            while not self.stop.wait(self.interval):
-                now = self._signature()
-                if now == seen:
-                    continue
-                # Every file as big as before or bigger: results still being written (a download, a job
-                # appending them), read again quietly ("grew"); anything else is a rewrite, and said.
-                grew = all(a is not None and b is not None and b[0] >= a[0] for a, b in zip(seen, now, strict=True))
-                seen = now
-                run = self._load()
-                if run is None:
-                    continue
-                self.emit(ResetSeen(self.feed_id, "grew" if grew else "rewritten", len(run.calls), clear=True))
-                self._text_cache = {}
-                self._publish(run, None)
-                self._analyse(force=True)
+            with stop_counting_on(self.stop):
+                self._run()
+        except CountingStopped:
+            return
         finally:
             self.done.set()
+
+    def _run(self) -> None:
+        """The body of :meth:`run`."""
+        seen = self._signature()
+        run = self._load()
+        if run is None:
+            return
+        size = sum(s[0] for s in seen if s is not None)
+        self.emit(FeedOpened(self.feed_id, self.path, run.spec.name, size, run.spec))
+        self._publish(run, self.last)
+        self.emit(BackfillDone(self.feed_id))
+        self._analyse(force=True)
+        while not self.stop.wait(self.interval):
+            now = self._signature()
+            if now == seen:
+                continue
+            # Every file as big as before or bigger: results still being written (a download, a job
+            # appending them), read again quietly ("grew"); anything else is a rewrite, and said.
+            grew = all(a is not None and b is not None and b[0] >= a[0] for a, b in zip(seen, now, strict=True))
+            seen = now
+            run = self._load()
+            if run is None:
+                continue
+            self.emit(ResetSeen(self.feed_id, "grew" if grew else "rewritten", len(run.calls), clear=True))
+            self._text_cache = {}
+            self._publish(run, None)
+            self._analyse(force=True)
 
     def _signature(self) -> tuple[tuple[int, int] | None, ...]:
         """(size, mtime_ns) of each file, ``None`` for a file that is gone."""
