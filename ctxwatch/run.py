@@ -926,7 +926,11 @@ def reload_parsed(spec: FormatSpec, call: Call) -> ParsedCall | None:
             data = fh.read(src.byte_end - src.byte_start)
     except OSError:
         return None
-    values, _ = decode_line(data.rstrip(b"\n"), src.path, src.line, first=src.byte_start == 0)
+    # (``data`` is rebound and then dropped as soon as it is parsed: a line of tens of megabytes is not held twice
+    # while it is parsed, nor at all while its messages are built)
+    data = data.rstrip(b"\n")
+    values, _ = decode_line(data, src.path, src.line, first=src.byte_start == 0)
+    del data
     outs = [o for i, v in enumerate(values)
             for o in reader.feed(Record(v, src.line, src.line_end, src.byte_start, src.byte_end, i))]
     pick(outs)
