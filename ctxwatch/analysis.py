@@ -128,6 +128,7 @@ from ctxwatch.model import (
     separate_requests,
     session_ranks,
 )
+from ctxwatch.tokens import own_tokenizer
 
 if TYPE_CHECKING:
     from ctxwatch.run import Run
@@ -1231,7 +1232,11 @@ def _estimate_check(c: Call, reported: int, e: int, cal: float | None, n_ratios:
             why = (f"the median reported/estimated ratio of its {calls}, {rejected:,.3f}, is more than tokenizers "
                    f"differ by (1/{MAX_CALIBRATION:g} to {MAX_CALIBRATION:g})" if rejected is not None else
                    f"{calls} with a reported and an estimated prompt, {MIN_CALIBRATION_CALLS} needed")
-            what = f"estimate {_n(e)} ({c.tokenizer}, not the model's tokenizer, uncalibrated: {why})"
+            # (the model's own tokenizer, inexact because of an image or a text cut to be counted, is not called
+            # another tokenizer)
+            whose = ("the model's tokenizer, with images or a cut text estimated"
+                     if own_tokenizer(c.model, c.provider, c.tokenizer) else "not the model's tokenizer")
+            what = f"estimate {_n(e)} ({c.tokenizer}, {whose}, uncalibrated: {why})"
             tol_desc = f", more than tokenizers differ ({100 * ESTIMATE_WARN:.0f}%)"
         est = float(e)
     else:

@@ -595,6 +595,14 @@ def counter_for(model: str | None, provider: str | None) -> Counter:
     return Counter(tok, provider, exact and tok.name != CHARS4)
 
 
+def own_tokenizer(model: str | None, provider: str | None, tokenizer: str) -> bool:
+    """Whether ``tokenizer`` (an encoding name, as on a call) is ``model``'s own, as :func:`counter_for` decides
+    ``exact`` before an image or a cut text (:meth:`Tokenizer.count_cut`) makes a call's count an estimate: the
+    call is then counted by its model's tokenizer, yet not exactly."""
+    enc, exact = encoding_name_for_model(model)
+    return exact and provider in (None, "openai") and enc == tokenizer
+
+
 def message_key(msg: Message) -> int:
     """A content hash of a message: equal for the same role, name and parts (used to count text once)."""
     if msg.key is not None:

@@ -19,8 +19,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
 from ctxwatch import tokens
+from ctxwatch.cli import main
 from ctxwatch.run import load_run
 from ctxwatch.tokens import (
     FORCED_CUT_MAX_ERROR,
@@ -230,6 +232,22 @@ def test_a_call_with_a_cut_run_is_an_estimate(tmp_path: Path) -> None:
     # the OpenAI cookbook count: 3 per message + the role + the content
     assert call.history_tokens == 3 + tiktoken_count("o200k_base", "user") + per_slice
     assert call.exact is False  # gpt-4o's own tokenizer, but the count is an estimate
+    doc = json.loads(CliRunner().invoke(main, ["report", "--json", str(log)]).output)
+    assert doc["calls"][0]["exact"] is False
+    # (the reported 10 tokens are far off: the flag says whose count it is, not "another tokenizer")
+    [flag] = [f for f in doc["flags"] if f["kind"] == "estimate_disagrees"]
+    assert "(o200k_base, the model's tokenizer, with images or a cut text estimated," in flag["reason"]
+
+
+def test_the_detail_gap_row_of_a_cut_call_names_the_models_own_tokenizer(tmp_path: Path) -> None:
+    from ctxwatch.ui.screens import _add_framing
+
+    call = load_run(str(_write(tmp_path / "run.jsonl", "x" * (WHOLE_CHARS + 1)))).calls[0]
+    gap = _add_framing(call, [], 0)[-1]
+    assert gap.kind == "gap" and gap.label.startswith("estimate gap")
+    assert gap.tokens == 10 - call.prompt_estimated
+    assert "this model's own tokenizer, with estimates where it cannot count exactly" in gap.text
+    assert "not this model's own tokenizer" not in gap.text
 
 
 def test_a_call_with_long_ordinary_text_stays_exact(tmp_path: Path, corpora: dict[str, str]) -> None:

@@ -240,7 +240,7 @@ def _add_framing(call: Call, items: list[Item], preamble: int) -> list[Item]:
         items: the rows so far (each message row holds its own framing: 3 tokens plus its role).
         preamble: the tools payload's fixed part left out of the per-tool rows (0 when the tools are one row).
     """
-    from ctxwatch.tokens import REPLY_PRIMER
+    from ctxwatch.tokens import REPLY_PRIMER, own_tokenizer
 
     if call.prompt_estimated is None:
         return items
@@ -256,12 +256,15 @@ def _add_framing(call: Call, items: list[Item], preamble: int) -> list[Item]:
     reported = call.prompt_reported
     # (an implausible report, B13, is no size to measure the estimate against: no "gap" row built from it)
     if reported and reported != call.prompt_estimated and not call.report_implausible:
-        gap = "tokenizer gap" if not call.exact else "estimate gap"
+        own = call.exact or own_tokenizer(call.model, call.provider, call.tokenizer)
+        gap = "tokenizer gap" if not own else "estimate gap"
         note = (f"The provider reported {reported:,} prompt tokens; the rows above add up to "
                 f"{call.prompt_estimated:,}, counted with {call.tokenizer}" +
-                (", which is not this model's own tokenizer." if not call.exact else
+                (", which is not this model's own tokenizer." if not own else
                  ". The difference is what the estimate cannot see (the log's usage, images or content it "
-                 "leaves out)."))
+                 "leaves out)." if call.exact else
+                 ", this model's own tokenizer, with estimates where it cannot count exactly (images by the "
+                 "provider's rule, or a text with a run too long to encode whole, cut)."))
         items.append(Item(len(items), "gap", "", f"{gap}: reported − estimate", reported - call.prompt_estimated,
                           note, len(note)))
     return items
