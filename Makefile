@@ -38,6 +38,7 @@ lint: $(VENV)/.installed-test
 bench: $(VENV)/.installed-test
 	$(BIN)/python tests/benchmarks/bench_ingest.py
 	$(BIN)/python tests/benchmarks/bench_follow.py
+	$(BIN)/python tests/benchmarks/bench_long_text.py
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info
