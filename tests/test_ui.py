@@ -9,7 +9,9 @@ import os
 import statistics
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from test_ui_common import (
@@ -145,32 +147,57 @@ async def test_appended_call_arrives_with_poll(log: Path, monkeypatch: pytest.Mo
     assert started == []  # --poll never starts a file watcher
 
 
+class SilentWatch:
+    """A ``watchfiles.watch`` stand-in on a filesystem that sends no events (an NFS mount): it starts, then only
+    ever reports "no change", and each of its wake-ups is given by the test (:meth:`tick`), so that which append
+    a sweep finds does not depend on how fast the machine runs.  ``asked`` counts the feed's requests for a
+    wake-up: when it grows, the feed has handled the previous one (its sweep included)."""
+
+    def __init__(self) -> None:
+        self.wakeups = threading.Semaphore(0)
+        self.asked = 0
+
+    def __call__(self, *paths: str, stop_event: threading.Event, **kw: object) -> Iterator[set[tuple[int, str]]]:
+        """The watch: one empty change set per wake-up the test gives, until ``stop_event`` is set."""
+        while True:
+            self.asked += 1
+            while not self.wakeups.acquire(timeout=0.01):
+                if stop_event.is_set():
+                    return
+            yield set()
+
+    async def tick(self, pilot: Any) -> None:
+        """Wake the feed once and wait until it has handled the wake-up and asks for the next one."""
+        asked = self.asked
+        self.wakeups.release()
+        assert await wait_for(pilot, lambda: self.asked > asked, 10.0)
+
+
 async def test_silent_events_fall_back_to_polling_with_a_notice(log: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two sweeps in a row that find the log grown while no event said so: the feed polls, and says so.  (The
+    watch used to wake the feed every 250 ms by itself: on a loaded machine a sweep fell between the two
+    appends, found nothing, and started the count again.  The test now gives each wake-up.)"""
     import watchfiles
 
     import ctxwatch.ui.feed as feed_mod
 
-    ticks: list[int] = []
-
-    def silent(*paths, stop_event, rust_timeout, **kw):  # type: ignore[no-untyped-def]
-        while not stop_event.is_set():  # starts, then never reports a change (an NFS mount)
-            stop_event.wait(rust_timeout / 1000)
-            ticks.append(1)
-            yield set()
-
-    monkeypatch.setattr(watchfiles, "watch", silent)
-    monkeypatch.setattr(feed_mod, "SWEEP_INTERVAL", 0.1)
+    watch = SilentWatch()
+    monkeypatch.setattr(watchfiles, "watch", watch)
+    monkeypatch.setattr(feed_mod, "SWEEP_INTERVAL", 0.0)  # every wake-up sweeps
     app = CtxwatchApp(str(log))
     async with app.run_test(size=(120, 40)) as pilot:
         await loaded(pilot, 12)
         assert app.watch_mode == "events"
-        # Past the watch's first batch (where the feed reads what came before the watch, not a silent sweep).
-        assert await wait_for(pilot, lambda: len(ticks) >= 2, 10.0)
-        for i in (12, 13):  # found by two sweeps in a row, announced by no event
-            append(log, line(record(i)))
-            assert await wait_for(pilot, lambda i=i: i in app.calls, 10.0)
+        assert await wait_for(pilot, lambda: watch.asked == 1, 10.0)  # (the live phase waits for its first wake-up)
+        await watch.tick(pilot)  # (the first: the feed reads what came before the watch, then sweeps: nothing)
+        append(log, line(record(12)))
+        await watch.tick(pilot)  # one sweep found growth that no event announced: not yet a reason to poll
+        assert app.feed is not None and app.feed.watch_mode == "events"
+        append(log, line(record(13)))
+        watch.wakeups.release()  # the second sweep in a row
         assert await wait_for(pilot, lambda: app.watch_mode == "polling", 10.0)
         assert app.watch_note == "no file events received although the log grew; switched to polling every 0.25 s"
+        assert await wait_for(pilot, lambda: 12 in app.calls and 13 in app.calls, 10.0)
         assert "live: polling 0.25 s (fallback)" in status(app)
         assert "no file events received" in str(app.main.query_one("#side").render())
         append(log, line(record(14)))
