@@ -514,6 +514,48 @@ async def test_ctrl_c_quits(log: Path, where: str) -> None:
     assert app.feed is not None and app.feed.done.wait(1.0), "the reading thread did not end"
 
 
+@pytest.mark.parametrize("gone", ["calls table", "filter box", "main screen"])
+@pytest.mark.parametrize("kind", ["calls", "reset", "new session"])
+async def test_a_message_while_the_app_quits_is_kept_with_no_widget_to_show_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, gone: str, kind: str) -> None:
+    """When the app quits it takes its screens down while its message loop still runs, and a worker's message
+    that came in between (new calls, a reset, a newer session of the folder) found the calls table or the filter
+    box gone: NoMatches, an error on the way out.  The message is played here at the moment the widget goes
+    (its Unmount: it is out of the screen before the app handles anything else); its state is still taken."""
+    from dataclasses import replace
+
+    from ctxwatch.ui.app import FilterInput
+    from ctxwatch.ui.messages import CallsChanged, ResetSeen, SessionsChanged
+
+    folder, a, b = two_sessions(tmp_path)
+    app = CtxwatchApp(str(folder))
+    async with app.run_test(size=(120, 40)) as pilot:
+        assert await wait_for(pilot, lambda: app.log_path == str(b) and app.loaded and len(app.calls) == 3, 15)
+        if kind == "calls":
+            message: Any = CallsChanged(app._feed_id, [replace(app.calls[2], index=3)], [], None)
+        elif kind == "reset":
+            message = ResetSeen(app._feed_id, "truncated", 3, clear=True)
+        else:
+            c = write_log(folder / "c.jsonl", 1, t0=1_700_002_000)  # (newer than b: followed)
+            message = SessionsChanged([str(c), str(b), str(a)])
+        widget = {"calls table": CallsTable, "filter box": FilterInput, "main screen": MainScreen}[gone]
+        posted: list[bool] = []
+
+        def on_unmount(self: Any) -> None:
+            if not posted:
+                posted.append(app.post_message(message))
+
+        monkeypatch.setattr(widget, "on_unmount", on_unmount, raising=False)
+    # (leaving the block takes the screens down: an error in a handler meanwhile is raised here)
+    assert posted == [True]
+    if kind == "calls":
+        assert sorted(app.calls) == [0, 1, 2, 3]
+    elif kind == "reset":
+        assert app.calls == {} and app.resets == ["truncated"]
+    else:
+        assert app.log_path == str(folder / "c.jsonl")
+
+
 async def test_command_palette_lists_the_actions(log: Path) -> None:
     app = CtxwatchApp(str(log))
     async with app.run_test(size=(100, 30)) as pilot:

@@ -415,7 +415,21 @@ class CtxwatchApp(App[None]):
         return self.main.query_one(CallsTable)
 
     def _mounted(self) -> bool:
-        return self.main is not None and self.main.ready
+        """True while the main screen's calls table and filter box are there to take the state: from the screen's
+        mount until the app takes its screens down.  When the app quits it takes them down while its message
+        loop still runs, so a worker's message (new calls, a reset, a newer session) can be handled after one of
+        them is gone: the handler then keeps the state and shows nothing, instead of raising NoMatches on the
+        way out.  Handlers do not await, so a widget found here is still there when they use it; the panels
+        :meth:`refresh_panels` fills are checked there."""
+        main = self.main
+        if main is None or not main.ready:
+            return False
+        try:
+            main.query_one(CallsTable)
+            main.query_one(FilterInput)
+        except NoMatches:
+            return False
+        return True
 
     def view_calls(self) -> list[Call]:
         """The calls of the current view (context and filter), in table order."""
