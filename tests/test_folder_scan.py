@@ -182,3 +182,78 @@ async def test_the_dashboard_follows_a_folder_with_a_folder_scan(tmp_path: Path,
         newer = write_log(tmp_path / "-home-u-proj1" / "newer.jsonl", 2, turn_words=1, t0=T + 1000)
         assert await wait_for(pilot, lambda: app.log_path == str(newer) and len(app.sessions) == 4, 15)
         assert await wait_for(pilot, lambda: app.loaded and len(app.calls) == 2)
+
+
+def test_run_says_once_why_it_polls_when_watching_cannot_start_or_fails(tmp_path: Path) -> None:
+    """A scan that polls although file events were wanted says why, once: watching could not start (the
+    inotify watch limit: a recursive watch of a big projects tree takes one per folder), or it failed later.
+    Polling asked for (``--poll``) and files named alone (nothing to watch) are no fall back: nothing said."""
+    import time
+
+    tree(tmp_path / "p", 3)
+    folder = str(tmp_path / "p")
+
+    def cannot_start(*paths: str, **kw: Any) -> Iterator[set[tuple[Any, str]]]:
+        raise OSError(28, "inotify watch limit reached")
+
+    def fails(*paths: str, stop_event: threading.Event, **kw: Any) -> Iterator[set[tuple[Any, str]]]:
+        yield set()
+        raise OSError("inotify queue overflow")
+
+    def run_once(scan: FolderScan) -> list[str]:
+        said: list[str] = []
+        stop = threading.Event()
+        scan.run(stop, lambda _files, _notes: stop.set(), said.append)  # (stops after the first listing)
+        return said
+
+    scan = FolderScan([folder], watcher=cannot_start, interval=0.5)
+    assert run_once(scan) == [
+        "watching the folder could not start (OSError: [Errno 28] inotify watch limit reached); new sessions are "
+        "looked for every 0.5 s (the whole tree every 10 s)"]
+    assert scan.mode == "polling" and scan.note is not None
+    assert run_once(FolderScan([folder], poll=True, watcher=cannot_start)) == []
+    assert run_once(FolderScan([str(p) for p in (tmp_path / "p").rglob("*.jsonl")], watcher=cannot_start)) == []
+
+    said: list[str] = []
+    stop = threading.Event()
+    scan = FolderScan([folder], watcher=fails, interval=0.01)
+    thread = threading.Thread(target=scan.run, args=(stop, lambda _files, _notes: None, said.append))
+    thread.start()
+    deadline = time.monotonic() + 10
+    while scan.mode != "polling" and time.monotonic() < deadline:
+        time.sleep(0.01)
+    time.sleep(0.05)  # (a few polls after the failure: none says it again)
+    stop.set()
+    thread.join(10)
+    assert not thread.is_alive()
+    assert said == ["watching the folder failed (OSError: inotify queue overflow); new sessions are looked for "
+                    "every 0.01 s (the whole tree every 10 s)"]
+
+
+async def test_a_folder_on_a_filesystem_without_events_says_its_sessions_are_polled(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A followed folder on a filesystem that sends no change events (NFS) was polled for new sessions without
+    a word, while the log's own feed says so for the log.  The folder's fall back is said once too: a toast,
+    and a line under Watching in the side panel, which stay one however often the listing changes."""
+    monkeypatch.setattr(feed, "filesystem_type", lambda path: "nfs4")
+    tree(tmp_path, 3)
+    expected = (f"{tmp_path} is on a nfs4 filesystem, which sends no change events; new sessions are looked for "
+                "every 2 s (the whole tree every 10 s)")
+    app = CtxwatchApp(str(tmp_path))
+    async with app.run_test(size=(160, 50)) as pilot:
+        assert await wait_for(pilot, lambda: app.loaded and len(app.sessions) == 3, 15)
+        assert app.folder_scan is not None and app.folder_scan.mode == "polling"
+
+        def folder_toasts() -> list[Any]:
+            return [n for n in app._notifications if n.message == expected]
+
+        assert await wait_for(pilot, lambda: len(folder_toasts()) == 1)
+        toast = folder_toasts()[0]
+        assert toast.title == "watching" and toast.severity == "warning"
+        newer = write_log(tmp_path / "-home-u-proj1" / "newer.jsonl", 2, turn_words=1, t0=T + 1000)
+        assert await wait_for(pilot, lambda: app.log_path == str(newer) and app.loaded and len(app.sessions) == 4,
+                              15)
+        await pilot.pause()
+        assert len(folder_toasts()) == 1
+        side = "".join(str(app.main.query_one("#side").render()).split())  # (wrapped anywhere in the path)
+        assert "".join(f"folder: {expected}".split()) in side

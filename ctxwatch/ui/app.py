@@ -46,6 +46,7 @@ from ctxwatch.ui.messages import (
     FeedOpened,
     IssuesChanged,
     ResetSeen,
+    ScanNotice,
     SessionsChanged,
     WatchChanged,
 )
@@ -204,7 +205,8 @@ class CtxwatchApp(App[None]):
             WSL and container filesystems).  Without it the feed watches the log's folder with ``watchfiles``
             and falls back to polling by itself, with a notice, when events fail or stay silent.  A folder's
             tree is followed the same way (:class:`~ctxwatch.ui.feed.FolderScan`): with ``poll``, by stats of
-            its newest files and folders every 2 s and a full listing every 10 s.
+            its newest files and folders every 2 s and a full listing every 10 s; so it is, with a notice
+            (:attr:`scan_note`), when its events fail or its filesystem sends none.
         last: show only the last N calls of the existing content.
 
     State (read by tests): ``calls`` (index -> :class:`~ctxwatch.model.Call`), ``calibrations`` (the run's,
@@ -215,7 +217,8 @@ class CtxwatchApp(App[None]):
     done), ``log_path``, ``format_name``, ``last_reset``, ``resets`` (their reasons, in order), ``watch_mode``
     (``events`` | ``polling`` | ``None``), ``watch_note`` (why, or ``None``), ``feed`` (the current
     :class:`~ctxwatch.ui.feed.LogFeed`), ``paths`` (as given), ``sessions``, ``batch_files`` (the joined batch
-    files, or ``None``) and ``folder_scan`` (what follows the folder(s), or ``None``).
+    files, or ``None``), ``folder_scan`` (what follows the folder(s), or ``None``) and ``scan_note`` (why it polls
+    although file events were wanted, or ``None``).
     """
 
     TITLE = "ctxwatch"
@@ -300,6 +303,7 @@ class CtxwatchApp(App[None]):
         self._cancel = threading.Event()
         self._scan_stop = threading.Event()
         self.folder_scan: FolderScan | None = None  # (following the folder(s) and files, when several)
+        self.scan_note: str | None = None  # (why the folder scan polls although file events were wanted)
         self._filter_timer: Any = None
         self.main: MainScreen | None = None
 
@@ -407,7 +411,7 @@ class CtxwatchApp(App[None]):
         def emit(files: list[str], left_out: list[Issue]) -> None:
             self.post_message(SessionsChanged(files, is_batch_set(files, self.fmt), left_out))
 
-        scan.run(stop, emit)
+        scan.run(stop, emit, lambda note: self.post_message(ScanNotice(note)))
 
     # ------------------------------------------------------------------ widgets
     def _table(self) -> CallsTable:
@@ -636,9 +640,9 @@ class CtxwatchApp(App[None]):
         if self.issues_before_reset:
             out.append(f"{self._before_reset()} from before the log's last reset, not counted (i lists them)\n",
                        "dim")
-        if self.watch_mode is not None:
+        if self.watch_mode is not None or self.scan_note:
             out.append("\nWatching\n", "bold")
-            out.append_text(self._watch_detail())
+            out.append_text(self._watch_detail("\n"))
             out.append("\n")
         out.append("\nChart\n", "bold")
         out.append_text(chart_legend(self._unsplit_seen))
@@ -666,8 +670,8 @@ class CtxwatchApp(App[None]):
         # Each item is its longer forms, then the one it always has room for: the problems name their key (i)
         # only in rows that no other section needs.
         tail = [[Text.assemble(problems, (" · i lists all", "dim")), problems] if bad else [problems]]
-        if self.watch_mode is not None:
-            tail.append([Text.assemble(("Watching ", "bold"), self._watch_detail())])
+        if self.watch_mode is not None or self.scan_note:
+            tail.append([Text.assemble(("Watching ", "bold"), self._watch_detail(" · "))])
         rows: list[Text] = []
         room = height - len(tail) - (forecast is not None) - 1  # (rows beyond one line per item and the heading)
         if self.analysis_error:
@@ -748,12 +752,21 @@ class CtxwatchApp(App[None]):
         out.append_text(tx.literal(f.reason, limit=160))
         return out
 
-    def _watch_detail(self) -> Text:
-        """How the log is watched: the feed's note when it fell back or waits, else events and the sweep."""
+    def _watch_detail(self, sep: str) -> Text:
+        """How the log is watched: the feed's note when it fell back or waits, else events and the sweep (nothing
+        before a log is followed); then, after ``sep``, why the folder's sessions are polled, when they are as a
+        fall back."""
+        out = Text()
         if self.watch_note:
-            return tx.literal(self.watch_note, "yellow" if self._watch_fallback() else "", limit=300)
-        sweep = self.feed.sweep_interval if self.feed is not None else SWEEP_INTERVAL
-        return Text(f"file events on the log's folder, and a check every {sweep:g} s")
+            out = tx.literal(self.watch_note, "yellow" if self._watch_fallback() else "", limit=300)
+        elif self.watch_mode is not None:
+            sweep = self.feed.sweep_interval if self.feed is not None else SWEEP_INTERVAL
+            out = Text(f"file events on the log's folder, and a check every {sweep:g} s")
+        if self.scan_note:
+            if out:
+                out.append(sep)
+            out.append_text(tx.literal(f"folder: {self.scan_note}", "yellow", limit=400))
+        return out
 
     def flag_line(self, width: int = 80) -> Text:
         """The compact layout's one line about flags (it has no side panel): the most severe flag raised at or
@@ -1020,6 +1033,15 @@ class CtxwatchApp(App[None]):
         if self._watch_fallback():
             self.notify(message.message or "switched to polling", title="watching", severity="warning",
                         markup=False)
+        self.refresh_panels(chart=False)
+
+    def on_scan_notice(self, message: ScanNotice) -> None:
+        """The folder's new sessions are looked for by polling although file events were wanted: said once, as
+        the log's own fall back is (:meth:`on_watch_changed`), and kept in the side panel."""
+        if self.scan_note is not None:
+            return
+        self.scan_note = message.message
+        self.notify(message.message, title="watching", severity="warning", markup=False)
         self.refresh_panels(chart=False)
 
     def on_sessions_changed(self, message: SessionsChanged) -> None:

@@ -843,7 +843,9 @@ class FolderScan:
       :data:`POLL_FULL_SCAN_INTERVAL` when polling), for what the above missed.
 
     ``poll=True`` (``--poll``), a folder on a filesystem that sends no events (:data:`NO_EVENT_FILESYSTEMS`),
-    or watching that cannot start or fails: the checks and full listings only.
+    or watching that cannot start or fails: the checks and full listings only.  The last three are a fall back
+    a person should hear of, as the log's feed says its own (:class:`~ctxwatch.ui.messages.WatchChanged`):
+    :meth:`run` says why once, through its ``notice``.
 
     Args:
         paths: files and folders, as given to the dashboard.
@@ -856,6 +858,7 @@ class FolderScan:
     Attributes:
         files, notes: the listing now (see :func:`log_files`).
         mode: ``events`` or ``polling`` (``None`` before :meth:`run`).
+        note: why the tree is polled although file events were wanted (one sentence), else ``None``.
         full_scans: full listings done so far (tests, and a person's curiosity).
     """
 
@@ -872,6 +875,7 @@ class FolderScan:
         self.files: list[str] = []
         self.notes: list[Issue] = []
         self.mode: str | None = None
+        self.note: str | None = None
         self.full_scans = 0
         self.memo: dict[str, FileMemo] = {}
         self.folders = [os.path.abspath(p) for p in self.paths if os.path.isdir(p)]
@@ -987,13 +991,20 @@ class FolderScan:
         self.files = sorted(self.files, key=lambda f: keys[f], reverse=True)
 
     # ------------------------------------------------------------------ the loop
+    def _polling(self, why: str) -> str:
+        """The sentence saying that the tree is polled, and ``why``."""
+        return (f"{why}; new sessions are looked for every {self.interval:g} s (the whole tree every "
+                f"{POLL_FULL_SCAN_INTERVAL if self._full_interval is None else self._full_interval:g} s)")
+
     def _watch(self, stop: threading.Event) -> Iterator[set[tuple[Any, str]]] | None:
         """watchfiles on the folders, or ``None`` (polling) when asked to, when a folder is on a filesystem that
-        sends no events, or when watching cannot start."""
+        sends no events, or when watching cannot start (these two set :attr:`note`)."""
         if self.poll or not self.folders:
-            return None
+            return None  # (asked for; or only files named, which are stat'ed: no fall back to speak of)
         for d in self.folders:
-            if no_events(filesystem_type(d)):
+            fstype = filesystem_type(d)
+            if no_events(fstype):
+                self.note = self._polling(f"{d} is on a {fstype} filesystem, which sends no change events")
                 return None
         try:
             watch_fn = self.watcher
@@ -1005,16 +1016,21 @@ class FolderScan:
                 *self.folders, watch_filter=None, debounce=SCAN_DEBOUNCE_MS, step=SCAN_STEP_MS, stop_event=stop,
                 rust_timeout=max(1, int(self.interval * 1000)), yield_on_timeout=True, recursive=True,
                 ignore_permission_denied=True, raise_interrupt=False))
-        except Exception:  # no watchfiles, the inotify watch limit, a folder gone: polling does the work
+        except Exception as exc:  # no watchfiles, the inotify watch limit, a folder gone: polling does the work
+            self.note = self._polling(f"watching the folder could not start ({type(exc).__name__}: {exc})")
             return None
 
-    def run(self, stop: threading.Event, emit: Callable[[list[str], list[Issue]], object]) -> None:
+    def run(self, stop: threading.Event, emit: Callable[[list[str], list[Issue]], object],
+            notice: Callable[[str], object] | None = None) -> None:
         """List the files, ``emit(files, notes)``, then follow the tree until ``stop`` is set, emitting the
-        listing again whenever it changes."""
+        listing again whenever it changes.  ``notice(note)`` is called once if the tree is polled although file
+        events were wanted (:attr:`note`): at the start, or when watching fails (it is never tried again)."""
         it = self._watch(stop)
         self.mode = "events" if it is not None else "polling"
         self.step()
         emit(self.files, self.notes)
+        if self.note is not None and notice is not None:
+            notice(self.note)
         try:
             while not stop.is_set():
                 changes: set[tuple[Any, str]] = set()
@@ -1027,8 +1043,11 @@ class FolderScan:
                         changes = next(it)
                     except StopIteration:
                         break
-                    except Exception:  # watching failed (the inotify queue overflowed...): poll from now on
+                    except Exception as exc:  # watching failed (the inotify queue overflowed...): poll from now on
                         it, self.mode = None, "polling"
+                        self.note = self._polling(f"watching the folder failed ({type(exc).__name__}: {exc})")
+                        if notice is not None:
+                            notice(self.note)
                         continue
                 if stop.is_set():
                     break

@@ -193,3 +193,16 @@ class SessionsChanged(Message):
         self.batch = batch
         self.notes = list(notes or [])
         self.skipped = len(self.notes)
+
+
+class ScanNotice(Message):
+    """The folder scan (:class:`ctxwatch.ui.feed.FolderScan`) follows the opened folder(s) by polling although file
+    events were wanted: the filesystem sends none, or watching could not start or failed.  Sent once at most.
+
+    Attributes:
+        message: one sentence saying why, and how often new sessions are looked for.
+    """
+
+    def __init__(self, message: str) -> None:
+        super().__init__()
+        self.message = message
