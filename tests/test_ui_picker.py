@@ -237,3 +237,45 @@ async def test_keys_in_a_burst_and_a_paste_reach_the_picker_filter(tmp_path: Pat
         await pilot.pause()
         assert box.value == FRONTEND_SESSION[:8] and box.has_focus
         assert len(rows(screen)) == 1 and FRONTEND_SESSION in rows(screen)[0]
+
+
+def tiny_log(path: Path, size: int) -> Path:
+    """A canonical log of one call, ``size`` bytes long (its user message padded to that)."""
+    import json
+
+    def text(pad: int) -> str:
+        rec = {"timestamp": 1_700_000_000, "request": {"model": "gpt-4o", "messages": [
+            {"role": "user", "content": "x" * pad}]}, "response": {"choices": [
+                {"message": {"role": "assistant", "content": "ok"}}], "usage": {"prompt_tokens": 8,
+                                                                               "completion_tokens": 1}}}
+        return json.dumps(rec) + "\n"
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text(size - len(text(0))), encoding="utf-8")
+    assert path.stat().st_size == size
+    return path
+
+
+async def picker_rows(folder: Path, width: int, sessions: int) -> list[str]:
+    """The picker's rows for ``folder`` on a ``width``-column terminal, once its ``sessions`` files are listed."""
+    app = CtxwatchApp(str(folder))
+    async with app.run_test(size=(width, 30)) as pilot:
+        assert await wait_for(pilot, lambda: app.loaded and len(app.sessions) == sessions, 15)
+        await pilot.press("o")
+        assert await wait_for(pilot, lambda: isinstance(app.screen, SessionPicker))
+        await pilot.pause()
+        assert isinstance(app.screen, SessionPicker)
+        return rows(app.screen)[1:]
+
+
+async def test_a_file_under_a_kib_shows_its_bytes(tmp_path: Path) -> None:
+    """A 400-byte session read ``0 KiB``, as if it were empty: under 1 KiB the size is in bytes."""
+    from test_ui_common import write_log
+
+    tiny_log(tmp_path / "runs" / "tiny.jsonl", 400)
+    big = write_log(tmp_path / "runs" / "big.jsonl", 3)
+    kib = round(big.stat().st_size / 1024)
+    shown = await picker_rows(tmp_path / "runs", 120, 2)
+    tiny = next(r for r in shown if "tiny" in r)
+    assert tiny.endswith("  400 B") and "KiB" not in tiny
+    assert next(r for r in shown if "big" in r).endswith(f"  {kib} KiB")

@@ -1218,6 +1218,12 @@ _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}
 _NAME_SEPARATORS = "-_./ "
 
 
+def file_size(n: int) -> str:
+    """A file's size of ``n`` bytes as the session picker shows it: ``400 B`` under 1 KiB (rounded to KiB it
+    read ``0 KiB``, as if the file were empty), else KiB with no decimals (``705 KiB``, ``12,345 KiB``)."""
+    return f"{n:,} B" if n < 1024 else f"{n / 1024:,.0f} KiB"
+
+
 def split_session_path(rel: str) -> tuple[str, str]:
     """``(folder, session)`` of a log's path relative to the opened folder: the folder holding the session
     (a Claude Code project folder, a Codex day folder; ``""`` at the top) and the session's own name.  A
@@ -1432,7 +1438,7 @@ class SessionPicker(ModalScreen[str | None]):
                 act, from_calls = activity_of(f)
                 # (a file whose calls carry no time is listed last, by its file time: said, as it is no call's)
                 when = tx.stamp(act) + ("" if from_calls else " (file time)")
-                size = f"{os.path.getsize(f) / 1024:,.0f} KiB"
+                size = file_size(os.path.getsize(f))
             except OSError:
                 when, size = "gone", ""
             self._rows.append((tx.clean(folder, multiline=False), tx.clean(session, multiline=False),
