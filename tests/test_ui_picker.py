@@ -279,3 +279,31 @@ async def test_a_file_under_a_kib_shows_its_bytes(tmp_path: Path) -> None:
     tiny = next(r for r in shown if "tiny" in r)
     assert tiny.endswith("  400 B") and "KiB" not in tiny
     assert next(r for r in shown if "big" in r).endswith(f"  {kib} KiB")
+
+
+def test_common_cut_leaves_out_only_what_saves_room() -> None:
+    """Worked by hand: the prefix every folder name shares, up to a separator, when leaving it out for a ``…``
+    saves a column and leaves something of every name."""
+    from ctxwatch.ui.screens import common_cut
+
+    assert common_cut(["-home-a-x-billing", "-home-a-x-web"]) == 10  # (-home-a-x-)
+    assert common_cut(["-home-user", "-home-user-proj"]) == 6  # (-home-: …user, …user-proj)
+    assert common_cut(["-home-alice-x", "-srv-y"]) == 0  # (- alone: its … takes the same column)
+    assert common_cut(["-", "-home-u-proj"]) == 0  # (nothing of - would be left)
+    assert common_cut(["-home-u-proj", "", "-home-u-proj"]) == 0  # (one name)
+
+
+async def test_project_folders_keep_their_leading_dash(tmp_path: Path, shared_logs: Path) -> None:
+    """Claude Code names a project's folder after its path, ``/`` written ``-``: ``/`` itself is ``-`` and
+    ``/home/u/proj`` is ``-home-u-proj``.  The ``-`` all of them share was left out as their common prefix and
+    a ``…`` put in its place, which saved no column: ``-`` was shown as ``…`` and the other as
+    ``…home-u-proj``.  Cut only where the cut saves room, they show as they are."""
+    cc = shared_logs / "claude-code"
+    folder = tmp_path / "projects"
+    for project, session, src in (("-", BILLING_SESSION, "spotter_short.jsonl"),
+                                  ("-home-u-proj", FRONTEND_SESSION, "ccviewer_1af7fc5e_v1.0.98_init.jsonl")):
+        (folder / project).mkdir(parents=True)
+        shutil.copyfile(cc / src, folder / project / f"{session}.jsonl")
+    for width in (160, 90, 80):
+        shown = await picker_rows(folder, width, 2)
+        assert sorted(r.split()[0] for r in shown) == ["-", "-home-u-proj"], (width, shown)

@@ -1237,16 +1237,20 @@ def split_session_path(rel: str) -> tuple[str, str]:
 def common_cut(names: Sequence[str]) -> int:
     """How many leading characters every non-empty name of ``names`` shares up to a separator
     (:data:`_NAME_SEPARATORS`), that is what can be left out of each without losing what tells them apart;
-    0 with fewer than two distinct names (one name is told apart by nothing)."""
+    0 with fewer than two distinct names (one name is told apart by nothing), and 0 when the cut would leave
+    nothing of a name or save no cell (the ``…`` put in its place takes one: the ``-`` every Claude Code
+    project folder starts with was shown as ``…``, and the project folder of ``/``, named ``-``, as ``…``
+    alone)."""
     distinct = sorted({n for n in names if n})
     if len(distinct) < 2:
         return 0
     first, last = distinct[0], distinct[-1]  # (sorted: what these two share, all share)
+    shortest = min(len(n) for n in distinct)
     n = 0
-    while n < min(len(first), len(last)) and first[n] == last[n]:
+    while n < min(len(first), len(last), shortest - 1) and first[n] == last[n]:
         n += 1
-    prefix = first[:n]
-    return max(prefix.rfind(c) for c in _NAME_SEPARATORS) + 1
+    cut = max(first[:n].rfind(c) for c in _NAME_SEPARATORS) + 1
+    return cut if cut >= 2 else 0
 
 
 def _cells(s: str) -> int:
