@@ -111,9 +111,12 @@ def test_fit_names_shortens_what_tells_rows_apart_least() -> None:
     # 19: 9 left: the first 8 characters of each id
     assert fit_names(pairs, 19) == (8, 9, [("…billing", "3f2a9c1e…"), ("…web", "5c0375b4…")])
     assert fit_names(pairs, 18, strict=True) is None
-    # A folder opened on one project: no folder column; a subagent transcript keeps its id.
+    # A folder opened on one project: no folder column.  A subagent transcript loses its subagents/ folder
+    # (50 without it), then its id's middle (13 + 1 + 13 = 27), then all of its id but its start (23).
     sub = [("", f"{a}.jsonl"), ("", f"{a}/subagents/agent-a2898e3.jsonl")]
-    assert fit_names(sub, 30) == (0, 23, [("", "3f2a9c1e…0b2a"), ("", "3f2a9c1e…/agent-a2898e3")])
+    assert fit_names(sub, 50) == (0, 50, [("", a), ("", f"{a}/agent-a2898e3")])
+    assert fit_names(sub, 30) == (0, 27, [("", "3f2a9c1e…0b2a"), ("", "3f2a9c1e…0b2a/agent-a2898e3")])
+    assert fit_names(sub, 25) == (0, 23, [("", "3f2a9c1e…0b2a"), ("", "3f2a9c1e…/agent-a2898e3")])
 
 
 async def test_typing_filters_the_picker_and_enter_picks(tmp_path: Path, shared_logs: Path) -> None:
@@ -307,3 +310,25 @@ async def test_project_folders_keep_their_leading_dash(tmp_path: Path, shared_lo
     for width in (160, 90, 80):
         shown = await picker_rows(folder, width, 2)
         assert sorted(r.split()[0] for r in shown) == ["-", "-home-u-proj"], (width, shown)
+
+
+async def test_a_subagent_transcript_keeps_its_session_id_where_it_has_room(tmp_path: Path,
+                                                                            shared_logs: Path) -> None:
+    """At 160 columns, beside a long project name, a subagent transcript's session id was cut in the middle
+    (``3f2a9c1e…0b2a/subagents/agent-acompact-e1f845``) and the rest of the row left empty, although the whole
+    id had room once the ``subagents/`` folder, which every transcript has (and the row's tag says), was left
+    out.  That folder goes first now."""
+    cc = shared_logs / "claude-code"
+    folder = tmp_path / "projects"
+    project = folder / "-home-alice-src-github-acme-billing-service-backend-api"
+    agent = project / BILLING_SESSION / "subagents" / "agent-acompact-e1f845.jsonl"
+    notes = folder / "-home-alice-notes" / f"{FRONTEND_SESSION}.jsonl"
+    for src, dst in ((cc / "spotter_short.jsonl", project / f"{BILLING_SESSION}.jsonl"),
+                     (cc / "spotter_4d5611e5_subagents_agent-acompact-e1f845.jsonl", agent),
+                     (cc / "ccviewer_1af7fc5e_v1.0.98_init.jsonl", notes)):
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(src, dst)
+    shown = await picker_rows(folder, 160, 3)
+    sub = next(r for r in shown if r.endswith("subagent"))
+    assert f"{BILLING_SESSION}/agent-acompact-e1f845 " in sub, shown
+    assert all("2026-02-" in r or "2025-" in r for r in shown) and all(r.count(":") == 2 for r in shown)

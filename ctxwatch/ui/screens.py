@@ -1299,18 +1299,22 @@ def cut_middle(s: str, width: int) -> str:
 
 
 def session_forms(sessions: Sequence[str]) -> list[list[str]]:
-    """Each session name of ``sessions``, then ever shorter forms of it (4 in all, some maybe equal), each
-    leaving out what tells sessions apart least: the extension every name shares (``.jsonl``), a session id's
-    middle (``3f2a9c1e…0b2a``), then all of the id but its first 8 characters and the ``subagents`` folder of
-    a subagent transcript (``3f2a9c1e…/agent-a2898e3``).  The start of the name is always kept."""
+    """Each session name of ``sessions``, then ever shorter forms of it (5 in all, some maybe equal), each
+    leaving out what tells sessions apart least: the extension every name shares (``.jsonl``), the
+    ``subagents`` folder of a subagent transcript (every transcript's path has it, and its row is tagged
+    ``subagent``: ``3f2a9c1e-8b7d-4414-9ccd-011d40f70b2a/agent-a2898e3``), a session id's middle
+    (``3f2a9c1e…0b2a``), then all of the id but its first 8 characters (``3f2a9c1e…/agent-a2898e3``).  The start
+    of the name is always kept."""
     exts = {os.path.splitext(s)[1] for s in sessions}
     ext = next(iter(exts)) if len(exts) == 1 else ""
     sub = f"{os.sep}subagents{os.sep}"
     out = []
     for s in sessions:
         plain = s[:len(s) - len(ext)] if ext else s
-        forms = [s, plain, _UUID.sub(lambda m: m[0][:8] + "…" + m[0][-4:], plain),
-                 _UUID.sub(lambda m: m[0][:8] + "…", plain).replace(sub, os.sep)]
+        # (the subagents folder goes before any of the id: a cut id was shown where the whole id had room)
+        flat = plain.replace(sub, os.sep)
+        forms = [s, plain, flat, _UUID.sub(lambda m: m[0][:8] + "…" + m[0][-4:], flat),
+                 _UUID.sub(lambda m: m[0][:8] + "…", flat)]
         out.append(forms)
     return out
 
