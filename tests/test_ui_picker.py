@@ -112,11 +112,16 @@ def test_fit_names_shortens_what_tells_rows_apart_least() -> None:
     assert fit_names(pairs, 19) == (8, 9, [("…billing", "3f2a9c1e…"), ("…web", "5c0375b4…")])
     assert fit_names(pairs, 18, strict=True) is None
     # A folder opened on one project: no folder column.  A subagent transcript loses its subagents/ folder
-    # (50 without it), then its id's middle (13 + 1 + 13 = 27), then all of its id but its start (23).
+    # (50 without it), then its id's middle (13 + 1 + 13 = 27), then all of its id but its start (23).  An id's
+    # middle goes only as far as the room needs, the id cut where one of its groups ends: at 35, the session
+    # keeps 23 of its id (23 + 1 + 4 = 28) and the transcript 13 (13 + 1 + 4 + 14 = 32; 18 would be 37).
     sub = [("", f"{a}.jsonl"), ("", f"{a}/subagents/agent-a2898e3.jsonl")]
     assert fit_names(sub, 50) == (0, 50, [("", a), ("", f"{a}/agent-a2898e3")])
-    assert fit_names(sub, 30) == (0, 27, [("", "3f2a9c1e…0b2a"), ("", "3f2a9c1e…0b2a/agent-a2898e3")])
-    assert fit_names(sub, 25) == (0, 23, [("", "3f2a9c1e…0b2a"), ("", "3f2a9c1e…/agent-a2898e3")])
+    assert fit_names(sub, 35) == (0, 32, [("", "3f2a9c1e-8b7d-4414-9ccd…0b2a"),
+                                          ("", "3f2a9c1e-8b7d…0b2a/agent-a2898e3")])
+    assert fit_names(sub, 30) == (0, 28, [("", "3f2a9c1e-8b7d-4414-9ccd…0b2a"), ("", "3f2a9c1e…0b2a/agent-a2898e3")])
+    # 25: the session keeps 18 (18 + 1 + 4 = 23); the transcript's 27 with 8 does not fit: 8 of its id, no end
+    assert fit_names(sub, 25) == (0, 23, [("", "3f2a9c1e-8b7d-4414…0b2a"), ("", "3f2a9c1e…/agent-a2898e3")])
 
 
 async def test_typing_filters_the_picker_and_enter_picks(tmp_path: Path, shared_logs: Path) -> None:
@@ -332,3 +337,26 @@ async def test_a_subagent_transcript_keeps_its_session_id_where_it_has_room(tmp_
     sub = next(r for r in shown if r.endswith("subagent"))
     assert f"{BILLING_SESSION}/agent-acompact-e1f845 " in sub, shown
     assert all("2026-02-" in r or "2025-" in r for r in shown) and all(r.count(":") == 2 for r in shown)
+
+
+async def test_a_cut_session_id_keeps_what_the_room_allows(tmp_path: Path, shared_logs: Path) -> None:
+    """A session id that does not fit whole lost all but its first 8 and last 4 characters, however much room
+    the column had: at 160 columns beside a 55-column project name, ``3f2a9c1e…0b2a/agent-acompact-e1f845``
+    (35 of a 50-column room) and a dialog narrower than the screen.  The id now loses only what the room needs,
+    cut where a group of it ends.  By hand: 160 - 2 x 2 (margins) - 8 (frame) - 2 (marker) = 146 for a row;
+    less the subagent tag (10), a gap (2), the time (19), a gap (2) and the size (``30 KiB``: 6) = 107 for the
+    names; less the project (55, whole: the project ``-`` shares no prefix worth leaving out) and a gap = 50.
+    Without its id the transcript's name is 22 (``/agent-acompact-e1f845``): 23 of the id + ``…`` + 4 = 28."""
+    cc = shared_logs / "claude-code"
+    folder = tmp_path / "projects"
+    project = folder / "-home-alice-src-github-acme-billing-service-backend-api"
+    agent = project / BILLING_SESSION / "subagents" / "agent-acompact-e1f845.jsonl"
+    for src, dst in ((cc / "spotter_short.jsonl", project / f"{BILLING_SESSION}.jsonl"),
+                     (cc / "spotter_4d5611e5_subagents_agent-acompact-e1f845.jsonl", agent),
+                     (cc / "ccviewer_1af7fc5e_v1.0.98_init.jsonl", folder / "-" / f"{FRONTEND_SESSION}.jsonl")):
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(src, dst)
+    shown = await picker_rows(folder, 160, 3)
+    sub = next(r for r in shown if r.endswith("subagent"))
+    assert sub.split()[1] == "3f2a9c1e-8b7d-4414-9ccd…0b2a/agent-acompact-e1f845", shown
+    assert {r.split()[1] for r in shown if r != sub} == {BILLING_SESSION, FRONTEND_SESSION}

@@ -1213,6 +1213,12 @@ GAP = 2
 
 #: A UUID (a Claude Code or Codex session id) in a file name; its first 8 characters tell sessions apart.
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+#: Where a UUID whose middle is left out may end, longest first: after its 4th, 3rd or 2nd group (its 1st group
+#: alone is :func:`session_forms`' shortest form but one).
+_ID_KEEPS = (23, 18, 13)
+#: Which of :func:`session_forms`' forms is the name without its extension and ``subagents`` folder, and which
+#: that one with its session id's middle left out.
+_FLAT, _ID_MIDDLE = 2, 3
 #: Where a prefix shared by every folder name may be cut: after one of these (Claude Code names a project's
 #: folder after its path, each ``/`` and ``.`` written as ``-``: ``-home-alice-src-github-acme-billing``).
 _NAME_SEPARATORS = "-_./ "
@@ -1319,6 +1325,22 @@ def session_forms(sessions: Sequence[str]) -> list[list[str]]:
     return out
 
 
+def cut_id(name: str, room: int) -> str | None:
+    """``name`` with the middle of the session id (a UUID) it holds left out, keeping as much of the id's start
+    as fits in ``room`` cells with its last 4 characters, cut where a group of the id ends
+    (``3f2a9c1e-8b7d-4414…0b2a``); ``None`` when no more than the id's first group fits, or ``name`` holds no
+    id or more than one."""
+    ids = list(_UUID.finditer(name))
+    if len(ids) != 1:
+        return None
+    m = ids[0]
+    rest = _cells(name) - len(m[0])
+    for keep in _ID_KEEPS:
+        if rest + keep + 1 + 4 <= room:
+            return name[:m.start()] + m[0][:keep] + "…" + m[0][-4:] + name[m.end():]
+    return None
+
+
 class NameColumns:
     """``(folder, session)`` names to lay out in two columns (:meth:`fit`), their shorter forms worked out once
     for every width tried."""
@@ -1343,7 +1365,8 @@ class NameColumns:
         the left (keeping the project's own name) when the session column would get fewer than
         :data:`SESSION_MIN` cells, to no less than :data:`FOLDER_MIN` cells.  Each session name then takes the
         longest of its :func:`session_forms` that fits the column (without the shared extension as soon as one
-        name does not fit whole), the shortest one cut in the middle when none does.
+        name does not fit whole), the shortest one cut in the middle when none does; a session id's middle is
+        left out only as far as the column needs (:func:`cut_id`).
 
         ``strict``: return ``None`` rather than cut a folder name, or cut a session name's shortest form to
         fewer than :data:`SESSION_ROOM` cells (the caller may rather give up dates and sizes).
@@ -1364,7 +1387,10 @@ class NameColumns:
         sessions = []
         for fs, lens in zip(self.forms, self.lens, strict=True):
             k = next((k for k in range(first, len(fs)) if lens[k] <= room), None)
-            sessions.append(fs[k] if k is not None else cut_middle(fs[-1], room))
+            if k == _ID_MIDDLE:  # (its fixed 8 + 4 characters of the id left room unused beside it)
+                sessions.append(cut_id(fs[_FLAT], room) or fs[k])
+            else:
+                sessions.append(fs[k] if k is not None else cut_middle(fs[-1], room))
         names = [(cut_left(f, fw), s) for f, s in zip(folders, sessions, strict=True)]
         return fw, max((_cells(s) for s in sessions), default=0), names
 
