@@ -973,6 +973,21 @@ def _cc_prompt(uid: str, parent: str, mid: str, cache_read: int) -> dict:
     return rec
 
 
+def _cc_prompt_chain(prompts: list[int], model: str | None = None) -> list[dict]:
+    """A user line then an assistant line per prompt, chained by ``parentUuid``; assistant ``i`` reports
+    ``prompts[i - 1]`` prompt tokens (:func:`_cc_prompt`), on ``model`` when given."""
+    recs: list[dict] = []
+    parent = None
+    for i, p in enumerate(prompts, 1):
+        recs.append(_cc_user(f"u{i}", parent))
+        rec = _cc_prompt(f"a{i}", f"u{i}", f"msg_{i}", p - 1006)
+        if model is not None:
+            rec["message"]["model"] = model
+        recs.append(rec)
+        parent = f"a{i}"
+    return recs
+
+
 def test_a_prompt_past_200k_means_the_1m_beta_window(tmp_path: Path) -> None:
     """Claude Sonnet 4.5 runs at 1M tokens with the context-1m beta; genai-prices lists 200k.  A reported prompt
     of 251,006 was flagged implausible against 200k and still gave its context a 251,000-token floor.  Now a
@@ -983,12 +998,7 @@ def test_a_prompt_past_200k_means_the_1m_beta_window(tmp_path: Path) -> None:
     from ctxwatch.run import load_run
 
     prompts = [150_000, 250_000, 180_000]
-    recs: list[dict] = []
-    parent = None
-    for i, p in enumerate(prompts, 1):
-        recs.append(_cc_user(f"u{i}", parent))
-        recs.append(_cc_prompt(f"a{i}", f"u{i}", f"msg_{i}", p - 1006))
-        parent = f"a{i}"
+    recs = _cc_prompt_chain(prompts)
     run = load_run(str(write(tmp_path, "s1.jsonl", recs)))
     assert [c.prompt_reported for c in run.calls] == prompts
     assert [(c.window, c.window_src) for c in run.calls] == [
@@ -1051,14 +1061,7 @@ def test_only_models_with_the_1m_beta_get_it(tmp_path: Path, model: str, window:
     from ctxwatch.run import load_run
 
     prompts = [150_000, 1_200_000, 250_000, 160_000]
-    recs: list[dict] = []
-    parent = None
-    for i, p in enumerate(prompts, 1):
-        recs.append(_cc_user(f"u{i}", parent))
-        rec = _cc_prompt(f"a{i}", f"u{i}", f"msg_{i}", p - 1006)
-        rec["message"]["model"] = model
-        recs.append(rec)
-        parent = f"a{i}"
+    recs = _cc_prompt_chain(prompts, model)
     calls = load_run(str(write(tmp_path, "s1.jsonl", recs))).calls
     assert [c.window for c in calls] == [200_000, 200_000, window, window]
     assert calls[1].floor_tokens is None and calls[1].history_tokens is None  # (1.2M: no split of an implausible)
@@ -1393,15 +1396,7 @@ def test_the_implausible_note_names_the_window_the_call_has(tmp_path: Path, mode
 
     from ctxwatch.cli import main
 
-    recs: list[dict] = []
-    parent = None
-    for i, p in enumerate(prompts, 1):
-        recs.append(_cc_user(f"u{i}", parent))
-        rec = _cc_prompt(f"a{i}", f"u{i}", f"msg_{i}", p - 1006)
-        rec["message"]["model"] = model
-        recs.append(rec)
-        parent = f"a{i}"
-    path = write(tmp_path, "s1.jsonl", recs)
+    path = write(tmp_path, "s1.jsonl", _cc_prompt_chain(prompts, model))
     res = CliRunner().invoke(main, ["report", "--json", str(path)])
     assert res.exit_code == 0, res.output
     doc = json.loads(res.output)
