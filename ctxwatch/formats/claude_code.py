@@ -242,8 +242,9 @@ _MAX_COUNT = 2**53
 def _whole_prompt(usage: Any) -> tuple[Usage, int] | None:
     """The normalized usage block and its prompt (tokens) when its three parts are all whole counts below 2**53,
     as the run keeps them (:func:`ctxwatch.run._sanitize` makes the prompt of a damaged part unknown), else
-    ``None``."""
-    u = anthropic_usage(usage)
+    ``None``.  ``usage``: the raw ``message.usage`` block, or its :func:`anthropic_usage` already made (each
+    call's is made once per emission: this runs for every call of a folder)."""
+    u = usage if isinstance(usage, Usage) else anthropic_usage(usage)
     if u is None:
         return None
     parts = (u.input_uncached, u.cache_write, u.cache_read)
@@ -256,8 +257,9 @@ def _whole_prompt(usage: Any) -> tuple[Usage, int] | None:
 
 
 def implausible_note(usage: Any, model: str | None, *, long_context: bool = False) -> str | None:
-    """The ``implausible_usage`` note of a Claude Code call whose kept ``message.usage`` block (``usage``)
-    reports a prompt no request of ``model`` can have (failure case B13), or ``None``.
+    """The ``implausible_usage`` note of a Claude Code call whose kept ``message.usage`` block (``usage``, raw or
+    normalized as :func:`_whole_prompt` takes it) reports a prompt no request of ``model`` can have (failure case
+    B13), or ``None``.
 
     The rule is :func:`_has_prompt`'s, which is the accountant's for a call whose system prompt and tools are
     not logged (no estimate can confirm the report, :func:`ctxwatch.model.estimate_confirms`): a prompt
@@ -854,11 +856,11 @@ class ClaudeCodeReader(Reader):
         # (the accountant's window evidence, Accountant.note_window_evidence, kept here by the same rule and key,
         # so that the note names the window the call's row and flag give)
         ctx_key = (call.session, call.context, call.model)
-        whole = _whole_prompt(call.best)
+        whole = _whole_prompt(pc.usage)  # (pc.usage is anthropic_usage(call.best), made once)
         if whole is not None and proves_long_context(whole[1], call.model, "anthropic"):
             self._long_context[ctx_key] = min(call.ordinal, self._long_context.get(ctx_key, call.ordinal))
         since = self._long_context.get(ctx_key)
-        note = implausible_note(call.best, call.model, long_context=since is not None and call.ordinal >= since)
+        note = implausible_note(pc.usage, call.model, long_context=since is not None and call.ordinal >= since)
         if note == call.implausible:
             return [pc]
         out: list[Output] = [pc]
