@@ -220,7 +220,8 @@ def plan_cmd(paths: tuple[str, ...], call_number: int | None, call_index: int | 
                   f"{'s' if len(pinned) != 1 else ''}: " + ", ".join(str(m.index) for m in pinned) + ")")
     _echo(f"{floor}; reserve {plan.reserve_tokens:,}; budget {plan.budget_tokens:,}; "
                f"trigger {plan.trigger_tokens:,}")
-    _echo(f"keep_recent {policy.keep_recent} {policy.unit}s; mode {policy.mode}; compact at the "
+    _echo(f"keep_recent {policy.keep_recent} {policy.unit}{'' if policy.keep_recent == 1 else 's'}; mode "
+          f"{policy.mode}; compact at the "
                f"{policy.compact_at}")
     if counts.tools_estimate is not None:
         what = "not in the log" if pc.tools is None else f"estimated {counts.tools_estimate:,}"
@@ -238,8 +239,12 @@ def plan_cmd(paths: tuple[str, ...], call_number: int | None, call_index: int | 
         _echo(f"the floor is {plan.tokenizer}'s count x{counts.floor_scale:.4f} ({why}); the messages are "
               f"{plan.tokenizer} counts x{counts.scale:.4f}, scaled to the provider's reported count less that "
               "floor, so that 'before' is the prompt report shows")
+    elif counts.unscaled_ratio is not None:
+        _echo(f"sizes are {plan.tokenizer} counts, not scaled: the provider's reported prompt "
+              f"({call.prompt_reported or 0:,}) is x{counts.unscaled_ratio:.4f} this count, more than tokenizers "
+              "differ by, so the log does not show what was counted (report shows this call's counts raw too)")
     elif abs(counts.scale - 1.0) >= 0.005:
-        _echo(f"sizes are {plan.tokenizer} counts x{counts.scale:.2f}, scaled to the provider's reported count, "
+        _echo(f"sizes are {plan.tokenizer} counts x{counts.scale:.4f}, scaled to the provider's reported count, "
               "so that 'before' is the prompt report shows")
     _echo(f"{'#':>5} {'role':<10} {'tokens':>9} {'after':>9}  fate")
     # The tool schemas and the reply primer are in no message but in every request: rows of their own (index

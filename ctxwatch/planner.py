@@ -75,6 +75,7 @@ from typing import Any, Literal
 
 import orjson
 
+from ctxwatch.accounting import plausible_calibration
 from ctxwatch.config import (
     DEFAULT_BUDGET_FRACTION,
     DEFAULT_KEEP_RECENT,
@@ -333,6 +334,8 @@ class Plan:
         summary_tokens: tokens of the summary in the plan (0 when nothing is summarised or mode is drop).
         overhead_tokens: tokens the request carries outside its messages and floor, before and after the plan
             alike (the reply primer of a counted prompt, :data:`ctxwatch.tokens.REPLY_PRIMER`; else 0).
+        floor_split: False for a format that logs neither the system prompt nor the tools (Claude Code, Codex):
+            the floor is inferred whole, held by the first entry, and cannot be split into its two parts.
         trigger_tokens / reserve_tokens / window: from the policy.
         triggered: the prompt before the plan is above the compaction trigger.
         compact_at: the policy's :attr:`Policy.compact_at` (``budget`` | ``trigger``): with ``trigger`` a
@@ -374,6 +377,7 @@ class Plan:
     kept_units: int = 0
     compact_at: str = "budget"
     overhead_tokens: int = 0
+    floor_split: bool = True
 
     @property
     def evicted(self) -> list[MessagePlan]:
@@ -390,10 +394,11 @@ class Plan:
         per message), ``before_tokens``, ``after_tokens``, ``budget_tokens``, ``fits``, ``reason``, ``reinject``
         (``kind``, ``tokens``, ``index``, ``detail`` per item), and what is in no message row, so that the sizes
         add up from the document alone: ``system_tokens`` / ``tools_tokens`` / ``floor_tokens`` (the system
-        prompt's row holds ``system_tokens``; the tool schemas have no row), ``summary_tokens`` and
-        ``overhead_tokens`` (the reply primer).  ``before_tokens`` = the rows' ``tokens`` + ``tools_tokens`` +
-        ``overhead_tokens``; ``after_tokens`` = the rows' ``tokens_after`` + ``tools_tokens`` +
-        ``summary_tokens`` + the ``reinject`` items' tokens + ``overhead_tokens``."""
+        prompt's row holds ``system_tokens``; the tool schemas have no row; where the floor is inferred whole,
+        :attr:`floor_split` False, the first row holds it and its parts are ``null``: unknown, never 0),
+        ``summary_tokens`` and ``overhead_tokens`` (the reply primer).  ``before_tokens`` = the rows' ``tokens``
+        + ``tools_tokens`` (``null``: 0) + ``overhead_tokens``; ``after_tokens`` = the rows' ``tokens_after`` +
+        ``tools_tokens`` + ``summary_tokens`` + the ``reinject`` items' tokens + ``overhead_tokens``."""
         return {
             "messages": [{"index": m.index, "role": m.role, "tokens": m.tokens, "tokens_after": m.tokens_after,
                           "fate": m.fate} for m in self.messages],
@@ -403,8 +408,8 @@ class Plan:
             "fits": self.fits,
             "reason": self.reason,
             "reinject": [r.to_json() for r in self.reinject],
-            "system_tokens": self.system_tokens,
-            "tools_tokens": self.tools_tokens,
+            "system_tokens": self.system_tokens if self.floor_split else None,
+            "tools_tokens": self.tools_tokens if self.floor_split else None,
             "floor_tokens": self.floor_tokens,
             "summary_tokens": self.summary_tokens,
             "overhead_tokens": self.overhead_tokens,
@@ -1171,8 +1176,11 @@ class PlanCounts:
         floor_scale: when the floor is the calibrated one ``report`` and the dashboard show
             (:func:`ctxwatch.model.shown_breakdown`), the factor it was scaled by (``scale`` is then the
             messages'); else ``None``.
-        floor_capped: with ``floor_scale``, True when that factor is the call's own reported / estimated ratio,
-            the calibration being above it.
+        floor_capped: with ``floor_scale``, True when the calibrated floor was capped at the reported prompt.
+        unscaled_ratio: the provider's reported prompt / this tokenizer's count (dimensionless), for a tokenizer
+            that is not the model's own, when it is no tokenizer gap (2 or more, 1/2 or less:
+            :func:`ctxwatch.accounting.plausible_calibration`), so the counts were left as counted and 'before' is
+            not the report (as ``report`` shows such a call: raw); else ``None``.
     """
 
     system_tokens: int
@@ -1183,6 +1191,7 @@ class PlanCounts:
     tools_estimate: int | None = None
     floor_scale: float | None = None
     floor_capped: bool = False
+    unscaled_ratio: float | None = None
 
 
 def plan_counts(call: ParsedCall, counter: Counter, *, floor_tokens: int | None = None,
@@ -1249,6 +1258,12 @@ def plan_counts(call: ParsedCall, counter: Counter, *, floor_tokens: int | None 
         # are not a list), so they take it (scaling every count would spread it over the system prompt and the
         # history: x2.46 for a call whose 700 tokens of tools were unknown).
         return PlanCounts(sys_t, target - rest, counts, overhead, 1.0, tools_estimate=tools_t)
+    if not counter.exact and not plausible_calibration(target / whole):
+        # (x108 for a "Be brief." system prompt reported as 5,000 tokens: no tokenizer differs by that much, the
+        # log does not show what was counted, and report shows such a call's counts raw: so does the plan.  The
+        # model's own tokenizer is not calibrated at all: there the gap is scaled into the counts, as before)
+        return PlanCounts(sys_t, tools_t, counts, REPLY_PRIMER, unscaled_ratio=(target + overhead) / (
+            whole + REPLY_PRIMER))
     scaled = scaled_to([sys_t, tools_t, *counts], target)
     return PlanCounts(scaled[0], scaled[1], scaled[2:], overhead, target / whole)
 
@@ -1275,8 +1290,10 @@ def _calibrated_counts(counts: list[int], shown: Breakdown, prompt_tokens: int |
 def plan_from_counts(call: ParsedCall, policy: Policy, counter: Counter, counts: PlanCounts) -> Plan:
     """:func:`plan_messages` over ``call``'s messages with ``counts`` (from :func:`plan_counts`)."""
     if call.system is None or call.history_reported_only:
-        return plan_messages(call.messages or [], policy, counter=counter, tokens=counts.tokens,
+        plan = plan_messages(call.messages or [], policy, counter=counter, tokens=counts.tokens,
                              system_tokens=counts.system_tokens, tools_tokens=0)
+        plan.floor_split = False
+        return plan
     return plan_messages(call.messages or [], policy, system=call.system or None, tools=call.tools or None,
                          counter=counter, tokens=counts.tokens, system_tokens=counts.system_tokens,
                          tools_tokens=counts.tools_tokens, overhead=counts.overhead)

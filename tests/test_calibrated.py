@@ -421,3 +421,33 @@ def test_an_absurd_ratio_is_not_applied_and_the_estimate_is_flagged_with_why(tmp
     assert f["severity"] == "warn" and f["evidence"]["calls"] == 5
     assert f"the median reported/estimated ratio of its 5 calls, {median:,.3f}, is more than tokenizers differ by" \
         in f["reason"]
+
+
+def test_plan_leaves_counts_raw_where_the_report_is_no_tokenizer_gap(tmp_path: Path) -> None:
+    """A verifier's log: "Be brief." and a short question, reported as about 5,000 tokens (x100 the estimate).
+    report shows the raw counts (no calibration); plan scaled every count by the call's own ratio (a floor of 758
+    for a 2-word system prompt, x217 on another call).  It keeps the counts as counted, as report does, and says
+    why 'before' is not the report."""
+    from ctxwatch.tokens import get_tokenizer
+
+    path = tmp_path / "big.jsonl"
+    path.write_text("".join(json.dumps({
+        "timestamp": 1_700_000_000 + 10 * i,
+        "request": {"model": "claude-sonnet-4-20250514", "system": "Be brief.", "max_tokens": 500,
+                    "messages": [{"role": "user", "content": f"What is {i} plus {i}?"}]},
+        "response": {"id": f"msg_{i}", "type": "message", "role": "assistant", "model": "claude-sonnet-4-20250514",
+                     "content": [{"type": "text", "text": str(2 * i)}],
+                     "usage": {"input_tokens": 5000 + i, "output_tokens": 2}},
+    }) + "\n" for i in range(5)))
+    doc = report_doc(path)
+    c = doc["calls"][2]
+    assert doc["calibration"] is None and c["calibrated"] is None
+    # by hand: the system prompt is its text's tokens + 4 of framing (o200k_base); no tools
+    system = 4 + get_tokenizer("o200k_base").count("Be brief.")
+    assert c["system_tokens"] == c["floor_tokens"] == system
+    text = run("plan", str(path), "--call", "3")
+    assert f"floor: system {system:,} + tools 0 = {system:,};" in text
+    assert "not scaled: the provider's reported prompt (5,002) is x" in text
+    plan = json.loads(run("plan", str(path), "--call", "3", "--json"))
+    assert plan["messages"][0]["tokens"] == system
+    assert plan["before_tokens"] == c["prompt_tokens_estimated"]  # (the count, not the report: said above)

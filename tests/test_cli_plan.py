@@ -1109,3 +1109,20 @@ def test_plan_text_rows_add_up(trace):
     sizes = [num(s) for s in re.findall(r"[a-z]+ ([\d,]+)", lead)]
     assert sizes[0] == 200  # the summary, at --summary-tokens
     assert sum(num(r[3]) for r in rows) + sum(sizes) == after
+
+
+def test_plan_json_of_an_inferred_floor_does_not_split_it(shared_logs):
+    """A Claude Code call's floor is inferred whole (the log has neither the system prompt nor the tools):
+    plan --json gave it all as system_tokens and 0 as tools_tokens.  Its parts are null (unknown, never 0), the
+    floor is the first row's, and the document still adds up."""
+    path = shared_logs / "claude-code" / "spotter_subagent_parent.jsonl"
+    code, out = run("plan", str(path), "--call", "8", "--json")
+    assert code == 0, out
+    doc = json.loads(out)
+    assert doc["system_tokens"] is None and doc["tools_tokens"] is None
+    code, rep = run("report", str(path), "--json")
+    call = json.loads(rep)["calls"][7]
+    assert call["system_tokens"] is None and call["floor_source"] == "inferred"
+    assert doc["floor_tokens"] == doc["messages"][0]["tokens"] == call["floor_tokens"]
+    assert doc["before_tokens"] == sum(m["tokens"] for m in doc["messages"]) + doc["overhead_tokens"] \
+        == call["prompt_tokens_reported"]

@@ -751,9 +751,12 @@ class PlanScreen(Screen[None]):
             head.append(f" · floor {tx.tokens(plan.floor_tokens)}≈ calibrated ×{self._counts.floor_scale:.4f}, "
                         f"messages ×{scale:.4f}: scaled to the provider's count ({self.call.tokenizer} counts in "
                         "the detail view)", "dim")
+        elif getattr(self._counts, "unscaled_ratio", None) is not None:
+            head.append(f" · sizes as counted: the reported prompt is ×{self._counts.unscaled_ratio:.4f} them, more "
+                        "than tokenizers differ by", "dim")
         elif abs(scale - 1.0) >= 0.005:
             # (why these sizes differ from the detail view's: they are scaled to what the provider counted)
-            head.append(f" · sizes ×{scale:.2f}: scaled to the provider's count ({self.call.tokenizer} counts "
+            head.append(f" · sizes ×{scale:.4f}: scaled to the provider's count ({self.call.tokenizer} counts "
                         "in the detail view)", "dim")
         head.append("\n")
         head.append(f"keep_recent {k.keep_recent} (+/-) · budget {k.budget_fraction:.2f} (B/b) · reserve "
