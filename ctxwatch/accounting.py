@@ -120,8 +120,9 @@ def calibrations_of(calls: Iterable[Call]) -> Calibrations:
 
     * per model, the median reported / estimated prompt ratio over its calls that have both, quota probes
       (``extra["probe"]``: ``max_tokens: 1`` calls of a handful of tokens, whose ratio says nothing about the
-      tokenizer) and implausible reports (:attr:`Call.prompt_implausible`, B13) left out;
-    * the run's, over every call that has both whose report is not implausible (:attr:`Call.report_implausible`),
+      tokenizer) and implausible reports (:attr:`Call.report_implausible`, B13) left out;
+    * the run's, over the same calls of every model (claude-trace's six probes, 8 of 8 tokens each, pulled the
+      run's median down to 1.0841 while no model's took them: one rule now),
 
     each ``None`` below :data:`MIN_CALIBRATION_CALLS` ratios (:func:`calibration_factor`).  These are
     :meth:`ctxwatch.run.Run.calibrations` and :meth:`ctxwatch.run.Run.calibration`."""
@@ -131,10 +132,10 @@ def calibrations_of(calls: Iterable[Call]) -> Calibrations:
         reported, estimated = c.prompt_reported, c.prompt_estimated
         if not reported or not estimated:
             continue
-        if not c.report_implausible:
-            run.append(reported / estimated)
-        if not c.extra.get("probe") and not c.prompt_implausible:
-            per_model.setdefault(c.model, []).append(reported / estimated)
+        if c.extra.get("probe") or c.report_implausible:
+            continue
+        run.append(reported / estimated)
+        per_model.setdefault(c.model, []).append(reported / estimated)
     return Calibrations({m: calibration_factor(r) for m, r in per_model.items()}, calibration_factor(run))
 
 

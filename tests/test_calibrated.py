@@ -451,3 +451,16 @@ def test_plan_leaves_counts_raw_where_the_report_is_no_tokenizer_gap(tmp_path: P
     plan = json.loads(run("plan", str(path), "--call", "3", "--json"))
     assert plan["messages"][0]["tokens"] == system
     assert plan["before_tokens"] == c["prompt_tokens_estimated"]  # (the count, not the report: said above)
+
+
+def test_the_runs_calibration_leaves_the_quota_probes_out_as_each_models_does(
+        trace: tuple[Path, dict[str, Any]]) -> None:
+    """claude-trace: the run's calibration took the six quota probes (8 reported of 8 estimated) that no model's
+    calibration takes, so the two medians followed two rules (1.0841 against haiku's 1.1162 and sonnet's
+    1.1367).  Worked from the raw fields with plain statistics: the median over the calls that are not probes."""
+    _path, doc = trace
+    probes = [c for c in doc["calls"] if c["context"] == "probe"]
+    assert len(probes) == 6 and all(c["prompt_tokens_reported"] == 8 for c in probes)
+    ratios = [c["prompt_tokens_reported"] / c["prompt_tokens_estimated"] for c in doc["calls"]
+              if c["context"] != "probe" and c["prompt_tokens_reported"] and c["prompt_tokens_estimated"]]
+    assert doc["calibration"] == round(statistics.median(ratios), 4) != 1.0841
