@@ -31,3 +31,25 @@ async def test_reserve_knob_down_to_0_plans_with_no_reserve(tmp_path: Path, monk
         bars = str(screen.query_one("#plan-bars").render()).splitlines()
         drawn = [ln for ln in bars if ln.lstrip().startswith(("before", "after"))]
         assert len(drawn) == 2 and not any("░" in ln for ln in drawn)
+
+
+async def test_preview_rows_add_up_to_before(shared_logs: Path) -> None:
+    """The preview of claude-trace's #13 listed the system prompt and the messages (5,431 tokens) under 'before
+    15,677': the tool schemas (10,243) and the 3-token reply primer had no row.  They have rows now, as in plan's
+    text, and the tokens column adds up to 'before'."""
+    from test_ui_common import open_preview as preview_of
+
+    from ctxwatch.ui.widgets import CallsTable
+
+    app = CtxwatchApp(str(shared_logs / "request-response" / "claude-trace_test-traffic_head14.jsonl"))
+    async with app.run_test(size=(160, 40)) as pilot:
+        await loaded(pilot, 14)
+        assert app.main is not None
+        app.main.query_one(CallsTable).move_cursor(row=app.view.index(12))
+        await pilot.pause()
+        screen = await preview_of(pilot)
+        table = screen.query_one("#plan-table")
+        rows = [[str(cell) for cell in table.get_row_at(r)] for r in range(table.row_count)]
+        names = [r[1] for r in rows]
+        assert names[1] == "tool schemas" and names[-1] == "reply primer" and rows[-1][2] == "3"
+        assert sum(int(r[2].replace(",", "")) for r in rows) == screen.plan.before_tokens == 15_677

@@ -771,7 +771,22 @@ class PlanScreen(Screen[None]):
         table.clear()
         msgs = (self._pc.messages or []) if self._pc else []
         labels = message_labels(msgs)  # (named as the detail view names them, not by role alone)
-        for m in plan.messages:
+        # The tool schemas and the reply primer are in no message but in every request: rows of their own (as in
+        # plan's text), so that the tokens column adds up to 'before'.
+        pinned, _ = FATES.get("pinned", ("pinned", ""))
+        extra_rows = []
+        if plan.tools_tokens and plan.floor_split:
+            extra_rows.append(("tool schemas", plan.tools_tokens, "the tools the request sends, every call"))
+        system_first = bool(plan.messages) and plan.messages[0].source_index is None
+
+        def extra(what: str, tokens: int, note: str) -> None:
+            table.add_row(Text("-", justify="right"), tx.literal(what, limit=34),
+                          Text(tx.tokens(tokens), justify="right"), Text(pinned), Text("-", justify="right"),
+                          Text(note, style="dim"))
+
+        if extra_rows and not system_first:
+            extra(*extra_rows[0])
+        for pos, m in enumerate(plan.messages):
             word, style = FATES.get(m.fate, (m.fate, ""))
             preview = ""
             if m.source_index is not None and m.source_index < len(msgs):
@@ -783,6 +798,10 @@ class PlanScreen(Screen[None]):
                           Text(tx.tokens(m.tokens), justify="right"), Text(word, style=style),
                           Text(str(m.turn) if m.turn >= 0 else "-", justify="right"),
                           tx.literal(preview, style="dim", limit=100))
+            if pos == 0 and system_first and extra_rows:
+                extra(*extra_rows[0])
+        if plan.overhead_tokens:
+            extra("reply primer", plan.overhead_tokens, "the tokens that start the reply")
         if table.row_count:
             table.move_cursor(row=min(row, table.row_count - 1), animate=False)
 
