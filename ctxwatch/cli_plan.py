@@ -236,9 +236,10 @@ def plan_cmd(paths: tuple[str, ...], call_number: int | None, call_index: int | 
         why = (f"capped at the reported prompt, as {call.model or '?'}'s calibration"
                + (f" {cal:.4f}" if cal is not None else "") + " would put it above it"
                if counts.floor_capped else f"{call.model or '?'}'s calibration, as in report --json")
+        to = ("scaled to the provider's reported count less that floor" if call.prompt_reported
+              else "scaled by the calibration too (the call reports no prompt)")
         _echo(f"the floor is {plan.tokenizer}'s count x{counts.floor_scale:.4f} ({why}); the messages are "
-              f"{plan.tokenizer} counts x{counts.scale:.4f}, scaled to the provider's reported count less that "
-              "floor, so that 'before' is the prompt report shows")
+              f"{plan.tokenizer} counts x{counts.scale:.4f}, {to}, so that 'before' is the prompt report shows")
     elif counts.unscaled_ratio is not None:
         _echo(f"sizes are {plan.tokenizer} counts, not scaled: the provider's reported prompt "
               f"({call.prompt_reported or 0:,}) is x{counts.unscaled_ratio:.4f} this count, more than tokenizers "

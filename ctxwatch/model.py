@@ -633,6 +633,38 @@ def shown_breakdown(call: Call, calibration: float | None) -> Breakdown:
                      Src.CALIBRATED if call.history_tokens else call.history_src, factor, capped, room is not None)
 
 
+def shown_used(call: Call, shown: Breakdown | None) -> int | None:
+    """The prompt in tokens as every surface shows it in used, used % and free: :attr:`Call.used_tokens`, except
+    for a call that reports no prompt and whose floor and history are shown calibrated (``shown``, from
+    :func:`shown_breakdown`): the calibrated floor + history + the reply primer, about what the provider would
+    count (the analysis's occupancy, the estimate x the calibration, is within a token or two of it) and what
+    ``plan`` calls 'before'.  Free and used % then agree with the floor and history beside them (the bar adds
+    up to the window), where they came from the raw estimate."""
+    if shown is not None and shown.calibrated and not shown.filled and call.prompt_reported is None \
+            and call.prompt_estimated is not None and call.floor_tokens is not None \
+            and call.history_tokens is not None and shown.floor_tokens is not None \
+            and shown.history_tokens is not None:
+        primer = max(0, call.prompt_estimated - call.floor_tokens - call.history_tokens)
+        return shown.floor_tokens + shown.history_tokens + primer
+    return call.used_tokens
+
+
+def shown_free(call: Call, shown: Breakdown | None) -> int | None:
+    """Window minus :func:`shown_used` and the reserve, in tokens (negative = overflow); ``None`` if unknown."""
+    used = shown_used(call, shown)
+    if call.window is None or call.reserve_tokens is None or used is None:
+        return None
+    return call.window - used - call.reserve_tokens
+
+
+def shown_fraction(call: Call, shown: Breakdown | None) -> float | None:
+    """:func:`shown_used` as a fraction of the window, or ``None`` when either is unknown."""
+    used = shown_used(call, shown)
+    if not call.window or used is None:
+        return None
+    return used / call.window
+
+
 def implausible_what(call: Call) -> str:
     """Why ``call``'s reported prompt is implausible, in a few words for a message: ``4,280,000 tokens, more
     than its 570,000-token window``, ``0 tokens, and every request has a prompt``, or ``..., more than the

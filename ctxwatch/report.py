@@ -12,7 +12,17 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
-from ctxwatch.model import BATCH_SIDE, Call, Issue, Src, session_ranks, shown_breakdown
+from ctxwatch.model import (
+    BATCH_SIDE,
+    Breakdown,
+    Call,
+    Issue,
+    Src,
+    session_ranks,
+    shown_breakdown,
+    shown_fraction,
+    shown_free,
+)
 from ctxwatch.run import Run
 from ctxwatch.windows import call_cost, priced_as
 
@@ -68,7 +78,8 @@ def call_json(call: Call, calibration: float | None = None, cost: Decimal | bool
     """
     u = call.usage
     price = cost_of(call) if isinstance(cost, bool) else cost
-    used = call.used_fraction  # (a property: asked once)
+    shown = shown_breakdown(call, calibration)
+    used = shown_fraction(call, shown)
     return {
         "index": call.index,
         "line": call.source.line,
@@ -87,7 +98,7 @@ def call_json(call: Call, calibration: float | None = None, cost: Decimal | bool
         "history_source": str(call.history_src),
         "reserve_tokens": call.reserve_tokens,
         "reserve_source": str(call.reserve_src),
-        "free_tokens": call.free_tokens,
+        "free_tokens": shown_free(call, shown),
         "used_fraction": round(used, 4) if used is not None else None,
         "prompt_tokens_estimated": call.prompt_estimated,
         "prompt_tokens_reported": u.prompt_total if u else None,
@@ -104,7 +115,7 @@ def call_json(call: Call, calibration: float | None = None, cost: Decimal | bool
         "calibration": None if call.exact or calibration is None else round(calibration, 4),
         "estimate_ratio": (round(u.prompt_total / call.prompt_estimated, 4)
                            if u and u.prompt_total and call.prompt_estimated else None),
-        "calibrated": _calibrated(call, calibration),
+        "calibrated": _calibrated(call, calibration, shown),
         "cost_usd": float(price) if price is not None else None,
         "cost_source": cost_source(call, price),
         "priced_as": priced_as_json(call, price),
@@ -116,7 +127,7 @@ def call_json(call: Call, calibration: float | None = None, cost: Decimal | bool
     }
 
 
-def _calibrated(call: Call, factor: float | None) -> dict[str, int | None] | None:
+def _calibrated(call: Call, factor: float | None, shown: Breakdown | None = None) -> dict[str, int | None] | None:
     """The estimated breakdown in tokens scaled by the calibration ``factor`` of the call's model, for calls whose
     tokenizer is not the model's own (Claude, Gemini, unknown models); ``None`` when exact, inferred or no factor
     exists (fewer than :data:`~ctxwatch.accounting.MIN_CALIBRATION_CALLS` calls to take it from).
@@ -126,7 +137,7 @@ def _calibrated(call: Call, factor: float | None) -> dict[str, int | None] | Non
     history the rest of the reported prompt, labelled "calibrated", never "reported"; the floor capped at the
     prompt the call reports, failure case B01; system + tools = floor).
     """
-    b = shown_breakdown(call, factor)
+    b = shown if shown is not None else shown_breakdown(call, factor)
     if not b.calibrated:
         return None
     return {"system_tokens": b.system_tokens, "tools_tokens": b.tools_tokens,

@@ -464,3 +464,68 @@ def test_the_runs_calibration_leaves_the_quota_probes_out_as_each_models_does(
     ratios = [c["prompt_tokens_reported"] / c["prompt_tokens_estimated"] for c in doc["calls"]
               if c["context"] != "probe" and c["prompt_tokens_reported"] and c["prompt_tokens_estimated"]]
     assert doc["calibration"] == round(statistics.median(ratios), 4) != 1.0841
+
+
+def no_usage_run(tmp_path: Path) -> Path:
+    """Six Claude calls of one request shape (a system prompt, a tool, a 40-word user message), five reporting
+    about 0.79 x their o200k_base estimate, the 4th reporting no usage at all (a verifier's case)."""
+    rows = []
+    for i in range(6):
+        row: dict[str, Any] = {
+            "timestamp": 1_700_000_000 + 10 * i,
+            "request": {"model": "claude-sonnet-4-20250514", "system": "You are a careful agent. Reply in JSON.",
+                        "max_tokens": 1024,
+                        "tools": [{"name": "search", "description": "Search the web.", "input_schema": {
+                            "type": "object", "properties": {"q": {"type": "string"}}}}],
+                        "messages": [{"role": "user", "content": " ".join(f"item{j}x{i}" for j in range(40))}]},
+            "response": {"id": f"m{i}", "type": "message", "role": "assistant", "model": "claude-sonnet-4-20250514",
+                         "content": [{"type": "text", "text": "{}"}]}}
+        if i != 3:
+            row["response"]["usage"] = {"input_tokens": 438 + i, "output_tokens": 2}
+        rows.append(row)
+    path = tmp_path / "no-usage.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def test_a_calibrated_call_without_usage_shows_free_and_used_from_its_calibrated_parts(tmp_path: Path) -> None:
+    """Its floor and history were shown calibrated, but free and used % came from the raw estimate (a prompt of
+    886 beside parts of 583 + 116), and plan's 'before' was a third number.  Now free = window - reserve -
+    (floor + history + the 3-token primer), calibrated, in report --json, the text report and plan alike."""
+    path = no_usage_run(tmp_path)
+    doc = report_doc(path)
+    c = doc["calls"][3]
+    assert c["prompt_tokens_reported"] is None and c["calibrated"] is not None
+    cal = statistics.median(x["prompt_tokens_reported"] / x["prompt_tokens_estimated"] for x in doc["calls"]
+                            if x["prompt_tokens_reported"])
+    floor = round(c["floor_tokens"] * cal)
+    history = round(c["history_tokens"] * cal)
+    assert (c["calibrated"]["floor_tokens"], c["calibrated"]["history_tokens"]) == (floor, history)
+    used = floor + history + PRIMER
+    assert c["free_tokens"] == c["window"] - c["reserve_tokens"] - used
+    assert c["used_fraction"] == round(used / c["window"], 4)
+    rows = report_rows(run("report", str(path)))
+    assert rows[4][7].replace(",", "") == str(c["free_tokens"])
+    assert f"before {used:,} -> after {used:,} tokens" in run("plan", str(path), "--call", "4")
+
+
+async def test_the_dashboard_bar_of_a_calibrated_call_without_usage_adds_up(tmp_path: Path) -> None:
+    """The bar's free and the table's used % of that call are report --json's: floor + history + reserve + free
+    + the 3-token primer is the window."""
+    from ctxwatch.ui.app import CtxwatchApp
+    from ctxwatch.ui.widgets import CallsTable, ContextBar, bar_parts
+
+    path = no_usage_run(tmp_path)
+    c = report_doc(path)["calls"][3]
+    app = CtxwatchApp(str(path))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await loaded(pilot, 6)
+        assert app.main is not None
+        table = app.main.query_one(CallsTable)
+        table.move_cursor(row=app.view.index(3))
+        await pilot.pause()
+        bar = app.main.query_one(ContextBar)
+        parts = bar_parts(app.calls[3], app.settings, bar.shown)
+        assert parts.free == c["free_tokens"] and f"free {c['free_tokens']:,}" in str(bar.render())
+        assert parts.floor + parts.history + parts.reserve + parts.free + PRIMER == c["window"]
+        assert table.cell(app.view.index(3), "used").startswith(f"{100 * c['used_fraction']:.1f}%")

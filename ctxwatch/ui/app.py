@@ -32,7 +32,7 @@ from textual.worker import get_current_worker
 from ctxwatch.accounting import NO_CALIBRATION, Calibrations
 from ctxwatch.analysis import Flag
 from ctxwatch.config import Settings
-from ctxwatch.model import Call, Issue, counted_issues, tally_issues
+from ctxwatch.model import Call, Issue, counted_issues, shown_fraction, shown_free, tally_issues
 from ctxwatch.ui import text as tx
 from ctxwatch.ui.export import csv_cell, write_new
 from ctxwatch.ui.feed import SWEEP_INTERVAL, BatchFeed, FolderScan, LogFeed, is_batch_set
@@ -1547,13 +1547,14 @@ def csv_text(calls: Iterable[Call], calibrations: Calibrations | None = None) ->
     t = csv_cell  # (text from the log or a file name; numbers are written as numbers)
     for c in calls:
         u = c.usage
+        b = calibrations.breakdown(c) if calibrations is not None else None  # (free and used % as report has them)
         w.writerow([
             c.index + 1, c.index, t(c.source.path), c.source.line, iso(c.timestamp) or "", t(c.context),
             t(c.session), t(c.model),
             _v(c.window), c.window_src, _v(c.system_tokens), _v(c.tools_tokens), _v(c.floor_tokens),
             c.floor_src, _v(c.history_tokens), c.history_src, _v(c.reserve_tokens), c.reserve_src,
-            _v(c.free_tokens),
-            "" if c.used_fraction is None else f"{c.used_fraction:.4f}", _v(c.prompt_estimated),
+            _v(shown_free(c, b)),
+            "" if (used := shown_fraction(c, b)) is None else f"{used:.4f}", _v(c.prompt_estimated),
             _v(u.prompt_total if u else None), "yes" if c.prompt_implausible else "",
             _v(u.input_uncached if u else None),
             _v(u.cache_read if u else None), _v(u.cache_write if u else None), _v(u.output if u else None),

@@ -37,7 +37,7 @@ from textual_plotext import PlotextPlot
 
 from ctxwatch.accounting import NO_CALIBRATION, Calibrations
 from ctxwatch.config import Settings
-from ctxwatch.model import Breakdown, Call, Src, raw_breakdown
+from ctxwatch.model import Breakdown, Call, Src, raw_breakdown, shown_fraction, shown_free, shown_used
 from ctxwatch.ui import text as tx
 
 # --- the stacked bar ----------------------------------------------------------------------------------
@@ -98,7 +98,8 @@ def bar_parts(call: Call, settings: Settings, shown: Breakdown | None = None) ->
     if window:
         # The same free as report and the flags: window minus the prompt as the provider counted it (which can
         # exceed floor + history by the reply primer and the tokenizer gap) minus the reserve.
-        free = call.free_tokens if call.free_tokens is not None else window - used
+        free_shown = shown_free(call, b)
+        free = free_shown if free_shown is not None else window - used
         scale = max(window, used, window - free)
         return BarParts(floor, history, reserve, free, scale, window, settings.trigger_tokens(window, reserve),
                         settings.budget_tokens(window, reserve))
@@ -212,6 +213,8 @@ def thresholds_line(call: Call, parts: BarParts, settings: Settings, width: int,
     out.append(" · ")
     out.append_text(tx.literal(short_model(call.model), limit=30))
     used = call.used_tokens
+    if parts.window and parts.free is not None and used is not None:
+        used = parts.window - parts.free - parts.reserve  # (the bar's: calibrated where the bar's parts are)
     if parts.window:
         out.append(f" · used {tx.pct(used, parts.window)} of {tx.tokens(parts.window)} "
                    f"({SRC_NOTE.get(call.window_src, call.window_src)})")
@@ -377,14 +380,15 @@ COLUMNS: tuple[tuple[str, str, int | None], ...] = (
 COMPACT_KEYS = ("index", "floor", "history", "reserve", "used", "reported")
 
 
-def used_cell(call: Call, settings: Settings) -> Text:
+def used_cell(call: Call, settings: Settings, shown: Breakdown | None = None) -> Text:
     """``6.9%``; ``72.0%!`` at or above the trigger, ``!!`` at or above the budget (bold red), ``?`` unknown
-    (an implausible reported prompt included: it is no occupancy)."""
-    frac = call.used_fraction
+    (an implausible reported prompt included: it is no occupancy).  ``shown``: the call's breakdown as shown
+    (:func:`ctxwatch.model.shown_used`: a calibrated estimate where the call reports no prompt)."""
+    frac = shown_fraction(call, shown)
     if frac is None:
         return Text("?  ", justify="right")  # (under the numbers' % signs: the two cells after are for ! marks)
     s = f"{100 * frac:.1f}%"
-    used = call.used_tokens or 0
+    used = shown_used(call, shown) or 0
     window = call.window or 0
     if window and used >= settings.budget_tokens(window, call.reserve_tokens):
         return Text(s + "!!", style="bold red", justify="right")
@@ -411,7 +415,7 @@ def row_text(call: Call, shown: Breakdown | None = None) -> str:
                if n is not None]
     if shown is not None and shown.calibrated:
         numbers += [n for n in (shown.floor_tokens, shown.history_tokens) if n is not None]
-    used = call.used_fraction
+    used = shown_fraction(call, shown)
     return " ".join(str(x) for x in (
         call.index + 1, tx.clock(call.timestamp), call.model or "", call.context, call.session or "",
         *numbers, *(f"{n:,}" for n in numbers if n >= 1000), f"{100 * used:.1f}%" if used is not None else "",
@@ -422,7 +426,7 @@ def cell_texts(call: Call, settings: Settings, shown: Breakdown | None = None) -
     """Plain cell strings of one call by :data:`COLUMNS` order, and the style of its ``used%`` cell.  The ``#``
     cell is the call number (index + 1), with `` C`` when a compaction happened just before the call.  The floor
     and history cells are ``shown``'s (calibrated ones marked ``≈``), else the call's own."""
-    used = used_cell(call, settings)
+    used = used_cell(call, settings, shown)
     b = shown or raw_breakdown(call)
     return [
         f"{call.index + 1}{' C' if call.compaction else ''}",
