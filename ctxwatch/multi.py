@@ -129,8 +129,14 @@ def _timestamps(data: bytes) -> Iterator[float]:
 
 
 def last_activity(path: str) -> float | None:
+    """The time of a log's last call (epoch seconds): :func:`last_call_time`'s time."""
+    return last_call_time(path)[0]
+
+
+def last_call_time(path: str) -> tuple[float | None, bool]:
     """The time of a log's last call (epoch seconds), read from its end, or ``None`` when no timestamp is found
-    in its last :data:`ACTIVITY_MAX_BYTES` or the file cannot be read.
+    in its last :data:`ACTIVITY_MAX_BYTES` or the file cannot be read; and whether it is a call's (``False``: the
+    latest record's, no line of a call being found near the end: a Codex rollout of ``session_meta`` only).
 
     Looks for ``"timestamp"``, ``"ts"``, ``"created"`` and ``"created_at"`` values: ISO-8601 strings (one without
     a zone read as UTC) and epoch numbers (seconds, or milliseconds above 10**11: Cline's ``ts``).  The latest one
@@ -162,10 +168,10 @@ def last_activity(path: str) -> float | None:
                     if any(mark in line for mark in _CALL_MARKS) and (best_call is None or found > best_call):
                         best_call = found
                 if best_call is not None:
-                    return best_call
+                    return best_call, True
     except OSError:
-        return best_any
-    return best_any
+        return best_any, False
+    return best_any, False
 
 
 def load_many(paths: list[str], fmt: str | None, settings: Settings | None = None, *,

@@ -360,3 +360,23 @@ async def test_a_cut_session_id_keeps_what_the_room_allows(tmp_path: Path, share
     sub = next(r for r in shown if r.endswith("subagent"))
     assert sub.split()[1] == "3f2a9c1e-8b7d-4414-9ccd…0b2a/agent-acompact-e1f845", shown
     assert {r.split()[1] for r in shown if r != sub} == {BILLING_SESSION, FRONTEND_SESSION}
+
+
+async def test_a_session_with_no_call_says_its_time_is_a_records(shared_logs: Path, tmp_path: Path) -> None:
+    """A Codex rollout of session_meta only has no call (report: calls=0), yet the picker listed its record's
+    time under "last call" as if it were one.  It says "(last record)"; a rollout with calls does not."""
+    from textual.widgets import OptionList
+
+    src = shared_logs / "codex-rollout"
+    for name in ("codex0.63.0_session_meta_only.jsonl", "rollout-2025-11-17T15-30-28-019a93b9_codex0.58.0.jsonl"):
+        shutil.copy(src / name, tmp_path / name)
+    app = CtxwatchApp(str(tmp_path))
+    async with app.run_test(size=(160, 36)) as pilot:
+        assert await wait_for(pilot, lambda: app.loaded)
+        await pilot.press("o")
+        assert await wait_for(pilot, lambda: isinstance(app.screen, SessionPicker))
+        ol = app.screen.query_one(OptionList)
+        rows = [str(ol.get_option_at_index(i).prompt) for i in range(ol.option_count)]
+        meta = next(r for r in rows if "session_meta_only" in r)
+        full = next(r for r in rows if "codex0.58.0" in r)
+        assert "(last record)" in meta and "(last record)" not in full and "(file time)" not in full

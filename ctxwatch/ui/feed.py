@@ -653,9 +653,9 @@ class LogFeed:
 BATCH_FORMATS = frozenset({"openai-batch", "anthropic-batch"})
 
 
-#: ``path -> (mtime, size, activity, from_content)``: each file's last activity, read again only when the file
-#: changes.
-_activity: dict[str, tuple[float, int, float, bool]] = {}
+#: ``path -> (mtime, size, activity, from_content, from_call)``: each file's last activity, read again only when
+#: the file changes.
+_activity: dict[str, tuple[float, int, float, bool, bool]] = {}
 _activity_lock = threading.Lock()
 
 
@@ -663,18 +663,33 @@ def activity_of(path: str) -> tuple[float, bool]:
     """When ``path`` was last active, in epoch seconds, and whether that is its last call's timestamp
     (:func:`ctxwatch.multi.last_activity`, ``True``) or, with no timestamp in it, its modification time
     (``False``).  Remembered until the file changes.  Raises ``OSError`` when it cannot be stat'ed."""
-    from ctxwatch.multi import last_activity
+    from ctxwatch.multi import last_call_time
 
     st = os.stat(path)
     with _activity_lock:
         known = _activity.get(path)
     if known is not None and known[:2] == (st.st_mtime, st.st_size):
         return known[2], known[3]
-    found = last_activity(path)
+    found, from_call = last_call_time(path)
     entry = (found, True) if found is not None else (st.st_mtime, False)
     with _activity_lock:
-        _activity[path] = (st.st_mtime, st.st_size, *entry)
+        _activity[path] = (st.st_mtime, st.st_size, *entry, from_call)
     return entry
+
+
+def activity_note(path: str) -> str:
+    """What :func:`activity_of`'s time is, for a list that says it beside it: ``""`` (the last call's),
+    ``" (last record)"`` (a record's, no call being found near the file's end: a rollout of ``session_meta``
+    only) or ``" (file time)"`` (no timestamp: the modification time).
+
+    Raises:
+        OSError: the file cannot be stat'ed."""
+    activity_of(path)
+    with _activity_lock:
+        known = _activity.get(path)
+    if known is None or not known[3]:
+        return " (file time)"
+    return "" if known[4] else " (last record)"
 
 
 def list_paths(paths: Sequence[str], notes: list[Issue] | None = None) -> list[str]:

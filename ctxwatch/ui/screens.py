@@ -46,7 +46,7 @@ from ctxwatch.run import reload_parsed
 from ctxwatch.safetext import clean
 from ctxwatch.ui import text as tx
 from ctxwatch.ui.export import json_document, write_new
-from ctxwatch.ui.feed import activity_of
+from ctxwatch.ui.feed import activity_note, activity_of
 from ctxwatch.ui.widgets import AdaptiveFooter, BarParts, bar_line
 
 #: Characters of an item shown folded (at most :data:`FOLD_LINES` lines of them).
@@ -1491,9 +1491,10 @@ class SessionPicker(ModalScreen[str | None]):
             folder, session = split_session_path(rel)
             try:
                 # (the time the list is sorted by: the last call's, else the file's modification time)
-                act, from_calls = activity_of(f)
-                # (a file whose calls carry no time is listed last, by its file time: said, as it is no call's)
-                when = tx.stamp(act) + ("" if from_calls else " (file time)")
+                act, _ = activity_of(f)
+                # (a file whose calls carry no time is listed last, by its file time, and a record's time that no
+                # call's is found beside: each said, as it is no call's)
+                when = tx.stamp(act) + activity_note(f)
                 size = file_size(os.path.getsize(f))
             except OSError:
                 when, size = "gone", ""
