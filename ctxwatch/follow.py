@@ -241,6 +241,10 @@ def follow_jsonl(
                             held.append(ev)
                         else:
                             write_change(run.feed_record(ev))
+                if run is not None:
+                    # (the notes check gives at the end of a read, kept up to date as the file grows, as the
+                    # dashboard shows them: Claude Code's subagent note, an empty file's)
+                    write_change(run.refresh_notes())
                 flush_calls()
                 if run is None and any(isinstance(h, Record) for h in held):
                     spec = try_detect()

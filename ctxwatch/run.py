@@ -434,14 +434,24 @@ class Run:
             change.resolved.extend(gone)
 
     def finish(self) -> Change:
-        """The input is complete: collect what the reader held back.  The notes :meth:`refresh_notes` gave are
-        withdrawn first: the reader's :meth:`~ctxwatch.formats.Reader.finish` gives its own notes again, final."""
+        """The input is complete: collect what the reader held back.  The reader's
+        :meth:`~ctxwatch.formats.Reader.finish` gives its notes again, final: a note :meth:`refresh_notes` gave
+        that comes again unchanged stays given (neither withdrawn nor given twice: a follower would print it
+        resolved and new at once); one that does not is withdrawn."""
         change = Change()
-        self._drop_standing(change)
+        standing, self._standing = self._standing, []
         try:
             self._take(list(self.reader.finish()), change)
         except Exception as exc:
             self._take([Issue(self.reader.path, 0, "reader_error", f"{type(exc).__name__}: {exc}")], change)
+        for note in standing:
+            again = next((i for i in change.issues if i == note), None)
+            if again is not None:
+                change.issues = [i for i in change.issues if i is not again]
+                self.issues = [i for i in self.issues if i is not again]
+            else:
+                self.issues = [i for i in self.issues if i is not note]
+                change.resolved.append(note)
         return change
 
     def reset(self, reason: str, path: str | None = None, spec: FormatSpec | None = None) -> None:

@@ -517,3 +517,31 @@ def test_follow_prints_a_models_first_calls_again_once_it_is_calibrated(tmp_path
     assert want is not None
     last = {o["index"]: o["calibration"] for o in got}
     assert last == {0: want, 1: want, 2: want}
+
+
+def test_follow_gives_the_end_of_read_notes_while_following(shared_logs: Path, tmp_path: Path) -> None:
+    """report --follow --jsonl printed the note check gives at the end of a read (Claude Code's
+    subagent_calls_elsewhere: the session's agent_progress lines copy a subagent's messages) only at a reset or
+    on exit, while the dashboard shows it as the file is read.  It is printed as soon as the lines are read
+    (counted here with plain json: 19), and not again, nor withdrawn, when the follower stops."""
+    from helpers import follow_lines
+
+    src = shared_logs / "claude-code" / "spotter_subagent_parent.jsonl"
+    progress = sum(1 for raw in src.read_text(encoding="utf-8").splitlines()
+                   if raw.strip() and (json.loads(raw).get("data") or {}).get("type") == "agent_progress")
+    assert progress == 19
+    log = tmp_path / "session.jsonl"
+    log.write_bytes(src.read_bytes())
+
+    seen: list[bool] = []  # (set when the note came while following, before the stop)
+
+    def noted(objs: list[dict[str, Any]]) -> bool:
+        if any(o.get("kind") == "subagent_calls_elsewhere" for o in objs):
+            seen.append(True)
+        return bool(seen)
+
+    objs, _ = follow_lines(log, noted, seconds=10.0)
+    assert seen
+    events = [(o["event"], o["message"].split(" ")[0]) for o in objs
+              if o.get("kind") == "subagent_calls_elsewhere"]
+    assert events == [("issue", str(progress))]  # (once, with the whole file's count; nothing at the stop)
