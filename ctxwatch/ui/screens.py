@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
@@ -1286,19 +1286,24 @@ def _cells(s: str) -> int:
     return len(s) if s.isascii() else cell_len(s)
 
 
+def _fitting(chars: Iterable[str], width: int) -> str:
+    """The leading ``chars`` that fit in ``width`` cells beside a one-cell ``…``, in their order."""
+    keep, used = [], 1
+    for ch in chars:
+        used += cell_len(ch)
+        if used > width:
+            break
+        keep.append(ch)
+    return "".join(keep)
+
+
 def cut_left(s: str, width: int) -> str:
     """``s`` in at most ``width`` cells, keeping its end: ``…ling-service``."""
     if _cells(s) <= width:
         return s
     if width < 2:
         return "…"[:width]
-    keep, used = [], 1
-    for ch in reversed(s):
-        used += cell_len(ch)
-        if used > width:
-            break
-        keep.append(ch)
-    return "…" + "".join(reversed(keep))
+    return "…" + _fitting(reversed(s), width)[::-1]
 
 
 def cut_right(s: str, width: int) -> str:
@@ -1307,13 +1312,7 @@ def cut_right(s: str, width: int) -> str:
         return s
     if width < 2:
         return "…"[:width]
-    keep, used = [], 1
-    for ch in s:
-        used += cell_len(ch)
-        if used > width:
-            break
-        keep.append(ch)
-    return "".join(keep) + "…"
+    return _fitting(s, width) + "…"
 
 
 def cut_middle(s: str, width: int) -> str:
