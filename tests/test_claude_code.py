@@ -104,7 +104,7 @@ def claude_files(shared_logs: Path) -> list[Path]:
 
 def test_every_sample_matches_the_independent_reader(shared_logs: Path) -> None:
     files = claude_files(shared_logs)
-    assert len(files) == 10
+    assert len(files) >= 10  # (the folder grows as real logs are added)
     for path in files:
         ref = reference_calls(path)
         calls, order, issues, _ = run(path)
