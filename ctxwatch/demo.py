@@ -56,7 +56,7 @@ from typing import Any
 import click
 
 from ctxwatch.formats.canonical import openai_message
-from ctxwatch.safetext import echo
+from ctxwatch.output.safetext import echo
 from ctxwatch.tokens import REPLY_PRIMER, Counter, counter_for
 
 # --- constants ---------------------------------------------------------------------------------------
@@ -702,7 +702,7 @@ def generate_run(calls: int = DEFAULT_CALLS, seed: int = DEFAULT_SEED,
         raise ValueError(f"calls must be >= 1, got {calls}")
     win = window
     if win is None:
-        from ctxwatch.windows import catalog_window
+        from ctxwatch.accounting.windows import catalog_window
 
         win = catalog_window(DEMO_MODEL, "openai") or 128_000
     if win < 2048:

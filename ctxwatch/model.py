@@ -24,7 +24,7 @@ _T = TypeVar("_T")
 def _fast_pickle(cls: type[_T]) -> type[_T]:
     """Pickle a slots dataclass as ``cls(*field values)``.
 
-    Parsed calls travel from the worker processes of a parallel folder read (:mod:`ctxwatch.multi`); the
+    Parsed calls travel from the worker processes of a parallel folder read (:mod:`ctxwatch.engine.folder`); the
     pickling that ``dataclass(slots=True)`` generates looks the fields up again for every object, which made
     the transfer cost about as much as the parse.  Content hashes (``Message.key``) stay valid because the
     workers are forked, sharing the parent's hash seed.

@@ -1,4 +1,5 @@
-"""Flags, forecast and drift risk (ctxwatch.analysis, ctxwatch.drift): issue 6, failure cases B13, B23, B24, B29.
+"""Flags, forecast and drift risk (ctxwatch.analysis, ctxwatch.analysis.drift): issue 6, failure cases B13, B23, B24,
+B29.
 
 Every log here is generated in ``tmp_path`` as canonical ``{request, response}`` lines whose **reported** prompt
 sizes are chosen by hand, so each expected index, severity and token count is computed by hand in the test.  The
@@ -29,10 +30,10 @@ from ctxwatch.analysis import (
     analyze_run,
     theil_sen,
 )
+from ctxwatch.analysis.drift import EchoIndex, check_format, infer_rule, observed_rule
 from ctxwatch.config import Settings
-from ctxwatch.drift import EchoIndex, check_format, infer_rule, observed_rule
+from ctxwatch.engine.run import Run, load_run
 from ctxwatch.model import Call, SourceRef, Src, Usage
-from ctxwatch.run import Run, load_run
 
 T0 = 1_700_000_000
 #: System prompt of B29.
@@ -121,8 +122,8 @@ def test_a_folders_forecast_is_the_newest_sessions_and_names_it(tmp_path: Path) 
     100,000: trigger 48,000; the newest session's last prompt 3,800 grows 200 per call: ceil(44,200 / 200) = 221."""
     import os
 
-    from ctxwatch import multi
     from ctxwatch.analysis import analysis_json
+    from ctxwatch.engine import folder as multi
 
     new = write(tmp_path, [rec(100 + i, 2000 + 200 * i, session="new") for i in range(10)], name="a.jsonl")
     old = write(tmp_path, [rec(i, 1000 + 100 * i, session="old") for i in range(10)], name="b.jsonl")
@@ -395,7 +396,7 @@ def b01(tools: int) -> dict[str, Any]:
 
 
 def _report_doc(path: Path) -> dict:
-    from ctxwatch.report import report_json
+    from ctxwatch.output.report import report_json
 
     return report_json(load(path))
 
@@ -858,7 +859,7 @@ def test_claude_trace_sample_has_no_false_alarm(shared_logs: Path) -> None:
 
 
 def test_text_cache_reads_each_system_prompt_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import ctxwatch.run as run_mod
+    import ctxwatch.engine.run as run_mod
 
     reads: list[int] = []
     real = run_mod.reload_call
@@ -908,7 +909,7 @@ def test_sawtooth_compactions_by_the_client_are_seen(tmp_path: Path) -> None:
     between: each drop is a compaction (the next call stays below the pre-drop level), not a one-call dip."""
     from ctxwatch.analysis import analyze
     from ctxwatch.config import Settings
-    from ctxwatch.run import load_run
+    from ctxwatch.engine.run import load_run
 
     # History per call (hand-made): +1500 per call, a third cut away at 9000 (so the call after a cut is
     # within 25% of the pre-cut level); the run ends four calls after its last cut.
@@ -933,7 +934,7 @@ def test_no_compaction_is_flagged_where_nothing_was_freed(shared_logs: Path) -> 
     with a visible history much shorter than the first's inferred one, but its prompt is larger. Nothing was
     freed, so that is no compaction; the real one (a compact_boundary, 164,831 -> 36,081) still is."""
     from ctxwatch.analysis import analysis_json
-    from ctxwatch.multi import load_many
+    from ctxwatch.engine.folder import load_many
 
     doc = analysis_json(load_many([str(shared_logs / "claude-code")], None, Settings()))
     comps = [f for f in doc["flags"] if f["kind"] == "compaction"]
@@ -958,7 +959,7 @@ def test_text_report_used_percent_is_rounded_once(shared_logs: Path) -> None:
 def test_batch_requests_are_separate_conversations(shared_logs: Path) -> None:
     """The requests of a batch are independent: a short request after a long one is not a compaction."""
     from ctxwatch.analysis import analysis_json
-    from ctxwatch.multi import load_many
+    from ctxwatch.engine.folder import load_many
 
     doc = analysis_json(load_many([str(shared_logs / "openai-batch")], None, Settings()))
     assert all(f["kind"] != "compaction" for f in doc["flags"])
@@ -974,8 +975,8 @@ def test_a_folders_forecast_is_computed_on_the_newest_session_alone(tmp_path: Pa
     461 calls from its last prompt, 1,900, to the 48,000 trigger); "old" (another model): 20,000 + 500*i."""
     import os
 
-    from ctxwatch import multi
     from ctxwatch.analysis import analysis_json
+    from ctxwatch.engine import folder as multi
 
     old = [rec(i, 20_000 + 500 * i, session="old") for i in range(10)]
     for r in old:
@@ -1001,7 +1002,7 @@ def test_session_costs_carry_no_float_noise(tmp_path: Path) -> None:
     from decimal import Decimal
 
     from ctxwatch.demo import write_run
-    from ctxwatch.report import cost_of, report_json
+    from ctxwatch.output.report import cost_of, report_json
 
     path = tmp_path / "d.jsonl"
     write_run(path)

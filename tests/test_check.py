@@ -207,8 +207,8 @@ def test_json_output(tmp_path: Path) -> None:
 
 
 def test_check_registers_whichever_module_is_imported_first() -> None:
-    code = ("import ctxwatch.cli_check\nfrom ctxwatch.cli import main\nassert 'check' in main.commands\n"
-            "import importlib, ctxwatch.cli as c\nassert c.main.commands['check'] is ctxwatch.cli_check.check_cmd\n")
+    code = ("import ctxwatch.cli.check\nfrom ctxwatch.cli import main\nassert 'check' in main.commands\n"
+            "import importlib, ctxwatch.cli as c\nassert c.main.commands['check'] is ctxwatch.cli.check.check_cmd\n")
     subprocess.run([sys.executable, "-c", code], check=True)
     subprocess.run([sys.executable, "-c", "from ctxwatch.cli import main\nassert 'check' in main.commands"],
                    check=True)
@@ -263,9 +263,10 @@ def test_notes_and_a_half_written_last_line_do_not_make_a_log_unreadable(tmp_pat
 def test_a_forced_format_that_reads_nothing_in_a_folder_is_unreadable(tmp_path: Path, shared_logs: Path) -> None:
     """--format codex on a folder holding a Claude Code session reads no call: said per file, exit 2 (as for
     the file given alone), in the serial and in the parallel read alike."""
-    from ctxwatch import multi, parallel
     from ctxwatch.config import Settings
-    from ctxwatch.report import report_json
+    from ctxwatch.engine import folder as multi
+    from ctxwatch.engine import parallel
+    from ctxwatch.output.report import report_json
 
     folder = tmp_path / "proj"
     folder.mkdir()
@@ -291,9 +292,10 @@ def test_a_forced_format_on_a_file_of_copies_is_not_a_mismatch(tmp_path: Path, s
     calls are all known already, but they were read in that format, so there is no format_mismatch and check
     exits 0 (it said "N records, none read as a call in format claude-code" and exited 2), serially and in
     parallel."""
-    from ctxwatch import multi, parallel
     from ctxwatch.config import Settings
-    from ctxwatch.report import report_json
+    from ctxwatch.engine import folder as multi
+    from ctxwatch.engine import parallel
+    from ctxwatch.output.report import report_json
 
     folder = tmp_path / "proj"
     folder.mkdir()

@@ -20,7 +20,7 @@ from ctxwatch.cli import main
 from ctxwatch.tokens import ANTHROPIC_TOOL_PREAMBLE, get_tokenizer
 
 TOK = get_tokenizer("o200k_base")
-O200K_FRAMING = 4  # tokens per message for o200k_base (ctxwatch/tokens.py, checked on the OpenAI batch sample)
+O200K_FRAMING = 4  # tokens per message for o200k_base (ctxwatch/tokens/__init__.py, checked on the OpenAI batch sample)
 # Every request's prompt ends with the primer of the reply, <|im_start|>assistant<|im_sep|> (OpenAI cookbook,
 # "How to count tokens with tiktoken"): a counted prompt, and so a plan's before/after, includes these 3 tokens.
 PRIMER = 3
@@ -259,7 +259,7 @@ def check_exchange_plan(doc: dict, history: list, keep_recent: int, summary: int
 @pytest.fixture(scope="module")
 def claude_code(shared_logs):
     from ctxwatch.config import Settings
-    from ctxwatch.run import load_run, reload_call
+    from ctxwatch.engine.run import load_run, reload_call
 
     path = shared_logs / "claude-code" / "spotter_4d5611e5_head200.jsonl"
     run_ = load_run(str(path), None, Settings())
@@ -614,7 +614,7 @@ def test_a_line_cut_inside_a_claude_code_history_is_reported_and_not_planned(tmp
 def test_the_detail_views_gap_row_says_when_the_history_is_cut(tmp_path: Path, shared_logs: Path) -> None:
     """Opening a call whose history passes through a damaged line: the row that makes the items add up to the
     reported prompt names the missing line, not a tokenizer gap (it was "tokenizer gap" at 10 %)."""
-    from ctxwatch.run import load_run, reload_call
+    from ctxwatch.engine.run import load_run, reload_call
     from ctxwatch.ui.screens import build_items
 
     rows = (shared_logs / "claude-code" / "spotter_4d5611e5_head200.jsonl").read_text(encoding="utf-8")
@@ -747,7 +747,7 @@ def test_codex_plan_keeps_reasoning_with_its_output_and_reinjects_the_real_task(
     """A Codex reasoning item is an input item of its own: it was an exchange of its own, so a plan summarised
     the reasoning (10,982 tokens) and kept the function_call it produced.  And the re-injected "task" was
     Codex's <environment_context>, while the user's task was summarised away."""
-    from ctxwatch.cli_plan import load_call
+    from ctxwatch.cli.plan import load_call
     from ctxwatch.config import Settings
 
     path = shared_logs.joinpath(*CODEX_ROLLOUT)

@@ -1,4 +1,4 @@
-"""Tests of ``ctxwatch report PATH --follow --jsonl`` (ctxwatch.follow): one object per call as soon as its
+"""Tests of ``ctxwatch report PATH --follow --jsonl`` (ctxwatch.engine.follow): one object per call as soon as its
 record is complete, one per reset, issues never silent, the run's reader restarted on a reset.
 
 Expected numbers come from the records the test writes (the provider's usage in the file), never from
@@ -22,10 +22,10 @@ from typing import Any
 
 import pytest
 
-from ctxwatch import follow as follow_mod
+from ctxwatch.engine import follow as follow_mod
 from ctxwatch.config import Settings
-from ctxwatch.follow import follow_jsonl
-from ctxwatch.run import LogError, Run
+from ctxwatch.engine.follow import follow_jsonl
+from ctxwatch.engine.run import LogError, Run
 
 
 def rec(i: int, prompt: int) -> dict[str, Any]:

@@ -14,8 +14,8 @@ import pytest
 
 from ctxwatch.formats import detect
 from ctxwatch.formats.gemini import GeminiCliReader, GeminiReader, gemini_usage
-from ctxwatch.jsonstream import iter_records
 from ctxwatch.model import Issue, ParsedCall
+from ctxwatch.source.lines import iter_records
 
 BATCH = "other/gemini-batch/batch_gemini-2.5-pro-exp-03-25.jsonl"
 CLI = "gemini-cli/derived_schema_fixture_agent-sessions_gemini_jsonl_v040.jsonl"
@@ -76,8 +76,8 @@ def test_usage_rule_by_hand() -> None:
 def test_a_gemini_count_that_is_not_a_count_is_reported() -> None:
     """"1e3" as the thoughts count is passed on for the sanitizer to report (it was made unknown silently, and
     the output summed without it); the other fields keep their values."""
+    from ctxwatch.engine.run import _sanitize
     from ctxwatch.model import ParsedCall, SourceRef
-    from ctxwatch.run import _sanitize
 
     u, _ = gemini_usage({"promptTokenCount": 100, "candidatesTokenCount": 5, "thoughtsTokenCount": "1e3"})
     pc = ParsedCall(source=SourceRef("g.jsonl", 1, 1, 0, 10), timestamp=None, model="gemini-2.5-pro",
@@ -275,7 +275,7 @@ def test_cli_floor_is_inferred_once_and_held(shared_logs: Path, tmp_path: Path) 
     is the floor, and a later call's history is its reported prompt minus that floor (an audit found the floor
     inferred again on every call, moving 11,845 -> 12,004 with nothing changed).  Hand-worked from the file:
     call 1 sends only the user message ("Say hello and list files.", o200k tokens + 4 of framing)."""
-    from ctxwatch.run import Run, resolve_spec
+    from ctxwatch.engine.run import Run, resolve_spec
     from ctxwatch.tokens import get_tokenizer
 
     path = shared_logs / CLI

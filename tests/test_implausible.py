@@ -150,7 +150,7 @@ def test_opus_4_1_prompt_over_200k_is_no_occupancy(tmp_path: Path) -> None:
 
 def test_run_occupancy_passes_over_an_implausible_report(tmp_path: Path) -> None:
     """The context's current occupancy (B13: "the last plausible occupancy stays") is 60,000, not 4,280,000."""
-    from ctxwatch.run import load_run
+    from ctxwatch.engine.run import load_run
 
     assert load_run(str(b13_file(tmp_path))).occupancy("main") == (60_000, "reported")
 
@@ -238,7 +238,7 @@ def test_a_claude_code_implausible_call_copied_into_a_resumed_session_gives_one_
     """``claude --resume`` starts the new file with copies of the old session's records (same message ids and
     request ids, the new session id): the implausible call is one call, in the old file, with one note; read
     serially and by worker processes alike."""
-    from ctxwatch import parallel
+    from ctxwatch.engine import parallel
 
     folder = tmp_path / "project"
     folder.mkdir()
@@ -292,7 +292,7 @@ def test_b13_forecast_thresholds_are_those_of_the_last_plausible_call(tmp_path: 
 
 def drift_risks(path: Path) -> list[dict[str, Any]]:
     from ctxwatch.analysis import analysis_json
-    from ctxwatch.run import load_run
+    from ctxwatch.engine.run import load_run
 
     return analysis_json(load_run(str(path)), per_call=True)["drift_risk"]
 

@@ -101,7 +101,7 @@ def test_a_file_name_that_is_not_utf8_is_written_with_the_replacement(tmp_path: 
 
 
 #: What a terminal acts on or hides and JSON lets a string hold as it is, written out here from the characters'
-#: tables (not from ctxwatch.safetext): DEL, the C1 controls, the bidi marks, embeddings, overrides and isolates,
+#: tables (not from ctxwatch.output.safetext): DEL, the C1 controls, the bidi marks, embeddings, overrides and isolates,
 #: the line and paragraph separators, and the invisible format characters the screen escapes too (soft hyphen,
 #: Mongolian vowel separator, zero width space, word joiner and invisible operators, deprecated format
 #: characters, BOM, interlinear annotation controls, tag characters).
@@ -128,7 +128,7 @@ def test_escape_json_escapes_exactly_the_unsafe_characters() -> None:
     is written as orjson writes it; the value read back is the same string."""
     import orjson
 
-    from ctxwatch.safetext import escape_json
+    from ctxwatch.output.safetext import escape_json
 
     unsafe = set(UNSAFE)
     for cp in [*range(0xD800), *range(0xE000, 0x10000), 0x1F600, *range(0xE0000, 0xE0081), 0x10FFFF]:

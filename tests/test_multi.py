@@ -13,11 +13,12 @@ from typing import Any
 import orjson
 import pytest
 
-from ctxwatch import multi, parallel
 from ctxwatch.config import Settings
+from ctxwatch.engine import folder as multi
+from ctxwatch.engine import parallel
+from ctxwatch.engine.run import load_run
 from ctxwatch.formats import get_format
-from ctxwatch.report import report_json
-from ctxwatch.run import load_run
+from ctxwatch.output.report import report_json
 
 
 def _folder(tmp_path: Path, shared_logs: Path) -> Path:
@@ -423,7 +424,7 @@ def test_a_compressed_log_alone_says_it_is_compressed(tmp_path: Path) -> None:
     (also without a .gz name) said "none of its first lines is JSON".  Both now say it is compressed."""
     import gzip
 
-    from ctxwatch.run import LogError, resolve_spec
+    from ctxwatch.engine.run import LogError, resolve_spec
 
     folder = tmp_path / "gz"
     folder.mkdir()
@@ -466,7 +467,7 @@ def test_a_json_array_of_records_says_how_to_convert_it(tmp_path: Path) -> None:
     """A log saved as one JSON array (``json.dump(records)``, ``jq -s``) said "format not recognised".  It now
     names what it holds and how to read it, alone, in a folder beside a log, and in a folder of its own; an
     array of things that are not records of a format is still not recognised."""
-    from ctxwatch.run import JsonArray, LogError, resolve_spec
+    from ctxwatch.engine.run import JsonArray, LogError, resolve_spec
 
     sample = Path(__file__).resolve().parents[1] / "sample_logs" / "openai_chat_demo.jsonl"
     lines = [ln for ln in sample.read_bytes().splitlines() if ln.strip()]
@@ -516,7 +517,7 @@ def test_a_subfolder_that_cannot_be_listed_is_named_not_left_out_unseen(tmp_path
                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     """`chmod 000 locked/` in a folder of logs: its logs were left out without a word (unreadable files got a
     note).  The folder now gets an ``unreadable`` note; a folder that cannot be listed at all says why."""
-    from ctxwatch.run import LogError
+    from ctxwatch.engine.run import LogError
 
     _idless_log(tmp_path / "run.jsonl", 2)
     locked = tmp_path / "locked"

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from test_ui_common import line, loaded, open_detail, record
 
 from ctxwatch.cli import main
-from ctxwatch.safetext import clean
+from ctxwatch.output.safetext import clean
 from ctxwatch.ui.app import CtxwatchApp
 
 #: Bidi_Control (PropList.txt): 061C; 200E..200F; 202A..202E; 2066..2069 (12 characters).
@@ -137,7 +137,7 @@ def test_clip_never_cuts_an_escape_in_half() -> None:
     an escape.  ``clip`` cuts the text, not its escapes, and marks the cut with an ellipsis."""
     import re
 
-    from ctxwatch.safetext import clip
+    from ctxwatch.output.safetext import clip
 
     model = "gpt-4o\u2028injected line\u2028more text here"
     out = clip(model, 28)

@@ -11,7 +11,7 @@ import re
 import orjson
 import pytest
 
-from ctxwatch.schema import analyse_tools, compact_schema, first_sentence, marginal_costs
+from ctxwatch.planner.schema import analyse_tools, compact_schema, first_sentence, marginal_costs
 from ctxwatch.tokens import ANTHROPIC_TOOL_PREAMBLE, counter_for, get_tokenizer
 
 TOK = get_tokenizer("o200k_base")

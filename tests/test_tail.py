@@ -1,4 +1,4 @@
-"""Tests of ctxwatch.tail: chunking independence, truncation / rotation / replacement, half lines, bad
+"""Tests of ctxwatch.source.tail: chunking independence, truncation / rotation / replacement, half lines, bad
 lines, polling, many files (failure cases B14, B15, B17, B19, B20, B21).
 
 Expected values come from plain ``json`` on the written lines (a separate simple reader), never from the
@@ -19,9 +19,9 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ctxwatch.jsonstream import Record
 from ctxwatch.model import Issue
-from ctxwatch.tail import DirectoryTailer, FileEvent, FileTailer, Notice, Progress, Reset, watch
+from ctxwatch.source.lines import Record
+from ctxwatch.source.tail import DirectoryTailer, FileEvent, FileTailer, Notice, Progress, Reset, watch
 
 
 class FakeClock:
@@ -652,7 +652,7 @@ def test_directory_budget_reads_in_slices_each_record_once_and_forgets_deleted(t
 
 
 def test_watch_polls_from_the_start_on_filesystems_without_events(tmp_path: Path, monkeypatch: Any) -> None:
-    import ctxwatch.tail as tail_mod
+    import ctxwatch.source.tail as tail_mod
 
     monkeypatch.setattr(tail_mod, "filesystem_type", lambda p: "9p")
     calls: list[dict[str, Any]] = []

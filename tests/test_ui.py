@@ -1276,7 +1276,7 @@ async def test_a_log_replaced_by_another_format_is_read_in_that_format(tmp_path:
     adds the rollout's calls after the ones already read."""
     import shutil
 
-    from ctxwatch.run import load_run
+    from ctxwatch.engine.run import load_run
 
     samples = Path(__file__).resolve().parents[1] / "sample_logs"
     rollout = samples / "codex_rollout.jsonl"

@@ -655,10 +655,10 @@ def test_feed_backfill_never_reports_an_unread_line_as_a_truncated_tail(tmp_path
     # Backfill slices end inside lines.  On a loaded machine accounting one slice can take longer than the tailer's
     # idle grace (2 s), and the rest of the line, still unread, was then reported as a truncated tail ("1 bad
     # line" on a complete file).  A zero grace makes every pause "long"; the file is complete.
-    import ctxwatch.tail
+    import ctxwatch.source.tail
     import ctxwatch.ui.feed as feed_mod
 
-    class Impatient(ctxwatch.tail.FileTailer):
+    class Impatient(ctxwatch.source.tail.FileTailer):
         def __init__(self, *a, **kw) -> None:
             kw["idle_grace"] = 0.0
             super().__init__(*a, **kw)

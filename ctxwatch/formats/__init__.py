@@ -1,7 +1,7 @@
 """Log formats: the registry, automatic detection and the reader interface.
 
 A format is a :class:`FormatSpec` registered under a short name (``ctxwatch formats`` lists them).  Its
-reader is *incremental*: it is fed one :class:`~ctxwatch.jsonstream.Record` at a time (so the same code
+reader is *incremental*: it is fed one :class:`~ctxwatch.source.lines.Record` at a time (so the same code
 serves a past run and a live tail) and returns the calls and issues each record completes.  A reader may
 return a :class:`~ctxwatch.model.ParsedCall` whose ``key`` it returned before: that call was updated (a
 later line of the same Claude Code response, for example) and replaces the earlier one.
@@ -21,8 +21,8 @@ from typing import Any
 
 import orjson
 
-from ctxwatch.jsonstream import MAX_INT_DIGITS, Record, decode_line
 from ctxwatch.model import Issue, ParsedCall, Resolved
+from ctxwatch.source.lines import MAX_INT_DIGITS, Record, decode_line
 
 #: What a reader gives per record: calls, issues, and the withdrawal of an issue it gave earlier (an issue about
 #: a copy of a call that a more complete copy read later replaced).
@@ -115,7 +115,7 @@ class FormatSpec:
         needs_prefix: re-reading one call's text needs the file from its start (state spans records).
         records_independent: every record is read and accounted the same whatever came before it (the
             reader keeps no state across records other than caches), so a big file may be cut into line
-            ranges read by separate processes (:mod:`ctxwatch.parallel`).
+            ranges read by separate processes (:mod:`ctxwatch.engine.parallel`).
         example: a one-line example or pointer to a sample.
     """
 
@@ -147,7 +147,7 @@ _loaded = False
 def usage_count(value: Any, missing: int | None = None) -> Any:
     """A usage field as a token count: an int, an integral float or a string of digits (some exporters write
     numbers as strings) as an int; ``missing`` when absent (``None``).  Any other value (``"1e3"``, ``1.5``,
-    ``true``, ``"many"``) is passed through as it is, so that :func:`ctxwatch.run._sanitize` reports it, with the
+    ``true``, ``"many"``) is passed through as it is, so that :func:`ctxwatch.engine.run._sanitize` reports it, with the
     value, and makes the field unknown: never a guess such as 1,000, 1 or 0.  Callers do arithmetic only on
     ``int`` results."""
     if value.__class__ is int:
@@ -164,7 +164,8 @@ def usage_count(value: Any, missing: int | None = None) -> Any:
     return value
 
 
-#: A count at or above this is not a count (:data:`ctxwatch.run.MAX_TOKENS`, which is this value): 2**53, exact in
+#: A count at or above this is not a count (:data:`ctxwatch.engine.run.MAX_TOKENS`, which is this value): 2**53,
+#: exact in
 #: a JSON double and in range for every JSON writer (orjson writes no int beyond 64 bits, and a 1e300 or a string
 #: of 400 digits is an int of 301 or 400 digits here).
 MAX_COUNT = 2**53
@@ -272,8 +273,8 @@ def sniff_file(path: str, max_values: int = 50) -> Sniff:
 
 
 def _first_line(path: str) -> bytes:
-    """The file's first line, read in chunks up to :data:`~ctxwatch.jsonstream.DEFAULT_MAX_LINE_BYTES`."""
-    from ctxwatch.jsonstream import DEFAULT_MAX_LINE_BYTES
+    """The file's first line, read in chunks up to :data:`~ctxwatch.source.lines.DEFAULT_MAX_LINE_BYTES`."""
+    from ctxwatch.source.lines import DEFAULT_MAX_LINE_BYTES
 
     buf = bytearray()
     with open(path, "rb") as fh:

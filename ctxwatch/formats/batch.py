@@ -11,7 +11,7 @@ become issues, never calls with zero usage.
 with ``type`` one of ``succeeded`` | ``errored`` | ``canceled`` | ``expired`` (Anthropic API reference,
 "Retrieve Message Batch results"); only ``succeeded`` results are calls.  The last result line may lack
 its newline.  Request files hold ``{custom_id, params}`` objects, possibly concatenated with no separator
-(the saved sample), which :func:`ctxwatch.jsonstream.decode_line` splits; a ``{"requests": [...]}``
+(the saved sample), which :func:`ctxwatch.source.lines.decode_line` splits; a ``{"requests": [...]}``
 create-batch body is accepted too.
 
 What each file gives on its own:
@@ -52,8 +52,8 @@ from ctxwatch.formats.canonical import (
     responses_response_info,
     responses_usage,
 )
-from ctxwatch.jsonstream import Record, decode_line, iter_records
 from ctxwatch.model import BATCH_SIDE, Issue, Message, ParsedCall, Part, SourceRef
+from ctxwatch.source.lines import Record, decode_line, iter_records
 from ctxwatch.tokens import image_size_from_base64
 
 Output = ParsedCall | Issue

@@ -33,9 +33,9 @@ from ctxwatch.formats import FormatSpec as Spec
 from ctxwatch.formats import Output, Reader, Sniff, register, usage_count
 from ctxwatch.formats.claude_code import anthropic_usage
 from ctxwatch.formats.codex import harness_label
-from ctxwatch.jsonstream import Record
-from ctxwatch.jsonstream import json_text as _json_text
 from ctxwatch.model import Issue, Message, ParsedCall, Part, Resolved, ResponseInfo, SourceRef, Usage
+from ctxwatch.source.lines import Record
+from ctxwatch.source.lines import json_text as _json_text
 from ctxwatch.tokens import image_size_from_base64, message_key
 
 #: ``(system blocks, tool schemas, history messages, max output tokens)`` of one request body.
@@ -54,7 +54,7 @@ def int_or_none(v: Any) -> int | None:
 def request_max_tokens(body: dict[str, Any], *keys: str) -> Any:
     """The completion limit a request set: the first of ``keys`` present in ``body`` (``max_completion_tokens``,
     ``max_tokens``, ``max_output_tokens``), as :func:`ctxwatch.formats.usage_count` reads it, so that a value
-    that is not a count (``1024.5``, ``"lots"``) reaches :func:`ctxwatch.run._sanitize` and is reported, not
+    that is not a count (``1024.5``, ``"lots"``) reaches :func:`ctxwatch.engine.run._sanitize` and is reported, not
     silently replaced by the default reserve; ``None`` when the request sets none."""
     for k in keys:
         v = body.get(k)
@@ -90,7 +90,7 @@ def parse_timestamp(v: Any) -> float | None:
 
 def json_text(v: Any) -> str:
     """Text of a value that is sent to the model as JSON (tool arguments given as objects), never raising
-    (:func:`ctxwatch.jsonstream.json_text`; ``None`` is ``null`` here)."""
+    (:func:`ctxwatch.source.lines.json_text`; ``None`` is ``null`` here)."""
     return _json_text(v, none="null")
 
 
@@ -306,7 +306,7 @@ def litellm_usage_note(u: Any) -> tuple[Usage | None, str | None]:
     ``prompt_tokens`` (and the reads alone do not) the writes are added, as before; but a ``prompt_tokens`` that
     holds only the uncached input (Anthropic's own convention, which BerriAI/litellm#23342 proposed for its
     ``anthropic_messages`` logs) fits those numbers too, with a larger prompt, so the sentence says so and gives
-    both.  Reads alone above ``prompt_tokens`` are left for :func:`ctxwatch.run._sanitize` to report as damage.
+    both.  Reads alone above ``prompt_tokens`` are left for :func:`ctxwatch.engine.run._sanitize` to report as damage.
     """
     if not isinstance(u, dict):
         return None, None
@@ -976,7 +976,7 @@ def usage_rank(u: Usage | None) -> int:
 def copy_rank(u: Usage | None) -> tuple[int, int]:
     """:func:`usage_rank`, then the output count (-1 when unknown or not a count): between two copies that
     report as much of the usage, the larger output count is the later state of the response (the final count
-    of a streamed response is its largest), as :func:`ctxwatch.run._usage_rank` ranks copies from different
+    of a streamed response is its largest), as :func:`ctxwatch.engine.run._usage_rank` ranks copies from different
     files."""
     out = u.output if u is not None and isinstance(u.output, int) and not isinstance(u.output, bool) else -1
     return usage_rank(u), out
@@ -1010,7 +1010,7 @@ class ResponseIds:
 
     Of the copies of one call in a file, the one counted is the one that reports the most of its usage
     (:func:`copy_rank`) and, among those that report as much, the first one read, as a run keeps the copy read
-    first from files read one after another (:func:`ctxwatch.run._keeps_earlier`): a later copy is emitted
+    first from files read one after another (:func:`ctxwatch.engine.run._keeps_earlier`): a later copy is emitted
     only when it ranks above every earlier one (:meth:`better_copy`), and replaces the call.  Every copy left
     out has notes naming the copy counted (:meth:`not_counted`), given again when a later copy replaces it
     (:meth:`counted_copy`), so that no note names a copy that is no longer counted.  A record with no response
@@ -1043,13 +1043,13 @@ class ResponseIds:
         The same log in two files (a copy, a resumed run re-logging) gives each record the same key, so the k-th
         identical record of one file is the same call as the k-th of the other, while two identical records of
         one file (an agent retrying the same refused request) stay two calls.  A file read from a later line
-        than its first (a range of a big file read by a worker process, :mod:`ctxwatch.parallel`; a backfill
+        than its first (a range of a big file read by a worker process, :mod:`ctxwatch.engine.parallel`; a backfill
         of its end) cannot number its records from the file's start: their keys hold the line it started at,
         so that identical records of two ranges stay apart.  A record with no hash (``None``) gets no key."""
         if call.key is not None or h is None:
             return
         n = self._seen[h] = self._seen.get(h, 0) + 1
-        # (the hash part comes first and alone: ctxwatch.run.reload_parsed recognises a record read alone by it)
+        # (the hash part comes first and alone: ctxwatch.engine.run.reload_parsed recognises a record read alone by it)
         where = f"{n}" if self._origin in (None, 1) else f"{self._origin}+{n}"
         call.key = f"content:{h & 0xFFFFFFFFFFFFFFFF:016x}:{where}"
 

@@ -25,7 +25,7 @@ context, so it is inferred once, from a call whose history is whole (its chain r
 after each ``compact_boundary``; every other call carries ``messages=None`` and the accountant takes its
 history as reported prompt minus the context's floor (:class:`~ctxwatch.accounting.Accountant`).  The user,
 progress and attachment lines of a context in that state are skipped without a parse.  Message text is parsed
-and tokenized only when a call is opened (:func:`~ctxwatch.run.reload_parsed` sets ``full_history = True``).
+and tokenized only when a call is opened (:func:`~ctxwatch.engine.run.reload_parsed` sets ``full_history = True``).
 This keeps a big projects folder near the speed of a reader that only sums usage, and it is also the more
 faithful split: an o200k estimate of a long Claude history would push the tokenizer gap into the floor, making a
 constant floor creep upward as the history grows.
@@ -40,8 +40,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from ctxwatch.accounting.windows import largest_window, proves_long_context, resolve_window
 from ctxwatch.formats import FormatSpec, Output, Reader, Sniff, count_or_none, not_a_count, register, usage_count
-from ctxwatch.jsonstream import Record, json_text, show_value
 from ctxwatch.model import (
     MAX_PLAUSIBLE_PROMPT,
     Issue,
@@ -54,8 +54,8 @@ from ctxwatch.model import (
     Usage,
     implausible_prompt,
 )
+from ctxwatch.source.lines import Record, json_text, show_value
 from ctxwatch.tokens import image_size_from_base64
-from ctxwatch.windows import largest_window, proves_long_context, resolve_window
 
 NAME = "claude-code"
 
@@ -84,7 +84,7 @@ _MAX_ID = 128
 
 #: Note kind: a main session file ran subagents (``agent_progress`` lines copy their messages, FORMATS.md
 #: section 1), whose calls are in their own transcripts, not in this file.  A folder read that includes those
-#: transcripts drops it (:func:`ctxwatch.multi.load_many`).
+#: transcripts drops it (:func:`ctxwatch.engine.folder.load_many`).
 SUBAGENT_COPIES = "subagent_calls_elsewhere"
 
 
@@ -142,7 +142,8 @@ def anthropic_usage(usage: Any) -> Usage | None:
     Cache keys missing from a present block count as 0 (their presence varies by version, FORMATS.md section
     1); without ``input_tokens`` the prompt is unknown (``None``), without ``output_tokens`` the output (a streamed
     message's start), and a block with neither, or a missing block (not a dict), gives ``None``.  A value that
-    is not a count is passed through for :func:`ctxwatch.run._sanitize` to report (:func:`_count`).  ``reasoning``
+    is not a count is passed through for :func:`ctxwatch.engine.run._sanitize` to report (:func:`_count`).
+    ``reasoning``
     is not reported separately by Anthropic.  Every reader of Anthropic usage (Claude Code, the canonical
     wrapper, claude-trace, Message Batches) uses this one rule.
     """
@@ -165,7 +166,7 @@ def anthropic_usage(usage: Any) -> Usage | None:
 
 def cache_write_1h(usage: dict[str, Any]) -> Any:
     """The 1-hour-TTL share of an Anthropic usage block's cache writes (``cache_creation.
-    ephemeral_1h_input_tokens``), as reported (:func:`ctxwatch.run._sanitize` reports a share above the writes);
+    ephemeral_1h_input_tokens``), as reported (:func:`ctxwatch.engine.run._sanitize` reports a share above the writes);
     ``None`` when the block does not say."""
     split = usage.get("cache_creation")
     if not isinstance(split, dict) or "ephemeral_1h_input_tokens" not in split:
@@ -226,7 +227,7 @@ def _session_id(v: dict[str, Any]) -> str | None:
 
 def _has_prompt(usage: Any, model: str | None) -> bool:
     """True when an Anthropic usage block reports a plausible prompt of ``model``: at least one token, and no
-    more than the largest window the model can have (:func:`ctxwatch.windows.largest_window`; failure case
+    more than the largest window the model can have (:func:`ctxwatch.accounting.windows.largest_window`; failure case
     B13: a report above it is no occupancy, and a floor inferred from it would hide every later call's)."""
     u = anthropic_usage(usage)
     if u is None or not u.prompt_total:
@@ -234,14 +235,14 @@ def _has_prompt(usage: Any, model: str | None) -> bool:
     return not implausible_prompt(u.prompt_total, largest_window(model, "anthropic"))
 
 
-#: Largest token count the run takes from a log (``ctxwatch.run.MAX_TOKENS``, 2**53, not imported: the run
-#: imports the readers): a larger count is damage that :func:`ctxwatch.run._sanitize` reports and makes unknown.
+#: Largest token count the run takes from a log (``ctxwatch.engine.run.MAX_TOKENS``, 2**53, not imported: the run
+#: imports the readers): a larger count is damage that :func:`ctxwatch.engine.run._sanitize` reports and makes unknown.
 _MAX_COUNT = 2**53
 
 
 def _whole_prompt(usage: Any) -> tuple[Usage, int] | None:
     """The normalized usage block and its prompt (tokens) when its three parts are all whole counts below 2**53,
-    as the run keeps them (:func:`ctxwatch.run._sanitize` makes the prompt of a damaged part unknown), else
+    as the run keeps them (:func:`ctxwatch.engine.run._sanitize` makes the prompt of a damaged part unknown), else
     ``None``.  ``usage``: the raw ``message.usage`` block, or its :func:`anthropic_usage` already made (each
     call's is made once per emission: this runs for every call of a folder)."""
     u = usage if isinstance(usage, Usage) else anthropic_usage(usage)
@@ -264,11 +265,11 @@ def implausible_note(usage: Any, model: str | None, *, long_context: bool = Fals
     The rule is :func:`_has_prompt`'s, which is the accountant's for a call whose system prompt and tools are
     not logged (no estimate can confirm the report, :func:`ctxwatch.model.estimate_confirms`): a prompt
     (``input_tokens + cache_creation_input_tokens + cache_read_input_tokens``, tokens) of 0, or above the
-    largest window the model can have (:func:`ctxwatch.windows.largest_window`; 10,000,000 tokens,
+    largest window the model can have (:func:`ctxwatch.accounting.windows.largest_window`; 10,000,000 tokens,
     :data:`~ctxwatch.model.MAX_PLAUSIBLE_PROMPT`, for a model the catalogue does not know).  The window the note
-    names is the call's own, as the table and the flag give it: :func:`ctxwatch.windows.resolve_window`, with
+    names is the call's own, as the table and the flag give it: :func:`ctxwatch.accounting.windows.resolve_window`, with
     ``long_context`` when a call of its context (this one or an earlier one) proved the 1M-token beta
-    (:func:`ctxwatch.windows.proves_long_context`); without that proof a Sonnet 4 call is at 200,000, and a
+    (:func:`ctxwatch.accounting.windows.proves_long_context`); without that proof a Sonnet 4 call is at 200,000, and a
     report above even the beta's 1M does not prove it.  A block whose counts are not all whole counts below
     2**53 gets no note: the run reports that damage and the prompt is unknown, not implausible.  The note says
     what the flag ``implausible_usage`` says of it, in the Codex reader's words (``ctxwatch.formats.codex``):

@@ -51,8 +51,8 @@ from typing import Any
 
 from ctxwatch.formats import FormatSpec, Output, Reader, Sniff, register, usage_count
 from ctxwatch.formats.claude_code import iso_seconds
-from ctxwatch.jsonstream import Record, json_text, show_value
 from ctxwatch.model import Issue, Message, ParsedCall, Part, ResponseInfo, SourceRef, Usage
+from ctxwatch.source.lines import Record, json_text, show_value
 from ctxwatch.tokens import image_size_from_base64
 
 NAME = "codex"
@@ -70,7 +70,7 @@ _EVENT_PREFIX = b'"type":"event_msg","payload":{"type":"'
 #: The five counters of a Codex usage block, in the order of the tuples below.
 _FIELDS = ("input_tokens", "cached_input_tokens", "output_tokens", "reasoning_output_tokens", "total_tokens")
 
-#: A counter at or above this is not a count: the limit of :data:`ctxwatch.run.MAX_TOKENS`, applied here so that
+#: A counter at or above this is not a count: the limit of :data:`ctxwatch.engine.run.MAX_TOKENS`, applied here so that
 #: the reader, not ``run._sanitize`` as well, reports it (one value, one issue).  Not imported: run imports formats.
 _MAX_COUNT = 2**53
 
@@ -199,7 +199,7 @@ def openai_usage(inp: int, cached: int, out: int, reasoning: int, cache_write: A
     ``input_uncached`` = input minus cache reads minus cache writes (never below 0), matching
     :attr:`ctxwatch.model.Usage.input_uncached` ("neither read from nor written to the cache").  All counts are
     tokens.  A ``cache_write`` that is not a count (``2.7``, ``"inf"``, ``true``, ``-1``) is kept as given, for
-    :func:`ctxwatch.run._sanitize` to report and make unknown, and ``input_uncached`` is then ``None``.
+    :func:`ctxwatch.engine.run._sanitize` to report and make unknown, and ``input_uncached`` is then ``None``.
     """
     if cache_write is None or (cache_write.__class__ is int and cache_write >= 0):
         uncached: int | None = max(0, inp - cached - (cache_write or 0))

@@ -55,8 +55,8 @@ from ctxwatch.formats.canonical import (
     openai_response_info,
     parse_timestamp,
 )
-from ctxwatch.jsonstream import Record
 from ctxwatch.model import Issue, Message, ParsedCall, Part, ResponseInfo, SourceRef, Usage
+from ctxwatch.source.lines import Record
 
 Output = ParsedCall | Issue
 

@@ -54,8 +54,8 @@ from ctxwatch.formats.canonical import (
     json_text,
     parse_timestamp,
 )
-from ctxwatch.jsonstream import Record
 from ctxwatch.model import BATCH_SIDE, Issue, Message, ParsedCall, Part, ResponseInfo, SourceRef, Usage
+from ctxwatch.source.lines import Record
 
 Output = ParsedCall | Issue
 RequestParts = tuple[list[str], list[dict[str, Any]], list[Message], int | None]

@@ -1539,7 +1539,7 @@ def write_csv(path: str, calls: Iterable[Call], calibrations: Calibrations | Non
 def csv_text(calls: Iterable[Call], calibrations: Calibrations | None = None) -> str:
     """The CSV :func:`write_csv` writes, as text; ``calibrations``: the run's (the dashboard's), which fill the
     calibrated columns (``None``: left empty)."""
-    from ctxwatch.report import cost_of, cost_source, iso
+    from ctxwatch.output.report import cost_of, cost_source, iso
 
     fh = io.StringIO(newline="")
     w = csv.writer(fh)

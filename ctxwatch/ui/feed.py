@@ -1,10 +1,10 @@
 """The reading loop behind the dashboard: runs in a worker thread and posts messages to the app.
 
-:class:`LogFeed` reads one log into a :class:`ctxwatch.run.Run`: first the existing content (the
+:class:`LogFeed` reads one log into a :class:`ctxwatch.engine.run.Run`: first the existing content (the
 *backfill*, in slices of :data:`BACKFILL_SLICE_BYTES` with :class:`~ctxwatch.ui.messages.BackfillProgress`;
-Esc skips the rest), then it follows the file live.  Reading is done by one :class:`ctxwatch.tail.FileTailer`
+Esc skips the rest), then it follows the file live.  Reading is done by one :class:`ctxwatch.source.tail.FileTailer`
 (truncation, rotation and half-written lines are handled there); the live phase wakes it up like
-:func:`ctxwatch.tail.watch` does (issues 2 and 4):
+:func:`ctxwatch.source.tail.watch` does (issues 2 and 4):
 
 * ``watchfiles`` on the log's *parent directory* (a watch on the file itself is lost when the file is
   replaced), debounce :data:`DEBOUNCE_MS`, plus a stat sweep every :data:`SWEEP_INTERVAL` seconds in case an
@@ -26,7 +26,7 @@ session logs.
 
 The feed never touches a widget: it only calls ``emit`` (``App.post_message``, which is thread-safe).  It
 keeps no message text: calls are :class:`~ctxwatch.model.Call` summaries; the detail view re-reads bodies
-with :func:`ctxwatch.run.reload_parsed`.
+with :func:`ctxwatch.engine.run.reload_parsed`.
 """
 
 from __future__ import annotations
@@ -42,11 +42,11 @@ from textual.message import Message
 
 from ctxwatch.accounting import NO_CALIBRATION
 from ctxwatch.config import Settings
+from ctxwatch.engine.run import Change, LogError, Run, UnknownFormat, empty_file_note, resolve_spec
 from ctxwatch.formats import FormatSpec, detect
-from ctxwatch.jsonstream import Record, read_document
 from ctxwatch.model import Issue, Resolved
-from ctxwatch.run import Change, LogError, Run, UnknownFormat, empty_file_note, resolve_spec
-from ctxwatch.tail import (
+from ctxwatch.source.lines import Record, read_document
+from ctxwatch.source.tail import (
     DEFAULT_DEBOUNCE_MS,
     DEFAULT_POLL_INTERVAL,
     DEFAULT_SWEEP_INTERVAL,
@@ -71,20 +71,20 @@ from ctxwatch.ui.messages import (
 )
 
 #: Seconds between two polls of the followed file in polling mode (``--poll`` or after the fall back), and
-#: while waiting for an empty file: :data:`ctxwatch.tail.DEFAULT_POLL_INTERVAL` (250 ms keeps a new call's
+#: while waiting for an empty file: :data:`ctxwatch.source.tail.DEFAULT_POLL_INTERVAL` (250 ms keeps a new call's
 #: latency well under the one second issue 2 asks for, for the price of one ``stat`` per poll).
 POLL_INTERVAL = DEFAULT_POLL_INTERVAL
 
 #: Seconds between two stat sweeps while following with file events, so that a missed event delays a call by
-#: one sweep at most (failure case B20): :data:`ctxwatch.tail.DEFAULT_SWEEP_INTERVAL`.
+#: one sweep at most (failure case B20): :data:`ctxwatch.source.tail.DEFAULT_SWEEP_INTERVAL`.
 SWEEP_INTERVAL = DEFAULT_SWEEP_INTERVAL
 
 #: Milliseconds watchfiles groups changes over before waking the feed (issue 4 asks for at most 100 ms):
-#: :data:`ctxwatch.tail.DEFAULT_DEBOUNCE_MS`.
+#: :data:`ctxwatch.source.tail.DEFAULT_DEBOUNCE_MS`.
 DEBOUNCE_MS = DEFAULT_DEBOUNCE_MS
 
 #: Sweeps in a row that find the log grown while no event announced it before the feed stops trusting file
-#: events and polls (the rule of :func:`ctxwatch.tail.watch`).
+#: events and polls (the rule of :func:`ctxwatch.source.tail.watch`).
 SILENT_SWEEPS = 2
 
 #: Minimum seconds between two update messages to the app: at most 4 updates per second (issue 5).
@@ -215,7 +215,7 @@ class LogFeed:
 
     Attributes:
         watch_mode: ``None`` before the live phase, then ``events`` or ``polling``.
-        tailer: the :class:`~ctxwatch.tail.FileTailer` reading the log (JSONL logs only).
+        tailer: the :class:`~ctxwatch.source.tail.FileTailer` reading the log (JSONL logs only).
         done: set when :meth:`run` has returned.
     """
 
@@ -661,9 +661,9 @@ _activity_lock = threading.Lock()
 
 def activity_of(path: str) -> tuple[float, bool]:
     """When ``path`` was last active, in epoch seconds, and whether that is its last call's timestamp
-    (:func:`ctxwatch.multi.last_activity`, ``True``) or, with no timestamp in it, its modification time
+    (:func:`ctxwatch.engine.folder.last_activity`, ``True``) or, with no timestamp in it, its modification time
     (``False``).  Remembered until the file changes.  Raises ``OSError`` when it cannot be stat'ed."""
-    from ctxwatch.multi import last_call_time
+    from ctxwatch.engine.folder import last_call_time
 
     st = os.stat(path)
     with _activity_lock:
@@ -693,15 +693,15 @@ def activity_note(path: str) -> str:
 
 
 def list_paths(paths: Sequence[str], notes: list[Issue] | None = None) -> list[str]:
-    """The log files named by ``paths``: folders expanded with :func:`ctxwatch.multi.list_logs`, files as given
+    """The log files named by ``paths``: folders expanded with :func:`ctxwatch.engine.folder.list_logs`, files as given
     (if they exist); newest first, each file once (by device and inode: ``run.jsonl ./run.jsonl``, a link).
-    ``notes``, when given, receives :func:`ctxwatch.multi.list_logs`' notes about files of the folders that
+    ``notes``, when given, receives :func:`ctxwatch.engine.folder.list_logs`' notes about files of the folders that
     are not read (compressed logs, pipes).
 
     Newest is by the last call's timestamp, as ``report`` orders sessions (a copied folder gives every file the
     same modification time); files whose calls carry no timestamp come after them, by modification time (as
     report puts sessions without timestamps last)."""
-    from ctxwatch.multi import list_logs, unique_files
+    from ctxwatch.engine.folder import list_logs, unique_files
 
     named: list[str] = []
     for p in paths:
@@ -745,7 +745,7 @@ def log_files(paths: Sequence[str], fmt: str | None = None,
         folders that was left out, as ``report`` gives them: in no known format, or compressed (a folder holding
         only those is not empty), or an ``unreadable`` one (a pipe, a dangling link).
     """
-    from ctxwatch.multi import skipped_note
+    from ctxwatch.engine.folder import skipped_note
 
     notes: list[Issue] = []
     files = list_paths(paths, notes)
@@ -955,7 +955,7 @@ class FolderScan:
         left to the log-named paths inside them and to the checks."""
         from watchfiles import Change
 
-        from ctxwatch.multi import COMPRESSED_SUFFIXES, LOG_SUFFIXES
+        from ctxwatch.engine.folder import COMPRESSED_SUFFIXES, LOG_SUFFIXES
 
         for change, path in changes:
             listed = self._by_abs.get(os.path.abspath(path))
@@ -1084,7 +1084,8 @@ def _mtime(path: str) -> float | None:
 
 class BatchFeed(LogFeed):
     """A batch input/output pair (or several batch files) read as one run, joined by ``custom_id``
-    (:func:`ctxwatch.multi.load_many`, :func:`ctxwatch.formats.batch.read_batch_pair`), posting the same messages
+    (:func:`ctxwatch.engine.folder.load_many`, :func:`ctxwatch.formats.batch.read_batch_pair`), posting the same
+    messages
     as :class:`LogFeed`.
 
     Batch files are written whole (a download) or grow as results come, and a result joins a request of
@@ -1156,7 +1157,7 @@ class BatchFeed(LogFeed):
 
     def _load(self) -> Run | None:
         """The joined run, or ``None`` after a :class:`~ctxwatch.ui.messages.FeedFailed` saying why."""
-        from ctxwatch.multi import load_many
+        from ctxwatch.engine.folder import load_many
 
         try:
             return load_many(self.paths, self.fmt, self.settings)

@@ -46,7 +46,7 @@ class CallsChanged(FeedMessage):
     Attributes:
         added: new :class:`~ctxwatch.model.Call` summaries, in index order.
         updated: replaced summaries (same ``index`` as an earlier one).
-        calibrations: the run's calibrations with these calls (:meth:`ctxwatch.run.Run.factors`, over every
+        calibrations: the run's calibrations with these calls (:meth:`ctxwatch.engine.run.Run.factors`, over every
             call read, as ``report`` computes them): the floor and history of a call counted with another
             tokenizer are shown scaled by them, earlier calls included.
     """
@@ -74,7 +74,7 @@ class IssuesChanged(FeedMessage):
 
 
 class ResetSeen(FeedMessage):
-    """The followed file was truncated, rotated, replaced or deleted (see :class:`ctxwatch.tail.Reset`).
+    """The followed file was truncated, rotated, replaced or deleted (see :class:`ctxwatch.source.tail.Reset`).
 
     Attributes:
         reason: ``truncated`` | ``rotated`` | ``replaced`` | ``deleted`` | ``recreated`` | ``rewritten`` |

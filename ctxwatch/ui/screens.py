@@ -1,6 +1,6 @@
 """The dashboard's secondary screens: call detail, eviction preview, input problems, help, session picker.
 
-Bodies are re-read from disk in worker threads (:func:`ctxwatch.run.reload_parsed`) and only capped copies
+Bodies are re-read from disk in worker threads (:func:`ctxwatch.engine.run.reload_parsed`) and only capped copies
 are kept: a 20 MB tool result is shown as a folded preview and, expanded, as its first
 :data:`EXPAND_CHARS` characters, never whole (failure case B30).
 """
@@ -27,9 +27,9 @@ from textual.widgets import DataTable, Input, OptionList, Static, TextArea
 from textual.widgets.option_list import Option
 
 from ctxwatch.config import Settings
+from ctxwatch.engine.run import reload_parsed
 from ctxwatch.formats import FormatSpec
 from ctxwatch.formats.claude_code import is_subagent_file
-from ctxwatch.jsonstream import json_text
 from ctxwatch.model import (
     Breakdown,
     Call,
@@ -42,8 +42,8 @@ from ctxwatch.model import (
     tally_issues,
 )
 from ctxwatch.model import Message as LogMessage
-from ctxwatch.run import reload_parsed
-from ctxwatch.safetext import clean
+from ctxwatch.output.safetext import clean
+from ctxwatch.source.lines import json_text
 from ctxwatch.ui import text as tx
 from ctxwatch.ui.export import json_document, write_new
 from ctxwatch.ui.feed import activity_note, activity_of
@@ -56,7 +56,7 @@ FOLD_LINES = 16
 #: rendered whole). 200,000 characters is about 50k tokens: more than a person reads in one sitting.
 EXPAND_CHARS = 200_000
 #: Tool schemas per call above which per-tool costs are measured one tool at a time instead of by the
-#: O(n²) marginal difference of :func:`ctxwatch.schema.marginal_costs`.
+#: O(n²) marginal difference of :func:`ctxwatch.planner.schema.marginal_costs`.
 MARGINAL_MAX_TOOLS = 64
 #: What the detail view and the eviction preview say when a call's record is no longer where its summary
 #: says (the followed log was truncated, rotated or replaced since the call was read).
@@ -66,8 +66,8 @@ NO_TEXT = "no text in the log for this item"
 
 
 def reload(spec: FormatSpec, call: Call) -> ParsedCall | None:
-    """Re-read one call's text from disk (in a worker thread) with :func:`ctxwatch.run.reload_parsed`, which
-    needs only the format and the call's summary: the feed's :class:`~ctxwatch.run.Run` lives in the feed's
+    """Re-read one call's text from disk (in a worker thread) with :func:`ctxwatch.engine.run.reload_parsed`, which
+    needs only the format and the call's summary: the feed's :class:`~ctxwatch.engine.run.Run` lives in the feed's
     thread and is never touched from the UI.  ``None`` if the call cannot be found any more."""
     try:
         return reload_parsed(spec, call)
@@ -124,7 +124,7 @@ def build_items(call: Call, pc: ParsedCall | None, unread: str | None = None) ->
             say it instead of "no text in the log", and a floor the log holds is shown as its system prompt
             and tool schemas rather than as a floor that was "not logged".
     """
-    from ctxwatch.schema import marginal_costs, tool_name
+    from ctxwatch.planner.schema import marginal_costs, tool_name
     from ctxwatch.tokens import Counter, counter_for
 
     items: list[Item] = []

@@ -14,11 +14,11 @@ from datetime import datetime
 from rich.text import Text
 
 from ctxwatch.model import Src
-from ctxwatch.safetext import clean as _clean_core
+from ctxwatch.output.safetext import clean as _clean_core
 
 
 def clean(text: str, *, multiline: bool = True) -> str:
-    """``text`` with every unsafe character replaced by a visible escape (see :func:`ctxwatch.safetext.clean`).
+    """``text`` with every unsafe character replaced by a visible escape (see :func:`ctxwatch.output.safetext.clean`).
 
     The dashboard keeps newlines by default (``multiline=True``); one-line cells pass ``multiline=False``.
     """

@@ -12,6 +12,8 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
+from ctxwatch.accounting.windows import call_cost, priced_as
+from ctxwatch.engine.run import Run
 from ctxwatch.model import (
     BATCH_SIDE,
     Breakdown,
@@ -23,8 +25,6 @@ from ctxwatch.model import (
     shown_fraction,
     shown_free,
 )
-from ctxwatch.run import Run
-from ctxwatch.windows import call_cost, priced_as
 
 
 def iso(ts: float | None) -> str | None:
@@ -38,7 +38,7 @@ def iso(ts: float | None) -> str | None:
 
 
 def cost_of(call: Call) -> Decimal | None:
-    """The call's estimated cost in USD (:func:`ctxwatch.windows.call_cost`), at the batch rate for a batch
+    """The call's estimated cost in USD (:func:`ctxwatch.accounting.windows.call_cost`), at the batch rate for a batch
     results line (``extra["batch_side"] == "output"``); 0 for a refused request (an error response without
     usage, ``extra["error"]``: OpenAI and Anthropic bill no tokens for a request they reject); ``None`` when it
     cannot be priced."""

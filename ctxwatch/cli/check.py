@@ -39,8 +39,8 @@ import orjson
 from ctxwatch.cli import counted_issues as _counted
 from ctxwatch.cli import exit_if_nothing_read, make_settings, settings_options
 from ctxwatch.model import is_bad_line, tally_issues
-from ctxwatch.safetext import clean, json_bytes, on_closed_output_exit, shown, write_out
-from ctxwatch.safetext import echo as _echo
+from ctxwatch.output.safetext import clean, json_bytes, on_closed_output_exit, shown, write_out
+from ctxwatch.output.safetext import echo as _echo
 
 #: Exit status when something is at or above ``--fail-on``.
 EXIT_FLAGGED = 1
@@ -62,7 +62,7 @@ def check_cmd(paths: tuple[str, ...], config: str | None, window: int | None, bu
     """
     from ctxwatch.analysis import SEVERITY_RANK, analysis_json
     from ctxwatch.cli import load_paths, steady_heap
-    from ctxwatch.report import issue_json
+    from ctxwatch.output.report import issue_json
 
     settings = make_settings(config, window=window, budget_fraction=budget_fraction, trigger=trigger,
                              reserve=reserve)

@@ -32,8 +32,8 @@ from ctxwatch.formats import (
     sniff_file,
 )
 from ctxwatch.formats.canonical import copy_rank
-from ctxwatch.jsonstream import Record, decode_line, iter_records, read_document, show_value
 from ctxwatch.model import Call, Issue, ParsedCall, Resolved, Usage
+from ctxwatch.source.lines import Record, decode_line, iter_records, read_document, show_value
 
 #: Parsed calls held back before accounting (bounded so that memory stays small on huge runs).
 PENDING_LIMIT = 256
@@ -508,7 +508,7 @@ class Run:
     def read_range(self, path: str, start: int, end: int, line: int) -> int:
         """Feed the records of byte range ``[start, end)`` of ``path`` (cut at line starts; the first is line
         ``line``), then finish the reader; return the number of records read.  For formats whose records are
-        independent (a worker's share of a big file, :mod:`ctxwatch.parallel`).
+        independent (a worker's share of a big file, :mod:`ctxwatch.engine.parallel`).
 
         Raises:
             LogError: the file cannot be read.
@@ -761,7 +761,7 @@ def resolve_spec(path: str, fmt: str | None) -> FormatSpec:
             array = array_of_records(sn)
             if array is not None:
                 n, elements = array
-                from ctxwatch.safetext import shown
+                from ctxwatch.output.safetext import shown
 
                 # (standard input's copy is shown as "-": there is no FILE to name, so the pipe gets jq instead)
                 how = ("pipe it through  jq -c '.[]'  first (... | jq -c '.[]' | ctxwatch report -, or check -)"
@@ -824,7 +824,7 @@ def load_run(path: str, fmt: str | None = None, settings: Settings | None = None
     """Read a whole log file into a :class:`Run`.
 
     ``parallel``: a big file of independent records may be read by worker processes
-    (:func:`ctxwatch.parallel.read_ranges`); the run is the same.
+    (:func:`ctxwatch.engine.parallel.read_ranges`); the run is the same.
 
     Args:
         path: the log file.
@@ -839,7 +839,7 @@ def load_run(path: str, fmt: str | None = None, settings: Settings | None = None
     run = Run(path, spec, settings)
     records = -1
     if parallel and progress is None:
-        from ctxwatch.parallel import ParallelReadError, read_ranges
+        from ctxwatch.engine.parallel import ParallelReadError, read_ranges
 
         parts = read_ranges(path, spec, run.settings)
         if parts is not None:
@@ -848,7 +848,7 @@ def load_run(path: str, fmt: str | None = None, settings: Settings | None = None
                 for calls, issues, n in parts:
                     run.add_accounted(calls, issues)
                     records += n
-                from ctxwatch.windows import catalog_window
+                from ctxwatch.accounting.windows import catalog_window
 
                 # (the workers looked the windows up; ask here too, so that the start-up memo keeps them)
                 for model, provider in {(c.model, c.provider) for c in run.calls}:

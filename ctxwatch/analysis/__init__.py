@@ -1,7 +1,7 @@
 """Flags, forecast and drift risk for the calls of one run (issue 6; failure cases B13, B23, B24, B29).
 
 Pure core: no Textual, no I/O except in :func:`collect_texts` (which re-reads a few system prompts from disk
-through :func:`ctxwatch.run.reload_call`).  Everything is recomputed from the list of calls in one pass
+through :func:`ctxwatch.engine.run.reload_call`).  Everything is recomputed from the list of calls in one pass
 (O(n) in the number of calls, plus O(K²) with K = :data:`FORECAST_POINTS` for the final forecast), so the
 dashboard can call :func:`analyze` again after every new call of a 10,000-call run.  Odd data never raises:
 unknown windows, missing usage, unlogged system prompts all degrade to "unknown" / no flag.
@@ -9,7 +9,7 @@ unknown windows, missing usage, unlogged system prompts all degrade to "unknown"
 Entry points
 ------------
 * :func:`analyze` -> :class:`Analysis` (``flags``, ``forecast``, ``drift_risk`` per call) for one context;
-* :func:`analyze_run` -> one :class:`Analysis` per context of a :class:`~ctxwatch.run.Run`;
+* :func:`analyze_run` -> one :class:`Analysis` per context of a :class:`~ctxwatch.engine.run.Run`;
 * :func:`analysis_json` -> ``{"flags": [...], "forecast": {...}}`` for ``report --json`` and ``check --json``.
 
 Numbering
@@ -70,7 +70,7 @@ Texts and memory
 :class:`Call` holds no request text, but the format rule (B29) and the echo check need the system prompt.  The
 caller passes ``system_texts`` keyed by :attr:`Call.system_key` (the content hash), so a run needs one entry
 per *distinct* system prompt, not per call; :func:`collect_texts` re-reads at most :data:`MAX_SYSTEM_TEXTS` of
-them from disk.  The echo check keeps only word-window hashes of each text (:class:`ctxwatch.drift.EchoIndex`,
+them from disk.  The echo check keeps only word-window hashes of each text (:class:`ctxwatch.analysis.drift.EchoIndex`,
 bounded), and per-response results are cached (:data:`FEATURE_CACHE_SIZE` entries).  Without texts, the rule
 falls back to the first user message or to the observed format of the first responses, and the echo check is
 off.  Response texts come from :attr:`Call.response` (already in memory).
@@ -108,8 +108,7 @@ from ctxwatch.accounting import (
     calibrations_of,
     median_ratio,
 )
-from ctxwatch.config import Settings
-from ctxwatch.drift import (
+from ctxwatch.analysis.drift import (
     ECHO_MIN_WORDS,
     OBSERVED_BASELINE,
     SCORE_BROKEN_JSON,
@@ -120,6 +119,7 @@ from ctxwatch.drift import (
     infer_rule,
     observed_rule,
 )
+from ctxwatch.config import Settings
 from ctxwatch.model import (
     MAX_PLAUSIBLE_PROMPT,
     Call,
@@ -131,7 +131,7 @@ from ctxwatch.model import (
 from ctxwatch.tokens import own_tokenizer
 
 if TYPE_CHECKING:
-    from ctxwatch.run import Run
+    from ctxwatch.engine.run import Run
 
 # --- constants (each with its source or rationale) ---------------------------------------------------------------
 
@@ -348,7 +348,7 @@ class DriftRisk:
         level: ``low`` | ``medium`` | ``high`` | ``critical``.
         reason: one line: the level, the strongest reasons, and the headroom.
         format_score: the response's format score against the inferred rule (0 clean .. 1 prose), ``None`` when
-            there is no rule or no response text (see :mod:`ctxwatch.drift`).
+            there is no rule or no response text (see :mod:`ctxwatch.analysis.drift`).
         format_kind: ``clean`` | ``extra_text`` | ``missing_keys`` | ``broken_json`` | ``prose`` | ``None``.
         occupancy: the call's plausible occupancy in tokens (``None`` if unknown or implausible).
         used_fraction: occupancy / window, or ``None``.
@@ -554,7 +554,7 @@ def analyze(calls: Sequence[Call], settings: Settings, *, context: str = "main",
         pending_compaction: a compaction marker logged after the last call, whose next call has not arrived
             (``Run.pending_compactions()[context]``): the forecast restarts at once (B23), from the
             marker's ``post_tokens`` when the log gives it.
-        calibrations: the run's (:meth:`ctxwatch.run.Run.factors`), with which the reasons give a floor's parts
+        calibrations: the run's (:meth:`ctxwatch.engine.run.Run.factors`), with which the reasons give a floor's parts
             as every surface shows them (:meth:`~ctxwatch.accounting.Calibrations.breakdown`); default: those of
             ``calls`` (:func:`~ctxwatch.accounting.calibrations_of`).
 
@@ -1515,7 +1515,7 @@ def collect_texts(run: Run, context: str = "main", *, max_texts: int = MAX_SYSTE
         ``({system_key: text}, first user message text or None)``.  One disk read per distinct system prompt
         plus one for the first call; failures (file changed, reader error) just leave entries out.
     """
-    from ctxwatch.run import reload_call
+    from ctxwatch.engine.run import reload_call
 
     first: Call | None = None
     want: dict[int, int] = {}

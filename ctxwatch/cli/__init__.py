@@ -25,8 +25,8 @@ import orjson
 from ctxwatch import __version__
 from ctxwatch.config import WINDOW_LIMIT, ConfigError, Settings, load_settings
 from ctxwatch.model import counted_issues
-from ctxwatch.safetext import clean, clip, json_bytes, json_lines, output_closed, show_as, shown_bytes
-from ctxwatch.safetext import echo as _echo
+from ctxwatch.output.safetext import clean, clip, json_bytes, json_lines, output_closed, show_as, shown_bytes
+from ctxwatch.output.safetext import echo as _echo
 
 EXIT_USAGE = 2
 
@@ -98,7 +98,7 @@ def make_settings(config: str | None, **overrides: Any) -> Settings:
 
 
 def _load(path: str, fmt: str | None, settings: Settings) -> Any:
-    from ctxwatch.run import LogError, load_run
+    from ctxwatch.engine.run import LogError, load_run
 
     try:
         return load_run(path, fmt, settings, parallel=True)
@@ -143,8 +143,8 @@ def watch_cmd(paths: tuple[str, ...], config: str | None, window: int | None, bu
 
     settings = make_settings(config, window=window, budget_fraction=budget_fraction, trigger=trigger,
                              reserve=reserve)
-    from ctxwatch.multi import LOG_SUFFIXES
-    from ctxwatch.run import LogError, check_log_file, resolve_spec
+    from ctxwatch.engine.folder import LOG_SUFFIXES
+    from ctxwatch.engine.run import LogError, check_log_file, resolve_spec
 
     headless = not sys.stdout.isatty() or shutil.get_terminal_size((0, 0)).columns <= 0
     if STDIN_NAME in paths and not headless:
@@ -231,8 +231,8 @@ def report_cmd(paths: tuple[str, ...], config: str | None, window: int | None, b
         import logging
         import threading
 
-        from ctxwatch.follow import follow_jsonl
-        from ctxwatch.run import LogError
+        from ctxwatch.engine.follow import follow_jsonl
+        from ctxwatch.engine.run import LogError
 
         # watchfiles logs a warning on Ctrl-C; stopping on Ctrl-C is the normal end of a follow (exit 0).
         logging.getLogger("watchfiles").setLevel(logging.ERROR)
@@ -251,7 +251,7 @@ def report_cmd(paths: tuple[str, ...], config: str | None, window: int | None, b
         finally:
             _restore_sigint(previous)
         return
-    from ctxwatch.report import report_json
+    from ctxwatch.output.report import report_json
 
     run = load_paths(paths, fmt, settings)
     exit_if_nothing_read(run, paths)
@@ -639,8 +639,8 @@ def load_paths(paths: tuple[str, ...], fmt: str | None, settings: Settings) -> A
     with steady_heap():
         if len(paths) == 1 and not os.path.isdir(paths[0]):
             return _load(paths[0], fmt, settings)
-        from ctxwatch.multi import load_many
-        from ctxwatch.run import LogError
+        from ctxwatch.engine.folder import load_many
+        from ctxwatch.engine.run import LogError
 
         try:
             return load_many(list(paths), fmt, settings, parallel=True)
@@ -716,7 +716,7 @@ def _register_optional() -> None:
     """Commands implemented in their own modules (plan/schema, check, demo)."""
     import importlib
 
-    for mod, names in (("ctxwatch.cli_plan", ("plan_cmd", "schema_cmd")), ("ctxwatch.cli_check", ("check_cmd",)),
+    for mod, names in (("ctxwatch.cli.plan", ("plan_cmd", "schema_cmd")), ("ctxwatch.cli.check", ("check_cmd",)),
                        ("ctxwatch.demo", ("demo_cmd",))):
         try:
             m = importlib.import_module(mod)

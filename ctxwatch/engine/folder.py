@@ -5,7 +5,7 @@ modification order into one run, with dedupe keys shared across files (a resumed
 records into a new file: failure case B11).  Batch input and output files are joined by ``custom_id``.
 
 Files are independent until their calls meet in the run, so a big folder can be read by worker processes
-(``parallel=True``, used by the headless commands; see :mod:`ctxwatch.parallel`): each worker detects, reads
+(``parallel=True``, used by the headless commands; see :mod:`ctxwatch.engine.parallel`): each worker detects, reads
 and accounts a group of files, and the main process adds their calls and issues in file order, merging
 duplicates by key exactly as a serial read would.
 """
@@ -18,10 +18,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ctxwatch.config import Settings
-from ctxwatch.formats import FormatSpec, get_format
-from ctxwatch.model import Call, Issue
-from ctxwatch.parallel import ParallelReadError, fork_map, worker_start, workers_for
-from ctxwatch.run import (
+from ctxwatch.engine.parallel import ParallelReadError, fork_map, worker_start, workers_for
+from ctxwatch.engine.run import (
     JSON_ARRAY_NOTE,
     JsonArray,
     LogError,
@@ -31,6 +29,8 @@ from ctxwatch.run import (
     format_mismatch,
     resolve_spec,
 )
+from ctxwatch.formats import FormatSpec, get_format
+from ctxwatch.model import Call, Issue
 
 #: Bytes of logs per worker task: small enough to balance the workers, large enough that the per-task
 #: overhead (pickling the parsed calls back) stays small.
@@ -404,7 +404,7 @@ def _assemble(paths: list[str], files: list[str], results: Iterator[_Result], se
     run.issues.extend(skipped)
     _add_batch(run, batch)
     run.path = str(Path(paths[0])) if len(paths) == 1 else run.path
-    from ctxwatch.windows import catalog_window
+    from ctxwatch.accounting.windows import catalog_window
 
     # (the workers looked the windows up; ask here too, so that the start-up memo keeps them)
     for model, provider in {(c.model, c.provider) for c in run.calls}:
@@ -459,7 +459,7 @@ def _read_group(group: list[str], fmt: str | None, settings: Settings | None) ->
 def _parallel_outputs(files: list[str], fmt: str | None, settings: Settings | None = None
                       ) -> Iterator[_Result] | None:
     """Per-file results of :func:`_read_group`, in file order, from worker processes; ``None`` when a serial
-    read is better (:func:`ctxwatch.parallel.workers_for`)."""
+    read is better (:func:`ctxwatch.engine.parallel.workers_for`)."""
     sizes = [_size(f) for f in files]
     workers = workers_for(sum(sizes), len(files))
     if not workers:

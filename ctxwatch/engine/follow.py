@@ -1,15 +1,15 @@
 """The headless follow loop behind ``ctxwatch report PATH --follow --jsonl``.
 
-:func:`follow_jsonl` tails one log with :func:`ctxwatch.tail.watch`, feeds each complete record to a
-:class:`~ctxwatch.run.Run` and prints one JSON object per line as soon as something happens:
+:func:`follow_jsonl` tails one log with :func:`ctxwatch.source.tail.watch`, feeds each complete record to a
+:class:`~ctxwatch.engine.run.Run` and prints one JSON object per line as soon as something happens:
 
-* a call: the per-call object of ``report --json`` (:func:`ctxwatch.report.call_json`), printed once the
+* a call: the per-call object of ``report --json`` (:func:`ctxwatch.output.report.call_json`), printed once the
   batch of records that holds it has been read (the first read of an existing log prints each call once, in
   its final state).  A later record that changes an earlier call (same dedupe key, e.g. a further line of the
   same Claude Code response with new usage) prints that call again with the same ``index``: the last object
   per index wins.  An object identical to the one last printed for its index is not printed again;
 * ``{"event": "reset", "reason": ..., "path": ...}`` when the file was truncated, rotated, replaced,
-  deleted or recreated (reasons: :data:`ctxwatch.tail.RESET_REASONS`); the run's reader starts over;
+  deleted or recreated (reasons: :data:`ctxwatch.source.tail.RESET_REASONS`); the run's reader starts over;
 * ``{"event": "issue", "file", "line", "kind", "message"}`` for each bad line or skipped record, so that
   nothing is skipped silently (failure case B14);
 * ``{"event": "issue_resolved", "file", "line", "kind", "message"}`` when an issue printed earlier no longer
@@ -27,13 +27,13 @@ import threading
 from typing import Any, TextIO
 
 from ctxwatch.config import Settings
+from ctxwatch.engine.run import Change, LogError, Run, check_log_file, resolve_spec
 from ctxwatch.formats import SNIFF_BYTES, FormatSpec, detect
-from ctxwatch.jsonstream import Record
 from ctxwatch.model import Issue, Resolved
-from ctxwatch.report import call_json, issue_json
-from ctxwatch.run import Change, LogError, Run, check_log_file, resolve_spec
-from ctxwatch.safetext import json_bytes
-from ctxwatch.tail import (
+from ctxwatch.output.report import call_json, issue_json
+from ctxwatch.output.safetext import json_bytes
+from ctxwatch.source.lines import Record
+from ctxwatch.source.tail import (
     DEFAULT_IDLE_GRACE,
     DEFAULT_POLL_INTERVAL,
     DEFAULT_SWEEP_INTERVAL,
@@ -99,7 +99,7 @@ def follow_jsonl(
             50 ms.  Also returns when ``out`` is a closed pipe.
         poll: poll instead of relying on filesystem events (``--poll``).
         idle_grace: seconds a half-written last line may stay unchanged before it is reported as an issue.
-        sweep_interval / poll_interval: see :func:`ctxwatch.tail.watch` (seconds).
+        sweep_interval / poll_interval: see :func:`ctxwatch.source.tail.watch` (seconds).
         watcher: replacement for ``watchfiles.watch`` (tests).
 
     Raises:

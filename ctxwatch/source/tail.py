@@ -3,8 +3,8 @@
 Pure core: never imports Textual.  Three layers:
 
 * :class:`FileTailer` follows one path.  It reads the file in binary from a byte offset (``os.pread``, so
-  an append costs O(new bytes)), splits lines with :class:`~ctxwatch.jsonstream.LineSplitter` and decodes
-  each complete line with :func:`~ctxwatch.jsonstream.decode_line` (UTF-8 is decoded *after* splitting, so a
+  an append costs O(new bytes)), splits lines with :class:`~ctxwatch.source.lines.LineSplitter` and decodes
+  each complete line with :func:`~ctxwatch.source.lines.decode_line` (UTF-8 is decoded *after* splitting, so a
   character cut across two reads is safe).  It tracks the file's identity ``(st_dev, st_ino)`` and size and
   detects truncation (size below the offset, or the bytes before the offset changed) and rotation / atomic
   replacement / delete-and-recreate (identity changed; failure case B19).
@@ -15,7 +15,7 @@ Pure core: never imports Textual.  Three layers:
   (B20), ``poll=True`` (``force_polling``) and an automatic fall back to plain polling when watching fails or
   stays silent while files grow.
 
-Events, in file order: :class:`~ctxwatch.jsonstream.Record`, :class:`~ctxwatch.model.Issue`,
+Events, in file order: :class:`~ctxwatch.source.lines.Record`, :class:`~ctxwatch.model.Issue`,
 :class:`Reset`; :func:`watch` and :class:`DirectoryTailer` tag them with the file in :class:`FileEvent` and
 add :class:`Notice` and :class:`Progress`.  Nothing here raises on bad input, and no log is ever opened for
 writing.
@@ -33,7 +33,8 @@ from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from ctxwatch.jsonstream import (
+from ctxwatch.model import Issue, Resolved
+from ctxwatch.source.lines import (
     CHUNK_BYTES,
     DEFAULT_MAX_LINE_BYTES,
     Line,
@@ -41,7 +42,6 @@ from ctxwatch.jsonstream import (
     Record,
     decode_line,
 )
-from ctxwatch.model import Issue, Resolved
 
 #: Seconds a half-written last line may stay unchanged before it is reported as a truncated tail (B15:
 #: "only when the file is closed or idle for a configurable grace period").  Agent loggers write a record
@@ -55,7 +55,7 @@ SIGNATURE_BYTES = 64
 
 #: Bytes one :meth:`FileTailer.poll` reads at most inside :func:`watch` and :class:`DirectoryTailer`
 #: backfills, so a 1 GB file is read in slices with progress and cancellation in between (8 MiB = 8 chunks
-#: of :data:`~ctxwatch.jsonstream.CHUNK_BYTES`).
+#: of :data:`~ctxwatch.source.lines.CHUNK_BYTES`).
 DEFAULT_BATCH_BYTES = 8 * CHUNK_BYTES
 
 #: Seconds between two stat sweeps of every followed file even when no watch event arrives (B20: a missed
@@ -172,14 +172,14 @@ class FileTailer:
         offset: byte offset to start reading at (a line start).
         line: 1-based line number of ``offset``.
         max_line_bytes: longer lines are skipped with an ``oversized_line`` issue (bytes; default
-            :data:`~ctxwatch.jsonstream.DEFAULT_MAX_LINE_BYTES`, failure case B17).
+            :data:`~ctxwatch.source.lines.DEFAULT_MAX_LINE_BYTES`, failure case B17).
         idle_grace: seconds a partial last line may stay unchanged before it is reported
             (default :data:`DEFAULT_IDLE_GRACE`).
         skip: optional cheap pre-filter on raw line bytes; True = not a record we need, skipped unparsed.
         keep_open: keep the file open between polls (needed to drain a rotated file).  When False the
             handle is closed after each poll and the path reopened on the next one.
         clock: monotonic time source in seconds (tests pass a fake clock).
-        chunk_bytes: read size in bytes (default :data:`~ctxwatch.jsonstream.CHUNK_BYTES`).
+        chunk_bytes: read size in bytes (default :data:`~ctxwatch.source.lines.CHUNK_BYTES`).
     """
 
     def __init__(

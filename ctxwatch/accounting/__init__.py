@@ -15,7 +15,7 @@ of the file), floor and history are unknown and only the reported total is shown
 comes without its history (``messages is None`` with ``history_reported_only``: the Claude Code reader sends
 the history of one call per context) takes the floor inferred from the call named in its
 ``extra["floor_call"]``, and its history is the reported prompt minus that floor (both labelled inferred):
-nothing is tokenized for it.  (:meth:`ctxwatch.run.Run` accounts calls that carry a history first.)  A Codex
+nothing is tokenized for it.  (:meth:`ctxwatch.engine.run.Run` accounts calls that carry a history first.)  A Codex
 call names its episode's first call the same way, but carries its messages, which are still counted for the
 detail view; its history is the reported prompt minus that floor all the same.
 
@@ -28,11 +28,11 @@ import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from ctxwatch.accounting.windows import proves_long_context, resolve_window
 from ctxwatch.config import DEFAULT_RESERVE, Settings
-from ctxwatch.jsonstream import json_text
 from ctxwatch.model import Breakdown, Call, MessageStat, ParsedCall, Src, implausible_prompt, shown_breakdown
+from ctxwatch.source.lines import json_text
 from ctxwatch.tokens import REPLY_PRIMER, Counter, counter_for, message_key, text_key
-from ctxwatch.windows import proves_long_context, resolve_window
 
 #: Calls (with both a reported and an estimated prompt) needed before the median of their reported/estimated
 #: ratios calibrates the estimates of a tokenizer that is not the model's own (:func:`calibration_factor`).
@@ -84,8 +84,8 @@ class Calibrations:
     Attributes:
         per_model: model -> the median reported / estimated prompt ratio of its calls (``None`` for a model
             with fewer than :data:`MIN_CALIBRATION_CALLS` calls that have both: not calibrated);
-            :meth:`ctxwatch.run.Run.calibrations`.
-        run: the run's median over all its calls (:meth:`ctxwatch.run.Run.calibration`), for a model none of
+            :meth:`ctxwatch.engine.run.Run.calibrations`.
+        run: the run's median over all its calls (:meth:`ctxwatch.engine.run.Run.calibration`), for a model none of
             whose calls has both a reported and an estimated prompt; ``None`` below
             :data:`MIN_CALIBRATION_CALLS` calls.
 
@@ -125,7 +125,7 @@ def calibrations_of(calls: Iterable[Call]) -> Calibrations:
       run's median down to 1.0841 while no model's took them: one rule now),
 
     each ``None`` below :data:`MIN_CALIBRATION_CALLS` ratios (:func:`calibration_factor`).  These are
-    :meth:`ctxwatch.run.Run.calibrations` and :meth:`ctxwatch.run.Run.calibration`."""
+    :meth:`ctxwatch.engine.run.Run.calibrations` and :meth:`ctxwatch.engine.run.Run.calibration`."""
     per_model: dict[str | None, list[float]] = {}
     run: list[float] = []
     for c in calls:
@@ -192,7 +192,8 @@ class Accountant:
 
     def note_window_evidence(self, pc: ParsedCall, index: int) -> None:
         """Learn from call ``index`` what its context's window is: a prompt past 200k tokens of a Claude model
-        that offers the 1M-token beta (:func:`ctxwatch.windows.proves_long_context`) means that beta, for this
+        that offers the 1M-token beta (:func:`ctxwatch.accounting.windows.proves_long_context`) means that beta, for
+        this
         call and the later calls of its (session, context, model).
         The run calls it for its pending calls in call order before accounting them (:meth:`account` also
         calls it), since calls may be accounted out of order (a compaction's first call before a lazy one)."""

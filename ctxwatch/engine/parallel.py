@@ -3,7 +3,7 @@
 Parsing JSON and normalizing records is CPU-bound Python, so one process reads at most one core's worth.
 Two shapes of work split cleanly:
 
-* a folder of logs: files are independent until their calls meet in the run (:mod:`ctxwatch.multi`);
+* a folder of logs: files are independent until their calls meet in the run (:mod:`ctxwatch.engine.folder`);
 * one big file of a format whose records are independent (``FormatSpec.records_independent``: each request
   record carries its whole prompt, as the canonical request/response wrapper does): byte ranges cut at line
   starts are read and accounted by separate workers (:func:`read_ranges`).
@@ -172,7 +172,7 @@ def _line_number_at(path: str, offset: int) -> int:
 def _read_range(path: str, fmt: str, start: int, end: int, settings: Settings
                 ) -> tuple[list[Call], list[Issue], int]:
     """Worker task: read and account the records in ``[start, end)`` of ``path`` with a fresh run."""
-    from ctxwatch.run import Run
+    from ctxwatch.engine.run import Run
 
     worker_start()
     spec = get_format(fmt)

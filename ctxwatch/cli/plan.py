@@ -1,8 +1,8 @@
 """``ctxwatch plan`` and ``ctxwatch schema``: headless eviction preview and tool-schema floor analysis.
 
 Registered by :func:`ctxwatch.cli._register_optional`.  The commands only wire options; the work is done by
-:mod:`ctxwatch.planner` and :mod:`ctxwatch.schema` on one call re-read from disk
-(:func:`ctxwatch.run.reload_call`).  This module does not import :mod:`ctxwatch.cli` at import time (that
+:mod:`ctxwatch.planner` and :mod:`ctxwatch.planner.schema` on one call re-read from disk
+(:func:`ctxwatch.engine.run.reload_call`).  This module does not import :mod:`ctxwatch.cli` at import time (that
 module imports this one while it is being built).
 
 Exit status: 0 success (also when the plan does not fit: that is an answer, not an error); 2 usage error,
@@ -19,8 +19,8 @@ import orjson
 
 from ctxwatch.config import WINDOW_LIMIT, ConfigError, Settings, load_settings
 from ctxwatch.model import Call, ParsedCall, Src, implausible_what, session_ranks
-from ctxwatch.safetext import echo as _echo
-from ctxwatch.safetext import json_bytes, shown, write_out
+from ctxwatch.output.safetext import echo as _echo
+from ctxwatch.output.safetext import json_bytes, shown, write_out
 
 EXIT_USAGE = 2
 
@@ -91,7 +91,7 @@ def load_call(paths: tuple[str, ...], fmt: str | None, settings: Settings, call:
         read, have no calls, the index is out of range, or the call cannot be re-read.
     """
     from ctxwatch.cli import load_paths
-    from ctxwatch.run import LogError, reload_parsed, resolve_spec
+    from ctxwatch.engine.run import LogError, reload_parsed, resolve_spec
 
     run = load_paths(paths, fmt, settings)
     if not run.calls:
@@ -281,7 +281,7 @@ def plan_cmd(paths: tuple[str, ...], call_number: int | None, call_index: int | 
 
 def _no_schemas_why(path: str, fmt: str | None, run_format: str) -> str:
     """Why a call has no tool schemas to analyse, in the terms of its own file's format."""
-    from ctxwatch.run import LogError, resolve_spec
+    from ctxwatch.engine.run import LogError, resolve_spec
 
     try:
         name = resolve_spec(path, fmt).name
@@ -314,7 +314,7 @@ def schema_cmd(paths: tuple[str, ...], call_number: int | None, call_index: int 
     once). The compaction preview drops examples/title/default/$comment and trims descriptions to their first
     sentence; savings are per call and over every call of the run that carried the same tools.
     """
-    from ctxwatch.schema import analyse_tools
+    from ctxwatch.planner.schema import analyse_tools
     from ctxwatch.tokens import counter_for
 
     settings = _settings(config)
