@@ -1,6 +1,6 @@
 # Two entry points for a fresh machine with Python 3.11+ and make:
 #   make demo  -> creates .venv, installs ctxwatch, opens the live demo dashboard
-#   make test  -> same set-up with the test extras, runs the whole suite
+#   make test  -> same set-up with the test extras: ruff, mypy, import contracts, the whole suite
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
@@ -29,11 +29,13 @@ demo: $(VENV)/.installed
 test: $(VENV)/.installed-test
 	$(BIN)/ruff check ctxwatch tests
 	$(BIN)/mypy ctxwatch
+	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -q
 
 lint: $(VENV)/.installed-test
 	$(BIN)/ruff check ctxwatch tests
 	$(BIN)/mypy ctxwatch
+	$(BIN)/lint-imports
 
 bench: $(VENV)/.installed-test
 	$(BIN)/python tests/benchmarks/bench_ingest.py

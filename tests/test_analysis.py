@@ -859,7 +859,7 @@ def test_claude_trace_sample_has_no_false_alarm(shared_logs: Path) -> None:
 
 
 def test_text_cache_reads_each_system_prompt_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import ctxwatch.engine.run as run_mod
+    import ctxwatch.engine as run_mod
 
     reads: list[int] = []
     real = run_mod.reload_call

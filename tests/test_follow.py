@@ -22,8 +22,8 @@ from typing import Any
 
 import pytest
 
-from ctxwatch.engine import follow as follow_mod
 from ctxwatch.config import Settings
+from ctxwatch.engine import follow as follow_mod
 from ctxwatch.engine.follow import follow_jsonl
 from ctxwatch.engine.run import LogError, Run
 

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from ctxwatch.accounting.windows import proves_long_context, resolve_window
 from ctxwatch.config import DEFAULT_RESERVE, Settings
 from ctxwatch.model import Breakdown, Call, MessageStat, ParsedCall, Src, implausible_prompt, shown_breakdown
-from ctxwatch.source.lines import json_text
+from ctxwatch.source import json_text
 from ctxwatch.tokens import REPLY_PRIMER, Counter, counter_for, message_key, text_key
 
 #: Calls (with both a reported and an estimated prompt) needed before the median of their reported/estimated

@@ -131,7 +131,7 @@ from ctxwatch.model import (
 from ctxwatch.tokens import own_tokenizer
 
 if TYPE_CHECKING:
-    from ctxwatch.engine.run import Run
+    from ctxwatch.engine import Run
 
 # --- constants (each with its source or rationale) ---------------------------------------------------------------
 
@@ -1515,7 +1515,7 @@ def collect_texts(run: Run, context: str = "main", *, max_texts: int = MAX_SYSTE
         ``({system_key: text}, first user message text or None)``.  One disk read per distinct system prompt
         plus one for the first call; failures (file changed, reader error) just leave entries out.
     """
-    from ctxwatch.engine.run import reload_call
+    from ctxwatch.engine import reload_call
 
     first: Call | None = None
     want: dict[int, int] = {}

@@ -98,7 +98,7 @@ def make_settings(config: str | None, **overrides: Any) -> Settings:
 
 
 def _load(path: str, fmt: str | None, settings: Settings) -> Any:
-    from ctxwatch.engine.run import LogError, load_run
+    from ctxwatch.engine import LogError, load_run
 
     try:
         return load_run(path, fmt, settings, parallel=True)
@@ -143,8 +143,7 @@ def watch_cmd(paths: tuple[str, ...], config: str | None, window: int | None, bu
 
     settings = make_settings(config, window=window, budget_fraction=budget_fraction, trigger=trigger,
                              reserve=reserve)
-    from ctxwatch.engine.folder import LOG_SUFFIXES
-    from ctxwatch.engine.run import LogError, check_log_file, resolve_spec
+    from ctxwatch.engine import LOG_SUFFIXES, LogError, check_log_file, resolve_spec
 
     headless = not sys.stdout.isatty() or shutil.get_terminal_size((0, 0)).columns <= 0
     if STDIN_NAME in paths and not headless:
@@ -231,8 +230,8 @@ def report_cmd(paths: tuple[str, ...], config: str | None, window: int | None, b
         import logging
         import threading
 
+        from ctxwatch.engine import LogError
         from ctxwatch.engine.follow import follow_jsonl
-        from ctxwatch.engine.run import LogError
 
         # watchfiles logs a warning on Ctrl-C; stopping on Ctrl-C is the normal end of a follow (exit 0).
         logging.getLogger("watchfiles").setLevel(logging.ERROR)
@@ -639,8 +638,7 @@ def load_paths(paths: tuple[str, ...], fmt: str | None, settings: Settings) -> A
     with steady_heap():
         if len(paths) == 1 and not os.path.isdir(paths[0]):
             return _load(paths[0], fmt, settings)
-        from ctxwatch.engine.folder import load_many
-        from ctxwatch.engine.run import LogError
+        from ctxwatch.engine import LogError, load_many
 
         try:
             return load_many(list(paths), fmt, settings, parallel=True)

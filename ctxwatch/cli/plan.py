@@ -91,7 +91,7 @@ def load_call(paths: tuple[str, ...], fmt: str | None, settings: Settings, call:
         read, have no calls, the index is out of range, or the call cannot be re-read.
     """
     from ctxwatch.cli import load_paths
-    from ctxwatch.engine.run import LogError, reload_parsed, resolve_spec
+    from ctxwatch.engine import LogError, reload_parsed, resolve_spec
 
     run = load_paths(paths, fmt, settings)
     if not run.calls:
@@ -281,7 +281,7 @@ def plan_cmd(paths: tuple[str, ...], call_number: int | None, call_index: int | 
 
 def _no_schemas_why(path: str, fmt: str | None, run_format: str) -> str:
     """Why a call has no tool schemas to analyse, in the terms of its own file's format."""
-    from ctxwatch.engine.run import LogError, resolve_spec
+    from ctxwatch.engine import LogError, resolve_spec
 
     try:
         name = resolve_spec(path, fmt).name

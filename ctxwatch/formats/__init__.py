@@ -22,7 +22,7 @@ from typing import Any
 import orjson
 
 from ctxwatch.model import Issue, ParsedCall, Resolved
-from ctxwatch.source.lines import MAX_INT_DIGITS, Record, decode_line
+from ctxwatch.source import MAX_INT_DIGITS, Record, decode_line
 
 #: What a reader gives per record: calls, issues, and the withdrawal of an issue it gave earlier (an issue about
 #: a copy of a call that a more complete copy read later replaced).
@@ -274,7 +274,7 @@ def sniff_file(path: str, max_values: int = 50) -> Sniff:
 
 def _first_line(path: str) -> bytes:
     """The file's first line, read in chunks up to :data:`~ctxwatch.source.lines.DEFAULT_MAX_LINE_BYTES`."""
-    from ctxwatch.source.lines import DEFAULT_MAX_LINE_BYTES
+    from ctxwatch.source import DEFAULT_MAX_LINE_BYTES
 
     buf = bytearray()
     with open(path, "rb") as fh:

@@ -53,7 +53,7 @@ from ctxwatch.formats.canonical import (
     responses_usage,
 )
 from ctxwatch.model import BATCH_SIDE, Issue, Message, ParsedCall, Part, SourceRef
-from ctxwatch.source.lines import Record, decode_line, iter_records
+from ctxwatch.source import Record, decode_line, iter_records
 from ctxwatch.tokens import image_size_from_base64
 
 Output = ParsedCall | Issue

@@ -34,8 +34,8 @@ from ctxwatch.formats import Output, Reader, Sniff, register, usage_count
 from ctxwatch.formats.claude_code import anthropic_usage
 from ctxwatch.formats.codex import harness_label
 from ctxwatch.model import Issue, Message, ParsedCall, Part, Resolved, ResponseInfo, SourceRef, Usage
-from ctxwatch.source.lines import Record
-from ctxwatch.source.lines import json_text as _json_text
+from ctxwatch.source import Record
+from ctxwatch.source import json_text as _json_text
 from ctxwatch.tokens import image_size_from_base64, message_key
 
 #: ``(system blocks, tool schemas, history messages, max output tokens)`` of one request body.

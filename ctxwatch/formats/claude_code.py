@@ -54,7 +54,7 @@ from ctxwatch.model import (
     Usage,
     implausible_prompt,
 )
-from ctxwatch.source.lines import Record, json_text, show_value
+from ctxwatch.source import Record, json_text, show_value
 from ctxwatch.tokens import image_size_from_base64
 
 NAME = "claude-code"

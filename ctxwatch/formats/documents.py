@@ -56,7 +56,7 @@ from ctxwatch.formats.canonical import (
     parse_timestamp,
 )
 from ctxwatch.model import Issue, Message, ParsedCall, Part, ResponseInfo, SourceRef, Usage
-from ctxwatch.source.lines import Record
+from ctxwatch.source import Record
 
 Output = ParsedCall | Issue
 

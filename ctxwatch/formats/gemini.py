@@ -55,7 +55,7 @@ from ctxwatch.formats.canonical import (
     parse_timestamp,
 )
 from ctxwatch.model import BATCH_SIDE, Issue, Message, ParsedCall, Part, ResponseInfo, SourceRef, Usage
-from ctxwatch.source.lines import Record
+from ctxwatch.source import Record
 
 Output = ParsedCall | Issue
 RequestParts = tuple[list[str], list[dict[str, Any]], list[Message], int | None]

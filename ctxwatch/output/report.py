@@ -13,7 +13,7 @@ from decimal import Decimal
 from typing import Any
 
 from ctxwatch.accounting.windows import call_cost, priced_as
-from ctxwatch.engine.run import Run
+from ctxwatch.engine import Run
 from ctxwatch.model import (
     BATCH_SIDE,
     Breakdown,

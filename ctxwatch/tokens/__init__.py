@@ -31,7 +31,7 @@ from importlib import resources
 from typing import Any
 
 from ctxwatch.model import Message, Part
-from ctxwatch.source.lines import json_text
+from ctxwatch.source import json_text
 
 # The URLs tiktoken reads these encodings from and the sha256 it expects of them.
 # Source: tiktoken_ext/openai_public.py (tiktoken 0.7 - 0.14); the cache key tiktoken derives from the URL.

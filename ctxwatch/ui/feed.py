@@ -42,10 +42,10 @@ from textual.message import Message
 
 from ctxwatch.accounting import NO_CALIBRATION
 from ctxwatch.config import Settings
-from ctxwatch.engine.run import Change, LogError, Run, UnknownFormat, empty_file_note, resolve_spec
+from ctxwatch.engine import Change, LogError, Run, UnknownFormat, empty_file_note, resolve_spec
 from ctxwatch.formats import FormatSpec, detect
 from ctxwatch.model import Issue, Resolved
-from ctxwatch.source.lines import Record, read_document
+from ctxwatch.source import Record, read_document
 from ctxwatch.source.tail import (
     DEFAULT_DEBOUNCE_MS,
     DEFAULT_POLL_INTERVAL,
@@ -663,7 +663,7 @@ def activity_of(path: str) -> tuple[float, bool]:
     """When ``path`` was last active, in epoch seconds, and whether that is its last call's timestamp
     (:func:`ctxwatch.engine.folder.last_activity`, ``True``) or, with no timestamp in it, its modification time
     (``False``).  Remembered until the file changes.  Raises ``OSError`` when it cannot be stat'ed."""
-    from ctxwatch.engine.folder import last_call_time
+    from ctxwatch.engine import last_call_time
 
     st = os.stat(path)
     with _activity_lock:
@@ -701,7 +701,7 @@ def list_paths(paths: Sequence[str], notes: list[Issue] | None = None) -> list[s
     Newest is by the last call's timestamp, as ``report`` orders sessions (a copied folder gives every file the
     same modification time); files whose calls carry no timestamp come after them, by modification time (as
     report puts sessions without timestamps last)."""
-    from ctxwatch.engine.folder import list_logs, unique_files
+    from ctxwatch.engine import list_logs, unique_files
 
     named: list[str] = []
     for p in paths:
@@ -745,7 +745,7 @@ def log_files(paths: Sequence[str], fmt: str | None = None,
         folders that was left out, as ``report`` gives them: in no known format, or compressed (a folder holding
         only those is not empty), or an ``unreadable`` one (a pipe, a dangling link).
     """
-    from ctxwatch.engine.folder import skipped_note
+    from ctxwatch.engine import skipped_note
 
     notes: list[Issue] = []
     files = list_paths(paths, notes)
@@ -955,7 +955,7 @@ class FolderScan:
         left to the log-named paths inside them and to the checks."""
         from watchfiles import Change
 
-        from ctxwatch.engine.folder import COMPRESSED_SUFFIXES, LOG_SUFFIXES
+        from ctxwatch.engine import COMPRESSED_SUFFIXES, LOG_SUFFIXES
 
         for change, path in changes:
             listed = self._by_abs.get(os.path.abspath(path))
@@ -1157,7 +1157,7 @@ class BatchFeed(LogFeed):
 
     def _load(self) -> Run | None:
         """The joined run, or ``None`` after a :class:`~ctxwatch.ui.messages.FeedFailed` saying why."""
-        from ctxwatch.engine.folder import load_many
+        from ctxwatch.engine import load_many
 
         try:
             return load_many(self.paths, self.fmt, self.settings)

@@ -27,7 +27,7 @@ from textual.widgets import DataTable, Input, OptionList, Static, TextArea
 from textual.widgets.option_list import Option
 
 from ctxwatch.config import Settings
-from ctxwatch.engine.run import reload_parsed
+from ctxwatch.engine import reload_parsed
 from ctxwatch.formats import FormatSpec
 from ctxwatch.formats.claude_code import is_subagent_file
 from ctxwatch.model import (
@@ -43,7 +43,7 @@ from ctxwatch.model import (
 )
 from ctxwatch.model import Message as LogMessage
 from ctxwatch.output.safetext import clean
-from ctxwatch.source.lines import json_text
+from ctxwatch.source import json_text
 from ctxwatch.ui import text as tx
 from ctxwatch.ui.export import json_document, write_new
 from ctxwatch.ui.feed import activity_note, activity_of
