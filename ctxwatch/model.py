@@ -150,7 +150,7 @@ class Message:
             ``reasoning`` (a Responses API reasoning item: sent as an input item of its own, and only together
             with the output item that follows it), or ``None``.
         key: a content hash set by readers that already hashed the raw message (saves re-hashing the
-            re-sent history); ``None`` means "compute from the parts" (:func:`ctxwatch.tokens.message_key`).
+            re-sent history); ``None`` means "compute from the parts" (:func:`message_key`).
     """
 
     role: str
@@ -170,6 +170,18 @@ class Message:
     def text(self) -> str:
         """All text of the message joined with newlines (tool-call arguments included)."""
         return "\n".join(p.text for p in self.parts if p.text)
+
+
+def message_key(msg: Message) -> int:
+    """A content hash of a message: equal for the same role, name and parts (used to count text once)."""
+    if msg.key is not None:
+        return msg.key
+    return hash((msg.role, msg.name, msg.label, tuple((p.kind, p.text, p.name, p.call_id) for p in msg.parts)))
+
+
+def text_key(blocks: Iterable[str]) -> int:
+    """A content hash of a sequence of text blocks (system prompt identity across calls)."""
+    return hash(tuple(blocks))
 
 
 @_fast_pickle

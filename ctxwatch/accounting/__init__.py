@@ -30,9 +30,19 @@ from dataclasses import dataclass, field
 
 from ctxwatch.accounting.windows import proves_long_context, resolve_window
 from ctxwatch.config import DEFAULT_RESERVE, Settings
-from ctxwatch.model import Breakdown, Call, MessageStat, ParsedCall, Src, implausible_prompt, shown_breakdown
+from ctxwatch.model import (
+    Breakdown,
+    Call,
+    MessageStat,
+    ParsedCall,
+    Src,
+    implausible_prompt,
+    message_key,
+    shown_breakdown,
+    text_key,
+)
 from ctxwatch.source import json_text
-from ctxwatch.tokens import REPLY_PRIMER, Counter, counter_for, message_key, text_key
+from ctxwatch.tokens import REPLY_PRIMER, Counter, counter_for
 
 #: Calls (with both a reported and an estimated prompt) needed before the median of their reported/estimated
 #: ratios calibrates the estimates of a tokenizer that is not the model's own (:func:`calibration_factor`).

@@ -52,9 +52,9 @@ from ctxwatch.formats.canonical import (
     responses_response_info,
     responses_usage,
 )
+from ctxwatch.formats.wire.images import image_size_from_base64
 from ctxwatch.model import BATCH_SIDE, Issue, Message, ParsedCall, Part, SourceRef
 from ctxwatch.source import Record, decode_line, iter_records
-from ctxwatch.tokens import image_size_from_base64
 
 Output = ParsedCall | Issue
 
@@ -263,7 +263,7 @@ def _fix_anthropic_images(params: dict[str, Any], messages: list[Message]) -> No
 
     :func:`~ctxwatch.formats.canonical.anthropic_request_to_parts` keeps a raw base64 source's first 200
     characters as ``meta["url"]`` without reading its header; this reads the header with
-    :func:`~ctxwatch.tokens.image_size_from_base64`, records the payload size, and drops the bogus url.
+    :func:`~ctxwatch.formats.wire.images.image_size_from_base64`, records the payload size, and drops the bogus url.
     A no-op for parts that already have a size.
     """
     found: dict[str, str] = {}

@@ -33,10 +33,10 @@ from ctxwatch.formats import FormatSpec as Spec
 from ctxwatch.formats import Output, Reader, Sniff, register, usage_count
 from ctxwatch.formats.claude_code import anthropic_usage
 from ctxwatch.formats.codex import harness_label
-from ctxwatch.model import Issue, Message, ParsedCall, Part, Resolved, ResponseInfo, SourceRef, Usage
+from ctxwatch.formats.wire.images import image_size_from_base64
+from ctxwatch.model import Issue, Message, ParsedCall, Part, Resolved, ResponseInfo, SourceRef, Usage, message_key
 from ctxwatch.source import Record
 from ctxwatch.source import json_text as _json_text
-from ctxwatch.tokens import image_size_from_base64, message_key
 
 #: ``(system blocks, tool schemas, history messages, max output tokens)`` of one request body.
 RequestParts = tuple[list[str], list[dict[str, Any]], list[Message], int | None]

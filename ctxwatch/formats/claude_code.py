@@ -42,6 +42,7 @@ from typing import Any
 
 from ctxwatch.accounting.windows import largest_window, proves_long_context, resolve_window
 from ctxwatch.formats import FormatSpec, Output, Reader, Sniff, count_or_none, not_a_count, register, usage_count
+from ctxwatch.formats.wire.images import image_size_from_base64
 from ctxwatch.model import (
     MAX_PLAUSIBLE_PROMPT,
     Issue,
@@ -55,7 +56,6 @@ from ctxwatch.model import (
     implausible_prompt,
 )
 from ctxwatch.source import Record, json_text, show_value
-from ctxwatch.tokens import image_size_from_base64
 
 NAME = "claude-code"
 

@@ -51,9 +51,9 @@ from typing import Any
 
 from ctxwatch.formats import FormatSpec, Output, Reader, Sniff, register, usage_count
 from ctxwatch.formats.claude_code import iso_seconds
+from ctxwatch.formats.wire.images import image_size_from_base64
 from ctxwatch.model import Issue, Message, ParsedCall, Part, ResponseInfo, SourceRef, Usage
 from ctxwatch.source import Record, json_text, show_value
-from ctxwatch.tokens import image_size_from_base64
 
 NAME = "codex"
 

@@ -14,7 +14,6 @@ estimates follow the providers' published rules (see :func:`image_tokens`).
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import gzip
 import hashlib
@@ -22,10 +21,9 @@ import marshal
 import os
 import re
 import shutil
-import struct
 import tempfile
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
@@ -603,18 +601,6 @@ def own_tokenizer(model: str | None, provider: str | None, tokenizer: str) -> bo
     return exact and provider in (None, "openai") and enc == tokenizer
 
 
-def message_key(msg: Message) -> int:
-    """A content hash of a message: equal for the same role, name and parts (used to count text once)."""
-    if msg.key is not None:
-        return msg.key
-    return hash((msg.role, msg.name, msg.label, tuple((p.kind, p.text, p.name, p.call_id) for p in msg.parts)))
-
-
-def text_key(blocks: Iterable[str]) -> int:
-    """A content hash of a sequence of text blocks (system prompt identity across calls)."""
-    return hash(tuple(blocks))
-
-
 # --- images -------------------------------------------------------------------------------------------
 
 #: OpenAI vision pricing rule (platform docs, "Images and vision" > "Calculating costs"): 85 base tokens,
@@ -628,33 +614,6 @@ ANTHROPIC_IMAGE_MAX = 1600
 #: Gemini counts an image as 258 tokens (Gemini API docs, "Token counting" > images up to 384 px per side;
 #: larger images are tiled into 768 px tiles of 258 tokens each).
 GEMINI_IMAGE_TILE = 258
-
-
-def image_size_from_base64(data: str) -> tuple[int, int] | None:
-    """Width and height in pixels from the first bytes of a base64 PNG, GIF or JPEG, or ``None``."""
-    try:
-        head = base64.b64decode(data[:4096] + "=" * (-len(data[:4096]) % 4), validate=False)
-    except Exception:
-        return None
-    if head[:8] == b"\x89PNG\r\n\x1a\n" and len(head) >= 24:
-        w, h = struct.unpack(">II", head[16:24])
-        return int(w), int(h)
-    if head[:6] in (b"GIF87a", b"GIF89a") and len(head) >= 10:
-        w, h = struct.unpack("<HH", head[6:10])
-        return int(w), int(h)
-    if head[:2] == b"\xff\xd8":
-        i = 2
-        while i + 9 < len(head):
-            if head[i] != 0xFF:
-                i += 1
-                continue
-            marker = head[i + 1]
-            seg_len = struct.unpack(">H", head[i + 2 : i + 4])[0]
-            if marker in (0xC0, 0xC1, 0xC2):
-                h, w = struct.unpack(">HH", head[i + 5 : i + 9])
-                return int(w), int(h)
-            i += 2 + seg_len
-    return None
 
 
 def image_tokens(meta: dict[str, Any], provider: str | None) -> int:

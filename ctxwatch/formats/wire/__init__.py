@@ -1,0 +1,1 @@
+"""Provider wire shapes shared by the format readers (a reader never imports another reader)."""
