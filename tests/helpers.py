@@ -53,7 +53,7 @@ def follow_lines(log: Path, done: Callable[[list[dict[str, Any]]], bool], second
     JSON object it printed and the text as written.  Raises AssertionError with the follow loop's own exception
     if it raised one."""
     from ctxwatch.config import Settings
-    from ctxwatch.engine.follow import follow_jsonl
+    from ctxwatch.output.follow import follow_jsonl
 
     lines: list[dict[str, Any]] = []
     chunks: list[str] = []

@@ -32,7 +32,7 @@ from ctxwatch.analysis import (
 )
 from ctxwatch.analysis.drift import EchoIndex, check_format, infer_rule, observed_rule
 from ctxwatch.config import Settings
-from ctxwatch.engine.run import Run, load_run
+from ctxwatch.engine import Run, load_run
 from ctxwatch.model import Call, SourceRef, Src, Usage
 
 T0 = 1_700_000_000
@@ -909,7 +909,7 @@ def test_sawtooth_compactions_by_the_client_are_seen(tmp_path: Path) -> None:
     between: each drop is a compaction (the next call stays below the pre-drop level), not a one-call dip."""
     from ctxwatch.analysis import analyze
     from ctxwatch.config import Settings
-    from ctxwatch.engine.run import load_run
+    from ctxwatch.engine import load_run
 
     # History per call (hand-made): +1500 per call, a third cut away at 9000 (so the call after a cut is
     # within 25% of the pre-cut level); the run ends four calls after its last cut.
@@ -934,7 +934,7 @@ def test_no_compaction_is_flagged_where_nothing_was_freed(shared_logs: Path) -> 
     with a visible history much shorter than the first's inferred one, but its prompt is larger. Nothing was
     freed, so that is no compaction; the real one (a compact_boundary, 164,831 -> 36,081) still is."""
     from ctxwatch.analysis import analysis_json
-    from ctxwatch.engine.folder import load_many
+    from ctxwatch.engine import load_many
 
     doc = analysis_json(load_many([str(shared_logs / "claude-code")], None, Settings()))
     comps = [f for f in doc["flags"] if f["kind"] == "compaction"]
@@ -959,7 +959,7 @@ def test_text_report_used_percent_is_rounded_once(shared_logs: Path) -> None:
 def test_batch_requests_are_separate_conversations(shared_logs: Path) -> None:
     """The requests of a batch are independent: a short request after a long one is not a compaction."""
     from ctxwatch.analysis import analysis_json
-    from ctxwatch.engine.folder import load_many
+    from ctxwatch.engine import load_many
 
     doc = analysis_json(load_many([str(shared_logs / "openai-batch")], None, Settings()))
     assert all(f["kind"] != "compaction" for f in doc["flags"])

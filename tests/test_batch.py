@@ -18,7 +18,7 @@ import pytest
 from ctxwatch.formats import detect
 from ctxwatch.formats.batch import BatchInputIndex, BatchReader, join_batch, read_batch_pair
 from ctxwatch.model import Issue, ParsedCall
-from ctxwatch.source.lines import iter_records
+from ctxwatch.source import iter_records
 from ctxwatch.tokens import counter_for
 
 OPENAI_PAIRS = [
@@ -366,7 +366,7 @@ def test_odd_shapes_never_raise(tmp_path: Path) -> None:
 def test_a_batch_run_has_no_forecast(shared_logs: Path) -> None:
     """Batch requests are independent conversations: the forecast says so instead of 'not enough data'."""
     from ctxwatch.analysis import analysis_json
-    from ctxwatch.engine.folder import load_many
+    from ctxwatch.engine import load_many
 
     src = shared_logs / "openai-batch"
     run = load_many([str(src / "reviews_batchinput.jsonl"), str(src / "reviews_batch_output.jsonl")], None)
@@ -496,7 +496,7 @@ def test_a_bad_max_tokens_of_a_joined_request_is_reported_at_its_request_line(tm
     another line: results come in any order), where no such value is.  The issue names the request file and
     the line of that request (found here with plain json), for OpenAI and Anthropic batches alike; the result
     file has no issue."""
-    from ctxwatch.engine.folder import load_many
+    from ctxwatch.engine import load_many
 
     ids = ["a", "b", "c"]
     usage = {"prompt_tokens": 10, "completion_tokens": 2, "total_tokens": 12}

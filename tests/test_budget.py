@@ -403,7 +403,7 @@ def test_call_logger_writes_canonical_records(tmp_path):
     assert ts.tzinfo is not None and abs((datetime.now(UTC) - ts).total_seconds()) < 60
 
     # ctxwatch's own reader reads it back
-    from ctxwatch.engine.run import load_run
+    from ctxwatch.engine import load_run
 
     run = load_run(str(path))
     assert [c.usage.prompt_total for c in run.calls] == [31, 20]
@@ -424,7 +424,7 @@ def test_call_logger_writes_a_lone_surrogate_instead_of_stopping_the_loop(tmp_pa
     logger raised TypeError in the user's own loop.  The call is logged with the surrogate as its JSON escape,
     and ctxwatch reads it back (the message text shows U+FFFD, its reported usage is the response's)."""
     from ctxwatch.budget import CallLogger, utc_timestamp
-    from ctxwatch.engine.run import load_run
+    from ctxwatch.engine import load_run
 
     log = tmp_path / "calls.jsonl"
     text = b"caf\xff".decode("utf-8", "surrogateescape")

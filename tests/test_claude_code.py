@@ -18,7 +18,7 @@ from ctxwatch.formats import detect, get_format
 from ctxwatch.formats.claude_code import ClaudeCodeReader, content_parts, sniff
 from ctxwatch.formats.codex import sniff as codex_sniff
 from ctxwatch.model import Issue, ParsedCall, Src
-from ctxwatch.source.lines import Record, iter_records
+from ctxwatch.source import Record, iter_records
 
 COMPACTION = "spotter_4d5611e5_lines700-800_compaction.jsonl"
 INLINE_SIDECHAIN = "ccviewer_5c0375b4_v1.0.108_inline_sidechain.jsonl"
@@ -240,8 +240,7 @@ def test_subagent_calls_elsewhere_note_until_the_transcript_is_read(tmp_path: Pa
     subagent's calls are not counted from it; a folder read with that subagent's transcript beside it counts
     them (every response id of the transcript) and drops the note, while the compaction summarizer's transcript
     alone (no agent_progress line copies it) does not."""
-    from ctxwatch.engine.folder import load_many
-    from ctxwatch.engine.run import load_run
+    from ctxwatch.engine import load_many, load_run
 
     cc = shared_logs / "claude-code"
     sid = "4d5611e5-241a-462a-8d15-5122611a9569"
@@ -659,7 +658,7 @@ def test_summary_pass_equals_the_full_read_but_keeps_history_once_per_context(sh
 def test_summary_pass_history_is_the_reported_prompt_minus_the_contexts_floor(shared_logs: Path) -> None:
     """The floor (system prompt + tools) is inferred once per context, from a call whose history is whole; every
     later call's history is its reported prompt minus that floor."""
-    from ctxwatch.engine.run import load_run
+    from ctxwatch.engine import load_run
     from ctxwatch.tokens import counter_for
 
     def est(call: ParsedCall) -> int:
@@ -734,7 +733,7 @@ def _session(tmp_path: Path, name: str, turns: list[tuple[str, str, dict | None]
 def test_the_floor_comes_from_a_call_with_usage_and_again_for_each_session(tmp_path: Path) -> None:
     """A first call without usage (or with a zero prompt) cannot give the floor: the next one does. A second
     session in the same file (new root, other session id) gets its own floor."""
-    from ctxwatch.engine.run import load_run
+    from ctxwatch.engine import load_run
     from ctxwatch.tokens import counter_for
 
     def u(n: int) -> dict:
@@ -763,13 +762,15 @@ def test_a_finished_reader_is_freed_without_the_cyclic_collector(shared_logs: Pa
     import gc
     import weakref
 
-    from ctxwatch.engine.run import file_outputs
+    from ctxwatch.source import Record, iter_records
 
     path = str(shared_logs / "claude-code" / "spotter_short.jsonl")
     gc.disable()
     try:
         reader = ClaudeCodeReader(path)
-        calls = [o for o in file_outputs(reader, path, False) if isinstance(o, ParsedCall)]
+        reader.coalesce = True
+        outs = [o for rec in iter_records(path, skip=reader.skip) if isinstance(rec, Record) for o in reader.feed(rec)]
+        calls = [o for o in [*outs, *reader.finish()] if isinstance(o, ParsedCall)]
         ref = weakref.ref(reader)
         del reader
         assert calls and ref() is None
@@ -874,7 +875,7 @@ def test_infinite_counts_are_unknown_not_a_lost_call(tmp_path: Path, bad: object
     """``"output_tokens": "inf"`` (valid JSON; ``1e400`` parses as an infinite float) raised OverflowError in
     the reader: the call was lost (3 of 4 calls, its 33,006-token prompt missing) and plan/schema crashed.
     Now the call stays, with its prompt (6 + 11,000 + 22,000 = 33,006) and an unknown output, reported."""
-    from ctxwatch.engine.run import load_run
+    from ctxwatch.engine import load_run
 
     recs: list[dict] = []
     parent = None
@@ -901,7 +902,7 @@ def test_a_damaged_final_output_is_not_replaced_by_the_streaming_placeholder(tmp
     """A response on two lines: output 10 (the streaming placeholder), then the final value, damaged.  The
     placeholder was kept silently (completion 10, priced); now the output is unknown and the issue names the
     line the damaged value is on (line 3; a float used to be reported on line 2)."""
-    from ctxwatch.engine.run import load_run
+    from ctxwatch.engine import load_run
 
     recs = [_cc_user("u1", None), _cc_assistant("a1", "u1", "msg_1", 10), _cc_assistant("a2", "a1", "msg_1", final)]
     run = load_run(str(write(tmp_path, "s1.jsonl", recs)))
@@ -916,7 +917,7 @@ def test_a_null_final_output_is_unknown_not_the_placeholder(tmp_path: Path) -> N
     placeholder's 8 as its output.  A null on the final line is an unknown output: no count, no cost (and the
     session's cost is null).  A line without the key at all stays below the counts (a streamed message's
     start)."""
-    from ctxwatch.engine.run import load_run
+    from ctxwatch.engine import load_run
     from ctxwatch.output.report import report_json
 
     recs = [_cc_user("u1", None), _cc_assistant("a1", "u1", "msg_1", 8), _cc_assistant("a2", "a1", "msg_1", 3),
@@ -934,7 +935,7 @@ def test_a_null_final_output_is_unknown_not_the_placeholder(tmp_path: Path) -> N
 
 def test_a_valid_final_output_still_beats_the_placeholder(tmp_path: Path) -> None:
     """The usual case around the change above: placeholder 10, final 299 -> 299, no issue."""
-    from ctxwatch.engine.run import load_run
+    from ctxwatch.engine import load_run
 
     recs = [_cc_user("u1", None), _cc_assistant("a1", "u1", "msg_1", 10), _cc_assistant("a2", "a1", "msg_1", 299)]
     run = load_run(str(write(tmp_path, "s1.jsonl", recs)))
@@ -946,7 +947,7 @@ def test_a_whole_last_line_without_newline_is_not_a_bad_line(tmp_path: Path, las
     """The byte filter skips bookkeeping lines unparsed; on the file's last line, when it lacked only its
     newline, the skip left nothing behind and the line was reported as ``truncated_tail`` (check: "1 bad
     line").  A progress line, and a user line of a context whose floor is known, are skipped there too."""
-    from ctxwatch.engine.run import load_run
+    from ctxwatch.engine import load_run
 
     recs = [_cc_user("u1", None), _cc_assistant("a1", "u1", "msg_1", 300)]
     if last == "progress":
@@ -994,7 +995,7 @@ def test_a_prompt_past_200k_means_the_1m_beta_window(tmp_path: Path) -> None:
     prompt past 200k sets the window to the beta's 1,000,000 (inferred) for that call and the context's later
     calls; the calls before it keep 200k (nothing said otherwise yet)."""
     from ctxwatch.analysis import analysis_json
-    from ctxwatch.engine.run import load_run
+    from ctxwatch.engine import load_run
     from ctxwatch.model import Src
 
     prompts = [150_000, 250_000, 180_000]
@@ -1013,7 +1014,7 @@ def test_a_prompt_larger_than_the_window_gives_no_floor(tmp_path: Path) -> None:
     and the next call, whose history is whole too, gives the floor: its 60,000 minus its estimated history of
     three short messages (under 100 tokens).  (Under --window 100,000 a 150,000 first call is no longer
     implausible but an overflow of the user's window: see test_implausible_followups.py.)"""
-    from ctxwatch.engine.run import load_run
+    from ctxwatch.engine import load_run
 
     recs = [_cc_user("u1", None), _cc_prompt("a1", "u1", "msg_1", 4_000_000 - 1006),
             _cc_user("u2", "a1"), _cc_prompt("a2", "u2", "msg_2", 60_000 - 1006)]
@@ -1032,7 +1033,7 @@ def test_web_searches_are_priced_with_the_tokens(tmp_path: Path) -> None:
     $0.052368, plus 3 searches * $0.01 = $0.082368."""
     from decimal import Decimal
 
-    from ctxwatch.engine.run import load_run
+    from ctxwatch.engine import load_run
     from ctxwatch.output.report import cost_of, report_json
 
     rec = _cc_assistant("a1", "u1", "msg_1", 300)
@@ -1058,7 +1059,7 @@ def test_only_models_with_the_1m_beta_get_it(tmp_path: Path, model: str, window:
     "Context windows" page lists the beta for Sonnet 4 and 4.5, and its model page gives Opus 4.6 "1M tokens",
     which genai-prices lists; Opus 4.6 past 200k was flagged implausible); a prompt past even 1M (1,200,000)
     is implausible everywhere and sets nothing.  Prompts 150,000, 1,200,000, 250,000, 160,000."""
-    from ctxwatch.engine.run import load_run
+    from ctxwatch.engine import load_run
 
     prompts = [150_000, 1_200_000, 250_000, 160_000]
     recs = _cc_prompt_chain(prompts, model)
@@ -1074,7 +1075,7 @@ def test_a_damaged_placeholder_does_not_hide_the_final_count(tmp_path: Path, out
     $15/M = $0.052353 (the cost of test_web_searches' tokens with 299 output tokens)."""
     from decimal import Decimal
 
-    from ctxwatch.engine.run import load_run
+    from ctxwatch.engine import load_run
     from ctxwatch.output.report import cost_of
 
     recs = [_cc_user("u1", None)] + [_cc_assistant(f"a{i}", "u1" if i == 0 else f"a{i - 1}", "msg_1", o)
@@ -1087,7 +1088,7 @@ def test_a_damaged_placeholder_does_not_hide_the_final_count(tmp_path: Path, out
 def test_one_hour_writes_above_the_writes_are_reported(tmp_path: Path) -> None:
     """ephemeral_1h_input_tokens 5,000 with cache_creation_input_tokens 11,000 is fine; 15,000 is more than the
     writes: it was capped silently, pricing every write at the 1-hour rate.  Now reported, and unpriced."""
-    from ctxwatch.engine.run import load_run
+    from ctxwatch.engine import load_run
     from ctxwatch.output.report import cost_of
 
     for n, (share, priced) in enumerate(((5000, True), (15_000, False))):
@@ -1102,7 +1103,7 @@ def test_the_1m_window_holds_across_a_compaction(tmp_path: Path) -> None:
     """After a compact_boundary the first call carries its whole history and was accounted before the lazy
     210k call that showed the 1M beta, so it alone fell back to 200,000.  Prompts 150k, 210k | boundary |
     40k, 60k: windows 200k, 1M, 1M, 1M."""
-    from ctxwatch.engine.run import load_run
+    from ctxwatch.engine import load_run
 
     recs = [_cc_user("u1", None), _cc_prompt("a1", "u1", "msg_1", 150_000 - 1006),
             _cc_user("u2", "a1"), _cc_prompt("a2", "u2", "msg_2", 210_000 - 1006),
@@ -1181,7 +1182,7 @@ def test_a_superseded_damaged_placeholder_is_withdrawn_in_a_live_read(tmp_path: 
     says output_tokens -1 and whose final line says 299 kept an implausible_value issue for the placeholder,
     which report (one emission per call) never gave.  The final count withdraws it; damage in the final line
     stays reported."""
-    from ctxwatch.engine.run import Run
+    from ctxwatch.engine import Run
     from ctxwatch.formats import get_format
 
     recs = [_cc_user("u1", None), _cc_assistant("a0", "u1", "msg_1", bad), _cc_assistant("a1", "a0", "msg_1", 299)]
@@ -1239,7 +1240,7 @@ def test_a_resumed_session_leaves_the_copied_calls_with_the_original(shared_logs
     import os
     from datetime import datetime, timedelta
 
-    from ctxwatch.engine.folder import load_many
+    from ctxwatch.engine import load_many
     from ctxwatch.output.report import report_json
 
     def later(line: str) -> str:
@@ -1311,7 +1312,7 @@ def test_session_totals_sum_the_parts_over_the_calls_with_a_prompt(tmp_path: Pat
     damaged (-5) its prompt is unknown and left out of input_tokens, but its cache reads were still summed, so
     cache_read_tokens (207,598) came to more than input_tokens (198,896).  Expected sums from the independent
     reader, without the damaged call."""
-    from ctxwatch.engine.run import load_run
+    from ctxwatch.engine import load_run
     from ctxwatch.output.report import report_json
 
     sample = Path(__file__).resolve().parents[1] / "sample_logs" / "claude_code_session.jsonl"

@@ -259,7 +259,7 @@ def check_exchange_plan(doc: dict, history: list, keep_recent: int, summary: int
 @pytest.fixture(scope="module")
 def claude_code(shared_logs):
     from ctxwatch.config import Settings
-    from ctxwatch.engine.run import load_run, reload_call
+    from ctxwatch.engine import load_run, reload_call
 
     path = shared_logs / "claude-code" / "spotter_4d5611e5_head200.jsonl"
     run_ = load_run(str(path), None, Settings())
@@ -614,7 +614,7 @@ def test_a_line_cut_inside_a_claude_code_history_is_reported_and_not_planned(tmp
 def test_the_detail_views_gap_row_says_when_the_history_is_cut(tmp_path: Path, shared_logs: Path) -> None:
     """Opening a call whose history passes through a damaged line: the row that makes the items add up to the
     reported prompt names the missing line, not a tokenizer gap (it was "tokenizer gap" at 10 %)."""
-    from ctxwatch.engine.run import load_run, reload_call
+    from ctxwatch.engine import load_run, reload_call
     from ctxwatch.ui.screens import build_items
 
     rows = (shared_logs / "claude-code" / "spotter_4d5611e5_head200.jsonl").read_text(encoding="utf-8")

@@ -12,7 +12,7 @@ from pathlib import Path
 from ctxwatch.formats import detect, get_format, sniff_file
 from ctxwatch.formats.codex import CodexReader, item_message, sniff
 from ctxwatch.model import Issue, ParsedCall
-from ctxwatch.source.lines import Record, iter_records
+from ctxwatch.source import Record, iter_records
 
 ROLLOUT = "rollout-2025-11-17T15-30-28-019a93b9_codex0.58.0.jsonl"
 #: The bundled sample rollout (11 calls, a compaction before the ninth).
@@ -132,7 +132,7 @@ def test_the_floor_is_inferred_once_and_later_histories_follow_the_reported_prom
     """The instructions and tools do not change over a rollout, so neither may the floor: it comes from the first
     call (reported prompt minus its estimated history) and every later history is the reported prompt (read
     here with plain json) minus that floor, labelled inferred."""
-    from ctxwatch.engine.run import load_run
+    from ctxwatch.engine import load_run
     from ctxwatch.model import Src
 
     path = shared_logs / "codex-rollout" / ROLLOUT
@@ -150,7 +150,7 @@ def test_the_floor_is_inferred_once_and_later_histories_follow_the_reported_prom
 
 def test_a_compaction_starts_a_new_floor(tmp_path: Path) -> None:
     """After a compaction the next call gives the floor again (its history is whole and estimated)."""
-    from ctxwatch.engine.run import load_run
+    from ctxwatch.engine import load_run
     from ctxwatch.model import Src
 
     user = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "fix the bug " * 50}]}
@@ -370,7 +370,7 @@ def test_totals_that_go_backwards_with_no_session_meta_restart_the_history_and_t
     and its floor is its reported prompt minus that history; later histories are reported prompt minus that
     floor.  It kept the sample's floor, 9,643 tokens, larger than the restarted prompts: every one was all floor
     (4,909 of 4,909) and history 0."""
-    from ctxwatch.engine.run import load_run
+    from ctxwatch.engine import load_run
     from ctxwatch.model import Src
 
     lines = SAMPLE.read_text().splitlines()
@@ -431,7 +431,7 @@ def test_a_rollout_written_again_after_itself_keeps_the_calls_and_split_of_the_r
     timestamps, floor 9,643~ and histories 176 / 919~ ...), where the copy replaced calls 1-8 with a history of
     both copies (floor 7,799~, history 2,020 / 2,763 ...).  One note: the totals go backwards at the copy's first
     counted token_count (line numbers from plain json), whose call repeats the sample's first (line 10)."""
-    from ctxwatch.engine.run import load_run
+    from ctxwatch.engine import load_run
 
     lines = SAMPLE.read_text().splitlines()
     first_call_line = reference(SAMPLE)[0]["line"]
@@ -567,7 +567,7 @@ def test_a_count_beyond_2_53_is_one_issue_that_says_the_block_is_ignored(tmp_pat
     "not a token count ...; treated as unknown" from run._sanitize for the same value.  Now one issue: the block
     is not a count (the 2**53 rule of run._sanitize) and is ignored, and the call comes from the change in
     total_token_usage, which is line 17's total minus line 10's (read here with plain json)."""
-    from ctxwatch.engine.run import load_run
+    from ctxwatch.engine import load_run
 
     lines = SAMPLE.read_text().splitlines()
     rec = json.loads(lines[16])
@@ -631,7 +631,7 @@ def test_a_cache_write_that_is_not_a_count_is_reported_not_truncated(tmp_path: P
     """cache_write_input_tokens of 2.7, "x", true, "inf", 1e400 or -3 is not a count: the call keeps its prompt
     (16,341) and cache reads (3,584), its cache write is unknown (None) with an implausible_value issue naming
     the value; it read 2.7 as 2, "x" and true as 0 (silently) and "inf" as a crash that lost the call."""
-    from ctxwatch.engine.run import load_run
+    from ctxwatch.engine import load_run
 
     for raw, shown in (("2.7", "2.7"), ('"x"', "'x'"), ("true", "true"), ('"inf"', "'inf'"), ("1e400", "inf"),
                        ("-3", "-3")):
@@ -654,7 +654,7 @@ def test_a_window_that_is_not_a_count_is_reported_and_unknown(tmp_path: Path) ->
     the log's window is unknown (the window then comes from elsewhere, never Src.LOG) and an implausible_value
     issue names the value.  "inf" and 1e400 were an OverflowError that lost the only call (exit 2), 2.5 read as a
     window of 2 tokens.  0 or null is Codex not saying: no issue, as before."""
-    from ctxwatch.engine.run import load_run
+    from ctxwatch.engine import load_run
     from ctxwatch.model import Src
 
     for raw, shown in (('"inf"', "'inf'"), ('"1e400"', "'1e400'"), ("1e400", "inf"), ("2.5", "2.5"),
@@ -684,7 +684,7 @@ def test_a_second_rollout_in_the_same_file_is_a_session_of_its_own(tmp_path: Pat
     in the real rollout's session (the id on its first line) and are what the real file alone gives: the first
     of them gives its own floor (10,128 reported minus its estimated history) where it was all floor and no
     history under sess-2's floor of 16,341."""
-    from ctxwatch.engine.run import load_run
+    from ctxwatch.engine import load_run
     from ctxwatch.model import Src
 
     real = shared_logs / "codex-rollout" / ROLLOUT
@@ -744,7 +744,7 @@ def test_a_null_counter_is_unknown_not_zero(shared_logs: Path, tmp_path: Path) -
     """``"output_tokens": null`` in a last_token_usage block was read as 0: the call's output 0 and its cost its
     prompt's alone.  The block is reported and ignored, and the usage comes from the running totals instead:
     the output is the difference of two consecutive totals' output_tokens (read plainly from the file)."""
-    from ctxwatch.engine.run import load_run
+    from ctxwatch.engine import load_run
     from ctxwatch.output.report import report_json
 
     src = shared_logs / "codex-rollout" / ROLLOUT
@@ -778,7 +778,7 @@ def test_a_call_whose_two_usage_blocks_are_damaged_is_kept_with_what_survives(sh
     """``output_tokens: null`` in both last_token_usage and total_token_usage of a call (and its repeat)
     dropped the call: 38 calls, its 10,334 prompt tokens missing from the session and a cost too low.  It is kept:
     its prompt from the surviving counters, its output unknown, so neither it nor its session is priced."""
-    from ctxwatch.engine.run import load_run
+    from ctxwatch.engine import load_run
     from ctxwatch.output.report import report_json
 
     src = shared_logs / "codex-rollout" / ROLLOUT

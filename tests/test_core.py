@@ -247,7 +247,7 @@ def test_claude_trace_reported_usage(shared_logs: Path) -> None:
     assert [c["index"] for c in doc["calls"] if c["context"] == "probe"] == probes
     # The probe context has no forecast, and says why (it said "no calls" beside its calls).
     from ctxwatch.analysis import analyze_run
-    from ctxwatch.engine.run import load_run
+    from ctxwatch.engine import load_run
 
     note = analyze_run(load_run(str(path)))["probe"].forecast.note
     assert note == f"none: only quota probes ({len(probes)} calls with max_tokens 1), which are left out of the " \
@@ -547,8 +547,7 @@ def test_identical_records_without_an_id_stay_apart_when_a_big_file_is_read_in_r
     records of its own range: the same id-less record at the file's first and last lines is 2 calls (each
     range started its count at 1, which would have made them one key), as in a serial read.  A record re-read
     alone (the detail view) is still found although it is the second of its content."""
-    from ctxwatch.engine import parallel
-    from ctxwatch.engine.run import load_run, reload_call
+    from ctxwatch.engine import load_run, parallel, reload_call
 
     refused = {"request": {"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}]},
                "response": {"error": {"code": "context_length_exceeded"}}}
@@ -666,7 +665,7 @@ def test_claude_trace_damaged_stream_events_lose_only_what_they_carried(tmp_path
 def test_a_cut_line_is_not_mined_for_inner_objects(tmp_path: Path) -> None:
     """A line cut after one of its inner objects (a content block) is damage: the inner object is not a
     record. A stub glued to a whole record still gives the record (B14), also when records follow it."""
-    from ctxwatch.source.lines import decode_line
+    from ctxwatch.source import decode_line
 
     rec = {"type": "assistant", "message": {"content": [{"type": "text", "text": "hi"}], "usage": {"a": 1}}}
     line = json.dumps(rec, separators=(",", ":"))
@@ -677,7 +676,7 @@ def test_a_cut_line_is_not_mined_for_inner_objects(tmp_path: Path) -> None:
     assert values == [] and [i.kind for i in issues] == ["invalid_json"]
     values, issues = decode_line(('{"type":"pr-li' + line + " " + line).encode(), "x.jsonl", 3)
     assert values == [rec, rec] and [i.kind for i in issues] == ["glued_records"]
-    from ctxwatch.source.lines import Record, iter_records
+    from ctxwatch.source import Record, iter_records
 
     tail = tmp_path / "live.jsonl"
     tail.write_text(line + "\n" + line[: line.index("]") + 1])  # cut right after the content block
@@ -851,7 +850,7 @@ B23_LINES = [
 
 def test_occupancy_right_after_compaction_is_post_tokens(tmp_path: Path) -> None:
     """Case B23: after the boundary and before the next call, occupancy is postTokens, not 154,810 or 0."""
-    from ctxwatch.engine.run import load_run
+    from ctxwatch.engine import load_run
 
     path = write_jsonl(tmp_path / "b23.jsonl", B23_LINES)
     run = load_run(str(path))
@@ -1025,8 +1024,8 @@ def test_terminal_sequences_from_a_log_are_printed_literally(tmp_path: Path) -> 
 def test_a_replaced_log_holding_copies_of_read_calls_counts_them_once(tmp_path: Path) -> None:
     """Case B19: the log is replaced by a file that repeats calls already read (plus new ones): calls with
     a provider response id are counted once."""
-    from ctxwatch.engine.run import load_run
-    from ctxwatch.source.lines import iter_records
+    from ctxwatch.engine import load_run
+    from ctxwatch.source import iter_records
 
     def rec(i: int) -> dict:
         return {"request": {"model": "gpt-4o", "messages": [{"role": "user", "content": f"q{i}"}]},
@@ -1674,7 +1673,7 @@ def test_an_unterminated_string_is_described_whole() -> None:
     """json says "Unterminated string starting at" and gives the column apart: the issue read "invalid JSON at
     column 7: Unterminated string starting at", cut short.  The column is where the string starts (byte 6 of
     the line, counted by hand)."""
-    from ctxwatch.source.lines import decode_line
+    from ctxwatch.source import decode_line
 
     values, issues = decode_line(b'{"a": "abc', "x.jsonl", 2)
     assert values == [] and [(i.kind, i.message) for i in issues] == [

@@ -207,7 +207,7 @@ def test_write_run_paced_uses_wall_clock_and_can_stop(tmp_path: Path) -> None:
 def test_demo_flags_fire_before_the_overflow(tmp_path: Path) -> None:
     """The flags the README promises for the demo, each before the first overflowing call."""
     from ctxwatch.analysis import analysis_json
-    from ctxwatch.engine.run import load_run
+    from ctxwatch.engine import load_run
 
     path = tmp_path / "demo.jsonl"
     write_run(path)

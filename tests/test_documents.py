@@ -25,7 +25,7 @@ from ctxwatch.formats.documents import (
     litellm_usage,
 )
 from ctxwatch.model import Issue, ParsedCall
-from ctxwatch.source.lines import iter_records
+from ctxwatch.source import iter_records
 
 RR = "request-response"
 INSPECT_JSON = f"{RR}/inspect-ai/2024-11-05T13-31-45-05-00_input-task.json"
@@ -222,7 +222,7 @@ def test_swe_agent_cumulative_only(shared_logs: Path) -> None:
 
 def test_unknown_usage_is_null_in_the_session_totals_never_0(shared_logs: Path) -> None:
     """A .traj reports no per-call usage: the session's token sums are unknown (null), not 0."""
-    from ctxwatch.engine.run import load_run
+    from ctxwatch.engine import load_run
     from ctxwatch.output.report import report_json
 
     (sess,) = report_json(load_run(str(shared_logs / SWE)))["sessions"]
@@ -287,7 +287,7 @@ def test_a_number_beyond_a_double_loses_no_call_of_a_document(tmp_path: Path, sh
     """orjson refuses 1e400 (beyond a double's range), and read_document then gave up on the whole file: every
     call of an Inspect log was lost for one bad count.  The document is read (the stdlib reads inf), and the
     count is reported as an implausible value, as on a JSONL line.  The sample has 2 calls (its 2 model events)."""
-    from ctxwatch.engine.run import load_run
+    from ctxwatch.engine import load_run
 
     doc = json.loads((shared_logs / INSPECT_JSON).read_text())
     n_models = sum(1 for s in doc["samples"] for e in s["events"] if e.get("event") == "model")
@@ -512,7 +512,7 @@ def test_inspect_runs_with_the_same_sample_ids_are_separate_sessions(shared_logs
     """Sample ids restart at 1 in every eval run: the two runs of the inspect-ai folder were one session "1:1"
     of 4 calls.  Each run is now its own session, named by its run_id; the input sums come from a plain json /
     zipfile reading of each log's model events."""
-    from ctxwatch.engine.folder import load_many
+    from ctxwatch.engine import load_many
     from ctxwatch.output.report import report_json
 
     def model_inputs(doc: dict) -> list[int]:

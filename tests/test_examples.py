@@ -12,7 +12,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from ctxwatch.cli import main
-from ctxwatch.engine.run import load_run
+from ctxwatch.engine import load_run
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "budget_loop.py"
 

@@ -1,4 +1,4 @@
-"""Following a folder's sessions (:class:`ctxwatch.ui.feed.FolderScan`) at a cost that does not grow with the
+"""Following a folder's sessions (:class:`ctxwatch.engine.folder_scan.FolderScan`) at a cost that does not grow with the
 number of files while nothing happens: the dashboard listed the whole tree (a walk and five stats a file)
 every 2 s, ~47 CPU ticks per 10 s idle on the generated 2,443-file projects folder against 5 for one file.
 
@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from test_ui_common import append, line, record, wait_for, write_log
 
-from ctxwatch.ui import feed
+from ctxwatch.engine import folder_scan as feed
 from ctxwatch.ui.app import CtxwatchApp
 from ctxwatch.ui.feed import HOT_FILES, FolderScan
 

@@ -23,9 +23,9 @@ from typing import Any
 import pytest
 
 from ctxwatch.config import Settings
+from ctxwatch.engine import LogError, Run
 from ctxwatch.engine import follow as follow_mod
-from ctxwatch.engine.follow import follow_jsonl
-from ctxwatch.engine.run import LogError, Run
+from ctxwatch.output.follow import follow_jsonl
 
 
 def rec(i: int, prompt: int) -> dict[str, Any]:
@@ -81,6 +81,13 @@ class Follower:
 
     def take(self, n: int, timeout: float = 15.0) -> list[dict[str, Any]]:
         return [self.out.q.get(timeout=timeout) for _ in range(n)]
+
+    def take_calls(self, n: int, timeout: float = 15.0) -> list[dict[str, Any]]:
+        """Objects until ``n`` call objects came (the notices and issues before them included)."""
+        got: list[dict[str, Any]] = []
+        while sum("event" not in o for o in got) < n:
+            got.append(self.out.q.get(timeout=timeout))
+        return got
 
     def close(self) -> list[dict[str, Any]]:
         self.stop.set()
@@ -508,7 +515,7 @@ def test_follow_prints_a_models_first_calls_again_once_it_is_calibrated(tmp_path
     try:
         for k, r in enumerate(rows):
             append(log, (json.dumps(r) + "\n").encode())
-            objs += f.take(1 if k < 2 else 3)  # (the 3rd call, then calls 1 and 2 again)
+            objs += f.take_calls(1 if k < 2 else 3)  # (the 3rd call, then calls 1 and 2 again)
     finally:
         objs += f.close()
     got = [o for o in objs if "event" not in o]

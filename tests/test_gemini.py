@@ -15,7 +15,7 @@ import pytest
 from ctxwatch.formats import detect
 from ctxwatch.formats.gemini import GeminiCliReader, GeminiReader, gemini_usage
 from ctxwatch.model import Issue, ParsedCall
-from ctxwatch.source.lines import iter_records
+from ctxwatch.source import iter_records
 
 BATCH = "other/gemini-batch/batch_gemini-2.5-pro-exp-03-25.jsonl"
 CLI = "gemini-cli/derived_schema_fixture_agent-sessions_gemini_jsonl_v040.jsonl"
@@ -76,13 +76,13 @@ def test_usage_rule_by_hand() -> None:
 def test_a_gemini_count_that_is_not_a_count_is_reported() -> None:
     """"1e3" as the thoughts count is passed on for the sanitizer to report (it was made unknown silently, and
     the output summed without it); the other fields keep their values."""
-    from ctxwatch.engine.run import _sanitize
+    from ctxwatch.engine.sanitize import sanitize as _sanitize
     from ctxwatch.model import ParsedCall, SourceRef
 
     u, _ = gemini_usage({"promptTokenCount": 100, "candidatesTokenCount": 5, "thoughtsTokenCount": "1e3"})
     pc = ParsedCall(source=SourceRef("g.jsonl", 1, 1, 0, 10), timestamp=None, model="gemini-2.5-pro",
                     provider="google", session=None, context="main", system=None, tools=None, messages=None, usage=u)
-    (issue,) = _sanitize(pc)
+    pc, (issue,) = _sanitize(pc)
     assert "reasoning tokens '1e3'" in issue.message and "output tokens '1e3'" in issue.message
     assert pc.usage is not None
     assert (pc.usage.prompt_total, pc.usage.output, pc.usage.reasoning, pc.usage.cache_read) == (100, None, None, 0)
@@ -275,7 +275,8 @@ def test_cli_floor_is_inferred_once_and_held(shared_logs: Path, tmp_path: Path) 
     is the floor, and a later call's history is its reported prompt minus that floor (an audit found the floor
     inferred again on every call, moving 11,845 -> 12,004 with nothing changed).  Hand-worked from the file:
     call 1 sends only the user message ("Say hello and list files.", o200k tokens + 4 of framing)."""
-    from ctxwatch.engine.run import Run, resolve_spec
+    from ctxwatch.engine import Run, resolve_spec
+    from ctxwatch.engine.reading import read_file
     from ctxwatch.tokens import get_tokenizer
 
     path = shared_logs / CLI
@@ -284,7 +285,7 @@ def test_cli_floor_is_inferred_once_and_held(shared_logs: Path, tmp_path: Path) 
     history_1 = 4 + get_tokenizer("o200k_base").count(rows[1]["content"][0]["text"])
     floor = reported[0] - history_1
     run = Run(str(path), resolve_spec(str(path), None), None)
-    run.read_file(str(path))
+    read_file(run, str(path))
     assert [c.floor_tokens for c in run.calls] == [floor, floor]
     assert [c.history_tokens for c in run.calls] == [history_1, reported[1] - floor]
     assert reported[1] - floor == 224  # (12,069 - 11,845)
@@ -305,7 +306,7 @@ def test_cli_floor_is_inferred_once_and_held(shared_logs: Path, tmp_path: Path) 
     ]
     p = _write(tmp_path / "s.jsonl", recs)
     run = Run(str(p), resolve_spec(str(p), None), None)
-    run.read_file(str(p))
+    read_file(run, str(p))
     count = get_tokenizer("o200k_base").count
     floor_a = 1000 - (4 + count("hi"))
     floor_b = 900 - (4 + count("summary"))

@@ -150,7 +150,7 @@ def test_opus_4_1_prompt_over_200k_is_no_occupancy(tmp_path: Path) -> None:
 
 def test_run_occupancy_passes_over_an_implausible_report(tmp_path: Path) -> None:
     """The context's current occupancy (B13: "the last plausible occupancy stays") is 60,000, not 4,280,000."""
-    from ctxwatch.engine.run import load_run
+    from ctxwatch.engine import load_run
 
     assert load_run(str(b13_file(tmp_path))).occupancy("main") == (60_000, "reported")
 
@@ -292,7 +292,7 @@ def test_b13_forecast_thresholds_are_those_of_the_last_plausible_call(tmp_path: 
 
 def drift_risks(path: Path) -> list[dict[str, Any]]:
     from ctxwatch.analysis import analysis_json
-    from ctxwatch.engine.run import load_run
+    from ctxwatch.engine import load_run
 
     return analysis_json(load_run(str(path)), per_call=True)["drift_risk"]
 

@@ -23,7 +23,7 @@ from click.testing import CliRunner
 
 from ctxwatch import tokens
 from ctxwatch.cli import main
-from ctxwatch.engine.run import load_run
+from ctxwatch.engine import load_run
 from ctxwatch.tokens import (
     FORCED_CUT_MAX_ERROR,
     WHOLE_CHARS,

@@ -15,8 +15,9 @@ import pytest
 
 from ctxwatch.config import Settings
 from ctxwatch.engine import folder as multi
-from ctxwatch.engine import parallel
-from ctxwatch.engine.run import load_run
+from ctxwatch.engine import load_run, parallel, reading
+from ctxwatch.engine.activity import last_activity
+from ctxwatch.engine.discovery import list_logs
 from ctxwatch.formats import get_format
 from ctxwatch.output.report import report_json
 
@@ -193,7 +194,7 @@ def test_a_big_file_read_in_ranges_equals_the_serial_read(tmp_path: Path, monkey
         ranges.append(len(out))
         return out
 
-    monkeypatch.setattr(parallel, "line_ranges", spy)
+    monkeypatch.setattr(reading, "line_ranges", spy)
     split = report_json(load_run(str(log), parallel=True))
     assert ranges and ranges[0] >= 2  # the file really was cut (on this machine's core count)
     assert split == serial
@@ -212,7 +213,7 @@ def test_line_ranges_cut_at_line_starts(tmp_path: Path) -> None:
         assert all(a[1] == b[0] for a, b in itertools.pairwise(ranges))
         assert all(data[a - 1:a] == b"\n" for a, _ in ranges[1:])
         assert len(ranges) <= min(parts, data.count(b"\n") + 1)
-    assert parallel.read_ranges(str(log), get_format("codex"), Settings()) is None  # records depend on each other
+    assert reading.read_ranges(str(log), get_format("codex"), Settings()) is None  # records depend on each other
 
 
 def _die(*_args: object) -> None:
@@ -233,7 +234,7 @@ def test_a_worker_that_dies_leaves_the_serial_read(tmp_path: Path, shared_logs: 
     monkeypatch.setattr(multi, "TASK_BYTES", 200_000)
 
     monkeypatch.setattr(multi, "_read_group", _die)
-    monkeypatch.setattr(parallel, "_read_range", _die)
+    monkeypatch.setattr(reading, "_read_range", _die)
     failures: list[str] = []
     real = parallel.fork_map
 
@@ -250,7 +251,7 @@ def test_a_worker_that_dies_leaves_the_serial_read(tmp_path: Path, shared_logs: 
         return gen()
 
     monkeypatch.setattr(multi, "fork_map", watched)
-    monkeypatch.setattr(parallel, "fork_map", watched)
+    monkeypatch.setattr(reading, "fork_map", watched)
     assert report_json(multi.load_many([str(root)], None, Settings(), parallel=True)) == serial_folder
     assert report_json(load_run(str(log), parallel=True)) == serial_file
     assert len(failures) == 2 and all("BrokenProcessPool" in f for f in failures)
@@ -351,10 +352,10 @@ def test_last_activity_reads_iso_and_epoch_timestamps_behind_a_long_last_record(
     cline.write_text('[{"ts": 1757370000000, "say": "text"}, {"ts": 1757371234567, "say": "text"}]')
     none = tmp_path / "none.jsonl"
     none.write_text('{"a": 1}\n')
-    assert multi.last_activity(str(iso)) == datetime(2025, 5, 2, 9, 30, 0, 500000, tzinfo=UTC).timestamp()
-    assert multi.last_activity(str(secs)) == 1746000000.25
-    assert multi.last_activity(str(cline)) == 1757371234.567
-    assert multi.last_activity(str(none)) is None
+    assert last_activity(str(iso)) == datetime(2025, 5, 2, 9, 30, 0, 500000, tzinfo=UTC).timestamp()
+    assert last_activity(str(secs)) == 1746000000.25
+    assert last_activity(str(cline)) == 1757371234.567
+    assert last_activity(str(none)) is None
 
 
 def test_last_activity_is_the_last_calls_time_not_a_later_bookkeeping_lines(tmp_path: Path,
@@ -371,11 +372,11 @@ def test_last_activity_is_the_last_calls_time_not_a_later_bookkeeping_lines(tmp_
     every = [json.loads(ln).get("timestamp") for ln in path.read_text().splitlines()]
     latest_any = max(datetime.fromisoformat(t.replace("Z", "+00:00")).timestamp() for t in every if t)
     assert latest_any > expected  # (the sample does end with later bookkeeping lines)
-    assert multi.last_activity(str(path)) == expected
+    assert last_activity(str(path)) == expected
     big = tmp_path / "big.jsonl"
     big.write_text('{"timestamp":"2026-01-01T00:00:02Z","request":{"messages":[{"role":"user","content":"'
                    + "x" * 5_000_000 + '"}]},"response":{"usage":{"prompt_tokens":1}}}\n')
-    assert multi.last_activity(str(big)) == datetime.fromisoformat("2026-01-01T00:00:02+00:00").timestamp()
+    assert last_activity(str(big)) == datetime.fromisoformat("2026-01-01T00:00:02+00:00").timestamp()
 
 
 def _idless_log(path: Path, n: int) -> Path:
@@ -403,7 +404,7 @@ def test_a_file_given_twice_or_linked_in_its_folder_is_read_once(tmp_path: Path)
         assert [c.usage.prompt_total for c in run.calls if c.usage] == prompts
         assert [(Path(i.path).name, i.kind) for i in run.issues] == [("latest.jsonl", "same_file")] + \
             [("run-3.jsonl", "same_file")] * (len(paths) - 1)
-    assert multi.list_logs(str(tmp_path)) == [str(run3)]  # (the session picker lists it once, by its name)
+    assert list_logs(str(tmp_path)) == [str(run3)]  # (the session picker lists it once, by its name)
 
 
 def test_a_compressed_log_in_a_folder_is_named_not_left_out_unseen(tmp_path: Path) -> None:
@@ -424,7 +425,7 @@ def test_a_compressed_log_alone_says_it_is_compressed(tmp_path: Path) -> None:
     (also without a .gz name) said "none of its first lines is JSON".  Both now say it is compressed."""
     import gzip
 
-    from ctxwatch.engine.run import LogError, resolve_spec
+    from ctxwatch.engine import LogError, resolve_spec
 
     folder = tmp_path / "gz"
     folder.mkdir()
@@ -467,7 +468,7 @@ def test_a_json_array_of_records_says_how_to_convert_it(tmp_path: Path) -> None:
     """A log saved as one JSON array (``json.dump(records)``, ``jq -s``) said "format not recognised".  It now
     names what it holds and how to read it, alone, in a folder beside a log, and in a folder of its own; an
     array of things that are not records of a format is still not recognised."""
-    from ctxwatch.engine.run import JsonArray, LogError, resolve_spec
+    from ctxwatch.engine import JsonArray, LogError, resolve_spec
 
     sample = Path(__file__).resolve().parents[1] / "sample_logs" / "openai_chat_demo.jsonl"
     lines = [ln for ln in sample.read_bytes().splitlines() if ln.strip()]
@@ -517,7 +518,7 @@ def test_a_subfolder_that_cannot_be_listed_is_named_not_left_out_unseen(tmp_path
                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     """`chmod 000 locked/` in a folder of logs: its logs were left out without a word (unreadable files got a
     note).  The folder now gets an ``unreadable`` note; a folder that cannot be listed at all says why."""
-    from ctxwatch.engine.run import LogError
+    from ctxwatch.engine import LogError
 
     _idless_log(tmp_path / "run.jsonl", 2)
     locked = tmp_path / "locked"

@@ -1,9 +1,10 @@
-"""Tests of ctxwatch.source.tail: chunking independence, truncation / rotation / replacement, half lines, bad
-lines, polling, many files (failure cases B14, B15, B17, B19, B20, B21).
+"""Tests of the source stage's following: the tailer (chunking independence, truncation, rotation, replacement,
+half lines, bad lines) and the waker (file events, sweeps, polling and its fall backs); failure cases B14, B15,
+B17, B19, B20.
 
-Expected values come from plain ``json`` on the written lines (a separate simple reader), never from the
-code under test.  No timed assertions: a fake clock drives the idle grace period, and threads are waited
-for with generous timeouts only to avoid hanging.
+Expected values come from plain ``json`` on the written lines (a separate simple reader), never from the code
+under test.  No timed assertions: a fake clock drives the idle grace period, and threads are waited for with
+generous timeouts only to avoid hanging.
 """
 
 from __future__ import annotations
@@ -20,8 +21,18 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ctxwatch.model import Issue
-from ctxwatch.source.lines import Record
-from ctxwatch.source.tail import DirectoryTailer, FileEvent, FileTailer, Notice, Progress, Reset, watch
+from ctxwatch.source import Record, Reset, Waker, records
+from ctxwatch.source import tailer as tailer_mod
+
+
+class FileTailer(tailer_mod.FileTailer):
+    """The tailer as the engine reads it: its lines decoded into records and issues (other events passed on)."""
+
+    def poll(self, max_bytes: int | None = None) -> list[Any]:  # type: ignore[override]
+        return list(records(super().poll(max_bytes), self.path, max_line_bytes=self.max_line_bytes))
+
+    def finalize(self) -> list[Any]:  # type: ignore[override]
+        return list(records(super().finalize(), self.path, max_line_bytes=self.max_line_bytes))
 
 
 class FakeClock:
@@ -416,7 +427,8 @@ def test_b20_same_second_writes_and_mtime_set_back(tmp_path: Path) -> None:
 
 
 class Collector:
-    """Runs :func:`watch` in a thread and hands events over through a queue."""
+    """Follows a file as the engine does (a :class:`~ctxwatch.source.Waker` waking a tailer) in a thread, and hands
+    over the decoded events and, as ``("notice", message)``, the waker's notices."""
 
     def __init__(self, target: Any, **kw: Any) -> None:
         self.stop = threading.Event()
@@ -426,9 +438,18 @@ class Collector:
 
     def _run(self, target: Any, kw: dict[str, Any]) -> None:
         try:
-            for batch in watch(target, stop_event=self.stop, **kw):
-                for item in batch:
+            tailer = FileTailer(target)
+            for item in tailer.poll():
+                self.q.put(item)
+            waker = Waker(str(target), self.stop, **kw)
+            for wake in waker:
+                if wake.notice is not None:
+                    self.q.put(("notice", wake.notice))
+                before = tailer.bytes_read
+                for item in tailer.poll():
                     self.q.put(item)
+                if wake.sweep:
+                    waker.swept(tailer.bytes_read > before)
         finally:
             self.q.put(None)
 
@@ -437,7 +458,7 @@ class Collector:
         got = []
         while True:
             item = self.q.get(timeout=timeout)
-            assert item is not None, f"watch ended early; got {got}"
+            assert item is not None, f"following ended early; got {got}"
             got.append(item)
             if pred(item):
                 return got
@@ -455,10 +476,14 @@ class Collector:
 
 
 def is_rec(name: Any) -> Any:
-    return lambda it: isinstance(it, FileEvent) and isinstance(it.event, Record) and it.event.value["id"] == name
+    return lambda it: isinstance(it, Record) and it.value["id"] == name
 
 
-def test_b20_watch_poll_mode_sees_both_writes_and_set_back_mtime(tmp_path: Path) -> None:
+def is_notice(it: Any) -> bool:
+    return isinstance(it, tuple) and it[0] == "notice"
+
+
+def test_b20_poll_mode_sees_both_writes_and_set_back_mtime(tmp_path: Path) -> None:
     log = tmp_path / "calls.jsonl"
     append(log, line("A"))
     st = os.stat(log)
@@ -473,12 +498,10 @@ def test_b20_watch_poll_mode_sees_both_writes_and_set_back_mtime(tmp_path: Path)
         got += c.until(is_rec("C"))
     finally:
         rest = c.close()
-    names = [it.event.value["id"] for it in got + rest if isinstance(it, FileEvent)
-             and isinstance(it.event, Record)]
-    assert names == ["B", "C"]
+    assert [it.value["id"] for it in got + rest if isinstance(it, Record)] == ["B", "C"]
 
 
-def test_watch_native_follows_rotation(tmp_path: Path) -> None:
+def test_file_events_follow_a_rotation(tmp_path: Path) -> None:
     log = tmp_path / "calls.jsonl"
     c = Collector(log, sweep_interval=0.2)  # file missing at start
     try:
@@ -489,11 +512,10 @@ def test_watch_native_follows_rotation(tmp_path: Path) -> None:
         got = c.until(is_rec(2))
     finally:
         got += c.close()
-    assert [it.event.reason for it in got if isinstance(it, FileEvent) and isinstance(it.event, Reset)] == [
-        "rotated"]
+    assert [it.reason for it in got if isinstance(it, Reset)] == ["rotated"]
 
 
-def test_watch_falls_back_to_polling_when_watching_raises(tmp_path: Path) -> None:
+def test_falls_back_to_polling_when_watching_raises(tmp_path: Path) -> None:
     log = tmp_path / "calls.jsonl"
 
     def broken(*a: Any, **k: Any) -> Any:
@@ -501,15 +523,15 @@ def test_watch_falls_back_to_polling_when_watching_raises(tmp_path: Path) -> Non
 
     c = Collector(log, watcher=broken, poll_interval=0.02)
     try:
-        notice = c.until(lambda it: isinstance(it, Notice))
-        assert notice[-1].kind == "polling_fallback" and "watch limit" in notice[-1].message
+        notice = c.until(is_notice)
+        assert "could not start" in notice[-1][1] and "watch limit" in notice[-1][1]
         append(log, line(1))
         c.until(is_rec(1))
     finally:
         c.close()
 
 
-def test_watch_falls_back_when_no_events_arrive_although_files_grow(tmp_path: Path) -> None:
+def test_falls_back_when_no_events_arrive_although_the_file_grows(tmp_path: Path) -> None:
     log = tmp_path / "calls.jsonl"
     ticks = threading.Semaphore(0)
 
@@ -524,155 +546,34 @@ def test_watch_falls_back_when_no_events_arrive_although_files_grow(tmp_path: Pa
             append(log, line(i))
             c.until(is_rec(i))
         append(log, line(2))
-        got = c.until(lambda it: isinstance(it, Notice))
-        assert got[-1].kind == "polling_fallback" and "no file events" in got[-1].message
+        got = c.until(is_notice)
+        assert "no file events" in got[-1][1] and "switched to polling" in got[-1][1]
         append(log, line(3))
         c.until(is_rec(3))
     finally:
         c.close()
 
 
-# ---------------------------------------------------------------------------------------------- B21 many files
+def test_polls_from_the_start_on_filesystems_without_events(tmp_path: Path, monkeypatch: Any) -> None:
+    import ctxwatch.source.wake as wake_mod
 
-
-def test_directory_tailer_newest_first_new_files_and_renames(tmp_path: Path) -> None:
-    (tmp_path / "p0").mkdir()
-    (tmp_path / "p1").mkdir()
-    a = tmp_path / "p0" / "a.jsonl"
-    b = tmp_path / "p1" / "b.jsonl"
-    append(a, line("a0"))
-    append(b, line("b0"))
-    (tmp_path / "p1" / "notes.txt").write_text("not a log")
-    os.utime(a, (1_000_000, 1_000_000))
-    os.utime(b, (2_000_000, 2_000_000))
-    d = DirectoryTailer(tmp_path, max_open=1)
-    got = d.poll()
-    assert [(e.path, e.event.value["id"]) for e in got if isinstance(e.event, Record)] == [
-        (str(b), "b0"), (str(a), "a0")]
-    assert d.files() == [str(b), str(a)]
-    assert d.poll() == []  # nothing changed: nothing read
-    append(a, line("a1"))
-    c = tmp_path / "p1" / "c.jsonl"
-    append(c, line("c0"))
-    got = d.poll()
-    assert sorted((e.path, e.event.value["id"]) for e in got if isinstance(e.event, Record)) == [
-        (str(a), "a1"), (str(c), "c0")]
-    # Rotation inside the glob: a.jsonl -> a.1.jsonl is continued, not re-read; a new a.jsonl starts fresh.
-    a1 = tmp_path / "p0" / "a.1.jsonl"
-    os.rename(a, a1)
-    append(a1, line("a2"))
-    append(a, line("a3"))
-    got = d.poll()
-    tagged = [(Path(e.path).name, e.event.value["id"]) for e in got if isinstance(e.event, Record)]
-    assert sorted(tagged) == [("a.1.jsonl", "a2"), ("a.jsonl", "a3")]
-    assert [(Path(e.path).name, e.event.reason) for e in got if isinstance(e.event, Reset)] == [
-        ("a.jsonl", "replaced")]  # handle was released (max_open=1): the old file could not be drained
-    # Changed-path polling touches only the named files.
-    append(b, line("b1"))
-    got = d.poll([str(b)])
-    assert [e.event.value["id"] for e in got if isinstance(e.event, Record)] == ["b1"]
-    d.close()
-
-
-def test_directory_tailer_drains_rotated_file_when_open(tmp_path: Path) -> None:
-    a = tmp_path / "a.jsonl"
-    append(a, line(0))
-    d = DirectoryTailer(tmp_path, recursive=False)
-    d.poll()
-    os.rename(a, tmp_path / "a.1.jsonl")
-    append(tmp_path / "a.1.jsonl", line(1))
-    got = d.poll()
-    assert [(Path(e.path).name, e.event.value["id"]) for e in got if isinstance(e.event, Record)] == [
-        ("a.jsonl", 1)]  # drained from the old handle, and a.1.jsonl is not read again
-    append(tmp_path / "a.1.jsonl", line(2))
-    got = d.poll()
-    assert [(Path(e.path).name, e.event.value["id"]) for e in got if isinstance(e.event, Record)] == [
-        ("a.1.jsonl", 2)]
-
-
-def test_directory_since_filter_skips_old_files_until_they_change(tmp_path: Path) -> None:
-    old = tmp_path / "old.jsonl"
-    append(old, line("o0"))
-    os.utime(old, (1_000_000, 1_000_000))
-    d = DirectoryTailer(tmp_path, since=2_000_000)
-    assert d.poll() == [] and d.files() == []
-    append(old, line("o1"))
-    got = d.poll()
-    assert [e.event.value["id"] for e in got if isinstance(e.event, Record)] == ["o0", "o1"]
-
-
-def test_watch_directory_with_progress_events(tmp_path: Path) -> None:
-    a = tmp_path / "a.jsonl"
-    append(a, b"".join(line(i) for i in range(3000)))
-    stop = threading.Event()
-    seen: list[Any] = []
-    progress = 0
-    for batch in watch(tmp_path, stop_event=stop, batch_bytes=4096, sweep_interval=0.05):
-        for it in batch:
-            if isinstance(it, FileEvent) and isinstance(it.event, Progress):
-                progress += 1
-            elif isinstance(it, FileEvent) and isinstance(it.event, Record):
-                seen.append(it.event.value["id"])
-        if len(seen) >= 3000:
-            stop.set()
-    assert seen == list(range(3000)) and progress > 10
-
-
-def test_directory_budget_reads_in_slices_each_record_once_and_forgets_deleted(tmp_path: Path) -> None:
-    written: dict[str, list[str]] = {}
-    for k in range(30):
-        p = tmp_path / f"p{k % 3}" / f"s{k}.jsonl"
-        p.parent.mkdir(exist_ok=True)
-        names = [f"{k}-{i}" for i in range(50)]
-        append(p, b"".join(line(n) for n in names))
-        os.utime(p, (1_000_000 + k, 1_000_000 + k))
-        written[str(p)] = names
-    d = DirectoryTailer(tmp_path, max_open=4)
-    got: dict[str, list[str]] = {}
-    first = d.poll(max_bytes=4096)
-    assert d.lag > 0 and d.lagging()
-    # newest file first
-    assert next(e.path for e in first if isinstance(e.event, Record)).endswith("s29.jsonl")
-    batches = [first]
-    while d.lag > 0:
-        batches.append(d.poll(d.lagging(), max_bytes=4096))
-        assert len(batches) < 10_000
-    batches.append(d.poll())  # a sweep afterwards finds nothing new
-    for batch in batches:
-        for e in batch:
-            if isinstance(e.event, Record):
-                got.setdefault(e.path, []).append(e.event.value["id"])
-    assert got == written
-    gone = tmp_path / "p0" / "s0.jsonl"
-    gone.unlink()
-    got_events = d.poll()
-    assert [(e.path, e.event.reason) for e in got_events if isinstance(e.event, Reset)] == [(str(gone), "deleted")]
-    assert str(gone) not in d.files() and len(d.files()) == 29
-    assert d.poll() == []
-
-
-def test_watch_polls_from_the_start_on_filesystems_without_events(tmp_path: Path, monkeypatch: Any) -> None:
-    import ctxwatch.source.tail as tail_mod
-
-    monkeypatch.setattr(tail_mod, "filesystem_type", lambda p: "9p")
+    monkeypatch.setattr(wake_mod, "filesystem_type", lambda p: "9p")
     calls: list[dict[str, Any]] = []
 
-    def recording(*a: Any, stop_event: threading.Event, **k: Any) -> Any:
+    def recording(*a: Any, **k: Any) -> Any:
         calls.append(k)
-        while not stop_event.is_set():
-            stop_event.wait(0.02)
-            yield set()
+        raise AssertionError("no watcher on a filesystem that sends no events")
 
     log = tmp_path / "calls.jsonl"
+    waker = Waker(str(log), threading.Event(), watcher=recording)
+    assert waker.mode == "polling" and waker.why is not None and "9p" in waker.why
     c = Collector(log, watcher=recording, poll_interval=0.02)
     try:
-        got = c.until(lambda it: isinstance(it, Notice))
-        assert "9p" in got[-1].message
         append(log, line(1))
         c.until(is_rec(1))
     finally:
         c.close()
-    assert calls and calls[0]["force_polling"] is True
+    assert calls == []
 
 
 def test_released_handle_replaced_with_partial_line_does_not_misread_new_file(tmp_path: Path) -> None:

@@ -819,9 +819,9 @@ async def test_truncation_is_reported_and_reading_restarts(log: Path) -> None:
 
 
 async def test_escape_cancels_backfill_of_a_big_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import ctxwatch.ui.feed as feed_mod
+    import ctxwatch.engine.follow as follow_mod
 
-    class SlowTailer(feed_mod.FileTailer):
+    class SlowTailer(follow_mod.FileTailer):
         """Backfill slices of 16 KiB, 20 ms each: a big file, slowly, so the test can cancel it."""
 
         def poll(self, max_bytes: int | None = None):  # type: ignore[no-untyped-def]
@@ -830,7 +830,7 @@ async def test_escape_cancels_backfill_of_a_big_file(tmp_path: Path, monkeypatch
                 max_bytes = min(max_bytes, 16 * 1024)
             return super().poll(max_bytes)
 
-    monkeypatch.setattr(feed_mod, "FileTailer", SlowTailer)
+    monkeypatch.setattr(follow_mod, "FileTailer", SlowTailer)
     big = tmp_path / "big.jsonl"
     big.write_text("".join(line(record(i, turn_words=40, window=None)) for i in range(400)))  # ~0.5 MB
     app = CtxwatchApp(str(big))
@@ -1276,7 +1276,7 @@ async def test_a_log_replaced_by_another_format_is_read_in_that_format(tmp_path:
     adds the rollout's calls after the ones already read."""
     import shutil
 
-    from ctxwatch.engine.run import load_run
+    from ctxwatch.engine import load_run
 
     samples = Path(__file__).resolve().parents[1] / "sample_logs"
     rollout = samples / "codex_rollout.jsonl"

@@ -152,11 +152,11 @@ def test_feed_cancelled_backfill_reads_the_last_part_and_follows(tmp_path: Path,
     """Esc during the backfill skipped to the very end: the last calls (and their flags) stayed unread until
     new ones came.  Now the feed reads the file's last SKIP_KEEP_BYTES (here: the last two records' bytes)
     and follows from there; line numbers stay right and BackfillDone says where reading resumed."""
-    from ctxwatch.ui import feed as feed_mod
+    from ctxwatch.engine import follow as follow_mod
 
     log = write_log(tmp_path / "run.jsonl", 5, turn_words=5)
     lines = log.read_bytes().splitlines(keepends=True)
-    monkeypatch.setattr(feed_mod, "SKIP_KEEP_BYTES", len(lines[3]) + len(lines[4]))
+    monkeypatch.setattr(follow_mod, "SKIP_KEEP_BYTES", len(lines[3]) + len(lines[4]))
     got, stop, th = start_skipping(log)
     try:
         assert until(lambda: got.of(BackfillDone))
@@ -178,21 +178,21 @@ def test_feed_cancelled_mid_backfill_says_which_lines_it_skipped(tmp_path: Path,
     had been read, and nothing showed that the calls after #2 are not the file's #3.  BackfillDone now says
     the first line skipped and how many calls came before it.  Here the first slice holds 2 whole lines and
     half of the 3rd, and the kept end the last 2 of 10 lines (line lengths from the file itself)."""
-    from ctxwatch.ui import feed as feed_mod
+    from ctxwatch.engine import follow as follow_mod
 
     log = write_log(tmp_path / "run.jsonl", 10, turn_words=40)
     lines = log.read_bytes().splitlines(keepends=True)
     assert len(lines) == 10
-    monkeypatch.setattr(feed_mod, "SKIP_KEEP_BYTES", len(lines[8]) + len(lines[9]))
+    monkeypatch.setattr(follow_mod, "SKIP_KEEP_BYTES", len(lines[8]) + len(lines[9]))
     cancel = threading.Event()
-    real_step = feed_mod.LogFeed._step
+    real_step = follow_mod.Follower._step
 
     def step_then_esc(self, run, max_bytes=None):  # Esc pressed while the first slice is read
         n = real_step(self, run, max_bytes)
         cancel.set()
         return n
 
-    monkeypatch.setattr(feed_mod.LogFeed, "_step", step_then_esc)
+    monkeypatch.setattr(follow_mod.Follower, "_step", step_then_esc)
     got, stop, th = start(log, cancel_backfill=cancel, slice_bytes=len(lines[0]) + len(lines[1]) + len(lines[2]) // 2)
     try:
         assert until(lambda: got.of(BackfillDone))
@@ -224,7 +224,8 @@ def test_feed_cancelled_backfill_with_lines_longer_than_the_scan_reads_every_cal
     "read from line 401 on".  Here the scan is 64 bytes and the records about 2 KB.  Keeping from inside the
     third last line reads the last two lines; keeping less than the last line (no line start in the kept
     bytes) reads the last line whole rather than nothing."""
-    from ctxwatch.ui import feed as feed_mod
+    from ctxwatch.engine import follow as follow_mod
+    from ctxwatch.source import lines as lines_mod
 
     log = write_log(tmp_path / "run.jsonl", 6, turn_words=40)
     data = log.read_bytes()
@@ -237,8 +238,8 @@ def test_feed_cancelled_backfill_with_lines_longer_than_the_scan_reads_every_cal
     else:
         keep = len(lines[5]) // 2
         expected_offset, expected_line = len(data) - len(lines[5]), 6  # (the last line, kept whole)
-    monkeypatch.setattr(feed_mod, "_TAIL_SCAN_BYTES", 64)
-    monkeypatch.setattr(feed_mod, "SKIP_KEEP_BYTES", keep)
+    monkeypatch.setattr(lines_mod, "_TAIL_SCAN_BYTES", 64)
+    monkeypatch.setattr(follow_mod, "SKIP_KEEP_BYTES", keep)
     assert skip_to_end(str(log), keep) == (expected_offset, expected_line)
     got, stop, th = start_skipping(log)
     try:
@@ -310,9 +311,9 @@ def test_skip_to_end_scans_past_lines_longer_than_the_scan_size(tmp_path: Path,
     """Line starts are found however far they are from where the search begins: a 4-byte scan over lines of
     10 to 30 bytes and a half-written last line of 40 (once, no line start within the scan meant the end of
     the file, or byte 0 when the half-written line was longer than the scan)."""
-    from ctxwatch.ui import feed as feed_mod
+    from ctxwatch.source import lines as lines_mod
 
-    monkeypatch.setattr(feed_mod, "_TAIL_SCAN_BYTES", 4)
+    monkeypatch.setattr(lines_mod, "_TAIL_SCAN_BYTES", 4)
     body = b"a" * 9 + b"\n" + b"b" * 29 + b"\n" + b"c" * 19 + b"\n"  # line starts 0, 10, 40; last newline at 59
     p = tmp_path / "f.jsonl"
     p.write_bytes(body + b"d" * 40)
@@ -655,15 +656,14 @@ def test_feed_backfill_never_reports_an_unread_line_as_a_truncated_tail(tmp_path
     # Backfill slices end inside lines.  On a loaded machine accounting one slice can take longer than the tailer's
     # idle grace (2 s), and the rest of the line, still unread, was then reported as a truncated tail ("1 bad
     # line" on a complete file).  A zero grace makes every pause "long"; the file is complete.
-    import ctxwatch.source.tail
-    import ctxwatch.ui.feed as feed_mod
+    import ctxwatch.engine.follow as follow_mod
 
-    class Impatient(ctxwatch.source.tail.FileTailer):
+    class Impatient(follow_mod.FileTailer):
         def __init__(self, *a, **kw) -> None:
             kw["idle_grace"] = 0.0
             super().__init__(*a, **kw)
 
-    monkeypatch.setattr(feed_mod, "FileTailer", Impatient)
+    monkeypatch.setattr(follow_mod, "FileTailer", Impatient)
     log = write_log(tmp_path / "run.jsonl", 12)
     assert len(line(record(0))) > 1000  # every 1,000-byte slice ends inside a line
     got, stop, th = start(log, slice_bytes=1000)

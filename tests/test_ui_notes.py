@@ -164,9 +164,9 @@ def test_a_run_fed_record_by_record_holds_the_note_its_reader_gives_at_the_end(s
     """The core of the dashboard's read (Run.refresh_notes): fed a record at a time, as a followed file is, the run
     holds one subagent note counting the agent_progress lines read so far; finishing it leaves that one note, final,
     not a second copy."""
-    from ctxwatch.engine.run import Run
+    from ctxwatch.engine import Run
     from ctxwatch.formats import get_format
-    from ctxwatch.source.lines import Record, iter_records
+    from ctxwatch.source import Record, iter_records
 
     path = shared_logs / "claude-code" / "spotter_subagent_parent.jsonl"
     lines = path.read_text(encoding="utf-8").splitlines()

@@ -231,7 +231,7 @@ def report_cmd(paths: tuple[str, ...], config: str | None, window: int | None, b
         import threading
 
         from ctxwatch.engine import LogError
-        from ctxwatch.engine.follow import follow_jsonl
+        from ctxwatch.output.follow import follow_jsonl
 
         # watchfiles logs a warning on Ctrl-C; stopping on Ctrl-C is the normal end of a follow (exit 0).
         logging.getLogger("watchfiles").setLevel(logging.ERROR)

@@ -1,36 +1,39 @@
-"""The engine: one log (or a folder of them) read through its format reader into a :class:`Run` of accounted
-calls, whole or as it grows.
+"""The engine: a log (or a folder of them) read through its format reader into a :class:`Run` of accounted
+calls, whole (:func:`load_run`, :func:`load_many`) or followed as it grows (:class:`Follower`).
 
 Every view (``report``, ``check``, ``plan``, ``schema``, ``report --follow`` and the dashboard) reads through
 here, so the same bytes give the same calls and numbers everywhere.
 """
 
-from ctxwatch.engine.folder import (
+from ctxwatch.engine.activity import last_call_time
+from ctxwatch.engine.discovery import (
+    BATCH_FORMATS,
     COMPRESSED_SUFFIXES,
     LOG_SUFFIXES,
-    last_call_time,
     list_logs,
-    load_many,
     skipped_note,
     unique_files,
 )
-from ctxwatch.engine.run import (
-    MAX_TOKENS,
-    Change,
+from ctxwatch.engine.folder import load_many
+from ctxwatch.engine.follow import Follower
+from ctxwatch.engine.opening import (
+    DETECT_RECORDS,
     JsonArray,
     LogError,
-    Run,
     UnknownFormat,
     check_log_file,
     empty_file_note,
-    load_run,
-    reload_call,
-    reload_parsed,
+    format_mismatch,
     resolve_spec,
 )
+from ctxwatch.engine.reading import load_run
+from ctxwatch.engine.reload import reload_call, reload_parsed
+from ctxwatch.engine.run import Change, Run
+from ctxwatch.engine.sanitize import MAX_TOKENS
 
 __all__ = [
-    "COMPRESSED_SUFFIXES", "LOG_SUFFIXES", "MAX_TOKENS", "Change", "JsonArray", "LogError", "Run", "UnknownFormat",
-    "check_log_file", "empty_file_note", "last_call_time", "list_logs", "load_many", "load_run", "reload_call",
-    "reload_parsed", "resolve_spec", "skipped_note", "unique_files",
+    "BATCH_FORMATS", "COMPRESSED_SUFFIXES", "DETECT_RECORDS", "LOG_SUFFIXES", "MAX_TOKENS", "Change", "Follower",
+    "JsonArray", "LogError", "Run", "UnknownFormat", "check_log_file", "empty_file_note", "format_mismatch",
+    "last_call_time", "list_logs", "load_many", "load_run", "reload_call", "reload_parsed", "resolve_spec",
+    "skipped_note", "unique_files",
 ]

@@ -1,269 +1,404 @@
-"""The headless follow loop behind ``ctxwatch report PATH --follow --jsonl``.
+"""The one follow loop: a log read from its start, then followed as it grows, into a :class:`Run`.
 
-:func:`follow_jsonl` tails one log with :func:`ctxwatch.source.tail.watch`, feeds each complete record to a
-:class:`~ctxwatch.engine.run.Run` and prints one JSON object per line as soon as something happens:
-
-* a call: the per-call object of ``report --json`` (:func:`ctxwatch.output.report.call_json`), printed once the
-  batch of records that holds it has been read (the first read of an existing log prints each call once, in
-  its final state).  A later record that changes an earlier call (same dedupe key, e.g. a further line of the
-  same Claude Code response with new usage) prints that call again with the same ``index``: the last object
-  per index wins.  An object identical to the one last printed for its index is not printed again;
-* ``{"event": "reset", "reason": ..., "path": ...}`` when the file was truncated, rotated, replaced,
-  deleted or recreated (reasons: :data:`ctxwatch.source.tail.RESET_REASONS`); the run's reader starts over;
-* ``{"event": "issue", "file", "line", "kind", "message"}`` for each bad line or skipped record, so that
-  nothing is skipped silently (failure case B14);
-* ``{"event": "issue_resolved", "file", "line", "kind", "message"}`` when an issue printed earlier no longer
-  holds: a last line reported as ``truncated_tail`` (its writer idle for the grace period) was completed;
-* ``{"event": "notice", "kind", "message"}`` about the watching itself (e.g. the fall back to polling).
-
-Call objects have no ``event`` key; every other object has one.  Each line is flushed at once.  The log is
-only ever opened for reading.
+The dashboard and ``report --follow --jsonl`` both run a :class:`Follower` and take what it gives
+(:mod:`ctxwatch.engine.events`).  It reads the existing content first (the *backfill*, in slices, with progress;
+the user may skip to the end), then wakes up on file events or polls (:class:`~ctxwatch.source.wake.Waker`) and
+reads what is new with a :class:`~ctxwatch.source.tailer.FileTailer`.  The run is fed lines, never decoded
+records, so a file gives the same calls whether it is read whole, in slices or as it grows.  Logs written whole
+(JSON documents) are read again when they change (:mod:`ctxwatch.engine.rewritten`).
 """
 
 from __future__ import annotations
 
+import math
 import os
 import threading
-from typing import Any, TextIO
+import time
+from collections.abc import Callable
+from typing import Any
 
 from ctxwatch.config import Settings
-from ctxwatch.engine.run import Change, LogError, Run, check_log_file, resolve_spec
-from ctxwatch.formats import SNIFF_BYTES, FormatSpec, detect
-from ctxwatch.model import Issue, Resolved
-from ctxwatch.output.report import call_json, issue_json
-from ctxwatch.output.safetext import json_bytes
-from ctxwatch.source.lines import Record
-from ctxwatch.source.tail import (
-    DEFAULT_IDLE_GRACE,
-    DEFAULT_POLL_INTERVAL,
-    DEFAULT_SWEEP_INTERVAL,
-    FileEvent,
-    Notice,
-    Reset,
-    Watcher,
-    watch,
+from ctxwatch.engine.events import (
+    BackfillDone,
+    CallsChanged,
+    Failed,
+    FollowEvent,
+    IssuesChanged,
+    Opened,
+    Progress,
+    ResetSeen,
+    Waiting,
+    WatchChanged,
 )
+from ctxwatch.engine.opening import DETECT_RECORDS, LogError, empty_file_note, resolve_spec
+from ctxwatch.engine.run import Change, Run
+from ctxwatch.formats import SNIFF_BYTES, FormatSpec, detect, sniff_file
+from ctxwatch.model import Issue
+from ctxwatch.source import FileTailer, Line, Reset, Waker, Watcher, skip_to_end
+from ctxwatch.source.wake import DEFAULT_DEBOUNCE_MS, DEFAULT_POLL_INTERVAL, DEFAULT_SWEEP_INTERVAL
+from ctxwatch.tokens import CountingStopped, stop_counting_on
 
-#: Complete records after which an undetectable format is an error rather than "wait for more": detection
-#: looks at the first 50 values of the file's first ``SNIFF_BYTES`` (see :mod:`ctxwatch.formats`).
-DETECT_RECORDS = 50
+#: Bytes of the first backfill slice of the dashboard; each next slice is twice as big, up to ``slice_bytes``: the
+#: first calls reach the screen after 256 KiB instead of megabytes, so a big log shows its dashboard at once.
+FIRST_SLICE_BYTES = 256 * 1024
 
+#: Bytes read per backfill slice at most (progress is given and cancellation checked between slices).
+SLICE_BYTES = 4 * 1024 * 1024
 
-class _Out:
-    """Writes one JSON object per line and flushes; remembers a closed pipe."""
-
-    def __init__(self, out: TextIO) -> None:
-        self.out = out
-        self.closed = False
-
-    def __call__(self, obj: dict[str, Any]) -> None:
-        if self.closed:
-            return
-        self.write(json_bytes(obj))
-
-    def write(self, data: bytes) -> None:
-        """Write one serialized object and a newline, and flush."""
-        if self.closed:
-            return
-        try:
-            self.out.write(data.decode() + "\n")
-            self.out.flush()
-        except (BrokenPipeError, ValueError):  # reader went away (| head) or stream closed
-            self.closed = True
+#: Bytes at the end of the file still read when the backfill is skipped: the latest calls and their flags show
+#: at once.  8 MiB is a fraction of a second of parsing and holds the last dozens to thousands of calls; when the
+#: last complete line alone is longer, that line is read whole instead (:func:`~ctxwatch.source.skip_to_end`).
+SKIP_KEEP_BYTES = 8 * 1024 * 1024
 
 
-def follow_jsonl(
-    path: str,
-    fmt_name: str | None,
-    settings: Settings | None,
-    out: TextIO,
-    stop: threading.Event,
-    poll: bool = False,
-    *,
-    idle_grace: float = DEFAULT_IDLE_GRACE,
-    sweep_interval: float = DEFAULT_SWEEP_INTERVAL,
-    poll_interval: float = DEFAULT_POLL_INTERVAL,
-    watcher: Watcher | None = None,
-) -> None:
-    """Follow ``path`` and print one JSON object per call, reset, issue and notice until ``stop`` is set.
-
-    The file may not exist yet (it is waited for).  Without ``fmt_name`` the format is detected once the
-    file holds complete records; until then records are held back.
+class Follower:
+    """Read one log and follow it, giving :mod:`~ctxwatch.engine.events` to ``emit`` (from the follower's thread).
 
     Args:
-        path: the log file (a JSONL log; whole-file JSON documents cannot be followed).
-        fmt_name: format name (``--format``) or ``None`` to detect.
-        settings: thresholds (``None`` = defaults).
-        out: text stream to write to (``sys.stdout``); flushed after each object.
-        stop: set it from any thread (or a signal handler) to return; the loop checks it at least every
-            50 ms.  Also returns when ``out`` is a closed pipe.
-        poll: poll instead of relying on filesystem events (``--poll``).
-        idle_grace: seconds a half-written last line may stay unchanged before it is reported as an issue.
-        sweep_interval / poll_interval: see :func:`ctxwatch.source.tail.watch` (seconds).
+        path: the log file (it may not exist yet: it is waited for).
+        emit: called with each event.
+        stop: set it to end :meth:`run` (checked at least every ``flush_interval`` seconds, and between the
+            slices of a long text being counted).
+        fmt: format name, or ``None`` to detect.
+        settings: thresholds for the accounting.
+        last: give only the last ``last`` calls of the backfill; later calls all come.
+        cancel_backfill: set it to skip the rest of the backfill (the last :data:`SKIP_KEEP_BYTES` are read).
+        poll: follow by polling only; poll_interval: seconds between polls.
+        flush_interval: least seconds between two :class:`~ctxwatch.engine.events.CallsChanged` (0: after every
+            read); also the longest wait for file events before the follower checks for work.
+        sweep_interval: seconds between stat sweeps while file events are watched.
+        debounce_ms: watchfiles' grouping of changes in milliseconds.
+        slice_bytes / first_slice_bytes: the backfill's slices (the first, then doubling up to ``slice_bytes``;
+            default :data:`SLICE_BYTES` and :data:`FIRST_SLICE_BYTES`, looked up when the follower is created).
+        idle_grace: seconds a half-written last line may stay unchanged before it is reported.
+        wait_for_format: a file whose first records are in no known format is waited for (a job about to write
+            a known one) until :data:`~ctxwatch.engine.opening.DETECT_RECORDS` records; otherwise it fails at once.
+        on_turn: called after each turn of the loop with the follower and whether to act at once (the
+            dashboard recomputes its flags there); :attr:`dirty` says whether calls changed since it was cleared.
         watcher: replacement for ``watchfiles.watch`` (tests).
 
-    Raises:
-        LogError: ``path`` is a directory or not a regular file, ``fmt_name`` is unknown, the format is a
-            whole-file document, or no format recognises the file after :data:`DETECT_RECORDS` records (or
-            ``SNIFF_BYTES`` bytes).
+    Attributes:
+        run_: the run, once the format is known.  tailer: the tailer reading the log (JSONL logs).
+        watch_mode: ``None`` before the live phase, then ``events`` or ``polling``.
+        error: the message of a :class:`~ctxwatch.engine.events.Failed` given, else ``None``.
+        dirty: calls changed (the consumer clears it).  done: set when :meth:`run` has returned.
     """
-    if os.path.isdir(path):
-        raise LogError(f"{path}: is a directory (--follow takes one log file)")
-    check_log_file(path, missing_ok=True)  # (a pipe or a device: refused, as by every command)
-    spec: FormatSpec | None = resolve_spec(path, fmt_name) if fmt_name else None
-    if spec is not None and spec.document:
-        raise LogError(f"{path}: {spec.name} is a whole-file JSON document; --follow needs a JSONL log")
-    emit = _Out(out)
-    if not os.path.exists(path):
-        # (a job about to start: said once, so that a mistyped path is not a silent wait)
-        emit({"event": "notice", "kind": "waiting", "message": f"{path} does not exist yet; waiting for it"})
-    run: Run | None = Run(path, spec, settings) if spec is not None else None
-    held: list[Record | Issue] = []
-    waiting_noted = False
-    paused: Run | None = None  # the run while a replaced file's format is detected again
-    paused_reason = ""
 
-    def skip(data: bytes) -> bool:
-        f = run.reader.skip if run is not None else None
-        return f(data) if f is not None else False
+    def __init__(self, path: str, emit: Callable[[FollowEvent], object], stop: threading.Event, *,
+                 fmt: str | None = None, settings: Settings | None = None, last: int | None = None,
+                 cancel_backfill: threading.Event | None = None, poll: bool = False,
+                 poll_interval: float = DEFAULT_POLL_INTERVAL, flush_interval: float = 0.25,
+                 sweep_interval: float = DEFAULT_SWEEP_INTERVAL, debounce_ms: int = DEFAULT_DEBOUNCE_MS,
+                 slice_bytes: int | None = None, first_slice_bytes: int | None = None,
+                 idle_grace: float | None = None, wait_for_format: bool = False,
+                 on_turn: Callable[[Follower, bool], object] | None = None, watcher: Watcher | None = None) -> None:
+        self.path = path
+        self.emit = emit
+        self.stop = stop
+        self.fmt = fmt
+        self.settings = settings or Settings()
+        self.last = last
+        self.cancel_backfill = cancel_backfill or threading.Event()
+        self.poll = poll
+        self.poll_interval = poll_interval
+        self.flush_interval = flush_interval
+        self.sweep_interval = sweep_interval
+        self.debounce_ms = debounce_ms
+        self.slice_bytes = SLICE_BYTES if slice_bytes is None else slice_bytes
+        self.first_slice_bytes = min(FIRST_SLICE_BYTES if first_slice_bytes is None else first_slice_bytes,
+                                     self.slice_bytes)
+        self.idle_grace = idle_grace
+        self.wait_for_format = wait_for_format
+        self.on_turn = on_turn
+        self.watcher = watcher
+        self.run_: Run | None = None
+        self.tailer: FileTailer | None = None
+        self.watch_mode: str | None = None
+        self.error: str | None = None
+        self.dirty = False
+        self.done = threading.Event()
+        self._added: dict[int, None] = {}  # call indexes, turned into calls when flushed (the run accounts
+        self._updated: dict[int, None] = {}  # parsed calls lazily, in batches)
+        self._issues: list[Issue] = []
+        self._resolved: list[Issue] = []  # issues given earlier that no longer hold
+        self._progress: tuple[int, int] | None = None
+        self._last_flush = -math.inf
+        self._hold = False  # during a --last backfill: collect silently
+        self._redetect = False  # after a reset to an empty file: detect its format at its first line
 
-    changed: dict[int, None] = {}  # calls added or updated since the last flush, in order
-    printed: dict[int, int] = {}  # index -> hash of the object last printed for it
-    calibrated: set[str | None] = set()  # models whose calibration the printed calls already carry
+    # ------------------------------------------------------------------ entry point
+    def run(self) -> None:
+        """Open, backfill and follow until ``stop`` is set.  Never raises for file problems (they are given as
+        :class:`~ctxwatch.engine.events.Failed` or issues)."""
+        self._guarded(self._run)
 
-    def write_change(change: Change) -> None:
-        for issue in change.resolved:
-            emit({"event": "issue_resolved", **issue_json(issue)})
-        for issue in change.issues:
-            if issue.kind != "reset":
-                emit({"event": "issue", **issue_json(issue)})
-        for idx in (*change.added, *change.updated):
-            changed[idx] = None
+    def run_batch(self, paths: list[str]) -> None:
+        """Read batch request and result files joined as one run, and read them again whenever one changes,
+        until ``stop`` is set (:func:`ctxwatch.engine.rewritten.follow_batch`)."""
+        from ctxwatch.engine.rewritten import follow_batch
 
-    def flush_calls() -> None:
-        """Print each call changed since the last flush once, as it stands now (a response's several lines,
-        or a whole backfill batch, make one object per call, not one per line)."""
-        if run is None or not changed:
+        self._guarded(lambda: follow_batch(self, paths))
+
+    def _guarded(self, body: Callable[[], None]) -> None:
+        try:
+            with stop_counting_on(self.stop):
+                body()
+        except CountingStopped:
+            return  # (stop is set: the follower is being closed, and its run with it)
+        finally:
+            if self.tailer is not None:
+                self.tailer.close()
+            self.done.set()
+
+    def _run(self) -> None:
+        from ctxwatch.engine.rewritten import follow_document
+
+        spec = self._open()
+        if spec is None:
             return
-        per_model: dict[str | None, float | None] | None = None
-        run_wide: dict[None, float | None] = {}  # (the run's factor, for a model without one of its own)
-        if any(not run.calls[idx].exact for idx in changed):
-            # (each model's own factor, as report --json gives it: a helper model's calls make another)
-            per_model = run.calibrations()
-            first = [m for m, v in per_model.items() if v is not None and m not in calibrated]
-            if first:
-                # A model's calibration exists from its 3rd call on: its calls printed before then had none, so
-                # they are printed again with it (once per model; later the factor drifts by a little, and each
-                # call keeps the one it was printed with).
-                calibrated.update(first)
-                for c in run.calls:
-                    if c.model in first and not c.exact and c.index in printed:
-                        changed.setdefault(c.index, None)
-        for idx in changed:
-            call = run.calls[idx]
-            cal = None
-            if per_model is not None:
-                if call.model not in per_model and None not in run_wide:
-                    run_wide[None] = run.calibration()  # (asked once per flush: it reads every call)
-                cal = per_model[call.model] if call.model in per_model else run_wide[None]
-            data = json_bytes(call_json(call, cal))
-            h = hash(data)
-            if printed.get(idx) != h:
-                printed[idx] = h
-                emit.write(data)
-        changed.clear()
-
-    def try_detect() -> FormatSpec | None:
-        nonlocal waiting_noted
+        run = self.run_ = Run(self.path, spec, self.settings)
         try:
-            found = detect(path)
-        except OSError:
-            found = None
-        if found is not None:
-            if found.document:
-                raise LogError(f"{path}: {found.name} is a whole-file JSON document; --follow needs a JSONL log")
-            return found
-        n = sum(1 for h in held if isinstance(h, Record))
-        try:
-            size = os.path.getsize(path)
+            size = os.path.getsize(self.path)
         except OSError:
             size = 0
-        if n >= DETECT_RECORDS or size >= SNIFF_BYTES:
-            raise LogError(f"{path}: format not recognised (see `ctxwatch formats`, or pass --format NAME)")
-        if not waiting_noted:
-            waiting_noted = True
-            emit({"event": "notice", "kind": "format_unknown",
-                  "message": "format not recognised yet; waiting for more records (or pass --format)"})
-        return None
+        self.emit(Opened(self.path, spec, size))
+        if spec.document:
+            follow_document(self, spec)
+        else:
+            self._follow_stream(run)
 
-    # Until the format is known, records are only counted (for detection); once it is, the file is read
-    # again from its start so that the format reader's ``skip`` filter sees every raw line.
-    while not stop.is_set():
-        detected = False
-        batches = watch(path, poll=poll, stop_event=stop, idle_grace=idle_grace, sweep_interval=sweep_interval,
-                        poll_interval=poll_interval, skip=skip, watcher=watcher)
+    def fail(self, message: str) -> None:
+        """Give :class:`~ctxwatch.engine.events.Failed` and remember it in :attr:`error`."""
+        self.error = message
+        self.emit(Failed(message))
+
+    # ------------------------------------------------------------------ opening
+    def _open(self) -> FormatSpec | None:
+        """The format, once known.  A file that does not exist yet (a job about to write it) or is empty is waited
+        for, and so, with ``wait_for_format``, is one whose records are not recognised yet."""
+        said: set[str] = set()  # (each reason to wait is said once)
+        noted: Issue | None = None  # (an empty file's note, withdrawn when it is no longer empty)
+
+        def wait(kind: str, message: str) -> None:
+            if message not in said:
+                self.emit(Waiting(kind, message))
+                said.add(message)
+            self.stop.wait(self.poll_interval)
+
         try:
-            for batch in batches:
-                for item in batch:
-                    if isinstance(item, Notice):
-                        emit({"event": "notice", "kind": item.kind, "message": item.message})
-                        continue
-                    assert isinstance(item, FileEvent)
-                    ev = item.event
-                    # One file is followed: name it as the user did (the watcher reports absolute paths), so
-                    # every object's `file` stays the same before and after a reset.
-                    if isinstance(ev, Reset):
-                        if run is not None:
-                            write_change(run.finish())
-                            flush_calls()
-                            if fmt_name is None:
-                                # The new file may be in another format: its first records are held until it
-                                # is detected again, then the run goes on with that format's reader.
-                                paused, paused_reason, run = run, ev.reason, None
-                            else:
-                                run.reset(ev.reason, path)
-                        else:
-                            held.clear()
-                        emit({"event": "reset", "reason": ev.reason, "path": path})
-                        calibrated.clear()  # (the new file's calls get their models' factors afresh)
-                    elif isinstance(ev, Resolved):
-                        # (issues carry the path as given, see below)
-                        done = Resolved(path, ev.line, ev.kind)
-                        if run is not None:
-                            write_change(run.feed_record(done))
-                        else:
-                            held[:] = [h for h in held if not (isinstance(h, Issue) and
-                                                               (h.path, h.line, h.kind) == (path, ev.line, ev.kind))]
-                    elif isinstance(ev, Record | Issue):
-                        if isinstance(ev, Issue):
-                            ev.path = path
-                        if run is None:
-                            held.append(ev)
-                        else:
-                            write_change(run.feed_record(ev))
-                if run is not None:
-                    # (the notes check gives at the end of a read, kept up to date as the file grows, as the
-                    # dashboard shows them: Claude Code's subagent note, an empty file's)
-                    write_change(run.refresh_notes())
-                flush_calls()
-                if run is None and any(isinstance(h, Record) for h in held):
-                    spec = try_detect()
+            while not self.stop.is_set():
+                empty = empty_file_note(self.path) if os.path.lexists(self.path) else None
+                if empty != noted:
+                    self.emit(IssuesChanged([empty] if empty else [], [noted] if noted else []))
+                    noted = empty
+                if not os.path.lexists(self.path):
+                    wait("waiting", f"{self.path} does not exist yet; waiting for it")
+                    continue
+                if self.fmt is None and _empty(self.path):
+                    wait("empty", f"{os.path.basename(self.path)} is empty: waiting for its first record to "
+                                  "detect the format")
+                    continue
+                try:
+                    if self.fmt is not None or not self.wait_for_format:
+                        return resolve_spec(self.path, self.fmt)
+                    spec = detect(self.path)
                     if spec is not None:
-                        if paused is not None:
-                            run, paused = paused, None
-                            run.reset(paused_reason, path, spec)
-                        else:
-                            run = Run(path, spec, settings)
-                        held.clear()
-                        detected = True
-                        break
-                if emit.closed:
-                    stop.set()
-                    break
+                        return spec
+                    if _records_enough(self.path):
+                        raise LogError(f"{self.path}: format not recognised (see `ctxwatch formats`, or pass "
+                                       "--format NAME)")
+                except (LogError, OSError) as exc:
+                    self.fail(str(exc) if isinstance(exc, LogError) else f"{self.path}: cannot read ({exc})")
+                    return None
+                wait("format_unknown", "format not recognised yet; waiting for more records (or pass --format)")
+            return None
         finally:
-            batches.close()
-        if not detected:
-            break
-    if run is not None and not emit.closed:
-        write_change(run.finish())
-        flush_calls()
+            if noted is not None:
+                # (the run that reads the file gives its own notes, an empty_file one included if it is blank)
+                self.emit(IssuesChanged([], [noted]))
+
+    # ------------------------------------------------------------------ JSONL streams
+    def _follow_stream(self, run: Run) -> None:
+        grace = self.idle_grace
+        tailer = self.tailer = FileTailer(self.path) if grace is None else FileTailer(self.path, idle_grace=grace)
+        grace = tailer.idle_grace
+        # A backfill slice usually ends inside a line, and accounting a slice can take longer than the idle grace
+        # on a loaded machine: no line is idle before the backfill has caught up with the file.
+        tailer.idle_grace = math.inf
+        self._hold = self.last is not None
+        cancelled = False
+        resumed: int | None = None
+        skipped_from, calls_before = None, 0
+        slice_bytes = self.first_slice_bytes
+        while not self.stop.is_set():
+            if self.cancel_backfill.is_set():
+                offset, line = skip_to_end(self.path, SKIP_KEEP_BYTES)
+                if offset > tailer.offset:
+                    skipped_from, calls_before = tailer.line, len(run.calls)
+                    tailer.close()
+                    tailer = self.tailer = FileTailer(self.path, offset, line, idle_grace=grace)
+                    resumed = line
+                cancelled = True
+                break
+            self._step(run, slice_bytes)
+            slice_bytes = min(self.slice_bytes, 2 * slice_bytes)
+            self._progress = (tailer.position, max(tailer.size, tailer.position))
+            if tailer.lag == 0:
+                break
+            self.flush()
+        tailer.idle_grace = grace
+        if self._hold:
+            self._hold = False
+            keep = run.calls[-self.last:] if self.last else run.calls
+            self._added = dict.fromkeys(c.index for c in keep)
+            self._updated.clear()
+        self._progress = None
+        self.flush(force=True)
+        waker = Waker(self.path, self.stop, poll=self.poll, poll_interval=self.poll_interval,
+                      sweep_interval=self.sweep_interval, tick=self.flush_interval or 0.25,
+                      debounce_ms=self.debounce_ms, watcher=self.watcher)
+        self._watching(waker.mode, waker.why)
+        self.emit(BackfillDone(cancelled, resumed, skipped_from, calls_before))
+        self.turn(force=True)
+        for wake in waker:
+            if wake.notice is not None:
+                self._watching(waker.mode, wake.notice)
+            if wake.event and not wake.sweep:
+                self._step(run)
+            if wake.sweep:
+                waker.swept(self._step(run) > 0)
+            self.flush()
+            self.turn()
+
+    def _watching(self, mode: str, why: str | None) -> None:
+        self.watch_mode = mode
+        self.emit(WatchChanged(mode, self.poll_interval, why))
+
+    def _step(self, run: Run, max_bytes: int | None = None) -> int:
+        """Poll the tailer once and feed the run; return the bytes read.
+
+        A first ``poll(0)`` only checks the file's identity and size (draining a rotated file into the old
+        reader), so that a reset is handled, and the new reader in place, before any byte of the new file is fed.
+        """
+        tailer = self.tailer
+        assert tailer is not None
+        before = tailer.bytes_read
+        self._feed(run, tailer.poll(0))
+        self._feed(run, tailer.poll(max_bytes))
+        # A followed file never finishes: the notes a whole read ends with are kept up to date as it is read.
+        self.take(run.refresh_notes())
+        return tailer.bytes_read - before
+
+    def _feed(self, run: Run, events: list[Any]) -> None:
+        """Feed the tailer's events, handling resets between them."""
+        start = 0
+        for i, ev in enumerate(events):
+            if isinstance(ev, Reset):
+                self.take(run.feed_lines(events[start:i]))
+                self._reset(run, ev)
+                start = i + 1
+        rest = events[start:]
+        if self._redetect and any(isinstance(ev, Line) for ev in rest):
+            self._redetect = False
+            spec = self._detect_again(run)
+            if spec is not None:
+                run.use_format(spec)
+                self.emit(ResetSeen("replaced", len(run.calls), format_name=spec.name))
+        self.take(run.feed_lines(rest))
+
+    def _detect_again(self, run: Run) -> FormatSpec | None:
+        """The format of the file now at the path, when it is another one than the run's (``None`` when it is the
+        same, a document, not detected, or forced with ``--format``)."""
+        if self.fmt is not None:
+            return None
+        try:
+            spec = detect(self.path)
+        except OSError:
+            return None
+        return None if spec is None or spec.document or spec is run.spec else spec
+
+    def _reset(self, run: Run, ev: Reset) -> None:
+        self.take(run.finish())  # what the old reader held back (its notes, made final)
+        self.flush(force=True)
+        spec = self._detect_again(run)
+        # An empty new file says nothing of its format yet: it is detected again at its first line.
+        self._redetect = spec is None and self.fmt is None and _empty(self.path)
+        run.reset(ev.reason, ev.path, spec)
+        self.dirty = True
+        self.emit(ResetSeen(ev.reason, len(run.calls), format_name=spec.name if spec is not None else None))
+
+    # ------------------------------------------------------------------ giving what changed
+    def take(self, change: Change) -> None:
+        """Collect what ``change`` did, to be given at the next flush.  Withdrawals are taken first, as consumers
+        apply them: a note withdrawn and given again, equal, stays; one not given yet is simply dropped."""
+        if change.resolved:
+            self._resolved.extend(i for i in change.resolved if i not in self._issues)
+            self._issues = [i for i in self._issues if i not in change.resolved]
+        self._issues.extend(change.issues)
+        if change.added or change.updated:
+            self.dirty = True
+        if self._hold:
+            return
+        for i in change.added:
+            self._added[i] = None
+        for i in change.updated:
+            if i not in self._added:
+                self._updated[i] = None
+
+    def publish(self, run: Run, last: int | None = None) -> None:
+        """Give every call of ``run`` (its last ``last``) and its issues afresh (a log read whole again)."""
+        self.run_ = run
+        calls = run.calls[-last:] if last else run.calls
+        self._added = dict.fromkeys(c.index for c in calls)
+        self._updated = {}
+        self._issues = list(run.issues)
+        self.dirty = True
+        self.flush(force=True)
+
+    def flush(self, force: bool = False) -> None:
+        """Give what accumulated, at most once per ``flush_interval`` unless ``force``: the issues (in file order)
+        before the calls read with them."""
+        now = time.monotonic()
+        if not force and now - self._last_flush < self.flush_interval:
+            return
+        sent = False
+        if self._progress is not None:
+            self.emit(Progress(*self._progress))
+            sent = True
+        if self._issues or self._resolved:
+            self.emit(IssuesChanged(self._issues, self._resolved))
+            self._issues, self._resolved = [], []
+            sent = True
+        run = self.run_
+        if (self._added or self._updated) and run is not None:
+            calls = run.calls
+            # (the calibrations of every call read, as report computes them: O(calls), once per flush)
+            self.emit(CallsChanged([calls[i] for i in self._added if i < len(calls)],
+                                   [calls[i] for i in self._updated if i < len(calls)], run.factors()))
+            self._added, self._updated = {}, {}
+            sent = True
+        if sent:
+            self._last_flush = now
+
+    def turn(self, force: bool = False) -> None:
+        """One turn of the loop is done: call ``on_turn`` (``force``: the consumer should act at once)."""
+        if self.on_turn is not None:
+            self.on_turn(self, force)
+
+
+def _empty(path: str) -> bool:
+    """True when ``path`` is an empty file (or cannot be stat'ed): no record to detect a format from."""
+    try:
+        return os.path.isfile(path) and os.path.getsize(path) == 0
+    except OSError:
+        return False
+
+
+def _records_enough(path: str) -> bool:
+    """True when the file's head holds :data:`~ctxwatch.engine.opening.DETECT_RECORDS` values or is
+    :data:`~ctxwatch.formats.SNIFF_BYTES` long: what detection looks at is there, so waiting cannot help."""
+    try:
+        sn = sniff_file(path)
+        return len(sn.values) >= DETECT_RECORDS or os.path.getsize(path) >= SNIFF_BYTES
+    except OSError:
+        return False

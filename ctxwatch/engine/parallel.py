@@ -1,18 +1,11 @@
-"""Reading big logs with worker processes (headless commands only).
+"""Worker processes for headless reads of big inputs: when to use them, and a fork-based map.
 
-Parsing JSON and normalizing records is CPU-bound Python, so one process reads at most one core's worth.
-Two shapes of work split cleanly:
-
-* a folder of logs: files are independent until their calls meet in the run (:mod:`ctxwatch.engine.folder`);
-* one big file of a format whose records are independent (``FormatSpec.records_independent``: each request
-  record carries its whole prompt, as the canonical request/response wrapper does): byte ranges cut at line
-  starts are read and accounted by separate workers (:func:`read_ranges`).
-
-Workers are forked (Linux only), so they share the parent's loaded modules, tokenizer and hash seed
-(content hashes stay comparable), and nothing is pickled but the results.  A parallel read is declined,
-and the caller reads serially, when it cannot pay off or is not safe: small inputs, one core, no ``fork``
-start method, or other threads alive in the parent (forking a threaded process can deadlock the child; the
-dashboard, which runs threads, never reads in parallel).
+Parsing JSON and normalizing records is CPU-bound Python, so one process reads at most one core's worth.  Two
+shapes of work split cleanly: a folder's files (:mod:`ctxwatch.engine.folder`) and the line ranges of one big file
+of independent records (:func:`ctxwatch.engine.reading.read_ranges`).  Workers are forked (Linux only), sharing
+the parent's modules, tokenizer and hash seed; nothing is pickled but the results.  A parallel read is declined,
+and the caller reads serially, when it cannot pay off or is not safe: small inputs, one core, no ``fork``, or
+other threads alive (forking a threaded process can deadlock the child: the dashboard never reads in parallel).
 """
 
 from __future__ import annotations
@@ -25,10 +18,6 @@ import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from typing import Any, TypeVar
-
-from ctxwatch.config import Settings
-from ctxwatch.formats import FormatSpec, get_format
-from ctxwatch.model import Call, Issue
 
 #: Inputs smaller than this (bytes) are read serially: starting workers and sending results back costs
 #: more than it saves below a few hundred milliseconds of parsing (measured on the benchmark runs).
@@ -155,7 +144,7 @@ def line_ranges(path: str, parts: int) -> list[tuple[int, int]]:
     return [(a, b) for a, b in itertools.pairwise(cuts) if b > a]
 
 
-def _line_number_at(path: str, offset: int) -> int:
+def line_number_at(path: str, offset: int) -> int:
     """The 1-based number of the line starting at byte ``offset`` (newlines before it, plus one)."""
     n = 1
     left = offset
@@ -167,38 +156,3 @@ def _line_number_at(path: str, offset: int) -> int:
             n += block.count(b"\n")
             left -= len(block)
     return n
-
-
-def _read_range(path: str, fmt: str, start: int, end: int, settings: Settings
-                ) -> tuple[list[Call], list[Issue], int]:
-    """Worker task: read and account the records in ``[start, end)`` of ``path`` with a fresh run."""
-    from ctxwatch.engine.run import Run
-
-    worker_start()
-    spec = get_format(fmt)
-    run = Run(path, spec, settings)
-    records = run.read_range(path, start, end, _line_number_at(path, start))
-    return run.calls, run.issues, records
-
-
-def read_ranges(path: str, spec: FormatSpec, settings: Settings
-                ) -> Iterator[tuple[list[Call], list[Issue], int]] | None:
-    """Per-range ``(calls, issues, records)`` of a big file of independent records, read by workers in file
-    order; ``None`` when a serial read is better (see :func:`workers_for`) or the format's records depend on
-    each other.  The tokenizer is loaded before the fork, so the workers share it."""
-    if not spec.records_independent or spec.document:
-        return None
-    try:
-        size = os.path.getsize(path)
-    except OSError:
-        return None
-    n = workers_for(size, MAX_WORKERS)
-    if not n:
-        return None
-    ranges = line_ranges(path, n)
-    if len(ranges) < 2:
-        return None
-    from ctxwatch.tokens import get_tokenizer
-
-    get_tokenizer("o200k_base")  # (loaded once here rather than once per worker)
-    return fork_map(_read_range, [(path, spec.name, a, b, settings) for a, b in ranges], len(ranges))

@@ -3,7 +3,7 @@
 Layout of the package:
 
 * :mod:`ctxwatch.ui.feed`: the reading loop that runs in a worker thread (backfill, then live follow: a
-  :class:`ctxwatch.source.tail.FileTailer` woken by ``watchfiles`` events on the log's folder, or polling with
+  :class:`ctxwatch.source.FileTailer` woken by ``watchfiles`` events on the log's folder, or polling with
   ``--poll`` and as a fall back) and posts :mod:`ctxwatch.ui.messages` to the app, coalesced to at most four
   updates per second.
 * :mod:`ctxwatch.ui.app`: :class:`~ctxwatch.ui.app.CtxwatchApp`; its message handlers own the state and push

@@ -74,7 +74,7 @@ class IssuesChanged(FeedMessage):
 
 
 class ResetSeen(FeedMessage):
-    """The followed file was truncated, rotated, replaced or deleted (see :class:`ctxwatch.source.tail.Reset`).
+    """The followed file was truncated, rotated, replaced or deleted (see :class:`ctxwatch.source.Reset`).
 
     Attributes:
         reason: ``truncated`` | ``rotated`` | ``replaced`` | ``deleted`` | ``recreated`` | ``rewritten`` |

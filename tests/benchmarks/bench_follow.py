@@ -9,13 +9,13 @@ Run::
 300 MB log: ``bench_follow.py 300 0 dashboard``).  Prints ``name: value (target)`` lines:
 
 * ``follow_jsonl latency p50/p95``: a writer thread appends 20 canonical calls per second (a growing agent
-  history, one ``write`` per record) to a temp log while :func:`ctxwatch.engine.follow.follow_jsonl` runs in
+  history, one ``write`` per record) to a temp log while :func:`ctxwatch.output.follow.follow_jsonl` runs in
   another thread; latency = time the call's JSON object was written out - time its record was appended
   (target p95 <= 150 ms, issue 4);
 * ``cli latency p50/p95``: the same with the real command ``ctxwatch report PATH --follow --jsonl`` as a
   subprocess (stdout read line by line);
 * the same two with ``--poll`` (target p95 <= poll interval + 150 ms);
-* ``tail first batch`` / ``tail full read``: a :class:`~ctxwatch.source.tail.FileTailer` reading a generated log of
+* ``tail first batch`` / ``tail full read``: a :class:`~ctxwatch.source.FileTailer` reading a generated log of
   SIZE_MB from start to end in 8 MiB slices (the first slice is what a dashboard can show at once; target
   < 1 s), with throughput, record count, the ratio to a plain unparsed read of the same file, and peak RSS.
   The file is generated in a temp dir and deleted.  A file bigger than the page cache is read from disk.
@@ -52,9 +52,9 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from ctxwatch.config import Settings  # noqa: E402
-from ctxwatch.engine.follow import follow_jsonl  # noqa: E402
-from ctxwatch.source.lines import Record  # noqa: E402
-from ctxwatch.source.tail import DEFAULT_BATCH_BYTES, DEFAULT_POLL_INTERVAL, FileTailer  # noqa: E402
+from ctxwatch.output.follow import SLICE_BYTES as DEFAULT_BATCH_BYTES  # noqa: E402
+from ctxwatch.output.follow import follow_jsonl  # noqa: E402
+from ctxwatch.source import DEFAULT_POLL_INTERVAL, FileTailer, Line  # noqa: E402
 
 RATE = 20  # calls per second (issue 4)
 WORDS = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa", "lambda", "mu",
@@ -233,9 +233,9 @@ def bench_big(path: Path) -> None:
     tailer = FileTailer(path)
     first = tailer.poll(max_bytes=DEFAULT_BATCH_BYTES)
     t_first = time.perf_counter() - t0
-    n = sum(isinstance(e, Record) for e in first)
+    n = sum(isinstance(e, Line) for e in first)
     while tailer.lag > 0:
-        n += sum(isinstance(e, Record) for e in tailer.poll(max_bytes=DEFAULT_BATCH_BYTES))
+        n += sum(isinstance(e, Line) for e in tailer.poll(max_bytes=DEFAULT_BATCH_BYTES))
     total = time.perf_counter() - t0
     tailer.close()
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

@@ -1,0 +1,238 @@
+"""Finding the logs of folders: which files are logs, each once, newest first, and notes for those left out.
+
+A folder of sessions (a Claude Code project folder, a Codex sessions tree) holds logs beside files that are not
+(a config an agent writes, compressed archives, pipes): every file left out gets a note, as ``report`` gives it,
+so that none is missed unseen.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+
+from ctxwatch.engine.activity import activity_of
+from ctxwatch.engine.opening import JsonArray, LogError, UnknownFormat, check_log_file, resolve_spec
+from ctxwatch.formats import detect
+from ctxwatch.model import Issue
+
+#: File name endings read when a folder is given.
+LOG_SUFFIXES = (".jsonl", ".json", ".traj", ".eval")
+#: Compressed logs (rotated and archived by log shippers): not read (detail views re-read message bodies by
+#: byte offset, which a compressed stream cannot serve), but named in a note rather than left out unseen.
+COMPRESSED_SUFFIXES = tuple(f"{s}{z}" for s in LOG_SUFFIXES for z in (".gz", ".bz2", ".xz", ".zst"))
+#: The message of a compressed log's ``skipped_file`` note (matched to count those notes).
+COMPRESSED_NOTE = "compressed log: not read; decompress it to include it"
+
+
+
+#: Formats whose files are joined into calls across files (by ``custom_id``), not read one by one.
+BATCH_FORMATS = frozenset({"openai-batch", "anthropic-batch"})
+
+
+
+def list_logs(folder: str, skipped: list[Issue] | None = None) -> list[str]:
+    """Log files under ``folder`` (recursively), newest first by modification time.
+
+    Only regular files (symlinks to them included): a FIFO or a device named ``*.jsonl`` would block a read.
+    ``skipped``: when given, receives an ``unreadable`` issue for each log-named file that is not read (a
+    pipe, a device, a dangling link or a link loop), so that none is left out unseen.
+    """
+    found: list[tuple[float, str]] = []
+    ids: dict[tuple[int, int], list[str]] = {}
+
+    def unreadable_folder(exc: OSError) -> None:
+        # (a subfolder that cannot be listed, say for its permissions, would leave its logs out unseen)
+        if skipped is not None and exc.filename is not None:
+            where = os.fsdecode(exc.filename)
+            skipped.append(Issue(where, 0, "unreadable", f"{where}: folder cannot be read "
+                                                       f"({exc.strerror or exc}); its logs are not read"))
+
+    for root, _dirs, files in os.walk(folder, onerror=unreadable_folder):
+        for name in sorted(files):
+            if name.endswith(COMPRESSED_SUFFIXES) and skipped is not None:
+                skipped.append(Issue(os.path.join(root, name), 0, "skipped_file", COMPRESSED_NOTE))
+                continue
+            if name.endswith(LOG_SUFFIXES):
+                p = os.path.join(root, name)
+                try:
+                    check_log_file(p)
+                    st = os.stat(p)
+                except (LogError, OSError) as exc:
+                    if skipped is not None:
+                        skipped.append(Issue(p, 0, "unreadable", f"{exc}; skipped"))
+                    continue
+                ids.setdefault((st.st_dev, st.st_ino), []).append(p)
+                found.append((st.st_mtime, p))
+    # A link to a log of the same folder (latest.jsonl -> run-3.jsonl) or a hard link is one log: read once,
+    # under its own name rather than a link's.
+    dropped: set[str] = set()
+    for names in ids.values():
+        if len(names) > 1:
+            keep = min(names, key=lambda n: (os.path.islink(n), n))
+            for n in names:
+                if n != keep:
+                    dropped.add(n)
+                    if skipped is not None:
+                        skipped.append(_same_file(n, keep))
+    return [p for _, p in sorted(found, reverse=True) if p not in dropped]
+
+
+def _same_file(path: str, first: str) -> Issue:
+    """The note of a path that names a log already read under another name (a link, or given twice)."""
+    what = "given twice" if path == first else f"the same file as {first}"
+    return Issue(path, 0, "same_file", f"{what}; read once")
+
+
+def unique_files(files: list[str], notes: list[Issue] | None = None) -> list[str]:
+    """``files`` with each file once (a path given twice, a file also inside a given folder, links), in order;
+    a ``same_file`` note in ``notes`` for each one dropped.  Logs without ids (claude-trace, id-less canonical
+    records) would otherwise count every call twice."""
+    seen: dict[tuple[int, int], str] = {}
+    out: list[str] = []
+    for f in files:
+        try:
+            st = os.stat(f)
+        except OSError:
+            out.append(f)  # (reported when it is read)
+            continue
+        key = (st.st_dev, st.st_ino)
+        if key in seen:
+            if notes is not None:
+                notes.append(_same_file(f, seen[key]))
+        else:
+            seen[key] = f
+            out.append(f)
+    return out
+
+
+def skipped_note(path: str, why: LogError | None) -> Issue:
+    """The issue of a file in a folder that is not read: unreadable (with the reason) or in no known format."""
+    if why is not None and not isinstance(why, UnknownFormat):
+        return Issue(path, 0, "unreadable", str(why))
+    if isinstance(why, JsonArray):
+        return Issue(path, 0, "skipped_file", f"{str(why).removeprefix(f'{path}: ')}; skipped")
+    return Issue(path, 0, "skipped_file", "format not recognised; skipped")
+
+
+
+def list_paths(paths: Sequence[str], notes: list[Issue] | None = None) -> list[str]:
+    """The log files named by ``paths``: folders expanded with :func:`list_logs`, files as given
+    (if they exist); newest first, each file once (by device and inode: ``run.jsonl ./run.jsonl``, a link).
+    ``notes``, when given, receives :func:`list_logs`' notes about files of the folders that
+    are not read (compressed logs, pipes).
+
+    Newest is by the last call's timestamp, as ``report`` orders sessions (a copied folder gives every file the
+    same modification time); files whose calls carry no timestamp come after them, by modification time (as
+    report puts sessions without timestamps last)."""
+    named: list[str] = []
+    for p in paths:
+        try:
+            if os.path.isdir(p):
+                named.extend(list_logs(p, notes))
+            elif os.path.isfile(p):
+                named.append(p)
+        except OSError:
+            continue
+    found: dict[str, tuple[bool, float]] = {}
+    for f in unique_files(named):  # (a file named twice, or by a link, is one session)
+        try:
+            act, content = activity_of(f)
+        except OSError:
+            continue
+        found[f] = (content, act)
+    return sorted(found, key=lambda f: found[f], reverse=True)
+
+
+#: What :func:`log_files` remembers of a file: modification time, size in bytes, whether it is a log, its
+#: format's name (``None``: not detected) and why it is not a log (``None``: it is, or no reason to give).
+FileMemo = tuple[float, int, bool, str | None, UnknownFormat | None]
+
+
+def log_files(paths: Sequence[str], fmt: str | None = None,
+              memo: dict[str, FileMemo] | None = None) -> tuple[list[str], list[Issue]]:
+    """:func:`list_paths`, without the files found in a folder that are in no known format (a ``config.json``
+    an agent writes beside its logs, a plan exported into the folder): those are not sessions, and following
+    the newest of them would replace a readable session by an error.  Files named on their own, and every file
+    under a forced ``fmt``, are kept.
+
+    Args:
+        paths: files and folders, as given to the dashboard.
+        fmt: the forced format, or ``None`` (detect).
+        memo: ``path ->`` :data:`FileMemo`, kept between calls, so that an unchanged file is detected once (a
+            file that was not recognised is detected again when it changes).
+
+    Returns:
+        ``(logs, left_out)``: the log files, newest first, and a ``skipped_file`` note for each file of the
+        folders that was left out, as ``report`` gives them: in no known format, or compressed (a folder holding
+        only those is not empty), or an ``unreadable`` one (a pipe, a dangling link).
+    """
+    notes: list[Issue] = []
+    files = list_paths(paths, notes)
+    if fmt:
+        return files, notes
+    named = {os.path.abspath(p) for p in paths if not os.path.isdir(p)}
+    memo = {} if memo is None else memo
+    out = []
+    for f in files:
+        if os.path.abspath(f) in named:
+            out.append(f)
+            continue
+        try:
+            st = os.stat(f)
+        except OSError:
+            continue
+        known = memo.get(f)
+        if known is None or known[:2] != (st.st_mtime, st.st_size):
+            name, why = None, None
+            try:
+                # An empty file reads as a log being created, but JSON documents (.json, .traj) are written
+                # whole: an empty one is not a session yet (a settings.json being created).
+                ok = st.st_size > 0 or f.endswith(".jsonl")
+                if ok:
+                    name = resolve_spec(f, None).name
+            except UnknownFormat as exc:
+                ok, why = False, exc  # (a JSON array of records: the note says how to convert it)
+            except LogError:
+                ok = True  # unreadable now (permissions, a race): the feed says why when it is opened
+            known = memo[f] = (st.st_mtime, st.st_size, ok, name, why)
+        if known[2]:
+            out.append(f)
+        else:
+            notes.append(skipped_note(f, known[4]))
+    batch = [f for f in out if f in memo and memo[f][3] in BATCH_FORMATS and os.path.abspath(f) not in named]
+    if batch and len(batch) < len(out):
+        # Batch files beside sessions: a request file alone would show every request without its usage, a
+        # result file alone every result without its prompt; they are joined only together (as the folder's
+        # report joins them), so they are named instead of listed as sessions.
+        for f in batch:
+            out.remove(f)
+            notes.append(Issue(f, 0, "skipped_file", BATCH_BESIDE_SESSIONS_NOTE))
+    return out, notes
+
+
+#: The note of a batch file in a folder that also holds session logs (:func:`log_files`).
+BATCH_BESIDE_SESSIONS_NOTE = ("batch file beside session logs: not a session of its own; open the batch files "
+                              "together (ctxwatch IN OUT), or `ctxwatch report FOLDER` joins them")
+
+
+def is_batch_set(files: Sequence[str], fmt: str | None = None) -> bool:
+    """True when ``files`` are batch files to open as one joined run: every file whose format is recognised
+    (``fmt``, or detected) is an OpenAI or Anthropic batch file (:data:`BATCH_FORMATS`), and at least one is.
+    Files of no known format are left to the join, which reports them; the first file of another format
+    (a Claude Code session, a Codex rollout) ends the check, so a folder of sessions costs one detection."""
+    found = False
+    for f in files:
+        try:
+            # (detected, not resolved: an empty file, say a result file about to be written, is no log of any
+            # format yet and decides nothing; resolving it would call it a canonical log being written)
+            spec = resolve_spec(f, fmt) if fmt else detect(f)
+        except (LogError, OSError):
+            continue
+        if spec is None:
+            continue
+        if spec.name not in BATCH_FORMATS:
+            return False
+        found = True
+    return found
+
+

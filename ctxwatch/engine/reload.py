@@ -1,0 +1,81 @@
+"""Re-reading one call's text from disk, by its byte range, for the detail view and the planner.
+
+A run keeps no message bodies: a call's summary remembers where its record is, and its format's reader reads
+that record again (from the file's start, for formats whose calls depend on earlier records).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from ctxwatch.engine.run import Run
+from ctxwatch.formats import FormatSpec, Output
+from ctxwatch.model import Call, ParsedCall
+from ctxwatch.source import Record, decode_line, iter_records, read_document
+
+
+def reload_call(run: Run, index: int) -> ParsedCall | None:
+    """Re-read call ``index`` of ``run`` from disk, text included (for the detail view and the planner).
+
+    See :func:`reload_parsed`; returns ``None`` if the call can no longer be found.
+    """
+    return reload_parsed(run.spec, run.calls[index])
+
+
+def reload_parsed(spec: FormatSpec, call: Call) -> ParsedCall | None:
+    """Re-read one call's text from disk, given only its format and its summary (thread-safe: it touches
+    no :class:`Run`, so a UI can call it while a reader thread owns the run).
+
+    Formats whose calls depend on earlier records (``needs_prefix``) are re-read from the file's start up to
+    the call's last byte; others from the record's own byte range.  Returns ``None`` if the file changed so
+    that the call can no longer be found.
+    """
+    src = call.source
+    # A joined batch call keeps the path of its request file; its reader needs it to re-read the request.
+    input_path = call.extra.get("input_path")
+    reader = spec.reader(src.path, input_path=input_path) if input_path else spec.reader(src.path)
+    reader.full_history = True  # the opened call needs its text, whatever the summary pass left out
+    want = call.key
+    found: ParsedCall | None = None
+
+    def pick(outputs: Iterable[Output]) -> None:
+        nonlocal found
+        for out in outputs:
+            if isinstance(out, ParsedCall) and (
+                (want and out.key == want) or (not want and out.source.byte_start == src.byte_start
+                                               and out.source.line == src.line)):
+                found = out
+
+    try:
+        if spec.document:
+            value, issue = read_document(src.path)
+            pick(reader.feed_document(src.path if issue and src.path.endswith(".eval") else value))
+            pick(reader.finish())
+            return found
+        if spec.needs_prefix:
+            for rec in iter_records(src.path, skip=reader.skip):
+                if isinstance(rec, Record):
+                    if rec.byte_start >= src.byte_end and found is not None:
+                        break
+                    pick(reader.feed(rec))
+            pick(reader.finish())
+            return found
+        with open(src.path, "rb") as fh:
+            fh.seek(src.byte_start)
+            data = fh.read(src.byte_end - src.byte_start)
+    except OSError:
+        return None
+    # (``data`` is rebound and then dropped as soon as it is parsed: a line of tens of megabytes is not held twice
+    # while it is parsed, nor at all while its messages are built)
+    data = data.rstrip(b"\n")
+    values, _ = decode_line(data, src.path, src.line, first=src.byte_start == 0)
+    del data
+    outs = [o for i, v in enumerate(values)
+            for o in reader.feed(Record(v, src.line, src.line_end, src.byte_start, src.byte_end, i))]
+    pick(outs)
+    if found is None and want and want.startswith("content:"):
+        # A record keyed by its content (ctxwatch.formats.canonical.ResponseIds.content) is numbered among the
+        # identical records read before it in its file; read alone it is the first: the same content is the call.
+        found = next((o for o in outs if isinstance(o, ParsedCall) and o.key
+                      and o.key.split(":", 2)[:2] == want.split(":", 2)[:2]), None)
+    return found

@@ -1,0 +1,252 @@
+"""Lines of a log to JSON values, never raising on damaged input.
+
+Logs are untrusted and often damaged: half-written last lines, two records glued together by an interrupted
+write, objects concatenated with no newline, a UTF-8 BOM, CRLF line ends, NUL bytes, invalid UTF-8.  Every
+problem becomes an :class:`~ctxwatch.model.Issue` with the file and line number, and reading goes on.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import orjson
+
+from ctxwatch.model import Issue
+from ctxwatch.source.lines import DEFAULT_MAX_LINE_BYTES, Line, read_lines
+
+_T = TypeVar("_T")
+
+
+@dataclass(slots=True)
+class Record:
+    """One JSON value read from a log.
+
+    Attributes:
+        value: the decoded JSON value.
+        line: 1-based first line; ``line_end`` the last line.
+        byte_start / byte_end: offsets of the value's line(s) in the file (end exclusive).
+        part: index of the value within its line when several values were glued on one line, else 0.
+    """
+
+    value: Any
+    line: int
+    line_end: int
+    byte_start: int
+    byte_end: int
+    part: int = 0
+
+
+#: Longest integer literal converted to an ``int`` (Python's default limit on int/str conversions, which exists
+#: because converting longer ones is quadratic): a longer one is read as ``inf``, a value beyond any count.
+MAX_INT_DIGITS = 4300
+
+
+def _parse_int(text: str) -> int | float:
+    return int(text) if len(text.lstrip("-")) <= MAX_INT_DIGITS else float("-inf" if text[0] == "-" else "inf")
+
+
+_decoder = json.JSONDecoder(parse_int=_parse_int)
+
+
+def _split_glued(text: str) -> tuple[list[Any], list[str]]:
+    """Decode every JSON value found in ``text``; return ``(values, problems)``.
+
+    Handles objects concatenated with or without whitespace, and a truncated stub followed by a complete
+    record (an interrupted write): after a failure it resumes at the next ``{`` that starts a record, which is one
+    that is not a value inside the stub (not preceded by ``[``, ``,`` or ``:``) and from which the rest of the
+    line decodes as whole values.  A truncated line holds complete inner objects (a content block, a usage
+    block); taking one of those for a record would invent one.
+    """
+    values: list[Any] = []
+    problems: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        while i < n and text[i] in " \t\r\n\x00":
+            i += 1
+        if i >= n:
+            break
+        try:
+            value, end = _decoder.raw_decode(text, i)
+        except RecursionError:
+            # (orjson refuses more than 1,024 levels of nesting; the stdlib decoder recurses until Python's
+            # stack limit)
+            problems.append("invalid JSON: nested too deeply to decode")
+            break
+        except json.JSONDecodeError as exc:
+            # (json's messages that end in "at" ("Unterminated string starting at", "Invalid control character
+            # at") leave the position to the text json appends; the column is given first here, so "there")
+            msg = exc.msg[:-len(" at")] + " there" if exc.msg.endswith(" at") else exc.msg
+            problems.append(f"invalid JSON at column {exc.pos + 1}: {msg}")
+            rest = _next_record(text, i + 1)
+            if rest is None:
+                break
+            values.extend(rest)
+            break
+        values.append(value)
+        i = end
+    return values, problems
+
+
+def _next_record(text: str, start: int) -> list[Any] | None:
+    """The values from the first ``{`` at or after ``start`` that starts a record (see :func:`_split_glued`)
+    to the end of ``text``, or ``None`` when there is no such ``{``."""
+    nxt = text.find("{", start)
+    while nxt >= 0:
+        before = text[:nxt].rstrip(" \t\r\n\x00")
+        if not before.endswith(("[", ",", ":")):
+            values = _whole_values(text, nxt)
+            if values is not None:
+                return values
+        nxt = text.find("{", nxt + 1)
+    return None
+
+
+def _whole_values(text: str, i: int) -> list[Any] | None:
+    """The JSON values of ``text[i:]`` when it is nothing but whole values (whitespace between), else ``None``."""
+    out: list[Any] = []
+    n = len(text)
+    while i < n:
+        try:
+            value, i = _decoder.raw_decode(text, i)
+        except (json.JSONDecodeError, RecursionError):
+            return None
+        out.append(value)
+        while i < n and text[i] in " \t\r\n\x00":
+            i += 1
+    return out
+
+
+def decode_line(data: bytes, path: str, line: int, *, first: bool = False) -> tuple[list[Any], list[Issue]]:
+    """Decode one physical line into JSON values, never raising.
+
+    Args:
+        data: the line's bytes without the newline.
+        path: file name for issues.
+        line: 1-based line number for issues.
+        first: the file's first line (a UTF-8 BOM is removed there).
+
+    Returns:
+        ``(values, issues)``. Blank lines give neither. Recoverable damage (invalid UTF-8, NUL bytes,
+        glued records) gives the values it could recover plus an issue describing the damage.
+    """
+    if first and data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    if data.endswith(b"\r"):
+        data = data[:-1]
+    if not data or data.isspace():  # (isspace stops at the first non-space byte; strip() would copy the line)
+        return [], []
+    try:
+        return [orjson.loads(data)], []
+    except orjson.JSONDecodeError:
+        pass
+    issues: list[Issue] = []
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        text = data.decode("utf-8", errors="replace")
+        issues.append(Issue(path, line, "invalid_utf8", f"invalid UTF-8 at byte {exc.start}; replaced"))
+    if "\x00" in text:
+        text = text.replace("\x00", "")
+        issues.append(Issue(path, line, "nul_bytes", "NUL bytes removed"))
+    values, problems = _split_glued(text)
+    if problems:
+        kind = "glued_records" if values else "invalid_json"
+        msg = problems[0] if not values else f"{problems[0]}; recovered {len(values)} record(s) from the line"
+        issues.append(Issue(path, line, kind, msg))
+    # Several undamaged values on one line are a valid JSON stream (the Anthropic batch request file is
+    # written that way), not a problem to report.
+    return values, issues
+
+
+def oversized_issue(path: str, ln: Line, cap: int) -> Issue:
+    """The issue of a line longer than the per-line cap of ``cap`` bytes (its bytes were dropped)."""
+    return Issue(path, ln.number, "oversized_line",
+                 f"line of {ln.end - ln.start} bytes exceeds the per-line cap ({cap} bytes); skipped")
+
+
+def records(events: Iterable[Line | _T], path: str, skip: Callable[[bytes], bool] | None = None, *,
+            max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> Iterator[Record | Issue | _T]:
+    """The JSON values of ``events``' lines, in order, with the issues of damaged lines; any other event is passed
+    through where it stands.
+
+    ``skip`` (a format reader's cheap filter on a raw line: True = not a record it needs) is called on each line
+    just before that line is decoded, lazily, as the caller takes the values: a reader whose filter learns from
+    the records it was fed sees every earlier record first, however the lines were read (whole, in slices, as
+    the file grew).
+
+    Args:
+        events: lines (:class:`~ctxwatch.source.lines.Line`) and anything else, in file order.
+        path: the file, for issues.
+        max_line_bytes: the cap an ``oversized`` line exceeded, for its issue.
+    """
+    loads = orjson.loads
+    for ln in events:
+        if not isinstance(ln, Line):
+            yield ln
+            continue
+        if ln.oversized:
+            yield oversized_issue(path, ln, max_line_bytes)
+            continue
+        data = ln.data
+        if skip is not None and skip(data):
+            continue
+        if ln.start and not ln.unterminated and not ln.skip_values:
+            # The common case, without the issue lists: one well-formed value.
+            try:
+                value = loads(data)
+            except orjson.JSONDecodeError:
+                pass
+            else:
+                yield Record(value, ln.number, ln.number, ln.start, ln.end)
+                continue
+        values, issues = decode_line(data, path, ln.number, first=ln.start == 0)
+        if ln.unterminated and not values:
+            if data.strip() and not ln.cut_reported:
+                yield Issue(path, ln.number, "truncated_tail",
+                            f"last line is incomplete ({ln.end - ln.start} bytes, no newline)")
+            continue
+        yield from issues
+        for i, v in enumerate(values):
+            if i >= ln.skip_values:
+                yield Record(v, ln.number, ln.number, ln.start, ln.end, i)
+
+
+def iter_records(path: str, *, offset: int = 0, line: int = 1, final: bool = True,
+                 skip: Callable[[bytes], bool] | None = None, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+                 progress: Callable[[int], None] | None = None, end: int | None = None) -> Iterator[Record | Issue]:
+    """The JSON values of a file from a byte offset: :func:`records` of
+    :func:`~ctxwatch.source.lines.read_lines` (see both for the arguments).
+
+    Raises:
+        OSError: only if the file cannot be opened at all (callers turn that into a clear error).
+    """
+    lines = read_lines(path, offset=offset, line=line, end=end, final=final, max_line_bytes=max_line_bytes,
+                       progress=progress)
+    yield from records(lines, path, skip, max_line_bytes=max_line_bytes)
+
+
+def read_document(path: str) -> tuple[Any | None, Issue | None]:
+    """Read a whole-file JSON document (``.traj``, Inspect ``.json``, OpenHands, Cline).
+
+    Returns ``(value, None)`` or ``(None, issue)``; never raises for bad content.
+    """
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError as exc:
+        return None, Issue(path, 0, "unreadable", f"cannot read: {exc.strerror or exc}")
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    try:
+        return orjson.loads(data), None
+    except orjson.JSONDecodeError as exc:
+        error = exc
+    try:
+        # orjson refuses a number beyond a double's range (1e400) where the stdlib reads inf: one such number
+        # must not lose every call of the document (its count is then reported as implausible, as on a line)
+        return json.loads(data.decode("utf-8")), None
+    except (ValueError, RecursionError):
+        return None, Issue(path, 0, "invalid_json", f"not a JSON document: {error}")

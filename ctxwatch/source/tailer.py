@@ -1,0 +1,463 @@
+"""Follow one log file by path, like ``tail -F``: its new lines, truncation, rotation and half-written lines.
+
+The tailer reads from a byte offset with ``os.pread`` (an append costs its new bytes only) and gives complete
+:class:`~ctxwatch.source.lines.Line` objects; it never decodes a line for its caller, so the engine decodes
+every line the same way whether a file is read whole or followed (:func:`ctxwatch.source.decode.records`).  It
+tracks the file's identity ``(st_dev, st_ino)``, so a file renamed away, replaced or deleted and created again
+is noticed, and the bytes before the offset, so a file rewritten in place is.  No log is ever opened for
+writing and nothing here raises on a missing or damaged file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat as stat_mod
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ctxwatch.model import Issue, Resolved
+from ctxwatch.source.decode import decode_line, oversized_issue
+from ctxwatch.source.lines import CHUNK_BYTES, DEFAULT_MAX_LINE_BYTES, Line, LineSplitter
+
+#: Seconds a half-written last line may stay unchanged before it is reported as a truncated tail.  Agent
+#: loggers write a record in one ``write`` call, so 2 s of silence in the middle of a line means the writer
+#: stopped.
+DEFAULT_IDLE_GRACE = 2.0
+
+#: Bytes before the read offset remembered to notice a file rewritten in place to at least its old size between
+#: two polls (a truncation the size check alone cannot see): 64 bytes make a false match negligible.
+SIGNATURE_BYTES = 64
+
+#: Reasons a :class:`Reset` may carry.
+RESET_REASONS = ("truncated", "rotated", "replaced", "recreated", "deleted")
+
+Identity = tuple[int, int]
+
+
+@dataclass(frozen=True, slots=True)
+class Reset:
+    """The followed file restarted: everything read before belongs to a file that is gone or was cut.
+
+    Consumers drop the history they built from ``path`` and start fresh; the lines after the reset come from
+    the new file, from byte 0, line 1.
+
+    Attributes:
+        reason: ``truncated`` (size fell below the read offset, or the bytes before it changed), ``rotated``
+            (renamed away and still linked elsewhere), ``replaced`` (a new file took the path and the old one is
+            unlinked: ``mv tmp path``, or ``rm`` and a new file between two polls), ``deleted`` (the path is
+            gone), ``recreated`` (a file appeared again where one had been deleted or rotated away).
+        path: the followed path.
+    """
+
+    reason: str
+    path: str
+
+
+#: What :meth:`FileTailer.poll` gives, in file order.
+TailEvent = Line | Issue | Reset | Resolved
+
+
+class FileTailer:
+    """Follow one file by path; :meth:`poll` whenever it may have changed.
+
+    Each poll stats the path, handles truncation and rotation, reads the new bytes and returns the events in
+    order.  A missing file is not an error: polls return nothing until it appears.
+
+    A half-written last line is held back.  It is given (``unterminated``, for its records or its truncation)
+    only by :meth:`finalize`, or once it has stayed unchanged for ``idle_grace`` seconds: early, as a line,
+    when it parses whole (a writer that ends records late), else as one ``truncated_tail`` issue.  If its writer
+    completes it later, the line is given then, with ``skip_values`` set to what was given early, and a
+    truncation reported is withdrawn (:class:`~ctxwatch.model.Resolved`).
+
+    On rotation the still-open old file is first read to its end, so lines written between the rename and the
+    reopen are not lost, then reading restarts at byte 0 of the new file after a :class:`Reset`.
+
+    Args:
+        path: the file to follow, opened read-only.
+        offset: byte offset to start reading at (a line start); line: its 1-based line number.
+        max_line_bytes: longer lines are given ``oversized`` (bytes).
+        idle_grace: seconds a partial last line may stay unchanged before it is given or reported.
+        keep_open: keep the file open between polls (needed to drain a rotated file); when False the handle
+            is closed after each poll and the path reopened on the next one.
+        clock: monotonic time source in seconds (tests pass a fake clock).
+        chunk_bytes: read size in bytes.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], offset: int = 0, line: int = 1,
+                 max_line_bytes: int = DEFAULT_MAX_LINE_BYTES, *, idle_grace: float = DEFAULT_IDLE_GRACE,
+                 keep_open: bool = True, clock: Callable[[], float] = time.monotonic,
+                 chunk_bytes: int = CHUNK_BYTES) -> None:
+        self.path = os.fspath(path)
+        self.max_line_bytes = max_line_bytes
+        self.idle_grace = idle_grace
+        self.keep_open = keep_open
+        self.clock = clock
+        self.chunk_bytes = max(1, chunk_bytes)
+        self._fd: int | None = None
+        self._ident: Identity | None = None  # identity of the file whose bytes are read
+        self._pos = offset  # next byte to read
+        self._splitter = LineSplitter(offset, line, max_line_bytes)
+        self._size = 0  # size at the last stat
+        self._mtime_ns = 0
+        self._sig = b""  # up to SIGNATURE_BYTES bytes just before _pos
+        self._sig_known = offset == 0
+        self._gone = False  # the path vanished after a file was read (a later file there is "recreated")
+        self._unreadable_reported = False
+        self._pending_issue: Issue | None = None
+        self._last_growth = clock()
+        self._partial_issue: int | None = None  # start offset of a partial line reported as truncated
+        self._partial_given: tuple[int, int] | None = None  # (start, values) of a partial line given early
+        self._idle_checked: tuple[int, int] | None = None  # (start, pending) examined after idling
+        #: Total bytes read since creation (for "did anything grow" checks).
+        self.bytes_read = 0
+
+    # ------------------------------------------------------------------ state
+    @property
+    def offset(self) -> int:
+        """Byte offset just past the last complete line given (where a resumed tail would start)."""
+        return self._splitter.offset
+
+    @property
+    def line(self) -> int:
+        """1-based number of the next line to be completed."""
+        return self._splitter.line
+
+    @property
+    def identity(self) -> Identity | None:
+        """``(st_dev, st_ino)`` of the file being read, or ``None`` before it was first opened."""
+        return self._ident
+
+    @property
+    def size(self) -> int:
+        """The file's size in bytes at the last stat."""
+        return self._size
+
+    @property
+    def position(self) -> int:
+        """Bytes read so far from the current file (``offset`` plus the held-back partial line)."""
+        return self._pos
+
+    @property
+    def pending(self) -> int:
+        """Bytes of a partial last line held back, waiting for its newline."""
+        return self._pos - self._splitter.offset
+
+    @property
+    def lag(self) -> int:
+        """Bytes known to be in the file but not read yet (by the last stat)."""
+        return max(0, self._size - self._pos)
+
+    @property
+    def mtime_ns(self) -> int:
+        """The file's modification time in nanoseconds at the last stat."""
+        return self._mtime_ns
+
+    @property
+    def gone(self) -> bool:
+        """True once the path vanished (a ``deleted``/``rotated`` reset was given) until a file reappears."""
+        return self._gone
+
+    @property
+    def is_open(self) -> bool:
+        """True while a file handle is held."""
+        return self._fd is not None
+
+    # ------------------------------------------------------------------ operations
+    def poll(self, max_bytes: int | None = None) -> list[TailEvent]:
+        """Check the path and read what is new: at most ``max_bytes`` bytes (``None``: to the end; check
+        :attr:`lag` for more).  Returns the events in file order; never raises for missing, unreadable or damaged
+        files (an unreadable file gives one ``unreadable`` issue)."""
+        events: list[TailEvent] = []
+        if self._fd is None:
+            if not self._open(events):
+                self._size = self._pos  # no file: nothing is waiting
+                return events
+        else:
+            self._check_identity(events)
+            if self._fd is None:
+                self._size = self._pos
+                return events
+        self._check_truncation(events)
+        self._read(events, max_bytes)
+        self._check_idle(events)
+        if not self.keep_open:
+            self.release()
+        return events
+
+    def finalize(self) -> list[TailEvent]:
+        """The file is complete (its writer closed it): read the rest and give the partial last line as final.
+        Polling can go on afterwards if the file grows again."""
+        events = self.poll()
+        if self._fd is None and not self.keep_open and not self._gone:
+            self._open_quiet()
+        self._flush_partial(events)
+        if not self.keep_open:
+            self.release()
+        return events
+
+    def release(self) -> None:
+        """Close the file handle but keep the state; the next :meth:`poll` reopens the path."""
+        if self._fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(self._fd)
+            self._fd = None
+
+    close = release
+
+    def __enter__(self) -> FileTailer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        with contextlib.suppress(Exception):
+            self.release()
+
+    # ------------------------------------------------------------------ opening and identity
+    def _open_fd(self) -> tuple[int, os.stat_result] | None:
+        try:
+            fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        except OSError as exc:
+            if not self._unreadable_reported:
+                self._unreadable_reported = True
+                self._pending_issue = Issue(self.path, 0, "unreadable", f"cannot read: {exc.strerror or exc}")
+            return None
+        try:
+            st = os.fstat(fd)
+        except OSError:
+            os.close(fd)
+            return None
+        if stat_mod.S_ISDIR(st.st_mode):
+            os.close(fd)
+            return None
+        self._unreadable_reported = False
+        return fd, st
+
+    def _open_quiet(self) -> None:
+        opened = self._open_fd()
+        if opened is None:
+            return
+        fd, st = opened
+        if (st.st_dev, st.st_ino) == self._ident:
+            self._fd = fd
+        else:
+            os.close(fd)
+
+    def _open(self, events: list[TailEvent]) -> bool:
+        """Open the path, handling a file that changed while the handle was released; False when there is none."""
+        self._pending_issue = None
+        opened = self._open_fd()
+        if opened is None:
+            if self._pending_issue is not None:
+                events.append(self._pending_issue)
+            if self._ident is not None and not self._gone:
+                self._flush_partial(events)  # (released, and the path vanished: the old file cannot be drained)
+                self._gone = True
+                events.append(Reset("deleted", self.path))
+            return False
+        fd, st = opened
+        ident = (st.st_dev, st.st_ino)
+        self._fd = fd
+        if self._ident is None:  # the first open
+            self._ident = ident
+            self._stat_update(st)
+            if self._pos > st.st_size:
+                self._restart(events, "truncated")
+            elif not self._sig_known:
+                self._load_sig()
+            return True
+        if ident == self._ident and not self._gone:
+            self._stat_update(st)
+            return True
+        if self._gone:
+            reason = "recreated"
+        else:
+            # Released while it changed: the old file's tail cannot be drained here, and the partial line's
+            # bytes are in the old file, not this one.
+            self._fd = None
+            self._flush_partial(events)
+            self._fd = fd
+            reason = "replaced"
+        self._ident = ident
+        self._gone = False
+        self._stat_update(st)
+        self._restart(events, reason)
+        return True
+
+    def _check_identity(self, events: list[TailEvent]) -> None:
+        assert self._fd is not None
+        try:
+            st = os.stat(self.path)
+            ident: Identity | None = (st.st_dev, st.st_ino)
+        except (FileNotFoundError, NotADirectoryError):
+            ident = None
+        except OSError:  # a permission problem on the path: keep reading the open file
+            return
+        if ident == self._ident:
+            return
+        # The path no longer names the open file: drain the old handle first.
+        self._read(events, None)
+        self._flush_partial(events)
+        try:
+            nlink = os.fstat(self._fd).st_nlink
+        except OSError:
+            nlink = 0
+        self.release()
+        gone = Reset("rotated" if nlink > 0 else "deleted", self.path)
+        if ident is None:
+            self._gone = True
+            events.append(gone)
+            return
+        self._gone = False
+        opened = self._open_fd()
+        if opened is None:  # vanished again between stat and open
+            self._gone = True
+            events.append(gone)
+            return
+        self._fd, st = opened
+        self._ident = (st.st_dev, st.st_ino)
+        self._stat_update(st)
+        self._restart(events, "rotated" if nlink > 0 else "replaced")
+
+    def _restart(self, events: list[TailEvent], reason: str) -> None:
+        """Start the current file over from byte 0, line 1, after a reset event."""
+        events.append(Reset(reason, self.path))
+        self._pos = 0
+        self._splitter = LineSplitter(0, 1, self.max_line_bytes)
+        self._sig = b""
+        self._sig_known = True
+        self._partial_issue = None
+        self._partial_given = None
+        self._idle_checked = None
+        self._last_growth = self.clock()
+
+    def _stat_update(self, st: os.stat_result) -> None:
+        self._size = st.st_size
+        self._mtime_ns = st.st_mtime_ns
+
+    def _load_sig(self) -> None:
+        assert self._fd is not None
+        n = min(SIGNATURE_BYTES, self._pos)
+        try:
+            self._sig = os.pread(self._fd, n, self._pos - n) if n else b""
+        except OSError:
+            self._sig = b""
+        self._sig_known = True
+
+    def _check_truncation(self, events: list[TailEvent]) -> None:
+        assert self._fd is not None
+        try:
+            st = os.fstat(self._fd)
+        except OSError:
+            return
+        changed = st.st_size != self._size or st.st_mtime_ns != self._mtime_ns
+        self._stat_update(st)
+        if st.st_size < self._pos:
+            self._restart(events, "truncated")
+            return
+        if changed and self._sig and self._pos >= len(self._sig):
+            try:
+                now = os.pread(self._fd, len(self._sig), self._pos - len(self._sig))
+            except OSError:
+                return
+            if now != self._sig:
+                self._restart(events, "truncated")
+
+    # ------------------------------------------------------------------ reading
+    def _read(self, events: list[TailEvent], max_bytes: int | None) -> None:
+        assert self._fd is not None
+        budget = max_bytes
+        got_any = False
+        while budget is None or budget > 0:
+            try:
+                want = self.chunk_bytes if budget is None else min(self.chunk_bytes, budget)
+                chunk = os.pread(self._fd, want, self._pos)
+            except OSError:
+                break
+            if not chunk:
+                self._size = self._pos  # at the end: nothing is waiting (even if a stat said more)
+                break
+            got_any = True
+            self._pos += len(chunk)
+            self.bytes_read += len(chunk)
+            if budget is not None:
+                budget -= len(chunk)
+            self._sig = (self._sig + chunk[-SIGNATURE_BYTES:])[-SIGNATURE_BYTES:]
+            for ln in self._splitter.feed(chunk):
+                self._give_line(ln, events)
+        if self._pos > self._size:
+            self._size = self._pos
+        if got_any:
+            self._last_growth = self.clock()
+
+    def _give_line(self, ln: Line, events: list[TailEvent]) -> None:
+        if self._partial_given is not None and self._partial_given[0] == ln.start:
+            ln.skip_values = self._partial_given[1]
+        if self._partial_issue == ln.start and not ln.oversized:
+            # Its writer finished the line after the idle grace: it is no longer a truncated tail.
+            events.append(Resolved(self.path, ln.number, "truncated_tail"))
+        self._partial_given = self._partial_issue = self._idle_checked = None
+        events.append(ln)
+
+    def _partial_bytes(self) -> bytes | None:
+        """The held-back partial line's bytes, or ``None`` if it is oversized or cannot be read."""
+        n = self.pending
+        if n <= 0 or n > self.max_line_bytes or self._fd is None:
+            return None
+        try:
+            return os.pread(self._fd, n, self._splitter.offset)
+        except OSError:
+            return None
+
+    def _check_idle(self, events: list[TailEvent]) -> None:
+        """A partial last line unchanged for the idle grace: given early when it parses whole, else reported."""
+        n = self.pending
+        if n <= 0 or self.clock() - self._last_growth < self.idle_grace or self._pos < self._size:
+            return  # (unread bytes remain: a capped read stopped mid-line, the line is not half-written)
+        start, line = self._splitter.offset, self._splitter.line
+        if self._idle_checked == (start, n):
+            return
+        self._idle_checked = (start, n)
+        data = self._partial_bytes()
+        if data is not None:
+            values, issues = decode_line(data, self.path, line, first=start == 0)
+            if values and not issues:
+                done = self._partial_given[1] if self._partial_given and self._partial_given[0] == start else 0
+                if len(values) > done:
+                    events.append(Line(line, start, start + n, data, skip_values=done))
+                self._partial_given = (start, len(values))
+                return
+            if not data.strip():
+                return
+        if self._partial_issue != start:
+            self._partial_issue = start
+            events.append(Issue(self.path, line, "truncated_tail",
+                                f"last line is incomplete ({n} bytes, no newline) and the file has been "
+                                f"idle for {self.idle_grace:g} s"))
+
+    def _flush_partial(self, events: list[TailEvent]) -> None:
+        """Give the partial last line as final (``unterminated``): its records if it parses, else its truncation."""
+        n = self.pending
+        if n <= 0:
+            return
+        start, line = self._splitter.offset, self._splitter.line
+        data = self._partial_bytes()
+        done = self._partial_given[1] if self._partial_given and self._partial_given[0] == start else 0
+        reported = self._partial_issue == start
+        self._splitter.flush()  # (consumed: its bytes were already fed)
+        self._partial_given = self._partial_issue = self._idle_checked = None
+        if n > self.max_line_bytes:
+            events.append(oversized_issue(self.path, Line(line, start, start + n, b"", oversized=True),
+                                          self.max_line_bytes))
+        elif data is None:
+            if not reported:
+                events.append(Issue(self.path, line, "truncated_tail",
+                                    f"last line is incomplete ({n} bytes, no newline) and could not be re-read"))
+        else:
+            events.append(Line(line, start, start + n, data, unterminated=True, skip_values=done,
+                               cut_reported=reported))
