@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ctxwatch.model import Issue, Resolved
-from ctxwatch.source.decode import decode_line, oversized_issue
+from ctxwatch.source.held import HeldLine
 from ctxwatch.source.lines import CHUNK_BYTES, DEFAULT_MAX_LINE_BYTES, Line, LineSplitter
 
 #: Seconds a half-written last line may stay unchanged before it is reported as a truncated tail.  Agent
@@ -107,9 +107,7 @@ class FileTailer:
         self._unreadable_reported = False
         self._pending_issue: Issue | None = None
         self._last_growth = clock()
-        self._partial_issue: int | None = None  # start offset of a partial line reported as truncated
-        self._partial_given: tuple[int, int] | None = None  # (start, values) of a partial line given early
-        self._idle_checked: tuple[int, int] | None = None  # (start, pending) examined after idling
+        self._held = HeldLine()  # what was said of a partial last line
         #: Total bytes read since creation (for "did anything grow" checks).
         self.bytes_read = 0
 
@@ -331,9 +329,7 @@ class FileTailer:
         self._splitter = LineSplitter(0, 1, self.max_line_bytes)
         self._sig = b""
         self._sig_known = True
-        self._partial_issue = None
-        self._partial_given = None
-        self._idle_checked = None
+        self._held.clear()
         self._last_growth = self.clock()
 
     def _stat_update(self, st: os.stat_result) -> None:
@@ -396,13 +392,7 @@ class FileTailer:
             self._last_growth = self.clock()
 
     def _give_line(self, ln: Line, events: list[TailEvent]) -> None:
-        if self._partial_given is not None and self._partial_given[0] == ln.start:
-            ln.skip_values = self._partial_given[1]
-        if self._partial_issue == ln.start and not ln.oversized:
-            # Its writer finished the line after the idle grace: it is no longer a truncated tail.
-            events.append(Resolved(self.path, ln.number, "truncated_tail"))
-        self._partial_given = self._partial_issue = self._idle_checked = None
-        events.append(ln)
+        self._held.complete(self.path, ln, events)  # type: ignore[arg-type]
 
     def _partial_bytes(self) -> bytes | None:
         """The held-back partial line's bytes, or ``None`` if it is oversized or cannot be read."""
@@ -415,49 +405,16 @@ class FileTailer:
             return None
 
     def _check_idle(self, events: list[TailEvent]) -> None:
-        """A partial last line unchanged for the idle grace: given early when it parses whole, else reported."""
         n = self.pending
         if n <= 0 or self.clock() - self._last_growth < self.idle_grace or self._pos < self._size:
             return  # (unread bytes remain: a capped read stopped mid-line, the line is not half-written)
-        start, line = self._splitter.offset, self._splitter.line
-        if self._idle_checked == (start, n):
-            return
-        self._idle_checked = (start, n)
-        data = self._partial_bytes()
-        if data is not None:
-            values, issues = decode_line(data, self.path, line, first=start == 0)
-            if values and not issues:
-                done = self._partial_given[1] if self._partial_given and self._partial_given[0] == start else 0
-                if len(values) > done:
-                    events.append(Line(line, start, start + n, data, skip_values=done))
-                self._partial_given = (start, len(values))
-                return
-            if not data.strip():
-                return
-        if self._partial_issue != start:
-            self._partial_issue = start
-            events.append(Issue(self.path, line, "truncated_tail",
-                                f"last line is incomplete ({n} bytes, no newline) and the file has been "
-                                f"idle for {self.idle_grace:g} s"))
+        self._held.idle(self.path, self._splitter.offset, self._splitter.line, self._partial_bytes(), n,
+                        self.idle_grace, events)  # type: ignore[arg-type]
 
     def _flush_partial(self, events: list[TailEvent]) -> None:
-        """Give the partial last line as final (``unterminated``): its records if it parses, else its truncation."""
         n = self.pending
         if n <= 0:
             return
-        start, line = self._splitter.offset, self._splitter.line
-        data = self._partial_bytes()
-        done = self._partial_given[1] if self._partial_given and self._partial_given[0] == start else 0
-        reported = self._partial_issue == start
+        start, line, data = self._splitter.offset, self._splitter.line, self._partial_bytes()
         self._splitter.flush()  # (consumed: its bytes were already fed)
-        self._partial_given = self._partial_issue = self._idle_checked = None
-        if n > self.max_line_bytes:
-            events.append(oversized_issue(self.path, Line(line, start, start + n, b"", oversized=True),
-                                          self.max_line_bytes))
-        elif data is None:
-            if not reported:
-                events.append(Issue(self.path, line, "truncated_tail",
-                                    f"last line is incomplete ({n} bytes, no newline) and could not be re-read"))
-        else:
-            events.append(Line(line, start, start + n, data, unterminated=True, skip_values=done,
-                               cut_reported=reported))
+        self._held.final(self.path, start, line, data, n, self.max_line_bytes, events)  # type: ignore[arg-type]
