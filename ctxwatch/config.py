@@ -1,26 +1,6 @@
-"""Thresholds and options shared by the dashboard, ``report``, ``check`` and ``plan``.
-
-Defaults are field practice for agent loops (all configurable, by option or config file):
-
-* **budget fraction 0.6**: spend at most 60 % of the context window on the prompt.  Long-context
-  evaluations (Liu et al. 2023, "Lost in the Middle"; Hsieh et al. 2024, "RULER") show retrieval and
-  instruction-following degrade well before the nominal window is full.
-* **trigger 0.8 of the budget** (not of the window): fire compaction early enough that the summary call
-  itself still fits.  Claude Code and Codex auto-compact at a comparable fraction.
-* **reserve 0.15 of the window** for the completion when the request does not state ``max_tokens``
-  (field practice is 15-20 %).
-* **keep_recent 6**: the last six exchanges (an assistant message with its tool results) are kept verbatim
-  by the eviction planner.
-
-The config file is TOML: ``~/.config/ctxwatch/config.toml`` (or ``$XDG_CONFIG_HOME/ctxwatch/config.toml``),
-or the file given with ``--config``.  Keys are the option names with underscores::
-
-    window = 200000
-    budget_fraction = 0.6
-    trigger = 0.8
-    reserve = 0.15
-    keep_recent = 6
-    summary_tokens = 2000
+"""Thresholds and options shared by the dashboard, ``report``, ``check`` and ``plan``: :class:`Settings`, read from
+the config file (:func:`load_settings`) and the command line, and the folders ctxwatch reads and keeps files in
+(:func:`default_config_path`, :func:`cache_dir`, through platformdirs).
 """
 
 from __future__ import annotations
@@ -31,9 +11,18 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
+# The defaults are field practice for agent loops (each can be set by option or in the config file).
+#: Spend at most 60 % of the context window on the prompt: long-context evaluations (Liu et al. 2023, "Lost in
+#: the Middle"; Hsieh et al. 2024, "RULER") show retrieval and instruction-following degrade well before the
+#: nominal window is full.
 DEFAULT_BUDGET_FRACTION = 0.6
+#: Fire compaction at 0.8 of the *budget* (not of the window), early enough that the summary call itself still
+#: fits.  Claude Code and Codex auto-compact at a comparable fraction.
 DEFAULT_TRIGGER = 0.8
+#: Keep 0.15 of the window for the completion when the request states no ``max_tokens`` (field practice is
+#: 15-20 %).
 DEFAULT_RESERVE = 0.15
+#: The eviction planner keeps the last six exchanges (an assistant message with its tool results) verbatim.
 DEFAULT_KEEP_RECENT = 6
 #: Tokens a compaction summary is assumed to take when planning (Claude Code's summaries in the samples
 #: run 1.5k-4k tokens; 2,000 is a middle value).
@@ -55,7 +44,7 @@ def prompt_budget(window: int, budget_fraction: float, reserve: int | None = Non
 
     Args:
         window: the context window in tokens.
-        budget_fraction: the share of the window the prompt may use (field default 0.6, see above).
+        budget_fraction: the share of the window the prompt may use (:data:`DEFAULT_BUDGET_FRACTION`).
         reserve: the completion reserve in tokens (:func:`ctxwatch.accounting.reserve_for`), or ``None``.
     """
     budget = int(window * budget_fraction)
@@ -95,12 +84,11 @@ class Settings:
         if not 0 <= self.reserve < 1:
             raise ConfigError(f"reserve must be in [0, 1), got {self.reserve}")
         if self.window is not None and not 0 < self.window < WINDOW_LIMIT:
-            # (a window of 10**400 from a config file made every command raise OverflowError in 0.6 * window)
+            # (a larger whole number, say 10**400 in a config file, overflows the float product 0.6 * window)
             raise ConfigError(f"window must be a positive number of tokens below 2**53, got {self.window}")
         for name in ("keep_recent", "summary_tokens"):
             v = getattr(self, name)
-            # (below 2**53 as the window: keep_recent = 10**30 in a config file crashed report --json, whose
-            # settings echo it, as an integer orjson cannot write)
+            # (below 2**53 as the window, :data:`WINDOW_LIMIT`: report --json echoes the settings)
             if not 0 <= v < WINDOW_LIMIT:
                 raise ConfigError(f"{name} must be in [0, 2**53), got {v}")
 
@@ -123,14 +111,47 @@ class Settings:
         return replace(self, **vals)
 
 
+#: The folder name under the user's config and cache folders (platformdirs' ``appname``).
+APP_NAME = "ctxwatch"
+
+
 def default_config_path() -> Path:
-    """``$XDG_CONFIG_HOME/ctxwatch/config.toml``, else ``~/.config/ctxwatch/config.toml``."""
-    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
-    return Path(base) / "ctxwatch" / "config.toml"
+    """The default config file: ``config.toml`` in platformdirs' ``user_config_dir`` for ctxwatch (on Linux
+    ``$XDG_CONFIG_HOME/ctxwatch`` when that variable is an absolute path, else ``~/.config/ctxwatch``; the
+    platform's own folder on macOS and Windows).  Nothing is created.
+
+    Raises:
+        RuntimeError: no home directory can be found (no absolute ``HOME`` nor XDG variable: platformdirs' rule).
+    """
+    import platformdirs  # (imported here: most imports of this module need no folder)
+
+    return Path(platformdirs.user_config_dir(APP_NAME, appauthor=False)) / "config.toml"
+
+
+def cache_dir() -> str:
+    """The folder of ctxwatch's start-up caches (the tokenizer's decoded ranks, the catalogue memo): platformdirs'
+    ``user_cache_dir`` for ctxwatch (on Linux ``$XDG_CACHE_HOME/ctxwatch`` when that variable is an absolute path,
+    else ``~/.cache/ctxwatch``; the platform's own folder on macOS and Windows).  Nothing is created.
+
+    Raises:
+        RuntimeError: no home directory can be found (as :func:`default_config_path`).
+    """
+    import platformdirs
+
+    return platformdirs.user_cache_dir(APP_NAME, appauthor=False)
 
 
 def load_settings(path: str | os.PathLike[str] | None = None, **overrides: Any) -> Settings:
     """Build :class:`Settings` from the config file and command-line overrides (options win).
+
+    The config file is TOML; its keys are the option names with underscores::
+
+        window = 200000
+        budget_fraction = 0.6
+        trigger = 0.8
+        reserve = 0.15
+        keep_recent = 6
+        summary_tokens = 2000
 
     Args:
         path: a config file; ``None`` reads the default path if it exists.
@@ -140,8 +161,11 @@ def load_settings(path: str | os.PathLike[str] | None = None, **overrides: Any) 
         ConfigError: the file cannot be read or parsed, a key is unknown, or a value is out of range.
     """
     data: dict[str, Any] = {}
-    file = Path(path) if path is not None else default_config_path()
-    if path is not None or file.exists():
+    try:
+        file = Path(path) if path is not None else default_config_path()
+    except RuntimeError:  # (no home directory: there is no default config file to read)
+        file = None
+    if file is not None and (path is not None or file.exists()):
         try:
             with open(file, "rb") as fh:
                 data = tomllib.load(fh)
