@@ -21,7 +21,6 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from ctxwatch import tokens
 from ctxwatch.cli import main
 from ctxwatch.engine import load_run
 from ctxwatch.tokens import (
@@ -30,6 +29,7 @@ from ctxwatch.tokens import (
     CountingStopped,
     Tokenizer,
     get_tokenizer,
+    slicing,
     stop_counting_on,
 )
 
@@ -119,8 +119,8 @@ def test_every_cut_keeps_the_tokens_with_small_slices(name: str, corpora: dict[s
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     """Slices of 512 characters (a cut every 256 to 512 characters: tens of thousands of cuts, in real text and
     in a mix of every kind of character) still give tiktoken's own tokens."""
-    monkeypatch.setattr(tokens, "WHOLE_CHARS", 512)
-    monkeypatch.setattr(tokens, "SEARCH_CHARS", 256)
+    monkeypatch.setattr(slicing, "WHOLE_CHARS", 512)  # (the module that reads them)
+    monkeypatch.setattr(slicing, "SEARCH_CHARS", 256)
     texts = {**corpora, **{f"unicode mix {seed}": unicode_mix(seed, 150_000) for seed in (1, 2)}}
     for label, text in texts.items():
         tok = Tokenizer(name)

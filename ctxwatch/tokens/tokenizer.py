@@ -1,0 +1,112 @@
+"""Token counts of text with one encoding, each distinct text encoded once (a cache by content hash).
+
+Agent loops re-send their whole history on every call, so without the cache counting would be quadratic in the
+run's length.  Long texts are encoded in slices (:mod:`ctxwatch.tokens.slicing`).  Without tiktoken the count
+falls back to ``chars/4``, labelled as such.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from ctxwatch.tokens import slicing
+from ctxwatch.tokens.encodings import load_encoding, load_failure
+
+#: Name of the fallback "tokenizer": 4 characters per token, the usual rule of thumb (OpenAI help center,
+#: "What are tokens and how to count them?"). It undercounts JSON and code, so it is always labelled.
+CHARS4 = "chars/4"
+
+
+class Tokenizer:
+    """Counts tokens of text with one encoding, caching by content hash.
+
+    Every distinct piece of text is encoded once.  Texts longer than :data:`~ctxwatch.tokens.WHOLE_CHARS`
+    characters are encoded in slices (:func:`~ctxwatch.tokens.slices`), in time and memory linear in their length.
+
+    Args:
+        encoding: ``o200k_base`` or ``cl100k_base``; falls back to ``chars/4`` if it cannot be loaded.
+
+    Attributes:
+        name: the encoding actually used (``chars/4`` after a fallback).
+        note: why the fallback happened, or ``None``.
+    """
+
+    def __init__(self, encoding: str = "o200k_base") -> None:
+        self._enc = load_encoding(encoding)
+        self.name = encoding if self._enc is not None else CHARS4
+        self.note = None if self._enc is not None else (
+            f"tokenizer {encoding} unavailable ({load_failure(encoding) or 'unknown error'}); "
+            "counts are chars/4 estimates"
+        )
+        self._cache: dict[tuple[int, int], int] = {}
+        self._forced: set[tuple[int, int]] = set()  # cache keys of counts with a forced cut (estimates)
+
+    def count(self, text: str) -> int:
+        """Tokens in ``text``. Special-token lookalikes (``<|endoftext|>``) count as plain text.
+
+        Exact (tiktoken's own count) unless the text has a run of more than
+        :data:`~ctxwatch.tokens.SEARCH_CHARS` characters with no pre-tokenizer boundary across a slice end
+        (:meth:`count_cut` says so).
+
+        Raises:
+            CountingStopped: under :func:`~ctxwatch.tokens.stop_counting_on`, when its event is set during a long
+                count.
+        """
+        if not text:
+            return 0
+        key = (hash(text), len(text))
+        hit = self._cache.get(key)
+        if hit is not None:
+            return hit
+        if self._enc is None:
+            n = (len(text) + 3) // 4
+        elif len(text) <= slicing.WHOLE_CHARS:
+            # encode_ordinary never treats text as special tokens, so it cannot raise on "<|endoftext|>".
+            n = len(self._enc.encode_ordinary(text))
+        else:
+            n, forced = 0, False
+            for start, end, cut in slicing.slices(text):
+                slicing.check_stop()
+                n += self.count(text[start:end])  # (a slice is at most WHOLE_CHARS: counted whole, cached)
+                forced |= cut
+            if forced:
+                self._forced.add(key)
+        self._cache[key] = n
+        return n
+
+    def count_cut(self, text: str) -> tuple[int, bool]:
+        """``(tokens, estimated)``: :meth:`count`, and whether it is an estimate because a slice of the text had to
+        be cut inside a run with no pre-tokenizer boundary (off by at most
+        :data:`~ctxwatch.tokens.FORCED_CUT_MAX_ERROR` tokens per such cut, at most one per 61,440 characters).
+        ``estimated`` is False under the chars/4 fallback, which :func:`~ctxwatch.tokens.counter_for` labels
+        already."""
+        n = self.count(text)
+        return n, len(text) > slicing.WHOLE_CHARS and (hash(text), len(text)) in self._forced
+
+    def encode(self, text: str) -> list[int]:
+        """Token ids of ``text`` (empty list under the chars/4 fallback), sliced as :meth:`count` does: tiktoken's
+        own ids unless a slice had to be forced (:meth:`count_cut`)."""
+        if self._enc is None:
+            return []
+        if len(text) <= slicing.WHOLE_CHARS:
+            return self._enc.encode_ordinary(text)
+        ids: list[int] = []
+        for start, end, _cut in slicing.slices(text):
+            slicing.check_stop()
+            ids += self._enc.encode_ordinary(text[start:end])
+        return ids
+
+
+_lock = threading.Lock()
+_tokenizers: dict[str, Tokenizer] = {}
+
+
+def get_tokenizer(encoding: str) -> Tokenizer:
+    """The process-wide :class:`Tokenizer` for an encoding (one cache per encoding)."""
+    with _lock:
+        tok = _tokenizers.get(encoding)
+    if tok is None:
+        tok = Tokenizer(encoding)
+        with _lock:
+            tok = _tokenizers.setdefault(encoding, tok)
+    return tok
