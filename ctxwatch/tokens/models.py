@@ -6,7 +6,7 @@ labelled estimates.
 
 from __future__ import annotations
 
-from ctxwatch.tokens.encodings import _BPE_SOURCES
+from ctxwatch.tokens.encodings import SPECS
 
 # Longest-prefix fallback for ids tiktoken's own table misses (bare aliases, newer families).
 # Checked longest first so that "gpt-4.1" never falls into "gpt-4".
@@ -56,6 +56,6 @@ def encoding_name_for_model(model: str | None) -> tuple[str, bool]:
     if enc == "o200k_harmony":
         # Same ranks as o200k_base for ordinary text; only special tokens differ.
         return "o200k_base", False
-    if enc in _BPE_SOURCES:
+    if enc in SPECS:
         return enc, True
     return "o200k_base", False
