@@ -1,6 +1,5 @@
-"""The catalogue memo (``~/.cache/ctxwatch/catalog-*.json``, :mod:`ctxwatch.accounting.windows`) is bounded: a log's
-model
-names are untrusted, and a log with 50,000 unique names grew the memo to 24.5 MB, hostile strings included.
+"""The catalogue memo (``~/.cache/ctxwatch/catalog-*.json``, :mod:`ctxwatch.accounting.memo`) is bounded: a log's
+model names are untrusted, and a log with 50,000 unique names grew the memo to 24.5 MB, hostile strings included.
 
 Expected contents are worked out by hand from the names the tests write and the documented bounds.
 """
@@ -15,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from ctxwatch.accounting import windows
+from ctxwatch.accounting import memo, windows
 
 #: Names no memo may keep: too long (5,000 characters), a terminal control, a bidi override, a line separator.
 HOSTILE = ["gpt-4o" + "x" * 5000, "gpt-4o\x1b]0;T\x07", "gpt-4o\u202e", "gpt-4o\u2028"]
@@ -54,14 +53,14 @@ def test_the_newest_answers_are_kept_and_implausible_names_never() -> None:
     """Of 1,000 misses the last 256 are kept; of 3,000 answers the last 2,048; a key with a name of 129
     characters, a control, a bidi control or a lone surrogate is dropped, one of 128 printable characters kept."""
     misses = {f"window\x00m{i}\x00None": None for i in range(1000)}
-    kept = windows._bounded_memo(misses)
+    kept = memo.bounded(misses)
     assert list(kept) == [f"window\x00m{i}\x00None" for i in range(744, 1000)]
     hits = {f"window\x00h{i}\x00openai": 128_000 for i in range(3000)}
-    assert list(windows._bounded_memo(hits)) == [f"window\x00h{i}\x00openai" for i in range(952, 3000)]
+    assert list(memo.bounded(hits)) == [f"window\x00h{i}\x00openai" for i in range(952, 3000)]
     odd = {f"window\x00{'a' * 128}\x00None": 1, f"window\x00{'a' * 129}\x00None": 2, "window\x00a\x1bb\x00None": 3,
            "window\x00a\u202eb\x00None": 4, "window\x00a\ud800\x00None": 5, "window\x00ok\x00pro\x85vider": 6,
            "install": {"data": "x"}}
-    assert windows._bounded_memo(odd) == {f"window\x00{'a' * 128}\x00None": 1}
+    assert memo.bounded(odd) == {f"window\x00{'a' * 128}\x00None": 1}
 
 
 def test_an_oversized_memo_is_not_read_and_is_replaced(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -69,23 +68,23 @@ def test_an_oversized_memo_is_not_read_and_is_replaced(tmp_path: Path, monkeypat
     bounded one at exit; below it, its answers are used."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     monkeypatch.delenv("CTXWATCH_NO_CACHE", raising=False)
-    monkeypatch.setattr(windows, "_memo", None)
-    monkeypatch.setattr(windows, "_memo_dirty", True)  # (no exit hook from this test)
-    path = windows._memo_path()
+    monkeypatch.setattr(memo, "_memo", None)
+    monkeypatch.setattr(memo, "_dirty", True)  # (no exit hook from this test)
+    path = memo.memo_path()
     assert path is not None
     os.makedirs(os.path.dirname(path))
     planted = {"window\x00planted-model\x00None": 4242}
     padding = {f"window\x00pad{i}\x00None": None for i in range(100)}
     Path(path).write_text(json.dumps({**padding, **planted}))
-    monkeypatch.setattr(windows, "MEMO_MAX_BYTES", os.path.getsize(path) - 1)
+    monkeypatch.setattr(memo, "MEMO_MAX_BYTES", os.path.getsize(path) - 1)
     windows.catalog_window.cache_clear()
     assert windows.catalog_window("planted-model", None) is None  # (the library's answer, not the file's)
-    windows._memo_save()
+    memo.save()
     data = json.loads(Path(path).read_text())
     assert data["window\x00planted-model\x00None"] is None and "window\x00pad0\x00None" not in data
-    monkeypatch.setattr(windows, "MEMO_MAX_BYTES", 8 * 1024 * 1024)
+    monkeypatch.setattr(memo, "MEMO_MAX_BYTES", 8 * 1024 * 1024)
     Path(path).write_text(json.dumps(planted))
-    monkeypatch.setattr(windows, "_memo", None)
+    monkeypatch.setattr(memo, "_memo", None)
     windows.catalog_window.cache_clear()
     assert windows.catalog_window("planted-model", None) == 4242
     windows.catalog_window.cache_clear()

@@ -84,27 +84,27 @@ def test_damaged_memo_entries_are_asked_again(tmp_path: Path, monkeypatch) -> No
     are ignored and answered by the library again: the costs and windows equal a run without the memo."""
     import json
 
-    from ctxwatch.accounting import windows
+    from ctxwatch.accounting import memo, prices, windows
     from ctxwatch.model import Usage
 
     u = Usage(prompt_total=250_000, input_uncached=1_000, cache_read=240_000, cache_write=9_000, output=700)
     models = (("claude-sonnet-4-5", "anthropic"), ("gpt-4o", "openai"))
 
     def fresh() -> None:
-        windows._memo = None
+        memo._memo = None
         windows.catalog_window.cache_clear()
-        windows._tier_starts.cache_clear()
-        windows._rates.cache_clear()
+        prices._tier_starts.cache_clear()
+        prices._rates.cache_clear()
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     monkeypatch.delenv("CTXWATCH_NO_CACHE", raising=False)
-    monkeypatch.setattr(windows, "_memo", None)  # (restored afterwards, with the flag below)
-    monkeypatch.setattr(windows, "_memo_dirty", True)  # (no exit hook from this test)
+    monkeypatch.setattr(memo, "_memo", None)  # (restored afterwards, with the flag below)
+    monkeypatch.setattr(memo, "_dirty", True)  # (no exit hook from this test)
     fresh()
     want = [(windows.catalog_window(m, p), windows.call_cost(m, p, u, 1_760_000_000.0)) for m, p in models]
-    windows._memo_save()
-    (memo,) = (tmp_path / "ctxwatch").glob("catalog-*.json")
-    data = json.loads(memo.read_text())
+    memo.save()
+    (memo_file,) = (tmp_path / "ctxwatch").glob("catalog-*.json")
+    data = json.loads(memo_file.read_text())
     bad = {"window": [-5, True, "x"], "tiers": [[], [5], ["0"]], "rates": [["sNaN", "0", "0", "0"], ["-1"] * 4,
                                                                         "1234", [1, 2, 3, 4]]}
     for variant in range(4):
@@ -114,7 +114,7 @@ def test_damaged_memo_entries_are_asked_again(tmp_path: Path, monkeypatch) -> No
                 continue
             choices = bad[kind]
             data[key] = choices[variant % len(choices)]
-        memo.write_text(json.dumps(data))
+        memo_file.write_text(json.dumps(data))
         fresh()
         got = [(windows.catalog_window(m, p), windows.call_cost(m, p, u, 1_760_000_000.0)) for m, p in models]
         assert got == want, variant
@@ -128,7 +128,7 @@ def test_writing_a_memo_removes_the_memos_of_catalogues_no_longer_installed(tmp_
     and touches no other file (the tokenizer cache, a temporary file, a look-alike name, a link)."""
     import json
 
-    from ctxwatch.accounting import windows
+    from ctxwatch.accounting import memo as catalog_memo
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     monkeypatch.delenv("CTXWATCH_NO_CACHE", raising=False)
@@ -162,11 +162,11 @@ def test_writing_a_memo_removes_the_memos_of_catalogues_no_longer_installed(tmp_
     sub = folder / f"catalog-{'2' * 20}.json"
     sub.mkdir()
 
-    monkeypatch.setattr(windows, "_memo", {"window\x00gpt-4o\x00openai": 128000})
-    monkeypatch.setattr(windows, "_memo_dirty", True)  # (no exit hook from this test)
-    current = windows._memo_path()
+    monkeypatch.setattr(catalog_memo, "_memo", {"window\x00gpt-4o\x00openai": 128000})
+    monkeypatch.setattr(catalog_memo, "_dirty", True)  # (no exit hook from this test)
+    current = catalog_memo.memo_path()
     assert current is not None and os.path.dirname(current) == str(folder)
-    windows._memo_save()
+    catalog_memo.save()
 
     assert os.path.exists(current)
     for stale in (gone, changed, old_layout, damaged):
@@ -179,5 +179,5 @@ def test_writing_a_memo_removes_the_memos_of_catalogues_no_longer_installed(tmp_
     # Writing again with the live install's memo present keeps it, and a failed removal never raises.
     memo("9" * 20, {})
     monkeypatch.setattr(os, "remove", lambda *_a, **_k: (_ for _ in ()).throw(PermissionError("read-only")))
-    windows._memo_save()
+    catalog_memo.save()
     assert live.exists() and (folder / f"catalog-{'9' * 20}.json").exists()

@@ -1,0 +1,83 @@
+"""The genai-prices catalogue, offline: a model id's catalogue entry, and the window and name read off it.
+
+ctxwatch never calls ``genai_prices.update_prices``: the snapshot that ships with the package is used, so nothing
+touches the network.  A model the catalogue does not know has an unknown window and an unknown cost (never a
+made-up default, never $0).  Answers are memoised across starts (:mod:`ctxwatch.accounting.memo`).
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from ctxwatch.accounting import memo
+
+
+@functools.lru_cache(maxsize=512)
+def catalog_window(model: str | None, provider: str | None = None) -> int | None:
+    """The model's context window in tokens per genai-prices, or ``None`` when unknown.
+
+    Args:
+        model: model id as logged (snapshots and aliases are matched by the catalogue's own rules).
+        provider: ``openai`` | ``anthropic`` | ``google`` hint, or ``None``.
+    """
+    if not model:
+        return None
+    key = f"window\x00{model}\x00{provider}"
+    found, value = memo.get(key)
+    if found and (value is None or (type(value) is int and 0 < value < 2**53)):  # (a damaged entry is redone)
+        return value
+    info = model_info(model, provider)
+    cw = getattr(info, "context_window", None)
+    result = int(cw) if cw else None
+    memo.put(key, result)
+    return result
+
+
+@functools.lru_cache(maxsize=512)
+def catalog_entry(model: str, provider: str | None) -> tuple[str, str, Any] | None:
+    """The catalogue entry of a model id: ``(model ref, catalogue provider id, genai-prices ModelInfo)``, or
+    ``None`` when the catalogue does not know the model.
+
+    Tried in order: the id with the provider hint, then without it, then the id's last path segment
+    (``openai/gpt-4o``).  The window (:func:`catalog_window`) and the price
+    (:func:`ctxwatch.accounting.prices.call_cost`) both come from this one entry, so a call never gets one model's
+    window and another's price.
+    """
+    try:
+        from genai_prices import data_snapshot
+
+        snap = data_snapshot.get_snapshot()
+    except Exception:
+        return None
+    for ref, pid in ((model, provider), (model, None), (model.rsplit("/", 1)[-1], None)):
+        try:
+            prov, info = snap.find_provider_model(ref, None, pid, None)
+            return ref, str(prov.id), info
+        except Exception:
+            continue
+    return None
+
+
+def model_info(model: str, provider: str | None) -> Any | None:
+    """genai-prices' ``ModelInfo`` for a model id (:func:`catalog_entry`), or ``None``."""
+    found = catalog_entry(model, provider)
+    return found[2] if found is not None else None
+
+
+@functools.lru_cache(maxsize=512)
+def priced_as(model: str | None, provider: str | None) -> tuple[str, str] | None:
+    """``(provider id, model id)`` of the catalogue entry a model's window and price come from, e.g.
+    ``("google", "gemini-2.5-pro")`` for ``gemini-2.5-pro-exp-03-25`` (genai-prices matches that name to
+    Gemini 2.5 Pro); ``None`` when the catalogue does not know the model.  Memoised like the other answers."""
+    if not model:
+        return None
+    key = f"entry\x00{model}\x00{provider}"
+    found, value = memo.get(key)
+    if found and (value is None or (isinstance(value, list) and len(value) == 2
+                                    and all(isinstance(x, str) and x for x in value))):
+        return (value[0], value[1]) if value is not None else None
+    entry = catalog_entry(model, provider)
+    result = (entry[1], str(entry[2].id)) if entry is not None else None
+    memo.put(key, list(result) if result is not None else None)
+    return result
