@@ -2,7 +2,7 @@
 
 Importing genai-prices and building its snapshot costs about 0.25 s of every start, more than reading a 100 MB
 log's usage.  The answers ctxwatch needs are small and depend only on the installed catalogue, so they are kept in
-one JSON file per installed catalogue in the user's cache folder (``~/.cache/ctxwatch``), and the
+one JSON file per installed catalogue in the user's cache folder (:func:`ctxwatch.config.cache_dir`), and the
 memos of catalogues no longer installed are removed.  ``CTXWATCH_NO_CACHE=1`` turns the memo off.
 """
 
@@ -19,6 +19,8 @@ import threading
 from typing import Any
 
 import orjson
+
+from ctxwatch.config import cache_dir
 
 #: Version of the memo's layout and meaning, part of its file name: bump it when a cached answer's meaning changes
 #: (version 2: prices are looked up at the catalogue entry the window comes from).
@@ -56,14 +58,15 @@ _lock = threading.Lock()
 
 
 def memo_path() -> str | None:
-    """The memo file for the installed genai-prices catalogue, or ``None`` (no package, or caching off)."""
+    """The memo file for the installed genai-prices catalogue, or ``None`` (no package, caching off, or no cache
+    folder)."""
     found = _memo_file()
     return found[0] if found is not None else None
 
 
 def _memo_file() -> tuple[str, dict[str, Any]] | None:
-    """``(memo path, install record)`` for the installed genai-prices catalogue, or ``None`` (no package, or caching
-    off).  The install record (stored under :data:`_INSTALL`) names the catalogue file and its
+    """``(memo path, install record)`` for the installed genai-prices catalogue, or ``None`` (no package, caching
+    off, or no cache folder).  The install record (stored under :data:`_INSTALL`) names the catalogue file and its
     size in bytes and modification time in nanoseconds, the same facts the file name is a hash of."""
     if os.environ.get("CTXWATCH_NO_CACHE"):
         return None
@@ -75,9 +78,12 @@ def _memo_file() -> tuple[str, dict[str, Any]] | None:
         st = os.stat(data)
     except (OSError, ImportError, ValueError):
         return None
+    try:
+        folder = cache_dir()
+    except RuntimeError:  # (no home directory: no cache folder)
+        return None
     stamp = hashlib.sha256(f"{_VERSION}:{spec.origin}:{st.st_size}:{st.st_mtime_ns}".encode()).hexdigest()
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return (os.path.join(base, "ctxwatch", f"catalog-{stamp[:20]}.json"),
+    return (os.path.join(folder, f"catalog-{stamp[:20]}.json"),
             {"data": data, "size": st.st_size, "mtime_ns": st.st_mtime_ns})
 
 
