@@ -35,6 +35,7 @@ _NAME = re.compile(r"catalog-[0-9a-f]{20}\.json")
 # hold any number of unique, hostile names, and the memo is kept in the user's cache and read back at every
 # start.  The memo only saves start-up time, so losing an answer costs at most a genai-prices import (about
 # 0.25 s); it keeps the answers a user's own runs need and drops the rest.
+
 #: Longest model name (and provider) whose answers are written to the memo, in characters.  The longest model
 #: id in genai-prices' catalogue has 61 characters, and a Bedrock model ARN under 100; a longer
 #: name is still looked up, in this process only.
@@ -49,7 +50,7 @@ MEMO_MAX_ENTRIES = 2_048
 #: unknown names, and a real run has a handful of models the catalogue does not know.
 MEMO_MAX_MISSES = 256
 #: A memo file larger than this (bytes) is not read (and is replaced at the next save): more than the bounded
-#: answers can take, so only a memo written before the bounds, or damaged, is that big.
+#: answers can take, so only a damaged memo, or one of an older unbounded layout, is that big.
 MEMO_MAX_BYTES = 8 * 1024 * 1024
 
 _memo: dict[str, Any] | None = None
