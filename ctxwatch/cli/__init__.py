@@ -25,7 +25,7 @@ import orjson
 from ctxwatch import __version__
 from ctxwatch.config import WINDOW_LIMIT, ConfigError, Settings, load_settings
 from ctxwatch.model import counted_issues
-from ctxwatch.output.safetext import clean, clip, json_bytes, json_lines, output_closed, show_as, shown_bytes
+from ctxwatch.output.safetext import clean, json_bytes, json_lines, output_closed, show_as, shown_bytes
 from ctxwatch.output.safetext import echo as _echo
 
 EXIT_USAGE = 2
@@ -193,11 +193,6 @@ def watch_cmd(paths: tuple[str, ...], config: str | None, window: int | None, bu
         sys.exit(app.return_code)
 
 
-def _fmt_int(v: int | None) -> str:
-    """``12,345``, or ``?`` for unknown (the mark the dashboard and the legend use)."""
-    return "?" if v is None else f"{v:,}"
-
-
 @main.command("report")
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 @settings_options
@@ -262,198 +257,10 @@ def report_cmd(paths: tuple[str, ...], config: str | None, window: int | None, b
     if as_json:
         _write_bytes(json_bytes(doc, orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE))
         return
-    from ctxwatch.model import tally_issues
+    from ctxwatch.output.text import report_lines
 
-    bad, notes = tally_issues(run.issues)
-    # (a line can have two issues, NUL bytes and invalid JSON: the parts then add up to fewer than the issues)
-    same = len(doc["issues"]) - bad - notes
-    also = f"; {same} more issue{'s' if same != 1 else ''} on the same lines" if same > 0 else ""
-    counted = f" ({counted_issues(bad, notes)}{also})" if doc["issues"] else ""
-    _echo(f"{clean(doc['file'])}  format={'+'.join(doc['formats'])}  calls={len(doc['calls'])}  "
-          f"issues={len(doc['issues'])}{counted}")
-    # With several files (a folder, a batch pair) a line number alone does not say where: a file column.
-    several = len({c["file"] for c in doc["calls"]}) > 1
-    # Main and sidechain / subagent calls side by side have floors of their own (another system prompt and tool
-    # set): without the context a floor that jumps between two values looks like an error.
-    contexts = len({c["context"] for c in doc["calls"]}) > 1
-    cw = max((len(clean(c["context"])) for c in doc["calls"]), default=7) if contexts else 0
-    # An implausible report (B13) is marked "!" in the reported column, which widens by that mark only then: one
-    # above the window, and a reported 0 (no request has an empty prompt), also where the estimate stands in.
-    marked = [c["prompt_implausible"] or c["prompt_tokens_reported"] == 0 for c in doc["calls"]]
-    implausible = any(marked)
-    rw = 10 if implausible else 9
-    _echo((f"{'#':>4} {'line':>6} {'model':<28} {'window':>9} {'floor':>9} {'history':>9} {'reserve':>8} "
-           f"{'free':>9} {'used%':>6} {'reported':>{rw}}" + (f"  {'context':<{cw}}" if contexts else "")
-           + ("  file" if several else "")).rstrip())
-    for c, mark in zip(doc["calls"], marked, strict=True):
-        used = "?"
-        if c["window"] and c["free_tokens"] is not None and c["reserve_tokens"] is not None:
-            # (from the counts: used_fraction is already rounded to 4 places, and rounding twice can be 0.1 off)
-            used = f"{100 * (c['window'] - c['free_tokens'] - c['reserve_tokens']) / c['window']:.1f}"
-        elif c["used_fraction"] is not None:
-            used = f"{100 * c['used_fraction']:.1f}"
-        floor, history = _shown_parts(c)
-        line = c["line"] or "doc"
-        _echo((f"{c['index'] + 1:>4} {line:>6} {clip(c['model'] or '?', 28):<28} {_fmt_int(c['window']):>9} "
-               f"{floor:>9} {history:>9} {_fmt_int(c['reserve_tokens']):>8} "
-               f"{_fmt_int(c['free_tokens']):>9} {used:>6} "
-               f"{_fmt_int(c['prompt_tokens_reported']) + ('!' if mark else ''):>{rw}}"
-               + (f"  {clean(c['context']):<{cw}}" if contexts else "")
-               + (f"  {clean(os.path.basename(c['file']))}" if several else "")).rstrip())
-    if doc["calls"]:
-        _echo(_totals_line(doc["calls"]))
-        priced = _priced_as_line(doc["calls"])
-        if priced:
-            _echo(priced)
-    if len(doc["sessions"]) > 1:
-        _echo(f"\n{len(doc['sessions'])} sessions, newest first (cost~ = estimate; peak~ = estimated, no report; "
-              "? = some call not priced):")
-        _echo(f"{'session':<38} {'last call':<21} {'calls':>6} {'peak prompt':>12} {'input':>13} {'output':>10} "
-              f"{'cost~':>10}")
-        for sess in doc["sessions"]:
-            _echo(f"{clip(sess['session'] or '-', 38):<38} {str(sess['last_timestamp'] or '-')[:19]:<21} "
-                       f"{sess['calls']:>6} {_peak(sess):>12} "
-                       f"{_fmt_int(sess['input_tokens']):>13} {_fmt_int(sess['output_tokens']):>10} "
-                       f"{_fmt_cost(sess['cost_usd']):>10}")
-    for sess in doc["sessions"]:
-        rt = sess.get("run_totals")
-        if rt:  # (no call reports usage, but the log states the run's totals: say them beside the "?")
-            cost = f", ${rt['cost_usd']:.4f}" if rt.get("cost_usd") is not None else ""
-            name = sess["session"] or (os.path.basename(sess["files"][0]) if sess["files"] else "-")
-            _echo(f"run totals of {clean(name)} ({rt['source']}; per call unknown): input "
-                  f"{_fmt_int(rt['input_tokens'])}, output {_fmt_int(rt['output_tokens'])}{cost}")
-    for i in doc["issues"]:
-        where = f"{clean(i['file'])}:{i['line']}" if i["line"] else clean(i["file"])  # (0: the whole file)
-        _echo(f"issue: {where}: {i['kind']}: {clean(i['message'])}")
-    legend = "# = call number (from 1; JSON `index` counts from 0)"
-    if any(not c["line"] for c in doc["calls"]):
-        legend += "; line doc = a call of a whole-file JSON document"
-    if any(c["floor_source"] == "inferred" for c in doc["calls"]):
-        legend += "; floor~ = inferred (reported prompt minus estimated history)"
-    if any(c["history_source"] == "inferred" for c in doc["calls"]):
-        legend += "; history~ = inferred (reported prompt minus the context's floor)"
-    factors = {c["model"]: c["calibration"] for c in doc["calls"] if c["calibrated"] is not None}
-    if factors:
-        legend += ("; ≈ = calibrated: the floor is the estimate x its model's median reported/estimated prompt "
-                   "ratio (" + ", ".join(f"{clean(m or '?')} x{f:.4f}" for m, f in factors.items())
-                   + "), the history the rest of the reported prompt (less the 3-token reply primer; the estimate"
-                   " x the ratio where the call reports none), report --json keeps the raw estimate")
-    if any(v is None for c in doc["calls"] for v in (c["floor_tokens"], c["history_tokens"], c["window"],
-                                                     c["prompt_tokens_reported"])):
-        legend += "; ? = unknown, never guessed (e.g. a log that starts mid-session, or reports no usage)"
-    if implausible:
-        legend += ("; reported! = implausible (more than the window, or 0): not taken as the call's occupancy "
-                   "(free and used% ?, or for a 0 those of the estimate standing in; left out of the peak, the "
-                   "flags and the forecast)")
-    tokenizers = sorted({c["tokenizer"] for c in doc["calls"]})
-    if tokenizers:
-        legend += "; estimates use " + ", ".join(tokenizers)
-    _echo(legend)
-    if settings.window and any(c["window_source"] == "log" for c in doc["calls"]):
-        _echo(f"note: --window/config window {settings.window:,} applies only where the log does not state the window "
-              "(window_source 'log' wins)")
-    flags = doc["flags"]
-    if flags:
-        worst = [f for f in flags if f["severity"] == "critical"] or [f for f in flags if f["severity"] == "warn"]
-        counts = {sev: sum(f["severity"] == sev for f in flags) for sev in ("critical", "warn", "info")}
-        _echo(f"flags: {len(flags)} ({counts['critical']} critical, {counts['warn']} warn, {counts['info']} info; "
-              "all of them: ctxwatch check)")
-        for f in worst[:5]:
-            # (200 characters: a reason's last clause says what it covers, e.g. implausible_usage's "kept in
-            # token totals and cost"; check prints them whole)
-            _echo(f"  {f['severity'].upper():<8} #{f['call'] + 1:<4} {f['kind']}  {clip(f['reason'], 200)}")
-    _echo(f"forecast: {doc['forecast']['text']}")
-
-
-def _shown_parts(c: dict[str, Any]) -> tuple[str, str]:
-    """The floor and history cells of a ``report --json`` call object, as the dashboard shows them: the
-    ``calibrated`` breakdown marked ``≈`` where there is one (:func:`ctxwatch.model.shown_breakdown`; a count of
-    0 unmarked, as scaling leaves it 0), else the accounted numbers, ``~`` marking an inferred one."""
-    cal = c["calibrated"]
-    if cal is not None:
-        # (the raw count decides, as shown_breakdown's source does: a 0 scaled is still 0, not calibrated)
-        return (_fmt_int(cal["floor_tokens"]) + ("≈" if c["floor_tokens"] else ""),
-                _fmt_int(cal["history_tokens"]) + ("≈" if c["history_tokens"] else ""))
-    return (_fmt_int(c["floor_tokens"]) + ("~" if c["floor_source"] == "inferred" else ""),
-            _fmt_int(c["history_tokens"]) + ("~" if c["history_source"] == "inferred" else ""))
-
-
-def _fmt_cost(usd: float | None) -> str:
-    """``$0.0123`` below a dollar (cents alone would hide a cheap call's cost), ``$1,234.56`` above; ``?`` for
-    unknown (never $0)."""
-    if usd is None:
-        return "?"
-    return f"${usd:,.2f}" if abs(usd) >= 1 else f"${usd:.4f}"
-
-
-def _totals_line(calls: list[dict[str, Any]]) -> str:
-    """The run's totals of reported usage over the report's calls (each response once: calls are already
-    deduplicated) and their estimated cost, e.g. ``total: prompt 1,234 (uncached 34, cache read 1,000, cache
-    write 200) · output 56 · cost ~$0.0123 (estimate, genai-prices)``.
-
-    The prompt's parts are summed over the same calls as the prompt (those that report one), so they add up to
-    it; a part no call reports (OpenAI has no cache writes) is left out, and one only some calls report says
-    over how many.  Calls whose prompt or output is unknown, or that cannot be priced, are counted apart:
-    unknown is never taken as 0.
-    """
-
-    def part(name: str, key: str, rows: list[dict[str, Any]]) -> str | None:
-        known = [c[key] for c in rows if c[key] is not None]
-        if not known:
-            return None
-        of = f" in {len(known):,} of {len(rows):,} calls" if len(known) < len(rows) else ""
-        return f"{name} {sum(known):,}{of}"
-
-    # (a reported prompt of 0 is no prompt size, as in the per-session totals)
-    prompted = [c for c in calls if c["prompt_tokens_reported"]]
-    out: list[str] = []
-    if prompted:
-        parts = [p for p in (part("uncached", "input_uncached_tokens", prompted),
-                             part("cache read", "cache_read_tokens", prompted),
-                             part("cache write", "cache_write_tokens", prompted)) if p]
-        text = f"prompt {sum(c['prompt_tokens_reported'] for c in prompted):,}"
-        # (an implausible report is no occupancy, but it is what the provider counted: summed, and said so)
-        odd = [c["prompt_tokens_reported"] for c in prompted if c["prompt_implausible"]]
-        inner = ", ".join(parts) + (f"{'; ' if parts else ''}{len(odd):,} implausible report"
-                                    f"{'s' if len(odd) != 1 else ''} of {sum(odd):,} included as reported"
-                                    if odd else "")
-        out.append(text + (f" ({inner})" if inner else ""))
-    else:
-        out.append("prompt ?")
-    outputs = [c["completion_tokens_reported"] for c in calls if c["completion_tokens_reported"] is not None]
-    out.append(f"output {sum(outputs):,}" if outputs else "output ?")
-    unknown = [(len(calls) - len(prompted), "prompt"), (len(calls) - len(outputs), "output")]
-    priced = [c["cost_usd"] for c in calls if c["cost_usd"] is not None]
-    if not priced:
-        out.append("cost ? (no call could be priced)")
-    else:
-        unpriced = len(calls) - len(priced)
-        out.append(f"cost ~{_fmt_cost(round(sum(priced), 12))} (estimate, genai-prices"
-                   + (f"; {unpriced} call{'s' if unpriced != 1 else ''} not priced, not counted)" if unpriced
-                      else ")"))
-    gaps = [f"{n:,} call{'s' if n != 1 else ''} with an unknown {what}" for n, what in unknown if n and n < len(calls)]
-    return "total: " + " · ".join(out) + (f"; left out of the token sums: {', '.join(gaps)}" if gaps else "")
-
-
-def _priced_as_line(calls: list[dict[str, Any]]) -> str | None:
-    """``priced as: gemini-2.5-pro-exp-03-25 -> gemini-2.5-pro (google; its catalogue entry lists no context
-    window: pass --window)``: the genai-prices entry of each logged model name that the catalogue matched to
-    another name (a snapshot, an alias, an experimental name), so that a cost never hides which model's price
-    it is; ``None`` when every priced model was found under its own name."""
-    seen: dict[tuple[str, str, str], bool] = {}
-    for c in calls:
-        entry = c.get("priced_as")
-        if entry is None or not c["model"] or entry["model"] == c["model"]:
-            continue
-        k = (c["model"], entry["provider"], entry["model"])
-        # (the window comes from the same entry: one the catalogue lists without a window leaves it unknown)
-        seen[k] = seen.get(k, False) or c["window_source"] == "unknown"
-    if not seen:
-        return None
-    parts = [f"{clean(logged)} -> {clean(model)} ({clean(provider)}"
-             + ("; its catalogue entry lists no context window: pass --window)" if no_window else ")")
-             for (logged, provider, model), no_window in seen.items()]
-    return "priced as (the genai-prices entry, also the window's source where the log states none): " + ", ".join(parts)
+    for line in report_lines(doc, run.issues, settings):
+        _echo(line)
 
 
 def _write_bytes(data: bytes) -> None:
@@ -621,11 +428,6 @@ def spool_stdin(paths: tuple[str, ...]) -> tuple[tuple[str, ...], str | None]:
         show_as(spool, given)
         copies[given] = spool
     return tuple(copies.get(p, p) for p in paths), folder
-
-
-def _peak(sess: dict[str, Any]) -> str:
-    """A session's peak prompt for the text table, ``~`` after it when it is an estimate (no report)."""
-    return _fmt_int(sess["peak_prompt_tokens"]) + ("~" if sess.get("peak_prompt_source") == "estimated" else "")
 
 
 def load_paths(paths: tuple[str, ...], fmt: str | None, settings: Settings) -> Any:
