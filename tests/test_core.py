@@ -1322,9 +1322,9 @@ def test_pipes_devices_and_broken_links_are_refused_by_name(tmp_path: Path, monk
     (tmp_path / "loop.jsonl").symlink_to(tmp_path / "loop.jsonl")
     (tmp_path / "dangling.jsonl").symlink_to(tmp_path / "missing.jsonl")
     # (a named pipe is read as standard input is: one nobody writes to is empty after a wait, not a wait forever)
-    import ctxwatch.cli
+    import ctxwatch.cli.spool
 
-    monkeypatch.setattr(ctxwatch.cli, "PIPE_WRITER_WAIT", 0.3)
+    monkeypatch.setattr(ctxwatch.cli.spool, "PIPE_WRITER_WAIT", 0.3)
     expected = {"fifo": "a named pipe nothing was written to (no writer within 0.3 s)",
                 "zero": "is a character device, not a log file",
                 "loop": "cannot read (Too many levels of symbolic links)",

@@ -1,0 +1,41 @@
+"""What the commands write to the terminal: text lines through :func:`echo`, JSON bytes through :func:`write_bytes`.
+
+Here rather than in :mod:`ctxwatch.output.safetext` because it prints with click, which the core never imports;
+the cleaning itself (:func:`~ctxwatch.output.safetext.clean`) stays in the core, where the dashboard uses it too.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from ctxwatch.output.safetext import clean, output_closed, shown, shown_bytes
+
+
+def echo(message: object = "", **kwargs: object) -> None:
+    """``click.echo`` of a line that may hold log-derived text, made terminal-safe first
+    (:func:`~ctxwatch.output.safetext.clean`, newlines kept), with the paths registered by
+    :func:`~ctxwatch.output.safetext.show_as` under their shown names.  A reader that went away
+    (``ctxwatch report run.jsonl | head -1``) ends the command quietly
+    (:func:`~ctxwatch.output.safetext.output_closed`)."""
+    try:
+        click.echo(shown(clean(message, multiline=True)), **kwargs)  # type: ignore[arg-type]
+    except BrokenPipeError:
+        output_closed()
+
+
+def write_bytes(data: bytes) -> None:
+    """Write UTF-8 bytes (a JSON document made by :func:`~ctxwatch.output.safetext.json_bytes`) to standard output
+    as they are, with registered paths under their shown names: a big report is not copied into a str first."""
+    data = shown_bytes(data)
+    try:
+        sys.stdout.flush()
+        buffer = getattr(sys.stdout, "buffer", None)
+        if buffer is None:  # a text-only stdout (tests capturing output)
+            sys.stdout.write(data.decode())
+        else:
+            buffer.write(data)
+            buffer.flush()
+    except BrokenPipeError:
+        output_closed()

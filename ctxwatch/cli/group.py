@@ -1,0 +1,92 @@
+"""The ``ctxwatch`` click group: ``ctxwatch PATH`` is ``ctxwatch watch PATH``, and every command is added here.
+
+The group imports the commands and no command imports the group, so the imports run one way: commands use only
+the shared helpers (options, loading, spooling, exit rules, console).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
+import click
+
+from ctxwatch import __version__
+from ctxwatch.cli.check import check_cmd
+from ctxwatch.cli.formats import formats_cmd
+from ctxwatch.cli.plan import plan_cmd
+from ctxwatch.cli.report import report_cmd
+from ctxwatch.cli.schema import schema_cmd
+from ctxwatch.cli.watch import watch_cmd
+from ctxwatch.demo import demo_cmd
+from ctxwatch.output.safetext import clean, output_closed
+
+
+class DefaultGroup(click.Group):
+    """A group whose first argument, when it is not a command name, is a path for ``watch``; every error
+    message click prints for it or its commands is terminal-safe (:func:`clean_click_errors`)."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        """Insert ``watch`` before a leading non-command argument (``ctxwatch run.jsonl``)."""
+        if args and args[0] not in self.commands and args[0] not in ("--help", "-h", "--version"):
+            args = ["watch", *args]
+        return super().parse_args(ctx, args)
+
+    def make_context(self, info_name: str | None, args: list[str], parent: click.Context | None = None,
+                     **extra: Any) -> click.Context:
+        """click's, with the messages of its usage errors cleaned (:func:`clean_click_errors`)."""
+        with clean_click_errors():
+            return super().make_context(info_name, args, parent, **extra)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        """click's (parsing the command's options, then running it), with the messages of its usage errors
+        cleaned (:func:`clean_click_errors`)."""
+        with clean_click_errors():
+            return super().invoke(ctx)
+
+
+@contextlib.contextmanager
+def clean_click_errors() -> Iterator[None]:
+    """Make the message of a ``click.ClickException`` raised inside terminal-safe (:func:`clean`) before click
+    prints it: a usage error names what the user gave (``--config`` path, ``demo --write`` path) or what a
+    config file holds (an unknown key), and a path such as ``$(printf '/tmp/\\x1b]0;T\\x07.toml')`` printed
+    as it is retitled the terminal."""
+    try:
+        yield
+    except click.ClickException as exc:
+        # (newlines kept: click's help text, shown for a missing argument, is such a message; typed Final in
+        # click, but a plain attribute that format_message reads)
+        setattr(exc, "message", clean(exc.message, multiline=True))  # noqa: B010
+        raise
+
+
+@click.group(cls=DefaultGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="ctxwatch")
+def main() -> None:
+    """Watch an LLM agent's context window: floor, history and reserve per call, from its call logs.
+
+    \b
+    ctxwatch PATH              open the dashboard and follow the log live
+                               (the same as: ctxwatch watch PATH)
+    ctxwatch report PATH       per-call numbers (text, --json, or --follow --jsonl)
+    ctxwatch check PATH        flags for CI/cron (exit 1 at or above --fail-on)
+    ctxwatch plan PATH         preview the eviction plan of a call
+    ctxwatch schema PATH       tool-schema floor analysis
+    ctxwatch demo              a live synthetic agent run
+    ctxwatch formats           the log formats ctxwatch reads
+    """
+
+
+# (in the order click listed them before: it sorts them by name for the help anyway)
+for _command in (watch_cmd, report_cmd, formats_cmd, plan_cmd, schema_cmd, check_cmd, demo_cmd):
+    main.add_command(_command)
+
+
+def run() -> None:
+    """Console entry point: the click group, exiting quietly when the reader of our output goes away
+    (``ctxwatch report run.jsonl | head -1``), as command-line tools do."""
+    try:
+        main()
+    except BrokenPipeError:  # (output written elsewhere than through echo / write_out)
+        output_closed()

@@ -1,0 +1,45 @@
+"""The threshold options the dashboard, ``report`` and ``check`` share, and the settings made of them.
+
+One decorator, so that the commands that read the same log agree on its thresholds, and a bad config file is the
+same usage error everywhere.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+from ctxwatch.config import WINDOW_LIMIT, ConfigError, Settings, load_settings
+
+
+def settings_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """The threshold options shared by the dashboard, ``report`` and ``check``: ``--config``, ``--window``,
+    ``--budget-fraction``, ``--trigger``, ``--reserve`` and ``--format`` (the defaults they name are those of
+    :class:`~ctxwatch.config.Settings`)."""
+    opts = [
+        click.option("--config", "config", type=click.Path(dir_okay=False), default=None,
+                     help="Config file (TOML). Default: ~/.config/ctxwatch/config.toml if present."),
+        click.option("--window", type=click.IntRange(min=1, max=WINDOW_LIMIT - 1), default=None,
+                     help="Context window in tokens where the log states none (it wins over the model catalogue)."),
+        click.option("--budget-fraction", type=click.FloatRange(0, 1, min_open=True), default=None,
+                     help="Fraction of the window the prompt may use [default: 0.6]."),
+        click.option("--trigger", type=click.FloatRange(0, 1, min_open=True), default=None,
+                     help="Compaction trigger as a fraction of the budget [default: 0.8]."),
+        click.option("--reserve", type=click.FloatRange(0, 1, max_open=True), default=None,
+                     help="Completion reserve as a fraction of the window when max_tokens is not set [default: 0.15]."),
+        click.option("--format", "fmt", default=None, help="Log format (see `ctxwatch formats`); default: detect."),
+    ]
+    for o in reversed(opts):
+        f = o(f)
+    return f
+
+
+def make_settings(config: str | None, **overrides: Any) -> Settings:
+    """Settings from the config file ``config`` (``None``: the user's default file, if any) and the options
+    given (``None`` values left out); a bad config is a usage error naming the file (exit 2)."""
+    try:
+        return load_settings(config, **overrides)
+    except ConfigError as exc:
+        raise click.UsageError(str(exc)) from exc

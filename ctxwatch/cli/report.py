@@ -1,0 +1,111 @@
+"""``ctxwatch report PATHS``: per-call floor / history / reserve numbers, headless.
+
+Three shapes of the same numbers: a text table (:mod:`ctxwatch.output.text`), one JSON document or JSON lines
+(:mod:`ctxwatch.output.report`), and with ``--follow`` JSON lines as calls complete
+(:mod:`ctxwatch.engine.follow`).  This module checks which options go together and prints.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+import threading
+from typing import Any
+
+import click
+import orjson
+
+from ctxwatch.cli.console import echo, write_bytes
+from ctxwatch.cli.exits import exit_if_nothing_read, fail
+from ctxwatch.cli.load import load_paths, steady_heap
+from ctxwatch.cli.options import make_settings, settings_options
+from ctxwatch.cli.spool import STDIN_NAME, is_pipe
+from ctxwatch.config import Settings
+from ctxwatch.output.safetext import clean, json_bytes, json_lines
+
+
+@click.command("report")
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@settings_options
+@click.option("--json", "as_json", is_flag=True, help="Print the JSON document (schema in the README).")
+@click.option("--follow", is_flag=True, help="Keep reading one log file as it grows, printing JSON lines (as --jsonl) "
+                                          "as calls complete (a folder: open it in the dashboard, which follows its "
+                                          "newest session).")
+@click.option("--jsonl", is_flag=True, help="One JSON object per line per call, and an {\"event\": \"issue\"} line per "
+                                            "problem (with --follow: as each completes).")
+@click.option("--poll", is_flag=True, help="With --follow: poll instead of filesystem events.")
+def report_cmd(paths: tuple[str, ...], config: str | None, window: int | None, budget_fraction: float | None,
+               trigger: float | None, reserve: float | None, fmt: str | None, as_json: bool, follow: bool,
+               jsonl: bool, poll: bool) -> None:
+    """Per-call floor / history / reserve numbers for PATH, headless."""
+    if as_json and jsonl:
+        raise click.UsageError("--json and --jsonl are two output shapes: choose one")
+    if follow and (STDIN_NAME in paths or any(is_pipe(p) for p in paths)):
+        raise click.UsageError("--follow reads a file as it grows; standard input ('-') or a pipe is read whole: "
+                               "drop --follow, or give the log's path")
+    if follow and as_json:
+        raise click.UsageError("--follow prints JSON lines as calls complete (--jsonl); --json is one document "
+                               "of a log as it stands: choose one")
+    if poll and not follow:
+        raise click.UsageError("--poll applies to --follow only")
+    settings = make_settings(config, window=window, budget_fraction=budget_fraction, trigger=trigger,
+                             reserve=reserve)
+    if follow:
+        if len(paths) != 1:
+            raise click.UsageError("--follow takes exactly one PATH")
+        _follow(paths[0], fmt, settings, poll)
+        return
+    from ctxwatch.output.report import report_json
+
+    run = load_paths(paths, fmt, settings)
+    exit_if_nothing_read(run, paths)
+    with steady_heap():
+        doc = report_json(run)
+    if jsonl:  # one call object per line, then one issue event per problem, as --follow --jsonl prints them
+        write_bytes(json_lines(doc["calls"]) + json_lines({"event": "issue", **i} for i in doc["issues"]))
+        return
+    if as_json:
+        write_bytes(json_bytes(doc, orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE))
+        return
+    from ctxwatch.output.text import report_lines
+
+    for line in report_lines(doc, run.issues, settings):
+        echo(line)
+
+
+def _follow(path: str, fmt: str | None, settings: Settings, poll: bool) -> None:
+    """``report --follow --jsonl``: print each call of ``path`` as it completes, until Ctrl-C (exit 0)."""
+    import logging
+
+    from ctxwatch.engine import LogError
+    from ctxwatch.output.follow import follow_jsonl
+
+    # watchfiles logs a warning on Ctrl-C; stopping on Ctrl-C is the normal end of a follow (exit 0).
+    logging.getLogger("watchfiles").setLevel(logging.ERROR)
+    stop = threading.Event()
+    # Ctrl-C sets the stop event instead of raising KeyboardInterrupt: a KeyboardInterrupt raised while
+    # watchfiles waits in its Rust loop can be taken by watchfiles as the end of one watch, after which
+    # the follow loop would simply watch again and the command never exit.
+    previous = _on_sigint(stop)
+    try:
+        follow_jsonl(path, fmt, settings, sys.stdout, stop, poll=poll)
+    except KeyboardInterrupt:
+        stop.set()
+    except LogError as exc:
+        fail(clean(exc))
+    finally:
+        _restore_sigint(previous)
+
+
+def _on_sigint(stop: threading.Event) -> Any:
+    """Make SIGINT set ``stop``; return the previous handler, or ``None`` when no handler can be installed (not
+    the main thread)."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.signal(signal.SIGINT, lambda _sig, _frame: stop.set())
+
+
+def _restore_sigint(previous: Any) -> None:
+    """Put back the SIGINT handler :func:`_on_sigint` replaced."""
+    if previous is not None:
+        signal.signal(signal.SIGINT, previous)

@@ -1,0 +1,145 @@
+"""Logs given on standard input (``-``) or as named pipes, copied to private temporary files before they are read.
+
+Calls keep byte offsets into a file, and a pipe can be read once: ``zcat run.jsonl.gz | ctxwatch report -`` and
+``ctxwatch report <(zcat in.jsonl.gz) <(zcat out.jsonl.gz)`` are read from a copy that the command removes when it
+exits, and the output names each copy as it was given.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import sys
+from typing import Any
+
+from ctxwatch.cli.console import echo
+from ctxwatch.cli.exits import fail
+from ctxwatch.output.safetext import clean, show_as
+
+#: The name a log read from standard input (``-``) is shown under.
+STDIN_NAME = "-"
+
+
+def _is_stdin(path: str) -> bool:
+    """True when ``path`` is the pipe this process reads as standard input (``/dev/stdin``, ``/proc/self/fd/0``)."""
+    try:
+        a, b = os.stat(path), os.fstat(sys.stdin.fileno())
+    except (OSError, ValueError, AttributeError):  # (no stdin, or a test's stdin without a descriptor)
+        return False
+    return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
+
+
+def is_pipe(path: str) -> bool:
+    """True for a named pipe given as a path: ``<(zcat run.jsonl.gz)`` (``/dev/fd/63``), ``/dev/stdin`` fed by
+    a pipe, a ``mkfifo`` pipe."""
+    try:
+        return stat.S_ISFIFO(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
+#: Seconds a named pipe given by path may stay without a writer before it is taken as empty: a ``mkfifo`` pipe
+#: nobody writes to would otherwise block the command forever (a process substitution's writer is there at once;
+#: a writer started beside the command, ``(sleep 2; cat f > p) &``, gets this long).  After
+#: :data:`PIPE_WAIT_NOTICE` seconds the wait is said on stderr.
+PIPE_WRITER_WAIT = 10.0
+PIPE_WAIT_NOTICE = 1.0
+
+
+def _copy_pipe(path: str, out: Any) -> bool:
+    """Copy the pipe at ``path`` to the binary file ``out`` until its writer closes it; False when no writer
+    came within :data:`PIPE_WRITER_WAIT` seconds, or the writer closed it with nothing written.
+
+    The pipe is opened without blocking (opening a FIFO for reading otherwise waits for a writer, forever if none
+    comes), then read blocking once a writer is there."""
+    import time
+
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        start = time.monotonic()
+        noticed = False
+        while True:
+            try:
+                chunk = os.read(fd, 1 << 20)
+            except BlockingIOError:
+                break  # a writer holds it open: nothing yet
+            if chunk:
+                out.write(chunk)
+                break
+            waited = time.monotonic() - start
+            if waited >= PIPE_WRITER_WAIT:
+                return False  # (end of file every time: no writer, or one that wrote nothing)
+            if waited >= PIPE_WAIT_NOTICE and not noticed:
+                noticed = True
+                echo(f"ctxwatch: {clean(path)}: waiting for a writer (up to {PIPE_WRITER_WAIT:g} s)", err=True)
+            time.sleep(0.01)
+        os.set_blocking(fd, True)
+        while chunk := os.read(fd, 1 << 20):
+            out.write(chunk)
+        return True
+    finally:
+        os.close(fd)
+
+
+def spool_stdin(paths: tuple[str, ...]) -> tuple[tuple[str, ...], str | None]:
+    """``paths`` with ``-`` (``zcat run.jsonl.gz | ctxwatch report -``) and each named pipe
+    (``ctxwatch report <(zcat in.jsonl.gz) <(zcat out.jsonl.gz)``, ``/dev/stdin``) replaced by a private
+    temporary copy, and the folder of those copies (``None`` when there is none).
+
+    Calls keep byte offsets into a file, and a pipe can be read once, so it is copied to a file first (in
+    chunks: never whole in memory), in a folder only this user can read; it is removed when the command exits.
+    Output names each copy as it was given (``-``, ``/dev/fd/63``).  Exits with status 2 when ``-`` is given
+    twice or standard input is a terminal (nothing piped: reading would wait for typing), when a named pipe gets
+    no writer within :data:`PIPE_WRITER_WAIT` seconds, or when a copy cannot be made.
+    """
+    pipes = [p for p in paths if p != STDIN_NAME and is_pipe(p)]
+    if STDIN_NAME not in paths and not pipes:
+        return paths, None
+    if paths.count(STDIN_NAME) > 1:
+        fail("-: standard input can be read once; give '-' once")
+    if STDIN_NAME in paths and (sys.stdin is None or sys.stdin.isatty()):
+        fail("-: standard input is a terminal; pipe a log in (zcat run.jsonl.gz | ctxwatch report -)")
+    if STDIN_NAME in paths and (again := next((p for p in pipes if _is_stdin(p)), None)) is not None:
+        fail(f"{clean(again)} is standard input, also given as '-': it can be read once; give it once")
+    import atexit
+    import signal
+    import tempfile
+
+    folder = tempfile.mkdtemp(prefix="ctxwatch-stdin-")  # (mode 0700: the log may hold private prompts)
+    owner = os.getpid()
+
+    def remove() -> None:
+        if os.getpid() == owner:  # (a forked worker that exits leaves the parent's copy alone)
+            shutil.rmtree(folder, True)
+
+    atexit.register(remove)
+    # A terminated command must not leave the copy behind: TERM and HUP end it through sys.exit, so atexit runs
+    # (their default action ends the process at once).  A signal the parent made the command ignore (nohup) stays
+    # ignored.
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        try:
+            if signal.getsignal(sig) == signal.SIG_DFL:
+                signal.signal(sig, lambda signum, _frame: sys.exit(128 + signum))
+        except (ValueError, OSError, AttributeError):  # (not the main thread, or no such signal here)
+            pass
+    copies: dict[str, str] = {}
+    for n, given in enumerate(dict.fromkeys(p for p in paths if p == STDIN_NAME or p in pipes)):
+        # (each copy in a folder of its own, under the name given, so that a file column shows what the user gave)
+        os.mkdir(os.path.join(folder, str(n)))
+        spool = os.path.join(folder, str(n), STDIN_NAME if given == STDIN_NAME else os.path.basename(given) or "pipe")
+        try:
+            with open(spool, "wb") as out:
+                if given != STDIN_NAME:
+                    if not _copy_pipe(given, out):
+                        fail(f"{clean(given)}: a named pipe nothing was written to (no writer within "
+                             f"{PIPE_WRITER_WAIT:g} s)")
+                elif (buffer := getattr(sys.stdin, "buffer", None)) is not None:
+                    shutil.copyfileobj(buffer, out, 1 << 20)
+                else:  # a text-only stdin (tests)
+                    out.write(sys.stdin.read().encode("utf-8", "surrogateescape"))
+        except OSError as exc:
+            fail(f"{clean(given)}: cannot read ({exc.strerror or exc})")
+        show_as(spool, given)
+        copies[given] = spool
+    return tuple(copies.get(p, p) for p in paths), folder
