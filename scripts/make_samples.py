@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxwatch import demo
+from ctxwatch.demo import content
 from ctxwatch.formats.canonical import anthropic_request_to_parts, responses_request_to_parts
 from ctxwatch.model import Message, Part
 from ctxwatch.tokens import REPLY_PRIMER, Counter, counter_for
@@ -94,12 +95,12 @@ def cached(prev_prefix: int, prompt: int) -> int:
 
 def code(rng: random.Random, path: str, tokens: int, counter: Counter, start: int = 1) -> str:
     """About ``tokens`` tokens of line-numbered synthetic Python source for ``path``."""
-    return demo._fill(demo._numbered(demo._code_lines(rng, path), start), tokens, counter.tokenizer.count)
+    return content.fill(content.numbered(content.code_lines(rng, path), start), tokens, counter.tokenizer.count)
 
 
 def pytest_out(rng: random.Random, tokens: int, counter: Counter) -> str:
     """About ``tokens`` tokens of synthetic pytest output."""
-    return demo._fill(demo._pytest_lines(rng, "tests/test_tax.py"), tokens, counter.tokenizer.count)
+    return content.fill(content.pytest_lines(rng, "tests/test_tax.py"), tokens, counter.tokenizer.count)
 
 
 def dump_lines(values: list[Any], final_newline: bool = True) -> bytes:
@@ -234,7 +235,7 @@ def _tool_output(rng: random.Random, kind: str, counter: Counter) -> str:
         return "src/invoicer/tax.py:41:def total_with_vat(invoice: Invoice) -> Decimal:\n" \
                "src/invoicer/export_csv.py:18:from invoicer.tax import total_with_vat"
     if kind == "docs":
-        return demo._fill(demo._doc_lines(rng), 220, counter.tokenizer.count)
+        return content.fill(content.doc_lines(rng), 220, counter.tokenizer.count)
     if kind == "edit":
         return "The file src/invoicer/tax.py has been edited. 1 replacement."
     return code(rng, "src/invoicer/tax.py", 700, counter)
@@ -427,7 +428,7 @@ def claude_code() -> bytes:
 
     t = cc.tool_use("Grep", {"pattern": "quantize\\(", "path": "src/invoicer", "output_mode": "content", "-n": True})
     cc.assistant("main", [t])
-    hits = demo._fill(demo._grep_lines(rng, "quantize"), 260, tok)
+    hits = content.fill(content.grep_lines(rng, "quantize"), 260, tok)
     result(t, hits, {"mode": "content", "numFiles": 4, "filenames": [], "content": hits,
                      "numLines": hits.count("\n") + 1})
 
@@ -451,7 +452,7 @@ def claude_code() -> bytes:
         st = cc.tool_use("Grep", {"pattern": pattern, "path": "/home/dev/projects/invoicer",
                                   "output_mode": "content", "-n": True})
         cc.assistant("side", [{"type": "text", "text": f"Searching for {pattern}."}, st])
-        hits = demo._fill(demo._grep_lines(rng, pattern), 300, tok)
+        hits = content.fill(content.grep_lines(rng, pattern), 300, tok)
         cc.user("side", [{"tool_use_id": st["id"], "type": "tool_result", "content": hits}],
                 tool_result={"mode": "content", "numFiles": 5, "filenames": [], "content": hits,
                              "numLines": hits.count("\n") + 1})
@@ -617,7 +618,7 @@ def codex_rollout() -> bytes:
         item({"type": "function_call", "name": "shell", "arguments": args, "call_id": cid},
              Message("assistant", [Part("tool_call", args, name="shell", call_id=cid)]))
         text = {"pytest": lambda: pytest_out(rng, size, counter),
-                "grep": lambda: demo._fill(demo._grep_lines(rng, "quantize"), size, counter.tokenizer.count),
+                "grep": lambda: content.fill(content.grep_lines(rng, "quantize"), size, counter.tokenizer.count),
                 "code": lambda: code(rng, "src/invoicer/tax.py", size, counter),
                 "patch": lambda: "Success. Updated the following files:\nM src/invoicer/tax.py\n"}[kind]()
         output = json.dumps({"output": text, "metadata": {"exit_code": 0 if kind != "pytest" else 1,

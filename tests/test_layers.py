@@ -14,7 +14,7 @@ import sys
 import ctxwatch
 
 #: Packages allowed to load the terminal libraries: the dashboard and the command line.
-UI_PACKAGES = ("ctxwatch.ui", "ctxwatch.cli", "ctxwatch.demo")
+UI_PACKAGES = ("ctxwatch.ui", "ctxwatch.cli")
 TERMINAL_LIBRARIES = ("textual", "textual_plotext", "rich", "click")
 
 
@@ -26,7 +26,8 @@ def core_modules() -> list[str]:
 
 def test_there_is_a_core_to_check() -> None:
     mods = core_modules()
-    assert {"ctxwatch.engine", "ctxwatch.formats", "ctxwatch.analysis", "ctxwatch.planner"} <= set(mods)
+    assert {"ctxwatch.engine", "ctxwatch.formats", "ctxwatch.analysis", "ctxwatch.planner", "ctxwatch.demo",
+            "ctxwatch.budget"} <= set(mods)
 
 
 def test_no_core_module_loads_a_terminal_library() -> None:

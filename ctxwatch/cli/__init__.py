@@ -11,6 +11,7 @@ options: the work is done by the core.  Exit status: 0 success; 1 ``check`` foun
 from __future__ import annotations
 
 from ctxwatch.cli.check import check_cmd
+from ctxwatch.cli.demo import demo_cmd
 from ctxwatch.cli.exits import EXIT_USAGE, exit_if_nothing_read
 from ctxwatch.cli.formats import formats_cmd
 from ctxwatch.cli.group import DefaultGroup, clean_click_errors, main, run
@@ -25,6 +26,6 @@ from ctxwatch.model import counted_issues
 
 __all__ = [
     "EXIT_USAGE", "PIPE_WRITER_WAIT", "STDIN_NAME", "DefaultGroup", "check_cmd", "clean_click_errors",
-    "counted_issues", "exit_if_nothing_read", "formats_cmd", "load_paths", "main", "make_settings", "plan_cmd",
-    "report_cmd", "run", "schema_cmd", "settings_options", "spool_stdin", "steady_heap", "watch_cmd",
+    "counted_issues", "demo_cmd", "exit_if_nothing_read", "formats_cmd", "load_paths", "main", "make_settings",
+    "plan_cmd", "report_cmd", "run", "schema_cmd", "settings_options", "spool_stdin", "steady_heap", "watch_cmd",
 ]

@@ -14,12 +14,12 @@ import click
 
 from ctxwatch import __version__
 from ctxwatch.cli.check import check_cmd
+from ctxwatch.cli.demo import demo_cmd
 from ctxwatch.cli.formats import formats_cmd
 from ctxwatch.cli.plan import plan_cmd
 from ctxwatch.cli.report import report_cmd
 from ctxwatch.cli.schema import schema_cmd
 from ctxwatch.cli.watch import watch_cmd
-from ctxwatch.demo import demo_cmd
 from ctxwatch.output.safetext import clean, output_closed
 
 

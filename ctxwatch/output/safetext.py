@@ -102,7 +102,7 @@ _SHOWN_AS: dict[str, str] = {}
 
 
 def show_as(path: str, name: str) -> None:
-    """From now on, write ``path`` as ``name`` in the command's output (:func:`echo`, :func:`shown`)."""
+    """From now on, write ``path`` as ``name`` in the command's output (:func:`shown`, :func:`shown_bytes`)."""
     _SHOWN_AS[path] = name
 
 
@@ -122,18 +122,6 @@ def shown_bytes(data: bytes) -> bytes:
         if raw in data:
             data = data.replace(raw, name.encode())
     return data
-
-
-def echo(message: object = "", **kwargs: object) -> None:
-    """``click.echo`` of a line that may hold log-derived text, made terminal-safe first (see :func:`clean`),
-    with the paths registered by :func:`show_as` under their shown names.  A reader that went away
-    (``ctxwatch report run.jsonl | head -1``) ends the command quietly (:func:`output_closed`)."""
-    import click
-
-    try:
-        click.echo(shown(clean(message, multiline=True)), **kwargs)  # type: ignore[arg-type]
-    except BrokenPipeError:
-        output_closed()
 
 
 #: A lone surrogate (U+D800-U+DFFF): JSON "\\ud800" decodes to one, and so does a file name that is not UTF-8
