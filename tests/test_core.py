@@ -1599,7 +1599,10 @@ def test_a_terminated_command_removes_its_copy_of_standard_input(tmp_path: Path,
 
     spool = tmp_path / "tmp"
     spool.mkdir()
-    proc = subprocess.Popen([sys.executable, "-c", "from ctxwatch.cli import run; run()", "report", "-"],
+    # The command keeps a signal its parent made it ignore ignored (nohup ignores SIGHUP, and a child inherits
+    # that): the child starts with the signal's default disposition, whatever this test process inherited.
+    code = f"import signal; signal.signal(signal.{sig}, signal.SIG_DFL); from ctxwatch.cli import run; run()"
+    proc = subprocess.Popen([sys.executable, "-c", code, "report", "-"],
                             stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             env={**os.environ, "TMPDIR": str(spool)})
     assert proc.stdin is not None
