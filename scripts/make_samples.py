@@ -2,8 +2,8 @@
 """Generate ``sample_logs/``: small, deterministic logs in every format ctxwatch reads.
 
 Every file is written by this script from seeded :class:`random.Random` generators: nothing is copied from
-third-party logs.  The *shapes* follow ``../shared/sample-logs/FORMATS.md`` (field names checked against the
-real files saved beside it); the *content* is a made-up coding agent working on a made-up invoicing package.
+third-party logs.  The *shapes* are those of each format's real logs (field names checked against real files);
+the *content* is a made-up coding agent working on a made-up invoicing package.
 
 Token counts in the files are what the synthetic provider "reports".  They are computed with ctxwatch's own
 tokenizer (tiktoken ``o200k_base`` via :func:`ctxwatch.tokens.counter_for`) and framing rules, so for OpenAI
@@ -51,14 +51,14 @@ DEMO_SAMPLE_WINDOW = 2560
 CLAUDE_CODE_UNLOGGED = 14_890
 #: Same for a Task subagent (its own, shorter system prompt and tool set).
 CLAUDE_CODE_SUBAGENT_UNLOGGED = 9_210
-#: Codex 0.58 logs neither its base instructions nor its tool schemas (FORMATS.md section 2); its first call in
+#: Codex 0.58 logs neither its base instructions nor its tool schemas; its first call in
 #: the real sample reports 10,128 input tokens for a two-message history.
 CODEX_UNLOGGED = 9_640
 #: Codex's context window for gpt-5.1-codex as its rollouts state it (``model_context_window`` in the real 0.58
 #: sample; the log's value wins over the catalogue's).
 CODEX_WINDOW = 258_400
-#: OpenAI prompt caching (platform docs, "Prompt caching"): a prefix of >= 1,024 tokens is cached, hits are
-#: counted in 128-token increments.
+#: OpenAI's prompt-caching rule: a prefix of >= 1,024 tokens is cached, hits are counted in 128-token
+#: increments.
 CACHE_MIN, CACHE_BLOCK = 1024, 128
 START = datetime(2025, 9, 8, 14, 0, tzinfo=UTC).timestamp()
 _ALNUM = string.ascii_letters + string.digits
@@ -594,7 +594,7 @@ def codex_rollout() -> bytes:
 
     def sampling(title: str, cmd: list[str] | None, kind: str = "", size: int = 0, answer: str = "") -> None:
         emit("turn_context", turn, dt=rng.uniform(0.5, 3))
-        token_count()  # the repeat of the previous total (FORMATS.md section 2: every value twice)
+        token_count()  # the repeat of the previous total (Codex writes every value twice)
         emit("event_msg", {"type": "agent_reasoning", "text": f"**{title}**"}, dt=rng.uniform(1, 4))
         reasoning = rng.randint(0, 6) * 64
         if cmd is not None:
@@ -785,7 +785,7 @@ TRACE_HEADERS = {"host": "api.anthropic.com", "Accept": "application/json", "ant
 
 def _sse(msg_id: str, model: str, usage: dict[str, int], content: list[dict[str, Any]], stop: str,
          output_tokens: int) -> str:
-    """An Anthropic streaming response as claude-trace saves it in ``body_raw`` (FORMATS.md section 5a)."""
+    """An Anthropic streaming response as claude-trace saves it in ``body_raw``."""
     events: list[tuple[str, dict[str, Any]]] = [("message_start", {"type": "message_start", "message": {
         "id": msg_id, "type": "message", "role": "assistant", "model": model, "content": [], "stop_reason": None,
         "stop_sequence": None, "usage": {**usage, "output_tokens": 2, "service_tier": "standard"}}})]

@@ -45,8 +45,8 @@ def steady_heap() -> Iterator[None]:
     """While a headless command loads a run and builds its report: the cyclic collector is off.
 
     Nearly everything made then lives until the command ends (call summaries, per-session totals), so each
-    collection walked the growing heap again for nothing: with tens of thousands of call summaries that was a
-    quarter of the report's time, and receiving a folder's calls from the worker processes ran 3 to 4 times
+    collection would walk the growing heap again for nothing: with tens of thousands of call summaries that is a
+    quarter of the report's time, and receiving a folder's calls from the worker processes runs 3 to 4 times
     slower with it on (measured on the 500 MB Claude Code benchmark folder).  What a load leaves in reference
     cycles is small (under a thousand objects after that folder or the 200 MB benchmark log), so memory
     stays as it was.  The collector is switched back on afterwards (nested uses leave it as they found it).

@@ -92,7 +92,7 @@ def plan_cmd(paths: tuple[str, ...], call_number: int | None, call_index: int | 
         fail(f"{at}: {exc}")
     counter = counter_for(pc.model, pc.provider)
     factors = run.factors()
-    # (an implausible report is no prompt size: scaling to it made every message thousands of times its size; the
+    # (an implausible report is no prompt size: scaling to it would make every message thousands of times its size; the
     # counts stand as counted.  A calibrated floor is the one report and the dashboard show.)
     counts = plan_counts(pc, counter, floor_tokens=call.floor_tokens,
                          history_tokens=call.history_tokens if call.history_src == Src.INFERRED else None,

@@ -13,8 +13,8 @@ from typing import Any
 from ctxwatch.formats.canonical import openai_message
 from ctxwatch.tokens import REPLY_PRIMER, Counter
 
-#: OpenAI prompt caching (platform docs, "Prompt caching"): prompts of 1,024 tokens or more are cached, and
-#: cache hits are counted in increments of 128 tokens of identical prefix.
+#: OpenAI's prompt-caching rule: prompts of 1,024 tokens or more are cached, and cache hits are counted in
+#: increments of 128 tokens of identical prefix.
 CACHE_MIN_TOKENS = 1024
 CACHE_BLOCK_TOKENS = 128
 

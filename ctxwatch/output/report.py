@@ -135,7 +135,7 @@ def _calibrated(call: Call, factor: float | None, shown: Breakdown | None = None
     These are the numbers the dashboard, the text report and ``plan`` show: the one rule,
     :func:`ctxwatch.model.shown_breakdown` (the floor scaled by the median reported/estimated prompt ratio, the
     history the rest of the reported prompt, labelled "calibrated", never "reported"; the floor capped at the
-    prompt the call reports, failure case B01; system + tools = floor).
+    prompt the call reports; system + tools = floor).
     """
     b = shown if shown is not None else shown_breakdown(call, factor)
     if not b.calibrated:
@@ -165,7 +165,7 @@ def session_totals(calls: list[Call], costs: list[Decimal | None] | None = None)
     call reports no prompt and its size is ctxwatch's count: an estimate is labelled as one; ``null`` with no
     peak), ``cost_usd`` (``null`` when any call of the session could not be
     priced), ``implausible_prompts`` (calls whose reported prompt is implausible,
-    :attr:`Call.prompt_implausible`, B13: one above the window is still in the token sums and the cost as
+    :attr:`Call.prompt_implausible`: one above the window is still in the token sums and the cost as
     reported, since that is what the provider counted; a reported 0 is in neither), ``run_totals`` (the log's own
     totals for the whole run when no call reports usage, see :func:`_run_totals`; else ``null``).  ``costs`` are
     the calls' costs if already computed.

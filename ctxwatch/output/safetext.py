@@ -26,7 +26,7 @@ import orjson
 #: Source", CVE-2021-42574), so a log value could display as something else than it holds.
 BIDI_CONTROLS = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
 #: U+2028 LINE SEPARATOR (general category Zl) and U+2029 PARAGRAPH SEPARATOR (Zp): line breaks to Unicode
-#: (UAX #14, class BK), so one of them in a model name broke a table row or a one-line message in two.
+#: (UAX #14, class BK), so one of them in a model name would break a table row or a one-line message in two.
 LINE_SEPARATORS = "\u2028\u2029"
 #: Invisible format characters (general category Cf, all Default_Ignorable_Code_Point in the UCD's
 #: DerivedCoreProperties.txt): they have no glyph and no width, so text holding them shows as other text
@@ -192,7 +192,7 @@ def json_bytes(value: Any, option: int | None = None) -> bytes:
     """``value`` (dicts, lists, tuples, strings, numbers, booleans, ``None``) as UTF-8 JSON for the command's
     output: ``orjson.dumps(value, option=option)``, except that a lone surrogate in a string or a key (a log's
     ``"\\ud800"``, a file name that is not UTF-8) is written as U+FFFD, the replacement character, as
-    :func:`clean` shows it (orjson raised TypeError on it, which crashed the command), and that no terminal control
+    :func:`clean` shows it (orjson refuses it with a TypeError), and that no terminal control
     is written as it is (:func:`escape_json`).  Every JSON output (``report --json`` / ``--jsonl`` /
     ``--follow --jsonl``, ``check --json``, ``plan --json``, ``schema --json``) is written through this function or
     :func:`json_lines`.
