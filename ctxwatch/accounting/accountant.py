@@ -13,6 +13,7 @@ from ctxwatch.model import (
     MessageStat,
     ParsedCall,
     Src,
+    digest,
     implausible_prompt,
     message_key,
     text_key,
@@ -22,8 +23,8 @@ from ctxwatch.tokens import REPLY_PRIMER, Counter, counter_for
 
 
 def _tools_key(tools: list) -> int:
-    """Content hash of a tool-schema payload (key order ignored)."""
-    return hash(json_text(tools, sort_keys=True))
+    """The content key (:func:`~ctxwatch.model.digest`) of a tool-schema payload, key order ignored."""
+    return digest(json_text(tools, sort_keys=True))
 
 
 def reserve_for(max_output_tokens: int | None, window: int | None, settings: Settings) -> tuple[int | None, Src]:

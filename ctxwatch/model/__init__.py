@@ -1,0 +1,41 @@
+"""The call model every stage shares: what a format reader gives (:class:`ParsedCall`, with text), what the
+accounting gives (:class:`Call`, numbers with their sources, no text), the problems found on the way
+(:class:`Issue`) and how a call's floor and history are shown (:class:`Breakdown`).
+"""
+
+from ctxwatch.model.call import (
+    BATCH_SIDE,
+    CONFIRM_TOLERANCE_EXACT,
+    CONFIRM_TOLERANCE_OTHER,
+    MAX_PLAUSIBLE_PROMPT,
+    Call,
+    MessageStat,
+    estimate_confirms,
+    implausible_prompt,
+    implausible_what,
+    own_request,
+    separate_requests,
+    session_ranks,
+)
+from ctxwatch.model.issues import BAD_LINE_KINDS, Issue, Resolved, counted_issues, is_bad_line, tally_issues
+from ctxwatch.model.parsed import (
+    Message,
+    ParsedCall,
+    Part,
+    ResponseInfo,
+    SourceRef,
+    Src,
+    Usage,
+    digest,
+    message_key,
+    text_key,
+)
+from ctxwatch.model.shown import Breakdown, raw_breakdown, shown_breakdown, shown_fraction, shown_free, shown_used
+
+__all__ = [
+    "BAD_LINE_KINDS", "BATCH_SIDE", "CONFIRM_TOLERANCE_EXACT", "CONFIRM_TOLERANCE_OTHER", "MAX_PLAUSIBLE_PROMPT",
+    "Breakdown", "Call", "Issue", "Message", "MessageStat", "ParsedCall", "Part", "Resolved", "ResponseInfo",
+    "SourceRef", "Src", "Usage", "counted_issues", "digest", "estimate_confirms", "implausible_prompt",
+    "implausible_what", "is_bad_line", "message_key", "own_request", "raw_breakdown", "separate_requests",
+    "session_ranks",    "shown_breakdown", "shown_fraction", "shown_free", "shown_used", "tally_issues", "text_key",
+]

@@ -1,0 +1,251 @@
+"""What a format reader gives: a :class:`ParsedCall`, with the text of the request (system prompt, tool schemas,
+messages) so that it can be tokenized, and where each number came from (:class:`Src`)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from enum import StrEnum
+from hashlib import blake2b
+from typing import Any
+
+from ctxwatch.model.pickling import fast_pickle as _fast_pickle
+
+
+class Src(StrEnum):
+    """Where a number came from. Every number ctxwatch shows carries one of these labels."""
+
+    REPORTED = "reported"  # the provider's usage block in the log
+    ESTIMATED = "estimated"  # our tokenizer run on the logged text
+    INFERRED = "inferred"  # derived by difference, e.g. reported prompt minus estimated history
+    CALIBRATED = "calibrated"  # an estimate scaled by the run's reported/estimated median ratio
+    LOG = "log"  # a value written in the log itself (e.g. Codex model_context_window)
+    CATALOG = "catalog"  # the genai-prices model catalogue
+    OPTION = "option"  # a command-line option or the config file
+    REQUEST = "request"  # the request's own parameter (e.g. max_tokens)
+    DEFAULT = "default"  # a field default (documented where it is defined)
+    UNKNOWN = "unknown"  # nothing to go on: shown as unknown, never guessed
+
+
+@_fast_pickle
+@dataclass(slots=True, frozen=True)
+class SourceRef:
+    """Where a call's record lives on disk.
+
+    Attributes:
+        path: the log file the record was read from.
+        line: 1-based line number of the record's first line (the line a person would open).
+        line_end: 1-based line number of the record's last line (same as ``line`` for one-line records).
+        byte_start: byte offset of the record's first byte in the file.
+        byte_end: byte offset one past the record's last byte.
+    """
+
+    path: str
+    line: int
+    line_end: int
+    byte_start: int
+    byte_end: int
+
+    @property
+    def where(self) -> str:
+        """``line 42``, or ``whole document`` for a call of a whole-file JSON log (Inspect AI, OpenHands,
+        SWE-agent), whose records have no line of their own (line 0)."""
+        return f"line {self.line}" if self.line > 0 else "whole document"
+
+
+@_fast_pickle
+@dataclass(slots=True, frozen=True)
+class Usage:
+    """Provider-reported token usage, normalized across providers (all values in tokens).
+
+    ``None`` always means *not reported*, never zero.
+
+    Attributes:
+        prompt_total: the whole prompt as the model saw it, cached parts included
+            (OpenAI ``prompt_tokens``; Anthropic ``input_tokens + cache_creation + cache_read``).
+        input_uncached: prompt tokens that were neither read from nor written to the cache.
+        cache_read: prompt tokens served from the prompt cache.
+        cache_write: prompt tokens written to the prompt cache (Anthropic ``cache_creation_input_tokens``).
+        output: completion tokens, reasoning included (OpenAI and Anthropic both count reasoning inside).
+        reasoning: the reasoning share of ``output`` (a subset, never added again).
+        cache_write_1h: the share of ``cache_write`` written with the 1-hour TTL (Anthropic
+            ``cache_creation.ephemeral_1h_input_tokens``), priced higher than 5-minute writes (Anthropic
+            pricing: 2x the input price against 1.25x); a subset, never added again.
+        web_searches: server-side web searches the call ran (Anthropic ``server_tool_use.web_search_requests``),
+            billed per search on top of the tokens (Anthropic pricing: $10 per 1,000 searches).
+        damaged: a usage field held a value that is not a count, or the parts contradicted the total (cache
+            reads above the whole prompt): the damaged fields are unknown (``None``, reported as an issue), and
+            the call cannot be priced, since every price term needs them.
+    """
+
+    prompt_total: int | None = None
+    input_uncached: int | None = None
+    cache_read: int | None = None
+    cache_write: int | None = None
+    output: int | None = None
+    reasoning: int | None = None
+    cache_write_1h: int | None = None
+    web_searches: int | None = None
+    damaged: bool = False
+
+
+@_fast_pickle
+@dataclass(slots=True)
+class Part:
+    """One piece of a message's content, as sent to the model.
+
+    Attributes:
+        kind: ``text`` | ``tool_call`` | ``tool_result`` | ``image`` | ``document`` | ``thinking`` | ``other``.
+        text: the text to tokenize (for ``tool_call``: the arguments as a JSON string; for ``image``: empty).
+        name: the tool (function) name of a ``tool_call``.
+        call_id: the tool call id of a ``tool_call`` or the id a ``tool_result`` answers.
+        meta: format-specific extras, e.g. ``{"width": 1024, "height": 768, "detail": "high"}`` for an
+            image, or ``{"bytes": 204800}`` for a base64 payload whose size is all we know.
+    """
+
+    kind: str
+    text: str = ""
+    name: str | None = None
+    call_id: str | None = None
+    meta: dict[str, Any] | None = None
+
+
+@_fast_pickle
+@dataclass(slots=True)
+class Message:
+    """One message of a request's history (or the system prompt), normalized.
+
+    Attributes:
+        role: ``system`` | ``developer`` | ``user`` | ``assistant`` | ``tool``.
+        parts: the message content in order.
+        name: OpenAI's optional ``name`` field (costs one extra framing token).
+        label: a more specific kind for display and planning: ``compaction_summary``, ``meta``,
+            ``instructions`` (e.g. AGENTS.md), ``environment`` (Codex's ``<environment_context>``),
+            ``reasoning`` (a Responses API reasoning item: sent as an input item of its own, and only together
+            with the output item that follows it), or ``None``.
+        key: a content key (:func:`digest`) set by readers that already hashed the raw message (saves re-hashing the
+            re-sent history); ``None`` means "compute from the parts" (:func:`message_key`).
+    """
+
+    role: str
+    parts: list[Part]
+    name: str | None = None
+    label: str | None = None
+    key: int | None = None
+
+    def tool_call_ids(self) -> list[str]:
+        """Ids of the tool calls this (assistant) message makes, in order."""
+        return [p.call_id for p in self.parts if p.kind == "tool_call" and p.call_id]
+
+    def tool_result_ids(self) -> list[str]:
+        """Ids of the tool calls this message answers (tool results), in order."""
+        return [p.call_id for p in self.parts if p.kind == "tool_result" and p.call_id]
+
+    def text(self) -> str:
+        """All text of the message joined with newlines (tool-call arguments included)."""
+        return "\n".join(p.text for p in self.parts if p.text)
+
+
+def digest(*parts: str | bytes | None) -> int:
+    """A content key of ``parts``: a signed 64-bit int, the same in every process and on every machine (Python's
+    ``hash`` of a string is salted per process, so a key saved by one run would match nothing in the next).
+    BLAKE2b over each part's bytes (text as UTF-8, lone surrogates kept), each prefixed by its length, so that no
+    two different sequences give the same bytes; ``None`` is distinct from ``""``."""
+    h = blake2b(digest_size=8)
+    for p in parts:
+        if p is None:
+            h.update(_NONE)
+            continue
+        data = p if isinstance(p, bytes) else p.encode("utf-8", "surrogatepass")
+        h.update(len(data).to_bytes(8, "little"))
+        h.update(data)
+    return int.from_bytes(h.digest(), "little", signed=True)
+
+
+#: What :func:`digest` writes for ``None``: a length no part can have.
+_NONE = b"\xff" * 8
+
+
+def message_key(msg: Message) -> int:
+    """A message's content key (:func:`digest`): equal for the same role, name, label and parts, so that each
+    distinct message is counted once however often the history re-sends it.  A reader may set it beforehand
+    (:attr:`Message.key`) from the raw record."""
+    if msg.key is not None:
+        return msg.key
+    return digest(msg.role, msg.name, msg.label,
+                  *[x for p in msg.parts for x in (p.kind, p.text, p.name, p.call_id)])
+
+
+def text_key(blocks: Iterable[str]) -> int:
+    """The content key (:func:`digest`) of a sequence of text blocks: the system prompt's identity across calls."""
+    return digest(*blocks)
+
+
+@_fast_pickle
+@dataclass(slots=True)
+class ResponseInfo:
+    """What the model answered, kept only as far as drift detection needs it.
+
+    Attributes:
+        text: the completion's visible text (``None`` if the log does not hold it).
+        tool_calls: number of tool calls in the completion.
+        finish_reason: the provider's stop/finish reason, if logged.
+    """
+
+    text: str | None = None
+    tool_calls: int = 0
+    finish_reason: str | None = None
+
+
+@_fast_pickle
+@dataclass(slots=True)
+class ParsedCall:
+    """One LLM API request/response as a format reader produced it, text included.
+
+    ``system``, ``tools`` and ``messages`` are ``None`` when the format does not log them (Claude Code
+    and Codex do not log the system prompt or tool schemas) or the log holds them damaged (a ``messages`` field
+    missing or not a list: ``extra["history_unknown"]``, see :func:`ctxwatch.formats.canonical.forget_history`),
+    and empty when the request had none.
+
+    Attributes:
+        source: where the record is on disk.
+        timestamp: seconds since the epoch (UTC), or ``None``.
+        model: the model id as logged.
+        provider: ``openai`` | ``anthropic`` | ``google`` | ``None`` (decides the usage convention and
+            the framing rules).
+        session: session / conversation id, if any.
+        context: ``main``, or the id of a sidechain / subagent context that must not mix with main.
+        system: system prompt text blocks.
+        tools: tool schemas as logged (OpenAI ``{"type":"function","function":{...}}`` or Anthropic
+            ``{"name","description","input_schema"}``).
+        messages: the history (every non-system message).
+        max_output_tokens: the request's ``max_tokens`` / ``max_completion_tokens`` / ``max_output_tokens``.
+        usage: normalized provider-reported usage.
+        window: the context window in tokens if the log states it (Codex ``model_context_window``).
+        response: the completion, for drift detection.
+        compaction: ``None``, or a dict describing a compaction that happened just before this call
+            (``{"kind": "compact_boundary", "pre_tokens": 170251, "post_tokens": None}``).
+        history_reported_only: True when ``messages`` is only the visible part and the prompt total must be
+            taken from usage (Claude Code, Codex).
+        key: a dedupe key unique to this API call within its format (e.g. Claude ``message.id+requestId``).
+        extra: format-specific data the UI may show (e.g. ``{"custom_id": "..."}``).  A line of a provider's
+            batch file carries :data:`BATCH_SIDE` (see :func:`own_request`).
+    """
+
+    source: SourceRef
+    timestamp: float | None = None
+    model: str | None = None
+    provider: str | None = None
+    session: str | None = None
+    context: str = "main"
+    system: list[str] | None = None
+    tools: list[dict[str, Any]] | None = None
+    messages: list[Message] | None = None
+    max_output_tokens: int | None = None
+    usage: Usage | None = None
+    window: int | None = None
+    response: ResponseInfo | None = None
+    compaction: dict[str, Any] | None = None
+    history_reported_only: bool = False
+    key: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
