@@ -27,12 +27,11 @@ from ctxwatch.engine.events import (
     Opened,
     Progress,
     ResetSeen,
-    Waiting,
     WatchChanged,
 )
-from ctxwatch.engine.opening import DETECT_RECORDS, LogError, empty_file_note, resolve_spec
 from ctxwatch.engine.run import Change, Run
-from ctxwatch.formats import SNIFF_BYTES, FormatSpec, detect, sniff_file
+from ctxwatch.engine.waiting import empty, format_when_ready
+from ctxwatch.formats import FormatSpec, detect
 from ctxwatch.model import Issue
 from ctxwatch.source import FileTailer, Line, Reset, Waker, Watcher, skip_to_end
 from ctxwatch.source.wake import DEFAULT_DEBOUNCE_MS, DEFAULT_POLL_INTERVAL, DEFAULT_SWEEP_INTERVAL
@@ -174,48 +173,9 @@ class Follower:
 
     # ------------------------------------------------------------------ opening
     def _open(self) -> FormatSpec | None:
-        """The format, once known.  A file that does not exist yet (a job about to write it) or is empty is waited
-        for, and so, with ``wait_for_format``, is one whose records are not recognised yet."""
-        said: set[str] = set()  # (each reason to wait is said once)
-        noted: Issue | None = None  # (an empty file's note, withdrawn when it is no longer empty)
-
-        def wait(kind: str, message: str) -> None:
-            if message not in said:
-                self.emit(Waiting(kind, message))
-                said.add(message)
-            self.stop.wait(self.poll_interval)
-
-        try:
-            while not self.stop.is_set():
-                empty = empty_file_note(self.path) if os.path.lexists(self.path) else None
-                if empty != noted:
-                    self.emit(IssuesChanged([empty] if empty else [], [noted] if noted else []))
-                    noted = empty
-                if not os.path.lexists(self.path):
-                    wait("waiting", f"{self.path} does not exist yet; waiting for it")
-                    continue
-                if self.fmt is None and _empty(self.path):
-                    wait("empty", f"{os.path.basename(self.path)} is empty: waiting for its first record to "
-                                  "detect the format")
-                    continue
-                try:
-                    if self.fmt is not None or not self.wait_for_format:
-                        return resolve_spec(self.path, self.fmt)
-                    spec = detect(self.path)
-                    if spec is not None:
-                        return spec
-                    if _records_enough(self.path):
-                        raise LogError(f"{self.path}: format not recognised (see `ctxwatch formats`, or pass "
-                                       "--format NAME)")
-                except (LogError, OSError) as exc:
-                    self.fail(str(exc) if isinstance(exc, LogError) else f"{self.path}: cannot read ({exc})")
-                    return None
-                wait("format_unknown", "format not recognised yet; waiting for more records (or pass --format)")
-            return None
-        finally:
-            if noted is not None:
-                # (the run that reads the file gives its own notes, an empty_file one included if it is blank)
-                self.emit(IssuesChanged([], [noted]))
+        """The format, once known (:func:`~ctxwatch.engine.waiting.format_when_ready`)."""
+        return format_when_ready(self.path, self.fmt, self.wait_for_format, self.poll_interval, self.stop,
+                                 self.emit, self.fail)
 
     # ------------------------------------------------------------------ JSONL streams
     def _follow_stream(self, run: Run) -> None:
@@ -322,7 +282,7 @@ class Follower:
         self.flush(force=True)
         spec = self._detect_again(run)
         # An empty new file says nothing of its format yet: it is detected again at its first line.
-        self._redetect = spec is None and self.fmt is None and _empty(self.path)
+        self._redetect = spec is None and self.fmt is None and empty(self.path)
         run.reset(ev.reason, ev.path, spec)
         self.dirty = True
         self.emit(ResetSeen(ev.reason, len(run.calls), format_name=spec.name if spec is not None else None))
@@ -384,21 +344,3 @@ class Follower:
         """One turn of the loop is done: call ``on_turn`` (``force``: the consumer should act at once)."""
         if self.on_turn is not None:
             self.on_turn(self, force)
-
-
-def _empty(path: str) -> bool:
-    """True when ``path`` is an empty file (or cannot be stat'ed): no record to detect a format from."""
-    try:
-        return os.path.isfile(path) and os.path.getsize(path) == 0
-    except OSError:
-        return False
-
-
-def _records_enough(path: str) -> bool:
-    """True when the file's head holds :data:`~ctxwatch.engine.opening.DETECT_RECORDS` values or is
-    :data:`~ctxwatch.formats.SNIFF_BYTES` long: what detection looks at is there, so waiting cannot help."""
-    try:
-        sn = sniff_file(path)
-        return len(sn.values) >= DETECT_RECORDS or os.path.getsize(path) >= SNIFF_BYTES
-    except OSError:
-        return False

@@ -15,36 +15,16 @@ from dataclasses import dataclass, field
 
 from ctxwatch.accounting import Accountant
 from ctxwatch.config import Settings
+from ctxwatch.engine.merge import MergeAccounted, keeps_earlier, usage_rank
 from ctxwatch.engine.opening import empty_file_note
 from ctxwatch.engine.sanitize import sanitize
 from ctxwatch.engine.views import RunViews
 from ctxwatch.formats import FormatSpec, Output
-from ctxwatch.formats.canonical import copy_rank
-from ctxwatch.model import Call, Issue, ParsedCall, Resolved, Usage
+from ctxwatch.model import Call, Issue, ParsedCall, Resolved
 from ctxwatch.source import Line, Record, records
 
 #: Parsed calls held back before accounting (bounded so that memory stays small on huge runs).
 PENDING_LIMIT = 256
-
-
-def _usage_rank(u: Usage | None) -> tuple[int, int, int]:
-    """How much a usage block tells, to choose between copies of one call from different files: reported at
-    all, undamaged, the output count known and its size (the final count of a streamed response is its
-    largest)."""
-    if u is None:
-        return (0, 0, 0)
-    out = u.output if u.output.__class__ is int else -1
-    return (1, int(not u.damaged), out)
-
-
-def _keeps_earlier(before: Call | ParsedCall, copy: Call | ParsedCall) -> bool:
-    """True when ``copy``, a copy of ``before``'s call (same key) read later from another file, must not replace
-    it now: it reports less of the usage (:func:`_usage_rank`), or as much (then which file the call belongs to
-    is settled once the copy's file is read: :meth:`Run.settle_copies`).  Later lines of one file (a response's
-    streaming updates) always replace."""
-    if before.source.path == copy.source.path:
-        return False
-    return _usage_rank(copy.usage) <= _usage_rank(before.usage)
 
 
 @dataclass
@@ -67,7 +47,7 @@ class Change:
         return bool(self.added or self.updated or self.issues or self.resolved)
 
 
-class Run(RunViews):
+class Run(RunViews, MergeAccounted):
     """The calls of one log, accounted.
 
     Args:
@@ -154,12 +134,12 @@ class Run(RunViews):
             idx = self._by_key.get(out.key) if out.key else None
             if idx is not None:
                 before = self._pending.get(idx) or self._calls[idx]
-                if before is not None and _keeps_earlier(before, out):
-                    if out.key and _usage_rank(out.usage) == _usage_rank(before.usage):
+                if before is not None and keeps_earlier(before, out):
+                    if out.key and usage_rank(out.usage) == usage_rank(before.usage):
                         self._held[out.key] = out  # (its file may turn out to be the call's own: settle_copies)
                     # A copy in another file that says less (a stream cut before its final usage, a resumed
                     # session's copy of a streaming placeholder), or no more, does not replace the call read
-                    # before (see _keeps_earlier).
+                    # before (see keeps_earlier).
                     continue
                 self._pending[idx] = out
                 if idx not in change.added and idx not in change.updated:
@@ -242,7 +222,7 @@ class Run(RunViews):
                 continue
             mine, theirs = self._file_last.get(copy.source.path), self._file_last.get(before.source.path)
             if mine is not None and theirs is not None and mine < theirs \
-                    and _usage_rank(copy.usage) == _usage_rank(before.usage):
+                    and usage_rank(copy.usage) == usage_rank(before.usage):
                 assert idx is not None
                 self._pending[idx] = copy
 
@@ -386,61 +366,3 @@ class Run(RunViews):
         """The last file was read by a worker process: take its reader's pending compactions (``None``: the run's
         own reader reads the next file, and knows its own)."""
         self._worker_pending = None if pending is None else dict(pending)
-
-    def _settle_accounted(self, held: dict[str, Call]) -> None:
-        """:meth:`settle_copies` for copies that are accounted summaries (a parallel read's, ``held`` by key):
-        they replace in place, keeping their index."""
-        for key, copy in held.items():
-            idx = self._by_key[key]
-            before = self._calls[idx]
-            if before is None:
-                continue
-            mine, theirs = self._file_last.get(copy.source.path), self._file_last.get(before.source.path)
-            if mine is not None and theirs is not None and mine < theirs:
-                copy.index = idx
-                self._calls[idx] = copy
-
-    def add_accounted(self, calls: Iterable[Call], issues: Iterable[Issue]) -> None:
-        """Add calls accounted elsewhere (a worker's share of the file), renumbered to follow this run's
-        calls; a call whose dedupe key is known replaces the earlier summary in place, and its damage already
-        reported is not reported again, as :meth:`feed_record` does.  A copy from the same file (a later range
-        of a file of independent records) replaces it only when it reports more of the usage
-        (:func:`ctxwatch.formats.canonical.copy_rank`), as the file's reader keeps the copy read first."""
-        self._flush()  # (account anything pending first, so indexes stay in order)
-        kept = []
-        for issue in issues:
-            if issue.call_key:
-                # The same call read by two workers (a session copied into a resumed one's file) reports its
-                # damage once, as a serial read does.
-                seen = (issue.call_key, issue.message)
-                if seen in self._reported:
-                    continue
-                self._reported.add(seen)
-            kept.append(issue)
-        calls = list(calls)
-        held: dict[str, Call] = {}
-        for c in calls:  # (the file's latest call is known up front here: see settle_copies)
-            if c.timestamp is not None and c.timestamp > self._file_last.get(c.source.path, -math.inf):
-                self._file_last[c.source.path] = c.timestamp
-        for c in calls:
-            idx = self._by_key.get(c.key) if c.key else None
-            if idx is None:
-                idx = len(self._calls)
-                self._calls.append(c)
-                if c.key:
-                    self._by_key[c.key] = idx
-            else:
-                before = self._calls[idx]
-                if before is not None and _keeps_earlier(before, c):
-                    if c.key and _usage_rank(c.usage) == _usage_rank(before.usage):
-                        held[c.key] = c  # (settled below, as in _take)
-                    continue  # (a copy in another file that says less, or no more: see _take)
-                if before is not None and before.source.path == c.source.path \
-                        and copy_rank(before.usage) >= copy_rank(c.usage):
-                    # (a copy in a later range of the same file, read by another worker: as a serial read of the
-                    # file, where ResponseIds keeps the copy read first unless a later one reports more)
-                    continue
-                self._calls[idx] = c
-            c.index = idx
-        self._settle_accounted(held)
-        self.issues.extend(kept)

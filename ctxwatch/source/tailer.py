@@ -123,11 +123,6 @@ class FileTailer:
         return self._splitter.line
 
     @property
-    def identity(self) -> Identity | None:
-        """``(st_dev, st_ino)`` of the file being read, or ``None`` before it was first opened."""
-        return self._ident
-
-    @property
     def size(self) -> int:
         """The file's size in bytes at the last stat."""
         return self._size
@@ -146,16 +141,6 @@ class FileTailer:
     def lag(self) -> int:
         """Bytes known to be in the file but not read yet (by the last stat)."""
         return max(0, self._size - self._pos)
-
-    @property
-    def mtime_ns(self) -> int:
-        """The file's modification time in nanoseconds at the last stat."""
-        return self._mtime_ns
-
-    @property
-    def gone(self) -> bool:
-        """True once the path vanished (a ``deleted``/``rotated`` reset was given) until a file reappears."""
-        return self._gone
 
     @property
     def is_open(self) -> bool:
@@ -203,12 +188,6 @@ class FileTailer:
             self._fd = None
 
     close = release
-
-    def __enter__(self) -> FileTailer:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def __del__(self) -> None:
         with contextlib.suppress(Exception):

@@ -1,0 +1,102 @@
+"""Calls accounted in another process (a worker's share of a folder or of a big file) merged into a run, with
+dedupe keys shared exactly as a serial read shares them.  A mixin of :class:`~ctxwatch.engine.run.Run`."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from ctxwatch.formats.canonical import copy_rank
+from ctxwatch.model import Call, Issue, ParsedCall, Usage
+
+
+def usage_rank(u: Usage | None) -> tuple[int, int, int]:
+    """How much a usage block tells, to choose between copies of one call from different files: reported at
+    all, undamaged, the output count known and its size (the final count of a streamed response is its
+    largest)."""
+    if u is None:
+        return (0, 0, 0)
+    out = u.output if u.output.__class__ is int else -1
+    return (1, int(not u.damaged), out)
+
+
+def keeps_earlier(before: Call | ParsedCall, copy: Call | ParsedCall) -> bool:
+    """True when ``copy``, a copy of ``before``'s call (same key) read later from another file, must not replace
+    it now: it reports less of the usage (:func:`usage_rank`), or as much (then which file the call belongs to
+    is settled once the copy's file is read: :meth:`~ctxwatch.engine.run.Run.settle_copies`).  Later lines of one
+    file (a response's streaming updates) always replace."""
+    if before.source.path == copy.source.path:
+        return False
+    return usage_rank(copy.usage) <= usage_rank(before.usage)
+
+
+class MergeAccounted:
+    """:meth:`add_accounted`, for :class:`~ctxwatch.engine.run.Run` (whose state it updates)."""
+
+    if TYPE_CHECKING:
+        _calls: list[Call | None]
+        _by_key: dict[str, int]
+        _reported: set[tuple[str | None, str]]
+        _file_last: dict[str, float]
+        issues: list[Issue]
+
+        def _flush(self) -> None: ...
+
+    def _settle_accounted(self, held: dict[str, Call]) -> None:
+        """:meth:`settle_copies` for copies that are accounted summaries (a parallel read's, ``held`` by key):
+        they replace in place, keeping their index."""
+        for key, copy in held.items():
+            idx = self._by_key[key]
+            before = self._calls[idx]
+            if before is None:
+                continue
+            mine, theirs = self._file_last.get(copy.source.path), self._file_last.get(before.source.path)
+            if mine is not None and theirs is not None and mine < theirs:
+                copy.index = idx
+                self._calls[idx] = copy
+
+    def add_accounted(self, calls: Iterable[Call], issues: Iterable[Issue]) -> None:
+        """Add calls accounted elsewhere (a worker's share of the file), renumbered to follow this run's
+        calls; a call whose dedupe key is known replaces the earlier summary in place, and its damage already
+        reported is not reported again, as :meth:`feed_record` does.  A copy from the same file (a later range
+        of a file of independent records) replaces it only when it reports more of the usage
+        (:func:`ctxwatch.formats.canonical.copy_rank`), as the file's reader keeps the copy read first."""
+        self._flush()  # (account anything pending first, so indexes stay in order)
+        kept = []
+        for issue in issues:
+            if issue.call_key:
+                # The same call read by two workers (a session copied into a resumed one's file) reports its
+                # damage once, as a serial read does.
+                seen = (issue.call_key, issue.message)
+                if seen in self._reported:
+                    continue
+                self._reported.add(seen)
+            kept.append(issue)
+        calls = list(calls)
+        held: dict[str, Call] = {}
+        for c in calls:  # (the file's latest call is known up front here: see settle_copies)
+            if c.timestamp is not None and c.timestamp > self._file_last.get(c.source.path, -math.inf):
+                self._file_last[c.source.path] = c.timestamp
+        for c in calls:
+            idx = self._by_key.get(c.key) if c.key else None
+            if idx is None:
+                idx = len(self._calls)
+                self._calls.append(c)
+                if c.key:
+                    self._by_key[c.key] = idx
+            else:
+                before = self._calls[idx]
+                if before is not None and keeps_earlier(before, c):
+                    if c.key and usage_rank(c.usage) == usage_rank(before.usage):
+                        held[c.key] = c  # (settled below, as in _take)
+                    continue  # (a copy in another file that says less, or no more: see _take)
+                if before is not None and before.source.path == c.source.path \
+                        and copy_rank(before.usage) >= copy_rank(c.usage):
+                    # (a copy in a later range of the same file, read by another worker: as a serial read of the
+                    # file, where ResponseIds keeps the copy read first unless a later one reports more)
+                    continue
+                self._calls[idx] = c
+            c.index = idx
+        self._settle_accounted(held)
+        self.issues.extend(kept)
