@@ -32,6 +32,7 @@ class Tokenizer:
     """
 
     def __init__(self, encoding: str = "o200k_base") -> None:
+        self.encoding = encoding
         self._enc = load_encoding(encoding)
         self.name = encoding if self._enc is not None else CHARS4
         self.note = None if self._enc is not None else (
@@ -40,6 +41,11 @@ class Tokenizer:
         )
         self._cache: dict[tuple[int, int], int] = {}
         self._forced: set[tuple[int, int]] = set()  # cache keys of counts with a forced cut (estimates)
+
+    def __reduce__(self) -> tuple[object, tuple[str]]:
+        """Pickled by its encoding's name: a saved run holds no ranks, and the process that resumes it counts
+        with its own tokenizer of that encoding (:func:`get_tokenizer`)."""
+        return get_tokenizer, (self.encoding,)
 
     def count(self, text: str) -> int:
         """Tokens in ``text``. Special-token lookalikes (``<|endoftext|>``) count as plain text.
