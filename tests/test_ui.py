@@ -235,7 +235,7 @@ async def test_p_pauses_the_display_and_resume_catches_up(log: Path) -> None:
         await pilot.press("p")
         assert app.paused
         append(log, line(record(12)))
-        assert await wait_for(pilot, lambda: len(app._pending) > 0, 10.0)  # read, but not shown
+        assert await wait_for(pilot, lambda: len(app.state.pending) > 0, 10.0)  # read, but not shown
         assert table(app).row_count == 12 and 12 not in app.calls
         assert "PAUSED (+1 new)" in str(app.main.query_one("#status").render())
         await pilot.press("p")
@@ -251,7 +251,7 @@ async def test_one_f_after_p_resumes_and_follows(log: Path) -> None:
         assert app.follow
         await pilot.press("p")
         append(log, line(record(12)))
-        assert await wait_for(pilot, lambda: len(app._pending) > 0, 10.0)
+        assert await wait_for(pilot, lambda: len(app.state.pending) > 0, 10.0)
         await pilot.press("f")
         await pilot.pause()
         assert not app.paused and app.follow

@@ -368,7 +368,7 @@ async def test_esc_after_the_reader_finished_says_the_file_was_read_whole(tmp_pa
     app = CtxwatchApp(str(demo_copy(tmp_path)))
     async with app.run_test(size=(120, 40)) as pilot:
         await loaded(pilot, 20)
-        app.loaded = False  # (as the screen stands before the reader's end is handled)
+        app.state.loaded = False  # (as the screen stands before the reader's end is handled)
         await pilot.press("escape")
         app.post_message(BackfillDone(app._feed_id, False, None))
         assert await wait_for(pilot, lambda: any("read before the skip took effect" in str(n.message)

@@ -22,6 +22,7 @@ from test_ui_main import cells, side
 
 from ctxwatch.cli import main
 from ctxwatch.ui.app import CtxwatchApp
+from ctxwatch.ui.widgets.side import flag_line
 
 #: ``check``'s count at the end of its summary line: ``0 bad lines, 1 note; --fail-on ...``.
 SUMMARY = re.compile(r"(\d+ bad lines?(?:, \d+ notes?)?); --fail-on")
@@ -244,7 +245,7 @@ async def test_the_flags_placeholder_reads_as_a_sentence(tmp_path: Path, kind: s
         await pilot.pause()
         assert "Flags none until calls are read " in side(app) + " "
         assert "after reading" not in side(app)
-        assert app.flag_line().plain == "flags: none until calls are read"
+        assert flag_line(app.state).plain == "flags: none until calls are read"
     async with CtxwatchApp(str(target)).run_test(size=(80, 24)) as pilot:  # (one line per section)
         assert await wait_for(pilot, lambda: pilot.app.notice is not None, 10.0)
         await pilot.pause()

@@ -1,0 +1,24 @@
+"""The dashboard's screens besides the main one, one module each; the app hands each what it shows.
+
+* :mod:`.detail`: every item of one call's prompt with its tokens (:class:`DetailScreen`); the items are
+  built in :mod:`.items` from the call re-read from disk.
+* :mod:`.plan`: the eviction preview of one call, with its policy knobs (:class:`PlanScreen`).
+* :mod:`.issues`: every input problem of the run (:class:`IssuesScreen`).
+* :mod:`.picker`: the sessions of a folder (:class:`SessionPicker`); names are fitted in :mod:`.names`.
+* :mod:`.help`: keys and legend (:class:`HelpScreen`).
+"""
+
+from ctxwatch.ui.screens.common import unique_path
+from ctxwatch.ui.screens.detail import DetailScreen
+from ctxwatch.ui.screens.help import HelpScreen
+from ctxwatch.ui.screens.issues import IssuesScreen
+from ctxwatch.ui.screens.items import _add_framing, build_items
+from ctxwatch.ui.screens.names import common_cut, fit_names
+from ctxwatch.ui.screens.picker import AUTO, SessionPicker
+from ctxwatch.ui.screens.plan import PlanScreen
+from ctxwatch.ui.state import listed_issues
+
+__all__ = [
+    "AUTO", "DetailScreen", "HelpScreen", "IssuesScreen", "PlanScreen", "SessionPicker", "_add_framing",
+    "build_items", "common_cut", "fit_names", "listed_issues", "unique_path",
+]

@@ -1,0 +1,242 @@
+"""The call detail (Enter): every item of one call's prompt with its tokens and share of the prompt, in
+prompt order or biggest first, and the selected item's text below, folded or expanded.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.message import Message
+from textual.widgets import DataTable, Static, TextArea
+
+from ctxwatch.config import Settings
+from ctxwatch.formats import FormatSpec
+from ctxwatch.model import (
+    Breakdown,
+    Call,
+    Src,
+    raw_breakdown,
+)
+from ctxwatch.ui import text as tx
+from ctxwatch.ui.screens.common import REREAD_FAILED, TableScreen, reload
+from ctxwatch.ui.screens.items import Item, build_items, fold
+from ctxwatch.ui.widgets.footer import AdaptiveFooter
+
+
+class DetailLoaded(Message):
+    """The detail worker re-read the call: ``items`` or an ``error`` sentence."""
+
+    def __init__(self, items: list[Item], error: str | None) -> None:
+        super().__init__()
+        self.items = items
+        self.error = error
+
+
+class DetailScreen(TableScreen):
+    """Every item of one call's prompt: role, tokens, % of the prompt; in prompt order or biggest first.
+
+    Keys: ↑/↓ select, ``space`` expand/fold the selected item's content, ``o`` prompt order / biggest
+    first, ``e`` eviction preview, ``escape`` back.
+    """
+
+    DEFAULT_CSS = """
+    DetailScreen #detail-head { height: auto; padding: 0 1; background: $boost; }
+    DetailScreen #items { height: auto; max-height: 60%; min-height: 4; }
+    DetailScreen #item-head { height: 1; padding: 0 1; background: $boost; }
+    DetailScreen #body { height: 1fr; min-height: 3; border: none; padding: 0 1; }
+    """
+
+    TABLE_ID = "items"
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "app.pop_screen", "Back"),
+        Binding("space", "toggle_fold", "Expand/fold"),
+        Binding("o", "toggle_order", "Order"),
+        Binding("e", "app.evict", "Evict"),
+    ]
+
+
+    def __init__(self, call: Call, spec: FormatSpec | None, settings: Settings, shown: Breakdown | None = None,
+                 calibration: float | None = None) -> None:
+        """``shown``: the call's floor and history as the main screen shows them (the app's
+        :meth:`~ctxwatch.accounting.Calibrations.breakdown`: calibrated where the tokenizer is not the model's
+        own), else its own; ``calibration``: its model's factor (named when the floor was capped at the report)."""
+        super().__init__()
+        self.call = call
+        self.spec = spec
+        self.settings = settings
+        self.shown = shown or raw_breakdown(call)
+        self.calibration = calibration
+        self.items: list[Item] = []
+        self.order = "prompt"  # or "size"
+        self.expanded = False
+        self.loaded = False
+        self.error: str | None = None
+
+    def compose(self) -> ComposeResult:
+        """Header, items table, item header and body."""
+        yield Static(self._head(), id="detail-head")
+        table: DataTable[Any] = DataTable(id="items", cursor_type="row")
+        table.add_column(Text("#", justify="right"), key="pos")
+        table.add_column(Text("item"), key="label", width=34)
+        table.add_column(Text("tokens", justify="right"), key="tokens")
+        table.add_column(Text("% prompt", justify="right"), key="pct")
+        table.add_column(Text("preview"), key="preview")
+        yield table
+        yield Static(Text("loading the call from disk…", style="dim"), id="item-head")
+        area = TextArea("", id="body", read_only=True, soft_wrap=True, show_line_numbers=False)
+        area.cursor_blink = False
+        yield area
+        yield AdaptiveFooter()
+
+    def _head(self) -> Text:
+        c = self.call
+        out = Text()
+        out.append(f"call #{c.index + 1}", "bold")
+        out.append(" · ")
+        out.append_text(tx.literal(c.model or "?", limit=40))
+        out.append(f" · {tx.stamp(c.timestamp)} · {c.source.where} · prompt {tx.tokens(c.prompt_tokens)}")
+        if c.prompt_implausible:
+            out.append(f" (reported {tx.tokens(c.prompt_reported)}: implausible, no occupancy)", "bold yellow")
+            if c.prompt_estimated is not None:
+                out.append(f" · % of the estimate {tx.tokens(c.prompt_estimated)}")
+        b = self.shown
+        out.append(f" · floor {tx.marked(b.floor_tokens, b.floor_src)} · history "
+                   f"{tx.marked(b.history_tokens, b.history_src)}")
+        if b.factor is not None:
+            # (the rows below are the raw counts, which add up to the estimate: both are shown, and how they relate)
+            why = "its model's calibration"
+            if b.capped:
+                cal = f" x{self.calibration:.4f}" if self.calibration is not None else ""
+                why = f"capped at the reported prompt, as the calibration{cal} would put it above it"
+            hist = ("history the rest of the reported prompt" if b.filled else f"history x{b.factor:.4f}")
+            out.append(f" (≈ calibrated: floor x{b.factor:.4f}, {why}; {hist}; {c.tokenizer} counts, as in the "
+                       f"rows: floor {tx.tokens(c.floor_tokens)} · history {tx.tokens(c.history_tokens)})", "dim")
+        msgs = [it for it in self.items if it.kind == "message"] if self.loaded else []
+        if msgs or c.messages:
+            n = len(msgs) or len(c.messages)
+            out.append(f" · {n} message{'s' if n != 1 else ''}")
+        if msgs and c.history_src == Src.INFERRED:
+            # The history is what the provider counted minus the floor; the rows are this tokenizer's count.
+            out.append(f" ({sum(it.tokens or 0 for it in msgs):,} by {c.tokenizer}, counted on opening)", "dim")
+        elif not self.loaded and not c.messages:
+            out.append(" · messages: counted on opening")
+        if c.context != "main":
+            out.append(" · context ")
+            out.append_text(tx.literal(c.context, limit=30))
+        if self.error:
+            # (kept in the header: the item header below is redrawn for each highlighted row)
+            out.append("\n")
+            out.append_text(tx.literal(f"{self.error}: sizes only", "yellow", limit=300))
+        return out
+
+    def on_mount(self) -> None:
+        """Start re-reading the call in a worker thread."""
+        self.query_one("#items", DataTable).focus()
+        self._load()
+
+    @work(thread=True, exclusive=True, group="detail")
+    def _load(self) -> None:
+        if self.spec is None:
+            why = "the log's format is not known yet"
+            self.post_message(DetailLoaded(build_items(self.call, None, why), why))
+            return
+        pc = reload(self.spec, self.call)
+        err = None if pc is not None else REREAD_FAILED
+        try:
+            items = build_items(self.call, pc, err)
+        except Exception as exc:  # never let odd content kill the screen
+            err = f"{type(exc).__name__}: {exc}"
+            items = build_items(self.call, None, err)
+        self.post_message(DetailLoaded(items, err))
+
+    def on_detail_loaded(self, message: DetailLoaded) -> None:
+        """Show the items (the handler runs on the app thread)."""
+        self.items = message.items
+        self.error = message.error
+        self.loaded = True
+        self.query_one("#detail-head", Static).update(self._head())
+        self._fill()
+
+    def _ordered(self) -> list[Item]:
+        if self.order == "size":
+            return sorted(self.items, key=lambda it: -(it.tokens or 0))
+        return list(self.items)
+
+    def _fill(self, keep: int | None = None) -> None:
+        """(Re)fill the items table in the current order, keeping item ``keep`` (a position) selected."""
+        table = self.query_one("#items", DataTable)
+        table.clear()
+        c = self.call
+        # Percentages of a known, plausible prompt size: the call's; for an implausible report, the estimate
+        # of the logged request, else none (the report, or a sum of rows holding it, is no prompt size).
+        if c.prompt_implausible:
+            prompt = c.prompt_estimated
+        else:
+            prompt = c.prompt_tokens or sum(it.tokens or 0 for it in self.items) or None
+        preview = max(10, (self.size.width or 100) - 66)  # what is left after the other columns
+        for it in self._ordered():
+            table.add_row(
+                Text(str(it.position), justify="right"),
+                tx.literal(it.label, limit=34),
+                Text(tx.tokens(it.tokens), justify="right"),
+                Text("" if it.kind == "reported" or (c.prompt_implausible and prompt is None)
+                     else tx.pct(it.tokens, prompt), justify="right"),
+                tx.literal(it.text[: preview * 2], style="dim", limit=preview),
+                key=str(it.position),
+            )
+        if keep is not None and str(keep) in table.rows:
+            table.move_cursor(row=table.get_row_index(str(keep)), animate=False)
+        self._show_selected()
+
+    def selected_item(self) -> Item | None:
+        """The highlighted item, or ``None``."""
+        table = self.query_one("#items", DataTable)
+        ordered = self._ordered()
+        if not ordered or not 0 <= table.cursor_row < len(ordered):
+            return None
+        return ordered[table.cursor_row]
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        """Show the highlighted item's content, folded."""
+        event.stop()
+        self.expanded = False
+        self._show_selected()
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        """Enter on an item toggles its fold."""
+        event.stop()
+        self.action_toggle_fold()
+
+    def _show_selected(self) -> None:
+        it = self.selected_item()
+        head = self.query_one("#item-head", Static)
+        area = self.query_one("#body", TextArea)
+        if it is None:
+            area.load_text("")
+            return
+        body, note = fold(it.text, it.chars, self.expanded, it.missing)
+        title = Text()
+        title.append(f"#{it.position} ", "bold")
+        title.append_text(tx.literal(it.label, limit=50))
+        title.append(f" · {tx.tokens(it.tokens)} tokens · {note}", "dim")
+        head.update(title)
+        area.load_text(body)
+
+    def action_toggle_fold(self) -> None:
+        """Expand the selected item's content (up to EXPAND_CHARS characters) or fold it again."""
+        self.expanded = not self.expanded
+        self._show_selected()
+
+    def action_toggle_order(self) -> None:
+        """Switch between prompt order and biggest first: biggest first starts at the top (the biggest item);
+        back in prompt order the cursor stays on the item it was on."""
+        it = self.selected_item()
+        self.order = "size" if self.order == "prompt" else "prompt"
+        self._fill(it.position if it is not None else None)
+        if self.order == "size":
+            self.action_first()

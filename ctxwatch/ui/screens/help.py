@@ -1,0 +1,117 @@
+"""The help (``?``): the keys, the bar's glyphs and marks and what the number marks mean; and the entries the
+dashboard adds to Textual's command palette.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+from ctxwatch.config import Settings
+
+HELP_KEYS: tuple[tuple[str, str], ...] = (
+    ("↑ ↓  j k", "select a call (leaving the newest call stops following)"),
+    ("home end", "first / newest call"),
+    ("pgup pgdn", "a page of calls up / down"),
+    ("enter", "call detail: messages, tool schemas, system prompt, tokens"),
+    ("f", "follow the newest call on/off"),
+    ("p", "pause/resume the display (the log is still read)"),
+    ("t", "chart x axis: call number / wall time"),
+    ("e", "eviction preview of the selected call (knobs, write JSON)"),
+    ("/", "filter calls by text (model, context, time, numbers)"),
+    ("c", "next context (main, subagents, sidechains)"),
+    ("o", "sessions of a folder, newest first (type to filter them)"),
+    ("i", "every input problem: bad lines and notes, with their messages"),
+    ("s", "save an SVG screenshot in the current folder"),
+    ("x", "export the calls table as CSV in the current folder"),
+    ("esc", "skip to the backfill's last 8 MiB; clear the filter"),
+    ("ctrl+p", "command palette (every action)"),
+    ("?", "this help"),
+    ("q  ctrl+c", "quit"),
+)
+
+
+#: The command palette's entries: title, help, action (the keys' own, with the key named in the help).
+COMMANDS: tuple[tuple[str, str, str], ...] = (
+    ("Call detail", "Every message of the selected call with tokens", "detail"),
+    ("Follow newest call", "Toggle following the newest call (f)", "toggle_follow"),
+    ("Pause display", "Pause/resume live updates (p)", "toggle_pause"),
+    ("Chart x axis", "Call number / wall time (t)", "toggle_xaxis"),
+    ("Eviction preview", "Plan the eviction of the selected call (e)", "evict"),
+    ("Filter calls", "Filter the calls table (/)", "filter"),
+    ("Next context", "Main / subagents / sidechains (c)", "cycle_context"),
+    ("Sessions", "Switch session in a folder (o)", "sessions"),
+    ("Input problems", "Every bad line and note of the run, with its line (i)", "issues"),
+    ("Save SVG screenshot", "To the current folder (s)", "save_svg"),
+    ("Export CSV", "The calls table, to the current folder (x)", "export_csv"),
+    ("Help", "Keys and legend (?)", "help"),
+)
+
+
+def help_text(settings: Settings | None = None) -> Text:
+    """The help screen's text: keys, the bar's glyphs, the marks (with ``settings``' fractions), number marks."""
+    st = settings or Settings()
+    out = Text()
+    out.append("Keys\n", "bold")
+    for key, what in HELP_KEYS:
+        out.append(f"  {key:<10}", "bold cyan")
+        out.append(f" {what}\n")
+    out.append("\nThe bar (parts differ by glyph, not only colour)\n", "bold")
+    for glyph, name, colour, what in (
+            ("█", "floor", "magenta", "system prompt + tool schemas, paid on every call"),
+            ("▓", "history", "cyan", "every other message"),
+            ("░", "reserve", "yellow", f"room for the completion (max_tokens, else {st.reserve:.0%} of the window)"),
+            ("·", "free", "bright_black", "what is left of the window")):
+        out.append(f"  {glyph} {name:<8}", colour)
+        out.append(f" {what}\n")
+    out.append("  T┃ B┃     ", "bold red")
+    out.append(f"compaction trigger ({st.trigger:g} of the budget), budget ({st.budget_fraction:g} of the "
+               "window)\n")
+    out.append("            (the budget is never more than the window minus the reserve)\n")
+    out.append("  W┃        ", "bold red")
+    out.append("the window, drawn when prompt + reserve run past it\n")
+    out.append("\nNumbers\n", "bold")
+    # (the same two rules as report's footnote: which one applies depends on the column)
+    out.append("  12,036~    inferred floor: reported prompt minus estimated history\n")
+    out.append("  12,036~    inferred history: reported prompt minus the context's floor\n")
+    out.append("  13,681≈    calibrated floor: o200k count x the model's median reported/estimated\n")
+    out.append("             ratio; calibrated history: the rest of the reported prompt\n")
+    out.append("             (Enter shows the raw counts);  ?  unknown, never guessed\n")
+    out.append("  48.2%!     at or above the trigger;  !!  at or above the budget\n")
+    out.append("  640,000!   reported, implausible (over the window): no occupancy\n")
+    out.append("  0!         reported 0, implausible: the estimate stands in\n")
+    out.append("  #12        call number, from 1 (report --json's 0-based index is 11)\n")
+    out.append("  12 C       a compaction happened just before call #12\n")
+    out.append("\nesc or ? closes this help", "dim")
+    return out
+
+
+class HelpScreen(ModalScreen[None]):
+    """Keys, the bar's glyphs and marks, and what the number marks mean."""
+
+    DEFAULT_CSS = """
+    HelpScreen { align: center middle; }
+    HelpScreen > VerticalScroll { width: 84; max-width: 100%; height: auto; max-height: 100%;
+        border: round $primary; background: $surface; padding: 0 1; }
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,question_mark", "app.pop_screen", "Close"),
+        Binding("q", "app.quit", "Quit"),  # q quits everywhere else; a help screen must not trap it
+    ]
+
+
+    def __init__(self, settings: Settings | None = None) -> None:
+        super().__init__()
+        self.settings = settings
+
+    def compose(self) -> ComposeResult:
+        """The help text in a scrollable box."""
+        with VerticalScroll():
+            yield Static(help_text(self.settings), id="help-text")

@@ -1,0 +1,379 @@
+"""The eviction preview (``e``): the plan ``ctxwatch plan`` would make for one call, every message with its
+fate, the prompt's bar before and after, and knobs that re-plan at once; ``w`` writes the plan as JSON.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual import events, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import DataTable, Static
+
+from ctxwatch.config import Settings
+from ctxwatch.formats import FormatSpec
+from ctxwatch.model import (
+    Breakdown,
+    Call,
+    ParsedCall,
+    Src,
+)
+from ctxwatch.ui import text as tx
+from ctxwatch.ui.export import json_document, write_new
+from ctxwatch.ui.screens.common import REREAD_FAILED, reload, unique_path
+from ctxwatch.ui.screens.items import message_labels
+from ctxwatch.ui.widgets.bar import BarParts, bar_line
+from ctxwatch.ui.widgets.footer import AdaptiveFooter
+
+#: How each fate is shown: glyph, word, style (the glyph and word tell fates apart without colour).
+FATES: dict[str, tuple[str, str]] = {
+    "pinned": ("■ pinned", "magenta"),
+    "kept": ("✓ kept", "green"),
+    "summarised": ("≈ summarised", "yellow"),
+    "evicted": ("✗ evicted", "red"),
+}
+
+
+@dataclass(slots=True)
+class Knobs:
+    """The policy knobs the eviction preview lets a person turn.
+
+    Attributes:
+        keep_recent: newest turns always kept.
+        budget_fraction: fraction of the window the prompt may use.
+        reserve_tokens: completion reserve in tokens.
+        summary_tokens: assumed summary size in tokens.
+        mode: ``summarise`` or ``drop``.
+    """
+
+    keep_recent: int
+    budget_fraction: float
+    reserve_tokens: int
+    summary_tokens: int
+    mode: str = "summarise"
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class PlanReady(Message):
+    """The plan worker finished: a plan, or an error sentence."""
+
+    def __init__(self, plan: Any, error: str | None, knobs: Knobs | None) -> None:
+        super().__init__()
+        self.plan = plan
+        self.error = error
+        self.knobs = knobs
+
+
+class PlanScreen(Screen[None]):
+    """The eviction plan of one call: every message coloured by fate, before/after bars, policy knobs.
+
+    Keys: ``+``/``-`` keep_recent, ``B``/``b`` budget fraction ±0.05, ``R``/``r`` reserve ±1% of the
+    window, ``U``/``u`` summary tokens ±500, ``m`` summarise/drop, ``w`` write the plan JSON to the current
+    directory, ``escape`` back.  The plan is recomputed at once after each change.
+    """
+
+    DEFAULT_CSS = """
+    PlanScreen #plan-head { height: auto; padding: 0 1; background: $boost; }
+    PlanScreen #plan-bars { height: auto; padding: 0 1; }
+    PlanScreen #plan-table { height: 1fr; }
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        # The footer shows one key per knob (the upper-case/plus one; the lower-case/minus key turns it
+        # back, as the help and the screen's knob line say), so that "w" still fits at 80 columns.
+        Binding("escape", "app.pop_screen", "Back"),
+        Binding("w", "write", "JSON"),
+        # (q, s and x still work; their footer entries give way to the knobs, which did not fit at 80 columns)
+        Binding("q", "app.quit", "Quit", show=False),
+        Binding("s", "app.save_svg", "SVG", show=False),
+        Binding("x", "app.export_csv", "CSV", show=False),
+        Binding("plus,equals_sign", "knob('keep_recent', 1)", "keep±"),
+        Binding("minus", "knob('keep_recent', -1)", "keep-", show=False),
+        Binding("B", "knob('budget_fraction', 1)", "budget±"),
+        Binding("b", "knob('budget_fraction', -1)", "budget-", show=False),
+        Binding("R", "knob('reserve_tokens', 1)", "reserve±"),
+        Binding("r", "knob('reserve_tokens', -1)", "reserve-", show=False),
+        Binding("U", "knob('summary_tokens', 1)", "summary±"),
+        Binding("u", "knob('summary_tokens', -1)", "summary-", show=False),
+        Binding("m", "toggle_mode", "Mode"),
+    ]
+
+
+    def __init__(self, call: Call, spec: FormatSpec | None, settings: Settings, shown: Breakdown | None = None,
+                 export_to: Callable[[], str] = os.getcwd) -> None:
+        """``call``: the call to plan, re-read from its log with ``spec``; ``settings``: the policy the knobs start
+        from; ``shown``: the call's floor and history as the main screen shows them (calibrated where the
+        tokenizer is not the model's own): the plan pins that floor, as ``plan`` does
+        (:func:`ctxwatch.planner.plan_counts`); ``export_to``: gives the folder ``w`` writes to."""
+        super().__init__()
+        self.export_to = export_to
+        self.call = call
+        self.spec = spec
+        self.settings = settings
+        self.shown = shown
+        self.window = call.window or settings.window
+        self.knobs: Knobs | None = None
+        self.plan: Any = None
+        self.error: str | None = None
+        self.written: str | None = None
+        self._pc: ParsedCall | None = None
+        self._counts: Any = None  # planner.PlanCounts, made when the call is re-read
+
+    def compose(self) -> ComposeResult:
+        """Header, bars, messages table, footer."""
+        yield Static(Text(f"call #{self.call.index + 1}: planning…", style="dim"), id="plan-head")
+        yield Static("", id="plan-bars")
+        table: DataTable[Any] = DataTable(id="plan-table", cursor_type="row")
+        table.add_column(Text("#", justify="right"), key="index")
+        table.add_column(Text("message"), key="role")
+        table.add_column(Text("tokens", justify="right"), key="tokens")
+        table.add_column(Text("fate"), key="fate")
+        table.add_column(Text("turn", justify="right"), key="turn")
+        table.add_column(Text("preview"), key="preview")
+        yield table
+        yield AdaptiveFooter()
+
+    def on_mount(self) -> None:
+        """Load the call and compute the first plan."""
+        self.query_one("#plan-table", DataTable).focus()
+        if not self.window:
+            self._fail("the context window is unknown for this call: pass --window N to plan")
+            return
+        from ctxwatch.accounting import reserve_for
+
+        # The reserve report and plan give this call (the request's max_tokens capped at the window, else the
+        # reserve fraction): a max_tokens at or above the window reserves all of it, so nothing fits.
+        reserve = reserve_for(self.call.max_output_tokens, self.window, self.settings)[0]
+        assert reserve is not None  # (the window is known here)
+        self.knobs = Knobs(self.settings.keep_recent, self.settings.budget_fraction, reserve,
+                           self.settings.summary_tokens)
+        self._compute(self.knobs, load=True)
+
+    def _fail(self, msg: str) -> None:
+        self.error = msg
+        self.query_one("#plan-head", Static).update(Text(msg, style="yellow"))
+
+    @work(thread=True, exclusive=True, group="plan")
+    def _compute(self, knobs: Knobs, load: bool = False) -> None:
+        from ctxwatch.planner import PolicyError, plan_counts, plan_from_counts, policy_for_call, unplannable
+        from ctxwatch.tokens import counter_for
+
+        if load or self._pc is None:
+            if self.spec is None:
+                self.post_message(PlanReady(None, "the log's format is not known yet", knobs))
+                return
+            self._pc = reload(self.spec, self.call)
+            if self._pc is None:
+                self.post_message(PlanReady(None, REREAD_FAILED, knobs))
+                return
+            # The counts `plan` starts from (scaled to the provider's count where the history is inferred or the
+            # tokenizer is not the model's own), so the preview's "before" is the prompt the main screen shows;
+            # the accounted per-message counts are reused, so a knob change re-plans at once.
+            call = self.call
+            self._counts = plan_counts(
+                self._pc, counter_for(call.model, call.provider), floor_tokens=call.floor_tokens,
+                history_tokens=call.history_tokens if call.history_src == Src.INFERRED else None,
+                # (an implausible report is no prompt size to scale the counts to)
+                prompt_tokens=None if call.prompt_implausible else call.prompt_reported,
+                tokens=[m.tokens for m in call.messages] or None,
+                system_tokens=call.system_tokens, tools_tokens=call.tools_tokens, shown=self.shown)
+        pc = self._pc
+        why = unplannable(self.call, pc)
+        if why:
+            self.post_message(PlanReady(None, why, knobs))
+            return
+        assert self.window is not None
+        try:
+            policy = policy_for_call(self.call, self.settings, window=self.window,
+                                     reserve=float(knobs.reserve_tokens), mode=knobs.mode)
+            policy = replace(policy, keep_recent=knobs.keep_recent, budget_fraction=knobs.budget_fraction,
+                             summary_tokens=knobs.summary_tokens)
+            assert self._counts is not None
+            plan = plan_from_counts(pc, policy, counter_for(self.call.model, self.call.provider), self._counts)
+        except (PolicyError, ValueError) as exc:
+            self.post_message(PlanReady(None, str(exc), knobs))
+            return
+        self.post_message(PlanReady(plan, None, knobs))
+
+    def on_plan_ready(self, message: PlanReady) -> None:
+        """Show the new plan."""
+        if message.plan is None:
+            self._fail(message.error or "no plan")
+            return
+        self.plan = message.plan
+        self.knobs = message.knobs
+        self.error = None
+        self._render_plan()
+
+    def _render_plan(self) -> None:
+        plan, k = self.plan, self.knobs
+        assert k is not None
+        head = Text()
+        head.append(f"call #{self.call.index + 1} · eviction preview · ", "bold")
+        head.append("fits" if plan.fits else "does not fit", "bold green" if plan.fits else "bold red")
+        head.append(f" · before {tx.tokens(plan.before_tokens)} → after {tx.tokens(plan.after_tokens)} · budget "
+                    f"{tx.tokens(plan.budget_tokens)}")
+        scale = getattr(self._counts, "scale", 1.0)
+        tools_estimate = getattr(self._counts, "tools_estimate", None)
+        if tools_estimate is not None:
+            # (as plan says it: the model's own tokenizer counted the rest exactly)
+            what = "not in the log" if self._pc is not None and self._pc.tools is None else \
+                f"estimated {tx.tokens(tools_estimate)}"
+            head.append(f" · tool schemas {tx.tokens(plan.tools_tokens)}: sized to the provider's count ({what})",
+                        "dim")
+        elif getattr(self._counts, "floor_scale", None) is not None and plan.floor_tokens:
+            # (as plan says it: the floor is the calibrated one the main screen shows; a floor of 0 is not
+            # calibrated, scaling leaves it 0, so it gets no ≈ and the branch below says how the messages scale)
+            head.append(f" · floor {tx.tokens(plan.floor_tokens)}≈ calibrated ×{self._counts.floor_scale:.4f}, "
+                        f"messages ×{scale:.4f}: scaled to the provider's count ({self.call.tokenizer} counts in "
+                        "the detail view)", "dim")
+        elif getattr(self._counts, "unscaled_ratio", None) is not None:
+            head.append(f" · sizes as counted: the reported prompt is ×{self._counts.unscaled_ratio:.4f} them, more "
+                        "than tokenizers differ by", "dim")
+        elif abs(scale - 1.0) >= 0.005:
+            # (why these sizes differ from the detail view's: they are scaled to what the provider counted)
+            head.append(f" · sizes ×{scale:.4f}: scaled to the provider's count ({self.call.tokenizer} counts "
+                        "in the detail view)", "dim")
+        head.append("\n")
+        head.append(f"keep_recent {k.keep_recent} (+/-) · budget {k.budget_fraction:.2f} (B/b) · reserve "
+                    f"{tx.tokens(k.reserve_tokens)} (R/r) · summary {tx.tokens(k.summary_tokens)} (U/u) · "
+                    f"mode {k.mode} (m)\n", "cyan")
+        # (whole, wrapped: a reason that does not fit ends with what to change, e.g. "lower keep_recent")
+        head.append_text(tx.literal(plan.reason, multiline=False))
+        self.query_one("#plan-head", Static).update(head)
+        self.query_one("#plan-bars", Static).update(self._bars())
+        table = self.query_one("#plan-table", DataTable)
+        row = table.cursor_row
+        table.clear()
+        msgs = (self._pc.messages or []) if self._pc else []
+        labels = message_labels(msgs)  # (named as the detail view names them, not by role alone)
+        # The tool schemas and the reply primer are in no message but in every request: rows of their own (as in
+        # plan's text), so that the tokens column adds up to 'before'.
+        pinned, _ = FATES.get("pinned", ("pinned", ""))
+        extra_rows = []
+        if plan.tools_tokens and plan.floor_split:
+            extra_rows.append(("tool schemas", plan.tools_tokens, "the tools the request sends, every call"))
+        system_first = bool(plan.messages) and plan.messages[0].source_index is None
+
+        def extra(what: str, tokens: int, note: str) -> None:
+            table.add_row(Text("-", justify="right"), tx.literal(what, limit=34),
+                          Text(tx.tokens(tokens), justify="right"), Text(pinned), Text("-", justify="right"),
+                          Text(note, style="dim"))
+
+        if extra_rows and not system_first:
+            extra(*extra_rows[0])
+        for pos, m in enumerate(plan.messages):
+            word, style = FATES.get(m.fate, (m.fate, ""))
+            preview = ""
+            if m.source_index is not None and m.source_index < len(msgs):
+                preview = msgs[m.source_index].text()[:200]
+            elif m.source_index is None and self._pc is not None and self._pc.system:
+                preview = self._pc.system[0][:200]
+            what = labels[m.source_index] if m.source_index is not None and m.source_index < len(labels) else m.role
+            table.add_row(Text(str(m.index), justify="right"), tx.literal(what, style=style, limit=34),
+                          Text(tx.tokens(m.tokens), justify="right"), Text(word, style=style),
+                          Text(str(m.turn) if m.turn >= 0 else "-", justify="right"),
+                          tx.literal(preview, style="dim", limit=100))
+            if pos == 0 and system_first and extra_rows:
+                extra(*extra_rows[0])
+        if plan.overhead_tokens:
+            extra("reply primer", plan.overhead_tokens, "the tokens that start the reply")
+        if table.row_count:
+            table.move_cursor(row=min(row, table.row_count - 1), animate=False)
+
+    def on_resize(self, event: events.Resize) -> None:
+        """Redraw the bars for the new width (they are drawn to fit the screen, and wrapped when it shrank)."""
+        if self.plan is not None:
+            self.query_one("#plan-bars", Static).update(self._bars())
+
+    def _bars(self) -> Text:
+        plan = self.plan
+        # "before " (7) + " 127%" (up to 6) + the screen's padding and scrollbar (4): the bar gets the rest,
+        # so the percentage stays on the bar's line at any width.
+        width = max(20, (self.size.width or 80) - 18)
+        window = plan.window or self.window or 1
+        out = Text()
+        for name, total in (("before", plan.before_tokens), ("after ", plan.after_tokens)):
+            hist = max(0, total - plan.floor_tokens)
+            free = window - total - plan.reserve_tokens
+            parts = BarParts(plan.floor_tokens, hist, plan.reserve_tokens, free,
+                             max(window, total + plan.reserve_tokens), window, plan.trigger_tokens,
+                             plan.budget_tokens)
+            _top, bar = bar_line(parts, width)
+            out.append(f"{name} ", "bold")
+            out.append_text(bar)
+            out.append(f" {tx.pct(total, window, 0)}\n")
+        out.append("█ floor  ▓ history (+summary)  ░ reserve  · free  ┃ trigger/budget", "dim")
+        return out
+
+    def action_knob(self, name: str, direction: int) -> None:
+        """Turn one knob one step (``direction`` +1 or -1) and recompute the plan."""
+        if self.knobs is None or not self.window:
+            return
+        k = self.knobs
+        if name == "keep_recent":
+            new = replace(k, keep_recent=max(0, k.keep_recent + direction))
+        elif name == "budget_fraction":
+            new = replace(k, budget_fraction=round(min(1.0, max(0.05, k.budget_fraction + 0.05 * direction)), 2))
+        elif name == "reserve_tokens":
+            step = max(1, self.window // 100)
+            new = replace(k, reserve_tokens=min(self.window - 1, max(0, k.reserve_tokens + step * direction)))
+        elif name == "summary_tokens":
+            new = replace(k, summary_tokens=max(0, k.summary_tokens + 500 * direction))
+        else:
+            return
+        self.knobs = new
+        self._compute(new)
+
+    def action_toggle_mode(self) -> None:
+        """Switch between summarising and dropping the evicted span."""
+        if self.knobs is None:
+            return
+        self.knobs = replace(self.knobs, mode="drop" if self.knobs.mode == "summarise" else "summarise")
+        self._compute(self.knobs)
+
+    def plan_document(self) -> dict[str, Any]:
+        """The JSON ``w`` writes: the ``plan --json`` document, then what the plan was made from, so the file
+        can be read on its own:
+
+        * ``call``: ``number`` (#N, from 1), ``index`` (``report --json``'s, from 0), ``file``, ``line`` (of the
+          call's record), ``context``, ``model``, ``window`` (tokens);
+        * ``settings``: the plan's policy as the knobs left it: ``keep_recent``, ``unit``, ``budget_fraction``,
+          ``trigger``, ``reserve_tokens``, ``summary_tokens``, ``mode``, ``compact_at``.
+        """
+        c, policy = self.call, self.plan.policy
+        return {
+            **self.plan.to_json(),
+            "call": {"number": c.index + 1, "index": c.index, "file": c.source.path, "line": c.source.line,
+                     "context": c.context, "model": c.model, "window": policy.window},
+            "settings": {"keep_recent": policy.keep_recent, "unit": policy.unit,
+                         "budget_fraction": policy.budget_fraction, "trigger": policy.trigger,
+                         "reserve_tokens": policy.reserve_tokens, "summary_tokens": policy.summary_tokens,
+                         "mode": policy.mode, "compact_at": policy.compact_at},
+        }
+
+    def action_write(self) -> None:
+        """Write :meth:`plan_document` to the folder :attr:`export_to` gives (where the app writes its exports)
+        and say where."""
+        if self.plan is None:
+            self.notify("no plan to write yet", severity="warning", markup=False)
+            return
+        try:
+            folder = self.export_to()
+            # (built whole before the file is created: a string orjson refuses left a 0-byte file behind)
+            data = json_document(self.plan_document())  # (no raw control or bidi character either)
+            path = unique_path(folder, f"ctxwatch-plan-call{self.call.index + 1}", ".json")  # call #N
+            write_new(path, data)
+        except (OSError, TypeError) as exc:  # a read-only folder, a full disk, an XDG path that is a file
+            self.notify(f"plan not written: {exc}", title="eviction plan", severity="error", markup=False)
+            return
+        self.written = path
+        self.notify(f"plan written to\n{tx.saved_where(path, tx.toast_width(self.app.size.width))}",
+                        title="eviction plan", markup=False)

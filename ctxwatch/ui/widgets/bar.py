@@ -1,0 +1,365 @@
+"""The context bar: one call's prompt as floor | history | reserve | free against its window, with the
+compaction trigger and the budget marked, a legend and a line of thresholds.
+
+The parts differ by glyph as well as colour, so the bar reads without colour.  The pure functions
+(:func:`bar_parts`, :func:`bar_line`, :func:`legend`) are shared with the eviction preview's bars.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from rich.text import Text
+from textual.geometry import Size
+from textual.widget import Widget
+
+from ctxwatch.accounting import NO_CALIBRATION, Calibrations
+from ctxwatch.config import Settings
+from ctxwatch.model import Breakdown, Call, Src, raw_breakdown, shown_free
+from ctxwatch.ui import text as tx
+from ctxwatch.ui.widgets.table import short_model
+
+#: Glyph and colour of each part of the bar. Glyphs differ so the bar reads without colour; the
+#: colours are the 16 basic ANSI ones so that they survive 16-colour terminals.
+PARTS: dict[str, tuple[str, str]] = {
+    "floor": ("█", "magenta"),
+    "history": ("▓", "cyan"),
+    "reserve": ("░", "yellow"),
+    "free": ("·", "bright_black"),
+}
+#: Glyph drawn on the bar at the compaction trigger and at the budget.
+MARK_GLYPH = "┃"
+MARK_STYLE = "bold red"
+#: Style of a part whose size comes from the provider's usage vs our estimate: the label says the source.
+SRC_NOTE: dict[Src, str] = {Src.INFERRED: "inferred", Src.ESTIMATED: "est.", Src.REPORTED: "reported",
+                            Src.CALIBRATED: "calibrated", Src.REQUEST: "max_tokens", Src.DEFAULT: "default",
+                            Src.OPTION: "option", Src.LOG: "log", Src.CATALOG: "catalog", Src.UNKNOWN: "unknown"}
+
+
+@dataclass(frozen=True, slots=True)
+class BarParts:
+    """The four parts of one call's bar, in tokens, and the scale the bar is drawn against.
+
+    Attributes:
+        floor, history, reserve, free: tokens (``free`` is ``None`` when the window is unknown; a negative
+            value means the call overflowed the window).
+        scale: tokens the full bar width stands for: the window, or everything when it overflowed or the
+            window is unknown.
+        window: the window (``None`` = unknown).
+        trigger, budget: threshold positions in tokens (``None`` when the window is unknown).
+    """
+
+    floor: int
+    history: int
+    reserve: int
+    free: int | None
+    scale: int
+    window: int | None
+    trigger: int | None
+    budget: int | None
+
+
+def bar_parts(call: Call, settings: Settings, shown: Breakdown | None = None) -> BarParts:
+    """Split a call into bar parts (unknown parts count as 0 and are labelled ``?`` in the legend).
+
+    ``shown``: the call's floor and history as shown (:meth:`ctxwatch.accounting.Calibrations.breakdown`:
+    calibrated where the tokenizer is not the model's own), else the call's own numbers."""
+    b = shown or raw_breakdown(call)
+    floor = b.floor_tokens or 0
+    history = b.history_tokens if b.history_tokens is not None else 0
+    if call.split_unknown:
+        history = call.prompt_tokens or 0  # only the total is known: show it as history
+    reserve = call.reserve_tokens or 0
+    window = call.window
+    used = floor + history + reserve
+    if window:
+        # The same free as report and the flags: window minus the prompt as the provider counted it (which can
+        # exceed floor + history by the reply primer and the tokenizer gap) minus the reserve.
+        free_shown = shown_free(call, b)
+        free = free_shown if free_shown is not None else window - used
+        scale = max(window, used, window - free)
+        return BarParts(floor, history, reserve, free, scale, window, settings.trigger_tokens(window, reserve),
+                        settings.budget_tokens(window, reserve))
+    return BarParts(floor, history, reserve, None, max(1, used), None, None, None)
+
+
+def _widths(values: Sequence[int], scale: int, width: int) -> list[int]:
+    """Cells per value: proportional, at least one cell for a non-zero value when room allows."""
+    raw = [v * width / scale if scale else 0 for v in values]
+    cells = [max(1, round(r)) if v > 0 else 0 for v, r in zip(values, raw, strict=True)]
+    over = sum(cells) - width
+    while over > 0:  # give back from the widest part
+        i = max(range(len(cells)), key=lambda k: cells[k])
+        if cells[i] <= 1:
+            break
+        cells[i] -= 1
+        over -= 1
+    return cells
+
+
+def bar_line(parts: BarParts, width: int) -> tuple[Text, Text]:
+    """The marks row and the bar row of ``width`` cells.
+
+    The bar row draws floor ``█``, history ``▓``, reserve ``░``, free ``·`` (overflow beyond the window is
+    drawn in the reserve glyph up to the bar's end, and the window edge is marked).  The marks row puts
+    ``▼`` over the trigger (``T``) and budget (``B``) columns, which are also drawn on the bar as ``┃``.
+    """
+    width = max(1, width)
+    free = max(0, parts.free) if parts.free is not None else 0
+    names = ("floor", "history", "reserve", "free")
+    cells = _widths([parts.floor, parts.history, parts.reserve, free], parts.scale, width)
+    cells[3] = max(0, width - sum(cells[:3]))
+    chars: list[tuple[str, str]] = []
+    for name, n in zip(names, cells, strict=True):
+        glyph, colour = PARTS[name]
+        chars.extend([(glyph, colour)] * n)
+    chars = chars[:width]
+    row = [" "] * width
+    for tokens, letter in ((parts.trigger, "T"), (parts.budget, "B"),
+                           (parts.window if parts.free is not None and parts.free < 0 else None, "W")):
+        if tokens is None:
+            continue
+        col = min(width - 1, max(0, round(tokens * width / parts.scale) - 1))
+        if row[col] != " " and col + 1 < width:
+            col += 1
+        row[col] = "▼"
+        if col > 0 and row[col - 1] == " ":
+            row[col - 1] = letter
+        chars[col] = (MARK_GLYPH, MARK_STYLE)
+    bar = Text()
+    for glyph, style in chars:
+        bar.append(glyph, style)
+    top = Text("".join(row), style=MARK_STYLE)
+    return top, bar
+
+
+def legend(call: Call, parts: BarParts, width: int, shown: Breakdown | None = None) -> Text:
+    """The bar's legend: each part's glyph, name, tokens and % of the window, then the thresholds.
+
+    Uses the most detailed variant that fits on one line of ``width`` cells (full numbers and names, then
+    short names, then compact numbers such as ``12k``).  ``shown``: the floor and history as shown (as for
+    :func:`bar_parts`), marked ``≈`` where calibrated.
+    """
+    b = shown or raw_breakdown(call)
+    whole = parts.window or parts.scale
+    split_unknown = call.split_unknown
+    entries = [
+        ("floor", b.floor_tokens, b.floor_src),
+        ("history", b.history_tokens, b.history_src),
+        ("reserve", call.reserve_tokens, call.reserve_src),
+        ("free", parts.free, Src.UNKNOWN if parts.free is None else Src.ESTIMATED),
+    ]
+    if split_unknown:
+        # Only the total is known (drawn in the history glyph): say so instead of two "?" parts.
+        src = Src.REPORTED if call.prompt_reported is not None else Src.ESTIMATED
+        entries[:2] = [("prompt", call.prompt_tokens, src)]
+
+    def build(level: int) -> Text:
+        """0: full numbers and names; 1: full numbers, short names; 2: compact numbers, tight spacing."""
+        out = Text()
+        for name, n, src in entries:
+            glyph, colour = PARTS["history" if name == "prompt" else name]
+            if out.plain:
+                out.append(" " if level == 2 else "  ")
+            out.append(glyph * (2 if level == 0 else 1), colour)
+            label = {"history": "hist", "reserve": "res"}.get(name, name) if level else name
+            if name == "prompt" and level == 0:
+                label = "prompt (floor/history split unknown)"
+            if level == 2:
+                num = tx.short_tokens(n) + (tx.MARKS.get(src, "") if n is not None else "")
+            else:
+                num = tx.marked(n, src)
+            out.append(f"{'' if level == 2 else ' '}{label} {num} {tx.pct(n, whole, 0 if level == 2 else 1)}")
+        if parts.free is not None and parts.free < 0:
+            over = tx.short_tokens(-parts.free) if level == 2 else tx.tokens(-parts.free)
+            out.append(f"  over by {over}!", "bold red")
+        return out
+
+    for level in (0, 1):
+        text = build(level)
+        if text.cell_len <= width:
+            return text
+    return build(2)
+
+
+def thresholds_line(call: Call, parts: BarParts, settings: Settings, width: int, extra: Text | None = None) -> Text:
+    """``call #13 · model · used 6.9% of 200,000 (catalog) · T trigger 96k · B budget 120k · <extra>``, cut to
+    ``width`` cells (``#13`` = index + 1)."""
+    out = Text()
+    out.append(f"call #{call.index + 1}", "bold")
+    out.append(" · ")
+    out.append_text(tx.literal(short_model(call.model), limit=30))
+    used = call.used_tokens
+    if parts.window and parts.free is not None and used is not None:
+        used = parts.window - parts.free - parts.reserve  # (the bar's: calibrated where the bar's parts are)
+    if parts.window:
+        out.append(f" · used {tx.pct(used, parts.window)} of {tx.tokens(parts.window)} "
+                   f"({SRC_NOTE.get(call.window_src, call.window_src)})")
+        out.append(f" · T trigger {tx.short_tokens(parts.trigger)} · B budget {tx.short_tokens(parts.budget)}",
+                   "red")
+    else:
+        out.append(" · window unknown (pass --window N); bar scaled to the call")
+    if call.prompt_reported is not None:
+        out.append(f" · reported {tx.tokens(call.prompt_reported)}")
+        if call.prompt_implausible:
+            out.append(" (implausible)", "bold yellow")
+    if call.compaction:
+        out.append(" · compacted before this call", "bold")
+    if extra is not None and extra.plain:
+        out.append(" · ")
+        out.append_text(extra)
+    if out.cell_len > width:
+        out.truncate(width, overflow="ellipsis")
+    return out
+
+
+def implausible_note(call: Call, stand_in: Call | None, width: int) -> Text:
+    """The line above the bar when ``call``'s reported prompt is implausible, e.g. ``#4
+    reported 4,280,000 prompt tokens, over its 570,000-token window · implausible, ignored as occupancy · the bar
+    shows #3, the last plausible`` (``stand_in``: that call, ``None`` when there is none), broken between
+    segments to fit ``width`` cells."""
+    reported = call.prompt_reported or 0
+    if reported <= 0:
+        what = f"#{call.index + 1} reported {tx.tokens(reported)} prompt tokens (every request has a prompt)"
+    elif call.window:
+        what = (f"#{call.index + 1} reported {tx.tokens(reported)} prompt tokens, over its "
+                f"{tx.tokens(call.window)}-token window")
+    else:
+        what = f"#{call.index + 1} reported {tx.tokens(reported)} prompt tokens, over any window on offer"
+    shown = (f"the bar shows #{stand_in.index + 1}, the last plausible" if stand_in is not None
+             else "no plausible call before it: occupancy unknown")
+    style = "bold yellow"
+    return tx.flow([Text(what, style), Text("implausible, ignored as occupancy", style), Text(shown, style)],
+                   width)
+
+
+class ContextBar(Widget):
+    """The stacked bar of the selected call: floor | history | reserve | free against the window.
+
+    Push data with :meth:`show`; the widget re-renders at its current width.
+    """
+
+    DEFAULT_CSS = """
+    ContextBar { height: auto; padding: 0 1; }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._call: Call | None = None
+        self._settings = Settings()
+        self._note = "no calls yet"
+        self._extra: Text | None = None
+        self._stand_in: Call | None = None
+        self._cal: Calibrations = NO_CALIBRATION
+
+    @property
+    def call(self) -> Call | None:
+        """The call shown (``None`` before the first call)."""
+        return self._call
+
+    @property
+    def drawn(self) -> Call | None:
+        """The call whose bar is drawn: :attr:`call`, or the last plausible call standing in for it when its
+        reported prompt is implausible; ``None`` when no bar is drawn."""
+        call = self._call
+        if call is not None and call.prompt_implausible:
+            return self._stand_in
+        return call
+
+    @property
+    def shown(self) -> Breakdown | None:
+        """The floor and history the bar of :attr:`drawn` shows (calibrated where its tokenizer is not the
+        model's own and its model has a calibration), or ``None`` when no bar is drawn."""
+        call = self.drawn
+        return self._cal.breakdown(call) if call is not None else None
+
+    def show(self, call: Call | None, settings: Settings, note: str = "no calls yet",
+             extra: Text | None = None, stand_in: Call | None = None,
+             calibrations: Calibrations = NO_CALIBRATION) -> None:
+        """Show ``call`` (or ``note`` when it is ``None``) with thresholds from ``settings``; ``extra`` (e.g. the
+        call's drift risk) is appended to the thresholds line.  ``stand_in``: the last plausible call before
+        ``call``, whose bar is drawn instead when ``call``'s reported prompt is implausible (the last
+        plausible occupancy stays on screen, under a line that says so).  ``calibrations``: the run's, which
+        scale the floor and history of a call counted with another tokenizer (:func:`bar_parts`)."""
+        same_extra = (extra is None and self._extra is None) or (
+            extra is not None and self._extra is not None and extra.plain == self._extra.plain)
+        if call is self._call and settings is self._settings and note == self._note and same_extra \
+                and stand_in is self._stand_in and calibrations == self._cal:
+            return
+        self._call = call
+        self._settings = settings
+        self._note = note
+        self._extra = extra
+        self._stand_in = stand_in
+        self._cal = calibrations
+        self.refresh(layout=True)
+
+    def render(self) -> Text:
+        """Marks row, bar row, legend and the thresholds line; above them, for a call whose reported prompt is
+        implausible, the line that says so (and, with no plausible call to stand in, no bar)."""
+        width = max(10, self.size.width or 80)
+        call = self._call
+        if call is None:
+            return Text(self._note, style="dim")
+        head = Text()
+        if call.prompt_implausible:
+            head = implausible_note(call, self._stand_in, width)
+            head.append("\n")
+            if self._stand_in is None:
+                head.append_text(thresholds_line(call, bar_parts(call, self._settings), self._settings, width,
+                                                 self._extra))
+                return head
+            call = self._stand_in
+        shown = self._cal.breakdown(call)
+        parts = bar_parts(call, self._settings, shown)
+        top, bar = bar_line(parts, width)
+        out = head
+        out.append_text(top)
+        out.append("\n")
+        out.append_text(bar)
+        out.append("\n")
+        out.append_text(legend(call, parts, width, shown))
+        out.append("\n")
+        out.append_text(thresholds_line(call, parts, self._settings, width, self._extra))
+        return out
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        """Rows needed at ``width`` (the legend may wrap; an implausible call's note takes its own rows)."""
+        call = self._call
+        if call is None:
+            return 1
+        head = 0
+        if call.prompt_implausible:
+            head = len(implausible_note(call, self._stand_in, width).plain.split("\n"))
+            if self._stand_in is None:
+                return head + 1
+            call = self._stand_in
+        shown = self._cal.breakdown(call)
+        parts = bar_parts(call, self._settings, shown)
+        lg = legend(call, parts, width, shown)
+        return head + 3 + max(1, -(-lg.cell_len // max(1, width)))
+
+
+def drift_note(call: Call | None, analyses: dict[str, Any]) -> Text | None:
+    """``drift risk high: <why>`` for ``call`` from its context's analysis (``analyses``: context ->
+    :class:`ctxwatch.analysis.Analysis`), or ``None``.  The analysis writes the level at the start of its
+    reason (``high: ...``); it is said once here."""
+    if call is None:
+        return None
+    analysis = analyses.get(call.context)
+    if analysis is None:
+        return None
+    for risk in analysis.drift_risk:
+        if risk.call == call.index:
+            style = {"critical": "bold red", "high": "red", "medium": "yellow"}.get(risk.level, "dim")
+            out = Text(f"drift risk {risk.level}", style)
+            if risk.level != "low":
+                why = risk.reason
+                if why.startswith(f"{risk.level}: "):
+                    why = why[len(risk.level) + 2:]
+                out.append(": ")
+                out.append_text(tx.literal(why, limit=200))
+            return out
+    return None

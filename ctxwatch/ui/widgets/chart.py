@@ -1,0 +1,245 @@
+"""The trend chart (``textual-plotext``): tokens per call, floor and history stacked, the reported prompt,
+the threshold lines and the compactions, over call number or wall time.
+
+It draws the :class:`~ctxwatch.ui.widgets.series.Series` of the calls pushed to it, at most every
+:data:`CHART_MIN_INTERVAL` seconds while calls stream in.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Literal
+
+from rich.text import Text
+from textual.app import RenderResult
+from textual.timer import Timer
+from textual_plotext import PlotextPlot
+
+from ctxwatch.accounting import NO_CALIBRATION, Calibrations
+from ctxwatch.config import Settings
+from ctxwatch.model import Call
+from ctxwatch.ui import text as tx
+from ctxwatch.ui.widgets.series import (
+    CHART_FRAME_ROWS,
+    NAMED_LINE_ROWS,
+    THRESHOLD_LINES,
+    Series,
+    YAxis,
+    build_series,
+    stepped,
+    y_axis,
+)
+
+#: Seconds between two redraws of the trend chart while data streams in.
+CHART_MIN_INTERVAL = 0.5
+
+#: Markers of the chart's series (distinct so the chart reads without colour).
+CHART_MARKERS = {"history": "▒", "floor": "█", "reported": "•", "unsplit": "?"}
+
+
+def chart_legend(unsplit: bool = False) -> Text:
+    """The chart's legend (shown in the side panel): series markers, and the threshold lines with the letters
+    that label their rows beside the y axis.  ``unsplit``: also name the marker of prompts whose floor /
+    history split is unknown (shown only when the chart has some)."""
+    out = Text()
+    for glyph, colour, name in (("█", "magenta", "floor"), ("▒", "cyan", "history"), ("•", "blue", "reported")):
+        out.append(glyph, colour)
+        out.append(f" {name}  ")
+    if unsplit:
+        out.append("\n")
+        out.append(CHART_MARKERS["unsplit"], "bright_black")
+        out.append(" prompt, split unknown")
+    out.append("\n")
+    for colour, letter, name in (("yellow", "T", "trigger"), ("red", "B", "budget"),
+                                 ("white", "W-R", "window-reserve")):
+        out.append(f"{letter} ─", colour)
+        out.append(f" {name}  ")
+    out.append("\n")
+    out.append("│", "green")
+    out.append(" compaction")
+    return out
+
+
+def x_title(xlabel: str, above: Sequence[tuple[float, str, str]], compactions: bool, width: int,
+            unsplit: bool = False) -> str:
+    """The chart's x axis title: ``call # · above: trigger 61k, budget 77k, window-reserve 128k · ? split unknown
+    · │ compaction``.
+
+    ``above`` lists the thresholds too high to draw (``(tokens, letter, name)``); ``unsplit``: the chart has
+    prompts whose floor / history split is unknown, drawn in ``?`` (the side panel's legend, which names that
+    mark too, is left out when the panel is short).  plotext drops a title wider than the plot, so shorter
+    forms are tried until one fits ``width`` cells: the thresholds by letter (``above: T 61k, B 77k, W-R
+    128k``), then the marks alone, then the axis name alone.
+    """
+    tail = (f" · {CHART_MARKERS['unsplit']} split unknown" if unsplit else "") \
+        + (" · │ compaction" if compactions else "")
+    forms = []
+    if above:
+        forms.append(xlabel + " · above: " + ", ".join(f"{name} {tx.short_tokens(v)}" for v, _l, name in above) + tail)
+        forms.append(xlabel + " · above: " + ", ".join(f"{letter} {tx.short_tokens(v)}" for v, letter, _n in above)
+                     + tail)
+    forms += [xlabel + tail, xlabel]
+    return next((f for f in forms if len(f) <= width), xlabel)
+
+
+def _int_ticks(lo: float, hi: float, most: int) -> list[float]:
+    """Whole-number ticks from ``lo`` to ``hi``, at most ``most`` of them, on a round step."""
+    span = max(1.0, hi - lo)
+    step = 1
+    for m in (1, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1000, 2000, 2500, 5000, 10000):
+        step = m
+        if span / m <= most:
+            break
+    first = int(lo // step * step)
+    if first < lo:
+        first += step
+    return [float(v) for v in range(first, int(hi) + 1, step)]
+
+
+#: Width of a call's bar in x units (calls are 1 apart): gaps between bars keep the calls apart.
+BAR_WIDTH = 0.6
+
+
+def _clear_of_data(xs: Sequence[float], heights: Sequence[float], lo: float, hi: float, below: float,
+                   bar_half: float | None) -> bool:
+    """True when nothing drawn between x ``lo`` and ``hi`` reaches ``below`` (tokens): bars (``bar_half``: half
+    a bar's width) are drawn only around their calls; areas and lines run between neighbouring calls, so the
+    calls on either side of the span count too."""
+    if bar_half is not None:
+        return all(h < below for x, h in zip(xs, heights, strict=True) if lo - bar_half <= x <= hi + bar_half)
+    inside = [i for i, x in enumerate(xs) if lo <= x <= hi]
+    first = inside[0] if inside else next((i for i, x in enumerate(xs) if x > hi), len(xs))
+    last = inside[-1] if inside else first - 1
+    near = range(max(0, first - 1), min(len(xs), last + 2))
+    return all(heights[i] < below for i in near)
+
+
+class TrendChart(PlotextPlot):
+    """Tokens per call: floor (``█``) and history (``▒``) stacked, reported prompt (``•``), thresholds.
+
+    The y axis is laid out for the chart's height (:func:`y_axis`): numbers are the exact values of their rows,
+    and a row with threshold lines is labelled with their letters and values (``T 15k``) instead of a number.
+    Push data with :meth:`show`; the chart is rebuilt at its current size when it renders.
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._calls: Sequence[Call] = ()
+        self._settings = Settings()
+        self._xmode = "index"
+        self._cal: Calibrations = NO_CALIBRATION
+        self._last_draw = 0.0
+        self._timer: Timer | None = None
+        self.series: Series | None = None
+        #: The y axis of the last drawing (``None`` before the first plot with data).
+        self.axis: YAxis | None = None
+
+    def show(self, calls: Sequence[Call], settings: Settings, xmode: str,
+             calibrations: Calibrations = NO_CALIBRATION) -> None:
+        """Plot ``calls`` with ``settings`` thresholds and x-axis mode ``index`` or ``time``; ``calibrations``:
+        the run's (:func:`build_series`).
+
+        Redraws are throttled to one per :data:`CHART_MIN_INTERVAL` seconds (a plotext build of a wide chart
+        takes tens of milliseconds); the last data pushed is always drawn.  A change of x-axis mode or of the
+        thresholds is drawn at once.
+        """
+        urgent = xmode != self._xmode or settings is not self._settings
+        self._calls = calls
+        self._settings = settings
+        self._xmode = xmode
+        self._cal = calibrations
+        wait = CHART_MIN_INTERVAL - (time.monotonic() - self._last_draw)
+        if urgent or wait <= 0:
+            self._redraw()
+        elif self._timer is None:
+            self._timer = self.set_timer(wait, self._redraw)
+
+    def _redraw(self) -> None:
+        self._timer = None
+        self._last_draw = time.monotonic()
+        self.refresh()
+
+    def render(self) -> RenderResult:
+        """Rebuild the plot for the current size and data."""
+        plt = self.plt
+        plt.clear_figure()
+        width = max(10, self.size.width)
+        s = self.series = build_series(self._calls, self._settings, self._xmode, max(10, width - 8), self._cal)
+        if not s.x:
+            plt.title("no calls to plot yet" if self._xmode == "index" else "no timestamped calls to plot")
+            return super().render()
+        data_top = max([*s.total, *s.unsplit, *(r for r in s.reported if r is not None), 1])
+        values = {"trigger": s.trigger, "budget": s.budget, "limit": s.limit}
+        lines = [(v, letter, name, colour) for attr, letter, name, colour in THRESHOLD_LINES
+                 if (v := values[attr]) is not None]
+        # Thresholds within twice the data's peak are drawn; the others are named under the chart so
+        # that a run far from its limits still shows its own trend.
+        shown = [ln for ln in lines if ln[0] <= 2 * data_top]
+        above = [(v, letter, name) for v, letter, name, _c in lines if v > 2 * data_top]
+        axis = self.axis = y_axis(self.size.height - CHART_FRAME_ROWS, data_top, shown)
+        # The legend is in the side panel (chart_legend): plotext's own legend covers the data on short charts.
+        bars = self._xmode == "index" and len(s.x) <= max(4, (width - 8) // 3)
+        unsplit = any(s.unsplit)
+        if bars:
+            # Few calls: one stacked bar per call (a prompt of unknown split is its own part, never history).
+            # (plotext takes one colour and marker per stacked series; its annotations say one for all)
+            parts = [s.floor, [t - f for t, f in zip(s.total, s.floor, strict=True)]]
+            colours, markers = ["magenta", "cyan"], [CHART_MARKERS["floor"], CHART_MARKERS["history"]]
+            if unsplit:
+                parts.append(s.unsplit)
+                colours.append("gray")
+                markers.append(CHART_MARKERS["unsplit"])
+            plt.stacked_bar(s.x, parts, color=colours, marker=markers, width=BAR_WIDTH)  # type: ignore[arg-type]
+        else:
+            # Many calls (or wall time): stacked areas, floor drawn over floor + history; prompts of unknown
+            # split first, so that the known areas are drawn over them.
+            sx, s_unsplit, s_total, s_floor, s_reported = stepped(s.x, s.steps, s.unsplit, s.total, s.floor,
+                                                                  s.reported)
+            if unsplit:
+                plt.plot(sx, s_unsplit, fillx=True, marker=CHART_MARKERS["unsplit"], color="gray")
+            plt.plot(sx, s_total, fillx=True, marker=CHART_MARKERS["history"], color="cyan")
+            plt.plot(sx, s_floor, fillx=True, marker=CHART_MARKERS["floor"], color="magenta")
+        known = [(x, r) for x, r in zip(s.x, s.reported, strict=True) if r is not None] if bars else \
+            [(x, r) for x, r in zip(sx, s_reported, strict=True) if r is not None]
+        if known:
+            draw = plt.scatter if bars else plt.plot  # a point on each bar; a line over the areas
+            draw([k[0] for k in known], [k[1] for k in known], marker=CHART_MARKERS["reported"], color="blue")
+        x0 = s.x[0]
+        x1 = s.x[-1] if len(s.x) > 1 and s.x[-1] > x0 else x0 + 1
+        if self._xmode == "index":
+            x0, x1 = x0 - 0.5, x1 + 0.5  # room for the first and last bars
+        # Each threshold row is labelled beside the axis (y_axis); tall charts also name the lines on them, at
+        # different places along the rows so that names on neighbouring rows do not run into each other, and
+        # only where no bar or point reaches the line (a name drawn over the data hid it).
+        where: list[tuple[float, Literal["left", "right", "center"]]] = [
+            (x0, "left"), (x1, "right"), ((x0 + x1) / 2, "center")]
+        heights = [max(t, u, r or 0) for t, u, r in zip(s.total, s.unsplit, s.reported, strict=True)]
+        per_col = (x1 - x0) / max(1, width - 8)  # (x units per character of the plot)
+        for n, (_row, value, names, colour) in enumerate(axis.lines):
+            plt.hline(value, colour)
+            if axis.rows < NAMED_LINE_ROWS:
+                continue
+            clear = value - axis.top / max(1, axis.rows) / 2  # (data at or above this is drawn on the line's row)
+            span = (len(names) + 1) * per_col
+            for k in range(len(where)):
+                x, align = where[(n + k) % len(where)]
+                lo = x if align == "left" else x - span if align == "right" else x - span / 2
+                if _clear_of_data(s.x, heights, lo - per_col, lo + span + per_col, clear, BAR_WIDTH / 2 if bars
+                                  else None):
+                    plt.text(names, x=x, y=value, color=colour, alignment=align)
+                    break
+        for cx in s.compactions:
+            plt.vline(cx, "green")
+        plt.ylim(0, axis.top)
+        plt.xlim(x0, x1)
+        plt.yticks(axis.ticks, axis.labels)
+        if self._xmode == "index":
+            xt = _int_ticks(s.x[0], s.x[-1], max(2, width // 12))
+            plt.xticks(xt, [str(int(v)) for v in xt])
+        # plotext centres the title under the plot and drops it unless it fits in the widget from there.
+        ylw = max((len(lab) for lab in axis.labels), default=0)
+        centre = ylw + 1 + (width - 2 - ylw) // 2
+        plt.xlabel(x_title(s.xlabel, above, bool(s.compactions), min(2 * (width - centre), 2 * centre + 1),
+                           unsplit=any(s.unsplit)))
+        return super().render()
