@@ -10,6 +10,7 @@ Layout of the package:
 * :mod:`ctxwatch.ui.widgets`: the context bar, the calls table, the trend chart, the side panel, the status
   line, the footer; they draw what they are handed and never read the app.
 * :mod:`ctxwatch.ui.screens`: call detail, eviction preview, input problems, help, session picker.
+* ``app.tcss``: every style of the dashboard.
 * :mod:`ctxwatch.ui.text`: making untrusted log text safe to display (literal, no markup, no escapes);
   :mod:`ctxwatch.ui.export`: the files written on request.
 

@@ -62,9 +62,7 @@ class CtxwatchApp(App[None]):
     """
 
     TITLE = "ctxwatch"
-    CSS = """
-    Screen { background: $background; }
-    """
+    CSS_PATH = "app.tcss"
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("q", "quit", "Quit"),

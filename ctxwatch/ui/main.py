@@ -89,27 +89,6 @@ class MainScreen(Screen[None]):
         settings: the thresholds the bar, the table and the chart are drawn with.
     """
 
-    DEFAULT_CSS = """
-    MainScreen #status { height: auto; max-height: 3; }
-    MainScreen #progress { height: 1; padding: 0 1; display: none; }
-    MainScreen #progress.-active { display: block; }
-    MainScreen #middle { height: 1fr; min-height: 6; }
-    MainScreen #chart { width: 2fr; }
-    MainScreen #side { width: 1fr; min-width: 26; max-width: 64; border-left: vkey $primary 50%;
-        overflow-y: auto; }
-    MainScreen #calls { height: 1fr; min-height: 3; }
-    MainScreen #flagline { display: none; height: 1; padding: 0 1; }
-    MainScreen.-compact #flagline { display: block; }
-    MainScreen #filter { display: none; height: 1; border: none; padding: 0 1; }
-    MainScreen #filter.-active { display: block; }
-    MainScreen #toosmall { display: none; content-align: center middle; width: 100%; height: 100%; }
-    MainScreen.-compact #middle { display: none; }
-    MainScreen.-compact #status { max-height: 1; }
-    MainScreen.-tiny #main { display: none; }
-    MainScreen.-tiny AdaptiveFooter { display: none; }
-    MainScreen.-tiny #toosmall { display: block; }
-    """
-
     class Ready(Message):
         """The screen is mounted: calls read before it are to be put in its table."""
 

@@ -43,13 +43,6 @@ class DetailScreen(TableScreen):
     first, ``e`` eviction preview, ``escape`` back.
     """
 
-    DEFAULT_CSS = """
-    DetailScreen #detail-head { height: auto; padding: 0 1; background: $boost; }
-    DetailScreen #items { height: auto; max-height: 60%; min-height: 4; }
-    DetailScreen #item-head { height: 1; padding: 0 1; background: $boost; }
-    DetailScreen #body { height: 1fr; min-height: 3; border: none; padding: 0 1; }
-    """
-
     TABLE_ID = "items"
 
     BINDINGS: ClassVar[list[BindingType]] = [

@@ -95,12 +95,6 @@ def help_text(settings: Settings | None = None) -> Text:
 class HelpScreen(ModalScreen[None]):
     """Keys, the bar's glyphs and marks, and what the number marks mean."""
 
-    DEFAULT_CSS = """
-    HelpScreen { align: center middle; }
-    HelpScreen > VerticalScroll { width: 84; max-width: 100%; height: auto; max-height: 100%;
-        border: round $primary; background: $surface; padding: 0 1; }
-    """
-
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,question_mark", "app.pop_screen", "Close"),
         Binding("q", "app.quit", "Quit"),  # q quits everywhere else; a help screen must not trap it

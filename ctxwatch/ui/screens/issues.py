@@ -62,12 +62,6 @@ class IssuesScreen(TableScreen):
     Keys: ↑/↓ (j/k) move, home/end first/last, ``escape`` or ``i`` back.
     """
 
-    DEFAULT_CSS = """
-    IssuesScreen #issues-head { height: auto; padding: 0 1; background: $boost; }
-    IssuesScreen #issues { height: 1fr; min-height: 3; }
-    IssuesScreen #issue-body { height: auto; max-height: 12; padding: 0 1; background: $boost; }
-    """
-
     TABLE_ID = "issues"
 
     BINDINGS: ClassVar[list[BindingType]] = [

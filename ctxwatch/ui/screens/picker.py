@@ -42,10 +42,6 @@ class OneLineOptions(OptionList):
     does not wrap them): its height is their count, not measured option by option (measuring the thousands of
     rows of a big projects folder takes most of a second, on every layout)."""
 
-    DEFAULT_CSS = """
-    OneLineOptions { text-wrap: nowrap; text-overflow: ellipsis; }
-    """
-
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
         """One line per option."""
         return self.option_count
@@ -60,16 +56,6 @@ class SessionPicker(ModalScreen[str | None]):
     whose path (relative to the folder) holds the text, ignoring case; Enter picks the highlighted row, ↑ ↓
     move in the list meanwhile.  Escape clears the filter, then closes.  Dismisses with the chosen path,
     :data:`AUTO` for automatic, or ``None`` when cancelled.
-    """
-
-    DEFAULT_CSS = """
-    SessionPicker { align: center middle; }
-    SessionPicker > Vertical { width: 100; max-width: 100%; height: auto; max-height: 100%;
-        border: round $primary; background: $surface; }
-    SessionPicker #picker-filter { height: 1; border: none; padding: 0 2; background: $surface; }
-    SessionPicker #picker-filter:focus { background: $boost; }
-    SessionPicker #picker-head { padding: 0 2; color: $text-muted; }
-    SessionPicker OptionList { height: auto; max-height: 30; }
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [

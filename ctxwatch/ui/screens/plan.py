@@ -79,12 +79,6 @@ class PlanScreen(Screen[None]):
     directory, ``escape`` back.  The plan is recomputed at once after each change.
     """
 
-    DEFAULT_CSS = """
-    PlanScreen #plan-head { height: auto; padding: 0 1; background: $boost; }
-    PlanScreen #plan-bars { height: auto; padding: 0 1; }
-    PlanScreen #plan-table { height: 1fr; }
-    """
-
     BINDINGS: ClassVar[list[BindingType]] = [
         # The footer shows one key per knob (the upper-case/plus one; the lower-case/minus key turns it
         # back, as the help and the screen's knob line say), so that "w" still fits at 80 columns.

@@ -7,10 +7,11 @@ The parts differ by glyph as well as colour, so the bar reads without colour.  T
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
+from rich.style import Style
 from rich.text import Text
 from textual.geometry import Size
 from textual.widget import Widget
@@ -32,6 +33,9 @@ PARTS: dict[str, tuple[str, str]] = {
 #: Glyph drawn on the bar at the compaction trigger and at the budget.
 MARK_GLYPH = "┃"
 MARK_STYLE = "bold red"
+#: The style of each part and of the marks (``mark``), by name.  :class:`ContextBar` takes them from its
+#: component classes (``app.tcss``); these are the same styles for bars drawn elsewhere (the eviction preview).
+PALETTE: dict[str, Style | str] = {**{name: colour for name, (_glyph, colour) in PARTS.items()}, "mark": MARK_STYLE}
 #: Style of a part whose size comes from the provider's usage vs our estimate: the label says the source.
 SRC_NOTE: dict[Src, str] = {Src.INFERRED: "inferred", Src.ESTIMATED: "est.", Src.REPORTED: "reported",
                             Src.CALIBRATED: "calibrated", Src.REQUEST: "max_tokens", Src.DEFAULT: "default",
@@ -99,8 +103,8 @@ def _widths(values: Sequence[int], scale: int, width: int) -> list[int]:
     return cells
 
 
-def bar_line(parts: BarParts, width: int) -> tuple[Text, Text]:
-    """The marks row and the bar row of ``width`` cells.
+def bar_line(parts: BarParts, width: int, palette: Mapping[str, Style | str] = PALETTE) -> tuple[Text, Text]:
+    """The marks row and the bar row of ``width`` cells, styled by ``palette`` (:data:`PALETTE`).
 
     The bar row draws floor ``█``, history ``▓``, reserve ``░``, free ``·`` (overflow beyond the window is
     drawn in the reserve glyph up to the bar's end, and the window edge is marked).  The marks row puts
@@ -111,10 +115,9 @@ def bar_line(parts: BarParts, width: int) -> tuple[Text, Text]:
     names = ("floor", "history", "reserve", "free")
     cells = _widths([parts.floor, parts.history, parts.reserve, free], parts.scale, width)
     cells[3] = max(0, width - sum(cells[:3]))
-    chars: list[tuple[str, str]] = []
+    chars: list[tuple[str, Style | str]] = []
     for name, n in zip(names, cells, strict=True):
-        glyph, colour = PARTS[name]
-        chars.extend([(glyph, colour)] * n)
+        chars.extend([(PARTS[name][0], palette[name])] * n)
     chars = chars[:width]
     row = [" "] * width
     for tokens, letter in ((parts.trigger, "T"), (parts.budget, "B"),
@@ -127,16 +130,17 @@ def bar_line(parts: BarParts, width: int) -> tuple[Text, Text]:
         row[col] = "▼"
         if col > 0 and row[col - 1] == " ":
             row[col - 1] = letter
-        chars[col] = (MARK_GLYPH, MARK_STYLE)
+        chars[col] = (MARK_GLYPH, palette["mark"])
     bar = Text()
     for glyph, style in chars:
         bar.append(glyph, style)
-    top = Text("".join(row), style=MARK_STYLE)
+    top = Text("".join(row), style=palette["mark"])
     return top, bar
 
 
-def legend(call: Call, parts: BarParts, width: int, shown: Breakdown | None = None) -> Text:
-    """The bar's legend: each part's glyph, name, tokens and % of the window, then the thresholds.
+def legend(call: Call, parts: BarParts, width: int, shown: Breakdown | None = None,
+           palette: Mapping[str, Style | str] = PALETTE) -> Text:
+    """The bar's legend: each part's glyph (in its ``palette`` style), name, tokens and % of the window.
 
     Uses the most detailed variant that fits on one line of ``width`` cells (full numbers and names, then
     short names, then compact numbers such as ``12k``).  ``shown``: the floor and history as shown (as for
@@ -160,10 +164,10 @@ def legend(call: Call, parts: BarParts, width: int, shown: Breakdown | None = No
         """0: full numbers and names; 1: full numbers, short names; 2: compact numbers, tight spacing."""
         out = Text()
         for name, n, src in entries:
-            glyph, colour = PARTS["history" if name == "prompt" else name]
+            part = "history" if name == "prompt" else name
             if out.plain:
                 out.append(" " if level == 2 else "  ")
-            out.append(glyph * (2 if level == 0 else 1), colour)
+            out.append(PARTS[part][0] * (2 if level == 0 else 1), palette[part])
             label = {"history": "hist", "reserve": "res"}.get(name, name) if level else name
             if name == "prompt" and level == 0:
                 label = "prompt (floor/history split unknown)"
@@ -238,12 +242,12 @@ def implausible_note(call: Call, stand_in: Call | None, width: int) -> Text:
 class ContextBar(Widget):
     """The stacked bar of the selected call: floor | history | reserve | free against the window.
 
-    Push data with :meth:`show`; the widget re-renders at its current width.
+    Push data with :meth:`show`; the widget re-renders at its current width.  The parts and the marks are
+    styled by the component classes ``context-bar--floor``, ``--history``, ``--reserve``, ``--free`` and
+    ``--mark``.
     """
 
-    DEFAULT_CSS = """
-    ContextBar { height: auto; padding: 0 1; }
-    """
+    COMPONENT_CLASSES: ClassVar[set[str]] = {f"context-bar--{name}" for name in PALETTE}
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -314,16 +318,21 @@ class ContextBar(Widget):
             call = self._stand_in
         shown = self._cal.breakdown(call)
         parts = bar_parts(call, self._settings, shown)
-        top, bar = bar_line(parts, width)
+        palette = self.palette()
+        top, bar = bar_line(parts, width, palette)
         out = head
         out.append_text(top)
         out.append("\n")
         out.append_text(bar)
         out.append("\n")
-        out.append_text(legend(call, parts, width, shown))
+        out.append_text(legend(call, parts, width, shown, palette))
         out.append("\n")
         out.append_text(thresholds_line(call, parts, self._settings, width, self._extra))
         return out
+
+    def palette(self) -> dict[str, Style | str]:
+        """The style of each part and of the marks, from the widget's component classes."""
+        return {name: self.get_component_rich_style(f"context-bar--{name}", partial=True) for name in PALETTE}
 
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
         """Rows needed at ``width`` (the legend may wrap; an implausible call's note takes its own rows)."""

@@ -268,10 +268,6 @@ def flag_line(s: DashboardState, width: int = 80) -> Text:
 class SidePanel(Static):
     """The panel beside the chart (:func:`side_text`)."""
 
-    DEFAULT_CSS = """
-    SidePanel { padding: 0 1; }
-    """
-
     def show(self, state: DashboardState, rows: int) -> None:
         """Draw ``state`` in at most ``rows`` rows of the panel's width."""
         self.update(side_text(state, self.app.console, rows, max(10, self.size.width)))

@@ -96,10 +96,6 @@ def status_text(s: DashboardState, compact: bool, width: int) -> Text:
 class StatusLine(Static):
     """The status line of the main screen (:func:`status_text`)."""
 
-    DEFAULT_CSS = """
-    StatusLine { height: auto; padding: 0 1; background: $boost; }
-    """
-
     def show(self, state: DashboardState, compact: bool, width: int) -> None:
         """Draw ``state`` for a line of ``width`` cells (``compact``: the small-terminal layout)."""
         self.update(status_text(state, compact, width))

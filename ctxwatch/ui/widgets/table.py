@@ -98,14 +98,6 @@ class CallsTable(ScrollView, can_focus=True):
     person posts :class:`UserMoved` after :class:`Highlighted`.
     """
 
-    DEFAULT_CSS = """
-    CallsTable { background: $surface; }
-    CallsTable > .calls-table--header { text-style: bold; background: $panel; }
-    CallsTable > .calls-table--cursor { background: $block-cursor-background; color: $block-cursor-foreground;
-        text-style: bold; }
-    CallsTable:blur > .calls-table--cursor { background: $block-cursor-blurred-background; text-style: none; }
-    """
-
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("up,k", "cursor_up", "Up", show=False),
         Binding("down,j", "cursor_down", "Down", show=False),
