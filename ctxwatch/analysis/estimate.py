@@ -1,0 +1,84 @@
+"""Estimate checks: does the (calibrated) estimate of a logged request agree with the prompt the provider reported?
+"""
+
+from __future__ import annotations
+
+from ctxwatch.accounting import (
+    MAX_CALIBRATION,
+    MIN_CALIBRATION_CALLS,
+)
+from ctxwatch.analysis.flags import num
+from ctxwatch.model import (
+    Call,
+)
+from ctxwatch.tokens import own_tokenizer
+
+#: Calibrated estimate vs reported prompt: beyond 5 % the log does not show what was sent (issue 6).
+ESTIMATE_TOLERANCE = 0.05
+#: ...and by at least this many tokens: on a prompt of a hundred tokens, 5 % is the framing of two messages (the
+#: OpenAI cookbook counts 3 tokens per message and 3 for the reply; Anthropic does not publish its framing),
+#: not content missing from the log (a claude-trace probe call: estimate 102, reported 96).
+ESTIMATE_MIN_TOKENS = 16
+#: Beyond 20 % the gap is more than tokenizer differences (measured: o200k vs Claude tokenizers differ by
+#: ~10-15 % on English and code, absorbed by calibration): content is missing from the log -> ``warn``.  It is
+#: also the tolerance of another tokenizer's estimate that has no calibration yet (fewer than
+#: :data:`~ctxwatch.accounting.MIN_CALIBRATION_CALLS` calls): within it, the gap may be the tokenizers'.
+ESTIMATE_WARN = 0.20
+
+
+def estimate_check(c: Call, reported: int, e: int, cal: float | None, n_ratios: int,
+                    rejected: float | None = None) -> tuple[float, str, str, str] | None:
+    """Whether call ``c``'s estimate ``e`` disagrees with its reported prompt ``reported`` (tokens): ``None``
+    when it agrees, else ``(difference as a fraction of the report, the tolerance said in the reason, what
+    was compared, what it means)``.
+
+    The model's own tokenizer is compared as it is, within :data:`ESTIMATE_TOLERANCE`.  Another tokenizer's
+    estimate is scaled by the stream's calibration ``cal`` (the median reported/estimated ratio of its
+    ``n_ratios`` calls) and compared within :data:`ESTIMATE_TOLERANCE` as well, but a call whose raw estimate
+    is itself within that tolerance is not blamed: its log shows what was sent, and what sets it apart is the
+    calibration (the other calls' content, or the median of a few calls).  Without a calibration (fewer than
+    :data:`~ctxwatch.accounting.MIN_CALIBRATION_CALLS` calls) the raw estimate is compared within
+    :data:`ESTIMATE_WARN`, the most that tokenizers differ by: only a gap beyond that says the log and the
+    request differ.  So it is when the median ratio ``rejected`` of enough calls is no tokenizer gap
+    (:func:`~ctxwatch.accounting.plausible_calibration`), and the reason says so.  Under
+    :data:`ESTIMATE_MIN_TOKENS` nothing disagrees.  The meaning follows the numbers:
+    where the calibrated estimate and the raw one lie on two sides of the report, the reason says so.
+    """
+    def off(x: float, tol: float) -> bool:
+        return abs(reported - x) / reported > tol and abs(reported - x) >= ESTIMATE_MIN_TOKENS
+
+    if c.exact or cal is None:
+        tol = ESTIMATE_TOLERANCE if c.exact else ESTIMATE_WARN
+        if not off(e, tol):
+            return None
+        if c.exact:
+            what, tol_desc = f"estimate {num(e)} (the model's own tokenizer)", ""
+        else:
+            calls = f"{n_ratios} call{'s' if n_ratios != 1 else ''}"
+            why = (f"the median reported/estimated ratio of its {calls}, {rejected:,.3f}, is more than tokenizers "
+                   f"differ by (1/{MAX_CALIBRATION:g} to {MAX_CALIBRATION:g})" if rejected is not None else
+                   f"{calls} with a reported and an estimated prompt, {MIN_CALIBRATION_CALLS} needed")
+            # (the model's own tokenizer, inexact because of an image or a text cut to be counted, is not called
+            # another tokenizer)
+            whose = ("the model's tokenizer, with images or a cut text estimated"
+                     if own_tokenizer(c.model, c.provider, c.tokenizer) else "not the model's tokenizer")
+            what = f"estimate {num(e)} ({c.tokenizer}, {whose}, uncalibrated: {why})"
+            tol_desc = f", more than tokenizers differ ({100 * ESTIMATE_WARN:.0f}%)"
+        est = float(e)
+    else:
+        est = e * cal
+        if not off(est, ESTIMATE_TOLERANCE) or not off(e, ESTIMATE_TOLERANCE):
+            return None
+        what, tol_desc = f"calibrated estimate {num(est)} ({num(e)} x calibration {cal:.3f})", ""
+    above, raw_above = est > reported, e > reported
+    if above == raw_above:
+        # (below the report: the log misses part of what was sent; above it: the log shows more than the request
+        # held, e.g. a batch result joined to another batch's request)
+        meaning = "the log shows more than the provider counted (another request's content?)" if above else \
+            "the log may not show everything that was sent"
+    else:
+        side, raw_side = ("above", "below") if above else ("below", "above")
+        meaning = (f"the raw estimate is {raw_side} the report, and only the calibration puts it {side}: this "
+                   f"call's ratio {reported / e:.3f} is {'under' if above else 'over'} the run's {cal:.3f} (its "
+                   "content counts differently from the other calls', or they miss content)")
+    return abs(reported - est) / reported, tol_desc, what, meaning

@@ -1,0 +1,100 @@
+"""Flags: the findings of the analysis, their kinds and severities, and the number formats of their reasons.
+
+A flag's ``call`` is the call's 0-based index (as in ``report --json``); its reason writes a request ``#N`` with
+N = index + 1, as people count requests.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+#: Severities in increasing order.
+SEVERITIES = ("info", "warn", "critical")
+#: Rank of each severity (for ``--fail-on`` and sorting).
+SEVERITY_RANK = {s: i for i, s in enumerate(SEVERITIES)}
+
+
+@dataclass(slots=True)
+class Flag:
+    """One finding.
+
+    Attributes:
+        kind: machine-readable kind (see :data:`FLAG_KINDS`).
+        severity: ``info`` | ``warn`` | ``critical``.
+        call: the call's index (0-based, as in ``report --json``).
+        reason: one line for a person; requests are written ``#N`` = index + 1.
+        evidence: the numbers behind the reason (tokens, indexes, fractions); JSON-serialisable.
+        context: the context the call belongs to (``main`` or a sidechain id).
+    """
+
+    kind: str
+    severity: str
+    call: int
+    reason: str
+    evidence: dict[str, Any] = field(default_factory=dict)
+    context: str = "main"
+
+    @property
+    def key(self) -> tuple[str, str, int]:
+        """``(context, kind, call)``: stable across recomputations, for "is this flag new?" in the UI."""
+        return (self.context, self.kind, self.call)
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"kind", "severity", "call", "reason", "evidence", "context"}``."""
+        return {"kind": self.kind, "severity": self.severity, "call": self.call, "reason": self.reason,
+                "evidence": self.evidence, "context": self.context}
+
+
+#: Every flag kind with its severity (``info/warn`` = decided per flag, see the kind's documentation).
+FLAG_KINDS: dict[str, str] = {
+    "implausible_usage": "warn",          # B13: reported prompt above the window; no occupancy (kept in totals)
+    "compaction": "info",                 # marker or sharp history drop; tokens freed in evidence
+    "trigger_no_compaction": "warn",      # crossed the compaction trigger, and the next call did not compact
+    "over_budget": "warn",                # prompt above budget_fraction x window
+    "reserve_breached": "warn/critical",  # prompt + completion reserve above the window (critical when the
+                                          # reserve is the request's own max tokens: that request cannot fit)
+    "window_forecast": "critical",        # the next call is forecast above window - reserve
+    "system_prompt_evicted": "critical",  # B24: a call lacks the system prompt earlier calls had
+    "system_prompt_changed": "warn",      # system text differs from the previous call's: cache prefix invalidated
+    "floor_grew": "warn",                 # tool schemas added or enlarged: tokens added to every later call
+    "estimate_disagrees": "info/warn",    # calibrated estimate off by > 5 % (warn > 20 %); raw estimate of
+                                          # another tokenizer before any calibration: > 20 %, warn
+    "format_drift": "info/warn",          # B29: responses leave the inferred format rule (warn when sustained)
+    "system_prompt_echo": "warn",         # a response repeats >= 40 words of the system prompt verbatim
+    "response_collapse": "warn",          # responses shrink to < 1/4 of the baseline while the prompt grows
+}
+
+
+def rounded(v: float | None, nd: int = 1) -> float | None:
+    return None if v is None else round(v, nd)
+
+
+def duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "?"
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 90 * 60:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def num(v: int | float | None) -> str:
+    return "?" if v is None else f"{round(v):,}"
+
+
+def pct(a: float | None, b: float | None) -> str:
+    return "?" if a is None or not b else f"{100 * a / b:.0f}%"
+
+
+def int_or_none(v: Any) -> int | None:
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+@dataclass(slots=True)
+class Streak:
+    """A flag whose evidence is still being updated while a condition lasts."""
+
+    flag: Flag
+    last_pos: int
