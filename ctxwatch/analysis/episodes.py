@@ -4,11 +4,12 @@
 
 from __future__ import annotations
 
-from ctxwatch.model import (
-    Call,
-    own_request,
-    separate_requests,
-)
+from collections import deque
+from typing import Any
+
+from ctxwatch.analysis.flags import FlagSink, int_or_none, num, pct
+from ctxwatch.analysis.trend import FORECAST_POINTS
+from ctxwatch.model import Call, own_request, separate_requests
 
 #: A history (or prompt, when the history is not known) shrinking by a quarter or more between consecutive
 #: calls is a compaction or truncation: normal turns only append; Claude Code and Codex compactions free
@@ -110,3 +111,87 @@ def drops_and_outliers(cs: list[Call], occs: list[int | None], reset_set: set[in
         drops.add(p)
         base.append(p)
     return drops, outliers
+
+
+class Episodes:
+    """The episodes of one stream, and its ``compaction`` flags.
+
+    An episode is the calls since the last reset (:func:`reset_reason`) or compaction (a ``Call.compaction``
+    marker, or a drop of :func:`drops_and_outliers`).  Attributes, as of the call last stepped:
+
+    * ``start``: position of the episode's first call;
+    * ``points``: ``(position, occupancy)`` of its last :data:`~ctxwatch.analysis.trend.FORECAST_POINTS`
+      plausible calls (one-call dips and spikes left out), which the slope is fitted on; ``times``: the
+      timestamps of its last calls (seconds);
+    * ``last_plausible``: ``(position, call, occupancy)`` of the stream's last plausible call (across episodes);
+    * ``compacted``: the call follows a compaction.
+    """
+
+    def __init__(self, cs: list[Call], occs: list[int | None], reset_set: set[int], out: FlagSink) -> None:
+        self.cs, self.occs, self.reset_set, self.out = cs, occs, reset_set, out
+        self.drops, self.outliers = drops_and_outliers(cs, occs, reset_set)
+        self.start = 0
+        self.points: deque[tuple[int, int]] = deque(maxlen=FORECAST_POINTS)
+        self.times: deque[float] = deque(maxlen=FORECAST_POINTS)
+        self.last_plausible: tuple[int, Call, int] | None = None
+        self.compacted = False
+
+    def step(self, pos: int, c: Call, occ: int | None) -> str | None:
+        """Take call ``c`` at position ``pos`` (occupancy ``occ``): flag a compaction before it, start a new
+        episode there if one starts, and add it to the episode.  Returns why a new episode starts at ``c``
+        (``"compaction before #5"``, ``"new session at #5"``...), or ``None``."""
+        boundary = reset_reason(self.cs, pos, self.reset_set)
+        marker = c.compaction if isinstance(c.compaction, dict) else None
+        self.compacted = marker is not None or pos in self.drops
+        if self.compacted:
+            self._flag_compaction(pos, c, occ, marker)
+            boundary = boundary or f"compaction before #{c.index + 1}"
+        if boundary is not None:
+            self.points.clear()
+            self.times.clear()
+            self.start = pos
+        if c.timestamp is not None:
+            self.times.append(c.timestamp)
+        if occ is not None and pos not in self.outliers:
+            self.points.append((pos, occ))
+            self.last_plausible = (pos, c, occ)
+        return boundary
+
+    def _flag_compaction(self, pos: int, c: Call, occ: int | None, marker: dict[str, Any] | None) -> None:
+        cs, occs, n = self.cs, self.occs, len(self.cs)
+        window = c.window
+        lp = self.last_plausible
+        before_occ = lp[2] if lp else None
+        # The size after the compaction: this call's, else (its occupancy unknown, e.g. an implausible
+        # report, B13) the first call after it with one, before the next marker or reset.
+        after, after_pos = occ, pos
+        if after is None:
+            after_pos = next((q for q in range(pos + 1, n) if occs[q] is not None or isinstance(
+                cs[q].compaction, dict) or reset_reason(cs, q, self.reset_set) is not None), n)
+            ok = after_pos < n and not isinstance(cs[after_pos].compaction, dict) \
+                and reset_reason(cs, after_pos, self.reset_set) is None
+            after = occs[after_pos] if ok else None
+        freed = before_occ - after if before_occ is not None and after is not None else None
+        pre = int_or_none(marker.get("pre_tokens")) if marker else None
+        post = int_or_none(marker.get("post_tokens")) if marker else None
+        freed_pre = pre - after if pre is not None and after is not None else None
+        how = "compaction marker in the log" if marker else "history shrank"
+        at = f" at #{cs[after_pos].index + 1}, the first known size after it" \
+            if after_pos != pos and after is not None else ""
+        # ("log preTokens" only for a size the log states: Codex's is the previous call's, already "before")
+        logged_pre = pre is not None and marker is not None and "pre_tokens_from" not in marker
+        extra = f"; log preTokens {num(pre)}" if logged_pre else ""
+        extra += f", postTokens {num(post)}" if post is not None else ""
+        suspect = bool(marker and marker.get("trigger") == "auto" and pre is not None and window
+                       and pre < AUTO_COMPACT_MIN_FRACTION * window)
+        if suspect:
+            extra += (f"; auto-compaction at {pct(pre, window)} of the {num(window)}-token window "
+                      f"({c.window_src}): the effective window is probably smaller (pass --window)")
+        self.out.add("compaction", "info", c,
+                     f"compaction before #{c.index + 1} ({how}): prompt {num(before_occ)} -> {num(after)} tokens"
+                     f"{at} ({num(freed)} freed{extra})",
+                     marker=marker is not None, trigger=marker.get("trigger") if marker else None,
+                     previous_call=lp[1].index if lp else None, prompt_before=before_occ, prompt_after=after,
+                     after_call=cs[after_pos].index if after is not None else None,
+                     tokens_freed=freed, pre_tokens=pre, post_tokens=post, tokens_freed_vs_pre_tokens=freed_pre,
+                     window_suspect=suspect)

@@ -3,14 +3,10 @@
 
 from __future__ import annotations
 
-from ctxwatch.accounting import (
-    MAX_CALIBRATION,
-    MIN_CALIBRATION_CALLS,
-)
-from ctxwatch.analysis.flags import num
-from ctxwatch.model import (
-    Call,
-)
+from ctxwatch.accounting import MAX_CALIBRATION, MIN_CALIBRATION_CALLS
+from ctxwatch.analysis.flags import Flag, FlagSink, num
+from ctxwatch.analysis.occupancy import Calibration
+from ctxwatch.model import Call
 from ctxwatch.tokens import own_tokenizer
 
 #: Calibrated estimate vs reported prompt: beyond 5 % the log does not show what was sent (issue 6).
@@ -82,3 +78,43 @@ def estimate_check(c: Call, reported: int, e: int, cal: float | None, n_ratios: 
                    f"call's ratio {reported / e:.3f} is {'under' if above else 'over'} the run's {cal:.3f} (its "
                    "content counts differently from the other calls', or they miss content)")
     return abs(reported - est) / reported, tol_desc, what, meaning
+
+
+class Estimates:
+    """The ``estimate_disagrees`` check: one flag per run of consecutive calls whose estimate disagrees with the
+    report (``warn`` once one is off by more than :data:`ESTIMATE_WARN`), with the stream's calibration
+    ``cal``."""
+
+    def __init__(self, out: FlagSink, cal: Calibration) -> None:
+        self.out, self.cal = out, cal
+        self.streak: Flag | None = None  # the flag of the disagreeing calls in a row
+
+    def step(self, c: Call, occ: int | None) -> None:
+        """Check call ``c`` (occupancy ``occ``: ``None`` for an implausible report, which is not compared)."""
+        reported, e = c.prompt_reported, c.prompt_estimated
+        # a call without a comparison (no reported prompt or estimate) neither extends nor ends a streak
+        if occ is None or not reported or not e:
+            return
+        cal = self.cal.factor
+        cmp = estimate_check(c, reported, e, cal, self.cal.calls, self.cal.rejected)
+        if cmp is None:
+            self.streak = None
+            return
+        diff, tol_desc, what, meaning = cmp
+        if self.streak is None:
+            c_cal = 1.0 if c.exact else cal
+            self.streak = self.out.add(
+                "estimate_disagrees", "info", c,
+                f"{what} differs from the reported prompt {num(reported)} by {100 * diff:.0f}% at "
+                f"#{c.index + 1}{tol_desc}: {meaning}",
+                prompt_reported=reported, prompt_estimated=e,
+                calibration=round(c_cal, 4) if c_cal else None,
+                calibrated_estimate=round(e * c_cal) if c_cal else None, difference=round(diff, 4),
+                raw_difference=round(abs(reported - e) / reported, 4), calls=0,
+                max_difference=round(diff, 4), max_call=c.index)
+        ev = self.streak.evidence
+        ev["calls"] += 1
+        if diff > ev["max_difference"]:
+            ev["max_difference"], ev["max_call"] = round(diff, 4), c.index
+        if diff > ESTIMATE_WARN:
+            self.streak.severity = "warn"

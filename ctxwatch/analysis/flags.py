@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ctxwatch.model import Call
+
 #: Severities in increasing order.
 SEVERITIES = ("info", "warn", "critical")
 #: Rank of each severity (for ``--fail-on`` and sorting).
@@ -92,9 +94,27 @@ def int_or_none(v: Any) -> int | None:
     return v if isinstance(v, int) and not isinstance(v, bool) else None
 
 
-@dataclass(slots=True)
-class Streak:
-    """A flag whose evidence is still being updated while a condition lasts."""
+class FlagSink:
+    """The flags of one stream in the order its checks raise them (the walk sorts them by call and severity at
+    the end, a stable sort, so this order decides among flags of one call and severity)."""
 
-    flag: Flag
-    last_pos: int
+    __slots__ = ("context", "flags")
+
+    def __init__(self, context: str) -> None:
+        self.context = context
+        self.flags: list[Flag] = []
+
+    def make(self, kind: str, severity: str, c: Call, reason: str, **evidence: Any) -> Flag:
+        """A flag on call ``c``, not raised yet (a check that raises it later, or never, keeps it)."""
+        return Flag(kind, severity, c.index, reason, evidence, self.context)
+
+    def add(self, kind: str, severity: str, c: Call, reason: str, **evidence: Any) -> Flag:
+        """Raise a flag on call ``c``; the check may keep updating its evidence and severity while a condition
+        lasts."""
+        f = Flag(kind, severity, c.index, reason, evidence, self.context)
+        self.flags.append(f)
+        return f
+
+    def append(self, f: Flag) -> None:
+        """Raise a flag made earlier by :meth:`make`."""
+        self.flags.append(f)

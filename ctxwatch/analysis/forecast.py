@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ctxwatch.analysis.flags import duration, int_or_none, num, rounded
-from ctxwatch.analysis.trend import MIN_FORECAST_CALLS, calls_to, rising, theil_sen
+from ctxwatch.analysis.trend import MIN_FORECAST_CALLS, Limits, calls_to, rising, theil_sen
 from ctxwatch.config import Settings
 from ctxwatch.model import (
     Call,
@@ -238,13 +238,11 @@ def episode_forecast(cs: list[Call], st: Settings, points: list[tuple[int, int]]
     # its window with its own reserve.  The last call's reserve could belong to another window (an implausible
     # record that states one, B13: 15 % of 570,000 taken from a 272,000-token window).
     ref = last_plaus[1] if last_plaus is not None and last_plaus[0] >= ep_start and last_plaus[1].window else last
-    window = ref.window
-    reserve = ref.reserve_tokens if ref.reserve_tokens is not None else (
-        st.reserve_tokens(window) if window else None)
+    lim = Limits.of(ref, st)
+    window = lim.window
     fc = Forecast(since_call=cs[ep_start].index, window_tokens=window, note=None)
     if window:
-        fc.trigger_tokens, fc.budget_tokens = st.trigger_tokens(window, reserve), st.budget_tokens(window, reserve)
-        fc.window_limit_tokens = window - reserve if reserve is not None else window
+        fc.trigger_tokens, fc.budget_tokens, fc.window_limit_tokens = lim.trigger, lim.budget, lim.limit
     label = scope.label()
     start = cs[ep_start].index + 1
     # (the stream's first call is the log's only when it is #1: a context or model may start later)

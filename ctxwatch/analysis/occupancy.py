@@ -3,10 +3,42 @@
 
 from __future__ import annotations
 
-from ctxwatch.analysis.flags import int_or_none
-from ctxwatch.model import (
-    Call,
-)
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ctxwatch.accounting import calibration_factor, median_ratio
+from ctxwatch.analysis.flags import FlagSink, int_or_none, num
+from ctxwatch.model import MAX_PLAUSIBLE_PROMPT, Call
+
+
+@dataclass(slots=True)
+class Calibration:
+    """The calibration of one stream: how its estimates compare with the prompts the provider reported.
+
+    Attributes:
+        factor: the median reported/estimated ratio of its plausible calls
+            (:func:`~ctxwatch.accounting.calibration_factor`), ``None`` with too few calls or a ratio no
+            tokenizer gap explains.
+        calls: how many calls gave a ratio.
+        rejected: the median ratio when it was rejected as no tokenizer gap, else ``None``.
+    """
+
+    factor: float | None
+    calls: int
+    rejected: float | None
+
+
+def calibrate(cs: Sequence[Call]) -> Calibration:
+    """The :class:`Calibration` of calls ``cs`` (calls with a reported and an estimated prompt, implausible
+    reports left out)."""
+    ratios: list[float] = []
+    for c in cs:
+        r, e = c.prompt_reported, c.prompt_estimated
+        if r and e and not c.report_implausible:
+            ratios.append(r / e)
+    cal = calibration_factor(ratios)
+    rejected = median_ratio(ratios) if cal is None else None  # (a median no tokenizer gap explains)
+    return Calibration(cal, len(ratios), rejected)
 
 
 def occupancy(c: Call, cal: float | None) -> int | None:
@@ -27,3 +59,36 @@ def occupancy(c: Call, cal: float | None) -> int | None:
     if isinstance(c.compaction, dict):
         return int_or_none(c.compaction.get("post_tokens"))
     return None
+
+
+class Plausibility:
+    """The ``implausible_usage`` check: a reported prompt that cannot be the call's occupancy."""
+
+    def __init__(self, out: FlagSink) -> None:
+        self.out = out
+
+    def step(self, c: Call, occ: int | None, last_plausible: tuple[int, Call, int] | None) -> None:
+        """Flag call ``c`` (occupancy ``occ``) when its report is implausible; ``last_plausible`` is ``(pos,
+        call, occupancy)`` of the last plausible call before it, which the reason names."""
+        reported = c.prompt_reported
+        if reported is not None and (occ is None or reported <= 0) and c.report_implausible:
+            window = c.window
+            lp = last_plausible
+            pw = c.plausible_window  # (the model's window, not a smaller one the user set: that is overflow)
+            what = (f"is {num(reported)}, and every request has a prompt" if reported <= 0 else
+                    f"exceeds the {num(pw or MAX_PLAUSIBLE_PROMPT)}-token "
+                    f"{('model window' if pw != window else 'window') if pw else 'plausible maximum'}")
+            # Say what "ignored" covers: the occupancy (used %, free, peak, thresholds, forecast).  A count above
+            # the window is still what the provider counted, so the token totals and the cost keep it; a
+            # reported 0 is in neither (not summed, not priced), and an estimate may stand in for it.
+            if occ is not None:
+                how = f"ignored: the estimate ({num(occ)} tokens) stands in"
+            else:
+                how = (f"ignored as occupancy (last plausible: "
+                       f"{num(lp[2]) + ' at #' + str(lp[1].index + 1) if lp else 'none'})"
+                       + ("; kept in token totals and cost" if reported > 0 else ""))
+            self.out.add("implausible_usage", "warn", c,
+                         f"reported prompt {num(reported)} tokens at #{c.index + 1} {what}: implausible, {how}",
+                         prompt_reported=reported, window=window,
+                         last_plausible_tokens=lp[2] if lp else None,
+                         last_plausible_call=lp[1].index if lp else None)

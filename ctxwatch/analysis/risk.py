@@ -6,15 +6,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ctxwatch.analysis.drift import (
-    ECHO_MIN_WORDS,
-    SCORE_BROKEN_JSON,
-)
+from ctxwatch.analysis.drift import ECHO_MIN_WORDS, SCORE_BROKEN_JSON, FormatCheck
 from ctxwatch.analysis.flags import num, pct, rounded
-from ctxwatch.analysis.trend import RISK_CALLS_HIGH, calls_to
-from ctxwatch.model import (
-    Call,
-)
+from ctxwatch.analysis.trend import RISK_CALLS_HIGH, Limits, calls_to
+from ctxwatch.config import Settings
+from ctxwatch.model import Call
 
 #: Drift-risk levels in increasing order.
 RISK_LEVELS = ("low", "medium", "high", "critical")
@@ -50,14 +46,31 @@ class DriftRisk:
                 "used_fraction": rounded(self.used_fraction, 4)}
 
 
-def call_risk(c: Call, occ: int | None, implausible: bool, window: int | None, limit: int | None, trig: int | None,
-          budget: int | None, slope: float | None, evicted_since: Call | None, chk: Any, echo_words: int,
-          drifting: bool, stand_in: Call | None = None) -> DriftRisk:
+def drift_risk(c: Call, occ: int | None, lim: Limits, st: Settings, last_plausible: tuple[int, Call, int] | None,
+               slope: float | None, evicted_since: Call | None, chk: FormatCheck | None, echo_words: int,
+               drifting: bool) -> DriftRisk:
+    """The drift risk of call ``c``: its occupancy ``occ`` (tokens) against its limits ``lim``, or, when ``occ``
+    is unknown, the last plausible call's (``last_plausible``: ``(pos, call, occupancy)``) against that call's
+    limits under ``st``.  ``slope``: the episode's slope near the limit (tokens per call, or ``None``);
+    ``evicted_since``: the call since which the system prompt is absent; ``chk`` / ``echo_words``: the
+    response's format check and echoed system-prompt words; ``drifting``: a format drift is not recovered."""
+    if occ is None and last_plausible is not None:
+        # The last plausible occupancy is judged against its own call's window and reserve: this call's
+        # (an implausible record may state another window) would give it a headroom it never had.
+        ref = last_plausible[1]
+        return _risk(c, last_plausible[2], c.prompt_implausible, Limits.of(ref, st), None, evicted_since, chk,
+                     echo_words, drifting, stand_in=ref)
+    return _risk(c, occ, c.prompt_implausible, lim, slope, evicted_since, chk, echo_words, drifting)
+
+
+def _risk(c: Call, occ: int | None, implausible: bool, lim: Limits, slope: float | None, evicted_since: Call | None,
+          chk: FormatCheck | None, echo_words: int, drifting: bool, stand_in: Call | None = None) -> DriftRisk:
     """The drift-risk level of one call: the strongest signal wins; the reason names it and the headroom.
 
     ``occ`` (tokens) is the call's own occupancy, or with ``stand_in`` that call's (the last plausible one,
-    when this call's is unknown or ``implausible``), measured against ``stand_in``'s ``window`` and thresholds
+    when this call's is unknown or ``implausible``), measured against ``stand_in``'s limits ``lim``
     (tokens); the reason then names ``stand_in``, and the risk's ``occupancy`` stays ``None``."""
+    window, limit, trig, budget = lim.window, lim.limit, lim.trigger, lim.budget
     cands: list[tuple[int, str]] = []  # (level rank, text)
     if evicted_since is not None:
         cands.append((3, f"system prompt absent since #{evicted_since.index + 1}"))

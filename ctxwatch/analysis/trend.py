@@ -8,6 +8,10 @@ import itertools
 import math
 import statistics
 from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ctxwatch.config import Settings
+from ctxwatch.model import Call
 
 #: Calls needed since the last reset before the forecast projects anything (issue 6: "not enough data when
 #: fewer than 3 calls since the last reset"): two deltas are the least that can show a trend.
@@ -65,3 +69,33 @@ def rising(occupancies: Sequence[int]) -> bool:
         return False
     net = sum((b > a) - (b < a) for a, b in itertools.pairwise(occupancies))
     return net >= MIN_NET_RISE * steps
+
+
+@dataclass(slots=True)
+class Limits:
+    """A call's thresholds in tokens (``None`` where its window is unknown).
+
+    Attributes:
+        window: the call's window (:attr:`Call.window`, the ``--window`` override applied).
+        reserve: its completion reserve: the request's (:attr:`Call.reserve_tokens`), else ``settings.reserve``
+            of the window.
+        limit: ``window - reserve``: the largest prompt a full completion leaves room for.
+        trigger: the compaction trigger (:meth:`Settings.trigger_tokens`, ``trigger x budget``).
+        budget: the prompt budget (:meth:`Settings.budget_tokens`).
+    """
+
+    window: int | None
+    reserve: int | None
+    limit: int | None
+    trigger: int | None
+    budget: int | None
+
+    @classmethod
+    def of(cls, c: Call, st: Settings) -> Limits:
+        """The limits of call ``c`` under settings ``st``."""
+        window = c.window
+        reserve = c.reserve_tokens if c.reserve_tokens is not None else (
+            st.reserve_tokens(window) if window else None)
+        return cls(window, reserve, window - reserve if window and reserve is not None else None,
+                   st.trigger_tokens(window, reserve) if window else None,
+                   st.budget_tokens(window, reserve) if window else None)
