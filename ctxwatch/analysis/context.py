@@ -1,30 +1,31 @@
-"""One context analysed as streams: one per model (quota probes apart), and one per session where sessions
-interleave; the results merged, the forecast taken from the stream most at risk.
+"""One context analysed as streams, the results merged.
+
+A context may interleave unrelated requests (claude-trace: the agent's calls, helper calls on another model,
+``max_tokens: 1`` quota probes); compared call by call, every helper call would look like the system prompt
+evicted.  So each model is a stream of its own, and each session and model where sessions interleave; probes
+are left out.  Flags of a multi-stream context name their stream in ``evidence``; the forecast, format rule and
+calibration are those of the stream most at risk.  A model switch inside one conversation starts a new stream.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from ctxwatch.accounting import (
-    NO_CALIBRATION,
-    Calibrations,
-)
+from ctxwatch.accounting import NO_CALIBRATION, Calibrations
 from ctxwatch.analysis.flags import SEVERITY_RANK
 from ctxwatch.analysis.forecast import ContextCounts, Forecast, Scope
 from ctxwatch.analysis.risk import DriftRisk
 from ctxwatch.analysis.stream import Analysis, analyze_stream
 from ctxwatch.config import Settings
-from ctxwatch.model import (
-    Call,
-)
+from ctxwatch.model import Call
 
 
-def analyze_context(cs: list[Call], st: Settings, context: str, reset_set: set[int], system_texts: Mapping[int, str],
-             instruction_text: str | None, risks: bool = True, *, contexts: ContextCounts | None = None,
-             whose: str = "the log's", calibrations: Calibrations = NO_CALIBRATION) -> Analysis:
-    """Split a context into streams (one per model; quota probes apart), analyse each, merge the results.
-    ``risks=False`` leaves ``drift_risk`` empty (a report without per-call risk skips building them).
+def analyze_context(cs: list[Call], st: Settings, context: str, reset_set: set[int],
+                    system_texts: Mapping[int, str], instruction_text: str | None, risks: bool = True, *,
+                    contexts: ContextCounts | None = None, whose: str = "the log's",
+                    calibrations: Calibrations = NO_CALIBRATION) -> Analysis:
+    """Split the calls ``cs`` of one context into streams, analyse each (:func:`analyze_stream`), merge the
+    results.  ``risks=False`` leaves ``drift_risk`` empty (a report without per-call risk skips building them).
     ``contexts``: the calls of the log (``whose``) per context, so that the forecast's notes can say which
     calls they left out (:class:`Scope`).  ``calibrations``: the run's, for the floor's parts in the reasons
     (:func:`analyze_stream`)."""
@@ -50,14 +51,14 @@ def analyze_context(cs: list[Call], st: Settings, context: str, reset_set: set[i
             left.append((len(probes), f"quota probe{'s' if len(probes) != 1 else ''} (max_tokens 1), left out"))
         session, model = key
         return Scope(model=(model or "an unlogged model") if len(models) > 1 else None,
-                      context=context if elsewhere_ctx else None, elsewhere=tuple(left + elsewhere_ctx),
-                      whose=whose, session=(session or "without id") if len(sessions) > 1 else None)
+                     context=context if elsewhere_ctx else None, elsewhere=tuple(left + elsewhere_ctx),
+                     whose=whose, session=(session or "without id") if len(sessions) > 1 else None)
 
     if len(streams) <= 1 and not probes:
         return analyze_stream(cs, st, context, reset_set, system_texts, instruction_text, risks,
-                               scope((None, cs[0].model if cs else None), cs), calibrations)
+                              scope((None, cs[0].model if cs else None), cs), calibrations)
     results = [analyze_stream(calls, st, context, reset_set, system_texts, instruction_text, risks,
-                               scope(key, calls), calibrations)
+                              scope(key, calls), calibrations)
                for key, calls in streams.items()]
     if len(results) > 1:
         for (session, model), res in zip(streams, results, strict=True):

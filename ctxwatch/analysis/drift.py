@@ -1,43 +1,8 @@
-"""Response-format drift: infer the output-format rule a run asks for, and score each response against it.
+"""Response-format drift: infer the output-format rule a run asks for, score each response against it, and find
+responses that repeat the system prompt.
 
-Pure functions used by :mod:`ctxwatch.analysis` (failure case B29, and the drift half of B24).
-
-**Format rule.**  Only JSON rules are inferred, because they are the only ones that can be checked mechanically
-without guessing.  A rule comes from one of three sources, in this order of preference:
-
-1. the system prompt text (``source="system prompt"``): a sentence that mentions JSON together with an
-   imperative word (*only, must, always, reply, respond, output, return, format...*) and no negation before the
-   word JSON (``"Do not answer in JSON"`` is not a rule).  A ``{...}`` template in that sentence or within
-   :data:`TEMPLATE_LOOKAHEAD` characters after the word JSON gives the expected top-level keys
-   (``{"action":…,"speak":…}`` -> ``action, speak``);
-2. the first user message (``source="first user message"``): the same test, stricter (the sentence must speak
-   of replies/responses/answers), for rules that live in a ``CLAUDE.md``-like preamble instead of the system
-   prompt.  :mod:`ctxwatch.analysis` judges responses against such a rule only once one response followed it,
-   since a task text may mention JSON without meaning the replies;
-3. the responses themselves (``source="observed"``): the first :data:`OBSERVED_BASELINE` non-empty responses
-   all parse as JSON objects; the expected keys are the keys all of them had.
-
-When none applies the detector is silent (:func:`infer_rule` / :func:`observed_rule` return ``None``).
-
-**Score** of one response against a rule (:func:`check_format`), ordered by how much a strict consumer of the
-output loses (the B29 progression: trailing prose, then broken quoting, then no format at all):
-
-=================  =====  =================================================================================
-kind               score  meaning
-=================  =====  =================================================================================
-``clean``          0.0    the text is the JSON the rule asks for (a surrounding Markdown code fence is fine)
-``extra_text``     0.3    valid JSON, but with prose before or after it: a lenient extractor still recovers it
-``missing_keys``   0.5    parses, but lacks keys the rule expects (or is not an object): the schema is broken
-``broken_json``    0.7    looks like JSON (starts with ``{``/``[`` or holds ``{"``) but does not parse
-``prose``          1.0    no JSON structure at all
-=================  =====  =================================================================================
-
-A response with both extra text and missing keys takes the higher score.  Empty responses (tool calls only)
-are not scored (``None``).
-
-**Echo.**  :class:`EchoIndex` finds long verbatim runs of the system prompt inside a response, from hashes of
-word windows (shingles) of the system text.  Only hashes are kept (at most :data:`MAX_ECHO_SHINGLES` per
-text), never the text itself, so memory is bounded per distinct system prompt.
+Only JSON rules are inferred: they are the only ones a response can be checked against without guessing.  Pure
+functions; the checks that raise flags from them are in :mod:`ctxwatch.analysis.responses`.
 """
 
 from __future__ import annotations
@@ -51,7 +16,8 @@ from typing import Any
 
 import orjson
 
-#: Scores per kind (see the module docstring for the ordering rationale).
+#: Scores per kind, ordered by how much a strict consumer of the output loses: trailing prose (a lenient extractor
+#: still recovers the JSON), then missing keys (the schema is broken), then broken quoting, then no format at all.
 SCORE_CLEAN = 0.0
 SCORE_EXTRA_TEXT = 0.3
 SCORE_MISSING_KEYS = 0.5
@@ -128,7 +94,7 @@ class FormatCheck:
     """The verdict on one response.
 
     Attributes:
-        score: 0.0 (clean) to 1.0 (prose); see the module docstring.
+        score: 0.0 (clean) to 1.0 (prose); see :func:`check_format`.
         kind: ``clean`` | ``extra_text`` | ``missing_keys`` | ``broken_json`` | ``prose``.
         keys: top-level keys of the parsed object (empty when it did not parse or is not an object).
         missing: expected keys that were absent.
@@ -202,6 +168,11 @@ def _template_keys(s: str) -> tuple[str, ...] | None:
 
 def infer_rule(text: str | None, source: str = "system prompt", *, strict: bool = False) -> FormatRule | None:
     """The JSON output rule stated in an instruction text, or ``None`` when none can be inferred.
+
+    The rule is the first sentence that mentions JSON with an imperative word (*only, must, always, reply,
+    respond, output, return, format...*) and no negation before the word JSON (``"Do not answer in JSON"`` is no
+    rule).  A ``{...}`` template in that sentence or within :data:`TEMPLATE_LOOKAHEAD` characters after the word
+    JSON gives the expected top-level keys (``{"action":…,"speak":…}`` -> ``action, speak``).
 
     Args:
         text: a system prompt or preamble (any length; ``None`` -> ``None``).
@@ -289,9 +260,16 @@ def _judge(value: Any, rule: FormatRule) -> FormatCheck:
 
 
 def check_format(text: str | None, rule: FormatRule) -> FormatCheck | None:
-    """Score one response text against ``rule`` (see the table in the module docstring).
+    """Score one response text against ``rule``.
 
-    Returns ``None`` for a missing or blank text (nothing to judge).  Never raises.
+    * ``clean`` (0.0): the JSON the rule asks for (a surrounding Markdown code fence is fine);
+    * ``extra_text`` (0.3): valid JSON with prose before or after it;
+    * ``missing_keys`` (0.5): parses, but lacks keys the rule expects (or is not an object);
+    * ``broken_json`` (0.7): looks like JSON (starts with ``{``/``[`` or holds ``{"``) but does not parse;
+    * ``prose`` (1.0): no JSON structure at all.
+
+    Extra text and missing keys together take the higher score.  Returns ``None`` for a missing or blank text
+    (nothing to judge).  Never raises.
     """
     if not text or not text.strip():
         return None
@@ -328,7 +306,8 @@ def _words(text: str) -> list[str]:
 
 
 class EchoIndex:
-    """Hashes of every :data:`ECHO_CHUNK_WORDS`-word window of one system text (the text is not kept).
+    """Hashes of every :data:`ECHO_CHUNK_WORDS`-word window of one system text (the text is not kept), to find
+    long verbatim runs of it in a response.
 
     Args:
         text: the system prompt.

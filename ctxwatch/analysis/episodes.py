@@ -1,5 +1,8 @@
-"""Episodes: where the history starts over (file reset, new session, separate request) and where it was compacted
-(a compaction marker, or a sharp drop that is not a one-call dip or spike).
+"""Episodes: where a stream's history starts over (file reset, new session, separate request) or was compacted
+(a compaction marker, or a sharp drop that is not a one-call dip or spike), and the ``compaction`` flags.
+
+The thresholds and the forecast work per episode: after a compaction the slope starts again from the calls
+after it.
 """
 
 from __future__ import annotations
@@ -24,7 +27,9 @@ AUTO_COMPACT_MIN_FRACTION = 0.5
 
 
 def reset_reason(cs: list[Call], pos: int, reset_set: set[int]) -> str | None:
-    """Why the history starts over at ``cs[pos]`` (file reset, new session), or ``None``."""
+    """Why the history starts over at ``cs[pos]``, or ``None``: a file reset (``reset_set``: the indexes of
+    ``Run.resets``), a new session id, a log that resumes mid-session in the next file, or a separate request
+    (a batch line, or its own ``custom_id``: :func:`ctxwatch.model.separate_requests`)."""
     if pos == 0:
         return None
     c, prev = cs[pos], cs[pos - 1]
@@ -89,7 +94,7 @@ def drops_and_outliers(cs: list[Call], occs: list[int | None], reset_set: set[in
     base: list[int] = []  # representative positions so far
     for k, p in enumerate(known):
         # (a marker or a reset on a call of unknown occupancy since the last known one, e.g. an implausible first
-        # call after a compaction, B13, explains this call's drop: it is that compaction, not another one)
+        # call after a compaction, explains this call's drop: it is that compaction, not another one)
         since = known[k - 1] + 1 if k else 0
         if not base or any(isinstance(cs[i].compaction, dict) or reset_reason(cs, i, reset_set) is not None
                            for i in range(since, p + 1)):
@@ -163,7 +168,7 @@ class Episodes:
         lp = self.last_plausible
         before_occ = lp[2] if lp else None
         # The size after the compaction: this call's, else (its occupancy unknown, e.g. an implausible
-        # report, B13) the first call after it with one, before the next marker or reset.
+        # report) the first call after it with one, before the next marker or reset.
         after, after_pos = occ, pos
         if after is None:
             after_pos = next((q for q in range(pos + 1, n) if occs[q] is not None or isinstance(

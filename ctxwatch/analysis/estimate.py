@@ -1,4 +1,5 @@
-"""Estimate checks: does the (calibrated) estimate of a logged request agree with the prompt the provider reported?
+"""Estimate checks: does our estimate of a logged request, calibrated to the provider's counts, agree with the
+prompt the provider reported?  A gap beyond what tokenizers differ by says the log does not show what was sent.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from ctxwatch.analysis.occupancy import Calibration
 from ctxwatch.model import Call
 from ctxwatch.tokens import own_tokenizer
 
-#: Calibrated estimate vs reported prompt: beyond 5 % the log does not show what was sent (issue 6).
+#: Calibrated estimate vs reported prompt: beyond 5 % the log does not show what was sent.
 ESTIMATE_TOLERANCE = 0.05
 #: ...and by at least this many tokens: on a prompt of a hundred tokens, 5 % is the framing of two messages (the
 #: OpenAI cookbook counts 3 tokens per message and 3 for the reply; Anthropic does not publish its framing),
@@ -23,22 +24,18 @@ ESTIMATE_WARN = 0.20
 
 
 def estimate_check(c: Call, reported: int, e: int, cal: float | None, n_ratios: int,
-                    rejected: float | None = None) -> tuple[float, str, str, str] | None:
+                   rejected: float | None = None) -> tuple[float, str, str, str] | None:
     """Whether call ``c``'s estimate ``e`` disagrees with its reported prompt ``reported`` (tokens): ``None``
     when it agrees, else ``(difference as a fraction of the report, the tolerance said in the reason, what
     was compared, what it means)``.
 
     The model's own tokenizer is compared as it is, within :data:`ESTIMATE_TOLERANCE`.  Another tokenizer's
     estimate is scaled by the stream's calibration ``cal`` (the median reported/estimated ratio of its
-    ``n_ratios`` calls) and compared within :data:`ESTIMATE_TOLERANCE` as well, but a call whose raw estimate
-    is itself within that tolerance is not blamed: its log shows what was sent, and what sets it apart is the
-    calibration (the other calls' content, or the median of a few calls).  Without a calibration (fewer than
-    :data:`~ctxwatch.accounting.MIN_CALIBRATION_CALLS` calls) the raw estimate is compared within
-    :data:`ESTIMATE_WARN`, the most that tokenizers differ by: only a gap beyond that says the log and the
-    request differ.  So it is when the median ratio ``rejected`` of enough calls is no tokenizer gap
-    (:func:`~ctxwatch.accounting.plausible_calibration`), and the reason says so.  Under
-    :data:`ESTIMATE_MIN_TOKENS` nothing disagrees.  The meaning follows the numbers:
-    where the calibrated estimate and the raw one lie on two sides of the report, the reason says so.
+    ``n_ratios`` calls) and compared within the same tolerance, unless its raw estimate is itself within it
+    (then the log shows what was sent, and the calibration sets the call apart).  Without a calibration (too
+    few calls, or a median ``rejected`` that no tokenizer gap explains) the raw estimate is compared within
+    :data:`ESTIMATE_WARN`, the most that tokenizers differ by.  Under :data:`ESTIMATE_MIN_TOKENS` nothing
+    disagrees.
     """
     def off(x: float, tol: float) -> bool:
         return abs(reported - x) / reported > tol and abs(reported - x) >= ESTIMATE_MIN_TOKENS

@@ -1,7 +1,7 @@
 """Flags: the findings of the analysis, their kinds and severities, and the number formats of their reasons.
 
 A flag's ``call`` is the call's 0-based index (as in ``report --json``); its reason writes a request ``#N`` with
-N = index + 1, as people count requests.
+N = index + 1, as people count requests.  Every check raises its flags into one :class:`FlagSink` per stream.
 """
 
 from __future__ import annotations
@@ -11,7 +11,9 @@ from typing import Any
 
 from ctxwatch.model import Call
 
-#: Severities in increasing order.
+#: Severities in increasing order: ``info`` is worth knowing; ``warn``: a threshold the user set was passed, the
+#: cache prefix was invalidated, or output drift is sustained; ``critical``: the next request fails or the run has
+#: lost its instructions.
 SEVERITIES = ("info", "warn", "critical")
 #: Rank of each severity (for ``--fail-on`` and sorting).
 SEVERITY_RANK = {s: i for i, s in enumerate(SEVERITIES)}
@@ -50,29 +52,31 @@ class Flag:
 
 #: Every flag kind with its severity (``info/warn`` = decided per flag, see the kind's documentation).
 FLAG_KINDS: dict[str, str] = {
-    "implausible_usage": "warn",          # B13: reported prompt above the window; no occupancy (kept in totals)
+    "implausible_usage": "warn",          # reported prompt above the window: no occupancy (kept in totals)
     "compaction": "info",                 # marker or sharp history drop; tokens freed in evidence
-    "trigger_no_compaction": "warn",      # crossed the compaction trigger, and the next call did not compact
+    "trigger_no_compaction": "warn",      # crossed the compaction trigger, and no compaction followed
     "over_budget": "warn",                # prompt above budget_fraction x window
     "reserve_breached": "warn/critical",  # prompt + completion reserve above the window (critical when the
                                           # reserve is the request's own max tokens: that request cannot fit)
     "window_forecast": "critical",        # the next call is forecast above window - reserve
-    "system_prompt_evicted": "critical",  # B24: a call lacks the system prompt earlier calls had
+    "system_prompt_evicted": "critical",  # a call lacks the system prompt earlier calls had
     "system_prompt_changed": "warn",      # system text differs from the previous call's: cache prefix invalidated
     "floor_grew": "warn",                 # tool schemas added or enlarged: tokens added to every later call
     "estimate_disagrees": "info/warn",    # calibrated estimate off by > 5 % (warn > 20 %); raw estimate of
                                           # another tokenizer before any calibration: > 20 %, warn
-    "format_drift": "info/warn",          # B29: responses leave the inferred format rule (warn when sustained)
+    "format_drift": "info/warn",          # responses leave the inferred format rule (warn when sustained)
     "system_prompt_echo": "warn",         # a response repeats >= 40 words of the system prompt verbatim
     "response_collapse": "warn",          # responses shrink to < 1/4 of the baseline while the prompt grows
 }
 
 
 def rounded(v: float | None, nd: int = 1) -> float | None:
+    """``v`` rounded to ``nd`` decimals for JSON, ``None`` kept."""
     return None if v is None else round(v, nd)
 
 
 def duration(seconds: float | None) -> str:
+    """``"45 s"``, ``"12 min"``, ``"1.5 h"`` (switching units at 90 of the smaller), ``"?"`` for ``None``."""
     if seconds is None:
         return "?"
     if seconds < 90:
@@ -83,14 +87,17 @@ def duration(seconds: float | None) -> str:
 
 
 def num(v: int | float | None) -> str:
+    """A token count as reasons write it: rounded, with thousands separators (``"12,345"``); ``"?"`` for ``None``."""
     return "?" if v is None else f"{round(v):,}"
 
 
 def pct(a: float | None, b: float | None) -> str:
+    """``a`` as a whole percentage of ``b`` (``"61%"``); ``"?"`` when either is unknown or ``b`` is 0."""
     return "?" if a is None or not b else f"{100 * a / b:.0f}%"
 
 
 def int_or_none(v: Any) -> int | None:
+    """``v`` when it is an int (not a bool), else ``None``: for numbers read from a log's markers."""
     return v if isinstance(v, int) and not isinstance(v, bool) else None
 
 

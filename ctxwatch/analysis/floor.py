@@ -1,4 +1,7 @@
 """Floor checks: the system prompt evicted or changed, and the tool schemas grown.
+
+The floor (system prompt + tool schemas) is re-sent with every call and is the prompt-cache prefix, so losing
+or changing it is judged within one conversation only: a separate request has no earlier turn behind it.
 """
 
 from __future__ import annotations

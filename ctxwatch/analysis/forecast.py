@@ -1,5 +1,8 @@
 """The forecast: when the prompt of the current episode reaches the trigger, the budget and the window, from the
-Theil-Sen slope of its recent calls; and which of the log's calls it counts (:class:`Scope`).
+Theil-Sen slope of its recent plausible calls; and which of the log's calls it counts (:class:`Scope`).
+
+Calls that do not build on each other get none: batch requests, requests with their own ``custom_id``, and
+episodes of independent requests (:func:`independent`).
 """
 
 from __future__ import annotations
@@ -13,11 +16,7 @@ from typing import Any
 from ctxwatch.analysis.flags import duration, int_or_none, num, rounded
 from ctxwatch.analysis.trend import MIN_FORECAST_CALLS, Limits, calls_to, rising, theil_sen
 from ctxwatch.config import Settings
-from ctxwatch.model import (
-    Call,
-    Src,
-    own_request,
-)
+from ctxwatch.model import Call, Src, own_request
 
 
 @dataclass(slots=True)
@@ -31,12 +30,13 @@ class Forecast:
     starts from: the episode's last plausible call, else the last call).
 
     Attributes:
-        slope_tokens_per_call: Theil-Sen slope of the occupancy over the last :data:`FORECAST_POINTS`
-            plausible calls of the episode (tokens per call).
+        slope_tokens_per_call: Theil-Sen slope of the occupancy over the last
+            :data:`~ctxwatch.analysis.trend.FORECAST_POINTS` plausible calls of the episode (tokens per call).
         seconds_per_call: median interval between those calls, in seconds.
         basis: how the slope was obtained (one line).
         note: why something is unknown, or ``None``.
-        enough_data: at least :data:`MIN_FORECAST_CALLS` plausible calls since the last reset.
+        enough_data: at least :data:`~ctxwatch.analysis.trend.MIN_FORECAST_CALLS` plausible calls since the
+            last reset.
         at_call: index of the last plausible call (the forecast starts from its occupancy).
         since_call: index of the first call of the episode.
         occupancy_tokens: the last plausible occupancy.
@@ -84,7 +84,7 @@ class Forecast:
             elif n == 0:
                 parts.append(f"{name} crossed")
             else:
-                # (calls logged within the same second, a scripted loop: "~0 s" said nothing)
+                # (calls logged within the same second, a scripted loop: "~0 s" would say nothing)
                 t = "" if s is None else f" / ~{duration(s)}" if s >= 0.5 else " / under 1 s"
                 parts.append(f"{n:,} call{'s' if n != 1 else ''}{t} to {name}")
         out = " · ".join(parts)
@@ -93,7 +93,8 @@ class Forecast:
         return f"{out} ({note})" if note else out
 
     def to_json(self) -> dict[str, Any]:
-        """The ``forecast`` object of ``report --json`` (the issue-6 keys first, then details and ``text``)."""
+        """The ``forecast`` object of ``report --json``: the ``calls_to_*`` / ``seconds_to_*`` keys first, then
+        the details and ``text``."""
         return {
             "calls_to_trigger": self.calls_to_trigger, "seconds_to_trigger": rounded(self.seconds_to_trigger),
             "calls_to_budget": self.calls_to_budget, "seconds_to_budget": rounded(self.seconds_to_budget),
@@ -111,8 +112,8 @@ class Forecast:
 class Scope:
     """Which of the log's calls a forecast counts, so that its notes can say so.
 
-    The forecast follows one context at a time, and within a context one model (stream) at a time (see the
-    module docstring), so its call counts are of that context and model, not of the log.
+    The forecast follows one context at a time, and within a context one stream (model, or session and model)
+    at a time (:mod:`ctxwatch.analysis.context`), so its call counts are of that stream, not of the log.
 
     Attributes:
         model: the stream's model, named when the context has calls on other models too.
@@ -120,6 +121,7 @@ class Scope:
         elsewhere: ``(calls, where)`` of the calls left out, e.g. ``(7, "on 7 other models")``,
             ``(1, "in context scorer:model_graded_fact")``.
         whose: whose other calls those are: ``the log's``, or ``the session's`` for one session of a folder.
+        session: the stream's session, named when sessions interleave in the context.
     """
 
     model: str | None = None
@@ -217,7 +219,8 @@ def independent(calls: Sequence[Call], occupancies: Sequence[int]) -> bool:
 
 
 def pending_forecast(fc: Forecast, cs: list[Call], marker: Mapping[str, Any]) -> Forecast:
-    """The forecast right after a compaction whose next call is not logged yet: nothing to project from."""
+    """The forecast right after a compaction ``marker`` whose next call is not logged yet: nothing to project
+    from, so a note, the marker's ``post_tokens`` as the occupancy, and ``fc``'s thresholds."""
     post = int_or_none(marker.get("post_tokens"))
     after = f"after #{cs[-1].index + 1}" if cs else "at the start"
     return Forecast(
@@ -227,16 +230,18 @@ def pending_forecast(fc: Forecast, cs: list[Call], marker: Mapping[str, Any]) ->
         budget_tokens=fc.budget_tokens, window_limit_tokens=fc.window_limit_tokens, window_tokens=fc.window_tokens)
 
 
-def episode_forecast(cs: list[Call], st: Settings, points: list[tuple[int, int]], times: list[float], ep_start: int,
-              last_plaus: tuple[int, Call, int] | None, scope: Scope) -> Forecast:
-    """The forecast from the current episode's points (see :class:`Forecast`); its notes name the calls
-    counted (``scope``: a context, a model) when they are not all of the log's."""
+def episode_forecast(cs: list[Call], st: Settings, points: list[tuple[int, int]], times: list[float],
+                     ep_start: int, last_plaus: tuple[int, Call, int] | None, scope: Scope) -> Forecast:
+    """The forecast of stream ``cs`` from its last episode (:class:`~ctxwatch.analysis.episodes.Episodes`):
+    ``points`` its ``(position, occupancy)`` points, ``times`` its timestamps (seconds), ``ep_start`` the
+    position of its first call, ``last_plaus`` the ``(position, call, occupancy)`` of the last plausible call.
+    The notes name the calls counted (``scope``: a context, a model) when they are not all of the log's."""
     if not cs:
         return Forecast(note="no calls")
     last = cs[-1]
     # The thresholds are those of the call the forecast starts from (the last plausible one of the episode):
     # its window with its own reserve.  The last call's reserve could belong to another window (an implausible
-    # record that states one, B13: 15 % of 570,000 taken from a 272,000-token window).
+    # record that states one: 15 % of 570,000 taken from a 272,000-token window).
     ref = last_plaus[1] if last_plaus is not None and last_plaus[0] >= ep_start and last_plaus[1].window else last
     lim = Limits.of(ref, st)
     window = lim.window

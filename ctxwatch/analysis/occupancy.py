@@ -1,4 +1,8 @@
-"""Occupancy: the plausible prompt size of each call, in tokens.
+"""Occupancy: the prompt size of each call that every other check measures, in tokens, and the
+``implausible_usage`` check of reports that cannot be one.
+
+A reported prompt above the model's window that the call's own estimate does not confirm, or of 0 or less, is
+implausible (:attr:`Call.report_implausible`): no occupancy, while the token totals and the cost keep it.
 """
 
 from __future__ import annotations
@@ -42,14 +46,18 @@ def calibrate(cs: Sequence[Call]) -> Calibration:
 
 
 def occupancy(c: Call, cal: float | None) -> int | None:
-    """The plausible prompt size of a call in tokens (see the module docstring), ``None`` if unknown/implausible."""
+    """The plausible prompt size of a call in tokens, ``None`` when unknown or implausible.
+
+    The provider's reported prompt when it is plausible; for a reported 0, :attr:`Call.prompt_tokens`; without a
+    report, the estimate scaled by the stream's calibration ``cal`` (reported/estimated, ``None``: unscaled), else
+    floor + history, else a compaction marker's ``post_tokens``.
+    """
     reported = c.prompt_reported
     if reported is not None and reported > 0:
         return None if c.report_implausible else reported
     if reported is not None:
         # A reported 0 is no size: what stands in for it is the table's (Call.prompt_tokens: the raw estimate,
-        # else floor + history), so that the implausible_usage flag, free and used % name one number (the flag
-        # said the calibrated estimate, 541, beside a free of window - reserve - 451).
+        # else floor + history), so that the implausible_usage flag, free and used % name one number.
         return c.prompt_tokens
     # (no report at all: the estimate, calibrated to what the provider would count)
     if c.prompt_estimated is not None:

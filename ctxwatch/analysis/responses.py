@@ -1,5 +1,7 @@
-"""Response checks: the features of each response (format score against the rule, echoed system-prompt words,
-output size), cached across recomputations.
+"""Response checks: ``format_drift``, ``system_prompt_echo`` and ``response_collapse``, from the features of each
+response (its format score against the rule in force, the system-prompt words it repeats, its size).
+
+The features are cached by response text, so recomputing after each new call costs a lookup per old response.
 """
 
 from __future__ import annotations
@@ -39,8 +41,6 @@ COLLAPSE_MIN_BASELINE_TOKENS = 50
 COLLAPSE_REARM = 0.5
 #: Characters per token for responses whose output tokens are not reported (OpenAI's rule of thumb for English).
 CHARS_PER_TOKEN = 4
-
-
 #: Responses whose format check and echo measure are cached (keys reference texts the calls already hold, so
 #: the cache adds ~100 bytes per entry; 50k covers a 10k-call run with room for a few runs in one process).
 FEATURE_CACHE_SIZE = 50_000
@@ -62,11 +62,12 @@ _FEATURES: dict[tuple[str, FormatRule | None, str | None], tuple[FormatCheck | N
 
 
 def response_features(text: str | None, rule: FormatRule | None, sys_text: str | None
-                       ) -> tuple[FormatCheck | None, int]:
-    """``(format check, echoed words)`` of one response, cached by ``(text, rule, system text)``.
+                      ) -> tuple[FormatCheck | None, int]:
+    """``(format check, echoed words)`` of one response text against ``rule`` and the system text ``sys_text``:
+    ``(None, 0)`` without a text; the check is ``None`` without a rule, the words 0 without a system text.
 
-    The cache makes recomputing the analysis after each new call cost a dict lookup per old response (string
-    hashes are cached by Python); it is cleared when it holds :data:`FEATURE_CACHE_SIZE` entries.
+    Cached by ``(text, rule, system text)`` (string hashes are cached by Python, so a hit is one dict lookup);
+    the cache is cleared when it holds :data:`FEATURE_CACHE_SIZE` entries.
     """
     if not text:
         return None, 0

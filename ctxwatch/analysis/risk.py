@@ -1,4 +1,5 @@
-"""Drift risk: how likely each call's response is to drift, from its headroom and the signals seen so far.
+"""Drift risk: how likely each call's response is to drift, from its headroom and the signals seen so far (an
+evicted system prompt, a format off the rule, an echo of the system prompt).  The strongest signal sets the level.
 """
 
 from __future__ import annotations

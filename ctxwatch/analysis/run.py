@@ -1,5 +1,9 @@
 """The entry points: one context (:func:`analyze`), every context of a run (:func:`analyze_run`), and the
 ``flags`` / ``forecast`` keys of ``report --json`` and ``check --json`` (:func:`analysis_json`).
+
+Calls hold no text, but the format rule and the echo check need the system prompt: :func:`collect_texts`
+re-reads one per distinct prompt, and a caller's ``text_cache`` keeps them between recomputations.  Flags are
+recomputed, not appended; :attr:`Flag.key` is stable, so "a new flag appeared" is a difference of keys.
 """
 
 from __future__ import annotations
@@ -7,20 +11,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ctxwatch.accounting import (
-    Calibrations,
-    calibrations_of,
-)
+from ctxwatch.accounting import Calibrations, calibrations_of
 from ctxwatch.analysis.context import analyze_context
 from ctxwatch.analysis.flags import SEVERITY_RANK
 from ctxwatch.analysis.forecast import ContextCounts, Forecast, pending_forecast
 from ctxwatch.analysis.responses import INSTRUCTION_MAX_CHARS
 from ctxwatch.analysis.stream import Analysis
 from ctxwatch.config import Settings
-from ctxwatch.model import (
-    Call,
-    session_ranks,
-)
+from ctxwatch.model import Call, session_ranks
 
 if TYPE_CHECKING:
     from ctxwatch.engine import Run
@@ -49,11 +47,11 @@ def analyze(calls: Sequence[Call], settings: Settings, *, context: str = "main",
         instruction_text: the first user message of the context, where a ``CLAUDE.md``-like preamble may state
             the format rule when the system prompt does not (or is not logged).
         pending_compaction: a compaction marker logged after the last call, whose next call has not arrived
-            (``Run.pending_compactions()[context]``): the forecast restarts at once (B23), from the
-            marker's ``post_tokens`` when the log gives it.
-        calibrations: the run's (:meth:`ctxwatch.engine.run.Run.factors`), with which the reasons give a floor's parts
-            as every surface shows them (:meth:`~ctxwatch.accounting.Calibrations.breakdown`); default: those of
-            ``calls`` (:func:`~ctxwatch.accounting.calibrations_of`).
+            (``Run.pending_compactions()[context]``): the forecast restarts at once, from the marker's
+            ``post_tokens`` when the log gives it.
+        calibrations: the run's (:meth:`ctxwatch.engine.run.Run.factors`), with which the reasons give a floor's
+            parts as every surface shows them (:meth:`~ctxwatch.accounting.Calibrations.breakdown`); default:
+            those of ``calls`` (:func:`~ctxwatch.accounting.calibrations_of`).
 
     Returns:
         The :class:`Analysis`.  Never raises for odd data.
@@ -63,8 +61,8 @@ def analyze(calls: Sequence[Call], settings: Settings, *, context: str = "main",
     for c in calls:
         counts[c.context] = counts.get(c.context, 0) + 1
     a = analyze_context(cs, settings, context, set(resets), system_texts or {}, instruction_text,
-                 contexts=ContextCounts(counts),
-                 calibrations=calibrations if calibrations is not None else calibrations_of(calls))
+                        contexts=ContextCounts(counts),
+                        calibrations=calibrations if calibrations is not None else calibrations_of(calls))
     if pending_compaction is not None:
         a.forecast = pending_forecast(a.forecast, cs, pending_compaction)
     return a
@@ -162,7 +160,7 @@ def analyze_run(run: Run, *, texts: bool = True,
                 if text_cache is not None:
                     text_cache[ctx] = (sys_texts, instr)
         out[ctx] = a = analyze_context(calls, run.settings, ctx, resets, sys_texts, instr, risks, contexts=counts,
-                                calibrations=factors)
+                                       calibrations=factors)
         marker = pending.get(ctx) or (pending.get("") if ctx == "main" else None)
         if marker is not None:
             a.forecast = pending_forecast(a.forecast, calls, marker)
@@ -192,8 +190,8 @@ def _newest_session_forecast(run: Run, main: Analysis | None) -> dict[str, Any]:
     for c in run.calls:
         if c.session == newest:
             counts[c.context] = counts.get(c.context, 0) + 1
-    forecast = analyze_context(calls, run.settings, ctx, resets, {}, None, risks=False, contexts=ContextCounts(counts),
-                        whose="the session's").forecast
+    forecast = analyze_context(calls, run.settings, ctx, resets, {}, None, risks=False,
+                               contexts=ContextCounts(counts), whose="the session's").forecast
     try:
         marker = run.pending_compactions().get(ctx)
     except Exception:  # (as in analyze_run: a reader bug leaves no pending compaction)

@@ -1,5 +1,8 @@
 """One stream of calls (one model of one context, or one session of it) walked once, call by call: every flag,
 the drift risk of each call and the forecast from the last.
+
+Each family of checks is an object with its own state (its module says what it flags); the walk steps them in
+a fixed order, so the flags of one call keep one order, and later checks read what earlier ones found.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from ctxwatch.model import Call
 
 @dataclass(slots=True)
 class Analysis:
-    """Everything :func:`analyze` found for one context.
+    """Everything :func:`~ctxwatch.analysis.run.analyze` found for one context.
 
     Attributes:
         context: the context analysed.
@@ -53,11 +56,13 @@ class Analysis:
 def analyze_stream(cs: list[Call], st: Settings, context: str, reset_set: set[int],
                    system_texts: Mapping[int, str], instruction_text: str | None, want_risks: bool = True,
                    scope: Scope | None = None, calibrations: Calibrations = NO_CALIBRATION) -> Analysis:
-    """The single-pass analysis of one stream of calls (see the module docstring); ``scope`` says which of the
-    log's calls these are, for the forecast's notes.  ``calibrations``: the run's; the reasons that give the
-    system prompt's or the tool schemas' size give them as every surface shows them
-    (:meth:`~ctxwatch.accounting.Calibrations.breakdown`: calibrated for a tokenizer that is not the model's own,
-    saying so), while the evidence keeps the accounted numbers."""
+    """The analysis of one stream ``cs`` (calls in order) of ``context`` under settings ``st``.
+
+    ``reset_set``: indexes of the calls where the log was reset; ``system_texts`` / ``instruction_text``: for
+    the format rule and the echo check (:class:`~ctxwatch.analysis.responses.Rules`); ``want_risks=False``
+    leaves ``drift_risk`` empty; ``scope``: which of the log's calls these are, for the forecast's notes;
+    ``calibrations``: the run's, for the floor's sizes in the reasons.  O(n) in the calls.
+    """
     out = FlagSink(context)
     cal = calibrate(cs)
     occs = [occupancy(c, cal.factor) for c in cs]

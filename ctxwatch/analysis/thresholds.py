@@ -1,5 +1,5 @@
-"""Threshold checks: the prompt against the window minus the reserve, the budget and the compaction trigger, and
-the next call forecast over the window.
+"""Threshold checks: each call's occupancy against the window minus its reserve, the budget and the compaction
+trigger the user set, and the next call forecast over the window.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""Growth arithmetic shared by the threshold checks, the drift risk and the forecast: the Theil-Sen slope, the
-calls left until a threshold, and whether a run of prompt sizes rises.
+"""The numbers the checks, the drift risk and the forecast share: a call's limits in tokens, the Theil-Sen slope,
+the calls left until a threshold, and whether a run of prompt sizes rises.
 """
 
 from __future__ import annotations
@@ -13,40 +13,16 @@ from dataclasses import dataclass
 from ctxwatch.config import Settings
 from ctxwatch.model import Call
 
-#: Calls needed since the last reset before the forecast projects anything (issue 6: "not enough data when
-#: fewer than 3 calls since the last reset"): two deltas are the least that can show a trend.
+#: Plausible calls needed since the last reset before the forecast projects anything: two deltas are the least
+#: that can show a trend.
 MIN_FORECAST_CALLS = 3
 #: Most recent plausible calls of the episode the slope is fitted on.  Eight calls is about one agent task step
 #: (read, edit, test...) so the slope follows the current phase; Theil-Sen over 8 points (28 pairwise slopes)
 #: tolerates 2 outliers (breakdown point ~29 %).
 FORECAST_POINTS = 8
-
-
-#: Drift risk is ``high`` when the forecast reaches the window within this many calls.
+#: Drift risk is ``high`` when the forecast reaches the window within this many calls; the slope of a call is
+#: computed only when it could (so a call far from its limit skips the pairwise pass).
 RISK_CALLS_HIGH = 5
-
-
-def theil_sen(points: Sequence[tuple[float, float]]) -> float | None:
-    """Theil-Sen slope (median of all pairwise slopes) of ``(x, y)`` points; ``None`` with fewer than 2 x values.
-
-    Robust to outliers (breakdown point ~29 %); O(k²) for k points.
-    """
-    slopes = [(y2 - y1) / (x2 - x1) for i, (x1, y1) in enumerate(points) for (x2, y2) in points[i + 1:]
-              if x2 != x1]
-    return statistics.median(slopes) if slopes else None
-
-
-def calls_to(occ: int, thr: int | None, slope: float | None) -> int | None:
-    """Further calls until ``occ + k * slope >= thr``: 0 if already there, ``None`` if unknown or not growing."""
-    if thr is None:
-        return None
-    if occ >= thr:
-        return 0
-    if slope is None or slope <= 0:
-        return None
-    return max(1, math.ceil((thr - occ) / slope))
-
-
 #: Least net rise (steps up minus steps down, as a fraction of the steps) of a run of prompt sizes that builds on
 #: something (:func:`rising`).  A growing run rises at nearly every call: a flat step (a turn whose addition the
 #: log does not count) or one drop (a compaction the log does not mark) leaves it at 5/7 or more over the
@@ -54,21 +30,6 @@ def calls_to(occ: int, thr: int | None, slope: float | None) -> int | None:
 #: rise of half the steps needs 6 or 7 rises out of 7, which a random order gives 248 times in 8! = 40,320
 #: (0.6 %; Eulerian numbers A(8, 6) + A(8, 7)), and over 4 points 1 time in 24 (all 3 steps up).
 MIN_NET_RISE = 0.5
-
-
-def rising(occupancies: Sequence[int]) -> bool:
-    """True when prompt sizes (tokens, in call order) show a rising trend: ``(rises - falls) / steps`` is at
-    least :data:`MIN_NET_RISE` over consecutive steps (equal sizes count neither way).
-
-    Not the Theil-Sen slope's sign: the median of pairwise slopes of a few unrelated sizes is positive about half
-    the time (claude-trace's four helper calls, 96, 226, 216, 174 tokens: +8 tokens/call, with 1 rise and 2
-    falls), and "growing at every call" was too strict the other way (one flat step among seven rises hid the
-    forecast of a run growing 1,000 tokens a call)."""
-    steps = len(occupancies) - 1
-    if steps < 1:
-        return False
-    net = sum((b > a) - (b < a) for a, b in itertools.pairwise(occupancies))
-    return net >= MIN_NET_RISE * steps
 
 
 @dataclass(slots=True)
@@ -99,3 +60,39 @@ class Limits:
         return cls(window, reserve, window - reserve if window and reserve is not None else None,
                    st.trigger_tokens(window, reserve) if window else None,
                    st.budget_tokens(window, reserve) if window else None)
+
+
+def theil_sen(points: Sequence[tuple[float, float]]) -> float | None:
+    """Theil-Sen slope (median of all pairwise slopes) of ``(x, y)`` points; ``None`` with fewer than 2 x values.
+
+    Robust to outliers (breakdown point ~29 %); O(k²) for k points.
+    """
+    slopes = [(y2 - y1) / (x2 - x1) for i, (x1, y1) in enumerate(points) for (x2, y2) in points[i + 1:]
+              if x2 != x1]
+    return statistics.median(slopes) if slopes else None
+
+
+def calls_to(occ: int, thr: int | None, slope: float | None) -> int | None:
+    """Further calls until ``occ + k * slope >= thr`` (tokens, tokens per call): 0 if already there, ``None`` if
+    the threshold is unknown or the prompt is not growing."""
+    if thr is None:
+        return None
+    if occ >= thr:
+        return 0
+    if slope is None or slope <= 0:
+        return None
+    return max(1, math.ceil((thr - occ) / slope))
+
+
+def rising(occupancies: Sequence[int]) -> bool:
+    """True when prompt sizes (tokens, in call order) show a rising trend: ``(rises - falls) / steps`` is at
+    least :data:`MIN_NET_RISE` over consecutive steps (equal sizes count neither way).
+
+    Not the Theil-Sen slope's sign: the median of pairwise slopes of a few unrelated sizes is positive about half
+    the time (claude-trace's four helper calls, 96, 226, 216, 174 tokens: +8 tokens/call, with 1 rise and 2
+    falls).  Nor "growing at every call", which one flat step among seven rises would fail."""
+    steps = len(occupancies) - 1
+    if steps < 1:
+        return False
+    net = sum((b > a) - (b < a) for a, b in itertools.pairwise(occupancies))
+    return net >= MIN_NET_RISE * steps
