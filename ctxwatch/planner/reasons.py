@@ -1,0 +1,194 @@
+"""The plan's sentences: what was done and why, why a plan does not fit, and which setting would make it fit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from ctxwatch.planner.plan import MessagePlan
+from ctxwatch.planner.policy import Policy
+from ctxwatch.planner.reinject import ReinjectItem
+
+
+def inside_turn(cut: int, H: int, user_starts: list[int], hist_pos: list[int], lead: list[str]) -> str | None:
+    """A sentence when the kept history starts inside a user turn (not on a user message), else ``None``."""
+    if cut <= 0 or cut >= H or cut in user_starts:
+        return None
+    prev = [j for j in user_starts if j < cut]
+    where = f"the user turn of message {hist_pos[prev[-1]]}" if prev else "the history before the first user message"
+    names = [("the summary" if x == "summary" else f"the re-injected {x}") for x in lead]
+    led = ", ".join(names[:-1]) + (" and " if len(names) > 1 else "") + names[-1] if names else "nothing"
+    return (f"the cut falls inside {where}, between exchanges; {led} (user message{'s' if len(names) > 1 else ''})"
+            f" stand{'s' if len(names) == 1 else ''} before the kept history")
+
+
+def fmt(n: int) -> str:
+    return f"{n:,}"
+
+
+#: The budget advice (:func:`_budget_hint`), in the order tried: each change to the policy, and what it says.
+_BUDGET_CHANGES: tuple[tuple[dict[str, Any], str], ...] = (
+    # a larger budget fraction (at most 1, the dashboard's B): the budget becomes the window minus the reserve
+    ({"budget_fraction": 1.0}, "raise the budget"),
+    # no reserve: the budget becomes the fraction of the window (only a change when the reserve caps it)
+    ({"reserve_tokens": 0}, "lower the reserve (the budget is the window minus the reserve)"),
+    # both: the budget becomes the whole window
+    ({"budget_fraction": 1.0, "reserve_tokens": 0},
+     "lower the reserve and raise the budget (the budget is at most the window minus the reserve)"),
+)
+
+
+def _budget_hint(policy: Policy, need: int, under_trigger: bool = False) -> str | None:
+    """The budget advice that can make a plan of ``need`` tokens fit, or ``None`` when no budget can.
+
+    The budget is ``min(int(window * budget_fraction), window - reserve)`` (:func:`~ctxwatch.config.prompt_budget`),
+    so raising the budget fraction (at most 1) reaches at most ``window - reserve``, lowering the reserve (to 0)
+    at most ``int(window * budget_fraction)``, and both together the window.  The first change of
+    :data:`_BUDGET_CHANGES` whose budget holds ``need`` is advised: "raise the budget" when ``need <= window -
+    reserve``, "lower the reserve" when the reserve caps the budget and ``need <= int(window *
+    budget_fraction)``, both when ``need <= window``.
+
+    Args:
+        policy: the plan's policy.
+        need: the size in tokens that must fit (the smallest plan the other settings allow).
+        under_trigger: ``need`` must be at or below the compaction trigger (:attr:`Policy.trigger_tokens`, a
+            fraction of the budget) rather than the budget.
+    """
+    for change, advice in _BUDGET_CHANGES:
+        changed = replace(policy, **change)
+        if need <= (changed.trigger_tokens if under_trigger else changed.budget_tokens):
+            return advice
+    return None
+
+
+def plan_reason(policy: Policy, plans: list[MessagePlan], before: int, after: int, budget: int, fits: bool,
+            cut: int, H: int, floor: int, pinned: int, tools: int, summary: int, chosen: list[ReinjectItem],
+            moved: str | None, starts: list[int], suffix: list[int], max_cut: int, kept_units: int,
+            inside: str | None, short: str | None = None, overhead: int = 0, beyond: int | None = None,
+            older: int = 0) -> str:
+    """The plan's human sentence(s), joined with ``"; "``.
+
+    ``starts`` are the unit starts (:attr:`Policy.unit`), ``kept_units`` how many of them are kept,
+    ``inside`` the sentence saying the cut falls inside a user turn (or ``None``), ``short`` the sentence
+    saying why a ``compact_at="trigger"`` cut stopped before the full compaction (or ``None``), ``beyond``
+    the smallest prompt (tokens) a lower ``keep_recent`` would reach (``None``: no cut lies beyond the
+    newest units), ``older`` the tokens of the history older than the newest units (what may be compacted).
+    """
+    unit = policy.unit
+    trigger = policy.trigger_tokens
+    at_trigger = policy.compact_at == "trigger"
+    parts: list[str] = []
+    pinned_hist = sum(m.tokens for m in plans if m.fate == "pinned" and m.source_index is not None)
+    fixed = "the floor alone" if not pinned_hist else "the floor and the pinned messages alone"
+    if cut == 0:
+        if before <= budget:
+            s = f"fits: {fmt(before)} tokens within the budget of {fmt(budget)}; nothing evicted"
+            if before > trigger:
+                s += f" (above the compaction trigger of {fmt(trigger)})"
+            elif at_trigger:
+                s += f" (not above the compaction trigger of {fmt(trigger)})"
+            parts.append(s)
+    if cut > 0:
+        if at_trigger:
+            s = f"compaction: {fmt(before)} tokens are above the compaction trigger of {fmt(trigger)}"
+            if not short and cut == max_cut:
+                recent = min(policy.keep_recent, len(starts))
+                s += (f", so everything older than the newest {recent} {unit}{'s' if recent != 1 else ''} goes"
+                      if recent else ", so the whole history goes (keep_recent 0)")
+            parts.append(s)
+        gone = [m for m in plans if m.fate in ("summarised", "evicted")]
+        gone_tokens = sum(m.tokens for m in gone)
+        verb = "summarised" if policy.mode == "summarise" else "evicted"
+        s = (f"{verb} {len(gone)} message{'s' if len(gone) != 1 else ''} ({fmt(gone_tokens)} tokens)")
+        if policy.mode == "summarise":
+            s += f" into a summary of ~{fmt(summary)} tokens"
+        kept = H - cut
+        s += f"; kept {kept} message{'s' if kept != 1 else ''}"
+        if kept:
+            s += f" ({kept_units} {unit}{'s' if kept_units != 1 else ''})"
+        if chosen:
+            s += "; re-injected " + ", ".join(f"{r.kind} ({fmt(r.tokens)})" for r in chosen)
+        s += f"; {fmt(before)} -> {fmt(after)} tokens, budget {fmt(budget)}"
+        parts.append(s)
+        if inside:
+            parts.append(inside)
+    if moved:
+        parts.append(moved)
+    if short:
+        parts.append(short)
+    if at_trigger and fits and after > trigger:
+        # (the full compaction does not depend on the budget: a larger one helps when its trigger holds it)
+        below = _budget_hint(policy, after, under_trigger=True)
+        if floor > trigger:
+            parts.append(f"{fixed} ({fmt(floor)} tokens) {'is' if not pinned_hist else 'are'} above the compaction "
+                         f"trigger of {fmt(trigger)}, "
+                         "so no compaction brings the prompt below it; shorten the system prompt or tool schemas"
+                         + (", or " + below if below else ""))
+        else:
+            s = (f"still above the compaction trigger of {fmt(trigger)} after the compaction, so the next call "
+                 "compacts again" if cut > 0 else f"stays above the compaction trigger of {fmt(trigger)}")
+            parts.append(s + "; lower keep_recent or summary_tokens" + (", or " + below if below else ""))
+    if not fits:
+        # ``after`` is the smallest plan these settings allow, whatever the budget: a budget that holds it fits.
+        raise_budget = _budget_hint(policy, after)
+        # (None: it is larger than the window, so no budget or reserve can; the sentence then says so)
+        over = f"over the budget of {fmt(budget)}" + (
+            "" if after <= policy.window else " (the whole window)" if budget >= policy.window
+            else f" and the {fmt(policy.window)}-token window")
+        if floor > budget:
+            terms = [(f"system prompt {fmt(pinned - pinned_hist)}", pinned - pinned_hist),
+                     (f"pinned messages {fmt(pinned_hist)}", pinned_hist), (f"tool schemas {fmt(tools)}", tools)]
+            shown = [t for t, n in terms if n]
+            parts.append(
+                f"does not fit: {fixed} ("
+                + (" + ".join(shown) + " = " if len(shown) > 1 else "")
+                + f"{fmt(floor)} tokens) exceed{'s' if not pinned_hist else ''} the budget of {fmt(budget)}; the "
+                "system prompt, tool schemas and pinned messages are never evicted, so shorten them"
+                + (" or " + raise_budget if raise_budget else ""))
+        else:
+            extra = after - overhead - floor - suffix[cut]  # summary + re-injected items
+            breakdown = (f"floor {fmt(floor)} + kept history {fmt(suffix[cut])}"
+                         + (f" + summary and re-injected items {fmt(extra)}" if extra else "")
+                         + (f" + reply primer {fmt(overhead)}" if overhead else "")
+                         + f" = {fmt(after)} tokens")
+            # What protects the newest units: keep_recent, or keep_recent_messages when it reaches further back
+            # (then lowering both reaches every cut beyond them).
+            k_cut = H if not policy.keep_recent else starts[max(len(starts) - policy.keep_recent, 0)] if starts else 0
+            by_messages = max_cut < k_cut
+            held = (f"keep_recent_messages {policy.keep_recent_messages}" if by_messages
+                    else f"keep_recent {policy.keep_recent}")
+            lower = ("lower keep_recent_messages" + (" and keep_recent" if policy.keep_recent else "")
+                     if by_messages else "lower keep_recent")
+            if max_cut < H and cut == max_cut and max_cut in starts:
+                if beyond is not None and beyond <= budget:
+                    opts = [lower, *(["count exchanges (unit exchange)"] if unit == "turn" else []),
+                            *([raise_budget] if raise_budget else [])]
+                    hint = ", ".join(opts[:-1]) + " or " + opts[-1] if len(opts) > 1 else opts[0]
+                else:
+                    # (no lower keep_recent fits either: what stands before the kept units, or the budget, must
+                    # change; after "even compacting the newest units gives N", a budget that holds N helps too)
+                    if beyond is not None and beyond < after:
+                        raise_budget = _budget_hint(policy, beyond)
+                    opts = (["lower summary_tokens or re-inject less"] if summary or chosen or beyond is not None
+                            else []) + ([raise_budget] if raise_budget else [])
+                    hint = (f"even compacting the newest {unit}s gives {fmt(beyond)} tokens; "
+                            if beyond is not None else "") + ", or ".join(opts)
+                parts.append(
+                    f"does not fit: the newest {kept_units} {unit}{'s' if kept_units != 1 else ''} (kept by {held}) "
+                    f"take{'' if kept_units != 1 else 's'} {fmt(suffix[max_cut])} tokens; the smallest plan is "
+                    f"{breakdown}, {over}" + (f"; {hint}" if hint else ""))
+            else:
+                opts = ["lower summary_tokens or re-inject less"] if extra else [raise_budget] if raise_budget else []
+                if policy.mode == "drop" and not extra and unit == "exchange":
+                    opts.insert(0, "summarise or re-inject the task (so the cut may fall inside a user turn)")
+                if policy.mode == "summarise" and cut == 0 and 0 < older <= summary:
+                    opts.insert(0, f"lower summary_tokens (a summary of ~{fmt(summary)} tokens is larger than the "
+                                   f"{fmt(older)} tokens it would replace)")
+                if beyond is not None and beyond <= budget:
+                    # (the newest units keep the cut before them; compacting them too would fit)
+                    opts.insert(0, f"{lower} (compacting the newest {unit}s too gives {fmt(beyond)} tokens)")
+                parts.append(f"does not fit: the smallest plan that keeps {unit}s and tool calls whole and starts the "
+                             f"sent history on a user message is {breakdown}, {over}"
+                             + ("; " + ", or ".join(opts) if opts else ""))
+    return "; ".join(parts)
