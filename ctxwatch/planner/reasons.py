@@ -8,19 +8,8 @@ from typing import Any
 
 from ctxwatch.planner.plan import MessagePlan
 from ctxwatch.planner.policy import Policy
-from ctxwatch.planner.reinject import ReinjectItem
-
-
-def inside_turn(cut: int, H: int, user_starts: list[int], hist_pos: list[int], lead: list[str]) -> str | None:
-    """A sentence when the kept history starts inside a user turn (not on a user message), else ``None``."""
-    if cut <= 0 or cut >= H or cut in user_starts:
-        return None
-    prev = [j for j in user_starts if j < cut]
-    where = f"the user turn of message {hist_pos[prev[-1]]}" if prev else "the history before the first user message"
-    names = [("the summary" if x == "summary" else f"the re-injected {x}") for x in lead]
-    led = ", ".join(names[:-1]) + (" and " if len(names) > 1 else "") + names[-1] if names else "nothing"
-    return (f"the cut falls inside {where}, between exchanges; {led} (user message{'s' if len(names) > 1 else ''})"
-            f" stand{'s' if len(names) == 1 else ''} before the kept history")
+from ctxwatch.planner.search import Choice, CutSearch
+from ctxwatch.planner.units import why_invalid
 
 
 def fmt(n: int) -> str:
@@ -62,19 +51,78 @@ def _budget_hint(policy: Policy, need: int, under_trigger: bool = False) -> str 
     return None
 
 
-def plan_reason(policy: Policy, plans: list[MessagePlan], before: int, after: int, budget: int, fits: bool,
-            cut: int, H: int, floor: int, pinned: int, tools: int, summary: int, chosen: list[ReinjectItem],
-            moved: str | None, starts: list[int], suffix: list[int], max_cut: int, kept_units: int,
-            inside: str | None, short: str | None = None, overhead: int = 0, beyond: int | None = None,
-            older: int = 0) -> str:
-    """The plan's human sentence(s), joined with ``"; "``.
+def inside_turn(s: CutSearch, ch: Choice) -> str | None:
+    """A sentence when the kept history starts inside a user turn (not on a user message), else ``None``."""
+    cut, H, user_starts, hist_pos, lead = ch.cut, s.H, s.user_starts, s.hist_pos, ch.lead
+    if cut <= 0 or cut >= H or cut in user_starts:
+        return None
+    prev = [j for j in user_starts if j < cut]
+    where = f"the user turn of message {hist_pos[prev[-1]]}" if prev else "the history before the first user message"
+    names = [("the summary" if x == "summary" else f"the re-injected {x}") for x in lead]
+    led = ", ".join(names[:-1]) + (" and " if len(names) > 1 else "") + names[-1] if names else "nothing"
+    return (f"the cut falls inside {where}, between exchanges; {led} (user message{'s' if len(names) > 1 else ''})"
+            f" stand{'s' if len(names) == 1 else ''} before the kept history")
 
-    ``starts`` are the unit starts (:attr:`Policy.unit`), ``kept_units`` how many of them are kept,
-    ``inside`` the sentence saying the cut falls inside a user turn (or ``None``), ``short`` the sentence
-    saying why a ``compact_at="trigger"`` cut stopped before the full compaction (or ``None``), ``beyond``
-    the smallest prompt (tokens) a lower ``keep_recent`` would reach (``None``: no cut lies beyond the
-    newest units), ``older`` the tokens of the history older than the newest units (what may be compacted).
+
+def moved_note(s: CutSearch, ch: Choice) -> str | None:
+    """Sentences when the cut was moved: from where the tokens alone would put it (splitting a tool call or a
+    unit), from where the unit alone would put it (drop mode: the sent history must start on a user message),
+    or from where ``keep_recent_messages`` asked; ``None`` when it was not moved."""
+    cut, free_cut, H, at = ch.cut, ch.free_cut, s.H, s.at
+    policy = s.policy
+    # Did the token cut want to go somewhere invalid?  ``free_cut`` is where the unit and the tool pairs put
+    # it; when the user-start rule moved it further, a second note says so.
+    notes: list[str] = []
+    if not s.at_trigger and free_cut > 0 and s.size(free_cut) <= s.budget:
+        naive = s.naive_cut()
+        if naive is not None and naive != free_cut and naive < H and naive not in s.free_set:
+            why = why_invalid(s.hist, naive, s.user_set, s.unit, True)
+            text = f"the token cut would fall at {at(naive)}, {why}; "
+            if free_cut == cut:
+                text += (f"moved the cut to {'message ' + str(s.hist_pos[cut]) if cut < H else 'the end'} and kept "
+                         f"{H - cut} message{'s' if H - cut != 1 else ''}")
+            else:
+                text += f"the next {s.unit} starts at {at(free_cut)}"
+            notes.append(text)
+    if free_cut != cut:
+        where = at(cut) if 0 < cut < H else "the start: nothing is evicted" if cut == 0 else "the end"
+        notes.append(f"drop mode: the sent history must start on a user message, and a cut at {at(free_cut)} would "
+                     "leave no summary or re-injected item before it, so the cut moved "
+                     f"{'back' if cut < free_cut else 'forward'} to {where}")
+    want = s.want
+    if policy.keep_recent_messages and want == s.max_cut and want not in s.valid_set and s.before > s.threshold:
+        notes.insert(0, f"asked to keep the last {policy.keep_recent_messages} messages; kept {H - cut} to avoid "
+                        + why_invalid(s.hist, want, s.user_set, s.unit, s.has_lead(want)))
+    return "; ".join(notes) or None
+
+
+def short_note(s: CutSearch, ch: Choice) -> str | None:
+    """With ``compact_at="trigger"``: why the cut stopped short of the full compaction (the latest allowed cut),
+    or ``None``."""
+    if not (s.at_trigger and s.before > s.trigger and s.H):
+        return None
+    cut, full = ch.cut, max(s.allowed)
+    if cut >= full:  # ties go to the later cut, so the full compaction is strictly larger
+        return None
+    return (("" if cut == 0 else f"the cut stops at {s.at(cut)}: ")
+            + f"compacting up to {s.at(full)} would not make the prompt smaller ({fmt(s.size(full))} "
+            "tokens), the summary and re-injected items taking at least as many tokens as the "
+            "messages they replace")
+
+
+def plan_reason(search: CutSearch, ch: Choice, plans: list[MessagePlan], moved: str | None,
+                short: str | None) -> str:
+    """The plan's human sentence(s), joined with ``"; "``: what was done, the notes ``moved``
+    (:func:`moved_note`) and ``short`` (:func:`short_note`), and, when the plan does not fit or stays above the
+    trigger, why and which setting would help.  ``plans`` are the messages' fates with the chosen cut ``ch``.
     """
+    policy, before, budget, H, floor, summary = (search.policy, search.before, search.budget, search.H,
+                                                 search.floor, search.summary)
+    pinned, tools, starts, suffix, max_cut, overhead = (search.pinned_tokens, search.tools_tokens, search.starts,
+                                                        search.suffix, search.max_cut, search.overhead)
+    cut, after, fits, chosen, kept_units, beyond = ch.cut, ch.after, ch.fits, ch.reinjected, ch.kept_units, ch.beyond
+    older = suffix[0] - suffix[max_cut]  # the history older than the newest units: what may be compacted
+    inside = inside_turn(search, ch)
     unit = policy.unit
     trigger = policy.trigger_tokens
     at_trigger = policy.compact_at == "trigger"
