@@ -1,5 +1,6 @@
 """A logged call planned: whether it can be, and the token counts its plan starts from, so that the plan's "before"
-is the prompt ``report`` shows.
+is the prompt ``report`` shows (the provider's count where the log has one, the calibrated floor where the
+tokenizer is not the model's own).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ def unplannable(call: Call, pc: ParsedCall) -> str | None:
     breaks at a damaged or missing line (``extra["history_cut"]``) has only part of its messages, and one whose
     logged messages are missing or damaged (``extra["history_unknown"]``) has none that can be trusted.  Where
     the floor is inferred from the reported prompt (``history_reported_only``) and that report is implausible
-    (:attr:`Call.prompt_implausible`, B13), there is no floor and no history size to plan from.
+    (:attr:`Call.prompt_implausible`), there is no floor and no history size to plan from.
     """
     if pc.messages is None and pc.extra.get("history_unknown"):
         return ("this call's messages are missing from its log line or damaged (see `ctxwatch check`): "
@@ -160,12 +161,12 @@ def plan_counts(call: ParsedCall, counter: Counter, *, floor_tokens: int | None 
         # The model's own tokenizer counted the system prompt and every message exactly: the gap is in the tool
         # schemas, whose rendering the provider does not publish (or which the log does not give: tools that
         # are not a list), so they take it (scaling every count would spread it over the system prompt and the
-        # history: x2.46 for a call whose 700 tokens of tools were unknown).
+        # history: x2.46 for a call whose 700 tokens of tools are unknown).
         return PlanCounts(sys_t, target - rest, counts, overhead, 1.0, tools_estimate=tools_t)
     if not counter.exact and not plausible_calibration(target / whole):
         # (x108 for a "Be brief." system prompt reported as 5,000 tokens: no tokenizer differs by that much, the
         # log does not show what was counted, and report shows such a call's counts raw: so does the plan.  The
-        # model's own tokenizer is not calibrated at all: there the gap is scaled into the counts, as before)
+        # model's own tokenizer is not calibrated at all: there the gap is scaled into the counts, below)
         return PlanCounts(sys_t, tools_t, counts, REPLY_PRIMER, unscaled_ratio=(target + overhead) / (
             whole + REPLY_PRIMER))
     scaled = scaled_to([sys_t, tools_t, *counts], target)

@@ -1,4 +1,7 @@
-"""The cut search: the first kept history message of one call, and the plan it gives.
+"""The planner of one call's messages: its entries, the cut search, every message's fate and the reason.
+
+Sizes are tokens of the call's :class:`~ctxwatch.tokens.Counter`, framing included; re-injected items are
+counted as plain user messages, the summary as ``summary_tokens``.
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ def plan_messages(messages: Sequence[Message | MessageStat], policy: Policy, *,
             is the prompt the report shows.
 
     Returns:
-        A :class:`Plan` made with ``policy.unit`` (see the module docstring): its ``lead`` says what stands
+        A :class:`Plan` made with ``policy.unit`` (:mod:`ctxwatch.planner.units`): its ``lead`` says what stands
         before the kept history (the summary, the re-injected items), ``kept_units`` how many units are
         kept, and each :class:`MessagePlan` carries both its turn and its exchange number.  Never raises on
         odd message sequences (orphan tool results stay where they are).

@@ -1,4 +1,5 @@
-"""The planner's answer: the fate of every message and the sizes before and after.
+"""The planner's answer: the fate of every message (pinned, kept, summarised, evicted), the sizes before and
+after, and the ``plan --json`` document.
 """
 
 from __future__ import annotations

@@ -1,4 +1,9 @@
 """The policy of a plan: the window, budget, trigger and reserve, what to keep, and when and how much to compact.
+
+``compact_at="budget"`` (the default, what ``ctxwatch plan`` previews) evicts nothing within the budget and
+otherwise the least that fits; ``"trigger"`` (what :class:`ctxwatch.budget.ContextBudget` does in a live loop)
+compacts everything older than the newest units once the prompt is above the trigger, so the next calls have
+room to grow.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ Mode = Literal["summarise", "drop"]
 Unit = Literal["exchange", "turn"]
 CompactAt = Literal["budget", "trigger"]
 
-#: The units ``keep_recent`` can count (see the module docstring); the first is the default.
+#: The units ``keep_recent`` can count (:attr:`Policy.unit`); the first is the default.
 UNITS: tuple[str, ...] = ("exchange", "turn")
 #: When a plan compacts (:attr:`Policy.compact_at`); the first is :class:`Policy`'s default.
 COMPACT_AT: tuple[str, ...] = ("budget", "trigger")
@@ -31,7 +36,7 @@ COMPACT_AT: tuple[str, ...] = ("budget", "trigger")
 
 class PolicyError(ConfigError):
     """A :class:`Policy` value is invalid or asks for something the planner refuses (e.g. unpinning the
-    system prompt, case B24). A ``ValueError``."""
+    system prompt). A ``ValueError``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,15 +54,15 @@ class Policy:
         keep_recent: the newest units (``unit``) that are always kept (>= 0).
         unit: what ``keep_recent`` counts and where the cut may fall: ``exchange`` (default: an assistant
             message with all its tool results, or a single other message; the cut may fall inside a user
-            turn) or ``turn`` (a user message and everything up to the next one; the earlier behaviour).
+            turn) or ``turn`` (a user message and everything up to the next one).
         keep_recent_messages: additionally keep at least this many newest history messages (0 = off). The
-            cut is moved outward to the nearest valid position (case B25's "keep last 4 messages").
-        pin_system: must be True: the system prompt is the prompt-cache prefix (case B24). False raises.
+            cut is moved outward to the nearest valid position.
+        pin_system: must be True: the system prompt is the prompt-cache prefix. False raises.
         mode: ``summarise`` (the older span becomes a summary of ``summary_tokens``) or ``drop``.
         summary_tokens: the assumed size of the summary in tokens (>= 0).
         reinject_task / reinject_plan / reinject_tasks / reinject_file: re-inject the first user message,
             the plan, the task list, the file being edited, when their source message is evicted.
-        compact_at: when and how much to compact (see the module docstring).  ``budget`` (default): only
+        compact_at: when and how much to compact.  ``budget`` (default): only
             when the prompt is over the budget, and then the minimum that fits (a preview of the smallest
             change, what ``ctxwatch plan`` shows).  ``trigger``: as soon as the prompt is above
             :attr:`trigger_tokens`, a full compaction down to the newest ``keep_recent`` units (field

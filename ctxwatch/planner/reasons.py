@@ -1,4 +1,5 @@
-"""The plan's sentences: what was done and why, why a plan does not fit, and which setting would make it fit.
+"""The plan's sentences: what was done and why, why the cut moved, why a plan does not fit, and which setting
+would make it fit.
 """
 
 from __future__ import annotations
@@ -13,12 +14,13 @@ from ctxwatch.planner.units import why_invalid
 
 
 def fmt(n: int) -> str:
+    """A token count with thousands separators: ``"12,345"``."""
     return f"{n:,}"
 
 
 #: The budget advice (:func:`_budget_hint`), in the order tried: each change to the policy, and what it says.
 _BUDGET_CHANGES: tuple[tuple[dict[str, Any], str], ...] = (
-    # a larger budget fraction (at most 1, the dashboard's B): the budget becomes the window minus the reserve
+    # a larger budget fraction (at most 1): the budget becomes the window minus the reserve
     ({"budget_fraction": 1.0}, "raise the budget"),
     # no reserve: the budget becomes the fraction of the window (only a change when the reserve caps it)
     ({"reserve_tokens": 0}, "lower the reserve (the budget is the window minus the reserve)"),

@@ -1,5 +1,9 @@
 """Re-injection: what is worth sending again after a compaction (the task, the plan, the task list, the file being
 edited), found heuristically in the messages.
+
+An agent run usually has one user message, the prompt that started it: re-injected, it lets a cut fall inside
+that turn and still send a history that starts with a user message.  Items are counted as the plain user
+messages :class:`ctxwatch.budget.ContextBudget` sends, headers included.
 """
 
 from __future__ import annotations
@@ -156,7 +160,7 @@ def find_reinject(messages: Sequence[Message | MessageStat], counter: Counter,
         return ReinjectItem(kind, text, text_message_tokens(counter, text), idx[j], detail)
 
     task = plan = tasks = efile = None
-    plan_tool = False  # the plan came from a plan tool call: assistant plan texts no longer replace it
+    plan_tool = False  # the plan came from a plan tool call: later assistant plan texts do not replace it
     for j, m in enumerate(messages):
         if not isinstance(m, Message):
             continue

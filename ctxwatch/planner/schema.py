@@ -1,20 +1,9 @@
-"""Tool-schema floor analysis: what each tool costs, and what a compacted schema would save (issue 7).
+"""Tool-schema floor analysis: what each tool costs, and what a compacted schema would save.
 
-Pure core (never imports Textual).
-
-**Per-tool cost** is the difference a tool makes to the whole ``tools`` payload:
-``tools_tokens(all) - tools_tokens(all without this tool)``, counted with
-:meth:`ctxwatch.tokens.Counter.tools_tokens`.  Counting each tool on its own would charge the provider's
-fixed tool-use preamble once per tool (failure case B01).  The lines therefore add up to the tools total
-minus the fixed preamble, which is reported on its own line.
-
-**Compaction preview**: strip annotation-only keywords (:data:`ANNOTATION_KEYS`: ``examples``, ``title``,
-``default``, ``$comment``) at every level of the JSON Schema, and trim every ``description`` to its first
-sentence (:func:`first_sentence`).  Everything else (``type``, ``properties``, ``required``, ``enum``,
-``items``, ...) is kept.  Property *names* are never touched: a property called ``title`` stays.
-
-Both tool shapes are handled: OpenAI ``{"type": "function", "function": {name, description, parameters}}``
-(and a bare ``{name, description, parameters}``) and Anthropic ``{name, description, input_schema}``.
+A tool's cost is the difference it makes to the whole ``tools`` payload (:func:`marginal_costs`), so the
+provider's fixed tool-use preamble is counted once, on a line of its own.  The compacted form drops
+annotation-only keywords and trims descriptions to their first sentence (:func:`compact_schema`).  Both tool
+shapes are read: OpenAI ``{"type": "function", "function": {...}}`` (or bare) and Anthropic ``input_schema``.
 """
 
 from __future__ import annotations
@@ -64,6 +53,9 @@ def first_sentence(text: str) -> str:
 
 def compact_schema(schema: Any) -> Any:
     """A copy of a JSON Schema without annotation-only keys and with first-sentence descriptions.
+
+    Everything that constrains the value (``type``, ``properties``, ``required``, ``enum``, ``items``...) is
+    kept, and property *names* are never touched: a property called ``title`` stays.
 
     Args:
         schema: a JSON Schema value (dict, list or scalar); not modified.
@@ -125,7 +117,8 @@ def compact_tools(tools: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def marginal_costs(tools: Sequence[dict[str, Any]], counter: Counter) -> tuple[list[int], int, int]:
-    """Per-tool costs as differences of the whole payload.
+    """Per-tool costs as differences of the whole payload (counting each tool on its own would charge the
+    fixed preamble once per tool).
 
     Args:
         tools: the request's ``tools`` list.

@@ -1,5 +1,8 @@
 """The cut search: where the kept history of one call may start, what each such cut costs, and which one the
 policy chooses.
+
+The history sent after a plan starts with a user message: the summary or a re-injected item when the cut falls
+inside a user turn, else the cut goes to a user message.  A plan never sends an empty history.
 """
 
 from __future__ import annotations

@@ -1,5 +1,10 @@
 """The history as the planner sees it: entries, units (turns and exchanges), and where a cut may not fall (between
 a tool call and its result, or a reasoning item and its output).
+
+An exchange is an assistant message with every tool result answering its calls (OpenAI ``tool_calls`` +
+``tool`` messages, Anthropic ``tool_use`` + ``tool_result`` parts), or any other single message; a turn is a
+user message that is not a tool result and everything up to the next.  Agent logs hold dozens of tool calls per
+user prompt, so exchanges are the default unit.
 """
 
 from __future__ import annotations
@@ -10,7 +15,7 @@ from ctxwatch.model import Message, MessageStat
 
 #: Roles that are part of the prompt-cache prefix and are always pinned.
 PINNED_ROLES = frozenset({"system", "developer"})
-#: Message labels that are pinned wherever they appear: project instructions such as AGENTS.md (case B24), and
+#: Message labels that are pinned wherever they appear: project instructions such as AGENTS.md, and
 #: the harness's environment context (Codex re-sends both at the head of a compacted history).
 PINNED_LABELS = frozenset({"instructions", "environment"})
 #: Label of a Responses API reasoning item: an input item of its own that must stay with the output item after
@@ -20,6 +25,15 @@ REASONING_LABEL = "reasoning"
 
 @dataclass(slots=True)
 class Entry:
+    """One message of a call as the planner sees it.
+
+    Attributes:
+        role / label: the message's.  tokens: its size (framing included).
+        pinned: never evicted (:data:`PINNED_ROLES`, :data:`PINNED_LABELS`, the system blocks).
+        source: its position in the planned ``messages`` (``None`` for the system blocks).
+        calls / results: the tool-call ids it makes / answers.  is_result: it holds a tool result.
+    """
+
     role: str
     tokens: int
     pinned: bool
