@@ -13,7 +13,6 @@ Whole-file JSON documents (SWE-agent ``.traj``, Inspect ``.json``/``.eval``, Ope
 from __future__ import annotations
 
 import importlib
-import math
 import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -21,8 +20,9 @@ from typing import Any
 
 import orjson
 
+from ctxwatch.formats.wire.values import MAX_COUNT, count_or_none, not_a_count, usage_count
 from ctxwatch.model import Issue, ParsedCall, Resolved
-from ctxwatch.source import MAX_INT_DIGITS, Record, decode_line
+from ctxwatch.source import Record, decode_line
 
 #: What a reader gives per record: calls, issues, and the withdrawal of an issue it gave earlier (an issue about
 #: a copy of a call that a more complete copy read later replaced).
@@ -143,55 +143,10 @@ _MODULES = (
 )
 _loaded = False
 
-
-def usage_count(value: Any, missing: int | None = None) -> Any:
-    """A usage field as a token count: an int, an integral float or a string of digits (some exporters write
-    numbers as strings) as an int; ``missing`` when absent (``None``).  Any other value (``"1e3"``, ``1.5``,
-    ``true``, ``"many"``) is passed through as it is, so that :func:`ctxwatch.engine.run._sanitize` reports it, with the
-    value, and makes the field unknown: never a guess such as 1,000, 1 or 0.  Callers do arithmetic only on
-    ``int`` results."""
-    if value.__class__ is int:
-        return value
-    if value is None:
-        return missing
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, str):
-        digits = value.strip()
-        # (ASCII digits only: str.isdigit() takes "²", which int() refuses; and no longer than int() converts)
-        if digits.isascii() and digits.isdigit() and len(digits) <= MAX_INT_DIGITS:
-            return int(digits)
-    return value
-
-
-#: A count at or above this is not a count (:data:`ctxwatch.engine.run.MAX_TOKENS`, which is this value): 2**53,
-#: exact in
-#: a JSON double and in range for every JSON writer (orjson writes no int beyond 64 bits, and a 1e300 or a string
-#: of 400 digits is an int of 301 or 400 digits here).
-MAX_COUNT = 2**53
-
-
-def count_or_none(value: Any) -> int | None:
-    """A token count from a JSON value (:func:`usage_count`: ints, integral floats, strings of digits), or
-    ``None`` for anything that is not a count (negative, ``1.5``, ``"inf"``, ``1e400``, ``true``, or 2**53
-    (:data:`MAX_COUNT`) and more: ``1e300`` is an integral float, which a JSON output could not hold as an int)."""
-    n = usage_count(value)
-    return n if n.__class__ is int and 0 <= n < MAX_COUNT else None
-
-
-def not_a_count(v: object) -> str:
-    """Why ``v``, a value :func:`count_or_none` rejects (negative, beyond 2**53, not a whole number, not a number),
-    is not a token count, in a few words for an ``implausible_value`` issue: the run's and the readers' one
-    wording."""
-    if isinstance(v, str) and v.strip().isascii() and v.strip().isdigit():
-        return "beyond 2**53, more than any window"  # (digits too many to read as a number)
-    if isinstance(v, bool) or not isinstance(v, int | float) or v != v:  # (v != v: NaN)
-        return "not a number"
-    if v < 0:
-        return "negative"
-    if isinstance(v, float) and math.isfinite(v):
-        return "not a whole number"
-    return "beyond 2**53, more than any window"  # (inf: 1e400, or an integer of thousands of digits)
+__all__ = [
+    "MAX_COUNT", "SNIFF_BYTES", "FormatSpec", "Output", "Reader", "Sniff", "array_of_records", "count_or_none",
+    "detect", "formats", "get_format", "not_a_count", "register", "sniff_file", "usage_count",
+]
 
 
 def register(spec: FormatSpec) -> FormatSpec:

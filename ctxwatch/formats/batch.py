@@ -46,13 +46,13 @@ from ctxwatch.formats.canonical import (
     openai_request_to_parts,
     openai_response_info,
     openai_usage,
-    parse_timestamp,
     request_problems,
     responses_request_to_parts,
     responses_response_info,
     responses_usage,
 )
 from ctxwatch.formats.wire.images import image_size_from_base64
+from ctxwatch.formats.wire.timestamps import parse_timestamp
 from ctxwatch.model import BATCH_SIDE, Issue, Message, ParsedCall, Part, SourceRef
 from ctxwatch.source import Record, decode_line, iter_records
 

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import replace
-from datetime import datetime
 from typing import Any, NamedTuple
 
 import orjson
@@ -34,64 +33,16 @@ from ctxwatch.formats import Output, Reader, Sniff, register, usage_count
 from ctxwatch.formats.claude_code import anthropic_usage
 from ctxwatch.formats.codex import harness_label
 from ctxwatch.formats.wire.images import image_size_from_base64
+from ctxwatch.formats.wire.timestamps import parse_timestamp
+from ctxwatch.formats.wire.values import int_or_none, json_text, request_max_tokens
 from ctxwatch.model import Issue, Message, ParsedCall, Part, Resolved, ResponseInfo, SourceRef, Usage, message_key
 from ctxwatch.source import Record
-from ctxwatch.source import json_text as _json_text
 
 #: ``(system blocks, tool schemas, history messages, max output tokens)`` of one request body.
 RequestParts = tuple[list[str], list[dict[str, Any]], list[Message], int | None]
 
 
 # --- small helpers --------------------------------------------------------------------------------
-
-def int_or_none(v: Any) -> int | None:
-    """An int from a JSON number (or numeric string, as some exporters write), else ``None`` (the rule of
-    :func:`ctxwatch.formats.usage_count`, without passing other values on)."""
-    n = usage_count(v)
-    return n if n.__class__ is int else None
-
-
-def request_max_tokens(body: dict[str, Any], *keys: str) -> Any:
-    """The completion limit a request set: the first of ``keys`` present in ``body`` (``max_completion_tokens``,
-    ``max_tokens``, ``max_output_tokens``), as :func:`ctxwatch.formats.usage_count` reads it, so that a value
-    that is not a count (``1024.5``, ``"lots"``) reaches :func:`ctxwatch.engine.run._sanitize` and is reported, not
-    silently replaced by the default reserve; ``None`` when the request sets none."""
-    for k in keys:
-        v = body.get(k)
-        if v is not None:
-            return usage_count(v)
-    return None
-
-
-def parse_timestamp(v: Any) -> float | None:
-    """Epoch seconds from an ISO-8601 string or a number (seconds or milliseconds); ``None`` if unusable (an int
-    beyond a double, 10**309, as well)."""
-    if isinstance(v, bool) or v is None:
-        return None
-    if isinstance(v, int | float):
-        try:
-            seconds = float(v)
-        except OverflowError:  # (an int beyond a double: 10**309, or a string of 400 digits read as a count)
-            return None
-        return seconds / 1000.0 if seconds > 1e11 else seconds
-    if isinstance(v, str):
-        s = v.strip()
-        if not s:
-            return None
-        try:
-            return datetime.fromisoformat(s.replace("Z", "+00:00")).timestamp()
-        except ValueError:
-            try:
-                return float(s)
-            except ValueError:
-                return None
-    return None
-
-
-def json_text(v: Any) -> str:
-    """Text of a value that is sent to the model as JSON (tool arguments given as objects), never raising
-    (:func:`ctxwatch.source.lines.json_text`; ``None`` is ``null`` here)."""
-    return _json_text(v, none="null")
 
 
 def image_part(url_or_data: str, media: dict[str, Any] | None = None, *, base64_data: bool = False) -> Part:

@@ -37,12 +37,12 @@ import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
 from ctxwatch.accounting.windows import largest_window, proves_long_context, resolve_window
 from ctxwatch.formats import FormatSpec, Output, Reader, Sniff, count_or_none, not_a_count, register, usage_count
 from ctxwatch.formats.wire.images import image_size_from_base64
+from ctxwatch.formats.wire.timestamps import parse_timestamp
 from ctxwatch.model import (
     MAX_PLAUSIBLE_PROMPT,
     Issue,
@@ -97,7 +97,6 @@ def is_subagent_file(path: str) -> bool:
     return bool(_AGENT_FILE.search(os.path.basename(path)))
 
 
-
 def subagent_files_of(session_path: str) -> list[str]:
     """The subagent transcripts of a Claude Code session file in the v2.1.x layout (``<session>/subagents/
     agent-*.jsonl`` beside ``<session>.jsonl``, FORMATS.md section 1), sorted; ``[]`` when there are none or the
@@ -109,23 +108,6 @@ def subagent_files_of(session_path: str) -> list[str]:
     except OSError:
         return []
     return sorted(os.path.join(folder, n) for n in names if _AGENT_FILE.search(n) and n.endswith(".jsonl"))
-
-
-def iso_seconds(value: Any) -> float | None:
-    """Seconds since the epoch (UTC) for an ISO-8601 timestamp such as ``2026-02-10T21:11:56.846Z``.
-
-    Returns ``None`` for anything that is not a parseable string (never raises).  A timestamp without a zone is
-    taken as UTC.
-    """
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        dt = datetime.fromisoformat(value.replace("Z", "+00:00") if value.endswith("Z") else value)
-    except ValueError:
-        return None
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=UTC)
-    return dt.timestamp()
 
 
 #: Rank of a damaged ``output_tokens`` when a response's lines compete for its usage: above every real count.
@@ -718,7 +700,7 @@ class ClaudeCodeReader(Reader):
                 extra["history_cut"] = True
             call = _CallState(
                 key=key, context=ctx, parent=parent, session=sid,
-                model=model, timestamp=iso_seconds(v.get("timestamp")), history=history,
+                model=model, timestamp=parse_timestamp(v.get("timestamp")), history=history,
                 compaction=self._pending.pop(ctx, None), extra=extra, lazy=lazy, floor_key=fkey,
                 ordinal=len(self._calls))
             self._calls[key] = call

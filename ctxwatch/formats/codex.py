@@ -50,8 +50,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ctxwatch.formats import FormatSpec, Output, Reader, Sniff, register, usage_count
-from ctxwatch.formats.claude_code import iso_seconds
 from ctxwatch.formats.wire.images import image_size_from_base64
+from ctxwatch.formats.wire.timestamps import parse_timestamp
 from ctxwatch.model import Issue, Message, ParsedCall, Part, ResponseInfo, SourceRef, Usage
 from ctxwatch.source import Record, json_text, show_value
 
@@ -624,7 +624,7 @@ class CodexReader(Reader):
         self._emitted[key] = rec.line
         call = ParsedCall(
             source=SourceRef(self.path, rec.line, rec.line_end, rec.byte_start, rec.byte_end),
-            timestamp=iso_seconds(v.get("timestamp")), model=self.model, provider="openai",
+            timestamp=parse_timestamp(v.get("timestamp")), model=self.model, provider="openai",
             session=self.session, context="main", system=list(self.system) if self.system else None,
             tools=None, messages=list(self._history), usage=usage,
             window=window_v, response=None, compaction=self._pending, history_reported_only=True, key=key,

@@ -53,8 +53,8 @@ from ctxwatch.formats.canonical import (
     litellm_usage,
     openai_message,
     openai_response_info,
-    parse_timestamp,
 )
+from ctxwatch.formats.wire.timestamps import parse_timestamp
 from ctxwatch.model import Issue, Message, ParsedCall, Part, ResponseInfo, SourceRef, Usage
 from ctxwatch.source import Record
 

@@ -52,8 +52,8 @@ from ctxwatch.formats.canonical import (
     image_part,
     int_or_none,
     json_text,
-    parse_timestamp,
 )
+from ctxwatch.formats.wire.timestamps import parse_timestamp
 from ctxwatch.model import BATCH_SIDE, Issue, Message, ParsedCall, Part, ResponseInfo, SourceRef, Usage
 from ctxwatch.source import Record
 

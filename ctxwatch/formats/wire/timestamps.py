@@ -1,0 +1,46 @@
+"""The one timestamp rule of every reader: epoch seconds from what logs write (ISO-8601 text or numbers).
+
+Claude Code and Codex write ISO-8601 with ``Z``; request loggers write epoch seconds or milliseconds; Inspect
+writes an offset; OpenHands events write no zone.  One parser reads them all, so that two formats never date
+the same instant differently.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+#: A number above this is taken as milliseconds: 1e11 seconds is the year 5138, 1e11 milliseconds 1973.
+MILLISECONDS_ABOVE = 1e11
+
+
+def parse_timestamp(v: Any) -> float | None:
+    """Epoch seconds (UTC) from an ISO-8601 string or a number, or ``None`` when the value is no time.
+
+    A number is seconds, or milliseconds above :data:`MILLISECONDS_ABOVE` (JavaScript's ``Date.now()``);
+    an int beyond a double (10**309) is ``None``.  A string is ISO-8601 (``2026-02-10T21:11:56.846Z``,
+    ``2024-11-05T13:31:45-05:00``); one without a zone is UTC, so a report does not depend on the machine's
+    zone; a string that is no ISO time is read as a number of seconds (``"1748554706.0"``), else ``None``.
+    ``None``, booleans and other JSON values are ``None``.  Never raises.
+    """
+    if isinstance(v, bool) or v is None:
+        return None
+    if isinstance(v, int | float):
+        try:
+            seconds = float(v)
+        except OverflowError:  # (an int beyond a double: 10**309, or a string of 400 digits read as a count)
+            return None
+        return seconds / 1000.0 if seconds > MILLISECONDS_ABOVE else seconds
+    if not isinstance(v, str):
+        return None
+    s = v.strip()
+    if not s:
+        return None
+    try:
+        dt = datetime.fromisoformat(s.replace("Z", "+00:00"))
+        return (dt if dt.tzinfo is not None else dt.replace(tzinfo=UTC)).timestamp()
+    except (ValueError, OverflowError):
+        try:
+            return float(s)
+        except ValueError:
+            return None

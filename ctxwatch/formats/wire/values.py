@@ -1,0 +1,87 @@
+"""JSON values as providers and exporters write them: token counts, and the text of a value sent as JSON.
+
+Every reader reads a usage field, a request's output limit and a tool call's arguments by these rules, so a
+count written as ``"1024"`` or ``1024.0`` is the same count in every format, and a value that is no count is
+passed on for the run to report instead of being guessed.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ctxwatch.source import MAX_INT_DIGITS
+from ctxwatch.source import json_text as _json_text
+
+#: A count at or above this is not a count (:data:`ctxwatch.engine.run.MAX_TOKENS` is this value): 2**53, exact in
+#: a JSON double and in range for every JSON writer (orjson writes no int beyond 64 bits, and a 1e300 or a string
+#: of 400 digits is an int of 301 or 400 digits here).
+MAX_COUNT = 2**53
+
+
+def usage_count(value: Any, missing: int | None = None) -> Any:
+    """A usage field as a token count: an int, an integral float or a string of digits (some exporters write
+    numbers as strings) as an int; ``missing`` when absent (``None``).  Any other value (``"1e3"``, ``1.5``,
+    ``true``, ``"many"``) is passed through as it is, so that :func:`ctxwatch.engine.run._sanitize` reports it, with the
+    value, and makes the field unknown: never a guess such as 1,000, 1 or 0.  Callers do arithmetic only on
+    ``int`` results."""
+    if value.__class__ is int:
+        return value
+    if value is None:
+        return missing
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str):
+        digits = value.strip()
+        # (ASCII digits only: str.isdigit() takes "²", which int() refuses; and no longer than int() converts)
+        if digits.isascii() and digits.isdigit() and len(digits) <= MAX_INT_DIGITS:
+            return int(digits)
+    return value
+
+
+def count_or_none(value: Any) -> int | None:
+    """A token count from a JSON value (:func:`usage_count`: ints, integral floats, strings of digits), or
+    ``None`` for anything that is not a count (negative, ``1.5``, ``"inf"``, ``1e400``, ``true``, or 2**53
+    (:data:`MAX_COUNT`) and more: ``1e300`` is an integral float, which a JSON output could not hold as an int)."""
+    n = usage_count(value)
+    return n if n.__class__ is int and 0 <= n < MAX_COUNT else None
+
+
+def not_a_count(v: object) -> str:
+    """Why ``v``, a value :func:`count_or_none` rejects (negative, beyond 2**53, not a whole number, not a number),
+    is not a token count, in a few words for an ``implausible_value`` issue: the run's and the readers' one
+    wording."""
+    if isinstance(v, str) and v.strip().isascii() and v.strip().isdigit():
+        return "beyond 2**53, more than any window"  # (digits too many to read as a number)
+    if isinstance(v, bool) or not isinstance(v, int | float) or v != v:  # (v != v: NaN)
+        return "not a number"
+    if v < 0:
+        return "negative"
+    if isinstance(v, float) and math.isfinite(v):
+        return "not a whole number"
+    return "beyond 2**53, more than any window"  # (inf: 1e400, or an integer of thousands of digits)
+
+
+def int_or_none(v: Any) -> int | None:
+    """An int from a JSON number (or numeric string, as some exporters write), else ``None`` (the rule of
+    :func:`usage_count`, without passing other values on)."""
+    n = usage_count(v)
+    return n if n.__class__ is int else None
+
+
+def request_max_tokens(body: dict[str, Any], *keys: str) -> Any:
+    """The completion limit a request set: the first of ``keys`` present in ``body`` (``max_completion_tokens``,
+    ``max_tokens``, ``max_output_tokens``), as :func:`usage_count` reads it, so that a value that is not a count
+    (``1024.5``, ``"lots"``) reaches :func:`ctxwatch.engine.run._sanitize` and is reported, not silently replaced
+    by the default reserve; ``None`` when the request sets none."""
+    for k in keys:
+        v = body.get(k)
+        if v is not None:
+            return usage_count(v)
+    return None
+
+
+def json_text(v: Any) -> str:
+    """Text of a value that is sent to the model as JSON (tool arguments given as objects), never raising
+    (:func:`ctxwatch.source.lines.json_text`; ``None`` is ``null`` here)."""
+    return _json_text(v, none="null")
