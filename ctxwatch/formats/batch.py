@@ -40,9 +40,6 @@ import orjson
 
 from ctxwatch.formats import FormatSpec, Reader, Sniff, register, sniff_file
 from ctxwatch.formats.canonical import (
-    anthropic_request_to_parts,
-    anthropic_response_info,
-    anthropic_usage,
     openai_request_to_parts,
     openai_response_info,
     openai_usage,
@@ -51,6 +48,7 @@ from ctxwatch.formats.canonical import (
     responses_response_info,
     responses_usage,
 )
+from ctxwatch.formats.wire.anthropic import anthropic_request_to_parts, anthropic_response_info, anthropic_usage
 from ctxwatch.formats.wire.images import image_size_from_base64
 from ctxwatch.formats.wire.timestamps import parse_timestamp
 from ctxwatch.model import BATCH_SIDE, Issue, Message, ParsedCall, Part, SourceRef

@@ -30,40 +30,21 @@ import orjson
 
 from ctxwatch.formats import FormatSpec as Spec
 from ctxwatch.formats import Output, Reader, Sniff, register, usage_count
-from ctxwatch.formats.claude_code import anthropic_usage
 from ctxwatch.formats.codex import harness_label
-from ctxwatch.formats.wire.images import image_size_from_base64
+from ctxwatch.formats.wire.anthropic import (
+    anthropic_request_to_parts,
+    anthropic_response_info,
+    anthropic_system,
+    anthropic_usage,
+)
+from ctxwatch.formats.wire.images import image_part
+from ctxwatch.formats.wire.messages import MessageMemo, RequestParts
 from ctxwatch.formats.wire.timestamps import parse_timestamp
 from ctxwatch.formats.wire.values import int_or_none, json_text, request_max_tokens
 from ctxwatch.model import Issue, Message, ParsedCall, Part, Resolved, ResponseInfo, SourceRef, Usage, message_key
 from ctxwatch.source import Record
 
-#: ``(system blocks, tool schemas, history messages, max output tokens)`` of one request body.
-RequestParts = tuple[list[str], list[dict[str, Any]], list[Message], int | None]
-
-
 # --- small helpers --------------------------------------------------------------------------------
-
-
-def image_part(url_or_data: str, media: dict[str, Any] | None = None, *, base64_data: bool = False) -> Part:
-    """An ``image`` part from a URL, a ``data:`` URI, or raw base64 (``base64_data=True``).
-
-    For inline data the pixel size is read from the image header (PNG, GIF, JPEG) so the provider's
-    per-image rule can be applied; the base64 text itself is never tokenized (case B03).
-    """
-    meta: dict[str, Any] = dict(media or {})
-    data = url_or_data
-    if data.startswith("data:") and "," in data:
-        data = data.split(",", 1)[1]
-        base64_data = True
-    if not base64_data:
-        meta.setdefault("url", data[:200])
-        return Part("image", "", meta=meta)
-    meta["bytes"] = len(data) * 3 // 4
-    size = image_size_from_base64(data)
-    if size:
-        meta["width"], meta["height"] = size
-    return Part("image", "", meta=meta)
 
 
 # --- OpenAI chat completions ------------------------------------------------------------------------
@@ -116,69 +97,6 @@ def openai_message(m: dict[str, Any]) -> Message:
         role = "tool"
     name = m.get("name") if isinstance(m.get("name"), str) and role != "tool" else None
     return Message(role, parts, name=name)
-
-
-class MessageMemo:
-    """Reuse the normalized form of messages re-sent from the previous call.
-
-    Agent loops re-send their whole history on every call, so most messages of call N+1 are byte-for-byte
-    messages of call N.  The memo maps a hash of each raw message (its compact JSON) to the
-    :class:`Message` built for it, and keeps only the previous call's messages: memory stays one call wide
-    while the re-sent prefix costs a dump and a hash instead of a full normalization.
-    """
-
-    def __init__(self) -> None:
-        self._prev: dict[int, Message] = {}
-        self._cur: dict[int, Message] = {}
-        self._prev_raw: list[Any] = []
-        self._prev_msgs: list[Message | None] = []
-        self._prev_keys: list[int | None] = []  # the content hash of each of _prev_msgs (None: not hashed)
-
-    def messages(self, raw_list: list[Any], build: Callable[[dict[str, Any]], Message]) -> list[Message | None]:
-        """Messages for a request's raw message list, aligned with it (``None`` for non-dict items).
-
-        When the list starts with the previous call's whole list (the usual append-only history), that
-        prefix is recognised with one C-level list comparison and its messages are reused as they are.
-        """
-        n = len(self._prev_raw)
-        if n and len(raw_list) >= n and raw_list[:n] == self._prev_raw:
-            out = list(self._prev_msgs)
-            keys = list(self._prev_keys)
-            for m in raw_list[n:]:
-                msg = self.get(m, build) if isinstance(m, dict) else None
-                out.append(msg)
-                keys.append(msg.key if msg is not None else None)
-        else:
-            out = [self.get(m, build) if isinstance(m, dict) else None for m in raw_list]
-            keys = [msg.key if msg is not None else None for msg in out]
-        self._prev_raw = raw_list
-        self._prev_msgs = out
-        self._prev_keys = keys  # (kept along, a call's new messages only: see keys_of)
-        return out
-
-    def get(self, raw: dict[str, Any], build: Callable[[dict[str, Any]], Message]) -> Message:
-        """The message for ``raw``, built with ``build`` unless it was seen in the previous call."""
-        try:
-            key = hash(orjson.dumps(raw))
-        except TypeError:  # (orjson.JSONEncodeError: nested too deeply to write; not worth a key)
-            return build(raw)
-        msg = self._cur.get(key) or self._prev.get(key)
-        if msg is None:
-            msg = build(raw)
-            msg.key = key
-        self._cur[key] = msg
-        return msg
-
-    def next_call(self) -> None:
-        """Start a new call: the current call's messages become the ones to reuse."""
-        self._prev, self._cur = self._cur, {}
-
-    def keys_of(self, raw_list: Any) -> tuple[int, ...] | None:
-        """The content hashes of the messages of ``raw_list`` when it is the list last given to :meth:`messages`
-        (the same object) and the memo hashed each of its items; else ``None``."""
-        if raw_list is not self._prev_raw or not isinstance(raw_list, list) or None in self._prev_keys:
-            return None
-        return tuple(self._prev_keys)  # type: ignore[arg-type]  # (no None in it)
 
 
 def openai_request_to_parts(body: dict[str, Any], memo: MessageMemo | None = None) -> RequestParts:
@@ -428,90 +346,6 @@ def responses_response_info(body: Any) -> ResponseInfo | None:
 
 
 # --- Anthropic Messages -----------------------------------------------------------------------------
-
-def _anthropic_blocks(content: Any) -> list[Part]:
-    if content is None:
-        return []
-    if isinstance(content, str):
-        return [Part("text", content)]
-    parts: list[Part] = []
-    for b in content if isinstance(content, list) else [content]:
-        if isinstance(b, str):
-            parts.append(Part("text", b))
-            continue
-        if not isinstance(b, dict):
-            continue
-        t = b.get("type")
-        if t == "text":
-            parts.append(Part("text", str(b.get("text") or "")))
-        elif t in ("thinking", "redacted_thinking"):
-            parts.append(Part("thinking", str(b.get("thinking") or "")))
-        elif t in ("tool_use", "server_tool_use"):
-            parts.append(Part("tool_call", json_text(b.get("input") or {}), name=str(b.get("name") or ""),
-                              call_id=b.get("id")))
-        elif t in ("tool_result", "web_search_tool_result"):
-            inner = _anthropic_blocks(b.get("content"))
-            text = "\n".join(p.text for p in inner if p.kind != "image")
-            parts.append(Part("tool_result", text, call_id=b.get("tool_use_id")))
-            parts.extend(p for p in inner if p.kind in ("image", "document"))  # images inside results count (B03)
-        elif t in ("image", "document"):
-            src = s if isinstance(s := b.get("source"), dict) else {}
-            if src.get("type") == "base64":
-                p = image_part(str(src.get("data") or ""), {"media_type": src.get("media_type")}, base64_data=True)
-            else:
-                p = Part("image", "", meta={"url": str(src.get("url") or "")[:200]})
-            if t == "document":
-                p.kind = "document"
-                if src.get("type") == "text":
-                    p = Part("text", str(src.get("data") or ""))
-            parts.append(p)
-        else:
-            parts.append(Part("other", json_text(b)))
-    return parts
-
-
-def _anthropic_message(m: dict[str, Any]) -> Message:
-    return Message(str(m.get("role") or "user"), _anthropic_blocks(m.get("content")))
-
-
-def _anthropic_system(sys_field: Any) -> list[str] | None:
-    """The text blocks of an Anthropic request's ``system`` field (a string or a list of text blocks), ``[]`` for
-    an empty string, ``None`` for a value of another type."""
-    if isinstance(sys_field, str):
-        return [sys_field] if sys_field else []
-    if isinstance(sys_field, list):
-        return [str(b.get("text") or "") if isinstance(b, dict) else str(b) for b in sys_field]
-    return None
-
-
-def anthropic_request_to_parts(body: dict[str, Any], memo: MessageMemo | None = None) -> RequestParts:
-    """Split an Anthropic Messages request body into ``(system, tools, messages, max_output_tokens)``.
-
-    ``memo`` (optional) reuses messages re-sent from the previous call.
-    """
-    system = _anthropic_system(body.get("system")) or []
-    messages: list[Message] = []
-    raw = r if isinstance(r := body.get("messages"), list) else []
-    built = memo.messages(raw, _anthropic_message) if memo is not None else [
-        _anthropic_message(m) if isinstance(m, dict) else None for m in raw]
-    for msg in built:
-        if msg is None:
-            continue
-        if msg.role == "system":
-            system.append(msg.text())
-        else:
-            messages.append(msg)
-    tools = [t for t in (body.get("tools") or []) if isinstance(t, dict)]
-    return system, tools, messages, request_max_tokens(body, "max_tokens")
-
-
-def anthropic_response_info(body: Any) -> ResponseInfo | None:
-    """Completion text and tool-use count from an Anthropic Messages response body."""
-    if not isinstance(body, dict) or not isinstance(body.get("content"), list):
-        return None
-    texts = [b.get("text", "") for b in body["content"] if isinstance(b, dict) and b.get("type") == "text"]
-    uses = sum(1 for b in body["content"] if isinstance(b, dict) and b.get("type") == "tool_use")
-    return ResponseInfo(text="".join(texts), tool_calls=uses, finish_reason=body.get("stop_reason"))
 
 
 class SseStream(NamedTuple):
@@ -779,7 +613,7 @@ def request_problems(call: ParsedCall, body: dict[str, Any], flavour: str, where
     elif flavour != "completions":
         bad = history_problem(body, "messages", empty_ok=False)
         if bad:
-            own = _anthropic_system(body.get("system")) if flavour == "anthropic" else None
+            own = anthropic_system(body.get("system")) if flavour == "anthropic" else None
             problems.append(forget_history(call, bad, f"{where}.messages", system=own, tools_field=tools_field))
     return problems
 

@@ -41,6 +41,7 @@ from typing import Any
 
 from ctxwatch.accounting.windows import largest_window, proves_long_context, resolve_window
 from ctxwatch.formats import FormatSpec, Output, Reader, Sniff, count_or_none, not_a_count, register, usage_count
+from ctxwatch.formats.wire.anthropic import anthropic_usage
 from ctxwatch.formats.wire.images import image_size_from_base64
 from ctxwatch.formats.wire.timestamps import parse_timestamp
 from ctxwatch.model import (
@@ -112,49 +113,6 @@ def subagent_files_of(session_path: str) -> list[str]:
 
 #: Rank of a damaged ``output_tokens`` when a response's lines compete for its usage: above every real count.
 _DAMAGED_RANK = 2**63
-
-
-def anthropic_usage(usage: Any) -> Usage | None:
-    """Normalize an Anthropic ``usage`` block (FORMATS.md section 0, failure case B08).
-
-    ``prompt_total = input_tokens + cache_creation_input_tokens + cache_read_input_tokens``; ``input_uncached``
-    is ``input_tokens``; ``cache_write`` is ``cache_creation_input_tokens`` (its 1-hour share, when the block
-    splits it, is ``cache_write_1h``); ``output`` is ``output_tokens``; ``web_searches`` is
-    ``server_tool_use.web_search_requests`` (billed per search).
-    Cache keys missing from a present block count as 0 (their presence varies by version, FORMATS.md section
-    1); without ``input_tokens`` the prompt is unknown (``None``), without ``output_tokens`` the output (a streamed
-    message's start), and a block with neither, or a missing block (not a dict), gives ``None``.  A value that
-    is not a count is passed through for :func:`ctxwatch.engine.run._sanitize` to report (:func:`_count`).
-    ``reasoning``
-    is not reported separately by Anthropic.  Every reader of Anthropic usage (Claude Code, the canonical
-    wrapper, claude-trace, Message Batches) uses this one rule.
-    """
-    if not isinstance(usage, dict):
-        return None
-    has_input = usage.get("input_tokens") is not None
-    if not has_input and usage.get("output_tokens") is None:
-        return None  # an empty block reports nothing: unknown, not a prompt of 0
-    inp = usage_count(usage.get("input_tokens"))
-    cw = usage_count(usage.get("cache_creation_input_tokens"), 0)
-    cr = usage_count(usage.get("cache_read_input_tokens"), 0)
-    parts_ok = all(x.__class__ is int for x in (inp, cw, cr))
-    server = usage.get("server_tool_use")
-    searches = usage_count(server.get("web_search_requests")) if isinstance(server, dict) else None
-    return Usage(prompt_total=inp + cw + cr if has_input and parts_ok else None,
-                 input_uncached=inp if has_input else None, cache_read=cr, cache_write=cw,
-                 output=usage_count(usage.get("output_tokens")),
-                 cache_write_1h=cache_write_1h(usage) if cw.__class__ is int else None, web_searches=searches)
-
-
-def cache_write_1h(usage: dict[str, Any]) -> Any:
-    """The 1-hour-TTL share of an Anthropic usage block's cache writes (``cache_creation.
-    ephemeral_1h_input_tokens``), as reported (:func:`ctxwatch.engine.run._sanitize` reports a share above the writes);
-    ``None`` when the block does not say."""
-    split = usage.get("cache_creation")
-    if not isinstance(split, dict) or "ephemeral_1h_input_tokens" not in split:
-        return None
-    # (not a count, or more than the writes: passed on for the sanitizer to report, and the call is not priced)
-    return usage_count(split.get("ephemeral_1h_input_tokens"))
 
 
 def _b64_meta(source: Any) -> dict[str, Any]:

@@ -47,13 +47,13 @@ from ctxwatch.formats import FormatSpec, Reader, Sniff, count_or_none, register,
 from ctxwatch.formats.canonical import (
     forget_history,
     history_problem,
-    image_part,
     int_or_none,
     json_text,
     litellm_usage,
     openai_message,
     openai_response_info,
 )
+from ctxwatch.formats.wire.images import image_part
 from ctxwatch.formats.wire.timestamps import parse_timestamp
 from ctxwatch.model import Issue, Message, ParsedCall, Part, ResponseInfo, SourceRef, Usage
 from ctxwatch.source import Record

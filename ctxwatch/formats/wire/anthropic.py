@@ -1,0 +1,150 @@
+"""Anthropic Messages API shapes: the usage block, content blocks, request bodies and response bodies.
+
+Anthropic's ``input_tokens`` is the uncached input only: the prompt is ``input_tokens +
+cache_creation_input_tokens + cache_read_input_tokens`` (Anthropic Messages API docs, "usage").  Every reader
+of Anthropic usage (Claude Code, the canonical wrapper, claude-trace, Message Batches) uses
+:func:`anthropic_usage`, so the rule is written once.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ctxwatch.formats.wire.images import image_part
+from ctxwatch.formats.wire.messages import MessageMemo, RequestParts
+from ctxwatch.formats.wire.values import json_text, request_max_tokens, usage_count
+from ctxwatch.model import Message, Part, ResponseInfo, Usage
+
+
+def anthropic_usage(usage: Any) -> Usage | None:
+    """Normalize an Anthropic ``usage`` block (Anthropic Messages API docs, "usage"); all counts in tokens.
+
+    ``prompt_total = input_tokens + cache_creation_input_tokens + cache_read_input_tokens``; ``input_uncached``
+    is ``input_tokens``; ``cache_write`` is ``cache_creation_input_tokens`` (its 1-hour share, when the block
+    splits it, is ``cache_write_1h``); ``output`` is ``output_tokens``; ``web_searches`` is
+    ``server_tool_use.web_search_requests`` (billed per search).  Cache keys missing from a present block count
+    as 0 (older API versions and Claude Code releases leave them out); without ``input_tokens`` the prompt is
+    unknown (``None``), without ``output_tokens`` the output (a streamed message's start), and a block with
+    neither, or a missing block (not a dict), gives ``None``.  A value that is not a count is passed through for
+    :func:`ctxwatch.engine.run._sanitize` to report.  Anthropic reports no separate ``reasoning`` count.
+    """
+    if not isinstance(usage, dict):
+        return None
+    has_input = usage.get("input_tokens") is not None
+    if not has_input and usage.get("output_tokens") is None:
+        return None  # an empty block reports nothing: unknown, not a prompt of 0
+    inp = usage_count(usage.get("input_tokens"))
+    cw = usage_count(usage.get("cache_creation_input_tokens"), 0)
+    cr = usage_count(usage.get("cache_read_input_tokens"), 0)
+    parts_ok = all(x.__class__ is int for x in (inp, cw, cr))
+    server = usage.get("server_tool_use")
+    searches = usage_count(server.get("web_search_requests")) if isinstance(server, dict) else None
+    return Usage(prompt_total=inp + cw + cr if has_input and parts_ok else None,
+                 input_uncached=inp if has_input else None, cache_read=cr, cache_write=cw,
+                 output=usage_count(usage.get("output_tokens")),
+                 cache_write_1h=cache_write_1h(usage) if cw.__class__ is int else None, web_searches=searches)
+
+
+def cache_write_1h(usage: dict[str, Any]) -> Any:
+    """The 1-hour-TTL share of an Anthropic usage block's cache writes (``cache_creation.
+    ephemeral_1h_input_tokens``), as reported (:func:`ctxwatch.engine.run._sanitize` reports a share above the writes);
+    ``None`` when the block does not say."""
+    split = usage.get("cache_creation")
+    if not isinstance(split, dict) or "ephemeral_1h_input_tokens" not in split:
+        return None
+    # (not a count, or more than the writes: passed on for the sanitizer to report, and the call is not priced)
+    return usage_count(split.get("ephemeral_1h_input_tokens"))
+
+
+def anthropic_content(content: Any) -> list[Part]:
+    """Parts of an Anthropic request message's ``content`` (a string or a list of content blocks).
+
+    ``text`` -> text; ``thinking`` / ``redacted_thinking`` -> thinking; ``tool_use`` / ``server_tool_use`` ->
+    tool_call (``text`` = the JSON of ``input``); ``tool_result`` / ``web_search_tool_result`` -> tool_result (its
+    inner text joined, the images and documents inside it as parts of their own, since they are sent and count);
+    ``image`` / ``document`` -> image / document (:func:`~ctxwatch.formats.wire.images.image_part` for base64
+    sources, a text part for a plain-text document); any other block -> other, its JSON as text.  Never raises.
+    """
+    if content is None:
+        return []
+    if isinstance(content, str):
+        return [Part("text", content)]
+    parts: list[Part] = []
+    for b in content if isinstance(content, list) else [content]:
+        if isinstance(b, str):
+            parts.append(Part("text", b))
+            continue
+        if not isinstance(b, dict):
+            continue
+        t = b.get("type")
+        if t == "text":
+            parts.append(Part("text", str(b.get("text") or "")))
+        elif t in ("thinking", "redacted_thinking"):
+            parts.append(Part("thinking", str(b.get("thinking") or "")))
+        elif t in ("tool_use", "server_tool_use"):
+            parts.append(Part("tool_call", json_text(b.get("input") or {}), name=str(b.get("name") or ""),
+                              call_id=b.get("id")))
+        elif t in ("tool_result", "web_search_tool_result"):
+            inner = anthropic_content(b.get("content"))
+            text = "\n".join(p.text for p in inner if p.kind != "image")
+            parts.append(Part("tool_result", text, call_id=b.get("tool_use_id")))
+            parts.extend(p for p in inner if p.kind in ("image", "document"))
+        elif t in ("image", "document"):
+            src = s if isinstance(s := b.get("source"), dict) else {}
+            if src.get("type") == "base64":
+                p = image_part(str(src.get("data") or ""), {"media_type": src.get("media_type")}, base64_data=True)
+            else:
+                p = Part("image", "", meta={"url": str(src.get("url") or "")[:200]})
+            if t == "document":
+                p.kind = "document"
+                if src.get("type") == "text":
+                    p = Part("text", str(src.get("data") or ""))
+            parts.append(p)
+        else:
+            parts.append(Part("other", json_text(b)))
+    return parts
+
+
+def anthropic_message(m: dict[str, Any]) -> Message:
+    """One Anthropic request message (``role``, ``content``) as a Message."""
+    return Message(str(m.get("role") or "user"), anthropic_content(m.get("content")))
+
+
+def anthropic_system(sys_field: Any) -> list[str] | None:
+    """The text blocks of an Anthropic request's ``system`` field (a string or a list of text blocks), ``[]`` for
+    an empty string, ``None`` for a value of another type."""
+    if isinstance(sys_field, str):
+        return [sys_field] if sys_field else []
+    if isinstance(sys_field, list):
+        return [str(b.get("text") or "") if isinstance(b, dict) else str(b) for b in sys_field]
+    return None
+
+
+def anthropic_request_to_parts(body: dict[str, Any], memo: MessageMemo | None = None) -> RequestParts:
+    """Split an Anthropic Messages request body into ``(system, tools, messages, max_output_tokens)``.
+
+    ``memo`` (optional) reuses messages re-sent from the previous call.
+    """
+    system = anthropic_system(body.get("system")) or []
+    messages: list[Message] = []
+    raw = r if isinstance(r := body.get("messages"), list) else []
+    built = memo.messages(raw, anthropic_message) if memo is not None else [
+        anthropic_message(m) if isinstance(m, dict) else None for m in raw]
+    for msg in built:
+        if msg is None:
+            continue
+        if msg.role == "system":
+            system.append(msg.text())
+        else:
+            messages.append(msg)
+    tools = [t for t in (body.get("tools") or []) if isinstance(t, dict)]
+    return system, tools, messages, request_max_tokens(body, "max_tokens")
+
+
+def anthropic_response_info(body: Any) -> ResponseInfo | None:
+    """Completion text and tool-use count from an Anthropic Messages response body."""
+    if not isinstance(body, dict) or not isinstance(body.get("content"), list):
+        return None
+    texts = [b.get("text", "") for b in body["content"] if isinstance(b, dict) and b.get("type") == "text"]
+    uses = sum(1 for b in body["content"] if isinstance(b, dict) and b.get("type") == "tool_use")
+    return ResponseInfo(text="".join(texts), tool_calls=uses, finish_reason=body.get("stop_reason"))

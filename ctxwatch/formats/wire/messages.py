@@ -1,0 +1,80 @@
+"""What every request shape decodes to, and the reuse of messages an agent sends again on every call.
+
+A request body of any provider is split into :data:`RequestParts`; :class:`MessageMemo` lets a reader build
+each message of a re-sent history once per call instead of once per call it appears in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import orjson
+
+from ctxwatch.model import Message
+
+#: ``(system blocks, tool schemas, history messages, max output tokens)`` of one request body.
+RequestParts = tuple[list[str], list[dict[str, Any]], list[Message], int | None]
+
+
+class MessageMemo:
+    """Reuse the normalized form of messages re-sent from the previous call.
+
+    Agent loops re-send their whole history on every call, so most messages of call N+1 are byte-for-byte
+    messages of call N.  The memo maps a hash of each raw message (its compact JSON) to the
+    :class:`Message` built for it, and keeps only the previous call's messages: memory stays one call wide
+    while the re-sent prefix costs a dump and a hash instead of a full normalization.
+    """
+
+    def __init__(self) -> None:
+        self._prev: dict[int, Message] = {}
+        self._cur: dict[int, Message] = {}
+        self._prev_raw: list[Any] = []
+        self._prev_msgs: list[Message | None] = []
+        self._prev_keys: list[int | None] = []  # the content hash of each of _prev_msgs (None: not hashed)
+
+    def messages(self, raw_list: list[Any], build: Callable[[dict[str, Any]], Message]) -> list[Message | None]:
+        """Messages for a request's raw message list, aligned with it (``None`` for non-dict items).
+
+        When the list starts with the previous call's whole list (the usual append-only history), that
+        prefix is recognised with one C-level list comparison and its messages are reused as they are.
+        """
+        n = len(self._prev_raw)
+        if n and len(raw_list) >= n and raw_list[:n] == self._prev_raw:
+            out = list(self._prev_msgs)
+            keys = list(self._prev_keys)
+            for m in raw_list[n:]:
+                msg = self.get(m, build) if isinstance(m, dict) else None
+                out.append(msg)
+                keys.append(msg.key if msg is not None else None)
+        else:
+            out = [self.get(m, build) if isinstance(m, dict) else None for m in raw_list]
+            keys = [msg.key if msg is not None else None for msg in out]
+        self._prev_raw = raw_list
+        self._prev_msgs = out
+        self._prev_keys = keys  # (kept along, a call's new messages only: see keys_of)
+        return out
+
+    def get(self, raw: dict[str, Any], build: Callable[[dict[str, Any]], Message]) -> Message:
+        """The message for ``raw``, built with ``build`` unless it was seen in the previous call."""
+        try:
+            key = hash(orjson.dumps(raw))
+        except TypeError:  # (orjson.JSONEncodeError: nested too deeply to write; not worth a key)
+            return build(raw)
+        msg = self._cur.get(key) or self._prev.get(key)
+        if msg is None:
+            msg = build(raw)
+            msg.key = key
+        self._cur[key] = msg
+        return msg
+
+    def next_call(self) -> None:
+        """Start a new call: the current call's messages become the ones to reuse."""
+        self._prev, self._cur = self._cur, {}
+
+    def keys_of(self, raw_list: Any) -> tuple[int, ...] | None:
+        """The content hashes of the messages of ``raw_list`` when it is the list last given to :meth:`messages`
+        (the same object) and the memo hashed each of its items; else ``None``."""
+        if raw_list is not self._prev_raw or not isinstance(raw_list, list) or None in self._prev_keys:
+            return None
+        return tuple(self._prev_keys)  # type: ignore[arg-type]  # (no None in it)
