@@ -39,17 +39,17 @@ from typing import Any
 import orjson
 
 from ctxwatch.formats import FormatSpec, Reader, Sniff, register, sniff_file
-from ctxwatch.formats.canonical import (
+from ctxwatch.formats.canonical import request_problems
+from ctxwatch.formats.wire.anthropic import anthropic_request_to_parts, anthropic_response_info, anthropic_usage
+from ctxwatch.formats.wire.images import image_size_from_base64
+from ctxwatch.formats.wire.openai import (
     openai_request_to_parts,
     openai_response_info,
     openai_usage,
-    request_problems,
     responses_request_to_parts,
     responses_response_info,
     responses_usage,
 )
-from ctxwatch.formats.wire.anthropic import anthropic_request_to_parts, anthropic_response_info, anthropic_usage
-from ctxwatch.formats.wire.images import image_size_from_base64
 from ctxwatch.formats.wire.timestamps import parse_timestamp
 from ctxwatch.model import BATCH_SIDE, Issue, Message, ParsedCall, Part, SourceRef
 from ctxwatch.source import Record, decode_line, iter_records

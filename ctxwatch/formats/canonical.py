@@ -30,185 +30,32 @@ import orjson
 
 from ctxwatch.formats import FormatSpec as Spec
 from ctxwatch.formats import Output, Reader, Sniff, register, usage_count
-from ctxwatch.formats.codex import harness_label
 from ctxwatch.formats.wire.anthropic import (
     anthropic_request_to_parts,
     anthropic_response_info,
     anthropic_system,
     anthropic_usage,
 )
-from ctxwatch.formats.wire.images import image_part
-from ctxwatch.formats.wire.messages import MessageMemo, RequestParts
+from ctxwatch.formats.wire.litellm import LITELLM_CACHE_KEYS, litellm_usage_note
+from ctxwatch.formats.wire.messages import MessageMemo
+from ctxwatch.formats.wire.openai import openai_message as openai_message  # (for ctxwatch.demo and ctxwatch.budget)
+from ctxwatch.formats.wire.openai import (
+    openai_request_to_parts,
+    openai_response_info,
+    openai_usage,
+    responses_request_to_parts,
+    responses_response_info,
+    responses_usage,
+)
 from ctxwatch.formats.wire.timestamps import parse_timestamp
-from ctxwatch.formats.wire.values import int_or_none, json_text, request_max_tokens
-from ctxwatch.model import Issue, Message, ParsedCall, Part, Resolved, ResponseInfo, SourceRef, Usage, message_key
+from ctxwatch.formats.wire.values import int_or_none
+from ctxwatch.model import Issue, ParsedCall, Resolved, ResponseInfo, SourceRef, Usage, message_key
 from ctxwatch.source import Record
 
 # --- small helpers --------------------------------------------------------------------------------
 
 
 # --- OpenAI chat completions ------------------------------------------------------------------------
-
-def _openai_content(content: Any) -> list[Part]:
-    if content is None:
-        return []
-    if isinstance(content, str):
-        return [Part("text", content)]
-    parts: list[Part] = []
-    if isinstance(content, list):
-        for item in content:
-            if isinstance(item, str):
-                parts.append(Part("text", item))
-            elif isinstance(item, dict):
-                t = item.get("type")
-                if t in ("text", "input_text", "output_text"):
-                    parts.append(Part("text", str(item.get("text") or "")))
-                elif t in ("image_url", "input_image"):
-                    iu = item.get("image_url")
-                    url = iu.get("url") if isinstance(iu, dict) else iu
-                    detail = iu.get("detail") if isinstance(iu, dict) else item.get("detail")
-                    parts.append(image_part(str(url or ""), {"detail": detail} if detail else None))
-                elif t == "refusal":
-                    parts.append(Part("text", str(item.get("refusal") or "")))
-                else:
-                    parts.append(Part("other", json_text(item)))
-    else:
-        parts.append(Part("other", json_text(content)))
-    return parts
-
-
-def openai_message(m: dict[str, Any]) -> Message:
-    """Normalize one OpenAI chat message (tool_calls, legacy function_call, tool results) into a Message."""
-    role = str(m.get("role") or "user")
-    parts = _openai_content(m.get("content"))
-    for tc in m.get("tool_calls") or []:
-        if not isinstance(tc, dict):
-            continue
-        fn = f if isinstance(f := tc.get("function"), dict) else {}
-        parts.append(Part("tool_call", json_text(fn.get("arguments") or ""), name=str(fn.get("name") or ""),
-                          call_id=tc.get("id")))
-    fc = m.get("function_call")
-    if isinstance(fc, dict):  # legacy single function call (case B02)
-        parts.append(Part("tool_call", json_text(fc.get("arguments") or ""), name=str(fc.get("name") or "")))
-    if role in ("tool", "function"):
-        call_id = m.get("tool_call_id")
-        text = "\n".join(p.text for p in parts)
-        parts = [Part("tool_result", text, call_id=str(call_id) if call_id else None)]
-        role = "tool"
-    name = m.get("name") if isinstance(m.get("name"), str) and role != "tool" else None
-    return Message(role, parts, name=name)
-
-
-def openai_request_to_parts(body: dict[str, Any], memo: MessageMemo | None = None) -> RequestParts:
-    """Split an OpenAI chat-completions request body into ``(system, tools, messages, max_output_tokens)``.
-
-    ``system`` holds the text of the leading ``system``/``developer`` messages (the system prompt: the floor
-    and the prompt-cache prefix).  A ``system`` message later in the list (a reminder injected mid-run) stays
-    in ``messages`` at its own place: it is history the planner pins where it is, and moving it into the
-    floor would shift every later message's index and report a changed system prompt (a cache prefix
-    invalidated) where only a message was added.  ``tools`` includes legacy ``functions`` wrapped as tools.
-    Never raises on odd shapes.  ``memo`` (optional) reuses messages re-sent from the previous call.
-    """
-    raw = r if isinstance(r := body.get("messages"), list) else []
-    built = memo.messages(raw, openai_message) if memo is not None else [
-        openai_message(m) if isinstance(m, dict) else None for m in raw]
-    present = [m for m in built if m is not None]
-    lead = 0
-    while lead < len(present) and present[lead].role in ("system", "developer"):
-        lead += 1
-    system = [m.text() for m in present[:lead]]
-    messages = present[lead:]
-    tools = [t for t in (body.get("tools") or []) if isinstance(t, dict)]
-    tools += [{"type": "function", "function": f} for f in (body.get("functions") or []) if isinstance(f, dict)]
-    return system, tools, messages, request_max_tokens(body, "max_completion_tokens", "max_tokens",
-                                                       "max_output_tokens")
-
-
-def openai_usage(u: Any) -> Usage | None:
-    """Normalize OpenAI usage (chat ``prompt_tokens`` or Responses ``input_tokens`` naming).
-
-    OpenAI's prompt count *includes* cached tokens and the output *includes* reasoning (FORMATS.md §0).
-    OpenRouter, in the same shape, adds ``prompt_tokens_details.cache_write_tokens``, also inside
-    ``prompt_tokens`` (openrouter.ai/docs/use-cases/usage-accounting: prompt_tokens 194 with cache_write_tokens
-    100): read as the cache write, so a Claude call through it is priced at the cache-write rate.
-    """
-    if not isinstance(u, dict):
-        return None
-    prompt = usage_count(u.get("prompt_tokens"))
-    if prompt is None:
-        prompt = usage_count(u.get("input_tokens"))
-    details = u.get("prompt_tokens_details") or u.get("input_tokens_details") or {}
-    cached = usage_count(details.get("cached_tokens")) if isinstance(details, dict) else None
-    written = usage_count(details.get("cache_write_tokens")) if isinstance(details, dict) else None
-    out = usage_count(u.get("completion_tokens"))
-    if out is None:
-        out = usage_count(u.get("output_tokens"))
-    odet = u.get("completion_tokens_details") or u.get("output_tokens_details") or {}
-    reasoning = usage_count(odet.get("reasoning_tokens")) if isinstance(odet, dict) else None
-    if prompt is None and out is None:
-        return None
-    # (a value that is not a count is passed on for the sanitizer to report; no arithmetic on it)
-    uncached = prompt - cached if prompt.__class__ is int and cached.__class__ is int else None
-    if uncached is not None and written is not None:
-        uncached = uncached - written if written.__class__ is int else None
-    return Usage(prompt_total=prompt, input_uncached=uncached, cache_read=cached, cache_write=written,
-                 output=out, reasoning=reasoning)
-
-
-#: LiteLLM's own cache counts, kept beside its OpenAI-shaped usage for Anthropic models (FORMATS.md §5b, §5g).
-LITELLM_CACHE_KEYS = ("cache_read_input_tokens", "cache_creation_input_tokens")
-
-
-def litellm_usage_note(u: Any) -> tuple[Usage | None, str | None]:
-    """Normalize LiteLLM's OpenAI-shaped usage (``prompt_tokens``, ``completion_tokens``, ``prompt_tokens_details.
-    cached_tokens``, and for Anthropic models ``cache_read_input_tokens`` / ``cache_creation_input_tokens`` beside
-    them), with a sentence when the fields are ambiguous (else ``None``).  All values in tokens.
-
-    ``prompt_tokens`` is the whole prompt, cache reads (``prompt_tokens_details.cached_tokens`` or
-    ``cache_read_input_tokens``) and writes (``cache_creation_input_tokens``) included.  Sources: LiteLLM's
-    "Prompt Caching" docs (litellm.vercel.app/docs/completion/prompt_caching: "prompt_tokens: These are all
-    prompt tokens including cache-miss and cache-hit input tokens", ``cache_creation_input_tokens`` added for
-    Anthropic); a LiteLLM usage object quoted in BerriAI/litellm#11364 (prompt_tokens 98,805 = 66,360 cache
-    reads + 32,435 cache writes + 10); and the OpenHands sample ``basic_trajectory.json`` (call 2's prompt 4,646 =
-    call 1's 3,486 + its 1,135 output + the observation, which holds only if the 3,482 cache-write tokens are
-    inside 3,486).  Older LiteLLM releases left cache writes out of ``prompt_tokens``: when reads + writes exceed
-    ``prompt_tokens`` (and the reads alone do not) the writes are added, as before; but a ``prompt_tokens`` that
-    holds only the uncached input (Anthropic's own convention, which BerriAI/litellm#23342 proposed for its
-    ``anthropic_messages`` logs) fits those numbers too, with a larger prompt, so the sentence says so and gives
-    both.  Reads alone above ``prompt_tokens`` are left for :func:`ctxwatch.engine.run._sanitize` to report as damage.
-    """
-    if not isinstance(u, dict):
-        return None, None
-    base = openai_usage(u)
-    if base is None:
-        return None, None
-    cr = base.cache_read if base.cache_read is not None else int_or_none(u.get("cache_read_input_tokens"))
-    if cr is None:
-        cr = int_or_none(u.get("cache_read_tokens"))
-    cw = int_or_none(u.get("cache_creation_input_tokens"))
-    if cw is None:
-        cw = int_or_none(u.get("cache_write_tokens"))
-    prompt = base.prompt_total
-    note = None
-    uncached = None
-    # (a value that is not a count is passed on for the sanitizer to report; no arithmetic on it)
-    if prompt.__class__ is int and all(x is None or x.__class__ is int for x in (cr, cw)):
-        p, r, w = int(prompt or 0), int(cr or 0), int(cw or 0)
-        if r + w > p:
-            if r <= p:
-                note = (f"usage.prompt_tokens {p:,} is below its cache reads {r:,} + writes {w:,}, which LiteLLM "
-                        f"counts inside it: read as a release that left the writes out (prompt {p + w:,}); if "
-                        f"prompt_tokens is only the uncached input (Anthropic's convention) the prompt is "
-                        f"{p + r + w:,}")
-            p += w
-        prompt, uncached = p, p - r - w
-    return Usage(prompt_total=prompt, input_uncached=uncached, cache_read=cr, cache_write=cw,
-                 output=base.output, reasoning=base.reasoning), note
-
-
-def litellm_usage(u: Any) -> Usage | None:
-    """:func:`litellm_usage_note` without the sentence (tokens)."""
-    return litellm_usage_note(u)[0]
 
 
 def usage_by_shape(u: Any, flavour: str) -> tuple[Usage | None, list[str]]:
@@ -261,88 +108,7 @@ def usage_by_shape(u: Any, flavour: str) -> tuple[Usage | None, list[str]]:
     return (anthropic_usage(u) if flavour == "anthropic" else openai_usage(u)), notes
 
 
-def openai_response_info(body: Any) -> ResponseInfo | None:
-    """Completion text, tool-call count and finish reason from a chat-completions response body."""
-    if not isinstance(body, dict):
-        return None
-    choices = body.get("choices")
-    if isinstance(choices, list) and choices and isinstance(choices[0], dict):
-        msg = choices[0].get("message") or {}
-        if not isinstance(msg, dict):
-            msg = {}
-        content = msg.get("content")
-        text = content if isinstance(content, str) else (
-            "".join(p.get("text", "") for p in content if isinstance(p, dict)) if isinstance(content, list) else None)
-        return ResponseInfo(text=text, tool_calls=len(msg.get("tool_calls") or []),
-                            finish_reason=choices[0].get("finish_reason"))
-    if isinstance(body.get("output"), list):
-        return responses_response_info(body)
-    return None
-
-
 # --- OpenAI Responses API ---------------------------------------------------------------------------
-
-def responses_request_to_parts(body: dict[str, Any]) -> RequestParts:
-    """Split a Responses API request (``instructions``, ``input``, ``tools``) like :func:`openai_request_to_parts`."""
-    system: list[str] = []
-    if isinstance(body.get("instructions"), str) and body["instructions"]:
-        system.append(body["instructions"])
-    messages: list[Message] = []
-    inp = body.get("input")
-    if isinstance(inp, str):
-        messages.append(Message("user", [Part("text", inp)]))
-    for item in inp if isinstance(inp, list) else []:
-        if not isinstance(item, dict):
-            continue
-        t = item.get("type", "message")
-        if t == "message":
-            role = str(item.get("role") or "user")
-            parts = _openai_content(item.get("content"))
-            msg = Message(role, parts, label=harness_label(role, parts))  # (Codex's AGENTS.md, environment)
-            if msg.role in ("system", "developer") and not messages:
-                system.append(msg.text())  # (leading ones only, as in openai_request_to_parts)
-            else:
-                messages.append(msg)
-        elif t == "function_call":
-            messages.append(Message("assistant", [Part("tool_call", json_text(item.get("arguments") or ""),
-                                                       name=str(item.get("name") or ""), call_id=item.get("call_id"))]))
-        elif t == "function_call_output":
-            messages.append(Message("tool", [Part("tool_result", json_text(item.get("output") or ""),
-                                                  call_id=item.get("call_id"))]))
-        elif t == "reasoning":
-            summary = item.get("summary") or []
-            text = "\n".join(s.get("text", "") for s in summary if isinstance(s, dict))
-            messages.append(Message("assistant", [Part("thinking", text)], label="reasoning"))
-        else:
-            messages.append(Message("user", [Part("other", json_text(item))]))
-    tools = [t for t in (body.get("tools") or []) if isinstance(t, dict)]
-    # (a value that is not a count is passed on for the sanitizer to report, not replaced by the default reserve)
-    return system, tools, messages, request_max_tokens(body, "max_output_tokens")
-
-
-def responses_usage(u: Any) -> Usage | None:
-    """Normalize Responses API usage (``input_tokens`` includes ``input_tokens_details.cached_tokens``)."""
-    return openai_usage(u)
-
-
-def responses_response_info(body: Any) -> ResponseInfo | None:
-    """Completion text and tool calls from a Responses API response body (``output[]`` items)."""
-    if not isinstance(body, dict):
-        return None
-    texts: list[str] = []
-    calls = 0
-    for item in body.get("output") or []:
-        if not isinstance(item, dict):
-            continue
-        if item.get("type") == "message":
-            for c in item.get("content") or []:
-                if isinstance(c, dict) and isinstance(c.get("text"), str):
-                    texts.append(c["text"])
-        elif item.get("type") in ("function_call", "custom_tool_call", "local_shell_call"):
-            calls += 1
-    if isinstance(body.get("output_text"), str) and not texts:
-        texts.append(body["output_text"])
-    return ResponseInfo(text="".join(texts) if texts else None, tool_calls=calls, finish_reason=body.get("status"))
 
 
 # --- Anthropic Messages -----------------------------------------------------------------------------

@@ -51,6 +51,7 @@ from typing import Any
 
 from ctxwatch.formats import FormatSpec, Output, Reader, Sniff, register, usage_count
 from ctxwatch.formats.wire.images import image_size_from_base64
+from ctxwatch.formats.wire.openai import harness_label
 from ctxwatch.formats.wire.timestamps import parse_timestamp
 from ctxwatch.model import Issue, Message, ParsedCall, Part, ResponseInfo, SourceRef, Usage
 from ctxwatch.source import Record, json_text, show_value
@@ -77,27 +78,6 @@ _MAX_COUNT = 2**53
 #: Response items the model produced (its completion); everything else in the history is input.
 _OUTPUT_ITEMS = ("reasoning", "function_call", "custom_tool_call", "local_shell_call", "web_search_call",
                  "tool_search_call", "image_generation_call")
-
-#: Prefixes of user messages that carry instructions rather than user text (FORMATS.md section 2, "Parts of
-#: the context": AGENTS.md is injected as a user message).
-_INSTRUCTION_PREFIXES = ("# AGENTS.md instructions", "<user_instructions>")
-#: Prefix of the user message Codex injects with the working directory, sandbox and shell (FORMATS.md section 2:
-#: "Environment: a user message ``<environment_context>``"): harness context, not the user's task.
-_ENVIRONMENT_PREFIX = "<environment_context>"
-
-
-def harness_label(role: str, parts: list[Part]) -> str | None:
-    """The label of a user message a coding-agent harness injects, not typed by the user: ``instructions``
-    for AGENTS.md / ``<user_instructions>`` (pinned), ``environment`` for ``<environment_context>`` (pinned,
-    never the task), else ``None``.  Codex rollouts and Responses API captures of Codex carry them."""
-    if role != "user" or not parts or parts[0].kind != "text":
-        return None
-    head = parts[0].text.lstrip()
-    if head.startswith(_INSTRUCTION_PREFIXES):
-        return "instructions"
-    if head.startswith(_ENVIRONMENT_PREFIX):
-        return "environment"
-    return None
 
 
 class _NotACount(ValueError):

@@ -47,14 +47,12 @@ from ctxwatch.formats import FormatSpec, Reader, Sniff, count_or_none, register,
 from ctxwatch.formats.canonical import (
     forget_history,
     history_problem,
-    int_or_none,
-    json_text,
-    litellm_usage,
-    openai_message,
-    openai_response_info,
 )
 from ctxwatch.formats.wire.images import image_part
+from ctxwatch.formats.wire.litellm import litellm_usage
+from ctxwatch.formats.wire.openai import openai_message, openai_response_info
 from ctxwatch.formats.wire.timestamps import parse_timestamp
+from ctxwatch.formats.wire.values import int_or_none, json_text
 from ctxwatch.model import Issue, Message, ParsedCall, Part, ResponseInfo, SourceRef, Usage
 from ctxwatch.source import Record
 

@@ -49,11 +49,10 @@ from ctxwatch.formats import FormatSpec, Reader, Sniff, register, usage_count
 from ctxwatch.formats.canonical import (
     forget_history,
     history_problem,
-    int_or_none,
-    json_text,
 )
 from ctxwatch.formats.wire.images import image_part
 from ctxwatch.formats.wire.timestamps import parse_timestamp
+from ctxwatch.formats.wire.values import int_or_none, json_text
 from ctxwatch.model import BATCH_SIDE, Issue, Message, ParsedCall, Part, ResponseInfo, SourceRef, Usage
 from ctxwatch.source import Record
 
