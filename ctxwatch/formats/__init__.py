@@ -135,6 +135,7 @@ REGISTRY: dict[str, FormatSpec] = {}
 # Format modules register themselves on import. Listed here so that detection sees all of them.
 _MODULES = (
     "ctxwatch.formats.canonical",
+    "ctxwatch.formats.claude_trace",
     "ctxwatch.formats.claude_code",
     "ctxwatch.formats.codex",
     "ctxwatch.formats.batch",

@@ -39,8 +39,8 @@ from typing import Any
 import orjson
 
 from ctxwatch.formats import FormatSpec, Reader, Sniff, register, sniff_file
-from ctxwatch.formats.canonical import request_problems
 from ctxwatch.formats.wire.anthropic import anthropic_request_to_parts, anthropic_response_info, anthropic_usage
+from ctxwatch.formats.wire.damage import request_problems
 from ctxwatch.formats.wire.images import image_size_from_base64
 from ctxwatch.formats.wire.openai import (
     openai_request_to_parts,
@@ -259,7 +259,7 @@ def _base64_images(blocks: Any, found: dict[str, str]) -> None:
 def _fix_anthropic_images(params: dict[str, Any], messages: list[Message]) -> None:
     """Give base64 image parts of an Anthropic request their pixel size (failure case B03).
 
-    :func:`~ctxwatch.formats.canonical.anthropic_request_to_parts` keeps a raw base64 source's first 200
+    :func:`~ctxwatch.formats.wire.anthropic.anthropic_request_to_parts` keeps a raw base64 source's first 200
     characters as ``meta["url"]`` without reading its header; this reads the header with
     :func:`~ctxwatch.formats.wire.images.image_size_from_base64`, records the payload size, and drops the bogus url.
     A no-op for parts that already have a size.
@@ -287,7 +287,7 @@ def _fix_anthropic_images(params: dict[str, Any], messages: list[Message]) -> No
 
 def _attach_request(call: ParsedCall, req: dict[str, Any], provider: str) -> list[str]:
     """Fill a call's request fields (system, tools, messages, max output tokens) from a request object; return
-    what the request leaves unknown, one sentence each (:func:`~ctxwatch.formats.canonical.request_problems`:
+    what the request leaves unknown, one sentence each (:func:`~ctxwatch.formats.wire.damage.request_problems`:
     a ``messages`` list that is missing or damaged makes the history unknown, never empty)."""
     if provider == "anthropic":
         params = p if isinstance(p := req.get("params"), dict) else {}

@@ -44,10 +44,7 @@ from typing import Any
 import orjson
 
 from ctxwatch.formats import FormatSpec, Reader, Sniff, count_or_none, register, usage_count
-from ctxwatch.formats.canonical import (
-    forget_history,
-    history_problem,
-)
+from ctxwatch.formats.wire.damage import forget_history, history_problem
 from ctxwatch.formats.wire.images import image_part
 from ctxwatch.formats.wire.litellm import litellm_usage
 from ctxwatch.formats.wire.openai import openai_message, openai_response_info
@@ -331,10 +328,10 @@ class InspectReader(Reader):
               n: int, run_id: str | None, member: str | None) -> list[Output]:
         """The call of one model event, and an ``invalid_field`` issue when its ``input`` (the messages sent,
         system prompt first) is missing, damaged or empty: the history and system prompt are then unknown
-        (:func:`~ctxwatch.formats.canonical.forget_history`), not empty.  An empty ``input`` is damage as an
+        (:func:`~ctxwatch.formats.wire.damage.forget_history`), not empty.  An empty ``input`` is damage as an
         empty chat ``messages`` or Gemini ``contents`` is: every provider Inspect calls rejects a request
         without messages (OpenAI ``empty_array``, Anthropic "at least one message is required", Gemini
-        "contents is not specified": :func:`~ctxwatch.formats.canonical.request_problems`), so no call was
+        "contents is not specified": :func:`~ctxwatch.formats.wire.damage.request_problems`), so no call was
         made with one; read as empty, it was a request without the system prompt (``system_prompt_evicted``)
         and a history of 0."""
         model = e.get("model") if isinstance(e.get("model"), str) else None

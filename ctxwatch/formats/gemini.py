@@ -46,10 +46,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ctxwatch.formats import FormatSpec, Reader, Sniff, register, usage_count
-from ctxwatch.formats.canonical import (
-    forget_history,
-    history_problem,
-)
+from ctxwatch.formats.wire.damage import forget_history, history_problem
 from ctxwatch.formats.wire.images import image_part
 from ctxwatch.formats.wire.timestamps import parse_timestamp
 from ctxwatch.formats.wire.values import int_or_none, json_text
@@ -191,10 +188,10 @@ def gemini_request_to_parts(req: dict[str, Any]) -> RequestParts:
 
 def gemini_request_problems(call: ParsedCall, req: dict[str, Any]) -> list[str]:
     """Mark on ``call`` what a logged ``generateContent`` request leaves unknown, and say why (one sentence each,
-    for ``invalid_field`` issues), as :func:`~ctxwatch.formats.canonical.request_problems` does for the other
+    for ``invalid_field`` issues), as :func:`~ctxwatch.formats.wire.damage.request_problems` does for the other
     request bodies: ``contents`` missing, empty, not a list (or one object) or holding entries that are not
     objects makes the history unknown, and the system prompt with it unless ``systemInstruction`` gave one
-    (:func:`~ctxwatch.formats.canonical.forget_history`); a ``systemInstruction`` that is neither text nor a
+    (:func:`~ctxwatch.formats.wire.damage.forget_history`); a ``systemInstruction`` that is neither text nor a
     Content object leaves the system prompt unknown (it was read as none).  An empty ``contents`` is damage: the
     API rejects it (HTTP 400 INVALID_ARGUMENT "contents is not specified", quoted in
     NousResearch/hermes-agent#57942 and ikechan8370/chatgpt-plugin#733), so no call was made with one."""

@@ -1,0 +1,221 @@
+"""Dedupe keys of one file's calls: the provider's response id with the request's shape, or the record's content.
+
+The same API call may be logged more than once (a log replaced by a copy, a resumed run re-logging, an exchange
+captured twice, in another file too): its copies must update one call, never add up.  Copies of one call may
+report different amounts of its usage (a stream cut before its last event), so the copy counted is the one that
+reports the most, and every copy left out says which copy is counted.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import orjson
+
+from ctxwatch.formats.wire.messages import MessageMemo
+from ctxwatch.model import Issue, ParsedCall, Resolved, Usage, message_key
+
+
+def json_hash(v: Any) -> int | None:
+    """A hash of a value's compact JSON (equal for equal values written with the same key order), or ``None``
+    when orjson cannot write it (nested too deeply, an int beyond 64 bits)."""
+    try:
+        return hash(orjson.dumps(v))
+    except TypeError:  # (orjson.JSONEncodeError)
+        return None
+
+
+def record_hash(record: dict[str, Any], body_at: tuple[str, ...], memo: MessageMemo) -> int | None:
+    """A hash of a whole record's content (equal for identical records), or ``None`` when it cannot be written.
+
+    ``body_at``: the keys leading from ``record`` to its request body.  The body's messages, which ``memo``
+    has just hashed one by one to build the call, enter as those hashes instead of being written out again (an
+    agent's request re-sends its whole history: writing it twice more per record slowed a read by a fifth);
+    a record the memo did not read (a Responses API body) is written whole.
+    """
+    body: Any = record
+    for k in body_at:
+        body = body.get(k) if isinstance(body, dict) else None
+    keys = memo.keys_of(body.get("messages")) if isinstance(body, dict) else None
+    if keys is None:
+        return json_hash(record)
+
+    def swapped(d: dict[str, Any], i: int) -> dict[str, Any]:
+        if i == len(body_at):
+            return {**d, "messages": keys}
+        return {**d, body_at[i]: swapped(d[body_at[i]], i + 1)}
+
+    return json_hash(swapped(record, 0))
+
+
+def usage_rank(u: Usage | None) -> int:
+    """How much of a call's usage one copy of its record reports, to choose between two copies of one call:
+    0 for none, else 1, plus 8 when undamaged, 4 with a prompt count and 2 with an output count.  A stream cut
+    before its ``message_delta`` (damaged, no output count: 5) ranks below its whole copy (15)."""
+    if u is None:
+        return 0
+    return 1 + 8 * (not u.damaged) + 4 * (u.prompt_total is not None) + 2 * (u.output is not None)
+
+
+def copy_rank(u: Usage | None) -> tuple[int, int]:
+    """:func:`usage_rank`, then the output count (-1 when unknown or not a count): between two copies that
+    report as much of the usage, the larger output count is the later state of the response (the final count
+    of a streamed response is its largest), as :func:`ctxwatch.engine.run._usage_rank` ranks copies from different
+    files."""
+    out = u.output if u is not None and isinstance(u.output, int) and not isinstance(u.output, bool) else -1
+    return usage_rank(u), out
+
+
+def _compared(counted: tuple[int, int], copy: tuple[int, int]) -> str:
+    """What the counted copy (rank ``counted``, :func:`copy_rank`) reports against a copy left out (``copy``,
+    never ranked above it): ``more`` of the usage, a ``larger`` output count, or ``same`` (as much)."""
+    if counted[0] > copy[0]:
+        return "more"
+    return "larger" if counted[1] > copy[1] else "same"
+
+
+class _Copy(NamedTuple):
+    """One copy of a call read by :class:`ResponseIds`: its line, rank (:func:`copy_rank`) and own issues."""
+
+    line: int
+    rank: tuple[int, int]
+    notes: list[Issue]
+
+
+class ResponseIds:
+    """Dedupe keys of one file's calls from the provider's response ids (``chatcmpl-...``, ``msg_...``).
+
+    The provider's response id names one API call: a record seen again (a log replaced by a copy, a resumed
+    run re-logging, an exchange captured twice) updates instead of adding.  The key
+    holds the request too (model, system prompt, tool schemas, max output tokens, every message): a mock server
+    or a test stub answering every call with one constant id must not merge different requests into one call,
+    while a copy of a record stays the same call.  The reported usage is not part of the key: two copies of one
+    exchange may report different amounts of it (one copy's stream cut before its ``message_delta``).
+
+    Of the copies of one call in a file, the one counted is the one that reports the most of its usage
+    (:func:`copy_rank`) and, among those that report as much, the first one read, as a run keeps the copy read
+    first from files read one after another (:func:`ctxwatch.engine.run._keeps_earlier`): a later copy is emitted
+    only when it ranks above every earlier one (:meth:`better_copy`), and replaces the call.  Every copy left
+    out has notes naming the copy counted (:meth:`not_counted`), given again when a later copy replaces it
+    (:meth:`counted_copy`), so that no note names a copy that is no longer counted.  A record with no response
+    id (a refused request) is keyed by its content instead (:meth:`content`).  Used by the canonical and
+    claude-trace readers.
+
+    Args:
+        path: the log file (for the issues).
+    """
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._ids: dict[str, tuple[str, int]] = {}  # response id -> (first call key, line) using it
+        self._told: set[str] = set()  # response ids already reported as reused for another request
+        self._counted: dict[str, _Copy] = {}  # call key -> the copy counted
+        self._left: dict[str, list[_Copy]] = {}  # call key -> the copies left out that were given notes
+        self._seen: dict[int, int] = {}  # content hash of an id-less record -> how many were read so far
+        self._origin: int | None = None  # line of the first record read (see start)
+
+    def start(self, line: int) -> None:
+        """Note a record's line before it is read (the first one noted is where the reading started)."""
+        if self._origin is None:
+            self._origin = line
+
+    def content(self, call: ParsedCall, h: int | None, line: int) -> None:
+        """Key a call that has no key yet (its response has no id) by its record's content hash ``h``
+        (:func:`record_hash`) and its occurrence number among identical records of this file (``line``: the
+        record's 1-based line).
+
+        The same log in two files (a copy, a resumed run re-logging) gives each record the same key, so the k-th
+        identical record of one file is the same call as the k-th of the other, while two identical records of
+        one file (an agent retrying the same refused request) stay two calls.  A file read from a later line
+        than its first (a range of a big file read by a worker process, :mod:`ctxwatch.engine.parallel`; a backfill
+        of its end) cannot number its records from the file's start: their keys hold the line it started at,
+        so that identical records of two ranges stay apart.  A record with no hash (``None``) gets no key."""
+        if call.key is not None or h is None:
+            return
+        n = self._seen[h] = self._seen.get(h, 0) + 1
+        # (the hash part comes first and alone: ctxwatch.engine.run.reload_parsed recognises a record read alone by it)
+        where = f"{n}" if self._origin in (None, 1) else f"{self._origin}+{n}"
+        call.key = f"content:{h & 0xFFFFFFFFFFFFFFFF:016x}:{where}"
+
+    def assign(self, call: ParsedCall, rid: Any, line: int) -> list[Issue]:
+        """Set ``call.key`` from response id ``rid`` (a non-empty string, else the call gets no key and is never
+        merged) and the call's request; return a ``duplicate_response_id`` note the first time an id comes back
+        on a different request (``line``: the record's 1-based line number)."""
+        if not isinstance(rid, str) or not rid:
+            return []
+        msgs = call.messages or []
+        # (message keys are the memo's hashes of each raw message: the whole history, for the cost of a tuple)
+        shape = hash((call.model, tuple(call.system or ()), json_hash(call.tools), json_hash(call.max_output_tokens),
+                      tuple(message_key(m) for m in msgs))) & 0xFFFFFFFF
+        call.key = f"response:{rid}:{len(msgs)}:{shape:08x}"
+        first = self._ids.setdefault(rid, (call.key, line))
+        if first[0] == call.key or rid in self._told:
+            return []
+        self._told.add(rid)
+        return [Issue(self.path, line, "duplicate_response_id", f"response id {rid!r} was already used at line "
+                      f"{first[1]} for a different request; counted as separate calls")]
+
+    def better_copy(self, call: ParsedCall, line: int) -> int | None:
+        """The line of the copy of ``call`` (same key, this file) counted so far when that copy reports at least
+        as much of the usage (:func:`copy_rank`): ``call`` is then left out (:meth:`not_counted`).  ``None``
+        when ``call`` is to be counted (:meth:`counted_copy`): it has no key, is the first copy, or ranks above
+        the copy counted so far, which it replaces as a run replaces a call whose key comes back.  A copy that
+        ranks below must not be emitted (the run would replace the complete numbers with it), nor one that
+        ranks the same (a note naming the copy counted would name a copy that no longer is).  ``line``: the
+        record's 1-based line."""
+        if call.key is None:
+            return None
+        counted = self._counted.get(call.key)
+        if counted is not None and counted.line != line and counted.rank >= copy_rank(call.usage):
+            return counted.line
+        return None
+
+    def counted_copy(self, call: ParsedCall, line: int, notes: list[Issue]) -> list[Issue | Resolved]:
+        """Record ``call`` (``line``; ``notes``: its own issues), which :meth:`better_copy` chose, as its key's
+        copy counted.  When it replaces an earlier copy, the issues of that copy (a stream cut before its
+        ``message_delta``) and those of the copies left out so far, which named that copy, are withdrawn
+        (:class:`Resolved`) and given again naming ``line`` (:meth:`not_counted`); an earlier copy without
+        issues of its own gets none."""
+        if call.key is None:
+            return []
+        old = self._counted.get(call.key)
+        new = self._counted[call.key] = _Copy(line, copy_rank(call.usage), list(notes))
+        if old is None or old.line == line:
+            return []
+        left = self._left.setdefault(call.key, [])
+        out: list[Issue | Resolved] = [Resolved(i.path, i.line, i.kind) for i in old.notes]
+        for copy in left:
+            out += [Resolved(i.path, i.line, i.kind) for i in self._words(copy, old)]
+        if old.notes:
+            left.append(_Copy(old.line, old.rank, old.notes))
+            left.sort(key=lambda c: c.line)
+        for copy in left:
+            out += self._words(copy, new)
+        return out
+
+    def not_counted(self, call: ParsedCall, line: int, notes: list[Issue]) -> list[Issue]:
+        """The issues of ``call`` (``line``; ``notes``: its own issues), a copy that :meth:`better_copy` keeps
+        out: its own notes, saying that it is not counted and which copy is, or one ``incomplete_copy`` note
+        when it has none and reports less than the copy counted (an exact later copy without issues of its own
+        is left out silently)."""
+        assert call.key is not None  # (better_copy leaves out only keyed copies)
+        copy = _Copy(line, copy_rank(call.usage), list(notes))
+        counted = self._counted[call.key]
+        issued = self._words(copy, counted)
+        if issued:
+            self._left.setdefault(call.key, []).append(copy)
+        return issued
+
+    def _words(self, copy: _Copy, counted: _Copy) -> list[Issue]:
+        """The issues given for ``copy``, left out while ``counted`` is the copy counted."""
+        how = _compared(counted.rank, copy.rank)
+        if not copy.notes:
+            if how == "same":
+                return []
+            less = "less of its usage" if how == "more" else "a smaller output count"
+            return [Issue(self.path, copy.line, "incomplete_copy", f"a copy of the call at line {counted.line} "
+                          f"that reports {less}; not counted (line {counted.line} is)")]
+        what = {"more": "which reports more of the usage", "larger": "which reports a larger output count",
+                "same": "which reports as much of the usage and was read first"}[how]
+        why = f"this copy is not counted: the copy at line {counted.line}, {what}, is"
+        return [Issue(i.path, i.line, i.kind, f"{i.message}; {why}", i.call_key) for i in copy.notes]
