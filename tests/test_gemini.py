@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from ctxwatch.formats import detect
-from ctxwatch.formats.gemini import GeminiCliReader, GeminiReader, gemini_usage
+from ctxwatch.formats import GeminiCliReader, detect
+from ctxwatch.formats.gemini import GeminiReader, gemini_usage
 from ctxwatch.model import Issue, ParsedCall
 from ctxwatch.source import iter_records
 

@@ -16,7 +16,7 @@ import importlib
 import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -141,13 +141,28 @@ _MODULES = (
     "ctxwatch.formats.batch",
     "ctxwatch.formats.documents",
     "ctxwatch.formats.gemini",
+    "ctxwatch.formats.gemini_cli",
 )
 _loaded = False
 
 __all__ = [
-    "MAX_COUNT", "SNIFF_BYTES", "FormatSpec", "Output", "Reader", "Sniff", "array_of_records", "count_or_none",
-    "detect", "formats", "get_format", "not_a_count", "register", "sniff_file", "usage_count",
+    "MAX_COUNT", "SNIFF_BYTES", "FormatSpec", "GeminiCliReader", "Output", "Reader", "Sniff", "array_of_records",
+    "count_or_none", "detect", "formats", "get_format", "not_a_count", "register", "sniff_document", "sniff_file",
+    "usage_count",
 ]
+
+#: Public names of reader modules that were split in two, by the module that holds them now: importable from
+#: here, and loaded only when asked for (importing a reader module registers its formats).  (Resolved at run
+#: time only, so that no static import ties this package to a reader: the readers import it.)
+_MOVED = {"GeminiCliReader": "ctxwatch.formats.gemini_cli"}
+
+if not TYPE_CHECKING:
+    def __getattr__(name: str) -> Any:
+        """A name of :data:`_MOVED`, imported from its module on first use."""
+        module = _MOVED.get(name)
+        if module is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        return getattr(importlib.import_module(module), name)
 
 
 def register(spec: FormatSpec) -> FormatSpec:
@@ -302,3 +317,44 @@ def _best(sn: Sniff) -> tuple[FormatSpec | None, float]:
         if s > score:
             best, score = spec, s
     return best, score
+
+
+#: Largest document parsed for detection when :func:`ctxwatch.formats.sniff_file` did not parse it (bytes);
+#: the same bound sniff_file uses.
+_SNIFF_DOC_MAX = 256 * 1024 * 1024
+
+
+_doc_cache: tuple[tuple[str, int, int], Any] | None = None
+
+
+def sniff_document(s: Sniff) -> Any:
+    """The whole JSON document behind a :class:`Sniff`, or ``None`` if the file is not one JSON document.
+
+    Uses ``s.document`` when detection parsed it, or the single decoded value of a one-line document.  A
+    pretty-printed document whose head decoded into stray values (each ``"key": …`` line yields its key
+    string, so ``sniff_file`` does not try the whole file) is parsed here once and cached by path, size
+    and mtime, so that the several document sniffers share one parse.  Never raises.
+    """
+    global _doc_cache
+    if s.document is not None:
+        return s.document
+    if len(s.values) == 1 and isinstance(s.values[0], dict | list):
+        return s.values[0]
+    head = s.head.lstrip(b"\xef\xbb\xbf \t\r\n")
+    first = head.split(b"\n", 1)[0].strip()
+    if first not in (b"{", b"[") and not (first.startswith(b"[") and first.endswith(b"{")):
+        return None  # a JSONL record can never be a bare "{" or "[" line: only a pretty-printed document is
+    try:
+        st = os.stat(s.path)
+        key = (s.path, st.st_size, st.st_mtime_ns)
+        if _doc_cache is not None and _doc_cache[0] == key:
+            return _doc_cache[1]
+        if st.st_size > _SNIFF_DOC_MAX:
+            return None
+        with open(s.path, "rb") as fh:
+            value = orjson.loads(fh.read().removeprefix(b"\xef\xbb\xbf"))
+    except (OSError, orjson.JSONDecodeError):
+        return None
+    _doc_cache = (key, value)
+    return value
+

@@ -43,7 +43,7 @@ from typing import Any
 
 import orjson
 
-from ctxwatch.formats import FormatSpec, Reader, Sniff, count_or_none, register, usage_count
+from ctxwatch.formats import FormatSpec, Reader, Sniff, count_or_none, register, sniff_document, usage_count
 from ctxwatch.formats.wire.damage import forget_history, history_problem
 from ctxwatch.formats.wire.images import image_part
 from ctxwatch.formats.wire.litellm import litellm_usage
@@ -764,43 +764,6 @@ class ClineReader(Reader):
 
 
 # --- detection -------------------------------------------------------------------------------------
-
-#: Largest document parsed for detection when :func:`ctxwatch.formats.sniff_file` did not parse it (bytes);
-#: the same bound sniff_file uses.
-_SNIFF_DOC_MAX = 256 * 1024 * 1024
-_doc_cache: tuple[tuple[str, int, int], Any] | None = None
-
-
-def sniff_document(s: Sniff) -> Any:
-    """The whole JSON document behind a :class:`Sniff`, or ``None`` if the file is not one JSON document.
-
-    Uses ``s.document`` when detection parsed it, or the single decoded value of a one-line document.  A
-    pretty-printed document whose head decoded into stray values (each ``"key": …`` line yields its key
-    string, so ``sniff_file`` does not try the whole file) is parsed here once and cached by path, size
-    and mtime, so that the several document sniffers share one parse.  Never raises.
-    """
-    global _doc_cache
-    if s.document is not None:
-        return s.document
-    if len(s.values) == 1 and isinstance(s.values[0], dict | list):
-        return s.values[0]
-    head = s.head.lstrip(b"\xef\xbb\xbf \t\r\n")
-    first = head.split(b"\n", 1)[0].strip()
-    if first not in (b"{", b"[") and not (first.startswith(b"[") and first.endswith(b"{")):
-        return None  # a JSONL record can never be a bare "{" or "[" line: only a pretty-printed document is
-    try:
-        st = os.stat(s.path)
-        key = (s.path, st.st_size, st.st_mtime_ns)
-        if _doc_cache is not None and _doc_cache[0] == key:
-            return _doc_cache[1]
-        if st.st_size > _SNIFF_DOC_MAX:
-            return None
-        with open(s.path, "rb") as fh:
-            value = orjson.loads(fh.read().removeprefix(b"\xef\xbb\xbf"))
-    except (OSError, orjson.JSONDecodeError):
-        return None
-    _doc_cache = (key, value)
-    return value
 
 
 _doc = sniff_document
