@@ -14,13 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from ctxwatch.formats import detect
-from ctxwatch.formats.documents import (
+from ctxwatch.formats import (
     ClineReader,
     InspectReader,
     OpenHandsEvalReader,
     OpenHandsReader,
     SweAgentReader,
+    detect,
     inspect_usage,
     litellm_usage,
 )

@@ -16,12 +16,12 @@ import importlib
 import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import orjson
 
 from ctxwatch.formats.wire.values import MAX_COUNT, count_or_none, not_a_count, usage_count
-from ctxwatch.model import Issue, ParsedCall, Resolved
+from ctxwatch.model import Issue, ParsedCall, Resolved, SourceRef
 from ctxwatch.source import Record, decode_line
 
 #: What a reader gives per record: calls, issues, and the withdrawal of an issue it gave earlier (an issue about
@@ -139,22 +139,32 @@ _MODULES = (
     "ctxwatch.formats.claude_code",
     "ctxwatch.formats.codex",
     "ctxwatch.formats.batch",
-    "ctxwatch.formats.documents",
+    "ctxwatch.formats.inspect_ai",
+    "ctxwatch.formats.openhands",
+    "ctxwatch.formats.swe_agent",
+    "ctxwatch.formats.cline",
     "ctxwatch.formats.gemini",
     "ctxwatch.formats.gemini_cli",
 )
 _loaded = False
 
 __all__ = [
-    "MAX_COUNT", "SNIFF_BYTES", "FormatSpec", "GeminiCliReader", "Output", "Reader", "Sniff", "array_of_records",
-    "count_or_none", "detect", "formats", "get_format", "not_a_count", "register", "sniff_document", "sniff_file",
-    "usage_count",
+    "MAX_COUNT", "SNIFF_BYTES", "ClineReader", "FormatSpec", "GeminiCliReader", "InspectReader", "OpenHandsEvalReader",
+    "OpenHandsReader", "Output", "Reader", "Sniff", "SweAgentReader", "array_of_records", "count_or_none", "detect",
+    "document_source", "floor_once", "formats", "get_format", "inspect_usage", "litellm_usage", "not_a_count",
+    "register", "sniff_document", "sniff_file", "usage_count",
 ]
 
 #: Public names of reader modules that were split in two, by the module that holds them now: importable from
 #: here, and loaded only when asked for (importing a reader module registers its formats).  (Resolved at run
 #: time only, so that no static import ties this package to a reader: the readers import it.)
-_MOVED = {"GeminiCliReader": "ctxwatch.formats.gemini_cli"}
+_MOVED = {
+    "GeminiCliReader": "ctxwatch.formats.gemini_cli",
+    "ClineReader": "ctxwatch.formats.cline", "InspectReader": "ctxwatch.formats.inspect_ai",
+    "OpenHandsEvalReader": "ctxwatch.formats.openhands", "OpenHandsReader": "ctxwatch.formats.openhands",
+    "SweAgentReader": "ctxwatch.formats.swe_agent", "inspect_usage": "ctxwatch.formats.inspect_ai",
+    "litellm_usage": "ctxwatch.formats.wire.litellm",
+}
 
 if not TYPE_CHECKING:
     def __getattr__(name: str) -> Any:
@@ -358,3 +368,36 @@ def sniff_document(s: Sniff) -> Any:
     _doc_cache = (key, value)
     return value
 
+
+def document_source(path: str) -> SourceRef:
+    """The source of a call read from a whole-file document: the whole file (line 0: tied to no line; the byte
+    range is the file's size, 0 when it cannot be read)."""
+    try:
+        size = os.path.getsize(path)
+    except OSError:
+        size = 0
+    return SourceRef(path, 0, 0, 0, size)
+
+
+_T = TypeVar("_T")
+
+
+def floor_once(calls: list[_T]) -> list[_T]:
+    """Mark the calls of one conversation whose system prompt and tools are not logged (``history_reported_only``)
+    so that the floor is inferred once, from the first call with a reported prompt, and each later call's
+    history is its reported prompt minus that floor (``extra["floor_call"]``, :mod:`ctxwatch.accounting`);
+    return ``calls`` (other outputs among them are passed over).
+
+    Inferred for every call (reported prompt minus the history as counted here), the floor would take in the
+    tokenizer's error on each history: on a Cline run of Claude calls counted with o200k_base it would climb
+    from 11,148 to 40,106 tokens in 12 calls.  The Claude Code, Codex and Gemini CLI readers keep the same rule.
+    """
+    first: str | None = None
+    for c in calls:
+        if not isinstance(c, ParsedCall) or not c.history_reported_only or c.key is None:
+            continue
+        if first is not None:
+            c.extra["floor_call"] = first
+        elif c.usage is not None and (c.usage.prompt_total or 0) > 0 and c.messages is not None:
+            first = c.key
+    return calls
