@@ -1,0 +1,197 @@
+"""The calls of batch lines: a request alone, an OpenAI or Anthropic result, and a result joined to its request.
+
+A result gives the reported usage, the resolved model and the completion; its request (from the input file)
+gives the system prompt, tools, messages and max output tokens.  A failed request (``status_code`` not 200,
+``error`` not null, no body; an Anthropic result that is not ``succeeded``) is an issue, never a call with zero
+usage.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ctxwatch.formats.wire.anthropic import anthropic_request_to_parts, anthropic_response_info, anthropic_usage
+from ctxwatch.formats.wire.damage import request_problems
+from ctxwatch.formats.wire.images import image_size_from_base64
+from ctxwatch.formats.wire.messages import RequestParts
+from ctxwatch.formats.wire.openai import (
+    openai_request_to_parts,
+    openai_response_info,
+    openai_usage,
+    responses_request_to_parts,
+    responses_response_info,
+    responses_usage,
+)
+from ctxwatch.formats.wire.timestamps import parse_timestamp
+from ctxwatch.model import BATCH_SIDE, Issue, Message, ParsedCall, Part, SourceRef
+from ctxwatch.source import Record
+
+Output = ParsedCall | Issue
+
+#: Endpoints that are not chat calls (no context window to watch); their lines are reported and skipped.
+#: Source: OpenAI Batch guide, supported endpoints (/v1/embeddings, /v1/moderations).
+_NON_CHAT_ENDPOINTS = ("/v1/embeddings", "/v1/moderations")
+
+
+def _src(path: str, rec: Record) -> SourceRef:
+    return SourceRef(path, rec.line, rec.line_end, rec.byte_start, rec.byte_end)
+
+
+def _openai_request(url: str, body: dict[str, Any]) -> RequestParts:
+    """Request parts of an OpenAI batch body by endpoint (``/v1/chat/completions``, ``/v1/responses``, and the
+    legacy ``/v1/completions``, whose ``prompt`` string is one user message)."""
+    if url.endswith("/responses") or "input" in body or "instructions" in body:
+        return responses_request_to_parts(body)
+    system, tools, messages, mx = openai_request_to_parts(body)
+    prompt = body.get("prompt")
+    if not body.get("messages") and isinstance(prompt, str):  # legacy /v1/completions
+        messages = [Message("user", [Part("text", prompt)])]
+    return system, tools, messages, mx
+
+
+def _base64_images(blocks: Any, found: dict[str, str]) -> None:
+    """Collect the base64 data of Anthropic ``image``/``document`` blocks (tool results included)."""
+    for b in blocks if isinstance(blocks, list) else []:
+        if not isinstance(b, dict):
+            continue
+        src = b.get("source")
+        if b.get("type") in ("image", "document") and isinstance(src, dict) and src.get("type") == "base64":
+            data = src.get("data")
+            if isinstance(data, str) and data:
+                found[data[:200]] = data
+        if b.get("type") == "tool_result":
+            _base64_images(b.get("content"), found)
+
+
+def _fix_anthropic_images(params: dict[str, Any], messages: list[Message]) -> None:
+    """Give base64 image parts of an Anthropic request their pixel size (the base64 itself is never counted).
+
+    :func:`~ctxwatch.formats.wire.anthropic.anthropic_request_to_parts` keeps a raw base64 source's first 200
+    characters as ``meta["url"]`` without reading its header; this reads the header with
+    :func:`~ctxwatch.formats.wire.images.image_size_from_base64`, records the payload size, and drops the bogus url.
+    A no-op for parts that already have a size.
+    """
+    found: dict[str, str] = {}
+    for m in params.get("messages") or []:
+        if isinstance(m, dict):
+            _base64_images(m.get("content"), found)
+    if not found:
+        return
+    for msg in messages:
+        for part in msg.parts:
+            meta = part.meta
+            if part.kind not in ("image", "document") or not meta or "width" in meta:
+                continue
+            data = found.get(str(meta.get("url") or ""))
+            if data is None:
+                continue
+            meta.pop("url", None)
+            meta["bytes"] = len(data) * 3 // 4
+            size = image_size_from_base64(data) if part.kind == "image" else None
+            if size:
+                meta["width"], meta["height"] = size
+
+
+def attach_request(call: ParsedCall, req: dict[str, Any], provider: str) -> list[str]:
+    """Fill a call's request fields (system, tools, messages, max output tokens) from a request object; return
+    what the request leaves unknown, one sentence each (:func:`~ctxwatch.formats.wire.damage.request_problems`:
+    a ``messages`` list that is missing or damaged makes the history unknown, never empty)."""
+    if provider == "anthropic":
+        params = p if isinstance(p := req.get("params"), dict) else {}
+        system, tools, messages, mx = anthropic_request_to_parts(params)
+        _fix_anthropic_images(params, messages)
+        requested = params.get("model")
+        flavour, where, body = "anthropic", "params", params
+    else:
+        body = b if isinstance(b := req.get("body"), dict) else {}
+        url = str(req.get("url") or "")
+        system, tools, messages, mx = _openai_request(url, body)
+        requested = body.get("model")
+        flavour = ("responses" if url.endswith("/responses") or "input" in body or "instructions" in body else
+                   "completions" if "messages" not in body and isinstance(body.get("prompt"), str) else "openai")
+        where = "body"
+    call.system, call.tools, call.messages, call.max_output_tokens = system, tools, messages, mx
+    if isinstance(requested, str):
+        call.extra["requested_model"] = requested
+        if call.model is None:
+            call.model = requested
+    return request_problems(call, body, flavour, where)
+
+
+def request_call(path: str, rec: Record, req: dict[str, Any], provider: str) -> list[Output]:
+    """A call with the request only (an input file read alone): usage is ``None`` (not reported).
+
+    Args:
+        path: the input file. rec: the record holding the request. req: ``{custom_id, body|params, …}``.
+        provider: ``openai`` | ``anthropic``.
+
+    Returns:
+        A :class:`ParsedCall` keyed ``request:<custom_id>`` followed by an ``invalid_field`` issue for each part
+        its request leaves unknown (:func:`attach_request`), or one ``unsupported_endpoint`` issue for an
+        embeddings/moderations line.
+    """
+    cid = str(req.get("custom_id"))
+    url = str(req.get("url") or "")
+    if url.endswith(_NON_CHAT_ENDPOINTS):
+        return [Issue(path, rec.line, "unsupported_endpoint", f"{url} request {cid!r} is not a chat call; skipped")]
+    call = ParsedCall(source=_src(path, rec), provider=provider, key=f"request:{cid}",
+                      extra={"custom_id": cid, BATCH_SIDE: "input"})
+    problems = attach_request(call, req, provider)
+    return [call, *(Issue(path, rec.line, "invalid_field", p) for p in problems)]
+
+
+def openai_result(path: str, rec: Record, v: dict[str, Any]) -> Output:
+    """Call (or failure issue) of one OpenAI batch output line."""
+    cid = str(v.get("custom_id"))
+    resp = v.get("response") if isinstance(v.get("response"), dict) else None
+    err = v.get("error")
+    status = resp.get("status_code") if resp else None
+    body = resp.get("body") if resp and isinstance(resp.get("body"), dict) else None
+    if err or resp is None or (status is not None and status != 200) or body is None:
+        if isinstance(err, dict):
+            why = f"{err.get('code') or 'error'}: {err.get('message') or ''}".strip()
+        elif isinstance(body, dict) and isinstance(body.get("error"), dict):
+            why = f"{body['error'].get('type') or body['error'].get('code') or 'error'}: " \
+                  f"{body['error'].get('message') or ''}".strip()
+        else:
+            why = "no response body" if resp is not None else "no response"
+        st = f"HTTP {status}; " if status is not None else ""
+        return Issue(path, rec.line, "failed_request", f"batch request {cid!r} failed ({st}{why}); not counted")
+    if body.get("object") == "embedding" or (body.get("object") == "list" and "data" in body):
+        return Issue(path, rec.line, "unsupported_endpoint", f"embeddings result {cid!r} is not a chat call; skipped")
+    is_responses = body.get("object") == "response" or isinstance(body.get("output"), list)
+    if is_responses and body.get("status") == "failed":
+        return Issue(path, rec.line, "failed_request", f"batch request {cid!r}: response status failed; not counted")
+    usage = (responses_usage if is_responses else openai_usage)(body.get("usage"))
+    info = (responses_response_info if is_responses else openai_response_info)(body)
+    ts = parse_timestamp(body.get("created") if body.get("created") is not None else body.get("created_at"))
+    model = body.get("model") if isinstance(body.get("model"), str) else None
+    extra: dict[str, Any] = {"custom_id": cid, BATCH_SIDE: "output"}
+    if isinstance(v.get("id"), str):
+        extra["batch_request_id"] = v["id"]
+    if isinstance(resp.get("request_id"), str):
+        extra["request_id"] = resp["request_id"]
+    return ParsedCall(source=_src(path, rec), timestamp=ts, model=model, provider="openai", usage=usage,
+                      response=info, key=v["id"] if isinstance(v.get("id"), str) else f"result:{cid}", extra=extra)
+
+
+def anthropic_result(path: str, rec: Record, v: dict[str, Any]) -> Output:
+    """Call (or failure issue) of one Anthropic Message Batches result line."""
+    cid = str(v.get("custom_id"))
+    res = v["result"]
+    rtype = res.get("type")
+    if rtype != "succeeded":
+        why = str(rtype or "unknown result type")
+        err = res.get("error")
+        if isinstance(err, dict):
+            inner = e if isinstance(e := err.get("error"), dict) else err
+            why += f": {inner.get('type') or ''} {inner.get('message') or ''}".rstrip()
+        return Issue(path, rec.line, "failed_request", f"batch request {cid!r} {why}; not counted")
+    msg = res.get("message")
+    if not isinstance(msg, dict):
+        return Issue(path, rec.line, "failed_request", f"batch request {cid!r} succeeded without a message; skipped")
+    key = msg["id"] if isinstance(msg.get("id"), str) else f"result:{cid}"
+    return ParsedCall(source=_src(path, rec), model=msg.get("model") if isinstance(msg.get("model"), str) else None,
+                      provider="anthropic", usage=anthropic_usage(msg.get("usage")),
+                      response=anthropic_response_info(msg), key=key,
+                      extra={"custom_id": cid, BATCH_SIDE: "output"})

@@ -1,0 +1,177 @@
+"""The reader of one batch file, joining its results to an input file's requests when it has one."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+
+from ctxwatch.formats import Reader
+from ctxwatch.formats.batch.calls import anthropic_result, attach_request, openai_result, request_call
+from ctxwatch.formats.batch.index import BatchInputIndex
+from ctxwatch.formats.batch.kinds import (
+    ANTHROPIC_BATCH_OBJECT,
+    ANTHROPIC_REQUEST,
+    ANTHROPIC_REQUESTS_BODY,
+    OPENAI_INPUT,
+    OPENAI_OUTPUT,
+    OUTPUT_KINDS,
+    PROVIDER,
+    classify_batch_value,
+)
+from ctxwatch.model import Issue, ParsedCall
+from ctxwatch.source import Record, iter_records
+
+Output = ParsedCall | Issue
+
+
+class BatchReader(Reader):
+    """Reader of one OpenAI or Anthropic batch file, joining results to an input file when given one.
+
+    Args:
+        path: the file being read (an output/result file, or an input/request file read alone).
+        input_path: the matching input (request) file. When given, each result is joined to its request by
+            ``custom_id`` (request text from the input, usage from the output); when ``None`` an output file
+            gives usage-only calls and an input file gives request-only calls.
+        index: an already built index of the input, shared by several output files of one batch (OpenAI
+            writes failed requests to a separate error file); ``input_path`` is then ignored.
+        report_missing: report, at :meth:`finish`, the requests that got no result and the index's own
+            issues.  Pass False for all but the last reader sharing an index.
+
+    Lines of the other provider, or of no batch shape, become ``unknown_record`` issues.  A result whose
+    ``custom_id`` is not in the input stays a usage-only call (``extra["joined"] = False``) and is counted
+    in one ``unmatched_result`` issue at :meth:`finish`; requests that got no result (neither a call nor a
+    failure) are counted in one ``missing_result`` issue.
+    """
+
+    def __init__(self, path: str, input_path: str | None = None, *, index: BatchInputIndex | None = None,
+                 report_missing: bool = True) -> None:
+        super().__init__(path)
+        self.input_path = index.path if index is not None else input_path
+        self._index: BatchInputIndex | None = index
+        self.report_missing = report_missing
+        #: Other output files read earlier with the same index (named in the missing_result message).
+        self.shared_with: list[str] = []
+        self._unmatched: list[tuple[int, str]] = []
+        self._results = 0
+
+    @property
+    def index(self) -> BatchInputIndex | None:
+        """The input index (built on first use), or ``None`` when no input file was given."""
+        if self._index is None and self.input_path is not None:
+            self._index = BatchInputIndex(self.input_path)
+        return self._index
+
+    def feed(self, rec: Record) -> Iterable[Output]:
+        """One line (or one of several glued objects) → one call, one issue, or several request calls."""
+        v = rec.value
+        kind = classify_batch_value(v)
+        if kind in OUTPUT_KINDS:
+            out = openai_result(self.path, rec, v) if kind == OPENAI_OUTPUT else anthropic_result(self.path, rec, v)
+            if isinstance(out, ParsedCall):
+                self._results += 1
+                return [out, *self._join(out, kind)]
+            if self.index is not None and str(v.get("custom_id")) in self.index:
+                self.index.used.add(str(v.get("custom_id")))  # answered, if only by a failure
+            return [out]
+        if kind in (OPENAI_INPUT, ANTHROPIC_REQUEST):
+            return request_call(self.path, rec, v, PROVIDER[kind])
+        if kind == ANTHROPIC_REQUESTS_BODY:
+            return [out for r in v["requests"] if isinstance(r, dict) and "custom_id" in r
+                    for out in request_call(self.path, rec, r, "anthropic")]
+        if kind == ANTHROPIC_BATCH_OBJECT:
+            counts = v.get("request_counts") or {}
+            return [Issue(self.path, rec.line, "batch_object",
+                          f"message batch object {v.get('id')!s} ({v.get('processing_status')}; counts {counts}); "
+                          "it holds no calls: read the results file")]
+        return [Issue(self.path, rec.line, "unknown_record", "not a batch request or result line; skipped")]
+
+    def _join(self, call: ParsedCall, kind: str) -> list[Issue]:
+        """Give a result its request from the input file; the ``invalid_field`` issues of what that request
+        leaves unknown name the input file's line, where the damage is."""
+        index = self.index
+        if index is None:
+            return []
+        cid = call.extra["custom_id"]
+        req = index.fetch(cid) if cid in index else None
+        if req is None:
+            call.extra["joined"] = False
+            self._unmatched.append((call.source.line, cid))
+            return []
+        loc = index.location(cid)
+        problems = attach_request(call, req, PROVIDER[kind])
+        call.extra.update(joined=True, input_path=index.path)
+        if loc is not None:
+            call.extra.update(input_line=loc.line, input_bytes=(loc.byte_start, loc.byte_end), input_part=loc.part)
+            if loc.item >= 0:
+                call.extra["input_item"] = loc.item
+        return [Issue(index.path, loc.line if loc is not None else 0, "invalid_field", p) for p in problems]
+
+    def finish(self) -> Iterable[Output]:
+        """Report the index's own problems, results with no request, and requests with no result."""
+        index = self._index
+        if index is None:
+            return []
+        out: list[Output] = list(index.issues) if self.report_missing else []
+        if self._unmatched:
+            line, cid = self._unmatched[0]
+            out.append(Issue(self.path, line, "unmatched_result",
+                             f"{len(self._unmatched)} of {self._results} results have no request in "
+                             f"{os.path.basename(index.path)} (first: {cid!r}); shown with usage only"))
+        missing = [c for c in index.ids() if c not in index.used] if self.report_missing else []
+        if missing:
+            loc = index.location(missing[0])
+            where = os.path.basename(self.path) if not self.shared_with else \
+                ", ".join(os.path.basename(p) for p in [*self.shared_with, self.path])
+            out.append(Issue(index.path, loc.line if loc else 0, "missing_result",
+                             f"{len(missing)} of {len(index)} requests have no result in "
+                             f"{where} (first: {missing[0]!r})"))
+        return out
+
+
+class OpenAIBatchReader(BatchReader):
+    """:class:`BatchReader` registered as ``openai-batch``."""
+
+
+class AnthropicBatchReader(BatchReader):
+    """:class:`BatchReader` registered as ``anthropic-batch``."""
+
+
+def read_file(reader: BatchReader, path: str) -> tuple[list[ParsedCall], list[Issue]]:
+    """``(calls, issues)`` of reading the whole of ``path`` with ``reader``, finished; never raises (an unreadable
+    file is an ``unreadable`` issue)."""
+    calls: list[ParsedCall] = []
+    issues: list[Issue] = []
+
+    def take(outs: Iterable[Output]) -> None:
+        for o in outs:
+            (calls if isinstance(o, ParsedCall) else issues).append(o)  # type: ignore[arg-type]
+
+    try:
+        for rec in iter_records(path):
+            if isinstance(rec, Issue):
+                if rec.kind != "concatenated":  # (expected in Anthropic request files: objects glued together)
+                    issues.append(rec)
+                continue
+            take(reader.feed(rec))
+    except OSError as exc:
+        issues.append(Issue(path, 0, "unreadable", f"cannot read: {exc.strerror or exc}"))
+    take(reader.finish())
+    return calls, issues
+
+
+def join_batch(input_path: str, output_path: str) -> tuple[list[ParsedCall], list[Issue]]:
+    """Join a batch input (request) file and its output (result) file by ``custom_id``.
+
+    Works for OpenAI Batch and Anthropic Message Batches alike (the line shapes say which).
+
+    Args:
+        input_path: the requests (``{custom_id, body}`` / ``{custom_id, params}``).
+        output_path: the results (``{custom_id, response, error}`` / ``{custom_id, result}``).
+
+    Returns:
+        ``(calls, issues)``: one call per successful result, in output order; joined calls carry the
+        request's system prompt, tools and messages.  Failed results, results with no request, requests with
+        no result and damaged lines are issues.  Never raises for bad content or unreadable files.
+    """
+    reader = BatchReader(output_path, input_path=input_path)
+    return read_file(reader, output_path)
