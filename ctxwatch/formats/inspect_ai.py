@@ -275,7 +275,7 @@ class InspectReader(Reader):
         empty chat ``messages`` or Gemini ``contents`` is: every provider Inspect calls rejects a request
         without messages (OpenAI ``empty_array``, Anthropic "at least one message is required", Gemini
         "contents is not specified": :func:`~ctxwatch.formats.wire.damage.request_problems`), so no call was
-        made with one; read as empty, it was a request without the system prompt (``system_prompt_evicted``)
+        made with one; read as empty, it would be a request without the system prompt (``system_prompt_evicted``)
         and a history of 0."""
         model = e.get("model") if isinstance(e.get("model"), str) else None
         provider = _inspect_provider(model)

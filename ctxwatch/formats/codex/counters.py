@@ -65,8 +65,8 @@ def surviving_counts(block: Any) -> tuple[int | None, ...] | None:
 
 def is_count(v: Any) -> bool:
     """Whether a usage value is a token count: an int (not a bool) from 0 to below 2**53.  A larger integer
-    (1e20 written out) passed as a count made the call's prompt "more than the window" here and "not a token
-    count" in ``run._sanitize``: two contradictory issues for one value."""
+    (1e20 written out) passed as a count would make the call's prompt "more than the window" here and "not a
+    token count" in ``run._sanitize``: two contradictory issues for one value."""
     return v.__class__ is int and 0 <= v < MAX_COUNT
 
 

@@ -55,7 +55,7 @@ class _OpenCall:
 
 
 class CodexReader(Reader):
-    """Incremental reader of one Codex rollout file (see the module docstring for the rules and tailing policy).
+    """Incremental reader of one Codex rollout file (rules and tailing policy: :mod:`ctxwatch.formats.codex`).
 
     ``feed`` returns a :class:`ParsedCall` for a token_count whose totals changed (and are not those of a call
     already read: a copy of the rollout), the same call again (same ``key``) when one of its output items

@@ -61,14 +61,14 @@ def forget_history(call: ParsedCall, problem: str, where: str, *, system: list[s
     """Mark ``call``'s history unknown (``messages = None``; ``extra["history_unknown"]``) because its request
     field ``where`` ``problem`` (:func:`history_problem`), and return the ``invalid_field`` sentence for it.
 
-    Read as empty, such a history was a request with no messages, and with no system prompt when the system
-    prompt travels as the first messages (chat completions, Responses, Inspect): a damaged line raised a
-    critical "system prompt evicted" (and a history drop, an estimate of a prompt without its history).  So the
+    Read as empty, such a history would be a request with no messages, and with no system prompt when the
+    system prompt travels as the first messages (chat completions, Responses, Inspect): a damaged line would
+    raise a critical "system prompt evicted" (and a history drop, an estimate of a prompt without its history).  So the
     system prompt is unknown too (``system = None``), unless the request carries it in a field of its own that
     was read and is not empty (``system``: the text of Anthropic's ``system``, Gemini's ``systemInstruction``;
     a system message inside the damaged list is not counted in it); and the tool schemas are unknown (``tools =
     None``) unless the request has a ``tools`` list (``tools_field``): in a record that lost its history, a
-    missing ``tools`` says nothing, and read as none it made the next call's schemas "grow" by all of them.
+    missing ``tools`` says nothing, and read as none it would make the next call's schemas "grow" by all of them.
     """
     call.messages = None
     call.extra["history_unknown"] = True
@@ -92,10 +92,10 @@ def request_problems(call: ParsedCall, body: dict[str, Any], flavour: str, where
     ``flavour``: ``openai`` (chat completions: ``messages``), ``anthropic`` (``messages`` and ``system``),
     ``responses`` (``input`` and ``instructions``) or ``completions`` (a legacy ``prompt`` string: no
     message list to check).  A ``tools`` field that is not a list leaves the tool schemas unknown (read as none,
-    the floor lost its schemas and the next call's "grew" by all of them); a system prompt field that is not
-    text (Anthropic ``system`` neither a string nor a list of blocks, Responses ``instructions`` not a string)
-    leaves the system prompt unknown, where it was read as none; a damaged history is unknown, with what it
-    takes along (:func:`forget_history`).
+    the floor would lose its schemas and the next call's would "grow" by all of them); a system prompt field
+    that is not text (Anthropic ``system`` neither a string nor a list of blocks, Responses ``instructions`` not
+    a string) leaves the system prompt unknown, not absent; a damaged history is unknown, with what it takes
+    along (:func:`forget_history`).
 
     An empty ``messages`` list is damage too: both APIs reject it, so no call was made with one (OpenAI answers
     ``Invalid 'messages': empty array. Expected an array with minimum length 1``, code ``empty_array``, and
