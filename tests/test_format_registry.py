@@ -1,0 +1,212 @@
+"""Every registered log format has a sample that detects as it and reads into calls with the provider's usage.
+
+The registry discovers reader modules (a new format is one reader file), so this test is what asks a new format
+for its sample: a format with no entry in :data:`SAMPLES` fails here.  The expected usage of each sample's first
+call is read from the file with plain ``json`` by the provider's documented rule, never by calling ctxwatch's
+readers; the calls are read with the format's own reader.
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ctxwatch.formats import detect, formats, get_format
+from ctxwatch.formats._registry import reader_modules
+from ctxwatch.model import Issue, ParsedCall
+from ctxwatch.source.lines import iter_records, read_document
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES_DIR = ROOT / "sample_logs"
+
+#: ``(prompt tokens, output tokens)`` of a call as the provider reports them; ``None`` when the log has none.
+Expected = tuple[int, int] | None
+
+
+def _lines(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def _doc(path: Path) -> Any:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def _anthropic(u: dict[str, Any]) -> int:
+    """Anthropic's prompt: input_tokens is the uncached input; the cache reads and writes are added."""
+    return u["input_tokens"] + u.get("cache_creation_input_tokens", 0) + u.get("cache_read_input_tokens", 0)
+
+
+def _canonical(path: Path) -> Expected:
+    u = _lines(path)[0]["response"]["usage"]
+    return u["prompt_tokens"], u["completion_tokens"]  # (OpenAI: prompt_tokens is the whole prompt)
+
+
+def _claude_code(path: Path) -> Expected:
+    """The first (message.id, requestId): its lines repeat the usage; the largest output_tokens is the final one."""
+    lines = [v for v in _lines(path) if v.get("type") == "assistant"]
+    first = (lines[0]["message"]["id"], lines[0]["requestId"])
+    usages = [v["message"]["usage"] for v in lines if (v["message"]["id"], v["requestId"]) == first]
+    u = max(reversed(usages), key=lambda u: u["output_tokens"])
+    return _anthropic(u), u["output_tokens"]
+
+
+def _codex(path: Path) -> Expected:
+    """The first token_count that reports a call: its last_token_usage (input_tokens holds the cached ones)."""
+    for v in _lines(path):
+        p = v["payload"]
+        if v["type"] == "event_msg" and p["type"] == "token_count" and p["info"]:
+            u = p["info"]["last_token_usage"]
+            if u["input_tokens"] or u["output_tokens"]:
+                return u["input_tokens"], u["output_tokens"]
+    raise AssertionError("no token_count")
+
+
+def _claude_trace(path: Path) -> Expected:
+    """A JSON body's usage, or a stream's: message_start for the prompt, the last message_delta's output."""
+    rs = _lines(path)[0]["response"]
+    if rs.get("body"):
+        u = rs["body"]["usage"]
+        return _anthropic(u), u["output_tokens"]
+    events = [json.loads(x[5:]) for x in rs["body_raw"].split("\n") if x.startswith("data:")]
+    start = next(e for e in events if e["type"] == "message_start")["message"]["usage"]
+    out = [e["usage"]["output_tokens"] for e in events if e["type"] == "message_delta"][-1]
+    return _anthropic(start), out
+
+
+def _gemini(path: Path) -> Expected:
+    """promptTokenCount holds the cached tokens; thoughts are counted apart from the candidates."""
+    m = _lines(path)[0]["usageMetadata"]
+    return m["promptTokenCount"], m["candidatesTokenCount"] + m.get("thoughtsTokenCount", 0)
+
+
+def _gemini_tokens(t: dict[str, Any]) -> Expected:
+    return t["input"], t["output"] + t["thoughts"]
+
+
+def _gemini_cli(path: Path) -> Expected:
+    """The first gemini message with tokens, as its last copy (a message is written again when it changes)."""
+    msgs = [v for v in _lines(path) if v.get("type") == "gemini" and v.get("tokens")]
+    first = msgs[0]["id"]
+    return _gemini_tokens([m for m in msgs if m["id"] == first][-1]["tokens"])
+
+
+def _gemini_cli_json(path: Path) -> Expected:
+    return _gemini_tokens(next(m for m in _doc(path)["messages"] if m["type"] == "gemini")["tokens"])
+
+
+def _openai_batch(path: Path) -> Expected:
+    u = _lines(path)[0]["response"]["body"]["usage"]
+    return u["prompt_tokens"], u["completion_tokens"]
+
+
+def _anthropic_batch(path: Path) -> Expected:
+    u = next(v for v in _lines(path) if v["result"]["type"] == "succeeded")["result"]["message"]["usage"]
+    return _anthropic(u), u["output_tokens"]
+
+
+def _inspect(path: Path) -> Expected:
+    """An OpenAI model's ModelUsage without cache fields: input_tokens is the prompt."""
+    e = next(e for s in _doc(path)["samples"] for e in s["events"] if e["event"] == "model")
+    u = e["output"]["usage"]
+    return u["input_tokens"], u["output_tokens"]
+
+
+def _openhands(path: Path) -> Expected:
+    """LiteLLM's usage: prompt_tokens is the whole prompt, the cache writes included."""
+    mr = next(e["tool_call_metadata"]["model_response"] for e in _doc(path)
+              if (e.get("tool_call_metadata") or {}).get("model_response"))
+    return mr["usage"]["prompt_tokens"], mr["usage"]["completion_tokens"]
+
+
+def _openhands_eval(path: Path) -> Expected:
+    tu = _lines(path)[0]["metrics"]["token_usages"][0]
+    return tu["prompt_tokens"], tu["completion_tokens"]
+
+
+def _swe_agent(path: Path) -> Expected:
+    """A .traj logs no usage per call (only the run's cumulative model_stats)."""
+    assert "model_stats" in _doc(path)["info"]
+    return None
+
+
+def _cline(path: Path) -> Expected:
+    """tokensIn is the uncached input (Anthropic's convention): the cache writes and reads are added."""
+    d = json.loads(next(e for e in _doc(path) if e.get("say") == "api_req_started")["text"])
+    return d["tokensIn"] + d["cacheWrites"] + d["cacheReads"], d["tokensOut"]
+
+
+#: Each registered format's sample (relative to ``sample_logs/``) and the usage of its first call, read by hand.
+SAMPLES: dict[str, tuple[str, Callable[[Path], Expected]]] = {
+    "anthropic-batch": ("anthropic-batch/results.jsonl", _anthropic_batch),
+    "canonical": ("openai_chat_demo.jsonl", _canonical),
+    "claude-code": ("claude_code_session.jsonl", _claude_code),
+    "claude-trace": ("claude_trace.jsonl", _claude_trace),
+    "cline": ("documents/cline_ui_messages.json", _cline),
+    "codex": ("codex_rollout.jsonl", _codex),
+    "gemini": ("gemini_usage.jsonl", _gemini),
+    "gemini-cli": ("gemini_cli_session.jsonl", _gemini_cli),
+    "gemini-cli-json": ("documents/gemini_cli_session.json", _gemini_cli_json),
+    "inspect-ai": ("documents/inspect_eval.json", _inspect),
+    "openai-batch": ("openai-batch/batch_output.jsonl", _openai_batch),
+    "openhands": ("documents/openhands_trajectory.json", _openhands),
+    "openhands-eval": ("documents/openhands_eval_output.jsonl", _openhands_eval),
+    "swe-agent": ("documents/swe_agent.traj", _swe_agent),
+}
+
+
+def read_calls(name: str, path: Path) -> list[ParsedCall]:
+    """The calls of ``path`` read with format ``name``'s reader, a call given again under its key replacing the
+    earlier one (as a run takes it), in the order first given."""
+    spec = get_format(name)
+    reader = spec.reader(str(path))
+    outs: list[Any] = []
+    if spec.document:
+        value, issue = read_document(str(path))
+        assert issue is None, issue
+        outs += reader.feed_document(value)
+    else:
+        for rec in iter_records(str(path), skip=reader.skip):
+            if not isinstance(rec, Issue):
+                outs += reader.feed(rec)
+    outs += reader.finish()
+    calls: dict[Any, ParsedCall] = {}
+    for n, o in enumerate(outs):
+        if isinstance(o, ParsedCall):
+            calls[o.key if o.key is not None else ("unkeyed", n)] = o
+    return list(calls.values())
+
+
+@pytest.mark.parametrize("name", sorted(formats()))
+def test_every_registered_format_has_a_sample_read_with_its_usage(name: str) -> None:
+    assert name in SAMPLES, f"format {name!r} has no sample: add one to sample_logs/ and to SAMPLES here"
+    rel, expected = SAMPLES[name]
+    path = SAMPLES_DIR / rel
+    spec = detect(str(path))
+    assert spec is not None and spec.name == name, (rel, spec and spec.name)
+    calls = read_calls(name, path)
+    assert calls, rel
+    u = calls[0].usage
+    want = expected(path)
+    if want is None:
+        assert u is None
+    else:
+        assert u is not None, rel
+        assert (u.prompt_total, u.output) == want, rel
+
+
+def test_samples_name_only_registered_formats() -> None:
+    assert set(SAMPLES) <= set(formats())
+
+
+def test_the_independence_contract_lists_every_reader_module() -> None:
+    """The import contract that keeps readers from importing each other names them one by one (import-linter has
+    no "every module but"): a new reader module must be added to it, in pyproject.toml."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    contracts = config["tool"]["importlinter"]["contracts"]
+    independence = next(c for c in contracts if c["type"] == "independence" and "Format readers" in c["name"])
+    assert sorted(independence["modules"]) == reader_modules()
