@@ -19,7 +19,7 @@ import pytest
 from ctxwatch.formats import detect, formats, get_format
 from ctxwatch.formats._registry import reader_modules
 from ctxwatch.model import Issue, ParsedCall
-from ctxwatch.source.lines import iter_records, read_document
+from ctxwatch.source import iter_records, read_document
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES_DIR = ROOT / "sample_logs"
