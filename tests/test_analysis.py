@@ -842,7 +842,7 @@ def test_helper_calls_and_probes_are_separate_streams(tmp_path: Path) -> None:
     run = load(write(tmp_path, recs), window=100_000)
     # the canonical reader does not mark probes: mark them as the claude-trace reader does
     for c in run.calls[2::3]:
-        c.extra["probe"] = True
+        c.provenance.probe = True
     a = main_analysis(run)
     assert [f for f in a.flags if f.kind != "estimate_disagrees"] == []
     assert a.forecast.occupancy_tokens == 7500 and a.forecast.slope_tokens_per_call == 500  # the agent's stream

@@ -81,7 +81,7 @@ def test_openai_join_usage_and_request(shared_logs: Path, inp: str, out: str) ->
 
     assert len(calls) == len(ok)
     assert sum(1 for c in calls if c.messages is not None) == expected_joined
-    by_id = {c.extra["custom_id"]: c for c in calls}
+    by_id = {c.provenance.custom_id: c for c in calls}
     for n, d in ok:
         c = by_id[d["custom_id"]]
         body = d["response"]["body"]
@@ -96,15 +96,15 @@ def test_openai_join_usage_and_request(shared_logs: Path, inp: str, out: str) ->
         assert c.response.text == body["choices"][0]["message"]["content"]
         if d["custom_id"] in requests:
             line, req = requests[d["custom_id"]]
-            assert c.extra["input_line"] == line
-            assert c.extra["requested_model"] == req["model"]
+            assert c.provenance.input_line == line
+            assert c.provenance.requested_model == req["model"]
             assert c.system == [m["content"] for m in req["messages"] if m["role"] in ("system", "developer")]
             rest = [m for m in req["messages"] if m["role"] not in ("system", "developer")]
             assert [m.role for m in c.messages] == [m["role"] for m in rest]
             assert [m.text() for m in c.messages] == [_content_text(m["content"]) for m in rest]
             assert c.max_output_tokens == (req.get("max_completion_tokens") or req.get("max_tokens"))
         else:
-            assert c.messages is None and c.extra["joined"] is False
+            assert c.messages is None and c.provenance.joined is False
     unmatched = len(ok) - expected_joined
     kinds = [i.kind for i in issues]
     assert kinds.count("unmatched_result") == (1 if unmatched else 0)
@@ -124,7 +124,7 @@ def test_openai_join_does_not_rely_on_order(shared_logs: Path, tmp_path: Path) -
     assert len(calls) == len(lines) == 100
     assert issues == []
     for c in calls:
-        req = requests[c.extra["custom_id"]]
+        req = requests[c.provenance.custom_id]
         assert c.messages[-1].text() == req["messages"][-1]["content"]
 
 
@@ -178,7 +178,7 @@ def test_openai_failed_requests_are_issues_not_calls(tmp_path: Path) -> None:
     path = tmp_path / "out.jsonl"
     path.write_text("".join(json.dumps(x) + "\n" for x in lines))
     calls, issues = _read(BatchReader(str(path)), path)
-    assert [c.extra["custom_id"] for c in calls] == ["a"]
+    assert [c.provenance.custom_id for c in calls] == ["a"]
     failed = [i for i in issues if i.kind == "failed_request"]
     assert [i.line for i in failed] == [2, 3]
     assert "HTTP 400" in failed[0].message and "batch_expired" in failed[1].message
@@ -198,7 +198,7 @@ def test_openai_error_file_beside_the_output(tmp_path: Path) -> None:
     err.write_text("".join(json.dumps({"id": f"batch_req_{c}", "custom_id": c, "response": None,
                                        "error": {"code": "server_error", "message": "failed"}}) + "\n" for c in "bc"))
     calls, issues = read_batch_pair([str(inp), str(err), str(out)])
-    assert [c.extra["custom_id"] for c in calls] == ["a"] and calls[0].messages[0].text() == "a"
+    assert [c.provenance.custom_id for c in calls] == ["a"] and calls[0].messages[0].text() == "a"
     assert sorted(i.kind for i in issues) == ["failed_request", "failed_request", "missing_result"]
     (missing,) = [i for i in issues if i.kind == "missing_result"]
     assert missing.message.startswith("1 of 4 requests") and "'d'" in missing.message and missing.line == 4
@@ -279,7 +279,7 @@ def test_anthropic_concatenated_requests_all_read(shared_logs: Path) -> None:
     index = BatchInputIndex(str(path))
     assert len(index) == len(objs) and index.kind == "anthropic" and index.issues == []
     calls, issues = _read(BatchReader(str(path)), path)
-    assert [c.extra["custom_id"] for c in calls] == [o["custom_id"] for o in objs]
+    assert [c.provenance.custom_id for c in calls] == [o["custom_id"] for o in objs]
     for c, o in zip(calls, objs, strict=True):
         p = o["params"]
         assert c.usage is None
@@ -296,11 +296,11 @@ def test_anthropic_join(shared_logs: Path) -> None:
     calls, issues = read_batch_pair([str(folder)])
     assert len(calls) == len(rows)
     joined = [c for c in calls if c.messages is not None]
-    assert sorted(c.extra["custom_id"] for c in joined) == sorted(r["custom_id"] for r in rows
+    assert sorted(c.provenance.custom_id for c in joined) == sorted(r["custom_id"] for r in rows
                                                                  if r["custom_id"] in objs)
     for c in joined:
-        assert c.system == [objs[c.extra["custom_id"]]["system"]]
-        assert c.extra["input_part"] == list(objs).index(c.extra["custom_id"])
+        assert c.system == [objs[c.provenance.custom_id]["system"]]
+        assert c.provenance.input_part == list(objs).index(c.provenance.custom_id)
     kinds = sorted(i.kind for i in issues)
     assert kinds == ["batch_object", "unmatched_result"]  # the receipt file, and 16 results without request
 

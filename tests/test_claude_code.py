@@ -330,7 +330,7 @@ def test_subagent_files_are_agent_contexts(shared_logs: Path) -> None:
     calls, _, _, _ = run(shared_logs / "claude-code" / "spotter_4d5611e5_subagents_agent-acompact-e1f845.jsonl")
     (summarizer,) = calls.values()
     assert summarizer.context == "agent-acompact-e1f845"
-    assert summarizer.extra["compaction_summarizer"] is True
+    assert summarizer.provenance.compaction_summarizer is True
     assert summarizer.usage is not None and summarizer.usage.cache_read == 164830  # FORMATS.md section 1
     # v2.1 subagent lines carry agentId; outside a subagents file that names the context too.
     rec = {"type": "assistant", "isSidechain": True, "agentId": "abc", "uuid": "x", "parentUuid": None,

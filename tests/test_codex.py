@@ -100,7 +100,7 @@ def test_real_rollout_39_calls(shared_logs: Path) -> None:
     assert sum(c.usage.cache_read for c in calls if c.usage) == final["cached_input_tokens"]
     assert sum(c.usage.output for c in calls if c.usage) == final["output_tokens"]
     assert sum(c.usage.reasoning for c in calls if c.usage) == final["reasoning_output_tokens"]
-    assert calls[-1].extra["cumulative"] == final
+    assert calls[-1].provenance.cumulative == final
 
 
 def test_real_rollout_history_and_completion(shared_logs: Path) -> None:
@@ -262,8 +262,8 @@ def test_b13_occupancy_uses_last_usage_and_flags_the_impossible(tmp_path: Path) 
     at_1002, at_1003 = calls[2], calls[3]
     assert at_1002.usage is not None and at_1002.window == 272000
     assert round(at_1002.usage.prompt_total / at_1002.window, 2) == 0.22  # not 905000
-    assert "implausible" not in at_1002.extra
-    assert at_1003.extra["implausible"] is True and at_1003.window == 570000
+    assert not at_1002.provenance.implausible
+    assert at_1003.provenance.implausible is True and at_1003.window == 570000
     # (its cumulative cached_input_tokens went from 800,000 to 0: a restart of the totals, noted as such)
     assert [(i.line, i.kind) for i in issues] == [(7, "totals_restart"), (7, "implausible_usage")]
     # The note named "cumulative totals" although input (900,000 -> 5,000,000), output (5,000 -> 9,000) and
@@ -347,7 +347,7 @@ def test_backwards_totals_start_a_new_baseline_and_missing_last_uses_deltas(tmp_
                               "floor and the totals start again)")]
     got = [(c.usage.prompt_total, c.usage.cache_read, c.usage.output, c.usage.reasoning) for c in calls if c.usage]
     assert got == [(1000, 0, 100, 0), (2500, 1000, 200, 50), (800, 0, 20, 0), (1000, 700, 50, 0)]
-    assert all(c.extra["usage_from"] == "total_delta" for c in calls)
+    assert all(c.provenance.usage_from == "total_delta" for c in calls)
     assert all(min(t) >= 0 for t in got)  # never a negative delta
 
 
@@ -584,11 +584,11 @@ def test_a_count_beyond_2_53_is_one_issue_that_says_the_block_is_ignored(tmp_pat
     assert json.loads(lines[9])["type"] == "event_msg"  # (line 10: the first call's token_count)
     want = {k: info["total_token_usage"][k] - before[k] for k in before}
     second = r.calls[1]
-    assert second.source.line == 17 and second.extra["usage_from"] == "total_delta"
+    assert second.source.line == 17 and second.provenance.usage_from == "total_delta"
     assert second.usage is not None and not second.usage.damaged
     assert (second.usage.prompt_total, second.usage.cache_read, second.usage.output, second.usage.reasoning) == (
         want["input_tokens"], want["cached_input_tokens"], want["output_tokens"], want["reasoning_output_tokens"])
-    assert "implausible" not in second.extra
+    assert not second.provenance.implausible
 
 
 def test_a_total_delta_after_a_damaged_total_does_not_count_that_call_again(tmp_path: Path) -> None:
@@ -607,7 +607,7 @@ def test_a_total_delta_after_a_damaged_total_does_not_count_that_call_again(tmp_
     assert [(i.kind, i.line) for i in issues] == [("implausible_value", 2), ("implausible_value", 3)]
     got = [(c.usage.prompt_total, c.usage.cache_read, c.usage.output, c.usage.reasoning) for c in calls if c.usage]
     assert got == [(1000, 0, 100, 0), (2000, 900, 200, 0), (1500, 0, 50, 0)]
-    assert [c.extra["usage_from"] for c in calls] == ["last_token_usage", "last_token_usage", "total_delta"]
+    assert [c.provenance.usage_from for c in calls] == ["last_token_usage", "last_token_usage", "total_delta"]
     assert (sum(g[0] for g in got), sum(g[1] for g in got), sum(g[2] for g in got)) == (4500, 900, 350)
 
 
@@ -676,7 +676,7 @@ def test_a_window_that_is_not_a_count_is_reported_and_unknown(tmp_path: Path) ->
         path = _small(tmp_path, window="0", head=[*SMALL_HEAD, started])
         calls, got, _ = run(path)
         assert [(i.kind, i.line) for i in got] == issues, raw
-        assert len(calls) == 1 and calls[0].window == window and "implausible" not in calls[0].extra, raw
+        assert len(calls) == 1 and calls[0].window == window and not calls[0].provenance.implausible, raw
 
 
 def test_a_second_rollout_in_the_same_file_is_a_session_of_its_own(tmp_path: Path, shared_logs: Path) -> None:

@@ -83,7 +83,7 @@ def test_inspect_eval_zip(shared_logs: Path) -> None:
     assert len(calls) == len(events) == 2
     assert [c.usage.prompt_total for c in calls] == [e["output"]["usage"]["input_tokens"] for e in events]
     assert [c.usage.output for c in calls] == [e["output"]["usage"]["output_tokens"] for e in events]
-    assert all(c.extra["member"].startswith("samples/") for c in calls)
+    assert all(c.provenance.details["member"].startswith("samples/") for c in calls)
     assert detect(str(path)).name == "inspect-ai"
     assert len({c.key for c in calls}) == 2
 
@@ -211,7 +211,7 @@ def test_swe_agent_cumulative_only(shared_logs: Path) -> None:
     assert len(calls) == len(assistants) == len(doc["trajectory"]) == stats["api_calls"]
     for c, pos in zip(calls, assistants, strict=True):
         assert c.usage is None  # per-call usage is unknown, never guessed
-        assert c.extra["cumulative"]["tokens_sent"] == 122612
+        assert c.provenance.cumulative["tokens_sent"] == 122612
         before = [m for m in doc["history"][:pos] if m["role"] != "system"]
         assert [m.text() for m in c.messages] == [m["content"] for m in before]
         assert c.system == [doc["history"][0]["content"]]
@@ -264,7 +264,8 @@ def test_swe_agent_query_steps(tmp_path: Path) -> None:
     calls, issues = _split(SweAgentReader(str(tmp_path / "t.traj")).feed_document(doc))
     assert issues == []
     assert [[m.text() for m in c.messages] for c in calls] == [["U1"], ["U1", "R1", "U2"]]
-    assert all(c.extra["messages_from"] == "query" and c.model == "claude-sonnet-4-20250514" for c in calls)
+    assert all(c.provenance.details["messages_from"] == "query" and c.model == "claude-sonnet-4-20250514" for c in
+    calls)
     assert calls[0].provider == "anthropic"
 
 
@@ -280,7 +281,7 @@ def test_swe_agent_step_without_model_call(tmp_path: Path) -> None:
     calls, issues = _split(SweAgentReader(str(tmp_path / "t.traj")).feed_document(doc))
     assert issues == []
     assert [[m.text() for m in c.messages] for c in calls] == [["U1"]]
-    assert calls[0].extra["step"] == 0
+    assert calls[0].provenance.details["step"] == 0
 
 
 def test_a_number_beyond_a_double_loses_no_call_of_a_document(tmp_path: Path, shared_logs: Path) -> None:

@@ -57,7 +57,7 @@ def test_batch_sample_usage_per_call(shared_logs: Path) -> None:
         assert c.usage.output == um["candidatesTokenCount"] + um.get("thoughtsTokenCount", 0)
         assert c.usage.prompt_total + c.usage.output == um["totalTokenCount"]  # no thoughts in this sample
         assert c.model == r["modelVersion"] and c.provider == "google"
-        assert c.extra["custom_id"] == r["custom_id"]
+        assert c.provenance.custom_id == r["custom_id"]
         assert c.response.text == "".join(p["text"] for p in r["candidates"][0]["content"]["parts"])
         assert c.messages is None  # the request is not in these lines: not logged
 
@@ -255,7 +255,6 @@ def test_a_request_response_line_without_status_is_not_a_vertex_batch_line(tmp_p
     from click.testing import CliRunner
 
     from ctxwatch.cli import main
-    from ctxwatch.model import BATCH_SIDE
 
     line = {"request": {"contents": [{"role": "user", "parts": [{"text": "summarise the report"}]}]},
             "response": {"candidates": [{"content": {"parts": [{"text": "ok"}], "role": "model"}}],
@@ -264,7 +263,7 @@ def test_a_request_response_line_without_status_is_not_a_vertex_batch_line(tmp_p
     path = tmp_path / "g.jsonl"
     path.write_text(json.dumps({**line, "status": ""}) + "\n" + json.dumps(line) + "\n")
     calls, issues = _read(GeminiReader(str(path)), path)
-    assert issues == [] and [c.extra.get(BATCH_SIDE) for c in calls] == ["output", None]
+    assert issues == [] and [c.provenance.batch_side for c in calls] == ["output", None]
     res = CliRunner().invoke(main, ["report", str(path), "--format", "gemini", "--json"])
     batch, synchronous = (c["cost_usd"] for c in json.loads(res.output)["calls"])
     assert batch is not None and synchronous == pytest.approx(2 * batch)

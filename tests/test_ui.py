@@ -968,7 +968,7 @@ async def test_detail_rereads_a_claude_code_call_from_disk(shared_logs: Path) ->
         # Counted independently: the visible history as a plain json walk of the parentUuid chain sees it.
         recs = {d["uuid"]: d for d in (json.loads(x) for x in path.read_text().splitlines() if x.strip())
                 if "uuid" in d}
-        first = next(d for d in recs.values() if d.get("message", {}).get("id") == call.extra["message_id"])
+        first = next(d for d in recs.values() if d.get("message", {}).get("id") == call.provenance.message_id)
         chain, u = [], first["parentUuid"]
         while u in recs:
             chain.append(recs[u])
@@ -1119,8 +1119,8 @@ async def test_batch_pair_opens_as_one_joined_run(opened: list[str], results: st
         calls = list(app.calls.values())
         # Every succeeded result is one call, joined to its request: the floor (system prompt) and the history
         # are known, and the reported prompt is the result's own usage.
-        assert {c.extra["custom_id"]: c.prompt_reported for c in calls} == expected
-        assert all(c.extra.get("joined") and c.floor_tokens and c.history_tokens for c in calls)
+        assert {c.provenance.custom_id: c.prompt_reported for c in calls} == expected
+        assert all(c.provenance.joined and c.floor_tokens and c.history_tokens for c in calls)
         assert "?" not in table(app).cell(0, "floor") and "?" not in table(app).cell(0, "history")
         assert not app.sessions  # one run, not sessions to pick from
         shown = status(app)

@@ -55,10 +55,13 @@ class Accountant:
 
     Where a format does not log the system prompt and tool schemas (Claude Code, Codex), the floor is
     **inferred** as the reported prompt tokens minus the estimated visible history, and labelled so; where the
-    reader says the visible history is cut (``extra["history_cut"]``: a Claude Code excerpt whose chain runs out
+    reader says the visible history is cut (:attr:`~ctxwatch.model.Provenance.history_cut`: a Claude Code excerpt
+    whose chain runs out
     of the file), floor and history are unknown and only the reported total is shown.  A call that comes without
-    its history (``messages is None`` with ``history_reported_only``: the Claude Code reader sends the history of
-    one call per context) takes the floor inferred from the call named in its ``extra["floor_call"]``, and its
+    its history (``messages is None`` with ``history_reported_only``: the Claude Code reader sends the history
+    of
+    one call per context) takes the floor inferred from the call named in its
+    :attr:`~ctxwatch.model.Provenance.floor_call`, and its
     history is the reported prompt minus that floor (both labelled inferred): nothing is tokenized for it.
     (:meth:`ctxwatch.engine.run.Run` accounts calls that carry a history first.)  A Codex call names its
     episode's first call the same way, but carries its messages, which are still counted for the detail view;
@@ -182,7 +185,7 @@ class Accountant:
             floor, floor_src = system_tokens + tools_tokens, Src.ESTIMATED
             if history is not None:
                 prompt_est = floor + history + REPLY_PRIMER
-        elif pc.history_reported_only and pc.extra.get("history_cut"):
+        elif pc.history_reported_only and pc.provenance.history_cut:
             # Only the visible tail of the history is in the log: any split of the reported prompt would
             # put the missing history into the floor. Only the total is known.
             floor, floor_src = None, Src.UNKNOWN
@@ -194,7 +197,7 @@ class Accountant:
             floor, floor_src = None, Src.UNKNOWN
             history, history_src = None, Src.UNKNOWN
         elif reported is not None and pc.history_reported_only \
-                and (known := self._floors.get(pc.extra.get("floor_call") or "")) is not None \
+                and (known := self._floors.get(pc.provenance.floor_call or "")) is not None \
                 and (known > 0 or pc.messages is None):
             # The context's floor is known from an earlier call: the rest of the reported prompt is history
             # (the messages, when logged, are still counted one by one for the detail view).
@@ -206,7 +209,7 @@ class Accountant:
             if pc.history_reported_only:
                 if pc.key:
                     self._floors[pc.key] = floor
-                fc = pc.extra.get("floor_call")
+                fc = pc.provenance.floor_call
                 if fc and self._floors.get(fc) == 0 and floor > 0:
                     # The first call's reported prompt was below its counted history (a floor of 0 says nothing
                     # about the system prompt and tools): the first call that leaves a floor gives it instead.
@@ -237,5 +240,5 @@ class Accountant:
             system_key=text_key(pc.system) if pc.system else None, system_present=system_present,
             tools_key=_tools_key(pc.tools) if pc.tools else None, tool_names=tool_names,
             compaction=pc.compaction, response=pc.response, key=pc.key,
-            max_output_tokens=pc.max_output_tokens, extra=dict(pc.extra), model_window=model_window,
+            max_output_tokens=pc.max_output_tokens, provenance=pc.provenance.copy(), model_window=model_window,
         )

@@ -92,7 +92,8 @@ def calibrations_of(calls: Iterable[Call]) -> Calibrations:
     """The calibrations of a run's ``calls`` (one pass):
 
     * per model, the median reported / estimated prompt ratio over its calls that have both, quota probes
-      (``extra["probe"]``: ``max_tokens: 1`` calls of a handful of tokens, whose ratio says nothing about the
+      (:attr:`~ctxwatch.model.Provenance.probe`: ``max_tokens: 1`` calls of a handful of tokens, whose ratio says
+      nothing about the
       tokenizer) and implausible reports (:attr:`Call.report_implausible`) left out;
     * the run's, over the same calls of every model (the same calls left out: one rule for both),
 
@@ -104,7 +105,7 @@ def calibrations_of(calls: Iterable[Call]) -> Calibrations:
         reported, estimated = c.prompt_reported, c.prompt_estimated
         if not reported or not estimated:
             continue
-        if c.extra.get("probe") or c.report_implausible:
+        if c.provenance.probe or c.report_implausible:
             continue
         run.append(reported / estimated)
         per_model.setdefault(c.model, []).append(reported / estimated)

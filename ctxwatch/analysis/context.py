@@ -29,8 +29,8 @@ def analyze_context(cs: list[Call], st: Settings, context: str, reset_set: set[i
     ``contexts``: the calls of the log (``whose``) per context, so that the forecast's notes can say which
     calls they left out (:class:`Scope`).  ``calibrations``: the run's, for the floor's parts in the reasons
     (:func:`analyze_stream`)."""
-    probes = [c for c in cs if c.extra.get("probe")]
-    analysed = [c for c in cs if not c.extra.get("probe")]
+    probes = [c for c in cs if c.provenance.probe]
+    analysed = [c for c in cs if not c.provenance.probe]
     by_session = sessions_interleave(analysed)
     streams: dict[tuple[str | None, str | None], list[Call]] = {}
     for c in analysed:

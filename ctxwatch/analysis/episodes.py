@@ -37,7 +37,7 @@ def reset_reason(cs: list[Call], pos: int, reset_set: set[int]) -> str | None:
         return f"file reset before #{c.index + 1}"
     if c.session and prev.session and c.session != prev.session:
         return f"new session at #{c.index + 1}"
-    if c.extra.get("history_cut") and c.source.path != prev.source.path:
+    if c.provenance.history_cut and c.source.path != prev.source.path:
         # The next file starts mid-session (an excerpt, a slice of a longer log): whatever lies between the
         # two is not in the logs, so growth measured across the gap says nothing.
         return f"log resumes mid-session at #{c.index + 1}"

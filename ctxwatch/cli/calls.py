@@ -24,7 +24,7 @@ def default_plan_call(calls: list[Call]) -> int:
     ``max_tokens: 1`` probe (claude-trace logs those beside the real calls), of the newest session when there
     are several (:func:`ctxwatch.model.session_ranks`, as the forecast and the dashboard pick it: a folder's
     last call read belongs to the file modified last); else the last call."""
-    main = [c for c in calls if c.context == "main" and not c.extra.get("probe")]
+    main = [c for c in calls if c.context == "main" and not c.provenance.probe]
     if not main:
         return calls[-1].index
     rank = session_ranks(main)

@@ -32,7 +32,7 @@ def reload_parsed(spec: FormatSpec, call: Call) -> ParsedCall | None:
     """
     src = call.source
     # A joined batch call keeps the path of its request file; its reader needs it to re-read the request.
-    input_path = call.extra.get("input_path")
+    input_path = call.provenance.input_path
     reader = spec.reader(src.path, input_path=input_path) if input_path else spec.reader(src.path)
     reader.full_history = True  # the opened call needs its text, whatever the summary pass left out
     want = call.key

@@ -163,7 +163,8 @@ class Run(RunViews, MergeAccounted):
         pending, self._pending = self._pending, {}
         for idx in sorted(pending):  # (in call order, before the reordering below: a later call's window may
             self.accountant.note_window_evidence(pending[idx], idx)  # depend on an earlier call's prompt)
-        for idx in sorted(pending, key=lambda i: (pending[i].messages is None and "floor_call" in pending[i].extra,
+        for idx in sorted(pending, key=lambda i: (pending[i].messages is None and pending[i].provenance.floor_call is
+        not None,
                                                    i)):
             self._calls[idx] = self.accountant.account(pending[idx], idx)
 

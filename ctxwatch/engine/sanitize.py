@@ -40,7 +40,7 @@ def sanitize(pc: ParsedCall) -> tuple[ParsedCall, list[Issue]]:
     they are part of, made unknown) and the issues that says; ``pc`` itself when nothing is wrong.  A call that
     needs mending is mended in a copy: a reader may give the same object again, as it read it."""
     u = pc.usage
-    null_output = "output tokens null (not a number)" if pc.extra.get("output_null") else None
+    null_output = "output tokens null (not a number)" if pc.provenance.output_null else None
     try:
         if null_output is None and (u is None or (all(v is None or (v.__class__ is int and 0 <= v < MAX_TOKENS)
                                                       for v in (u.prompt_total, u.input_uncached, u.cache_read,
@@ -94,10 +94,10 @@ def sanitize(pc: ParsedCall) -> tuple[ParsedCall, list[Issue]]:
     elsewhere: list[Issue] = []
     if _bad_count(pc.max_output_tokens):
         what = f"max output tokens {show_value(pc.max_output_tokens)} ({not_a_count(pc.max_output_tokens)})"
-        if pc.extra.get("input_path"):
+        if pc.provenance.input_path:
             # A joined batch call's request, which holds this value, is in its input file (ctxwatch.formats.batch
-            # names it and the line in extra): the issue names that line, not the result's.
-            elsewhere.append(Issue(pc.extra["input_path"], pc.extra.get("input_line") or 0, "implausible_value",
+            # names it and the line in its provenance): the issue names that line, not the result's.
+            elsewhere.append(Issue(pc.provenance.input_path, pc.provenance.input_line or 0, "implausible_value",
                                    f"{what}: {why}", pc.key))
         else:
             bad.append(what)
@@ -105,5 +105,5 @@ def sanitize(pc: ParsedCall) -> tuple[ParsedCall, list[Issue]]:
     if not bad:
         return pc, elsewhere
     # (a response written over several lines names the line its usage was taken from)
-    line = pc.extra.get("usage_line") or pc.source.line
+    line = pc.provenance.usage_line or pc.source.line
     return pc, [Issue(pc.source.path, line, "implausible_value", f"{'; '.join(bad)}: {why}", pc.key), *elsewhere]

@@ -134,7 +134,8 @@ _T = TypeVar("_T")
 def floor_once(calls: list[_T]) -> list[_T]:
     """Mark the calls of one conversation whose system prompt and tools are not logged (``history_reported_only``)
     so that the floor is inferred once, from the first call with a reported prompt, and each later call's
-    history is its reported prompt minus that floor (``extra["floor_call"]``, :mod:`ctxwatch.accounting`);
+    history is its reported prompt minus that floor (:attr:`~ctxwatch.model.Provenance.floor_call`,
+    :mod:`ctxwatch.accounting`);
     return ``calls`` (other outputs among them are passed over).
 
     Inferred for every call (reported prompt minus the history as counted here), the floor would take in the
@@ -146,7 +147,7 @@ def floor_once(calls: list[_T]) -> list[_T]:
         if not isinstance(c, ParsedCall) or not c.history_reported_only or c.key is None:
             continue
         if first is not None:
-            c.extra["floor_call"] = first
+            c.provenance.floor_call = first
         elif c.usage is not None and (c.usage.prompt_total or 0) > 0 and c.messages is not None:
             first = c.key
     return calls

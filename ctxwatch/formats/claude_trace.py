@@ -227,7 +227,7 @@ class ClaudeTraceReader(Reader):
         # helper calls (topic detection on a small model). They have their own prompts, so they are kept
         # out of the main context's history, floor and flags.
         if body.get("max_tokens") == 1 and not body.get("tools"):
-            call.extra["probe"] = True
+            call.provenance.probe = True
             call.context = "probe"
         elif not body.get("tools"):
             call.context = "side"

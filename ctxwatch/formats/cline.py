@@ -3,7 +3,8 @@
 One call per ``say: "api_req_started"`` entry, whose ``text`` is a JSON string ``{request, tokensIn, tokensOut,
 cacheWrites, cacheReads, cost}`` (:func:`cline_usage`).  The history is rebuilt from the task's UI messages:
 the visible part of what was sent, so calls set ``history_reported_only`` and their floor is inferred once
-(:func:`~ctxwatch.formats.floor_once`).  Every call points at the whole file, with its ``index`` in ``extra``.
+(:func:`~ctxwatch.formats.floor_once`).  Every call points at the whole file, with its ``index`` in its provenance's
+details.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from ctxwatch.formats import FormatSpec, Reader, Sniff, document_source, floor_o
 from ctxwatch.formats.wire.models import provider_of_model
 from ctxwatch.formats.wire.timestamps import parse_timestamp
 from ctxwatch.formats.wire.values import int_or_none
-from ctxwatch.model import Issue, Message, ParsedCall, Part, Usage
+from ctxwatch.model import Issue, Message, ParsedCall, Part, Provenance, Usage
 
 Output = ParsedCall | Issue
 
@@ -79,13 +80,13 @@ class ClineReader(Reader):
                 mi = m if isinstance(m := e.get("modelInfo"), dict) else {}
                 model = mi.get("modelId") if isinstance(mi.get("modelId"), str) else None
                 provider = _CLINE_PROVIDERS.get(str(mi.get("providerId"))) or provider_of_model(model)
-                extra: dict[str, Any] = {"index": i, "ts": e.get("ts")}
+                extra = Provenance(details={"index": i, "ts": e.get("ts")})
                 if d.get("cost") is not None:
-                    extra["cost_logged"] = d.get("cost")
+                    extra.details["cost_logged"] = d.get("cost")
                 out.append(ParsedCall(
                     source=src, timestamp=parse_timestamp(int_or_none(e.get("ts"))), model=model, provider=provider,
                     session=task, system=None, tools=None, messages=list(history), usage=usage,
-                    history_reported_only=True, key=f"cline:{task}:{e.get('ts')}:{i}", extra=extra))
+                    history_reported_only=True, key=f"cline:{task}:{e.get('ts')}:{i}", provenance=extra))
             elif say in ("text", "completion_result") and isinstance(e.get("text"), str) and not e.get("partial"):
                 assistant.append(Part("text", e["text"]))
             elif say == "tool" and isinstance(e.get("text"), str):

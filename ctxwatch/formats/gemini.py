@@ -26,7 +26,7 @@ from ctxwatch.formats.wire.gemini import (
     get_field,
 )
 from ctxwatch.formats.wire.timestamps import parse_timestamp
-from ctxwatch.model import BATCH_SIDE, Issue, ParsedCall, SourceRef
+from ctxwatch.model import Issue, ParsedCall, Provenance, SourceRef
 from ctxwatch.source import Record
 
 Output = ParsedCall | Issue
@@ -69,9 +69,7 @@ class GeminiReader(Reader):
             return [Issue(self.path, rec.line, "unknown_record", "no Gemini response (usageMetadata) here; skipped")]
         usage, tool = gemini_usage(get_field(resp, "usageMetadata", "usage_metadata"))
         model = get_field(resp, "modelVersion", "model_version")
-        extra: dict[str, Any] = {}
-        if key is not None:
-            extra["custom_id"] = str(key)
+        extra = Provenance(custom_id=str(key) if key is not None else None)
         # A {request, response} line without "status" is not taken for a Vertex line: Vertex writes status on every
         # row of its output (Vertex docs, "Batch inference from Cloud Storage": a row's response in "response", its
         # error details in "status"; every published row has "status": "" beside processed_time, e.g. LiteLLM's
@@ -83,20 +81,20 @@ class GeminiReader(Reader):
         # leave a null status out.)
         if resp is not v and ("key" in v or ("request" in v and "status" in v)):
             # A Gemini Batch Mode ({key, response}) or Vertex AI batch prediction ({request, response, status})
-            # output line: billed at the batch rate (windows.BATCH_DISCOUNT), and a request of its own, not a turn
-            # of the line before (model.BATCH_SIDE: no eviction, no compaction, no forecast across lines; a Vertex
+            # output line: billed at the batch rate (catalog BATCH_DISCOUNT), and a request of its own, not a turn
+            # of the line before (Provenance.batch_side: no eviction, no compaction, no forecast across lines; a Vertex
             # line has no key, so the mark cannot be the custom_id).  A bare response with its own
             # custom_id is not known to come from a batch API, and the saved sample does not: the script that
             # wrote it (nf-osi/jobs, submit_batch_gemini.sh) calls generateContent once per line and appends
             # the custom_id with jq, so those are synchronous calls at the standard rate.
-            extra[BATCH_SIDE] = "output"
+            extra.batch_side = "output"
         if tool:
-            extra["tool_use_prompt_tokens"] = tool
+            extra.tool_use_prompt_tokens = tool
         rid = get_field(resp, "responseId", "response_id")
         ts = parse_timestamp(get_field(resp, "createTime", "create_time"))
         call = ParsedCall(source=_src(self.path, rec), timestamp=ts,
                           model=model if isinstance(model, str) else None, provider="google", usage=usage,
-                          response=gemini_response_info(resp), extra=extra,
+                          response=gemini_response_info(resp), provenance=extra,
                           key=str(rid) if rid else (f"gemini:{key}" if key is not None else None))
         out: list[Output] = [call]
         if req is not None:

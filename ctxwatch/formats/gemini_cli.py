@@ -12,7 +12,8 @@ thoughtsTokenCount, tool = toolUsePromptTokenCount).
 One call per ``type: "gemini"`` message with ``tokens``; its history is the recorded messages before it (user
 turns, earlier model turns with their tool calls, tool results).  The system prompt and tool schemas are not
 recorded: the floor is inferred once, from the first call with a reported prompt (its prompt minus its counted
-history), and every later call names that call in ``extra["floor_call"]``, so its history is its reported
+history), and every later call names that call (:attr:`~ctxwatch.model.Provenance.floor_call`), so its history is its
+reported
 prompt minus that floor, as Codex and Claude Code calls are (:mod:`ctxwatch.accounting`).  Inferred per call,
 the floor would take in the tokenizer's error on each call's history and move with it although nothing in it
 changed.  A ``$set`` that replaces the message list (a compressed chat) infers it afresh.
@@ -28,7 +29,7 @@ from ctxwatch.formats import FormatSpec, Reader, Sniff, register, sniff_document
 from ctxwatch.formats.wire.gemini import gemini_parts, gemini_usage
 from ctxwatch.formats.wire.timestamps import parse_timestamp
 from ctxwatch.formats.wire.values import int_or_none, json_text
-from ctxwatch.model import Issue, Message, ParsedCall, Part, ResponseInfo, SourceRef, Usage
+from ctxwatch.model import Issue, Message, ParsedCall, Part, Provenance, ResponseInfo, SourceRef, Usage
 from ctxwatch.source import Record
 
 Output = ParsedCall | Issue
@@ -109,9 +110,8 @@ class GeminiCliReader(Reader):
         tokens = t if isinstance(t := m.get("tokens"), dict) else {}
         content = [p for p in gemini_parts(m.get("content")) if p.kind == "text"]
         info = ResponseInfo(text="".join(p.text for p in content), tool_calls=len(m.get("toolCalls") or []))
-        extra: dict[str, Any] = {"message_id": m.get("id")}
-        if int_or_none(tokens.get("tool")):
-            extra["tool_use_prompt_tokens"] = int_or_none(tokens.get("tool"))
+        extra = Provenance(message_id=str(m["id"]) if m.get("id") is not None else None,
+                           tool_use_prompt_tokens=int_or_none(tokens.get("tool")) or None)
         kind = self.meta.get("kind")
         usage = cli_tokens_usage(tokens)
         key = f"{self._session()}:{m.get('id')}"
@@ -119,13 +119,13 @@ class GeminiCliReader(Reader):
             if usage is not None and usage.prompt_total:
                 self._floor_call = key
         elif self._floor_call != key:  # (a later copy of the floor's own call infers it again)
-            extra["floor_call"] = self._floor_call
+            extra.floor_call = self._floor_call
         return ParsedCall(source=src, timestamp=parse_timestamp(m.get("timestamp")),
                           model=m.get("model") if isinstance(m.get("model"), str) else None, provider="google",
                           session=self._session(),
                           context=f"subagent:{self._session()}" if kind == "subagent" else "main",
                           system=None, tools=None, messages=self._history(pos), usage=usage,
-                          response=info, history_reported_only=True, key=key, extra=extra)
+                          response=info, history_reported_only=True, key=key, provenance=extra)
 
     def apply(self, v: Any, src: SourceRef, line: int) -> list[Output]:
         """Apply one record (header, message, ``$set``, ``$rewindTo``) and return the calls it completes."""

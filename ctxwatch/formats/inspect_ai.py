@@ -4,7 +4,7 @@
 One call per ``events[]`` entry with ``event: "model"``.  The exact system prompt and tools come from the
 event's ``input`` / ``tools``, usage from ``output.usage`` (:func:`inspect_usage`), ``attachment://<hash>``
 references are resolved from the sample's ``attachments``.  Model calls made inside a scorer get
-``context = "scorer:<name>"``.  Every call points at the whole file and carries its locator in ``extra``
+``context = "scorer:<name>"``.  Every call points at the whole file and carries its locator in its provenance's details
 (``sample``, ``epoch``, ``event``) and a unique ``key``.
 """
 
@@ -31,7 +31,7 @@ from ctxwatch.formats.wire.images import image_part
 from ctxwatch.formats.wire.models import provider_of_model
 from ctxwatch.formats.wire.timestamps import parse_timestamp
 from ctxwatch.formats.wire.values import int_or_none, json_text
-from ctxwatch.model import Issue, Message, ParsedCall, Part, ResponseInfo, SourceRef, Usage
+from ctxwatch.model import Issue, Message, ParsedCall, Part, Provenance, ResponseInfo, SourceRef, Usage
 
 Output = ParsedCall | Issue
 
@@ -297,13 +297,13 @@ class InspectReader(Reader):
             info = ResponseInfo(text="".join(p.text for p in rmsg.parts if p.kind == "text"),
                                 tool_calls=len(rmsg.tool_call_ids()), finish_reason=choices[0].get("stop_reason"))
         cfg = cf if isinstance(cf := e.get("config"), dict) else {}
-        extra: dict[str, Any] = {"sample": sid, "epoch": epoch, "event": n, "inspect_model": model}
+        extra = Provenance(details={"sample": sid, "epoch": epoch, "event": n, "inspect_model": model})
         if member:
-            extra["member"] = member
+            extra.details["member"] = member
         if e.get("cache"):
-            extra["cache"] = e["cache"]  # "read" = served from Inspect's local cache, not the provider
+            extra.details["cache"] = e["cache"]  # "read" = served from Inspect's local cache, not the provider
         if output.get("error") or e.get("error"):
-            extra["error"] = str(output.get("error") or e.get("error"))[:500]
+            extra.error = str(output.get("error") or e.get("error"))[:500]
         key = e.get("uuid") or e.get("id") or f"{run_id or ''}:{sid}:{epoch}:{n}"
         resolved = output.get("model") if isinstance(output.get("model"), str) else None
         call = ParsedCall(source=src, timestamp=parse_timestamp(e.get("timestamp")), model=resolved or model,
@@ -311,7 +311,7 @@ class InspectReader(Reader):
                           system=system, tools=_inspect_tools(e.get("tools")), messages=messages,
                           max_output_tokens=int_or_none(cfg.get("max_tokens")),
                           usage=inspect_usage(output.get("usage"), provider), response=info, key=str(key),
-                          extra=extra)
+                          provenance=extra)
         bad = history_problem(e, "input", empty_ok=False)
         if not bad:
             return [call]

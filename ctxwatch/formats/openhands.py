@@ -21,7 +21,7 @@ from ctxwatch.formats.wire.models import provider_of_model
 from ctxwatch.formats.wire.openai import openai_message, openai_response_info
 from ctxwatch.formats.wire.timestamps import parse_timestamp
 from ctxwatch.formats.wire.values import int_or_none
-from ctxwatch.model import Issue, Message, ParsedCall, Part, SourceRef
+from ctxwatch.model import Issue, Message, ParsedCall, Part, Provenance, SourceRef
 from ctxwatch.source import Record
 
 Output = ParsedCall | Issue
@@ -138,7 +138,8 @@ class OpenHandsReader(Reader):
                 system=list(hist.system) if hist.system is not None else None,
                 tools=list(hist.tools) if hist.tools is not None else None, messages=list(hist.messages),
                 usage=usage, response=openai_response_info(mr), history_reported_only=usage is not None,
-                key=mr["id"], extra={"response_id": mr["id"], "event_id": e.get("id"), "event_index": i}))
+                key=mr["id"], provenance=Provenance(details={"response_id": mr["id"], "event_id": e.get("id"),
+                                                             "event_index": i})))
             hist.add_response(mr)
         return floor_once(out)
 
@@ -187,7 +188,8 @@ class OpenHandsEvalReader(Reader):
                               provider=provider_of_model(model) or provider_of_model(mr.get("model") if mr else None),
                               session=str(inst) if inst is not None else None, usage=usage,
                               window=int_or_none(tu.get("context_window")) or None, key=rid,
-                              extra={"response_id": rid, "instance_id": inst, "usage_index": n, "config_model": model})
+                              provenance=Provenance(details={"response_id": rid, "instance_id": inst, "usage_index": n,
+                                                                 "config_model": model}))
             if snap is not None:
                 call.system, call.tools, call.messages = snap[0], snap[1], snap[2]
                 call.history_reported_only = usage is not None

@@ -1,10 +1,11 @@
 """SWE-agent trajectories (``.traj`` documents).
 
 Only the cumulative ``info.model_stats`` is logged, so every call has ``usage = None`` and the run's totals in
-``extra["cumulative"]``.  Messages come from ``trajectory[].query`` (the request as sent) when every step has
+:attr:`~ctxwatch.model.Provenance.cumulative`.  Messages come from ``trajectory[].query`` (the request as sent) when
+every step has
 one, else they are rebuilt from ``history``.  Tool schemas are ``[]`` when no message makes a tool call (0.x
 agents describe their commands in the system prompt) and ``None`` (not logged) otherwise.  Every call points at
-the whole file, with its ``step`` in ``extra``.
+the whole file, with its ``step`` in its provenance's details.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from ctxwatch.formats.wire.damage import forget_history, history_problem
 from ctxwatch.formats.wire.models import provider_of_model
 from ctxwatch.formats.wire.openai import openai_message
 from ctxwatch.formats.wire.values import int_or_none
-from ctxwatch.model import Issue, Message, ParsedCall, ResponseInfo
+from ctxwatch.model import Issue, Message, ParsedCall, Provenance, ResponseInfo
 
 Output = ParsedCall | Issue
 
@@ -76,12 +77,12 @@ class SweAgentReader(Reader):
 
         def make(system: list[str], msgs: list[Message], context: str, n: int, how: str,
                  resp: str | None) -> ParsedCall:
-            extra: dict[str, Any] = {"step": n, "messages_from": how, "cumulative": stats}
+            extra = Provenance(cumulative=stats, details={"step": n, "messages_from": how})
             calls.append(call := ParsedCall(
                 source=src, model=model, provider=provider, context=context, system=system,
                 tools=None if tools is None else list(tools),
                 messages=msgs, usage=None, key=f"{os.path.basename(self.path)}:{context}:{n}",
-                response=ResponseInfo(text=resp) if resp is not None else None, extra=extra))
+                response=ResponseInfo(text=resp) if resp is not None else None, provenance=extra))
             return call
 
         if steps and all(isinstance(s.get("query"), list) for s in steps):

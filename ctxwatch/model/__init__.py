@@ -4,7 +4,6 @@ accounting gives (:class:`Call`, numbers with their sources, no text), the probl
 """
 
 from ctxwatch.model.call import (
-    BATCH_SIDE,
     CONFIRM_TOLERANCE_EXACT,
     CONFIRM_TOLERANCE_OTHER,
     MAX_PLAUSIBLE_PROMPT,
@@ -30,11 +29,13 @@ from ctxwatch.model.parsed import (
     message_key,
     text_key,
 )
+from ctxwatch.model.provenance import Provenance
 from ctxwatch.model.shown import Breakdown, raw_breakdown, shown_breakdown, shown_fraction, shown_free, shown_used
 
 __all__ = [
-    "BAD_LINE_KINDS", "BATCH_SIDE", "CONFIRM_TOLERANCE_EXACT", "CONFIRM_TOLERANCE_OTHER", "MAX_PLAUSIBLE_PROMPT",
-    "Breakdown", "Call", "Issue", "Message", "MessageStat", "ParsedCall", "Part", "Resolved", "ResponseInfo",
+    "BAD_LINE_KINDS", "CONFIRM_TOLERANCE_EXACT", "CONFIRM_TOLERANCE_OTHER", "MAX_PLAUSIBLE_PROMPT",
+    "Breakdown", "Call", "Issue", "Message", "MessageStat", "ParsedCall", "Part", "Provenance", "Resolved",
+    "ResponseInfo",
     "SourceRef", "Src", "Usage", "counted_issues", "digest", "estimate_confirms", "implausible_prompt",
     "implausible_what", "is_bad_line", "message_key", "own_request", "raw_breakdown", "separate_requests",
     "session_ranks",    "shown_breakdown", "shown_fraction", "shown_free", "shown_used", "tally_issues", "text_key",

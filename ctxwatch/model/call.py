@@ -10,6 +10,7 @@ from typing import Any
 
 from ctxwatch.model.parsed import ResponseInfo, SourceRef, Src, Usage
 from ctxwatch.model.pickling import fast_pickle as _fast_pickle
+from ctxwatch.model.provenance import Provenance
 
 
 @_fast_pickle
@@ -141,7 +142,7 @@ class Call:
     response: ResponseInfo | None = None
     key: str | None = None
     max_output_tokens: int | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    provenance: Provenance = field(default_factory=Provenance)
     model_window: int | None = None
 
     @property
@@ -246,35 +247,26 @@ def implausible_what(call: Call) -> str:
     return f"{reported:,} tokens, more than the {MAX_PLAUSIBLE_PROMPT:,} tokens of the largest windows"
 
 
-#: ``extra`` key that marks a call as a line of a provider's batch file: ``"input"`` (a request read without its
-#: result) or ``"output"`` (a result, joined to its request or not).  Every reader of batch lines sets it (OpenAI
-#: Batch and Anthropic Message Batches in ``formats/batch.py``; Gemini Batch Mode ``{key, response}`` and Vertex
-#: AI batch prediction ``{request, response, status}`` in ``formats/gemini.py``), with or without a
-#: ``custom_id``: a Vertex line has none.  Pricing reads it (the batch rate), and so do the eviction check, the
-#: compaction detection and the forecast, through :func:`own_request` / :func:`separate_requests`.
-BATCH_SIDE = "batch_side"
-
-
 def own_request(c: Call) -> str | None:
     """What makes ``c`` a request of its own, not a later turn of a conversation: ``"batch request"`` (a batch
-    file's line, :data:`BATCH_SIDE`: each batch request is a conversation of its own), ``"request with its own
-    custom_id"`` (a ``custom_id`` outside a batch file, as on the saved Gemini sample's synchronous calls), or
-    ``None``."""
-    if c.extra.get(BATCH_SIDE):
+    file's line, :attr:`Provenance.batch_side`: each batch request is a conversation of its own), ``"request with
+    its own custom_id"`` (a ``custom_id`` outside a batch file), or ``None``.  The eviction check, the compaction
+    detection and the forecast read it."""
+    if c.provenance.batch_side:
         return "batch request"
-    if c.extra.get("custom_id") is not None:
+    if c.provenance.custom_id is not None:
         return "request with its own custom_id"
     return None
 
 
 def separate_requests(a: Call, b: Call) -> bool:
     """True when ``b`` is not the next turn of ``a``'s conversation by what the log says of it: ``b`` is a batch
-    line (:data:`BATCH_SIDE`; two lines of a batch are never one conversation, even under one ``custom_id``
-    reused by two batches), or ``b`` has a ``custom_id`` other than ``a``'s (the same one again is a retry)."""
-    if b.extra.get(BATCH_SIDE):
+    line (two lines of a batch are never one conversation, even under one ``custom_id`` reused by two batches), or
+    ``b`` has a ``custom_id`` other than ``a``'s (the same one again is a retry)."""
+    if b.provenance.batch_side:
         return True
-    cid = b.extra.get("custom_id")
-    return cid is not None and cid != a.extra.get("custom_id")
+    cid = b.provenance.custom_id
+    return cid is not None and cid != a.provenance.custom_id
 
 
 def session_ranks(calls: Sequence[Call], context: str | None = None) -> dict[str | None, tuple[float, int]]:

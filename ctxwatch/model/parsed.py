@@ -10,6 +10,7 @@ from hashlib import blake2b
 from typing import Any
 
 from ctxwatch.model.pickling import fast_pickle as _fast_pickle
+from ctxwatch.model.provenance import Provenance
 
 
 class Src(StrEnum):
@@ -204,8 +205,7 @@ class ParsedCall:
 
     ``system``, ``tools`` and ``messages`` are ``None`` when the format does not log them (Claude Code
     and Codex do not log the system prompt or tool schemas) or the log holds them damaged (a ``messages`` field
-    missing or not a list: ``extra["history_unknown"]``, see :func:`ctxwatch.formats.canonical.forget_history`),
-    and empty when the request had none.
+    missing or not a list: :attr:`Provenance.history_unknown`), and empty when the request had none.
 
     Attributes:
         source: where the record is on disk.
@@ -228,8 +228,7 @@ class ParsedCall:
         history_reported_only: True when ``messages`` is only the visible part and the prompt total must be
             taken from usage (Claude Code, Codex).
         key: a dedupe key unique to this API call within its format (e.g. Claude ``message.id+requestId``).
-        extra: format-specific data the UI may show (e.g. ``{"custom_id": "..."}``).  A line of a provider's
-            batch file carries :data:`BATCH_SIDE` (see :func:`own_request`).
+        provenance: what the reader says of the call beyond its request and usage (:class:`Provenance`).
     """
 
     source: SourceRef
@@ -248,4 +247,4 @@ class ParsedCall:
     compaction: dict[str, Any] | None = None
     history_reported_only: bool = False
     key: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    provenance: Provenance = field(default_factory=Provenance)

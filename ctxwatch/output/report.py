@@ -15,7 +15,6 @@ from typing import Any
 from ctxwatch.accounting.windows import call_cost, priced_as
 from ctxwatch.engine import Run
 from ctxwatch.model import (
-    BATCH_SIDE,
     Breakdown,
     Call,
     Issue,
@@ -39,19 +38,22 @@ def iso(ts: float | None) -> str | None:
 
 def cost_of(call: Call) -> Decimal | None:
     """The call's estimated cost in USD (:func:`ctxwatch.accounting.windows.call_cost`), at the batch rate for a batch
-    results line (``extra["batch_side"] == "output"``); 0 for a refused request (an error response without
-    usage, ``extra["error"]``: OpenAI and Anthropic bill no tokens for a request they reject); ``None`` when it
+    results line (:attr:`~ctxwatch.model.Provenance.batch_side` ``output``); 0 for a refused request (an error
+    response
+    without
+    usage, :attr:`~ctxwatch.model.Provenance.error`: OpenAI and Anthropic bill no tokens for a request they reject);
+    ``None`` when it
     cannot be priced."""
-    if call.usage is None and call.extra.get("error"):
+    if call.usage is None and call.provenance.error:
         return Decimal(0)
     return call_cost(call.model, call.provider, call.usage, call.timestamp,
-                     batch=call.extra.get(BATCH_SIDE) == "output")
+                     batch=call.provenance.batch_side == "output")
 
 
 def cost_source(call: Call, cost: Decimal | None) -> str:
     """What the call's cost (:func:`cost_of`) is: ``estimated`` (genai-prices), ``not billed (error response)``
     or ``unknown``."""
-    if call.usage is None and call.extra.get("error"):
+    if call.usage is None and call.provenance.error:
         return "not billed (error response)"
     return "estimated" if cost is not None else "unknown"
 
@@ -225,7 +227,7 @@ def _run_totals(calls: list[Call]) -> dict[str, Any] | None:
     """A session's totals as its log states them for the whole run when no call reports its own usage
     (SWE-agent's ``info.model_stats``: ``tokens_sent``, ``tokens_received``, ``instance_cost``, ``api_calls``),
     or ``None``.  Kept apart from the per-call sums, which stay ``null``: the split over calls is unknown."""
-    stats = next((c.extra["cumulative"] for c in calls if isinstance(c.extra.get("cumulative"), dict)), None)
+    stats = next((c.provenance.cumulative for c in calls if isinstance(c.provenance.cumulative, dict)), None)
     if stats is None or "tokens_sent" not in stats:
         return None
 

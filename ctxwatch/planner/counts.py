@@ -22,12 +22,15 @@ def unplannable(call: Call, pc: ParsedCall) -> str | None:
     A plan needs the call's history and its floor: a usage-only record (Gemini ``usageMetadata``, a batch
     output without its input) has no history, and a Claude Code excerpt that starts mid-session holds only
     part of it, so its floor cannot be told apart from the missing history.  A call whose re-read history
-    breaks at a damaged or missing line (``extra["history_cut"]``) has only part of its messages, and one whose
-    logged messages are missing or damaged (``extra["history_unknown"]``) has none that can be trusted.  Where
+    breaks at a damaged or missing line (:attr:`~ctxwatch.model.Provenance.history_cut`) has only part of its
+    messages, and one
+    whose
+    logged messages are missing or damaged (:attr:`~ctxwatch.model.Provenance.history_unknown`) has none that can be
+    trusted.  Where
     the floor is inferred from the reported prompt (``history_reported_only``) and that report is implausible
     (:attr:`Call.prompt_implausible`), there is no floor and no history size to plan from.
     """
-    if pc.messages is None and pc.extra.get("history_unknown"):
+    if pc.messages is None and pc.provenance.history_unknown:
         return ("this call's messages are missing from its log line or damaged (see `ctxwatch check`): "
                 "nothing to plan")
     if pc.messages is None:
@@ -38,7 +41,7 @@ def unplannable(call: Call, pc: ParsedCall) -> str | None:
     if (pc.system is None or pc.history_reported_only) and call.floor_tokens is None:
         return ("the log holds only part of this call's history (it starts mid-session), so its floor cannot "
                 "be told apart: nothing to plan")
-    if pc.extra.get("history_cut"):
+    if pc.provenance.history_cut:
         # Re-read with its text, the call's chain of messages breaks at a line the file does not hold in usable
         # form (a damaged line, or one never written): a plan of the visible tail, scaled up to the reported
         # prompt, would show a few messages standing for the whole history.

@@ -365,6 +365,6 @@ class DashboardState:
         for i in range(call.index - 1, -1, -1):
             c = self.calls.get(i)
             if c is not None and c.context == call.context and c.model == call.model \
-                    and not c.extra.get("probe") and c.prompt_tokens is not None:
+                    and not c.provenance.probe and c.prompt_tokens is not None:
                 return c
         return None

@@ -21,7 +21,7 @@ What each file gives on its own:
 * an input/request file: the request (system, tools, messages, max output tokens), no usage;
 * both, joined by :func:`join_batch` / :func:`read_batch_pair` or by a reader built with ``input_path``:
   one call per result, request text from the input (:mod:`.index`).  The call's
-  :class:`~ctxwatch.model.SourceRef` is the *output* line; ``extra`` holds ``input_path``, ``input_line``,
+  :class:`~ctxwatch.model.SourceRef` is the *output* line; its provenance holds ``input_path``, ``input_line``,
   ``input_bytes`` and ``input_part`` (the value's index when several objects share the line) so that the
   request can be re-read.
 

@@ -23,7 +23,7 @@ from ctxwatch.formats.wire.openai import (
     responses_usage,
 )
 from ctxwatch.formats.wire.timestamps import parse_timestamp
-from ctxwatch.model import BATCH_SIDE, Issue, Message, ParsedCall, Part, SourceRef
+from ctxwatch.model import Issue, Message, ParsedCall, Part, Provenance, SourceRef
 from ctxwatch.source import Record
 
 Output = ParsedCall | Issue
@@ -112,7 +112,7 @@ def attach_request(call: ParsedCall, req: dict[str, Any], provider: str) -> list
         where = "body"
     call.system, call.tools, call.messages, call.max_output_tokens = system, tools, messages, mx
     if isinstance(requested, str):
-        call.extra["requested_model"] = requested
+        call.provenance.requested_model = requested
         if call.model is None:
             call.model = requested
     return request_problems(call, body, flavour, where)
@@ -135,7 +135,7 @@ def request_call(path: str, rec: Record, req: dict[str, Any], provider: str) -> 
     if url.endswith(_NON_CHAT_ENDPOINTS):
         return [Issue(path, rec.line, "unsupported_endpoint", f"{url} request {cid!r} is not a chat call; skipped")]
     call = ParsedCall(source=_src(path, rec), provider=provider, key=f"request:{cid}",
-                      extra={"custom_id": cid, BATCH_SIDE: "input"})
+                      provenance=Provenance(custom_id=cid, batch_side="input"))
     problems = attach_request(call, req, provider)
     return [call, *(Issue(path, rec.line, "invalid_field", p) for p in problems)]
 
@@ -166,13 +166,13 @@ def openai_result(path: str, rec: Record, v: dict[str, Any]) -> Output:
     info = (responses_response_info if is_responses else openai_response_info)(body)
     ts = parse_timestamp(body.get("created") if body.get("created") is not None else body.get("created_at"))
     model = body.get("model") if isinstance(body.get("model"), str) else None
-    extra: dict[str, Any] = {"custom_id": cid, BATCH_SIDE: "output"}
+    extra = Provenance(custom_id=cid, batch_side="output")
     if isinstance(v.get("id"), str):
-        extra["batch_request_id"] = v["id"]
+        extra.details["batch_request_id"] = v["id"]
     if isinstance(resp.get("request_id"), str):
-        extra["request_id"] = resp["request_id"]
+        extra.request_id = resp["request_id"]
     return ParsedCall(source=_src(path, rec), timestamp=ts, model=model, provider="openai", usage=usage,
-                      response=info, key=v["id"] if isinstance(v.get("id"), str) else f"result:{cid}", extra=extra)
+                      response=info, key=v["id"] if isinstance(v.get("id"), str) else f"result:{cid}", provenance=extra)
 
 
 def anthropic_result(path: str, rec: Record, v: dict[str, Any]) -> Output:
@@ -194,4 +194,4 @@ def anthropic_result(path: str, rec: Record, v: dict[str, Any]) -> Output:
     return ParsedCall(source=_src(path, rec), model=msg.get("model") if isinstance(msg.get("model"), str) else None,
                       provider="anthropic", usage=anthropic_usage(msg.get("usage")),
                       response=anthropic_response_info(msg), key=key,
-                      extra={"custom_id": cid, BATCH_SIDE: "output"})
+                      provenance=Provenance(custom_id=cid, batch_side="output"))

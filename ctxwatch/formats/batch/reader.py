@@ -38,7 +38,8 @@ class BatchReader(Reader):
             issues.  Pass False for all but the last reader sharing an index.
 
     Lines of the other provider, or of no batch shape, become ``unknown_record`` issues.  A result whose
-    ``custom_id`` is not in the input stays a usage-only call (``extra["joined"] = False``) and is counted
+    ``custom_id`` is not in the input stays a usage-only call (:attr:`~ctxwatch.model.Provenance.joined` False) and
+    is counted
     in one ``unmatched_result`` issue at :meth:`finish`; requests that got no result (neither a call nor a
     failure) are counted in one ``missing_result`` issue.
     """
@@ -91,19 +92,20 @@ class BatchReader(Reader):
         index = self.index
         if index is None:
             return []
-        cid = call.extra["custom_id"]
+        cid = call.provenance.custom_id or ""  # (every batch line's call has one: calls.py sets it)
         req = index.fetch(cid) if cid in index else None
         if req is None:
-            call.extra["joined"] = False
+            call.provenance.joined = False
             self._unmatched.append((call.source.line, cid))
             return []
         loc = index.location(cid)
         problems = attach_request(call, req, PROVIDER[kind])
-        call.extra.update(joined=True, input_path=index.path)
+        prov = call.provenance
+        prov.joined, prov.input_path = True, index.path
         if loc is not None:
-            call.extra.update(input_line=loc.line, input_bytes=(loc.byte_start, loc.byte_end), input_part=loc.part)
+            prov.input_line, prov.input_bytes, prov.input_part = loc.line, (loc.byte_start, loc.byte_end), loc.part
             if loc.item >= 0:
-                call.extra["input_item"] = loc.item
+                call.provenance.details["input_item"] = loc.item
         return [Issue(index.path, loc.line if loc is not None else 0, "invalid_field", p) for p in problems]
 
     def finish(self) -> Iterable[Output]:

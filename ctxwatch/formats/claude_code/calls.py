@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ctxwatch.formats import count_or_none
-from ctxwatch.model import Message, Part
+from ctxwatch.model import Message, Part, Provenance
 from ctxwatch.source import Record
 
 #: Rank of a damaged ``output_tokens`` when a response's lines compete for its usage: above every real count.
@@ -32,7 +32,7 @@ class CallState:
     timestamp: float | None
     history: list[Message] | None  # dropped (None) once a later call starts in the context; rebuilt if needed
     compaction: dict[str, Any] | None
-    extra: dict[str, Any]
+    provenance: Provenance
     line: int = 0  # first line's number and byte offset; last line's end (the furthest seen)
     line_end: int = 0
     byte_start: int = 0

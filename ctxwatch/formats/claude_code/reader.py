@@ -29,7 +29,7 @@ from ctxwatch.formats.claude_code.prefilter import (
 from ctxwatch.formats.claude_code.tree import Node, ParentTree
 from ctxwatch.formats.wire.anthropic import anthropic_usage
 from ctxwatch.formats.wire.timestamps import parse_timestamp
-from ctxwatch.model import Issue, Message, ParsedCall, Resolved, ResponseInfo, SourceRef
+from ctxwatch.model import Issue, Message, ParsedCall, Provenance, Resolved, ResponseInfo, SourceRef
 from ctxwatch.source import Record, show_value
 
 
@@ -233,22 +233,20 @@ class ClaudeCodeReader(Reader):
             node.call_key = key
             ctx, parent = node.context, node.parent
         if call is None:
-            extra: dict[str, Any] = {"message_id": mid, "request_id": req}
-            if self._summarizer:
-                extra["compaction_summarizer"] = True
+            extra = Provenance(message_id=mid, request_id=req, compaction_summarizer=self._summarizer)
             fkey = (sid, ctx)
             lazy = not self.full_history and fkey in self._floor_calls
             history, complete = (None, False) if lazy else self._tree.history(ctx, parent, self._calls)
             if lazy:
-                extra["floor_call"] = self._floor_calls[fkey]  # the call whose floor this one's history needs
+                extra.floor_call = self._floor_calls[fkey]  # the call whose floor this one's history needs
             elif not complete:
                 # The chain runs out of the file (an excerpt, a log that starts mid-session): the history
                 # below is only its visible tail, so the prompt cannot be split into floor and history.
-                extra["history_cut"] = True
+                extra.history_cut = True
             call = CallState(
                 key=key, context=ctx, parent=parent, session=sid,
                 model=model, timestamp=parse_timestamp(v.get("timestamp")), history=history,
-                compaction=self._pending.pop(ctx, None), extra=extra, lazy=lazy, floor_key=fkey,
+                compaction=self._pending.pop(ctx, None), provenance=extra, lazy=lazy, floor_key=fkey,
                 ordinal=len(self._calls))
             self._calls[key] = call
             if not lazy:
@@ -327,14 +325,13 @@ class ClaudeCodeReader(Reader):
 
     def _parsed(self, call: CallState) -> ParsedCall:
         text = "".join([p.text for p in call.parts if p.kind == "text"])
-        extra = call.extra  # (the accountant copies it into the call summary)
-        extra["lines"] = call.lines
+        extra = call.provenance.copy()  # (each emission its own: the call goes on being read)
+        extra.details["lines"] = call.lines
         if call.best_line and call.best_line != call.line:
-            extra["usage_line"] = call.best_line  # (an issue about the usage names the line it came from)
-        if call.best_out == DAMAGED_RANK and call.best is not None and call.best.get("output_tokens") is None:
-            extra["output_null"] = True  # (a null final count: run._sanitize reports it, as it reports damage)
-        else:
-            extra.pop("output_null", None)
+            extra.usage_line = call.best_line  # (an issue about the usage names the line it came from)
+        # (a null final count: the run reports it, as it reports damage)
+        extra.output_null = bool(call.best_out == DAMAGED_RANK and call.best is not None
+                                 and call.best.get("output_tokens") is None)
         history = call.history
         if history is None and not call.lazy:
             # A late line of an older call: rebuild its history once, without caching it.
@@ -345,4 +342,4 @@ class ClaudeCodeReader(Reader):
             context=call.context, system=None, tools=None, messages=history,
             usage=anthropic_usage(call.best),
             response=ResponseInfo(text=text, tool_calls=call.tool_calls, finish_reason=call.stop_reason),
-            compaction=call.compaction, history_reported_only=True, key=call.key, extra=extra)
+            compaction=call.compaction, history_reported_only=True, key=call.key, provenance=extra)

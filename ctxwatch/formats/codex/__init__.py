@@ -31,7 +31,8 @@ that copy is this session's history.
 
 Floor (instructions + tool schemas, which the rollout does not log in full): inferred once per episode, from the
 first call with a plausible usage after the session start or a compaction (its reported prompt minus its
-estimated history); every later call names that call in ``extra["floor_call"]``, and its history is its reported
+estimated history); every later call names that call (:attr:`~ctxwatch.model.Provenance.floor_call`), and its history
+is its reported
 prompt minus that floor (both labelled inferred; see :mod:`ctxwatch.accounting`).  Inferred per call, the floor
 would take in the tokenizer's error on each history and drift (from 9,991 to 8,135 tokens over a rollout of 39
 calls) although the instructions and tools never change.

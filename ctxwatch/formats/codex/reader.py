@@ -22,7 +22,7 @@ from ctxwatch.formats.codex.counters import (
 )
 from ctxwatch.formats.codex.items import item_message
 from ctxwatch.formats.wire.timestamps import parse_timestamp
-from ctxwatch.model import Issue, Message, ParsedCall, Part, ResponseInfo, SourceRef, Usage
+from ctxwatch.model import Issue, Message, ParsedCall, Part, Provenance, ResponseInfo, SourceRef, Usage
 from ctxwatch.source import Record, show_value
 
 #: ``event_msg`` payload types the reader uses; every other event (UI duplicates of response items, command
@@ -60,7 +60,7 @@ class CodexReader(Reader):
     ``feed`` returns a :class:`ParsedCall` for a token_count whose totals changed (and are not those of a call
     already read: a copy of the rollout), the same call again (same ``key``) when one of its output items
     arrives, and an ``implausible_usage`` :class:`Issue` when a call's prompt exceeds its window.  The call is
-    still emitted, with ``extra["implausible"]``.
+    still emitted, with :attr:`~ctxwatch.model.Provenance.implausible`.
 
     Args:
         path: the rollout file.
@@ -284,9 +284,9 @@ class CodexReader(Reader):
         self._count += 1
         key_total = total if total is not None else (self._count, *last)
         key = f"codex:{self.session or ''}:{'/'.join(map(str, key_total))}"
-        extra: dict[str, Any] = {"usage_from": source}
+        extra = Provenance(usage_from=source)
         if total is not None:
-            extra["cumulative"] = dict(zip(FIELDS, total, strict=True))
+            extra.cumulative = dict(zip(FIELDS, total, strict=True))
         return self._call_of(v, rec, info, key, codex_usage(inp, cached, out, reasoning, cw), extra, notes,
                              total is not None)
 
@@ -306,11 +306,11 @@ class CodexReader(Reader):
         usage = Usage(prompt_total=inp, input_uncached=inp - cached if inp is not None and cached is not None
                       else None, cache_read=cached, cache_write=None, output=out, reasoning=reasoning,
                       damaged=True)
-        return self._call_of(v, rec, info, key, usage, {"usage_from": "last_token_usage (partly damaged)"}, [],
+        return self._call_of(v, rec, info, key, usage, Provenance(usage_from="last_token_usage (partly damaged)"), [],
                              False)
 
     def _call_of(self, v: dict[str, Any], rec: Record, info: dict[str, Any], key: str, usage: Usage,
-                 extra: dict[str, Any], notes: list[Output], by_total: bool) -> list[Output]:
+                 extra: Provenance, notes: list[Output], by_total: bool) -> list[Output]:
         """Emit the call of a counted ``token_count`` (``key``: its dedupe key; ``by_total``: the key is its
         cumulative total, so the same total read again in this file is a repeat, :meth:`_repeat`), after
         ``notes``; with an ``implausible_usage`` issue for a prompt above the window."""
@@ -321,18 +321,18 @@ class CodexReader(Reader):
         window_v = self._window_hint if window is None or (window.__class__ is int and window == 0) else window
         outs: list[Output] = []
         if window_v.__class__ is int and inp is not None and inp > window_v > 0:
-            extra["implausible"] = True
+            extra.implausible = True
             outs.append(Issue(self.path, rec.line, "implausible_usage",
                               f"token_count reports {inp:,} prompt tokens, more than the {window_v:,}-token window: "
                               "implausible, so no occupancy (kept in token totals and cost as reported)"))
-        if not extra.get("implausible"):
+        if not extra.implausible:
             if self._floor_call is not None:
-                extra["floor_call"] = self._floor_call
+                extra.floor_call = self._floor_call
             elif inp:
                 self._floor_call = key
         first_line = self._emitted.get(key) if by_total else None
         if first_line is not None:
-            return self._repeat(notes, first_line, inp, implausible=bool(extra.get("implausible")))
+            return self._repeat(notes, first_line, inp, implausible=extra.implausible)
         self._emitted[key] = rec.line
         call = ParsedCall(
             source=SourceRef(self.path, rec.line, rec.line_end, rec.byte_start, rec.byte_end),
@@ -340,10 +340,10 @@ class CodexReader(Reader):
             session=self.session, context="main", system=list(self.system) if self.system else None,
             tools=None, messages=list(self._history), usage=usage,
             window=window_v, response=None, compaction=self._pending, history_reported_only=True, key=key,
-            extra=extra)
+            provenance=extra)
         self._pending = None
         self._compacted_since_call = False
-        if not extra.get("implausible"):
+        if not extra.implausible:
             self._last_prompt = inp
         self._open = _OpenCall(call)
         outs.insert(0, call)

@@ -58,7 +58,8 @@ def history_problem(body: dict[str, Any], key: str, is_message: Callable[[Any], 
 
 def forget_history(call: ParsedCall, problem: str, where: str, *, system: list[str] | None = None,
                    tools_field: bool = False) -> str:
-    """Mark ``call``'s history unknown (``messages = None``; ``extra["history_unknown"]``) because its request
+    """Mark ``call``'s history unknown (``messages = None``; :attr:`~ctxwatch.model.Provenance.history_unknown`)
+    because its request
     field ``where`` ``problem`` (:func:`history_problem`), and return the ``invalid_field`` sentence for it.
 
     Read as empty, such a history would be a request with no messages, and with no system prompt when the
@@ -71,7 +72,7 @@ def forget_history(call: ParsedCall, problem: str, where: str, *, system: list[s
     missing ``tools`` says nothing, and read as none it would make the next call's schemas "grow" by all of them.
     """
     call.messages = None
-    call.extra["history_unknown"] = True
+    call.provenance.history_unknown = True
     lost = ["the history"]
     if system and any(system):
         call.system = list(system)
@@ -125,7 +126,7 @@ def request_problems(call: ParsedCall, body: dict[str, Any], flavour: str, where
             problems.append(forget_history(call, bad, f"{where}.input", tools_field=tools_field))
         elif body.get("previous_response_id") or body.get("conversation"):
             call.messages = None
-            call.extra["history_unknown"] = True
+            call.provenance.history_unknown = True
             if not (isinstance(body.get("instructions"), str) and body["instructions"]):
                 call.system = None
     elif flavour != "completions":

@@ -22,7 +22,7 @@ from ctxwatch.formats.wire.openai import (
     responses_usage,
 )
 from ctxwatch.formats.wire.values import int_or_none
-from ctxwatch.model import ParsedCall, ResponseInfo, SourceRef, Usage
+from ctxwatch.model import ParsedCall, Provenance, ResponseInfo, SourceRef, Usage
 from ctxwatch.source import Record
 
 
@@ -117,7 +117,7 @@ def usage_by_shape(u: Any, flavour: str) -> tuple[Usage | None, list[str]]:
 
 def build_call(path: str, rec: Record, req: dict[str, Any], resp: Any, *, usage: Usage | None = None,
                info: ResponseInfo | None = None, model: str | None = None,
-               timestamp: float | None = None, extra: dict[str, Any] | None = None,
+               timestamp: float | None = None, provenance: Provenance | None = None,
                memo: MessageMemo | None = None, problems: list[str] | None = None) -> ParsedCall:
     """A :class:`ParsedCall` from a request body and a response body of any of the three flavours.
 
@@ -125,7 +125,7 @@ def build_call(path: str, rec: Record, req: dict[str, Any], resp: Any, *, usage:
         path: the log file. rec: the record (for the source reference).
         req: the request body. resp: the response body (may be ``None``).
         usage / info / model: override what the response body would give (e.g. from an SSE stream).
-        timestamp: epoch seconds. extra: format-specific extras.
+        timestamp: epoch seconds. provenance: what the reader says of the call besides.
         memo: reuse of messages re-sent from the previous call of the same reader (see :class:`MessageMemo`).
         problems: when given, receives a sentence for each way the usage block's fields are ambiguous
             (:func:`usage_by_shape`), for the caller's ``ambiguous_usage`` issues.
@@ -157,9 +157,10 @@ def build_call(path: str, rec: Record, req: dict[str, Any], resp: Any, *, usage:
         memo.next_call()
     if usage is None and isinstance(resp, dict) and isinstance(err := resp.get("error"), dict):
         # A refused request (context_length_exceeded, a 4xx): no usage, and not billed (report prices it at 0).
-        extra = {**(extra or {}), "error": {k: str(err[k])[:200] for k in ("type", "code") if err.get(k)}}
+        provenance = provenance or Provenance()
+        provenance.error = {k: str(err[k])[:200] for k in ("type", "code") if err.get(k)}
     return ParsedCall(
         source=SourceRef(path, rec.line, rec.line_end, rec.byte_start, rec.byte_end),
         timestamp=timestamp, model=model, provider=provider, system=system, tools=tools, messages=messages,
-        max_output_tokens=mx, usage=usage, response=info, extra=extra or {},
+        max_output_tokens=mx, usage=usage, response=info, provenance=provenance or Provenance(),
     )

@@ -156,7 +156,7 @@ def build_items(call: Call, pc: ParsedCall | None, unread: str | None = None) ->
         # Show the difference so the rows add up to the prompt.
         counted = sum(it.tokens or 0 for it in items if it.kind == "message")
         what = ("not in the log: the history breaks at a damaged or missing line (see `ctxwatch check`)"
-                if pc.extra.get("history_cut") else "tokenizer gap")
+                if pc.provenance.history_cut else "tokenizer gap")
         items.append(Item(len(items), "gap", "", f"{what}: history {call.history_tokens:,} − rows "
                           f"{counted:,}", call.history_tokens - counted, "", 0))
     return _add_framing(call, items, preamble)
