@@ -11,6 +11,8 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
+from ctxwatch.model import MAX_COUNT
+
 # The defaults are field practice for agent loops (each can be set by option or in the config file).
 #: Spend at most 60 % of the context window on the prompt: long-context evaluations (Liu et al. 2023, "Lost in
 #: the Middle"; Hsieh et al. 2024, "RULER") show retrieval and instruction-following degrade well before the
@@ -27,10 +29,6 @@ DEFAULT_KEEP_RECENT = 6
 #: Tokens a compaction summary is assumed to take when planning (Claude Code's summaries in the samples
 #: run 1.5k-4k tokens; 2,000 is a middle value).
 DEFAULT_SUMMARY_TOKENS = 2000
-#: A window, ``keep_recent`` and ``summary_tokens`` (option or config file) are below this: 2**53, the limit of
-#: a count taken from a log (:data:`ctxwatch.formats.MAX_COUNT`; exact in a double, and in range for the JSON
-#: outputs).
-WINDOW_LIMIT = 2**53
 
 
 class ConfigError(ValueError):
@@ -62,7 +60,7 @@ class Settings:
         budget_fraction: fraction of the window the prompt may use (0 < f <= 1).
         trigger: fraction of the *budget* at which compaction should fire (0 < f <= 1).
         reserve: fraction of the window kept for the completion when the request gives no max tokens.
-        keep_recent: turns kept verbatim by the eviction planner (0 <= n < 2**53, :data:`WINDOW_LIMIT`).
+        keep_recent: turns kept verbatim by the eviction planner (0 <= n < 2**53, :data:`MAX_COUNT`).
         summary_tokens: assumed size of a compaction summary, in tokens (0 <= n < 2**53).
 
     Raises:
@@ -83,13 +81,13 @@ class Settings:
                 raise ConfigError(f"{name} must be in (0, 1], got {v}")
         if not 0 <= self.reserve < 1:
             raise ConfigError(f"reserve must be in [0, 1), got {self.reserve}")
-        if self.window is not None and not 0 < self.window < WINDOW_LIMIT:
+        if self.window is not None and not 0 < self.window < MAX_COUNT:
             # (a larger whole number, say 10**400 in a config file, overflows the float product 0.6 * window)
             raise ConfigError(f"window must be a positive number of tokens below 2**53, got {self.window}")
         for name in ("keep_recent", "summary_tokens"):
             v = getattr(self, name)
-            # (below 2**53 as the window, :data:`WINDOW_LIMIT`: report --json echoes the settings)
-            if not 0 <= v < WINDOW_LIMIT:
+            # (below 2**53 as the window, :data:`MAX_COUNT`: report --json echoes the settings)
+            if not 0 <= v < MAX_COUNT:
                 raise ConfigError(f"{name} must be in [0, 2**53), got {v}")
 
     def budget_tokens(self, window: int, reserve: int | None = None) -> int:

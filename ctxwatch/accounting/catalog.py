@@ -11,6 +11,7 @@ import functools
 from typing import Any
 
 from ctxwatch.accounting import memo
+from ctxwatch.model import MAX_COUNT
 
 
 @functools.lru_cache(maxsize=512)
@@ -25,7 +26,7 @@ def catalog_window(model: str | None, provider: str | None = None) -> int | None
         return None
     key = f"window\x00{model}\x00{provider}"
     found, value = memo.get(key)
-    if found and (value is None or (type(value) is int and 0 < value < 2**53)):  # (a damaged entry is redone)
+    if found and (value is None or (type(value) is int and 0 < value < MAX_COUNT)):  # (a damaged entry is redone)
         return value
     info = model_info(model, provider)
     cw = getattr(info, "context_window", None)

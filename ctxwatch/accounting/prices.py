@@ -13,7 +13,7 @@ from decimal import Decimal
 
 from ctxwatch.accounting import memo
 from ctxwatch.accounting.catalog import catalog_entry, model_info
-from ctxwatch.model import Usage
+from ctxwatch.model import MAX_COUNT, Usage
 
 
 def _lib_price(model: str, provider: str | None, prompt: int, cache_read: int, cache_write: int,
@@ -48,7 +48,7 @@ def _tier_starts(model: str, provider: str | None) -> tuple[int, ...] | None:
     key = f"tiers\x00{model}\x00{provider}"
     found, value = memo.get(key)
     if found and (value is None or (isinstance(value, list) and value and value[0] == 0 and all(
-            type(x) is int and 0 <= x < 2**53 for x in value) and value == sorted(set(value)))):
+            type(x) is int and 0 <= x < MAX_COUNT for x in value) and value == sorted(set(value)))):
         return tuple(value) if value is not None else None
     result = _tier_starts_lib(model, provider)
     memo.put(key, list(result) if result is not None else None)

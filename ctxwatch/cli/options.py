@@ -11,7 +11,8 @@ from typing import Any
 
 import click
 
-from ctxwatch.config import WINDOW_LIMIT, ConfigError, Settings, load_settings
+from ctxwatch.config import ConfigError, Settings, load_settings
+from ctxwatch.model import MAX_COUNT
 
 
 def settings_options(f: Callable[..., Any]) -> Callable[..., Any]:
@@ -21,7 +22,7 @@ def settings_options(f: Callable[..., Any]) -> Callable[..., Any]:
     opts = [
         click.option("--config", "config", type=click.Path(dir_okay=False), default=None,
                      help="Config file (TOML). Default: ~/.config/ctxwatch/config.toml if present."),
-        click.option("--window", type=click.IntRange(min=1, max=WINDOW_LIMIT - 1), default=None,
+        click.option("--window", type=click.IntRange(min=1, max=MAX_COUNT - 1), default=None,
                      help="Context window in tokens where the log states none (it wins over the model catalogue)."),
         click.option("--budget-fraction", type=click.FloatRange(0, 1, min_open=True), default=None,
                      help="Fraction of the window the prompt may use [default: 0.6]."),

@@ -15,8 +15,8 @@ from ctxwatch.cli.calls import load_call, pick_index
 from ctxwatch.cli.console import echo
 from ctxwatch.cli.exits import fail
 from ctxwatch.cli.options import make_settings
-from ctxwatch.config import WINDOW_LIMIT, ConfigError
-from ctxwatch.model import Src
+from ctxwatch.config import ConfigError
+from ctxwatch.model import MAX_COUNT, Src
 from ctxwatch.output.safetext import json_bytes, shown, write_out
 
 
@@ -27,7 +27,7 @@ from ctxwatch.output.safetext import json_bytes, shown, write_out
                    "Default: the last real call.")
 @click.option("--index", "call_index", type=int, default=None,
               help="The call by its `report --json` index, from 0 (#N is index N-1; negative: from the end).")
-@click.option("--keep-recent", type=click.IntRange(min=0, max=WINDOW_LIMIT - 1), default=None,
+@click.option("--keep-recent", type=click.IntRange(min=0, max=MAX_COUNT - 1), default=None,
               help="Newest units (see --unit) always kept [default: 6].")
 @click.option("--unit", type=click.Choice(["exchange", "turn"]), default="exchange", show_default=True,
               help="What --keep-recent counts: an exchange is an assistant message with all its tool results "
@@ -37,13 +37,13 @@ from ctxwatch.output.safetext import json_bytes, shown, write_out
               help="Fraction of the window the prompt may use [default: 0.6].")
 @click.option("--trigger", type=click.FloatRange(0, 1, min_open=True), default=None,
               help="Compaction trigger as a fraction of the budget [default: 0.8].")
-@click.option("--reserve", type=click.FloatRange(min=0, max=WINDOW_LIMIT - 1), default=None,
+@click.option("--reserve", type=click.FloatRange(min=0, max=MAX_COUNT - 1), default=None,
               help="Completion reserve: below 1 a fraction of the window, else tokens. "
                    "Default: the request's max_tokens, else 0.15.")
-@click.option("--window", type=click.IntRange(min=1, max=WINDOW_LIMIT - 1), default=None,
+@click.option("--window", type=click.IntRange(min=1, max=MAX_COUNT - 1), default=None,
               help="Context window in tokens. Default: the log, else the model catalogue.  Given, it is a "
                    "what-if: it replaces the window the log states (report and check keep the log's).")
-@click.option("--summary-tokens", type=click.IntRange(min=0, max=WINDOW_LIMIT - 1), default=None,
+@click.option("--summary-tokens", type=click.IntRange(min=0, max=MAX_COUNT - 1), default=None,
               help="Assumed size of the summary in tokens [default: 2000].")
 @click.option("--mode", type=click.Choice(["summarise", "drop"]), default="summarise", show_default=True,
               help="Summarise the older span or drop it.")

@@ -59,12 +59,14 @@ def schema_cmd(paths: tuple[str, ...], call_number: int | None, call_index: int 
 def _no_schemas_why(path: str, fmt: str | None, run_format: str) -> str:
     """Why a call has no tool schemas to analyse, in the terms of its own file's format."""
     from ctxwatch.engine import LogError, resolve_spec
+    from ctxwatch.formats import get_format
 
     try:
-        name = resolve_spec(path, fmt).name
+        spec = resolve_spec(path, fmt)
     except LogError:
-        name = run_format
-    if name in ("openai-batch", "anthropic-batch"):
+        spec = get_format(run_format)
+    name = spec.name
+    if spec.joined:
         return ("a batch results file holds the responses only: give the batch input file too "
                 "(`ctxwatch schema input.jsonl results.jsonl`), whose requests carry the tools")
     if name in ("claude-code", "codex"):

@@ -7,7 +7,6 @@ here, so the same bytes give the same calls and numbers everywhere.
 
 from ctxwatch.engine.activity import last_call_time
 from ctxwatch.engine.discovery import (
-    BATCH_FORMATS,
     COMPRESSED_SUFFIXES,
     LOG_SUFFIXES,
     list_logs,
@@ -29,10 +28,9 @@ from ctxwatch.engine.opening import (
 from ctxwatch.engine.reading import load_run
 from ctxwatch.engine.reload import reload_call, reload_parsed
 from ctxwatch.engine.run import Change, Run
-from ctxwatch.engine.sanitize import MAX_TOKENS
 
 __all__ = [
-    "BATCH_FORMATS", "COMPRESSED_SUFFIXES", "DETECT_RECORDS", "LOG_SUFFIXES", "MAX_TOKENS", "Change", "Follower",
+    "COMPRESSED_SUFFIXES", "DETECT_RECORDS", "LOG_SUFFIXES", "Change", "Follower",
     "JsonArray", "LogError", "Run", "UnknownFormat", "check_log_file", "empty_file_note", "format_mismatch",
     "last_call_time", "list_logs", "load_many", "load_run", "reload_call", "reload_parsed", "resolve_spec",
     "skipped_note", "unique_files",

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from ctxwatch.engine.activity import activity_of
 from ctxwatch.engine.opening import JsonArray, LogError, UnknownFormat, check_log_file, resolve_spec
-from ctxwatch.formats import detect
+from ctxwatch.formats import detect, joined_formats
 from ctxwatch.model import Issue
 
 #: File name endings read when a folder is given.
@@ -25,8 +25,6 @@ COMPRESSED_NOTE = "compressed log: not read; decompress it to include it"
 
 
 
-#: Formats whose files are joined into calls across files (by ``custom_id``), not read one by one.
-BATCH_FORMATS = frozenset({"openai-batch", "anthropic-batch"})
 
 
 
@@ -199,7 +197,7 @@ def log_files(paths: Sequence[str], fmt: str | None = None,
             out.append(f)
         else:
             notes.append(skipped_note(f, known[4]))
-    batch = [f for f in out if f in memo and memo[f][3] in BATCH_FORMATS and os.path.abspath(f) not in named]
+    batch = [f for f in out if f in memo and memo[f][3] in joined_formats() and os.path.abspath(f) not in named]
     if batch and len(batch) < len(out):
         # Batch files beside sessions: a request file alone would show every request without its usage, a
         # result file alone every result without its prompt; they are joined only together (as the folder's
@@ -217,7 +215,8 @@ BATCH_BESIDE_SESSIONS_NOTE = ("batch file beside session logs: not a session of 
 
 def is_batch_set(files: Sequence[str], fmt: str | None = None) -> bool:
     """True when ``files`` are batch files to open as one joined run: every file whose format is recognised
-    (``fmt``, or detected) is an OpenAI or Anthropic batch file (:data:`BATCH_FORMATS`), and at least one is.
+    (``fmt``, or detected) is an OpenAI or Anthropic batch file (:func:`~ctxwatch.formats.joined_formats`), and at
+    least one is.
     Files of no known format are left to the join, which reports them; the first file of another format
     (a Claude Code session, a Codex rollout) ends the check, so a folder of sessions costs one detection."""
     found = False
@@ -230,7 +229,7 @@ def is_batch_set(files: Sequence[str], fmt: str | None = None) -> bool:
             continue
         if spec is None:
             continue
-        if spec.name not in BATCH_FORMATS:
+        if not spec.joined:
             return False
         found = True
     return found

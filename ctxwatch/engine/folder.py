@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ctxwatch.config import Settings
-from ctxwatch.engine.discovery import BATCH_FORMATS, COMPRESSED_NOTE, list_logs, skipped_note, unique_files
+from ctxwatch.engine.discovery import COMPRESSED_NOTE, list_logs, skipped_note, unique_files
 from ctxwatch.engine.opening import (
     JSON_ARRAY_NOTE,
     LogError,
@@ -25,7 +25,7 @@ from ctxwatch.engine.opening import (
 from ctxwatch.engine.parallel import ParallelReadError, fork_map, worker_start, workers_for
 from ctxwatch.engine.reading import read_file
 from ctxwatch.engine.run import Run
-from ctxwatch.formats import FormatSpec, get_format
+from ctxwatch.formats import FormatSpec, get_format, joined_formats
 from ctxwatch.model import Call, Issue
 
 #: Bytes of logs per worker task: small enough to balance the workers, large enough that the per-task
@@ -97,9 +97,9 @@ def _read_files(paths: list[str], files: list[str], fmt: str | None, settings: S
         except LogError as exc:
             specs[f], why[f] = None, exc
     names = {s.name for s in specs.values() if s is not None}
-    if names and names <= BATCH_FORMATS:
+    if names and names <= joined_formats():
         return _batch_run([f for f in files if specs[f] is not None], names, settings)
-    first = next((s for s in specs.values() if s is not None and s.name not in BATCH_FORMATS), None)
+    first = next((s for s in specs.values() if s is not None and not s.joined), None)
     if first is None:
         raise _nothing_read(paths, [skipped_note(f, why.get(f)) for f in files if specs[f] is None])
     run = Run(" + ".join(paths), first, settings)
@@ -110,7 +110,7 @@ def _read_files(paths: list[str], files: list[str], fmt: str | None, settings: S
         if spec is None:
             run.issues.append(skipped_note(f, why.get(f)))
             continue
-        if spec.name in BATCH_FORMATS:
+        if spec.joined:
             batch.append(f)  # joined by custom_id below, never read as calls of their own
             continue
         first_call = len(run.calls)
@@ -206,7 +206,7 @@ def _assemble(paths: list[str], files: list[str], results: Iterator[_Result], se
             skipped.extend(issues)
             continue
         names.add(name)
-        if name in BATCH_FORMATS:
+        if name in joined_formats():
             batch.append(f)  # joined by custom_id at the end, as the serial read does
             continue
         spec = get_format(name)
@@ -219,7 +219,7 @@ def _assemble(paths: list[str], files: list[str], results: Iterator[_Result], se
         run.reader = spec.reader(f)
         run.set_pending_compactions(pending)
         _own_sessions(run, first_call)
-    if names and names <= BATCH_FORMATS:
+    if names and names <= joined_formats():
         return None
     if run is None:
         raise _nothing_read(paths, skipped)
@@ -264,7 +264,7 @@ def _read_group(group: list[str], fmt: str | None, settings: Settings | None) ->
         except LogError as exc:
             out.append((None, [], [skipped_note(path, exc)], {}))
             continue
-        if spec.name in BATCH_FORMATS:
+        if spec.joined:
             out.append((spec.name, [], [], {}))  # (joined across files by the main process)
             continue
         run = Run(path, spec, settings)

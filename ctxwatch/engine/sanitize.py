@@ -9,14 +9,9 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from ctxwatch.formats import MAX_COUNT, not_a_count
-from ctxwatch.model import Issue, ParsedCall
+from ctxwatch.formats import not_a_count
+from ctxwatch.model import MAX_COUNT, Issue, ParsedCall
 from ctxwatch.source import show_value
-
-#: Largest token count taken from a log: 2**53 (exact in a JSON double, in range for every JSON writer;
-#: :data:`ctxwatch.formats.MAX_COUNT`).  Larger or negative numbers are damage, not usage: they become unknown with
-#: an issue, never a crash.
-MAX_TOKENS = MAX_COUNT
 
 
 def _bad_count(v: object) -> bool:
@@ -24,7 +19,7 @@ def _bad_count(v: object) -> bool:
     (a reader passes such raw values through so that they are reported, not guessed)."""
     if v is None:
         return False
-    return not isinstance(v, int) or isinstance(v, bool) or not 0 <= v < MAX_TOKENS
+    return not isinstance(v, int) or isinstance(v, bool) or not 0 <= v < MAX_COUNT
 
 
 #: How an issue names each usage field (the normalized :class:`Usage` field names are not the log's keys,
@@ -42,15 +37,15 @@ def sanitize(pc: ParsedCall) -> tuple[ParsedCall, list[Issue]]:
     u = pc.usage
     null_output = "output tokens null (not a number)" if pc.provenance.output_null else None
     try:
-        if null_output is None and (u is None or (all(v is None or (v.__class__ is int and 0 <= v < MAX_TOKENS)
+        if null_output is None and (u is None or (all(v is None or (v.__class__ is int and 0 <= v < MAX_COUNT)
                                                       for v in (u.prompt_total, u.input_uncached, u.cache_read,
                                                                 u.cache_write, u.output, u.reasoning,
                                                                 u.cache_write_1h, u.web_searches))
                 and (u.prompt_total is None or (u.cache_read or 0) + (u.cache_write or 0) <= u.prompt_total)
                 and (u.cache_write_1h is None or u.cache_write_1h <= (u.cache_write or 0)))) \
-                and (pc.window is None or (pc.window.__class__ is int and 0 < pc.window < MAX_TOKENS)) \
+                and (pc.window is None or (pc.window.__class__ is int and 0 < pc.window < MAX_COUNT)) \
                 and (pc.max_output_tokens is None or (pc.max_output_tokens.__class__ is int
-                                                      and 0 <= pc.max_output_tokens < MAX_TOKENS)):
+                                                      and 0 <= pc.max_output_tokens < MAX_COUNT)):
             return pc, []  # the common case, checked without building anything
     except TypeError:
         pass  # not a number: the field-by-field check below says what it is

@@ -19,16 +19,39 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from ctxwatch.formats._reader import FormatSpec, Output, Reader, Sniff, document_source, floor_once
-from ctxwatch.formats._registry import formats, get_format, register
+from ctxwatch.formats._registry import formats, get_format, joined_formats, register
 from ctxwatch.formats._sniffing import SNIFF_BYTES, array_of_records, detect, sniff_document, sniff_file
 from ctxwatch.formats.wire.litellm import litellm_usage
 from ctxwatch.formats.wire.values import MAX_COUNT, count_or_none, not_a_count, usage_count
 
 __all__ = [
-    "MAX_COUNT", "SNIFF_BYTES", "ClineReader", "FormatSpec", "GeminiCliReader", "InspectReader", "OpenHandsEvalReader",
-    "OpenHandsReader", "Output", "Reader", "Sniff", "SweAgentReader", "array_of_records", "count_or_none", "detect",
-    "document_source", "floor_once", "formats", "get_format", "inspect_usage", "litellm_usage", "not_a_count",
-    "register", "sniff_document", "sniff_file", "usage_count",
+    "MAX_COUNT",
+    "SNIFF_BYTES",
+    "ClineReader",
+    "FormatSpec",
+    "GeminiCliReader",
+    "InspectReader",
+    "OpenHandsEvalReader",
+    "OpenHandsReader",
+    "Output",
+    "Reader",
+    "Sniff",
+    "SweAgentReader",
+    "array_of_records",
+    "count_or_none",
+    "detect",
+    "document_source",
+    "floor_once",
+    "formats",
+    "get_format",
+    "inspect_usage",
+    "joined_formats",
+    "litellm_usage",
+    "not_a_count",
+    "register",
+    "sniff_document",
+    "sniff_file",
+    "usage_count",
 ]
 
 #: Public names of reader modules that were split up, by the reader module that holds them now: importable

@@ -104,6 +104,8 @@ class FormatSpec:
         records_independent: every record is read and accounted the same whatever came before it (the
             reader keeps no state across records other than caches), so a big file may be cut into line
             ranges read by separate processes (:mod:`ctxwatch.engine.parallel`).
+        joined: a provider's batch files: requests and results are separate files, joined by ``custom_id``
+            (a folder's are read together, never one by one).
         example: a one-line example or pointer to a sample.
     """
 
@@ -114,6 +116,7 @@ class FormatSpec:
     document: bool = False
     needs_prefix: bool = False
     records_independent: bool = False
+    joined: bool = False
     example: str = ""
     aliases: tuple[str, ...] = field(default=())
 

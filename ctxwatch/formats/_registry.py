@@ -52,6 +52,12 @@ def formats() -> dict[str, FormatSpec]:
     return dict(REGISTRY)
 
 
+def joined_formats() -> frozenset[str]:
+    """The names of the formats whose files are joined across files (:attr:`FormatSpec.joined`: batch requests and
+    results): the one list of them."""
+    return frozenset(name for name, spec in formats().items() if spec.joined)
+
+
 def get_format(name: str) -> FormatSpec:
     """The format called ``name`` (or one of its aliases).
 

@@ -54,6 +54,12 @@ class SourceRef:
         return f"line {self.line}" if self.line > 0 else "whole document"
 
 
+#: A token count, window or limit is below this: 2**53, exact in a JSON double and in range for every JSON writer
+#: (orjson writes no int beyond 64 bits).  A count from a log at or above it is damage, not usage; an option or a
+#: config value at or above it is refused.  The one limit every stage uses.
+MAX_COUNT = 2**53
+
+
 @_fast_pickle
 @dataclass(slots=True, frozen=True)
 class Usage:

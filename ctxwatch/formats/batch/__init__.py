@@ -68,12 +68,12 @@ register(FormatSpec(
     name="openai-batch",
     description=("OpenAI Batch API input ({custom_id, body}) and output ({custom_id, response}) JSONL, "
                  "joined by custom_id"),
-    sniff=_sniff_for("openai"), reader=OpenAIBatchReader,
+    sniff=_sniff_for("openai"), reader=OpenAIBatchReader, joined=True,
     example='{"id":"batch_req_…","custom_id":"r1","response":{"status_code":200,"body":{"usage":{…}}},"error":null}',
 ))
 register(FormatSpec(
     name="anthropic-batch",
     description="Anthropic Message Batches results ({custom_id, result}) and request ({custom_id, params}) files",
-    sniff=_sniff_for("anthropic"), reader=AnthropicBatchReader,
+    sniff=_sniff_for("anthropic"), reader=AnthropicBatchReader, joined=True,
     example='{"custom_id":"r1","result":{"type":"succeeded","message":{"usage":{…}}}}',
 ))

@@ -12,7 +12,7 @@ from typing import Any
 
 from ctxwatch.accounting.windows import largest_window, proves_long_context, resolve_window
 from ctxwatch.formats.wire.anthropic import anthropic_usage
-from ctxwatch.model import MAX_PLAUSIBLE_PROMPT, Usage, implausible_prompt
+from ctxwatch.model import MAX_COUNT, MAX_PLAUSIBLE_PROMPT, Usage, implausible_prompt
 
 
 def has_prompt(usage: Any, model: str | None) -> bool:
@@ -25,9 +25,6 @@ def has_prompt(usage: Any, model: str | None) -> bool:
     return not implausible_prompt(u.prompt_total, largest_window(model, "anthropic"))
 
 
-#: Largest token count the run takes from a log (``ctxwatch.engine.run.MAX_TOKENS``, 2**53, not imported: the run
-#: imports the readers): a larger count is damage that :func:`ctxwatch.engine.run._sanitize` reports and makes unknown.
-_MAX_COUNT = 2**53
 
 
 def whole_prompt(usage: Any) -> tuple[Usage, int] | None:
@@ -39,10 +36,10 @@ def whole_prompt(usage: Any) -> tuple[Usage, int] | None:
     if u is None:
         return None
     parts = (u.input_uncached, u.cache_write, u.cache_read)
-    if not all(p.__class__ is int and 0 <= p < _MAX_COUNT for p in parts):
+    if not all(p.__class__ is int and 0 <= p < MAX_COUNT for p in parts):
         return None
     prompt = u.prompt_total
-    if prompt is None or prompt >= _MAX_COUNT:
+    if prompt is None or prompt >= MAX_COUNT:
         return None
     return u, prompt
 

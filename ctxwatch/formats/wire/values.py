@@ -10,13 +10,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ctxwatch.model import MAX_COUNT
 from ctxwatch.source import MAX_INT_DIGITS
 from ctxwatch.source import json_text as _json_text
-
-#: A count at or above this is not a count (:data:`ctxwatch.engine.run.MAX_TOKENS` is this value): 2**53, exact in
-#: a JSON double and in range for every JSON writer (orjson writes no int beyond 64 bits, and a 1e300 or a string
-#: of 400 digits is an int of 301 or 400 digits here).
-MAX_COUNT = 2**53
 
 
 def usage_count(value: Any, missing: int | None = None) -> Any:
