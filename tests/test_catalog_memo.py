@@ -1,4 +1,4 @@
-"""The catalogue memo (``~/.cache/ctxwatch/catalog-*.json``, :mod:`ctxwatch.accounting.memo`) is bounded: a log's
+"""The catalogue memo (``~/.cache/ctxwatch/catalog-*.json``, :mod:`ctxwatch.catalog.memo`) is bounded: a log's
 model names are untrusted, and a log with 50,000 unique names grew the memo to 24.5 MB, hostile strings included.
 
 Expected contents are worked out by hand from the names the tests write and the documented bounds.
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from ctxwatch.accounting import memo, windows
+from ctxwatch.catalog import memo, windows
 
 #: Names no memo may keep: too long (5,000 characters), a terminal control, a bidi override, a line separator.
 HOSTILE = ["gpt-4o" + "x" * 5000, "gpt-4o\x1b]0;T\x07", "gpt-4o\u202e", "gpt-4o\u2028"]

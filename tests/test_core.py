@@ -823,7 +823,7 @@ def test_codex_inferred_floor_is_stable_when_reasoning_is_counted(shared_logs: P
 def test_claude_window_is_the_standard_200k() -> None:
     """The catalogue lists a 1M beta window for some Claude models; requests get 200k without the beta.  That
     200k is Anthropic's standard window, not the catalogue's figure: labelled default (it said catalog)."""
-    from ctxwatch.accounting.windows import resolve_window
+    from ctxwatch.catalog.windows import resolve_window
     from ctxwatch.model import Src
 
     assert resolve_window("claude-opus-4-6", "anthropic", None, None) == (200_000, Src.DEFAULT)
@@ -927,7 +927,7 @@ def test_cost_equals_genai_prices_per_call_including_tiers_and_dates() -> None:
 
     import genai_prices
 
-    from ctxwatch.accounting.windows import call_cost
+    from ctxwatch.catalog.windows import call_cost
     from ctxwatch.model import Usage
 
     rng = random.Random(7)

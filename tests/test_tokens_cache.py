@@ -48,7 +48,7 @@ def test_cached_ranks_give_the_same_tokens_and_a_damaged_cache_is_ignored(tmp_pa
 CATALOG_PROBE = r"""
 import sys
 from ctxwatch.model import Usage
-from ctxwatch.accounting.windows import call_cost, catalog_window
+from ctxwatch.catalog.windows import call_cost, catalog_window
 u = Usage(prompt_total=250_000, input_uncached=1_000, cache_read=240_000, cache_write=9_000, output=700)
 print(catalog_window("claude-sonnet-4-5", "anthropic"), catalog_window("gpt-4o", "openai"),
       catalog_window("no-such-model", None),
@@ -84,7 +84,7 @@ def test_damaged_memo_entries_are_asked_again(tmp_path: Path, monkeypatch) -> No
     are ignored and answered by the library again: the costs and windows equal a run without the memo."""
     import json
 
-    from ctxwatch.accounting import memo, prices, windows
+    from ctxwatch.catalog import memo, prices, windows
     from ctxwatch.model import Usage
 
     u = Usage(prompt_total=250_000, input_uncached=1_000, cache_read=240_000, cache_write=9_000, output=700)
@@ -128,7 +128,7 @@ def test_writing_a_memo_removes_the_memos_of_catalogues_no_longer_installed(tmp_
     and touches no other file (the tokenizer cache, a temporary file, a look-alike name, a link)."""
     import json
 
-    from ctxwatch.accounting import memo as catalog_memo
+    from ctxwatch.catalog import memo as catalog_memo
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     monkeypatch.delenv("CTXWATCH_NO_CACHE", raising=False)

@@ -1,9 +1,8 @@
 """Token accounting: a :class:`~ctxwatch.model.ParsedCall` (text) becomes a :class:`~ctxwatch.model.Call` (floor,
-history, reserve and free tokens, each with its source), with the catalogue's windows and prices.
+history, reserve and free tokens, each with its source).
 
-:mod:`.accountant` accounts calls, :mod:`.calibration` scales estimates of another model's tokenizer,
-:mod:`.windows` picks a call's window, :mod:`.prices` its cost; :mod:`.catalog` reads genai-prices' bundled
-catalogue and :mod:`.memo` keeps its answers across starts.  Every name other packages use is exported here.
+:mod:`.accountant` accounts calls and :mod:`.calibration` scales estimates of another model's tokenizer; the
+windows and prices come from :mod:`ctxwatch.catalog`.  Every name other packages use is exported here.
 """
 
 from __future__ import annotations

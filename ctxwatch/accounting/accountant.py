@@ -6,7 +6,7 @@ an identical re-sent prefix), because every call re-sends the history.
 
 from __future__ import annotations
 
-from ctxwatch.accounting.windows import proves_long_context, resolve_window
+from ctxwatch.catalog.windows import proves_long_context, resolve_window
 from ctxwatch.config import DEFAULT_RESERVE, Settings
 from ctxwatch.model import (
     Call,
@@ -97,7 +97,7 @@ class Accountant:
 
     def note_window_evidence(self, pc: ParsedCall, index: int) -> None:
         """Learn from call ``index`` what its context's window is: a prompt past 200k tokens of a Claude model
-        that offers the 1M-token beta (:func:`ctxwatch.accounting.windows.proves_long_context`) means that beta, for
+        that offers the 1M-token beta (:func:`ctxwatch.catalog.windows.proves_long_context`) means that beta, for
         this
         call and the later calls of its (session, context, model).
         The run calls it for its pending calls in call order before accounting them (:meth:`account` also

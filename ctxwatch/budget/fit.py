@@ -89,7 +89,7 @@ class ContextBudget:
         if window is None:
             window = self.settings.window
         if window is None:
-            from ctxwatch.accounting.windows import catalog_window
+            from ctxwatch.catalog.windows import catalog_window
 
             window = catalog_window(model, self.provider)
         if not window:

@@ -234,7 +234,7 @@ def generate_run(calls: int = DEFAULT_CALLS, seed: int = DEFAULT_SEED,
         raise ValueError(f"calls must be >= 1, got {calls}")
     win = window
     if win is None:
-        from ctxwatch.accounting.windows import catalog_window
+        from ctxwatch.catalog.windows import catalog_window
 
         win = catalog_window(DEMO_MODEL, "openai") or 128_000
     if win < 2048:

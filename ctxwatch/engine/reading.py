@@ -108,7 +108,7 @@ def load_run(path: str, fmt: str | None = None, settings: Settings | None = None
                 for calls, issues, n in parts:
                     run.add_accounted(calls, issues)
                     records += n
-                from ctxwatch.accounting.windows import catalog_window
+                from ctxwatch.catalog.windows import catalog_window
 
                 # (the workers looked the windows up; ask here too, so that the start-up memo keeps them)
                 for model, provider in {(c.model, c.provider) for c in run.calls}:

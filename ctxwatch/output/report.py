@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
-from ctxwatch.accounting.windows import call_cost, priced_as
+from ctxwatch.catalog.windows import call_cost, priced_as
 from ctxwatch.engine import Run
 from ctxwatch.model import (
     Breakdown,
@@ -37,7 +37,7 @@ def iso(ts: float | None) -> str | None:
 
 
 def cost_of(call: Call) -> Decimal | None:
-    """The call's estimated cost in USD (:func:`ctxwatch.accounting.windows.call_cost`), at the batch rate for a batch
+    """The call's estimated cost in USD (:func:`ctxwatch.catalog.windows.call_cost`), at the batch rate for a batch
     results line (:attr:`~ctxwatch.model.Provenance.batch_side` ``output``); 0 for a refused request (an error
     response
     without

@@ -157,7 +157,7 @@ def run_report(path: Path | str, *extra: str, warm: bool = False) -> tuple[float
     catalogue) is done; this is the steady-state figure a long-running dashboard sees.
     """
     warmup = ("from ctxwatch.tokens import get_tokenizer\nget_tokenizer('o200k_base')\n"
-              "from ctxwatch.accounting.windows import catalog_window\ncatalog_window('gpt-4o', 'openai')\n"
+              "from ctxwatch.catalog.windows import catalog_window\ncatalog_window('gpt-4o', 'openai')\n"
               "import ctxwatch.analysis, ctxwatch.output.report\n") if warm else ""
     code = (
         "import resource, sys, time, os, contextlib\n"

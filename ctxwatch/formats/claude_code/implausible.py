@@ -2,22 +2,21 @@
 
 Claude Code logs neither the system prompt nor the tools, so no estimate can confirm a reported prompt: one of
 0 tokens, or above the largest window the model can have, is no occupancy (and a floor inferred from it would
-hide every later call's).  The judgement needs the model catalogue's windows (:mod:`ctxwatch.accounting.windows`),
-which is why this one module of the readers imports from a stage above the formats.
+hide every later call's).  The judgement needs the model catalogue's windows (:mod:`ctxwatch.catalog.windows`).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ctxwatch.accounting.windows import largest_window, proves_long_context, resolve_window
+from ctxwatch.catalog.windows import largest_window, proves_long_context, resolve_window
 from ctxwatch.formats.wire.anthropic import anthropic_usage
 from ctxwatch.model import MAX_COUNT, MAX_PLAUSIBLE_PROMPT, Usage, implausible_prompt
 
 
 def has_prompt(usage: Any, model: str | None) -> bool:
     """True when an Anthropic usage block reports a plausible prompt of ``model``: at least one token, and no
-    more than the largest window the model can have (:func:`ctxwatch.accounting.windows.largest_window`: a report
+    more than the largest window the model can have (:func:`ctxwatch.catalog.windows.largest_window`: a report
     above it is no occupancy, and a floor inferred from it would hide every later call's)."""
     u = anthropic_usage(usage)
     if u is None or not u.prompt_total:
@@ -51,11 +50,11 @@ def implausible_note(usage: Any, model: str | None, *, long_context: bool = Fals
     The rule is :func:`has_prompt`'s, which is the accountant's for a call whose system prompt and tools are
     not logged (no estimate can confirm the report, :func:`ctxwatch.model.estimate_confirms`): a prompt
     (``input_tokens + cache_creation_input_tokens + cache_read_input_tokens``, tokens) of 0, or above the
-    largest window the model can have (:func:`ctxwatch.accounting.windows.largest_window`; 10,000,000 tokens,
+    largest window the model can have (:func:`ctxwatch.catalog.windows.largest_window`; 10,000,000 tokens,
     :data:`~ctxwatch.model.MAX_PLAUSIBLE_PROMPT`, for a model the catalogue does not know).  The window the note
-    names is the call's own, as the table and the flag give it: :func:`ctxwatch.accounting.windows.resolve_window`, with
+    names is the call's own, as the table and the flag give it: :func:`ctxwatch.catalog.windows.resolve_window`, with
     ``long_context`` when a call of its context (this one or an earlier one) proved the 1M-token beta
-    (:func:`ctxwatch.accounting.windows.proves_long_context`); without that proof a Sonnet 4 call is at 200,000, and a
+    (:func:`ctxwatch.catalog.windows.proves_long_context`); without that proof a Sonnet 4 call is at 200,000, and a
     report above even the beta's 1M does not prove it.  A block whose counts are not all whole counts below
     2**53 gets no note: the run reports that damage and the prompt is unknown, not implausible.  The note says
     what the flag ``implausible_usage`` says of it, in the Codex reader's words (``ctxwatch.formats.codex``):
@@ -79,7 +78,7 @@ def implausible_note(usage: Any, model: str | None, *, long_context: bool = Fals
 class ImplausibleNotes:
     """The ``implausible_usage`` note of each call of one transcript file, with the window evidence it needs.
 
-    A call whose reported prompt proves the 1M-token beta window (:func:`ctxwatch.accounting.windows.
+    A call whose reported prompt proves the 1M-token beta window (:func:`ctxwatch.catalog.windows.
     proves_long_context`) proves it for itself and the later calls of its (session, context, model), as the
     accountant keeps that evidence by call index (``Accountant.note_window_evidence``): kept here by the same
     rule and key, so that the note names the window the call's row and flag give.

@@ -7,8 +7,8 @@ re-exported here for callers that import them from this module.
 
 from __future__ import annotations
 
-from ctxwatch.accounting.catalog import catalog_window, priced_as
-from ctxwatch.accounting.prices import BATCH_DISCOUNT, call_cost
+from ctxwatch.catalog.entries import catalog_window, priced_as
+from ctxwatch.catalog.prices import BATCH_DISCOUNT, call_cost
 from ctxwatch.model import Src
 
 __all__ = [

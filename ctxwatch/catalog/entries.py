@@ -2,7 +2,7 @@
 
 ctxwatch never calls ``genai_prices.update_prices``: the snapshot that ships with the package is used, so nothing
 touches the network.  A model the catalogue does not know has an unknown window and an unknown cost (never a
-made-up default, never $0).  Answers are memoised across starts (:mod:`ctxwatch.accounting.memo`).
+made-up default, never $0).  Answers are memoised across starts (:mod:`ctxwatch.catalog.memo`).
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from ctxwatch.accounting import memo
+from ctxwatch.catalog import memo
 from ctxwatch.model import MAX_COUNT
 
 
@@ -42,7 +42,7 @@ def catalog_entry(model: str, provider: str | None) -> tuple[str, str, Any] | No
 
     Tried in order: the id with the provider hint, then without it, then the id's last path segment
     (``openai/gpt-4o``).  The window (:func:`catalog_window`) and the price
-    (:func:`ctxwatch.accounting.prices.call_cost`) both come from this one entry, so a call never gets one model's
+    (:func:`ctxwatch.catalog.prices.call_cost`) both come from this one entry, so a call never gets one model's
     window and another's price.
     """
     try:

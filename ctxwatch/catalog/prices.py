@@ -2,7 +2,7 @@
 
 genai-prices costs about a millisecond per price, so a run of 100,000 calls would spend minutes pricing: the
 per-token rates of each price region (a tier, a day) are read off a few library probes once, memoised across
-starts (:mod:`ctxwatch.accounting.memo`), and applied to every call.
+starts (:mod:`ctxwatch.catalog.memo`), and applied to every call.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import functools
 from datetime import UTC, date, datetime
 from decimal import Decimal
 
-from ctxwatch.accounting import memo
-from ctxwatch.accounting.catalog import catalog_entry, model_info
+from ctxwatch.catalog import memo
+from ctxwatch.catalog.entries import catalog_entry, model_info
 from ctxwatch.model import MAX_COUNT, Usage
 
 
@@ -21,7 +21,7 @@ def _lib_price(model: str, provider: str | None, prompt: int, cache_read: int, c
                ) -> Decimal:
     """Price one usage with genai-prices (``input_tokens`` includes cache reads and writes there,
     ``cache_write_1h_tokens`` is the 1-hour share of the writes, ``web_searches`` a count of searches), at the
-    catalogue entry :func:`~ctxwatch.accounting.catalog.catalog_entry` finds; ``LookupError`` when there is none.
+    catalogue entry :func:`~ctxwatch.catalog.entries.catalog_entry` finds; ``LookupError`` when there is none.
 
     ``when`` is the request time: prices change over time (genai-prices' date-conditional prices).
     """
