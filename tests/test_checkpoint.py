@@ -36,7 +36,8 @@ sys.stdout.buffer.write(json_bytes(report_json(run)))
 
 
 def samples(shared: Path) -> list[Path]:
-    return [ROOT / "sample_logs" / "claude_trace.jsonl", ROOT / "sample_logs" / "gemini_cli_session.jsonl",
+    return [ROOT / "sample_logs" / "openai_chat_demo.jsonl", ROOT / "sample_logs" / "claude_trace.jsonl",
+            ROOT / "sample_logs" / "gemini_cli_session.jsonl", ROOT / "sample_logs" / "openai_responses.jsonl",
             shared / "claude-code" / "spotter_4d5611e5_full.jsonl",
             next((shared / "codex-rollout").glob("rollout-*.jsonl"))]
 
@@ -51,7 +52,7 @@ def half_read(path: Path) -> Checkpoint:
     return cp
 
 
-@pytest.mark.parametrize("which", range(4))
+@pytest.mark.parametrize("which", range(6))
 def test_a_run_saved_half_way_resumes_in_another_process_to_the_same_report(shared_logs: Path, tmp_path: Path,
                                                                             which: int) -> None:
     src = samples(shared_logs)[which]

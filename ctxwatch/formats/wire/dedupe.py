@@ -13,20 +13,21 @@ from typing import Any, NamedTuple
 import orjson
 
 from ctxwatch.formats.wire.messages import MessageMemo
-from ctxwatch.model import Issue, ParsedCall, Resolved, Usage, message_key
+from ctxwatch.model import Issue, ParsedCall, Resolved, Usage, digest, message_key
 
 
 def json_hash(v: Any) -> int | None:
-    """A hash of a value's compact JSON (equal for equal values written with the same key order), or ``None``
-    when orjson cannot write it (nested too deeply, an int beyond 64 bits)."""
+    """The content key (:func:`~ctxwatch.model.digest`, the same in every process) of a value's compact JSON: equal
+    for equal values written with the same key order; ``None`` when orjson cannot write it (nested too deeply, an
+    int beyond 64 bits)."""
     try:
-        return hash(orjson.dumps(v))
+        return digest(orjson.dumps(v))
     except TypeError:  # (orjson.JSONEncodeError)
         return None
 
 
 def record_hash(record: dict[str, Any], body_at: tuple[str, ...], memo: MessageMemo) -> int | None:
-    """A hash of a whole record's content (equal for identical records), or ``None`` when it cannot be written.
+    """The content key of a whole record (equal for identical records), or ``None`` when it cannot be written.
 
     ``body_at``: the keys leading from ``record`` to its request body.  The body's messages, which ``memo``
     has just hashed one by one to build the call, enter as those hashes instead of being written out again (an
@@ -144,9 +145,10 @@ class ResponseIds:
         if not isinstance(rid, str) or not rid:
             return []
         msgs = call.messages or []
-        # (message keys are the memo's hashes of each raw message: the whole history, for the cost of a tuple)
-        shape = hash((call.model, tuple(call.system or ()), json_hash(call.tools), json_hash(call.max_output_tokens),
-                      tuple(message_key(m) for m in msgs))) & 0xFFFFFFFF
+        # (message keys are the memo's digests of each raw message: the whole history, for the cost of a few bytes)
+        system = call.system or ()
+        shape = digest(call.model, str(len(system)), *system, repr(json_hash(call.tools)),
+                       repr(json_hash(call.max_output_tokens)), *[str(message_key(m)) for m in msgs]) & 0xFFFFFFFF
         call.key = f"response:{rid}:{len(msgs)}:{shape:08x}"
         first = self._ids.setdefault(rid, (call.key, line))
         if first[0] == call.key or rid in self._told:

@@ -11,7 +11,7 @@ from typing import Any
 
 import orjson
 
-from ctxwatch.model import Message
+from ctxwatch.model import Message, digest
 
 #: ``(system blocks, tool schemas, history messages, max output tokens)`` of one request body.
 RequestParts = tuple[list[str], list[dict[str, Any]], list[Message], int | None]
@@ -21,9 +21,9 @@ class MessageMemo:
     """Reuse the normalized form of messages re-sent from the previous call.
 
     Agent loops re-send their whole history on every call, so most messages of call N+1 are byte-for-byte
-    messages of call N.  The memo maps a hash of each raw message (its compact JSON) to the
+    messages of call N.  The memo maps the digest of each raw message (its compact JSON) to the
     :class:`Message` built for it, and keeps only the previous call's messages: memory stays one call wide
-    while the re-sent prefix costs a dump and a hash instead of a full normalization.
+    while the re-sent prefix costs a dump and a digest instead of a full normalization.
     """
 
     def __init__(self) -> None:
@@ -31,7 +31,7 @@ class MessageMemo:
         self._cur: dict[int, Message] = {}
         self._prev_raw: list[Any] = []
         self._prev_msgs: list[Message | None] = []
-        self._prev_keys: list[int | None] = []  # the content hash of each of _prev_msgs (None: not hashed)
+        self._prev_keys: list[int | None] = []  # the content key of each of _prev_msgs (None: none)
 
     def messages(self, raw_list: list[Any], build: Callable[[dict[str, Any]], Message]) -> list[Message | None]:
         """Messages for a request's raw message list, aligned with it (``None`` for non-dict items).
@@ -58,7 +58,7 @@ class MessageMemo:
     def get(self, raw: dict[str, Any], build: Callable[[dict[str, Any]], Message]) -> Message:
         """The message for ``raw``, built with ``build`` unless it was seen in the previous call."""
         try:
-            key = hash(orjson.dumps(raw))
+            key = digest(orjson.dumps(raw))
         except TypeError:  # (orjson.JSONEncodeError: nested too deeply to write; not worth a key)
             return build(raw)
         msg = self._cur.get(key) or self._prev.get(key)
