@@ -699,7 +699,7 @@ def test_an_eviction_never_leaves_an_empty_history():
 # --- B24: the system prompt and tool schemas are pinned; plans that would drop them are refused -----------
 
 def test_b24_pin_system_cannot_be_turned_off():
-    with pytest.raises(PolicyError, match="B24"):
+    with pytest.raises(PolicyError, match="pin_system cannot be turned off"):
         Policy(window=1000, pin_system=False)
 
 

@@ -41,9 +41,8 @@ class FolderScan:
     """The log files of the folders and files the dashboard was opened on (:func:`log_files`), kept up to date
     at a cost that does not grow with the number of files while nothing happens.
 
-    A full listing walks the tree and stats every file a few times: ~65 ms for the generated 2,443-file
-    projects folder, which, repeated every 2 s, was the dashboard's whole idle cost (about 47 CPU ticks per
-    10 s against 5 for a single file).  Instead:
+    A full listing walks the tree and stats every file a few times (~65 ms for a 2,443-file projects folder):
+    repeated every 2 s it would be the dashboard's whole idle cost.  Instead:
 
     * with file events (the default), ``watchfiles`` watches the folders recursively: a change to a listed log
       re-sorts the list by that file's activity alone (:func:`activity_of`), any other change to a log-named
@@ -57,8 +56,9 @@ class FolderScan:
 
     ``poll=True`` (``--poll``), a folder on a filesystem that sends no events (:data:`NO_EVENT_FILESYSTEMS`),
     or watching that cannot start or fails: the checks and full listings only.  The last three are a fall back
-    a person should hear of, as the log's feed says its own (:class:`~ctxwatch.ui.messages.WatchChanged`):
-    :meth:`run` says why once, through its ``notice``.
+    a person should hear of, as the log's follower says its own (:class:`~ctxwatch.engine.events.WatchChanged`):
+    :meth:`run` says why once, through its ``notice``.  Only the source stage imports ``watchfiles``: the watcher
+    comes from :func:`ctxwatch.source.wake.default_watcher`.
 
     Args:
         paths: files and folders, as given to the dashboard.

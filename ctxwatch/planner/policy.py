@@ -94,7 +94,7 @@ class Policy:
     def __post_init__(self) -> None:
         if not self.pin_system:
             raise PolicyError("pin_system cannot be turned off: the system prompt and tool schemas are the "
-                              "prompt-cache prefix and are never evicted or rewritten (case B24)")
+                              "prompt-cache prefix and are never evicted or rewritten")
         if isinstance(self.window, bool) or not isinstance(self.window, int) or self.window <= 0:
             raise PolicyError(f"window must be a positive number of tokens, got {self.window!r}")
         for name in ("budget_fraction", "trigger"):
