@@ -55,8 +55,8 @@ def test_a_parallel_folder_read_equals_the_serial_one(tmp_path: Path, shared_log
     used: list[bool] = []
     real = multi._parallel_outputs
 
-    def spy(files: list, fmt: str | None, settings: Settings | None = None) -> object:
-        res = real(files, fmt, settings)
+    def spy(files: list, fmt: str | None, settings: Settings | None = None, cache_path: str | None = None) -> object:
+        res = real(files, fmt, settings, cache_path)
         used.append(res is not None)
         return res
 
@@ -64,6 +64,13 @@ def test_a_parallel_folder_read_equals_the_serial_one(tmp_path: Path, shared_log
     par = report_json(multi.load_many([str(root)], None, Settings(), parallel=True))
     assert used == [True]
     assert par == serial
+    # Through the cache, in workers, cold then warm: the same again.
+    from ctxwatch.engine.cache import RunCache
+
+    cache = RunCache(str(tmp_path / "cache.sqlite3"))
+    for _ in range(2):
+        assert report_json(multi.load_many([str(root)], None, Settings(), parallel=True, cache=cache)) == serial
+    assert used == [True, True, True] and cache.info().entries > 5
     # The damaged lines are reported with file and line in both, and nothing was lost around them.
     lines = len((shared_logs / "claude-code" / "spotter_short.jsonl").read_text().splitlines()) + 2
     bad = [i for i in serial["issues"] if i["file"].endswith("damaged.jsonl")]

@@ -22,13 +22,14 @@ import orjson
 from ctxwatch.cli.console import echo
 from ctxwatch.cli.exits import exit_if_nothing_read, flagged_status
 from ctxwatch.cli.load import load_paths, steady_heap
-from ctxwatch.cli.options import make_settings, settings_options
+from ctxwatch.cli.options import cache_option, make_settings, settings_options
 from ctxwatch.output.safetext import json_bytes, on_closed_output_exit, shown, write_out
 
 
 @click.command("check")
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 @settings_options
+@cache_option
 @click.option("--fail-on", "fail_on", type=click.Choice(["warn", "critical"]), default="critical", show_default=True,
               help="Exit 1 when a flag at or above this severity is found.")
 @click.option("--json", "as_json", is_flag=True, help="Print flags, forecast and notes as JSON.")

@@ -13,6 +13,7 @@ from typing import Any
 import click
 
 from ctxwatch import __version__
+from ctxwatch.cli.cache import cache_cmd
 from ctxwatch.cli.check import check_cmd
 from ctxwatch.cli.demo import demo_cmd
 from ctxwatch.cli.formats import formats_cmd
@@ -75,11 +76,12 @@ def main() -> None:
     ctxwatch schema PATH       tool-schema floor analysis
     ctxwatch demo              a live synthetic agent run
     ctxwatch formats           the log formats ctxwatch reads
+    ctxwatch cache             the cache of earlier reads (cache clear)
     """
 
 
 # (in the order click listed them before: it sorts them by name for the help anyway)
-for _command in (watch_cmd, report_cmd, formats_cmd, plan_cmd, schema_cmd, check_cmd, demo_cmd):
+for _command in (watch_cmd, report_cmd, formats_cmd, plan_cmd, schema_cmd, check_cmd, demo_cmd, cache_cmd):
     main.add_command(_command)
 
 

@@ -13,12 +13,14 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from ctxwatch.cli.exits import fail
+from ctxwatch.cli.options import NO_CACHE
 from ctxwatch.cli.spool import spool_stdin
 from ctxwatch.config import Settings
 from ctxwatch.output.safetext import clean
 
 if TYPE_CHECKING:
     from ctxwatch.engine import Run
+    from ctxwatch.engine.cache import RunCache
 
 
 def load_paths(paths: tuple[str, ...], fmt: str | None, settings: Settings) -> Run:
@@ -30,14 +32,28 @@ def load_paths(paths: tuple[str, ...], fmt: str | None, settings: Settings) -> R
     """
     from ctxwatch.engine import LogError, load_many, load_run
 
+    given = paths
     paths, _ = spool_stdin(paths)
+    cache = None if paths != given else _cache()  # (a copy of standard input is read once: nothing to keep)
     with steady_heap():
         try:
             if len(paths) == 1 and not os.path.isdir(paths[0]):
-                return load_run(paths[0], fmt, settings, parallel=True)
-            return load_many(list(paths), fmt, settings, parallel=True)
+                return load_run(paths[0], fmt, settings, parallel=True, cache=cache)
+            return load_many(list(paths), fmt, settings, parallel=True, cache=cache)
         except LogError as exc:
             fail(clean(exc))
+
+
+def _cache() -> RunCache | None:
+    """The user's cache of earlier reads, unless ``--no-cache`` or ``CTXWATCH_NO_CACHE`` turned it off."""
+    import click
+
+    from ctxwatch.engine.cache import default_cache
+
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None and ctx.find_root().meta.get(NO_CACHE):
+        return None
+    return default_cache()
 
 
 @contextlib.contextmanager

@@ -37,6 +37,21 @@ def settings_options(f: Callable[..., Any]) -> Callable[..., Any]:
     return f
 
 
+#: Where ``--no-cache`` leaves its word for :func:`ctxwatch.cli.load.load_paths` (click's context ``meta``).
+NO_CACHE = "ctxwatch.no_cache"
+
+
+def cache_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    """``--no-cache``: read the logs from their start, neither using nor saving what earlier reads kept
+    (:mod:`ctxwatch.engine.cache`; ``CTXWATCH_NO_CACHE=1`` does the same for every command)."""
+    def remember(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+        if value:
+            ctx.meta[NO_CACHE] = True
+
+    return click.option("--no-cache", is_flag=True, expose_value=False, callback=remember,
+                        help="Read the logs from their start: no use of the cache of earlier reads.")(f)
+
+
 def make_settings(config: str | None, **overrides: Any) -> Settings:
     """Settings from the config file ``config`` (``None``: the user's default file, if any) and the options
     given (``None`` values left out); a bad config is a usage error naming the file (exit 2)."""

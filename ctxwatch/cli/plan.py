@@ -14,7 +14,7 @@ import orjson
 from ctxwatch.cli.calls import load_call, pick_index
 from ctxwatch.cli.console import echo
 from ctxwatch.cli.exits import fail
-from ctxwatch.cli.options import make_settings
+from ctxwatch.cli.options import cache_option, make_settings
 from ctxwatch.config import ConfigError
 from ctxwatch.model import MAX_COUNT, Src
 from ctxwatch.output.safetext import json_bytes, shown, write_out
@@ -55,6 +55,7 @@ from ctxwatch.output.safetext import json_bytes, shown, write_out
                    "newest --keep-recent units (what ContextBudget does in a live loop).")
 @click.option("--format", "fmt", default=None, help="Log format (see `ctxwatch formats`); default: detect.")
 @click.option("--config", type=click.Path(dir_okay=False), default=None, help="Config file (TOML).")
+@cache_option
 @click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON (keys in the README).")
 def plan_cmd(paths: tuple[str, ...], call_number: int | None, call_index: int | None, keep_recent: int | None,
              budget_fraction: float | None, trigger: float | None, reserve: float | None, window: int | None,

@@ -18,7 +18,7 @@ import orjson
 from ctxwatch.cli.console import echo, write_bytes
 from ctxwatch.cli.exits import exit_if_nothing_read, fail
 from ctxwatch.cli.load import load_paths, steady_heap
-from ctxwatch.cli.options import make_settings, settings_options
+from ctxwatch.cli.options import cache_option, make_settings, settings_options
 from ctxwatch.cli.spool import STDIN_NAME, is_pipe
 from ctxwatch.config import Settings
 from ctxwatch.output.safetext import clean, json_bytes, json_lines
@@ -27,6 +27,7 @@ from ctxwatch.output.safetext import clean, json_bytes, json_lines
 @click.command("report")
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 @settings_options
+@cache_option
 @click.option("--json", "as_json", is_flag=True, help="Print the JSON document (schema in the README).")
 @click.option("--follow", is_flag=True, help="Keep reading one log file as it grows, printing JSON lines (as --jsonl) "
                                           "as calls complete (a folder: open it in the dashboard, which follows its "

@@ -13,7 +13,7 @@ import orjson
 from ctxwatch.cli.calls import load_call, pick_index
 from ctxwatch.cli.console import echo
 from ctxwatch.cli.exits import fail
-from ctxwatch.cli.options import make_settings
+from ctxwatch.cli.options import cache_option, make_settings
 from ctxwatch.output.safetext import json_bytes, shown, write_out
 
 
@@ -26,6 +26,7 @@ from ctxwatch.output.safetext import json_bytes, shown, write_out
               help="The call by its `report --json` index, from 0 (#N is index N-1; negative: from the end).")
 @click.option("--format", "fmt", default=None, help="Log format (see `ctxwatch formats`); default: detect.")
 @click.option("--config", type=click.Path(dir_okay=False), default=None, help="Config file (TOML).")
+@cache_option
 @click.option("--json", "as_json", is_flag=True, help="Print the analysis as JSON.")
 def schema_cmd(paths: tuple[str, ...], call_number: int | None, call_index: int | None, fmt: str | None,
                config: str | None, as_json: bool) -> None:

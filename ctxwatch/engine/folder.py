@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ctxwatch.config import Settings
+from ctxwatch.engine.cache import RunCache
 from ctxwatch.engine.discovery import COMPRESSED_NOTE, list_logs, skipped_note, unique_files
 from ctxwatch.engine.opening import (
     JSON_ARRAY_NOTE,
@@ -25,6 +26,7 @@ from ctxwatch.engine.opening import (
 from ctxwatch.engine.parallel import ParallelReadError, fork_map, worker_start, workers_for
 from ctxwatch.engine.reading import read_file
 from ctxwatch.engine.run import Run
+from ctxwatch.engine.warm import read_warm
 from ctxwatch.formats import FormatSpec, get_format, joined_formats
 from ctxwatch.model import Call, Issue
 
@@ -33,11 +35,11 @@ from ctxwatch.model import Call, Issue
 TASK_BYTES = 8 * 1024 * 1024
 
 def load_many(paths: list[str], fmt: str | None, settings: Settings | None = None, *,
-              parallel: bool = False) -> Run:
+              parallel: bool = False, cache: RunCache | None = None) -> Run:
     """One :class:`Run` over several log files (folders expanded).
 
-    ``parallel``: detect and parse big folders in worker processes (see the module docstring); the result is
-    the same.
+    ``parallel``: detect and parse big folders in worker processes (see the module docstring); ``cache``: read
+    each file on from where its last read stopped (:mod:`ctxwatch.engine.cache`).  The result is the same.
 
     Raises:
         LogError: no readable log among the paths.
@@ -55,7 +57,7 @@ def load_many(paths: list[str], fmt: str | None, settings: Settings | None = Non
         if not_logs:
             raise _nothing_read(paths, not_logs)
         raise LogError(f"{', '.join(paths)}: no log files found")
-    run = _read_files(paths, files, fmt, settings, parallel)
+    run = _read_files(paths, files, fmt, settings, parallel, cache)
     run.issues.extend(not_logs)
     _drop_answered_subagent_notes(run)
     return run
@@ -79,9 +81,13 @@ def _drop_answered_subagent_notes(run: Run) -> None:
 
 
 def _read_files(paths: list[str], files: list[str], fmt: str | None, settings: Settings | None,
-                parallel: bool) -> Run:
+                parallel: bool, cache: RunCache | None = None) -> Run:
     """The run of :func:`load_many` from its expanded ``files`` (oldest first)."""
-    results = _parallel_outputs(files, fmt, settings) if parallel else None
+    cache_path = cache.path if cache is not None else None
+    results = _parallel_outputs(files, fmt, settings, cache_path) if parallel else None
+    if results is None and cache is not None:
+        # (each file read by a run of its own, through the cache, and the runs merged as the workers' are)
+        results = (_read_one(f, fmt, settings, cache) for f in files)
     if results is not None:
         try:
             run = _assemble(paths, files, results, settings)
@@ -247,7 +253,8 @@ def _size(path: str) -> int:
         return 0
 
 
-def _read_group(group: list[str], fmt: str | None, settings: Settings | None) -> list[_Result]:
+def _read_group(group: list[str], fmt: str | None, settings: Settings | None, cache_path: str | None = None
+                ) -> list[_Result]:
     """Worker task: each file detected (or ``fmt``), read whole and accounted by a run of its own.
 
     The accounting needs nothing from other files: a Claude Code call read without its history takes the
@@ -257,30 +264,40 @@ def _read_group(group: list[str], fmt: str | None, settings: Settings | None) ->
     stop with :class:`LogError`; a folder keeps going).
     """
     worker_start()
-    out: list[_Result] = []
-    for path in group:
-        try:
-            spec = resolve_spec(path, fmt)
-        except LogError as exc:
-            out.append((None, [], [skipped_note(path, exc)], {}))
-            continue
-        if spec.joined:
-            out.append((spec.name, [], [], {}))  # (joined across files by the main process)
-            continue
-        run = Run(path, spec, settings)
-        try:
+    cache = RunCache(cache_path) if cache_path else None
+    try:
+        return [_read_one(path, fmt, settings, cache) for path in group]
+    finally:
+        if cache is not None:
+            cache.close()
+
+
+def _read_one(path: str, fmt: str | None, settings: Settings | None, cache: RunCache | None) -> _Result:
+    """One file detected (or ``fmt``), read whole (through ``cache`` when given) and accounted by a run of its
+    own: its format's name, its calls, its issues and its reader's pending compactions."""
+    try:
+        spec = resolve_spec(path, fmt)
+    except LogError as exc:
+        return None, [], [skipped_note(path, exc)], {}
+    if spec.joined:
+        return spec.name, [], [], {}  # (joined across files by the main process)
+    run = Run(path, spec, settings)
+    try:
+        if cache is not None and not spec.document:
+            run = read_warm(cache, path, fmt, spec, settings)
+            records = run.records
+        else:
             records = read_file(run, path)
-        except LogError as exc:
-            run.issues.append(Issue(path, 0, "unreadable", str(exc)))
-            records = 0
-        if fmt and not run.calls:
-            run.issues.extend(format_mismatch(path, spec, records, run.issues))
-        out.append((spec.name, run.calls, run.issues, run.pending_compactions()))
-    return out
+    except LogError as exc:
+        run.issues.append(Issue(path, 0, "unreadable", str(exc)))
+        records = 0
+    if fmt and not run.calls:
+        run.issues.extend(format_mismatch(path, spec, records, run.issues))
+    return spec.name, run.calls, run.issues, run.pending_compactions()
 
 
-def _parallel_outputs(files: list[str], fmt: str | None, settings: Settings | None = None
-                      ) -> Iterator[_Result] | None:
+def _parallel_outputs(files: list[str], fmt: str | None, settings: Settings | None = None,
+                      cache_path: str | None = None) -> Iterator[_Result] | None:
     """Per-file results of :func:`_read_group`, in file order, from worker processes; ``None`` when a serial
     read is better (:func:`ctxwatch.engine.parallel.workers_for`)."""
     sizes = [_size(f) for f in files]
@@ -301,7 +318,7 @@ def _parallel_outputs(files: list[str], fmt: str | None, settings: Settings | No
     from ctxwatch.tokens import get_tokenizer
 
     get_tokenizer("o200k_base")  # (loaded once here rather than once per worker)
-    per_group = fork_map(_read_group, [(g, fmt, settings) for g in groups], workers)
+    per_group = fork_map(_read_group, [(g, fmt, settings, cache_path) for g in groups], workers)
     if per_group is None:
         return None
     return (result for group in per_group for result in group)

@@ -11,6 +11,7 @@ import os
 from collections.abc import Callable, Iterator
 
 from ctxwatch.config import Settings
+from ctxwatch.engine.cache import RunCache
 from ctxwatch.engine.opening import LogError, empty_file_note, format_mismatch, resolve_spec
 from ctxwatch.engine.parallel import (
     MAX_WORKERS,
@@ -83,7 +84,8 @@ def read_whole(run: Run, path: str, document: bool, progress: Callable[[int, int
 
 
 def load_run(path: str, fmt: str | None = None, settings: Settings | None = None,
-             progress: Callable[[int, int], None] | None = None, *, parallel: bool = False) -> Run:
+             progress: Callable[[int, int], None] | None = None, *, parallel: bool = False,
+             cache: RunCache | None = None) -> Run:
     """Read a whole log file into a :class:`~ctxwatch.engine.run.Run`.
 
     Args:
@@ -93,11 +95,19 @@ def load_run(path: str, fmt: str | None = None, settings: Settings | None = None
         progress: called with ``(bytes_read, total_bytes)`` while reading.
         parallel: a big file of independent records may be read by worker processes
             (:func:`ctxwatch.engine.parallel.read_ranges`); the run is the same.
+        cache: read the file on from where its last read stopped (:mod:`ctxwatch.engine.cache`); the run is
+            the same.  A cached read is a serial one.
 
     Raises:
         LogError: the file cannot be read or its format is unknown.
     """
     spec = resolve_spec(path, fmt)
+    if cache is not None and not spec.document:
+        from ctxwatch.engine.warm import read_warm
+
+        run = read_warm(cache, path, fmt, spec, settings, progress)
+        end_notes(run, path, run.records, fmt)
+        return run
     run = Run(path, spec, settings)
     records = -1
     if parallel and progress is None:

@@ -168,6 +168,10 @@ class Run(RunViews, MergeAccounted):
                                                    i)):
             self._calls[idx] = self.accountant.account(pending[idx], idx)
 
+    def account_pending(self) -> None:
+        """Account every call parsed so far (they are accounted in batches, or when :attr:`calls` is read)."""
+        self._flush()
+
     @property
     def calls(self) -> list[Call]:
         """Call summaries in order of first appearance; ``calls[i].index == i``."""

@@ -1,0 +1,254 @@
+"""What was read of a log before, kept between runs: a file read again costs only what it grew by.
+
+One SQLite database (stdlib) under the user cache folder holds, per log file and per set of settings that change
+a number, the file's run as it stood after its last complete line (:mod:`ctxwatch.engine.checkpoint`: the calls,
+the reader's state, content keys that are digests), where that line ended, and what tells the same file that only
+grew from one rewritten, truncated or replaced: its device and inode, size, modification time, first bytes and
+the bytes before the offset.  A file that grew is read from there; one that changed otherwise is read again.
+
+The cache only ever saves time.  A damaged, locked or foreign cache is ignored (and a damaged one rebuilt), never
+a crash and never a wrong number; two processes share it (WAL, a busy timeout); its size is bounded (the oldest
+entries go first).  ``--no-cache`` or ``CTXWATCH_NO_CACHE=1`` turns it off.  Entries are pickles: only this
+user's own cache folder is read, never a path a log names.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import os
+import pickle
+import sqlite3
+import stat
+import time
+import zlib
+from dataclasses import asdict, dataclass
+
+from ctxwatch.config import Settings, cache_dir
+from ctxwatch.engine.run import Run
+
+#: The database's file name in the cache folder.
+CACHE_FILE = "runs.sqlite3"
+
+#: Version of the database's layout; a database of another version is emptied and made again.
+SCHEMA_VERSION = 2
+
+#: Most bytes of saved state kept (compressed): past this, the entries used longest ago are removed.
+MAX_CACHE_BYTES = 512 * 1024 * 1024
+
+#: Bytes of a file's head, and before the saved offset, that must be unchanged for reading to go on from it.
+FINGERPRINT_BYTES = 64
+
+#: Milliseconds a process waits for another one's write to end before it goes on without the cache.
+BUSY_TIMEOUT_MS = 2000
+
+
+def disabled() -> bool:
+    """True when ``CTXWATCH_NO_CACHE`` is set to anything but empty or ``0``."""
+    return os.environ.get("CTXWATCH_NO_CACHE", "") not in ("", "0")
+
+
+@dataclass(frozen=True)
+class CacheInfo:
+    """Where the cache is and how big: ``entries`` logs, ``state_bytes`` of saved state, ``file_bytes`` on disk."""
+
+    path: str
+    entries: int
+    state_bytes: int
+    file_bytes: int
+
+
+def _fingerprint(path: str, offset: int) -> tuple[bytes, bytes]:
+    """The first bytes of ``path`` and the bytes just before ``offset``."""
+    with open(path, "rb") as fh:
+        head = fh.read(min(FINGERPRINT_BYTES, offset))
+        start = max(0, offset - FINGERPRINT_BYTES)
+        fh.seek(start)
+        return head, fh.read(offset - start)
+
+
+class RunCache:
+    """The database at ``path`` (:func:`default_path` by default), opened lazily; every method swallows the
+    cache's own failures (it is then simply not used)."""
+
+    def __init__(self, path: str | None = None) -> None:
+        self.path = path or default_path()
+        self._db: sqlite3.Connection | None = None
+        self._broken = False
+
+    # ------------------------------------------------------------------ the database
+    def _connect(self) -> sqlite3.Connection | None:
+        if self._db is not None or self._broken:
+            return self._db
+        try:
+            folder = os.path.dirname(self.path)
+            os.makedirs(folder, mode=0o700, exist_ok=True)
+            for p in (folder, self.path, self.path + "-wal", self.path + "-shm"):
+                if os.path.islink(p):
+                    raise OSError(f"{p} is a symbolic link")  # (never written through)
+            self._db = self._open()
+        except (OSError, sqlite3.Error):
+            self._broken = True
+            self._db = None
+        return self._db
+
+    def _open(self) -> sqlite3.Connection:
+        try:
+            return self._prepare(sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000))
+        except sqlite3.DatabaseError:
+            # A damaged file (or not a database at all): made again, if it is a regular file of ours.
+            st = os.lstat(self.path)
+            if not stat.S_ISREG(st.st_mode):
+                raise
+            for p in (self.path, self.path + "-wal", self.path + "-shm"):
+                with contextlib.suppress(FileNotFoundError):
+                    os.remove(p)
+            return self._prepare(sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000))
+
+    @staticmethod
+    def _prepare(db: sqlite3.Connection) -> sqlite3.Connection:
+        db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        db.execute("PRAGMA journal_mode = WAL")
+        version = db.execute("PRAGMA user_version").fetchone()[0]
+        if version != SCHEMA_VERSION:
+            db.execute("DROP TABLE IF EXISTS files")
+            db.execute("""CREATE TABLE files (key TEXT PRIMARY KEY, path BLOB, dev INTEGER, ino INTEGER,
+                          size INTEGER, mtime_ns INTEGER, head BLOB, before BLOB, offset INTEGER, line INTEGER,
+                          state BLOB, used REAL)""")
+            db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            db.commit()
+        return db
+
+    def close(self) -> None:
+        """Close the database (the cache can be opened again)."""
+        if self._db is not None:
+            with contextlib.suppress(sqlite3.Error):
+                self._db.close()
+            self._db = None
+
+    # ------------------------------------------------------------------ entries
+    @staticmethod
+    def key(path: str, fmt: str | None, format_name: str, settings: Settings) -> str:
+        """The entry of a log read with these: the path as given and its real path, the forced format (or none) and
+        the one read with, every setting (each may change a number) and ctxwatch's own code
+        (:func:`code_fingerprint`)."""
+        parts = [path, os.path.realpath(path), fmt or "", format_name, repr(sorted(asdict(settings).items())),
+                 code_fingerprint()]
+        return hashlib.blake2b("\0".join(parts).encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
+    def load(self, path: str, key: str) -> tuple[Run, int, int] | None:
+        """``(run, offset, line)`` saved for ``key`` when the file at ``path`` is the same file as then, no shorter,
+        its head and the bytes before the offset unchanged, and, as long as it was, not modified since; else
+        ``None``.  The run stands after the last complete line then (not finished)."""
+        db = self._connect()
+        if db is None:
+            return None
+        try:
+            row = db.execute("SELECT dev, ino, size, mtime_ns, head, before, offset, line, state FROM files "
+                             "WHERE key = ?", (key,)).fetchone()
+            if row is None:
+                return None
+            dev, ino, size, mtime_ns, head, before, offset, line, state = row
+            st = os.stat(path)
+            if (st.st_dev, st.st_ino) != (dev, ino) or st.st_size < size \
+                    or (st.st_size == size and st.st_mtime_ns != mtime_ns) \
+                    or _fingerprint(path, offset) != (head, before):
+                return None
+            run = pickle.loads(zlib.decompress(state))
+            if not isinstance(run, Run):
+                return None
+            db.execute("UPDATE files SET used = ? WHERE key = ?", (time.time(), key))
+            db.commit()
+            return run, offset, line
+        except Exception:  # (the cache only saves time: whatever is wrong with an entry, the file is read)
+            return None
+
+    def store(self, path: str, key: str, run: Run, offset: int, line: int) -> None:
+        """Save ``run`` as it stands after the line ending at byte ``offset`` (the next one is number ``line``)."""
+        db = self._connect()
+        if db is None:
+            return
+        try:
+            st = os.stat(path)
+            head, before = _fingerprint(path, offset)
+            state = zlib.compress(pickle.dumps(run, protocol=pickle.HIGHEST_PROTOCOL), 1)
+            db.execute("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                       (key, os.fsencode(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, head, before,
+                        offset, line, state, time.time()))
+            self._prune(db)
+            db.commit()
+        except Exception:  # (a state that cannot be saved is simply not saved)
+            with contextlib.suppress(sqlite3.Error):
+                db.rollback()
+
+    @staticmethod
+    def _prune(db: sqlite3.Connection) -> None:
+        """Remove the entries used longest ago while the saved state is over :data:`MAX_CACHE_BYTES`."""
+        total = db.execute("SELECT COALESCE(SUM(LENGTH(state)), 0) FROM files").fetchone()[0]
+        if total <= MAX_CACHE_BYTES:
+            return
+        for key, n in db.execute("SELECT key, LENGTH(state) FROM files ORDER BY used").fetchall():
+            if total <= MAX_CACHE_BYTES:
+                break
+            db.execute("DELETE FROM files WHERE key = ?", (key,))
+            total -= n
+
+    def info(self) -> CacheInfo:
+        """How big the cache is (0 entries when it cannot be opened)."""
+        db = self._connect()
+        entries = state_bytes = 0
+        if db is not None:
+            with contextlib.suppress(sqlite3.Error):
+                entries, state_bytes = db.execute("SELECT COUNT(*), COALESCE(SUM(LENGTH(state)), 0) FROM files"
+                                                  ).fetchone()
+        file_bytes = 0
+        for p in (self.path, self.path + "-wal"):
+            with contextlib.suppress(OSError):
+                file_bytes += os.path.getsize(p)
+        return CacheInfo(self.path, entries, state_bytes, file_bytes)
+
+    def clear(self) -> int:
+        """Remove every entry; return how many there were."""
+        db = self._connect()
+        if db is None:
+            return 0
+        try:
+            n = db.execute("SELECT COUNT(*) FROM files").fetchone()[0]
+            db.execute("DELETE FROM files")
+            db.commit()
+            db.execute("VACUUM")
+            return int(n)
+        except sqlite3.Error:
+            return 0
+
+
+@functools.cache
+def code_fingerprint() -> str:
+    """What tells this ctxwatch from another: the name, size and modification time of every module of the package
+    (a release, or a change to an editable install, gives another one, so no state saved by other code is used)."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    h = hashlib.blake2b(digest_size=16)
+    for folder, dirs, names in os.walk(root):
+        dirs.sort()
+        for name in sorted(names):
+            if name.endswith((".py", ".tcss")):
+                path = os.path.join(folder, name)
+                st = os.stat(path)
+                h.update(f"{os.path.relpath(path, root)}:{st.st_size}:{st.st_mtime_ns}\n".encode())
+    return h.hexdigest()
+
+
+def default_path() -> str:
+    """The cache database in the user cache folder (:func:`ctxwatch.config.cache_dir`)."""
+    return os.path.join(cache_dir(), CACHE_FILE)
+
+
+def default_cache() -> RunCache | None:
+    """The user's cache, or ``None`` when it is turned off (:func:`disabled`) or no cache folder can be found."""
+    if disabled():
+        return None
+    try:
+        return RunCache(default_path())
+    except RuntimeError:  # (no home directory)
+        return None

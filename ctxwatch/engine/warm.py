@@ -1,0 +1,60 @@
+"""Reading a whole log through the cache: from where the last read of the same file stopped, or from its start.
+
+The run is saved after the file's last complete line, before the reader is told the file ended (a half-written
+last line and the notes a finished read gives are not part of it), so reading on from there, or again to the same
+end, gives exactly what a read from the start gives.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+
+from ctxwatch.config import Settings
+from ctxwatch.engine.cache import RunCache
+from ctxwatch.engine.opening import LogError
+from ctxwatch.engine.run import Run
+from ctxwatch.formats import FormatSpec
+from ctxwatch.source import Line, read_lines
+
+
+def _complete_lines(path: str, offset: int, line: int, progress: Callable[[int], None] | None,
+                    end: list[int]) -> Iterator[Line]:
+    """The complete lines of ``path`` from ``offset``; ``end`` gets the offset and number after the last one."""
+    for ln in read_lines(path, offset=offset, line=line, final=False, progress=progress):
+        end[0], end[1] = ln.end, ln.number + 1
+        yield ln
+
+
+def read_warm(cache: RunCache, path: str, fmt: str | None, spec: FormatSpec, settings: Settings | None,
+              progress: Callable[[int, int], None] | None = None) -> Run:
+    """The finished run of the log ``path`` in ``spec``'s format (a stream of records, not a document): the cached
+    run of the same file read on from where it stopped, else a run read from the start; the state after its last
+    complete line is saved for the next read.
+
+    Raises:
+        LogError: the file cannot be read.
+    """
+    key = cache.key(path, fmt, spec.name, settings or Settings())
+    hit = cache.load(path, key)
+    run, offset, line = hit if hit is not None else (Run(path, spec, settings), 0, 1)
+    try:
+        total = os.path.getsize(path)
+    except OSError as exc:
+        raise LogError(f"{path}: cannot read ({exc.strerror or exc})") from exc
+    cb = (lambda off: progress(off, total)) if progress else None
+    reader = run.reader
+    reader.coalesce = True  # the whole file is read now: one emission per call is enough
+    end = [offset, line]
+    try:
+        run.feed_lines(_complete_lines(path, offset, line, cb, end))
+        if hit is None or end[0] != offset:
+            run.account_pending()  # (the saved state holds summaries, no parsed text)
+            cache.store(path, key, run, end[0], end[1])
+        run.feed_lines(read_lines(path, offset=end[0], line=end[1], final=True))  # (the unterminated last line)
+        run.finish()
+    except OSError as exc:
+        raise LogError(f"{path}: cannot read ({exc.strerror or exc})") from exc
+    finally:
+        reader.coalesce = False
+    return run

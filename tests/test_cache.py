@@ -1,0 +1,226 @@
+"""The cache of earlier reads (``ctxwatch.engine.cache``): a warm report is byte for byte the cold one, a file that
+grew is read from where the cache stopped, and every other change to the file, the settings or ctxwatch reads it
+again.  Expected outputs are those of a read with the cache off (``--no-cache``: the engine's whole-file read, a
+separate code path), run on the same bytes."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from ctxwatch.cli import main
+from ctxwatch.engine import cache as cache_mod
+from ctxwatch.engine import warm
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True)
+def _own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A cache folder of this test's own (and the cache on, whatever the environment says)."""
+    folder = tmp_path / "cache-home"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(folder))
+    monkeypatch.delenv("CTXWATCH_NO_CACHE", raising=False)
+    return folder
+
+
+def report(path: Path, *args: str) -> bytes:
+    res = CliRunner().invoke(main, ["report", "--json", *args, str(path)])
+    assert res.exit_code == 0, res.output
+    return res.stdout_bytes
+
+
+def cold(path: Path, *args: str) -> bytes:
+    return report(path, "--no-cache", *args)
+
+
+def reads_from(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The offsets the cached reads start at (one per file read through the cache)."""
+    starts: list[int] = []
+    real = warm._complete_lines
+
+    def spy(path, offset, line, progress, end):  # type: ignore[no-untyped-def]
+        starts.append(offset)
+        return real(path, offset, line, progress, end)
+
+    monkeypatch.setattr(warm, "_complete_lines", spy)
+    return starts
+
+
+def entries() -> int:
+    return cache_mod.RunCache(cache_mod.default_path()).info().entries
+
+
+def claude_session(shared: Path, tmp_path: Path) -> tuple[Path, list[bytes]]:
+    src = shared / "claude-code" / "spotter_4d5611e5_full.jsonl"
+    lines = src.read_bytes().splitlines(keepends=True)
+    log = tmp_path / "session.jsonl"
+    return log, lines
+
+
+def test_a_warm_report_is_the_cold_one_and_reads_nothing_again(shared_logs: Path, tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    log, lines = claude_session(shared_logs, tmp_path)
+    log.write_bytes(b"".join(lines))
+    want = cold(log)
+    starts = reads_from(monkeypatch)
+    assert report(log) == want  # (the first read fills the cache)
+    assert report(log) == want  # (the second reads it)
+    assert starts == [0, log.stat().st_size] and entries() == 1
+
+
+def test_a_file_that_grew_is_read_from_where_the_cache_stopped(shared_logs: Path, tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    log, lines = claude_session(shared_logs, tmp_path)
+    half = len(lines) // 2
+    log.write_bytes(b"".join(lines[:half]))
+    report(log)
+    with open(log, "ab") as fh:
+        fh.write(b"".join(lines[half:]))
+    starts = reads_from(monkeypatch)
+    assert report(log) == cold(log)
+    assert starts == [len(b"".join(lines[:half]))]
+
+
+def test_a_half_written_last_line_is_read_again_once_complete(tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    src = (ROOT / "sample_logs" / "openai_chat_demo.jsonl").read_bytes().splitlines(keepends=True)
+    log = tmp_path / "run.jsonl"
+    log.write_bytes(b"".join(src[:5]) + src[5][:40])
+    assert report(log) == cold(log)  # (a truncated tail, as a cold read says)
+    with open(log, "ab") as fh:
+        fh.write(src[5][40:] + b"".join(src[6:]))
+    starts = reads_from(monkeypatch)
+    assert report(log) == cold(log)
+    assert starts == [len(b"".join(src[:5]))]  # (from the start of the line that was half-written)
+
+
+@pytest.mark.parametrize("change", ["truncated", "same-size rewrite", "replaced", "deleted and written again"])
+def test_a_file_changed_otherwise_is_read_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                change: str) -> None:
+    src = (ROOT / "sample_logs" / "openai_chat_demo.jsonl").read_bytes()
+    log = tmp_path / "run.jsonl"
+    log.write_bytes(src)
+    report(log)
+    lines = src.splitlines(keepends=True)
+    if change == "truncated":
+        log.write_bytes(b"".join(lines[:4]))
+    elif change == "same-size rewrite":
+        # (the same length and the same last bytes: a digit of a usage count changed in the middle)
+        at = src.index(b'"prompt_tokens":') + len(b'"prompt_tokens":')
+        digit = src[at:at + 1]
+        data = src[:at] + (b"1" if digit != b"1" else b"2") + src[at + 1:]
+        assert len(data) == len(src)
+        st = log.stat()
+        log.write_bytes(data)
+        os.utime(log, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000))
+    elif change == "replaced":
+        (tmp_path / "new.jsonl").write_bytes(b"".join(reversed(lines)))
+        os.replace(tmp_path / "new.jsonl", log)
+    else:
+        log.unlink()
+        log.write_bytes(b"".join(lines[::2]))
+    starts = reads_from(monkeypatch)
+    assert report(log) == cold(log)
+    assert starts == [0]
+
+
+def test_a_setting_or_another_ctxwatch_does_not_use_the_saved_state(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    log = tmp_path / "run.jsonl"
+    shutil.copy(ROOT / "sample_logs" / "openai_chat_demo.jsonl", log)
+    report(log)
+    starts = reads_from(monkeypatch)
+    assert report(log, "--window", "50000") == cold(log, "--window", "50000")
+    assert report(log, "--format", "canonical") == cold(log, "--format", "canonical")
+    monkeypatch.setattr(cache_mod, "code_fingerprint", lambda: "another ctxwatch")
+    assert report(log) == cold(log)
+    assert starts == [0, 0, 0] and entries() == 4
+
+
+def test_a_damaged_or_foreign_cache_is_rebuilt_and_no_cache_leaves_it_alone(tmp_path: Path, _own_cache: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    log = tmp_path / "run.jsonl"
+    shutil.copy(ROOT / "sample_logs" / "openai_chat_demo.jsonl", log)
+    want = cold(log)
+    db = Path(cache_mod.default_path())
+    assert not db.exists()  # (--no-cache neither reads nor writes it)
+    db.parent.mkdir(parents=True)
+    db.write_bytes(b"not a database at all" * 100)
+    assert report(log) == want and entries() == 1
+    with sqlite3.connect(db) as con:  # an entry whose saved state is damaged
+        con.execute("UPDATE files SET state = ?", (b"\x00garbage",))
+    assert report(log) == want
+    with sqlite3.connect(db) as con:  # a cache of another layout
+        con.execute("PRAGMA user_version = 99")
+    assert report(log) == want and entries() == 1
+    monkeypatch.setenv("CTXWATCH_NO_CACHE", "1")
+    starts = reads_from(monkeypatch)
+    assert report(log) == want and starts == []
+
+
+def test_a_cache_behind_a_symbolic_link_is_not_written(tmp_path: Path, _own_cache: Path) -> None:
+    log = tmp_path / "run.jsonl"
+    shutil.copy(ROOT / "sample_logs" / "openai_chat_demo.jsonl", log)
+    db = Path(cache_mod.default_path())
+    db.parent.mkdir(parents=True)
+    target = tmp_path / "elsewhere.sqlite3"
+    db.symlink_to(target)
+    assert report(log) == cold(log)
+    assert not target.exists()
+
+
+def test_two_processes_share_the_cache(tmp_path: Path, _own_cache: Path) -> None:
+    """Four reports of four logs at once, in separate processes, then again: every output is its cold one."""
+    logs = []
+    for i, name in enumerate(["openai_chat_demo.jsonl", "claude_trace.jsonl", "codex_rollout.jsonl",
+                              "anthropic_messages.jsonl"]):
+        logs.append(tmp_path / f"{i}-{name}")
+        shutil.copy(ROOT / "sample_logs" / name, logs[-1])
+    want = [cold(p) for p in logs]
+    env = {**os.environ, "XDG_CACHE_HOME": str(_own_cache)}
+    for _ in range(2):
+        procs = [subprocess.Popen([sys.executable, "-c", "from ctxwatch.cli import run; run()", "report", "--json",
+                                   str(p)], stdout=subprocess.PIPE, env=env) for p in logs]
+        outs = [p.communicate()[0] for p in procs]
+        assert [p.returncode for p in procs] == [0] * 4
+        assert outs == want
+    assert entries() == 4
+
+
+def test_a_folder_is_cached_file_by_file(shared_logs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Claude Code project folder: warm is cold; one session grown is the only file read, from its old end."""
+    folder = tmp_path / "project"
+    folder.mkdir()
+    for p in sorted((shared_logs / "claude-code").glob("spotter_*.jsonl")):
+        shutil.copy(p, folder / p.name)
+    grown = folder / "spotter_4d5611e5_head200.jsonl"
+    full = grown.read_bytes()
+    cut = full.rfind(b"\n", 0, len(full) // 2) + 1
+    grown.write_bytes(full[:cut])
+    want = cold(folder)
+    assert report(folder) == want
+    assert json.loads(report(folder)) == json.loads(want)
+    grown.write_bytes(full)
+    starts = reads_from(monkeypatch)
+    assert report(folder) == cold(folder)
+    assert sorted(starts) == sorted([cut] + [(folder / n).stat().st_size for n in os.listdir(folder)
+                                             if n != grown.name])
+
+
+def test_the_cache_command_says_where_and_clears(tmp_path: Path, _own_cache: Path) -> None:
+    log = tmp_path / "run.jsonl"
+    shutil.copy(ROOT / "sample_logs" / "openai_chat_demo.jsonl", log)
+    report(log)
+    res = CliRunner().invoke(main, ["cache"])
+    assert res.exit_code == 0 and cache_mod.default_path() in res.output and "1 log," in res.output
+    res = CliRunner().invoke(main, ["cache", "clear"])
+    assert res.exit_code == 0 and "cleared 1 log" in res.output and entries() == 0
