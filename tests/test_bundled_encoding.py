@@ -137,7 +137,7 @@ tiktoken.load.read_file_cached = tiktoken.load.load_tiktoken_bpe = refuse
 tiktoken.get_encoding = tiktoken.registry.get_encoding = refuse
 from ctxwatch import tokens
 for name in ("o200k_base", "cl100k_base"):
-    t = tokens.get_tokenizer(name)
+    t = tokens.get_tokenizer(name).load()  # (loaded when first needed: here, now)
     print(name, tokens.LOADED_FROM.get(name), t.name, t.count("hello world, <|endoftext|>"), t.note)
 """
 
@@ -169,7 +169,8 @@ from ctxwatch.tokens import encodings
 from ctxwatch.tokens.tokenizer import Tokenizer
 encodings.resources.files = lambda _pkg: __import__("pathlib").Path(sys.argv[1])
 t = Tokenizer("o200k_base")
-print(t.name, t.count("hello world"), encodings.LOADED_FROM.get("o200k_base"))
+n = t.count("hello world")  # (the encoding is loaded at the first count: then the name says what it counts with)
+print(t.name, n, encodings.LOADED_FROM.get("o200k_base"))
 print(t.note)
 """
     data = tmp_path / "data"

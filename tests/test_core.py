@@ -78,7 +78,7 @@ def test_message_framing_follows_the_cookbook_for_both_encodings(model: str) -> 
 
     enc_name, exact = encoding_name_for_model(model)
     assert exact
-    enc = get_tokenizer(enc_name)._enc  # the raw tiktoken encoding, for the expected values
+    enc = get_tokenizer(enc_name).load()._enc  # the raw tiktoken encoding, for the expected values
     counter = counter_for(model, "openai")
     msgs = [{"role": "system", "content": "You are terse."}, {"role": "user", "content": "ok", "name": "bob"},
             {"role": "assistant", "content": "Fine, done."}]

@@ -39,7 +39,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def raw(name: str) -> Any:
     """tiktoken's own encoding, for expected values."""
-    return get_tokenizer(name)._enc
+    return get_tokenizer(name).load()._enc
 
 
 def tiktoken_count(name: str, text: str) -> int:

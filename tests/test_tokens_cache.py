@@ -14,7 +14,7 @@ import sys
 from ctxwatch import tokens
 text = open(sys.argv[1], encoding="utf-8").read()
 for name in ("o200k_base", "cl100k_base"):
-    t = tokens.get_tokenizer(name)
+    t = tokens.get_tokenizer(name).load()  # (loaded when first needed: here, now)
     print(name, tokens.LOADED_FROM.get(name), t.name, sum(t.encode(text)), len(t.encode(text)))
 """
 

@@ -27,6 +27,7 @@ from dataclasses import asdict, dataclass
 
 from ctxwatch.config import Settings, cache_dir
 from ctxwatch.engine.run import Run
+from ctxwatch.tokens import fallback_used
 
 #: The database's file name in the cache folder.
 CACHE_FILE = "runs.sqlite3"
@@ -166,6 +167,8 @@ class RunCache:
 
     def store(self, path: str, key: str, run: Run, offset: int, line: int) -> None:
         """Save ``run`` as it stands after the line ending at byte ``offset`` (the next one is number ``line``)."""
+        if fallback_used():
+            return  # (counted chars/4 for want of the tokenizer: not to be reused by a run that has it)
         db = self._connect()
         if db is None:
             return

@@ -317,7 +317,7 @@ def _parallel_outputs(files: list[str], fmt: str | None, settings: Settings | No
         size += n
     from ctxwatch.tokens import get_tokenizer
 
-    get_tokenizer("o200k_base")  # (loaded once here rather than once per worker)
+    get_tokenizer("o200k_base").load()  # (loaded once here rather than once per worker)
     per_group = fork_map(_read_group, [(g, fmt, settings, cache_path) for g in groups], workers)
     if per_group is None:
         return None

@@ -172,5 +172,5 @@ def read_ranges(path: str, spec: FormatSpec, settings: Settings
         return None
     from ctxwatch.tokens import get_tokenizer
 
-    get_tokenizer("o200k_base")  # (loaded once here rather than once per worker)
+    get_tokenizer("o200k_base").load()  # (loaded once here rather than once per worker)
     return fork_map(_read_range, [(path, spec.name, a, b, settings) for a, b in ranges], len(ranges))

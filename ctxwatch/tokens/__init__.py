@@ -37,7 +37,7 @@ from ctxwatch.tokens.slicing import (
     slices,
     stop_counting_on,
 )
-from ctxwatch.tokens.tokenizer import CHARS4, Tokenizer, get_tokenizer
+from ctxwatch.tokens.tokenizer import CHARS4, Tokenizer, fallback_used, get_tokenizer
 
 __all__ = [
     "ANTHROPIC_IMAGE_MAX",
@@ -61,6 +61,7 @@ __all__ = [
     "Tokenizer",
     "counter_for",
     "encoding_name_for_model",
+    "fallback_used",
     "get_tokenizer",
     "image_tokens",
     "load_encoding",

@@ -45,12 +45,17 @@ class Counter:
     Attributes:
         tokenizer: the text tokenizer.
         provider: ``openai`` | ``anthropic`` | ``google`` | ``None`` (decides tool and image rules).
-        exact: True when the tokenizer is the model's own.
+        own: the encoding is the model's own.
     """
 
     tokenizer: Tokenizer
     provider: str | None
-    exact: bool
+    own: bool
+
+    @property
+    def exact(self) -> bool:
+        """True when the counts are the model's own tokenizer's: its encoding, and no fall back to ``chars/4``."""
+        return self.own and self.tokenizer.name != CHARS4
 
     @property
     def name(self) -> str:
@@ -152,7 +157,7 @@ def counter_for(model: str | None, provider: str | None) -> Counter:
     if provider not in (None, "openai"):
         exact = False
     tok = get_tokenizer(enc)
-    return Counter(tok, provider, exact and tok.name != CHARS4)
+    return Counter(tok, provider, exact)
 
 
 def own_tokenizer(model: str | None, provider: str | None, tokenizer: str) -> bool:

@@ -8,6 +8,7 @@ falls back to ``chars/4``, labelled as such.
 from __future__ import annotations
 
 import threading
+from typing import Any
 
 from ctxwatch.tokens import slicing
 from ctxwatch.tokens.encodings import load_encoding, load_failure
@@ -23,24 +24,43 @@ class Tokenizer:
     Every distinct piece of text is encoded once.  Texts longer than :data:`~ctxwatch.tokens.WHOLE_CHARS`
     characters are encoded in slices (:func:`~ctxwatch.tokens.slices`), in time and memory linear in their length.
 
+    The encoding is loaded when a text is first counted (a run read from the cache may need no count at all:
+    loading the ranks takes a quarter of a second); :meth:`load` loads it now.
+
     Args:
         encoding: ``o200k_base`` or ``cl100k_base``; falls back to ``chars/4`` if it cannot be loaded.
 
     Attributes:
-        name: the encoding actually used (``chars/4`` after a fallback).
-        note: why the fallback happened, or ``None``.
+        encoding: the encoding asked for.
     """
 
     def __init__(self, encoding: str = "o200k_base") -> None:
         self.encoding = encoding
-        self._enc = load_encoding(encoding)
-        self.name = encoding if self._enc is not None else CHARS4
-        self.note = None if self._enc is not None else (
-            f"tokenizer {encoding} unavailable ({load_failure(encoding) or 'unknown error'}); "
-            "counts are chars/4 estimates"
-        )
+        self._enc: Any = None
+        self._loaded = False
         self._cache: dict[tuple[int, int], int] = {}
         self._forced: set[tuple[int, int]] = set()  # cache keys of counts with a forced cut (estimates)
+
+    def load(self) -> Tokenizer:
+        """Load the encoding now (before forking worker processes that share it); return the tokenizer."""
+        if not self._loaded:
+            self._enc = load_encoding(self.encoding)
+            self._loaded = True
+        return self
+
+    @property
+    def name(self) -> str:
+        """The encoding counts are made with: the one asked for, or ``chars/4`` once it turned out that it cannot
+        be loaded."""
+        return CHARS4 if self._loaded and self._enc is None else self.encoding
+
+    @property
+    def note(self) -> str | None:
+        """Why counts fall back to ``chars/4`` (the encoding is loaded to tell), or ``None``."""
+        if self.load()._enc is not None:
+            return None
+        return f"tokenizer {self.encoding} unavailable ({load_failure(self.encoding) or 'unknown error'}); " \
+               "counts are chars/4 estimates"
 
     def __reduce__(self) -> tuple[object, tuple[str]]:
         """Pickled by its encoding's name: a saved run holds no ranks, and the process that resumes it counts
@@ -64,6 +84,8 @@ class Tokenizer:
         hit = self._cache.get(key)
         if hit is not None:
             return hit
+        if not self._loaded:
+            self.load()
         if self._enc is None:
             n = (len(text) + 3) // 4
         elif len(text) <= slicing.WHOLE_CHARS:
@@ -92,7 +114,7 @@ class Tokenizer:
     def encode(self, text: str) -> list[int]:
         """Token ids of ``text`` (empty list under the chars/4 fallback), sliced as :meth:`count` does: tiktoken's
         own ids unless a slice had to be forced (:meth:`count_cut`)."""
-        if self._enc is None:
+        if self.load()._enc is None:
             return []
         if len(text) <= slicing.WHOLE_CHARS:
             return self._enc.encode_ordinary(text)
@@ -116,3 +138,10 @@ def get_tokenizer(encoding: str) -> Tokenizer:
         with _lock:
             tok = _tokenizers.setdefault(encoding, tok)
     return tok
+
+
+def fallback_used() -> bool:
+    """True when a tokenizer of this process could not load its encoding and counts ``chars/4`` instead: what it
+    counted is not saved for later runs (they may have the encoding)."""
+    with _lock:
+        return any(t.name == CHARS4 for t in _tokenizers.values())
