@@ -224,3 +224,76 @@ def test_the_cache_command_says_where_and_clears(tmp_path: Path, _own_cache: Pat
     assert res.exit_code == 0 and cache_mod.default_path() in res.output and "1 log," in res.output
     res = CliRunner().invoke(main, ["cache", "clear"])
     assert res.exit_code == 0 and "cleared 1 log" in res.output and entries() == 0
+
+
+def test_past_its_size_the_cache_drops_the_entries_used_longest_ago(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    src = (ROOT / "sample_logs" / "openai_chat_demo.jsonl").read_bytes()
+    logs = [tmp_path / f"run{i}.jsonl" for i in range(3)]
+    for log in logs:
+        log.write_bytes(src)
+    clock = [1_000_000.0]
+    monkeypatch.setattr(cache_mod.time, "time", lambda: clock[0])
+    for log in logs[:2]:
+        report(log)
+        clock[0] += 10 * cache_mod.USED_RESOLUTION
+    report(logs[0])  # (used again: now run1 is the one used longest ago)
+    db = sqlite3.connect(cache_mod.default_path())
+    sizes = [n for (n,) in db.execute("SELECT LENGTH(state) FROM files")]
+    db.close()
+    monkeypatch.setattr(cache_mod, "MAX_CACHE_BYTES", sum(sizes) + 1)  # (room for two entries, not three)
+    clock[0] += 10 * cache_mod.USED_RESOLUTION
+    report(logs[2])
+    starts = reads_from(monkeypatch)
+    for log in logs:
+        assert report(log) == cold(log)
+    size = len(src)
+    assert starts == [size, 0, size]  # (run1 was dropped and is read whole)
+
+
+def test_a_use_within_the_hour_is_not_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    log = tmp_path / "run.jsonl"
+    log.write_bytes((ROOT / "sample_logs" / "openai_chat_demo.jsonl").read_bytes())
+    clock = [1_000_000.0]
+    monkeypatch.setattr(cache_mod.time, "time", lambda: clock[0])
+
+    def used() -> float:
+        db = sqlite3.connect(cache_mod.default_path())
+        (t,) = db.execute("SELECT used FROM files").fetchone()
+        db.close()
+        return float(t)
+
+    report(log)
+    first = used()
+    clock[0] += cache_mod.USED_RESOLUTION / 2
+    report(log)
+    assert used() == first
+    clock[0] += cache_mod.USED_RESOLUTION
+    report(log)
+    assert used() == clock[0]
+
+
+def test_a_saved_run_past_the_sniffed_head_gives_the_format_without_detecting(shared_logs: Path, tmp_path: Path,
+                                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    from ctxwatch.engine import opening
+    from ctxwatch.formats import SNIFF_BYTES
+
+    detected: list[str] = []
+    real = opening.detect
+
+    def spy(path: str):  # type: ignore[no-untyped-def]
+        detected.append(Path(path).name)
+        return real(path)
+
+    monkeypatch.setattr(opening, "detect", spy)
+    big, lines = claude_session(shared_logs, tmp_path)
+    big.write_bytes(b"".join(lines))
+    small = tmp_path / "small.jsonl"
+    small.write_bytes(b"".join((ROOT / "sample_logs" / "openai_chat_demo.jsonl").read_bytes()
+                               .splitlines(keepends=True)[:3]))
+    assert big.stat().st_size > SNIFF_BYTES > small.stat().st_size
+    want = cold(big), cold(small)
+    detected.clear()
+    assert (report(big), report(small)) == want  # (filling the cache: both detected)
+    assert (report(big), report(small)) == want  # (the big one's saved part covers its sniffed head)
+    assert detected == ["session.jsonl", "small.jsonl", "small.jsonl"]

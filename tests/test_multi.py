@@ -53,11 +53,14 @@ def test_a_parallel_folder_read_equals_the_serial_one(tmp_path: Path, shared_log
     monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 0)
     monkeypatch.setattr(multi, "TASK_BYTES", 200_000)
     used: list[bool] = []
+    todos: list[int] = []
     real = multi._parallel_outputs
 
-    def spy(files: list, fmt: str | None, settings: Settings | None = None, cache_path: str | None = None) -> object:
-        res = real(files, fmt, settings, cache_path)
+    def spy(files: list, fmt: str | None, settings: Settings | None = None, cache_path: str | None = None,
+            todo: list[int] | None = None) -> object:
+        res = real(files, fmt, settings, cache_path, todo)
         used.append(res is not None)
+        todos.append(sum(todo) if todo is not None else sum(os.path.getsize(f) for f in files))
         return res
 
     monkeypatch.setattr(multi, "_parallel_outputs", spy)
@@ -71,6 +74,9 @@ def test_a_parallel_folder_read_equals_the_serial_one(tmp_path: Path, shared_log
     for _ in range(2):
         assert report_json(multi.load_many([str(root)], None, Settings(), parallel=True, cache=cache)) == serial
     assert used == [True, True, True] and cache.info().entries > 5
+    # (workers are sized by what the cache does not hold: warm, that is the file in no known format and the
+    # unfinished last line, 27 bytes)
+    assert todos[0] == todos[1] > todos[2] == 19 + 8
     # The damaged lines are reported with file and line in both, and nothing was lost around them.
     lines = len((shared_logs / "claude-code" / "spotter_short.jsonl").read_text().splitlines()) + 2
     bad = [i for i in serial["issues"] if i["file"].endswith("damaged.jsonl")]

@@ -35,6 +35,10 @@ CACHE_FILE = "runs.sqlite3"
 #: Version of the database's layout; a database of another version is emptied and made again.
 SCHEMA_VERSION = 2
 
+#: Seconds by which an entry's last use is recorded: finer would cost a write per log read, for an order of
+#: removal (:meth:`RunCache._prune`) that needs only hours.
+USED_RESOLUTION = 3600.0
+
 #: Most bytes of saved state kept (compressed): past this, the entries used longest ago are removed.
 MAX_CACHE_BYTES = 512 * 1024 * 1024
 
@@ -130,12 +134,11 @@ class RunCache:
 
     # ------------------------------------------------------------------ entries
     @staticmethod
-    def key(path: str, fmt: str | None, format_name: str, settings: Settings) -> str:
-        """The entry of a log read with these: the path as given and its real path, the forced format (or none) and
-        the one read with, every setting (each may change a number) and ctxwatch's own code
-        (:func:`code_fingerprint`)."""
-        parts = [path, os.path.realpath(path), fmt or "", format_name, repr(sorted(asdict(settings).items())),
-                 code_fingerprint()]
+    def key(path: str, fmt: str | None, settings: Settings) -> str:
+        """The entry of a log read with these: the path as given and its real path, the forced format (or none),
+        every setting (each may change a number) and ctxwatch's own code (:func:`code_fingerprint`).  The format a
+        run was read in is the saved run's own (:attr:`Run.spec`): the reader compares it."""
+        parts = [path, os.path.realpath(path), fmt or "", repr(sorted(asdict(settings).items())), code_fingerprint()]
         return hashlib.blake2b("\0".join(parts).encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
 
     def load(self, path: str, key: str) -> tuple[Run, int, int] | None:
@@ -146,24 +149,52 @@ class RunCache:
         if db is None:
             return None
         try:
-            row = db.execute("SELECT dev, ino, size, mtime_ns, head, before, offset, line, state FROM files "
-                             "WHERE key = ?", (key,)).fetchone()
+            row = self._valid(db, path, key)
             if row is None:
                 return None
-            dev, ino, size, mtime_ns, head, before, offset, line, state = row
-            st = os.stat(path)
-            if (st.st_dev, st.st_ino) != (dev, ino) or st.st_size < size \
-                    or (st.st_size == size and st.st_mtime_ns != mtime_ns) \
-                    or _fingerprint(path, offset) != (head, before):
-                return None
+            offset, line, used = row
+            (state,) = db.execute("SELECT state FROM files WHERE key = ?", (key,)).fetchone()
             run = pickle.loads(zlib.decompress(state))
             if not isinstance(run, Run):
                 return None
-            db.execute("UPDATE files SET used = ? WHERE key = ?", (time.time(), key))
-            db.commit()
+            now = time.time()
+            if now - (used or 0) > USED_RESOLUTION:
+                db.execute("UPDATE files SET used = ? WHERE key = ?", (now, key))
+                db.commit()
             return run, offset, line
         except Exception:  # (the cache only saves time: whatever is wrong with an entry, the file is read)
             return None
+
+    def unread(self, path: str, key: str) -> int:
+        """Bytes of ``path`` a read through the cache would read (what it grew by since its saved state, or all of
+        it); the file's size when that cannot be told."""
+        try:
+            size = os.path.getsize(path)
+        except OSError:
+            return 0
+        db = self._connect()
+        if db is None:
+            return size
+        try:
+            row = self._valid(db, path, key)
+            return size if row is None else max(0, size - row[0])
+        except Exception:
+            return size
+
+    @staticmethod
+    def _valid(db: sqlite3.Connection, path: str, key: str) -> tuple[int, int, float] | None:
+        """``(offset, line, used)`` of ``key``'s entry when the file at ``path`` is the same file as then, no
+        shorter, its head and the bytes before the offset unchanged, and, as long as it was, not modified since."""
+        row = db.execute("SELECT dev, ino, size, mtime_ns, head, before, offset, line, used FROM files WHERE key = ?",
+                         (key,)).fetchone()
+        if row is None:
+            return None
+        dev, ino, size, mtime_ns, head, before, offset, line, used = row
+        st = os.stat(path)
+        if (st.st_dev, st.st_ino) != (dev, ino) or st.st_size < size \
+                or (st.st_size == size and st.st_mtime_ns != mtime_ns) or _fingerprint(path, offset) != (head, before):
+            return None
+        return offset, line, used
 
     def store(self, path: str, key: str, run: Run, offset: int, line: int) -> None:
         """Save ``run`` as it stands after the line ending at byte ``offset`` (the next one is number ``line``)."""

@@ -26,7 +26,7 @@ from ctxwatch.engine.opening import (
 from ctxwatch.engine.parallel import ParallelReadError, fork_map, worker_start, workers_for
 from ctxwatch.engine.reading import read_file
 from ctxwatch.engine.run import Run
-from ctxwatch.engine.warm import read_warm
+from ctxwatch.engine.warm import open_warm, read_warm
 from ctxwatch.formats import FormatSpec, get_format, joined_formats
 from ctxwatch.model import Call, Issue
 
@@ -84,7 +84,12 @@ def _read_files(paths: list[str], files: list[str], fmt: str | None, settings: S
                 parallel: bool, cache: RunCache | None = None) -> Run:
     """The run of :func:`load_many` from its expanded ``files`` (oldest first)."""
     cache_path = cache.path if cache is not None else None
-    results = _parallel_outputs(files, fmt, settings, cache_path) if parallel else None
+    todo = None
+    if cache is not None:
+        # (what the cache does not hold is what workers would read: for a folder read before, little or nothing)
+        key_settings = settings or Settings()
+        todo = [cache.unread(f, cache.key(f, fmt, key_settings)) for f in files]
+    results = _parallel_outputs(files, fmt, settings, cache_path, todo) if parallel else None
     if results is None and cache is not None:
         # (each file read by a run of its own, through the cache, and the runs merged as the workers' are)
         results = (_read_one(f, fmt, settings, cache) for f in files)
@@ -275,16 +280,20 @@ def _read_group(group: list[str], fmt: str | None, settings: Settings | None, ca
 def _read_one(path: str, fmt: str | None, settings: Settings | None, cache: RunCache | None) -> _Result:
     """One file detected (or ``fmt``), read whole (through ``cache`` when given) and accounted by a run of its
     own: its format's name, its calls, its issues and its reader's pending compactions."""
+    found = None
     try:
-        spec = resolve_spec(path, fmt)
+        if cache is not None:
+            spec, found = open_warm(cache, path, fmt, settings)
+        else:
+            spec = resolve_spec(path, fmt)
     except LogError as exc:
         return None, [], [skipped_note(path, exc)], {}
     if spec.joined:
         return spec.name, [], [], {}  # (joined across files by the main process)
     run = Run(path, spec, settings)
     try:
-        if cache is not None and not spec.document:
-            run = read_warm(cache, path, fmt, spec, settings)
+        if cache is not None and found is not None and not spec.document:
+            run = read_warm(cache, path, spec, found, settings)
             records = run.records
         else:
             records = read_file(run, path)
@@ -297,10 +306,11 @@ def _read_one(path: str, fmt: str | None, settings: Settings | None, cache: RunC
 
 
 def _parallel_outputs(files: list[str], fmt: str | None, settings: Settings | None = None,
-                      cache_path: str | None = None) -> Iterator[_Result] | None:
+                      cache_path: str | None = None, todo: list[int] | None = None) -> Iterator[_Result] | None:
     """Per-file results of :func:`_read_group`, in file order, from worker processes; ``None`` when a serial
-    read is better (:func:`ctxwatch.engine.parallel.workers_for`)."""
-    sizes = [_size(f) for f in files]
+    read is better (:func:`ctxwatch.engine.parallel.workers_for`; ``todo``: the bytes of each file still to read,
+    when the cache holds the rest).  Tasks are balanced by the bytes to read."""
+    sizes = todo if todo is not None else [_size(f) for f in files]
     workers = workers_for(sum(sizes), len(files))
     if not workers:
         return None

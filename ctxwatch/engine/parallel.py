@@ -41,7 +41,7 @@ def workers_for(total_bytes: int, items: int = 2) -> int:
     except AttributeError:  # not Linux
         cores = os.cpu_count() or 1
     n = min(cores, MAX_WORKERS, items)
-    if total_bytes < PARALLEL_MIN_BYTES or n < 2 or not sys.platform.startswith("linux") \
+    if total_bytes <= 0 or total_bytes < PARALLEL_MIN_BYTES or n < 2 or not sys.platform.startswith("linux") \
             or threading.active_count() > 1:
         return 0
     return n

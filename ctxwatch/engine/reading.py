@@ -101,13 +101,16 @@ def load_run(path: str, fmt: str | None = None, settings: Settings | None = None
     Raises:
         LogError: the file cannot be read or its format is unknown.
     """
-    spec = resolve_spec(path, fmt)
-    if cache is not None and not spec.document:
-        from ctxwatch.engine.warm import read_warm
+    if cache is not None:
+        from ctxwatch.engine.warm import open_warm, read_warm
 
-        run = read_warm(cache, path, fmt, spec, settings, progress)
-        end_notes(run, path, run.records, fmt)
-        return run
+        spec, found = open_warm(cache, path, fmt, settings)
+        if not spec.document:
+            run = read_warm(cache, path, spec, found, settings, progress)
+            end_notes(run, path, run.records, fmt)
+            return run
+    else:
+        spec = resolve_spec(path, fmt)
     run = Run(path, spec, settings)
     records = -1
     if parallel and progress is None:

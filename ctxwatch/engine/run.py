@@ -169,7 +169,13 @@ class Run(RunViews, MergeAccounted):
             self._calls[idx] = self.accountant.account(pending[idx], idx)
 
     def account_pending(self) -> None:
-        """Account every call parsed so far (they are accounted in batches, or when :attr:`calls` is read)."""
+        """Account every call read so far: those the reader still holds back (:meth:`~ctxwatch.formats.Reader.flush`)
+        and those parsed but not accounted yet (accounted in batches, or when :attr:`calls` is read)."""
+        change = Change()
+        try:
+            self._take(list(self.reader.flush()), change)
+        except Exception as exc:  # a reader bug must not stop the run
+            self._take([Issue(self.reader.path, 0, "reader_error", f"{type(exc).__name__}: {exc}")], change)
         self._flush()
 
     @property

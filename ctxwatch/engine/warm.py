@@ -9,13 +9,40 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator
+from typing import NamedTuple
 
 from ctxwatch.config import Settings
 from ctxwatch.engine.cache import RunCache
-from ctxwatch.engine.opening import LogError
+from ctxwatch.engine.opening import LogError, check_log_file, resolve_spec
 from ctxwatch.engine.run import Run
-from ctxwatch.formats import FormatSpec
+from ctxwatch.formats import SNIFF_BYTES, FormatSpec
 from ctxwatch.source import Line, read_lines
+
+
+class Found(NamedTuple):
+    """A log's entry in the cache: its ``key``, and the ``saved`` ``(run, offset, line)`` when it is valid."""
+
+    key: str
+    saved: tuple[Run, int, int] | None
+
+
+def open_warm(cache: RunCache, path: str, fmt: str | None, settings: Settings | None) -> tuple[FormatSpec, Found]:
+    """The format of ``path`` (``fmt``, or detected) and what the cache holds of it.  A saved run past the bytes
+    detection looks at (:data:`~ctxwatch.formats.SNIFF_BYTES`, which are unchanged when the saved part is) gives
+    its format without detecting it again; a saved run of another format than the file's now is not used.
+
+    Raises:
+        LogError: as :func:`~ctxwatch.engine.opening.resolve_spec`.
+    """
+    check_log_file(path, missing_ok=bool(fmt))  # (before the cache opens it: a FIFO would block)
+    key = cache.key(path, fmt, settings or Settings())
+    saved = cache.load(path, key) if os.path.exists(path) else None
+    if saved is not None and not fmt and saved[1] >= SNIFF_BYTES:
+        return saved[0].spec, Found(key, saved)
+    spec = resolve_spec(path, fmt)
+    if saved is not None and saved[0].spec.name != spec.name:
+        saved = None  # (the file reads as another format now: read it from its start)
+    return spec, Found(key, saved)
 
 
 def _complete_lines(path: str, offset: int, line: int, progress: Callable[[int], None] | None,
@@ -26,17 +53,16 @@ def _complete_lines(path: str, offset: int, line: int, progress: Callable[[int],
         yield ln
 
 
-def read_warm(cache: RunCache, path: str, fmt: str | None, spec: FormatSpec, settings: Settings | None,
+def read_warm(cache: RunCache, path: str, spec: FormatSpec, found: Found, settings: Settings | None,
               progress: Callable[[int, int], None] | None = None) -> Run:
-    """The finished run of the log ``path`` in ``spec``'s format (a stream of records, not a document): the cached
-    run of the same file read on from where it stopped, else a run read from the start; the state after its last
-    complete line is saved for the next read.
+    """The finished run of the log ``path`` in ``spec``'s format (a stream of records, not a document), with
+    ``found`` from :func:`open_warm`: the cached run of the same file read on from where it stopped, else a run
+    read from the start; the state after its last complete line is saved for the next read.
 
     Raises:
         LogError: the file cannot be read.
     """
-    key = cache.key(path, fmt, spec.name, settings or Settings())
-    hit = cache.load(path, key)
+    key, hit = found
     run, offset, line = hit if hit is not None else (Run(path, spec, settings), 0, 1)
     try:
         total = os.path.getsize(path)

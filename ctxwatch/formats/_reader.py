@@ -45,6 +45,11 @@ class Reader:
         """Consume one record; return the calls (new or updated) and issues it completes."""
         return ()
 
+    def flush(self) -> Iterable[Output]:
+        """Give now the calls a coalescing read still holds back (:attr:`coalesce`), as :meth:`finish` would, but
+        without ending the file: reading may go on.  Default: none held."""
+        return ()
+
     def finish(self) -> Iterable[Output]:
         """The file is complete: return anything still held back (the notes of :meth:`notes` included)."""
         return ()

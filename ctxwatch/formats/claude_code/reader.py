@@ -282,11 +282,17 @@ class ClaudeCodeReader(Reader):
         dirty.setdefault(key, call)
         return out
 
+    def flush(self) -> list[Output]:
+        """Emit the calls a coalescing read still holds (reading may go on: a later line of one of them emits it
+        again)."""
+        out: list[Output] = [o for c in self._dirty.values() for o in self._emit(c)]
+        self._dirty = {}
+        return out
+
     def finish(self) -> list[Output]:
         """Emit the calls a coalescing read still holds, and the :meth:`notes` (a :data:`SUBAGENT_COPIES` note when
         the session's ``agent_progress`` lines show that it ran subagents: their calls are not in this file)."""
-        out: list[Output] = [o for c in self._dirty.values() for o in self._emit(c)]
-        self._dirty = {}
+        out = self.flush()
         out.extend(self.notes())
         self.agent_progress_lines = 0
         return out
