@@ -8,8 +8,12 @@ for a change of numbers that is meant, and say why in the commit.
 
 from __future__ import annotations
 
+import atexit
+import functools
 import os
+import shutil
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -46,13 +50,31 @@ def cases() -> Iterator[tuple[str, Path, str, str]]:
                     yield set_name, folder, rel, command
 
 
+#: The modification time of every file of a pinned copy (2026-01-01 00:00 UTC): a folder is read oldest file
+#: first, so the times a checkout or a regenerated sample left must not decide the order (the names do).
+PINNED_MTIME_NS = 1_767_225_600 * 10**9
+
+
+@functools.cache
+def pinned_copy(folder: Path) -> Path:
+    """A copy of ``folder`` (made once per process) whose files all have :data:`PINNED_MTIME_NS`."""
+    top = tempfile.mkdtemp(prefix="ctxwatch-golden-")
+    atexit.register(shutil.rmtree, top, ignore_errors=True)
+    dest = Path(top) / folder.name
+    shutil.copytree(folder, dest, symlinks=True)
+    for p in dest.rglob("*"):
+        if p.is_file() and not p.is_symlink():
+            os.utime(p, ns=(PINNED_MTIME_NS, PINNED_MTIME_NS))
+    return dest
+
+
 def run_case(folder: Path, rel: str, command: str) -> bytes:
-    """The exit status, standard output and standard error of one case, run in-process with ``folder`` as the
-    working folder."""
+    """The exit status, standard output and standard error of one case, run in-process with a pinned copy of
+    ``folder`` (:func:`pinned_copy`) as the working folder."""
     from ctxwatch.cli import main
 
     old = os.getcwd()
-    os.chdir(folder)
+    os.chdir(pinned_copy(folder))
     try:
         result = CliRunner().invoke(main, [*COMMANDS[command], rel], catch_exceptions=True)
     finally:
@@ -65,8 +87,6 @@ def run_case(folder: Path, rel: str, command: str) -> bytes:
 
 def main() -> None:
     """Save every case's output under ``tests/golden/``."""
-    import tempfile
-
     os.environ["XDG_CONFIG_HOME"] = tempfile.mkdtemp(prefix="ctxwatch-no-config-")  # (no user config file)
     n = 0
     for set_name, folder, rel, command in cases():
