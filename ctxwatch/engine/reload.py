@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from ctxwatch.engine.keys import RECORD_KEY_PREFIX
 from ctxwatch.engine.run import Run
 from ctxwatch.formats import FormatSpec, Output
 from ctxwatch.model import Call, ParsedCall
@@ -35,7 +36,8 @@ def reload_parsed(spec: FormatSpec, call: Call) -> ParsedCall | None:
     input_path = call.provenance.input_path
     reader = spec.reader(src.path, input_path=input_path) if input_path else spec.reader(src.path)
     reader.full_history = True  # the opened call needs its text, whatever the summary pass left out
-    want = call.key
+    # (a key the run gave from the record's content is not the reader's: the record is found by its place)
+    want = call.key if call.key and not call.key.startswith(RECORD_KEY_PREFIX) else None
     found: ParsedCall | None = None
 
     def pick(outputs: Iterable[Output]) -> None:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from ctxwatch.accounting import Accountant
 from ctxwatch.config import Settings
+from ctxwatch.engine.keys import RecordKeys
 from ctxwatch.engine.merge import MergeAccounted, keeps_earlier, usage_rank
 from ctxwatch.engine.opening import empty_file_note
 from ctxwatch.engine.sanitize import sanitize
@@ -94,6 +95,7 @@ class Run(RunViews, MergeAccounted):
         self.records = 0
         # The notes of the file as read so far (refresh_notes), held among the issues while it is followed.
         self._standing: list[Issue] = []
+        self._record_keys = RecordKeys()  # (keys of the calls the reader leaves unkeyed)
 
     # -- feeding --------------------------------------------------------------------------------
     def _take(self, outputs: Iterable[Output], change: Change) -> None:
@@ -276,6 +278,7 @@ class Run(RunViews, MergeAccounted):
             outputs = list(self.reader.feed(rec))
         except Exception as exc:  # a reader bug on odd input must not stop the run
             outputs = [Issue(self.reader.path, rec.line, "reader_error", f"{type(exc).__name__}: {exc}")]
+        self._record_keys.key(rec, outputs)
         self._take(outputs, change)
 
     def feed_document(self, value: object) -> Change:
@@ -355,6 +358,7 @@ class Run(RunViews, MergeAccounted):
                 self.formats.append(spec.name)
         self.reader = self.spec.reader(path or self.reader.path)
         self.records = 0
+        self._record_keys = RecordKeys()
         self._standing = []  # (notes given about the old file stay among its issues, no longer refreshed)
 
     def add(self, outputs: Iterable[Output]) -> Change:
