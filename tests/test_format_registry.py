@@ -210,3 +210,25 @@ def test_the_independence_contract_lists_every_reader_module() -> None:
     contracts = config["tool"]["importlinter"]["contracts"]
     independence = next(c for c in contracts if c["type"] == "independence" and "Format readers" in c["name"])
     assert sorted(independence["modules"]) == reader_modules()
+
+
+@pytest.mark.parametrize("first_bytes", [60_000, 70_000, 200_000])
+def test_a_long_first_line_that_is_no_record_does_not_hide_the_records_after_it(tmp_path: Path,
+                                                                                first_bytes: int) -> None:
+    """A banner or damaged write as the first line, shorter or longer than the bytes detection reads at once
+    (64 KiB): the format is told from the lines after it, whose calls are all read, and the line is one issue."""
+    from click.testing import CliRunner
+
+    from ctxwatch.cli import main
+
+    demo = Path(__file__).resolve().parents[1] / "sample_logs" / "openai_chat_demo.jsonl"
+    records = demo.read_bytes().splitlines(keepends=True)[:3]
+    log = tmp_path / "banner.jsonl"
+    log.write_bytes(b"x" * first_bytes + b"\n" + b"".join(records))
+    spec = detect(str(log))
+    assert spec is not None and spec.name == "canonical"
+    res = CliRunner().invoke(main, ["report", "--json", "--no-cache", str(log)])
+    out = json.loads(res.output)
+    expected = [json.loads(r)["response"]["usage"]["prompt_tokens"] for r in records]
+    assert [c["prompt_tokens_reported"] for c in out["calls"]] == expected
+    assert [(i["kind"], i["line"]) for i in out["issues"]] == [("invalid_json", 1)]

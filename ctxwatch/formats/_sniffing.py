@@ -34,8 +34,9 @@ def sniff_file(path: str, max_values: int = 50) -> Sniff:
         lines = lines[:-1]  # the last piece may be cut
     elif len(head) == SNIFF_BYTES:
         # The first line alone is longer than the sniff window (a record with a big image or tool result):
-        # read that one line whole, within the per-line cap.
-        lines = [_first_line(path)]
+        # read that one line whole, within the per-line cap, and the window's worth of lines after it (a first
+        # line that is no record, a banner or a damaged write, must not hide the records that follow).
+        lines = _long_first_line(path)
     for i, raw in enumerate(lines):
         vals, _ = decode_line(raw, path, i + 1, first=i == 0)
         vals = [v for v in vals if isinstance(v, dict | list)]  # a pretty-printed line like `"a": 1,` is no record
@@ -58,10 +59,12 @@ def sniff_file(path: str, max_values: int = 50) -> Sniff:
     return Sniff(path, values, document, head)
 
 
-def _first_line(path: str) -> bytes:
-    """The file's first line, read in chunks up to :data:`~ctxwatch.source.lines.DEFAULT_MAX_LINE_BYTES`."""
+def _long_first_line(path: str) -> list[bytes]:
+    """The file's first line, read in chunks up to :data:`~ctxwatch.source.lines.DEFAULT_MAX_LINE_BYTES`, then the
+    complete lines of the :data:`SNIFF_BYTES` after it."""
     buf = bytearray()
     with open(path, "rb") as fh:
+        ended = False
         while len(buf) < DEFAULT_MAX_LINE_BYTES:
             chunk = fh.read(SNIFF_BYTES)
             if not chunk:
@@ -69,9 +72,17 @@ def _first_line(path: str) -> bytes:
             nl = chunk.find(b"\n")
             if nl >= 0:
                 buf += chunk[:nl]
+                fh.seek(fh.tell() - len(chunk) + nl + 1)
+                ended = True
                 break
             buf += chunk
-    return bytes(buf)
+        if not ended:
+            return [bytes(buf)]
+        after = fh.read(SNIFF_BYTES)
+    rest = after.split(b"\n")
+    if len(after) == SNIFF_BYTES:
+        rest = rest[:-1]  # (the last piece may be cut)
+    return [bytes(buf), *rest]
 
 
 def detect(path: str) -> FormatSpec | None:
