@@ -232,3 +232,28 @@ def test_a_long_first_line_that_is_no_record_does_not_hide_the_records_after_it(
     expected = [json.loads(r)["response"]["usage"]["prompt_tokens"] for r in records]
     assert [c["prompt_tokens_reported"] for c in out["calls"]] == expected
     assert [(i["kind"], i["line"]) for i in out["issues"]] == [("invalid_json", 1)]
+
+
+def test_one_whole_object_without_newline_is_no_log_being_written(tmp_path: Path) -> None:
+    """A single complete JSON value with no final newline that no format reads (a settings file) is a file of
+    unknown format, in a folder a skipped file; a single line cut short is a log whose first record is being
+    written (a truncated tail)."""
+    from click.testing import CliRunner
+
+    from ctxwatch.cli import main
+
+    settings = tmp_path / "folder" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_bytes(b'{"theme":"dark"}')
+    res = CliRunner().invoke(main, ["report", "--json", "--no-cache", str(settings)])
+    assert res.exit_code == 2 and f"{settings}: format not recognised" in res.output
+    demo = Path(__file__).resolve().parents[1] / "sample_logs" / "openai_chat_demo.jsonl"
+    (settings.parent / "calls.jsonl").write_bytes(b"".join(demo.read_bytes().splitlines(keepends=True)[:3]))
+    res = CliRunner().invoke(main, ["check", "--json", "--no-cache", str(settings.parent)])
+    out = json.loads(res.output)
+    assert [(i["kind"], Path(i["file"]).name) for i in out["notes"]] == [("skipped_file", "settings.json")]
+    assert not [f for f in out["flags"] if f.get("kind") in ("invalid_json", "truncated_tail")]
+    cut = tmp_path / "cut.jsonl"
+    cut.write_bytes(b'{"request": {"model": "gpt-4o", "mess')
+    res = CliRunner().invoke(main, ["report", "--json", "--no-cache", str(cut)])
+    assert [i["kind"] for i in json.loads(res.output)["issues"]] == ["truncated_tail"]

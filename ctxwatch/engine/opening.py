@@ -9,6 +9,8 @@ from __future__ import annotations
 import os
 import stat
 
+import orjson
+
 from ctxwatch.formats import FormatSpec, array_of_records, detect, get_format, sniff_file
 from ctxwatch.model import Issue
 
@@ -153,7 +155,13 @@ def _one_unfinished_line(path: str) -> bool:
             head = fh.read(1 << 20)
     except OSError:
         return False
-    return b"\n" not in head and head.lstrip(b"\xef\xbb\xbf \t").startswith(b"{") and len(head) < (1 << 20)
+    if b"\n" in head or not head.lstrip(b"\xef\xbb\xbf \t").startswith(b"{") or len(head) >= (1 << 20):
+        return False
+    try:
+        orjson.loads(head.removeprefix(b"\xef\xbb\xbf"))
+    except orjson.JSONDecodeError:
+        return True  # (cut short: the rest is on its way)
+    return False  # (a whole value that no format claims is no log being written)
 
 
 def format_mismatch(path: str, spec: FormatSpec, records: int, issues: list[Issue]) -> list[Issue]:
