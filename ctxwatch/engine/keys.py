@@ -29,7 +29,8 @@ class RecordKeys:
 
     def key(self, rec: Record, outputs: Iterable[object]) -> None:
         """Give each :class:`ParsedCall` of ``outputs`` that has no key one from ``rec``'s value: its digest, its
-        occurrence among identical records of the file and the call's index among the record's calls.  A file
+        occurrence among identical records of the file and the call's index among the record's calls (none when
+        the value cannot be written back as JSON).  A file
         read from a later line than its first (a worker's range) holds that line in its keys, so identical
         records of two ranges stay apart."""
         calls = [o for o in outputs if isinstance(o, ParsedCall) and o.key is None]
@@ -38,9 +39,9 @@ class RecordKeys:
         if not calls:
             return
         try:
-            text: bytes | str = orjson.dumps(rec.value, option=orjson.OPT_SORT_KEYS)
-        except (TypeError, orjson.JSONEncodeError):  # (an integer past 64 bits, a float orjson refuses)
-            text = repr(rec.value)
+            text = orjson.dumps(rec.value, option=orjson.OPT_SORT_KEYS)
+        except (TypeError, orjson.JSONEncodeError):  # (an integer past 64 bits, nesting past orjson's limit)
+            return  # (unkeyed, as a reader leaves a record it cannot hash: counted once per reading)
         h = digest(text, str(rec.part))
         n = self._seen[h] = self._seen.get(h, 0) + 1
         where = f"{n}" if self._origin == 1 else f"{self._origin}+{n}"
