@@ -723,6 +723,7 @@ def test_an_empty_file_and_a_file_of_no_json_say_so(tmp_path: Path) -> None:
     empty.write_text("")
     doc = report(empty)
     assert doc["calls"] == [] and [(i["line"], i["kind"]) for i in doc["issues"]] == [(0, "empty_file")]
+    assert (doc["format"], doc["formats"]) == (None, [])  # (an empty log is in no format yet)
     text = tmp_path / "notes.jsonl"
     text.write_text("hello\nworld\n")
     res = CliRunner().invoke(main, ["report", str(text)])

@@ -7,11 +7,16 @@ A mixin of :class:`~ctxwatch.engine.run.Run`, kept apart from the feeding: it re
 from __future__ import annotations
 
 from ctxwatch.accounting import Calibrations, calibrations_of
-from ctxwatch.model import Call
+from ctxwatch.formats import FormatSpec
+from ctxwatch.model import Call, Issue
 
 
 class RunViews:
     """Views over ``self.calls`` (accounted calls in order) and ``self.pending_compactions()``."""
+
+    spec: FormatSpec  # (the run's own attributes)
+    formats: list[str]
+    issues: list[Issue]
 
     @property
     def calls(self) -> list[Call]:  # (the run's own property)
@@ -19,6 +24,13 @@ class RunViews:
 
     def pending_compactions(self) -> dict[str, dict[str, object]]:  # (the run's own method)
         raise NotImplementedError
+
+    def format_read(self) -> tuple[str | None, list[str]]:
+        """The format the run's calls were read in and every format its files were read with; ``(None, [])``
+        when it read no call and its files were empty: an empty log is in no format yet."""
+        if not self.calls and any(i.kind == "empty_file" for i in self.issues):
+            return None, []
+        return self.spec.name, list(self.formats)
 
     def calibration(self) -> float | None:
         """The run's median of reported / estimated prompt tokens over calls that have both, or ``None`` with

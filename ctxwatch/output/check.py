@@ -37,7 +37,7 @@ def check_json(run: Run, analysis: dict[str, Any], fail_on: str, status: int) ->
     ``flags`` and ``forecast`` are those of ``analysis`` (:func:`ctxwatch.analysis.analysis_json`, as in
     ``report --json``); ``notes`` one object per :func:`noted_issues` entry (``severity: "info"`` and
     :func:`~ctxwatch.output.report.issue_json`'s ``file``, ``line``, ``kind``, ``message``)."""
-    return {"file": run.path, "format": run.spec.name, "fail_on": fail_on, "exit_status": status,
+    return {"file": run.path, "format": run.format_read()[0], "fail_on": fail_on, "exit_status": status,
             "flags": analysis["flags"], "forecast": analysis["forecast"],
             "notes": [{"severity": "info", **issue_json(i)} for i in noted_issues(run)]}
 

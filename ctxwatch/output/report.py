@@ -248,10 +248,11 @@ def report_json(run: Run) -> dict[str, Any]:
     costs = [cost_of(c) for c in run.calls]
     from ctxwatch.analysis import analysis_json
 
+    fmt, formats = run.format_read()
     doc = {
         "file": run.path,
-        "format": run.spec.name,
-        "formats": list(run.formats),
+        "format": fmt,
+        "formats": formats,
         "settings": {"window": st.window, "budget_fraction": st.budget_fraction, "trigger": st.trigger,
                      "reserve": st.reserve, "keep_recent": st.keep_recent},
         "calibration": round(cal, 4) if cal is not None else None,
