@@ -506,6 +506,25 @@ def test_canonical_copy_without_usage_does_not_replace_the_whole_record(tmp_path
                                                                    else []), name
 
 
+@pytest.mark.parametrize("bad", ["1e300", "1" + "0" * 40, '"' + "9" * 100 + '"', '"lots"', "-5"])
+def test_a_copy_with_a_count_that_is_no_count_does_not_replace_the_sound_copy(tmp_path: Path, bad: str) -> None:
+    """Two copies of one response (same id, same request): the second's completion count is 1e300, a 40-digit
+    integer, a string or negative. The sound copy's numbers (prompt 100, completion 50) are counted in either
+    order; the damaged copy read after it is named as not counted."""
+    sound = json.dumps({"request": {"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}]},
+                        "response": {"id": "chatcmpl-1", "usage": {"prompt_tokens": 100, "completion_tokens": 50}}})
+    damaged = sound.replace('"completion_tokens": 50', f'"completion_tokens": {bad}')
+    for name, lines in (("sound_first", [sound, damaged]), ("damaged_first", [damaged, sound])):
+        log = tmp_path / f"{name}.jsonl"
+        log.write_text("\n".join(lines) + "\n")
+        doc = report(log)
+        [call] = doc["calls"]
+        assert (call["line"], call["prompt_tokens_reported"], call["completion_tokens_reported"]) \
+            == (lines.index(sound) + 1, 100, 50), name
+        if name == "sound_first":
+            assert [(i["line"], i["kind"]) for i in doc["issues"]] == [(2, "incomplete_copy")]
+
+
 def test_records_without_a_response_id_in_two_copies_of_a_log_are_counted_once(tmp_path: Path) -> None:
     """A demo log copied twice into a folder: its 59 calls with a response id were merged, its refused call (no
     response id) was counted twice: 61 calls of 60.  Records without an id are keyed by their content and their

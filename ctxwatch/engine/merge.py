@@ -7,7 +7,7 @@ import math
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from ctxwatch.formats.canonical import copy_rank
+from ctxwatch.formats import copy_rank
 from ctxwatch.model import Call, Issue, ParsedCall, Usage
 
 
@@ -61,7 +61,7 @@ class MergeAccounted:
         calls; a call whose dedupe key is known replaces the earlier summary in place, and its damage already
         reported is not reported again, as :meth:`feed_record` does.  A copy from the same file (a later range
         of a file of independent records) replaces it only when it reports more of the usage
-        (:func:`ctxwatch.formats.canonical.copy_rank`), as the file's reader keeps the copy read first."""
+        (:func:`ctxwatch.formats.copy_rank`), as the file's reader keeps the copy read first."""
         self._flush()  # (account anything pending first, so indexes stay in order)
         kept = []
         for issue in issues:

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from ctxwatch.formats._reader import FormatSpec, Output, Reader, Sniff, document_source, floor_once
 from ctxwatch.formats._registry import formats, get_format, joined_formats, register
 from ctxwatch.formats._sniffing import SNIFF_BYTES, array_of_records, detect, sniff_document, sniff_file
+from ctxwatch.formats.wire.dedupe import copy_rank
 from ctxwatch.formats.wire.litellm import litellm_usage
 from ctxwatch.formats.wire.values import MAX_COUNT, count_or_none, not_a_count, usage_count
 
@@ -38,6 +39,7 @@ __all__ = [
     "Sniff",
     "SweAgentReader",
     "array_of_records",
+    "copy_rank",
     "count_or_none",
     "detect",
     "document_source",

@@ -13,7 +13,7 @@ from typing import Any, NamedTuple
 import orjson
 
 from ctxwatch.formats.wire.messages import MessageMemo
-from ctxwatch.model import Issue, ParsedCall, Resolved, Usage, digest, message_key
+from ctxwatch.model import MAX_COUNT, Issue, ParsedCall, Resolved, Usage, digest, message_key
 
 
 def json_hash(v: Any) -> int | None:
@@ -49,22 +49,31 @@ def record_hash(record: dict[str, Any], body_at: tuple[str, ...], memo: MessageM
     return json_hash(swapped(record, 0))
 
 
+def _count(v: object) -> bool:
+    """True for a token count as the run's sanitiser accepts one: an int in [0, 2**53) (:data:`MAX_COUNT`)."""
+    return v.__class__ is int and 0 <= v < MAX_COUNT  # type: ignore[operator]
+
+
 def usage_rank(u: Usage | None) -> int:
     """How much of a call's usage one copy of its record reports, to choose between two copies of one call:
-    0 for none, else 1, plus 8 when undamaged, 4 with a prompt count and 2 with an output count.  A stream cut
-    before its ``message_delta`` (damaged, no output count: 5) ranks below its whole copy (15)."""
+    0 for none, else 1, plus 8 when sound (not damaged, every field a count), 4 with a prompt count and 2 with an
+    output count.  A stream cut before its ``message_delta`` (damaged, no output count: 5) ranks below its whole
+    copy (15), and so does a copy whose output is ``1e300`` or a string: the run would make it unknown."""
     if u is None:
         return 0
-    return 1 + 8 * (not u.damaged) + 4 * (u.prompt_total is not None) + 2 * (u.output is not None)
+    sound = not u.damaged and all(v is None or _count(v) for v in (
+        u.prompt_total, u.input_uncached, u.cache_read, u.cache_write, u.output, u.reasoning, u.cache_write_1h,
+        u.web_searches))
+    return 1 + 8 * sound + 4 * _count(u.prompt_total) + 2 * _count(u.output)
 
 
 def copy_rank(u: Usage | None) -> tuple[int, int]:
     """:func:`usage_rank`, then the output count (-1 when unknown or not a count): between two copies that
     report as much of the usage, the larger output count is the later state of the response (the final count
-    of a streamed response is its largest), as :func:`ctxwatch.engine.run._usage_rank` ranks copies from different
-    files."""
-    out = u.output if u is not None and isinstance(u.output, int) and not isinstance(u.output, bool) else -1
-    return usage_rank(u), out
+    of a streamed response is its largest), as :func:`ctxwatch.engine.merge.usage_rank` ranks copies from
+    different files."""
+    out = u.output if u is not None and _count(u.output) else -1
+    return usage_rank(u), out  # type: ignore[return-value]
 
 
 def _compared(counted: tuple[int, int], copy: tuple[int, int]) -> str:
