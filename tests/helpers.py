@@ -48,7 +48,7 @@ def claude_code_turn(i: int, cache_read: int, parent: str | None, timestamp: str
 
 def follow_lines(log: Path, done: Callable[[list[dict[str, Any]]], bool], seconds: float = 20.0
                  ) -> tuple[list[dict[str, Any]], str]:
-    """Run ``report --follow --jsonl``'s loop (:func:`ctxwatch.engine.follow.follow_jsonl`, polling every 0.05 s) on
+    """Run ``report --follow --jsonl``'s loop (:func:`ctxwatch.output.follow.follow_jsonl`, polling every 0.05 s) on
     ``log`` in a thread until ``done(objects printed so far)`` or ``seconds`` pass, then stop it; return every
     JSON object it printed and the text as written.  Raises AssertionError with the follow loop's own exception
     if it raised one."""

@@ -496,7 +496,7 @@ def test_items_and_odd_records(tmp_path: Path) -> None:
     calls = [o for o in outs if isinstance(o, ParsedCall)]
     assert [o for o in outs if isinstance(o, Issue)] == []
     assert [(c.source.line, c.usage.prompt_total) for c in calls if c.usage] == [(9, 7), (17, 10)]
-    # A window of -5 is passed on raw: ctxwatch.engine.run._sanitize reports it and makes it unknown (see the window
+    # A window of -5 is passed on raw: ctxwatch.engine.sanitize.sanitize reports it and makes it unknown (see the window
     # test).
     assert calls[-1].window == -5 and calls[-1].system == ["SYS"]
     assert calls[-1].compaction is not None and calls[-1].compaction["kind"] == "compacted"
@@ -564,8 +564,8 @@ def test_a_repeated_token_count_is_one_call_when_one_copy_has_a_damaged_total(tm
 def test_a_count_beyond_2_53_is_one_issue_that_says_the_block_is_ignored(tmp_path: Path) -> None:
     """The tester's dmg_last.jsonl: the sample rollout with line 17's last_token_usage.input_tokens set to 1e20
     (an integer).  It raised "more than the 258400-token window; kept but marked implausible" from the reader and
-    "not a token count ...; treated as unknown" from run._sanitize for the same value.  Now one issue: the block
-    is not a count (the 2**53 rule of run._sanitize) and is ignored, and the call comes from the change in
+    "not a token count ...; treated as unknown" from the run's sanitize for the same value.  Now one issue: the block
+    is not a count (the 2**53 rule of the run's sanitize) and is ignored, and the call comes from the change in
     total_token_usage, which is line 17's total minus line 10's (read here with plain json)."""
     from ctxwatch.engine import load_run
 

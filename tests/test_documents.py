@@ -347,7 +347,7 @@ def test_odd_eval_lines_never_raise(tmp_path: Path) -> None:
 
 # --- detection matrix over every real sample -------------------------------------------------------------
 
-#: The format each saved sample is in, for the formats owned by batch.py, documents.py and gemini.py.
+#: The format each saved sample is in, for the batch formats, the Gemini readers and the document formats.
 OWNED = {
     "anthropic-batch/B-C_requests_first3_concatenated.jsonl": "anthropic-batch",
     "anthropic-batch/anthropic_batch_receipt.json": "anthropic-batch",

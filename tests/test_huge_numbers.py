@@ -23,7 +23,7 @@ from ctxwatch.cli import main
 COMMANDS = [["report"], ["report", "--json"], ["report", "--jsonl"], ["check"], ["check", "--json"],
             ["plan"], ["plan", "--json"], ["schema"], ["schema", "--json"]]
 
-#: How the implausible_value issue names each field (ctxwatch.engine.run._USAGE_NAMES and _sanitize's wording).
+#: How the implausible_value issue names each field (ctxwatch.engine.sanitize._USAGE_NAMES and its wording).
 NAMES = {"prompt_tokens": "prompt tokens", "completion_tokens": "output tokens", "max_tokens": "max output tokens",
          "window": "context window"}
 

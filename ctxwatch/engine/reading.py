@@ -94,7 +94,7 @@ def load_run(path: str, fmt: str | None = None, settings: Settings | None = None
         settings: thresholds.
         progress: called with ``(bytes_read, total_bytes)`` while reading.
         parallel: a big file of independent records may be read by worker processes
-            (:func:`ctxwatch.engine.parallel.read_ranges`); the run is the same.
+            (:func:`ctxwatch.engine.reading.read_ranges`); the run is the same.
         cache: read the file on from where its last read stopped (:mod:`ctxwatch.engine.cache`); the run is
             the same.  A cached read is a serial one.
 

@@ -76,7 +76,7 @@ def reload_parsed(spec: FormatSpec, call: Call) -> ParsedCall | None:
             for o in reader.feed(Record(v, src.line, src.line_end, src.byte_start, src.byte_end, i))]
     pick(outs)
     if found is None and want and want.startswith("content:"):
-        # A record keyed by its content (ctxwatch.formats.canonical.ResponseIds.content) is numbered among the
+        # A record keyed by its content (ctxwatch.formats.wire.dedupe.ResponseIds.content) is numbered among the
         # identical records read before it in its file; read alone it is the first: the same content is the call.
         found = next((o for o in outs if isinstance(o, ParsedCall) and o.key
                       and o.key.split(":", 2)[:2] == want.split(":", 2)[:2]), None)

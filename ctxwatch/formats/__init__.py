@@ -2,7 +2,7 @@
 
 A format is a :class:`FormatSpec` registered under a short name (``ctxwatch formats`` lists them) by its reader
 module, which the registry discovers (:mod:`._registry`: every public module of this package but ``wire``).
-Its reader is *incremental*: it is fed one :class:`~ctxwatch.source.lines.Record` at a time (so the same code
+Its reader is *incremental*: it is fed one :class:`~ctxwatch.source.decode.Record` at a time (so the same code
 serves a past run and a live tail) and returns the calls and issues each record completes.  A reader may
 return a :class:`~ctxwatch.model.ParsedCall` whose ``key`` it returned before: that call was updated (a
 later line of the same Claude Code response, for example) and replaces the earlier one.  Whole-file JSON

@@ -1,7 +1,7 @@
 """The interface a log format implements: its :class:`FormatSpec`, its :class:`Reader`, what detection hands
 its sniffer (:class:`Sniff`), and the helpers readers of whole-file documents share.
 
-A reader is *incremental*: it is fed one :class:`~ctxwatch.source.lines.Record` at a time (so the same code
+A reader is *incremental*: it is fed one :class:`~ctxwatch.source.decode.Record` at a time (so the same code
 serves a past run and a live tail) and returns the calls and issues each record completes.
 """
 

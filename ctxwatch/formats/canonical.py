@@ -80,7 +80,7 @@ class CanonicalReader(Reader):
                              rec.line)
         call.session = v.get("session") if isinstance(v.get("session"), str) else None
         if v.get("window") is not None:
-            # (a value that is not a window, "big", 0 or -100, is passed on for run._sanitize to report and make
+            # (a value that is not a window, "big", 0 or -100, is passed on for the run's sanitize to report and make
             # unknown, rather than falling back to the catalogue's window in silence)
             call.window = usage_count(v["window"])
         if isinstance(v.get("context"), str):

@@ -59,7 +59,7 @@ def inspect_usage(u: Any, provider: str | None) -> Usage | None:
              "reasoning_tokens")
     if any(u.get(k) is not None and count_or_none(u.get(k)) is None for k in names):
         # A field that is not a count (1e400, "many", -1): passed through for the run to report and make unknown
-        # (run._sanitize), never read as absent; the convention cannot be told from damaged numbers.
+        # (the run's sanitize), never read as absent; the convention cannot be told from damaged numbers.
         raw = usage_count(u.get("input_tokens"))
         return Usage(prompt_total=raw, input_uncached=raw, cache_read=usage_count(u.get("input_tokens_cache_read")),
                      cache_write=usage_count(u.get("input_tokens_cache_write")),

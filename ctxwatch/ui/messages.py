@@ -124,7 +124,7 @@ class BackfillDone(FeedMessage):
     Attributes:
         cancelled: True when the user cancelled the backfill (the middle of the file was skipped).
         resumed_line: with ``cancelled``, the 1-based line the feed went on reading from (the start of
-            its last :data:`~ctxwatch.ui.feed.SKIP_KEEP_BYTES`, or of its last complete line when that alone is
+            its last :data:`~ctxwatch.engine.follow.SKIP_KEEP_BYTES`, or of its last complete line when that alone is
             longer; see :func:`~ctxwatch.ui.feed.skip_to_end`), or ``None`` when nothing was skipped.
         skipped_from: with ``resumed_line``, the 1-based first line not read (lines ``skipped_from`` to
             ``resumed_line - 1`` were skipped).

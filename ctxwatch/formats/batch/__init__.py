@@ -11,7 +11,7 @@ become issues, never calls with zero usage.
 with ``type`` one of ``succeeded`` | ``errored`` | ``canceled`` | ``expired`` (Anthropic API reference,
 "Retrieve Message Batch results"); only ``succeeded`` results are calls.  The last result line may lack
 its newline.  Request files hold ``{custom_id, params}`` objects, possibly concatenated with no separator,
-which :func:`ctxwatch.source.lines.decode_line` splits; a ``{"requests": [...]}`` create-batch body is accepted
+which :func:`ctxwatch.source.decode.decode_line` splits; a ``{"requests": [...]}`` create-batch body is accepted
 too.
 
 What each file gives on its own:

@@ -23,7 +23,7 @@ context, so it is inferred once, from a call whose history is whole (its chain r
 after each ``compact_boundary``; every other call carries ``messages=None`` and the accountant takes its
 history as reported prompt minus the context's floor (:class:`~ctxwatch.accounting.Accountant`).  The user,
 progress and attachment lines of a context in that state are skipped without a parse (:mod:`.prefilter`).
-Message text is parsed and tokenized only when a call is opened (:func:`~ctxwatch.engine.run.reload_parsed` sets
+Message text is parsed and tokenized only when a call is opened (:func:`~ctxwatch.engine.reload.reload_parsed` sets
 ``full_history = True``).  This keeps a big projects folder near the speed of a reader that only sums usage,
 and it is also the more faithful split: an o200k estimate of a long Claude history would push the tokenizer gap
 into the floor, making a constant floor creep upward as the history grows.

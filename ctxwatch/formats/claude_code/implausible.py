@@ -28,7 +28,7 @@ def has_prompt(usage: Any, model: str | None) -> bool:
 
 def whole_prompt(usage: Any) -> tuple[Usage, int] | None:
     """The normalized usage block and its prompt (tokens) when its three parts are all whole counts below 2**53,
-    as the run keeps them (:func:`ctxwatch.engine.run._sanitize` makes the prompt of a damaged part unknown), else
+    as the run keeps them (:func:`ctxwatch.engine.sanitize.sanitize` makes the prompt of a damaged part unknown), else
     ``None``.  ``usage``: the raw ``message.usage`` block, or its :func:`anthropic_usage` already made (each
     call's is made once per emission: this runs for every call of a folder)."""
     u = usage if isinstance(usage, Usage) else anthropic_usage(usage)

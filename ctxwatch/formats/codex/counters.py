@@ -37,10 +37,10 @@ def counts(block: Any) -> Counts | None:
     Raises:
         NotACount: a counter is not a non-negative integer below 2**53 (:data:`~ctxwatch.formats.MAX_COUNT`:
             ``"1e3"``, ``1.5``, ``true``, ``-5``, ``1e20`` written as an integer) or is ``null``: the block is
-            unusable (the rule of :func:`ctxwatch.formats.usage_count` and ``run._sanitize``), never read as a
+            unusable (the rule of :func:`ctxwatch.formats.usage_count` and the run's ``sanitize``), never read as a
             guess.  Codex writes every counter as an integer; a key it does not write is 0, but a ``null`` says
             the count is unknown (read as 0, a call's output would be 0 and its cost that of its prompt alone).
-            The reader, not ``run._sanitize`` as well, reports such a value: one value, one issue.
+            The reader, not the run's ``sanitize`` as well, reports such a value: one value, one issue.
     """
     read = surviving_counts(block)
     if read is None:
@@ -66,7 +66,7 @@ def surviving_counts(block: Any) -> tuple[int | None, ...] | None:
 def is_count(v: Any) -> bool:
     """Whether a usage value is a token count: an int (not a bool) from 0 to below 2**53.  A larger integer
     (1e20 written out) passed as a count would make the call's prompt "more than the window" here and "not a
-    token count" in ``run._sanitize``: two contradictory issues for one value."""
+    token count" in the run's ``sanitize``: two contradictory issues for one value."""
     return v.__class__ is int and 0 <= v < MAX_COUNT
 
 
@@ -111,7 +111,7 @@ def codex_usage(inp: int, cached: int, out: int, reasoning: int, cache_write: An
     ``input_uncached`` = input minus cache reads minus cache writes (never below 0), matching
     :attr:`ctxwatch.model.Usage.input_uncached` ("neither read from nor written to the cache").  All counts are
     tokens.  A ``cache_write`` that is not a count (``2.7``, ``"inf"``, ``true``, ``-1``) is kept as given, for
-    :func:`ctxwatch.engine.run._sanitize` to report and make unknown, and ``input_uncached`` is then ``None``.
+    :func:`ctxwatch.engine.sanitize.sanitize` to report and make unknown, and ``input_uncached`` is then ``None``.
     """
     if cache_write is None or (cache_write.__class__ is int and cache_write >= 0):
         uncached: int | None = max(0, inp - cached - (cache_write or 0))

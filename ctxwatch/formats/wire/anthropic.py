@@ -26,7 +26,7 @@ def anthropic_usage(usage: Any) -> Usage | None:
     as 0 (older API versions and Claude Code releases leave them out); without ``input_tokens`` the prompt is
     unknown (``None``), without ``output_tokens`` the output (a streamed message's start), and a block with
     neither, or a missing block (not a dict), gives ``None``.  A value that is not a count is passed through for
-    :func:`ctxwatch.engine.run._sanitize` to report.  Anthropic reports no separate ``reasoning`` count.
+    :func:`ctxwatch.engine.sanitize.sanitize` to report.  Anthropic reports no separate ``reasoning`` count.
     """
     if not isinstance(usage, dict):
         return None
@@ -47,7 +47,8 @@ def anthropic_usage(usage: Any) -> Usage | None:
 
 def cache_write_1h(usage: dict[str, Any]) -> Any:
     """The 1-hour-TTL share of an Anthropic usage block's cache writes (``cache_creation.
-    ephemeral_1h_input_tokens``), as reported (:func:`ctxwatch.engine.run._sanitize` reports a share above the writes);
+    ephemeral_1h_input_tokens``), as reported (:func:`ctxwatch.engine.sanitize.sanitize` reports a share above
+    the writes);
     ``None`` when the block does not say."""
     split = usage.get("cache_creation")
     if not isinstance(split, dict) or "ephemeral_1h_input_tokens" not in split:

@@ -104,7 +104,7 @@ class ResponseIds:
 
     Of the copies of one call in a file, the one counted is the one that reports the most of its usage
     (:func:`copy_rank`) and, among those that report as much, the first one read, as a run keeps the copy read
-    first from files read one after another (:func:`ctxwatch.engine.run._keeps_earlier`): a later copy is emitted
+    first from files read one after another (:func:`ctxwatch.engine.merge.keeps_earlier`): a later copy is emitted
     only when it ranks above every earlier one (:meth:`better_copy`), and replaces the call.  Every copy left
     out has notes naming the copy counted (:meth:`not_counted`), given again when a later copy replaces it
     (:meth:`counted_copy`), so that no note names a copy that is no longer counted.  A record with no response
@@ -143,7 +143,8 @@ class ResponseIds:
         if call.key is not None or h is None:
             return
         n = self._seen[h] = self._seen.get(h, 0) + 1
-        # (the hash part comes first and alone: ctxwatch.engine.run.reload_parsed recognises a record read alone by it)
+        # (the hash part comes first and alone: ctxwatch.engine.reload.reload_parsed recognises a record read
+        # alone by it)
         where = f"{n}" if self._origin in (None, 1) else f"{self._origin}+{n}"
         call.key = f"content:{h & 0xFFFFFFFFFFFFFFFF:016x}:{where}"
 

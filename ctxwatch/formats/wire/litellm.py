@@ -32,7 +32,7 @@ def litellm_usage_note(u: Any) -> tuple[Usage | None, str | None]:
     ``prompt_tokens`` (and the reads alone do not) the writes are added; but a ``prompt_tokens`` that holds only
     the uncached input (Anthropic's own convention) fits those numbers too, with a larger prompt, so the
     sentence says so and gives both.  Reads alone above ``prompt_tokens`` are left for
-    :func:`ctxwatch.engine.run._sanitize` to report as damage.
+    :func:`ctxwatch.engine.sanitize.sanitize` to report as damage.
     """
     if not isinstance(u, dict):
         return None, None

@@ -18,8 +18,8 @@ from ctxwatch.source import json_text as _json_text
 def usage_count(value: Any, missing: int | None = None) -> Any:
     """A usage field as a token count: an int, an integral float or a string of digits (some exporters write
     numbers as strings) as an int; ``missing`` when absent (``None``).  Any other value (``"1e3"``, ``1.5``,
-    ``true``, ``"many"``) is passed through as it is, so that :func:`ctxwatch.engine.run._sanitize` reports it, with the
-    value, and makes the field unknown: never a guess such as 1,000, 1 or 0.  Callers do arithmetic only on
+    ``true``, ``"many"``) is passed through as it is, so that :func:`ctxwatch.engine.sanitize.sanitize` reports
+    it, with the value, and makes the field unknown: never a guess such as 1,000, 1 or 0.  Callers do arithmetic only on
     ``int`` results."""
     if value.__class__ is int:
         return value
@@ -68,7 +68,7 @@ def int_or_none(v: Any) -> int | None:
 def request_max_tokens(body: dict[str, Any], *keys: str) -> Any:
     """The completion limit a request set: the first of ``keys`` present in ``body`` (``max_completion_tokens``,
     ``max_tokens``, ``max_output_tokens``), as :func:`usage_count` reads it, so that a value that is not a count
-    (``1024.5``, ``"lots"``) reaches :func:`ctxwatch.engine.run._sanitize` and is reported, not silently replaced
+    (``1024.5``, ``"lots"``) reaches :func:`ctxwatch.engine.sanitize.sanitize` and is reported, not silently replaced
     by the default reserve; ``None`` when the request sets none."""
     for k in keys:
         v = body.get(k)
@@ -79,5 +79,5 @@ def request_max_tokens(body: dict[str, Any], *keys: str) -> Any:
 
 def json_text(v: Any) -> str:
     """Text of a value that is sent to the model as JSON (tool arguments given as objects), never raising
-    (:func:`ctxwatch.source.lines.json_text`; ``None`` is ``null`` here)."""
+    (:func:`ctxwatch.source.jsontext.json_text`; ``None`` is ``null`` here)."""
     return _json_text(v, none="null")

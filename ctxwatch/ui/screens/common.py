@@ -26,7 +26,7 @@ NO_TEXT = "no text in the log for this item"
 
 
 def reload(spec: FormatSpec, call: Call) -> ParsedCall | None:
-    """Re-read one call's text from disk (in a worker thread) with :func:`ctxwatch.engine.run.reload_parsed`, which
+    """Re-read one call's text from disk (in a worker thread) with :func:`ctxwatch.engine.reload.reload_parsed`, which
     needs only the format and the call's summary: the feed's :class:`~ctxwatch.engine.run.Run` lives in the feed's
     thread and is never touched from the UI.  ``None`` if the call cannot be found any more."""
     try:
