@@ -126,6 +126,12 @@ def default_config_path() -> Path:
     return Path(platformdirs.user_config_dir(APP_NAME, appauthor=False)) / "config.toml"
 
 
+def caching_disabled() -> bool:
+    """True when ``CTXWATCH_NO_CACHE`` is set to anything but empty or ``0``: no cache is read or written (the
+    tokenizer's ranks, the catalogue memo, the cache of earlier reads)."""
+    return os.environ.get("CTXWATCH_NO_CACHE", "") not in ("", "0")
+
+
 def cache_dir() -> str:
     """The folder of ctxwatch's start-up caches (the tokenizer's decoded ranks, the catalogue memo): platformdirs'
     ``user_cache_dir`` for ctxwatch (on Linux ``$XDG_CACHE_HOME/ctxwatch`` when that variable is an absolute path,

@@ -53,3 +53,28 @@ def test_no_home_directory_means_no_default_config(monkeypatch: pytest.MonkeyPat
 
     monkeypatch.setattr(config, "default_config_path", no_home)
     assert config.load_settings(window=5000) == config.Settings(window=5000)
+
+
+@pytest.mark.parametrize(("value", "off"), [("", False), ("0", False), ("1", True), ("yes", True)])
+def test_ctxwatch_no_cache_means_the_same_to_every_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                         value: str, off: bool) -> None:
+    """``CTXWATCH_NO_CACHE=0`` leaves every cache on, as an unset variable does; any other value turns off the
+    tokenizer's ranks, the catalogue memo and the cache of earlier reads alike (each writes nothing)."""
+    from click.testing import CliRunner
+
+    from ctxwatch.catalog import memo
+    from ctxwatch.cli import main
+    from ctxwatch.tokens import rank_cache
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv("CTXWATCH_NO_CACHE", value)
+    assert config.caching_disabled() is off
+    log = Path(__file__).resolve().parents[1] / "sample_logs" / "openai_chat_demo.jsonl"
+    assert CliRunner().invoke(main, ["report", "--json", str(log)]).exit_code == 0
+    assert (tmp_path / "cache" / "ctxwatch" / "runs.sqlite3").exists() is not off
+    res = CliRunner().invoke(main, ["cache"])
+    assert ("off (CTXWATCH_NO_CACHE is set)" in res.output) is off
+    ranks = {i.to_bytes(4, "little"): i for i in range(rank_cache.MIN_RANKS)}
+    rank_cache.save("test_ranks", "0" * 64, ranks)
+    assert (rank_cache.load("test_ranks", "0" * 64) is None) is off
+    assert (memo.memo_path() is None) is off

@@ -20,7 +20,7 @@ from typing import Any
 
 import orjson
 
-from ctxwatch.config import cache_dir
+from ctxwatch.config import cache_dir, caching_disabled
 
 #: Version of the memo's layout and meaning, part of its file name: bump it when a cached answer's meaning changes
 #: (version 2: prices are looked up at the catalogue entry the window comes from).
@@ -69,7 +69,7 @@ def _memo_file() -> tuple[str, dict[str, Any]] | None:
     """``(memo path, install record)`` for the installed genai-prices catalogue, or ``None`` (no package, caching
     off, or no cache folder).  The install record (stored under :data:`_INSTALL`) names the catalogue file and its
     size in bytes and modification time in nanoseconds, the same facts the file name is a hash of."""
-    if os.environ.get("CTXWATCH_NO_CACHE"):
+    if caching_disabled():
         return None
     try:
         spec = importlib.util.find_spec("genai_prices")

@@ -25,7 +25,7 @@ import time
 import zlib
 from dataclasses import asdict, dataclass
 
-from ctxwatch.config import Settings, cache_dir
+from ctxwatch.config import Settings, cache_dir, caching_disabled
 from ctxwatch.engine.run import Run
 from ctxwatch.tokens import fallback_used
 
@@ -50,8 +50,8 @@ BUSY_TIMEOUT_MS = 2000
 
 
 def disabled() -> bool:
-    """True when ``CTXWATCH_NO_CACHE`` is set to anything but empty or ``0``."""
-    return os.environ.get("CTXWATCH_NO_CACHE", "") not in ("", "0")
+    """True when ``CTXWATCH_NO_CACHE`` turns caching off (:func:`ctxwatch.config.caching_disabled`)."""
+    return caching_disabled()
 
 
 @dataclass(frozen=True)

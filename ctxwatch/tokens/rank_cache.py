@@ -14,7 +14,7 @@ import hashlib
 import marshal
 import os
 
-from ctxwatch.config import cache_dir
+from ctxwatch.config import cache_dir, caching_disabled
 
 #: Fewest ranks a cached table may hold (o200k_base has 199,998 and cl100k_base 100,256): a smaller one is not a
 #: table of either encoding.
@@ -37,7 +37,7 @@ def cache_file(name: str, sha256: str) -> str:
 def save(name: str, sha256: str, ranks: dict[bytes, int]) -> None:
     """Keep the verified ``ranks`` (token bytes -> rank) for the next start, unless the cache is off or already
     holds them.  Best effort: errors are ignored."""
-    if os.environ.get("CTXWATCH_NO_CACHE"):
+    if caching_disabled():
         return
     try:
         path = cache_file(name, sha256)
@@ -56,7 +56,7 @@ def save(name: str, sha256: str, ranks: dict[bytes, int]) -> None:
 def load(name: str, sha256: str) -> dict[bytes, int] | None:
     """The ranks kept by :func:`save`, or ``None`` (cache off, no file, or a file whose digest does not match:
     that one is removed, and the next verified load writes it again).  Never raises."""
-    if os.environ.get("CTXWATCH_NO_CACHE"):
+    if caching_disabled():
         return None
     try:
         path = cache_file(name, sha256)
