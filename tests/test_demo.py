@@ -202,7 +202,7 @@ def test_write_run_paced_uses_wall_clock_and_can_stop(tmp_path: Path) -> None:
     assert t0 <= stamps[0] <= stamps[-1] <= t1 and stamps == sorted(stamps)
     stop = threading.Event()
     stop.set()
-    assert write_run(out, 4, speed=1.0, stop=stop) == 0
+    assert write_run(out, 4, speed=1.0, stop=stop, exclusive=False) == 0
     assert out.read_text() == ""
 
 
@@ -244,3 +244,20 @@ def test_story_holds_for_other_sizes(calls: int, window: int) -> None:
     texts = [reply_text(r) for r in recs[:-1]]
     assert all(isinstance(parsed(t), dict) and set(parsed(t)) == KEYS for t in texts[:evicted])
     assert any("{" not in t for t in texts[evicted:])  # prose by the end
+
+
+def test_demo_write_makes_only_a_new_file_and_never_follows_a_symlink(tmp_path: Path) -> None:
+    """``demo --write`` on an existing file (a real log, say) refuses with exit 2 and leaves it as it was; on a
+    dangling symbolic link it refuses and creates nothing where the link points."""
+    log = tmp_path / "real.jsonl"
+    log.write_text('{"keep": 1}\n')
+    res = CliRunner().invoke(main, ["demo", "--write", str(log), "--calls", "3"])
+    assert res.exit_code == 2 and "already exists" in res.output
+    assert log.read_text() == '{"keep": 1}\n'
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(tmp_path / "target.jsonl")
+    res = CliRunner().invoke(main, ["demo", "--write", str(link), "--calls", "3"])
+    assert res.exit_code == 2 and not (tmp_path / "target.jsonl").exists()
+    fresh = tmp_path / "new.jsonl"
+    assert CliRunner().invoke(main, ["demo", "--write", str(fresh), "--calls", "3"]).exit_code == 0
+    assert len(fresh.read_text().splitlines()) == 3

@@ -29,7 +29,7 @@ from ctxwatch.demo import DEFAULT_CALLS, DEFAULT_SEED, DEFAULT_SPEED, DEMO_WINDO
 @click.option("--window", type=click.IntRange(min=2048), default=DEMO_WINDOW, show_default=True,
               help="Context window of the synthetic deployment, in tokens (gpt-4o's real one is 128000).")
 @click.option("--write", "write_path", type=click.Path(dir_okay=False), default=None, metavar="FILE",
-              help="Write the run to FILE and exit, without the dashboard.")
+              help="Write the run to FILE (a new file) and exit, without the dashboard.")
 @click.pass_context
 def demo_cmd(ctx: click.Context, speed: float, calls: int, seed: int, window: int, write_path: str | None) -> None:
     """A live synthetic agent run: the floor, a growing history, a naive truncation, format drift, overflow.
@@ -45,6 +45,9 @@ def demo_cmd(ctx: click.Context, speed: float, calls: int, seed: int, window: in
         paced = ctx.get_parameter_source("speed") == ParameterSource.COMMANDLINE
         try:
             n = write_run(write_path, calls, speed if paced else None, seed=seed, window=window)
+        except FileExistsError as exc:
+            raise click.UsageError(f"{write_path}: already exists; ctxwatch writes only new files (remove it "
+                                   "first, or name another file)") from exc
         except OSError as exc:
             raise click.UsageError(f"{write_path}: cannot write ({exc.strerror or exc})") from exc
         echo(f"wrote {n} calls to {write_path}", err=True)  # (terminal-safe: the path is the user's)
@@ -74,7 +77,7 @@ def run_live(calls: int = DEFAULT_CALLS, speed: float = DEFAULT_SPEED, *, seed: 
     os.close(fd)
     stop = threading.Event()
     writer = threading.Thread(target=write_run, args=(path, calls, speed),
-                              kwargs={"seed": seed, "window": window, "stop": stop},
+                              kwargs={"seed": seed, "window": window, "stop": stop, "exclusive": False},
                               name="ctxwatch-demo-writer", daemon=True)
     app = CtxwatchApp(path, fmt="canonical", settings=Settings())
     previous: dict[int, Any] = {}

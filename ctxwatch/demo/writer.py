@@ -23,8 +23,10 @@ def _dumps(rec: dict[str, Any]) -> bytes:
 
 def write_run(path: str | os.PathLike[str], calls: int = DEFAULT_CALLS, speed: float | None = None, *,
               seed: int = DEFAULT_SEED, window: int | None = DEMO_WINDOW,
-              stop: threading.Event | None = None) -> int:
-    """Write the synthetic run to ``path`` (created or emptied first), one JSON line per call.
+              stop: threading.Event | None = None, exclusive: bool = True) -> int:
+    """Write the synthetic run to ``path``, one JSON line per call: a new file (``exclusive``: an existing file,
+    a real log perhaps, is never overwritten), else one the caller made for it, emptied first.  Never through a
+    symbolic link.
 
     The file is opened in append mode for each record and closed right after the write and flush, so a reader
     tailing it never sees a half-held file (and Windows can delete it at any time).
@@ -42,10 +44,11 @@ def write_run(path: str | os.PathLike[str], calls: int = DEFAULT_CALLS, speed: f
         The number of records written.
 
     Raises:
-        OSError: the file cannot be written.
+        FileExistsError: ``exclusive`` and ``path`` exists (or is a symbolic link).
+        OSError: the file cannot be written (a symbolic link when not ``exclusive``).
     """
-    with open(path, "wb"):
-        pass
+    flags = os.O_WRONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | (os.O_EXCL if exclusive else os.O_TRUNC)
+    os.close(os.open(path, flags, 0o644))
     interval = 1.0 / speed if speed else 0.0
     n = 0
     next_at = time.monotonic()
@@ -65,8 +68,12 @@ def write_run(path: str | os.PathLike[str], calls: int = DEFAULT_CALLS, speed: f
             if isinstance(rec.get("response"), dict) and "created" in rec["response"]:
                 rec["response"]["created"] = int(now)
         data = _dumps(rec)
-        with open(path, "ab") as fh:
-            fh.write(data)
-            fh.flush()
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0))
+        try:
+            view = memoryview(data)
+            while view:  # (a regular file takes it in one write; a short write goes on where it stopped)
+                view = view[os.write(fd, view):]
+        finally:
+            os.close(fd)
         n += 1
     return n
