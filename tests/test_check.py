@@ -206,12 +206,19 @@ def test_json_output(tmp_path: Path) -> None:
     assert doc["notes"] == []
 
 
-def test_check_registers_whichever_module_is_imported_first() -> None:
-    code = ("import ctxwatch.cli.check\nfrom ctxwatch.cli import main\nassert 'check' in main.commands\n"
-            "import importlib, ctxwatch.cli as c\nassert c.main.commands['check'] is ctxwatch.cli.check.check_cmd\n")
+def test_a_command_is_imported_only_when_it_runs_or_the_help_lists_it() -> None:
+    """``ctxwatch report`` loads neither the planner nor the demo nor the dashboard; the group's help lists every
+    command; whichever module is imported first, the group's ``check`` is ``ctxwatch.cli.check.check_cmd``."""
+    code = ("import sys\nfrom click.testing import CliRunner\nfrom ctxwatch.cli import main\n"
+            "CliRunner().invoke(main, ['report', '--help'])\n"
+            "assert not [m for m in sys.modules if m.startswith(('ctxwatch.planner', 'ctxwatch.demo', 'textual'))]\n"
+            "out = CliRunner().invoke(main, ['--help']).output\n"
+            "assert all(f'  {c} ' in out for c in ('watch', 'report', 'check', 'plan', 'schema', 'demo', 'cache'))\n")
     subprocess.run([sys.executable, "-c", code], check=True)
-    subprocess.run([sys.executable, "-c", "from ctxwatch.cli import main\nassert 'check' in main.commands"],
-                   check=True)
+    code = ("import ctxwatch.cli.check\nimport ctxwatch.cli as c\n"
+            "assert c.check_cmd is ctxwatch.cli.check.check_cmd\n"
+            "assert c.main.get_command(None, 'check') is ctxwatch.cli.check.check_cmd\n")
+    subprocess.run([sys.executable, "-c", code], check=True)
 
 
 def test_batch_results_without_their_request_are_notes_not_bad_lines(tmp_path: Path, shared_logs: Path) -> None:

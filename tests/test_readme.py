@@ -16,7 +16,7 @@ from ctxwatch.config import Settings
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")
-COMMANDS = set(main.commands)
+COMMANDS = set(main.list_commands(None))  # type: ignore[arg-type]
 
 
 def _shell_lines() -> list[str]:

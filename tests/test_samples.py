@@ -261,7 +261,7 @@ def test_commands_shown_in_the_readme_exist() -> None:
     runner = CliRunner()
     for cmd in shown:
         argv = shlex.split(cmd)[1:]
-        sub = argv[0] if argv and argv[0] in main.commands else "watch"
+        sub = argv[0] if argv and argv[0] in main.list_commands(None) else "watch"
         res = runner.invoke(main, [sub, "--help"])
         assert res.exit_code == 0, (cmd, res.output)
         for opt in (a for a in argv if a.startswith("--")):

@@ -10,22 +10,37 @@ options: the work is done by the core.  Exit status: 0 success; 1 ``check`` foun
 
 from __future__ import annotations
 
-from ctxwatch.cli.check import check_cmd
-from ctxwatch.cli.demo import demo_cmd
-from ctxwatch.cli.exits import EXIT_USAGE, exit_if_nothing_read
-from ctxwatch.cli.formats import formats_cmd
-from ctxwatch.cli.group import DefaultGroup, clean_click_errors, main, run
-from ctxwatch.cli.load import load_paths, steady_heap
-from ctxwatch.cli.options import make_settings, settings_options
-from ctxwatch.cli.plan import plan_cmd
-from ctxwatch.cli.report import report_cmd
-from ctxwatch.cli.schema import schema_cmd
-from ctxwatch.cli.spool import PIPE_WRITER_WAIT, STDIN_NAME, spool_stdin
-from ctxwatch.cli.watch import watch_cmd
-from ctxwatch.model import counted_issues
+import importlib
+from typing import Any
+
+from ctxwatch.cli.group import COMMANDS, DefaultGroup, clean_click_errors, main, run
+
+#: The helpers this package gives, by the module that holds each; each command is ``<name>_cmd``.  Both are
+#: imported when first asked for, so that the console entry point (:func:`run`) loads only the command it runs.
+_HELPERS = {
+    "EXIT_USAGE": "exits", "exit_if_nothing_read": "exits", "load_paths": "load", "steady_heap": "load",
+    "make_settings": "options", "settings_options": "options", "PIPE_WRITER_WAIT": "spool", "STDIN_NAME": "spool",
+    "spool_stdin": "spool",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name == "counted_issues":
+        from ctxwatch.model import counted_issues
+
+        return counted_issues
+    if name in _HELPERS:
+        return getattr(importlib.import_module(f"ctxwatch.cli.{_HELPERS[name]}"), name)
+    if name.endswith("_cmd") and name.removesuffix("_cmd") in COMMANDS:
+        import click
+
+        return main.get_command(click.Context(main), name.removesuffix("_cmd"))
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
-    "EXIT_USAGE", "PIPE_WRITER_WAIT", "STDIN_NAME", "DefaultGroup", "check_cmd", "clean_click_errors",
-    "counted_issues", "demo_cmd", "exit_if_nothing_read", "formats_cmd", "load_paths", "main", "make_settings",
-    "plan_cmd", "report_cmd", "run", "schema_cmd", "settings_options", "spool_stdin", "steady_heap", "watch_cmd",
+    "COMMANDS", "EXIT_USAGE", "PIPE_WRITER_WAIT", "STDIN_NAME", "DefaultGroup", "cache_cmd", "check_cmd",
+    "clean_click_errors", "counted_issues", "demo_cmd", "exit_if_nothing_read", "formats_cmd", "load_paths", "main",
+    "make_settings", "plan_cmd", "report_cmd", "run", "schema_cmd", "settings_options", "spool_stdin",
+    "steady_heap", "watch_cmd",
 ]

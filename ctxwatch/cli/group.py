@@ -1,36 +1,55 @@
-"""The ``ctxwatch`` click group: ``ctxwatch PATH`` is ``ctxwatch watch PATH``, and every command is added here.
+"""The ``ctxwatch`` click group: ``ctxwatch PATH`` is ``ctxwatch watch PATH``, and every command is named here.
 
-The group imports the commands and no command imports the group, so the imports run one way: commands use only
-the shared helpers (options, loading, spooling, exit rules, console).
+The group names the commands (:data:`COMMANDS`) and no command imports the group, so the imports run one way:
+commands use only the shared helpers (options, loading, spooling, exit rules, console).  A command's module is
+imported only when that command runs, or when the help lists it: ``ctxwatch report`` does not load the
+planner, the demo or the dashboard.
 """
 
 from __future__ import annotations
 
 import contextlib
+import importlib
 from collections.abc import Iterator
 from typing import Any
 
 import click
 
 from ctxwatch import __version__
-from ctxwatch.cli.cache import cache_cmd
-from ctxwatch.cli.check import check_cmd
-from ctxwatch.cli.demo import demo_cmd
-from ctxwatch.cli.formats import formats_cmd
-from ctxwatch.cli.plan import plan_cmd
-from ctxwatch.cli.report import report_cmd
-from ctxwatch.cli.schema import schema_cmd
-from ctxwatch.cli.watch import watch_cmd
 from ctxwatch.output.safetext import clean, output_closed
+
+#: Each command's name and where its click command is (``module:attribute``), imported when first needed.
+COMMANDS = {
+    "watch": "ctxwatch.cli.watch:watch_cmd",
+    "report": "ctxwatch.cli.report:report_cmd",
+    "formats": "ctxwatch.cli.formats:formats_cmd",
+    "plan": "ctxwatch.cli.plan:plan_cmd",
+    "schema": "ctxwatch.cli.schema:schema_cmd",
+    "check": "ctxwatch.cli.check:check_cmd",
+    "demo": "ctxwatch.cli.demo:demo_cmd",
+    "cache": "ctxwatch.cli.cache:cache_cmd",
+}
 
 
 class DefaultGroup(click.Group):
     """A group whose first argument, when it is not a command name, is a path for ``watch``; every error
     message click prints for it or its commands is terminal-safe (:func:`clean_click_errors`)."""
 
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        """Every command's name, imported or not (sorted, as click lists them)."""
+        return sorted({*self.commands, *COMMANDS})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        """The command ``cmd_name``, its module imported the first time it is asked for (:data:`COMMANDS`)."""
+        if cmd_name not in self.commands and cmd_name in COMMANDS:
+            module, _, attr = COMMANDS[cmd_name].partition(":")
+            self.add_command(getattr(importlib.import_module(module), attr), cmd_name)
+        return self.commands.get(cmd_name)
+
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         """Insert ``watch`` before a leading non-command argument (``ctxwatch run.jsonl``)."""
-        if args and args[0] not in self.commands and args[0] not in ("--help", "-h", "--version"):
+        if args and args[0] not in self.commands and args[0] not in COMMANDS \
+                and args[0] not in ("--help", "-h", "--version"):
             args = ["watch", *args]
         return super().parse_args(ctx, args)
 
@@ -78,11 +97,6 @@ def main() -> None:
     ctxwatch formats           the log formats ctxwatch reads
     ctxwatch cache             the cache of earlier reads (cache clear)
     """
-
-
-# (in the order click listed them before: it sorts them by name for the help anyway)
-for _command in (watch_cmd, report_cmd, formats_cmd, plan_cmd, schema_cmd, check_cmd, demo_cmd, cache_cmd):
-    main.add_command(_command)
 
 
 def run() -> None:
