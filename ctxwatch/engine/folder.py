@@ -9,6 +9,7 @@ serial read does.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -279,10 +280,19 @@ def _read_group(group: list[str], fmt: str | None, settings: Settings | None, ca
 
 def _read_one(path: str, fmt: str | None, settings: Settings | None, cache: RunCache | None) -> _Result:
     """One file detected (or ``fmt``), read whole (through ``cache`` when given) and accounted by a run of its
-    own: its format's name, its calls, its issues and its reader's pending compactions."""
+    own: its format's name, its calls, its issues and its reader's pending compactions.  A file unchanged since
+    a read through ``cache`` gives that read's result again, without reading or loading its state."""
     found = None
+    before = None
     try:
         if cache is not None:
+            check_log_file(path, missing_ok=bool(fmt))  # (before the cache opens it: a FIFO would block)
+            key = cache.key(path, fmt, settings or Settings())
+            done = cache.load_result(path, key)
+            if done is not None:
+                return done  # type: ignore[return-value]  # (what store_result kept below)
+            with contextlib.suppress(OSError):
+                before = os.stat(path)
             spec, found = open_warm(cache, path, fmt, settings)
         else:
             spec = resolve_spec(path, fmt)
@@ -302,7 +312,10 @@ def _read_one(path: str, fmt: str | None, settings: Settings | None, cache: RunC
         records = 0
     if fmt and not run.calls:
         run.issues.extend(format_mismatch(path, spec, records, run.issues))
-    return spec.name, run.calls, run.issues, run.pending_compactions()
+    result: _Result = (spec.name, run.calls, run.issues, run.pending_compactions())
+    if cache is not None and found is not None and before is not None and not spec.document:
+        cache.store_result(path, found.key, result, before)
+    return result
 
 
 def _parallel_outputs(files: list[str], fmt: str | None, settings: Settings | None = None,

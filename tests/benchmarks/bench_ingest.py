@@ -137,7 +137,8 @@ def time_naive(path: Path) -> float:
     """Encode every message of every call with tiktoken, no cache (what a naive counter does)."""
     from ctxwatch.tokens import get_tokenizer
 
-    enc = get_tokenizer("o200k_base")._enc
+    enc = get_tokenizer("o200k_base").load()._enc  # (the encoding loads when first used)
+    assert enc is not None
     t = time.perf_counter()
     with open(path, "rb") as fh:
         for line in fh:
