@@ -629,3 +629,26 @@ def test_gemini_batch_lines_are_separate_requests(tmp_path: Path, shape: str) ->
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     doc = json.loads(CliRunner().invoke(main, ["check", "--json", str(path)]).output)
     assert [f["kind"] for f in doc["flags"] if f["kind"] == "compaction"] == []
+
+
+def test_a_request_file_and_its_results_in_one_file_are_said_to_be_unjoined(tmp_path: Path) -> None:
+    """``cat batch_input.jsonl batch_output.jsonl | ctxwatch report -``: each request and each result is read on
+    its own (no custom_id join within one file), and one note says so, at the first request line."""
+    from click.testing import CliRunner
+
+    from ctxwatch.cli import main
+
+    folder = Path(__file__).resolve().parents[1] / "sample_logs" / "openai-batch"
+    inp, out = (folder / "batch_input.jsonl").read_bytes(), (folder / "batch_output.jsonl").read_bytes()
+    mixed = tmp_path / "mixed.jsonl"
+    mixed.write_bytes(inp + out)
+    n_in, n_out = len(inp.splitlines()), len(out.splitlines())
+    res = CliRunner().invoke(main, ["report", "--json", "--no-cache", str(mixed)])
+    doc = json.loads(res.output)
+    assert len(doc["calls"]) == n_in + n_out
+    [note] = doc["issues"]
+    assert (note["kind"], note["line"]) == ("mixed_batch_file", 1)
+    assert f"{n_in} batch request lines and {n_out} result lines" in note["message"]
+    # (read as the pair they are, nothing is said and each request gets its result)
+    pair = json.loads(CliRunner().invoke(main, ["report", "--json", "--no-cache", str(folder)]).output)
+    assert len(pair["calls"]) == n_out and pair["issues"] == []

@@ -54,6 +54,7 @@ class BatchReader(Reader):
         self.shared_with: list[str] = []
         self._unmatched: list[tuple[int, str]] = []
         self._results = 0
+        self._requests: list[int] = []  # (lines of the requests read as calls of their own)
 
     @property
     def index(self) -> BatchInputIndex | None:
@@ -75,8 +76,10 @@ class BatchReader(Reader):
                 self.index.used.add(str(v.get("custom_id")))  # answered, if only by a failure
             return [out]
         if kind in (OPENAI_INPUT, ANTHROPIC_REQUEST):
+            self._requests.append(rec.line)
             return request_call(self.path, rec, v, PROVIDER[kind])
         if kind == ANTHROPIC_REQUESTS_BODY:
+            self._requests.append(rec.line)
             return [out for r in v["requests"] if isinstance(r, dict) and "custom_id" in r
                     for out in request_call(self.path, rec, r, "anthropic")]
         if kind == ANTHROPIC_BATCH_OBJECT:
@@ -109,9 +112,15 @@ class BatchReader(Reader):
         return [Issue(index.path, loc.line if loc is not None else 0, "invalid_field", p) for p in problems]
 
     def finish(self) -> Iterable[Output]:
-        """Report the index's own problems, results with no request, and requests with no result."""
+        """Report the index's own problems, results with no request, and requests with no result; a file read
+        alone that holds both requests and results (two batch files concatenated) is said to be unjoined."""
         index = self._index
         if index is None:
+            if self._requests and self._results:
+                return [Issue(self.path, self._requests[0], "mixed_batch_file",
+                              f"this file holds {len(self._requests):,} batch request lines and {self._results:,} "
+                              "result lines, read apart (requests without usage, results without their request): "
+                              "give the input and the output as two files to join them by custom_id")]
             return []
         out: list[Output] = list(index.issues) if self.report_missing else []
         if self._unmatched:
