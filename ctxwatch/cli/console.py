@@ -7,6 +7,7 @@ the cleaning itself (:func:`~ctxwatch.output.safetext.clean`) stays in the core,
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterable
 
 import click
 
@@ -23,6 +24,24 @@ def echo(message: object = "", **kwargs: object) -> None:
         click.echo(shown(clean(message, multiline=True)), **kwargs)  # type: ignore[arg-type]
     except BrokenPipeError:
         output_closed()
+
+
+#: Bytes gathered before :func:`write_chunks` writes them: few writes, and little held.
+CHUNK_BYTES = 1 << 20
+
+
+def write_chunks(chunks: Iterable[bytes]) -> None:
+    """Write the pieces of a JSON output (:func:`write_bytes` each), gathered up to :data:`CHUNK_BYTES`."""
+    held: list[bytes] = []
+    size = 0
+    for chunk in chunks:
+        held.append(chunk)
+        size += len(chunk)
+        if size >= CHUNK_BYTES:
+            write_bytes(b"".join(held))
+            held, size = [], 0
+    if held:
+        write_bytes(b"".join(held))
 
 
 def write_bytes(data: bytes) -> None:

@@ -13,15 +13,14 @@ import threading
 from typing import Any
 
 import click
-import orjson
 
-from ctxwatch.cli.console import echo, write_bytes
+from ctxwatch.cli.console import echo, write_chunks
 from ctxwatch.cli.exits import exit_if_nothing_read, fail
 from ctxwatch.cli.load import load_paths, steady_heap
 from ctxwatch.cli.options import cache_option, make_settings, settings_options
 from ctxwatch.cli.spool import STDIN_NAME, is_pipe
 from ctxwatch.config import Settings
-from ctxwatch.output.safetext import clean, json_bytes, json_lines
+from ctxwatch.output.safetext import clean
 
 
 @click.command("report")
@@ -56,18 +55,16 @@ def report_cmd(paths: tuple[str, ...], config: str | None, window: int | None, b
             raise click.UsageError("--follow takes exactly one PATH")
         _follow(paths[0], fmt, settings, poll)
         return
-    from ctxwatch.output.report import report_json
+    from ctxwatch.output.report import report_json, report_json_chunks, report_jsonl_chunks
 
     run = load_paths(paths, fmt, settings)
     exit_if_nothing_read(run, paths)
+    if jsonl or as_json:  # (written as made: one call object at a time)
+        with steady_heap():
+            write_chunks(report_jsonl_chunks(run) if jsonl else report_json_chunks(run))
+        return
     with steady_heap():
         doc = report_json(run)
-    if jsonl:  # one call object per line, then one issue event per problem, as --follow --jsonl prints them
-        write_bytes(json_lines(doc["calls"]) + json_lines({"event": "issue", **i} for i in doc["issues"]))
-        return
-    if as_json:
-        write_bytes(json_bytes(doc, orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE))
-        return
     from ctxwatch.output.text import report_lines
 
     for line in report_lines(doc, run.issues, settings):

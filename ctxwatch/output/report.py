@@ -8,9 +8,12 @@ Top level: ``file``, ``format`` (the first file's), ``formats`` (every format re
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
+
+import orjson
 
 from ctxwatch.catalog.windows import call_cost, priced_as
 from ctxwatch.engine import Run
@@ -24,6 +27,7 @@ from ctxwatch.model import (
     shown_fraction,
     shown_free,
 )
+from ctxwatch.output.safetext import json_bytes, json_lines
 
 
 def iso(ts: float | None) -> str | None:
@@ -240,8 +244,9 @@ def _run_totals(calls: list[Call]) -> dict[str, Any] | None:
             "api_calls": count_or_none(stats.get("api_calls")), "source": "model_stats"}
 
 
-def report_json(run: Run) -> dict[str, Any]:
-    """The whole ``report --json`` document for a run."""
+def report_json(run: Run, *, with_calls: bool = True) -> dict[str, Any]:
+    """The whole ``report --json`` document for a run (``with_calls=False``: its ``calls`` left empty, for
+    :func:`report_json_chunks`, which writes them one by one)."""
     factors = run.factors()
     cal = factors.run
     st = run.settings
@@ -256,10 +261,43 @@ def report_json(run: Run) -> dict[str, Any]:
         "settings": {"window": st.window, "budget_fraction": st.budget_fraction, "trigger": st.trigger,
                      "reserve": st.reserve, "keep_recent": st.keep_recent},
         "calibration": round(cal, 4) if cal is not None else None,
-        "calls": [call_json(c, factors.factor(c), cost) for c, cost in zip(run.calls, costs, strict=True)],
+        "calls": [call_json(c, factors.factor(c), cost) for c, cost in zip(run.calls, costs, strict=True)]
+        if with_calls else [],
         "sessions": session_totals(run.calls, costs),
         "resets": run.resets,
         "issues": [issue_json(i) for i in run.issues if i.kind != "reset"],
     }
     doc.update(analysis_json(run))
     return doc
+
+
+#: Where the calls go in the indented document (``"calls"`` is a top-level key, followed by others).
+_CALLS_SLOT = b'\n  "calls": [],\n'
+
+
+def report_json_chunks(run: Run) -> Iterator[bytes]:
+    """``report --json`` (the bytes of :func:`~ctxwatch.output.safetext.json_bytes` of :func:`report_json`,
+    indented by 2, ending in a newline) in pieces, one per call: each call's object is made, written and dropped
+    in turn, so memory does not hold every call's object at once, nor the whole document's bytes."""
+    factors = run.factors()
+    costs = [cost_of(c) for c in run.calls]
+    text = json_bytes(report_json(run, with_calls=False), orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
+    head, slot, tail = text.partition(_CALLS_SLOT)
+    if not slot:  # (cannot be: the document always has its calls key; written whole if it ever had not)
+        yield json_bytes(report_json(run), orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
+        return
+    yield head + b'\n  "calls": ['
+    for n, (call, cost) in enumerate(zip(run.calls, costs, strict=True)):
+        # (orjson indents a nested object by its depth: the same object at depth 2 is this one, 4 spaces in)
+        piece = json_bytes(call_json(call, factors.factor(call), cost), orjson.OPT_INDENT_2)
+        yield (b",\n    " if n else b"\n    ") + piece.replace(b"\n", b"\n    ")
+    yield (b"\n  ],\n" if run.calls else b"],\n") + tail
+
+
+def report_jsonl_chunks(run: Run) -> Iterator[bytes]:
+    """``report --jsonl``: one call object per line, then one ``{"event": "issue", ...}`` per issue, as
+    ``report --follow --jsonl`` prints them; a call's line at a time."""
+    factors = run.factors()
+    for call in run.calls:
+        yield json_lines([call_json(call, factors.factor(call))])
+    yield json_lines({"event": "issue", **issue_json(i)} for i in run.issues if i.kind != "reset")
