@@ -8,7 +8,8 @@ format's own keys.  What the log says of a call that no number depends on (ids, 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+import copy
+from dataclasses import dataclass, field
 from typing import Any
 
 from ctxwatch.model.pickling import fast_pickle
@@ -74,4 +75,6 @@ class Provenance:
 
     def copy(self) -> Provenance:
         """A copy whose :attr:`details` is its own (a reader may go on changing the one it gave)."""
-        return replace(self, details=dict(self.details))
+        new = copy.copy(self)  # (a shallow copy, twice as fast as dataclasses.replace: no __init__ again)
+        new.details = dict(self.details)
+        return new
