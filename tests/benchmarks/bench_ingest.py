@@ -286,6 +286,12 @@ def main() -> None:
             line("report_vs_ccusage (cold)", t_cold / t_cc, "<= 1.5")
             line("report_vs_ccusage (warm)", t_hot / t_cc, "<= 1.0")
             line("report_vs_ccusage (a session grew)", t_grew / t_cc, "<= 1.0")
+            shutil.rmtree(tmp / "claude")
+            generate_claude_projects(tmp / "claude-half", cc_mb / 2, samples)
+            cold()
+            _, rss_half = run_report(tmp / "claude-half" / "projects")
+            line(f"peak_rss_mb cold @ {cc_mb / 2:.0f} MB folder", rss_half, "<= 200")
+            line(f"peak_rss_mb cold @ {cc_mb:.0f} MB folder", rss_cc, "<= 200, flat")
         else:
             print(f"report_vs_ccusage: skipped ({why or 'no Claude Code samples'}; install ccusage: npm install "
                   "ccusage@20.0.24 @ccusage/ccusage-linux-x64@20.0.24, put it on PATH or set CCUSAGE=/path/to/ccusage)")
