@@ -257,3 +257,27 @@ def test_one_whole_object_without_newline_is_no_log_being_written(tmp_path: Path
     cut.write_bytes(b'{"request": {"model": "gpt-4o", "mess')
     res = CliRunner().invoke(main, ["report", "--json", "--no-cache", str(cut)])
     assert [i["kind"] for i in json.loads(res.output)["issues"]] == ["truncated_tail"]
+
+
+def test_detection_decodes_only_lines_that_can_start_a_record(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pretty-printed JSON file (a package manifest, say) in a folder given to ``report``: its head's lines that
+    cannot start a record (``"name": "x",``) are not decoded one by one (each a failed parse: a folder of such
+    files took seconds per thousand), and the file is still read as the document it is."""
+    from ctxwatch.formats import _sniffing
+
+    doc = {"name": "pkg", "items": [{"k": i, "v": "x" * 20} for i in range(2000)]}
+    path = tmp_path / "package.json"
+    path.write_text(json.dumps(doc, indent=2))
+    lines = path.read_bytes()[:_sniffing.SNIFF_BYTES].split(b"\n")
+    can_start = sum(1 for ln in lines if ln.lstrip()[:1] in (b"{", b"["))
+    decoded: list[int] = []
+    real = _sniffing.decode_line
+
+    def spy(data: bytes, p: str, line: int, *, first: bool = False):  # type: ignore[no-untyped-def]
+        decoded.append(line)
+        return real(data, p, line, first=first)
+
+    monkeypatch.setattr(_sniffing, "decode_line", spy)
+    sn = _sniffing.sniff_file(str(path))
+    assert len(decoded) <= can_start < len(lines) // 2
+    assert sn.document == doc

@@ -38,6 +38,8 @@ def sniff_file(path: str, max_values: int = 50) -> Sniff:
         # line that is no record, a banner or a damaged write, must not hide the records that follow).
         lines = _long_first_line(path)
     for i, raw in enumerate(lines):
+        if raw.lstrip(b"\xef\xbb\xbf \t\r")[:1] not in (b"{", b"["):
+            continue  # (no record starts otherwise: a pretty-printed document's `"a": 1,`, text, a blank line)
         vals, _ = decode_line(raw, path, i + 1, first=i == 0)
         vals = [v for v in vals if isinstance(v, dict | list)]  # a pretty-printed line like `"a": 1,` is no record
         values.extend(vals)
