@@ -17,7 +17,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
-import importlib.metadata
 import os
 import pickle
 import sqlite3
@@ -317,6 +316,8 @@ def code_fingerprint() -> str:
                 path = os.path.join(folder, name)
                 st = os.stat(path)
                 h.update(f"{os.path.relpath(path, root)}:{st.st_size}:{st.st_mtime_ns}\n".encode())
+    import importlib.metadata  # (here: a read that needs no saved state never pays for it)
+
     for dist in NUMBER_DEPENDENCIES:
         try:
             h.update(f"{dist}={importlib.metadata.version(dist)}\n".encode())
