@@ -81,12 +81,14 @@ def call_json(call: Call, calibration: float | None = None, cost: Decimal | bool
         calibration: the reported/estimated median ratio of the call's model in this run (the run's, when the
             model has no call with both), shown on calls whose tokenizer is not exact.
         cost: the call's cost if already computed (``False`` = compute it here).
+
+    ``instance`` (the agent instance, :func:`instance_of`) is there only for a log that names one.
     """
     u = call.usage
     price = cost_of(call) if isinstance(cost, bool) else cost
     shown = shown_breakdown(call, calibration)
     used = shown_fraction(call, shown)
-    return {
+    doc = {
         "index": call.index,
         "line": call.source.line,
         "file": call.source.path,
@@ -131,6 +133,18 @@ def call_json(call: Call, calibration: float | None = None, cost: Decimal | bool
         "messages": len(call.messages) if call.messages or call.history_src == Src.ESTIMATED else None,
         "tools": list(call.tool_names) if call.tools_tokens is not None else None,  # null: not in the log
     }
+    inst = instance_of(call)
+    if inst is not None:
+        doc["instance"] = inst
+    return doc
+
+
+def instance_of(call: Call) -> dict[str, str] | None:
+    """The agent instance that made the call, as its log names it (an OpenTelemetry resource's ``service.name``,
+    ``service.instance.id`` and ``host.name``), or ``None`` for a log that names none: ``report --json`` then
+    leaves the key out, so that the document of every other log stays as it was."""
+    inst = call.provenance.details.get("instance")
+    return inst if isinstance(inst, dict) and inst else None
 
 
 def _calibrated(call: Call, factor: float | None, shown: Breakdown | None = None) -> dict[str, int | None] | None:
@@ -173,8 +187,9 @@ def session_totals(calls: list[Call], costs: list[Decimal | None] | None = None)
     priced), ``implausible_prompts`` (calls whose reported prompt is implausible,
     :attr:`Call.prompt_implausible`: one above the window is still in the token sums and the cost as
     reported, since that is what the provider counted; a reported 0 is in neither), ``run_totals`` (the log's own
-    totals for the whole run when no call reports usage, see :func:`_run_totals`; else ``null``).  ``costs`` are
-    the calls' costs if already computed.
+    totals for the whole run when no call reports usage, see :func:`_run_totals`; else ``null``), and
+    ``instances`` (the agent instances its calls name, :func:`instance_of`; only for a log that names them).
+    ``costs`` are the calls' costs if already computed.
     """
     out: dict[str | None, dict[str, Any]] = {}
     times: dict[str | None, list[float]] = {}
@@ -187,6 +202,8 @@ def session_totals(calls: list[Call], costs: list[Decimal | None] | None = None)
                                        "run_totals": None,
                                        "implausible_prompts": 0})
         s["calls"] += 1
+        if (inst := instance_of(c)) is not None and inst not in s.setdefault("instances", []):
+            s["instances"].append(inst)
         if c.source.path not in s["files"]:
             s["files"].append(c.source.path)
         if c.context not in s["contexts"]:

@@ -1,0 +1,126 @@
+"""OTLP/JSON as the OpenTelemetry Collector's file exporter writes it: attribute values, ids and times.
+
+Both JSON mappings of the OTLP protobuf messages are read, since exporters write either: the OTLP/JSON one of
+the OpenTelemetry specification ("OTLP/HTTP", JSON encoding: lowerCamelCase keys, trace and span ids as hex,
+64-bit integers as decimal strings ``"intValue": "123"``) and protobuf's canonical JSON mapping (what
+``google.protobuf.json_format.MessageToJson`` writes: ids as base64, and snake_case keys when the field names are
+preserved).  Nothing here raises on odd values: a value of the wrong shape reads as absent (``None``).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from typing import Any
+
+import orjson
+
+#: Bytes of a trace id and of a span id (OTLP ``trace.proto``: 16 and 8).
+TRACE_ID_BYTES, SPAN_ID_BYTES = 16, 8
+
+#: Nesting depth of ``arrayValue`` / ``kvlistValue`` values followed: deeper values read as absent, so that a
+#: hostile line cannot exhaust the stack (a log line holds at most 1,024 levels of JSON).
+MAX_DEPTH = 64
+
+
+def field(d: dict[str, Any], camel: str, snake: str) -> Any:
+    """The field ``camel`` (OTLP/JSON) of an OTLP object, or its protobuf name ``snake``; ``None`` if absent."""
+    v = d.get(camel)
+    return d.get(snake) if v is None else v
+
+
+def items(d: Any, camel: str, snake: str) -> list[dict[str, Any]]:
+    """The objects of a repeated field (``resourceSpans``, ``spans``...), empty when absent or not a list."""
+    if not isinstance(d, dict):
+        return []
+    v = field(d, camel, snake)
+    return [x for x in v if isinstance(x, dict)] if isinstance(v, list) else []
+
+
+def any_value(v: Any, depth: int = 0) -> Any:
+    """An OTLP ``AnyValue`` as a plain JSON value: ``stringValue`` a str, ``intValue`` an int (it may be a
+    string of digits), ``doubleValue`` a float, ``boolValue`` a bool, ``arrayValue`` a list, ``kvlistValue`` a
+    dict, ``bytesValue`` its base64 text as written.  ``None`` for an empty or unreadable value."""
+    if not isinstance(v, dict) or depth > MAX_DEPTH:
+        return None
+    for camel, snake in (("stringValue", "string_value"), ("boolValue", "bool_value"),
+                         ("doubleValue", "double_value"), ("bytesValue", "bytes_value")):
+        x = field(v, camel, snake)
+        if x is not None:
+            return x
+    x = field(v, "intValue", "int_value")
+    if x is not None:
+        return _int(x)
+    arr = field(v, "arrayValue", "array_value")
+    if isinstance(arr, dict):
+        return [any_value(e, depth + 1) for e in (arr.get("values") or []) if isinstance(e, dict)]
+    kv = field(v, "kvlistValue", "kvlist_value")
+    if isinstance(kv, dict):
+        return attributes(kv.get("values"), depth + 1)
+    return None
+
+
+def _int(x: Any) -> Any:
+    """An ``intValue``: the JSON mapping writes int64 as a decimal string; anything else is passed on as it is, for
+    the reader's count rules to judge."""
+    if isinstance(x, str):
+        s = x.strip()
+        body = s[1:] if s[:1] == "-" else s
+        if body.isascii() and body.isdigit() and len(body) <= 20:
+            return int(s)
+    return x
+
+
+def attributes(kvs: Any, depth: int = 0) -> dict[str, Any]:
+    """A list of OTLP ``KeyValue`` as a dict of plain values (:func:`any_value`); a later key wins."""
+    out: dict[str, Any] = {}
+    if isinstance(kvs, list):
+        for kv in kvs:
+            if isinstance(kv, dict) and isinstance(kv.get("key"), str):
+                out[kv["key"]] = any_value(kv.get("value"), depth)
+    return out
+
+
+def hex_id(v: Any, size: int) -> str | None:
+    """A trace id (``size`` 16) or span id (8) as lowercase hex, from either mapping: hex (OTLP/JSON) or base64
+    (protobuf's JSON); ``None`` when empty or neither (all zeros is no id, per the OTLP specification)."""
+    if not isinstance(v, str) or not v:
+        return None
+    if len(v) == 2 * size:
+        try:
+            raw = bytes.fromhex(v)
+        except ValueError:
+            raw = b""
+    else:
+        raw = b""
+    if not raw:
+        try:
+            raw = base64.b64decode(v, validate=True)
+        except (binascii.Error, ValueError):
+            return None
+        if len(raw) != size:
+            return None
+    return raw.hex() if any(raw) else None
+
+
+def unix_nano(v: Any) -> float | None:
+    """Epoch seconds from an OTLP ``*TimeUnixNano`` field (a decimal string or a number); ``None`` when absent, 0
+    (unset, per the OTLP specification) or not a time."""
+    n = _int(v) if isinstance(v, str) else v
+    if isinstance(n, bool) or not isinstance(n, int | float) or n <= 0 or n != n:
+        return None
+    try:
+        return float(n) / 1e9
+    except OverflowError:
+        return None
+
+
+def json_value(v: Any) -> tuple[Any, bool]:
+    """A content attribute as a JSON value, and whether it was readable: instrumentations record structured
+    content either as structured attributes (already a list or dict here) or as a JSON string."""
+    if isinstance(v, str):
+        try:
+            return orjson.loads(v), True
+        except orjson.JSONDecodeError:
+            return None, False
+    return v, v is not None
