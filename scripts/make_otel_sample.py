@@ -161,7 +161,8 @@ def agent_a() -> list[Any]:
                     {"role": "tool", "parts": [{"type": "tool_call_response", "id": call_id, "result": output}]}]
         chat += [{"role": "assistant", "content": None, "tool_calls": [
                      {"id": call_id, "type": "function",
-                      "function": {"name": "bash", "arguments": json.dumps({"command": command})}}]},
+                      "function": {"name": "bash", "arguments": json.dumps({"command": command},
+                                                                           separators=(",", ":"))}}]},
                  {"role": "tool", "tool_call_id": call_id, "content": output}]
         t += 5 * SECOND
     root.set_attributes({"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "invoicer",
@@ -219,12 +220,12 @@ def claude_code() -> tuple[Any, Any]:
     provider.add_log_record_processor(SimpleLogRecordProcessor(exporter))
     logger = provider.get_logger("com.anthropic.claude_code.events", "2.1.3")
     t = T0 + 3 * SECOND
-    logger.emit(timestamp=t, body="claude_code.user_prompt",
+    logger.emit(timestamp=t, observed_timestamp=t, body="claude_code.user_prompt",
                 attributes={"event.name": "user_prompt", "session.id": CLAUDE_SESSION, "prompt_length": "88",
                             "event.sequence": 0})
     for i, (inp, out, read, created, cost) in enumerate(CLAUDE_CODE):
         t += 7 * SECOND
-        logger.emit(timestamp=t, body="claude_code.api_request", attributes={
+        logger.emit(timestamp=t, observed_timestamp=t, body="claude_code.api_request", attributes={
             "event.name": "api_request", "event.timestamp": _iso(t), "event.sequence": i + 1,
             "session.id": CLAUDE_SESSION, "prompt.id": "0d9e7c1a-3b52-4f60-8e21-7a4c5b6d8e90",
             "model": "claude-sonnet-4-5-20250929", "input_tokens": inp, "output_tokens": out,

@@ -366,7 +366,7 @@ OWNED = {
     SWE_DEMO: "swe-agent",
 }
 MINE = ("openai-batch", "anthropic-batch", "gemini", "gemini-cli", "gemini-cli-json", "inspect-ai", "openhands",
-        "openhands-eval", "swe-agent", "cline")
+        "openhands-eval", "swe-agent", "cline", "otel")
 
 
 def test_sniffers_claim_their_samples_and_no_others(shared_logs: Path) -> None:

@@ -140,6 +140,14 @@ def _cline(path: Path) -> Expected:
     return d["tokensIn"] + d["cacheWrites"] + d["cacheReads"], d["tokensOut"]
 
 
+def _otel(path: Path) -> Expected:
+    """The first chat span of the first export request (OTLP/JSON: intValue is a string); input_tokens is the
+    whole prompt (the GenAI conventions include the cache in it)."""
+    span = _lines(path)[0]["resourceSpans"][0]["scopeSpans"][0]["spans"][0]
+    attrs = {a["key"]: a["value"] for a in span["attributes"]}
+    return (int(attrs["gen_ai.usage.input_tokens"]["intValue"]), int(attrs["gen_ai.usage.output_tokens"]["intValue"]))
+
+
 #: Each registered format's sample (relative to ``sample_logs/``) and the usage of its first call, read by hand.
 SAMPLES: dict[str, tuple[str, Callable[[Path], Expected]]] = {
     "anthropic-batch": ("anthropic-batch/results.jsonl", _anthropic_batch),
@@ -155,6 +163,7 @@ SAMPLES: dict[str, tuple[str, Callable[[Path], Expected]]] = {
     "openai-batch": ("openai-batch/batch_output.jsonl", _openai_batch),
     "openhands": ("documents/openhands_trajectory.json", _openhands),
     "openhands-eval": ("documents/openhands_eval_output.jsonl", _openhands_eval),
+    "otel": ("otel_collector.jsonl", _otel),
     "swe-agent": ("documents/swe_agent.traj", _swe_agent),
 }
 

@@ -149,6 +149,33 @@ def exp_gemini_cli_json(rel: str) -> list[int]:
     return [m["tokens"]["input"] for m in doc["messages"] if m["type"] == "gemini"]
 
 
+def exp_otel(rel: str) -> list[int | None]:
+    """Calls in file order, each export request's in the order of their times: chat spans (or spans with usage and
+    no operation name) report gen_ai.usage.input_tokens (or the older prompt_tokens), the whole prompt; Claude
+    Code's api_request events report input + cache read + cache creation (Anthropic's rule)."""
+    out: list[int | None] = []
+    for v in lines(rel):
+        found: list[tuple[int, int | None]] = []
+        for rs in v.get("resourceSpans", v.get("resource_spans", [])):
+            for ss in rs.get("scopeSpans", rs.get("scope_spans", [])):
+                for s in ss["spans"]:
+                    a = {x["key"]: next(iter(x["value"].values())) for x in s["attributes"]}
+                    op = a.get("gen_ai.operation.name")
+                    if op == "chat" or (op is None and "gen_ai.usage.prompt_tokens" in a):
+                        n = a.get("gen_ai.usage.input_tokens", a.get("gen_ai.usage.prompt_tokens"))
+                        found.append((int(s.get("endTimeUnixNano", s.get("end_time_unix_nano"))),
+                                      int(n) if n is not None else None))
+        for rl in v.get("resourceLogs", []):
+            for sl in rl["scopeLogs"]:
+                for r in sl["logRecords"]:
+                    a = {x["key"]: next(iter(x["value"].values())) for x in r["attributes"]}
+                    if a.get("event.name") == "api_request":
+                        found.append((int(r["timeUnixNano"]), int(a["input_tokens"]) + int(a["cache_read_tokens"])
+                                      + int(a["cache_creation_tokens"])))
+        out += [n for _, n in sorted(found, key=lambda f: f[0])]
+    return out
+
+
 # (paths given to `report`, detected format, expected reported prompts, sorted?, issue kinds on purpose)
 CASES: list[tuple[tuple[str, ...], str, Callable[[], list[Any]], bool, list[str]]] = [
     (("openai_chat_demo.jsonl",), "canonical", lambda: exp_canonical("openai_chat_demo.jsonl"), False, []),
@@ -170,6 +197,7 @@ CASES: list[tuple[tuple[str, ...], str, Callable[[], list[Any]], bool, list[str]
     (("documents/swe_agent.traj",), "swe-agent", lambda: exp_swe("documents/swe_agent.traj"), False, []),
     (("documents/cline_ui_messages.json",), "cline", lambda: exp_cline("documents/cline_ui_messages.json"), False,
      []),
+    (("otel_collector.jsonl",), "otel", lambda: exp_otel("otel_collector.jsonl"), False, []),
     (("documents/gemini_cli_session.json",), "gemini-cli-json",
      lambda: exp_gemini_cli_json("documents/gemini_cli_session.json"), False, []),
 ]

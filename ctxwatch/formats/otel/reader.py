@@ -53,6 +53,11 @@ class OtelReader(Reader):
     conversation, context) of calls without content to the key of the call its floor is inferred from.
     """
 
+    #: False while a run reads the file; opening one call (:func:`~ctxwatch.engine.reload.reload_parsed`) sets it:
+    #: a call without content then has no history to show or plan (``messages`` ``None``), where the run's read
+    #: gives the first call of its group an empty one, for its floor to be inferred from.
+    full_history = False
+
     def __init__(self, path: str) -> None:
         super().__init__(path)
         self.memo = MessageMemo()
@@ -139,6 +144,8 @@ class OtelReader(Reader):
         if call.messages is not None:
             return
         call.history_reported_only = True
+        if self.full_history:
+            return
         inst = call.provenance.details.get("instance")
         group = (tuple(sorted(inst.items())) if isinstance(inst, dict) else None, call.session, call.context)
         first = self._firsts.get(group)
