@@ -80,7 +80,8 @@ def test_the_config_table_says_which_commands_take_each_option() -> None:
 
 
 def test_files_the_readme_points_to_exist() -> None:
-    for rel in ("docs/screenshot.svg", "examples/budget_loop.py", "sample_logs/README.md",
+    for rel in ("docs/screenshot.svg", "docs/serve-browser.png", "docs/otel-collector.yaml", "examples/budget_loop.py",
+                "sample_logs/README.md",
                 "sample_logs/claude_code_session.jsonl", "sample_logs/openai-batch", "tests/benchmarks"):
         assert (ROOT / rel).exists(), rel
 

@@ -28,6 +28,7 @@ COMMANDS = {
     "check": "ctxwatch.cli.check:check_cmd",
     "demo": "ctxwatch.cli.demo:demo_cmd",
     "cache": "ctxwatch.cli.cache:cache_cmd",
+    "serve": "ctxwatch.cli.serve:serve_cmd",
 }
 
 
