@@ -30,6 +30,7 @@ Usage::
 
     python scripts/make_otel_sample.py            # (re)write sample_logs/otel_collector.jsonl
     python scripts/make_otel_sample.py --out FILE
+    python scripts/make_otel_sample.py --fleet 200 100 --out fleet.jsonl   # 200 conversations x 100 calls
 """
 
 from __future__ import annotations
@@ -295,12 +296,53 @@ def build() -> bytes:
     ])
 
 
+#: Spans per export request of a generated fleet (the Collector's batch processor sends 8,192 by default; its
+#: exporters' queues hand the file exporter smaller batches on a busy fleet).
+FLEET_BATCH = 512
+#: Instances a generated fleet's conversations are spread over (conversation i runs on instance i mod this).
+FLEET_INSTANCES = 10
+
+
+def fleet_usage(conversation: int, call: int) -> tuple[int, int, int]:
+    """(input tokens, cache read, output tokens) a fleet conversation's call reports: a 6,000-token floor and
+    history growing by 250 tokens a call, the previous prompt read from the cache."""
+    prompt = 6_000 + 100 * (conversation % 7) + 250 * call
+    return prompt, (prompt - 250 if call else 0), 120 + call % 50
+
+
+def fleet(conversations: int, calls: int) -> bytes:
+    """A generated fleet's export: ``conversations`` conversations of ``calls`` chat calls each, without content,
+    over :data:`FLEET_INSTANCES` instances, every conversation's call k at about the same time, written in
+    export requests of :data:`FLEET_BATCH` spans in the order they ended (OTLP/JSON, as the Collector writes)."""
+    tracers = [_tracer(_resource("fleet-agent", f"agent-{k:02d}", f"host-{k:02d}"), 0x100 + k)
+               for k in range(FLEET_INSTANCES)]
+    for j in range(calls):
+        for i in range(conversations):
+            tracer = tracers[i % FLEET_INSTANCES][0]
+            start = T0 + j * 10 * SECOND + i * 1_000_000
+            prompt, read, out = fleet_usage(i, j)
+            span = tracer.start_span("chat claude-sonnet-4-5", kind=SpanKind.CLIENT, start_time=start)
+            span.set_attributes({
+                "gen_ai.operation.name": "chat", "gen_ai.provider.name": "anthropic",
+                "gen_ai.request.model": "claude-sonnet-4-5", "gen_ai.conversation.id": f"conv-{i:04d}",
+                "gen_ai.request.max_tokens": 8192, "gen_ai.usage.input_tokens": prompt,
+                "gen_ai.usage.cache_read.input_tokens": read, "gen_ai.usage.output_tokens": out})
+            span.end(end_time=start + 2 * SECOND)
+    spans = sorted((s for _, exporter in tracers for s in exporter.get_finished_spans()),
+                   key=lambda s: s.end_time or 0)
+    return b"".join(collector_line(encode_spans(spans[k:k + FLEET_BATCH])) for k in range(0, len(spans), FLEET_BATCH))
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Command line entry point: write the sample."""
+    """Command line entry point: write the sample (or, with ``--fleet N M``, a generated fleet)."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", type=Path, default=OUT)
+    ap.add_argument("--fleet", type=int, nargs=2, metavar=("CONVERSATIONS", "CALLS"),
+                    help="write a generated fleet (no content) instead of the sample; give --out")
     args = ap.parse_args(argv)
-    data = build()
+    if args.fleet and args.out == OUT:
+        ap.error("--fleet writes a generated file: name it with --out")
+    data = fleet(*args.fleet) if args.fleet else build()
     args.out.write_bytes(data)
     print(f"{args.out}: {len(data):,} bytes")
     return 0

@@ -205,3 +205,33 @@ def test_the_sample_is_what_the_sdk_generator_writes(tmp_path: Path) -> None:
     assert built == mod.build()  # deterministic
     got = [json.loads(x) for x in built.decode().splitlines()]
     assert got == [json.loads(x) for x in SAMPLE.read_text().splitlines()], "stale: run scripts/make_otel_sample.py"
+
+
+def test_a_fleet_export_made_by_the_sdk_gives_every_call_with_its_session_instance_and_usage(tmp_path: Path) -> None:
+    """20 conversations x 6 calls over 10 instances, batched 512 spans a line in the order they ended: the
+    usage each span got is the generator's rule, written out here (prompt 6,000 + 100 x (i mod 7) + 250 x call,
+    the previous prompt read from the cache, output 120 + call)."""
+    pytest.importorskip("opentelemetry.sdk", reason="the test extra installs opentelemetry-sdk")
+    spec = importlib.util.spec_from_file_location("make_otel_sample", ROOT / "scripts" / "make_otel_sample.py")
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    path = tmp_path / "fleet.jsonl"
+    path.write_bytes(mod.fleet(20, 6))
+    doc = report(path)
+    assert doc["issues"] == [] and len(doc["calls"]) == 120
+    got = {(c["session"], c["prompt_tokens_reported"]): c for c in doc["calls"]}
+    for i in range(20):
+        calls = [c for c in doc["calls"] if c["session"] == f"conv-{i:04d}"]
+        assert len(calls) == 6
+        assert {json.dumps(c["instance"], sort_keys=True) for c in calls} == {json.dumps(
+            {"service.name": "fleet-agent", "service.instance.id": f"agent-{i % 10:02d}",
+             "host.name": f"host-{i % 10:02d}"}, sort_keys=True)}
+        prompts = [6_000 + 100 * (i % 7) + 250 * j for j in range(6)]
+        assert [c["prompt_tokens_reported"] for c in calls] == prompts
+        assert [c["cache_read_tokens"] for c in calls] == [0] + [p - 250 for p in prompts[1:]]
+        assert [c["completion_tokens_reported"] for c in calls] == [120 + j for j in range(6)]
+        assert [c["floor_tokens"] for c in calls] == [prompts[0]] * 6  # (inferred once per conversation)
+        assert [c["history_tokens"] for c in calls] == [250 * j for j in range(6)]
+    assert len(got) == 120
+    assert len(doc["sessions"]) == 20

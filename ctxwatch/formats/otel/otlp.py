@@ -37,47 +37,47 @@ def items(d: Any, camel: str, snake: str) -> list[dict[str, Any]]:
     return [x for x in v if isinstance(x, dict)] if isinstance(v, list) else []
 
 
+#: ``AnyValue`` keys whose value is the plain value itself, in both mappings.
+_PLAIN = frozenset({"stringValue", "string_value", "boolValue", "bool_value", "doubleValue", "double_value",
+                    "bytesValue", "bytes_value"})
+
+
 def any_value(v: Any, depth: int = 0) -> Any:
     """An OTLP ``AnyValue`` as a plain JSON value: ``stringValue`` a str, ``intValue`` an int (it may be a
     string of digits), ``doubleValue`` a float, ``boolValue`` a bool, ``arrayValue`` a list, ``kvlistValue`` a
     dict, ``bytesValue`` its base64 text as written.  ``None`` for an empty or unreadable value."""
-    if not isinstance(v, dict) or depth > MAX_DEPTH:
+    if v.__class__ is not dict or depth > MAX_DEPTH:
         return None
-    for camel, snake in (("stringValue", "string_value"), ("boolValue", "bool_value"),
-                         ("doubleValue", "double_value"), ("bytesValue", "bytes_value")):
-        x = field(v, camel, snake)
-        if x is not None:
+    # (an AnyValue holds one key: a loop over its items is the fast way to find which, on every attribute)
+    for k, x in v.items():
+        if x is None:
+            continue
+        if k in _PLAIN:
             return x
-    x = field(v, "intValue", "int_value")
-    if x is not None:
-        return _int(x)
-    arr = field(v, "arrayValue", "array_value")
-    if isinstance(arr, dict):
-        return [any_value(e, depth + 1) for e in (arr.get("values") or []) if isinstance(e, dict)]
-    kv = field(v, "kvlistValue", "kvlist_value")
-    if isinstance(kv, dict):
-        return attributes(kv.get("values"), depth + 1)
+        if k == "intValue" or k == "int_value":
+            return _int(x)
+        if (k == "arrayValue" or k == "array_value") and x.__class__ is dict:
+            return [any_value(e, depth + 1) for e in (x.get("values") or []) if e.__class__ is dict]
+        if (k == "kvlistValue" or k == "kvlist_value") and x.__class__ is dict:
+            return attributes(x.get("values"), depth + 1)
     return None
 
 
 def _int(x: Any) -> Any:
     """An ``intValue``: the JSON mapping writes int64 as a decimal string; anything else is passed on as it is, for
     the reader's count rules to judge."""
-    if isinstance(x, str):
-        s = x.strip()
-        body = s[1:] if s[:1] == "-" else s
-        if body.isascii() and body.isdigit() and len(body) <= 20:
-            return int(s)
+    if x.__class__ is str and x.isascii() and len(x) <= 20 and (x.isdigit() or (x[:1] == "-" and x[1:].isdigit())):
+        return int(x)
     return x
 
 
 def attributes(kvs: Any, depth: int = 0) -> dict[str, Any]:
     """A list of OTLP ``KeyValue`` as a dict of plain values (:func:`any_value`); a later key wins."""
     out: dict[str, Any] = {}
-    if isinstance(kvs, list):
+    if kvs.__class__ is list:
         for kv in kvs:
-            if isinstance(kv, dict) and isinstance(kv.get("key"), str):
-                out[kv["key"]] = any_value(kv.get("value"), depth)
+            if kv.__class__ is dict and (key := kv.get("key")).__class__ is str:
+                out[key] = any_value(kv.get("value"), depth)
     return out
 
 

@@ -74,24 +74,26 @@ class OtelReader(Reader):
         src = SourceRef(self.path, rec.line, rec.line_end, rec.byte_start, rec.byte_end)
         for rs in items(v, "resourceSpans", "resource_spans"):
             res = _resource(rs)
+            inst = instance_of(res)  # (one dict for the resource's calls: nothing changes it)
             for ss in items(rs, "scopeSpans", "scope_spans"):
                 for span in items(ss, "spans", "spans"):
-                    self._span(span, res, src, calls, out)
+                    self._span(span, res, inst, src, calls, out)
         for rl in items(v, "resourceLogs", "resource_logs"):
             res = _resource(rl)
+            inst = instance_of(res)
             service = res.get("service.name")
             for sl in items(rl, "scopeLogs", "scope_logs"):
                 sc = sl.get("scope")
                 scope = sc.get("name") if isinstance(sc, dict) else None
                 for lr in items(sl, "logRecords", "log_records"):
-                    self._log(lr, res, src, str(scope or ""), str(service or ""), calls)
+                    self._log(lr, res, inst, src, str(scope or ""), str(service or ""), calls)
         calls.sort(key=lambda c: c.timestamp if c.timestamp is not None else float("inf"))
         for c in calls:
             self._floor_group(c)
         return [*calls, *out]
 
-    def _span(self, span: dict[str, Any], res: dict[str, Any], src: SourceRef, calls: list[ParsedCall],
-              out: list[Output]) -> None:
+    def _span(self, span: dict[str, Any], res: dict[str, Any], inst: dict[str, str] | None, src: SourceRef,
+              calls: list[ParsedCall], out: list[Output]) -> None:
         attrs = attributes(field(span, "attributes", "attributes"))
         if not genai.is_call(attrs):
             return
@@ -119,11 +121,12 @@ class OtelReader(Reader):
             call.response = c.response
             if c.messages is not None:
                 call.system, call.tools, call.messages = c.system, c.tools, c.messages
-        _keep_instance(call, res)
+        if inst is not None:
+            call.provenance.details["instance"] = inst
         calls.append(call)
 
-    def _log(self, lr: dict[str, Any], res: dict[str, Any], src: SourceRef, scope: str, service: str,
-             calls: list[ParsedCall]) -> None:
+    def _log(self, lr: dict[str, Any], res: dict[str, Any], inst: dict[str, str] | None, src: SourceRef,
+             scope: str, service: str, calls: list[ParsedCall]) -> None:
         attrs = attributes(field(lr, "attributes", "attributes"))
         if not harness.is_api_request(lr, attrs, scope, service):
             return
@@ -135,7 +138,8 @@ class OtelReader(Reader):
               or unix_nano(field(lr, "observedTimeUnixNano", "observed_time_unix_nano")))
         call = ParsedCall(source=src, timestamp=ts, model=model, provider="anthropic", session=_session(attrs, res),
                           usage=harness.api_request_usage(attrs), key=f"otel:log:{json_hash(lr)}", provenance=prov)
-        _keep_instance(call, res)
+        if inst is not None:
+            call.provenance.details["instance"] = inst
         calls.append(call)
 
     def _floor_group(self, call: ParsedCall) -> None:
@@ -161,12 +165,6 @@ class OtelReader(Reader):
 def _resource(r: dict[str, Any]) -> dict[str, Any]:
     res = r.get("resource")
     return attributes(field(res, "attributes", "attributes")) if isinstance(res, dict) else {}
-
-
-def _keep_instance(call: ParsedCall, res: dict[str, Any]) -> None:
-    inst = instance_of(res)
-    if inst is not None:
-        call.provenance.details["instance"] = inst
 
 
 def _text(v: Any) -> str | None:
