@@ -235,3 +235,96 @@ def test_a_fleet_export_made_by_the_sdk_gives_every_call_with_its_session_instan
         assert [c["history_tokens"] for c in calls] == [250 * j for j in range(6)]
     assert len(got) == 120
     assert len(doc["sessions"]) == 20
+
+
+def _log_line(attrs: dict[str, Any], service: str = "codex_cli_rs") -> str:
+    record = {"timeUnixNano": "1768467600000000000", "attributes": [_kv(k, v) for k, v in attrs.items()]}
+    return json.dumps({"resourceLogs": [{"resource": {"attributes": [_kv("service.name", service)]},
+                                         "scopeLogs": [{"logRecords": [record]}]}]}) + "\n"
+
+
+def test_codex_response_completed_events_are_calls_by_openais_rule(tmp_path: Path) -> None:
+    """Codex's usage is OpenAI's: the cached tokens are inside input_token_count, reasoning inside the output."""
+    common = {"conversation.id": "c-1", "model": "gpt-5.1-codex"}
+    path = tmp_path / "codex.jsonl"
+    path.write_text(_log_line({"event.name": "codex.api_request", "duration_ms": 300, **common})
+                    + _log_line({"event.name": "codex.sse_event", "event.kind": "response.output_item.done",
+                                 **common})
+                    + _log_line({"event.name": "codex.sse_event", "event.kind": "response.completed",
+                                 "input_token_count": "12000", "cached_token_count": "9000",
+                                 "output_token_count": "800", "reasoning_token_count": "300", **common}))
+    calls = report(path, "--format", "otel")["calls"]
+    assert len(calls) == 1
+    c = calls[0]
+    assert (c["prompt_tokens_reported"], c["cache_read_tokens"], c["input_uncached_tokens"]) == (12000, 9000, 3000)
+    assert (c["completion_tokens_reported"], c["reasoning_tokens_reported"]) == (800, 300)
+    assert c["session"] == "c-1" and c["instance"] == {"service.name": "codex_cli_rs"}
+
+
+def _chat_body() -> dict[str, Any]:
+    return {"model": "gpt-4o", "messages": [
+        {"role": "system", "content": "You fix bugs."},
+        {"role": "user", "content": "The VAT test fails."},
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "call_1", "type": "function", "function": {"name": "bash", "arguments": '{"cmd":"pytest -q"}'}}]},
+        {"role": "tool", "tool_call_id": "call_1", "content": "1 failed"}],
+        "tools": [{"type": "function", "function": {"name": "bash", "description": "Run a command.",
+                                                    "parameters": {"type": "object"}}}]}
+
+
+def test_openllmetry_indexed_prompt_attributes_are_the_request(tmp_path: Path) -> None:
+    """The same request as a canonical record and as OpenLLMetry's gen_ai.prompt.<i>.* attributes: the same
+    floor and history (the canonical reader is the other reading)."""
+    body = _chat_body()
+    attrs: dict[str, Any] = {"gen_ai.system": "openai", "gen_ai.request.model": "gpt-4o",
+                             "gen_ai.usage.prompt_tokens": 90, "gen_ai.usage.completion_tokens": 9}
+    for i, m in enumerate(body["messages"]):
+        attrs[f"gen_ai.prompt.{i}.role"] = m["role"]
+        if m["content"] is not None:
+            attrs[f"gen_ai.prompt.{i}.content"] = m["content"]
+        if "tool_call_id" in m:
+            attrs[f"gen_ai.prompt.{i}.tool_call_id"] = m["tool_call_id"]
+        for j, tc in enumerate(m.get("tool_calls", [])):
+            attrs[f"gen_ai.prompt.{i}.tool_calls.{j}.id"] = tc["id"]
+            attrs[f"gen_ai.prompt.{i}.tool_calls.{j}.name"] = tc["function"]["name"]
+            attrs[f"gen_ai.prompt.{i}.tool_calls.{j}.arguments"] = tc["function"]["arguments"]
+    fn = body["tools"][0]["function"]
+    attrs.update({"llm.request.functions.0.name": fn["name"], "llm.request.functions.0.description":
+                  fn["description"], "llm.request.functions.0.parameters": json.dumps(fn["parameters"])})
+    otel, canonical = tmp_path / "openllmetry.jsonl", tmp_path / "canonical.jsonl"
+    otel.write_text(_line(attrs))
+    canonical.write_text(json.dumps({"request": body, "response": {"usage": {"prompt_tokens": 90,
+                                                                              "completion_tokens": 9}}}) + "\n")
+    got, want = report(otel)["calls"][0], report(canonical)["calls"][0]
+    for k in ("system_tokens", "tools_tokens", "floor_tokens", "history_tokens", "floor_source", "history_source",
+              "messages", "tools", "prompt_tokens_estimated"):
+        assert got[k] == want[k], k
+    assert got["floor_source"] == "estimated" and got["messages"] == 3
+
+
+def test_the_older_prompt_event_is_the_request_and_tools_stay_unknown(tmp_path: Path) -> None:
+    """Semantic conventions 1.26: a gen_ai.content.prompt span event whose gen_ai.prompt is the messages as JSON;
+    the tools are not recorded, so the floor is the rest of the reported prompt (inferred)."""
+    body = _chat_body()
+    line = json.loads(_line({"gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o",
+                             "gen_ai.usage.input_tokens": 120, "gen_ai.usage.output_tokens": 9}))
+    span = line["resourceSpans"][0]["scopeSpans"][0]["spans"][0]
+    span["events"] = [{"name": "gen_ai.content.prompt", "timeUnixNano": "1768467600000000000",
+                       "attributes": [_kv("gen_ai.prompt", json.dumps(body["messages"]))]}]
+    path = tmp_path / "v126.jsonl"
+    path.write_text(json.dumps(line) + "\n")
+    c = report(path)["calls"][0]
+    assert c["messages"] == 3 and c["tools"] is None
+    assert c["floor_source"] == "inferred" and c["history_source"] == "estimated"
+    assert c["floor_tokens"] == 120 - c["history_tokens"]
+
+
+def test_a_span_without_operation_name_model_or_provider_is_no_call(tmp_path: Path) -> None:
+    """A harness's turn span may carry the summed usage of its requests: without an operation name, only a span
+    that names its provider and model is a request."""
+    usage = {"gen_ai.usage.input_tokens": 5000, "gen_ai.usage.output_tokens": 50}
+    path = tmp_path / "turns.jsonl"
+    path.write_text(_line(usage, "00000000000000d1")
+                    + _line({"gen_ai.system": "openai", "gen_ai.request.model": "gpt-4o", **usage},
+                            "00000000000000d2"))
+    assert [c["prompt_tokens_reported"] for c in report(path, "--format", "otel")["calls"]] == [5000]

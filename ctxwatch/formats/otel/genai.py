@@ -2,8 +2,9 @@
 
 A span is a call when its ``gen_ai.operation.name`` is one that sends a prompt to a model (``chat``,
 ``text_completion``, ``generate_content``), or, from instrumentations older than that attribute, when it has
-no operation name but a ``gen_ai.usage`` count.  Agent and tool spans (``invoke_agent``, ``execute_tool``...)
-are no calls: an agent span's usage is the sum of its model calls' usage, which would count them twice.
+no operation name but names its provider (``gen_ai.system``) and model and has a ``gen_ai.usage`` count.
+Agent and tool spans (``invoke_agent``, ``execute_tool``...) are no calls: an agent span's usage is the sum of
+its model calls' usage, which would count them twice.
 
 Usage, in tokens (OpenTelemetry semantic conventions, GenAI attribute registry): ``gen_ai.usage.input_tokens``
 is the whole prompt, cached tokens included (``gen_ai.usage.cache_read.input_tokens`` and
@@ -24,9 +25,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from ctxwatch.formats.otel.legacy import legacy_request
 from ctxwatch.formats.otel.otlp import attributes, field, items, json_value
 from ctxwatch.formats.wire.messages import MessageMemo
 from ctxwatch.formats.wire.models import provider_of_model
+from ctxwatch.formats.wire.openai import openai_request_to_parts
 from ctxwatch.formats.wire.values import json_text, usage_count
 from ctxwatch.model import Message, Part, ResponseInfo, Usage
 
@@ -51,8 +54,12 @@ def is_call(attrs: dict[str, Any]) -> bool:
     op = attrs.get("gen_ai.operation.name")
     if op is not None:
         return op in CALL_OPERATIONS
-    return any(k in attrs for k in ("gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens",
-                                    "gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens"))
+    # (without an operation name, only a span that names its provider and model is a model request: a harness's
+    # turn or session span may carry the summed usage of its requests)
+    named = ("gen_ai.system" in attrs or "gen_ai.provider.name" in attrs) and (
+        "gen_ai.request.model" in attrs or "gen_ai.response.model" in attrs)
+    return named and any(k in attrs for k in ("gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens",
+                                              "gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens"))
 
 
 def provider_of(attrs: dict[str, Any], model: str | None) -> str | None:
@@ -201,4 +208,20 @@ def content(raw: dict[str, Any], provider: str | None, memo: MessageMemo) -> Con
         c.response = ResponseInfo(text="".join(p.text for p in parts if p.kind == "text"),
                                   tool_calls=sum(p.kind == "tool_call" for p in parts),
                                   finish_reason=reason if isinstance(reason, str) else None)
+    return c
+
+
+def legacy_content(span: dict[str, Any], attrs: dict[str, Any], memo: MessageMemo) -> Content | None:
+    """Content in the older instrumentations' shapes (:mod:`.legacy`), split as an OpenAI chat request (the
+    leading system messages are the system prompt); tools are ``None`` (unknown) unless the span lists them.
+    ``None`` when the span holds no content of these shapes and no damaged one."""
+    body, problems = legacy_request(span, attrs)
+    if body is None and not problems:
+        return None
+    c = Content()
+    c.problems = problems
+    if body is not None:
+        system, tools, messages, _ = openai_request_to_parts(body, memo)
+        c.system, c.messages = system, messages
+        c.tools = tools if "tools" in body else None
     return c

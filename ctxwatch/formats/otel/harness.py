@@ -1,4 +1,5 @@
-"""Calls from a coding-agent harness's own OpenTelemetry log events: Claude Code's ``claude_code.api_request``.
+"""Calls from coding-agent harnesses' own OpenTelemetry log events: Claude Code's ``claude_code.api_request`` and
+Codex's ``codex.sse_event`` of kind ``response.completed``.
 
 Claude Code exports one log record per API request when its telemetry is on (Claude Code docs, "Monitoring":
 ``CLAUDE_CODE_ENABLE_TELEMETRY=1``, ``OTEL_LOGS_EXPORTER=otlp``): the body ``claude_code.api_request``, the
@@ -6,7 +7,15 @@ attribute ``event.name`` ``api_request`` and ``model``, ``input_tokens``, ``outp
 ``cache_creation_tokens``, ``cost_usd``, ``duration_ms``, ``session.id``, ``prompt.id``, ``event.timestamp``,
 ``event.sequence``; numbers may be written as strings.  ``input_tokens`` is Anthropic's uncached input, so the
 prompt is ``input_tokens + cache_read_tokens + cache_creation_tokens``
-(:func:`~ctxwatch.formats.wire.anthropic.anthropic_usage`).  The event holds no request text.
+(:func:`~ctxwatch.formats.wire.anthropic.anthropic_usage`).
+
+Codex (``[otel]`` in ``~/.codex/config.toml``) logs each streamed response event as ``codex.sse_event`` (or
+``codex.websocket_event`` over its WebSocket transport); the one of ``event.kind`` ``response.completed``
+carries the call's usage in the OpenAI convention: ``input_token_count`` is the whole prompt,
+``cached_token_count`` the part of it read from the cache, ``output_token_count`` the completion with
+``reasoning_token_count`` inside it (:func:`codex_usage`); its session is ``conversation.id``.
+
+Neither event holds the request's text.
 """
 
 from __future__ import annotations
@@ -15,6 +24,7 @@ from typing import Any
 
 from ctxwatch.formats.otel.otlp import field
 from ctxwatch.formats.wire.anthropic import anthropic_usage
+from ctxwatch.formats.wire.openai import openai_usage
 from ctxwatch.model import Usage
 
 #: The event's full name (its body, and ``eventName`` where the exporter sets it) and its ``event.name``.
@@ -45,3 +55,21 @@ def api_request_usage(attrs: dict[str, Any]) -> Usage | None:
         ("input_tokens", attrs.get("input_tokens")), ("output_tokens", attrs.get("output_tokens")),
         ("cache_read_input_tokens", attrs.get("cache_read_tokens")),
         ("cache_creation_input_tokens", attrs.get("cache_creation_tokens"))) if v is not None})
+
+
+#: Codex's event names of a streamed response event (SSE and WebSocket transports), and the kind that ends one.
+CODEX_EVENTS, CODEX_COMPLETED = ("codex.sse_event", "codex.websocket_event"), "response.completed"
+
+
+def is_codex_completion(attrs: dict[str, Any]) -> bool:
+    """Whether a log record's attributes are Codex's ``response.completed`` event (a response's usage)."""
+    return attrs.get("event.name") in CODEX_EVENTS and attrs.get("event.kind") == CODEX_COMPLETED
+
+
+def codex_usage(attrs: dict[str, Any]) -> Usage | None:
+    """The usage of Codex's ``response.completed`` event, in tokens, by OpenAI's rule (the cached tokens inside
+    the prompt, the reasoning tokens inside the output); ``None`` when it reports neither input nor output."""
+    return openai_usage({k: v for k, v in (
+        ("input_tokens", attrs.get("input_token_count")), ("output_tokens", attrs.get("output_token_count")),
+        ("input_tokens_details", {"cached_tokens": attrs.get("cached_token_count")}),
+        ("output_tokens_details", {"reasoning_tokens": attrs.get("reasoning_token_count")})) if v is not None})

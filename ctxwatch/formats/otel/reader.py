@@ -2,7 +2,7 @@
 
 A line is an ``ExportTraceServiceRequest`` (``resourceSpans``), an ``ExportLogsServiceRequest``
 (``resourceLogs``) or an ``ExportMetricsServiceRequest`` (``resourceMetrics``: read, no calls).  Calls come from
-GenAI spans (:mod:`.genai`) and from Claude Code's ``api_request`` log events (:mod:`.harness`); every other span
+GenAI spans (:mod:`.genai`) and from Claude Code's and Codex's log events (:mod:`.harness`); every other span
 and record is some other telemetry and is passed over.  Each call keeps the agent instance that sent it, from its
 resource's ``service.name``, ``service.instance.id`` and ``host.name``
 (``Provenance.details["instance"]``), and its session is ``gen_ai.conversation.id`` or ``session.id``.
@@ -114,8 +114,8 @@ class OtelReader(Reader):
             max_output_tokens=usage_count(attrs.get("gen_ai.request.max_tokens")),
             key=f"otel:span:{trace}:{sid}" if trace and sid else f"otel:span:{json_hash(span)}", provenance=prov)
         raw = genai.captured(span, attrs)
-        if raw:
-            c = genai.content(raw, provider, self.memo)
+        c = genai.content(raw, provider, self.memo) if raw else genai.legacy_content(span, attrs, self.memo)
+        if c is not None:
             self.memo.next_call()
             out.extend(Issue(self.path, src.line, "invalid_field", f"span {sid}: {p}") for p in c.problems)
             call.response = c.response
@@ -128,16 +128,21 @@ class OtelReader(Reader):
     def _log(self, lr: dict[str, Any], res: dict[str, Any], inst: dict[str, str] | None, src: SourceRef,
              scope: str, service: str, calls: list[ParsedCall]) -> None:
         attrs = attributes(field(lr, "attributes", "attributes"))
-        if not harness.is_api_request(lr, attrs, scope, service):
+        if harness.is_api_request(lr, attrs, scope, service):
+            provider, usage = "anthropic", harness.api_request_usage(attrs)
+        elif harness.is_codex_completion(attrs):
+            provider, usage = "openai", harness.codex_usage(attrs)
+        else:
             return
         model = _text(attrs.get("model"))
         prov = Provenance(details={k: attrs[k] for k in harness.DETAIL_KEYS if attrs.get(k) is not None})
         if attrs.get("cost_usd") is not None:
             prov.details["cost_logged"] = attrs["cost_usd"]
+        prov.message_id = _text(attrs.get("response.id"))
         ts = (parse_timestamp(attrs.get("event.timestamp")) or unix_nano(field(lr, "timeUnixNano", "time_unix_nano"))
               or unix_nano(field(lr, "observedTimeUnixNano", "observed_time_unix_nano")))
-        call = ParsedCall(source=src, timestamp=ts, model=model, provider="anthropic", session=_session(attrs, res),
-                          usage=harness.api_request_usage(attrs), key=f"otel:log:{json_hash(lr)}", provenance=prov)
+        call = ParsedCall(source=src, timestamp=ts, model=model, provider=provider, session=_session(attrs, res),
+                          usage=usage, key=f"otel:log:{json_hash(lr)}", provenance=prov)
         if inst is not None:
             call.provenance.details["instance"] = inst
         calls.append(call)
@@ -172,8 +177,10 @@ def _text(v: Any) -> str | None:
 
 
 def _session(attrs: dict[str, Any], res: dict[str, Any]) -> str | None:
-    """``gen_ai.conversation.id``, else the harness's ``session.id`` (on the record or its resource)."""
-    for v in (attrs.get("gen_ai.conversation.id"), attrs.get("session.id"), res.get("session.id")):
+    """``gen_ai.conversation.id``, else the harness's ``session.id`` (Claude Code) or ``conversation.id`` (Codex),
+    on the record or its resource."""
+    for v in (attrs.get("gen_ai.conversation.id"), attrs.get("session.id"), attrs.get("conversation.id"),
+              res.get("session.id")):
         if isinstance(v, str) and v:
             return v
     return None
