@@ -103,7 +103,8 @@ def test_a_half_written_last_line_is_read_again_once_complete(tmp_path: Path,
     assert starts == [len(b"".join(src[:5]))]  # (from the start of the line that was half-written)
 
 
-@pytest.mark.parametrize("change", ["truncated", "same-size rewrite", "replaced", "deleted and written again"])
+@pytest.mark.parametrize("change", ["truncated", "same-size rewrite", "replaced", "deleted and written again",
+                                    "edited in place, then grown"])
 def test_a_file_changed_otherwise_is_read_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                 change: str) -> None:
     src = (ROOT / "sample_logs" / "openai_chat_demo.jsonl").read_bytes()
@@ -122,6 +123,16 @@ def test_a_file_changed_otherwise_is_read_again(tmp_path: Path, monkeypatch: pyt
         st = log.stat()
         log.write_bytes(data)
         os.utime(log, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000))
+    elif change == "edited in place, then grown":
+        # (one digit of a count in the middle of the part read before, the same inode, then a line appended:
+        # neither the head nor the bytes before the old end changed)
+        at = src.index(b'"completion_tokens":', len(src) // 2) + len(b'"completion_tokens":')
+        digit = src[at:at + 1]
+        with log.open("r+b") as fh:
+            fh.seek(at)
+            fh.write(b"1" if digit != b"1" else b"2")
+        with log.open("ab") as fh:
+            fh.write(lines[0])
     elif change == "replaced":
         (tmp_path / "new.jsonl").write_bytes(b"".join(reversed(lines)))
         os.replace(tmp_path / "new.jsonl", log)

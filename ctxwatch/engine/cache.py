@@ -33,7 +33,7 @@ from ctxwatch.tokens import fallback_used
 CACHE_FILE = "runs.sqlite3"
 
 #: Version of the database's layout; a database of another version is emptied and made again.
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 #: Seconds by which an entry's last use is recorded: finer would cost a write per log read, for an order of
 #: removal (:meth:`RunCache._prune`) that needs only hours.
@@ -64,6 +64,21 @@ class CacheInfo:
     file_bytes: int
 
 
+def _prefix_digest(path: str, offset: int) -> bytes:
+    """SHA-1 of the first ``offset`` bytes of ``path`` (integrity, not security: it tells whether the part read
+    before is still what was read, at about a gigabyte a second)."""
+    h = hashlib.sha1(usedforsecurity=False)
+    with open(path, "rb") as fh:
+        left = offset
+        while left > 0:
+            chunk = fh.read(min(left, 1 << 20))
+            if not chunk:
+                break
+            h.update(chunk)
+            left -= len(chunk)
+    return h.digest()
+
+
 def _fingerprint(path: str, offset: int) -> tuple[bytes, bytes]:
     """The first bytes of ``path`` and the bytes just before ``offset``."""
     with open(path, "rb") as fh:
@@ -81,6 +96,7 @@ class RunCache:
         self.path = path or default_path()
         self._db: sqlite3.Connection | None = None
         self._broken = False
+        self._checked: set[tuple[str, int, int]] = set()  # (key, size, mtime) whose read part was found unchanged
 
     # ------------------------------------------------------------------ the database
     def _connect(self) -> sqlite3.Connection | None:
@@ -120,7 +136,8 @@ class RunCache:
             db.execute("DROP TABLE IF EXISTS files")
             db.execute("""CREATE TABLE files (key TEXT PRIMARY KEY, path BLOB, dev INTEGER, ino INTEGER,
                           size INTEGER, mtime_ns INTEGER, head BLOB, before BLOB, offset INTEGER, line INTEGER,
-                          state BLOB, used REAL, result BLOB, result_size INTEGER, result_mtime INTEGER)""")
+                          state BLOB, used REAL, result BLOB, result_size INTEGER, result_mtime INTEGER,
+                          prefix BLOB)""")
             db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             db.commit()
         return db
@@ -181,19 +198,26 @@ class RunCache:
         except Exception:
             return size
 
-    @staticmethod
-    def _valid(db: sqlite3.Connection, path: str, key: str) -> tuple[int, int, float] | None:
+    def _valid(self, db: sqlite3.Connection, path: str, key: str) -> tuple[int, int, float] | None:
         """``(offset, line, used)`` of ``key``'s entry when the file at ``path`` is the same file as then, no
-        shorter, its head and the bytes before the offset unchanged, and, as long as it was, not modified since."""
-        row = db.execute("SELECT dev, ino, size, mtime_ns, head, before, offset, line, used FROM files WHERE key = ?",
-                         (key,)).fetchone()
+        shorter, with its head and the bytes before the offset unchanged and: untouched since (the same size and
+        modification time), or, when it was written to since, the whole part read before byte for byte what it
+        was (its digest: an edit inside it, then an append, is read again from the start)."""
+        row = db.execute("SELECT dev, ino, size, mtime_ns, head, before, offset, line, used, prefix FROM files "
+                         "WHERE key = ?", (key,)).fetchone()
         if row is None:
             return None
-        dev, ino, size, mtime_ns, head, before, offset, line, used = row
+        dev, ino, size, mtime_ns, head, before, offset, line, used, prefix = row
         st = os.stat(path)
         if (st.st_dev, st.st_ino) != (dev, ino) or st.st_size < size \
                 or (st.st_size == size and st.st_mtime_ns != mtime_ns) or _fingerprint(path, offset) != (head, before):
             return None
+        if (st.st_size, st.st_mtime_ns) != (size, mtime_ns):
+            seen = (key, st.st_size, st.st_mtime_ns)
+            if seen not in self._checked:  # (a file is checked once per process: unread, then load)
+                if prefix is None or _prefix_digest(path, offset) != prefix:
+                    return None
+                self._checked.add(seen)
         return offset, line, used
 
     def store(self, path: str, key: str, run: Run, offset: int, line: int) -> None:
@@ -207,9 +231,10 @@ class RunCache:
             st = os.stat(path)
             head, before = _fingerprint(path, offset)
             state = zlib.compress(pickle.dumps(run, protocol=pickle.HIGHEST_PROTOCOL), 1)
-            db.execute("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, NULL)",
+            prefix = _prefix_digest(path, offset)
+            db.execute("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, NULL, ?)",
                        (key, os.fsencode(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, head, before,
-                        offset, line, state, time.time()))
+                        offset, line, state, time.time(), prefix))
             self._prune(db)
             db.commit()
         except Exception:  # (a state that cannot be saved is simply not saved)
