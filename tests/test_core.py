@@ -525,6 +525,22 @@ def test_a_copy_with_a_count_that_is_no_count_does_not_replace_the_sound_copy(tm
             assert [(i["line"], i["kind"]) for i in doc["issues"]] == [(2, "incomplete_copy")]
 
 
+def test_a_copy_that_reports_a_prompt_of_0_does_not_replace_the_one_that_reports_its_size(tmp_path: Path) -> None:
+    """Two copies of one response, one reporting prompt_tokens 918 and one 0 (a prompt of 0 tokens is no prompt
+    size): the 918 copy is counted in either order, and the 0 copy read after it is named as not counted."""
+    whole = json.dumps({"request": {"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}]},
+                        "response": {"id": "chatcmpl-1", "usage": {"prompt_tokens": 918, "completion_tokens": 5}}})
+    zero = whole.replace('"prompt_tokens": 918', '"prompt_tokens": 0')
+    for name, lines in (("whole_first", [whole, zero]), ("zero_first", [zero, whole])):
+        log = tmp_path / f"{name}.jsonl"
+        log.write_text("\n".join(lines) + "\n")
+        doc = report(log)
+        [call] = doc["calls"]
+        assert (call["line"], call["prompt_tokens_reported"]) == (lines.index(whole) + 1, 918), name
+        assert [(i["line"], i["kind"]) for i in doc["issues"]] == ([(2, "incomplete_copy")]
+                                                                   if name == "whole_first" else []), name
+
+
 def test_records_without_a_response_id_in_two_copies_of_a_log_are_counted_once(tmp_path: Path) -> None:
     """A demo log copied twice into a folder: its 59 calls with a response id were merged, its refused call (no
     response id) was counted twice: 61 calls of 60.  Records without an id are keyed by their content and their

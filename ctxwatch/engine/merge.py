@@ -11,14 +11,15 @@ from ctxwatch.formats import copy_rank
 from ctxwatch.model import Call, Issue, ParsedCall, Usage
 
 
-def usage_rank(u: Usage | None) -> tuple[int, int, int]:
+def usage_rank(u: Usage | None) -> tuple[int, int, int, int]:
     """How much a usage block tells, to choose between copies of one call from different files: reported at
-    all, undamaged, the output count known and its size (the final count of a streamed response is its
-    largest)."""
+    all, undamaged, a prompt size (above 0: a prompt of 0 tokens is implausible), the output count known and its
+    size (the final count of a streamed response is its largest)."""
     if u is None:
-        return (0, 0, 0)
+        return (0, 0, 0, 0)
     out = u.output if u.output.__class__ is int else -1
-    return (1, int(not u.damaged), out)
+    prompt = u.prompt_total.__class__ is int and u.prompt_total > 0  # type: ignore[operator]
+    return (1, int(not u.damaged), int(prompt), out)
 
 
 def keeps_earlier(before: Call | ParsedCall, copy: Call | ParsedCall) -> bool:

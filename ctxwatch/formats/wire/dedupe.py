@@ -56,15 +56,16 @@ def _count(v: object) -> bool:
 
 def usage_rank(u: Usage | None) -> int:
     """How much of a call's usage one copy of its record reports, to choose between two copies of one call:
-    0 for none, else 1, plus 8 when sound (not damaged, every field a count), 4 with a prompt count and 2 with an
-    output count.  A stream cut before its ``message_delta`` (damaged, no output count: 5) ranks below its whole
-    copy (15), and so does a copy whose output is ``1e300`` or a string: the run would make it unknown."""
+    0 for none, else 1, plus 8 when sound (not damaged, every field a count), 4 with a prompt count above 0 (a
+    prompt of 0 tokens is no prompt size: implausible) and 2 with an output count.  A stream cut before its
+    ``message_delta`` (damaged, no output count: 5) ranks below its whole copy (15), and so does a copy whose
+    output is ``1e300`` or a string (the run would make it unknown) or whose prompt is 0."""
     if u is None:
         return 0
     sound = not u.damaged and all(v is None or _count(v) for v in (
         u.prompt_total, u.input_uncached, u.cache_read, u.cache_write, u.output, u.reasoning, u.cache_write_1h,
         u.web_searches))
-    return 1 + 8 * sound + 4 * _count(u.prompt_total) + 2 * _count(u.output)
+    return 1 + 8 * sound + 4 * (_count(u.prompt_total) and u.prompt_total > 0) + 2 * _count(u.output)  # type: ignore[operator]
 
 
 def copy_rank(u: Usage | None) -> tuple[int, int]:
