@@ -5,6 +5,7 @@ the config file (:func:`load_settings`) and the command line, and the folders ct
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tomllib
 from dataclasses import dataclass, fields, replace
@@ -130,6 +131,44 @@ def caching_disabled() -> bool:
     """True when ``CTXWATCH_NO_CACHE`` is set to anything but empty or ``0``: no cache is read or written (the
     tokenizer's ranks, the catalogue memo, the cache of earlier reads)."""
     return os.environ.get("CTXWATCH_NO_CACHE", "") not in ("", "0")
+
+
+def cache_folder_problem(folder: str) -> str | None:
+    """Why ctxwatch must not write in the cache folder ``folder``, or ``None``: a symbolic link (files are never
+    written through one, so a link planted there cannot aim a write elsewhere) or a path that is not a folder."""
+    if os.path.islink(folder):
+        return f"{folder} is a symbolic link, not written through"
+    if os.path.lexists(folder) and not os.path.isdir(folder):
+        return f"{folder} is not a folder"
+    return None
+
+
+def write_cache_file(path: str, data: bytes) -> bool:
+    """Write ``data`` to ``path`` in a cache folder whole or not at all: to a new private file beside it (created
+    exclusively, never through a symbolic link), then renamed over ``path`` (a concurrent reader sees the old
+    file or the new one).  False, nothing written, when the folder is unusable (:func:`cache_folder_problem`)
+    or the write fails."""
+    folder = os.path.dirname(path)
+    if cache_folder_problem(folder) is not None:
+        return False
+    tmp = f"{path}.{os.getpid()}.tmp"
+    try:
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        if cache_folder_problem(folder) is not None:
+            return False
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+        return True
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.remove(tmp)
+        return False
 
 
 def cache_dir() -> str:

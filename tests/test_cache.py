@@ -173,6 +173,13 @@ def test_a_damaged_or_foreign_cache_is_rebuilt_and_no_cache_leaves_it_alone(tmp_
     with sqlite3.connect(db) as con:  # a cache of another layout
         con.execute("PRAGMA user_version = 99")
     assert report(log) == want and entries() == 1
+    db.unlink()
+    with sqlite3.connect(db) as con:  # another program's database at that path: made again, not added to
+        con.execute("CREATE TABLE notes (text TEXT)")
+        con.execute("INSERT INTO notes VALUES ('theirs')")
+    assert report(log) == want and entries() == 1
+    with sqlite3.connect(db) as con:
+        assert [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")] == ["files"]
     monkeypatch.setenv("CTXWATCH_NO_CACHE", "1")
     starts = reads_from(monkeypatch)
     assert report(log) == want and starts == []
@@ -251,8 +258,28 @@ def test_the_cache_command_says_where_and_clears(tmp_path: Path, _own_cache: Pat
     report(log)
     res = CliRunner().invoke(main, ["cache"])
     assert res.exit_code == 0 and cache_mod.default_path() in res.output and "1 log," in res.output
+    report(log, "--window", "50000")  # (the same log read with another setting: an entry of its own)
+    res = CliRunner().invoke(main, ["cache"])
+    assert "1 log (2 entries: a log read with other settings has one of its own)" in res.output
     res = CliRunner().invoke(main, ["cache", "clear"])
-    assert res.exit_code == 0 and "cleared 1 log" in res.output and entries() == 0
+    assert res.exit_code == 0 and "cleared 2 saved reads" in res.output and entries() == 0
+
+
+def test_cache_clear_says_when_another_process_holds_the_cache(tmp_path: Path, _own_cache: Path) -> None:
+    """A write lock held by another process past the busy timeout: ``cache clear`` exits 2 saying so, and the
+    entries are still there (it said "cleared 0" and exited 0)."""
+    log = tmp_path / "run.jsonl"
+    shutil.copy(ROOT / "sample_logs" / "openai_chat_demo.jsonl", log)
+    report(log)
+    holder = sqlite3.connect(cache_mod.default_path(), isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        res = CliRunner().invoke(main, ["cache", "clear"])
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert res.exit_code == 2 and "not emptied" in res.output and "try again" in res.output
+    assert entries() == 1
 
 
 def test_past_its_size_the_cache_drops_the_entries_used_longest_ago(tmp_path: Path,

@@ -78,3 +78,30 @@ def test_ctxwatch_no_cache_means_the_same_to_every_cache(tmp_path: Path, monkeyp
     rank_cache.save("test_ranks", "0" * 64, ranks)
     assert (rank_cache.load("test_ranks", "0" * 64) is None) is off
     assert (memo.memo_path() is None) is off
+
+
+def test_no_cache_file_is_written_through_a_symlinked_cache_folder(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """``$XDG_CACHE_HOME/ctxwatch`` planted as a symbolic link to another folder: a report reads as usual, the
+    tokenizer's ranks, the catalogue memo and the cache of earlier reads write nothing where it points, and
+    ``ctxwatch cache`` says why the cache is not used."""
+    from click.testing import CliRunner
+
+    from ctxwatch.catalog import memo
+    from ctxwatch.cli import main
+    from ctxwatch.tokens import rank_cache
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (tmp_path / "cache").mkdir()
+    (tmp_path / "cache" / "ctxwatch").symlink_to(elsewhere)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.delenv("CTXWATCH_NO_CACHE", raising=False)
+    log = Path(__file__).resolve().parents[1] / "sample_logs" / "openai_chat_demo.jsonl"
+    assert CliRunner().invoke(main, ["report", "--json", str(log)]).exit_code == 0
+    rank_cache.save("test_ranks", "0" * 64, {i.to_bytes(4, "little"): i for i in range(rank_cache.MIN_RANKS)})
+    memo.put("test-key", 1)
+    memo.save()
+    assert list(elsewhere.iterdir()) == []
+    res = CliRunner().invoke(main, ["cache"])
+    assert "not used:" in res.output and "symbolic link" in res.output

@@ -9,7 +9,6 @@ memos of catalogues no longer installed are removed.  ``CTXWATCH_NO_CACHE=1`` tu
 from __future__ import annotations
 
 import atexit
-import contextlib
 import hashlib
 import importlib.util
 import os
@@ -20,7 +19,7 @@ from typing import Any
 
 import orjson
 
-from ctxwatch.config import cache_dir, caching_disabled
+from ctxwatch.config import cache_dir, caching_disabled, write_cache_file
 
 #: Version of the memo's layout and meaning, part of its file name: bump it when a cached answer's meaning changes
 #: (version 2: prices are looked up at the catalogue entry the window comes from).
@@ -174,17 +173,12 @@ def save() -> None:
     merged.update(_memo)
     merged = bounded(merged)
     merged[_INSTALL] = install
-    tmp = f"{path}.{os.getpid()}.tmp"
     try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(tmp, "wb") as fh:
-            fh.write(orjson.dumps(merged))
-        os.replace(tmp, path)
-    except (OSError, TypeError):
-        with contextlib.suppress(OSError):
-            os.remove(tmp)
+        data = orjson.dumps(merged)
+    except TypeError:
         return
-    _prune(path)
+    if write_cache_file(path, data):
+        _prune(path)
 
 
 def _prune(current: str) -> None:

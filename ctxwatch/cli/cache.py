@@ -5,12 +5,14 @@ from __future__ import annotations
 import click
 
 from ctxwatch.cli.console import echo
+from ctxwatch.cli.exits import fail
+from ctxwatch.output.safetext import clean
 
 
 @click.group("cache", invoke_without_command=True)
 @click.pass_context
 def cache_cmd(ctx: click.Context) -> None:
-    """Where the cache of earlier reads is, and how big (``cache clear`` empties it)."""
+    """Where the cache of earlier reads is, and how big ('cache clear' empties it)."""
     if ctx.invoked_subcommand is not None:
         return
     from ctxwatch.engine.cache import RunCache, default_path, disabled
@@ -20,16 +22,26 @@ def cache_cmd(ctx: click.Context) -> None:
     except RuntimeError as exc:
         raise click.ClickException(f"no cache folder: {exc}") from exc
     info = RunCache(path).info()
-    state = "off (CTXWATCH_NO_CACHE is set)" if disabled() else "on"
+    if disabled():
+        state = "off (CTXWATCH_NO_CACHE is set)"
+    elif info.problem:
+        state = f"not used: {info.problem}"
+    else:
+        state = "on"
     echo(f"cache: {info.path}")
-    echo(f"{info.entries:,} log{'s' if info.entries != 1 else ''}, {info.state_bytes / 1e6:.1f} MB of saved state, "
-         f"{info.file_bytes / 1e6:.1f} MB on disk; {state}")
+    entries = f" ({info.entries:,} entries: a log read with other settings has one of its own)" \
+        if info.entries != info.logs else ""
+    echo(f"{info.logs:,} log{'s' if info.logs != 1 else ''}{entries}, {info.state_bytes / 1e6:.1f} MB of saved "
+         f"state, {info.file_bytes / 1e6:.1f} MB on disk; {state}")
 
 
 @cache_cmd.command("clear")
 def clear_cmd() -> None:
     """Empty the cache: the next read of every log starts from its start."""
-    from ctxwatch.engine.cache import RunCache, default_path
+    from ctxwatch.engine.cache import CacheError, RunCache, default_path
 
-    n = RunCache(default_path()).clear()
-    echo(f"cleared {n:,} log{'s' if n != 1 else ''} from {default_path()}")
+    try:
+        n = RunCache(default_path()).clear()
+    except CacheError as exc:
+        fail(clean(str(exc)))
+    echo(f"cleared {n:,} saved read{'s' if n != 1 else ''} from {default_path()}")

@@ -56,12 +56,16 @@ def disabled() -> bool:
 
 @dataclass(frozen=True)
 class CacheInfo:
-    """Where the cache is and how big: ``entries`` logs, ``state_bytes`` of saved state, ``file_bytes`` on disk."""
+    """Where the cache is and how big: ``entries`` saved reads of ``logs`` distinct files (a log read with other
+    settings has an entry of its own), ``state_bytes`` of saved state, ``file_bytes`` on disk; ``problem``: why it
+    cannot be used, or ``None``."""
 
     path: str
     entries: int
     state_bytes: int
     file_bytes: int
+    logs: int = 0
+    problem: str | None = None
 
 
 def _prefix_digest(path: str, offset: int) -> bytes:
@@ -88,6 +92,10 @@ def _fingerprint(path: str, offset: int) -> tuple[bytes, bytes]:
         return head, fh.read(offset - start)
 
 
+class CacheError(Exception):
+    """The cache could not do what was asked of it by name (``ctxwatch cache clear``); the message says why."""
+
+
 class RunCache:
     """The database at ``path`` (:func:`default_path` by default), opened lazily; every method swallows the
     cache's own failures (it is then simply not used)."""
@@ -97,6 +105,8 @@ class RunCache:
         self._db: sqlite3.Connection | None = None
         self._broken = False
         self._checked: set[tuple[str, int, int]] = set()  # (key, size, mtime) whose read part was found unchanged
+        #: Why the cache could not be opened (``None``: it could, or was not tried yet).
+        self.problem: str | None = None
 
     # ------------------------------------------------------------------ the database
     def _connect(self) -> sqlite3.Connection | None:
@@ -107,11 +117,12 @@ class RunCache:
             os.makedirs(folder, mode=0o700, exist_ok=True)
             for p in (folder, self.path, self.path + "-wal", self.path + "-shm"):
                 if os.path.islink(p):
-                    raise OSError(f"{p} is a symbolic link")  # (never written through)
+                    raise OSError(f"{p} is a symbolic link, not written through")
             self._db = self._open()
-        except (OSError, sqlite3.Error):
+        except (OSError, sqlite3.Error) as exc:
             self._broken = True
             self._db = None
+            self.problem = str(exc)
         return self._db
 
     def _open(self) -> sqlite3.Connection:
@@ -132,6 +143,10 @@ class RunCache:
         db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         db.execute("PRAGMA journal_mode = WAL")
         version = db.execute("PRAGMA user_version").fetchone()[0]
+        if version != SCHEMA_VERSION and db.execute(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name != 'files'").fetchone() is not None:
+            db.close()
+            raise sqlite3.DatabaseError("not a ctxwatch cache")  # (another program's database: made again)
         if version != SCHEMA_VERSION:
             db.execute("DROP TABLE IF EXISTS files")
             db.execute("""CREATE TABLE files (key TEXT PRIMARY KEY, path BLOB, dev INTEGER, ino INTEGER,
@@ -295,31 +310,40 @@ class RunCache:
     def info(self) -> CacheInfo:
         """How big the cache is (0 entries when it cannot be opened)."""
         db = self._connect()
-        entries = state_bytes = 0
+        entries = state_bytes = logs = 0
         if db is not None:
             with contextlib.suppress(sqlite3.Error):
-                entries, state_bytes = db.execute(
-                    "SELECT COUNT(*), COALESCE(SUM(LENGTH(state) + COALESCE(LENGTH(result), 0)), 0) FROM files"
-                ).fetchone()
+                entries, state_bytes, logs = db.execute(
+                    "SELECT COUNT(*), COALESCE(SUM(LENGTH(state) + COALESCE(LENGTH(result), 0)), 0), "
+                    "COUNT(DISTINCT path) FROM files").fetchone()
         file_bytes = 0
         for p in (self.path, self.path + "-wal"):
             with contextlib.suppress(OSError):
                 file_bytes += os.path.getsize(p)
-        return CacheInfo(self.path, entries, state_bytes, file_bytes)
+        return CacheInfo(self.path, entries, state_bytes, file_bytes, logs, self.problem)
 
     def clear(self) -> int:
-        """Remove every entry; return how many there were."""
+        """Remove every entry; return how many there were.
+
+        Raises:
+            CacheError: the cache cannot be opened or emptied (another process holds it past
+                :data:`BUSY_TIMEOUT_MS`, a folder that is a symbolic link, no permission).
+        """
         db = self._connect()
         if db is None:
-            return 0
+            raise CacheError(f"{self.path}: cannot be opened" + (f" ({self.problem})" if self.problem else ""))
         try:
             n = db.execute("SELECT COUNT(*) FROM files").fetchone()[0]
             db.execute("DELETE FROM files")
             db.commit()
-            db.execute("VACUUM")
-            return int(n)
-        except sqlite3.Error:
-            return 0
+        except sqlite3.Error as exc:
+            with contextlib.suppress(sqlite3.Error):
+                db.rollback()
+            raise CacheError(f"{self.path}: not emptied ({exc}; another ctxwatch may be using it: try again)"
+                             ) from exc
+        with contextlib.suppress(sqlite3.Error):
+            db.execute("VACUUM")  # (gives the space back; a reader holding the file only delays that)
+        return int(n)
 
 
 #: The installed distributions whose version changes a saved number: the catalogue (windows, prices) and the

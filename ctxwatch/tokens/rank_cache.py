@@ -14,7 +14,7 @@ import hashlib
 import marshal
 import os
 
-from ctxwatch.config import cache_dir, caching_disabled
+from ctxwatch.config import cache_dir, caching_disabled, write_cache_file
 
 #: Fewest ranks a cached table may hold (o200k_base has 199,998 and cl100k_base 100,256): a smaller one is not a
 #: table of either encoding.
@@ -44,11 +44,8 @@ def save(name: str, sha256: str, ranks: dict[bytes, int]) -> None:
         if os.path.exists(path):
             return
         blob = marshal.dumps(ranks)
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        tmp = f"{path}.{os.getpid()}.tmp"
-        with open(tmp, "wb") as fh:
-            fh.write(hashlib.sha256(blob).hexdigest().encode() + b"\n" + blob)
-        os.replace(tmp, path)  # atomic: a concurrent reader sees the old state or the whole file
+        # (atomic, never through a symbolic link: a concurrent reader sees the old state or the whole file)
+        write_cache_file(path, hashlib.sha256(blob).hexdigest().encode() + b"\n" + blob)
     except Exception:
         return
 
