@@ -261,3 +261,13 @@ def test_demo_write_makes_only_a_new_file_and_never_follows_a_symlink(tmp_path: 
     fresh = tmp_path / "new.jsonl"
     assert CliRunner().invoke(main, ["demo", "--write", str(fresh), "--calls", "3"]).exit_code == 0
     assert len(fresh.read_text().splitlines()) == 3
+
+
+def test_demo_write_dash_writes_the_run_to_standard_output(tmp_path: Path) -> None:
+    """``demo --write -`` is standard output, as ``-`` is everywhere (it made a file named ``-``): the same
+    bytes as the run written to a file, and no file."""
+    file = tmp_path / "run.jsonl"
+    assert CliRunner().invoke(main, ["demo", "--write", str(file), "--calls", "5"]).exit_code == 0
+    res = CliRunner().invoke(main, ["demo", "--write", "-", "--calls", "5"])
+    assert res.exit_code == 0 and res.stdout_bytes == file.read_bytes()
+    assert not Path("-").exists()

@@ -18,6 +18,7 @@ import click
 
 from ctxwatch.cli.console import echo
 from ctxwatch.demo import DEFAULT_CALLS, DEFAULT_SEED, DEFAULT_SPEED, DEMO_WINDOW, write_run
+from ctxwatch.output.safetext import output_closed
 
 
 @click.command("demo")
@@ -29,7 +30,7 @@ from ctxwatch.demo import DEFAULT_CALLS, DEFAULT_SEED, DEFAULT_SPEED, DEMO_WINDO
 @click.option("--window", type=click.IntRange(min=2048), default=DEMO_WINDOW, show_default=True,
               help="Context window of the synthetic deployment, in tokens (gpt-4o's real one is 128000).")
 @click.option("--write", "write_path", type=click.Path(dir_okay=False), default=None, metavar="FILE",
-              help="Write the run to FILE (a new file) and exit, without the dashboard.")
+              help="Write the run to FILE (a new file; - for standard output) and exit, without the dashboard.")
 @click.pass_context
 def demo_cmd(ctx: click.Context, speed: float, calls: int, seed: int, window: int, write_path: str | None) -> None:
     """A live synthetic agent run: the floor, a growing history, a naive truncation, format drift, overflow.
@@ -41,6 +42,18 @@ def demo_cmd(ctx: click.Context, speed: float, calls: int, seed: int, window: in
     """
     from click.core import ParameterSource
 
+    if write_path == "-":  # (standard output, as everywhere a path is asked for)
+        from ctxwatch.demo import paced_records
+
+        paced = ctx.get_parameter_source("speed") == ParameterSource.COMMANDLINE
+        out = sys.stdout.buffer
+        try:
+            for data in paced_records(calls, speed if paced else None, seed=seed, window=window):
+                out.write(data)
+                out.flush()
+        except BrokenPipeError:
+            output_closed()
+        return
     if write_path is not None:
         paced = ctx.get_parameter_source("speed") == ParameterSource.COMMANDLINE
         try:

@@ -31,11 +31,29 @@ from ctxwatch.demo.story import (
     generate_run,
     iso_utc,
 )
-from ctxwatch.demo.writer import DEFAULT_SPEED, write_run
+from ctxwatch.demo.writer import DEFAULT_SPEED, paced_records, write_run
 
 __all__ = [
-    "BIG_FIXTURE", "CACHE_BLOCK_TOKENS", "CACHE_MIN_TOKENS", "DEFAULT_CALLS", "DEFAULT_SEED", "DEFAULT_SPEED",
-    "DEMO_MODEL", "DEMO_WINDOW", "EVICT_FRACTION", "FOLLOW_UP", "JSON_KEYS", "MAX_TOKENS_DIVISOR", "MIN_STORY_CALLS",
-    "RESOLVED_MODEL", "START_EPOCH", "TASK", "generate_run", "iso_utc", "system_prompt", "tool_schemas",
+    "BIG_FIXTURE",
+    "CACHE_BLOCK_TOKENS",
+    "CACHE_MIN_TOKENS",
+    "DEFAULT_CALLS",
+    "DEFAULT_SEED",
+    "DEFAULT_SPEED",
+    "DEMO_MODEL",
+    "DEMO_WINDOW",
+    "EVICT_FRACTION",
+    "FOLLOW_UP",
+    "JSON_KEYS",
+    "MAX_TOKENS_DIVISOR",
+    "MIN_STORY_CALLS",
+    "RESOLVED_MODEL",
+    "START_EPOCH",
+    "TASK",
+    "generate_run",
+    "iso_utc",
+    "paced_records",
+    "system_prompt",
+    "tool_schemas",
     "write_run",
 ]

@@ -9,6 +9,7 @@ import json
 import os
 import threading
 import time
+from collections.abc import Iterator
 from typing import Any
 
 from ctxwatch.demo.story import DEFAULT_CALLS, DEFAULT_SEED, DEMO_WINDOW, generate_run, iso_utc
@@ -21,22 +22,46 @@ def _dumps(rec: dict[str, Any]) -> bytes:
     return (json.dumps(rec, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
 
 
+def paced_records(calls: int = DEFAULT_CALLS, speed: float | None = None, *, seed: int = DEFAULT_SEED,
+                  window: int | None = DEMO_WINDOW, stop: threading.Event | None = None) -> Iterator[bytes]:
+    """The synthetic run's records, one JSON line (bytes) each, given at ``speed`` calls per second (``None``: as
+    fast as they are made).  Paced, each record's ``timestamp`` (and ``response.created``) is the wall-clock time
+    it is given, so a live dashboard's time-based forecast matches what the viewer sees.  Stops early when
+    ``stop`` is set."""
+    interval = 1.0 / speed if speed else 0.0
+    next_at = time.monotonic()
+    for rec in generate_run(calls, seed, window):
+        if stop is not None and stop.is_set():
+            return
+        if speed:
+            delay = next_at - time.monotonic()
+            if delay > 0 and stop is not None:
+                if stop.wait(delay):
+                    return
+            elif delay > 0:
+                time.sleep(delay)
+            next_at = max(next_at, time.monotonic()) + interval
+            now = time.time()
+            rec["timestamp"] = iso_utc(now)
+            if isinstance(rec.get("response"), dict) and "created" in rec["response"]:
+                rec["response"]["created"] = int(now)
+        yield _dumps(rec)
+
+
 def write_run(path: str | os.PathLike[str], calls: int = DEFAULT_CALLS, speed: float | None = None, *,
               seed: int = DEFAULT_SEED, window: int | None = DEMO_WINDOW,
               stop: threading.Event | None = None, exclusive: bool = True) -> int:
-    """Write the synthetic run to ``path``, one JSON line per call: a new file (``exclusive``: an existing file,
-    a real log perhaps, is never overwritten), else one the caller made for it, emptied first.  Never through a
-    symbolic link.
+    """Write the synthetic run to ``path``, one JSON line per call (:func:`paced_records`): a new file
+    (``exclusive``: an existing file, a real log perhaps, is never overwritten), else one the caller made for
+    it, emptied first.  Never through a symbolic link.
 
-    The file is opened in append mode for each record and closed right after the write and flush, so a reader
-    tailing it never sees a half-held file (and Windows can delete it at any time).
+    The file is opened in append mode for each record and closed right after the write, so a reader tailing it
+    never sees a half-held file (and Windows can delete it at any time).
 
     Args:
         path: the output file.
         calls: number of calls (records).
-        speed: calls per second; ``None`` writes as fast as possible. When given, each record's ``timestamp``
-            (and ``response.created``) is the wall-clock time it is written, so a live dashboard's time-based
-            forecast matches what the viewer sees.
+        speed: calls per second; ``None`` writes as fast as possible.
         seed, window: see :func:`generate_run`.
         stop: set it to stop early (the live demo's exit).
 
@@ -49,25 +74,8 @@ def write_run(path: str | os.PathLike[str], calls: int = DEFAULT_CALLS, speed: f
     """
     flags = os.O_WRONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | (os.O_EXCL if exclusive else os.O_TRUNC)
     os.close(os.open(path, flags, 0o644))
-    interval = 1.0 / speed if speed else 0.0
     n = 0
-    next_at = time.monotonic()
-    for rec in generate_run(calls, seed, window):
-        if stop is not None and stop.is_set():
-            break
-        if speed:
-            delay = next_at - time.monotonic()
-            if delay > 0 and stop is not None:
-                if stop.wait(delay):
-                    break
-            elif delay > 0:
-                time.sleep(delay)
-            next_at = max(next_at, time.monotonic()) + interval
-            now = time.time()
-            rec["timestamp"] = iso_utc(now)
-            if isinstance(rec.get("response"), dict) and "created" in rec["response"]:
-                rec["response"]["created"] = int(now)
-        data = _dumps(rec)
+    for data in paced_records(calls, speed, seed=seed, window=window, stop=stop):
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0))
         try:
             view = memoryview(data)
