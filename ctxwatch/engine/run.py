@@ -10,7 +10,7 @@ counted twice; a copy of a call in another file is settled by :meth:`Run.settle_
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from ctxwatch.accounting import Accountant
@@ -21,7 +21,7 @@ from ctxwatch.engine.opening import empty_file_note
 from ctxwatch.engine.sanitize import sanitize
 from ctxwatch.engine.views import RunViews
 from ctxwatch.formats import FormatSpec, Output
-from ctxwatch.model import Call, Issue, ParsedCall, Resolved
+from ctxwatch.model import Call, Issue, ParsedCall, Resolved, collect_bad_fields
 from ctxwatch.source import Line, Record, records
 
 #: Parsed calls held back before accounting (bounded so that memory stays small on huge runs).
@@ -274,21 +274,26 @@ class Run(RunViews, MergeAccounted):
             self._resolve(rec, change)
             return
         self.records += 1
-        try:
-            outputs = list(self.reader.feed(rec))
-        except Exception as exc:  # a reader bug on odd input must not stop the run
-            outputs = [Issue(self.reader.path, rec.line, "reader_error", f"{type(exc).__name__}: {exc}")]
+        outputs = self._read(lambda: self.reader.feed(rec), rec.line)
         self._record_keys.key(rec, outputs)
         self._take(outputs, change)
+
+    def _read(self, produce: Callable[[], Iterable[Output]], line: int) -> list[Output]:
+        """What ``produce`` (the reader reading one record, a document or its end) gives, with an
+        ``invalid_field`` issue at ``line`` for each field of the wrong type its messages were built with
+        (:func:`~ctxwatch.model.collect_bad_fields`) and a ``reader_error`` issue for a reader bug, which
+        must not stop the run."""
+        with collect_bad_fields() as notes:
+            try:
+                outputs = list(produce())
+            except Exception as exc:
+                outputs = [Issue(self.reader.path, line, "reader_error", f"{type(exc).__name__}: {exc}")]
+        return [*(Issue(self.reader.path, line, "invalid_field", n) for n in notes), *outputs]
 
     def feed_document(self, value: object) -> Change:
         """Feed a whole-file JSON document (document formats)."""
         change = Change()
-        try:
-            outputs = list(self.reader.feed_document(value))
-        except Exception as exc:
-            outputs = [Issue(self.reader.path, 0, "reader_error", f"{type(exc).__name__}: {exc}")]
-        self._take(outputs, change)
+        self._take(self._read(lambda: self.reader.feed_document(value), 0), change)
         return change
 
     def refresh_notes(self) -> Change:
@@ -328,10 +333,7 @@ class Run(RunViews, MergeAccounted):
         resolved and new at once); one that does not is withdrawn."""
         change = Change()
         standing, self._standing = self._standing, []
-        try:
-            self._take(list(self.reader.finish()), change)
-        except Exception as exc:
-            self._take([Issue(self.reader.path, 0, "reader_error", f"{type(exc).__name__}: {exc}")], change)
+        self._take(self._read(self.reader.finish, 0), change)
         for note in standing:
             again = next((i for i in change.issues if i == note), None)
             if again is not None:

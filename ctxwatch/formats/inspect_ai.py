@@ -30,7 +30,7 @@ from ctxwatch.formats.wire.damage import forget_history, history_problem
 from ctxwatch.formats.wire.images import image_part
 from ctxwatch.formats.wire.models import provider_of_model
 from ctxwatch.formats.wire.timestamps import parse_timestamp
-from ctxwatch.formats.wire.values import int_or_none, json_text
+from ctxwatch.formats.wire.values import int_or_none, json_text, odd_content
 from ctxwatch.model import Issue, Message, ParsedCall, Part, Provenance, ResponseInfo, SourceRef, Usage
 
 Output = ParsedCall | Issue
@@ -129,6 +129,7 @@ def _inspect_content(content: Any) -> list[Part]:
             parts.append(Part("text", c))
             continue
         if not isinstance(c, dict):
+            odd_content(c, "a content item", "skipped")
             continue
         t = c.get("type")
         if t == "text":

@@ -16,6 +16,7 @@ from ctxwatch.model.call import (
     separate_requests,
     session_ranks,
 )
+from ctxwatch.model.fields import collect_bad_fields, json_type, note_bad_field
 from ctxwatch.model.issues import BAD_LINE_KINDS, Issue, Resolved, counted_issues, is_bad_line, tally_issues
 from ctxwatch.model.parsed import (
     MAX_COUNT,
@@ -52,13 +53,16 @@ __all__ = [
     "SourceRef",
     "Src",
     "Usage",
+    "collect_bad_fields",
     "counted_issues",
     "digest",
     "estimate_confirms",
     "implausible_prompt",
     "implausible_what",
     "is_bad_line",
+    "json_type",
     "message_key",
+    "note_bad_field",
     "own_request",
     "raw_breakdown",
     "separate_requests",

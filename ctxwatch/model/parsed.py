@@ -9,6 +9,7 @@ from enum import StrEnum
 from hashlib import blake2b
 from typing import Any
 
+from ctxwatch.model.fields import mend_message, mend_part
 from ctxwatch.model.pickling import fast_pickle as _fast_pickle
 from ctxwatch.model.provenance import Provenance
 
@@ -116,6 +117,15 @@ class Part:
     call_id: str | None = None
     meta: dict[str, Any] | None = None
 
+    def __post_init__(self) -> None:
+        # Where a reader's values become typed: a field of the wrong JSON type is mended here and noted as the
+        # record's issue (ctxwatch.model.fields), so no consumer sees it.
+        if not (self.text.__class__ is str and self.kind.__class__ is str
+                and (self.call_id is None or self.call_id.__class__ is str)
+                and (self.name is None or self.name.__class__ is str)
+                and (self.meta is None or self.meta.__class__ is dict)):
+            mend_part(self)
+
 
 @_fast_pickle
 @dataclass(slots=True)
@@ -139,6 +149,13 @@ class Message:
     name: str | None = None
     label: str | None = None
     key: int | None = None
+
+    def __post_init__(self) -> None:
+        # (as Part's: a field of the wrong JSON type is mended and noted, ctxwatch.model.fields)
+        if not (self.role.__class__ is str and self.parts.__class__ is list
+                and (self.name is None or self.name.__class__ is str)
+                and (self.label is None or self.label.__class__ is str)):
+            mend_message(self)
 
     def tool_call_ids(self) -> list[str]:
         """Ids of the tool calls this (assistant) message makes, in order."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ctxwatch.formats.wire.images import image_size_from_base64
+from ctxwatch.formats.wire.values import odd_content
 from ctxwatch.model import Part
 from ctxwatch.source import json_text
 
@@ -49,12 +50,16 @@ def content_parts(content: Any, *, tool_result_id: str | None = None) -> list[Pa
     if isinstance(content, str):
         return [Part("text", content)]
     if not isinstance(content, list):
+        if content is not None:
+            odd_content(content, taken="read as empty")
         return []
     parts: list[Part] = []
     for block in content:
         if not isinstance(block, dict):
             if isinstance(block, str):
                 parts.append(Part("text", block))
+            else:
+                odd_content(block, "a content block", "skipped")
             continue
         kind = block.get("type")
         if kind == "text":

@@ -12,6 +12,7 @@ from typing import Any
 
 from ctxwatch.formats.wire.images import image_size_from_base64
 from ctxwatch.formats.wire.openai import harness_label
+from ctxwatch.formats.wire.values import odd_content
 from ctxwatch.model import Message, Part
 from ctxwatch.source import json_text
 
@@ -44,6 +45,8 @@ def _content_parts(content: Any, call_id: str | None = None) -> list[Part]:
     if isinstance(content, dict):
         content = [content]
     if not isinstance(content, list):
+        if content is not None:
+            odd_content(content, taken="read as empty")
         return []
     parts: list[Part] = []
     for c in content:
@@ -51,6 +54,7 @@ def _content_parts(content: Any, call_id: str | None = None) -> list[Part]:
             parts.append(Part("text", c))
             continue
         if not isinstance(c, dict):
+            odd_content(c, "a content item", "skipped")
             continue
         kind = c.get("type")
         if kind in ("input_text", "output_text", "text", "summary_text", "reasoning_text"):

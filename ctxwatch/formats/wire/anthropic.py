@@ -12,7 +12,7 @@ from typing import Any
 
 from ctxwatch.formats.wire.images import image_part
 from ctxwatch.formats.wire.messages import MessageMemo, RequestParts
-from ctxwatch.formats.wire.values import json_text, request_max_tokens, usage_count
+from ctxwatch.formats.wire.values import json_text, odd_content, request_max_tokens, usage_count
 from ctxwatch.model import Message, Part, ResponseInfo, Usage
 
 
@@ -76,6 +76,7 @@ def anthropic_content(content: Any) -> list[Part]:
             parts.append(Part("text", b))
             continue
         if not isinstance(b, dict):
+            odd_content(b, "a content block", "skipped")
             continue
         t = b.get("type")
         if t == "text":

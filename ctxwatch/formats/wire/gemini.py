@@ -19,7 +19,7 @@ from typing import Any
 from ctxwatch.formats.wire.damage import forget_history, history_problem
 from ctxwatch.formats.wire.images import image_part
 from ctxwatch.formats.wire.messages import RequestParts
-from ctxwatch.formats.wire.values import int_or_none, json_text, usage_count
+from ctxwatch.formats.wire.values import int_or_none, json_text, odd_content, usage_count
 from ctxwatch.model import Message, ParsedCall, Part, ResponseInfo, Usage
 
 
@@ -80,6 +80,7 @@ def gemini_parts(parts: Any) -> list[Part]:
             out.append(Part("text", p))
             continue
         if not isinstance(p, dict):
+            odd_content(p, "a content part", "skipped")
             continue
         fc = get_field(p, "functionCall", "function_call")
         fr = get_field(p, "functionResponse", "function_response")

@@ -12,7 +12,7 @@ from typing import Any
 
 from ctxwatch.formats.wire.images import image_part
 from ctxwatch.formats.wire.messages import MessageMemo, RequestParts
-from ctxwatch.formats.wire.values import json_text, request_max_tokens, usage_count
+from ctxwatch.formats.wire.values import json_text, odd_content, request_max_tokens, usage_count
 from ctxwatch.model import Message, Part, ResponseInfo, Usage
 
 # --- chat completions ---------------------------------------------------------------------------------------
@@ -47,7 +47,10 @@ def openai_content(content: Any) -> list[Part]:
                     parts.append(Part("text", str(item.get("refusal") or "")))
                 else:
                     parts.append(Part("other", json_text(item)))
+            else:
+                odd_content(item, "a content part", "skipped")
     else:
+        odd_content(content)
         parts.append(Part("other", json_text(content)))
     return parts
 

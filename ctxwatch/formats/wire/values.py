@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ctxwatch.model import MAX_COUNT
+from ctxwatch.model import MAX_COUNT, json_type, note_bad_field
 from ctxwatch.source import MAX_INT_DIGITS
 from ctxwatch.source import json_text as _json_text
 
@@ -33,6 +33,13 @@ def usage_count(value: Any, missing: int | None = None) -> Any:
         if digits.isascii() and digits.isdigit() and len(digits) <= MAX_INT_DIGITS:
             return int(digits)
     return value
+
+
+def odd_content(value: Any, what: str = "message content", taken: str = "its JSON counted as text") -> None:
+    """Note (:func:`~ctxwatch.model.note_bad_field`, an ``invalid_field`` issue of the record) that ``value``,
+    a message's content or one of its blocks, is of a JSON type no API takes there (a number, NaN, a boolean;
+    ``what`` names the field), and what the reader made of it (``taken``)."""
+    note_bad_field(f"{what} is a JSON {json_type(value)}, not text or a list of blocks: {taken}")
 
 
 def count_or_none(value: Any) -> int | None:
