@@ -158,3 +158,38 @@ async def test_the_dashboard_reads_and_previews_a_log_with_a_numeric_tool_result
         assert any(i.kind == "invalid_field" for i in app.issues)
         screen = await open_preview(pilot)
         assert screen.plan is not None
+
+
+def _first_usage_path(src: Path) -> tuple[list[str], int, tuple[Any, ...]]:
+    """The lines of ``src``, the index of the first record with a usage block, and the path to that block."""
+    lines = src.read_text(encoding="utf-8").splitlines()
+    for n, ln in enumerate(lines):
+        rec = json.loads(ln)
+        for p in json_paths(rec):
+            if p and p[-1] in ("usage", "usageMetadata") and isinstance(_at(rec, p), dict):
+                return lines, n, p
+    raise AssertionError(f"no usage block in {src}")
+
+
+def _at(value: Any, path: tuple[Any, ...]) -> Any:
+    for k in path:
+        value = value[k]
+    return value
+
+
+@pytest.mark.parametrize("name", ["openai_chat_demo.jsonl", "anthropic_messages.jsonl", "gemini_usage.jsonl",
+                                  "claude_code_session.jsonl", "openai_responses.jsonl", "claude_trace.jsonl"])
+@pytest.mark.parametrize("block", [[], "1024", 7])
+def test_a_usage_block_that_is_no_object_is_an_issue(tmp_path: Path, name: str, block: Any) -> None:
+    """A usage block that is a list, a string or a number was read as "no usage", silently: now an
+    ``invalid_field`` issue of its line, and no call is lost."""
+    src = ROOT / "sample_logs" / name
+    lines, n, where = _first_usage_path(src)
+    want_calls = len(json.loads(CliRunner().invoke(main, ["report", "--json", "--no-cache", str(src)]).stdout)["calls"])
+    lines[n] = json.dumps(replaced(json.loads(lines[n]), where, block))
+    out = tmp_path / name
+    out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    doc = json.loads(CliRunner().invoke(main, ["report", "--json", "--no-cache", str(out)]).stdout)
+    assert len(doc["calls"]) == want_calls
+    assert [(i["line"], "usage block" in i["message"]) for i in doc["issues"] if i["kind"] == "invalid_field"] \
+        == [(n + 1, True)]

@@ -46,26 +46,59 @@ def is_pipe(path: str) -> bool:
 PIPE_WRITER_WAIT = 10.0
 PIPE_WAIT_NOTICE = 1.0
 
+#: The most bytes copied from standard input or one named pipe: 16 GiB, beyond the largest agent logs (a
+#: long Claude Code session is tens of MB, a big batch output a few GB), so that ``cat /dev/zero | ctxwatch
+#: report -`` ends with an error naming the limit instead of filling the disk.
+MAX_SPOOL_BYTES = 16 << 30
+
+
+class SpoolTooLarge(Exception):
+    """More than :data:`MAX_SPOOL_BYTES` arrived on a pipe."""
+
+
+def _write_bounded(out: Any, chunk: bytes, written: int) -> int:
+    """Write ``chunk`` to ``out`` after ``written`` bytes; return the new total.
+
+    Raises:
+        SpoolTooLarge: the total would pass :data:`MAX_SPOOL_BYTES`.
+    """
+    written += len(chunk)
+    if written > MAX_SPOOL_BYTES:
+        raise SpoolTooLarge
+    out.write(chunk)
+    return written
+
+
+def _limit_text() -> str:
+    """:data:`MAX_SPOOL_BYTES` for a message: ``16 GiB``, or bytes when it is no whole number of GiB."""
+    gib, rest = divmod(MAX_SPOOL_BYTES, 1 << 30)
+    return f"{gib} GiB" if gib and not rest else f"{MAX_SPOOL_BYTES:,} bytes"
+
 
 def _copy_pipe(path: str, out: Any) -> bool:
     """Copy the pipe at ``path`` to the binary file ``out`` until its writer closes it; False when no writer
     came within :data:`PIPE_WRITER_WAIT` seconds, or the writer closed it with nothing written.
 
     The pipe is opened without blocking (opening a FIFO for reading otherwise waits for a writer, forever if none
-    comes), then read blocking once a writer is there."""
+    comes), then read blocking once a writer is there.
+
+    Raises:
+        SpoolTooLarge: more than :data:`MAX_SPOOL_BYTES` came.
+    """
     import time
 
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     try:
         start = time.monotonic()
         noticed = False
+        written = 0
         while True:
             try:
                 chunk = os.read(fd, 1 << 20)
             except BlockingIOError:
                 break  # a writer holds it open: nothing yet
             if chunk:
-                out.write(chunk)
+                written = _write_bounded(out, chunk, 0)
                 break
             waited = time.monotonic() - start
             if waited >= PIPE_WRITER_WAIT:
@@ -76,7 +109,7 @@ def _copy_pipe(path: str, out: Any) -> bool:
             time.sleep(0.01)
         os.set_blocking(fd, True)
         while chunk := os.read(fd, 1 << 20):
-            out.write(chunk)
+            written = _write_bounded(out, chunk, written)
         return True
     finally:
         os.close(fd)
@@ -91,7 +124,8 @@ def spool_stdin(paths: tuple[str, ...]) -> tuple[tuple[str, ...], str | None]:
     chunks: never whole in memory), in a folder only this user can read; it is removed when the command exits.
     Output names each copy as it was given (``-``, ``/dev/fd/63``).  Exits with status 2 when ``-`` is given
     twice or standard input is a terminal (nothing piped: reading would wait for typing), when a named pipe gets
-    no writer within :data:`PIPE_WRITER_WAIT` seconds, or when a copy cannot be made.
+    no writer within :data:`PIPE_WRITER_WAIT` seconds, when more than :data:`MAX_SPOOL_BYTES` arrive on one
+    (the message names the limit), or when a copy cannot be made.
     """
     pipes = [p for p in paths if p != STDIN_NAME and is_pipe(p)]
     if STDIN_NAME not in paths and not pipes:
@@ -135,11 +169,17 @@ def spool_stdin(paths: tuple[str, ...]) -> tuple[tuple[str, ...], str | None]:
                         fail(f"{clean(given)}: a named pipe nothing was written to (no writer within "
                              f"{PIPE_WRITER_WAIT:g} s)")
                 elif (buffer := getattr(sys.stdin, "buffer", None)) is not None:
-                    shutil.copyfileobj(buffer, out, 1 << 20)
+                    written = 0
+                    while chunk := buffer.read(1 << 20):
+                        written = _write_bounded(out, chunk, written)
                 else:  # a text-only stdin (tests)
-                    out.write(sys.stdin.read().encode("utf-8", "surrogateescape"))
+                    _write_bounded(out, sys.stdin.read().encode("utf-8", "surrogateescape"), 0)
         except OSError as exc:
             fail(f"{clean(given)}: cannot read ({exc.strerror or exc})")
+        except SpoolTooLarge:
+            what = "standard input" if given == STDIN_NAME else "the pipe"
+            fail(f"{clean(given)}: more than {_limit_text()} on {what}, the most ctxwatch copies to a temporary "
+                 "file to read; save the log to a file and give its path")
         show_as(spool, given)
         copies[given] = spool
     return tuple(copies.get(p, p) for p in paths), folder

@@ -12,7 +12,7 @@ from typing import Any
 
 from ctxwatch.formats.wire.images import image_part
 from ctxwatch.formats.wire.messages import MessageMemo, RequestParts
-from ctxwatch.formats.wire.values import json_text, odd_content, request_max_tokens, usage_count
+from ctxwatch.formats.wire.values import json_text, odd_content, odd_usage, request_max_tokens, usage_count
 from ctxwatch.model import Message, Part, ResponseInfo, Usage
 
 
@@ -29,6 +29,7 @@ def anthropic_usage(usage: Any) -> Usage | None:
     :func:`ctxwatch.engine.sanitize.sanitize` to report.  Anthropic reports no separate ``reasoning`` count.
     """
     if not isinstance(usage, dict):
+        odd_usage(usage)
         return None
     has_input = usage.get("input_tokens") is not None
     if not has_input and usage.get("output_tokens") is None:

@@ -21,7 +21,7 @@ from ctxwatch.formats.wire.openai import (
     responses_response_info,
     responses_usage,
 )
-from ctxwatch.formats.wire.values import int_or_none
+from ctxwatch.formats.wire.values import int_or_none, odd_usage
 from ctxwatch.model import ParsedCall, Provenance, ResponseInfo, SourceRef, Usage
 from ctxwatch.source import Record
 
@@ -86,6 +86,7 @@ def usage_by_shape(u: Any, flavour: str) -> tuple[Usage | None, list[str]]:
         ``ambiguous_usage`` issue; the usage is the reading the sentence names.
     """
     if not isinstance(u, dict):
+        odd_usage(u)
         return None, []
     chat = u.get("prompt_tokens") is not None or u.get("completion_tokens") is not None
     named_in = u.get("input_tokens") is not None or u.get("output_tokens") is not None

@@ -19,7 +19,7 @@ from typing import Any
 from ctxwatch.formats.wire.damage import forget_history, history_problem
 from ctxwatch.formats.wire.images import image_part
 from ctxwatch.formats.wire.messages import RequestParts
-from ctxwatch.formats.wire.values import int_or_none, json_text, odd_content, usage_count
+from ctxwatch.formats.wire.values import int_or_none, json_text, odd_content, odd_usage, usage_count
 from ctxwatch.model import Message, ParsedCall, Part, ResponseInfo, Usage
 
 
@@ -43,6 +43,7 @@ def gemini_usage(meta: Any) -> tuple[Usage | None, int | None]:
         thinking no ``thoughtsTokenCount``.  The rule and its source are in the module docstring.
     """
     if not isinstance(meta, dict):
+        odd_usage(meta)
         return None, None
     # (a value that is not a count is passed on for the sanitizer to report, with no arithmetic on it)
     prompt = usage_count(get_field(meta, "promptTokenCount", "prompt_token_count"))

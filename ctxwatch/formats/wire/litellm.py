@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ctxwatch.formats.wire.openai import openai_usage
-from ctxwatch.formats.wire.values import int_or_none
+from ctxwatch.formats.wire.values import int_or_none, odd_usage
 from ctxwatch.model import Usage
 
 #: LiteLLM's own cache counts, kept beside its OpenAI-shaped usage for Anthropic models.
@@ -35,6 +35,7 @@ def litellm_usage_note(u: Any) -> tuple[Usage | None, str | None]:
     :func:`ctxwatch.engine.sanitize.sanitize` to report as damage.
     """
     if not isinstance(u, dict):
+        odd_usage(u)
         return None, None
     base = openai_usage(u)
     if base is None:

@@ -12,7 +12,7 @@ from typing import Any
 
 from ctxwatch.formats.wire.images import image_part
 from ctxwatch.formats.wire.messages import MessageMemo, RequestParts
-from ctxwatch.formats.wire.values import json_text, odd_content, request_max_tokens, usage_count
+from ctxwatch.formats.wire.values import json_text, odd_content, odd_usage, request_max_tokens, usage_count
 from ctxwatch.model import Message, Part, ResponseInfo, Usage
 
 # --- chat completions ---------------------------------------------------------------------------------------
@@ -113,6 +113,7 @@ def openai_usage(u: Any) -> Usage | None:
     block has neither a prompt nor an output count.
     """
     if not isinstance(u, dict):
+        odd_usage(u)
         return None
     prompt = usage_count(u.get("prompt_tokens"))
     if prompt is None:

@@ -42,6 +42,13 @@ def odd_content(value: Any, what: str = "message content", taken: str = "its JSO
     note_bad_field(f"{what} is a JSON {json_type(value)}, not text or a list of blocks: {taken}")
 
 
+def odd_usage(value: Any) -> None:
+    """Note (an ``invalid_field`` issue of the record) a usage block that is present but no JSON object (a
+    list, a string, a number): the call's usage is unknown, not "not reported"."""
+    if value is not None:
+        note_bad_field(f"a usage block is a JSON {json_type(value)}, not an object: the call's usage is unknown")
+
+
 def count_or_none(value: Any) -> int | None:
     """A token count from a JSON value (:func:`usage_count`: ints, integral floats, strings of digits), or
     ``None`` for anything that is not a count (negative, ``1.5``, ``"inf"``, ``1e400``, ``true``, or 2**53
