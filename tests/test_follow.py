@@ -207,6 +207,40 @@ def test_follow_errors(tmp_path: Path) -> None:
         follow_jsonl(str(junk), None, None, QueueOut(), stop)
 
 
+def test_follow_on_a_file_with_no_json_line_says_what_it_is(tmp_path: Path) -> None:
+    """``report --follow /etc/passwd`` printed a notice and waited for ever: a finished line that is no JSON is
+    no log being written, and the command ends with the reason ``report`` gives.  A lone unfinished line is
+    still waited for (a writer may be half-way through its first record)."""
+    text = tmp_path / "passwd"
+    text.write_text("root:x:0:0:root:/root:/bin/bash\ndaemon:x:1:1:daemon:/usr/sbin:/usr/sbin/nologin\n")
+    got: list[BaseException] = []
+    stop = threading.Event()
+
+    def follow() -> None:
+        try:
+            follow_jsonl(str(text), None, None, QueueOut(), stop, True, poll_interval=0.05)
+        except BaseException as exc:  # (the test looks at it)
+            got.append(exc)
+
+    t = threading.Thread(target=follow, daemon=True)
+    t.start()
+    t.join(20)
+    stop.set()
+    t.join(5)
+    assert len(got) == 1 and isinstance(got[0], LogError)
+    assert "none of its first lines is JSON" in str(got[0])
+    partial = tmp_path / "partial.jsonl"
+    partial.write_text('{"request": {"model"')
+    out = QueueOut()
+    t = threading.Thread(target=follow_jsonl, args=(str(partial), None, None, out, stop), daemon=True)
+    stop.clear()
+    t.start()
+    t.join(1)
+    assert t.is_alive()  # (still waiting for the record's end)
+    stop.set()
+    t.join(5)
+
+
 def test_follow_stops_on_closed_pipe(tmp_path: Path) -> None:
     log = tmp_path / "calls.jsonl"
     append(log, line(0) + line(1))

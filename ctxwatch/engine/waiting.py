@@ -20,7 +20,8 @@ def format_when_ready(path: str, fmt: str | None, wait_for_format: bool, interva
 
     A file that does not exist yet (a job about to write it) or is empty is waited for, looked at every
     ``interval`` seconds; with ``wait_for_format`` so is one whose records are not recognised yet, until
-    :data:`~ctxwatch.engine.opening.DETECT_RECORDS` of them.  Each reason to wait is given once
+    :data:`~ctxwatch.engine.opening.DETECT_RECORDS` of them, unless it has a finished line and no JSON value
+    (``/etc/passwd``): that is the whole read's error (``fail``).  Each reason to wait is given once
     (:class:`~ctxwatch.engine.events.Waiting`), and so is an empty file's note (withdrawn when it ends).
     """
     said: set[str] = set()
@@ -50,6 +51,10 @@ def format_when_ready(path: str, fmt: str | None, wait_for_format: bool, interva
                 spec = detect(path)
                 if spec is not None:
                     return spec
+                if _no_json_lines(path):
+                    # (a finished line that is no JSON value: not a log being written, /etc/passwd; the whole
+                    # read's reason is given: no JSON line, a compressed file, a JSON array of records)
+                    return resolve_spec(path, None)
                 if _records_enough(path):
                     raise LogError(f"{path}: format not recognised (see `ctxwatch formats`, or pass --format NAME)")
             except (LogError, OSError) as exc:
@@ -69,6 +74,17 @@ def empty(path: str) -> bool:
         return os.path.isfile(path) and os.path.getsize(path) == 0
     except OSError:
         return False
+
+
+def _no_json_lines(path: str) -> bool:
+    """True when the file's head holds a finished, non-blank line and no JSON value at all: no writer of a JSON
+    log writes such a line, so waiting cannot make it one."""
+    try:
+        sn = sniff_file(path)
+    except OSError:
+        return False
+    finished = sn.head[:sn.head.rfind(b"\n") + 1]
+    return not sn.values and sn.document is None and bool(finished.strip())
 
 
 def _records_enough(path: str) -> bool:
