@@ -161,3 +161,33 @@ async def test_the_csv_export_holds_no_formula_and_no_control_and_the_plan_json_
     assert [r for r in RAW if r in raw] == []
     assert b"\\u009b31m\\u202eevil" in raw
     assert json.loads(raw)["call"]["model"] == CONTROLS  # (escaped, not changed)
+
+
+async def test_the_svg_screenshot_never_writes_through_a_planted_symlink(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``s`` wrote the screenshot through a dangling symlink planted at its name (Textual's screenshot opens
+    with create-truncate), creating the file the link named.  The screenshot is now a new file of its own,
+    created exclusively like the CSV and plan exports, and the link's target is never made."""
+    from test_ui_common import write_log
+
+    logs, out = tmp_path / "logs", tmp_path / "out"
+    logs.mkdir()
+    out.mkdir()
+    log = write_log(logs / "run.jsonl", 2, turn_words=5)
+    target = tmp_path / "elsewhere" / "victim.svg"
+    target.parent.mkdir()
+    (out / "ctxwatch-run.svg").symlink_to(target)
+    monkeypatch.chdir(out)
+    app = CtxwatchApp(str(log))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await loaded(pilot, 2)
+        await pilot.press("s")
+        assert await wait_for(pilot, lambda: bool(app.saved))
+        assert app.is_running
+    assert not target.exists()
+    assert (out / "ctxwatch-run.svg").is_symlink()
+    saved = out / "ctxwatch-run-2.svg"
+    assert not saved.is_symlink() and saved.read_text(encoding="utf-8").lstrip().startswith("<svg")
+    with pytest.raises(FileExistsError):  # (a link planted after the name was chosen is refused too)
+        write_new(str(out / "ctxwatch-run.svg"), b"<svg/>")
+    assert not target.exists()

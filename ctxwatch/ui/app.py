@@ -27,7 +27,7 @@ from ctxwatch.model import Call
 from ctxwatch.output.csv import CSV_FIELDS, csv_text, write_csv
 from ctxwatch.ui import messages as msg
 from ctxwatch.ui import text as tx
-from ctxwatch.ui.export import export_dir, export_folder, file_stem
+from ctxwatch.ui.export import export_dir, export_folder, file_stem, write_new
 from ctxwatch.ui.feed import BatchFeed, FolderScan, LogFeed
 from ctxwatch.ui.main import FilterInput, MainScreen
 from ctxwatch.ui.screens import AUTO, DetailScreen, HelpScreen, IssuesScreen, PlanScreen, SessionPicker, unique_path
@@ -547,11 +547,14 @@ class CtxwatchApp(App[None]):
             self.push_screen(HelpScreen(self.settings))
 
     def action_save_svg(self) -> None:
-        """Save an SVG screenshot of the screen (:func:`~ctxwatch.ui.export.export_folder`) and say where."""
+        """Save an SVG screenshot of the screen (:func:`~ctxwatch.ui.export.export_folder`) and say where.
+
+        Written as every export is (:func:`~ctxwatch.ui.export.write_new`): to a new file, never through a
+        symlink (Textual's ``save_screenshot`` opens with create-truncate and follows a planted one)."""
         s = self.state
         try:
             path = unique_path(export_folder(s.paths), "ctxwatch-" + file_stem(s.stem_source()), ".svg")
-            self.save_screenshot(filename=os.path.basename(path), path=os.path.dirname(path))
+            write_new(path, self.export_screenshot().encode("utf-8"))
         except OSError as exc:  # a read-only folder, a full disk, an XDG path that is a file
             self.notify(f"screenshot not saved: {exc}", title="SVG", severity="error")
             return

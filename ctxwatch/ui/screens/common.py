@@ -72,10 +72,12 @@ class TableScreen(Screen[None]):
 
 
 def unique_path(folder: str, stem: str, suffix: str) -> str:
-    """``folder/stem.suffix``, or ``folder/stem-2.suffix`` etc. if taken (never overwrites a file)."""
+    """``folder/stem.suffix``, or ``folder/stem-2.suffix`` etc. if taken (never overwrites a file; a symlink,
+    dangling or not, takes its name too; the file is then created exclusively,
+    :func:`~ctxwatch.ui.export.write_new`)."""
     path = os.path.join(folder, stem + suffix)
     n = 2
-    while os.path.exists(path):
+    while os.path.lexists(path):
         path = os.path.join(folder, f"{stem}-{n}{suffix}")
         n += 1
     return path
