@@ -4,7 +4,7 @@ The tailer reads from a byte offset with ``os.pread`` (an append costs its new b
 :class:`~ctxwatch.source.lines.Line` objects; it never decodes a line for its caller, so the engine decodes
 every line the same way whether a file is read whole or followed (:func:`ctxwatch.source.decode.records`).  It
 tracks the file's identity ``(st_dev, st_ino)``, so a file renamed away, replaced or deleted and created again
-is noticed, and the bytes before the offset, so a file rewritten in place is.  No log is ever opened for
+is noticed, and its head and the bytes before the offset, so a file rewritten in place is.  No log is ever opened for
 writing and nothing here raises on a missing or damaged file.
 """
 
@@ -26,9 +26,19 @@ from ctxwatch.source.lines import CHUNK_BYTES, DEFAULT_MAX_LINE_BYTES, Line, Lin
 #: stopped.
 DEFAULT_IDLE_GRACE = 2.0
 
+#: Seconds a file renamed away (rotated) must stay unchanged before it is let go for the new file at the path: a
+#: writer that still holds it (logrotate's ``create`` mode) reopens the path within moments; its records written
+#: to the old handle until then are read first.  The same 2 s of silence as :data:`DEFAULT_IDLE_GRACE`.
+DEFAULT_ROTATED_QUIET = 2.0
+
 #: Bytes before the read offset remembered to notice a file rewritten in place to at least its old size between
 #: two polls (a truncation the size check alone cannot see): 64 bytes make a false match negligible.
 SIGNATURE_BYTES = 64
+
+#: Bytes of the file's head remembered too: a file cut and rewritten past the old offset whose bytes just before
+#: it happen to match (records that end alike) is noticed by its head, which a new file of another session or
+#: run does not share (its first record carries its own ids and times).
+HEAD_BYTES = 256
 
 #: Reasons a :class:`Reset` may carry.
 RESET_REASONS = ("truncated", "rotated", "replaced", "recreated", "deleted")
@@ -71,14 +81,17 @@ class FileTailer:
     completes it later, the line is given then, with ``skip_values`` set to what was given early, and a
     truncation reported is withdrawn (:class:`~ctxwatch.model.Resolved`).
 
-    On rotation the still-open old file is first read to its end, so lines written between the rename and the
-    reopen are not lost, then reading restarts at byte 0 of the new file after a :class:`Reset`.
+    On rotation (the file renamed away, still linked) the still-open old file is read on until it has been quiet
+    for ``rotated_quiet`` seconds, so that lines its writer adds before reopening the path are not lost
+    (logrotate's ``create`` mode renames the file under a writer that still holds it); then reading restarts at
+    byte 0 of the new file after a :class:`Reset`.
 
     Args:
         path: the file to follow, opened read-only.
         offset: byte offset to start reading at (a line start); line: its 1-based line number.
         max_line_bytes: longer lines are given ``oversized`` (bytes).
         idle_grace: seconds a partial last line may stay unchanged before it is given or reported.
+        rotated_quiet: seconds a file renamed away must stay unchanged before the new file at the path is read.
         keep_open: keep the file open between polls (needed to drain a rotated file); when False the handle
             is closed after each poll and the path reopened on the next one.
         clock: monotonic time source in seconds (tests pass a fake clock).
@@ -87,11 +100,13 @@ class FileTailer:
 
     def __init__(self, path: str | os.PathLike[str], offset: int = 0, line: int = 1,
                  max_line_bytes: int = DEFAULT_MAX_LINE_BYTES, *, idle_grace: float = DEFAULT_IDLE_GRACE,
+                 rotated_quiet: float = DEFAULT_ROTATED_QUIET,
                  keep_open: bool = True, clock: Callable[[], float] = time.monotonic,
                  chunk_bytes: int = CHUNK_BYTES) -> None:
         self.path = os.fspath(path)
         self.max_line_bytes = max_line_bytes
         self.idle_grace = idle_grace
+        self.rotated_quiet = rotated_quiet
         self.keep_open = keep_open
         self.clock = clock
         self.chunk_bytes = max(1, chunk_bytes)
@@ -103,10 +118,12 @@ class FileTailer:
         self._mtime_ns = 0
         self._sig = b""  # up to SIGNATURE_BYTES bytes just before _pos
         self._sig_known = offset == 0
+        self._head = b""  # up to HEAD_BYTES bytes from the file's start (what of them was read)
         self._gone = False  # the path vanished after a file was read (a later file there is "recreated")
         self._unreadable_reported = False
         self._pending_issue: Issue | None = None
         self._last_growth = clock()
+        self._moved_at: float | None = None  # when the open file, renamed away, was last seen growing
         self._held = HeldLine()  # what was said of a partial last line
         #: Total bytes read since creation (for "did anything grow" checks).
         self.bytes_read = 0
@@ -276,14 +293,19 @@ class FileTailer:
         except OSError:  # a permission problem on the path: keep reading the open file
             return
         if ident == self._ident:
+            self._moved_at = None
             return
         # The path no longer names the open file: drain the old handle first.
+        before = self._pos
         self._read(events, None)
-        self._flush_partial(events)
         try:
             nlink = os.fstat(self._fd).st_nlink
         except OSError:
             nlink = 0
+        if nlink > 0 and self.keep_open and self._still_written(self._pos > before):
+            return  # (renamed away under a writer that may still hold it: keep reading it until it is quiet)
+        self._moved_at = None
+        self._flush_partial(events)
         self.release()
         gone = Reset("rotated" if nlink > 0 else "deleted", self.path)
         if ident is None:
@@ -301,6 +323,14 @@ class FileTailer:
         self._stat_update(st)
         self._restart(events, "rotated" if nlink > 0 else "replaced")
 
+    def _still_written(self, grew: bool) -> bool:
+        """True while the open file, renamed away, may still be written: it grew at this poll or within the
+        last ``rotated_quiet`` seconds (the first poll that sees the rename starts that wait)."""
+        now = self.clock()
+        if grew or self._moved_at is None:
+            self._moved_at = now
+        return now - self._moved_at < self.rotated_quiet
+
     def _restart(self, events: list[TailEvent], reason: str) -> None:
         """Start the current file over from byte 0, line 1, after a reset event."""
         events.append(Reset(reason, self.path))
@@ -308,6 +338,7 @@ class FileTailer:
         self._splitter = LineSplitter(0, 1, self.max_line_bytes)
         self._sig = b""
         self._sig_known = True
+        self._head = b""
         self._held.clear()
         self._last_growth = self.clock()
 
@@ -320,8 +351,9 @@ class FileTailer:
         n = min(SIGNATURE_BYTES, self._pos)
         try:
             self._sig = os.pread(self._fd, n, self._pos - n) if n else b""
+            self._head = os.pread(self._fd, min(HEAD_BYTES, self._pos), 0) if self._pos else b""
         except OSError:
-            self._sig = b""
+            self._sig = self._head = b""
         self._sig_known = True
 
     def _check_truncation(self, events: list[TailEvent]) -> None:
@@ -338,9 +370,10 @@ class FileTailer:
         if changed and self._sig and self._pos >= len(self._sig):
             try:
                 now = os.pread(self._fd, len(self._sig), self._pos - len(self._sig))
+                head = os.pread(self._fd, len(self._head), 0) if self._head else b""
             except OSError:
                 return
-            if now != self._sig:
+            if now != self._sig or head != self._head:
                 self._restart(events, "truncated")
 
     # ------------------------------------------------------------------ reading
@@ -358,6 +391,8 @@ class FileTailer:
                 self._size = self._pos  # at the end: nothing is waiting (even if a stat said more)
                 break
             got_any = True
+            if self._pos < HEAD_BYTES and len(self._head) == self._pos:
+                self._head += chunk[:HEAD_BYTES - self._pos]
             self._pos += len(chunk)
             self.bytes_read += len(chunk)
             if budget is not None:
