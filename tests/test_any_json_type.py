@@ -193,3 +193,52 @@ def test_a_usage_block_that_is_no_object_is_an_issue(tmp_path: Path, name: str, 
     assert len(doc["calls"]) == want_calls
     assert [(i["line"], "usage block" in i["message"]) for i in doc["issues"] if i["kind"] == "invalid_field"] \
         == [(n + 1, True)]
+
+
+def _first_path(value: Any, key: str, inside: str) -> tuple[Any, ...] | None:
+    """The first path of ``value`` ending in ``key`` with each of the ``inside`` keys (separated by ``/``) among
+    the keys before it (a string value)."""
+    for p in json_paths(value):
+        if p and p[-1] == key and all(k in p[:-1] for k in inside.split("/")) and isinstance(_at(value, p), str):
+            return p
+    return None
+
+
+@pytest.mark.parametrize(("name", "key", "inside"), [
+    ("openai_responses.jsonl", "call_id", "input"),  # Responses function_call_output.call_id
+    ("codex_rollout.jsonl", "call_id", "payload"),
+    ("gemini_cli_session.jsonl", "id", "functionResponse"),
+    ("documents/gemini_cli_session.json", "id", "functionResponse"),
+    ("openai_chat_demo.jsonl", "id", "request/tool_calls"),
+    ("claude_trace.jsonl", "tool_use_id", "request"),
+    ("openai_chat_demo.jsonl", "tool_call_id", "request/messages"),
+])
+@pytest.mark.parametrize("new", [7, {"id": 1}, True, ["a"]])
+def test_a_tool_call_id_of_the_wrong_type_in_each_format_is_an_issue(tmp_path: Path, name: str, key: str,
+                                                                     inside: str, new: Any) -> None:
+    """The fields the issue names (a Responses ``call_id``, a Gemini CLI ``functionResponse.id``, an OpenAI
+    ``tool_calls[].id``, an Anthropic ``tool_use_id``) in a request the run reads, as a number, an object, a
+    boolean or a list: every command runs, and the run has an ``invalid_field`` issue for it.  (A field the
+    run does not read, such as a Claude Code user line's, is read only when its call is opened, and mended
+    then.)"""
+    src = ROOT / "sample_logs" / name
+    text = src.read_text(encoding="utf-8")
+    out = tmp_path / src.name
+    if src.suffix == ".jsonl":
+        lines = text.splitlines()
+        for n, ln in enumerate(lines):
+            rec = json.loads(ln)
+            if (p := _first_path(rec, key, inside)) is not None:
+                lines[n] = json.dumps(replaced(rec, p, new))
+                break
+        else:
+            raise AssertionError(f"no {inside}...{key} in {name}")
+        out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    else:
+        doc = json.loads(text)
+        p = _first_path(doc, key, inside)
+        assert p is not None
+        out.write_text(json.dumps(replaced(doc, p, new)), encoding="utf-8")
+    assert run_all(out) == []
+    doc = json.loads(CliRunner().invoke(main, ["report", "--json", "--no-cache", str(out)]).stdout)
+    assert any(i["kind"] == "invalid_field" for i in doc["issues"])

@@ -12,7 +12,7 @@ from typing import Any
 
 from ctxwatch.formats.wire.images import image_size_from_base64
 from ctxwatch.formats.wire.openai import harness_label
-from ctxwatch.formats.wire.values import odd_content
+from ctxwatch.formats.wire.values import id_or_none, odd_content
 from ctxwatch.model import Message, Part
 from ctxwatch.source import json_text
 
@@ -109,7 +109,7 @@ def item_message(item: Any) -> tuple[Message | None, bool]:
     if not isinstance(item, dict):
         return None, False
     kind = item.get("type")
-    call_id = item.get("call_id") if isinstance(item.get("call_id"), str) else None
+    call_id = id_or_none(item.get("call_id"), "a response item's call_id")
     if kind == "message":
         role = r if (r := item.get("role")) in ("user", "assistant", "developer", "system") else "user"
         parts = _content_parts(item.get("content"))

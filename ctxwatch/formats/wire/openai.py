@@ -12,7 +12,7 @@ from typing import Any
 
 from ctxwatch.formats.wire.images import image_part
 from ctxwatch.formats.wire.messages import MessageMemo, RequestParts
-from ctxwatch.formats.wire.values import json_text, odd_content, odd_usage, request_max_tokens, usage_count
+from ctxwatch.formats.wire.values import id_or_none, json_text, odd_content, odd_usage, request_max_tokens, usage_count
 from ctxwatch.model import Message, Part, ResponseInfo, Usage
 
 # --- chat completions ---------------------------------------------------------------------------------------
@@ -69,9 +69,9 @@ def openai_message(m: dict[str, Any]) -> Message:
     if isinstance(fc, dict):  # (the legacy single function_call, before tool_calls)
         parts.append(Part("tool_call", json_text(fc.get("arguments") or ""), name=str(fc.get("name") or "")))
     if role in ("tool", "function"):
-        call_id = m.get("tool_call_id")
+        call_id = id_or_none(m.get("tool_call_id"), "a tool message's tool_call_id")
         text = "\n".join(p.text for p in parts)
-        parts = [Part("tool_result", text, call_id=str(call_id) if call_id else None)]
+        parts = [Part("tool_result", text, call_id=call_id or None)]
         role = "tool"
     name = m.get("name") if isinstance(m.get("name"), str) and role != "tool" else None
     return Message(role, parts, name=name)

@@ -42,6 +42,15 @@ def odd_content(value: Any, what: str = "message content", taken: str = "its JSO
     note_bad_field(f"{what} is a JSON {json_type(value)}, not text or a list of blocks: {taken}")
 
 
+def id_or_none(value: Any, what: str = "a tool call id") -> str | None:
+    """``value`` when it is an id (a string) or absent (``None``); any other JSON type is noted as an
+    ``invalid_field`` issue of the record (``what`` names the field) and read as absent."""
+    if value is None or isinstance(value, str):
+        return value
+    note_bad_field(f"{what} is a JSON {json_type(value)}, not a string: read as none (paired with no call)")
+    return None
+
+
 def odd_usage(value: Any) -> None:
     """Note (an ``invalid_field`` issue of the record) a usage block that is present but no JSON object (a
     list, a string, a number): the call's usage is unknown, not "not reported"."""
