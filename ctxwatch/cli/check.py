@@ -21,13 +21,13 @@ import orjson
 
 from ctxwatch.cli.console import echo
 from ctxwatch.cli.exits import exit_if_nothing_read, flagged_status
-from ctxwatch.cli.load import load_paths, steady_heap
+from ctxwatch.cli.load import given_or_found, load_paths, steady_heap
 from ctxwatch.cli.options import cache_option, make_settings, settings_options
 from ctxwatch.output.safetext import json_bytes, on_closed_output_exit, shown, write_out
 
 
 @click.command("check")
-@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@click.argument("paths", nargs=-1, type=click.Path())
 @settings_options
 @cache_option
 @click.option("--fail-on", "fail_on", type=click.Choice(["warn", "critical"]), default="critical", show_default=True,
@@ -37,13 +37,15 @@ def check_cmd(paths: tuple[str, ...], config: str | None, window: int | None, bu
               trigger: float | None, reserve: float | None, fmt: str | None, fail_on: str, as_json: bool) -> None:
     """Print the flags of PATH; exit 1 if any is at or above --fail-on, 2 if PATH cannot be read.
 
-    PATH is a log file, or (like `report`) a batch input/output pair or a folder of logs.
+    PATH is a log file, or (like `report`) a batch input/output pair or a folder of logs; without
+    PATH, the session logs of the harnesses installed (Claude Code, Codex, Gemini CLI).
     """
     from ctxwatch.analysis import analysis_json
     from ctxwatch.output.check import check_json, check_lines
 
     settings = make_settings(config, window=window, budget_fraction=budget_fraction, trigger=trigger,
                              reserve=reserve)
+    paths = given_or_found(paths)
     run = load_paths(paths, fmt, settings)
     exit_if_nothing_read(run, paths)
     with steady_heap():

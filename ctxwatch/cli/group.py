@@ -48,10 +48,10 @@ class DefaultGroup(click.Group):
         return self.commands.get(cmd_name)
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        """Insert ``watch`` before a leading non-command argument (``ctxwatch run.jsonl``)."""
-        if args and args[0] not in self.commands and args[0] not in COMMANDS \
-                and args[0] not in ("--help", "-h", "--version"):
-            args = ["watch", *args]
+        """Insert ``watch`` before a leading non-command argument (``ctxwatch run.jsonl``), or as the only one."""
+        if not args or (args[0] not in self.commands and args[0] not in COMMANDS
+                        and args[0] not in ("--help", "-h", "--version")):
+            args = ["watch", *args]  # (no argument at all: the dashboard on the harnesses' logs)
         return super().parse_args(ctx, args)
 
     def make_context(self, info_name: str | None, args: list[str], parent: click.Context | None = None,
@@ -88,6 +88,8 @@ def main() -> None:
     """Watch an LLM agent's context window: floor, history and reserve per call, from its call logs.
 
     \b
+    ctxwatch                   the dashboard on the logs of the harnesses installed
+                               (Claude Code, Codex, Gemini CLI), picker on the newest
     ctxwatch PATH              open the dashboard and follow the log live
                                (the same as: ctxwatch watch PATH)
     ctxwatch report PATH       per-call numbers (text, --json, or --follow --jsonl)

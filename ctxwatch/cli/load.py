@@ -44,6 +44,23 @@ def load_paths(paths: tuple[str, ...], fmt: str | None, settings: Settings) -> R
             fail(clean(exc))
 
 
+def given_or_found(paths: tuple[str, ...]) -> tuple[str, ...]:
+    """``paths`` as given, or when none is given the folders where the installed harnesses keep their logs
+    (:func:`ctxwatch.engine.found_places`), said on standard error; exits with status 2 and where it looked
+    when none holds a log."""
+    if paths:
+        return paths
+    from ctxwatch.cli.console import echo
+    from ctxwatch.engine import found_places, nothing_found
+
+    found, looked = found_places()
+    if not found:
+        fail(nothing_found(looked))
+    echo("ctxwatch: no path given; reading " + ", ".join(f"{clean(p.path)} ({p.harness})" for p in found),
+         err=True)
+    return tuple(p.path for p in found)
+
+
 def _cache() -> RunCache | None:
     """The user's cache of earlier reads, unless ``--no-cache`` or ``CTXWATCH_NO_CACHE`` turned it off."""
     import click

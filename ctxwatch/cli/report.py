@@ -16,7 +16,7 @@ import click
 
 from ctxwatch.cli.console import echo, write_chunks
 from ctxwatch.cli.exits import exit_if_nothing_read, fail
-from ctxwatch.cli.load import load_paths, steady_heap
+from ctxwatch.cli.load import given_or_found, load_paths, steady_heap
 from ctxwatch.cli.options import cache_option, make_settings, settings_options
 from ctxwatch.cli.spool import STDIN_NAME, is_pipe
 from ctxwatch.config import Settings
@@ -24,7 +24,7 @@ from ctxwatch.output.safetext import clean
 
 
 @click.command("report")
-@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@click.argument("paths", nargs=-1, type=click.Path())
 @settings_options
 @cache_option
 @click.option("--json", "as_json", is_flag=True, help="Print the JSON document (schema in the README).")
@@ -37,7 +37,10 @@ from ctxwatch.output.safetext import clean
 def report_cmd(paths: tuple[str, ...], config: str | None, window: int | None, budget_fraction: float | None,
                trigger: float | None, reserve: float | None, fmt: str | None, as_json: bool, follow: bool,
                jsonl: bool, poll: bool) -> None:
-    """Per-call floor / history / reserve numbers for PATH, headless."""
+    """Per-call floor / history / reserve numbers for PATH, headless.
+
+    Without PATH: the session logs of the harnesses installed (Claude Code, Codex, Gemini CLI).
+    """
     if as_json and jsonl:
         raise click.UsageError("--json and --jsonl are two output shapes: choose one")
     if follow and (STDIN_NAME in paths or any(is_pipe(p) for p in paths)):
@@ -57,6 +60,7 @@ def report_cmd(paths: tuple[str, ...], config: str | None, window: int | None, b
         return
     from ctxwatch.output.report import report_json, report_json_chunks, report_jsonl_chunks
 
+    paths = given_or_found(paths)
     run = load_paths(paths, fmt, settings)
     exit_if_nothing_read(run, paths)
     if jsonl or as_json:  # (written as made: one call object at a time)

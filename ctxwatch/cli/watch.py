@@ -14,13 +14,14 @@ import click
 
 from ctxwatch.cli.console import echo
 from ctxwatch.cli.exits import fail
+from ctxwatch.cli.load import given_or_found
 from ctxwatch.cli.options import make_settings, settings_options
 from ctxwatch.cli.spool import STDIN_NAME, is_pipe
 from ctxwatch.output.safetext import clean
 
 
 @click.command("watch")
-@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@click.argument("paths", nargs=-1, type=click.Path())
 @settings_options
 @click.option("--poll", is_flag=True,
               help="Poll instead of using filesystem events (network, WSL, container filesystems).")
@@ -33,9 +34,13 @@ def watch_cmd(paths: tuple[str, ...], config: str | None, window: int | None, bu
     PATHS: a log file; a folder of logs (sessions, newest first; the newest is followed);
     several logs or folders (the same, over all their files); or an OpenAI/Anthropic batch
     input and output file, or their folder (one run, results joined to requests by custom_id).
+    Without PATHS: the session logs of the harnesses installed (Claude Code, Codex, Gemini CLI),
+    the session picker open on the most recent.
     """
     settings = make_settings(config, window=window, budget_fraction=budget_fraction, trigger=trigger,
                              reserve=reserve)
+    pick = not paths
+    paths = given_or_found(paths)
     headless = not sys.stdout.isatty() or shutil.get_terminal_size((0, 0)).columns <= 0
     _check_paths(paths, fmt, headless)
     if headless:
@@ -49,7 +54,7 @@ def watch_cmd(paths: tuple[str, ...], config: str | None, window: int | None, bu
     from ctxwatch.ui.app import CtxwatchApp
 
     app = CtxwatchApp(paths[0] if len(paths) == 1 else list(paths), fmt=fmt, settings=settings, poll=poll,
-                      last=last)
+                      last=last, pick=pick)
     app.run()
     if app.return_code:  # (1: the app ended on an error it did not handle; Textual printed its traceback)
         sys.exit(app.return_code)

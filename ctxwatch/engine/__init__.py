@@ -15,6 +15,7 @@ from ctxwatch.engine.discovery import (
 )
 from ctxwatch.engine.folder import load_many
 from ctxwatch.engine.follow import Follower
+from ctxwatch.engine.homes import Place, found_places, harness_places, nothing_found
 from ctxwatch.engine.opening import (
     DETECT_RECORDS,
     JsonArray,
@@ -30,8 +31,8 @@ from ctxwatch.engine.reload import reload_call, reload_parsed
 from ctxwatch.engine.run import Change, Run
 
 __all__ = [
-    "COMPRESSED_SUFFIXES", "DETECT_RECORDS", "LOG_SUFFIXES", "Change", "Follower",
-    "JsonArray", "LogError", "Run", "UnknownFormat", "check_log_file", "empty_file_note", "format_mismatch",
-    "last_call_time", "list_logs", "load_many", "load_run", "reload_call", "reload_parsed", "resolve_spec",
-    "skipped_note", "unique_files",
+    "COMPRESSED_SUFFIXES", "DETECT_RECORDS", "LOG_SUFFIXES", "Change", "Follower", "JsonArray", "LogError", "Place",
+    "Run", "UnknownFormat", "check_log_file", "empty_file_note", "format_mismatch", "found_places",
+    "harness_places", "last_call_time", "list_logs", "load_many", "load_run", "nothing_found", "reload_call",
+    "reload_parsed", "resolve_spec", "skipped_note", "unique_files",
 ]

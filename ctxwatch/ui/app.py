@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from textual.app import App, SystemCommand
+from textual.app import SystemCommand
 from textual.binding import Binding, BindingType
 from textual.notifications import SeverityLevel
 from textual.screen import Screen
@@ -30,8 +30,9 @@ from ctxwatch.ui import text as tx
 from ctxwatch.ui.export import export_dir, export_folder, file_stem, write_new
 from ctxwatch.ui.feed import BatchFeed, FolderScan, LogFeed
 from ctxwatch.ui.main import FilterInput, MainScreen
-from ctxwatch.ui.screens import AUTO, DetailScreen, HelpScreen, IssuesScreen, PlanScreen, SessionPicker, unique_path
+from ctxwatch.ui.screens import DetailScreen, HelpScreen, IssuesScreen, PlanScreen, unique_path
 from ctxwatch.ui.screens.help import COMMANDS
+from ctxwatch.ui.sessions import SessionActions
 from ctxwatch.ui.state import STATE_VIEWS, DashboardState, newest_session
 from ctxwatch.ui.widgets.table import CallsTable
 from ctxwatch.ui.workers import run_feed, run_scan
@@ -39,7 +40,7 @@ from ctxwatch.ui.workers import run_feed, run_scan
 __all__ = ["CSV_FIELDS", "CtxwatchApp", "FilterInput", "MainScreen", "csv_text", "export_dir", "write_csv"]
 
 
-class CtxwatchApp(App[None]):
+class CtxwatchApp(SessionActions):
     """The dashboard: follow one log (or the sessions of a folder) and show how its context is spent.
 
     Args:
@@ -55,6 +56,8 @@ class CtxwatchApp(App[None]):
             and falls back to polling by itself, with a notice, when events fail or stay silent; a folder's
             tree is followed the same way (:class:`~ctxwatch.ui.feed.FolderScan`).
         last: show only the last N calls of the existing content.
+        pick: open the session picker on the most recent session once the sessions are listed (the dashboard
+            started with no path, on the harnesses' logs).
 
     Attributes: ``state`` (:class:`~ctxwatch.ui.state.DashboardState`: everything shown), ``main`` (the
     :class:`~ctxwatch.ui.main.MainScreen`), ``feed`` (the current :class:`~ctxwatch.ui.feed.LogFeed`),
@@ -89,7 +92,7 @@ class CtxwatchApp(App[None]):
                            "sessions", "cancel_backfill", "issues"})
 
     def __init__(self, path: str | Sequence[str], *, fmt: str | None = None, settings: Settings | None = None,
-                 poll: bool = False, last: int | None = None) -> None:
+                 poll: bool = False, last: int | None = None, pick: bool = False) -> None:
         super().__init__()
         paths = [path] if isinstance(path, str) else list(path)
         if not paths:
@@ -98,6 +101,7 @@ class CtxwatchApp(App[None]):
         self.fmt = fmt
         self.settings = settings or Settings()
         self.last = last
+        self.pick_on_open = pick
         self.feed: LogFeed | None = None  # (a BatchFeed, a LogFeed, for joined batch files)
         self.folder_scan: FolderScan | None = None
         self.saved: list[str] = []
@@ -301,33 +305,6 @@ class CtxwatchApp(App[None]):
             self.notify(message.message, title="watching", severity="warning")
             self._show(chart=False)
 
-    def on_sessions_changed(self, message: msg.SessionsChanged) -> None:
-        """The folder's sessions changed: follow the newest one unless the user picked one.  Batch files are
-        read as one joined run instead (again when a file is added or removed).  The files left out become
-        notes among the input problems."""
-        s = self.state
-        if message.notes != s.folder_notes:
-            s.folder_notes = message.notes
-            self._push_issues()
-            self._show(chart=False)
-        if message.batch:
-            s.sessions = []
-            if s.batch_files is None or set(message.files) != set(s.batch_files):
-                files = sorted(message.files)
-                self._start_feed(" + ".join(files), batch=files)
-            return
-        s.sessions = message.files
-        if not message.files:
-            s.notice = s.no_logs_notice(message.skipped)
-            self._show(chart=False)
-            return
-        newest = newest_session(message.files)
-        # (paused, the view stays on its session; the newest is followed on resume: action_toggle_pause)
-        if s.auto_session and newest != s.log_path and not (s.paused and s.log_path is not None):
-            self._follow_newest(newest)
-        else:
-            self._show(chart=False)
-
     # ------------------------------------------------------------------ selection
     def _select_row(self, row: int) -> None:
         """Move the table cursor to ``row`` and select its call (programmatic: follow is unchanged)."""
@@ -402,13 +379,6 @@ class CtxwatchApp(App[None]):
                     return
         self._show(chart=False)
 
-    def _follow_newest(self, newest: str) -> None:
-        """Switch to the folder's newest session (automatic mode), saying so when another one was shown."""
-        if self.state.log_path is not None:
-            self.notify(f"following the newest session: {os.path.basename(newest)}")
-            self._drop_filter()
-        self._start_feed(newest)
-
     def action_toggle_xaxis(self) -> None:
         """Chart x axis: call number <-> wall time."""
         self.state.xaxis = "time" if self.state.xaxis == "index" else "index"
@@ -478,52 +448,6 @@ class CtxwatchApp(App[None]):
         s.context = s.contexts[(i + 1) % len(s.contexts)]
         s.follow = True
         self.rebuild_view()
-
-    def action_sessions(self) -> None:
-        """Pick a session of the followed folder (or of the files given)."""
-        s = self.state
-        if s.batch_files is not None:
-            self.notify("sessions: these batch files are one run (results joined to requests by custom_id)")
-        elif not s.multi:
-            self.notify("sessions: open a folder of logs to switch between sessions")
-        else:
-            self.push_screen(SessionPicker(s.base_folder(), s.sessions, s.log_path, s.auto_session),
-                             self._session_picked)
-
-    def _session_picked(self, choice: str | None) -> None:
-        """The session picker closed on ``choice`` (a path, ``AUTO``, or ``None``: cancelled)."""
-        s = self.state
-        if choice is None:
-            return
-        if s.paused:
-            # (picking a session is asking to see it: a pause held over would show it empty, "+12 new")
-            s.paused = False
-            pending, s.pending = s.pending, []
-            if choice in (AUTO, s.log_path):
-                for m in pending:  # (the session shown goes on: what was read meanwhile is shown)
-                    self._apply_calls(m.added, m.updated, m.calibrations)
-        if choice == AUTO:
-            s.auto_session = True
-            newest = newest_session(s.sessions) if s.sessions else None
-            if newest and newest != s.log_path:
-                self._drop_filter()
-                self._start_feed(newest)
-            else:
-                self._show(chart=False)
-            return
-        s.auto_session = False
-        if choice != s.log_path:
-            self._drop_filter()
-            self._start_feed(choice)
-
-    def _drop_filter(self) -> None:
-        """Clear the filter when another session is shown, and say so: it was typed for the session shown
-        before (a time, a number), and kept it would hide every call of the new one."""
-        text, self.state.filter_text = self.state.filter_text, ""
-        if (main := self._live()) is not None:
-            main.close_filter()
-        if text:
-            self.notify(f"filter {text!r} cleared: it was for the session shown before")
 
     def action_issues(self) -> None:
         """List every input problem of the run on a screen of its own; the side panel has room for a few."""

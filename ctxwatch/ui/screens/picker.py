@@ -70,12 +70,16 @@ class SessionPicker(ModalScreen[str | None]):
     ]
 
 
-    def __init__(self, folder: str, files: Sequence[str], current: str | None, auto: bool) -> None:
+    def __init__(self, folder: str, files: Sequence[str], current: str | None, auto: bool,
+                 cursor: str | None = None) -> None:
         super().__init__()
         self.folder = folder
         self.files = list(files)
         self.current = current
         self.auto = auto
+        #: The file the cursor starts on (the most recent session, when the dashboard opens on the picker), else
+        #: the current choice.
+        self.cursor = cursor
         #: The filter's text (rows whose path relative to ``folder`` holds it, ignoring case; ``""``: all).
         self.filter_text = ""
         #: Per file: (folder name, session name, subagent?, when it was last active, its size).
@@ -184,7 +188,9 @@ class SessionPicker(ModalScreen[str | None]):
 
     def _chosen_row(self) -> int:
         """The row of the current choice (marked ●) in the unfiltered list: "follow the newest" in automatic
-        mode, else the session shown (the first row when it is no longer listed)."""
+        mode, else the session shown (the first row when it is no longer listed); ``cursor``'s row when given."""
+        if self.cursor is not None and self.cursor in self.files:
+            return 1 + self.files.index(self.cursor)
         if self.auto or self.current not in self.files:
             return 0
         return 1 + self.files.index(self.current)
@@ -219,7 +225,8 @@ class SessionPicker(ModalScreen[str | None]):
 
     def on_mount(self) -> None:
         """The list has the focus (↑ ↓ j k Enter), its cursor on the current choice (the session shown when one
-        was picked, page 40 of a big folder as well); typing goes to the filter (:meth:`on_key`)."""
+        was picked, page 40 of a big folder as well), or on ``cursor`` when given; typing goes to the filter
+        (:meth:`on_key`)."""
         self.query_one(OptionList).focus()
         self._highlight(self._chosen_row())
 

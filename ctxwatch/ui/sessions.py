@@ -1,0 +1,136 @@
+"""The dashboard's sessions: following a folder's newest session, the session picker (``o``), and opening on
+the picker when the dashboard was started with no path (the harnesses' logs, :func:`ctxwatch.engine.found_places`).
+
+:class:`SessionActions` is the part of the app (:class:`~ctxwatch.ui.app.CtxwatchApp` derives from it) that
+handles :class:`~ctxwatch.ui.messages.SessionsChanged` and the picker's choice; like every handler it changes the
+state (:class:`~ctxwatch.ui.state.DashboardState`) and then has the main screen draw it.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+from textual.app import App
+
+from ctxwatch.ui import messages as msg
+from ctxwatch.ui.screens import AUTO, SessionPicker
+from ctxwatch.ui.state import DashboardState, newest_session
+
+if TYPE_CHECKING:
+    from ctxwatch.accounting import Calibrations
+    from ctxwatch.model import Call
+    from ctxwatch.ui.main import MainScreen
+
+
+class SessionActions(App[None]):
+    """Sessions of the folder(s) followed: the newest followed in automatic mode, another picked with ``o``.
+
+    Attributes (set by the app): ``state``; ``pick_on_open`` (open the picker once the first sessions are
+    listed, on the most recent: the dashboard started with no path).
+    """
+
+    state: DashboardState
+    pick_on_open: bool = False
+
+    if TYPE_CHECKING:  # (the app's own, used here)
+        def _start_feed(self, path: str, batch: list[str] | None = None) -> None: ...
+        def _show(self, chart: bool = True) -> None: ...
+        def _live(self) -> MainScreen | None: ...
+        def _push_issues(self) -> None: ...
+        def _apply_calls(self, added: list[Call], updated: list[Call],
+                         calibrations: Calibrations | None) -> None: ...
+
+    def on_sessions_changed(self, message: msg.SessionsChanged) -> None:
+        """The folder's sessions changed: follow the newest one unless the user picked one.  Batch files are
+        read as one joined run instead (again when a file is added or removed).  The files left out become
+        notes among the input problems."""
+        s = self.state
+        if message.notes != s.folder_notes:
+            s.folder_notes = message.notes
+            self._push_issues()
+            self._show(chart=False)
+        if message.batch:
+            s.sessions = []
+            if s.batch_files is None or set(message.files) != set(s.batch_files):
+                files = sorted(message.files)
+                self._start_feed(" + ".join(files), batch=files)
+            return
+        s.sessions = message.files
+        if not message.files:
+            s.notice = s.no_logs_notice(message.skipped)
+            self._show(chart=False)
+            return
+        newest = newest_session(message.files)
+        # (paused, the view stays on its session; the newest is followed on resume: action_toggle_pause)
+        if s.auto_session and newest != s.log_path and not (s.paused and s.log_path is not None):
+            self._follow_newest(newest)
+        else:
+            self._show(chart=False)
+        self._pick_on_open()
+
+    def _follow_newest(self, newest: str) -> None:
+        """Switch to the folder's newest session (automatic mode), saying so when another one was shown."""
+        if self.state.log_path is not None:
+            self.notify(f"following the newest session: {os.path.basename(newest)}")
+            self._drop_filter()
+        self._start_feed(newest)
+
+    def action_sessions(self) -> None:
+        """Pick a session of the followed folder (or of the files given)."""
+        s = self.state
+        if s.batch_files is not None:
+            self.notify("sessions: these batch files are one run (results joined to requests by custom_id)")
+        elif not s.multi:
+            self.notify("sessions: open a folder of logs to switch between sessions")
+        else:
+            self.push_screen(SessionPicker(s.base_folder(), s.sessions, s.log_path, s.auto_session),
+                             self._session_picked)
+
+    def _session_picked(self, choice: str | None) -> None:
+        """The session picker closed on ``choice`` (a path, ``AUTO``, or ``None``: cancelled)."""
+        s = self.state
+        if choice is None:
+            return
+        if s.paused:
+            # (picking a session is asking to see it: a pause held over would show it empty, "+12 new")
+            s.paused = False
+            pending, s.pending = s.pending, []
+            if choice in (AUTO, s.log_path):
+                for m in pending:  # (the session shown goes on: what was read meanwhile is shown)
+                    self._apply_calls(m.added, m.updated, m.calibrations)
+        if choice == AUTO:
+            s.auto_session = True
+            newest = newest_session(s.sessions) if s.sessions else None
+            if newest and newest != s.log_path:
+                self._drop_filter()
+                self._start_feed(newest)
+            else:
+                self._show(chart=False)
+            return
+        s.auto_session = False
+        if choice != s.log_path:
+            self._drop_filter()
+            self._start_feed(choice)
+        else:
+            self._show(chart=False)  # (the status line says the session is picked now)
+
+    def _drop_filter(self) -> None:
+        """Clear the filter when another session is shown, and say so: it was typed for the session shown
+        before (a time, a number), and kept it would hide every call of the new one."""
+        text, self.state.filter_text = self.state.filter_text, ""
+        if (main := self._live()) is not None:
+            main.close_filter()
+        if text:
+            self.notify(f"filter {text!r} cleared: it was for the session shown before")
+
+    def _pick_on_open(self) -> None:
+        """Started with no path: once the harnesses' sessions are listed, open the picker with its cursor on the
+        most recent (Enter opens it, Escape stays on it, followed automatically)."""
+        s = self.state
+        if not self.pick_on_open or not s.sessions or isinstance(self.screen, SessionPicker):
+            return
+        self.pick_on_open = False
+        newest = newest_session(s.sessions)
+        self.push_screen(SessionPicker(s.base_folder(), s.sessions, s.log_path, s.auto_session, cursor=newest),
+                         self._session_picked)
