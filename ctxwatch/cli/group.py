@@ -29,6 +29,7 @@ COMMANDS = {
     "demo": "ctxwatch.cli.demo:demo_cmd",
     "cache": "ctxwatch.cli.cache:cache_cmd",
     "serve": "ctxwatch.cli.serve:serve_cmd",
+    "statusline": "ctxwatch.cli.statusline:statusline_cmd",
 }
 
 
@@ -96,6 +97,7 @@ def main() -> None:
     ctxwatch check PATH        flags for CI/cron (exit 1 at or above --fail-on)
     ctxwatch plan PATH         preview the eviction plan of a call
     ctxwatch schema PATH       tool-schema floor analysis
+    ctxwatch statusline [PATH] one line for Claude Code's status line (JSON on stdin) or tmux
     ctxwatch demo              a live synthetic agent run
     ctxwatch formats           the log formats ctxwatch reads
     ctxwatch cache             the cache of earlier reads (cache clear)

@@ -34,7 +34,7 @@ def load_paths(paths: tuple[str, ...], fmt: str | None, settings: Settings) -> R
 
     given = paths
     paths, _ = spool_stdin(paths)
-    cache = None if paths != given else _cache()  # (a copy of standard input is read once: nothing to keep)
+    cache = None if paths != given else user_cache()  # (a copy of standard input is read once: nothing to keep)
     with steady_heap():
         try:
             if len(paths) == 1 and not os.path.isdir(paths[0]):
@@ -61,7 +61,7 @@ def given_or_found(paths: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(p.path for p in found)
 
 
-def _cache() -> RunCache | None:
+def user_cache() -> RunCache | None:
     """The user's cache of earlier reads, unless ``--no-cache`` or ``CTXWATCH_NO_CACHE`` turned it off."""
     import click
 

@@ -10,6 +10,7 @@ from ctxwatch.engine.discovery import (
     COMPRESSED_SUFFIXES,
     LOG_SUFFIXES,
     list_logs,
+    list_paths,
     skipped_note,
     unique_files,
 )
@@ -33,6 +34,6 @@ from ctxwatch.engine.run import Change, Run
 __all__ = [
     "COMPRESSED_SUFFIXES", "DETECT_RECORDS", "LOG_SUFFIXES", "Change", "Follower", "JsonArray", "LogError", "Place",
     "Run", "UnknownFormat", "check_log_file", "empty_file_note", "format_mismatch", "found_places",
-    "harness_places", "last_call_time", "list_logs", "load_many", "load_run", "nothing_found", "reload_call",
-    "reload_parsed", "resolve_spec", "skipped_note", "unique_files",
+    "harness_places", "last_call_time", "list_logs", "list_paths", "load_many", "load_run", "nothing_found",
+    "reload_call", "reload_parsed", "resolve_spec", "skipped_note", "unique_files",
 ]

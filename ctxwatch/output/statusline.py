@@ -1,0 +1,86 @@
+"""``ctxwatch statusline``: one short line on a session's context, for Claude Code's status line hook and tmux.
+
+``ctx 53% of 200k · floor 32k / hist 74k · 43k to trigger · ! over_budget #43``: the main context's occupancy
+of the window (its last plausible call, or the size a pending compaction left), the floor (system prompt +
+tool schemas) and the history of that call as every view shows them (calibrated where the tokenizer is not
+the model's), the distance to compaction, and the most severe flag of the current episode (since the last
+compaction or reset).  Unknown numbers are ``?``, never 0.
+
+The distance to compaction is to the size the harness last compacted at when the log says it (Claude Code's
+``compact_boundary`` ``preTokens``: ``to compaction (seen at 170k)``), else to ctxwatch's compaction trigger
+(``trigger`` x budget, :class:`~ctxwatch.config.Settings`).
+"""
+
+from __future__ import annotations
+
+from ctxwatch.analysis import SEVERITY_RANK, Analysis, analyze_run
+from ctxwatch.engine import Run
+from ctxwatch.model import Call
+
+#: The mark of each flag severity on the line (as the dashboard's side panel marks them).
+SEVERITY_MARK = {"critical": "!!", "warn": "!", "info": "i"}
+
+
+def short(n: int | float | None) -> str:
+    """A token count in a few characters: ``950``, ``32k``, ``1.2M``; ``?`` for ``None``."""
+    if n is None:
+        return "?"
+    n = round(n)
+    if abs(n) < 1000:
+        return str(n)
+    if abs(n) < 1_000_000:
+        return f"{n / 1000:.0f}k" if abs(n) >= 9_950 else f"{n / 1000:.1f}k"
+    return f"{n / 1_000_000:.1f}M"
+
+
+def _last_call(run: Run, context: str) -> Call | None:
+    """The context's last call with a plausible prompt size, else its last call."""
+    calls = [c for c in run.calls if c.context == context]
+    return next((c for c in reversed(calls) if c.prompt_tokens is not None), calls[-1] if calls else None)
+
+
+def _seen_compaction(run: Run, context: str, before: int | None) -> int | None:
+    """The prompt size (tokens) the log says the harness last compacted the context at (a compaction
+    marker's ``pre_tokens`` on a call up to ``before``), or ``None``."""
+    for c in reversed(run.calls):
+        if c.context == context and (before is None or c.index <= before) and c.compaction:
+            pre = c.compaction.get("pre_tokens")
+            if isinstance(pre, int) and pre > 0 and c.compaction.get("pre_tokens_from") is None:
+                return pre
+    return None
+
+
+def statusline(run: Run, analyses: dict[str, Analysis] | None = None) -> str:
+    """The status line of ``run`` (see the module's docstring); ``analyses``: :func:`analyze_run`'s, computed
+    here (without re-reading texts or building drift risks) when ``None``."""
+    context = "main" if any(c.context == "main" for c in run.calls) else (run.contexts() or ["main"])[0]
+    call = _last_call(run, context)
+    if call is None:
+        return "ctx ? · no call yet"
+    occupancy, _src = run.occupancy(context)
+    window = call.window
+    used = f"{100 * occupancy / window:.0f}%" if occupancy is not None and window else "?"
+    shown = run.factors().breakdown(call)
+    parts = [f"ctx {used} of {short(window)}", f"floor {short(shown.floor_tokens)} / hist "
+                                               f"{short(shown.history_tokens)}"]
+    if analyses is None:
+        analyses = analyze_run(run, texts=False, risks=False)
+    analysis = analyses.get(context)
+    fc = analysis.forecast if analysis is not None else None
+    seen = _seen_compaction(run, context, call.index)
+    limit, what = (seen, f"compaction (seen at {short(seen)})") if seen else (
+        fc.trigger_tokens if fc is not None else None, "trigger")
+    if limit is None or occupancy is None:
+        parts.append(f"? to {what}")
+    elif occupancy >= limit:
+        parts.append(f"{what} crossed by {short(occupancy - limit)}")
+    else:
+        parts.append(f"{short(limit - occupancy)} to {what}")
+    since = fc.since_call if fc is not None and fc.since_call is not None else 0
+    flags = [f for f in (analysis.flags if analysis is not None else []) if f.call >= since]
+    if flags:
+        worst = max(flags, key=lambda f: (SEVERITY_RANK[f.severity], f.call))
+        parts.append(f"{SEVERITY_MARK.get(worst.severity, '!')} {worst.kind} #{worst.call + 1}")
+    else:
+        parts.append("no flags")
+    return " · ".join(parts)

@@ -1,0 +1,103 @@
+"""``ctxwatch statusline``: one line from Claude Code's statusLine hook JSON (or a PATH, for tmux), its numbers
+checked against the transcript read with plain json."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from ctxwatch.cli import main
+from ctxwatch.output.statusline import short
+
+FULL = "claude-code/spotter_4d5611e5_full.jsonl"
+
+
+def last_prompt_and_compaction(path: Path) -> tuple[int, int]:
+    """The last main-context assistant line's prompt (input + cache write + cache read, as Anthropic reports
+    it) and the ``preTokens`` of the transcript's last ``compact_boundary``, read with plain json."""
+    prompt = pre = 0
+    for line in path.read_text().splitlines():
+        d = json.loads(line)
+        if d.get("type") == "assistant" and not d.get("isSidechain") and (u := d["message"].get("usage")):
+            prompt = u["input_tokens"] + u["cache_creation_input_tokens"] + u["cache_read_input_tokens"]
+        if d.get("type") == "system" and d.get("subtype") == "compact_boundary":
+            pre = d["compactMetadata"]["preTokens"]
+    return prompt, pre
+
+
+def run_cli(args: list[str], stdin: str | None = None) -> tuple[int, str]:
+    res = CliRunner().invoke(main, ["statusline", "--no-cache", *args], input=stdin)
+    return res.exit_code, res.stdout
+
+
+def test_short_counts() -> None:
+    assert [short(n) for n in (None, 0, 950, 1234, 9949, 9950, 64191, 999_499, 1_000_000, 1_234_567)] == \
+        ["?", "0", "950", "1.2k", "9.9k", "10k", "64k", "999k", "1.0M", "1.2M"]
+
+
+def test_statusline_of_a_real_transcript(shared_logs: Path) -> None:
+    """The spotter session: 106,060 tokens at its last call (1 + 7,330 + 98,729, summed from its last
+    usage) of Claude Code's 200,000 window = 53 %; it compacted at 170,251 (its compact_boundary), 64,191
+    tokens away; the worst flag of the episode since that compaction is a warn (trigger crossed again)."""
+    path = shared_logs / FULL
+    prompt, pre = last_prompt_and_compaction(path)
+    assert (prompt, pre) == (106_060, 170_251)
+    code, out = run_cli([str(path)])
+    assert code == 0
+    fields = out.strip().split(" · ")
+    assert fields[0] == f"ctx {100 * prompt / 200_000:.0f}% of 200k" == "ctx 53% of 200k"
+    assert fields[2] == f"{short(pre - prompt)} to compaction (seen at 170k)" == "64k to compaction (seen at 170k)"
+    assert fields[3].startswith("! trigger_no_compaction #")
+    assert len(out.splitlines()) == 1
+
+
+def test_statusline_from_the_hook_json(shared_logs: Path, tmp_path: Path) -> None:
+    """Fed Claude Code's hook JSON: the transcript it names, in the window it states (1M here: 10.6 %)."""
+    path = tmp_path / "session.jsonl"
+    shutil.copyfile(shared_logs / FULL, path)
+    prompt, _ = last_prompt_and_compaction(path)
+    hook = {"session_id": "4d5611e5", "transcript_path": str(path), "cwd": str(tmp_path),
+            "model": {"id": "claude-opus-4-6", "display_name": "Opus"},
+            "context_window": {"context_window_size": 1_000_000}}
+    code, out = run_cli([], json.dumps(hook))
+    assert code == 0
+    assert out.startswith(f"ctx {100 * prompt / 1_000_000:.0f}% of 1.0M · ")
+
+
+@pytest.mark.parametrize("stdin", ["", "not json", "{}", '{"transcript_path": null}'])
+def test_the_hook_without_a_transcript_still_prints_a_line(stdin: str) -> None:
+    """Claude Code blanks the status line of a failing command: a problem is the line, status 0."""
+    code, out = run_cli([], stdin)
+    assert code == 0 and out.startswith("ctxwatch: ") and len(out.splitlines()) == 1
+
+
+def test_a_folder_gives_its_newest_session(shared_logs: Path, tmp_path: Path) -> None:
+    """``statusline FOLDER`` (tmux): the newest session by its last call, not a subagent transcript."""
+    project = tmp_path / "proj"
+    (project / "s" / "subagents").mkdir(parents=True)
+    shutil.copyfile(shared_logs / FULL, project / "s.jsonl")
+    shutil.copyfile(shared_logs / "claude-code/spotter_4d5611e5_subagents_agent-a2898e3.jsonl",
+                    project / "s" / "subagents" / "agent-a2898e3.jsonl")
+    shutil.copyfile(shared_logs / "claude-code/ccviewer_1af7fc5e_v1.0.98_init.jsonl", project / "old.jsonl")
+    code, out = run_cli([str(project)])
+    assert code == 0 and out.startswith("ctx 53% of 200k")
+
+
+def test_a_missing_path_is_status_2(tmp_path: Path) -> None:
+    code, _ = run_cli([str(tmp_path / "nope.jsonl")])
+    assert code == 2
+
+
+def test_statusline_never_loads_the_dashboard(shared_logs: Path) -> None:
+    """Run on every prompt: neither textual nor rich is imported."""
+    code = ("import sys\nfrom ctxwatch.cli import main\n"
+            f"try:\n    main(['statusline', '--no-cache', {str(shared_logs / FULL)!r}])\nexcept SystemExit:\n    pass\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'rich')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.splitlines()[-1] == "[]"
