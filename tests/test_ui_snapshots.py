@@ -213,3 +213,24 @@ def test_session_picker(snap_compare: Any, tmp_path: Path, monkeypatch: pytest.M
         assert screen.query_one("OptionList").option_count == 2  # (the session and its subagent transcript)
 
     assert snap_compare(app, terminal_size=(100, 24), run_before=run_before)
+
+
+def test_flags_screen_80x24(snap_compare: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``F``: every flag of the context whole at 80x24 (the side panel cuts them), the highlighted one with its
+    reason and evidence below; the cursor starts on the selected call's flag."""
+    from ctxwatch.ui.screens import FlagsScreen
+
+    app = make_app(tmp_path, monkeypatch)
+
+    async def run_before(pilot: Any) -> None:
+        await loaded(pilot, 12)
+        await pilot.press("F")
+        assert await wait_for(pilot, lambda: isinstance(app.screen, FlagsScreen))
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, FlagsScreen)
+        assert [f.call for f in screen.flags] == sorted(f.call for f in app.analyses["main"].flags)
+        flag = screen.selected_flag()
+        assert flag is not None and flag.call == 11 and flag is screen.flags[-1]
+
+    assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)

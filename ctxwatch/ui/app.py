@@ -30,7 +30,7 @@ from ctxwatch.ui import text as tx
 from ctxwatch.ui.export import export_dir, export_folder, file_stem, write_new
 from ctxwatch.ui.feed import BatchFeed, FolderScan, LogFeed
 from ctxwatch.ui.main import FilterInput, MainScreen
-from ctxwatch.ui.screens import DetailScreen, HelpScreen, IssuesScreen, PlanScreen, unique_path
+from ctxwatch.ui.screens import DetailScreen, FlagsScreen, HelpScreen, IssuesScreen, PlanScreen, unique_path
 from ctxwatch.ui.screens.help import COMMANDS
 from ctxwatch.ui.sessions import SessionActions
 from ctxwatch.ui.state import STATE_VIEWS, DashboardState, newest_session
@@ -81,6 +81,7 @@ class CtxwatchApp(SessionActions):
         Binding("c", "cycle_context", "Context"),
         Binding("o", "sessions", "Sessions", show=False),
         Binding("i", "issues", "Problems", tooltip="Input problems: every bad line and note"),
+        Binding("F", "flags", "Flags", show=False),
         Binding("s", "save_svg", "SVG"),
         Binding("x", "export_csv", "CSV"),
         Binding("question_mark", "help", "Help"),
@@ -89,7 +90,7 @@ class CtxwatchApp(SessionActions):
 
     #: Actions that only make sense on the main screen (hidden from other screens' footers).
     MAIN_ONLY = frozenset({"detail", "toggle_follow", "toggle_pause", "toggle_xaxis", "filter", "cycle_context",
-                           "sessions", "cancel_backfill", "issues"})
+                           "sessions", "cancel_backfill", "issues", "flags"})
 
     def __init__(self, path: str | Sequence[str], *, fmt: str | None = None, settings: Settings | None = None,
                  poll: bool = False, last: int | None = None, pick: bool = False) -> None:
@@ -252,6 +253,7 @@ class CtxwatchApp(SessionActions):
             self.state.analyses = message.analyses
             self.state.analysis_error = message.error
             self._show(chart=False)
+            self._push_flags()
 
     def on_backfill_progress(self, message: msg.BackfillProgress) -> None:
         """Reading the existing content: the progress bar moves."""
@@ -347,7 +349,7 @@ class CtxwatchApp(SessionActions):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Main-screen actions are off while another screen is shown, and ``e`` in the eviction preview itself
         and in the list of input problems (no call is on that screen)."""
-        if action == "evict" and isinstance(self.screen, PlanScreen | IssuesScreen):
+        if action == "evict" and isinstance(self.screen, PlanScreen | IssuesScreen | FlagsScreen):
             return False
         return not (action in self.MAIN_ONLY and self.main is not None and self.screen is not self.main)
 
@@ -455,6 +457,37 @@ class CtxwatchApp(SessionActions):
         if not isinstance(self.screen, IssuesScreen):
             self.push_screen(IssuesScreen(s.issues_title(), s.input_problems(), s.issues_several(),
                                           s.failed or s.skipped, s.issues_before_reset, s.last_reset))
+
+    def action_flags(self) -> None:
+        """List every flag of the context shown, whole, on a screen of its own (the side panel cuts them)."""
+        s = self.state
+        if not isinstance(self.screen, FlagsScreen):
+            self.push_screen(FlagsScreen(s.flags_title(), s.context_flags(), s.selected_index))
+
+    def _push_flags(self) -> None:
+        """Give an open flags list the context's flags as they are now."""
+        for screen in self.screen_stack:
+            if isinstance(screen, FlagsScreen) and screen.is_mounted:
+                screen.title_text = self.state.flags_title()
+                screen.show(self.state.context_flags())
+
+    def on_flags_screen_chosen(self, message: FlagsScreen.Chosen) -> None:
+        """Enter on a flag: back to the main screen with its call selected (shown: its context, the filter
+        cleared if it hid the call)."""
+        s = self.state
+        while isinstance(self.screen, FlagsScreen):
+            self.pop_screen()
+        if message.context != s.context and message.context in s.contexts:
+            s.context = message.context
+            self.rebuild_view()
+        if message.index not in s.view and message.index in s.calls:
+            self._drop_filter()
+            self.rebuild_view()
+        if message.index in s.view:
+            row = s.view.index(message.index)
+            s.follow = row == len(s.view) - 1
+            self._select_row(row)
+            self._show(chart=False)
 
     def _push_issues(self) -> None:
         """Give an open list of input problems the current ones (it may be under a help screen)."""

@@ -274,6 +274,16 @@ class DashboardState:
         """The analysis of the context shown (:class:`ctxwatch.analysis.Analysis`), or ``None``."""
         return self.analyses.get(self.context) if self.context is not None else None
 
+    def context_flags(self) -> list[Any]:
+        """The flags of the context shown (:class:`ctxwatch.analysis.Flag`), in the analysis's order."""
+        analysis = self.analysis
+        return list(analysis.flags) if analysis is not None else []
+
+    def flags_title(self) -> str:
+        """What the flags list is of: the log's name, and the context when the log has several."""
+        ctx = f", context {self.context}" if self.context is not None and len(self.contexts) > 1 else ""
+        return self.display_name() + ctx
+
     def input_problems(self) -> list[Issue]:
         """The input problems shown: the run's issues (``reset`` markers left out), then a note for each file of
         the followed folder(s) that is not read (in no known format, compressed), as ``report`` lists them."""

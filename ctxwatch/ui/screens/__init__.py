@@ -4,12 +4,14 @@
   built in :mod:`.items` from the call re-read from disk.
 * :mod:`.plan`: the eviction preview of one call, with its policy knobs (:class:`PlanScreen`).
 * :mod:`.issues`: every input problem of the run (:class:`IssuesScreen`).
+* :mod:`.flags`: every flag of the context shown (:class:`FlagsScreen`).
 * :mod:`.picker`: the sessions of a folder (:class:`SessionPicker`); names are fitted in :mod:`.names`.
 * :mod:`.help`: keys and legend (:class:`HelpScreen`).
 """
 
 from ctxwatch.ui.screens.common import unique_path
 from ctxwatch.ui.screens.detail import DetailScreen
+from ctxwatch.ui.screens.flags import FlagsScreen
 from ctxwatch.ui.screens.help import HelpScreen
 from ctxwatch.ui.screens.issues import IssuesScreen
 from ctxwatch.ui.screens.items import _add_framing, build_items
@@ -19,6 +21,6 @@ from ctxwatch.ui.screens.plan import PlanScreen
 from ctxwatch.ui.state import listed_issues
 
 __all__ = [
-    "AUTO", "DetailScreen", "HelpScreen", "IssuesScreen", "PlanScreen", "SessionPicker", "_add_framing",
+    "AUTO", "DetailScreen", "FlagsScreen", "HelpScreen", "IssuesScreen", "PlanScreen", "SessionPicker", "_add_framing",
     "build_items", "common_cut", "fit_names", "listed_issues", "unique_path",
 ]

@@ -1,0 +1,60 @@
+"""The flags list (``F``) on a real Claude Code session: every flag ``check`` lists for the main context,
+each whole; Enter selects its call in the table, clearing a filter that hides it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+from test_ui_common import loaded, wait_for
+from textual.widgets import Static
+
+from ctxwatch.cli import main
+from ctxwatch.ui.app import CtxwatchApp
+from ctxwatch.ui.screens import FlagsScreen
+
+FULL = "claude-code/spotter_4d5611e5_full.jsonl"
+
+
+def main_prompts(path: Path) -> list[int]:
+    """The reported prompt of each main-context call (input + cache write + cache read), by message id, in
+    order, read with plain json."""
+    prompts: dict[str, int] = {}
+    for line in path.read_text().splitlines():
+        d = json.loads(line)
+        if d.get("type") == "assistant" and not d.get("isSidechain") and (u := d["message"].get("usage")):
+            prompts[d["message"]["id"]] = (u["input_tokens"] + u["cache_creation_input_tokens"]
+                                           + u["cache_read_input_tokens"])
+    return list(prompts.values())
+
+
+async def test_flags_list_and_enter_selects_the_call(shared_logs: Path) -> None:
+    path = shared_logs / FULL
+    prompts = main_prompts(path)
+    assert len(prompts) == 139 and prompts[42] == 124_851
+    res = CliRunner().invoke(main, ["check", "--json", "--no-cache", str(path)])
+    expected = [(f["call"], f["kind"], f["reason"]) for f in json.loads(res.stdout)["flags"]
+                if f["context"] == "main"]
+    assert len(expected) == 4
+    app = CtxwatchApp(str(path))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await loaded(pilot, 139)
+        await pilot.press("slash", *"20:30", "enter")  # (a filter that hides call #43)
+        assert await wait_for(pilot, lambda: app.filter_text == "20:30" and 42 not in app.view)
+        await pilot.press("F")
+        assert await wait_for(pilot, lambda: isinstance(app.screen, FlagsScreen))
+        screen = app.screen
+        assert isinstance(screen, FlagsScreen)
+        await pilot.pause()
+        assert [(f.call, f.kind, f.reason) for f in screen.flags] == expected
+        await pilot.press("home", "down")  # the over_budget flag at #43
+        await pilot.pause()
+        body = str(screen.query_one("#flag-body", Static).render())
+        assert expected[1][2] in body.replace("\n", " ")  # (whole, wrapped at 80 columns)
+        assert f"evidence: prompt_tokens {prompts[42]:,}" in body
+        await pilot.press("enter")
+        assert await wait_for(pilot, lambda: not isinstance(app.screen, FlagsScreen))
+        await pilot.pause()
+        assert app.selected_index == 42 and app.filter_text == "" and not app.follow
+        assert app.screen.query_one("#calls").cursor_row == app.view.index(42)
