@@ -59,6 +59,9 @@ def test_main_screen_80x24_older_call(snap_compare: Any, tmp_path: Path, monkeyp
         await pilot.press("up", "up", "t")
         await pilot.pause()
         assert app.selected_index == 9 and not app.follow and app.xaxis == "time"
+        # (the cost line: gpt-4o at $2.50 / $10 per million, call #10 reports 10,706 prompt and 5 completion tokens)
+        assert round(app.costs[9], 6) == round((10_706 * 2.5 + 5 * 10) / 1e6, 6) == 0.026815
+        assert app.totals.with_read == 0 and app.totals.unpriced == 0
 
     assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)
 

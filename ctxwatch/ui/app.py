@@ -21,7 +21,6 @@ from textual.binding import Binding, BindingType
 from textual.notifications import SeverityLevel
 from textual.screen import Screen
 
-from ctxwatch.accounting import Calibrations
 from ctxwatch.config import Settings
 from ctxwatch.model import Call
 from ctxwatch.output.csv import CSV_FIELDS, csv_text, write_csv
@@ -32,8 +31,8 @@ from ctxwatch.ui.feed import BatchFeed, FolderScan, LogFeed
 from ctxwatch.ui.main import FilterInput, MainScreen
 from ctxwatch.ui.screens import DetailScreen, FlagsScreen, HelpScreen, IssuesScreen, PlanScreen, unique_path
 from ctxwatch.ui.screens.help import COMMANDS
-from ctxwatch.ui.sessions import SessionActions
-from ctxwatch.ui.state import STATE_VIEWS, DashboardState, newest_session
+from ctxwatch.ui.sessions import SessionActions, newest_session
+from ctxwatch.ui.state import STATE_VIEWS, DashboardState
 from ctxwatch.ui.widgets.table import CallsTable
 from ctxwatch.ui.workers import run_feed, run_scan
 
@@ -210,13 +209,14 @@ class CtxwatchApp(SessionActions):
             self.state.pending.append(message)
             self._show(chart=False)
             return
-        self._apply_calls(message.added, message.updated, message.calibrations)
+        self._apply_calls(message)
 
-    def _apply_calls(self, added: list[Call], updated: list[Call], calibrations: Calibrations | None) -> None:
-        """Take new and replaced calls, and the run's calibrations with them (``None``: unchanged), into the state
-        and the table; the newest call is selected while following."""
+    def _apply_calls(self, message: msg.CallsChanged) -> None:
+        """Take the message's new and replaced calls, their costs and the run's calibrations with them into the
+        state and the table; the newest call is selected while following."""
         s = self.state
-        s.take_calls(added, updated, calibrations)
+        added, updated = message.added, message.updated
+        s.take_calls(added, updated, message.calibrations, message.costs)
         if (main := self._live()) is None:
             return
         fresh = [c for c in added if s.in_view(c)]
@@ -373,7 +373,7 @@ class CtxwatchApp(SessionActions):
         if not s.paused:
             pending, s.pending = s.pending, []
             for m in pending:
-                self._apply_calls(m.added, m.updated, m.calibrations)
+                self._apply_calls(m)
             if s.auto_session and s.sessions:
                 newest = newest_session(s.sessions)
                 if newest != s.log_path:  # (a newer session appeared while paused)
@@ -393,7 +393,8 @@ class CtxwatchApp(SessionActions):
             self.notify("no call selected", severity="warning")
             return
         cal = self.state.calibrations
-        self.push_screen(DetailScreen(call, self.state.spec, self.settings, cal.breakdown(call), cal.factor(call)))
+        self.push_screen(DetailScreen(call, self.state.spec, self.settings, cal.breakdown(call), cal.factor(call),
+                                      self.state.costs.get(call.index)))
 
     def action_evict(self) -> None:
         """Open the eviction preview of the selected call, or from a call's detail, of that call."""

@@ -25,6 +25,7 @@ from ctxwatch.engine.folder_scan import HOT_FILES, FolderScan
 from ctxwatch.source import DEFAULT_POLL_INTERVAL, DEFAULT_SWEEP_INTERVAL, FileTailer, Watcher, skip_to_end
 from ctxwatch.source.wake import DEFAULT_DEBOUNCE_MS
 from ctxwatch.tokens import CountingStopped
+from ctxwatch.ui.costs import call_costs
 from ctxwatch.ui.messages import (
     AnalysisChanged,
     BackfillDone,
@@ -115,7 +116,7 @@ class LogFeed:
         """Post the message of one follower event."""
         fid = self.feed_id
         if isinstance(ev, events.CallsChanged):
-            self.emit(CallsChanged(fid, ev.added, ev.updated, ev.calibrations))
+            self.emit(CallsChanged(fid, ev.added, ev.updated, ev.calibrations, call_costs([*ev.added, *ev.updated])))
         elif isinstance(ev, events.IssuesChanged):
             self.emit(IssuesChanged(fid, ev.issues, ev.resolved))
         elif isinstance(ev, events.Progress):

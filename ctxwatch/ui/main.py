@@ -1,5 +1,5 @@
-"""The main screen: status line, progress bar, context bar, trend chart beside the side panel, calls table,
-filter box and footer.
+"""The main screen: status line, progress bar, context bar, cost line, trend chart beside the side panel, calls
+table, filter box and footer.
 
 It is handed the dashboard's state when made and draws every widget from it when the app says the state
 changed (:meth:`MainScreen.show_state`) or when the terminal is resized.  What a person does here reaches
@@ -24,6 +24,7 @@ from textual.widgets import Input, ProgressBar, Static
 from ctxwatch.config import Settings
 from ctxwatch.model import Call
 from ctxwatch.ui import text as tx
+from ctxwatch.ui.costs import cost_line, cost_segment
 from ctxwatch.ui.state import DashboardState
 from ctxwatch.ui.widgets.bar import ContextBar, drift_note
 from ctxwatch.ui.widgets.chart import TrendChart
@@ -36,6 +37,9 @@ from ctxwatch.ui.widgets.table import CallsTable
 MIN_WIDTH, MIN_HEIGHT = 40, 10
 #: Below this size the chart and the side panel are hidden (compact layout for small tmux panes).
 COMPACT_WIDTH, COMPACT_HEIGHT = 72, 22
+#: From this many rows on, the cost line has a row of its own under the bar; below, the costs are on the status
+#: line (an 80x24 terminal keeps its chart rows).
+COST_LINE_HEIGHT = 30
 #: Seconds the filter waits after the last keystroke before the view is rebuilt.
 FILTER_DELAY = 0.15
 
@@ -114,6 +118,7 @@ class MainScreen(Screen[None]):
             yield StatusLine(Text("starting…"), id="status")
             yield ProgressBar(id="progress", show_eta=False)
             yield ContextBar(id="bar")
+            yield Static(Text(""), id="costline")
             yield Static(Text(""), id="flagline")
             with ChartRow(id="middle"):
                 yield TrendChart(id="chart")
@@ -218,6 +223,7 @@ class MainScreen(Screen[None]):
         compact = not tiny and (width < COMPACT_WIDTH or height < COMPACT_HEIGHT)
         self.set_class(tiny, "-tiny")
         self.set_class(compact, "-compact")
+        self.set_class(height < COST_LINE_HEIGHT, "-short")
         table = self.table
         table.set_model_width(16 if width < 100 else 20 if width < 140 else 28)
         table.set_compact(compact)
@@ -239,11 +245,18 @@ class MainScreen(Screen[None]):
         s = self.state
         width = self.app.size.width
         full = not self.has_class("-compact") and not self.has_class("-tiny")
-        self.query_one(StatusLine).show(s, self.has_class("-compact"), max(10, width - 2))
         call = s.selected_call()
+        cost = s.costs.get(call.index) if call is not None else None
+        # (a short terminal has no row for the cost line: the costs go on the status line, but for the compact
+        # layout's, one line of the essentials)
+        short = self.has_class("-short") and not self.has_class("-compact")
+        self.query_one(StatusLine).show(s, self.has_class("-compact"), max(10, width - 2),
+                                        cost_segment(call, cost, s.totals) if short else None)
         note = s.failed or s.notice or ("reading…" if not s.loaded else "no calls in this view")
         self.query_one(ContextBar).show(call, self.settings, note, drift_note(call, s.analyses),
                                         s.last_plausible(call), s.calibrations)
+        if not self.has_class("-short"):
+            self.query_one("#costline", Static).update(cost_line(call, cost, s.totals, max(10, width - 2)))
         if chart and full:
             self.query_one(TrendChart).show(s.view_calls(), self.settings, s.xaxis, s.calibrations)
         if full:

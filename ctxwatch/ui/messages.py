@@ -49,14 +49,18 @@ class CallsChanged(FeedMessage):
         calibrations: the run's calibrations with these calls (:meth:`ctxwatch.engine.run.Run.factors`, over every
             call read, as ``report`` computes them): the floor and history of a call counted with another
             tokenizer are shown scaled by them, earlier calls included.
+        costs: call index -> the call's estimated cost in USD (:func:`ctxwatch.output.report.cost_of`, as
+            ``report --json`` prices it), ``None`` when it cannot be priced; for the added and updated calls
+            (priced in the feed's thread: a catalogue lookup per call).
     """
 
     def __init__(self, feed: int, added: list[Call], updated: list[Call],
-                 calibrations: Calibrations = NO_CALIBRATION) -> None:
+                 calibrations: Calibrations = NO_CALIBRATION, costs: dict[int, float | None] | None = None) -> None:
         super().__init__(feed)
         self.added = added
         self.updated = updated
         self.calibrations = calibrations
+        self.costs = costs if costs is not None else {}
 
 
 class IssuesChanged(FeedMessage):

@@ -13,14 +13,21 @@ from typing import TYPE_CHECKING
 
 from textual.app import App
 
+from ctxwatch.formats.claude_code import is_subagent_file
 from ctxwatch.ui import messages as msg
 from ctxwatch.ui.screens import AUTO, SessionPicker
-from ctxwatch.ui.state import DashboardState, newest_session
+from ctxwatch.ui.state import DashboardState
 
 if TYPE_CHECKING:
-    from ctxwatch.accounting import Calibrations
-    from ctxwatch.model import Call
     from ctxwatch.ui.main import MainScreen
+
+
+def newest_session(files: list[str]) -> str:
+    """The newest of ``files`` (newest first) that is not a Claude Code subagent transcript, else the newest."""
+    for f in files:
+        if not is_subagent_file(f):
+            return f
+    return files[0]
 
 
 class SessionActions(App[None]):
@@ -38,8 +45,7 @@ class SessionActions(App[None]):
         def _show(self, chart: bool = True) -> None: ...
         def _live(self) -> MainScreen | None: ...
         def _push_issues(self) -> None: ...
-        def _apply_calls(self, added: list[Call], updated: list[Call],
-                         calibrations: Calibrations | None) -> None: ...
+        def _apply_calls(self, message: msg.CallsChanged) -> None: ...
 
     def on_sessions_changed(self, message: msg.SessionsChanged) -> None:
         """The folder's sessions changed: follow the newest one unless the user picked one.  Batch files are
@@ -98,7 +104,7 @@ class SessionActions(App[None]):
             pending, s.pending = s.pending, []
             if choice in (AUTO, s.log_path):
                 for m in pending:  # (the session shown goes on: what was read meanwhile is shown)
-                    self._apply_calls(m.added, m.updated, m.calibrations)
+                    self._apply_calls(m)
         if choice == AUTO:
             s.auto_session = True
             newest = newest_session(s.sessions) if s.sessions else None

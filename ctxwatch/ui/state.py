@@ -18,6 +18,7 @@ from ctxwatch.accounting import NO_CALIBRATION, Calibrations
 from ctxwatch.formats.claude_code import is_subagent_file, subagent_files_of
 from ctxwatch.model import Breakdown, Call, Issue, shown_fraction
 from ctxwatch.ui import text as tx
+from ctxwatch.ui.costs import Totals
 from ctxwatch.ui.feed import SWEEP_INTERVAL
 from ctxwatch.ui.messages import CallsChanged
 
@@ -26,14 +27,6 @@ def listed_issues(issues: Sequence[Issue]) -> list[Issue]:
     """The input problems a person is shown, in the order read: every issue but ``reset`` (a truncated or
     replaced file is said on the status line), as ``ctxwatch check`` and ``report --json`` list them."""
     return [i for i in issues if i.kind != "reset"]
-
-
-def newest_session(files: list[str]) -> str:
-    """The newest of ``files`` (newest first) that is not a Claude Code subagent transcript, else the newest."""
-    for f in files:
-        if not is_subagent_file(f):
-            return f
-    return files[0]
 
 
 def row_text(call: Call, shown: Breakdown | None = None) -> str:
@@ -55,10 +48,10 @@ def row_text(call: Call, shown: Breakdown | None = None) -> str:
 #: The state's attributes and questions that can be read as the app's own (``app.calls`` is ``app.state.calls``:
 #: tests and scripts read them so).
 STATE_VIEWS = frozenset({
-    "calls", "calibrations", "issues", "issues_before_reset", "view", "contexts", "context", "selected_index",
-    "follow", "paused", "xaxis", "filter_text", "loaded", "log_path", "format_name", "failed", "notice",
-    "progress", "last_reset", "resets", "watch_mode", "watch_note", "sessions", "auto_session", "analyses",
-    "analysis_error", "batch_files", "scan_note", "folder_notes", "paths", "path", "is_dir", "multi",
+    "calls", "calibrations", "costs", "totals", "issues", "issues_before_reset", "view", "contexts", "context",
+    "selected_index", "follow", "paused", "xaxis", "filter_text", "loaded", "log_path", "format_name", "failed",
+    "notice", "progress", "last_reset", "resets", "watch_mode", "watch_note", "sessions", "auto_session",
+    "analyses", "analysis_error", "batch_files", "scan_note", "folder_notes", "paths", "path", "is_dir", "multi",
     "input_problems", "selected_call", "view_calls", "display_name",
 })
 
@@ -71,7 +64,8 @@ class DashboardState:
     (``--poll``).
 
     Attributes of the log shown, dropped by :meth:`start_log`: ``log_path`` (``None`` before a folder's first
-    session), ``batch_files`` (joined batch files, or ``None``), ``calls`` (index -> :class:`Call`),
+    session), ``batch_files`` (joined batch files, or ``None``), ``calls`` (index -> :class:`Call`), ``costs``
+    (index -> estimated USD, ``None`` unknown) and ``totals`` (the log's cost and cache reads / writes),
     ``calibrations`` (the run's: every floor and history shown goes through its ``breakdown``), ``issues``
     (input problems of the log as it is now), ``issues_before_reset`` (those of lines read before its last
     reset: listed, not counted), ``view`` (call indexes in table order), ``unsplit_seen`` (a prompt with no
@@ -93,6 +87,8 @@ class DashboardState:
     batch_files: list[str] | None = None
     calls: dict[int, Call] = field(default_factory=dict)
     calibrations: Calibrations = NO_CALIBRATION
+    costs: dict[int, float | None] = field(default_factory=dict)
+    totals: Totals = field(default_factory=Totals)
     issues: list[Issue] = field(default_factory=list)
     issues_before_reset: list[Issue] = field(default_factory=list)
     view: list[int] = field(default_factory=list)
@@ -152,6 +148,8 @@ class DashboardState:
         self.batch_files = batch
         self.calls = {}
         self.calibrations = NO_CALIBRATION
+        self.costs = {}
+        self.totals = Totals()
         self.issues = []
         self.issues_before_reset = []
         self.view = []
@@ -173,9 +171,22 @@ class DashboardState:
         self.analysis_error = None
         self.pending = []
 
-    def take_calls(self, added: list[Call], updated: list[Call], calibrations: Calibrations | None) -> bool:
-        """Take new and replaced calls, and the run's calibrations (``None``: unchanged); the first context seen
-        becomes the one shown (``main`` first).  Returns whether the selected call was replaced."""
+    def take_calls(self, added: list[Call], updated: list[Call], calibrations: Calibrations | None,
+                   costs: dict[int, float | None] | None = None) -> bool:
+        """Take new and replaced calls, their ``costs`` (index -> USD, ``None`` unknown) into the log's totals,
+        and the run's calibrations (``None``: unchanged); the first context seen becomes the one shown (``main``
+        first).  Returns whether the selected call was replaced."""
+        costs = costs or {}
+        for c in updated:
+            if (old := self.calls.get(c.index)) is not None:
+                self.totals.take(old, self.costs.get(old.index), -1)
+                self.costs[c.index] = costs.get(c.index)
+                self.totals.take(c, self.costs[c.index])
+        for c in added:
+            if (old := self.calls.get(c.index)) is not None:  # (given again as new: counted once)
+                self.totals.take(old, self.costs.get(old.index), -1)
+            self.costs[c.index] = costs.get(c.index)
+            self.totals.take(c, self.costs[c.index])
         if calibrations is not None:
             self.calibrations = calibrations
         if any(c.split_unknown and c.prompt_tokens for c in (*added, *updated)):
@@ -210,6 +221,8 @@ class DashboardState:
         """Forget the calls and problems read (the log is read again from its start)."""
         self.calls = {}
         self.calibrations = NO_CALIBRATION
+        self.costs = {}
+        self.totals = Totals()
         self.issues = []
         self.issues_before_reset = []
         self.view = []

@@ -22,6 +22,7 @@ from ctxwatch.model import (
     raw_breakdown,
 )
 from ctxwatch.ui import text as tx
+from ctxwatch.ui.costs import call_cache_text, call_cost_text
 from ctxwatch.ui.screens.common import REREAD_FAILED, TableScreen, reload
 from ctxwatch.ui.screens.items import Item, build_items, fold
 from ctxwatch.ui.widgets.footer import AdaptiveFooter
@@ -54,11 +55,13 @@ class DetailScreen(TableScreen):
 
 
     def __init__(self, call: Call, spec: FormatSpec | None, settings: Settings, shown: Breakdown | None = None,
-                 calibration: float | None = None) -> None:
+                 calibration: float | None = None, cost: float | None = None) -> None:
         """``shown``: the call's floor and history as the main screen shows them (the app's
         :meth:`~ctxwatch.accounting.Calibrations.breakdown`: calibrated where the tokenizer is not the model's
-        own), else its own; ``calibration``: its model's factor (named when the floor was capped at the report)."""
+        own), else its own; ``calibration``: its model's factor (named when the floor was capped at the report);
+        ``cost``: its estimated cost in USD (``None``: unknown)."""
         super().__init__()
+        self.cost = cost
         self.call = call
         self.spec = spec
         self.settings = settings
@@ -121,6 +124,7 @@ class DetailScreen(TableScreen):
         if c.context != "main":
             out.append(" · context ")
             out.append_text(tx.literal(c.context, limit=30))
+        out.append(f" · cost {call_cost_text(c, self.cost)} · {call_cache_text(c)}")
         if self.error:
             # (kept in the header: the item header below is redrawn for each highlighted row)
             out.append("\n")

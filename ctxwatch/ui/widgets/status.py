@@ -30,9 +30,10 @@ def watch_text(s: DashboardState) -> Text:
     return out
 
 
-def status_text(s: DashboardState, compact: bool, width: int) -> Text:
+def status_text(s: DashboardState, compact: bool, width: int, cost: Text | None = None) -> Text:
     """The status line's segments for a line of ``width`` cells, wrapped between segments; ``compact``: one
-    line of the essentials, cut with an ellipsis."""
+    line of the essentials, cut with an ellipsis.  ``cost``: a cost segment to show last (a short terminal has
+    no row for the cost line)."""
     file_seg = tx.literal(s.display_name(), "bold", limit=24 if compact else 48)
     if s.batch_files is not None and not compact:
         file_seg.append(" (joined by custom_id)", "dim")
@@ -85,17 +86,20 @@ def status_text(s: DashboardState, compact: bool, width: int) -> Text:
     watch_seg = watch_text(s)
     if compact:
         line = tx.flow([file_seg, calls_seg, ctx_seg, bad_seg, mode_seg, read_seg, filter_seg,
-                        watch_seg if s.watch_fallback() else Text(), reset_seg if s.last_reset else Text()], 10**6)
+                        watch_seg if s.watch_fallback() else Text(), reset_seg if s.last_reset else Text(),
+                        cost or Text()], 10**6)
         line.no_wrap = True
         line.overflow = "ellipsis"
         return line
     return tx.flow([file_seg, Text(s.format_name or "?"), calls_seg, ctx_seg, bad_seg, tok_seg, win_seg, mode_seg,
-                    read_seg, watch_seg, Text(f"x: {s.xaxis}"), filter_seg, reset_seg, notice_seg], width)
+                    read_seg, watch_seg, Text(f"x: {s.xaxis}"), filter_seg, reset_seg, cost or Text(), notice_seg],
+                   width)
 
 
 class StatusLine(Static):
     """The status line of the main screen (:func:`status_text`)."""
 
-    def show(self, state: DashboardState, compact: bool, width: int) -> None:
-        """Draw ``state`` for a line of ``width`` cells (``compact``: the small-terminal layout)."""
-        self.update(status_text(state, compact, width))
+    def show(self, state: DashboardState, compact: bool, width: int, cost: Text | None = None) -> None:
+        """Draw ``state`` for a line of ``width`` cells (``compact``: the small-terminal layout; ``cost``: a
+        cost segment, :func:`status_text`)."""
+        self.update(status_text(state, compact, width, cost))
