@@ -1096,7 +1096,8 @@ def test_plan_text_rows_add_up(trace):
     code, out = run("plan", str(path), "--index", str(last), "--compact-at", "trigger", "--budget-fraction", "0.05",
                     "--keep-recent", "2", "--summary-tokens", "200")
     assert code == 0, out
-    rows = re.findall(r"^\s+(\d+|-) (\S+)\s+([\d,]+)\s+([\d,]+)  (\w+)", out, re.M)
+    # (the message cell may hold spaces: "assistant → Bash", "tool result (Bash)")
+    rows = re.findall(r"^\s+(\d+|-) (\S.*?)\s+([\d,]+)\s+([\d,]+)  (\w+)", out, re.M)
     num = lambda s: int(s.replace(",", ""))  # noqa: E731
     assert ("-", "tools") in [(r[0], r[1]) for r in rows] and rows[-1][:2] == ("-", "primer")
     tools_row = next(r for r in rows if r[1] == "tools")
@@ -1126,3 +1127,35 @@ def test_plan_json_of_an_inferred_floor_does_not_split_it(shared_logs):
     assert doc["floor_tokens"] == doc["messages"][0]["tokens"] == call["floor_tokens"]
     assert doc["before_tokens"] == sum(m["tokens"] for m in doc["messages"]) + doc["overhead_tokens"] \
         == call["prompt_tokens_reported"]
+
+
+def test_plan_names_tool_calls_as_the_dashboard_does(shared_logs: Path) -> None:
+    """The plan's rows named tool calls by their tool-use ids (``calls toolu_01…``); they are named as the
+    dashboard names them: ``assistant → Bash``, ``tool result (Bash)``.  Expected from the transcript with
+    plain json: the tool_use blocks of the assistant messages before the planned call (line 34)."""
+    import json as _json
+
+    from click.testing import CliRunner as _Runner
+
+    from ctxwatch.cli import main as _main
+
+    path = shared_logs / "claude-code" / "spotter_tool_heavy.jsonl"
+    by_message: dict[str, list[tuple[int, str]]] = {}
+    for n, raw in enumerate(path.read_text().splitlines(), 1):
+        d = _json.loads(raw)
+        if d.get("type") == "assistant":
+            for b in d["message"]["content"]:
+                if b.get("type") == "tool_use":
+                    by_message.setdefault(d["message"]["id"], []).append((n, b["name"]))
+    expected = ["assistant → " + ", ".join(name for _n, name in uses)
+                for uses in by_message.values() if uses[0][0] < 34]
+    assert expected == ["assistant → Bash", "assistant → Bash", "assistant → WebSearch, Glob"]
+    res = _Runner().invoke(_main, ["plan", str(path)])
+    assert res.exit_code == 0, res.output
+    rows = res.stdout.splitlines()
+    assert "(line 34)" in rows[0]
+    cells = [m.group(1) for r in rows if (m := re.match(r"\s*\d+ (.+?)\s{2,}", r))]
+    assert [c for c in cells if "→" in c] == expected
+    results = [r for r in rows if "tool result (" in r]
+    assert [r.split("(")[1].split(")")[0] for r in results] == ["Bash", "Bash", "WebSearch", "Glob"]
+    assert "toolu_" not in res.stdout

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 
 from ctxwatch.accounting import Calibrations
 from ctxwatch.model import Call, ParsedCall, implausible_what
+from ctxwatch.output.safetext import clip
 from ctxwatch.planner import Plan, PlanCounts, Policy
 from ctxwatch.planner.schema import SchemaReport
 from ctxwatch.tokens import Counter
@@ -53,26 +54,24 @@ def plan_lines(call: Call, pc: ParsedCall, plan: Plan, policy: Policy, counts: P
         yield (f"the reported prompt is implausible ({implausible_what(call)}): sizes are {plan.tokenizer} counts, "
                "not scaled to it")
     yield from _scale_lines(call, plan, counts, factors, calibrated_floor)
-    yield f"{'#':>5} {'role':<10} {'tokens':>9} {'after':>9}  fate"
+    names = tool_names(pc)
+    labels = [message_label(m.role, m.tool_call_ids, m.tool_result_ids, m.label, names) for m in plan.messages]
+    rw = min(LABEL_CHARS, max([10, *(len(x) for x in labels)]))
+    yield f"{'#':>5} {'message':<{rw}} {'tokens':>9} {'after':>9}  fate"
     # The tool schemas and the reply primer are in no message but in every request: rows of their own (index
     # "-"), so that the tokens column adds up to 'before' and the after column, with the summary and the
     # re-injected items, to 'after'.
-    tools_row = f"{'-':>5} {'tools':<10} {plan.tools_tokens:>9,} {plan.tools_tokens:>9,}  pinned  (tool schemas)"
+    tools_row = f"{'-':>5} {'tools':<{rw}} {plan.tools_tokens:>9,} {plan.tools_tokens:>9,}  pinned  (tool schemas)"
     system_first = bool(plan.messages) and plan.messages[0].source_index is None
     if plan.tools_tokens and not system_first:
         yield tools_row
-    for k, m in enumerate(plan.messages):
-        ids = ""
-        if m.tool_call_ids:
-            ids = "  calls " + ",".join(m.tool_call_ids)
-        elif m.tool_result_ids:
-            ids = "  answers " + ",".join(m.tool_result_ids)
-        yield f"{m.index:>5} {m.role:<10} {m.tokens:>9,} {m.tokens_after:>9,}  {m.fate}{ids}"
+    for k, (m, label) in enumerate(zip(plan.messages, labels, strict=True)):
+        yield f"{m.index:>5} {clip(label, rw):<{rw}} {m.tokens:>9,} {m.tokens_after:>9,}  {m.fate}"
         if k == 0 and system_first and plan.tools_tokens:
             yield tools_row
     if plan.overhead_tokens:
         n = plan.overhead_tokens
-        yield f"{'-':>5} {'primer':<10} {n:>9,} {n:>9,}  pinned  (reply primer: the tokens that start the reply)"
+        yield f"{'-':>5} {'primer':<{rw}} {n:>9,} {n:>9,}  pinned  (reply primer: the tokens that start the reply)"
     if plan.lead:
         sizes = {r.kind: r.tokens for r in plan.reinject}
         sizes["summary"] = plan.summary_tokens
@@ -83,6 +82,30 @@ def plan_lines(call: Call, pc: ParsedCall, plan: Plan, policy: Policy, counts: P
     yield (f"before {plan.before_tokens:,} -> after {plan.after_tokens:,} tokens; budget {plan.budget_tokens:,}: "
            + ("fits" if plan.fits else "does NOT fit"))
     yield plan.reason
+
+
+#: Widest message label in the plan's table (``assistant → Bash, Read, Edit`` is cut there with ``…``).
+LABEL_CHARS = 40
+
+
+def tool_names(pc: ParsedCall) -> dict[str, str]:
+    """Tool-use id -> tool name, from the tool calls of the call's messages."""
+    return {p.call_id: p.name or "?" for m in pc.messages or () for p in m.parts
+            if p.kind == "tool_call" and p.call_id}
+
+
+def message_label(role: str, calls: tuple[str, ...], results: tuple[str, ...], label: str | None,
+                  names: dict[str, str]) -> str:
+    """A message as the dashboard names it: ``assistant → Bash, Read`` for one making tool calls, ``tool result
+    (Bash)`` for one answering them (named by the calls, ``?`` for an id no call in the request made), else its
+    role; the reader's label after it (``user [compaction_summary]``)."""
+    if results:
+        out = "tool result (" + ", ".join(names.get(i, "?") for i in results) + ")"
+    elif calls:
+        out = f"{role} → " + ", ".join(names.get(i, "?") for i in calls)
+    else:
+        out = role
+    return out + (f" [{label}]" if label else "")
 
 
 def _scale_lines(call: Call, plan: Plan, counts: PlanCounts, factors: Calibrations,
