@@ -7,6 +7,7 @@ Three shapes of the same numbers: a text table (:mod:`ctxwatch.output.text`), on
 
 from __future__ import annotations
 
+import shutil
 import signal
 import sys
 import threading
@@ -34,10 +35,13 @@ from ctxwatch.output.safetext import clean
 @click.option("--jsonl", is_flag=True, help="One JSON object per line per call, and an {\"event\": \"issue\"} line per "
                                             "problem (with --follow: as each completes).")
 @click.option("--poll", is_flag=True, help="With --follow: poll instead of filesystem events.")
+@click.option("--sessions", "sessions_only", is_flag=True,
+              help="Text: one row per session (calls, peak prompt, tokens, cost) instead of one per call.")
 def report_cmd(paths: tuple[str, ...], config: str | None, window: int | None, budget_fraction: float | None,
                trigger: float | None, reserve: float | None, fmt: str | None, as_json: bool, follow: bool,
-               jsonl: bool, poll: bool) -> None:
-    """Per-call floor / history / reserve numbers for PATH, headless.
+               jsonl: bool, poll: bool, sessions_only: bool) -> None:
+    """Per-call floor / history / reserve numbers for PATH, headless (on a terminal, the tables fit its
+    width; --sessions: one row per session).
 
     Without PATH: the session logs of the harnesses installed (Claude Code, Codex, Gemini CLI).
     """
@@ -51,6 +55,8 @@ def report_cmd(paths: tuple[str, ...], config: str | None, window: int | None, b
                                "of a log as it stands: choose one")
     if poll and not follow:
         raise click.UsageError("--poll applies to --follow only")
+    if sessions_only and (as_json or jsonl or follow):
+        raise click.UsageError("--sessions is a view of the text report (--json has the sessions as \"sessions\")")
     settings = make_settings(config, window=window, budget_fraction=budget_fraction, trigger=trigger,
                              reserve=reserve)
     if follow:
@@ -71,7 +77,9 @@ def report_cmd(paths: tuple[str, ...], config: str | None, window: int | None, b
         doc = report_json(run)
     from ctxwatch.output.text import report_lines
 
-    for line in report_lines(doc, run.issues, settings):
+    # (on a terminal the tables are narrowed to its width; a pipe or a file gets every column)
+    width = shutil.get_terminal_size().columns if sys.stdout.isatty() else None
+    for line in report_lines(doc, run.issues, settings, width=width, sessions_only=sessions_only):
         echo(line)
 
 

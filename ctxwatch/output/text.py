@@ -13,6 +13,7 @@ from typing import Any
 
 from ctxwatch.config import Settings
 from ctxwatch.model import Issue, counted_issues, tally_issues
+from ctxwatch.output.columns import Column, fit_table
 from ctxwatch.output.safetext import clean, clip
 
 
@@ -21,7 +22,8 @@ def fmt_int(v: int | None) -> str:
     return "?" if v is None else f"{v:,}"
 
 
-def report_lines(doc: dict[str, Any], issues: Sequence[Issue], settings: Settings) -> Iterator[str]:
+def report_lines(doc: dict[str, Any], issues: Sequence[Issue], settings: Settings, width: int | None = None,
+                 sessions_only: bool = False) -> Iterator[str]:
     """The lines of the text report, without their newlines.
 
     Args:
@@ -29,6 +31,9 @@ def report_lines(doc: dict[str, Any], issues: Sequence[Issue], settings: Setting
         issues: the run's issues (``Run.issues``, resets included), counted in the header line as bad lines and
             notes.
         settings: the settings the run was read with (a ``--window`` the log overrides gets a note).
+        width: the terminal's width in cells: the tables are narrowed to it (:func:`fit_table`); ``None``
+            (a pipe, a file): every column at its natural width.
+        sessions_only: the sessions table (one row per session, even one) instead of the call table.
     """
     bad, notes = tally_issues(issues)
     # (a line can have two issues, NUL bytes and invalid JSON: the parts then add up to fewer than the issues)
@@ -42,45 +47,27 @@ def report_lines(doc: dict[str, Any], issues: Sequence[Issue], settings: Setting
     # Main and sidechain / subagent calls side by side have floors of their own (another system prompt and tool
     # set): without the context a floor that jumps between two values looks like an error.
     contexts = len({c["context"] for c in doc["calls"]}) > 1
-    cw = max((len(clean(c["context"])) for c in doc["calls"]), default=7) if contexts else 0
     # An implausible report is marked "!" in the reported column, which widens by that mark only then: one
     # above the window, and a reported 0 (no request has an empty prompt), also where the estimate stands in.
     marked = [c["prompt_implausible"] or c["prompt_tokens_reported"] == 0 for c in doc["calls"]]
-    implausible = any(marked)
-    rw = 10 if implausible else 9
-    yield ((f"{'#':>4} {'line':>6} {'model':<28} {'window':>9} {'floor':>9} {'history':>9} {'reserve':>8} "
-            f"{'free':>9} {'used%':>6} {'reported':>{rw}}" + (f"  {'context':<{cw}}" if contexts else "")
-            + ("  file" if several else "")).rstrip())
-    for c, mark in zip(doc["calls"], marked, strict=True):
-        used = "?"
-        if c["window"] and c["free_tokens"] is not None and c["reserve_tokens"] is not None:
-            # (from the counts: used_fraction is already rounded to 4 places, and rounding twice can be 0.1 off)
-            used = f"{100 * (c['window'] - c['free_tokens'] - c['reserve_tokens']) / c['window']:.1f}"
-        elif c["used_fraction"] is not None:
-            used = f"{100 * c['used_fraction']:.1f}"
-        floor, history = _shown_parts(c)
-        line = c["line"] or "doc"
-        yield ((f"{c['index'] + 1:>4} {line:>6} {clip(c['model'] or '?', 28):<28} {fmt_int(c['window']):>9} "
-                f"{floor:>9} {history:>9} {fmt_int(c['reserve_tokens']):>8} "
-                f"{fmt_int(c['free_tokens']):>9} {used:>6} "
-                f"{fmt_int(c['prompt_tokens_reported']) + ('!' if mark else ''):>{rw}}"
-                + (f"  {clean(c['context']):<{cw}}" if contexts else "")
-                + (f"  {clean(os.path.basename(c['file']))}" if several else "")).rstrip())
+    if not sessions_only:
+        yield from fit_table(call_columns(doc["calls"], marked, contexts, several), width)
     if doc["calls"]:
         yield totals_line(doc["calls"])
         priced = priced_as_line(doc["calls"])
         if priced:
             yield priced
-    if len(doc["sessions"]) > 1:
-        yield (f"\n{len(doc['sessions'])} sessions, newest first (cost~ = estimate; peak~ = estimated, no report; "
-               "? = some call not priced):")
-        yield (f"{'session':<38} {'last call':<21} {'calls':>6} {'peak prompt':>12} {'input':>13} {'output':>10} "
-               f"{'cost~':>10}")
-        for sess in doc["sessions"]:
-            yield (f"{clip(sess['session'] or '-', 38):<38} {str(sess['last_timestamp'] or '-')[:19]:<21} "
-                   f"{sess['calls']:>6} {_peak(sess):>12} "
-                   f"{fmt_int(sess['input_tokens']):>13} {fmt_int(sess['output_tokens']):>10} "
-                   f"{fmt_cost(sess['cost_usd']):>10}")
+    if len(doc["sessions"]) > 1 or sessions_only:
+        n = len(doc["sessions"])
+        yield (f"\n{n} session{'s' if n != 1 else ''}, newest first (cost~ = estimate; peak~ = estimated, no "
+               "report; ? = some call not priced):")
+        yield from fit_table(session_columns(doc["sessions"]), width)
+    yield from _tail(doc, any(marked), settings, legend=not sessions_only)
+
+
+def _tail(doc: dict[str, Any], implausible: bool, settings: Settings, legend: bool) -> Iterator[str]:
+    """What follows the tables: run totals, issues, the call table's legend (``legend``; ``implausible``: it
+    marks an implausible report), the window note, flags and forecast."""
     for sess in doc["sessions"]:
         rt = sess.get("run_totals")
         if rt:  # (no call reports usage, but the log states the run's totals: say them beside the "?")
@@ -91,6 +78,13 @@ def report_lines(doc: dict[str, Any], issues: Sequence[Issue], settings: Setting
     for i in doc["issues"]:
         where = f"{clean(i['file'])}:{i['line']}" if i["line"] else clean(i["file"])  # (0: the whole file)
         yield f"issue: {where}: {i['kind']}: {clean(i['message'])}"
+    if legend:
+        yield _legend(doc, implausible)
+    yield from _flag_lines(doc, settings)
+
+
+def _legend(doc: dict[str, Any], implausible: bool) -> str:
+    """The call table's legend: what its marks mean, for the marks it shows."""
     legend = "# = call number (from 1; JSON `index` counts from 0)"
     if any(not c["line"] for c in doc["calls"]):
         legend += "; line doc = a call of a whole-file JSON document"
@@ -114,7 +108,61 @@ def report_lines(doc: dict[str, Any], issues: Sequence[Issue], settings: Setting
     tokenizers = sorted({c["tokenizer"] for c in doc["calls"]})
     if tokenizers:
         legend += "; estimates use " + ", ".join(tokenizers)
-    yield legend
+    return legend
+
+
+def call_columns(calls: list[dict[str, Any]], marked: list[bool], contexts: bool, several: bool) -> list[Column]:
+    """The call table's columns (:func:`fit_table`): number, line, model, window, floor, history, reserve,
+    free, used %, reported prompt, then the context and the file where the run has several.  Narrowed for a
+    terminal: free (window - used - reserve), the line, the window and the reserve are left out, then the
+    model, context and file names are cut."""
+    used = []
+    for c in calls:
+        u = "?"
+        if c["window"] and c["free_tokens"] is not None and c["reserve_tokens"] is not None:
+            # (from the counts: used_fraction is already rounded to 4 places, and rounding twice can be 0.1 off)
+            u = f"{100 * (c['window'] - c['free_tokens'] - c['reserve_tokens']) / c['window']:.1f}"
+        elif c["used_fraction"] is not None:
+            u = f"{100 * c['used_fraction']:.1f}"
+        used.append(u)
+    parts = [_shown_parts(c) for c in calls]
+    cols = [
+        Column("#", [str(c["index"] + 1) for c in calls], right=True, natural=4),
+        Column("line", [str(c["line"] or "doc") for c in calls], right=True, natural=6, drop=2),
+        Column("model", [clean(c["model"] or "?") for c in calls], natural=28, least=12),
+        Column("window", [fmt_int(c["window"]) for c in calls], right=True, natural=9, drop=3),
+        Column("floor", [f for f, _h in parts], right=True, natural=9),
+        Column("history", [h for _f, h in parts], right=True, natural=9),
+        Column("reserve", [fmt_int(c["reserve_tokens"]) for c in calls], right=True, natural=8, drop=4),
+        Column("free", [fmt_int(c["free_tokens"]) for c in calls], right=True, natural=9, drop=1),
+        Column("used%", used, right=True, natural=6),
+        Column("reported", [fmt_int(c["prompt_tokens_reported"]) + ("!" if m else "")
+                            for c, m in zip(calls, marked, strict=True)],
+               right=True, natural=10 if any(marked) else 9),
+    ]
+    if contexts:
+        cols.append(Column("context", [clean(c["context"]) for c in calls], least=8, gap=2))
+    if several:
+        cols.append(Column("file", [clean(os.path.basename(c["file"])) for c in calls], least=12, gap=2))
+    return cols
+
+
+def session_columns(sessions: list[dict[str, Any]]) -> list[Column]:
+    """The sessions table's columns: session, last call, calls, peak prompt, input, output, cost.  Narrowed
+    for a terminal: the session name and the time (to its date) are cut."""
+    return [
+        Column("session", [clean(s["session"] or "-") for s in sessions], natural=38, least=12),
+        Column("last call", [str(s["last_timestamp"] or "-")[:19] for s in sessions], natural=21, least=10),
+        Column("calls", [str(s["calls"]) for s in sessions], right=True, natural=6),
+        Column("peak prompt", [_peak(s) for s in sessions], right=True, natural=12),
+        Column("input", [fmt_int(s["input_tokens"]) for s in sessions], right=True, natural=13),
+        Column("output", [fmt_int(s["output_tokens"]) for s in sessions], right=True, natural=10),
+        Column("cost~", [fmt_cost(s["cost_usd"]) for s in sessions], right=True, natural=10),
+    ]
+
+
+def _flag_lines(doc: dict[str, Any], settings: Settings) -> Iterator[str]:
+    """The window note, the flags' count and the worst of them, and the forecast."""
     if settings.window and any(c["window_source"] == "log" for c in doc["calls"]):
         yield (f"note: --window/config window {settings.window:,} applies only where the log does not state the "
                "window (window_source 'log' wins)")

@@ -1,0 +1,80 @@
+"""Text tables that fit a terminal: columns narrowed, then dropped, until a row fits the width given.
+
+``report`` prints its call table and its sessions table through :func:`fit_table`.  Without a width (output to a
+pipe or a file) every column keeps its natural width, so scripts read the same columns whatever the terminal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ctxwatch.output.safetext import clip
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    """One column: ``head``, its ``cells`` (already cleaned text), ``right``-aligned or not, its ``natural``
+    width (the width without a terminal; 0: as wide as its widest cell), the ``least`` width it may be narrowed
+    to (cells cut with ``…``; 0: never narrowed) and ``drop`` (columns are dropped in increasing ``drop``, 0:
+    never dropped); ``gap``: the spaces before it."""
+
+    head: str
+    cells: Sequence[str]
+    right: bool = False
+    natural: int = 0
+    least: int = 0
+    drop: int = 0
+    gap: int = 1
+
+
+def _widest(c: Column) -> int:
+    return max([len(c.head), *(len(x) for x in c.cells)])
+
+
+def fit_widths(columns: Sequence[Column], width: int | None) -> list[int | None]:
+    """Each column's width (``None``: dropped) for a row of at most ``width`` cells (``None``: natural widths).
+
+    With a width, a column is first as wide as its widest cell (never wider than its natural width); then
+    columns are dropped by ``drop`` order while the row is too wide, then the narrowable ones lose a cell at a
+    time, the widest first, down to their ``least``; a row that still does not fit wraps on the terminal."""
+    if width is None:
+        return [c.natural or _widest(c) for c in columns]
+    widths: list[int | None] = [min(c.natural, _widest(c)) if c.natural else _widest(c) for c in columns]
+
+    def total() -> int:
+        shown = [(w, c.gap) for w, c in zip(widths, columns, strict=True) if w is not None]
+        return sum(w for w, _g in shown) + sum(g for _w, g in shown[1:])
+
+    for k in sorted((k for k, c in enumerate(columns) if c.drop), key=lambda k: columns[k].drop):
+        if total() <= width:
+            break
+        widths[k] = None
+    # Then the names are cut, a cell at a time from the widest of them, so that each keeps what it can.
+    over = total() - width
+    while over > 0:
+        room = [k for k, c in enumerate(columns) if c.least and (w := widths[k]) is not None and w > c.least]
+        if not room:
+            break
+        k = max(room, key=lambda k: widths[k] or 0)
+        widths[k] = (widths[k] or 0) - 1
+        over -= 1
+    return widths
+
+
+def fit_table(columns: Sequence[Column], width: int | None) -> list[str]:
+    """The header row and one row per cell index, columns ``gap`` spaces apart and laid out by
+    :func:`fit_widths`; trailing spaces stripped."""
+    widths = fit_widths(columns, width)
+    rows = len(columns[0].cells) if columns else 0
+    out = []
+    for r in range(-1, rows):
+        line = ""
+        for c, w in zip(columns, widths, strict=True):
+            if w is None:
+                continue
+            text = c.head if r < 0 else c.cells[r]
+            text = text if len(text) <= w else clip(text, w)
+            line += (" " * c.gap if line else "") + (f"{text:>{w}}" if c.right else f"{text:<{w}}")
+        out.append(line.rstrip())
+    return out

@@ -1,0 +1,79 @@
+"""``report`` on a terminal: the tables fit its width (columns left out, then names cut), and ``--sessions``
+gives one row per session; without a terminal every column keeps its natural width."""
+
+from __future__ import annotations
+
+import glob
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from ctxwatch.cli import main
+from ctxwatch.output.columns import Column, fit_table, fit_widths
+
+
+def test_fit_widths_by_hand() -> None:
+    cols = [Column("#", ["1", "12"], right=True, natural=4),
+            Column("name", ["abcdefghijklmnop", "x"], natural=28, least=6),
+            Column("free", ["1,000", "2"], right=True, natural=9, drop=1),
+            Column("file", ["a-long-file-name.jsonl", "b"], least=8, gap=2)]
+    assert fit_widths(cols, None) == [4, 28, 9, 22]
+    # as wide as the cells: 2 + 1 + 16 + 1 + 5 + 2 + 22 = 49
+    assert fit_widths(cols, 49) == [2, 16, 5, 22]
+    # 48: free goes (49 - 6 = 43 fits)
+    assert fit_widths(cols, 48) == [2, 16, None, 22]
+    # 30: 13 cells to cut from 43, one at a time from the widest name (the first on a tie): file 22 -> 16,
+    # then name 15, file 15, name 14, file 14, name 13, file 13, name 12
+    assert fit_widths(cols, 30) == [2, 12, None, 13]
+    rows = fit_table(cols, 30)
+    assert rows == [" # name          file", " 1 abcdefghijk…  a-long-file-…", "12 x             b"]
+
+
+def claude_sessions(folder: Path) -> int:
+    """Sessions of the folder's transcripts, read with plain json: the sessionIds of assistant lines with usage."""
+    ids = set()
+    for f in glob.glob(str(folder / "*.jsonl")):
+        for raw in Path(f).read_text().splitlines():
+            d = json.loads(raw)
+            if d.get("type") == "assistant" and d.get("message", {}).get("usage"):
+                ids.add(d.get("sessionId"))
+    return len(ids)
+
+
+@pytest.mark.parametrize("width", [80, 100, 140])
+def test_the_folder_report_fits_the_terminal(shared_logs: Path, width: int) -> None:
+    from ctxwatch.config import Settings
+    from ctxwatch.engine import load_many
+    from ctxwatch.output.report import report_json
+    from ctxwatch.output.text import report_lines
+
+    folder = shared_logs / "claude-code"
+    run = load_many([str(folder)], None, Settings())
+    doc = report_json(run)
+    lines = list(report_lines(doc, run.issues, run.settings, width=width))
+    head = next(i for i, x in enumerate(lines) if x.lstrip().startswith("#"))
+    table = lines[head:head + 1 + len(doc["calls"])]
+    assert all(len(x) <= width for x in table), max(table, key=len)
+    assert table[0].split()[:2] == ["#", "model"] and "file" in table[0] and "context" in table[0]
+    start = next(i for i, x in enumerate(lines) if x.startswith("session "))
+    sessions = lines[start:start + 1 + len(doc["sessions"])]
+    assert len(sessions) - 1 == claude_sessions(folder) == 7
+    assert all(len(x) <= width for x in sessions)
+    assert sessions[0].split() == ["session", "last", "call", "calls", "peak", "prompt", "input", "output", "cost~"]
+    natural = list(report_lines(doc, run.issues, run.settings))
+    assert natural[1].split()[:4] == ["#", "line", "model", "window"] and " free " in natural[1]  # (a pipe: all)
+
+
+def test_sessions_only(shared_logs: Path) -> None:
+    folder = shared_logs / "claude-code"
+    res = CliRunner().invoke(main, ["report", "--sessions", "--no-cache", str(folder)])
+    assert res.exit_code == 0, res.output
+    out = res.stdout.splitlines()
+    assert not any(x.lstrip().startswith("# ") or x.lstrip().startswith("#   ") for x in out)
+    start = next(i for i, x in enumerate(out) if x.startswith("session "))
+    assert out[start - 1].startswith("7 sessions, newest first")
+    assert sum(1 for x in out[start + 1:start + 8] if x[:8].strip()) == 7
+    assert any(x.startswith("total: prompt ") for x in out)
+    assert CliRunner().invoke(main, ["report", "--sessions", "--json", str(folder)]).exit_code == 2
