@@ -29,7 +29,15 @@ from ctxwatch.ui import text as tx
 from ctxwatch.ui.export import export_dir, export_folder, file_stem, write_new
 from ctxwatch.ui.feed import BatchFeed, FolderScan, LogFeed
 from ctxwatch.ui.main import FilterInput, MainScreen
-from ctxwatch.ui.screens import DetailScreen, FlagsScreen, HelpScreen, IssuesScreen, PlanScreen, unique_path
+from ctxwatch.ui.screens import (
+    DetailScreen,
+    DiffScreen,
+    FlagsScreen,
+    HelpScreen,
+    IssuesScreen,
+    PlanScreen,
+    unique_path,
+)
 from ctxwatch.ui.screens.help import COMMANDS
 from ctxwatch.ui.sessions import SessionActions, newest_session
 from ctxwatch.ui.state import STATE_VIEWS, DashboardState
@@ -81,6 +89,7 @@ class CtxwatchApp(SessionActions):
         Binding("o", "sessions", "Sessions", show=False),
         Binding("i", "issues", "Problems", tooltip="Input problems: every bad line and note"),
         Binding("F", "flags", "Flags", show=False),
+        Binding("d", "diff", "Diff", show=False),
         Binding("s", "save_svg", "SVG"),
         Binding("x", "export_csv", "CSV"),
         Binding("question_mark", "help", "Help"),
@@ -89,7 +98,7 @@ class CtxwatchApp(SessionActions):
 
     #: Actions that only make sense on the main screen (hidden from other screens' footers).
     MAIN_ONLY = frozenset({"detail", "toggle_follow", "toggle_pause", "toggle_xaxis", "filter", "cycle_context",
-                           "sessions", "cancel_backfill", "issues", "flags"})
+                           "sessions", "cancel_backfill", "issues", "flags", "diff"})
 
     def __init__(self, path: str | Sequence[str], *, fmt: str | None = None, settings: Settings | None = None,
                  poll: bool = False, last: int | None = None, pick: bool = False) -> None:
@@ -395,6 +404,18 @@ class CtxwatchApp(SessionActions):
         cal = self.state.calibrations
         self.push_screen(DetailScreen(call, self.state.spec, self.settings, cal.breakdown(call), cal.factor(call),
                                       self.state.costs.get(call.index)))
+
+    def action_diff(self) -> None:
+        """Open what changed from the call before the selected one (same context) to it."""
+        call = self._call_under_cursor()
+        if call is None:
+            self.notify("no call selected", severity="warning")
+            return
+        prev = self.state.previous_in_context(call)
+        if prev is None:
+            self.notify(f"call #{call.index + 1} is the first of its context read: nothing to compare it with")
+            return
+        self.push_screen(DiffScreen(call, prev, self.state.spec))
 
     def action_evict(self) -> None:
         """Open the eviction preview of the selected call, or from a call's detail, of that call."""

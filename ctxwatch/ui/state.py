@@ -16,7 +16,7 @@ from typing import Any
 
 from ctxwatch.accounting import NO_CALIBRATION, Calibrations
 from ctxwatch.formats.claude_code import is_subagent_file, subagent_files_of
-from ctxwatch.model import Breakdown, Call, Issue, shown_fraction
+from ctxwatch.model import Call, Issue
 from ctxwatch.ui import text as tx
 from ctxwatch.ui.costs import Totals
 from ctxwatch.ui.feed import SWEEP_INTERVAL
@@ -27,22 +27,6 @@ def listed_issues(issues: Sequence[Issue]) -> list[Issue]:
     """The input problems a person is shown, in the order read: every issue but ``reset`` (a truncated or
     replaced file is said on the status line), as ``ctxwatch check`` and ``report --json`` list them."""
     return [i for i in issues if i.kind != "reset"]
-
-
-def row_text(call: Call, shown: Breakdown | None = None) -> str:
-    """Lower-case text a filter matches against: call number (index + 1), time, model, context, session and
-    the numbers, each as typed (``33153``) and as shown (``33,153``), the used % as shown (``64.2%``), and
-    ``compaction`` / ``implausible`` where they apply.  The floor and history are there as accounted and, where
-    ``shown`` (the table's, :func:`cell_texts`) differs, as shown too."""
-    numbers = [n for n in (call.floor_tokens, call.history_tokens, call.reserve_tokens, call.prompt_reported)
-               if n is not None]
-    if shown is not None and shown.calibrated:
-        numbers += [n for n in (shown.floor_tokens, shown.history_tokens) if n is not None]
-    used = shown_fraction(call, shown)
-    return " ".join(str(x) for x in (
-        call.index + 1, tx.clock(call.timestamp), call.model or "", call.context, call.session or "",
-        *numbers, *(f"{n:,}" for n in numbers if n >= 1000), f"{100 * used:.1f}%" if used is not None else "",
-        "compaction" if call.compaction else "", "implausible" if call.prompt_implausible else "")).lower()
 
 
 #: The state's attributes and questions that can be read as the app's own (``app.calls`` is ``app.state.calls``:
@@ -272,7 +256,7 @@ class DashboardState:
         """True when ``call`` is in the context shown and its row text holds the filter (ignoring case)."""
         if self.context is not None and call.context != self.context:
             return False
-        return not self.filter_text or self.filter_text.lower() in row_text(call, self.calibrations.breakdown(call))
+        return not self.filter_text or self.filter_text.lower() in tx.row_text(call, self.calibrations.breakdown(call))
 
     def view_calls(self) -> list[Call]:
         """The calls of the current view (context and filter), in table order."""
@@ -378,6 +362,14 @@ class DashboardState:
         if self.batch_files is not None:
             return self.path if self.is_dir else self.batch_files[0]
         return self.log_path or self.paths[0]
+
+    def previous_in_context(self, call: Call) -> Call | None:
+        """The call before ``call`` in its context (and session), or ``None``: O(calls before it) at worst."""
+        for i in range(call.index - 1, -1, -1):
+            c = self.calls.get(i)
+            if c is not None and c.context == call.context and c.session == call.session:
+                return c
+        return None
 
     def last_plausible(self, call: Call | None) -> Call | None:
         """For a call whose reported prompt is implausible, the last call before it whose occupancy is known, in

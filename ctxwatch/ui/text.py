@@ -13,7 +13,7 @@ from datetime import datetime
 
 from rich.text import Text
 
-from ctxwatch.model import Src
+from ctxwatch.model import Breakdown, Call, Src, shown_fraction
 from ctxwatch.output.safetext import clean as _clean_core
 
 
@@ -160,3 +160,19 @@ def saved_where(path: str, width: int) -> str:
         folder = folder[:room - 1 - len(tail)] + "…" + tail if tail \
             else literal(folder, limit=room, middle=True).plain
     return f"{name}\nin {folder}"
+
+
+def row_text(call: Call, shown: Breakdown | None = None) -> str:
+    """Lower-case text a filter matches against: call number (index + 1), time, model, context, session and
+    the numbers, each as typed (``33153``) and as shown (``33,153``), the used % as shown (``64.2%``), and
+    ``compaction`` / ``implausible`` where they apply.  The floor and history are there as accounted and, where
+    ``shown`` (the table's, :func:`cell_texts`) differs, as shown too."""
+    numbers = [n for n in (call.floor_tokens, call.history_tokens, call.reserve_tokens, call.prompt_reported)
+               if n is not None]
+    if shown is not None and shown.calibrated:
+        numbers += [n for n in (shown.floor_tokens, shown.history_tokens) if n is not None]
+    used = shown_fraction(call, shown)
+    return " ".join(str(x) for x in (
+        call.index + 1, clock(call.timestamp), call.model or "", call.context, call.session or "",
+        *numbers, *(f"{n:,}" for n in numbers if n >= 1000), f"{100 * used:.1f}%" if used is not None else "",
+        "compaction" if call.compaction else "", "implausible" if call.prompt_implausible else "")).lower()

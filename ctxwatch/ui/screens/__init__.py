@@ -5,12 +5,14 @@
 * :mod:`.plan`: the eviction preview of one call, with its policy knobs (:class:`PlanScreen`).
 * :mod:`.issues`: every input problem of the run (:class:`IssuesScreen`).
 * :mod:`.flags`: every flag of the context shown (:class:`FlagsScreen`).
+* :mod:`.diff`: what changed since the call before (:class:`DiffScreen`).
 * :mod:`.picker`: the sessions of a folder (:class:`SessionPicker`); names are fitted in :mod:`.names`.
 * :mod:`.help`: keys and legend (:class:`HelpScreen`).
 """
 
 from ctxwatch.ui.screens.common import unique_path
 from ctxwatch.ui.screens.detail import DetailScreen
+from ctxwatch.ui.screens.diff import DiffScreen
 from ctxwatch.ui.screens.flags import FlagsScreen
 from ctxwatch.ui.screens.help import HelpScreen
 from ctxwatch.ui.screens.issues import IssuesScreen
@@ -21,6 +23,6 @@ from ctxwatch.ui.screens.plan import PlanScreen
 from ctxwatch.ui.state import listed_issues
 
 __all__ = [
-    "AUTO", "DetailScreen", "FlagsScreen", "HelpScreen", "IssuesScreen", "PlanScreen", "SessionPicker", "_add_framing",
-    "build_items", "common_cut", "fit_names", "listed_issues", "unique_path",
+    "AUTO", "DetailScreen", "DiffScreen", "FlagsScreen", "HelpScreen", "IssuesScreen", "PlanScreen", "SessionPicker",
+    "_add_framing", "build_items", "common_cut", "fit_names", "listed_issues", "unique_path",
 ]
