@@ -689,7 +689,7 @@ async def test_the_session_counter_counts_sessions_not_subagent_files(tmp_path: 
         assert app.sessions == [str(s2), str(sub), str(s1)]
         assert "(session 1/2, auto · o: sessions)" in status(app)
         await pilot.press("o")
-        await pilot.press("down", "down", "enter")  # auto, s2, agent-a1
+        await pilot.press("down", "down", "down", "enter")  # auto, s2, s1, agent-a1 (grouped under its session)
         assert await wait_for(pilot, lambda: app.log_path == str(sub) and app.loaded and len(app.calls) == 1)
         assert "(subagent of session 2/2, picked · o: sessions)" in status(app)
 

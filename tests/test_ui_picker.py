@@ -170,13 +170,13 @@ async def test_the_picker_filter_keys(tmp_path: Path, shared_logs: Path) -> None
         await pilot.press("escape")
         await pilot.pause()
         assert box.value == "" and ol.has_focus and len(rows(screen)) == 4 and app.screen is screen
-        await pilot.press(*"billing")  # (the session and its subagent transcript, newest first)
+        await pilot.press(*"billing")  # (the session, then its subagent transcript grouped under it)
         await pilot.pause()
         assert box.value == "billing" and len(rows(screen)) == 2 and ol.highlighted == 0
-        assert rows(screen)[0].endswith("subagent")
+        assert rows(screen)[1].endswith("subagent") and not rows(screen)[0].endswith("subagent")
         await pilot.press("down")
         assert ol.highlighted == 1 and box.has_focus
-        await pilot.press("up", "enter")
+        await pilot.press("enter")
         assert await wait_for(pilot, lambda: app.log_path == str(agent))
         await pilot.press("o")
         assert await wait_for(pilot, lambda: isinstance(app.screen, SessionPicker))
@@ -380,3 +380,35 @@ async def test_a_session_with_no_call_says_its_time_is_a_records(shared_logs: Pa
         meta = next(r for r in rows if "session_meta_only" in r)
         full = next(r for r in rows if "codex0.58.0" in r)
         assert "(last record)" in meta and "(last record)" not in full and "(file time)" not in full
+
+
+async def test_the_picker_describes_each_session_and_groups_subagents(tmp_path: Path, shared_logs: Path) -> None:
+    """Under the list, the highlighted session's calls, peak occupancy, model and first user prompt (read by
+    the picker's worker); a subagent transcript is listed under its session.  The billing session
+    (spotter_short): one call reporting 3 + 13,835 + 11,515 = 25,353 prompt tokens of Claude's 200,000, and
+    its first prompt, read with plain json."""
+    import json
+
+    from textual.widgets import OptionList
+
+    folder, billing, agent, frontend = projects(tmp_path, shared_logs)
+    lines = [json.loads(x) for x in billing.read_text().splitlines()]
+    first = next(d["message"]["content"] for d in lines if d.get("type") == "user"
+                 and isinstance(d["message"]["content"], str))
+    u = next(d["message"]["usage"] for d in lines if d.get("type") == "assistant")
+    prompt = u["input_tokens"] + u["cache_creation_input_tokens"] + u["cache_read_input_tokens"]
+    app = CtxwatchApp(str(folder))
+    async with app.run_test(size=(120, 30)) as pilot:
+        screen = await open_picker(pilot, app, billing)
+        assert screen.files == [str(billing), str(agent), str(frontend)]
+        assert rows(screen)[2].endswith("subagent")
+        assert await wait_for(pilot, lambda: len(screen.infos) == 3, 15)
+        await pilot.press("j")  # (the billing session)
+        await pilot.pause()
+        assert screen.query_one(OptionList).highlighted == 1
+        info = screen.infos[str(billing)]
+        assert info is not None and (info.calls, info.peak, info.prompt) == (1, prompt / 200_000, first)
+        text = str(screen.query_one("#picker-info", Static).render())
+        assert text.split("\n")[0] == f"1 call · peak {100 * prompt / 200_000:.1f}% of 200,000 · claude-opus-4-6"
+        assert text.split("\n")[1] == f"“{first}”"
+        assert app.state.session_info[str(billing)] == info  # (kept for the next opening)

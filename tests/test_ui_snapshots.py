@@ -214,6 +214,13 @@ def test_session_picker(snap_compare: Any, tmp_path: Path, monkeypatch: pytest.M
         screen = app.screen
         assert isinstance(screen, SessionPicker) and screen.filter_text == "service"
         assert screen.query_one("OptionList").option_count == 2  # (the session and its subagent transcript)
+        # The line under the list, once the picker's worker read every session: the highlighted one's 3 calls,
+        # its peak (call 3: 1,130 + 2 x 1,064 = 3,258 of the 20,000-token window) and first prompt.
+        assert await wait_for(pilot, lambda: len(screen.infos) == 3, 10)
+        info = screen.infos[str(newest)]
+        assert info is not None and (info.calls, info.peak, info.model) == (3, 3258 / 20_000, "gpt-4o")
+        assert info.prompt is not None and info.prompt.startswith("step 0: w0 ")
+        await pilot.pause()
 
     assert snap_compare(app, terminal_size=(100, 24), run_before=run_before)
 

@@ -9,6 +9,7 @@ state (:class:`~ctxwatch.ui.state.DashboardState`) and then has the main screen 
 from __future__ import annotations
 
 import os
+from functools import partial
 from typing import TYPE_CHECKING
 
 from textual.app import App
@@ -17,6 +18,7 @@ from ctxwatch.formats.claude_code import is_subagent_file
 from ctxwatch.ui import messages as msg
 from ctxwatch.ui.screens import AUTO, SessionPicker
 from ctxwatch.ui.state import DashboardState
+from ctxwatch.ui.summaries import summarize
 
 if TYPE_CHECKING:
     from ctxwatch.ui.main import MainScreen
@@ -39,6 +41,11 @@ class SessionActions(App[None]):
 
     state: DashboardState
     pick_on_open: bool = False
+    if TYPE_CHECKING:  # (set by the app)
+        from ctxwatch.config import Settings
+
+        fmt: str | None
+        settings: Settings
 
     if TYPE_CHECKING:  # (the app's own, used here)
         def _start_feed(self, path: str, batch: list[str] | None = None) -> None: ...
@@ -90,8 +97,7 @@ class SessionActions(App[None]):
         elif not s.multi:
             self.notify("sessions: open a folder of logs to switch between sessions")
         else:
-            self.push_screen(SessionPicker(s.base_folder(), s.sessions, s.log_path, s.auto_session),
-                             self._session_picked)
+            self.push_screen(self._picker(), self._session_picked)
 
     def _session_picked(self, choice: str | None) -> None:
         """The session picker closed on ``choice`` (a path, ``AUTO``, or ``None``: cancelled)."""
@@ -130,6 +136,16 @@ class SessionActions(App[None]):
         if text:
             self.notify(f"filter {text!r} cleared: it was for the session shown before")
 
+    def _picker(self, cursor: str | None = None) -> SessionPicker:
+        """The session picker on the sessions now, with what is known of them (read again where stale)."""
+        s = self.state
+        return SessionPicker(s.base_folder(), s.sessions, s.log_path, s.auto_session, cursor=cursor,
+                             infos=s.session_info, read=partial(summarize, fmt=self.fmt, settings=self.settings))
+
+    def on_session_picker_info_read(self, message: SessionPicker.InfoRead) -> None:
+        """The picker read a session: kept for its next opening."""
+        self.state.session_info[message.path] = message.info
+
     def _pick_on_open(self) -> None:
         """Started with no path: once the harnesses' sessions are listed, open the picker with its cursor on the
         most recent (Enter opens it, Escape stays on it, followed automatically)."""
@@ -138,5 +154,4 @@ class SessionActions(App[None]):
             return
         self.pick_on_open = False
         newest = newest_session(s.sessions)
-        self.push_screen(SessionPicker(s.base_folder(), s.sessions, s.log_path, s.auto_session, cursor=newest),
-                         self._session_picked)
+        self.push_screen(self._picker(cursor=newest), self._session_picked)

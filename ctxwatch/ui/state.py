@@ -61,7 +61,8 @@ class DashboardState:
     :class:`ctxwatch.analysis.Analysis`), ``analysis_error`` and ``pending`` (updates held while paused).
 
     Attributes kept from one log to the next: ``folder_notes`` (files of the followed folder left out),
-    ``sessions`` (newest first), ``auto_session``, ``paused``, ``xaxis`` (``index`` | ``time``),
+    ``sessions`` (newest first), ``session_info`` (path -> :class:`~ctxwatch.ui.summaries.SessionInfo` the
+    session picker read, ``None`` for one it could not), ``auto_session``, ``paused``, ``xaxis`` (``index`` | ``time``),
     ``filter_text`` and ``scan_note`` (why the folder is polled although file events were wanted).
     """
 
@@ -99,6 +100,7 @@ class DashboardState:
     pending: list[CallsChanged] = field(default_factory=list)
     folder_notes: list[Issue] = field(default_factory=list)
     sessions: list[str] = field(default_factory=list)
+    session_info: dict[str, Any] = field(default_factory=dict)
     auto_session: bool = True
     paused: bool = False
     xaxis: str = "index"

@@ -5,15 +5,16 @@ and its size; typing filters them, and the first row follows the newest session 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import ClassVar
 
 from rich.text import Text
-from textual import events
+from textual import events, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.geometry import Size
+from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
@@ -32,9 +33,25 @@ from ctxwatch.ui.screens.names import (
     file_size,
     split_session_path,
 )
+from ctxwatch.ui.summaries import SessionInfo, file_stamp, info_line
 
 #: The session picker's first option: follow whichever session is newest.
 AUTO = ""
+
+
+def grouped(files: Sequence[str]) -> list[str]:
+    """``files`` (newest first) with each Claude Code subagent transcript under ``<session>/subagents/`` moved
+    right after its session, when its session is listed (the others stay where they are)."""
+    parent = {f: os.path.dirname(os.path.dirname(f)) + ".jsonl" for f in files
+              if is_subagent_file(f) and os.path.basename(os.path.dirname(f)) == "subagents"}
+    listed = set(files)
+    out: list[str] = []
+    for f in files:
+        if parent.get(f) in listed:
+            continue
+        out.append(f)
+        out.extend(g for g in files if parent.get(g) == f)
+    return out
 
 
 class OneLineOptions(OptionList):
@@ -70,11 +87,25 @@ class SessionPicker(ModalScreen[str | None]):
     ]
 
 
+    class InfoRead(Message):
+        """The picker's worker read session ``path``: ``info`` (``None``: it could not be read).  Bubbles to the
+        app, which keeps it for the next opening."""
+
+        def __init__(self, path: str, info: SessionInfo | None) -> None:
+            super().__init__()
+            self.path = path
+            self.info = info
+
     def __init__(self, folder: str, files: Sequence[str], current: str | None, auto: bool,
-                 cursor: str | None = None) -> None:
+                 cursor: str | None = None, infos: Mapping[str, SessionInfo | None] | None = None,
+                 read: Callable[[str], SessionInfo | None] | None = None) -> None:
         super().__init__()
+        #: What is known of each session (calls, peak, model, first prompt), read by ``read`` in a worker
+        #: thread, newest first, for the files whose ``infos`` entry is missing or stale.
+        self.infos: dict[str, SessionInfo | None] = dict(infos or {})
+        self.read = read
         self.folder = folder
-        self.files = list(files)
+        self.files = grouped(files)
         self.current = current
         self.auto = auto
         #: The file the cursor starts on (the most recent session, when the dashboard opens on the picker), else
@@ -89,6 +120,7 @@ class SessionPicker(ModalScreen[str | None]):
         # the list worked out about it, so that filtering does not measure thousands of rows again)
         self._file_options: list[Option] = []
         self._laid_out_for = 0  # (the screen width the rows were laid out for)
+        self._box_w = 60  # (the dialog's width, once laid out)
 
     def _read_rows(self) -> None:
         for f in self.files:
@@ -169,6 +201,7 @@ class SessionPicker(ModalScreen[str | None]):
         title_w = self._title().cell_len
         # (a long title wraps rather than widen the box past the screen's margins)
         box_w = min(max(20, screen_w - 2 * PICKER_MARGIN), max(rows_w, title_w) + PICKER_CHROME)
+        self._box_w = box_w
         return box_w, head
 
     def _options(self) -> list[Option]:
@@ -222,6 +255,7 @@ class SessionPicker(ModalScreen[str | None]):
                         select_on_focus=False)
             yield Static(head, id="picker-head")
             yield OneLineOptions(*self._options())
+            yield Static(Text(""), id="picker-info")
 
     def on_mount(self) -> None:
         """The list has the focus (↑ ↓ j k Enter), its cursor on the current choice (the session shown when one
@@ -229,6 +263,43 @@ class SessionPicker(ModalScreen[str | None]):
         (:meth:`on_key`)."""
         self.query_one(OptionList).focus()
         self._highlight(self._chosen_row())
+        if self.read is not None:
+            self._read_infos()
+
+    def _fresh(self, path: str) -> bool:
+        info = self.infos.get(path)
+        return path in self.infos and (info is None or info.stamp == file_stamp(path))
+
+    @work(thread=True, exclusive=True, group="picker-infos")
+    def _read_infos(self) -> None:
+        """Read the sessions not known yet, newest first, posting each (:class:`InfoRead`); stops when the
+        picker closes."""
+        from textual.worker import get_current_worker
+
+        worker = get_current_worker()
+        assert self.read is not None
+        for f in self.files:
+            if worker.is_cancelled:
+                return
+            if not self._fresh(f):
+                self.post_message(self.InfoRead(f, self.read(f)))
+
+    def on_session_picker_info_read(self, message: InfoRead) -> None:
+        """Keep what the worker read; the line under the list shows it when its row is highlighted."""
+        self.infos[message.path] = message.info
+        self._show_info()
+
+    def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        """The line under the list describes the highlighted session."""
+        self._show_info()
+
+    def _show_info(self) -> None:
+        ol = self.query_one(OptionList)
+        option = ol.get_option_at_index(ol.highlighted) if ol.highlighted is not None else None
+        oid = (option.id or "") if option is not None else ""
+        path = self.files[int(oid[1:])] if oid.startswith("f") else None
+        # (the box's width less its border and the line's padding)
+        self.query_one("#picker-info", Static).update(info_line(path, self.infos, max(10, self._box_w - 6)))
 
     def _highlight(self, row: int) -> None:
         """Put the list's cursor on ``row`` and, once the list is laid out, in its middle."""
@@ -323,3 +394,4 @@ class SessionPicker(ModalScreen[str | None]):
             self.query_one(OptionList).focus()
             return
         self.dismiss(None)
+
