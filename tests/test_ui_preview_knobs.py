@@ -50,6 +50,36 @@ async def test_preview_rows_add_up_to_before(shared_logs: Path) -> None:
         screen = await preview_of(pilot)
         table = screen.query_one("#plan-table")
         rows = [[str(cell) for cell in table.get_row_at(r)] for r in range(table.row_count)]
-        names = [r[1] for r in rows]
-        assert names[1] == "tool schemas" and names[-1] == "reply primer" and rows[-1][2] == "3"
-        assert sum(int(r[2].replace(",", "")) for r in rows) == screen.plan.before_tokens == 15_677
+        names = [r[1] for r in rows]  # (columns: #, message, ◆, tokens, saves, ...)
+        assert names[1] == "tool schemas" and names[-1] == "reply primer" and rows[-1][3] == "3"
+        assert sum(int(r[3].replace(",", "")) for r in rows) == screen.plan.before_tokens == 15_677
+
+
+async def test_preview_biggest_offenders_and_a_knob_that_changes_nothing(shared_logs: Path) -> None:
+    """The spotter session's last call: each message's ``saves`` is its exchange's tokens (an assistant's tool
+    calls with their results: #10 ``assistant → Read, Read`` with #11 and #12); ``o`` sorts by it, the biggest
+    marked ◆; keep_recent + changes nothing (nothing needs evicting) and says so."""
+    from test_ui_common import open_preview as preview_of
+
+    app = CtxwatchApp(str(shared_logs / "claude-code" / "spotter_4d5611e5_full.jsonl"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await loaded(pilot, 139)
+        screen = await preview_of(pilot)
+        table = screen.query_one("#plan-table")
+        rows = [[str(cell) for cell in table.get_row_at(r)] for r in range(table.row_count)]
+        by_index = {r[0]: r for r in rows}
+        # (columns: #, message, ◆, tokens, saves, fate, turn, preview)
+        tokens = [int(by_index[i][3].replace(",", "")) for i in ("10", "11", "12")]
+        assert by_index["10"][1] == "assistant → Read, Read" and by_index["11"][1] == "tool result (Read)"
+        assert all(int(by_index[i][4].replace(",", "")) == sum(tokens) for i in ("10", "11", "12"))
+        await pilot.press("o")
+        await pilot.pause()
+        first = [str(c) for c in table.get_row_at(0)]
+        saves = [int(str(table.get_row_at(r)[4]).replace(",", "")) for r in range(table.row_count)
+                 if str(table.get_row_at(r)[4]) != "-"]
+        assert saves == sorted(saves, reverse=True) and first[2] == "◆"
+        assert int(first[4].replace(",", "")) == max(saves) == sum(tokens)
+        await pilot.press("plus")
+        assert await wait_for(pilot, lambda: screen.knobs.keep_recent == 7 and screen.note is not None)
+        assert screen.note.startswith("keep_recent 7: no change, nothing needs evicting")
+        assert "no change" in str(screen.query_one("#plan-head").render())

@@ -29,7 +29,7 @@ from ctxwatch.ui import text as tx
 from ctxwatch.ui.export import json_document, write_new
 from ctxwatch.ui.screens.common import REREAD_FAILED, reload, unique_path
 from ctxwatch.ui.screens.items import message_labels
-from ctxwatch.ui.widgets.bar import BarParts, bar_line
+from ctxwatch.ui.screens.planview import exchange_savings, knob_note, offenders, plan_bars
 from ctxwatch.ui.widgets.footer import AdaptiveFooter
 
 #: How each fate is shown: glyph, word, style (the glyph and word tell fates apart without colour).
@@ -75,8 +75,10 @@ class PlanScreen(Screen[None]):
     """The eviction plan of one call: every message coloured by fate, before/after bars, policy knobs.
 
     Keys: ``+``/``-`` keep_recent, ``B``/``b`` budget fraction ±0.05, ``R``/``r`` reserve ±1% of the
-    window, ``U``/``u`` summary tokens ±500, ``m`` summarise/drop, ``w`` write the plan JSON to the current
-    directory, ``escape`` back.  The plan is recomputed at once after each change.
+    window, ``U``/``u`` summary tokens ±500, ``m`` summarise/drop, ``o`` prompt order / biggest savings
+    first, ``w`` write the plan JSON to the current directory, ``escape`` back.  The plan is recomputed at once
+    after each change; a keep_recent step that changes nothing says why (:attr:`note`).  Each message's
+    ``saves`` is what evicting it (with its exchange) frees; ``◆`` marks the biggest offenders.
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -97,6 +99,7 @@ class PlanScreen(Screen[None]):
         Binding("U", "knob('summary_tokens', 1)", "summary±"),
         Binding("u", "knob('summary_tokens', -1)", "summary-", show=False),
         Binding("m", "toggle_mode", "Mode"),
+        Binding("o", "toggle_order", "Order", show=False),
     ]
 
 
@@ -119,6 +122,11 @@ class PlanScreen(Screen[None]):
         self.written: str | None = None
         self._pc: ParsedCall | None = None
         self._counts: Any = None  # planner.PlanCounts, made when the call is re-read
+        #: ``prompt`` or ``size`` (biggest savings first): the order of the table's rows.
+        self.order = "prompt"
+        #: Why the last keep_recent step changed nothing, else ``None``.
+        self.note: str | None = None
+        self._turned: str | None = None  # (the knob turned last)
 
     def compose(self) -> ComposeResult:
         """Header, bars, messages table, footer."""
@@ -127,7 +135,9 @@ class PlanScreen(Screen[None]):
         table: DataTable[Any] = DataTable(id="plan-table", cursor_type="row")
         table.add_column(Text("#", justify="right"), key="index")
         table.add_column(Text("message"), key="role")
+        table.add_column(Text(""), key="mark")
         table.add_column(Text("tokens", justify="right"), key="tokens")
+        table.add_column(Text("saves", justify="right"), key="saves")
         table.add_column(Text("fate"), key="fate")
         table.add_column(Text("turn", justify="right"), key="turn")
         table.add_column(Text("preview"), key="preview")
@@ -201,9 +211,12 @@ class PlanScreen(Screen[None]):
         if message.plan is None:
             self._fail(message.error or "no plan")
             return
-        self.plan = message.plan
+        old, self.plan = self.plan, message.plan
         self.knobs = message.knobs
         self.error = None
+        self.note = knob_note(old, self.plan, self.knobs.keep_recent) \
+            if self._turned == "keep_recent" and self.knobs is not None else None
+        self._turned = None
         self._render_plan()
 
     def _render_plan(self) -> None:
@@ -241,6 +254,9 @@ class PlanScreen(Screen[None]):
                     f"mode {k.mode} (m)\n", "cyan")
         # (whole, wrapped: a reason that does not fit ends with what to change, e.g. "lower keep_recent")
         head.append_text(tx.literal(plan.reason, multiline=False))
+        if self.note:
+            head.append("\n")
+            head.append(self.note, "bold yellow")
         self.query_one("#plan-head", Static).update(head)
         self.query_one("#plan-bars", Static).update(self._bars())
         table = self.query_one("#plan-table", DataTable)
@@ -257,13 +273,20 @@ class PlanScreen(Screen[None]):
         system_first = bool(plan.messages) and plan.messages[0].source_index is None
 
         def extra(what: str, tokens: int, note: str) -> None:
-            table.add_row(Text("-", justify="right"), tx.literal(what, limit=34),
-                          Text(tx.tokens(tokens), justify="right"), Text(pinned), Text("-", justify="right"),
-                          Text(note, style="dim"))
+            table.add_row(Text("-", justify="right"), tx.literal(what, limit=34), Text(""),
+                          Text(tx.tokens(tokens), justify="right"), Text("-", justify="right"), Text(pinned),
+                          Text("-", justify="right"), Text(note, style="dim"))
 
+        saves = exchange_savings(plan.messages)
+        worst = offenders(plan.messages, plan.before_tokens, plan.budget_tokens)
+        order = list(range(len(plan.messages)))
+        if self.order == "size":
+            order.sort(key=lambda i: (-(saves[i] or -1), i))
+            system_first = False  # (the extra rows go first: pinned, never evicted)
         if extra_rows and not system_first:
             extra(*extra_rows[0])
-        for pos, m in enumerate(plan.messages):
+        for pos in order:
+            m = plan.messages[pos]
             word, style = FATES.get(m.fate, (m.fate, ""))
             preview = ""
             if m.source_index is not None and m.source_index < len(msgs):
@@ -272,7 +295,9 @@ class PlanScreen(Screen[None]):
                 preview = self._pc.system[0][:200]
             what = labels[m.source_index] if m.source_index is not None and m.source_index < len(labels) else m.role
             table.add_row(Text(str(m.index), justify="right"), tx.literal(what, style=style, limit=34),
-                          Text(tx.tokens(m.tokens), justify="right"), Text(word, style=style),
+                          Text("◆" if pos in worst else "", "bold red"), Text(tx.tokens(m.tokens), justify="right"),
+                          Text(tx.tokens(saves[pos]) if saves[pos] is not None else "-", justify="right"),
+                          Text(word, style=style),
                           Text(str(m.turn) if m.turn >= 0 else "-", justify="right"),
                           tx.literal(preview, style="dim", limit=100))
             if pos == 0 and system_first and extra_rows:
@@ -288,24 +313,9 @@ class PlanScreen(Screen[None]):
             self.query_one("#plan-bars", Static).update(self._bars())
 
     def _bars(self) -> Text:
-        plan = self.plan
         # "before " (7) + " 127%" (up to 6) + the screen's padding and scrollbar (4): the bar gets the rest,
         # so the percentage stays on the bar's line at any width.
-        width = max(20, (self.size.width or 80) - 18)
-        window = plan.window or self.window or 1
-        out = Text()
-        for name, total in (("before", plan.before_tokens), ("after ", plan.after_tokens)):
-            hist = max(0, total - plan.floor_tokens)
-            free = window - total - plan.reserve_tokens
-            parts = BarParts(plan.floor_tokens, hist, plan.reserve_tokens, free,
-                             max(window, total + plan.reserve_tokens), window, plan.trigger_tokens,
-                             plan.budget_tokens)
-            _top, bar = bar_line(parts, width)
-            out.append(f"{name} ", "bold")
-            out.append_text(bar)
-            out.append(f" {tx.pct(total, window, 0)}\n")
-        out.append("█ floor  ▓ history (+summary)  ░ reserve  · free  ┃ trigger/budget", "dim")
-        return out
+        return plan_bars(self.plan, self.plan.window or self.window or 1, max(20, (self.size.width or 80) - 18))
 
     def action_knob(self, name: str, direction: int) -> None:
         """Turn one knob one step (``direction`` +1 or -1) and recompute the plan."""
@@ -324,7 +334,14 @@ class PlanScreen(Screen[None]):
         else:
             return
         self.knobs = new
+        self._turned = name
         self._compute(new)
+
+    def action_toggle_order(self) -> None:
+        """Rows in prompt order, or biggest savings first (what evicting each would free)."""
+        self.order = "size" if self.order == "prompt" else "prompt"
+        if self.plan is not None:
+            self._render_plan()
 
     def action_toggle_mode(self) -> None:
         """Switch between summarising and dropping the evicted span."""

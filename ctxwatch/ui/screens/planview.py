@@ -1,0 +1,89 @@
+"""What the eviction preview shows besides its rows' text: what evicting each message would save (its whole
+exchange: a tool call goes with its results), the few exchanges that matter most, why a knob changed nothing,
+and the before / after bars.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from rich.text import Text
+
+from ctxwatch.ui import text as tx
+from ctxwatch.ui.widgets.bar import BarParts, bar_line
+
+#: Exchanges marked as the biggest offenders at most.
+OFFENDERS = 5
+
+
+def exchange_savings(messages: Sequence[Any]) -> list[int | None]:
+    """For each :class:`~ctxwatch.planner.MessagePlan`, the tokens evicting it would free: the tokens of every
+    message of its exchange (an assistant message with its tool results travel together), ``None`` for a
+    pinned message (the floor and pinned instructions are never evicted)."""
+    totals: dict[int, int] = {}
+    for m in messages:
+        if m.fate != "pinned" and m.exchange >= 0:
+            totals[m.exchange] = totals.get(m.exchange, 0) + m.tokens
+    return [None if m.fate == "pinned" else totals.get(m.exchange, m.tokens) if m.exchange >= 0 else m.tokens
+            for m in messages]
+
+
+def offenders(messages: Sequence[Any], before: int, budget: int) -> set[int]:
+    """The exchanges that matter most: the biggest, as many as it takes for their eviction alone to bring the
+    prompt (``before`` tokens) within ``budget``, at least 3 and at most :data:`OFFENDERS`; returned as the
+    positions (in ``messages``) of their messages."""
+    sizes: dict[int, int] = {}
+    for m in messages:
+        if m.fate != "pinned" and m.exchange >= 0:
+            sizes[m.exchange] = sizes.get(m.exchange, 0) + m.tokens
+    chosen: list[int] = []
+    freed = 0
+    for ex, n in sorted(sizes.items(), key=lambda kv: -kv[1]):
+        if len(chosen) >= OFFENDERS or (len(chosen) >= 3 and before - freed <= budget):
+            break
+        chosen.append(ex)
+        freed += n
+    picked = set(chosen)
+    return {i for i, m in enumerate(messages) if m.fate != "pinned" and m.exchange in picked}
+
+
+def kept_exchanges(messages: Sequence[Any]) -> int:
+    """How many exchanges the plan keeps whole (none of their messages evicted or summarised)."""
+    seen: dict[int, bool] = {}
+    for m in messages:
+        if m.exchange >= 0:
+            seen[m.exchange] = seen.get(m.exchange, True) and m.fate in ("kept", "pinned")
+    return sum(seen.values())
+
+
+def knob_note(old: Any, new: Any, keep_recent: int) -> str | None:
+    """Why turning keep_recent to ``keep_recent`` did not change the plan (``old`` and ``new`` plans have the
+    same fates), or ``None`` when it did: nothing is evicted, or the plan already keeps more exchanges."""
+    if old is None or [m.fate for m in old.messages] != [m.fate for m in new.messages]:
+        return None
+    kept = kept_exchanges(new.messages)
+    if not any(m.fate in ("evicted", "summarised") for m in new.messages):
+        return (f"keep_recent {keep_recent}: no change, nothing needs evicting (the prompt is within the "
+                "budget): every exchange is kept")
+    if kept > keep_recent:
+        return (f"keep_recent {keep_recent}: no change, the plan already keeps {kept} exchanges (what fits "
+                "within the budget)")
+    return f"keep_recent {keep_recent}: no change (the plan's cut cannot move: a tool call stays with its results)"
+
+
+def plan_bars(plan: Any, window: int, width: int) -> Text:
+    """The prompt's bar before and after ``plan`` (a :class:`~ctxwatch.planner.Plan`) against ``window``
+    tokens, each ``width`` cells, with its percentage, and their legend."""
+    out = Text()
+    for name, total in (("before", plan.before_tokens), ("after ", plan.after_tokens)):
+        hist = max(0, total - plan.floor_tokens)
+        free = window - total - plan.reserve_tokens
+        parts = BarParts(plan.floor_tokens, hist, plan.reserve_tokens, free, max(window, total + plan.reserve_tokens),
+                         window, plan.trigger_tokens, plan.budget_tokens)
+        _top, bar = bar_line(parts, width)
+        out.append(f"{name} ", "bold")
+        out.append_text(bar)
+        out.append(f" {tx.pct(total, window, 0)}\n")
+    out.append("█ floor  ▓ history (+summary)  ░ reserve  · free  ┃ trigger/budget", "dim")
+    return out
