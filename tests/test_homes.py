@@ -141,3 +141,13 @@ async def test_the_dashboard_opens_on_the_picker(tmp_path: Path, shared_logs: Pa
         assert await wait_for(pilot, lambda: app.loaded and len(app.calls) == 4, 15)
         await pilot.press("o")  # (the picker opens once by itself: later only on o)
         assert await wait_for(pilot, lambda: isinstance(app.screen, SessionPicker))
+
+
+def test_shell_completion_still_completes_command_names() -> None:
+    """``ctxwatch`` alone opens the dashboard, but completing ``ctxwatch st<TAB>`` must offer the commands, not
+    file names (click's completion parses the words before the one completed: none here)."""
+    env = {"_CTXWATCH_COMPLETE": "bash_complete", "COMP_WORDS": "ctxwatch st", "COMP_CWORD": "1"}
+    res = CliRunner().invoke(main, [], env=env, prog_name="ctxwatch")
+    assert res.exit_code == 0 and res.output.split() == ["plain,statusline"]
+    env["COMP_WORDS"], env["COMP_CWORD"] = "ctxwatch report --se", "2"
+    assert CliRunner().invoke(main, [], env=env, prog_name="ctxwatch").output.split() == ["plain,--sessions"]

@@ -50,9 +50,12 @@ class DefaultGroup(click.Group):
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         """Insert ``watch`` before a leading non-command argument (``ctxwatch run.jsonl``), or as the only one."""
-        if not args or (args[0] not in self.commands and args[0] not in COMMANDS
-                        and args[0] not in ("--help", "-h", "--version")):
-            args = ["watch", *args]  # (no argument at all: the dashboard on the harnesses' logs)
+        # (no argument at all: the dashboard on the harnesses' logs; but shell completion, which parses the words
+        # before the one being completed, completes a command's name there)
+        if (not args and not ctx.resilient_parsing) or (args and args[0] not in self.commands
+                                                         and args[0] not in COMMANDS
+                                                         and args[0] not in ("--help", "-h", "--version")):
+            args = ["watch", *args]
         return super().parse_args(ctx, args)
 
     def make_context(self, info_name: str | None, args: list[str], parent: click.Context | None = None,
