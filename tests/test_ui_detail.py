@@ -249,3 +249,32 @@ async def test_the_preview_names_messages_as_the_detail_view_does(shared_logs: P
             if ids:
                 assert by_source[i] == "tool result (" + ", ".join(tool_names[x] for x in ids) + ")"
         assert [by_source[i] for i in sorted(by_source)] == in_detail[:len(by_source)]
+
+
+@pytest.mark.parametrize("log", ["claude", "canonical"])
+async def test_message_numbers_agree_between_the_detail_and_the_preview(shared_logs: Path, tmp_path: Path,
+                                                                       log: str) -> None:
+    """The detail view numbered its rows (the system prompt 0, each tool schema, then the messages) where the
+    eviction preview numbers the messages (the floor 0, tool schemas ``-``): message #N of one was another
+    message in the other.  Both number them as plan does now."""
+    from textual.widgets import DataTable
+
+    path = shared_logs / "claude-code" / "spotter_4d5611e5_full.jsonl" if log == "claude" else \
+        write_log(tmp_path / "run.jsonl", 4)
+    app = CtxwatchApp(str(path))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await loaded(pilot)
+        detail = await open_detail(pilot)
+        table = detail.query_one("#items", DataTable)
+        in_detail = [(str(table.get_row_at(r)[0]), str(table.get_row_at(r)[1])) for r in range(table.row_count)]
+        await pilot.press("escape")
+        await pilot.pause()
+        preview = await open_preview(pilot)
+        ptable = preview.query_one("#plan-table", DataTable)
+        in_preview = [(str(ptable.get_row_at(r)[0]), str(ptable.get_row_at(r)[1])) for r in range(ptable.row_count)]
+        numbered = [(n, label) for n, label in in_preview if n != "-"]
+        messages = [(n, label) for n, label in in_detail if n not in ("-", "0")]
+        assert len(messages) >= 3
+        assert messages == [(n, label) for n, label in numbered if n != "0"][:len(messages)]
+        if log == "canonical":  # (one row per tool schema in the detail, one row for them all in the preview)
+            assert ("-", "schema: read_file") in in_detail and ("-", "tool schemas") in in_preview

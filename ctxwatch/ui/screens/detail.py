@@ -24,7 +24,7 @@ from ctxwatch.model import (
 from ctxwatch.ui import text as tx
 from ctxwatch.ui.costs import call_cache_text, call_cost_text
 from ctxwatch.ui.screens.common import REREAD_FAILED, TableScreen, reload
-from ctxwatch.ui.screens.items import Item, build_items, fold
+from ctxwatch.ui.screens.items import Item, build_items, fold, item_numbers
 from ctxwatch.ui.widgets.footer import AdaptiveFooter
 
 
@@ -176,9 +176,10 @@ class DetailScreen(TableScreen):
         else:
             prompt = c.prompt_tokens or sum(it.tokens or 0 for it in self.items) or None
         preview = max(10, (self.size.width or 100) - 66)  # what is left after the other columns
+        numbers = item_numbers(self.items)
         for it in self._ordered():
             table.add_row(
-                Text(str(it.position), justify="right"),
+                Text(numbers[it.position], justify="right"),
                 tx.literal(it.label, limit=34),
                 Text(tx.tokens(it.tokens), justify="right"),
                 Text("" if it.kind == "reported" or (c.prompt_implausible and prompt is None)

@@ -162,6 +162,24 @@ def build_items(call: Call, pc: ParsedCall | None, unread: str | None = None) ->
     return _add_framing(call, items, preamble)
 
 
+def item_numbers(items: Sequence[Item]) -> dict[int, str]:
+    """The ``#`` of each item (by position) as the eviction preview and ``plan`` number the same things: the
+    floor (the system prompt, or the inferred floor) 0, the messages in order after it (from 0 when there is
+    no floor row), and ``-`` for what is in no message (tool schemas, framing, gaps)."""
+    first = 1 if any(it.kind in ("system", "floor") for it in items) else 0
+    out: dict[int, str] = {}
+    n = first
+    for it in items:
+        if it.kind in ("system", "floor"):
+            out[it.position] = "0"
+        elif it.kind == "message":
+            out[it.position] = str(n)
+            n += 1
+        else:
+            out[it.position] = "-"
+    return out
+
+
 def message_labels(messages: Sequence[LogMessage]) -> list[str]:
     """What each message is, as the call detail and the eviction preview name it: ``tool result (Read)`` for a
     message answering tool calls (named by the calls before it), ``assistant → Bash, Read`` for one making
