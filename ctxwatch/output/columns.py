@@ -9,15 +9,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ctxwatch.output.safetext import clip
+from ctxwatch.output.safetext import clean, clip
 
 
 @dataclass(frozen=True, slots=True)
 class Column:
-    """One column: ``head``, its ``cells`` (already cleaned text), ``right``-aligned or not, its ``natural``
-    width (the width without a terminal; 0: as wide as its widest cell), the ``least`` width it may be narrowed
-    to (cells cut with ``…``; 0: never narrowed) and ``drop`` (columns are dropped in increasing ``drop``, 0:
-    never dropped); ``gap``: the spaces before it."""
+    """One column: ``head``, its ``cells`` (text as logged: made terminal-safe here, :func:`clean`),
+    ``right``-aligned or not, its ``natural`` width (the width without a terminal; 0: as wide as its widest
+    cell), the ``least`` width it may be narrowed to (cells cut with ``…``; 0: never narrowed) and ``drop``
+    (columns are dropped in increasing ``drop``, 0: never dropped); ``gap``: the spaces before it."""
 
     head: str
     cells: Sequence[str]
@@ -29,7 +29,7 @@ class Column:
 
 
 def _widest(c: Column) -> int:
-    return max([len(c.head), *(len(x) for x in c.cells)])
+    return max([len(c.head), *(len(clean(x)) for x in c.cells)])
 
 
 def fit_widths(columns: Sequence[Column], width: int | None) -> list[int | None]:
@@ -73,8 +73,10 @@ def fit_table(columns: Sequence[Column], width: int | None) -> list[str]:
         for c, w in zip(columns, widths, strict=True):
             if w is None:
                 continue
-            text = c.head if r < 0 else c.cells[r]
-            text = text if len(text) <= w else clip(text, w)
+            raw = c.head if r < 0 else c.cells[r]
+            text = clean(raw)
+            # (cut from the log's own text: a cut never splits the visible escape of a control character)
+            text = text if len(text) <= w else clip(raw, w)
             line += (" " * c.gap if line else "") + (f"{text:>{w}}" if c.right else f"{text:<{w}}")
         out.append(line.rstrip())
     return out

@@ -129,7 +129,7 @@ def call_columns(calls: list[dict[str, Any]], marked: list[bool], contexts: bool
     cols = [
         Column("#", [str(c["index"] + 1) for c in calls], right=True, natural=4),
         Column("line", [str(c["line"] or "doc") for c in calls], right=True, natural=6, drop=2),
-        Column("model", [clean(c["model"] or "?") for c in calls], natural=28, least=12),
+        Column("model", [c["model"] or "?" for c in calls], natural=28, least=12),
         Column("window", [fmt_int(c["window"]) for c in calls], right=True, natural=9, drop=3),
         Column("floor", [f for f, _h in parts], right=True, natural=9),
         Column("history", [h for _f, h in parts], right=True, natural=9),
@@ -141,9 +141,9 @@ def call_columns(calls: list[dict[str, Any]], marked: list[bool], contexts: bool
                right=True, natural=10 if any(marked) else 9),
     ]
     if contexts:
-        cols.append(Column("context", [clean(c["context"]) for c in calls], least=8, gap=2))
+        cols.append(Column("context", [c["context"] for c in calls], least=8, gap=2))
     if several:
-        cols.append(Column("file", [clean(os.path.basename(c["file"])) for c in calls], least=12, gap=2))
+        cols.append(Column("file", [os.path.basename(c["file"]) for c in calls], least=12, gap=2))
     return cols
 
 
@@ -151,7 +151,7 @@ def session_columns(sessions: list[dict[str, Any]]) -> list[Column]:
     """The sessions table's columns: session, last call, calls, peak prompt, input, output, cost.  Narrowed
     for a terminal: the session name and the time (to its date) are cut."""
     return [
-        Column("session", [clean(s["session"] or "-") for s in sessions], natural=38, least=12),
+        Column("session", [s["session"] or "-" for s in sessions], natural=38, least=12),
         Column("last call", [str(s["last_timestamp"] or "-")[:19] for s in sessions], natural=21, least=10),
         Column("calls", [str(s["calls"]) for s in sessions], right=True, natural=6),
         Column("peak prompt", [_peak(s) for s in sessions], right=True, natural=12),
