@@ -1205,20 +1205,21 @@ async def test_the_session_picker_marks_subagent_transcripts(tmp_path: Path) -> 
         assert [r.endswith("subagent") for r in rows] == [False, False, True]
 
 
-async def test_c_on_a_session_file_names_its_subagent_transcripts(tmp_path: Path) -> None:
-    """``c`` on a Claude Code session file opened alone (one context) says where its subagents are: two
-    transcripts under ``<session>/subagents/`` (it said only "this log has one context")."""
+async def test_c_on_a_session_file_goes_to_its_subagent_transcripts(tmp_path: Path) -> None:
+    """``c`` on a Claude Code session file of one context said only "this log has one context"; with two
+    subagent transcripts under ``<session>/subagents/`` it now opens the first of them (opened alone, or from
+    its folder), and a log with none says it has one context."""
     session = write_log(tmp_path / "s1.jsonl", 2, turn_words=5)
     (tmp_path / "s1" / "subagents").mkdir(parents=True)
     for name in ("agent-a1.jsonl", "agent-b2.jsonl"):
         write_log(tmp_path / "s1" / "subagents" / name, 1, turn_words=5)
     alone = write_log(tmp_path / "other.jsonl", 1, turn_words=5)
     os.utime(alone, (1_700_000_000, 1_700_000_000))  # (the folder then follows s1.jsonl, the newest session)
-    alone_hint = "its 2 subagent transcripts are in separate files (open the project folder, then press o"
-    for path, expected in ((session, f"this log has one context; {alone_hint}"),
-                           (alone, "this log has one context"),
-                           (tmp_path, "this log has one context; its 2 subagent transcripts are in separate files "
-                                      "(press o to pick one)")):
+    first = tmp_path / "s1" / "subagents" / "agent-a1.jsonl"
+    for path, expected, shown in (
+            (session, "context: subagent transcript agent-a1.jsonl (file 2/3 of the session; c: next)", first),
+            (alone, "this log has one context", alone),
+            (tmp_path, "context: subagent transcript agent-a1.jsonl (file 2/3 of the session; c: next)", first)):
         app = CtxwatchApp(str(path))
         said: list[str] = []
         real = app.notify
@@ -1231,9 +1232,8 @@ async def test_c_on_a_session_file_names_its_subagent_transcripts(tmp_path: Path
         async with app.run_test(size=(120, 40)) as pilot:
             assert await wait_for(pilot, lambda app=app: app.loaded)
             await pilot.press("c")
-            await pilot.pause()
-            assert said and said[-1].startswith(expected), said
-            assert path == session or said[-1] == expected  # (the folder is open: no advice to open it)
+            assert await wait_for(pilot, lambda app=app, shown=shown: app.log_path == str(shown) and app.loaded)
+            assert said and said[-1] == expected, said
 
 
 async def test_toasts_show_file_names_literally(tmp_path: Path) -> None:

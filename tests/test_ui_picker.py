@@ -412,3 +412,24 @@ async def test_the_picker_describes_each_session_and_groups_subagents(tmp_path: 
         assert text.split("\n")[0] == f"1 call · peak {100 * prompt / 200_000:.1f}% of 200,000 · claude-opus-4-6"
         assert text.split("\n")[1] == f"“{first}”"
         assert app.state.session_info[str(billing)] == info  # (kept for the next opening)
+
+
+async def test_c_cycles_a_sessions_subagent_files(tmp_path: Path, shared_logs: Path) -> None:
+    """A Claude Code session opened alone, its subagents' transcripts in ``<session>/subagents/``: ``c`` goes on
+    from the log's own contexts to each of those files, then back to the session."""
+    cc = shared_logs / "claude-code"
+    session = tmp_path / "proj" / "4d5611e5.jsonl"
+    subs = session.parent / "4d5611e5" / "subagents"
+    subs.mkdir(parents=True)
+    shutil.copyfile(cc / "spotter_4d5611e5_full.jsonl", session)
+    agents = [subs / "agent-a2898e3.jsonl", subs / "agent-acompact-e1f845.jsonl"]
+    shutil.copyfile(cc / "spotter_4d5611e5_subagents_agent-a2898e3.jsonl", agents[0])
+    shutil.copyfile(cc / "spotter_4d5611e5_subagents_agent-acompact-e1f845.jsonl", agents[1])
+    app = CtxwatchApp(str(session))
+    async with app.run_test(size=(100, 30)) as pilot:
+        assert await wait_for(pilot, lambda: app.loaded and len(app.calls) == 139, 15)
+        assert app.contexts == ["main"]
+        for want in (*agents, session):
+            await pilot.press("c")
+            assert await wait_for(pilot, lambda w=want: app.log_path == str(w) and app.loaded, 15)
+        assert len(app.calls) == 139 and not app.auto_session

@@ -462,17 +462,6 @@ class CtxwatchApp(SessionActions):
             self._select_row(len(s.view) - 1 if s.follow or keep not in s.view else s.view.index(keep))
         self._show()
 
-    def action_cycle_context(self) -> None:
-        """Show the next context (main, then subagents / sidechains)."""
-        s = self.state
-        if len(s.contexts) < 2:
-            self.notify(s.one_context_note())
-            return
-        i = s.contexts.index(s.context) if s.context in s.contexts else -1
-        s.context = s.contexts[(i + 1) % len(s.contexts)]
-        s.follow = True
-        self.rebuild_view()
-
     def action_issues(self) -> None:
         """List every input problem of the run on a screen of its own; the side panel has room for a few."""
         s = self.state

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from textual.app import App
 
-from ctxwatch.formats.claude_code import is_subagent_file
+from ctxwatch.formats.claude_code import is_subagent_file, subagent_files_of
 from ctxwatch.ui import messages as msg
 from ctxwatch.ui.screens import AUTO, SessionPicker
 from ctxwatch.ui.state import DashboardState
@@ -22,6 +22,17 @@ from ctxwatch.ui.summaries import summarize
 
 if TYPE_CHECKING:
     from ctxwatch.ui.main import MainScreen
+
+
+def session_files(path: str) -> list[str]:
+    """A Claude Code session's file and its subagents' transcripts (``<session>/subagents/agent-*.jsonl``), in
+    that order, for ``path`` the session's file or one of those transcripts; ``[path]`` for any other log."""
+    session = path
+    if is_subagent_file(path) and os.path.basename(os.path.dirname(path)) == "subagents":
+        session = os.path.dirname(os.path.dirname(path)) + ".jsonl"
+        if not os.path.isfile(session):
+            return [path]
+    return [session, *subagent_files_of(session)]
 
 
 def newest_session(files: list[str]) -> str:
@@ -52,6 +63,7 @@ class SessionActions(App[None]):
         def _show(self, chart: bool = True) -> None: ...
         def _live(self) -> MainScreen | None: ...
         def _push_issues(self) -> None: ...
+        def rebuild_view(self) -> None: ...
         def _apply_calls(self, message: msg.CallsChanged) -> None: ...
 
     def on_sessions_changed(self, message: msg.SessionsChanged) -> None:
@@ -135,6 +147,30 @@ class SessionActions(App[None]):
             main.close_filter()
         if text:
             self.notify(f"filter {text!r} cleared: it was for the session shown before")
+
+    def action_cycle_context(self) -> None:
+        """Show the next context: the log's own (main, then subagents / sidechains), then, for a Claude Code
+        session whose subagents have transcripts of their own, each of those files in turn and back to the
+        session (the one followed then is the one picked: a newer session no longer takes over)."""
+        s = self.state
+        files = session_files(s.log_path) if s.log_path and s.batch_files is None else []
+        i = s.contexts.index(s.context) if s.context in s.contexts else -1
+        if len(s.contexts) >= 2 and (i + 1 < len(s.contexts) or len(files) < 2):
+            s.context = s.contexts[(i + 1) % len(s.contexts)]
+            s.follow = True
+            self.rebuild_view()
+            return
+        if len(files) < 2:
+            self.notify("this log has one context")
+            return
+        assert s.log_path is not None
+        nxt = files[(files.index(s.log_path) + 1) % len(files)] if s.log_path in files else files[0]
+        s.auto_session = False
+        self._drop_filter()
+        self._start_feed(nxt)
+        k = files.index(nxt)
+        self.notify(f"context: {'the session' if k == 0 else 'subagent transcript'} {os.path.basename(nxt)} "
+                    f"(file {k + 1}/{len(files)} of the session; c: next)")
 
     def _picker(self, cursor: str | None = None) -> SessionPicker:
         """The session picker on the sessions now, with what is known of them (read again where stale)."""

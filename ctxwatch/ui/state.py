@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ctxwatch.accounting import NO_CALIBRATION, Calibrations
-from ctxwatch.formats.claude_code import is_subagent_file, subagent_files_of
+from ctxwatch.formats.claude_code import is_subagent_file
 from ctxwatch.model import Call, Issue
 from ctxwatch.ui import text as tx
 from ctxwatch.ui.costs import Totals
@@ -348,15 +348,6 @@ class DashboardState:
         if self.is_dir:
             return f"no logs in this folder yet{why}; waiting"
         return f"none of these files is a log yet{why}; waiting"
-
-    def one_context_note(self) -> str:
-        """What ``c`` says of a log with one context: where its subagents' transcripts are, if it has any."""
-        n = len(subagent_files_of(self.log_path)) if self.log_path else 0
-        if not n:
-            return "this log has one context"
-        how = "press o to pick one" if self.multi else "open the project folder, then press o to pick one"
-        return f"this log has one context; its {n} subagent transcript{'s are' if n != 1 else ' is'} in separate " \
-               f"files ({how})"
 
     def stem_source(self) -> str:
         """The path saved files are named after: the followed log, or for joined batch files the folder opened

@@ -25,7 +25,7 @@ HELP_KEYS: tuple[tuple[str, str], ...] = (
     ("t", "chart x axis: call number / wall time"),
     ("e", "eviction preview of the selected call (knobs, write JSON)"),
     ("/", "filter calls by text (model, context, time, numbers)"),
-    ("c", "next context (main, subagents, sidechains)"),
+    ("c", "next context (main, subagents, sidechains, subagent files)"),
     ("o", "sessions of a folder, newest first (type to filter them)"),
     ("d", "what changed since the call before: messages, floor, prompt"),
     ("F", "every flag of the context, whole (enter selects its call)"),
