@@ -278,3 +278,29 @@ async def test_message_numbers_agree_between_the_detail_and_the_preview(shared_l
         assert messages == [(n, label) for n, label in numbered if n != "0"][:len(messages)]
         if log == "canonical":  # (one row per tool schema in the detail, one row for them all in the preview)
             assert ("-", "schema: read_file") in in_detail and ("-", "tool schemas") in in_preview
+
+
+async def test_find_in_the_items_text(shared_logs: Path) -> None:
+    """``/`` in the call's detail finds text in its items (toolong's find): Enter goes to the next item holding
+    it, its first occurrence selected in the body, ``n`` to the one after; Escape closes the box only."""
+    from textual.widgets import DataTable, TextArea
+
+    path = shared_logs / "claude-code" / "spotter_4d5611e5_full.jsonl"
+    app = CtxwatchApp(str(path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await loaded(pilot, 139)
+        detail = await open_detail(pilot)
+        await pilot.press("slash", *"Phoenix", "enter")
+        await pilot.pause()
+        hits = [it for it in detail.items if "phoenix" in f"{it.label}\n{it.text}".casefold()]
+        assert detail.matches == len(hits) > 1
+        first = detail.selected_item()
+        assert first is hits[0]
+        area = detail.query_one("#body", TextArea)
+        assert area.selected_text.casefold() == "phoenix"
+        await pilot.press("n")
+        await pilot.pause()
+        assert detail.selected_item() is hits[1]
+        await pilot.press("slash", "escape")  # (Escape closes the find box, not the detail)
+        await pilot.pause()
+        assert isinstance(app.screen, DetailScreen) and detail.query_one("#items", DataTable).has_focus

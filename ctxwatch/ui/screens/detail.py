@@ -11,7 +11,8 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.message import Message
-from textual.widgets import DataTable, Static, TextArea
+from textual.widgets import DataTable, Input, Static, TextArea
+from textual.widgets.text_area import Selection
 
 from ctxwatch.config import Settings
 from ctxwatch.formats import FormatSpec
@@ -37,11 +38,25 @@ class DetailLoaded(Message):
         self.error = error
 
 
+class FindInput(Input):
+    """The detail view's find box: Escape closes it (the screen's own Escape goes back)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "close", "Close")]
+
+    class Closed(Message):
+        """Escape in the find box."""
+
+    def action_close(self) -> None:
+        """Say so to the screen."""
+        self.post_message(self.Closed())
+
+
 class DetailScreen(TableScreen):
     """Every item of one call's prompt: role, tokens, % of the prompt; in prompt order or biggest first.
 
     Keys: ↑/↓ select, ``space`` expand/fold the selected item's content, ``o`` prompt order / biggest
-    first, ``e`` eviction preview, ``escape`` back.
+    first, ``/`` find text in the items (Enter goes to the next item holding it, its first occurrence selected
+    in the body; ``n`` the next one), ``e`` eviction preview, ``escape`` back.
     """
 
     TABLE_ID = "items"
@@ -51,6 +66,8 @@ class DetailScreen(TableScreen):
         Binding("space", "toggle_fold", "Expand/fold"),
         Binding("o", "toggle_order", "Order"),
         Binding("e", "app.evict", "Evict"),
+        Binding("slash", "find", "Find"),
+        Binding("n", "find_next", "Next", show=False),
     ]
 
 
@@ -72,6 +89,9 @@ class DetailScreen(TableScreen):
         self.expanded = False
         self.loaded = False
         self.error: str | None = None
+        #: The text ``/`` looks for (``""``: none), and how many items hold it.
+        self.find_text = ""
+        self.matches = 0
 
     def compose(self) -> ComposeResult:
         """Header, items table, item header and body."""
@@ -83,6 +103,7 @@ class DetailScreen(TableScreen):
         table.add_column(Text("% prompt", justify="right"), key="pct")
         table.add_column(Text("preview"), key="preview")
         yield table
+        yield FindInput(placeholder="find in the items' text · enter: next item holding it · esc: close", id="find")
         yield Static(Text("loading the call from disk…", style="dim"), id="item-head")
         area = TextArea("", id="body", read_only=True, soft_wrap=True, show_line_numbers=False)
         area.cursor_blink = False
@@ -218,12 +239,62 @@ class DetailScreen(TableScreen):
             area.load_text("")
             return
         body, note = fold(it.text, it.chars, self.expanded, it.missing)
+        q = self.find_text.casefold()
+        if q and q not in body.casefold() and q in it.text.casefold():  # (found past the fold: shown expanded)
+            body, note = fold(it.text, it.chars, True, it.missing)
         title = Text()
-        title.append(f"#{it.position} ", "bold")
+        title.append(f"#{item_numbers(self.items).get(it.position, '-')} ", "bold")
         title.append_text(tx.literal(it.label, limit=50))
         title.append(f" · {tx.tokens(it.tokens)} tokens · {note}", "dim")
+        if self.find_text:
+            title.append(" · find ")
+            title.append_text(tx.literal(repr(self.find_text), "bold", limit=30))
+            title.append(f": {self.matches} item{'s' if self.matches != 1 else ''} (n: next)", "dim")
         head.update(title)
         area.load_text(body)
+        at = body.casefold().find(self.find_text.casefold()) if self.find_text else -1
+        if at >= 0:  # (the first occurrence in the item's text shown, selected)
+            row, col = body.count("\n", 0, at), at - (body.rfind("\n", 0, at) + 1)
+            area.selection = Selection((row, col), (row, col + len(self.find_text)))
+            area.scroll_cursor_visible()
+
+    def action_find(self) -> None:
+        """Show the find box (``/``)."""
+        box = self.query_one("#find", Input)
+        box.add_class("-active")
+        box.value = self.find_text
+        box.focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        """Enter in the find box: look for its text from the item after the cursor."""
+        event.stop()
+        box = self.query_one("#find", Input)
+        box.remove_class("-active")
+        self.query_one("#items", DataTable).focus()
+        self.find_text = event.value
+        self.action_find_next()
+
+    def on_find_input_closed(self, message: FindInput.Closed) -> None:
+        """Escape in the find box: closed, back to the items (the text found stays, for ``n``)."""
+        self.query_one("#find", Input).remove_class("-active")
+        self.query_one("#items", DataTable).focus()
+
+    def action_find_next(self) -> None:
+        """Go to the next item (after the cursor, wrapping) whose label or text holds :attr:`find_text`."""
+        q = self.find_text.casefold()
+        ordered = self._ordered()
+        hits = [k for k, it in enumerate(ordered) if q and q in f"{it.label}\n{it.text}".casefold()]
+        self.matches = len(hits)
+        if not hits:
+            self._show_selected()
+            if q:
+                self.notify(f"no item holds {self.find_text!r}", severity="warning", markup=False)
+            return
+        table = self.query_one("#items", DataTable)
+        row = next((k for k in hits if k > table.cursor_row), hits[0])
+        if row == table.cursor_row:
+            self._show_selected()
+        table.move_cursor(row=row)
 
     def action_toggle_fold(self) -> None:
         """Expand the selected item's content (up to EXPAND_CHARS characters) or fold it again."""
