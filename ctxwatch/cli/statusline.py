@@ -39,6 +39,8 @@ def statusline_cmd(path: str | None, config: str | None, window: int | None, bud
     With PATH (a log, or a folder: its newest session): for tmux's status-right.
     """
     hook = path is None
+    if hook and sys.stdin.isatty():  # (run by hand: nothing would ever come on standard input)
+        fail("statusline reads Claude Code's statusLine JSON on standard input; give a PATH for tmux or by hand")
     if hook:
         try:
             data: Any = orjson.loads(sys.stdin.buffer.read() or b"null")
