@@ -10,7 +10,6 @@ result files are one run instead, joined by ``custom_id``.
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Iterable, Sequence
 from functools import partial
