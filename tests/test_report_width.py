@@ -77,3 +77,27 @@ def test_sessions_only(shared_logs: Path) -> None:
     assert sum(1 for x in out[start + 1:start + 8] if x[:8].strip()) == 7
     assert any(x.startswith("total: prompt ") for x in out)
     assert CliRunner().invoke(main, ["report", "--sessions", "--json", str(folder)]).exit_code == 2
+
+
+@pytest.mark.parametrize(("others", "listed"), [(21, 21), (40, 20)])
+def test_a_folder_of_many_files_in_no_log_format_lists_20_issues_then_counts_the_rest(
+        tmp_path: Path, others: int, listed: int) -> None:
+    """A folder of one log and 40 JSON files that are no log: the text report lists 20 skipped files and counts
+    the other 20 by kind in one line (it listed all 40); 21 are listed whole (one line more rather than "1
+    more"). ``--json`` keeps every one."""
+    from click.testing import CliRunner
+
+    from ctxwatch.cli import main
+
+    for i in range(others):
+        (tmp_path / f"settings{i}.json").write_text(f'{{"theme": {i}}}\n')
+    demo = Path(__file__).resolve().parents[1] / "sample_logs" / "openai_chat_demo.jsonl"
+    (tmp_path / "calls.jsonl").write_bytes(b"".join(demo.read_bytes().splitlines(keepends=True)[:3]))
+    out = CliRunner().invoke(main, ["report", "--no-cache", str(tmp_path)]).output.splitlines()
+    issues = [ln for ln in out if ln.startswith("issue: ")]
+    assert len([ln for ln in issues if ": skipped_file: " in ln]) == listed
+    rest = [ln for ln in issues if " more (" in ln]
+    assert rest == ([] if listed == others else [f"issue: {others - listed} more ({others - listed} skipped_file); "
+                                                   "report --json lists them all"])
+    doc = json.loads(CliRunner().invoke(main, ["report", "--json", "--no-cache", str(tmp_path)]).output)
+    assert len(doc["issues"]) == others

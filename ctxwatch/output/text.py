@@ -8,6 +8,7 @@ out, so log text here is cleaned only where a column width depends on it.
 from __future__ import annotations
 
 import os
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -65,6 +66,11 @@ def report_lines(doc: dict[str, Any], issues: Sequence[Issue], settings: Setting
     yield from _tail(doc, any(marked), settings, legend=not sessions_only)
 
 
+#: Issues listed one per line below the tables before the rest are counted by kind (a folder of thousands of
+#: files in no log format would list each; ``--json`` lists them all), as ``check`` lists its notes.
+MAX_ISSUE_LINES = 20
+
+
 def _tail(doc: dict[str, Any], implausible: bool, settings: Settings, legend: bool) -> Iterator[str]:
     """What follows the tables: run totals, issues, the call table's legend (``legend``; ``implausible``: it
     marks an implausible report), the window note, flags and forecast."""
@@ -75,9 +81,17 @@ def _tail(doc: dict[str, Any], implausible: bool, settings: Settings, legend: bo
             name = sess["session"] or (os.path.basename(sess["files"][0]) if sess["files"] else "-")
             yield (f"run totals of {clean(name)} ({rt['source']}; per call unknown): input "
                    f"{fmt_int(rt['input_tokens'])}, output {fmt_int(rt['output_tokens'])}{cost}")
-    for i in doc["issues"]:
+    listed = doc["issues"]
+    # (one line more is printed rather than a line saying "1 more", as check does)
+    limit = len(listed) if len(listed) <= MAX_ISSUE_LINES + 1 else MAX_ISSUE_LINES
+    for i in listed[:limit]:
         where = f"{clean(i['file'])}:{i['line']}" if i["line"] else clean(i["file"])  # (0: the whole file)
         yield f"issue: {where}: {i['kind']}: {clean(i['message'])}"
+    if len(listed) > limit:
+        kinds = Counter(i["kind"] for i in listed[limit:])
+        most = ", ".join(f"{n:,} {kind}" for kind, n in kinds.most_common(3))
+        yield (f"issue: {len(listed) - limit:,} more ({most}{', ...' if len(kinds) > 3 else ''}); "
+               "report --json lists them all")
     if legend:
         yield _legend(doc, implausible)
     yield from _flag_lines(doc, settings)
