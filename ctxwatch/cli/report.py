@@ -30,8 +30,8 @@ from ctxwatch.output.safetext import clean
 @cache_option
 @click.option("--json", "as_json", is_flag=True, help="Print the JSON document (schema in the README).")
 @click.option("--follow", is_flag=True, help="Keep reading one log file as it grows, printing JSON lines (as --jsonl) "
-                                          "as calls complete (a folder: open it in the dashboard, which follows its "
-                                          "newest session).")
+                                          "as calls complete. One file only: to follow a folder's newest session, "
+                                          "open the folder in the dashboard (ctxwatch FOLDER).")
 @click.option("--jsonl", is_flag=True, help="One JSON object per line per call, and an {\"event\": \"issue\"} line per "
                                             "problem (with --follow: as each completes).")
 @click.option("--poll", is_flag=True, help="With --follow: poll instead of filesystem events.")
