@@ -290,3 +290,29 @@ def test_detection_decodes_only_lines_that_can_start_a_record(tmp_path: Path, mo
     sn = _sniffing.sniff_file(str(path))
     assert len(decoded) <= can_start < len(lines) // 2
     assert sn.document == doc
+
+
+def test_one_pretty_printed_record_is_told_how_to_write_it_on_one_line(tmp_path: Path) -> None:
+    """A canonical record written with ``json.dump(record, indent=2)``: exit 2 naming its format and the jq
+    command that puts it on one line (it said only "format not recognised"); an indented object no format
+    reads is still "format not recognised"; the record on one line reads as its call."""
+    from click.testing import CliRunner
+
+    from ctxwatch.cli import main
+
+    demo = Path(__file__).resolve().parents[1] / "sample_logs" / "openai_chat_demo.jsonl"
+    record = json.loads(demo.read_bytes().splitlines()[0])
+    pretty = tmp_path / "record.json"
+    pretty.write_text(json.dumps(record, indent=2))
+    res = CliRunner().invoke(main, ["report", "--no-cache", str(pretty)])
+    assert res.exit_code == 2
+    assert f"{pretty}: one canonical record written over several lines (pretty-printed)" in res.output
+    assert "jq -c . FILE > FILE.jsonl" in res.output
+    other = tmp_path / "settings.json"
+    other.write_text(json.dumps({"theme": "dark", "sizes": [1, 2]}, indent=2))
+    res = CliRunner().invoke(main, ["report", "--no-cache", str(other)])
+    assert res.exit_code == 2 and "format not recognised" in res.output
+    line = tmp_path / "record.jsonl"
+    line.write_text(json.dumps(record) + "\n")
+    doc = json.loads(CliRunner().invoke(main, ["report", "--json", "--no-cache", str(line)]).output)
+    assert [c["prompt_tokens_reported"] for c in doc["calls"]] == [record["response"]["usage"]["prompt_tokens"]]

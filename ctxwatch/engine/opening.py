@@ -11,7 +11,7 @@ import stat
 
 import orjson
 
-from ctxwatch.formats import FormatSpec, array_of_records, detect, get_format, sniff_file
+from ctxwatch.formats import FormatSpec, array_of_records, detect, get_format, pretty_record, sniff_file
 from ctxwatch.model import Issue
 
 #: Complete records after which a format not detected is an error rather than "wait for more": detection looks at
@@ -108,6 +108,14 @@ def resolve_spec(path: str, fmt: str | None) -> FormatSpec:
                        "jq -c '.[]' FILE | ctxwatch report -, or check -)")
                 raise JsonArray(f"{path}: {JSON_ARRAY_NOTE}{n:,} {elements.name} record{'s' if n != 1 else ''}, "
                                 f"not one record per line: {how}")
+            record = pretty_record(sn)
+            if record is not None:
+                how = ("pipe it through  jq -c .  first (... | jq -c . | ctxwatch report -)"
+                       if os.path.basename(path) == "-" else
+                       "write it on one line with  jq -c . FILE > FILE.jsonl  (or pipe it in:  "
+                       "jq -c . FILE | ctxwatch report -)")
+                raise UnknownFormat(f"{path}: one {record.name} record written over several lines (pretty-printed), "
+                                    f"not one record per line: {how}")
         except OSError:
             pass
         raise UnknownFormat(f"{path}: format not recognised{why} (see `ctxwatch formats`, or pass --format NAME)")

@@ -20,7 +20,14 @@ from typing import TYPE_CHECKING, Any
 
 from ctxwatch.formats._reader import FormatSpec, Output, Reader, Sniff, document_source, floor_once
 from ctxwatch.formats._registry import formats, get_format, joined_formats, register
-from ctxwatch.formats._sniffing import SNIFF_BYTES, array_of_records, detect, sniff_document, sniff_file
+from ctxwatch.formats._sniffing import (
+    SNIFF_BYTES,
+    array_of_records,
+    detect,
+    pretty_record,
+    sniff_document,
+    sniff_file,
+)
 from ctxwatch.formats.wire.dedupe import copy_rank
 from ctxwatch.formats.wire.litellm import litellm_usage
 from ctxwatch.formats.wire.values import MAX_COUNT, count_or_none, not_a_count, usage_count
@@ -50,6 +57,7 @@ __all__ = [
     "joined_formats",
     "litellm_usage",
     "not_a_count",
+    "pretty_record",
     "register",
     "sniff_document",
     "sniff_file",

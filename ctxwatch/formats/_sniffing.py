@@ -126,6 +126,18 @@ def array_of_records(sn: Sniff) -> tuple[int, FormatSpec] | None:
     return len(array), best
 
 
+def pretty_record(sn: Sniff) -> FormatSpec | None:
+    """The format whose record the sniffed file is, when it is one JSON object written over several lines (a
+    pretty-printed record, ``json.dump(record, indent=2)``) that a format read line by line would read on one
+    line; else ``None``.  As for :func:`array_of_records`, the error can then say how to write it on one line."""
+    if not isinstance(sn.document, dict):
+        return None
+    best, score = _best(Sniff(sn.path, [sn.document], None, b""))
+    if best is None or score < 0.3 or best.document:
+        return None
+    return best
+
+
 #: Records decoded for the first look at a file, and the score that makes that look final.  A format's
 #: sniff gives >= 0.9 only for records that carry its own envelope (every sniff's docstring), so more
 #: records cannot change a sure answer to another format in the samples; less sure answers get 50 records.
