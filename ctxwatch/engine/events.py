@@ -90,7 +90,7 @@ class ResetSeen:
     """The followed file was truncated, rotated, replaced or deleted, or a log written whole changed.
 
     Attributes:
-        reason: a :data:`~ctxwatch.source.tailer.RESET_REASONS` reason, ``rewritten`` (a whole-file log changed),
+        reason: a :data:`~ctxwatch.source.resets.RESET_REASONS` reason, ``rewritten`` (a whole-file log changed),
             or ``grew`` (batch files that only grew, read again whole: nothing a person needs to hear of).
         at_call: number of calls read before the reset.
         clear: the calls and issues read so far are replaced by a fresh read (a log written whole); False when

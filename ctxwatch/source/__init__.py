@@ -8,7 +8,8 @@ follows one file like ``tail -F`` and :mod:`~ctxwatch.source.wake` says when to 
 from ctxwatch.source.decode import MAX_INT_DIGITS, Record, decode_line, iter_records, read_document, records
 from ctxwatch.source.jsontext import json_text, show_value
 from ctxwatch.source.lines import CHUNK_BYTES, DEFAULT_MAX_LINE_BYTES, Line, LineSplitter, read_lines, skip_to_end
-from ctxwatch.source.tailer import DEFAULT_IDLE_GRACE, RESET_REASONS, FileTailer, Reset
+from ctxwatch.source.resets import DEFAULT_IDLE_GRACE, RESET_REASONS, Reset
+from ctxwatch.source.tailer import FileTailer
 from ctxwatch.source.wake import (
     DEFAULT_POLL_INTERVAL,
     DEFAULT_SWEEP_INTERVAL,
