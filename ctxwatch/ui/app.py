@@ -11,7 +11,8 @@ result files are one run instead, joined by ``custom_id``.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Sequence
+import time
+from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -27,11 +28,13 @@ from ctxwatch.ui import messages as msg
 from ctxwatch.ui import text as tx
 from ctxwatch.ui.export import export_dir, export_folder, file_stem, write_new
 from ctxwatch.ui.feed import BatchFeed, FolderScan, LogFeed
+from ctxwatch.ui.fleet import FleetRow, fleet_rows
 from ctxwatch.ui.main import FilterInput, MainScreen
 from ctxwatch.ui.screens import (
     DetailScreen,
     DiffScreen,
     FlagsScreen,
+    FleetScreen,
     HelpScreen,
     IssuesScreen,
     PlanScreen,
@@ -88,6 +91,7 @@ class CtxwatchApp(SessionActions):
         Binding("o", "sessions", "Sessions", show=False),
         Binding("i", "issues", "Problems", tooltip="Input problems: every bad line and note"),
         Binding("F", "flags", "Flags", show=False),
+        Binding("W", "fleet", "Fleet", show=False),
         Binding("d", "diff", "Diff", show=False),
         Binding("s", "save_svg", "SVG"),
         Binding("x", "export_csv", "CSV"),
@@ -95,9 +99,12 @@ class CtxwatchApp(SessionActions):
         Binding("escape", "cancel_backfill", "Cancel backfill", show=False),
     ]
 
+    #: Seconds since the epoch, for the fleet view's ages (a test gives a fixed clock).
+    clock: ClassVar[Callable[[], float]] = time.time
+
     #: Actions that only make sense on the main screen (hidden from other screens' footers).
     MAIN_ONLY = frozenset({"detail", "toggle_follow", "toggle_pause", "toggle_xaxis", "filter", "cycle_context",
-                           "sessions", "cancel_backfill", "issues", "flags", "diff"})
+                           "sessions", "cancel_backfill", "issues", "flags", "diff", "fleet"})
 
     def __init__(self, path: str | Sequence[str], *, fmt: str | None = None, settings: Settings | None = None,
                  poll: bool = False, last: int | None = None, pick: bool = False) -> None:
@@ -262,6 +269,7 @@ class CtxwatchApp(SessionActions):
             self.state.analysis_error = message.error
             self._show(chart=False)
             self._push_flags()
+            self._push_fleet()
 
     def on_backfill_progress(self, message: msg.BackfillProgress) -> None:
         """Reading the existing content: the progress bar moves."""
@@ -480,6 +488,30 @@ class CtxwatchApp(SessionActions):
             if isinstance(screen, FlagsScreen) and screen.is_mounted:
                 screen.title_text = self.state.flags_title()
                 screen.show(self.state.context_flags())
+
+    def _fleet_rows(self) -> list[FleetRow]:
+        s = self.state
+        flags = [f for a in s.analyses.values() for f in a.flags]
+        return fleet_rows(s.calls.values(), flags, s.calibrations, type(self).clock())
+
+    def action_fleet(self) -> None:
+        """One row per conversation of the calls read, most at risk first, on a screen of its own."""
+        if not isinstance(self.screen, FleetScreen):
+            self.push_screen(FleetScreen(self.state.display_name(), self._fleet_rows(), self.state.conversation))
+
+    def _push_fleet(self) -> None:
+        """Give an open fleet view the conversations as they are now."""
+        for screen in self.screen_stack:
+            if isinstance(screen, FleetScreen) and screen.is_mounted:
+                screen.show(self._fleet_rows())
+
+    def on_fleet_screen_chosen(self, message: FleetScreen.Chosen) -> None:
+        """Enter on a conversation: the dashboard shows it alone, its last call selected (``a``: all again)."""
+        while isinstance(self.screen, FleetScreen):
+            self.pop_screen()
+        self.state.conversation = message.conversation
+        self.state.follow = True
+        self.rebuild_view()
 
     def on_flags_screen_chosen(self, message: FlagsScreen.Chosen) -> None:
         """Enter on a flag: back to the main screen with its call selected (shown: its context, the filter

@@ -20,6 +20,7 @@ from ctxwatch.model import Call, Issue
 from ctxwatch.ui import text as tx
 from ctxwatch.ui.costs import Totals
 from ctxwatch.ui.feed import SWEEP_INTERVAL
+from ctxwatch.ui.fleet import Conversation, conversation_of
 from ctxwatch.ui.messages import CallsChanged
 
 
@@ -33,9 +34,10 @@ def listed_issues(issues: Sequence[Issue]) -> list[Issue]:
 #: tests and scripts read them so).
 STATE_VIEWS = frozenset({
     "calls", "calibrations", "costs", "totals", "issues", "issues_before_reset", "view", "contexts", "context",
-    "selected_index", "follow", "paused", "xaxis", "filter_text", "loaded", "log_path", "format_name", "failed",
-    "notice", "progress", "last_reset", "resets", "watch_mode", "watch_note", "sessions", "auto_session",
-    "analyses", "analysis_error", "batch_files", "scan_note", "folder_notes", "paths", "path", "is_dir", "multi",
+    "selected_index", "follow", "paused", "xaxis", "filter_text", "conversation", "loaded", "log_path",
+    "format_name", "failed", "notice", "progress", "last_reset", "resets", "watch_mode", "watch_note", "sessions",
+    "auto_session", "analyses", "analysis_error", "batch_files", "scan_note", "folder_notes", "paths", "path", "is_dir",
+    "multi",
     "input_problems", "selected_call", "view_calls", "display_name",
 })
 
@@ -105,6 +107,8 @@ class DashboardState:
     paused: bool = False
     xaxis: str = "index"
     filter_text: str = ""
+    #: The one conversation shown (the fleet view's choice, :func:`ctxwatch.ui.fleet.conversation_of`), or all.
+    conversation: Conversation | None = None
     scan_note: str | None = None
 
     def __post_init__(self) -> None:
@@ -142,6 +146,7 @@ class DashboardState:
         self.unsplit_seen = False
         self.contexts = []
         self.context = None
+        self.conversation = None
         self.selected_index = None
         self.follow = True
         self.loaded = False
@@ -255,8 +260,11 @@ class DashboardState:
 
     # -- questions ---------------------------------------------------------------------------------------
     def in_view(self, call: Call) -> bool:
-        """True when ``call`` is in the context shown and its row text holds the filter (ignoring case)."""
+        """True when ``call`` is in the context and the conversation shown and its row text holds the filter
+        (ignoring case)."""
         if self.context is not None and call.context != self.context:
+            return False
+        if self.conversation is not None and conversation_of(call) != self.conversation:
             return False
         return not self.filter_text or self.filter_text.lower() in tx.row_text(call, self.calibrations.breakdown(call))
 

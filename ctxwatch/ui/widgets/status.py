@@ -74,6 +74,12 @@ def status_text(s: DashboardState, compact: bool, width: int, cost: Text | None 
         else:
             read_seg = Text("reading…")
     filter_seg = Text()
+    if s.conversation is not None:
+        inst, session = s.conversation
+        filter_seg.append("conversation ")
+        filter_seg.append_text(tx.literal(" · ".join(x for x in (inst, session) if x) or "-", "bold", limit=40,
+                                          middle=True))
+        filter_seg.append(" (W: all) ")
     if s.filter_text:
         filter_seg.append("filter ")
         filter_seg.append_text(tx.literal(repr(s.filter_text), "bold", limit=30))

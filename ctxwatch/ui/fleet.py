@@ -1,0 +1,102 @@
+"""The fleet view's rows: one per conversation of the calls read (an agent instance's session), most at risk
+first, for a log that holds many agents' calls (the OpenTelemetry Collector's export) or a folder of sessions.
+
+A conversation is its agent instance (``Provenance.details["instance"]``, the resource attributes an
+OpenTelemetry export gives: ``service.instance.id``, else ``host.name``, else ``service.name``) and its session.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ctxwatch.accounting import Calibrations
+from ctxwatch.model import Call, shown_breakdown, shown_fraction
+
+#: A conversation: ``(instance name, session id)``, either ``None`` when the log does not say.
+Conversation = tuple[str | None, str | None]
+
+#: How bad each flag severity is, for the order of the rows (none is 0).
+SEVERITY_RANK = {"info": 1, "warn": 2, "critical": 3}
+
+
+def instance_name(call: Call) -> str | None:
+    """The agent instance a call came from: ``service.instance.id``, else ``host.name``, else ``service.name``
+    of the resource that exported it; ``None`` for a log that names none."""
+    inst = call.provenance.details.get("instance")
+    if not isinstance(inst, Mapping):
+        return None
+    for key in ("service.instance.id", "host.name", "service.name"):
+        value = inst.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+def conversation_of(call: Call) -> Conversation:
+    """The conversation ``call`` belongs to (:data:`Conversation`)."""
+    return instance_name(call), call.session
+
+
+@dataclass(frozen=True)
+class FleetRow:
+    """One conversation as the fleet view shows it.
+
+    Attributes:
+        conversation: its key (:data:`Conversation`).
+        calls: how many calls it has.
+        last: its last call (by call order): the model and the age are that call's.
+        used: the share of its window (0..1) of its latest call whose share is known, as the dashboard shows
+            it; ``None`` when no call's is.
+        floor: that call's floor in tokens as shown (calibrated where it is), ``None`` when unknown.
+        age: seconds since the last call (``None`` without a timestamp).
+        worst: the worst flag of the conversation's calls ``(severity, kind, call index)``, or ``None``.
+    """
+
+    conversation: Conversation
+    calls: int
+    last: Call
+    used: float | None
+    floor: int | None
+    age: float | None
+    worst: tuple[str, str, int] | None
+
+    @property
+    def risk(self) -> tuple[int, float, float]:
+        """The sort key, most at risk first: the worst flag's severity, then occupancy, then the newest."""
+        sev = SEVERITY_RANK.get(self.worst[0], 0) if self.worst else 0
+        return -sev, -(self.used if self.used is not None else -1.0), self.age if self.age is not None else 1e18
+
+
+def fleet_rows(calls: Iterable[Call], flags: Iterable[Any], calibrations: Calibrations | None,
+               now: float) -> list[FleetRow]:
+    """The rows of the fleet view for ``calls`` (in call order) and the analysis's ``flags`` (objects with
+    ``call``, ``severity`` and ``kind``), most at risk first (:attr:`FleetRow.risk`).  ``now``: seconds since the
+    epoch, for the ages."""
+    groups: dict[Conversation, list[Call]] = {}
+    for c in calls:
+        groups.setdefault(conversation_of(c), []).append(c)
+    by_call: dict[int, list[Any]] = {}
+    for f in flags:
+        by_call.setdefault(f.call, []).append(f)
+    rows = []
+    for conv, members in groups.items():
+        last = max(members, key=lambda c: c.index)
+        # (the occupancy is the latest one known: a last call that reports no usage says nothing of it)
+        used, floor = None, None
+        for c in sorted(members, key=lambda c: c.index, reverse=True):
+            shown = calibrations.breakdown(c) if calibrations is not None else shown_breakdown(c, None)
+            used, floor = shown_fraction(c, shown), shown.floor_tokens
+            if used is not None:
+                break
+        worst = None
+        for c in members:
+            for f in by_call.get(c.index, []):
+                rank = SEVERITY_RANK.get(f.severity, 0)
+                if worst is None or rank > SEVERITY_RANK.get(worst[0], 0):
+                    worst = (f.severity, f.kind, f.call)
+        rows.append(FleetRow(conv, len(members), last, used, floor,
+                             now - last.timestamp if last.timestamp is not None else None, worst))
+    rows.sort(key=lambda r: r.risk)
+    return rows

@@ -1,0 +1,144 @@
+"""The fleet view (``W``): one row per conversation of the calls read (an agent instance's session), most at risk
+first: its worst flag, its last call's occupancy, floor, model and age.  Enter shows that conversation alone in
+the dashboard; ``a`` shows every conversation again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.message import Message
+from textual.widgets import DataTable, Static
+
+from ctxwatch.ui import text as tx
+from ctxwatch.ui.fleet import Conversation, FleetRow
+from ctxwatch.ui.screens.common import TableScreen
+from ctxwatch.ui.widgets.footer import AdaptiveFooter
+from ctxwatch.ui.widgets.side import SEVERITY_MARKS
+
+#: Characters of an instance name and a session id shown in their columns (ids are cut in the middle).
+NAME_CHARS = 14
+
+
+def age_text(seconds: float | None) -> str:
+    """``42 s``, ``5 min``, ``3 h``, ``2 d`` since a conversation's last call; ``?`` without a timestamp."""
+    if seconds is None:
+        return "?"
+    s = max(0.0, seconds)
+    for size, unit in ((86400, "d"), (3600, "h"), (60, "min")):
+        if s >= size:
+            return f"{s // size:.0f} {unit}"
+    return f"{s:.0f} s"
+
+
+class FleetScreen(TableScreen):
+    """Every conversation, most at risk first (:func:`ctxwatch.ui.fleet.fleet_rows`); the app gives the rows
+    when made and again with :meth:`show`.  Keys: ↑/↓ (j/k), home/end, Enter shows the highlighted
+    conversation alone (:class:`Chosen`), ``a`` every conversation (``Chosen(None)``), ``escape`` or ``W``
+    back.
+
+    Args:
+        title: what the conversations are of (the log's name).
+        rows: the rows.
+        current: the conversation shown now (the cursor starts on it), or ``None`` for all.
+    """
+
+    TABLE_ID = "fleet"
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,W", "app.pop_screen", "Back"),
+        Binding("enter", "choose", "Show it"),
+        Binding("a", "all", "All"),
+    ]
+
+    class Chosen(Message):
+        """Show ``conversation`` alone in the dashboard (``None``: every conversation)."""
+
+        def __init__(self, conversation: Conversation | None) -> None:
+            super().__init__()
+            self.conversation = conversation
+
+    def __init__(self, title: str, rows: Sequence[FleetRow], current: Conversation | None = None) -> None:
+        super().__init__()
+        self.title_text = title
+        self.rows: list[FleetRow] = []
+        self._initial = list(rows)
+        self._current = current
+
+    def compose(self) -> ComposeResult:
+        """Header, table, footer."""
+        yield Static(Text(""), id="fleet-head")
+        yield DataTable(id="fleet", cursor_type="row", zebra_stripes=True)
+        yield AdaptiveFooter()
+
+    def on_mount(self) -> None:
+        """Fill the table, focus it, put the cursor on the conversation shown (else the most at risk)."""
+        self._table().focus()
+        self.show(self._initial)
+        at = next((i for i, r in enumerate(self.rows) if r.conversation == self._current), 0)
+        if self.rows:
+            self._table().move_cursor(row=at, animate=False)
+
+    def show(self, rows: Sequence[FleetRow]) -> None:
+        """Show ``rows`` (in their order), the cursor kept on the conversation it was on."""
+        new = list(rows)
+        if [(r.conversation, r.calls, r.worst, r.used) for r in new] == \
+                [(r.conversation, r.calls, r.worst, r.used) for r in self.rows]:
+            self.rows = new  # (the ages moved on: the same rows)
+            self.query_one("#fleet-head", Static).update(self._head())
+            return
+        table = self._table()
+        keep = self.selected_row()
+        self.rows = new
+        table.clear(columns=True)
+        for key, label, right in (("sev", "", False), ("instance", "instance", False), ("session", "session", False),
+                                  ("model", "model", False), ("calls", "calls", True), ("used", "used", True),
+                                  ("floor", "floor", True), ("age", "age", True), ("flag", "worst flag", False)):
+            table.add_column(Text(label, justify="right" if right else "left"), key=key)
+        for r in new:
+            mark, style = SEVERITY_MARKS.get(r.worst[0], ("", "")) if r.worst else ("", "")
+            inst, session = r.conversation
+            table.add_row(Text(mark, style), tx.literal(inst or "-", limit=NAME_CHARS, middle=True),
+                          tx.literal(session or "-", limit=NAME_CHARS, middle=True),
+                          tx.literal(r.last.model or "?", limit=NAME_CHARS),
+                          Text(f"{r.calls:,}", justify="right"),
+                          Text(f"{100 * r.used:.1f}%" if r.used is not None else "?", justify="right"),
+                          Text(tx.short_tokens(r.floor), justify="right"),
+                          Text(age_text(r.age), justify="right"),
+                          tx.literal(f"{r.worst[1]} #{r.worst[2] + 1}" if r.worst else "", style))
+        if new:
+            at = next((i for i, r in enumerate(new) if keep is not None and r.conversation == keep.conversation), 0)
+            table.move_cursor(row=at, animate=False)
+        self.query_one("#fleet-head", Static).update(self._head())
+
+    def _head(self) -> Text:
+        out = Text()
+        out.append("Conversations of ", "bold")
+        out.append_text(tx.literal(self.title_text, "bold", limit=60, middle=True))
+        out.append(f": {len(self.rows):,}, most at risk first", "bold")
+        out.append("\nworst flag first, then the fullest window · enter: show · a: all · esc: back", "dim")
+        return out
+
+    def selected_row(self) -> FleetRow | None:
+        """The highlighted conversation's row, or ``None``."""
+        row = self._table().cursor_row
+        return self.rows[row] if 0 <= row < len(self.rows) else None
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        """Enter on a row (the table's own binding): show that conversation."""
+        event.stop()
+        self.action_choose()
+
+    def action_choose(self) -> None:
+        """Show the highlighted conversation alone in the dashboard."""
+        r = self.selected_row()
+        if r is not None:
+            self.post_message(self.Chosen(r.conversation))
+
+    def action_all(self) -> None:
+        """Show every conversation in the dashboard again."""
+        self.post_message(self.Chosen(None))
