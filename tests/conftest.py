@@ -59,3 +59,4 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     if not SHARED.is_dir():
         terminalreporter.write_line(f"WARNING: real sample logs not found at {SHARED}: their tests were skipped "
                                     "(set CTXWATCH_SHARED=/path/to/shared)", yellow=True)
+

@@ -9,6 +9,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 
 def batch_to_canonical(input_path: Path, output_path: Path, dest: Path) -> list[dict]:
     """Join an OpenAI batch input and output file by ``custom_id`` into canonical ``{request, response}`` lines.
@@ -85,3 +87,23 @@ def follow_lines(log: Path, done: Callable[[list[dict[str, Any]]], bool], second
     th.join(15)
     assert not errors, errors
     return lines, "".join(chunks)
+
+
+def shared_case(shared_logs: Path, name: str) -> str:
+    """Path of a failure case's input in ``../shared/cases/inputs`` (beside the sample logs); skips when the
+    cases are absent."""
+    path = shared_logs.parent / "cases" / "inputs" / name
+    if not path.exists():
+        pytest.skip(f"failure case input not found at {path}")
+    return str(path)
+
+
+def report_of(path: str, *args: str) -> dict:
+    """``ctxwatch report --json PATH ARGS...`` as a dict (in process)."""
+    from click.testing import CliRunner
+
+    from ctxwatch.cli import main
+
+    res = CliRunner().invoke(main, ["report", "--json", path, *args])
+    assert res.exit_code == 0, res.output
+    return json.loads(res.output)

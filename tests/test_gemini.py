@@ -214,7 +214,8 @@ def test_saved_sample_is_priced_at_the_standard_rate_and_says_as_which_model(sha
     with ``jq '. + {custom_id}'``, so each line is a synchronous call, billed at the standard rate (Batch Mode
     results are ``{key, response}`` lines, and only those are billed at 50 %).  genai-prices matches the
     experimental name to Gemini 2.5 Pro, whose entry lists no context window: the cost says it was priced as
-    gemini-2.5-pro, and the window (from that same entry) is unknown unless given.
+    gemini-2.5-pro, and the window is the input limit Google documents for that entry (1,048,576 tokens, the
+    Gemini API's model page), labelled documented, unless given.
 
     Expected cost per line by hand from Google's Gemini API pricing for Gemini 2.5 Pro, prompts up to 200k
     tokens: $1.25 per 1M input tokens, $10.00 per 1M output tokens (thinking included; none in this file)."""
@@ -237,13 +238,13 @@ def test_saved_sample_is_priced_at_the_standard_rate_and_says_as_which_model(sha
     calls = json.loads(res.output)["calls"]
     assert [c["cost_usd"] for c in calls] == [pytest.approx(w, rel=1e-12) for w in want]
     assert all(c["priced_as"] == {"provider": "google", "model": "gemini-2.5-pro"} for c in calls)
-    assert all((c["window"], c["window_source"]) == (None, "unknown") for c in calls)
+    assert all((c["window"], c["window_source"]) == (1_048_576, "documented") for c in calls)
     text = CliRunner().invoke(main, ["report", str(path)]).output
-    assert ("gemini-2.5-pro-exp-03-25 -> gemini-2.5-pro (google; its catalogue entry lists no context window: "
-            "pass --window)") in text
-    # Gemini 2.5 Pro's input limit is 1,048,576 tokens (Google's model page): given, it is used.
-    calls = json.loads(CliRunner().invoke(main, ["report", str(path), "--json", "--window", "1048576"]).output)["calls"]
-    assert all((c["window"], c["window_source"]) == (1_048_576, "option") for c in calls)
+    assert "gemini-2.5-pro-exp-03-25 -> gemini-2.5-pro (google)" in text
+    assert "window of gemini-2.5-pro-exp-03-25 (documented): input limit 1,048,576" in text
+    # A window given is used instead.
+    calls = json.loads(CliRunner().invoke(main, ["report", str(path), "--json", "--window", "500000"]).output)["calls"]
+    assert all((c["window"], c["window_source"]) == (500_000, "option") for c in calls)
 
 
 def test_a_request_response_line_without_status_is_not_a_vertex_batch_line(tmp_path: Path) -> None:

@@ -6,6 +6,7 @@ an identical re-sent prefix), because every call re-sends the history.
 
 from __future__ import annotations
 
+from ctxwatch.catalog.documented import output_apart
 from ctxwatch.catalog.windows import proves_long_context, resolve_window
 from ctxwatch.config import DEFAULT_RESERVE, Settings
 from ctxwatch.model import (
@@ -27,14 +28,20 @@ def _tools_key(tools: list) -> int:
     return digest(json_text(tools, sort_keys=True))
 
 
-def reserve_for(max_output_tokens: int | None, window: int | None, settings: Settings) -> tuple[int | None, Src]:
+def reserve_for(max_output_tokens: int | None, window: int | None, settings: Settings, *,
+                output_apart: bool = False) -> tuple[int | None, Src]:
     """The reserve of a call in tokens and its source: one rule for reports, check, plan and the preview.
 
-    The request's own limit (``max_tokens`` / ``max_output_tokens``) when it sets one, capped at the window
+    ``output_apart``: the window is an input limit with the output's own room beside it (a documented window
+    whose catalogue figure adds the output ceiling, :func:`ctxwatch.catalog.documented.output_apart`): no
+    completion takes room from the prompt, so the reserve is 0 (labelled documented) unless the user set a
+    reserve fraction.  Otherwise the request's own limit (``max_tokens`` / ``max_output_tokens``) when it sets one, capped at the window
     (a limit at or above the window leaves no room for any prompt: the whole window is reserved and the call
     is flagged); else ``settings.reserve`` (a fraction, field default 0.15) of the window; ``None`` when the
     window is unknown and the request sets no limit.
     """
+    if output_apart and settings.reserve == DEFAULT_RESERVE:
+        return 0, Src.DOCUMENTED
     if max_output_tokens:
         return (max_output_tokens if window is None else min(max_output_tokens, window)), Src.REQUEST
     if window is not None:
@@ -217,7 +224,8 @@ class Accountant:
         else:
             floor, floor_src = None, Src.UNKNOWN
 
-        reserve, reserve_src = reserve_for(pc.max_output_tokens, window, st)
+        reserve, reserve_src = reserve_for(pc.max_output_tokens, window, st, output_apart=(
+            window_src == Src.DOCUMENTED and output_apart(pc.model, pc.provider)))
 
         system_present: bool | None = None if pc.system is None else bool(pc.system and any(pc.system))
         tool_names: tuple[str, ...] = ()

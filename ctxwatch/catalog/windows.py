@@ -7,6 +7,7 @@ re-exported here for callers that import them from this module.
 
 from __future__ import annotations
 
+from ctxwatch.catalog.documented import documented_window
 from ctxwatch.catalog.entries import catalog_window, priced_as
 from ctxwatch.catalog.prices import BATCH_DISCOUNT, call_cost
 from ctxwatch.model import Src
@@ -63,8 +64,10 @@ def resolve_window(model: str | None, provider: str | None, log_window: int | No
                    option_window: int | None, *, long_context: bool = False) -> tuple[int | None, Src]:
     """Pick a call's context window and say where it came from.
 
-    Order: the log's own statement, then the ``--window`` option / config, then the catalogue.  (The log
-    wins because it reflects the deployment actually used, e.g. Codex's ``model_context_window``.)  A Claude
+    Order: the log's own statement, then the ``--window`` option / config, then the provider's documented input
+    limit where genai-prices lacks it or states it wrong (:mod:`ctxwatch.catalog.documented`, labelled
+    ``documented``), then the catalogue.  (The log wins because it reflects the deployment actually used, e.g.
+    Codex's ``model_context_window``.)  A Claude
     model gets the standard 200k where the catalogue lists the 1M-token beta window (labelled ``default``: the
     200k is Anthropic's window without the beta header, not the catalogue's figure), unless ``long_context`` for
     a model that offers the beta (:func:`has_long_context`): a reported prompt of its context went past 200k,
@@ -72,12 +75,16 @@ def resolve_window(model: str | None, provider: str | None, log_window: int | No
     inferred).
 
     Returns:
-        ``(tokens or None, Src.LOG | Src.OPTION | Src.CATALOG | Src.DEFAULT | Src.INFERRED | Src.UNKNOWN)``.
+        ``(tokens or None, Src.LOG | Src.OPTION | Src.DOCUMENTED | Src.CATALOG | Src.DEFAULT | Src.INFERRED |
+        Src.UNKNOWN)``.
     """
     if log_window:
         return log_window, Src.LOG
     if option_window:
         return option_window, Src.OPTION
+    documented = documented_window(model, provider)
+    if documented is not None:
+        return documented.window, Src.DOCUMENTED
     cw = catalog_window(model, provider)
     claude = provider == "anthropic" or (model or "").startswith("claude")
     if long_context and has_long_context(model, provider) and (cw or 0) <= ANTHROPIC_LONG_CONTEXT_WINDOW:

@@ -23,6 +23,7 @@ class Src(StrEnum):
     CALIBRATED = "calibrated"  # an estimate scaled by the run's reported/estimated median ratio
     LOG = "log"  # a value written in the log itself (e.g. Codex model_context_window)
     CATALOG = "catalog"  # the genai-prices model catalogue
+    DOCUMENTED = "documented"  # the provider's documented input limit (ctxwatch.catalog.documented's table)
     OPTION = "option"  # a command-line option or the config file
     REQUEST = "request"  # the request's own parameter (e.g. max_tokens)
     DEFAULT = "default"  # a field default (documented where it is defined)

@@ -15,6 +15,7 @@ from typing import Any
 
 import orjson
 
+from ctxwatch.catalog.documented import window_note
 from ctxwatch.catalog.windows import call_cost, priced_as
 from ctxwatch.engine import Run
 from ctxwatch.model import (
@@ -98,6 +99,8 @@ def call_json(call: Call, calibration: float | None = None, cost: Decimal | bool
         "model": call.model,
         "window": call.window,
         "window_source": str(call.window_src),
+        # (a documented window: what it is and the provider's page it comes from; null for the others)
+        "window_note": window_note(call.model, call.provider) if call.window_src == Src.DOCUMENTED else None,
         "system_tokens": call.system_tokens,
         "tools_tokens": call.tools_tokens,
         "floor_tokens": call.floor_tokens,

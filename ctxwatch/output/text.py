@@ -58,6 +58,7 @@ def report_lines(doc: dict[str, Any], issues: Sequence[Issue], settings: Setting
         priced = priced_as_line(doc["calls"])
         if priced:
             yield priced
+        yield from documented_lines(doc["calls"])
     if len(doc["sessions"]) > 1 or sessions_only:
         n = len(doc["sessions"])
         yield (f"\n{n} session{'s' if n != 1 else ''}, newest first (cost~ = estimate; peak~ = estimated, no "
@@ -266,6 +267,18 @@ def totals_line(calls: list[dict[str, Any]]) -> str:
                       else ")"))
     gaps = [f"{n:,} call{'s' if n != 1 else ''} with an unknown {what}" for n, what in unknown if n and n < len(calls)]
     return "total: " + " · ".join(out) + (f"; left out of the token sums: {', '.join(gaps)}" if gaps else "")
+
+
+def documented_lines(calls: list[dict[str, Any]]) -> Iterator[str]:
+    """``window of gpt-5 (documented): input limit 272,000 (the catalogue's 400,000 includes the output): <url>``,
+    once per model whose window comes from the provider's documentation rather than genai-prices
+    (``window_source`` ``documented``)."""
+    seen: dict[str, str] = {}
+    for c in calls:
+        if c["window_source"] == "documented" and c.get("window_note") and c["model"] not in seen:
+            seen[c["model"]] = c["window_note"]
+    for model, note in seen.items():
+        yield f"window of {clean(model or '?')} (documented): {clean(note)}"
 
 
 def priced_as_line(calls: list[dict[str, Any]]) -> str | None:

@@ -21,7 +21,7 @@ from ctxwatch.config import (
     Settings,
     prompt_budget,
 )
-from ctxwatch.model import Call
+from ctxwatch.model import Call, Src
 
 Fate = Literal["pinned", "kept", "summarised", "evicted"]
 Mode = Literal["summarise", "drop"]
@@ -177,6 +177,8 @@ def policy_for_call(call: Call, settings: Settings, *, window: int | None = None
         reserve_tokens = int(reserve * win) if reserve < 1 else int(reserve)
     else:
         from ctxwatch.accounting import reserve_for
+        from ctxwatch.catalog.documented import output_apart
 
-        reserve_tokens = reserve_for(call.max_output_tokens, win, settings)[0]
+        apart = win == call.window and call.window_src == Src.DOCUMENTED and output_apart(call.model, call.provider)
+        reserve_tokens = reserve_for(call.max_output_tokens, win, settings, output_apart=apart)[0]
     return Policy.from_settings(settings, win, reserve_tokens=reserve_tokens, **kwargs)
