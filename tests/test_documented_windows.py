@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import pytest
 from genai_prices import data_snapshot
+from helpers import report_of as _report
+from helpers import shared_case
 
 from ctxwatch.catalog.documented import DOCUMENTED_WINDOWS
 from ctxwatch.catalog.windows import resolve_window
 from ctxwatch.model import Src
-
-from helpers import report_of as _report
-from helpers import shared_case
 
 
 def _catalogue_window(provider: str, model: str) -> tuple[bool, int | None]:

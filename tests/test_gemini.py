@@ -63,10 +63,11 @@ def test_batch_sample_usage_per_call(shared_logs: Path) -> None:
 
 
 def test_usage_rule_by_hand() -> None:
-    # thoughts are counted apart from candidates; cached is inside the prompt (FORMATS.md §0)
+    # thoughts are counted apart from candidates; cached is inside the prompt (FORMATS.md §0); the tool-use
+    # prompt is input beside promptTokenCount (total 1,280 = 1,000 + 30 + 50 + 200)
     u, tool = gemini_usage({"promptTokenCount": 1000, "cachedContentTokenCount": 600, "candidatesTokenCount": 50,
                             "thoughtsTokenCount": 200, "toolUsePromptTokenCount": 30, "totalTokenCount": 1280})
-    assert (u.prompt_total, u.input_uncached, u.cache_read, u.output, u.reasoning, tool) == (1000, 400, 600, 250,
+    assert (u.prompt_total, u.input_uncached, u.cache_read, u.output, u.reasoning, tool) == (1030, 430, 600, 250,
                                                                                            200, 30)
     u, _ = gemini_usage({"prompt_token_count": 10, "candidates_token_count": 2})  # SDK spelling
     assert (u.prompt_total, u.output, u.cache_read, u.reasoning) == (10, 2, 0, 0)

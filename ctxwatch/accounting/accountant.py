@@ -35,10 +35,10 @@ def reserve_for(max_output_tokens: int | None, window: int | None, settings: Set
     ``output_apart``: the window is an input limit with the output's own room beside it (a documented window
     whose catalogue figure adds the output ceiling, :func:`ctxwatch.catalog.documented.output_apart`): no
     completion takes room from the prompt, so the reserve is 0 (labelled documented) unless the user set a
-    reserve fraction.  Otherwise the request's own limit (``max_tokens`` / ``max_output_tokens``) when it sets one, capped at the window
-    (a limit at or above the window leaves no room for any prompt: the whole window is reserved and the call
-    is flagged); else ``settings.reserve`` (a fraction, field default 0.15) of the window; ``None`` when the
-    window is unknown and the request sets no limit.
+    reserve fraction.  Otherwise the request's own limit (``max_tokens`` / ``max_output_tokens``) when it sets
+    one, capped at the window (a limit at or above the window leaves no room for any prompt: the whole window
+    is reserved and the call is flagged); else ``settings.reserve`` (a fraction, field default 0.15) of the
+    window; ``None`` when the window is unknown and the request sets no limit.
     """
     if output_apart and settings.reserve == DEFAULT_RESERVE:
         return 0, Src.DOCUMENTED

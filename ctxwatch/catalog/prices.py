@@ -17,13 +17,15 @@ from ctxwatch.model import MAX_COUNT, Usage
 
 
 def _lib_price(model: str, provider: str | None, prompt: int, cache_read: int, cache_write: int,
-               output: int, when: datetime | None = None, cache_write_1h: int = 0, web_searches: int = 0
-               ) -> Decimal:
+               output: int, when: datetime | None = None, cache_write_1h: int = 0, web_searches: int = 0,
+               tier: str | None = None) -> Decimal:
     """Price one usage with genai-prices (``input_tokens`` includes cache reads and writes there,
     ``cache_write_1h_tokens`` is the 1-hour share of the writes, ``web_searches`` a count of searches), at the
     catalogue entry :func:`~ctxwatch.catalog.entries.catalog_entry` finds; ``LookupError`` when there is none.
 
-    ``when`` is the request time: prices change over time (genai-prices' date-conditional prices).
+    ``when`` is the request time: prices change over time (genai-prices' date-conditional prices).  ``tier`` is
+    the service tier that served the call (genai-prices' ``service_tier`` price variants: OpenAI's flex,
+    priority...); ``None`` prices at the standard rates.
     """
     import genai_prices
 
@@ -34,7 +36,8 @@ def _lib_price(model: str, provider: str | None, prompt: int, cache_read: int, c
     u = genai_prices.Usage(input_tokens=prompt, cache_read_tokens=cache_read or None,
                            cache_write_tokens=cache_write or None, output_tokens=output,
                            cache_write_1h_tokens=cache_write_1h or None, web_searches=web_searches or None)
-    return genai_prices.calc_price(u, ref, provider_id=pid, genai_request_timestamp=when).total_price
+    return genai_prices.calc_price(u, ref, provider_id=pid, genai_request_timestamp=when,
+                                   price_context={"service_tier": tier} if tier else None).total_price
 
 
 @functools.lru_cache(maxsize=256)
@@ -75,7 +78,7 @@ def _tier_starts_lib(model: str, provider: str | None) -> tuple[int, ...] | None
 
 
 @functools.lru_cache(maxsize=4096)
-def _rates(model: str, provider: str | None, day: date | None, start: int
+def _rates(model: str, provider: str | None, day: date | None, start: int, tier: str | None = None
            ) -> tuple[Decimal, Decimal, Decimal, Decimal, Decimal] | None:
     """Per-token USD rates (uncached input, cache read, cache write, output, 1-hour cache write) of one price
     region.
@@ -83,10 +86,13 @@ def _rates(model: str, provider: str | None, day: date | None, start: int
     genai-prices' ``calc_price`` costs about a millisecond per call, so a run of 100,000 calls would spend
     minutes pricing.  Within one tier region and one day the price is linear in each token class, so the
     rates are read off five library probes of ``n`` tokens (``n`` = the region's first token count: a tier
-    applies above its start) and reused.  Returns ``None`` when the library cannot price the model.
+    applies above its start) and reused; ``tier``: the service tier's rates (:func:`_lib_price`).  Returns
+    ``None`` when the library cannot price the model.
     """
     # No date means today's prices, so the memo keys it on today's date, never on "no date".
     key = f"rates\x00{model}\x00{provider}\x00{(day or datetime.now(UTC).date()).isoformat()}\x00{start}"
+    if tier:
+        key += f"\x00{tier}"
     found, value = memo.get(key)
     if found:
         if value is None:
@@ -100,21 +106,21 @@ def _rates(model: str, provider: str | None, day: date | None, start: int
                 return a, b, c, d, e
         except Exception:
             pass  # damaged entry (not four numbers, NaN, signalling NaN): ask the library again
-    result = _rates_lib(model, provider, day, start)
+    result = _rates_lib(model, provider, day, start, tier)
     memo.put(key, [str(x) for x in result] if result is not None else None)
     return result
 
 
-def _rates_lib(model: str, provider: str | None, day: date | None, start: int
+def _rates_lib(model: str, provider: str | None, day: date | None, start: int, tier: str | None = None
                ) -> tuple[Decimal, Decimal, Decimal, Decimal, Decimal] | None:
     n = start + 1
     when = datetime(day.year, day.month, day.day, 12, tzinfo=UTC) if day else None
     try:
-        base = _lib_price(model, provider, n, 0, 0, 0, when)
-        cr = _lib_price(model, provider, n, n, 0, 0, when)
-        cw = _lib_price(model, provider, n, 0, n, 0, when)
-        out = _lib_price(model, provider, n, 0, 0, n, when) - base
-        cw1h = _lib_price(model, provider, n, 0, n, 0, when, cache_write_1h=n)
+        base = _lib_price(model, provider, n, 0, 0, 0, when, tier=tier)
+        cr = _lib_price(model, provider, n, n, 0, 0, when, tier=tier)
+        cw = _lib_price(model, provider, n, 0, n, 0, when, tier=tier)
+        out = _lib_price(model, provider, n, 0, 0, n, when, tier=tier) - base
+        cw1h = _lib_price(model, provider, n, 0, n, 0, when, cache_write_1h=n, tier=tier)
     except Exception:
         return None
     return base / n, cr / n, cw / n, out / n, cw1h / n
@@ -145,7 +151,9 @@ def call_cost(model: str | None, provider: str | None, usage: Usage | None,
 
     Cache reads and writes are priced as the provider prices them (genai-prices' ``cache_read_tokens`` /
     ``cache_write_tokens`` / ``cache_write_1h_tokens``; its ``input_tokens`` includes them), at the prices in
-    force on the call's day (``timestamp``, epoch seconds; today when unknown), in the call's tier.  ``batch``:
+    force on the call's day (``timestamp``, epoch seconds; today when unknown), in the call's tier of prompt
+    size, at the rates of the service tier that served it (``usage.service_tier``: OpenAI's flex and priority
+    rates, genai-prices' price variants).  ``batch``:
     the call ran through a provider's batch API (a batch results line), billed at :data:`BATCH_DISCOUNT` of
     the standard price.  Unknown model or usage, a damaged usage block (``Usage.damaged``: a part is unknown)
     or a prompt of 0 or less (no request has one: implausible) -> ``None``; so does an unknown output count (a
@@ -165,7 +173,10 @@ def call_cost(model: str | None, provider: str | None, usage: Usage | None,
         except (OverflowError, ValueError, TypeError):  # inf, nan: priced as today
             day = None
     start = max(s for s in starts if s < prompt or s == 0)
-    rates = _rates(model, provider, day, start)
+    # (a tier name is log text: only a short printable one is a price variant's key, others price as standard)
+    tier = usage.service_tier if usage.service_tier and len(usage.service_tier) <= 32 \
+        and usage.service_tier.isprintable() else None
+    rates = _tier_rates(model, provider, day, start, tier) if tier else _rates(model, provider, day, start)
     if rates is None:
         return None
     r_in, r_cr, r_cw, r_out, r_cw1h = rates
@@ -178,6 +189,23 @@ def call_cost(model: str | None, provider: str | None, usage: Usage | None,
             return None  # (a fee the catalogue cannot price: the cost is unknown, not the tokens alone)
         cost += usage.web_searches * per_search
     return cost * BATCH_DISCOUNT if batch else cost
+
+
+def _tier_rates(model: str, provider: str | None, day: date | None, start: int, tier: str
+                ) -> tuple[Decimal, Decimal, Decimal, Decimal, Decimal] | None:
+    """The per-token rates of a service tier on a day (:func:`_rates`).  genai-prices dates its tier prices from
+    the day it verified them, and models no tier before it: on an earlier day, where the tier prices as the
+    standard, each token class gets the standard rate of the day times today's ratio of the tier's rate to the
+    standard one (OpenAI has priced Flex at half the standard rates since it launched).  A tier the catalogue has
+    no price for keeps the standard rates."""
+    std, rates = _rates(model, provider, day, start), _rates(model, provider, day, start, tier)
+    if std is None or rates is None or rates != std or day is None:
+        return rates
+    std_now, now = _rates(model, provider, None, start), _rates(model, provider, None, start, tier)
+    if std_now is None or now is None or now == std_now:
+        return rates
+    a, b, c, d, e = (r * (t / n) if n else r for r, t, n in zip(std, now, std_now, strict=True))
+    return a, b, c, d, e
 
 
 def _search_rate(model: str, provider: str | None, day: date | None) -> Decimal | None:

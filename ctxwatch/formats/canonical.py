@@ -27,6 +27,7 @@ from ctxwatch.formats.wire.dedupe import ResponseIds, copy_rank, record_hash
 from ctxwatch.formats.wire.exchange import build_call, exchange_flavour
 from ctxwatch.formats.wire.messages import MessageMemo
 from ctxwatch.formats.wire.openai import openai_message, openai_request_to_parts, responses_request_to_parts
+from ctxwatch.formats.wire.streams import is_openai_stream, stream_body, stream_usage_note
 from ctxwatch.formats.wire.timestamps import parse_timestamp
 from ctxwatch.model import Issue, ParsedCall
 from ctxwatch.source import Record
@@ -62,6 +63,10 @@ class CanonicalReader(Reader):
         resp = v.get("response")
         if isinstance(resp, dict) and isinstance(resp.get("body"), dict):
             resp = resp["body"]
+        streamed = None
+        if isinstance(resp, list) and is_openai_stream(resp):
+            # (a streamed response logged as its list of chunks or events: read as the body they stand for)
+            resp = streamed = stream_body(resp)
         ts = parse_timestamp(v.get("timestamp") or v.get("time") or v.get("created_at"))
         if ts is None and isinstance(resp, dict):
             ts = parse_timestamp(resp.get("created"))
@@ -71,6 +76,8 @@ class CanonicalReader(Reader):
         where = "request" if req is v["request"] else "request.body"
         notes = [*_malformed(self.path, rec.line, req, resp, call, where), *extra_issues,
                  *(Issue(self.path, rec.line, "ambiguous_usage", a) for a in ambiguous)]
+        if streamed is not None and (gap := stream_usage_note(streamed)):
+            notes.append(Issue(self.path, rec.line, "no_usage", gap))
         if self.ids.better_copy(call, rec.line) is not None:
             return self.ids.not_counted(call, rec.line, notes)
         replaced = self.ids.counted_copy(call, rec.line, notes)

@@ -20,6 +20,7 @@ from ctxwatch.formats.wire.damage import request_problems
 from ctxwatch.formats.wire.dedupe import ResponseIds, record_hash
 from ctxwatch.formats.wire.exchange import build_call, exchange_flavour
 from ctxwatch.formats.wire.messages import MessageMemo
+from ctxwatch.formats.wire.streams import is_openai_stream, sse_values, stream_body, stream_usage_note
 from ctxwatch.formats.wire.timestamps import parse_timestamp
 from ctxwatch.formats.wire.values import int_or_none
 from ctxwatch.model import Issue, ResponseInfo, Usage
@@ -206,12 +207,20 @@ class ClaudeTraceReader(Reader):
             rid = resp.get("id")
         else:
             resp = None
-            if isinstance(rs.get("body_raw"), str):
-                usage, info, model, rid, problems = parse_sse(rs["body_raw"])
+            raw = rs.get("body_raw")
+            if isinstance(raw, str) and is_openai_stream(values := sse_values(raw)):
+                # (an OpenAI stream captured the same way: read as the response body its chunks stand for)
+                resp = stream_body(values)
+                rid = resp.get("id") if resp is not None else None
+                if resp is not None and (gap := stream_usage_note(resp)):
+                    notes = [Issue(self.path, rec.line, "no_usage", gap)]
+            elif isinstance(raw, str):
+                usage, info, model, rid, problems = parse_sse(raw)
                 notes = [Issue(self.path, rec.line, kind, msg) for kind, msg in problems]
         ts = parse_timestamp(rq.get("timestamp")) or parse_timestamp(v.get("logged_at"))
         call = build_call(self.path, rec, body, resp, usage=usage, info=info, timestamp=ts, memo=self.memo)
-        call.provider = "anthropic"
+        if resp is None or exchange_flavour(body, resp) == "anthropic":
+            call.provider = "anthropic"
         notes += [Issue(self.path, rec.line, "invalid_field", p)
                   for p in request_problems(call, body, exchange_flavour(body, resp), "request.body")]
         if model and not call.model:

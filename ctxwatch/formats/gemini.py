@@ -22,6 +22,7 @@ from ctxwatch.formats.wire.gemini import (
     gemini_request_problems,
     gemini_request_to_parts,
     gemini_response_info,
+    gemini_total_note,
     gemini_usage,
     get_field,
 )
@@ -67,7 +68,8 @@ class GeminiReader(Reader):
                           f"request {key!s} failed ({str(why)[:200]}); not counted")]
         if resp is None:
             return [Issue(self.path, rec.line, "unknown_record", "no Gemini response (usageMetadata) here; skipped")]
-        usage, tool = gemini_usage(get_field(resp, "usageMetadata", "usage_metadata"))
+        meta = get_field(resp, "usageMetadata", "usage_metadata")
+        usage, tool = gemini_usage(meta)
         model = get_field(resp, "modelVersion", "model_version")
         extra = Provenance(custom_id=str(key) if key is not None else None)
         # A {request, response} line without "status" is not taken for a Vertex line: Vertex writes status on every
@@ -97,6 +99,8 @@ class GeminiReader(Reader):
                           response=gemini_response_info(resp), provenance=extra,
                           key=str(rid) if rid else (f"gemini:{key}" if key is not None else None))
         out: list[Output] = [call]
+        if (gap := gemini_total_note(meta, usage)) is not None:
+            out.append(Issue(self.path, rec.line, "usage_total", gap))
         if req is not None:
             call.system, call.tools, call.messages, call.max_output_tokens = gemini_request_to_parts(req)
             if call.model is None and isinstance(req.get("model"), str):

@@ -42,7 +42,8 @@ def cli_tokens_usage(tokens: Any) -> Usage | None:
     usage, _ = gemini_usage({"promptTokenCount": tokens.get("input"),
                              "cachedContentTokenCount": tokens.get("cached"),
                              "candidatesTokenCount": tokens.get("output"),
-                             "thoughtsTokenCount": tokens.get("thoughts")})
+                             "thoughtsTokenCount": tokens.get("thoughts"),
+                             "toolUsePromptTokenCount": tokens.get("tool")})
     return usage
 
 

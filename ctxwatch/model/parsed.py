@@ -85,6 +85,9 @@ class Usage:
         damaged: a usage field held a value that is not a count, or the parts contradicted the total (cache
             reads above the whole prompt): the damaged fields are unknown (``None``, reported as an issue), and
             the call cannot be priced, since every price term needs them.
+        service_tier: the processing tier that served the call as the response states it (OpenAI
+            ``service_tier``: ``default``, ``flex``, ``priority``...), priced at that tier's rates; ``None`` when
+            not stated (the standard rates).
     """
 
     prompt_total: int | None = None
@@ -96,6 +99,7 @@ class Usage:
     cache_write_1h: int | None = None
     web_searches: int | None = None
     damaged: bool = False
+    service_tier: str | None = None
 
 
 @_fast_pickle

@@ -121,6 +121,7 @@ def call_json(call: Call, calibration: float | None = None, cost: Decimal | bool
         "completion_tokens_reported": u.output if u else None,
         "reasoning_tokens_reported": u.reasoning if u else None,
         "web_searches": u.web_searches if u else None,
+        "service_tier": u.service_tier if u else None,  # (the tier that served the call, priced at its rates)
         "tokenizer": call.tokenizer,
         "exact": call.exact,
         "calibration": None if call.exact or calibration is None else round(calibration, 4),

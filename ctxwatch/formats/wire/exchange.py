@@ -8,6 +8,7 @@ proxy may log any model in any shape: the shape is told from the bodies' fields,
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from ctxwatch.formats.wire.anthropic import anthropic_request_to_parts, anthropic_response_info, anthropic_usage
@@ -20,6 +21,7 @@ from ctxwatch.formats.wire.openai import (
     responses_request_to_parts,
     responses_response_info,
     responses_usage,
+    total_mismatch,
 )
 from ctxwatch.formats.wire.values import int_or_none, odd_usage
 from ctxwatch.model import ParsedCall, Provenance, ResponseInfo, SourceRef, Usage
@@ -66,6 +68,34 @@ def exchange_flavour(req: dict[str, Any], resp: Any) -> str:
 
 
 def usage_by_shape(u: Any, flavour: str) -> tuple[Usage | None, list[str]]:
+    """:func:`_usage_by_shape`, with a sentence when the block's ``total_tokens`` is not its prompt plus its
+    output as read (:func:`~.openai.total_mismatch`)."""
+    usage, notes = _usage_by_shape(u, flavour)
+    if isinstance(u, dict) and (note := total_mismatch(u.get("total_tokens"), usage)):
+        notes.append(note)
+    return usage, notes
+
+
+#: The tiers a response's ``service_tier`` may name that are priced apart (OpenAI pricing: Flex at the Batch
+#: rates, Priority above the standard ones); a request's own ``service_tier`` is the tier asked for, used only
+#: when the response does not say which one served it.
+_ASKED_TIERS = ("flex", "priority")
+
+
+def served_tier(req: dict[str, Any], resp: Any, usage: Usage | None) -> str | None:
+    """The processing tier that served a call: the response's ``service_tier`` (OpenAI chat and Responses), else
+    the usage block's (Anthropic's ``usage.service_tier``), else the request's when it asked for Flex or
+    Priority; ``None`` when none says."""
+    if isinstance(resp, dict):
+        if isinstance(t := resp.get("service_tier"), str) and t:
+            return t
+        if isinstance(u := resp.get("usage"), dict) and isinstance(t := u.get("service_tier"), str) and t:
+            return t
+    t = req.get("service_tier")
+    return t if t in _ASKED_TIERS else None
+
+
+def _usage_by_shape(u: Any, flavour: str) -> tuple[Usage | None, list[str]]:
     """Normalize a response's ``usage`` block by the rule its own fields name, and say where they are ambiguous.
 
     The rule follows the block's shape, never the model name: an OpenAI-compatible proxy (LiteLLM, OpenRouter)
@@ -136,6 +166,8 @@ def build_call(path: str, rec: Record, req: dict[str, Any], resp: Any, *, usage:
         usage, ambiguous = usage_by_shape(resp.get("usage") if isinstance(resp, dict) else None, flavour)
         if ambiguous and problems is not None:
             problems += ambiguous
+    if usage is not None and usage.service_tier is None and (tier := served_tier(req, resp, usage)):
+        usage = replace(usage, service_tier=tier)
     if model is None:
         model = req.get("model") if isinstance(req.get("model"), str) else None
         if model is None and isinstance(resp, dict) and isinstance(resp.get("model"), str):

@@ -5,8 +5,9 @@ prompt and *includes* ``cachedContentTokenCount``; ``thoughtsTokenCount`` is cou
 ``candidatesTokenCount`` (``totalTokenCount`` = prompt + candidates + thoughts + toolUsePrompt).  So, in
 ctxwatch's terms (:class:`~ctxwatch.model.Usage`): prompt_total = promptTokenCount, cache_read =
 cachedContentTokenCount, input_uncached = prompt − cached, output = candidatesTokenCount + thoughtsTokenCount,
-reasoning = thoughtsTokenCount.  ``toolUsePromptTokenCount`` (built-in tool results fed back to the model) is
-given apart and not added to the prompt.
+reasoning = thoughtsTokenCount.  ``toolUsePromptTokenCount`` (what built-in tools such as Google Search
+grounding, URL context and code execution feed back to the model) is given apart from ``promptTokenCount`` but is
+input the model read and is billed at the input rate: prompt_total = promptTokenCount + toolUsePromptTokenCount.
 
 Fields are read under their REST (camelCase) or SDK (snake_case) names.  The Gemini API records and the Gemini
 CLI's chat recordings both use these shapes.
@@ -55,11 +56,30 @@ def gemini_usage(meta: Any) -> tuple[Usage | None, int | None]:
         return None, tool
     cand = 0 if cand is None else cand
     thoughts = 0 if thoughts is None else thoughts
+    if tool and prompt.__class__ is int:
+        prompt = prompt + tool  # (the tool-use prompt is input beside promptTokenCount, billed as input)
     uncached = prompt - cached if prompt.__class__ is int and cached.__class__ is int else None
     output = cand + thoughts if cand.__class__ is int and thoughts.__class__ is int else \
         (cand if cand.__class__ is not int else thoughts)  # (the bad one, reported as the output)
     return Usage(prompt_total=prompt, input_uncached=uncached, cache_read=cached, cache_write=None,
                  output=output, reasoning=thoughts), tool
+
+
+def gemini_total_note(meta: Any, usage: Usage | None) -> str | None:
+    """A sentence when ``usageMetadata.totalTokenCount`` is not the prompt (tool-use prompt included) plus the
+    output (thoughts included) as read: a count ctxwatch does not read sits in the total (``None`` when they
+    agree or either is unknown)."""
+    if not isinstance(meta, dict):
+        return None
+    total = int_or_none(get_field(meta, "totalTokenCount", "total_token_count"))
+    if total is None or usage is None or usage.prompt_total.__class__ is not int or usage.output.__class__ is not int:
+        return None
+    got = usage.prompt_total + usage.output  # type: ignore[operator]
+    if total == got:
+        return None
+    return (f"usageMetadata.totalTokenCount {total:,} is not prompt {usage.prompt_total:,} + output "
+            f"{usage.output:,} = {got:,} ({total - got:+,}): the block counts tokens ctxwatch does not read, so "
+            "the prompt, the output or the cost may be off")
 
 
 def gemini_parts(parts: Any) -> list[Part]:

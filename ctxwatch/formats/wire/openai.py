@@ -12,7 +12,15 @@ from typing import Any
 
 from ctxwatch.formats.wire.images import image_part
 from ctxwatch.formats.wire.messages import MessageMemo, RequestParts
-from ctxwatch.formats.wire.values import id_or_none, json_text, odd_content, odd_usage, request_max_tokens, usage_count
+from ctxwatch.formats.wire.values import (
+    id_or_none,
+    int_or_none,
+    json_text,
+    odd_content,
+    odd_usage,
+    request_max_tokens,
+    usage_count,
+)
 from ctxwatch.model import Message, Part, ResponseInfo, Usage
 
 # --- chat completions ---------------------------------------------------------------------------------------
@@ -103,14 +111,21 @@ def openai_request_to_parts(body: dict[str, Any], memo: MessageMemo | None = Non
 
 
 def openai_usage(u: Any) -> Usage | None:
-    """Normalize OpenAI usage (chat ``prompt_tokens`` or Responses ``input_tokens`` naming).
+    """Normalize OpenAI usage (chat ``prompt_tokens`` or Responses ``input_tokens`` naming), and the
+    OpenAI-compatible providers' variants of it, told by the fields the block has.
 
     All counts in tokens.  The prompt count *includes* the cached tokens (``cache_read``) and the output count
-    *includes* the reasoning tokens (OpenAI API reference, "The usage object").  OpenRouter, in the same shape,
-    adds ``prompt_tokens_details.cache_write_tokens``, also inside ``prompt_tokens`` (OpenRouter docs, "Usage
-    Accounting": prompt_tokens 194 with cache_write_tokens 100): read as the cache write, so a Claude call
-    through it is priced at the cache-write rate.  ``input_uncached`` is the prompt less both.  ``None`` when the
-    block has neither a prompt nor an output count.
+    *includes* the reasoning tokens (OpenAI API reference, "The usage object").  Where the cache hits are:
+    ``prompt_tokens_details.cached_tokens`` (OpenAI; also Groq, Fireworks, xAI, Qwen and OpenRouter), else
+    DeepSeek's top-level ``prompt_cache_hit_tokens`` (DeepSeek API reference, "Create Chat Completion":
+    ``prompt_tokens`` = ``prompt_cache_hit_tokens`` + ``prompt_cache_miss_tokens``, the prompt when
+    ``prompt_tokens`` is absent), else a top-level ``cached_tokens`` (Moonshot's Kimi API, Together).
+    OpenRouter adds ``prompt_tokens_details.cache_write_tokens``, also inside ``prompt_tokens`` (OpenRouter docs,
+    "Usage Accounting": prompt_tokens 194 with cache_write_tokens 100): read as the cache write, so a Claude call
+    through it is priced at the cache-write rate.  ``input_uncached`` is the prompt less both.  Where the
+    reasoning is: inside the output as OpenAI counts it, except when ``total_tokens`` shows it outside
+    (``total_tokens`` = prompt + completion + reasoning, as xAI reports reasoning models): then the output is
+    completion + reasoning.  ``None`` when the block has neither a prompt nor an output count.
     """
     if not isinstance(u, dict):
         odd_usage(u)
@@ -120,6 +135,13 @@ def openai_usage(u: Any) -> Usage | None:
         prompt = usage_count(u.get("input_tokens"))
     details = u.get("prompt_tokens_details") or u.get("input_tokens_details") or {}
     cached = usage_count(details.get("cached_tokens")) if isinstance(details, dict) else None
+    if cached is None and u.get("prompt_cache_hit_tokens") is not None:
+        cached = usage_count(u.get("prompt_cache_hit_tokens"))
+        miss = usage_count(u.get("prompt_cache_miss_tokens"))
+        if prompt is None and cached.__class__ is int and miss.__class__ is int:
+            prompt = cached + miss
+    if cached is None and u.get("cached_tokens") is not None:
+        cached = usage_count(u.get("cached_tokens"))
     written = usage_count(details.get("cache_write_tokens")) if isinstance(details, dict) else None
     out = usage_count(u.get("completion_tokens"))
     if out is None:
@@ -128,12 +150,31 @@ def openai_usage(u: Any) -> Usage | None:
     reasoning = usage_count(odet.get("reasoning_tokens")) if isinstance(odet, dict) else None
     if prompt is None and out is None:
         return None
+    total = int_or_none(u.get("total_tokens"))
+    if prompt.__class__ is int and out.__class__ is int and reasoning.__class__ is int and reasoning and \
+            total is not None and total != prompt + out and total == prompt + out + reasoning:
+        out = out + reasoning  # (the reasoning is reported beside the completion, not inside it)
     # (a value that is not a count is passed on for the sanitizer to report; no arithmetic on it)
     uncached = prompt - cached if prompt.__class__ is int and cached.__class__ is int else None
     if uncached is not None and written is not None:
         uncached = uncached - written if written.__class__ is int else None
     return Usage(prompt_total=prompt, input_uncached=uncached, cache_read=cached, cache_write=written,
                  output=out, reasoning=reasoning)
+
+
+def total_mismatch(total: Any, usage: Usage | None, field: str = "total_tokens") -> str | None:
+    """A sentence when a usage block's reported total (``total``, tokens) is not its prompt plus its output as
+    read (``usage``): a count the reader does not know sits in the total, so the prompt or the output (and the
+    cost) may be short; ``None`` when they agree or either side is unknown."""
+    t = int_or_none(total)
+    if t is None or usage is None or usage.prompt_total.__class__ is not int or usage.output.__class__ is not int:
+        return None
+    got = usage.prompt_total + usage.output  # type: ignore[operator]
+    if t == got:
+        return None
+    return (f"usage {field} {t:,} is not prompt {usage.prompt_total:,} + output {usage.output:,} = {got:,} "
+            f"({t - got:+,}): the block counts tokens ctxwatch does not read, so the prompt, the output or the "
+            "cost may be off")
 
 
 def openai_response_info(body: Any) -> ResponseInfo | None:
