@@ -109,7 +109,8 @@ def test_b35_gemini_cache_inside_the_prompt_thoughts_in_the_output(shared_logs):
 
 def test_gemini_total_that_does_not_add_up_is_an_issue(tmp_path):
     rec = {"candidates": [{"content": {"parts": [{"text": "ok"}], "role": "model"}}],
-           "modelVersion": "gemini-2.5-flash", "usageMetadata": {"promptTokenCount": 100, "candidatesTokenCount": 10, "totalTokenCount": 500}}
+           "modelVersion": "gemini-2.5-flash",
+           "usageMetadata": {"promptTokenCount": 100, "candidatesTokenCount": 10, "totalTokenCount": 500}}
     doc = report_of(_write(tmp_path, rec))
     assert [i["kind"] for i in doc["issues"]] == ["usage_total"]
     assert "500" in doc["issues"][0]["message"] and "110" in doc["issues"][0]["message"]

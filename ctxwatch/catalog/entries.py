@@ -8,6 +8,7 @@ made-up default, never $0).  Answers are memoised across starts (:mod:`ctxwatch.
 from __future__ import annotations
 
 import functools
+import re
 from typing import Any
 
 from ctxwatch.catalog import memo
@@ -35,15 +36,36 @@ def catalog_window(model: str | None, provider: str | None = None) -> int | None
     return result
 
 
+#: A cloud's spelling around a model id: Bedrock's cross-region inference prefix (``us.``, ``eu.``, ``apac.``,
+#: ``global.``...) and vendor prefix (``anthropic.``, ``meta.``...; AWS Bedrock docs, "Supported foundation models"
+#: and "Inference profiles"), and the version suffixes of Bedrock (``-v1:0``) and Vertex AI (``@20250929``,
+#: ``@001``; Vertex AI docs, "Model versions").
+_CLOUD_PREFIX = re.compile(r"^(?:(?:us|eu|apac|jp|au|ca|us-gov|global)\.)?"
+                           r"(?:anthropic|meta|mistral|amazon|cohere|ai21|deepseek|openai|qwen|writer)\.")
+_CLOUD_SUFFIX = re.compile(r"(?:@[\w.-]+|-v\d+(?::\d+)?)$")
+
+
+def base_model(model: str) -> str:
+    """The model id a proxy's or a cloud's spelling stands for: the last path segment (LiteLLM's
+    ``provider/model``, OpenRouter's ``anthropic/claude-...``, a Bedrock inference-profile ARN), without Bedrock's
+    region and vendor prefixes or the Bedrock / Vertex AI version suffix:
+    ``us.anthropic.claude-sonnet-4-5-20250929-v1:0`` and ``vertex_ai/claude-sonnet-4-5@20250929`` are
+    ``claude-sonnet-4-5-20250929``."""
+    name = model.rsplit("/", 1)[-1]
+    return _CLOUD_SUFFIX.sub("", _CLOUD_PREFIX.sub("", name)) or name
+
+
 @functools.lru_cache(maxsize=512)
 def catalog_entry(model: str, provider: str | None) -> tuple[str, str, Any] | None:
     """The catalogue entry of a model id: ``(model ref, catalogue provider id, genai-prices ModelInfo)``, or
     ``None`` when the catalogue does not know the model.
 
     Tried in order: the id with the provider hint, then without it, then the id's last path segment
-    (``openai/gpt-4o``).  The window (:func:`catalog_window`) and the price
-    (:func:`ctxwatch.catalog.prices.call_cost`) both come from this one entry, so a call never gets one model's
-    window and another's price.
+    (``openai/gpt-4o``), then the base model a cloud's spelling stands for (:func:`base_model`: Bedrock's
+    ``us.anthropic.claude-...-v1:0``, Vertex AI's ``claude-...@20250929``), so that a model served through a
+    cloud or a proxy gets the window and the price of the model itself.  The window (:func:`catalog_window`) and
+    the price (:func:`ctxwatch.catalog.prices.call_cost`) both come from this one entry, so a call never gets one
+    model's window and another's price.
     """
     try:
         from genai_prices import data_snapshot
@@ -51,7 +73,7 @@ def catalog_entry(model: str, provider: str | None) -> tuple[str, str, Any] | No
         snap = data_snapshot.get_snapshot()
     except Exception:
         return None
-    for ref, pid in ((model, provider), (model, None), (model.rsplit("/", 1)[-1], None)):
+    for ref, pid in ((model, provider), (model, None), (model.rsplit("/", 1)[-1], None), (base_model(model), None)):
         try:
             prov, info = snap.find_provider_model(ref, None, pid, None)
             return ref, str(prov.id), info

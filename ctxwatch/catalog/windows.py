@@ -8,7 +8,7 @@ re-exported here for callers that import them from this module.
 from __future__ import annotations
 
 from ctxwatch.catalog.documented import documented_window
-from ctxwatch.catalog.entries import catalog_window, priced_as
+from ctxwatch.catalog.entries import base_model, catalog_window, priced_as
 from ctxwatch.catalog.prices import BATCH_DISCOUNT, call_cost
 from ctxwatch.model import Src
 
@@ -41,9 +41,10 @@ ANTHROPIC_LONG_CONTEXT_MODELS = ("claude-sonnet-4",)
 
 def has_long_context(model: str | None, provider: str | None = "anthropic") -> bool:
     """True for a Claude model that offers the 1M-token beta window: one of
-    :data:`ANTHROPIC_LONG_CONTEXT_MODELS` (``anthropic/`` or Bedrock-style ``anthropic.`` prefixes are
-    ignored), or a Claude model the catalogue lists with a window above 200k (its 1M beta window)."""
-    name = (model or "").rsplit("/", 1)[-1].removeprefix("anthropic.")
+    :data:`ANTHROPIC_LONG_CONTEXT_MODELS` (a cloud's or a proxy's spelling of the id is read as the base model,
+    :func:`~ctxwatch.catalog.entries.base_model`), or a Claude model the catalogue lists with a window above 200k
+    (its 1M beta window)."""
+    name = base_model(model or "")
     if name.startswith(ANTHROPIC_LONG_CONTEXT_MODELS):
         return True
     return name.startswith("claude") and (catalog_window(model, provider) or 0) > ANTHROPIC_STANDARD_WINDOW

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from ctxwatch.catalog.entries import priced_as
 from ctxwatch.formats.wire.anthropic import anthropic_request_to_parts, anthropic_response_info, anthropic_usage
 from ctxwatch.formats.wire.litellm import LITELLM_CACHE_KEYS, litellm_usage_note
 from ctxwatch.formats.wire.messages import MessageMemo
@@ -170,8 +171,11 @@ def build_call(path: str, rec: Record, req: dict[str, Any], resp: Any, *, usage:
         usage = replace(usage, service_tier=tier)
     if model is None:
         model = req.get("model") if isinstance(req.get("model"), str) else None
-        if model is None and isinstance(resp, dict) and isinstance(resp.get("model"), str):
-            model = resp["model"]
+        served = resp.get("model") if isinstance(resp, dict) and isinstance(resp.get("model"), str) else None
+        if served and (model is None or (priced_as(model, None) is None and priced_as(served, None) is not None)):
+            # (an Azure deployment or a proxy alias the catalogue does not know: the response names the model
+            # that served it, whose window and price are the call's)
+            model = served
     if flavour == "anthropic":
         system, tools, messages, mx = anthropic_request_to_parts(req, memo)
         info = info or anthropic_response_info(resp)
