@@ -591,7 +591,9 @@ def test_claude_code_compaction_sample(shared_logs: Path) -> None:
     """The real Claude Code compaction: the forecast before it, and the compaction flag, checked with plain json.
 
     The session ran with Claude's standard 200k window (what ctxwatch resolves for claude-opus-4-6): Claude Code
-    auto-compacted at preTokens 170,251.  A 1M window (the long-context beta) is flagged as suspect.
+    auto-compacted at preTokens 170,251, past its own threshold (200,000 - 20,000 summary output - 13,000 buffer
+    = 167,000), the trigger ctxwatch uses for a Claude Code log.  A 1M window (the long-context beta) is flagged
+    as suspect.
     """
     path = shared_logs / "claude-code" / "spotter_4d5611e5_lines700-800_compaction.jsonl"
     recs = [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
@@ -631,15 +633,22 @@ def test_claude_code_compaction_sample(shared_logs: Path) -> None:
     # the forecast made on the calls before the compaction
     before = analyze(calls[:boundary_at], run.settings)
     fc = before.forecast
-    assert fc.enough_data and fc.window_limit_tokens == 200_000 - 30_000
-    assert pre_tokens >= fc.window_limit_tokens  # Claude Code compacted when the prompt reached window - reserve
+    # Claude Code's own rule: 20,000 kept for the summary, auto-compact 13,000 below that, blocking 3,000 below
+    assert fc.enough_data and fc.window_limit_tokens == 200_000 - 20_000
+    assert (fc.trigger_tokens, fc.budget_tokens) == (167_000, 177_000)
+    assert seq[boundary_at - 1][0] < fc.trigger_tokens <= pre_tokens  # it compacted once past its threshold
     actual_calls = 1  # the very next request was the compacted one
     actual_seconds = boundary_ts - seq[boundary_at - 1][1]
     assert fc.calls_to_window is not None and actual_calls <= fc.calls_to_window <= 10 * actual_calls
     assert fc.seconds_to_window is not None and actual_seconds / 10 <= fc.seconds_to_window <= 10 * actual_seconds
-    assert fc.calls_to_trigger == 0 and fc.calls_to_budget == 0  # 156k is past 96k and 120k already
-    # already past the trigger at the first call of the slice, and four more calls went by without compaction
-    assert sorted(f.kind for f in before.flags) == ["over_budget", "trigger_no_compaction"]
+    assert fc.calls_to_trigger == 1  # the next request passed the threshold, and Claude Code compacted
+    # a healthy session: nothing to flag before Claude Code's own compaction
+    assert before.flags == []
+    # options still override the harness's rule
+    mine = load_run(str(path), settings=Settings(budget_fraction=0.59, trigger=0.79))
+    own = analyze(mine.calls[:boundary_at], mine.settings)
+    assert own.forecast.budget_tokens == int(200_000 * 0.59)
+    assert {"over_budget", "trigger_no_compaction"} <= {f.kind for f in own.flags}
 
 
 # --- response drift (B29) ----------------------------------------------------------------------------------------

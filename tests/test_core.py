@@ -1663,7 +1663,7 @@ def test_a_reader_that_goes_away_ends_the_command_quietly(shared_logs: Path) -> 
 
     folder = str(shared_logs / "claude-code")
     for args, status in ((["report", folder], 0), (["report", "--json", folder], 0),
-                         (["check", "--fail-on", "warn", folder], 1)):
+                         (["check", "--fail-on", "warn", "--trigger", "0.5", folder], 1)):
         proc = subprocess.Popen([sys.executable, "-c", "from ctxwatch.cli import run; run()", *args],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         assert proc.stdout is not None and proc.stderr is not None
@@ -1672,8 +1672,8 @@ def test_a_reader_that_goes_away_ends_the_command_quietly(shared_logs: Path) -> 
         err = proc.stderr.read()
         assert (proc.wait(60), err) == (status, b""), args
     full = subprocess.run([sys.executable, "-c", "from ctxwatch.cli import run; run()", "check", "--fail-on", "warn",
-                           folder], capture_output=True, check=False)
-    assert full.returncode == 1  # (the status the cut run kept: the folder has a warn flag)
+                           "--trigger", "0.5", folder], capture_output=True, check=False)
+    assert full.returncode == 1  # (the status the cut run kept: at that trigger the folder has a warn flag)
 
 
 @pytest.mark.parametrize(("value", "shown", "why"), [("big", "'big'", "not a number"), (0, "0", "zero"),

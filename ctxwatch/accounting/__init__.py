@@ -18,15 +18,19 @@ from ctxwatch.accounting.calibration import (
     median_ratio,
     plausible_calibration,
 )
+from ctxwatch.accounting.harness import HARNESS_NAMES, HarnessLimits, harness_limits
 
 __all__ = [
+    "HARNESS_NAMES",
     "MAX_CALIBRATION",
     "MIN_CALIBRATION_CALLS",
     "NO_CALIBRATION",
     "Accountant",
     "Calibrations",
+    "HarnessLimits",
     "calibration_factor",
     "calibrations_of",
+    "harness_limits",
     "median_ratio",
     "plausible_calibration",
     "reserve_for",

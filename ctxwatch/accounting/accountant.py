@@ -6,6 +6,7 @@ an identical re-sent prefix), because every call re-sends the history.
 
 from __future__ import annotations
 
+from ctxwatch.accounting.harness import harness_reserve, harness_window
 from ctxwatch.catalog.documented import output_apart
 from ctxwatch.catalog.windows import proves_long_context, resolve_window
 from ctxwatch.config import DEFAULT_RESERVE, Settings
@@ -135,6 +136,9 @@ class Accountant:
         # is an overflow, so plausibility is judged against the window the log or the catalogue gives.
         model_window = window if window_src != Src.OPTION else resolve_window(
             pc.model, pc.provider, pc.window, None, long_context=long_context)[0]
+        if window_src not in (Src.LOG, Src.OPTION) and (hw := harness_window(pc.provenance.harness, window)):
+            # (the harness works in a share of the model's window; a prompt is still judged against the model's)
+            window, window_src = hw, Src.HARNESS
 
         stats: list[MessageStat] = []
         history: int | None = None
@@ -224,8 +228,9 @@ class Accountant:
         else:
             floor, floor_src = None, Src.UNKNOWN
 
-        reserve, reserve_src = reserve_for(pc.max_output_tokens, window, st, output_apart=(
-            window_src == Src.DOCUMENTED and output_apart(pc.model, pc.provider)))
+        reserve, reserve_src = harness_reserve(pc.provenance.harness, window, st) or reserve_for(
+            pc.max_output_tokens, window, st,
+            output_apart=window_src == Src.DOCUMENTED and output_apart(pc.model, pc.provider))
 
         system_present: bool | None = None if pc.system is None else bool(pc.system and any(pc.system))
         tool_names: tuple[str, ...] = ()

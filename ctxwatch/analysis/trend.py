@@ -10,6 +10,7 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ctxwatch.accounting import harness_limits
 from ctxwatch.config import Settings
 from ctxwatch.model import Call
 
@@ -51,15 +52,26 @@ class Limits:
     trigger: int | None
     budget: int | None
 
+    #: Whose rule the budget and the trigger follow: ``None`` for the settings', else the harness's name
+    #: (:func:`ctxwatch.accounting.harness_limits`: ``"Claude Code"``, ``"Codex"``).
+    rule: str | None = None
+
     @classmethod
     def of(cls, c: Call, st: Settings) -> Limits:
-        """The limits of call ``c`` under settings ``st``."""
+        """The limits of call ``c`` under settings ``st``: the harness's own budget and trigger for a harness's
+        log (:func:`ctxwatch.accounting.harness_limits`) where the user set neither, else the settings'."""
         window = c.window
         reserve = c.reserve_tokens if c.reserve_tokens is not None else (
             st.reserve_tokens(window) if window else None)
-        return cls(window, reserve, window - reserve if window and reserve is not None else None,
-                   st.trigger_tokens(window, reserve) if window else None,
-                   st.budget_tokens(window, reserve) if window else None)
+        if not window:
+            return cls(window, reserve, None, None, None)
+        limit = window - reserve if reserve is not None else None
+        hl = harness_limits(c, st)
+        if hl is None or (hl.budget is None and hl.trigger is None):
+            return cls(window, reserve, limit, st.trigger_tokens(window, reserve), st.budget_tokens(window, reserve))
+        budget = hl.budget if hl.budget is not None else st.budget_tokens(window, reserve)
+        trigger = hl.trigger if hl.trigger is not None else int(budget * st.trigger)
+        return cls(window, reserve, limit, trigger, budget, hl.name)
 
 
 def theil_sen(points: Sequence[tuple[float, float]]) -> float | None:

@@ -155,8 +155,9 @@ class Call:
         """The window (tokens) a reported prompt is judged plausible against: :attr:`window`, except when the
         user set it (``window_src`` option: ``--window`` or the config file, a what-if or a deployment limit),
         then :attr:`model_window`, the one the log or the catalogue gives (``None``: unknown).  A prompt above
-        the user's window is an overflow of that window, not a false report."""
-        return self.model_window if self.window_src == Src.OPTION else self.window
+        the user's window is an overflow of that window, not a false report; so is a harness's share of the
+        model's window (``window_src`` harness: Codex's effective window), judged against the model's own."""
+        return self.model_window if self.window_src in (Src.OPTION, Src.HARNESS) else self.window
 
     @property
     def report_implausible(self) -> bool:

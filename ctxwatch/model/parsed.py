@@ -25,6 +25,7 @@ class Src(StrEnum):
     CATALOG = "catalog"  # the genai-prices model catalogue
     DOCUMENTED = "documented"  # the provider's documented input limit (ctxwatch.catalog.documented's table)
     OPTION = "option"  # a command-line option or the config file
+    HARNESS = "harness"  # the rule of the harness that wrote the log (ctxwatch.accounting.harness)
     REQUEST = "request"  # the request's own parameter (e.g. max_tokens)
     DEFAULT = "default"  # a field default (documented where it is defined)
     UNKNOWN = "unknown"  # nothing to go on: shown as unknown, never guessed

@@ -45,6 +45,9 @@ class Provenance:
         usage_line: the 1-based line the usage was taken from, for a call written over several lines.
         output_null: the final output count was ``null`` (reported as damage, never read as 0).
         message_id / request_id: the provider's ids of the response and the request.
+        harness: the coding-agent harness that wrote the log (``claude-code``, ``codex``), whose own context rules
+            (its compaction threshold, its effective window) are the defaults for its calls
+            (:mod:`ctxwatch.accounting.harness`); ``None`` for a log of the user's own loop.
         details: what the log says of the call that no number depends on, by the log's own names, shown as logged
             (an evaluation's sample and epoch, a trajectory's step, a document member...).
     """
@@ -71,6 +74,7 @@ class Provenance:
     output_null: bool = False
     message_id: str | None = None
     request_id: str | None = None
+    harness: str | None = None
     details: dict[str, Any] = field(default_factory=dict)
 
     def copy(self) -> Provenance:

@@ -107,6 +107,8 @@ def call_json(call: Call, calibration: float | None = None, cost: Decimal | bool
         "floor_source": str(call.floor_src),
         "history_tokens": call.history_tokens,
         "history_source": str(call.history_src),
+        # (the harness that wrote the log: its own rules are the call's default reserve, budget and trigger)
+        "harness": call.provenance.harness,
         "reserve_tokens": call.reserve_tokens,
         "reserve_source": str(call.reserve_src),
         "free_tokens": shown_free(call, shown),

@@ -12,7 +12,7 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from ctxwatch.config import Settings
+from ctxwatch.config import DEFAULT_BUDGET_FRACTION, DEFAULT_RESERVE, DEFAULT_TRIGGER, Settings
 from ctxwatch.model import Issue, counted_issues, tally_issues
 from ctxwatch.output.columns import Column, fit_table
 from ctxwatch.output.safetext import clean, clip
@@ -59,6 +59,7 @@ def report_lines(doc: dict[str, Any], issues: Sequence[Issue], settings: Setting
         if priced:
             yield priced
         yield from documented_lines(doc["calls"])
+        yield from harness_lines(doc["calls"], settings)
     if len(doc["sessions"]) > 1 or sessions_only:
         n = len(doc["sessions"])
         yield (f"\n{n} session{'s' if n != 1 else ''}, newest first (cost~ = estimate; peak~ = estimated, no "
@@ -267,6 +268,27 @@ def totals_line(calls: list[dict[str, Any]]) -> str:
                       else ")"))
     gaps = [f"{n:,} call{'s' if n != 1 else ''} with an unknown {what}" for n, what in unknown if n and n < len(calls)]
     return "total: " + " · ".join(out) + (f"; left out of the token sums: {', '.join(gaps)}" if gaps else "")
+
+
+#: What each harness's own rule is, for the text report (:mod:`ctxwatch.accounting.harness`).
+HARNESS_RULES = {
+    "claude-code": "Claude Code's own rule: reserve 20,000 for the compaction summary, auto-compact trigger at the "
+                   "window - 33,000 (167,000 of 200,000), budget its blocking limit at the window - 23,000",
+    "codex": "Codex's own rule: the window is Codex's effective 95 % of the model's (as its log states it), "
+             "auto-compact trigger at 90 % of the model's window, budget the effective window, no reserve",
+}
+
+
+def harness_lines(calls: list[dict[str, Any]], settings: Settings) -> Iterator[str]:
+    """One line per harness whose log was read: the limits its calls follow by default, and that the options
+    override them."""
+    for harness in sorted({c["harness"] for c in calls if c.get("harness") in HARNESS_RULES}):
+        given = [name for name, v, d in (("--budget-fraction", settings.budget_fraction, DEFAULT_BUDGET_FRACTION),
+                                          ("--trigger", settings.trigger, DEFAULT_TRIGGER),
+                                          ("--reserve", settings.reserve, DEFAULT_RESERVE)) if v != d]
+        yield (f"limits of the {harness} log: {HARNESS_RULES[harness]}"
+               + (f" ({', '.join(given)} given: the option wins)" if given else
+                  " (--budget-fraction, --trigger, --reserve override)"))
 
 
 def documented_lines(calls: list[dict[str, Any]]) -> Iterator[str]:

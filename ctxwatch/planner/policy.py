@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ctxwatch.accounting import harness_limits
 from ctxwatch.config import (
     DEFAULT_BUDGET_FRACTION,
     DEFAULT_KEEP_RECENT,
@@ -21,7 +22,7 @@ from ctxwatch.config import (
     Settings,
     prompt_budget,
 )
-from ctxwatch.model import Call, Src
+from ctxwatch.model import Call
 
 Fate = Literal["pinned", "kept", "summarised", "evicted"]
 Mode = Literal["summarise", "drop"]
@@ -175,10 +176,18 @@ def policy_for_call(call: Call, settings: Settings, *, window: int | None = None
         if reserve < 0:
             raise PolicyError(f"reserve must be >= 0, got {reserve}")
         reserve_tokens = int(reserve * win) if reserve < 1 else int(reserve)
+    elif win == call.window and call.reserve_tokens is not None:
+        # (the call's own reserve: the request's, a harness's or a documented window's rule, as accounted)
+        reserve_tokens = call.reserve_tokens
     else:
         from ctxwatch.accounting import reserve_for
-        from ctxwatch.catalog.documented import output_apart
 
-        apart = win == call.window and call.window_src == Src.DOCUMENTED and output_apart(call.model, call.provider)
-        reserve_tokens = reserve_for(call.max_output_tokens, win, settings, output_apart=apart)[0]
+        reserve_tokens = reserve_for(call.max_output_tokens, win, settings)[0]
+    if win == call.window and (hl := harness_limits(call, settings)) is not None:
+        # A harness's log: its own budget and trigger (tokens) as the policy's fractions, unless given.
+        budget = hl.budget if hl.budget is not None else int(win * settings.budget_fraction)
+        if hl.budget is not None and budget:
+            kwargs.setdefault("budget_fraction", budget / win)
+        if hl.trigger is not None and budget:
+            kwargs.setdefault("trigger", min(1.0, hl.trigger / budget))
     return Policy.from_settings(settings, win, reserve_tokens=reserve_tokens, **kwargs)

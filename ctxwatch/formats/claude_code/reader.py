@@ -233,7 +233,8 @@ class ClaudeCodeReader(Reader):
             node.call_key = key
             ctx, parent = node.context, node.parent
         if call is None:
-            extra = Provenance(message_id=mid, request_id=req, compaction_summarizer=self._summarizer)
+            extra = Provenance(message_id=mid, request_id=req, compaction_summarizer=self._summarizer,
+                               harness="claude-code")
             fkey = (sid, ctx)
             lazy = not self.full_history and fkey in self._floor_calls
             history, complete = (None, False) if lazy else self._tree.history(ctx, parent, self._calls)

@@ -341,6 +341,7 @@ class CodexReader(Reader):
             tools=None, messages=list(self._history), usage=usage,
             window=window_v, response=None, compaction=self._pending, history_reported_only=True, key=key,
             provenance=extra)
+        extra.harness = "codex"
         self._pending = None
         self._compacted_since_call = False
         if not extra.implausible:
