@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ctxwatch.output.safetext import clean, clip
+from ctxwatch.output.safetext import cells, clean, clip
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,7 +29,8 @@ class Column:
 
 
 def _widest(c: Column) -> int:
-    return max([len(c.head), *(len(clean(x)) for x in c.cells)])
+    # (in terminal cells: a CJK character or an emoji takes two)
+    return max([cells(c.head), *(cells(clean(x)) for x in c.cells)])
 
 
 def fit_widths(columns: Sequence[Column], width: int | None) -> list[int | None]:
@@ -76,7 +77,8 @@ def fit_table(columns: Sequence[Column], width: int | None) -> list[str]:
             raw = c.head if r < 0 else c.cells[r]
             text = clean(raw)
             # (cut from the log's own text: a cut never splits the visible escape of a control character)
-            text = text if len(text) <= w else clip(raw, w)
-            line += (" " * c.gap if line else "") + (f"{text:>{w}}" if c.right else f"{text:<{w}}")
+            text = text if cells(text) <= w else clip(raw, w)
+            room = " " * max(0, w - cells(text))  # (padded in cells, not characters)
+            line += (" " * c.gap if line else "") + (room + text if c.right else text + room)
         out.append(line.rstrip())
     return out

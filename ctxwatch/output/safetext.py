@@ -14,6 +14,7 @@ as U+FFFD and every other character a terminal acts on as its ``\\uXXXX`` escape
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable
 from typing import Any, NoReturn
 
@@ -84,15 +85,36 @@ def clean(text: object, *, multiline: bool = False) -> str:
     return _UNSAFE_LINE.sub(_escape, s)
 
 
+def cells(text: str) -> int:
+    """The width of a (clean) text in terminal cells: 2 for East Asian wide and full-width characters (CJK,
+    most emoji: Unicode ``East_Asian_Width`` W or F, UAX #11), 0 for combining marks and zero-width joiners,
+    1 for the others."""
+    n = 0
+    for ch in text:
+        if ch.isascii():
+            n += 1
+        elif unicodedata.combining(ch) or ch in "\u200b\u200c\u200d\ufe0e\ufe0f":
+            continue
+        else:
+            n += 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
+    return n
+
+
+def pad(text: str, width: int) -> str:
+    """``text`` padded with spaces on the right to ``width`` terminal cells (:func:`cells`); as is when wider."""
+    return text + " " * max(0, width - cells(text))
+
+
 def clip(text: object, width: int) -> str:
-    """:func:`clean` ``text`` cut to at most ``width`` characters (``width`` >= 1) for a table column, never in
-    the middle of an escape (``\\u2028`` cut to ``\\u2`` would read as other text); a cut text ends with ``…``."""
+    """:func:`clean` ``text`` cut to at most ``width`` terminal cells (``width`` >= 1, :func:`cells`: a CJK
+    character or an emoji is two) for a table column, never in the middle of an escape (``\\u2028`` cut to
+    ``\\u2`` would read as other text); a cut text ends with ``…``."""
     s = clean(text)
-    if len(s) <= width:
+    if cells(s) <= width:
         return s
     raw = "" if text is None else str(text)
     k = min(len(raw), width - 1)
-    while k > 0 and len(clean(raw[:k])) > width - 1:  # (each escape is a few characters for one of the text)
+    while k > 0 and cells(clean(raw[:k])) > width - 1:  # (an escape is a few cells for one character)
         k -= 1
     return clean(raw[:k]) + "…"
 
