@@ -180,13 +180,17 @@ class Episodes:
         pre = int_or_none(marker.get("pre_tokens")) if marker else None
         post = int_or_none(marker.get("post_tokens")) if marker else None
         freed_pre = pre - after if pre is not None and after is not None else None
-        how = "compaction marker in the log" if marker else "history shrank"
+        micro = bool(marker and marker.get("kind") == "microcompact_boundary")
+        how = ("microcompaction marker in the log: old tool results cleared" if micro else
+               "compaction marker in the log" if marker else "history shrank")
         at = f" at #{cs[after_pos].index + 1}, the first known size after it" \
             if after_pos != pos and after is not None else ""
         # ("log preTokens" only for a size the log states: Codex's is the previous call's, already "before")
         logged_pre = pre is not None and marker is not None and "pre_tokens_from" not in marker
         extra = f"; log preTokens {num(pre)}" if logged_pre else ""
         extra += f", postTokens {num(post)}" if post is not None else ""
+        saved = int_or_none(marker.get("tokens_saved")) if marker else None
+        extra += f", tokensSaved {num(saved)}" if saved is not None else ""
         suspect = bool(marker and marker.get("trigger") == "auto" and pre is not None and window
                        and pre < AUTO_COMPACT_MIN_FRACTION * window)
         if suspect:
@@ -199,4 +203,5 @@ class Episodes:
                      previous_call=lp[1].index if lp else None, prompt_before=before_occ, prompt_after=after,
                      after_call=cs[after_pos].index if after is not None else None,
                      tokens_freed=freed, pre_tokens=pre, post_tokens=post, tokens_freed_vs_pre_tokens=freed_pre,
+                     tokens_saved=saved, microcompaction=micro,
                      window_suspect=suspect)

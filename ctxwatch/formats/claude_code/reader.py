@@ -39,13 +39,13 @@ def _session_id(v: dict[str, Any]) -> str | None:
     return sid if isinstance(sid, str) else None
 
 
-def _damaged_sizes(path: str, line: int, sizes: dict[str, Any]) -> list[Output]:
+def _damaged_sizes(path: str, line: int, sizes: dict[str, Any], where: str = "compactMetadata") -> list[Output]:
     """An ``implausible_value`` issue on ``line`` for each of a ``compact_boundary``'s ``compactMetadata`` sizes
     (``sizes``: key -> raw JSON value) that is there but no token count (:func:`count_or_none`: negative, 2**53
     or more, not a whole number, a bool), as the run reports a damaged usage count: the size is unknown, and
     said to be, never dropped in silence.  An absent or ``null`` size is no damage (older versions log none)."""
     return [Issue(path, line, "implausible_value",
-                  f"compactMetadata.{key} {show_value(raw)} ({not_a_count(usage_count(raw))}): treated as unknown")
+                  f"{where}.{key} {show_value(raw)} ({not_a_count(usage_count(raw))}): treated as unknown")
             for key, raw in sizes.items() if raw is not None and count_or_none(raw) is None]
 
 
@@ -171,6 +171,22 @@ class ClaudeCodeReader(Reader):
                 }
                 self._pending_session[node.context] = _session_id(v)
                 return _damaged_sizes(self.path, rec.line, {"preTokens": pre, "postTokens": post})
+            if v.get("subtype") == "microcompact_boundary":
+                # Claude Code cleared old tool results in place: the chain goes on (no new root, the floor
+                # stays), and the next call of the context is a compaction's first, with the log's sizes.
+                meta = m if isinstance(m := v.get("microcompactMetadata"), dict) else {}
+                pre, saved = meta.get("preTokens"), meta.get("tokensSaved")
+                self._pending[node.context] = {
+                    "kind": "microcompact_boundary",
+                    "trigger": meta.get("trigger") if isinstance(meta.get("trigger"), str) else None,
+                    "pre_tokens": count_or_none(pre),
+                    "post_tokens": None,
+                    "tokens_saved": count_or_none(saved),
+                    "line": rec.line,
+                }
+                self._pending_session[node.context] = _session_id(v)
+                return _damaged_sizes(self.path, rec.line, {"preTokens": pre, "tokensSaved": saved},
+                                      "microcompactMetadata")
         elif "uuid" in v:
             self._node_for(v, rec, "other")  # progress, attachment, ...: links of the chain only
         return []
