@@ -82,6 +82,11 @@ class CodexReader(Reader):
         # Sessions this one was forked or spawned from: their session_meta lines come back inside this rollout
         # with the history Codex copies into a fork (every session_meta is persisted), and do not start a session.
         self._ancestors: set[str] = set()
+        # The session a fork was made from (``forked_from_id``): a fork's rollout starts with copies of that
+        # session's records, token_count events included and re-stamped with the fork's time, so its calls are
+        # keyed by the session the cumulative totals belong to: the copies are the parent's calls read again
+        # (the run keeps one of each), and the fork's own turns, whose totals go on from the parent's, are new.
+        self._fork_of: str | None = None
         self.model: str | None = None
         self.system: list[str] | None = None
         self._window_hint: int | None = None  # task_started.model_context_window
@@ -161,6 +166,8 @@ class CodexReader(Reader):
                     self._start_session()
                 if self.session is None:
                     self.session = sid
+                    fork = payload.get("forked_from_id")
+                    self._fork_of = fork if isinstance(fork, str) and fork else None
                 elif sid == self.session:
                     # This session's header again (a copy of the rollout or a resume appended to it): a restart
                     # that follows starts its history here.
@@ -283,7 +290,7 @@ class CodexReader(Reader):
             cw = usage_count(last_block.get("cache_write_input_tokens"))
         self._count += 1
         key_total = total if total is not None else (self._count, *last)
-        key = f"codex:{self.session or ''}:{'/'.join(map(str, key_total))}"
+        key = f"codex:{self._fork_of or self.session or ''}:{'/'.join(map(str, key_total))}"
         extra = Provenance(usage_from=source)
         if total is not None:
             extra.cumulative = dict(zip(FIELDS, total, strict=True))
