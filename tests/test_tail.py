@@ -273,6 +273,29 @@ def test_truncate_and_rewrite_past_old_offset_is_detected(tmp_path: Path) -> Non
     assert resets(got) == ["truncated"] and ids(got) == ["n0", "n1", "n2"]
 
 
+def test_b50_same_size_rewrite_in_place_is_seen(tmp_path: Path, shared_logs: Path) -> None:
+    """B50: the file truncated and rewritten on the same inode to the same size, ending with the same bytes
+    (the case's two files): the start of the file changed, so it is read again from the start."""
+    inputs = shared_logs.parent / "cases" / "inputs"
+    first = (inputs / "b50_first.jsonl").read_bytes()
+    second = (inputs / "b50_replacement_same_size.jsonl").read_bytes()
+    assert len(first) == len(second) and first[-64:] == second[-64:] and first != second
+    log = tmp_path / "calls.jsonl"
+    log.write_bytes(first)
+    ino = os.stat(log).st_ino
+    t = FileTailer(log)
+    assert [e.value["session"] for e in t.poll() if isinstance(e, Record)] == ["first"] * 3
+    with open(log, "r+b") as f:
+        f.truncate(0)
+        f.write(second)
+    st = os.stat(log)
+    os.utime(log, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000))  # (a coarse clock: mtime still moves)
+    assert os.stat(log).st_ino == ino and os.path.getsize(log) == len(first)
+    got = t.poll()
+    assert resets(got) == ["truncated"]
+    assert [e.value["session"] for e in got if isinstance(e, Record)] == ["third"] * 3
+
+
 def test_resume_from_offset_and_offset_past_end(tmp_path: Path) -> None:
     log = tmp_path / "calls.jsonl"
     first = line(1)
