@@ -27,7 +27,7 @@ from ctxwatch.formats.claude_code.prefilter import (
     progress_link,
 )
 from ctxwatch.formats.claude_code.tree import Node, ParentTree
-from ctxwatch.formats.wire.anthropic import anthropic_usage
+from ctxwatch.formats.wire.anthropic import anthropic_usage, strip_prior_thinking
 from ctxwatch.formats.wire.timestamps import parse_timestamp
 from ctxwatch.model import Issue, Message, ParsedCall, Provenance, Resolved, ResponseInfo, SourceRef
 from ctxwatch.source import Record, show_value
@@ -254,6 +254,8 @@ class ClaudeCodeReader(Reader):
             fkey = (sid, ctx)
             lazy = not self.full_history and fkey in self._floor_calls
             history, complete = (None, False) if lazy else self._tree.history(ctx, parent, self._calls)
+            if history is not None:
+                history = strip_prior_thinking(history, model)  # (earlier turns' thinking the API leaves out)
             if lazy:
                 extra.floor_call = self._floor_calls[fkey]  # the call whose floor this one's history needs
             elif not complete:

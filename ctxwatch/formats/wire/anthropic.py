@@ -8,8 +8,10 @@ of Anthropic usage (Claude Code, the canonical wrapper, claude-trace, Message Ba
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
+from ctxwatch.catalog.entries import base_model
 from ctxwatch.formats.wire.images import image_part
 from ctxwatch.formats.wire.messages import MessageMemo, RequestParts
 from ctxwatch.formats.wire.values import json_text, odd_content, odd_usage, request_max_tokens, usage_count
@@ -141,7 +143,43 @@ def anthropic_request_to_parts(body: dict[str, Any], memo: MessageMemo | None = 
         else:
             messages.append(msg)
     tools = [t for t in (body.get("tools") or []) if isinstance(t, dict)]
-    return system, tools, messages, request_max_tokens(body, "max_tokens")
+    model = body.get("model")
+    return system, tools, strip_prior_thinking(messages, model if isinstance(model, str) else None), \
+        request_max_tokens(body, "max_tokens")
+
+
+#: Claude models whose API leaves the thinking blocks of earlier assistant turns out of the context window
+#: (Anthropic docs, "Context windows" and "Extended thinking": previous turns' thinking is stripped, context =
+#: (input - previous thinking) + current turn; from Claude Opus 4.5 on it is kept by default).  Prefixes of the
+#: base model id (a cloud's or a proxy's spelling is read as it, :func:`ctxwatch.catalog.entries.base_model`).
+THINKING_STRIPPED_MODELS = ("claude-3-7-sonnet", "claude-sonnet-4-5", "claude-sonnet-4-2", "claude-sonnet-4-0",
+                            "claude-opus-4-1", "claude-opus-4-2", "claude-opus-4-0", "claude-haiku-4-5")
+
+
+def strips_prior_thinking(model: str | None) -> bool:
+    """True for a Claude model whose API does not keep earlier turns' thinking (:data:`THINKING_STRIPPED_MODELS`;
+    ``claude-sonnet-4`` and ``claude-opus-4`` alone too)."""
+    name = base_model(model or "")
+    return name.startswith(THINKING_STRIPPED_MODELS) or name in ("claude-sonnet-4", "claude-opus-4")
+
+
+def strip_prior_thinking(messages: list[Message], model: str | None) -> list[Message]:
+    """``messages`` with the thinking of the assistant turns before the last user turn emptied (a ``thinking``
+    part of no text, ``meta={"stripped": True}``), for a model whose API strips it (:func:`strips_prior_thinking`):
+    those tokens are not in the prompt.  The current turn (the assistant messages after the last user message
+    that is not only tool results: a tool-use loop) keeps its thinking, which the API counts."""
+    if not strips_prior_thinking(model):
+        return messages
+    last_user = max((i for i, m in enumerate(messages) if m.role == "user"
+                     and any(p.kind != "tool_result" for p in m.parts)), default=-1)
+    out = list(messages)
+    for i in range(last_user):
+        m = messages[i]
+        if m.role == "assistant" and any(p.kind == "thinking" and p.text for p in m.parts):
+            # (a new content key: the raw message's key would name the count with the thinking)
+            out[i] = replace(m, parts=[Part("thinking", "", meta={"stripped": True}) if p.kind == "thinking" else p
+                                       for p in m.parts], key=None)
+    return out
 
 
 def anthropic_response_info(body: Any) -> ResponseInfo | None:
