@@ -23,7 +23,7 @@ from ctxwatch.analysis.risk import DriftRisk, drift_risk
 from ctxwatch.analysis.thresholds import Thresholds
 from ctxwatch.analysis.trend import Limits
 from ctxwatch.config import Settings
-from ctxwatch.model import Call
+from ctxwatch.model import Call, unrelated_requests
 
 
 @dataclass(slots=True)
@@ -76,8 +76,14 @@ def analyze_stream(cs: list[Call], st: Settings, context: str, reset_set: set[in
     estimates = Estimates(out, cal)
     rules = Rules(cs, system_texts, instruction_text)
     drift, echo, collapse = FormatDrift(out), Echo(out), Collapse(out)
+    first_drift: int | None = None
     risks: list[DriftRisk] = []
     for pos, c in enumerate(cs):
+        if pos and unrelated_requests(cs[pos - 1], c):
+            # (independent requests: their responses are not one conversation's, so the response checks start
+            # over, dropping what they held, rather than compare two of them)
+            first_drift = first_drift if first_drift is not None else drift.first_drift
+            drift, echo, collapse = FormatDrift(out), Echo(out), Collapse(out)
         occ, lim = occs[pos], Limits.of(c, st)
         plausibility.step(c, occ, episodes.last_plausible)
         boundary = episodes.step(pos, c, occ)
@@ -97,4 +103,5 @@ def analyze_stream(cs: list[Call], st: Settings, context: str, reset_set: set[in
     flags = sorted(out.flags, key=lambda f: (f.call, -SEVERITY_RANK[f.severity]))
     forecast = episode_forecast(cs, st, list(episodes.points), list(episodes.times), episodes.start,
                                 episodes.last_plausible, scope or Scope())
-    return Analysis(context, flags, forecast, risks, rules.in_force, drift.first_drift, cal.factor)
+    return Analysis(context, flags, forecast, risks, rules.in_force,
+                    first_drift if first_drift is not None else drift.first_drift, cal.factor)

@@ -15,6 +15,7 @@ from ctxwatch.model.call import (
     own_request,
     separate_requests,
     session_ranks,
+    unrelated_requests,
 )
 from ctxwatch.model.fields import collect_bad_fields, json_type, note_bad_field
 from ctxwatch.model.issues import BAD_LINE_KINDS, Issue, Resolved, counted_issues, is_bad_line, tally_issues
@@ -73,4 +74,5 @@ __all__ = [
     "shown_used",
     "tally_issues",
     "text_key",
+    "unrelated_requests",
 ]

@@ -270,6 +270,18 @@ def separate_requests(a: Call, b: Call) -> bool:
     return cid is not None and cid != a.provenance.custom_id
 
 
+def unrelated_requests(a: Call, b: Call) -> bool:
+    """True when ``b`` is not a later turn of ``a``'s conversation: :func:`separate_requests`, or ``b`` is a fresh
+    one-turn request (its history is one message, with no compaction before it) whose first message is not
+    ``a``'s (a file of independent questions, logged one request a line without batch ids).  The response
+    checks (format drift, echo, collapse) never compare two such calls."""
+    if separate_requests(a, b):
+        return True
+    if b.compaction is not None or len(b.messages) != 1 or not a.messages:
+        return False
+    return b.messages[0].content_key != a.messages[0].content_key
+
+
 def session_ranks(calls: Sequence[Call], context: str | None = None) -> dict[str | None, tuple[float, int]]:
     """``session -> (last call's timestamp, last position)`` over ``calls`` (of ``context`` when given): the
     order in which report lists sessions, newest first, and the forecast and ``plan`` pick the newest.  A
