@@ -4,14 +4,16 @@ A context may interleave unrelated requests (claude-trace: the agent's calls, he
 ``max_tokens: 1`` quota probes); compared call by call, every helper call would look like the system prompt
 evicted.  So each model is a stream of its own, and each session and model where sessions interleave; probes
 are left out.  Flags of a multi-stream context name their stream in ``evidence``; the forecast, format rule and
-calibration are those of the stream most at risk.  A model switch inside one conversation starts a new stream.
+calibration are those of the stream most at risk.  A harness's transcript (Claude Code, Codex) is one
+conversation whatever the model: its calls of a context build on one history (a ``/model`` switch mid-session
+keeps it, and the harness's side calls on other models are not in the transcript), so it is one stream.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from ctxwatch.accounting import NO_CALIBRATION, Calibrations
+from ctxwatch.accounting import HARNESS_NAMES, NO_CALIBRATION, Calibrations
 from ctxwatch.analysis.flags import SEVERITY_RANK
 from ctxwatch.analysis.forecast import ContextCounts, Forecast, Scope
 from ctxwatch.analysis.risk import DriftRisk
@@ -32,9 +34,10 @@ def analyze_context(cs: list[Call], st: Settings, context: str, reset_set: set[i
     probes = [c for c in cs if c.provenance.probe]
     analysed = [c for c in cs if not c.provenance.probe]
     by_session = sessions_interleave(analysed)
+    one_conversation = bool(analysed) and all(c.provenance.harness in HARNESS_NAMES for c in analysed)
     streams: dict[tuple[str | None, str | None], list[Call]] = {}
     for c in analysed:
-        streams.setdefault((c.session if by_session else None, c.model), []).append(c)
+        streams.setdefault((c.session if by_session else None, None if one_conversation else c.model), []).append(c)
     models = {model for _, model in streams}
     sessions = {session for session, _ in streams}
     elsewhere_ctx = contexts.elsewhere(context) if contexts is not None else []
