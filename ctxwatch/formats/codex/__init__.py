@@ -47,6 +47,7 @@ from __future__ import annotations
 
 from ctxwatch.formats import FormatSpec, Sniff, register
 from ctxwatch.formats.codex.items import item_message
+from ctxwatch.formats.codex.legacy import legacy_score
 from ctxwatch.formats.codex.reader import CodexReader
 
 __all__ = ["NAME", "SPEC", "CodexReader", "item_message", "sniff"]
@@ -62,7 +63,10 @@ def sniff(sn: Sniff) -> float:
     """Confidence that a file is a Codex rollout: 0.95 for a ``session_meta`` line with ``id``/``cli_version``/
     ``originator`` or a ``token_count`` event; 0.9 for two or more ``{timestamp, type, payload}`` records of
     Codex's record types; 0.6 for one; 0.9 from the raw head bytes when a huge first ``session_meta`` line does not
-    fit in the sniffed head.  Other formats (no ``payload`` object, other ``type`` values) score 0."""
+    fit in the sniffed head; 0.9 for a rollout from before token counts (:func:`~.legacy.legacy_score`).  Other
+    formats (no ``payload`` object, other ``type`` values) score 0."""
+    if (legacy := legacy_score(list(sn.values))) > 0:
+        return legacy
     n = 0
     for v in sn.values:
         if not isinstance(v, dict) or not isinstance(v.get("payload"), dict) or v.get("type") not in _RECORD_TYPES:

@@ -21,6 +21,7 @@ from ctxwatch.formats.codex.counters import (
     surviving_counts,
 )
 from ctxwatch.formats.codex.items import item_message
+from ctxwatch.formats.codex.legacy import LEGACY_USAGE, legacy_header, legacy_item
 from ctxwatch.formats.wire.timestamps import parse_timestamp
 from ctxwatch.model import Issue, Message, ParsedCall, Part, Provenance, ResponseInfo, SourceRef, Usage
 from ctxwatch.source import Record, show_value
@@ -130,7 +131,7 @@ class CodexReader(Reader):
         kind = v.get("type")
         payload = v.get("payload")
         if not isinstance(payload, dict):
-            return []
+            return self._legacy(v, rec)
         if kind == "response_item":
             return self._item(payload, rec)
         if kind == "event_msg":
@@ -189,6 +190,31 @@ class CodexReader(Reader):
             self._mark_compaction("compacted", rec)
             self._compacted_since_call = True
         return []
+
+    def _legacy(self, v: dict[str, Any], rec: Record) -> list[Output]:
+        """A line of a rollout from before token counts (:mod:`.legacy`): its header names the session, and
+        the first output item after input items opens a call with unknown usage."""
+        if legacy_header(v) and self.session is None:
+            self.session = v["id"]
+            if isinstance(v.get("instructions"), str) and v["instructions"]:
+                self.system = [v["instructions"]]
+            return []
+        if not legacy_item(v):
+            return []
+        msg, is_output = item_message(v)
+        out: list[Output] = []
+        if msg is not None and is_output and self._open is None:
+            self._count += 1
+            call = ParsedCall(
+                source=SourceRef(self.path, rec.line, rec.line_end, rec.byte_start, rec.byte_end),
+                timestamp=None, model=self.model, provider="openai", session=self.session, context="main",
+                system=list(self.system) if self.system else None, tools=None, messages=list(self._history),
+                usage=None, key=f"codex:{self.session or ''}:legacy/{self._count}",
+                provenance=Provenance(usage_from=LEGACY_USAGE, harness="codex"))
+            self._open = _OpenCall(call=call)
+            out.append(call)
+        updated = self._item(v, rec)
+        return updated or out
 
     def _mark_compaction(self, kind: str, rec: Record) -> None:
         self._floor_call = None  # a new episode: its first call gives the floor again
