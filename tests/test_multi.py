@@ -478,9 +478,10 @@ def test_a_copy_that_says_less_in_another_file_does_not_replace_the_call(tmp_pat
 
 
 def test_a_json_array_of_records_says_how_to_convert_it(tmp_path: Path) -> None:
-    """A log saved as one JSON array (``json.dump(records)``, ``jq -s``) said "format not recognised".  It now
-    names what it holds and how to read it, alone, in a folder beside a log, and in a folder of its own; an
-    array of things that are not records of a format is still not recognised."""
+    """A log saved as one JSON array (``json.dump(records)``, ``jq -s``) said "format not recognised".  The
+    engine names what it holds and how to convert it, alone, in a folder beside a log, and in a folder of its
+    own; the commands read it directly; an array of things that are not records of a format is still not
+    recognised."""
     from ctxwatch.engine import JsonArray, LogError, resolve_spec
 
     sample = Path(__file__).resolve().parents[1] / "sample_logs" / "openai_chat_demo.jsonl"
@@ -509,16 +510,18 @@ def test_a_json_array_of_records_says_how_to_convert_it(tmp_path: Path) -> None:
     (folder / "run.jsonl").unlink()
     with pytest.raises(LogError, match=r"no log could be read: .*calls\.json is one JSON array of "):
         multi.load_many([str(folder)], None, Settings())
-    # Piped in, there is no FILE to convert: the advice is to pipe it through jq first.
+    # The commands read such a file directly (a copy of one record per line), given by path or piped in.
     from click.testing import CliRunner
 
     from ctxwatch.cli import main
 
-    res = CliRunner().invoke(main, ["report", "-"], input=pretty.read_bytes())
-    assert res.exit_code == 2 and res.output.startswith(
-        f"ctxwatch: -: one JSON array of {len(lines)} canonical records, not one record per line: pipe it through  "
-        "jq -c '.[]'  first")
-    assert res.output.rstrip().endswith("| ctxwatch report -, or check -)")  # (check reads '-' too)
+    for args, data in (([str(pretty), "--json"], None), ([str(one_line), "--json"], None),
+                       (["-", "--json"], pretty.read_bytes())):
+        res = CliRunner().invoke(main, ["report", *args], input=data)
+        assert res.exit_code == 0, res.output
+        doc = json.loads(res.output)
+        assert len(doc["calls"]) == len(lines) and doc["format"] == "canonical"
+        assert doc["file"] == args[0]  # (named as given, not as the copy)
     for junk in (b"[1, 2]\n", b'[{"a": 1}]\n', b"[]\n"):
         other = tmp_path / "other.json"
         other.write_bytes(junk)
@@ -552,3 +555,21 @@ def test_a_subfolder_that_cannot_be_listed_is_named_not_left_out_unseen(tmp_path
     (tmp_path / "alone").mkdir()
     with pytest.raises(LogError, match=r"alone: no log could be read: .*alone: folder cannot be read"):
         multi.load_many([str(tmp_path / "alone")], None, Settings())
+
+
+def test_a_claude_code_transcript_saved_as_one_json_array_is_read(shared_logs: Path, tmp_path: Path) -> None:
+    """Claude Code hooks save the transcript as one JSON array (``logs/chat.json``): read directly, with the
+    same calls as the JSONL transcript it holds."""
+    from click.testing import CliRunner
+
+    from ctxwatch.cli import main
+
+    src = shared_logs / "claude-code" / "spotter_short.jsonl"
+    records = [json.loads(x) for x in src.read_text().splitlines() if x.strip()]
+    chat = tmp_path / "chat.json"
+    chat.write_text(json.dumps(records, indent=2))
+    a = json.loads(CliRunner().invoke(main, ["report", "--json", str(chat)]).output)
+    b = json.loads(CliRunner().invoke(main, ["report", "--json", str(src)]).output)
+    assert a["format"] == "claude-code" and a["file"] == str(chat)
+    keys = ("prompt_tokens_reported", "completion_tokens_reported", "cost_usd", "floor_tokens", "history_tokens")
+    assert [[c[k] for k in keys] for c in a["calls"]] == [[c[k] for k in keys] for c in b["calls"]]

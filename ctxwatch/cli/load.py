@@ -12,6 +12,7 @@ import os
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from ctxwatch.cli.arrays import spool_arrays
 from ctxwatch.cli.exits import fail
 from ctxwatch.cli.options import NO_CACHE
 from ctxwatch.cli.spool import spool_stdin
@@ -34,6 +35,7 @@ def load_paths(paths: tuple[str, ...], fmt: str | None, settings: Settings) -> R
 
     given = paths
     paths, _ = spool_stdin(paths)
+    paths = spool_arrays(paths, fmt)  # (a file that is one JSON array of records: read from a copy, a line each)
     cache = None if paths != given else user_cache()  # (a copy of standard input is read once: nothing to keep)
     with steady_heap():
         try:
