@@ -1309,3 +1309,26 @@ def test_sessions_one_after_the_other_stay_one_stream(tmp_path: Path) -> None:
     # one stream, reset at B's first call (#6): the forecast runs over B's 5 calls, 100 tokens a call
     assert (a.forecast.since_call, a.forecast.at_call, a.forecast.slope_tokens_per_call) == (5, 9, 100.0)
     assert "of session" not in a.forecast.text()
+
+
+# --- output placeholders (Claude Code streaming) -------------------------------------------------------------
+
+def test_output_placeholder_the_acompact_summary(shared_logs: Path) -> None:
+    path = shared_logs / "claude-code" / "spotter_4d5611e5_subagents_agent-acompact-e1f845.jsonl"
+    lines = [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
+    asst = [r for r in lines if r.get("type") == "assistant"]
+    # independent reader: every line of the reply has stop_reason null, output 8, and a multi-KB text
+    assert all(r["message"].get("stop_reason") is None for r in asst)
+    assert {r["message"]["usage"]["output_tokens"] for r in asst} == {8}
+    text = "".join(b.get("text", "") for r in asst for b in r["message"]["content"] if b.get("type") == "text")
+    assert len(text) > 10_000
+    run = load_run(str(path), settings=Settings())
+    flags = [f for a in analyze_run(run).values() for f in a.flags if f.kind == "output_placeholder"]
+    assert len(flags) == 1 and flags[0].severity == "info"
+    assert flags[0].evidence["output_reported"] == 8
+
+
+def test_output_placeholder_not_on_a_final_line(shared_logs: Path) -> None:
+    path = shared_logs / "claude-code" / "spotter_short.jsonl"
+    run = load_run(str(path), settings=Settings())
+    assert not [f for a in analyze_run(run).values() for f in a.flags if f.kind == "output_placeholder"]

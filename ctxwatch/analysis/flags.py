@@ -53,6 +53,7 @@ class Flag:
 #: Every flag kind with its severity (``info/warn`` = decided per flag, see the kind's documentation).
 FLAG_KINDS: dict[str, str] = {
     "implausible_usage": "warn",          # reported prompt above the window: no occupancy (kept in totals)
+    "output_placeholder": "info",         # a streaming placeholder for the output count (too low, cost too)
     "compaction": "info",                 # marker or sharp history drop; tokens freed in evidence
     "trigger_no_compaction": "warn",      # crossed the compaction trigger, and no compaction followed
     "over_budget": "warn",                # prompt above budget_fraction x window

@@ -100,3 +100,37 @@ class Plausibility:
                          prompt_reported=reported, window=window,
                          last_plausible_tokens=lp[2] if lp else None,
                          last_plausible_call=lp[1].index if lp else None)
+
+
+#: A Claude Code line's ``output_tokens`` is a streaming placeholder (1 to about 10) until the call's last line;
+#: a count at most this large, under a text that long, on a call whose lines never gave a ``stop_reason``, is
+#: taken for one (the last line was not written).
+PLACEHOLDER_MAX_OUTPUT = 16
+#: Characters of completion text per reported output token above which the count cannot be the text's: 4 is
+#: about the characters of one token of English or code, so 16 is four times the text the count could hold.
+PLACEHOLDER_CHARS_PER_TOKEN = 16
+
+
+class Placeholder:
+    """The ``output_placeholder`` check: a Claude Code call whose output count is the streaming placeholder its
+    early lines carry (no line gave a ``stop_reason``, and the count is a few tokens under a long text), so its
+    output and cost are too low."""
+
+    def __init__(self, out: FlagSink) -> None:
+        self.out = out
+
+    def step(self, c: Call) -> None:
+        """Flag call ``c`` when its output count is a placeholder."""
+        u, r = c.usage, c.response
+        if c.provenance.harness != "claude-code" or u is None or r is None or r.finish_reason is not None:
+            return
+        out, text = u.output, r.text or ""
+        if out.__class__ is not int or not 0 < out <= PLACEHOLDER_MAX_OUTPUT:
+            return
+        if len(text) < PLACEHOLDER_CHARS_PER_TOKEN * out + 256:
+            return
+        self.out.add("output_placeholder", "info", c,
+                     f"output {num(out)} tokens at #{c.index + 1} is a streaming placeholder: the call's lines "
+                     f"give no stop_reason and its text is {num(len(text))} characters (about "
+                     f"{num(len(text) // 4)} tokens): its output and cost are too low",
+                     output_reported=out, text_chars=len(text))

@@ -17,7 +17,7 @@ from ctxwatch.analysis.estimate import Estimates
 from ctxwatch.analysis.flags import SEVERITY_RANK, Flag, FlagSink
 from ctxwatch.analysis.floor import SystemPrompt, ToolSchemas
 from ctxwatch.analysis.forecast import Forecast, Scope, episode_forecast
-from ctxwatch.analysis.occupancy import Plausibility, calibrate, occupancy
+from ctxwatch.analysis.occupancy import Placeholder, Plausibility, calibrate, occupancy
 from ctxwatch.analysis.responses import Collapse, Echo, FormatDrift, Rules
 from ctxwatch.analysis.risk import DriftRisk, drift_risk
 from ctxwatch.analysis.thresholds import Thresholds
@@ -68,7 +68,7 @@ def analyze_stream(cs: list[Call], st: Settings, context: str, reset_set: set[in
     occs = [occupancy(c, cal.factor) for c in cs]
     # The checks, in the order they see each call: that is the order of their flags within a call and severity,
     # and a later check may use what an earlier one found (the episode's points, the slope, the eviction).
-    plausibility = Plausibility(out)
+    plausibility, placeholder = Plausibility(out), Placeholder(out)
     episodes = Episodes(cs, occs, reset_set, out)
     thresholds = Thresholds(st, out)
     system = SystemPrompt(out, calibrations)
@@ -86,6 +86,7 @@ def analyze_stream(cs: list[Call], st: Settings, context: str, reset_set: set[in
             drift, echo, collapse = FormatDrift(out), Echo(out), Collapse(out)
         occ, lim = occs[pos], Limits.of(c, st)
         plausibility.step(c, occ, episodes.last_plausible)
+        placeholder.step(c)
         boundary = episodes.step(pos, c, occ)
         slope = thresholds.step(pos, c, occ, lim, episodes.points, boundary)
         evicted_since = system.step(c, episodes.compacted)
