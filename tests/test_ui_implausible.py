@@ -2,9 +2,9 @@
 
 The log is the B13 input of ``../shared/cases/failure_cases.md`` (see ``test_implausible.py``, which writes it
 from the case's lines).  By hand: #3 reports 60,000 prompt tokens of its 272,000-token window (22.1 %; floor
-1,000~ inferred from the first call, history 59,000~; reserve 0.15 x 272,000 = 40,800; free 272,000 - 60,000 -
-40,800 = 171,200); #4 reports 4,280,000 of its 570,000-token window: implausible.  The bar said "prompt
-4,280,000 750.9%", "over by 3,795,500!", the table "750.9%!!" and the chart drew a 4.28M bar.
+1,000~ inferred from the first call, history 59,000~; reserve 0, Codex's rule (no reserve inside the window it
+states); free 272,000 - 60,000 = 212,000); #4 reports 4,280,000 of its 570,000-token window: implausible.  The
+bar said "prompt 4,280,000 750.9%", "over by 3,795,500!", the table "750.9%!!" and the chart drew a 4.28M bar.
 """
 
 from __future__ import annotations
@@ -40,19 +40,19 @@ async def test_b13_the_bar_keeps_the_last_plausible_occupancy_and_says_why(tmp_p
         assert "#4 reported 4,280,000 prompt tokens, over its 570,000-token window" in text
         assert "implausible, ignored as occupancy" in text and "the bar shows #3, the last plausible" in text
         assert "call #3 · gpt-5 · used 22.1% of 272,000 (log)" in text
-        assert "171,200" in text or "171k" in text  # (the legend's compact form at 80 columns)
+        assert "212,000" in text or "212k" in text  # (the legend's compact form at 80 columns)
         assert bar.drawn is not None and bar.drawn.index == 2
         table = app.main.query_one(CallsTable)
         assert table.cell(3, "used").strip() == "?" and table.cell(3, "reported") == "4,280,000!"
         assert table.cell(2, "used").strip() == "22.1%"
         # (right-aligned alike: the ? under the % signs, the two cells after them left for the ! marks)
         assert table.cell(3, "used").endswith("?  ") and table.cell(2, "used").endswith("%  ")
-        # the chart draws no point for the report and keeps #3's thresholds (forecast: window - reserve 231,200)
+        # the chart draws no point for the report and keeps #3's thresholds (forecast: window - reserve 0, Codex's rule)
         chart = app.main.query_one(TrendChart)
         assert await wait_for(pilot, lambda: chart.series is not None and len(chart.series.x) == 4)
         s = chart.series
         assert s.reported == [1000, 2000, 60_000, None] and s.total[3] == 0 and s.unsplit[3] == 0
-        assert (s.window, s.limit) == (272_000, 272_000 - 40_800)
+        assert (s.window, s.limit) == (272_000, 272_000 - 0)
         assert chart.axis.top < 1_000_000  # (it was scaled to 4.28M: every plausible call a sliver)
         await pilot.press("k")  # #3 itself: no note
         assert bar.call is not None and bar.call.index == 2 and bar.drawn is bar.call
@@ -93,7 +93,7 @@ async def test_b13_detail_and_csv_keep_the_raw_report_marked(tmp_path: Path, mon
         write_csv(str(tmp_path / "calls.csv"), [app.calls[i] for i in sorted(app.calls)])
     rows = list(csv.DictReader((tmp_path / "calls.csv").open()))
     assert [(r["prompt_tokens_reported"], r["prompt_implausible"], r["free_tokens"], r["used_fraction"])
-            for r in rows[2:]] == [("60000", "", "171200", "0.2206"), ("4280000", "yes", "", "")]
+            for r in rows[2:]] == [("60000", "", "212000", "0.2206"), ("4280000", "yes", "", "")]
 
 
 async def test_the_eviction_preview_of_an_implausible_report_says_why_there_is_none(tmp_path: Path) -> None:

@@ -228,7 +228,7 @@ class Accountant:
         else:
             floor, floor_src = None, Src.UNKNOWN
 
-        reserve, reserve_src = harness_reserve(pc.provenance.harness, window, st) or reserve_for(
+        reserve, reserve_src = harness_reserve(pc.provenance.harness, window, st, window_src) or reserve_for(
             pc.max_output_tokens, window, st,
             output_apart=window_src == Src.DOCUMENTED and output_apart(pc.model, pc.provider))
 

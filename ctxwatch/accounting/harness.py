@@ -63,10 +63,13 @@ def harness_window(harness: str | None, window: int | None) -> int | None:
     return None
 
 
-def harness_reserve(harness: str | None, window: int | None, settings: Settings) -> tuple[int, Src] | None:
-    """The reserve a harness keeps (tokens, labelled ``harness``), or ``None`` when the harness has no rule or the
-    user set a reserve (``settings.reserve`` other than the field default)."""
-    if harness not in HARNESS_NAMES or settings.reserve != DEFAULT_RESERVE or not window:
+def harness_reserve(harness: str | None, window: int | None, settings: Settings,
+                    window_src: Src | None = None) -> tuple[int, Src] | None:
+    """The reserve a harness keeps (tokens, labelled ``harness``), or ``None`` when the harness has no rule, the
+    user set a reserve (``settings.reserve`` other than the field default) or a window (``window_src``
+    option: a what-if of the user's own, judged by the field defaults, as :func:`harness_limits` does)."""
+    if harness not in HARNESS_NAMES or settings.reserve != DEFAULT_RESERVE or not window \
+            or window_src == Src.OPTION:
         return None
     if harness == "claude-code":
         return min(CLAUDE_CODE_SUMMARY_OUTPUT, window), Src.HARNESS
