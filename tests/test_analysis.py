@@ -1332,3 +1332,27 @@ def test_output_placeholder_not_on_a_final_line(shared_logs: Path) -> None:
     path = shared_logs / "claude-code" / "spotter_short.jsonl"
     run = load_run(str(path), settings=Settings())
     assert not [f for a in analyze_run(run).values() for f in a.flags if f.kind == "output_placeholder"]
+
+
+# --- a prompt drop with no marker is an inference ---------------------------------------------------------------
+
+def test_an_unmarked_drop_is_labelled_inferred_with_what_else_explains_it(tmp_path: Path) -> None:
+    rows = []
+    history: list[dict] = []
+    tools = [{"type": "function", "function": {"name": "read", "parameters": {"type": "object"}}}]
+    for i in range(8):
+        history = [*history, {"role": "user", "content": f"step {i} " + "data " * 2000}]
+        if i == 6:  # the history dropped to one message, and the tool list changed with it
+            history = [history[-1]]
+            tools = [*tools, {"type": "function", "function": {"name": "write", "parameters": {"type": "object"}}}]
+        rows.append({"request": {"model": "gpt-4o", "messages": [{"role": "system", "content": "Work."}, *history],
+                                 "tools": tools},
+                     "response": {"id": f"r{i}", "choices": [{"message": {"role": "assistant", "content": "ok"}}],
+                                  "usage": {"prompt_tokens": 100 + 2000 * len(history), "completion_tokens": 1}}})
+        history.append({"role": "assistant", "content": "ok"})
+    path = tmp_path / "drop.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (f,) = [f for f in main_analysis(load(path)).flags if f.kind == "compaction"]
+    assert f.call == 6 and f.evidence["inferred"] is True and f.evidence["marker"] is False
+    assert "inferred: the history shrank, no marker in the log" in f.reason
+    assert "the tool list changed at this call" in f.reason and "/clear" in f.reason

@@ -182,7 +182,16 @@ class Episodes:
         freed_pre = pre - after if pre is not None and after is not None else None
         micro = bool(marker and marker.get("kind") == "microcompact_boundary")
         how = ("microcompaction marker in the log: old tool results cleared" if micro else
-               "compaction marker in the log" if marker else "history shrank")
+               "compaction marker in the log" if marker else "inferred: the history shrank, no marker in the log")
+        # (a drop with no marker is an inference: say what else drops a prompt, and what the log shows of it)
+        others: list[str] = []
+        if not marker:
+            prev = lp[1] if lp else None
+            if prev is not None and prev.tools_key != c.tools_key:
+                others.append("the tool list changed at this call")
+            if prev is not None and prev.system_key != c.system_key:
+                others.append("the system prompt changed at this call")
+            others.append("a cleared context (/clear) or a new conversation in the same log would drop it too")
         at = f" at #{cs[after_pos].index + 1}, the first known size after it" \
             if after_pos != pos and after is not None else ""
         # ("log preTokens" only for a size the log states: Codex's is the previous call's, already "before")
@@ -198,10 +207,10 @@ class Episodes:
                       f"({c.window_src}): the effective window is probably smaller (pass --window)")
         self.out.add("compaction", "info", c,
                      f"compaction before #{c.index + 1} ({how}): prompt {num(before_occ)} -> {num(after)} tokens"
-                     f"{at} ({num(freed)} freed{extra})",
+                     f"{at} ({num(freed)} freed{extra})" + (f"; {'; '.join(others)}" if others else ""),
                      marker=marker is not None, trigger=marker.get("trigger") if marker else None,
                      previous_call=lp[1].index if lp else None, prompt_before=before_occ, prompt_after=after,
                      after_call=cs[after_pos].index if after is not None else None,
                      tokens_freed=freed, pre_tokens=pre, post_tokens=post, tokens_freed_vs_pre_tokens=freed_pre,
-                     tokens_saved=saved, microcompaction=micro,
+                     tokens_saved=saved, microcompaction=micro, inferred=not marker,
                      window_suspect=suspect)
