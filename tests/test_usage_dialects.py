@@ -162,3 +162,16 @@ def test_openai_total_that_does_not_add_up_is_an_issue(tmp_path):
     assert len(doc["calls"]) == 1
     notes = [i for i in doc["issues"] if "total_tokens 150" in i["message"]]
     assert len(notes) == 1 and "110" in notes[0]["message"]
+
+
+def test_responses_web_search_calls_are_billed_per_call(tmp_path):
+    # OpenAI pricing: web search tool calls $10 per 1,000 (gpt-5), on top of the tokens ($1.25 / $10 per MTok)
+    rec = {"request": {"model": "gpt-5", "input": "news?", "tools": [{"type": "web_search"}]},
+           "response": {"id": "resp_ws", "object": "response", "model": "gpt-5", "status": "completed",
+                        "output": [{"type": "web_search_call", "id": "ws_1", "status": "completed"},
+                                   {"type": "web_search_call", "id": "ws_2", "status": "completed"},
+                                   {"type": "message", "content": [{"type": "output_text", "text": "..."}]}],
+                        "usage": {"input_tokens": 1000, "output_tokens": 100, "total_tokens": 1100}}}
+    c = report_of(_write(tmp_path, rec))["calls"][0]
+    assert c["web_searches"] == 2
+    assert c["cost_usd"] == pytest.approx((1000 * 1.25 + 100 * 10) / 1e6 + 2 * 0.01)

@@ -96,6 +96,16 @@ def served_tier(req: dict[str, Any], resp: Any, usage: Usage | None) -> str | No
     return t if t in _ASKED_TIERS else None
 
 
+def web_search_calls(resp: Any) -> int | None:
+    """The web searches a Responses API call ran (its ``web_search_call`` output items), billed per call on top
+    of the tokens (OpenAI pricing: web search tool calls, $10 per 1,000 for the GPT-4o, GPT-4.1 and GPT-5
+    models); ``None`` when the response has none."""
+    out = resp.get("output") if isinstance(resp, dict) else None
+    n = sum(1 for item in out if isinstance(item, dict) and item.get("type") == "web_search_call") \
+        if isinstance(out, list) else 0
+    return n or None
+
+
 def _usage_by_shape(u: Any, flavour: str) -> tuple[Usage | None, list[str]]:
     """Normalize a response's ``usage`` block by the rule its own fields name, and say where they are ambiguous.
 
@@ -169,6 +179,8 @@ def build_call(path: str, rec: Record, req: dict[str, Any], resp: Any, *, usage:
             problems += ambiguous
     if usage is not None and usage.service_tier is None and (tier := served_tier(req, resp, usage)):
         usage = replace(usage, service_tier=tier)
+    if usage is not None and usage.web_searches is None and (searches := web_search_calls(resp)):
+        usage = replace(usage, web_searches=searches)
     if model is None:
         model = req.get("model") if isinstance(req.get("model"), str) else None
         served = resp.get("model") if isinstance(resp, dict) and isinstance(resp.get("model"), str) else None
