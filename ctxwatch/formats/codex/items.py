@@ -8,12 +8,13 @@ never sent to the model).
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 from ctxwatch.formats.wire.images import image_size_from_base64
 from ctxwatch.formats.wire.openai import harness_label
 from ctxwatch.formats.wire.values import id_or_none, odd_content
-from ctxwatch.model import Message, Part
+from ctxwatch.model import Message, ParsedCall, Part
 from ctxwatch.source import json_text
 
 
@@ -140,3 +141,13 @@ def item_message(item: Any) -> tuple[Message | None, bool]:
         author = item.get("author") if isinstance(item.get("author"), str) else None
         return Message("user", _content_parts(item.get("content")), name=author), False
     return None, False
+
+
+@dataclass(slots=True)
+class OpenCall:
+    """The latest call of a rollout, still collecting its completion items."""
+
+    call: ParsedCall
+    texts: list[str] = field(default_factory=list)
+    tool_calls: int = 0
+    reasoning_tagged: bool = False

@@ -7,7 +7,7 @@ session, model, history and floor.  The rules are in the package docstring (:mod
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any
 
 from ctxwatch.formats import Output, Reader, usage_count
@@ -20,8 +20,8 @@ from ctxwatch.formats.codex.counters import (
     restart_note,
     surviving_counts,
 )
-from ctxwatch.formats.codex.items import item_message
-from ctxwatch.formats.codex.legacy import LEGACY_USAGE, legacy_header, legacy_item
+from ctxwatch.formats.codex.items import OpenCall, item_message
+from ctxwatch.formats.codex.legacy import LegacyRollout
 from ctxwatch.formats.wire.timestamps import parse_timestamp
 from ctxwatch.model import Issue, Message, ParsedCall, Part, Provenance, ResponseInfo, SourceRef, Usage
 from ctxwatch.source import Record, show_value
@@ -45,17 +45,7 @@ def _parent_ids(meta: dict[str, Any]) -> list[str]:
     return [i for i in ids if isinstance(i, str) and i]
 
 
-@dataclass(slots=True)
-class _OpenCall:
-    """The latest call, still collecting its completion items."""
-
-    call: ParsedCall
-    texts: list[str] = field(default_factory=list)
-    tool_calls: int = 0
-    reasoning_tagged: bool = False
-
-
-class CodexReader(Reader):
+class CodexReader(LegacyRollout, Reader):
     """Incremental reader of one Codex rollout file (rules and tailing policy: :mod:`ctxwatch.formats.codex`).
 
     ``feed`` returns a :class:`ParsedCall` for a token_count whose totals changed (and are not those of a call
@@ -83,10 +73,8 @@ class CodexReader(Reader):
         # Sessions this one was forked or spawned from: their session_meta lines come back inside this rollout
         # with the history Codex copies into a fork (every session_meta is persisted), and do not start a session.
         self._ancestors: set[str] = set()
-        # The session a fork was made from (``forked_from_id``): a fork's rollout starts with copies of that
-        # session's records, token_count events included and re-stamped with the fork's time, so its calls are
-        # keyed by the session the cumulative totals belong to: the copies are the parent's calls read again
-        # (the run keeps one of each), and the fork's own turns, whose totals go on from the parent's, are new.
+        # The session a fork was made from (``forked_from_id``): a fork's rollout starts with re-stamped copies of
+        # its records, so calls are keyed by the session the totals belong to (the run keeps one of each copy).
         self._fork_of: str | None = None
         self.model: str | None = None
         self.system: list[str] | None = None
@@ -101,7 +89,7 @@ class CodexReader(Reader):
         # The previous counted event's total as written (damaged counters None): what a repeat is compared to.
         self._prev_seen: tuple[int | None, ...] | None = None
         self._prev_last: tuple[int, ...] | None = None
-        self._open: _OpenCall | None = None
+        self._open: OpenCall | None = None
         self._pending: dict[str, Any] | None = None
         self._compacted_since_call = False
         self._last_prompt: int | None = None
@@ -190,31 +178,6 @@ class CodexReader(Reader):
             self._mark_compaction("compacted", rec)
             self._compacted_since_call = True
         return []
-
-    def _legacy(self, v: dict[str, Any], rec: Record) -> list[Output]:
-        """A line of a rollout from before token counts (:mod:`.legacy`): its header names the session, and
-        the first output item after input items opens a call with unknown usage."""
-        if legacy_header(v) and self.session is None:
-            self.session = v["id"]
-            if isinstance(v.get("instructions"), str) and v["instructions"]:
-                self.system = [v["instructions"]]
-            return []
-        if not legacy_item(v):
-            return []
-        msg, is_output = item_message(v)
-        out: list[Output] = []
-        if msg is not None and is_output and self._open is None:
-            self._count += 1
-            call = ParsedCall(
-                source=SourceRef(self.path, rec.line, rec.line_end, rec.byte_start, rec.byte_end),
-                timestamp=None, model=self.model, provider="openai", session=self.session, context="main",
-                system=list(self.system) if self.system else None, tools=None, messages=list(self._history),
-                usage=None, key=f"codex:{self.session or ''}:legacy/{self._count}",
-                provenance=Provenance(usage_from=LEGACY_USAGE, harness="codex"))
-            self._open = _OpenCall(call=call)
-            out.append(call)
-        updated = self._item(v, rec)
-        return updated or out
 
     def _mark_compaction(self, kind: str, rec: Record) -> None:
         self._floor_call = None  # a new episode: its first call gives the floor again
@@ -379,7 +342,7 @@ class CodexReader(Reader):
         self._compacted_since_call = False
         if not extra.implausible:
             self._last_prompt = inp
-        self._open = _OpenCall(call)
+        self._open = OpenCall(call)
         outs.insert(0, call)
         return notes + outs
 
