@@ -89,9 +89,6 @@ class Accountant:
         self._counters: dict[tuple[str | None, str | None], Counter] = {}
         # call key -> the floor inferred from that call (reported prompt minus estimated history)
         self._floors: dict[str, int] = {}
-        # The floor each (session, context) of a Claude Code log was last inferred at: after a compaction, what
-        # the new inference finds above it is content Claude Code adds back (the files it re-reads), not floor.
-        self._context_floors: dict[tuple[str | None, str], int] = {}
         # (session, context, model) -> the first call whose reported prompt went past 200k: from that call on,
         # the 1M-token beta window applies
         self._long_context: dict[tuple[str | None, str, str | None], int] = {}
@@ -130,7 +127,6 @@ class Accountant:
         """
         st = self.settings
         counter = self.counter(pc.model, pc.provider)
-        compaction = pc.compaction
         reported = pc.usage.prompt_total if pc.usage else None
         self.note_window_evidence(pc, index)
         since = self._long_context.get((pc.session, pc.context, pc.model))
@@ -221,14 +217,6 @@ class Accountant:
         elif reported is not None and history is not None:
             # The floor is not logged: attribute the residual of the reported prompt to it.
             floor, floor_src = max(0, reported - history), Src.INFERRED
-            before = self._context_floors.get((pc.session, pc.context))
-            if pc.provenance.harness == "claude-code" and pc.history_reported_only:
-                if compaction is not None and before is not None and 0 < before < floor:
-                    # Claude Code adds content after a compaction that its transcript does not show (files it
-                    # reads again): its own inferred part, in the history, not the floor plan pins.
-                    compaction = {**compaction, "reinjected_tokens": floor - before}
-                    history, history_src, floor = history + floor - before, Src.INFERRED, before
-                self._context_floors[(pc.session, pc.context)] = floor
             if pc.history_reported_only:
                 if pc.key:
                     self._floors[pc.key] = floor
@@ -264,6 +252,6 @@ class Accountant:
             messages=tuple(stats),
             system_key=text_key(pc.system) if pc.system else None, system_present=system_present,
             tools_key=_tools_key(pc.tools) if pc.tools else None, tool_names=tool_names,
-            compaction=compaction, response=pc.response, key=pc.key,
+            compaction=pc.compaction, response=pc.response, key=pc.key,
             max_output_tokens=pc.max_output_tokens, provenance=pc.provenance.copy(), model_window=model_window,
         )

@@ -200,10 +200,6 @@ class Episodes:
         extra += f", postTokens {num(post)}" if post is not None else ""
         saved = int_or_none(marker.get("tokens_saved")) if marker else None
         extra += f", tokensSaved {num(saved)}" if saved is not None else ""
-        back = int_or_none(marker.get("reinjected_tokens")) if marker else None
-        if back:
-            extra += (f"; {num(back)} tokens added back after it that the transcript does not show (inferred: "
-                      "content the harness adds back, such as files it reads again), counted as history, not floor")
         suspect = bool(marker and marker.get("trigger") == "auto" and pre is not None and window
                        and pre < AUTO_COMPACT_MIN_FRACTION * window)
         if suspect:
@@ -216,5 +212,5 @@ class Episodes:
                      previous_call=lp[1].index if lp else None, prompt_before=before_occ, prompt_after=after,
                      after_call=cs[after_pos].index if after is not None else None,
                      tokens_freed=freed, pre_tokens=pre, post_tokens=post, tokens_freed_vs_pre_tokens=freed_pre,
-                     tokens_saved=saved, microcompaction=micro, inferred=not marker, reinjected_tokens=back,
+                     tokens_saved=saved, microcompaction=micro, inferred=not marker,
                      window_suspect=suspect)
