@@ -85,7 +85,7 @@ async def test_the_detail_of_a_call_from_before_a_rotation_says_the_file_changed
 
 @pytest.mark.parametrize("size", [(120, 40), (80, 24)])
 async def test_the_eviction_preview_shows_its_whole_reason(shared_logs: Path, size: tuple[int, int]) -> None:
-    """Call #10 of a Claude Code session at a budget of 0.20: the reason (what the plan did, why it does not fit,
+    """Call #10 of a Claude Code session at a budget of about 0.20: the reason (what the plan did, why it does not fit,
     what to change) was cut at 400 characters, "…the smalles…". It wraps whole now."""
     from textual.widgets import Static
 
@@ -100,9 +100,11 @@ async def test_the_eviction_preview_shows_its_whole_reason(shared_logs: Path, si
         screen = app.screen
         assert isinstance(screen, PlanScreen)
         assert await wait_for(pilot, lambda: screen.plan is not None, 10.0)
-        for _ in range(8):
+        # (from the harness's own budget, 177,000 of 200,000: b lowers it by 0.05 a press, to about 0.2)
+        presses = round((screen.knobs.budget_fraction - 0.2) / 0.05)
+        for _ in range(presses):
             await pilot.press("b")
-        assert await wait_for(pilot, lambda: screen.plan.policy.budget_fraction == 0.2, 10.0)
+        assert await wait_for(pilot, lambda: abs(screen.plan.policy.budget_fraction - 0.2) < 0.03, 10.0)
         await pilot.pause()
         reason = screen.plan.reason
         assert not screen.plan.fits and len(reason) > 400

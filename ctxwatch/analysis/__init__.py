@@ -42,7 +42,14 @@ from ctxwatch.analysis.responses import (
 from ctxwatch.analysis.risk import RISK_LEVELS, DriftRisk
 from ctxwatch.analysis.run import MAX_SYSTEM_TEXTS, analysis_json, analyze, analyze_run, collect_texts
 from ctxwatch.analysis.stream import Analysis
-from ctxwatch.analysis.trend import FORECAST_POINTS, MIN_FORECAST_CALLS, MIN_NET_RISE, RISK_CALLS_HIGH, theil_sen
+from ctxwatch.analysis.trend import (
+    FORECAST_POINTS,
+    MIN_FORECAST_CALLS,
+    MIN_NET_RISE,
+    RISK_CALLS_HIGH,
+    Limits,
+    theil_sen,
+)
 
 # (the names the tests knew these two by, when they were private to one module)
 _Scope = Scope
@@ -56,6 +63,6 @@ __all__ = [
     "FORECAST_POINTS", "INSTRUCTION_MAX_CHARS", "MAX_SYSTEM_TEXTS", "MIN_FORECAST_CALLS", "MIN_NET_RISE",
     "OBSERVED_BASELINE", "RISK_CALLS_HIGH", "RISK_LEVELS", "SCOPE_CONTEXTS_NAMED", "SCORE_BROKEN_JSON",
     "SEVERITIES", "SEVERITY_RANK", "Analysis", "DriftRisk", "EchoIndex", "Flag", "Forecast",
-    "FormatCheck", "FormatRule", "analysis_json", "analyze", "analyze_run", "check_format", "collect_texts",
+    "FormatCheck", "FormatRule", "Limits", "analysis_json", "analyze", "analyze_run", "check_format", "collect_texts",
     "echo_index", "infer_rule", "observed_rule", "theil_sen",
 ]

@@ -151,13 +151,21 @@ class PlanScreen(Screen[None]):
             self._fail("the context window is unknown for this call: pass --window N to plan")
             return
         from ctxwatch.accounting import reserve_for
+        from ctxwatch.planner import PolicyError, policy_for_call
 
-        # The reserve report and plan give this call (the request's max_tokens capped at the window, else the
-        # reserve fraction): a max_tokens at or above the window reserves all of it, so nothing fits.
+        # The reserve and budget `plan` gives this call (the request's max_tokens capped at the window, else the
+        # reserve fraction; a harness's log its own reserve and budget): a max_tokens at or above the window
+        # reserves all of it, so nothing fits.
         reserve = reserve_for(self.call.max_output_tokens, self.window, self.settings)[0]
+        budget = self.settings.budget_fraction
+        try:
+            base = policy_for_call(self.call, self.settings, window=self.window)
+            reserve = base.reserve_tokens if base.reserve_tokens is not None else reserve
+            budget = base.budget_fraction
+        except PolicyError:
+            pass  # (said when the plan is computed)
         assert reserve is not None  # (the window is known here)
-        self.knobs = Knobs(self.settings.keep_recent, self.settings.budget_fraction, reserve,
-                           self.settings.summary_tokens)
+        self.knobs = Knobs(self.settings.keep_recent, budget, reserve, self.settings.summary_tokens)
         self._compute(self.knobs, load=True)
 
     def _fail(self, msg: str) -> None:

@@ -17,6 +17,7 @@ from textual.geometry import Size
 from textual.widget import Widget
 
 from ctxwatch.accounting import NO_CALIBRATION, Calibrations
+from ctxwatch.analysis import Limits
 from ctxwatch.config import Settings
 from ctxwatch.model import Breakdown, Call, Src, raw_breakdown, shown_free
 from ctxwatch.ui import text as tx
@@ -84,8 +85,9 @@ def bar_parts(call: Call, settings: Settings, shown: Breakdown | None = None) ->
         free_shown = shown_free(call, b)
         free = free_shown if free_shown is not None else window - used
         scale = max(window, used, window - free)
-        return BarParts(floor, history, reserve, free, scale, window, settings.trigger_tokens(window, reserve),
-                        settings.budget_tokens(window, reserve))
+        # (the call's own trigger and budget, as report and check judge it: its harness's where it has one)
+        lim = Limits.of(call, settings)
+        return BarParts(floor, history, reserve, free, scale, window, lim.trigger, lim.budget)
     return BarParts(floor, history, reserve, None, max(1, used), None, None, None)
 
 
@@ -201,8 +203,9 @@ def thresholds_line(call: Call, parts: BarParts, settings: Settings, width: int,
     if parts.window:
         out.append(f" · used {tx.pct(used, parts.window)} of {tx.tokens(parts.window)} "
                    f"({SRC_NOTE.get(call.window_src, call.window_src)})")
-        out.append(f" · T trigger {tx.short_tokens(parts.trigger)} · B budget {tx.short_tokens(parts.budget)}",
-                   "red")
+        rule = Limits.of(call, settings).rule  # (a harness's log: its own limits, named)
+        out.append(f" · T trigger {tx.short_tokens(parts.trigger)} · B budget {tx.short_tokens(parts.budget)}"
+                   + (f" ({rule})" if rule else ""), "red")
     else:
         out.append(" · window unknown (pass --window N); bar scaled to the call")
     if call.prompt_reported is not None:

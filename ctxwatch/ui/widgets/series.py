@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ctxwatch.accounting import NO_CALIBRATION, Calibrations
+from ctxwatch.analysis import Limits
 from ctxwatch.config import Settings
 from ctxwatch.model import Call
 from ctxwatch.ui import text as tx
@@ -117,16 +118,19 @@ def build_series(calls: Sequence[Call], settings: Settings, xmode: str, points: 
     compactions = [_x(c, xmode, t0, unit) for c in calls if c.compaction]
     # The threshold lines are those of the latest plausible call, as the forecast's: an implausible record may
     # state another window (570,000 after 272,000).
-    window = next((c.window for c in reversed(calls) if c.window and not c.prompt_implausible), None) or next(
-        (c.window for c in reversed(calls) if c.window), None)
+    # (its trigger and budget as report and check judge that call: its harness's where it has one)
+    last = next((c for c in reversed(calls) if c.window and not c.prompt_implausible), None) or next(
+        (c for c in reversed(calls) if c.window), None)
+    window = last.window if last is not None else None
     reserve = next((c.reserve_tokens for c in reversed(calls)
                     if c.reserve_tokens is not None and not c.prompt_implausible), None)
     if reserve is None:
         reserve = next((c.reserve_tokens for c in reversed(calls) if c.reserve_tokens is not None), None)
+    lim = Limits.of(last, settings) if last is not None else None
     return Series(
         x, floor, total, unsplit, reported, compactions, steps, window,
-        settings.trigger_tokens(window, reserve) if window else None,
-        settings.budget_tokens(window, reserve) if window else None,
+        lim.trigger if lim is not None else None,
+        lim.budget if lim is not None else None,
         window - reserve if window and reserve is not None else None,
         "call #" if xmode == "index" else (f"{_UNIT_NAMES[unit]} since {tx.clock(t0)}" if t0 is not None
                                            else _UNIT_NAMES[unit]),

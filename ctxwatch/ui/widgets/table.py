@@ -19,6 +19,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from ctxwatch.accounting import NO_CALIBRATION, Calibrations
+from ctxwatch.analysis import Limits
 from ctxwatch.config import Settings
 from ctxwatch.model import Breakdown, Call, Src, raw_breakdown, shown_fraction, shown_used
 from ctxwatch.ui import text as tx
@@ -47,10 +48,10 @@ def used_cell(call: Call, settings: Settings, shown: Breakdown | None = None) ->
         return Text("?  ", justify="right")  # (under the numbers' % signs: the two cells after are for ! marks)
     s = f"{100 * frac:.1f}%"
     used = shown_used(call, shown) or 0
-    window = call.window or 0
-    if window and used >= settings.budget_tokens(window, call.reserve_tokens):
+    lim = Limits.of(call, settings)  # (as report and check judge the call: its harness's rule where it has one)
+    if lim.budget is not None and used >= lim.budget:
         return Text(s + "!!", style="bold red", justify="right")
-    if window and used >= settings.trigger_tokens(window, call.reserve_tokens):
+    if lim.trigger is not None and used >= lim.trigger:
         return Text(s + "! ", style="yellow", justify="right")
     return Text(s + "  ", justify="right")
 
