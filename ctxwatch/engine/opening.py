@@ -101,25 +101,26 @@ def resolve_spec(path: str, fmt: str | None) -> FormatSpec:
             array = array_of_records(sn)
             if array is not None:
                 n, elements = array
-                # (a copy of standard input is a file named "-": there is no FILE to name, so the pipe gets jq)
-                how = ("pipe it through  jq -c '.[]'  first (... | jq -c '.[]' | ctxwatch report -, or check -)"
-                       if os.path.basename(path) == "-" else
-                       "convert it with  jq -c '.[]' FILE > FILE.jsonl  (or pipe it in:  "
-                       "jq -c '.[]' FILE | ctxwatch report -, or check -)")
+                how = _jq_advice(path, "'.[]'", "convert it with")
                 raise JsonArray(f"{path}: {JSON_ARRAY_NOTE}{n:,} {elements.name} record{'s' if n != 1 else ''}, "
                                 f"not one record per line: {how}")
             record = pretty_record(sn)
             if record is not None:
-                how = ("pipe it through  jq -c .  first (... | jq -c . | ctxwatch report -)"
-                       if os.path.basename(path) == "-" else
-                       "write it on one line with  jq -c . FILE > FILE.jsonl  (or pipe it in:  "
-                       "jq -c . FILE | ctxwatch report -)")
                 raise UnknownFormat(f"{path}: one {record.name} record written over several lines (pretty-printed), "
-                                    f"not one record per line: {how}")
+                                    f"not one record per line: {_jq_advice(path, '.', 'write it on one line with')}")
         except OSError:
             pass
         raise UnknownFormat(f"{path}: format not recognised{why} (see `ctxwatch formats`, or pass --format NAME)")
     return spec
+
+
+def _jq_advice(path: str, jq_filter: str, verb: str) -> str:
+    """How to make ``path`` one record per line with ``jq -c FILTER``: a command on the file, or, for a copy of
+    standard input (a file named ``-``: there is no FILE to name), in the pipe."""
+    if os.path.basename(path) == "-":
+        return f"pipe it through  jq -c {jq_filter}  first (... | jq -c {jq_filter} | ctxwatch report -, or check -)"
+    return (f"{verb}  jq -c {jq_filter} FILE > FILE.jsonl  (or pipe it in:  jq -c {jq_filter} FILE | "
+            "ctxwatch report -, or check -)")
 
 
 #: Magic numbers of compressed files (gzip 1f 8b, bzip2 "BZh", xz fd "7zXZ", zstd 28 b5 2f fd): a rotated

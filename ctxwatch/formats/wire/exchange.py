@@ -22,9 +22,8 @@ from ctxwatch.formats.wire.openai import (
     responses_request_to_parts,
     responses_response_info,
     responses_usage,
-    total_mismatch,
 )
-from ctxwatch.formats.wire.values import int_or_none, odd_usage
+from ctxwatch.formats.wire.values import int_or_none, odd_usage, total_mismatch
 from ctxwatch.model import ParsedCall, Provenance, ResponseInfo, SourceRef, Usage
 from ctxwatch.source import Record
 
@@ -70,7 +69,7 @@ def exchange_flavour(req: dict[str, Any], resp: Any) -> str:
 
 def usage_by_shape(u: Any, flavour: str) -> tuple[Usage | None, list[str]]:
     """:func:`_usage_by_shape`, with a sentence when the block's ``total_tokens`` is not its prompt plus its
-    output as read (:func:`~.openai.total_mismatch`)."""
+    output as read (:func:`~.values.total_mismatch`)."""
     usage, notes = _usage_by_shape(u, flavour)
     if isinstance(u, dict) and (note := total_mismatch(u.get("total_tokens"), usage)):
         notes.append(note)

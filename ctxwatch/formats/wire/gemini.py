@@ -20,7 +20,7 @@ from typing import Any
 from ctxwatch.formats.wire.damage import forget_history, history_problem
 from ctxwatch.formats.wire.images import image_part
 from ctxwatch.formats.wire.messages import RequestParts
-from ctxwatch.formats.wire.values import int_or_none, json_text, odd_content, odd_usage, usage_count
+from ctxwatch.formats.wire.values import int_or_none, json_text, odd_content, odd_usage, total_mismatch, usage_count
 from ctxwatch.model import Message, ParsedCall, Part, ResponseInfo, Usage
 
 
@@ -71,15 +71,8 @@ def gemini_total_note(meta: Any, usage: Usage | None) -> str | None:
     agree or either is unknown)."""
     if not isinstance(meta, dict):
         return None
-    total = int_or_none(get_field(meta, "totalTokenCount", "total_token_count"))
-    if total is None or usage is None or usage.prompt_total.__class__ is not int or usage.output.__class__ is not int:
-        return None
-    got = usage.prompt_total + usage.output  # type: ignore[operator]
-    if total == got:
-        return None
-    return (f"usageMetadata.totalTokenCount {total:,} is not prompt {usage.prompt_total:,} + output "
-            f"{usage.output:,} = {got:,} ({total - got:+,}): the block counts tokens ctxwatch does not read, so "
-            "the prompt, the output or the cost may be off")
+    return total_mismatch(get_field(meta, "totalTokenCount", "total_token_count"), usage,
+                          "usageMetadata.totalTokenCount")
 
 
 def gemini_parts(parts: Any) -> list[Part]:

@@ -162,21 +162,6 @@ def openai_usage(u: Any) -> Usage | None:
                  output=out, reasoning=reasoning)
 
 
-def total_mismatch(total: Any, usage: Usage | None, field: str = "total_tokens") -> str | None:
-    """A sentence when a usage block's reported total (``total``, tokens) is not its prompt plus its output as
-    read (``usage``): a count the reader does not know sits in the total, so the prompt or the output (and the
-    cost) may be short; ``None`` when they agree or either side is unknown."""
-    t = int_or_none(total)
-    if t is None or usage is None or usage.prompt_total.__class__ is not int or usage.output.__class__ is not int:
-        return None
-    got = usage.prompt_total + usage.output  # type: ignore[operator]
-    if t == got:
-        return None
-    return (f"usage {field} {t:,} is not prompt {usage.prompt_total:,} + output {usage.output:,} = {got:,} "
-            f"({t - got:+,}): the block counts tokens ctxwatch does not read, so the prompt, the output or the "
-            "cost may be off")
-
-
 def openai_response_info(body: Any) -> ResponseInfo | None:
     """Completion text, tool-call count and finish reason from a chat-completions response body."""
     if not isinstance(body, dict):

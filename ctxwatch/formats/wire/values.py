@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ctxwatch.model import MAX_COUNT, json_type, note_bad_field
+from ctxwatch.model import MAX_COUNT, Usage, json_type, note_bad_field
 from ctxwatch.source import MAX_INT_DIGITS
 from ctxwatch.source import json_text as _json_text
 
@@ -104,3 +104,18 @@ def json_text(v: Any) -> str:
     """Text of a value that is sent to the model as JSON (tool arguments given as objects), never raising
     (:func:`ctxwatch.source.jsontext.json_text`; ``None`` is ``null`` here)."""
     return _json_text(v, none="null")
+
+
+def total_mismatch(total: Any, usage: Usage | None, label: str = "usage total_tokens") -> str | None:
+    """A sentence when a usage block's reported total (``total``, tokens; named ``label`` in it) is not its prompt
+    plus its output as read (``usage``): a count the reader does not know sits in the total, so the prompt or the
+    output (and the cost) may be short; ``None`` when they agree or either side is unknown."""
+    t = int_or_none(total)
+    if t is None or usage is None or usage.prompt_total.__class__ is not int or usage.output.__class__ is not int:
+        return None
+    got = usage.prompt_total + usage.output  # type: ignore[operator]
+    if t == got:
+        return None
+    return (f"{label} {t:,} is not prompt {usage.prompt_total:,} + output {usage.output:,} = {got:,} "
+            f"({t - got:+,}): the block counts tokens ctxwatch does not read, so the prompt, the output or the "
+            "cost may be off")
