@@ -103,3 +103,23 @@ def test_statusline_never_loads_the_dashboard(shared_logs: Path) -> None:
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'rich')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.splitlines()[-1] == "[]"
+
+
+def test_a_log_of_two_sessions_gives_the_last_calls_own_trigger(tmp_path: Path) -> None:
+    """Session A on claude-sonnet-4-5 (200,000 window), then session B on gpt-4o-mini (128,000) last in the file:
+    the line is B's call, and so is its distance to the trigger. By hand: B's reserve is max_tokens 2,000, its
+    budget 0.6 x 128,000 = 76,800, its trigger 0.8 x 76,800 = 61,440; its prompt 1,000; 60,440 to go (it gave
+    A's trigger, 96,000, less B's prompt)."""
+    def rec(session: str, model: str, prompt: int, ts: str) -> dict:
+        return {"timestamp": ts, "session": session,
+                "request": {"model": model, "max_tokens": 2000, "messages": [{"role": "user", "content": "hi"}]},
+                "response": {"usage": {"prompt_tokens": prompt, "completion_tokens": 5}}}
+
+    log = tmp_path / "two.jsonl"
+    log.write_text("".join(json.dumps(r) + "\n" for r in (
+        rec("A", "claude-sonnet-4-5", 5000, "2026-01-15T10:00:00Z"),
+        rec("A", "claude-sonnet-4-5", 6000, "2026-01-15T10:00:30Z"),
+        rec("B", "gpt-4o-mini", 1000, "2026-01-15T09:00:00Z"))))
+    code, out = run_cli([str(log)])
+    assert code == 0
+    assert "of 128k" in out and "60k to trigger" in out and "96k" not in out

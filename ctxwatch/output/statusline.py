@@ -7,13 +7,13 @@ the model's), the distance to compaction, and the most severe flag of the curren
 compaction or reset).  Unknown numbers are ``?``, never 0.
 
 The distance to compaction is to the size the harness last compacted at when the log says it (Claude Code's
-``compact_boundary`` ``preTokens``: ``to compaction (seen at 170k)``), else to ctxwatch's compaction trigger
-(``trigger`` x budget, :class:`~ctxwatch.config.Settings`).
+``compact_boundary`` ``preTokens``: ``to compaction (seen at 170k)``), else to the call's own compaction trigger
+as every view draws it (:class:`ctxwatch.analysis.Limits`: its harness's rule, else ``trigger`` x budget).
 """
 
 from __future__ import annotations
 
-from ctxwatch.analysis import SEVERITY_RANK, Analysis, analyze_run
+from ctxwatch.analysis import SEVERITY_RANK, Analysis, Limits, analyze_run
 from ctxwatch.engine import Run
 from ctxwatch.model import Call
 
@@ -66,18 +66,23 @@ def statusline(run: Run, analyses: dict[str, Analysis] | None = None) -> str:
     if analyses is None:
         analyses = analyze_run(run, texts=False, risks=False)
     analysis = analyses.get(context)
-    fc = analysis.forecast if analysis is not None else None
     seen = _seen_compaction(run, context, call.index)
+    # (the trigger of the call shown, as the dashboard draws it: a log of several sessions and models, an
+    # OpenTelemetry export, has one per call, where the forecast's is its newest session's)
     limit, what = (seen, f"compaction (seen at {short(seen)})") if seen else (
-        fc.trigger_tokens if fc is not None else None, "trigger")
+        Limits.of(call, run.settings).trigger, "trigger")
     if limit is None or occupancy is None:
         parts.append(f"? to {what}")
     elif occupancy >= limit:
         parts.append(f"{what} crossed by {short(occupancy - limit)}")
     else:
         parts.append(f"{short(limit - occupancy)} to {what}")
-    since = fc.since_call if fc is not None and fc.since_call is not None else 0
-    flags = [f for f in (analysis.flags if analysis is not None else []) if f.call >= since]
+    # (the flags of the call's own session since its last compaction or reset: another session's, or those
+    # of a context compacted since, are not this line's)
+    ours = {c.index for c in run.calls if c.context == context and c.session == call.session}
+    resets = [at for r in run.resets if isinstance(at := r.get("at_call"), int)]
+    since = max([c.index for c in run.calls if c.index in ours and c.compaction] + resets + [0])
+    flags = [f for f in (analysis.flags if analysis is not None else []) if f.call >= since and f.call in ours]
     if flags:
         worst = max(flags, key=lambda f: (SEVERITY_RANK[f.severity], f.call))
         parts.append(f"{SEVERITY_MARK.get(worst.severity, '!')} {worst.kind} #{worst.call + 1}")
