@@ -34,13 +34,14 @@ def _widest(c: Column) -> int:
 
 
 def fit_widths(columns: Sequence[Column], width: int | None) -> list[int | None]:
-    """Each column's width (``None``: dropped) for a row of at most ``width`` cells (``None``: natural widths).
+    """Each column's width (``None``: dropped) for a row of at most ``width`` cells (``None``: natural widths,
+    widened to a column's widest cell: piped or redirected, nothing is cut).
 
     With a width, a column is first as wide as its widest cell (never wider than its natural width); then
     columns are dropped by ``drop`` order while the row is too wide, then the narrowable ones lose a cell at a
     time, the widest first, down to their ``least``; a row that still does not fit wraps on the terminal."""
     if width is None:
-        return [c.natural or _widest(c) for c in columns]
+        return [max(c.natural, _widest(c)) for c in columns]
     widths: list[int | None] = [min(c.natural, _widest(c)) if c.natural else _widest(c) for c in columns]
 
     def total() -> int:
