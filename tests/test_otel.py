@@ -328,3 +328,21 @@ def test_a_span_without_operation_name_model_or_provider_is_no_call(tmp_path: Pa
                     + _line({"gen_ai.system": "openai", "gen_ai.request.model": "gpt-4o", **usage},
                             "00000000000000d2"))
     assert [c["prompt_tokens_reported"] for c in report(path, "--format", "otel")["calls"]] == [5000]
+
+
+def test_a_harness_exporting_its_own_events_is_judged_by_its_own_rule() -> None:
+    """Claude Code's api_request events in the sample (laptop-7-cc) are Claude Code's calls, judged as its
+    transcripts are: reserve 20,000 of the 200,000 window, trigger 167,000 and budget 177,000 (worked by hand in
+    ctxwatch.accounting.harness's rule); the GenAI spans of the user's own agents keep the field defaults."""
+    from click.testing import CliRunner
+
+    from ctxwatch.cli import main
+
+    sample = Path(__file__).resolve().parents[1] / "sample_logs" / "otel_collector.jsonl"
+    doc = json.loads(CliRunner().invoke(main, ["report", "--json", "--no-cache", str(sample)]).output)
+    cc = [c for c in doc["calls"] if (c.get("instance") or {}).get("service.name") == "claude-code"]
+    assert len(cc) == 3
+    assert {(c["harness"], c["reserve_tokens"], c["reserve_source"], c["window"]) for c in cc} == {
+        ("claude-code", 20_000, "harness", 200_000)}
+    assert {c["harness"] for c in doc["calls"] if c not in cc} == {None}
+    assert (doc["forecast"]["trigger_tokens"], doc["forecast"]["budget_tokens"]) == (167_000, 177_000)

@@ -128,14 +128,16 @@ class OtelReader(Reader):
     def _log(self, lr: dict[str, Any], res: dict[str, Any], inst: dict[str, str] | None, src: SourceRef,
              scope: str, service: str, calls: list[ParsedCall]) -> None:
         attrs = attributes(field(lr, "attributes", "attributes"))
+        # (the harness's own context rules judge its calls, as they do its transcripts')
         if harness.is_api_request(lr, attrs, scope, service):
-            provider, usage = "anthropic", harness.api_request_usage(attrs)
+            provider, usage, who = "anthropic", harness.api_request_usage(attrs), "claude-code"
         elif harness.is_codex_completion(attrs):
-            provider, usage = "openai", harness.codex_usage(attrs)
+            provider, usage, who = "openai", harness.codex_usage(attrs), "codex"
         else:
             return
         model = _text(attrs.get("model"))
-        prov = Provenance(details={k: attrs[k] for k in harness.DETAIL_KEYS if attrs.get(k) is not None})
+        prov = Provenance(details={k: attrs[k] for k in harness.DETAIL_KEYS if attrs.get(k) is not None},
+                          harness=who)
         if attrs.get("cost_usd") is not None:
             prov.details["cost_logged"] = attrs["cost_usd"]
         prov.message_id = _text(attrs.get("response.id"))
