@@ -1053,8 +1053,16 @@ def test_terminal_sequences_from_a_log_are_printed_literally(tmp_path: Path) -> 
         res = CliRunner().invoke(main, args)
         assert "\x1b" not in res.output and "\x07" not in res.output, args
     res = CliRunner().invoke(main, ["report", str(path)])
-    # (the model column holds 28 characters: the cut falls before the BEL's escape, which it never splits)
-    assert "gpt-4o\\x1b]52;c;aGVsbG8=…" in res.output
+    # (piped, the column is printed whole: every control shows as its escape)
+    assert "gpt-4o\\x1b]52;c;aGVsbG8=\\x07\\x1b]8;;http://x" in res.output and "[31mred" in res.output
+    from ctxwatch.engine import load_run
+    from ctxwatch.output.report import report_json
+    from ctxwatch.output.text import report_lines
+
+    run = load_run(str(path))
+    narrow = "\n".join(report_lines(report_json(run), run.issues, run.settings, width=60))
+    # (on a terminal the model column is cut: the cut falls before the BEL's escape, which it never splits)
+    assert "\x1b" not in narrow and "gpt-4o\\x1b]52;c;aGVsbG8=…" in narrow
 
 
 def test_a_replaced_log_holding_copies_of_read_calls_counts_them_once(tmp_path: Path) -> None:
