@@ -26,6 +26,7 @@ import zlib
 from dataclasses import asdict, dataclass
 
 from ctxwatch.config import Settings, cache_dir, caching_disabled
+from ctxwatch.engine.checkpoint import fingerprint
 from ctxwatch.engine.run import Run
 from ctxwatch.tokens import fallback_used
 
@@ -41,9 +42,6 @@ USED_RESOLUTION = 3600.0
 
 #: Most bytes of saved state kept (compressed): past this, the entries used longest ago are removed.
 MAX_CACHE_BYTES = 512 * 1024 * 1024
-
-#: Bytes of a file's head, and before the saved offset, that must be unchanged for reading to go on from it.
-FINGERPRINT_BYTES = 64
 
 #: Milliseconds a process waits for another one's write to end before it goes on without the cache.
 BUSY_TIMEOUT_MS = 2000
@@ -81,15 +79,6 @@ def _prefix_digest(path: str, offset: int) -> bytes:
             h.update(chunk)
             left -= len(chunk)
     return h.digest()
-
-
-def _fingerprint(path: str, offset: int) -> tuple[bytes, bytes]:
-    """The first bytes of ``path`` and the bytes just before ``offset``."""
-    with open(path, "rb") as fh:
-        head = fh.read(min(FINGERPRINT_BYTES, offset))
-        start = max(0, offset - FINGERPRINT_BYTES)
-        fh.seek(start)
-        return head, fh.read(offset - start)
 
 
 class CacheError(Exception):
@@ -225,7 +214,7 @@ class RunCache:
         dev, ino, size, mtime_ns, head, before, offset, line, used, prefix = row
         st = os.stat(path)
         if (st.st_dev, st.st_ino) != (dev, ino) or st.st_size < size \
-                or (st.st_size == size and st.st_mtime_ns != mtime_ns) or _fingerprint(path, offset) != (head, before):
+                or (st.st_size == size and st.st_mtime_ns != mtime_ns) or fingerprint(path, offset) != (head, before):
             return None
         if (st.st_size, st.st_mtime_ns) != (size, mtime_ns):
             seen = (key, st.st_size, st.st_mtime_ns)
@@ -244,7 +233,7 @@ class RunCache:
             return
         try:
             st = os.stat(path)
-            head, before = _fingerprint(path, offset)
+            head, before = fingerprint(path, offset)
             state = zlib.compress(pickle.dumps(run, protocol=pickle.HIGHEST_PROTOCOL), 1)
             prefix = _prefix_digest(path, offset)
             db.execute("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, NULL, ?)",

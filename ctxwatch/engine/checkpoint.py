@@ -45,8 +45,9 @@ class Checkpoint:
 FINGERPRINT_BYTES = 64
 
 
-def _fingerprint(path: str, offset: int) -> tuple[bytes, bytes]:
-    """The first bytes of ``path`` and the bytes just before ``offset``."""
+def fingerprint(path: str, offset: int) -> tuple[bytes, bytes]:
+    """The first :data:`FINGERPRINT_BYTES` of ``path`` and the :data:`FINGERPRINT_BYTES` just before ``offset``: what
+    must be unchanged for reading to go on from ``offset`` (a checkpoint here, the cache's saved state)."""
     with open(path, "rb") as fh:
         head = fh.read(min(FINGERPRINT_BYTES, offset))
         start = max(0, offset - FINGERPRINT_BYTES)
@@ -61,7 +62,7 @@ def checkpoint(run: Run, tailer: FileTailer) -> Checkpoint:
         OSError: the file cannot be stat'ed.
     """
     st = os.stat(tailer.path)
-    head, before = _fingerprint(tailer.path, tailer.offset)
+    head, before = fingerprint(tailer.path, tailer.offset)
     return Checkpoint(run, tailer.path, tailer.offset, tailer.line, st.st_dev, st.st_ino, st.st_size, head, before)
 
 
@@ -72,7 +73,7 @@ def only_grew(cp: Checkpoint) -> bool:
         st = os.stat(cp.path)
         if (st.st_dev, st.st_ino) != (cp.device, cp.inode) or st.st_size < cp.offset:
             return False
-        return _fingerprint(cp.path, cp.offset) == (cp.head, cp.before)
+        return fingerprint(cp.path, cp.offset) == (cp.head, cp.before)
     except OSError:
         return False
 
