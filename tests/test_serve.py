@@ -143,3 +143,25 @@ def _until(page: object, ok: object, timeout_ms: int = 60_000) -> None:
             raise AssertionError("the dashboard did not show it in the browser")
         page.wait_for_timeout(200)  # type: ignore[attr-defined]
         waited += 200
+
+
+@pytest.mark.parametrize(("host", "url"), [("::1", "http://[::1]:8765"), ("[::1]", "http://[::1]:8765"),
+                                           ("127.0.0.1", None)])
+def test_an_ipv6_host_is_shown_in_brackets(host: str, url: str | None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``serve --host ::1`` gave textual-serve no public URL, which wrote ``http://::1:8765`` (no brackets:
+    not a URL a browser opens); an IPv4 host is left to textual-serve."""
+    import textual_serve.server
+
+    made: list[dict] = []
+
+    class FakeServer:
+        def __init__(self, command: str, **kw: object) -> None:
+            made.append(kw)
+
+        def serve(self) -> None:
+            pass
+
+    monkeypatch.setattr(textual_serve.server, "Server", FakeServer)
+    res = CliRunner().invoke(main, ["serve", str(SAMPLE), "--host", host, "--port", "8765"])
+    assert res.exit_code == 0, res.output
+    assert made and made[0]["public_url"] == url

@@ -109,6 +109,8 @@ def serve_cmd(paths: tuple[str, ...], config: str | None, window: int | None, bu
     command = child_command(paths, {"config": config, "window": window, "budget_fraction": budget_fraction,
                                     "trigger": trigger, "reserve": reserve, "format": fmt, "poll": poll,
                                     "last": last})
+    if public_url is None and ":" in host.strip("[]"):
+        public_url = f"http://[{host.strip('[]')}]:{port}"  # (an IPv6 address in a URL goes in brackets: RFC 3986)
     server = Server(command, host=host, port=port, title="ctxwatch", public_url=public_url)
     if not is_loopback(host):
         shown = ", ".join(clean(p) for p in paths)
