@@ -12,13 +12,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from ctxwatch.accounting import Calibrations
+from ctxwatch.analysis import SEVERITY_RANK
 from ctxwatch.model import Call, shown_breakdown, shown_fraction
 
 #: A conversation: ``(instance name, session id)``, either ``None`` when the log does not say.
 Conversation = tuple[str | None, str | None]
-
-#: How bad each flag severity is, for the order of the rows (none is 0).
-SEVERITY_RANK = {"info": 1, "warn": 2, "critical": 3}
 
 
 def instance_name(call: Call) -> str | None:
@@ -65,7 +63,7 @@ class FleetRow:
     @property
     def risk(self) -> tuple[int, float, float]:
         """The sort key, most at risk first: the worst flag's severity, then occupancy, then the newest."""
-        sev = SEVERITY_RANK.get(self.worst[0], 0) if self.worst else 0
+        sev = SEVERITY_RANK.get(self.worst[0], -1) if self.worst else -1  # (no flag ranks below info)
         return -sev, -(self.used if self.used is not None else -1.0), self.age if self.age is not None else 1e18
 
 
@@ -93,8 +91,8 @@ def fleet_rows(calls: Iterable[Call], flags: Iterable[Any], calibrations: Calibr
         worst = None
         for c in members:
             for f in by_call.get(c.index, []):
-                rank = SEVERITY_RANK.get(f.severity, 0)
-                if worst is None or rank > SEVERITY_RANK.get(worst[0], 0):
+                rank = SEVERITY_RANK.get(f.severity, -1)
+                if worst is None or rank > SEVERITY_RANK.get(worst[0], -1):
                     worst = (f.severity, f.kind, f.call)
         rows.append(FleetRow(conv, len(members), last, used, floor,
                              now - last.timestamp if last.timestamp is not None else None, worst))
