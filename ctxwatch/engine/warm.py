@@ -7,6 +7,7 @@ end, gives exactly what a read from the start gives.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Callable, Iterator
 from typing import NamedTuple
@@ -46,15 +47,15 @@ def open_warm(cache: RunCache, path: str, fmt: str | None, settings: Settings | 
 
 
 def _complete_lines(path: str, offset: int, line: int, progress: Callable[[int], None] | None,
-                    end: list[int]) -> Iterator[Line]:
+                    end: list[int], on_chunk: Callable[[bytes], None] | None = None) -> Iterator[Line]:
     """The complete lines of ``path`` from ``offset``; ``end`` gets the offset and number after the last one."""
-    for ln in read_lines(path, offset=offset, line=line, final=False, progress=progress):
+    for ln in read_lines(path, offset=offset, line=line, final=False, progress=progress, on_chunk=on_chunk):
         end[0], end[1] = ln.end, ln.number + 1
         yield ln
 
 
 def read_warm(cache: RunCache, path: str, spec: FormatSpec, found: Found, settings: Settings | None,
-              progress: Callable[[int, int], None] | None = None) -> Run:
+              progress: Callable[[int, int], None] | None = None, *, commit: bool = True) -> Run:
     """The finished run of the log ``path`` in ``spec``'s format (a stream of records, not a document), with
     ``found`` from :func:`open_warm`: the cached run of the same file read on from where it stopped, else a run
     read from the start; the state after its last complete line is saved for the next read.
@@ -72,11 +73,22 @@ def read_warm(cache: RunCache, path: str, spec: FormatSpec, found: Found, settin
     reader = run.reader
     reader.coalesce = True  # the whole file is read now: one emission per call is enough
     end = [offset, line]
+    # A read from the start hashes the bytes as it reads them: the saved state's digest of the part read
+    # (when the file ends with a complete line, the bytes read are that part).
+    digest = hashlib.sha1(usedforsecurity=False) if offset == 0 else None
+    hashed = [0]
+
+    def take(chunk: bytes) -> None:
+        assert digest is not None
+        digest.update(chunk)
+        hashed[0] += len(chunk)
+
     try:
-        run.feed_lines(_complete_lines(path, offset, line, cb, end))
+        run.feed_lines(_complete_lines(path, offset, line, cb, end, take if digest is not None else None))
         if hit is None or end[0] != offset:
             run.account_pending()  # (the saved state holds summaries, no parsed text)
-            cache.store(path, key, run, end[0], end[1])
+            prefix = digest.digest() if digest is not None and hashed[0] == end[0] else None
+            cache.store(path, key, run, end[0], end[1], prefix=prefix, commit=commit)
         run.feed_lines(read_lines(path, offset=end[0], line=end[1], final=True))  # (the unterminated last line)
         run.finish()
     except OSError as exc:

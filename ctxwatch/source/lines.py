@@ -142,7 +142,7 @@ class LineSplitter:
 
 def read_lines(path: str, *, offset: int = 0, line: int = 1, end: int | None = None, final: bool = True,
                max_line_bytes: int = DEFAULT_MAX_LINE_BYTES, progress: Callable[[int], None] | None = None,
-               ) -> Iterator[Line]:
+               on_chunk: Callable[[bytes], None] | None = None) -> Iterator[Line]:
     """The lines of a file from byte ``offset`` (whose line number is ``line``), read in chunks.
 
     Args:
@@ -152,6 +152,8 @@ def read_lines(path: str, *, offset: int = 0, line: int = 1, end: int | None = N
             False it is left for a later read.
         max_line_bytes: longer lines are given ``oversized``, without their bytes.
         progress: called with the byte offset reached after each chunk.
+        on_chunk: called with each chunk of bytes as it is read, before its lines are given (a digest of the
+            bytes read, say, without reading them twice).
 
     Raises:
         OSError: only if the file cannot be opened or read.
@@ -166,6 +168,8 @@ def read_lines(path: str, *, offset: int = 0, line: int = 1, end: int | None = N
                 break
             if left > 0:
                 left -= len(chunk)
+            if on_chunk is not None:
+                on_chunk(chunk)
             yield from splitter.feed(chunk)
             if progress is not None:
                 progress(splitter.offset + splitter.pending)

