@@ -9,13 +9,13 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING
 
 from ctxwatch.cli.arrays import spool_arrays
 from ctxwatch.cli.exits import fail
 from ctxwatch.cli.options import NO_CACHE
-from ctxwatch.cli.spool import spool_stdin
+from ctxwatch.cli.spool import STDIN_NAME, spool_stdin
 from ctxwatch.config import Settings
 from ctxwatch.output.safetext import clean
 
@@ -44,6 +44,45 @@ def load_paths(paths: tuple[str, ...], fmt: str | None, settings: Settings) -> R
             return load_many(list(paths), fmt, settings, parallel=True, cache=cache)
         except LogError as exc:
             fail(clean(exc))
+
+
+class KeptOutput:
+    """A command's output kept in the user's cache for its inputs (:mod:`ctxwatch.engine.outputs`): written again
+    when none of the logs changed, kept as it is written otherwise."""
+
+    def __init__(self, cache: RunCache, key: str, again: Callable[[], str | None]) -> None:
+        self.cache, self.key, self._again = cache, key, again
+
+    @classmethod
+    def find(cls, kind: str, paths: tuple[str, ...], fmt: str | None, settings: Settings) -> KeptOutput | None:
+        """The entry for ``kind`` (the command and its output shape) on ``paths``, or ``None``: the cache is
+        off, or an input has no key (standard input, a pipe, a missing file: read, and reported, as always)."""
+        if STDIN_NAME in paths:
+            return None
+        cache = user_cache()
+        if cache is None:
+            return None
+        from ctxwatch.engine.outputs import inputs_key
+
+        def again() -> str | None:
+            return inputs_key(kind, list(paths), fmt, settings)
+
+        key = again()
+        return cls(cache, key, again) if key is not None else None
+
+    def replay(self) -> bool:
+        """Write the kept output; False when there is none."""
+        from ctxwatch.cli.console import write_chunks
+
+        pieces = self.cache.load_output(self.key)
+        if pieces is None:
+            return False
+        write_chunks(pieces)
+        return True
+
+    def keep(self, pieces: Iterable[bytes]) -> Iterator[bytes]:
+        """``pieces`` as they are written, kept once the last one is (see :meth:`RunCache.keep_output`)."""
+        return self.cache.keep_output(self.key, pieces, self._again)
 
 
 def given_or_found(paths: tuple[str, ...]) -> tuple[str, ...]:

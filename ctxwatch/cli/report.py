@@ -17,7 +17,7 @@ import click
 
 from ctxwatch.cli.console import echo, write_chunks
 from ctxwatch.cli.exits import exit_if_nothing_read, fail
-from ctxwatch.cli.load import given_or_found, load_paths, steady_heap
+from ctxwatch.cli.load import KeptOutput, given_or_found, load_paths, steady_heap
 from ctxwatch.cli.options import cache_option, make_settings, settings_options
 from ctxwatch.cli.spool import STDIN_NAME, is_pipe
 from ctxwatch.config import Settings
@@ -67,12 +67,18 @@ def report_cmd(paths: tuple[str, ...], config: str | None, window: int | None, b
     from ctxwatch.output.report import report_json, report_json_chunks, report_jsonl_chunks
 
     paths = given_or_found(paths)
+    if jsonl or as_json:
+        kept = KeptOutput.find("report --jsonl" if jsonl else "report --json", paths, fmt, settings)
+        if kept is not None and kept.replay():
+            return
+        run = load_paths(paths, fmt, settings)
+        exit_if_nothing_read(run, paths)
+        with steady_heap():  # (written as made: one call object at a time)
+            chunks = report_jsonl_chunks(run) if jsonl else report_json_chunks(run)
+            write_chunks(kept.keep(chunks) if kept is not None else chunks)
+        return
     run = load_paths(paths, fmt, settings)
     exit_if_nothing_read(run, paths)
-    if jsonl or as_json:  # (written as made: one call object at a time)
-        with steady_heap():
-            write_chunks(report_jsonl_chunks(run) if jsonl else report_json_chunks(run))
-        return
     with steady_heap():
         doc = report_json(run)
     from ctxwatch.output.text import report_lines

@@ -1,0 +1,54 @@
+"""A command's whole output kept for its inputs: the same command on logs none of which changed since is answered
+from the cache without reading them, byte for byte what reading them would print.
+
+The key (:func:`inputs_key`) is everything the output depends on: the command's output shape, the forced format,
+every setting, ctxwatch's code and the versions of what gives its numbers (:func:`~ctxwatch.engine.cachedb.
+code_fingerprint`), the day (a call without a timestamp is priced at today's rates), and each log file read: its
+path as given and its real path, device and inode, size, modification time, first and last bytes, in the order
+they are read, with the notes on the entries of a folder that are not read.  A log that is not a regular file
+(a pipe, standard input) has no key: it is read.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+from datetime import UTC, datetime
+
+from ctxwatch.config import Settings
+from ctxwatch.engine.cachedb import code_fingerprint, settings_text
+from ctxwatch.engine.checkpoint import FINGERPRINT_BYTES
+from ctxwatch.engine.folder import log_files
+from ctxwatch.engine.opening import LogError
+from ctxwatch.model import Issue
+
+
+def inputs_key(kind: str, paths: list[str], fmt: str | None, settings: Settings) -> str | None:
+    """The key of ``kind``'s output (a name for the command and its output shape, say ``report-json``) for
+    ``paths`` as :func:`~ctxwatch.engine.load_many` and :func:`~ctxwatch.engine.load_run` read them, or
+    ``None`` when an input cannot have one (not a regular file, unreadable, no log at all)."""
+    try:
+        if len(paths) == 1 and not os.path.isdir(paths[0]):
+            files, notes = [paths[0]], list[Issue]()
+        else:
+            files, notes = log_files(paths)
+        h = hashlib.blake2b(digest_size=20)
+        for part in (kind, fmt or "", settings_text(settings), code_fingerprint(),
+                     datetime.now(UTC).date().isoformat(), *paths):
+            h.update(part.encode("utf-8", "surrogatepass") + b"\0")
+        for f in files:
+            st = os.stat(f)
+            if not stat.S_ISREG(st.st_mode):
+                return None
+            with open(f, "rb") as fh:
+                head = fh.read(FINGERPRINT_BYTES)
+                fh.seek(max(0, st.st_size - FINGERPRINT_BYTES))
+                tail = fh.read(FINGERPRINT_BYTES)
+            h.update(f"{f}\0{os.path.realpath(f)}\0{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}\0"
+                     .encode("utf-8", "surrogatepass") + head + b"\0" + tail + b"\0")
+        for n in notes:
+            h.update(f"{n.path}\0{n.line}\0{n.kind}\0{n.message}\0".encode("utf-8", "surrogatepass"))
+        return h.hexdigest()
+    except (OSError, LogError, ValueError):
+        return None

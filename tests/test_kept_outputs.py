@@ -1,0 +1,155 @@
+"""A command's whole output kept for unchanged inputs (``ctxwatch.engine.outputs``): ``report --json`` of logs none
+of which changed is written again without reading any of them, and every change that could change a number reads
+them again.  The expected output is always that of a read with the cache off (``--no-cache``), made at the same
+moment; whether the logs were read is seen by a spy on the command's loading step."""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+from datetime import UTC, date, datetime
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import ctxwatch.cli.report as report_cli
+from ctxwatch.cli import main
+from ctxwatch.engine import cache as cache_mod
+from ctxwatch.engine import outputs
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(autouse=True)
+def _own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = tmp_path / "cache-home"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(folder))
+    monkeypatch.delenv("CTXWATCH_NO_CACHE", raising=False)
+    return folder
+
+
+@pytest.fixture
+def loads(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, ...]]:
+    """The paths each report had to load (read through the per-file cache or from the start)."""
+    seen: list[tuple[str, ...]] = []
+    real = report_cli.load_paths
+
+    def spy(paths, fmt, settings):  # type: ignore[no-untyped-def]
+        seen.append(tuple(paths))
+        return real(paths, fmt, settings)
+
+    monkeypatch.setattr(report_cli, "load_paths", spy)
+    return seen
+
+
+def report(*args: str) -> bytes:
+    res = CliRunner().invoke(main, ["report", *args])
+    assert res.exit_code == 0, res.output
+    return res.stdout_bytes
+
+
+def folder_of_logs(shared: Path, tmp_path: Path) -> Path:
+    folder = tmp_path / "logs"
+    (folder / "sub").mkdir(parents=True)
+    for p in sorted((shared / "claude-code").glob("spotter_*.jsonl"))[:3]:
+        shutil.copy(p, folder / p.name)
+    shutil.copy(ROOT / "sample_logs" / "codex_rollout.jsonl", folder / "sub" / "rollout.jsonl")
+    return folder
+
+
+def test_an_unchanged_folder_is_answered_without_reading_it(shared_logs: Path, tmp_path: Path,
+                                                           loads: list[tuple[str, ...]]) -> None:
+    folder = folder_of_logs(shared_logs, tmp_path)
+    for shape in ("--json", "--jsonl"):
+        want = report(shape, "--no-cache", str(folder))
+        loads.clear()
+        assert report(shape, str(folder)) == want  # (read, and kept)
+        assert report(shape, str(folder)) == want  # (written from the cache)
+        assert report(shape, str(folder)) == want
+        assert loads == [(str(folder),)]
+
+
+def test_every_change_to_an_input_reads_them_again(shared_logs: Path, tmp_path: Path,
+                                                  loads: list[tuple[str, ...]]) -> None:
+    folder = folder_of_logs(shared_logs, tmp_path)
+    grown = folder / "sub" / "rollout.jsonl"
+    first = sorted(folder.glob("spotter_*.jsonl"))[0]
+
+    def same_as_cold(*extra: str) -> None:
+        loads.clear()
+        want = report("--json", "--no-cache", *extra, str(folder))
+        assert report("--json", *extra, str(folder)) == want
+        assert len(loads) == 2, "the change was not seen"  # (the cold read, and the one through the cache)
+        loads.clear()
+        assert report("--json", *extra, str(folder)) == want and loads == []  # (kept again)
+
+    report("--json", str(folder))
+    lines = grown.read_bytes().splitlines(keepends=True)
+    grown.write_bytes(b"".join(lines[:-1]))  # (shorter)
+    same_as_cold()
+    grown.write_bytes(b"".join(lines))  # (grew)
+    same_as_cold()
+    data = first.read_bytes()
+    at = data.index(b'"output_tokens":') + len(b'"output_tokens":')
+    digit = data[at:at + 1]
+    assert digit.isdigit()
+    first.write_bytes(data[:at] + (b"7" if digit != b"7" else b"8") + data[at + 1:])  # (same size, one count)
+    same_as_cold()
+    copy = first.with_suffix(".tmp")
+    shutil.copy(first, copy)
+    copy.replace(first)  # (replaced by a copy: another file, the same bytes)
+    same_as_cold()
+    shutil.copy(first, folder / "sub" / "another.jsonl")  # (a log added)
+    same_as_cold()
+    first.unlink()  # (a log removed)
+    same_as_cold()
+    same_as_cold("--window", "50000")  # (a setting)
+    same_as_cold("--format", "claude-code")  # (a forced format)
+
+
+def test_another_ctxwatch_or_another_day_reads_them_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                         loads: list[tuple[str, ...]]) -> None:
+    log = tmp_path / "run.jsonl"
+    shutil.copy(ROOT / "sample_logs" / "openai_chat_demo.jsonl", log)
+    want = report("--json", str(log))
+    assert report("--json", str(log)) == want and len(loads) == 1
+    monkeypatch.setattr(outputs, "code_fingerprint", lambda: "another ctxwatch")
+    assert report("--json", str(log)) == want and len(loads) == 2
+
+    class Tomorrow(datetime):
+        @classmethod
+        def now(cls, tz=None):  # type: ignore[no-untyped-def,override]
+            return datetime.combine(date.today(), datetime.min.time(), UTC).replace(year=date.today().year + 1)
+
+    monkeypatch.setattr(outputs, "datetime", Tomorrow)  # (a call without a timestamp is priced at the day's rates)
+    assert report("--json", str(log)) == want and len(loads) == 3
+
+
+def test_a_damaged_kept_output_is_not_written(tmp_path: Path, loads: list[tuple[str, ...]]) -> None:
+    log = tmp_path / "run.jsonl"
+    shutil.copy(ROOT / "sample_logs" / "claude_code_session.jsonl", log)
+    want = report("--json", "--no-cache", str(log))
+    assert report("--json", str(log)) == want
+    db = sqlite3.connect(cache_mod.default_path())
+    (data,) = db.execute("SELECT data FROM outputs").fetchone()
+    db.execute("UPDATE outputs SET data = ?", (data[:-10] + b"x" * 10,))
+    db.commit()
+    db.close()
+    loads.clear()
+    assert report("--json", str(log)) == want and len(loads) == 1  # (read again, and kept again)
+    loads.clear()
+    assert report("--json", str(log)) == want and loads == []
+
+
+def test_standard_input_and_no_cache_are_always_read(tmp_path: Path, loads: list[tuple[str, ...]]) -> None:
+    data = (ROOT / "sample_logs" / "openai_chat_demo.jsonl").read_bytes()
+    for _ in range(2):
+        res = CliRunner().invoke(main, ["report", "--json", "-"], input=data)
+        assert res.exit_code == 0
+    log = tmp_path / "run.jsonl"
+    log.write_bytes(data)
+    for _ in range(2):
+        report("--json", "--no-cache", str(log))
+    assert len(loads) == 4
+    assert not Path(cache_mod.default_path()).exists()
