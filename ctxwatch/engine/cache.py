@@ -210,9 +210,10 @@ class RunCache:
             state = zlib.compress(pickle.dumps(run, protocol=pickle.HIGHEST_PROTOCOL), 1)
             if prefix is None:
                 prefix = prefix_digest(path, offset)
-            db.execute("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, NULL, ?)",
+            db.execute("INSERT OR REPLACE INTO files (key, path, dev, ino, size, mtime_ns, head, before, offset, "
+                       "line, used, prefix, state) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                        (key, os.fsencode(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, head, before,
-                        offset, line, state, time.time(), prefix))
+                        offset, line, time.time(), prefix, state))
             self._valid_seen.pop(key, None)
             self._unpruned += len(state)
             if self._unpruned >= PRUNE_EVERY_BYTES:
@@ -287,18 +288,30 @@ class RunCache:
         """``pieces`` as they come, kept (compressed) for ``key`` once the last one is given, when ``still()``,
         the key worked out again after the read, is still ``key`` (an input that changed while it was read gives
         another one) and the numbers did not fall back to an estimate for want of the tokenizer."""
+        from concurrent.futures import Future, ThreadPoolExecutor
+
         packer = zlib.compressobj(1)
-        kept: list[bytes] = []
-        for piece in pieces:
-            kept.append(packer.compress(piece))
-            yield piece
-        kept.append(packer.flush())
+        kept: list[Future[bytes]] = []
+        held: list[bytes] = []
+        size = 0
+        # (compressed in a thread, a megabyte at a time, in order: zlib lets go of the interpreter while it
+        # works, so the output is made and kept at once on two cores)
+        with ThreadPoolExecutor(max_workers=1) as packing:
+            for piece in pieces:
+                held.append(piece)
+                size += len(piece)
+                if size >= OUTPUT_PIECE_BYTES:
+                    kept.append(packing.submit(packer.compress, b"".join(held)))
+                    held, size = [], 0
+                yield piece
+            kept.append(packing.submit(packer.compress, b"".join(held)))
+            kept.append(packing.submit(packer.flush))
+            body = b"".join(f.result() for f in kept)
         if fallback_used() or still() != key:
             return
         db = self._connect()
         if db is None:
             return
-        body = b"".join(kept)
         data = zlib.crc32(body).to_bytes(4, "big") + body
         try:
             db.execute("INSERT OR REPLACE INTO outputs VALUES (?, ?, ?)", (key, data, time.time()))

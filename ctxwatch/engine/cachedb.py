@@ -92,10 +92,11 @@ def _prepare(db: sqlite3.Connection) -> sqlite3.Connection:
             raise sqlite3.DatabaseError("not a ctxwatch cache")  # (another program's database: made again)
         for name in TABLES:
             db.execute(f"DROP TABLE IF EXISTS {name}")
+        # (the saved state and result last: a row's small columns are then read without its big ones)
         db.execute("""CREATE TABLE files (key TEXT PRIMARY KEY, path BLOB, dev INTEGER, ino INTEGER,
                       size INTEGER, mtime_ns INTEGER, head BLOB, before BLOB, offset INTEGER, line INTEGER,
-                      state BLOB, used REAL, result BLOB, result_size INTEGER, result_mtime INTEGER,
-                      prefix BLOB)""")
+                      used REAL, result_size INTEGER, result_mtime INTEGER, prefix BLOB, state BLOB,
+                      result BLOB)""")
         db.execute("CREATE TABLE outputs (key TEXT PRIMARY KEY, data BLOB, used REAL)")
         db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         db.commit()

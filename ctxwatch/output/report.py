@@ -267,13 +267,15 @@ def _run_totals(calls: list[Call]) -> dict[str, Any] | None:
             "api_calls": count_or_none(stats.get("api_calls")), "source": "model_stats"}
 
 
-def report_json(run: Run, *, with_calls: bool = True) -> dict[str, Any]:
+def report_json(run: Run, *, with_calls: bool = True, costs: list[Decimal | None] | None = None) -> dict[str, Any]:
     """The whole ``report --json`` document for a run (``with_calls=False``: its ``calls`` left empty, for
-    :func:`report_json_chunks`, which writes them one by one)."""
+    :func:`report_json_chunks`, which writes them one by one; ``costs``: each call's :func:`cost_of`, when
+    already worked out)."""
     factors = run.factors()
     cal = factors.run
     st = run.settings
-    costs = [cost_of(c) for c in run.calls]
+    if costs is None:
+        costs = [cost_of(c) for c in run.calls]
     from ctxwatch.analysis import analysis_json
 
     fmt, formats = run.format_read()
@@ -304,7 +306,7 @@ def report_json_chunks(run: Run) -> Iterator[bytes]:
     in turn, so memory does not hold every call's object at once, nor the whole document's bytes."""
     factors = run.factors()
     costs = [cost_of(c) for c in run.calls]
-    text = json_bytes(report_json(run, with_calls=False), orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
+    text = json_bytes(report_json(run, with_calls=False, costs=costs), orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
     head, slot, tail = text.partition(_CALLS_SLOT)
     if not slot:  # (cannot be: the document always has its calls key; written whole if it ever had not)
         yield json_bytes(report_json(run), orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
