@@ -41,6 +41,7 @@ bench: $(VENV)/.installed-test
 	$(BIN)/python tests/benchmarks/bench_ingest.py
 	$(BIN)/python tests/benchmarks/bench_follow.py
 	$(BIN)/python tests/benchmarks/bench_long_text.py
+	$(BIN)/python tests/benchmarks/bench_first_screen.py
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info
