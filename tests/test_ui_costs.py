@@ -118,3 +118,25 @@ async def test_at_80x24_the_costs_are_on_the_status_line_and_in_the_detail(share
         assert await wait_for(pilot, lambda: isinstance(app.screen, DetailScreen))
         head = " ".join(str(app.screen.query_one("#detail-head", Static).render()).split())
         assert f"cost {dollars(by_hand)} · cache r 98,729 w 7,330" in head
+
+
+async def test_the_cache_totals_count_the_calls_report_counts(tmp_path: Path) -> None:
+    """The OTel sample: 12 calls, one of which reports no prompt; ``report`` sums the prompt's parts over the 11
+    that do ("cache read … in 7 of 11 calls"), and so does the dashboard's total (the counts taken from
+    ``report --json``: the calls that report a prompt, and those of them with a cache read)."""
+    import json
+
+    path = Path(__file__).resolve().parents[1] / "sample_logs" / "otel_collector.jsonl"
+    from click.testing import CliRunner
+
+    from ctxwatch.cli import main
+
+    calls = json.loads(CliRunner().invoke(main, ["report", "--json", "--no-cache", str(path)]).stdout)["calls"]
+    prompted = [c for c in calls if c["prompt_tokens_reported"]]
+    reads = [c["cache_read_tokens"] for c in prompted if c["cache_read_tokens"] is not None]
+    assert (len(calls), len(prompted), len(reads)) == (12, 11, 7)
+    app = CtxwatchApp(str(path))
+    async with app.run_test(size=(160, 40)) as pilot:
+        await loaded(pilot, 12)
+        assert (app.totals.prompted, app.totals.with_read) == (11, 7)
+        assert f"({len(reads)} of {len(prompted)} calls)" in app.totals.cache_text()

@@ -43,12 +43,14 @@ def dollars(cost: float | None) -> str:
 @dataclass(slots=True)
 class Totals:
     """The log's totals, kept as calls arrive and are replaced (:meth:`take`, :meth:`drop`): calls, cost of the
-    priced ones and how many could not be priced, cache reads and writes (tokens) summed over the calls that
-    report them and how many do."""
+    priced ones and how many could not be priced, and cache reads and writes (tokens), parts of the prompt:
+    summed, as ``report`` sums them, over the calls that report a prompt (``prompted``), with how many of
+    those report each part."""
 
     calls: int = 0
     cost: float = 0.0
     unpriced: int = 0
+    prompted: int = 0
     cache_read: int = 0
     with_read: int = 0
     cache_write: int = 0
@@ -62,10 +64,13 @@ class Totals:
         else:
             self.cost += sign * cost
         u = call.usage
-        if u is not None and u.cache_read is not None:
+        if u is None or not u.prompt_total:
+            return  # (no prompt size: its parts are not summed, see report's totals)
+        self.prompted += sign
+        if u.cache_read is not None:
             self.cache_read += sign * u.cache_read
             self.with_read += sign
-        if u is not None and u.cache_write is not None:
+        if u.cache_write is not None:
             self.cache_write += sign * u.cache_write
             self.with_write += sign
 
@@ -78,11 +83,11 @@ class Totals:
 
     def cache_text(self) -> str:
         """``cache r 9.2M w 410k`` (reads, writes), each ``?`` when no call reports it (and ``of N calls`` when
-        only some do)."""
+        only some of the calls that report a prompt do, as ``report`` says it)."""
         def part(total: int, n: int) -> str:
             if not n:
                 return "?"
-            return tx.short_tokens(total) + ("" if n == self.calls else f" ({n:,} of {self.calls:,} calls)")
+            return tx.short_tokens(total) + ("" if n == self.prompted else f" ({n:,} of {self.prompted:,} calls)")
 
         return f"cache r {part(self.cache_read, self.with_read)} w {part(self.cache_write, self.with_write)}"
 
