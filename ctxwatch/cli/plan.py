@@ -24,7 +24,8 @@ from ctxwatch.output.safetext import json_bytes, shown, write_out
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 @click.option("--call", "call_number", type=int, default=None,
               help="The call #N as `check`, `report` and the dashboard number it, from 1 (negative: from the end). "
-                   "Default: the last real call.")
+                   "Default: the newest session's last main-context call, not a probe (the one the dashboard opens on; "
+                   "--call -1 is the last call in the file).")
 @click.option("--index", "call_index", type=int, default=None,
               help="The call by its `report --json` index, from 0 (#N is index N-1; negative: from the end).")
 @click.option("--keep-recent", type=click.IntRange(min=0, max=MAX_COUNT - 1), default=None,
