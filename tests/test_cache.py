@@ -269,7 +269,8 @@ def test_the_cache_command_says_where_and_clears(tmp_path: Path, _own_cache: Pat
     assert res.exit_code == 0 and cache_mod.default_path() in res.output and "1 log," in res.output
     report(log, "--window", "50000")  # (the same log read with another setting: an entry of its own)
     res = CliRunner().invoke(main, ["cache"])
-    assert "1 log (2 entries: a log read with other settings has one of its own)" in res.output
+    assert "1 log (2 entries: a log read with other settings, or by another ctxwatch, has one of its own)" \
+        in res.output
     res = CliRunner().invoke(main, ["cache", "clear"])
     assert res.exit_code == 0 and "cleared 2 saved reads" in res.output and entries() == 0
 
@@ -380,3 +381,26 @@ def test_another_catalogue_or_tokenizer_version_is_another_ctxwatch(monkeypatch:
     monkeypatch.setattr(importlib.metadata, "version", real)
     cache_mod.code_fingerprint.cache_clear()
     assert cache_mod.code_fingerprint() == before
+
+
+def test_what_another_ctxwatch_saved_goes_a_day_after_its_last_use(tmp_path: Path, _own_cache: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two installs sharing the cache keep each other's entries while both are in use; an entry of another
+    ctxwatch's code unused for a day is removed at the next save."""
+    logs = [tmp_path / f"run{i}.jsonl" for i in range(2)]
+    for log in logs:
+        shutil.copy(ROOT / "sample_logs" / "openai_chat_demo.jsonl", log)
+    clock = [1_000_000.0]
+    monkeypatch.setattr(cache_mod.time, "time", lambda: clock[0])
+    report(logs[0])  # (saved by this ctxwatch)
+    for mod in (cache_mod, cachedb):
+        monkeypatch.setattr(mod, "code_fingerprint", lambda: "another ctxwatch")
+    clock[0] += cachedb.FOREIGN_UNUSED_SECONDS / 2
+    report(logs[1])  # (another one, within the day: both kept)
+    assert entries() == 2
+    clock[0] += cachedb.FOREIGN_UNUSED_SECONDS
+    logs[1].write_bytes(logs[1].read_bytes() + logs[1].read_bytes().splitlines(keepends=True)[0])
+    report(logs[1])  # (a day on: the first ctxwatch's entry goes)
+    db = sqlite3.connect(cache_mod.default_path())
+    assert db.execute("SELECT code FROM files").fetchall() == [("another ctxwatch",)]
+    db.close()

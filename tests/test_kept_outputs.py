@@ -153,3 +153,17 @@ def test_standard_input_and_no_cache_are_always_read(tmp_path: Path, loads: list
         report("--json", "--no-cache", str(log))
     assert len(loads) == 4
     assert not Path(cache_mod.default_path()).exists()
+
+
+def test_the_cache_command_counts_the_kept_reports(tmp_path: Path) -> None:
+    log = tmp_path / "run.jsonl"
+    shutil.copy(ROOT / "sample_logs" / "openai_chat_demo.jsonl", log)
+    report("--json", str(log))
+    report("--jsonl", str(log))
+    res = CliRunner().invoke(main, ["cache"])
+    assert "1 log, 2 reports kept whole," in res.output
+    res = CliRunner().invoke(main, ["cache", "clear"])
+    assert res.exit_code == 0
+    db = sqlite3.connect(cache_mod.default_path())
+    assert db.execute("SELECT COUNT(*) FROM outputs").fetchone() == (0,)
+    db.close()

@@ -29,10 +29,11 @@ def cache_cmd(ctx: click.Context) -> None:
     else:
         state = "on"
     echo(f"cache: {info.path}")
-    entries = f" ({info.entries:,} entries: a log read with other settings has one of its own)" \
-        if info.entries != info.logs else ""
-    echo(f"{info.logs:,} log{'s' if info.logs != 1 else ''}{entries}, {info.state_bytes / 1e6:.1f} MB of saved "
-         f"state, {info.file_bytes / 1e6:.1f} MB on disk; {state}")
+    entries = f" ({info.entries:,} entries: a log read with other settings, or by another ctxwatch, has one of " \
+        "its own)" if info.entries != info.logs else ""
+    kept = f", {info.outputs:,} report{'s' if info.outputs != 1 else ''} kept whole" if info.outputs else ""
+    echo(f"{info.logs:,} log{'s' if info.logs != 1 else ''}{entries}{kept}, {info.state_bytes / 1e6:.1f} MB of "
+         f"saved state, {info.file_bytes / 1e6:.1f} MB on disk; {state}")
 
 
 @cache_cmd.command("clear")

@@ -50,8 +50,8 @@ def disabled() -> bool:
 @dataclass(frozen=True)
 class CacheInfo:
     """Where the cache is and how big: ``entries`` saved reads of ``logs`` distinct files (a log read with other
-    settings has an entry of its own), ``state_bytes`` of saved state, ``file_bytes`` on disk; ``problem``: why it
-    cannot be used, or ``None``."""
+    settings, or by another ctxwatch, has an entry of its own), ``outputs`` commands' whole outputs kept,
+    ``state_bytes`` of saved state, ``file_bytes`` on disk; ``problem``: why it cannot be used, or ``None``."""
 
     path: str
     entries: int
@@ -59,6 +59,7 @@ class CacheInfo:
     file_bytes: int
     logs: int = 0
     problem: str | None = None
+    outputs: int = 0
 
 
 class CacheError(Exception):
@@ -211,9 +212,9 @@ class RunCache:
             if prefix is None:
                 prefix = prefix_digest(path, offset)
             db.execute("INSERT OR REPLACE INTO files (key, path, dev, ino, size, mtime_ns, head, before, offset, "
-                       "line, used, prefix, state) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                       "line, used, prefix, code, state) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                        (key, os.fsencode(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, head, before,
-                        offset, line, time.time(), prefix, state))
+                        offset, line, time.time(), prefix, code_fingerprint(), state))
             self._valid_seen.pop(key, None)
             self._unpruned += len(state)
             if self._unpruned >= PRUNE_EVERY_BYTES:
@@ -314,7 +315,8 @@ class RunCache:
             return
         data = zlib.crc32(body).to_bytes(4, "big") + body
         try:
-            db.execute("INSERT OR REPLACE INTO outputs VALUES (?, ?, ?)", (key, data, time.time()))
+            db.execute("INSERT OR REPLACE INTO outputs VALUES (?, ?, ?, ?)", (key, code_fingerprint(), time.time(),
+                                                                             data))
             prune(db)
             db.commit()
         except Exception:
@@ -324,16 +326,17 @@ class RunCache:
     def info(self) -> CacheInfo:
         """How big the cache is (0 entries when it cannot be opened)."""
         db = self._connect()
-        entries = state_bytes = logs = 0
+        entries = state_bytes = logs = outputs = 0
         if db is not None:
             with contextlib.suppress(sqlite3.Error):
                 entries, logs = db.execute("SELECT COUNT(*), COUNT(DISTINCT path) FROM files").fetchone()
+                (outputs,) = db.execute("SELECT COUNT(*) FROM outputs").fetchone()
                 state_bytes = stored_bytes(db)
         file_bytes = 0
         for p in (self.path, self.path + "-wal"):
             with contextlib.suppress(OSError):
                 file_bytes += os.path.getsize(p)
-        return CacheInfo(self.path, entries, state_bytes, file_bytes, logs, self.problem)
+        return CacheInfo(self.path, entries, state_bytes, file_bytes, logs, self.problem, outputs)
 
     def clear(self) -> int:
         """Remove every entry; return how many there were.

@@ -13,6 +13,7 @@ import hashlib
 import os
 import sqlite3
 import stat
+import time
 from dataclasses import asdict
 
 from ctxwatch.config import Settings, cache_dir
@@ -35,6 +36,10 @@ MAX_CACHE_BYTES = 512 * 1024 * 1024
 
 #: Most whole outputs kept (:meth:`ctxwatch.engine.cache.RunCache.store_output`): the latest few commands' inputs.
 MAX_OUTPUTS = 16
+
+#: Seconds after its last use that what another ctxwatch saved is removed (two installs sharing the folder, a
+#: release and a development copy say, keep theirs while both are in use; an upgrade's leftovers go).
+FOREIGN_UNUSED_SECONDS = 24 * 3600.0
 
 #: Milliseconds a process waits for another one's write to end before it goes on without the cache.
 BUSY_TIMEOUT_MS = 2000
@@ -95,9 +100,9 @@ def _prepare(db: sqlite3.Connection) -> sqlite3.Connection:
         # (the saved state and result last: a row's small columns are then read without its big ones)
         db.execute("""CREATE TABLE files (key TEXT PRIMARY KEY, path BLOB, dev INTEGER, ino INTEGER,
                       size INTEGER, mtime_ns INTEGER, head BLOB, before BLOB, offset INTEGER, line INTEGER,
-                      used REAL, result_size INTEGER, result_mtime INTEGER, prefix BLOB, state BLOB,
-                      result BLOB)""")
-        db.execute("CREATE TABLE outputs (key TEXT PRIMARY KEY, data BLOB, used REAL)")
+                      used REAL, result_size INTEGER, result_mtime INTEGER, prefix BLOB, code TEXT,
+                      state BLOB, result BLOB)""")
+        db.execute("CREATE TABLE outputs (key TEXT PRIMARY KEY, code TEXT, used REAL, data BLOB)")
         db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         db.commit()
     return db
@@ -112,9 +117,13 @@ def stored_bytes(db: sqlite3.Connection) -> int:
 
 
 def prune(db: sqlite3.Connection, limit: int | None = None) -> None:
-    """Remove the entries and outputs used longest ago while what is saved is over ``limit`` bytes
-    (:data:`MAX_CACHE_BYTES`), and the outputs past the :data:`MAX_OUTPUTS` used last."""
+    """Remove what another ctxwatch saved (:func:`code_fingerprint`: no key of this one can name it) and did not
+    use for :data:`FOREIGN_UNUSED_SECONDS`, the outputs past the :data:`MAX_OUTPUTS` used last, then the entries
+    and outputs used longest ago while what is saved is over ``limit`` bytes (:data:`MAX_CACHE_BYTES`)."""
     limit = MAX_CACHE_BYTES if limit is None else limit
+    code, old = code_fingerprint(), time.time() - FOREIGN_UNUSED_SECONDS
+    db.execute("DELETE FROM files WHERE code IS NOT ? AND used < ?", (code, old))
+    db.execute("DELETE FROM outputs WHERE code IS NOT ? AND used < ?", (code, old))
     db.execute("DELETE FROM outputs WHERE key NOT IN (SELECT key FROM outputs ORDER BY used DESC LIMIT ?)",
                (MAX_OUTPUTS,))
     total = stored_bytes(db)
