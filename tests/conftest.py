@@ -60,3 +60,11 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         terminalreporter.write_line(f"WARNING: real sample logs not found at {SHARED}: their tests were skipped "
                                     "(set CTXWATCH_SHARED=/path/to/shared)", yellow=True)
 
+
+@pytest.fixture
+def own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A cache folder of the test's own (and the cache on, whatever the environment says)."""
+    folder = tmp_path / "cache-home"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(folder))
+    monkeypatch.delenv("CTXWATCH_NO_CACHE", raising=False)
+    return folder

@@ -24,12 +24,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture(autouse=True)
-def _own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A cache folder of this test's own (and the cache on, whatever the environment says)."""
-    folder = tmp_path / "cache-home"
-    monkeypatch.setenv("XDG_CACHE_HOME", str(folder))
-    monkeypatch.delenv("CTXWATCH_NO_CACHE", raising=False)
-    return folder
+def _own(own_cache: Path) -> None:
+    """Every test here has a cache folder of its own, the cache on."""
 
 
 @pytest.fixture(autouse=True)
@@ -165,7 +161,7 @@ def test_a_setting_or_another_ctxwatch_does_not_use_the_saved_state(tmp_path: Pa
     assert starts == [0, 0, 0] and entries() == 4
 
 
-def test_a_damaged_or_foreign_cache_is_rebuilt_and_no_cache_leaves_it_alone(tmp_path: Path, _own_cache: Path,
+def test_a_damaged_or_foreign_cache_is_rebuilt_and_no_cache_leaves_it_alone(tmp_path: Path, own_cache: Path,
                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     log = tmp_path / "run.jsonl"
     shutil.copy(ROOT / "sample_logs" / "openai_chat_demo.jsonl", log)
@@ -194,7 +190,7 @@ def test_a_damaged_or_foreign_cache_is_rebuilt_and_no_cache_leaves_it_alone(tmp_
     assert report(log) == want and starts == []
 
 
-def test_a_cache_behind_a_symbolic_link_is_not_written(tmp_path: Path, _own_cache: Path) -> None:
+def test_a_cache_behind_a_symbolic_link_is_not_written(tmp_path: Path, own_cache: Path) -> None:
     log = tmp_path / "run.jsonl"
     shutil.copy(ROOT / "sample_logs" / "openai_chat_demo.jsonl", log)
     db = Path(cache_mod.default_path())
@@ -205,7 +201,7 @@ def test_a_cache_behind_a_symbolic_link_is_not_written(tmp_path: Path, _own_cach
     assert not target.exists()
 
 
-def test_two_processes_share_the_cache(tmp_path: Path, _own_cache: Path) -> None:
+def test_two_processes_share_the_cache(tmp_path: Path, own_cache: Path) -> None:
     """Four reports of four logs at once, in separate processes, then again: every output is its cold one."""
     logs = []
     for i, name in enumerate(["openai_chat_demo.jsonl", "claude_trace.jsonl", "codex_rollout.jsonl",
@@ -213,7 +209,7 @@ def test_two_processes_share_the_cache(tmp_path: Path, _own_cache: Path) -> None
         logs.append(tmp_path / f"{i}-{name}")
         shutil.copy(ROOT / "sample_logs" / name, logs[-1])
     want = [cold(p) for p in logs]
-    env = {**os.environ, "XDG_CACHE_HOME": str(_own_cache)}
+    env = {**os.environ, "XDG_CACHE_HOME": str(own_cache)}
     for _ in range(2):
         procs = [subprocess.Popen([sys.executable, "-c", "from ctxwatch.cli import run; run()", "report", "--json",
                                    str(p)], stdout=subprocess.PIPE, env=env) for p in logs]
@@ -261,7 +257,7 @@ def test_a_folder_is_cached_file_by_file(shared_logs: Path, tmp_path: Path, monk
     assert starts == [0]
 
 
-def test_the_cache_command_says_where_and_clears(tmp_path: Path, _own_cache: Path) -> None:
+def test_the_cache_command_says_where_and_clears(tmp_path: Path, own_cache: Path) -> None:
     log = tmp_path / "run.jsonl"
     shutil.copy(ROOT / "sample_logs" / "openai_chat_demo.jsonl", log)
     report(log)
@@ -275,7 +271,7 @@ def test_the_cache_command_says_where_and_clears(tmp_path: Path, _own_cache: Pat
     assert res.exit_code == 0 and "cleared 2 saved reads" in res.output and entries() == 0
 
 
-def test_cache_clear_says_when_another_process_holds_the_cache(tmp_path: Path, _own_cache: Path) -> None:
+def test_cache_clear_says_when_another_process_holds_the_cache(tmp_path: Path, own_cache: Path) -> None:
     """A write lock held by another process past the busy timeout: ``cache clear`` exits 2 saying so, and the
     entries are still there (it said "cleared 0" and exited 0)."""
     log = tmp_path / "run.jsonl"
@@ -383,7 +379,7 @@ def test_another_catalogue_or_tokenizer_version_is_another_ctxwatch(monkeypatch:
     assert cache_mod.code_fingerprint() == before
 
 
-def test_what_another_ctxwatch_saved_goes_a_day_after_its_last_use(tmp_path: Path, _own_cache: Path,
+def test_what_another_ctxwatch_saved_goes_a_day_after_its_last_use(tmp_path: Path, own_cache: Path,
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     """Two installs sharing the cache keep each other's entries while both are in use; an entry of another
     ctxwatch's code unused for a day is removed at the next save."""

@@ -22,11 +22,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(autouse=True)
-def _own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    folder = tmp_path / "cache-home"
-    monkeypatch.setenv("XDG_CACHE_HOME", str(folder))
-    monkeypatch.delenv("CTXWATCH_NO_CACHE", raising=False)
-    return folder
+def _own(own_cache: Path) -> None:
+    """Every test here has a cache folder of its own, the cache on."""
 
 
 @pytest.fixture
