@@ -1,5 +1,5 @@
-"""A command's whole output kept for unchanged inputs (``ctxwatch.engine.outputs``): ``report --json`` of logs none
-of which changed is written again without reading any of them, and every change that could change a number reads
+"""A command's whole output kept for unchanged inputs (``ctxwatch.engine.outputs``): ``report`` (``--json``,
+``--jsonl``, the text tables) of logs none of which changed is written again without reading any of them, and every change that could change a number reads
 them again.  The expected output is always that of a read with the cache off (``--no-cache``), made at the same
 moment; whether the logs were read is seen by a spy on the command's loading step."""
 
@@ -58,13 +58,13 @@ def folder_of_logs(shared: Path, tmp_path: Path) -> Path:
 def test_an_unchanged_folder_is_answered_without_reading_it(shared_logs: Path, tmp_path: Path,
                                                            loads: list[tuple[str, ...]]) -> None:
     folder = folder_of_logs(shared_logs, tmp_path)
-    for shape in ("--json", "--jsonl"):
-        want = report(shape, "--no-cache", str(folder))
+    for shape in (["--json"], ["--jsonl"], [], ["--sessions"]):
+        want = report(*shape, "--no-cache", str(folder))
         loads.clear()
-        assert report(shape, str(folder)) == want  # (read, and kept)
-        assert report(shape, str(folder)) == want  # (written from the cache)
-        assert report(shape, str(folder)) == want
-        assert loads == [(str(folder),)]
+        assert report(*shape, str(folder)) == want  # (read, and kept)
+        assert report(*shape, str(folder)) == want  # (written from the cache)
+        assert report(*shape, str(folder)) == want
+        assert loads == [(str(folder),)], shape
 
 
 def test_every_change_to_an_input_reads_them_again(shared_logs: Path, tmp_path: Path,
@@ -157,8 +157,9 @@ def test_the_cache_command_counts_the_kept_reports(tmp_path: Path) -> None:
     shutil.copy(ROOT / "sample_logs" / "openai_chat_demo.jsonl", log)
     report("--json", str(log))
     report("--jsonl", str(log))
+    report(str(log))
     res = CliRunner().invoke(main, ["cache"])
-    assert "1 log, 2 reports kept whole," in res.output
+    assert "1 log, 3 reports kept whole," in res.output
     res = CliRunner().invoke(main, ["cache", "clear"])
     assert res.exit_code == 0
     db = sqlite3.connect(cache_mod.default_path())

@@ -84,6 +84,38 @@ class KeptOutput:
         """``pieces`` as they are written, kept once the last one is (see :meth:`RunCache.keep_output`)."""
         return self.cache.keep_output(self.key, pieces, self._again)
 
+    def replay_lines(self) -> bool:
+        """Write the kept text lines, each through :func:`~ctxwatch.cli.console.echo` as they were first written;
+        False when there are none."""
+        import orjson
+
+        from ctxwatch.cli.console import echo
+
+        pieces = self.cache.load_output(self.key)
+        if pieces is None:
+            return False
+        try:
+            lines = orjson.loads(b"".join(pieces))
+        except orjson.JSONDecodeError:
+            return False
+        if not isinstance(lines, list) or not all(isinstance(line, str) for line in lines):
+            return False
+        for line in lines:
+            echo(line)
+        return True
+
+    def keep_lines(self, lines: list[str]) -> None:
+        """Keep the text lines a command wrote (not kept when one cannot be written back as it was: a lone
+        surrogate from a log's text)."""
+        import orjson
+
+        try:
+            data = orjson.dumps(lines)
+        except TypeError:
+            return
+        for _ in self.cache.keep_output(self.key, [data], self._again):
+            pass
+
 
 def given_or_found(paths: tuple[str, ...]) -> tuple[str, ...]:
     """``paths`` as given, or when none is given the folders where the installed harnesses keep their logs

@@ -77,16 +77,23 @@ def report_cmd(paths: tuple[str, ...], config: str | None, window: int | None, b
             chunks = report_jsonl_chunks(run) if jsonl else report_json_chunks(run)
             write_chunks(kept.keep(chunks) if kept is not None else chunks)
         return
+    # (on a terminal the tables are narrowed to its width; a pipe or a file gets every column)
+    width = shutil.get_terminal_size().columns if sys.stdout.isatty() else None
+    kept = KeptOutput.find(f"report text {width} {sessions_only}", paths, fmt, settings)
+    if kept is not None and kept.replay_lines():
+        return
     run = load_paths(paths, fmt, settings)
     exit_if_nothing_read(run, paths)
     with steady_heap():
         doc = report_json(run)
     from ctxwatch.output.text import report_lines
 
-    # (on a terminal the tables are narrowed to its width; a pipe or a file gets every column)
-    width = shutil.get_terminal_size().columns if sys.stdout.isatty() else None
+    lines = []
     for line in report_lines(doc, run.issues, settings, width=width, sessions_only=sessions_only):
         echo(line)
+        lines.append(line)
+    if kept is not None:
+        kept.keep_lines(lines)
 
 
 def _follow(path: str, fmt: str | None, settings: Settings, poll: bool) -> None:
