@@ -1,5 +1,6 @@
 """A command's whole output kept for unchanged inputs (``ctxwatch.engine.outputs``): ``report`` (``--json``,
-``--jsonl``, the text tables) of logs none of which changed is written again without reading any of them, and every change that could change a number reads
+``--jsonl``, the text tables) of logs none of which changed is written again without reading any of them, and
+every change that could change a number reads
 them again.  The expected output is always that of a read with the cache off (``--no-cache``), made at the same
 moment; whether the logs were read is seen by a spy on the command's loading step."""
 
@@ -32,9 +33,9 @@ def loads(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, ...]]:
     seen: list[tuple[str, ...]] = []
     real = report_cli.load_paths
 
-    def spy(paths, fmt, settings):  # type: ignore[no-untyped-def]
+    def spy(paths, fmt, settings, **kw):  # type: ignore[no-untyped-def]
         seen.append(tuple(paths))
-        return real(paths, fmt, settings)
+        return real(paths, fmt, settings, **kw)
 
     monkeypatch.setattr(report_cli, "load_paths", spy)
     return seen

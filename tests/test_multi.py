@@ -14,12 +14,15 @@ import orjson
 import pytest
 
 from ctxwatch.config import Settings
+from ctxwatch.engine import files as per_file
 from ctxwatch.engine import folder as multi
 from ctxwatch.engine import load_run, parallel, reading
 from ctxwatch.engine.activity import last_activity
 from ctxwatch.engine.discovery import list_logs
 from ctxwatch.formats import get_format
 from ctxwatch.output.report import report_json
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def _folder(tmp_path: Path, shared_logs: Path) -> Path:
@@ -51,19 +54,19 @@ def test_a_parallel_folder_read_equals_the_serial_one(tmp_path: Path, shared_log
     serial = report_json(multi.load_many([str(root)], None, Settings()))
     # Small thresholds so that this small folder is split over workers, a few files per task.
     monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 0)
-    monkeypatch.setattr(multi, "TASK_BYTES", 200_000)
+    monkeypatch.setattr(per_file, "TASK_BYTES", 200_000)
     used: list[bool] = []
     todos: list[int] = []
-    real = multi._parallel_outputs
+    real = multi.parallel_outputs
 
     def spy(files: list, fmt: str | None, settings: Settings | None = None, cache_path: str | None = None,
-            todo: list[int] | None = None) -> object:
-        res = real(files, fmt, settings, cache_path, todo)
+            todo: list[int] | None = None, render: object = None) -> object:
+        res = real(files, fmt, settings, cache_path, todo, render)  # type: ignore[arg-type]
         used.append(res is not None)
         todos.append(sum(todo) if todo is not None else sum(os.path.getsize(f) for f in files))
         return res
 
-    monkeypatch.setattr(multi, "_parallel_outputs", spy)
+    monkeypatch.setattr(multi, "parallel_outputs", spy)
     par = report_json(multi.load_many([str(root)], None, Settings(), parallel=True))
     assert used == [True]
     assert par == serial
@@ -109,7 +112,7 @@ def test_a_mixed_folder_joins_its_batch_files_and_skips_what_it_cannot_read(
     assert [i["kind"] for i in serial["issues"] if "pipe.jsonl" in i["file"]] == ["unreadable"]
     assert serial["format"] == "claude-code" and serial["formats"] == ["claude-code", "codex", "openai-batch"]
     monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 0)
-    monkeypatch.setattr(multi, "TASK_BYTES", 200_000)
+    monkeypatch.setattr(per_file, "TASK_BYTES", 200_000)
     assert report_json(multi.load_many([str(root)], None, Settings(), parallel=True)) == serial
 
 
@@ -167,7 +170,7 @@ def test_a_parallel_read_of_batch_files_still_joins_them(tmp_path: Path, shared_
 def test_a_parallel_read_is_declined_when_it_cannot_help(tmp_path: Path, shared_logs: Path) -> None:
     root = _folder(tmp_path, shared_logs)
     files = [str(p) for p in root.rglob("*.jsonl")]
-    assert multi._parallel_outputs(files, None) is None  # under PARALLEL_MIN_BYTES: workers would cost more
+    assert per_file.parallel_outputs(files, None) is None  # under PARALLEL_MIN_BYTES: workers would cost more
 
 
 def _canonical_log(path: Path) -> tuple[int, int]:
@@ -244,9 +247,9 @@ def test_a_worker_that_dies_leaves_the_serial_read(tmp_path: Path, shared_logs: 
     serial_folder = report_json(multi.load_many([str(root)], None, Settings()))
     serial_file = report_json(load_run(str(log)))
     monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 0)
-    monkeypatch.setattr(multi, "TASK_BYTES", 200_000)
+    monkeypatch.setattr(per_file, "TASK_BYTES", 200_000)
 
-    monkeypatch.setattr(multi, "_read_group", _die)
+    monkeypatch.setattr(per_file, "read_group", _die)
     monkeypatch.setattr(reading, "_read_range", _die)
     failures: list[str] = []
     real = parallel.fork_map
@@ -263,7 +266,7 @@ def test_a_worker_that_dies_leaves_the_serial_read(tmp_path: Path, shared_logs: 
                 raise
         return gen()
 
-    monkeypatch.setattr(multi, "fork_map", watched)
+    monkeypatch.setattr(per_file, "fork_map", watched)
     monkeypatch.setattr(reading, "fork_map", watched)
     assert report_json(multi.load_many([str(root)], None, Settings(), parallel=True)) == serial_folder
     assert report_json(load_run(str(log), parallel=True)) == serial_file
@@ -285,7 +288,7 @@ def test_a_damaged_call_copied_into_another_file_is_reported_once_in_parallel(
     damaged = [i for i in serial["issues"] if i["kind"] == "implausible_value"]
     assert len(damaged) == 1 and damaged[0]["line"] == k + 1
     monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 0)
-    monkeypatch.setattr(multi, "TASK_BYTES", 1)  # one file per task: each copy read by its own worker
+    monkeypatch.setattr(per_file, "TASK_BYTES", 1)  # one file per task: each copy read by its own worker
     assert report_json(multi.load_many([str(root)], None, Settings(), parallel=True)) == serial
 
 
@@ -573,3 +576,30 @@ def test_a_claude_code_transcript_saved_as_one_json_array_is_read(shared_logs: P
     assert a["format"] == "claude-code" and a["file"] == str(chat)
     keys = ("prompt_tokens_reported", "completion_tokens_reported", "cost_usd", "floor_tokens", "history_tokens")
     assert [[c[k] for k in keys] for c in a["calls"]] == [[c[k] for k in keys] for c in b["calls"]]
+
+
+def test_calls_written_where_their_file_was_read_are_the_calls_written_at_the_end(
+        tmp_path: Path, shared_logs: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``report --json`` of a folder writes each call's object where its file is read (in the workers, kept with
+    the file's result in the cache) and only its index at the end: the document is byte for byte the one written
+    from the run alone, for a folder with copies across files, calls of no session (given their file's name
+    once assembled: written again) and a model with a calibration (written again), serially, in workers and
+    from the cache."""
+    from ctxwatch.engine.cache import RunCache
+    from ctxwatch.output.report import call_pieces, report_json_chunks
+
+    # (a serial read without the cache reads the folder as one run: its calls are written at the end)
+    root = _folder(tmp_path, shared_logs)
+    shutil.copy(ROOT / "sample_logs" / "claude_trace.jsonl", root / "proj1" / "no_session.jsonl")
+    shutil.copy(ROOT / "sample_logs" / "anthropic_messages.jsonl", root / "proj1" / "anthropic.jsonl")
+    want = b"".join(report_json_chunks(multi.load_many([str(root)], None, Settings())))
+    runs = [multi.load_many([str(root)], None, Settings(), render=call_pieces)]
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(per_file, "TASK_BYTES", 200_000)
+    runs.append(multi.load_many([str(root)], None, Settings(), parallel=True, render=call_pieces))
+    cache = RunCache(str(tmp_path / "cache.sqlite3"))
+    for _ in range(2):  # (the cache filled, then read)
+        runs.append(multi.load_many([str(root)], None, Settings(), parallel=True, render=call_pieces, cache=cache))
+    for n, run in enumerate(runs):
+        assert b"".join(report_json_chunks(run)) == want
+        assert len(run.rendered) >= len(run.calls) // 2 if n else not run.rendered

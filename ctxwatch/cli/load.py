@@ -22,12 +22,14 @@ from ctxwatch.output.safetext import clean
 if TYPE_CHECKING:
     from ctxwatch.engine import Run
     from ctxwatch.engine.cache import RunCache
+    from ctxwatch.engine.files import Render
 
 
-def load_paths(paths: tuple[str, ...], fmt: str | None, settings: Settings) -> Run:
+def load_paths(paths: tuple[str, ...], fmt: str | None, settings: Settings, render: Render | None = None) -> Run:
     """One run from one log, from a batch input/output pair, or from a folder of logs (``-``: standard input,
     copied to a temporary file first by :func:`~ctxwatch.cli.spool.spool_stdin`; output shows that copy as
-    ``-``).  ``fmt``: a format name, or ``None`` to detect each file's.
+    ``-``).  ``fmt``: a format name, or ``None`` to detect each file's; ``render``: a folder's calls are also
+    written as the command writes them, where each file is read (:func:`~ctxwatch.engine.load_many`).
 
     Exits with status 2 and a message naming the file when nothing can be read.
     """
@@ -41,7 +43,7 @@ def load_paths(paths: tuple[str, ...], fmt: str | None, settings: Settings) -> R
         try:
             if len(paths) == 1 and not os.path.isdir(paths[0]):
                 return load_run(paths[0], fmt, settings, parallel=True, cache=cache)
-            return load_many(list(paths), fmt, settings, parallel=True, cache=cache)
+            return load_many(list(paths), fmt, settings, parallel=True, cache=cache, render=render)
         except LogError as exc:
             fail(clean(exc))
 

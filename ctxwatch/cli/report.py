@@ -71,7 +71,9 @@ def report_cmd(paths: tuple[str, ...], config: str | None, window: int | None, b
         kept = KeptOutput.find("report --jsonl" if jsonl else "report --json", paths, fmt, settings)
         if kept is not None and kept.replay():
             return
-        run = load_paths(paths, fmt, settings)
+        from ctxwatch.output.report import call_pieces
+
+        run = load_paths(paths, fmt, settings, render=None if jsonl else call_pieces)
         exit_if_nothing_read(run, paths)
         with steady_heap():  # (written as made: one call object at a time)
             chunks = report_jsonl_chunks(run) if jsonl else report_json_chunks(run)

@@ -9,7 +9,6 @@ serial read does.
 
 from __future__ import annotations
 
-import contextlib
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,6 +16,7 @@ from pathlib import Path
 from ctxwatch.config import Settings
 from ctxwatch.engine.cache import RunCache
 from ctxwatch.engine.discovery import COMPRESSED_NOTE, list_logs, skipped_note, unique_files
+from ctxwatch.engine.files import Render, Result, parallel_outputs, read_one
 from ctxwatch.engine.opening import (
     JSON_ARRAY_NOTE,
     LogError,
@@ -24,29 +24,27 @@ from ctxwatch.engine.opening import (
     format_mismatch,
     resolve_spec,
 )
-from ctxwatch.engine.parallel import ParallelReadError, fork_map, worker_start, workers_for
+from ctxwatch.engine.parallel import ParallelReadError
 from ctxwatch.engine.reading import read_file
 from ctxwatch.engine.run import Run
-from ctxwatch.engine.warm import open_warm, read_warm
 from ctxwatch.formats import FormatSpec, get_format, joined_formats
-from ctxwatch.model import Call, Issue
+from ctxwatch.model import Issue
 
-#: Bytes of logs per worker task: small enough to balance the workers, large enough that the per-task
-#: overhead (pickling the parsed calls back) stays small.
-TASK_BYTES = 8 * 1024 * 1024
 
 def load_many(paths: list[str], fmt: str | None, settings: Settings | None = None, *,
-              parallel: bool = False, cache: RunCache | None = None) -> Run:
+              parallel: bool = False, cache: RunCache | None = None, render: Render | None = None) -> Run:
     """One :class:`Run` over several log files (folders expanded).
 
     ``parallel``: detect and parse big folders in worker processes (see the module docstring); ``cache``: read
     each file on from where its last read stopped (:mod:`ctxwatch.engine.cache`).  The result is the same.
+    ``render``: each file's calls are also written as the command writes them where the file is read (in the
+    workers), in :attr:`Run.rendered` (:mod:`ctxwatch.engine.files`).
 
     Raises:
         LogError: no readable log among the paths.
     """
     files, not_logs = log_files(paths)
-    run = _read_files(paths, files, fmt, settings, parallel, cache)
+    run = _read_files(paths, files, fmt, settings, parallel, cache, render)
     run.issues.extend(not_logs)
     _drop_answered_subagent_notes(run)
     return run
@@ -93,7 +91,7 @@ def _drop_answered_subagent_notes(run: Run) -> None:
 
 
 def _read_files(paths: list[str], files: list[str], fmt: str | None, settings: Settings | None,
-                parallel: bool, cache: RunCache | None = None) -> Run:
+                parallel: bool, cache: RunCache | None = None, render: Render | None = None) -> Run:
     """The run of :func:`load_many` from its expanded ``files`` (oldest first)."""
     cache_path = cache.path if cache is not None else None
     todo = None
@@ -101,13 +99,13 @@ def _read_files(paths: list[str], files: list[str], fmt: str | None, settings: S
         # (what the cache does not hold is what workers would read: for a folder read before, little or nothing)
         key_settings = settings or Settings()
         todo = [cache.unread(f, cache.key(f, fmt, key_settings)) for f in files]
-    results = _parallel_outputs(files, fmt, settings, cache_path, todo) if parallel else None
+    results = parallel_outputs(files, fmt, settings, cache_path, todo, render) if parallel else None
     if results is None and cache is not None:
         # (each file read by a run of its own, through the cache, and the runs merged as the workers' are)
-        results = (_read_one(f, fmt, settings, cache) for f in files)
+        results = (read_one(f, fmt, settings, cache, render) for f in files)
     if results is not None:
         try:
-            run = _assemble(paths, files, results, settings)
+            run = _assemble(paths, files, results, settings, render is not None)
         except ParallelReadError:
             run = None  # a worker died (memory?): the serial read below gives the same run, slower
         if run is not None:
@@ -210,7 +208,8 @@ def _own_sessions(run: Run, first_call: int) -> None:
             call.session = os.path.basename(call.source.path)
 
 
-def _assemble(paths: list[str], files: list[str], results: Iterator[_Result], settings: Settings | None
+def _assemble(paths: list[str], files: list[str], results: Iterator[Result], settings: Settings | None,
+              rendered: bool = False
               ) -> Run | None:
     """The run from the workers' per-file results (calls already accounted), added in file order as they
     arrive, with dedupe keys shared across files exactly as a serial read shares them.  ``None`` when every
@@ -224,7 +223,7 @@ def _assemble(paths: list[str], files: list[str], results: Iterator[_Result], se
     names: set[str] = set()
     batch: list[str] = []
     for f in files:
-        name, calls, issues, pending = next(results)
+        name, calls, issues, pending, pieces = next(results)
         if name is None:
             skipped.extend(issues)
             continue
@@ -239,6 +238,8 @@ def _assemble(paths: list[str], files: list[str], results: Iterator[_Result], se
         skipped = []
         first_call = len(run.calls)
         run.add_accounted(calls, issues)
+        if rendered and pieces is not None:
+            run.rendered.update((id(c), (c, pieces, i)) for i, c in enumerate(calls))
         run.reader = spec.reader(f)
         run.set_pending_compactions(pending)
         _own_sessions(run, first_call)
@@ -258,103 +259,3 @@ def _assemble(paths: list[str], files: list[str], results: Iterator[_Result], se
     return run
 
 
-#: Per file: its format's name (``None``: not recognised), its calls (accounted, each once, in order of
-#: first appearance), its issues, its reader's pending compactions.
-_Result = tuple[str | None, list[Call], list[Issue], dict]
-
-
-def _size(path: str) -> int:
-    try:
-        return os.path.getsize(path)
-    except OSError:
-        return 0
-
-
-def _read_group(group: list[str], fmt: str | None, settings: Settings | None, cache_path: str | None = None
-                ) -> list[_Result]:
-    """Worker task: each file detected (or ``fmt``), read whole and accounted by a run of its own.
-
-    The accounting needs nothing from other files: a Claude Code call read without its history takes the
-    floor of a call of its own file (:mod:`ctxwatch.accounting`), and the main process merges duplicates
-    across files by key.  Returns, per file, its format's name, its calls, its issues and its reader's
-    pending compactions.  A file that cannot be read gives an ``unreadable`` issue (the serial read would
-    stop with :class:`LogError`; a folder keeps going).
-    """
-    worker_start()
-    cache = RunCache(cache_path) if cache_path else None
-    try:
-        return [_read_one(path, fmt, settings, cache) for path in group]
-    finally:
-        if cache is not None:
-            cache.close()
-
-
-def _read_one(path: str, fmt: str | None, settings: Settings | None, cache: RunCache | None) -> _Result:
-    """One file detected (or ``fmt``), read whole (through ``cache`` when given) and accounted by a run of its
-    own: its format's name, its calls, its issues and its reader's pending compactions.  A file unchanged since
-    a read through ``cache`` gives that read's result again, without reading or loading its state."""
-    found = None
-    before = None
-    try:
-        if cache is not None:
-            check_log_file(path, missing_ok=bool(fmt))  # (before the cache opens it: a FIFO would block)
-            key = cache.key(path, fmt, settings or Settings())
-            done = cache.load_result(path, key)
-            if done is not None:
-                return done  # type: ignore[return-value]  # (what store_result kept below)
-            with contextlib.suppress(OSError):
-                before = os.stat(path)
-            spec, found = open_warm(cache, path, fmt, settings)
-        else:
-            spec = resolve_spec(path, fmt)
-    except LogError as exc:
-        return None, [], [skipped_note(path, exc)], {}
-    if spec.joined:
-        return spec.name, [], [], {}  # (joined across files by the main process)
-    run = Run(path, spec, settings)
-    try:
-        if cache is not None and found is not None and not spec.document:
-            run = read_warm(cache, path, spec, found, settings, commit=False)  # (committed with its result below)
-            records = run.records
-        else:
-            records = read_file(run, path)
-    except LogError as exc:
-        run.issues.append(Issue(path, 0, "unreadable", str(exc)))
-        records = 0
-    if fmt and not run.calls:
-        run.issues.extend(format_mismatch(path, spec, records, run.issues))
-    result: _Result = (spec.name, run.calls, run.issues, run.pending_compactions())
-    if cache is not None and found is not None and before is not None and not spec.document:
-        cache.store_result(path, found.key, result, before)
-    elif cache is not None:
-        cache.commit()  # (the state read_warm saved, when there is no result to write with it)
-    return result
-
-
-def _parallel_outputs(files: list[str], fmt: str | None, settings: Settings | None = None,
-                      cache_path: str | None = None, todo: list[int] | None = None) -> Iterator[_Result] | None:
-    """Per-file results of :func:`_read_group`, in file order, from worker processes; ``None`` when a serial
-    read is better (:func:`ctxwatch.engine.parallel.workers_for`; ``todo``: the bytes of each file still to read,
-    when the cache holds the rest).  Tasks are balanced by the bytes to read."""
-    sizes = todo if todo is not None else [_size(f) for f in files]
-    workers = workers_for(sum(sizes), len(files))
-    if not workers:
-        return None
-    from ctxwatch.formats import formats
-
-    formats()  # import every format module once, before the fork, rather than once per worker
-    groups: list[list[str]] = [[]]
-    size = 0
-    for f, n in zip(files, sizes, strict=True):
-        if size >= TASK_BYTES:
-            groups.append([])
-            size = 0
-        groups[-1].append(f)
-        size += n
-    from ctxwatch.tokens import get_tokenizer
-
-    get_tokenizer("o200k_base").load()  # (loaded once here rather than once per worker)
-    per_group = fork_map(_read_group, [(g, fmt, settings, cache_path) for g in groups], workers)
-    if per_group is None:
-        return None
-    return (result for group in per_group for result in group)

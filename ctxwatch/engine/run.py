@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from ctxwatch.accounting import Accountant
 from ctxwatch.config import Settings
@@ -96,6 +97,10 @@ class Run(RunViews, MergeAccounted):
         # The notes of the file as read so far (refresh_notes), held among the issues while it is followed.
         self._standing: list[Issue] = []
         self._record_keys = RecordKeys()  # (keys of the calls the reader leaves unkeyed)
+        #: A folder's calls as the command writes them, made where each file was read
+        #: (:class:`ctxwatch.engine.files.Pieces`): ``id(call) -> (call, its file's pieces, its place in them)``
+        #: (the call held, so that its id names no other while the run lives).
+        self.rendered: dict[int, tuple[Call, Any, int]] = {}
 
     # -- feeding --------------------------------------------------------------------------------
     def _take(self, outputs: Iterable[Output], change: Change) -> None:

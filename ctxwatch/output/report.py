@@ -312,11 +312,49 @@ def report_json_chunks(run: Run) -> Iterator[bytes]:
         yield json_bytes(report_json(run), orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
         return
     yield head + b'\n  "calls": ['
+    rendered = run.rendered
+    inflated: tuple[object, bytes] = (None, b"")  # (the pieces of the file being written, inflated)
     for n, (call, cost) in enumerate(zip(run.calls, costs, strict=True)):
-        # (orjson indents a nested object by its depth: the same object at depth 2 is this one, 4 spaces in)
-        piece = json_bytes(call_json(call, factors.factor(call), cost), orjson.OPT_INDENT_2)
-        yield (b",\n    " if n else b"\n    ") + piece.replace(b"\n", b"\n    ")
+        factor = factors.factor(call)
+        made = rendered.get(id(call))
+        if made is not None and made[0] is call and factor is None:
+            pieces, i = made[1], made[2]
+            if pieces.costs[i] == cost and pieces.sessions[i] == call.session:
+                # (written where its file was read, with the same numbers: only its index is the run's)
+                if inflated[0] is not pieces:
+                    inflated = (pieces, pieces.inflated())
+                start = pieces.ends[i - 1] if i else 0
+                yield b'%s{\n      "index": %d,\n' % (b",\n    " if n else b"\n    ", call.index) \
+                    + inflated[1][start:pieces.ends[i]]
+                continue
+        yield (b",\n    " if n else b"\n    ") + call_piece(call, factor, cost)
     yield (b"\n  ],\n" if run.calls else b"],\n") + tail
+
+
+def call_piece(call: Call, factor: float | None, cost: Decimal | None) -> bytes:
+    """The call's object in the indented ``report --json`` document (:func:`call_json`, at its depth there: orjson
+    indents a nested object by its depth, and the same object at depth 2 is this one, 4 spaces in)."""
+    return json_bytes(call_json(call, factor, cost), orjson.OPT_INDENT_2).replace(b"\n", b"\n    ")
+
+
+#: How a call's object begins (:func:`call_piece`): its index is the first key, on a line of its own.
+_INDEX_LINE = b'{\n      "index": '
+
+
+def call_pieces(calls: list[Call]) -> list[tuple[bytes, Decimal | None]]:
+    """Each call's object as :func:`report_json_chunks` writes it, without the opening line that holds its index
+    (the run's, known only once the folder is assembled), and the cost it was written with; for a call whose
+    model has no calibration in the run (its calibration changes the object: such a call is written again).
+    Given to the engine (:data:`ctxwatch.engine.files.Render`) to be made where each file is read."""
+    out: list[tuple[bytes, Decimal | None]] = []
+    for call in calls:
+        cost = cost_of(call)
+        piece = call_piece(call, None, cost)
+        if not piece.startswith(_INDEX_LINE):  # (cannot be: index is call_json's first key)
+            out.append((b"", Decimal(-1)))  # (a cost no call has: always written again)
+            continue
+        out.append((piece[piece.index(b"\n", len(_INDEX_LINE)) + 1:], cost))
+    return out
 
 
 def report_jsonl_chunks(run: Run) -> Iterator[bytes]:

@@ -1,0 +1,173 @@
+"""Each file of a folder read whole by a run of its own, serially or in worker processes, through the cache when
+there is one: its format's name, its calls, its issues and its reader's pending compactions, and, when the command
+writes each call as JSON (``report --json``), those calls' objects as written (:data:`Render`), made where the
+file is read (in a worker, on every core) and kept with the file's result in the cache.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import zlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from decimal import Decimal
+
+from ctxwatch.config import Settings
+from ctxwatch.engine.cache import RunCache
+from ctxwatch.engine.discovery import skipped_note
+from ctxwatch.engine.opening import LogError, check_log_file, format_mismatch, resolve_spec
+from ctxwatch.engine.parallel import fork_map, worker_start, workers_for
+from ctxwatch.engine.reading import read_file
+from ctxwatch.engine.run import Run
+from ctxwatch.engine.warm import open_warm, read_warm
+from ctxwatch.model import Call, Issue
+
+#: A call's object as the command writes it, without its run-wide index, and the cost it was written with.
+Piece = tuple[bytes, Decimal | None]
+
+#: What makes the :data:`Piece` of each of a file's calls, given them in order (``report --json``'s
+#: :func:`ctxwatch.output.report.call_pieces`): a module-level function, so that worker processes can be given it.
+Render = Callable[[list[Call]], list[Piece]]
+
+
+@dataclass(frozen=True, slots=True)
+class Pieces:
+    """A file's calls as written (:data:`Render`), compressed (a folder's report holds every call's, so little is
+    held at once): the bytes of each, one after the other, in ``blob`` (zlib), where each ends, and the cost and
+    session each was written with.  The command writes a call again where the run gives it another."""
+
+    blob: bytes
+    ends: tuple[int, ...]
+    costs: tuple[Decimal | None, ...]
+    sessions: tuple[str | None, ...]
+
+    @classmethod
+    def of(cls, calls: list[Call], render: Render) -> Pieces:
+        """The pieces of ``calls`` as ``render`` makes them."""
+        made = render(calls)
+        ends, at = [], 0
+        for body, _ in made:
+            at += len(body)
+            ends.append(at)
+        return cls(zlib.compress(b"".join(b for b, _ in made), 1), tuple(ends), tuple(c for _, c in made),
+                   tuple(c.session for c in calls))
+
+    def inflated(self) -> bytes:
+        """Every piece's bytes, one after the other (:attr:`ends` says where each ends)."""
+        return zlib.decompress(self.blob)
+
+#: Bytes of logs per worker task: small enough to balance the workers, large enough that the per-task
+#: overhead (pickling the parsed calls back) stays small.
+TASK_BYTES = 8 * 1024 * 1024
+
+#: Per file: its format's name (``None``: not recognised), its calls (accounted, each once, in order of
+#: first appearance), its issues, its reader's pending compactions, and the calls' pieces when a renderer was
+#: given (``None`` otherwise, or for a result the cache kept without them).
+Result = tuple[str | None, list[Call], list[Issue], dict, Pieces | None]
+
+
+def _size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
+
+
+def read_group(group: list[str], fmt: str | None, settings: Settings | None, cache_path: str | None = None,
+               render: Render | None = None) -> list[Result]:
+    """Worker task: each file detected (or ``fmt``), read whole and accounted by a run of its own.
+
+    The accounting needs nothing from other files: a Claude Code call read without its history takes the
+    floor of a call of its own file (:mod:`ctxwatch.accounting`), and the main process merges duplicates
+    across files by key.  Returns, per file, its format's name, its calls, its issues and its reader's
+    pending compactions.  A file that cannot be read gives an ``unreadable`` issue (the serial read would
+    stop with :class:`LogError`; a folder keeps going).
+    """
+    worker_start()
+    cache = RunCache(cache_path) if cache_path else None
+    try:
+        return [read_one(path, fmt, settings, cache, render) for path in group]
+    finally:
+        if cache is not None:
+            cache.close()
+
+
+def read_one(path: str, fmt: str | None, settings: Settings | None, cache: RunCache | None,
+             render: Render | None = None) -> Result:
+    """One file detected (or ``fmt``), read whole (through ``cache`` when given) and accounted by a run of its
+    own: its format's name, its calls, its issues, its reader's pending compactions and, with ``render``, its
+    calls' :class:`Pieces`.  A file unchanged since a read through ``cache`` gives that read's result again,
+    without reading or loading its state (its pieces made now, and kept, when that read made none)."""
+    found = None
+    before = None
+    try:
+        if cache is not None:
+            check_log_file(path, missing_ok=bool(fmt))  # (before the cache opens it: a FIFO would block)
+            key = cache.key(path, fmt, settings or Settings())
+            done: Result | None = cache.load_result(path, key)  # type: ignore[assignment]  # (store_result's)
+            if done is not None:
+                if render is None or done[4] is not None or not done[1]:
+                    return done
+                done = (*done[:4], Pieces.of(done[1], render))
+                with contextlib.suppress(OSError):
+                    cache.store_result(path, key, done, os.stat(path))
+                return done
+            with contextlib.suppress(OSError):
+                before = os.stat(path)
+            spec, found = open_warm(cache, path, fmt, settings)
+        else:
+            spec = resolve_spec(path, fmt)
+    except LogError as exc:
+        return None, [], [skipped_note(path, exc)], {}, None
+    if spec.joined:
+        return spec.name, [], [], {}, None  # (joined across files by the main process)
+    run = Run(path, spec, settings)
+    try:
+        if cache is not None and found is not None and not spec.document:
+            run = read_warm(cache, path, spec, found, settings, commit=False)  # (committed with its result below)
+            records = run.records
+        else:
+            records = read_file(run, path)
+    except LogError as exc:
+        run.issues.append(Issue(path, 0, "unreadable", str(exc)))
+        records = 0
+    if fmt and not run.calls:
+        run.issues.extend(format_mismatch(path, spec, records, run.issues))
+    pieces = Pieces.of(run.calls, render) if render is not None and run.calls else None
+    result: Result = (spec.name, run.calls, run.issues, run.pending_compactions(), pieces)
+    if cache is not None and found is not None and before is not None and not spec.document:
+        cache.store_result(path, found.key, result, before)
+    elif cache is not None:
+        cache.commit()  # (the state read_warm saved, when there is no result to write with it)
+    return result
+
+
+def parallel_outputs(files: list[str], fmt: str | None, settings: Settings | None = None,
+                     cache_path: str | None = None, todo: list[int] | None = None, render: Render | None = None
+                     ) -> Iterator[Result] | None:
+    """Per-file results of :func:`read_group`, in file order, from worker processes; ``None`` when a serial
+    read is better (:func:`ctxwatch.engine.parallel.workers_for`; ``todo``: the bytes of each file still to read,
+    when the cache holds the rest).  Tasks are balanced by the bytes to read."""
+    sizes = todo if todo is not None else [_size(f) for f in files]
+    workers = workers_for(sum(sizes), len(files))
+    if not workers:
+        return None
+    from ctxwatch.formats import formats
+
+    formats()  # import every format module once, before the fork, rather than once per worker
+    groups: list[list[str]] = [[]]
+    size = 0
+    for f, n in zip(files, sizes, strict=True):
+        if size >= TASK_BYTES:
+            groups.append([])
+            size = 0
+        groups[-1].append(f)
+        size += n
+    from ctxwatch.tokens import get_tokenizer
+
+    get_tokenizer("o200k_base").load()  # (loaded once here rather than once per worker)
+    per_group = fork_map(read_group, [(g, fmt, settings, cache_path, render) for g in groups], workers)
+    if per_group is None:
+        return None
+    return (result for group in per_group for result in group)
