@@ -400,3 +400,33 @@ def test_what_another_ctxwatch_saved_goes_a_day_after_its_last_use(tmp_path: Pat
     db = sqlite3.connect(cache_mod.default_path())
     assert db.execute("SELECT code FROM files").fetchall() == [("another ctxwatch",)]
     db.close()
+
+
+def test_a_cache_with_damaged_pages_is_made_again(shared_logs: Path, tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """A database whose header is sound but whose pages are damaged ("database disk image is malformed" only
+    when a query reaches them) is removed and made again: the next reads are cached again, and ``cache clear``
+    empties it rather than blaming another process."""
+    log, lines = claude_session(shared_logs, tmp_path)
+    log.write_bytes(b"".join(lines))
+    want = cold(log)
+    assert report(log) == want
+    db = Path(cache_mod.default_path())
+
+    def damage() -> None:
+        with sqlite3.connect(db) as con:
+            con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        assert db.stat().st_size > 16384
+        with open(db, "r+b") as fh:
+            fh.seek(8192)
+            fh.write(b"\xff" * 8192)
+
+    damage()
+    starts = reads_from(monkeypatch)
+    assert report(log) == want  # (read from the start: the damaged cache is dropped and made again)
+    assert report(log) == want  # (and used again)
+    assert starts == [0, log.stat().st_size] and entries() == 1
+    damage()
+    res = CliRunner().invoke(main, ["cache", "clear"])
+    assert res.exit_code == 0 and "was damaged" in res.output, res.output
+    assert report(log) == want and entries() == 1

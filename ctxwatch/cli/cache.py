@@ -41,8 +41,10 @@ def clear_cmd() -> None:
     """Empty the cache: the next read of every log starts from its start."""
     from ctxwatch.engine.cache import CacheError, RunCache, default_path
 
+    cache = RunCache(default_path())
     try:
-        n = RunCache(default_path()).clear()
+        n = cache.clear()
     except CacheError as exc:
         fail(clean(str(exc)))
-    echo(f"cleared {n:,} saved read{'s' if n != 1 else ''} from {default_path()}")
+    echo(f"{default_path()} was damaged: removed, to be made again" if cache.rebuilt else
+         f"cleared {n:,} saved read{'s' if n != 1 else ''} from {default_path()}")

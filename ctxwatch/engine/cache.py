@@ -34,6 +34,7 @@ from ctxwatch.engine.cachedb import (
     open_db,
     prefix_digest,
     prune,
+    remove_db,
     settings_text,
     stored_bytes,
 )
@@ -78,6 +79,8 @@ class RunCache:
         self._keys: dict[tuple[str, str | None, Settings], str] = {}
         self._valid_seen: dict[str, tuple[tuple[int, int, int, int], tuple[int, int, float]]] = {}
         self._unpruned = PRUNE_EVERY_BYTES  # (bytes saved since the last size check: the first save checks)
+        #: True once a damaged database was removed to be made again (:meth:`_failed`).
+        self.rebuilt = False
         #: Why the cache could not be opened (``None``: it could, or was not tried yet).
         self.problem: str | None = None
 
@@ -105,6 +108,20 @@ class RunCache:
                 self._db.commit()
                 self._db.close()
             self._db = None
+
+    def _failed(self, exc: BaseException) -> None:
+        """After a query failed: a database found damaged (SQLite's own ``DatabaseError``, "database disk image is
+        malformed", not a lock or a busy timeout, which are ``OperationalError``) is removed and made again at
+        the next use, so that one damaged page does not leave every later read uncached."""
+        if type(exc) is not sqlite3.DatabaseError:
+            return
+        if self._db is not None:
+            with contextlib.suppress(sqlite3.Error):
+                self._db.close()
+            self._db = None
+        remove_db(self.path)
+        self.rebuilt = True
+        self._valid_seen.clear()
 
     def commit(self) -> None:
         """Write what was saved and not yet committed (:meth:`store` with ``commit=False``)."""
@@ -147,7 +164,8 @@ class RunCache:
                 db.execute("UPDATE files SET used = ? WHERE key = ?", (now, key))
                 db.commit()
             return run, offset, line
-        except Exception:  # (the cache only saves time: whatever is wrong with an entry, the file is read)
+        except Exception as exc:  # (the cache only saves time: whatever is wrong with an entry, the file is read)
+            self._failed(exc)
             return None
 
     def unread(self, path: str, key: str) -> int:
@@ -163,7 +181,8 @@ class RunCache:
         try:
             row = self._valid(db, path, key)
             return size if row is None else max(0, size - row[0])
-        except Exception:
+        except Exception as exc:
+            self._failed(exc)
             return size
 
     def _valid(self, db: sqlite3.Connection, path: str, key: str) -> tuple[int, int, float] | None:
@@ -222,7 +241,8 @@ class RunCache:
                 self._unpruned = 0
             if commit:
                 db.commit()
-        except Exception:  # (a state that cannot be saved is simply not saved)
+        except Exception as exc:  # (a state that cannot be saved is simply not saved)
+            self._failed(exc)
             with contextlib.suppress(sqlite3.Error):
                 db.rollback()
 
@@ -242,7 +262,8 @@ class RunCache:
             db.execute("UPDATE files SET result = ?, result_size = ?, result_mtime = ? WHERE key = ?",
                        (blob, before.st_size, before.st_mtime_ns, key))
             db.commit()
-        except Exception:
+        except Exception as exc:
+            self._failed(exc)
             with contextlib.suppress(sqlite3.Error):
                 db.rollback()
 
@@ -261,7 +282,8 @@ class RunCache:
                     or self._valid(db, path, key) is None:
                 return None
             return pickle.loads(zlib.decompress(row[0]))
-        except Exception:  # (as load: a bad entry only costs the time to read the file)
+        except Exception as exc:  # (as load: a bad entry only costs the time to read the file)
+            self._failed(exc)
             return None
 
     # ------------------------------------------------------------------ whole outputs (ctxwatch.engine.outputs)
@@ -281,7 +303,8 @@ class RunCache:
             if time.time() - (used or 0) > USED_RESOLUTION:
                 db.execute("UPDATE outputs SET used = ? WHERE key = ?", (time.time(), key))
                 db.commit()
-        except Exception:
+        except Exception as exc:
+            self._failed(exc)
             return None
         return _inflate(data[4:])
 
@@ -319,7 +342,8 @@ class RunCache:
                                                                              data))
             prune(db)
             db.commit()
-        except Exception:
+        except Exception as exc:
+            self._failed(exc)
             with contextlib.suppress(sqlite3.Error):
                 db.rollback()
 
@@ -328,15 +352,19 @@ class RunCache:
         db = self._connect()
         entries = state_bytes = logs = outputs = 0
         if db is not None:
-            with contextlib.suppress(sqlite3.Error):
+            try:
                 entries, logs = db.execute("SELECT COUNT(*), COUNT(DISTINCT path) FROM files").fetchone()
                 (outputs,) = db.execute("SELECT COUNT(*) FROM outputs").fetchone()
                 state_bytes = stored_bytes(db)
+            except sqlite3.Error as exc:
+                self._failed(exc)
+                entries = logs = outputs = state_bytes = 0
         file_bytes = 0
         for p in (self.path, self.path + "-wal"):
             with contextlib.suppress(OSError):
                 file_bytes += os.path.getsize(p)
-        return CacheInfo(self.path, entries, state_bytes, file_bytes, logs, self.problem, outputs)
+        problem = "it was damaged: made again, empty" if self.rebuilt else self.problem
+        return CacheInfo(self.path, entries, state_bytes, file_bytes, logs, problem, outputs)
 
     def clear(self) -> int:
         """Remove every entry; return how many there were.
@@ -356,6 +384,9 @@ class RunCache:
         except sqlite3.Error as exc:
             with contextlib.suppress(sqlite3.Error):
                 db.rollback()
+            if type(exc) is sqlite3.DatabaseError:  # (damaged: removed, made again empty)
+                self._failed(exc)
+                return 0
             raise CacheError(f"{self.path}: not emptied ({exc}; another ctxwatch may be using it: try again)"
                              ) from exc
         with contextlib.suppress(sqlite3.Error):

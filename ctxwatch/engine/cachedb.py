@@ -77,10 +77,17 @@ def open_db(path: str) -> sqlite3.Connection:
         st = os.lstat(path)
         if not stat.S_ISREG(st.st_mode):
             raise
-        for p in (path, path + "-wal", path + "-shm"):
-            with contextlib.suppress(FileNotFoundError):
-                os.remove(p)
+        remove_db(path)
         return _prepare(sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000))
+
+
+def remove_db(path: str) -> None:
+    """Remove the database at ``path`` and its journal files, each only if it is a regular file (never what a
+    symbolic link there points to); what cannot be removed is left."""
+    for p in (path, path + "-wal", path + "-shm"):
+        with contextlib.suppress(OSError):
+            if stat.S_ISREG(os.lstat(p).st_mode):
+                os.remove(p)
 
 
 def _prepare(db: sqlite3.Connection) -> sqlite3.Connection:
