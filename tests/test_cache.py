@@ -430,3 +430,26 @@ def test_a_cache_with_damaged_pages_is_made_again(shared_logs: Path, tmp_path: P
     res = CliRunner().invoke(main, ["cache", "clear"])
     assert res.exit_code == 0 and "was damaged" in res.output, res.output
     assert report(log) == want and entries() == 1
+
+
+def test_a_same_size_rewrite_with_its_old_time_put_back_is_read_again(shared_logs: Path, tmp_path: Path,
+                                                                       ) -> None:
+    """``touch -r``, ``cp -p``, ``rsync -t`` and ``tar`` put a file's modification time back: a rewrite of the same
+    size with its old time restored still has a new change time (ctime), which no one can set, so it is read
+    again (for a report kept whole: tests/test_kept_outputs.py)."""
+    log, lines = claude_session(shared_logs, tmp_path)
+    log.write_bytes(b"".join(lines))
+    first = report(log)
+    data = log.read_bytes()
+    at = data.rindex(b'"cache_read_input_tokens":') + len(b'"cache_read_input_tokens":')  # (the last call's)
+    digit = data[at:at + 1]
+    assert digit.isdigit()
+    before = log.stat()
+    with open(log, "r+b") as fh:  # (in place, the same size)
+        fh.seek(at)
+        fh.write(b"7" if digit != b"7" else b"8")
+    os.utime(log, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert (log.stat().st_size, log.stat().st_mtime_ns) == (before.st_size, before.st_mtime_ns)
+    want = cold(log)
+    assert want != first  # (the count changed is one the report shows)
+    assert report(log) == want

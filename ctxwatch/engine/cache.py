@@ -77,7 +77,7 @@ class RunCache:
         self._broken = False
         self._checked: set[tuple[str, int, int]] = set()  # (key, size, mtime) whose read part was found unchanged
         self._keys: dict[tuple[str, str | None, Settings], str] = {}
-        self._valid_seen: dict[str, tuple[tuple[int, int, int, int], tuple[int, int, float]]] = {}
+        self._valid_seen: dict[str, tuple[tuple[int, int, int, int, int], tuple[int, int, float]]] = {}
         self._unpruned = PRUNE_EVERY_BYTES  # (bytes saved since the last size check: the first save checks)
         #: True once a damaged database was removed to be made again (:meth:`_failed`).
         self.rebuilt = False
@@ -187,21 +187,22 @@ class RunCache:
 
     def _valid(self, db: sqlite3.Connection, path: str, key: str) -> tuple[int, int, float] | None:
         """``(offset, line, used)`` of ``key``'s entry when the file at ``path`` is the same file as then, no
-        shorter, with its head and the bytes before the offset unchanged and: untouched since (the same size and
-        modification time), or, when it was written to since, the whole part read before byte for byte what it
-        was (its digest: an edit inside it, then an append, is read again from the start)."""
+        shorter, with its head and the bytes before the offset unchanged and: untouched since (the same size,
+        modification and change times), or, when it was written to since, the whole part read before byte for byte
+        what it was (its digest: an edit inside it, then an append, is read again from the start)."""
         st = os.stat(path)
-        now = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+        now = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
         known = self._valid_seen.get(key)
         if known is not None and known[0] == now:
             return known[1]  # (found valid earlier in this process, and the file has not changed since)
-        row = db.execute("SELECT dev, ino, size, mtime_ns, head, before, offset, line, used, prefix FROM files "
-                         "WHERE key = ?", (key,)).fetchone()
+        row = db.execute("SELECT dev, ino, size, mtime_ns, ctime_ns, head, before, offset, line, used, prefix "
+                         "FROM files WHERE key = ?", (key,)).fetchone()
         if row is None:
             return None
-        dev, ino, size, mtime_ns, head, before, offset, line, used, prefix = row
+        dev, ino, size, mtime_ns, ctime_ns, head, before, offset, line, used, prefix = row
         if (st.st_dev, st.st_ino) != (dev, ino) or st.st_size < size \
-                or (st.st_size == size and st.st_mtime_ns != mtime_ns) or fingerprint(path, offset) != (head, before):
+                or (st.st_size == size and (st.st_mtime_ns, st.st_ctime_ns) != (mtime_ns, ctime_ns)) \
+                or fingerprint(path, offset) != (head, before):
             return None
         if (st.st_size, st.st_mtime_ns) != (size, mtime_ns):
             seen = (key, st.st_size, st.st_mtime_ns)
@@ -230,9 +231,10 @@ class RunCache:
             state = zlib.compress(pickle.dumps(run, protocol=pickle.HIGHEST_PROTOCOL), 1)
             if prefix is None:
                 prefix = prefix_digest(path, offset)
-            db.execute("INSERT OR REPLACE INTO files (key, path, dev, ino, size, mtime_ns, head, before, offset, "
-                       "line, used, prefix, code, state) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                       (key, os.fsencode(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, head, before,
+            db.execute("INSERT OR REPLACE INTO files (key, path, dev, ino, size, mtime_ns, ctime_ns, head, before, "
+                       "offset, line, used, prefix, code, state) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                       (key, os.fsencode(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns,
+                        head, before,
                         offset, line, time.time(), prefix, code_fingerprint(), state))
             self._valid_seen.pop(key, None)
             self._unpruned += len(state)
@@ -259,8 +261,8 @@ class RunCache:
         try:
             blob = zlib.compress(pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL), 1)
             self._unpruned += len(blob)
-            db.execute("UPDATE files SET result = ?, result_size = ?, result_mtime = ? WHERE key = ?",
-                       (blob, before.st_size, before.st_mtime_ns, key))
+            db.execute("UPDATE files SET result = ?, result_size = ?, result_mtime = ?, result_ctime = ? WHERE key = ?",
+                       (blob, before.st_size, before.st_mtime_ns, before.st_ctime_ns, key))
             db.commit()
         except Exception as exc:
             self._failed(exc)
@@ -277,8 +279,9 @@ class RunCache:
             st = os.stat(path)
             if not stat.S_ISREG(st.st_mode):
                 return None
-            row = db.execute("SELECT result, result_size, result_mtime FROM files WHERE key = ?", (key,)).fetchone()
-            if row is None or row[0] is None or (row[1], row[2]) != (st.st_size, st.st_mtime_ns) \
+            row = db.execute("SELECT result, result_size, result_mtime, result_ctime FROM files WHERE key = ?",
+                             (key,)).fetchone()
+            if row is None or row[0] is None or row[1:] != (st.st_size, st.st_mtime_ns, st.st_ctime_ns) \
                     or self._valid(db, path, key) is None:
                 return None
             return pickle.loads(zlib.decompress(row[0]))

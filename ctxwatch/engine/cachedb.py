@@ -22,7 +22,7 @@ from ctxwatch.config import Settings, cache_dir
 CACHE_FILE = "runs.sqlite3"
 
 #: Version of the database's layout; a database of another version is emptied and made again.
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 #: The tables of the layout (a database holding any other is another program's).
 TABLES = ("files", "outputs")
@@ -106,8 +106,9 @@ def _prepare(db: sqlite3.Connection) -> sqlite3.Connection:
             db.execute(f"DROP TABLE IF EXISTS {name}")
         # (the saved state and result last: a row's small columns are then read without its big ones)
         db.execute("""CREATE TABLE files (key TEXT PRIMARY KEY, path BLOB, dev INTEGER, ino INTEGER,
-                      size INTEGER, mtime_ns INTEGER, head BLOB, before BLOB, offset INTEGER, line INTEGER,
-                      used REAL, result_size INTEGER, result_mtime INTEGER, prefix BLOB, code TEXT,
+                      size INTEGER, mtime_ns INTEGER, ctime_ns INTEGER, head BLOB, before BLOB, offset INTEGER,
+                      line INTEGER, used REAL, result_size INTEGER, result_mtime INTEGER, result_ctime INTEGER,
+                      prefix BLOB, code TEXT,
                       state BLOB, result BLOB)""")
         db.execute("CREATE TABLE outputs (key TEXT PRIMARY KEY, code TEXT, used REAL, data BLOB)")
         db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")

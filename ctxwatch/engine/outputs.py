@@ -4,7 +4,8 @@ from the cache without reading them, byte for byte what reading them would print
 The key (:func:`inputs_key`) is everything the output depends on: the command's output shape, the forced format,
 every setting, ctxwatch's code and the versions of what gives its numbers (:func:`~ctxwatch.engine.cachedb.
 code_fingerprint`), the day (a call without a timestamp is priced at today's rates), and each log file read: its
-path as given, device and inode, size, modification time, first and last bytes, in the order
+path as given, device and inode, size, modification and change times (a time set back by ``touch -r`` or
+``cp -p`` still changes the second), first and last bytes, in the order
 they are read, with the notes on the entries of a folder that are not read.  A log that is not a regular file
 (a pipe, standard input) has no key: it is read.
 """
@@ -45,7 +46,7 @@ def inputs_key(kind: str, paths: list[str], fmt: str | None, settings: Settings)
                 head = fh.read(FINGERPRINT_BYTES)
                 fh.seek(max(0, st.st_size - FINGERPRINT_BYTES))
                 tail = fh.read(FINGERPRINT_BYTES)
-            h.update(f"{f}\0{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}\0"
+            h.update(f"{f}\0{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}\0"
                      .encode("utf-8", "surrogatepass") + head + b"\0" + tail + b"\0")
         for n in notes:
             h.update(f"{n.path}\0{n.line}\0{n.kind}\0{n.message}\0".encode("utf-8", "surrogatepass"))
