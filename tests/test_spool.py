@@ -11,6 +11,8 @@ from click.testing import CliRunner
 
 from ctxwatch.cli import main, spool
 
+ROOT = Path(__file__).resolve().parents[1]
+
 LOG = Path(__file__).resolve().parents[1] / "sample_logs" / "openai_chat_demo.jsonl"
 
 
@@ -33,6 +35,7 @@ def test_a_named_pipe_past_the_limit_is_an_error_naming_it(monkeypatch: pytest.M
     def write() -> None:
         with open(fifo, "wb") as w:
             try:
+                w.write(b'{"model": "gpt-4o"}\n')  # (a log's head: the rest is copied, up to the limit)
                 for _ in range(16):
                     w.write(b"\0" * (1 << 20))
             except BrokenPipeError:
@@ -44,6 +47,18 @@ def test_a_named_pipe_past_the_limit_is_an_error_naming_it(monkeypatch: pytest.M
     writer.join(30)
     assert res.exit_code == 2
     assert f"{fifo}: more than 4,194,305 bytes on the pipe" in res.output.replace("\n", "")
+
+
+def test_a_pipe_of_no_json_is_refused_after_its_first_mebibyte(tmp_path: Path) -> None:
+    """``cat /dev/zero | ctxwatch report -``: the first MiB holds no JSON object, so nothing more is copied (the
+    command ends at once, here after 1 MiB and a bit of 8 MiB of zeros, instead of at the 16 GiB limit)."""
+    data = b"\0" * (8 << 20)
+    res = CliRunner().invoke(main, ["report", "-"], input=data)
+    assert res.exit_code == 2
+    assert "-: not a JSONL log: the first 1 MiB on standard input hold no JSON object" in res.output
+    res = CliRunner().invoke(main, ["report", "-"], input=b"banner\n" * 1000 + (ROOT / "sample_logs" /
+                                                                                 "openai_chat_demo.jsonl").read_bytes())
+    assert res.exit_code == 0  # (a log after a few lines of something else is still read)
 
 
 def test_the_default_limit_is_16_gib() -> None:

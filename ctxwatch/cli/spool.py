@@ -52,8 +52,22 @@ PIPE_WAIT_NOTICE = 1.0
 MAX_SPOOL_BYTES = 16 << 30
 
 
+#: Bytes of a pipe's head in which a JSON object must begin (a ``{``) for the rest to be copied: a log's first
+#: record starts well within it (a banner line or two before it included), while ``cat /dev/zero`` or a binary
+#: file is told apart at once instead of after :data:`MAX_SPOOL_BYTES`.
+HEAD_CHECK_BYTES = 1 << 20
+
+
 class SpoolTooLarge(Exception):
     """More than :data:`MAX_SPOOL_BYTES` arrived on a pipe."""
+
+
+class NotALog(Exception):
+    """The first :data:`HEAD_CHECK_BYTES` that arrived on a pipe hold no ``{``: no JSON log."""
+
+
+class SpoolWriteError(Exception):
+    """The temporary copy could not be written (a full disk, say); ``args[0]`` is the ``OSError``."""
 
 
 def _write_bounded(out: Any, chunk: bytes, written: int) -> int:
@@ -61,11 +75,21 @@ def _write_bounded(out: Any, chunk: bytes, written: int) -> int:
 
     Raises:
         SpoolTooLarge: the total would pass :data:`MAX_SPOOL_BYTES`.
+        NotALog: the first :data:`HEAD_CHECK_BYTES` are all here and hold no ``{``.
+        SpoolWriteError: ``out`` could not be written.
     """
+    if written < HEAD_CHECK_BYTES <= written + len(chunk) and b"{" not in chunk[:HEAD_CHECK_BYTES - written]:
+        out.flush()
+        out.seek(0)
+        if b"{" not in out.read(written):
+            raise NotALog
     written += len(chunk)
     if written > MAX_SPOOL_BYTES:
         raise SpoolTooLarge
-    out.write(chunk)
+    try:
+        out.write(chunk)
+    except OSError as exc:
+        raise SpoolWriteError(exc) from exc
     return written
 
 
@@ -163,7 +187,7 @@ def spool_stdin(paths: tuple[str, ...]) -> tuple[tuple[str, ...], str | None]:
         os.mkdir(os.path.join(folder, str(n)))
         spool = os.path.join(folder, str(n), STDIN_NAME if given == STDIN_NAME else os.path.basename(given) or "pipe")
         try:
-            with open(spool, "wb") as out:
+            with open(spool, "w+b") as out:
                 if given != STDIN_NAME:
                     if not _copy_pipe(given, out):
                         fail(f"{clean(given)}: a named pipe nothing was written to (no writer within "
@@ -174,8 +198,17 @@ def spool_stdin(paths: tuple[str, ...]) -> tuple[tuple[str, ...], str | None]:
                         written = _write_bounded(out, chunk, written)
                 else:  # a text-only stdin (tests)
                     _write_bounded(out, sys.stdin.read().encode("utf-8", "surrogateescape"), 0)
+        except SpoolWriteError as exc:
+            err = exc.args[0]
+            fail(f"{clean(given)}: cannot copy it to a temporary file in {clean(os.path.dirname(folder))} "
+                 f"({err.strerror or err}); set TMPDIR to a folder with room, or save the log to a file and give "
+                 "its path")
         except OSError as exc:
             fail(f"{clean(given)}: cannot read ({exc.strerror or exc})")
+        except NotALog:
+            what = "standard input" if given == STDIN_NAME else "the pipe"
+            fail(f"{clean(given)}: not a JSONL log: the first {HEAD_CHECK_BYTES >> 20} MiB on {what} hold no JSON "
+                 "object ('{')")
         except SpoolTooLarge:
             what = "standard input" if given == STDIN_NAME else "the pipe"
             fail(f"{clean(given)}: more than {_limit_text()} on {what}, the most ctxwatch copies to a temporary "
