@@ -706,7 +706,7 @@ def test_plan_and_report_use_one_reserve(window: int) -> None:
     res = CliRunner().invoke(main, ["plan", str(log), "--window", str(window), "--json"])
     assert res.exit_code == 0, res.output
     plan = json.loads(res.output)
-    # The budget leaves the reserve free: min(0.6 x window, window - reserve) (README, "Configuration").
+    # The budget leaves the reserve free: min(0.6 x window, window - reserve) (docs/configuration.md).
     assert plan["budget_tokens"] == max(0, min(int(0.6 * window), window - expected))
     assert plan["fits"] is (window == 100_000)
     text = CliRunner().invoke(main, ["plan", str(log), "--window", str(window)]).output
@@ -844,7 +844,7 @@ def test_plan_names_pinned_history_messages_apart_from_the_floor(tmp_path: Path)
 
 
 def test_a_large_max_tokens_lowers_the_budget_for_check_as_for_plan(tmp_path: Path) -> None:
-    """The budget is min(0.6 x window, window - reserve) (README, "Configuration") in plan; check and the
+    """The budget is min(0.6 x window, window - reserve) (docs/configuration.md) in plan; check and the
     forecast used 0.6 x window alone, so with max_tokens 16,000 in a 32,000 window plan said #3 was above the
     trigger (12,800) while check was silent (its trigger was 15,360)."""
     words = [8000, 11000, 14000, 16500]

@@ -1,4 +1,4 @@
-"""The runnable examples in ``examples/``: they run as shown in the README and their logs read back clean."""
+"""The runnable examples in ``examples/``: they run as shown in docs/formats.md and their logs read back clean."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ def example_steps() -> int:
 
 
 def test_budget_loop_runs_and_its_log_has_no_trigger_warning(tmp_path):
-    # run as the README shows it, from a fresh directory: it writes budget_loop.jsonl there
+    # run as docs/formats.md shows it, from a fresh directory: it writes budget_loop.jsonl there
     res = subprocess.run([sys.executable, str(EXAMPLE)], cwd=tmp_path, capture_output=True, text=True, timeout=120,
                          check=False)
     assert res.returncode == 0, res.stderr

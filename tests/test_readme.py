@@ -1,4 +1,5 @@
-"""The README's promises: every command and option it shows exists, config keys exist, files it names exist."""
+"""The README's and docs' promises: every command and option they show exists, config keys exist, files they name
+exist, every page of docs/ is linked from the front page and every relative link resolves."""
 
 from __future__ import annotations
 
@@ -16,15 +17,17 @@ from ctxwatch.config import Settings
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")
+DOCS = {p.name: p.read_text(encoding="utf-8") for p in sorted((ROOT / "docs").glob("*.md"))}
+ALL = "\n".join([README, *DOCS.values()])
 COMMANDS = set(main.list_commands(None))  # type: ignore[arg-type]
 
 
 def _shell_lines() -> list[str]:
-    """`ctxwatch ...` lines of the README's sh blocks and inline code spans (comments removed)."""
+    """`ctxwatch ...` lines of the README's and docs' sh blocks and inline code spans (comments removed)."""
     lines: list[str] = []
-    for block in re.findall(r"```sh\n(.*?)```", README, re.S):
+    for block in re.findall(r"```sh\n(.*?)```", ALL, re.S):
         lines += [ln.split("#", 1)[0].strip() for ln in block.splitlines()]
-    lines += re.findall(r"`(ctxwatch [^`]+)`", README)
+    lines += re.findall(r"`(ctxwatch [^`]+)`", ALL)
     return [ln for ln in lines if ln.startswith("ctxwatch ")]
 
 
@@ -51,7 +54,7 @@ def test_every_command_and_option_in_the_readme_exists(line: str) -> None:
 
 
 def test_the_config_section_names_real_keys_and_parses() -> None:
-    block = re.search(r"```toml\n(.*?)```", README, re.S)
+    block = re.search(r"```toml\n(.*?)```", DOCS["configuration.md"], re.S)
     assert block is not None
     keys = set(tomllib.loads(block.group(1)))
     assert keys <= {f.name for f in fields(Settings)}
@@ -60,9 +63,8 @@ def test_the_config_section_names_real_keys_and_parses() -> None:
 
 
 def _config_rows() -> list[tuple[str, str, set[str]]]:
-    """(key, option, commands said to take the option) of each row of the README's configuration table."""
-    section = README[README.index("## Configuration"):]
-    section = section[: section.index("\n## ", 3)]
+    """(key, option, commands said to take the option) of each row of docs/configuration.md's table."""
+    section = DOCS["configuration.md"]
     rows = re.findall(r"^\| `([a-z_]+)` \| `(--[a-z-]+)[^`]*`: ([^|]*)\|", section, re.M)
     return [(key, opt, set(re.findall(r"`([a-z]+)`", cmds)) & COMMANDS) for key, opt, cmds in rows]
 
@@ -89,6 +91,21 @@ def test_files_the_readme_points_to_exist() -> None:
 def test_the_readme_flag_kinds_are_the_analysis_kinds() -> None:
     from ctxwatch.analysis import FLAG_KINDS
 
-    para = README[README.index("Flag kinds:"):]
-    para = para[: para.index("\n\n")]
+    text = DOCS["json-schema.md"]
+    para = text[text.index("Flag kinds:"):]
+    para = para[: (para + "\n\n").index("\n\n")]
     assert set(re.findall(r"`([a-z_]+)`", para)) >= set(FLAG_KINDS)
+
+
+def test_the_front_page_links_every_page_of_docs_and_every_link_resolves() -> None:
+    linked = set(re.findall(r"\]\(docs/([^)#]+\.md)", README))
+    assert linked == set(DOCS)
+    for name, text in [("README.md", README), *((f"docs/{n}", t) for n, t in DOCS.items())]:
+        base = (ROOT / name).parent
+        for target in re.findall(r"\]\(([^)#:]+)(?:#[^)]*)?\)", text):
+            assert (base / target).exists(), (name, target)
+
+
+def test_the_front_page_is_short() -> None:
+    # A newcomer reads it in two minutes; reference material lives in docs/.
+    assert len(README.splitlines()) < 150

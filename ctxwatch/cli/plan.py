@@ -57,7 +57,7 @@ from ctxwatch.output.safetext import json_bytes, shown, write_out
 @click.option("--format", "fmt", default=None, help="Log format (see `ctxwatch formats`); default: detect.")
 @click.option("--config", type=click.Path(dir_okay=False), default=None, help="Config file (TOML).")
 @cache_option
-@click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON (keys in the README).")
+@click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON (keys in docs/plan.md).")
 def plan_cmd(paths: tuple[str, ...], call_number: int | None, call_index: int | None, keep_recent: int | None,
              budget_fraction: float | None, trigger: float | None, reserve: float | None, window: int | None,
              summary_tokens: int | None,

@@ -1,4 +1,4 @@
-"""The ``ctxwatch report --json`` document (schema documented in the README; later versions only add keys).
+"""The ``ctxwatch report --json`` document (schema documented in docs/json-schema.md; later versions only add keys).
 
 Top level: ``file``, ``format`` (the first file's), ``formats`` (every format read, for a folder),
 ``settings``, ``calls`` (one object per call, see :func:`call_json`),
