@@ -113,7 +113,7 @@ def test_plan_json_floor_and_fates(counted):
     # default call: the last real call (the sonnet call with tools; the later haiku lines are probes)
     assert len(msgs) == 1 + len(body["messages"])
     assert msgs[0] == {"index": 0, "role": "system", "tokens": system_tokens, "tokens_after": system_tokens,
-                       "fate": "pinned"}
+                       "fate": "pinned", "saves": None, "offender": False}
     # what is in no message row, so that the document adds up on its own
     assert (doc["system_tokens"], doc["tools_tokens"], doc["floor_tokens"]) == (
         system_tokens, tools_tokens, system_tokens + tools_tokens)
@@ -1097,7 +1097,8 @@ def test_plan_text_rows_add_up(trace):
                     "--keep-recent", "2", "--summary-tokens", "200")
     assert code == 0, out
     # (the message cell may hold spaces: "assistant → Bash", "tool result (Bash)")
-    rows = re.findall(r"^\s+(\d+|-) (\S.*?)\s+([\d,]+)\s+([\d,]+)  (\w+)", out, re.M)
+    # (columns: #, message, tokens, after, saves, fate)
+    rows = re.findall(r"^\s+(\d+|-) (\S.*?)\s+([\d,]+)\s+([\d,]+)\s+[\d,-]+  (\w+)", out, re.M)
     num = lambda s: int(s.replace(",", ""))  # noqa: E731
     assert ("-", "tools") in [(r[0], r[1]) for r in rows] and rows[-1][:2] == ("-", "primer")
     tools_row = next(r for r in rows if r[1] == "tools")

@@ -2,7 +2,8 @@
 
 The plan: a header with the window and tokenizer, the floor, reserve, budget and trigger, how the sizes were
 scaled to the provider's count, then one row per message (tool schemas and reply primer on rows of their own, so
-the columns add up to 'before' and 'after') and the verdict.  ``--json`` prints
+the columns add up to 'before' and 'after'; ``saves`` what evicting its exchange frees, ``◆`` the biggest
+offenders) and the verdict.  ``--json`` prints
 :meth:`ctxwatch.planner.Plan.to_json` and :meth:`ctxwatch.planner.schema.SchemaReport.to_json` instead.
 """
 
@@ -13,7 +14,7 @@ from collections.abc import Iterator
 from ctxwatch.accounting import Calibrations
 from ctxwatch.model import Call, ParsedCall, implausible_what
 from ctxwatch.output.safetext import clip
-from ctxwatch.planner import Plan, PlanCounts, Policy
+from ctxwatch.planner import Plan, PlanCounts, Policy, exchange_savings, offenders
 from ctxwatch.planner.schema import SchemaReport
 from ctxwatch.tokens import Counter
 
@@ -57,21 +58,35 @@ def plan_lines(call: Call, pc: ParsedCall, plan: Plan, policy: Policy, counts: P
     names = tool_names(pc)
     labels = [message_label(m.role, m.tool_call_ids, m.tool_result_ids, m.label, names) for m in plan.messages]
     rw = min(LABEL_CHARS, max([10, *(len(x) for x in labels)]))
-    yield f"{'#':>5} {'message':<{rw}} {'tokens':>9} {'after':>9}  fate"
+    # ``saves``: what evicting the message frees (its whole exchange); ``◆``: the biggest offenders, the same
+    # ones the dashboard's eviction preview marks.
+    saves = exchange_savings(plan.messages)
+    worst = offenders(plan.messages, plan.before_tokens, plan.budget_tokens)
+    yield f"{'#':>5} {'message':<{rw}} {'tokens':>9} {'after':>9} {'saves':>9}  fate"
     # The tool schemas and the reply primer are in no message but in every request: rows of their own (index
     # "-"), so that the tokens column adds up to 'before' and the after column, with the summary and the
     # re-injected items, to 'after'.
-    tools_row = f"{'-':>5} {'tools':<{rw}} {plan.tools_tokens:>9,} {plan.tools_tokens:>9,}  pinned  (tool schemas)"
+    tools_row = (f"{'-':>5} {'tools':<{rw}} {plan.tools_tokens:>9,} {plan.tools_tokens:>9,} {'-':>9}  pinned  "
+                 "(tool schemas)")
     system_first = bool(plan.messages) and plan.messages[0].source_index is None
     if plan.tools_tokens and not system_first:
         yield tools_row
     for k, (m, label) in enumerate(zip(plan.messages, labels, strict=True)):
-        yield f"{m.index:>5} {clip(label, rw):<{rw}} {m.tokens:>9,} {m.tokens_after:>9,}  {m.fate}"
+        saved = "-" if saves[k] is None else f"{saves[k]:,}"
+        yield (f"{m.index:>5} {clip(label, rw):<{rw}} {m.tokens:>9,} {m.tokens_after:>9,} {saved:>9}  {m.fate}"
+               + ("  ◆" if k in worst else ""))
         if k == 0 and system_first and plan.tools_tokens:
             yield tools_row
     if plan.overhead_tokens:
         n = plan.overhead_tokens
-        yield f"{'-':>5} {'primer':<{rw}} {n:>9,} {n:>9,}  pinned  (reply primer: the tokens that start the reply)"
+        yield (f"{'-':>5} {'primer':<{rw}} {n:>9,} {n:>9,} {'-':>9}  pinned  (reply primer: the tokens that start "
+               "the reply)")
+    if worst:
+        marked = [plan.messages[k] for k in sorted(worst)]
+        freed = sum(m.tokens for m in marked)
+        n = len({m.exchange for m in marked})
+        yield (f"◆ biggest offenders: the {n} exchange{'s' if n != 1 else ''} whose eviction frees the most "
+               f"({freed:,} tokens: messages {', '.join(str(m.index) for m in marked)})")
     if plan.lead:
         sizes = {r.kind: r.tokens for r in plan.reinject}
         sizes["summary"] = plan.summary_tokens

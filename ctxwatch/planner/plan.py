@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ctxwatch.planner.offenders import exchange_savings, offenders
 from ctxwatch.planner.policy import Fate, Policy
 from ctxwatch.planner.reinject import ReinjectItem
 
@@ -120,8 +121,10 @@ class Plan:
         return [m for m in self.messages if m.fate == "kept"]
 
     def to_json(self) -> dict[str, Any]:
-        """The ``plan --json`` document: ``messages`` (``index``, ``role``, ``tokens``, ``tokens_after``, ``fate``
-        per message), ``before_tokens``, ``after_tokens``, ``budget_tokens``, ``fits``, ``reason``, ``reinject``
+        """The ``plan --json`` document: ``messages`` (``index``, ``role``, ``tokens``, ``tokens_after``, ``fate``,
+        ``saves``: the tokens evicting its exchange frees, ``null`` when pinned; ``offender``: one of the biggest
+        offenders, :func:`~ctxwatch.planner.offenders`), ``before_tokens``, ``after_tokens``, ``budget_tokens``,
+        ``fits``, ``reason``, ``reinject``
         (``kind``, ``tokens``, ``index``, ``detail`` per item), and what is in no message row, so that the sizes
         add up from the document alone: ``system_tokens`` / ``tools_tokens`` / ``floor_tokens`` (the system
         prompt's row holds ``system_tokens``; the tool schemas have no row; where the floor is inferred whole,
@@ -129,9 +132,12 @@ class Plan:
         ``summary_tokens`` and ``overhead_tokens`` (the reply primer).  ``before_tokens`` = the rows' ``tokens``
         + ``tools_tokens`` (``null``: 0) + ``overhead_tokens``; ``after_tokens`` = the rows' ``tokens_after`` +
         ``tools_tokens`` + ``summary_tokens`` + the ``reinject`` items' tokens + ``overhead_tokens``."""
+        saves = exchange_savings(self.messages)
+        worst = offenders(self.messages, self.before_tokens, self.budget_tokens)
         return {
             "messages": [{"index": m.index, "role": m.role, "tokens": m.tokens, "tokens_after": m.tokens_after,
-                          "fate": m.fate} for m in self.messages],
+                          "fate": m.fate, "saves": saves[k], "offender": k in worst}
+                         for k, m in enumerate(self.messages)],
             "before_tokens": self.before_tokens,
             "after_tokens": self.after_tokens,
             "budget_tokens": self.budget_tokens,

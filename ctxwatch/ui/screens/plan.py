@@ -29,7 +29,7 @@ from ctxwatch.ui import text as tx
 from ctxwatch.ui.export import json_document, write_new
 from ctxwatch.ui.screens.common import REREAD_FAILED, reload, unique_path
 from ctxwatch.ui.screens.items import message_labels
-from ctxwatch.ui.screens.planview import exchange_savings, knob_note, offenders, plan_bars
+from ctxwatch.ui.screens.planview import knob_note, plan_bars
 from ctxwatch.ui.widgets.footer import AdaptiveFooter
 
 #: How each fate is shown: glyph, word, style (the glyph and word tell fates apart without colour).
@@ -284,6 +284,8 @@ class PlanScreen(Screen[None]):
             table.add_row(Text("-", justify="right"), tx.literal(what, limit=34), Text(""),
                           Text(tx.tokens(tokens), justify="right"), Text("-", justify="right"), Text(pinned),
                           Text("-", justify="right"), Text(note, style="dim"))
+
+        from ctxwatch.planner import exchange_savings, offenders  # (loaded with the preview, not at start)
 
         saves = exchange_savings(plan.messages)
         worst = offenders(plan.messages, plan.before_tokens, plan.budget_tokens)

@@ -1,6 +1,7 @@
-"""What the eviction preview shows besides its rows' text: what evicting each message would save (its whole
-exchange: a tool call goes with its results), the few exchanges that matter most, why a knob changed nothing,
-and the before / after bars.
+"""What the eviction preview shows besides its rows' text: what evicting each message would save and the few
+exchanges that matter most (the planner's :func:`~ctxwatch.planner.exchange_savings` and
+:func:`~ctxwatch.planner.offenders`, as ``plan`` marks them), why a knob changed nothing, and the before / after
+bars.
 """
 
 from __future__ import annotations
@@ -12,40 +13,6 @@ from rich.text import Text
 
 from ctxwatch.ui import text as tx
 from ctxwatch.ui.widgets.bar import BarParts, bar_line
-
-#: Exchanges marked as the biggest offenders at most.
-OFFENDERS = 5
-
-
-def exchange_savings(messages: Sequence[Any]) -> list[int | None]:
-    """For each :class:`~ctxwatch.planner.MessagePlan`, the tokens evicting it would free: the tokens of every
-    message of its exchange (an assistant message with its tool results travel together), ``None`` for a
-    pinned message (the floor and pinned instructions are never evicted)."""
-    totals: dict[int, int] = {}
-    for m in messages:
-        if m.fate != "pinned" and m.exchange >= 0:
-            totals[m.exchange] = totals.get(m.exchange, 0) + m.tokens
-    return [None if m.fate == "pinned" else totals.get(m.exchange, m.tokens) if m.exchange >= 0 else m.tokens
-            for m in messages]
-
-
-def offenders(messages: Sequence[Any], before: int, budget: int) -> set[int]:
-    """The exchanges that matter most: the biggest, as many as it takes for their eviction alone to bring the
-    prompt (``before`` tokens) within ``budget``, at least 3 and at most :data:`OFFENDERS`; returned as the
-    positions (in ``messages``) of their messages."""
-    sizes: dict[int, int] = {}
-    for m in messages:
-        if m.fate != "pinned" and m.exchange >= 0:
-            sizes[m.exchange] = sizes.get(m.exchange, 0) + m.tokens
-    chosen: list[int] = []
-    freed = 0
-    for ex, n in sorted(sizes.items(), key=lambda kv: -kv[1]):
-        if len(chosen) >= OFFENDERS or (len(chosen) >= 3 and before - freed <= budget):
-            break
-        chosen.append(ex)
-        freed += n
-    picked = set(chosen)
-    return {i for i, m in enumerate(messages) if m.fate != "pinned" and m.exchange in picked}
 
 
 def kept_exchanges(messages: Sequence[Any]) -> int:
