@@ -24,32 +24,24 @@ from textual.screen import Screen
 from ctxwatch.config import Settings
 from ctxwatch.model import Call
 from ctxwatch.output.csv import CSV_FIELDS, csv_text, write_csv
-from ctxwatch.ui import messages as msg
 from ctxwatch.ui import text as tx
-from ctxwatch.ui.export import export_dir, export_folder, file_stem, write_new
+from ctxwatch.ui.export import export_dir
 from ctxwatch.ui.feed import BatchFeed, FolderScan, LogFeed
-from ctxwatch.ui.fleet import FleetRow, fleet_rows
+from ctxwatch.ui.handlers import FeedHandlers
 from ctxwatch.ui.main import FilterInput, MainScreen
-from ctxwatch.ui.screens import (
-    DetailScreen,
-    DiffScreen,
-    FlagsScreen,
-    FleetScreen,
-    HelpScreen,
-    IssuesScreen,
-    PlanScreen,
-    unique_path,
-)
+from ctxwatch.ui.outputs import OutputActions
+from ctxwatch.ui.screens import FlagsScreen, IssuesScreen, PlanScreen
 from ctxwatch.ui.screens.help import COMMANDS
 from ctxwatch.ui.sessions import SessionActions, newest_session
 from ctxwatch.ui.state import STATE_VIEWS, DashboardState
+from ctxwatch.ui.views import ViewActions
 from ctxwatch.ui.widgets.table import CallsTable
 from ctxwatch.ui.workers import run_feed, run_scan
 
 __all__ = ["CSV_FIELDS", "CtxwatchApp", "FilterInput", "MainScreen", "csv_text", "export_dir", "write_csv"]
 
 
-class CtxwatchApp(SessionActions):
+class CtxwatchApp(FeedHandlers, ViewActions, OutputActions, SessionActions):
     """The dashboard: follow one log (or the sessions of a folder) and show how its context is spent.
 
     Args:
@@ -204,125 +196,6 @@ class CtxwatchApp(SessionActions):
         """The main screen is there: put the calls read before it in its table."""
         self.rebuild_view()
 
-    # ------------------------------------------------------------------ feed messages
-    def _ours(self, message: Any) -> bool:
-        return getattr(message, "feed", None) == self._feed_id
-
-    def on_feed_opened(self, message: msg.FeedOpened) -> None:
-        """The log's format is known."""
-        if self._ours(message):
-            self.state.format_name = message.format_name
-            self.state.spec = message.spec
-            self.state.notice = None
-            self._show(chart=False)
-
-    def on_calls_changed(self, message: msg.CallsChanged) -> None:
-        """New or updated calls: into the state, then the table, bar and chart (held while paused)."""
-        if not self._ours(message):
-            return
-        if self.state.paused:
-            self.state.pending.append(message)
-            self._show(chart=False)
-            return
-        self._apply_calls(message)
-
-    def _apply_calls(self, message: msg.CallsChanged) -> None:
-        """Take the message's new and replaced calls, their costs and the run's calibrations with them into the
-        state and the table; the newest call is selected while following."""
-        s = self.state
-        added, updated = message.added, message.updated
-        s.take_calls(added, updated, message.calibrations, message.costs)
-        if (main := self._live()) is None:
-            return
-        fresh = [c for c in added if s.in_view(c)]
-        s.view.extend(c.index for c in fresh)
-        in_view = set(s.view) if updated else set()
-        main.add_calls(fresh, [c for c in updated if c.index in in_view])
-        if fresh and (s.follow or s.selected_index is None):
-            self._select_row(len(s.view) - 1)
-        self._show()
-
-    def on_issues_changed(self, message: msg.IssuesChanged) -> None:
-        """New input problems (and withdrawn ones): counted in the status line, listed in the side panel."""
-        if not self._ours(message):
-            return
-        self.state.take_issues(message.issues, message.resolved)
-        self._push_issues()
-        self._show(chart=False)
-
-    def on_reset_seen(self, message: msg.ResetSeen) -> None:
-        """The file was truncated, rotated or replaced: say so (the calls read stay unless ``clear``)."""
-        if not self._ours(message):
-            return
-        quiet = self.state.reset_seen(message.reason, message.at_call, message.format_name, message.clear)
-        if message.clear and (main := self._live()) is not None:
-            main.table.set_calls([], self.settings)
-        self._push_issues()
-        if not quiet:
-            self.notify(f"log {message.reason}; reading it again from the start", severity="warning")
-        self._show()
-
-    def on_analysis_changed(self, message: msg.AnalysisChanged) -> None:
-        """Fresh flags and forecast: shown in the side panel, drift risk on the bar."""
-        if self._ours(message):
-            self.state.analyses = message.analyses
-            self.state.analysis_error = message.error
-            self._show(chart=False)
-            self._push_flags()
-            self._push_fleet()
-
-    def on_backfill_progress(self, message: msg.BackfillProgress) -> None:
-        """Reading the existing content: the progress bar moves."""
-        if self._ours(message):
-            self.state.progress = (message.done, message.total)
-            self._show(chart=False)
-
-    def on_backfill_done(self, message: msg.BackfillDone) -> None:
-        """The existing content is read; from now on calls arrive live."""
-        if not self._ours(message):
-            return
-        if self.state.backfill_done(message.cancelled, message.resumed_line, message.skipped_from,
-                                    message.calls_before):
-            self._push_issues()
-        elif self._cancel.is_set() and not message.cancelled:
-            # Esc came after the reader had finished (the screen lags behind a fast read): say so, since the
-            # toast promised a skip.
-            self.notify("the whole file was read before the skip took effect")
-        self._show()
-
-    def on_feed_failed(self, message: msg.FeedFailed) -> None:
-        """The log cannot be read: say why on the status line and the bar."""
-        if self._ours(message):
-            self.state.failed = message.message
-            self.state.loaded = True
-            self._show()
-            self._push_issues()
-
-    def on_feed_notice(self, message: msg.FeedNotice) -> None:
-        """A sentence about the reading (e.g. waiting for an empty file)."""
-        if self._ours(message):
-            self.state.notice = message.message
-            self._show(chart=False)
-
-    def on_watch_changed(self, message: msg.WatchChanged) -> None:
-        """The feed follows with file events or by polling: shown on the status line and in the side panel; a
-        fall back to polling (events failed or stayed silent) is also announced."""
-        if not self._ours(message):
-            return
-        s = self.state
-        s.watch_mode, s.watch_interval, s.watch_note = message.mode, message.interval, message.message
-        if s.watch_fallback():
-            self.notify(message.message or "switched to polling", title="watching", severity="warning")
-        self._show(chart=False)
-
-    def on_scan_notice(self, message: msg.ScanNotice) -> None:
-        """The folder's sessions are looked for by polling although file events were wanted: said once, and
-        kept in the side panel."""
-        if self.state.scan_note is None:
-            self.state.scan_note = message.message
-            self.notify(message.message, title="watching", severity="warning")
-            self._show(chart=False)
-
     # ------------------------------------------------------------------ selection
     def _select_row(self, row: int) -> None:
         """Move the table cursor to ``row`` and select its call (programmatic: follow is unchanged)."""
@@ -402,44 +275,6 @@ class CtxwatchApp(SessionActions):
         self.state.xaxis = "time" if self.state.xaxis == "index" else "index"
         self._show()
 
-    def action_detail(self) -> None:
-        """Open the selected call's detail."""
-        call = self._call_under_cursor()
-        if call is None:
-            self.notify("no call selected", severity="warning")
-            return
-        cal = self.state.calibrations
-        self.push_screen(DetailScreen(call, self.state.spec, self.settings, cal.breakdown(call), cal.factor(call),
-                                      self.state.costs.get(call.index)))
-
-    def action_diff(self) -> None:
-        """Open what changed from the call before the selected one (same context) to it."""
-        call = self._call_under_cursor()
-        if call is None:
-            self.notify("no call selected", severity="warning")
-            return
-        prev = self.state.previous_in_context(call)
-        if prev is None:
-            self.notify(f"call #{call.index + 1} is the first of its context read: nothing to compare it with")
-            return
-        self.push_screen(DiffScreen(call, prev, self.state.spec))
-
-    def action_evict(self) -> None:
-        """Open the eviction preview of the selected call, or from a call's detail, of that call."""
-        # (the detail shows the call it was opened on; following a live log, the selection has moved on since)
-        call = self.screen.call if isinstance(self.screen, DetailScreen) else self._call_under_cursor()
-        if call is None:
-            self.notify("no call selected", severity="warning")
-            return
-        try:
-            import ctxwatch.planner  # noqa: F401
-        except ImportError:
-            self.notify("the eviction planner is not available in this build", severity="warning")
-            return
-        if not isinstance(self.screen, PlanScreen):
-            self.push_screen(PlanScreen(call, self.state.spec, self.settings, self.state.calibrations.breakdown(call),
-                                        export_to=lambda: export_folder(self.state.paths)))
-
     def action_filter(self) -> None:
         """Show the filter box and focus it."""
         if (main := self._live()) is not None and self.screen is main:
@@ -468,116 +303,6 @@ class CtxwatchApp(SessionActions):
         else:
             self._select_row(len(s.view) - 1 if s.follow or keep not in s.view else s.view.index(keep))
         self._show()
-
-    def action_issues(self) -> None:
-        """List every input problem of the run on a screen of its own; the side panel has room for a few."""
-        s = self.state
-        if not isinstance(self.screen, IssuesScreen):
-            self.push_screen(IssuesScreen(s.issues_title(), s.input_problems(), s.issues_several(),
-                                          s.failed or s.skipped, s.issues_before_reset, s.last_reset))
-
-    def action_flags(self) -> None:
-        """List every flag of the context shown, whole, on a screen of its own (the side panel cuts them)."""
-        s = self.state
-        if not isinstance(self.screen, FlagsScreen):
-            self.push_screen(FlagsScreen(s.flags_title(), s.context_flags(), s.selected_index))
-
-    def _push_flags(self) -> None:
-        """Give an open flags list the context's flags as they are now."""
-        for screen in self.screen_stack:
-            if isinstance(screen, FlagsScreen) and screen.is_mounted:
-                screen.title_text = self.state.flags_title()
-                screen.show(self.state.context_flags())
-
-    def _fleet_rows(self) -> list[FleetRow]:
-        s = self.state
-        flags = [f for a in s.analyses.values() for f in a.flags]
-        return fleet_rows(s.calls.values(), flags, s.calibrations, type(self).clock())
-
-    def action_fleet(self) -> None:
-        """One row per conversation of the calls read, most at risk first, on a screen of its own."""
-        if not isinstance(self.screen, FleetScreen):
-            self.push_screen(FleetScreen(self.state.display_name(), self._fleet_rows(), self.state.conversation))
-
-    def _push_fleet(self) -> None:
-        """Give an open fleet view the conversations as they are now."""
-        for screen in self.screen_stack:
-            if isinstance(screen, FleetScreen) and screen.is_mounted:
-                screen.show(self._fleet_rows())
-
-    def on_fleet_screen_chosen(self, message: FleetScreen.Chosen) -> None:
-        """Enter on a conversation: the dashboard shows it alone, its last call selected (``a``: all again)."""
-        while isinstance(self.screen, FleetScreen):
-            self.pop_screen()
-        self.state.conversation = message.conversation
-        self.state.follow = True
-        self.rebuild_view()
-
-    def on_flags_screen_chosen(self, message: FlagsScreen.Chosen) -> None:
-        """Enter on a flag: back to the main screen with its call selected (shown: its context, the filter
-        cleared if it hid the call)."""
-        s = self.state
-        while isinstance(self.screen, FlagsScreen):
-            self.pop_screen()
-        if message.context != s.context and message.context in s.contexts:
-            s.context = message.context
-            self.rebuild_view()
-        if message.index not in s.view and message.index in s.calls:
-            self._drop_filter()
-            self.rebuild_view()
-        if message.index in s.view:
-            row = s.view.index(message.index)
-            s.follow = row == len(s.view) - 1
-            self._select_row(row)
-            self._show(chart=False)
-
-    def _push_issues(self) -> None:
-        """Give an open list of input problems the current ones (it may be under a help screen)."""
-        s = self.state
-        for screen in self.screen_stack:
-            if isinstance(screen, IssuesScreen) and screen.is_mounted:
-                screen.stopped = s.failed or s.skipped
-                screen.show(s.input_problems(), s.issues_several(), s.issues_title(), s.issues_before_reset,
-                            s.last_reset)
-
-    def action_help(self) -> None:
-        """Show the help screen."""
-        if not isinstance(self.screen, HelpScreen):
-            self.push_screen(HelpScreen(self.settings))
-
-    def action_save_svg(self) -> None:
-        """Save an SVG screenshot of the screen (:func:`~ctxwatch.ui.export.export_folder`) and say where.
-
-        Written as every export is (:func:`~ctxwatch.ui.export.write_new`): to a new file, never through a
-        symlink (Textual's ``save_screenshot`` opens with create-truncate and follows a planted one)."""
-        s = self.state
-        try:
-            path = unique_path(export_folder(s.paths), "ctxwatch-" + file_stem(s.stem_source()), ".svg")
-            write_new(path, self.export_screenshot().encode("utf-8"))
-        except OSError as exc:  # a read-only folder, a full disk, an XDG path that is a file
-            self.notify(f"screenshot not saved: {exc}", title="SVG", severity="error")
-            return
-        self._saved(path, "screenshot saved to", "SVG")
-
-    def action_export_csv(self) -> None:
-        """Write the calls of the current view as CSV (:func:`~ctxwatch.ui.export.export_folder`) and say
-        how many, of which view, and where."""
-        s = self.state
-        try:
-            path = unique_path(export_folder(s.paths), "ctxwatch-calls-" + file_stem(s.stem_source()), ".csv")
-            write_csv(path, s.view_calls(), s.calibrations)
-        except (OSError, ValueError) as exc:  # (ValueError: text the encoder still refuses; nothing is written)
-            self.notify(f"CSV not written: {exc}", title="CSV", severity="error")
-            return
-        scope = [f"context {s.context}"] if s.context is not None and len(s.contexts) > 1 else []
-        scope += [f"filter {s.filter_text!r}"] if s.filter_text else []
-        of = f" of {len(s.calls):,} ({', '.join(scope)})" if scope else ""
-        self._saved(path, f"{len(s.view):,} call{'s' if len(s.view) != 1 else ''}{of} exported to", "CSV")
-
-    def _saved(self, path: str, what: str, title: str) -> None:
-        """Keep ``path`` among the files written and say where it is."""
-        self.saved.append(path)
-        self.notify(f"{what}\n{tx.saved_where(path, tx.toast_width(self.size.width))}", title=title)
 
     def action_cancel_backfill(self) -> None:
         """Skip the rest of the backfill: read the file's last 8 MiB (whole lines, at least the last one) and
