@@ -497,7 +497,8 @@ async def test_q_quits(log: Path) -> None:
 
 
 @pytest.mark.parametrize("where", ["table", "filter box", "detail"])
-async def test_ctrl_c_quits(log: Path, where: str) -> None:
+async def test_ctrl_q_quits_from_anywhere(log: Path, where: str) -> None:
+    """ctrl+q quits from the table, the filter box and the detail view (ctrl+c copies: tests/test_ui_copy.py)."""
     app = CtxwatchApp(str(log))
     async with app.run_test(size=(100, 30)) as pilot:
         await loaded(pilot, 12)
@@ -507,7 +508,7 @@ async def test_ctrl_c_quits(log: Path, where: str) -> None:
         elif where == "detail":
             await pilot.press("enter")
             assert isinstance(app.screen, DetailScreen)
-        await pilot.press("ctrl+c")
+        await pilot.press("ctrl+q")
         await pilot.pause()
         assert not app.is_running
     assert app._stop.is_set()

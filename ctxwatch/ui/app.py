@@ -70,9 +70,10 @@ class CtxwatchApp(FeedHandlers, ViewActions, OutputActions, SessionActions):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("q", "quit", "Quit"),
-        # ctrl+c quits too, as in tail and most terminal tools (Textual's default only says "press ctrl+q");
-        # a priority binding, so it also quits from the filter box and the detail view.
-        Binding("ctrl+c", "quit", "Quit", show=False, priority=True),
+        Binding("ctrl+q", "quit", "Quit", show=False, priority=True),
+        # ctrl+c copies, as in a desktop app: the selection, else the highlighted item (:meth:`action_copy`); a
+        # priority binding, so that it does the same on every screen and in the filter and find boxes.
+        Binding("ctrl+c", "copy", "Copy", show=False, priority=True),
         Binding("enter", "detail", "Detail"),
         Binding("f", "toggle_follow", "Follow"),
         Binding("p", "toggle_pause", "Pause"),

@@ -220,6 +220,15 @@ class DetailScreen(TableScreen):
             return None
         return ordered[table.cursor_row]
 
+    def copy_item(self) -> tuple[str, str] | None:
+        """What ctrl+c copies here: (what, text) of the highlighted item's content (a message, a tool schema, the
+        system prompt; as far as it was read, :data:`~ctxwatch.ui.screens.items.EXPAND_CHARS`), or ``None``."""
+        it = self.selected_item()
+        if it is None or not it.text:
+            return None
+        cut = f", its first {len(it.text):,} of {it.chars:,} characters" if it.chars > len(it.text) else ""
+        return f"#{item_numbers(self.items).get(it.position, '-')} {it.label}{cut}", it.text
+
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         """Show the highlighted item's content, folded."""
         event.stop()

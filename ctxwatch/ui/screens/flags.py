@@ -152,6 +152,17 @@ class FlagsScreen(TableScreen):
         row = self._table().cursor_row
         return self.flags[row] if 0 <= row < len(self.flags) else None
 
+    def copy_item(self) -> tuple[str, str] | None:
+        """What ctrl+c copies here: (what, text) of the highlighted flag whole (severity, call, kind, context,
+        reason, evidence), as the panel below the table shows it, or ``None``."""
+        f = self.selected_flag()
+        if f is None:
+            return None
+        text = f"{f.severity} · call #{f.call + 1} · {f.kind} · context {f.context}\n{f.reason}"
+        if f.evidence:
+            text += f"\nevidence: {evidence_text(f.evidence)}"
+        return f"flag {f.kind} of call #{f.call + 1}", text
+
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         """Show the highlighted flag whole."""
         event.stop()

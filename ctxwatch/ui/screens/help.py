@@ -36,7 +36,8 @@ HELP_KEYS: tuple[tuple[str, str], ...] = (
     ("esc", "skip to the backfill's last 8 MiB; clear the filter"),
     ("ctrl+p", "command palette (every action)"),
     ("?", "this help"),
-    ("q  ctrl+c", "quit"),
+    ("ctrl+c", "copy: the selected text, else the call, flag or message"),
+    ("q  ctrl+q", "quit"),
 )
 
 
@@ -56,6 +57,7 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("Input problems", "Every bad line and note of the run, with its line (i)", "issues"),
     ("Save SVG screenshot", "To the current folder (s)", "save_svg"),
     ("Export CSV", "The calls table, to the current folder (x)", "export_csv"),
+    ("Copy", "The selected text, else the highlighted call, flag or message (ctrl+c)", "copy"),
     ("Help", "Keys and legend (?)", "help"),
 )
 

@@ -29,7 +29,7 @@ from ctxwatch.ui import text as tx
 from ctxwatch.ui.export import json_document, write_new
 from ctxwatch.ui.screens.common import REREAD_FAILED, reload, unique_path
 from ctxwatch.ui.screens.items import message_labels
-from ctxwatch.ui.screens.planview import knob_note, plan_bars
+from ctxwatch.ui.screens.planview import knob_note, plan_bars, plan_document
 from ctxwatch.ui.widgets.footer import AdaptiveFooter
 
 #: How each fate is shown: glyph, word, style (the glyph and word tell fates apart without colour).
@@ -127,6 +127,7 @@ class PlanScreen(Screen[None]):
         #: Why the last keep_recent step changed nothing, else ``None``.
         self.note: str | None = None
         self._turned: str | None = None  # (the knob turned last)
+        self._copy_rows: list[tuple[str, str] | None] = []  # (what ctrl+c copies, per row: its message whole)
 
     def compose(self) -> ComposeResult:
         """Header, bars, messages table, footer."""
@@ -280,7 +281,10 @@ class PlanScreen(Screen[None]):
             extra_rows.append(("tool schemas", plan.tools_tokens, "the tools the request sends, every call"))
         system_first = bool(plan.messages) and plan.messages[0].source_index is None
 
+        self._copy_rows = []
+
         def extra(what: str, tokens: int, note: str) -> None:
+            self._copy_rows.append(None)
             table.add_row(Text("-", justify="right"), tx.literal(what, limit=34), Text(""),
                           Text(tx.tokens(tokens), justify="right"), Text("-", justify="right"), Text(pinned),
                           Text("-", justify="right"), Text(note, style="dim"))
@@ -298,12 +302,14 @@ class PlanScreen(Screen[None]):
         for pos in order:
             m = plan.messages[pos]
             word, style = FATES.get(m.fate, (m.fate, ""))
-            preview = ""
+            whole = ""
             if m.source_index is not None and m.source_index < len(msgs):
-                preview = msgs[m.source_index].text()[:200]
+                whole = msgs[m.source_index].text()
             elif m.source_index is None and self._pc is not None and self._pc.system:
-                preview = self._pc.system[0][:200]
+                whole = "\n\n".join(self._pc.system)
+            preview = whole[:200]
             what = labels[m.source_index] if m.source_index is not None and m.source_index < len(labels) else m.role
+            self._copy_rows.append((f"#{m.index} {what}", whole) if whole else None)
             table.add_row(Text(str(m.index), justify="right"), tx.literal(what, style=style, limit=34),
                           Text("◆" if pos in worst else "", "bold red"), Text(tx.tokens(m.tokens), justify="right"),
                           Text(tx.tokens(saves[pos]) if saves[pos] is not None else "-", justify="right"),
@@ -316,6 +322,11 @@ class PlanScreen(Screen[None]):
             extra("reply primer", plan.overhead_tokens, "the tokens that start the reply")
         if table.row_count:
             table.move_cursor(row=min(row, table.row_count - 1), animate=False)
+
+    def copy_item(self) -> tuple[str, str] | None:
+        """What ctrl+c copies here: (what, text) of the highlighted row's message whole, or ``None``."""
+        row = self.query_one("#plan-table", DataTable).cursor_row
+        return self._copy_rows[row] if 0 <= row < len(self._copy_rows) else None
 
     def on_resize(self, event: events.Resize) -> None:
         """Redraw the bars for the new width (they are drawn to fit the screen, and wrapped when it shrank)."""
@@ -361,24 +372,8 @@ class PlanScreen(Screen[None]):
         self._compute(self.knobs)
 
     def plan_document(self) -> dict[str, Any]:
-        """The JSON ``w`` writes: the ``plan --json`` document, then what the plan was made from, so the file
-        can be read on its own:
-
-        * ``call``: ``number`` (#N, from 1), ``index`` (``report --json``'s, from 0), ``file``, ``line`` (of the
-          call's record), ``context``, ``model``, ``window`` (tokens);
-        * ``settings``: the plan's policy as the knobs left it: ``keep_recent``, ``unit``, ``budget_fraction``,
-          ``trigger``, ``reserve_tokens``, ``summary_tokens``, ``mode``, ``compact_at``.
-        """
-        c, policy = self.call, self.plan.policy
-        return {
-            **self.plan.to_json(),
-            "call": {"number": c.index + 1, "index": c.index, "file": c.source.path, "line": c.source.line,
-                     "context": c.context, "model": c.model, "window": policy.window},
-            "settings": {"keep_recent": policy.keep_recent, "unit": policy.unit,
-                         "budget_fraction": policy.budget_fraction, "trigger": policy.trigger,
-                         "reserve_tokens": policy.reserve_tokens, "summary_tokens": policy.summary_tokens,
-                         "mode": policy.mode, "compact_at": policy.compact_at},
-        }
+        """The JSON ``w`` writes (:func:`~ctxwatch.ui.screens.planview.plan_document`)."""
+        return plan_document(self.call, self.plan)
 
     def action_write(self) -> None:
         """Write :meth:`plan_document` to the folder :attr:`export_to` gives (where the app writes its exports)

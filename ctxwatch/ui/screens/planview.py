@@ -1,7 +1,7 @@
 """What the eviction preview shows besides its rows' text: what evicting each message would save and the few
 exchanges that matter most (the planner's :func:`~ctxwatch.planner.exchange_savings` and
-:func:`~ctxwatch.planner.offenders`, as ``plan`` marks them), why a knob changed nothing, and the before / after
-bars.
+:func:`~ctxwatch.planner.offenders`, as ``plan`` marks them), why a knob changed nothing, the before / after
+bars and the document ``w`` writes.
 """
 
 from __future__ import annotations
@@ -54,3 +54,24 @@ def plan_bars(plan: Any, window: int, width: int) -> Text:
         out.append(f" {tx.pct(total, window, 0)}\n")
     out.append("█ floor  ▓ history (+summary)  ░ reserve  · free  ┃ trigger/budget", "dim")
     return out
+
+
+def plan_document(call: Any, plan: Any) -> dict[str, Any]:
+    """The JSON the preview's ``w`` writes: ``plan``'s ``plan --json`` document (a
+    :class:`~ctxwatch.planner.Plan`), then what it was made from, so the file can be read on its own:
+
+    * ``call``: ``number`` (#N, from 1), ``index`` (``report --json``'s, from 0), ``file``, ``line`` (of the
+      call's record), ``context``, ``model``, ``window`` (tokens);
+    * ``settings``: the plan's policy as the knobs left it: ``keep_recent``, ``unit``, ``budget_fraction``,
+      ``trigger``, ``reserve_tokens``, ``summary_tokens``, ``mode``, ``compact_at``.
+    """
+    c, policy = call, plan.policy
+    return {
+        **plan.to_json(),
+        "call": {"number": c.index + 1, "index": c.index, "file": c.source.path, "line": c.source.line,
+                 "context": c.context, "model": c.model, "window": policy.window},
+        "settings": {"keep_recent": policy.keep_recent, "unit": policy.unit,
+                     "budget_fraction": policy.budget_fraction, "trigger": policy.trigger,
+                     "reserve_tokens": policy.reserve_tokens, "summary_tokens": policy.summary_tokens,
+                     "mode": policy.mode, "compact_at": policy.compact_at},
+    }
