@@ -677,23 +677,28 @@ def test_feed_backfill_never_reports_an_unread_line_as_a_truncated_tail(tmp_path
     assert [i for m in got.of(IssuesChanged) for i in m.issues] == []
 
 
-def test_chart_x_title_shortens_to_fit_instead_of_vanishing() -> None:
-    from ctxwatch.ui.widgets import x_title
+def test_chart_legend_line_fits_its_width_with_the_longest_title_it_can() -> None:
+    """The legend's line under the chart: the x axis title (with the thresholds too high to draw), then the
+    marks; each shortens to fit instead of vanishing or running off the screen."""
+    from ctxwatch.ui.widgets import chart_legend, x_titles
 
     above = [(61_440, "T", "trigger"), (76_800, "B", "budget"), (128_000, "W-R", "window-reserve")]
     full = "call # · above: trigger 61k, budget 77k, window-reserve 128k"
     short = "call # · above: T 61k, B 77k, W-R 128k"
-    assert x_title("call #", above, False, 80) == full
-    assert x_title("call #", above, False, len(full) - 1) == short
-    assert x_title("call #", above, True, len(short) + 20) == short + " · │ compaction"
-    assert x_title("call #", above, True, 21) == "call # · │ compaction"
-    # (prompts whose split is unknown are drawn in "?": the title names that mark, and gives it up before the
-    # axis name when room is short)
-    assert x_title("call #", [], True, 80, unsplit=True) == "call # · ? split unknown · │ compaction"
-    assert x_title("call #", [], False, 80, unsplit=True) == "call # · ? split unknown"
-    assert x_title("call #", [], True, 20, unsplit=True) == "call #"
-    assert x_title("call #", above, False, 10) == "call #"
-    assert x_title("call #", [], False, 80) == "call #"
+    assert x_titles("call #", above) == [full, short, "call #"] and x_titles("call #", []) == ["call #"]
+    marks = "█ floor  ▒ history  • reported  │ compaction   T─ trigger  B─ budget  W-R─ window-reserve"
+    tight = "█ floor ▒ history • reported │ compaction  T trigger B budget W-R win-reserve"
+    titles = x_titles("call #", above)
+    assert chart_legend(False, 200, titles).plain == full + "   " + marks
+    assert chart_legend(False, len(short) + 3 + len(marks), titles).plain == short + "   " + marks
+    assert chart_legend(False, 9 + len(tight), titles).plain == "call #   " + tight
+    assert chart_legend(False, len(tight)).plain == tight  # (no title before the chart has data)
+    for width in (200, 120, 78, 60, 40, 20):
+        for unsplit in (False, True):
+            line = chart_legend(unsplit, width, titles).plain
+            assert len(line) <= width and "█ floor" in line, (width, line)
+            # (prompts whose split is unknown are drawn in "?": named only when the chart has some)
+            assert ("? " in line) == unsplit or len(line) == width, line
 
 
 def test_feed_withdraws_a_truncated_tail_once_the_line_is_completed(tmp_path: Path) -> None:

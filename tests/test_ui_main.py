@@ -202,7 +202,10 @@ async def test_i_lists_every_input_problem_with_its_line_kind_and_message(tmp_pa
         # (the cut last line is reported once its writer has been idle for 2 s)
         assert await wait_for(pilot, lambda: any(i.kind == "truncated_tail" for i in app.issues), 10.0)
         await pilot.pause()
-        assert "Input problems (5) newest: line 9: truncated_tail · i lists all" in side(app)
+        # (newest first: the panel has room for each one's line, and says i lists them all)
+        text = side(app)
+        assert "Input problems (4 bad lines, 1 note) line 9: truncated_tail line 7: invalid_json" in text
+        assert "line 2: invalid_json i lists them all" in text
         assert "Input problems" in [c.title for c in app.get_system_commands(app.screen)]
         await pilot.press("i")
         screen = app.screen

@@ -27,7 +27,7 @@ from ctxwatch.ui import text as tx
 from ctxwatch.ui.costs import cost_line, cost_segment
 from ctxwatch.ui.state import DashboardState
 from ctxwatch.ui.widgets.bar import ContextBar, drift_note
-from ctxwatch.ui.widgets.chart import TrendChart
+from ctxwatch.ui.widgets.chart import TrendChart, chart_legend
 from ctxwatch.ui.widgets.footer import AdaptiveFooter
 from ctxwatch.ui.widgets.side import SidePanel, flag_line
 from ctxwatch.ui.widgets.status import StatusLine
@@ -82,7 +82,8 @@ def tiny_text(state: DashboardState, width: int, height: int) -> Text:
 
 
 class MainScreen(Screen[None]):
-    """Status line, progress bar, context bar, trend chart + side panel, calls table, filter box, footer.
+    """Status line, progress bar, context bar, trend chart + side panel and the chart's legend, calls table,
+    filter box, footer.
 
     The layout adapts to the terminal: compact below ``COMPACT_WIDTH x COMPACT_HEIGHT`` (no chart, no side
     panel: one line under the bar names the most severe flag instead), and a "terminal too small" message
@@ -123,6 +124,7 @@ class MainScreen(Screen[None]):
             with ChartRow(id="middle"):
                 yield TrendChart(id="chart")
                 yield SidePanel(Text("flags: none"), id="side")
+            yield Static(Text(""), id="legend")
             yield CallsTable(id="calls")
             yield FilterInput(placeholder="filter calls (model, context, time, numbers) · enter keeps · esc clears",
                               id="filter")
@@ -179,6 +181,16 @@ class MainScreen(Screen[None]):
     def on_chart_row_resized(self, message: ChartRow.Resized) -> None:
         """Redraw the side panel for the rows it now has."""
         self.show_state(chart=False)
+
+    def on_trend_chart_titled(self, message: TrendChart.Titled) -> None:
+        """The chart's x axis title changed: draw the legend's line again."""
+        if self.ready and not self.has_class("-compact") and not self.has_class("-tiny"):
+            self._show_legend()
+
+    def _show_legend(self) -> None:
+        width = self.app.size.width
+        legend = chart_legend(self.state.unsplit_seen, max(10, width - 2), self.query_one(TrendChart).titles)
+        self.query_one("#legend", Static).update(legend)
 
     def open_filter(self, text: str) -> None:
         """Show the filter box holding ``text`` and focus it."""
@@ -259,6 +271,9 @@ class MainScreen(Screen[None]):
             self.query_one("#costline", Static).update(cost_line(call, cost, s.totals, max(10, width - 2)))
         if chart and full:
             self.query_one(TrendChart).show(s.view_calls(), self.settings, s.xaxis, s.calibrations)
+        if full:
+            # (the chart's legend, on a line of its own under it: the side panel may have no room left for it)
+            self._show_legend()
         if full:
             # (the panel grows with its text: the rows it may fill are those of the chart's row)
             self.query_one(SidePanel).show(s, self.query_one("#middle").size.height)

@@ -13,7 +13,7 @@ ctxwatch; only JSON keeps the 0-based ``index``.
 """
 
 from ctxwatch.ui.widgets.bar import BarParts, ContextBar, bar_line, bar_parts, legend
-from ctxwatch.ui.widgets.chart import TrendChart, chart_legend, x_title
+from ctxwatch.ui.widgets.chart import TrendChart, chart_legend, x_titles
 from ctxwatch.ui.widgets.footer import AdaptiveFooter
 from ctxwatch.ui.widgets.series import Series, build_series, downsample, stepped
 from ctxwatch.ui.widgets.side import SidePanel
@@ -23,5 +23,5 @@ from ctxwatch.ui.widgets.table import CallsTable, short_model
 __all__ = [
     "AdaptiveFooter", "BarParts", "CallsTable", "ContextBar", "Series", "SidePanel", "StatusLine", "TrendChart",
     "bar_line", "bar_parts", "build_series", "chart_legend", "downsample", "legend", "short_model",
-    "stepped", "x_title",
+    "stepped", "x_titles",
 ]

@@ -13,6 +13,7 @@ from typing import Literal
 
 from rich.text import Text
 from textual.app import RenderResult
+from textual.message import Message
 from textual.timer import Timer
 from textual_plotext import PlotextPlot
 
@@ -38,49 +39,59 @@ CHART_MIN_INTERVAL = 0.5
 CHART_MARKERS = {"history": "▒", "floor": "█", "reported": "•", "unsplit": "?"}
 
 
-def chart_legend(unsplit: bool = False) -> Text:
-    """The chart's legend (shown in the side panel): series markers, and the threshold lines with the letters
-    that label their rows beside the y axis.  ``unsplit``: also name the marker of prompts whose floor /
-    history split is unknown (shown only when the chart has some)."""
+#: The legend's series marks, then its threshold lines: (mark, colour, name, shorter name, shortest name).
+_LEGEND_MARKS = (("█", "magenta", "floor", "floor", "floor"), ("▒", "cyan", "history", "history", "hist"),
+                 ("•", "blue", "reported", "reported", "reported"))
+_LEGEND_UNSPLIT = (CHART_MARKERS["unsplit"], "bright_black", "prompt, split unknown", "split unknown", "unsplit")
+_LEGEND_COMPACTION = ("│", "green", "compaction", "compaction", "compaction")
+_LEGEND_LINES = (("T", "yellow", "trigger", "trigger", "trig"), ("B", "red", "budget", "budget", "budget"),
+                 ("W-R", "white", "window-reserve", "win-reserve", "win-res"))
+
+
+def chart_legend(unsplit: bool = False, width: int | None = None, titles: Sequence[str] = ()) -> Text:
+    """The chart's legend on one line (under the chart, in every layout that has one): the x axis title, then
+    the series marks, the compaction mark and the threshold lines with the letters that label their rows
+    beside the y axis.
+
+    ``unsplit``: also name the mark of prompts whose floor / history split is unknown (only when the chart has
+    some).  ``titles``: the x axis title's forms, longest first (:attr:`TrendChart.titles`; none before the
+    chart has data).  ``width``: the cells it may take; the marks' widest form that fits with one of the
+    titles is used: spaced, then tight, then with shorter names, then the marks alone, with the longest title
+    that still fits (``None``: the widest of both)."""
+    series = [*_LEGEND_MARKS, *((_LEGEND_UNSPLIT,) if unsplit else ()), _LEGEND_COMPACTION]
+    forms = [(series, _LEGEND_LINES, "  ", 2), (series, _LEGEND_LINES, " ", 2), (series, _LEGEND_LINES, " ", 3),
+             (series, _LEGEND_LINES, " ", 4), (series, (), " ", 2), (series, (), " ", 4)]
+    heads = [Text.assemble((title, "bold"), "   ") for title in titles] or [Text()]
     out = Text()
-    for glyph, colour, name in (("█", "magenta", "floor"), ("▒", "cyan", "history"), ("•", "blue", "reported")):
-        out.append(glyph, colour)
-        out.append(f" {name}  ")
-    if unsplit:
-        out.append("\n")
-        out.append(CHART_MARKERS["unsplit"], "bright_black")
-        out.append(" prompt, split unknown")
-    out.append("\n")
-    for colour, letter, name in (("yellow", "T", "trigger"), ("red", "B", "budget"),
-                                 ("white", "W-R", "window-reserve")):
-        out.append(f"{letter} ─", colour)
-        out.append(f" {name}  ")
-    out.append("\n")
-    out.append("│", "green")
-    out.append(" compaction")
+    for items, lines, sep, name_at in forms:
+        marks = Text()
+        for k, item in enumerate([*items, *lines]):
+            if k:
+                marks.append(sep + (" " if k == len(items) and lines else ""))  # (a wider gap before the lines)
+            # (a line's letter, as beside the y axis; drawn as a line where there is room)
+            marks.append(item[0] + ("─" if k >= len(items) and sep == "  " else ""), item[1])
+            marks.append(" " + item[name_at])
+        head = next((h for h in heads if width is None or h.cell_len + marks.cell_len <= width), None)
+        out = Text.assemble(heads[-1] if head is None else head, marks)
+        if head is not None:
+            break
+    if width is not None:
+        out.truncate(width, overflow="ellipsis")
     return out
 
 
-def x_title(xlabel: str, above: Sequence[tuple[float, str, str]], compactions: bool, width: int,
-            unsplit: bool = False) -> str:
-    """The chart's x axis title: ``call # · above: trigger 61k, budget 77k, window-reserve 128k · ? split unknown
-    · │ compaction``.
-
-    ``above`` lists the thresholds too high to draw (``(tokens, letter, name)``); ``unsplit``: the chart has
-    prompts whose floor / history split is unknown, drawn in ``?`` (the side panel's legend, which names that
-    mark too, is left out when the panel is short).  plotext drops a title wider than the plot, so shorter
-    forms are tried until one fits ``width`` cells: the thresholds by letter (``above: T 61k, B 77k, W-R
-    128k``), then the marks alone, then the axis name alone.
-    """
-    tail = (f" · {CHART_MARKERS['unsplit']} split unknown" if unsplit else "") \
-        + (" · │ compaction" if compactions else "")
+def x_titles(xlabel: str, above: Sequence[tuple[float, str, str]]) -> list[str]:
+    """The x axis title's forms, longest first, for the legend's line to take the longest that fits: ``call # ·
+    above: trigger 61k, budget 77k, window-reserve 128k``, the thresholds by letter (``call # · above: T 61k, B
+    77k, W-R 128k``), then the axis name alone, and for wall time its unit alone (``minutes``).  ``above``
+    lists the thresholds too high to draw (``(tokens, letter, name)``): the chart draws those within twice the
+    data's peak, so that a run far from its limits still shows its own trend."""
     forms = []
     if above:
-        forms.append(xlabel + " · above: " + ", ".join(f"{name} {tx.short_tokens(v)}" for v, _l, name in above) + tail)
-        forms.append(xlabel + " · above: " + ", ".join(f"{letter} {tx.short_tokens(v)}" for v, letter, _n in above)
-                     + tail)
-    forms += [xlabel + tail, xlabel]
-    return next((f for f in forms if len(f) <= width), xlabel)
+        forms.append(xlabel + " · above: " + ", ".join(f"{name} {tx.short_tokens(v)}" for v, _l, name in above))
+        forms.append(xlabel + " · above: " + ", ".join(f"{letter} {tx.short_tokens(v)}" for v, letter, _n in above))
+    unit = xlabel.split(" since ")[0]  # (``minutes`` of ``minutes since 12:00:00``: the status line says "x: time")
+    return [*forms, xlabel, *([unit] if unit != xlabel else [])]
 
 
 def _int_ticks(lo: float, hi: float, most: int) -> list[float]:
@@ -134,6 +145,11 @@ class TrendChart(PlotextPlot):
         self.series: Series | None = None
         #: The y axis of the last drawing (``None`` before the first plot with data).
         self.axis: YAxis | None = None
+        #: The x axis title's forms, longest first (:func:`x_titles`), drawn on the legend's line under the chart.
+        self.titles: list[str] = []
+
+    class Titled(Message):
+        """The chart's x axis title changed (:attr:`TrendChart.titles`): the legend's line is to be drawn again."""
 
     def show(self, calls: Sequence[Call], settings: Settings, xmode: str,
              calibrations: Calibrations = NO_CALIBRATION) -> None:
@@ -168,6 +184,7 @@ class TrendChart(PlotextPlot):
         s = self.series = build_series(self._calls, self._settings, self._xmode, max(10, width - 8), self._cal)
         if not s.x:
             plt.title("no calls to plot yet" if self._xmode == "index" else "no timestamped calls to plot")
+            self._set_titles([])
             return super().render()
         data_top = max([*s.total, *s.unsplit, *(r for r in s.reported if r is not None), 1])
         values = {"trigger": s.trigger, "budget": s.budget, "limit": s.limit}
@@ -177,8 +194,9 @@ class TrendChart(PlotextPlot):
         # that a run far from its limits still shows its own trend.
         shown = [ln for ln in lines if ln[0] <= 2 * data_top]
         above = [(v, letter, name) for v, letter, name, _c in lines if v > 2 * data_top]
-        axis = self.axis = y_axis(self.size.height - CHART_FRAME_ROWS, data_top, shown)
-        # The legend is in the side panel (chart_legend): plotext's own legend covers the data on short charts.
+        # (a narrow chart keeps its plot: a row shared by lines is labelled by their letters, not every value)
+        axis = self.axis = y_axis(self.size.height - CHART_FRAME_ROWS, data_top, shown, max(12, width // 5))
+        # The legend is a line under the chart (chart_legend): plotext's own covers the data on short charts.
         bars = self._xmode == "index" and len(s.x) <= max(4, (width - 8) // 3)
         unsplit = any(s.unsplit)
         if bars:
@@ -237,9 +255,13 @@ class TrendChart(PlotextPlot):
         if self._xmode == "index":
             xt = _int_ticks(s.x[0], s.x[-1], max(2, width // 12))
             plt.xticks(xt, [str(int(v)) for v in xt])
-        # plotext centres the title under the plot and drops it unless it fits in the widget from there.
-        ylw = max((len(lab) for lab in axis.labels), default=0)
-        centre = ylw + 1 + (width - 2 - ylw) // 2
-        plt.xlabel(x_title(s.xlabel, above, bool(s.compactions), min(2 * (width - centre), 2 * centre + 1),
-                           unsplit=any(s.unsplit)))
+        # The x axis title goes on the legend's line under the chart, which has the screen's width (plotext's
+        # own, centred under the plot, took a plot row and was cut to the plot's width).
+        self._set_titles(x_titles(s.xlabel, above))
         return super().render()
+
+    def _set_titles(self, titles: list[str]) -> None:
+        """Keep the x axis title's forms and say so when they changed (:class:`Titled`)."""
+        if titles != self.titles:
+            self.titles = titles
+            self.post_message(self.Titled())

@@ -149,10 +149,11 @@ def _x(call: Call, xmode: str, t0: float | None, unit: float = 60.0) -> float:
     return float(call.index + 1)
 
 
-#: Rows of the chart widget that are not plot area: plotext's top and bottom frame lines, the row of x tick
-#: labels and the x axis title (there is no chart title once there is data).  Used to know how many rows the
-#: y axis spans, so that every tick label sits on the row its value is drawn on.
-CHART_FRAME_ROWS = 4
+#: Rows of the chart widget that are not plot area: plotext's top and bottom frame lines and the row of x tick
+#: labels (there is no chart title once there is data, and the x axis title is on the legend's line under the
+#: chart).  Used to know how many rows the y axis spans, so that every tick label sits on the row its value is
+#: drawn on.
+CHART_FRAME_ROWS = 3
 #: Room above the highest value or threshold line, as a factor of it (the top row is not a ceiling).
 CHART_HEADROOM = 1.04
 #: Round steps between two labelled y ticks (times a power of ten): 0, 2k, 4k, 6k..., 0, 25k, 50k...
@@ -212,7 +213,8 @@ class YAxis:
     lines: list[tuple[int, float, str, str]]
 
 
-def y_axis(rows: int, data_top: float, thresholds: Sequence[tuple[float, str, str, str]]) -> YAxis:
+def y_axis(rows: int, data_top: float, thresholds: Sequence[tuple[float, str, str, str]],
+           label_chars: int | None = None) -> YAxis:
     """Lay out the y axis so that every label tells the truth about the row it is on.
 
     The axis runs from 0 to ``top`` over ``rows`` plot rows; row ``r`` holds the values nearest to
@@ -221,12 +223,14 @@ def y_axis(rows: int, data_top: float, thresholds: Sequence[tuple[float, str, st
     :data:`TICK_STEPS` falls exactly on rows, with at most :data:`MAX_TICK_INTERVALS` labelled intervals.
     A row that carries threshold lines is labelled with their letters and values instead of a number, so
     no number and no line name share a row; lines that fall on the same row (a short chart) share one
-    label.
+    label: their letters and values (``B/W-R 177k/180k``), or where that is wider than ``label_chars`` the
+    letters and the lowest value, which is the row's tick (``T/B 167k``), else the letters alone.
 
     Args:
         rows: plot rows (the chart's height minus :data:`CHART_FRAME_ROWS`); at least 2 are used.
         data_top: the highest value plotted (tokens).
         thresholds: ``(value, letter, name, colour)`` of the threshold lines to draw (tokens).
+        label_chars: the widest label of a shared row (``None``: any width).
     """
     rows = max(2, rows)
     steps = rows - 1
@@ -257,6 +261,9 @@ def y_axis(rows: int, data_top: float, thresholds: Sequence[tuple[float, str, st
     lines: list[tuple[int, float, str, str]] = []
     for row, group in sorted(on_row.items()):
         ticks.append(group[0][0])
-        labels.append("/".join(g[1] for g in group) + " " + "/".join(tx.short_tokens(g[0]) for g in group))
+        letters = "/".join(g[1] for g in group)
+        forms = [letters + " " + "/".join(tx.short_tokens(g[0]) for g in group),
+                 letters + " " + tx.short_tokens(group[0][0]), letters]
+        labels.append(next((f for f in forms if label_chars is None or len(f) <= label_chars), letters))
         lines.append((row, group[0][0], " · ".join(g[2] for g in group), group[0][3]))
     return YAxis(top, rows, ticks, labels, lines)

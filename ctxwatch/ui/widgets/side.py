@@ -1,6 +1,6 @@
 """The panel beside the chart (the flags of the context shown, newest first, the forecast, the input problems,
-how the log is watched, the chart's legend) and the one line about flags that replaces it in the compact
-layout.
+how the log is watched; the chart's legend is the line under the chart) and the one line about flags that
+replaces it in the compact layout.
 
 Drawn from the dashboard's state (:class:`ctxwatch.ui.state.DashboardState`), which the main screen hands it
 with the rows the panel may fill.
@@ -18,7 +18,6 @@ from textual.widgets import Static
 from ctxwatch.analysis import Flag
 from ctxwatch.model import Issue, counted_issues, tally_issues
 from ctxwatch.ui import text as tx
-from ctxwatch.ui.widgets.chart import chart_legend
 
 if TYPE_CHECKING:
     from ctxwatch.ui.state import DashboardState
@@ -85,7 +84,7 @@ def side_text(s: DashboardState, console: Console, height: int = 0, width: int =
 
 def side_full(s: DashboardState) -> Text:
     """The side panel's whole text: flags of the context shown (newest first), the forecast, the input
-    problems, how the log is watched and the chart's legend."""
+    problems and how the log is watched."""
     out = Text()
     analysis = s.analysis
     out.append("Flags", "bold")
@@ -123,16 +122,14 @@ def side_full(s: DashboardState) -> Text:
         out.append("\nWatching\n", "bold")
         out.append_text(watch_detail(s, "\n"))
         out.append("\n")
-    out.append("\nChart\n", "bold")
-    out.append_text(chart_legend(s.unsplit_seen))
     return out
 
 
 def side_tight(s: DashboardState, console: Console, height: int, width: int) -> Text:
     """The side panel in ``height`` rows: a line per flag (newest first, as many as fit; the most severe,
     shortest first, wrap whole into rows left over), then one line each for the forecast, the input
-    problems and the watch mode (these wrap into rows still left, in that order); the chart legend is
-    left out (the chart names its marks under its axis)."""
+    problems and the watch mode (these wrap into rows still left, in that order; the forecast into the rows
+    left even when it needs more)."""
     analysis = s.analysis
     forecast = None
     if analysis is not None and not s.analysis_error:
@@ -183,14 +180,21 @@ def side_tight(s: DashboardState, console: Console, height: int, width: int) -> 
             hint = f"+{len(flags) - fit} older (a taller terminal lists them)"
             rows.append(Text(hint if len(hint) <= width else f"+{len(flags) - fit} older", "dim"))
         room = spare
-    # The forecast, the input problems and the watch mode: a line each, wrapped whole into rows left over.
+    # The forecast, the input problems and the watch mode: a line each, wrapped whole into rows left over; the
+    # forecast, read first, takes the rows left even when it needs more (its last one cut with …).
     items = ([[forecast]] if forecast is not None else []) + tail
     placed: list[list[Text]] = []
-    for forms in items:
+    for k, forms in enumerate(items):
         wrapped = list(forms[-1].wrap(console, width))
         if 1 < len(wrapped) <= room + 1:
             room -= len(wrapped) - 1
             placed.append(wrapped)
+        elif k == 0 and forecast is not None and room > 0 and len(wrapped) > 1:
+            kept, last = wrapped[:room], wrapped[room].copy()
+            last.truncate(max(1, width - 1))
+            last.append("…")
+            placed.append([*kept, last])
+            room = 0
         else:
             placed.append([forms[-1]])  # (one line, cut with … if longer)
     # Then a longer form of an item where the rows it adds are still free once every item has its rows.
