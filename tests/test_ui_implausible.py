@@ -218,7 +218,8 @@ async def test_a_claude_code_implausible_response_written_line_by_line_is_one_in
             (6, "implausible_usage", cc_note(230_000))]
         assert app.main is not None
         side = " ".join(str(app.main.query_one("#side").render()).split())
-        assert "Input problems (1) newest: line 6: implausible_usage" in side
+        # (one problem, listed by the side panel: it has room for each since the legend left it)
+        assert "Input problems (0 bad lines, 1 note) line 6: implausible_usage i shows its message" in side
         await pilot.press("i")
         await pilot.pause()
         assert isinstance(app.screen, IssuesScreen)

@@ -110,22 +110,28 @@ def diff_text(d: TurnDiff, width: int = 80) -> Text:
     """The diff screen's text for ``width`` cells: the two calls, how the prompt moved, the floor, the messages
     added and those that left the context, a row each (log text shown literally, cut to the row)."""
     p, c = d.prev, d.cur
-    out = Text()
-    out.append(f"call #{c.index + 1} against #{p.index + 1}", "bold")
-    out.append_text(tx.literal(f", the call before it in context {c.context}", limit=80))
+    # (the head's lines break between their parts, never inside one)
+    what = Text(f"call #{c.index + 1} against #{p.index + 1}", "bold")
+    what.append_text(tx.literal(f", the call before it in context {c.context}", limit=80))
+    head = [what]
     if p.timestamp is not None and c.timestamp is not None:
-        out.append(f" · {tx.clock(p.timestamp)} → {tx.clock(c.timestamp)} ({c.timestamp - p.timestamp:+.0f} s)")
+        head.append(Text(f"{tx.clock(p.timestamp)} → {tx.clock(c.timestamp)} ({c.timestamp - p.timestamp:+.0f} s)"))
+    out = tx.flow(head, width)
     out.append("\n")
-    out.append(f"reported prompt {tx.tokens(p.prompt_reported)} → {tx.tokens(c.prompt_reported)} "
-               f"({_delta(p.prompt_reported, c.prompt_reported)})", "bold")
-    out.append(f" · floor {_delta(p.floor_tokens, c.floor_tokens)} · history "
-               f"{_delta(p.history_tokens, c.history_tokens)}\n")
+    out.append_text(tx.flow([
+        Text(f"reported prompt {tx.tokens(p.prompt_reported)} → {tx.tokens(c.prompt_reported)} "
+             f"({_delta(p.prompt_reported, c.prompt_reported)})", "bold"),
+        Text(f"floor {_delta(p.floor_tokens, c.floor_tokens)}"),
+        Text(f"history {_delta(p.history_tokens, c.history_tokens)}")], width))
+    out.append("\n")
     if c.compaction:
         out.append("a compaction happened before this call: the history was summarised\n", "bold yellow")
     out.append("\nFloor\n", "bold")
     if d.floor:
         for line in d.floor:
-            out.append_text(tx.literal(f"  {line}", "yellow", limit=400))
+            row = tx.literal(f"  {line}", "yellow", limit=400)
+            row.truncate(width, overflow="ellipsis")  # (one row each, as the messages' rows)
+            out.append_text(row)
             out.append("\n")
     else:
         out.append("  unchanged\n", "dim")

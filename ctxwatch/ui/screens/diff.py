@@ -91,7 +91,8 @@ class DiffScreen(Screen[None]):
 
     def _draw(self) -> None:
         assert self.diff is not None
-        out = diff_text(self.diff, max(20, self.app.size.width - 3))  # (the padding and the scrollbar)
+        # (the box's padding, 1 cell each side, and its vertical scrollbar, 2: a row one cell too long wrapped)
+        out = diff_text(self.diff, max(20, self.app.size.width - 4))
         if self.error:
             out.append(f"\n{self.error}: messages not compared\n", "yellow")
         self.query_one("#diff-body", Static).update(out)

@@ -22,6 +22,20 @@ from ctxwatch.ui.widgets.side import SEVERITY_MARKS
 
 #: Characters of an instance name and a session id shown in their columns (ids are cut in the middle).
 NAME_CHARS = 14
+#: The fewest cells the names may be cut to, and the fewest the worst flag gets (``trigger_no_compaction #12``
+#: needs 25: cut with … below that), so that the table fits 80 columns.
+MIN_NAME_CHARS, MIN_FLAG_CHARS = 8, 16
+
+
+def _numbers(r: FleetRow) -> list[str]:
+    """A row's calls, used %, floor and age cells."""
+    return [f"{r.calls:,}", f"{100 * r.used:.1f}%" if r.used is not None else "?", tx.short_tokens(r.floor),
+            age_text(r.age)]
+
+
+def _flag(r: FleetRow) -> str:
+    """A row's worst flag: ``kind #N`` (``N`` = call index + 1), empty when it has none."""
+    return f"{r.worst[1]} #{r.worst[2] + 1}" if r.worst else ""
 
 
 def age_text(seconds: float | None) -> str:
@@ -99,21 +113,45 @@ class FleetScreen(TableScreen):
                                   ("model", "model", False), ("calls", "calls", True), ("used", "used", True),
                                   ("floor", "floor", True), ("age", "age", True), ("flag", "worst flag", False)):
             table.add_column(Text(label, justify="right" if right else "left"), key=key)
+        names, flag_room = self._fit(new)
         for r in new:
             mark, style = SEVERITY_MARKS.get(r.worst[0], ("", "")) if r.worst else ("", "")
             inst, session = r.conversation
-            table.add_row(Text(mark, style), tx.literal(inst or "-", limit=NAME_CHARS, middle=True),
-                          tx.literal(session or "-", limit=NAME_CHARS, middle=True),
-                          tx.literal(r.last.model or "?", limit=NAME_CHARS),
-                          Text(f"{r.calls:,}", justify="right"),
-                          Text(f"{100 * r.used:.1f}%" if r.used is not None else "?", justify="right"),
-                          Text(tx.short_tokens(r.floor), justify="right"),
-                          Text(age_text(r.age), justify="right"),
-                          tx.literal(f"{r.worst[1]} #{r.worst[2] + 1}" if r.worst else "", style))
+            table.add_row(Text(mark, style), tx.literal(inst or "-", limit=names, middle=True),
+                          tx.literal(session or "-", limit=names, middle=True),
+                          tx.literal(r.last.model or "?", limit=names),
+                          *(Text(cell, justify="right") for cell in _numbers(r)),
+                          tx.literal(_flag(r), style, limit=flag_room))
         if new:
             at = next((i for i, r in enumerate(new) if keep is not None and r.conversation == keep.conversation), 0)
             table.move_cursor(row=at, animate=False)
         self.query_one("#fleet-head", Static).update(self._head())
+
+    def _fit(self, rows: Sequence[FleetRow]) -> tuple[int, int]:
+        """(the names' width, the worst flag's width) that fit the table in the screen's width: the flag gets
+        what the other columns leave, the names give up cells (down to :data:`MIN_NAME_CHARS`) until the flag
+        has :data:`MIN_FLAG_CHARS`; the flag is cut with … past its room."""
+        width = self.size.width or self.app.size.width or 80
+        # (a vertical scrollbar, 2 cells, once the rows are more than the table's height: the screen less its
+        # head, the column header and the footer)
+        scrollbar = 2 if len(rows) > (self.size.height or self.app.size.height) - 5 else 0
+        marks = [SEVERITY_MARKS.get(r.worst[0], ("", ""))[0] if r.worst else "" for r in rows]
+        flag_need = min(MIN_FLAG_CHARS, max([len("worst flag"), *(len(_flag(r)) for r in rows)]))
+
+        def widest(cells: list[str], header: str, limit: int | None = None) -> int:
+            return max([len(header), *(min(len(c), limit) if limit else len(c) for c in cells)])
+
+        names = NAME_CHARS
+        while True:
+            fixed = widest(marks, "") + sum(widest([r.conversation[k] or "-" for r in rows], label, names)
+                                            for k, label in ((0, "instance"), (1, "session")))
+            fixed += widest([r.last.model or "?" for r in rows], "model", names)
+            fixed += sum(widest([_numbers(r)[k] for r in rows], label)
+                         for k, label in enumerate(("calls", "used", "floor", "age")))
+            room = width - fixed - 2 * 9 - scrollbar  # (each of the 9 columns: a cell of padding either side)
+            if room >= flag_need or names <= MIN_NAME_CHARS:
+                return names, max(flag_need, room)
+            names -= 1
 
     def _head(self) -> Text:
         out = Text()

@@ -29,7 +29,6 @@ from ctxwatch.ui.screens.names import (
     PICKER_MARGIN,
     NameColumns,
     cells,
-    cut_right,
     file_size,
     split_session_path,
 )
@@ -194,8 +193,9 @@ class SessionPicker(ModalScreen[str | None]):
             self._file_options.append(Option(line, id=f"f{i}"))
         head = Text("  ")
         if fw:
-            head.append(cut_right("folder", fw).ljust(fw + GAP))
-        head.append(cut_right("session", sw).ljust(sw + GAP))
+            # (a column narrower than its name is headed by a shorter word, never a cut one: "f…" said nothing)
+            head.append(next((w for w in ("folder", "dir") if len(w) <= fw), "").ljust(fw + GAP))
+        head.append(next((w for w in ("session", "file") if len(w) <= sw), "").ljust(sw + GAP))
         head.append(f"{'last call':<{when_w}}" + (f"{' ' * GAP}{'size':>{size_w}}" if size_w else ""))
         rows_w = 2 + fw + (GAP if fw else 0) + sw + GAP + infos_w + tag
         title_w = self._title().cell_len

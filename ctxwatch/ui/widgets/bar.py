@@ -191,35 +191,42 @@ def legend(call: Call, parts: BarParts, width: int, shown: Breakdown | None = No
 
 
 def thresholds_line(call: Call, parts: BarParts, settings: Settings, width: int, extra: Text | None = None) -> Text:
-    """``call #13 · model · used 6.9% of 200,000 (catalog) · T trigger 96k · B budget 120k · <extra>``, cut to
-    ``width`` cells (``#13`` = index + 1)."""
-    out = Text()
-    out.append(f"call #{call.index + 1}", "bold")
-    out.append(" · ")
-    out.append_text(tx.literal(short_model(call.model), limit=30))
+    """``call #13 · model · used 6.9% of 200,000 (catalog) · T trigger 96k · B budget 120k · <extra>``
+    (``#13`` = index + 1) in ``width`` cells: one line when it fits, else two, broken between its parts (at 80
+    columns the limits went past the edge), the second cut with … when still too long."""
+    parts_: list[Text] = [Text(f"call #{call.index + 1}", "bold"), tx.literal(short_model(call.model), limit=30)]
     used = call.used_tokens
     if parts.window and parts.free is not None and used is not None:
         used = parts.window - parts.free - parts.reserve  # (the bar's: calibrated where the bar's parts are)
     if parts.window:
-        out.append(f" · used {tx.pct(used, parts.window)} of {tx.tokens(parts.window)} "
-                   f"({SRC_NOTE.get(call.window_src, call.window_src)})")
+        parts_.append(Text(f"used {tx.pct(used, parts.window)} of {tx.tokens(parts.window)} "
+                           f"({SRC_NOTE.get(call.window_src, call.window_src)})"))
         rule = Limits.of(call, settings).rule  # (a harness's log: its own limits, named)
-        out.append(f" · T trigger {tx.short_tokens(parts.trigger)} · B budget {tx.short_tokens(parts.budget)}"
-                   + (f" ({rule})" if rule else ""), "red")
+        parts_.append(Text(f"T trigger {tx.short_tokens(parts.trigger)} · B budget {tx.short_tokens(parts.budget)}"
+                           + (f" ({rule})" if rule else ""), "red"))
     else:
-        out.append(" · window unknown (pass --window N); bar scaled to the call")
+        parts_.append(Text("window unknown (pass --window N); bar scaled to the call"))
     if call.prompt_reported is not None:
-        out.append(f" · reported {tx.tokens(call.prompt_reported)}")
+        reported = Text(f"reported {tx.tokens(call.prompt_reported)}")
         if call.prompt_implausible:
-            out.append(" (implausible)", "bold yellow")
+            reported.append(" (implausible)", "bold yellow")
+        parts_.append(reported)
     if call.compaction:
-        out.append(" · compacted before this call", "bold")
+        parts_.append(Text("compacted before this call", "bold"))
     if extra is not None and extra.plain:
-        out.append(" · ")
-        out.append_text(extra)
-    if out.cell_len > width:
-        out.truncate(width, overflow="ellipsis")
-    return out
+        parts_.append(extra)
+    out = Text(" · ").join(parts_)
+    if out.cell_len <= width:
+        return out
+    first: list[Text] = []
+    for k, part in enumerate(parts_):
+        if k and Text(" · ").join([*first, part]).cell_len > width:
+            break
+        first.append(part)
+    line1, line2 = Text(" · ").join(first), Text(" · ").join(parts_[len(first):])
+    line1.truncate(width, overflow="ellipsis")  # (a first part wider than the line on its own)
+    line2.truncate(width, overflow="ellipsis")
+    return Text("\n").join([line1, line2]) if line2.plain else line1
 
 
 def implausible_note(call: Call, stand_in: Call | None, width: int) -> Text:
@@ -346,12 +353,14 @@ class ContextBar(Widget):
         if call.prompt_implausible:
             head = len(implausible_note(call, self._stand_in, width).plain.split("\n"))
             if self._stand_in is None:
-                return head + 1
+                limits = thresholds_line(call, bar_parts(call, self._settings), self._settings, width, self._extra)
+                return head + len(limits.plain.split("\n"))
             call = self._stand_in
         shown = self._cal.breakdown(call)
         parts = bar_parts(call, self._settings, shown)
         lg = legend(call, parts, width, shown)
-        return head + 3 + max(1, -(-lg.cell_len // max(1, width)))
+        limits = thresholds_line(call, parts, self._settings, width, self._extra)
+        return head + 2 + max(1, -(-lg.cell_len // max(1, width))) + len(limits.plain.split("\n"))
 
 
 def drift_note(call: Call | None, analyses: dict[str, Any]) -> Text | None:

@@ -1,0 +1,112 @@
+"""What a new user saw cut at 80x24: the bar's limits line, the turn diff's rows, the fleet view's worst flag
+and the session picker's column heads.  Each now fits its width: broken between its parts, or cut with ….
+
+The spotter session is a Claude Code log: its limits are Claude Code's own (by hand: trigger 200,000 - 33,000 =
+167,000, budget 200,000 - 23,000 = 177,000); its call #62 follows a compaction that took 130 messages out of
+the context.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from rich.cells import cell_len
+from test_ui_common import loaded, wait_for, write_log
+
+from ctxwatch.ui.app import CtxwatchApp
+
+SPOTTER = ("claude-code", "spotter_4d5611e5_full.jsonl")
+
+
+async def test_the_bars_limits_line_breaks_between_its_parts_at_80_columns(shared_logs: Path) -> None:
+    from ctxwatch.ui.widgets import ContextBar
+
+    app = CtxwatchApp(str(shared_logs.joinpath(*SPOTTER)))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await loaded(pilot, 139)
+        bar = app.main.query_one(ContextBar)
+        lines = str(bar.render()).split("\n")
+        assert all(cell_len(ln) <= bar.size.width for ln in lines), lines
+        assert len(lines) == bar.size.height  # (the widget is as tall as its lines: none is hidden)
+        limits = next(ln for ln in lines if "T trigger" in ln)
+        assert limits.startswith("T trigger 167k · B budget 177k (Claude Code) · reported 106,060")
+        assert lines[lines.index(limits) - 1].startswith("call #139 · claude-opus-4-6 · used 53.0% of 200,000")
+    # a wide terminal keeps it on one line
+    app = CtxwatchApp(str(shared_logs.joinpath(*SPOTTER)))
+    async with app.run_test(size=(160, 40)) as pilot:
+        await loaded(pilot, 139)
+        lines = str(app.main.query_one(ContextBar).render()).split("\n")
+        assert any(ln.startswith("call #139 ") and "B budget 177k (Claude Code) · reported" in ln for ln in lines)
+
+
+async def test_the_diffs_rows_are_one_line_each_at_80_columns(shared_logs: Path) -> None:
+    from textual.widgets import Static
+
+    from ctxwatch.ui.screens import DiffScreen
+
+    path = shared_logs.joinpath(*SPOTTER)
+    app = CtxwatchApp(str(path))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await loaded(pilot, 139)
+        app.main.table.move_cursor(row=61)
+        await pilot.pause()
+        await pilot.press("d")
+        assert await wait_for(pilot, lambda: isinstance(app.screen, DiffScreen) and app.screen.diff is not None)
+        body = app.screen.query_one("#diff-body", Static)
+        await pilot.pause()
+        lines = str(body.render()).split("\n")
+        assert all(cell_len(ln) <= body.size.width for ln in lines), [ln for ln in lines if cell_len(ln) > 76]
+        # the messages that left the context, numbered 1, 2, 3... each on its own row, its preview cut with …
+        left = lines[next(i for i, ln in enumerate(lines) if ln.startswith("Left the context")) + 1:]
+        rows = [ln for ln in left if ln[:7].strip().isdigit()]
+        assert [int(ln[:7]) for ln in rows] == list(range(1, len(rows) + 1)) and len(rows) >= 10
+        assert all(ln.endswith("…") for ln in rows[:3])
+        # the first one is the session's first user message, as the file holds it
+        first = next(json.loads(ln) for ln in path.read_text().splitlines()
+                     if json.loads(ln).get("type") == "user")
+        text = first["message"]["content"]
+        text = text if isinstance(text, str) else next(b["text"] for b in text if b.get("type") == "text")
+        assert rows[0].split("  ")[-1].rstrip("…") in " ".join(text.split())
+
+
+async def test_the_fleet_table_fits_80_columns_and_cuts_the_flag_with_an_ellipsis(tmp_path: Path) -> None:
+    from textual.widgets import DataTable
+
+    from ctxwatch.demo import write_run
+    from ctxwatch.ui.screens import FleetScreen
+
+    log = tmp_path / "demo.jsonl"
+    write_run(log)
+    app = CtxwatchApp(str(log))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await loaded(pilot, 60)
+        await pilot.press("W")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, FleetScreen)
+        table = screen.query_one("#fleet", DataTable)
+        assert table.virtual_size.width <= 80  # (no column past the screen's edge)
+        (row,) = screen.rows
+        assert row.worst is not None
+        whole = f"{row.worst[1]} #{row.worst[2] + 1}"
+        shown = str(table.get_row_at(0)[-1])
+        assert shown == whole or (shown.endswith("…") and whole.startswith(shown[:-1]))
+
+
+async def test_the_pickers_column_heads_are_words_never_cut(tmp_path: Path) -> None:
+    root = tmp_path / "projects"
+    for name in ("-home-someone-work-projects-alpha-service-backend",
+                 "-home-someone-work-projects-beta-service-frontend"):
+        (root / name).mkdir(parents=True)
+        write_log(root / name / "3f2a9c1e-8b7d-4414-9ccd-011d40f70b2a.jsonl", 2)
+    for width in (80, 44, 36):
+        app = CtxwatchApp(str(root))
+        async with app.run_test(size=(width, 24)) as pilot:
+            await loaded(pilot)
+            await pilot.press("o")
+            await pilot.pause()
+            await pilot.pause()
+            head = str(app.screen.query_one("#picker-head").render())
+            assert "…" not in head and "last call" in head, (width, head)
+            assert set(head.split()) <= {"folder", "dir", "session", "file", "last", "call", "size"}, head
