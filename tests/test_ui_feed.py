@@ -685,14 +685,21 @@ def test_chart_legend_line_fits_its_width_with_the_longest_title_it_can() -> Non
     above = [(61_440, "T", "trigger"), (76_800, "B", "budget"), (128_000, "W-R", "window-reserve")]
     full = "call # · above: trigger 61k, budget 77k, window-reserve 128k"
     short = "call # · above: T 61k, B 77k, W-R 128k"
-    assert x_titles("call #", above) == [full, short, "call #"] and x_titles("call #", []) == ["call #"]
+    assert x_titles("call #", above)[:2] == [full, short] and x_titles("call #", []) == ["call #"]
     marks = "█ floor  ▒ history  • reported  │ compaction   T─ trigger  B─ budget  W-R─ window-reserve"
     tight = "█ floor ▒ history • reported │ compaction  T trigger B budget W-R win-reserve"
     titles = x_titles("call #", above)
-    assert chart_legend(False, 200, titles).plain == full + "   " + marks
-    assert chart_legend(False, len(short) + 3 + len(marks), titles).plain == short + "   " + marks
-    assert chart_legend(False, 9 + len(tight), titles).plain == "call #   " + tight
+    assert titles[2] == "call # · above: T 61k B 77k W-R 128k"
+    assert chart_legend(False, 200, titles).plain == full + "  " + marks
+    # (the lines drawn are named first: the title shortens before they go, then the longest title is taken)
+    shortest = "█ floor ▒ hist • reported │ compaction  T trig B budget W-R win-res"
+    assert chart_legend(False, len(full) + 2 + len(shortest), titles).plain == full + "  " + shortest
+    assert chart_legend(False, len(short) + 2 + len(shortest), titles).plain == short + "  " + shortest
+    assert chart_legend(False, 78, titles).plain == "call #  " + shortest
     assert chart_legend(False, len(tight)).plain == tight  # (no title before the chart has data)
+    # lines the chart does not draw (all above twice the peak) are not in the marks: the title names them
+    bare = "█ floor ▒ hist • reported │ compaction"
+    assert chart_legend(False, len(titles[2]) + 2 + len(bare), titles, []).plain == titles[2] + "  " + bare
     for width in (200, 120, 78, 60, 40, 20):
         for unsplit in (False, True):
             line = chart_legend(unsplit, width, titles).plain

@@ -189,7 +189,8 @@ class MainScreen(Screen[None]):
 
     def _show_legend(self) -> None:
         width = self.app.size.width
-        legend = chart_legend(self.state.unsplit_seen, max(10, width - 2), self.query_one(TrendChart).titles)
+        chart = self.query_one(TrendChart)
+        legend = chart_legend(self.state.unsplit_seen, max(10, width - 2), chart.titles, chart.lines)
         self.query_one("#legend", Static).update(legend)
 
     def open_filter(self, text: str) -> None:

@@ -48,7 +48,8 @@ _LEGEND_LINES = (("T", "yellow", "trigger", "trigger", "trig"), ("B", "red", "bu
                  ("W-R", "white", "window-reserve", "win-reserve", "win-res"))
 
 
-def chart_legend(unsplit: bool = False, width: int | None = None, titles: Sequence[str] = ()) -> Text:
+def chart_legend(unsplit: bool = False, width: int | None = None, titles: Sequence[str] = (),
+                 lines: Sequence[str] | None = None) -> Text:
     """The chart's legend on one line (under the chart, in every layout that has one): the x axis title, then
     the series marks, the compaction mark and the threshold lines with the letters that label their rows
     beside the y axis.
@@ -56,24 +57,32 @@ def chart_legend(unsplit: bool = False, width: int | None = None, titles: Sequen
     ``unsplit``: also name the mark of prompts whose floor / history split is unknown (only when the chart has
     some).  ``titles``: the x axis title's forms, longest first (:attr:`TrendChart.titles`; none before the
     chart has data).  ``width``: the cells it may take; the marks' widest form that fits with one of the
-    titles is used: spaced, then tight, then with shorter names, then the marks alone, with the longest title
-    that still fits (``None``: the widest of both)."""
+    titles is used: spaced, then tight, then with shorter names, then the marks alone; the lines drawn are
+    named first, then the longest title that fits is taken (``None``: the widest of both).  ``lines``: the letters of the threshold lines the chart
+    draws (:attr:`TrendChart.lines`; ``None``: all), the others being named by the title (``above: …``)."""
     series = [*_LEGEND_MARKS, *((_LEGEND_UNSPLIT,) if unsplit else ()), _LEGEND_COMPACTION]
-    forms = [(series, _LEGEND_LINES, "  ", 2), (series, _LEGEND_LINES, " ", 2), (series, _LEGEND_LINES, " ", 3),
-             (series, _LEGEND_LINES, " ", 4), (series, (), " ", 2), (series, (), " ", 4)]
-    heads = [Text.assemble((title, "bold"), "   ") for title in titles] or [Text()]
-    out = Text()
-    for items, lines, sep, name_at in forms:
+    drawn = tuple(ln for ln in _LEGEND_LINES if lines is None or ln[0] in lines)
+    forms = [(series, drawn, "  ", 2), (series, drawn, " ", 2), (series, drawn, " ", 3),
+             (series, drawn, " ", 4), (series, (), " ", 2), (series, (), " ", 4)]
+    heads = [Text.assemble((title, "bold"), "  ") for title in titles] or [Text()]
+    built = []
+    for items, named, sep, name_at in forms:
         marks = Text()
-        for k, item in enumerate([*items, *lines]):
+        for k, item in enumerate([*items, *named]):
             if k:
-                marks.append(sep + (" " if k == len(items) and lines else ""))  # (a wider gap before the lines)
+                marks.append(sep + (" " if k == len(items) and named else ""))  # (a wider gap before the lines)
             # (a line's letter, as beside the y axis; drawn as a line where there is room)
             marks.append(item[0] + ("─" if k >= len(items) and sep == "  " else ""), item[1])
             marks.append(" " + item[name_at])
-        head = next((h for h in heads if width is None or h.cell_len + marks.cell_len <= width), None)
-        out = Text.assemble(heads[-1] if head is None else head, marks)
-        if head is not None:
+        built.append((bool(named), marks))
+    # The lines drawn are named whatever the title's form; then the longest title, then the widest marks.
+    tiers = [[m for has, m in built if has or not drawn], [m for has, m in built if not has]]
+    out = Text.assemble(heads[-1], built[-1][1])
+    for tier in tiers:
+        fit = next((Text.assemble(h, m) for h in heads for m in tier
+                    if width is None or h.cell_len + m.cell_len <= width), None)
+        if fit is not None:
+            out = fit
             break
     if width is not None:
         out.truncate(width, overflow="ellipsis")
@@ -83,13 +92,14 @@ def chart_legend(unsplit: bool = False, width: int | None = None, titles: Sequen
 def x_titles(xlabel: str, above: Sequence[tuple[float, str, str]]) -> list[str]:
     """The x axis title's forms, longest first, for the legend's line to take the longest that fits: ``call # ·
     above: trigger 61k, budget 77k, window-reserve 128k``, the thresholds by letter (``call # · above: T 61k, B
-    77k, W-R 128k``), then the axis name alone, and for wall time its unit alone (``minutes``).  ``above``
-    lists the thresholds too high to draw (``(tokens, letter, name)``): the chart draws those within twice the
-    data's peak, so that a run far from its limits still shows its own trend."""
+    77k, W-R 128k``, then without commas), then the axis name alone, and for wall time its unit alone
+    (``minutes``).  ``above`` lists the thresholds too high to draw (``(tokens, letter, name)``): the chart
+    draws those within twice the data's peak, so that a run far from its limits still shows its own trend."""
     forms = []
     if above:
         forms.append(xlabel + " · above: " + ", ".join(f"{name} {tx.short_tokens(v)}" for v, _l, name in above))
         forms.append(xlabel + " · above: " + ", ".join(f"{letter} {tx.short_tokens(v)}" for v, letter, _n in above))
+        forms.append(xlabel + " · above: " + " ".join(f"{letter} {tx.short_tokens(v)}" for v, letter, _n in above))
     unit = xlabel.split(" since ")[0]  # (``minutes`` of ``minutes since 12:00:00``: the status line says "x: time")
     return [*forms, xlabel, *([unit] if unit != xlabel else [])]
 
@@ -147,9 +157,12 @@ class TrendChart(PlotextPlot):
         self.axis: YAxis | None = None
         #: The x axis title's forms, longest first (:func:`x_titles`), drawn on the legend's line under the chart.
         self.titles: list[str] = []
+        #: The letters of the threshold lines drawn (``T``, ``B``, ``W-R``), for the legend to name.
+        self.lines: list[str] = []
 
     class Titled(Message):
-        """The chart's x axis title changed (:attr:`TrendChart.titles`): the legend's line is to be drawn again."""
+        """The chart's x axis title or its lines changed (:attr:`TrendChart.titles`, :attr:`TrendChart.lines`): the
+        legend's line is to be drawn again."""
 
     def show(self, calls: Sequence[Call], settings: Settings, xmode: str,
              calibrations: Calibrations = NO_CALIBRATION) -> None:
@@ -184,7 +197,7 @@ class TrendChart(PlotextPlot):
         s = self.series = build_series(self._calls, self._settings, self._xmode, max(10, width - 8), self._cal)
         if not s.x:
             plt.title("no calls to plot yet" if self._xmode == "index" else "no timestamped calls to plot")
-            self._set_titles([])
+            self._set_titles([], [])
             return super().render()
         data_top = max([*s.total, *s.unsplit, *(r for r in s.reported if r is not None), 1])
         values = {"trigger": s.trigger, "budget": s.budget, "limit": s.limit}
@@ -257,11 +270,11 @@ class TrendChart(PlotextPlot):
             plt.xticks(xt, [str(int(v)) for v in xt])
         # The x axis title goes on the legend's line under the chart, which has the screen's width (plotext's
         # own, centred under the plot, took a plot row and was cut to the plot's width).
-        self._set_titles(x_titles(s.xlabel, above))
+        self._set_titles(x_titles(s.xlabel, above), [letter for _v, letter, _n, _c in shown])
         return super().render()
 
-    def _set_titles(self, titles: list[str]) -> None:
-        """Keep the x axis title's forms and say so when they changed (:class:`Titled`)."""
-        if titles != self.titles:
-            self.titles = titles
+    def _set_titles(self, titles: list[str], lines: list[str]) -> None:
+        """Keep the x axis title's forms and the lines drawn, and say so when they changed (:class:`Titled`)."""
+        if (titles, lines) != (self.titles, self.lines):
+            self.titles, self.lines = titles, lines
             self.post_message(self.Titled())
