@@ -58,8 +58,9 @@ def chart_legend(unsplit: bool = False, width: int | None = None, titles: Sequen
     some).  ``titles``: the x axis title's forms, longest first (:attr:`TrendChart.titles`; none before the
     chart has data).  ``width``: the cells it may take; the marks' widest form that fits with one of the
     titles is used: spaced, then tight, then with shorter names, then the marks alone; the lines drawn are
-    named first, then the longest title that fits is taken (``None``: the widest of both).  ``lines``: the letters of the threshold lines the chart
-    draws (:attr:`TrendChart.lines`; ``None``: all), the others being named by the title (``above: …``)."""
+    named first, then the longest title that fits is taken (``None``: the widest of both).  ``lines``: the
+    letters of the threshold lines the chart draws (:attr:`TrendChart.lines`; ``None``: all), the others being
+    named by the title (``above: …``)."""
     series = [*_LEGEND_MARKS, *((_LEGEND_UNSPLIT,) if unsplit else ()), _LEGEND_COMPACTION]
     drawn = tuple(ln for ln in _LEGEND_LINES if lines is None or ln[0] in lines)
     forms = [(series, drawn, "  ", 2), (series, drawn, " ", 2), (series, drawn, " ", 3),
