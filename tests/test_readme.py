@@ -109,3 +109,18 @@ def test_the_front_page_links_every_page_of_docs_and_every_link_resolves() -> No
 def test_the_front_page_is_short() -> None:
     # A newcomer reads it in two minutes; reference material lives in docs/.
     assert len(README.splitlines()) < 150
+
+
+#: The sections of the README before its reference material moved to docs/ (each still a heading somewhere).
+SECTIONS = ("Set-up (two commands)", "The demo in one minute", "Tail a running job", "Inspect a past run",
+            "Claude Code, Codex, batch files and more", "A fleet, through the OpenTelemetry Collector",
+            "The dashboard in a browser", "CI and cron", "Reading a log again: the cache",
+            "A status line (Claude Code, tmux)", "Preview an eviction plan, analyse the tool-schema floor",
+            "Keys (dashboard)", "Configuration", "The canonical log format (log your own loop)", "The library",
+            "`report --json` schema", "How far to trust the numbers", "Performance", "Limitations")
+
+
+def test_every_former_readme_section_is_a_heading_of_the_front_page_or_docs() -> None:
+    headings = [ln for ln in ALL.splitlines() if ln.startswith("#") and not ln.startswith("#!")]
+    for name in SECTIONS:
+        assert any(name in h for h in headings), name
