@@ -398,3 +398,17 @@ def test_a_bad_line_of_a_single_file_names_the_file_and_its_message_is_whole(tmp
                    "character there")
     report = CliRunner().invoke(main, ["report", str(path), "--window", "100000"]).output
     assert f"issue: {path}:2: invalid_json: invalid JSON at column 14: Invalid control character there" in report
+
+
+def test_check_json_tells_bad_lines_from_notes(clean: Path) -> None:
+    """A truncated last line is a bad line: the text says "1 bad line", and ``check --json`` counts it in
+    ``bad_lines`` and marks its note ``bad_line``."""
+    with open(clean, "a", encoding="utf-8") as fh:
+        fh.write('{"model": "gpt-4o", "request": {"messages": [')  # (cut mid-record, no newline)
+    code, out, _ = check(str(clean), "--window", "100000")
+    assert code == 0 and "1 bad line" in out
+    code, out, _ = check(str(clean), "--window", "100000", "--json")
+    doc = json.loads(out)
+    assert code == 0
+    assert doc["bad_lines"] == 1
+    assert [(n["kind"], n["bad_line"]) for n in doc["notes"]] == [("truncated_tail", True)]

@@ -172,3 +172,14 @@ def test_claude_trace_sample_compaction_matches_direct_count(shared_logs):
     assert rep.to_json()["tools"][0] == {"name": "Task", "tokens": rep.tools[0].tokens,
                                          "compacted_tokens": rep.tools[0].compacted_tokens,
                                          "saved": rep.tools[0].saved}
+
+
+def test_schema_of_a_format_that_never_logs_tools_names_no_call(shared_logs) -> None:  # type: ignore[no-untyped-def]
+    """Claude Code transcripts never hold the tool schemas: the message says so of the format, not of a call."""
+    from click.testing import CliRunner
+
+    from ctxwatch.cli import main
+
+    res = CliRunner().invoke(main, ["schema", str(shared_logs / "claude-code")])
+    assert res.exit_code == 2
+    assert "claude-code logs do not record the tool schemas" in res.output and "call #" not in res.output

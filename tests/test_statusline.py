@@ -123,3 +123,8 @@ def test_a_log_of_two_sessions_gives_the_last_calls_own_trigger(tmp_path: Path) 
     code, out = run_cli([str(log)])
     assert code == 0
     assert "of 128k" in out and "60k to trigger" in out and "96k" not in out
+
+
+def test_statusline_given_a_dash_says_what_it_reads() -> None:
+    res = CliRunner().invoke(main, ["statusline", "-"], input="{}")
+    assert res.exit_code == 2 and "standard input when given no PATH: drop the '-'" in res.output

@@ -130,7 +130,7 @@ class Placeholder:
         if len(text) < PLACEHOLDER_CHARS_PER_TOKEN * out + 256:
             return
         self.out.add("output_placeholder", "info", c,
-                     f"output {num(out)} tokens at #{c.index + 1} is a streaming placeholder: the call's lines "
-                     f"give no stop_reason and its text is {num(len(text))} characters (about "
-                     f"{num(len(text) // 4)} tokens): its output and cost are too low",
+                     f"output {num(out)} token{'s' if out != 1 else ''} at #{c.index + 1} is a streaming "
+                     f"placeholder: the call's lines give no stop_reason and its text is {num(len(text))} characters "
+                     f"(about {num(len(text) // 4)} tokens): its output and cost are too low",
                      output_reported=out, text_chars=len(text))

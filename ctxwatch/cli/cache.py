@@ -27,7 +27,7 @@ def cache_cmd(ctx: click.Context) -> None:
     elif info.problem:
         state = f"not used: {info.problem}"
     else:
-        state = "on"
+        state = "in use"
     echo(f"cache: {info.path}")
     entries = f" ({info.entries:,} entries: a log read with other settings, or by another ctxwatch, has one of " \
         "its own)" if info.entries != info.logs else ""

@@ -45,7 +45,9 @@ def schema_cmd(paths: tuple[str, ...], call_number: int | None, call_index: int 
     run, call, pc = load_call(paths, fmt, settings, pick_index(call_number, call_index), "schema")
     path = call.source.path
     if pc.tools is None:
-        fail(f"{path}: call #{call.index + 1}: {_no_schemas_why(path, fmt, run.spec.name)}")
+        why = _no_schemas_why(path, fmt, run.spec.name)
+        # (a format that never logs the tools: no call of it would do, so none is named)
+        fail(f"{path}: {why}" if "logs do not record" in why else f"{path}: call #{call.index + 1}: {why}")
     same = sum(1 for c in run.calls if c.tools_key is not None and c.tools_key == call.tools_key)
     rep = analyse_tools(pc.tools, counter_for(pc.model, pc.provider), calls=max(same, 1) if pc.tools else 0,
                         system=pc.system)

@@ -38,6 +38,8 @@ def statusline_cmd(path: str | None, config: str | None, window: int | None, bud
     ({"statusLine": {"type": "command", "command": "ctxwatch statusline"}}).
     With PATH (a log, or a folder: its newest session): for tmux's status-right.
     """
+    if path == "-":
+        fail("statusline reads Claude Code's statusLine JSON on standard input when given no PATH: drop the '-'")
     hook = path is None
     if hook and sys.stdin.isatty():  # (run by hand: nothing would ever come on standard input)
         fail("statusline reads Claude Code's statusLine JSON on standard input; give a PATH for tmux or by hand")

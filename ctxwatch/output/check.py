@@ -32,14 +32,18 @@ def noted_issues(run: Run) -> list[Issue]:
 
 
 def check_json(run: Run, analysis: dict[str, Any], fail_on: str, status: int) -> dict[str, Any]:
-    """``check --json``: ``{"file", "format", "fail_on", "exit_status", "flags", "forecast", "notes"}``.
+    """``check --json``: ``{"file", "format", "fail_on", "exit_status", "flags", "forecast", "bad_lines",
+    "notes"}``.
 
     ``flags`` and ``forecast`` are those of ``analysis`` (:func:`ctxwatch.analysis.analysis_json`, as in
-    ``report --json``); ``notes`` one object per :func:`noted_issues` entry (``severity: "info"`` and
-    :func:`~ctxwatch.output.report.issue_json`'s ``file``, ``line``, ``kind``, ``message``)."""
+    ``report --json``); ``notes`` one object per :func:`noted_issues` entry (``severity: "info"``,
+    :func:`~ctxwatch.output.report.issue_json`'s ``file``, ``line``, ``kind``, ``message``, and ``bad_line``: true
+    for a line that is no valid record, :data:`~ctxwatch.model.BAD_LINE_KINDS`); ``bad_lines`` how many distinct
+    lines those are, as the text output counts them (:func:`~ctxwatch.model.tally_issues`)."""
+    noted = noted_issues(run)
     return {"file": run.path, "format": run.format_read()[0], "fail_on": fail_on, "exit_status": status,
-            "flags": analysis["flags"], "forecast": analysis["forecast"],
-            "notes": [{"severity": "info", **issue_json(i)} for i in noted_issues(run)]}
+            "flags": analysis["flags"], "forecast": analysis["forecast"], "bad_lines": tally_issues(noted)[0],
+            "notes": [{"severity": "info", **issue_json(i), "bad_line": is_bad_line(i)} for i in noted]}
 
 
 def check_lines(run: Run, analysis: dict[str, Any], paths: tuple[str, ...], fail_on: str,

@@ -41,7 +41,7 @@ def report_lines(doc: dict[str, Any], issues: Sequence[Issue], settings: Setting
     same = len(doc["issues"]) - bad - notes
     also = f"; {same} more issue{'s' if same != 1 else ''} on the same lines" if same > 0 else ""
     counted = f" ({counted_issues(bad, notes)}{also})" if doc["issues"] else ""
-    yield (f"{clean(doc['file'])}  format={'+'.join(doc['formats'])}  calls={len(doc['calls'])}  "
+    yield (f"{clean(doc['file'])}  format={'+'.join(doc['formats']) or 'none'}  calls={len(doc['calls'])}  "
            f"issues={len(doc['issues'])}{counted}")
     # With several files (a folder, a batch pair) a line number alone does not say where: a file column.
     several = len({c["file"] for c in doc["calls"]}) > 1
