@@ -128,3 +128,16 @@ def test_a_log_of_two_sessions_gives_the_last_calls_own_trigger(tmp_path: Path) 
 def test_statusline_given_a_dash_says_what_it_reads() -> None:
     res = CliRunner().invoke(main, ["statusline", "-"], input="{}")
     assert res.exit_code == 2 and "standard input when given no PATH: drop the '-'" in res.output
+
+
+def test_after_a_compaction_with_no_size_the_history_is_unknown_too(shared_logs: Path) -> None:
+    """A Codex rollout whose last record of a call (``token_count``) comes before a ``compacted`` record: the
+    occupancy now is unknown, and so is the history (the last call's is gone); the floor is still sent."""
+    import json
+
+    path = shared_logs / "codex-rollout" / "derived_schema_fixture_agent-sessions_codex_small.jsonl"
+    kinds = [(r.get("type"), (r.get("payload") or {}).get("type")) for r in map(json.loads, path.open())]
+    last_count = max(i for i, k in enumerate(kinds) if k == ("event_msg", "token_count"))
+    assert any(k[0] == "compacted" for k in kinds[last_count:])
+    code, out = run_cli([str(path)])
+    assert code == 0 and out.startswith("ctx ? of ") and " / hist ? · " in out and "floor ? " not in out

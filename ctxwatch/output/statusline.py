@@ -61,8 +61,10 @@ def statusline(run: Run, analyses: dict[str, Analysis] | None = None) -> str:
     window = call.window
     used = f"{100 * occupancy / window:.0f}%" if occupancy is not None and window else "?"
     shown = run.factors().breakdown(call)
-    parts = [f"ctx {used} of {short(window)}", f"floor {short(shown.floor_tokens)} / hist "
-                                               f"{short(shown.history_tokens)}"]
+    # (an occupancy unknown since the last call, a compaction after it with no size logged, leaves that call's
+    # history stale: only its floor, the system prompt and tools, is still sent)
+    history = shown.history_tokens if occupancy is not None else None
+    parts = [f"ctx {used} of {short(window)}", f"floor {short(shown.floor_tokens)} / hist {short(history)}"]
     if analyses is None:
         analyses = analyze_run(run, texts=False, risks=False)
     analysis = analyses.get(context)
