@@ -592,6 +592,7 @@ def test_calls_written_where_their_file_was_read_are_the_calls_written_at_the_en
     root = _folder(tmp_path, shared_logs)
     shutil.copy(ROOT / "sample_logs" / "claude_trace.jsonl", root / "proj1" / "no_session.jsonl")
     shutil.copy(ROOT / "sample_logs" / "anthropic_messages.jsonl", root / "proj1" / "anthropic.jsonl")
+    shutil.copy(ROOT / "sample_logs" / "gemini_usage.jsonl", root / "proj2" / "untimed.jsonl")  # (no timestamps)
     want = b"".join(report_json_chunks(multi.load_many([str(root)], None, Settings())))
     runs = [multi.load_many([str(root)], None, Settings(), render=call_pieces)]
     monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 0)
@@ -603,3 +604,22 @@ def test_calls_written_where_their_file_was_read_are_the_calls_written_at_the_en
     for n, run in enumerate(runs):
         assert b"".join(report_json_chunks(run)) == want
         assert len(run.rendered) >= len(run.calls) // 2 if n else not run.rendered
+    # Pieces made on another day: a call without a timestamp is priced at today's rates, so it is written again.
+    import ctxwatch.output.report as report_mod
+
+    again: list[int] = []
+    real_piece = report_mod.call_piece
+
+    def spy(call, factor, cost):  # type: ignore[no-untyped-def]
+        again.append(call.index)
+        return real_piece(call, factor, cost)
+
+    monkeypatch.setattr(report_mod, "call_piece", spy)
+    b"".join(report_json_chunks(runs[-1]))
+    today = {c.index for c in runs[-1].calls if id(c) not in runs[-1].rendered}
+    monkeypatch.setattr(report_mod, "utc_day", lambda: "1999-12-31")
+    written = set(again)
+    again.clear()
+    assert b"".join(report_json_chunks(runs[-1])) == want
+    untimed = {c.index for c in runs[-1].calls if c.timestamp is None}
+    assert untimed and set(again) == written | untimed and not today - written

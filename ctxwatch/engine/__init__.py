@@ -14,6 +14,7 @@ from ctxwatch.engine.discovery import (
     skipped_note,
     unique_files,
 )
+from ctxwatch.engine.files import utc_day
 from ctxwatch.engine.folder import load_many
 from ctxwatch.engine.follow import Follower
 from ctxwatch.engine.homes import Place, found_places, harness_places, nothing_found
@@ -35,5 +36,5 @@ __all__ = [
     "COMPRESSED_SUFFIXES", "DETECT_RECORDS", "LOG_SUFFIXES", "Change", "Follower", "JsonArray", "LogError", "Place",
     "Run", "UnknownFormat", "check_log_file", "empty_file_note", "format_mismatch", "found_places",
     "harness_places", "last_call_time", "list_logs", "list_paths", "load_many", "load_run", "nothing_found",
-    "reload_call", "reload_parsed", "resolve_spec", "skipped_note", "unique_files",
+    "reload_call", "reload_parsed", "resolve_spec", "skipped_note", "unique_files", "utc_day",
 ]

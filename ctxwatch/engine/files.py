@@ -11,7 +11,7 @@ import os
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from decimal import Decimal
+from datetime import UTC, datetime
 
 from ctxwatch.config import Settings
 from ctxwatch.engine.cache import RunCache
@@ -23,39 +23,43 @@ from ctxwatch.engine.run import Run
 from ctxwatch.engine.warm import open_warm, read_warm
 from ctxwatch.model import Call, Issue
 
-#: A call's object as the command writes it, without its run-wide index, and the cost it was written with.
-Piece = tuple[bytes, Decimal | None]
-
-#: What makes the :data:`Piece` of each of a file's calls, given them in order (``report --json``'s
-#: :func:`ctxwatch.output.report.call_pieces`): a module-level function, so that worker processes can be given it.
-Render = Callable[[list[Call]], list[Piece]]
+#: What writes each of a file's calls as the command writes it, given them in order, without its run-wide index
+#: (``report --json``'s :func:`ctxwatch.output.report.call_pieces`; ``b""`` for a call it leaves to be written at
+#: the end): a module-level function, so that worker processes can be given it.
+Render = Callable[[list[Call]], list[bytes]]
 
 
 @dataclass(frozen=True, slots=True)
 class Pieces:
     """A file's calls as written (:data:`Render`), compressed (a folder's report holds every call's, so little is
-    held at once): the bytes of each, one after the other, in ``blob`` (zlib), where each ends, and the cost and
-    session each was written with.  The command writes a call again where the run gives it another."""
+    held at once): the bytes of each, one after the other, in ``blob`` (zlib), where each ends, the session each
+    was written with and the UTC day (``YYYY-MM-DD``: a call without a timestamp is priced at the day's rates).
+    The command writes a call again where the run gives it another session, or another day's prices."""
 
     blob: bytes
     ends: tuple[int, ...]
-    costs: tuple[Decimal | None, ...]
     sessions: tuple[str | None, ...]
+    day: str
 
     @classmethod
     def of(cls, calls: list[Call], render: Render) -> Pieces:
-        """The pieces of ``calls`` as ``render`` makes them."""
+        """The pieces of ``calls`` as ``render`` makes them, today."""
         made = render(calls)
         ends, at = [], 0
-        for body, _ in made:
+        for body in made:
             at += len(body)
             ends.append(at)
-        return cls(zlib.compress(b"".join(b for b, _ in made), 1), tuple(ends), tuple(c for _, c in made),
-                   tuple(c.session for c in calls))
+        return cls(zlib.compress(b"".join(made), 1), tuple(ends), tuple(c.session for c in calls), utc_day())
 
     def inflated(self) -> bytes:
         """Every piece's bytes, one after the other (:attr:`ends` says where each ends)."""
         return zlib.decompress(self.blob)
+
+
+def utc_day() -> str:
+    """Today in UTC, ``YYYY-MM-DD``: the day whose prices a call without a timestamp is given."""
+    return datetime.now(UTC).date().isoformat()
+
 
 #: Bytes of logs per worker task: small enough to balance the workers, large enough that the per-task
 #: overhead (pickling the parsed calls back) stays small.

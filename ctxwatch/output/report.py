@@ -17,7 +17,7 @@ import orjson
 
 from ctxwatch.catalog.documented import window_note
 from ctxwatch.catalog.windows import call_cost, priced_as
-from ctxwatch.engine import Run
+from ctxwatch.engine import Run, utc_day
 from ctxwatch.model import (
     Breakdown,
     Call,
@@ -314,16 +314,18 @@ def report_json_chunks(run: Run) -> Iterator[bytes]:
     yield head + b'\n  "calls": ['
     rendered = run.rendered
     inflated: tuple[object, bytes] = (None, b"")  # (the pieces of the file being written, inflated)
+    today = utc_day() if rendered else ""
     for n, (call, cost) in enumerate(zip(run.calls, costs, strict=True)):
         factor = factors.factor(call)
         made = rendered.get(id(call))
         if made is not None and made[0] is call and factor is None:
             pieces, i = made[1], made[2]
-            if pieces.costs[i] == cost and pieces.sessions[i] == call.session:
+            start = pieces.ends[i - 1] if i else 0
+            if pieces.ends[i] > start and pieces.sessions[i] == call.session \
+                    and (call.timestamp is not None or pieces.day == today):
                 # (written where its file was read, with the same numbers: only its index is the run's)
                 if inflated[0] is not pieces:
                     inflated = (pieces, pieces.inflated())
-                start = pieces.ends[i - 1] if i else 0
                 yield b'%s{\n      "index": %d,\n' % (b",\n    " if n else b"\n    ", call.index) \
                     + inflated[1][start:pieces.ends[i]]
                 continue
@@ -341,19 +343,16 @@ def call_piece(call: Call, factor: float | None, cost: Decimal | None) -> bytes:
 _INDEX_LINE = b'{\n      "index": '
 
 
-def call_pieces(calls: list[Call]) -> list[tuple[bytes, Decimal | None]]:
+def call_pieces(calls: list[Call]) -> list[bytes]:
     """Each call's object as :func:`report_json_chunks` writes it, without the opening line that holds its index
-    (the run's, known only once the folder is assembled), and the cost it was written with; for a call whose
-    model has no calibration in the run (its calibration changes the object: such a call is written again).
-    Given to the engine (:data:`ctxwatch.engine.files.Render`) to be made where each file is read."""
-    out: list[tuple[bytes, Decimal | None]] = []
+    (the run's, known only once the folder is assembled), for a call whose model has no calibration in the run
+    (its calibration changes the object: such a call is written again at the end).  Given to the engine
+    (:data:`ctxwatch.engine.files.Render`) to be made where each file is read."""
+    out: list[bytes] = []
     for call in calls:
-        cost = cost_of(call)
-        piece = call_piece(call, None, cost)
-        if not piece.startswith(_INDEX_LINE):  # (cannot be: index is call_json's first key)
-            out.append((b"", Decimal(-1)))  # (a cost no call has: always written again)
-            continue
-        out.append((piece[piece.index(b"\n", len(_INDEX_LINE)) + 1:], cost))
+        piece = call_piece(call, None, cost_of(call))
+        # (index is call_json's first key, so a piece always starts so; b"" leaves the call to the end)
+        out.append(piece[piece.index(b"\n", len(_INDEX_LINE)) + 1:] if piece.startswith(_INDEX_LINE) else b"")
     return out
 
 
