@@ -55,7 +55,7 @@ def reload_parsed(spec: FormatSpec, call: Call) -> ParsedCall | None:
             pick(reader.finish())
             return found
         if spec.needs_prefix:
-            for rec in iter_records(src.path, skip=reader.skip):
+            for rec in iter_records(src.path, skip=reader.skip, decode=reader.decode):
                 if isinstance(rec, Record):
                     if rec.byte_start >= src.byte_end and found is not None:
                         break
@@ -70,7 +70,7 @@ def reload_parsed(spec: FormatSpec, call: Call) -> ParsedCall | None:
     # (``data`` is rebound and then dropped as soon as it is parsed: a line of tens of megabytes is not held twice
     # while it is parsed, nor at all while its messages are built)
     data = data.rstrip(b"\n")
-    values, _ = decode_line(data, src.path, src.line, first=src.byte_start == 0)
+    values, _ = decode_line(data, src.path, src.line, first=src.byte_start == 0, decode=reader.decode)
     del data
     outs = [o for i, v in enumerate(values)
             for o in reader.feed(Record(v, src.line, src.line_end, src.byte_start, src.byte_end, i))]

@@ -267,7 +267,7 @@ class Run(RunViews, MergeAccounted):
         (:func:`ctxwatch.source.records`), so the run is the same however the lines were read: whole, in slices
         or as the file grew."""
         change = Change()
-        for item in records(events, self.reader.path, self.reader.skip):
+        for item in records(events, self.reader.path, self.reader.skip, decode=self.reader.decode):
             self._feed(item, change)  # type: ignore[arg-type]  # (records passes the issues and withdrawals on)
         return change
 

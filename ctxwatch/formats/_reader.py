@@ -30,6 +30,12 @@ class Reader:
     #: Optional cheap pre-filter on raw line bytes: True = skip without parsing (see jsonstream).
     skip: Callable[[bytes], bool] | None = None
 
+    #: Optional decoder of a line that is one JSON value, used in place of ``orjson.loads`` (bytes -> the value;
+    #: it raises ``orjson.JSONDecodeError`` where ``orjson.loads`` does, so that a damaged line is decoded and
+    #: reported as any other): a reader may decode only what it reads, or reuse what the previous line held
+    #: (:class:`ctxwatch.formats.wire.resend.ResendDecoder`).
+    decode: Callable[[bytes], Any] | None = None
+
     #: Whether every call carries its full visible history.  A reader may leave it out of calls whose
     #: numbers do not need it (the Claude Code reader); opening a call sets this to True before feeding.
     full_history: bool = True

@@ -27,6 +27,7 @@ from ctxwatch.formats.wire.dedupe import ResponseIds, copy_rank, record_hash
 from ctxwatch.formats.wire.exchange import build_call, exchange_flavour
 from ctxwatch.formats.wire.messages import MessageMemo
 from ctxwatch.formats.wire.openai import openai_message, openai_request_to_parts, responses_request_to_parts
+from ctxwatch.formats.wire.resend import ResendDecoder
 from ctxwatch.formats.wire.streams import is_openai_stream, stream_body, stream_usage_note
 from ctxwatch.formats.wire.timestamps import parse_timestamp
 from ctxwatch.model import Issue, ParsedCall
@@ -40,14 +41,20 @@ __all__ = [
 ]
 
 
+#: The top-level keys of a record that :class:`CanonicalReader` reads (any other may stay raw when it is big).
+_READ = frozenset({"request", "response", "timestamp", "time", "created_at", "session", "window", "context"})
+
+
 class CanonicalReader(Reader):
     """Reader for ``{"request": ..., "response": ...}`` records (OpenAI chat, Anthropic, Responses API).
 
-    ``memo`` reuses the messages each call re-sends from the previous one; ``ids`` keys the calls by response id.
+    ``decode`` decodes a line reusing the messages its request re-sends from the previous line's, ``memo`` the
+    messages built from them; ``ids`` keys the calls by response id.
     """
 
     def __init__(self, path: str) -> None:
         super().__init__(path)
+        self.decode = ResendDecoder(_READ)
         self.memo = MessageMemo()
         self.ids = ResponseIds(path)
 
@@ -74,7 +81,7 @@ class CanonicalReader(Reader):
         call = build_call(self.path, rec, req, resp, timestamp=ts, memo=self.memo, problems=ambiguous)
         extra_issues = self.ids.assign(call, resp.get("id") if isinstance(resp, dict) else None, rec.line)
         where = "request" if req is v["request"] else "request.body"
-        notes = [*_malformed(self.path, rec.line, req, resp, call, where), *extra_issues,
+        notes = [*_malformed(self.path, rec.line, req, resp, call, where, self.memo), *extra_issues,
                  *(Issue(self.path, rec.line, "ambiguous_usage", a) for a in ambiguous)]
         if streamed is not None and (gap := stream_usage_note(streamed)):
             notes.append(Issue(self.path, rec.line, "no_usage", gap))
@@ -95,11 +102,13 @@ class CanonicalReader(Reader):
         return [call, *replaced, *notes]
 
 
-def _malformed(path: str, line: int, req: dict[str, Any], resp: Any, call: ParsedCall, where: str) -> list[Issue]:
+def _malformed(path: str, line: int, req: dict[str, Any], resp: Any, call: ParsedCall, where: str,
+               memo: MessageMemo) -> list[Issue]:
     """``invalid_field`` issues for a record whose request history, system prompt or tools, or whose response, is
-    missing or has the wrong JSON type (:func:`request_problems`); the call is kept with that part unknown (a
-    history of 0 tokens, an absent system prompt or no usage would pass for a real value)."""
-    problems = request_problems(call, req, exchange_flavour(req, resp), where)
+    missing or has the wrong JSON type (:func:`request_problems`; ``memo``: the one that built the call's
+    messages); the call is kept with that part unknown (a history of 0 tokens, an absent system prompt or no
+    usage would pass for a real value)."""
+    problems = request_problems(call, req, exchange_flavour(req, resp), where, memo)
     if resp is not None and not isinstance(resp, dict):
         problems.append(f"response is a JSON {type(resp).__name__}, not an object: usage unknown")
     return [Issue(path, line, "invalid_field", p) for p in problems]

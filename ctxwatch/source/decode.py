@@ -119,7 +119,8 @@ def _whole_values(text: str, i: int) -> list[Any] | None:
     return out
 
 
-def decode_line(data: bytes, path: str, line: int, *, first: bool = False) -> tuple[list[Any], list[Issue]]:
+def decode_line(data: bytes, path: str, line: int, *, first: bool = False,
+                decode: Callable[[bytes], Any] | None = None) -> tuple[list[Any], list[Issue]]:
     """Decode one physical line into JSON values, never raising.
 
     Args:
@@ -127,6 +128,8 @@ def decode_line(data: bytes, path: str, line: int, *, first: bool = False) -> tu
         path: file name for issues.
         line: 1-based line number for issues.
         first: the file's first line (a UTF-8 BOM is removed there).
+        decode: a reader's own decoder of a line that is one JSON value (:attr:`ctxwatch.formats.Reader.decode`),
+            tried first in place of ``orjson.loads``; it raises ``orjson.JSONDecodeError`` where that does.
 
     Returns:
         ``(values, issues)``. Blank lines give neither. Recoverable damage (invalid UTF-8, NUL bytes,
@@ -139,7 +142,7 @@ def decode_line(data: bytes, path: str, line: int, *, first: bool = False) -> tu
     if not data or data.isspace():  # (isspace stops at the first non-space byte; strip() would copy the line)
         return [], []
     try:
-        return [orjson.loads(data)], []
+        return [(decode or orjson.loads)(data)], []
     except orjson.JSONDecodeError:
         pass
     issues: list[Issue] = []
@@ -168,7 +171,8 @@ def oversized_issue(path: str, ln: Line, cap: int) -> Issue:
 
 
 def records(events: Iterable[Line | _T], path: str, skip: Callable[[bytes], bool] | None = None, *,
-            max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> Iterator[Record | Issue | _T]:
+            max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+            decode: Callable[[bytes], Any] | None = None) -> Iterator[Record | Issue | _T]:
     """The JSON values of ``events``' lines, in order, with the issues of damaged lines; any other event is passed
     through where it stands.
 
@@ -182,6 +186,8 @@ def records(events: Iterable[Line | _T], path: str, skip: Callable[[bytes], bool
         events: lines (:class:`~ctxwatch.source.lines.Line`) and anything else, in file order.
         path: the file, for issues.
         max_line_bytes: the cap an ``oversized`` line exceeded, for its issue.
+        decode: a reader's own decoder of a line that is one JSON value, in place of ``orjson.loads`` (see
+            :func:`decode_line`).
     """
     loads = orjson.loads
     for ln in events:
@@ -205,13 +211,13 @@ def records(events: Iterable[Line | _T], path: str, skip: Callable[[bytes], bool
         if ln.start and not ln.unterminated and not ln.skip_values:
             # The common case, without the issue lists: one well-formed value.
             try:
-                value = loads(data)
+                value = (decode or loads)(data)
             except orjson.JSONDecodeError:
                 pass
             else:
                 yield Record(value, ln.number, ln.number, ln.start, ln.end)
                 continue
-        values, issues = decode_line(data, path, ln.number, first=ln.start == 0)
+        values, issues = decode_line(data, path, ln.number, first=ln.start == 0, decode=decode)
         if ln.unterminated and not values:
             if data.strip() and not ln.cut_reported:
                 yield Issue(path, ln.number, "truncated_tail",
@@ -225,7 +231,8 @@ def records(events: Iterable[Line | _T], path: str, skip: Callable[[bytes], bool
 
 def iter_records(path: str, *, offset: int = 0, line: int = 1, final: bool = True,
                  skip: Callable[[bytes], bool] | None = None, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
-                 progress: Callable[[int], None] | None = None, end: int | None = None) -> Iterator[Record | Issue]:
+                 progress: Callable[[int], None] | None = None, end: int | None = None,
+                 decode: Callable[[bytes], Any] | None = None) -> Iterator[Record | Issue]:
     """The JSON values of a file from a byte offset: :func:`records` of
     :func:`~ctxwatch.source.lines.read_lines` (see both for the arguments).
 
@@ -234,7 +241,7 @@ def iter_records(path: str, *, offset: int = 0, line: int = 1, final: bool = Tru
     """
     lines = read_lines(path, offset=offset, line=line, end=end, final=final, max_line_bytes=max_line_bytes,
                        progress=progress)
-    yield from records(lines, path, skip, max_line_bytes=max_line_bytes)
+    yield from records(lines, path, skip, max_line_bytes=max_line_bytes, decode=decode)
 
 
 def read_document(path: str) -> tuple[Any | None, Issue | None]:

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ctxwatch.formats.wire.anthropic import anthropic_system
+from ctxwatch.formats.wire.messages import MessageMemo
 from ctxwatch.model import ParsedCall
 
 
@@ -29,7 +30,8 @@ def _responses_item(m: Any) -> bool:
 
 
 def history_problem(body: dict[str, Any], key: str, is_message: Callable[[Any], bool] = _has_role, *,
-                    text_ok: bool = False, object_ok: bool = False, empty_ok: bool = True) -> str | None:
+                    text_ok: bool = False, object_ok: bool = False, empty_ok: bool = True,
+                    memo: MessageMemo | None = None) -> str | None:
     """Why ``body[key]``, a request body's history (chat ``messages``, Responses ``input``, Gemini ``contents``,
     an Inspect event's ``input``), does not say what was sent, or ``None`` when it does.
 
@@ -39,7 +41,9 @@ def history_problem(body: dict[str, Any], key: str, is_message: Callable[[Any], 
     ``contents``).  Every one of these APIs requires the field, so a body without it is a damaged record, not a
     request with no messages.  ``empty_ok=False``: an empty list ``"is empty"``, for the APIs that reject one
     (chat completions and Anthropic Messages, :func:`request_problems`; Gemini ``contents``) and the logs of
-    requests made through them (an Inspect event's ``input``, a SWE-agent step's ``query``).
+    requests made through them (an Inspect event's ``input``, a SWE-agent step's ``query``).  ``memo``: the
+    :class:`~.messages.MessageMemo` that built the history's messages, which asks only the entries the previous
+    call did not send.
     """
     if key not in body:
         return "is missing"
@@ -50,7 +54,7 @@ def history_problem(body: dict[str, Any], key: str, is_message: Callable[[Any], 
         return "is not a list"
     if not v and not empty_ok:
         return "is empty"
-    n = sum(not is_message(m) for m in v)
+    n = memo.misses(v, is_message) if memo is not None else sum(not is_message(m) for m in v)
     if n:
         return f"holds {n} entr{'ies' if n != 1 else 'y'} that {'are' if n != 1 else 'is'} not a message object"
     return None
@@ -86,7 +90,8 @@ def forget_history(call: ParsedCall, problem: str, where: str, *, system: list[s
     return f"{where} {problem}: {what} {'is' if len(lost) == 1 else 'are'} unknown"
 
 
-def request_problems(call: ParsedCall, body: dict[str, Any], flavour: str, where: str = "request") -> list[str]:
+def request_problems(call: ParsedCall, body: dict[str, Any], flavour: str, where: str = "request",
+                     memo: MessageMemo | None = None) -> list[str]:
     """Mark on ``call`` what the request body ``body`` leaves unknown, and say why (one sentence each, for the
     caller's ``invalid_field`` issues; ``where`` names the body in them: ``request``, ``request.body``...).
 
@@ -107,6 +112,7 @@ def request_problems(call: ParsedCall, body: dict[str, Any], flavour: str, where
     sends only the new items, its history being on the server: that history is unknown, not empty, whether
     ``input`` is empty or not, and so is the system prompt unless ``instructions`` gives it (a developer
     message of an earlier turn is part of that history); that is the API at work, not damage, so no sentence.
+    ``memo``: the :class:`~.messages.MessageMemo` that built the call's messages (see :func:`history_problem`).
     """
     problems = []
     tools = body.get("tools")
@@ -130,7 +136,7 @@ def request_problems(call: ParsedCall, body: dict[str, Any], flavour: str, where
             if not (isinstance(body.get("instructions"), str) and body["instructions"]):
                 call.system = None
     elif flavour != "completions":
-        bad = history_problem(body, "messages", empty_ok=False)
+        bad = history_problem(body, "messages", empty_ok=False, memo=memo)
         if bad:
             own = anthropic_system(body.get("system")) if flavour == "anthropic" else None
             problems.append(forget_history(call, bad, f"{where}.messages", system=own, tools_field=tools_field))

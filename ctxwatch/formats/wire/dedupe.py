@@ -13,15 +13,16 @@ from typing import Any, NamedTuple
 import orjson
 
 from ctxwatch.formats.wire.messages import MessageMemo
+from ctxwatch.formats.wire.resend import raw_default
 from ctxwatch.model import MAX_COUNT, Issue, ParsedCall, Resolved, Usage, digest, message_key
 
 
 def json_hash(v: Any) -> int | None:
     """The content key (:func:`~ctxwatch.model.digest`, the same in every process) of a value's compact JSON: equal
-    for equal values written with the same key order; ``None`` when orjson cannot write it (nested too deeply, an
-    int beyond 64 bits)."""
+    for equal values written with the same key order (a raw span left by :class:`~.resend.ResendDecoder` enters
+    as its bytes); ``None`` when orjson cannot write it (nested too deeply, an int beyond 64 bits)."""
     try:
-        return digest(orjson.dumps(v))
+        return digest(orjson.dumps(v, default=raw_default))
     except TypeError:  # (orjson.JSONEncodeError)
         return None
 

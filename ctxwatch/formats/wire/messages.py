@@ -32,6 +32,9 @@ class MessageMemo:
         self._prev_raw: list[Any] = []
         self._prev_msgs: list[Message | None] = []
         self._prev_keys: list[int | None] = []  # the content key of each of _prev_msgs (None: none)
+        self._shared = 0  # how many leading items _prev_raw shares with the list given before it
+        self._counts: dict[Callable[[Any], bool], int] = {}  # is_message -> its misses in _prev_raw
+        self._counts_before: dict[Callable[[Any], bool], int] = {}  # the same, in the list given before it
 
     def messages(self, raw_list: list[Any], build: Callable[[dict[str, Any]], Message]) -> list[Message | None]:
         """Messages for a request's raw message list, aligned with it (``None`` for non-dict items).
@@ -40,7 +43,10 @@ class MessageMemo:
         prefix is recognised with one C-level list comparison and its messages are reused as they are.
         """
         n = len(self._prev_raw)
+        self._counts_before, self._counts = self._counts, {}
+        self._shared = 0
         if n and len(raw_list) >= n and raw_list[:n] == self._prev_raw:
+            self._shared = n
             out = list(self._prev_msgs)
             keys = list(self._prev_keys)
             for m in raw_list[n:]:
@@ -71,6 +77,18 @@ class MessageMemo:
     def next_call(self) -> None:
         """Start a new call: the current call's messages become the ones to reuse."""
         self._prev, self._cur = self._cur, {}
+
+    def misses(self, raw_list: list[Any], is_message: Callable[[Any], bool]) -> int:
+        """How many items of ``raw_list`` fail ``is_message``; when it is the list last given to :meth:`messages`,
+        only its items after those it shares with the list given before are asked (the others were, then)."""
+        if raw_list is not self._prev_raw:
+            return sum(not is_message(m) for m in raw_list)
+        known = self._counts.get(is_message)
+        if known is None:
+            start = self._shared if is_message in self._counts_before else 0
+            base = self._counts_before.get(is_message, 0) if start else 0
+            known = self._counts[is_message] = base + sum(not is_message(m) for m in raw_list[start:])
+        return known
 
     def keys_of(self, raw_list: Any) -> tuple[int, ...] | None:
         """The content hashes of the messages of ``raw_list`` when it is the list last given to :meth:`messages`

@@ -1,0 +1,160 @@
+"""Lines of ``{request, response}`` records decoded without building again what the previous line already held.
+
+An agent re-sends its whole history on every call: line N+1's ``request.messages`` starts with line N's, byte
+for byte.  ``orjson.loads`` builds every message of every line again (a run of 600 calls builds its first
+message 600 times, and a 200 MB log costs twice its parse in message dicts alone), and a line of 500,000
+tiny messages becomes 500,000 dicts, 15 times the line's size.  :class:`ResendDecoder` gives the same value
+for less:
+
+* msgspec splits the line into its fields as raw byte spans (``msgspec.Raw``: checked to be JSON, not built
+  into objects), and those of the request body;
+* a history array (``messages``, ``input``) whose leading bytes are the previous line's whole array is the
+  previous line's decoded list plus the entries after it, which alone are decoded (one ``memcmp`` in
+  place of a parse);
+* a history array is otherwise decoded entry by entry, identical small entries once (one dict for a
+  thousand ``{"role": "user", "content": "hi"}``);
+* a top-level field no reader reads (not one of ``read``) holding at least :data:`RAW_BYTES` is kept as its
+  ``msgspec.Raw`` span, never built (a key holding millions of ``{}``); :func:`raw_default` writes it back
+  for a content hash;
+* everything else is decoded by orjson, span by span: the value equals ``orjson.loads(line)``'s but for
+  those raw spans.
+
+A line the split does not take (not an object, a request that is not an object, anything msgspec refuses:
+NaN, a lone surrogate, nesting near orjson's limit) is decoded by ``orjson.loads`` whole, as any other
+reader's line, so that its damage is found and reported exactly as before.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+import orjson
+
+#: A top-level field that no number needs is kept raw from this size (bytes) on: below it the field is decoded,
+#: so that a record's content hash (written back by orjson) stays that of its decoded value; above it,
+#: building it would cost many times its size for nothing.
+RAW_BYTES = 1 << 20
+
+#: A history entry up to this size (bytes) is decoded once per line for all its identical copies.
+SMALL_ENTRY = 256
+
+_OBJECT = msgspec.json.Decoder(dict[str, msgspec.Raw])
+_ENTRIES = msgspec.json.Decoder(list[msgspec.Raw])
+_WS = b" \t\r\n"
+_COMMA, _CLOSE = ord(","), ord("]")
+
+
+def raw_default(value: Any) -> Any:
+    """orjson's ``default`` for a value holding raw spans (:class:`ResendDecoder`): a ``msgspec.Raw`` is written as
+    its bytes, verbatim.
+
+    Raises:
+        TypeError: ``value`` is no ``msgspec.Raw`` (orjson then reports the value as not serializable).
+    """
+    if isinstance(value, msgspec.Raw):
+        return orjson.Fragment(bytes(memoryview(value)))
+    raise TypeError(type(value).__name__)
+
+
+class ResendDecoder:
+    """A reader's line decoder (:attr:`ctxwatch.formats.Reader.decode`) for records whose request re-sends the
+    previous one's history.  Call it with a line's bytes: it returns the value ``orjson.loads`` would (see the
+    module's docstring for the raw spans it may hold), or raises ``orjson.JSONDecodeError`` where it does.
+
+    Args:
+        read: the top-level keys whose values the reader reads (always decoded, whatever their size).
+        request: the top-level key of the request body (its ``body`` field, when an object, is read as the body).
+        histories: the keys of a request body that hold its history array.
+
+    State: the previous line's history arrays (their raw bytes, which keep that line's bytes alive, and their
+    decoded lists), replaced by each line decoded.
+    """
+
+    def __init__(self, read: frozenset[str], request: str = "request",
+                 histories: tuple[str, ...] = ("messages", "input")) -> None:
+        self.read = read
+        self.request = request
+        self.histories = histories
+        self._prev: dict[tuple[str, ...], tuple[msgspec.Raw, list[Any]]] = {}
+        self._next: dict[tuple[str, ...], tuple[msgspec.Raw, list[Any]]] = {}
+
+    def __call__(self, data: bytes) -> Any:
+        self._next = {}
+        try:
+            value = self._record(data)
+        except Exception:  # (msgspec.DecodeError, orjson.JSONDecodeError, RecursionError, UnicodeDecodeError...)
+            self._prev = self._next = {}
+            return orjson.loads(data)
+        self._prev, self._next = self._next, {}
+        return value
+
+    def _record(self, data: bytes) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, raw in _OBJECT.decode(data).items():
+            if key == self.request:
+                out[key] = self._body(raw, (key,), nested=False)
+            elif key in self.read or len(raw) < RAW_BYTES:
+                out[key] = orjson.loads(memoryview(raw))
+            else:
+                if not data.isascii():
+                    # (msgspec skips a string without checking its UTF-8; orjson refuses invalid UTF-8, and the
+                    # line must then be decoded as today to report it)
+                    str(memoryview(raw), "utf-8")
+                out[key] = raw
+        return out
+
+    def _body(self, raw: msgspec.Raw, path: tuple[str, ...], *, nested: bool) -> Any:
+        view = memoryview(raw)
+        if view[0] != ord("{"):
+            return orjson.loads(view)
+        body: dict[str, Any] = {}
+        for key, r in _OBJECT.decode(view).items():
+            if key in self.histories and memoryview(r)[0] == ord("["):
+                body[key] = self._history(r, (*path, key))
+            elif key == "body" and not nested:
+                body[key] = self._body(r, (*path, key), nested=True)
+            else:
+                body[key] = orjson.loads(memoryview(r))
+        return body
+
+    def _history(self, raw: msgspec.Raw, path: tuple[str, ...]) -> list[Any]:
+        """The entries of a history array, the previous line's decoded list reused for the bytes it shares."""
+        view = memoryview(raw)
+        entries: list[Any] | None = None
+        prev = self._prev.get(path)
+        if prev is not None:
+            head, before = prev
+            n = len(head)
+            if len(view) > n and msgspec.Raw(view[:n]) == head:
+                i = n
+                while view[i] in _WS:
+                    i += 1
+                if view[i] == _CLOSE:
+                    entries = list(before)
+                elif view[i] == _COMMA and before:
+                    entries = before + _entries(b"[" + view[i + 1:].tobytes())
+        if entries is None:
+            entries = _entries(view)
+        end = len(view) - 1  # (the closing bracket, and the whitespace before it, are not the entries' bytes)
+        while end > 1 and view[end - 1] in _WS:
+            end -= 1
+        self._next[path] = (msgspec.Raw(view[:end]), entries)
+        return entries
+
+
+def _entries(data: bytes | memoryview) -> list[Any]:
+    """The values of a JSON array, each decoded by orjson; small identical entries are decoded once and share
+    one object (nothing downstream changes a decoded value)."""
+    out: list[Any] = []
+    small: dict[bytes, Any] = {}
+    for r in _ENTRIES.decode(data):
+        if len(r) <= SMALL_ENTRY:
+            b = bytes(memoryview(r))
+            v = small.get(b, small)
+            if v is small:
+                v = small[b] = orjson.loads(b)
+            out.append(v)
+        else:
+            out.append(orjson.loads(memoryview(r)))
+    return out
