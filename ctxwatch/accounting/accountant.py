@@ -92,8 +92,8 @@ class Accountant:
         # (session, context, model) -> the first call whose reported prompt went past 200k: from that call on,
         # the 1M-token beta window applies
         self._long_context: dict[tuple[str | None, str, str | None], int] = {}
-        # The previous call's messages, stats, running token sums and counter (prefix reuse).
-        self._prev: tuple[list, list[MessageStat], list[int], Counter | None, list[int]] = ([], [], [], None, [])
+        # The previous call's messages, stats, history tokens, counter and inexact count (prefix reuse).
+        self._prev: tuple[list, list[MessageStat], int, Counter | None, int] = ([], [], 0, None, 0)
 
     def counter(self, model: str | None, provider: str | None) -> Counter:
         """The token counter for a model/provider pair (cached)."""
@@ -148,22 +148,23 @@ class Accountant:
             name, prov = counter.name, counter.provider
             msgs = pc.messages
             # Reuse the previous call's stats for the identical re-sent prefix (same Message objects).
-            prev_msgs, prev_stats, prev_sums, prev_counter, prev_rough = self._prev
+            prev_msgs, prev_stats, prev_history, prev_counter, prev_inexact = self._prev
             k = 0
             if prev_counter is counter:
                 limit = min(len(prev_msgs), len(msgs))
+                if msgs[:limit] == prev_msgs[:limit]:  # (one C-level pass, by identity first: the usual re-send)
+                    k = limit
                 while k < limit and msgs[k] is prev_msgs[k]:
                     k += 1
-            sums: list[int] = []
-            # running count of messages with an image estimate or a cut text (either makes the count inexact)
-            rough: list[int] = []
+            # count of messages with an image estimate or a cut text (either makes the count inexact)
             inexact = 0
             if k:
                 stats = prev_stats[:k]
-                sums = prev_sums[:k]
-                rough = prev_rough[:k]
-                history = sums[-1]
-                inexact = rough[-1]
+                if k == len(prev_stats):
+                    history, inexact = prev_history, prev_inexact
+                else:  # (a part of the previous history: summed again, rare, instead of a sum kept per message)
+                    history = sum(s.tokens for s in stats)
+                    inexact = sum(s.has_image or s.text_cut for s in stats)
                 msgs = msgs[k:]
             for msg in msgs:
                 key = message_key(msg)
@@ -180,9 +181,7 @@ class Accountant:
                 history += stat.tokens
                 inexact += stat.has_image or stat.text_cut
                 stats.append(stat)
-                sums.append(history)
-                rough.append(inexact)
-            self._prev = (pc.messages, stats, sums, counter, rough)
+            self._prev = (pc.messages, stats, history, counter, inexact)
             history_inexact = inexact > 0
         else:
             history_inexact = False

@@ -14,7 +14,7 @@ import orjson
 
 from ctxwatch.formats._reader import FormatSpec, Sniff
 from ctxwatch.formats._registry import REGISTRY, _load_all
-from ctxwatch.source import DEFAULT_MAX_LINE_BYTES, decode_line
+from ctxwatch.source import DEFAULT_MAX_LINE_BYTES, decode_line, shared_loads
 
 #: Bytes of a file's head that detection looks at (several records of most formats; a 64 KiB read).
 SNIFF_BYTES = 64 * 1024
@@ -30,17 +30,22 @@ def sniff_file(path: str, max_values: int = 50) -> Sniff:
         size = os.fstat(fh.fileno()).st_size
     values: list[Any] = []
     lines = head.split(b"\n")
+    more = head.partition(b"\n")[2]  # (what follows the first line, in what was read)
     if len(head) == SNIFF_BYTES and len(lines) > 1:
         lines = lines[:-1]  # the last piece may be cut
     elif len(head) == SNIFF_BYTES:
         # The first line alone is longer than the sniff window (a record with a big image or tool result):
         # read that one line whole, within the per-line cap, and the window's worth of lines after it (a first
         # line that is no record, a banner or a damaged write, must not hide the records that follow).
-        lines = _long_first_line(path)
+        lines, more = _long_first_line(path)
+    first_value = False
     for i, raw in enumerate(lines):
         if raw.lstrip(b"\xef\xbb\xbf \t\r")[:1] not in (b"{", b"["):
             continue  # (no record starts otherwise: a pretty-printed document's `"a": 1,`, text, a blank line)
-        vals, _ = decode_line(raw, path, i + 1, first=i == 0)
+        # (a line of megabytes is decoded with its identical small entries shared: detection must not cost
+        # many times the line)
+        vals, issues = decode_line(raw, path, i + 1, first=i == 0, decode=shared_loads)
+        first_value |= i == 0 and bool(vals) and not issues
         vals = [v for v in vals if isinstance(v, dict | list)]  # a pretty-printed line like `"a": 1,` is no record
         values.extend(vals)
         if len(values) >= max_values:
@@ -49,7 +54,11 @@ def sniff_file(path: str, max_values: int = 50) -> Sniff:
     stripped = head.lstrip(b"\xef\xbb\xbf \t\r\n")
     first_line = stripped.split(b"\n", 1)[0].strip()
     pretty = first_line in (b"{", b"[") or (first_line.startswith(b"[") and not values)
-    if stripped[:1] in (b"{", b"[") and (pretty or not values or (len(values) == 1 and size > len(lines[0]) + 1)):
+    # (a first line that is one whole JSON value followed by more than whitespace cannot begin a one-value
+    # document: parsing the file would build that line's value only to fail after it)
+    whole_then_more = first_value and bool(more.strip())
+    if stripped[:1] in (b"{", b"[") and not whole_then_more and (
+            pretty or not values or (len(values) == 1 and size > len(lines[0]) + 1)):
         # Looks like one pretty-printed document. Parse it whole if it is of reasonable size.
         if size <= 256 * 1024 * 1024:
             try:
@@ -61,9 +70,9 @@ def sniff_file(path: str, max_values: int = 50) -> Sniff:
     return Sniff(path, values, document, head)
 
 
-def _long_first_line(path: str) -> list[bytes]:
+def _long_first_line(path: str) -> tuple[list[bytes], bytes]:
     """The file's first line, read in chunks up to :data:`~ctxwatch.source.lines.DEFAULT_MAX_LINE_BYTES`, then the
-    complete lines of the :data:`SNIFF_BYTES` after it."""
+    complete lines of the :data:`SNIFF_BYTES` after it; and those bytes after it (``b""`` when there are none)."""
     buf = bytearray()
     with open(path, "rb") as fh:
         ended = False
@@ -79,12 +88,12 @@ def _long_first_line(path: str) -> list[bytes]:
                 break
             buf += chunk
         if not ended:
-            return [bytes(buf)]
+            return [buf], b""  # type: ignore[list-item]  # (read as bytes, never changed: not copied)
         after = fh.read(SNIFF_BYTES)
     rest = after.split(b"\n")
     if len(after) == SNIFF_BYTES:
         rest = rest[:-1]  # (the last piece may be cut)
-    return [bytes(buf), *rest]
+    return [buf, *rest], after  # type: ignore[list-item]
 
 
 def detect(path: str) -> FormatSpec | None:

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+import msgspec
 import orjson
 
 from ctxwatch.model import Issue
@@ -162,6 +163,54 @@ def decode_line(data: bytes, path: str, line: int, *, first: bool = False,
     # Several undamaged values on one line are a valid JSON stream (the Anthropic batch request file is
     # written that way), not a problem to report.
     return values, issues
+
+
+#: A line or a value of at least this many bytes is decoded by :func:`shared_loads` piece by piece.
+SHARED_FROM = 1 << 20
+
+#: A piece of a big value up to this many bytes is decoded once for all its identical copies.
+SHARED_PIECE = 256
+
+#: A container inside a big value is split into its entries from this size (bytes) on: a smaller one costs
+#: little whole (at most some 16 times 64 KiB), and splitting it would cost time.
+_SPLIT_FROM = 64 * 1024
+
+_OBJECT = msgspec.json.Decoder(dict[str, msgspec.Raw])
+_ARRAY = msgspec.json.Decoder(list[msgspec.Raw])
+
+
+def shared_loads(data: bytes | memoryview) -> Any:
+    """The value ``orjson.loads(data)`` gives, built with less memory when ``data`` is big: a value of at least
+    :data:`SHARED_FROM` bytes is split by msgspec into its entries (raw byte spans, checked but not built), each
+    decoded in turn, and identical small entries (up to :data:`SHARED_PIECE` bytes) are decoded once and share one
+    object (a line of 500,000 ``{"role": "user", "content": "hi"}`` holds one dict, not 500,000).  Nothing that
+    reads a decoded value changes it, so the sharing is not seen.
+
+    Raises:
+        orjson.JSONDecodeError: where ``orjson.loads`` raises (anything msgspec refuses is decoded by orjson
+            whole, so that the error is its own).
+    """
+    if len(data) < SHARED_FROM:
+        return orjson.loads(data)
+    try:
+        return _shared(memoryview(data), {})
+    except Exception:  # (msgspec.DecodeError, orjson.JSONDecodeError, RecursionError...)
+        return orjson.loads(data)
+
+
+def _shared(view: memoryview, pieces: dict[bytes, Any]) -> Any:
+    if len(view) <= SHARED_PIECE:
+        b = view.tobytes()
+        v = pieces.get(b, pieces)
+        if v is pieces:
+            v = pieces[b] = orjson.loads(b)
+        return v
+    if len(view) >= _SPLIT_FROM:
+        if view[0] == 0x7B:  # "{"
+            return {k: _shared(memoryview(r), pieces) for k, r in _OBJECT.decode(view).items()}
+        if view[0] == 0x5B:  # "["
+            return [_shared(memoryview(r), pieces) for r in _ARRAY.decode(view)]
+    return orjson.loads(view)
 
 
 def oversized_issue(path: str, ln: Line, cap: int) -> Issue:

@@ -13,6 +13,9 @@ import orjson
 
 from ctxwatch.model import Message, digest
 
+#: What :meth:`MessageMemo._build` finds for an item it has not met yet.
+_UNSEEN: Any = object()
+
 #: ``(system blocks, tool schemas, history messages, max output tokens)`` of one request body.
 RequestParts = tuple[list[str], list[dict[str, Any]], list[Message], int | None]
 
@@ -47,18 +50,27 @@ class MessageMemo:
         self._shared = 0
         if n and len(raw_list) >= n and raw_list[:n] == self._prev_raw:
             self._shared = n
-            out = list(self._prev_msgs)
-            keys = list(self._prev_keys)
-            for m in raw_list[n:]:
-                msg = self.get(m, build) if isinstance(m, dict) else None
-                out.append(msg)
-                keys.append(msg.key if msg is not None else None)
+            new = self._build(raw_list[n:], build)
+            out = self._prev_msgs + new
+            keys = self._prev_keys + [msg.key if msg is not None else None for msg in new]
         else:
-            out = [self.get(m, build) if isinstance(m, dict) else None for m in raw_list]
+            out = self._build(raw_list, build)
             keys = [msg.key if msg is not None else None for msg in out]
         self._prev_raw = raw_list
         self._prev_msgs = out
         self._prev_keys = keys  # (kept along, a call's new messages only: see keys_of)
+        return out
+
+    def _build(self, items: list[Any], build: Callable[[dict[str, Any]], Message]) -> list[Message | None]:
+        """:meth:`get` of each item (``None`` for a non-dict), once for an item that recurs as the same object (a
+        decoder gives one object for identical small entries: a line of 500,000 ``hi`` messages is one digest)."""
+        seen: dict[int, Message | None] = {}
+        out: list[Message | None] = []
+        for m in items:
+            msg = seen.get(id(m), _UNSEEN)
+            if msg is _UNSEEN:
+                msg = seen[id(m)] = self.get(m, build) if isinstance(m, dict) else None
+            out.append(msg)
         return out
 
     def get(self, raw: dict[str, Any], build: Callable[[dict[str, Any]], Message]) -> Message:

@@ -11,11 +11,11 @@ for less:
 * a history array (``messages``, ``input``) whose leading bytes are the previous line's whole array is the
   previous line's decoded list plus the entries after it, which alone are decoded (one ``memcmp`` in
   place of a parse);
-* a history array is otherwise decoded entry by entry, identical small entries once (one dict for a
-  thousand ``{"role": "user", "content": "hi"}``);
+* a big history array is otherwise decoded entry by entry, identical small entries once
+  (:func:`~ctxwatch.source.shared_loads`: one dict for 500,000 ``{"role": "user", "content": "hi"}``);
 * a top-level field no reader reads (not one of ``read``) holding at least :data:`RAW_BYTES` is kept as its
-  ``msgspec.Raw`` span, never built (a key holding millions of ``{}``); :func:`raw_default` writes it back
-  for a content hash;
+  ``msgspec.Raw`` span, never built (a key holding millions of ``{}``); :func:`raw_default` digests it for a
+  content hash;
 * everything else is decoded by orjson, span by span: the value equals ``orjson.loads(line)``'s but for
   those raw spans.
 
@@ -26,34 +26,42 @@ reader's line, so that its damage is found and reported exactly as before.
 
 from __future__ import annotations
 
+from hashlib import blake2b
 from typing import Any
 
 import msgspec
 import orjson
+
+from ctxwatch.source import shared_loads
 
 #: A top-level field that no number needs is kept raw from this size (bytes) on: below it the field is decoded,
 #: so that a record's content hash (written back by orjson) stays that of its decoded value; above it,
 #: building it would cost many times its size for nothing.
 RAW_BYTES = 1 << 20
 
-#: A history entry up to this size (bytes) is decoded once per line for all its identical copies.
-SMALL_ENTRY = 256
+#: A history array's bytes are kept for the next line's comparison below this size (they keep their line
+#: alive: at most twice that size is held); a longer one is kept as its length and digest, and the next
+#: line's same bytes are digested to compare (some 1 ms a megabyte, nothing beside decoding a line that long).
+KEEP_BYTES = 4 << 20
+
+#: The previous line's history array, up to its last entry: its bytes, or their length and digest.
+_Head = msgspec.Raw | tuple[int, bytes]
 
 _OBJECT = msgspec.json.Decoder(dict[str, msgspec.Raw])
-_ENTRIES = msgspec.json.Decoder(list[msgspec.Raw])
 _WS = b" \t\r\n"
 _COMMA, _CLOSE = ord(","), ord("]")
 
 
 def raw_default(value: Any) -> Any:
-    """orjson's ``default`` for a value holding raw spans (:class:`ResendDecoder`): a ``msgspec.Raw`` is written as
-    its bytes, verbatim.
+    """orjson's ``default`` for a value holding raw spans (:class:`ResendDecoder`), for a content hash: a
+    ``msgspec.Raw`` is written as a short string holding the BLAKE2b digest of its bytes (the span is at least
+    :data:`RAW_BYTES` long: written out, it would be copied twice more), marked by a leading NUL.
 
     Raises:
         TypeError: ``value`` is no ``msgspec.Raw`` (orjson then reports the value as not serializable).
     """
     if isinstance(value, msgspec.Raw):
-        return orjson.Fragment(bytes(memoryview(value)))
+        return "\x00raw:" + blake2b(memoryview(value), digest_size=16).hexdigest()
     raise TypeError(type(value).__name__)
 
 
@@ -67,8 +75,8 @@ class ResendDecoder:
         request: the top-level key of the request body (its ``body`` field, when an object, is read as the body).
         histories: the keys of a request body that hold its history array.
 
-    State: the previous line's history arrays (their raw bytes, which keep that line's bytes alive, and their
-    decoded lists), replaced by each line decoded.
+    State: the previous line's history arrays (their raw bytes, which keep that line's bytes alive, or for a
+    long one their digest; and their decoded lists), replaced by each line decoded.
     """
 
     def __init__(self, read: frozenset[str], request: str = "request",
@@ -76,8 +84,8 @@ class ResendDecoder:
         self.read = read
         self.request = request
         self.histories = histories
-        self._prev: dict[tuple[str, ...], tuple[msgspec.Raw, list[Any]]] = {}
-        self._next: dict[tuple[str, ...], tuple[msgspec.Raw, list[Any]]] = {}
+        self._prev: dict[tuple[str, ...], tuple[_Head, list[Any]]] = {}
+        self._next: dict[tuple[str, ...], tuple[_Head, list[Any]]] = {}
 
     def __call__(self, data: bytes) -> Any:
         self._next = {}
@@ -122,39 +130,31 @@ class ResendDecoder:
         """The entries of a history array, the previous line's decoded list reused for the bytes it shares."""
         view = memoryview(raw)
         entries: list[Any] | None = None
-        prev = self._prev.get(path)
+        prev = self._prev.pop(path, None)  # (dropped at once: it may keep the previous line's bytes alive)
         if prev is not None:
             head, before = prev
-            n = len(head)
-            if len(view) > n and msgspec.Raw(view[:n]) == head:
+            n = len(head) if isinstance(head, msgspec.Raw) else head[0]
+            if len(view) > n and (msgspec.Raw(view[:n]) == head if isinstance(head, msgspec.Raw)
+                                  else _digest(view[:n]) == head[1]):
                 i = n
                 while view[i] in _WS:
                     i += 1
                 if view[i] == _CLOSE:
                     entries = list(before)
                 elif view[i] == _COMMA and before:
-                    entries = before + _entries(b"[" + view[i + 1:].tobytes())
+                    entries = before + shared_loads(b"[" + view[i + 1:].tobytes())
+            del head, before, prev
         if entries is None:
-            entries = _entries(view)
+            entries = shared_loads(view)
         end = len(view) - 1  # (the closing bracket, and the whitespace before it, are not the entries' bytes)
         while end > 1 and view[end - 1] in _WS:
             end -= 1
-        self._next[path] = (msgspec.Raw(view[:end]), entries)
+        span = msgspec.Raw(view[:end])
+        self._next[path] = (span if end < KEEP_BYTES else (end, _digest(view[:end])), entries)
         return entries
 
 
-def _entries(data: bytes | memoryview) -> list[Any]:
-    """The values of a JSON array, each decoded by orjson; small identical entries are decoded once and share
-    one object (nothing downstream changes a decoded value)."""
-    out: list[Any] = []
-    small: dict[bytes, Any] = {}
-    for r in _ENTRIES.decode(data):
-        if len(r) <= SMALL_ENTRY:
-            b = bytes(memoryview(r))
-            v = small.get(b, small)
-            if v is small:
-                v = small[b] = orjson.loads(b)
-            out.append(v)
-        else:
-            out.append(orjson.loads(memoryview(r)))
-    return out
+def _digest(data: memoryview) -> bytes:
+    return blake2b(data, digest_size=16).digest()
+
+
