@@ -28,8 +28,7 @@ class Line:
     Attributes:
         number: 1-based line number.
         start / end: byte range in the file (``end`` exclusive, the newline included when there is one).
-        data: the line's bytes without the newline (empty when ``oversized``; a ``bytearray`` for a line that
-            spanned several reads, to be read, never changed).
+        data: the line's bytes without the newline (empty when ``oversized``).
         oversized: longer than the per-line cap; its bytes were dropped.
         unterminated: the file's last line, without a newline, taken as final (the file is complete or its
             writer is gone): its values are read if it parses, else it is a truncated tail.
@@ -106,10 +105,7 @@ class LineSplitter:
             if self._dropping:
                 out.append(Line(self.line, self.offset, self.offset + length + 1, b"", oversized=True))
             else:
-                # (the buffer itself is the line's data, not a copy of it: a line of tens of megabytes is held
-                # once, not twice, while it is read; a fresh buffer takes the next line)
-                out.append(Line(self.line, self.offset, self.offset + length + 1, self._buf))  # type: ignore[arg-type]
-                self._buf = bytearray()
+                out.append(Line(self.line, self.offset, self.offset + length + 1, bytes(self._buf)))
             self.offset += length + 1
             self.line += 1
             self._buf.clear()
