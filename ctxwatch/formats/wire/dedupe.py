@@ -40,13 +40,16 @@ def keys_digest(keys: Sequence[int]) -> int:
 
 
 def record_hash(record: dict[str, Any], body_at: tuple[str, ...], memo: MessageMemo) -> int | None:
-    """The content key of a whole record (equal for identical records), or ``None`` when it cannot be written.
+    """The content key of a whole record (equal for identical records, whatever the order of its own keys), or
+    ``None`` when it cannot be written.
 
     ``body_at``: the keys leading from ``record`` to its request body.  The body's messages, which ``memo``
     has just hashed one by one to build the call, enter as those hashes instead of being written out again (an
     agent's request re-sends its whole history: writing it twice more per record slowed a read by a fifth);
     a record the memo did not read (a Responses API body) is written whole.
     """
+    # (the record's own keys in a fixed order: a line decoder may give them in another than the line's)
+    record = dict(sorted(record.items()))
     body: Any = record
     for k in body_at:
         body = body.get(k) if isinstance(body, dict) else None

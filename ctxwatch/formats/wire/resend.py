@@ -84,8 +84,23 @@ class ResendDecoder:
         self.read = read
         self.request = request
         self.histories = histories
+        # A record of none but the keys read is split in one pass, its request's fields with it (an unknown key,
+        # or a request that is no object, is refused: the line is split again key by key); the decoded record
+        # then holds its keys in this order, not the line's.
+        self._names = sorted(read | {request})
+        self._known = msgspec.json.Decoder(msgspec.defstruct(
+            "Known", [(n, dict[str, msgspec.Raw] if n == request else msgspec.Raw, msgspec.UNSET)
+                      for n in self._names], forbid_unknown_fields=True))
         self._prev: dict[tuple[str, ...], tuple[_Head, list[Any]]] = {}
         self._next: dict[tuple[str, ...], tuple[_Head, list[Any]]] = {}
+
+    def __getstate__(self) -> dict[str, Any]:
+        # (a run's saved state holds its reader: the previous line's arrays only save time, and msgspec's
+        # decoder of the keys read is built again)
+        return {"read": self.read, "request": self.request, "histories": self.histories}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["read"], state["request"], state["histories"])  # type: ignore[misc]
 
     def __call__(self, data: bytes) -> Any:
         self._next = {}
@@ -99,6 +114,18 @@ class ResendDecoder:
 
     def _record(self, data: bytes) -> dict[str, Any]:
         out: dict[str, Any] = {}
+        try:
+            known = self._known.decode(data)
+        except msgspec.ValidationError:
+            pass
+        else:
+            for key in self._names:
+                raw = getattr(known, key)
+                if raw is msgspec.UNSET:
+                    continue
+                out[key] = self._fields(raw, (key,), nested=False) if key == self.request \
+                    else orjson.loads(memoryview(raw))
+            return out
         for key, raw in _OBJECT.decode(data).items():
             if key == self.request:
                 out[key] = self._body(raw, (key,), nested=False)
@@ -116,8 +143,12 @@ class ResendDecoder:
         view = memoryview(raw)
         if view[0] != ord("{"):
             return orjson.loads(view)
+        return self._fields(_OBJECT.decode(view), path, nested=nested)
+
+    def _fields(self, fields: dict[str, msgspec.Raw], path: tuple[str, ...], *, nested: bool) -> dict[str, Any]:
+        """A request body from its fields' raw spans: its history arrays through :meth:`_history`."""
         body: dict[str, Any] = {}
-        for key, r in _OBJECT.decode(view).items():
+        for key, r in fields.items():
             if key in self.histories and memoryview(r)[0] == ord("["):
                 body[key] = self._history(r, (*path, key))
             elif key == "body" and not nested:
