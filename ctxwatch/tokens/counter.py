@@ -7,7 +7,7 @@ encoding and the rules for a call's model and provider.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ctxwatch.model import Message, Part
@@ -51,6 +51,9 @@ class Counter:
     tokenizer: Tokenizer
     provider: str | None
     own: bool
+    # The last tools payload counted (its schema objects) and its count: a reader may give a re-sent payload as
+    # the same objects (ctxwatch.formats.wire.resend), whose count is then not asked again.
+    _tools_memo: list[Any] = field(default_factory=lambda: [None], compare=False, repr=False)
 
     @property
     def exact(self) -> bool:
@@ -141,6 +144,14 @@ class Counter:
         """:meth:`tools_tokens` and whether a schema's count is an estimate (:meth:`Tokenizer.count_cut`)."""
         if not tools:
             return 0, False
+        last = self._tools_memo[0]
+        if last is not None and len(last[0]) == len(tools) and all(a is b for a, b in zip(last[0], tools, strict=True)):
+            return last[1]
+        counted = self._tools_count(tools)
+        self._tools_memo[0] = (tuple(tools), counted)  # (one slot replaced whole: a reader never sees half)
+        return counted
+
+    def _tools_count(self, tools: list[dict[str, Any]]) -> tuple[int, bool]:
         body, cut = 0, False
         for t in tools:
             k, c = self.tokenizer.count_cut(json_text(t))

@@ -16,6 +16,7 @@ for less:
 * a top-level field no reader reads (not one of ``read``) holding at least :data:`RAW_BYTES` is kept as its
   ``msgspec.Raw`` span, never built (a key holding millions of ``{}``); :func:`raw_default` digests it for a
   content hash;
+* another request field (the tool schemas) whose bytes are the previous line's is that line's object;
 * everything else is decoded by orjson, span by span: the value equals ``orjson.loads(line)``'s but for
   those raw spans.
 
@@ -46,6 +47,11 @@ KEEP_BYTES = 4 << 20
 
 #: The previous line's history array, up to its last entry: its bytes, or their length and digest.
 _Head = msgspec.Raw | tuple[int, bytes]
+
+#: Another request field holding an array or an object of this many bytes (from, up to) is taken from the
+#: previous line when its bytes are the same: a request's tool schemas (some kilobytes), not a text.
+_SAME_FROM, _SAME_UPTO = 256, 64 * 1024
+_CONTAINERS = b"[{"
 
 _OBJECT = msgspec.json.Decoder(dict[str, msgspec.Raw])
 _WS = b" \t\r\n"
@@ -93,6 +99,8 @@ class ResendDecoder:
                       for n in self._names], forbid_unknown_fields=True))
         self._prev: dict[tuple[str, ...], tuple[_Head, list[Any]]] = {}
         self._next: dict[tuple[str, ...], tuple[_Head, list[Any]]] = {}
+        self._prev_same: dict[tuple[str, ...], tuple[bytes, Any]] = {}  # other fields: their bytes and value
+        self._next_same: dict[tuple[str, ...], tuple[bytes, Any]] = {}
 
     def __getstate__(self) -> dict[str, Any]:
         # (a run's saved state holds its reader: the previous line's arrays only save time, and msgspec's
@@ -103,13 +111,15 @@ class ResendDecoder:
         self.__init__(state["read"], state["request"], state["histories"])  # type: ignore[misc]
 
     def __call__(self, data: bytes) -> Any:
-        self._next = {}
+        self._next, self._next_same = {}, {}
         try:
             value = self._record(data)
         except Exception:  # (msgspec.DecodeError, orjson.JSONDecodeError, RecursionError, UnicodeDecodeError...)
             self._prev = self._next = {}
+            self._prev_same = self._next_same = {}
             return orjson.loads(data)
         self._prev, self._next = self._next, {}
+        self._prev_same, self._next_same = self._next_same, {}
         return value
 
     def _record(self, data: bytes) -> dict[str, Any]:
@@ -153,6 +163,12 @@ class ResendDecoder:
                 body[key] = self._history(r, (*path, key))
             elif key == "body" and not nested:
                 body[key] = self._body(r, (*path, key), nested=True)
+            elif _SAME_FROM <= len(r) < _SAME_UPTO and memoryview(r)[0] in _CONTAINERS:
+                # (the tool schemas, re-sent on every call: the previous line's object when the bytes are its)
+                b = bytes(memoryview(r))
+                prev = self._prev_same.get((*path, key))
+                body[key] = prev[1] if prev is not None and prev[0] == b else orjson.loads(b)
+                self._next_same[(*path, key)] = (b, body[key])
             else:
                 body[key] = orjson.loads(memoryview(r))
         return body
