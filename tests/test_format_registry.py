@@ -282,9 +282,9 @@ def test_detection_decodes_only_lines_that_can_start_a_record(tmp_path: Path, mo
     decoded: list[int] = []
     real = _sniffing.decode_line
 
-    def spy(data: bytes, p: str, line: int, *, first: bool = False):  # type: ignore[no-untyped-def]
+    def spy(data: bytes, p: str, line: int, **kw):  # type: ignore[no-untyped-def]
         decoded.append(line)
-        return real(data, p, line, first=first)
+        return real(data, p, line, **kw)
 
     monkeypatch.setattr(_sniffing, "decode_line", spy)
     sn = _sniffing.sniff_file(str(path))
