@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Sequence
+from hashlib import blake2b
 from typing import Any, NamedTuple
 
 import orjson
 
 from ctxwatch.formats.wire.messages import MessageMemo
 from ctxwatch.formats.wire.resend import raw_default
-from ctxwatch.model import MAX_COUNT, Issue, ParsedCall, Resolved, Usage, digest, message_key
+from ctxwatch.model import MAX_COUNT, Issue, Message, ParsedCall, Resolved, Usage, digest, message_key
 
 
 def json_hash(v: Any) -> int | None:
@@ -110,6 +111,37 @@ class _Copy(NamedTuple):
     notes: list[Issue]
 
 
+class _HistoryKeys:
+    """The digest of a history's message keys (8 bytes each), carried over from the previous history's for the
+    messages it re-sends (the same objects): a call costs its new messages, not its whole history."""
+
+    def __init__(self) -> None:
+        self._msgs: list[Message] = []
+        self._hash = blake2b(digest_size=8)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {}  # (a hash object does not pickle; the next history is digested whole)
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__()  # type: ignore[misc]
+
+    def of(self, msgs: list[Message]) -> int:
+        """The digest (a signed 64-bit int) of ``msgs``' content keys, in order."""
+        n = len(self._msgs)
+        if n and len(msgs) >= n and msgs[:n] == self._msgs:  # (identity first: one C-level pass)
+            h, new = self._hash.copy(), msgs[n:]
+        else:
+            h, new = blake2b(digest_size=8), msgs
+        keys = [message_key(m) for m in new]
+        try:
+            h.update(array("q", keys).tobytes())
+        except (OverflowError, TypeError):  # (a key set by a reader beyond 64 bits: each written on its own)
+            h.update(b"".join(k.to_bytes(8, "little", signed=True) if -(2**63) <= k < 2**63
+                              else b"\x00" + str(k).encode() + b"\x00" for k in keys))
+        self._msgs, self._hash = list(msgs), h
+        return int.from_bytes(h.digest(), "little", signed=True)
+
+
 class ResponseIds:
     """Dedupe keys of one file's calls from the provider's response ids (``chatcmpl-...``, ``msg_...``).
 
@@ -141,6 +173,7 @@ class ResponseIds:
         self._left: dict[str, list[_Copy]] = {}  # call key -> the copies left out that were given notes
         self._seen: dict[int, int] = {}  # content hash of an id-less record -> how many were read so far
         self._origin: int | None = None  # line of the first record read (see start)
+        self._keys = _HistoryKeys()
 
     def start(self, line: int) -> None:
         """Note a record's line before it is read (the first one noted is where the reading started)."""
@@ -176,8 +209,7 @@ class ResponseIds:
         # (message keys are the memo's digests of each raw message: the whole history, for the cost of a few bytes)
         system = call.system or ()
         shape = digest(call.model, str(len(system)), *system, repr(json_hash(call.tools)),
-                       repr(json_hash(call.max_output_tokens)), str(keys_digest([message_key(m) for m in msgs]))
-                       ) & 0xFFFFFFFF
+                       repr(json_hash(call.max_output_tokens)), str(self._keys.of(msgs))) & 0xFFFFFFFF
         call.key = f"response:{rid}:{len(msgs)}:{shape:08x}"
         first = self._ids.setdefault(rid, (call.key, line))
         if first[0] == call.key or rid in self._told:
