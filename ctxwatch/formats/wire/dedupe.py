@@ -9,7 +9,6 @@ reports the most, and every copy left out says which copy is counted.
 from __future__ import annotations
 
 from array import array
-from collections.abc import Sequence
 from hashlib import blake2b
 from typing import Any, NamedTuple
 
@@ -30,16 +29,6 @@ def json_hash(v: Any) -> int | None:
         return None
 
 
-def keys_digest(keys: Sequence[int]) -> int:
-    """One content key (:func:`~ctxwatch.model.digest`) for a sequence of content keys (a history's message keys),
-    through their bytes: 8 per key, not a string each (a history of 500,000 messages is 4 MB, not 35)."""
-    try:
-        data = array("q", keys).tobytes()
-    except (OverflowError, TypeError):  # (a key beyond 64 bits: not one of digest's, but still a key)
-        data = ",".join(map(str, keys)).encode()
-    return digest(data)
-
-
 def record_hash(record: dict[str, Any], body_at: tuple[str, ...], memo: MessageMemo) -> int | None:
     """The content key of a whole record (equal for identical records, whatever the order of its own keys), or
     ``None`` when it cannot be written.
@@ -54,10 +43,9 @@ def record_hash(record: dict[str, Any], body_at: tuple[str, ...], memo: MessageM
     body: Any = record
     for k in body_at:
         body = body.get(k) if isinstance(body, dict) else None
-    keys = memo.keys_of(body.get("messages")) if isinstance(body, dict) else None
-    if keys is None:
+    packed = memo.keys_digest(body.get("messages")) if isinstance(body, dict) else None
+    if packed is None:
         return json_hash(record)
-    packed = keys_digest(keys)
 
     def swapped(d: dict[str, Any], i: int) -> dict[str, Any]:
         if i == len(body_at):

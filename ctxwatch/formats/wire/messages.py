@@ -6,8 +6,10 @@ each message of a re-sent history once per call instead of once per call it appe
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Callable
-from typing import Any
+from hashlib import blake2b
+from typing import Any, cast
 
 import orjson
 
@@ -38,6 +40,14 @@ class MessageMemo:
         self._shared = 0  # how many leading items _prev_raw shares with the list given before it
         self._counts: dict[Callable[[Any], bool], int] = {}  # is_message -> its misses in _prev_raw
         self._counts_before: dict[Callable[[Any], bool], int] = {}  # the same, in the list given before it
+        self._hash: Any = _keys_hash(self._prev_keys)  # BLAKE2b state of _prev_keys (see keys_digest)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if k != "_hash"}  # (a hash object does not pickle)
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._hash = _keys_hash(self._prev_keys)
 
     def messages(self, raw_list: list[Any], build: Callable[[dict[str, Any]], Message]) -> list[Message | None]:
         """Messages for a request's raw message list, aligned with it (``None`` for non-dict items).
@@ -52,13 +62,16 @@ class MessageMemo:
             self._shared = n
             new = self._build(raw_list[n:], build)
             out = self._prev_msgs + new
-            keys = self._prev_keys + [msg.key if msg is not None else None for msg in new]
+            added = [msg.key if msg is not None else None for msg in new]
+            keys = self._prev_keys + added
+            self._hash = _keys_hash(added, self._hash.copy()) if self._hash is not None else None
         else:
             out = self._build(raw_list, build)
             keys = [msg.key if msg is not None else None for msg in out]
+            self._hash = _keys_hash(keys)
         self._prev_raw = raw_list
         self._prev_msgs = out
-        self._prev_keys = keys  # (kept along, a call's new messages only: see keys_of)
+        self._prev_keys = keys  # (kept along, a call's new messages only: see keys_digest)
         return out
 
     def _build(self, items: list[Any], build: Callable[[dict[str, Any]], Message]) -> list[Message | None]:
@@ -102,9 +115,24 @@ class MessageMemo:
             known = self._counts[is_message] = base + sum(not is_message(m) for m in raw_list[start:])
         return known
 
-    def keys_of(self, raw_list: Any) -> tuple[int, ...] | None:
-        """The content hashes of the messages of ``raw_list`` when it is the list last given to :meth:`messages`
-        (the same object) and the memo hashed each of its items; else ``None``."""
-        if raw_list is not self._prev_raw or not isinstance(raw_list, list) or None in self._prev_keys:
+    def keys_digest(self, raw_list: Any) -> int | None:
+        """One content key (a signed 64-bit int) for the content keys of the messages of ``raw_list``, in order,
+        when it is the list last given to :meth:`messages` (the same object) and the memo hashed each of its
+        items; else ``None``.  Carried over from the previous list's for the messages it re-sends: a call costs
+        its new messages."""
+        if raw_list is not self._prev_raw or self._hash is None:
             return None
-        return tuple(self._prev_keys)  # type: ignore[arg-type]  # (no None in it)
+        return int.from_bytes(self._hash.digest(), "little", signed=True)
+
+
+def _keys_hash(keys: list[int | None], h: Any = None) -> Any:
+    """``h`` (a fresh BLAKE2b state by default) fed ``keys`` as 8 bytes each, or ``None`` when one is ``None``."""
+    if None in keys:
+        return None
+    try:
+        packed = array("q", cast("list[int]", keys)).tobytes()
+    except OverflowError:  # (the memo's keys are digests, 64-bit ints: not expected)
+        return None
+    h = h if h is not None else blake2b(digest_size=8)
+    h.update(packed)
+    return h
