@@ -41,6 +41,7 @@ class MessageMemo:
         self._counts: dict[Callable[[Any], bool], int] = {}  # is_message -> its misses in _prev_raw
         self._counts_before: dict[Callable[[Any], bool], int] = {}  # the same, in the list given before it
         self._hash: Any = _keys_hash(self._prev_keys)  # BLAKE2b state of _prev_keys (see keys_digest)
+        self._gaps = 0  # how many items of _prev_raw are no message (None in _prev_msgs)
 
     def __getstate__(self) -> dict[str, Any]:
         return {k: v for k, v in self.__dict__.items() if k != "_hash"}  # (a hash object does not pickle)
@@ -65,10 +66,12 @@ class MessageMemo:
             added = [msg.key if msg is not None else None for msg in new]
             keys = self._prev_keys + added
             self._hash = _keys_hash(added, self._hash.copy()) if self._hash is not None else None
+            self._gaps += sum(msg is None for msg in new)
         else:
             out = self._build(raw_list, build)
             keys = [msg.key if msg is not None else None for msg in out]
             self._hash = _keys_hash(keys)
+            self._gaps = sum(msg is None for msg in out)
         self._prev_raw = raw_list
         self._prev_msgs = out
         self._prev_keys = keys  # (kept along, a call's new messages only: see keys_digest)
@@ -114,6 +117,11 @@ class MessageMemo:
             base = self._counts_before.get(is_message, 0) if start else 0
             known = self._counts[is_message] = base + sum(not is_message(m) for m in raw_list[start:])
         return known
+
+    @property
+    def whole(self) -> bool:
+        """Every item of the list last given to :meth:`messages` was a message (no ``None`` in what it gave)."""
+        return self._gaps == 0
 
     def keys_digest(self, raw_list: Any) -> int | None:
         """One content key (a signed 64-bit int) for the content keys of the messages of ``raw_list``, in order,

@@ -8,7 +8,7 @@ OpenAI-compatible proxies (LiteLLM, OpenRouter) and many exporters write the cha
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from ctxwatch.formats.wire.images import image_part
 from ctxwatch.formats.wire.messages import MessageMemo, RequestParts
@@ -98,7 +98,8 @@ def openai_request_to_parts(body: dict[str, Any], memo: MessageMemo | None = Non
     raw = r if isinstance(r := body.get("messages"), list) else []
     built = memo.messages(raw, openai_message) if memo is not None else [
         openai_message(m) if isinstance(m, dict) else None for m in raw]
-    present = [m for m in built if m is not None]
+    present: list[Message] = cast("list[Message]", built) if memo is not None and memo.whole else [
+        m for m in built if m is not None]  # (the memo counts the items that are no message: none, mostly)
     lead = 0
     while lead < len(present) and present[lead].role in ("system", "developer"):
         lead += 1
