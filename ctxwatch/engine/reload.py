@@ -63,13 +63,16 @@ def reload_parsed(spec: FormatSpec, call: Call) -> ParsedCall | None:
             pick(reader.finish())
             return found
         with open(src.path, "rb") as fh:
+            size = src.byte_end - src.byte_start
+            if size > 0:
+                fh.seek(src.byte_end - 1)
+                size -= fh.read(1) == b"\n"  # (its newline is not read: stripping it would copy the line)
             fh.seek(src.byte_start)
-            data = fh.read(src.byte_end - src.byte_start)
+            data = fh.read(max(0, size))
     except OSError:
         return None
-    # (``data`` is rebound and then dropped as soon as it is parsed: a line of tens of megabytes is not held twice
-    # while it is parsed, nor at all while its messages are built)
-    data = data.rstrip(b"\n")
+    # (``data`` is dropped as soon as it is parsed: a line of tens of megabytes is not held twice while it is
+    # parsed, nor at all while its messages are built)
     values, _ = decode_line(data, src.path, src.line, first=src.byte_start == 0, decode=reader.decode)
     del data
     outs = [o for i, v in enumerate(values)
