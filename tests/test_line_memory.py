@@ -4,8 +4,9 @@ Decoded whole, a line of 500,000 ``{"role": "user", "content": "hi"}`` messages 
 the line's bytes, and a line of millions of ``{}`` in a key no number uses costs 30 times its bytes.  The logs
 are written here (not committed), read by ``ctxwatch report --json`` in a subprocess, and its peak RSS above
 that of the same command on a one-call log is held to a few times the longest line (:data:`BOUND`,
-:data:`BOUND_MESSAGES`; both with the start-up caches warm); the numbers it reports are checked against the file read with plain ``json``.  Before
-the line decoder (:mod:`ctxwatch.formats.wire.resend`) the two cost 29 and 23 times their longest line.
+:data:`BOUND_MESSAGES`; both with the start-up caches warm); the numbers it reports are checked against the
+file read with plain ``json``.  Before the line decoder (:mod:`ctxwatch.formats.wire.resend`) the two cost 29
+and 23 times their longest line.
 """
 
 from __future__ import annotations
