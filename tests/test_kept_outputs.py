@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import shutil
 import sqlite3
-from datetime import UTC, date, datetime
 from pathlib import Path
 
 import pytest
@@ -119,14 +118,8 @@ def test_another_ctxwatch_or_another_day_reads_them_again(tmp_path: Path, monkey
     assert report("--json", str(log)) == want and len(loads) == 1
     monkeypatch.setattr(outputs, "code_fingerprint", lambda: "another ctxwatch")
     assert report("--json", str(log)) == want and len(loads) == 2
-
-    class Tomorrow(datetime):
-        @classmethod
-        def now(cls, tz=None):  # type: ignore[no-untyped-def,override]
-            return datetime.combine(date.today(), datetime.min.time(), UTC).replace(year=date.today().year + 1)
-
-    monkeypatch.setattr(outputs, "datetime", Tomorrow)  # (a call without a timestamp is priced at the day's rates)
-    assert report("--json", str(log)) == want and len(loads) == 3
+    monkeypatch.setattr(outputs, "utc_day", lambda: "2999-01-01")  # (a call without a timestamp is priced at the
+    assert report("--json", str(log)) == want and len(loads) == 3  # day's rates)
 
 
 def test_a_damaged_kept_output_is_not_written(tmp_path: Path, loads: list[tuple[str, ...]]) -> None:

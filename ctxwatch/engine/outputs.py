@@ -15,11 +15,11 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-from datetime import UTC, datetime
 
 from ctxwatch.config import Settings
 from ctxwatch.engine.cachedb import code_fingerprint, settings_text
 from ctxwatch.engine.checkpoint import FINGERPRINT_BYTES
+from ctxwatch.engine.files import utc_day
 from ctxwatch.engine.folder import log_files
 from ctxwatch.engine.opening import LogError
 from ctxwatch.model import Issue
@@ -36,7 +36,7 @@ def inputs_key(kind: str, paths: list[str], fmt: str | None, settings: Settings)
             files, notes = log_files(paths)
         h = hashlib.blake2b(digest_size=20)
         for part in (kind, fmt or "", settings_text(settings), code_fingerprint(),
-                     datetime.now(UTC).date().isoformat(), *paths):
+                     utc_day(), *paths):
             h.update(part.encode("utf-8", "surrogatepass") + b"\0")
         for f in files:
             st = os.stat(f)
