@@ -94,7 +94,7 @@ def test_help_screen(snap_compare: Any, tmp_path: Path, monkeypatch: pytest.Monk
         text = str(app.screen.query_one("#help-text").render())
         assert "pgup pgdn" in text and "W┃" in text  # (both missing before: keys and marks the dashboard uses)
         assert "inferred history: reported prompt minus the context's floor" in text  # (both meanings of ~)
-        assert "13,681≈    calibrated floor: o200k count x the model's median" in text
+        assert "13,681≈   calibrated floor: o200k count x the model's median" in text
         assert "calibrated history: the rest of the" in text
         assert "a Claude Code or Codex log has" in text and "(W-R: past it the completion" in text
         assert max(len(line) for line in text.splitlines()) <= 74  # (whole lines in the box at 80 columns)

@@ -93,17 +93,21 @@ def help_text(settings: Settings | None = None) -> Text:
     out.append("            row holds several, at its lowest value\n")
     out.append("\nNumbers\n", "bold")
     # (the same two rules as report's footnote: which one applies depends on the column)
-    out.append("  12,036~    inferred floor: reported prompt minus estimated history\n")
-    out.append("  12,036~    inferred history: reported prompt minus the context's floor\n")
-    out.append("  13,681≈    calibrated floor: o200k count x the model's median\n")
-    out.append("             reported/estimated ratio; calibrated history: the rest of the\n")
-    out.append("             reported prompt\n")
-    out.append("             (Enter shows the raw counts);  ?  unknown, never guessed\n")
-    out.append("  48.2%!     at or above the trigger;  !!  at or above the budget\n")
-    out.append("  640,000!   reported, implausible (over the window): no occupancy\n")
-    out.append("  0!         reported 0, implausible: the estimate stands in\n")
-    out.append("  #12        call number, from 1 (report --json's 0-based index is 11)\n")
-    out.append("  12 C       a compaction happened just before call #12\n")
+    for mark, *lines in (
+            ("12,036~", "inferred floor: reported prompt minus estimated history"),
+            ("12,036~", "inferred history: reported prompt minus the context's floor"),
+            ("13,681≈", "calibrated floor: o200k count x the model's median", "reported/estimated ratio; "
+             "calibrated history: the rest of the", "reported prompt (Enter shows the raw counts)"),
+            ("?", "unknown, never guessed"),
+            ("48.2%!", "at or above the trigger;  !!  at or above the budget"),
+            ("640,000!", "reported, implausible (over the window): no occupancy"),
+            ("0!", "reported 0, implausible: the estimate stands in"),
+            ("#12", "call number, from 1 (report --json's 0-based index is 11)"),
+            ("12 C", "a compaction happened just before call #12")):
+        out.append(f"  {mark:<10}")
+        out.append(lines[0] + "\n")
+        for more in lines[1:]:
+            out.append(" " * 12 + more + "\n")
     out.append("\nesc or ? closes this help", "dim")
     return out
 
