@@ -89,3 +89,27 @@ async def test_the_dashboard_marks_the_offenders_plan_marks(shared_logs: Path) -
         cells = [[str(c) for c in table.get_row_at(r)] for r in range(table.row_count)]
         shown = {int(c[0]) for c in cells if c[2] == "◆"}  # (columns: #, message, ◆, tokens, saves, ...)
     assert shown == {m["index"] for m in doc["messages"] if m["offender"]} and len(shown) >= 3
+
+
+async def test_the_preview_says_what_the_mark_is_and_home_end_move_the_cursor(shared_logs: Path) -> None:
+    """The preview's legend names ``◆`` and ``saves``; End goes to the last message and Home to the first, the
+    table not scrolled sideways (its own End scrolled it to its right edge, hiding the message numbers)."""
+    from test_ui_common import loaded, open_preview
+    from textual.widgets import DataTable, Static
+
+    from ctxwatch.ui.app import CtxwatchApp
+
+    path = shared_logs / "claude-code" / "spotter_4d5611e5_full.jsonl"
+    app = CtxwatchApp(str(path))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await loaded(pilot, 139)
+        screen = await open_preview(pilot)
+        table = screen.query_one("#plan-table", DataTable)
+        legend = " ".join(str(w.render()) for w in screen.query(Static))
+        assert "◆ biggest offenders" in legend  # (at 80 columns; with room, "(saves: what evicting one frees)")
+        await pilot.press("end")
+        await pilot.pause()
+        assert table.cursor_row == table.row_count - 1 > 0 and table.scroll_x == 0
+        await pilot.press("home")
+        await pilot.pause()
+        assert table.cursor_row == 0 and table.scroll_x == 0

@@ -14,7 +14,6 @@ from textual import events, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.message import Message
-from textual.screen import Screen
 from textual.widgets import DataTable, Static
 
 from ctxwatch.config import Settings
@@ -27,7 +26,7 @@ from ctxwatch.model import (
 )
 from ctxwatch.ui import text as tx
 from ctxwatch.ui.export import json_document, write_new
-from ctxwatch.ui.screens.common import REREAD_FAILED, reload, unique_path
+from ctxwatch.ui.screens.common import REREAD_FAILED, TableScreen, reload, unique_path
 from ctxwatch.ui.screens.items import message_labels
 from ctxwatch.ui.screens.planview import knob_note, plan_bars, plan_document
 from ctxwatch.ui.widgets.footer import AdaptiveFooter
@@ -71,15 +70,18 @@ class PlanReady(Message):
         self.knobs = knobs
 
 
-class PlanScreen(Screen[None]):
+class PlanScreen(TableScreen):
     """The eviction plan of one call: every message coloured by fate, before/after bars, policy knobs.
 
     Keys: ``+``/``-`` keep_recent, ``B``/``b`` budget fraction ±0.05, ``R``/``r`` reserve ±1% of the
     window, ``U``/``u`` summary tokens ±500, ``m`` summarise/drop, ``o`` prompt order / biggest savings
     first, ``w`` write the plan JSON to the current directory, ``escape`` back.  The plan is recomputed at once
     after each change; a keep_recent step that changes nothing says why (:attr:`note`).  Each message's
-    ``saves`` is what evicting it (with its exchange) frees; ``◆`` marks the biggest offenders.
+    ``saves`` is what evicting it (with its exchange) frees; ``◆`` marks the biggest offenders.  Home and End
+    go to the first and the last message (the table's own would scroll it sideways).
     """
+
+    TABLE_ID: ClassVar[str] = "plan-table"
 
     BINDINGS: ClassVar[list[BindingType]] = [
         # The footer shows one key per knob (the upper-case/plus one; the lower-case/minus key turns it

@@ -39,6 +39,13 @@ def knob_note(old: Any, new: Any, keep_recent: int) -> str | None:
     return f"keep_recent {keep_recent}: no change (the plan's cut cannot move: a tool call stays with its results)"
 
 
+#: The preview's bar legend, and what its ``◆`` marks (long, and short for 80 columns).
+_LEGEND = "█ floor ▓ history (+summary) ░ reserve · free ┃ trigger/budget"
+_LEGEND_SHORT = "█ floor ▓ history ░ reserve · free ┃ trigger/budget"
+_OFFENDERS_LONG = " biggest offenders (saves: what evicting one frees)"
+_OFFENDERS = " biggest offenders"
+
+
 def plan_bars(plan: Any, window: int, width: int) -> Text:
     """The prompt's bar before and after ``plan`` (a :class:`~ctxwatch.planner.Plan`) against ``window``
     tokens, each ``width`` cells, with its percentage, and their legend."""
@@ -52,7 +59,12 @@ def plan_bars(plan: Any, window: int, width: int) -> Text:
         out.append(f"{name} ", "bold")
         out.append_text(bar)
         out.append(f" {tx.pct(total, window, 0)}\n")
-    out.append("█ floor  ▓ history (+summary)  ░ reserve  · free  ┃ trigger/budget", "dim")
+    # (the long form where the line holds it, the short one on one line at 80 columns)
+    room = width + len("before ") + len(" 100%")
+    long = room >= len(_LEGEND) + len(_OFFENDERS_LONG) + 2
+    out.append(_LEGEND + "  " if long else _LEGEND_SHORT + " ", "dim")
+    out.append("◆", "bold red")
+    out.append(_OFFENDERS_LONG if long else _OFFENDERS, "dim")
     return out
 
 
