@@ -623,3 +623,38 @@ def test_calls_written_where_their_file_was_read_are_the_calls_written_at_the_en
     assert b"".join(report_json_chunks(runs[-1])) == want
     untimed = {c.index for c in runs[-1].calls if c.timestamp is None}
     assert untimed and set(again) == written | untimed and not today - written
+
+
+@pytest.mark.parametrize("empty_first", [True, False])
+def test_an_empty_log_in_a_folder_is_noted_and_in_no_format(tmp_path: Path, shared_logs: Path,
+                                                            monkeypatch: pytest.MonkeyPatch, empty_first: bool) -> None:
+    """An empty file beside a Claude Code session: the run is in the session's format only (an empty log is in
+    no format yet, as ``report`` of it alone says), with an ``empty_file`` note for it; read serially, in
+    workers and through the cache alike.  A folder of empty logs only is a log with no call yet."""
+    from ctxwatch.engine.cache import RunCache
+
+    root = tmp_path / "mix"
+    root.mkdir()
+    session = root / "a.jsonl"
+    session.write_bytes((shared_logs / "claude-code" / "spotter_short.jsonl").read_bytes())
+    empty = root / "empty.jsonl"
+    empty.write_bytes(b"")
+    older, newer = (empty, session) if empty_first else (session, empty)
+    os.utime(older, (1_700_000_000, 1_700_000_000))
+    os.utime(newer, (1_800_000_000, 1_800_000_000))
+    docs = [report_json(multi.load_many([str(root)], None, Settings()))]
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(per_file, "TASK_BYTES", 1)
+    docs.append(report_json(multi.load_many([str(root)], None, Settings(), parallel=True)))
+    docs.append(report_json(multi.load_many([str(root)], None, Settings(), cache=RunCache(str(tmp_path / "c")))))
+    for doc in docs:
+        assert (doc["format"], doc["formats"]) == ("claude-code", ["claude-code"])
+        assert [(i["file"], i["kind"]) for i in doc["issues"] if i["kind"] == "empty_file"] == [(str(empty),
+                                                                                                 "empty_file")]
+        assert doc == docs[0]
+    session.unlink()
+    (root / "empty2.jsonl").write_bytes(b"\n")
+    for par in (False, True):
+        doc = report_json(multi.load_many([str(root)], None, Settings(), parallel=par))
+        assert doc["calls"] == [] and doc["format"] is None
+        assert sorted(i["kind"] for i in doc["issues"]) == ["empty_file", "empty_file"]

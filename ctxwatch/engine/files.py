@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from ctxwatch.config import Settings
 from ctxwatch.engine.cache import RunCache
 from ctxwatch.engine.discovery import skipped_note
-from ctxwatch.engine.opening import LogError, check_log_file, format_mismatch, resolve_spec
+from ctxwatch.engine.opening import LogError, check_log_file, empty_file_note, format_mismatch, resolve_spec
 from ctxwatch.engine.parallel import fork_map, worker_start, workers_for
 from ctxwatch.engine.reading import read_file
 from ctxwatch.engine.run import Run
@@ -138,6 +138,8 @@ def read_one(path: str, fmt: str | None, settings: Settings | None, cache: RunCa
         records = 0
     if fmt and not run.calls:
         run.issues.extend(format_mismatch(path, spec, records, run.issues))
+    if not records and not run.calls and not run.issues and (note := empty_file_note(path)) is not None:
+        run.issues.append(note)  # (an empty log of a folder: the main process leaves its format out)
     pieces = Pieces.of(run.calls, render) if render is not None and run.calls else None
     result: Result = (spec.name, run.calls, run.issues, run.pending_compactions(), pieces)
     if cache is not None and found is not None and before is not None and not spec.document:

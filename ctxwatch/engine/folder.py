@@ -21,6 +21,7 @@ from ctxwatch.engine.opening import (
     JSON_ARRAY_NOTE,
     LogError,
     check_log_file,
+    empty_file_note,
     format_mismatch,
     resolve_spec,
 )
@@ -112,15 +113,21 @@ def _read_files(paths: list[str], files: list[str], fmt: str | None, settings: S
             return run
     specs: dict[str, FormatSpec | None] = {}
     why: dict[str, LogError] = {}
+    blank: dict[str, Issue] = {}  # (empty logs: a note each, and their format none of the run's, as in _assemble)
     for f in files:
         try:
             specs[f] = resolve_spec(f, fmt)
         except LogError as exc:
             specs[f], why[f] = None, exc
-    names = {s.name for s in specs.values() if s is not None}
+        else:
+            if (note := empty_file_note(f)) is not None:
+                blank[f] = note
+    # (every log empty: the run is in their format, a log with no call yet, as one empty file is)
+    counted = [f for f, s in specs.items() if s is not None and (f not in blank or len(blank) == len(specs) - len(why))]
+    names = {s.name for f in counted if (s := specs[f]) is not None}
     if names and names <= joined_formats():
-        return _batch_run([f for f in files if specs[f] is not None], names, settings)
-    first = next((s for s in specs.values() if s is not None and not s.joined), None)
+        return _batch_run([f for f in counted if f not in blank], names, settings)
+    first = next((s for f in counted if (s := specs[f]) is not None and not s.joined), None)
     if first is None:
         raise _nothing_read(paths, [skipped_note(f, why.get(f)) for f in files if specs[f] is None])
     run = Run(" + ".join(paths), first, settings)
@@ -128,8 +135,8 @@ def _read_files(paths: list[str], files: list[str], fmt: str | None, settings: S
     batch: list[str] = []
     for f in files:
         spec = specs[f]
-        if spec is None:
-            run.issues.append(skipped_note(f, why.get(f)))
+        if spec is None or f in blank:
+            run.issues.append(blank[f] if f in blank else skipped_note(f, why.get(f)))
             continue
         if spec.joined:
             batch.append(f)  # joined by custom_id below, never read as calls of their own
@@ -221,11 +228,14 @@ def _assemble(paths: list[str], files: list[str], results: Iterator[Result], set
     run: Run | None = None
     skipped: list[Issue] = []
     names: set[str] = set()
+    empty: list[str] = []  # (the formats empty files were taken for: none of the run's unless every file is empty)
     batch: list[str] = []
     for f in files:
         name, calls, issues, pending, pieces = next(results)
-        if name is None:
+        if name is None or (not calls and issues and all(i.kind == "empty_file" for i in issues)):
             skipped.extend(issues)
+            if name is not None:
+                empty.append(name)
             continue
         names.add(name)
         if name in joined_formats():
@@ -245,6 +255,8 @@ def _assemble(paths: list[str], files: list[str], results: Iterator[Result], set
         _own_sessions(run, first_call)
     if names and names <= joined_formats():
         return None
+    if run is None and empty:  # (a folder of empty logs: a log with no call yet, as one empty file is)
+        run, names = Run(" + ".join(paths), get_format(empty[0]), settings), set(empty)
     if run is None:
         raise _nothing_read(paths, skipped)
     run.formats = sorted(names, key=lambda n: (n != run.spec.name, n))  # (the run's own format first)
