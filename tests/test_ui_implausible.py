@@ -59,7 +59,7 @@ async def test_b13_the_bar_keeps_the_last_plausible_occupancy_and_says_why(tmp_p
         assert "implausible" not in bar_text(app)
         await pilot.press("question_mark")  # the help says what the table's "!" after a reported prompt means
         await pilot.pause()
-        assert "640,000!   reported, implausible (over the window): no occupancy" in str(
+        assert "640,000!  reported, implausible (over the window): no occupancy" in str(
             app.screen.query_one("#help-text").render())
 
 
