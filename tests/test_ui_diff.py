@@ -69,6 +69,9 @@ async def test_the_diff_of_a_real_session(shared_logs: Path) -> None:
         assert len(d.left) > 100 and d.left[0][0] == 1
         body = " ".join(str(screen.query_one("#diff-body", Static).render()).split())
         assert f"({msgs[61][1] - msgs[60][1]:+,})" in body and "tokens (compacted)" in body
+        # (the floor, inferred, is inferred again from this call: no system prompt or tool changed)
+        assert len(d.floor) == 1 and d.floor[0].startswith("floor ") \
+            and d.floor[0].endswith("; inferred again from this call)")
 
 
 def canonical(model: str, system: str, tools: list[dict[str, Any]], turns: list[str], prompt: int, t: int) -> str:

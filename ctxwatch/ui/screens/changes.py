@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from rich.text import Text
 
-from ctxwatch.model import Call
+from ctxwatch.model import Call, Src
 from ctxwatch.ui import text as tx
 from ctxwatch.ui.screens.items import Item
 
@@ -95,7 +95,10 @@ def floor_changes(prev: Call, cur: Call) -> list[str]:
         out.append(f"tool schemas edited ({tx.tokens(prev.tools_tokens)} → {tx.tokens(cur.tools_tokens)} tokens)")
     if not out and prev.floor_tokens != cur.floor_tokens:
         was, now = tx.marked(prev.floor_tokens, prev.floor_src), tx.marked(cur.floor_tokens, cur.floor_src)
-        out.append(f"floor {was} → {now} tokens ({_delta(prev.floor_tokens, cur.floor_tokens)})")
+        # (an inferred floor is what the reported prompt holds beyond the counted history: what a harness adds
+        # after a compaction counts there, though no system prompt or tool changed)
+        why = "; inferred again from this call" if cur.floor_src == Src.INFERRED else ""
+        out.append(f"floor {was} → {now} tokens ({_delta(prev.floor_tokens, cur.floor_tokens)}{why})")
     return out
 
 
