@@ -123,7 +123,8 @@ def _read_files(paths: list[str], files: list[str], fmt: str | None, settings: S
             if (note := empty_file_note(f)) is not None:
                 blank[f] = note
     # (every log empty: the run is in their format, a log with no call yet, as one empty file is)
-    counted = [f for f, s in specs.items() if s is not None and (f not in blank or len(blank) == len(specs) - len(why))]
+    all_blank = len(blank) == len(specs) - len(why)
+    counted = [f for f, s in specs.items() if s is not None and (f not in blank or all_blank)]
     names = {s.name for f in counted if (s := specs[f]) is not None}
     if names and names <= joined_formats():
         return _batch_run([f for f in counted if f not in blank], names, settings)

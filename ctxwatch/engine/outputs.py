@@ -5,8 +5,8 @@ The key (:func:`inputs_key`) is everything the output depends on: the command's 
 every setting, ctxwatch's code and the versions of what gives its numbers (:func:`~ctxwatch.engine.cachedb.
 code_fingerprint`), the day (a call without a timestamp is priced at today's rates), and each log file read: its
 path as given, device and inode, size, modification and change times (a time set back by ``touch -r`` or
-``cp -p`` still changes the second), first and last bytes, in the order
-they are read, with the notes on the entries of a folder that are not read.  A log that is not a regular file
+``cp -p`` still changes the second) and first and last bytes, in the order they are read, with the notes on the
+entries of a folder that are not read.  A log that is not a regular file
 (a pipe, standard input) has no key: it is read.
 """
 
@@ -26,7 +26,7 @@ from ctxwatch.model import Issue
 
 
 def inputs_key(kind: str, paths: list[str], fmt: str | None, settings: Settings) -> str | None:
-    """The key of ``kind``'s output (a name for the command and its output shape, say ``report-json``) for
+    """The key of ``kind``'s output (a name for the command and its output shape, say ``report --json``) for
     ``paths`` as :func:`~ctxwatch.engine.load_many` and :func:`~ctxwatch.engine.load_run` read them, or
     ``None`` when an input cannot have one (not a regular file, unreadable, no log at all)."""
     try:
