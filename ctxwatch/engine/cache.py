@@ -156,6 +156,8 @@ class RunCache(KeptOutputs):
                 return None
             offset, line, used = row
             (state,) = db.execute("SELECT state FROM files WHERE key = ?", (key,)).fetchone()
+            if state is None:
+                return None  # (a finished log's entry: its result only, see store)
             run = pickle.loads(zlib.decompress(state))
             if not isinstance(run, Run):
                 return None
@@ -180,7 +182,11 @@ class RunCache(KeptOutputs):
             return size
         try:
             row = self._valid(db, path, key)
-            return size if row is None else max(0, size - row[0])
+            if row is None:
+                return size
+            # (an entry without a prefix digest is a finished log's, without a state: read again whole)
+            (stateless,) = db.execute("SELECT prefix IS NULL FROM files WHERE key = ?", (key,)).fetchone()
+            return size if stateless else max(0, size - row[0])
         except Exception as exc:
             self._failed(exc)
             return size
@@ -213,13 +219,15 @@ class RunCache(KeptOutputs):
         self._valid_seen[key] = (now, (offset, line, used))
         return offset, line, used
 
-    def store(self, path: str, key: str, run: Run, offset: int, line: int, *, prefix: bytes | None = None,
+    def store(self, path: str, key: str, run: Run | None, offset: int, line: int, *, prefix: bytes | None = None,
               commit: bool = True) -> None:
         """Save ``run`` as it stands after the line ending at byte ``offset`` (the next one is number ``line``).
 
-        ``prefix``: the SHA-1 of the file's first ``offset`` bytes when the caller hashed them as it read them
-        (else they are read again to hash them); ``commit=False``: left for the next commit (a
-        :meth:`store_result` that follows, or :meth:`close`), one write for both."""
+        ``run=None``: the entry of a finished log (:data:`~ctxwatch.engine.cachedb.FINISHED_AFTER`), without a
+        state to read on from: only a :meth:`store_result` that follows is kept on it.  ``prefix``: the SHA-1 of
+        the file's first ``offset`` bytes when the caller hashed them as it read them (else they are read again to
+        hash them; not for a finished log); ``commit=False``: left for the next commit (a :meth:`store_result` that
+        follows, or :meth:`close`), one write for both."""
         if fallback_used():
             return  # (counted chars/4 for want of the tokenizer: not to be reused by a run that has it)
         db = self._connect()
@@ -228,8 +236,8 @@ class RunCache(KeptOutputs):
         try:
             st = os.stat(path)
             head, before = fingerprint(path, offset)
-            state = zlib.compress(pickle.dumps(run, protocol=pickle.HIGHEST_PROTOCOL), 1)
-            if prefix is None:
+            state = None if run is None else zlib.compress(pickle.dumps(run, protocol=pickle.HIGHEST_PROTOCOL), 1)
+            if prefix is None and run is not None:
                 prefix = prefix_digest(path, offset)
             db.execute("INSERT OR REPLACE INTO files (key, path, dev, ino, size, mtime_ns, ctime_ns, head, before, "
                        "offset, line, used, prefix, code, state) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -237,7 +245,7 @@ class RunCache(KeptOutputs):
                         head, before,
                         offset, line, time.time(), prefix, code_fingerprint(), state))
             self._valid_seen.pop(key, None)
-            self._unpruned += len(state)
+            self._unpruned += len(state or b"")
             if self._unpruned >= PRUNE_EVERY_BYTES:
                 prune(db)
                 self._unpruned = 0
@@ -252,7 +260,7 @@ class RunCache(KeptOutputs):
         """Keep ``result``, what reading the whole of ``path`` gave (a folder's per-file summary: its calls and
         issues), beside ``key``'s saved state, for as long as the file stays as ``before`` (its ``os.stat`` taken
         before it was read: a file that changed meanwhile has another size or time, and the result is not
-        used).  Nothing is kept without a saved state to hang it on."""
+        used).  Nothing is kept without an entry (:meth:`store`) to hang it on."""
         if fallback_used():
             return
         db = self._connect()

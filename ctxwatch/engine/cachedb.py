@@ -22,7 +22,7 @@ from ctxwatch.config import Settings, cache_dir
 CACHE_FILE = "runs.sqlite3"
 
 #: Version of the database's layout; a database of another version is emptied and made again.
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 
 #: The tables of the layout (a database holding any other is another program's).
 TABLES = ("files", "outputs")
@@ -47,6 +47,12 @@ BUSY_TIMEOUT_MS = 2000
 #: Bytes of state a process may save between two size checks (:func:`prune` sums every entry, so it runs at a
 #: process's first save and then once per this much saved, not at every file of a folder).
 PRUNE_EVERY_BYTES = 16 * 1024 * 1024
+
+#: Seconds since its last write after which a log of a folder is taken as finished: its read's result is kept,
+#: not its reader's state (pickling that state is most of what a first read through the cache adds).  A log
+#: written to again after all (a session resumed in its file) is then read once more from its start, and its
+#: state is kept from then on.
+FINISHED_AFTER = 3600.0
 
 
 def prefix_digest(path: str, offset: int) -> bytes:
@@ -118,7 +124,7 @@ def _prepare(db: sqlite3.Connection) -> sqlite3.Connection:
 
 def stored_bytes(db: sqlite3.Connection) -> int:
     """Bytes of saved state, results and outputs (compressed) in the database."""
-    files = db.execute("SELECT COALESCE(SUM(LENGTH(state) + COALESCE(LENGTH(result), 0)), 0) FROM files"
+    files = db.execute("SELECT COALESCE(SUM(COALESCE(LENGTH(state), 0) + COALESCE(LENGTH(result), 0)), 0) FROM files"
                        ).fetchone()[0]
     outputs = db.execute("SELECT COALESCE(SUM(LENGTH(data)), 0) FROM outputs").fetchone()[0]
     return int(files) + int(outputs)
@@ -137,7 +143,7 @@ def prune(db: sqlite3.Connection, limit: int | None = None) -> None:
     total = stored_bytes(db)
     if total <= limit:
         return
-    rows = db.execute("SELECT 'files', key, LENGTH(state) + COALESCE(LENGTH(result), 0), used FROM files "
+    rows = db.execute("SELECT 'files', key, COALESCE(LENGTH(state), 0) + COALESCE(LENGTH(result), 0), used FROM files "
                       "UNION ALL SELECT 'outputs', key, LENGTH(data), used FROM outputs ORDER BY 4").fetchall()
     for table, key, n, _used in rows:
         if total <= limit:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import time
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -15,6 +16,7 @@ from datetime import UTC, datetime
 
 from ctxwatch.config import Settings
 from ctxwatch.engine.cache import RunCache
+from ctxwatch.engine.cachedb import FINISHED_AFTER
 from ctxwatch.engine.discovery import skipped_note
 from ctxwatch.engine.opening import LogError, check_log_file, empty_file_note, format_mismatch, resolve_spec
 from ctxwatch.engine.parallel import fork_map, worker_start, workers_for
@@ -129,7 +131,9 @@ def read_one(path: str, fmt: str | None, settings: Settings | None, cache: RunCa
     run = Run(path, spec, settings)
     try:
         if cache is not None and found is not None and not spec.document:
-            run = read_warm(cache, path, spec, found, settings, commit=False)  # (committed with its result below)
+            # (committed with its result below; a finished log keeps its result only)
+            live = before is None or time.time() - before.st_mtime < FINISHED_AFTER
+            run = read_warm(cache, path, spec, found, settings, commit=False, keep_state=live)
             records = run.records
         else:
             records = read_file(run, path)

@@ -55,10 +55,12 @@ def _complete_lines(path: str, offset: int, line: int, progress: Callable[[int],
 
 
 def read_warm(cache: RunCache, path: str, spec: FormatSpec, found: Found, settings: Settings | None,
-              progress: Callable[[int, int], None] | None = None, *, commit: bool = True) -> Run:
+              progress: Callable[[int, int], None] | None = None, *, commit: bool = True, keep_state: bool = True
+              ) -> Run:
     """The finished run of the log ``path`` in ``spec``'s format (a stream of records, not a document), with
     ``found`` from :func:`open_warm`: the cached run of the same file read on from where it stopped, else a run
-    read from the start; the state after its last complete line is saved for the next read.
+    read from the start; the state after its last complete line is saved for the next read (``keep_state=False``:
+    only the entry a result is then kept on, for a finished log).
 
     Raises:
         LogError: the file cannot be read.
@@ -75,7 +77,7 @@ def read_warm(cache: RunCache, path: str, spec: FormatSpec, found: Found, settin
     end = [offset, line]
     # A read from the start hashes the bytes as it reads them: the saved state's digest of the part read
     # (when the file ends with a complete line, the bytes read are that part).
-    digest = hashlib.sha1(usedforsecurity=False) if offset == 0 else None
+    digest = hashlib.sha1(usedforsecurity=False) if offset == 0 and keep_state else None
     hashed = [0]
 
     def take(chunk: bytes) -> None:
@@ -88,7 +90,7 @@ def read_warm(cache: RunCache, path: str, spec: FormatSpec, found: Found, settin
         if hit is None or end[0] != offset:
             run.account_pending()  # (the saved state holds summaries, no parsed text)
             prefix = digest.digest() if digest is not None and hashed[0] == end[0] else None
-            cache.store(path, key, run, end[0], end[1], prefix=prefix, commit=commit)
+            cache.store(path, key, run if keep_state else None, end[0], end[1], prefix=prefix, commit=commit)
         run.feed_lines(read_lines(path, offset=end[0], line=end[1], final=True))  # (the unterminated last line)
         run.finish()
     except OSError as exc:

@@ -105,7 +105,9 @@ def generate_claude_projects(root: Path, target_mb: float, samples: Path) -> int
     """Build a Claude Code ``projects/`` folder of about ``target_mb`` MB from the real samples.
 
     Each copy gets its own session, message and request ids (so nothing deduplicates away) and lives in
-    one of 20 project folders; subagent files go under ``<session>/subagents/``. Returns the file count.
+    one of 20 project folders; subagent files go under ``<session>/subagents/``.  As in a real folder, the
+    sessions were last written to days ago (:func:`touch_all` makes them all just written).  Returns the
+    file count.
     """
     srcs = sorted(samples.glob("*.jsonl"))
     blobs = [(p.name, p.read_bytes()) for p in srcs]
@@ -120,9 +122,17 @@ def generate_claude_projects(root: Path, target_mb: float, samples: Path) -> int
         dest = proj / sess / "subagents" / f"agent-{sess}.jsonl" if "subagents" in name else proj / f"{sess}.jsonl"
         dest.parent.mkdir(parents=True, exist_ok=True)
         dest.write_bytes(data)
+        days_ago = time.time() - 86400 * (2 + n % 30)
+        os.utime(dest, (days_ago, days_ago))
         written += len(data)
         n += 1
     return n
+
+
+def touch_all(root: Path) -> None:
+    """Make every log under ``root`` just written (every session live: the cache keeps each one's state)."""
+    for p in root.rglob("*.jsonl"):
+        os.utime(p)
 
 
 def time_orjson(path: Path) -> float:
@@ -274,6 +284,9 @@ def main() -> None:
             t_cold, rss_cc = best_of(3, lambda: (cold(), run_report(projects))[1])
             run_report(projects)
             t_hot, rss_hot = best_of(3, lambda: run_report(projects))
+            touch_all(projects)
+            t_live, _ = best_of(3, lambda: (cold(), run_report(projects))[1])
+            run_report(projects)
             grown = max(projects.rglob("*.jsonl"), key=lambda p: p.stat().st_size)
             grows = []
             for _ in range(3):
@@ -281,9 +294,11 @@ def main() -> None:
                 grows.append(run_report(projects))
             t_grew = min(grows)[0]
             print(f"Claude Code projects folder: {cc_mb:.0f} MB in {files} files; ccusage {t_cc:.2f} s, ctxwatch "
-                  f"{t_cold:.2f} s cold, {t_hot:.2f} s warm, {t_grew:.2f} s after a session grew by 50 calls, on "
+                  f"{t_cold:.2f} s cold ({t_live:.2f} s with every session just written), {t_hot:.2f} s warm, "
+                  f"{t_grew:.2f} s after a session grew by 50 calls, on "
                   f"{os.cpu_count()} CPUs; peak RSS {rss_cc:.0f} MB cold, {rss_hot:.0f} MB warm (main process)")
             line("report_vs_ccusage (cold)", t_cold / t_cc, "<= 1.5")
+            line("report_vs_ccusage (cold, every session live)", t_live / t_cc, "<= 1.5")
             line("report_vs_ccusage (warm)", t_hot / t_cc, "<= 1.0")
             line("report_vs_ccusage (a session grew)", t_grew / t_cc, "<= 1.0")
             shutil.rmtree(tmp / "claude")

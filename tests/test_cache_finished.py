@@ -1,0 +1,84 @@
+"""A folder's finished logs (not written to for :data:`~ctxwatch.engine.cachedb.FINISHED_AFTER`) keep their read's
+result in the cache, not their reader's state: a second report reads nothing, one such log written to again is
+read once more from its start, and from then on (it is live) its state is kept and it is read on from where it
+stopped.  Expected outputs are those of a read with the cache off (``--no-cache``) of the same bytes."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from ctxwatch.cli import main
+from ctxwatch.engine import cache as cache_mod
+from ctxwatch.engine import cachedb, warm
+
+
+@pytest.fixture(autouse=True)
+def _own(own_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cache folder of its own; each log's own entry answers (no command's whole output kept)."""
+    monkeypatch.setattr(cache_mod.RunCache, "load_output", lambda self, key: None)
+    monkeypatch.setattr(cache_mod.RunCache, "keep_output", lambda self, key, pieces, still: pieces)
+
+
+def report(path: Path, *args: str) -> bytes:
+    res = CliRunner().invoke(main, ["report", "--json", *args, str(path)])
+    assert res.exit_code == 0, res.output
+    return res.stdout_bytes
+
+
+def saved_states() -> dict[str, tuple[bool, bool]]:
+    """Per log file name: (a reader state is saved, a result is saved), read from the database itself."""
+    db = sqlite3.connect(cache_mod.default_path())
+    try:
+        rows = db.execute("SELECT path, state IS NOT NULL, result IS NOT NULL FROM files").fetchall()
+    finally:
+        db.close()
+    return {os.path.basename(os.fsdecode(p)): (bool(s), bool(r)) for p, s, r in rows}
+
+
+def test_a_finished_log_keeps_its_result_and_is_read_whole_when_written_to_again(
+        shared_logs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = tmp_path / "project"
+    folder.mkdir()
+    for p in sorted((shared_logs / "claude-code").glob("spotter_*.jsonl")):
+        shutil.copy(p, folder / p.name)
+    grown = folder / "spotter_4d5611e5_head200.jsonl"
+    full = grown.read_bytes()
+    cut = full.rfind(b"\n", 0, len(full) // 2) + 1
+    grown.write_bytes(full[:cut])
+    past = time.time() - cachedb.FINISHED_AFTER - 600
+    for p in folder.iterdir():
+        os.utime(p, (past, past))
+    starts: list[int] = []
+    real = warm._complete_lines
+
+    def spy(path, offset, *rest):  # type: ignore[no-untyped-def]
+        starts.append(offset)
+        return real(path, offset, *rest)
+
+    monkeypatch.setattr(warm, "_complete_lines", spy)
+    want = report(folder, "--no-cache")
+    assert report(folder) == want
+    names = sorted(p.name for p in folder.iterdir())
+    assert saved_states() == {n: (False, True) for n in names}  # (every log finished: results only)
+    starts.clear()
+    assert report(folder) == want and starts == []  # (nothing read again)
+
+    middle = full.rfind(b"\n", 0, cut + (len(full) - cut) // 2) + 1
+    grown.write_bytes(full[:middle])  # (written to now: live)
+    starts.clear()
+    assert report(folder) == report(folder, "--no-cache")
+    assert starts == [0]  # (no state to read on from: the whole file again)
+    assert saved_states()[grown.name] == (True, True)  # (live now: its state kept)
+    assert all(saved_states()[n] == (False, True) for n in names if n != grown.name)
+
+    grown.write_bytes(full)
+    starts.clear()
+    assert report(folder) == report(folder, "--no-cache")
+    assert starts == [middle]  # (read on from where the last read stopped)
