@@ -15,6 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from ctxwatch.cli import main
+from ctxwatch.config import Settings
 from ctxwatch.engine import cache as cache_mod
 from ctxwatch.engine import cachedb, warm
 
@@ -40,6 +41,15 @@ def saved_states() -> dict[str, tuple[bool, bool]]:
     finally:
         db.close()
     return {os.path.basename(os.fsdecode(p)): (bool(s), bool(r)) for p, s, r in rows}
+
+
+def unread(path: Path) -> int:
+    """Bytes of ``path`` a read through the cache would read, as a folder's read balances its workers by."""
+    cache = cache_mod.RunCache(cache_mod.default_path())
+    try:
+        return cache.unread(str(path), cache.key(str(path), None, Settings()))
+    finally:
+        cache.close()
 
 
 def test_a_finished_log_keeps_its_result_and_is_read_whole_when_written_to_again(
@@ -69,9 +79,11 @@ def test_a_finished_log_keeps_its_result_and_is_read_whole_when_written_to_again
     assert saved_states() == {n: (False, True) for n in names}  # (every log finished: results only)
     starts.clear()
     assert report(folder) == want and starts == []  # (nothing read again)
+    assert all(unread(p) == 0 for p in folder.iterdir())  # (no worker started for nothing)
 
     middle = full.rfind(b"\n", 0, cut + (len(full) - cut) // 2) + 1
     grown.write_bytes(full[:middle])  # (written to now: live)
+    assert unread(grown) == middle  # (read whole: the workers are balanced by it)
     starts.clear()
     assert report(folder) == report(folder, "--no-cache")
     assert starts == [0]  # (no state to read on from: the whole file again)

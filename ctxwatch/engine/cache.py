@@ -184,9 +184,10 @@ class RunCache(KeptOutputs):
             row = self._valid(db, path, key)
             if row is None:
                 return size
-            # (an entry without a prefix digest is a finished log's, without a state: read again whole)
-            (stateless,) = db.execute("SELECT prefix IS NULL FROM files WHERE key = ?", (key,)).fetchone()
-            return size if stateless else max(0, size - row[0])
+            # (an entry without a prefix digest is a finished log's, without a state: read again whole once it
+            # changed; unchanged, its result is used)
+            stateless, saved = db.execute("SELECT prefix IS NULL, size FROM files WHERE key = ?", (key,)).fetchone()
+            return size if stateless and saved != size else max(0, size - row[0])
         except Exception as exc:
             self._failed(exc)
             return size
