@@ -38,3 +38,43 @@ def test_b37_fork_copies_counted_once(shared_logs):
     assert sum(c["cost_usd"] for c in calls) == pytest.approx(by_hand) == pytest.approx(0.0237, abs=5e-5)
     sessions = {s["session"]: s for s in doc["sessions"]}
     assert sessions[meta["id"]]["calls"] == 1 and sessions[meta["id"]]["input_tokens"] == own["input_tokens"] == 10_000
+
+
+def test_b37_fork_read_alone_gives_its_parent_the_copied_calls(shared_logs):
+    """The fork's rollout alone: its own session has its one call, as read with the parent; the two copied
+    calls (stamped at the fork's session_meta) are the parent's, counted once, with a note saying so."""
+    folder = Path(shared_case(shared_logs, "b37_codex_fork"))
+    parent, child = sorted(folder.glob("*.jsonl"))
+    parent_id = json.loads(parent.read_text().splitlines()[0])["payload"]["id"]
+    child_id = json.loads(child.read_text().splitlines()[0])["payload"]["id"]
+    alone = report_of(str(child))
+    both = report_of(str(folder))
+    by_session = {s["session"]: (s["calls"], s["input_tokens"], s["output_tokens"]) for s in alone["sessions"]}
+    parent_usages = _last_usages(parent)
+    assert by_session == {
+        child_id: (1, 10_000, 250),
+        parent_id: (2, sum(u["input_tokens"] for u in parent_usages), sum(u["output_tokens"] for u in parent_usages)),
+    }
+    assert by_session[child_id] == next((s["calls"], s["input_tokens"], s["output_tokens"])
+                                        for s in both["sessions"] if s["session"] == child_id)
+    notes = [i for i in alone["issues"] if i["kind"] == "fork_copies"]
+    assert len(notes) == 1 and notes[0]["message"].startswith(f"2 calls of session {parent_id} copied into ")
+
+
+def test_a_fork_own_calls_after_its_copy_are_its_own(shared_logs, tmp_path):
+    """A call stamped later than the copy (the fork's own) stays the fork's; a rollout without
+    ``forked_from_id`` keeps every call as its own."""
+    folder = Path(shared_case(shared_logs, "b37_codex_fork"))
+    child = sorted(folder.glob("*.jsonl"))[1]
+    lines = child.read_text().splitlines()
+    meta = json.loads(lines[0])
+    late = [ln.replace('"2025-10-23T11:00:00.000Z"', '"2025-10-23T11:00:03.000Z"') if i else ln
+            for i, ln in enumerate(lines)]  # (every record but the session_meta stamped 3 s after it)
+    (tmp_path / "late.jsonl").write_text("\n".join(late) + "\n")
+    doc = report_of(str(tmp_path / "late.jsonl"))
+    assert [s["session"] for s in doc["sessions"]] == [meta["payload"]["id"]]
+    assert not [i for i in doc["issues"] if i["kind"] == "fork_copies"]
+    meta["payload"].pop("forked_from_id")
+    (tmp_path / "plain.jsonl").write_text("\n".join([json.dumps(meta), *lines[1:]]) + "\n")
+    doc = report_of(str(tmp_path / "plain.jsonl"))
+    assert [(s["session"], s["calls"]) for s in doc["sessions"]] == [(meta["payload"]["id"], 3)]

@@ -19,7 +19,7 @@ class Issue:
         kind: short machine-readable kind, e.g. ``invalid_json``, ``invalid_utf8``, ``truncated_tail``,
             ``unknown_record``, ``implausible_usage``, ``implausible_value``, ``estimate_disagrees``, ``reset``;
             notes (not bad lines): ``same_file``, ``skipped_file``, ``batch_pairing``, ``totals_restart``,
-            ``subagent_calls_elsewhere``.
+            ``subagent_calls_elsewhere``, ``fork_copies``.
         message: one human-readable sentence.
         call_key: the dedupe key of the call the problem is about (implausible counts), so that a call logged
             again in another file reports its damage once; ``None`` for problems of a line or a file.

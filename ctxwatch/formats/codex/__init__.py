@@ -27,7 +27,8 @@ Sessions: a ``session_meta`` whose ``id`` differs from the current session's sta
 concatenated into one file): its own id, system prompt, model, window hint, history, floor and cumulative totals.
 The exception is the id of a session this one was forked or spawned from (``forked_from_id``,
 ``parent_thread_id``): Codex copies the parent's records, its ``session_meta`` included, into a fork's rollout, and
-that copy is this session's history.
+that copy is this session's history; its calls, stamped when the fork was made, are the parent's
+(:mod:`ctxwatch.formats.codex.forks`).
 
 Floor (instructions + tool schemas, which the rollout does not log in full): inferred once per episode, from the
 first call with a plausible usage after the session start or a compaction (its reported prompt minus its

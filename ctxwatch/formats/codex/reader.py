@@ -20,6 +20,7 @@ from ctxwatch.formats.codex.counters import (
     restart_note,
     surviving_counts,
 )
+from ctxwatch.formats.codex.forks import ForkCopies
 from ctxwatch.formats.codex.items import OpenCall, item_message
 from ctxwatch.formats.codex.legacy import LegacyRollout
 from ctxwatch.formats.wire.timestamps import parse_timestamp
@@ -63,6 +64,7 @@ class CodexReader(LegacyRollout, Reader):
         # Key -> line of every call emitted from a cumulative total: a later token_count with the same total is a
         # copy of that call (:meth:`_repeat`).  Kept across sessions: a key names its session.
         self._emitted: dict[str, int] = {}
+        self._forks = ForkCopies()  # (kept across sessions: its note counts every fork of the file)
         self.skip = self._skip
         self._start_session()
 
@@ -94,6 +96,14 @@ class CodexReader(LegacyRollout, Reader):
         self._compacted_since_call = False
         self._last_prompt: int | None = None
         self._floor_call: str | None = None  # key of the call that gives this episode's floor
+
+    def notes(self) -> list[Issue]:
+        """A ``fork_copies`` note per fork whose copy of its parent's calls was read (:mod:`.forks`)."""
+        return self._forks.notes(self.path)
+
+    def finish(self) -> list[Output]:
+        """Nothing is held back (see the package docstring): only the :meth:`notes`."""
+        return list(self.notes())
 
     @staticmethod
     def _skip(data: bytes) -> bool:
@@ -157,6 +167,7 @@ class CodexReader(LegacyRollout, Reader):
                     self.session = sid
                     fork = payload.get("forked_from_id")
                     self._fork_of = fork if isinstance(fork, str) and fork else None
+                    self._forks.start(self._fork_of, sid, parse_timestamp(v.get("timestamp")))
                 elif sid == self.session:
                     # This session's header again (a copy of the rollout or a resume appended to it): a restart
                     # that follows starts its history here.
@@ -330,10 +341,11 @@ class CodexReader(LegacyRollout, Reader):
         if first_line is not None:
             return self._repeat(notes, first_line, inp, implausible=extra.implausible)
         self._emitted[key] = rec.line
+        ts = parse_timestamp(v.get("timestamp"))
         call = ParsedCall(
             source=SourceRef(self.path, rec.line, rec.line_end, rec.byte_start, rec.byte_end),
-            timestamp=parse_timestamp(v.get("timestamp")), model=self.model, provider="openai",
-            session=self.session, context="main", system=list(self.system) if self.system else None,
+            timestamp=ts, model=self.model, provider="openai", session=self._forks.session_of(ts) or self.session,
+            context="main", system=list(self.system) if self.system else None,
             tools=None, messages=list(self._history), usage=usage,
             window=window_v, response=None, compaction=self._pending, history_reported_only=True, key=key,
             provenance=extra)
