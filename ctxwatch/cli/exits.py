@@ -54,13 +54,14 @@ def exit_if_nothing_read(run: Run, paths: tuple[str, ...]) -> None:
     line (a live log writing its first call) are not that: an empty log is a log with no call yet.  With
     several files (``paths`` holds a folder, or more than one path), a file that could not be read is a note
     beside the others (a run in which no file at all could be read stops earlier, in the folder read)."""
+    from ctxwatch.engine.opening import nothing_in
     from ctxwatch.model import tally_issues
 
     several = len(paths) > 1 or any(os.path.isdir(p) for p in paths)
     bad = [i for i in run.issues if i.kind != "reset"]
     fatal = [i for i in bad if _unreadable(i) and not (several and i.kind == "unreadable")]
-    if run.calls or not fatal:
-        return
+    if (run.calls and not nothing_in(run.calls)) or not fatal:
+        return  # (calls with nothing in them, a forced format's misreading, are no call read)
     why = fatal[0]
     at = f"{why.path}:{why.line}" if why.line else why.path
     counted = counted_issues(*tally_issues(bad))

@@ -18,7 +18,14 @@ from ctxwatch.config import Settings
 from ctxwatch.engine.cache import RunCache
 from ctxwatch.engine.cachedb import FINISHED_AFTER
 from ctxwatch.engine.discovery import skipped_note
-from ctxwatch.engine.opening import LogError, check_log_file, empty_file_note, format_mismatch, resolve_spec
+from ctxwatch.engine.opening import (
+    LogError,
+    check_log_file,
+    empty_file_note,
+    format_mismatch,
+    nothing_in,
+    resolve_spec,
+)
 from ctxwatch.engine.parallel import fork_map, worker_start, workers_for
 from ctxwatch.engine.reading import read_file
 from ctxwatch.engine.run import Run
@@ -140,8 +147,8 @@ def read_one(path: str, fmt: str | None, settings: Settings | None, cache: RunCa
     except LogError as exc:
         run.issues.append(Issue(path, 0, "unreadable", str(exc)))
         records = 0
-    if fmt and not run.calls:
-        run.issues.extend(format_mismatch(path, spec, records, run.issues))
+    if fmt and (not run.calls or nothing_in(run.calls)):
+        run.issues.extend(format_mismatch(path, spec, records, run.issues, len(run.calls)))
     if not records and not run.calls and not run.issues and (note := empty_file_note(path)) is not None:
         run.issues.append(note)  # (an empty log of a folder: the main process leaves its format out)
     pieces = Pieces.of(run.calls, render) if render is not None and run.calls else None

@@ -23,6 +23,7 @@ from ctxwatch.engine.opening import (
     check_log_file,
     empty_file_note,
     format_mismatch,
+    nothing_in,
     resolve_spec,
 )
 from ctxwatch.engine.parallel import ParallelReadError
@@ -152,6 +153,8 @@ def _read_files(paths: list[str], files: list[str], fmt: str | None, settings: S
         run.settle_copies()  # (the file's latest call is known now: which file each copied call belongs to)
         if fmt and run.parsed_calls == parsed:  # (a file of copies of earlier calls did read as calls)
             run.issues.extend(format_mismatch(f, spec, records, run.issues))
+        elif fmt and nothing_in(run.calls[first_call:]):
+            run.issues.extend(format_mismatch(f, spec, records, run.issues, len(run.calls) - first_call))
         _own_sessions(run, first_call)
     _add_batch(run, batch)
     run.path = str(Path(paths[0])) if len(paths) == 1 else run.path

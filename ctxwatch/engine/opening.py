@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Sequence
 
 import orjson
 
 from ctxwatch.formats import FormatSpec, array_of_records, detect, get_format, pretty_record, sniff_file
-from ctxwatch.model import Issue
+from ctxwatch.model import Call, Issue
 
 #: Complete records after which a format not detected is an error rather than "wait for more": detection looks at
 #: the first 50 values of the file's head.
@@ -173,9 +174,20 @@ def _one_unfinished_line(path: str) -> bool:
     return False  # (a whole value that no format claims is no log being written)
 
 
-def format_mismatch(path: str, spec: FormatSpec, records: int, issues: list[Issue]) -> list[Issue]:
+def nothing_in(calls: Sequence[Call]) -> bool:
+    """True when no call of ``calls`` (one file's, at least one) holds anything read from the log: no model,
+    usage, message, response or timestamp.  A forced format whose reader makes such calls of another format's
+    records (every field it looks for absent) read nothing: :func:`format_mismatch` says so."""
+    return bool(calls) and all(c.model is None and c.usage is None and not c.messages and c.timestamp is None
+                               and (c.response is None or (not c.response.text and not c.response.tool_calls))
+                               for c in calls)
+
+
+def format_mismatch(path: str, spec: FormatSpec, records: int, issues: list[Issue], calls: int = 0
+                    ) -> list[Issue]:
     """The ``format_mismatch`` issue of a file read with a forced format that gave no call from its
-    ``records`` records (call only then); none when the reader already reported the records as bad lines.
+    ``records`` records (call only then), or ``calls`` calls with nothing in them (:func:`nothing_in`); none when
+    the reader already reported the records as bad lines.
 
     A forced --format that silently reads nothing from a file full of records is almost surely the wrong one;
     saying so keeps ``check`` from passing a log it never read.  A file that detection finds to be in the
@@ -188,4 +200,5 @@ def format_mismatch(path: str, spec: FormatSpec, records: int, issues: list[Issu
     if detected is not None and detected.name == spec.name:
         return []
     hint = f" (it looks like {detected.name})" if detected is not None else ""
-    return [Issue(path, 0, "format_mismatch", f"{records} records, none read as a call in format {spec.name}{hint}")]
+    what = f"{calls} read as calls with no model, usage or message" if calls else "none read as a call"
+    return [Issue(path, 0, "format_mismatch", f"{records} records, {what} in format {spec.name}{hint}")]

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 
 from ctxwatch.config import Settings
 from ctxwatch.engine.cache import RunCache
-from ctxwatch.engine.opening import LogError, empty_file_note, format_mismatch, resolve_spec
+from ctxwatch.engine.opening import LogError, empty_file_note, format_mismatch, nothing_in, resolve_spec
 from ctxwatch.engine.parallel import (
     MAX_WORKERS,
     ParallelReadError,
@@ -142,8 +142,8 @@ def end_notes(run: Run, path: str, records: int, fmt: str | None) -> None:
         empty: Issue | None = empty_file_note(path)
         if empty is not None:
             run.issues.append(empty)
-    if fmt and records and not run.calls:
-        run.issues.extend(format_mismatch(path, run.spec, records, run.issues))
+    if fmt and records and (not run.calls or nothing_in(run.calls)):
+        run.issues.extend(format_mismatch(path, run.spec, records, run.issues, len(run.calls)))
 
 
 def _read_range(path: str, fmt: str, start: int, end: int, settings: Settings
