@@ -43,7 +43,7 @@ def test_beside_a_log_it_reads_the_misread_file_is_a_note(tmp_path: Path, shared
     shutil.copy(shared_logs / "openai-batch" / "reviews_batch_output.jsonl", folder / "a_batch.jsonl")
     shutil.copy(shared_logs / "other" / "gemini-batch" / "batch_gemini-2.5-pro-exp-03-25.jsonl",
                 folder / "b_gemini.jsonl")
-    code, out, err = run("check", "--no-cache", "--format", "gemini", str(folder))
+    code, _, err = run("check", "--no-cache", "--format", "gemini", str(folder))
     assert code == 0, err
     serial = report_json(multi.load_many([str(folder)], "gemini", Settings()))
     old = parallel.PARALLEL_MIN_BYTES
