@@ -64,6 +64,18 @@ def test_the_folder_report_fits_the_terminal(shared_logs: Path, width: int) -> N
     assert sessions[0].split() == ["session", "last", "call", "calls", "peak", "prompt", "input", "output", "cost~"]
     natural = list(report_lines(doc, run.issues, run.settings))
     assert natural[1].split()[:4] == ["#", "line", "model", "window"] and " free " in natural[1]  # (a pipe: all)
+    # The lines below the tables are broken between words, within the width (a word longer stays whole), and
+    # say word for word what the lines a pipe gets say.
+    def text_below(out: list[str]) -> list[str]:
+        """The lines after the call table, the sessions table left out."""
+        top = next(i for i, x in enumerate(out) if x.lstrip().startswith("#")) + 1 + len(doc["calls"])
+        rows = next(i for i, x in enumerate(out) if x.startswith("session "))
+        return out[top:rows] + out[rows + 1 + len(doc["sessions"]):]
+
+    below = text_below(lines)
+    assert all(len(x.removeprefix("\n")) <= width or " " not in x.strip() for x in below), max(below, key=len)
+    assert any(x.startswith("  ") for x in below)  # (the folder's notes are longer than any width here)
+    assert [w for x in below for w in x.split()] == [w for x in text_below(natural) for w in x.split()]
 
 
 def test_sessions_only(shared_logs: Path) -> None:

@@ -8,8 +8,9 @@ out, so log text here is cleaned only where a column width depends on it.
 from __future__ import annotations
 
 import os
+import textwrap
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from ctxwatch.config import DEFAULT_BUDGET_FRACTION, DEFAULT_RESERVE, DEFAULT_TRIGGER, Settings
@@ -54,18 +55,31 @@ def report_lines(doc: dict[str, Any], issues: Sequence[Issue], settings: Setting
     if not sessions_only:
         yield from fit_table(call_columns(doc["calls"], marked, contexts, several), width)
     if doc["calls"]:
-        yield totals_line(doc["calls"])
         priced = priced_as_line(doc["calls"])
-        if priced:
-            yield priced
-        yield from documented_lines(doc["calls"])
-        yield from harness_lines(doc["calls"], settings)
+        yield from folded([totals_line(doc["calls"]), *([priced] if priced else []), *documented_lines(doc["calls"]),
+                           *harness_lines(doc["calls"], settings)], width)
     if len(doc["sessions"]) > 1 or sessions_only:
         n = len(doc["sessions"])
-        yield (f"\n{n} session{'s' if n != 1 else ''}, newest first (cost~ = estimate; peak~ = estimated, no "
-               "report; ? = some call not priced):")
+        yield from folded([f"\n{n} session{'s' if n != 1 else ''}, newest first (peak prompt: the main "
+                           "context's largest, peak~ = estimated, no report; cost~ = estimate; ? = some call not "
+                           "priced):"], width)
         yield from fit_table(session_columns(doc["sessions"]), width)
-    yield from _tail(doc, any(marked), settings, legend=not sessions_only)
+    yield from folded(_tail(doc, any(marked), settings, legend=not sessions_only), width)
+
+
+def folded(lines: Iterable[str], width: int | None) -> Iterator[str]:
+    """``lines`` as they are, or, with a terminal ``width``, each longer one broken between words into lines of at
+    most ``width`` characters, the later ones indented by 2: the terminal would break it anywhere, inside a
+    number.  A word longer than the width (a path) is kept whole."""
+    for line in lines:
+        if width is None or len(line.removeprefix("\n")) <= width or width < 20 or "\n" in line.strip("\n"):
+            yield line
+            continue
+        lead = "\n" if line.startswith("\n") else ""
+        parts = textwrap.wrap(line.removeprefix("\n"), width, subsequent_indent="  ", break_long_words=False,
+                              break_on_hyphens=False)
+        yield lead + parts[0] if parts else line
+        yield from parts[1:]
 
 
 #: Issues listed one per line below the tables before the rest are counted by kind (a folder of thousands of
