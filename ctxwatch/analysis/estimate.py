@@ -85,6 +85,7 @@ class Estimates:
     def __init__(self, out: FlagSink, cal: Calibration) -> None:
         self.out, self.cal = out, cal
         self.streak: Flag | None = None  # the flag of the disagreeing calls in a row
+        self._first = ""  # (its reason as its first call gave it)
 
     def step(self, c: Call, occ: int | None) -> None:
         """Check call ``c`` (occupancy ``occ``: ``None`` for an implausible report, which is not compared)."""
@@ -109,9 +110,16 @@ class Estimates:
                 calibrated_estimate=round(e * c_cal) if c_cal else None, difference=round(diff, 4),
                 raw_difference=round(abs(reported - e) / reported, 4), calls=0,
                 max_difference=round(diff, 4), max_call=c.index)
+            self._first = self.streak.reason
         ev = self.streak.evidence
         ev["calls"] += 1
-        if diff > ev["max_difference"]:
+        worst = diff > ev["max_difference"]
+        if worst:
             ev["max_difference"], ev["max_call"] = round(diff, 4), c.index
+        if worst and diff > ev["difference"] + ESTIMATE_WARN:
+            # (the streak's worst call is said too when it is well past the first: a call far more off must not
+            # hide behind it)
+            self.streak.reason = (f"{self._first}; the largest gap of these calls in a row: #{c.index + 1}, "
+                                  f"{what} vs the reported {num(reported)} ({100 * diff:,.0f}%)")
         if diff > ESTIMATE_WARN:
             self.streak.severity = "warn"
