@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import struct
 import zlib
 from pathlib import Path
@@ -264,6 +265,10 @@ def test_subagent_calls_elsewhere_note_until_the_transcript_is_read(tmp_path: Pa
     (sub / "agent-a2898e3.jsonl").write_bytes((cc / "spotter_4d5611e5_subagents_agent-a2898e3.jsonl").read_bytes())
     run = load_many([str(proj)], None)
     assert notes(run) == []
+    # Read alone again, with the transcripts on disk: the note says where they are (2 files), not that none is.
+    (found,) = notes(load_run(str(main_log)))
+    assert found.endswith(f"but from 2 subagent transcripts in {proj / sid}{os.sep}subagents, not among the files "
+                          "read here (read with the session's folder, their calls are counted)")
     agent_keys = {f"{d['message']['id']}:{d['requestId']}" for d in lines(sub / "agent-a2898e3.jsonl")
                   if d.get("type") == "assistant"}
     assert {c.key for c in run.calls if c.context == "agent-a2898e3"} == agent_keys

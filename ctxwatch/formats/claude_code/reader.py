@@ -16,7 +16,7 @@ from typing import Any
 from ctxwatch.formats import Output, Reader, count_or_none, not_a_count, usage_count
 from ctxwatch.formats.claude_code.calls import DAMAGED_RANK, CallState
 from ctxwatch.formats.claude_code.content import content_parts, response_summary
-from ctxwatch.formats.claude_code.files import AGENT_FILE, SUBAGENT_COPIES
+from ctxwatch.formats.claude_code.files import AGENT_FILE, SUBAGENT_COPIES, subagent_files_of
 from ctxwatch.formats.claude_code.implausible import ImplausibleNotes, has_prompt
 from ctxwatch.formats.claude_code.prefilter import (
     BOOKKEEPING_PREFIXES,
@@ -321,11 +321,15 @@ class ClaudeCodeReader(Reader):
         n = self.agent_progress_lines
         if not n:
             return []
+        found = len(subagent_files_of(self.path))
+        where = (f"{found} subagent transcript{'s' if found != 1 else ''} in {os.path.splitext(self.path)[0]}"
+                 f"{os.sep}subagents, not among the files read here (read with the session's folder, their calls "
+                 "are counted)" if found else
+                 "the subagent's own transcript (<session>/subagents/agent-*.jsonl, or agent-*.jsonl beside the "
+                 "session), which is not among the files read")
         return [Issue(self.path, 0, SUBAGENT_COPIES,
                       f"{n} agent_progress line{'s copy' if n != 1 else ' copies'} a subagent's messages: "
-                      "its calls are not counted from these copies (they would count twice) but from the "
-                      "subagent's own transcript (<session>/subagents/agent-*.jsonl, or agent-*.jsonl "
-                      "beside the session), which is not among the files read")]
+                      f"its calls are not counted from these copies (they would count twice) but from {where}")]
 
     # -- history --------------------------------------------------------------------------------------------
     def _emit(self, call: CallState) -> list[Output]:
