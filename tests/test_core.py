@@ -462,8 +462,10 @@ def test_claude_trace_cut_copy_note_holds_with_a_whole_copy_in_another_file(tmp_
         [call] = doc["calls"]
         assert (call["completion_tokens_reported"], call["cost_usd"]) == (70, pytest.approx(SONNET_COST, abs=1e-9))
         cut_file = "a.jsonl" if a is cut else "b.jsonl"
-        assert [(Path(i["file"]).name, i["line"], i["kind"], i["message"]) for i in doc["issues"]] \
-            == [(cut_file, 1, "no_usage", CUT_NOTE)], name
+        # (the cut copy's file keeps no call: a note says its call is another file's)
+        assert [(Path(i["file"]).name, i["line"], i["kind"]) for i in doc["issues"]] \
+            == [(cut_file, 1, "no_usage"), (cut_file, 0, "copies_elsewhere")], name
+        assert doc["issues"][0]["message"] == CUT_NOTE
     doc = report(write_jsonl(tmp_path / "alone.jsonl", [cut]))
     assert doc["calls"][0]["cost_usd"] is None
     assert [i["message"] for i in doc["issues"]] == [CUT_NOTE]

@@ -135,6 +135,7 @@ def _read_files(paths: list[str], files: list[str], fmt: str | None, settings: S
     run = Run(" + ".join(paths), first, settings)
     run.formats = sorted(names, key=lambda n: (n != first.name, n))  # (the run's own format first)
     batch: list[str] = []
+    with_calls: list[str] = []
     for f in files:
         spec = specs[f]
         if spec is None or f in blank:
@@ -147,6 +148,8 @@ def _read_files(paths: list[str], files: list[str], fmt: str | None, settings: S
         parsed = run.parsed_calls
         try:
             records = read_file(run, f, spec)
+            if run.parsed_calls != parsed:
+                with_calls.append(f)
         except LogError as exc:  # (detected, then unreadable: removed or permissions changed meanwhile)
             run.issues.append(Issue(f, 0, "unreadable", str(exc)))
             records = 0
@@ -156,6 +159,7 @@ def _read_files(paths: list[str], files: list[str], fmt: str | None, settings: S
         elif fmt and nothing_in(run.calls[first_call:]):
             run.issues.extend(format_mismatch(f, spec, records, run.issues, len(run.calls) - first_call))
         _own_sessions(run, first_call)
+    _note_copies(run, with_calls)
     _add_batch(run, batch)
     run.path = str(Path(paths[0])) if len(paths) == 1 else run.path
     return run
@@ -210,6 +214,22 @@ def _add_batch(run: Run, files: list[str]) -> None:
     _own_sessions(run, first_call)
 
 
+#: Note kind: every call read from a log is a copy of a call kept with another file of the folder.
+COPIES_ELSEWHERE = "copies_elsewhere"
+
+
+def _note_copies(run: Run, with_calls: list[str]) -> None:
+    """A :data:`COPIES_ELSEWHERE` note for each of ``with_calls`` (the files calls were read from, in order) none
+    of whose calls the run keeps with it: each was a copy of a call of another file, which keeps it (a resumed
+    Claude Code session, a copied transcript).  Without the note such a log, listed by the dashboard's session
+    picker, would be missing from ``report --sessions`` with no word."""
+    kept = {c.source.path for c in run.calls}
+    run.issues.extend(Issue(f, 0, COPIES_ELSEWHERE,
+                            "every call read from it is a copy of a call of another file of the folder (a resumed "
+                            "or copied session, a log written twice): each is counted once, with that file, so this "
+                            "log has no session row of its own") for f in with_calls if f not in kept)
+
+
 def _own_sessions(run: Run, first_call: int) -> None:
     """A log with no session ids is one session of its own: unrelated files in one folder must not be
     analysed as one conversation (false compactions between the last call of one and the next file).
@@ -234,6 +254,7 @@ def _assemble(paths: list[str], files: list[str], results: Iterator[Result], set
     names: set[str] = set()
     empty: list[str] = []  # (the formats empty files were taken for: none of the run's unless every file is empty)
     batch: list[str] = []
+    with_calls: list[str] = []
     for f in files:
         name, calls, issues, pending, pieces = next(results)
         if name is None or (not calls and issues and all(i.kind == "empty_file" for i in issues)):
@@ -252,6 +273,8 @@ def _assemble(paths: list[str], files: list[str], results: Iterator[Result], set
         skipped = []
         first_call = len(run.calls)
         run.add_accounted(calls, issues)
+        if calls:
+            with_calls.append(f)
         if rendered and pieces is not None:
             run.rendered.update((id(c), (c, pieces, i)) for i, c in enumerate(calls))
         run.reader = spec.reader(f)
@@ -265,6 +288,7 @@ def _assemble(paths: list[str], files: list[str], results: Iterator[Result], set
         raise _nothing_read(paths, skipped)
     run.formats = sorted(names, key=lambda n: (n != run.spec.name, n))  # (the run's own format first)
     run.issues.extend(skipped)
+    _note_copies(run, with_calls)
     _add_batch(run, batch)
     run.path = str(Path(paths[0])) if len(paths) == 1 else run.path
     from ctxwatch.catalog.windows import catalog_window
