@@ -700,6 +700,15 @@ def test_chart_legend_line_fits_its_width_with_the_longest_title_it_can() -> Non
     # lines the chart does not draw (all above twice the peak) are not in the marks: the title names them
     bare = "█ floor ▒ hist • reported │ compaction"
     assert chart_legend(False, len(titles[2]) + 2 + len(bare), titles, []).plain == titles[2] + "  " + bare
+    # with the lines' values, each line is named by its own value: dropping the names before the values
+    values = {"T": 167_000, "B": 177_000, "W-R": 180_000}
+    valued = "█ floor ▒ history • reported │ compaction  T 167k B 177k W-R 180k"
+    assert chart_legend(False, 78, ["call #"], None, values).plain == "call #  " + valued
+    assert chart_legend(False, 200, ["call #"], None, values).plain == (
+        "call #  █ floor  ▒ history  • reported  │ compaction   T─ trigger 167k  B─ budget 177k"
+        "  W-R─ window-reserve 180k")
+    assert chart_legend(False, 78, ["call #"], ["W-R"], {"W-R": 180_000}).plain.endswith(
+        "  W-R window-reserve 180k")
     for width in (200, 120, 78, 60, 40, 20):
         for unsplit in (False, True):
             line = chart_legend(unsplit, width, titles).plain

@@ -190,7 +190,8 @@ class MainScreen(Screen[None]):
     def _show_legend(self) -> None:
         width = self.app.size.width
         chart = self.query_one(TrendChart)
-        legend = chart_legend(self.state.unsplit_seen, max(10, width - 2), chart.titles, chart.lines)
+        legend = chart_legend(self.state.unsplit_seen, max(10, width - 2), chart.titles, chart.lines,
+                              chart.values)
         self.query_one("#legend", Static).update(legend)
 
     def open_filter(self, text: str) -> None:

@@ -8,7 +8,7 @@ It draws the :class:`~ctxwatch.ui.widgets.series.Series` of the calls pushed to 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Literal
 
 from rich.text import Text
@@ -49,7 +49,7 @@ _LEGEND_LINES = (("T", "yellow", "trigger", "trigger", "trig"), ("B", "red", "bu
 
 
 def chart_legend(unsplit: bool = False, width: int | None = None, titles: Sequence[str] = (),
-                 lines: Sequence[str] | None = None) -> Text:
+                 lines: Sequence[str] | None = None, values: Mapping[str, float] | None = None) -> Text:
     """The chart's legend on one line (under the chart, in every layout that has one): the x axis title, then
     the series marks, the compaction mark and the threshold lines with the letters that label their rows
     beside the y axis.
@@ -60,21 +60,34 @@ def chart_legend(unsplit: bool = False, width: int | None = None, titles: Sequen
     titles is used: spaced, then tight, then with shorter names, then the marks alone; the lines drawn are
     named first, then the longest title that fits is taken (``None``: the widest of both).  ``lines``: the
     letters of the threshold lines the chart draws (:attr:`TrendChart.lines`; ``None``: all), the others being
-    named by the title (``above: …``)."""
+    named by the title (``above: …``).  ``values``: the lines' tokens by letter (:attr:`TrendChart.values`):
+    each line drawn is then named with its value (``W-R─ window-reserve 180k``, down to ``W-R 180k``), since
+    lines that share an axis row are labelled there by the lowest value only; a form that drops the values
+    is not used while one with them fits."""
     series = [*_LEGEND_MARKS, *((_LEGEND_UNSPLIT,) if unsplit else ()), _LEGEND_COMPACTION]
     drawn = tuple(ln for ln in _LEGEND_LINES if lines is None or ln[0] in lines)
-    forms = [(series, drawn, "  ", 2), (series, drawn, " ", 2), (series, drawn, " ", 3),
-             (series, drawn, " ", 4), (series, (), " ", 2), (series, (), " ", 4)]
+    valued = values is not None and all(ln[0] in values for ln in drawn)
+    # (the lines drawn, the gap, the form of the series' names, of the lines' names: None for the letter alone)
+    forms: list[tuple[tuple[tuple[str, ...], ...], str, int, int | None]] = [
+        (drawn, "  ", 2, 2), (drawn, " ", 2, 2), (drawn, " ", 3, 3), (drawn, " ", 4, 4)]
+    if valued:
+        # (the letters and values alone: ``T 167k B 177k W-R 180k``)
+        forms += [(drawn, " ", 3, None), (drawn, " ", 4, None)]
+    forms += [((), " ", 2, 2), ((), " ", 4, 4)]
     heads = [Text.assemble((title, "bold"), "  ") for title in titles] or [Text()]
     built = []
-    for items, named, sep, name_at in forms:
+    for named, sep, series_at, line_at in forms:
         marks = Text()
-        for k, item in enumerate([*items, *named]):
+        for k, item in enumerate([*series, *named]):
             if k:
-                marks.append(sep + (" " if k == len(items) and named else ""))  # (a wider gap before the lines)
+                marks.append(sep + (" " if k == len(series) and named else ""))  # (a wider gap before the lines)
             # (a line's letter, as beside the y axis; drawn as a line where there is room)
-            marks.append(item[0] + ("─" if k >= len(items) and sep == "  " else ""), item[1])
-            marks.append(" " + item[name_at])
+            marks.append(item[0] + ("─" if k >= len(series) and sep == "  " else ""), item[1])
+            name_at = series_at if k < len(series) else line_at
+            if name_at is not None:
+                marks.append(" " + item[name_at])
+            if k >= len(series) and valued and values is not None:
+                marks.append(" " + tx.short_tokens(values[item[0]]))
         built.append((bool(named), marks))
     # The lines drawn are named whatever the title's form; then the longest title, then the widest marks.
     tiers = [[m for has, m in built if has or not drawn], [m for has, m in built if not has]]
@@ -160,6 +173,8 @@ class TrendChart(PlotextPlot):
         self.titles: list[str] = []
         #: The letters of the threshold lines drawn (``T``, ``B``, ``W-R``), for the legend to name.
         self.lines: list[str] = []
+        #: The tokens of each threshold line drawn, by letter, for the legend to give each its own value.
+        self.values: dict[str, float] = {}
 
     class Titled(Message):
         """The chart's x axis title or its lines changed (:attr:`TrendChart.titles`, :attr:`TrendChart.lines`): the
@@ -198,7 +213,7 @@ class TrendChart(PlotextPlot):
         s = self.series = build_series(self._calls, self._settings, self._xmode, max(10, width - 8), self._cal)
         if not s.x:
             plt.title("no calls to plot yet" if self._xmode == "index" else "no timestamped calls to plot")
-            self._set_titles([], [])
+            self._set_titles([], [], {})
             return super().render()
         data_top = max([*s.total, *s.unsplit, *(r for r in s.reported if r is not None), 1])
         values = {"trigger": s.trigger, "budget": s.budget, "limit": s.limit}
@@ -271,11 +286,13 @@ class TrendChart(PlotextPlot):
             plt.xticks(xt, [str(int(v)) for v in xt])
         # The x axis title goes on the legend's line under the chart, which has the screen's width (plotext's
         # own, centred under the plot, took a plot row and was cut to the plot's width).
-        self._set_titles(x_titles(s.xlabel, above), [letter for _v, letter, _n, _c in shown])
+        self._set_titles(x_titles(s.xlabel, above), [letter for _v, letter, _n, _c in shown],
+                         {letter: v for v, letter, _n, _c in shown})
         return super().render()
 
-    def _set_titles(self, titles: list[str], lines: list[str]) -> None:
-        """Keep the x axis title's forms and the lines drawn, and say so when they changed (:class:`Titled`)."""
-        if (titles, lines) != (self.titles, self.lines):
-            self.titles, self.lines = titles, lines
+    def _set_titles(self, titles: list[str], lines: list[str], values: dict[str, float]) -> None:
+        """Keep the x axis title's forms and the lines drawn with their values, and say so when they changed
+        (:class:`Titled`)."""
+        if (titles, lines, values) != (self.titles, self.lines, self.values):
+            self.titles, self.lines, self.values = titles, lines, values
             self.post_message(self.Titled())
