@@ -306,3 +306,54 @@ async def test_find_in_the_items_text(shared_logs: Path) -> None:
         await pilot.press("slash", "escape")  # (Escape closes the find box, not the detail)
         await pilot.pause()
         assert isinstance(app.screen, DetailScreen) and detail.query_one("#items", DataTable).has_focus
+
+
+def _reported_reasoning(path: Path) -> list[int]:
+    """By hand from the rollout: each ``reasoning`` item's size as the provider reported it, the
+    ``reasoning_output_tokens`` of the latest ``token_count`` before it (a call's usage event comes before its
+    output items; the first reasoning item after it is the one that call produced)."""
+    sizes, last, taken = [], 0, True
+    for raw in path.read_text().splitlines():
+        rec = json.loads(raw)
+        p = rec.get("payload") or {}
+        if rec.get("type") == "event_msg" and p.get("type") == "token_count" and p.get("info"):
+            last, taken = p["info"]["last_token_usage"]["reasoning_output_tokens"], False
+        elif rec.get("type") == "response_item" and p.get("type") == "reasoning":
+            sizes.append(0 if taken else last)
+            taken = True
+    return sizes
+
+
+async def test_a_codex_reasoning_rows_reported_size_says_it_is_reported(shared_logs: Path) -> None:
+    """A Codex reasoning item's count is the provider's ``reasoning_output_tokens`` (its encrypted content
+    cannot be counted here) wherever that is above the local count of its summary: the row and the item's
+    head say so, and the header's message count says how much of it is reported, the other rows being this
+    tokenizer's counts."""
+    from rich.text import Text
+    from textual.widgets import DataTable, Static
+
+    path = shared_logs / "codex-rollout" / "rollout-2025-11-17T15-30-28-019a93b9_codex0.58.0.jsonl"
+    app = CtxwatchApp(str(path))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await loaded(pilot, 39)
+        detail = await open_detail(pilot)
+        rows = [it for it in detail.items if it.label == "assistant [reasoning]"]
+        sizes = _reported_reasoning(path)
+        # (the 38th is the output of call #39 itself: in no prompt yet)
+        assert len(rows) == 37 and len(sizes) == 38
+        sizes = sizes[:37]
+        # every reported part is the log's own figure for that item; the rest are counted here
+        assert all(it.reported in (0, want) for it, want in zip(rows, sizes, strict=True))
+        assert [it.reported for it in rows][:4] == [0, 0, 64, 0] == [0, 0, sizes[2], 0]
+        assert all(it.reported == want for it, want in zip(rows, sizes, strict=True) if want > 200)
+        table = detail.query_one("#items", DataTable)
+        third = rows[2]  # item #9 of the call (row 9 of the table)
+        label = table.get_row(str(third.position))[1]
+        assert isinstance(label, Text) and label.plain == "assistant [reasoning] · reported"
+        assert table.get_row(str(rows[0].position))[1].plain == "assistant [reasoning]"
+        head = str(detail.query_one("#detail-head", Static).render())
+        assert f"{sum(it.reported for it in rows):,} of it reasoning as reported" in head
+        table.move_cursor(row=table.get_row_index(str(third.position)))
+        await pilot.pause()
+        item_head = str(detail.query_one("#item-head", Static).render())
+        assert f"{third.tokens} tokens (64 reasoning reported + {third.tokens - 64} by o200k_base)" in item_head

@@ -139,7 +139,10 @@ class DetailScreen(TableScreen):
             out.append(f" · {n} message{'s' if n != 1 else ''}")
         if msgs and c.history_src == Src.INFERRED:
             # The history is what the provider counted minus the floor; the rows are this tokenizer's count.
-            out.append(f" ({sum(it.tokens or 0 for it in msgs):,} by {c.tokenizer}, counted on opening)", "dim")
+            rs = sum(it.reported for it in msgs)
+            of_it = f", {rs:,} of it reasoning as reported" if rs else ""
+            out.append(f" ({sum(it.tokens or 0 for it in msgs):,} by {c.tokenizer}{of_it}, counted on opening)",
+                       "dim")
         elif not self.loaded and not c.messages:
             out.append(" · messages: counted on opening")
         if c.context != "main":
@@ -201,7 +204,9 @@ class DetailScreen(TableScreen):
         for it in self._ordered():
             table.add_row(
                 Text(numbers[it.position], justify="right"),
-                tx.literal(it.label, limit=34),
+                # (a row whose count is partly the provider's says so: the other rows are this tokenizer's)
+                Text.assemble(tx.literal(it.label, limit=34 - 11), (" · reported", "dim")) if it.reported
+                else tx.literal(it.label, limit=34),
                 Text(tx.tokens(it.tokens), justify="right"),
                 Text("" if it.kind == "reported" or (c.prompt_implausible and prompt is None)
                      else tx.pct(it.tokens, prompt), justify="right"),
@@ -254,7 +259,9 @@ class DetailScreen(TableScreen):
         title = Text()
         title.append(f"#{item_numbers(self.items).get(it.position, '-')} ", "bold")
         title.append_text(tx.literal(it.label, limit=50))
-        title.append(f" · {tx.tokens(it.tokens)} tokens · {note}", "dim")
+        split = (f" ({it.reported:,} reasoning reported + {it.tokens - it.reported:,} by {self.call.tokenizer})"
+                 if it.reported and it.tokens is not None else "")
+        title.append(f" · {tx.tokens(it.tokens)} tokens{split} · {note}", "dim")
         if self.find_text:
             title.append(" · find ")
             title.append_text(tx.literal(repr(self.find_text), "bold", limit=30))

@@ -50,6 +50,9 @@ class Item:
         chars: the content's full length in characters.
         missing: why there is no text, when ``chars`` is 0 (:data:`NO_TEXT` unless the call could not be
             re-read).
+        reported: the part of ``tokens`` that is the provider's reported count rather than this tokenizer's
+            (a Codex reasoning item: its encrypted content cannot be counted locally, so the size reported
+            when it was produced is used, :meth:`~ctxwatch.tokens.Counter.part_count`); 0 for none.
     """
 
     position: int
@@ -60,6 +63,7 @@ class Item:
     text: str
     chars: int
     missing: str = NO_TEXT
+    reported: int = 0
 
 
 def _cap(s: str) -> str:
@@ -150,7 +154,14 @@ def build_items(call: Call, pc: ParsedCall | None, unread: str | None = None) ->
                 msg_counter = counter_for(call.model, call.provider)
             n = msg_counter.message_tokens(m)
         body = m.text()
-        items.append(Item(len(items), "message", m.role, label, n, _cap(body), len(body)))
+        reasoning = [p for p in m.parts if p.kind == "thinking" and p.meta
+                     and isinstance(p.meta.get("reasoning_tokens"), int)]
+        if reasoning and msg_counter is None:
+            msg_counter = counter_for(call.model, call.provider)
+        # (the counter takes the reported size where it is at least the local count of the summary text)
+        reported = sum(p.meta["reasoning_tokens"] for p in reasoning if msg_counter is not None and p.meta
+                       and msg_counter.part_count(p)[0] == p.meta["reasoning_tokens"])
+        items.append(Item(len(items), "message", m.role, label, n, _cap(body), len(body), reported=reported))
     if call.history_src == Src.INFERRED and call.history_tokens is not None and pc.messages:
         # The history is the provider's count (reported minus the floor); the rows above are this tokenizer's.
         # Show the difference so the rows add up to the prompt.
