@@ -29,9 +29,10 @@ async def test_the_bars_limits_line_breaks_between_its_parts_at_80_columns(share
         lines = str(bar.render()).split("\n")
         assert all(cell_len(ln) <= bar.size.width for ln in lines), lines
         assert len(lines) == bar.size.height  # (the widget is as tall as its lines: none is hidden)
-        limits = next(ln for ln in lines if "T trigger" in ln)
-        assert limits.startswith("T trigger 167k · B budget 177k (Claude Code) · reported 106,060")
-        assert lines[lines.index(limits) - 1].startswith("call #139 · claude-opus-4-6 · used 53.0% of 200,000")
+        # (the limits by letter and value, so that the drift risk at the end is read, not cut)
+        limits = next(ln for ln in lines if "T 167k" in ln)
+        assert limits == "T 167k · B 177k (Claude Code) · reported 106,060 · drift risk low"
+        assert lines[lines.index(limits) - 1] == "call #139 · claude-opus-4-6 · used 53.0% of 200,000 (default)"
     # a wide terminal keeps it on one line
     app = CtxwatchApp(str(shared_logs.joinpath(*SPOTTER)))
     async with app.run_test(size=(160, 40)) as pilot:
@@ -110,3 +111,31 @@ async def test_the_pickers_column_heads_are_words_never_cut(tmp_path: Path) -> N
             head = str(app.screen.query_one("#picker-head").render())
             assert "…" not in head and "last call" in head, (width, head)
             assert set(head.split()) <= {"folder", "dir", "session", "file", "last", "call", "size"}, head
+
+
+async def test_the_call_after_a_compaction_says_why_its_inferred_floor_moved(shared_logs: Path) -> None:
+    """Call #62 follows the compaction: Claude Code attaches files and the to-do list again, which the
+    inferred floor (reported prompt minus the counted history) takes in, so it moves from #61's 26,410 to
+    32,379 with no system prompt or tool changed.  The bar's limits line says so, at 80 columns short, with
+    the compaction and the drift risk kept whole; a call whose floor did not move says nothing of it."""
+    from ctxwatch.ui.widgets import ContextBar
+
+    for size, want in (((80, 24), "after compaction · floor re-inferred 26k→32k~ · drift risk low"),
+                       ((140, 40), "compacted before this call · floor 26,410~ → 32,379~: re-inferred after "
+                                   "compaction · drift risk low")):
+        app = CtxwatchApp(str(shared_logs.joinpath(*SPOTTER)))
+        async with app.run_test(size=size) as pilot:
+            await loaded(pilot, 139)
+            c61, c62 = app.calls[60], app.calls[61]
+            assert c62.compaction and not c61.compaction
+            assert (c61.floor_tokens, c62.floor_tokens) == (26_410, 32_379)
+            app.main.table.move_cursor(row=61)
+            await pilot.pause()
+            bar = app.main.query_one(ContextBar)
+            assert app.selected_index == 61 and bar.call is c62
+            lines = str(bar.render()).split("\n")
+            assert lines[-1] == want, lines
+            assert all(cell_len(ln) <= bar.size.width for ln in lines) and len(lines) == bar.size.height
+            app.main.table.move_cursor(row=62)  # #63: the same floor as #62
+            await pilot.pause()
+            assert "re-inferred" not in str(bar.render())

@@ -26,9 +26,10 @@ from ctxwatch.model import Call
 from ctxwatch.ui import text as tx
 from ctxwatch.ui.costs import cost_line, cost_segment
 from ctxwatch.ui.state import DashboardState
-from ctxwatch.ui.widgets.bar import ContextBar, drift_note
+from ctxwatch.ui.widgets.bar import ContextBar
 from ctxwatch.ui.widgets.chart import TrendChart, chart_legend
 from ctxwatch.ui.widgets.footer import AdaptiveFooter
+from ctxwatch.ui.widgets.limits import drift_note
 from ctxwatch.ui.widgets.side import SidePanel, flag_line
 from ctxwatch.ui.widgets.status import StatusLine
 from ctxwatch.ui.widgets.table import CallsTable
@@ -267,8 +268,11 @@ class MainScreen(Screen[None]):
         self.query_one(StatusLine).show(s, self.has_class("-compact"), max(10, width - 2),
                                         cost_segment(call, cost, s.totals) if short else None)
         note = s.failed or s.notice or ("reading…" if not s.loaded else "no calls in this view")
+        # (at a compaction, the floor of the call before: the bar says why an inferred floor moved)
+        before = s.previous_in_context(call) if call is not None and call.compaction else None
         self.query_one(ContextBar).show(call, self.settings, note, drift_note(call, s.analyses),
-                                        s.last_plausible(call), s.calibrations)
+                                        s.last_plausible(call), s.calibrations,
+                                        s.calibrations.breakdown(before).floor_tokens if before else None)
         if not self.has_class("-short"):
             self.query_one("#costline", Static).update(cost_line(call, cost, s.totals, max(10, width - 2)))
         if chart and full:

@@ -1,5 +1,6 @@
 """The context bar: one call's prompt as floor | history | reserve | free against its window, with the
-compaction trigger and the budget marked, a legend and a line of thresholds.
+compaction trigger and the budget marked, a legend and a line of thresholds
+(:mod:`ctxwatch.ui.widgets.limits`).
 
 The parts differ by glyph as well as colour, so the bar reads without colour.  The pure functions
 (:func:`bar_parts`, :func:`bar_line`, :func:`legend`) are shared with the eviction preview's bars.
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from rich.style import Style
 from rich.text import Text
@@ -21,7 +22,7 @@ from ctxwatch.analysis import Limits
 from ctxwatch.config import Settings
 from ctxwatch.model import Breakdown, Call, Src, raw_breakdown, shown_free
 from ctxwatch.ui import text as tx
-from ctxwatch.ui.widgets.table import short_model
+from ctxwatch.ui.widgets.limits import implausible_note, thresholds_line
 
 #: Glyph and colour of each part of the bar. Glyphs differ so the bar reads without colour; the
 #: colours are the 16 basic ANSI ones so that they survive 16-colour terminals.
@@ -37,10 +38,6 @@ MARK_STYLE = "bold red"
 #: The style of each part and of the marks (``mark``), by name.  :class:`ContextBar` takes them from its
 #: component classes (``app.tcss``); these are the same styles for bars drawn elsewhere (the eviction preview).
 PALETTE: dict[str, Style | str] = {**{name: colour for name, (_glyph, colour) in PARTS.items()}, "mark": MARK_STYLE}
-#: Style of a part whose size comes from the provider's usage vs our estimate: the label says the source.
-SRC_NOTE: dict[Src, str] = {Src.INFERRED: "inferred", Src.ESTIMATED: "est.", Src.REPORTED: "reported",
-                            Src.CALIBRATED: "calibrated", Src.REQUEST: "max_tokens", Src.DEFAULT: "default",
-                            Src.OPTION: "option", Src.LOG: "log", Src.CATALOG: "catalog", Src.UNKNOWN: "unknown"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,65 +187,6 @@ def legend(call: Call, parts: BarParts, width: int, shown: Breakdown | None = No
     return build(2)
 
 
-def thresholds_line(call: Call, parts: BarParts, settings: Settings, width: int, extra: Text | None = None) -> Text:
-    """``call #13 · model · used 6.9% of 200,000 (catalog) · T trigger 96k · B budget 120k · <extra>``
-    (``#13`` = index + 1) in ``width`` cells: one line when it fits, else two, broken between its parts (at 80
-    columns the limits went past the edge), the second cut with … when still too long."""
-    parts_: list[Text] = [Text(f"call #{call.index + 1}", "bold"), tx.literal(short_model(call.model), limit=30)]
-    used = call.used_tokens
-    if parts.window and parts.free is not None and used is not None:
-        used = parts.window - parts.free - parts.reserve  # (the bar's: calibrated where the bar's parts are)
-    if parts.window:
-        parts_.append(Text(f"used {tx.pct(used, parts.window)} of {tx.tokens(parts.window)} "
-                           f"({SRC_NOTE.get(call.window_src, call.window_src)})"))
-        rule = Limits.of(call, settings).rule  # (a harness's log: its own limits, named)
-        parts_.append(Text(f"T trigger {tx.short_tokens(parts.trigger)} · B budget {tx.short_tokens(parts.budget)}"
-                           + (f" ({rule})" if rule else ""), "red"))
-    else:
-        parts_.append(Text("window unknown (pass --window N); bar scaled to the call"))
-    if call.prompt_reported is not None:
-        reported = Text(f"reported {tx.tokens(call.prompt_reported)}")
-        if call.prompt_implausible:
-            reported.append(" (implausible)", "bold yellow")
-        parts_.append(reported)
-    if call.compaction:
-        parts_.append(Text("compacted before this call", "bold"))
-    if extra is not None and extra.plain:
-        parts_.append(extra)
-    out = Text(" · ").join(parts_)
-    if out.cell_len <= width:
-        return out
-    first: list[Text] = []
-    for k, part in enumerate(parts_):
-        if k and Text(" · ").join([*first, part]).cell_len > width:
-            break
-        first.append(part)
-    line1, line2 = Text(" · ").join(first), Text(" · ").join(parts_[len(first):])
-    line1.truncate(width, overflow="ellipsis")  # (a first part wider than the line on its own)
-    line2.truncate(width, overflow="ellipsis")
-    return Text("\n").join([line1, line2]) if line2.plain else line1
-
-
-def implausible_note(call: Call, stand_in: Call | None, width: int) -> Text:
-    """The line above the bar when ``call``'s reported prompt is implausible, e.g. ``#4
-    reported 4,280,000 prompt tokens, over its 570,000-token window · implausible, ignored as occupancy · the bar
-    shows #3, the last plausible`` (``stand_in``: that call, ``None`` when there is none), broken between
-    segments to fit ``width`` cells."""
-    reported = call.prompt_reported or 0
-    if reported <= 0:
-        what = f"#{call.index + 1} reported {tx.tokens(reported)} prompt tokens (every request has a prompt)"
-    elif call.window:
-        what = (f"#{call.index + 1} reported {tx.tokens(reported)} prompt tokens, over its "
-                f"{tx.tokens(call.window)}-token window")
-    else:
-        what = f"#{call.index + 1} reported {tx.tokens(reported)} prompt tokens, over any window on offer"
-    shown = (f"the bar shows #{stand_in.index + 1}, the last plausible" if stand_in is not None
-             else "no plausible call before it: occupancy unknown")
-    style = "bold yellow"
-    return tx.flow([Text(what, style), Text("implausible, ignored as occupancy", style), Text(shown, style)],
-                   width)
-
-
 class ContextBar(Widget):
     """The stacked bar of the selected call: floor | history | reserve | free against the window.
 
@@ -267,6 +205,7 @@ class ContextBar(Widget):
         self._extra: Text | None = None
         self._stand_in: Call | None = None
         self._cal: Calibrations = NO_CALIBRATION
+        self._floor_before: int | None = None
 
     @property
     def call(self) -> Call | None:
@@ -291,16 +230,18 @@ class ContextBar(Widget):
 
     def show(self, call: Call | None, settings: Settings, note: str = "no calls yet",
              extra: Text | None = None, stand_in: Call | None = None,
-             calibrations: Calibrations = NO_CALIBRATION) -> None:
+             calibrations: Calibrations = NO_CALIBRATION, floor_before: int | None = None) -> None:
         """Show ``call`` (or ``note`` when it is ``None``) with thresholds from ``settings``; ``extra`` (e.g. the
         call's drift risk) is appended to the thresholds line.  ``stand_in``: the last plausible call before
         ``call``, whose bar is drawn instead when ``call``'s reported prompt is implausible (the last
         plausible occupancy stays on screen, under a line that says so).  ``calibrations``: the run's, which
-        scale the floor and history of a call counted with another tokenizer (:func:`bar_parts`)."""
+        scale the floor and history of a call counted with another tokenizer (:func:`bar_parts`).
+        ``floor_before``: the shown floor of the call before ``call`` in its context, for the thresholds line
+        to say why an inferred floor moved at a compaction (:func:`~ctxwatch.ui.widgets.limits.floor_note`)."""
         same_extra = (extra is None and self._extra is None) or (
             extra is not None and self._extra is not None and extra.plain == self._extra.plain)
         if call is self._call and settings is self._settings and note == self._note and same_extra \
-                and stand_in is self._stand_in and calibrations == self._cal:
+                and stand_in is self._stand_in and calibrations == self._cal and floor_before == self._floor_before:
             return
         self._call = call
         self._settings = settings
@@ -308,6 +249,7 @@ class ContextBar(Widget):
         self._extra = extra
         self._stand_in = stand_in
         self._cal = calibrations
+        self._floor_before = floor_before
         self.refresh(layout=True)
 
     def render(self) -> Text:
@@ -337,7 +279,8 @@ class ContextBar(Widget):
         out.append("\n")
         out.append_text(legend(call, parts, width, shown, palette))
         out.append("\n")
-        out.append_text(thresholds_line(call, parts, self._settings, width, self._extra))
+        out.append_text(thresholds_line(call, parts, self._settings, width, self._extra, self._floor_before,
+                                        shown.floor_tokens))
         return out
 
     def palette(self) -> dict[str, Style | str]:
@@ -359,28 +302,6 @@ class ContextBar(Widget):
         shown = self._cal.breakdown(call)
         parts = bar_parts(call, self._settings, shown)
         lg = legend(call, parts, width, shown)
-        limits = thresholds_line(call, parts, self._settings, width, self._extra)
+        limits = thresholds_line(call, parts, self._settings, width, self._extra, self._floor_before,
+                                 shown.floor_tokens)
         return head + 2 + max(1, -(-lg.cell_len // max(1, width))) + len(limits.plain.split("\n"))
-
-
-def drift_note(call: Call | None, analyses: dict[str, Any]) -> Text | None:
-    """``drift risk high: <why>`` for ``call`` from its context's analysis (``analyses``: context ->
-    :class:`ctxwatch.analysis.Analysis`), or ``None``.  The analysis writes the level at the start of its
-    reason (``high: ...``); it is said once here."""
-    if call is None:
-        return None
-    analysis = analyses.get(call.context)
-    if analysis is None:
-        return None
-    for risk in analysis.drift_risk:
-        if risk.call == call.index:
-            style = {"critical": "bold red", "high": "red", "medium": "yellow"}.get(risk.level, "dim")
-            out = Text(f"drift risk {risk.level}", style)
-            if risk.level != "low":
-                why = risk.reason
-                if why.startswith(f"{risk.level}: "):
-                    why = why[len(risk.level) + 2:]
-                out.append(": ")
-                out.append_text(tx.literal(why, limit=200))
-            return out
-    return None
