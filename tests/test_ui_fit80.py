@@ -139,3 +139,42 @@ async def test_the_call_after_a_compaction_says_why_its_inferred_floor_moved(sha
             app.main.table.move_cursor(row=62)  # #63: the same floor as #62
             await pilot.pause()
             assert "re-inferred" not in str(bar.render())
+
+
+async def test_the_fleet_of_a_folder_gives_its_flag_and_model_the_room_first(shared_logs: Path) -> None:
+    """A folder of Claude Code sessions at 80x24: the fleet view cut the model (``claude-…``) and the worst
+    flag (``output_placehold…``) to leave room for a session id and an instance column that only said
+    ``-``.  The flag and the model now get the room first, the session id is cut in the middle, and the
+    instance column is left out when no conversation has one."""
+    for width in (80, 100):
+        await _fleet_of_the_folder(shared_logs, width)
+
+
+async def _fleet_of_the_folder(shared_logs: Path, width: int) -> None:
+    from textual.widgets import DataTable
+
+    from ctxwatch.ui.screens import FleetScreen
+
+    app = CtxwatchApp(str(shared_logs / "claude-code"))
+    async with app.run_test(size=(width, 24)) as pilot:
+        await loaded(pilot, 139)  # (the newest session: spotter_4d5611e5_full, by its last call)
+        await pilot.press("W")
+        assert await wait_for(pilot, lambda: isinstance(app.screen, FleetScreen))
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, FleetScreen)
+        table = screen.query_one("#fleet", DataTable)
+        assert table.virtual_size.width <= width
+        assert [str(c.label) for c in table.columns.values()][1:4] == ["session", "model", "calls"]
+        (row,) = screen.rows
+        cells = [str(c) for c in table.get_row_at(0)]
+        # (by hand from the file: the session id of its lines, the model of its last call)
+        session = json.loads((shared_logs.joinpath(*SPOTTER)).read_text().splitlines()[-1])["sessionId"]
+        assert row.conversation == (None, session)
+        assert row.worst is not None and cells[-1] == f"{row.worst[1]} #{row.worst[2] + 1}" \
+            == "output_placeholder #30"  # (whole; the earliest of the session's four info flags)
+        # (80 columns leave the model two cells short: cut in the middle, its version kept)
+        assert cells[2] == ("claude…us-4-6" if width == 80 else "claude-opus-4-6")
+        assert "…" in cells[1] and session.startswith(cells[1].split("…")[0]) \
+            and session.endswith(cells[1].split("…")[1])
+        assert len(cells[1]) == (8 if width == 80 else 8 + 20 - 2)  # (20 more cells: 2 to the model)

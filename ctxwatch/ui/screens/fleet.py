@@ -19,12 +19,15 @@ from ctxwatch.ui.fleet import Conversation, FleetRow
 from ctxwatch.ui.screens.common import TableScreen
 from ctxwatch.ui.widgets.footer import AdaptiveFooter
 from ctxwatch.ui.widgets.side import SEVERITY_MARKS
+from ctxwatch.ui.widgets.table import short_model
 
-#: Characters of an instance name and a session id shown in their columns (ids are cut in the middle).
-NAME_CHARS = 14
 #: The fewest cells the names may be cut to, and the fewest the worst flag gets (``trigger_no_compaction #12``
 #: needs 25: cut with … below that), so that the table fits 80 columns.
 MIN_NAME_CHARS, MIN_FLAG_CHARS = 8, 16
+#: The columns cut to fit, in the order they get the room left: the worst flag (why a conversation is at
+#: risk), the model, then the names (an instance's is short and read; a session id is cut in the middle).
+_CUT = ("flag", "model", "instance", "session")
+_HEADS = {"instance": "instance", "session": "session", "model": "model", "flag": "worst flag"}
 
 
 def _numbers(r: FleetRow) -> list[str]:
@@ -109,49 +112,60 @@ class FleetScreen(TableScreen):
         keep = self.selected_row()
         self.rows = new
         table.clear(columns=True)
+        fit = self._fit(new)
         for key, label, right in (("sev", "", False), ("instance", "instance", False), ("session", "session", False),
                                   ("model", "model", False), ("calls", "calls", True), ("used", "used", True),
                                   ("floor", "floor", True), ("age", "age", True), ("flag", "worst flag", False)):
-            table.add_column(Text(label, justify="right" if right else "left"), key=key)
-        names, flag_room = self._fit(new)
+            if key in fit or key not in _CUT:
+                table.add_column(Text(label, justify="right" if right else "left"), key=key)
         for r in new:
             mark, style = SEVERITY_MARKS.get(r.worst[0], ("", "")) if r.worst else ("", "")
             inst, session = r.conversation
-            table.add_row(Text(mark, style), tx.literal(inst or "-", limit=names, middle=True),
-                          tx.literal(session or "-", limit=names, middle=True),
-                          tx.literal(r.last.model or "?", limit=names),
+            names = [tx.literal(inst or "-", limit=fit["instance"], middle=True)] if "instance" in fit else []
+            table.add_row(Text(mark, style), *names,
+                          tx.literal(session or "-", limit=fit["session"], middle=True),
+                          # (a model's id ends in what tells it from its kin: cut in the middle, its date first)
+                          tx.literal(short_model(r.last.model), limit=fit["model"], middle=True),
                           *(Text(cell, justify="right") for cell in _numbers(r)),
-                          tx.literal(_flag(r), style, limit=flag_room))
+                          tx.literal(_flag(r), style, limit=fit["flag"]))
         if new:
             at = next((i for i, r in enumerate(new) if keep is not None and r.conversation == keep.conversation), 0)
             table.move_cursor(row=at, animate=False)
         self.query_one("#fleet-head", Static).update(self._head())
 
-    def _fit(self, rows: Sequence[FleetRow]) -> tuple[int, int]:
-        """(the names' width, the worst flag's width) that fit the table in the screen's width: the flag gets
-        what the other columns leave, the names give up cells (down to :data:`MIN_NAME_CHARS`) until the flag
-        has :data:`MIN_FLAG_CHARS`; the flag is cut with … past its room."""
+    def _fit(self, rows: Sequence[FleetRow]) -> dict[str, int]:
+        """The cells each cut column may take (``instance``, ``session``, ``model``, ``flag``) so that the table
+        fits the screen's width: each starts at its least (:data:`MIN_NAME_CHARS`, the flag
+        :data:`MIN_FLAG_CHARS`, or less when its cells are shorter), then what the other columns leave goes
+        to them in the order of :data:`_CUT`, the worst flag first, each up to its widest cell.  The instance
+        column is left out when no conversation has an instance (a folder of Claude Code sessions): it would
+        only say ``-``."""
         width = self.size.width or self.app.size.width or 80
         # (a vertical scrollbar, 2 cells, once the rows are more than the table's height: the screen less its
         # head, the column header and the footer)
         scrollbar = 2 if len(rows) > (self.size.height or self.app.size.height) - 5 else 0
         marks = [SEVERITY_MARKS.get(r.worst[0], ("", ""))[0] if r.worst else "" for r in rows]
-        flag_need = min(MIN_FLAG_CHARS, max([len("worst flag"), *(len(_flag(r)) for r in rows)]))
+        cells = {"instance": [r.conversation[0] or "-" for r in rows],
+                 "session": [r.conversation[1] or "-" for r in rows],
+                 "model": [short_model(r.last.model) for r in rows], "flag": [_flag(r) for r in rows]}
+        if rows and not any(r.conversation[0] for r in rows):
+            del cells["instance"]
+        natural = {k: max([0, *(len(c) for c in v)]) for k, v in cells.items()}
+        fit = {k: min(n, MIN_FLAG_CHARS if k == "flag" else MIN_NAME_CHARS) for k, n in natural.items()}
+        fixed = max([0, *(len(m) for m in marks)]) + sum(
+            max([len(label), *(len(_numbers(r)[k]) for r in rows)])
+            for k, label in enumerate(("calls", "used", "floor", "age")))
+        columns = 5 + len(cells)  # (the mark, the four numbers and the cut ones: a cell of padding either side)
 
-        def widest(cells: list[str], header: str, limit: int | None = None) -> int:
-            return max([len(header), *(min(len(c), limit) if limit else len(c) for c in cells)])
+        def used() -> int:
+            return sum(max(len(_HEADS[k]), fit[k]) for k in fit)
 
-        names = NAME_CHARS
-        while True:
-            fixed = widest(marks, "") + sum(widest([r.conversation[k] or "-" for r in rows], label, names)
-                                            for k, label in ((0, "instance"), (1, "session")))
-            fixed += widest([r.last.model or "?" for r in rows], "model", names)
-            fixed += sum(widest([_numbers(r)[k] for r in rows], label)
-                         for k, label in enumerate(("calls", "used", "floor", "age")))
-            room = width - fixed - 2 * 9 - scrollbar  # (each of the 9 columns: a cell of padding either side)
-            if room >= flag_need or names <= MIN_NAME_CHARS:
-                return names, max(flag_need, room)
-            names -= 1
+        room = width - fixed - 2 * columns - scrollbar
+        for k in _CUT:
+            if k in fit:
+                # (a cell narrower than its column's head costs nothing more up to the head's width)
+                fit[k] = max(fit[k], min(natural[k], max(fit[k], len(_HEADS[k])) + room - used()))
+        return fit
 
     def _head(self) -> Text:
         out = Text()
