@@ -84,7 +84,7 @@ async def test_a_cut_name_keeps_the_project_and_the_session_start(tmp_path: Path
             screen = await open_picker(pilot, app, billing)
             shown = rows(screen)
             assert len(shown) == 4, shown
-            sub = next(r for r in shown if r.endswith("subagent"))
+            sub = next(r for r in shown if tagged(r))
             session = next(r for r in shown if "billing-service" in r and r != sub)
             other = next(r for r in shown if "frontend-app" in r)
             assert BILLING_SESSION[:8] in session and FRONTEND_SESSION[:8] in other
@@ -173,7 +173,7 @@ async def test_the_picker_filter_keys(tmp_path: Path, shared_logs: Path) -> None
         await pilot.press(*"billing")  # (the session, then its subagent transcript grouped under it)
         await pilot.pause()
         assert box.value == "billing" and len(rows(screen)) == 2 and ol.highlighted == 0
-        assert rows(screen)[1].endswith("subagent") and not rows(screen)[0].endswith("subagent")
+        assert tagged(rows(screen)[1]) and not tagged(rows(screen)[0])
         await pilot.press("down")
         assert ol.highlighted == 1 and box.has_focus
         await pilot.press("enter")
@@ -245,6 +245,11 @@ async def test_keys_in_a_burst_and_a_paste_reach_the_picker_filter(tmp_path: Pat
         await pilot.pause()
         assert box.value == FRONTEND_SESSION[:8] and box.has_focus
         assert len(rows(screen)) == 1 and FRONTEND_SESSION in rows(screen)[0]
+
+
+def tagged(row: str) -> bool:
+    """True when the picker's ``row`` is tagged ``subagent`` (after its session's name, before the date)."""
+    return " subagent  " in row
 
 
 def tiny_log(path: Path, size: int) -> Path:
@@ -334,7 +339,7 @@ async def test_a_subagent_transcript_keeps_its_session_id_where_it_has_room(tmp_
         dst.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(src, dst)
     shown = await picker_rows(folder, 160, 3)
-    sub = next(r for r in shown if r.endswith("subagent"))
+    sub = next(r for r in shown if tagged(r))
     assert f"{BILLING_SESSION}/agent-acompact-e1f845 " in sub, shown
     assert all("2026-02-" in r or "2025-" in r for r in shown) and all(r.count(":") == 2 for r in shown)
 
@@ -357,7 +362,7 @@ async def test_a_cut_session_id_keeps_what_the_room_allows(tmp_path: Path, share
         dst.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(src, dst)
     shown = await picker_rows(folder, 160, 3)
-    sub = next(r for r in shown if r.endswith("subagent"))
+    sub = next(r for r in shown if tagged(r))
     assert sub.split()[1] == "3f2a9c1e-8b7d-4414-9ccd…0b2a/agent-acompact-e1f845", shown
     assert {r.split()[1] for r in shown if r != sub} == {BILLING_SESSION, FRONTEND_SESSION}
 
@@ -401,7 +406,7 @@ async def test_the_picker_describes_each_session_and_groups_subagents(tmp_path: 
     async with app.run_test(size=(120, 30)) as pilot:
         screen = await open_picker(pilot, app, billing)
         assert screen.files == [str(billing), str(agent), str(frontend)]
-        assert rows(screen)[2].endswith("subagent")
+        assert tagged(rows(screen)[2])
         assert await wait_for(pilot, lambda: len(screen.infos) == 3, 15)
         await pilot.press("j")  # (the billing session)
         await pilot.pause()
@@ -433,3 +438,26 @@ async def test_c_cycles_a_sessions_subagent_files(tmp_path: Path, shared_logs: P
             await pilot.press("c")
             assert await wait_for(pilot, lambda w=want: app.log_path == str(w) and app.loaded, 15)
         assert len(app.calls) == 139 and not app.auto_session
+
+
+async def test_a_time_that_is_no_calls_is_tagged_after_its_name_not_beside_every_date(shared_logs: Path,
+                                                                                      tmp_path: Path) -> None:
+    """At 80 columns, the ``(last record)`` of one session widened the time column of every row by 14 cells,
+    which the names and the sizes gave up (``rollout-2025-11-17T1…19a93b9_codex0.58.0  2025-11-17``, no
+    size).  The note is now a tag after the session's own name, as ``subagent`` is, in room a short name
+    leaves in its column: the sizes are back and the long name keeps more."""
+    src = shared_logs / "codex-rollout"
+    names = ("codex0.63.0_session_meta_only.jsonl", "rollout-2025-11-17T15-30-28-019a93b9_codex0.58.0.jsonl")
+    for name in names:
+        shutil.copy(src / name, tmp_path / name)
+    got = await picker_rows(tmp_path, 80, 2)
+    meta = next(r for r in got if "session_meta_only" in r)
+    full = next(r for r in got if "codex0.58.0" in r)
+    # (by hand: the files' sizes in KiB, as the picker rounds them)
+    kib = [f"{round((tmp_path / n).stat().st_size / 1024):,} KiB" for n in names]
+    assert meta.split("  ")[1:] == ["codex0.63.0_session_meta_only (last record)", "", "2025-11-23", "", kib[0]] \
+        or meta.split() == ["codex0.63.0_session_meta_only", "(last record)", "2025-11-23", *kib[0].split()], meta
+    assert full.rstrip().endswith(kib[1]) and "…" in full
+    shown = full.split()[0]  # (cut in the middle, to more than the 40 cells it kept before)
+    assert len(shown) > 40 and names[1].startswith(shown.split("…")[0]) and shown.split("…")[1] in names[1]
+    assert full.rindex("2025-11-17") == meta.rindex("2025-11-23")  # (the dates still line up)

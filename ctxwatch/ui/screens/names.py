@@ -157,14 +157,17 @@ def cut_id(name: str, room: int) -> str | None:
 
 class NameColumns:
     """``(folder, session)`` names to lay out in two columns (:meth:`fit`), their shorter forms worked out once
-    for every width tried."""
+    for every width tried.  ``tags``: per row, the cells a tag written after its session name takes in the
+    session column (``  subagent``; none when not given): a short name's row holds its tag in room the
+    column has anyway."""
 
-    def __init__(self, pairs: Sequence[tuple[str, str]]) -> None:
+    def __init__(self, pairs: Sequence[tuple[str, str]], tags: Sequence[int] | None = None) -> None:
         self.folders = [f for f, _s in pairs]
         cut = common_cut(self.folders)
         self.short_folders = [("…" + f[cut:]) if cut and f else f for f in self.folders]
         self.forms = session_forms([s for _f, s in pairs])
-        self.lens = [[cells(f) for f in fs] for fs in self.forms]
+        self.tags = list(tags) if tags is not None else [0] * len(pairs)
+        self.lens = [[cells(f) + t for f in fs] for fs, t in zip(self.forms, self.tags, strict=True)]
         self.full = max((n[0] for n in self.lens), default=0)
         self.least = max((n[-1] for n in self.lens), default=0)
         self.folder_w = max((cells(f) for f in self.folders), default=0)
@@ -185,7 +188,8 @@ class NameColumns:
         ``strict``: return ``None`` rather than cut a folder name, or cut a session name's shortest form to
         fewer than :data:`SESSION_ROOM` cells (the caller may rather give up dates and sizes).
 
-        Returns ``(folder_width, session_width, names)``: the columns' widths and the names, each in its column.
+        Returns ``(folder_width, session_width, names)``: the columns' widths (the session column's with the
+        rows' tags) and the names, each in its column (without its tag).
         """
         folders, fw = self.folders, self.folder_w
         gap = GAP if fw else 0
@@ -194,19 +198,21 @@ class NameColumns:
         if fw + gap + self.least > width:
             if strict and fw + gap + min(self.least, SESSION_ROOM) > width:
                 return None
-            fw = max(min(fw, FOLDER_MIN), min(fw, width - gap - min(self.least, SESSION_MIN))) if fw else 0
+            # (a row's tag does not count in the least a name keeps)
+            least = min(self.least, SESSION_MIN + max(self.tags, default=0))
+            fw = max(min(fw, FOLDER_MIN), min(fw, width - gap - least)) if fw else 0
         room = max(1, width - gap - fw)
         # (once one name is shortened, none keeps the extension they all share: the column reads the same way)
         first = 0 if self.full <= room else 1
         sessions = []
-        for fs, lens in zip(self.forms, self.lens, strict=True):
+        for fs, lens, tag in zip(self.forms, self.lens, self.tags, strict=True):
             k = next((k for k in range(first, len(fs)) if lens[k] <= room), None)
             if k == _ID_MIDDLE:  # (its fixed 8 + 4 characters of the id left room unused beside it)
-                sessions.append(cut_id(fs[_FLAT], room) or fs[k])
+                sessions.append(cut_id(fs[_FLAT], room - tag) or fs[k])
             else:
-                sessions.append(fs[k] if k is not None else cut_middle(fs[-1], room))
+                sessions.append(fs[k] if k is not None else cut_middle(fs[-1], max(1, room - tag)))
         names = [(cut_left(f, fw), s) for f, s in zip(folders, sessions, strict=True)]
-        return fw, max((cells(s) for s in sessions), default=0), names
+        return fw, max((cells(s) + t for s, t in zip(sessions, self.tags, strict=True)), default=0), names
 
 
 def fit_names(pairs: Sequence[tuple[str, str]], width: int, strict: bool = False

@@ -85,7 +85,6 @@ class SessionPicker(ModalScreen[str | None]):
         Binding("pageup", "page_up", "Page up", show=False),
     ]
 
-
     class InfoRead(Message):
         """The picker's worker read session ``path``: ``info`` (``None``: it could not be read).  Bubbles to the
         app, which keeps it for the next opening."""
@@ -112,8 +111,9 @@ class SessionPicker(ModalScreen[str | None]):
         self.cursor = cursor
         #: The filter's text (rows whose path relative to ``folder`` holds it, ignoring case; ``""``: all).
         self.filter_text = ""
-        #: Per file: (folder name, session name, subagent?, when it was last active, its size).
-        self._rows: list[tuple[str, str, bool, str, str]] = []
+        #: Per file: (folder name, session name, subagent?, when it was last active, its size, what that time is:
+        #: ``""`` the last call's, else e.g. ``(last record)``).
+        self._rows: list[tuple[str, str, bool, str, str, str]] = []
         self._keys: list[str] = []  # (each file's path relative to the folder, case-folded: what the filter reads)
         # (each file's row, laid out for the width now: kept from one filter to the next, an option keeps what
         # the list worked out about it, so that filtering does not measure thousands of rows again)
@@ -130,12 +130,12 @@ class SessionPicker(ModalScreen[str | None]):
                 act, _ = activity_of(f)
                 # (a file whose calls carry no time is listed last, by its file time, and a record's time that no
                 # call's is found beside: each said, as it is no call's)
-                when = tx.stamp(act) + activity_note(f)
+                when, note = tx.stamp(act), activity_note(f).strip()
                 size = file_size(os.path.getsize(f))
             except OSError:
-                when, size = "gone", ""
+                when, size, note = "gone", "", ""
             self._rows.append((tx.clean(folder, multiline=False), tx.clean(session, multiline=False),
-                               is_subagent_file(f), when, size))
+                               is_subagent_file(f), when, size, note))
             self._keys.append(rel.casefold())
 
     def _title(self, matches: int | None = None) -> Text:
@@ -164,32 +164,35 @@ class SessionPicker(ModalScreen[str | None]):
         screen_w = self.app.size.width or 100
         self._laid_out_for = screen_w
         width = max(20, screen_w - 2 * PICKER_MARGIN) - PICKER_CHROME - 2  # (the marker: "● ")
-        tag = len("  subagent") if any(sub for _f, _s, sub, _w, _z in self._rows) else 0
-        columns = NameColumns([(f, s) for f, s, _sub, _w, _z in self._rows])
+        # (the tags after the session's name, in its column: a subagent's transcript, a time no call's; in a column
+        # of their own, or by the dates, one row's tag took its cells from every row's name)
+        tags = [(("subagent",) if sub else ()) + ((note,) if note else ()) for _f, _s, sub, _w, _z, note in self._rows]
+        columns = NameColumns([(f, s) for f, s, *_x in self._rows], [cells(" ".join(t)) + 1 if t else 0 for t in tags])
         # The time and size in three forms, widest first: date and time, date, date without the size.
-        forms = [[(when, size) for *_x, when, size in self._rows],
-                 [(when[:10] + when[19:], size) for *_x, when, size in self._rows],
-                 [(when[:10] + when[19:], "") for *_x, when, _size in self._rows]]
+        forms = [[(when, size) for *_x, when, size, _n in self._rows],
+                 [(when[:10], size) for *_x, when, size, _n in self._rows],
+                 [(when[:10], "") for *_x, when, _size, _n in self._rows]]
         for infos in forms:
             when_w = max((cells(w) for w, _z in infos), default=0)
             size_w = max((len(z) for _w, z in infos), default=0)
             infos_w = when_w + (GAP + size_w if size_w else 0)
-            fitted = columns.fit(width - tag - GAP - infos_w, strict=infos is not forms[-1])
+            fitted = columns.fit(width - GAP - infos_w, strict=infos is not forms[-1])
             if fitted is not None:
                 break
         assert fitted is not None
         fw, sw, names = fitted
         self._file_options = []
-        for i, ((folder, session), (*_x, sub, _w, _z), (when, size)) in enumerate(
-                zip(names, self._rows, infos, strict=True)):
+        for i, ((folder, session), row_tags, (when, size)) in enumerate(zip(names, tags, infos, strict=True)):
             line = Text("● " if (self.files[i] == self.current and not self.auto) else "  ")
             if fw:
                 line.append(folder + " " * (fw - cells(folder) + GAP), "bold")
-            line.append(session + " " * (sw - cells(session) + GAP))
+            line.append(session)
+            for t in row_tags:  # (a subagent's: a session's own transcript, not a session: see the count)
+                line.append(" ")
+                line.append(t, "cyan" if t == "subagent" else "dim")
+            line.append(" " * (sw - cells(session) - (cells(" ".join(row_tags)) + 1 if row_tags else 0) + GAP))
             line.append(when + " " * (when_w - cells(when)) + (f"{' ' * GAP}{size:>{size_w}}" if size_w else ""),
                         "dim")
-            if sub:
-                line.append("  subagent", "cyan")  # (a session's own transcript, not a session: see the count)
             self._file_options.append(Option(line, id=f"f{i}"))
         head = Text("  ")
         if fw:
@@ -197,7 +200,7 @@ class SessionPicker(ModalScreen[str | None]):
             head.append(next((w for w in ("folder", "dir") if len(w) <= fw), "").ljust(fw + GAP))
         head.append(next((w for w in ("session", "file") if len(w) <= sw), "").ljust(sw + GAP))
         head.append(f"{'last call':<{when_w}}" + (f"{' ' * GAP}{'size':>{size_w}}" if size_w else ""))
-        rows_w = 2 + fw + (GAP if fw else 0) + sw + GAP + infos_w + tag
+        rows_w = 2 + fw + (GAP if fw else 0) + sw + GAP + infos_w
         title_w = self._title().cell_len
         # (a long title wraps rather than widen the box past the screen's margins)
         box_w = min(max(20, screen_w - 2 * PICKER_MARGIN), max(rows_w, title_w) + PICKER_CHROME)
