@@ -216,6 +216,9 @@ def test_session_picker(snap_compare: Any, tmp_path: Path, monkeypatch: pytest.M
         screen = app.screen
         assert isinstance(screen, SessionPicker) and screen.filter_text == "service"
         assert screen.query_one("OptionList").option_count == 2  # (the session and its subagent transcript)
+        # (the tag after the transcript's name, in the session column: the dates line up)
+        sub, own = (str(screen.query_one("OptionList").get_option_at_index(i).prompt) for i in (1, 0))
+        assert "agent-a2898e3 subagent  2025-01-01" in sub and sub.index("2025-01-01") == own.index("2025-01-01")
         # The line under the list, once the picker's worker read every session: the highlighted one's 3 calls,
         # its peak (call 3: 1,130 + 2 x 1,064 = 3,258 of the 20,000-token window) and first prompt.
         assert await wait_for(pilot, lambda: len(screen.infos) == 3, 10)
