@@ -1203,7 +1203,7 @@ async def test_the_session_picker_marks_subagent_transcripts(tmp_path: Path) -> 
         assert title.endswith("(newest first): 1 session, 1 subagent transcript")
         ol = app.screen.query_one(OptionList)
         rows = [str(ol.get_option_at_index(i).prompt) for i in range(ol.option_count)]
-        assert [r.endswith("subagent") for r in rows] == [False, False, True]
+        assert [" subagent  " in r for r in rows] == [False, False, True]
 
 
 async def test_c_on_a_session_file_goes_to_its_subagent_transcripts(tmp_path: Path) -> None:
@@ -1280,7 +1280,7 @@ async def test_the_session_picker_gives_each_file_one_line_at_any_width(tmp_path
         rows = [ol.get_option_at_index(i).prompt for i in range(ol.option_count)]
         assert len(rows) == 3
         assert all(r.cell_len <= room for r in rows[1:]), (room, [r.cell_len for r in rows])  # (the files)
-        assert str(rows[2]).endswith("subagent") or str(rows[1]).endswith("subagent")
+        assert " subagent  " in str(rows[2]) or " subagent  " in str(rows[1])  # (the tag after its name)
         # The dates line up: one column for the paths, whatever each one's length (they shifted with each cut).
         import re
 
