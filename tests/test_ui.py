@@ -1473,7 +1473,14 @@ async def test_side_panel_keeps_every_section_in_sight_at_80x24(log: Path) -> No
         await loaded(pilot, 12)
         await pilot.pause()
         text = str(app.main.query_one(SidePanel).render())
-        assert "\nForecast\n" in text and "\nWatching\n" in text  # (the full text: a heading per section)
+        # (the full text: a heading per section, each one-entry section starting on its heading's line, never a
+        # heading alone on its line)
+        lines = text.split("\n")
+        assert "Flags (2, newest first)" in lines and lines[lines.index("Flags (2, newest first)") + 1].startswith(
+            "! #12 over_budget: ")
+        assert any(ln.startswith("Forecast trigger cross") for ln in lines)
+        assert "Input problems (0) none" in lines and any(ln.startswith("Watching file events") for ln in lines)
+        assert not {"Flags", "Forecast", "Watching"} & {ln.strip() for ln in lines}
         assert "\nChart\n" not in text  # (the legend is the line under the chart)
         assert "no compaction followed for 3 calls (end of log)" in text  # (the reasons whole)
 

@@ -84,30 +84,30 @@ def side_text(s: DashboardState, console: Console, height: int = 0, width: int =
 
 def side_full(s: DashboardState) -> Text:
     """The side panel's whole text: flags of the context shown (newest first), the forecast, the input
-    problems and how the log is watched."""
+    problems and how the log is watched.  A section of one entry starts on its heading's line (``Forecast 5
+    calls / ~3 s to trigger``, ``Flags none``); a list of entries starts on the line under its heading."""
     out = Text()
     analysis = s.analysis
     out.append("Flags", "bold")
     if s.analysis_error:
-        out.append("\n")
+        out.append(" ")
         out.append_text(tx.literal(s.analysis_error, "yellow", limit=200))
         out.append("\n")
     elif analysis is None:
-        out.append("\n")
-        out.append(f"{FLAGS_PENDING if not s.loaded else 'none yet'}\n", "dim")
+        out.append(f" {FLAGS_PENDING if not s.loaded else 'none yet'}\n", "dim")
     else:
         flags = side_flags(s)
-        out.append(f" ({len(flags)}, newest first)\n" if flags else "\n", "bold")
+        out.append(f" ({len(flags)}, newest first)\n" if flags else " ", "bold")
         if not flags:
             out.append("none\n", "dim")
         for f in flags[:SIDE_FLAGS]:
             out.append_text(flag_entry(f))
             out.append("\n")
-        out.append("\nForecast\n", "bold")
+        out.append("\nForecast ", "bold")
         out.append_text(tx.literal(analysis.forecast.text(), limit=300))
         out.append("\n")
     bad = s.input_problems()
-    out.append(f"\nInput problems{problem_count(bad)}\n", "bold")
+    out.append(f"\nInput problems{problem_count(bad)}" + ("\n" if bad else " "), "bold")
     if not bad:
         out.append("none\n", "dim")
     for i in reversed(bad[-SIDE_ISSUES:]):
@@ -119,7 +119,7 @@ def side_full(s: DashboardState) -> Text:
         out.append(f"{before_reset(s)} from before the log's last reset, not counted (i lists them)\n",
                    "dim")
     if s.watch_mode is not None or s.scan_note:
-        out.append("\nWatching\n", "bold")
+        out.append("\nWatching ", "bold")
         out.append_text(watch_detail(s, "\n"))
         out.append("\n")
     return out
