@@ -352,7 +352,9 @@ async def test_a_codex_reasoning_rows_reported_size_says_it_is_reported(shared_l
         assert isinstance(label, Text) and label.plain == "assistant [reasoning] · reported"
         assert table.get_row(str(rows[0].position))[1].plain == "assistant [reasoning]"
         head = str(detail.query_one("#detail-head", Static).render())
-        assert f"{sum(it.reported for it in rows):,} of it reasoning as reported" in head
+        msgs = [it for it in detail.items if it.kind == "message"]
+        rows_sum, rs = sum(it.tokens or 0 for it in msgs), sum(it.reported for it in rows)
+        assert f"({rows_sum:,}: {rows_sum - rs:,} by o200k_base, {rs:,} reasoning as reported, counted" in head
         table.move_cursor(row=table.get_row_index(str(third.position)))
         await pilot.pause()
         item_head = str(detail.query_one("#item-head", Static).render())

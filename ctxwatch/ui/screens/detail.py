@@ -139,10 +139,10 @@ class DetailScreen(TableScreen):
             out.append(f" · {n} message{'s' if n != 1 else ''}")
         if msgs and c.history_src == Src.INFERRED:
             # The history is what the provider counted minus the floor; the rows are this tokenizer's count.
-            rs = sum(it.reported for it in msgs)
-            of_it = f", {rs:,} of it reasoning as reported" if rs else ""
-            out.append(f" ({sum(it.tokens or 0 for it in msgs):,} by {c.tokenizer}{of_it}, counted on opening)",
-                       "dim")
+            rows, rs = sum(it.tokens or 0 for it in msgs), sum(it.reported for it in msgs)
+            by = f"{rows:,}: {rows - rs:,} by {c.tokenizer}, {rs:,} reasoning as reported" if rs else \
+                f"{rows:,} by {c.tokenizer}"
+            out.append(f" ({by}, counted on opening)", "dim")
         elif not self.loaded and not c.messages:
             out.append(" · messages: counted on opening")
         if c.context != "main":
