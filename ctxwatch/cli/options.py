@@ -41,6 +41,18 @@ def settings_options(f: Callable[..., Any]) -> Callable[..., Any]:
 NO_CACHE = "ctxwatch.no_cache"
 
 
+def idle_grace_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    """``--idle-grace SECONDS``: how long a followed log's half-written last line may stay unchanged before it is
+    reported as cut (:data:`~ctxwatch.source.DEFAULT_IDLE_GRACE`, 2 s, by default)."""
+    from ctxwatch.source import DEFAULT_IDLE_GRACE
+
+    return click.option("--idle-grace", "idle_grace", type=click.FloatRange(min=0.1), default=None,
+                        metavar="SECONDS",
+                        help=f"Following: seconds a half-written last line may stay unchanged before it is "
+                             f"reported as cut (default {DEFAULT_IDLE_GRACE:g}; raise it for a writer that pauses "
+                             "mid-line).")(f)
+
+
 def cache_option(f: Callable[..., Any]) -> Callable[..., Any]:
     """``--no-cache``: read the logs from their start, neither using nor saving what earlier reads kept
     (:mod:`ctxwatch.engine.cache`; ``CTXWATCH_NO_CACHE=1`` does the same for every command)."""

@@ -18,7 +18,7 @@ import click
 from ctxwatch.cli.console import echo, write_chunks
 from ctxwatch.cli.exits import exit_if_nothing_read, fail
 from ctxwatch.cli.load import KeptOutput, given_or_found, load_paths, steady_heap
-from ctxwatch.cli.options import cache_option, make_settings, settings_options
+from ctxwatch.cli.options import cache_option, idle_grace_option, make_settings, settings_options
 from ctxwatch.cli.spool import STDIN_NAME, is_pipe
 from ctxwatch.config import Settings
 from ctxwatch.output.safetext import clean
@@ -35,11 +35,12 @@ from ctxwatch.output.safetext import clean
 @click.option("--jsonl", is_flag=True, help="One JSON object per line per call, and an {\"event\": \"issue\"} line per "
                                             "problem (with --follow: as each completes).")
 @click.option("--poll", is_flag=True, help="With --follow: poll instead of filesystem events.")
+@idle_grace_option
 @click.option("--sessions", "sessions_only", is_flag=True,
               help="Text: one row per session (calls, peak prompt, tokens, cost) instead of one per call.")
 def report_cmd(paths: tuple[str, ...], config: str | None, window: int | None, budget_fraction: float | None,
                trigger: float | None, reserve: float | None, fmt: str | None, as_json: bool, follow: bool,
-               jsonl: bool, poll: bool, sessions_only: bool) -> None:
+               jsonl: bool, poll: bool, sessions_only: bool, idle_grace: float | None = None) -> None:
     """Per-call floor / history / reserve numbers for PATH, headless (on a terminal, the tables fit its
     width; --sessions: one row per session).
 
@@ -55,6 +56,8 @@ def report_cmd(paths: tuple[str, ...], config: str | None, window: int | None, b
                                "of a log as it stands: choose one")
     if poll and not follow:
         raise click.UsageError("--poll applies to --follow only")
+    if idle_grace is not None and not follow:
+        raise click.UsageError("--idle-grace applies to --follow only (a whole read reports a cut last line at once)")
     if sessions_only and (as_json or jsonl or follow):
         raise click.UsageError("--sessions is a view of the text report (--json has the sessions as \"sessions\")")
     settings = make_settings(config, window=window, budget_fraction=budget_fraction, trigger=trigger,
@@ -62,7 +65,7 @@ def report_cmd(paths: tuple[str, ...], config: str | None, window: int | None, b
     if follow:
         if len(paths) != 1:
             raise click.UsageError("--follow takes exactly one PATH")
-        _follow(paths[0], fmt, settings, poll)
+        _follow(paths[0], fmt, settings, poll, idle_grace)
         return
     from ctxwatch.output.report import report_json, report_json_chunks, report_jsonl_chunks
 
@@ -98,12 +101,13 @@ def report_cmd(paths: tuple[str, ...], config: str | None, window: int | None, b
         kept.keep_lines(lines)
 
 
-def _follow(path: str, fmt: str | None, settings: Settings, poll: bool) -> None:
+def _follow(path: str, fmt: str | None, settings: Settings, poll: bool, idle_grace: float | None = None) -> None:
     """``report --follow --jsonl``: print each call of ``path`` as it completes, until Ctrl-C (exit 0)."""
     import logging
 
     from ctxwatch.engine import LogError
     from ctxwatch.output.follow import follow_jsonl
+    from ctxwatch.source import DEFAULT_IDLE_GRACE
 
     # watchfiles logs a warning on Ctrl-C; stopping on Ctrl-C is the normal end of a follow (exit 0).
     logging.getLogger("watchfiles").setLevel(logging.ERROR)
@@ -113,7 +117,8 @@ def _follow(path: str, fmt: str | None, settings: Settings, poll: bool) -> None:
     # the follow loop would simply watch again and the command never exit.
     previous = _on_sigint(stop)
     try:
-        follow_jsonl(path, fmt, settings, sys.stdout, stop, poll=poll)
+        follow_jsonl(path, fmt, settings, sys.stdout, stop, poll=poll,
+                     idle_grace=DEFAULT_IDLE_GRACE if idle_grace is None else idle_grace)
     except KeyboardInterrupt:
         stop.set()
     except LogError as exc:

@@ -15,7 +15,7 @@ import click
 from ctxwatch.cli.console import echo
 from ctxwatch.cli.exits import fail
 from ctxwatch.cli.load import given_or_found
-from ctxwatch.cli.options import make_settings, settings_options
+from ctxwatch.cli.options import idle_grace_option, make_settings, settings_options
 from ctxwatch.cli.spool import STDIN_NAME, is_pipe
 from ctxwatch.output.safetext import clean
 
@@ -26,8 +26,10 @@ from ctxwatch.output.safetext import clean
 @click.option("--poll", is_flag=True,
               help="Poll instead of using filesystem events (network, WSL, container filesystems).")
 @click.option("--last", type=click.IntRange(min=1), default=None, help="Start from the last N calls.")
+@idle_grace_option
 def watch_cmd(paths: tuple[str, ...], config: str | None, window: int | None, budget_fraction: float | None,
-              trigger: float | None, reserve: float | None, fmt: str | None, poll: bool, last: int | None) -> None:
+              trigger: float | None, reserve: float | None, fmt: str | None, poll: bool, last: int | None,
+              idle_grace: float | None = None) -> None:
     """Open the dashboard on PATHS and follow it live.
 
     \b
@@ -54,7 +56,7 @@ def watch_cmd(paths: tuple[str, ...], config: str | None, window: int | None, bu
     from ctxwatch.ui.app import CtxwatchApp
 
     app = CtxwatchApp(paths[0] if len(paths) == 1 else list(paths), fmt=fmt, settings=settings, poll=poll,
-                      last=last, pick=pick)
+                      last=last, pick=pick, idle_grace=idle_grace)
     app.run()
     if app.return_code:  # (1: the app ended on an error it did not handle; Textual printed its traceback)
         sys.exit(app.return_code)

@@ -57,6 +57,8 @@ class CtxwatchApp(FeedHandlers, ViewActions, OutputActions, SessionActions):
             and falls back to polling by itself, with a notice, when events fail or stay silent; a folder's
             tree is followed the same way (:class:`~ctxwatch.ui.feed.FolderScan`).
         last: show only the last N calls of the existing content.
+        idle_grace: seconds a half-written last line may stay unchanged before it is reported (``--idle-grace``;
+            ``None``: the follower's default).
         pick: open the session picker on the most recent session once the sessions are listed (the dashboard
             started with no path, on the harnesses' logs).
 
@@ -100,7 +102,8 @@ class CtxwatchApp(FeedHandlers, ViewActions, OutputActions, SessionActions):
                            "sessions", "cancel_backfill", "issues", "flags", "diff", "fleet"})
 
     def __init__(self, path: str | Sequence[str], *, fmt: str | None = None, settings: Settings | None = None,
-                 poll: bool = False, last: int | None = None, pick: bool = False) -> None:
+                 poll: bool = False, last: int | None = None, pick: bool = False,
+                 idle_grace: float | None = None) -> None:
         super().__init__()
         paths = [path] if isinstance(path, str) else list(path)
         if not paths:
@@ -109,6 +112,7 @@ class CtxwatchApp(FeedHandlers, ViewActions, OutputActions, SessionActions):
         self.fmt = fmt
         self.settings = settings or Settings()
         self.last = last
+        self.idle_grace = idle_grace
         self.pick_on_open = pick
         self.feed: LogFeed | None = None  # (a BatchFeed, a LogFeed, for joined batch files)
         self.folder_scan: FolderScan | None = None
@@ -173,7 +177,7 @@ class CtxwatchApp(FeedHandlers, ViewActions, OutputActions, SessionActions):
         else:
             self.feed = LogFeed(path, self.post_message, self._stop, fmt=self.fmt, settings=self.settings,
                                 last=self.last, feed_id=self._feed_id, cancel_backfill=self._cancel,
-                                poll=self.state.poll)
+                                poll=self.state.poll, idle_grace=self.idle_grace)
         self.state.start_log(path, batch, self.feed.sweep_interval)
         if (main := self._live()) is not None:
             main.fill_table([])

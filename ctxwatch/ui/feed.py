@@ -58,7 +58,7 @@ class LogFeed:
 
     Args:
         path: the log file.  emit: ``App.post_message``.  stop: set it to end :meth:`run`.
-        fmt, settings, last, cancel_backfill, poll, debounce_ms, slice_bytes, watcher: as for
+        fmt, settings, last, cancel_backfill, poll, debounce_ms, slice_bytes, watcher, idle_grace: as for
             :class:`~ctxwatch.engine.Follower`.
         feed_id: stamped on every message.
         interval: seconds between polls; flush_interval: least seconds between update messages.
@@ -74,7 +74,8 @@ class LogFeed:
                  feed_id: int = 0, cancel_backfill: threading.Event | None = None, poll: bool = False,
                  interval: float = POLL_INTERVAL, flush_interval: float = FLUSH_INTERVAL,
                  sweep_interval: float | None = None, debounce_ms: int = DEFAULT_DEBOUNCE_MS,
-                 slice_bytes: int | None = None, watcher: Watcher | None = None) -> None:
+                 slice_bytes: int | None = None, watcher: Watcher | None = None,
+                 idle_grace: float | None = None) -> None:
         self.path = path
         self.emit = emit
         self.stop = stop
@@ -86,7 +87,7 @@ class LogFeed:
                                  cancel_backfill=cancel_backfill, poll=poll, poll_interval=interval,
                                  flush_interval=flush_interval, sweep_interval=self.sweep_interval,
                                  debounce_ms=debounce_ms, slice_bytes=slice_bytes,
-                                 on_turn=self._analyse, watcher=watcher)
+                                 on_turn=self._analyse, watcher=watcher, idle_grace=idle_grace)
 
     @property
     def run_(self) -> Run | None:
