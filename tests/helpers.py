@@ -107,3 +107,63 @@ def report_of(path: str, *args: str) -> dict:
     res = CliRunner().invoke(main, ["report", "--json", path, *args])
     assert res.exit_code == 0, res.output
     return json.loads(res.output)
+
+
+def report_bytes(path: Path | str, *args: str) -> bytes:
+    """``ctxwatch report --json ARGS... PATH``'s bytes (in process), the command having succeeded."""
+    from click.testing import CliRunner
+
+    from ctxwatch.cli import main
+
+    res = CliRunner().invoke(main, ["report", "--json", *args, str(path)])
+    assert res.exit_code == 0, res.output
+    return res.stdout_bytes
+
+
+def serial_and_parallel(folder: Path, fmt: str | None = None) -> tuple[dict, dict]:
+    """The ``report --json`` documents of ``folder`` read serially and by worker processes (the size threshold
+    lowered so that a small folder is split), without a cache."""
+    from ctxwatch.config import Settings
+    from ctxwatch.engine import folder as multi
+    from ctxwatch.engine import parallel
+    from ctxwatch.output.report import report_json
+
+    serial = report_json(multi.load_many([str(folder)], fmt, Settings()))
+    old = parallel.PARALLEL_MIN_BYTES
+    parallel.PARALLEL_MIN_BYTES = 0
+    try:
+        par = report_json(multi.load_many([str(folder)], fmt, Settings(), parallel=True))
+    finally:
+        parallel.PARALLEL_MIN_BYTES = old
+    return serial, par
+
+
+def half_grown_project(shared_logs: Path, tmp_path: Path) -> tuple[Path, Path, bytes, int]:
+    """A Claude Code project folder of the ``spotter_*`` samples in which one session holds only the first half
+    of its lines: ``(folder, that session's file, its whole bytes, where its half ends)``."""
+    import shutil
+
+    folder = tmp_path / "project"
+    folder.mkdir()
+    for p in sorted((shared_logs / "claude-code").glob("spotter_*.jsonl")):
+        shutil.copy(p, folder / p.name)
+    grown = folder / "spotter_4d5611e5_head200.jsonl"
+    full = grown.read_bytes()
+    cut = full.rfind(b"\n", 0, len(full) // 2) + 1
+    grown.write_bytes(full[:cut])
+    return folder, grown, full, cut
+
+
+def reads_from(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The offsets the reads through the cache start at, one per file read, as they happen."""
+    from ctxwatch.engine import warm
+
+    starts: list[int] = []
+    real = warm._complete_lines
+
+    def spy(path, offset, *rest):  # type: ignore[no-untyped-def]
+        starts.append(offset)
+        return real(path, offset, *rest)
+
+    monkeypatch.setattr(warm, "_complete_lines", spy)
+    return starts

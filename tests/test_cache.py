@@ -15,10 +15,11 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from helpers import half_grown_project, reads_from, report_bytes
 
 from ctxwatch.cli import main
 from ctxwatch.engine import cache as cache_mod
-from ctxwatch.engine import cachedb, warm
+from ctxwatch.engine import cachedb
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -37,26 +38,11 @@ def _per_file_entries_only(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def report(path: Path, *args: str) -> bytes:
-    res = CliRunner().invoke(main, ["report", "--json", *args, str(path)])
-    assert res.exit_code == 0, res.output
-    return res.stdout_bytes
+    return report_bytes(path, *args)
 
 
 def cold(path: Path, *args: str) -> bytes:
     return report(path, "--no-cache", *args)
-
-
-def reads_from(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """The offsets the cached reads start at (one per file read through the cache)."""
-    starts: list[int] = []
-    real = warm._complete_lines
-
-    def spy(path, offset, *rest):  # type: ignore[no-untyped-def]
-        starts.append(offset)
-        return real(path, offset, *rest)
-
-    monkeypatch.setattr(warm, "_complete_lines", spy)
-    return starts
 
 
 def entries() -> int:
@@ -223,14 +209,7 @@ def test_a_folder_is_cached_file_by_file(shared_logs: Path, tmp_path: Path, monk
     """A Claude Code project folder: warm is cold; one session grown is the only file read, from its old end, and
     the unchanged ones give their earlier result without their state being loaded; a session rewritten with
     other bytes of the same size is read again from its start."""
-    folder = tmp_path / "project"
-    folder.mkdir()
-    for p in sorted((shared_logs / "claude-code").glob("spotter_*.jsonl")):
-        shutil.copy(p, folder / p.name)
-    grown = folder / "spotter_4d5611e5_head200.jsonl"
-    full = grown.read_bytes()
-    cut = full.rfind(b"\n", 0, len(full) // 2) + 1
-    grown.write_bytes(full[:cut])
+    folder, grown, full, cut = half_grown_project(shared_logs, tmp_path)
     want = cold(folder)
     assert report(folder) == want
     assert json.loads(report(folder)) == json.loads(want)

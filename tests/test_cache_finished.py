@@ -6,18 +6,16 @@ stopped.  Expected outputs are those of a read with the cache off (``--no-cache`
 from __future__ import annotations
 
 import os
-import shutil
 import sqlite3
 import time
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from helpers import half_grown_project, reads_from, report_bytes
 
-from ctxwatch.cli import main
 from ctxwatch.config import Settings
 from ctxwatch.engine import cache as cache_mod
-from ctxwatch.engine import cachedb, warm
+from ctxwatch.engine import cachedb
 
 
 @pytest.fixture(autouse=True)
@@ -25,12 +23,6 @@ def _own(own_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A cache folder of its own; each log's own entry answers (no command's whole output kept)."""
     monkeypatch.setattr(cache_mod.RunCache, "load_output", lambda self, key: None)
     monkeypatch.setattr(cache_mod.RunCache, "keep_output", lambda self, key, pieces, still: pieces)
-
-
-def report(path: Path, *args: str) -> bytes:
-    res = CliRunner().invoke(main, ["report", "--json", *args, str(path)])
-    assert res.exit_code == 0, res.output
-    return res.stdout_bytes
 
 
 def saved_states() -> dict[str, tuple[bool, bool]]:
@@ -54,43 +46,29 @@ def unread(path: Path) -> int:
 
 def test_a_finished_log_keeps_its_result_and_is_read_whole_when_written_to_again(
         shared_logs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    folder = tmp_path / "project"
-    folder.mkdir()
-    for p in sorted((shared_logs / "claude-code").glob("spotter_*.jsonl")):
-        shutil.copy(p, folder / p.name)
-    grown = folder / "spotter_4d5611e5_head200.jsonl"
-    full = grown.read_bytes()
-    cut = full.rfind(b"\n", 0, len(full) // 2) + 1
-    grown.write_bytes(full[:cut])
+    folder, grown, full, cut = half_grown_project(shared_logs, tmp_path)
     past = time.time() - cachedb.FINISHED_AFTER - 600
     for p in folder.iterdir():
         os.utime(p, (past, past))
-    starts: list[int] = []
-    real = warm._complete_lines
-
-    def spy(path, offset, *rest):  # type: ignore[no-untyped-def]
-        starts.append(offset)
-        return real(path, offset, *rest)
-
-    monkeypatch.setattr(warm, "_complete_lines", spy)
-    want = report(folder, "--no-cache")
-    assert report(folder) == want
+    starts = reads_from(monkeypatch)
+    want = report_bytes(folder, "--no-cache")
+    assert report_bytes(folder) == want
     names = sorted(p.name for p in folder.iterdir())
     assert saved_states() == {n: (False, True) for n in names}  # (every log finished: results only)
     starts.clear()
-    assert report(folder) == want and starts == []  # (nothing read again)
+    assert report_bytes(folder) == want and starts == []  # (nothing read again)
     assert all(unread(p) == 0 for p in folder.iterdir())  # (no worker started for nothing)
 
     middle = full.rfind(b"\n", 0, cut + (len(full) - cut) // 2) + 1
     grown.write_bytes(full[:middle])  # (written to now: live)
     assert unread(grown) == middle  # (read whole: the workers are balanced by it)
     starts.clear()
-    assert report(folder) == report(folder, "--no-cache")
+    assert report_bytes(folder) == report_bytes(folder, "--no-cache")
     assert starts == [0]  # (no state to read on from: the whole file again)
     assert saved_states()[grown.name] == (True, True)  # (live now: its state kept)
     assert all(saved_states()[n] == (False, True) for n in names if n != grown.name)
 
     grown.write_bytes(full)
     starts.clear()
-    assert report(folder) == report(folder, "--no-cache")
+    assert report_bytes(folder) == report_bytes(folder, "--no-cache")
     assert starts == [middle]  # (read on from where the last read stopped)

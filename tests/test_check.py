@@ -271,10 +271,7 @@ def test_notes_and_a_half_written_last_line_do_not_make_a_log_unreadable(tmp_pat
 def test_a_forced_format_that_reads_nothing_in_a_folder_is_unreadable(tmp_path: Path, shared_logs: Path) -> None:
     """--format codex on a folder holding a Claude Code session reads no call: said per file, exit 2 (as for
     the file given alone), in the serial and in the parallel read alike."""
-    from ctxwatch.config import Settings
-    from ctxwatch.engine import folder as multi
-    from ctxwatch.engine import parallel
-    from ctxwatch.output.report import report_json
+    from helpers import serial_and_parallel
 
     folder = tmp_path / "proj"
     folder.mkdir()
@@ -284,13 +281,7 @@ def test_a_forced_format_that_reads_nothing_in_a_folder_is_unreadable(tmp_path: 
     records = sum(1 for ln in src.read_text().splitlines() if ln.strip())
     code, _, err = check(str(folder), "--format", "codex")
     assert code == 2 and f"{records} records, none read as a call in format codex (it looks like claude-code)" in err
-    serial = report_json(multi.load_many([str(folder)], "codex", Settings()))
-    old = parallel.PARALLEL_MIN_BYTES
-    parallel.PARALLEL_MIN_BYTES = 0
-    try:
-        par = report_json(multi.load_many([str(folder)], "codex", Settings(), parallel=True))
-    finally:
-        parallel.PARALLEL_MIN_BYTES = old
+    serial, par = serial_and_parallel(folder, "codex")
     assert [i["kind"] for i in serial["issues"]] == ["format_mismatch"] * 2
     assert [i["kind"] for i in par["issues"]] == ["format_mismatch"] * 2
 

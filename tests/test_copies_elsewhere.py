@@ -10,22 +10,17 @@ import os
 import time
 from pathlib import Path
 
+from helpers import serial_and_parallel
+
 from ctxwatch.config import Settings
 from ctxwatch.engine import folder as multi
-from ctxwatch.engine import parallel
 from ctxwatch.engine.cache import RunCache, default_path
 from ctxwatch.output.report import report_json
 
 
 def reads(folder: Path) -> list[dict]:
     """``report --json`` of the folder read serially, by workers, and twice through a cache of its own."""
-    serial = report_json(multi.load_many([str(folder)], None, Settings()))
-    old = parallel.PARALLEL_MIN_BYTES
-    parallel.PARALLEL_MIN_BYTES = 0
-    try:
-        par = report_json(multi.load_many([str(folder)], None, Settings(), parallel=True))
-    finally:
-        parallel.PARALLEL_MIN_BYTES = old
+    serial, par = serial_and_parallel(folder)
     cached = [report_json(multi.load_many([str(folder)], None, Settings(), cache=RunCache(default_path())))
               for _ in range(2)]
     return [serial, par, *cached]

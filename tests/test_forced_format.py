@@ -9,12 +9,9 @@ import shutil
 from pathlib import Path
 
 from click.testing import CliRunner
+from helpers import serial_and_parallel
 
 from ctxwatch.cli import main
-from ctxwatch.config import Settings
-from ctxwatch.engine import folder as multi
-from ctxwatch.engine import parallel
-from ctxwatch.output.report import report_json
 
 
 def run(*args: str) -> tuple[int, str, str]:
@@ -45,13 +42,7 @@ def test_beside_a_log_it_reads_the_misread_file_is_a_note(tmp_path: Path, shared
                 folder / "b_gemini.jsonl")
     code, _, err = run("check", "--no-cache", "--format", "gemini", str(folder))
     assert code == 0, err
-    serial = report_json(multi.load_many([str(folder)], "gemini", Settings()))
-    old = parallel.PARALLEL_MIN_BYTES
-    parallel.PARALLEL_MIN_BYTES = 0
-    try:
-        par = report_json(multi.load_many([str(folder)], "gemini", Settings(), parallel=True))
-    finally:
-        parallel.PARALLEL_MIN_BYTES = old
+    serial, par = serial_and_parallel(folder, "gemini")
     for doc in (serial, par):
         assert [(Path(i["file"]).name, i["kind"]) for i in doc["issues"] if i["kind"] == "format_mismatch"] \
             == [("a_batch.jsonl", "format_mismatch")]
