@@ -90,7 +90,8 @@ def _risk(c: Call, occ: int | None, implausible: bool, lim: Limits, slope: float
         cands.append((2, f"response is {chk.describe()}"))
     if echo_words >= ECHO_MIN_WORDS:
         cands.append((2, f"response repeats {echo_words} words of the system prompt"))
-    if occ is not None and trig is not None and budget is not None and trig <= occ <= budget:
+    if occ is not None and trig is not None and budget is not None and trig <= occ <= budget \
+            and not c.provenance.compaction_summarizer:  # (a summariser's call is the compaction itself)
         cands.append((1, "past the compaction trigger"))
     if chk is not None and 0 < chk.score < SCORE_BROKEN_JSON:
         cands.append((1, f"response is {chk.describe()}"))
