@@ -170,7 +170,7 @@ def test_a_damaged_or_foreign_cache_is_rebuilt_and_no_cache_leaves_it_alone(tmp_
     assert report(log) == want and entries() == 1
     with sqlite3.connect(db) as con:
         tables = sorted(r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'"))
-        assert tables == ["files", "outputs"]
+        assert tables == ["counts", "files", "outputs"]
     monkeypatch.setenv("CTXWATCH_NO_CACHE", "1")
     starts = reads_from(monkeypatch)
     assert report(log) == want and starts == []

@@ -7,7 +7,7 @@ windows and prices come from :mod:`ctxwatch.catalog`.  Every name other packages
 
 from __future__ import annotations
 
-from ctxwatch.accounting.accountant import Accountant, reserve_for
+from ctxwatch.accounting.accountant import Accountant, CountStore, reserve_for
 from ctxwatch.accounting.calibration import (
     MAX_CALIBRATION,
     MIN_CALIBRATION_CALLS,
@@ -27,6 +27,7 @@ __all__ = [
     "NO_CALIBRATION",
     "Accountant",
     "Calibrations",
+    "CountStore",
     "HarnessLimits",
     "calibration_factor",
     "calibrations_of",

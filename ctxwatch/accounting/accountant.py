@@ -6,6 +6,8 @@ an identical re-sent prefix), because every call re-sends the history.
 
 from __future__ import annotations
 
+from typing import Any, Protocol
+
 from ctxwatch.accounting.harness import harness_reserve, harness_window
 from ctxwatch.catalog.documented import output_apart
 from ctxwatch.catalog.windows import proves_long_context, resolve_window
@@ -50,6 +52,15 @@ def reserve_for(max_output_tokens: int | None, window: int | None, settings: Set
     return None, Src.UNKNOWN
 
 
+class CountStore(Protocol):
+    """Token counts of messages kept between runs (:class:`ctxwatch.engine.counts.SavedCounts`): a count is
+    ``(tokens, estimated)`` under the encoding's name, the provider and the message's content key."""
+
+    def get(self, encoding: str, provider: str | None, key: int) -> tuple[int, bool] | None: ...
+
+    def put(self, encoding: str, provider: str | None, key: int, tokens: int, cut: bool) -> None: ...
+
+
 class Accountant:
     """Accounts calls with a shared message cache (one per run).
 
@@ -79,7 +90,13 @@ class Accountant:
         settings: thresholds and the window override.
 
     The cache maps ``(encoding, message content hash)`` to tokens; it holds integers only, never text.
+
+    Attributes:
+        saved: counts kept between runs, asked before a message is tokenized and given each new count (set by
+            the engine when it reads through its cache; not pickled with the run).
     """
+
+    saved: CountStore | None = None
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
@@ -94,6 +111,11 @@ class Accountant:
         self._long_context: dict[tuple[str | None, str, str | None], int] = {}
         # The previous call's messages, stats, history tokens, counter and inexact count (prefix reuse).
         self._prev: tuple[list, list[MessageStat], int, Counter | None, int] = ([], [], 0, None, 0)
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state.pop("saved", None)  # (a database handle of the process that saved the run)
+        return state
 
     def counter(self, model: str | None, provider: str | None) -> Counter:
         """The token counter for a model/provider pair (cached)."""
@@ -171,7 +193,14 @@ class Accountant:
                 ck = (name, prov, key)
                 stat = cache.get(ck)
                 if stat is None:
-                    tokens, cut = counter.message_count(msg)
+                    saved = self.saved
+                    kept = saved.get(name, prov, key) if saved is not None else None
+                    if kept is not None:
+                        tokens, cut = kept
+                    else:
+                        tokens, cut = counter.message_count(msg)
+                        if saved is not None:
+                            saved.put(name, prov, key, tokens, cut)
                     stat = cache[ck] = MessageStat(
                         role=msg.role, tokens=tokens, content_key=key,
                         tool_call_ids=tuple(msg.tool_call_ids()), tool_result_ids=tuple(msg.tool_result_ids()),

@@ -38,6 +38,7 @@ from ctxwatch.engine.cachedb import (
     stored_bytes,
 )
 from ctxwatch.engine.checkpoint import fingerprint
+from ctxwatch.engine.counts import SavedCounts
 from ctxwatch.engine.kept import KeptOutputs
 from ctxwatch.engine.run import Run
 from ctxwatch.tokens import fallback_used
@@ -83,6 +84,8 @@ class RunCache(KeptOutputs):
         self.rebuilt = False
         #: Why the cache could not be opened (``None``: it could, or was not tried yet).
         self.problem: str | None = None
+        #: Token counts of messages, kept with the next save (:meth:`store`, :meth:`store_result`).
+        self.counts = SavedCounts(self._connect)
 
     # ------------------------------------------------------------------ the database
     def _connect(self) -> sqlite3.Connection | None:
@@ -245,6 +248,7 @@ class RunCache(KeptOutputs):
                        (key, os.fsencode(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns,
                         head, before,
                         offset, line, time.time(), prefix, code_fingerprint(), state))
+            self.counts.flush(db)
             self._valid_seen.pop(key, None)
             self._unpruned += len(state or b"")
             if self._unpruned >= PRUNE_EVERY_BYTES:
@@ -272,6 +276,7 @@ class RunCache(KeptOutputs):
             self._unpruned += len(blob)
             db.execute("UPDATE files SET result = ?, result_size = ?, result_mtime = ?, result_ctime = ? WHERE key = ?",
                        (blob, before.st_size, before.st_mtime_ns, before.st_ctime_ns, key))
+            self.counts.flush(db)
             db.commit()
         except Exception as exc:
             self._failed(exc)
@@ -331,6 +336,7 @@ class RunCache(KeptOutputs):
             n = db.execute("SELECT COUNT(*) FROM files").fetchone()[0]
             db.execute("DELETE FROM files")
             db.execute("DELETE FROM outputs")
+            db.execute("DELETE FROM counts")
             db.commit()
         except sqlite3.Error as exc:
             with contextlib.suppress(sqlite3.Error):

@@ -2,7 +2,8 @@
 its size, and what tells one ctxwatch's saved numbers from another's.
 
 :mod:`ctxwatch.engine.cache` keeps its entries in it: per log file, the state after its last complete line and
-the result of its last whole read (table ``files``); per set of inputs, a command's whole output (``outputs``).
+the result of its last whole read (table ``files``); per set of inputs, a command's whole output (``outputs``);
+per message content, its token count (``counts``, :mod:`ctxwatch.engine.counts`).
 """
 
 from __future__ import annotations
@@ -22,10 +23,10 @@ from ctxwatch.config import Settings, cache_dir
 CACHE_FILE = "runs.sqlite3"
 
 #: Version of the database's layout; a database of another version is emptied and made again.
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 
 #: The tables of the layout (a database holding any other is another program's).
-TABLES = ("files", "outputs")
+TABLES = ("files", "outputs", "counts")
 
 #: Seconds by which an entry's last use is recorded: finer would cost a write per log read, for an order of
 #: removal (:func:`prune`) that needs only hours.
@@ -40,6 +41,10 @@ MAX_OUTPUTS = 16
 #: Seconds after its last use that what another ctxwatch saved is removed (two installs sharing the folder, a
 #: release and a development copy say, keep theirs while both are in use; an upgrade's leftovers go).
 FOREIGN_UNUSED_SECONDS = 24 * 3600.0
+
+#: Most token counts of messages kept (:mod:`ctxwatch.engine.counts`, about 60 bytes a row): past this, those
+#: saved longest ago go.
+MAX_COUNTS = 400_000
 
 #: Milliseconds a process waits for another one's write to end before it goes on without the cache.
 BUSY_TIMEOUT_MS = 2000
@@ -117,6 +122,8 @@ def _prepare(db: sqlite3.Connection) -> sqlite3.Connection:
                       prefix BLOB, code TEXT,
                       state BLOB, result BLOB)""")
         db.execute("CREATE TABLE outputs (key TEXT PRIMARY KEY, code TEXT, used REAL, data BLOB)")
+        db.execute("CREATE TABLE counts (code TEXT, scope TEXT, key INTEGER, tokens INTEGER, cut INTEGER, "
+                   "used REAL, PRIMARY KEY (code, scope, key))")
         db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         db.commit()
     return db
@@ -132,12 +139,18 @@ def stored_bytes(db: sqlite3.Connection) -> int:
 
 def prune(db: sqlite3.Connection, limit: int | None = None) -> None:
     """Remove what another ctxwatch saved (:func:`code_fingerprint`: no key of this one can name it) and did not
-    use for :data:`FOREIGN_UNUSED_SECONDS`, the outputs past the :data:`MAX_OUTPUTS` used last, then the entries
+    use for :data:`FOREIGN_UNUSED_SECONDS`, the outputs past the :data:`MAX_OUTPUTS` used last, the counts past
+    :data:`MAX_COUNTS` saved first, then the entries
     and outputs used longest ago while what is saved is over ``limit`` bytes (:data:`MAX_CACHE_BYTES`)."""
     limit = MAX_CACHE_BYTES if limit is None else limit
     code, old = code_fingerprint(), time.time() - FOREIGN_UNUSED_SECONDS
     db.execute("DELETE FROM files WHERE code IS NOT ? AND used < ?", (code, old))
     db.execute("DELETE FROM outputs WHERE code IS NOT ? AND used < ?", (code, old))
+    db.execute("DELETE FROM counts WHERE code IS NOT ? AND used < ?", (code, old))
+    (n,) = db.execute("SELECT COUNT(*) FROM counts").fetchone()
+    if n > MAX_COUNTS:
+        db.execute("DELETE FROM counts WHERE rowid IN (SELECT rowid FROM counts ORDER BY used LIMIT ?)",
+                   (n - MAX_COUNTS,))
     db.execute("DELETE FROM outputs WHERE key NOT IN (SELECT key FROM outputs ORDER BY used DESC LIMIT ?)",
                (MAX_OUTPUTS,))
     total = stored_bytes(db)

@@ -72,6 +72,7 @@ def read_warm(cache: RunCache, path: str, spec: FormatSpec, found: Found, settin
     except OSError as exc:
         raise LogError(f"{path}: cannot read ({exc.strerror or exc})") from exc
     cb = (lambda off: progress(off, total)) if progress else None
+    run.accountant.saved = cache.counts  # (what an earlier read counted is not counted again)
     reader = run.reader
     reader.coalesce = True  # the whole file is read now: one emission per call is enough
     end = [offset, line]
