@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import hashlib
 import os
+import queue
+import threading
 from collections.abc import Callable, Iterator
 from typing import NamedTuple
 
@@ -78,19 +80,12 @@ def read_warm(cache: RunCache, path: str, spec: FormatSpec, found: Found, settin
     end = [offset, line]
     # A read from the start hashes the bytes as it reads them: the saved state's digest of the part read
     # (when the file ends with a complete line, the bytes read are that part).
-    digest = hashlib.sha1(usedforsecurity=False) if offset == 0 and keep_state else None
-    hashed = [0]
-
-    def take(chunk: bytes) -> None:
-        assert digest is not None
-        digest.update(chunk)
-        hashed[0] += len(chunk)
-
+    digest = Hasher() if offset == 0 and keep_state else None
     try:
-        run.feed_lines(_complete_lines(path, offset, line, cb, end, take if digest is not None else None))
+        run.feed_lines(_complete_lines(path, offset, line, cb, end, digest.update if digest is not None else None))
         if hit is None or end[0] != offset:
             run.account_pending()  # (the saved state holds summaries, no parsed text)
-            prefix = digest.digest() if digest is not None and hashed[0] == end[0] else None
+            prefix = digest.digest() if digest is not None and digest.size == end[0] else None
             cache.store(path, key, run if keep_state else None, end[0], end[1], prefix=prefix, commit=commit)
         run.feed_lines(read_lines(path, offset=end[0], line=end[1], final=True))  # (the unterminated last line)
         run.finish()
@@ -98,4 +93,43 @@ def read_warm(cache: RunCache, path: str, spec: FormatSpec, found: Found, settin
         raise LogError(f"{path}: cannot read ({exc.strerror or exc})") from exc
     finally:
         reader.coalesce = False
+        if digest is not None:
+            digest.close()
     return run
+
+
+class Hasher:
+    """SHA-1 of the chunks given to :meth:`update`, in order, computed on a thread of its own: hashlib lets go of
+    the interpreter lock while it hashes a big buffer, so a first read's hash runs beside its parse on another
+    core.  :meth:`close` ends the thread (:meth:`digest` does too)."""
+
+    def __init__(self) -> None:
+        self._hash = hashlib.sha1(usedforsecurity=False)
+        self._chunks: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+        #: Bytes given so far.
+        self.size = 0
+
+    def _work(self) -> None:
+        while (chunk := self._chunks.get()) is not None:
+            self._hash.update(chunk)
+
+    def update(self, chunk: bytes) -> None:
+        """Hash ``chunk`` after the chunks given before it."""
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._work, name="ctxwatch-hash", daemon=True)
+            self._thread.start()
+        self._chunks.put(chunk)
+        self.size += len(chunk)
+
+    def digest(self) -> bytes:
+        """The SHA-1 of every chunk given (20 bytes)."""
+        self.close()
+        return self._hash.digest()
+
+    def close(self) -> None:
+        """Wait for the chunks given to be hashed and end the thread."""
+        if self._thread is not None:
+            self._chunks.put(None)
+            self._thread.join()
+            self._thread = None
