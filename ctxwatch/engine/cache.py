@@ -272,7 +272,8 @@ class RunCache(KeptOutputs):
         if db is None:
             return
         try:
-            blob = zlib.compress(pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL), 1)
+            # (not compressed: the calls' written pieces in it are already, and the rest loads faster as it is)
+            blob = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
             self._unpruned += len(blob)
             db.execute("UPDATE files SET result = ?, result_size = ?, result_mtime = ?, result_ctime = ? WHERE key = ?",
                        (blob, before.st_size, before.st_mtime_ns, before.st_ctime_ns, key))
@@ -298,7 +299,7 @@ class RunCache(KeptOutputs):
             if row is None or row[0] is None or row[1:] != (st.st_size, st.st_mtime_ns, st.st_ctime_ns) \
                     or self._valid(db, path, key) is None:
                 return None
-            return pickle.loads(zlib.decompress(row[0]))
+            return pickle.loads(row[0])
         except Exception as exc:  # (as load: a bad entry only costs the time to read the file)
             self._failed(exc)
             return None

@@ -23,7 +23,7 @@ from ctxwatch.config import Settings, cache_dir
 CACHE_FILE = "runs.sqlite3"
 
 #: Version of the database's layout; a database of another version is emptied and made again.
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 
 #: The tables of the layout (a database holding any other is another program's).
 TABLES = ("files", "outputs", "counts")
@@ -32,7 +32,8 @@ TABLES = ("files", "outputs", "counts")
 #: removal (:func:`prune`) that needs only hours.
 USED_RESOLUTION = 3600.0
 
-#: Most bytes of saved state kept (compressed): past this, the entries used longest ago are removed.
+#: Most bytes of saved state kept (states and outputs compressed, results as they are): past this, the entries
+#: used longest ago are removed.
 MAX_CACHE_BYTES = 512 * 1024 * 1024
 
 #: Most whole outputs kept (:meth:`ctxwatch.engine.cache.RunCache.store_output`): the latest few commands' inputs.
@@ -130,7 +131,7 @@ def _prepare(db: sqlite3.Connection) -> sqlite3.Connection:
 
 
 def stored_bytes(db: sqlite3.Connection) -> int:
-    """Bytes of saved state, results and outputs (compressed) in the database."""
+    """Bytes of saved state, results and outputs in the database, as stored."""
     files = db.execute("SELECT COALESCE(SUM(COALESCE(LENGTH(state), 0) + COALESCE(LENGTH(result), 0)), 0) FROM files"
                        ).fetchone()[0]
     outputs = db.execute("SELECT COALESCE(SUM(LENGTH(data)), 0) FROM outputs").fetchone()[0]
