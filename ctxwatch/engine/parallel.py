@@ -10,6 +10,7 @@ other threads alive (forking a threaded process can deadlock the child: the dash
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import itertools
 import os
@@ -84,6 +85,65 @@ def fork_map(fn: Callable[..., _T], tasks: list[tuple[Any, ...]], workers: int) 
             pool.shutdown(wait=True, cancel_futures=True)
 
     return results()
+
+
+def side_task(fn: Callable[..., _T], *args: Any) -> Callable[[], _T]:
+    """``fn(*args)`` started in a forked child process while this one goes on with its own work; the function
+    returned waits for the result.  The child inherits ``args`` (nothing is pickled but the result, through a
+    pipe).  Where no child can help (one core, not Linux, another thread alive, a fork that fails, a child that
+    died or raised), ``fn`` runs here when the result is asked for: the result is the same either way (``fn``
+    must not change what it is given, and its result must pickle)."""
+    import pickle
+
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        cores = 1
+    if cores < 2 or not sys.platform.startswith("linux") or threading.active_count() > 1:
+        return lambda: fn(*args)
+    parent = os.getpid()
+    try:
+        r, w = os.pipe()
+    except OSError:
+        return lambda: fn(*args)
+    try:
+        pid = os.fork()
+    except OSError:
+        os.close(r)
+        os.close(w)
+        return lambda: fn(*args)
+    if pid == 0:  # (the child: never returns; os._exit skips the parent's exit handlers and buffered output)
+        try:
+            os.close(r)
+            gc.freeze()
+            gc.disable()
+            _die_with_parent(parent)
+            try:
+                data = pickle.dumps((True, fn(*args)), protocol=pickle.HIGHEST_PROTOCOL)
+            except BaseException:  # (told to the parent, which works it out itself)
+                data = pickle.dumps((False, None))
+            with os.fdopen(w, "wb") as out:
+                out.write(data)
+        finally:
+            os._exit(0)
+    os.close(w)
+
+    def result() -> _T:
+        got: tuple[bool, Any] = (False, None)
+        try:
+            with os.fdopen(r, "rb") as src:
+                data = src.read()
+            if data:
+                got = pickle.loads(data)
+        except Exception:  # (a child killed mid-write: a cut pickle)
+            got = (False, None)
+        finally:
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, 0)
+        ok, value = got
+        return value if ok else fn(*args)  # type: ignore[no-any-return]
+
+    return result
 
 
 #: ``prctl`` option asking the kernel to signal this process when its parent dies (linux/prctl.h).

@@ -8,7 +8,7 @@ Top level: ``file``, ``format`` (the first file's), ``formats`` (every format re
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
@@ -267,32 +267,58 @@ def _run_totals(calls: list[Call]) -> dict[str, Any] | None:
             "api_calls": count_or_none(stats.get("api_calls")), "source": "model_stats"}
 
 
-def report_json(run: Run, *, with_calls: bool = True, costs: list[Decimal | None] | None = None) -> dict[str, Any]:
-    """The whole ``report --json`` document for a run (``with_calls=False``: its ``calls`` left empty, for
-    :func:`report_json_chunks`, which writes them one by one; ``costs``: each call's :func:`cost_of`, when
-    already worked out)."""
-    factors = run.factors()
-    cal = factors.run
-    st = run.settings
-    if costs is None:
-        costs = [cost_of(c) for c in run.calls]
+#: Fewest calls whose analysis (flags, forecast) a report hands to a worker process while it works out and
+#: writes the rest (:func:`~ctxwatch.engine.parallel.side_task`): below this, forking costs more than the
+#: analysis (about 10 microseconds a call).
+SIDE_ANALYSIS_CALLS = 5000
+
+
+def _analysis(run: Run) -> Callable[[], dict[str, Any]]:
+    """The ``flags`` and ``forecast`` keys of :func:`report_json`, started now (beside this process's own work
+    when the run is big) and waited for when the returned function is called."""
     from ctxwatch.analysis import analysis_json
 
+    if len(run.calls) < SIDE_ANALYSIS_CALLS:
+        return lambda: analysis_json(run)
+    from ctxwatch.engine.parallel import side_task
+
+    return side_task(analysis_json, run)
+
+
+def _head(run: Run) -> dict[str, Any]:
+    """The keys of :func:`report_json` before ``calls``, in order."""
+    cal = run.factors().run
+    st = run.settings
     fmt, formats = run.format_read()
-    doc = {
+    return {
         "file": run.path,
         "format": fmt,
         "formats": formats,
         "settings": {"window": st.window, "budget_fraction": st.budget_fraction, "trigger": st.trigger,
                      "reserve": st.reserve, "keep_recent": st.keep_recent},
         "calibration": round(cal, 4) if cal is not None else None,
+    }
+
+
+def report_json(run: Run, *, with_calls: bool = True, costs: list[Decimal | None] | None = None,
+                analysis: Callable[[], dict[str, Any]] | None = None) -> dict[str, Any]:
+    """The whole ``report --json`` document for a run (``with_calls=False``: its ``calls`` left empty, for
+    :func:`report_json_chunks`, which writes them one by one; ``costs``: each call's :func:`cost_of`, when
+    already worked out; ``analysis``: its ``flags`` and ``forecast``, when already started, see
+    :func:`_analysis`)."""
+    analysis = analysis or _analysis(run)
+    factors = run.factors()
+    if costs is None:
+        costs = [cost_of(c) for c in run.calls]
+    doc = _head(run)
+    doc.update({
         "calls": [call_json(c, factors.factor(c), cost) for c, cost in zip(run.calls, costs, strict=True)]
         if with_calls else [],
         "sessions": session_totals(run.calls, costs),
         "resets": run.resets,
         "issues": [issue_json(i) for i in run.issues if i.kind != "reset"],
-    }
-    doc.update(analysis_json(run))
+    })
+    doc.update(analysis())
     return doc
 
 
@@ -304,13 +330,12 @@ def report_json_chunks(run: Run) -> Iterator[bytes]:
     """``report --json`` (the bytes of :func:`~ctxwatch.output.safetext.json_bytes` of :func:`report_json`,
     indented by 2, ending in a newline) in pieces, one per call: each call's object is made, written and dropped
     in turn, so memory does not hold every call's object at once, nor the whole document's bytes."""
+    analysis = _analysis(run)  # (worked out beside the writing of the calls, in a big run)
     factors = run.factors()
     costs = [cost_of(c) for c in run.calls]
-    text = json_bytes(report_json(run, with_calls=False, costs=costs), orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
-    head, slot, tail = text.partition(_CALLS_SLOT)
-    if not slot:  # (cannot be: the document always has its calls key; written whole if it ever had not)
-        yield json_bytes(report_json(run), orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
-        return
+    # (the document's bytes up to its calls: those of the keys before them, "calls" followed by another key)
+    head, slot, _ = json_bytes({**_head(run), "calls": [], "sessions": []}, orjson.OPT_INDENT_2).partition(_CALLS_SLOT)
+    assert slot, "the calls key is followed by another"
     yield head + b'\n  "calls": ['
     rendered = run.rendered
     inflated: tuple[object, bytes] = (None, b"")  # (the pieces of the file being written, inflated)
@@ -330,6 +355,10 @@ def report_json_chunks(run: Run) -> Iterator[bytes]:
                     + inflated[1][start:pieces.ends[i]]
                 continue
         yield (b",\n    " if n else b"\n    ") + call_piece(call, factor, cost)
+    text = json_bytes(report_json(run, with_calls=False, costs=costs, analysis=analysis),
+                      orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
+    whole_head, slot, tail = text.partition(_CALLS_SLOT)
+    assert slot and whole_head == head, "the head written is the document's"
     yield (b"\n  ],\n" if run.calls else b"],\n") + tail
 
 
