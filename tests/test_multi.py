@@ -587,7 +587,7 @@ def test_calls_written_where_their_file_was_read_are_the_calls_written_at_the_en
     once assembled: written again) and a model with a calibration (written again), serially, in workers and
     from the cache."""
     from ctxwatch.engine.cache import RunCache
-    from ctxwatch.output.report import call_pieces, report_json_chunks
+    from ctxwatch.output.chunks import call_pieces, report_json_chunks
 
     # (a serial read without the cache reads the folder as one run: its calls are written at the end)
     root = _folder(tmp_path, shared_logs)
@@ -606,7 +606,7 @@ def test_calls_written_where_their_file_was_read_are_the_calls_written_at_the_en
         assert b"".join(report_json_chunks(run)) == want
         assert len(run.rendered) >= len(run.calls) // 2 if n else not run.rendered
     # Pieces made on another day: a call without a timestamp is priced at today's rates, so it is written again.
-    import ctxwatch.output.report as report_mod
+    import ctxwatch.output.chunks as report_mod
 
     again: list[int] = []
     real_piece = report_mod.call_piece

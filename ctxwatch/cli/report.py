@@ -67,14 +67,15 @@ def report_cmd(paths: tuple[str, ...], config: str | None, window: int | None, b
             raise click.UsageError("--follow takes exactly one PATH")
         _follow(paths[0], fmt, settings, poll, idle_grace)
         return
-    from ctxwatch.output.report import report_json, report_json_chunks, report_jsonl_chunks
+    from ctxwatch.output.chunks import report_json_chunks, report_jsonl_chunks
+    from ctxwatch.output.report import report_json
 
     paths = given_or_found(paths)
     if jsonl or as_json:
         kept = KeptOutput.find("report --jsonl" if jsonl else "report --json", paths, fmt, settings)
         if kept is not None and kept.replay():
             return
-        from ctxwatch.output.report import call_pieces
+        from ctxwatch.output.chunks import call_pieces
 
         run = load_paths(paths, fmt, settings, render=None if jsonl else call_pieces)
         exit_if_nothing_read(run, paths)

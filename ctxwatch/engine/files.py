@@ -33,7 +33,7 @@ from ctxwatch.engine.warm import open_warm, read_warm
 from ctxwatch.model import Call, Issue
 
 #: What writes each of a file's calls as the command writes it, given them in order, without its run-wide index
-#: (``report --json``'s :func:`ctxwatch.output.report.call_pieces`; ``b""`` for a call it leaves to be written at
+#: (``report --json``'s :func:`ctxwatch.output.chunks.call_pieces`; ``b""`` for a call it leaves to be written at
 #: the end): a module-level function, so that worker processes can be given it.
 Render = Callable[[list[Call]], list[bytes]]
 

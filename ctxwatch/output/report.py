@@ -8,16 +8,15 @@ Top level: ``file``, ``format`` (the first file's), ``formats`` (every format re
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
-import orjson
-
+from ctxwatch.accounting import Calibrations
 from ctxwatch.catalog.documented import window_note
 from ctxwatch.catalog.windows import call_cost, priced_as
-from ctxwatch.engine import Run, utc_day
+from ctxwatch.engine import Run
 from ctxwatch.model import (
     Breakdown,
     Call,
@@ -28,7 +27,6 @@ from ctxwatch.model import (
     shown_fraction,
     shown_free,
 )
-from ctxwatch.output.safetext import json_bytes, json_lines
 
 
 def iso(ts: float | None) -> str | None:
@@ -200,13 +198,15 @@ def session_totals(calls: list[Call], costs: list[Decimal | None] | None = None)
     out: dict[str | None, dict[str, Any]] = {}
     times: dict[str | None, list[float]] = {}
     for i, c in enumerate(calls):
-        s = out.setdefault(c.session, {"session": c.session, "files": [], "first_timestamp": None,
-                                       "last_timestamp": None, "calls": 0, "contexts": [], "calls_with_usage": 0,
-                                       "input_tokens": None, "input_uncached_tokens": None, "output_tokens": None,
-                                       "cache_read_tokens": None, "cache_write_tokens": None,
-                                       "peak_prompt_tokens": None, "peak_prompt_source": None, "cost_usd": 0.0,
-                                       "run_totals": None,
-                                       "implausible_prompts": 0})
+        s = out.get(c.session)
+        if s is None:
+            s = out[c.session] = {"session": c.session, "files": [], "first_timestamp": None,
+                                  "last_timestamp": None, "calls": 0, "contexts": [], "calls_with_usage": 0,
+                                  "input_tokens": None, "input_uncached_tokens": None, "output_tokens": None,
+                                  "cache_read_tokens": None, "cache_write_tokens": None,
+                                  "peak_prompt_tokens": None, "peak_prompt_source": None, "cost_usd": 0.0,
+                                  "run_totals": None,
+                                  "implausible_prompts": 0}
         s["calls"] += 1
         if (inst := instance_of(c)) is not None and inst not in s.setdefault("instances", []):
             s["instances"].append(inst)
@@ -223,12 +223,16 @@ def session_totals(calls: list[Call], costs: list[Decimal | None] | None = None)
             prompt = u.prompt_total if u.prompt_total else None
             # (the prompt's parts are summed over the calls whose prompt is known, so that they add up to
             # input_tokens: a call whose prompt a damaged part made unknown adds none of its parts)
-            parts = (u.input_uncached, u.cache_read, u.cache_write) if prompt is not None else (None, None, None)
-            for name, v in (("input_tokens", prompt), ("input_uncached_tokens", parts[0]),
-                            ("output_tokens", u.output), ("cache_read_tokens", parts[1]),
-                            ("cache_write_tokens", parts[2])):
-                if v is not None:
-                    s[name] = (s[name] or 0) + v
+            if prompt is not None:
+                s["input_tokens"] = (s["input_tokens"] or 0) + prompt
+                if (v := u.input_uncached) is not None:
+                    s["input_uncached_tokens"] = (s["input_uncached_tokens"] or 0) + v
+                if (v := u.cache_read) is not None:
+                    s["cache_read_tokens"] = (s["cache_read_tokens"] or 0) + v
+                if (v := u.cache_write) is not None:
+                    s["cache_write_tokens"] = (s["cache_write_tokens"] or 0) + v
+            if (v := u.output) is not None:
+                s["output_tokens"] = (s["output_tokens"] or 0) + v
         s["implausible_prompts"] += c.prompt_implausible
         p = c.prompt_tokens  # (None for an implausible report: it is summed above, but no peak occupancy)
         if c.context == "main" and p is not None and (s["peak_prompt_tokens"] is None or p > s["peak_prompt_tokens"]):
@@ -273,7 +277,7 @@ def _run_totals(calls: list[Call]) -> dict[str, Any] | None:
 SIDE_ANALYSIS_CALLS = 5000
 
 
-def _analysis(run: Run) -> Callable[[], dict[str, Any]]:
+def start_analysis(run: Run) -> Callable[[], dict[str, Any]]:
     """The ``flags`` and ``forecast`` keys of :func:`report_json`, started now (beside this process's own work
     when the run is big) and waited for when the returned function is called."""
     from ctxwatch.analysis import analysis_json
@@ -285,9 +289,9 @@ def _analysis(run: Run) -> Callable[[], dict[str, Any]]:
     return side_task(analysis_json, run)
 
 
-def _head(run: Run) -> dict[str, Any]:
-    """The keys of :func:`report_json` before ``calls``, in order."""
-    cal = run.factors().run
+def report_head(run: Run, factors: Calibrations) -> dict[str, Any]:
+    """The keys of :func:`report_json` before ``calls``, in order (``factors``: the run's)."""
+    cal = factors.run
     st = run.settings
     fmt, formats = run.format_read()
     return {
@@ -301,16 +305,17 @@ def _head(run: Run) -> dict[str, Any]:
 
 
 def report_json(run: Run, *, with_calls: bool = True, costs: list[Decimal | None] | None = None,
-                analysis: Callable[[], dict[str, Any]] | None = None) -> dict[str, Any]:
+                analysis: Callable[[], dict[str, Any]] | None = None, factors: Calibrations | None = None
+                ) -> dict[str, Any]:
     """The whole ``report --json`` document for a run (``with_calls=False``: its ``calls`` left empty, for
-    :func:`report_json_chunks`, which writes them one by one; ``costs``: each call's :func:`cost_of`, when
-    already worked out; ``analysis``: its ``flags`` and ``forecast``, when already started, see
-    :func:`_analysis`)."""
-    analysis = analysis or _analysis(run)
-    factors = run.factors()
+    :func:`~ctxwatch.output.chunks.report_json_chunks`, which writes them one by one; ``costs``: each call's
+    :func:`cost_of`, when already worked out; ``analysis``: its ``flags`` and ``forecast``, when already started,
+    see :func:`start_analysis`; ``factors``: :meth:`Run.factors`, when already worked out)."""
+    analysis = analysis or start_analysis(run)
+    factors = factors if factors is not None else run.factors()
     if costs is None:
         costs = [cost_of(c) for c in run.calls]
-    doc = _head(run)
+    doc = report_head(run, factors)
     doc.update({
         "calls": [call_json(c, factors.factor(c), cost) for c, cost in zip(run.calls, costs, strict=True)]
         if with_calls else [],
@@ -320,75 +325,3 @@ def report_json(run: Run, *, with_calls: bool = True, costs: list[Decimal | None
     })
     doc.update(analysis())
     return doc
-
-
-#: Where the calls go in the indented document (``"calls"`` is a top-level key, followed by others).
-_CALLS_SLOT = b'\n  "calls": [],\n'
-
-
-def report_json_chunks(run: Run) -> Iterator[bytes]:
-    """``report --json`` (the bytes of :func:`~ctxwatch.output.safetext.json_bytes` of :func:`report_json`,
-    indented by 2, ending in a newline) in pieces, one per call: each call's object is made, written and dropped
-    in turn, so memory does not hold every call's object at once, nor the whole document's bytes."""
-    analysis = _analysis(run)  # (worked out beside the writing of the calls, in a big run)
-    factors = run.factors()
-    costs = [cost_of(c) for c in run.calls]
-    # (the document's bytes up to its calls: those of the keys before them, "calls" followed by another key)
-    head, slot, _ = json_bytes({**_head(run), "calls": [], "sessions": []}, orjson.OPT_INDENT_2).partition(_CALLS_SLOT)
-    assert slot, "the calls key is followed by another"
-    yield head + b'\n  "calls": ['
-    rendered = run.rendered
-    inflated: tuple[object, bytes] = (None, b"")  # (the pieces of the file being written, inflated)
-    today = utc_day() if rendered else ""
-    for n, (call, cost) in enumerate(zip(run.calls, costs, strict=True)):
-        factor = factors.factor(call)
-        made = rendered.get(id(call))
-        if made is not None and made[0] is call and factor is None:
-            pieces, i = made[1], made[2]
-            start = pieces.ends[i - 1] if i else 0
-            if pieces.ends[i] > start and pieces.sessions[i] == call.session \
-                    and (call.timestamp is not None or pieces.day == today):
-                # (written where its file was read, with the same numbers: only its index is the run's)
-                if inflated[0] is not pieces:
-                    inflated = (pieces, pieces.inflated())
-                yield b'%s{\n      "index": %d,\n' % (b",\n    " if n else b"\n    ", call.index) \
-                    + inflated[1][start:pieces.ends[i]]
-                continue
-        yield (b",\n    " if n else b"\n    ") + call_piece(call, factor, cost)
-    text = json_bytes(report_json(run, with_calls=False, costs=costs, analysis=analysis),
-                      orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
-    whole_head, slot, tail = text.partition(_CALLS_SLOT)
-    assert slot and whole_head == head, "the head written is the document's"
-    yield (b"\n  ],\n" if run.calls else b"],\n") + tail
-
-
-def call_piece(call: Call, factor: float | None, cost: Decimal | None) -> bytes:
-    """The call's object in the indented ``report --json`` document (:func:`call_json`, at its depth there: orjson
-    indents a nested object by its depth, and the same object at depth 2 is this one, 4 spaces in)."""
-    return json_bytes(call_json(call, factor, cost), orjson.OPT_INDENT_2).replace(b"\n", b"\n    ")
-
-
-#: How a call's object begins (:func:`call_piece`): its index is the first key, on a line of its own.
-_INDEX_LINE = b'{\n      "index": '
-
-
-def call_pieces(calls: list[Call]) -> list[bytes]:
-    """Each call's object as :func:`report_json_chunks` writes it, without the opening line that holds its index
-    (the run's, known only once the folder is assembled), for a call whose model has no calibration in the run
-    (its calibration changes the object: such a call is written again at the end).  Given to the engine
-    (:data:`ctxwatch.engine.files.Render`) to be made where each file is read."""
-    out: list[bytes] = []
-    for call in calls:
-        piece = call_piece(call, None, cost_of(call))
-        # (index is call_json's first key, so a piece always starts so; b"" leaves the call to the end)
-        out.append(piece[piece.index(b"\n", len(_INDEX_LINE)) + 1:] if piece.startswith(_INDEX_LINE) else b"")
-    return out
-
-
-def report_jsonl_chunks(run: Run) -> Iterator[bytes]:
-    """``report --jsonl``: one call object per line, then one ``{"event": "issue", ...}`` per issue, as
-    ``report --follow --jsonl`` prints them; a call's line at a time."""
-    factors = run.factors()
-    for call in run.calls:
-        yield json_lines([call_json(call, factors.factor(call))])
-    yield json_lines({"event": "issue", **issue_json(i)} for i in run.issues if i.kind != "reset")

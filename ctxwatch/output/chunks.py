@@ -1,0 +1,87 @@
+"""``report --json`` and ``report --jsonl`` written a piece at a time: each call's object is made, written and
+dropped in turn (a folder's calls mostly as their files' workers made them, :func:`call_pieces`), so memory holds
+neither every call's object at once nor the whole document's bytes."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from decimal import Decimal
+
+import orjson
+
+from ctxwatch.engine import Run, utc_day
+from ctxwatch.model import Call
+from ctxwatch.output.report import call_json, cost_of, issue_json, report_head, report_json, start_analysis
+from ctxwatch.output.safetext import json_bytes, json_lines
+
+#: Where the calls go in the indented document (``"calls"`` is a top-level key, followed by others).
+_CALLS_SLOT = b'\n  "calls": [],\n'
+
+
+def report_json_chunks(run: Run) -> Iterator[bytes]:
+    """``report --json`` (the bytes of :func:`~ctxwatch.output.safetext.json_bytes` of :func:`report_json`,
+    indented by 2, ending in a newline) in pieces, one per call: each call's object is made, written and dropped
+    in turn, so memory does not hold every call's object at once, nor the whole document's bytes."""
+    analysis = start_analysis(run)  # (worked out beside the writing of the calls, in a big run)
+    factors = run.factors()
+    costs = [cost_of(c) for c in run.calls]
+    # (the document's bytes up to its calls: those of the keys before them, "calls" followed by another key)
+    prefix = json_bytes({**report_head(run, factors), "calls": [], "sessions": []}, orjson.OPT_INDENT_2)
+    head, slot, _ = prefix.partition(_CALLS_SLOT)
+    assert slot, "the calls key is followed by another"
+    yield head + b'\n  "calls": ['
+    rendered = run.rendered
+    inflated: tuple[object, bytes] = (None, b"")  # (the pieces of the file being written, inflated)
+    today = utc_day() if rendered else ""
+    for n, (call, cost) in enumerate(zip(run.calls, costs, strict=True)):
+        factor = factors.factor(call)
+        made = rendered.get(id(call))
+        if made is not None and made[0] is call and factor is None:
+            pieces, i = made[1], made[2]
+            start = pieces.ends[i - 1] if i else 0
+            if pieces.ends[i] > start and pieces.sessions[i] == call.session \
+                    and (call.timestamp is not None or pieces.day == today):
+                # (written where its file was read, with the same numbers: only its index is the run's)
+                if inflated[0] is not pieces:
+                    inflated = (pieces, pieces.inflated())
+                yield b'%s{\n      "index": %d,\n' % (b",\n    " if n else b"\n    ", call.index) \
+                    + inflated[1][start:pieces.ends[i]]
+                continue
+        yield (b",\n    " if n else b"\n    ") + call_piece(call, factor, cost)
+    text = json_bytes(report_json(run, with_calls=False, costs=costs, analysis=analysis, factors=factors),
+                      orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
+    whole_head, slot, tail = text.partition(_CALLS_SLOT)
+    assert slot and whole_head == head, "the head written is the document's"
+    yield (b"\n  ],\n" if run.calls else b"],\n") + tail
+
+
+def call_piece(call: Call, factor: float | None, cost: Decimal | None) -> bytes:
+    """The call's object in the indented ``report --json`` document (:func:`call_json`, at its depth there: orjson
+    indents a nested object by its depth, and the same object at depth 2 is this one, 4 spaces in)."""
+    return json_bytes(call_json(call, factor, cost), orjson.OPT_INDENT_2).replace(b"\n", b"\n    ")
+
+
+#: How a call's object begins (:func:`call_piece`): its index is the first key, on a line of its own.
+_INDEX_LINE = b'{\n      "index": '
+
+
+def call_pieces(calls: list[Call]) -> list[bytes]:
+    """Each call's object as :func:`report_json_chunks` writes it, without the opening line that holds its index
+    (the run's, known only once the folder is assembled), for a call whose model has no calibration in the run
+    (its calibration changes the object: such a call is written again at the end).  Given to the engine
+    (:data:`ctxwatch.engine.files.Render`) to be made where each file is read."""
+    out: list[bytes] = []
+    for call in calls:
+        piece = call_piece(call, None, cost_of(call))
+        # (index is call_json's first key, so a piece always starts so; b"" leaves the call to the end)
+        out.append(piece[piece.index(b"\n", len(_INDEX_LINE)) + 1:] if piece.startswith(_INDEX_LINE) else b"")
+    return out
+
+
+def report_jsonl_chunks(run: Run) -> Iterator[bytes]:
+    """``report --jsonl``: one call object per line, then one ``{"event": "issue", ...}`` per issue, as
+    ``report --follow --jsonl`` prints them; a call's line at a time."""
+    factors = run.factors()
+    for call in run.calls:
+        yield json_lines([call_json(call, factors.factor(call))])
+    yield json_lines({"event": "issue", **issue_json(i)} for i in run.issues if i.kind != "reset")
