@@ -6,6 +6,9 @@ message 600 times, and a 200 MB log costs twice its parse in message dicts alone
 tiny messages becomes 500,000 dicts, 15 times the line's size.  :class:`ResendDecoder` gives the same value
 for less:
 
+* a line that holds the previous line's history array byte for byte, as the value of the same key, is split
+  with that array cut down to a mark (:meth:`ResendDecoder._spliced`): the re-sent bytes are compared, not
+  scanned again;
 * msgspec splits the line into its fields as raw byte spans (``msgspec.Raw``: checked to be JSON, not built
   into objects), and those of the request body;
 * a history array (``messages``, ``input``) whose leading bytes are the previous line's whole array is the
@@ -27,8 +30,9 @@ reader's line, so that its damage is found and reported exactly as before.
 
 from __future__ import annotations
 
+import re
 from hashlib import blake2b
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 import orjson
@@ -52,6 +56,15 @@ _Head = msgspec.Raw | tuple[int, bytes]
 #: previous line when its bytes are the same: a request's tool schemas (some kilobytes), not a text.
 _SAME_FROM, _SAME_UPTO = 256, 64 * 1024
 _CONTAINERS = b"[{"
+
+#: A previous history array of at least this many bytes is looked for in the next line before msgspec splits it:
+#: where the line holds it, byte for byte, as the value of the same key, the line is split with that array
+#: cut down to :data:`_MARK` (msgspec then scans a few kilobytes where it scanned the whole history).
+SPLICE_FROM = 16 * 1024
+
+#: What a history array's re-sent bytes are replaced by in a spliced line: a JSON string no line holds (a line
+#: that holds it is not spliced), so that finding it at the head of the array proves the splice is there.
+_MARK = b'"\\u0000ctxwatch:re-sent"'
 
 _OBJECT = msgspec.json.Decoder(dict[str, msgspec.Raw])
 _WS = b" \t\r\n"
@@ -101,6 +114,7 @@ class ResendDecoder:
         self._next: dict[tuple[str, ...], tuple[_Head, list[Any]]] = {}
         self._prev_same: dict[tuple[str, ...], tuple[bytes, Any]] = {}  # other fields: their bytes and value
         self._next_same: dict[tuple[str, ...], tuple[bytes, Any]] = {}
+        self._splice: _Splice | None = None  # (the line being split with a history array cut, see _spliced)
 
     def __getstate__(self) -> dict[str, Any]:
         # (a run's saved state holds its reader: the previous line's arrays only save time, and msgspec's
@@ -113,10 +127,14 @@ class ResendDecoder:
     def __call__(self, data: bytes) -> Any:
         self._next, self._next_same = {}, {}
         try:
-            value = self._record(data)
+            self._splice = self._spliced(data)
+            value = self._record(data if self._splice is None else self._splice.line)
+            if self._splice is not None:
+                raise ValueError("the cut history array was not where it was cut")  # (not met: read whole)
         except Exception:  # (msgspec.DecodeError, orjson.JSONDecodeError, RecursionError, UnicodeDecodeError...)
             self._prev = self._next = {}
             self._prev_same = self._next_same = {}
+            self._splice = None
             return orjson.loads(data)
         self._prev, self._next = self._next, {}
         self._prev_same, self._next_same = self._next_same, {}
@@ -173,11 +191,61 @@ class ResendDecoder:
                 body[key] = orjson.loads(memoryview(r))
         return body
 
+    def _spliced(self, data: bytes) -> _Splice | None:
+        """``data`` with a history array the previous line held (kept as its bytes, at least
+        :data:`SPLICE_FROM` long) cut down to :data:`_MARK`, when ``data`` holds those bytes as the value of the
+        same key, outside any string; else ``None``.
+
+        The bytes before the array are the same in both lines, so a JSON parse is in the same state when it
+        reaches the array in each; the re-sent bytes are whole entries after the array's ``[``, and the parse is
+        in the same state after them as after the mark: the spliced line is valid JSON exactly when ``data``
+        is, with the same structure, and the array's entries are the previous line's followed by the ones
+        after the mark.  :meth:`_history` checks that the array at the key's path begins with the mark."""
+        for path, (head, _before) in self._prev.items():
+            if not isinstance(head, msgspec.Raw) or len(head) < SPLICE_FROM:
+                continue
+            cut = memoryview(head)
+            at = data.find(cut[:64])
+            n = len(cut)
+            # (the mark may be in the cut bytes, a text quoting it: those are not in the spliced line)
+            if at < 0 or msgspec.Raw(memoryview(data)[at:at + n]) != head \
+                    or data.find(_MARK, 0, at) >= 0 or data.find(_MARK, at + n) >= 0:
+                continue
+            before = data[:at].rstrip(_WS)
+            if not before.endswith(b":") or not before[:-1].rstrip(_WS).endswith(b'"%s"' % path[-1].encode()) \
+                    or not _outside_strings(before):
+                continue
+            return _Splice(data[:at] + b"[" + _MARK + data[at + n:], path, data, at, n)
+        return None
+
     def _history(self, raw: msgspec.Raw, path: tuple[str, ...]) -> list[Any]:
         """The entries of a history array, the previous line's decoded list reused for the bytes it shares."""
         view = memoryview(raw)
         entries: list[Any] | None = None
         prev = self._prev.pop(path, None)  # (dropped at once: it may keep the previous line's bytes alive)
+        splice = self._splice
+        if splice is not None and path == splice.path and bytes(view[1:1 + len(_MARK)]) == _MARK and prev is not None:
+            # (the array the line was split with: its re-sent entries are the previous line's)
+            self._splice = None
+            rest = view[1 + len(_MARK):]
+            i = 0
+            while rest[i] in _WS:
+                i += 1
+            before = prev[1]
+            if rest[i] == _CLOSE:
+                entries = list(before)
+            elif rest[i] == _COMMA and before:
+                entries = before + shared_loads(b"[" + rest[i + 1:].tobytes())
+            else:
+                raise ValueError("no entry after the re-sent ones")
+            end = len(view) - 1
+            while end > 1 and view[end - 1] in _WS:
+                end -= 1
+            # (the array's bytes in the line itself, for the next line to be compared with)
+            whole = memoryview(splice.data)[splice.at:splice.at + splice.cut + end - 1 - len(_MARK)]
+            self._next[path] = (msgspec.Raw(whole) if len(whole) < KEEP_BYTES else (len(whole), _digest(whole)),
+                                entries)
+            return entries
         if prev is not None:
             head, before = prev
             n = len(head) if isinstance(head, msgspec.Raw) else head[0]
@@ -205,3 +273,28 @@ def _digest(data: memoryview) -> bytes:
     return blake2b(data, digest_size=16).digest()
 
 
+
+
+class _Splice(NamedTuple):
+    """A line split with a history array cut (:meth:`ResendDecoder._spliced`): the spliced bytes, the array's
+    key path, the line itself, where the array begins in it and how many of its bytes the previous line held."""
+
+    line: bytes
+    path: tuple[str, ...]
+    data: bytes
+    at: int
+    cut: int
+
+
+def _outside_strings(data: bytes) -> bool:
+    """True when the end of ``data`` (the start of a JSON text) is outside any string: an even number of
+    unescaped quotes before it (in JSON a quote inside a string is always escaped)."""
+    quotes = 0
+    for m in _QUOTE.finditer(data):
+        if len(m.group(1)) % 2 == 0:
+            quotes += 1
+    return quotes % 2 == 0
+
+
+#: A quote and the backslashes before it (an odd number escape it).
+_QUOTE = re.compile(rb'(\\*)"')
