@@ -109,13 +109,53 @@ class Accountant:
         # (session, context, model) -> the first call whose reported prompt went past 200k: from that call on,
         # the 1M-token beta window applies
         self._long_context: dict[tuple[str | None, str, str | None], int] = {}
+        # What prefetch sent last: the messages and the tool schemas (their texts are not sent again).
+        self._sent_messages: list = []
+        self._sent_tools: object = None
         # The previous call's messages, stats, history tokens, counter and inexact count (prefix reuse).
         self._prev: tuple[list, list[MessageStat], int, Counter | None, int] = ([], [], 0, None, 0)
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
-        state.pop("saved", None)  # (a database handle of the process that saved the run)
+        for name in ("saved", "_sent_messages", "_sent_tools"):
+            state.pop(name, None)  # (a database handle of the process that saved the run; what was prefetched)
         return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._sent_messages, self._sent_tools = [], None
+
+    def prefetch(self, pc: ParsedCall) -> None:
+        """Send the texts :meth:`account` will tokenize for ``pc`` to the counting child of its tokenizer
+        (:meth:`~ctxwatch.tokens.Tokenizer.prefetch`), as soon as the call is parsed: counted there while the
+        run reads on (nothing when there is no child)."""
+        counter = self.counter(pc.model, pc.provider)
+        if counter.tokenizer.server is None:
+            return
+        texts: list[str] = []
+        msgs = pc.messages
+        if msgs is not None:
+            sent = self._sent_messages
+            k = 0
+            limit = min(len(sent), len(msgs))
+            if limit and msgs[:limit] == sent[:limit]:
+                k = limit
+            name, prov, cache = counter.name, counter.provider, self._msg_cache
+            for msg in msgs[k:]:
+                if (name, prov, message_key(msg)) not in cache:
+                    texts += counter.message_texts(msg)
+            self._sent_messages = msgs
+        if pc.system:
+            texts += ["system", *pc.system]
+        if pc.tools and pc.tools is not self._sent_tools:
+            self._sent_tools = pc.tools
+            texts += [json_text(t) for t in pc.tools]
+        counter.tokenizer.prefetch(texts)
+
+    def counts_pending(self) -> bool:
+        """True while a counting child of this run's tokenizers is still loading its encoding: accounting now
+        would wait for it (the run holds its parsed calls a little longer, see :meth:`Run._take`)."""
+        return any(c.tokenizer.server is not None and not c.tokenizer.server.ready() for c in self._counters.values())
 
     def counter(self, model: str | None, provider: str | None) -> Counter:
         """The token counter for a model/provider pair (cached)."""

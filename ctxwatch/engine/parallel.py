@@ -14,11 +14,11 @@ import contextlib
 import gc
 import itertools
 import os
-import sys
-import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from typing import Any, TypeVar
+
+from ctxwatch.source.children import cores, die_with_parent, fork_helps
 
 #: Inputs smaller than this (bytes) are read serially: starting workers and sending results back costs
 #: more than it saves below a few hundred milliseconds of parsing (measured on the benchmark runs).
@@ -37,13 +37,8 @@ def workers_for(total_bytes: int, items: int = 2) -> int:
         total_bytes: size of the input in bytes.
         items: how many pieces it can be cut into (files, or ranges); fewer than 2 means serial.
     """
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        cores = os.cpu_count() or 1
-    n = min(cores, MAX_WORKERS, items)
-    if total_bytes <= 0 or total_bytes < PARALLEL_MIN_BYTES or n < 2 or not sys.platform.startswith("linux") \
-            or threading.active_count() > 1:
+    n = min(cores(), MAX_WORKERS, items)
+    if total_bytes <= 0 or total_bytes < PARALLEL_MIN_BYTES or n < 2 or not fork_helps():
         return 0
     return n
 
@@ -66,7 +61,7 @@ def fork_map(fn: Callable[..., _T], tasks: list[tuple[Any, ...]], workers: int) 
 
     try:
         pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork"),
-                                   initializer=_die_with_parent, initargs=(os.getpid(),))
+                                   initializer=die_with_parent, initargs=(os.getpid(),))
         futures: list[Future[_T] | None] = [pool.submit(fn, *t) for t in tasks]
     except (OSError, ValueError):
         return None
@@ -95,11 +90,7 @@ def side_task(fn: Callable[..., _T], *args: Any) -> Callable[[], _T]:
     must not change what it is given, and its result must pickle)."""
     import pickle
 
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        cores = 1
-    if cores < 2 or not sys.platform.startswith("linux") or threading.active_count() > 1:
+    if not fork_helps():
         return lambda: fn(*args)
     parent = os.getpid()
     try:
@@ -117,7 +108,7 @@ def side_task(fn: Callable[..., _T], *args: Any) -> Callable[[], _T]:
             os.close(r)
             gc.freeze()
             gc.disable()
-            _die_with_parent(parent)
+            die_with_parent(parent)
             try:
                 data = pickle.dumps((True, fn(*args)), protocol=pickle.HIGHEST_PROTOCOL)
             except BaseException:  # (told to the parent, which works it out itself)
@@ -144,25 +135,6 @@ def side_task(fn: Callable[..., _T], *args: Any) -> Callable[[], _T]:
         return value if ok else fn(*args)  # type: ignore[no-any-return]
 
     return result
-
-
-#: ``prctl`` option asking the kernel to signal this process when its parent dies (linux/prctl.h).
-_PR_SET_PDEATHSIG = 1
-
-
-def _die_with_parent(parent: int) -> None:
-    """Worker initializer: end this worker when the process that started it dies (killed by a supervisor
-    or the OOM killer); otherwise it would wait forever to hand back a result nobody reads."""
-    import ctypes
-    import signal
-
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    except (OSError, AttributeError):
-        return
-    if os.getppid() != parent:  # the parent died before the request took effect
-        os._exit(1)
 
 
 def worker_start() -> None:

@@ -28,6 +28,10 @@ from ctxwatch.source import Line, Record, records
 #: Parsed calls held back before accounting (bounded so that memory stays small on huge runs).
 PENDING_LIMIT = 256
 
+#: Most parsed calls held while the tokenizer's counting child (:mod:`ctxwatch.tokens.server`) is still loading
+#: its encoding: accounting them would only wait for it, and the read goes on meanwhile.
+PENDING_HOLD = 20_000
+
 
 @dataclass
 class Change:
@@ -121,6 +125,7 @@ class Run(RunViews, MergeAccounted):
                 continue
             self.parsed_calls += 1
             out, problems = sanitize(out)
+            self.accountant.prefetch(out)  # (its texts counted ahead, where a counting child runs)
             if out.key and out.key in self._damage:
                 self._withdraw_damage(out, problems, change)
             for problem in problems:
@@ -158,7 +163,8 @@ class Run(RunViews, MergeAccounted):
             if out.key:
                 self._by_key[out.key] = idx
             change.added.append(idx)
-        if len(self._pending) >= PENDING_LIMIT:
+        if len(self._pending) >= PENDING_LIMIT and (len(self._pending) >= PENDING_HOLD
+                                                     or not self.accountant.counts_pending()):
             self._flush()
 
     def _flush(self) -> None:

@@ -20,6 +20,9 @@ from ctxwatch.engine.opening import LogError, check_log_file, resolve_spec
 from ctxwatch.engine.run import Run
 from ctxwatch.formats import SNIFF_BYTES, FormatSpec
 from ctxwatch.source import Line, read_lines
+from ctxwatch.tokens import DEFAULT_ENCODING, get_tokenizer
+from ctxwatch.tokens.server import CountServer
+from ctxwatch.tokens.server import start as start_server
 
 
 class Found(NamedTuple):
@@ -80,6 +83,8 @@ def read_warm(cache: RunCache, path: str, spec: FormatSpec, found: Found, settin
     end = [offset, line]
     # A read from the start hashes the bytes as it reads them: the saved state's digest of the part read
     # (when the file ends with a complete line, the bytes read are that part).
+    # (a first read of a big log: the encoding is loaded in a child, beside the parse, see tokens.server)
+    server = counting_child(total) if offset == 0 else None
     digest = Hasher() if offset == 0 and keep_state else None
     try:
         run.feed_lines(_complete_lines(path, offset, line, cb, end, digest.update if digest is not None else None))
@@ -95,7 +100,27 @@ def read_warm(cache: RunCache, path: str, spec: FormatSpec, found: Found, settin
         reader.coalesce = False
         if digest is not None:
             digest.close()
+        if server is not None:
+            server.close()
+            get_tokenizer(server.encoding).server = None
     return run
+
+
+#: Fewest bytes of a log read from its start for which the encoding is loaded in a child (forking costs some
+#: milliseconds; a smaller log is read before the child would have loaded it).
+COUNTING_CHILD_BYTES = 4 * 1024 * 1024
+
+
+def counting_child(size: int, encoding: str = DEFAULT_ENCODING) -> CountServer | None:
+    """A counting child (:func:`ctxwatch.tokens.server.start`) attached to ``encoding``'s tokenizer, for a read of
+    ``size`` bytes from its start, or ``None``: a small log, the encoding already loaded here (or a child
+    already counting), or no child possible."""
+    tok = get_tokenizer(encoding)
+    if size < COUNTING_CHILD_BYTES or tok.loaded or tok.server is not None:
+        return None
+    server = start_server(encoding)
+    tok.server = server
+    return server
 
 
 class Hasher:

@@ -28,7 +28,7 @@ from ctxwatch.tokens.images import (
     OPENAI_IMAGE_TILE,
     image_tokens,
 )
-from ctxwatch.tokens.models import encoding_name_for_model
+from ctxwatch.tokens.models import DEFAULT_ENCODING, encoding_name_for_model
 from ctxwatch.tokens.slicing import (
     FORCED_CUT_MAX_ERROR,
     SEARCH_CHARS,
@@ -44,6 +44,7 @@ __all__ = [
     "ANTHROPIC_PIXELS_PER_TOKEN",
     "ANTHROPIC_TOOL_PREAMBLE",
     "CHARS4",
+    "DEFAULT_ENCODING",
     "FORCED_CUT_MAX_ERROR",
     "GEMINI_IMAGE_TILE",
     "LOADED_FROM",

@@ -117,6 +117,21 @@ class Counter:
             cut |= c
         return n, cut
 
+    def message_texts(self, msg: Message) -> list[str]:
+        """The texts :meth:`message_count` tokenizes for ``msg`` (to be counted ahead, :meth:`Tokenizer.prefetch`)."""
+        out = [msg.role]
+        if msg.name:
+            out.append(msg.name)
+        for part in msg.parts:
+            if part.kind in ("image", "document"):
+                continue
+            out.append(part.text)
+            if part.kind == "tool_call" and part.name:
+                out.append(part.name)
+            elif part.kind == "tool_result" and part.call_id:
+                out.append(part.call_id)
+        return out
+
     def system_tokens(self, blocks: list[str]) -> int:
         """Tokens of the system prompt given as text blocks, framed as one system message."""
         return self.system_count(blocks)[0]

@@ -26,6 +26,9 @@ _EXTRA_PREFIXES: dict[str, str] = {
     "gpt-35": "cl100k_base",
 }
 
+#: The encoding of every model without a public tokenizer of its own (and of the newest OpenAI models).
+DEFAULT_ENCODING = "o200k_base"
+
 
 def encoding_name_for_model(model: str | None) -> tuple[str, bool]:
     """Pick the encoding for a model id.

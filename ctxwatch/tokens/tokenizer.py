@@ -8,10 +8,23 @@ falls back to ``chars/4``, labelled as such.
 from __future__ import annotations
 
 import threading
-from typing import Any
+from collections.abc import Iterable
+from typing import Any, Protocol
 
 from ctxwatch.tokens import slicing
 from ctxwatch.tokens.encodings import load_encoding, load_failure
+
+
+class CountingChild(Protocol):
+    """Where counts are made while the encoding is not loaded here (:class:`ctxwatch.tokens.server.CountServer`)."""
+
+    def send(self, texts: Iterable[str]) -> None: ...
+
+    def count(self, text: str) -> tuple[int, bool] | None: ...
+
+    def ready(self) -> bool: ...
+
+    def close(self) -> None: ...
 
 #: Name of the fallback "tokenizer": 4 characters per token, the usual rule of thumb (OpenAI help center,
 #: "What are tokens and how to count them?"). It undercounts JSON and code, so it is always labelled.
@@ -38,6 +51,8 @@ class Tokenizer:
         self.encoding = encoding
         self._enc: Any = None
         self._loaded = False
+        #: Counts made in a child process while the encoding is not loaded here (:mod:`ctxwatch.tokens.server`).
+        self.server: CountingChild | None = None
         self._cache: dict[tuple[int, int], int] = {}
         self._forced: set[tuple[int, int]] = set()  # cache keys of counts with a forced cut (estimates)
 
@@ -47,6 +62,11 @@ class Tokenizer:
             self._enc = load_encoding(self.encoding)
             self._loaded = True
         return self
+
+    @property
+    def loaded(self) -> bool:
+        """True once the encoding was loaded here (or found missing)."""
+        return self._loaded
 
     @property
     def name(self) -> str:
@@ -85,6 +105,14 @@ class Tokenizer:
         if hit is not None:
             return hit
         if not self._loaded:
+            if self.server is not None:
+                got = self.server.count(text)
+                if got is not None:
+                    self._cache[key] = got[0]
+                    if got[1]:
+                        self._forced.add(key)
+                    return got[0]
+                self.server = None  # (the child is gone: counted here from now on)
             self.load()
         if self._enc is None:
             n = (len(text) + 3) // 4
@@ -101,6 +129,13 @@ class Tokenizer:
                 self._forced.add(key)
         self._cache[key] = n
         return n
+
+    def prefetch(self, texts: list[str]) -> None:
+        """Have the counting child (:attr:`server`) count ``texts`` now, ahead of :meth:`count` (nothing when the
+        encoding is loaded here or there is no child)."""
+        if self.server is not None and not self._loaded:
+            cache = self._cache
+            self.server.send(t for t in texts if (hash(t), len(t)) not in cache)
 
     def count_cut(self, text: str) -> tuple[int, bool]:
         """``(tokens, estimated)``: :meth:`count`, and whether it is an estimate because a slice of the text had to
