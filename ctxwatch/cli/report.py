@@ -67,15 +67,13 @@ def report_cmd(paths: tuple[str, ...], config: str | None, window: int | None, b
             raise click.UsageError("--follow takes exactly one PATH")
         _follow(paths[0], fmt, settings, poll, idle_grace)
         return
-    from ctxwatch.output.chunks import report_json_chunks, report_jsonl_chunks
-    from ctxwatch.output.report import report_json
-
     paths = given_or_found(paths)
     if jsonl or as_json:
         kept = KeptOutput.find("report --jsonl" if jsonl else "report --json", paths, fmt, settings)
         if kept is not None and kept.replay():
             return
-        from ctxwatch.output.chunks import call_pieces
+        # (imported here: a kept output written again needs none of the readers, the accounting or the analysis)
+        from ctxwatch.output.chunks import call_pieces, report_json_chunks, report_jsonl_chunks
 
         run = load_paths(paths, fmt, settings, render=None if jsonl else call_pieces)
         exit_if_nothing_read(run, paths)
@@ -90,6 +88,8 @@ def report_cmd(paths: tuple[str, ...], config: str | None, window: int | None, b
         return
     run = load_paths(paths, fmt, settings)
     exit_if_nothing_read(run, paths)
+    from ctxwatch.output.report import report_json
+
     with steady_heap():
         doc = report_json(run)
     from ctxwatch.output.text import report_lines

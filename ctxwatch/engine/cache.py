@@ -23,6 +23,7 @@ import stat
 import time
 import zlib
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ctxwatch.config import Settings, caching_disabled
 from ctxwatch.engine.cachedb import (
@@ -40,8 +41,10 @@ from ctxwatch.engine.cachedb import (
 from ctxwatch.engine.checkpoint import fingerprint
 from ctxwatch.engine.counts import SavedCounts
 from ctxwatch.engine.kept import KeptOutputs
-from ctxwatch.engine.run import Run
-from ctxwatch.tokens import fallback_used
+from ctxwatch.tokens.tokenizer import fallback_used
+
+if TYPE_CHECKING:
+    from ctxwatch.engine.run import Run
 
 
 def disabled() -> bool:
@@ -161,6 +164,8 @@ class RunCache(KeptOutputs):
             (state,) = db.execute("SELECT state FROM files WHERE key = ?", (key,)).fetchone()
             if state is None:
                 return None  # (a finished log's entry: its result only, see store)
+            from ctxwatch.engine.run import Run  # (here: a kept output written again needs no reader)
+
             run = pickle.loads(zlib.decompress(state))
             if not isinstance(run, Run):
                 return None

@@ -18,6 +18,7 @@ import stat
 import sys
 import time
 from dataclasses import asdict
+from datetime import UTC, datetime
 
 from ctxwatch.config import Settings, cache_dir
 
@@ -212,6 +213,12 @@ def installed_version(dist: str) -> str:
         return importlib.metadata.version(dist)
     except importlib.metadata.PackageNotFoundError:
         return ""
+
+
+def utc_day() -> str:
+    """Today in UTC, ``YYYY-MM-DD``: the day whose prices a call without a timestamp is given (part of a kept
+    output's key, and of a file's written calls)."""
+    return datetime.now(UTC).date().isoformat()
 
 
 @functools.lru_cache(maxsize=8)

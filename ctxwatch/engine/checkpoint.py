@@ -11,9 +11,11 @@ from __future__ import annotations
 import os
 import pickle
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from ctxwatch.engine.run import Run
-from ctxwatch.source import FileTailer
+if TYPE_CHECKING:
+    from ctxwatch.engine.run import Run
+    from ctxwatch.source import FileTailer
 
 
 @dataclass
@@ -80,6 +82,8 @@ def only_grew(cp: Checkpoint) -> bool:
 
 def resume(cp: Checkpoint) -> tuple[Run, FileTailer]:
     """The run of ``cp`` and a tailer that reads its file on from where the checkpoint stopped."""
+    from ctxwatch.source import FileTailer
+
     return cp.run, FileTailer(cp.path, cp.offset, cp.line)
 
 

@@ -11,8 +11,7 @@ import os
 from collections.abc import Sequence
 
 from ctxwatch.engine.activity import activity_of
-from ctxwatch.engine.opening import JsonArray, LogError, UnknownFormat, check_log_file, resolve_spec
-from ctxwatch.formats import detect, joined_formats
+from ctxwatch.engine.opening import JSON_ARRAY_NOTE, JsonArray, LogError, UnknownFormat, check_log_file, resolve_spec
 from ctxwatch.model import Issue
 
 #: File name endings read when a folder is given.
@@ -164,6 +163,8 @@ def log_files(paths: Sequence[str], fmt: str | None = None,
         folders that was left out, as ``report`` gives them: in no known format, or compressed (a folder holding
         only those is not empty), or an ``unreadable`` one (a pipe, a dangling link).
     """
+    from ctxwatch.formats import joined_formats
+
     notes: list[Issue] = []
     files = list_paths(paths, notes)
     if fmt:
@@ -219,6 +220,8 @@ def is_batch_set(files: Sequence[str], fmt: str | None = None) -> bool:
     least one is.
     Files of no known format are left to the join, which reports them; the first file of another format
     (a Claude Code session, a Codex rollout) ends the check, so a folder of sessions costs one detection."""
+    from ctxwatch.formats import detect
+
     found = False
     for f in files:
         try:
@@ -235,3 +238,48 @@ def is_batch_set(files: Sequence[str], fmt: str | None = None) -> bool:
     return found
 
 
+def files_for(paths: list[str]) -> tuple[list[str], list[Issue]]:
+    """The log files :func:`load_many` reads for ``paths`` (folders expanded, oldest first, each file once) and
+    the notes on the log-named entries it cannot read (pipes, broken links, the same file twice).
+
+    Raises:
+        LogError: a path named on its own is no log file (a pipe, missing), or there is no log at all.
+    """
+    files: list[str] = []
+    not_logs: list[Issue] = []  # log-named entries of the folders that cannot be read (pipes, broken links)
+    for p in paths:
+        if os.path.isdir(p):
+            files.extend(reversed(list_logs(p, not_logs)))  # oldest first, so calls appear in time order
+        else:
+            check_log_file(p)  # (a path named on its own must be a log: a pipe or a missing file is an error)
+            files.append(p)
+    files = unique_files(files, not_logs)
+    if not files:
+        if not_logs:
+            raise nothing_read(paths, not_logs)
+        raise LogError(f"{', '.join(paths)}: no log files found")
+    return files, not_logs
+
+
+def nothing_read(paths: list[str], skipped: list[Issue]) -> LogError:
+    """The error of a folder where no file gave a log: the first unreadable file and why, when some could not
+    be read (permissions); the first compressed one, when all are compressed; else "no log in a recognised
+    format"."""
+    where = ", ".join(paths)
+    unreadable = [i for i in skipped if i.kind == "unreadable"]
+    if unreadable:
+        more = len(unreadable) - 1
+        also = f" (and {more} more unreadable file{'s' if more != 1 else ''})" if more else ""
+        rest = len(skipped) - len(unreadable)
+        also += f"; {rest} other file{'s' if rest != 1 else ''} in no known format" if rest else ""
+        return LogError(f"{where}: no log could be read: {unreadable[0].message}{also}")
+    compressed = [i for i in skipped if i.message == COMPRESSED_NOTE]
+    if compressed and len(compressed) == len(skipped):
+        others = f" (and {len(compressed) - 1} more)" if len(compressed) > 1 else ""
+        return LogError(f"{where}: no log could be read: {compressed[0].path} is compressed{others}; decompress "
+                        "it first")
+    arrays = [i for i in skipped if i.message.startswith(JSON_ARRAY_NOTE)]
+    if arrays:  # (the way to read it is worth more than "no log")
+        what = arrays[0].message.removesuffix("; skipped")
+        return LogError(f"{where}: no log could be read: {arrays[0].path} is {what}")
+    return LogError(f"{where}: no log in a recognised format")

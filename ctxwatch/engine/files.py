@@ -12,11 +12,10 @@ import time
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime
 
 from ctxwatch.config import Settings
 from ctxwatch.engine.cache import RunCache
-from ctxwatch.engine.cachedb import FINISHED_AFTER
+from ctxwatch.engine.cachedb import FINISHED_AFTER, utc_day
 from ctxwatch.engine.discovery import skipped_note
 from ctxwatch.engine.opening import (
     LogError,
@@ -63,11 +62,6 @@ class Pieces:
     def inflated(self) -> bytes:
         """Every piece's bytes, one after the other (:attr:`ends` says where each ends)."""
         return zlib.decompress(self.blob)
-
-
-def utc_day() -> str:
-    """Today in UTC, ``YYYY-MM-DD``: the day whose prices a call without a timestamp is given."""
-    return datetime.now(UTC).date().isoformat()
 
 
 #: Bytes of logs per worker task: small enough to balance the workers, large enough that the per-task

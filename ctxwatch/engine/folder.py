@@ -15,12 +15,10 @@ from pathlib import Path
 
 from ctxwatch.config import Settings
 from ctxwatch.engine.cache import RunCache
-from ctxwatch.engine.discovery import COMPRESSED_NOTE, list_logs, skipped_note, unique_files
+from ctxwatch.engine.discovery import files_for, nothing_read, skipped_note
 from ctxwatch.engine.files import Render, Result, parallel_outputs, read_one
 from ctxwatch.engine.opening import (
-    JSON_ARRAY_NOTE,
     LogError,
-    check_log_file,
     empty_file_note,
     format_mismatch,
     nothing_in,
@@ -45,34 +43,11 @@ def load_many(paths: list[str], fmt: str | None, settings: Settings | None = Non
     Raises:
         LogError: no readable log among the paths.
     """
-    files, not_logs = log_files(paths)
+    files, not_logs = files_for(paths)
     run = _read_files(paths, files, fmt, settings, parallel, cache, render)
     run.issues.extend(not_logs)
     _drop_answered_subagent_notes(run)
     return run
-
-
-def log_files(paths: list[str]) -> tuple[list[str], list[Issue]]:
-    """The log files :func:`load_many` reads for ``paths`` (folders expanded, oldest first, each file once) and
-    the notes on the log-named entries it cannot read (pipes, broken links, the same file twice).
-
-    Raises:
-        LogError: a path named on its own is no log file (a pipe, missing), or there is no log at all.
-    """
-    files: list[str] = []
-    not_logs: list[Issue] = []  # log-named entries of the folders that cannot be read (pipes, broken links)
-    for p in paths:
-        if os.path.isdir(p):
-            files.extend(reversed(list_logs(p, not_logs)))  # oldest first, so calls appear in time order
-        else:
-            check_log_file(p)  # (a path named on its own must be a log: a pipe or a missing file is an error)
-            files.append(p)
-    files = unique_files(files, not_logs)
-    if not files:
-        if not_logs:
-            raise _nothing_read(paths, not_logs)
-        raise LogError(f"{', '.join(paths)}: no log files found")
-    return files, not_logs
 
 
 def _drop_answered_subagent_notes(run: Run) -> None:
@@ -131,7 +106,7 @@ def _read_files(paths: list[str], files: list[str], fmt: str | None, settings: S
         return _batch_run([f for f in counted if f not in blank], names, settings)
     first = next((s for f in counted if (s := specs[f]) is not None and not s.joined), None)
     if first is None:
-        raise _nothing_read(paths, [skipped_note(f, why.get(f)) for f in files if specs[f] is None])
+        raise nothing_read(paths, [skipped_note(f, why.get(f)) for f in files if specs[f] is None])
     run = Run(" + ".join(paths), first, settings)
     run.formats = sorted(names, key=lambda n: (n != first.name, n))  # (the run's own format first)
     batch: list[str] = []
@@ -165,28 +140,6 @@ def _read_files(paths: list[str], files: list[str], fmt: str | None, settings: S
     return run
 
 
-def _nothing_read(paths: list[str], skipped: list[Issue]) -> LogError:
-    """The error of a folder where no file gave a log: the first unreadable file and why, when some could not
-    be read (permissions); the first compressed one, when all are compressed; else "no log in a recognised
-    format"."""
-    where = ", ".join(paths)
-    unreadable = [i for i in skipped if i.kind == "unreadable"]
-    if unreadable:
-        more = len(unreadable) - 1
-        also = f" (and {more} more unreadable file{'s' if more != 1 else ''})" if more else ""
-        rest = len(skipped) - len(unreadable)
-        also += f"; {rest} other file{'s' if rest != 1 else ''} in no known format" if rest else ""
-        return LogError(f"{where}: no log could be read: {unreadable[0].message}{also}")
-    compressed = [i for i in skipped if i.message == COMPRESSED_NOTE]
-    if compressed and len(compressed) == len(skipped):
-        others = f" (and {len(compressed) - 1} more)" if len(compressed) > 1 else ""
-        return LogError(f"{where}: no log could be read: {compressed[0].path} is compressed{others}; decompress "
-                        "it first")
-    arrays = [i for i in skipped if i.message.startswith(JSON_ARRAY_NOTE)]
-    if arrays:  # (the way to read it is worth more than "no log")
-        what = arrays[0].message.removesuffix("; skipped")
-        return LogError(f"{where}: no log could be read: {arrays[0].path} is {what}")
-    return LogError(f"{where}: no log in a recognised format")
 
 
 def _batch_run(files: list[str], names: set[str], settings: Settings | None) -> Run:
@@ -285,7 +238,7 @@ def _assemble(paths: list[str], files: list[str], results: Iterator[Result], set
     if run is None and empty:  # (a folder of empty logs: a log with no call yet, as one empty file is)
         run, names = Run(" + ".join(paths), get_format(empty[0]), settings), set(empty)
     if run is None:
-        raise _nothing_read(paths, skipped)
+        raise nothing_read(paths, skipped)
     run.formats = sorted(names, key=lambda n: (n != run.spec.name, n))  # (the run's own format first)
     run.issues.extend(skipped)
     _note_copies(run, with_calls)

@@ -12,7 +12,7 @@ import zlib
 from collections.abc import Callable, Iterable, Iterator
 
 from ctxwatch.engine.cachedb import USED_RESOLUTION, code_fingerprint, prune
-from ctxwatch.tokens import fallback_used
+from ctxwatch.tokens.tokenizer import fallback_used
 
 
 class KeptOutputs:

@@ -9,11 +9,14 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import orjson
 
-from ctxwatch.formats import FormatSpec, array_of_records, detect, get_format, pretty_record, sniff_file
 from ctxwatch.model import Call, Issue
+
+if TYPE_CHECKING:
+    from ctxwatch.formats import FormatSpec
 
 #: Complete records after which a format not detected is an error rather than "wait for more": detection looks at
 #: the first 50 values of the file's head.
@@ -66,6 +69,13 @@ def check_log_file(path: str, *, missing_ok: bool = False) -> None:
             raise LogError(f"{path}: is a {kind}, not a log file (ctxwatch reads regular files)")
 
 
+def detect(path: str) -> FormatSpec | None:
+    """:func:`ctxwatch.formats.detect` (the readers imported only when a file is first detected)."""
+    from ctxwatch.formats import detect as detect_format
+
+    return detect_format(path)
+
+
 def resolve_spec(path: str, fmt: str | None) -> FormatSpec:
     """The format of ``path``: ``fmt`` if given, else detected.
 
@@ -73,6 +83,8 @@ def resolve_spec(path: str, fmt: str | None) -> FormatSpec:
         LogError: the file does not exist (with ``fmt``: it may not exist yet), is not a regular file
             (:func:`check_log_file`), cannot be read, or no format recognises it.
     """
+    from ctxwatch.formats import array_of_records, get_format, pretty_record, sniff_file
+
     if fmt:
         check_log_file(path, missing_ok=True)
         try:

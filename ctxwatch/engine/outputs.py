@@ -17,10 +17,9 @@ import os
 import stat
 
 from ctxwatch.config import Settings
-from ctxwatch.engine.cachedb import code_fingerprint, settings_text
+from ctxwatch.engine.cachedb import code_fingerprint, settings_text, utc_day
 from ctxwatch.engine.checkpoint import FINGERPRINT_BYTES
-from ctxwatch.engine.files import utc_day
-from ctxwatch.engine.folder import log_files
+from ctxwatch.engine.discovery import files_for
 from ctxwatch.engine.opening import LogError
 from ctxwatch.model import Issue
 
@@ -33,7 +32,7 @@ def inputs_key(kind: str, paths: list[str], fmt: str | None, settings: Settings)
         if len(paths) == 1 and not os.path.isdir(paths[0]):
             files, notes = [paths[0]], list[Issue]()
         else:
-            files, notes = log_files(paths)
+            files, notes = files_for(paths)
         h = hashlib.blake2b(digest_size=20)
         for part in (kind, fmt or "", settings_text(settings), code_fingerprint(),
                      utc_day(), *paths):
