@@ -2,7 +2,8 @@
 
 * :mod:`.detail`: every item of one call's prompt with its tokens (:class:`DetailScreen`); the items are
   built in :mod:`.items` from the call re-read from disk.
-* :mod:`.plan`: the eviction preview of one call, with its policy knobs (:class:`PlanScreen`).
+* :mod:`.plan`: the eviction preview of one call, with its policy knobs (:class:`PlanScreen`); its rows are
+  built in :mod:`.planrows`, its bars, header and JSON in :mod:`.planview`.
 * :mod:`.issues`: every input problem of the run (:class:`IssuesScreen`).
 * :mod:`.flags`: every flag of the context shown (:class:`FlagsScreen`).
 * :mod:`.diff`: what changed since the call before (:class:`DiffScreen`).

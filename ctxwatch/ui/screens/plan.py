@@ -27,17 +27,9 @@ from ctxwatch.model import (
 from ctxwatch.ui import text as tx
 from ctxwatch.ui.export import json_document, write_new
 from ctxwatch.ui.screens.common import REREAD_FAILED, TableScreen, reload, unique_path
-from ctxwatch.ui.screens.items import message_labels
+from ctxwatch.ui.screens.planrows import COLUMNS, plan_rows, row_cells
 from ctxwatch.ui.screens.planview import knob_note, plan_bars, plan_document
 from ctxwatch.ui.widgets.footer import AdaptiveFooter
-
-#: How each fate is shown: glyph, word, style (the glyph and word tell fates apart without colour).
-FATES: dict[str, tuple[str, str]] = {
-    "pinned": ("■ pinned", "magenta"),
-    "kept": ("✓ kept", "green"),
-    "summarised": ("≈ summarised", "yellow"),
-    "evicted": ("✗ evicted", "red"),
-}
 
 
 @dataclass(slots=True)
@@ -136,14 +128,8 @@ class PlanScreen(TableScreen):
         yield Static(Text(f"call #{self.call.index + 1}: planning…", style="dim"), id="plan-head")
         yield Static("", id="plan-bars")
         table: DataTable[Any] = DataTable(id="plan-table", cursor_type="row")
-        table.add_column(Text("#", justify="right"), key="index")
-        table.add_column(Text("message"), key="role")
-        table.add_column(Text(""), key="mark")
-        table.add_column(Text("tokens", justify="right"), key="tokens")
-        table.add_column(Text("saves", justify="right"), key="saves")
-        table.add_column(Text("fate"), key="fate")
-        table.add_column(Text("turn", justify="right"), key="turn")
-        table.add_column(Text("preview"), key="preview")
+        for key, header, right in COLUMNS:
+            table.add_column(Text(header, justify="right" if right else "left"), key=key)
         yield table
         yield AdaptiveFooter()
 
@@ -273,55 +259,10 @@ class PlanScreen(TableScreen):
         table = self.query_one("#plan-table", DataTable)
         row = table.cursor_row
         table.clear()
-        msgs = (self._pc.messages or []) if self._pc else []
-        labels = message_labels(msgs)  # (named as the detail view names them, not by role alone)
-        # The tool schemas and the reply primer are in no message but in every request: rows of their own (as in
-        # plan's text), so that the tokens column adds up to 'before'.
-        pinned, _ = FATES.get("pinned", ("pinned", ""))
-        extra_rows = []
-        if plan.tools_tokens and plan.floor_split:
-            extra_rows.append(("tool schemas", plan.tools_tokens, "the tools the request sends, every call"))
-        system_first = bool(plan.messages) and plan.messages[0].source_index is None
-
-        self._copy_rows = []
-
-        def extra(what: str, tokens: int, note: str) -> None:
-            self._copy_rows.append(None)
-            table.add_row(Text("-", justify="right"), tx.literal(what, limit=34), Text(""),
-                          Text(tx.tokens(tokens), justify="right"), Text("-", justify="right"), Text(pinned),
-                          Text("-", justify="right"), Text(note, style="dim"))
-
-        from ctxwatch.planner import exchange_savings, offenders  # (loaded with the preview, not at start)
-
-        saves = exchange_savings(plan.messages)
-        worst = offenders(plan.messages, plan.before_tokens, plan.budget_tokens)
-        order = list(range(len(plan.messages)))
-        if self.order == "size":
-            order.sort(key=lambda i: (-(saves[i] or -1), i))
-            system_first = False  # (the extra rows go first: pinned, never evicted)
-        if extra_rows and not system_first:
-            extra(*extra_rows[0])
-        for pos in order:
-            m = plan.messages[pos]
-            word, style = FATES.get(m.fate, (m.fate, ""))
-            whole = ""
-            if m.source_index is not None and m.source_index < len(msgs):
-                whole = msgs[m.source_index].text()
-            elif m.source_index is None and self._pc is not None and self._pc.system:
-                whole = "\n\n".join(self._pc.system)
-            preview = whole[:200]
-            what = labels[m.source_index] if m.source_index is not None and m.source_index < len(labels) else m.role
-            self._copy_rows.append((f"#{m.index} {what}", whole) if whole else None)
-            table.add_row(Text(str(m.index), justify="right"), tx.literal(what, style=style, limit=34),
-                          Text("◆" if pos in worst else "", "bold red"), Text(tx.tokens(m.tokens), justify="right"),
-                          Text(tx.tokens(saves[pos]) if saves[pos] is not None else "-", justify="right"),
-                          Text(word, style=style),
-                          Text(str(m.turn) if m.turn >= 0 else "-", justify="right"),
-                          tx.literal(preview, style="dim", limit=100))
-            if pos == 0 and system_first and extra_rows:
-                extra(*extra_rows[0])
-        if plan.overhead_tokens:
-            extra("reply primer", plan.overhead_tokens, "the tokens that start the reply")
+        rows = plan_rows(plan, self._pc, self.order)
+        self._copy_rows = [r.copy for r in rows]
+        for r in rows:
+            table.add_row(*row_cells(r))
         if table.row_count:
             table.move_cursor(row=min(row, table.row_count - 1), animate=False)
 
