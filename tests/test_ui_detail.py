@@ -86,7 +86,8 @@ async def test_the_detail_of_a_call_from_before_a_rotation_says_the_file_changed
 @pytest.mark.parametrize("size", [(120, 40), (80, 24)])
 async def test_the_eviction_preview_shows_its_whole_reason(shared_logs: Path, size: tuple[int, int]) -> None:
     """Call #10 of a Claude Code session at a budget of about 0.20: the reason (what the plan did, why it does not fit,
-    what to change) was cut at 400 characters, "…the smalles…". It wraps whole now."""
+    what to change) was cut at 400 characters, "…the smalles…". It wraps whole now: at once at 120x40, after ``y``
+    at 80x24 (where the header is condensed to leave the screen to the messages)."""
     from textual.widgets import Static
 
     path = shared_logs / "claude-code" / "spotter_4d5611e5_head200.jsonl"
@@ -109,6 +110,11 @@ async def test_the_eviction_preview_shows_its_whole_reason(shared_logs: Path, si
         reason = screen.plan.reason
         assert not screen.plan.fits and len(reason) > 400
         head = screen.query_one("#plan-head", Static)
+        if size == (80, 24):
+            assert not screen.whole_shown and head.content_size.height == 3
+            await pilot.press("y")
+            await pilot.pause()
+        assert screen.whole_shown
         shown = head.render()
         assert " ".join(reason.split()) in " ".join(str(shown).split())
         # every wrapped line is on screen: the header is as tall as its text

@@ -249,3 +249,27 @@ def test_flags_screen_80x24(snap_compare: Any, tmp_path: Path, monkeypatch: pyte
         assert flag is not None and flag.call == 11 and flag is screen.flags[-1]
 
     assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)
+
+
+def test_plan_screen_80x24(snap_compare: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``e`` at 80x24: the header condensed to a line each (title, knobs, the reason's start with ``y`` to see it
+    whole), the bars, and the messages filling the rest, their label and preview columns fitted to the width."""
+    from ctxwatch.ui.screens import PlanScreen
+
+    app = make_app(tmp_path, monkeypatch)
+
+    async def run_before(pilot: Any) -> None:
+        await loaded(pilot, 12)
+        await pilot.press("e")
+        screen = app.screen
+        assert isinstance(screen, PlanScreen)
+        assert await wait_for(pilot, lambda: screen.plan is not None)
+        await pilot.pause()
+        plan = screen.plan
+        # (call #12: 12,834 tokens over the 12,000 budget; the 7 oldest messages after the system prompt summarised)
+        assert screen.call.index == 11 and plan.fits and (plan.before_tokens, plan.budget_tokens) == (12_834, 12_000)
+        assert [m.fate for m in plan.messages] == ["pinned"] + ["summarised"] * 7 + ["kept"] * 16
+        assert not screen.whole_shown and screen.query_one("#plan-head").content_size.height == 3
+        assert screen.query_one("#plan-table").row_count == len(screen.plan.messages) + 2  # (+ schemas, primer)
+
+    assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)

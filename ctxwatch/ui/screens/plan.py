@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any, ClassVar
 
 from rich.text import Text
@@ -27,29 +27,13 @@ from ctxwatch.model import (
 from ctxwatch.ui import text as tx
 from ctxwatch.ui.export import json_document, write_new
 from ctxwatch.ui.screens.common import REREAD_FAILED, TableScreen, reload, unique_path
-from ctxwatch.ui.screens.planrows import COLUMNS, plan_rows, row_cells
-from ctxwatch.ui.screens.planview import knob_note, plan_bars, plan_document
+from ctxwatch.ui.screens.planrows import COLUMNS, fit_cells, plan_rows
+from ctxwatch.ui.screens.planview import Knobs, knob_note, plan_bars, plan_document, plan_head, sizes_note
 from ctxwatch.ui.widgets.footer import AdaptiveFooter
 
-
-@dataclass(slots=True)
-class Knobs:
-    """The policy knobs the eviction preview lets a person turn.
-
-    Attributes:
-        keep_recent: newest turns always kept.
-        budget_fraction: fraction of the window the prompt may use.
-        reserve_tokens: completion reserve in tokens.
-        summary_tokens: assumed summary size in tokens.
-        mode: ``summarise`` or ``drop``.
-    """
-
-    keep_recent: int
-    budget_fraction: float
-    reserve_tokens: int
-    summary_tokens: int
-    mode: str = "summarise"
-    extra: dict[str, Any] = field(default_factory=dict)
+#: Rows of the table the header leaves at least before it is condensed: at 80x24 the whole header of a plan
+#: that fits (5 lines) leaves 14.
+TABLE_ROWS = 14
 
 
 class PlanReady(Message):
@@ -67,8 +51,11 @@ class PlanScreen(TableScreen):
 
     Keys: ``+``/``-`` keep_recent, ``B``/``b`` budget fraction ±0.05, ``R``/``r`` reserve ±1% of the
     window, ``U``/``u`` summary tokens ±500, ``m`` summarise/drop, ``o`` prompt order / biggest savings
-    first, ``w`` write the plan JSON to the current directory, ``escape`` back.  The plan is recomputed at once
-    after each change; a keep_recent step that changes nothing says why (:attr:`note`).  Each message's
+    first, ``y`` the whole header or the condensed one, ``w`` write the plan JSON (where ``export_to`` says: the
+    current folder, or the exports folder when that one is followed), ``escape`` back.  The plan is recomputed at
+    once after each change; a keep_recent step that changes nothing says why (:attr:`note`).  The header is
+    whole where the screen holds it beside most of the rows (:meth:`head_is_whole`), else one line each for the
+    title, the knobs and the reason; the rows' message and preview columns share the screen's width.  Each message's
     ``saves`` is what evicting it (with its exchange) frees; ``◆`` marks the biggest offenders.  Home and End
     go to the first and the last message (the table's own would scroll it sideways).
     """
@@ -94,6 +81,7 @@ class PlanScreen(TableScreen):
         Binding("u", "knob('summary_tokens', -1)", "summary-", show=False),
         Binding("m", "toggle_mode", "Mode"),
         Binding("o", "toggle_order", "Order", show=False),
+        Binding("y", "toggle_reason", "Why"),
     ]
 
 
@@ -122,16 +110,25 @@ class PlanScreen(TableScreen):
         self.note: str | None = None
         self._turned: str | None = None  # (the knob turned last)
         self._copy_rows: list[tuple[str, str] | None] = []  # (what ctrl+c copies, per row: its message whole)
+        self._width = 0  # (the screen's width the rows were fitted to)
+        #: ``y``'s choice: the header whole (``True``), condensed (``False``), or as the screen's size allows.
+        self.whole: bool | None = None
+        #: Whether the header on screen is the whole one.
+        self.whole_shown = True
 
     def compose(self) -> ComposeResult:
         """Header, bars, messages table, footer."""
         yield Static(Text(f"call #{self.call.index + 1}: planning…", style="dim"), id="plan-head")
         yield Static("", id="plan-bars")
         table: DataTable[Any] = DataTable(id="plan-table", cursor_type="row")
-        for key, header, right in COLUMNS:
-            table.add_column(Text(header, justify="right" if right else "left"), key=key)
+        self._add_columns(table)
         yield table
         yield AdaptiveFooter()
+
+    @staticmethod
+    def _add_columns(table: DataTable[Any]) -> None:
+        for key, header, right in COLUMNS:
+            table.add_column(Text(header, justify="right" if right else "left"), key=key)
 
     def on_mount(self) -> None:
         """Load the call and compute the first plan."""
@@ -217,54 +214,56 @@ class PlanScreen(TableScreen):
         self._render_plan()
 
     def _render_plan(self) -> None:
-        plan, k = self.plan, self.knobs
-        assert k is not None
-        head = Text()
-        head.append(f"call #{self.call.index + 1} · eviction preview · ", "bold")
-        head.append("fits" if plan.fits else "does not fit", "bold green" if plan.fits else "bold red")
-        head.append(f" · before {tx.tokens(plan.before_tokens)} → after {tx.tokens(plan.after_tokens)} · budget "
-                    f"{tx.tokens(plan.budget_tokens)}")
-        scale = getattr(self._counts, "scale", 1.0)
-        tools_estimate = getattr(self._counts, "tools_estimate", None)
-        if tools_estimate is not None:
-            # (as plan says it: the model's own tokenizer counted the rest exactly)
-            what = "not in the log" if self._pc is not None and self._pc.tools is None else \
-                f"estimated {tx.tokens(tools_estimate)}"
-            head.append(f" · tool schemas {tx.tokens(plan.tools_tokens)}: sized to the provider's count ({what})",
-                        "dim")
-        elif getattr(self._counts, "floor_scale", None) is not None and plan.floor_tokens:
-            # (as plan says it: the floor is the calibrated one the main screen shows; a floor of 0 is not
-            # calibrated, scaling leaves it 0, so it gets no ≈ and the branch below says how the messages scale)
-            head.append(f" · floor {tx.tokens(plan.floor_tokens)}≈ calibrated ×{self._counts.floor_scale:.4f}, "
-                        f"messages ×{scale:.4f}: scaled to the provider's count ({self.call.tokenizer} counts in "
-                        "the detail view)", "dim")
-        elif getattr(self._counts, "unscaled_ratio", None) is not None:
-            head.append(f" · sizes as counted: the reported prompt is ×{self._counts.unscaled_ratio:.4f} them, more "
-                        "than tokenizers differ by", "dim")
-        elif abs(scale - 1.0) >= 0.005:
-            # (why these sizes differ from the detail view's: they are scaled to what the provider counted)
-            head.append(f" · sizes ×{scale:.4f}: scaled to the provider's count ({self.call.tokenizer} counts "
-                        "in the detail view)", "dim")
-        head.append("\n")
-        head.append(f"keep_recent {k.keep_recent} (+/-) · budget {k.budget_fraction:.2f} (B/b) · reserve "
-                    f"{tx.tokens(k.reserve_tokens)} (R/r) · summary {tx.tokens(k.summary_tokens)} (U/u) · "
-                    f"mode {k.mode} (m)\n", "cyan")
-        # (whole, wrapped: a reason that does not fit ends with what to change, e.g. "lower keep_recent")
-        head.append_text(tx.literal(plan.reason, multiline=False))
-        if self.note:
-            head.append("\n")
-            head.append(self.note, "bold yellow")
-        self.query_one("#plan-head", Static).update(head)
-        self.query_one("#plan-bars", Static).update(self._bars())
+        plan = self.plan
         table = self.query_one("#plan-table", DataTable)
         row = table.cursor_row
-        table.clear()
+        table.clear(columns=True)  # (a column only widens as rows come: new ones start from their heading)
+        self._add_columns(table)
         rows = plan_rows(plan, self._pc, self.order)
         self._copy_rows = [r.copy for r in rows]
-        for r in rows:
-            table.add_row(*row_cells(r))
+        # (the table's width less its vertical scrollbar: the rows are fitted to it, so nothing scrolls sideways)
+        for cells in fit_cells(rows, (self.size.width or 80) - 2):
+            table.add_row(*cells)
+        self._width = self.size.width
         if table.row_count:
             table.move_cursor(row=min(row, table.row_count - 1), animate=False)
+        self._render_head()  # (after the rows: whether the header is whole depends on how many there are)
+        self.query_one("#plan-bars", Static).update(self._bars())
+
+    def _render_head(self) -> None:
+        """The header, whole or condensed (:meth:`head_is_whole`), for the screen's width; an error the last
+        recomputation gave stays in its place (:meth:`_fail`)."""
+        knobs = self.knobs
+        assert knobs is not None
+        if self.error is not None:
+            return
+        width = max(10, (self.size.width or 80) - 2)  # (less the header's padding)
+        sizes = sizes_note(self.plan, self._counts, self._pc is not None and self._pc.tools is None,
+                           self.call.tokenizer)
+
+        def head(whole: bool) -> Text:
+            return plan_head(self.call.index + 1, self.plan, knobs, sizes, self.note, whole=whole, width=width)
+
+        whole = head(True)
+        self.whole_shown = self.head_is_whole(len(whole.wrap(self.app.console, width)))
+        self.query_one("#plan-head", Static).update(whole if self.whole_shown else head(False))
+
+    def head_is_whole(self, lines: int) -> bool:
+        """Whether the header is shown whole, when whole it takes ``lines`` lines: as ``y`` last chose, else when
+        the table below it keeps every row, or at least :data:`TABLE_ROWS` and half the screen's height (the bars
+        take 3 lines, the table's heading and the footer one each)."""
+        if self.whole is not None:
+            return self.whole
+        height = self.size.height or 24
+        wanted = min(len(self._copy_rows), max(TABLE_ROWS, height // 2))
+        return height - lines - 3 - 2 >= wanted
+
+    def action_toggle_reason(self) -> None:
+        """``y``: the whole header (the plan's reason whole, the sizes note, the knobs' keys), or the condensed one;
+        the choice holds until ``y`` again."""
+        self.whole = not self.whole_shown
+        if self.plan is not None and self.knobs is not None:
+            self._render_head()
 
     def copy_item(self) -> tuple[str, str] | None:
         """What ctrl+c copies here: (what, text) of the highlighted row's message whole, or ``None``."""
@@ -272,9 +271,14 @@ class PlanScreen(TableScreen):
         return self._copy_rows[row] if 0 <= row < len(self._copy_rows) else None
 
     def on_resize(self, event: events.Resize) -> None:
-        """Redraw the bars for the new width (they are drawn to fit the screen, and wrapped when it shrank)."""
-        if self.plan is not None:
-            self.query_one("#plan-bars", Static).update(self._bars())
+        """Redraw the header, the bars and the rows for the new size (each is fitted to the screen: drawn for the
+        old width, the bars would wrap when it shrank and the rows scroll sideways)."""
+        if self.plan is None or self.knobs is None:
+            return
+        if self.size.width != self._width:
+            self._render_plan()
+        else:
+            self._render_head()
 
     def _bars(self) -> Text:
         # "before " (7) + " 127%" (up to 6) + the screen's padding and scrollbar (4): the bar gets the rest,

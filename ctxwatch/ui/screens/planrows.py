@@ -31,9 +31,13 @@ COLUMNS: tuple[tuple[str, str, bool], ...] = (
 
 #: Characters of a message's text a row keeps for its preview (the start of the text, cut again to the cells).
 PREVIEW_CHARS = 200
-#: Cells of the message column and of the preview column at most.
+#: Cells of the message column at most, and at least (then the table scrolls sideways on a narrow screen).
 LABEL_CELLS = 34
-PREVIEW_CELLS = 100
+LABEL_MIN = 12
+#: Cells of the preview column at least (it takes what the other columns leave).
+PREVIEW_MIN = 8
+#: Cells around each cell of the table (Textual's DataTable: a cell of padding either side).
+CELL_PADDING = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,17 +118,37 @@ def plan_rows(plan: Any, pc: ParsedCall | None, order: str = "prompt") -> list[P
     return rows
 
 
-def row_cells(row: PlanRow, label_cells: int = LABEL_CELLS, preview_cells: int = PREVIEW_CELLS) -> list[Text]:
-    """The cells of ``row`` in :data:`COLUMNS` order, its label cut to ``label_cells`` characters and its preview
-    to ``preview_cells`` (log text shown literally)."""
+def row_cells(row: PlanRow) -> list[Text]:
+    """The cells of ``row`` in :data:`COLUMNS` order, its label and preview whole (log text shown literally)."""
     message = row.index is not None
     return [
         Text(str(row.index) if message else "-", justify="right"),
-        tx.literal(row.label, style=row.style, limit=label_cells),
+        tx.literal(row.label, style=row.style),
         Text("◆" if row.offender else "", "bold red"),
         Text(tx.tokens(row.tokens), justify="right"),
         Text(tx.tokens(row.saves) if row.saves is not None else "-", justify="right"),
         Text(row.fate, style=row.style),
         Text(str(row.turn) if row.turn is not None else "-", justify="right"),
-        tx.literal(row.preview, style="dim", limit=preview_cells),
+        tx.literal(row.preview, style="dim"),
     ]
+
+
+def fit_cells(rows: Sequence[PlanRow], width: int) -> list[list[Text]]:
+    """The cells of ``rows`` (:func:`row_cells`) for a table ``width`` cells wide: the message and the preview
+    columns share what the other columns leave, the message three fifths, up to :data:`LABEL_CELLS` cells (at
+    least :data:`LABEL_MIN`), and the preview the rest (at least :data:`PREVIEW_MIN`), each cut with ``…``.  At
+    80 columns the message gets about 20 cells; the table then needs no sideways scrolling."""
+    cells = [row_cells(r) for r in rows]
+    label_at, preview_at = 1, len(COLUMNS) - 1
+
+    def column(i: int) -> int:
+        return max([len(COLUMNS[i][1])] + [c[i].cell_len for c in cells])
+
+    fixed = sum(column(i) for i in range(len(COLUMNS)) if i not in (label_at, preview_at))
+    room = width - fixed - CELL_PADDING * len(COLUMNS)
+    label = min(column(label_at), LABEL_CELLS, max(LABEL_MIN, room * 3 // 5))
+    preview = max(PREVIEW_MIN, room - label)
+    for c in cells:
+        c[label_at].truncate(label, overflow="ellipsis")
+        c[preview_at].truncate(preview, overflow="ellipsis")
+    return cells

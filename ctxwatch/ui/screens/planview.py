@@ -1,18 +1,134 @@
-"""What the eviction preview shows besides its rows' text: what evicting each message would save and the few
-exchanges that matter most (the planner's :func:`~ctxwatch.planner.exchange_savings` and
-:func:`~ctxwatch.planner.offenders`, as ``plan`` marks them), why a knob changed nothing, the before / after
+"""What the eviction preview shows above its rows, and writes: the policy knobs a person turns, the header
+(what the plan did and why, whole or condensed to a few lines), why a knob changed nothing, the before / after
 bars and the document ``w`` writes.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from rich.text import Text
 
 from ctxwatch.ui import text as tx
 from ctxwatch.ui.widgets.bar import BarParts, bar_line
+
+
+@dataclass(slots=True)
+class Knobs:
+    """The policy knobs the eviction preview lets a person turn.
+
+    Attributes:
+        keep_recent: newest turns always kept.
+        budget_fraction: fraction of the window the prompt may use.
+        reserve_tokens: completion reserve in tokens.
+        summary_tokens: assumed summary size in tokens.
+        mode: ``summarise`` or ``drop``.
+    """
+
+    keep_recent: int
+    budget_fraction: float
+    reserve_tokens: int
+    summary_tokens: int
+    mode: str = "summarise"
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+#: What the condensed header ends its reason line with when the reason is cut, and when only the sizes note is
+#: left out (``y`` shows the whole header).
+REASON_HINT = "  (y: whole reason)"
+MORE_HINT = "  (y: more)"
+
+
+def sizes_note(plan: Any, counts: Any, tools_missing: bool, tokenizer: str) -> str | None:
+    """Why the plan's sizes differ from the detail view's counts, or ``None`` when they do not: ``counts`` (the
+    :class:`~ctxwatch.planner.PlanCounts` the plan starts from) scaled to the provider's count, the tool schemas
+    sized to it (``tools_missing``: the log holds none), or left as counted."""
+    scale = getattr(counts, "scale", 1.0)
+    tools_estimate = getattr(counts, "tools_estimate", None)
+    if tools_estimate is not None:
+        # (as plan says it: the model's own tokenizer counted the rest exactly)
+        what = "not in the log" if tools_missing else f"estimated {tx.tokens(tools_estimate)}"
+        return f"tool schemas {tx.tokens(plan.tools_tokens)}: sized to the provider's count ({what})"
+    if getattr(counts, "floor_scale", None) is not None and plan.floor_tokens:
+        # (as plan says it: the floor is the calibrated one the main screen shows; a floor of 0 is not
+        # calibrated, scaling leaves it 0, so it gets no ≈ and the branch below says how the messages scale)
+        return (f"floor {tx.tokens(plan.floor_tokens)}≈ calibrated ×{counts.floor_scale:.4f}, messages "
+                f"×{scale:.4f}: scaled to the provider's count ({tokenizer} counts in the detail view)")
+    if getattr(counts, "unscaled_ratio", None) is not None:
+        return (f"sizes as counted: the reported prompt is ×{counts.unscaled_ratio:.4f} them, more than "
+                "tokenizers differ by")
+    if abs(scale - 1.0) >= 0.005:
+        # (why these sizes differ from the detail view's: they are scaled to what the provider counted)
+        return f"sizes ×{scale:.4f}: scaled to the provider's count ({tokenizer} counts in the detail view)"
+    return None
+
+
+def _title(number: int, plan: Any, name: bool) -> Text:
+    """``call #N · eviction preview · fits · before … → after … · budget …`` (``name``: with the screen's name)."""
+    out = Text()
+    out.append(f"call #{number} · " + ("eviction preview · " if name else ""), "bold")
+    out.append("fits" if plan.fits else "does not fit", "bold green" if plan.fits else "bold red")
+    out.append(f" · before {tx.tokens(plan.before_tokens)} → after {tx.tokens(plan.after_tokens)} · budget "
+               f"{tx.tokens(plan.budget_tokens)}")
+    return out
+
+
+def _knobs(k: Knobs, keys: bool) -> Text:
+    """The knobs' values, each with the keys that turn it (``keys``) or without (the footer names them)."""
+    def key(s: str) -> str:
+        return f" ({s})" if keys else ""
+    return Text(f"keep_recent {k.keep_recent}{key('+/-')} · budget {k.budget_fraction:.2f}{key('B/b')} · reserve "
+                f"{tx.tokens(k.reserve_tokens)}{key('R/r')} · summary {tx.tokens(k.summary_tokens)}{key('U/u')} · "
+                f"mode {k.mode}{key('m')}", "cyan")
+
+
+def _cut(text: Text, width: int) -> Text:
+    """``text`` on one line of ``width`` cells, ending in ``…`` when cut."""
+    out = text.copy()
+    out.truncate(max(1, width), overflow="ellipsis")
+    return out
+
+
+def plan_head(number: int, plan: Any, knobs: Knobs, sizes: str | None, note: str | None, *, whole: bool,
+              width: int) -> Text:
+    """The preview's header for ``plan`` (a :class:`~ctxwatch.planner.Plan`) of call ``#number`` on lines of
+    ``width`` cells: the title (fits or not, before → after, budget) with the ``sizes`` note, the ``knobs``, the
+    plan's reason and the knob ``note``.
+
+    ``whole``: everything, wrapped (a reason that does not fit ends with what to change, e.g. "lower
+    keep_recent").  Else condensed to one line each for the title, the knobs and the reason (cut, with
+    :data:`REASON_HINT` or :data:`MORE_HINT` when anything is left out), and the note (wrapped: it answers the
+    key just pressed).
+    """
+    if whole:
+        head = _title(number, plan, name=True)
+        if sizes:
+            head.append(f" · {sizes}", "dim")
+        head.append("\n")
+        head.append_text(_knobs(knobs, keys=True))
+        head.append("\n")
+        head.append_text(tx.literal(plan.reason, multiline=False))
+    else:
+        title = _title(number, plan, name=True)
+        title = title if title.cell_len <= width else _title(number, plan, name=False)
+        head = _cut(title, width)
+        head.append("\n")
+        long = _knobs(knobs, keys=True)
+        head.append_text(_cut(long if long.cell_len <= width else _knobs(knobs, keys=False), width))
+        head.append("\n")
+        reason = tx.literal(plan.reason, multiline=False)
+        if reason.cell_len <= width - (len(MORE_HINT) if sizes else 0):
+            hint = MORE_HINT if sizes else ""  # (the sizes note is what is left out)
+        else:
+            reason, hint = _cut(reason, width - len(REASON_HINT)), REASON_HINT
+        head.append_text(reason)
+        head.append(hint, "dim")
+    if note:
+        head.append("\n")
+        head.append(note, "bold yellow")
+    return head
 
 
 def kept_exchanges(messages: Sequence[Any]) -> int:
