@@ -97,6 +97,10 @@ def test_help_screen(snap_compare: Any, tmp_path: Path, monkeypatch: pytest.Monk
         assert "13,681≈   calibrated floor: o200k count x the model's median" in text
         assert "calibrated history: the rest of the" in text
         assert "a Claude Code or Codex log has" in text and "(W-R: past it the completion" in text
+        # (the preview's keys, y among them; and where s, x and w write: the current folder unless it is followed)
+        assert "In the eviction preview (e)" in text and "  y          the whole header" in text
+        assert "in the current folder; or, when the current folder is\n  (inside) a folder the dashboard" in text
+        assert "$XDG_DATA_HOME/ctxwatch/exports" in text and "screenshot in the current folder" not in text
         assert max(len(line) for line in text.splitlines()) <= 74  # (whole lines in the box at 80 columns)
 
     assert snap_compare(app, terminal_size=(100, 34), run_before=run_before)

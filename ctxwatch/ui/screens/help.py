@@ -1,5 +1,5 @@
-"""The help (``?``): the keys, the bar's glyphs and marks and what the number marks mean; and the entries the
-dashboard adds to Textual's command palette.
+"""The help (``?``): the keys (the eviction preview's too), where exports go, the bar's glyphs and marks and what
+the number marks mean; and the entries the dashboard adds to Textual's command palette.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ HELP_KEYS: tuple[tuple[str, str], ...] = (
     ("f", "follow the newest call on/off"),
     ("p", "pause/resume the display (the log is still read)"),
     ("t", "chart x axis: call number / wall time"),
-    ("e", "eviction preview of the selected call (knobs, write JSON)"),
+    ("e", "eviction preview of the selected call (its keys: below)"),
     ("/", "filter calls by text (model, context, time, numbers)"),
     ("c", "next context (main, subagents, sidechains, subagent files)"),
     ("o", "sessions of a folder, newest first (type to filter them)"),
@@ -31,13 +31,33 @@ HELP_KEYS: tuple[tuple[str, str], ...] = (
     ("F", "every flag of the context, whole (enter selects its call)"),
     ("W", "conversations, most at risk first (enter shows one, a all)"),
     ("i", "every input problem: bad lines and notes, with their messages"),
-    ("s", "save an SVG screenshot in the current folder"),
-    ("x", "export the calls table as CSV in the current folder"),
+    ("s", "save an SVG screenshot (where: Exports, below)"),
+    ("x", "export the calls table as CSV (where: Exports, below)"),
     ("esc", "skip to the backfill's last 8 MiB; clear the filter"),
     ("ctrl+p", "command palette (every action)"),
     ("?", "this help"),
     ("ctrl+c", "copy: the selected text, else the call, flag or message"),
     ("q  ctrl+q", "quit"),
+)
+
+
+#: The eviction preview's keys (its footer shows one key per knob, the one that turns it up).
+PLAN_KEYS: tuple[tuple[str, str], ...] = (
+    ("+ -  B b", "keep_recent ±1, budget fraction ±0.05"),
+    ("R r  U u", "reserve ±1% of the window, summary tokens ±500"),
+    ("m  o", "summarise or drop; prompt order / biggest savings first"),
+    ("y", "the whole header (the plan's reason whole), or a line each"),
+    ("w", "write the plan as JSON (where: Exports, below)"),
+    ("esc", "back to the calls"),
+)
+
+#: Where ``s``, ``x`` and the preview's ``w`` write (:func:`ctxwatch.ui.export.export_folder`), in lines.
+EXPORTS = (
+    "a new file each, in the current folder; or, when the current folder is",
+    "(inside) a folder the dashboard follows, in the exports folder:",
+    "$XDG_DATA_HOME/ctxwatch/exports (~/.local/share/ctxwatch/exports),",
+    "where it is not listed among the logs. The message after each names",
+    "the file and its folder, whole.",
 )
 
 
@@ -55,21 +75,31 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("Flags", "Every flag of the context shown, whole; enter selects its call (F)", "flags"),
     ("Fleet", "One row per conversation, most at risk first; enter shows one (W)", "fleet"),
     ("Input problems", "Every bad line and note of the run, with its line (i)", "issues"),
-    ("Save SVG screenshot", "To the current folder (s)", "save_svg"),
-    ("Export CSV", "The calls table, to the current folder (x)", "export_csv"),
+    ("Save SVG screenshot", "To the current folder, or the exports folder when the current one is followed (s)",
+     "save_svg"),
+    ("Export CSV", "The calls table, to the current folder, or the exports folder when the current one is "
+     "followed (x)", "export_csv"),
     ("Copy", "The selected text, else the highlighted call, flag or message (ctrl+c)", "copy"),
     ("Help", "Keys and legend (?)", "help"),
 )
 
 
 def help_text(settings: Settings | None = None) -> Text:
-    """The help screen's text: keys, the bar's glyphs, the marks (with ``settings``' fractions), number marks."""
+    """The help screen's text: keys, the preview's keys, where exports go, the bar's glyphs, the marks (with
+    ``settings``' fractions), number marks."""
     st = settings or Settings()
     out = Text()
     out.append("Keys\n", "bold")
     for key, what in HELP_KEYS:
         out.append(f"  {key:<10}", "bold cyan")
         out.append(f" {what}\n")
+    out.append("\nIn the eviction preview (e)\n", "bold")
+    for key, what in PLAN_KEYS:
+        out.append(f"  {key:<10}", "bold cyan")
+        out.append(f" {what}\n")
+    out.append("\nExports (s, x, and w in the eviction preview)\n", "bold")
+    for line in EXPORTS:
+        out.append(f"  {line}\n")
     out.append("\nThe bar (parts differ by glyph, not only colour)\n", "bold")
     for glyph, name, colour, what in (
             ("█", "floor", "magenta", "system prompt + tool schemas, paid on every call"),
@@ -113,7 +143,7 @@ def help_text(settings: Settings | None = None) -> Text:
 
 
 class HelpScreen(ModalScreen[None]):
-    """Keys, the bar's glyphs and marks, and what the number marks mean."""
+    """Keys, where exports go, the bar's glyphs and marks, and what the number marks mean."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,question_mark", "app.pop_screen", "Close"),
