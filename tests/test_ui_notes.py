@@ -254,12 +254,13 @@ async def test_the_flags_placeholder_reads_as_a_sentence(tmp_path: Path, kind: s
 
 
 @pytest.mark.parametrize("width, cells_per_line", [(80, 36), (160, 57)])
-async def test_export_notifications_show_the_file_name_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+async def test_export_notifications_show_the_path_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                              width: int, cells_per_line: int) -> None:
     """In a followed folder s, x (and the eviction preview's w) write to $XDG_DATA_HOME/ctxwatch/exports, and the
     notification showed the path cut at its edge: "screenshot saved to
-    /root/.local/share/ctxwatch/exports/ctxwatch-spotter_4d56".  The file name now has lines of its own, the
-    folder one line, cut in the middle with …  A toast holds 36 cells a line at 80 columns and 57 at 160
+    /root/.local/share/ctxwatch/exports/ctxwatch-spotter_4d56".  The file name now has lines of its own, then the
+    folder whole (it was cut in the middle with … to one line, which did not say where the file is), broken after
+    a separator where one falls within the line.  A toast holds 36 cells a line at 80 columns and 57 at 160
     (Textual's toast: 60 cells, at most half the screen less its scrollbar, less a border and padding)."""
     from textual.widgets._toast import Toast
 
@@ -282,15 +283,15 @@ async def test_export_notifications_show_the_file_name_whole(tmp_path: Path, mon
             await pilot.press(key)
             assert await wait_for(pilot, lambda: (exports / name).exists() and len(app._notifications) == 1)  # noqa: B023
             message = next(iter(app._notifications)).message
-            said, file, where = message.split("\n")
+            said, file, *where = message.split("\n")
             assert (said, file) == (what, name)
-            # (the start of the folder, …, and its last folders whole; the line full)
-            assert len(where) == cells_per_line and where.startswith(f"in {str(exports)[:cells_per_line - 21]}…")
-            assert where.endswith(f"…{os.sep}ctxwatch{os.sep}exports")
-            # On screen: the name whole (wrapped where it is longer than a line), the folder on its line.
+            # (the folder whole, on lines that fit the toast, the first broken after a separator)
+            assert "".join(where) == f"in {exports}" and len(where) > 1
+            assert all(len(w) <= cells_per_line for w in where) and where[0].endswith(os.sep)
+            # On screen: the name whole (wrapped where it is longer than a line), then the folder's lines.
             await pilot.pause(0.3)
             toast = next(w for w in app.screen.walk_children() if isinstance(w, Toast))
             assert toast.size.width == cells_per_line
             rows = [toast.render_line(y).text.rstrip() for y in range(toast.size.height)]
             at = rows.index(what)
-            assert "".join(rows[at + 1:-1]) == name and rows[-1] == where
+            assert rows[-len(where):] == where and "".join(rows[at + 1:-len(where)]) == name

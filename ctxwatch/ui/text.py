@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from datetime import datetime
 
+from rich.cells import cell_len, chop_cells
 from rich.text import Text
 
 from ctxwatch.model import Breakdown, Call, Src, shown_fraction
@@ -137,29 +138,32 @@ def toast_width(screen_width: int) -> int:
     return max(10, min(60, (screen_width - 2) // 2) - 3)
 
 
-#: Characters of a path's start that :func:`saved_where` keeps at least before its ``…`` (``/roo``, ``C:\Us``).
-HEAD_CHARS = 4
-
-
 def saved_where(path: str, width: int) -> str:
     """Where a file was written, for a notification whose lines hold ``width`` cells: the file's name on a line of
-    its own (a name longer than the line wraps, never cut: it is what a person looks for), then ``in <folder>``
-    on one line.  A folder longer than that keeps its last folders whole (they tell export folders apart) and
-    the start of the path, with ``…`` between them.  A long path written whole was cut off by the toast's edge in
-    the middle of the name.  Both are cleaned (:func:`clean`): a folder's name is not ours."""
+    its own (a name longer than the line wraps, never cut: it is what a person looks for), then ``in <folder>``,
+    the folder whole, on as many lines as it takes, each broken after a path separator where one falls within
+    the line (a folder cut short, say ``/root/.lo…/share/ctxwatch/exports``, did not say where the file is).  Both
+    are cleaned (:func:`clean`): a folder's name is not ours."""
     name = clean(os.path.basename(path), multiline=False)
     folder = clean(os.path.dirname(path) or ".", multiline=False)
-    room = max(5, width - len("in "))
-    if len(folder) > room:
-        # The last folders, whole, as many as leave the start of the path a few characters (HEAD_CHARS).
-        tail = ""
-        for part in reversed(folder.split(os.sep)[1:]):
-            if len(os.sep + part + tail) > room - 1 - HEAD_CHARS:
-                break
-            tail = os.sep + part + tail
-        folder = folder[:room - 1 - len(tail)] + "…" + tail if tail \
-            else literal(folder, limit=room, middle=True).plain
-    return f"{name}\nin {folder}"
+    return name + "\n" + "\n".join(path_lines("in " + folder, width))
+
+
+def path_lines(text: str, width: int) -> list[str]:
+    """``text`` (a path) on lines of at most ``width`` cells (at least 1), broken after the path separator before
+    a part that would pass the line's end, and within a part longer than a line; nothing is left out."""
+    width = max(1, width)
+    parts = [p + os.sep for p in text.split(os.sep)]
+    parts[-1] = parts[-1][:-len(os.sep)]
+    lines = [""]
+    for part in parts:
+        if lines[-1] and cell_len(lines[-1] + part) > width >= cell_len(part):
+            lines.append("")  # (a part that fits a line of its own starts one; a longer one fills this line first)
+        lines[-1] += part
+        while cell_len(lines[-1]) > width:  # (a part longer than a line: cut where the line ends)
+            head, *rest = chop_cells(lines[-1], width)
+            lines[-1:] = [head, "".join(rest)]
+    return [ln for ln in lines if ln] or [""]
 
 
 def row_text(call: Call, shown: Breakdown | None = None) -> str:
