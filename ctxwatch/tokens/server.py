@@ -16,6 +16,7 @@ import contextlib
 import os
 import pickle
 import select
+import signal
 import struct
 from collections.abc import Iterable
 
@@ -125,6 +126,9 @@ class CountServer:
                 os.close(fd)
         self._requests = self._answers = -1
         if self._pid:
+            # (killed rather than waited for: a child still loading its encoding would hold the read up)
+            with contextlib.suppress(ProcessLookupError, OSError):
+                os.kill(self._pid, signal.SIGKILL)
             with contextlib.suppress(ChildProcessError, OSError):
                 os.waitpid(self._pid, 0)
             self._pid = 0
