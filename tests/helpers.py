@@ -167,3 +167,18 @@ def reads_from(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
     monkeypatch.setattr(warm, "_complete_lines", spy)
     return starts
+
+
+def finish(folder: Path) -> float:
+    """Make every log of ``folder`` one not written to for longer than
+    :data:`~ctxwatch.engine.cachedb.FINISHED_AFTER` (its read's result is then kept, not its reader's state);
+    returns the modification time given them."""
+    import os
+    import time
+
+    from ctxwatch.engine import cachedb
+
+    past = time.time() - cachedb.FINISHED_AFTER - 600
+    for p in folder.iterdir():
+        os.utime(p, (past, past))
+    return past

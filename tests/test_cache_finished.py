@@ -7,15 +7,13 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import time
 from pathlib import Path
 
 import pytest
-from helpers import half_grown_project, reads_from, report_bytes
+from helpers import finish, half_grown_project, reads_from, report_bytes
 
 from ctxwatch.config import Settings
 from ctxwatch.engine import cache as cache_mod
-from ctxwatch.engine import cachedb
 
 
 @pytest.fixture(autouse=True)
@@ -47,9 +45,7 @@ def unread(path: Path) -> int:
 def test_a_finished_log_keeps_its_result_and_is_read_whole_when_written_to_again(
         shared_logs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     folder, grown, full, cut = half_grown_project(shared_logs, tmp_path)
-    past = time.time() - cachedb.FINISHED_AFTER - 600
-    for p in folder.iterdir():
-        os.utime(p, (past, past))
+    finish(folder)  # (finished logs: their results kept, not their readers' states)
     starts = reads_from(monkeypatch)
     want = report_bytes(folder, "--no-cache")
     assert report_bytes(folder) == want

@@ -7,11 +7,10 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import time
 from pathlib import Path
 
 import pytest
-from helpers import half_grown_project, reads_from, report_bytes
+from helpers import finish, half_grown_project, reads_from, report_bytes
 
 from ctxwatch.engine import cache as cache_mod
 from ctxwatch.engine import cachedb
@@ -50,9 +49,7 @@ def saved_rows() -> int:
 def test_a_log_read_again_from_its_start_counts_nothing_counted_before(
         shared_logs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     folder, grown, full, _cut = half_grown_project(shared_logs, tmp_path)
-    past = time.time() - cachedb.FINISHED_AFTER - 600
-    for p in folder.iterdir():
-        os.utime(p, (past, past))  # (finished logs: their results kept, not their readers' states)
+    past = finish(folder)  # (finished logs: their results kept, not their readers' states)
     roles = counted(monkeypatch)
     first = report_bytes(folder)
     assert roles, "the first read counts the messages its floors are inferred from"
