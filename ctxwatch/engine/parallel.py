@@ -17,7 +17,7 @@ import os
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ctxwatch.source.children import cores, die_with_parent, fork_helps
+from ctxwatch.source.children import cores, die_with_parent, fork_child, fork_helps
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
@@ -92,49 +92,30 @@ def side_task(fn: Callable[..., _T], *args: Any) -> Callable[[], _T]:
     must not change what it is given, and its result must pickle)."""
     import pickle
 
-    if not fork_helps():
+    def work(_from_parent: int, to_parent: int) -> None:
+        data = pickle.dumps(fn(*args), protocol=pickle.HIGHEST_PROTOCOL)  # (a raise: nothing written)
+        with os.fdopen(to_parent, "wb") as out:
+            out.write(data)
+
+    forked = fork_child(work)
+    if forked is None:
         return lambda: fn(*args)
-    parent = os.getpid()
-    try:
-        r, w = os.pipe()
-    except OSError:
-        return lambda: fn(*args)
-    try:
-        pid = os.fork()
-    except OSError:
-        os.close(r)
-        os.close(w)
-        return lambda: fn(*args)
-    if pid == 0:  # (the child: never returns; os._exit skips the parent's exit handlers and buffered output)
-        try:
-            os.close(r)
-            gc.freeze()
-            gc.disable()
-            die_with_parent(parent)
-            try:
-                data = pickle.dumps((True, fn(*args)), protocol=pickle.HIGHEST_PROTOCOL)
-            except BaseException:  # (told to the parent, which works it out itself)
-                data = pickle.dumps((False, None))
-            with os.fdopen(w, "wb") as out:
-                out.write(data)
-        finally:
-            os._exit(0)
-    os.close(w)
+    pid, to_child, from_child = forked
+    os.close(to_child)
 
     def result() -> _T:
-        got: tuple[bool, Any] = (False, None)
+        data = b""
         try:
-            with os.fdopen(r, "rb") as src:
+            with os.fdopen(from_child, "rb") as src:
                 data = src.read()
             if data:
-                got = pickle.loads(data)
+                return pickle.loads(data)  # type: ignore[no-any-return]
         except Exception:  # (a child killed mid-write: a cut pickle)
-            got = (False, None)
+            pass
         finally:
             with contextlib.suppress(ChildProcessError):
                 os.waitpid(pid, 0)
-        ok, value = got
-        return value if ok else fn(*args)  # type: ignore[no-any-return]
+        return fn(*args)
 
     return result
 

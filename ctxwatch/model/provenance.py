@@ -8,11 +8,10 @@ format's own keys.  What the log says of a call that no number depends on (ids, 
 
 from __future__ import annotations
 
-import operator
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any
 
-from ctxwatch.model.pickling import fast_pickle
+from ctxwatch.model.pickling import fast_pickle, field_values
 
 
 @fast_pickle
@@ -79,10 +78,10 @@ class Provenance:
 
     def copy(self) -> Provenance:
         """A copy whose :attr:`details` is its own (a reader may go on changing the one it gave)."""
-        new = Provenance(*_FIELD_VALUES(self))  # (three times as fast as copy.copy, which goes by __reduce__)
+        new = Provenance(*_VALUES(self))  # (a third of copy.copy's time)
         new.details = dict(self.details)
         return new
 
 
-#: Every field's value of a :class:`Provenance`, in the order ``__init__`` takes them.
-_FIELD_VALUES = operator.attrgetter(*(f.name for f in fields(Provenance)))
+#: A provenance's field values in ``__init__``'s order (as :func:`~ctxwatch.model.pickling.fast_pickle` pickles it).
+_VALUES = field_values(Provenance)

@@ -20,7 +20,7 @@ import signal
 import struct
 from collections.abc import Iterable
 
-from ctxwatch.source.children import die_with_parent, fork_helps
+from ctxwatch.source.children import fork_child
 
 #: Length prefix of a message on the pipes: 4 bytes, big-endian.
 _LEN = struct.Struct(">I")
@@ -138,49 +138,20 @@ class CountServer:
 def start(encoding: str) -> CountServer | None:
     """A :class:`CountServer` for ``encoding``, its child forked now, or ``None`` where one cannot help or be
     started safely: not Linux, fewer than 2 cores, another thread alive (a fork then copies a lock another
-    thread may hold), or the fork failing."""
-    if not fork_helps():
+    thread may hold), or the fork failing (:func:`~ctxwatch.source.children.fork_child`)."""
+    forked = fork_child(lambda requests, answers: _serve(encoding, requests, answers))
+    if forked is None:
         return None
-    try:
-        req_r, req_w = os.pipe()
-        ans_r, ans_w = os.pipe()
-    except OSError:
-        return None
-    parent = os.getpid()
-    try:
-        pid = os.fork()
-    except OSError:
-        for fd in (req_r, req_w, ans_r, ans_w):
-            os.close(fd)
-        return None
-    if pid == 0:  # (the child: never returns; os._exit skips the parent's exit handlers and buffered output)
-        code = 0
-        try:
-            os.close(req_w)
-            os.close(ans_r)
-            _serve(encoding, req_r, ans_w, parent)
-        except BaseException:
-            code = 1
-        finally:
-            os._exit(code)
-    os.close(req_r)
-    os.close(ans_w)
-    return CountServer(encoding, pid, req_w, ans_r)
+    pid, requests, answers = forked
+    return CountServer(encoding, pid, requests, answers)
 
 
-def _serve(encoding: str, requests: int, answers: int, parent: int) -> None:
+def _serve(encoding: str, requests: int, answers: int) -> None:
     """The child's loop: load the encoding, then answer each batch of texts with their counts, until the
     parent closes its end."""
-    import gc
-
-    gc.freeze()
-    gc.disable()
-    die_with_parent(parent)
     from ctxwatch.tokens.tokenizer import get_tokenizer
 
-    tok = get_tokenizer(encoding)
-    tok.server = None
-    tok.load()
+    tok = get_tokenizer(encoding).load()
     src = os.fdopen(requests, "rb")
     out = os.fdopen(answers, "wb")
     while True:

@@ -223,56 +223,51 @@ class ResendDecoder:
         view = memoryview(raw)
         entries: list[Any] | None = None
         prev = self._prev.pop(path, None)  # (dropped at once: it may keep the previous line's bytes alive)
-        splice = self._splice
-        if splice is not None and path == splice.path and bytes(view[1:1 + len(_MARK)]) == _MARK and prev is not None:
+        splice = self._splice if self._splice is not None and self._splice.path == path else None
+        if splice is not None and prev is not None and bytes(view[1:1 + len(_MARK)]) == _MARK:
             # (the array the line was split with: its re-sent entries are the previous line's)
             self._splice = None
-            rest = view[1 + len(_MARK):]
-            i = 0
-            while rest[i] in _WS:
-                i += 1
-            before = prev[1]
-            if rest[i] == _CLOSE:
-                entries = list(before)
-            elif rest[i] == _COMMA and before:
-                entries = before + shared_loads(b"[" + rest[i + 1:].tobytes())
-            else:
+            entries = _followed(view[1 + len(_MARK):], prev[1])
+            if entries is None:
                 raise ValueError("no entry after the re-sent ones")
-            end = len(view) - 1
-            while end > 1 and view[end - 1] in _WS:
-                end -= 1
-            # (the array's bytes in the line itself, for the next line to be compared with)
-            whole = memoryview(splice.data)[splice.at:splice.at + splice.cut + end - 1 - len(_MARK)]
-            self._next[path] = (msgspec.Raw(whole) if len(whole) < KEEP_BYTES else (len(whole), _digest(whole)),
-                                entries)
-            return entries
-        if prev is not None:
+        elif prev is not None:
+            splice = None
             head, before = prev
             n = len(head) if isinstance(head, msgspec.Raw) else head[0]
             if len(view) > n and (msgspec.Raw(view[:n]) == head if isinstance(head, msgspec.Raw)
                                   else _digest(view[:n]) == head[1]):
-                i = n
-                while view[i] in _WS:
-                    i += 1
-                if view[i] == _CLOSE:
-                    entries = list(before)
-                elif view[i] == _COMMA and before:
-                    entries = before + shared_loads(b"[" + view[i + 1:].tobytes())
-            del head, before, prev
+                entries = _followed(view[n:], before)
+            del head, before
+        else:
+            splice = None
+        del prev
         if entries is None:
             entries = shared_loads(view)
         end = len(view) - 1  # (the closing bracket, and the whitespace before it, are not the entries' bytes)
         while end > 1 and view[end - 1] in _WS:
             end -= 1
-        span = msgspec.Raw(view[:end])
-        self._next[path] = (span if end < KEEP_BYTES else (end, _digest(view[:end])), entries)
+        # (the array's bytes in the line itself, for the next line to be compared with)
+        span = view[:end] if splice is None else \
+            memoryview(splice.data)[splice.at:splice.at + splice.cut + end - 1 - len(_MARK)]
+        self._next[path] = (msgspec.Raw(span) if len(span) < KEEP_BYTES else (len(span), _digest(span)), entries)
         return entries
+
+
+def _followed(rest: memoryview, before: list[Any]) -> list[Any] | None:
+    """The entries of a history array whose first ones are ``before`` (the previous line's), ``rest`` being the
+    array's bytes after those: ``]`` (none more) or ``,`` and the next entries; ``None`` for anything else."""
+    i = 0
+    while rest[i] in _WS:
+        i += 1
+    if rest[i] == _CLOSE:
+        return list(before)
+    if rest[i] == _COMMA and before:
+        return before + shared_loads(b"[" + rest[i + 1:].tobytes())
+    return None
 
 
 def _digest(data: memoryview) -> bytes:
     return blake2b(data, digest_size=16).digest()
-
-
 
 
 class _Splice(NamedTuple):
