@@ -33,31 +33,35 @@ from ctxwatch.model import Call, Issue
 
 #: What writes each of a file's calls as the command writes it, given them in order, without its run-wide index
 #: (``report --json``'s :func:`ctxwatch.output.chunks.call_pieces`; ``b""`` for a call it leaves to be written at
-#: the end): a module-level function, so that worker processes can be given it.
-Render = Callable[[list[Call]], list[bytes]]
+#: the end), with each call's cost in USD as written in it (``None``: not priced): a module-level function, so
+#: that worker processes can be given it.
+Render = Callable[[list[Call]], tuple[list[bytes], list[float | None]]]
 
 
 @dataclass(frozen=True, slots=True)
 class Pieces:
     """A file's calls as written (:data:`Render`), compressed (a folder's report holds every call's, so little is
     held at once): the bytes of each, one after the other, in ``blob`` (zlib), where each ends, the session each
-    was written with and the UTC day (``YYYY-MM-DD``: a call without a timestamp is priced at the day's rates).
+    was written with, each one's cost in USD as written (``None``: not priced; summed into its session's
+    totals) and the UTC day (``YYYY-MM-DD``: a call without a timestamp is priced at the day's rates).
     The command writes a call again where the run gives it another session, or another day's prices."""
 
     blob: bytes
     ends: tuple[int, ...]
     sessions: tuple[str | None, ...]
+    costs: tuple[float | None, ...]
     day: str
 
     @classmethod
     def of(cls, calls: list[Call], render: Render) -> Pieces:
         """The pieces of ``calls`` as ``render`` makes them, today."""
-        made = render(calls)
+        made, costs = render(calls)
         ends, at = [], 0
         for body in made:
             at += len(body)
             ends.append(at)
-        return cls(zlib.compress(b"".join(made), 1), tuple(ends), tuple(c.session for c in calls), utc_day())
+        return cls(zlib.compress(b"".join(made), 1), tuple(ends), tuple(c.session for c in calls), tuple(costs),
+                   utc_day())
 
     def inflated(self) -> bytes:
         """Every piece's bytes, one after the other (:attr:`ends` says where each ends)."""

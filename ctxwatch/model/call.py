@@ -177,10 +177,7 @@ class Call:
         (:attr:`prompt_tokens`, :attr:`used_tokens`, :attr:`free_tokens` and :attr:`used_fraction` are ``None``)
         and the raw report stays in :attr:`prompt_reported`.  A reported 0 or less is implausible only when the
         call has no estimate and no floor + history to take its place."""
-        if not self.report_implausible:
-            return False
-        return (self.prompt_reported or 0) > 0 or (
-            self.prompt_estimated is None and (self.floor_tokens is None or self.history_tokens is None))
+        return self._implausible(self.report_implausible)
 
     @property
     def prompt_tokens(self) -> int | None:
@@ -188,9 +185,24 @@ class Call:
         size: the estimate or floor + history stand in for it), else the estimate, else floor + history if both
         are known; ``None`` when the report is implausible (:attr:`prompt_implausible`: a count above the
         window is no occupancy, and the estimate is not put in its place, as the analysis does not)."""
+        return self._tokens(self.report_implausible)
+
+    def prompt_judged(self) -> tuple[bool, bool, int | None]:
+        """:attr:`report_implausible`, :attr:`prompt_implausible` and :attr:`prompt_tokens` at once (the report
+        judged once, for loops over every call of a run)."""
+        judged = self.report_implausible
+        return judged, self._implausible(judged), self._tokens(judged)
+
+    def _implausible(self, report_implausible: bool) -> bool:
+        if not report_implausible:
+            return False
+        return (self.prompt_reported or 0) > 0 or (
+            self.prompt_estimated is None and (self.floor_tokens is None or self.history_tokens is None))
+
+    def _tokens(self, report_implausible: bool) -> int | None:
         reported = self.prompt_reported
         if reported is not None and reported > 0:
-            return None if self.report_implausible else reported
+            return None if report_implausible else reported
         if self.prompt_estimated is not None:
             return self.prompt_estimated
         if self.floor_tokens is not None and self.history_tokens is not None:

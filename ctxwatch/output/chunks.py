@@ -11,7 +11,15 @@ import orjson
 
 from ctxwatch.engine import Run, utc_day
 from ctxwatch.model import Call
-from ctxwatch.output.report import call_json, cost_of, issue_json, report_head, report_json, start_analysis
+from ctxwatch.output.report import (
+    call_json,
+    cost_of,
+    issue_json,
+    report_head,
+    report_json,
+    session_totals,
+    start_analysis,
+)
 from ctxwatch.output.safetext import json_bytes, json_lines
 
 #: Where the calls go in the indented document (``"calls"`` is a top-level key, followed by others).
@@ -20,11 +28,11 @@ _CALLS_SLOT = b'\n  "calls": [],\n'
 
 def report_json_chunks(run: Run) -> Iterator[bytes]:
     """``report --json`` (the bytes of :func:`~ctxwatch.output.safetext.json_bytes` of :func:`report_json`,
-    indented by 2, ending in a newline) in pieces, one per call: each call's object is made, written and dropped
-    in turn, so memory does not hold every call's object at once, nor the whole document's bytes."""
+    indented by 2, ending in a newline) in pieces of about :data:`PIECE_CALLS` calls: each call's object is made,
+    written and dropped in turn, so memory does not hold every call's object at once, nor the whole document's
+    bytes."""
     analysis = start_analysis(run)  # (worked out beside the writing of the calls, in a big run)
     factors = run.factors()
-    costs = [cost_of(c) for c in run.calls]
     # (the document's bytes up to its calls: those of the keys before them, "calls" followed by another key)
     prefix = json_bytes({**report_head(run, factors), "calls": [], "sessions": []}, orjson.OPT_INDENT_2)
     head, slot, _ = prefix.partition(_CALLS_SLOT)
@@ -33,7 +41,9 @@ def report_json_chunks(run: Run) -> Iterator[bytes]:
     rendered = run.rendered
     inflated: tuple[object, bytes] = (None, b"")  # (the pieces of the file being written, inflated)
     today = utc_day() if rendered else ""
-    for n, (call, cost) in enumerate(zip(run.calls, costs, strict=True)):
+    costs: list[Decimal | float | None] = []  # (each call's, for its session's totals)
+    held: list[bytes] = []
+    for n, call in enumerate(run.calls):
         factor = factors.factor(call)
         made = rendered.get(id(call))
         if made is not None and made[0] is call and factor is None:
@@ -44,15 +54,32 @@ def report_json_chunks(run: Run) -> Iterator[bytes]:
                 # (written where its file was read, with the same numbers: only its index is the run's)
                 if inflated[0] is not pieces:
                     inflated = (pieces, pieces.inflated())
-                yield b'%s{\n      "index": %d,\n' % (b",\n    " if n else b"\n    ", call.index) \
-                    + inflated[1][start:pieces.ends[i]]
+                held.append(b'%s{\n      "index": %d,\n' % (b",\n    " if n else b"\n    ", call.index))
+                held.append(inflated[1][start:pieces.ends[i]])
+                costs.append(pieces.costs[i])
+                if len(held) >= 2 * PIECE_CALLS:
+                    yield b"".join(held)
+                    held = []
                 continue
-        yield (b",\n    " if n else b"\n    ") + call_piece(call, factor, cost)
-    text = json_bytes(report_json(run, with_calls=False, costs=costs, analysis=analysis, factors=factors),
+        cost = cost_of(call)
+        costs.append(cost)
+        held.append((b",\n    " if n else b"\n    ") + call_piece(call, factor, cost))
+        if len(held) >= 2 * PIECE_CALLS:
+            yield b"".join(held)
+            held = []
+    if held:
+        yield b"".join(held)
+    sessions = session_totals(run.calls, costs)
+    text = json_bytes(report_json(run, with_calls=False, sessions=sessions, analysis=analysis, factors=factors),
                       orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
     whole_head, slot, tail = text.partition(_CALLS_SLOT)
     assert slot and whole_head == head, "the head written is the document's"
     yield (b"\n  ],\n" if run.calls else b"],\n") + tail
+
+
+#: Calls written in one piece by :func:`report_json_chunks`: few pieces pass through the layers that write and
+#: keep them, and little is held at once.
+PIECE_CALLS = 256
 
 
 def call_piece(call: Call, factor: float | None, cost: Decimal | None) -> bytes:
@@ -65,17 +92,21 @@ def call_piece(call: Call, factor: float | None, cost: Decimal | None) -> bytes:
 _INDEX_LINE = b'{\n      "index": '
 
 
-def call_pieces(calls: list[Call]) -> list[bytes]:
+def call_pieces(calls: list[Call]) -> tuple[list[bytes], list[float | None]]:
     """Each call's object as :func:`report_json_chunks` writes it, without the opening line that holds its index
     (the run's, known only once the folder is assembled), for a call whose model has no calibration in the run
     (its calibration changes the object: such a call is written again at the end).  Given to the engine
-    (:data:`ctxwatch.engine.files.Render`) to be made where each file is read."""
+    (:data:`ctxwatch.engine.files.Render`) to be made where each file is read; with each call's cost in USD
+    (:func:`cost_of`, as a float: what its session's totals add up)."""
     out: list[bytes] = []
+    costs: list[float | None] = []
     for call in calls:
-        piece = call_piece(call, None, cost_of(call))
+        cost = cost_of(call)
+        piece = call_piece(call, None, cost)
         # (index is call_json's first key, so a piece always starts so; b"" leaves the call to the end)
         out.append(piece[piece.index(b"\n", len(_INDEX_LINE)) + 1:] if piece.startswith(_INDEX_LINE) else b"")
-    return out
+        costs.append(None if cost is None else float(cost))
+    return out, costs
 
 
 def report_jsonl_chunks(run: Run) -> Iterator[bytes]:

@@ -8,7 +8,7 @@ Top level: ``file``, ``format`` (the first file's), ``formats`` (every format re
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
@@ -173,7 +173,8 @@ def issue_json(issue: Issue) -> dict[str, Any]:
     return {"file": issue.path, "line": issue.line, "kind": issue.kind, "message": issue.message}
 
 
-def session_totals(calls: list[Call], costs: list[Decimal | None] | None = None) -> list[dict[str, Any]]:
+def session_totals(calls: list[Call], costs: Sequence[Decimal | float | None] | None = None
+                   ) -> list[dict[str, Any]]:
     """Per-session sums of reported usage (each response once; calls are already deduplicated).
 
     Returns one object per session, **newest first** (by its last call's timestamp): ``session``,
@@ -193,7 +194,7 @@ def session_totals(calls: list[Call], costs: list[Decimal | None] | None = None)
     reported, since that is what the provider counted; a reported 0 is in neither), ``run_totals`` (the log's own
     totals for the whole run when no call reports usage, see :func:`_run_totals`; else ``null``), and
     ``instances`` (the agent instances its calls name, :func:`instance_of`; only for a log that names them).
-    ``costs`` are the calls' costs if already computed.
+    ``costs`` are the calls' costs in USD (:func:`cost_of`, or those as floats) if already computed.
     """
     out: dict[str | None, dict[str, Any]] = {}
     times: dict[str | None, list[float]] = {}
@@ -233,12 +234,13 @@ def session_totals(calls: list[Call], costs: list[Decimal | None] | None = None)
                     s["cache_write_tokens"] = (s["cache_write_tokens"] or 0) + v
             if (v := u.output) is not None:
                 s["output_tokens"] = (s["output_tokens"] or 0) + v
-        s["implausible_prompts"] += c.prompt_implausible
-        p = c.prompt_tokens  # (None for an implausible report: it is summed above, but no peak occupancy)
+        # (Call.prompt_tokens is None for an implausible report: it is summed above, but no peak occupancy)
+        report_implausible, implausible, p = c.prompt_judged()
+        s["implausible_prompts"] += implausible
         if c.context == "main" and p is not None and (s["peak_prompt_tokens"] is None or p > s["peak_prompt_tokens"]):
             s["peak_prompt_tokens"] = p
             # (Call.prompt_tokens takes the report when it is plausible, else the call's own estimate)
-            s["peak_prompt_source"] = "reported" if c.prompt_reported and not c.report_implausible else "estimated"
+            s["peak_prompt_source"] = "reported" if c.prompt_reported and not report_implausible else "estimated"
         cost = costs[i] if costs is not None else cost_of(c)
         if cost is None or s["cost_usd"] is None:
             s["cost_usd"] = None
@@ -305,21 +307,23 @@ def report_head(run: Run, factors: Calibrations) -> dict[str, Any]:
 
 
 def report_json(run: Run, *, with_calls: bool = True, costs: list[Decimal | None] | None = None,
+                sessions: list[dict[str, Any]] | None = None,
                 analysis: Callable[[], dict[str, Any]] | None = None, factors: Calibrations | None = None
                 ) -> dict[str, Any]:
     """The whole ``report --json`` document for a run (``with_calls=False``: its ``calls`` left empty, for
     :func:`~ctxwatch.output.chunks.report_json_chunks`, which writes them one by one; ``costs``: each call's
-    :func:`cost_of`, when already worked out; ``analysis``: its ``flags`` and ``forecast``, when already started,
-    see :func:`start_analysis`; ``factors``: :meth:`Run.factors`, when already worked out)."""
+    :func:`cost_of`, when already worked out; ``sessions``: :func:`session_totals`, when already worked out;
+    ``analysis``: its ``flags`` and ``forecast``, when already started, see :func:`start_analysis`; ``factors``:
+    :meth:`Run.factors`, when already worked out)."""
     analysis = analysis or start_analysis(run)
     factors = factors if factors is not None else run.factors()
-    if costs is None:
+    if costs is None and (with_calls or sessions is None):
         costs = [cost_of(c) for c in run.calls]
     doc = report_head(run, factors)
     doc.update({
-        "calls": [call_json(c, factors.factor(c), cost) for c, cost in zip(run.calls, costs, strict=True)]
+        "calls": [call_json(c, factors.factor(c), cost) for c, cost in zip(run.calls, costs or [], strict=True)]
         if with_calls else [],
-        "sessions": session_totals(run.calls, costs),
+        "sessions": session_totals(run.calls, costs) if sessions is None else sessions,
         "resets": run.resets,
         "issues": [issue_json(i) for i in run.issues if i.kind != "reset"],
     })
