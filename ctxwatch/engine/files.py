@@ -7,9 +7,12 @@ file is read (in a worker, on every core) and kept with the file's result in the
 from __future__ import annotations
 
 import contextlib
+import math
 import os
+import struct
 import time
 import zlib
+from array import array
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
@@ -38,18 +41,23 @@ from ctxwatch.model import Call, Issue
 Render = Callable[[list[Call]], tuple[list[bytes], list[float | None]]]
 
 
+#: One cost in :attr:`Pieces.costs`: a native double, as ``array("d")`` packs it.
+_COST = struct.Struct("d")
+
+
 @dataclass(frozen=True, slots=True)
 class Pieces:
     """A file's calls as written (:data:`Render`), compressed (a folder's report holds every call's, so little is
     held at once): the bytes of each, one after the other, in ``blob`` (zlib), where each ends, the session each
-    was written with, each one's cost in USD as written (``None``: not priced; summed into its session's
-    totals) and the UTC day (``YYYY-MM-DD``: a call without a timestamp is priced at the day's rates).
-    The command writes a call again where the run gives it another session, or another day's prices."""
+    was written with, each one's cost in USD as written (native doubles, NaN for a call not priced: one object
+    to unpickle, not one per call; :meth:`cost`) and the UTC day (``YYYY-MM-DD``: a call without a timestamp is
+    priced at the day's rates).  The command writes a call again where the run gives it another session, or
+    another day's prices."""
 
     blob: bytes
     ends: tuple[int, ...]
     sessions: tuple[str | None, ...]
-    costs: tuple[float | None, ...]
+    costs: bytes
     day: str
 
     @classmethod
@@ -60,8 +68,13 @@ class Pieces:
         for body in made:
             at += len(body)
             ends.append(at)
-        return cls(zlib.compress(b"".join(made), 1), tuple(ends), tuple(c.session for c in calls), tuple(costs),
-                   utc_day())
+        packed = array("d", (math.nan if cost is None else cost for cost in costs)).tobytes()
+        return cls(zlib.compress(b"".join(made), 1), tuple(ends), tuple(c.session for c in calls), packed, utc_day())
+
+    def cost(self, i: int) -> float | None:
+        """The cost in USD written in the ``i``-th piece, ``None`` when it was not priced."""
+        (cost,) = _COST.unpack_from(self.costs, i * _COST.size)
+        return None if math.isnan(cost) else cost
 
     def inflated(self) -> bytes:
         """Every piece's bytes, one after the other (:attr:`ends` says where each ends)."""

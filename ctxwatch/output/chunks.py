@@ -56,7 +56,7 @@ def report_json_chunks(run: Run) -> Iterator[bytes]:
                     inflated = (pieces, pieces.inflated())
                 held.append(b'%s{\n      "index": %d,\n' % (b",\n    " if n else b"\n    ", call.index))
                 held.append(inflated[1][start:pieces.ends[i]])
-                costs.append(pieces.costs[i])
+                costs.append(pieces.cost(i))
                 if len(held) >= 2 * PIECE_CALLS:
                     yield b"".join(held)
                     held = []
