@@ -109,8 +109,18 @@ def main() -> None:
 
 def run() -> None:
     """Console entry point: the click group, exiting quietly when the reader of our output goes away
-    (``ctxwatch report run.jsonl | head -1``), as command-line tools do."""
+    (``ctxwatch report run.jsonl | head -1``), as command-line tools do; the process ends without freeing
+    what the command held (:mod:`ctxwatch.cli.ending`)."""
+    from ctxwatch.cli.ending import end_process, ending_here
+
+    ending_here()
     try:
-        main()
-    except BrokenPipeError:  # (output written elsewhere than through echo / write_out)
-        output_closed()
+        try:
+            main()
+        except BrokenPipeError:  # (output written elsewhere than through echo / write_out)
+            output_closed()
+    except SystemExit as exc:
+        if exc.code is None or isinstance(exc.code, int):
+            end_process(exc.code or 0)
+        raise  # (a message to print: Python prints it and exits with 1)
+    end_process(0)

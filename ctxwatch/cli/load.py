@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING
 
 from ctxwatch.cli.arrays import spool_arrays
+from ctxwatch.cli.ending import hold
 from ctxwatch.cli.exits import fail
 from ctxwatch.cli.options import NO_CACHE
 from ctxwatch.cli.spool import STDIN_NAME, spool_stdin
@@ -42,10 +43,13 @@ def load_paths(paths: tuple[str, ...], fmt: str | None, settings: Settings, rend
     with steady_heap():
         try:
             if len(paths) == 1 and not os.path.isdir(paths[0]):
-                return load_run(paths[0], fmt, settings, parallel=True, cache=cache)
-            return load_many(list(paths), fmt, settings, parallel=True, cache=cache, render=render)
+                run = load_run(paths[0], fmt, settings, parallel=True, cache=cache)
+            else:
+                run = load_many(list(paths), fmt, settings, parallel=True, cache=cache, render=render)
         except LogError as exc:
             fail(clean(exc))
+    hold(run)  # (freed with the process, not call by call as the command returns)
+    return run
 
 
 class KeptOutput:
