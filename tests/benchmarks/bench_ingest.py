@@ -182,23 +182,23 @@ def run_report(path: Path | str, *extra: str, warm: bool = False) -> tuple[float
     warmup = ("from ctxwatch.tokens import get_tokenizer\nget_tokenizer('o200k_base')\n"
               "from ctxwatch.catalog.windows import catalog_window\ncatalog_window('gpt-4o', 'openai')\n"
               "import ctxwatch.analysis, ctxwatch.output.report\n") if warm else ""
+    # (through the console entry point, as the user's ``ctxwatch report`` runs: it ends the process without its
+    # teardown, so the time and the peak RSS are written by an exit handler)
     code = (
-        "import resource, sys, time, os, contextlib\n"
-        "from ctxwatch.cli import main\n"
+        "import atexit, resource, sys, time\n"
+        "from ctxwatch.cli import run\n"
         + warmup +
         "t = time.perf_counter()\n"
-        "buf = open(os.devnull, 'w')\n"
-        "try:\n"
-        "    with contextlib.redirect_stdout(buf):\n"
-        f"        main(['report', '--json', *{list(extra)!r}, {str(path)!r}], standalone_mode=False)\n"
-        "except SystemExit:\n"
-        "    pass\n"
-        "dt = time.perf_counter() - t\n"
-        "rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024\n"
-        "sys.stderr.write(f'{dt} {rss}\\n')\n"
+        "def said():\n"
+        "    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024\n"
+        "    sys.stderr.write(f'{time.perf_counter() - t} {rss}\\n')\n"
+        "atexit.register(said)\n"
+        f"sys.argv = ['ctxwatch', 'report', '--json', *{list(extra)!r}, {str(path)!r}]\n"
+        "run()\n"
     )
     t0 = time.perf_counter()
-    out = subprocess.run([PY, "-c", code], capture_output=True, text=True, check=True, env=ENV)
+    out = subprocess.run([PY, "-c", code], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, check=True,
+                         env=ENV)
     whole = time.perf_counter() - t0
     dt, rss = out.stderr.strip().splitlines()[-1].split()
     return (float(dt) if warm else whole), float(rss)
