@@ -26,7 +26,7 @@ from ctxwatch.config import Settings, cache_dir
 CACHE_FILE = "runs.sqlite3"
 
 #: Version of the database's layout; a database of another version is emptied and made again.
-SCHEMA_VERSION = 11
+SCHEMA_VERSION = 12
 
 #: The tables of the layout (a database holding any other is another program's).
 TABLES = ("files", "outputs", "counts")

@@ -36,9 +36,10 @@ from ctxwatch.model import Call, Issue
 
 #: What writes each of a file's calls as the command writes it, given them in order, without its run-wide index
 #: (``report --json``'s :func:`ctxwatch.output.chunks.call_pieces`; ``b""`` for a call it leaves to be written at
-#: the end), with each call's cost in USD as written in it (``None``: not priced): a module-level function, so
-#: that worker processes can be given it.
-Render = Callable[[list[Call]], tuple[list[bytes], list[float | None]]]
+#: the end), with each call's cost in USD as written in it (``None``: not priced) and what the command adds up
+#: over the file's calls (its session totals, kept as :attr:`Pieces.totals`): a module-level function, so that
+#: worker processes can be given it.
+Render = Callable[[list[Call]], tuple[list[bytes], list[float | None], object]]
 
 
 #: One cost in :attr:`Pieces.costs`: a native double, as ``array("d")`` packs it.
@@ -51,25 +52,27 @@ class Pieces:
     held at once): the bytes of each, one after the other, in ``blob`` (zlib), where each ends, the session each
     was written with, each one's cost in USD as written (native doubles, NaN for a call not priced: one object
     to unpickle, not one per call; :meth:`cost`) and the UTC day (``YYYY-MM-DD``: a call without a timestamp is
-    priced at the day's rates).  The command writes a call again where the run gives it another session, or
-    another day's prices."""
+    priced at the day's rates), and what the renderer added up over the calls (``totals``, the command's own).
+    The command writes a call again where the run gives it another session, or another day's prices."""
 
     blob: bytes
     ends: tuple[int, ...]
     sessions: tuple[str | None, ...]
     costs: bytes
     day: str
+    totals: object = None
 
     @classmethod
     def of(cls, calls: list[Call], render: Render) -> Pieces:
         """The pieces of ``calls`` as ``render`` makes them, today."""
-        made, costs = render(calls)
+        made, costs, totals = render(calls)
         ends, at = [], 0
         for body in made:
             at += len(body)
             ends.append(at)
         packed = array("d", (math.nan if cost is None else cost for cost in costs)).tobytes()
-        return cls(zlib.compress(b"".join(made), 1), tuple(ends), tuple(c.session for c in calls), packed, utc_day())
+        return cls(zlib.compress(b"".join(made), 1), tuple(ends), tuple(c.session for c in calls), packed, utc_day(),
+                   totals)
 
     def cost(self, i: int) -> float | None:
         """The cost in USD written in the ``i``-th piece, ``None`` when it was not priced."""

@@ -17,10 +17,10 @@ from ctxwatch.output.report import (
     issue_json,
     report_head,
     report_json,
-    session_totals,
     start_analysis,
 )
 from ctxwatch.output.safetext import json_bytes, json_lines
+from ctxwatch.output.sessions import RunSessions, SessionTotals
 
 #: Where the calls go in the indented document (``"calls"`` is a top-level key, followed by others).
 _CALLS_SLOT = b'\n  "calls": [],\n'
@@ -41,36 +41,41 @@ def report_json_chunks(run: Run) -> Iterator[bytes]:
     rendered = run.rendered
     inflated: tuple[object, bytes] = (None, b"")  # (the pieces of the file being written, inflated)
     today = utc_day() if rendered else ""
-    costs: list[Decimal | float | None] = []  # (each call's, for its session's totals)
+    sessions = RunSessions()
     held: list[bytes] = []
     for n, call in enumerate(run.calls):
         factor = factors.factor(call)
         made = rendered.get(id(call))
-        if made is not None and made[0] is call and factor is None:
+        if made is not None and made[0] is call:
             pieces, i = made[1], made[2]
-            start = pieces.ends[i - 1] if i else 0
-            if pieces.ends[i] > start and pieces.sessions[i] == call.session \
-                    and (call.timestamp is not None or pieces.day == today):
-                # (written where its file was read, with the same numbers: only its index is the run's)
-                if inflated[0] is not pieces:
-                    inflated = (pieces, pieces.inflated())
-                held.append(b'%s{\n      "index": %d,\n' % (b",\n    " if n else b"\n    ", call.index))
-                held.append(inflated[1][start:pieces.ends[i]])
-                costs.append(pieces.cost(i))
+            if pieces.sessions[i] == call.session and (call.timestamp is not None or pieces.day == today):
+                # (read where its file was read, with the same session and prices: its cost and its session's
+                # sums are the worker's)
+                part = pieces.totals if isinstance(pieces.totals, SessionTotals) else None
+                sessions.add(call, pieces.cost(i), part, i, len(pieces.ends))
+                start = pieces.ends[i - 1] if i else 0
+                if factor is None and pieces.ends[i] > start:
+                    # (written there with the same numbers: only its index is the run's)
+                    if inflated[0] is not pieces:
+                        inflated = (pieces, pieces.inflated())
+                    held.append(b'%s{\n      "index": %d,\n' % (b",\n    " if n else b"\n    ", call.index))
+                    held.append(inflated[1][start:pieces.ends[i]])
+                else:
+                    held.append((b",\n    " if n else b"\n    ") + call_piece(call, factor, cost_of(call)))
                 if len(held) >= 2 * PIECE_CALLS:
                     yield b"".join(held)
                     held = []
                 continue
         cost = cost_of(call)
-        costs.append(cost)
+        sessions.add(call, cost)
         held.append((b",\n    " if n else b"\n    ") + call_piece(call, factor, cost))
         if len(held) >= 2 * PIECE_CALLS:
             yield b"".join(held)
             held = []
     if held:
         yield b"".join(held)
-    sessions = session_totals(run.calls, costs)
-    text = json_bytes(report_json(run, with_calls=False, sessions=sessions, analysis=analysis, factors=factors),
+    text = json_bytes(report_json(run, with_calls=False, sessions=sessions.result(run.calls), analysis=analysis,
+                                  factors=factors),
                       orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
     whole_head, slot, tail = text.partition(_CALLS_SLOT)
     assert slot and whole_head == head, "the head written is the document's"
@@ -92,21 +97,24 @@ def call_piece(call: Call, factor: float | None, cost: Decimal | None) -> bytes:
 _INDEX_LINE = b'{\n      "index": '
 
 
-def call_pieces(calls: list[Call]) -> tuple[list[bytes], list[float | None]]:
+def call_pieces(calls: list[Call]) -> tuple[list[bytes], list[float | None], SessionTotals]:
     """Each call's object as :func:`report_json_chunks` writes it, without the opening line that holds its index
     (the run's, known only once the folder is assembled), for a call whose model has no calibration in the run
     (its calibration changes the object: such a call is written again at the end).  Given to the engine
     (:data:`ctxwatch.engine.files.Render`) to be made where each file is read; with each call's cost in USD
-    (:func:`cost_of`, as a float: what its session's totals add up)."""
+    (:func:`cost_of`, as a float) and the calls' session totals (:class:`~ctxwatch.output.sessions.SessionTotals`),
+    taken whole where the run holds the file's calls as they are here."""
     out: list[bytes] = []
     costs: list[float | None] = []
+    totals = SessionTotals()
     for call in calls:
         cost = cost_of(call)
         piece = call_piece(call, None, cost)
         # (index is call_json's first key, so a piece always starts so; b"" leaves the call to the end)
         out.append(piece[piece.index(b"\n", len(_INDEX_LINE)) + 1:] if piece.startswith(_INDEX_LINE) else b"")
         costs.append(None if cost is None else float(cost))
-    return out, costs
+        totals.add(call, cost)
+    return out, costs, totals
 
 
 def report_jsonl_chunks(run: Run) -> Iterator[bytes]:

@@ -8,8 +8,7 @@ Top level: ``file``, ``format`` (the first file's), ``formats`` (every format re
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from datetime import UTC, datetime
+from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
@@ -22,21 +21,12 @@ from ctxwatch.model import (
     Call,
     Issue,
     Src,
-    session_ranks,
     shown_breakdown,
     shown_fraction,
     shown_free,
 )
-
-
-def iso(ts: float | None) -> str | None:
-    """ISO-8601 UTC text for epoch seconds (``None`` stays ``None``)."""
-    if ts is None:
-        return None
-    try:
-        return datetime.fromtimestamp(ts, tz=UTC).isoformat().replace("+00:00", "Z")
-    except (OverflowError, OSError, ValueError):
-        return None
+from ctxwatch.output.fields import instance_of, iso
+from ctxwatch.output.sessions import session_totals
 
 
 def cost_of(call: Call) -> Decimal | None:
@@ -143,14 +133,6 @@ def call_json(call: Call, calibration: float | None = None, cost: Decimal | bool
     return doc
 
 
-def instance_of(call: Call) -> dict[str, str] | None:
-    """The agent instance that made the call, as its log names it (an OpenTelemetry resource's ``service.name``,
-    ``service.instance.id`` and ``host.name``), or ``None`` for a log that names none: ``report --json`` then
-    leaves the key out, so that the document of every other log stays as it was."""
-    inst = call.provenance.details.get("instance")
-    return inst if isinstance(inst, dict) and inst else None
-
-
 def _calibrated(call: Call, factor: float | None, shown: Breakdown | None = None) -> dict[str, int | None] | None:
     """The estimated breakdown in tokens scaled by the calibration ``factor`` of the call's model, for calls whose
     tokenizer is not the model's own (Claude, Gemini, unknown models); ``None`` when exact, inferred or no factor
@@ -171,106 +153,6 @@ def _calibrated(call: Call, factor: float | None, shown: Breakdown | None = None
 def issue_json(issue: Issue) -> dict[str, Any]:
     """One issue: ``file``, ``line`` (1-based; 0 = not tied to a line), ``kind``, ``message``."""
     return {"file": issue.path, "line": issue.line, "kind": issue.kind, "message": issue.message}
-
-
-def session_totals(calls: list[Call], costs: Sequence[Decimal | float | None] | None = None
-                   ) -> list[dict[str, Any]]:
-    """Per-session sums of reported usage (each response once; calls are already deduplicated).
-
-    Returns one object per session, **newest first** (by its last call's timestamp): ``session``,
-    ``files`` (the logs it was read from), ``first_timestamp``/``last_timestamp`` (ISO-8601), ``calls``,
-    ``contexts`` (main and subagent contexts seen), ``calls_with_usage`` (calls whose log reports usage),
-    ``input_tokens`` (whole prompts, cache reads and writes included: OpenAI's ``prompt_tokens``),
-    ``input_uncached_tokens`` (neither read from nor written to the cache: Anthropic's and ccusage's
-    ``input_tokens``), ``output_tokens``, ``cache_read_tokens``,
-    ``cache_write_tokens`` (each the sum over the calls that report it, the prompt's three parts over the calls
-    that report a prompt, so that they add up to it; ``null`` when none does: unknown, never 0),
-    ``peak_prompt_tokens`` (main context: the largest plausible prompt, :attr:`Call.prompt_tokens`; an
-    implausible report is no occupancy), ``peak_prompt_source`` (``reported``, or ``estimated`` when the peak
-    call reports no prompt and its size is ctxwatch's count: an estimate is labelled as one; ``null`` with no
-    peak), ``cost_usd`` (``null`` when any call of the session could not be
-    priced), ``implausible_prompts`` (calls whose reported prompt is implausible,
-    :attr:`Call.prompt_implausible`: one above the window is still in the token sums and the cost as
-    reported, since that is what the provider counted; a reported 0 is in neither), ``run_totals`` (the log's own
-    totals for the whole run when no call reports usage, see :func:`_run_totals`; else ``null``), and
-    ``instances`` (the agent instances its calls name, :func:`instance_of`; only for a log that names them).
-    ``costs`` are the calls' costs in USD (:func:`cost_of`, or those as floats) if already computed.
-    """
-    out: dict[str | None, dict[str, Any]] = {}
-    times: dict[str | None, list[float]] = {}
-    for i, c in enumerate(calls):
-        s = out.get(c.session)
-        if s is None:
-            s = out[c.session] = {"session": c.session, "files": [], "first_timestamp": None,
-                                  "last_timestamp": None, "calls": 0, "contexts": [], "calls_with_usage": 0,
-                                  "input_tokens": None, "input_uncached_tokens": None, "output_tokens": None,
-                                  "cache_read_tokens": None, "cache_write_tokens": None,
-                                  "peak_prompt_tokens": None, "peak_prompt_source": None, "cost_usd": 0.0,
-                                  "run_totals": None,
-                                  "implausible_prompts": 0}
-        s["calls"] += 1
-        if (inst := instance_of(c)) is not None and inst not in s.setdefault("instances", []):
-            s["instances"].append(inst)
-        if c.source.path not in s["files"]:
-            s["files"].append(c.source.path)
-        if c.context not in s["contexts"]:
-            s["contexts"].append(c.context)
-        if c.timestamp is not None:
-            times.setdefault(c.session, []).append(c.timestamp)
-        u = c.usage
-        if u:
-            s["calls_with_usage"] += 1
-            # (a reported prompt of 0 is no prompt size, see Call.report_implausible: not summed as one)
-            prompt = u.prompt_total if u.prompt_total else None
-            # (the prompt's parts are summed over the calls whose prompt is known, so that they add up to
-            # input_tokens: a call whose prompt a damaged part made unknown adds none of its parts)
-            if prompt is not None:
-                s["input_tokens"] = (s["input_tokens"] or 0) + prompt
-                if (v := u.input_uncached) is not None:
-                    s["input_uncached_tokens"] = (s["input_uncached_tokens"] or 0) + v
-                if (v := u.cache_read) is not None:
-                    s["cache_read_tokens"] = (s["cache_read_tokens"] or 0) + v
-                if (v := u.cache_write) is not None:
-                    s["cache_write_tokens"] = (s["cache_write_tokens"] or 0) + v
-            if (v := u.output) is not None:
-                s["output_tokens"] = (s["output_tokens"] or 0) + v
-        # (Call.prompt_tokens is None for an implausible report: it is summed above, but no peak occupancy)
-        report_implausible, implausible, p = c.prompt_judged()
-        s["implausible_prompts"] += implausible
-        if c.context == "main" and p is not None and (s["peak_prompt_tokens"] is None or p > s["peak_prompt_tokens"]):
-            s["peak_prompt_tokens"] = p
-            # (Call.prompt_tokens takes the report when it is plausible, else the call's own estimate)
-            s["peak_prompt_source"] = "reported" if c.prompt_reported and not report_implausible else "estimated"
-        cost = costs[i] if costs is not None else cost_of(c)
-        if cost is None or s["cost_usd"] is None:
-            s["cost_usd"] = None
-        else:
-            # (rounded to 1e-12 dollars: float sums of Decimal costs print as 2.3195675000000002)
-            s["cost_usd"] = round(s["cost_usd"] + float(cost), 12)
-    for key, ts in times.items():
-        out[key]["first_timestamp"], out[key]["last_timestamp"] = iso(min(ts)), iso(max(ts))
-    for key, s in out.items():
-        if not s["calls_with_usage"]:
-            s["run_totals"] = _run_totals([c for c in calls if c.session == key])
-    rank = session_ranks(calls)  # (newest first, as the forecast and plan pick the newest)
-    return sorted(out.values(), key=lambda s: rank[s["session"]], reverse=True)
-
-
-def _run_totals(calls: list[Call]) -> dict[str, Any] | None:
-    """A session's totals as its log states them for the whole run when no call reports its own usage
-    (SWE-agent's ``info.model_stats``: ``tokens_sent``, ``tokens_received``, ``instance_cost``, ``api_calls``),
-    or ``None``.  Kept apart from the per-call sums, which stay ``null``: the split over calls is unknown."""
-    stats = next((c.provenance.cumulative for c in calls if isinstance(c.provenance.cumulative, dict)), None)
-    if stats is None or "tokens_sent" not in stats:
-        return None
-
-    from ctxwatch.formats import count_or_none
-
-    cost = stats.get("instance_cost")
-    return {"input_tokens": count_or_none(stats.get("tokens_sent")),
-            "output_tokens": count_or_none(stats.get("tokens_received")),
-            "cost_usd": float(cost) if isinstance(cost, int | float) and not isinstance(cost, bool) else None,
-            "api_calls": count_or_none(stats.get("api_calls")), "source": "model_stats"}
 
 
 #: Fewest calls whose analysis (flags, forecast) a report hands to a worker process while it works out and
@@ -323,7 +205,7 @@ def report_json(run: Run, *, with_calls: bool = True, costs: list[Decimal | None
     doc.update({
         "calls": [call_json(c, factors.factor(c), cost) for c, cost in zip(run.calls, costs or [], strict=True)]
         if with_calls else [],
-        "sessions": session_totals(run.calls, costs) if sessions is None else sessions,
+        "sessions": session_totals(run.calls, costs or []) if sessions is None else sessions,
         "resets": run.resets,
         "issues": [issue_json(i) for i in run.issues if i.kind != "reset"],
     })
