@@ -78,13 +78,19 @@ def analyze_stream(cs: list[Call], st: Settings, context: str, reset_set: set[in
     drift, echo, collapse = FormatDrift(out), Echo(out), Collapse(out)
     first_drift: int | None = None
     risks: list[DriftRisk] = []
+    # (a stream's calls mostly share their window and reserve: their limits are worked out once for each)
+    limits: dict[tuple[object, ...], Limits] = {}
     for pos, c in enumerate(cs):
         if pos and unrelated_requests(cs[pos - 1], c):
             # (independent requests: their responses are not one conversation's, so the response checks start
             # over, dropping what they held, rather than compare two of them)
             first_drift = first_drift if first_drift is not None else drift.first_drift
             drift, echo, collapse = FormatDrift(out), Echo(out), Collapse(out)
-        occ, lim = occs[pos], Limits.of(c, st)
+        given = (c.window, c.reserve_tokens, c.reserve_src, c.window_src, c.provenance.harness)
+        lim = limits.get(given)
+        if lim is None:
+            lim = limits[given] = Limits.of(c, st)
+        occ = occs[pos]
         plausibility.step(c, occ, episodes.last_plausible)
         placeholder.step(c)
         boundary = episodes.step(pos, c, occ)

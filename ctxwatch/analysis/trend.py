@@ -33,7 +33,7 @@ RISK_CALLS_HIGH = 5
 MIN_NET_RISE = 0.5
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, frozen=True)
 class Limits:
     """A call's thresholds in tokens (``None`` where its window is unknown).
 
