@@ -137,3 +137,8 @@ async def open_detail(pilot: Any, seconds: float = 5.0) -> Any:
     assert isinstance(screen, DetailScreen)
     assert await wait_for(pilot, lambda: screen.loaded, seconds)
     return screen
+
+
+def help_shown(screen: Any) -> str:
+    """The text of the help screen ``screen`` shows, its sections in reading order a blank line apart."""
+    return "\n\n".join(str(w.render()) for w in screen.query(".help-section, #help-close"))

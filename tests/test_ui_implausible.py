@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from test_implausible import B12_LINES, B13_LINES, b13_file, logged_request_file
-from test_ui_common import loaded, open_detail, open_preview, wait_for
+from test_ui_common import help_shown, loaded, open_detail, open_preview, wait_for
 
 from ctxwatch.ui.app import CtxwatchApp, write_csv
 from ctxwatch.ui.widgets import CallsTable, ContextBar, TrendChart
@@ -59,8 +59,7 @@ async def test_b13_the_bar_keeps_the_last_plausible_occupancy_and_says_why(tmp_p
         assert "implausible" not in bar_text(app)
         await pilot.press("question_mark")  # the help says what the table's "!" after a reported prompt means
         await pilot.pause()
-        assert "640,000!  reported, implausible (over the window): no occupancy" in str(
-            app.screen.query_one("#help-text").render())
+        assert "640,000!  reported, implausible (over the window): no occupancy" in help_shown(app.screen)
 
 
 async def test_an_implausible_first_call_has_no_bar_and_says_its_occupancy_is_unknown(tmp_path: Path) -> None:

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from test_ui_common import loaded, two_sessions, wait_for
+from test_ui_common import help_shown, loaded, two_sessions, wait_for
 
 from ctxwatch.ui.app import CtxwatchApp
 
@@ -151,7 +151,7 @@ async def test_the_help_gives_both_meanings_of_the_inferred_mark(shared_logs: Pa
         await loaded(pilot)
         await pilot.press("question_mark")
         assert isinstance(app.screen, HelpScreen)
-        text = " ".join(str(app.screen.query_one("#help-text").render()).split())
+        text = " ".join(help_shown(app.screen).split())
         assert "inferred floor: reported prompt minus estimated history" in text
         assert "inferred history: reported prompt minus the context's floor" in text
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_ui_common import loaded, set_utc, wait_for, write_log
+from test_ui_common import help_shown, loaded, set_utc, wait_for, write_log
 
 from ctxwatch.ui.app import CtxwatchApp, MainScreen
 from ctxwatch.ui.screens import DetailScreen, HelpScreen
@@ -91,7 +91,7 @@ def test_help_screen(snap_compare: Any, tmp_path: Path, monkeypatch: pytest.Monk
         await pilot.press("question_mark")
         await pilot.pause()
         assert isinstance(app.screen, HelpScreen)
-        text = str(app.screen.query_one("#help-text").render())
+        text = help_shown(app.screen)
         assert "pgup pgdn" in text and "W┃" in text  # (both missing before: keys and marks the dashboard uses)
         assert "inferred history: reported prompt minus the context's floor" in text  # (both meanings of ~)
         assert "13,681≈   calibrated floor: o200k count x the model's median" in text
@@ -102,8 +102,26 @@ def test_help_screen(snap_compare: Any, tmp_path: Path, monkeypatch: pytest.Monk
         assert "in the current folder; or, when the current folder is\n  (inside) a folder the dashboard" in text
         assert "$XDG_DATA_HOME/ctxwatch/exports" in text and "screenshot in the current folder" not in text
         assert max(len(line) for line in text.splitlines()) <= 74  # (whole lines in the box at 80 columns)
+        # (at 80x24 the rest is below the fold: the box's subtitle says what)
+        box = app.screen.query_one("#help-box")
+        assert not app.screen.has_class("-wide") and box.max_scroll_y > 0
+        assert box.border_subtitle == "↓ more below: keys, preview keys, exports, bar, chart, numbers · pgdn end"
 
-    assert snap_compare(app, terminal_size=(100, 34), run_before=run_before)
+    assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)
+
+
+def test_help_screen_two_columns(snap_compare: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    app = make_app(tmp_path, monkeypatch)
+
+    async def run_before(pilot: Any) -> None:
+        await loaded(pilot, 12)
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen) and app.screen.has_class("-wide")
+        box = app.screen.query_one("#help-box")
+        assert box.max_scroll_y == 0 and box.border_subtitle == "esc or ? closes this help"
+
+    assert snap_compare(app, terminal_size=(160, 42), run_before=run_before)
 
 
 def test_compact_layout_60x15(snap_compare: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -4,16 +4,21 @@ the number marks mean; and the entries the dashboard adds to Textual's command p
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import ClassVar, NamedTuple
 
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import VerticalScroll
+from textual.containers import Container, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from ctxwatch.config import Settings
+
+#: From this terminal width the help is two columns (two 76-cell columns, the box's padding, border and
+#: scrollbar), which at 50 rows fit without scrolling.
+WIDE_WIDTH = 158
 
 HELP_KEYS: tuple[tuple[str, str], ...] = (
     ("↑ ↓  j k", "select a call (leaving the newest call stops following)"),
@@ -84,44 +89,58 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
 )
 
 
-def help_text(settings: Settings | None = None) -> Text:
-    """The help screen's text: keys, the preview's keys, where exports go, the bar's glyphs, the marks (with
-    ``settings``' fractions), number marks."""
-    st = settings or Settings()
+class HelpSection(NamedTuple):
+    """One section of the help: its widget id, the short name the "more below" hint gives it, its text (the
+    heading its first line)."""
+
+    id: str
+    name: str
+    text: Text
+
+
+def _keys(heading: str, keys: tuple[tuple[str, str], ...]) -> Text:
     out = Text()
-    out.append("Keys\n", "bold")
-    for key, what in HELP_KEYS:
+    out.append(heading + "\n", "bold")
+    for key, what in keys:
         out.append(f"  {key:<10}", "bold cyan")
         out.append(f" {what}\n")
-    out.append("\nIn the eviction preview (e)\n", "bold")
-    for key, what in PLAN_KEYS:
-        out.append(f"  {key:<10}", "bold cyan")
-        out.append(f" {what}\n")
-    out.append("\nExports (s, x, and w in the eviction preview)\n", "bold")
+    return out
+
+
+def help_sections(settings: Settings | None = None) -> tuple[HelpSection, ...]:
+    """The help's sections, in reading order: keys, the preview's keys, where exports go, the bar's glyphs and
+    marks (with ``settings``' fractions), the chart's lines, number marks.  Each text ends without a newline;
+    the lines are at most 74 cells wide (whole in the box at 80 columns)."""
+    st = settings or Settings()
+    exports = Text()
+    exports.append("Exports (s, x, and w in the eviction preview)\n", "bold")
     for line in EXPORTS:
-        out.append(f"  {line}\n")
-    out.append("\nThe bar (parts differ by glyph, not only colour)\n", "bold")
+        exports.append(f"  {line}\n")
+    bar = Text()
+    bar.append("The bar (parts differ by glyph, not only colour)\n", "bold")
     for glyph, name, colour, what in (
             ("█", "floor", "magenta", "system prompt + tool schemas, paid on every call"),
             ("▓", "history", "cyan", "every other message"),
             ("░", "reserve", "yellow", f"room for the completion (max_tokens, else {st.reserve:.0%} of the window)"),
             ("·", "free", "bright_black", "what is left of the window")):
-        out.append(f"  {glyph} {name:<8}", colour)
-        out.append(f" {what}\n")
-    out.append("  T┃ B┃     ", "bold red")
-    out.append("the compaction trigger and the budget: by default, the trigger\n")
-    out.append(f"            at {st.trigger:g} of the budget, the budget {st.budget_fraction:g} of the window "
+        bar.append(f"  {glyph} {name:<8}", colour)
+        bar.append(f" {what}\n")
+    bar.append("  T┃ B┃     ", "bold red")
+    bar.append("the compaction trigger and the budget: by default, the trigger\n")
+    bar.append(f"            at {st.trigger:g} of the budget, the budget {st.budget_fraction:g} of the window "
                "(never past\n")
-    out.append("            the window minus the reserve); a Claude Code or Codex log has\n")
-    out.append("            its own, which the line under the bar names\n")
-    out.append("  W┃        ", "bold red")
-    out.append("the window, drawn when prompt + reserve run past it\n")
-    out.append("\nThe chart\n", "bold")
-    out.append("  T B W-R   ", "bold red")
-    out.append("lines at the trigger, the budget, the window minus the reserve\n")
-    out.append("            (W-R: past it the completion has no room); T/B/W-R 167k: one\n")
-    out.append("            row holds several, at its lowest value\n")
-    out.append("\nNumbers\n", "bold")
+    bar.append("            the window minus the reserve); a Claude Code or Codex log has\n")
+    bar.append("            its own, which the line under the bar names\n")
+    bar.append("  W┃        ", "bold red")
+    bar.append("the window, drawn when prompt + reserve run past it\n")
+    chart = Text()
+    chart.append("The chart\n", "bold")
+    chart.append("  T B W-R   ", "bold red")
+    chart.append("lines at the trigger, the budget, the window minus the reserve\n")
+    chart.append("            (W-R: past it the completion has no room); T/B/W-R 167k: one\n")
+    chart.append("            row holds several, at its lowest value\n")
+    numbers = Text()
+    numbers.append("Numbers\n", "bold")
     # (the same two rules as report's footnote: which one applies depends on the column)
     for mark, *lines in (
             ("12,036~", "inferred floor: reported prompt minus estimated history"),
@@ -134,28 +153,88 @@ def help_text(settings: Settings | None = None) -> Text:
             ("0!", "reported 0, implausible: the estimate stands in"),
             ("#12", "call number, from 1 (report --json's 0-based index is 11)"),
             ("12 C", "a compaction happened just before call #12")):
-        out.append(f"  {mark:<10}")
-        out.append(lines[0] + "\n")
+        numbers.append(f"  {mark:<10}")
+        numbers.append(lines[0] + "\n")
         for more in lines[1:]:
-            out.append(" " * 12 + more + "\n")
-    out.append("\nesc or ? closes this help", "dim")
-    return out
+            numbers.append(" " * 12 + more + "\n")
+    sections = (
+        HelpSection("help-keys", "keys", _keys("Keys", HELP_KEYS)),
+        HelpSection("help-plan", "preview keys", _keys("In the eviction preview (e)", PLAN_KEYS)),
+        HelpSection("help-exports", "exports", exports),
+        HelpSection("help-bar", "bar", bar),
+        HelpSection("help-chart", "chart", chart),
+        HelpSection("help-numbers", "numbers", numbers),
+    )
+    for section in sections:
+        section.text.rstrip()
+    return sections
+
+
+#: The help's last line, and the box's subtitle once nothing is below.
+CLOSE = "esc or ? closes this help"
+
+
+def more_below(names: list[str]) -> str:
+    """The box's subtitle: the sections not yet read to their end (``names``), or how to close when none is."""
+    return f"↓ more below: {', '.join(names)} · pgdn end" if names else CLOSE
+
+
+class HelpBox(VerticalScroll):
+    """The scrolling box of the help.  Its subtitle names the sections below the fold (so a small terminal
+    says there is more, and what), else how to close."""
+
+    def on_mount(self) -> None:
+        """Update the subtitle as the box scrolls."""
+        self.watch(self, "scroll_y", lambda: self.refresh_hint(), init=False)
+
+    def on_resize(self, event: events.Resize) -> None:
+        """The fold moved: name what is below it once the new layout is placed."""
+        self.call_after_refresh(self.refresh_hint)
+
+    def below(self) -> list[str]:
+        """The names of the sections whose last line is below the visible part of the box."""
+        bottom = self.content_region.bottom
+        return [w.name or "" for w in self.query(".help-section") if w.region.bottom > bottom]
+
+    def refresh_hint(self) -> None:
+        """Set the subtitle for the sections below."""
+        self.border_subtitle = more_below(self.below())
 
 
 class HelpScreen(ModalScreen[None]):
-    """Keys, where exports go, the bar's glyphs and marks, and what the number marks mean."""
+    """Keys, where exports go, the bar's glyphs and marks, and what the number marks mean: one column that
+    scrolls, two side by side on a terminal at least ``WIDE_WIDTH`` wide."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,question_mark", "app.pop_screen", "Close"),
         Binding("q", "app.quit", "Quit"),  # q quits everywhere else; a help screen must not trap it
     ]
 
-
     def __init__(self, settings: Settings | None = None) -> None:
         super().__init__()
         self.settings = settings
 
     def compose(self) -> ComposeResult:
-        """The help text in a scrollable box."""
-        with VerticalScroll():
-            yield Static(help_text(self.settings), id="help-text")
+        """The sections in a scrollable box: keys, preview keys and exports in the first column, the legend in
+        the second (which a narrow terminal puts under the first)."""
+        sections = help_sections(self.settings)
+        with HelpBox(id="help-box") as box:
+            box.border_title = "Help"
+            with Container(id="help-columns"):
+                with Vertical(classes="help-column"):
+                    yield from (self._section(s) for s in sections[:3])
+                with Vertical(classes="help-column"):
+                    yield from (self._section(s) for s in sections[3:])
+                    yield Static(Text(CLOSE, "dim"), id="help-close")
+
+    @staticmethod
+    def _section(section: HelpSection) -> Static:
+        return Static(section.text, id=section.id, name=section.name, classes="help-section")
+
+    def on_mount(self) -> None:
+        """Lay out for the terminal's width."""
+        self.set_class(self.app.size.width >= WIDE_WIDTH, "-wide")
+
+    def on_resize(self, event: events.Resize) -> None:
+        """One column or two, as the terminal is resized."""
+        self.set_class(event.size.width >= WIDE_WIDTH, "-wide")
