@@ -5,7 +5,7 @@ One module per command, the group in :mod:`ctxwatch.cli.group`, and the helpers 
 own (:mod:`~ctxwatch.cli.options`, :mod:`~ctxwatch.cli.load`, :mod:`~ctxwatch.cli.spool`,
 :mod:`~ctxwatch.cli.exits`, :mod:`~ctxwatch.cli.console`, :mod:`~ctxwatch.cli.calls`).  Each command only wires
 options: the work is done by the core.  Exit status: 0 success; 1 ``check`` found flags at or above
-``--fail-on``; 2 usage error or an unreadable log.
+``--fail-on``; 2 usage error or an unreadable log; 130 interrupted (Ctrl-C).
 """
 
 from __future__ import annotations

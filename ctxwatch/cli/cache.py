@@ -15,13 +15,9 @@ def cache_cmd(ctx: click.Context) -> None:
     """Where the cache of earlier reads is, and how big ('cache clear' empties it)."""
     if ctx.invoked_subcommand is not None:
         return
-    from ctxwatch.engine.cache import RunCache, default_path, disabled
+    from ctxwatch.engine.cache import RunCache, disabled
 
-    try:
-        path = default_path()
-    except RuntimeError as exc:
-        raise click.ClickException(f"no cache folder: {exc}") from exc
-    info = RunCache(path).info()
+    info = RunCache(_cache_path()).info()
     if disabled():
         state = "off (CTXWATCH_NO_CACHE is set)"
     elif info.problem:
@@ -39,12 +35,24 @@ def cache_cmd(ctx: click.Context) -> None:
 @cache_cmd.command("clear")
 def clear_cmd() -> None:
     """Empty the cache: the next read of every log starts from its start."""
-    from ctxwatch.engine.cache import CacheError, RunCache, default_path
+    from ctxwatch.engine.cache import CacheError, RunCache
 
-    cache = RunCache(default_path())
+    path = _cache_path()
+    cache = RunCache(path)
     try:
         n = cache.clear()
     except CacheError as exc:
         fail(clean(str(exc)))
-    echo(f"{default_path()} was damaged: removed, to be made again" if cache.rebuilt else
-         f"cleared {n:,} saved read{'s' if n != 1 else ''} from {default_path()}")
+    echo(f"{path} was damaged: removed, to be made again" if cache.rebuilt else
+         f"cleared {n:,} saved read{'s' if n != 1 else ''} from {path}")
+
+
+def _cache_path() -> str:
+    """The cache's file; with no home directory to hold it, exit 2 saying so (not click's 1, ``check``'s status
+    for a flag; nor a traceback)."""
+    from ctxwatch.engine.cache import default_path
+
+    try:
+        return default_path()
+    except RuntimeError as exc:
+        fail(f"no cache folder: {clean(str(exc))}")

@@ -5,7 +5,8 @@ Exit status (:mod:`ctxwatch.cli.exits`):
 * 0: no flag at or above ``--fail-on`` (default ``critical``);
 * 1: at least one flag at or above it;
 * 2: usage error (bad option, bad config file), or the file cannot be read: missing, a directory, unknown format,
-  or not a single call could be read from a file that has bad lines.
+  or not a single call could be read from a file that has bad lines;
+* 130: interrupted (Ctrl-C).
 
 Bad lines and other notes are listed but do not change the status by themselves: a live log's half-written last
 line or one corrupt record must not fail a cron job whose calls are fine.  The exception is a log where no call
@@ -35,7 +36,7 @@ from ctxwatch.output.safetext import json_bytes, on_closed_output_exit, shown, w
 @click.option("--json", "as_json", is_flag=True, help="Print flags, forecast and notes as JSON.")
 def check_cmd(paths: tuple[str, ...], config: str | None, window: int | None, budget_fraction: float | None,
               trigger: float | None, reserve: float | None, fmt: str | None, fail_on: str, as_json: bool) -> None:
-    """Print the flags of PATH; exit 1 if any is at or above --fail-on, 2 if PATH cannot be read.
+    """Print the flags of PATH; exit 1 if any is at or above --fail-on, 2 on a usage error or if PATH cannot be read.
 
     PATH is a log file, or (like `report`) a batch input/output pair or a folder of logs; without
     PATH, the session logs of the harnesses installed (Claude Code, Codex, Gemini CLI).

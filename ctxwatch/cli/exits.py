@@ -1,7 +1,8 @@
 """The exit rules of the commands: which status ends them, and when a log counts as unreadable.
 
 0 success; 1 ``check`` found a flag at or above ``--fail-on``; 2 a usage error or a log that cannot be read
-(click's own status for usage errors).  One module, so that every command ends the same way on the same input.
+(click's own status for usage errors); 130 interrupted (Ctrl-C).  No other failure exits with 1, so that a CI
+job never reads one as a flag.  One module, so that every command ends the same way on the same input.
 """
 
 from __future__ import annotations
@@ -21,12 +22,15 @@ if TYPE_CHECKING:
 EXIT_USAGE = 2
 #: Status of ``check`` when a flag is at or above ``--fail-on``.
 EXIT_FLAGGED = 1
+#: Status of a command interrupted by Ctrl-C: 128 + SIGINT, what a shell reports for it (click's own is 1, which
+#: is ``check``'s for a flag).
+EXIT_INTERRUPTED = 130
 
 
-def fail(message: str) -> NoReturn:
-    """Print ``ctxwatch: <message>`` on standard error and exit with :data:`EXIT_USAGE`."""
+def fail(message: str, status: int = EXIT_USAGE) -> NoReturn:
+    """Print ``ctxwatch: <message>`` on standard error and exit with ``status`` (:data:`EXIT_USAGE`)."""
     echo(f"ctxwatch: {message}", err=True)
-    sys.exit(EXIT_USAGE)
+    sys.exit(status)
 
 
 def flagged_status(flags: list[dict[str, Any]], fail_on: str) -> int:

@@ -66,9 +66,17 @@ class DefaultGroup(click.Group):
 
     def invoke(self, ctx: click.Context) -> Any:
         """click's (parsing the command's options, then running it), with the messages of its usage errors
-        cleaned (:func:`clean_click_errors`)."""
-        with clean_click_errors():
-            return super().invoke(ctx)
+        cleaned (:func:`clean_click_errors`); Ctrl-C ends the command with ``EXIT_INTERRUPTED`` (130)."""
+        try:
+            with clean_click_errors():
+                return super().invoke(ctx)
+        except KeyboardInterrupt:
+            # (click would print "Aborted!" and exit with 1, which is `check`'s status for a flag)
+            from ctxwatch.cli.console import echo
+            from ctxwatch.cli.exits import EXIT_INTERRUPTED, fail
+
+            echo("", err=True)  # (the message on a line of its own, not after the terminal's ^C)
+            fail("interrupted", EXIT_INTERRUPTED)
 
 
 @contextlib.contextmanager
