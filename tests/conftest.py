@@ -16,6 +16,8 @@ ROOT = Path(__file__).resolve().parent.parent
 # The tokenizer's start-up cache goes to a throw-away folder, never the user's ~/.cache, during tests.
 os.environ["XDG_CACHE_HOME"] = _CACHE = tempfile.mkdtemp(prefix="ctxwatch-test-cache-")
 atexit.register(shutil.rmtree, _CACHE, True)
+# A COLUMNS the shell exports would lay piped reports out to its width: the tests that want one set it.
+os.environ.pop("COLUMNS", None)
 #: The real logs written by real tools, kept outside the repository (see ../shared/sample-logs/SOURCES.md).
 SHARED = Path(os.environ.get("CTXWATCH_SHARED", ROOT.parent / "shared")) / "sample-logs"
 

@@ -113,3 +113,53 @@ def test_a_folder_of_many_files_in_no_log_format_lists_20_issues_then_counts_the
                                                    "report --json lists them all"])
     doc = json.loads(CliRunner().invoke(main, ["report", "--json", "--no-cache", str(tmp_path)]).output)
     assert len(doc["issues"]) == others
+
+
+def piped_report(path: Path, columns: str | None) -> list[str]:
+    """``ctxwatch report PATH | cat``'s lines, ``COLUMNS`` set to ``columns`` (``None``: unset)."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+    if columns is not None:
+        env["COLUMNS"] = columns
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parent.parent)
+    res = subprocess.run([sys.executable, "-c", "from ctxwatch.cli import run; run()", "report", str(path)],
+                         capture_output=True, text=True, env=env, timeout=120)  # (stdout a pipe)
+    assert res.returncode == 0, res.stderr
+    return res.stdout.splitlines()
+
+
+def test_a_piped_report_is_laid_out_to_columns(shared_logs: Path) -> None:
+    """Piped, the report ignored COLUMNS (every column whole, no line broken); it honours it now, as rich and
+    click do, and a COLUMNS that is no width (unset, junk, 0, negative) leaves the natural layout."""
+    path = shared_logs / "claude-code" / "spotter_4d5611e5_head200.jsonl"
+    natural = piped_report(path, None)
+    table = next(x for x in natural if x.lstrip().startswith("#"))
+    assert table.split()[:5] == ["#", "line", "model", "window", "floor"] and " free " in table
+    assert max(len(x) for x in natural) > 200  # (the notes below the table: on one line each)
+    assert piped_report(path, "junk") == piped_report(path, "0") == piped_report(path, "-3") == natural
+
+    def whole_or_one_word(lines: list[str], width: int) -> bool:
+        """Every line within ``width``, but a word longer (the log's path), alone on its line."""
+        return all(len(x) <= width or len(x.split()) == 1 for x in lines)
+
+    at_60 = piped_report(path, "60")
+    assert whole_or_one_word(at_60, 60) and max(len(x) for x in at_60) > 57  # (laid out to the width)
+    head = next(x for x in at_60 if x.lstrip().startswith("#"))
+    assert head.split() == ["#", "model", "floor", "history", "reserve", "used%", "reported"]  # (columns left out)
+    # (the first line too: the path alone, the counts under it)
+    assert at_60[:3] == [str(path), "  format=claude-code  calls=12  issues=1 (0 bad lines, 1", "  note)"]
+    at_200 = piped_report(path, "200")
+    assert whole_or_one_word(at_200, 200) and len(at_200) > len(natural)  # (the long notes broken at 200)
+    head = next(x for x in at_200 if x.lstrip().startswith("#"))
+    assert head.split()[:5] == ["#", "line", "model", "window", "floor"] and " free " in head
+    assert len(head) < len(table)  # (the columns as wide as their cells, not their natural widths)
+
+    def below(lines: list[str]) -> list[str]:
+        """The words after the table of 12 calls."""
+        top = next(i for i, x in enumerate(lines) if x.lstrip().startswith("#"))
+        return [w for x in lines[top + 13:] for w in x.split()]
+
+    assert below(at_60) == below(at_200) == below(natural)  # (broken between words, no word lost)

@@ -1,4 +1,5 @@
-"""What the commands write to the terminal: text lines through :func:`echo`, JSON bytes through :func:`write_bytes`.
+"""What the commands write to the terminal: text lines through :func:`echo`, JSON bytes through :func:`write_bytes`,
+and the width text is laid out to (:func:`output_width`).
 
 Here rather than in :mod:`ctxwatch.output.safetext` because it prints with click, which the core never imports;
 the cleaning itself (:func:`~ctxwatch.output.safetext.clean`) stays in the core, where the dashboard uses it too.
@@ -6,6 +7,8 @@ the cleaning itself (:func:`~ctxwatch.output.safetext.clean`) stays in the core,
 
 from __future__ import annotations
 
+import os
+import shutil
 import sys
 from collections.abc import Iterable
 
@@ -24,6 +27,20 @@ def echo(message: object = "", **kwargs: object) -> None:
         click.echo(shown(clean(message, multiline=True)), **kwargs)  # type: ignore[arg-type]
     except BrokenPipeError:
         output_closed()
+
+
+def output_width() -> int | None:
+    """The width in cells the text output is laid out to: on a terminal its width (``COLUMNS`` first, as
+    :func:`shutil.get_terminal_size` reads it); to a pipe or a file, ``COLUMNS`` when it is a whole number above
+    0 (``COLUMNS=100 ctxwatch report run.jsonl | less``, as rich and click honour it), else ``None``: every
+    column at its natural width, the same whatever the terminal."""
+    if sys.stdout.isatty():
+        return shutil.get_terminal_size().columns
+    try:
+        columns = int(os.environ.get("COLUMNS", ""))
+    except ValueError:  # (unset, or not a number: no width asked for)
+        return None
+    return columns if columns > 0 else None
 
 
 #: Bytes gathered before :func:`write_chunks` writes them: few writes, and little held.

@@ -7,7 +7,6 @@ Three shapes of the same numbers: a text table (:mod:`ctxwatch.output.text`), on
 
 from __future__ import annotations
 
-import shutil
 import signal
 import sys
 import threading
@@ -15,7 +14,7 @@ from typing import Any
 
 import click
 
-from ctxwatch.cli.console import echo, write_chunks
+from ctxwatch.cli.console import echo, output_width, write_chunks
 from ctxwatch.cli.exits import exit_if_nothing_read, fail
 from ctxwatch.cli.load import KeptOutput, given_or_found, load_paths, steady_heap
 from ctxwatch.cli.options import cache_option, idle_grace_option, make_settings, settings_options
@@ -42,7 +41,7 @@ def report_cmd(paths: tuple[str, ...], config: str | None, window: int | None, b
                trigger: float | None, reserve: float | None, fmt: str | None, as_json: bool, follow: bool,
                jsonl: bool, poll: bool, sessions_only: bool, idle_grace: float | None = None) -> None:
     """Per-call floor / history / reserve numbers for PATH, headless (on a terminal, the tables fit its
-    width; --sessions: one row per session).
+    width; piped, the width COLUMNS gives, if any; --sessions: one row per session).
 
     Without PATH: the session logs of the harnesses installed (Claude Code, Codex, Gemini CLI).
     """
@@ -81,8 +80,8 @@ def report_cmd(paths: tuple[str, ...], config: str | None, window: int | None, b
             chunks = report_jsonl_chunks(run) if jsonl else report_json_chunks(run)
             write_chunks(kept.keep(chunks) if kept is not None else chunks)
         return
-    # (on a terminal the tables are narrowed to its width; a pipe or a file gets every column)
-    width = shutil.get_terminal_size().columns if sys.stdout.isatty() else None
+    # (on a terminal the tables are narrowed to its width; a pipe or a file gets every column, or COLUMNS' width)
+    width = output_width()
     kept = KeptOutput.find(f"report text {width} {sessions_only}", paths, fmt, settings)
     if kept is not None and kept.replay_lines():
         return

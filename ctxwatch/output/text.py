@@ -33,8 +33,9 @@ def report_lines(doc: dict[str, Any], issues: Sequence[Issue], settings: Setting
         issues: the run's issues (``Run.issues``, resets included), counted in the header line as bad lines and
             notes.
         settings: the settings the run was read with (a ``--window`` the log overrides gets a note).
-        width: the terminal's width in cells: the tables are narrowed to it (:func:`fit_table`); ``None``
-            (a pipe, a file): every column at its natural width.
+        width: the width in cells to lay out to (a terminal's, or ``COLUMNS``): the tables are narrowed to it
+            (:func:`fit_table`), longer lines broken between words (:func:`folded`); ``None`` (a pipe, a file):
+            every column at its natural width, no line broken.
         sessions_only: the sessions table (one row per session, even one) instead of the call table.
     """
     bad, notes = tally_issues(issues)
@@ -42,8 +43,8 @@ def report_lines(doc: dict[str, Any], issues: Sequence[Issue], settings: Setting
     same = len(doc["issues"]) - bad - notes
     also = f"; {same} more issue{'s' if same != 1 else ''} on the same lines" if same > 0 else ""
     counted = f" ({counted_issues(bad, notes)}{also})" if doc["issues"] else ""
-    yield (f"{clean(doc['file'])}  format={'+'.join(doc['formats']) or 'none'}  calls={len(doc['calls'])}  "
-           f"issues={len(doc['issues'])}{counted}")
+    yield from folded([f"{clean(doc['file'])}  format={'+'.join(doc['formats']) or 'none'}  "
+                       f"calls={len(doc['calls'])}  issues={len(doc['issues'])}{counted}"], width)
     # With several files (a folder, a batch pair) a line number alone does not say where: a file column.
     several = len({c["file"] for c in doc["calls"]}) > 1
     # Main and sidechain / subagent calls side by side have floors of their own (another system prompt and tool
