@@ -432,3 +432,21 @@ def test_a_same_size_rewrite_with_its_old_time_put_back_is_read_again(shared_log
     want = cold(log)
     assert want != first  # (the count changed is one the report shows)
     assert report(log) == want
+
+
+def test_an_entry_names_the_logs_real_path_as_realpath_resolves_it(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """The real path in an entry's key (its folder resolved once per process) is ``os.path.realpath``'s, through
+    a linked folder, a linked file, a missing file, relative paths and ``..``."""
+    (tmp_path / "real" / "sub").mkdir(parents=True)
+    (tmp_path / "real" / "sub" / "a.jsonl").write_text("")
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    (tmp_path / "real" / "sub" / "b.jsonl").symlink_to(tmp_path / "real" / "sub" / "a.jsonl")
+    cache = cache_mod.RunCache(str(tmp_path / "cache.sqlite3"))
+    monkeypatch.chdir(tmp_path / "link" / "sub")
+    paths = [str(tmp_path / "link" / "sub" / "a.jsonl"), str(tmp_path / "link" / "sub" / "b.jsonl"),
+             str(tmp_path / "real" / "sub" / "missing.jsonl"), "a.jsonl", "b.jsonl", "./a.jsonl",
+             "../sub/a.jsonl", str(tmp_path / "link" / "sub") + "/", str(tmp_path / "link" / "sub" / "..")]
+    for p in paths * 2:  # (the second time, from the folders resolved the first)
+        assert cache._real_path(p) == os.path.realpath(p), p
+    assert cache._real_path("b.jsonl") == str(tmp_path / "real" / "sub" / "a.jsonl")

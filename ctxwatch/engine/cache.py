@@ -81,6 +81,7 @@ class RunCache(KeptOutputs):
         self._broken = False
         self._checked: set[tuple[str, int, int]] = set()  # (key, size, mtime) whose read part was found unchanged
         self._keys: dict[tuple[str, str | None, Settings], str] = {}
+        self._folders: dict[str, str] = {}  # (a folder as given -> its real path)
         self._valid_seen: dict[str, tuple[tuple[int, int, int, int, int], tuple[int, int, float]]] = {}
         self._unpruned = PRUNE_EVERY_BYTES  # (bytes saved since the last size check: the first save checks)
         #: True once a damaged database was removed to be made again (:meth:`_failed`).
@@ -144,10 +145,25 @@ class RunCache(KeptOutputs):
         memo = (path, fmt, settings)
         key = self._keys.get(memo)
         if key is None:
-            parts = [path, os.path.realpath(path), fmt or "", settings_text(settings), code_fingerprint()]
+            parts = [path, self._real_path(path), fmt or "", settings_text(settings), code_fingerprint()]
             key = hashlib.blake2b("\0".join(parts).encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
             self._keys[memo] = key
         return key
+
+    def _real_path(self, path: str) -> str:
+        """``os.path.realpath(path)``, its folder's resolved once per process (a folder's thousand logs share it:
+        resolving each path whole looked at every folder above it again)."""
+        folder, name = os.path.split(path)
+        if name in ("", ".", ".."):
+            return os.path.realpath(path)
+        real = self._folders.get(folder)
+        if real is None:
+            real = self._folders[folder] = os.path.realpath(folder or os.curdir)
+        try:
+            link = stat.S_ISLNK(os.lstat(path).st_mode)
+        except OSError:  # (not there: resolved as realpath resolves a missing name, under its folder)
+            link = False
+        return os.path.realpath(path) if link else os.path.join(real, name)
 
     def load(self, path: str, key: str) -> tuple[Run, int, int] | None:
         """``(run, offset, line)`` saved for ``key`` when the file at ``path`` is the same file as then, no shorter,
