@@ -1,7 +1,8 @@
 """Text tables that fit a terminal: columns narrowed, then dropped, until a row fits the width given.
 
 ``report`` prints its call table and its sessions table through :func:`fit_table`.  Without a width (output to a
-pipe or a file) every column keeps its natural width, so scripts read the same columns whatever the terminal.
+pipe or a file, ``COLUMNS`` not set to one) every column keeps its natural width, so scripts read the same
+columns whatever the terminal.
 """
 
 from __future__ import annotations
