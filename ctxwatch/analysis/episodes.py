@@ -8,6 +8,7 @@ after it.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Sequence
 from typing import Any
 
 from ctxwatch.analysis.flags import FlagSink, int_or_none, num, pct
@@ -79,7 +80,8 @@ def _back(a: Call, a_occ: int, b: Call, b_occ: int) -> bool:
     return b_occ >= DIP_RETURN_FRACTION * a_occ
 
 
-def drops_and_outliers(cs: list[Call], occs: list[int | None], reset_set: set[int]) -> tuple[set[int], set[int]]:
+def drops_and_outliers(cs: list[Call], occs: list[int | None], reset_set: set[int],
+                       reasons: Sequence[str | None] | None = None) -> tuple[set[int], set[int]]:
     """Positions where the history shrank sharply (compactions without a marker), and one-call outliers.
 
     A sharp drop at ``p`` (against the last representative call ``q``) is **not** a compaction when the prompt
@@ -87,7 +89,10 @@ def drops_and_outliers(cs: list[Call], occs: list[int | None], reset_set: set[in
     is back at the level before ``q`` (``q`` was a one-call spike).  Outliers are left out of the forecast; they
     still count for the thresholds of their own call.  Drops across a file reset or a session change are
     resets, not compactions.  A drop on the last call is taken as a compaction (no next call to say otherwise).
+    ``reasons``: :func:`reset_reason` of each position, when already worked out.
     """
+    if reasons is None:
+        reasons = [reset_reason(cs, i, reset_set) for i in range(len(cs))]
     known = [p for p, o in enumerate(occs) if o is not None]
     drops: set[int] = set()
     outliers: set[int] = set()
@@ -96,7 +101,7 @@ def drops_and_outliers(cs: list[Call], occs: list[int | None], reset_set: set[in
         # (a marker or a reset on a call of unknown occupancy since the last known one, e.g. an implausible first
         # call after a compaction, explains this call's drop: it is that compaction, not another one)
         since = known[k - 1] + 1 if k else 0
-        if not base or any(isinstance(cs[i].compaction, dict) or reset_reason(cs, i, reset_set) is not None
+        if not base or any(isinstance(cs[i].compaction, dict) or reasons[i] is not None
                            for i in range(since, p + 1)):
             base.append(p)
             continue
@@ -134,7 +139,9 @@ class Episodes:
 
     def __init__(self, cs: list[Call], occs: list[int | None], reset_set: set[int], out: FlagSink) -> None:
         self.cs, self.occs, self.reset_set, self.out = cs, occs, reset_set, out
-        self.drops, self.outliers = drops_and_outliers(cs, occs, reset_set)
+        # (why the history starts over at each call, asked for every call twice: worked out once)
+        self.reasons = [reset_reason(cs, i, reset_set) for i in range(len(cs))]
+        self.drops, self.outliers = drops_and_outliers(cs, occs, reset_set, self.reasons)
         self.start = 0
         self.points: deque[tuple[int, int]] = deque(maxlen=FORECAST_POINTS)
         self.times: deque[float] = deque(maxlen=FORECAST_POINTS)
@@ -145,7 +152,7 @@ class Episodes:
         """Take call ``c`` at position ``pos`` (occupancy ``occ``): flag a compaction before it, start a new
         episode there if one starts, and add it to the episode.  Returns why a new episode starts at ``c``
         (``"compaction before #5"``, ``"new session at #5"``...), or ``None``."""
-        boundary = reset_reason(self.cs, pos, self.reset_set)
+        boundary = self.reasons[pos]
         marker = c.compaction if isinstance(c.compaction, dict) else None
         self.compacted = marker is not None or pos in self.drops
         if self.compacted:
@@ -172,9 +179,9 @@ class Episodes:
         after, after_pos = occ, pos
         if after is None:
             after_pos = next((q for q in range(pos + 1, n) if occs[q] is not None or isinstance(
-                cs[q].compaction, dict) or reset_reason(cs, q, self.reset_set) is not None), n)
+                cs[q].compaction, dict) or self.reasons[q] is not None), n)
             ok = after_pos < n and not isinstance(cs[after_pos].compaction, dict) \
-                and reset_reason(cs, after_pos, self.reset_set) is None
+                and self.reasons[after_pos] is None
             after = occs[after_pos] if ok else None
         freed = before_occ - after if before_occ is not None and after is not None else None
         pre = int_or_none(marker.get("pre_tokens")) if marker else None

@@ -137,8 +137,10 @@ class Thresholds:
         # per-call slope only near the limit (cheap pre-check with the largest recent per-call growth)
         # (x steps by at least 1 between points, so no per-call rate exceeds max(y) - min(y): a far-off
         # call skips the pairwise pass.)
-        if limit is None or len(points) < MIN_FORECAST_CALLS \
-                or occ + RISK_CALLS_HIGH * (max(p[1] for p in points) - min(p[1] for p in points)) < limit:
+        if limit is None or len(points) < MIN_FORECAST_CALLS:
+            return None
+        sizes = [p[1] for p in points]
+        if occ + RISK_CALLS_HIGH * (max(sizes) - min(sizes)) < limit:
             return None
         pts = list(points)
         max_rate = max((y2 - y1) / (x2 - x1) for (x1, y1), (x2, y2) in itertools.pairwise(pts))
