@@ -496,7 +496,8 @@ def test_items_and_odd_records(tmp_path: Path) -> None:
     for i, v in enumerate(odd, 1):
         outs.extend(reader.feed(Record(v, i, i, i * 10, i * 10 + 9)))
     calls = [o for o in outs if isinstance(o, ParsedCall)]
-    assert [o for o in outs if isinstance(o, Issue)] == []
+    # (a payload or a usage block of another JSON type than an object is said; the rest is silent)
+    assert [(o.line, o.kind) for o in outs if isinstance(o, Issue)] == [(6, "invalid_field"), (8, "invalid_field")]
     assert [(c.source.line, c.usage.prompt_total) for c in calls if c.usage] == [(9, 7), (17, 10)]
     # A window of -5 is passed on raw: ctxwatch.engine.sanitize.sanitize reports it and makes it unknown (see the window
     # test).
@@ -805,3 +806,47 @@ def test_a_call_whose_two_usage_blocks_are_damaged_is_kept_with_what_survives(sh
     assert call["cost_usd"] is None and doc["sessions"][0]["cost_usd"] is None
     assert doc["sessions"][0]["input_tokens"] == ref[-1]["total"]["input_tokens"]
     assert doc["sessions"][0]["output_tokens"] == ref[-1]["total"]["output_tokens"] - ref[k]["last"]["output_tokens"]
+
+
+def test_a_payload_info_or_usage_block_that_is_not_an_object_is_an_issue(tmp_path: Path) -> None:
+    """A record whose payload, a token_count whose ``info``, or a usage block that holds another JSON type than an
+    object is an ``invalid_field`` issue on its line (it was dropped unsaid: a log of such token counts read as
+    clean, 0 calls and 0 issues); a call whose other block is whole is still counted from it, and ``info: null``
+    (rate limits only) stays silent."""
+    text_total = _tc("2025-05-01T10:01:00.000Z", (3000, 900, 300, 0), (2000, 900, 200, 0), 272000)
+    text_total["payload"]["info"]["total_token_usage"] = "abc"
+    both_numbers = _tc("2025-05-01T10:02:00.000Z", (6000, 900, 500, 0), (3000, 0, 200, 0), 272000)
+    both_numbers["payload"]["info"]["total_token_usage"] = 5
+    both_numbers["payload"]["info"]["last_token_usage"] = [1, 2]
+    records = [*B12[:3],
+               {"timestamp": "2025-05-01T10:00:30.000Z", "type": "response_item", "payload": "x"},
+               {"timestamp": "2025-05-01T10:00:40.000Z", "type": "event_msg",
+                "payload": {"type": "token_count", "info": "abc"}},
+               {"timestamp": "2025-05-01T10:00:41.000Z", "type": "event_msg",
+                "payload": {"type": "token_count", "info": None}},
+               text_total, both_numbers]
+    calls, issues, _ = run(write(tmp_path, "types.jsonl", records))
+    assert [(i.kind, i.line, i.message.split(":")[0]) for i in issues] == [
+        ("invalid_field", 4, "response_item.payload 'x'"),
+        ("invalid_field", 5, "token_count.info 'abc'"),
+        ("invalid_field", 7, "total_token_usage 'abc'"),
+        ("invalid_field", 8, "total_token_usage 5"),
+        ("invalid_field", 8, "last_token_usage [1,2]")]
+    # (#1 from line 3; #2 from line 7's own last_token_usage; line 8 has no block left: no call)
+    assert [(c.source.line, c.usage.prompt_total, c.usage.output) for c in calls if c.usage] == [
+        (3, 1000, 100), (7, 2000, 200)]
+
+
+def test_check_of_a_rollout_whose_every_token_count_is_damaged_is_no_clean_check(tmp_path: Path) -> None:
+    """No call read and damage reported: ``check`` exits 2 naming the file and the bad line, not 0 (clean)."""
+    from click.testing import CliRunner
+
+    from ctxwatch.cli import main
+
+    bad = {"timestamp": "2025-05-01T10:00:40.000Z", "type": "event_msg",
+           "payload": {"type": "token_count", "info": {"total_token_usage": "abc", "last_token_usage": "abc",
+                                                       "model_context_window": 258400}}}
+    path = write(tmp_path, "damaged.jsonl", [*B12[:2], bad])
+    res = CliRunner().invoke(main, ["check", str(path)], env={"CTXWATCH_NO_CACHE": "1"})
+    assert res.exit_code == 2
+    assert f"{path}:3: total_token_usage 'abc'" in res.output

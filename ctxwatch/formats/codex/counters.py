@@ -91,8 +91,13 @@ def is_repeat(seen: tuple[int | None, ...] | None, prev_seen: tuple[int | None, 
 
 
 def checked_counts(block: Any, name: str, path: str, line: int, issues: list[Output]) -> Counts | None:
-    """:func:`counts`, with a damaged block reported as an ``implausible_value`` issue (appended to ``issues``;
-    ``name``: the block's name, ``path`` and ``line``: where it is) and read as absent."""
+    """:func:`counts`, with a damaged block reported as an issue (appended to ``issues``; ``name``: the block's
+    name, ``path`` and ``line``: where it is) and read as absent: ``implausible_value`` for a counter that is no
+    token count, ``invalid_field`` for a block that is not an object (``null`` is absent, not damaged)."""
+    if block is not None and not isinstance(block, dict):
+        issues.append(Issue(path, line, "invalid_field",
+                            f"{name} {show_value(block)}: not an object of token counts; this usage block is ignored"))
+        return None
     try:
         return counts(block)
     except NotACount as exc:

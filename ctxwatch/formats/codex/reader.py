@@ -31,6 +31,9 @@ from ctxwatch.source import Record, show_value
 #: output, ...) is skipped before parsing (``exec_command_end`` lines can be large).
 _EVENTS_KEPT = (b"token_count", b"context_compacted", b"task_started")
 
+#: The record types of the current rollout layout, each ``{timestamp, type, payload}`` with an object payload.
+_PAYLOAD_KINDS = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
+
 
 _EVENT_PREFIX = b'"type":"event_msg","payload":{"type":"'
 
@@ -129,6 +132,10 @@ class CodexReader(LegacyRollout, Reader):
         kind = v.get("type")
         payload = v.get("payload")
         if not isinstance(payload, dict):
+            if payload is not None and kind in _PAYLOAD_KINDS:
+                # (a record of the current layout whose payload is not an object: said, not taken for a legacy line)
+                return [Issue(self.path, rec.line, "invalid_field",
+                              f"{kind}.payload {show_value(payload)}: not an object; this record is ignored")]
             return self._legacy(v, rec)
         if kind == "response_item":
             return self._item(payload, rec)
@@ -226,8 +233,11 @@ class CodexReader(LegacyRollout, Reader):
 
     def _token_count(self, v: dict[str, Any], payload: dict[str, Any], rec: Record) -> list[Output]:
         info = payload.get("info")
-        if not isinstance(info, dict):
+        if info is None:
             return []  # (info:null carries rate limits only)
+        if not isinstance(info, dict):
+            return [Issue(self.path, rec.line, "invalid_field",
+                          f"token_count.info {show_value(info)}: not an object; this token count is ignored")]
         damage: list[Output] = []
         total_block = info.get("total_token_usage")
         total = checked_counts(total_block, "total_token_usage", self.path, rec.line, damage)
