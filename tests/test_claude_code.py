@@ -1416,3 +1416,32 @@ def test_the_implausible_note_names_the_window_the_call_has(tmp_path: Path, mode
         w = f"{windows[i]:,}"
         assert re.search(r"more than the ([\d,]+)-token window", notes[2 * i + 2]).group(1) == w, notes
         assert re.search(r"exceeds the ([\d,]+)-token window", flags[i]).group(1) == w, flags
+
+
+def test_a_usage_model_or_session_id_of_another_type_is_an_issue_on_every_line(tmp_path: Path) -> None:
+    """``"usage": "abc"`` is an ``invalid_field`` issue on its own line also after a call whose usage is whole
+    (it was said only while the context's floor was still to be inferred), and so is a ``model`` or a
+    ``sessionId`` of another JSON type; each call is still counted, its usage / model unknown."""
+    from ctxwatch.config import Settings
+    from ctxwatch.engine import load_run
+
+    def turn(n: int, usage: object, model: object = "claude-sonnet-4-20250514", sid: object = "s1") -> list[dict]:
+        ts = f"2025-01-01T00:00:0{n}Z"
+        return [{"type": "user", "sessionId": "s1", "uuid": f"u{n}", "parentUuid": f"a{n - 1}" if n > 1 else None,
+                 "timestamp": ts, "message": {"role": "user", "content": "hello " * n}},
+                {"type": "assistant", "sessionId": sid, "uuid": f"a{n}", "parentUuid": f"u{n}", "timestamp": ts,
+                 "message": {"id": f"msg_{n}", "role": "assistant", "model": model,
+                             "content": [{"type": "text", "text": "ok"}], "stop_reason": "end_turn",
+                             "usage": usage}}]
+
+    good = {"input_tokens": 101, "output_tokens": 2}
+    path = write(tmp_path, "types.jsonl", [*turn(1, good), *turn(2, "abc"), *turn(3, good, model={"a": 1}),
+                                           *turn(4, good, sid=5)])
+    run = load_run(str(path), None, Settings())
+    assert [(i.line, i.kind, i.message.split(":")[0]) for i in run.issues] == [
+        (4, "invalid_field", "a usage block is a JSON string, not an object"),
+        (6, "invalid_field", "message.model is a JSON object, not a string"),
+        (8, "invalid_field", "sessionId is a JSON number, not a string")]
+    assert [(c.source.line, c.prompt_reported, c.model) for c in run.calls] == [
+        (2, 101, "claude-sonnet-4-20250514"), (4, None, "claude-sonnet-4-20250514"), (6, 101, None),
+        (8, 101, "claude-sonnet-4-20250514")]

@@ -29,14 +29,30 @@ from ctxwatch.formats.claude_code.prefilter import (
 from ctxwatch.formats.claude_code.tree import Node, ParentTree
 from ctxwatch.formats.wire.anthropic import anthropic_usage, strip_prior_thinking
 from ctxwatch.formats.wire.timestamps import parse_timestamp
-from ctxwatch.model import Issue, Message, ParsedCall, Provenance, Resolved, ResponseInfo, SourceRef
+from ctxwatch.formats.wire.values import odd_usage
+from ctxwatch.model import (
+    Issue,
+    Message,
+    ParsedCall,
+    Provenance,
+    Resolved,
+    ResponseInfo,
+    SourceRef,
+    json_type,
+    note_bad_field,
+)
 from ctxwatch.source import Record, show_value
 
 
 def _session_id(v: dict[str, Any]) -> str | None:
-    """A record's ``sessionId`` when it is a string, else ``None``."""
+    """A record's ``sessionId`` when it is a string, else ``None`` (another JSON type is noted as an
+    ``invalid_field`` issue of the record)."""
     sid = v.get("sessionId")
-    return sid if isinstance(sid, str) else None
+    if isinstance(sid, str):
+        return sid
+    if sid is not None:
+        note_bad_field(f"sessionId is a JSON {json_type(sid)}, not a string: the line has no session id")
+    return None
 
 
 def _damaged_sizes(path: str, line: int, sizes: dict[str, Any], where: str = "compactMetadata") -> list[Output]:
@@ -226,6 +242,8 @@ class ClaudeCodeReader(Reader):
             return [Issue(self.path, rec.line, "unknown_record",
                           "assistant line without a message object; skipped")]
         model = msg.get("model") if isinstance(msg.get("model"), str) else None
+        if model is None and msg.get("model") is not None:
+            note_bad_field(f"message.model is a JSON {json_type(msg['model'])}, not a string: the model is unknown")
         if v.get("isApiErrorMessage") or model == "<synthetic>":
             self._node_for(v, rec, "other")  # API-error / interrupt placeholder: not a call, not sent back
             return []
@@ -237,6 +255,7 @@ class ClaudeCodeReader(Reader):
         if call is not None and uid in call.uuids:
             return []  # the same line copied again (resumed session): nothing new
         usage = msg.get("usage")
+        odd_usage(usage if not isinstance(usage, dict) else None)  # (said for every line: not only a floor's)
         sid = _session_id(v)
         ctx = self._file_context or ("main" if v.get("isSidechain") is not True else None)
         if ctx is not None and not self.full_history and (sid, ctx) in self._floor_calls:
