@@ -450,3 +450,27 @@ def test_an_entry_names_the_logs_real_path_as_realpath_resolves_it(tmp_path: Pat
     for p in paths * 2:  # (the second time, from the folders resolved the first)
         assert cache._real_path(p) == os.path.realpath(p), p
     assert cache._real_path("b.jsonl") == str(tmp_path / "real" / "sub" / "a.jsonl")
+
+
+def test_the_cache_database_is_private_and_clear_gives_its_space_back(tmp_path: Path, own_cache: Path,
+                                                                     shared_logs: Path) -> None:
+    """The database and its journal files are made readable by their owner only (0600: they hold what the logs
+    say), whatever the umask; ``cache clear`` leaves the files smaller than before, journal included (the
+    vacuum went through the write-ahead log, which kept the old size)."""
+    old = os.umask(0o022)
+    try:
+        for f in sorted((shared_logs / "claude-code").glob("*.jsonl"))[:6]:
+            report(f)
+    finally:
+        os.umask(old)
+    db = Path(cache_mod.default_path())
+    files = [p for p in (db, Path(f"{db}-wal"), Path(f"{db}-shm")) if p.exists()]
+    assert db in files and {oct(p.stat().st_mode & 0o777) for p in files} == {"0o600"}
+
+    def on_disk() -> int:
+        return sum(p.stat().st_size for p in (db, Path(f"{db}-wal")) if p.exists())
+
+    before = on_disk()
+    res = CliRunner().invoke(main, ["cache", "clear"])
+    assert res.exit_code == 0 and entries() == 0
+    assert on_disk() < before / 4

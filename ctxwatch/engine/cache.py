@@ -370,6 +370,8 @@ class RunCache(KeptOutputs):
                              ) from exc
         with contextlib.suppress(sqlite3.Error):
             db.execute("VACUUM")  # (gives the space back; a reader holding the file only delays that)
+            # (the vacuum went through the write-ahead log, which would hold the old size until a checkpoint)
+            db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         return int(n)
 
 

@@ -87,13 +87,23 @@ def open_db(path: str) -> sqlite3.Connection:
         sqlite3.Error, OSError: it cannot be opened nor made (another program's file, no permission).
     """
     try:
+        _made_private(path)
         return _prepare(sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000))
     except sqlite3.DatabaseError:
         st = os.lstat(path)
         if not stat.S_ISREG(st.st_mode):
             raise
         remove_db(path)
+        _made_private(path)
         return _prepare(sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000))
+
+
+def _made_private(path: str) -> None:
+    """Make the database file, when there is none, readable by its owner only (mode 0600: it holds what the logs
+    say, prompts included); SQLite gives its journal files the database's mode.  An existing file is left as it
+    is, and a symbolic link is not followed."""
+    with contextlib.suppress(FileExistsError):
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600))
 
 
 def remove_db(path: str) -> None:
