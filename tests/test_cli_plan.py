@@ -187,6 +187,10 @@ def test_plan_errors(trace, tmp_path):
     path, _bodies, _last = trace
     code, out = run("plan", str(path), "--call", "99")
     assert code == 2 and "14 calls" in out
+    one = tmp_path / "one.jsonl"
+    one.write_text(path.read_text().splitlines(keepends=True)[0])
+    code, out = run("plan", str(one), "--call", "5")
+    assert code == 2 and "the log has one call (#1; --index 0)" in out
     code, out = run("plan", str(tmp_path / "missing.jsonl"))
     assert code == 2
     unknown = tmp_path / "u.jsonl"

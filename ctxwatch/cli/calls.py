@@ -66,7 +66,8 @@ def load_call(paths: tuple[str, ...], fmt: str | None, settings: Settings, call:
         idx = call + n if call < 0 else call
         if not 0 <= idx < n:
             which = f"#{call + 1}" if call >= 0 else f"{call} from the end"
-            fail(f"call {which}: the log has {n} calls (#1..#{n}; --index 0..{n - 1})")
+            fail(f"call {which}: the log has one call (#1; --index 0)" if n == 1
+                 else f"call {which}: the log has {n} calls (#1..#{n}; --index 0..{n - 1})")
     summary = run.calls[idx]
     try:  # (a folder may mix formats, batch files among them: the call is re-read with its own file's)
         spec = resolve_spec(summary.source.path, fmt)
