@@ -437,6 +437,25 @@ def test_a_compressed_log_in_a_folder_is_named_not_left_out_unseen(tmp_path: Pat
         ("run.1.jsonl.gz", "skipped_file", "compressed log: not read; decompress it to include it")]
 
 
+def test_a_link_to_a_folder_in_a_folder_is_named_not_left_out_unseen(tmp_path: Path) -> None:
+    """A link to a folder inside the folder read (``sub_link -> ../other``, or a loop back to the folder) is not
+    followed, and was skipped without a word: it is a ``skipped_file`` note; its logs are read when its folder
+    is named."""
+    root, other = tmp_path / "root", tmp_path / "other"
+    root.mkdir()
+    other.mkdir()
+    _idless_log(root / "run.jsonl", 2)
+    _idless_log(other / "elsewhere.jsonl", 3)
+    os.symlink(other, root / "sub_link")
+    os.symlink(root, root / "loop")
+    run = multi.load_many([str(root)], None, Settings())
+    assert len(run.calls) == 2
+    assert [(Path(i.path).name, i.kind, i.message) for i in run.issues] == [
+        ("loop", "skipped_file", "a link to a folder, not followed; name its folder to read the logs in it"),
+        ("sub_link", "skipped_file", "a link to a folder, not followed; name its folder to read the logs in it")]
+    assert len(multi.load_many([str(root / "sub_link")], None, Settings()).calls) == 3
+
+
 def test_a_compressed_log_alone_says_it_is_compressed(tmp_path: Path) -> None:
     """A folder holding only ``run.jsonl.gz`` said "no log in a recognised format"; the file named on its own
     (also without a .gz name) said "none of its first lines is JSON".  Both now say it is compressed."""

@@ -32,7 +32,8 @@ def list_logs(folder: str, skipped: list[Issue] | None = None) -> list[str]:
 
     Only regular files (symlinks to them included): a FIFO or a device named ``*.jsonl`` would block a read.
     ``skipped``: when given, receives an ``unreadable`` issue for each log-named file that is not read (a
-    pipe, a device, a dangling link or a link loop), so that none is left out unseen.
+    pipe, a device, a dangling link or a link loop), and a ``skipped_file`` note for each link to a folder (not
+    followed), so that none is left out unseen.
     """
     found: list[tuple[float, str]] = []
     ids: dict[tuple[int, int], list[str]] = {}
@@ -44,7 +45,13 @@ def list_logs(folder: str, skipped: list[Issue] | None = None) -> list[str]:
             skipped.append(Issue(where, 0, "unreadable", f"{where}: folder cannot be read "
                                                        f"({exc.strerror or exc}); its logs are not read"))
 
-    for root, _dirs, files in os.walk(folder, onerror=unreadable_folder):
+    for root, dirs, files in os.walk(folder, onerror=unreadable_folder):
+        if skipped is not None:
+            for name in sorted(dirs):
+                if os.path.islink(p := os.path.join(root, name)):
+                    # (not followed, so that a link loop or a folder linked twice is not read again and again)
+                    skipped.append(Issue(p, 0, "skipped_file", "a link to a folder, not followed; name its "
+                                                               "folder to read the logs in it"))
         for name in sorted(files):
             if name.endswith(COMPRESSED_SUFFIXES) and skipped is not None:
                 skipped.append(Issue(os.path.join(root, name), 0, "skipped_file", COMPRESSED_NOTE))
