@@ -146,7 +146,8 @@ def call_columns(calls: list[dict[str, Any]], marked: list[bool], contexts: bool
     """The call table's columns (:func:`fit_table`): number, line, model, window, floor, history, reserve,
     free, used %, reported prompt, then the context and the file where the run has several.  Narrowed for a
     terminal: free (window - used - reserve), the line, the window and the reserve are left out, then the
-    model, context and file names are cut."""
+    model, context and file names are cut; still too wide, the model, the file, used % and the context are left
+    out in turn (the numbers of the floor, history and reported prompt stay, whole)."""
     used = []
     for c in calls:
         u = "?"
@@ -160,34 +161,36 @@ def call_columns(calls: list[dict[str, Any]], marked: list[bool], contexts: bool
     cols = [
         Column("#", [str(c["index"] + 1) for c in calls], right=True, natural=4),
         Column("line", [str(c["line"] or "doc") for c in calls], right=True, natural=6, drop=2),
-        Column("model", [c["model"] or "?" for c in calls], natural=28, least=12),
+        Column("model", [c["model"] or "?" for c in calls], natural=28, least=12, shed=1),
         Column("window", [fmt_int(c["window"]) for c in calls], right=True, natural=9, drop=3),
         Column("floor", [f for f, _h in parts], right=True, natural=9),
         Column("history", [h for _f, h in parts], right=True, natural=9),
         Column("reserve", [fmt_int(c["reserve_tokens"]) for c in calls], right=True, natural=8, drop=4),
         Column("free", [fmt_int(c["free_tokens"]) for c in calls], right=True, natural=9, drop=1),
-        Column("used%", used, right=True, natural=6),
+        Column("used%", used, right=True, natural=6, shed=3),
         Column("reported", [fmt_int(c["prompt_tokens_reported"]) + ("!" if m else "")
                             for c, m in zip(calls, marked, strict=True)],
                right=True, natural=10 if any(marked) else 9),
     ]
     if contexts:
-        cols.append(Column("context", [c["context"] for c in calls], least=8, gap=2))
+        cols.append(Column("context", [c["context"] for c in calls], least=8, gap=2, shed=4))
     if several:
-        cols.append(Column("file", [os.path.basename(c["file"]) for c in calls], least=12, gap=2))
+        cols.append(Column("file", [os.path.basename(c["file"]) for c in calls], least=12, gap=2, shed=2))
     return cols
 
 
 def session_columns(sessions: list[dict[str, Any]]) -> list[Column]:
     """The sessions table's columns: session, last call, calls, peak prompt, input, output, cost.  Narrowed
-    for a terminal: the session name and the time (to its date) are cut."""
+    for a terminal: the session name is cut; still too wide, the last call's time of day is left out (its
+    date stays: a timestamp is never cut), then the output, the input and the last call."""
+    stamps = [str(s["last_timestamp"] or "-")[:19] for s in sessions]
     return [
         Column("session", [s["session"] or "-" for s in sessions], natural=38, least=12),
-        Column("last call", [str(s["last_timestamp"] or "-")[:19] for s in sessions], natural=21, least=10),
+        Column("last call", stamps, natural=21, short=[t[:10] for t in stamps], shorten=1, shed=4),
         Column("calls", [str(s["calls"]) for s in sessions], right=True, natural=6),
         Column("peak prompt", [_peak(s) for s in sessions], right=True, natural=12),
-        Column("input", [fmt_int(s["input_tokens"]) for s in sessions], right=True, natural=13),
-        Column("output", [fmt_int(s["output_tokens"]) for s in sessions], right=True, natural=10),
+        Column("input", [fmt_int(s["input_tokens"]) for s in sessions], right=True, natural=13, shed=3),
+        Column("output", [fmt_int(s["output_tokens"]) for s in sessions], right=True, natural=10, shed=2),
         Column("cost~", [fmt_cost(s["cost_usd"]) for s in sessions], right=True, natural=10),
     ]
 
