@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 from pathlib import Path
@@ -35,9 +36,9 @@ def test_a_named_pipe_past_the_limit_is_an_error_naming_it(monkeypatch: pytest.M
     def write() -> None:
         with open(fifo, "wb") as w:
             try:
-                w.write(b'{"model": "gpt-4o"}\n')  # (a log's head: the rest is copied, up to the limit)
+                w.write(b'{"model": "gpt-4o"}\n')  # (a log's head, then text: copied up to the limit)
                 for _ in range(16):
-                    w.write(b"\0" * (1 << 20))
+                    w.write(b" " * (1 << 20))
             except BrokenPipeError:
                 pass  # (the reader stopped at its limit)
 
@@ -59,6 +60,23 @@ def test_a_pipe_of_no_json_is_refused_after_its_first_mebibyte(tmp_path: Path) -
     res = CliRunner().invoke(main, ["report", "-"], input=b"banner\n" * 1000 + (ROOT / "sample_logs" /
                                                                                  "openai_chat_demo.jsonl").read_bytes())
     assert res.exit_code == 0  # (a log after a few lines of something else is still read)
+
+
+def test_a_pipe_of_binary_data_is_refused_after_its_first_mebibyte(tmp_path: Path) -> None:
+    """``ctxwatch report - < /dev/urandom``: random bytes hold a ``{`` in every MiB, so that test alone copied them
+    until the 16 GiB limit; a head that is not text (one byte in eight a raw control byte) is refused at once.
+    A log with a damaged line or two in its head (a NUL byte, bad UTF-8) is still read, its damage reported."""
+    import random
+
+    data = random.Random(1).randbytes(4 << 20)
+    assert b"{" in data[:1 << 20]
+    res = CliRunner().invoke(main, ["report", "-"], input=data)
+    assert res.exit_code == 2
+    assert "-: not a JSONL log: the first 1 MiB on standard input are not text (binary data)" in res.output
+    log = (ROOT / "sample_logs" / "openai_chat_demo.jsonl").read_bytes()
+    damaged = b"{\"x\": \"\0\xff\xfe\"}\n" + log * (2 + (1 << 20) // len(log))
+    res = CliRunner().invoke(main, ["report", "--json", "-"], input=damaged)
+    assert res.exit_code == 0 and len(json.loads(res.output)["calls"]) > 20
 
 
 def test_the_default_limit_is_16_gib() -> None:

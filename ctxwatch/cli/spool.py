@@ -63,7 +63,29 @@ class SpoolTooLarge(Exception):
 
 
 class NotALog(Exception):
-    """The first :data:`HEAD_CHECK_BYTES` that arrived on a pipe hold no ``{``: no JSON log."""
+    """The first :data:`HEAD_CHECK_BYTES` that arrived on a pipe hold no ``{``, or are binary data
+    (:func:`_looks_like_text`): no JSON log.  ``args[0]`` says which, as the end of a sentence."""
+
+
+#: Most control bytes (other than tab, newline, carriage return, form feed) a head of text may hold, as a fraction
+#: of its bytes: JSON writes them escaped, so a log has none but for a damaged line, while random bytes are one
+#: in eight of them.
+MAX_CONTROL_FRACTION = 0.01
+
+#: The C0 control bytes a JSON text never holds raw (JSON escapes them; tab, newline, CR and form feed are
+#: whitespace that may stand between values).
+_CONTROLS = bytes(b for b in range(32) if b not in (9, 10, 12, 13)) + b"\x7f"
+
+
+def _looks_like_text(head: bytes) -> bool:
+    """Whether ``head``, the start of a pipe, is text as a JSONL log is: at most :data:`MAX_CONTROL_FRACTION` of
+    raw control bytes, and UTF-8 but for as many damaged sequences (a log with a bad line or two is still
+    read, and its damage reported by line; ``cat /dev/urandom`` or a binary file is refused at once)."""
+    limit = max(1, int(len(head) * MAX_CONTROL_FRACTION))
+    if len(head) - len(head.translate(None, _CONTROLS)) > limit:
+        return False
+    text = head.decode("utf-8", "replace")
+    return text.count("\ufffd") - head.count("\ufffd".encode()) <= limit  # (less those written as such)
 
 
 class SpoolWriteError(Exception):
@@ -78,11 +100,15 @@ def _write_bounded(out: Any, chunk: bytes, written: int) -> int:
         NotALog: the first :data:`HEAD_CHECK_BYTES` are all here and hold no ``{``.
         SpoolWriteError: ``out`` could not be written.
     """
-    if written < HEAD_CHECK_BYTES <= written + len(chunk) and b"{" not in chunk[:HEAD_CHECK_BYTES - written]:
+    if written < HEAD_CHECK_BYTES <= written + len(chunk):
         out.flush()
         out.seek(0)
-        if b"{" not in out.read(written):
-            raise NotALog
+        head = out.read(written) + chunk[:HEAD_CHECK_BYTES - written]
+        out.seek(0, os.SEEK_END)
+        if b"{" not in head:
+            raise NotALog("hold no JSON object ('{')")
+        if not _looks_like_text(head):
+            raise NotALog("are not text (binary data)")
     written += len(chunk)
     if written > MAX_SPOOL_BYTES:
         raise SpoolTooLarge
@@ -205,10 +231,9 @@ def spool_stdin(paths: tuple[str, ...]) -> tuple[tuple[str, ...], str | None]:
                  "its path")
         except OSError as exc:
             fail(f"{clean(given)}: cannot read ({exc.strerror or exc})")
-        except NotALog:
+        except NotALog as exc:
             what = "standard input" if given == STDIN_NAME else "the pipe"
-            fail(f"{clean(given)}: not a JSONL log: the first {HEAD_CHECK_BYTES >> 20} MiB on {what} hold no JSON "
-                 "object ('{')")
+            fail(f"{clean(given)}: not a JSONL log: the first {HEAD_CHECK_BYTES >> 20} MiB on {what} {exc.args[0]}")
         except SpoolTooLarge:
             what = "standard input" if given == STDIN_NAME else "the pipe"
             fail(f"{clean(given)}: more than {_limit_text()} on {what}, the most ctxwatch copies to a temporary "
