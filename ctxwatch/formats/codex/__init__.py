@@ -47,18 +47,13 @@ arrives, until the next input item, ``turn_context`` or token_count closes it.  
 from __future__ import annotations
 
 from ctxwatch.formats import FormatSpec, Sniff, register
-from ctxwatch.formats.codex.items import item_message
+from ctxwatch.formats.codex.items import RECORD_TYPES, item_message
 from ctxwatch.formats.codex.legacy import legacy_score
 from ctxwatch.formats.codex.reader import CodexReader
 
 __all__ = ["NAME", "SPEC", "CodexReader", "item_message", "sniff"]
 
 NAME = "codex"
-
-#: Record types of a rollout line (``world_state`` and ``inter_agent_communication_metadata`` in newer versions).
-_RECORD_TYPES = ("session_meta", "turn_context", "response_item", "event_msg", "compacted", "world_state",
-                 "inter_agent_communication_metadata")
-
 
 def sniff(sn: Sniff) -> float:
     """Confidence that a file is a Codex rollout: 0.95 for a ``session_meta`` line with ``id``/``cli_version``/
@@ -70,7 +65,7 @@ def sniff(sn: Sniff) -> float:
         return legacy
     n = 0
     for v in sn.values:
-        if not isinstance(v, dict) or not isinstance(v.get("payload"), dict) or v.get("type") not in _RECORD_TYPES:
+        if not isinstance(v, dict) or not isinstance(v.get("payload"), dict) or v.get("type") not in RECORD_TYPES:
             continue
         p = v["payload"]
         if v["type"] == "session_meta" and ("cli_version" in p or "originator" in p or "id" in p):

@@ -17,6 +17,11 @@ from ctxwatch.formats.wire.values import id_or_none, odd_content
 from ctxwatch.model import Message, ParsedCall, Part
 from ctxwatch.source import json_text
 
+#: Record types of a rollout line of the current layout, each ``{timestamp, type, payload}`` with an object
+#: payload (``world_state`` and ``inter_agent_communication_metadata`` in newer versions).
+RECORD_TYPES = ("session_meta", "turn_context", "response_item", "event_msg", "compacted", "world_state",
+                "inter_agent_communication_metadata")
+
 
 def _image_part(item: dict[str, Any], call_id: str | None = None) -> Part:
     """An ``input_image`` content item as an image part (``detail``; ``bytes``/``width``/``height`` from a
