@@ -282,16 +282,18 @@ class RunCache(KeptOutputs):
             with contextlib.suppress(sqlite3.Error):
                 db.rollback()
 
-    def store_result(self, path: str, key: str, result: object, before: os.stat_result) -> None:
+    def store_result(self, path: str, key: str, result: object, before: os.stat_result) -> bytes | None:
         """Keep ``result``, what reading the whole of ``path`` gave (a folder's per-file summary: its calls and
         issues), beside ``key``'s saved state, for as long as the file stays as ``before`` (its ``os.stat`` taken
         before it was read: a file that changed meanwhile has another size or time, and the result is not
-        used).  Nothing is kept without an entry (:meth:`store`) to hang it on."""
+        used).  Nothing is kept without an entry (:meth:`store`) to hang it on.  Returns the pickle of
+        ``result`` that was kept (a worker sends it as it is rather than pickling the result again), ``None``
+        when nothing was."""
         if fallback_used():
-            return
+            return None
         db = self._connect()
         if db is None:
-            return
+            return None
         try:
             # (not compressed: the calls' written pieces in it are already, and the rest loads faster as it is)
             blob = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
@@ -304,10 +306,23 @@ class RunCache(KeptOutputs):
             self._failed(exc)
             with contextlib.suppress(sqlite3.Error):
                 db.rollback()
+            return None
+        return blob
 
     def load_result(self, path: str, key: str) -> object | None:
         """The result :meth:`store_result` kept for ``path``, when its entry is valid (:meth:`load`'s rules) and
         the file has the very size and modification time it had when that result was read; else ``None``."""
+        blob = self.result_pickle(path, key)
+        if blob is None:
+            return None
+        try:
+            return pickle.loads(blob)
+        except Exception as exc:  # (as load: a bad entry only costs the time to read the file)
+            self._failed(exc)
+            return None
+
+    def result_pickle(self, path: str, key: str) -> bytes | None:
+        """The pickle of the result :meth:`load_result` gives, unopened (a worker sends it on as it is)."""
         db = self._connect()
         if db is None:
             return None
@@ -320,7 +335,7 @@ class RunCache(KeptOutputs):
             if row is None or row[0] is None or row[1:] != (st.st_size, st.st_mtime_ns, st.st_ctime_ns) \
                     or self._valid(db, path, key) is None:
                 return None
-            return pickle.loads(row[0])
+            return bytes(row[0])
         except Exception as exc:  # (as load: a bad entry only costs the time to read the file)
             self._failed(exc)
             return None

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import pickle
 import struct
 import time
 import zlib
@@ -102,19 +103,24 @@ def _size(path: str) -> int:
 
 
 def read_group(group: list[str], fmt: str | None, settings: Settings | None, cache_path: str | None = None,
-               render: Render | None = None) -> list[Result]:
+               render: Render | None = None) -> list[Result | bytes]:
     """Worker task: each file detected (or ``fmt``), read whole and accounted by a run of its own.
 
     The accounting needs nothing from other files: a Claude Code call read without its history takes the
     floor of a call of its own file (:mod:`ctxwatch.accounting`), and the main process merges duplicates
     across files by key.  Returns, per file, its format's name, its calls, its issues and its reader's
-    pending compactions.  A file that cannot be read gives an ``unreadable`` issue (the serial read would
-    stop with :class:`LogError`; a folder keeps going).
+    pending compactions, or that result's pickle when the cache kept it (sent as it is: pickling a file's calls
+    costs about a tenth of reading them).  A file that cannot be read gives an ``unreadable`` issue (the serial
+    read would stop with :class:`LogError`; a folder keeps going).
     """
     worker_start()
     cache = RunCache(cache_path) if cache_path else None
     try:
-        return [read_one(path, fmt, settings, cache, render) for path in group]
+        out: list[Result | bytes] = []
+        for path in group:
+            result, kept = _read_one(path, fmt, settings, cache, render)
+            out.append(result if kept is None else kept)  # (what the cache kept is the result, pickled once)
+        return out
     finally:
         if cache is not None:
             cache.close()
@@ -126,6 +132,12 @@ def read_one(path: str, fmt: str | None, settings: Settings | None, cache: RunCa
     own: its format's name, its calls, its issues, its reader's pending compactions and, with ``render``, its
     calls' :class:`Pieces`.  A file unchanged since a read through ``cache`` gives that read's result again,
     without reading or loading its state (its pieces made now, and kept, when that read made none)."""
+    return _read_one(path, fmt, settings, cache, render)[0]
+
+
+def _read_one(path: str, fmt: str | None, settings: Settings | None, cache: RunCache | None,
+              render: Render | None = None) -> tuple[Result, bytes | None]:
+    """:func:`read_one`'s result, and its pickle when the read kept it in ``cache`` (``None`` otherwise)."""
     found = None
     before = None
     try:
@@ -135,20 +147,21 @@ def read_one(path: str, fmt: str | None, settings: Settings | None, cache: RunCa
             done: Result | None = cache.load_result(path, key)  # type: ignore[assignment]  # (store_result's)
             if done is not None:
                 if render is None or done[4] is not None or not done[1]:
-                    return done
+                    return done, None
                 done = (*done[:4], Pieces.of(done[1], render))
+                kept = None
                 with contextlib.suppress(OSError):
-                    cache.store_result(path, key, done, os.stat(path))
-                return done
+                    kept = cache.store_result(path, key, done, os.stat(path))
+                return done, kept
             with contextlib.suppress(OSError):
                 before = os.stat(path)
             spec, found = open_warm(cache, path, fmt, settings)
         else:
             spec = resolve_spec(path, fmt)
     except LogError as exc:
-        return None, [], [skipped_note(path, exc)], {}, None
+        return (None, [], [skipped_note(path, exc)], {}, None), None
     if spec.joined:
-        return spec.name, [], [], {}, None  # (joined across files by the main process)
+        return (spec.name, [], [], {}, None), None  # (joined across files by the main process)
     run = Run(path, spec, settings)
     try:
         if cache is not None and found is not None and not spec.document:
@@ -167,11 +180,12 @@ def read_one(path: str, fmt: str | None, settings: Settings | None, cache: RunCa
         run.issues.append(note)  # (an empty log of a folder: the main process leaves its format out)
     pieces = Pieces.of(run.calls, render) if render is not None and run.calls else None
     result: Result = (spec.name, run.calls, run.issues, run.pending_compactions(), pieces)
+    kept = None
     if cache is not None and found is not None and before is not None and not spec.document:
-        cache.store_result(path, found.key, result, before)
+        kept = cache.store_result(path, found.key, result, before)
     elif cache is not None:
         cache.commit()  # (the state read_warm saved, when there is no result to write with it)
-    return result
+    return result, kept
 
 
 def parallel_outputs(files: list[str], fmt: str | None, settings: Settings | None = None,
@@ -201,4 +215,4 @@ def parallel_outputs(files: list[str], fmt: str | None, settings: Settings | Non
     per_group = fork_map(read_group, [(g, fmt, settings, cache_path, render) for g in groups], workers)
     if per_group is None:
         return None
-    return (result for group in per_group for result in group)
+    return (pickle.loads(result) if isinstance(result, bytes) else result for group in per_group for result in group)
