@@ -41,10 +41,13 @@ def inputs_key(kind: str, paths: list[str], fmt: str | None, settings: Settings)
             st = os.stat(f)
             if not stat.S_ISREG(st.st_mode):
                 return None
-            with open(f, "rb") as fh:
-                head = fh.read(FINGERPRINT_BYTES)
-                fh.seek(max(0, st.st_size - FINGERPRINT_BYTES))
-                tail = fh.read(FINGERPRINT_BYTES)
+            # (read with pread, no file object: a folder's key opens every one of its logs)
+            fd = os.open(f, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+            try:
+                head = os.pread(fd, FINGERPRINT_BYTES, 0)
+                tail = os.pread(fd, FINGERPRINT_BYTES, max(0, st.st_size - FINGERPRINT_BYTES))
+            finally:
+                os.close(fd)
             h.update(f"{f}\0{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}\0"
                      .encode("utf-8", "surrogatepass") + head + b"\0" + tail + b"\0")
         for n in notes:
