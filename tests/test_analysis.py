@@ -378,6 +378,19 @@ def test_the_models_own_tokenizer_is_not_calibrated_away(tmp_path: Path) -> None
     assert [f.call for f in one] == [0]
 
 
+def test_a_gap_of_thousands_of_times_is_said_as_a_multiple(tmp_path: Path) -> None:
+    """A call whose logged request holds ~50,000 tokens while its usage reports a prompt of 10: the gap is said
+    as a multiple of the reported prompt ((estimate - 10) / 10 times its size), not as a percentage of five
+    hundred thousand."""
+    got = of_kind(main_analysis(load(write(tmp_path, [rec(0, 10, words=50_000)]), window=200_000)),
+                  "estimate_disagrees")
+    assert [(f.call, f.severity) for f in got] == [(0, "warn")]
+    e = got[0].evidence["prompt_estimated"]
+    assert e > 50_000  # (50,000 words of " word", one token each, and the framing)
+    assert f"differs from the reported prompt 10 by {(e - 10) / 10:,.0f} times its size at #1" in got[0].reason
+    assert "%" not in got[0].reason.split(" at #1")[0]
+
+
 def b01(tools: int) -> dict[str, Any]:
     """Failure case B01's minimal input: one Anthropic request with an empty history and the first ``tools`` of
     ``tiny`` (a 1-character description), ``medium`` (300 characters) and ``large`` (3,000 characters), which

@@ -77,6 +77,13 @@ def estimate_check(c: Call, reported: int, e: int, cal: float | None, n_ratios: 
     return abs(reported - est) / reported, tol_desc, what, meaning
 
 
+def gap_words(diff: float) -> str:
+    """A relative gap (``diff``: the difference over the reported prompt, 0.35 = 35 %) in words: a percentage up
+    to 10 times the reported prompt, beyond that a multiple of it (a 20 MB message against a reported prompt of
+    10 tokens is "262,144 times its size", not "26214430%")."""
+    return f"{100 * diff:,.0f}%" if diff < 10 else f"{diff:,.0f} times its size"
+
+
 class Estimates:
     """The ``estimate_disagrees`` check: one flag per run of consecutive calls whose estimate disagrees with the
     report (``warn`` once one is off by more than :data:`ESTIMATE_WARN`), with the stream's calibration
@@ -103,7 +110,7 @@ class Estimates:
             c_cal = 1.0 if c.exact else cal
             self.streak = self.out.add(
                 "estimate_disagrees", "info", c,
-                f"{what} differs from the reported prompt {num(reported)} by {100 * diff:.0f}% at "
+                f"{what} differs from the reported prompt {num(reported)} by {gap_words(diff)} at "
                 f"#{c.index + 1}{tol_desc}: {meaning}",
                 prompt_reported=reported, prompt_estimated=e,
                 calibration=round(c_cal, 4) if c_cal else None,
@@ -120,6 +127,6 @@ class Estimates:
             # (the streak's worst call is said too when it is well past the first: a call far more off must not
             # hide behind it)
             self.streak.reason = (f"{self._first}; the largest gap of these calls in a row: #{c.index + 1}, "
-                                  f"{what} vs the reported {num(reported)} ({100 * diff:,.0f}%)")
+                                  f"{what} vs the reported {num(reported)} ({gap_words(diff)})")
         if diff > ESTIMATE_WARN:
             self.streak.severity = "warn"
