@@ -285,9 +285,16 @@ class Run(RunViews, MergeAccounted):
             self._resolve(rec, change)
             return
         self.records += 1
-        outputs = self._read(lambda: self.reader.feed(rec), rec.line)
+        with collect_bad_fields() as notes:
+            try:
+                outputs = list(self.reader.feed(rec))
+            except Exception as exc:  # (as _read: a reader bug must not stop the run)
+                outputs = [Issue(self.reader.path, rec.line, "reader_error", f"{type(exc).__name__}: {exc}")]
+        if notes:
+            outputs = [*(Issue(self.reader.path, rec.line, "invalid_field", n) for n in notes), *outputs]
         self._record_keys.key(rec, outputs)
-        self._take(outputs, change)
+        if outputs:
+            self._take(outputs, change)
 
     def _read(self, produce: Callable[[], Iterable[Output]], line: int) -> list[Output]:
         """What ``produce`` (the reader reading one record, a document or its end) gives, with an

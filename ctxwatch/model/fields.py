@@ -11,8 +11,6 @@ an ``invalid_field`` issue of that record's file and line.
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
 from contextvars import ContextVar
 from typing import Any
 
@@ -43,16 +41,20 @@ def note_bad_field(sentence: str) -> None:
         notes.append(sentence)
 
 
-@contextlib.contextmanager
-def collect_bad_fields() -> Iterator[list[str]]:
+class collect_bad_fields:
     """Collect the notes of :func:`note_bad_field` made inside (one list, each sentence once), e.g. while a
-    reader reads one record."""
-    notes: list[str] = []
-    token = _notes.set(notes)
-    try:
-        yield notes
-    finally:
-        _notes.reset(token)
+    reader reads one record.  A class rather than a generator-based context manager: it is entered once per
+    record of every log read."""
+
+    __slots__ = ("_token", "notes")
+
+    def __enter__(self) -> list[str]:
+        self.notes: list[str] = []
+        self._token = _notes.set(self.notes)
+        return self.notes
+
+    def __exit__(self, *exc: object) -> None:
+        _notes.reset(self._token)
 
 
 def _opt_text(v: Any) -> bool:
