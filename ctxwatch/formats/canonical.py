@@ -74,9 +74,11 @@ class CanonicalReader(Reader):
         if isinstance(resp, list) and is_openai_stream(resp):
             # (a streamed response logged as its list of chunks or events: read as the body they stand for)
             resp = streamed = stream_body(resp)
-        ts = parse_timestamp(v.get("timestamp") or v.get("time") or v.get("created_at"))
-        if ts is None and isinstance(resp, dict):
-            ts = parse_timestamp(resp.get("created"))
+        written = next((v[k] for k in ("timestamp", "time", "created_at") if _written(v.get(k))), None)
+        # (a time written but unusable is noted by parse_timestamp and stays unknown: the response's created is
+        # the fall back of a record that writes none, not a guess for a damaged one)
+        ts = parse_timestamp(written) if written is not None else \
+            parse_timestamp(resp.get("created")) if isinstance(resp, dict) else None
         ambiguous: list[str] = []
         call = build_call(self.path, rec, req, resp, timestamp=ts, memo=self.memo, problems=ambiguous)
         extra_issues = self.ids.assign(call, resp.get("id") if isinstance(resp, dict) else None, rec.line)
@@ -100,6 +102,12 @@ class CanonicalReader(Reader):
         if isinstance(v.get("context"), str):
             call.context = v["context"]
         return [call, *replaced, *notes]
+
+
+def _written(t: Any) -> bool:
+    """A record's time field holds something: not absent, ``null``, ``""`` or the number 0 (which loggers write
+    for no time; a boolean is a value, of the wrong type)."""
+    return t is not None and t != "" and not (t.__class__ in (int, float) and t == 0)
 
 
 def _malformed(path: str, line: int, req: dict[str, Any], resp: Any, call: ParsedCall, where: str,
