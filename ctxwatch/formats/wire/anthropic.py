@@ -15,7 +15,7 @@ from ctxwatch.catalog.entries import base_model
 from ctxwatch.formats.wire.images import image_part
 from ctxwatch.formats.wire.messages import MessageMemo, RequestParts
 from ctxwatch.formats.wire.values import json_text, odd_content, odd_usage, request_max_tokens, usage_count
-from ctxwatch.model import Message, Part, ResponseInfo, Usage
+from ctxwatch.model import Message, Part, ResponseInfo, Usage, json_type, note_bad_field
 
 
 def anthropic_usage(usage: Any) -> Usage | None:
@@ -67,7 +67,9 @@ def anthropic_content(content: Any) -> list[Part]:
     tool_call (``text`` = the JSON of ``input``); ``tool_result`` / ``web_search_tool_result`` -> tool_result (its
     inner text joined, the images and documents inside it as parts of their own, since they are sent and count);
     ``image`` / ``document`` -> image / document (:func:`~ctxwatch.formats.wire.images.image_part` for base64
-    sources, a text part for a plain-text document); any other block -> other, its JSON as text.  Never raises.
+    sources, a text part for a plain-text document); any other block -> other, its JSON as text.  A ``text``
+    that is no string, a tool use's ``input`` that is no object or ``name`` that is no string is noted (an
+    ``invalid_field`` issue of the record): its JSON counted as text, the name read as none.  Never raises.
     """
     if content is None:
         return []
@@ -83,11 +85,19 @@ def anthropic_content(content: Any) -> list[Part]:
             continue
         t = b.get("type")
         if t == "text":
-            parts.append(Part("text", str(b.get("text") or "")))
+            text = b.get("text")
+            if text is not None and not isinstance(text, str):
+                odd_content(text, "a text block's text", wanted="a string")
+            parts.append(Part("text", text if isinstance(text, str) else json_text(text) if text is not None else ""))
         elif t in ("thinking", "redacted_thinking"):
             parts.append(Part("thinking", str(b.get("thinking") or "")))
         elif t in ("tool_use", "server_tool_use"):
-            parts.append(Part("tool_call", json_text(b.get("input") or {}), name=str(b.get("name") or ""),
+            args, name = b.get("input"), b.get("name")
+            if args is not None and not isinstance(args, dict):
+                odd_content(args, f"a {t} block's input", wanted="an object")
+            if name is not None and not isinstance(name, str):
+                odd_content(name, f"a {t} block's name", "read as none", wanted="a string")
+            parts.append(Part("tool_call", json_text(args or {}), name=name if isinstance(name, str) else "",
                               call_id=b.get("id")))
         elif t in ("tool_result", "web_search_tool_result"):
             inner = anthropic_content(b.get("content"))
@@ -183,9 +193,19 @@ def strip_prior_thinking(messages: list[Message], model: str | None) -> list[Mes
 
 
 def anthropic_response_info(body: Any) -> ResponseInfo | None:
-    """Completion text and tool-use count from an Anthropic Messages response body."""
-    if not isinstance(body, dict) or not isinstance(body.get("content"), list):
+    """Completion text and tool-use count from an Anthropic Messages response body; ``None`` without a
+    ``content`` list, noted (an ``invalid_field`` issue of the record) when ``content`` is there but no list or
+    ``stop_reason`` is no string: the response is then unknown, not an answer of no text."""
+    if not isinstance(body, dict):
         return None
-    texts = [b.get("text", "") for b in body["content"] if isinstance(b, dict) and b.get("type") == "text"]
+    for key, ok, wanted in (("content", list, "a list"), ("stop_reason", str, "a string")):
+        if body.get(key) is not None and not isinstance(body[key], ok):
+            note_bad_field(f"response.{key} is a JSON {json_type(body[key])}, not {wanted}: the response text, "
+                           "tool calls and stop reason are unknown")
+            return None
+    if not isinstance(body.get("content"), list):
+        return None
+    texts = [t for b in body["content"] if isinstance(b, dict) and b.get("type") == "text"
+             and isinstance(t := b.get("text", ""), str)]
     uses = sum(1 for b in body["content"] if isinstance(b, dict) and b.get("type") == "tool_use")
     return ResponseInfo(text="".join(texts), tool_calls=uses, finish_reason=body.get("stop_reason"))

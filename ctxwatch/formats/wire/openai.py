@@ -21,7 +21,7 @@ from ctxwatch.formats.wire.values import (
     request_max_tokens,
     usage_count,
 )
-from ctxwatch.model import Message, Part, ResponseInfo, Usage
+from ctxwatch.model import Message, Part, ResponseInfo, Usage, json_type, note_bad_field
 
 # --- chat completions ---------------------------------------------------------------------------------------
 
@@ -64,25 +64,56 @@ def openai_content(content: Any) -> list[Part]:
 
 
 def openai_message(m: dict[str, Any]) -> Message:
-    """Normalize one OpenAI chat message (tool_calls, legacy function_call, tool results) into a Message."""
+    """Normalize one OpenAI chat message (tool_calls, legacy function_call, tool results) into a Message.
+
+    A field of the wrong JSON type is noted (an ``invalid_field`` issue of the record) and read as the API
+    would count its bytes at best: ``tool_calls`` not a list, an entry of it or a ``function`` / legacy
+    ``function_call`` not an object: its JSON counted as text (an ``other`` part, or the call's arguments);
+    ``function.arguments`` not a string (the API sends a JSON string): its JSON counted as the arguments;
+    ``function.name`` or the message's ``name`` not a string: read as none.
+    """
     role = str(m.get("role") or "user")
     parts = openai_content(m.get("content"))
-    for tc in m.get("tool_calls") or []:
+    calls = m.get("tool_calls")
+    if calls is not None and not isinstance(calls, list):
+        odd_content(calls, "a message's tool_calls", "its JSON counted as text", wanted="a list")
+        parts.append(Part("other", json_text(calls)))
+    for tc in calls if isinstance(calls, list) else []:
         if not isinstance(tc, dict):
+            odd_content(tc, "a tool call", "its JSON counted as text", wanted="an object")
+            parts.append(Part("other", json_text(tc)))
             continue
-        fn = f if isinstance(f := tc.get("function"), dict) else {}
-        parts.append(Part("tool_call", json_text(fn.get("arguments") or ""), name=str(fn.get("name") or ""),
-                          call_id=tc.get("id")))
+        parts.append(_function_call(tc.get("function"), "a tool call's function", call_id=tc.get("id")))
     fc = m.get("function_call")
-    if isinstance(fc, dict):  # (the legacy single function_call, before tool_calls)
-        parts.append(Part("tool_call", json_text(fc.get("arguments") or ""), name=str(fc.get("name") or "")))
+    if fc is not None:  # (the legacy single function_call, before tool_calls)
+        parts.append(_function_call(fc, "a message's function_call"))
     if role in ("tool", "function"):
         call_id = id_or_none(m.get("tool_call_id"), "a tool message's tool_call_id")
         text = "\n".join(p.text for p in parts)
         parts = [Part("tool_result", text, call_id=call_id or None)]
         role = "tool"
-    name = m.get("name") if isinstance(m.get("name"), str) and role != "tool" else None
+    name = m.get("name")
+    if name is not None and not isinstance(name, str):
+        odd_content(name, "a message's name", "read as none", wanted="a string")
+    name = name if isinstance(name, str) and role != "tool" else None
     return Message(role, parts, name=name)
+
+
+def _function_call(fn: Any, what: str, call_id: Any = None) -> Part:
+    """The ``tool_call`` part of a chat message's function (``{name, arguments}``; ``what`` names the field in
+    the notes): a field of the wrong JSON type is noted, and its JSON counted as the arguments (a function that
+    is no object) or read as none (a name that is no string)."""
+    if not isinstance(fn, dict):
+        if fn is not None:
+            odd_content(fn, what, "its JSON counted as text", wanted="an object")
+        return Part("tool_call", json_text(fn) if fn is not None else "", name="", call_id=call_id)
+    args, name = fn.get("arguments"), fn.get("name")
+    if args is not None and not isinstance(args, str):
+        odd_content(args, f"{what}.arguments", "its JSON counted as text", wanted="a string")
+    if name is not None and not isinstance(name, str):
+        odd_content(name, f"{what}.name", "read as none", wanted="a string")
+        name = None
+    return Part("tool_call", json_text(args or ""), name=name or "", call_id=call_id)
 
 
 def openai_request_to_parts(body: dict[str, Any], memo: MessageMemo | None = None) -> RequestParts:
@@ -164,21 +195,50 @@ def openai_usage(u: Any) -> Usage | None:
 
 
 def openai_response_info(body: Any) -> ResponseInfo | None:
-    """Completion text, tool-call count and finish reason from a chat-completions response body."""
+    """Completion text, tool-call count and finish reason from a chat-completions response body.
+
+    ``None`` when the body holds no answer, and when its answer has a field of the wrong JSON type
+    (``choices`` not a list, its first entry or that entry's ``message`` not an object, the message's
+    ``content`` neither text nor a list, its ``tool_calls`` not a list, ``finish_reason`` not a string): that
+    is noted (an ``invalid_field`` issue of the record, :func:`response_unknown`), and the response is unknown
+    rather than read as an answer of no text or no tool calls.
+    """
     if not isinstance(body, dict):
         return None
     choices = body.get("choices")
-    if isinstance(choices, list) and choices and isinstance(choices[0], dict):
-        msg = choices[0].get("message") or {}
-        if not isinstance(msg, dict):
-            msg = {}
-        content = msg.get("content")
-        text = content if isinstance(content, str) else (
-            "".join(p.get("text", "") for p in content if isinstance(p, dict)) if isinstance(content, list) else None)
-        return ResponseInfo(text=text, tool_calls=len(msg.get("tool_calls") or []),
-                            finish_reason=choices[0].get("finish_reason"))
-    if isinstance(body.get("output"), list):
-        return responses_response_info(body)
+    if choices is None or choices == []:
+        return responses_response_info(body) if isinstance(body.get("output"), list) else None
+    if not isinstance(choices, list):
+        return response_unknown("response.choices", choices, "a list")
+    first = choices[0]
+    if not isinstance(first, dict):
+        return response_unknown("response.choices[0]", first, "an object")
+    msg = first.get("message")
+    if msg is None:
+        msg = {}
+    if not isinstance(msg, dict):
+        return response_unknown("response.choices[0].message", msg, "an object")
+    content = msg.get("content")
+    if content is not None and not isinstance(content, str | list):
+        return response_unknown("response.choices[0].message.content", content, "text or a list of parts")
+    calls = msg.get("tool_calls")
+    if calls is not None and not isinstance(calls, list):
+        return response_unknown("response.choices[0].message.tool_calls", calls, "a list")
+    finish = first.get("finish_reason")
+    if finish is not None and not isinstance(finish, str):
+        return response_unknown("response.choices[0].finish_reason", finish, "a string")
+    text = content if isinstance(content, str) else (
+        "".join(t for p in content if isinstance(p, dict) and isinstance(t := p.get("text", ""), str))
+        if isinstance(content, list) else None)
+    return ResponseInfo(text=text, tool_calls=len(calls or []), finish_reason=finish)
+
+
+def response_unknown(where: str, value: Any, wanted: str) -> ResponseInfo | None:
+    """Note (an ``invalid_field`` issue of the record) that the response field ``where`` holds ``value``, which
+    is not ``wanted`` (``a list``, ``an object``...); the response's text, tool calls and finish reason are
+    unknown.  Returns ``None``, the response info of such a body."""
+    note_bad_field(f"{where} is a JSON {json_type(value)}, not {wanted}: the response text, tool calls and "
+                   "finish reason are unknown")
     return None
 
 
@@ -228,8 +288,8 @@ def responses_request_to_parts(body: dict[str, Any]) -> RequestParts:
             else:
                 messages.append(msg)
         elif t == "function_call":
-            messages.append(Message("assistant", [Part("tool_call", json_text(item.get("arguments") or ""),
-                                                       name=str(item.get("name") or ""), call_id=item.get("call_id"))]))
+            messages.append(Message("assistant", [_function_call(item, "a function_call item",
+                                                                 call_id=item.get("call_id"))]))
         elif t == "function_call_output":
             messages.append(Message("tool", [Part("tool_result", json_text(item.get("output") or ""),
                                                   call_id=item.get("call_id"))]))
@@ -253,17 +313,26 @@ def responses_response_info(body: Any) -> ResponseInfo | None:
     """Completion text and tool calls from a Responses API response body (``output[]`` items)."""
     if not isinstance(body, dict):
         return None
+    out = body.get("output")
+    if out is not None and not isinstance(out, list):
+        return response_unknown("response.output", out, "a list")
+    status = body.get("status")
+    if status is not None and not isinstance(status, str):
+        return response_unknown("response.status", status, "a string")
     texts: list[str] = []
     calls = 0
-    for item in body.get("output") or []:
+    for n, item in enumerate(out or []):
         if not isinstance(item, dict):
-            continue
+            return response_unknown(f"response.output[{n}]", item, "an object")
         if item.get("type") == "message":
-            for c in item.get("content") or []:
+            content = item.get("content")
+            if content is not None and not isinstance(content, list):
+                return response_unknown(f"response.output[{n}].content", content, "a list")
+            for c in content or []:
                 if isinstance(c, dict) and isinstance(c.get("text"), str):
                     texts.append(c["text"])
         elif item.get("type") in ("function_call", "custom_tool_call", "local_shell_call"):
             calls += 1
     if isinstance(body.get("output_text"), str) and not texts:
         texts.append(body["output_text"])
-    return ResponseInfo(text="".join(texts) if texts else None, tool_calls=calls, finish_reason=body.get("status"))
+    return ResponseInfo(text="".join(texts) if texts else None, tool_calls=calls, finish_reason=status)

@@ -35,11 +35,13 @@ def usage_count(value: Any, missing: int | None = None) -> Any:
     return value
 
 
-def odd_content(value: Any, what: str = "message content", taken: str = "its JSON counted as text") -> None:
+def odd_content(value: Any, what: str = "message content", taken: str = "its JSON counted as text", *,
+                wanted: str = "text or a list of blocks") -> None:
     """Note (:func:`~ctxwatch.model.note_bad_field`, an ``invalid_field`` issue of the record) that ``value``,
-    a message's content or one of its blocks, is of a JSON type no API takes there (a number, NaN, a boolean;
-    ``what`` names the field), and what the reader made of it (``taken``)."""
-    note_bad_field(f"{what} is a JSON {json_type(value)}, not text or a list of blocks: {taken}")
+    a message's content or one of its blocks (or another field of a message), is of a JSON type no API takes
+    there (a number, NaN, a boolean; ``what`` names the field, ``wanted`` what the API takes), and what the
+    reader made of it (``taken``)."""
+    note_bad_field(f"{what} is a JSON {json_type(value)}, not {wanted}: {taken}")
 
 
 def id_or_none(value: Any, what: str = "a tool call id") -> str | None:
