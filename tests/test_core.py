@@ -1128,28 +1128,30 @@ def test_huge_or_negative_numbers_in_a_log_are_unknown_not_a_crash(tmp_path: Pat
     ("max_tokens", 1024.5, 19_200, "default", True),  # (default: 0.15 * gpt-4o's 128,000)
     ("max_tokens", "lots", 19_200, "default", True),
     ("max_completion_tokens", True, 19_200, "default", True),
-    ("max_tokens", "2048", 2048, "request", False),  # (a string of digits is a count, as for usage)
+    # (a string of digits is a count, as for usage, and an invalid_field issue: the API writes a number there)
+    ("max_tokens", "2048", 2048, "request", "invalid_field"),
     ("max_tokens", 4096.0, 4096, "request", False),
 ])
 def test_a_completion_limit_that_is_not_a_count_is_reported(tmp_path: Path, field: str, value: object,
-                                                            reserve: int, source: str, issue: bool) -> None:
+                                                            reserve: int, source: str, issue: bool | str) -> None:
     """``max_tokens: 1024.5`` fell back to the default reserve without a word, while ``-5`` was reported."""
     rec = {"request": {"model": "gpt-4o", field: value, "messages": [{"role": "user", "content": "hi"}]},
            "response": {"usage": {"prompt_tokens": 10, "completion_tokens": 1}}}
     doc = report(write_jsonl(tmp_path / "mt.jsonl", [rec]))
     (call,) = doc["calls"]
     assert (call["reserve_tokens"], call["reserve_source"]) == (reserve, source)
-    assert [(i["kind"], i["line"]) for i in doc["issues"]] == ([("implausible_value", 1)] if issue else [])
+    kind = issue if isinstance(issue, str) else "implausible_value"
+    assert [(i["kind"], i["line"]) for i in doc["issues"]] == ([(kind, 1)] if issue else [])
 
 
 @pytest.mark.parametrize(("value", "reserve", "source", "issue"), [
     (1024.5, 19_200, "default", True),  # (default: 0.15 * gpt-4o's 128,000)
     ("lots", 19_200, "default", True),
-    ("2048", 2048, "request", False),
+    ("2048", 2048, "request", "invalid_field"),  # (read as 2,048, and said: the API writes a number there)
     (4096.0, 4096, "request", False),
 ])
-def test_a_responses_api_output_limit_that_is_not_a_count_is_reported(tmp_path: Path, value: object,
-                                                                      reserve: int, source: str, issue: bool) -> None:
+def test_a_responses_api_output_limit_that_is_not_a_count_is_reported(tmp_path: Path, value: object, reserve: int,
+                                                                      source: str, issue: bool | str) -> None:
     """A Responses API record's ``max_output_tokens: 1024.5`` was silently replaced by the default reserve (the
     chat ``max_tokens`` was already reported): it is now an implausible_value issue on its line, as for chat."""
     rec = {"request": {"model": "gpt-4o", "instructions": "Be brief.", "max_output_tokens": value,
@@ -1158,9 +1160,13 @@ def test_a_responses_api_output_limit_that_is_not_a_count_is_reported(tmp_path: 
     doc = report(write_jsonl(tmp_path / "mt_resp.jsonl", [rec]))
     (call,) = doc["calls"]
     assert (call["reserve_tokens"], call["reserve_source"]) == (reserve, source)
-    assert [(i["kind"], i["line"]) for i in doc["issues"]] == ([("implausible_value", 1)] if issue else [])
-    if issue:
+    kind = issue if isinstance(issue, str) else "implausible_value"
+    assert [(i["kind"], i["line"]) for i in doc["issues"]] == ([(kind, 1)] if issue else [])
+    if issue is True:
         assert doc["issues"][0]["message"].startswith(f"max output tokens {value!r} (not a")
+    elif issue:
+        assert doc["issues"][0]["message"] == f"request.max_output_tokens is a JSON string {value!r}, not a number: " \
+                                              "read as 2,048"
 
 
 def test_a_folder_of_unrelated_logs_is_not_one_conversation(tmp_path: Path) -> None:
@@ -1691,13 +1697,15 @@ def test_a_reader_that_goes_away_ends_the_command_quietly(shared_logs: Path) -> 
 def test_a_canonical_window_that_is_not_a_window_is_reported(tmp_path: Path, value: object, shown: str,
                                                              why: str) -> None:
     """A canonical record's "window" of "big" or 0 fell back to the catalogue's 128,000 with no issue (-100 was
-    reported).  Each is reported on its line and the catalogue's window applies; "64000" still counts."""
+    reported).  Each is reported on its line and the catalogue's window applies; "64000" still counts, and is
+    an invalid_field issue (a string where the format writes a number; it was read in silence)."""
     rec = {"request": {"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}]},
            "response": {"id": "c1", "usage": {"prompt_tokens": 20, "completion_tokens": 5}}, "window": value}
     doc = report(write_jsonl(tmp_path / "w.jsonl", [rec, {**rec, "window": "64000", "response": {"id": "c2"}}]))
     assert [(c["window"], c["window_source"]) for c in doc["calls"]] == [(128_000, "catalog"), (64_000, "log")]
-    assert [(i["line"], i["message"]) for i in doc["issues"]] == [(1, f"context window {shown} ({why}): treated as "
-                                                                      "unknown")]
+    assert [(i["line"], i["message"]) for i in doc["issues"]] == [
+        (1, f"context window {shown} ({why}): treated as unknown"),
+        (2, "window is a JSON string '64000', not a number: read as 64,000")]
 
 
 def test_tools_that_are_not_a_list_are_reported_and_unknown(tmp_path: Path) -> None:

@@ -30,7 +30,8 @@ from ctxwatch.formats.wire.openai import openai_message, openai_request_to_parts
 from ctxwatch.formats.wire.resend import ResendDecoder
 from ctxwatch.formats.wire.streams import is_openai_stream, stream_body, stream_usage_note
 from ctxwatch.formats.wire.timestamps import parse_timestamp
-from ctxwatch.model import Issue, ParsedCall
+from ctxwatch.formats.wire.values import string_counts
+from ctxwatch.model import Issue, ParsedCall, json_type
 from ctxwatch.source import Record
 
 #: The reader, and the names other packages import from this module that live in :mod:`ctxwatch.formats.wire`
@@ -84,7 +85,8 @@ class CanonicalReader(Reader):
         extra_issues = self.ids.assign(call, resp.get("id") if isinstance(resp, dict) else None, rec.line)
         where = "request" if req is v["request"] else "request.body"
         notes = [*_malformed(self.path, rec.line, req, resp, call, where, self.memo), *extra_issues,
-                 *(Issue(self.path, rec.line, "ambiguous_usage", a) for a in ambiguous)]
+                 *(Issue(self.path, rec.line, "ambiguous_usage", a) for a in ambiguous),
+                 *(Issue(self.path, rec.line, "invalid_field", n) for n in _record_fields(v))]
         if streamed is not None and (gap := stream_usage_note(streamed)):
             notes.append(Issue(self.path, rec.line, "no_usage", gap))
         if self.ids.better_copy(call, rec.line) is not None:
@@ -104,6 +106,17 @@ class CanonicalReader(Reader):
         return [call, *replaced, *notes]
 
 
+def _record_fields(v: dict[str, Any]) -> list[str]:
+    """A sentence for each top-level field of the record ``v`` of the wrong JSON type, for ``invalid_field``
+    issues: ``session`` or ``context`` that is no string (read as none, as before: not a name to make of a
+    number or an object); ``window`` written as a string of digits (read as the count,
+    :func:`~ctxwatch.formats.wire.values.string_counts`; a value that is no count at all is the run's
+    sanitizer's to report)."""
+    out = [f"{k} is a JSON {json_type(v[k])}, not a string: read as none"
+           for k in ("session", "context") if v.get(k) is not None and not isinstance(v[k], str)]
+    return [*out, *string_counts({"window": v.get("window")})]
+
+
 def _written(t: Any) -> bool:
     """A record's time field holds something: not absent, ``null``, ``""`` or the number 0 (which loggers write
     for no time; a boolean is a value, of the wrong type)."""
@@ -119,7 +132,15 @@ def _malformed(path: str, line: int, req: dict[str, Any], resp: Any, call: Parse
     problems = request_problems(call, req, exchange_flavour(req, resp), where, memo)
     if resp is not None and not isinstance(resp, dict):
         problems.append(f"response is a JSON {type(resp).__name__}, not an object: usage unknown")
+    # (a count the API writes as a number, given as a string of digits: read as the count, and said)
+    problems += string_counts({k: req[k] for k in _LIMITS if k in req}, where)
+    if isinstance(resp, dict):
+        problems += string_counts(resp.get("usage"), "response.usage")
     return [Issue(path, line, "invalid_field", p) for p in problems]
+
+
+#: The request fields that set the completion limit (chat, Anthropic, Responses), read as counts.
+_LIMITS = ("max_completion_tokens", "max_tokens", "max_output_tokens")
 
 
 def _sniff_canonical(s: Sniff) -> float:

@@ -11,7 +11,7 @@ import math
 from typing import Any
 
 from ctxwatch.model import MAX_COUNT, Usage, json_type, note_bad_field
-from ctxwatch.source import MAX_INT_DIGITS
+from ctxwatch.source import MAX_INT_DIGITS, show_value
 from ctxwatch.source import json_text as _json_text
 
 
@@ -33,6 +33,27 @@ def usage_count(value: Any, missing: int | None = None) -> Any:
         if digits.isascii() and digits.isdigit() and len(digits) <= MAX_INT_DIGITS:
             return int(digits)
     return value
+
+
+def string_counts(block: Any, where: str = "") -> list[str]:
+    """One sentence for each count of ``block`` (a usage block, a request body's limits: a JSON object; and the
+    objects inside it, such as ``prompt_tokens_details``) written as a JSON string of digits, which
+    :func:`usage_count` reads as the count it spells: the provider APIs write numbers there, so a reader of
+    their bodies reports the string (an ``invalid_field`` issue, ``where`` naming the block:
+    ``response.usage``; ``""``: a record's top-level fields), while the count is still read.  A string that is
+    no count (:func:`count_or_none`: ``"lots"``, 100 digits) is not named here: it is the sanitizer's to report,
+    as unknown.  ``[]`` for a value that is no object."""
+    if not isinstance(block, dict):
+        return []
+    out: list[str] = []
+    for key, v in block.items():
+        name = f"{where}.{key}" if where else str(key)
+        # (one level down, not a recursion: a block nested a thousand levels deep is a line, not a crash)
+        for k, x in v.items() if isinstance(v, dict) else [(None, v)]:
+            if isinstance(x, str) and (n := count_or_none(x)) is not None:
+                out.append(f"{name if k is None else f'{name}.{k}'} is a JSON string {show_value(x)}, not a "
+                           f"number: read as {n:,}")
+    return out
 
 
 def odd_content(value: Any, what: str = "message content", taken: str = "its JSON counted as text", *,
