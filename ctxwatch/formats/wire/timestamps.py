@@ -37,8 +37,9 @@ def parse_timestamp(v: Any) -> float | None:
     if seconds is not None and FIRST_SECOND <= seconds <= LAST_SECOND:  # (False for NaN)
         return seconds
     if v is not None and not (isinstance(v, str) and not v.strip()):
+        # (the line's: several readers parse a time for a record that is no call, a Codex session_meta)
         note_bad_field(f"a timestamp {show_value(v)} is no time (ISO-8601 or epoch seconds in the years 1 to "
-                       "9999): the call's time is unknown")
+                       "9999): the line's time is unknown")
     return None
 
 
