@@ -98,12 +98,14 @@ def test_follow_reports_a_huge_integer_and_goes_on(tmp_path: Path) -> None:
 @pytest.mark.parametrize("value", ["1" + "0" * 400, "-1" + "0" * 400, "18446744073709551616"])
 def test_a_huge_integer_timestamp_is_unknown_not_a_lost_record(tmp_path: Path, value: str) -> None:
     """``"timestamp": 10**400`` (or a Cline ``ts`` string of 400 digits) raised OverflowError in the reader, so
-    the record was lost as a reader_error; the call is kept without a time."""
+    the record was lost as a reader_error; the call is kept without a time, and the line says why (it said
+    nothing: a time that is no time is an invalid_field issue)."""
     log = tmp_path / "ts.jsonl"
     log.write_text(record("timestamp", value))
     doc = json.loads(CliRunner().invoke(main, ["report", "--json", str(log)]).output)
     (call,) = doc["calls"]
-    assert (call["timestamp"], call["prompt_tokens_reported"], doc["issues"]) == (None, 8, [])
+    assert (call["timestamp"], call["prompt_tokens_reported"]) == (None, 8)
+    assert [(i["kind"], i["line"]) for i in doc["issues"]] == [("invalid_field", 1)]
     cline = [{"ts": "1" + "0" * 400, "type": "say", "say": "task", "text": "hi"},
              {"ts": "1" + "0" * 400, "type": "say", "say": "api_req_started",
               "text": json.dumps({"tokensIn": 10, "tokensOut": 2, "cacheWrites": 0, "cacheReads": 0}),
@@ -111,7 +113,7 @@ def test_a_huge_integer_timestamp_is_unknown_not_a_lost_record(tmp_path: Path, v
     path = tmp_path / "ui_messages.json"
     path.write_text(json.dumps(cline))
     doc = json.loads(CliRunner().invoke(main, ["report", "--json", "--format", "cline", str(path)]).output)
-    assert [i["kind"] for i in doc["issues"]] == []
+    assert [(i["kind"], "timestamp" in i["message"]) for i in doc["issues"]] == [("invalid_field", True)]
     assert [(c["timestamp"], c["prompt_tokens_reported"]) for c in doc["calls"]] == [(None, 10)]
 
 
