@@ -59,7 +59,11 @@ def implausible_note(usage: Any, model: str | None, *, long_context: bool = Fals
     2**53 gets no note: the run reports that damage and the prompt is unknown, not implausible.  The note says
     what the flag ``implausible_usage`` says of it, in the Codex reader's words (``ctxwatch.formats.codex``):
     the call has no occupancy, and the report stays in the token totals and the cost (a 0 is in neither)."""
-    whole = whole_prompt(usage)
+    return _note_of(whole_prompt(usage), model, long_context)
+
+
+def _note_of(whole: tuple[Usage, int] | None, model: str | None, long_context: bool) -> str | None:
+    """:func:`implausible_note` of a usage block whose :func:`whole_prompt` is ``whole``."""
     if whole is None:
         return None
     u, prompt = whole
@@ -97,4 +101,4 @@ class ImplausibleNotes:
         if whole is not None and proves_long_context(whole[1], model, "anthropic"):
             self._long_context[ctx_key] = min(ordinal, self._long_context.get(ctx_key, ordinal))
         since = self._long_context.get(ctx_key)
-        return implausible_note(usage, model, long_context=since is not None and ordinal >= since)
+        return _note_of(whole, model, since is not None and ordinal >= since)

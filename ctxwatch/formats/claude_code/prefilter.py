@@ -28,6 +28,8 @@ MAX_ID = 128
 def ends_like_a_record(data: bytes) -> bool:
     """True when a raw line's last non-blank byte is ``}`` (a line cut mid-record almost never is; those must
     be parsed so that the cut is reported, not skipped unseen)."""
+    if data.endswith(b"}"):
+        return True  # (the common case, without a loop)
     end = len(data)
     while end and data[end - 1] in b" \t\r\n":
         end -= 1

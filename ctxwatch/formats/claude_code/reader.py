@@ -134,21 +134,22 @@ class ClaudeCodeReader(Reader):
                 and data.find(b'"type":"agent_progress"', i) >= 0:
             self.agent_progress_lines += 1  # (said in a note at the end: see finish)
         if self._floor_calls and not self.full_history and data.startswith(LINK_TYPES, i + 8) \
-                and not data.startswith(b'{"parentUuid":null') and b'"requestId":' not in data:
+                and not data.startswith(b'{"parentUuid":null'):
             # A user / progress / attachment line of a context whose floor is known: no number needs it
             # (its text is read when a call is opened; a v1.0.x sidechain line is parsed, for its root; a new
-            # root is parsed, as it makes the floor be inferred again).
+            # root is parsed, as it makes the floor be inferred again).  (The line's head is read first: the
+            # search of the whole line for a requestId comes last.)
             ctx = self._file_context or ("main" if data.find(b'"isSidechain":false', 0, i) >= 0 else None)
             if ctx is not None:
                 j = data.find(b'"sessionId":"', 0, i)
-                sid = None
+                sid, cut = None, False  # (cut: an id longer than MAX_ID, parsed)
                 if j >= 0:
                     e = data.find(b'"', j + 13, j + 13 + MAX_ID)
-                    if e < 0:
-                        return False
-                    sid = data[j + 13:e].decode("utf-8", "replace")
-                if (sid, ctx) in self._floor_calls:
-                    return True
+                    cut = e < 0
+                    if not cut:
+                        sid = data[j + 13:e].decode("utf-8", "replace")
+                if (cut or (sid, ctx) in self._floor_calls) and b'"requestId":' not in data:
+                    return not cut
         if not data.startswith(b'progress"', i + 8):
             return False
         link = progress_link(data, i)
