@@ -8,6 +8,7 @@ columns whatever the terminal.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -120,3 +121,35 @@ def fit_table(columns: Sequence[Column], width: int | None) -> list[str]:
             line += (" " * c.gap if line else "") + (room + text if c.right else text + room)
         out.append(line.rstrip())
     return out
+
+
+def wrap(text: str, width: int, indent: str = "  ") -> list[str]:
+    """``text`` (one clean line) broken at its spaces into lines of at most ``width`` terminal cells
+    (:func:`~ctxwatch.output.safetext.cells`: a CJK character or an emoji is two, a combining mark none; the
+    stdlib's :func:`textwrap.wrap` counts characters), the later lines starting with ``indent``.  As
+    :func:`textwrap.wrap` with ``break_long_words=False``: a word wider than the room is kept whole on a line of
+    its own, the spaces at a break are dropped, the spaces between words kept."""
+    chunks = [c for c in re.split("( +)", text) if c]
+    lines: list[str] = []
+    k = 0
+    while k < len(chunks):
+        lead = indent if lines else ""
+        room = width - cells(lead)
+        if lines and not chunks[k].strip(" "):
+            k += 1  # (the spaces at the start of a later line)
+            continue
+        line: list[str] = []
+        used = 0
+        while k < len(chunks) and used + cells(chunks[k]) <= room:
+            used += cells(chunks[k])
+            line.append(chunks[k])
+            k += 1
+        if not line and k < len(chunks):  # (a word wider than the room: whole, alone)
+            line.append(chunks[k])
+            k += 1
+        if line and not line[-1].strip(" "):
+            line.pop()
+        if line:
+            lines.append(lead + "".join(line))
+    return lines
+

@@ -85,15 +85,22 @@ def clean(text: object, *, multiline: bool = False) -> str:
     return _UNSAFE_LINE.sub(_escape, s)
 
 
+#: Characters that take no cell though :func:`unicodedata.combining` gives them class 0 and their category is no
+#: mark: the zero-width space and joiners (U+200B-U+200D), and the Hangul medial vowels and final consonants
+#: (U+1160-U+11FF, U+D7B0-U+D7FF), which join the syllable before them (wcwidth and glibc draw them in 0 cells).
+_ZERO_CELLS = re.compile("[\u200b-\u200d\u1160-\u11ff\ud7b0-\ud7ff]")
+
+
 def cells(text: str) -> int:
     """The width of a (clean) text in terminal cells: 2 for East Asian wide and full-width characters (CJK,
-    most emoji: Unicode ``East_Asian_Width`` W or F, UAX #11), 0 for combining marks and zero-width joiners,
-    1 for the others."""
+    most emoji: Unicode ``East_Asian_Width`` W or F, UAX #11), 0 for combining marks (a nonzero canonical
+    combining class, or general category Mn or Me: Thai and Devanagari vowel signs and variation selectors are
+    nonspacing marks of class 0), zero-width joiners and conjoining Hangul jamo, 1 for the others."""
     n = 0
     for ch in text:
         if ch.isascii():
             n += 1
-        elif unicodedata.combining(ch) or ch in "\u200b\u200c\u200d\ufe0e\ufe0f":
+        elif unicodedata.combining(ch) or unicodedata.category(ch) in ("Mn", "Me") or _ZERO_CELLS.match(ch):
             continue
         else:
             n += 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
@@ -112,11 +119,16 @@ def clip(text: object, width: int) -> str:
     s = clean(text)
     if cells(s) <= width:
         return s
-    raw = "" if text is None else str(text)
-    k = min(len(raw), width - 1)
-    while k > 0 and cells(clean(raw[:k])) > width - 1:  # (an escape is a few cells for one character)
-        k -= 1
-    return clean(raw[:k]) + "…"
+    # (each character cleaned alone is what it is in the whole text: the escapes are of single characters; the
+    # marks after the last character kept stay with it)
+    kept, used = [], 0
+    for ch in "" if text is None else str(text):
+        shown = clean(ch)
+        used += cells(shown)
+        if used > width - 1:
+            break
+        kept.append(shown)
+    return "".join(kept) + "…"
 
 
 #: Paths shown under another name (real path -> shown name): a private copy of standard input is ``-``.

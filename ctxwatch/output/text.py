@@ -8,15 +8,14 @@ out, so log text here is cleaned only where a column width depends on it.
 from __future__ import annotations
 
 import os
-import textwrap
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from ctxwatch.config import DEFAULT_BUDGET_FRACTION, DEFAULT_RESERVE, DEFAULT_TRIGGER, Settings
 from ctxwatch.model import Issue, counted_issues, tally_issues
-from ctxwatch.output.columns import Column, fit_table
-from ctxwatch.output.safetext import clean, clip
+from ctxwatch.output.columns import Column, fit_table, wrap
+from ctxwatch.output.safetext import cells, clean, clip
 
 
 def fmt_int(v: int | None) -> str:
@@ -69,16 +68,17 @@ def report_lines(doc: dict[str, Any], issues: Sequence[Issue], settings: Setting
 
 
 def folded(lines: Iterable[str], width: int | None) -> Iterator[str]:
-    """``lines`` as they are, or, with a terminal ``width``, each longer one broken between words into lines of at
-    most ``width`` characters, the later ones indented by 2: the terminal would break it anywhere, inside a
+    """``lines`` as they are, or, with a terminal ``width``, each longer one made terminal-safe (:func:`clean`, as
+    the command prints it) and broken between words into lines of at most ``width`` terminal cells, the later
+    ones indented by 2 (:func:`~ctxwatch.output.columns.wrap`): the terminal would break it anywhere, inside a
     number.  A word longer than the width (a path) is kept whole."""
     for line in lines:
-        if width is None or len(line.removeprefix("\n")) <= width or width < 20 or "\n" in line.strip("\n"):
+        lead = "\n" if line.startswith("\n") else ""
+        text = clean(line.removeprefix("\n"))
+        if width is None or cells(text) <= width or width < 20 or "\n" in line.strip("\n"):
             yield line
             continue
-        lead = "\n" if line.startswith("\n") else ""
-        parts = textwrap.wrap(line.removeprefix("\n"), width, subsequent_indent="  ", break_long_words=False,
-                              break_on_hyphens=False)
+        parts = wrap(text, width)
         yield lead + parts[0] if parts else line
         yield from parts[1:]
 

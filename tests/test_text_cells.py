@@ -1,0 +1,135 @@
+"""The text outputs measure in terminal cells, not characters: a CJK character or an emoji takes two cells, a
+combining mark none.  A log whose session id, model name or file name holds them keeps its tables aligned and
+every line of ``report`` within the width it is laid out to; ``plan`` and ``schema`` pad their names in cells.
+
+The expected widths are measured here with :func:`_cells`, written apart from ctxwatch's own.
+"""
+
+from __future__ import annotations
+
+import json
+import unicodedata
+from pathlib import Path
+
+import pytest
+
+SAMPLE = Path(__file__).resolve().parent.parent / "sample_logs" / "openai_chat_demo.jsonl"
+#: Zero-width characters that are neither marks nor escaped by the report: joiners and variation selectors.
+_JOINERS = "\u200c\u200d"
+
+
+def _cells(text: str) -> int:
+    """Terminal cells of ``text``, as wcwidth-style terminals draw it: 0 for nonspacing and enclosing marks
+    (general category Mn, Me: accents, Thai and Devanagari vowel signs, variation selectors) and joiners, 2 for
+    East Asian Wide and Full-width characters (UAX #11), 1 otherwise."""
+    n = 0
+    for ch in text:
+        if unicodedata.category(ch) in ("Mn", "Me") or ch in _JOINERS:
+            continue
+        n += 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
+    return n
+
+
+#: A long session id without a space: it reaches the forecast line, where it is one word of 34 cells.
+LONG_SESSION = "第二个会话-e\u0301-中文名称很长很长很长"
+
+
+@pytest.fixture(scope="module")
+def wide_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The demo log under a CJK file name, its sessions named ``会话-🙂`` and :data:`LONG_SESSION`, every third
+    call's model ``模型-🙂-gpt-4o``, and a last line of bad JSON holding CJK and an emoji."""
+    out = []
+    for i, line in enumerate(SAMPLE.read_text().splitlines()):
+        d = json.loads(line)
+        d["session"] = "会话-🙂" if i < 10 else LONG_SESSION
+        if i % 3 == 0:
+            d["request"]["model"] = "模型-🙂-gpt-4o"
+            if "response" in d:
+                d["response"]["model"] = "模型-🙂-gpt-4o"
+        out.append(json.dumps(d, ensure_ascii=False))
+    out.append('{"broken 日本語 🙂 line')
+    path = tmp_path_factory.mktemp("cells") / "日志-记录🙂.jsonl"
+    path.write_text("\n".join(out) + "\n", encoding="utf-8")
+    return path
+
+
+def _report(path: Path, width: int | None) -> list[str]:
+    """The text report's lines as the command prints them (made terminal-safe on the way out)."""
+    from ctxwatch.cli.load import load_paths
+    from ctxwatch.config import Settings
+    from ctxwatch.output.report import report_json
+    from ctxwatch.output.safetext import clean
+    from ctxwatch.output.text import report_lines
+
+    run = load_paths((str(path),), None, Settings())
+    return [clean(x, multiline=True) for x in report_lines(report_json(run), run.issues, run.settings, width=width)]
+
+
+@pytest.mark.parametrize("width", [40, 60, 80, 120])
+def test_every_report_line_fits_the_width_in_cells(wide_log: Path, width: int) -> None:
+    """Every line (tables, headings, notes, issues, flags, forecast) is at most ``width`` cells, but a word longer
+    than the width (the log's path), alone on its line.  The forecast line names the long CJK session: measured
+    by characters it fitted 40, 60, 80 and 120 columns
+    while taking 52, 70, 94 and 133 cells."""
+    lines = _report(wide_log, width)
+    over = [(x, _cells(x)) for x in lines for text in [x.removeprefix("\n")]
+            if _cells(text) > width and len(text.split()) > 1]
+    assert not over, over
+    # (the case is the one reported: the wide names reach the text, and some of it is broken into lines)
+    assert any(LONG_SESSION in x for x in lines) and any(x.startswith("  ") for x in lines)
+
+
+@pytest.mark.parametrize("width", [40, 60, 80, 120])
+def test_breaking_lines_keeps_every_word(wide_log: Path, width: int) -> None:
+    """The lines below the tables hold the same words, in the same order, as the report without a width."""
+    def below(lines: list[str]) -> list[str]:
+        start = next(i for i, x in enumerate(lines) if x.startswith("total: "))
+        end = next(i for i, x in enumerate(lines) if x.startswith("\n") or x.startswith("session "))
+        tail = next(i for i, x in enumerate(lines) if x.startswith("issue:"))
+        return [w for x in lines[start:end] + lines[tail:] for w in x.split()]
+
+    assert below(_report(wide_log, width)) == below(_report(wide_log, None))
+
+
+def test_the_sessions_table_rows_have_one_width_in_cells(wide_log: Path) -> None:
+    lines = _report(wide_log, 80)
+    start = next(i for i, x in enumerate(lines) if x.startswith("session "))
+    rows = lines[start:start + 3]
+    assert [_cells(r) for r in rows] == [80] * 3, rows
+
+
+def test_folded_by_hand() -> None:
+    """Broken in cells: ``会话会话会话 abcd`` is 17 cells (12 + 1 + 4) and the next word would make 30, so it
+    goes to the next line, indented by 2, where ``cd`` joins it (2 + 12 + 1 + 2 = 17).  By characters the first
+    line took ``会话会话会话 abcd 会话会话会话``: 18 characters, 30 cells."""
+    from ctxwatch.output.text import folded
+
+    assert list(folded(["会话会话会话 abcd 会话会话会话 cd"], 20)) == ["会话会话会话 abcd", "  会话会话会话 cd"]
+    # (a combining mark takes no cell: e + U+0301 ten times and 9 letters make 20 cells in 30 characters)
+    line = "e\u0301" * 10 + " abcdefghi"
+    assert list(folded([line, "x"], 20)) == [line, "x"]
+
+
+#: Names whose marks have the canonical combining class 0 though they take no cell: Thai vowel signs U+0E31
+#: and U+0E35, Devanagari vowel sign E U+0947, an enclosing circle U+20DD and a variation selector U+FE0F.
+MARKED = ["สวัสดี", "नमस्ते", "a\u20dd-b", "✔\ufe0f-ok", "plain"]
+
+
+def test_a_table_with_marked_names_lines_up() -> None:
+    """By hand: สวัสดี is 4 cells (6 characters), नमस्ते 4 (6), a⃝-b 3 (4), ✔️-ok 4 (5): each row of the table
+    is as wide as the ASCII one."""
+    from ctxwatch.output.columns import Column, fit_table
+
+    assert [_cells(x) for x in MARKED] == [4, 4, 3, 4, 5]
+    rows = fit_table([Column("name", MARKED), Column("n", ["1"] * len(MARKED), right=True)], 80)
+    assert [_cells(r) for r in rows] == [7] * len(rows), rows
+
+
+def test_a_cut_with_marks_fills_its_column() -> None:
+    """Cut to 10 cells, twenty accented e's (each e + U+0301: 1 cell in 2 characters) keep 9 of them and the
+    ``…``: the cut counts cells, not characters (it kept 5 of them: 6 cells)."""
+    from ctxwatch.output.safetext import clip
+
+    cut = clip("e\u0301" * 20, 10)
+    assert cut == "e\u0301" * 9 + "…" and _cells(cut) == 10
+    assert clip("会话" * 10, 9) == "会话会话…" and _cells(clip("会话" * 10, 9)) == 9
