@@ -8,10 +8,12 @@ The expected widths are measured here with :func:`_cells`, written apart from ct
 from __future__ import annotations
 
 import json
+import re
 import unicodedata
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_logs" / "openai_chat_demo.jsonl"
 #: Zero-width characters that are neither marks nor escaped by the report: joiners and variation selectors.
@@ -133,3 +135,48 @@ def test_a_cut_with_marks_fills_its_column() -> None:
     cut = clip("e\u0301" * 20, 10)
     assert cut == "e\u0301" * 9 + "…" and _cells(cut) == 10
     assert clip("会话" * 10, 9) == "会话会话…" and _cells(clip("会话" * 10, 9)) == 9
+
+
+def _plan_log(tmp_path: Path) -> Path:
+    """The demo log's first three calls with the tools renamed to CJK names (the plan's labels name them)."""
+    text = "\n".join(SAMPLE.read_text().splitlines()[:3])
+    for name, wide in (("read_file", "读取文件🙂"), ("run_tests", "运行测试"), ("search_code", "搜索代码")):
+        text = text.replace(f'"{name}"', f'"{wide}"')
+    path = tmp_path / "plan.jsonl"
+    path.write_text(text + "\n", encoding="utf-8")
+    return path
+
+
+def _column_ends(rows: list[str], pattern: str) -> set[int]:
+    """The cell at which the first match of ``pattern``'s group 1 ends on each row (a right-aligned number)."""
+    ends = set()
+    for row in rows:
+        m = re.search(pattern, row)
+        assert m, row
+        ends.add(_cells(row[:m.end(1)]))
+    return ends
+
+
+def test_plan_and_schema_tables_pad_in_cells(tmp_path: Path) -> None:
+    """The plan's message column and the schema's tool column are padded in cells: the numbers after a name
+    holding CJK or an emoji end in the same cell as after an ASCII one (padded by characters, ``assistant →
+    运行测试`` pushed its row's numbers 4 cells right, ``读取文件🙂`` in the schema 5)."""
+    from ctxwatch.cli import main
+
+    path = _plan_log(tmp_path)
+    plan = CliRunner().invoke(main, ["plan", "--no-cache", "--call", "-1", str(path)])
+    assert plan.exit_code == 0, plan.output
+    lines = plan.output.splitlines()
+    head = next(i for i, x in enumerate(lines) if x.split()[:2] == ["#", "message"])
+    rows = [x for x in lines[head:] if x[:5].strip().isdigit() or x[:5].strip() in ("#", "-")]
+    assert any("运行测试" in x for x in rows) and len(rows) >= 6, rows
+    # (the tokens column: the first number, or "tokens", after the index and the label)
+    assert len(_column_ends(rows, r"^.{6}.*? ([\d,]+|tokens) ")) == 1, rows
+
+    schema = CliRunner().invoke(main, ["schema", "--no-cache", "--call", "-1", str(path)])
+    assert schema.exit_code == 0, schema.output
+    lines = schema.output.splitlines()
+    head = next(i for i, x in enumerate(lines) if x.startswith("tool "))
+    table = lines[head:next(i for i, x in enumerate(lines) if x.startswith("total ")) + 1]
+    assert any("读取文件🙂" in x for x in table) and len(table) == 15, table  # (12 tools, preamble, total)
+    assert len(_column_ends(table, r"^\S+(?: \S+)*? +([\d,]+|tokens)(?: |$)")) == 1, table

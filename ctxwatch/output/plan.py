@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 from ctxwatch.accounting import Calibrations
 from ctxwatch.model import Call, ParsedCall, implausible_what
-from ctxwatch.output.safetext import clip
+from ctxwatch.output.safetext import cells, clean, clip, pad
 from ctxwatch.planner import Plan, PlanCounts, Policy, exchange_savings, offenders
 from ctxwatch.planner.schema import SchemaReport
 from ctxwatch.tokens import Counter
@@ -57,7 +57,8 @@ def plan_lines(call: Call, pc: ParsedCall, plan: Plan, policy: Policy, counts: P
     yield from _scale_lines(call, plan, counts, factors, calibrated_floor)
     names = tool_names(pc)
     labels = [message_label(m.role, m.tool_call_ids, m.tool_result_ids, m.label, names) for m in plan.messages]
-    rw = min(LABEL_CHARS, max([10, *(len(x) for x in labels)]))
+    # (in terminal cells, as the command prints the labels: cleaned, a CJK tool name two cells a character)
+    rw = min(LABEL_CHARS, max([10, *(cells(clean(x)) for x in labels)]))
     # ``saves``: what evicting the message frees (its whole exchange); ``◆``: the biggest offenders, the same
     # ones the dashboard's eviction preview marks.
     saves = exchange_savings(plan.messages)
@@ -73,7 +74,7 @@ def plan_lines(call: Call, pc: ParsedCall, plan: Plan, policy: Policy, counts: P
         yield tools_row
     for k, (m, label) in enumerate(zip(plan.messages, labels, strict=True)):
         saved = "-" if saves[k] is None else f"{saves[k]:,}"
-        yield (f"{m.index:>5} {clip(label, rw):<{rw}} {m.tokens:>9,} {m.tokens_after:>9,} {saved:>9}  {m.fate}"
+        yield (f"{m.index:>5} {pad(clip(label, rw), rw)} {m.tokens:>9,} {m.tokens_after:>9,} {saved:>9}  {m.fate}"
                + ("  ◆" if k in worst else ""))
         if k == 0 and system_first and plan.tools_tokens:
             yield tools_row
@@ -154,10 +155,10 @@ def schema_lines(call: Call, rep: SchemaReport) -> Iterator[str]:
     if not rep.tools:
         yield "no tool schemas in this call"
         return
-    width = max(12, *(len(t.name) for t in rep.tools))
+    width = max(12, *(cells(clean(t.name)) for t in rep.tools))  # (in cells: the names as printed)
     yield f"{'tool':<{width}} {'tokens':>8} {'compacted':>10} {'saved':>8}"
     for t in sorted(rep.tools, key=lambda t: -t.tokens):
-        yield f"{t.name:<{width}} {t.tokens:>8,} {t.compacted_tokens:>10,} {t.saved:>8,}"
+        yield f"{pad(clean(t.name), width)} {t.tokens:>8,} {t.compacted_tokens:>10,} {t.saved:>8,}"
     yield f"{'(preamble)':<{width}} {rep.preamble_tokens:>8,}"
     yield f"{'total':<{width}} {rep.total_tokens:>8,} {rep.compacted_total:>10,} {rep.saved_per_call:>8,}"
     if rep.system_tokens is not None:
