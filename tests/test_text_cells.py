@@ -180,3 +180,39 @@ def test_plan_and_schema_tables_pad_in_cells(tmp_path: Path) -> None:
     table = lines[head:next(i for i, x in enumerate(lines) if x.startswith("total ")) + 1]
     assert any("读取文件🙂" in x for x in table) and len(table) == 15, table  # (12 tools, preamble, total)
     assert len(_column_ends(table, r"^\S+(?: \S+)*? +([\d,]+|tokens)(?: |$)")) == 1, table
+
+
+@pytest.fixture(scope="module")
+def demo_with_issue(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The demo log (ASCII, one session) with a last line of bad JSON: a heading, notes, an issue, flags."""
+    path = tmp_path_factory.mktemp("narrow") / "demo.jsonl"
+    path.write_text(SAMPLE.read_text() + '{"broken line\n', encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("width", [10, 19, 20, 30, 39])
+@pytest.mark.parametrize("log", ["demo_with_issue", "wide_log"])
+def test_below_the_tables_floor_the_other_lines_still_fit(request: pytest.FixtureRequest, log: str,
+                                                          width: int) -> None:
+    """Below 40 columns the tables keep their narrowest layout, and every other line (the heading, the totals,
+    the issue, the legend, the flags, the forecast) is still broken to the width: a word longer than the room
+    alone on its line.  Below 20 the lines were left whole (the legend 164 cells at 19 columns)."""
+    path: Path = request.getfixturevalue(log)
+    other = _outside_tables(_report(path, width))
+    assert len(other) > 10
+    over = [(x, _cells(x)) for x in other if _cells(x) > width and len(x.split()) > 1]
+    assert not over, over
+    # the words are those of the report without a width, in the same order (nothing lost in the breaking)
+    assert [w for x in other for w in x.split()] == [w for x in _outside_tables(_report(path, None))
+                                                     for w in x.split()]
+
+
+def _outside_tables(lines: list[str]) -> list[str]:
+    """The report's lines but the call table's and the sessions table's rows (a leading newline dropped)."""
+    head = next(i for i, x in enumerate(lines) if x.split()[:1] == ["#"] and "floor" in x.split())
+    calls = next(i for i, x in enumerate(lines) if i > head and not x.split()[0].isdigit()) - head - 1
+    tables = set(range(head, head + 1 + calls))
+    if any(x.startswith("session ") for x in lines):
+        start = next(i for i, x in enumerate(lines) if x.startswith("session "))
+        tables |= set(range(start, start + 3))  # (the header and the two sessions)
+    return [x.removeprefix("\n") for i, x in enumerate(lines) if i not in tables]

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from ctxwatch.output.safetext import cells, clean, clip
 
 #: The narrowest width the report's tables are laid out to fit: below it they keep their narrowest layout (every
-#: column that can go left out, every name cut to its least) and may be wider than the width.
+#: column that can go left out, every name cut to its least) and may be wider than the width.  The report's other
+#: lines are broken to any width (:func:`wrap`): below this one too, as narrow as they can be made, as the tables.
 MIN_WIDTH = 40
 
 

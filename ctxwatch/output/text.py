@@ -71,11 +71,13 @@ def folded(lines: Iterable[str], width: int | None) -> Iterator[str]:
     """``lines`` as they are, or, with a terminal ``width``, each longer one made terminal-safe (:func:`clean`, as
     the command prints it) and broken between words into lines of at most ``width`` terminal cells, the later
     ones indented by 2 (:func:`~ctxwatch.output.columns.wrap`): the terminal would break it anywhere, inside a
-    number.  A word longer than the width (a path) is kept whole."""
+    number.  A word longer than the room (a path) is kept whole.  Any width is followed, however narrow: below
+    :data:`~ctxwatch.output.columns.MIN_WIDTH` the tables keep their narrowest layout, and the lines are still
+    broken (left whole they would run tens of cells over, where the terminal is narrowest)."""
     for line in lines:
         lead = "\n" if line.startswith("\n") else ""
         text = clean(line.removeprefix("\n"))
-        if width is None or cells(text) <= width or width < 20 or "\n" in line.strip("\n"):
+        if width is None or cells(text) <= width or "\n" in line.strip("\n"):
             yield line
             continue
         parts = wrap(text, width)
