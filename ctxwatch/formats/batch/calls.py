@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ctxwatch.formats.batch.kinds import batch_id, named, said
 from ctxwatch.formats.wire.anthropic import anthropic_request_to_parts, anthropic_response_info, anthropic_usage
 from ctxwatch.formats.wire.damage import request_problems
 from ctxwatch.formats.wire.images import image_size_from_base64
@@ -130,10 +131,11 @@ def request_call(path: str, rec: Record, req: dict[str, Any], provider: str) -> 
         its request leaves unknown (:func:`attach_request`), or one ``unsupported_endpoint`` issue for an
         embeddings/moderations line.
     """
-    cid = str(req.get("custom_id"))
+    cid = batch_id(req.get("custom_id"))
     url = str(req.get("url") or "")
     if url.endswith(_NON_CHAT_ENDPOINTS):
-        return [Issue(path, rec.line, "unsupported_endpoint", f"{url} request {cid!r} is not a chat call; skipped")]
+        return [Issue(path, rec.line, "unsupported_endpoint",
+                      f"{url} request {named(req.get('custom_id'))} is not a chat call; skipped")]
     call = ParsedCall(source=_src(path, rec), provider=provider, key=f"request:{cid}",
                       provenance=Provenance(custom_id=cid, batch_side="input"))
     problems = attach_request(call, req, provider)
@@ -142,26 +144,29 @@ def request_call(path: str, rec: Record, req: dict[str, Any], provider: str) -> 
 
 def openai_result(path: str, rec: Record, v: dict[str, Any]) -> Output:
     """Call (or failure issue) of one OpenAI batch output line."""
-    cid = str(v.get("custom_id"))
+    cid = batch_id(v.get("custom_id"))
+    shown = named(v.get("custom_id"))  # ('triage-004', or `with custom_id null`: never Python's repr)
     resp = v.get("response") if isinstance(v.get("response"), dict) else None
     err = v.get("error")
     status = resp.get("status_code") if resp else None
     body = resp.get("body") if resp and isinstance(resp.get("body"), dict) else None
     if err or resp is None or (status is not None and status != 200) or body is None:
         if isinstance(err, dict):
-            why = f"{err.get('code') or 'error'}: {err.get('message') or ''}".strip()
-        elif isinstance(body, dict) and isinstance(body.get("error"), dict):
-            why = f"{body['error'].get('type') or body['error'].get('code') or 'error'}: " \
-                  f"{body['error'].get('message') or ''}".strip()
+            why = ": ".join(p for p in (said(err.get("code")) or "error", said(err.get("message"))) if p)
+        elif isinstance(body, dict) and isinstance(be := body.get("error"), dict):
+            why = ": ".join(p for p in (said(be.get("type")) or said(be.get("code")) or "error",
+                                        said(be.get("message"))) if p)
+        elif said(err):  # (an error given as a string, or another value: said as it is)
+            why = said(err)
         else:
             why = "no response body" if resp is not None else "no response"
-        st = f"HTTP {status}; " if status is not None else ""
-        return Issue(path, rec.line, "failed_request", f"batch request {cid!r} failed ({st}{why}); not counted")
+        st = f"HTTP {said(status)}; " if status is not None else ""
+        return Issue(path, rec.line, "failed_request", f"batch request {shown} failed ({st}{why}); not counted")
     if body.get("object") == "embedding" or (body.get("object") == "list" and "data" in body):
-        return Issue(path, rec.line, "unsupported_endpoint", f"embeddings result {cid!r} is not a chat call; skipped")
+        return Issue(path, rec.line, "unsupported_endpoint", f"embeddings result {shown} is not a chat call; skipped")
     is_responses = body.get("object") == "response" or isinstance(body.get("output"), list)
     if is_responses and body.get("status") == "failed":
-        return Issue(path, rec.line, "failed_request", f"batch request {cid!r}: response status failed; not counted")
+        return Issue(path, rec.line, "failed_request", f"batch request {shown}: response status failed; not counted")
     usage = (responses_usage if is_responses else openai_usage)(body.get("usage"))
     info = (responses_response_info if is_responses else openai_response_info)(body)
     ts = parse_timestamp(body.get("created") if body.get("created") is not None else body.get("created_at"))
@@ -177,19 +182,21 @@ def openai_result(path: str, rec: Record, v: dict[str, Any]) -> Output:
 
 def anthropic_result(path: str, rec: Record, v: dict[str, Any]) -> Output:
     """Call (or failure issue) of one Anthropic Message Batches result line."""
-    cid = str(v.get("custom_id"))
+    cid = batch_id(v.get("custom_id"))
+    shown = named(v.get("custom_id"))
     res = v["result"]
     rtype = res.get("type")
     if rtype != "succeeded":
-        why = str(rtype or "unknown result type")
+        why = said(rtype) or "unknown result type"
         err = res.get("error")
         if isinstance(err, dict):
             inner = e if isinstance(e := err.get("error"), dict) else err
-            why += f": {inner.get('type') or ''} {inner.get('message') or ''}".rstrip()
-        return Issue(path, rec.line, "failed_request", f"batch request {cid!r} {why}; not counted")
+            detail = " ".join(p for p in (said(inner.get("type")), said(inner.get("message"))) if p)
+            why += f": {detail}" if detail else ""
+        return Issue(path, rec.line, "failed_request", f"batch request {shown} {why}; not counted")
     msg = res.get("message")
     if not isinstance(msg, dict):
-        return Issue(path, rec.line, "failed_request", f"batch request {cid!r} succeeded without a message; skipped")
+        return Issue(path, rec.line, "failed_request", f"batch request {shown} succeeded without a message; skipped")
     key = msg["id"] if isinstance(msg.get("id"), str) else f"result:{cid}"
     return ParsedCall(source=_src(path, rec), model=msg.get("model") if isinstance(msg.get("model"), str) else None,
                       provider="anthropic", usage=anthropic_usage(msg.get("usage")),

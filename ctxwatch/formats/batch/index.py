@@ -14,10 +14,11 @@ from ctxwatch.formats.batch.kinds import (
     ANTHROPIC_REQUESTS_BODY,
     OPENAI_INPUT,
     PROVIDER,
+    batch_id,
     classify_batch_value,
 )
 from ctxwatch.model import Issue
-from ctxwatch.source import Record, decode_line, iter_records
+from ctxwatch.source import Record, decode_line, iter_records, show_value
 
 
 @dataclass(slots=True, frozen=True)
@@ -79,15 +80,13 @@ class BatchInputIndex:
                                      "not a batch request ({custom_id, body} or {custom_id, params}); skipped"))
             return
         self.kind = self.kind or PROVIDER[kind]
-        cid = rec.value.get("custom_id")
-        if not isinstance(cid, str):
-            cid = str(cid)
-        self._put(cid, RequestLocation(rec.line, rec.byte_start, rec.byte_end, rec.part, -1), rec)
+        loc = RequestLocation(rec.line, rec.byte_start, rec.byte_end, rec.part, -1)
+        self._put(batch_id(rec.value.get("custom_id")), loc, rec)
 
     def _put(self, cid: str, loc: RequestLocation, rec: Record) -> None:
         if cid in self._locs:
             self.issues.append(Issue(self.path, rec.line, "duplicate_custom_id",
-                                     f"custom_id {cid!r} already used on line {self._locs[cid].line}; "
+                                     f"custom_id {show_value(cid)} already used on line {self._locs[cid].line}; "
                                      "the first request is joined"))
             return
         self._locs[cid] = loc

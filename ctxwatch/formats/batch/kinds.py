@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ctxwatch.source import json_text, show_value
+
 # Kinds of batch line (see classify_batch_value).
 OPENAI_INPUT = "openai-input"
 OPENAI_OUTPUT = "openai-output"
@@ -21,6 +23,28 @@ PROVIDER = {
     ANTHROPIC_REQUEST: "anthropic", ANTHROPIC_RESULT: "anthropic",
     ANTHROPIC_BATCH_OBJECT: "anthropic", ANTHROPIC_REQUESTS_BODY: "anthropic",
 }
+
+
+def batch_id(raw: object) -> str:
+    """A ``custom_id`` as the reader keys and records it: the string itself, another JSON value (a damaged or
+    hostile line) as its compact JSON text (``null``, ``7``, ``{"id":"x"}``), never Python's repr of it."""
+    return raw if isinstance(raw, str) else json_text(raw, none="null")
+
+
+def named(raw: object) -> str:
+    """A ``custom_id`` as an issue names a request: ``'triage-004'`` (a string, quoted and cut as
+    :func:`~ctxwatch.source.show_value` writes it), or ``with custom_id null`` / ``with custom_id {"id":"x"}``
+    for a value that is no string."""
+    return show_value(raw) if isinstance(raw, str) else f"with custom_id {show_value(raw)}"
+
+
+def said(v: object) -> str:
+    """A log value in an issue's prose: a string as it is (made terminal-safe where it is shown), ``""`` for
+    ``null`` or a missing field, any other value as :func:`~ctxwatch.source.show_value` writes it (JSON text,
+    ``true``, cut to 40 characters), never Python's repr."""
+    if v is None:
+        return ""
+    return v if isinstance(v, str) else show_value(v)
 
 
 def classify_batch_value(v: Any) -> str | None:

@@ -16,10 +16,12 @@ from ctxwatch.formats.batch.kinds import (
     OPENAI_OUTPUT,
     OUTPUT_KINDS,
     PROVIDER,
+    batch_id,
     classify_batch_value,
+    said,
 )
 from ctxwatch.model import Issue, ParsedCall
-from ctxwatch.source import Record, iter_records
+from ctxwatch.source import Record, iter_records, show_value
 
 Output = ParsedCall | Issue
 
@@ -72,8 +74,8 @@ class BatchReader(Reader):
             if isinstance(out, ParsedCall):
                 self._results += 1
                 return [out, *self._join(out, kind)]
-            if self.index is not None and str(v.get("custom_id")) in self.index:
-                self.index.used.add(str(v.get("custom_id")))  # answered, if only by a failure
+            if self.index is not None and (cid := batch_id(v.get("custom_id"))) in self.index:
+                self.index.used.add(cid)  # answered, if only by a failure
             return [out]
         if kind in (OPENAI_INPUT, ANTHROPIC_REQUEST):
             self._requests.append(rec.line)
@@ -83,10 +85,7 @@ class BatchReader(Reader):
             return [out for r in v["requests"] if isinstance(r, dict) and "custom_id" in r
                     for out in request_call(self.path, rec, r, "anthropic")]
         if kind == ANTHROPIC_BATCH_OBJECT:
-            counts = v.get("request_counts") or {}
-            return [Issue(self.path, rec.line, "batch_object",
-                          f"message batch object {v.get('id')!s} ({v.get('processing_status')}; counts {counts}); "
-                          "it holds no calls: read the results file")]
+            return [Issue(self.path, rec.line, "batch_object", batch_object_note(v))]
         return [Issue(self.path, rec.line, "unknown_record", "not a batch request or result line; skipped")]
 
     def _join(self, call: ParsedCall, kind: str) -> list[Issue]:
@@ -127,7 +126,7 @@ class BatchReader(Reader):
             line, cid = self._unmatched[0]
             out.append(Issue(self.path, line, "unmatched_result",
                              f"{len(self._unmatched)} of {self._results} results have no request in "
-                             f"{os.path.basename(index.path)} (first: {cid!r}); shown with usage only"))
+                             f"{os.path.basename(index.path)} (first: {show_value(cid)}); shown with usage only"))
         missing = [c for c in index.ids() if c not in index.used] if self.report_missing else []
         if missing:
             loc = index.location(missing[0])
@@ -135,8 +134,22 @@ class BatchReader(Reader):
                 ", ".join(os.path.basename(p) for p in [*self.shared_with, self.path])
             out.append(Issue(index.path, loc.line if loc else 0, "missing_result",
                              f"{len(missing)} of {len(index)} requests have no result in "
-                             f"{where} (first: {missing[0]!r})"))
+                             f"{where} (first: {show_value(missing[0])})"))
         return out
+
+
+def batch_object_note(v: dict[str, object]) -> str:
+    """The note of an Anthropic message batch object (the receipt of a batch, not its results): ``message batch
+    object msgbatch_01 (in_progress; requests: 19 processing, 0 succeeded, ...); it holds no calls: read the
+    results file``.  Its id, status and request counts said in words (:func:`said`), whatever their JSON types."""
+    bid, status, counts = said(v.get("id")), said(v.get("processing_status")), v.get("request_counts")
+    parts = [status] if status else []
+    if isinstance(counts, dict) and counts:
+        parts.append("requests: " + ", ".join(f"{show_value(n)} {name}" for name, n in counts.items()))
+    elif counts is not None and counts != {}:
+        parts.append(f"request_counts {show_value(counts)}")
+    about = (f" {bid}" if bid else "") + (f" ({'; '.join(parts)})" if parts else "")
+    return f"message batch object{about}; it holds no calls: read the results file"
 
 
 class OpenAIBatchReader(BatchReader):

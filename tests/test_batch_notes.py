@@ -1,0 +1,137 @@
+"""The batch readers' notes say a log's values in words or JSON, never as Python's repr: a batch object's request
+counts (a JSON object) read ``19 processing, 0 succeeded``, not ``{'processing': 19, ...}``; a ``custom_id``, an
+error code or a status that is no string (``null``, ``true``, an object) is written as JSON, not ``None``,
+``True`` or ``{'id': 'x'}``.  Expected messages are written by hand or read from the file with plain ``json``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+#: What Python's repr of a parsed JSON value shows and JSON text never does: a single-quoted key, None, True,
+#: False (JSON text writes null, true, false and double-quoted keys).
+REPR = re.compile(r"\{'|\[\'|\bNone\b|\bTrue\b|\bFalse\b|': ")
+
+
+def _messages(*paths: Path) -> list[str]:
+    from ctxwatch.cli.load import load_paths
+    from ctxwatch.config import Settings
+
+    run = load_paths(tuple(str(p) for p in paths), None, Settings())
+    return [i.message for i in run.issues]
+
+
+def _write(path: Path, values: list[object]) -> Path:
+    path.write_text("".join(json.dumps(v) + "\n" for v in values), encoding="utf-8")
+    return path
+
+
+def test_the_receipt_sample_says_its_counts_in_words(shared_logs: Path) -> None:
+    path = shared_logs / "anthropic-batch" / "anthropic_batch_receipt.json"
+    receipt = json.loads(path.read_text())
+    counts = ", ".join(f"{n} {name}" for name, n in receipt["request_counts"].items())
+    assert counts.startswith("19 processing, 0 succeeded")
+    assert _messages(path) == [f"message batch object {receipt['id']} ({receipt['processing_status']}; "
+                               f"requests: {counts}); it holds no calls: read the results file"]
+
+
+def test_a_batch_object_of_odd_types(tmp_path: Path) -> None:
+    """An id of null is left out, a status that is an object and counts that are a list are written as JSON; the
+    counts' values as JSON too (true, null)."""
+    odd = _write(tmp_path / "odd.json", [{"id": None, "type": "message_batch", "processing_status": {"s": 1},
+                                          "request_counts": ["processing", 19]}])
+    assert _messages(odd) == ['message batch object ({"s":1}; request_counts ["processing",19]); it holds no '
+                              "calls: read the results file"]
+    values = _write(tmp_path / "values.json", [{"id": "msgbatch_x", "type": "message_batch",
+                                                "request_counts": {"processing": 2, "succeeded": True,
+                                                                   "errored": None}}])
+    assert _messages(values) == ["message batch object msgbatch_x (requests: 2 processing, true succeeded, null "
+                                 "errored); it holds no calls: read the results file"]
+
+
+def _ok(cid: str) -> dict[str, object]:
+    """A successful OpenAI batch result line (so that the file has a call and the run is read)."""
+    return {"id": f"batch_req_{cid}", "custom_id": cid, "error": None,
+            "response": {"status_code": 200, "request_id": "r", "body": {
+                "id": f"chatcmpl-{cid}", "object": "chat.completion", "created": 1748854813, "model": "gpt-4o-mini",
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": "hi"}, "finish_reason": "stop"}],
+                "usage": {"prompt_tokens": 8, "completion_tokens": 1, "total_tokens": 9}}}}
+
+
+def test_openai_failures_of_odd_types(tmp_path: Path) -> None:
+    out = _write(tmp_path / "batch_output.jsonl", [
+        {"id": "batch_req_1", "custom_id": {"id": "x"}, "error": None,
+         "response": {"status_code": 500, "body": {"error": {"type": {"k": 1}, "message": None}}}},
+        {"id": "batch_req_2", "custom_id": True, "response": None, "error": {"code": ["a"], "message": {"m": True}}},
+        {"id": "batch_req_3", "custom_id": None, "response": {"status_code": {"x": 1}, "body": None}, "error": None},
+        {"id": "batch_req_4", "custom_id": "s-1", "response": None, "error": "rate limited"},
+        {"id": "batch_req_5", "custom_id": "s-2", "error": None,
+         "response": {"status_code": 400, "body": {"error": {"code": "bad", "message": ""}}}},
+        _ok("ok-1"),
+    ])
+    assert _messages(out) == [
+        'batch request with custom_id {"id":"x"} failed (HTTP 500; {"k":1}); not counted',
+        'batch request with custom_id true failed (["a"]: {"m":true}); not counted',
+        'batch request with custom_id null failed (HTTP {"x":1}; no response body); not counted',
+        # (an error given as a string was said as "no response")
+        "batch request 's-1' failed (rate limited); not counted",
+        # (an empty message left a dangling colon: "(HTTP 400; bad:)")
+        "batch request 's-2' failed (HTTP 400; bad); not counted",
+    ]
+
+
+def test_anthropic_failures_of_odd_types(tmp_path: Path) -> None:
+    results = _write(tmp_path / "results.jsonl", [
+        {"custom_id": {"a": [1, 2]}, "result": {"type": {"t": 1}, "error": {
+            "type": "error", "error": {"type": ["x"], "message": {"deep": None}}}}},
+        {"custom_id": None, "result": {"type": "errored", "error": {"type": "error", "error": {
+            "type": True, "message": False}}}},
+        {"custom_id": 7, "result": {"type": "succeeded", "message": None}},
+        {"custom_id": "c-1", "result": {"type": "errored", "error": {"type": "error", "error": {"message": "m"}}}},
+    ])
+    assert _messages(results) == [
+        'batch request with custom_id {"a":[1,2]} {"t":1}: ["x"] {"deep":null}; not counted',
+        "batch request with custom_id null errored: true false; not counted",
+        "batch request with custom_id 7 succeeded without a message; skipped",
+        # (no type: one space, not "errored:  m")
+        "batch request 'c-1' errored: m; not counted",
+    ]
+
+
+def test_joined_ids_that_are_no_strings(tmp_path: Path) -> None:
+    """An input and an output whose ids are no strings: the unmatched, missing and duplicate notes name them as
+    JSON text (``'null'``, the id as recorded), and the calls record that text as their custom_id (it was
+    Python's ``"None"``)."""
+    inp = _write(tmp_path / "batch_input.jsonl", [
+        {"custom_id": None, "method": "POST", "url": "/v1/chat/completions",
+         "body": {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "hi"}]}},
+        {"custom_id": None, "method": "POST", "url": "/v1/chat/completions",
+         "body": {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "hi"}]}},
+        {"custom_id": {"k": 1}, "method": "POST", "url": "/v1/chat/completions",
+         "body": {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "hi"}]}},
+    ])
+    result = _ok("x")
+    result["custom_id"] = False
+    out = _write(tmp_path / "batch_output.jsonl", [result])
+    messages = _messages(inp, out)
+    assert "custom_id 'null' already used on line 1; the first request is joined" in messages
+    assert "1 of 1 results have no request in batch_input.jsonl (first: 'false'); shown with usage only" in messages
+    assert "2 of 2 requests have no result in batch_output.jsonl (first: 'null')" in messages
+    assert not [m for m in messages if REPR.search(m)], messages
+
+    from ctxwatch.cli.load import load_paths
+    from ctxwatch.config import Settings
+
+    run = load_paths((str(inp), str(out)), None, Settings())
+    assert [c.provenance.custom_id for c in run.calls] == ["false"]
+
+
+@pytest.mark.parametrize("sample", ["anthropic-batch", "openai-batch"])
+def test_the_project_samples_say_no_repr(sample: str) -> None:
+    root = Path(__file__).resolve().parent.parent / "sample_logs" / sample
+    messages = _messages(root)
+    assert not [m for m in messages if REPR.search(m)], messages
