@@ -1,7 +1,9 @@
 """The batch readers' notes say a log's values in words or JSON, never as Python's repr: a batch object's request
 counts (a JSON object) read ``19 processing, 0 succeeded``, not ``{'processing': 19, ...}``; a ``custom_id``, an
 error code or a status that is no string (``null``, ``true``, an object) is written as JSON, not ``None``,
-``True`` or ``{'id': 'x'}``.  Expected messages are written by hand or read from the file with plain ``json``.
+``True`` or ``{'id': 'x'}``.  The same of the other readers' notes that named a log value with ``str()`` (Cline's
+failed requests, claude-trace's other requests).  Expected messages are written by hand or read from the file with
+plain ``json``.
 """
 
 from __future__ import annotations
@@ -135,3 +137,34 @@ def test_the_project_samples_say_no_repr(sample: str) -> None:
     root = Path(__file__).resolve().parent.parent / "sample_logs" / sample
     messages = _messages(root)
     assert not [m for m in messages if REPR.search(m)], messages
+
+
+def _read(path: Path, fmt: str) -> list[str]:
+    from ctxwatch.cli.load import load_paths
+    from ctxwatch.config import Settings
+
+    return [i.message for i in load_paths((str(path),), fmt, Settings()).issues]
+
+
+def test_cline_says_a_failure_without_repr(tmp_path: Path) -> None:
+    """An ``api_req_started`` without token counts: its ``ts`` null and a cancel reason that is an object are
+    written as JSON (``ts None``, ``{'r': 1}`` before); a string reason and a number ``ts`` as they are."""
+    def started(ts: object, reason: object) -> dict[str, object]:
+        return {"ts": ts, "type": "say", "say": "api_req_started",
+                "text": json.dumps({"request": "hi", "cancelReason": reason})}
+
+    path = tmp_path / "ui_messages.json"
+    path.write_text(json.dumps([started(None, {"r": 1}), started(1700000000000, "user_cancelled")]))
+    assert _read(path, "cline") == ['entry 0 (ts null): {"r":1}', "entry 1 (ts 1700000000000): user_cancelled"]
+
+
+def test_claude_trace_says_a_url_without_repr(tmp_path: Path) -> None:
+    """A captured request that is no Messages API call, its url an object: written as JSON (``{'u': 1}``
+    before); a string url as it is."""
+    path = _write(tmp_path / "trace.jsonl", [
+        {"request": {"url": {"u": 1}, "body": {"model": "x"}}, "response": {}},
+        {"request": {"url": "https://api.anthropic.com/v1/models", "body": {"model": "x"}}, "response": {}},
+    ])
+    assert _read(path, "claude-trace") == ['not a Messages API request ({"u":1}); skipped',
+                                           "not a Messages API request (https://api.anthropic.com/v1/models); "
+                                           "skipped"]

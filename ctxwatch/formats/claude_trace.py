@@ -24,7 +24,7 @@ from ctxwatch.formats.wire.streams import is_openai_stream, sse_values, stream_b
 from ctxwatch.formats.wire.timestamps import parse_timestamp
 from ctxwatch.formats.wire.values import int_or_none
 from ctxwatch.model import Issue, ResponseInfo, Usage
-from ctxwatch.source import Record
+from ctxwatch.source import Record, show_value
 
 
 class SseStream(NamedTuple):
@@ -196,7 +196,9 @@ class ClaudeTraceReader(Reader):
         body = rq.get("body")
         url = str(rq.get("url") or "")
         if not isinstance(body, dict) or ("messages" not in body and "/messages" not in url):
-            return [Issue(self.path, rec.line, "unknown_record", f"not a Messages API request ({url[:80]}); skipped")]
+            # (a url that is no string said as JSON, not as Python's repr of it)
+            said = url[:80] if isinstance(rq.get("url"), str) or not rq.get("url") else show_value(rq.get("url"))
+            return [Issue(self.path, rec.line, "unknown_record", f"not a Messages API request ({said}); skipped")]
         status = rs.get("status_code")
         if isinstance(status, int) and status != 200:
             return [Issue(self.path, rec.line, "failed_request", f"HTTP {status}; not counted as a call")]

@@ -19,6 +19,7 @@ from ctxwatch.formats.wire.models import provider_of_model
 from ctxwatch.formats.wire.timestamps import parse_timestamp
 from ctxwatch.formats.wire.values import int_or_none
 from ctxwatch.model import Issue, Message, ParsedCall, Part, Provenance, Usage
+from ctxwatch.source import show_value
 
 Output = ParsedCall | Issue
 
@@ -75,7 +76,10 @@ class ClineReader(Reader):
                 usage = cline_usage(d)
                 if usage is None:
                     why = d.get("cancelReason") or d.get("streamingFailedMessage") or "no token counts"
-                    out.append(Issue(self.path, 0, "no_usage", f"entry {i} (ts {e.get('ts')}): {str(why)[:120]}"))
+                    # (a log value said as JSON where it is no string: `ts null`, never Python's `None`)
+                    said = why[:120] if isinstance(why, str) else show_value(why)
+                    ts = t if isinstance(t := e.get("ts"), str) else show_value(t)
+                    out.append(Issue(self.path, 0, "no_usage", f"entry {i} (ts {ts}): {said}"))
                     continue
                 mi = m if isinstance(m := e.get("modelInfo"), dict) else {}
                 model = mi.get("modelId") if isinstance(mi.get("modelId"), str) else None
