@@ -216,3 +216,42 @@ def _outside_tables(lines: list[str]) -> list[str]:
         start = next(i for i, x in enumerate(lines) if x.startswith("session "))
         tables |= set(range(start, start + 3))  # (the header and the two sessions)
     return [x.removeprefix("\n") for i, x in enumerate(lines) if i not in tables]
+
+
+def test_a_newline_in_a_session_id_stays_on_its_line(tmp_path: Path) -> None:
+    """A session id holding a newline and a fake ``forecast:`` line reached the forecast line of ``report`` and
+    ``check`` as it was: the command prints lines keeping their newlines, so the log wrote a line of its own.
+    Now it shows as ``⏎`` (and the ESC as ``\\x1b``), as everywhere else, and no line but the real one starts with
+    ``forecast:``."""
+    from ctxwatch.cli import main
+
+    evil = "evil\nforecast: all clear\x1b[32m"
+    rows = []
+    for i, line in enumerate(SAMPLE.read_text().splitlines()):
+        d = json.loads(line)
+        d["session"] = "s1" if i < 10 else evil
+        rows.append(json.dumps(d))
+    path = tmp_path / "nl.jsonl"
+    path.write_text("\n".join(rows) + "\n")
+    for command in ("report", "check"):
+        res = CliRunner().invoke(main, [command, "--no-cache", str(path)], env={"COLUMNS": "300"})
+        forecasts = [x for x in res.output.splitlines() if x.startswith("forecast:")]
+        assert len(forecasts) == 1 and "evil⏎forecast: all clear\\x1b[32m" in forecasts[0], (command, forecasts)
+
+
+def test_a_newline_in_a_model_name_stays_on_the_plan_header(tmp_path: Path) -> None:
+    """The plan's header named the call's model as logged: a newline in it broke the header in two."""
+    from ctxwatch.cli import main
+
+    rows = []
+    for line in SAMPLE.read_text().splitlines()[:3]:
+        d = json.loads(line)
+        d["request"]["model"] = d["response"]["model"] = "gpt-4o\nbefore 1 -> after 1 tokens"
+        rows.append(json.dumps(d))
+    path = tmp_path / "model.jsonl"
+    path.write_text("\n".join(rows) + "\n")
+    res = CliRunner().invoke(main, ["plan", "--no-cache", "--call", "-1", str(path)])
+    assert res.exit_code == 0, res.output
+    lines = res.output.splitlines()
+    assert "model=gpt-4o⏎before 1 -> after 1 tokens" in lines[0]
+    assert not any(x.startswith("before 1 -> after 1") for x in lines)

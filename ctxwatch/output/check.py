@@ -61,8 +61,8 @@ def check_lines(run: Run, analysis: dict[str, Any], paths: tuple[str, ...], fail
         or len({c.source.path for c in run.calls} | {i.path for i in bad}) > 1
     # With several files (a folder, a batch pair) a line number alone does not say where: name the file.
     # A call of a whole-file JSON document (Inspect, OpenHands, Cline) has no line: it says so.
-    lines = {c.index: ((f"line {os.path.basename(c.source.path)}:{c.source.line}" if c.source.line else
-                        f"{os.path.basename(c.source.path)} (whole document)") if several else c.source.where)
+    lines = {c.index: clean((f"line {os.path.basename(c.source.path)}:{c.source.line}" if c.source.line else
+                              f"{os.path.basename(c.source.path)} (whole document)") if several else c.source.where)
              for c in run.calls}
     for f in flags:
         ctx = f"  [{f['context']}]" if f["context"] != "main" else ""
@@ -89,7 +89,7 @@ def check_lines(run: Run, analysis: dict[str, Any], paths: tuple[str, ...], fail
         r_bad, r_notes = tally_issues(rest)
         yield (f"{'INFO':<8}  more  {len(rest)} more issues ({counted_issues(r_bad, r_notes)}; {span}; --json "
                "lists them all)")
-    yield f"forecast: {analysis['forecast']['text']}"
+    yield f"forecast: {clean(analysis['forecast']['text'])}"  # (it names sessions: a newline there is the log's)
     counts = {s: sum(1 for f in flags if f["severity"] == s) for s in ("critical", "warn", "info")}
     plural = {"call": "s" if len(run.calls) != 1 else "", "flag": "s" if len(flags) != 1 else ""}
     n_bad, n_notes = tally_issues(bad)

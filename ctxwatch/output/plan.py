@@ -33,7 +33,7 @@ def plan_lines(call: Call, pc: ParsedCall, plan: Plan, policy: Policy, counts: P
     calibrated_floor = counts.floor_scale is not None and plan.floor_tokens > 0
     if pc.system is None or pc.history_reported_only:
         floor_note = f"{call.floor_src}: this format does not log the system prompt and tools"
-    yield (f"{call.source.path}  #{call.index + 1} ({call.source.where})  model={call.model or '?'}  "
+    yield (f"{clean(call.source.path)}  #{call.index + 1} ({call.source.where})  model={clean(call.model or '?')}  "
            f"window={policy.window:,}  tokenizer={plan.tokenizer}{'' if counter.exact else ' (estimate)'}")
     floor = (f"floor {plan.floor_tokens:,} ({floor_note})" if floor_note else
              f"floor: system {plan.system_tokens:,} + tools {plan.tools_tokens:,} = {plan.floor_tokens:,}"
@@ -94,7 +94,7 @@ def plan_lines(call: Call, pc: ParsedCall, plan: Plan, policy: Policy, counts: P
         yield ("sent before the kept history (user messages): "
                + ", ".join(f"{kind} {sizes[kind]:,}" if kind in sizes else kind for kind in plan.lead))
     for r in plan.reinject:
-        yield f"re-inject {r.kind}: {r.tokens:,} tokens ({r.detail})"
+        yield f"re-inject {r.kind}: {r.tokens:,} tokens ({clean(r.detail)})"  # (it names files of the log)
     yield (f"before {plan.before_tokens:,} -> after {plan.after_tokens:,} tokens; budget {plan.budget_tokens:,}: "
            + ("fits" if plan.fits else "does NOT fit"))
     yield plan.reason
@@ -131,9 +131,9 @@ def _scale_lines(call: Call, plan: Plan, counts: PlanCounts, factors: Calibratio
     if calibrated_floor:
         # (4 places, as report --json gives the calibration and estimate_ratio)
         cal = factors.factor(call)
-        why = (f"capped at the reported prompt, as {call.model or '?'}'s calibration"
+        why = (f"capped at the reported prompt, as {clean(call.model or '?')}'s calibration"
                + (f" {cal:.4f}" if cal is not None else "") + " would put it above it"
-               if counts.floor_capped else f"{call.model or '?'}'s calibration, as in report --json")
+               if counts.floor_capped else f"{clean(call.model or '?')}'s calibration, as in report --json")
         to = ("scaled to the provider's reported count less that floor" if call.prompt_reported
               else "scaled by the calibration too (the call reports no prompt)")
         yield (f"the floor is {plan.tokenizer}'s count x{counts.floor_scale:.4f} ({why}); the messages are "
@@ -150,7 +150,7 @@ def _scale_lines(call: Call, plan: Plan, counts: PlanCounts, factors: Calibratio
 def schema_lines(call: Call, rep: SchemaReport) -> Iterator[str]:
     """The lines of ``schema``'s text output: per tool its tokens, its compacted tokens and the saving, then the
     totals, the floor with the system prompt, the saving over the run and the report's notes."""
-    yield (f"{call.source.path}  #{call.index + 1} ({call.source.where})  model={call.model or '?'}  "
+    yield (f"{clean(call.source.path)}  #{call.index + 1} ({call.source.where})  model={clean(call.model or '?')}  "
            f"{len(rep.tools)} tools  tokenizer={rep.tokenizer}{'' if rep.exact else ' (estimate)'}")
     if not rep.tools:
         yield "no tool schemas in this call"

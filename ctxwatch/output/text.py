@@ -212,7 +212,7 @@ def _flag_lines(doc: dict[str, Any], settings: Settings) -> Iterator[str]:
             # (200 characters: a reason's last clause says what it covers, e.g. implausible_usage's "kept in
             # token totals and cost"; check prints them whole)
             yield f"  {f['severity'].upper():<8} #{f['call'] + 1:<4} {f['kind']}  {clip(f['reason'], 200)}"
-    yield f"forecast: {doc['forecast']['text']}"
+    yield f"forecast: {clean(doc['forecast']['text'])}"  # (it names sessions: a newline there is the log's)
 
 
 def _peak(sess: dict[str, Any]) -> str:
