@@ -2,6 +2,9 @@
 combining mark none.  A log whose session id, model name or file name holds them keeps its tables aligned and
 every line of ``report`` within the width it is laid out to; ``plan`` and ``schema`` pad their names in cells.
 
+Below 40 columns the tables keep their narrowest layout and the other lines are still broken to the width.  Log
+text never writes a line of its own: a newline in a session id or a model name shows as ``⏎``.
+
 The expected widths are measured here with :func:`_cells`, written apart from ctxwatch's own.
 """
 
