@@ -48,7 +48,10 @@ def load_paths(paths: tuple[str, ...], fmt: str | None, settings: Settings, rend
                 run = load_many(list(paths), fmt, settings, parallel=True, cache=cache, render=render)
         except LogError as exc:
             fail(clean(exc))
-    hold(run)  # (freed with the process, not call by call as the command returns)
+        # (freed with the process, not call by call as the command returns; held, and so moved out of the
+        # collector's walks, before the collector is back on: its first collection would walk every object the
+        # load made, 0.06 to 0.09 s after the benchmark folder's 26,686 calls)
+        hold(run)
     return run
 
 
