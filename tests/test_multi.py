@@ -385,7 +385,12 @@ def test_last_activity_is_the_last_calls_time_not_a_later_bookkeeping_lines(tmp_
 
     path = shared_logs / "claude-code" / "spotter_short.jsonl"
     calls = [json.loads(ln) for ln in path.read_text().splitlines() if '"usage"' in ln and '"assistant"' in ln]
-    expected = max(datetime.fromisoformat(c["timestamp"].replace("Z", "+00:00")).timestamp() for c in calls)
+    # (a response's time is its first line's: its later lines, a content block each, come seconds after)
+    firsts: dict[tuple[str, str], str] = {}
+    for c in calls:
+        firsts.setdefault((c["message"]["id"], c["requestId"]), c["timestamp"])
+    expected = max(datetime.fromisoformat(t.replace("Z", "+00:00")).timestamp() for t in firsts.values())
+    assert expected == datetime.fromisoformat("2026-02-10T21:11:59.186+00:00").timestamp()
     every = [json.loads(ln).get("timestamp") for ln in path.read_text().splitlines()]
     latest_any = max(datetime.fromisoformat(t.replace("Z", "+00:00")).timestamp() for t in every if t)
     assert latest_any > expected  # (the sample does end with later bookkeeping lines)

@@ -23,6 +23,10 @@ _TIMESTAMP = re.compile(
     rb"|(\d{9,13}(?:\.\d+)?)\b)")
 #: A line holding one of these is a call's (a usage block, Codex's token_count, Cline's api_req_started).
 _CALL_MARKS = (b"usage", b"Usage", b"tokensIn")
+#: A Claude Code response's ids on each of its lines (one line per content block, each with the response's
+#: ``message.id`` and the API request's ``requestId``): the call's time is its first line's.
+_RESPONSE_ID = re.compile(rb'"id"\s*:\s*"(msg_[^"]{1,200})"')
+_REQUEST_ID = re.compile(rb'"requestId"\s*:\s*"([^"]{1,200})"')
 
 
 def _timestamps(data: bytes) -> Iterator[float]:
@@ -55,8 +59,11 @@ def last_call_time(path: str) -> tuple[float | None, bool]:
     a zone read as UTC) and epoch numbers (seconds, or milliseconds above 10**11: Cline's ``ts``).  The latest one
     on a line of a call (:data:`_CALL_MARKS`) wins, as ``report`` orders sessions by their calls' time (a
     Claude Code session often ends with bookkeeping lines after its last call); without one, the latest of any
-    line.  A file's modification time says only when it was last written or copied (a copied folder of logs
-    has one time for every file)."""
+    line.  A call written over several lines (a Claude Code response, a line per content block, each with its
+    ``message.id`` and ``requestId``) has its first line's time, as the engine gives it: consecutive call lines
+    with both ids the same are one call.  Only the calls near the end are seen: a call far back with a later
+    time (lines written out of order) is not.  A file's modification time says only when it was last written
+    or copied (a copied folder of logs has one time for every file)."""
     best_any: float | None = None
     any_at = 0  # where (bytes from the end) the first timestamp was found
     try:
@@ -70,6 +77,7 @@ def last_call_time(path: str) -> tuple[float | None, bool]:
                 # (a chunk overlaps the next by 64 bytes, so that a value cut at a chunk's edge is seen whole)
                 tail = fh.read(min(end, start + ACTIVITY_CHUNK_BYTES + 64) - start)
                 best_call: float | None = None
+                call: tuple[bytes | None, float] = (None, 0.0)  # (the last call line's response id, its call's time)
                 for line in tail.split(b"\n"):
                     found = max(_timestamps(line), default=None)
                     if found is None:
@@ -78,8 +86,13 @@ def last_call_time(path: str) -> tuple[float | None, bool]:
                         any_at = end - start
                     if best_any is None or found > best_any:
                         best_any = found
-                    if any(mark in line for mark in _CALL_MARKS) and (best_call is None or found > best_call):
-                        best_call = found
+                    if any(mark in line for mark in _CALL_MARKS):
+                        m, r = _RESPONSE_ID.search(line), _REQUEST_ID.search(line)
+                        rid = m.group(1) + b"\0" + r.group(1) if m and r else None
+                        if rid is None or rid != call[0]:
+                            call = (rid, found)  # (a call's first line: its time is the call's)
+                        if best_call is None or call[1] > best_call:
+                            best_call = call[1]
                 if best_call is not None:
                     return best_call, True
     except OSError:
