@@ -105,9 +105,10 @@ def test_anthropic_failures_of_odd_types(tmp_path: Path) -> None:
 
 
 def test_joined_ids_that_are_no_strings(tmp_path: Path) -> None:
-    """An input and an output whose ids are no strings: the unmatched, missing and duplicate notes name them as
-    JSON text (``'null'``, the id as recorded), and the calls record that text as their custom_id (it was
-    Python's ``"None"``)."""
+    """An input and an output whose ids are no strings: each line's ``no_custom_id`` note names its id as JSON
+    text (``null``, ``false``, never Python's ``None``); such ids join nothing, so there is no duplicate, unmatched
+    or missing note about them (``null`` was taken for the string ``'null'``), and a call keeps its id's text in
+    its details (its custom_id is none)."""
     inp = _write(tmp_path / "batch_input.jsonl", [
         {"custom_id": None, "method": "POST", "url": "/v1/chat/completions",
          "body": {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "hi"}]}},
@@ -120,16 +121,21 @@ def test_joined_ids_that_are_no_strings(tmp_path: Path) -> None:
     result["custom_id"] = False
     out = _write(tmp_path / "batch_output.jsonl", [result])
     messages = _messages(inp, out)
-    assert "custom_id 'null' already used on line 1; the first request is joined" in messages
-    assert "1 of 1 results have no request in batch_input.jsonl (first: 'false'); shown with usage only" in messages
-    assert "2 of 2 requests have no result in batch_output.jsonl (first: 'null')" in messages
+    joined_to_none = "no result can be joined to it (a custom_id is a string)"
+    assert sorted(messages) == sorted([
+        "batch result with custom_id false: it cannot be joined to its request (a custom_id is a string); counted "
+        "with its usage only",
+        f"batch request with custom_id null: {joined_to_none}",
+        f"batch request with custom_id null: {joined_to_none}",
+        f'batch request with custom_id {{"k":1}}: {joined_to_none}',
+    ])
     assert not [m for m in messages if REPR.search(m)], messages
 
     from ctxwatch.cli.load import load_paths
     from ctxwatch.config import Settings
 
     run = load_paths((str(inp), str(out)), None, Settings())
-    assert [c.provenance.custom_id for c in run.calls] == ["false"]
+    assert [(c.provenance.custom_id, c.provenance.details.get("custom_id")) for c in run.calls] == [(None, "false")]
 
 
 @pytest.mark.parametrize("sample", ["anthropic-batch", "openai-batch"])

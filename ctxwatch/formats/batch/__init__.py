@@ -25,6 +25,11 @@ What each file gives on its own:
   ``input_bytes`` and ``input_part`` (the value's index when several objects share the line) so that the
   request can be re-read.
 
+Every result line is a call of its own, keyed by the id the provider gives it or else by its content, never by
+its ``custom_id``: a result with none, with ``null`` or another value that is no string (which joins nothing: never
+the request named ``"null"``), or with one that another result reuses is never merged into another call.  A line
+without a ``custom_id`` string has a ``no_custom_id`` issue: it can be joined to nothing.
+
 The two formats share one reader (:mod:`.reader`); :mod:`.pairing` pairs the files of a folder.
 """
 

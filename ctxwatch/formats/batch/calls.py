@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ctxwatch.formats.batch.kinds import batch_id, named, said
+from ctxwatch.formats.batch.kinds import batch_id, join_id, said, shown_id
 from ctxwatch.formats.wire.anthropic import anthropic_request_to_parts, anthropic_response_info, anthropic_usage
 from ctxwatch.formats.wire.damage import request_problems
 from ctxwatch.formats.wire.images import image_size_from_base64
@@ -119,6 +119,30 @@ def attach_request(call: ParsedCall, req: dict[str, Any], provider: str) -> list
     return request_problems(call, body, flavour, where)
 
 
+#: Issue kind: a batch line without a ``custom_id`` string (none, ``null``, a number...) can be joined to
+#: nothing: a result is counted with its usage only, a request gets no result.
+NO_CUSTOM_ID = "no_custom_id"
+
+
+def _provenance(v: dict[str, Any], side: str) -> Provenance:
+    """A batch line's provenance: its ``custom_id`` when it is a string (:func:`join_id`); one of another JSON
+    type is no id (it names no request) and is kept, as JSON text, in ``details["custom_id"]``."""
+    prov = Provenance(custom_id=join_id(v), batch_side=side)
+    if prov.custom_id is None and "custom_id" in v:
+        prov.details["custom_id"] = batch_id(v["custom_id"])
+    return prov
+
+
+def unjoinable(path: str, line: int, v: dict[str, Any], side: str) -> Issue:
+    """The :data:`NO_CUSTOM_ID` issue of a result (``side`` ``output``) or a request (``input``) ``v`` at
+    ``line`` of ``path`` that has no ``custom_id`` string."""
+    if side == "output":
+        return Issue(path, line, NO_CUSTOM_ID, f"batch result {shown_id(v)}: it cannot be joined to its request "
+                     "(a custom_id is a string); counted with its usage only")
+    return Issue(path, line, NO_CUSTOM_ID, f"batch request {shown_id(v)}: no result can be joined to it (a "
+                 "custom_id is a string)")
+
+
 def request_call(path: str, rec: Record, req: dict[str, Any], provider: str) -> list[Output]:
     """A call with the request only (an input file read alone): usage is ``None`` (not reported).
 
@@ -127,25 +151,25 @@ def request_call(path: str, rec: Record, req: dict[str, Any], provider: str) -> 
         provider: ``openai`` | ``anthropic``.
 
     Returns:
-        A :class:`ParsedCall` keyed ``request:<custom_id>`` followed by an ``invalid_field`` issue for each part
-        its request leaves unknown (:func:`attach_request`), or one ``unsupported_endpoint`` issue for an
-        embeddings/moderations line.
+        A :class:`ParsedCall`, unkeyed (:class:`~ctxwatch.formats.batch.BatchReader` keys it by its content: two
+        requests under one ``custom_id`` stay two calls), followed by a :data:`NO_CUSTOM_ID` issue when it has
+        no ``custom_id`` string and an ``invalid_field`` issue for each part its request leaves unknown
+        (:func:`attach_request`); or one ``unsupported_endpoint`` issue for an embeddings/moderations line.
     """
-    cid = batch_id(req.get("custom_id"))
     url = str(req.get("url") or "")
     if url.endswith(_NON_CHAT_ENDPOINTS):
         return [Issue(path, rec.line, "unsupported_endpoint",
-                      f"{url} request {named(req.get('custom_id'))} is not a chat call; skipped")]
-    call = ParsedCall(source=_src(path, rec), provider=provider, key=f"request:{cid}",
-                      provenance=Provenance(custom_id=cid, batch_side="input"))
+                      f"{url} request {shown_id(req)} is not a chat call; skipped")]
+    call = ParsedCall(source=_src(path, rec), provider=provider, provenance=_provenance(req, "input"))
     problems = attach_request(call, req, provider)
-    return [call, *(Issue(path, rec.line, "invalid_field", p) for p in problems)]
+    unjoined = [unjoinable(path, rec.line, req, "input")] if call.provenance.custom_id is None else []
+    return [call, *unjoined, *(Issue(path, rec.line, "invalid_field", p) for p in problems)]
 
 
 def openai_result(path: str, rec: Record, v: dict[str, Any]) -> Output:
-    """Call (or failure issue) of one OpenAI batch output line."""
-    cid = batch_id(v.get("custom_id"))
-    shown = named(v.get("custom_id"))  # ('triage-004', or `with custom_id null`: never Python's repr)
+    """Call (or failure issue) of one OpenAI batch output line, keyed by its ``batch_req`` id; unkeyed when it
+    has none (:class:`~ctxwatch.formats.batch.BatchReader` keys it by its content)."""
+    shown = shown_id(v)  # ('triage-004', or `with custom_id null`: never Python's repr)
     resp = v.get("response") if isinstance(v.get("response"), dict) else None
     err = v.get("error")
     status = resp.get("status_code") if resp else None
@@ -171,19 +195,20 @@ def openai_result(path: str, rec: Record, v: dict[str, Any]) -> Output:
     info = (responses_response_info if is_responses else openai_response_info)(body)
     ts = parse_timestamp(body.get("created") if body.get("created") is not None else body.get("created_at"))
     model = body.get("model") if isinstance(body.get("model"), str) else None
-    extra = Provenance(custom_id=cid, batch_side="output")
-    if isinstance(v.get("id"), str):
-        extra.details["batch_request_id"] = v["id"]
+    extra = _provenance(v, "output")
+    rid = v["id"] if isinstance(v.get("id"), str) and v["id"] else None
+    if rid is not None:
+        extra.details["batch_request_id"] = rid
     if isinstance(resp.get("request_id"), str):
         extra.request_id = resp["request_id"]
     return ParsedCall(source=_src(path, rec), timestamp=ts, model=model, provider="openai", usage=usage,
-                      response=info, key=v["id"] if isinstance(v.get("id"), str) else f"result:{cid}", provenance=extra)
+                      response=info, key=rid, provenance=extra)
 
 
 def anthropic_result(path: str, rec: Record, v: dict[str, Any]) -> Output:
-    """Call (or failure issue) of one Anthropic Message Batches result line."""
-    cid = batch_id(v.get("custom_id"))
-    shown = named(v.get("custom_id"))
+    """Call (or failure issue) of one Anthropic Message Batches result line, keyed by its message id; unkeyed
+    when it has none (:class:`~ctxwatch.formats.batch.BatchReader` keys it by its content)."""
+    shown = shown_id(v)
     res = v["result"]
     rtype = res.get("type")
     if rtype != "succeeded":
@@ -197,8 +222,8 @@ def anthropic_result(path: str, rec: Record, v: dict[str, Any]) -> Output:
     msg = res.get("message")
     if not isinstance(msg, dict):
         return Issue(path, rec.line, "failed_request", f"batch request {shown} succeeded without a message; skipped")
-    key = msg["id"] if isinstance(msg.get("id"), str) else f"result:{cid}"
+    key = msg["id"] if isinstance(msg.get("id"), str) and msg["id"] else None
     return ParsedCall(source=_src(path, rec), model=msg.get("model") if isinstance(msg.get("model"), str) else None,
                       provider="anthropic", usage=anthropic_usage(msg.get("usage")),
                       response=anthropic_response_info(msg), key=key,
-                      provenance=Provenance(custom_id=cid, batch_side="output"))
+                      provenance=_provenance(v, "output"))

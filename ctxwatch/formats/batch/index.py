@@ -9,13 +9,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ctxwatch.formats.batch.calls import unjoinable
 from ctxwatch.formats.batch.kinds import (
     ANTHROPIC_REQUEST,
     ANTHROPIC_REQUESTS_BODY,
     OPENAI_INPUT,
     PROVIDER,
-    batch_id,
     classify_batch_value,
+    join_id,
 )
 from ctxwatch.model import Issue
 from ctxwatch.source import Record, decode_line, iter_records, show_value
@@ -42,7 +43,9 @@ class BatchInputIndex:
 
     Attributes:
         kind: the provider of the requests (``openai`` | ``anthropic``), or ``None`` if none was found.
-        issues: problems met while indexing (unreadable file, invalid lines, duplicate ``custom_id``s).
+        issues: problems met while indexing (unreadable file, invalid lines, duplicate ``custom_id``s, requests
+            without a ``custom_id`` string, which are not indexed: ``null`` names no result, and never the
+            request named ``"null"``).
             The ``concatenated`` notice of an Anthropic request file (objects glued with no separator) is
             expected and dropped.
         used: the ``custom_id``s fetched so far (to report requests that got no result).
@@ -70,9 +73,11 @@ class BatchInputIndex:
         kind = classify_batch_value(rec.value)
         if kind == ANTHROPIC_REQUESTS_BODY:
             for i, item in enumerate(rec.value["requests"]):
-                if isinstance(item, dict) and isinstance(item.get("custom_id"), str):
+                if isinstance(item, dict) and (cid := join_id(item)) is not None:
                     loc = RequestLocation(rec.line, rec.byte_start, rec.byte_end, rec.part, i)
-                    self._put(item["custom_id"], loc, rec)
+                    self._put(cid, loc, rec)
+                elif isinstance(item, dict) and ("custom_id" in item or "params" in item):
+                    self.issues.append(unjoinable(self.path, rec.line, item, "input"))
             self.kind = self.kind or "anthropic"
             return
         if kind not in (OPENAI_INPUT, ANTHROPIC_REQUEST):
@@ -80,8 +85,11 @@ class BatchInputIndex:
                                      "not a batch request ({custom_id, body} or {custom_id, params}); skipped"))
             return
         self.kind = self.kind or PROVIDER[kind]
-        loc = RequestLocation(rec.line, rec.byte_start, rec.byte_end, rec.part, -1)
-        self._put(batch_id(rec.value.get("custom_id")), loc, rec)
+        cid = join_id(rec.value)
+        if cid is None:
+            self.issues.append(unjoinable(self.path, rec.line, rec.value, "input"))
+            return
+        self._put(cid, RequestLocation(rec.line, rec.byte_start, rec.byte_end, rec.part, -1), rec)
 
     def _put(self, cid: str, loc: RequestLocation, rec: Record) -> None:
         if cid in self._locs:

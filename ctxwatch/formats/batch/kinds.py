@@ -24,11 +24,28 @@ PROVIDER = {
     ANTHROPIC_BATCH_OBJECT: "anthropic", ANTHROPIC_REQUESTS_BODY: "anthropic",
 }
 
+#: The types of an Anthropic batch result (Anthropic API reference, "Retrieve Message Batch results").
+RESULT_TYPES = ("succeeded", "errored", "canceled", "expired")
+
 
 def batch_id(raw: object) -> str:
-    """A ``custom_id`` as the reader keys and records it: the string itself, another JSON value (a damaged or
+    """A ``custom_id`` as the reader records and names it: the string itself, another JSON value (a damaged or
     hostile line) as its compact JSON text (``null``, ``7``, ``{"id":"x"}``), never Python's repr of it."""
     return raw if isinstance(raw, str) else json_text(raw, none="null")
+
+
+def join_id(v: dict[str, Any]) -> str | None:
+    """The ``custom_id`` a line is joined by: the string itself; ``None`` when the line has none or one of another
+    JSON type (``null``, ``7``, an object: both providers' ``custom_id`` is a string), which names no request or
+    result, so that ``null`` never joins the string ``"null"``, nor ``7`` the string ``"7"``."""
+    cid = v.get("custom_id")
+    return cid if isinstance(cid, str) else None
+
+
+def shown_id(v: dict[str, Any]) -> str:
+    """How an issue names the request of a line: as :func:`named` names its ``custom_id``, or ``without a
+    custom_id`` when the line has none."""
+    return named(v["custom_id"]) if "custom_id" in v else "without a custom_id"
 
 
 def named(raw: object) -> str:
@@ -57,7 +74,9 @@ def classify_batch_value(v: Any) -> str | None:
         ``"openai-input"`` (``{custom_id, method|url, body}``), ``"openai-output"`` (``{custom_id, response,
         error}``), ``"anthropic-request"`` (``{custom_id, params}``), ``"anthropic-result"`` (``{custom_id,
         result}``), ``"anthropic-batch-object"`` (``{type: "message_batch"}``), ``"anthropic-requests-body"``
-        (``{requests: [{custom_id, params}]}``), or ``None`` for anything else.
+        (``{requests: [{custom_id, params}]}``), or ``None`` for anything else.  A result line without its
+        ``custom_id`` is still a result: an OpenAI ``response`` with a ``status_code`` beside ``error`` (or a
+        ``batch_req`` id), an Anthropic ``result`` of one of :data:`RESULT_TYPES`.
     """
     if not isinstance(v, dict):
         return None
@@ -71,6 +90,15 @@ def classify_batch_value(v: Any) -> str | None:
         if "response" in v and ("error" in v or str(v.get("id", "")).startswith("batch_req")):
             return OPENAI_OUTPUT
         return None
+    # A result that lost its custom_id is still a response of its own (a call, said to be unjoinable): known by
+    # the rest of its envelope, a response with its status code, a result with one of the four result types.
+    resp, res = v.get("response"), v.get("result")
+    if isinstance(resp, dict) and "status_code" in resp and ("error" in v or str(v.get("id", "")).startswith(
+            "batch_req")):
+        return OPENAI_OUTPUT
+    if isinstance(res, dict) and res.get("type") in RESULT_TYPES and (
+            isinstance(res.get("message"), dict) or isinstance(res.get("error"), dict) or "message" not in res):
+        return ANTHROPIC_RESULT
     if v.get("type") == "message_batch" and "request_counts" in v:
         return ANTHROPIC_BATCH_OBJECT
     reqs = v.get("requests")

@@ -6,7 +6,7 @@ import os
 from collections.abc import Iterable
 
 from ctxwatch.formats import Reader
-from ctxwatch.formats.batch.calls import anthropic_result, attach_request, openai_result, request_call
+from ctxwatch.formats.batch.calls import anthropic_result, attach_request, openai_result, request_call, unjoinable
 from ctxwatch.formats.batch.index import BatchInputIndex
 from ctxwatch.formats.batch.kinds import (
     ANTHROPIC_BATCH_OBJECT,
@@ -16,10 +16,11 @@ from ctxwatch.formats.batch.kinds import (
     OPENAI_OUTPUT,
     OUTPUT_KINDS,
     PROVIDER,
-    batch_id,
     classify_batch_value,
+    join_id,
     said,
 )
+from ctxwatch.formats.wire.dedupe import ResponseIds, json_hash
 from ctxwatch.model import Issue, ParsedCall
 from ctxwatch.source import Record, iter_records, show_value
 
@@ -43,7 +44,15 @@ class BatchReader(Reader):
     ``custom_id`` is not in the input stays a usage-only call (:attr:`~ctxwatch.model.Provenance.joined` False) and
     is counted
     in one ``unmatched_result`` issue at :meth:`finish`; requests that got no result (neither a call nor a
-    failure) are counted in one ``missing_result`` issue.
+    failure) are counted in one ``missing_result`` issue.  A result without a ``custom_id`` string (none,
+    ``null``, a number) is a usage-only call too, with a ``no_custom_id`` issue of its own: it can be joined to
+    no request, and ``null`` never joins the request named ``"null"``.
+
+    Every line that is a response (or a request) of its own is a call of its own: one the provider names (a
+    ``batch_req`` id, a message id) is keyed by that name, any other by its content and its occurrence among
+    identical lines of the file (:meth:`~ctxwatch.formats.wire.dedupe.ResponseIds.content`), never by its
+    ``custom_id``, which results without one, or reusing one, share (a copy of the file, in a folder beside
+    it, gives the same keys: each call is counted once).
     """
 
     def __init__(self, path: str, input_path: str | None = None, *, index: BatchInputIndex | None = None,
@@ -57,6 +66,7 @@ class BatchReader(Reader):
         self._unmatched: list[tuple[int, str]] = []
         self._results = 0
         self._requests: list[int] = []  # (lines of the requests read as calls of their own)
+        self._keys = ResponseIds(path)  # (content keys of the lines the provider names no response of)
 
     @property
     def index(self) -> BatchInputIndex | None:
@@ -68,25 +78,38 @@ class BatchReader(Reader):
     def feed(self, rec: Record) -> Iterable[Output]:
         """One line (or one of several glued objects) → one call, one issue, or several request calls."""
         v = rec.value
+        self._keys.start(rec.line)
         kind = classify_batch_value(v)
         if kind in OUTPUT_KINDS:
             out = openai_result(self.path, rec, v) if kind == OPENAI_OUTPUT else anthropic_result(self.path, rec, v)
             if isinstance(out, ParsedCall):
                 self._results += 1
+                self._keys.content(out, json_hash([rec.part, v]), rec.line)
+                if out.provenance.custom_id is None:
+                    return [out, unjoinable(self.path, rec.line, v, "output"), *self._join(out, kind)]
                 return [out, *self._join(out, kind)]
-            if self.index is not None and (cid := batch_id(v.get("custom_id"))) in self.index:
+            if self.index is not None and (cid := join_id(v)) is not None and cid in self.index:
                 self.index.used.add(cid)  # answered, if only by a failure
             return [out]
         if kind in (OPENAI_INPUT, ANTHROPIC_REQUEST):
             self._requests.append(rec.line)
-            return request_call(self.path, rec, v, PROVIDER[kind])
+            return self._keyed(request_call(self.path, rec, v, PROVIDER[kind]), [rec.part, v], rec.line)
         if kind == ANTHROPIC_REQUESTS_BODY:
             self._requests.append(rec.line)
-            return [out for r in v["requests"] if isinstance(r, dict) and "custom_id" in r
-                    for out in request_call(self.path, rec, r, "anthropic")]
+            return [out for i, r in enumerate(v["requests"])
+                    if isinstance(r, dict) and ("custom_id" in r or "params" in r)
+                    for out in self._keyed(request_call(self.path, rec, r, "anthropic"), [rec.part, i, r], rec.line)]
         if kind == ANTHROPIC_BATCH_OBJECT:
             return [Issue(self.path, rec.line, "batch_object", batch_object_note(v))]
         return [Issue(self.path, rec.line, "unknown_record", "not a batch request or result line; skipped")]
+
+    def _keyed(self, outs: list[Output], value: object, line: int) -> list[Output]:
+        """``outs`` with the call among them keyed by ``value``'s content (the request and where it lies on
+        its line: each request of a ``{"requests": [...]}`` body has a key of its own)."""
+        for out in outs:
+            if isinstance(out, ParsedCall):
+                self._keys.content(out, json_hash(value), line)
+        return outs
 
     def _join(self, call: ParsedCall, kind: str) -> list[Issue]:
         """Give a result its request from the input file; the ``invalid_field`` issues of what that request
@@ -94,11 +117,12 @@ class BatchReader(Reader):
         index = self.index
         if index is None:
             return []
-        cid = call.provenance.custom_id or ""  # (every batch line's call has one: calls.py sets it)
-        req = index.fetch(cid) if cid in index else None
-        if req is None:
+        cid = call.provenance.custom_id  # (None: no custom_id string, said by its own issue)
+        req = index.fetch(cid) if cid is not None and cid in index else None
+        if cid is None or req is None:
             call.provenance.joined = False
-            self._unmatched.append((call.source.line, cid))
+            if cid is not None:
+                self._unmatched.append((call.source.line, cid))
             return []
         loc = index.location(cid)
         problems = attach_request(call, req, PROVIDER[kind])
