@@ -24,6 +24,7 @@ from ctxwatch.formats.wire.openai import (
     responses_usage,
 )
 from ctxwatch.formats.wire.timestamps import parse_timestamp
+from ctxwatch.formats.wire.values import limit_counts, string_counts
 from ctxwatch.model import Issue, Message, ParsedCall, Part, Provenance, SourceRef
 from ctxwatch.source import Record
 
@@ -96,7 +97,9 @@ def _fix_anthropic_images(params: dict[str, Any], messages: list[Message]) -> No
 def attach_request(call: ParsedCall, req: dict[str, Any], provider: str) -> list[str]:
     """Fill a call's request fields (system, tools, messages, max output tokens) from a request object; return
     what the request leaves unknown, one sentence each (:func:`~ctxwatch.formats.wire.damage.request_problems`:
-    a ``messages`` list that is missing or damaged makes the history unknown, never empty)."""
+    a ``messages`` list that is missing or damaged makes the history unknown, never empty), and each completion
+    limit written as a string of digits (:func:`~ctxwatch.formats.wire.values.limit_counts`: read as the count,
+    and said)."""
     if provider == "anthropic":
         params = p if isinstance(p := req.get("params"), dict) else {}
         system, tools, messages, mx = anthropic_request_to_parts(params)
@@ -116,7 +119,22 @@ def attach_request(call: ParsedCall, req: dict[str, Any], provider: str) -> list
         call.provenance.requested_model = requested
         if call.model is None:
             call.model = requested
-    return request_problems(call, body, flavour, where)
+    return [*request_problems(call, body, flavour, where), *limit_counts(body, where)]
+
+
+def usage_notes(path: str, line: int, v: dict[str, Any], provider: str) -> list[Issue]:
+    """An ``invalid_field`` issue at ``line`` for each count of a successful result's usage block (OpenAI
+    ``response.body.usage``, Anthropic ``result.message.usage``) written as a string of digits
+    (:func:`~ctxwatch.formats.wire.values.string_counts`: read as the count, and said)."""
+    if provider == "anthropic":
+        res = v.get("result")
+        msg = res.get("message") if isinstance(res, dict) else None
+        block, where = (msg.get("usage") if isinstance(msg, dict) else None), "result.message.usage"
+    else:
+        resp = v.get("response")
+        body = resp.get("body") if isinstance(resp, dict) else None
+        block, where = (body.get("usage") if isinstance(body, dict) else None), "response.body.usage"
+    return [Issue(path, line, "invalid_field", p) for p in string_counts(block, where)]
 
 
 #: Issue kind: a batch line without a ``custom_id`` string (none, ``null``, a number...) can be joined to

@@ -6,7 +6,14 @@ import os
 from collections.abc import Iterable
 
 from ctxwatch.formats import Reader
-from ctxwatch.formats.batch.calls import anthropic_result, attach_request, openai_result, request_call, unjoinable
+from ctxwatch.formats.batch.calls import (
+    anthropic_result,
+    attach_request,
+    openai_result,
+    request_call,
+    unjoinable,
+    usage_notes,
+)
 from ctxwatch.formats.batch.index import BatchInputIndex
 from ctxwatch.formats.batch.kinds import (
     ANTHROPIC_BATCH_OBJECT,
@@ -85,9 +92,10 @@ class BatchReader(Reader):
             if isinstance(out, ParsedCall):
                 self._results += 1
                 self._keys.content(out, json_hash([rec.part, v]), rec.line)
+                notes = usage_notes(self.path, rec.line, v, PROVIDER[kind])
                 if out.provenance.custom_id is None:
-                    return [out, unjoinable(self.path, rec.line, v, "output"), *self._join(out, kind)]
-                return [out, *self._join(out, kind)]
+                    notes.insert(0, unjoinable(self.path, rec.line, v, "output"))
+                return [out, *notes, *self._join(out, kind)]
             if self.index is not None and (cid := join_id(v)) is not None and cid in self.index:
                 self.index.used.add(cid)  # answered, if only by a failure
             return [out]

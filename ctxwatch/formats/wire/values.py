@@ -56,6 +56,19 @@ def string_counts(block: Any, where: str = "") -> list[str]:
     return out
 
 
+#: The request fields that set the completion limit (chat ``max_completion_tokens`` / ``max_tokens``, Anthropic
+#: ``max_tokens``, Responses ``max_output_tokens``), read as counts (:func:`request_max_tokens`).
+LIMIT_KEYS = ("max_completion_tokens", "max_tokens", "max_output_tokens")
+
+
+def limit_counts(body: Any, where: str) -> list[str]:
+    """:func:`string_counts` of the completion limits (:data:`LIMIT_KEYS`) a request body ``body`` sets, named
+    ``where`` (``body``, ``params``, ``request.body``); ``[]`` for a body that is no object."""
+    if not isinstance(body, dict):
+        return []
+    return string_counts({k: body[k] for k in LIMIT_KEYS if k in body}, where)
+
+
 def odd_content(value: Any, what: str = "message content", taken: str = "its JSON counted as text", *,
                 wanted: str = "text or a list of blocks") -> None:
     """Note (:func:`~ctxwatch.model.note_bad_field`, an ``invalid_field`` issue of the record) that ``value``,
