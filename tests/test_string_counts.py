@@ -1,5 +1,5 @@
 """A count the provider APIs write as a number, given as a JSON string of digits (``"30"``), in the bodies the batch
-readers read (a response's usage, a request's ``max_tokens``): read as the count it spells and
+and claude-trace readers read (a response's usage, a request's ``max_tokens``): read as the count it spells and
 said, with an ``invalid_field`` issue naming the field and the value, as the canonical reader says it.
 
 The files are the project samples' own lines with a few numbers turned into strings with plain ``json``; the
@@ -98,3 +98,61 @@ def test_anthropic_batch_counts_written_as_strings(tmp_path: Path) -> None:
 def test_the_sample_batches_have_no_string_counts() -> None:
     for sample in ("openai-batch", "anthropic-batch"):
         assert _invalid(report_of(str(SAMPLES / sample))) == [], sample
+
+
+def _trace_lines() -> list[dict[str, Any]]:
+    return _lines(SAMPLES / "claude_trace.jsonl")
+
+
+def test_claude_trace_body_counts_written_as_strings(tmp_path: Path) -> None:
+    """A response body's usage and the request's max_tokens."""
+    v = copy.deepcopy(next(x for x in _trace_lines() if isinstance(x["response"].get("body"), dict)
+                           and x["response"]["body"]["usage"]["cache_read_input_tokens"]))
+    usage = v["response"]["body"]["usage"]
+    usage["input_tokens"], usage["cache_read_input_tokens"] = str(usage["input_tokens"]), \
+        str(usage["cache_read_input_tokens"])
+    v["request"]["body"]["max_tokens"] = str(v["request"]["body"]["max_tokens"])
+    log = _write(tmp_path / "trace.jsonl", [v])
+    doc = report_of(str(log))
+    prompt = int(usage["input_tokens"]) + usage["cache_creation_input_tokens"] + int(usage["cache_read_input_tokens"])
+    assert [(c["prompt_tokens_reported"], c["completion_tokens_reported"], c["reserve_tokens"])
+            for c in doc["calls"]] == [(prompt, usage["output_tokens"], int(v["request"]["body"]["max_tokens"]))]
+    assert _invalid(doc) == sorted([
+        (log.name, 1, _said("request.body.max_tokens", v["request"]["body"]["max_tokens"])),
+        (log.name, 1, _said("response.body.usage.input_tokens", usage["input_tokens"])),
+        (log.name, 1, _said("response.body.usage.cache_read_input_tokens", usage["cache_read_input_tokens"])),
+    ])
+
+
+def test_claude_trace_stream_counts_written_as_strings(tmp_path: Path) -> None:
+    """An SSE stream's message_start usage and its message_delta's output count (message_start's own
+    ``output_tokens`` is a placeholder, never read: not said)."""
+    v = copy.deepcopy(next(x for x in _trace_lines() if isinstance(x["response"].get("body_raw"), str)))
+    events = []
+    start: dict[str, Any] = {}
+    delta: dict[str, Any] = {}
+    for line in v["response"]["body_raw"].split("\n"):
+        if line.startswith("data: "):
+            ev = json.loads(line[6:])
+            if ev["type"] == "message_start":
+                start = ev["message"]["usage"]
+                start["input_tokens"], start["output_tokens"] = str(start["input_tokens"]), str(start["output_tokens"])
+            elif ev["type"] == "message_delta":
+                delta = ev["usage"]
+                delta["output_tokens"] = str(delta["output_tokens"])
+            line = "data: " + json.dumps(ev)
+        events.append(line)
+    v["response"]["body_raw"] = "\n".join(events)
+    log = _write(tmp_path / "trace.jsonl", [v])
+    doc = report_of(str(log))
+    prompt = int(start["input_tokens"]) + start["cache_creation_input_tokens"] + start["cache_read_input_tokens"]
+    assert [(c["prompt_tokens_reported"], c["completion_tokens_reported"]) for c in doc["calls"]] == \
+        [(prompt, int(delta["output_tokens"]))]
+    assert _invalid(doc) == sorted([
+        (log.name, 1, _said("response.body_raw.message_start.message.usage.input_tokens", start["input_tokens"])),
+        (log.name, 1, _said("response.body_raw.message_delta.usage.output_tokens", delta["output_tokens"])),
+    ])
+
+
+def test_the_claude_trace_sample_has_no_string_counts() -> None:
+    assert _invalid(report_of(str(SAMPLES / "claude_trace.jsonl"))) == []

@@ -22,7 +22,7 @@ from ctxwatch.formats.wire.exchange import build_call, exchange_flavour
 from ctxwatch.formats.wire.messages import MessageMemo
 from ctxwatch.formats.wire.streams import is_openai_stream, sse_values, stream_body, stream_usage_note
 from ctxwatch.formats.wire.timestamps import parse_timestamp
-from ctxwatch.formats.wire.values import int_or_none
+from ctxwatch.formats.wire.values import int_or_none, limit_counts, string_counts
 from ctxwatch.model import Issue, ResponseInfo, Usage
 from ctxwatch.source import Record, show_value
 
@@ -66,10 +66,15 @@ def parse_sse(raw: str) -> SseStream:
     them (newer API versions); ``message_delta``'s output count is kept.  The server tool counts
     (``server_tool_use.web_search_requests``, billed per search) are the last ``message_delta``'s when it
     carries them (Anthropic streams them there, cumulative like its other counts; Messages API reference,
-    "Streaming messages"), else ``message_start``'s.  Never raises on odd events.
+    "Streaming messages"), else ``message_start``'s.  A count of ``message_start``'s usage (but its placeholder
+    ``output_tokens``) or of the last ``message_delta``'s written as a string of digits is read as the count and
+    said (an ``invalid_field`` problem, :func:`~ctxwatch.formats.wire.values.string_counts`).  Never raises on
+    odd events.
     """
     start_usage: dict[str, Any] | None = None
     start_bad: str | None = None  # why message_start's usage could not be read
+    start_block: dict[str, Any] | None = None  # message_start's usage block as the stream wrote it
+    delta_block: dict[str, Any] | None = None  # the last message_delta's usage block
     delta_prompt: dict[str, Any] | None = None  # the prompt side of the last message_delta carrying all of it
     out_tokens: Any = None
     server: dict[str, Any] | None = None  # the last message_delta's server_tool_use block
@@ -106,7 +111,7 @@ def parse_sse(raw: str) -> SseStream:
         t = ev.get("type")
         if t == "message_start" and isinstance(msg := ev.get("message"), dict):
             if isinstance(u := msg.get("usage"), dict) and u.get("input_tokens") is not None:
-                start_usage, start_bad = dict(u), None
+                start_usage, start_bad, start_block = dict(u), None, u
             else:
                 start_bad = "its message_start event has no usage block with input_tokens"
             model = m if isinstance(m := msg.get("model"), str) else None
@@ -114,6 +119,7 @@ def parse_sse(raw: str) -> SseStream:
         elif t == "message_delta":
             saw_delta = True
             u = du if isinstance(du := ev.get("usage"), dict) else {}
+            delta_block = du if isinstance(du, dict) else delta_block
             if u.get("output_tokens") is not None:
                 out_tokens = u["output_tokens"]  # (not a count: passed on for the sanitizer to report)
             else:
@@ -134,7 +140,12 @@ def parse_sse(raw: str) -> SseStream:
             texts.append(str(ev["delta"].get("text") or ""))
     if start_usage is None and start_bad is None and saw_delta:
         start_bad = "it has no message_start event"
-    problems: list[tuple[str, str]] = []
+    problems: list[tuple[str, str]] = [
+        ("invalid_field", p) for block, where in (
+            ({k: x for k, x in (start_block or {}).items() if k != "output_tokens"},
+             "response.body_raw.message_start.message.usage"),
+            (delta_block, "response.body_raw.message_delta.usage"))
+        for p in string_counts(block, where)]
     usage = None
     if start_usage is None and start_bad is not None:
         # anthropic_usage counts a missing cache key as 0, right for a usage block that omits it but a guess for
@@ -204,9 +215,12 @@ class ClaudeTraceReader(Reader):
             return [Issue(self.path, rec.line, "failed_request", f"HTTP {status}; not counted as a call")]
         usage = info = model = rid = None
         notes: list[Issue] = []
+        # (a count the API writes as a number, given as a string of digits: read as the count, and said)
+        said_counts = limit_counts(body, "request.body")
         if isinstance(rs.get("body"), dict):
             resp = rs["body"]
             rid = resp.get("id")
+            said_counts += string_counts(resp.get("usage"), "response.body.usage")
         else:
             resp = None
             raw = rs.get("body_raw")
@@ -216,6 +230,8 @@ class ClaudeTraceReader(Reader):
                 rid = resp.get("id") if resp is not None else None
                 if resp is not None and (gap := stream_usage_note(resp)):
                     notes = [Issue(self.path, rec.line, "no_usage", gap)]
+                if resp is not None:
+                    said_counts += string_counts(resp.get("usage"), "response.body_raw.usage")
             elif isinstance(raw, str):
                 usage, info, model, rid, problems = parse_sse(raw)
                 notes = [Issue(self.path, rec.line, kind, msg) for kind, msg in problems]
@@ -224,7 +240,7 @@ class ClaudeTraceReader(Reader):
         if resp is None or exchange_flavour(body, resp) == "anthropic":
             call.provider = "anthropic"
         notes += [Issue(self.path, rec.line, "invalid_field", p)
-                  for p in request_problems(call, body, exchange_flavour(body, resp), "request.body")]
+                  for p in [*request_problems(call, body, exchange_flavour(body, resp), "request.body"), *said_counts]]
         if model and not call.model:
             call.model = model
         # (after the model is settled: it is part of the key that keeps different requests apart)
