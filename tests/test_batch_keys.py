@@ -171,3 +171,20 @@ def test_a_request_file_read_alone_keeps_requests_without_a_custom_id_string(tmp
     doc = report_of(str(inp))
     assert sorted(c["line"] for c in doc["calls"]) == [1, 2, 3, 4, 5]
     assert _issues(doc, NO_ID) == [(inp.name, 1), (inp.name, 2)]
+
+
+def test_a_requests_body_keeps_each_request_without_a_custom_id_string(tmp_path: Path) -> None:
+    """A create-batch body ``{"requests": [...]}`` read alone: each request is a call, the one with no custom_id
+    and the one with custom_id null too (one had been left out, two under null would have been one)."""
+    first = _lines(SAMPLES / "anthropic-batch" / "requests.jsonl")[0]
+    items = [copy.deepcopy(first) for _ in range(4)]
+    items[1].pop("custom_id")
+    items[2]["custom_id"] = None
+    items[3]["custom_id"] = None
+    for n, item in enumerate(items):
+        item["params"]["messages"][0]["content"] = f"request {n}"
+    body = _write(tmp_path / "create_batch.json", [{"requests": items}])
+    doc = report_of(str(body))
+    assert len(doc["calls"]) == 4
+    assert [c["line"] for c in doc["calls"]] == [1, 1, 1, 1]
+    assert _issues(doc, NO_ID) == [(body.name, 1)] * 3
