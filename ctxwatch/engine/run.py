@@ -285,33 +285,27 @@ class Run(RunViews, MergeAccounted):
             self._resolve(rec, change)
             return
         self.records += 1
-        with collect_bad_fields() as notes:
-            try:
-                outputs = list(self.reader.feed(rec))
-            except Exception as exc:  # (as _read: a reader bug must not stop the run)
-                outputs = [Issue(self.reader.path, rec.line, "reader_error", f"{type(exc).__name__}: {exc}")]
-        if notes:
-            outputs = [*(Issue(self.reader.path, rec.line, "invalid_field", n) for n in notes), *outputs]
+        outputs = self._read(self.reader.feed, rec.line, rec)  # (no closure: this runs for every record)
         self._record_keys.key(rec, outputs)
         if outputs:
             self._take(outputs, change)
 
-    def _read(self, produce: Callable[[], Iterable[Output]], line: int) -> list[Output]:
-        """What ``produce`` (the reader reading one record, a document or its end) gives, with an
+    def _read(self, produce: Callable[..., Iterable[Output]], line: int, *args: object) -> list[Output]:
+        """What ``produce(*args)`` (the reader reading one record, a document or its end) gives, with an
         ``invalid_field`` issue at ``line`` for each field of the wrong type its messages were built with
         (:func:`~ctxwatch.model.collect_bad_fields`) and a ``reader_error`` issue for a reader bug, which
         must not stop the run."""
         with collect_bad_fields() as notes:
             try:
-                outputs = list(produce())
+                outputs = list(produce(*args))
             except Exception as exc:
                 outputs = [Issue(self.reader.path, line, "reader_error", f"{type(exc).__name__}: {exc}")]
-        return [*(Issue(self.reader.path, line, "invalid_field", n) for n in notes), *outputs]
+        return [*(Issue(self.reader.path, line, "invalid_field", n) for n in notes), *outputs] if notes else outputs
 
     def feed_document(self, value: object) -> Change:
         """Feed a whole-file JSON document (document formats)."""
         change = Change()
-        self._take(self._read(lambda: self.reader.feed_document(value), 0), change)
+        self._take(self._read(self.reader.feed_document, 0, value), change)
         return change
 
     def refresh_notes(self) -> Change:
