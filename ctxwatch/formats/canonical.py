@@ -30,7 +30,7 @@ from ctxwatch.formats.wire.openai import openai_message, openai_request_to_parts
 from ctxwatch.formats.wire.resend import ResendDecoder
 from ctxwatch.formats.wire.streams import is_openai_stream, stream_body, stream_usage_note
 from ctxwatch.formats.wire.timestamps import parse_timestamp
-from ctxwatch.formats.wire.values import string_counts
+from ctxwatch.formats.wire.values import limit_counts, string_counts
 from ctxwatch.model import Issue, ParsedCall, json_type
 from ctxwatch.source import Record
 
@@ -133,14 +133,10 @@ def _malformed(path: str, line: int, req: dict[str, Any], resp: Any, call: Parse
     if resp is not None and not isinstance(resp, dict):
         problems.append(f"response is a JSON {type(resp).__name__}, not an object: usage unknown")
     # (a count the API writes as a number, given as a string of digits: read as the count, and said)
-    problems += string_counts({k: req[k] for k in _LIMITS if k in req}, where)
+    problems += limit_counts(req, where)
     if isinstance(resp, dict):
         problems += string_counts(resp.get("usage"), "response.usage")
     return [Issue(path, line, "invalid_field", p) for p in problems]
-
-
-#: The request fields that set the completion limit (chat, Anthropic, Responses), read as counts.
-_LIMITS = ("max_completion_tokens", "max_tokens", "max_output_tokens")
 
 
 def _sniff_canonical(s: Sniff) -> float:
