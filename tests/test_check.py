@@ -404,3 +404,28 @@ def test_check_json_tells_bad_lines_from_notes(clean: Path) -> None:
     assert code == 0
     assert doc["bad_lines"] == 1
     assert [(n["kind"], n["bad_line"]) for n in doc["notes"]] == [("truncated_tail", True)]
+
+
+def test_fail_on_info_fails_on_a_log_with_only_info_flags(tmp_path: Path) -> None:
+    """``--fail-on info`` was refused (``'info' is not one of 'warn', 'critical'``) though check prints INFO
+    flags.  Ten Claude calls whose reported prompt is 1.10 x the words (the calibration absorbs it) but #6 at
+    1.10 x 1.12: its estimate disagrees by ~12 %, an info flag, and nothing else is flagged (window 100,000,
+    prompts under 3,500)."""
+    recs = [rec(i, round(1.10 * (2000 + 100 * i)), words=2000 + 100 * i) for i in range(10)]
+    recs[5] = rec(5, round(1.10 * 1.12 * 2500), words=2500)
+    for r in recs:
+        r["request"]["model"] = "claude-sonnet-4-20250514"
+        u = r["response"]["usage"]
+        r["response"]["usage"] = {"input_tokens": u["prompt_tokens"], "output_tokens": u["completion_tokens"]}
+    path = write(tmp_path, recs, "info.jsonl")
+    code, out, _ = check(str(path), "--window", "100000", "--json")
+    doc = json.loads(out)
+    assert doc["flags"] and {f["severity"] for f in doc["flags"]} == {"info"}
+    assert (code, doc["fail_on"], doc["exit_status"]) == (0, "critical", 0)
+    assert check(str(path), "--window", "100000", "--fail-on", "warn")[0] == 0
+    code, out, _ = check(str(path), "--window", "100000", "--fail-on", "info")
+    assert code == 1 and out.splitlines()[-1].endswith("--fail-on info: exit 1")
+    assert any(ln.startswith("INFO") for ln in out.splitlines())
+    code, out, _ = check(str(path), "--window", "100000", "--fail-on", "info", "--json")
+    doc = json.loads(out)
+    assert (code, doc["fail_on"], doc["exit_status"]) == (1, "info", 1)

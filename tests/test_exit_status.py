@@ -30,10 +30,10 @@ def run(*args: str) -> tuple[int, str, str]:
 def test_a_usage_error_and_an_unreadable_file_both_exit_2_and_say_which(tmp_path: Path) -> None:
     log = write(tmp_path, clean_records(3), "clean.jsonl")
     assert run("check", str(log))[0] == 0
-    code, out, err = run("check", "--fail-on", "info", str(log))
+    code, out, err = run("check", "--fail-on", "error", str(log))
     assert (code, out) == (2, "")
     assert err.startswith("Usage: ctxwatch check [OPTIONS] [PATHS]...\n")
-    assert err.endswith("Error: Invalid value for '--fail-on': 'info' is not one of 'warn', 'critical'.\n")
+    assert err.endswith("Error: Invalid value for '--fail-on': 'error' is not one of 'info', 'warn', 'critical'.\n")
 
     missing = tmp_path / "missing.jsonl"
     assert run("check", str(missing)) == (2, "", f"ctxwatch: {missing}: no such file\n")
@@ -44,7 +44,7 @@ def test_a_usage_error_and_an_unreadable_file_both_exit_2_and_say_which(tmp_path
 
 
 def test_the_readme_docs_and_help_say_status_2_is_a_usage_error_or_unreadable_input() -> None:
-    """The README's table said "2 unreadable" only, so `check --fail-on info` (2, click's usage error) read as an
+    """The README's table said "2 unreadable" only, so `check --fail-on info` (then 2, click's usage error) read as an
     unreadable log."""
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     row = next(ln for ln in readme.splitlines() if ln.startswith("| `ctxwatch check "))

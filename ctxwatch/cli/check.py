@@ -31,8 +31,9 @@ from ctxwatch.output.safetext import json_bytes, on_closed_output_exit, shown, w
 @click.argument("paths", nargs=-1, type=click.Path())
 @settings_options
 @cache_option
-@click.option("--fail-on", "fail_on", type=click.Choice(["warn", "critical"]), default="critical", show_default=True,
-              help="Exit 1 when a flag at or above this severity is found.")
+@click.option("--fail-on", "fail_on", type=click.Choice(["info", "warn", "critical"]), default="critical",
+              show_default=True,
+              help="Exit 1 when a flag at or above this severity is found (info: any flag).")
 @click.option("--json", "as_json", is_flag=True, help="Print flags, forecast and notes as JSON.")
 def check_cmd(paths: tuple[str, ...], config: str | None, window: int | None, budget_fraction: float | None,
               trigger: float | None, reserve: float | None, fmt: str | None, fail_on: str, as_json: bool) -> None:

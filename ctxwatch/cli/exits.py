@@ -35,7 +35,8 @@ def fail(message: str, status: int = EXIT_USAGE) -> NoReturn:
 
 def flagged_status(flags: list[dict[str, Any]], fail_on: str) -> int:
     """``check``'s status for the flag objects of :func:`ctxwatch.analysis.analysis_json`: :data:`EXIT_FLAGGED`
-    when one is at or above the severity ``fail_on`` (``warn`` | ``critical``), else 0."""
+    when one is at or above the severity ``fail_on`` (``info`` | ``warn`` | ``critical``; ``info``: any flag),
+    else 0."""
     from ctxwatch.analysis import SEVERITY_RANK
 
     level = SEVERITY_RANK[fail_on]

@@ -52,7 +52,7 @@ def check_lines(run: Run, analysis: dict[str, Any], paths: tuple[str, ...], fail
 
     Args:
         run: the run. analysis: its :func:`ctxwatch.analysis.analysis_json`. paths: the paths the command was
-            given (a folder or several paths name each call's file). fail_on: ``warn`` | ``critical``.
+            given (a folder or several paths name each call's file). fail_on: ``info`` | ``warn`` | ``critical``.
             status: the exit status the summary line states.
     """
     flags = analysis["flags"]
