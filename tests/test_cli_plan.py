@@ -107,7 +107,8 @@ def test_plan_json_floor_and_fates(counted):
     code, out = run("plan", str(path), "--json")
     assert code == 0, out
     doc = json.loads(out)
-    assert set(doc) == {"messages", "before_tokens", "after_tokens", "budget_tokens", "fits", "reason", "reinject",
+    assert set(doc) == {"number", "index", "line", "file", "session", "context", "model",  # (the call planned)
+                        "messages", "before_tokens", "after_tokens", "budget_tokens", "fits", "reason", "reinject",
                         "system_tokens", "tools_tokens", "floor_tokens", "summary_tokens", "overhead_tokens"}
     msgs = doc["messages"]
     # default call: the last real call (the sonnet call with tools; the later haiku lines are probes)

@@ -57,7 +57,8 @@ from ctxwatch.output.safetext import json_bytes, shown, write_out
 @click.option("--format", "fmt", default=None, help="Log format (see `ctxwatch formats`); default: detect.")
 @click.option("--config", type=click.Path(dir_okay=False), default=None, help="Config file (TOML).")
 @cache_option
-@click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON (keys in docs/plan.md).")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the plan as JSON, the call it plans first (keys in docs/plan.md).")
 def plan_cmd(paths: tuple[str, ...], call_number: int | None, call_index: int | None, keep_recent: int | None,
              budget_fraction: float | None, trigger: float | None, reserve: float | None, window: int | None,
              summary_tokens: int | None,
@@ -74,7 +75,7 @@ def plan_cmd(paths: tuple[str, ...], call_number: int | None, call_index: int | 
     the plan is the minimal eviction at the budget; --compact-at trigger shows the full compaction a live
     loop makes once the prompt is above the compaction trigger (0.8 of the budget).
     """
-    from ctxwatch.output.plan import plan_lines
+    from ctxwatch.output.plan import plan_json, plan_lines
     from ctxwatch.planner import plan_call, plan_counts, policy_for_call, unplannable
     from ctxwatch.tokens import counter_for
 
@@ -102,7 +103,7 @@ def plan_cmd(paths: tuple[str, ...], call_number: int | None, call_index: int | 
                          shown=factors.breakdown(call))
     plan = plan_call(pc, policy, counter, counts=counts)
     if as_json:
-        write_out(shown(json_bytes(plan.to_json(), orjson.OPT_INDENT_2).decode()) + "\n")
+        write_out(shown(json_bytes(plan_json(call, plan), orjson.OPT_INDENT_2).decode()) + "\n")
         return
     for line in plan_lines(call, pc, plan, policy, counts, counter, factors):
         echo(line)

@@ -3,13 +3,14 @@
 The plan: a header with the window and tokenizer, the floor, reserve, budget and trigger, how the sizes were
 scaled to the provider's count, then one row per message (tool schemas and reply primer on rows of their own, so
 the columns add up to 'before' and 'after'; ``saves`` what evicting its exchange frees, ``◆`` the biggest
-offenders) and the verdict.  ``--json`` prints
-:meth:`ctxwatch.planner.Plan.to_json` and :meth:`ctxwatch.planner.schema.SchemaReport.to_json` instead.
+offenders) and the verdict.  ``--json`` prints :func:`plan_json` (the call's identity, then
+:meth:`ctxwatch.planner.Plan.to_json`) and :meth:`ctxwatch.planner.schema.SchemaReport.to_json` instead.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 from ctxwatch.accounting import Calibrations
 from ctxwatch.model import Call, ParsedCall, implausible_what
@@ -98,6 +99,19 @@ def plan_lines(call: Call, pc: ParsedCall, plan: Plan, policy: Policy, counts: P
     yield (f"before {plan.before_tokens:,} -> after {plan.after_tokens:,} tokens; budget {plan.budget_tokens:,}: "
            + ("fits" if plan.fits else "does NOT fit"))
     yield plan.reason
+
+
+def plan_json(call: Call, plan: Plan) -> dict[str, Any]:
+    """The ``plan --json`` document: which call it plans, then :meth:`ctxwatch.planner.Plan.to_json`'s keys.
+
+    The call's keys come first, named as ``report --json``'s per-call object names them
+    (:func:`ctxwatch.output.report.call_json`): ``number`` (#N as the text and ``check`` print it and ``--call``
+    takes it, from 1), ``index`` (``report --json``'s, from 0: ``number`` - 1, what ``--index`` takes), ``line``
+    (the first line of the call's record, from 1), ``file``, ``session``, ``context`` and ``model`` (``null``:
+    not in the log).  ``call`` is not used for the number: ``report --json``'s flags name a call's index so.
+    """
+    return {"number": call.index + 1, "index": call.index, "line": call.source.line, "file": call.source.path,
+            "session": call.session, "context": call.context, "model": call.model, **plan.to_json()}
 
 
 #: Widest message label in the plan's table (``assistant → Bash, Read, Edit`` is cut there with ``…``).
