@@ -178,3 +178,69 @@ async def _fleet_of_the_folder(shared_logs: Path, width: int) -> None:
         assert "…" in cells[1] and session.startswith(cells[1].split("…")[0]) \
             and session.endswith(cells[1].split("…")[1])
         assert len(cells[1]) == (8 if width == 80 else 8 + 20 - 2)  # (20 more cells: 2 to the model)
+
+
+CJK_SESSION = "会话测试-日本語セッション-長い長い長い名前"
+
+
+def _cells(s: str) -> int:
+    """Terminal cells of ``s``, counted here without Rich: a wide (``W``) or full-width (``F``) character takes
+    two, every other character of these tests one."""
+    import unicodedata
+
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in s)
+
+
+def test_a_cut_is_measured_in_cells_and_never_splits_a_wide_character() -> None:
+    from ctxwatch.ui import text as tx
+
+    for limit in range(1, 30):
+        for middle in (False, True):
+            cut = tx.literal(CJK_SESSION, limit=limit, middle=middle).plain
+            assert _cells(cut) <= limit and _cells(cut) >= limit - 1, (limit, middle, cut)
+            head, _, tail = cut.partition("…")
+            assert CJK_SESSION.startswith(head) and CJK_SESSION.endswith(tail)
+            assert (tail != "") == (middle and limit >= 5)
+    assert tx.literal(CJK_SESSION, limit=_cells(CJK_SESSION)).plain == CJK_SESSION  # (46 cells: whole)
+    assert tx.literal(CJK_SESSION, limit=9, middle=True).plain == "会话…名前"  # (4 + 1 + 4 cells)
+    assert tx.literal(CJK_SESSION, limit=8, middle=True).plain == "会…名前"  # (3 cells hold one: 2 + 1 + 4)
+
+
+async def test_the_fleet_of_a_cjk_session_id_fits_80_columns(shared_logs: Path, tmp_path: Path) -> None:
+    """A Claude Code session whose id is CJK (two cells a character): the fleet view measured the id in
+    characters, gave it twice the cells it had room for and pushed the age and the worst flag off an 80-column
+    screen.  It is now cut by cells like an ASCII id, and the whole row fits."""
+    from textual.widgets import DataTable
+
+    from ctxwatch.ui.screens import FleetScreen
+    from ctxwatch.ui.screens.fleet import age_text
+
+    data = shared_logs.joinpath(*SPOTTER).read_bytes()
+    old = b'"sessionId":"4d5611e5-241a-462a-8d15-5122611a9569"'
+    assert old in data
+    (tmp_path / "cjk.jsonl").write_bytes(data.replace(old, f'"sessionId":"{CJK_SESSION}"'.encode()))
+    (tmp_path / "spotter_short.jsonl").write_bytes((shared_logs / "claude-code" / "spotter_short.jsonl").read_bytes())
+    app = CtxwatchApp(str(tmp_path))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await loaded(pilot, 139)  # (the newest session: the CJK copy)
+        await pilot.press("W")
+        assert await wait_for(pilot, lambda: isinstance(app.screen, FleetScreen))
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, FleetScreen)
+        table = screen.query_one("#fleet", DataTable)
+        assert [str(c.label) for c in table.columns.values()] == \
+            ["", "session", "model", "calls", "used", "floor", "age", "worst flag"]
+        (row,) = screen.rows
+        assert row.conversation == (None, CJK_SESSION)
+        cells = [str(c) for c in table.get_row_at(0)]
+        # (the columns as wide as their widest cell or head, each with a cell of padding either side)
+        widths = [max(_cells(str(c.label)), _cells(cell)) for c, cell in zip(table.columns.values(), cells)]
+        assert sum(widths) + 2 * len(widths) <= 80, (cells, widths)
+        assert table.virtual_size.width <= 80
+        # (the same cells as for the ASCII id: session 8, model two cells short, the age and the flag whole)
+        assert cells[2] == "claude…us-4-6"
+        assert cells[-2] == age_text(row.age) and cells[-1] == "output_placeholder #30"
+        head, _, tail = cells[1].partition("…")
+        assert head and tail and CJK_SESSION.startswith(head) and CJK_SESSION.endswith(tail)
+        assert _cells(cells[1]) in (7, 8)  # (8 cells, or 7 where a wide character would be split)

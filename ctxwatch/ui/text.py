@@ -34,17 +34,53 @@ def literal(text: str | None, style: str = "", *, multiline: bool = False, limit
         text: untrusted text (``None`` shows as empty).
         style: a Rich style for the whole text (our own, never from the log).
         multiline: keep newlines.
-        limit: cut to this many characters and append ``…``.
+        limit: cut to at most this many terminal cells, ``…`` included (:func:`cut_cells`).
         middle: cut in the middle instead (``start…end``), for paths whose two ends both tell files apart.
     """
-    s = text or ""
-    if limit is not None and len(s) > limit:
-        if middle and limit >= 5:
-            head = (limit - 1) // 2
-            s = s[:head] + "…" + s[len(s) - (limit - 1 - head):]
-        else:
-            s = s[: max(0, limit - 1)] + "…"
+    s = cut_cells(text or "", limit, middle=middle) if limit is not None else text or ""
     return Text(clean(s, multiline=multiline), style=style)
+
+
+def cut_cells(text: str, limit: int, *, middle: bool = False) -> str:
+    """``text`` whole when it takes at most ``limit`` terminal cells, else cut to at most ``limit`` cells with
+    ``…`` (one cell) at its end, or in its middle (``start…end``) when ``middle`` and ``limit`` >= 5.
+
+    Widths are cells (:func:`rich.cells.cell_len`), not characters: a CJK character takes two.  A cut never
+    falls inside a wide character: where one would, the character is left out and the text is a cell short.
+    """
+    if cell_len(text) <= limit:
+        return text
+    room = max(0, limit - 1)
+    if middle and limit >= 5:
+        head = _fit_start(text, room // 2)
+        tail = _fit_end(text, room - cell_len(head))
+        return head + "…" + tail
+    return _fit_start(text, room) + "…"
+
+
+def _fit_start(text: str, cells: int) -> str:
+    """The longest start of ``text`` that takes at most ``cells`` cells (a zero-width character stays with the
+    one before it)."""
+    used = 0
+    for i, ch in enumerate(text):
+        used += cell_len(ch)
+        if used > cells:
+            return text[:i]
+    return text
+
+
+def _fit_end(text: str, cells: int) -> str:
+    """The longest end of ``text`` that takes at most ``cells`` cells and does not start with a zero-width
+    character (one left without the character it goes with)."""
+    used, start = 0, len(text)
+    for i in range(len(text) - 1, -1, -1):
+        used += cell_len(text[i])
+        if used > cells:
+            break
+        start = i
+    while start < len(text) and cell_len(text[start]) == 0:
+        start += 1
+    return text[start:]
 
 
 def tokens(n: int | None) -> str:

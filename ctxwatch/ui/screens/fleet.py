@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -39,6 +40,12 @@ def _numbers(r: FleetRow) -> list[str]:
 def _flag(r: FleetRow) -> str:
     """A row's worst flag: ``kind #N`` (``N`` = call index + 1), empty when it has none."""
     return f"{r.worst[1]} #{r.worst[2] + 1}" if r.worst else ""
+
+
+def _shown(text: str | None, empty: str = "-") -> str:
+    """``text`` as a one-line cell shows it (cleaned: :func:`ctxwatch.ui.text.clean`), ``empty`` when it is
+    ``None`` or empty."""
+    return tx.clean(text, multiline=False) if text else empty
 
 
 def age_text(seconds: float | None) -> str:
@@ -121,13 +128,14 @@ class FleetScreen(TableScreen):
         for r in new:
             mark, style = SEVERITY_MARKS.get(r.worst[0], ("", "")) if r.worst else ("", "")
             inst, session = r.conversation
-            names = [tx.literal(inst or "-", limit=fit["instance"], middle=True)] if "instance" in fit else []
+            # (cleaned first, so that the cut is of the cells shown: an escape such as ``\x1b`` is 4 of them)
+            names = [tx.literal(_shown(inst), limit=fit["instance"], middle=True)] if "instance" in fit else []
             table.add_row(Text(mark, style), *names,
-                          tx.literal(session or "-", limit=fit["session"], middle=True),
+                          tx.literal(_shown(session), limit=fit["session"], middle=True),
                           # (a model's id ends in what tells it from its kin: cut in the middle, its date first)
-                          tx.literal(short_model(r.last.model), limit=fit["model"], middle=True),
+                          tx.literal(_shown(short_model(r.last.model)), limit=fit["model"], middle=True),
                           *(Text(cell, justify="right") for cell in _numbers(r)),
-                          tx.literal(_flag(r), style, limit=fit["flag"]))
+                          tx.literal(_shown(_flag(r), ""), style, limit=fit["flag"]))
         if new:
             at = next((i for i, r in enumerate(new) if keep is not None and r.conversation == keep.conversation), 0)
             table.move_cursor(row=at, animate=False)
@@ -145,26 +153,28 @@ class FleetScreen(TableScreen):
         # head, the column header and the footer)
         scrollbar = 2 if len(rows) > (self.size.height or self.app.size.height) - 5 else 0
         marks = [SEVERITY_MARKS.get(r.worst[0], ("", ""))[0] if r.worst else "" for r in rows]
-        cells = {"instance": [r.conversation[0] or "-" for r in rows],
-                 "session": [r.conversation[1] or "-" for r in rows],
-                 "model": [short_model(r.last.model) for r in rows], "flag": [_flag(r) for r in rows]}
+        # (every width in terminal cells, of the text as shown (cleaned): a CJK session id takes two a character)
+        cells = {"instance": [_shown(r.conversation[0]) for r in rows],
+                 "session": [_shown(r.conversation[1]) for r in rows],
+                 "model": [_shown(short_model(r.last.model)) for r in rows],
+                 "flag": [_shown(_flag(r), "") for r in rows]}
         if rows and not any(r.conversation[0] for r in rows):
             del cells["instance"]
-        natural = {k: max([0, *(len(c) for c in v)]) for k, v in cells.items()}
+        natural = {k: max([0, *(cell_len(c) for c in v)]) for k, v in cells.items()}
         fit = {k: min(n, MIN_FLAG_CHARS if k == "flag" else MIN_NAME_CHARS) for k, n in natural.items()}
-        fixed = max([0, *(len(m) for m in marks)]) + sum(
-            max([len(label), *(len(_numbers(r)[k]) for r in rows)])
+        fixed = max([0, *(cell_len(m) for m in marks)]) + sum(
+            max([cell_len(label), *(cell_len(_numbers(r)[k]) for r in rows)])
             for k, label in enumerate(("calls", "used", "floor", "age")))
         columns = 5 + len(cells)  # (the mark, the four numbers and the cut ones: a cell of padding either side)
 
         def used() -> int:
-            return sum(max(len(_HEADS[k]), fit[k]) for k in fit)
+            return sum(max(cell_len(_HEADS[k]), fit[k]) for k in fit)
 
         room = width - fixed - 2 * columns - scrollbar
         for k in _CUT:
             if k in fit:
                 # (a cell narrower than its column's head costs nothing more up to the head's width)
-                fit[k] = max(fit[k], min(natural[k], max(fit[k], len(_HEADS[k])) + room - used()))
+                fit[k] = max(fit[k], min(natural[k], max(fit[k], cell_len(_HEADS[k])) + room - used()))
         return fit
 
     def _head(self) -> Text:
