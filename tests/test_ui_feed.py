@@ -401,6 +401,26 @@ def test_bar_overflow_and_unknown_window() -> None:
     assert len(bar.plain) == 10 and "┃" not in bar.plain
 
 
+def test_no_free_cell_when_free_is_zero_or_negative_at_any_width() -> None:
+    """The eviction preview of the demo's call #60 (floor 3,735, history 33,156, reserve 2,000 in a 32,000
+    window: free -6,891) drew ``░░░░░░░░░·`` at 182 cells: the parts rounded down to 181 cells and free took
+    the one left.  A part of 0 or fewer tokens gets no cell, at any width; the bar is still ``width`` cells."""
+    for free, window in ((-6_891, 32_000), (0, 38_891), (None, None)):
+        parts = BarParts(3_735, 33_156, 2_000, free, 38_891, window, None, None)
+        for width in range(10, 241):
+            _top, bar = bar_line(parts, width)
+            plain = bar.plain
+            assert len(plain) == width and "·" not in plain and " " not in plain, (free, width, plain)
+            # (each part within a cell of its share of the bar, by hand tokens * width / scale; the window's
+            # edge ┃, drawn over an overflow, takes one more from the part under it)
+            for glyph, tokens in (("█", 3_735), ("▓", 33_156), ("░", 2_000)):
+                share = tokens * width / 38_891
+                assert share - 2 < plain.count(glyph) < share + 1, (free, width, glyph, plain)
+    # with free tokens the free part still ends the bar
+    _top, bar = bar_line(BarParts(3_735, 20_000, 2_000, 6_265, 32_000, 32_000, None, None), 182)
+    assert bar.plain.endswith("·" * round(6_265 * 182 / 32_000))
+
+
 def test_tiny_parts_still_get_a_cell() -> None:
     parts = BarParts(5, 8, 1, 199_986, 200_000, 200_000, 96_000, 120_000)
     _top, bar = bar_line(parts, 50)

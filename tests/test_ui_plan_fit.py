@@ -110,3 +110,29 @@ async def test_the_rows_are_fitted_again_when_the_terminal_shrinks(shared_logs: 
         assert not screen.whole_shown and rows_in_sight(screen) >= 10 and columns_fit(screen)
         table = screen.query_one("#plan-table", DataTable)
         assert "assistant → Read, Read, Read" not in [table.get_row_at(r)[1].plain for r in range(table.row_count)]
+
+
+async def test_the_preview_bars_of_an_overflowing_call_have_no_free_cell(tmp_path: Path) -> None:
+    """The demo's call #60 is over its 32,000-token window (free -6,891): both preview bars ended ``░·``, a free
+    cell the call does not have (rounding left one over and free took it).  At 80 and 200 columns they now end in
+    the reserve, and each bar fills its line."""
+    from ctxwatch.demo import write_run
+
+    log = tmp_path / "demo.jsonl"
+    write_run(log)
+    for width, height in ((80, 24), (200, 50)):
+        app = CtxwatchApp(str(log))
+        async with app.run_test(size=(width, height)) as pilot:
+            await loaded(pilot, 60)
+            app.query_one("#calls").move_cursor(row=59)
+            await pilot.pause()
+            screen = await open_preview(pilot)
+            assert isinstance(screen, PlanScreen) and screen.call.index == 59
+            await pilot.pause()
+            lines = str(screen.query_one("#plan-bars", Static).render()).split("\n")
+            bars = [ln for ln in lines if ln.startswith(("before ", "after  "))]
+            assert len(bars) == 2, lines
+            for ln in bars:
+                bar = ln[7:].rsplit(" ", 1)[0]
+                assert ln.endswith(" 115%") and bar.endswith("░") and "·" not in bar, ln
+                assert len(bar) == max(20, width - 18)

@@ -102,6 +102,31 @@ def _widths(values: Sequence[int], scale: int, width: int) -> list[int]:
     return cells
 
 
+def _fill(cells: list[int], values: Sequence[int], scale: int, width: int) -> None:
+    """Give ``cells`` (floor, history, reserve, free) the cells rounding left over, up to ``width``, in place.
+
+    With free tokens, free takes them (the bar ends in the window's free room).  With none (``free`` <= 0: the
+    call filled or overflowed its window; or the window unknown), no cell goes to free: the parts rounded down
+    furthest get one each (largest remainder), and what is left still (the provider's prompt counted more than
+    floor + history) goes to the last part that has tokens, so the bar is the overflow's up to its end."""
+    left = width - sum(cells)
+    if left <= 0:
+        return
+    if values[3] > 0:
+        cells[3] += left
+        return
+    cells[3] = 0
+    have = [i for i in range(3) if values[i] > 0]
+    if not have:
+        return  # (nothing to draw: the bar stays short, padded with blanks by the caller)
+    raw = [v * width / scale if scale else 0.0 for v in values]
+    for i in sorted(have, key=lambda k: cells[k] - raw[k])[:left]:
+        if raw[i] > cells[i]:
+            cells[i] += 1
+            left -= 1
+    cells[have[-1]] += left
+
+
 def bar_line(parts: BarParts, width: int, palette: Mapping[str, Style | str] = PALETTE) -> tuple[Text, Text]:
     """The marks row and the bar row of ``width`` cells, styled by ``palette`` (:data:`PALETTE`).
 
@@ -112,12 +137,13 @@ def bar_line(parts: BarParts, width: int, palette: Mapping[str, Style | str] = P
     width = max(1, width)
     free = max(0, parts.free) if parts.free is not None else 0
     names = ("floor", "history", "reserve", "free")
-    cells = _widths([parts.floor, parts.history, parts.reserve, free], parts.scale, width)
-    cells[3] = max(0, width - sum(cells[:3]))
+    values = [parts.floor, parts.history, parts.reserve, free]
+    cells = _widths(values, parts.scale, width)
+    _fill(cells, values, parts.scale, width)
     chars: list[tuple[str, Style | str]] = []
     for name, n in zip(names, cells, strict=True):
         chars.extend([(PARTS[name][0], palette[name])] * n)
-    chars = chars[:width]
+    chars = (chars + [(" ", "")] * width)[:width]
     row = [" "] * width
     for tokens, letter in ((parts.trigger, "T"), (parts.budget, "B"),
                            (parts.window if parts.free is not None and parts.free < 0 else None, "W")):
