@@ -235,7 +235,8 @@ async def test_the_fleet_of_a_cjk_session_id_fits_80_columns(shared_logs: Path, 
         assert row.conversation == (None, CJK_SESSION)
         cells = [str(c) for c in table.get_row_at(0)]
         # (the columns as wide as their widest cell or head, each with a cell of padding either side)
-        widths = [max(_cells(str(c.label)), _cells(cell)) for c, cell in zip(table.columns.values(), cells)]
+        heads = [str(c.label) for c in table.columns.values()]
+        widths = [max(_cells(h), _cells(cell)) for h, cell in zip(heads, cells, strict=True)]
         assert sum(widths) + 2 * len(widths) <= 80, (cells, widths)
         assert table.virtual_size.width <= 80
         # (the same cells as for the ASCII id: session 8, model two cells short, the age and the flag whole)
