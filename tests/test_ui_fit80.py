@@ -204,6 +204,9 @@ def test_a_cut_is_measured_in_cells_and_never_splits_a_wide_character() -> None:
     assert tx.literal(CJK_SESSION, limit=_cells(CJK_SESSION)).plain == CJK_SESSION  # (46 cells: whole)
     assert tx.literal(CJK_SESSION, limit=9, middle=True).plain == "会话…名前"  # (4 + 1 + 4 cells)
     assert tx.literal(CJK_SESSION, limit=8, middle=True).plain == "会…名前"  # (3 cells hold one: 2 + 1 + 4)
+    # (the cells as shown: an ESC shows as the four cells of ``\x1b``, a newline of a one-line cell as ``⏎``)
+    assert tx.literal("\x1b[2Jhello", limit=8).plain == "\\x1b[2J…"
+    assert tx.literal("a\nb\nc\nd", limit=5).plain == "a⏎b⏎…"
 
 
 async def test_the_fleet_of_a_cjk_session_id_fits_80_columns(shared_logs: Path, tmp_path: Path) -> None:

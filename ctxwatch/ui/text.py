@@ -37,50 +37,61 @@ def literal(text: str | None, style: str = "", *, multiline: bool = False, limit
         limit: cut to at most this many terminal cells, ``…`` included (:func:`cut_cells`).
         middle: cut in the middle instead (``start…end``), for paths whose two ends both tell files apart.
     """
-    s = cut_cells(text or "", limit, middle=middle) if limit is not None else text or ""
+    s = cut_cells(text or "", limit, middle=middle, multiline=multiline) if limit is not None else text or ""
     return Text(clean(s, multiline=multiline), style=style)
 
 
-def cut_cells(text: str, limit: int, *, middle: bool = False) -> str:
-    """``text`` whole when it takes at most ``limit`` terminal cells, else cut to at most ``limit`` cells with
-    ``…`` (one cell) at its end, or in its middle (``start…end``) when ``middle`` and ``limit`` >= 5.
+def cut_cells(text: str, limit: int, *, middle: bool = False, multiline: bool = False) -> str:
+    """``text`` whole when it takes at most ``limit`` terminal cells as shown, else cut to at most ``limit``
+    cells with ``…`` (one cell) at its end, or in its middle (``start…end``) when ``middle`` and ``limit`` >= 5.
 
-    Widths are cells (:func:`rich.cells.cell_len`), not characters: a CJK character takes two.  A cut never
-    falls inside a wide character: where one would, the character is left out and the text is a cell short.
+    Widths are the cells each character takes once cleaned (:func:`clean`, with ``multiline``), not characters:
+    a CJK character takes two, an ESC the four of its ``\\x1b``, a kept newline one (as a character did).  The
+    cut falls between characters of ``text``, so never inside a wide character (where one would, it is left
+    out and the text is a cell short) nor inside an escape.
     """
-    if cell_len(text) <= limit:
+    widths = [_cells_of(ch, multiline) for ch in text]
+    if sum(widths) <= limit:
         return text
     room = max(0, limit - 1)
     if middle and limit >= 5:
-        head = _fit_start(text, room // 2)
-        tail = _fit_end(text, room - cell_len(head))
-        return head + "…" + tail
-    return _fit_start(text, room) + "…"
+        head = _fit_start(widths, room // 2)
+        tail = _fit_end(widths, room - sum(widths[:head]))
+        return text[:head] + "…" + text[tail:]
+    return text[:_fit_start(widths, room)] + "…"
 
 
-def _fit_start(text: str, cells: int) -> str:
-    """The longest start of ``text`` that takes at most ``cells`` cells (a zero-width character stays with the
-    one before it)."""
+def _cells_of(ch: str, multiline: bool) -> int:
+    """Cells one character of log text takes on screen: its own, or its cleaned form's when it is not
+    printable; a kept newline (or another character that cleans to no cells) counts one."""
+    if ch.isprintable():
+        return cell_len(ch)
+    return cell_len(clean(ch, multiline=multiline)) or 1
+
+
+def _fit_start(widths: list[int], cells: int) -> int:
+    """How many characters (of the widths ``widths``) from the start take at most ``cells`` cells (a zero-width
+    character stays with the one before it)."""
     used = 0
-    for i, ch in enumerate(text):
-        used += cell_len(ch)
+    for i, w in enumerate(widths):
+        used += w
         if used > cells:
-            return text[:i]
-    return text
+            return i
+    return len(widths)
 
 
-def _fit_end(text: str, cells: int) -> str:
-    """The longest end of ``text`` that takes at most ``cells`` cells and does not start with a zero-width
-    character (one left without the character it goes with)."""
-    used, start = 0, len(text)
-    for i in range(len(text) - 1, -1, -1):
-        used += cell_len(text[i])
+def _fit_end(widths: list[int], cells: int) -> int:
+    """Where the longest end of the characters of ``widths`` starts that takes at most ``cells`` cells and does
+    not start with a zero-width character (one left without the character it goes with)."""
+    used, start = 0, len(widths)
+    for i in range(len(widths) - 1, -1, -1):
+        used += widths[i]
         if used > cells:
             break
         start = i
-    while start < len(text) and cell_len(text[start]) == 0:
+    while start < len(widths) and widths[start] == 0:
         start += 1
-    return text[start:]
+    return start
 
 
 def tokens(n: int | None) -> str:
