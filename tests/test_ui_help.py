@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from test_ui_common import loaded, write_log
+from test_ui_common import loaded, wait_for, write_log
 from textual.geometry import Region
 from textual.widget import Widget
 
@@ -46,17 +46,18 @@ async def test_at_80x24_the_help_scrolls_and_names_what_is_below(tmp_path: Path)
         assert box.content_region.width - box.scrollbar_size_vertical >= 74
 
         await pilot.press("pagedown")
-        await pilot.pause()
+        # (the subtitle follows the scroll once it has settled: on a loaded machine a single pause can be too soon)
+        await wait_for(pilot, lambda: box.border_subtitle == "↓ more below: bar, chart, numbers · pgdn end")
         assert shown(box, "#help-plan") and shown(box, "#help-exports")
         assert box.border_subtitle == "↓ more below: bar, chart, numbers · pgdn end"
 
         await pilot.press("end")
-        await pilot.pause()
+        await wait_for(pilot, lambda: box.border_subtitle == "esc or ? closes this help")
         assert shown(box, "#help-numbers") and shown(box, "#help-close")
         assert box.border_subtitle == "esc or ? closes this help"
 
         await pilot.press("home")
-        await pilot.pause()
+        await wait_for(pilot, lambda: box.border_subtitle.startswith("↓ more below: keys,"))
         assert shown(box, "#help-plan") is False and box.border_subtitle.startswith("↓ more below: keys,")
 
 
