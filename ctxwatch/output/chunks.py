@@ -39,10 +39,11 @@ def report_json_chunks(run: Run) -> Iterator[bytes]:
     assert slot, "the calls key is followed by another"
     yield head + b'\n  "calls": ['
     rendered = run.rendered
-    inflated: tuple[object, bytes] = (None, b"")  # (the pieces of the file being written, inflated)
+    # (the pieces of the file being written, inflated: sliced as a view, the join below makes the one copy)
+    inflated: tuple[object, memoryview] = (None, memoryview(b""))
     today = utc_day() if rendered else ""
     sessions = RunSessions()
-    held: list[bytes] = []
+    held: list[bytes | memoryview] = []
     for n, call in enumerate(run.calls):
         factor = factors.factor(call)
         made = rendered.get(id(call))
@@ -57,7 +58,7 @@ def report_json_chunks(run: Run) -> Iterator[bytes]:
                 if factor is None and pieces.ends[i] > start:
                     # (written there with the same numbers: only its index is the run's)
                     if inflated[0] is not pieces:
-                        inflated = (pieces, pieces.inflated())
+                        inflated = (pieces, memoryview(pieces.inflated()))
                     held.append(b'%s{\n      "index": %d,\n' % (b",\n    " if n else b"\n    ", call.index))
                     held.append(inflated[1][start:pieces.ends[i]])
                 else:
