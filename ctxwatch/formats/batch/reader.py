@@ -91,7 +91,8 @@ class BatchReader(Reader):
             out = openai_result(self.path, rec, v) if kind == OPENAI_OUTPUT else anthropic_result(self.path, rec, v)
             if isinstance(out, ParsedCall):
                 self._results += 1
-                self._keys.content(out, json_hash([rec.part, v]), rec.line)
+                if out.key is None:  # (a line the provider names is keyed by that name: nothing to hash)
+                    self._keys.content(out, json_hash([rec.part, v]), rec.line)
                 notes = usage_notes(self.path, rec.line, v, PROVIDER[kind])
                 if out.provenance.custom_id is None:
                     notes.insert(0, unjoinable(self.path, rec.line, v, "output"))
@@ -115,7 +116,7 @@ class BatchReader(Reader):
         """``outs`` with the call among them keyed by ``value``'s content (the request and where it lies on
         its line: each request of a ``{"requests": [...]}`` body has a key of its own)."""
         for out in outs:
-            if isinstance(out, ParsedCall):
+            if isinstance(out, ParsedCall) and out.key is None:
                 self._keys.content(out, json_hash(value), line)
         return outs
 

@@ -14,8 +14,15 @@ from typing import Any
 from ctxwatch.catalog.entries import base_model
 from ctxwatch.formats.wire.images import image_part
 from ctxwatch.formats.wire.messages import MessageMemo, RequestParts
-from ctxwatch.formats.wire.values import json_text, odd_content, odd_usage, request_max_tokens, usage_count
-from ctxwatch.model import Message, Part, ResponseInfo, Usage, json_type, note_bad_field
+from ctxwatch.formats.wire.values import (
+    json_text,
+    odd_content,
+    odd_usage,
+    request_max_tokens,
+    response_unknown,
+    usage_count,
+)
+from ctxwatch.model import Message, Part, ResponseInfo, Usage
 
 
 def anthropic_usage(usage: Any) -> Usage | None:
@@ -200,9 +207,7 @@ def anthropic_response_info(body: Any) -> ResponseInfo | None:
         return None
     for key, ok, wanted in (("content", list, "a list"), ("stop_reason", str, "a string")):
         if body.get(key) is not None and not isinstance(body[key], ok):
-            note_bad_field(f"response.{key} is a JSON {json_type(body[key])}, not {wanted}: the response text, "
-                           "tool calls and stop reason are unknown")
-            return None
+            return response_unknown(f"response.{key}", body[key], wanted, "stop reason")
     if not isinstance(body.get("content"), list):
         return None
     texts = [t for b in body["content"] if isinstance(b, dict) and b.get("type") == "text"

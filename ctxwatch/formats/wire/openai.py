@@ -19,9 +19,10 @@ from ctxwatch.formats.wire.values import (
     odd_content,
     odd_usage,
     request_max_tokens,
+    response_unknown,
     usage_count,
 )
-from ctxwatch.model import Message, Part, ResponseInfo, Usage, json_type, note_bad_field
+from ctxwatch.model import Message, Part, ResponseInfo, Usage
 
 # --- chat completions ---------------------------------------------------------------------------------------
 
@@ -231,15 +232,6 @@ def openai_response_info(body: Any) -> ResponseInfo | None:
         "".join(t for p in content if isinstance(p, dict) and isinstance(t := p.get("text", ""), str))
         if isinstance(content, list) else None)
     return ResponseInfo(text=text, tool_calls=len(calls or []), finish_reason=finish)
-
-
-def response_unknown(where: str, value: Any, wanted: str) -> ResponseInfo | None:
-    """Note (an ``invalid_field`` issue of the record) that the response field ``where`` holds ``value``, which
-    is not ``wanted`` (``a list``, ``an object``...); the response's text, tool calls and finish reason are
-    unknown.  Returns ``None``, the response info of such a body."""
-    note_bad_field(f"{where} is a JSON {json_type(value)}, not {wanted}: the response text, tool calls and "
-                   "finish reason are unknown")
-    return None
 
 
 # --- Responses API ------------------------------------------------------------------------------------------

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ctxwatch.model import MAX_COUNT, Usage, json_type, note_bad_field
+from ctxwatch.model import MAX_COUNT, ResponseInfo, Usage, json_type, note_bad_field
 from ctxwatch.source import MAX_INT_DIGITS, show_value
 from ctxwatch.source import json_text as _json_text
 
@@ -67,6 +67,16 @@ def limit_counts(body: Any, where: str) -> list[str]:
     if not isinstance(body, dict):
         return []
     return string_counts({k: body[k] for k in LIMIT_KEYS if k in body}, where)
+
+
+def response_unknown(where: str, value: Any, wanted: str, finish: str = "finish reason") -> ResponseInfo | None:
+    """Note (an ``invalid_field`` issue of the record) that the response field ``where`` holds ``value``, which
+    is not ``wanted`` (``a list``, ``an object``...): the response's text, tool calls and ``finish`` (its name in
+    the provider's shape: ``finish reason``, Anthropic's ``stop reason``) are unknown.  Returns ``None``, the
+    response info of such a body."""
+    note_bad_field(f"{where} is a JSON {json_type(value)}, not {wanted}: the response text, tool calls and "
+                   f"{finish} are unknown")
+    return None
 
 
 def odd_content(value: Any, what: str = "message content", taken: str = "its JSON counted as text", *,
