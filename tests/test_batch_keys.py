@@ -188,3 +188,33 @@ def test_a_requests_body_keeps_each_request_without_a_custom_id_string(tmp_path:
     assert len(doc["calls"]) == 4
     assert [c["line"] for c in doc["calls"]] == [1, 1, 1, 1]
     assert _issues(doc, NO_ID) == [(body.name, 1)] * 3
+
+
+def _named(v: dict[str, Any], rid: str) -> dict[str, Any]:
+    """``v`` (an OpenAI or an Anthropic result) named ``rid`` by the provider: its ``batch_req`` / message id."""
+    if "result" in v:
+        v["result"]["message"]["id"] = rid
+    else:
+        v["id"] = rid
+    return v
+
+
+def test_different_results_under_one_provider_id_are_separate_calls(tmp_path: Path) -> None:
+    """A provider id (``batch_req_...``, ``msg_...``) names one response: an exact copy of a line is that call
+    once more (left out), while a different result reusing the id is a call of its own, said by a
+    ``duplicate_response_id`` issue naming the line that used the id first; a copy of the file read beside it
+    adds nothing."""
+    for make, name in ((_openai_result, "batch_output.jsonl"), (_anthropic_result, "results.jsonl")):
+        folder = tmp_path / name.split(".")[0]
+        folder.mkdir()
+        first = _named(make("r1", 301, 31), "id-1")
+        out = _write(folder / name, [first, _named(make("r2", 302, 32), "id-1"), first,
+                                     _named(make("r3", 303, 33), "id-1"), _named(make("r4", 304, 34), "id-2")])
+        doc = report_of(str(out))
+        assert _usage(doc) == [(1, 301, 31), (2, 302, 32), (4, 303, 33), (5, 304, 34)], name
+        assert _issues(doc, "duplicate_response_id") == [(name, 2), (name, 4)], name
+        reuse = next(i for i in doc["issues"] if i["kind"] == "duplicate_response_id")
+        assert "already used at line 1" in reuse["message"] and "separate calls" in reuse["message"]
+        shutil.copy(out, folder / f"copy_{name}")
+        doc = report_of(str(folder))
+        assert sorted(c["prompt_tokens_reported"] for c in doc["calls"]) == [301, 302, 303, 304], name

@@ -74,6 +74,7 @@ class BatchReader(Reader):
         self._results = 0
         self._requests: list[int] = []  # (lines of the requests read as calls of their own)
         self._keys = ResponseIds(path)  # (content keys of the lines the provider names no response of)
+        self._contents: dict[str, list[tuple[int | None, int]]] = {}  # result id -> (content hash, line) seen
 
     @property
     def index(self) -> BatchInputIndex | None:
@@ -91,9 +92,15 @@ class BatchReader(Reader):
             out = openai_result(self.path, rec, v) if kind == OPENAI_OUTPUT else anthropic_result(self.path, rec, v)
             if isinstance(out, ParsedCall):
                 self._results += 1
-                if out.key is None:  # (a line the provider names is keyed by that name: nothing to hash)
+                if out.key is None:
                     self._keys.content(out, json_hash([rec.part, v]), rec.line)
-                notes = usage_notes(self.path, rec.line, v, PROVIDER[kind])
+                    notes = []
+                else:
+                    named = self._named(out, v, rec.line)
+                    if named is None:
+                        return []  # (a copy of a line read before: that line is the call, counted once)
+                    notes = named
+                notes += usage_notes(self.path, rec.line, v, PROVIDER[kind])
                 if out.provenance.custom_id is None:
                     notes.insert(0, unjoinable(self.path, rec.line, v, "output"))
                 return [out, *notes, *self._join(out, kind)]
@@ -111,6 +118,26 @@ class BatchReader(Reader):
         if kind == ANTHROPIC_BATCH_OBJECT:
             return [Issue(self.path, rec.line, "batch_object", batch_object_note(v))]
         return [Issue(self.path, rec.line, "unknown_record", "not a batch request or result line; skipped")]
+
+    def _named(self, call: ParsedCall, v: object, line: int) -> list[Issue] | None:
+        """Key a result the provider names (``call.key``: its ``batch_req`` or message id) apart from a different
+        result under the same name: the n-th distinct content of a name is keyed ``name#n`` (from 2), with a
+        ``duplicate_response_id`` issue on the line that reuses the name.  ``None`` for an exact copy of a line
+        read before, which is left out as the other readers leave out an exact later copy (a copy of the file,
+        read beside it, gives each line the same key, so each result is counted once)."""
+        assert call.key is not None
+        rid = call.key
+        h = json_hash(v)
+        seen = self._contents.setdefault(rid, [])
+        if h is not None and any(h_seen == h for h_seen, _ in seen):
+            return None
+        seen.append((h, line))
+        if len(seen) == 1:
+            return []
+        call.key = f"{rid}#{len(seen)}"
+        return [Issue(self.path, line, "duplicate_response_id",
+                      f"result id {show_value(rid)} was already used at line {seen[0][1]} for a different result; "
+                      "counted as separate calls")]
 
     def _keyed(self, outs: list[Output], value: object, line: int) -> list[Output]:
         """``outs`` with the call among them keyed by ``value``'s content (the request and where it lies on
