@@ -365,3 +365,31 @@ async def test_a_codex_reasoning_rows_reported_size_says_it_is_reported(shared_l
         await pilot.pause()
         item_head = str(detail.query_one("#item-head", Static).render())
         assert f"{third.tokens} tokens (64 reasoning reported + {third.tokens - 64} by o200k_base)" in item_head
+
+
+async def test_the_detail_of_a_request_without_a_system_prompt_says_it_carries_none(tmp_path: Path) -> None:
+    """A request logged whole without a system message (evicted by the client): its system row said "0 tokens
+    · no text in the log for this item", as if the log had lost it, beside the "system prompt evicted" flag.
+    It says the request carries none."""
+    from textual.widgets import Static
+
+    log = write_log(tmp_path / "agent-run.jsonl", 3)
+    records = [json.loads(ln) for ln in log.read_text().splitlines()]
+    msgs = records[2]["request"]["messages"]
+    assert msgs[0]["role"] == "system"
+    records[2]["request"]["messages"] = msgs[1:]  # call #3: the same request with its system message dropped
+    log.write_text("".join(line(r) for r in records))
+    app = CtxwatchApp(str(log))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await loaded(pilot, 3)
+        assert app.calls[2].system_present is False and app.calls[1].system_present is True
+        await pilot.press("enter")
+        screen = app.screen
+        assert isinstance(screen, DetailScreen) and screen.call.index == 2
+        assert await wait_for(pilot, lambda: screen.loaded)
+        first = screen.items[0]
+        assert (first.kind, first.label, first.tokens) == ("system", "system prompt: absent from this request", 0)
+        screen.query_one("#items").move_cursor(row=0)
+        await pilot.pause()
+        note = str(screen.query_one("#item-head", Static).render())
+        assert "carries no system prompt" in note and "no text in the log" not in note

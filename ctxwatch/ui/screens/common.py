@@ -23,6 +23,9 @@ from ctxwatch.model import (
 REREAD_FAILED = "the call could not be re-read from disk (the file changed)"
 #: The body note of an item whose text the log does not hold (an inferred floor, a usage-only record).
 NO_TEXT = "no text in the log for this item"
+#: The body note of the system prompt row of a request the log holds whole that carries none (evicted, or
+#: never sent): nothing is missing from the log.
+NO_SYSTEM = "this request carries no system prompt (the log holds the whole request)"
 
 
 def reload(spec: FormatSpec, call: Call) -> ParsedCall | None:

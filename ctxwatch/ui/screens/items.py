@@ -20,7 +20,7 @@ from ctxwatch.model import (
 from ctxwatch.model import Message as LogMessage
 from ctxwatch.source import json_text
 from ctxwatch.ui import text as tx
-from ctxwatch.ui.screens.common import NO_TEXT
+from ctxwatch.ui.screens.common import NO_SYSTEM, NO_TEXT
 
 #: Characters of an item shown folded (at most :data:`FOLD_LINES` lines of them).
 FOLD_CHARS = 2000
@@ -90,7 +90,11 @@ def build_items(call: Call, pc: ParsedCall | None, unread: str | None = None) ->
     items: list[Item] = []
     missing = unread if pc is None and unread else NO_TEXT
     logged_floor = pc is None and unread is not None and call.floor_src == Src.ESTIMATED
-    if pc is not None and pc.system is not None:
+    if pc is not None and pc.system is not None and not any(pc.system):
+        # (the request is logged whole and carries no system prompt: say so, not that its text is missing)
+        items.append(Item(len(items), "system", "system", "system prompt: absent from this request", 0, "", 0,
+                          NO_SYSTEM))
+    elif pc is not None and pc.system is not None:
         body = "\n\n".join(pc.system)
         items.append(Item(len(items), "system", "system", "system prompt", call.system_tokens, _cap(body),
                           len(body)))
