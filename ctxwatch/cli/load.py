@@ -16,6 +16,7 @@ from ctxwatch.cli.arrays import spool_arrays
 from ctxwatch.cli.ending import hold
 from ctxwatch.cli.exits import fail
 from ctxwatch.cli.options import NO_CACHE
+from ctxwatch.cli.progress import ReadProgress
 from ctxwatch.cli.spool import STDIN_NAME, spool_stdin
 from ctxwatch.config import Settings
 from ctxwatch.output.safetext import clean
@@ -40,14 +41,22 @@ def load_paths(paths: tuple[str, ...], fmt: str | None, settings: Settings, rend
     paths, _ = spool_stdin(paths)
     paths = spool_arrays(paths, fmt)  # (a file that is one JSON array of records: read from a copy, a line each)
     cache = None if paths != given else user_cache()  # (a copy of standard input is read once: nothing to keep)
+    shown = ReadProgress()
     with steady_heap():
         try:
             if len(paths) == 1 and not os.path.isdir(paths[0]):
-                run = load_run(paths[0], fmt, settings, parallel=True, cache=cache)
+                # (told only of a read through the cache, a serial one: without it, a big file is read in
+                # parallel ranges, which no progress is told of)
+                told = shown.file if shown.on and cache is not None else None
+                run = load_run(paths[0], fmt, settings, told, parallel=True, cache=cache)
             else:
-                run = load_many(list(paths), fmt, settings, parallel=True, cache=cache, render=render)
+                run = load_many(list(paths), fmt, settings, parallel=True, cache=cache, render=render,
+                                progress=shown.folder if shown.on else None)
         except LogError as exc:
+            shown.close()
             fail(clean(exc))
+        finally:
+            shown.close()
         # (freed with the process, not call by call as the command returns; held, and so moved out of the
         # collector's walks, before the collector is back on: its first collection would walk every object the
         # load made, 0.06 to 0.09 s after the benchmark folder's 26,686 calls)

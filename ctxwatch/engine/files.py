@@ -95,7 +95,8 @@ TASK_BYTES = 8 * 1024 * 1024
 Result = tuple[str | None, list[Call], list[Issue], dict, Pieces | None]
 
 
-def _size(path: str) -> int:
+def file_size(path: str) -> int:
+    """The size of ``path`` in bytes (0 when it cannot be told)."""
     try:
         return os.path.getsize(path)
     except OSError:
@@ -194,7 +195,7 @@ def parallel_outputs(files: list[str], fmt: str | None, settings: Settings | Non
     """Per-file results of :func:`read_group`, in file order, from worker processes; ``None`` when a serial
     read is better (:func:`ctxwatch.engine.parallel.workers_for`; ``todo``: the bytes of each file still to read,
     when the cache holds the rest).  Tasks are balanced by the bytes to read."""
-    sizes = todo if todo is not None else [_size(f) for f in files]
+    sizes = todo if todo is not None else [file_size(f) for f in files]
     workers = workers_for(sum(sizes), len(files))
     if not workers:
         return None

@@ -10,13 +10,13 @@ serial read does.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from ctxwatch.config import Settings
 from ctxwatch.engine.cache import RunCache
 from ctxwatch.engine.discovery import files_for, nothing_read, skipped_note
-from ctxwatch.engine.files import Render, Result, parallel_outputs, read_one
+from ctxwatch.engine.files import Render, Result, file_size, parallel_outputs, read_one
 from ctxwatch.engine.opening import (
     LogError,
     empty_file_note,
@@ -30,21 +30,27 @@ from ctxwatch.engine.run import Run
 from ctxwatch.formats import FormatSpec, get_format, joined_formats
 from ctxwatch.model import Issue
 
+#: Called as a folder's files are read: ``(files done, files in all, bytes read, bytes to read)``, the bytes
+#: being those the cache does not hold yet (every byte without a cache).
+FolderProgress = Callable[[int, int, int, int], None]
+
 
 def load_many(paths: list[str], fmt: str | None, settings: Settings | None = None, *,
-              parallel: bool = False, cache: RunCache | None = None, render: Render | None = None) -> Run:
+              parallel: bool = False, cache: RunCache | None = None, render: Render | None = None,
+              progress: FolderProgress | None = None) -> Run:
     """One :class:`Run` over several log files (folders expanded).
 
     ``parallel``: detect and parse big folders in worker processes (see the module docstring); ``cache``: read
     each file on from where its last read stopped (:mod:`ctxwatch.engine.cache`).  The result is the same.
     ``render``: each file's calls are also written as the command writes them where the file is read (in the
-    workers), in :attr:`Run.rendered` (:mod:`ctxwatch.engine.files`).
+    workers), in :attr:`Run.rendered` (:mod:`ctxwatch.engine.files`).  ``progress``: told of each file done
+    (:data:`FolderProgress`).
 
     Raises:
         LogError: no readable log among the paths.
     """
     files, not_logs = files_for(paths)
-    run = _read_files(paths, files, fmt, settings, parallel, cache, render)
+    run = _read_files(paths, files, fmt, settings, parallel, cache, render, progress)
     run.issues.extend(not_logs)
     _drop_answered_subagent_notes(run)
     return run
@@ -68,7 +74,8 @@ def _drop_answered_subagent_notes(run: Run) -> None:
 
 
 def _read_files(paths: list[str], files: list[str], fmt: str | None, settings: Settings | None,
-                parallel: bool, cache: RunCache | None = None, render: Render | None = None) -> Run:
+                parallel: bool, cache: RunCache | None = None, render: Render | None = None,
+                progress: FolderProgress | None = None) -> Run:
     """The run of :func:`load_many` from its expanded ``files`` (oldest first)."""
     cache_path = cache.path if cache is not None else None
     todo = None
@@ -80,7 +87,10 @@ def _read_files(paths: list[str], files: list[str], fmt: str | None, settings: S
     if results is None and cache is not None:
         # (each file read by a run of its own, through the cache, and the runs merged as the workers' are)
         results = (read_one(f, fmt, settings, cache, render) for f in files)
+    told = _Told(progress, todo if todo is not None else [file_size(f) for f in files]) if progress else None
     if results is not None:
+        if told is not None:
+            results = told.each(results)
         try:
             run = _assemble(paths, files, results, settings, render is not None)
         except ParallelReadError:
@@ -111,7 +121,7 @@ def _read_files(paths: list[str], files: list[str], fmt: str | None, settings: S
     run.formats = sorted(names, key=lambda n: (n != first.name, n))  # (the run's own format first)
     batch: list[str] = []
     with_calls: list[str] = []
-    for f in files:
+    for f in told.paths(files) if told is not None else files:
         spec = specs[f]
         if spec is None or f in blank:
             run.issues.append(blank[f] if f in blank else skipped_note(f, why.get(f)))
@@ -140,6 +150,34 @@ def _read_files(paths: list[str], files: list[str], fmt: str | None, settings: S
     return run
 
 
+
+
+class _Told:
+    """What a :data:`FolderProgress` is told: each file's bytes to read (``sizes``, in file order) once it is
+    read."""
+
+    def __init__(self, progress: FolderProgress, sizes: list[int]) -> None:
+        self.progress, self.sizes = progress, sizes
+        self.total = sum(sizes)
+        self.files = self.read = 0
+
+    def each(self, results: Iterator[Result]) -> Iterator[Result]:
+        """``results`` (one per file, in file order), telling of each as it comes."""
+        for result in results:
+            self._next()
+            yield result
+
+    def paths(self, files: list[str]) -> Iterator[str]:
+        """``files``, telling of each once the loop over them has read it (asks for the next)."""
+        for f in files:
+            yield f
+            self._next()
+
+    def _next(self) -> None:
+        if self.files < len(self.sizes):
+            self.read += self.sizes[self.files]
+            self.files += 1
+        self.progress(self.files, len(self.sizes), self.read, self.total)
 
 
 def _batch_run(files: list[str], names: set[str], settings: Settings | None) -> Run:
