@@ -87,7 +87,8 @@ def _read_files(paths: list[str], files: list[str], fmt: str | None, settings: S
     if results is None and cache is not None:
         # (each file read by a run of its own, through the cache, and the runs merged as the workers' are)
         results = (read_one(f, fmt, settings, cache, render) for f in files)
-    told = _Told(progress, todo if todo is not None else [file_size(f) for f in files]) if progress else None
+    sizes = (todo if todo is not None else [file_size(f) for f in files]) if progress else []
+    told = _Told(progress, sizes) if progress else None
     if results is not None:
         if told is not None:
             results = told.each(results)
@@ -121,6 +122,7 @@ def _read_files(paths: list[str], files: list[str], fmt: str | None, settings: S
     run.formats = sorted(names, key=lambda n: (n != first.name, n))  # (the run's own format first)
     batch: list[str] = []
     with_calls: list[str] = []
+    told = _Told(progress, sizes) if progress else None  # (afresh: a parallel read that failed told of some)
     for f in told.paths(files) if told is not None else files:
         spec = specs[f]
         if spec is None or f in blank:
