@@ -429,3 +429,23 @@ def test_fail_on_info_fails_on_a_log_with_only_info_flags(tmp_path: Path) -> Non
     code, out, _ = check(str(path), "--window", "100000", "--fail-on", "info", "--json")
     doc = json.loads(out)
     assert (code, doc["fail_on"], doc["exit_status"]) == (1, "info", 1)
+
+
+def test_min_calls_fails_a_log_with_fewer_calls(clean: Path, tmp_path: Path) -> None:
+    """``--min-calls N`` exits 1 when fewer than N calls were read (a job whose log stayed empty), and says so
+    on the summary line and in ``--json`` (``min_calls``, ``calls``); the default, 0, asks for none."""
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    assert check(str(empty))[0] == 0
+    code, out, _ = check(str(empty), "--min-calls", "1")
+    assert code == 1
+    assert out.splitlines()[-1] == ("0 calls, 0 flags (0 critical, 0 warn, 0 info), 0 bad lines, 1 note; "
+                                    "--fail-on critical, fewer than --min-calls 1: exit 1")
+    n = sum(1 for line in clean.read_text().splitlines() if line.strip())  # (one call a line)
+    code, out, _ = check(str(clean), "--window", "100000", "--min-calls", str(n + 1), "--json")
+    doc = json.loads(out)
+    assert code == 1 and (doc["min_calls"], doc["calls"], doc["exit_status"]) == (n + 1, n, 1)
+    assert doc["flags"] == []
+    code, out, _ = check(str(clean), "--window", "100000", "--min-calls", str(n))
+    assert code == 0 and out.splitlines()[-1].endswith("--fail-on critical: exit 0")
+    assert check(str(clean), "--min-calls", "-1")[0] == 2  # (a usage error)

@@ -3,7 +3,7 @@
 Exit status (:mod:`ctxwatch.cli.exits`):
 
 * 0: no flag at or above ``--fail-on`` (default ``critical``);
-* 1: at least one flag at or above it;
+* 1: at least one flag at or above it, or fewer calls read than ``--min-calls`` (default 0: none needed);
 * 2: usage error (bad option, bad config file), or the file cannot be read: missing, a directory, unknown format,
   or not a single call could be read from a file that has bad lines;
 * 130: interrupted (Ctrl-C).
@@ -21,7 +21,7 @@ import click
 import orjson
 
 from ctxwatch.cli.console import echo
-from ctxwatch.cli.exits import exit_if_nothing_read, flagged_status
+from ctxwatch.cli.exits import EXIT_FLAGGED, exit_if_nothing_read, flagged_status
 from ctxwatch.cli.load import given_or_found, load_paths, steady_heap
 from ctxwatch.cli.options import cache_option, make_settings, settings_options
 from ctxwatch.output.safetext import json_bytes, on_closed_output_exit, shown, write_out
@@ -34,10 +34,14 @@ from ctxwatch.output.safetext import json_bytes, on_closed_output_exit, shown, w
 @click.option("--fail-on", "fail_on", type=click.Choice(["info", "warn", "critical"]), default="critical",
               show_default=True,
               help="Exit 1 when a flag at or above this severity is found (info: any flag).")
+@click.option("--min-calls", "min_calls", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Exit 1 when fewer calls than this were read (1: a job whose log stayed empty fails).")
 @click.option("--json", "as_json", is_flag=True, help="Print flags, forecast and notes as JSON.")
 def check_cmd(paths: tuple[str, ...], config: str | None, window: int | None, budget_fraction: float | None,
-              trigger: float | None, reserve: float | None, fmt: str | None, fail_on: str, as_json: bool) -> None:
-    """Print the flags of PATH; exit 1 if any is at or above --fail-on, 2 on a usage error or if PATH cannot be read.
+              trigger: float | None, reserve: float | None, fmt: str | None, fail_on: str, min_calls: int,
+              as_json: bool) -> None:
+    """Print the flags of PATH; exit 1 if any is at or above --fail-on (or fewer calls than --min-calls were
+    read), 2 on a usage error or if PATH cannot be read.
 
     PATH is a log file, or (like `report`) a batch input/output pair or a folder of logs; without
     PATH, the session logs of the harnesses installed (Claude Code, Codex, Gemini CLI).
@@ -53,10 +57,13 @@ def check_cmd(paths: tuple[str, ...], config: str | None, window: int | None, bu
     with steady_heap():
         doc = analysis_json(run)
     status = flagged_status(doc["flags"], fail_on)
+    if len(run.calls) < min_calls:
+        status = EXIT_FLAGGED
     on_closed_output_exit(status)  # (`check | head` keeps the status a CI job reads)
     if as_json:
-        write_out(shown(json_bytes(check_json(run, doc, fail_on, status), orjson.OPT_INDENT_2).decode()) + "\n")
+        write_out(shown(json_bytes(check_json(run, doc, fail_on, status, min_calls), orjson.OPT_INDENT_2).decode())
+                  + "\n")
     else:
-        for line in check_lines(run, doc, paths, fail_on, status):
+        for line in check_lines(run, doc, paths, fail_on, status, min_calls):
             echo(line)
     sys.exit(status)

@@ -31,9 +31,10 @@ def noted_issues(run: Run) -> list[Issue]:
     return [i for i in run.issues if i.kind != "reset"]
 
 
-def check_json(run: Run, analysis: dict[str, Any], fail_on: str, status: int) -> dict[str, Any]:
-    """``check --json``: ``{"file", "format", "fail_on", "exit_status", "flags", "forecast", "bad_lines",
-    "notes"}``.
+def check_json(run: Run, analysis: dict[str, Any], fail_on: str, status: int, min_calls: int = 0
+               ) -> dict[str, Any]:
+    """``check --json``: ``{"file", "format", "fail_on", "min_calls", "calls", "exit_status", "flags",
+    "forecast", "bad_lines", "notes"}`` (``calls``: how many were read, which ``min_calls`` asks at least of).
 
     ``flags`` and ``forecast`` are those of ``analysis`` (:func:`ctxwatch.analysis.analysis_json`, as in
     ``report --json``); ``notes`` one object per :func:`noted_issues` entry (``severity: "info"``,
@@ -41,19 +42,21 @@ def check_json(run: Run, analysis: dict[str, Any], fail_on: str, status: int) ->
     for a line that is no valid record, :data:`~ctxwatch.model.BAD_LINE_KINDS`); ``bad_lines`` how many distinct
     lines those are, as the text output counts them (:func:`~ctxwatch.model.tally_issues`)."""
     noted = noted_issues(run)
-    return {"file": run.path, "format": run.format_read()[0], "fail_on": fail_on, "exit_status": status,
+    return {"file": run.path, "format": run.format_read()[0], "fail_on": fail_on, "min_calls": min_calls,
+            "calls": len(run.calls), "exit_status": status,
             "flags": analysis["flags"], "forecast": analysis["forecast"], "bad_lines": tally_issues(noted)[0],
             "notes": [{"severity": "info", **issue_json(i), "bad_line": is_bad_line(i)} for i in noted]}
 
 
 def check_lines(run: Run, analysis: dict[str, Any], paths: tuple[str, ...], fail_on: str,
-                status: int) -> Iterator[str]:
+                status: int, min_calls: int = 0) -> Iterator[str]:
     """The lines of ``check``'s text output, without their newlines (see the module's docstring).
 
     Args:
         run: the run. analysis: its :func:`ctxwatch.analysis.analysis_json`. paths: the paths the command was
             given (a folder or several paths name each call's file). fail_on: ``info`` | ``warn`` | ``critical``.
-            status: the exit status the summary line states.
+            status: the exit status the summary line states. min_calls: the calls ``--min-calls`` asks for
+            (named on the summary line when fewer were read).
     """
     flags = analysis["flags"]
     bad = noted_issues(run)
@@ -95,4 +98,5 @@ def check_lines(run: Run, analysis: dict[str, Any], paths: tuple[str, ...], fail
     n_bad, n_notes = tally_issues(bad)
     yield (f"{len(run.calls)} call{plural['call']}, {len(flags)} flag{plural['flag']} "
            f"({counts['critical']} critical, {counts['warn']} warn, {counts['info']} info), "
-           f"{counted_issues(n_bad, n_notes)}; --fail-on {fail_on}: exit {status}")
+           f"{counted_issues(n_bad, n_notes)}; --fail-on {fail_on}"
+           f"{f', fewer than --min-calls {min_calls}' if len(run.calls) < min_calls else ''}: exit {status}")
