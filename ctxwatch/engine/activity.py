@@ -11,6 +11,8 @@ import re
 import threading
 from collections.abc import Iterator
 
+from ctxwatch.engine.activity_memo import keep, recall, stamp_of
+
 #: Bytes read at a time from a log's end to find its last call's timestamp, and the most read in all (a last
 #: record can be a long tool result or a base64 screenshot).
 ACTIVITY_CHUNK_BYTES = 64 * 1024
@@ -110,13 +112,20 @@ _activity_lock = threading.Lock()
 def activity_of(path: str) -> tuple[float, bool]:
     """When ``path`` was last active, in epoch seconds, and whether that is its last call's timestamp
     (:func:`last_call_time`, ``True``) or, with no timestamp in it, its modification time
-    (``False``).  Remembered until the file changes.  Raises ``OSError`` when it cannot be stat'ed."""
+    (``False``).  Remembered until the file changes, in this process and between runs
+    (:mod:`ctxwatch.engine.activity_memo`).  Raises ``OSError`` when it cannot be stat'ed."""
     st = os.stat(path)
     with _activity_lock:
         known = _activity.get(path)
     if known is not None and known[:2] == (st.st_mtime, st.st_size):
         return known[2], known[3]
-    found, from_call = last_call_time(path)
+    stamp = stamp_of(st)
+    kept = recall(path, stamp)
+    if kept is None:
+        found, from_call = last_call_time(path)
+        keep(path, stamp, found, from_call)
+    else:
+        found, from_call = kept
     entry = (found, True) if found is not None else (st.st_mtime, False)
     with _activity_lock:
         _activity[path] = (st.st_mtime, st.st_size, *entry, from_call)
