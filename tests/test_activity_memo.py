@@ -163,3 +163,18 @@ def test_the_memo_keeps_the_newest_entries_and_what_other_runs_wrote(
     activity_memo.save()
     files = json.loads(memo.read_bytes())["files"]
     assert list(files) == [str(logs[1]), str(logs[2]), str(logs[3])]  # (the first run's oldest dropped)
+
+
+def test_cache_clear_removes_the_memo(tmp_path: Path, memo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from click.testing import CliRunner
+
+    from ctxwatch.cli import main
+
+    a = tmp_path / "a.jsonl"
+    a.write_text(_line("2026-01-02T03:04:05Z", 10))
+    activity.activity_of(str(a))
+    activity_memo.save()
+    assert memo.is_file()
+    res = CliRunner().invoke(main, ["cache", "clear"])
+    assert res.exit_code == 0, res.output
+    assert not memo.exists()

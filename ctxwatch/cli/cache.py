@@ -34,7 +34,9 @@ def cache_cmd(ctx: click.Context) -> None:
 
 @cache_cmd.command("clear")
 def clear_cmd() -> None:
-    """Empty the cache: the next read of every log starts from its start."""
+    """Empty the cache: the next read of every log starts from its start (and each log's last activity is
+    read again from its end)."""
+    from ctxwatch.engine.activity_memo import forget
     from ctxwatch.engine.cache import CacheError, RunCache
 
     path = _cache_path()
@@ -43,6 +45,7 @@ def clear_cmd() -> None:
         n = cache.clear()
     except CacheError as exc:
         fail(clean(str(exc)))
+    forget()
     echo(f"{path} was damaged: removed, to be made again" if cache.rebuilt else
          f"cleared {n:,} saved read{'s' if n != 1 else ''} from {path}")
 

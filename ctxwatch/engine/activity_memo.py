@@ -128,3 +128,15 @@ def _utf8(path: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
+
+
+def forget() -> bool:
+    """Remove the memo file (``ctxwatch cache clear``); True when there was one.  Never raises."""
+    where = _path()
+    if where is None:
+        return False
+    try:
+        os.remove(where)  # (a link planted there is removed itself, its target left alone)
+    except OSError:
+        return False
+    return True
