@@ -128,6 +128,19 @@ async def open_preview(pilot: Any) -> Any:
     return screen
 
 
+async def open_fleet(pilot: Any) -> Any:
+    """Press ``W`` and wait until the fleet view (a ``FleetScreen``) is on screen, drawn."""
+    from ctxwatch.ui.screens import FleetScreen
+
+    app = pilot.app
+    await pilot.press("W")
+    assert await wait_for(pilot, lambda: isinstance(app.screen, FleetScreen))
+    await pilot.pause()
+    screen = app.screen
+    assert isinstance(screen, FleetScreen)
+    return screen
+
+
 async def open_detail(pilot: Any, seconds: float = 5.0) -> Any:
     """Press Enter on the selected call and wait until its detail view (a ``DetailScreen``) has loaded."""
     from ctxwatch.ui.screens import DetailScreen

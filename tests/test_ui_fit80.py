@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 
 from rich.cells import cell_len
-from test_ui_common import loaded, wait_for, write_log
+from test_ui_common import loaded, open_fleet, wait_for, write_log
 
 from ctxwatch.ui.app import CtxwatchApp
 
@@ -75,17 +75,13 @@ async def test_the_fleet_table_fits_80_columns_and_cuts_the_flag_with_an_ellipsi
     from textual.widgets import DataTable
 
     from ctxwatch.demo import write_run
-    from ctxwatch.ui.screens import FleetScreen
 
     log = tmp_path / "demo.jsonl"
     write_run(log)
     app = CtxwatchApp(str(log))
     async with app.run_test(size=(80, 24)) as pilot:
         await loaded(pilot, 60)
-        await pilot.press("W")
-        await pilot.pause()
-        screen = app.screen
-        assert isinstance(screen, FleetScreen)
+        screen = await open_fleet(pilot)
         table = screen.query_one("#fleet", DataTable)
         assert table.virtual_size.width <= 80  # (no column past the screen's edge)
         (row,) = screen.rows
@@ -153,16 +149,11 @@ async def test_the_fleet_of_a_folder_gives_its_flag_and_model_the_room_first(sha
 async def _fleet_of_the_folder(shared_logs: Path, width: int) -> None:
     from textual.widgets import DataTable
 
-    from ctxwatch.ui.screens import FleetScreen
 
     app = CtxwatchApp(str(shared_logs / "claude-code"))
     async with app.run_test(size=(width, 24)) as pilot:
         await loaded(pilot, 139)  # (the newest session: spotter_4d5611e5_full, by its last call)
-        await pilot.press("W")
-        assert await wait_for(pilot, lambda: isinstance(app.screen, FleetScreen))
-        await pilot.pause()
-        screen = app.screen
-        assert isinstance(screen, FleetScreen)
+        screen = await open_fleet(pilot)
         table = screen.query_one("#fleet", DataTable)
         assert table.virtual_size.width <= width
         assert [str(c.label) for c in table.columns.values()][1:4] == ["session", "model", "calls"]
@@ -215,7 +206,6 @@ async def test_the_fleet_of_a_cjk_session_id_fits_80_columns(shared_logs: Path, 
     screen.  It is now cut by cells like an ASCII id, and the whole row fits."""
     from textual.widgets import DataTable
 
-    from ctxwatch.ui.screens import FleetScreen
     from ctxwatch.ui.screens.fleet import age_text
 
     data = shared_logs.joinpath(*SPOTTER).read_bytes()
@@ -226,11 +216,7 @@ async def test_the_fleet_of_a_cjk_session_id_fits_80_columns(shared_logs: Path, 
     app = CtxwatchApp(str(tmp_path))
     async with app.run_test(size=(80, 24)) as pilot:
         await loaded(pilot, 139)  # (the newest session: the CJK copy)
-        await pilot.press("W")
-        assert await wait_for(pilot, lambda: isinstance(app.screen, FleetScreen))
-        await pilot.pause()
-        screen = app.screen
-        assert isinstance(screen, FleetScreen)
+        screen = await open_fleet(pilot)
         table = screen.query_one("#fleet", DataTable)
         assert [str(c.label) for c in table.columns.values()] == \
             ["", "session", "model", "calls", "used", "floor", "age", "worst flag"]
