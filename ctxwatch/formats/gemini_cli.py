@@ -28,7 +28,7 @@ from typing import Any
 from ctxwatch.formats import FormatSpec, Reader, Sniff, register, sniff_document
 from ctxwatch.formats.wire.gemini import gemini_parts, gemini_usage
 from ctxwatch.formats.wire.timestamps import parse_timestamp
-from ctxwatch.formats.wire.values import int_or_none, json_text
+from ctxwatch.formats.wire.values import int_or_none, json_text, listed
 from ctxwatch.model import Issue, Message, ParsedCall, Part, Provenance, ResponseInfo, SourceRef, Usage
 from ctxwatch.source import Record
 
@@ -61,7 +61,7 @@ def cli_message_to_messages(m: dict[str, Any]) -> list[Message]:
         return []
     parts = [p for p in gemini_parts(m.get("content")) if p.kind != "thinking"]
     results: list[Part] = []
-    for tc in m.get("toolCalls") or []:
+    for tc in listed(m.get("toolCalls"), "a gemini message's toolCalls"):
         if not isinstance(tc, dict):
             continue
         parts.append(Part("tool_call", json_text(tc.get("args") or {}), name=str(tc.get("name") or ""),
@@ -110,7 +110,8 @@ class GeminiCliReader(Reader):
         m = self.messages[pos]
         tokens = t if isinstance(t := m.get("tokens"), dict) else {}
         content = [p for p in gemini_parts(m.get("content")) if p.kind == "text"]
-        info = ResponseInfo(text="".join(p.text for p in content), tool_calls=len(m.get("toolCalls") or []))
+        calls = listed(m.get("toolCalls"), "a gemini message's toolCalls")
+        info = ResponseInfo(text="".join(p.text for p in content), tool_calls=len(calls))
         extra = Provenance(message_id=str(m["id"]) if m.get("id") is not None else None,
                            tool_use_prompt_tokens=int_or_none(tokens.get("tool")) or None)
         kind = self.meta.get("kind")

@@ -30,7 +30,7 @@ from ctxwatch.formats.wire.damage import forget_history, history_problem
 from ctxwatch.formats.wire.images import image_part
 from ctxwatch.formats.wire.models import provider_of_model
 from ctxwatch.formats.wire.timestamps import parse_timestamp
-from ctxwatch.formats.wire.values import int_or_none, json_text, odd_content
+from ctxwatch.formats.wire.values import as_object, int_or_none, json_text, listed, odd_content
 from ctxwatch.model import Issue, Message, ParsedCall, Part, Provenance, ResponseInfo, SourceRef, Usage
 
 Output = ParsedCall | Issue
@@ -148,12 +148,14 @@ def _inspect_content(content: Any) -> list[Part]:
     return parts
 
 
-def inspect_message(m: dict[str, Any]) -> Message:
-    """One Inspect ``ChatMessage`` (system / user / assistant with ``tool_calls`` / tool) as a Message."""
+def inspect_message(m: Any) -> Message:
+    """One Inspect ``ChatMessage`` (system / user / assistant with ``tool_calls`` / tool) as a Message; a message
+    that is no JSON object is noted and read as an empty user message."""
+    m = as_object(m, "a chat message")
     role = str(m.get("role") or "user")
     parts = _inspect_content(m.get("content"))
     if role == "assistant":
-        for tc in m.get("tool_calls") or []:
+        for tc in listed(m.get("tool_calls"), "an assistant message's tool_calls"):
             if isinstance(tc, dict):
                 parts.append(Part("tool_call", json_text(tc.get("arguments") or {}),
                                   name=str(tc.get("function") or ""), call_id=tc.get("id")))
@@ -283,7 +285,7 @@ class InspectReader(Reader):
         output = o if isinstance(o := e.get("output"), dict) else {}
         system: list[str] = []
         messages: list[Message] = []
-        for m in e.get("input") or []:
+        for m in listed(e.get("input"), "a model event's input"):
             if not isinstance(m, dict):
                 continue
             msg = inspect_message(_resolve(m, att))
@@ -294,7 +296,7 @@ class InspectReader(Reader):
         choices = output.get("choices") if isinstance(output.get("choices"), list) else []
         info = None
         if choices and isinstance(choices[0], dict):
-            rmsg = inspect_message(_resolve(choices[0].get("message") or {}, att))
+            rmsg = inspect_message(_resolve(choices[0].get("message"), att))
             info = ResponseInfo(text="".join(p.text for p in rmsg.parts if p.kind == "text"),
                                 tool_calls=len(rmsg.tool_call_ids()), finish_reason=choices[0].get("stop_reason"))
         cfg = cf if isinstance(cf := e.get("config"), dict) else {}

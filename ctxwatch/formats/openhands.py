@@ -20,7 +20,7 @@ from ctxwatch.formats.wire.litellm import litellm_usage
 from ctxwatch.formats.wire.models import provider_of_model
 from ctxwatch.formats.wire.openai import openai_message, openai_response_info
 from ctxwatch.formats.wire.timestamps import parse_timestamp
-from ctxwatch.formats.wire.values import int_or_none
+from ctxwatch.formats.wire.values import int_or_none, listed
 from ctxwatch.model import Issue, Message, ParsedCall, Part, Provenance, SourceRef
 from ctxwatch.source import Record
 
@@ -159,7 +159,7 @@ class OpenHandsEvalReader(Reader):
         # History snapshots keyed by the response that was produced from them.
         hist = _OpenHandsHistory()
         snaps: dict[str, tuple[list[str] | None, list[dict[str, Any]] | None, list[Message], dict[str, Any]]] = {}
-        for e in v.get("history") or []:
+        for e in listed(v.get("history"), "history"):
             if not isinstance(e, dict):
                 continue
             mr = hist.add(e)

@@ -19,7 +19,7 @@ from ctxwatch.formats import FormatSpec, Reader, Sniff, document_source, registe
 from ctxwatch.formats.wire.damage import forget_history, history_problem
 from ctxwatch.formats.wire.models import provider_of_model
 from ctxwatch.formats.wire.openai import openai_message
-from ctxwatch.formats.wire.values import int_or_none
+from ctxwatch.formats.wire.values import int_or_none, listed
 from ctxwatch.model import Issue, Message, ParsedCall, Provenance, ResponseInfo
 
 Output = ParsedCall | Issue
@@ -66,12 +66,12 @@ class SweAgentReader(Reader):
         stats = info.get("model_stats") if isinstance(info.get("model_stats"), dict) else None
         model = _swe_model(value)
         provider = provider_of_model(model)
-        steps = [s for s in value.get("trajectory") or [] if isinstance(s, dict)]
+        steps = [s for s in listed(value.get("trajectory"), "trajectory") if isinstance(s, dict)]
         out: list[Output] = []
         calls: list[ParsedCall] = []
         # Function-calling agents (1.x) send tool schemas that the .traj does not keep: unknown (None).
         # Without tool calls the commands are described in the system prompt and no schema is sent: [].
-        logged = [m for m in value.get("history") or [] if isinstance(m, dict)]
+        logged = [m for m in listed(value.get("history"), "history") if isinstance(m, dict)]
         logged += [m for st in steps for m in (st.get("query") or []) if isinstance(m, dict)]
         tools: list[dict[str, Any]] | None = None if any(m.get("tool_calls") for m in logged) else []
 
@@ -111,7 +111,7 @@ class SweAgentReader(Reader):
             per_agent: dict[str, tuple[list[str], list[Message]]] = {}
             first_agent: str | None = None
             counts: dict[str, int] = {}
-            for m in value.get("history") or []:
+            for m in listed(value.get("history"), "history"):
                 if not isinstance(m, dict):
                     continue
                 agent = str(m.get("agent") or "main")

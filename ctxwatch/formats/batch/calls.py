@@ -74,7 +74,7 @@ def _fix_anthropic_images(params: dict[str, Any], messages: list[Message]) -> No
     A no-op for parts that already have a size.
     """
     found: dict[str, str] = {}
-    for m in params.get("messages") or []:
+    for m in ms if isinstance(ms := params.get("messages"), list) else []:  # (damage: request_problems)
         if isinstance(m, dict):
             _base64_images(m.get("content"), found)
     if not found:

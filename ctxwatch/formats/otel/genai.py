@@ -31,7 +31,7 @@ from ctxwatch.formats.wire.messages import MessageMemo
 from ctxwatch.formats.wire.models import provider_of_model
 from ctxwatch.formats.wire.openai import openai_request_to_parts
 from ctxwatch.formats.wire.values import json_text, usage_count
-from ctxwatch.model import Message, Part, ResponseInfo, Usage
+from ctxwatch.model import Message, Part, ResponseInfo, Usage, json_type, note_bad_field
 
 #: ``gen_ai.operation.name`` values of a request that sends a prompt to a model (GenAI attribute registry).
 CALL_OPERATIONS = frozenset({"chat", "text_completion", "generate_content"})
@@ -52,8 +52,10 @@ _PROVIDERS = {"openai": "openai", "azure.ai.openai": "openai", "anthropic": "ant
 def is_call(attrs: dict[str, Any]) -> bool:
     """Whether a span with these attributes is a model call (see the module docstring)."""
     op = attrs.get("gen_ai.operation.name")
-    if op is not None:
+    if isinstance(op, str):
         return op in CALL_OPERATIONS
+    if op is not None:  # (a list, an object, a number: no operation name, so told as if absent, below)
+        note_bad_field(f"gen_ai.operation.name is a JSON {json_type(op)}, not a string: read as absent")
     # (without an operation name, only a span that names its provider and model is a model request: a harness's
     # turn or session span may carry the summed usage of its requests)
     named = ("gen_ai.system" in attrs or "gen_ai.provider.name" in attrs) and (

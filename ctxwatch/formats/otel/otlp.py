@@ -57,7 +57,8 @@ def any_value(v: Any, depth: int = 0) -> Any:
         if k == "intValue" or k == "int_value":
             return _int(x)
         if (k == "arrayValue" or k == "array_value") and x.__class__ is dict:
-            return [any_value(e, depth + 1) for e in (x.get("values") or []) if e.__class__ is dict]
+            vs = x.get("values")
+            return [any_value(e, depth + 1) for e in vs if e.__class__ is dict] if vs.__class__ is list else []
         if (k == "kvlistValue" or k == "kvlist_value") and x.__class__ is dict:
             return attributes(x.get("values"), depth + 1)
     return None

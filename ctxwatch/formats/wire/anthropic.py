@@ -159,7 +159,8 @@ def anthropic_request_to_parts(body: dict[str, Any], memo: MessageMemo | None = 
             system.append(msg.text())
         else:
             messages.append(msg)
-    tools = [t for t in (body.get("tools") or []) if isinstance(t, dict)]
+    # (a tools field that is no list is damage.request_problems' to report: the schemas are then unknown)
+    tools = [t for t in ts if isinstance(t, dict)] if isinstance(ts := body.get("tools"), list) else []
     model = body.get("model")
     return system, tools, strip_prior_thinking(messages, model if isinstance(model, str) else None), \
         request_max_tokens(body, "max_tokens")

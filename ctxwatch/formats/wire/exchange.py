@@ -40,7 +40,8 @@ def exchange_flavour(req: dict[str, Any], resp: Any) -> str:
     """
     if "input" in req or "instructions" in req:
         return "responses"
-    if "system" in req or any(isinstance(t, dict) and "input_schema" in t for t in req.get("tools") or []):
+    tools = ts if isinstance(ts := req.get("tools"), list) else []
+    if "system" in req or any(isinstance(t, dict) and "input_schema" in t for t in tools):
         return "anthropic"
     if isinstance(resp, dict):
         u = us if isinstance(us := resp.get("usage"), dict) else {}

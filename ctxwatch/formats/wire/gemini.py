@@ -20,7 +20,15 @@ from typing import Any
 from ctxwatch.formats.wire.damage import forget_history, history_problem
 from ctxwatch.formats.wire.images import image_part
 from ctxwatch.formats.wire.messages import RequestParts
-from ctxwatch.formats.wire.values import int_or_none, json_text, odd_content, odd_usage, total_mismatch, usage_count
+from ctxwatch.formats.wire.values import (
+    int_or_none,
+    json_text,
+    listed,
+    odd_content,
+    odd_usage,
+    total_mismatch,
+    usage_count,
+)
 from ctxwatch.model import Message, ParsedCall, Part, ResponseInfo, Usage
 
 
@@ -154,7 +162,7 @@ def gemini_request_to_parts(req: dict[str, Any]) -> RequestParts:
             role = "tool"
         messages.append(Message(role, parts))
     tools: list[dict[str, Any]] = []
-    for t in req.get("tools") or []:
+    for t in listed(req.get("tools"), "the request's tools"):
         if not isinstance(t, dict):
             continue
         decls = get_field(t, "functionDeclarations", "function_declarations")

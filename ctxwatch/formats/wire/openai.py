@@ -16,6 +16,7 @@ from ctxwatch.formats.wire.values import (
     id_or_none,
     int_or_none,
     json_text,
+    listed,
     odd_content,
     odd_usage,
     request_max_tokens,
@@ -137,8 +138,10 @@ def openai_request_to_parts(body: dict[str, Any], memo: MessageMemo | None = Non
         lead += 1
     system = [m.text() for m in present[:lead]]
     messages = present[lead:]
-    tools = [t for t in (body.get("tools") or []) if isinstance(t, dict)]
-    tools += [{"type": "function", "function": f} for f in (body.get("functions") or []) if isinstance(f, dict)]
+    # (a tools field that is no list is damage.request_problems' to report: the schemas are then unknown)
+    tools = [t for t in ts if isinstance(t, dict)] if isinstance(ts := body.get("tools"), list) else []
+    tools += [{"type": "function", "function": f} for f in listed(body.get("functions"), "the request's functions")
+              if isinstance(f, dict)]
     return system, tools, messages, request_max_tokens(body, "max_completion_tokens", "max_tokens",
                                                        "max_output_tokens")
 
@@ -291,7 +294,8 @@ def responses_request_to_parts(body: dict[str, Any]) -> RequestParts:
             messages.append(Message("assistant", [Part("thinking", text)], label="reasoning"))
         else:
             messages.append(Message("user", [Part("other", json_text(item))]))
-    tools = [t for t in (body.get("tools") or []) if isinstance(t, dict)]
+    # (a tools field that is no list is damage.request_problems' to report: the schemas are then unknown)
+    tools = [t for t in ts if isinstance(t, dict)] if isinstance(ts := body.get("tools"), list) else []
     # (a value that is not a count is passed on for the sanitizer to report, not replaced by the default reserve)
     return system, tools, messages, request_max_tokens(body, "max_output_tokens")
 

@@ -15,6 +15,8 @@ from typing import Any
 
 import orjson
 
+from ctxwatch.formats.wire.values import listed
+
 #: The ``object`` of a chat-completions stream chunk.
 CHUNK_OBJECT = "chat.completion.chunk"
 
@@ -74,7 +76,7 @@ def stream_body(values: list[Any]) -> dict[str, Any] | None:
             delta = d if isinstance(d := ch.get("delta"), dict) else {}
             if isinstance(delta.get("content"), str):
                 texts.append(delta["content"])
-            for tc in delta.get("tool_calls") or []:
+            for tc in listed(delta.get("tool_calls"), "a stream chunk's delta.tool_calls"):
                 if not isinstance(tc, dict):
                     continue
                 i = idx if isinstance(idx := tc.get("index"), int) else len(calls)

@@ -165,3 +165,24 @@ def total_mismatch(total: Any, usage: Usage | None, label: str = "usage total_to
     return (f"{label} {t:,} is not prompt {usage.prompt_total:,} + output {usage.output:,} = {got:,} "
             f"({t - got:+,}): the block counts tokens ctxwatch does not read, so the prompt, the output or the "
             "cost may be off")
+
+
+def listed(value: Any, what: str) -> list[Any]:
+    """``value`` when it is a JSON array, ``[]`` when it is absent (``None``) or empty; any other JSON type (a
+    number, a string, an object, ``true``) is noted (an ``invalid_field`` issue of the record, ``what`` naming
+    the field) and read as empty, never iterated (a string's characters, an object's keys) nor raised on."""
+    if isinstance(value, list):
+        return value
+    if value is not None:
+        note_bad_field(f"{what} is a JSON {json_type(value)}, not an array: read as empty")
+    return []
+
+
+def as_object(value: Any, what: str) -> dict[str, Any]:
+    """``value`` when it is a JSON object, ``{}`` when it is absent (``None``); any other JSON type is noted (an
+    ``invalid_field`` issue of the record, ``what`` naming the field) and read as an empty object."""
+    if isinstance(value, dict):
+        return value
+    if value is not None:
+        note_bad_field(f"{what} is a JSON {json_type(value)}, not an object: read as empty")
+    return {}

@@ -1,0 +1,171 @@
+"""A list field (messages, tool calls, tools, a trajectory) that holds a number, a string, a boolean or an object,
+in every reader that iterated it unchecked: each raised inside the reader (``TypeError: 'int' object is not
+iterable``), which the run turned into a ``reader_error`` and, for a one-document log, into "no call could be
+read".  Now every call is kept and the field is an ``invalid_field`` issue.
+
+The expected call counts come from plain ``json`` reads of the samples, not from ctxwatch.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from ctxwatch.cli import main
+
+SAMPLES = Path(__file__).resolve().parent.parent / "sample_logs"
+ODD = [7, "x", True, 1.5, {"x": 7}]
+
+
+def report(path: Path) -> dict[str, Any]:
+    """``report --json`` of ``path``; fails the test on an exception, an exit other than 0 or a reader error."""
+    res = CliRunner().invoke(main, ["report", "--json", "--no-cache", str(path)])
+    assert res.exception is None or isinstance(res.exception, SystemExit), repr(res.exception)
+    assert res.exit_code == 0, res.output[-800:]
+    doc: dict[str, Any] = json.loads(res.stdout)
+    assert [i["message"] for i in doc["issues"] if i["kind"] == "reader_error"] == []
+    return doc
+
+
+def invalid(doc: dict[str, Any]) -> list[str]:
+    return [i["message"] for i in doc["issues"] if i["kind"] == "invalid_field"]
+
+
+def with_field(value: Any, where: tuple[Any, ...], new: Any) -> Any:
+    """A copy of ``value`` with ``new`` at ``where`` (the last key added when it is not there)."""
+    out = json.loads(json.dumps(value))
+    at = out
+    for k in where[:-1]:
+        at = at[k]
+    at[where[-1]] = new
+    return out
+
+
+def _write_doc(tmp: Path, name: str, value: Any) -> Path:
+    out = tmp / name
+    out.write_text(json.dumps(value), encoding="utf-8")
+    return out
+
+
+def _inspect_model_events(doc: dict[str, Any]) -> list[int]:
+    return [n for n, e in enumerate(doc["samples"][0]["events"]) if e.get("event") == "model"]
+
+
+@pytest.mark.parametrize("new", ODD)
+@pytest.mark.parametrize("where", [("input",), ("output", "choices", 0, "message", "tool_calls"),
+                                   ("output", "choices", 0, "message")])
+def test_inspect_model_event_fields_of_the_wrong_type(tmp_path: Path, new: Any, where: tuple[Any, ...]) -> None:
+    doc = json.loads((SAMPLES / "documents" / "inspect_eval.json").read_text(encoding="utf-8"))
+    events = _inspect_model_events(doc)
+    got = report(_write_doc(tmp_path, "inspect.json",
+                            with_field(doc, ("samples", 0, "events", events[0], *where), new)))
+    assert len(got["calls"]) == len(events)
+    assert invalid(got) or (isinstance(new, dict) and where[-1] == "message")  # (an object is a message)
+
+
+@pytest.mark.parametrize("new", ODD)
+def test_gemini_cli_tool_calls_of_the_wrong_type(tmp_path: Path, new: Any) -> None:
+    lines = (SAMPLES / "gemini_cli_session.jsonl").read_text(encoding="utf-8").splitlines()
+    recs = [json.loads(ln) for ln in lines]
+    calls = {r["id"] for r in recs if r.get("type") == "gemini" and isinstance(r.get("tokens"), dict)}
+    n = next(i for i, r in enumerate(recs) if "toolCalls" in r)
+    lines[n] = json.dumps(with_field(recs[n], ("toolCalls",), new))
+    out = tmp_path / "gemini.jsonl"
+    out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    got = report(out)
+    assert len(got["calls"]) == len(calls)
+    assert [i["line"] for i in got["issues"] if i["kind"] == "invalid_field"][:1] == [n + 1]
+
+
+@pytest.mark.parametrize("new", ODD)
+def test_gemini_cli_document_tool_calls_of_the_wrong_type(tmp_path: Path, new: Any) -> None:
+    doc = json.loads((SAMPLES / "documents" / "gemini_cli_session.json").read_text(encoding="utf-8"))
+    calls = [m for m in doc["messages"] if m.get("type") == "gemini" and isinstance(m.get("tokens"), dict)]
+    n = next(i for i, m in enumerate(doc["messages"]) if "toolCalls" in m)
+    got = report(_write_doc(tmp_path, "gemini.json", with_field(doc, ("messages", n, "toolCalls"), new)))
+    assert len(got["calls"]) == len(calls)
+    assert invalid(got)
+
+
+@pytest.mark.parametrize("new", [-1, True, 1e300, "x", {"x": 7}])
+def test_swe_agent_trajectory_of_the_wrong_type(tmp_path: Path, new: Any) -> None:
+    """With no usable trajectory the calls are the assistant turns of ``history``."""
+    doc = json.loads((SAMPLES / "documents" / "swe_agent.traj").read_text(encoding="utf-8"))
+    turns = [m for m in doc["history"] if m.get("role") == "assistant"]
+    got = report(_write_doc(tmp_path, "t.traj", with_field(doc, ("trajectory",), new)))
+    assert len(got["calls"]) == len(turns)
+    assert any("trajectory" in m for m in invalid(got))
+
+
+@pytest.mark.parametrize("new", ODD)
+def test_openhands_history_of_the_wrong_type(tmp_path: Path, new: Any) -> None:
+    """The calls are the ``metrics.token_usages`` entries (one per response id), with or without a history."""
+    line = (SAMPLES / "documents" / "openhands_eval_output.jsonl").read_text(encoding="utf-8").splitlines()[0]
+    rec = json.loads(line)
+    ids = {u["response_id"] for u in rec["metrics"]["token_usages"]}
+    out = tmp_path / "oh.jsonl"
+    out.write_text(json.dumps(with_field(rec, ("history",), new)) + "\n", encoding="utf-8")
+    got = report(out)
+    assert len(got["calls"]) == len(ids)
+    assert any("history" in m for m in invalid(got))
+
+
+@pytest.mark.parametrize("new", ODD)
+@pytest.mark.parametrize(("name", "where"), [
+    ("anthropic_messages.jsonl", ("request", "tools")),
+    ("openai_chat_demo.jsonl", ("request", "tools")),
+    ("openai_chat_demo.jsonl", ("request", "functions")),
+    ("openai_responses.jsonl", ("request", "tools")),
+    ("anthropic-batch/requests.jsonl", ("params", "messages")),
+])
+def test_request_lists_of_the_wrong_type(tmp_path: Path, new: Any, name: str, where: tuple[str, ...]) -> None:
+    """A request's ``tools`` (``functions``, a batch request's ``messages``) that is no list, on every line: each
+    line is still one call, and each has an ``invalid_field`` issue."""
+    lines = [ln for ln in (SAMPLES / name).read_text(encoding="utf-8").splitlines() if ln.strip()]
+    out = tmp_path / Path(name).name
+    out.write_text("".join(json.dumps(with_field(json.loads(ln), where, new)) + "\n" for ln in lines), encoding="utf-8")
+    got = report(out)
+    assert len(got["calls"]) == len(lines)
+    assert sorted({i["line"] for i in got["issues"] if i["kind"] == "invalid_field"}) == list(range(1, len(lines) + 1))
+
+
+@pytest.mark.parametrize("new", ODD)
+def test_a_stream_chunk_tool_calls_of_the_wrong_type(tmp_path: Path, new: Any) -> None:
+    """A canonical record whose response is a chat-completions stream with a delta's ``tool_calls`` no list."""
+    chunk = {"object": "chat.completion.chunk", "id": "c1", "model": "gpt-4o"}
+    rec = {"request": {"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}]},
+           "response": [{**chunk, "choices": [{"index": 0, "delta": {"role": "assistant", "tool_calls": new}}]},
+                        {**chunk, "choices": [{"index": 0, "delta": {"content": "ok"}, "finish_reason": "stop"}],
+                         "usage": {"prompt_tokens": 8, "completion_tokens": 1}}]}
+    out = tmp_path / "stream.jsonl"
+    out.write_text(json.dumps(rec) + "\n", encoding="utf-8")
+    got = report(out)
+    assert [(c["line"], c["prompt_tokens_reported"]) for c in got["calls"]] == [(1, 8)]
+    assert any("tool_calls" in m for m in invalid(got))
+
+
+@pytest.mark.parametrize("op", [[7], {"x": 7}, 7, True])
+def test_an_otel_operation_name_of_the_wrong_type(tmp_path: Path, op: Any) -> None:
+    """``gen_ai.operation.name`` that is a list raised (``unhashable type``, looked up in a set); any non-string
+    is now read as absent (noted): a span that names its provider, model and usage is still a call."""
+    def attr(key: str, value: dict[str, Any]) -> dict[str, Any]:
+        return {"key": key, "value": value}
+
+    span = {"traceId": "0" * 31 + "1", "spanId": "0" * 15 + "1", "name": "chat gpt-4o",
+            "startTimeUnixNano": "1768467601000000000", "endTimeUnixNano": "1768467603000000000",
+            "attributes": [attr("gen_ai.operation.name", {"stringValue": op}),
+                           attr("gen_ai.provider.name", {"stringValue": "openai"}),
+                           attr("gen_ai.request.model", {"stringValue": "gpt-4o"}),
+                           attr("gen_ai.usage.input_tokens", {"intValue": "100"}),
+                           attr("gen_ai.usage.output_tokens", {"intValue": "5"})]}
+    line = {"resourceSpans": [{"resource": {"attributes": [attr("service.name", {"stringValue": "agent"})]},
+                               "scopeSpans": [{"scope": {"name": "agent"}, "spans": [span]}]}]}
+    out = tmp_path / "otel.jsonl"
+    out.write_text(json.dumps(line) + "\n", encoding="utf-8")
+    got = report(out)
+    assert [(c["line"], c["prompt_tokens_reported"]) for c in got["calls"]] == [(1, 100)]
+    assert any("gen_ai.operation.name" in m for m in invalid(got))
