@@ -169,3 +169,42 @@ def test_an_otel_operation_name_of_the_wrong_type(tmp_path: Path, op: Any) -> No
     got = report(out)
     assert [(c["line"], c["prompt_tokens_reported"]) for c in got["calls"]] == [(1, 100)]
     assert any("gen_ai.operation.name" in m for m in invalid(got))
+
+
+def _openhands_instance() -> tuple[dict[str, Any], set[str]]:
+    line = (SAMPLES / "documents" / "openhands_eval_output.jsonl").read_text(encoding="utf-8").splitlines()[0]
+    rec = json.loads(line)
+    return rec, {u["response_id"] for u in rec["metrics"]["token_usages"]}
+
+
+@pytest.mark.parametrize("new", [7, True, 1e308, [7], {"x": 7}])
+def test_an_openhands_response_model_of_the_wrong_type(tmp_path: Path, new: Any) -> None:
+    """``model_response.model: 7`` raised in the provider guess (``'int' object has no attribute 'lower'``) and
+    lost every call of the instance, when the ``token_usages`` model names no provider (as in the real
+    Multi-SWE-bench output, ``openai/openrouter-llama-4-maverick``)."""
+    rec, ids = _openhands_instance()
+    for u in rec["metrics"]["token_usages"]:
+        u["model"] = "openai/openrouter-llama-4-maverick"
+    n = next(i for i, e in enumerate(rec["history"]) if "model_response" in (e.get("tool_call_metadata") or {}))
+    out = tmp_path / "oh.jsonl"
+    out.write_text(json.dumps(with_field(rec, ("history", n, "tool_call_metadata", "model_response", "model"), new))
+                   + "\n", encoding="utf-8")
+    assert len(report(out)["calls"]) == len(ids)
+
+
+@pytest.mark.parametrize("new", [[7], {"x": 7}])
+def test_a_prompt_count_of_the_wrong_type_before_the_history_floor(tmp_path: Path, new: Any) -> None:
+    """The first call's ``prompt_tokens: [7]`` (passed on for the run to report) was compared with 0 to pick the
+    call that gives the history floor (``'>' not supported``), losing every call of the instance; it is now no
+    prompt, the run reports it, and the next call gives the floor."""
+    rec, ids = _openhands_instance()
+    got = report(_write_line(tmp_path, with_field(rec, ("metrics", "token_usages", 0, "prompt_tokens"), new)))
+    assert len(got["calls"]) == len(ids)
+    assert [c["prompt_tokens_reported"] for c in got["calls"]][:1] == [None]
+    assert any(i["line"] == 1 and "prompt" in i["message"] for i in got["issues"])
+
+
+def _write_line(tmp: Path, rec: Any) -> Path:
+    out = tmp / "one.jsonl"
+    out.write_text(json.dumps(rec) + "\n", encoding="utf-8")
+    return out

@@ -145,6 +145,12 @@ def document_source(path: str) -> SourceRef:
 _T = TypeVar("_T")
 
 
+def _positive(n: object) -> bool:
+    """True for a count above 0; a reported value that is no count (a list, ``"x"``, NaN: the usage readers pass
+    such values on for the run to report) is not one."""
+    return n.__class__ is int and n > 0  # type: ignore[operator]
+
+
 def floor_once(calls: list[_T]) -> list[_T]:
     """Mark the calls of one conversation whose system prompt and tools are not logged (``history_reported_only``)
     so that the floor is inferred once, from the first call with a reported prompt, and each later call's
@@ -162,6 +168,6 @@ def floor_once(calls: list[_T]) -> list[_T]:
             continue
         if first is not None:
             c.provenance.floor_call = first
-        elif c.usage is not None and (c.usage.prompt_total or 0) > 0 and c.messages is not None:
+        elif c.usage is not None and _positive(c.usage.prompt_total) and c.messages is not None:
             first = c.key
     return calls

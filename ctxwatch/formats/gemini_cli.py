@@ -118,7 +118,7 @@ class GeminiCliReader(Reader):
         usage = cli_tokens_usage(tokens)
         key = f"{self._session()}:{m.get('id')}"
         if self._floor_call is None:
-            if usage is not None and usage.prompt_total:
+            if usage is not None and usage.prompt_total.__class__ is int and usage.prompt_total > 0:
                 self._floor_call = key
         elif self._floor_call != key:  # (a later copy of the floor's own call infers it again)
             extra.floor_call = self._floor_call

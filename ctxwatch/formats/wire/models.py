@@ -19,7 +19,7 @@ def provider_of_model(model: str | None) -> str | None:
     ``codex`` → ``openai``; anything else ``None`` (unknown, not guessed).  Routing prefixes such as
     ``openai/`` or ``openrouter/`` are looked through, so ``openai/openrouter-llama-4-maverick`` is ``None``.
     """
-    if not model:
+    if not model or not isinstance(model, str):  # (any JSON type may stand there: a number is no model id)
         return None
     name = model.lower()
     if "claude" in name:
