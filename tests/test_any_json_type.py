@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -55,14 +56,29 @@ _RECORDS: dict[Path, list[int]] = {}
 _KEYED = ("id", "name", "type", "role", "content", "text", "usage", "model")
 
 
+#: How a reader's exception reads once the run caught it: a ``reader_error`` issue, ``TypeError: ...``, which
+#: ``report`` and ``check`` quote when the file gave no call ("no call could be read (...; path: TypeError: ...)").
+_READER_ERROR = re.compile(r"\b[A-Z]\w*(?:Error|Exception): ")
+
+
 def run_all(path: Path) -> list[str]:
-    """The commands that raised on ``path`` (anything but click's exits), with the exception."""
+    """The commands that raised on ``path`` (anything but click's exits), with the exception, and those whose
+    reader raised (a ``reader_error`` issue, caught by the run: every call of the record or document is lost)."""
     runner = CliRunner()
     crashed = []
     for args in COMMANDS:
         res = runner.invoke(main, [*args, "--no-cache", str(path)])
         if res.exception is not None and not isinstance(res.exception, SystemExit):
             crashed.append(f"{' '.join(args)}: {type(res.exception).__name__}: {res.exception}")
+        elif args == ["report", "--json"]:
+            try:
+                issues = json.loads(res.stdout)["issues"] if res.exit_code == 0 else []
+            except ValueError:
+                issues = []
+            errors = [i["message"] for i in issues if i["kind"] == "reader_error"]
+            if res.exit_code != 0 and _READER_ERROR.search(res.output):
+                errors.append(res.output.strip()[-300:])
+            crashed.extend(f"report --json: reader error: {e}" for e in errors)
     return crashed
 
 
