@@ -1092,15 +1092,20 @@ def test_a_damaged_placeholder_does_not_hide_the_final_count(tmp_path: Path, out
 
 def test_one_hour_writes_above_the_writes_are_reported(tmp_path: Path) -> None:
     """ephemeral_1h_input_tokens 5,000 with cache_creation_input_tokens 11,000 is fine; 15,000 is more than the
-    writes: it was capped silently, pricing every write at the 1-hour rate.  Now reported, and unpriced."""
+    writes: it was capped silently, pricing every write at the 1-hour rate.  Now reported, and unpriced.
+    By hand, Claude Sonnet 4.5 ($3 input, $3.75 5-minute write, $6 1-hour write, $0.30 read, $15 output per
+    million): 6*3 + 6,000*3.75 + 5,000*6 + 22,000*0.30 + 300*15 = 63,618 per million = $0.063618."""
+    from decimal import Decimal
+
     from ctxwatch.engine import load_run
     from ctxwatch.output.report import cost_of
 
-    for n, (share, priced) in enumerate(((5000, True), (15_000, False))):
+    for n, (share, cost) in enumerate(((5000, Decimal("0.063618")), (15_000, None))):
         rec = _cc_assistant("a1", "u1", "msg_1", 300)
         rec["message"]["usage"]["cache_creation"] = {"ephemeral_1h_input_tokens": share}
         run = load_run(str(write(tmp_path, f"s{n}.jsonl", [_cc_user("u1", None), rec])))
-        assert (cost_of(run.calls[0]) is not None) == priced
+        assert cost_of(run.calls[0]) == cost
+        priced = cost is not None
         assert [i.kind for i in run.issues] == ([] if priced else ["implausible_value"])
 
 

@@ -119,7 +119,11 @@ def test_b13_report_json_gives_no_occupancy_for_the_implausible_report(tmp_path:
     # What the provider counted stays counted: the token sum and the cost keep the report as it is.
     assert s["input_tokens"] == 1000 + 2000 + 60_000 + 4_280_000
     # gpt-5: $1.25 per million uncached input tokens, nothing cached, no output on this line (OpenAI's price list)
-    assert at_1003["cost_usd"] == 5.35 and s["cost_usd"] is not None
+    assert at_1003["cost_usd"] == 5.35
+    # The session: every call at gpt-5's $1.25 input, $0.125 cached input, $10 output per million, by hand:
+    # 1,000*1.25 + 100*10 = 2,250; 1,100*1.25 + 900*0.125 + 200*10 = 3,487.5;
+    # 5,000*1.25 + 55,000*0.125 + 400*10 = 17,125; 4,280,000*1.25 = 5,350,000 -> 5,372,862.5 per million.
+    assert s["cost_usd"] == pytest.approx((2_250 + 3_487.5 + 17_125 + 5_350_000) / 1e6, rel=1e-12)
 
 
 def test_b13_report_table_shows_unknown_occupancy_and_marks_the_report(tmp_path: Path) -> None:
