@@ -113,22 +113,47 @@ def test_feed_half_written_line_is_read_once_complete(tmp_path: Path) -> None:
         th.join(5)
 
 
-def test_feed_coalesces_bursts_to_four_updates_a_second(tmp_path: Path) -> None:
+def test_feed_coalesces_bursts_to_four_updates_a_second(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Calls read within 250 ms of the last update wait for the next one, all in one message.  The feed's clock
+    is the test's (no wall time): a first burst 250 ms after the backfill's update goes out as soon as it is
+    read; 95 more calls read while the clock stands still, and flushes asked 246 ms after that update, send
+    nothing; at 250 ms one message carries all 95."""
+    from types import SimpleNamespace
+
+    from ctxwatch.engine import follow as follow_mod
+
+    clock = [1000.0]
+    monkeypatch.setattr(follow_mod, "time", SimpleNamespace(monotonic=lambda: clock[0]))
     log = tmp_path / "run.jsonl"
     log.write_text("")
     got, stop, th = start(log, fmt="canonical")
+    follower = th.feed.follower  # type: ignore[attr-defined]
+    flushes = [0]
+    real_flush = follower.flush
+
+    def counted(force: bool = False) -> None:
+        flushes[0] += 1
+        real_flush(force)
+
+    follower.flush = counted
     try:
         assert until(lambda: got.of(BackfillDone))
-        t0 = time.monotonic()
-        for burst in range(20):  # 20 bursts of 5 calls, 50 ms apart: 1 s of fast writing
+        assert got.of(CallsChanged) == []  # (an empty log: no calls to send, its notes were sent at 1000.0)
+        clock[0] += 0.25
+        append(log, "".join(line(record(i, turn_words=5)) for i in range(5)))
+        assert until(lambda: set(got.calls()) == set(range(5)), 10.0)  # 250 ms on: sent as soon as read
+        for burst in range(1, 20):  # 19 more bursts of 5 calls, the clock standing still
             append(log, "".join(line(record(i, turn_words=5)) for i in range(burst * 5, burst * 5 + 5)))
-            time.sleep(0.05)
-        assert until(lambda: len(got.calls()) == 100, 5.0)
-        elapsed = time.monotonic() - t0
-        updates = len(got.of(CallsChanged))
-        # At most one update per 250 ms (plus the first one, which is immediate).
-        assert updates <= elapsed / 0.25 + 2, (updates, elapsed)
-        assert updates < 100
+        assert until(lambda: follower.run_ is not None and len(follower.run_.calls) == 100, 10.0)
+        clock[0] += 0.24609375  # (63/256: the sums stay exact)
+        asked = flushes[0]
+        assert until(lambda: flushes[0] >= asked + 2, 10.0)  # (the feed's ticks asked twice more)
+        assert len(got.of(CallsChanged)) == 1 and set(got.calls()) == set(range(5))
+        clock[0] += 0.00390625  # 250 ms after the first burst's update
+        assert until(lambda: len(got.calls()) == 100, 10.0)
+        first, second = got.of(CallsChanged)
+        assert [c.index for c in first.added] == list(range(5))
+        assert [c.index for c in second.added] == list(range(5, 100))
     finally:
         stop.set()
         th.join(5)
