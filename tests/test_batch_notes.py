@@ -138,10 +138,24 @@ def test_joined_ids_that_are_no_strings(tmp_path: Path) -> None:
     assert [(c.provenance.custom_id, c.provenance.details.get("custom_id")) for c in run.calls] == [(None, "false")]
 
 
-@pytest.mark.parametrize("sample", ["anthropic-batch", "openai-batch"])
-def test_the_project_samples_say_no_repr(sample: str) -> None:
+@pytest.mark.parametrize(("sample", "results"), [("anthropic-batch", "results.jsonl"),
+                                                 ("openai-batch", "batch_output.jsonl")])
+def test_the_project_samples_say_no_repr(sample: str, results: str) -> None:
+    """One note per result that did not succeed, naming its id as JSON text; none for the others.  (The
+    expected ids by a plain reader of the results file: Anthropic's ``result.type`` not ``succeeded``,
+    OpenAI's ``error`` set or a status other than 200; the OpenAI sample has none, so no note at all.)"""
     root = Path(__file__).resolve().parent.parent / "sample_logs" / sample
+    failed = []
+    for raw in (root / results).read_text().splitlines():
+        d = json.loads(raw)
+        if "result" in d:
+            ok = d["result"]["type"] == "succeeded"
+        else:
+            ok = d.get("error") is None and (d.get("response") or {}).get("status_code") == 200
+        if not ok:
+            failed.append(d["custom_id"])
     messages = _messages(root)
+    assert sorted(re.match(r"batch request '([^']*)' ", m).group(1) for m in messages) == sorted(failed), messages
     assert not [m for m in messages if REPR.search(m)], messages
 
 
