@@ -216,6 +216,10 @@ def test_trigger_crossed_and_no_compaction_followed(thresholds: Analysis) -> Non
 def test_trigger_crossed_on_the_last_call_is_not_yet_flagged(tmp_path: Path) -> None:
     a = main_analysis(load(write(tmp_path, [rec(i, p) for i, p in enumerate(THRESH[:5])]), window=10_000))
     assert not of_kind(a, "trigger_no_compaction")
+    # (the control: one call more, 6,000 after the crossing at 5,000 >= 4,800, and it is flagged at #5)
+    b = main_analysis(load(write(tmp_path, [rec(i, p) for i, p in enumerate(THRESH[:6])], "six.jsonl"), window=10_000))
+    (f,) = of_kind(b, "trigger_no_compaction")
+    assert (f.call, f.evidence["calls_after_crossing"]) == (4, 1)
 
 
 def test_over_budget(thresholds: Analysis) -> None:
