@@ -83,6 +83,7 @@ def test_damaged_memo_entries_are_asked_again(tmp_path: Path, monkeypatch) -> No
     """Entries of the wrong shape (empty tiers, no tier at 0, NaN or negative rates, a window of -5 or true)
     are ignored and answered by the library again: the costs and windows equal a run without the memo."""
     import json
+    from decimal import Decimal
 
     from ctxwatch.catalog import memo, prices, windows
     from ctxwatch.model import Usage
@@ -102,6 +103,10 @@ def test_damaged_memo_entries_are_asked_again(tmp_path: Path, monkeypatch) -> No
     monkeypatch.setattr(memo, "_dirty", True)  # (no exit hook from this test)
     fresh()
     want = [(windows.catalog_window(m, p), windows.call_cost(m, p, u, 1_760_000_000.0)) for m, p in models]
+    # (by hand, so that two unknowns cannot pass as equal: Sonnet 4.5 above 200,000 prompt tokens, $6 input,
+    # $0.60 read, $7.50 write, $22.50 output: 6,000 + 144,000 + 67,500 + 15,750 = 233,250 per million; gpt-4o,
+    # $2.50 input and writes, $1.25 cached, $10 output: 2,500 + 300,000 + 22,500 + 7,000 = 332,000 per million)
+    assert want == [(200_000, Decimal("0.23325")), (128_000, Decimal("0.332"))]
     memo.save()
     (memo_file,) = (tmp_path / "ctxwatch").glob("catalog-*.json")
     data = json.loads(memo_file.read_text())
