@@ -49,15 +49,15 @@ async def test_cost_and_cache_of_a_real_claude_code_session(shared_logs: Path) -
     async with app.run_test(size=(140, 40)) as pilot:
         await loaded(pilot, 139)
         text = costline(app)
-        assert text.startswith(f"#139 {dollars(by_hand)} · cache r 98,729 w 7,330 │ log ")
-        assert f"log {dollars(session_cost)} · cache r {reads / 1e6:.1f}M w " in text
+        assert text.startswith("#139 $0.0952 · cache r 98,729 w 7,330 │ log ")  # ($0.095207, four decimals)
+        assert session_cost >= 1 and f"log ${session_cost:,.2f} · cache r {reads / 1e6:.1f}M w " in text
         assert app.totals.cache_read == reads and app.totals.unpriced == 0
         await pilot.press("home")
         await pilot.pause()
         first = us[0]
         cost = (first["input_tokens"] * 5 + first["cache_creation_input_tokens"] * 6.25
                 + first["cache_read_input_tokens"] * 0.5 + first["output_tokens"] * 25) / 1e6
-        assert costline(app).startswith(f"#1 {dollars(cost)} · ")
+        assert round(cost, 4) == 0.0997 and costline(app).startswith("#1 $0.0997 · ")
         assert f"cache r {first['cache_read_input_tokens']:,} w {first['cache_creation_input_tokens']:,}" \
             in costline(app)
 
@@ -75,11 +75,17 @@ async def test_unknown_is_a_question_mark(tmp_path: Path) -> None:
         await loaded(pilot, 4)
         assert costline(app).startswith("#4 ? · cache r ? w ? │ log $? (")
         priced = sum((1130 + 1064 * i) * 2.5 + 5 * 10 for i in range(3)) / 1e6
-        assert f"log $? ({dollars(priced)} for 3 of 4 calls) · cache r ? w ?" in costline(app)
+        assert round(priced, 6) == 0.016605
+        assert "log $? ($0.0166 for 3 of 4 calls) · cache r ? w ?" in costline(app)
         await pilot.press("up")
         await pilot.pause()
-        assert costline(app).startswith(f"#3 {dollars((3258 * 2.5 + 5 * 10) / 1e6)} · ") and "$0.0082" in \
-            costline(app)
+        assert costline(app).startswith("#3 $0.0082 · ")  # ($0.008195)
+
+
+def test_dollars_shows_cents_above_a_dollar_and_four_decimals_below() -> None:
+    """The screen's costs (the tests above compare them to these strings, not to this function's output)."""
+    assert [dollars(x) for x in (9.52614975, 1234.5, 1.0, 0.095207, 0.008195, 0.00005, 0.0, None)] == [
+        "$9.53", "$1,234.50", "$1.00", "$0.0952", "$0.0082", "<$0.0001", "$0.00", "?"]
 
 
 def test_totals_take_a_replaced_call_once() -> None:
@@ -108,16 +114,19 @@ async def test_at_80x24_the_costs_are_on_the_status_line_and_in_the_detail(share
     last = usages(path)[-1]
     by_hand = (last["input_tokens"] * 5 + last["cache_creation_input_tokens"] * 6.25
                + last["cache_read_input_tokens"] * 0.5 + last["output_tokens"] * 25) / 1e6
+    res = CliRunner().invoke(main, ["report", "--json", "--no-cache", str(path)])
+    session_cost = json.loads(res.stdout)["sessions"][0]["cost_usd"]
     app = CtxwatchApp(str(path))
     async with app.run_test(size=(80, 24)) as pilot:
         await loaded(pilot, 139)
         assert not app.screen.query_one("#costline").display
         status = " ".join(str(app.screen.query_one("#status").render()).split())
-        assert f"log {app.totals.cost_text()} · #139 {dollars(by_hand)}" in status
+        assert round(by_hand, 4) == 0.0952 and session_cost >= 1
+        assert f"log ${session_cost:,.2f} · #139 $0.0952" in status
         await pilot.press("enter")
         assert await wait_for(pilot, lambda: isinstance(app.screen, DetailScreen))
         head = " ".join(str(app.screen.query_one("#detail-head", Static).render()).split())
-        assert f"cost {dollars(by_hand)} · cache r 98,729 w 7,330" in head
+        assert "cost $0.0952 · cache r 98,729 w 7,330" in head
 
 
 async def test_the_cache_totals_count_the_calls_report_counts(tmp_path: Path) -> None:
