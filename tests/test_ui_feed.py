@@ -385,6 +385,14 @@ def test_number_formats() -> None:
     assert short_model("claude-3-5-haiku-20241022") == "claude-3-5-haiku" and short_model("gpt-4o") == "gpt-4o"
 
 
+def test_the_fleet_age_counts_whole_units() -> None:
+    from ctxwatch.ui.screens.fleet import age_text
+
+    assert [age_text(s) for s in (None, -5, 0, 42, 59, 60, 299, 3599, 3600, 3 * 3600 + 5, 86_399, 86_400,
+                                  2 * 86_400 + 7 * 3600)] == [
+        "?", "0 s", "0 s", "42 s", "59 s", "1 min", "4 min", "59 min", "1 h", "3 h", "23 h", "1 d", "2 d"]
+
+
 # --- the bar -----------------------------------------------------------------------------------------
 
 def _call(floor: int, history: int, reserve: int, window: int | None) -> Call:

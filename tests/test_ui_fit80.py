@@ -9,6 +9,8 @@ the context.
 from __future__ import annotations
 
 import json
+import time
+from datetime import datetime
 from pathlib import Path
 
 from rich.cells import cell_len
@@ -206,9 +208,12 @@ async def test_the_fleet_of_a_cjk_session_id_fits_80_columns(shared_logs: Path, 
     screen.  It is now cut by cells like an ASCII id, and the whole row fits."""
     from textual.widgets import DataTable
 
-    from ctxwatch.ui.screens.fleet import age_text
 
     data = shared_logs.joinpath(*SPOTTER).read_bytes()
+    # (the age by hand: whole days since the session's last call, read with plain json, before and after)
+    last = max(datetime.fromisoformat(d["timestamp"].replace("Z", "+00:00")).timestamp()
+               for d in map(json.loads, data.splitlines()) if d.get("type") == "assistant")
+    days_before = int((time.time() - last) // 86400)
     old = b'"sessionId":"4d5611e5-241a-462a-8d15-5122611a9569"'
     assert old in data
     (tmp_path / "cjk.jsonl").write_bytes(data.replace(old, f'"sessionId":"{CJK_SESSION}"'.encode()))
@@ -230,7 +235,9 @@ async def test_the_fleet_of_a_cjk_session_id_fits_80_columns(shared_logs: Path, 
         assert table.virtual_size.width <= 80
         # (the same cells as for the ASCII id: session 8, model two cells short, the age and the flag whole)
         assert cells[2] == "claude…us-4-6"
-        assert cells[-2] == age_text(row.age) and cells[-1] == "output_placeholder #30"
+        days = range(days_before, int((time.time() - last) // 86400) + 1)
+        assert days_before >= 1 and cells[-2] in [f"{d} d" for d in days], cells
+        assert cells[-1] == "output_placeholder #30"
         head, _, tail = cells[1].partition("…")
         assert head and tail and CJK_SESSION.startswith(head) and CJK_SESSION.endswith(tail)
         assert _cells(cells[1]) in (7, 8)  # (8 cells, or 7 where a wide character would be split)
