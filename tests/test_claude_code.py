@@ -346,11 +346,15 @@ def test_subagent_files_are_agent_contexts(shared_logs: Path) -> None:
 
 
 def test_detection(shared_logs: Path) -> None:
-    for path in claude_files(shared_logs):
+    files = claude_files(shared_logs)
+    assert len(files) >= 10  # (as in test_every_sample_matches_the_independent_reader)
+    for path in files:
         spec = detect(str(path))
         assert spec is not None and spec.name == "claude-code", path.name
     assert get_format("claude-code").needs_prefix
-    for path in (shared_logs / "codex-rollout").glob("*.jsonl"):
+    rollouts = sorted((shared_logs / "codex-rollout").glob("*.jsonl"))
+    assert len(rollouts) >= 3  # (an empty glob would check nothing)
+    for path in rollouts:
         spec = detect(str(path))
         assert spec is None or spec.name != "claude-code"
     from ctxwatch.formats import sniff_file

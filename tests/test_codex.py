@@ -209,7 +209,9 @@ def test_meta_only_and_derived_fixture(shared_logs: Path) -> None:
 
 
 def test_detection(shared_logs: Path) -> None:
-    for path in (shared_logs / "codex-rollout").glob("*.jsonl"):
+    rollouts = sorted((shared_logs / "codex-rollout").glob("*.jsonl"))
+    assert len(rollouts) >= 3  # (the folder's three samples; an empty glob would check nothing)
+    for path in rollouts:
         spec = detect(str(path))
         assert spec is not None and spec.name == "codex", path.name
     assert get_format("codex").needs_prefix
