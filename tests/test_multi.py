@@ -109,7 +109,10 @@ def test_a_mixed_folder_joins_its_batch_files_and_skips_what_it_cannot_read(
     serial = report_json(multi.load_many([str(root)], None, Settings()))
     batch_calls = [c for c in serial["calls"] if "reviews_batch" in c["file"]]
     assert len(batch_calls) == len(alone["calls"]) == 100  # each request once, joined to its result
-    assert all(c["prompt_tokens_reported"] is not None for c in batch_calls)
+    # (each call's prompt as its result line reports it, read with plain json)
+    reported = [json.loads(ln)["response"]["body"]["usage"]["prompt_tokens"]
+                for ln in (shared_logs / "openai-batch" / pair[1]).read_text().splitlines() if ln.strip()]
+    assert sorted(c["prompt_tokens_reported"] for c in batch_calls) == sorted(reported)
     assert [i["kind"] for i in serial["issues"] if "pipe.jsonl" in i["file"]] == ["unreadable"]
     assert serial["format"] == "claude-code" and serial["formats"] == ["claude-code", "codex", "openai-batch"]
     monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 0)
