@@ -3,7 +3,6 @@ may stay unchanged before it is reported as cut (``truncated_tail``); 2 s by def
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -28,16 +27,41 @@ def cut(app: CtxwatchApp) -> bool:
 
 
 @pytest.mark.parametrize("grace", [0.3, 30.0])
-async def test_the_dashboard_reports_a_cut_line_after_its_idle_grace(tmp_path: Path, grace: float) -> None:
+async def test_the_dashboard_reports_a_cut_line_after_its_idle_grace(tmp_path: Path, grace: float,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """The half-written line is not reported while the grace has not run out on the tailer's clock (the test's:
+    no wall time), past the default 2 s for a grace of 30; it is reported once the grace is up."""
+    from ctxwatch.engine import follow
+    from ctxwatch.source import FileTailer
+
+    clock = [1000.0]
+
+    class Clocked(FileTailer):
+        def __init__(self, *a: Any, **kw: Any) -> None:
+            super().__init__(*a, clock=lambda: clock[0], **kw)
+
+    monkeypatch.setattr(follow, "FileTailer", Clocked)
     app = CtxwatchApp(str(half_written(tmp_path)), idle_grace=grace)
     async with app.run_test(size=(100, 30)) as pilot:
         await loaded(pilot, 2)
-        if grace < 1:
-            assert await wait_for(pilot, lambda: cut(app), seconds=1.5)  # (the default 2 s would not be up)
-        else:
-            await asyncio.sleep(2.5)  # (past the default grace: a 30 s one has not run out)
-            await pilot.pause()
-            assert not cut(app)
+        follower = app.feed.follower  # type: ignore[union-attr]
+        assert isinstance(follower.tailer, Clocked) and follower.tailer.idle_grace == grace
+        steps = [0]
+        real_step = follower._step
+
+        def step(*a: Any) -> int:
+            steps[0] += 1
+            return real_step(*a)
+
+        follower._step = step
+        short = max(2.5, grace / 2) if grace > 2 else grace - 0.0625  # (past the default 2 s for the 30 s one)
+        clock[0] += short
+        asked = steps[0]
+        assert await wait_for(pilot, lambda: steps[0] >= asked + 2, seconds=30)  # (the feed read twice more)
+        await pilot.pause()
+        assert not cut(app)
+        clock[0] += grace - short + 1  # (past the grace: 0.3 is no binary fraction, so not to the tick)
+        assert await wait_for(pilot, lambda: cut(app), seconds=30)
 
 
 def test_report_follow_passes_the_grace_on_and_refuses_it_alone(tmp_path: Path,
