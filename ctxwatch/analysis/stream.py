@@ -85,6 +85,9 @@ def analyze_stream(cs: list[Call], st: Settings, context: str, reset_set: set[in
             # (independent requests: their responses are not one conversation's, so the response checks start
             # over, dropping what they held, rather than compare two of them)
             first_drift = first_drift if first_drift is not None else drift.first_drift
+            # (the drift flags get their severity and reason from their whole episode: the episodes this
+            # tracker saw are over, so they are final now; the next tracker finishes its own)
+            drift.finish()
             drift, echo, collapse = FormatDrift(out), Echo(out), Collapse(out)
         given = (c.window, c.reserve_tokens, c.reserve_src, c.window_src, c.provenance.harness)
         lim = limits.get(given)
