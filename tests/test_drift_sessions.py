@@ -7,6 +7,7 @@ response ids; the first session's flags must be those of the log read alone.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,7 @@ from test_analysis import b29_records, write
 
 from ctxwatch.analysis import analysis_json
 from ctxwatch.cli import main
-from ctxwatch.engine import load_run
+from ctxwatch.engine import load_many, load_run
 
 DEMO = Path(__file__).resolve().parent.parent / "sample_logs" / "openai_chat_demo.jsonl"
 
@@ -35,7 +36,7 @@ def as_session(records: list[dict[str, Any]], session: str) -> list[dict[str, An
 
 def drift_flags(path: Path) -> list[tuple[str, str, int, str]]:
     """``(kind, severity, call, reason)`` of the format_drift flags of the log ``path``, in call order."""
-    doc = analysis_json(load_run(str(path)))
+    doc = analysis_json(load_many([str(path)], None) if path.is_dir() else load_run(str(path)))
     return [(f["kind"], f["severity"], f["call"], f["reason"]) for f in doc["flags"] if f["kind"] == "format_drift"]
 
 
@@ -60,3 +61,17 @@ def test_check_fails_on_warn_when_only_the_first_session_drifts(tmp_path: Path) 
     r = CliRunner().invoke(main, ["check", str(path), "--window", "128000", "--fail-on", "warn"])
     assert r.exit_code == 1, r.stdout
     assert "format_drift" in r.stdout
+
+
+def test_a_folder_of_two_session_files_gives_each_its_final_flags(tmp_path: Path) -> None:
+    """A folder's files are read oldest first into one run: the older file's session keeps its own flags."""
+    records = [json.loads(line) for line in DEMO.read_text().splitlines() if line.strip()]
+    alone = drift_flags(write(tmp_path, as_session(records, "s0"), "alone.jsonl"))
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    old = write(folder, as_session(records, "s0"), "a.jsonl")
+    write(folder, as_session(records, "s1"), "b.jsonl")
+    os.utime(old, (1_700_000_000, 1_700_000_000))
+    flags = drift_flags(folder)
+    assert [f for f in flags if f[2] < len(records)] == alone
+    assert [(k, s, c - len(records)) for k, s, c, _ in flags if c >= len(records)] == [f[:3] for f in alone]
