@@ -75,3 +75,22 @@ def test_a_folder_of_two_session_files_gives_each_its_final_flags(tmp_path: Path
     flags = drift_flags(folder)
     assert [f for f in flags if f[2] < len(records)] == alone
     assert [(k, s, c - len(records)) for k, s, c, _ in flags if c >= len(records)] == [f[:3] for f in alone]
+
+
+def drift_evidence(path: Path) -> list[dict[str, Any]]:
+    """The whole format_drift, echo and collapse flag objects of the log ``path``, in call order."""
+    doc = analysis_json(load_run(str(path)))
+    return [f for f in doc["flags"] if f["kind"] in ("format_drift", "echo", "response_collapse")]
+
+
+def test_a_new_session_that_resends_the_old_first_message_starts_the_response_checks_over(tmp_path: Path) -> None:
+    """Session s1 starts with the same first message as s0 (a rerun of the same task): a new conversation all
+    the same, so s0's drift episode ends with s0 and s1's responses neither extend nor close it."""
+    s0 = as_session(b29_records(), "s0")
+    s1 = as_session(b29_records()[:5], "s1")
+    for k, r in enumerate(s1):
+        r["timestamp"] = f"2025-06-02T11:00:{k:02d}Z"
+    alone = drift_evidence(write(tmp_path, s0, "alone.jsonl"))
+    assert alone and any(f["kind"] == "format_drift" for f in alone)
+    both = drift_evidence(write(tmp_path, s0 + s1, "rerun.jsonl"))
+    assert [f for f in both if f["call"] < len(s0)] == alone

@@ -53,6 +53,12 @@ class Analysis:
         return max((f.severity for f in self.flags), key=SEVERITY_RANK.__getitem__, default=None)
 
 
+def new_conversation(prev: Call, c: Call, reset_set: set[int]) -> bool:
+    """True when ``c`` starts another conversation than ``prev``'s though it may re-send the same first message
+    (a task run again): a new session id, or the log reset before it (``reset_set``: ``Run.resets`` indexes)."""
+    return c.index in reset_set or bool(c.session and prev.session and c.session != prev.session)
+
+
 def analyze_stream(cs: list[Call], st: Settings, context: str, reset_set: set[int],
                    system_texts: Mapping[int, str], instruction_text: str | None, want_risks: bool = True,
                    scope: Scope | None = None, calibrations: Calibrations = NO_CALIBRATION) -> Analysis:
@@ -81,9 +87,9 @@ def analyze_stream(cs: list[Call], st: Settings, context: str, reset_set: set[in
     # (a stream's calls mostly share their window and reserve: their limits are worked out once for each)
     limits: dict[tuple[object, ...], Limits] = {}
     for pos, c in enumerate(cs):
-        if pos and unrelated_requests(cs[pos - 1], c):
-            # (independent requests: their responses are not one conversation's, so the response checks start
-            # over, dropping what they held, rather than compare two of them)
+        if pos and (unrelated_requests(cs[pos - 1], c) or new_conversation(cs[pos - 1], c, reset_set)):
+            # (independent requests, or a new session or file: their responses are not one conversation's, so
+            # the response checks start over, dropping what they held, rather than compare two of them)
             first_drift = first_drift if first_drift is not None else drift.first_drift
             # (the drift flags get their severity and reason from their whole episode: the episodes this
             # tracker saw are over, so they are final now; the next tracker finishes its own)
