@@ -323,8 +323,11 @@ def test_b24_system_prompt_evicted(tmp_path: Path) -> None:
     assert a.drift_risk[40].level == "critical" and "system prompt absent since #41" in a.drift_risk[40].reason
     assert all(r.level == "critical" for r in a.drift_risk[40:])
     j = next(x for x in analysis_json(run)["flags"] if x["kind"] == "system_prompt_evicted")
-    assert j == {"kind": "system_prompt_evicted", "severity": "critical", "call": 40, "reason": f.reason,
-                 "evidence": f.evidence, "context": "main"}
+    # (the JSON names each call index of the evidence by its #N too: present_from 0 is #1)
+    numbered = {**f.evidence, "present_from_number": f.evidence["present_from"] + 1,
+                "present_to_number": f.evidence["present_to"] + 1}
+    assert j == {"kind": "system_prompt_evicted", "severity": "critical", "call": 40, "number": 41,
+                 "reason": f.reason, "evidence": numbered, "context": "main"}
 
 
 def test_system_prompt_changed(tmp_path: Path) -> None:

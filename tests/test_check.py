@@ -200,8 +200,8 @@ def test_json_output(tmp_path: Path) -> None:
     doc = json.loads(out)
     assert code == 1 and doc["exit_status"] == 1 and doc["fail_on"] == "critical" and doc["format"] == "canonical"
     ev = next(f for f in doc["flags"] if f["kind"] == "system_prompt_evicted")
-    assert set(ev) == {"kind", "severity", "call", "reason", "evidence", "context"}
-    assert (ev["call"], ev["severity"]) == (40, "critical")
+    assert set(ev) == {"kind", "severity", "call", "number", "reason", "evidence", "context"}
+    assert (ev["call"], ev["number"], ev["severity"]) == (40, 41, "critical")  # (#41 in the text)
     assert {"calls_to_trigger", "seconds_to_window", "slope_tokens_per_call", "basis", "note"} <= set(doc["forecast"])
     assert doc["notes"] == []
 

@@ -1,7 +1,9 @@
 """Flags: the findings of the analysis, their kinds and severities, and the number formats of their reasons.
 
 A flag's ``call`` is the call's 0-based index (as in ``report --json``); its reason writes a request ``#N`` with
-N = index + 1, as people count requests.  Every check raises its flags into one :class:`FlagSink` per stream.
+N = index + 1, as people count requests, and its JSON gives that ``number`` too (what ``plan --call`` takes), as
+it gives a ``*_number`` beside each call index of its evidence (:data:`CALL_EVIDENCE`).
+Every check raises its flags into one :class:`FlagSink` per stream.
 """
 
 from __future__ import annotations
@@ -45,9 +47,33 @@ class Flag:
         return (self.context, self.kind, self.call)
 
     def to_json(self) -> dict[str, Any]:
-        """``{"kind", "severity", "call", "reason", "evidence", "context"}``."""
-        return {"kind": self.kind, "severity": self.severity, "call": self.call, "reason": self.reason,
-                "evidence": self.evidence, "context": self.context}
+        """``{"kind", "severity", "call", "number", "reason", "evidence", "context"}``: ``call`` the index,
+        ``number`` the ``#N`` (index + 1), and in ``evidence`` a ``<key>_number`` after each call index
+        (:func:`numbered_evidence`)."""
+        return {"kind": self.kind, "severity": self.severity, "call": self.call, "number": self.call + 1,
+                "reason": self.reason, "evidence": numbered_evidence(self.evidence), "context": self.context}
+
+
+#: Evidence keys that hold a call's 0-based index (or ``null``): each is followed in the JSON by
+#: ``<key>_number``, the ``#N`` the reason writes and ``plan --call`` takes.
+CALL_EVIDENCE = frozenset({"previous_call", "after_call", "max_call", "present_from", "present_to",
+                           "last_plausible_call", "first_call", "worst_call", "recovered_at"})
+
+
+def call_number(index: Any) -> int | None:
+    """The ``#N`` of the call at 0-based ``index`` (``index + 1``); ``None`` for no call."""
+    return index + 1 if isinstance(index, int) and not isinstance(index, bool) else None
+
+
+def numbered_evidence(evidence: dict[str, Any]) -> dict[str, Any]:
+    """``evidence`` with ``<key>_number`` inserted after each call index of :data:`CALL_EVIDENCE`: the index
+    stays for the programs that read it, and the number beside it is the one people and ``--call`` use."""
+    out: dict[str, Any] = {}
+    for key, value in evidence.items():
+        out[key] = value
+        if key in CALL_EVIDENCE:
+            out[f"{key}_number"] = call_number(value)
+    return out
 
 
 #: Every flag kind with its severity (``info/warn`` = decided per flag, see the kind's documentation).

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ctxwatch.analysis.flags import duration, int_or_none, num, rounded
+from ctxwatch.analysis.flags import call_number, duration, int_or_none, num, rounded
 from ctxwatch.analysis.trend import MIN_FORECAST_CALLS, Limits, calls_to, rising, theil_sen
 from ctxwatch.config import Settings
 from ctxwatch.model import Call, Src, own_request
@@ -37,8 +37,9 @@ class Forecast:
         note: why something is unknown, or ``None``.
         enough_data: at least :data:`~ctxwatch.analysis.trend.MIN_FORECAST_CALLS` plausible calls since the
             last reset.
-        at_call: index of the last plausible call (the forecast starts from its occupancy).
-        since_call: index of the first call of the episode.
+        at_call: index of the last plausible call (the forecast starts from its occupancy); the JSON gives its
+            ``#N`` as ``at_call_number`` too.
+        since_call: index of the first call of the episode (``since_call_number``: its ``#N``).
         occupancy_tokens: the last plausible occupancy.
         trigger_tokens / budget_tokens / window_limit_tokens / window_tokens: the thresholds.
     """
@@ -101,7 +102,8 @@ class Forecast:
             "calls_to_window": self.calls_to_window, "seconds_to_window": rounded(self.seconds_to_window),
             "slope_tokens_per_call": rounded(self.slope_tokens_per_call), "basis": self.basis, "note": self.note,
             "enough_data": self.enough_data, "seconds_per_call": rounded(self.seconds_per_call),
-            "at_call": self.at_call, "since_call": self.since_call, "occupancy_tokens": self.occupancy_tokens,
+            "at_call": self.at_call, "at_call_number": call_number(self.at_call), "since_call": self.since_call,
+            "since_call_number": call_number(self.since_call), "occupancy_tokens": self.occupancy_tokens,
             "trigger_tokens": self.trigger_tokens, "budget_tokens": self.budget_tokens,
             "window_limit_tokens": self.window_limit_tokens, "window_tokens": self.window_tokens,
             "text": self.text(),

@@ -36,7 +36,9 @@ from ctxwatch.output.safetext import json_bytes, on_closed_output_exit, shown, w
               help="Exit 1 when a flag at or above this severity is found (info: any flag).")
 @click.option("--min-calls", "min_calls", type=click.IntRange(min=0), default=0, show_default=True,
               help="Exit 1 when fewer calls than this were read (1: a job whose log stayed empty fails).")
-@click.option("--json", "as_json", is_flag=True, help="Print flags, forecast and notes as JSON.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print flags, forecast and notes as JSON (a flag's `number` is its #N, what `plan --call` "
+                   "takes; its `call` is the 0-based index).")
 def check_cmd(paths: tuple[str, ...], config: str | None, window: int | None, budget_fraction: float | None,
               trigger: float | None, reserve: float | None, fmt: str | None, fail_on: str, min_calls: int,
               as_json: bool) -> None:

@@ -23,11 +23,13 @@ from ctxwatch.output.safetext import json_bytes, shown, write_out
 @click.command("plan")
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 @click.option("--call", "call_number", type=int, default=None,
-              help="The call #N as `check`, `report` and the dashboard number it, from 1 (negative: from the end). "
+              help="The call #N as `check`, `report` and the dashboard number it, from 1 (negative: from the end): "
+                   "the `number` of `report --json`'s calls and flags, not their 0-based `index`/`call`. "
                    "Default: the newest session's last main-context call, not a probe (the one the dashboard opens on; "
                    "--call -1 is the last call in the file).")
 @click.option("--index", "call_index", type=int, default=None,
-              help="The call by its `report --json` index, from 0 (#N is index N-1; negative: from the end).")
+              help="The call by its `report --json` index (a flag's `call`), from 0 (#N is index N-1; negative: "
+                   "from the end).")
 @click.option("--keep-recent", type=click.IntRange(min=0, max=MAX_COUNT - 1), default=None,
               help="Newest units (see --unit) always kept [default: 6].")
 @click.option("--unit", type=click.Choice(["exchange", "turn"]), default="exchange", show_default=True,

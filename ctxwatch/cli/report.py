@@ -27,7 +27,9 @@ from ctxwatch.output.safetext import clean
 @click.argument("paths", nargs=-1, type=click.Path())
 @settings_options
 @cache_option
-@click.option("--json", "as_json", is_flag=True, help="Print the JSON document (schema in docs/json-schema.md).")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the JSON document (schema in docs/json-schema.md): each call and flag gives its "
+                   "`number` (#N, from 1, what `plan --call` takes) beside its 0-based `index`/`call`.")
 @click.option("--follow", is_flag=True, help="Keep reading one log file as it grows, printing JSON lines (as --jsonl) "
                                           "as calls complete. One file only: to follow a folder's newest session, "
                                           "open the folder in the dashboard (ctxwatch FOLDER).")

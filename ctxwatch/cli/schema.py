@@ -52,7 +52,8 @@ def schema_cmd(paths: tuple[str, ...], call_number: int | None, call_index: int 
     rep = analyse_tools(pc.tools, counter_for(pc.model, pc.provider), calls=max(same, 1) if pc.tools else 0,
                         system=pc.system)
     if as_json:
-        doc = {"call": call.index, "model": call.model, **rep.to_json()}
+        # (call: report --json's index, kept; number: the #N that --call takes)
+        doc = {"call": call.index, "number": call.index + 1, "model": call.model, **rep.to_json()}
         write_out(shown(json_bytes(doc, orjson.OPT_INDENT_2).decode()) + "\n")
         return
     for line in schema_lines(call, rep):

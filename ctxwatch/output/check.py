@@ -69,7 +69,7 @@ def check_lines(run: Run, analysis: dict[str, Any], paths: tuple[str, ...], fail
              for c in run.calls}
     for f in flags:
         ctx = f"  [{f['context']}]" if f["context"] != "main" else ""
-        # Text numbers calls from 1 (#N), as the flag reasons and the dashboard do; --json keeps the 0-based index.
+        # (#N from 1, as the flag reasons, the dashboard and --json's "number" give it)
         yield (f"{f['severity'].upper():<8}  #{f['call'] + 1:<4} {lines.get(f['call'], '?')}  {f['kind']}  "
                f"{clean(f['reason'])}{clean(ctx)}")
     # (one line more is printed rather than a line saying "1 more"; the cut never splits the issues of one

@@ -56,10 +56,11 @@ def report_json_chunks(run: Run) -> Iterator[bytes]:
                 sessions.add(call, pieces.cost(i), part, i, len(pieces.ends))
                 start = pieces.ends[i - 1] if i else 0
                 if factor is None and pieces.ends[i] > start:
-                    # (written there with the same numbers: only its index is the run's)
+                    # (written there with the same numbers: only its number and index are the run's)
                     if inflated[0] is not pieces:
                         inflated = (pieces, memoryview(pieces.inflated()))
-                    held.append(b'%s{\n      "index": %d,\n' % (b",\n    " if n else b"\n    ", call.index))
+                    held.append(b'%s{\n      "number": %d,\n      "index": %d,\n'
+                                % (b",\n    " if n else b"\n    ", call.index + 1, call.index))
                     held.append(inflated[1][start:pieces.ends[i]])
                 else:
                     held.append((b",\n    " if n else b"\n    ") + call_piece(call, factor, cost_of(call)))
@@ -94,13 +95,15 @@ def call_piece(call: Call, factor: float | None, cost: Decimal | None) -> bytes:
     return json_bytes(call_json(call, factor, cost), orjson.OPT_INDENT_2).replace(b"\n", b"\n    ")
 
 
-#: How a call's object begins (:func:`call_piece`): its index is the first key, on a line of its own.
-_INDEX_LINE = b'{\n      "index": '
+#: How a call's object begins (:func:`call_piece`): its number and index are the first keys, each on a line of
+#: its own.
+_INDEX_LINE = b'{\n      "number": '
+_INDEX_KEY = b'\n      "index": '
 
 
 def call_pieces(calls: list[Call]) -> tuple[list[bytes], list[float | None], SessionTotals]:
-    """Each call's object as :func:`report_json_chunks` writes it, without the opening line that holds its index
-    (the run's, known only once the folder is assembled), for a call whose model has no calibration in the run
+    """Each call's object as :func:`report_json_chunks` writes it, without the opening lines that hold its number
+    and index (the run's, known only once the folder is assembled), for a call whose model has no calibration in the run
     (its calibration changes the object: such a call is written again at the end).  Given to the engine
     (:data:`ctxwatch.engine.files.Render`) to be made where each file is read; with each call's cost in USD
     (:func:`cost_of`, as a float) and the calls' session totals (:class:`~ctxwatch.output.sessions.SessionTotals`),
@@ -111,8 +114,11 @@ def call_pieces(calls: list[Call]) -> tuple[list[bytes], list[float | None], Ses
     for call in calls:
         cost = cost_of(call)
         piece = call_piece(call, None, cost)
-        # (index is call_json's first key, so a piece always starts so; b"" leaves the call to the end)
-        out.append(piece[piece.index(b"\n", len(_INDEX_LINE)) + 1:] if piece.startswith(_INDEX_LINE) else b"")
+        # (number and index are call_json's first keys, so a piece always starts so; b"" leaves the call to the
+        # end)
+        index_at = piece.find(_INDEX_KEY)
+        out.append(piece[piece.index(b"\n", index_at + len(_INDEX_KEY)) + 1:]
+                   if piece.startswith(_INDEX_LINE) and index_at > 0 else b"")
         costs.append(None if cost is None else float(cost))
         totals.add(call, cost)
     return out, costs, totals

@@ -63,7 +63,8 @@ def priced_as_json(call: Call, cost: Decimal | None) -> dict[str, str] | None:
 
 
 def call_json(call: Call, calibration: float | None = None, cost: Decimal | bool | None = False) -> dict[str, Any]:
-    """The per-call object of ``report --json`` (tokens are integers; ``null`` = unknown).
+    """The per-call object of ``report --json`` (tokens are integers; ``null`` = unknown), first its ``number``
+    (``#N``, from 1) and ``index`` (from 0), as the CSV's ``call`` and ``index`` columns.
 
     Args:
         call: the accounted call.
@@ -78,6 +79,8 @@ def call_json(call: Call, calibration: float | None = None, cost: Decimal | bool
     shown = shown_breakdown(call, calibration)
     used = shown_fraction(call, shown)
     doc = {
+        # (the #N people see, the text and check print and `plan --call` takes; index is the same call from 0)
+        "number": call.index + 1,
         "index": call.index,
         "line": call.source.line,
         "file": call.source.path,
