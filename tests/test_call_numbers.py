@@ -48,3 +48,14 @@ def test_each_flags_reason_names_its_json_number(log: str) -> None:
                 assert flag["evidence"][f"{key}_number"] == (None if value is None else value + 1)
                 if value is not None and key in ("first_call", "worst_call", "present_from", "present_to"):
                     assert value + 1 in named, (key, flag["reason"])
+
+
+def test_plan_numbers_the_history_from_1_without_a_system_prompt() -> None:
+    """The demo's #20 sends no system prompt: its history is still numbered from 1, as the detail numbers it."""
+    log = SAMPLES / "openai_chat_demo.jsonl"
+    res = CliRunner().invoke(main, ["plan", str(log), "--json", "--call", "20"])
+    assert res.exit_code == 0, res.output
+    msgs = json.loads(res.output)["messages"]
+    assert [(m["index"], m["number"]) for m in msgs] == [(0, 1), (1, 2)]
+    text = CliRunner().invoke(main, ["plan", str(log), "--call", "20"]).output
+    assert re.search(r"^\s+1 assistant → read_file", text, re.M), text

@@ -113,8 +113,8 @@ def test_plan_json_floor_and_fates(counted):
     msgs = doc["messages"]
     # default call: the last real call (the sonnet call with tools; the later haiku lines are probes)
     assert len(msgs) == 1 + len(body["messages"])
-    assert msgs[0] == {"index": 0, "role": "system", "tokens": system_tokens, "tokens_after": system_tokens,
-                       "fate": "pinned", "saves": None, "offender": False}
+    assert msgs[0] == {"index": 0, "number": 0, "role": "system", "tokens": system_tokens,
+                       "tokens_after": system_tokens, "fate": "pinned", "saves": None, "offender": False}
     # what is in no message row, so that the document adds up on its own
     assert (doc["system_tokens"], doc["tools_tokens"], doc["floor_tokens"]) == (
         system_tokens, tools_tokens, system_tokens + tools_tokens)

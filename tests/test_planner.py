@@ -286,7 +286,7 @@ def test_works_from_counts_only_and_pinned_system_messages(conv, policy):
     doc = plan.to_json()
     assert set(doc) == {"messages", "before_tokens", "after_tokens", "budget_tokens", "fits", "reason", "reinject",
                         "system_tokens", "tools_tokens", "floor_tokens", "summary_tokens", "overhead_tokens"}
-    assert all(set(m) == {"index", "role", "tokens", "tokens_after", "fate", "saves", "offender"}
+    assert all(set(m) == {"index", "number", "role", "tokens", "tokens_after", "fate", "saves", "offender"}
                for m in doc["messages"])
 
 

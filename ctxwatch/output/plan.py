@@ -43,7 +43,7 @@ def plan_lines(call: Call, pc: ParsedCall, plan: Plan, policy: Policy, counts: P
         # (history messages no plan evicts: report counts them as history, so they are named apart from the floor)
         pinned = [m for m in plan.messages if m.fate == "pinned" and m.source_index is not None]
         floor += (f"; pinned in the history {plan.pinned_tokens:,} ({len(pinned)} message"
-                  f"{'s' if len(pinned) != 1 else ''}: " + ", ".join(str(m.index) for m in pinned) + ")")
+                  f"{'s' if len(pinned) != 1 else ''}: " + ", ".join(str(m.number) for m in pinned) + ")")
     yield (f"{floor}; reserve {plan.reserve_tokens:,}; budget {plan.budget_tokens:,}; "
            f"trigger {plan.trigger_tokens:,}")
     yield (f"keep_recent {policy.keep_recent} {policy.unit}{'' if policy.keep_recent == 1 else 's'}; mode "
@@ -75,7 +75,7 @@ def plan_lines(call: Call, pc: ParsedCall, plan: Plan, policy: Policy, counts: P
         yield tools_row
     for k, (m, label) in enumerate(zip(plan.messages, labels, strict=True)):
         saved = "-" if saves[k] is None else f"{saves[k]:,}"
-        yield (f"{m.index:>5} {pad(clip(label, rw), rw)} {m.tokens:>9,} {m.tokens_after:>9,} {saved:>9}  {m.fate}"
+        yield (f"{m.number:>5} {pad(clip(label, rw), rw)} {m.tokens:>9,} {m.tokens_after:>9,} {saved:>9}  {m.fate}"
                + ("  ◆" if k in worst else ""))
         if k == 0 and system_first and plan.tools_tokens:
             yield tools_row
@@ -88,7 +88,7 @@ def plan_lines(call: Call, pc: ParsedCall, plan: Plan, policy: Policy, counts: P
         freed = sum(m.tokens for m in marked)
         n = len({m.exchange for m in marked})
         yield (f"◆ biggest offenders: the {n} exchange{'s' if n != 1 else ''} whose eviction frees the most "
-               f"({freed:,} tokens: messages {', '.join(str(m.index) for m in marked)})")
+               f"({freed:,} tokens: messages {', '.join(str(m.number) for m in marked)})")
     if plan.lead:
         sizes = {r.kind: r.tokens for r in plan.reinject}
         sizes["summary"] = plan.summary_tokens

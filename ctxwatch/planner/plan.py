@@ -43,6 +43,13 @@ class MessagePlan:
     tool_result_ids: tuple[str, ...] = ()
     exchange: int = -1
 
+    @property
+    def number(self) -> int:
+        """The ``#`` people see for it, as the call detail, the eviction preview and ``plan``'s text give it: 0
+        for the system prompt (or the floor), the history from 1, with or without a system prompt (``index``
+        starts the history at 0 when the request has none)."""
+        return 0 if self.source_index is None else self.source_index + 1
+
 
 @dataclass(slots=True)
 class Plan:
@@ -121,7 +128,8 @@ class Plan:
         return [m for m in self.messages if m.fate == "kept"]
 
     def to_json(self) -> dict[str, Any]:
-        """The ``plan --json`` document: ``messages`` (``index``, ``role``, ``tokens``, ``tokens_after``, ``fate``,
+        """The ``plan --json`` document: ``messages`` (``index``, ``number``: :attr:`MessagePlan.number`, ``role``,
+        ``tokens``, ``tokens_after``, ``fate``,
         ``saves``: the tokens evicting its exchange frees, ``null`` when pinned; ``offender``: one of the biggest
         offenders, :func:`~ctxwatch.planner.offenders`), ``before_tokens``, ``after_tokens``, ``budget_tokens``,
         ``fits``, ``reason``, ``reinject``
@@ -135,7 +143,8 @@ class Plan:
         saves = exchange_savings(self.messages)
         worst = offenders(self.messages, self.before_tokens, self.budget_tokens)
         return {
-            "messages": [{"index": m.index, "role": m.role, "tokens": m.tokens, "tokens_after": m.tokens_after,
+            "messages": [{"index": m.index, "number": m.number, "role": m.role, "tokens": m.tokens,
+                          "tokens_after": m.tokens_after,
                           "fate": m.fate, "saves": saves[k], "offender": k in worst}
                          for k, m in enumerate(self.messages)],
             "before_tokens": self.before_tokens,

@@ -45,8 +45,8 @@ class PlanRow:
     """One row of the preview's table, before it is cut to the screen.
 
     Attributes:
-        index: the message's number as the call detail numbers it, :func:`message_number` (``None``: a row of
-            no message, shown ``-``).
+        index: the message's number as the call detail numbers it, :attr:`~ctxwatch.planner.MessagePlan.number`
+            (``None``: a row of no message, shown ``-``).
         label: what the message is, whole (:func:`~ctxwatch.ui.screens.items.message_labels`).
         style: the fate's style, for the label and the fate (``""`` for the rows of no message).
         offender: among the biggest offenders (``◆``).
@@ -69,13 +69,6 @@ class PlanRow:
     turn: int | None
     preview: str
     copy: tuple[str, str] | None = None
-
-
-def message_number(source_index: int | None) -> int:
-    """The ``#`` of a plan's message as the call detail numbers it (:func:`~ctxwatch.ui.screens.items.item_numbers`):
-    0 for the system prompt or the floor, the history's messages from 1, whether or not the request has a system
-    prompt (the detail then has a row saying it is absent)."""
-    return 0 if source_index is None else source_index + 1
 
 
 def plan_rows(plan: Any, pc: ParsedCall | None, order: str = "prompt") -> list[PlanRow]:
@@ -116,7 +109,7 @@ def plan_rows(plan: Any, pc: ParsedCall | None, order: str = "prompt") -> list[P
         elif m.source_index is None and pc is not None and pc.system:
             whole = "\n\n".join(pc.system)
         what = labels[m.source_index] if m.source_index is not None and m.source_index < len(labels) else m.role
-        number = message_number(m.source_index)
+        number = m.number  # (as the call detail numbers it: the history from 1)
         rows.append(PlanRow(number, what, style, pos in worst, m.tokens, saves[pos], word,
                             m.turn if m.turn >= 0 else None, whole[:PREVIEW_CHARS],
                             (f"#{number} {what}", whole) if whole else None))
