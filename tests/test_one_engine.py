@@ -70,6 +70,7 @@ async def test_the_dashboards_csv_export_gives_reports_numbers(shared_logs: Path
     for r in rows:
         c = want[int(r["index"])]
         cal = c["calibrated"] or {}
+        assert int(r["call"]) == c["number"] == c["index"] + 1  # (the CSV's call is the JSON's number)
         assert (n(r["floor_tokens"]), n(r["history_tokens"]), n(r["free_tokens"]), n(r["prompt_tokens_reported"]),
                 n(r["floor_tokens_calibrated"]), n(r["history_tokens_calibrated"])) == (
             c["floor_tokens"], c["history_tokens"], c["free_tokens"], c["prompt_tokens_reported"],
