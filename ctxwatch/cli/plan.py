@@ -16,7 +16,7 @@ from ctxwatch.cli.console import echo
 from ctxwatch.cli.exits import fail
 from ctxwatch.cli.options import cache_option, make_settings
 from ctxwatch.config import ConfigError
-from ctxwatch.model import MAX_COUNT, Src
+from ctxwatch.model import MAX_COUNT
 from ctxwatch.output.safetext import json_bytes, shown, write_out
 
 
@@ -78,7 +78,7 @@ def plan_cmd(paths: tuple[str, ...], call_number: int | None, call_index: int | 
     loop makes once the prompt is above the compaction trigger (0.8 of the budget).
     """
     from ctxwatch.output.plan import plan_json, plan_lines
-    from ctxwatch.planner import plan_call, plan_counts, policy_for_call, unplannable
+    from ctxwatch.planner import logged_counts, plan_call, policy_for_call, unplannable
     from ctxwatch.tokens import counter_for
 
     settings = make_settings(config, budget_fraction=budget_fraction, trigger=trigger, keep_recent=keep_recent,
@@ -97,12 +97,9 @@ def plan_cmd(paths: tuple[str, ...], call_number: int | None, call_index: int | 
         fail(f"{at}: {exc}")
     counter = counter_for(pc.model, pc.provider)
     factors = run.factors()
-    # (an implausible report is no prompt size: scaling to it would make every message thousands of times its size; the
-    # counts stand as counted.  A calibrated floor is the one report and the dashboard show.)
-    counts = plan_counts(pc, counter, floor_tokens=call.floor_tokens,
-                         history_tokens=call.history_tokens if call.history_src == Src.INFERRED else None,
-                         prompt_tokens=None if call.prompt_implausible else call.prompt_reported,
-                         shown=factors.breakdown(call))
+    # (the counts the preview and the call detail show too: a calibrated floor is the one report and the
+    # dashboard show)
+    counts = logged_counts(call, pc, factors.breakdown(call), counter)
     plan = plan_call(pc, policy, counter, counts=counts)
     if as_json:
         write_out(shown(json_bytes(plan_json(call, plan), orjson.OPT_INDENT_2).decode()) + "\n")

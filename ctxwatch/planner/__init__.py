@@ -7,7 +7,15 @@ newest units are kept; what stands before the kept history is a summary or re-in
 """
 
 from ctxwatch.planner.choice import default_plan_call, default_schema_call
-from ctxwatch.planner.counts import PlanCounts, plan_call, plan_counts, plan_from_counts, scaled_to, unplannable
+from ctxwatch.planner.counts import (
+    PlanCounts,
+    logged_counts,
+    plan_call,
+    plan_counts,
+    plan_from_counts,
+    scaled_to,
+    unplannable,
+)
 from ctxwatch.planner.cut import plan_messages
 from ctxwatch.planner.offenders import OFFENDERS, exchange_savings, offenders
 from ctxwatch.planner.plan import MessagePlan, Plan
@@ -36,11 +44,40 @@ from ctxwatch.planner.reinject import (
 from ctxwatch.planner.units import PINNED_LABELS, PINNED_ROLES, REASONING_LABEL
 
 __all__ = [
-    "COMPACT_AT", "EDIT_TOOLS", "NOT_TASK_LABELS", "OFFENDERS", "PINNED_LABELS", "PINNED_ROLES", "PLAN_TOOLS",
+    "COMPACT_AT",
+    "EDIT_TOOLS",
+    "NOT_TASK_LABELS",
+    "OFFENDERS",
+    "PINNED_LABELS",
+    "PINNED_ROLES",
+    "PLAN_TOOLS",
     "REASONING_LABEL",
-    "REINJECT_HEADERS", "SUMMARY_HEADER", "TASK_LIST_TOOLS", "UNITS", "CompactAt", "Fate", "MessagePlan", "Mode",
-    "Plan", "PlanCounts", "Policy", "PolicyError", "ReinjectItem", "Unit", "default_plan_call",
-    "default_schema_call", "exchange_savings", "find_reinject", "offenders", "plan_call",
-    "plan_counts", "plan_from_counts", "plan_messages", "policy_for_call", "scaled_to", "text_message_tokens",
+    "REINJECT_HEADERS",
+    "SUMMARY_HEADER",
+    "TASK_LIST_TOOLS",
+    "UNITS",
+    "CompactAt",
+    "Fate",
+    "MessagePlan",
+    "Mode",
+    "Plan",
+    "PlanCounts",
+    "Policy",
+    "PolicyError",
+    "ReinjectItem",
+    "Unit",
+    "default_plan_call",
+    "default_schema_call",
+    "exchange_savings",
+    "find_reinject",
+    "logged_counts",
+    "offenders",
+    "plan_call",
+    "plan_counts",
+    "plan_from_counts",
+    "plan_messages",
+    "policy_for_call",
+    "scaled_to",
+    "text_message_tokens",
     "unplannable",
 ]

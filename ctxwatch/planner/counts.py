@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from ctxwatch.accounting import plausible_calibration
-from ctxwatch.model import Breakdown, Call, ParsedCall, implausible_what
+from ctxwatch.model import Breakdown, Call, ParsedCall, Src, implausible_what
 from ctxwatch.planner.cut import plan_messages
 from ctxwatch.planner.plan import Plan
 from ctxwatch.planner.policy import Policy
@@ -174,6 +174,27 @@ def plan_counts(call: ParsedCall, counter: Counter, *, floor_tokens: int | None 
             whole + REPLY_PRIMER))
     scaled = scaled_to([sys_t, tools_t, *counts], target)
     return PlanCounts(scaled[0], scaled[1], scaled[2:], overhead, target / whole)
+
+
+def logged_counts(call: Call, pc: ParsedCall, shown: Breakdown | None, counter: Counter | None = None) -> PlanCounts:
+    """The counts of a logged call as ``plan``, the eviction preview and the call detail show them: the
+    accounted ``call``'s numbers given to :func:`plan_counts` over its re-read ``pc``.
+
+    Args:
+        call: the accounted call (its floor, history, reported prompt and per-message counts are reused).
+        pc: the same call re-read with its text.
+        shown: its floor and history as every surface shows them
+            (:meth:`ctxwatch.accounting.Calibrations.breakdown`; ``None``: its own, nothing calibrated).
+        counter: its model's token rules; default ``counter_for(call.model, call.provider)``.
+    """
+    return plan_counts(
+        pc, counter or counter_for(call.model, call.provider), floor_tokens=call.floor_tokens,
+        history_tokens=call.history_tokens if call.history_src == Src.INFERRED else None,
+        # (an implausible report is no prompt size: scaling to it would make every message thousands of times its
+        # size, so the counts stand as counted)
+        prompt_tokens=None if call.prompt_implausible else call.prompt_reported,
+        tokens=[m.tokens for m in call.messages] or None,
+        system_tokens=call.system_tokens, tools_tokens=call.tools_tokens, shown=shown)
 
 
 def _calibrated_counts(counts: list[int], shown: Breakdown, prompt_tokens: int | None) -> PlanCounts:

@@ -22,7 +22,6 @@ from ctxwatch.model import (
     Breakdown,
     Call,
     ParsedCall,
-    Src,
 )
 from ctxwatch.ui import text as tx
 from ctxwatch.ui.export import json_document, write_new
@@ -160,7 +159,7 @@ class PlanScreen(TableScreen):
 
     @work(thread=True, exclusive=True, group="plan")
     def _compute(self, knobs: Knobs, load: bool = False) -> None:
-        from ctxwatch.planner import PolicyError, plan_counts, plan_from_counts, policy_for_call, unplannable
+        from ctxwatch.planner import PolicyError, logged_counts, plan_from_counts, policy_for_call, unplannable
         from ctxwatch.tokens import counter_for
 
         if load or self._pc is None:
@@ -171,17 +170,10 @@ class PlanScreen(TableScreen):
             if self._pc is None:
                 self.post_message(PlanReady(None, REREAD_FAILED, knobs))
                 return
-            # The counts `plan` starts from (scaled to the provider's count where the history is inferred or the
-            # tokenizer is not the model's own), so the preview's "before" is the prompt the main screen shows;
-            # the accounted per-message counts are reused, so a knob change re-plans at once.
-            call = self.call
-            self._counts = plan_counts(
-                self._pc, counter_for(call.model, call.provider), floor_tokens=call.floor_tokens,
-                history_tokens=call.history_tokens if call.history_src == Src.INFERRED else None,
-                # (an implausible report is no prompt size to scale the counts to)
-                prompt_tokens=None if call.prompt_implausible else call.prompt_reported,
-                tokens=[m.tokens for m in call.messages] or None,
-                system_tokens=call.system_tokens, tools_tokens=call.tools_tokens, shown=self.shown)
+            # The counts `plan` starts from, made as it makes them (so the preview's "before" is the prompt the
+            # main screen shows and its rows are the detail's); the accounted per-message counts are reused, so a
+            # knob change re-plans at once.
+            self._counts = logged_counts(self.call, self._pc, self.shown)
         pc = self._pc
         why = unplannable(self.call, pc)
         if why:
