@@ -4,7 +4,7 @@ prompt order or biggest first, and the selected item's text below, folded or exp
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
 from textual import work
@@ -25,17 +25,23 @@ from ctxwatch.model import (
 from ctxwatch.ui import text as tx
 from ctxwatch.ui.costs import call_cache_text, call_cost_text
 from ctxwatch.ui.screens.common import REREAD_FAILED, TableScreen, reload
+from ctxwatch.ui.screens.itemcounts import COUNTED, SCALED, is_scaled, rows_note, scaled_how, with_counts
 from ctxwatch.ui.screens.items import Item, build_items, fold, item_numbers
 from ctxwatch.ui.widgets.footer import AdaptiveFooter
 
+if TYPE_CHECKING:
+    from ctxwatch.planner import PlanCounts
+
 
 class DetailLoaded(Message):
-    """The detail worker re-read the call: ``items`` or an ``error`` sentence."""
+    """The detail worker re-read the call: ``items`` or an ``error`` sentence, and the counts ``plan`` shows
+    of it (``None`` where no plan can be made) that the items' numbers are."""
 
-    def __init__(self, items: list[Item], error: str | None) -> None:
+    def __init__(self, items: list[Item], error: str | None, counts: PlanCounts | None = None) -> None:
         super().__init__()
         self.items = items
         self.error = error
+        self.counts = counts
 
 
 class FindInput(Input):
@@ -85,6 +91,8 @@ class DetailScreen(TableScreen):
         self.shown = shown or raw_breakdown(call)
         self.calibration = calibration
         self.items: list[Item] = []
+        #: The counts ``plan`` starts from for this call, once re-read (``None``: none can be made).
+        self.counts: PlanCounts | None = None
         self.order = "prompt"  # or "size"
         self.expanded = False
         self.loaded = False
@@ -97,11 +105,7 @@ class DetailScreen(TableScreen):
         """Header, items table, item header and body."""
         yield Static(self._head(), id="detail-head")
         table: DataTable[Any] = DataTable(id="items", cursor_type="row")
-        table.add_column(Text("#", justify="right"), key="pos")
-        table.add_column(Text("item"), key="label", width=34)
-        table.add_column(Text("tokens", justify="right"), key="tokens")
-        table.add_column(Text("% prompt", justify="right"), key="pct")
-        table.add_column(Text("preview"), key="preview")
+        self._add_columns(table, raw=False)
         yield table
         yield FindInput(placeholder="find in the items' text · enter: next item holding it · esc: close", id="find")
         yield Static(Text("loading the call from disk…", style="dim"), id="item-head")
@@ -109,6 +113,17 @@ class DetailScreen(TableScreen):
         area.cursor_blink = False
         yield area
         yield AdaptiveFooter()
+
+    @staticmethod
+    def _add_columns(table: DataTable[Any], *, raw: bool) -> None:
+        """The items table's columns; ``raw``: with this tokenizer's own count beside each scaled one."""
+        table.add_column(Text("#", justify="right"), key="pos")
+        table.add_column(Text("item"), key="label", width=34)
+        table.add_column(Text("tokens", justify="right"), key="tokens")
+        if raw:
+            table.add_column(Text("raw", justify="right"), key="raw")
+        table.add_column(Text("% prompt", justify="right"), key="pct")
+        table.add_column(Text("preview"), key="preview")
 
     def _head(self) -> Text:
         c = self.call
@@ -125,26 +140,30 @@ class DetailScreen(TableScreen):
         out.append(f" · floor {tx.marked(b.floor_tokens, b.floor_src)} · history "
                    f"{tx.marked(b.history_tokens, b.history_src)}")
         if b.factor is not None:
-            # (the rows below are the raw counts, which add up to the estimate: both are shown, and how they relate)
             why = "its model's calibration"
             if b.capped:
                 cal = f" x{self.calibration:.4f}" if self.calibration is not None else ""
                 why = f"capped at the reported prompt, as the calibration{cal} would put it above it"
             hist = ("history the rest of the reported prompt" if b.filled else f"history x{b.factor:.4f}")
-            out.append(f" (≈ calibrated: floor x{b.factor:.4f}, {why}; {hist}; {c.tokenizer} counts, as in the "
-                       f"rows: floor {tx.tokens(c.floor_tokens)} · history {tx.tokens(c.history_tokens)})", "dim")
+            out.append(f" (≈ calibrated: floor x{b.factor:.4f}, {why}; {hist}; {c.tokenizer} counts: floor "
+                       f"{tx.tokens(c.floor_tokens)} · history {tx.tokens(c.history_tokens)})", "dim")
         msgs = [it for it in self.items if it.kind == "message"] if self.loaded else []
         if msgs or c.messages:
             n = len(msgs) or len(c.messages)
             out.append(f" · {n} message{'s' if n != 1 else ''}")
         if msgs and c.history_src == Src.INFERRED:
-            # The history is what the provider counted minus the floor; the rows are this tokenizer's count.
-            rows, rs = sum(it.tokens or 0 for it in msgs), sum(it.reported for it in msgs)
+            # The history is what the provider counted minus the floor; this tokenizer counted the messages
+            # (their raw counts, where the rows are scaled to the history as plan scales them).
+            rows = sum(it.raw if it.raw is not None else it.tokens or 0 for it in msgs)
+            rs = sum(it.reported for it in msgs)
             by = f"{rows:,}: {rows - rs:,} by {c.tokenizer}, {rs:,} reasoning as reported" if rs else \
                 f"{rows:,} by {c.tokenizer}"
-            out.append(f" ({by}, counted on opening)", "dim")
+            scaled = self.counts is not None and is_scaled(self.counts)
+            out.append(f" ({by}, counted on opening{f'; rows{SCALED} scaled to it' if scaled else ''})", "dim")
         elif not self.loaded and not c.messages:
             out.append(" · messages: counted on opening")
+        if self.loaded:
+            out.append(f" · {rows_note(self.call, self.counts)}", "dim")
         if c.context != "main":
             out.append(" · context ")
             out.append_text(tx.literal(c.context, limit=30))
@@ -166,20 +185,32 @@ class DetailScreen(TableScreen):
             why = "the log's format is not known yet"
             self.post_message(DetailLoaded(build_items(self.call, None, why), why))
             return
+        from ctxwatch.planner import logged_counts, unplannable
+
         pc = reload(self.spec, self.call)
         err = None if pc is not None else REREAD_FAILED
+        counts = None
         try:
             items = build_items(self.call, pc, err)
+            if pc is not None and unplannable(self.call, pc) is None:
+                # The numbers plan and the eviction preview show of this call, made as they make them.
+                counts = logged_counts(self.call, pc, self.shown)
+                items = with_counts(items, counts, pc.system is not None and not pc.history_reported_only)
         except Exception as exc:  # never let odd content kill the screen
             err = f"{type(exc).__name__}: {exc}"
-            items = build_items(self.call, None, err)
-        self.post_message(DetailLoaded(items, err))
+            items, counts = build_items(self.call, None, err), None
+        self.post_message(DetailLoaded(items, err, counts))
 
     def on_detail_loaded(self, message: DetailLoaded) -> None:
         """Show the items (the handler runs on the app thread)."""
         self.items = message.items
         self.error = message.error
+        self.counts = message.counts
         self.loaded = True
+        table = self.query_one("#items", DataTable)
+        if any(it.raw is not None for it in self.items) and "raw" not in table.columns:
+            table.clear(columns=True)
+            self._add_columns(table, raw=True)
         self.query_one("#detail-head", Static).update(self._head())
         self._fill()
 
@@ -199,20 +230,24 @@ class DetailScreen(TableScreen):
             prompt = c.prompt_estimated
         else:
             prompt = c.prompt_tokens or sum(it.tokens or 0 for it in self.items) or None
-        preview = max(10, (self.size.width or 100) - 66)  # what is left after the other columns
+        raw = "raw" in table.columns
+        # (what is left after the other columns)
+        preview = max(10, (self.size.width or 100) - 66 - (9 if raw else 0))
         numbers = item_numbers(self.items)
         for it in self._ordered():
-            table.add_row(
+            cells: list[Text] = [
                 Text(numbers[it.position], justify="right"),
                 # (a row whose count is partly the provider's says so: the other rows are this tokenizer's)
                 Text.assemble(tx.literal(it.label, limit=34 - 11), (" · reported", "dim")) if it.reported
                 else tx.literal(it.label, limit=34),
-                Text(tx.tokens(it.tokens), justify="right"),
-                Text("" if it.kind == "reported" or (c.prompt_implausible and prompt is None)
-                     else tx.pct(it.tokens, prompt), justify="right"),
-                tx.literal(it.text[: preview * 2], style="dim", limit=preview),
-                key=str(it.position),
-            )
+                # (a scaled count is marked as the main screen and the preview mark a calibrated one)
+                Text(tx.tokens(it.tokens) + (SCALED if it.raw is not None else ""), justify="right")]
+            if raw:
+                cells.append(Text("" if it.raw is None else tx.tokens(it.raw), style="dim", justify="right"))
+            cells += [Text("" if it.kind == "reported" or (c.prompt_implausible and prompt is None)
+                           else tx.pct(it.tokens, prompt), justify="right"),
+                      tx.literal(it.text[: preview * 2], style="dim", limit=preview)]
+            table.add_row(*cells, key=str(it.position))
         if keep is not None and str(keep) in table.rows:
             table.move_cursor(row=table.get_row_index(str(keep)), animate=False)
         self._show_selected()
@@ -259,9 +294,18 @@ class DetailScreen(TableScreen):
         title = Text()
         title.append(f"#{item_numbers(self.items).get(it.position, '-')} ", "bold")
         title.append_text(tx.literal(it.label, limit=50))
-        split = (f" ({it.reported:,} reasoning reported + {it.tokens - it.reported:,} by {self.call.tokenizer})"
-                 if it.reported and it.tokens is not None else "")
-        title.append(f" · {tx.tokens(it.tokens)} tokens{split} · {note}", "dim")
+        tok = self.call.tokenizer
+        own = it.raw if it.raw is not None else it.tokens
+        split = (f"{it.reported:,} reasoning reported + {own - it.reported:,} by {tok}"
+                 if it.reported and own is not None else "")
+        if it.raw is not None:
+            what = f" ({scaled_how(self.counts, it.kind)}, as plan shows it; raw {split or f'{it.raw:,} by {tok}'})"
+            title.append(f" · {tx.tokens(it.tokens)}{SCALED} tokens{what} · {note}", "dim")
+        else:
+            label = (f"counted with {tok}" if self.call.exact else f"{tok} estimate, uncalibrated") \
+                if it.kind in COUNTED else ""
+            what = "; ".join(x for x in (split, label) if x)
+            title.append(f" · {tx.tokens(it.tokens)} tokens{f' ({what})' if what else ''} · {note}", "dim")
         if self.find_text:
             title.append(" · find ")
             title.append_text(tx.literal(repr(self.find_text), "bold", limit=30))

@@ -53,6 +53,9 @@ class Item:
         reported: the part of ``tokens`` that is the provider's reported count rather than this tokenizer's
             (a Codex reasoning item: its encrypted content cannot be counted locally, so the size reported
             when it was produced is used, :meth:`~ctxwatch.tokens.Counter.part_count`); 0 for none.
+        raw: this tokenizer's count when ``tokens`` is scaled as ``plan`` and the eviction preview scale it
+            (calibrated, or scaled to the provider's count: :func:`ctxwatch.ui.screens.itemcounts.with_counts`);
+            ``None`` when ``tokens`` is that count.
     """
 
     position: int
@@ -64,6 +67,7 @@ class Item:
     chars: int
     missing: str = NO_TEXT
     reported: int = 0
+    raw: int | None = None
 
 
 def _cap(s: str) -> str:

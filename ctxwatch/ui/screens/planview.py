@@ -42,7 +42,7 @@ MORE_HINT = "  (y: more)"
 
 
 def sizes_note(plan: Any, counts: Any, tools_missing: bool, tokenizer: str) -> str | None:
-    """Why the plan's sizes differ from the detail view's counts, or ``None`` when they do not: ``counts`` (the
+    """Why the plan's sizes differ from this tokenizer's counts, or ``None`` when they do not: ``counts`` (the
     :class:`~ctxwatch.planner.PlanCounts` the plan starts from) scaled to the provider's count, the tool schemas
     sized to it (``tools_missing``: the log holds none), or left as counted."""
     scale = getattr(counts, "scale", 1.0)
@@ -55,13 +55,13 @@ def sizes_note(plan: Any, counts: Any, tools_missing: bool, tokenizer: str) -> s
         # (as plan says it: the floor is the calibrated one the main screen shows; a floor of 0 is not
         # calibrated, scaling leaves it 0, so it gets no ≈ and the branch below says how the messages scale)
         return (f"floor {tx.tokens(plan.floor_tokens)}≈ calibrated ×{counts.floor_scale:.4f}, messages "
-                f"×{scale:.4f}: scaled to the provider's count ({tokenizer} counts in the detail view)")
+                f"×{scale:.4f}: scaled to the provider's count (the detail's raw column: {tokenizer} counts)")
     if getattr(counts, "unscaled_ratio", None) is not None:
         return (f"sizes as counted: the reported prompt is ×{counts.unscaled_ratio:.4f} them, more than "
                 "tokenizers differ by")
     if abs(scale - 1.0) >= 0.005:
-        # (why these sizes differ from the detail view's: they are scaled to what the provider counted)
-        return f"sizes ×{scale:.4f}: scaled to the provider's count ({tokenizer} counts in the detail view)"
+        # (why these sizes differ from this tokenizer's: they are scaled to what the provider counted)
+        return f"sizes ×{scale:.4f}: scaled to the provider's count (the detail's raw column: {tokenizer} counts)"
     return None
 
 
