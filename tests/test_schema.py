@@ -183,3 +183,24 @@ def test_schema_of_a_format_that_never_logs_tools_names_no_call(shared_logs) -> 
     res = CliRunner().invoke(main, ["schema", str(shared_logs / "claude-code")])
     assert res.exit_code == 2
     assert "claude-code logs do not record the tool schemas" in res.output and "call #" not in res.output
+
+
+def test_schema_labels_its_floor_an_uncalibrated_estimate_and_names_reports(shared_logs) -> None:  # type: ignore[no-untyped-def]
+    """`schema` printed its floor as o200k_base counted it (12,036) without saying so, where report and the
+    dashboard show the calibrated floor (13,681): it says its floor is an uncalibrated estimate of which
+    tokenizer, and gives report's calibrated floor beside it (read from report --json here)."""
+    import json
+
+    from click.testing import CliRunner
+
+    from ctxwatch.cli import main
+
+    log = str(shared_logs / "request-response" / "claude-trace_test-traffic_head14.jsonl")
+    calls = json.loads(CliRunner().invoke(main, ["report", "--json", log]).output)["calls"]
+    last = [c for c in calls if c["calibrated"]["tools_tokens"]][-1]  # (schema's default: the last with tools)
+    res = CliRunner().invoke(main, ["schema", log])
+    assert res.exit_code == 0, res.output
+    floor = last["system_tokens"] + last["tools_tokens"]  # (report's own, uncalibrated counts)
+    want = (f"floor {floor:,} (o200k_base estimate, uncalibrated; report shows "
+            f"{last['calibrated']['floor_tokens']:,}≈, calibrated x{last['calibration']:.4f})")
+    assert want in res.output

@@ -56,7 +56,7 @@ def schema_cmd(paths: tuple[str, ...], call_number: int | None, call_index: int 
         doc = {"call": call.index, "number": call.index + 1, "model": call.model, **rep.to_json()}
         write_out(shown(json_bytes(doc, orjson.OPT_INDENT_2).decode()) + "\n")
         return
-    for line in schema_lines(call, rep):
+    for line in schema_lines(call, rep, run.factors().breakdown(call)):
         echo(line)
 
 

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ctxwatch.accounting import Calibrations
-from ctxwatch.model import Call, ParsedCall, implausible_what
+from ctxwatch.model import Breakdown, Call, ParsedCall, implausible_what
 from ctxwatch.output.safetext import cells, clean, clip, pad
 from ctxwatch.planner import Plan, PlanCounts, Policy, exchange_savings, offenders
 from ctxwatch.planner.schema import SchemaReport
@@ -161,9 +161,13 @@ def _scale_lines(call: Call, plan: Plan, counts: PlanCounts, factors: Calibratio
                "so that 'before' is the prompt report shows")
 
 
-def schema_lines(call: Call, rep: SchemaReport) -> Iterator[str]:
+def schema_lines(call: Call, rep: SchemaReport, shown: Breakdown | None = None) -> Iterator[str]:
     """The lines of ``schema``'s text output: per tool its tokens, its compacted tokens and the saving, then the
-    totals, the floor with the system prompt, the saving over the run and the report's notes."""
+    totals, the floor with the system prompt, the saving over the run and the report's notes.
+
+    ``shown``: the call's floor as ``report`` shows it (:meth:`ctxwatch.accounting.Calibrations.breakdown`):
+    the counts here are the tokenizer's own, so a floor that is not the model's own tokenizer's count says it
+    is an uncalibrated estimate, and names report's calibrated floor where one applies."""
     yield (f"{clean(call.source.path)}  #{call.index + 1} ({call.source.where})  model={clean(call.model or '?')}  "
            f"{len(rep.tools)} tools  tokenizer={rep.tokenizer}{'' if rep.exact else ' (estimate)'}")
     if not rep.tools:
@@ -176,8 +180,20 @@ def schema_lines(call: Call, rep: SchemaReport) -> Iterator[str]:
     yield f"{'(preamble)':<{width}} {rep.preamble_tokens:>8,}"
     yield f"{'total':<{width}} {rep.total_tokens:>8,} {rep.compacted_total:>10,} {rep.saved_per_call:>8,}"
     if rep.system_tokens is not None:
-        yield f"system prompt {rep.system_tokens:,} tokens; floor {rep.system_tokens + rep.total_tokens:,}"
+        yield (f"system prompt {rep.system_tokens:,} tokens; floor {rep.system_tokens + rep.total_tokens:,} "
+               f"({_floor_label(rep, shown)})")
     yield (f"saved {rep.saved_per_call:,} tokens per call x {rep.calls} calls with these tools = "
            f"{rep.saved_run:,} over the run")
     for note in rep.notes:
         yield f"note: {note}"
+
+
+def _floor_label(rep: SchemaReport, shown: Breakdown | None) -> str:
+    """What ``schema``'s floor is: the model's own tokenizer's count, or an uncalibrated estimate of the
+    tokenizer named, with report's calibrated floor beside it where a calibration applies."""
+    if rep.exact:
+        return f"counted with {rep.tokenizer}, the model's own tokenizer"
+    label = f"{rep.tokenizer} estimate, uncalibrated"
+    if shown is not None and shown.calibrated and shown.floor_tokens and shown.factor is not None:
+        label += f"; report shows {shown.floor_tokens:,}≈, calibrated x{shown.factor:.4f}"
+    return label
