@@ -303,7 +303,7 @@ class DetailScreen(TableScreen):
             title.append(f" · {tx.tokens(it.tokens)}{SCALED} tokens{what} · {note}", "dim")
         else:
             label = (f"counted with {tok}" if self.call.exact else f"{tok} estimate, uncalibrated") \
-                if it.kind in COUNTED else ""
+                if it.kind in COUNTED and it.tokens else ""
             what = "; ".join(x for x in (split, label) if x)
             title.append(f" · {tx.tokens(it.tokens)} tokens{f' ({what})' if what else ''} · {note}", "dim")
         if self.find_text:

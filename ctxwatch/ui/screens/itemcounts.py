@@ -112,6 +112,7 @@ def scaled_how(counts: PlanCounts | None, kind: str | None) -> str:
         if kind is None:
             return (f"floor calibrated x{counts.floor_scale:.4f}, messages x{counts.scale:.4f} to the reported "
                     "prompt")
-        if kind in ("system", "tool"):
+        if kind in ("system", "tool", "framing"):
+            # (the framing row's scaled part is the tools' fixed part, calibrated with them)
             return f"calibrated x{counts.floor_scale:.4f}"
     return f"scaled x{counts.scale:.4f} to the provider's count"
