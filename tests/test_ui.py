@@ -1020,15 +1020,16 @@ def chart_rows(chart: TrendChart) -> list[tuple[str, str, str]]:
 async def test_chart_y_labels_name_the_rows_they_sit_on(demo_log: Path, size: tuple[int, int]) -> None:
     # The demo's thresholds, by hand: window 32,000 (in the log), budget 0.6 x 32,000 = 19,200, trigger
     # 0.8 x 19,200 = 15,360, window - reserve = 32,000 - 2,000 (max_tokens) = 30,000.
-    expected = {"T": (15_360, "15k"), "B": (19_200, "19k"), "W-R": (30_000, "30k")}
+    expected = {"trigger": (15_360, "15k"), "budget": (19_200, "19k"), "window-reserve": (30_000, "30k")}
     app = CtxwatchApp(str(demo_log))
     async with app.run_test(size=size) as pilot:
         await loaded(pilot, 60)
         await pilot.pause(0.6)  # the chart redraws at most twice a second
         chart = app.main.query_one(TrendChart)
         rows = chart_rows(chart)
-        numeric = {r: lab for r, (lab, _g, _p) in enumerate(rows) if lab and lab[0].isdigit()}
-        named = {r: lab for r, (lab, _g, _p) in enumerate(rows) if lab and not lab[0].isdigit()}
+        # (a row with a threshold line is drawn "├" and labelled by the line; the others are numbers)
+        numeric = {r: lab for r, (lab, g, _p) in enumerate(rows) if lab and g != "├"}
+        named = {r: lab for r, (lab, g, _p) in enumerate(rows) if lab and g == "├"}
         assert numeric.get(0) == "0"
 
         def value(label: str) -> float:
@@ -1038,19 +1039,25 @@ async def test_chart_y_labels_name_the_rows_they_sit_on(demo_log: Path, size: tu
         per_row = {value(lab) / r for r, lab in numeric.items() if r}
         assert len(per_row) == 1, numeric
         (row_value,) = per_row
-        # Each threshold line sits on the row nearest its value, drawn there and named there (letter and value
-        # beside the axis), and no number is written on a row that carries a line.
-        for letter, (tokens, short) in expected.items():
-            row = math.floor(0.5 + tokens / row_value)
+        # Each threshold line sits on the row nearest its value, drawn there and labelled there by its name and
+        # value where they fit the axis (at most a quarter of the chart's width), else by its value alone.
+        room = max(12, chart.size.width // 4)
+        on_row: dict[int, list[tuple[str, str]]] = {}
+        for name, (tokens, short) in expected.items():
+            on_row.setdefault(math.floor(0.5 + tokens / row_value), []).append((name, short))
+        for row, group in on_row.items():
             label, glyph, plot = rows[row]
-            assert row in named and row not in numeric, (letter, row, rows)
-            assert letter in label.split()[0].split("/") and short in label, (letter, label)
+            assert row in named and row not in numeric, (group, row, rows)
+            # (lines sharing a row: their names and values, else the lowest value, else that value alone)
+            names = "/".join(n for n, _s in group)
+            forms = [f"{names} {'/'.join(s for _n, s in group)}", f"{names} {group[0][1]}"]
+            assert label == next((f for f in forms if len(f) <= room), group[0][1]), (group, label, room)
             assert glyph == "├" and "─" in plot
-        assert all(any(letter in lab.split()[0].split("/") for letter in expected) for lab in named.values())
+        assert len(named) == len(on_row), named
         assert chart.axis is not None and chart.axis.rows == len(rows)
         if len(rows) >= 10:  # tall charts also name the lines on them
-            for name, letter in (("trigger", "T"), ("budget", "B"), ("window-reserve", "W-R")):
-                row = math.floor(0.5 + expected[letter][0] / row_value)
+            for name in expected:
+                row = math.floor(0.5 + expected[name][0] / row_value)
                 assert name in rows[row][2], (name, rows[row])
 
 
@@ -1511,7 +1518,7 @@ async def test_footer_keys_fit_the_width(log: Path) -> None:
 async def test_chart_line_names_are_not_drawn_over_the_data(demo_log: Path) -> None:
     """The last 5 calls of the demo (prompts 29,000-37,000 tokens, bars 1 apart) cross every threshold row: a
     name written on a row hid the bars and points there ('B 19k├budget▒▒▒').  Names now go only where no bar
-    or point reaches their row; the axis still names every row (T 15k, B 19k, W-R 30k)."""
+    or point reaches their row; the axis still names every row (trigger 15k, budget 19k, window-reserve 30k)."""
     app = CtxwatchApp(str(demo_log), last=5)
     async with app.run_test(size=(120, 40)) as pilot:
         await loaded(pilot)
@@ -1520,7 +1527,7 @@ async def test_chart_line_names_are_not_drawn_over_the_data(demo_log: Path) -> N
         rows = chart_rows(chart)
         assert len(rows) >= 10 and len(app.view) == 5
         labels = " ".join(lab for lab, _g, _p in rows)
-        assert all(f" {x}" in f" {labels}" for x in ("T 15k", "B 19k", "W-R 30k"))
+        assert all(f" {x}" in f" {labels}" for x in ("trigger 15k", "budget 19k", "window-reserve 30k"))
         for name in ("trigger", "budget", "window-reserve"):
             assert not any(name in plot for _lab, _g, plot in rows), (name, rows)
 

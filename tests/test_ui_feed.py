@@ -732,36 +732,42 @@ def test_feed_backfill_never_reports_an_unread_line_as_a_truncated_tail(tmp_path
 
 def test_chart_legend_line_fits_its_width_with_the_longest_title_it_can() -> None:
     """The legend's line under the chart: the x axis title (with the thresholds too high to draw), then the
-    marks; each shortens to fit instead of vanishing or running off the screen."""
+    marks; each shortens to fit instead of vanishing or running off the screen, and every threshold is named
+    by its word (a label like ``B/W-R 19k`` was read by nobody)."""
     from ctxwatch.ui.widgets import chart_legend, x_titles
 
     above = [(61_440, "T", "trigger"), (76_800, "B", "budget"), (128_000, "W-R", "window-reserve")]
     full = "call # · above: trigger 61k, budget 77k, window-reserve 128k"
-    short = "call # · above: T 61k, B 77k, W-R 128k"
-    assert x_titles("call #", above)[:2] == [full, short] and x_titles("call #", []) == ["call #"]
-    marks = "█ floor  ▒ history  • reported  │ compaction   T─ trigger  B─ budget  W-R─ window-reserve"
-    tight = "█ floor ▒ history • reported │ compaction  T trigger B budget W-R win-reserve"
+    short = "call # · above: trigger 61k budget 77k window-reserve 128k"
+    assert x_titles("call #", above) == [full, short, "call #"] and x_titles("call #", []) == ["call #"]
+    assert x_titles("call #", above[:1]) == ["call # · above: trigger 61k", "call #"]
+    marks = "█ floor  ▒ history  • reported  │ compaction   ─ trigger  ─ budget  ─ window-reserve"
+    tight = "█ floor ▒ history • reported │ compaction  trigger budget window-reserve"
+    shortest = "█ floor ▒ hist • reported │ compaction  trigger budget window-reserve"
     titles = x_titles("call #", above)
-    assert titles[2] == "call # · above: T 61k B 77k W-R 128k"
     assert chart_legend(False, 200, titles).plain == full + "  " + marks
     # (the lines drawn are named first: the title shortens before they go, then the longest title is taken)
-    shortest = "█ floor ▒ hist • reported │ compaction  T trig B budget W-R win-res"
     assert chart_legend(False, len(full) + 2 + len(shortest), titles).plain == full + "  " + shortest
     assert chart_legend(False, len(short) + 2 + len(shortest), titles).plain == short + "  " + shortest
     assert chart_legend(False, 78, titles).plain == "call #  " + shortest
     assert chart_legend(False, len(tight)).plain == tight  # (no title before the chart has data)
     # lines the chart does not draw (all above twice the peak) are not in the marks: the title names them
     bare = "█ floor ▒ hist • reported │ compaction"
-    assert chart_legend(False, len(titles[2]) + 2 + len(bare), titles, []).plain == titles[2] + "  " + bare
-    # with the lines' values, each line is named by its own value: dropping the names before the values
+    assert chart_legend(False, len(short) + 2 + len(bare), titles, []).plain == short + "  " + bare
+    # with the lines' values, each line is named with its own value while that fits, else by its name alone
     values = {"T": 167_000, "B": 177_000, "W-R": 180_000}
-    valued = "█ floor ▒ history • reported │ compaction  T 167k B 177k W-R 180k"
-    assert chart_legend(False, 78, ["call #"], None, values).plain == "call #  " + valued
+    valued = "█ floor ▒ history • reported │ compaction  trigger 167k budget 177k window-reserve 180k"
+    assert chart_legend(False, 8 + len(valued), ["call #"], None, values).plain == "call #  " + valued
+    assert chart_legend(False, 78, ["call #"], None, values).plain == "call #  " + shortest
     assert chart_legend(False, 200, ["call #"], None, values).plain == (
-        "call #  █ floor  ▒ history  • reported  │ compaction   T─ trigger 167k  B─ budget 177k"
-        "  W-R─ window-reserve 180k")
+        "call #  █ floor  ▒ history  • reported  │ compaction   ─ trigger 167k  ─ budget 177k"
+        "  ─ window-reserve 180k")
     assert chart_legend(False, 78, ["call #"], ["W-R"], {"W-R": 180_000}).plain.endswith(
-        "  W-R window-reserve 180k")
+        "  ─ window-reserve 180k")
+    # (no letter standing for a word in any form, at any width)
+    for width in (200, 120, 100, 78, 60):
+        for form in (chart_legend(False, width, titles), chart_legend(False, width, ["call #"], None, values)):
+            assert not any(w in form.plain.split() for w in ("T", "B", "W-R", "T─", "B─", "W-R─")), form.plain
     for width in (200, 120, 78, 60, 40, 20):
         for unsplit in (False, True):
             line = chart_legend(unsplit, width, titles).plain

@@ -99,7 +99,7 @@ def test_help_screen(snap_compare: Any, tmp_path: Path, monkeypatch: pytest.Monk
         assert "inferred history: reported prompt minus the context's floor" in text  # (both meanings of ~)
         assert "13,681≈   calibrated floor: o200k count x the model's median" in text
         assert "calibrated history: the rest of the" in text
-        assert "a Claude Code or Codex log has" in text and "(W-R: past it the completion" in text
+        assert "a Claude Code or Codex log has" in text and "(the window minus the reserve:" in text
         # (the preview's keys, y among them; and where s, x and w write: the current folder unless it is followed)
         assert "In the eviction preview (e)" in text and "  y          the whole header" in text
         assert "in the current folder; or, when the current folder is\n  (inside) a folder the dashboard" in text

@@ -39,59 +39,63 @@ CHART_MIN_INTERVAL = 0.5
 CHART_MARKERS = {"history": "▒", "floor": "█", "reported": "•", "unsplit": "?"}
 
 
-#: The legend's series marks, then its threshold lines: (mark, colour, name, shorter name, shortest name).
-_LEGEND_MARKS = (("█", "magenta", "floor", "floor", "floor"), ("▒", "cyan", "history", "history", "hist"),
-                 ("•", "blue", "reported", "reported", "reported"))
-_LEGEND_UNSPLIT = (CHART_MARKERS["unsplit"], "bright_black", "prompt, split unknown", "split unknown", "unsplit")
-_LEGEND_COMPACTION = ("│", "green", "compaction", "compaction", "compaction")
-_LEGEND_LINES = (("T", "yellow", "trigger", "trigger", "trig"), ("B", "red", "budget", "budget", "budget"),
-                 ("W-R", "white", "window-reserve", "win-reserve", "win-res"))
+#: The legend's series marks: (mark, colour, name, shorter name).
+_LEGEND_MARKS = (("█", "magenta", "floor", "floor"), ("▒", "cyan", "history", "hist"),
+                 ("•", "blue", "reported", "reported"))
+_LEGEND_UNSPLIT = (CHART_MARKERS["unsplit"], "bright_black", "prompt, split unknown", "unsplit")
+_LEGEND_COMPACTION = ("│", "green", "compaction", "compaction")
+#: The legend's threshold lines: (key, as :data:`THRESHOLD_LINES`, Rich colour of the line, its name).
+_LEGEND_LINES = tuple((key, colour, name) for _a, key, name, colour in THRESHOLD_LINES)
+_RICH_COLOURS = {"orange": "yellow", "gray": "white"}
 
 
 def chart_legend(unsplit: bool = False, width: int | None = None, titles: Sequence[str] = (),
                  lines: Sequence[str] | None = None, values: Mapping[str, float] | None = None) -> Text:
     """The chart's legend on one line (under the chart, in every layout that has one): the x axis title, then
-    the series marks, the compaction mark and the threshold lines with the letters that label their rows
-    beside the y axis.
+    the series marks, the compaction mark and the threshold lines by name, in their colours.
 
     ``unsplit``: also name the mark of prompts whose floor / history split is unknown (only when the chart has
     some).  ``titles``: the x axis title's forms, longest first (:attr:`TrendChart.titles`; none before the
-    chart has data).  ``width``: the cells it may take; the marks' widest form that fits with one of the
-    titles is used: spaced, then tight, then with shorter names, then the marks alone; the lines drawn are
-    named first, then the longest title that fits is taken (``None``: the widest of both).  ``lines``: the
-    letters of the threshold lines the chart draws (:attr:`TrendChart.lines`; ``None``: all), the others being
-    named by the title (``above: …``).  ``values``: the lines' tokens by letter (:attr:`TrendChart.values`):
-    each line drawn is then named with its value (``W-R─ window-reserve 180k``, down to ``W-R 180k``), since
-    lines that share an axis row are labelled there by the lowest value only; a form that drops the values
-    is not used while one with them fits."""
+    chart has data).  ``width``: the cells it may take.  ``lines``: the keys of the threshold lines the chart
+    draws (:attr:`TrendChart.lines`; ``None``: all), the others being named by the title (``above: …``).
+    ``values``: the lines' tokens by key (:attr:`TrendChart.values`): each line is then named with its value
+    (``─ window-reserve 180k``), since a narrow axis labels a row its lines share by its value alone.
+
+    The first form that fits is taken, the lines' values kept before the title's length and the title's
+    length before the marks' width: spaced with each line's ``─``, then tight with the names coloured as their
+    lines, then ``hist`` for history; then the same without the values; then the series alone.  Nothing is
+    ever shown by a letter standing for a word."""
     series = [*_LEGEND_MARKS, *((_LEGEND_UNSPLIT,) if unsplit else ()), _LEGEND_COMPACTION]
-    drawn = tuple(ln for ln in _LEGEND_LINES if lines is None or ln[0] in lines)
+    drawn = [ln for ln in _LEGEND_LINES if lines is None or ln[0] in lines]
     valued = values is not None and all(ln[0] in values for ln in drawn)
-    # (the lines drawn, the gap, the form of the series' names, of the lines' names: None for the letter alone)
-    forms: list[tuple[tuple[tuple[str, ...], ...], str, int, int | None]] = [
-        (drawn, "  ", 2, 2), (drawn, " ", 2, 2), (drawn, " ", 3, 3), (drawn, " ", 4, 4)]
-    if valued:
-        # (the letters and values alone: ``T 167k B 177k W-R 180k``)
-        forms += [(drawn, " ", 3, None), (drawn, " ", 4, None)]
-    forms += [((), " ", 2, 2), ((), " ", 4, 4)]
+
+    def marks(sep: str, series_at: int, named: bool, with_values: bool) -> Text:
+        out = Text()
+        for k, (mark, colour, *names) in enumerate(series):
+            out.append(sep if k else "")
+            out.append(mark, colour)
+            out.append(" " + names[series_at - 2])
+        for k, (key, colour, name) in enumerate(drawn if named else ()):
+            out.append(sep + (" " if k == 0 else ""))  # (a wider gap before the lines)
+            rich = _RICH_COLOURS.get(colour, colour)
+            if sep == "  ":
+                out.append("─ ", rich)
+                out.append(name)
+            else:
+                out.append(name, rich)
+            if with_values and values is not None:
+                out.append(" " + tx.short_tokens(values[key]))
+        return out
+
+    shapes = [("  ", 2), (" ", 2), (" ", 3)]
+    tiers = []
+    if drawn and valued:
+        tiers.append([marks(sep, at, True, True) for sep, at in shapes])
+    if drawn:
+        tiers.append([marks(sep, at, True, False) for sep, at in shapes])
+    tiers.append([marks(sep, at, False, False) for sep, at in shapes])
     heads = [Text.assemble((title, "bold"), "  ") for title in titles] or [Text()]
-    built = []
-    for named, sep, series_at, line_at in forms:
-        marks = Text()
-        for k, item in enumerate([*series, *named]):
-            if k:
-                marks.append(sep + (" " if k == len(series) and named else ""))  # (a wider gap before the lines)
-            # (a line's letter, as beside the y axis; drawn as a line where there is room)
-            marks.append(item[0] + ("─" if k >= len(series) and sep == "  " else ""), item[1])
-            name_at = series_at if k < len(series) else line_at
-            if name_at is not None:
-                marks.append(" " + item[name_at])
-            if k >= len(series) and valued and values is not None:
-                marks.append(" " + tx.short_tokens(values[item[0]]))
-        built.append((bool(named), marks))
-    # The lines drawn are named whatever the title's form; then the longest title, then the widest marks.
-    tiers = [[m for has, m in built if has or not drawn], [m for has, m in built if not has]]
-    out = Text.assemble(heads[-1], built[-1][1])
+    out = Text.assemble(heads[-1], tiers[-1][-1])
     for tier in tiers:
         fit = next((Text.assemble(h, m) for h in heads for m in tier
                     if width is None or h.cell_len + m.cell_len <= width), None)
@@ -105,17 +109,16 @@ def chart_legend(unsplit: bool = False, width: int | None = None, titles: Sequen
 
 def x_titles(xlabel: str, above: Sequence[tuple[float, str, str]]) -> list[str]:
     """The x axis title's forms, longest first, for the legend's line to take the longest that fits: ``call # ·
-    above: trigger 61k, budget 77k, window-reserve 128k``, the thresholds by letter (``call # · above: T 61k, B
-    77k, W-R 128k``, then without commas), then the axis name alone, and for wall time its unit alone
-    (``minutes``).  ``above`` lists the thresholds too high to draw (``(tokens, letter, name)``): the chart
-    draws those within twice the data's peak, so that a run far from its limits still shows its own trend."""
+    above: trigger 61k, budget 77k, window-reserve 128k``, then without commas, then the axis name alone, and
+    for wall time its unit alone (``minutes``).  ``above`` lists the thresholds too high to draw (``(tokens,
+    key, name)``): the chart draws those within twice the data's peak, so that a run far from its limits still
+    shows its own trend."""
     forms = []
     if above:
-        forms.append(xlabel + " · above: " + ", ".join(f"{name} {tx.short_tokens(v)}" for v, _l, name in above))
-        forms.append(xlabel + " · above: " + ", ".join(f"{letter} {tx.short_tokens(v)}" for v, letter, _n in above))
-        forms.append(xlabel + " · above: " + " ".join(f"{letter} {tx.short_tokens(v)}" for v, letter, _n in above))
+        forms.append(xlabel + " · above: " + ", ".join(f"{name} {tx.short_tokens(v)}" for v, _k, name in above))
+        forms.append(xlabel + " · above: " + " ".join(f"{name} {tx.short_tokens(v)}" for v, _k, name in above))
     unit = xlabel.split(" since ")[0]  # (``minutes`` of ``minutes since 12:00:00``: the status line says "x: time")
-    return [*forms, xlabel, *([unit] if unit != xlabel else [])]
+    return list(dict.fromkeys([*forms, xlabel, unit]))  # (one threshold: the two forms are the same)
 
 
 def _int_ticks(lo: float, hi: float, most: int) -> list[float]:
@@ -154,7 +157,7 @@ class TrendChart(PlotextPlot):
     """Tokens per call: floor (``█``) and history (``▒``) stacked, reported prompt (``•``), thresholds.
 
     The y axis is laid out for the chart's height (:func:`y_axis`): numbers are the exact values of their rows,
-    and a row with threshold lines is labelled with their letters and values (``T 15k``) instead of a number.
+    and a row with threshold lines is labelled with their names and values (``trigger 15k``) where they fit.
     Push data with :meth:`show`; the chart is rebuilt at its current size when it renders.
     """
 
@@ -171,9 +174,9 @@ class TrendChart(PlotextPlot):
         self.axis: YAxis | None = None
         #: The x axis title's forms, longest first (:func:`x_titles`), drawn on the legend's line under the chart.
         self.titles: list[str] = []
-        #: The letters of the threshold lines drawn (``T``, ``B``, ``W-R``), for the legend to name.
+        #: The keys of the threshold lines drawn (``T``, ``B``, ``W-R``: :data:`THRESHOLD_LINES`), for the legend.
         self.lines: list[str] = []
-        #: The tokens of each threshold line drawn, by letter, for the legend to give each its own value.
+        #: The tokens of each threshold line drawn, by key, for the legend to give each its own value.
         self.values: dict[str, float] = {}
 
     class Titled(Message):
@@ -217,14 +220,14 @@ class TrendChart(PlotextPlot):
             return super().render()
         data_top = max([*s.total, *s.unsplit, *(r for r in s.reported if r is not None), 1])
         values = {"trigger": s.trigger, "budget": s.budget, "limit": s.limit}
-        lines = [(v, letter, name, colour) for attr, letter, name, colour in THRESHOLD_LINES
+        lines = [(v, key, name, colour) for attr, key, name, colour in THRESHOLD_LINES
                  if (v := values[attr]) is not None]
         # Thresholds within twice the data's peak are drawn; the others are named under the chart so
         # that a run far from its limits still shows its own trend.
         shown = [ln for ln in lines if ln[0] <= 2 * data_top]
-        above = [(v, letter, name) for v, letter, name, _c in lines if v > 2 * data_top]
-        # (a narrow chart keeps its plot: a row shared by lines is labelled by their letters, not every value)
-        axis = self.axis = y_axis(self.size.height - CHART_FRAME_ROWS, data_top, shown, max(12, width // 5))
+        above = [(v, key, name) for v, key, name, _c in lines if v > 2 * data_top]
+        # (a narrow chart keeps its plot: a row whose lines' names do not fit is labelled by its value)
+        axis = self.axis = y_axis(self.size.height - CHART_FRAME_ROWS, data_top, shown, max(12, width // 4))
         # The legend is a line under the chart (chart_legend): plotext's own covers the data on short charts.
         bars = self._xmode == "index" and len(s.x) <= max(4, (width - 8) // 3)
         unsplit = any(s.unsplit)
@@ -286,8 +289,8 @@ class TrendChart(PlotextPlot):
             plt.xticks(xt, [str(int(v)) for v in xt])
         # The x axis title goes on the legend's line under the chart, which has the screen's width (plotext's
         # own, centred under the plot, took a plot row and was cut to the plot's width).
-        self._set_titles(x_titles(s.xlabel, above), [letter for _v, letter, _n, _c in shown],
-                         {letter: v for v, letter, _n, _c in shown})
+        self._set_titles(x_titles(s.xlabel, above), [key for _v, key, _n, _c in shown],
+                         {key: v for v, key, _n, _c in shown})
         return super().render()
 
     def _set_titles(self, titles: list[str], lines: list[str], values: dict[str, float]) -> None:

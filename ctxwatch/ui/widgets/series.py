@@ -161,10 +161,11 @@ TICK_STEPS = (1, 2, 2.5, 3, 4, 5, 6, 8)
 #: The most labelled intervals on the y axis (4 or 5 read well; more crowd a short chart).
 MAX_TICK_INTERVALS = 5
 #: Plot rows from which the threshold lines are also named on the line itself ("trigger", ...); on shorter
-#: charts the names would cover most of the data, and the letter beside the axis says which line it is.
+#: charts the names would cover most of the data, and the label beside the axis says which line it is.
 NAMED_LINE_ROWS = 10
-#: The chart's threshold lines: Series attribute, letter beside the y axis (the bar's ``T`` and ``B`` marks),
-#: name written on the line in tall charts, plotext colour ("orange" is ANSI yellow, "gray" ANSI white).
+#: The chart's threshold lines: Series attribute, key (the bar's ``T`` and ``B`` marks; never shown on the chart,
+#: whose labels and legend use the name), name beside the y axis, in the legend and on the line in tall charts,
+#: plotext colour ("orange" is ANSI yellow, "gray" ANSI white).
 THRESHOLD_LINES: tuple[tuple[str, str, str, str], ...] = (
     ("trigger", "T", "trigger", "orange"),
     ("budget", "B", "budget", "red"),
@@ -199,8 +200,8 @@ class YAxis:
         top: the value of the top row (tokens); the axis runs from 0.
         rows: plot rows the axis spans.
         ticks, labels: y tick positions (tokens) and their labels, for ``plt.yticks``.  A numeric label is the
-            exact value of its row; on a row that carries threshold lines the label names them instead
-            (``T 15k``, or ``T/B 15k/19k`` when two lines fall on the same row).
+            exact value of its row; on a row that carries threshold lines the label names them where it has
+            room (``trigger 15k``, or ``trigger/budget 15k/19k`` when two lines fall on the same row).
         lines: one entry per row that carries threshold lines: ``(row, value, names, colour)``, with the
             value of the first line on it (for ``plt.hline``), the names joined by `` · `` and the colour of
             the first line.
@@ -221,15 +222,16 @@ def y_axis(rows: int, data_top: float, thresholds: Sequence[tuple[float, str, st
     ``r * top / (rows - 1)`` (plotext's mapping, :func:`canvas_row`).  ``top`` is chosen as the smallest value
     at or above the data and the thresholds (times :data:`CHART_HEADROOM`) for which some round step of
     :data:`TICK_STEPS` falls exactly on rows, with at most :data:`MAX_TICK_INTERVALS` labelled intervals.
-    A row that carries threshold lines is labelled with their letters and values instead of a number, so
-    no number and no line name share a row; lines that fall on the same row (a short chart) share one
-    label: their letters and values (``B/W-R 177k/180k``), or where that is wider than ``label_chars`` the
-    letters and the lowest value, which is the row's tick (``T/B 167k``), else the letters alone.
+    A row that carries threshold lines is labelled with their names and values (``budget 19k``) instead of a
+    number; lines that fall on the same row (a short chart) share one label: their names and values
+    (``budget/window-reserve 177k/180k``), or where that is wider than ``label_chars`` the names and the lowest
+    value, which is the row's tick (``trigger/budget 167k``), else that value alone (``167k``), the legend
+    under the chart naming each line by its colour.
 
     Args:
         rows: plot rows (the chart's height minus :data:`CHART_FRAME_ROWS`); at least 2 are used.
         data_top: the highest value plotted (tokens).
-        thresholds: ``(value, letter, name, colour)`` of the threshold lines to draw (tokens).
+        thresholds: ``(value, key, name, colour)`` of the threshold lines to draw (tokens).
         label_chars: the widest label of a shared row (``None``: any width).
     """
     rows = max(2, rows)
@@ -261,9 +263,10 @@ def y_axis(rows: int, data_top: float, thresholds: Sequence[tuple[float, str, st
     lines: list[tuple[int, float, str, str]] = []
     for row, group in sorted(on_row.items()):
         ticks.append(group[0][0])
-        letters = "/".join(g[1] for g in group)
-        forms = [letters + " " + "/".join(tx.short_tokens(g[0]) for g in group),
-                 letters + " " + tx.short_tokens(group[0][0]), letters]
-        labels.append(next((f for f in forms if label_chars is None or len(f) <= label_chars), letters))
+        names = "/".join(g[2] for g in group)
+        lowest = tx.short_tokens(group[0][0])
+        forms = [names + " " + "/".join(tx.short_tokens(g[0]) for g in group), names + " " + lowest]
+        # (a row too narrow for its lines' names says its value, like every other row: the legend names them)
+        labels.append(next((f for f in forms if label_chars is None or len(f) <= label_chars), lowest))
         lines.append((row, group[0][0], " · ".join(g[2] for g in group), group[0][3]))
     return YAxis(top, rows, ticks, labels, lines)
