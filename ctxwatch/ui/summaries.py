@@ -79,7 +79,7 @@ def summarize(path: str, fmt: str | None = None, settings: Settings | None = Non
             first = next((m for m in pc.messages if m.role == "user" and not m.label and m.text().strip()
                           and not any(p.kind == "tool_result" for p in m.parts)), None)
             if first is not None:
-                prompt = " ".join(first.text()[:4 * PROMPT_CHARS].split())[:PROMPT_CHARS] or None
+                prompt = tx.flat_start(first.text(), PROMPT_CHARS) or None
                 break
     return SessionInfo(len(calls), peak_call.used_fraction if peak_call else None,
                        peak_call.window if peak_call else None, models.most_common(1)[0][0] if models else None,

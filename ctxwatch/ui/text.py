@@ -48,17 +48,34 @@ def cut_cells(text: str, limit: int, *, middle: bool = False, multiline: bool = 
     Widths are the cells each character takes once cleaned (:func:`clean`, with ``multiline``), not characters:
     a CJK character takes two, an ESC the four of its ``\\x1b``, a kept newline one (as a character did).  The
     cut falls between characters of ``text``, so never inside a wide character (where one would, it is left
-    out and the text is a cell short) nor inside an escape.
+    out and the text is a cell short) nor inside an escape.  Only the characters up to the cut are measured
+    (and the end's, for ``middle``): a message's whole text is cut without being sliced first, so that a cut
+    is never made without its ``…``.
     """
-    widths = [_cells_of(ch, multiline) for ch in text]
-    if sum(widths) <= limit:
+    if _fits(text, limit, multiline):
         return text
     room = max(0, limit - 1)
     if middle and limit >= 5:
-        head = _fit_start(widths, room // 2)
-        tail = _fit_end(widths, room - sum(widths[:head]))
+        head = _fit_start(text, room // 2, multiline)
+        tail = _fit_end(text, room - sum(_cells_of(ch, multiline) for ch in text[:head]), multiline)
         return text[:head] + "…" + text[tail:]
-    return text[:_fit_start(widths, room)] + "…"
+    return text[:_fit_start(text, room, multiline)] + "…"
+
+
+def one_line(text: str, limit: int, style: str = "") -> Text:
+    """:func:`flat_start` of ``text`` shown literally (:func:`literal`)."""
+    return literal(flat_start(text, limit), style)
+
+
+def flat_start(text: str, limit: int) -> str:
+    """The start of ``text`` on one line (each run of whitespace, newlines included, one space) in at most
+    ``limit`` cells as shown, ending with ``…`` where anything was left out.  Only the start of a long text
+    is read (a message may be megabytes)."""
+    bound = 4 * max(1, limit) + 4  # (more characters than the cells: whitespace runs collapse)
+    flat = " ".join(text[:bound].split())
+    if len(text) > bound and _fits(flat, limit - 1, False):
+        flat += "…"  # (the rest was not read: say so even where what was read fits)
+    return cut_cells(flat, limit)
 
 
 def _cells_of(ch: str, multiline: bool) -> int:
@@ -69,27 +86,37 @@ def _cells_of(ch: str, multiline: bool) -> int:
     return cell_len(clean(ch, multiline=multiline)) or 1
 
 
-def _fit_start(widths: list[int], cells: int) -> int:
-    """How many characters (of the widths ``widths``) from the start take at most ``cells`` cells (a zero-width
-    character stays with the one before it)."""
+def _fits(text: str, limit: int, multiline: bool) -> bool:
+    """Whether ``text`` takes at most ``limit`` cells as shown, measured only until it passes them."""
     used = 0
-    for i, w in enumerate(widths):
-        used += w
+    for ch in text:
+        used += _cells_of(ch, multiline)
+        if used > limit:
+            return False
+    return True
+
+
+def _fit_start(text: str, cells: int, multiline: bool) -> int:
+    """How many characters of ``text`` from the start take at most ``cells`` cells (a zero-width character
+    stays with the one before it)."""
+    used = 0
+    for i, ch in enumerate(text):
+        used += _cells_of(ch, multiline)
         if used > cells:
             return i
-    return len(widths)
+    return len(text)
 
 
-def _fit_end(widths: list[int], cells: int) -> int:
-    """Where the longest end of the characters of ``widths`` starts that takes at most ``cells`` cells and does
-    not start with a zero-width character (one left without the character it goes with)."""
-    used, start = 0, len(widths)
-    for i in range(len(widths) - 1, -1, -1):
-        used += widths[i]
+def _fit_end(text: str, cells: int, multiline: bool) -> int:
+    """Where the longest end of ``text`` starts that takes at most ``cells`` cells and does not start with a
+    zero-width character (one left without the character it goes with)."""
+    used, start = 0, len(text)
+    for i in range(len(text) - 1, -1, -1):
+        used += _cells_of(text[i], multiline)
         if used > cells:
             break
         start = i
-    while start < len(widths) and widths[start] == 0:
+    while start < len(text) and _cells_of(text[start], multiline) == 0:
         start += 1
     return start
 

@@ -166,14 +166,12 @@ def _rows(out: Text, rows: list[tuple[int, Item]], style: str, width: int) -> No
     room = width - (2 + 4 + 1) - lw - (2 + 8 + 2)
     for n, it in rows[:DIFF_ROWS]:
         out.append(f"  {n:>4} ", "dim")
-        label = tx.literal(it.label, style, limit=lw - 1 if len(it.label) > lw else None)
+        label = tx.literal(it.label, style, limit=lw)
         label.pad_right(lw - label.cell_len)
         out.append_text(label)
         out.append(f"  {tx.tokens(it.tokens):>8}  ")
         if room > 8:
-            preview = tx.literal(" ".join(it.text[:4 * room].split()), "dim")
-            preview.truncate(room, overflow="ellipsis")
-            out.append_text(preview)
+            out.append_text(tx.one_line(it.text, room, "dim"))
         out.append("\n")
     if len(rows) > DIFF_ROWS:
         out.append(f"  … {len(rows) - DIFF_ROWS:,} more\n", "dim")

@@ -246,7 +246,7 @@ class DetailScreen(TableScreen):
                 cells.append(Text("" if it.raw is None else tx.tokens(it.raw), style="dim", justify="right"))
             cells += [Text("" if it.kind == "reported" or (c.prompt_implausible and prompt is None)
                            else tx.pct(it.tokens, prompt), justify="right"),
-                      tx.literal(it.text[: preview * 2], style="dim", limit=preview)]
+                      tx.literal(it.text, style="dim", limit=preview)]
             table.add_row(*cells, key=str(it.position))
         if keep is not None and str(keep) in table.rows:
             table.move_cursor(row=table.get_row_index(str(keep)), animate=False)

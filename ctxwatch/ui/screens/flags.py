@@ -114,9 +114,10 @@ class FlagsScreen(TableScreen):
         table.clear(columns=True)
         kw = min(FLAG_KIND_CHARS, max((len(f.kind) for f in new), default=4))
         cw = max(4, max((len(f"#{f.call + 1}") for f in new), default=4))
-        # (each column has a cell of padding either side and the table a scrollbar: the reason gets the rest,
-        # so the table never scrolls sideways; the whole reason is below)
-        rw = max(20, width - (2 + 2) - (cw + 2) - (kw + 2) - 2)
+        # (each column, the reason's too, has a cell of padding either side and the table a 2-cell scrollbar
+        # once its rows outgrow it: the reason gets the rest, so the table never scrolls sideways and the
+        # reason's ``…`` stays in sight; the whole reason is below)
+        rw = max(20, width - (2 + 2) - (cw + 2) - (kw + 2) - 2 - 2)
         table.add_column(Text(""), key="sev")
         table.add_column(Text("call", justify="right"), key="call")
         table.add_column(Text("kind"), key="kind")

@@ -29,7 +29,7 @@ COLUMNS: tuple[tuple[str, str, bool], ...] = (
     ("saves", "saves", True), ("fate", "fate", False), ("turn", "turn", True), ("preview", "preview", False),
 )
 
-#: Characters of a message's text a row keeps for its preview (the start of the text, cut again to the cells).
+#: Cells of a message's text a row keeps for its preview (the start of the text, cut again to the column).
 PREVIEW_CHARS = 200
 #: Cells of the message column at most, and at least (then the table scrolls sideways on a narrow screen).
 LABEL_CELLS = 34
@@ -54,8 +54,8 @@ class PlanRow:
         saves: what evicting it (with its exchange) frees, tokens; ``None`` when pinned (``-``).
         fate: the fate's glyph and word.
         turn: the message's turn, ``None`` for none (``-``).
-        preview: the start of its text (at most :data:`PREVIEW_CHARS` characters), or a note for a row of no
-            message.
+        preview: the start of its text (at most :data:`PREVIEW_CHARS` cells, ``…`` where cut), or a note for a
+            row of no message.
         copy: what ctrl+c copies for it, ``(what, text)``: the message whole; ``None`` for no text.
     """
 
@@ -111,7 +111,7 @@ def plan_rows(plan: Any, pc: ParsedCall | None, order: str = "prompt") -> list[P
         what = labels[m.source_index] if m.source_index is not None and m.source_index < len(labels) else m.role
         number = m.number  # (as the call detail numbers it: the history from 1)
         rows.append(PlanRow(number, what, style, pos in worst, m.tokens, saves[pos], word,
-                            m.turn if m.turn >= 0 else None, whole[:PREVIEW_CHARS],
+                            m.turn if m.turn >= 0 else None, tx.cut_cells(whole, PREVIEW_CHARS),
                             (f"#{number} {what}", whole) if whole else None))
         if pos == 0 and system_first and extra_rows:
             extra(*extra_rows[0])
