@@ -100,6 +100,11 @@ class CtxwatchApp(FeedHandlers, ViewActions, OutputActions, SessionActions):
     #: Actions that only make sense on the main screen (hidden from other screens' footers).
     MAIN_ONLY = frozenset({"detail", "toggle_follow", "toggle_pause", "toggle_xaxis", "filter", "cycle_context",
                            "sessions", "cancel_backfill", "issues", "flags", "diff", "fleet"})
+    #: Actions off while the main screen says the terminal is too small: each opens a screen (or writes one) that
+    #: would cover that message at a size no screen is laid out for; quitting, following, pausing and the
+    #: exports of the calls still work.
+    TOO_SMALL_OFF = frozenset({"detail", "diff", "evict", "issues", "flags", "fleet", "help", "sessions", "filter",
+                               "save_svg"})
 
     def __init__(self, path: str | Sequence[str], *, fmt: str | None = None, settings: Settings | None = None,
                  poll: bool = False, last: int | None = None, pick: bool = False,
@@ -225,8 +230,9 @@ class CtxwatchApp(FeedHandlers, ViewActions, OutputActions, SessionActions):
             self._show(chart=False)
 
     def on_calls_table_selected(self, event: CallsTable.Selected) -> None:
-        """Enter on a call opens its detail."""
-        self.action_detail()
+        """Enter on a call opens its detail (not while the terminal is too small: :data:`TOO_SMALL_OFF`)."""
+        if self.check_action("detail", ()) is not False:
+            self.action_detail()
 
     def _call_under_cursor(self) -> Call | None:
         """The call on the table's cursor row, read from the table itself: a key pressed right after an arrow
@@ -242,8 +248,12 @@ class CtxwatchApp(FeedHandlers, ViewActions, OutputActions, SessionActions):
     # ------------------------------------------------------------------ actions
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Main-screen actions are off while another screen is shown, and ``e`` in the eviction preview itself
-        and in the list of input problems (no call is on that screen)."""
+        and in the list of input problems (no call is on that screen); the screens' keys are off while the main
+        screen says the terminal is too small (:data:`TOO_SMALL_OFF`)."""
         if action == "evict" and isinstance(self.screen, PlanScreen | IssuesScreen | FlagsScreen):
+            return False
+        if action in self.TOO_SMALL_OFF and self.main is not None and self.screen is self.main \
+                and self.main.too_small:
             return False
         return not (action in self.MAIN_ONLY and self.main is not None and self.screen is not self.main)
 

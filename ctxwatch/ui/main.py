@@ -232,10 +232,17 @@ class MainScreen(Screen[None]):
         self.close_filter()
         self.post_message(self.FilterChanged(""))
 
+    @property
+    def too_small(self) -> bool:
+        """Whether the terminal is below ``MIN_WIDTH x MIN_HEIGHT``: the screen shows only that it is."""
+        return self.has_class("-tiny")
+
     def apply_size(self, width: int, height: int) -> None:
         """Set the layout classes for a ``width`` x ``height`` terminal and draw the state for it."""
         tiny = width < MIN_WIDTH or height < MIN_HEIGHT
         compact = not tiny and (width < COMPACT_WIDTH or height < COMPACT_HEIGHT)
+        if tiny != self.too_small:
+            self.app.refresh_bindings()  # (the app's keys that open screens are off while it is too small)
         self.set_class(tiny, "-tiny")
         self.set_class(compact, "-compact")
         self.set_class(height < COST_LINE_HEIGHT, "-short")
