@@ -33,9 +33,25 @@ COMMANDS = {
 }
 
 
+#: Where :meth:`DefaultGroup.parse_args` notes that it put ``watch`` before the arguments (click's ``meta``).
+IMPLIED_WATCH = "ctxwatch.implied_watch"
+
+
+class TypedContext(click.Context):
+    """A command's context whose command path is the command as typed: ``ctxwatch PATH`` runs ``watch`` under
+    no name of its own (``""``), so that its usage errors and ``--help`` say ``ctxwatch [OPTIONS] [PATHS]...``
+    and ``Try 'ctxwatch --help'``, the form the README gives, not a ``ctxwatch watch`` the user never typed."""
+
+    @property
+    def command_path(self) -> str:
+        """click's, without the space an empty name leaves at its end."""
+        return super().command_path.rstrip()
+
+
 class DefaultGroup(click.Group):
     """A group whose first argument, when it is not a command name, is a path for ``watch``; every error
-    message click prints for it or its commands is terminal-safe (:func:`clean_click_errors`)."""
+    message click prints for it or its commands is terminal-safe (:func:`clean_click_errors`) and names the
+    command as typed (:class:`TypedContext`)."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         """Every command's name, imported or not (sorted, as click lists them)."""
@@ -45,8 +61,18 @@ class DefaultGroup(click.Group):
         """The command ``cmd_name``, its module imported the first time it is asked for (:data:`COMMANDS`)."""
         if cmd_name not in self.commands and cmd_name in COMMANDS:
             module, _, attr = COMMANDS[cmd_name].partition(":")
-            self.add_command(getattr(importlib.import_module(module), attr), cmd_name)
+            command = getattr(importlib.import_module(module), attr)
+            command.context_class = TypedContext
+            self.add_command(command, cmd_name)
         return self.commands.get(cmd_name)
+
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None,
+                                                                         list[str]]:
+        """click's; ``watch`` put there by :meth:`parse_args` is given no name (:class:`TypedContext`)."""
+        name, command, rest = super().resolve_command(ctx, args)
+        if name == "watch" and ctx.meta.pop(IMPLIED_WATCH, False):
+            return "", command, rest
+        return name, command, rest
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         """Insert ``watch`` before a leading non-command argument (``ctxwatch run.jsonl``), or as the only one."""
@@ -56,6 +82,7 @@ class DefaultGroup(click.Group):
                                                          and args[0] not in COMMANDS
                                                          and args[0] not in ("--help", "-h", "--version")):
             args = ["watch", *args]
+            ctx.meta[IMPLIED_WATCH] = True
         return super().parse_args(ctx, args)
 
     def make_context(self, info_name: str | None, args: list[str], parent: click.Context | None = None,
