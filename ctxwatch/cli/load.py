@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
+import sys
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING
 
@@ -22,6 +23,8 @@ from ctxwatch.config import Settings
 from ctxwatch.output.safetext import clean
 
 if TYPE_CHECKING:
+    import click
+
     from ctxwatch.engine import Run
     from ctxwatch.engine.cache import RunCache
     from ctxwatch.engine.files import Render
@@ -138,18 +141,38 @@ class KeptOutput:
 def given_or_found(paths: tuple[str, ...]) -> tuple[str, ...]:
     """``paths`` as given, or when none is given the folders where the installed harnesses keep their logs
     (:func:`ctxwatch.engine.found_places`), said on standard error; exits with status 2 and where it looked
-    when none holds a log."""
+    when none holds a log.  Standard input is read only as ``-``: when it is not a terminal (``ctxwatch report
+    < run.jsonl``), both messages say so."""
     if paths:
         return paths
+    import click
+
     from ctxwatch.cli.console import echo
     from ctxwatch.engine import found_places, nothing_found
 
     found, looked = found_places()
+    ctx = click.get_current_context(silent=True)
+    # (named as typed: ``ctxwatch`` for the dashboard given no command, ``ctxwatch report``...)
+    typed = ctx.command_path if ctx is not None else "ctxwatch"
+    hint = stdin_hint(ctx) if not sys.stdin.isatty() else ""
     if not found:
-        fail(nothing_found(looked))
-    echo("ctxwatch: no path given; reading " + ", ".join(f"{clean(p.path)} ({p.harness})" for p in found),
-         err=True)
+        # (the engine's sentence names the dashboard's form, ``ctxwatch PATH``: the command typed is named)
+        message = nothing_found(looked)
+        if message.endswith(" ctxwatch PATH"):
+            message = message.removesuffix("ctxwatch PATH") + f"{typed} PATH"
+        fail(message + (f"; {hint}" if hint else ""))
+    echo("ctxwatch: no path given; reading " + ", ".join(f"{clean(p.path)} ({p.harness})" for p in found)
+         + (f" ({hint})" if hint else ""), err=True)
     return tuple(p.path for p in found)
+
+
+def stdin_hint(ctx: click.Context | None) -> str:
+    """What to type to read a log piped on standard input: ``-`` as the path, the command named as typed; the
+    dashboard follows files, so for it ``ctxwatch report -``."""
+    typed = ctx.command_path if ctx is not None else "ctxwatch report"
+    if ctx is None or ctx.command.name == "watch":
+        typed = typed.removesuffix(" watch") + " report"
+    return f"to read the log on standard input, pass - as its path: `{typed} -`"
 
 
 def user_cache() -> RunCache | None:
