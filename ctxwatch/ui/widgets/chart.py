@@ -259,16 +259,18 @@ class TrendChart(PlotextPlot):
         x1 = s.x[-1] if len(s.x) > 1 and s.x[-1] > x0 else x0 + 1
         if self._xmode == "index":
             x0, x1 = x0 - 0.5, x1 + 0.5  # room for the first and last bars
-        # Each threshold row is labelled beside the axis (y_axis); tall charts also name the lines on them, at
-        # different places along the rows so that names on neighbouring rows do not run into each other, and
-        # only where no bar or point reaches the line (a name drawn over the data hid it).
+        # Each threshold row is labelled beside the axis (y_axis); where that label is the row's value alone
+        # (no room for the names), tall charts name the lines on them, at different places along the rows so
+        # that names on neighbouring rows do not run into each other, and only where no bar or point reaches
+        # the line (a name drawn over the data hid it).
         where: list[tuple[float, Literal["left", "right", "center"]]] = [
             (x0, "left"), (x1, "right"), ((x0 + x1) / 2, "center")]
         heights = [max(t, u, r or 0) for t, u, r in zip(s.total, s.unsplit, s.reported, strict=True)]
         per_col = (x1 - x0) / max(1, width - 8)  # (x units per character of the plot)
+        label_of = dict(zip(axis.ticks, axis.labels, strict=True))
         for n, (_row, value, names, colour) in enumerate(axis.lines):
             plt.hline(value, colour)
-            if axis.rows < NAMED_LINE_ROWS:
+            if axis.rows < NAMED_LINE_ROWS or label_of[value][:1].isalpha():
                 continue
             clear = value - axis.top / max(1, axis.rows) / 2  # (data at or above this is drawn on the line's row)
             span = (len(names) + 1) * per_col

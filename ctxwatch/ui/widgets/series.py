@@ -160,8 +160,8 @@ CHART_HEADROOM = 1.04
 TICK_STEPS = (1, 2, 2.5, 3, 4, 5, 6, 8)
 #: The most labelled intervals on the y axis (4 or 5 read well; more crowd a short chart).
 MAX_TICK_INTERVALS = 5
-#: Plot rows from which the threshold lines are also named on the line itself ("trigger", ...); on shorter
-#: charts the names would cover most of the data, and the label beside the axis says which line it is.
+#: Plot rows from which threshold lines whose axis label is a value alone are named on the line itself
+#: ("trigger", ...); on shorter charts the names would cover most of the data, and the legend names them.
 NAMED_LINE_ROWS = 10
 #: The chart's threshold lines: Series attribute, key (the bar's ``T`` and ``B`` marks; never shown on the chart,
 #: whose labels and legend use the name), name beside the y axis, in the legend and on the line in tall charts,
