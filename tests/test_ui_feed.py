@@ -739,7 +739,8 @@ def test_chart_legend_line_fits_its_width_with_the_longest_title_it_can() -> Non
     above = [(61_440, "T", "trigger"), (76_800, "B", "budget"), (128_000, "W-R", "window-reserve")]
     full = "call # · above: trigger 61k, budget 77k, window-reserve 128k"
     short = "call # · above: trigger 61k budget 77k window-reserve 128k"
-    assert x_titles("call #", above) == [full, short, "call #"] and x_titles("call #", []) == ["call #"]
+    lowest = ["call # · above: trigger 61k, budget 77k, …", "call # · above: trigger 61k, …"]
+    assert x_titles("call #", above) == [full, short, *lowest, "call #"] and x_titles("call #", []) == ["call #"]
     assert x_titles("call #", above[:1]) == ["call # · above: trigger 61k", "call #"]
     marks = "█ floor  ▒ history  • reported  │ compaction   ─ trigger  ─ budget  ─ window-reserve"
     tight = "█ floor ▒ history • reported │ compaction  trigger budget window-reserve"
@@ -750,9 +751,12 @@ def test_chart_legend_line_fits_its_width_with_the_longest_title_it_can() -> Non
     assert chart_legend(False, len(full) + 2 + len(shortest), titles).plain == full + "  " + shortest
     assert chart_legend(False, len(short) + 2 + len(shortest), titles).plain == short + "  " + shortest
     assert chart_legend(False, 78, titles).plain == "call #  " + shortest
+    # (the lines drawn elsewhere, none here: the lowest threshold above the chart is named at 80 columns)
+    bare = "█ floor ▒ hist • reported │ compaction"
+    assert chart_legend(False, 78, titles, []).plain == (
+        lowest[1] + "  █ floor  ▒ history  • reported  │ compaction")
     assert chart_legend(False, len(tight)).plain == tight  # (no title before the chart has data)
     # lines the chart does not draw (all above twice the peak) are not in the marks: the title names them
-    bare = "█ floor ▒ hist • reported │ compaction"
     assert chart_legend(False, len(short) + 2 + len(bare), titles, []).plain == short + "  " + bare
     # with the lines' values, each line is named with its own value while that fits, else by its name alone
     values = {"T": 167_000, "B": 177_000, "W-R": 180_000}

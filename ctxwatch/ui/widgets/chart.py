@@ -109,14 +109,15 @@ def chart_legend(unsplit: bool = False, width: int | None = None, titles: Sequen
 
 def x_titles(xlabel: str, above: Sequence[tuple[float, str, str]]) -> list[str]:
     """The x axis title's forms, longest first, for the legend's line to take the longest that fits: ``call # ·
-    above: trigger 61k, budget 77k, window-reserve 128k``, then without commas, then the axis name alone, and
-    for wall time its unit alone (``minutes``).  ``above`` lists the thresholds too high to draw (``(tokens,
+    above: trigger 61k, budget 77k, window-reserve 128k``, then without commas, then the lowest of them with
+    ``…`` for the rest (``call # · above: trigger 61k, …``), then the axis name alone, and for wall time its
+    unit alone (``minutes``).  ``above`` lists the thresholds too high to draw (``(tokens,
     key, name)``): the chart draws those within twice the data's peak, so that a run far from its limits still
     shows its own trend."""
-    forms = []
-    if above:
-        forms.append(xlabel + " · above: " + ", ".join(f"{name} {tx.short_tokens(v)}" for v, _k, name in above))
-        forms.append(xlabel + " · above: " + " ".join(f"{name} {tx.short_tokens(v)}" for v, _k, name in above))
+    named = [f"{name} {tx.short_tokens(v)}" for v, _k, name in above]
+    forms = [xlabel + " · above: " + ", ".join(named), xlabel + " · above: " + " ".join(named)] if above else []
+    # (then the lowest ones, the others left out with "…": at 80 columns the lowest still has room)
+    forms += [xlabel + " · above: " + ", ".join(named[:k]) + ", …" for k in range(len(named) - 1, 0, -1)]
     unit = xlabel.split(" since ")[0]  # (``minutes`` of ``minutes since 12:00:00``: the status line says "x: time")
     return list(dict.fromkeys([*forms, xlabel, unit]))  # (one threshold: the two forms are the same)
 
