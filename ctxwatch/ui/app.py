@@ -101,9 +101,10 @@ class CtxwatchApp(FeedHandlers, ViewActions, OutputActions, SessionActions):
     MAIN_ONLY = frozenset({"detail", "toggle_follow", "toggle_pause", "toggle_xaxis", "filter", "cycle_context",
                            "sessions", "cancel_backfill", "issues", "flags", "diff", "fleet"})
     #: Actions off while the main screen says the terminal is too small: each opens a screen (or writes one) that
-    #: would cover that message at a size no screen is laid out for; quitting, following, pausing and the
-    #: exports of the calls still work.
-    TOO_SMALL_OFF = frozenset({"detail", "diff", "evict", "issues", "flags", "fleet", "help", "sessions", "filter",
+    #: would cover that message at a size it is not laid out for; quitting, following, pausing, the exports of
+    #: the calls and the session picker (laid out down to 36 columns, and a folder's way to another session)
+    #: still work.
+    TOO_SMALL_OFF = frozenset({"detail", "diff", "evict", "issues", "flags", "fleet", "help", "filter",
                                "save_svg"})
 
     def __init__(self, path: str | Sequence[str], *, fmt: str | None = None, settings: Settings | None = None,
