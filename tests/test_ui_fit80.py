@@ -31,9 +31,10 @@ async def test_the_bars_limits_line_breaks_between_its_parts_at_80_columns(share
         lines = str(bar.render()).split("\n")
         assert all(cell_len(ln) <= bar.size.width for ln in lines), lines
         assert len(lines) == bar.size.height  # (the widget is as tall as its lines: none is hidden)
-        # (the limits by letter and value, so that the drift risk at the end is read, not cut)
-        limits = next(ln for ln in lines if "T 167k" in ln)
-        assert limits == "T 167k · B 177k (Claude Code) · reported 106,060 · drift risk low"
+        # (the limits by name and value, without the bar marks' letters, so that the drift risk at the end is
+        # read, not cut; never by letters alone, which say nothing to a new reader)
+        limits = next(ln for ln in lines if "trigger 167k" in ln)
+        assert limits == "trigger 167k · budget 177k (Claude Code) · reported 106,060 · drift risk low"
         assert lines[lines.index(limits) - 1] == "call #139 · claude-opus-4-6 · used 53.0% of 200,000 (default)"
     # a wide terminal keeps it on one line
     app = CtxwatchApp(str(shared_logs.joinpath(*SPOTTER)))

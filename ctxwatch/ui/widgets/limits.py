@@ -37,9 +37,10 @@ SRC_NOTE: dict[Src, str] = {Src.INFERRED: "inferred", Src.ESTIMATED: "est.", Src
                             Src.CALIBRATED: "calibrated", Src.REQUEST: "max_tokens", Src.DEFAULT: "default",
                             Src.OPTION: "option", Src.LOG: "log", Src.CATALOG: "catalog", Src.UNKNOWN: "unknown"}
 
-#: The forms of the thresholds line, widest first: 0 every part in full; 1 the limits by letter and value
-#: (``T 167k · B 177k``) and the compaction notes short; 2 without the reported prompt (the table's
-#: ``reported`` column has it); 3 without the model (the table's) and the harness's name.
+#: The forms of the thresholds line, widest first: 0 every part in full; 1 the limits by name and value
+#: without the bar marks' letters (``trigger 167k · budget 177k``) and the compaction notes short; 2 without
+#: the reported prompt (the table's ``reported`` column has it); 3 without the model (the table's) and the
+#: harness's name.
 _LEVELS = 4
 
 
@@ -69,7 +70,8 @@ def _parts(call: Call, parts: BarParts, settings: Settings, extra: Text | None, 
                         f"({SRC_NOTE.get(call.window_src, call.window_src)})"))
         rule = Limits.of(call, settings).rule if level < 3 else None  # (a harness's log: its own limits, named)
         t, b = tx.short_tokens(parts.trigger), tx.short_tokens(parts.budget)
-        out.append(Text((f"T trigger {t} · B budget {b}" if level == 0 else f"T {t} · B {b}")
+        # (the letters key the bar's T and B marks; a shorter form keeps the words, which alone say what they are)
+        out.append(Text((f"T trigger {t} · B budget {b}" if level == 0 else f"trigger {t} · budget {b}")
                         + (f" ({rule})" if rule else ""), "red"))
     else:
         out.append(Text("window unknown (pass --window N); bar scaled to the call"))
@@ -103,11 +105,12 @@ def thresholds_line(call: Call, parts: BarParts, settings: Settings, width: int,
     """``call #13 · model · used 6.9% of 200,000 (catalog) · T trigger 96k · B budget 120k · <extra>``
     (``#13`` = index + 1) in ``width`` cells: one line when it fits, else two, broken between its parts.
 
-    When two lines in full do not hold it (80 columns), shorter forms are taken (``T 96k · B 120k``), then the
-    reported prompt and the model are left to the table, so that the notes at the end (the compaction, the
-    drift risk) are read rather than cut; only the reason after ``extra``'s first ``: `` (``drift risk high:
-    <why>``) may still be cut with ….  ``floor_before``, ``floor``: the shown floors of the call before and of
-    this one, for a call after a compaction to say why an inferred floor moved (:func:`floor_note`)."""
+    When two lines in full do not hold it (80 columns), shorter forms are taken (``trigger 96k · budget
+    120k``), then the reported prompt and the model are left to the table, so that the notes at the end (the
+    compaction, the drift risk) are read rather than cut; only the reason after ``extra``'s first ``: ``
+    (``drift risk high: <why>``) may still be cut with ….  ``floor_before``, ``floor``: the shown floors of the
+    call before and of this one, for a call after a compaction to say why an inferred floor moved
+    (:func:`floor_note`)."""
     keep = 0
     if extra is not None and ": " in extra.plain:
         keep = extra.cell_len - len(extra.plain.split(": ", 1)[0])  # (the reason, which may be cut)
