@@ -62,7 +62,7 @@ async def test_the_detail_shows_the_calibrated_message_tokens_plan_shows(shared_
         assert row[2] == f"{msgs[0].tokens:,}≈" and row[3] == f"{msgs[0].raw:,}"
         assert msgs[0].raw != msgs[0].tokens
         head = str(screen.query_one("#detail-head").render())
-        assert "as plan and the eviction preview show them" in head and "raw: o200k_base counts" in head
+        assert "rows≈ as plan shows them: " in head and "raw: o200k_base counts" in head
 
 
 async def test_the_detail_labels_uncalibrated_estimates_with_their_tokenizer(tmp_path: Path) -> None:

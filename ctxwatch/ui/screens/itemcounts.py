@@ -91,7 +91,7 @@ def rows_note(call: Call, counts: PlanCounts | None) -> str:
     """What the detail's rows' numbers are: scaled as ``plan`` and the eviction preview show them (this
     tokenizer's counts in the raw column), or this tokenizer's own counts, saying whether they are estimates."""
     if counts is not None and is_scaled(counts):
-        return (f"rows{SCALED} as plan and the eviction preview show them: {scaled_how(counts, None)}; raw: "
+        return (f"rows{SCALED} as plan shows them: {scaled_how(counts, None)}; raw: "
                 f"{call.tokenizer} counts")
     if call.exact:
         return f"rows: counted with {call.tokenizer}, the model's own tokenizer"
