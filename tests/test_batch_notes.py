@@ -78,6 +78,8 @@ def test_openai_failures_of_odd_types(tmp_path: Path) -> None:
     assert _messages(out) == [
         'batch request with custom_id {"id":"x"} failed (HTTP 500; {"k":1}); not counted',
         'batch request with custom_id true failed (["a"]: {"m":true}); not counted',
+        # (a status that is no integer is also an issue of its own: the failure still says it as written)
+        "response.status_code is object, not an integer: status unknown",
         'batch request with custom_id null failed (HTTP {"x":1}; no response body); not counted',
         # (an error given as a string was said as "no response")
         "batch request 's-1' failed (rate limited); not counted",

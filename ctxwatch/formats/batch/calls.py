@@ -25,7 +25,7 @@ from ctxwatch.formats.wire.openai import (
 )
 from ctxwatch.formats.wire.timestamps import parse_timestamp
 from ctxwatch.formats.wire.values import limit_counts, string_counts
-from ctxwatch.model import Issue, Message, ParsedCall, Part, Provenance, SourceRef
+from ctxwatch.model import Issue, Message, ParsedCall, Part, Provenance, SourceRef, json_type, note_bad_field
 from ctxwatch.source import Record
 
 Output = ParsedCall | Issue
@@ -184,13 +184,32 @@ def request_call(path: str, rec: Record, req: dict[str, Any], provider: str) -> 
     return [call, *unjoined, *(Issue(path, rec.line, "invalid_field", p) for p in problems)]
 
 
+def _status_code(v: Any) -> int | None:
+    """The HTTP status of an OpenAI batch result, or ``None`` when it gives none that can be read (the body then
+    decides).  A status written as a numeric string or an integral float is read as its number; it and any
+    other value that is no integer are noted as a bad field, so "200" is neither a failure nor a silence."""
+    if v is None:
+        return None
+    if isinstance(v, int) and not isinstance(v, bool):
+        return v
+    if isinstance(v, str) and v.strip().isdigit() and v.strip().isascii():
+        note_bad_field(f"response.status_code is a string ({v!r}): read as {int(v)}")
+        return int(v)
+    if isinstance(v, float) and v.is_integer():
+        note_bad_field(f"response.status_code is a non-integer number ({v!r}): read as {int(v)}")
+        return int(v)
+    note_bad_field(f"response.status_code is {json_type(v)}, not an integer: status unknown")
+    return None
+
+
 def openai_result(path: str, rec: Record, v: dict[str, Any]) -> Output:
     """Call (or failure issue) of one OpenAI batch output line, keyed by its ``batch_req`` id; unkeyed when it
     has none (:class:`~ctxwatch.formats.batch.BatchReader` keys it by its content)."""
     shown = shown_id(v)  # ('triage-004', or `with custom_id null`: never Python's repr)
     resp = v.get("response") if isinstance(v.get("response"), dict) else None
     err = v.get("error")
-    status = resp.get("status_code") if resp else None
+    raw_status = resp.get("status_code") if resp else None
+    status = _status_code(raw_status)
     body = resp.get("body") if resp and isinstance(resp.get("body"), dict) else None
     if err or resp is None or (status is not None and status != 200) or body is None:
         if isinstance(err, dict):
@@ -202,7 +221,7 @@ def openai_result(path: str, rec: Record, v: dict[str, Any]) -> Output:
             why = said(err)
         else:
             why = "no response body" if resp is not None else "no response"
-        st = f"HTTP {said(status)}; " if status is not None else ""
+        st = f"HTTP {said(raw_status if status is None else status)}; " if raw_status is not None else ""
         return Issue(path, rec.line, "failed_request", f"batch request {shown} failed ({st}{why}); not counted")
     if body.get("object") == "embedding" or (body.get("object") == "list" and "data" in body):
         return Issue(path, rec.line, "unsupported_endpoint", f"embeddings result {shown} is not a chat call; skipped")
