@@ -208,3 +208,21 @@ def _write_line(tmp: Path, rec: Any) -> Path:
     out = tmp / "one.jsonl"
     out.write_text(json.dumps(rec) + "\n", encoding="utf-8")
     return out
+
+
+@pytest.mark.parametrize(("key", "new"), [("id", 7), ("id", ["a"]), ("tokens", 7), ("tokens", "x"), ("type", 7),
+                                          ("type", None), ("type", {"t": 1})])
+def test_a_gemini_cli_message_field_of_another_type_keeps_its_call(tmp_path: Path, key: str, new: Any) -> None:
+    """A ``gemini`` message whose ``id``, ``tokens`` or ``type`` is of another JSON type still gives its call,
+    with an ``invalid_field`` issue of its line."""
+    lines = (SAMPLES / "gemini_cli_session.jsonl").read_text(encoding="utf-8").splitlines()
+    recs = [json.loads(ln) for ln in lines]
+    calls = {r["id"] for r in recs if r.get("type") == "gemini" and isinstance(r.get("tokens"), dict)}
+    n = next(i for i, r in enumerate(recs) if r.get("type") == "gemini" and isinstance(r.get("tokens"), dict)
+             and [x.get("id") for x in recs].count(r["id"]) == 1)
+    lines[n] = json.dumps(with_field(recs[n], (key,), new))
+    out = tmp_path / "gemini.jsonl"
+    out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    got = report(out)
+    assert len(got["calls"]) == len(calls)
+    assert [i["line"] for i in got["issues"] if i["kind"] == "invalid_field"] == [n + 1]

@@ -29,7 +29,18 @@ from ctxwatch.formats import FormatSpec, Reader, Sniff, register, sniff_document
 from ctxwatch.formats.wire.gemini import gemini_parts, gemini_usage
 from ctxwatch.formats.wire.timestamps import parse_timestamp
 from ctxwatch.formats.wire.values import int_or_none, json_text, listed
-from ctxwatch.model import Issue, Message, ParsedCall, Part, Provenance, ResponseInfo, SourceRef, Usage
+from ctxwatch.model import (
+    Issue,
+    Message,
+    ParsedCall,
+    Part,
+    Provenance,
+    ResponseInfo,
+    SourceRef,
+    Usage,
+    json_type,
+    note_bad_field,
+)
 from ctxwatch.source import Record
 
 Output = ParsedCall | Issue
@@ -145,6 +156,7 @@ class GeminiCliReader(Reader):
                 self.messages = [m for m in patch["messages"] if isinstance(m, dict)]
                 self._floor_call = None  # (a new message list: its next call gives the floor again)
             return []
+        v = _message_fields_read(v)
         if isinstance(v.get("id"), str):
             ids = [m.get("id") for m in self.messages]
             if v["id"] in ids:
@@ -153,7 +165,10 @@ class GeminiCliReader(Reader):
             else:
                 self.messages.append(v)
                 pos = len(self.messages) - 1
-            if v.get("type") == "gemini" and isinstance(v.get("tokens"), dict):
+            if v.get("type") == "gemini" and "tokens" in v:
+                if not isinstance(v["tokens"], dict):
+                    note_bad_field(f"a gemini message's tokens is {json_type(v['tokens'])}, not an object: "
+                                   "its usage is unknown")
                 return [self._call(pos, src)]
             return []
         if "sessionId" in v and "messages" not in v:
@@ -181,9 +196,31 @@ class GeminiCliReader(Reader):
         out: list[Output] = []
         self.messages = []
         for m in value["messages"]:
-            if isinstance(m, dict) and isinstance(m.get("id"), str):
+            if isinstance(m, dict):
                 out.extend(self.apply(m, src, 0))
+            else:
+                note_bad_field(f"a message of the recording is {json_type(m)}, not an object: skipped")
         return out
+
+
+def _message_fields_read(v: dict[str, Any]) -> dict[str, Any]:
+    """``v`` with an ``id`` or ``type`` of another JSON type read, each noted: a message record (one with
+    ``tokens`` or ``content``) keeps its place and, when it has ``tokens``, its call.  An id that is no string is
+    written as JSON text (so two such ids stay apart); a type that is no string is taken for ``gemini`` when the
+    message has ``tokens`` (only model replies carry them) and for no model message otherwise."""
+    if "tokens" not in v and "content" not in v:
+        return v
+    out = v
+    mid = v.get("id")
+    if mid is not None and not isinstance(mid, str):
+        note_bad_field(f"a Gemini CLI message id is {json_type(mid)}, not a string: read as its JSON text")
+        out = {**out, "id": json_text(mid)}
+    t = v.get("type")
+    if "type" in v and not isinstance(t, str):
+        note_bad_field(f"a Gemini CLI message type is {json_type(t)}, not a string"
+                       + (": read as gemini (it has tokens)" if "tokens" in v else ": not a model message"))
+        out = {**out, "type": "gemini" if "tokens" in v else None}
+    return out
 
 
 def _is_cli_record(v: dict[str, Any]) -> bool:
