@@ -226,3 +226,30 @@ def test_a_gemini_cli_message_field_of_another_type_keeps_its_call(tmp_path: Pat
     got = report(out)
     assert len(got["calls"]) == len(calls)
     assert [i["line"] for i in got["issues"] if i["kind"] == "invalid_field"] == [n + 1]
+
+
+def _openhands_ids(events: list[Any]) -> list[str]:
+    ids = []
+    for e in events:
+        mr = (e.get("tool_call_metadata") or {}).get("model_response")
+        if isinstance(mr, dict) and isinstance(mr.get("id"), str) and mr["id"] not in ids:
+            ids.append(mr["id"])
+    return ids
+
+
+@pytest.mark.parametrize(("where", "new", "kept"), [
+    (("model_response", "id"), 7, 0), (("model_response", "id"), ["r"], 0),
+    (("model_response",), 7, -1), (("model_response",), "x", -1), (("model_response",), None, -1)])
+def test_an_openhands_model_response_of_another_type_is_an_issue(tmp_path: Path, where: tuple[Any, ...], new: Any,
+                                                                 kept: int) -> None:
+    """A ``model_response`` id of another type keeps its call (read as JSON text); a ``model_response`` that is
+    no object gives no call (nothing tells it apart), and both are ``invalid_field`` issues."""
+    events = json.loads((SAMPLES / "documents" / "openhands_trajectory.json").read_text(encoding="utf-8"))
+    ids = _openhands_ids(events)
+    only = [n for n, e in enumerate(events)
+            if ((e.get("tool_call_metadata") or {}).get("model_response") or {}).get("id") == ids[0]]
+    for n in only:
+        events[n] = with_field(events[n], ("tool_call_metadata", *where), new)
+    got = report(_write_doc(tmp_path, "openhands.json", events))
+    assert len(got["calls"]) == len(ids) + kept
+    assert len(invalid(got)) == 1 and "model_response" in invalid(got)[0]

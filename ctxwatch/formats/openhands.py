@@ -20,8 +20,8 @@ from ctxwatch.formats.wire.litellm import litellm_usage
 from ctxwatch.formats.wire.models import provider_of_model
 from ctxwatch.formats.wire.openai import openai_message, openai_response_info
 from ctxwatch.formats.wire.timestamps import parse_timestamp
-from ctxwatch.formats.wire.values import int_or_none, listed
-from ctxwatch.model import Issue, Message, ParsedCall, Part, Provenance, SourceRef
+from ctxwatch.formats.wire.values import int_or_none, json_text, listed
+from ctxwatch.model import Issue, Message, ParsedCall, Part, Provenance, SourceRef, json_type, note_bad_field
 from ctxwatch.source import Record
 
 Output = ParsedCall | Issue
@@ -33,10 +33,25 @@ def _args(e: dict[str, Any]) -> dict[str, Any]:
 
 
 def _model_response(e: dict[str, Any]) -> dict[str, Any] | None:
+    """The event's model response, its ``id`` a string; ``None`` (noted as a bad field) for one of another JSON
+    type or with no id, whose call cannot be told apart, and ``None`` for an event without one.  An id of
+    another type is read as its JSON text, so the call is kept."""
     tcm = e.get("tool_call_metadata")
-    if isinstance(tcm, dict) and isinstance(tcm.get("model_response"), dict):
-        return tcm["model_response"]
-    return None
+    if not isinstance(tcm, dict) or "model_response" not in tcm:
+        return None
+    mr = tcm["model_response"]
+    if not isinstance(mr, dict):
+        note_bad_field(f"tool_call_metadata.model_response is {json_type(mr)}, not an object: its call cannot "
+                       "be read")
+        return None
+    rid = mr.get("id")
+    if isinstance(rid, str):
+        return mr
+    if rid is None:
+        note_bad_field("a model_response has no id: its call cannot be told apart, so it is not read")
+        return None
+    note_bad_field(f"a model_response id is {json_type(rid)}, not a string: read as its JSON text")
+    return {**mr, "id": json_text(rid)}
 
 
 class _OpenHandsHistory:
