@@ -253,3 +253,15 @@ def test_an_openhands_model_response_of_another_type_is_an_issue(tmp_path: Path,
     got = report(_write_doc(tmp_path, "openhands.json", events))
     assert len(got["calls"]) == len(ids) + kept
     assert len(invalid(got)) == 1 and "model_response" in invalid(got)[0]
+
+
+@pytest.mark.parametrize("new", [7, None, True, ["model"], {"x": 7}])
+def test_an_inspect_event_kind_of_another_type_keeps_its_call(tmp_path: Path, new: Any) -> None:
+    """A model event whose ``event`` is no string is still read as a model event (it has input and output),
+    with an ``invalid_field`` issue."""
+    doc = json.loads((SAMPLES / "documents" / "inspect_eval.json").read_text(encoding="utf-8"))
+    events = _inspect_model_events(doc)
+    got = report(_write_doc(tmp_path, "inspect.json", with_field(doc, ("samples", 0, "events", events[0], "event"),
+                                                                  new)))
+    assert len(got["calls"]) == len(events)
+    assert len(invalid(got)) == 1 and "Inspect event" in invalid(got)[0]

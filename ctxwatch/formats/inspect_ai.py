@@ -31,7 +31,18 @@ from ctxwatch.formats.wire.images import image_part
 from ctxwatch.formats.wire.models import provider_of_model
 from ctxwatch.formats.wire.timestamps import parse_timestamp
 from ctxwatch.formats.wire.values import as_object, int_or_none, json_text, listed, odd_content
-from ctxwatch.model import Issue, Message, ParsedCall, Part, Provenance, ResponseInfo, SourceRef, Usage
+from ctxwatch.model import (
+    Issue,
+    Message,
+    ParsedCall,
+    Part,
+    Provenance,
+    ResponseInfo,
+    SourceRef,
+    Usage,
+    json_type,
+    note_bad_field,
+)
 
 Output = ParsedCall | Issue
 
@@ -186,6 +197,12 @@ def _walk_events(events: Any, scope: list[str]) -> Iterable[tuple[dict[str, Any]
         if not isinstance(e, dict):
             continue
         kind = e.get("event")
+        if "event" in e and not isinstance(kind, str):
+            # (a model event is known by its request and reply too: read as one, the call is kept)
+            looks = "input" in e and isinstance(e.get("output"), dict)
+            note_bad_field(f"an Inspect event's event is {json_type(kind)}, not a string: "
+                           + ("read as a model event (it has input and output)" if looks else "skipped"))
+            kind = "model" if looks else None
         if kind == "step" and e.get("type") == "scorer":
             name = f"scorer:{e.get('name')}"
             if e.get("action") == "begin":
