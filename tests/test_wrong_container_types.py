@@ -265,3 +265,15 @@ def test_an_inspect_event_kind_of_another_type_keeps_its_call(tmp_path: Path, ne
                                                                   new)))
     assert len(got["calls"]) == len(events)
     assert len(invalid(got)) == 1 and "Inspect event" in invalid(got)[0]
+
+
+@pytest.mark.parametrize("new", [7, "x", {"x": 7}])
+def test_a_swe_agent_history_of_another_type_is_said(tmp_path: Path, new: Any) -> None:
+    """A ``.traj`` with a ``trajectory`` list but a ``history`` of another type is still read as SWE-agent's: with
+    no step query to read calls from, no call can be read, and the run says it is the history."""
+    doc = json.loads((SAMPLES / "documents" / "swe_agent.traj").read_text(encoding="utf-8"))
+    assert isinstance(doc["trajectory"], list)
+    out = _write_doc(tmp_path, "bad.traj", with_field(doc, ("history",), new))
+    res = CliRunner().invoke(main, ["report", "--json", "--no-cache", str(out)])
+    assert res.exit_code == 2
+    assert "no call could be read" in res.output and "history is a JSON" in res.output

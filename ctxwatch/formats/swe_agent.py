@@ -59,7 +59,9 @@ class SweAgentReader(Reader):
 
     def feed_document(self, value: Any) -> Iterable[Output]:
         """Read one ``.traj``: one call per ``trajectory`` step (``query``) or per assistant ``history`` turn."""
-        if not isinstance(value, dict) or not isinstance(value.get("history") or value.get("trajectory"), list):
+        # (either list gives calls: a history of another type leaves the trajectory's, noted by ``listed``)
+        if not isinstance(value, dict) or not (isinstance(value.get("history"), list)
+                                               or isinstance(value.get("trajectory"), list)):
             return [Issue(self.path, 0, "unknown_record", "not a SWE-agent trajectory (no history/trajectory)")]
         src = document_source(self.path)
         info = i if isinstance(i := value.get("info"), dict) else {}
