@@ -277,3 +277,14 @@ def test_a_swe_agent_history_of_another_type_is_said(tmp_path: Path, new: Any) -
     res = CliRunner().invoke(main, ["report", "--json", "--no-cache", str(out)])
     assert res.exit_code == 2
     assert "no call could be read" in res.output and "history is a JSON" in res.output
+
+
+@pytest.mark.parametrize("new", [7, None, ["api_req_started"]])
+def test_a_cline_say_of_another_type_keeps_its_call(tmp_path: Path, new: Any) -> None:
+    """An ``api_req_started`` entry whose ``say`` is no string is still read by its text, with an issue."""
+    entries = json.loads((SAMPLES / "documents" / "cline_ui_messages.json").read_text(encoding="utf-8"))
+    starts = [n for n, e in enumerate(entries) if e.get("say") == "api_req_started"]
+    entries[starts[0]]["say"] = new
+    got = report(_write_doc(tmp_path, "ui_messages.json", entries))
+    assert len(got["calls"]) == len(starts)
+    assert len(invalid(got)) == 1 and "say is" in invalid(got)[0]

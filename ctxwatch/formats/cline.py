@@ -18,7 +18,7 @@ from ctxwatch.formats import FormatSpec, Reader, Sniff, document_source, floor_o
 from ctxwatch.formats.wire.models import provider_of_model
 from ctxwatch.formats.wire.timestamps import parse_timestamp
 from ctxwatch.formats.wire.values import int_or_none
-from ctxwatch.model import Issue, Message, ParsedCall, Part, Provenance, Usage
+from ctxwatch.model import Issue, Message, ParsedCall, Part, Provenance, Usage, json_type, note_bad_field
 from ctxwatch.source import show_value
 
 Output = ParsedCall | Issue
@@ -60,6 +60,13 @@ class ClineReader(Reader):
             if not isinstance(e, dict):
                 continue
             say = e.get("say")
+            if "say" in e and not isinstance(say, str):
+                # (an API request entry is known by its text too: a JSON object with the request or its tokens)
+                text = e.get("text")
+                looks = isinstance(text, str) and text.startswith("{") and ('"request"' in text or '"tokensIn"' in text)
+                note_bad_field(f"entry {i}: say is {json_type(say)}, not a string: "
+                               + ("read as api_req_started (its text is an API request)" if looks else "skipped"))
+                say = "api_req_started" if looks else None
             if say == "api_req_started":
                 if assistant:
                     history.append(Message("assistant", assistant))
