@@ -4,7 +4,9 @@ Both JSON mappings of the OTLP protobuf messages are read, since exporters write
 the OpenTelemetry specification ("OTLP/HTTP", JSON encoding: lowerCamelCase keys, trace and span ids as hex,
 64-bit integers as decimal strings ``"intValue": "123"``) and protobuf's canonical JSON mapping (what
 ``google.protobuf.json_format.MessageToJson`` writes: ids as base64, and snake_case keys when the field names are
-preserved).  Nothing here raises on odd values: a value of the wrong shape reads as absent (``None``).
+preserved).  Nothing here raises on odd values: a value of the wrong shape reads as absent (``None``); a
+repeated field or an attribute list of another JSON type, or an entry of it that is no object, is also noted
+(an ``invalid_field`` issue of the record), so that a span it held is not lost without a word.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ import binascii
 from typing import Any
 
 import orjson
+
+from ctxwatch.model import json_type, note_bad_field
 
 #: Bytes of a trace id and of a span id (OTLP ``trace.proto``: 16 and 8).
 TRACE_ID_BYTES, SPAN_ID_BYTES = 16, 8
@@ -34,7 +38,15 @@ def items(d: Any, camel: str, snake: str) -> list[dict[str, Any]]:
     if not isinstance(d, dict):
         return []
     v = field(d, camel, snake)
-    return [x for x in v if isinstance(x, dict)] if isinstance(v, list) else []
+    if not isinstance(v, list):
+        if v is not None:
+            note_bad_field(f"{camel} is a JSON {json_type(v)}, not an array: read as empty")
+        return []
+    out = [x for x in v if isinstance(x, dict)]
+    if len(out) != len(v):
+        odd = next(x for x in v if not isinstance(x, dict))
+        note_bad_field(f"an entry of {camel} is a JSON {json_type(odd)}, not an object: skipped")
+    return out
 
 
 #: ``AnyValue`` keys whose value is the plain value itself, in both mappings.
@@ -79,6 +91,11 @@ def attributes(kvs: Any, depth: int = 0) -> dict[str, Any]:
         for kv in kvs:
             if kv.__class__ is dict and (key := kv.get("key")).__class__ is str:
                 out[key] = any_value(kv.get("value"), depth)
+            elif not depth:
+                note_bad_field(f"an attribute is a JSON {json_type(kv)} without a string key, not a KeyValue: "
+                               "skipped")
+    elif kvs is not None and not depth:
+        note_bad_field(f"attributes is a JSON {json_type(kvs)}, not an array of KeyValue: read as empty")
     return out
 
 
