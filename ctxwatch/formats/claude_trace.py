@@ -22,7 +22,7 @@ from ctxwatch.formats.wire.exchange import build_call, exchange_flavour
 from ctxwatch.formats.wire.messages import MessageMemo
 from ctxwatch.formats.wire.streams import is_openai_stream, sse_values, stream_body, stream_usage_note
 from ctxwatch.formats.wire.timestamps import parse_timestamp
-from ctxwatch.formats.wire.values import int_or_none, limit_counts, string_counts
+from ctxwatch.formats.wire.values import int_or_none, limit_counts, model_id, string_counts
 from ctxwatch.model import Issue, ResponseInfo, Usage
 from ctxwatch.source import Record, show_value
 
@@ -114,7 +114,7 @@ def parse_sse(raw: str) -> SseStream:
                 start_usage, start_bad, start_block = dict(u), None, u
             else:
                 start_bad = "its message_start event has no usage block with input_tokens"
-            model = m if isinstance(m := msg.get("model"), str) else None
+            model = model_id(msg.get("model"), "message_start's message.model")
             message_id = mid if isinstance(mid := msg.get("id"), str) else None
         elif t == "message_delta":
             saw_delta = True

@@ -27,6 +27,7 @@ from ctxwatch.formats.wire.gemini import (
     get_field,
 )
 from ctxwatch.formats.wire.timestamps import parse_timestamp
+from ctxwatch.formats.wire.values import model_id
 from ctxwatch.model import Issue, ParsedCall, Provenance, SourceRef
 from ctxwatch.source import Record
 
@@ -95,7 +96,7 @@ class GeminiReader(Reader):
         rid = get_field(resp, "responseId", "response_id")
         ts = parse_timestamp(get_field(resp, "createTime", "create_time"))
         call = ParsedCall(source=_src(self.path, rec), timestamp=ts,
-                          model=model if isinstance(model, str) else None, provider="google", usage=usage,
+                          model=model_id(model, "the response's modelVersion"), provider="google", usage=usage,
                           response=gemini_response_info(resp), provenance=extra,
                           key=str(rid) if rid else (f"gemini:{key}" if key is not None else None))
         out: list[Output] = [call]

@@ -28,7 +28,7 @@ from typing import Any
 from ctxwatch.formats import FormatSpec, Reader, Sniff, register, sniff_document
 from ctxwatch.formats.wire.gemini import gemini_parts, gemini_usage
 from ctxwatch.formats.wire.timestamps import parse_timestamp
-from ctxwatch.formats.wire.values import int_or_none, json_text, listed
+from ctxwatch.formats.wire.values import int_or_none, json_text, listed, model_id
 from ctxwatch.model import (
     Issue,
     Message,
@@ -134,7 +134,7 @@ class GeminiCliReader(Reader):
         elif self._floor_call != key:  # (a later copy of the floor's own call infers it again)
             extra.floor_call = self._floor_call
         return ParsedCall(source=src, timestamp=parse_timestamp(m.get("timestamp")),
-                          model=m.get("model") if isinstance(m.get("model"), str) else None, provider="google",
+                          model=model_id(m.get("model"), "a gemini message's model"), provider="google",
                           session=self._session(),
                           context=f"subagent:{self._session()}" if kind == "subagent" else "main",
                           system=None, tools=None, messages=self._history(pos), usage=usage,

@@ -30,7 +30,7 @@ from ctxwatch.formats.wire.damage import forget_history, history_problem
 from ctxwatch.formats.wire.images import image_part
 from ctxwatch.formats.wire.models import provider_of_model
 from ctxwatch.formats.wire.timestamps import parse_timestamp
-from ctxwatch.formats.wire.values import as_object, int_or_none, json_text, listed, odd_content
+from ctxwatch.formats.wire.values import as_object, int_or_none, json_text, listed, model_id, odd_content
 from ctxwatch.model import (
     Issue,
     Message,
@@ -297,7 +297,7 @@ class InspectReader(Reader):
         "contents is not specified": :func:`~ctxwatch.formats.wire.damage.request_problems`), so no call was
         made with one; read as empty, it would be a request without the system prompt (``system_prompt_evicted``)
         and a history of 0."""
-        model = e.get("model") if isinstance(e.get("model"), str) else None
+        model = model_id(e.get("model"), "a model event's model")
         provider = _inspect_provider(model)
         output = o if isinstance(o := e.get("output"), dict) else {}
         system: list[str] = []
@@ -325,7 +325,7 @@ class InspectReader(Reader):
         if output.get("error") or e.get("error"):
             extra.error = str(output.get("error") or e.get("error"))[:500]
         key = e.get("uuid") or e.get("id") or f"{run_id or ''}:{sid}:{epoch}:{n}"
-        resolved = output.get("model") if isinstance(output.get("model"), str) else None
+        resolved = model_id(output.get("model"), "a model event's output.model")
         call = ParsedCall(source=src, timestamp=parse_timestamp(e.get("timestamp")), model=resolved or model,
                           provider=provider, session=_inspect_session(run_id, sid, epoch), context=context,
                           system=system, tools=_inspect_tools(e.get("tools")), messages=messages,

@@ -20,7 +20,7 @@ from ctxwatch.formats.wire.litellm import litellm_usage
 from ctxwatch.formats.wire.models import provider_of_model
 from ctxwatch.formats.wire.openai import openai_message, openai_response_info
 from ctxwatch.formats.wire.timestamps import parse_timestamp
-from ctxwatch.formats.wire.values import int_or_none, json_text, listed
+from ctxwatch.formats.wire.values import int_or_none, json_text, listed, model_id
 from ctxwatch.model import Issue, Message, ParsedCall, Part, Provenance, SourceRef, json_type, note_bad_field
 from ctxwatch.source import Record
 
@@ -145,7 +145,7 @@ class OpenHandsReader(Reader):
             mr = hist.add(e)
             if mr is None:
                 continue
-            model = mr.get("model") if isinstance(mr.get("model"), str) else None
+            model = model_id(mr.get("model"), "model_response.model")
             usage = litellm_usage(mr.get("usage"))
             ts = parse_timestamp(mr.get("created")) or parse_timestamp(e.get("timestamp"))
             out.append(ParsedCall(
@@ -197,7 +197,7 @@ class OpenHandsEvalReader(Reader):
                                    "cache_read_tokens": tu.get("cache_read_tokens"),
                                    "cache_write_tokens": tu.get("cache_write_tokens")})
             snap = snaps.get(rid)
-            model = tu.get("model") if isinstance(tu.get("model"), str) else None
+            model = model_id(tu.get("model"), "token_usages model")
             mr = snap[3] if snap else None
             call = ParsedCall(source=src, model=(mr.get("model") if mr and isinstance(mr.get("model"), str) else model),
                               provider=provider_of_model(model) or provider_of_model(mr.get("model") if mr else None),

@@ -24,7 +24,7 @@ from ctxwatch.formats.wire.openai import (
     responses_usage,
 )
 from ctxwatch.formats.wire.timestamps import parse_timestamp
-from ctxwatch.formats.wire.values import limit_counts, string_counts
+from ctxwatch.formats.wire.values import limit_counts, model_id, string_counts
 from ctxwatch.model import Issue, Message, ParsedCall, Part, Provenance, SourceRef, json_type, note_bad_field
 from ctxwatch.source import Record
 
@@ -231,7 +231,7 @@ def openai_result(path: str, rec: Record, v: dict[str, Any]) -> Output:
     usage = (responses_usage if is_responses else openai_usage)(body.get("usage"))
     info = (responses_response_info if is_responses else openai_response_info)(body)
     ts = parse_timestamp(body.get("created") if body.get("created") is not None else body.get("created_at"))
-    model = body.get("model") if isinstance(body.get("model"), str) else None
+    model = model_id(body.get("model"), "the response body's model")
     extra = _provenance(v, "output")
     rid = v["id"] if isinstance(v.get("id"), str) and v["id"] else None
     if rid is not None:
@@ -260,7 +260,7 @@ def anthropic_result(path: str, rec: Record, v: dict[str, Any]) -> Output:
     if not isinstance(msg, dict):
         return Issue(path, rec.line, "failed_request", f"batch request {shown} succeeded without a message; skipped")
     key = msg["id"] if isinstance(msg.get("id"), str) and msg["id"] else None
-    return ParsedCall(source=_src(path, rec), model=msg.get("model") if isinstance(msg.get("model"), str) else None,
+    return ParsedCall(source=_src(path, rec), model=model_id(msg.get("model"), "the message's model"),
                       provider="anthropic", usage=anthropic_usage(msg.get("usage")),
                       response=anthropic_response_info(msg), key=key,
                       provenance=_provenance(v, "output"))

@@ -17,6 +17,7 @@ from ctxwatch.formats.codex.items import RECORD_TYPES, OpenCall, item_message
 from ctxwatch.formats.codex.legacy import LegacyRollout
 from ctxwatch.formats.codex.token_counts import TokenCounts
 from ctxwatch.formats.wire.timestamps import parse_timestamp
+from ctxwatch.formats.wire.values import model_id
 from ctxwatch.model import Issue, Message, ParsedCall, Part, Provenance, ResponseInfo, SourceRef, Usage
 from ctxwatch.source import Record, show_value
 
@@ -150,8 +151,8 @@ class CodexReader(TokenCounts, LegacyRollout, Reader):
             return []
         if kind == "turn_context":
             self._open = None
-            model = payload.get("model")
-            if isinstance(model, str) and model:
+            model = model_id(payload.get("model"), "turn_context.model")
+            if model:
                 self.model = model
         elif kind == "session_meta":
             sid = payload.get("id")
@@ -232,7 +233,7 @@ class CodexReader(TokenCounts, LegacyRollout, Reader):
         # other non-count (-5, "inf", 1e400, true) is passed on raw: the window is reported and unknown.
         window_v = self._window_hint if window is None or (window.__class__ is int and window == 0) else window
         outs: list[Output] = []
-        if window_v.__class__ is int and inp is not None and inp > window_v > 0:
+        if window_v.__class__ is int and inp.__class__ is int and inp > window_v > 0:  # type: ignore[operator]
             extra.implausible = True
             outs.append(Issue(self.path, rec.line, "implausible_usage",
                               f"token_count reports {inp:,} prompt tokens, more than the {window_v:,}-token window: "

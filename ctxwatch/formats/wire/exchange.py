@@ -23,7 +23,7 @@ from ctxwatch.formats.wire.openai import (
     responses_response_info,
     responses_usage,
 )
-from ctxwatch.formats.wire.values import int_or_none, odd_usage, total_mismatch
+from ctxwatch.formats.wire.values import int_or_none, model_id, odd_usage, total_mismatch
 from ctxwatch.model import ParsedCall, Provenance, ResponseInfo, SourceRef, Usage
 from ctxwatch.source import Record
 
@@ -182,8 +182,8 @@ def build_call(path: str, rec: Record, req: dict[str, Any], resp: Any, *, usage:
     if usage is not None and usage.web_searches is None and (searches := web_search_calls(resp)):
         usage = replace(usage, web_searches=searches)
     if model is None:
-        model = req.get("model") if isinstance(req.get("model"), str) else None
-        served = resp.get("model") if isinstance(resp, dict) and isinstance(resp.get("model"), str) else None
+        model = model_id(req.get("model"), "the request's model")
+        served = model_id(resp.get("model"), "the response's model") if isinstance(resp, dict) else None
         if served and (model is None or (priced_as(model, None) is None and priced_as(served, None) is not None)):
             # (an Azure deployment or a proxy alias the catalogue does not know: the response names the model
             # that served it, whose window and price are the call's)

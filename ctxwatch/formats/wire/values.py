@@ -167,6 +167,17 @@ def total_mismatch(total: Any, usage: Usage | None, label: str = "usage total_to
             "cost may be off")
 
 
+def model_id(value: Any, what: str) -> str | None:
+    """``value`` when it is a string (a model id), ``None`` when it is absent; any other JSON type is noted (an
+    ``invalid_field`` issue of the record, ``what`` naming the field) and read as no model (its window and price
+    unknown), never as the id its JSON text would spell."""
+    if isinstance(value, str):
+        return value
+    if value is not None:
+        note_bad_field(f"{what} is a JSON {json_type(value)}, not a string: the model is unknown")
+    return None
+
+
 def listed(value: Any, what: str) -> list[Any]:
     """``value`` when it is a JSON array, ``[]`` when it is absent (``None``) or empty; any other JSON type (a
     number, a string, an object, ``true``) is noted (an ``invalid_field`` issue of the record, ``what`` naming
