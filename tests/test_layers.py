@@ -13,8 +13,9 @@ import sys
 
 import ctxwatch
 
-#: Packages allowed to load the terminal libraries: the dashboard and the command line.
-UI_PACKAGES = ("ctxwatch.ui", "ctxwatch.cli")
+#: Packages allowed to load the terminal libraries: the dashboard and the command line (``python -m ctxwatch``
+#: is the command line too).
+UI_PACKAGES = ("ctxwatch.ui", "ctxwatch.cli", "ctxwatch.__main__")
 TERMINAL_LIBRARIES = ("textual", "textual_plotext", "rich", "click")
 
 
