@@ -73,13 +73,7 @@ def _at(value: Any, path: tuple[Any, ...]) -> Any:
     return value
 
 
-#: Logs whose reader still drops a call silently, in code another change owns: Claude Code (a line's ``type``
-#: of another JSON type).
-_KNOWN = {"spotter_4d5611e5_subagents_agent-acompact-e1f845.jsonl"}
-
-
-@pytest.mark.parametrize("src", [pytest.param(p, marks=pytest.mark.xfail(reason="claude_code reader", strict=False))
-                                 if p.name in _KNOWN else p for p in sample_files()], ids=lambda p: p.name)
+@pytest.mark.parametrize("src", sample_files(), ids=lambda p: p.name)
 def test_a_field_of_another_type_loses_no_call_silently(src: Path, tmp_path: Path) -> None:
     silent = []
     for lines, i, value, where in _trials(src):

@@ -38,6 +38,10 @@ def unplannable(call: Call, pc: ParsedCall) -> str | None:
     if (pc.system is None or pc.history_reported_only) and call.prompt_implausible:
         return (f"its reported prompt is implausible ({implausible_what(call)}), and this format's floor and "
                 "history are sized from it: nothing to plan")
+    if (pc.system is None or pc.history_reported_only) and call.floor_tokens is None \
+            and call.prompt_reported is None and not pc.provenance.history_cut:
+        return ("the log reports no usable prompt size for this call (its usage is missing or damaged: see "
+                "`ctxwatch check`), and this format's floor is sized from it: nothing to plan")
     if (pc.system is None or pc.history_reported_only) and call.floor_tokens is None:
         return ("the log holds only part of this call's history (it starts mid-session), so its floor cannot "
                 "be told apart: nothing to plan")

@@ -108,6 +108,8 @@ def response_summary(content: Any) -> tuple[list[Part], int]:
     if isinstance(content, str):
         return [Part("text", content)], 0
     if not isinstance(content, list):
+        if content is not None:
+            odd_content(content, taken="read as empty")
         return [], 0
     texts: list[Part] = []
     n = 0

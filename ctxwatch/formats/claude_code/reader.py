@@ -18,6 +18,14 @@ from ctxwatch.formats.claude_code.calls import DAMAGED_RANK, CallState
 from ctxwatch.formats.claude_code.content import content_parts, response_summary
 from ctxwatch.formats.claude_code.files import AGENT_FILE, SUBAGENT_COPIES, subagent_files_of
 from ctxwatch.formats.claude_code.implausible import ImplausibleNotes, has_prompt
+from ctxwatch.formats.claude_code.lines import (
+    call_key,
+    check_sidechain,
+    not_an_object,
+    record_without_type,
+    response_ids,
+    session_id,
+)
 from ctxwatch.formats.claude_code.prefilter import (
     BOOKKEEPING_PREFIXES,
     HEAD_BYTES,
@@ -42,17 +50,6 @@ from ctxwatch.model import (
     note_bad_field,
 )
 from ctxwatch.source import Record, show_value
-
-
-def _session_id(v: dict[str, Any]) -> str | None:
-    """A record's ``sessionId`` when it is a string, else ``None`` (another JSON type is noted as an
-    ``invalid_field`` issue of the record)."""
-    sid = v.get("sessionId")
-    if isinstance(sid, str):
-        return sid
-    if sid is not None:
-        note_bad_field(f"sessionId is a JSON {json_type(sid)}, not a string: the line has no session id")
-    return None
 
 
 def _damaged_sizes(path: str, line: int, sizes: dict[str, Any], where: str = "compactMetadata") -> list[Output]:
@@ -99,6 +96,7 @@ class ClaudeCodeReader(Reader):
         self._pending: dict[str, dict[str, Any]] = {}  # context -> compaction marker for its next call
         self._latest: dict[str, CallState] = {}  # context -> its latest call (the only one keeping a history)
         self._dirty: dict[str, CallState] = {}  # coalesce: calls updated since they were last emitted
+        self._request_keys: dict[str, str] = {}  # requestId -> its call's key (lines without a message id)
         self._pending_session: dict[str, str | None] = {}  # context -> session of its pending compaction
         self._implausible = ImplausibleNotes()
         self.agent_progress_lines = 0  # progress lines copying a subagent's messages (never counted)
@@ -164,8 +162,11 @@ class ClaudeCodeReader(Reader):
         """Consume one record; return the (new or updated) call of an assistant line, or issues."""
         v = rec.value
         if not isinstance(v, dict):
-            return []
+            return [not_an_object(self.path, rec.line, v)]
         kind = v.get("type")
+        if kind.__class__ is not str and "type" in v:  # (null included; a line without one is only a link)
+            return [record_without_type(self.path, rec.line, kind)]
+        check_sidechain(v)
         if kind == "assistant":
             return self._assistant(v, rec)
         if kind == "user":
@@ -178,7 +179,7 @@ class ClaudeCodeReader(Reader):
                 pre = meta.get("preTokens")
                 # The history restarts here: the next call's whole history is in the file again, so the floor
                 # is inferred afresh from it (also in an excerpt whose earlier chain was cut).
-                self._floor_calls.pop((_session_id(v), node.context), None)
+                self._floor_calls.pop((session_id(v), node.context), None)
                 self._pending[node.context] = {
                     "kind": "compact_boundary",
                     "trigger": meta.get("trigger") if isinstance(meta.get("trigger"), str) else None,
@@ -186,7 +187,7 @@ class ClaudeCodeReader(Reader):
                     "post_tokens": count_or_none(post),
                     "line": rec.line,
                 }
-                self._pending_session[node.context] = _session_id(v)
+                self._pending_session[node.context] = session_id(v)
                 return _damaged_sizes(self.path, rec.line, {"preTokens": pre, "postTokens": post})
             if v.get("subtype") == "microcompact_boundary":
                 # Claude Code cleared old tool results in place: the chain goes on (no new root, the floor
@@ -201,7 +202,7 @@ class ClaudeCodeReader(Reader):
                     "tokens_saved": count_or_none(saved),
                     "line": rec.line,
                 }
-                self._pending_session[node.context] = _session_id(v)
+                self._pending_session[node.context] = session_id(v)
                 return _damaged_sizes(self.path, rec.line, {"preTokens": pre, "tokensSaved": saved},
                                       "microcompactMetadata")
         elif "uuid" in v:
@@ -223,7 +224,7 @@ class ClaudeCodeReader(Reader):
             self._node_for(v, rec, "other")
             return
         node = self._node_for(v, rec, "user")
-        fkey = (_session_id(v), node.context)
+        fkey = (session_id(v), node.context)
         if not self.full_history and fkey in self._floor_calls:
             if node.parent is None and "parentUuid" in v:
                 # A new root (a /clear, a new conversation in the same file): its history starts here, so the
@@ -249,15 +250,14 @@ class ClaudeCodeReader(Reader):
             self._node_for(v, rec, "other")  # API-error / interrupt placeholder: not a call, not sent back
             return []
         uid = u if isinstance(u := v.get("uuid"), str) and u else f"@{rec.line}.{rec.part}"
-        mid = msg.get("id") if isinstance(msg.get("id"), str) else None
-        req = v.get("requestId") if isinstance(v.get("requestId"), str) else None
-        key = f"{mid}:{req or ''}" if mid else f"uuid:{uid}"
+        mid, req = response_ids(v, msg)
+        key = call_key(mid, req, uid, self._request_keys)
         call = self._calls.get(key)
         if call is not None and uid in call.uuids:
             return []  # the same line copied again (resumed session): nothing new
         usage = msg.get("usage")
         odd_usage(usage if not isinstance(usage, dict) else None)  # (said for every line: not only a floor's)
-        sid = _session_id(v)
+        sid = session_id(v)
         ctx = self._file_context or ("main" if v.get("isSidechain") is not True else None)
         if ctx is not None and not self.full_history and (sid, ctx) in self._floor_calls:
             # The context's floor is known, so no later history walk passes through this line (a compaction
