@@ -18,7 +18,7 @@ from ctxwatch.formats.codex.legacy import LegacyRollout
 from ctxwatch.formats.codex.token_counts import TokenCounts
 from ctxwatch.formats.wire.timestamps import parse_timestamp
 from ctxwatch.formats.wire.values import model_id
-from ctxwatch.model import Issue, Message, ParsedCall, Part, Provenance, ResponseInfo, SourceRef, Usage
+from ctxwatch.model import Issue, Message, ParsedCall, Part, Provenance, ResponseInfo, SourceRef, Usage, json_type
 from ctxwatch.source import Record, show_value
 
 #: ``event_msg`` payload types the reader uses; every other event (UI duplicates of response items, command
@@ -119,7 +119,8 @@ class CodexReader(TokenCounts, LegacyRollout, Reader):
         """Consume one rollout record; return new or updated calls and issues."""
         v = rec.value
         if not isinstance(v, dict):
-            return []
+            return [Issue(self.path, rec.line, "unknown_record",
+                          f"a JSON {json_type(v)}, not an object: not a Codex rollout record; skipped")]
         kind = v.get("type")
         payload = v.get("payload")
         if not isinstance(payload, dict):
