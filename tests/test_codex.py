@@ -498,8 +498,10 @@ def test_items_and_odd_records(tmp_path: Path) -> None:
     for i, v in enumerate(odd, 1):
         outs.extend(reader.feed(Record(v, i, i, i * 10, i * 10 + 9)))
     calls = [o for o in outs if isinstance(o, ParsedCall)]
-    # (a payload or a usage block of another JSON type than an object is said; the rest is silent)
-    assert [(o.line, o.kind) for o in outs if isinstance(o, Issue)] == [(6, "invalid_field"), (8, "invalid_field")]
+    # (a record, a payload or a usage block of another JSON type than an object is said; the rest is silent)
+    assert [(o.line, o.kind) for o in outs if isinstance(o, Issue)] == \
+        [(1, "unknown_record"), (2, "unknown_record"), (3, "unknown_record"), (6, "invalid_field"),
+         (8, "invalid_field")]
     assert [(c.source.line, c.usage.prompt_total) for c in calls if c.usage] == [(9, 7), (17, 10)]
     # A window of -5 is passed on raw: ctxwatch.engine.sanitize.sanitize reports it and makes it unknown (see the window
     # test).
