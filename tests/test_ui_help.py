@@ -11,6 +11,7 @@ from textual.widget import Widget
 
 from ctxwatch.ui.app import CtxwatchApp
 from ctxwatch.ui.screens import HelpScreen
+from ctxwatch.ui.screens.help import CLOSE
 
 SECTIONS = ("#help-keys", "#help-plan", "#help-exports", "#help-bar", "#help-chart", "#help-numbers")
 
@@ -84,3 +85,21 @@ async def test_a_wide_terminal_shows_the_whole_help_in_two_columns(tmp_path: Pat
         assert screen.query_one("#help-bar").region.y > screen.query_one("#help-exports").region.y
         assert box.border_subtitle.startswith("↓ more below: ")
         assert box.region == Region(0, 0, 80, 24)
+
+
+async def test_a_jump_without_animation_names_what_is_below_where_it_lands(tmp_path: Path) -> None:
+    """The subtitle is worked out from the sections' places after the scroll is drawn: a jump in one step (as
+    a loaded machine's last animation frame is) lands with the subtitle of where it landed, not of where the
+    box was a frame before."""
+    app = app_on(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await loaded(pilot, 12)
+        await pilot.press("question_mark")
+        await pilot.pause()
+        box = app.screen.query_one("#help-box")
+        box.scroll_to(y=box.max_scroll_y, animate=False)
+        await wait_for(pilot, lambda: box.border_subtitle == CLOSE)
+        assert shown(box, "#help-close") and box.border_subtitle == CLOSE
+        box.scroll_to(y=0, animate=False)
+        await wait_for(pilot, lambda: box.border_subtitle != CLOSE)
+        assert not shown(box, "#help-exports") and "exports" in box.border_subtitle

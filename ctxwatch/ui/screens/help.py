@@ -185,8 +185,12 @@ class HelpBox(VerticalScroll):
     says there is more, and what), else how to close."""
 
     def on_mount(self) -> None:
-        """Update the subtitle as the box scrolls."""
-        self.watch(self, "scroll_y", lambda: self.refresh_hint(), init=False)
+        """Update the subtitle as the box scrolls, once the scrolled layout is placed (the sections' regions
+        are those of the last frame while ``scroll_y`` changes)."""
+        self.watch(self, "scroll_y", self._scrolled, init=False)
+
+    def _scrolled(self) -> None:
+        self.call_after_refresh(self.refresh_hint)
 
     def on_resize(self, event: events.Resize) -> None:
         """The fold moved: name what is below it once the new layout is placed."""
