@@ -74,33 +74,20 @@ class LineSplitter:
         return len(self._buf) + self._dropped
 
     def feed(self, chunk: bytes) -> list[Line]:
-        """Feed bytes; return the lines they completed, in order."""
+        """Feed bytes; return the lines they completed, in order.
+
+        Each line's bytes are copied once out of ``chunk`` (a line begun in an earlier chunk once more, out of
+        the pending buffer): on a log of long lines, copies are most of the splitting's cost.
+        """
         out: list[Line] = []
+        find = chunk.find
+        nl = find(b"\n")
+        if nl < 0:
+            self._take(chunk, 0, len(chunk))
+            return out
         pos = 0
-        n = len(chunk)
-        while pos < n:
-            nl = chunk.find(b"\n", pos)
-            if nl < 0:
-                self._take(chunk[pos:])
-                break
-            if not self._buf and not self._dropping:
-                # The lines wholly inside this chunk: split in one C call, no copy through the buffer.
-                pieces = chunk[pos:].split(b"\n")
-                tail = pieces.pop()
-                offset, number, cap = self.offset, self.line, self.max_line_bytes
-                for data in pieces:
-                    end = offset + len(data) + 1
-                    if len(data) > cap:
-                        out.append(Line(number, offset, end, b"", oversized=True))
-                    else:
-                        out.append(Line(number, offset, end, data))
-                    offset = end
-                    number += 1
-                self.offset, self.line = offset, number
-                if tail:
-                    self._take(tail)
-                break
-            self._take(chunk[pos:nl])
+        if self._buf or self._dropping:
+            self._take(chunk, 0, nl)
             length = len(self._buf) + self._dropped
             if self._dropping:
                 out.append(Line(self.line, self.offset, self.offset + length + 1, b"", oversized=True))
@@ -112,13 +99,29 @@ class LineSplitter:
             self._dropping = False
             self._dropped = 0
             pos = nl + 1
+            nl = find(b"\n", pos)
+        offset, number, cap = self.offset, self.line, self.max_line_bytes
+        while nl >= 0:
+            end = offset + (nl - pos) + 1
+            if nl - pos > cap:
+                out.append(Line(number, offset, end, b"", oversized=True))
+            else:
+                out.append(Line(number, offset, end, chunk[pos:nl]))
+            offset = end
+            number += 1
+            pos = nl + 1
+            nl = find(b"\n", pos)
+        self.offset, self.line = offset, number
+        if pos < len(chunk):
+            self._take(chunk, pos, len(chunk))
         return out
 
-    def _take(self, piece: bytes) -> None:
+    def _take(self, chunk: bytes, start: int, stop: int) -> None:
+        """Add ``chunk[start:stop]`` to the pending line (through a view: one copy), or count it as dropped."""
         if self._dropping:
-            self._dropped += len(piece)
+            self._dropped += stop - start
             return
-        self._buf += piece
+        self._buf += memoryview(chunk)[start:stop]
         if len(self._buf) > self.max_line_bytes:
             self._dropping = True
             self._dropped = len(self._buf)
