@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 from ctxwatch.model import Issue
 from ctxwatch.source.held import HeldLine
-from ctxwatch.source.lines import CHUNK_BYTES, DEFAULT_MAX_LINE_BYTES, Line, LineSplitter
+from ctxwatch.source.lines import CHUNK_BYTES, DEFAULT_MAX_LINE_BYTES, MAX_CHUNK_BYTES, Line, LineSplitter
 from ctxwatch.source.resets import (
     DEFAULT_IDLE_GRACE,
     DEFAULT_ROTATED_QUIET,
@@ -56,7 +56,7 @@ class FileTailer:
         keep_open: keep the file open between polls (needed to drain a rotated file); when False the handle
             is closed after each poll and the path reopened on the next one.
         clock: monotonic time source in seconds (tests pass a fake clock).
-        chunk_bytes: read size in bytes.
+        chunk_bytes: read size in bytes (doubled, up to MAX_CHUNK_BYTES, while a line is longer).
     """
 
     def __init__(self, path: str | os.PathLike[str], offset: int = 0, line: int = 1,
@@ -342,9 +342,10 @@ class FileTailer:
         assert self._fd is not None
         budget = max_bytes
         got_any = False
+        size = self.chunk_bytes
         while budget is None or budget > 0:
             try:
-                want = self.chunk_bytes if budget is None else min(self.chunk_bytes, budget)
+                want = size if budget is None else min(size, budget)
                 chunk = os.pread(self._fd, want, self._pos)
             except OSError:
                 break
@@ -361,6 +362,8 @@ class FileTailer:
             self._sig = (self._sig + chunk[-SIGNATURE_BYTES:])[-SIGNATURE_BYTES:]
             for ln in self._splitter.feed(chunk):
                 self._give_line(ln, events)
+            if self._splitter.pending > size // 2 and size < MAX_CHUNK_BYTES:
+                size *= 2  # (a long line: read more at a time, as read_lines does)
         if self._pos > self._size:
             self._size = self._pos
         if got_any:
