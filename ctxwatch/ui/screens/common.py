@@ -1,5 +1,6 @@
 """What the call detail, the eviction preview and the problems list share: re-reading a call from disk in
-a worker thread, the keys of a screen built around one table, and new file names that never overwrite.
+a worker thread, the keys of a screen built around one table, its columns' widths settled once it is filled,
+and new file names that never overwrite.
 """
 
 from __future__ import annotations
@@ -7,6 +8,8 @@ from __future__ import annotations
 import os
 from typing import Any, ClassVar
 
+from rich.cells import cell_len
+from rich.text import Text
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import DataTable
@@ -72,6 +75,18 @@ class TableScreen(Screen[None]):
     def action_up(self) -> None:
         """Previous row."""
         self._table().action_cursor_up()
+
+
+def settle_widths(table: DataTable[Any]) -> None:
+    """Widen each automatic column of ``table`` to its widest cell at once, as the table itself does only when
+    it is next idle.  A busy app can draw the screen in between, and the table keeps the cells it drew (its
+    caches are not keyed by width): a table filled in one go would stay drawn at its headings' widths.  Call
+    after filling; cells are ``Text`` or ``str``, measured in terminal cells."""
+    for column in table.ordered_columns:
+        if column.auto_width:
+            widest = max((c.cell_len if isinstance(c, Text) else cell_len(str(c))
+                          for c in table.get_column(column.key)), default=0)
+            column.content_width = max(column.content_width, widest)
 
 
 def unique_path(folder: str, stem: str, suffix: str) -> str:

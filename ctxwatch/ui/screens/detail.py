@@ -24,7 +24,7 @@ from ctxwatch.model import (
 )
 from ctxwatch.ui import text as tx
 from ctxwatch.ui.costs import call_cache_text, call_cost_text
-from ctxwatch.ui.screens.common import REREAD_FAILED, TableScreen, reload
+from ctxwatch.ui.screens.common import REREAD_FAILED, TableScreen, reload, settle_widths
 from ctxwatch.ui.screens.itemcounts import COUNTED, SCALED, is_scaled, rows_note, scaled_how, with_counts
 from ctxwatch.ui.screens.items import Item, build_items, fold, item_numbers
 from ctxwatch.ui.widgets.footer import AdaptiveFooter
@@ -248,6 +248,7 @@ class DetailScreen(TableScreen):
                            else tx.pct(it.tokens, prompt), justify="right"),
                       tx.literal(it.text, style="dim", limit=preview)]
             table.add_row(*cells, key=str(it.position))
+        settle_widths(table)
         if keep is not None and str(keep) in table.rows:
             table.move_cursor(row=table.get_row_index(str(keep)), animate=False)
         self._show_selected()

@@ -18,7 +18,7 @@ from textual.widgets import DataTable, Static
 
 from ctxwatch.analysis import Flag
 from ctxwatch.ui import text as tx
-from ctxwatch.ui.screens.common import TableScreen
+from ctxwatch.ui.screens.common import TableScreen, settle_widths
 from ctxwatch.ui.widgets.footer import AdaptiveFooter
 from ctxwatch.ui.widgets.side import SEVERITY_MARKS
 
@@ -126,6 +126,7 @@ class FlagsScreen(TableScreen):
             mark, style = SEVERITY_MARKS.get(f.severity, ("?", ""))
             table.add_row(Text(mark, style), Text(f"#{f.call + 1}", justify="right"),
                           tx.literal(f.kind, style, limit=kw), tx.literal(f.reason, limit=rw))
+        settle_widths(table)
         if new:
             table.move_cursor(row=min(max(0, row), len(new) - 1), animate=False)
         self.query_one("#flags-head", Static).update(self._head())

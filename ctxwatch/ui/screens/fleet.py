@@ -17,7 +17,7 @@ from textual.widgets import DataTable, Static
 
 from ctxwatch.ui import text as tx
 from ctxwatch.ui.fleet import Conversation, FleetRow
-from ctxwatch.ui.screens.common import TableScreen
+from ctxwatch.ui.screens.common import TableScreen, settle_widths
 from ctxwatch.ui.widgets.footer import AdaptiveFooter
 from ctxwatch.ui.widgets.side import SEVERITY_MARKS
 from ctxwatch.ui.widgets.table import short_model
@@ -136,6 +136,7 @@ class FleetScreen(TableScreen):
                           tx.literal(_shown(short_model(r.last.model)), limit=fit["model"], middle=True),
                           *(Text(cell, justify="right") for cell in _numbers(r)),
                           tx.literal(_shown(_flag(r), ""), style, limit=fit["flag"]))
+        settle_widths(table)
         if new:
             at = next((i for i, r in enumerate(new) if keep is not None and r.conversation == keep.conversation), 0)
             table.move_cursor(row=at, animate=False)

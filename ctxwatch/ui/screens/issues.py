@@ -21,7 +21,7 @@ from ctxwatch.model import (
     tally_issues,
 )
 from ctxwatch.ui import text as tx
-from ctxwatch.ui.screens.common import TableScreen
+from ctxwatch.ui.screens.common import TableScreen, settle_widths
 from ctxwatch.ui.state import listed_issues
 from ctxwatch.ui.widgets.footer import AdaptiveFooter
 
@@ -134,6 +134,7 @@ class IssuesScreen(TableScreen):
             table.add_column(Text("message"), key="message")
             old = []
         table.add_rows(self._row(i, before) for i, before in rows[len(old):])
+        settle_widths(table)
         if not grown and rows:
             table.move_cursor(row=min(max(0, row), len(rows) - 1), animate=False)
         self.query_one("#issues-head", Static).update(self._head())

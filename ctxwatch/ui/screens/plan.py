@@ -25,7 +25,7 @@ from ctxwatch.model import (
 )
 from ctxwatch.ui import text as tx
 from ctxwatch.ui.export import json_document, write_new
-from ctxwatch.ui.screens.common import REREAD_FAILED, TableScreen, reload, unique_path
+from ctxwatch.ui.screens.common import REREAD_FAILED, TableScreen, reload, settle_widths, unique_path
 from ctxwatch.ui.screens.planrows import COLUMNS, fit_cells, plan_rows
 from ctxwatch.ui.screens.planview import Knobs, knob_note, plan_bars, plan_document, plan_head, sizes_note
 from ctxwatch.ui.widgets.footer import AdaptiveFooter
@@ -216,6 +216,7 @@ class PlanScreen(TableScreen):
         # (the table's width less its vertical scrollbar: the rows are fitted to it, so nothing scrolls sideways)
         for cells in fit_cells(rows, (self.size.width or 80) - 2):
             table.add_row(*cells)
+        settle_widths(table)
         self._width = self.size.width
         if table.row_count:
             table.move_cursor(row=min(row, table.row_count - 1), animate=False)
