@@ -23,6 +23,7 @@ from ctxwatch.engine.sanitize import sanitize
 from ctxwatch.engine.views import RunViews
 from ctxwatch.formats import FormatSpec, Output
 from ctxwatch.model import Call, Issue, ParsedCall, Resolved, collect_bad_fields
+from ctxwatch.model.histories import PackedHistories
 from ctxwatch.source import Line, Record, records
 
 #: Parsed calls held back before accounting (bounded so that memory stays small on huge runs).
@@ -53,7 +54,7 @@ class Change:
         return bool(self.added or self.updated or self.issues or self.resolved)
 
 
-class Run(RunViews, MergeAccounted):
+class Run(RunViews, MergeAccounted, PackedHistories):
     """The calls of one log, accounted.
 
     Args:
