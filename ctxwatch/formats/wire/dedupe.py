@@ -35,8 +35,9 @@ def record_hash(record: dict[str, Any], body_at: tuple[str, ...], memo: MessageM
 
     ``body_at``: the keys leading from ``record`` to its request body.  The body's messages, which ``memo``
     has just hashed one by one to build the call, enter as those hashes instead of being written out again (an
-    agent's request re-sends its whole history: writing it twice more per record slowed a read by a fifth);
-    a record the memo did not read (a Responses API body) is written whole.
+    agent's request re-sends its whole history: writing it twice more per record slowed a read by a fifth),
+    and its tool schemas as their own key (:meth:`~.messages.MessageMemo.value_key`); a record the memo did
+    not read (a Responses API body) is written whole.
     """
     # (the record's own keys in a fixed order: a line decoder may give them in another than the line's)
     record = dict(sorted(record.items()))
@@ -46,10 +47,14 @@ def record_hash(record: dict[str, Any], body_at: tuple[str, ...], memo: MessageM
     packed = memo.keys_digest(body.get("messages")) if isinstance(body, dict) else None
     if packed is None:
         return json_hash(record)
+    # (the tool schemas, as long as the previous record's, enter as their key too)
+    tools = body.get("tools")
+    tools_key = memo.value_key(tools, json_hash) if isinstance(tools, list) and tools else None
+    swap: dict[str, Any] = {"messages": packed} if tools_key is None else {"messages": packed, "tools": tools_key}
 
     def swapped(d: dict[str, Any], i: int) -> dict[str, Any]:
         if i == len(body_at):
-            return {**d, "messages": packed}
+            return {**d, **swap}
         return {**d, body_at[i]: swapped(d[body_at[i]], i + 1)}
 
     return json_hash(swapped(record, 0))
