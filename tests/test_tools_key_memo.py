@@ -4,6 +4,7 @@ still recognised when it is read alone (its content key does not depend on the l
 
 from __future__ import annotations
 
+import pickle
 from pathlib import Path
 
 import orjson
@@ -11,7 +12,7 @@ import orjson
 from ctxwatch.engine import load_run
 from ctxwatch.engine.reload import reload_parsed
 from ctxwatch.formats import get_format
-from ctxwatch.model import digest
+from ctxwatch.model import LastKey, digest
 from ctxwatch.source import json_text
 
 DEMO = Path(__file__).resolve().parent.parent / "sample_logs" / "openai_chat_demo.jsonl"
@@ -46,3 +47,22 @@ def test_every_call_is_found_again_by_its_record_read_alone() -> None:
         again = reload_parsed(spec, call)
         # (a content key is "content:<hash>:<where>": the hash is the record's alone, where it lies is not)
         assert again is not None and again.key and call.key and again.key.split(":")[:2] == call.key.split(":")[:2]
+
+
+ASKED: list[list[object]] = []
+
+
+def key_of(items: list[object]) -> int:
+    """A key function that counts how often it is asked (module-level, so a LastKey of it pickles)."""
+    ASKED.append(items)
+    return len(ASKED)
+
+
+def test_last_key_works_a_key_out_again_only_for_other_objects() -> None:
+    ASKED.clear()
+    a, b = {"name": "read"}, {"name": "write"}
+    last = LastKey(key_of)
+    assert last([a, b]) == 1 and last([a, b]) == 1  # (a new list of the same objects: remembered)
+    assert last([a]) == 2 and last([a, {"name": "write"}]) == 3  # (fewer, or an equal copy: worked out again)
+    again = pickle.loads(pickle.dumps(last))
+    assert again([a, {"name": "write"}]) == 4 and len(ASKED) == 4  # (a pickled one remembers nothing)

@@ -6,7 +6,6 @@ an identical re-sent prefix), because every call re-sends the history.
 
 from __future__ import annotations
 
-import operator
 from typing import Any, Protocol
 
 from ctxwatch.accounting.harness import harness_reserve, harness_window
@@ -15,6 +14,7 @@ from ctxwatch.catalog.windows import proves_long_context, resolve_window
 from ctxwatch.config import DEFAULT_RESERVE, Settings
 from ctxwatch.model import (
     Call,
+    LastKey,
     MessageStat,
     ParsedCall,
     Src,
@@ -115,26 +115,17 @@ class Accountant:
         self._sent_tools: object = None
         # The previous call's messages, stats, history tokens, counter and inexact count (prefix reuse).
         self._prev: tuple[list, list[MessageStat], int, Counter | None, int] = ([], [], 0, None, 0)
-        # The last tool schemas keyed and their key (a re-sending log's decoder gives unchanged ones as the
-        # same objects: not written out and hashed again).
-        self._tools: tuple[object, int] = (None, 0)
+        self._tools_key = LastKey(_tools_key)  # (a re-sending log's unchanged schemas keyed once)
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
-        for name in ("saved", "_sent_messages", "_sent_tools", "_tools"):
+        for name in ("saved", "_sent_messages", "_sent_tools"):
             state.pop(name, None)  # (a database handle of the process that saved the run; what was prefetched)
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
-        self._sent_messages, self._sent_tools, self._tools = [], None, (None, 0)
-
-    def _tools_key(self, tools: list) -> int:
-        last = self._tools[0]
-        # (a reader builds each call's list anew, of the schemas the line decoder gave as the same objects)
-        if not (isinstance(last, list) and len(last) == len(tools) and all(map(operator.is_, last, tools))):
-            self._tools = (tools, _tools_key(tools))
-        return self._tools[1]
+        self._sent_messages, self._sent_tools = [], None
 
     def prefetch(self, pc: ParsedCall) -> None:
         """Send the texts :meth:`account` will tokenize for ``pc`` to the counting child of its tokenizer

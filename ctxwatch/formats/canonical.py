@@ -94,8 +94,8 @@ class CanonicalReader(Reader):
         replaced = self.ids.counted_copy(call, rec.line, notes)
         if call.key is None:  # (no response id: a refused request)
             nested = v["request"] is not req
-            self.ids.content(call, record_hash(v, ("request", "body") if nested else ("request",), self.memo),
-                             rec.line)
+            self.ids.content(call, record_hash(v, ("request", "body") if nested else ("request",), self.memo,
+                                               self.ids.tools_hash), rec.line)
         call.session = v.get("session") if isinstance(v.get("session"), str) else None
         if v.get("window") is not None:
             # (a value that is not a window, "big", 0 or -100, is passed on for the run's sanitize to report and make

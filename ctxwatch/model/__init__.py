@@ -21,6 +21,7 @@ from ctxwatch.model.fields import collect_bad_fields, json_type, note_bad_field
 from ctxwatch.model.issues import BAD_LINE_KINDS, Issue, Resolved, counted_issues, is_bad_line, tally_issues
 from ctxwatch.model.parsed import (
     MAX_COUNT,
+    LastKey,
     Message,
     ParsedCall,
     Part,
@@ -44,6 +45,7 @@ __all__ = [
     "Breakdown",
     "Call",
     "Issue",
+    "LastKey",
     "Message",
     "MessageStat",
     "ParsedCall",

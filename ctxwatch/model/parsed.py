@@ -3,11 +3,12 @@ messages) so that it can be tokenized, and where each number came from (:class:`
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import operator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from hashlib import blake2b
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from ctxwatch.model.fields import mend_message, mend_part
 from ctxwatch.model.pickling import fast_pickle as _fast_pickle
@@ -192,6 +193,8 @@ def digest(*parts: str | bytes | None) -> int:
     return int.from_bytes(h.digest(), "little", signed=True)
 
 
+_K = TypeVar("_K")
+
 #: What :func:`digest` writes for ``None``: a length no part can have.
 _NONE = b"\xff" * 8
 
@@ -209,6 +212,28 @@ def message_key(msg: Message) -> int:
 def text_key(blocks: Iterable[str]) -> int:
     """The content key (:func:`digest`) of a sequence of text blocks: the system prompt's identity across calls."""
     return digest(*blocks)
+
+
+class LastKey(Generic[_K]):
+    """``key_of(items)`` for a list, remembered for the last list while the next one holds the same objects in
+    order: a re-sending log's line decoder gives each line's unchanged tool schemas as the previous line's
+    objects, so they are written out and hashed once, not once a call.  Pickled without what it remembers."""
+
+    def __init__(self, key_of: Callable[[list[Any]], _K]) -> None:
+        self.key_of = key_of
+        self._last: tuple[list[Any], _K] | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"key_of": self.key_of}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.key_of, self._last = state["key_of"], None
+
+    def __call__(self, items: list[Any]) -> _K:
+        last = self._last
+        if last is None or len(last[0]) != len(items) or not all(map(operator.is_, last[0], items)):
+            last = self._last = (list(items), self.key_of(items))
+        return last[1]
 
 
 @_fast_pickle

@@ -9,6 +9,7 @@ reports the most, and every copy left out says which copy is counted.
 from __future__ import annotations
 
 from array import array
+from collections.abc import Callable
 from hashlib import blake2b
 from typing import Any, NamedTuple
 
@@ -16,7 +17,7 @@ import orjson
 
 from ctxwatch.formats.wire.messages import MessageMemo
 from ctxwatch.formats.wire.resend import raw_default
-from ctxwatch.model import MAX_COUNT, Issue, Message, ParsedCall, Resolved, Usage, digest, message_key
+from ctxwatch.model import MAX_COUNT, Issue, LastKey, Message, ParsedCall, Resolved, Usage, digest, message_key
 
 
 def json_hash(v: Any) -> int | None:
@@ -29,15 +30,17 @@ def json_hash(v: Any) -> int | None:
         return None
 
 
-def record_hash(record: dict[str, Any], body_at: tuple[str, ...], memo: MessageMemo) -> int | None:
+def record_hash(record: dict[str, Any], body_at: tuple[str, ...], memo: MessageMemo,
+                tools_hash: Callable[[list[Any]], int | None] = json_hash) -> int | None:
     """The content key of a whole record (equal for identical records, whatever the order of its own keys), or
     ``None`` when it cannot be written.
 
     ``body_at``: the keys leading from ``record`` to its request body.  The body's messages, which ``memo``
     has just hashed one by one to build the call, enter as those hashes instead of being written out again (an
     agent's request re-sends its whole history: writing it twice more per record slowed a read by a fifth),
-    and its tool schemas as their own key (:meth:`~.messages.MessageMemo.value_key`); a record the memo did
-    not read (a Responses API body) is written whole.
+    and its tool schemas as their key, ``tools_hash(tools)`` (a :class:`~ctxwatch.model.LastKey` of
+    :func:`json_hash` keeps it for the next record's unchanged ones); a record the memo did not read (a
+    Responses API body) is written whole.
     """
     # (the record's own keys in a fixed order: a line decoder may give them in another than the line's)
     record = dict(sorted(record.items()))
@@ -49,7 +52,7 @@ def record_hash(record: dict[str, Any], body_at: tuple[str, ...], memo: MessageM
         return json_hash(record)
     # (the tool schemas, as long as the previous record's, enter as their key too)
     tools = body.get("tools")
-    tools_key = memo.value_key(tools, json_hash) if isinstance(tools, list) and tools else None
+    tools_key = tools_hash(tools) if isinstance(tools, list) and tools else None
     swap: dict[str, Any] = {"messages": packed} if tools_key is None else {"messages": packed, "tools": tools_key}
 
     def swapped(d: dict[str, Any], i: int) -> dict[str, Any]:
@@ -167,6 +170,8 @@ class ResponseIds:
         self._seen: dict[int, int] = {}  # content hash of an id-less record -> how many were read so far
         self._origin: int | None = None  # line of the first record read (see start)
         self._keys = _HistoryKeys()
+        #: :func:`json_hash` of a call's tool schemas, kept while the next call's are the same objects.
+        self.tools_hash: LastKey[int | None] = LastKey(json_hash)
 
     def start(self, line: int) -> None:
         """Note a record's line before it is read (the first one noted is where the reading started)."""
@@ -201,7 +206,8 @@ class ResponseIds:
         msgs = call.messages or []
         # (message keys are the memo's digests of each raw message: the whole history, for the cost of a few bytes)
         system = call.system or ()
-        shape = digest(call.model, str(len(system)), *system, repr(json_hash(call.tools)),
+        shape = digest(call.model, str(len(system)), *system, repr(self.tools_hash(call.tools) if call.tools
+                                                                   else json_hash(call.tools)),
                        repr(json_hash(call.max_output_tokens)), str(self._keys.of(msgs))) & 0xFFFFFFFF
         call.key = f"response:{rid}:{len(msgs)}:{shape:08x}"
         first = self._ids.setdefault(rid, (call.key, line))

@@ -42,25 +42,13 @@ class MessageMemo:
         self._counts_before: dict[Callable[[Any], bool], int] = {}  # the same, in the list given before it
         self._hash: Any = _keys_hash(self._prev_keys)  # BLAKE2b state of _prev_keys (see keys_digest)
         self._gaps = 0  # how many items of _prev_raw are no message (None in _prev_msgs)
-        self._value: Any = None  # the last value given to value_key, and its key
-        self._value_key: int | None = None
 
     def __getstate__(self) -> dict[str, Any]:
-        # (a hash object does not pickle; the last keyed value is only worth its memory while the file is read)
-        return {k: v for k, v in self.__dict__.items() if k not in ("_hash", "_value", "_value_key")}
+        return {k: v for k, v in self.__dict__.items() if k != "_hash"}  # (a hash object does not pickle)
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self._hash = _keys_hash(self._prev_keys)
-        self._value, self._value_key = None, None
-
-    def value_key(self, value: Any, key_of: Callable[[Any], int | None]) -> int | None:
-        """``key_of(value)``, remembered for the last value given: a re-sending log's line decoder gives the
-        unchanged tool schemas of each line as the previous line's object, whose key is then not worked out
-        (dumped and hashed, 9 KB a line in the benchmark log) again."""
-        if value is not self._value:
-            self._value, self._value_key = value, key_of(value)
-        return self._value_key
 
     def messages(self, raw_list: list[Any], build: Callable[[dict[str, Any]], Message]) -> list[Message | None]:
         """Messages for a request's raw message list, aligned with it (``None`` for non-dict items).
