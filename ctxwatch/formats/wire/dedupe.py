@@ -50,7 +50,7 @@ def record_hash(record: dict[str, Any], body_at: tuple[str, ...], memo: MessageM
     packed = memo.keys_digest(body.get("messages")) if isinstance(body, dict) else None
     if packed is None:
         return json_hash(record)
-    # (the tool schemas, as long as the previous record's, enter as their key too)
+    # (the tool schemas enter as their key too, worked out once while the records after re-send them)
     tools = body.get("tools")
     tools_key = tools_hash(tools) if isinstance(tools, list) and tools else None
     swap: dict[str, Any] = {"messages": packed} if tools_key is None else {"messages": packed, "tools": tools_key}
