@@ -25,7 +25,7 @@ from ctxwatch.model import (
 from ctxwatch.ui import text as tx
 from ctxwatch.ui.costs import call_cache_text, call_cost_text
 from ctxwatch.ui.screens.common import REREAD_FAILED, TableScreen, reload, settle_widths
-from ctxwatch.ui.screens.itemcounts import COUNTED, SCALED, is_scaled, rows_note, scaled_how, with_counts
+from ctxwatch.ui.screens.itemcounts import COUNTED, SCALED, rows_note, scaled_how, with_counts
 from ctxwatch.ui.screens.items import Item, build_items, fold, item_numbers
 from ctxwatch.ui.widgets.footer import AdaptiveFooter
 
@@ -158,8 +158,7 @@ class DetailScreen(TableScreen):
             rs = sum(it.reported for it in msgs)
             by = f"{rows:,}: {rows - rs:,} by {c.tokenizer}, {rs:,} reasoning as reported" if rs else \
                 f"{rows:,} by {c.tokenizer}"
-            scaled = self.counts is not None and is_scaled(self.counts)
-            out.append(f" ({by}, counted on opening{f'; rows{SCALED} scaled to it' if scaled else ''})", "dim")
+            out.append(f" ({by}, counted on opening)", "dim")  # (how the rows are scaled: rows_note, next)
         elif not self.loaded and not c.messages:
             out.append(" · messages: counted on opening")
         if self.loaded:
