@@ -7,6 +7,7 @@ never counted (they would count twice).
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 
@@ -29,13 +30,57 @@ def is_subagent_file(path: str) -> bool:
 
 
 def subagent_files_of(session_path: str) -> list[str]:
-    """The subagent transcripts of a Claude Code session file in the v2.1.x layout (``<session>/subagents/
-    agent-*.jsonl`` beside ``<session>.jsonl``), sorted; ``[]`` when there are none or the
-    folder cannot be listed.  (v2.0.x wrote ``agent-*.jsonl`` beside the sessions, tied to theirs only by the
-    ``sessionId`` inside: not looked for here.)"""
+    """The subagent transcripts of a Claude Code session file: those of the v2.1.x layout
+    (``<session>/subagents/agent-*.jsonl`` beside ``<session>.jsonl``), sorted, then the v2.0.x ones
+    (``agent-*.jsonl`` beside the session file, tied to it only by the ``sessionId`` inside,
+    :func:`session_id_of`), sorted; ``[]`` for a subagent transcript itself, or when there are none or the
+    folders cannot be listed."""
+    if is_subagent_file(session_path):
+        return []
     folder = os.path.join(os.path.splitext(session_path)[0], "subagents")
     try:
         names = os.listdir(folder)
     except OSError:
-        return []
-    return sorted(os.path.join(folder, n) for n in names if AGENT_FILE.search(n) and n.endswith(".jsonl"))
+        names = []
+    found = sorted(os.path.join(folder, n) for n in names if AGENT_FILE.search(n) and n.endswith(".jsonl"))
+    beside = os.path.dirname(session_path) or "."
+    try:
+        names = [n for n in os.listdir(beside) if AGENT_FILE.search(n) and n.endswith(".jsonl")]
+    except OSError:
+        names = []
+    if names and (sid := session_id_of(session_path)) is not None:
+        found += sorted(p for n in names if session_id_of(p := os.path.join(beside, n)) == sid)
+    return found
+
+
+#: Bytes of a transcript's head searched for its ``sessionId`` (every line's envelope holds it, in its first
+#: few hundred bytes; a first line of another kind, a file-history snapshot, can be longer).
+SESSION_ID_HEAD = 64 * 1024
+
+_SESSION_ID = re.compile(rb'"sessionId":"([^"\\]{1,128})"')
+
+
+def session_id_of(path: str) -> str | None:
+    """The first ``sessionId`` in the head of the Claude Code transcript ``path`` (its first 4 KiB, else
+    :data:`SESSION_ID_HEAD` bytes), or ``None`` when it has none there or cannot be read.  Remembered per
+    path, size and modification time: a folder's sessions each look through the same transcripts.  Only
+    read, never written."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return _session_id(path, st.st_size, st.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=4096)
+def _session_id(path: str, size: int, mtime_ns: int) -> str | None:
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(4096)
+            m = _SESSION_ID.search(head)
+            if m is None and len(head) == 4096:
+                head += fh.read(SESSION_ID_HEAD - len(head))
+                m = _SESSION_ID.search(head)
+    except OSError:
+        return None
+    return m.group(1).decode("utf-8", "replace") if m else None

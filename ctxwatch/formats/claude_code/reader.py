@@ -342,9 +342,9 @@ class ClaudeCodeReader(Reader):
         if not n:
             return []
         found = len(subagent_files_of(self.path))
-        where = (f"{found} subagent transcript{'s' if found != 1 else ''} in {os.path.splitext(self.path)[0]}"
-                 f"{os.sep}subagents, not among the files read here (read with the session's folder, their calls "
-                 "are counted)" if found else
+        where = (f"{found} subagent transcript{'s' if found != 1 else ''} of this session (under "
+                 f"{os.path.basename(os.path.splitext(self.path)[0])}{os.sep}subagents or beside it), not among the "
+                 "files read here (read with the session's folder, their calls are counted)" if found else
                  "the subagent's own transcript (<session>/subagents/agent-*.jsonl, or agent-*.jsonl beside the "
                  "session), which is not among the files read")
         return [Issue(self.path, 0, SUBAGENT_COPIES,

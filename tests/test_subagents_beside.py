@@ -1,0 +1,73 @@
+"""Claude Code v2.0.x wrote each subagent's transcript as ``agent-<id>.jsonl`` beside the session file, tied to it
+only by the ``sessionId`` inside.  ``report`` of the folder counted their calls in the session, while the
+dashboard's ``c`` said "this log has one context" and the session's note said the transcripts were not among
+the files read.  They are now the session's transcripts everywhere: ``c`` goes through them, and the note says
+they are there."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from test_ui_common import wait_for
+
+from ctxwatch.formats.claude_code import subagent_files_of
+from ctxwatch.ui.app import CtxwatchApp
+
+SESSION = "spotter_4d5611e5_full.jsonl"
+AGENTS = ("spotter_4d5611e5_subagents_agent-a2898e3.jsonl", "spotter_4d5611e5_subagents_agent-acompact-e1f845.jsonl")
+
+
+def folder_of(shared_logs: Path, tmp_path: Path) -> Path:
+    """The session, its two transcripts, and a transcript of another session beside them."""
+    folder = tmp_path / "proj"
+    folder.mkdir()
+    for name in (SESSION, *AGENTS, "spotter_subagent_parent.jsonl"):
+        shutil.copy(shared_logs / "claude-code" / name, folder / name)
+    other = (shared_logs / "claude-code" / AGENTS[0]).read_text().replace(
+        "4d5611e5-241a-462a-8d15-5122611a9569", "00000000-0000-0000-0000-000000000000")
+    (folder / "agent-other.jsonl").write_text(other)
+    return folder
+
+
+def assistant_ids(path: Path) -> set[str]:
+    """The message ids of a transcript's assistant lines (each one call), read line by line."""
+    ids = set()
+    for line in path.read_text().splitlines():
+        rec = json.loads(line)
+        if rec.get("type") == "assistant":
+            ids.add(rec["message"]["id"])
+    return ids
+
+
+def test_the_transcripts_beside_a_session_are_its_own(shared_logs: Path, tmp_path: Path) -> None:
+    folder = folder_of(shared_logs, tmp_path)
+    assert subagent_files_of(str(folder / SESSION)) == [str(folder / n) for n in sorted(AGENTS)]
+    assert subagent_files_of(str(folder / "spotter_subagent_parent.jsonl")) == []  # (another session's id)
+    assert subagent_files_of(str(folder / AGENTS[0])) == []  # (a transcript has none of its own)
+
+
+async def test_c_goes_to_a_transcript_beside_the_session(shared_logs: Path, tmp_path: Path) -> None:
+    folder = folder_of(shared_logs, tmp_path)
+    app = CtxwatchApp(str(folder / SESSION))
+    said: list[str] = []
+    real = app.notify
+
+    def notify(message: str, **kw: object) -> None:
+        said.append(message)
+        real(message, **kw)  # type: ignore[arg-type]
+
+    app.notify = notify  # type: ignore[method-assign]
+    async with app.run_test(size=(120, 40)) as pilot:
+        assert await wait_for(pilot, lambda: app.loaded and len(app.calls) == len(assistant_ids(folder / SESSION)),
+                              20.0)
+        notes = [i.message for i in app.state.issues if i.kind == "subagent_calls_elsewhere"]
+        assert notes and "2 subagent transcripts of this session" in notes[0]
+        first = folder / sorted(AGENTS)[0]
+        for _ in range(len(app.state.contexts) + 1):  # (the session's own contexts first, then its files)
+            await pilot.press("c")
+            if await wait_for(pilot, lambda: app.log_path == str(first), 2.0):
+                break
+        assert await wait_for(pilot, lambda: app.loaded and len(app.calls) == len(assistant_ids(first)), 20.0)
+        assert said[-1] == f"context: subagent transcript {first.name} (file 2/3 of the session; c: next)"
