@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
-from textual import work
+from textual import events, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.message import Message
@@ -100,6 +100,7 @@ class DetailScreen(TableScreen):
         #: The text ``/`` looks for (``""``: none), and how many items hold it.
         self.find_text = ""
         self.matches = 0
+        self._filled_width = 0  # (the screen's width the previews were cut for)
 
     def compose(self) -> ComposeResult:
         """Header, items table, item header and body."""
@@ -218,10 +219,23 @@ class DetailScreen(TableScreen):
             return sorted(self.items, key=lambda it: -(it.tokens or 0))
         return list(self.items)
 
+    def on_resize(self, event: events.Resize) -> None:
+        """Cut the previews for the new width (each was cut for the width the table was filled at), from
+        columns as wide as their headings again (a column only widens as rows come)."""
+        if not self.loaded or self.size.width == self._filled_width:
+            return
+        item = self.selected_item()
+        table = self.query_one("#items", DataTable)
+        raw = "raw" in table.columns
+        table.clear(columns=True)
+        self._add_columns(table, raw=raw)
+        self._fill(keep=item.position if item is not None else None)
+
     def _fill(self, keep: int | None = None) -> None:
         """(Re)fill the items table in the current order, keeping item ``keep`` (a position) selected."""
         table = self.query_one("#items", DataTable)
         table.clear()
+        self._filled_width = self.size.width
         c = self.call
         # Percentages of a known, plausible prompt size: the call's; for an implausible report, the estimate
         # of the logged request, else none (the report, or a sum of rows holding it, is no prompt size).
