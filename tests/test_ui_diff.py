@@ -105,3 +105,25 @@ def test_the_diff_screen_80x24(snap_compare: Any, tmp_path: Path, monkeypatch: p
         assert [(n, it.text) for n, it in d.added] == [(2, "third one")] and d.kept == 1
 
     assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)
+
+
+async def test_the_diff_says_its_counts_are_the_ones_the_detail_shows_raw(shared_logs: Path) -> None:
+    """#139's added messages are 44 and 6,899 tokens in the diff, 61≈ and 9,568≈ in the detail (scaled to the
+    reported prompt, the raw count beside): the diff now says its numbers are the tokenizer's own, and they are
+    the detail's raw column."""
+    app = CtxwatchApp(str(shared_logs / FULL))
+    async with app.run_test(size=(100, 40)) as pilot:
+        await loaded(pilot, 139)
+        app._select_row(138)
+        await pilot.pause()
+        await pilot.press("enter")
+        detail = app.screen
+        assert await wait_for(pilot, lambda: getattr(detail, "loaded", False), 10)
+        raw = {it.label: it.raw for it in detail.items if it.kind == "message"}  # type: ignore[attr-defined]
+        await pilot.press("escape")
+        screen = await open_diff(pilot, app, 138)
+        d = screen.diff
+        assert d is not None and len(d.added) == 2
+        assert [it.tokens for _n, it in d.added] == [raw[it.label] for _n, it in d.added]
+        body = str(screen.query_one("#diff-body", Static).render())
+        assert "o200k_base's own counts; the detail and plan scale them≈ to the prompt" in body

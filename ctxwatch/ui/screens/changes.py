@@ -146,6 +146,7 @@ def diff_text(d: TurnDiff, width: int = 80) -> Text:
     out.append(f"\nAdded: {len(d.added):,} message{'s' if len(d.added) != 1 else ''}, {tokens:,} tokens",
                "bold")
     out.append(f" ({d.kept:,} sent again unchanged)\n", "dim")
+    out.append_text(counts_note(c))
     _rows(out, d.added, "green", width)
     gone = sum(it.tokens or 0 for _n, it in d.left)
     why = ("compacted" if c.compaction else "dropped by the client") if d.left else ""
@@ -154,6 +155,16 @@ def diff_text(d: TurnDiff, width: int = 80) -> Text:
     out.append("\n")
     _rows(out, d.left, "red", width)
     return out
+
+
+def counts_note(c: Call) -> Text:
+    """What the messages' numbers are: ``c``'s tokenizer's own counts, which the detail and ``plan`` scale
+    (``≈``) to each call's reported prompt when its history is inferred or calibrated (each call by its own
+    factor, so the scaled rows of the messages added need not add up to the history's change either)."""
+    what = f"  {c.tokenizer}'s own counts"
+    if c.history_src in (Src.INFERRED, Src.CALIBRATED):
+        what += "; the detail and plan scale them≈ to the prompt"
+    return Text(what + "\n", "dim")
 
 
 def _rows(out: Text, rows: list[tuple[int, Item]], style: str, width: int) -> None:
