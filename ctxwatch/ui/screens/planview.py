@@ -75,11 +75,17 @@ def _title(number: int, plan: Any, name: bool) -> Text:
     return out
 
 
-def _knobs(k: Knobs, keys: bool) -> Text:
-    """The knobs' values, each with the keys that turn it (``keys``) or without (the footer names them)."""
+def _knobs(k: Knobs, keys: bool, plan: Any = None) -> Text:
+    """The knobs' values, each with the keys that turn it (``keys``) or without (the footer names them).  A
+    budget fraction above what the window leaves beside the reserve is shown as the fraction in effect, then
+    the one set (``plan``'s budget is ``min(window x fraction, window - reserve)``)."""
     def key(s: str) -> str:
         return f" ({s})" if keys else ""
-    return Text(f"keep_recent {k.keep_recent}{key('+/-')} · budget {k.budget_fraction:.2f}{key('B/b')} · reserve "
+    budget = f"{k.budget_fraction:.2f}"
+    window = getattr(getattr(plan, "policy", None), "window", None)
+    if window and plan.budget_tokens < int(window * k.budget_fraction):
+        budget = f"{plan.budget_tokens / window:.2f} ({budget} set)"
+    return Text(f"keep_recent {k.keep_recent}{key('+/-')} · budget {budget}{key('B/b')} · reserve "
                 f"{tx.tokens(k.reserve_tokens)}{key('R/r')} · summary {tx.tokens(k.summary_tokens)}{key('U/u')} · "
                 f"mode {k.mode}{key('m')}", "cyan")
 
@@ -107,7 +113,7 @@ def plan_head(number: int, plan: Any, knobs: Knobs, sizes: str | None, note: str
         if sizes:
             head.append(f" · {sizes}", "dim")
         head.append("\n")
-        head.append_text(_knobs(knobs, keys=True))
+        head.append_text(_knobs(knobs, keys=True, plan=plan))
         head.append("\n")
         head.append_text(tx.literal(plan.reason, multiline=False))
     else:
@@ -115,8 +121,8 @@ def plan_head(number: int, plan: Any, knobs: Knobs, sizes: str | None, note: str
         title = title if title.cell_len <= width else _title(number, plan, name=False)
         head = _cut(title, width)
         head.append("\n")
-        long = _knobs(knobs, keys=True)
-        head.append_text(_cut(long if long.cell_len <= width else _knobs(knobs, keys=False), width))
+        long = _knobs(knobs, keys=True, plan=plan)
+        head.append_text(_cut(long if long.cell_len <= width else _knobs(knobs, keys=False, plan=plan), width))
         head.append("\n")
         reason = tx.literal(plan.reason, multiline=False)
         if reason.cell_len <= width - (len(MORE_HINT) if sizes else 0):

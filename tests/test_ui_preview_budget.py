@@ -1,0 +1,44 @@
+"""The eviction preview's budget knob past what the window leaves beside the reserve: ``B`` pressed up to 0.98
+showed "budget 0.98" (or 0.99) over a budget of 180,000 tokens, 0.90 of the 200,000 window (the budget is capped at the
+window minus the reserve).  The knob now shows the fraction in effect, then the one set."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from test_ui_common import loaded, open_detail, wait_for
+from textual.widgets import Static
+
+from ctxwatch.ui.app import CtxwatchApp
+from ctxwatch.ui.screens import PlanScreen
+
+FULL = "claude-code/spotter_4d5611e5_full.jsonl"
+
+
+async def test_a_capped_budget_shows_the_fraction_in_effect(shared_logs: Path) -> None:
+    app = CtxwatchApp(str(shared_logs / FULL))
+    async with app.run_test(size=(160, 40)) as pilot:
+        await loaded(pilot, 139)
+        await open_detail(pilot)
+        await pilot.press("e")
+        screen = app.screen
+        assert isinstance(screen, PlanScreen)
+        assert await wait_for(pilot, lambda: screen.plan is not None, 10.0)
+        head = lambda: str(screen.query_one("#plan-head", Static).render())  # noqa: E731
+        set_at = screen.knobs.budget_fraction  # type: ignore[union-attr]
+        assert f"budget {set_at:.2f} (B/b)" in head()  # (under the cap: as set)
+        while screen.knobs.budget_fraction < 0.98:  # type: ignore[union-attr]
+            before = screen.knobs.budget_fraction  # type: ignore[union-attr]
+            await pilot.press("B")
+
+            def turned(before: float = before) -> bool:
+                return screen.plan is not None and screen.plan.policy.budget_fraction > before
+
+            assert await wait_for(pilot, turned, 10.0)
+        policy = screen.plan.policy  # type: ignore[union-attr]
+        window, reserve = policy.window, policy.reserve_total
+        assert (window, reserve) == (200_000, 20_000) and screen.plan.budget_tokens == 180_000  # type: ignore[union-attr]
+        set_at = screen.knobs.budget_fraction  # type: ignore[union-attr]
+        assert set_at >= 0.98
+        want = f"budget {(window - reserve) / window:.2f} ({set_at:.2f} set) (B/b)"
+        assert await wait_for(pilot, lambda: want in head()), head()
