@@ -776,6 +776,16 @@ def test_an_empty_file_and_a_file_of_no_json_say_so(tmp_path: Path) -> None:
     assert res.exit_code == 2 and "format not recognised; none of its first lines is JSON" in res.stderr
 
 
+def test_a_first_line_nested_too_deeply_says_so(tmp_path: Path) -> None:
+    """A valid JSON line 3,000 objects deep, alone in its file, was "none of its first lines is JSON"; in the middle
+    of a log the same line is "invalid JSON: nested too deeply to decode".  The error now names the line and why."""
+    deep = tmp_path / "deep.jsonl"
+    deep.write_text('{"a":' * 3000 + "1" + "}" * 3000 + "\n")
+    res = CliRunner().invoke(main, ["report", str(deep)])
+    assert res.exit_code == 2
+    assert f"{deep}: format not recognised; line 1: invalid JSON: nested too deeply to decode" in res.stderr
+
+
 def test_an_anthropic_usage_block_without_input_tokens_leaves_the_prompt_unknown(tmp_path: Path) -> None:
     """Output counted, input not: the prompt and the cost are unknown (null), not 0."""
     rec = {"request": {"model": "claude-sonnet-4-20250514", "system": "be brief",

@@ -63,7 +63,7 @@ async def test_c_goes_to_a_transcript_beside_the_session(shared_logs: Path, tmp_
         assert await wait_for(pilot, lambda: app.loaded and len(app.calls) == len(assistant_ids(folder / SESSION)),
                               20.0)
         notes = [i.message for i in app.state.issues if i.kind == "subagent_calls_elsewhere"]
-        assert notes and "2 subagent transcripts of this session" in notes[0]
+        assert notes and "but from 2 subagent transcripts beside it, not among the files read here" in notes[0]
         first = folder / sorted(AGENTS)[0]
         for _ in range(len(app.state.contexts) + 1):  # (the session's own contexts first, then its files)
             await pilot.press("c")

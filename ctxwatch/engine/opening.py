@@ -110,7 +110,7 @@ def resolve_spec(path: str, fmt: str | None) -> FormatSpec:
                                     "(ctxwatch re-reads message bodies by byte offset), or pipe it in: zcat FILE | "
                                     "ctxwatch report - (or check -, plan -, schema -)")
             if not sn.values and sn.document is None and sn.head.strip():
-                why = "; none of its first lines is JSON"
+                why = f"; {sn.problem}" if sn.problem else "; none of its first lines is JSON"
             array = array_of_records(sn)
             if array is not None:
                 n, elements = array

@@ -92,12 +92,15 @@ class Sniff:
         document: the parsed whole document, when the file is a single (pretty-printed) JSON value and small
             enough to have been read for detection; else ``None``.
         head: the raw first bytes.
+        problem: ``line N: why`` of the first line that starts like a record and does not decode (``None``:
+            none), for an error that names why no format reads the file.
     """
 
     path: str
     values: list[Any]
     document: Any = None
     head: bytes = b""
+    problem: str | None = None
 
 
 @dataclass(frozen=True)

@@ -39,6 +39,7 @@ def sniff_file(path: str, max_values: int = 50) -> Sniff:
         # line that is no record, a banner or a damaged write, must not hide the records that follow).
         lines, more = _long_first_line(path)
     first_value = False
+    problem: str | None = None
     for i, raw in enumerate(lines):
         if raw.lstrip(b"\xef\xbb\xbf \t\r")[:1] not in (b"{", b"["):
             continue  # (no record starts otherwise: a pretty-printed document's `"a": 1,`, text, a blank line)
@@ -46,6 +47,8 @@ def sniff_file(path: str, max_values: int = 50) -> Sniff:
         # many times the line)
         vals, issues = decode_line(raw, path, i + 1, first=i == 0, decode=shared_loads)
         first_value |= i == 0 and bool(vals) and not issues
+        if issues and problem is None:
+            problem = f"line {i + 1}: {issues[0].message}"
         vals = [v for v in vals if isinstance(v, dict | list)]  # a pretty-printed line like `"a": 1,` is no record
         values.extend(vals)
         if len(values) >= max_values:
@@ -67,7 +70,7 @@ def sniff_file(path: str, max_values: int = 50) -> Sniff:
                 document = orjson.loads(data.removeprefix(b"\xef\xbb\xbf"))
             except (orjson.JSONDecodeError, OSError):
                 document = None
-    return Sniff(path, values, document, head)
+    return Sniff(path, values, document, head, problem)
 
 
 def _long_first_line(path: str) -> tuple[list[bytes], bytes]:

@@ -341,10 +341,13 @@ class ClaudeCodeReader(Reader):
         n = self.agent_progress_lines
         if not n:
             return []
-        found = len(subagent_files_of(self.path))
-        where = (f"{found} subagent transcript{'s' if found != 1 else ''} of this session (under "
-                 f"{os.path.basename(os.path.splitext(self.path)[0])}{os.sep}subagents or beside it), not among the "
-                 "files read here (read with the session's folder, their calls are counted)" if found else
+        files = subagent_files_of(self.path)
+        found, folder = len(files), f"{os.path.splitext(self.path)[0]}{os.sep}subagents"
+        under = sum(os.path.dirname(f) == folder for f in files)
+        at = (f"in {folder}" if under == found else "beside it" if not under else
+              f"({under} in {folder}, {found - under} beside it)")
+        where = (f"{found} subagent transcript{'s' if found != 1 else ''} {at}, not among the files read here (read "
+                 "with the session's folder, their calls are counted)" if found else
                  "the subagent's own transcript (<session>/subagents/agent-*.jsonl, or agent-*.jsonl beside the "
                  "session), which is not among the files read")
         return [Issue(self.path, 0, SUBAGENT_COPIES,
