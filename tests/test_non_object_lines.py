@@ -31,3 +31,16 @@ def test_a_line_of_no_object_is_an_issue_of_its_line(src: Path, tmp_path: Path) 
     assert len(run.calls) == len(control.calls)
     noted = {i.line for i in run.issues if i.kind == "unknown_record"}
     assert {2, 3, 4, 5} <= noted, (fmt, sorted((i.kind, i.line) for i in run.issues))
+
+
+@pytest.mark.parametrize(("request_value", "said"), [("null", "null"), ("[1]", "array"), ("7", "number")])
+def test_a_record_whose_request_is_no_object_says_so(request_value: str, said: str, tmp_path: Path) -> None:
+    """A canonical record with a request of another JSON type was "not a {request, response} record", as if it
+    were a record of another kind: it is a damaged record, and its issue names the type."""
+    demo = (ROOT / "sample_logs" / "openai_chat_demo.jsonl").read_text(encoding="utf-8").splitlines()
+    path = tmp_path / "run.jsonl"
+    path.write_text("\n".join([demo[0], f'{{"request": {request_value}, "response": {{}}}}', *demo[1:]]) + "\n")
+    run = load_run(str(path), "canonical")
+    assert len(run.calls) == len(demo)
+    assert [(i.line, i.message) for i in run.issues if i.kind == "unknown_record"] == \
+        [(2, f"request is a JSON {said}, not an object; skipped")]

@@ -64,7 +64,10 @@ class CanonicalReader(Reader):
         self.ids.start(rec.line)
         v = rec.value
         if not isinstance(v, dict) or not isinstance(v.get("request"), dict):
-            return [Issue(self.path, rec.line, "unknown_record", "not a {request, response} record; skipped")]
+            # (a record whose request is there but of another JSON type says so: it is damage, not another kind)
+            why = f"request is a JSON {json_type(v['request'])}, not an object" \
+                if isinstance(v, dict) and "request" in v else "not a {request, response} record"
+            return [Issue(self.path, rec.line, "unknown_record", f"{why}; skipped")]
         req = v["request"]
         if isinstance(req.get("body"), dict):  # a wrapper that nests the body, like claude-trace
             req = req["body"]
