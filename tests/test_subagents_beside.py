@@ -14,6 +14,7 @@ from test_ui_common import wait_for
 
 from ctxwatch.formats.claude_code import subagent_files_of
 from ctxwatch.ui.app import CtxwatchApp
+from ctxwatch.ui.widgets.status import status_text
 
 SESSION = "spotter_4d5611e5_full.jsonl"
 AGENTS = ("spotter_4d5611e5_subagents_agent-a2898e3.jsonl", "spotter_4d5611e5_subagents_agent-acompact-e1f845.jsonl")
@@ -29,6 +30,11 @@ def folder_of(shared_logs: Path, tmp_path: Path) -> Path:
         "4d5611e5-241a-462a-8d15-5122611a9569", "00000000-0000-0000-0000-000000000000")
     (folder / "agent-other.jsonl").write_text(other)
     return folder
+
+
+def status(app: CtxwatchApp) -> str:
+    """The status line as drawn for the app's width."""
+    return str(status_text(app.state, False, app.size.width))
 
 
 def assistant_ids(path: Path) -> set[str]:
@@ -62,6 +68,7 @@ async def test_c_goes_to_a_transcript_beside_the_session(shared_logs: Path, tmp_
     async with app.run_test(size=(120, 40)) as pilot:
         assert await wait_for(pilot, lambda: app.loaded and len(app.calls) == len(assistant_ids(folder / SESSION)),
                               20.0)
+        assert "spotter_4d5611e5_full.jsonl (+2 subagent transcripts: c)" in status(app)  # (120 columns)
         notes = [i.message for i in app.state.issues if i.kind == "subagent_calls_elsewhere"]
         assert notes and "but from 2 subagent transcripts beside it, not among the files read here" in notes[0]
         first = folder / sorted(AGENTS)[0]
@@ -71,3 +78,4 @@ async def test_c_goes_to_a_transcript_beside_the_session(shared_logs: Path, tmp_
                 break
         assert await wait_for(pilot, lambda: app.loaded and len(app.calls) == len(assistant_ids(first)), 20.0)
         assert said[-1] == f"context: subagent transcript {first.name} (file 2/3 of the session; c: next)"
+        assert "subagent transcript" not in status(app)  # (a transcript has none of its own)

@@ -32,7 +32,7 @@ from ctxwatch.ui.main import FilterInput, MainScreen
 from ctxwatch.ui.outputs import OutputActions
 from ctxwatch.ui.screens import FlagsScreen, IssuesScreen, PlanScreen
 from ctxwatch.ui.screens.help import COMMANDS
-from ctxwatch.ui.sessions import SessionActions, newest_session
+from ctxwatch.ui.sessions import SessionActions, newest_session, transcripts_of
 from ctxwatch.ui.state import STATE_VIEWS, DashboardState
 from ctxwatch.ui.views import ViewActions
 from ctxwatch.ui.widgets.table import CallsTable
@@ -185,6 +185,7 @@ class CtxwatchApp(FeedHandlers, ViewActions, OutputActions, SessionActions):
                                 last=self.last, feed_id=self._feed_id, cancel_backfill=self._cancel,
                                 poll=self.state.poll, idle_grace=self.idle_grace)
         self.state.start_log(path, batch, self.feed.sweep_interval)
+        self.state.transcripts = transcripts_of(path) if batch is None else 0
         if (main := self._live()) is not None:
             main.fill_table([])
         self.run_worker(partial(run_feed, self.feed, self.post_message), group="feed", thread=True,

@@ -35,6 +35,14 @@ def session_files(path: str) -> list[str]:
     return [session, *subagent_files_of(session)]
 
 
+def transcripts_of(path: str) -> int:
+    """How many subagent transcripts the Claude Code session file ``path`` has (:func:`session_files`); 0 for
+    a transcript itself or any other log."""
+    if is_subagent_file(path):
+        return 0
+    return len(session_files(path)) - 1
+
+
 def newest_session(files: list[str]) -> str:
     """The newest of ``files`` (newest first) that is not a Claude Code subagent transcript, else the newest."""
     for f in files:

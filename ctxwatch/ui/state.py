@@ -49,7 +49,8 @@ class DashboardState:
     Attributes set once, from the command line: ``paths`` (the files or folders as given) and ``poll``
     (``--poll``).
 
-    Attributes of the log shown, dropped by :meth:`start_log`: ``log_path`` (``None`` before a folder's first
+    Attributes of the log shown, dropped by :meth:`start_log`: ``transcripts`` (set again by the app),
+    ``log_path`` (``None`` before a folder's first
     session), ``batch_files`` (joined batch files, or ``None``), ``calls`` (index -> :class:`Call`), ``costs``
     (index -> estimated USD, ``None`` unknown) and ``totals`` (the log's cost and cache reads / writes),
     ``calibrations`` (the run's: every floor and history shown goes through its ``breakdown``), ``issues``
@@ -72,6 +73,8 @@ class DashboardState:
     poll: bool = False
     log_path: str | None = None
     batch_files: list[str] | None = None
+    #: Subagent transcripts of the Claude Code session shown (files of their own, which ``c`` goes through).
+    transcripts: int = 0
     calls: dict[int, Call] = field(default_factory=dict)
     calibrations: Calibrations = NO_CALIBRATION
     costs: dict[int, float | None] = field(default_factory=dict)
@@ -136,6 +139,7 @@ class DashboardState:
         """Drop what was known of the log shown: ``path`` is followed next (or ``batch`` read as one run)."""
         self.log_path = path
         self.batch_files = batch
+        self.transcripts = 0
         self.calls = {}
         self.calibrations = NO_CALIBRATION
         self.costs = {}

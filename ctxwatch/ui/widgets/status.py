@@ -40,6 +40,10 @@ def status_text(s: DashboardState, compact: bool, width: int, cost: Text | None 
     elif s.multi and not compact:
         # (o, the key that picks another session, has no room in an 80-column footer: named here)
         file_seg.append(f" ({s.session_pos()}, {'auto' if s.auto_session else 'picked'} · o: sessions)", "dim")
+    if s.transcripts and not compact and width >= 120:
+        # (their calls are in files of their own, which report counts in the session: said where a line has
+        # room for it; at 80 columns it would take a row, and the session's note says where they are)
+        file_seg.append(f" (+{s.transcripts} subagent transcript{'s' if s.transcripts != 1 else ''}: c)", "dim")
     n_view, n_all = len(s.view), len(s.calls)
     calls_seg = Text(f"{n_all:,} call{'s' if n_all != 1 else ''}")
     ctx_seg = Text()
