@@ -6,11 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from test_ui_common import loaded, open_detail, wait_for
+from test_ui_common import loaded, open_preview, wait_for
 from textual.widgets import Static
 
 from ctxwatch.ui.app import CtxwatchApp
-from ctxwatch.ui.screens import PlanScreen
 
 FULL = "claude-code/spotter_4d5611e5_full.jsonl"
 
@@ -19,11 +18,7 @@ async def test_a_capped_budget_shows_the_fraction_in_effect(shared_logs: Path) -
     app = CtxwatchApp(str(shared_logs / FULL))
     async with app.run_test(size=(160, 40)) as pilot:
         await loaded(pilot, 139)
-        await open_detail(pilot)
-        await pilot.press("e")
-        screen = app.screen
-        assert isinstance(screen, PlanScreen)
-        assert await wait_for(pilot, lambda: screen.plan is not None, 10.0)
+        screen = await open_preview(pilot)
         head = lambda: str(screen.query_one("#plan-head", Static).render())  # noqa: E731
         set_at = screen.knobs.budget_fraction  # type: ignore[union-attr]
         assert f"budget {set_at:.2f} (B/b)" in head()  # (under the cap: as set)

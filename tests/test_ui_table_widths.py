@@ -9,12 +9,11 @@ from pathlib import Path
 from typing import Any
 
 from rich.text import Text
-from test_ui_common import loaded, open_detail, wait_for
+from test_ui_common import loaded, open_preview
 from textual.app import App, ComposeResult
 from textual.widgets import DataTable
 
 from ctxwatch.ui.app import CtxwatchApp
-from ctxwatch.ui.screens import PlanScreen
 from ctxwatch.ui.screens.common import settle_widths
 
 DEMO = Path(__file__).resolve().parent.parent / "sample_logs" / "openai_chat_demo.jsonl"
@@ -59,11 +58,7 @@ async def test_the_preview_is_filled_at_its_cells_widths_at_once() -> None:
     app = CtxwatchApp(str(DEMO))
     async with app.run_test(size=(120, 40)) as pilot:
         await loaded(pilot, 20)
-        await open_detail(pilot)
-        await pilot.press("e")
-        screen = app.screen
-        assert isinstance(screen, PlanScreen)
-        assert await wait_for(pilot, lambda: screen.plan is not None, 10.0)
+        screen = await open_preview(pilot)
         table = screen.query_one("#plan-table", DataTable)
         screen._render_plan()
         headings = [Text.from_markup(str(c.label)).cell_len for c in table.ordered_columns]
