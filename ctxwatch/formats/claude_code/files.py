@@ -37,20 +37,20 @@ def subagent_files_of(session_path: str) -> list[str]:
     folders cannot be listed."""
     if is_subagent_file(session_path):
         return []
-    folder = os.path.join(os.path.splitext(session_path)[0], "subagents")
+    found = _agent_files(os.path.join(os.path.splitext(session_path)[0], "subagents"))
+    beside = _agent_files(os.path.dirname(session_path) or ".")
+    if beside and (sid := session_id_of(session_path)) is not None:
+        found += [p for p in beside if session_id_of(p) == sid]
+    return found
+
+
+def _agent_files(folder: str) -> list[str]:
+    """The subagent transcripts (by name) in ``folder``, sorted; ``[]`` when it cannot be listed."""
     try:
         names = os.listdir(folder)
     except OSError:
-        names = []
-    found = sorted(os.path.join(folder, n) for n in names if AGENT_FILE.search(n) and n.endswith(".jsonl"))
-    beside = os.path.dirname(session_path) or "."
-    try:
-        names = [n for n in os.listdir(beside) if AGENT_FILE.search(n) and n.endswith(".jsonl")]
-    except OSError:
-        names = []
-    if names and (sid := session_id_of(session_path)) is not None:
-        found += sorted(p for n in names if session_id_of(p := os.path.join(beside, n)) == sid)
-    return found
+        return []
+    return sorted(os.path.join(folder, n) for n in names if AGENT_FILE.search(n) and n.endswith(".jsonl"))
 
 
 #: Bytes of a transcript's head searched for its ``sessionId`` (every line's envelope holds it, in its first

@@ -82,7 +82,7 @@ def _knobs(k: Knobs, keys: bool, plan: Any = None) -> Text:
     def key(s: str) -> str:
         return f" ({s})" if keys else ""
     budget = f"{k.budget_fraction:.2f}"
-    window = getattr(getattr(plan, "policy", None), "window", None)
+    window = plan.policy.window if plan is not None else None
     if window and plan.budget_tokens < int(window * k.budget_fraction):
         budget = f"{plan.budget_tokens / window:.2f} ({budget} set)"
     return Text(f"keep_recent {k.keep_recent}{key('+/-')} · budget {budget}{key('B/b')} · reserve "
