@@ -206,6 +206,23 @@ def test_json_output(tmp_path: Path) -> None:
     assert doc["notes"] == []
 
 
+def test_json_output_of_input_that_cannot_be_read_says_why(tmp_path: Path) -> None:
+    """``check --json`` on input it cannot read writes a JSON document saying so (a CI job parsing standard
+    output found it empty), with the status and the message standard error gives; a usage error writes none."""
+    missing, notlog = tmp_path / "missing.jsonl", tmp_path / "notes.jsonl"
+    notlog.write_text("plain text, not JSON\n")
+    for paths, said in (([missing], f"{missing}: no such file"),
+                        ([notlog], f"{notlog}: format not recognised; none of its first lines is JSON"),
+                        ([notlog, missing], f"{missing}: no such file")):
+        code, out, err = check(*map(str, paths), "--json", "--min-calls", "1")
+        doc = json.loads(out)
+        assert code == 2 and doc["exit_status"] == 2 and doc["error"] in err and doc["error"].startswith(said)
+        assert doc["file"] == (str(paths[0]) if len(paths) == 1 else [str(p) for p in paths])
+        assert (doc["calls"], doc["format"], doc["min_calls"], doc["fail_on"]) == (None, None, 1, "critical")
+    code, out, _ = check(str(missing), "--json", "--fail-on", "error")
+    assert code == 2 and out == ""
+
+
 def test_a_command_is_imported_only_when_it_runs_or_the_help_lists_it() -> None:
     """``ctxwatch report`` loads neither the planner nor the demo nor the dashboard; the group's help lists every
     command; whichever module is imported first, the group's ``check`` is ``ctxwatch.cli.check.check_cmd``."""

@@ -21,7 +21,7 @@ import click
 import orjson
 
 from ctxwatch.cli.console import echo
-from ctxwatch.cli.exits import EXIT_FLAGGED, exit_if_nothing_read, flagged_status
+from ctxwatch.cli.exits import EXIT_FLAGGED, CommandFailed, exit_if_nothing_read, flagged_status
 from ctxwatch.cli.load import given_or_found, load_paths, steady_heap
 from ctxwatch.cli.options import cache_option, make_settings, settings_options
 from ctxwatch.output.safetext import json_bytes, on_closed_output_exit, shown, write_out
@@ -49,13 +49,19 @@ def check_cmd(paths: tuple[str, ...], config: str | None, window: int | None, bu
     PATH, the session logs of the harnesses installed (Claude Code, Codex, Gemini CLI).
     """
     from ctxwatch.analysis import analysis_json
-    from ctxwatch.output.check import check_json, check_lines
+    from ctxwatch.output.check import check_error_json, check_json, check_lines
 
     settings = make_settings(config, window=window, budget_fraction=budget_fraction, trigger=trigger,
                              reserve=reserve)
     paths = given_or_found(paths)
-    run = load_paths(paths, fmt, settings)
-    exit_if_nothing_read(run, paths)
+    try:
+        run = load_paths(paths, fmt, settings)
+        exit_if_nothing_read(run, paths)
+    except CommandFailed as exc:
+        if as_json:  # (a CI job parsing the output reads why no check was made, not an empty document)
+            write_out(shown(json_bytes(check_error_json(paths, exc.message, fail_on, min_calls, exc.code),
+                                       orjson.OPT_INDENT_2).decode()) + "\n")
+        raise
     with steady_heap():
         doc = analysis_json(run)
     status = flagged_status(doc["flags"], fail_on)

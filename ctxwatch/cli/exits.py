@@ -8,7 +8,6 @@ job never reads one as a flag.  One module, so that every command ends the same 
 from __future__ import annotations
 
 import os
-import sys
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from ctxwatch.cli.console import echo
@@ -27,10 +26,21 @@ EXIT_FLAGGED = 1
 EXIT_INTERRUPTED = 130
 
 
+class CommandFailed(SystemExit):
+    """The exit of :func:`fail`: a ``SystemExit`` with its status that also holds the message (``message``, as
+    printed after ``ctxwatch: ``), for a command that states the failure in its own output too
+    (``check --json``)."""
+
+    def __init__(self, message: str, status: int) -> None:
+        super().__init__(status)
+        self.message = message
+
+
 def fail(message: str, status: int = EXIT_USAGE) -> NoReturn:
-    """Print ``ctxwatch: <message>`` on standard error and exit with ``status`` (:data:`EXIT_USAGE`)."""
+    """Print ``ctxwatch: <message>`` on standard error and exit with ``status`` (:data:`EXIT_USAGE`), by raising
+    :class:`CommandFailed`."""
     echo(f"ctxwatch: {message}", err=True)
-    sys.exit(status)
+    raise CommandFailed(message, status)
 
 
 def flagged_status(flags: list[dict[str, Any]], fail_on: str) -> int:

@@ -48,6 +48,15 @@ def check_json(run: Run, analysis: dict[str, Any], fail_on: str, status: int, mi
             "notes": [{"severity": "info", **issue_json(i), "bad_line": is_bad_line(i)} for i in noted]}
 
 
+def check_error_json(paths: tuple[str, ...], error: str, fail_on: str, min_calls: int, status: object
+                     ) -> dict[str, Any]:
+    """``check --json`` when no check could be made (``paths`` unreadable, :func:`ctxwatch.cli.exits.fail`):
+    ``{"file", "format": null, "fail_on", "min_calls", "calls": null, "exit_status", "error"}``, ``file`` the path
+    given (a list when several were), ``error`` the message standard error gives after ``ctxwatch: ``."""
+    return {"file": paths[0] if len(paths) == 1 else list(paths), "format": None, "fail_on": fail_on,
+            "min_calls": min_calls, "calls": None, "exit_status": status, "error": error}
+
+
 def check_lines(run: Run, analysis: dict[str, Any], paths: tuple[str, ...], fail_on: str,
                 status: int, min_calls: int = 0) -> Iterator[str]:
     """The lines of ``check``'s text output, without their newlines (see the module's docstring).
