@@ -163,3 +163,32 @@ def test_a_piped_report_is_laid_out_to_columns(shared_logs: Path) -> None:
         return [w for x in lines[top + 13:] for w in x.split()]
 
     assert below(at_60) == below(at_200) == below(natural)  # (broken between words, no word lost)
+
+
+def piped(command: str, path: Path, columns: str | None) -> list[str]:
+    """``ctxwatch COMMAND PATH | cat``'s lines, ``COLUMNS`` set to ``columns`` (``None``: unset)."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+    if columns is not None:
+        env["COLUMNS"] = columns
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parent.parent)
+    res = subprocess.run([sys.executable, "-c", "from ctxwatch.cli import run; run()", command, "--no-cache",
+                          str(path)], capture_output=True, text=True, env=env, timeout=120)
+    assert res.returncode == 0, res.stderr
+    return res.stdout.splitlines()
+
+
+@pytest.mark.parametrize("command", ["check", "plan"])
+def test_check_and_plan_break_their_long_lines_at_columns(shared_logs: Path, command: str) -> None:
+    """``check`` and ``plan`` printed their flag, note and header lines whole past ``COLUMNS=80`` (the terminal
+    broke them anywhere); like ``report``, they break them between words now, the words all kept in order, and
+    without a width every line stays whole."""
+    path = shared_logs / "claude-code" / "spotter_4d5611e5_full.jsonl"
+    natural, at_80 = piped(command, path, None), piped(command, path, "80")
+    assert max(len(x) for x in natural) > 120  # (a line the width must break)
+    assert all(len(x) <= 80 or len(x.split()) == 1 for x in at_80)
+    assert " ".join(" ".join(natural).split()) == " ".join(" ".join(at_80).split())
+    assert len(at_80) > len(natural)

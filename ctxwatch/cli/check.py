@@ -20,7 +20,7 @@ import sys
 import click
 import orjson
 
-from ctxwatch.cli.console import echo
+from ctxwatch.cli.console import echo, output_width
 from ctxwatch.cli.exits import EXIT_FLAGGED, CommandFailed, exit_if_nothing_read, flagged_status
 from ctxwatch.cli.load import given_or_found, load_paths, steady_heap
 from ctxwatch.cli.options import cache_option, make_settings, settings_options
@@ -72,6 +72,9 @@ def check_cmd(paths: tuple[str, ...], config: str | None, window: int | None, bu
         write_out(shown(json_bytes(check_json(run, doc, fail_on, status, min_calls), orjson.OPT_INDENT_2).decode())
                   + "\n")
     else:
-        for line in check_lines(run, doc, paths, fail_on, status, min_calls):
+        from ctxwatch.output.text import folded
+
+        # (on a terminal, or under COLUMNS, a line longer than the width is broken between words, as report's are)
+        for line in folded(check_lines(run, doc, paths, fail_on, status, min_calls), output_width()):
             echo(line)
     sys.exit(status)

@@ -12,7 +12,7 @@ import click
 import orjson
 
 from ctxwatch.cli.calls import load_call, pick_index
-from ctxwatch.cli.console import echo
+from ctxwatch.cli.console import echo, output_width
 from ctxwatch.cli.exits import fail
 from ctxwatch.cli.options import cache_option, make_settings
 from ctxwatch.config import ConfigError
@@ -104,5 +104,8 @@ def plan_cmd(paths: tuple[str, ...], call_number: int | None, call_index: int | 
     if as_json:
         write_out(shown(json_bytes(plan_json(call, plan), orjson.OPT_INDENT_2).decode()) + "\n")
         return
-    for line in plan_lines(call, pc, plan, policy, counts, counter, factors):
+    from ctxwatch.output.text import folded
+
+    # (on a terminal, or under COLUMNS, a line longer than the width is broken between words, as report's are)
+    for line in folded(plan_lines(call, pc, plan, policy, counts, counter, factors), output_width()):
         echo(line)
