@@ -1455,3 +1455,24 @@ def test_a_usage_model_or_session_id_of_another_type_is_an_issue_on_every_line(t
     assert [(c.source.line, c.prompt_reported, c.model) for c in run.calls] == [
         (2, 101, "claude-sonnet-4-20250514"), (4, None, "claude-sonnet-4-20250514"), (6, 101, None),
         (8, 101, "claude-sonnet-4-20250514")]
+
+
+def test_a_call_says_the_service_tier_its_usage_names(shared_logs: Path) -> None:
+    """Anthropic's ``usage.service_tier`` was not read (OpenAI's was): ``report --json`` gave ``null`` for every
+    Claude Code call.  Each call now gives the tier of its message's usage, as a plain JSON reading finds it."""
+    import json as plain
+
+    from click.testing import CliRunner
+
+    from ctxwatch.cli import main
+
+    path = shared_logs / "claude-code" / "spotter_tool_heavy.jsonl"
+    tiers: dict[str, str] = {}
+    for raw in path.read_text().splitlines():
+        rec = plain.loads(raw)
+        msg = rec.get("message") if rec.get("type") == "assistant" else None
+        if isinstance(msg, dict) and isinstance(msg.get("usage"), dict) and msg.get("model") != "<synthetic>":
+            tiers[msg["id"]] = msg["usage"]["service_tier"]
+    doc = plain.loads(CliRunner().invoke(main, ["report", "--json", "--no-cache", str(path)]).output)
+    assert len(doc["calls"]) == len(tiers) > 3
+    assert [c["service_tier"] for c in doc["calls"]] == list(tiers.values()) and set(tiers.values()) == {"standard"}

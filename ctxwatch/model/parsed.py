@@ -88,8 +88,9 @@ class Usage:
             reads above the whole prompt): the damaged fields are unknown (``None``, reported as an issue), and
             the call cannot be priced, since every price term needs them.
         service_tier: the processing tier that served the call as the response states it (OpenAI
-            ``service_tier``: ``default``, ``flex``, ``priority``...), priced at that tier's rates; ``None`` when
-            not stated (the standard rates).
+            ``service_tier``: ``default``, ``flex``, ``priority``...; Anthropic's ``usage.service_tier``:
+            ``standard``, ``priority``, ``batch``), priced at that tier's rates where the catalogue has them;
+            ``None`` when not stated (the standard rates).
     """
 
     prompt_total: int | None = None

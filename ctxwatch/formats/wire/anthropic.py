@@ -31,7 +31,8 @@ def anthropic_usage(usage: Any) -> Usage | None:
     ``prompt_total = input_tokens + cache_creation_input_tokens + cache_read_input_tokens``; ``input_uncached``
     is ``input_tokens``; ``cache_write`` is ``cache_creation_input_tokens`` (its 1-hour share, when the block
     splits it, is ``cache_write_1h``); ``output`` is ``output_tokens``; ``web_searches`` is
-    ``server_tool_use.web_search_requests`` (billed per search).  Cache keys missing from a present block count
+    ``server_tool_use.web_search_requests`` (billed per search); ``service_tier`` is the block's (``standard``,
+    ``priority``, ``batch``: the tier that served the call).  Cache keys missing from a present block count
     as 0 (older API versions and Claude Code releases leave them out); without ``input_tokens`` the prompt is
     unknown (``None``), without ``output_tokens`` the output (a streamed message's start), and a block with
     neither, or a missing block (not a dict), gives ``None``.  A value that is not a count is passed through for
@@ -49,10 +50,12 @@ def anthropic_usage(usage: Any) -> Usage | None:
     parts_ok = all(x.__class__ is int for x in (inp, cw, cr))
     server = usage.get("server_tool_use")
     searches = usage_count(server.get("web_search_requests")) if isinstance(server, dict) else None
+    tier = usage.get("service_tier")
     return Usage(prompt_total=inp + cw + cr if has_input and parts_ok else None,
                  input_uncached=inp if has_input else None, cache_read=cr, cache_write=cw,
                  output=usage_count(usage.get("output_tokens")),
-                 cache_write_1h=cache_write_1h(usage) if cw.__class__ is int else None, web_searches=searches)
+                 cache_write_1h=cache_write_1h(usage) if cw.__class__ is int else None, web_searches=searches,
+                 service_tier=tier if tier.__class__ is str and tier else None)
 
 
 def cache_write_1h(usage: dict[str, Any]) -> Any:
