@@ -1476,3 +1476,82 @@ def test_a_call_says_the_service_tier_its_usage_names(shared_logs: Path) -> None
     doc = plain.loads(CliRunner().invoke(main, ["report", "--json", "--no-cache", str(path)]).output)
     assert len(doc["calls"]) == len(tiers) > 3
     assert [c["service_tier"] for c in doc["calls"]] == list(tiers.values()) and set(tiers.values()) == {"standard"}
+
+
+def _skip_trace(path: Path, envelope: bool) -> tuple[list[bool], list[str], list[tuple[str, object, str, str]],
+                                                     int, int]:
+    """Read ``path`` as the summary pass does; return the pre-filter's decision on each line, the outputs
+    (``repr``), the tree's nodes, the count of ``agent_progress`` lines and of the lines the envelope decoded, with the typed envelope decode on or
+    (``envelope=False``) replaced by one that rejects every line, which leaves each line to the byte tests."""
+    import msgspec
+
+    from ctxwatch.formats.claude_code import prefilter
+    from ctxwatch.source import records
+    from ctxwatch.source.lines import read_lines
+
+    class Rejects:
+        def decode(self, data: bytes) -> object:
+            raise msgspec.DecodeError("rejected")
+
+    saved = prefilter.ENVELOPE
+    decoded = [0]
+
+    class Counts:
+        def decode(self, data: bytes) -> object:
+            env = saved.decode(data)
+            decoded[0] += 1
+            return env
+
+    prefilter.ENVELOPE = Counts() if envelope else Rejects()  # type: ignore[assignment]
+    try:
+        reader = ClaudeCodeReader(str(path))
+        decided: list[bool] = []
+
+        def skip(data: bytes) -> int:
+            got = reader.skip(data)
+            decided.append(bool(got))
+            return got
+
+        outs = [repr(o) for rec in records(read_lines(str(path)), str(path), skip)
+                for o in (reader.feed(rec) if isinstance(rec, Record) else [rec])]
+        outs += [repr(o) for o in reader.finish()]
+    finally:
+        prefilter.ENVELOPE = saved
+    nodes = sorted((k, n.parent, n.context, n.kind) for k, n in reader._tree.nodes.items())
+    return decided, outs, nodes, reader.agent_progress_lines, decoded[0]
+
+
+def test_the_typed_envelope_decides_as_the_byte_tests_do_on_every_real_line(shared_logs: Path) -> None:
+    """The pre-filter judges a line from a typed decode of its top-level keys, and falls back to byte tests
+    where that decode fails.  On every real transcript both give the same decision on each line, the same calls
+    and issues, the same parentUuid tree and the same count of agent_progress copies, and the decode does take
+    most lines (else this would compare the byte tests with themselves)."""
+    decoded = skipped = 0
+    for path in claude_files(shared_logs):
+        typed, bytewise = _skip_trace(path, True), _skip_trace(path, False)
+        assert typed[:4] == bytewise[:4], path.name
+        decoded += typed[4]
+        skipped += sum(typed[0])
+        assert bytewise[4] == 0
+    assert decoded > skipped > 1500
+
+
+def test_a_skipped_line_that_is_no_valid_json_is_still_a_bad_line(tmp_path: Path, shared_logs: Path) -> None:
+    """Lines the pre-filter would skip unparsed (progress lines; user lines once the floor is known) but whose
+    bytes are damaged where the typed decode does not look (a string that is not UTF-8, a value cut short, an array with a hole) are reported as bad lines with their line numbers, as a parse reports them."""
+    src = (shared_logs / "claude-code" / "spotter_4d5611e5_head200.jsonl").read_bytes().split(b"\n")
+    kinds = [json.loads(r).get("type") if r.strip() else None for r in src]
+    progress = [i for i, k in enumerate(kinds) if k == "progress"]
+    user = [i for i, k in enumerate(kinds) if k == "user"]
+    bad = {progress[5]: src[progress[5]].replace(b'"type":"progress"', b'"type":"progress","x":"\xff\xfe"'),
+           progress[9]: src[progress[9]].replace(b'"hookEvent":"', b'"hookEvent":', 1),
+           user[-2]: src[user[-2]].replace(b'"type":"user"', b'"type":"user","y":"\xc3"'),
+           user[-1]: src[user[-1]].replace(b'"isSidechain":false,', b'"isSidechain":false,"z":[1,,2],')}
+    path = tmp_path / "damaged.jsonl"
+    path.write_bytes(b"\n".join(bad.get(i, r) for i, r in enumerate(src)))
+    _, _, issues, _ = run(path, full=False)
+    assert sorted(i.line for i in issues if i.kind in ("invalid_json", "glued_records", "invalid_utf8")) == \
+        sorted(i + 1 for i in bad), [(i.line, i.kind) for i in issues]
+    good, _, _, _ = run(shared_logs / "claude-code" / "spotter_4d5611e5_head200.jsonl", full=False)
+    damaged, _, _, _ = run(path, full=False)
+    assert {k: c.usage for k, c in damaged.items()} == {k: c.usage for k, c in good.items()}

@@ -27,8 +27,9 @@ class Reader:
         path: the file being read (for issues and :class:`~ctxwatch.model.SourceRef`).
     """
 
-    #: Optional cheap pre-filter on raw line bytes: True = skip without parsing (see jsonstream).
-    skip: Callable[[bytes], bool] | None = None
+    #: Optional cheap pre-filter on raw line bytes: truthy = skip without parsing, checked to be JSON unless it
+    #: returns :data:`~ctxwatch.source.SKIP_CHECKED` (see :func:`~ctxwatch.source.records`).
+    skip: Callable[[bytes], int] | None = None
 
     #: Optional decoder of a line that is one JSON value, used in place of ``orjson.loads`` (bytes -> the value;
     #: it raises ``orjson.JSONDecodeError`` where ``orjson.loads`` does, so that a damaged line is decoded and

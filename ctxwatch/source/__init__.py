@@ -7,6 +7,7 @@ follows one file like ``tail -F`` and :mod:`~ctxwatch.source.wake` says when to 
 
 from ctxwatch.source.decode import (
     MAX_INT_DIGITS,
+    SKIP_CHECKED,
     Record,
     decode_line,
     iter_records,
@@ -30,7 +31,7 @@ from ctxwatch.source.wake import (
 
 __all__ = [
     "CHUNK_BYTES", "DEFAULT_IDLE_GRACE", "DEFAULT_MAX_LINE_BYTES", "DEFAULT_POLL_INTERVAL", "DEFAULT_SWEEP_INTERVAL",
-    "MAX_INT_DIGITS", "RESET_REASONS", "FileTailer", "Line", "LineSplitter", "Record", "Reset", "Wake", "Waker",
-    "Watcher", "decode_line", "filesystem_type", "iter_records", "json_text", "no_events", "read_document",
-    "read_lines", "records", "shared_loads", "show_value", "skip_to_end",
+    "MAX_INT_DIGITS", "RESET_REASONS", "SKIP_CHECKED", "FileTailer", "Line", "LineSplitter", "Record", "Reset",
+    "Wake", "Waker", "Watcher", "decode_line", "filesystem_type", "iter_records", "json_text", "no_events",
+    "read_document", "read_lines", "records", "shared_loads", "show_value", "skip_to_end",
 ]

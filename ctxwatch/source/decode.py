@@ -241,20 +241,26 @@ def is_one_value(data: bytes) -> bool:
     return True
 
 
+#: What a reader's ``skip`` filter returns (truthy) for a line it skips and has itself found to be one JSON value that
+#: ``orjson.loads`` reads, as :func:`is_one_value` checks: :func:`records` does not check it again.
+SKIP_CHECKED = 2
+
+
 def oversized_issue(path: str, ln: Line, cap: int) -> Issue:
     """The issue of a line longer than the per-line cap of ``cap`` bytes (its bytes were dropped)."""
     return Issue(path, ln.number, "oversized_line",
                  f"line of {ln.end - ln.start} bytes exceeds the per-line cap ({cap} bytes); skipped")
 
 
-def records(events: Iterable[Line | _T], path: str, skip: Callable[[bytes], bool] | None = None, *,
+def records(events: Iterable[Line | _T], path: str, skip: Callable[[bytes], int] | None = None, *,
             max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
             decode: Callable[[bytes], Any] | None = None) -> Iterator[Record | Issue | _T]:
     """The JSON values of ``events``' lines, in order, with the issues of damaged lines; any other event is passed
     through where it stands.
 
-    ``skip`` (a format reader's cheap filter on a raw line: True = not a record it needs; a skipped line that is
-    not one JSON value is decoded all the same, so that its damage is an issue) is called on each line just
+    ``skip`` (a format reader's cheap filter on a raw line: truthy = not a record it needs; a skipped line that
+    is not one JSON value is decoded all the same, so that its damage is an issue, unless the filter returned
+    :data:`SKIP_CHECKED`, having checked that itself) is called on each line just
     before that line is decoded, lazily, as the caller takes the values: a reader whose filter learns from
     the records it was fed sees every earlier record first, however the lines were read (whole, in slices, as
     the file grew).
@@ -275,11 +281,11 @@ def records(events: Iterable[Line | _T], path: str, skip: Callable[[bytes], bool
             yield oversized_issue(path, ln, max_line_bytes)
             continue
         data = ln.data
-        if skip is not None and skip(data):
+        if skip is not None and (skipped := skip(data)):
             # The filter reads a few bytes; a damaged line it would skip must still be an issue (a line cut
             # inside a record, a user line broken mid-way that still ends in "}"): checked to be one JSON value
-            # (a few per cent of a read: :func:`is_one_value`), else decoded below.
-            if is_one_value(data):
+            # (a few per cent of a read: :func:`is_one_value`), else decoded below, unless the filter checked it.
+            if skipped == SKIP_CHECKED or is_one_value(data):
                 continue
         if ln.start and not ln.unterminated and not ln.skip_values:
             # The common case, without the issue lists: one well-formed value.
@@ -303,7 +309,7 @@ def records(events: Iterable[Line | _T], path: str, skip: Callable[[bytes], bool
 
 
 def iter_records(path: str, *, offset: int = 0, line: int = 1, final: bool = True,
-                 skip: Callable[[bytes], bool] | None = None, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+                 skip: Callable[[bytes], int] | None = None, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
                  progress: Callable[[int], None] | None = None, end: int | None = None,
                  decode: Callable[[bytes], Any] | None = None) -> Iterator[Record | Issue]:
     """The JSON values of a file from a byte offset: :func:`records` of

@@ -26,14 +26,7 @@ from ctxwatch.formats.claude_code.lines import (
     response_ids,
     session_id,
 )
-from ctxwatch.formats.claude_code.prefilter import (
-    BOOKKEEPING_PREFIXES,
-    HEAD_BYTES,
-    LINK_TYPES,
-    MAX_ID,
-    ends_like_a_record,
-    progress_link,
-)
+from ctxwatch.formats.claude_code.prefilter import LinePrefilter
 from ctxwatch.formats.claude_code.tree import Node, ParentTree
 from ctxwatch.formats.wire.anthropic import anthropic_usage, strip_prior_thinking
 from ctxwatch.formats.wire.timestamps import parse_timestamp
@@ -62,7 +55,7 @@ def _damaged_sizes(path: str, line: int, sizes: dict[str, Any], where: str = "co
             for key, raw in sizes.items() if raw is not None and count_or_none(raw) is None]
 
 
-class ClaudeCodeReader(Reader):
+class ClaudeCodeReader(LinePrefilter, Reader):
     """Incremental reader of one Claude Code transcript file (the rules: :mod:`ctxwatch.formats.claude_code`).
 
     ``feed`` returns the :class:`ParsedCall` of the call an assistant line belongs to (new, or updated with the
@@ -107,55 +100,11 @@ class ClaudeCodeReader(Reader):
         return {ctx: {**m, "session": self._pending_session.get(ctx)} for ctx, m in self._pending.items()}
 
     @property
-    def skip(self) -> Callable[[bytes], bool]:  # type: ignore[override]  # never assigned; see docstring
-        """The byte-level pre-filter, :meth:`_skip` (bound on access: a bound method stored on the reader
-        would be a reference cycle, keeping every finished reader's state alive until the cyclic collector
-        runs)."""
+    def skip(self) -> Callable[[bytes], int]:  # type: ignore[override]  # never assigned; see docstring
+        """The pre-filter, :meth:`~ctxwatch.formats.claude_code.prefilter.LinePrefilter._skip` (bound on access: a
+        bound method stored on the reader would be a reference cycle, keeping every finished reader's state alive
+        until the cyclic collector runs)."""
         return self._skip
-
-    # -- byte-level pre-filter ------------------------------------------------------------------------------
-    def _skip(self, data: bytes) -> bool:
-        """True for bookkeeping lines that need no parse: ``file-history-snapshot`` and ``queue-operation`` (no
-        ``uuid``), and well-formed ``progress`` lines, whose tree link is recorded from the raw bytes (a large
-        session's lines are mostly these).  Anything unusual (glued records, truncated lines) returns False and
-        is parsed, so that its damage is reported (a cut line ends before its closing brace)."""
-        if not ends_like_a_record(data):
-            return False
-        if data.startswith(BOOKKEEPING_PREFIXES):
-            return b'"parentUuid":' not in data
-        if not data.startswith(b'{"parentUuid":') or data.find(b'{"parentUuid":', 1) >= 0:
-            return False  # (a second record glued on: parse, and report it)
-        i = data.find(b'"type":"', 0, HEAD_BYTES)  # (searched in place: slicing would copy every line's head)
-        if i < 0:
-            return False
-        if data.startswith(b'progress"', i + 8) and self._file_context is None \
-                and data.find(b'"type":"agent_progress"', i) >= 0:
-            self.agent_progress_lines += 1  # (said in a note at the end: see finish)
-        if self._floor_calls and not self.full_history and data.startswith(LINK_TYPES, i + 8) \
-                and not data.startswith(b'{"parentUuid":null'):
-            # A user / progress / attachment line of a context whose floor is known: no number needs it
-            # (its text is read when a call is opened; a v1.0.x sidechain line is parsed, for its root; a new
-            # root is parsed, as it makes the floor be inferred again).  (The line's head is read first: the
-            # search of the whole line for a requestId comes last.)
-            ctx = self._file_context or ("main" if data.find(b'"isSidechain":false', 0, i) >= 0 else None)
-            if ctx is not None:
-                j = data.find(b'"sessionId":"', 0, i)
-                sid, cut = None, False  # (cut: an id longer than MAX_ID, parsed)
-                if j >= 0:
-                    e = data.find(b'"', j + 13, j + 13 + MAX_ID)
-                    cut = e < 0
-                    if not cut:
-                        sid = data[j + 13:e].decode("utf-8", "replace")
-                if (cut or (sid, ctx) in self._floor_calls) and b'"requestId":' not in data:
-                    return not cut
-        if not data.startswith(b'progress"', i + 8):
-            return False
-        link = progress_link(data, i)
-        if link is None:
-            return False
-        uid, parent, side, agent = link
-        self._tree.add(uid, parent, True, side, agent, "other")
-        return True
 
     # -- records ----------------------------------------------------------------------------------------------
     def feed(self, rec: Record) -> list[Output]:
