@@ -1757,3 +1757,35 @@ def test_an_unterminated_string_is_described_whole() -> None:
     values, issues = decode_line(b'{"a": "abc', "x.jsonl", 2)
     assert values == [] and [(i.kind, i.message) for i in issues] == [
         ("invalid_json", "invalid JSON at column 7: Unterminated string starting there")]
+
+
+def test_a_partial_copy_after_a_truncation_does_not_undo_the_calls_read_before(tmp_path: Path,
+                                                                                shared_logs: Path) -> None:
+    """A followed Claude Code session is truncated and written again with only its later lines (the tail of
+    calls 3 and 4, without the lines their history hangs from): the calls read before keep their floor and
+    history, as a whole read of the file gave them, instead of the copy's unknown ones; a copy that says more
+    (the whole file again) still counts once."""
+    from ctxwatch.engine import load_run
+    from ctxwatch.source import iter_records
+
+    src = shared_logs / "claude-code" / "spotter_tool_heavy.jsonl"
+    raw = src.read_bytes().splitlines(keepends=True)
+    path = tmp_path / "live.jsonl"
+    path.write_bytes(b"".join(raw))
+    run = load_run(str(path))
+    before = [(c.floor_tokens, c.history_tokens, c.usage.prompt_total if c.usage else None) for c in run.calls]
+    assert len(before) == 4 and all(f is not None and h is not None for f, h, _ in before)
+    path.write_bytes(b"".join(raw[20:40]))  # (lines 21-40: the later lines of calls 3 and 4)
+    run.reset("truncated", str(path))
+    for r in iter_records(str(path)):
+        run.feed_record(r)
+    run.finish()
+    after = [(c.floor_tokens, c.history_tokens, c.usage.prompt_total if c.usage else None) for c in run.calls]
+    assert after == before
+    path.write_bytes(b"".join(raw))  # (replaced by the whole file again: the same calls, counted once)
+    run.reset("replaced", str(path))
+    for r in iter_records(str(path)):
+        run.feed_record(r)
+    run.finish()
+    assert [(c.floor_tokens, c.history_tokens, c.usage.prompt_total if c.usage else None)
+            for c in run.calls] == before

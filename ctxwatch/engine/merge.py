@@ -1,5 +1,6 @@
-"""Calls accounted in another process (a worker's share of a folder or of a big file) merged into a run, with
-dedupe keys shared exactly as a serial read shares them.  A mixin of :class:`~ctxwatch.engine.run.Run`."""
+"""Copies of one call merged into a run: which copy stands (:func:`keeps_earlier`, :meth:`settle_copies`), and
+calls accounted in another process (a worker's share of a folder or of a big file), with dedupe keys shared
+exactly as a serial read shares them.  A mixin of :class:`~ctxwatch.engine.run.Run`."""
 
 from __future__ import annotations
 
@@ -22,27 +23,52 @@ def usage_rank(u: Usage | None) -> tuple[int, int, int, int]:
     return (1, int(not u.damaged), int(prompt), out)
 
 
-def keeps_earlier(before: Call | ParsedCall, copy: Call | ParsedCall) -> bool:
+def keeps_earlier(before: Call | ParsedCall, copy: Call | ParsedCall, same_read: bool = True) -> bool:
     """True when ``copy``, a copy of ``before``'s call (same key) read later from another file, must not replace
     it now: it reports less of the usage (:func:`usage_rank`), or as much (then which file the call belongs to
     is settled once the copy's file is read: :meth:`~ctxwatch.engine.run.Run.settle_copies`).  Later lines of one
-    file (a response's streaming updates) always replace."""
-    if before.source.path == copy.source.path:
+    file (a response's streaming updates) always replace, while ``same_read``: ``False`` when the file was
+    truncated or replaced since ``before`` was read, so that ``copy`` comes from its new content and is judged
+    as a copy from another file (a partial copy does not undo what the earlier read knew)."""
+    if before.source.path == copy.source.path and same_read:
         return False
     return usage_rank(copy.usage) <= usage_rank(before.usage)
 
 
 class MergeAccounted:
-    """:meth:`add_accounted`, for :class:`~ctxwatch.engine.run.Run` (whose state it updates)."""
+    """:meth:`settle_copies` and :meth:`add_accounted`, for :class:`~ctxwatch.engine.run.Run` (whose state they
+    update)."""
 
     if TYPE_CHECKING:
         _calls: list[Call | None]
         _by_key: dict[str, int]
         _reported: set[tuple[str | None, str]]
         _file_last: dict[str, float]
+        _held: dict[str, ParsedCall]
+        _pending: dict[int, ParsedCall]
         issues: list[Issue]
 
         def _flush(self) -> None: ...
+
+    def settle_copies(self) -> None:
+        """Settle the copies held since the last call (:meth:`_take`): calls read again, reporting as much, from
+        another file.  A call belongs to the file whose latest call is the earliest: a resumed Claude Code
+        session (``claude --resume``) starts its new file with copies of the old session's records, under the
+        new session id, and goes on after the old file ended; so the old file, which ends first, keeps them,
+        whichever file was read first (folders are read oldest modification time first, and a copied folder's
+        times say nothing).  Without times on both sides, or on a tie, the copy read first stays.  Call it when
+        a file has been read: its latest call is then known."""
+        held, self._held = self._held, {}
+        for key, copy in held.items():
+            idx = self._by_key.get(key)
+            before = (self._pending.get(idx) or self._calls[idx]) if idx is not None else None
+            if before is None or before.source.path == copy.source.path:
+                continue
+            mine, theirs = self._file_last.get(copy.source.path), self._file_last.get(before.source.path)
+            if mine is not None and theirs is not None and mine < theirs \
+                    and usage_rank(copy.usage) == usage_rank(before.usage):
+                assert idx is not None
+                self._pending[idx] = copy
 
     def _settle_accounted(self, held: dict[str, Call]) -> None:
         """:meth:`settle_copies` for copies that are accounted summaries (a parallel read's, ``held`` by key):

@@ -90,6 +90,9 @@ class Run(RunViews, MergeAccounted, PackedHistories):
         # much as the call read before them, held until their file is read.
         self._file_last: dict[str, float] = {}
         self._held: dict[str, ParsedCall] = {}
+        # After a reset (the followed file truncated or replaced), the indices of the calls the new content has
+        # added or updated so far; the others were read before it (see keeps_earlier).  None: no reset yet.
+        self._since_reset: set[int] | None = None
         #: Calls the readers emitted, repeats and copies of known calls included (a forced format that read
         #: a file of copies did read calls from it, though none is new).
         self.parsed_calls = 0
@@ -145,9 +148,10 @@ class Run(RunViews, MergeAccounted, PackedHistories):
             if ts is not None and ts > self._file_last.get(out.source.path, -math.inf):
                 self._file_last[out.source.path] = ts
             idx = self._by_key.get(out.key) if out.key else None
+            fresh = self._since_reset
             if idx is not None:
                 before = self._pending.get(idx) or self._calls[idx]
-                if before is not None and keeps_earlier(before, out):
+                if before is not None and keeps_earlier(before, out, fresh is None or idx in fresh):
                     if out.key and usage_rank(out.usage) == usage_rank(before.usage):
                         self._held[out.key] = out  # (its file may turn out to be the call's own: settle_copies)
                     # A copy in another file that says less (a stream cut before its final usage, a resumed
@@ -155,12 +159,16 @@ class Run(RunViews, MergeAccounted, PackedHistories):
                     # before (see keeps_earlier).
                     continue
                 self._pending[idx] = out
+                if fresh is not None:
+                    fresh.add(idx)
                 if idx not in change.added and idx not in change.updated:
                     change.updated.append(idx)
                 continue
             idx = len(self._calls)
             self._calls.append(None)
             self._pending[idx] = out
+            if fresh is not None:
+                fresh.add(idx)
             if out.key:
                 self._by_key[out.key] = idx
             change.added.append(idx)
@@ -230,26 +238,6 @@ class Run(RunViews, MergeAccounted, PackedHistories):
         else:
             change.resolved.append(old)
             change.issues.append(problem)
-
-    def settle_copies(self) -> None:
-        """Settle the copies held since the last call (:meth:`_take`): calls read again, reporting as much, from
-        another file.  A call belongs to the file whose latest call is the earliest: a resumed Claude Code
-        session (``claude --resume``) starts its new file with copies of the old session's records, under the
-        new session id, and goes on after the old file ended; so the old file, which ends first, keeps them,
-        whichever file was read first (folders are read oldest modification time first, and a copied folder's
-        times say nothing).  Without times on both sides, or on a tie, the copy read first stays.  Call it when
-        a file has been read: its latest call is then known."""
-        held, self._held = self._held, {}
-        for key, copy in held.items():
-            idx = self._by_key.get(key)
-            before = (self._pending.get(idx) or self._calls[idx]) if idx is not None else None
-            if before is None or before.source.path == copy.source.path:
-                continue
-            mine, theirs = self._file_last.get(copy.source.path), self._file_last.get(before.source.path)
-            if mine is not None and theirs is not None and mine < theirs \
-                    and usage_rank(copy.usage) == usage_rank(before.usage):
-                assert idx is not None
-                self._pending[idx] = copy
 
     def _resolve(self, done: Resolved, change: Change) -> None:
         """Withdraw the issues ``done`` names (file, line, kind), into ``change.resolved``."""
@@ -360,7 +348,9 @@ class Run(RunViews, MergeAccounted, PackedHistories):
     def reset(self, reason: str, path: str | None = None, spec: FormatSpec | None = None) -> None:
         """The followed file was truncated or replaced: a fresh reader (the history starts over), in ``spec``'s
         format when the new file's was detected again.  Calls already read are kept (they happened), and so are
-        the dedupe keys: a record that reappears in the new file (a resumed session) is not counted twice."""
+        the dedupe keys: a record that reappears in the new file (a resumed session) is not counted twice, and a
+        copy that says less than the call read before (a partial one) does not replace it."""
+        self._since_reset = set()
         self.resets.append({"reason": reason, "path": path or self.path, "at_call": len(self._calls)})
         self.issues.append(Issue(path or self.path, 0, "reset", f"file {reason}; reading it again from the start"))
         self.use_format(spec or self.spec, path)
