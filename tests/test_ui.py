@@ -845,7 +845,7 @@ async def test_escape_cancels_backfill_of_a_big_file(tmp_path: Path, monkeypatch
         assert app._cancel.is_set()
         assert await wait_for(pilot, lambda: app.loaded, 10)
         assert not progress_bar.has_class("-active")
-        assert app.notice is not None and "skipped" in app.notice
+        assert app.state.skipped is not None and app.state.skipped in str(app.main.query_one("#status").render())
         assert len(app.calls) < 400
         append(big, line(record(400, turn_words=5, window=None)))
         assert await wait_for(pilot, lambda: any(c.source.line == 401 for c in app.calls.values()), 10.0)

@@ -379,19 +379,28 @@ async def test_esc_after_the_reader_finished_says_the_file_was_read_whole(tmp_pa
         assert app.notice is None or "skipped" not in app.notice
 
 
-async def test_a_skipped_backfill_notice_names_the_lines_and_the_call_before_the_gap(tmp_path: Path) -> None:
+@pytest.mark.parametrize("size", [(80, 24), (160, 40)])
+async def test_a_skipped_backfill_stays_said_beside_the_call_count(tmp_path: Path, size: tuple[int, int]) -> None:
     """After Esc the calls read after the skip are numbered on from the calls before it, so the table and the
-    chart show no gap: the notice names the skipped lines and the call after which they fall (the feed's
-    message posted here as it arrives: lines 305-1,444 skipped after 304 calls)."""
-    from ctxwatch.ui.messages import BackfillDone
+    chart show no gap: the status line names the skipped lines and the call after which they fall, beside the
+    call count, for as long as the log is shown (a notice said it, which a later notice replaced and which fell
+    below the status line's rows at 80x24).  (The feed's message is posted here as it arrives: lines 305-1,444
+    skipped after 304 calls.)"""
+    from ctxwatch.ui.messages import BackfillDone, FeedNotice
 
     app = CtxwatchApp(str(demo_copy(tmp_path)))
-    async with app.run_test(size=(160, 40)) as pilot:
+    said = "esc skipped lines 305–1,444 (after call #304): #N counts the calls read"
+    async with app.run_test(size=size) as pilot:
         await loaded(pilot, 20)
         app.post_message(BackfillDone(app._feed_id, True, 1445, 305, 304))
-        assert await wait_for(pilot, lambda: app.notice is not None and "skipped" in app.notice, 5.0)
-        assert app.notice == ("esc skipped lines 305–1,444 (after call #304): numbers count the calls read; report "
-                              "numbers the whole file")
+        assert await wait_for(pilot, lambda: said in str(app.main.query_one("#status").render()), 5.0)
+        status = app.main.query_one("#status")
+        lines = str(status.render()).split("\n")
+        assert any(said in ln for ln in lines[:status.size.height]) and app.notice is None
+        app.post_message(FeedNotice(app._feed_id, "watching by polling"))
+        assert await wait_for(pilot, lambda: app.notice == "watching by polling", 5.0)
+        await pilot.pause()
+        assert said in str(app.main.query_one("#status").render())
         # (and the problems screen does not claim that every line was read)
         from ctxwatch.ui.screens import IssuesScreen
 

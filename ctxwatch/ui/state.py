@@ -250,7 +250,8 @@ class DashboardState:
                       calls_before: int) -> bool:
         """The existing content is read; ``cancelled`` with ``resumed_line``: Esc skipped the lines from
         ``skipped_from`` (1-based) to the one before ``resumed_line``, after ``calls_before`` calls.  Returns
-        whether lines were skipped (the notice then says where the gap is, which no table or chart shows)."""
+        whether lines were skipped (``skipped`` then says where the gap is, which no table or chart shows: the
+        status line keeps it)."""
         self.loaded = True
         self.progress = None
         if not (cancelled and resumed_line is not None):
@@ -259,7 +260,6 @@ class DashboardState:
         gap = f"lines {first:,}–{resumed_line - 1:,}" if resumed_line - 1 > first else f"line {first:,}"
         where = f" (after call #{calls_before})" if calls_before else ""
         self.skipped = f"esc skipped {gap}{where}"
-        self.notice = f"{self.skipped}: numbers count the calls read; report numbers the whole file"
         return True
 
     # -- questions ---------------------------------------------------------------------------------------

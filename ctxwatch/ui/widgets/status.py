@@ -93,15 +93,20 @@ def status_text(s: DashboardState, compact: bool, width: int, cost: Text | None 
     # (with no call to show, the bar shows the notice: not twice)
     shown = s.notice and s.selected_call() is not None
     notice_seg = tx.literal(s.notice, "yellow", limit=120) if shown else Text()
+    # Lines skipped with Esc are said beside the call count for as long as the log is shown (a notice would be
+    # replaced, and at 80x24 falls below the status line's rows): the calls after the gap are numbered on from
+    # those before it, so #N here is not report's #N.
+    skip_seg = Text(f"{s.skipped}: #N counts the calls read", "bold yellow") if s.skipped else Text()
     watch_seg = watch_text(s)
     if compact:
-        line = tx.flow([file_seg, calls_seg, ctx_seg, bad_seg, mode_seg, read_seg, filter_seg,
+        line = tx.flow([file_seg, calls_seg, skip_seg, ctx_seg, bad_seg, mode_seg, read_seg, filter_seg,
                         watch_seg if s.watch_fallback() else Text(), reset_seg if s.last_reset else Text(),
                         cost or Text()], 10**6)
         line.no_wrap = True
         line.overflow = "ellipsis"
         return line
-    return tx.flow([file_seg, Text(s.format_name or "?"), calls_seg, ctx_seg, bad_seg, tok_seg, win_seg, mode_seg,
+    return tx.flow([file_seg, Text(s.format_name or "?"), calls_seg, skip_seg, ctx_seg, bad_seg, tok_seg, win_seg,
+                    mode_seg,
                     read_seg, watch_seg, Text(f"x: {s.xaxis}"), filter_seg, reset_seg, cost or Text(), notice_seg],
                    width)
 
