@@ -1481,8 +1481,9 @@ def test_a_call_says_the_service_tier_its_usage_names(shared_logs: Path) -> None
 def _skip_trace(path: Path, envelope: bool) -> tuple[list[bool], list[str], list[tuple[str, object, str, str]],
                                                      int, int]:
     """Read ``path`` as the summary pass does; return the pre-filter's decision on each line, the outputs
-    (``repr``), the tree's nodes, the count of ``agent_progress`` lines and of the lines the envelope decoded, with the typed envelope decode on or
-    (``envelope=False``) replaced by one that rejects every line, which leaves each line to the byte tests."""
+    (``repr``), the tree's nodes, the count of ``agent_progress`` lines and of the lines the envelope decoded,
+    with the typed envelope decode on or (``envelope=False``) replaced by one that rejects every line, which
+    leaves each line to the byte tests."""
     import msgspec
 
     from ctxwatch.formats.claude_code import prefilter
@@ -1538,7 +1539,8 @@ def test_the_typed_envelope_decides_as_the_byte_tests_do_on_every_real_line(shar
 
 def test_a_skipped_line_that_is_no_valid_json_is_still_a_bad_line(tmp_path: Path, shared_logs: Path) -> None:
     """Lines the pre-filter would skip unparsed (progress lines; user lines once the floor is known) but whose
-    bytes are damaged where the typed decode does not look (a string that is not UTF-8, a value cut short, an array with a hole) are reported as bad lines with their line numbers, as a parse reports them."""
+    bytes are damaged where the typed decode does not look (a string that is not UTF-8, a value cut short, an
+    array with a hole) are reported as bad lines with their line numbers, as a parse reports them."""
     src = (shared_logs / "claude-code" / "spotter_4d5611e5_head200.jsonl").read_bytes().split(b"\n")
     kinds = [json.loads(r).get("type") if r.strip() else None for r in src]
     progress = [i for i, k in enumerate(kinds) if k == "progress"]
