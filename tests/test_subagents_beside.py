@@ -10,6 +10,7 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
 from test_ui_common import wait_for
 
 from ctxwatch.formats.claude_code import subagent_files_of
@@ -79,3 +80,67 @@ async def test_c_goes_to_a_transcript_beside_the_session(shared_logs: Path, tmp_
         assert await wait_for(pilot, lambda: app.loaded and len(app.calls) == len(assistant_ids(first)), 20.0)
         assert said[-1] == f"context: subagent transcript {first.name} (file 2/3 of the session; c: next)"
         assert "subagent transcript" not in status(app)  # (a transcript has none of its own)
+
+
+def layout(shared_logs: Path, tmp_path: Path, beside: bool) -> tuple[Path, list[Path]]:
+    """The session and its two transcripts, laid out beside it (v2.0.x, with a cut copy of the session and
+    another session's transcript there too) or under ``<session>/subagents/`` (v2.1.x): ``(session, [agents])``."""
+    if beside:
+        folder = folder_of(shared_logs, tmp_path)
+        shutil.copy(shared_logs / "claude-code" / "spotter_4d5611e5_head200.jsonl", folder)  # (the same id)
+        return folder / SESSION, [folder / n for n in sorted(AGENTS)]
+    session = tmp_path / "proj" / "4d5611e5.jsonl"
+    subs = tmp_path / "proj" / "4d5611e5" / "subagents"
+    subs.mkdir(parents=True)
+    shutil.copy(shared_logs / "claude-code" / SESSION, session)
+    agents = [subs / ("agent-" + n.split("_agent-")[1]) for n in sorted(AGENTS)]
+    for name, agent in zip(sorted(AGENTS), agents, strict=True):
+        shutil.copy(shared_logs / "claude-code" / name, agent)
+    return session, agents
+
+
+@pytest.mark.parametrize("beside", [True, False], ids=["beside", "subagents-folder"])
+async def test_c_goes_through_every_file_of_the_session_and_back(shared_logs: Path, tmp_path: Path,
+                                                                 beside: bool) -> None:
+    """On a subagent transcript beside its session, ``c`` said "this log has one context" and stayed there:
+    only the ``subagents/`` layout led back to the session.  Both layouts now go on to the second transcript
+    (file 3/3), then back to the session, and, opened on a transcript, on to the next one."""
+    session, agents = layout(shared_logs, tmp_path, beside)
+    for opened, order in ((session, [*agents, session]), (agents[0], [agents[1], session])):
+        app = CtxwatchApp(str(opened))
+        said: list[str] = []
+        real = app.notify
+
+        def notify(message: str, real=real, said=said, **kw: object) -> None:  # type: ignore[no-untyped-def]
+            said.append(message)
+            real(message, **kw)
+
+        app.notify = notify  # type: ignore[method-assign]
+        async with app.run_test(size=(120, 40)) as pilot:
+            assert await wait_for(pilot, lambda app=app, p=opened: app.loaded and len(app.calls)
+                                  == len(assistant_ids(p)), 20.0)
+            for _ in range(len(app.state.contexts) - 1):  # (the session's own contexts first)
+                await pilot.press("c")
+            for want in order:
+                await pilot.press("c")
+                assert await wait_for(pilot, lambda app=app, w=want: app.log_path == str(w) and app.loaded
+                                      and len(app.calls) == len(assistant_ids(w)), 20.0), (want, said)
+                k = [session, *agents].index(want)
+                kind = "the session" if k == 0 else "subagent transcript"
+                assert said[-1] == f"context: {kind} {want.name} (file {k + 1}/3 of the session; c: next)"
+
+
+async def test_c_on_a_transcript_goes_back_to_the_copy_it_was_reached_from(shared_logs: Path,
+                                                                           tmp_path: Path) -> None:
+    """A cut copy of the session beside it has the session's id and so the same transcripts: ``c`` from that copy
+    goes through them and back to the copy, not to the whole session."""
+    session, agents = layout(shared_logs, tmp_path, True)
+    copy = session.parent / "spotter_4d5611e5_head200.jsonl"
+    app = CtxwatchApp(str(copy))
+    async with app.run_test(size=(120, 40)) as pilot:
+        assert await wait_for(pilot, lambda: app.loaded, 20.0)
+        for _ in range(len(app.state.contexts) - 1):
+            await pilot.press("c")
+        for want in (*agents, copy):
+            await pilot.press("c")
+            assert await wait_for(pilot, lambda w=want: app.log_path == str(w) and app.loaded, 20.0), want

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from textual.app import App
 
 from ctxwatch.formats.claude_code import is_subagent_file, subagent_files_of
+from ctxwatch.formats.claude_code.files import session_id_of
 from ctxwatch.ui import messages as msg
 from ctxwatch.ui.screens import AUTO, SessionPicker
 from ctxwatch.ui.state import DashboardState
@@ -24,15 +25,47 @@ if TYPE_CHECKING:
     from ctxwatch.ui.main import MainScreen
 
 
-def session_files(path: str) -> list[str]:
-    """A Claude Code session's file and its subagents' transcripts (``<session>/subagents/agent-*.jsonl``), in
-    that order, for ``path`` the session's file or one of those transcripts; ``[path]`` for any other log."""
-    session = path
-    if is_subagent_file(path) and os.path.basename(os.path.dirname(path)) == "subagents":
-        session = os.path.dirname(os.path.dirname(path)) + ".jsonl"
-        if not os.path.isfile(session):
+def session_files(path: str, session: str | None = None) -> list[str]:
+    """A Claude Code session's file and its subagents' transcripts (:func:`subagent_files_of`: under
+    ``<session>/subagents/`` or beside the session file), in that order, for ``path`` the session's file or one
+    of those transcripts; ``[path]`` for any other log, or a transcript whose session is not found.  For a
+    transcript, ``session`` (the session it was reached from) is taken when the transcript is one of its own."""
+    if is_subagent_file(path):
+        if session is None or path not in subagent_files_of(session):
+            session = session_of(path)
+        if session is None:
             return [path]
-    return [session, *subagent_files_of(session)]
+        path = session
+    return [path, *subagent_files_of(path)]
+
+
+def session_of(transcript: str) -> str | None:
+    """The session file of the Claude Code subagent transcript ``transcript``: ``<session>.jsonl`` for one under
+    ``<session>/subagents/``; for one beside it, the file there with the same ``sessionId`` that lists it,
+    ``<sessionId>.jsonl`` (as Claude Code names it) before the others and else the largest (copies cut from a
+    session share its id: the whole one is the session); ``None`` when there is none."""
+    folder = os.path.dirname(transcript)
+    if os.path.basename(folder) == "subagents":
+        session = os.path.dirname(folder) + ".jsonl"
+        return session if os.path.isfile(session) else None
+    sid = session_id_of(transcript)
+    try:
+        names = os.listdir(folder or ".")
+    except OSError:
+        return None
+    found = [os.path.join(folder, n) for n in sorted(names) if n.endswith(".jsonl") and not is_subagent_file(n)]
+    found = [f for f in found if sid is not None and session_id_of(f) == sid and transcript in subagent_files_of(f)]
+    named = os.path.join(folder, f"{sid}.jsonl")
+    if named in found:
+        return named
+    return max(found, key=_size) if found else None
+
+
+def _size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
 
 
 def transcripts_of(path: str) -> int:
@@ -161,7 +194,9 @@ class SessionActions(App[None]):
         session whose subagents have transcripts of their own, each of those files in turn and back to the
         session (the one followed then is the one picked: a newer session no longer takes over)."""
         s = self.state
-        files = session_files(s.log_path) if s.log_path and s.batch_files is None else []
+        files: list[str] = []
+        if s.log_path and s.batch_files is None:
+            files = s.cycled if s.log_path in s.cycled else session_files(s.log_path)
         i = s.contexts.index(s.context) if s.context in s.contexts else -1
         if len(s.contexts) >= 2 and (i + 1 < len(s.contexts) or len(files) < 2):
             s.context = s.contexts[(i + 1) % len(s.contexts)]
@@ -174,6 +209,7 @@ class SessionActions(App[None]):
         assert s.log_path is not None
         nxt = files[(files.index(s.log_path) + 1) % len(files)] if s.log_path in files else files[0]
         s.auto_session = False
+        s.cycled = files
         self._drop_filter()
         self._start_feed(nxt)
         k = files.index(nxt)

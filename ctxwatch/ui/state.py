@@ -113,6 +113,9 @@ class DashboardState:
     #: The one conversation shown (the fleet view's choice, :func:`ctxwatch.ui.fleet.conversation_of`), or all.
     conversation: Conversation | None = None
     scan_note: str | None = None
+    #: The files of the Claude Code session ``c`` went through last (its own, then its transcripts): a transcript
+    #: goes on in that session, the one it was reached from (copies cut from a session share its id).
+    cycled: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if not self.multi:
