@@ -60,3 +60,38 @@ async def test_flags_list_and_enter_selects_the_call(shared_logs: Path) -> None:
         await pilot.pause()
         assert app.selected_index == 61 and app.filter_text == "" and not app.follow
         assert app.screen.query_one("#calls").cursor_row == app.view.index(61)
+
+
+async def test_flag_evidence_names_calls_by_their_number(tmp_path: Path) -> None:
+    """The evidence below the table gave calls as 0-based indexes (``first_call 40 · worst_call 53``) beside a
+    reason that writes them ``#41`` and ``#54``.  Every call of the evidence is now its ``#N``, the
+    ``<key>_number`` ``check --json`` gives."""
+    path = tmp_path / "demo.jsonl"
+    assert CliRunner().invoke(main, ["demo", "--write", str(path)]).exit_code == 0
+    res = CliRunner().invoke(main, ["check", "--json", "--no-cache", str(path)])
+    flags = [f for f in json.loads(res.stdout)["flags"] if f["context"] == "main"]
+    numbered = [{k[:-len("_number")]: v for k, v in f["evidence"].items() if k.endswith("_number")} for f in flags]
+    drift = next(i for i, f in enumerate(flags) if f["kind"] == "format_drift")
+    assert numbered[drift] == {"first_call": flags[drift]["evidence"]["first_call"] + 1, "recovered_at": None,
+                               "worst_call": flags[drift]["evidence"]["worst_call"] + 1}  # (it never recovered)
+    app = CtxwatchApp(str(path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await loaded(pilot)
+        await pilot.press("F")
+        assert await wait_for(pilot, lambda: isinstance(app.screen, FlagsScreen))
+        screen = app.screen
+        assert isinstance(screen, FlagsScreen)
+        await pilot.pause()
+        assert [(f.call, f.kind) for f in screen.flags] == [(f["call"], f["kind"]) for f in flags]
+        await pilot.press("home")
+        for i, calls in enumerate(numbered):
+            await pilot.pause()
+            body = str(screen.query_one("#flag-body", Static).render()).replace("\n", " ")
+            assert f"call #{flags[i]['number']} " in body
+            for key, number in calls.items():
+                index = flags[i]["evidence"][key]
+                if number is None:
+                    assert f"{key} none" in body, (key, body)
+                else:
+                    assert f"{key} #{number}" in body and f"{key} {index:,}" not in body, (key, body)
+            await pilot.press("down")

@@ -17,6 +17,7 @@ from textual.message import Message
 from textual.widgets import DataTable, Static
 
 from ctxwatch.analysis import Flag
+from ctxwatch.analysis.flags import CALL_EVIDENCE, call_number
 from ctxwatch.ui import text as tx
 from ctxwatch.ui.screens.common import TableScreen, settle_widths
 from ctxwatch.ui.widgets.footer import AdaptiveFooter
@@ -30,11 +31,14 @@ FLAG_BODY_CHARS = 1200
 
 
 def evidence_text(evidence: dict[str, Any]) -> str:
-    """``prompt_tokens 124,851 · budget_tokens 120,000``: a flag's evidence, counts with thousands separators,
-    other values as JSON (lists and objects compact)."""
+    """``prompt_tokens 124,851 · first_call #41``: a flag's evidence, a call as its ``#N`` (the number the
+    reason and the calls table show, not its 0-based index), counts with thousands separators, other values as
+    JSON (lists and objects compact)."""
     parts = []
     for key, value in evidence.items():
-        if isinstance(value, int) and not isinstance(value, bool):
+        if key in CALL_EVIDENCE:
+            shown = f"#{n}" if (n := call_number(value)) is not None else "none"
+        elif isinstance(value, int) and not isinstance(value, bool):
             shown = f"{value:,}"
         elif isinstance(value, float):
             shown = f"{value:.4g}"
