@@ -226,7 +226,11 @@ class CtxwatchApp(FeedHandlers, ViewActions, OutputActions, SessionActions):
         self._show(chart=False)
 
     def on_calls_table_highlighted(self, event: CallsTable.Highlighted) -> None:
-        """The cursor moved: show that call on the bar."""
+        """The cursor moved: show that call on the bar.  A highlight posted before the table was filled again
+        (a filter, a context) names a row that is gone: it is dropped, or the call would stay selected, hidden."""
+        s = self.state
+        if not (0 <= event.row < len(s.view) and s.view[event.row] == event.index):
+            return
         if event.index != self.state.selected_index:
             self.state.selected_index = event.index
             self._show(chart=False)

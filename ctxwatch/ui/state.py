@@ -280,8 +280,11 @@ class DashboardState:
         return [self.calls[i] for i in self.view]
 
     def selected_call(self) -> Call | None:
-        """The selected call, or ``None``."""
-        return self.calls.get(self.selected_index) if self.selected_index is not None else None
+        """The selected call, or ``None``: none is selected, or the view does not show it (the keys about the
+        selected call act on a call the table shows, or say there is none)."""
+        if self.selected_index is None or self.selected_index not in self.view:
+            return None
+        return self.calls.get(self.selected_index)
 
     @property
     def analysis(self) -> Any:

@@ -51,11 +51,22 @@ class ViewActions(App[None]):
         def _drop_filter(self) -> None: ...
         def rebuild_view(self) -> None: ...
 
+    def _no_call(self) -> None:
+        """Say why a key about the selected call does nothing: none is selected, or the view shows none."""
+        s = self.state
+        if s.view:
+            why = "no call selected"
+        elif s.filter_text and s.calls:
+            why = f"no call selected: the filter {s.filter_text!r} matches none (esc clears it)"
+        else:
+            why = "no call selected: no calls in this view"
+        self.notify(why, severity="warning")
+
     def action_detail(self) -> None:
         """Open the selected call's detail."""
         call = self._call_under_cursor()
         if call is None:
-            self.notify("no call selected", severity="warning")
+            self._no_call()
             return
         cal = self.state.calibrations
         self.push_screen(DetailScreen(call, self.state.spec, self.settings, cal.breakdown(call), cal.factor(call),
@@ -65,7 +76,7 @@ class ViewActions(App[None]):
         """Open what changed from the call before the selected one (same context) to it."""
         call = self._call_under_cursor()
         if call is None:
-            self.notify("no call selected", severity="warning")
+            self._no_call()
             return
         prev = self.state.previous_in_context(call)
         if prev is None:
@@ -78,7 +89,7 @@ class ViewActions(App[None]):
         # (the detail shows the call it was opened on; following a live log, the selection has moved on since)
         call = self.screen.call if isinstance(self.screen, DetailScreen) else self._call_under_cursor()
         if call is None:
-            self.notify("no call selected", severity="warning")
+            self._no_call()
             return
         try:
             import ctxwatch.planner  # noqa: F401

@@ -12,6 +12,7 @@ from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 from textual import events
+from textual.actions import SkipAction
 from textual.binding import Binding, BindingType
 from textual.geometry import Size
 from textual.message import Message
@@ -340,10 +341,11 @@ class CallsTable(ScrollView, can_focus=True):
         self._user_move(self.row_count - 1)
 
     def action_select(self) -> None:
-        """Open the highlighted call."""
+        """Open the highlighted call; with no row, the key goes on to the app's own binding, which says why."""
         index = self.index_at_cursor()
-        if index is not None:
-            self.post_message(self.Selected(self, index))
+        if index is None:
+            raise SkipAction()
+        self.post_message(self.Selected(self, index))
 
     def on_click(self, event: events.Click) -> None:
         """Click a row to select it (a double click opens it)."""

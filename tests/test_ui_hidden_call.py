@@ -1,0 +1,52 @@
+"""Keys about the selected call (``e``, ``d``, Enter, ctrl+c) with a filter that shows no call.  A highlight
+the table posted just before the filter emptied it (an arrow key, or a live call followed, while the filter was
+applied) reached the app afterwards and selected its call again: ``e`` and ``d`` opened on call #4, which the
+view hid.  Such a highlight is now dropped, and the keys act only on a call the view shows, else say why."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from test_ui_common import loaded, write_log
+
+from ctxwatch.ui.app import CtxwatchApp
+from ctxwatch.ui.main import MainScreen
+
+
+def listening(app: CtxwatchApp) -> list[str]:
+    """The messages the app's toasts say, in order, from now on."""
+    said: list[str] = []
+    real = app.notify
+
+    def notify(message: str, **kw: object) -> None:
+        said.append(message)
+        real(message, **kw)  # type: ignore[arg-type]
+
+    app.notify = notify  # type: ignore[method-assign]
+    return said
+
+
+@pytest.mark.parametrize("in_flight", [True, False], ids=["highlight-in-flight", "typed"])
+async def test_keys_about_the_call_do_nothing_when_the_filter_shows_none(tmp_path: Path, in_flight: bool) -> None:
+    app = CtxwatchApp(str(write_log(tmp_path / "run.jsonl", 6)))
+    said = listening(app)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await loaded(pilot, 6)
+        assert app.main is not None
+        if in_flight:
+            app.main.table.move_cursor(row=3)  # (its highlight, of call #4, is still on its way...)
+            app.apply_filter("zzz")  # (...when the filter empties the view)
+        else:
+            await pilot.press("home", "down", "down", "down", "slash", *"zzz", "enter")
+        await pilot.pause(0.3)
+        assert app.filter_text == "zzz" and app.view == []
+        assert app.state.selected_call() is None
+        why = "no call selected: the filter 'zzz' matches none (esc clears it)"
+        for key, expected in (("e", why), ("d", why), ("enter", why),
+                              ("ctrl+c", "nothing to copy here: select text with the mouse first")):
+            await pilot.press(key)
+            await pilot.pause(0.2)
+            assert isinstance(app.screen, MainScreen), (key, type(app.screen).__name__)
+            assert said and said[-1] == expected, (key, said)
+            said.clear()
