@@ -372,7 +372,8 @@ async def test_a_codex_reasoning_rows_reported_size_says_it_is_reported(shared_l
         rs = sum(it.reported for it in rows)
         assert f"({rows_sum:,}: {rows_sum - rs:,} by o200k_base, {rs:,} reasoning as reported, counted" in head
         table.move_cursor(row=table.get_row_index(str(third.position)))
-        await pilot.pause()
+        await pilot.resize_terminal(200, 24)  # (the item's head whole: at 80 columns how it was counted is cut)
+        await pilot.pause(0.3)
         item_head = str(detail.query_one("#item-head", Static).render())
         # (scaled to the inferred history, as plan shows it, the raw count split into its two parts)
         assert third.raw is not None

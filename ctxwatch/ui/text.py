@@ -9,6 +9,7 @@ surrogates with visible escapes.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from datetime import datetime
 
 from rich.cells import cell_len, chop_cells
@@ -60,6 +61,56 @@ def cut_cells(text: str, limit: int, *, middle: bool = False, multiline: bool = 
         tail = _fit_end(text, room - sum(_cells_of(ch, multiline) for ch in text[:head]), multiline)
         return text[:head] + "…" + text[tail:]
     return text[:_fit_start(text, room, multiline)] + "…"
+
+
+def cut_words(text: str, limit: int, least: float = 0.5) -> str:
+    """:func:`cut_cells` of one-line ``text``, the cut moved back to the end of the last whole word (with the
+    separators before it dropped: no ``, …`` or ``(…``) unless that leaves less than ``least`` of the room;
+    ``…`` marks every cut."""
+    cut = cut_cells(text, limit)
+    if cut == text or limit < 2:
+        return cut
+    kept = cut[:-1]
+    if kept and not kept[-1].isspace() and not text[len(kept)].isspace():  # (the cut falls inside a word)
+        start = kept.rfind(" ")
+        word_end = kept[:start].rstrip(" ·,;:([{—–-") if start >= 0 else ""
+        if cell_len(word_end) >= (limit - 1) * least:
+            kept = word_end
+    return kept.rstrip(" ·,;:([{—–-") + "…"
+
+
+def fit_parts(parts: Sequence[tuple[str, str]], width: int, give_up: Sequence[tuple[int, int]]) -> Text:
+    """``parts`` (one-line text, style) in reading order as one line of at most ``width`` cells.  Where they
+    do not fit, the parts of ``give_up`` (index, cells it keeps at least), in that order, give up whole words
+    (:func:`cut_words`) until the line fits; then the line is cut at its end.  ``…`` marks every cut, and
+    stands for a part left out whole."""
+    texts = [t for t, _style in parts]
+    for index, least in give_up:
+        excess = sum(cell_len(t) for t in texts) - width
+        if excess <= 0:
+            break
+        texts[index] = _shorter(texts[index], max(least, cell_len(texts[index]) - excess))
+    out = Text()
+    used = 0
+    for i, ((_t, style), text) in enumerate(zip(parts, texts, strict=True)):
+        more = any(texts[i + 1:])
+        if used + cell_len(text) + more <= width or not text:
+            out.append(text, style)
+            used += cell_len(text)
+            continue
+        # (a part that fits only without the ``…`` of those after it is cut too: the ``…`` must be there)
+        out.append(_shorter(text + "…" if more else text, width - used), style)
+        break
+    return out
+
+
+def _shorter(text: str, cells: int) -> str:
+    """``text`` in at most ``cells`` cells (at least one): whole, cut after a word, or ``…`` (`` …`` for a part
+    that starts with a space) where no word fits."""
+    if cell_len(text) <= cells:
+        return text
+    cut = cut_words(text, cells) if cells >= 2 else "…"
+    return " …" if cut == "…" and text[:1].isspace() and cells >= 2 else cut
 
 
 def one_line(text: str, limit: int, style: str = "") -> Text:

@@ -305,25 +305,28 @@ class DetailScreen(TableScreen):
         q = self.find_text.casefold()
         if q and q not in body.casefold() and q in it.text.casefold():  # (found past the fold: shown expanded)
             body, note = fold(it.text, it.chars, True, it.missing)
-        title = Text()
-        title.append(f"#{item_numbers(self.items).get(it.position, '-')} ", "bold")
-        title.append_text(tx.literal(it.label, limit=50))
         tok = self.call.tokenizer
         own = it.raw if it.raw is not None else it.tokens
         split = (f"{it.reported:,} reasoning reported + {own - it.reported:,} by {tok}"
                  if it.reported and own is not None else "")
         if it.raw is not None:
+            count = f" · {tx.tokens(it.tokens)}{SCALED} tokens"
             what = f" ({scaled_how(self.counts, it.kind)}, as plan shows it; raw {split or f'{it.raw:,} by {tok}'})"
-            title.append(f" · {tx.tokens(it.tokens)}{SCALED} tokens{what} · {note}", "dim")
         else:
             label = (f"counted with {tok}" if self.call.exact else f"{tok} estimate, uncalibrated") \
                 if it.kind in COUNTED and it.tokens else ""
+            count = f" · {tx.tokens(it.tokens)} tokens"
             what = "; ".join(x for x in (split, label) if x)
-            title.append(f" · {tx.tokens(it.tokens)} tokens{f' ({what})' if what else ''} · {note}", "dim")
+            what = f" ({what})" if what else ""
+        # (where the line is too long, how the item was counted gives up words first, then the fold's note,
+        # then the label down to a few words: the item and its count stay in sight)
+        parts = [(f"#{item_numbers(self.items).get(it.position, '-')} ", "bold"),
+                 (tx.clean(it.label, multiline=False), ""), (count, "dim"), (what, "dim"), (f" · {note}", "dim")]
         if self.find_text:
-            title.append(" · find ")
-            title.append_text(tx.literal(repr(self.find_text), "bold", limit=30))
-            title.append(f": {self.matches} item{'s' if self.matches != 1 else ''} (n: next)", "dim")
+            parts += [(" · find ", ""), (tx.clean(tx.cut_cells(repr(self.find_text), 30), multiline=False), "bold"),
+                      (f": {self.matches} item{'s' if self.matches != 1 else ''} (n: next)", "dim")]
+        width = max(10, head.size.width or self.app.size.width - 2)
+        title = tx.fit_parts(parts, width, give_up=[(3, 2), (4, 2), (1, 12)])
         head.update(title)
         area.load_text(body)
         at = body.casefold().find(self.find_text.casefold()) if self.find_text else -1
