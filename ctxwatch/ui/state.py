@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import time
+from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -282,9 +283,9 @@ class DashboardState:
     def selected_call(self) -> Call | None:
         """The selected call, or ``None``: none is selected, or the view does not show it (the keys about the
         selected call act on a call the table shows, or say there is none)."""
-        if self.selected_index is None or self.selected_index not in self.view:
-            return None
-        return self.calls.get(self.selected_index)
+        idx, view = self.selected_index, self.view
+        at = bisect_left(view, idx) if idx is not None else 0  # (the view is in call order: searched, not scanned)
+        return self.calls.get(idx) if idx is not None and at < len(view) and view[at] == idx else None
 
     @property
     def analysis(self) -> Any:
