@@ -24,7 +24,8 @@ MIN_WIDTH = 40
 class Column:
     """One column: ``head``, its ``cells`` (text as logged: made terminal-safe here, :func:`clean`),
     ``right``-aligned or not, its ``natural`` width (the width without a terminal; 0: as wide as its widest
-    cell), the ``least`` width it may be narrowed to (cells cut with ``…``; 0: never narrowed) and ``drop``
+    cell), the ``least`` width it may be narrowed to (cells cut with ``…``; 0: never narrowed, as wide as its
+    widest cell whatever its natural width: a number is never cut) and ``drop``
     (columns are dropped in increasing ``drop`` before any name is cut, 0: never dropped); ``gap``: the spaces
     before it.
 
@@ -73,14 +74,16 @@ def fit_widths(columns: Sequence[Column], width: int | None) -> list[int | None]
     """Each column's width (``None``: dropped) for a row of at most ``width`` cells (``None``: natural widths,
     widened to a column's widest cell: piped or redirected, nothing is cut).
 
-    With a width, a column is first as wide as its widest cell (never wider than its natural width); then
+    With a width, a column is first as wide as its widest cell, a name (a column with a ``least``) never wider
+    than its natural width, as names are the only cells cut (a number or a timestamp shown is whole); then
     columns are dropped by ``drop`` order while the row is too wide, then the narrowable ones lose a cell at a
     time, the widest first, down to their ``least``; then, while it is still too wide, columns are shortened
     (``short``) or left out (``shed``) in the order of their ranks, the names cut again each time from their
     uncut widths.  A row still too wide after all of that (below :data:`MIN_WIDTH`) wraps on the terminal."""
     if width is None:
         return [max(c.natural, _widest(c)) for c in columns]
-    widths: list[int | None] = [min(c.natural, _widest(c)) if c.natural else _widest(c) for c in columns]
+    widths: list[int | None] = [min(c.natural, _widest(c)) if c.natural and c.least else _widest(c)
+                                for c in columns]
     for k in sorted((k for k, c in enumerate(columns) if c.drop), key=lambda k: columns[k].drop):
         if _total(widths, columns) <= width:
             break
