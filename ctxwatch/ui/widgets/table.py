@@ -87,6 +87,13 @@ def cell_texts(call: Call, settings: Settings, shown: Breakdown | None = None) -
 
 #: Minimum width of each column (cells); numeric columns grow to their widest value.
 MIN_WIDTHS = {"index": 3, "time": 8, "model": 8, "floor": 7, "history": 7, "reserve": 7, "used": 8, "reported": 8}
+
+
+def _used_width(frac: float) -> int:
+    """The cells of a ``used%`` cell of ``frac`` (:func:`used_cell`: the percent and two cells of marks)."""
+    return len(f"{100 * frac:.1f}%") + 2
+
+
 _LEFT = frozenset({"time", "model"})
 
 
@@ -148,8 +155,9 @@ class CallsTable(ScrollView, can_focus=True):
         self._pos: dict[int, int] = {}
         self._settings = Settings()
         self._cal: Calibrations = NO_CALIBRATION
-        # model -> the largest floor and history counted with another tokenizer: what calibrated cells can reach
-        self._scalable: dict[str | None, list[int]] = {}
+        # model -> the largest floor and history counted with another tokenizer, and the largest estimated
+        # prompt + 1 over the window of a call that reports none: what calibrated cells can reach
+        self._scalable: dict[str | None, list[float]] = {}
         self.cursor_row = 0
         self.compact = False
         self._model_width = 18
@@ -203,12 +211,14 @@ class CallsTable(ScrollView, can_focus=True):
         self._cal = calibrations
         self._cache = {}
         w = self._widths
-        for model, (floor, history) in self._scalable.items():
+        for model, (floor, history, most_used) in self._scalable.items():
             factor = calibrations.of_model(model)
             if factor is None:
                 continue
             for key, v in (("floor", floor), ("history", history)):
                 w[key] = max(w[key], len(f"{round(v * factor):,}") + 1)
+            # (a calibrated used %: at most (estimate + 1) x the factor, (estimate + 1) for a factor below 1)
+            w["used"] = max(w["used"], _used_width(most_used * max(factor, 1.0)))
         self._resize()
 
     def shown(self, row: int) -> Breakdown:
@@ -220,9 +230,14 @@ class CallsTable(ScrollView, can_focus=True):
         w = self._widths
         b = self._cal.breakdown(c)
         if c.floor_src == Src.ESTIMATED and not c.exact:
-            most = self._scalable.setdefault(c.model, [0, 0])
+            most = self._scalable.setdefault(c.model, [0, 0, 0.0])
             most[0] = max(most[0], c.floor_tokens or 0)
             most[1] = max(most[1], c.history_tokens or 0)
+            if c.prompt_reported is None and c.prompt_estimated is not None and c.window:
+                most[2] = max(most[2], (c.prompt_estimated + 1) / c.window)
+        frac = shown_fraction(c, b)
+        if frac is not None:  # (a number is never cut: 4687.5%!! for a prompt far over the window)
+            w["used"] = max(w["used"], _used_width(frac))
         for key, v in (("index", c.index + 1), ("floor", b.floor_tokens), ("history", b.history_tokens),
                        ("reserve", c.reserve_tokens), ("reported", c.prompt_reported)):
             if v is None:
