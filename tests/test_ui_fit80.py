@@ -166,12 +166,12 @@ async def _fleet_of_the_folder(shared_logs: Path, width: int) -> None:
         session = json.loads((shared_logs.joinpath(*SPOTTER)).read_text().splitlines()[-1])["sessionId"]
         assert row.conversation == (None, session)
         assert row.worst is not None and cells[-1] == f"{row.worst[1]} #{row.worst[2] + 1}" \
-            == "output_placeholder #30"  # (whole; the earliest of the session's four info flags)
-        # (80 columns leave the model two cells short: cut in the middle, its version kept)
-        assert cells[2] == ("claude…us-4-6" if width == 80 else "claude-opus-4-6")
+            == "output_placeholder #137"  # (whole; the most recent of the session's four info flags)
+        # (80 columns leave the model three cells short: cut in the middle, its version kept)
+        assert cells[2] == ("claud…us-4-6" if width == 80 else "claude-opus-4-6")
         assert "…" in cells[1] and session.startswith(cells[1].split("…")[0]) \
             and session.endswith(cells[1].split("…")[1])
-        assert len(cells[1]) == (8 if width == 80 else 8 + 20 - 2)  # (20 more cells: 2 to the model)
+        assert len(cells[1]) == (8 if width == 80 else 8 + 20 - 3)  # (20 more cells: 3 to the model)
 
 
 CJK_SESSION = "会话测试-日本語セッション-長い長い長い名前"
@@ -234,11 +234,11 @@ async def test_the_fleet_of_a_cjk_session_id_fits_80_columns(shared_logs: Path, 
         widths = [max(_cells(h), _cells(cell)) for h, cell in zip(heads, cells, strict=True)]
         assert sum(widths) + 2 * len(widths) <= 80, (cells, widths)
         assert table.virtual_size.width <= 80
-        # (the same cells as for the ASCII id: session 8, model two cells short, the age and the flag whole)
-        assert cells[2] == "claude…us-4-6"
+        # (the same cells as for the ASCII id: session 8, model three cells short, the age and the flag whole)
+        assert cells[2] == "claud…us-4-6"
         days = range(days_before, int((time.time() - last) // 86400) + 1)
         assert days_before >= 1 and cells[-2] in [f"{d} d" for d in days], cells
-        assert cells[-1] == "output_placeholder #30"
+        assert cells[-1] == "output_placeholder #137"
         head, _, tail = cells[1].partition("…")
         assert head and tail and CJK_SESSION.startswith(head) and CJK_SESSION.endswith(tail)
         assert _cells(cells[1]) in (7, 8)  # (8 cells, or 7 where a wide character would be split)

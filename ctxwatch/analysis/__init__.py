@@ -24,7 +24,7 @@ from ctxwatch.analysis.episodes import (
     DIP_RETURN_FRACTION,
 )
 from ctxwatch.analysis.estimate import ESTIMATE_MIN_TOKENS, ESTIMATE_TOLERANCE, ESTIMATE_WARN
-from ctxwatch.analysis.flags import FLAG_KINDS, SEVERITIES, SEVERITY_RANK, Flag
+from ctxwatch.analysis.flags import FLAG_KINDS, SEVERITIES, SEVERITY_RANK, Flag, worst_flag
 from ctxwatch.analysis.forecast import SCOPE_CONTEXTS_NAMED, ContextCounts, Forecast, Scope
 from ctxwatch.analysis.responses import (
     CHARS_PER_TOKEN,
@@ -64,5 +64,5 @@ __all__ = [
     "OBSERVED_BASELINE", "RISK_CALLS_HIGH", "RISK_LEVELS", "SCOPE_CONTEXTS_NAMED", "SCORE_BROKEN_JSON",
     "SEVERITIES", "SEVERITY_RANK", "Analysis", "DriftRisk", "EchoIndex", "Flag", "Forecast",
     "FormatCheck", "FormatRule", "Limits", "analysis_json", "analyze", "analyze_run", "check_format", "collect_texts",
-    "echo_index", "infer_rule", "observed_rule", "theil_sen",
+    "echo_index", "infer_rule", "observed_rule", "theil_sen", "worst_flag",
 ]

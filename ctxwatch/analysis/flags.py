@@ -8,6 +8,7 @@ Every check raises its flags into one :class:`FlagSink` per stream.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -52,6 +53,18 @@ class Flag:
         (:func:`numbered_evidence`)."""
         return {"kind": self.kind, "severity": self.severity, "call": self.call, "number": self.call + 1,
                 "reason": self.reason, "evidence": numbered_evidence(self.evidence), "context": self.context}
+
+
+def worst_flag(flags: Iterable[Flag]) -> Flag | None:
+    """The flag that names a run's (a conversation's, an episode's) state now, as the status line and the
+    fleet view name it: the most severe, and of those the one on the most recent call (the latest says where
+    the run stands; an older flag of the same severity has been overtaken); on one call, the first in
+    ``flags`` (the analysis's order).  ``None`` without flags."""
+    worst: Flag | None = None
+    for f in flags:
+        if worst is None or (SEVERITY_RANK[f.severity], f.call) > (SEVERITY_RANK[worst.severity], worst.call):
+            worst = f
+    return worst
 
 
 #: Evidence keys that hold a call's 0-based index (or ``null``): each is followed in the JSON by

@@ -3,8 +3,9 @@
 ``ctx 53% of 200k · floor 32k / hist 74k · 43k to trigger · ! over_budget #43``: the main context's occupancy
 of the window (its last plausible call, or the size a pending compaction left), the floor (system prompt +
 tool schemas) and the history of that call as every view shows them (calibrated where the tokenizer is not
-the model's), the distance to compaction, and the most severe flag of the current episode (since the last
-compaction or reset).  Unknown numbers are ``?``, never 0.
+the model's), the distance to compaction, and the worst flag of the current episode (since the last
+compaction or reset; :func:`ctxwatch.analysis.worst_flag`: the most severe, then the most recent).  Unknown
+numbers are ``?``, never 0.
 
 The distance to compaction is to the size the harness last compacted at when the log says it (Claude Code's
 ``compact_boundary`` ``preTokens``: ``to compaction (seen at 170k)``), else to the call's own compaction trigger
@@ -13,7 +14,7 @@ as every view draws it (:class:`ctxwatch.analysis.Limits`: its harness's rule, e
 
 from __future__ import annotations
 
-from ctxwatch.analysis import SEVERITY_RANK, Analysis, Limits, analyze_run
+from ctxwatch.analysis import Analysis, Limits, analyze_run, worst_flag
 from ctxwatch.engine import Run
 from ctxwatch.model import Call
 
@@ -85,8 +86,8 @@ def statusline(run: Run, analyses: dict[str, Analysis] | None = None) -> str:
     resets = [at for r in run.resets if isinstance(at := r.get("at_call"), int)]
     since = max([c.index for c in run.calls if c.index in ours and c.compaction] + resets + [0])
     flags = [f for f in (analysis.flags if analysis is not None else []) if f.call >= since and f.call in ours]
-    if flags:
-        worst = max(flags, key=lambda f: (SEVERITY_RANK[f.severity], f.call))
+    worst = worst_flag(flags)
+    if worst is not None:
         parts.append(f"{SEVERITY_MARK.get(worst.severity, '!')} {worst.kind} #{worst.call + 1}")
     else:
         parts.append("no flags")

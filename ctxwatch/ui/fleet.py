@@ -9,10 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from ctxwatch.accounting import Calibrations
-from ctxwatch.analysis import SEVERITY_RANK
+from ctxwatch.analysis import SEVERITY_RANK, Flag, worst_flag
 from ctxwatch.model import Call, shown_breakdown, shown_fraction
 
 #: A conversation: ``(instance name, session id)``, either ``None`` when the log does not say.
@@ -49,7 +48,8 @@ class FleetRow:
             it; ``None`` when no call's is.
         floor: that call's floor in tokens as shown (calibrated where it is), ``None`` when unknown.
         age: seconds since the last call (``None`` without a timestamp).
-        worst: the worst flag of the conversation's calls ``(severity, kind, call index)``, or ``None``.
+        worst: the worst flag of the conversation's calls ``(severity, kind, call index)``
+            (:func:`ctxwatch.analysis.worst_flag`: the most severe, then the most recent), or ``None``.
     """
 
     conversation: Conversation
@@ -67,15 +67,14 @@ class FleetRow:
         return -sev, -(self.used if self.used is not None else -1.0), self.age if self.age is not None else 1e18
 
 
-def fleet_rows(calls: Iterable[Call], flags: Iterable[Any], calibrations: Calibrations | None,
+def fleet_rows(calls: Iterable[Call], flags: Iterable[Flag], calibrations: Calibrations | None,
                now: float) -> list[FleetRow]:
-    """The rows of the fleet view for ``calls`` (in call order) and the analysis's ``flags`` (objects with
-    ``call``, ``severity`` and ``kind``), most at risk first (:attr:`FleetRow.risk`).  ``now``: seconds since the
-    epoch, for the ages."""
+    """The rows of the fleet view for ``calls`` (in call order) and the analysis's ``flags``, most at risk first
+    (:attr:`FleetRow.risk`).  ``now``: seconds since the epoch, for the ages."""
     groups: dict[Conversation, list[Call]] = {}
     for c in calls:
         groups.setdefault(conversation_of(c), []).append(c)
-    by_call: dict[int, list[Any]] = {}
+    by_call: dict[int, list[Flag]] = {}
     for f in flags:
         by_call.setdefault(f.call, []).append(f)
     rows = []
@@ -88,13 +87,9 @@ def fleet_rows(calls: Iterable[Call], flags: Iterable[Any], calibrations: Calibr
             used, floor = shown_fraction(c, shown), shown.floor_tokens
             if used is not None:
                 break
-        worst = None
-        for c in members:
-            for f in by_call.get(c.index, []):
-                rank = SEVERITY_RANK.get(f.severity, -1)
-                if worst is None or rank > SEVERITY_RANK.get(worst[0], -1):
-                    worst = (f.severity, f.kind, f.call)
+        flag = worst_flag(f for c in members for f in by_call.get(c.index, []))
         rows.append(FleetRow(conv, len(members), last, used, floor,
-                             now - last.timestamp if last.timestamp is not None else None, worst))
+                             now - last.timestamp if last.timestamp is not None else None,
+                             (flag.severity, flag.kind, flag.call) if flag is not None else None))
     rows.sort(key=lambda r: r.risk)
     return rows
