@@ -4,7 +4,7 @@ number, and no message text (bodies stay on disk and are re-read by byte range).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -305,3 +305,25 @@ def session_ranks(calls: Sequence[Call], context: str | None = None) -> dict[str
             ts = c.timestamp if c.timestamp is not None else -math.inf
             ranks[c.session] = (max(ranks.get(c.session, (-math.inf, 0))[0], ts), pos)
     return ranks
+
+
+#: The earliest and the latest call time (epoch seconds) of some calls: a session's first and last call.
+Span = tuple[float, float]
+
+
+def span_with(span: Span | None, ts: float | None) -> Span | None:
+    """``span`` widened to call time ``ts`` (``None``: no time, the span as it was).  A session's last call is
+    its latest timestamp, not the time of the call written last: a Claude Code session's subagent calls are
+    written out of time order, one after another's later calls (``report --sessions`` and the session
+    picker both say it so)."""
+    if ts is None:
+        return span
+    return (ts, ts) if span is None else (min(span[0], ts), max(span[1], ts))
+
+
+def call_span(calls: Iterable[Call]) -> Span | None:
+    """The first and last call times of ``calls`` (:func:`span_with`), or ``None`` when none has a time."""
+    span: Span | None = None
+    for c in calls:
+        span = span_with(span, c.timestamp)
+    return span

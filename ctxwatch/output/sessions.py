@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from decimal import Decimal
 from typing import Any
 
-from ctxwatch.model import Call
+from ctxwatch.model import Call, Span, span_with
 from ctxwatch.output.fields import instance_of, iso
 
 #: The per-session sums a call adds to, each ``None`` until a call reports it (unknown, never 0).
@@ -32,7 +32,7 @@ class SessionTotals:
     def __init__(self) -> None:
         self.out: dict[str | None, dict[str, Any]] = {}
         self.costs: dict[str | None, list[float | None]] = {}
-        self.times: dict[str | None, list[float]] = {}
+        self.times: dict[str | None, Span] = {}
         self.ranks: dict[str | None, tuple[float, int]] = {}
         self.count = 0  # (calls added so far: the position of the next one)
 
@@ -50,12 +50,8 @@ class SessionTotals:
         if c.context not in s["contexts"]:
             s["contexts"].append(c.context)
         ts = c.timestamp
-        if ts is not None:
-            span = self.times.get(c.session)
-            if span is None:
-                self.times[c.session] = [ts, ts]
-            else:
-                span[0], span[1] = min(span[0], ts), max(span[1], ts)
+        if (span := span_with(self.times.get(c.session), ts)) is not None:
+            self.times[c.session] = span
         u = c.usage
         if u:
             s["calls_with_usage"] += 1
@@ -97,8 +93,8 @@ class SessionTotals:
                 _merge_one(s, theirs)
                 self.costs[key].extend(later.costs[key])
             if (span := later.times.get(key)) is not None:
-                mine = self.times.get(key)
-                self.times[key] = list(span) if mine is None else [min(mine[0], span[0]), max(mine[1], span[1])]
+                # (a span is widened to both ends of the other: the same rule as one call at a time)
+                self.times[key] = span_with(span_with(self.times.get(key), span[0]), span[1]) or span
             latest, pos = later.ranks[key]
             prev = self.ranks.get(key)
             self.ranks[key] = (latest if prev is None else max(prev[0], latest), self.count + pos)
