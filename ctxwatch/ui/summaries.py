@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from rich.text import Text
 
 from ctxwatch.config import Settings
+from ctxwatch.engine.activity import activity_note, activity_of
+from ctxwatch.model import call_span
 from ctxwatch.ui import text as tx
 
 #: Characters of a session's first user prompt kept (the picker cuts it further to its line).
@@ -31,6 +33,8 @@ class SessionInfo:
         prompt: the first user message the user typed (harness-injected ones, labelled, and tool results left
             out), its spaces collapsed, cut to :data:`PROMPT_CHARS`; ``None`` when the log holds none.
         stamp: the file's ``(modification time, size)`` when read: a changed file is read again.
+        last: the time of its last call (epoch seconds), the latest of its calls' timestamps as ``report
+            --sessions`` gives it (:func:`ctxwatch.model.call_span`); ``None`` when no call has one.
     """
 
     calls: int
@@ -39,6 +43,7 @@ class SessionInfo:
     model: str | None
     prompt: str | None
     stamp: tuple[float, int]
+    last: float | None = None
 
 
 def file_stamp(path: str) -> tuple[float, int] | None:
@@ -83,7 +88,18 @@ def summarize(path: str, fmt: str | None = None, settings: Settings | None = Non
                 break
     return SessionInfo(len(calls), peak_call.used_fraction if peak_call else None,
                        peak_call.window if peak_call else None, models.most_common(1)[0][0] if models else None,
-                       prompt, stamp)
+                       prompt, stamp, span[1] if (span := call_span(calls)) is not None else None)
+
+
+def row_time(path: str, info: SessionInfo | None) -> tuple[str, str]:
+    """The picker's row time of the session log ``path`` and its note (``""``: a call's): once the file is read
+    (``info``, not stale), its latest call time, as ``report --sessions`` gives it; before, the time the list
+    is sorted by, read from the file's end (:func:`~ctxwatch.engine.activity.activity_of`, which sees only the
+    calls near it) or the file's modification time, said so (:func:`~ctxwatch.engine.activity.activity_note`).
+    Raises ``OSError`` when the file cannot be stat'ed."""
+    if info is not None and info.last is not None:
+        return tx.stamp(info.last), ""
+    return tx.stamp(activity_of(path)[0]), activity_note(path).strip()
 
 
 def info_line(path: str | None, infos: Mapping[str, SessionInfo | None], width: int) -> Text:

@@ -22,7 +22,6 @@ from textual.widgets.option_list import Option
 from ctxwatch.formats.claude_code import is_subagent_file
 from ctxwatch.output.safetext import clean
 from ctxwatch.ui import text as tx
-from ctxwatch.ui.feed import activity_note, activity_of
 from ctxwatch.ui.screens.names import (
     GAP,
     PICKER_CHROME,
@@ -32,7 +31,7 @@ from ctxwatch.ui.screens.names import (
     file_size,
     split_session_path,
 )
-from ctxwatch.ui.summaries import SessionInfo, file_stamp, info_line
+from ctxwatch.ui.summaries import SessionInfo, file_stamp, info_line, row_time
 
 #: The session picker's first option: follow whichever session is newest.
 AUTO = ""
@@ -115,6 +114,7 @@ class SessionPicker(ModalScreen[str | None]):
         #: ``""`` the last call's, else e.g. ``(last record)``).
         self._rows: list[tuple[str, str, bool, str, str, str]] = []
         self._keys: list[str] = []  # (each file's path relative to the folder, case-folded: what the filter reads)
+        self._row_of = {f: i for i, f in enumerate(self.files)}
         # (each file's row, laid out for the width now: kept from one filter to the next, an option keeps what
         # the list worked out about it, so that filtering does not measure thousands of rows again)
         self._file_options: list[Option] = []
@@ -126,11 +126,7 @@ class SessionPicker(ModalScreen[str | None]):
             rel = os.path.relpath(f, self.folder)
             folder, session = split_session_path(rel)
             try:
-                # (the time the list is sorted by: the last call's, else the file's modification time)
-                act, _ = activity_of(f)
-                # (a file whose calls carry no time is listed last, by its file time, and a record's time that no
-                # call's is found beside: each said, as it is no call's)
-                when, note = tx.stamp(act), activity_note(f).strip()
+                when, note = row_time(f, self.infos.get(f) if self._fresh(f) else None)
                 size = file_size(os.path.getsize(f))
             except OSError:
                 when, size, note = "gone", "", ""
@@ -288,8 +284,14 @@ class SessionPicker(ModalScreen[str | None]):
                 self.post_message(self.InfoRead(f, self.read(f)))
 
     def on_session_picker_info_read(self, message: InfoRead) -> None:
-        """Keep what the worker read; the line under the list shows it when its row is highlighted."""
+        """Keep what the worker read: the line under the list shows it when its row is highlighted, the row its
+        latest call time (:func:`~ctxwatch.ui.summaries.row_time`)."""
         self.infos[message.path] = message.info
+        i = self._row_of.get(message.path)
+        if i is not None and message.info is not None and message.info.last is not None \
+                and (row := self._rows[i])[3::2] != (when := tx.stamp(message.info.last), ""):
+            self._rows[i] = (*row[:3], when, row[4], "")
+            self._relayout()
         self._show_info()
 
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
@@ -354,8 +356,10 @@ class SessionPicker(ModalScreen[str | None]):
 
     def on_resize(self, event: events.Resize) -> None:
         """Lay the rows out again for the new width (the highlighted row stays)."""
-        if self.app.size.width == self._laid_out_for or not self.is_mounted:
-            return
+        if self.app.size.width != self._laid_out_for and self.is_mounted:
+            self._relayout()
+
+    def _relayout(self) -> None:
         box_w, head = self._lay_out()
         self.query_one(Vertical).styles.width = box_w
         self.query_one("#picker-head", Static).update(head)
