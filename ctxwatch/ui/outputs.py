@@ -18,7 +18,7 @@ from ctxwatch.ui.costs import call_cost_text
 from ctxwatch.ui.export import export_folder, file_stem, write_new
 from ctxwatch.ui.screens import unique_path
 from ctxwatch.ui.state import DashboardState
-from ctxwatch.ui.widgets.table import COLUMNS, cell_texts
+from ctxwatch.ui.widgets.cells import COLUMNS, cell_texts
 
 if TYPE_CHECKING:
     from ctxwatch.config import Settings

@@ -18,9 +18,9 @@ from textual.widgets import DataTable, Static
 from ctxwatch.ui import text as tx
 from ctxwatch.ui.fleet import Conversation, FleetRow
 from ctxwatch.ui.screens.common import TableScreen, settle_widths
+from ctxwatch.ui.widgets.cells import short_model
 from ctxwatch.ui.widgets.footer import AdaptiveFooter
 from ctxwatch.ui.widgets.side import SEVERITY_MARKS
-from ctxwatch.ui.widgets.table import short_model
 
 #: The fewest cells the names may be cut to, and the fewest the worst flag gets (``trigger_no_compaction #12``
 #: needs 25: cut with … below that), so that the table fits 80 columns.

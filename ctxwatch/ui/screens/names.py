@@ -1,6 +1,6 @@
 """Fitting session names into the session picker's columns: a folder name and a session name per row,
 shortened where they tell sessions apart least (a prefix every folder shares, the middle of a session id)
-so that every row keeps one line at any width.
+so that every row keeps one line at any width; and the order of its rows (:func:`grouped`).
 """
 
 from __future__ import annotations
@@ -10,6 +10,8 @@ import re
 from collections.abc import Iterable, Sequence
 
 from rich.cells import cell_len
+
+from ctxwatch.formats.claude_code import is_subagent_file
 
 #: Columns left free on each side of the session picker (it is as wide as its rows, up to the screen's width
 #: less these), and the columns its frame takes from the rows: the dialog's border (2), the list's border
@@ -219,3 +221,18 @@ def fit_names(pairs: Sequence[tuple[str, str]], width: int, strict: bool = False
               ) -> tuple[int, int, list[tuple[str, str]]] | None:
     """:meth:`NameColumns.fit` of ``pairs``."""
     return NameColumns(pairs).fit(width, strict)
+
+
+def grouped(files: Sequence[str]) -> list[str]:
+    """``files`` (newest first) with each Claude Code subagent transcript under ``<session>/subagents/`` moved
+    right after its session, when its session is listed (the others stay where they are)."""
+    parent = {f: os.path.dirname(os.path.dirname(f)) + ".jsonl" for f in files
+              if is_subagent_file(f) and os.path.basename(os.path.dirname(f)) == "subagents"}
+    listed = set(files)
+    out: list[str] = []
+    for f in files:
+        if parent.get(f) in listed:
+            continue
+        out.append(f)
+        out.extend(g for g in files if parent.get(g) == f)
+    return out

@@ -29,27 +29,13 @@ from ctxwatch.ui.screens.names import (
     NameColumns,
     cells,
     file_size,
+    grouped,
     split_session_path,
 )
 from ctxwatch.ui.summaries import SessionInfo, file_stamp, info_line, row_time
 
 #: The session picker's first option: follow whichever session is newest.
 AUTO = ""
-
-
-def grouped(files: Sequence[str]) -> list[str]:
-    """``files`` (newest first) with each Claude Code subagent transcript under ``<session>/subagents/`` moved
-    right after its session, when its session is listed (the others stay where they are)."""
-    parent = {f: os.path.dirname(os.path.dirname(f)) + ".jsonl" for f in files
-              if is_subagent_file(f) and os.path.basename(os.path.dirname(f)) == "subagents"}
-    listed = set(files)
-    out: list[str] = []
-    for f in files:
-        if parent.get(f) in listed:
-            continue
-        out.append(f)
-        out.extend(g for g in files if parent.get(g) == f)
-    return out
 
 
 class OneLineOptions(OptionList):

@@ -15,7 +15,7 @@ from ctxwatch.analysis import Limits
 from ctxwatch.config import Settings
 from ctxwatch.model import Call, Src
 from ctxwatch.ui import text as tx
-from ctxwatch.ui.widgets.table import short_model
+from ctxwatch.ui.widgets.cells import short_model
 
 
 class BarParts(Protocol):

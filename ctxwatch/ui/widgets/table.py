@@ -10,7 +10,6 @@ from typing import ClassVar
 from rich.cells import cell_len, set_cell_size
 from rich.segment import Segment
 from rich.style import Style
-from rich.text import Text
 from textual import events
 from textual.actions import SkipAction
 from textual.binding import Binding, BindingType
@@ -20,79 +19,9 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from ctxwatch.accounting import NO_CALIBRATION, Calibrations
-from ctxwatch.analysis import Limits
 from ctxwatch.config import Settings
-from ctxwatch.model import Breakdown, Call, Src, raw_breakdown, shown_fraction, shown_used
-from ctxwatch.ui import text as tx
-
-#: Columns of the calls table: (key, label, fixed width or None for automatic).
-COLUMNS: tuple[tuple[str, str, int | None], ...] = (
-    ("index", "#", None),
-    ("time", "time", 8),
-    ("model", "model", 18),
-    ("floor", "floor", None),
-    ("history", "history", None),
-    ("reserve", "reserve", None),
-    ("used", "used%  ", None),
-    ("reported", "reported", None),
-)
-#: The columns kept in the compact layout (60-column panes): no time, no model (the bar names the model).
-COMPACT_KEYS = ("index", "floor", "history", "reserve", "used", "reported")
-
-
-def used_cell(call: Call, settings: Settings, shown: Breakdown | None = None) -> Text:
-    """``6.9%``; ``72.0%!`` at or above the trigger, ``!!`` at or above the budget (bold red), ``?`` unknown
-    (an implausible reported prompt included: it is no occupancy).  ``shown``: the call's breakdown as shown
-    (:func:`ctxwatch.model.shown_used`: a calibrated estimate where the call reports no prompt)."""
-    frac = shown_fraction(call, shown)
-    if frac is None:
-        return Text("?  ", justify="right")  # (under the numbers' % signs: the two cells after are for ! marks)
-    s = f"{100 * frac:.1f}%"
-    used = shown_used(call, shown) or 0
-    lim = Limits.of(call, settings)  # (as report and check judge the call: its harness's rule where it has one)
-    if lim.budget is not None and used >= lim.budget:
-        return Text(s + "!!", style="bold red", justify="right")
-    if lim.trigger is not None and used >= lim.trigger:
-        return Text(s + "! ", style="yellow", justify="right")
-    return Text(s + "  ", justify="right")
-
-
-def short_model(model: str | None) -> str:
-    """A model id without its trailing date (``claude-3-5-haiku-20241022`` -> ``claude-3-5-haiku``)."""
-    m = model or "?"
-    head, _, tail = m.rpartition("-")
-    if head and len(tail) == 8 and tail.isdigit():
-        return head
-    return m
-
-
-def cell_texts(call: Call, settings: Settings, shown: Breakdown | None = None) -> tuple[list[str], str]:
-    """Plain cell strings of one call by :data:`COLUMNS` order, and the style of its ``used%`` cell.  The ``#``
-    cell is the call number (index + 1), with `` C`` when a compaction happened just before the call.  The floor
-    and history cells are ``shown``'s (calibrated ones marked ``≈``), else the call's own."""
-    used = used_cell(call, settings, shown)
-    b = shown or raw_breakdown(call)
-    return [
-        f"{call.index + 1}{' C' if call.compaction else ''}",
-        tx.clock(call.timestamp),
-        tx.clean(short_model(call.model), multiline=False),
-        tx.marked(b.floor_tokens, b.floor_src),
-        tx.marked(b.history_tokens, b.history_src),
-        tx.marked(call.reserve_tokens, call.reserve_src),
-        used.plain,
-        # ("?" when the log reports no usage for the call; "!" marks an implausible report, as in report)
-        tx.tokens(call.prompt_reported) + ("!" if call.report_implausible else ""),
-    ], str(used.style or "")
-
-
-#: Minimum width of each column (cells); numeric columns grow to their widest value.
-MIN_WIDTHS = {"index": 3, "time": 8, "model": 8, "floor": 7, "history": 7, "reserve": 7, "used": 8, "reported": 8}
-
-
-def _used_width(frac: float) -> int:
-    """The cells of a ``used%`` cell of ``frac`` (:func:`used_cell`: the percent and two cells of marks)."""
-    return len(f"{100 * frac:.1f}%") + 2
-
+from ctxwatch.model import Breakdown, Call, Src, shown_fraction
+from ctxwatch.ui.widgets.cells import COLUMNS, COMPACT_KEYS, MIN_WIDTHS, cell_texts, used_width
 
 _LEFT = frozenset({"time", "model"})
 
@@ -218,7 +147,7 @@ class CallsTable(ScrollView, can_focus=True):
             for key, v in (("floor", floor), ("history", history)):
                 w[key] = max(w[key], len(f"{round(v * factor):,}") + 1)
             # (a calibrated used %: at most (estimate + 1) x the factor, (estimate + 1) for a factor below 1)
-            w["used"] = max(w["used"], _used_width(most_used * max(factor, 1.0)))
+            w["used"] = max(w["used"], used_width(most_used * max(factor, 1.0)))
         self._resize()
 
     def shown(self, row: int) -> Breakdown:
@@ -237,7 +166,7 @@ class CallsTable(ScrollView, can_focus=True):
                 most[2] = max(most[2], (c.prompt_estimated + 1) / c.window)
         frac = shown_fraction(c, b)
         if frac is not None:  # (a number is never cut: 4687.5%!! for a prompt far over the window)
-            w["used"] = max(w["used"], _used_width(frac))
+            w["used"] = max(w["used"], used_width(frac))
         for key, v in (("index", c.index + 1), ("floor", b.floor_tokens), ("history", b.history_tokens),
                        ("reserve", c.reserve_tokens), ("reported", c.prompt_reported)):
             if v is None:
