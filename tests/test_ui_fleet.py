@@ -89,3 +89,25 @@ def test_fleet_screen_80x24(snap_compare: Any) -> None:
         assert [r.conversation[0] for r in app.screen.rows] == [k[0] for k, _, _ in expected_conversations()]
 
     assert snap_compare(CtxwatchApp(str(SAMPLE)), terminal_size=(80, 24), run_before=run_before)
+
+
+async def test_each_batch_request_is_a_conversation_of_its_own(shared_logs: Path) -> None:
+    """A batch folder was one conversation in the fleet view, named by the last call's model, although its
+    requests are independent and two models answered them.  Each request is now a row of its own, named by its
+    ``custom_id`` with the model that answered it, as a plain reading of the batch output files gives them."""
+    folder = shared_logs / "openai-batch"
+    answered: dict[str, str] = {}
+    for f in folder.glob("*output*.jsonl"):
+        for raw in f.read_text().splitlines():
+            rec = json.loads(raw)
+            answered[rec["custom_id"]] = rec["response"]["body"]["model"]
+    assert len(answered) == 120 and len(set(answered.values())) == 2
+    app = CtxwatchApp(str(folder))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await loaded(pilot, 120)
+        await pilot.press("W")
+        assert await wait_for(pilot, lambda: isinstance(app.screen, FleetScreen))
+        screen = app.screen
+        assert isinstance(screen, FleetScreen)
+        assert {r.conversation[1]: r.last.model for r in screen.rows} == answered
+        assert all(r.calls == 1 for r in screen.rows)

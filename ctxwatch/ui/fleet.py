@@ -2,17 +2,19 @@
 first, for a log that holds many agents' calls (the OpenTelemetry Collector's export) or a folder of sessions.
 
 A conversation is its agent instance (``Provenance.details["instance"]``, the resource attributes an
-OpenTelemetry export gives: ``service.instance.id``, else ``host.name``, else ``service.name``) and its session.
+OpenTelemetry export gives: ``service.instance.id``, else ``host.name``, else ``service.name``) and its session;
+each batch request is one of its own.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from ctxwatch.accounting import Calibrations
 from ctxwatch.analysis import SEVERITY_RANK, Flag, worst_flag
-from ctxwatch.model import Call, shown_breakdown, shown_fraction
+from ctxwatch.model import Call, own_request, shown_breakdown, shown_fraction
 
 #: A conversation: ``(instance name, session id)``, either ``None`` when the log does not say.
 Conversation = tuple[str | None, str | None]
@@ -32,7 +34,13 @@ def instance_name(call: Call) -> str | None:
 
 
 def conversation_of(call: Call) -> Conversation:
-    """The conversation ``call`` belongs to (:data:`Conversation`)."""
+    """The conversation ``call`` belongs to (:data:`Conversation`).  A request of its own (a batch line, a call
+    with its own ``custom_id``: :func:`~ctxwatch.model.own_request`) is a conversation of its own, named by its
+    ``custom_id`` (else its file and line), as the forecast treats it."""
+    if own_request(call) is not None:
+        own = call.provenance.custom_id
+        where = f"{os.path.basename(call.source.path)}:{call.source.line}"
+        return instance_name(call), own if own is not None else where
     return instance_name(call), call.session
 
 
