@@ -6,6 +6,7 @@ from __future__ import annotations
 from itertools import pairwise
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -59,3 +60,25 @@ def test_a_long_line_across_many_chunks_and_lines_inside_one(tmp_path: Path) -> 
     assert got(lines) == expected(data, 64 * 1024 * 1024)
     assert [ln.data for ln in lines] == [b"first", long, b"second", b"third"]
     assert lines[1].start == 6 and lines[1].end == 6 + len(long) + 1 and lines[3].unterminated
+
+
+@pytest.mark.parametrize("big_from", [1, 10**12])
+def test_a_big_read_starts_with_big_chunks_and_gives_the_same_lines(tmp_path: Path, big_from: int,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """A read of at least BIG_READ_BYTES starts at the largest chunk (here every read is one, or none is): the
+    lines, numbers and ranges are those of a simple split either way, from the start, from an offset and up to
+    an end."""
+    from ctxwatch.source import lines as mod
+
+    monkeypatch.setattr(mod, "BIG_READ_BYTES", big_from)
+    monkeypatch.setattr(mod, "MAX_CHUNK_BYTES", 4096)
+    data = b"".join(b"line %d %s\n" % (i, b"x" * (i % 700)) for i in range(3000)) + b"tail"
+    path = tmp_path / "log.jsonl"
+    path.write_bytes(data)
+    cap = 64 * 1024 * 1024
+    assert got(list(read_lines(str(path)))) == expected(data, cap)
+    cut = data.index(b"\n", len(data) // 2) + 1
+    ahead = data[:cut].count(b"\n")
+    tail = [(n + ahead, s + cut, e + cut, b, o) for n, s, e, b, o in expected(data[cut:], cap)]
+    assert got(list(read_lines(str(path), offset=cut, line=ahead + 1))) == tail
+    assert got(list(read_lines(str(path), end=cut))) == expected(data[:cut], cap)
