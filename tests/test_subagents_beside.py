@@ -11,7 +11,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from test_ui_common import wait_for
+from test_ui_common import listening, wait_for
 
 from ctxwatch.formats.claude_code import subagent_files_of
 from ctxwatch.ui.app import CtxwatchApp
@@ -58,14 +58,7 @@ def test_the_transcripts_beside_a_session_are_its_own(shared_logs: Path, tmp_pat
 async def test_c_goes_to_a_transcript_beside_the_session(shared_logs: Path, tmp_path: Path) -> None:
     folder = folder_of(shared_logs, tmp_path)
     app = CtxwatchApp(str(folder / SESSION))
-    said: list[str] = []
-    real = app.notify
-
-    def notify(message: str, **kw: object) -> None:
-        said.append(message)
-        real(message, **kw)  # type: ignore[arg-type]
-
-    app.notify = notify  # type: ignore[method-assign]
+    said = listening(app)
     async with app.run_test(size=(120, 40)) as pilot:
         assert await wait_for(pilot, lambda: app.loaded and len(app.calls) == len(assistant_ids(folder / SESSION)),
                               20.0)
@@ -108,14 +101,7 @@ async def test_c_goes_through_every_file_of_the_session_and_back(shared_logs: Pa
     session, agents = layout(shared_logs, tmp_path, beside)
     for opened, order in ((session, [*agents, session]), (agents[0], [agents[1], session])):
         app = CtxwatchApp(str(opened))
-        said: list[str] = []
-        real = app.notify
-
-        def notify(message: str, real=real, said=said, **kw: object) -> None:  # type: ignore[no-untyped-def]
-            said.append(message)
-            real(message, **kw)
-
-        app.notify = notify  # type: ignore[method-assign]
+        said = listening(app)
         async with app.run_test(size=(120, 40)) as pilot:
             assert await wait_for(pilot, lambda app=app, p=opened: app.loaded and len(app.calls)
                                   == len(assistant_ids(p)), 20.0)

@@ -18,6 +18,7 @@ from test_ui_common import (
     WINDOW,
     append,
     line,
+    listening,
     loaded,
     open_detail,
     open_preview,
@@ -1234,14 +1235,7 @@ async def test_c_on_a_session_file_goes_to_its_subagent_transcripts(tmp_path: Pa
             (alone, "this log has one context", alone),
             (tmp_path, "context: subagent transcript agent-a1.jsonl (file 2/3 of the session; c: next)", first)):
         app = CtxwatchApp(str(path))
-        said: list[str] = []
-        real = app.notify
-
-        def notify(message: str, real=real, said=said, **kw: object) -> None:  # type: ignore[no-untyped-def]
-            said.append(message)
-            real(message, **kw)
-
-        app.notify = notify  # type: ignore[method-assign]
+        said = listening(app)
         async with app.run_test(size=(120, 40)) as pilot:
             assert await wait_for(pilot, lambda app=app: app.loaded)
             await pilot.press("c")

@@ -155,3 +155,16 @@ async def open_detail(pilot: Any, seconds: float = 5.0) -> Any:
 def help_shown(screen: Any) -> str:
     """The text of the help screen ``screen`` shows, its sections in reading order a blank line apart."""
     return "\n\n".join(str(w.render()) for w in screen.query(".help-section, #help-close"))
+
+
+def listening(app: Any) -> list[str]:
+    """The messages the app's toasts say, in order, from now on."""
+    said: list[str] = []
+    real = app.notify
+
+    def notify(message: str, **kw: object) -> None:
+        said.append(message)
+        real(message, **kw)
+
+    app.notify = notify
+    return said

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from test_ui_common import loaded, set_utc, wait_for
+from test_ui_common import loaded, open_fleet, set_utc, wait_for
 
 from ctxwatch.cli import main
 from ctxwatch.ui.app import CtxwatchApp
@@ -54,10 +54,7 @@ async def test_the_fleet_lists_each_conversation_most_at_risk_first_and_enter_sh
     app = CtxwatchApp(str(SAMPLE))
     async with app.run_test(size=(100, 30)) as pilot:
         await loaded(pilot, 12)
-        await pilot.press("W")
-        assert await wait_for(pilot, lambda: isinstance(app.screen, FleetScreen))
-        screen = app.screen
-        assert isinstance(screen, FleetScreen)
+        screen = await open_fleet(pilot)
         assert [r.conversation for r in screen.rows] == [k for k, _, _ in want]
         assert [r.calls for r in screen.rows] == [len(ix) for _, ix, _ in want]
         assert [None if r.used is None else round(r.used, 4) for r in screen.rows] == [u for _, _, u in want]
@@ -105,9 +102,6 @@ async def test_each_batch_request_is_a_conversation_of_its_own(shared_logs: Path
     app = CtxwatchApp(str(folder))
     async with app.run_test(size=(120, 40)) as pilot:
         await loaded(pilot, 120)
-        await pilot.press("W")
-        assert await wait_for(pilot, lambda: isinstance(app.screen, FleetScreen))
-        screen = app.screen
-        assert isinstance(screen, FleetScreen)
+        screen = await open_fleet(pilot)
         assert {r.conversation[1]: r.last.model for r in screen.rows} == answered
         assert all(r.calls == 1 for r in screen.rows)

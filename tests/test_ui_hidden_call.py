@@ -8,23 +8,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_ui_common import loaded, write_log
+from test_ui_common import listening, loaded, write_log
 
 from ctxwatch.ui.app import CtxwatchApp
 from ctxwatch.ui.main import MainScreen
-
-
-def listening(app: CtxwatchApp) -> list[str]:
-    """The messages the app's toasts say, in order, from now on."""
-    said: list[str] = []
-    real = app.notify
-
-    def notify(message: str, **kw: object) -> None:
-        said.append(message)
-        real(message, **kw)  # type: ignore[arg-type]
-
-    app.notify = notify  # type: ignore[method-assign]
-    return said
 
 
 @pytest.mark.parametrize("in_flight", [True, False], ids=["highlight-in-flight", "typed"])

@@ -9,12 +9,11 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from test_ui_common import loaded, wait_for
+from test_ui_common import loaded, open_fleet
 
 from ctxwatch.analysis import Flag
 from ctxwatch.cli import main
 from ctxwatch.ui.app import CtxwatchApp
-from ctxwatch.ui.screens import FleetScreen
 
 
 def test_worst_flag_by_hand() -> None:
@@ -58,8 +57,5 @@ async def test_the_status_line_and_the_fleet_view_name_the_same_flag(demo_log: P
     app = CtxwatchApp(str(demo_log))
     async with app.run_test(size=(120, 30)) as pilot:
         await loaded(pilot, 60)
-        await pilot.press("W")
-        assert await wait_for(pilot, lambda: isinstance(app.screen, FleetScreen))
-        screen = app.screen
-        assert isinstance(screen, FleetScreen)
+        screen = await open_fleet(pilot)
         assert [r.worst for r in screen.rows] == [(severity, kind, call)]
