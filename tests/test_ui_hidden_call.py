@@ -1,7 +1,8 @@
-"""Keys about the selected call (``e``, ``d``, Enter, ctrl+c) with a filter that shows no call.  A highlight
-the table posted just before the filter emptied it (an arrow key, or a live call followed, while the filter was
-applied) reached the app afterwards and selected its call again: ``e`` and ``d`` opened on call #4, which the
-view hid.  Such a highlight is now dropped, and the keys act only on a call the view shows, else say why."""
+"""Keys about the selected call (``e``, ``d``, Enter, ctrl+c) and the CSV of the view (``x``) with a filter that
+shows no call.  A highlight the table posted just before the filter emptied it (an arrow key, or a live call
+followed, while the filter was applied) reached the app afterwards and selected its call again: ``e`` and ``d``
+opened on call #4, which the view hid.  Such a highlight is now dropped, and the keys act only on a call the
+view shows, else say why; ``x`` wrote a CSV of headings alone, and now says why it writes none."""
 
 from __future__ import annotations
 
@@ -31,7 +32,8 @@ async def test_keys_about_the_call_do_nothing_when_the_filter_shows_none(tmp_pat
         assert app.state.selected_call() is None
         why = "no call selected: the filter 'zzz' matches none (esc clears it)"
         for key, expected in (("e", why), ("d", why), ("enter", why),
-                              ("ctrl+c", "nothing to copy here: select text with the mouse first")):
+                              ("ctrl+c", "nothing to copy here: select text with the mouse first"),
+                              ("x", "CSV not written: the filter 'zzz' matches none (esc clears it)")):
             await pilot.press(key)
             await pilot.pause(0.2)
             assert isinstance(app.screen, MainScreen), (key, type(app.screen).__name__)

@@ -103,8 +103,13 @@ class OutputActions(App[None]):
 
     def action_export_csv(self) -> None:
         """Write the calls of the current view as CSV (:func:`~ctxwatch.ui.export.export_folder`) and say
-        how many, of which view, and where."""
+        how many, of which view, and where; with no call in the view, say why nothing is written."""
         s = self.state
+        if not s.view:  # (a file of headings alone says nothing the screen does not)
+            why = f"the filter {s.filter_text!r} matches none (esc clears it)" if s.filter_text and s.calls else \
+                "no calls in this view"
+            self.notify(f"CSV not written: {why}", title="CSV", severity="warning")
+            return
         try:
             path = unique_path(export_folder(s.paths), "ctxwatch-calls-" + file_stem(s.stem_source()), ".csv")
             write_csv(path, s.view_calls(), s.calibrations)
