@@ -95,3 +95,32 @@ async def test_flag_evidence_names_calls_by_their_number(tmp_path: Path) -> None
                 else:
                     assert f"{key} #{number}" in body and f"{key} {index:,}" not in body, (key, body)
             await pilot.press("down")
+
+
+async def test_a_rule_in_the_evidence_is_named_by_its_description_and_all_of_it_fits_80x24(tmp_path: Path) -> None:
+    """The format_drift flag's evidence gave its rule as JSON (the rule's text, quoted), which pushed the rest of
+    the evidence out of the panel at 80x24: ``recovered_at`` was not on screen.  An object that describes itself
+    is now given by its description, and every key of the evidence (as ``check --json`` gives them) is on the
+    panel's rows."""
+    path = tmp_path / "demo.jsonl"
+    assert CliRunner().invoke(main, ["demo", "--write", str(path)]).exit_code == 0
+    res = CliRunner().invoke(main, ["check", "--json", "--no-cache", str(path)])
+    drift = next(f for f in json.loads(res.stdout)["flags"] if f["kind"] == "format_drift")
+    rule = drift["evidence"]["rule"]
+    app = CtxwatchApp(str(path))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await loaded(pilot)
+        await pilot.press("F")
+        assert await wait_for(pilot, lambda: isinstance(app.screen, FlagsScreen))
+        screen = app.screen
+        assert isinstance(screen, FlagsScreen)
+        await pilot.pause()
+        await pilot.press("home", *["down"] * next(i for i, f in enumerate(screen.flags) if f.kind == "format_drift"))
+        await pilot.pause()
+        panel = screen.query_one("#flag-body", Static)
+        rows = str(panel.render()).split("\n")[:panel.content_region.height]
+        shown = " ".join(rows)
+        assert f"rule {rule['description']}" in " ".join(shown.split()) and rule["text"][:20] not in shown
+        for key in drift["evidence"]:
+            if not key.endswith("_number"):
+                assert f"{key} " in shown, (key, rows)

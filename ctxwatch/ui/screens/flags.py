@@ -32,8 +32,8 @@ FLAG_BODY_CHARS = 1200
 
 def evidence_text(evidence: dict[str, Any]) -> str:
     """``prompt_tokens 124,851 · first_call #41``: a flag's evidence, a call as its ``#N`` (the number the
-    reason and the calls table show, not its 0-based index), counts with thousands separators, other values as
-    JSON (lists and objects compact)."""
+    reason and the calls table show, not its 0-based index), counts with thousands separators, an object with a
+    ``description`` by it, other values as JSON (lists and objects compact)."""
     parts = []
     for key, value in evidence.items():
         if key in CALL_EVIDENCE:
@@ -44,6 +44,10 @@ def evidence_text(evidence: dict[str, Any]) -> str:
             shown = f"{value:.4g}"
         elif isinstance(value, str):
             shown = value
+        elif isinstance(value, dict) and isinstance(value.get("description"), str):
+            # (an object that describes itself, a format rule, by its description: its JSON, which check --json
+            # gives whole, pushed the evidence after it out of the panel at 80x24)
+            shown = value["description"]
         else:
             shown = json.dumps(value, separators=(",", ":"), default=str)
         parts.append(f"{key} {shown}")
