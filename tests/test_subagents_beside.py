@@ -130,3 +130,29 @@ async def test_c_on_a_transcript_goes_back_to_the_copy_it_was_reached_from(share
         for want in (*agents, copy):
             await pilot.press("c")
             assert await wait_for(pilot, lambda w=want: app.log_path == str(w) and app.loaded, 20.0), want
+
+
+def test_the_picker_lists_a_transcript_beside_its_session_under_it(shared_logs: Path, tmp_path: Path) -> None:
+    """The session picker listed a transcript beside its session (v2.0.x) as a session of its own, by its time;
+    only one under ``<session>/subagents/`` went under its session.  A transcript whose ``sessionId`` (read here
+    with plain json) names a session file listed, ``<sessionId>.jsonl`` as Claude Code names it, now goes right
+    after that session too; one whose session is not listed stays where its time puts it."""
+    from ctxwatch.ui.screens.names import grouped
+
+    folder = tmp_path / "proj"
+    folder.mkdir()
+    src = shared_logs / "claude-code"
+    sid = json.loads((src / AGENTS[0]).read_text().splitlines()[0])["sessionId"]
+    session = folder / f"{sid}.jsonl"
+    shutil.copy(src / SESSION, session)
+    agent = folder / "agent-a2898e3.jsonl"
+    shutil.copy(src / AGENTS[0], agent)
+    stray = folder / "agent-other.jsonl"
+    stray.write_text((src / AGENTS[0]).read_text().replace(sid, "00000000-0000-0000-0000-000000000000"))
+    other = folder / "other-session.jsonl"
+    shutil.copy(src / "spotter_short.jsonl", other)
+    nested = tmp_path / "proj" / "other-session" / "subagents" / "agent-b1.jsonl"
+    nested.parent.mkdir(parents=True)
+    shutil.copy(src / AGENTS[1], nested)
+    newest_first = [str(p) for p in (agent, nested, other, stray, session)]
+    assert grouped(newest_first) == [str(p) for p in (other, nested, stray, session, agent)]
