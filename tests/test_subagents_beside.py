@@ -156,3 +156,29 @@ def test_the_picker_lists_a_transcript_beside_its_session_under_it(shared_logs: 
     shutil.copy(src / AGENTS[1], nested)
     newest_first = [str(p) for p in (agent, nested, other, stray, session)]
     assert grouped(newest_first) == [str(p) for p in (other, nested, stray, session, agent)]
+
+
+async def test_a_transcript_written_after_a_first_c_joins_the_cycle(shared_logs: Path, tmp_path: Path) -> None:
+    """The files ``c`` went through were kept, so a subagent started after the first press (a live session
+    keeps starting them) never joined: ``c`` went on between the session and the first transcript.  The files
+    are listed again on each press: the new transcript is file 3/3."""
+    session, agents = layout(shared_logs, tmp_path, False)
+    later = agents[1].read_bytes()
+    agents[1].unlink()
+    app = CtxwatchApp(str(session))
+    said = listening(app)
+    async with app.run_test(size=(120, 40)) as pilot:
+        assert await wait_for(pilot, lambda: app.loaded, 20.0)
+        for _ in range(len(app.state.contexts) - 1):
+            await pilot.press("c")
+        for want in (agents[0], session):
+            await pilot.press("c")
+            assert await wait_for(pilot, lambda w=want: app.log_path == str(w) and app.loaded, 20.0), said
+        assert said[-1] == f"context: the session {session.name} (file 1/2 of the session; c: next)"
+        agents[1].write_bytes(later)
+        for _ in range(len(app.state.contexts) - 1):
+            await pilot.press("c")
+        for want in agents:
+            await pilot.press("c")
+            assert await wait_for(pilot, lambda w=want: app.log_path == str(w) and app.loaded, 20.0), said
+        assert said[-1] == f"context: subagent transcript {agents[1].name} (file 3/3 of the session; c: next)"

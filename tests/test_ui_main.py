@@ -103,7 +103,7 @@ async def test_the_csv_export_says_where_each_history_came_from(shared_logs: Pat
 @pytest.mark.parametrize("how", ["picked", "newest"])
 async def test_another_session_starts_without_the_filter(tmp_path: Path, how: str) -> None:
     """A filter typed for one session (a time) was kept for the session picked next with `o`, hiding all its
-    calls: "filter '22:30' (0 match)". Showing another session, picked or followed as the newest, clears it
+    calls: "filter '22:30' (0 matches)". Showing another session, picked or followed as the newest, clears it
     and says so."""
     from test_ui_common import write_log
 
@@ -507,3 +507,35 @@ async def test_a_batch_result_file_written_while_watched_is_joined_quietly(tmp_p
         assert app.resets == [] and app.last_reset is None  # (no "log rewritten" for results that only grew)
         assert [i.kind for i in app.input_problems()] == []
         assert len(app.calls) == len(requests)
+
+
+async def test_a_filter_is_said_on_the_status_lines_drawn_at_80x24_and_a_flag_it_hides_clears_it(
+        tmp_path: Path) -> None:
+    """At 80x24 the filter's segment came after the reading, watching and x-axis segments, on a fourth status
+    row that is never drawn: the table hid calls with nothing saying why.  It now comes right after the call
+    count.  Enter on a flag whose call the filter hides clears the filter, and the toast says so (it said the
+    filter was for the session shown before)."""
+    from test_ui_common import listening
+
+    from ctxwatch.ui import text as tx
+    from ctxwatch.ui.screens import FlagsScreen
+
+    app = CtxwatchApp(str(demo_copy(tmp_path)))
+    said = listening(app)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await loaded(pilot, 20)
+        await pilot.press("slash", *"09:00:1", "enter")
+        times = [tx.clock(app.state.calls[i].timestamp) for i in app.view]
+        assert app.filter_text == "09:00:1" and len(times) > 1 and all(t.startswith("09:00:1") for t in times)
+        status = app.main.query_one("#status")
+        rows = str(status.render()).split("\n")[:status.size.height]
+        assert any(f"filter '09:00:1' ({len(times)} matches)" in r for r in rows), rows
+        await pilot.press("F")
+        assert await wait_for(pilot, lambda: isinstance(app.screen, FlagsScreen))
+        screen = app.screen
+        assert isinstance(screen, FlagsScreen)
+        hidden = next(i for i, f in enumerate(screen.flags) if f.call not in app.view)
+        await pilot.press("home", *["down"] * hidden, "enter")
+        assert await wait_for(pilot, lambda: not isinstance(app.screen, FlagsScreen))
+        assert app.filter_text == "" and app.selected_index == screen.flags[hidden].call
+        assert "filter '09:00:1' cleared: it hid the flag's call" in said

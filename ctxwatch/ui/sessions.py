@@ -180,14 +180,14 @@ class SessionActions(App[None]):
         else:
             self._show(chart=False)  # (the status line says the session is picked now)
 
-    def _drop_filter(self) -> None:
-        """Clear the filter when another session is shown, and say so: it was typed for the session shown
-        before (a time, a number), and kept it would hide every call of the new one."""
+    def _drop_filter(self, why: str = "it was for the session shown before") -> None:
+        """Clear the filter and say so, and ``why``: by default, another session is shown (the filter was typed
+        for the one before, a time, a number, and kept it would hide every call of the new one)."""
         text, self.state.filter_text = self.state.filter_text, ""
         if (main := self._live()) is not None:
             main.close_filter()
         if text:
-            self.notify(f"filter {text!r} cleared: it was for the session shown before")
+            self.notify(f"filter {text!r} cleared: {why}")
 
     def action_cycle_context(self) -> None:
         """Show the next context: the log's own (main, then subagents / sidechains), then, for a Claude Code
@@ -196,7 +196,9 @@ class SessionActions(App[None]):
         s = self.state
         files: list[str] = []
         if s.log_path and s.batch_files is None:
-            files = s.cycled if s.log_path in s.cycled else session_files(s.log_path)
+            # (listed again on each press: a live session starts new subagents; the session last gone through
+            # is the one a transcript reached from it goes on in)
+            files = session_files(s.log_path, s.cycled[0] if s.log_path in s.cycled[1:] else None)
         i = s.contexts.index(s.context) if s.context in s.contexts else -1
         if len(s.contexts) >= 2 and (i + 1 < len(s.contexts) or len(files) < 2):
             s.context = s.contexts[(i + 1) % len(s.contexts)]

@@ -87,7 +87,7 @@ def status_text(s: DashboardState, compact: bool, width: int, cost: Text | None 
     if s.filter_text:
         filter_seg.append("filter ")
         filter_seg.append_text(tx.literal(repr(s.filter_text), "bold", limit=30))
-        filter_seg.append(f" ({len(s.view):,} match)")
+        filter_seg.append(f" ({len(s.view):,} match{'' if len(s.view) == 1 else 'es'})")
     reset_seg = Text("last reset: ")
     reset_seg.append(s.last_reset or "none", "bold yellow" if s.last_reset else "")
     # (with no call to show, the bar shows the notice: not twice)
@@ -99,16 +99,16 @@ def status_text(s: DashboardState, compact: bool, width: int, cost: Text | None 
     skip_seg = Text(f"{s.skipped}: #N counts the calls read", "bold yellow") if s.skipped else Text()
     watch_seg = watch_text(s)
     if compact:
-        line = tx.flow([file_seg, calls_seg, skip_seg, ctx_seg, bad_seg, mode_seg, read_seg, filter_seg,
+        line = tx.flow([file_seg, calls_seg, skip_seg, filter_seg, ctx_seg, bad_seg, mode_seg, read_seg,
                         watch_seg if s.watch_fallback() else Text(), reset_seg if s.last_reset else Text(),
                         cost or Text()], 10**6)
         line.no_wrap = True
         line.overflow = "ellipsis"
         return line
-    return tx.flow([file_seg, Text(s.format_name or "?"), calls_seg, skip_seg, ctx_seg, bad_seg, tok_seg, win_seg,
-                    mode_seg,
-                    read_seg, watch_seg, Text(f"x: {s.xaxis}"), filter_seg, reset_seg, cost or Text(), notice_seg],
-                   width)
+    # (what hides calls, a filter or a conversation, comes early: at 80x24 the status line has three rows)
+    return tx.flow([file_seg, Text(s.format_name or "?"), calls_seg, skip_seg, filter_seg, ctx_seg, bad_seg, tok_seg,
+                    win_seg, mode_seg, read_seg, watch_seg, Text(f"x: {s.xaxis}"), reset_seg, cost or Text(),
+                    notice_seg], width)
 
 
 class StatusLine(Static):
