@@ -61,7 +61,8 @@ def test_the_folder_report_fits_the_terminal(shared_logs: Path, width: int) -> N
     sessions = lines[start:start + 1 + len(doc["sessions"])]
     assert len(sessions) - 1 == claude_sessions(folder) == 7
     assert all(len(x) <= width for x in sessions)
-    assert sessions[0].split() == ["session", "last", "call", "calls", "peak", "prompt", "input", "output", "cost~"]
+    assert sessions[0].split() == ["session", "last", "call", "(UTC)", "calls", "peak", "prompt", "input", "output",
+                                   "cost~"]
     natural = list(report_lines(doc, run.issues, run.settings))
     assert natural[1].split()[:4] == ["#", "line", "model", "window"] and " free " in natural[1]  # (a pipe: all)
     # The lines below the tables are broken between words, within the width (a word longer stays whole), and

@@ -188,7 +188,7 @@ def session_columns(sessions: list[dict[str, Any]]) -> list[Column]:
     stamps = [str(s["last_timestamp"] or "-")[:19] for s in sessions]
     return [
         Column("session", [s["session"] or "-" for s in sessions], natural=38, least=12),
-        Column("last call", stamps, natural=21, short=[t[:10] for t in stamps], shorten=1, shed=4),
+        Column("last call (UTC)", stamps, natural=21, short=[t[:10] for t in stamps], shorten=1, shed=4),
         Column("calls", [str(s["calls"]) for s in sessions], right=True, natural=6),
         Column("peak prompt", [_peak(s) for s in sessions], right=True, natural=12),
         Column("input", [fmt_int(s["input_tokens"]) for s in sessions], right=True, natural=13, shed=3),
