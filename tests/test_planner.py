@@ -477,7 +477,9 @@ def test_trigger_stops_short_when_compacting_more_would_not_make_the_prompt_smal
     assert all(m.fate == "kept" for m in plan.messages) and plan.after_tokens == sum(tokens) and plan.fits
     task = COUNTER.per_message + TOK.count(TASK_HEADER + "Fix the parser")
     assert task + 20 > 5  # the summary and the task would replace 5 tokens
-    assert (f"compacting up to message 1 (assistant) would not make the prompt smaller ({sum(tokens[1:]) + 20 + task} "
+    # (reasons name messages by the #N the plan's table shows: MessagePlan.number, the history from 1)
+    assert plan.messages[1].number == 2
+    assert (f"compacting up to message 2 (assistant) would not make the prompt smaller ({sum(tokens[1:]) + 20 + task} "
             "tokens)") in plan.reason
     assert "stays above the compaction trigger of 280" in plan.reason
 
@@ -490,7 +492,7 @@ def test_trigger_drop_mode_without_reinjection_cuts_at_a_user_message():
     # to q2 (message 9), the latest user message before them
     assert [m.fate for m in plan.messages] == ["evicted"] * 9 + ["kept"] * 5 and plan.lead == []
     assert plan.after_tokens == sum(tokens[9:]) and plan.fits
-    assert "so the cut moved back to message 9 (user)" in plan.reason
+    assert plan.messages[9].number == 10 and "so the cut moved back to message 10 (user)" in plan.reason
 
 
 def test_repeated_compaction_reinjects_the_original_items_not_the_previous_summary():
@@ -650,7 +652,7 @@ def test_exchange_cut_inside_a_turn_with_summary_and_task():
     assert [m.fate for m in plan.messages] == ["summarised"] * 5 + ["kept"] * 9
     assert plan.lead == ["summary", "task"] and plan.after_tokens == 20 + task + sum(tokens[5:])
     assert plan.kept_units == 5 and "kept 9 messages (5 exchanges)" in plan.reason
-    assert "the cut falls inside the user turn of message 0" in plan.reason
+    assert plan.messages[0].number == 1 and "the cut falls inside the user turn of message 1" in plan.reason
     assert [m.exchange for m in plan.messages] == [0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 6, 6, 7, 7]
     assert [m.turn for m in plan.messages] == [0] * 9 + [1] * 5
     # the turn unit cannot cut inside q1's turn: it must go to q2 (and keep_recent 2 would protect both turns)
@@ -676,8 +678,9 @@ def test_drop_mode_without_reinjection_moves_the_cut_to_a_user_message():
     plan = plan_messages(msgs, policy, counter=COUNTER, tokens=tokens)
     assert [m.fate for m in plan.messages] == ["evicted"] * 9 + ["kept"] * 5 and plan.fits and plan.lead == []
     assert sum(tokens[5:]) <= 300 < sum(tokens[3:])  # the unit alone would cut before message 5
-    assert ("a cut at message 5 (assistant) would leave no summary or re-injected item before it, so the cut "
-            "moved forward to message 9 (user)") in plan.reason
+    assert (plan.messages[5].number, plan.messages[9].number) == (6, 10)
+    assert ("a cut at message 6 (assistant) would leave no summary or re-injected item before it, so the cut "
+            "moved forward to message 10 (user)") in plan.reason
     # back: keep_recent 6 protects the exchanges from message 3 on, which do not fit; q1 is the only user
     # message before them, so nothing is evicted
     plan = plan_messages(msgs, replace(policy, keep_recent=6, window=350), counter=COUNTER, tokens=tokens)

@@ -59,9 +59,11 @@ def test_drop_mode_moves_the_cut_forward_to_a_user_message() -> None:
                          tokens=SIZES)
     assert (plan.cut, plan.before_tokens, plan.after_tokens, plan.fits) == (4, 1050, 50, True)
     assert [m.fate for m in plan.messages] == ["evicted"] * 4 + ["kept"]
-    assert plan.moved == ("drop mode: the sent history must start on a user message, and a cut at message 3 "
+    # (the reason names messages by their #N, MessagePlan.number: the history from 1)
+    assert (plan.messages[3].number, plan.messages[4].number) == (4, 5)
+    assert plan.moved == ("drop mode: the sent history must start on a user message, and a cut at message 4 "
                           "(assistant) would leave no summary or re-injected item before it, so the cut moved "
-                          "forward to message 4 (user)")
+                          "forward to message 5 (user)")
 
 
 def test_a_full_compaction_stops_before_an_item_it_would_only_replace_with_more() -> None:
@@ -76,7 +78,7 @@ def test_a_full_compaction_stops_before_an_item_it_would_only_replace_with_more(
     assert plan.triggered and plan.before_tokens == 2112
     assert plan.cut == 3
     assert [m.fate for m in plan.messages] == ["summarised"] * 3 + ["kept"] * 3
-    assert "the cut stops at message 3 (assistant): compacting up to message 5 (user) would not make the prompt " \
+    assert "the cut stops at message 4 (assistant): compacting up to message 6 (user) would not make the prompt " \
            "smaller (" in plan.reason
     assert [r.kind for r in plan.reinject] == ["task"]
     assert plan.after_tokens == 1 + 1 + 10 + 50 + plan.reinject[0].tokens  # kept, the summary, the task

@@ -55,11 +55,11 @@ def _budget_hint(policy: Policy, need: int, under_trigger: bool = False) -> str 
 
 def inside_turn(s: CutSearch, ch: Choice) -> str | None:
     """A sentence when the kept history starts inside a user turn (not on a user message), else ``None``."""
-    cut, H, user_starts, hist_pos, lead = ch.cut, s.H, s.user_starts, s.hist_pos, ch.lead
+    cut, H, user_starts, hist_num, lead = ch.cut, s.H, s.user_starts, s.hist_num, ch.lead
     if cut <= 0 or cut >= H or cut in user_starts:
         return None
     prev = [j for j in user_starts if j < cut]
-    where = f"the user turn of message {hist_pos[prev[-1]]}" if prev else "the history before the first user message"
+    where = f"the user turn of message {hist_num[prev[-1]]}" if prev else "the history before the first user message"
     names = [("the summary" if x == "summary" else f"the re-injected {x}") for x in lead]
     led = ", ".join(names[:-1]) + (" and " if len(names) > 1 else "") + names[-1] if names else "nothing"
     return (f"the cut falls inside {where}, between exchanges; {led} (user message{'s' if len(names) > 1 else ''})"
@@ -81,7 +81,7 @@ def moved_note(s: CutSearch, ch: Choice) -> str | None:
             why = why_invalid(s.hist, naive, s.user_set, s.unit, True)
             text = f"the token cut would fall at {at(naive)}, {why}; "
             if free_cut == cut:
-                text += (f"moved the cut to {'message ' + str(s.hist_pos[cut]) if cut < H else 'the end'} and kept "
+                text += (f"moved the cut to {'message ' + str(s.hist_num[cut]) if cut < H else 'the end'} and kept "
                          f"{H - cut} message{'s' if H - cut != 1 else ''}")
             else:
                 text += f"the next {s.unit} starts at {at(free_cut)}"

@@ -127,13 +127,15 @@ def _edited_path(name: str, args: Any, raw: str) -> str | None:
 
 
 def find_reinject(messages: Sequence[Message | MessageStat], counter: Counter,
-                  indexes: Sequence[int] | None = None) -> list[ReinjectItem]:
+                  indexes: Sequence[int] | None = None, numbers: Sequence[int] | None = None) -> list[ReinjectItem]:
     """Detect what is worth re-injecting after a compaction, heuristically.
 
     Args:
         messages: the history (MessageStat entries carry no text and are skipped).
         counter: counts the rendered items (one plain user message each, :func:`text_message_tokens`).
         indexes: the plan index of each message (default: its position).
+        numbers: the ``#`` people see for each, which the details name (default: its position + 1, the history
+            numbered from 1 as :attr:`~ctxwatch.planner.MessagePlan.number` numbers it).
 
     Returns:
         At most one item of each kind, in the order task, plan, tasks, file:
@@ -154,6 +156,7 @@ def find_reinject(messages: Sequence[Message | MessageStat], counter: Counter,
         of being nested under another header.  Later tool calls or plan texts supersede them.
     """
     idx = list(indexes) if indexes is not None else list(range(len(messages)))
+    num = list(numbers) if numbers is not None else [j + 1 for j in range(len(messages))]
 
     def item(kind: str, body: str, j: int, detail: str) -> ReinjectItem:
         text = REINJECT_HEADERS[kind] + body
@@ -169,7 +172,7 @@ def find_reinject(messages: Sequence[Message | MessageStat], counter: Counter,
             kind = next((k for k, h in REINJECT_HEADERS.items() if body.startswith(h)), None)
             if kind is not None:  # re-injected by an earlier compaction
                 rest = body[len(REINJECT_HEADERS[kind]):]
-                where = f"re-injected {kind} in message {idx[j]}"
+                where = f"re-injected {kind} in message {num[j]}"
                 if kind == "task":
                     task = task or item("task", rest, j, where)
                 elif kind == "plan":
@@ -181,7 +184,7 @@ def find_reinject(messages: Sequence[Message | MessageStat], counter: Counter,
                 continue
             if task is None and body.strip() and not body.startswith(SUMMARY_HEADER):
                 preview = " ".join(body.split())[:60]
-                task = item("task", body, j, f"first user message (message {idx[j]}): \"{preview}\"")
+                task = item("task", body, j, f"first user message (message {num[j]}): \"{preview}\"")
         for p in m.parts:
             if p.kind != "tool_call":
                 continue
@@ -189,25 +192,25 @@ def find_reinject(messages: Sequence[Message | MessageStat], counter: Counter,
             a = _args(p.text)
             if n in TASK_LIST_TOOLS:
                 body, count = _render_todos(a, p.text)
-                tasks = item("tasks", body, j, f"{p.name} call in message {idx[j]}"
+                tasks = item("tasks", body, j, f"{p.name} call in message {num[j]}"
                              + (f" ({count} items)" if count else ""))
             elif n in PLAN_TOOLS:
                 given = a.get("plan") if isinstance(a, dict) else None
                 body = given if isinstance(given, str) else p.text if a != {} else ""
                 if body.strip():  # (an ExitPlanMode with no input, its plan in a file, leaves the plan found)
-                    plan, plan_tool = item("plan", body, j, f"{p.name} call in message {idx[j]}"), True
+                    plan, plan_tool = item("plan", body, j, f"{p.name} call in message {num[j]}"), True
             path = _edited_path(p.name or "", a, p.text)
             if path and n in EDIT_TOOLS and _PLAN_FILE.search(path):
                 # The plan, not the work: a whole write is re-injected as the plan; an edit of it (a diff, not
                 # the plan) leaves the plan found; neither is "the file being edited".
                 written = a.get("content") if isinstance(a, dict) else None
                 if isinstance(written, str) and written.strip():
-                    plan, plan_tool = item("plan", written, j, f"{p.name} call in message {idx[j]} writes {path}"), True
+                    plan, plan_tool = item("plan", written, j, f"{p.name} call in message {num[j]} writes {path}"), True
             elif path:
-                efile = item("file", path, j, f"{p.name} call in message {idx[j]} edits {path}")
+                efile = item("file", path, j, f"{p.name} call in message {num[j]} edits {path}")
         if m.role == "assistant" and not plan_tool:
             txt = "\n".join(p.text for p in m.parts if p.kind == "text")
             mm = _PLAN_LINE.search(txt)
             if mm:
-                plan = item("plan", txt[mm.start():].strip(), j, f"assistant plan text in message {idx[j]}")
+                plan = item("plan", txt[mm.start():].strip(), j, f"assistant plan text in message {num[j]}")
     return [x for x in (task, plan, tasks, efile) if x is not None]

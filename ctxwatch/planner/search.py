@@ -70,6 +70,8 @@ class CutSearch:
         self.pinned_tokens = sum(e.tokens for e in entries if e.pinned)
         self.floor = self.pinned_tokens + tools_tokens
         self.hist_pos = [k for k, e in enumerate(entries) if not e.pinned]  # plan index of each history entry
+        # the #N people see for each (MessagePlan.number: the history from 1), which the reasons name
+        self.hist_num = [(entries[k].source or 0) + 1 for k in self.hist_pos]
         self.hist = hist = [entries[k] for k in self.hist_pos]
         self.H = H = len(hist)
         blocked = blocked_cuts(hist)
@@ -87,7 +89,7 @@ class CutSearch:
 
         # Reinjection candidates, by history position.
         hist_msgs = [messages[e.source] for e in hist if e.source is not None]
-        self.found = find_reinject(hist_msgs, counter, self.hist_pos)
+        self.found = find_reinject(hist_msgs, counter, self.hist_pos, self.hist_num)
         self.wanted = {"task": policy.reinject_task, "plan": policy.reinject_plan, "tasks": policy.reinject_tasks,
                        "file": policy.reinject_file}
         self.hist_j = {k: j for j, k in enumerate(self.hist_pos)}
@@ -200,4 +202,4 @@ class CutSearch:
 
     def at(self, c: int) -> str:
         """Cut position ``c`` as the reasons name it: ``message 7 (assistant)``, or ``the end``."""
-        return f"message {self.hist_pos[c]} ({self.hist[c].role})" if c < self.H else "the end"
+        return f"message {self.hist_num[c]} ({self.hist[c].role})" if c < self.H else "the end"
