@@ -113,3 +113,15 @@ async def test_the_preview_says_what_the_mark_is_and_home_end_move_the_cursor(sh
         await pilot.press("home")
         await pilot.pause()
         assert table.cursor_row == 0 and table.scroll_x == 0
+
+
+def test_one_offender_is_said_in_the_singular(shared_logs: Path) -> None:
+    """A plan with one offending exchange of one message said "the 1 exchange ... (12 tokens: messages 1)"; the
+    legend counts the ◆ rows of the table it stands under, in the singular where there is one."""
+    text = CliRunner().invoke(main, ["plan", "--no-cache", str(shared_logs / "claude-code" / "spotter_short.jsonl")])
+    assert text.exit_code == 0, text.output
+    marked = [m for ln in text.stdout.splitlines() if (m := ROW.match(ln)) and m.group(7)]
+    assert [m.group(1) for m in marked] == ["1"]
+    tokens = int(marked[0].group(3).replace(",", ""))
+    assert (f"◆ biggest offenders: the exchange whose eviction frees the most ({tokens:,} tokens: message 1)"
+            in text.stdout)

@@ -87,8 +87,9 @@ def plan_lines(call: Call, pc: ParsedCall, plan: Plan, policy: Policy, counts: P
         marked = [plan.messages[k] for k in sorted(worst)]
         freed = sum(m.tokens for m in marked)
         n = len({m.exchange for m in marked})
-        yield (f"◆ biggest offenders: the {n} exchange{'s' if n != 1 else ''} whose eviction frees the most "
-               f"({freed:,} tokens: messages {', '.join(str(m.number) for m in marked)})")
+        which = "the exchange whose eviction frees" if n == 1 else f"the {n} exchanges whose eviction frees"
+        yield (f"◆ biggest offenders: {which} the most ({freed:,} tokens: message{'s' if len(marked) != 1 else ''} "
+               f"{', '.join(str(m.number) for m in marked)})")
     if plan.lead:
         sizes = {r.kind: r.tokens for r in plan.reinject}
         sizes["summary"] = plan.summary_tokens
