@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from click.testing import CliRunner
 from test_ui_common import loaded, wait_for
@@ -62,26 +63,39 @@ async def test_flags_list_and_enter_selects_the_call(shared_logs: Path) -> None:
         assert app.screen.query_one("#calls").cursor_row == app.view.index(61)
 
 
+def demo_flags(tmp_path: Path) -> tuple[Path, list[dict[str, Any]]]:
+    """The demo run written to ``tmp_path`` and its flags as ``check --json`` gives them (plain json)."""
+    path = tmp_path / "demo.jsonl"
+    assert CliRunner().invoke(main, ["demo", "--write", str(path)]).exit_code == 0
+    res = CliRunner().invoke(main, ["check", "--json", "--no-cache", str(path)])
+    return path, json.loads(res.stdout)["flags"]
+
+
+async def open_flags(pilot: Any) -> FlagsScreen:
+    """Wait for the log to be read, press ``F`` and wait for the flags screen."""
+    app = pilot.app
+    await loaded(pilot)
+    await pilot.press("F")
+    assert await wait_for(pilot, lambda: isinstance(app.screen, FlagsScreen))
+    screen = app.screen
+    assert isinstance(screen, FlagsScreen)
+    await pilot.pause()
+    return screen
+
+
 async def test_flag_evidence_names_calls_by_their_number(tmp_path: Path) -> None:
     """The evidence below the table gave calls as 0-based indexes (``first_call 40 · worst_call 53``) beside a
     reason that writes them ``#41`` and ``#54``.  Every call of the evidence is now its ``#N``, the
     ``<key>_number`` ``check --json`` gives."""
-    path = tmp_path / "demo.jsonl"
-    assert CliRunner().invoke(main, ["demo", "--write", str(path)]).exit_code == 0
-    res = CliRunner().invoke(main, ["check", "--json", "--no-cache", str(path)])
-    flags = [f for f in json.loads(res.stdout)["flags"] if f["context"] == "main"]
+    path, flags = demo_flags(tmp_path)
+    flags = [f for f in flags if f["context"] == "main"]
     numbered = [{k[:-len("_number")]: v for k, v in f["evidence"].items() if k.endswith("_number")} for f in flags]
     drift = next(i for i, f in enumerate(flags) if f["kind"] == "format_drift")
     assert numbered[drift] == {"first_call": flags[drift]["evidence"]["first_call"] + 1, "recovered_at": None,
                                "worst_call": flags[drift]["evidence"]["worst_call"] + 1}  # (it never recovered)
     app = CtxwatchApp(str(path))
     async with app.run_test(size=(120, 40)) as pilot:
-        await loaded(pilot)
-        await pilot.press("F")
-        assert await wait_for(pilot, lambda: isinstance(app.screen, FlagsScreen))
-        screen = app.screen
-        assert isinstance(screen, FlagsScreen)
-        await pilot.pause()
+        screen = await open_flags(pilot)
         assert [(f.call, f.kind) for f in screen.flags] == [(f["call"], f["kind"]) for f in flags]
         await pilot.press("home")
         for i, calls in enumerate(numbered):
@@ -102,19 +116,12 @@ async def test_a_rule_in_the_evidence_is_named_by_its_description_and_all_of_it_
     the evidence out of the panel at 80x24: ``recovered_at`` was not on screen.  An object that describes itself
     is now given by its description, and every key of the evidence (as ``check --json`` gives them) is on the
     panel's rows."""
-    path = tmp_path / "demo.jsonl"
-    assert CliRunner().invoke(main, ["demo", "--write", str(path)]).exit_code == 0
-    res = CliRunner().invoke(main, ["check", "--json", "--no-cache", str(path)])
-    drift = next(f for f in json.loads(res.stdout)["flags"] if f["kind"] == "format_drift")
+    path, flags = demo_flags(tmp_path)
+    drift = next(f for f in flags if f["kind"] == "format_drift")
     rule = drift["evidence"]["rule"]
     app = CtxwatchApp(str(path))
     async with app.run_test(size=(80, 24)) as pilot:
-        await loaded(pilot)
-        await pilot.press("F")
-        assert await wait_for(pilot, lambda: isinstance(app.screen, FlagsScreen))
-        screen = app.screen
-        assert isinstance(screen, FlagsScreen)
-        await pilot.pause()
+        screen = await open_flags(pilot)
         await pilot.press("home", *["down"] * next(i for i, f in enumerate(screen.flags) if f.kind == "format_drift"))
         await pilot.pause()
         panel = screen.query_one("#flag-body", Static)
