@@ -1789,3 +1789,28 @@ def test_a_partial_copy_after_a_truncation_does_not_undo_the_calls_read_before(t
     run.finish()
     assert [(c.floor_tokens, c.history_tokens, c.usage.prompt_total if c.usage else None)
             for c in run.calls] == before
+
+
+def test_a_call_written_back_after_a_truncation_is_re_read_where_it_stands_now(tmp_path: Path) -> None:
+    """A followed log is truncated and written again from its middle: a call read before keeps its line and
+    bytes, which now hold another record, so opening it said "the call could not be re-read from disk" (the
+    detail showed sizes only, the eviction preview nothing).  A call not found at its place is looked for by
+    its key in the whole file: here the record that was line 36 is line 16 now, and its text is read there."""
+    from ctxwatch.engine import load_run
+    from ctxwatch.engine.reload import reload_parsed
+
+    def rec(i: int) -> dict:
+        return {"request": {"model": "gpt-4o", "messages": [{"role": "user", "content": f"question {i}"}]},
+                "response": {"id": f"chatcmpl-{i}", "usage": {"prompt_tokens": 9, "completion_tokens": 1}}}
+
+    path = write_jsonl(tmp_path / "live.jsonl", [rec(i) for i in range(40)])
+    run = load_run(str(path))
+    call = run.calls[35]
+    assert call.source.line == 36
+    lines = path.read_bytes().splitlines(keepends=True)
+    path.write_bytes(b"".join(lines[20:40]))
+    got = reload_parsed(run.spec, call)
+    assert got is not None and got.key == call.key and got.source.line == 16
+    assert [m.text() for m in got.messages or []] == ["question 35"]
+    path.write_bytes(b"".join(lines[:10]))  # (gone altogether: not found, as before)
+    assert reload_parsed(run.spec, call) is None

@@ -83,4 +83,28 @@ def reload_parsed(spec: FormatSpec, call: Call) -> ParsedCall | None:
         # identical records read before it in its file; read alone it is the first: the same content is the call.
         found = next((o for o in outs if isinstance(o, ParsedCall) and o.key
                       and o.key.split(":", 2)[:2] == want.split(":", 2)[:2]), None)
+    if found is None and want:
+        # Not at its place: the file was truncated or rewritten since it was read (a followed log written
+        # again), and the same call, found by its key, may stand elsewhere in it now.
+        found = _find_by_key(spec, src.path, want, input_path)
+    return found
+
+
+def _find_by_key(spec: FormatSpec, path: str, key: str, input_path: str | None) -> ParsedCall | None:
+    """The last emission of the call keyed ``key`` in the whole of ``path`` read by a fresh reader of ``spec``
+    (its text included), or ``None``."""
+    reader = spec.reader(path, input_path=input_path) if input_path else spec.reader(path)
+    reader.full_history = True
+    found: ParsedCall | None = None
+    try:
+        for rec in iter_records(path, skip=reader.skip, decode=reader.decode):
+            if isinstance(rec, Record):
+                for out in reader.feed(rec):
+                    if isinstance(out, ParsedCall) and out.key == key:
+                        found = out
+        for out in reader.finish():
+            if isinstance(out, ParsedCall) and out.key == key:
+                found = out
+    except OSError:
+        return None
     return found
