@@ -539,3 +539,32 @@ async def test_a_filter_is_said_on_the_status_lines_drawn_at_80x24_and_a_flag_it
         assert await wait_for(pilot, lambda: not isinstance(app.screen, FlagsScreen))
         assert app.filter_text == "" and app.selected_index == screen.flags[hidden].call
         assert "filter '09:00:1' cleared: it hid the flag's call" in said
+
+
+async def test_what_changed_across_the_lines_esc_skipped_says_so(tmp_path: Path) -> None:
+    """``d`` on the first call after the lines Esc skipped compared it with the last call before them, and its
+    "+4063 s, added: 702 messages" read as one turn's change.  It now says that the lines between were skipped,
+    so that what changed includes calls not read; across two calls after the gap it says nothing of the kind.
+    (The feed's message is posted here as it arrives: lines 11-40 skipped after 10 calls.)"""
+    from ctxwatch.ui.messages import BackfillDone
+    from ctxwatch.ui.screens import DiffScreen
+
+    app = CtxwatchApp(str(demo_copy(tmp_path)))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await loaded(pilot, 20)
+        app.post_message(BackfillDone(app._feed_id, True, 41, 11, 10))
+        assert await wait_for(pilot, lambda: app.state.skipped is not None)
+        for row, said in ((10, True), (11, False)):  # (#11, the first after the gap; #12)
+            app.follow = False
+            app._select_row(app.view.index(row))
+            await pilot.pause()
+            await pilot.press("d")
+            assert await wait_for(pilot, lambda: isinstance(app.screen, DiffScreen))
+            screen = app.screen
+            assert isinstance(screen, DiffScreen) and screen.call.index == row
+            assert await wait_for(pilot, lambda s=screen: s.diff is not None)
+            body = str(screen.query_one("#diff-body").render())
+            note = "esc skipped lines 11–40 (after call #10) between these calls"
+            assert (note in " ".join(body.split())) == said, body[-300:]
+            await pilot.press("escape")
+            assert await wait_for(pilot, lambda: not isinstance(app.screen, DiffScreen))

@@ -91,6 +91,7 @@ class DashboardState:
     loaded: bool = False
     failed: str | None = None
     skipped: str | None = None
+    skipped_after: int | None = None  # the index of the last call read before the lines Esc skipped, or None
     notice: str | None = None
     format_name: str | None = None
     spec: Any = None
@@ -158,7 +159,7 @@ class DashboardState:
         self.selected_index = None
         self.follow = True
         self.loaded = False
-        self.failed = self.skipped = self.notice = None
+        self.failed = self.skipped = self.notice = self.skipped_after = None
         self.format_name = None
         self.spec = None
         self.progress = None
@@ -264,6 +265,7 @@ class DashboardState:
         gap = f"lines {first:,}–{resumed_line - 1:,}" if resumed_line - 1 > first else f"line {first:,}"
         where = f" (after call #{calls_before})" if calls_before else ""
         self.skipped = f"esc skipped {gap}{where}"
+        self.skipped_after = calls_before - 1  # (the index of the last call read before the gap)
         return True
 
     # -- questions ---------------------------------------------------------------------------------------

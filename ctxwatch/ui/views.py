@@ -82,7 +82,9 @@ class ViewActions(App[None]):
         if prev is None:
             self.notify(f"call #{call.index + 1} is the first of its context read: nothing to compare it with")
             return
-        self.push_screen(DiffScreen(call, prev, self.state.spec))
+        after = self.state.skipped_after
+        gap = self.state.skipped if after is not None and prev.index <= after < call.index else None
+        self.push_screen(DiffScreen(call, prev, self.state.spec, gap))
 
     def action_evict(self) -> None:
         """Open the eviction preview of the selected call, or from a call's detail, of that call."""

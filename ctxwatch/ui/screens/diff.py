@@ -43,11 +43,14 @@ class DiffScreen(Screen[None]):
         Binding("escape,d", "app.pop_screen", "Back"),
     ]
 
-    def __init__(self, call: Call, prev: Call, spec: FormatSpec | None) -> None:
+    def __init__(self, call: Call, prev: Call, spec: FormatSpec | None, gap: str | None = None) -> None:
         super().__init__()
         self.call = call
         self.prev = prev
         self.spec = spec
+        #: The lines Esc skipped between the two calls (``esc skipped lines …``), or None: what changed then
+        #: includes calls not read.
+        self.gap = gap
         self.diff: TurnDiff | None = None
         self.error: str | None = None
 
@@ -93,6 +96,10 @@ class DiffScreen(Screen[None]):
         assert self.diff is not None
         # (the box's padding, 1 cell each side, and its vertical scrollbar, 2: a row one cell too long wrapped)
         out = diff_text(self.diff, max(20, self.app.size.width - 4))
+        if self.gap:  # (first: the added messages below it can run to hundreds of lines)
+            note = Text(f"{self.gap} between these calls: what changed includes the calls of those lines, which "
+                        "were not read\n", "yellow")
+            out = note.append_text(out)
         if self.error:
             out.append(f"\n{self.error}: messages not compared\n", "yellow")
         self.query_one("#diff-body", Static).update(out)
