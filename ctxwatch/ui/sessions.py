@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from textual.app import App
 
 from ctxwatch.formats.claude_code import is_subagent_file, subagent_files_of
-from ctxwatch.formats.claude_code.files import session_id_of
+from ctxwatch.formats.claude_code.files import named_session_of, session_id_of
 from ctxwatch.ui import messages as msg
 from ctxwatch.ui.screens import AUTO, SessionPicker
 from ctxwatch.ui.state import DashboardState
@@ -45,9 +45,9 @@ def session_of(transcript: str) -> str | None:
     ``<sessionId>.jsonl`` (as Claude Code names it) before the others and else the largest (copies cut from a
     session share its id: the whole one is the session); ``None`` when there is none."""
     folder = os.path.dirname(transcript)
+    named = named_session_of(transcript)
     if os.path.basename(folder) == "subagents":
-        session = os.path.dirname(folder) + ".jsonl"
-        return session if os.path.isfile(session) else None
+        return named if named is not None and os.path.isfile(named) else None
     sid = session_id_of(transcript)
     try:
         names = os.listdir(folder or ".")
@@ -55,7 +55,6 @@ def session_of(transcript: str) -> str | None:
         return None
     found = [os.path.join(folder, n) for n in sorted(names) if n.endswith(".jsonl") and not is_subagent_file(n)]
     found = [f for f in found if sid is not None and session_id_of(f) == sid and transcript in subagent_files_of(f)]
-    named = os.path.join(folder, f"{sid}.jsonl")
     if named in found:
         return named
     return max(found, key=_size) if found else None

@@ -44,6 +44,17 @@ def subagent_files_of(session_path: str) -> list[str]:
     return found
 
 
+def named_session_of(transcript: str) -> str | None:
+    """The file Claude Code names the session of the subagent transcript ``transcript``: ``<session>.jsonl``
+    beside its ``subagents/`` folder (v2.1.x), or ``<sessionId>.jsonl`` beside the transcript (v2.0.x, its first
+    ``sessionId``: :func:`session_id_of`); ``None`` when it names none.  The file may not exist."""
+    folder = os.path.dirname(transcript)
+    if os.path.basename(folder) == "subagents":
+        return os.path.dirname(folder) + ".jsonl"
+    sid = session_id_of(transcript)
+    return os.path.join(folder, f"{sid}.jsonl") if sid and os.sep not in sid and sid not in (".", "..") else None
+
+
 def _agent_files(folder: str) -> list[str]:
     """The subagent transcripts (by name) in ``folder``, sorted; ``[]`` when it cannot be listed."""
     try:

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from rich.cells import cell_len
 
 from ctxwatch.formats.claude_code import is_subagent_file
-from ctxwatch.formats.claude_code.files import session_id_of
+from ctxwatch.formats.claude_code.files import named_session_of
 
 #: Columns left free on each side of the session picker (it is as wide as its rows, up to the screen's width
 #: less these), and the columns its frame takes from the rows: the dialog's border (2), the list's border
@@ -228,7 +228,7 @@ def grouped(files: Sequence[str]) -> list[str]:
     """``files`` (newest first) with each Claude Code subagent transcript moved right after its session, when
     its session is listed (the others stay where they are): a transcript under ``<session>/subagents/``, or one
     beside its session, whose ``sessionId`` names the session's file (Claude Code names it ``<sessionId>.jsonl``)."""
-    parent = {f: session_file_of(f) for f in files if is_subagent_file(f)}
+    parent = {f: named_session_of(f) for f in files if is_subagent_file(f)}
     listed = set(files)
     out: list[str] = []
     for f in files:
@@ -237,14 +237,3 @@ def grouped(files: Sequence[str]) -> list[str]:
         out.append(f)
         out.extend(g for g in files if parent.get(g) == f)
     return out
-
-
-def session_file_of(transcript: str) -> str | None:
-    """The file Claude Code keeps the session of the subagent transcript ``transcript`` in: ``<session>.jsonl``
-    beside its ``subagents/`` folder, or ``<sessionId>.jsonl`` beside the transcript (its first ``sessionId``);
-    ``None`` when it names no session."""
-    folder = os.path.dirname(transcript)
-    if os.path.basename(folder) == "subagents":
-        return os.path.dirname(folder) + ".jsonl"
-    sid = session_id_of(transcript)
-    return os.path.join(folder, f"{sid}.jsonl") if sid and os.sep not in sid and sid not in (".", "..") else None
