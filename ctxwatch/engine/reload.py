@@ -6,11 +6,11 @@ that record again (from the file's start, for formats whose calls depend on earl
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from ctxwatch.engine.keys import RECORD_KEY_PREFIX
 from ctxwatch.engine.run import Run
-from ctxwatch.formats import FormatSpec, Output
+from ctxwatch.formats import FormatSpec, Output, Reader
 from ctxwatch.model import Call, ParsedCall
 from ctxwatch.source import Record, decode_line, iter_records, read_document
 
@@ -32,10 +32,7 @@ def reload_parsed(spec: FormatSpec, call: Call) -> ParsedCall | None:
     that the call can no longer be found.
     """
     src = call.source
-    # A joined batch call keeps the path of its request file; its reader needs it to re-read the request.
-    input_path = call.provenance.input_path
-    reader = spec.reader(src.path, input_path=input_path) if input_path else spec.reader(src.path)
-    reader.full_history = True  # the opened call needs its text, whatever the summary pass left out
+    reader = _reader_for(spec, call)
     # (a key the run gave from the record's content is not the reader's: the record is found by its place)
     want = call.key if call.key and not call.key.startswith(RECORD_KEY_PREFIX) else None
     found: ParsedCall | None = None
@@ -55,12 +52,7 @@ def reload_parsed(spec: FormatSpec, call: Call) -> ParsedCall | None:
             pick(reader.finish())
             return found
         if spec.needs_prefix:
-            for rec in iter_records(src.path, skip=reader.skip, decode=reader.decode):
-                if isinstance(rec, Record):
-                    if rec.byte_start >= src.byte_end and found is not None:
-                        break
-                    pick(reader.feed(rec))
-            pick(reader.finish())
+            _scan(reader, src.path, pick, lambda rec: rec.byte_start >= src.byte_end and found is not None)
             return found
         with open(src.path, "rb") as fh:
             size = src.byte_end - src.byte_start
@@ -86,25 +78,33 @@ def reload_parsed(spec: FormatSpec, call: Call) -> ParsedCall | None:
     if found is None and want:
         # Not at its place: the file was truncated or rewritten since it was read (a followed log written
         # again), and the same call, found by its key, may stand elsewhere in it now.
-        found = _find_by_key(spec, src.path, want, input_path)
+        try:
+            _scan(_reader_for(spec, call), src.path, pick)
+        except OSError:
+            return None
     return found
 
 
-def _find_by_key(spec: FormatSpec, path: str, key: str, input_path: str | None) -> ParsedCall | None:
-    """The last emission of the call keyed ``key`` in the whole of ``path`` read by a fresh reader of ``spec``
-    (its text included), or ``None``."""
-    reader = spec.reader(path, input_path=input_path) if input_path else spec.reader(path)
+def _reader_for(spec: FormatSpec, call: Call) -> Reader:
+    """A fresh reader of ``spec`` for ``call``'s file that keeps every call's text (the opened call needs it,
+    whatever the summary pass left out); a joined batch call's reader is given its request file."""
+    input_path = call.provenance.input_path
+    reader = spec.reader(call.source.path, input_path=input_path) if input_path else spec.reader(call.source.path)
     reader.full_history = True
-    found: ParsedCall | None = None
-    try:
-        for rec in iter_records(path, skip=reader.skip, decode=reader.decode):
-            if isinstance(rec, Record):
-                for out in reader.feed(rec):
-                    if isinstance(out, ParsedCall) and out.key == key:
-                        found = out
-        for out in reader.finish():
-            if isinstance(out, ParsedCall) and out.key == key:
-                found = out
-    except OSError:
-        return None
-    return found
+    return reader
+
+
+def _scan(reader: Reader, path: str, pick: Callable[[Iterable[Output]], None],
+          stop: Callable[[Record], bool] | None = None) -> None:
+    """Feed ``reader`` the records of ``path`` from its start, each one's outputs and then the reader's last
+    ones to ``pick``, until ``stop`` says a record is past what is looked for.
+
+    Raises:
+        OSError: the file cannot be read.
+    """
+    for rec in iter_records(path, skip=reader.skip, decode=reader.decode):
+        if isinstance(rec, Record):
+            if stop is not None and stop(rec):
+                break
+            pick(reader.feed(rec))
+    pick(reader.finish())
