@@ -27,8 +27,9 @@ BOOKKEEPING_PREFIXES = (b'{"type":"file-history-snapshot"', b'{"type":"queue-ope
 HEAD_BYTES = 2048
 
 #: Top-level ``type`` values (after ``"type":"``) of lines that are only links of the ``parentUuid`` tree once
-#: a context's floor is known (:meth:`~ctxwatch.formats.claude_code.reader.ClaudeCodeReader._skip`).
-LINK_TYPES = (b'user"', b'progress"', b'attachment"')
+#: a context's floor is known (:meth:`LinePrefilter._skip`).
+LINK_KINDS = ("user", "progress", "attachment")
+LINK_TYPES = tuple(f'{kind}"'.encode() for kind in LINK_KINDS)  # (as the raw line has them, closing quote included)
 
 #: Longest id taken from a byte-level scan (uuids are 36 characters).
 MAX_ID = 128
@@ -143,7 +144,7 @@ class LinePrefilter:
         """:meth:`_skip` of a line whose :class:`Envelope` decoded (so one JSON object): :data:`SKIP_CHECKED`
         once its bytes are found to be UTF-8 too (the decoder skips the strings it does not keep unchecked)."""
         kind = env.type
-        if kind != "progress" and kind != "user" and kind != "attachment":
+        if kind not in LINK_KINDS:
             return False
         if not data.isascii():
             try:
