@@ -18,6 +18,7 @@ from ctxwatch.ui.costs import call_cost_text
 from ctxwatch.ui.export import export_folder, file_stem, write_new
 from ctxwatch.ui.screens import unique_path
 from ctxwatch.ui.state import DashboardState
+from ctxwatch.ui.views import empty_view_reason
 from ctxwatch.ui.widgets.cells import COLUMNS, cell_texts
 
 if TYPE_CHECKING:
@@ -106,9 +107,7 @@ class OutputActions(App[None]):
         how many, of which view, and where; with no call in the view, say why nothing is written."""
         s = self.state
         if not s.view:  # (a file of headings alone says nothing the screen does not)
-            why = f"the filter {s.filter_text!r} matches none (esc clears it)" if s.filter_text and s.calls else \
-                "no calls in this view"
-            self.notify(f"CSV not written: {why}", title="CSV", severity="warning")
+            self.notify(f"CSV not written: {empty_view_reason(s)}", title="CSV", severity="warning")
             return
         try:
             path = unique_path(export_folder(s.paths), "ctxwatch-calls-" + file_stem(s.stem_source()), ".csv")

@@ -32,6 +32,12 @@ if TYPE_CHECKING:
     from ctxwatch.model import Call
 
 
+def empty_view_reason(s: DashboardState) -> str:
+    """Why the view of ``s`` shows no call: its filter matches none, or there are none to show."""
+    return f"the filter {s.filter_text!r} matches none (esc clears it)" if s.filter_text and s.calls else \
+        "no calls in this view"
+
+
 class ViewActions(App[None]):
     """Open the screens over the main screen and keep the open ones up to date.
 
@@ -54,13 +60,7 @@ class ViewActions(App[None]):
     def _no_call(self) -> None:
         """Say why a key about the selected call does nothing: none is selected, or the view shows none."""
         s = self.state
-        if s.view:
-            why = "no call selected"
-        elif s.filter_text and s.calls:
-            why = f"no call selected: the filter {s.filter_text!r} matches none (esc clears it)"
-        else:
-            why = "no call selected: no calls in this view"
-        self.notify(why, severity="warning")
+        self.notify("no call selected" if s.view else f"no call selected: {empty_view_reason(s)}", severity="warning")
 
     def action_detail(self) -> None:
         """Open the selected call's detail."""
