@@ -1,18 +1,20 @@
 """The first read's hash of the bytes it reads (:class:`ctxwatch.engine.warm.Hasher`, on a thread of its own) is
-the SHA-1 of those bytes in order, as :func:`ctxwatch.engine.cachedb.prefix_digest` computes it from the file."""
+XXH3's 128-bit digest of those bytes in order (the xxhash library's one-shot digest), as
+:func:`ctxwatch.engine.cachedb.prefix_digest` computes it from the file."""
 
 from __future__ import annotations
 
-import hashlib
 import random
 import threading
 from pathlib import Path
+
+import xxhash
 
 from ctxwatch.engine.cachedb import prefix_digest
 from ctxwatch.engine.warm import Hasher
 
 
-def test_the_digest_is_the_sha1_of_the_chunks_in_order(tmp_path: Path) -> None:
+def test_the_digest_is_the_xxh3_of_the_chunks_in_order(tmp_path: Path) -> None:
     rng = random.Random(7)
     chunks = [rng.randbytes(rng.choice((0, 1, 100, 5000, 1 << 20))) for _ in range(40)]
     h = Hasher()
@@ -20,19 +22,19 @@ def test_the_digest_is_the_sha1_of_the_chunks_in_order(tmp_path: Path) -> None:
         h.update(c)
     data = b"".join(chunks)
     assert h.size == len(data)
-    assert h.digest() == hashlib.sha1(data).digest()
+    assert h.digest() == xxhash.xxh3_128_digest(data)
     f = tmp_path / "log.jsonl"
     f.write_bytes(data + b"more")
-    assert prefix_digest(str(f), len(data)) == hashlib.sha1(data).digest()
+    assert prefix_digest(str(f), len(data)) == xxhash.xxh3_128_digest(data)
 
 
 def test_no_thread_is_left_behind() -> None:
     before = threading.active_count()
     h = Hasher()
     h.close()  # (nothing given: no thread was started)
-    assert h.digest() == hashlib.sha1(b"").digest()
+    assert h.digest() == xxhash.xxh3_128_digest(b"")
     h = Hasher()
     h.update(b"x" * 10_000)
     h.close()
     assert threading.active_count() == before
-    assert h.digest() == hashlib.sha1(b"x" * 10_000).digest()
+    assert h.digest() == xxhash.xxh3_128_digest(b"x" * 10_000)

@@ -249,10 +249,10 @@ class RunCache(KeptOutputs):
         """Save ``run`` as it stands after the line ending at byte ``offset`` (the next one is number ``line``).
 
         ``run=None``: the entry of a finished log (:data:`~ctxwatch.engine.cachedb.FINISHED_AFTER`), without a
-        state to read on from: only a :meth:`store_result` that follows is kept on it.  ``prefix``: the SHA-1 of
-        the file's first ``offset`` bytes when the caller hashed them as it read them (else they are read again to
-        hash them; not for a finished log); ``commit=False``: left for the next commit (a :meth:`store_result` that
-        follows, or :meth:`close`), one write for both."""
+        state to read on from: only a :meth:`store_result` that follows is kept on it.  ``prefix``: the
+        :func:`~ctxwatch.engine.cachedb.prefix_digest` of its first ``offset`` bytes, hashed as they were read
+        (else read again to hash them; not for a finished log); ``commit=False``: left for the next commit (a
+        :meth:`store_result` that follows, or :meth:`close`), one write for both."""
         if fallback_used():
             return  # (counted chars/4 for want of the tokenizer: not to be reused by a run that has it)
         db = self._connect()

@@ -20,13 +20,15 @@ import time
 from dataclasses import asdict
 from datetime import UTC, datetime
 
+import xxhash
+
 from ctxwatch.config import Settings, cache_dir
 
 #: The database's file name in the cache folder.
 CACHE_FILE = "runs.sqlite3"
 
 #: Version of the database's layout; a database of another version is emptied and made again.
-SCHEMA_VERSION = 12
+SCHEMA_VERSION = 13
 
 #: The tables of the layout (a database holding any other is another program's).
 TABLES = ("files", "outputs", "counts")
@@ -64,10 +66,17 @@ PRUNE_EVERY_BYTES = 16 * 1024 * 1024
 FINISHED_AFTER = 3600.0
 
 
+def prefix_hash() -> xxhash.xxh3_128:
+    """A new hash of a log's bytes as read: XXH3's 128 bits (integrity, not security: it tells whether the part
+    read before is still what was read; 2**-128 is the chance that an edit goes unseen, and whoever could craft
+    one writes the log's numbers anyway).  At more than 10 GB/s it costs a first read a fiftieth of SHA-1's
+    time."""
+    return xxhash.xxh3_128()
+
+
 def prefix_digest(path: str, offset: int) -> bytes:
-    """SHA-1 of the first ``offset`` bytes of ``path`` (integrity, not security: it tells whether the part read
-    before is still what was read, at about a gigabyte a second)."""
-    h = hashlib.sha1(usedforsecurity=False)
+    """The digest (:func:`prefix_hash`, 16 bytes) of the first ``offset`` bytes of ``path``."""
+    h = prefix_hash()
     with open(path, "rb") as fh:
         left = offset
         while left > 0:

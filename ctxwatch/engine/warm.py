@@ -7,7 +7,6 @@ end, gives exactly what a read from the start gives.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import queue
 import threading
@@ -16,6 +15,7 @@ from typing import NamedTuple
 
 from ctxwatch.config import Settings
 from ctxwatch.engine.cache import RunCache
+from ctxwatch.engine.cachedb import prefix_hash
 from ctxwatch.engine.opening import LogError, check_log_file, resolve_spec
 from ctxwatch.engine.run import Run
 from ctxwatch.formats import SNIFF_BYTES, FormatSpec
@@ -124,12 +124,12 @@ def counting_child(size: int, encoding: str = DEFAULT_ENCODING) -> CountServer |
 
 
 class Hasher:
-    """SHA-1 of the chunks given to :meth:`update`, in order, computed on a thread of its own: hashlib lets go of
-    the interpreter lock while it hashes a big buffer, so a first read's hash runs beside its parse on another
-    core.  :meth:`close` ends the thread (:meth:`digest` does too)."""
+    """The digest (:func:`~ctxwatch.engine.cachedb.prefix_hash`) of the chunks given to :meth:`update`, in order,
+    computed on a thread of its own: xxhash lets go of the interpreter lock while it hashes a big buffer, so a
+    first read's hash runs beside its parse.  :meth:`close` ends the thread (:meth:`digest` does too)."""
 
     def __init__(self) -> None:
-        self._hash = hashlib.sha1(usedforsecurity=False)
+        self._hash = prefix_hash()
         self._chunks: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
         #: Bytes given so far.
@@ -148,7 +148,7 @@ class Hasher:
         self.size += len(chunk)
 
     def digest(self) -> bytes:
-        """The SHA-1 of every chunk given (20 bytes)."""
+        """The digest of every chunk given (16 bytes)."""
         self.close()
         return self._hash.digest()
 
