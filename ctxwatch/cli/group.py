@@ -32,6 +32,24 @@ COMMANDS = {
     "statusline": "ctxwatch.cli.statusline:statusline_cmd",
 }
 
+#: The first paragraph of each command's help, which ``ctxwatch --help`` shortens into its list of commands: the
+#: list is made from these, without importing a command (the dashboard's, the planner's, the demo's modules).
+SUMMARIES = {
+    "cache": "Where the cache of earlier reads is, and how big ('cache clear' empties it).",
+    "check": "Print the flags of PATH; exit 1 if any is at or above --fail-on (or fewer calls than --min-calls "
+             "were read), 2 on a usage error or if PATH cannot be read.",
+    "demo": "A live synthetic agent run: the floor, a growing history, a naive truncation, format drift, overflow.",
+    "formats": "List the log formats ctxwatch reads (names for --format).",
+    "plan": "Preview the eviction plan of one call of PATHS: what is pinned, kept, summarised or evicted.",
+    "report": "Per-call floor / history / reserve numbers for PATH, headless (on a terminal, the tables fit its "
+              "width; piped, the width COLUMNS gives, if any; --sessions: one row per session).",
+    "schema": "Tool-schema floor of one call of PATHS (a log, a batch pair or a folder, as for `report`): per-tool "
+              "cost and what a compacted schema would save.",
+    "serve": "Serve the dashboard on PATHS to a web browser (needs: pip install 'ctxwatch[web]').",
+    "statusline": "One line: occupancy, floor / history, distance to compaction, worst flag.",
+    "watch": "Open the dashboard on PATHS and follow it live.",
+}
+
 
 #: Where :meth:`DefaultGroup.parse_args` notes that it put ``watch`` before the arguments (click's ``meta``).
 IMPLIED_WATCH = "ctxwatch.implied_watch"
@@ -56,6 +74,14 @@ class DefaultGroup(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
         """Every command's name, imported or not (sorted, as click lists them)."""
         return sorted({*self.commands, *COMMANDS})
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """click's list of commands, each not yet imported listed by its :data:`SUMMARIES` entry."""
+        rows = [(name, self.commands.get(name) or click.Command(name, help=SUMMARIES[name]))
+                for name in self.list_commands(ctx)]
+        limit = formatter.width - 6 - max(len(name) for name, _ in rows)
+        with formatter.section("Commands"):
+            formatter.write_dl([(name, cmd.get_short_help_str(limit)) for name, cmd in rows if not cmd.hidden])
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         """The command ``cmd_name``, its module imported the first time it is asked for (:data:`COMMANDS`)."""
