@@ -652,3 +652,17 @@ def test_a_request_file_and_its_results_in_one_file_are_said_to_be_unjoined(tmp_
     # (read as the pair they are, nothing is said and each request gets its result)
     pair = json.loads(CliRunner().invoke(main, ["report", "--json", "--no-cache", str(folder)]).output)
     assert len(pair["calls"]) == n_out and pair["issues"] == []
+
+
+def test_a_batch_folder_has_a_session_per_batch(shared_logs: Path) -> None:
+    # (each results file is one batch job: its calls are one session, named by the file, as the same files are
+    # in a folder of other logs; the expected counts are the files' result lines, read here with plain json)
+    from ctxwatch.engine import load_many
+    from ctxwatch.output.report import report_json
+
+    folder = shared_logs / "openai-batch"
+    run = load_many([str(folder)], None)
+    doc = report_json(run)
+    expected = {out: len(_json_lines(folder / out)) for _inp, out in OPENAI_PAIRS}
+    assert {s["session"]: s["calls"] for s in doc["sessions"]} == expected
+    assert {c["session"] for c in doc["calls"]} == set(expected)

@@ -190,6 +190,7 @@ def _batch_run(files: list[str], names: set[str], settings: Settings | None) -> 
     run = Run(" + ".join(files), get_format(sorted(names)[0]), settings)
     run.add(calls)
     run.issues.extend(issues)
+    _own_sessions(run, 0)  # (one batch, one session: named by its file, as in a mixed folder)
     return run
 
 
