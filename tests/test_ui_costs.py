@@ -13,6 +13,7 @@ from textual.widgets import Static
 from ctxwatch.cli import main
 from ctxwatch.ui.app import CtxwatchApp
 from ctxwatch.ui.costs import Totals, dollars
+from ctxwatch.ui.widgets.packed import PackedText
 
 FULL = "claude-code/spotter_4d5611e5_full.jsonl"
 
@@ -125,7 +126,7 @@ async def test_at_80x24_the_costs_are_on_the_status_line_and_in_the_detail(share
         assert f"log ${session_cost:,.2f} · #139 $0.0952" in status
         await pilot.press("enter")
         assert await wait_for(pilot, lambda: isinstance(app.screen, DetailScreen))
-        head = " ".join(str(app.screen.query_one("#detail-head", Static).render()).split())
+        head = " ".join(str(app.screen.query_one("#detail-head", PackedText).render()).split())
         assert "cost $0.0952 · cache r 98,729 w 7,330" in head
 
 

@@ -13,6 +13,7 @@ from test_ui_common import append, line, loaded, open_detail, open_preview, reco
 
 from ctxwatch.ui.app import CtxwatchApp
 from ctxwatch.ui.screens import DetailScreen, PlanScreen
+from ctxwatch.ui.widgets.packed import PackedText
 
 
 async def test_e_in_the_detail_of_a_followed_log_previews_the_call_on_screen(tmp_path: Path) -> None:
@@ -76,7 +77,7 @@ async def test_the_detail_of_a_call_from_before_a_rotation_says_the_file_changed
             note = str(screen.query_one("#item-head", Static).render())
             assert "the file changed" in note and "no text in the log" not in note
         assert screen.error == "the call could not be re-read from disk (the file changed)"
-        assert "file changed" in str(screen.query_one("#detail-head", Static).render())
+        assert "file changed" in str(screen.query_one("#detail-head", PackedText).render())
         await pilot.press("e")  # the preview says the same
         plan = app.screen
         assert isinstance(plan, PlanScreen)
@@ -168,7 +169,6 @@ async def test_the_detail_rows_add_up_to_the_prompt(tmp_path: Path, extra: int, 
     with OpenAI tools), which had no row. A framing row holds them: with the model's own tokenizer the rows add
     up to the reported prompt exactly; where the provider counted more, a last row says by how much.  Above 64
     tools (costed one at a time) each tool's row carried the preamble again."""
-    from textual.widgets import Static
 
     rec = record(2, turn_words=40)
     base = rec["request"]["tools"][0]
@@ -182,7 +182,7 @@ async def test_the_detail_rows_add_up_to_the_prompt(tmp_path: Path, extra: int, 
     async with app.run_test(size=(120, 40)) as pilot:
         await loaded(pilot, 1)
         screen = await open_detail(pilot)
-        head = str(screen.query_one("#detail-head", Static).render())
+        head = str(screen.query_one("#detail-head", PackedText).render())
         assert f"prompt {prompt + extra:,}" in head
         kinds = [it.kind for it in screen.items]
         assert kinds[:2] == ["system", "tool"] and kinds.count("tool") == n_tools and kinds.count("message") == 5
@@ -365,7 +365,7 @@ async def test_a_codex_reasoning_rows_reported_size_says_it_is_reported(shared_l
         label = table.get_row(str(third.position))[1]
         assert isinstance(label, Text) and label.plain == "assistant [reasoning] · reported"
         assert table.get_row(str(rows[0].position))[1].plain == "assistant [reasoning]"
-        head = str(detail.query_one("#detail-head", Static).render())
+        head = str(detail.query_one("#detail-head", PackedText).render())
         msgs = [it for it in detail.items if it.kind == "message"]
         # (the raw counts: the rows are scaled to the inferred history, as plan scales them)
         rows_sum = sum(it.raw if it.raw is not None else it.tokens or 0 for it in msgs)

@@ -305,3 +305,32 @@ def row_text(call: Call, shown: Breakdown | None = None) -> str:
         call.index + 1, clock(call.timestamp), call.model or "", call.context, call.session or "",
         *numbers, *(f"{n:,}" for n in numbers if n >= 1000), f"{100 * used:.1f}%" if used is not None else "",
         "compaction" if call.compaction else "", "implausible" if call.prompt_implausible else "")).lower()
+
+
+#: What :func:`pack_parts` breaks a line at.
+PART_SEP = " · "
+
+
+def pack_parts(text: Text, width: int) -> Text:
+    """``text``'s lines broken only between their parts (the pieces between :data:`PART_SEP`), each part kept on
+    one line where it fits in ``width`` cells: a continuation line starts with ``· ``.  A part too wide for
+    a line follows the part before it and is wrapped between its words.  ``width`` 0 or less: ``text`` as it is."""
+    if width <= 0:
+        return text
+    out = Text(end="")
+    for n, line in enumerate(text.split("\n", allow_blank=True)):
+        if n:
+            out.append("\n")
+        used = 0
+        for i, part in enumerate(line.split(PART_SEP, allow_blank=True)):
+            size = part.cell_len
+            # (a part too wide for any line is wrapped wherever it starts: it starts on the line it follows)
+            if i and used + len(PART_SEP) + size > width and size <= width - 2:
+                out.append("\n·" + PART_SEP[2:])
+                used = 2
+            elif i:
+                out.append(PART_SEP)
+                used += len(PART_SEP)
+            out.append_text(part)
+            used += size
+    return out

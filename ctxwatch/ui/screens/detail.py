@@ -28,6 +28,7 @@ from ctxwatch.ui.screens.common import REREAD_FAILED, TableScreen, reload, settl
 from ctxwatch.ui.screens.itemcounts import COUNTED, SCALED, rows_note, scaled_how, with_counts
 from ctxwatch.ui.screens.items import Item, build_items, fold, item_numbers
 from ctxwatch.ui.widgets.footer import AdaptiveFooter
+from ctxwatch.ui.widgets.packed import PackedText
 
 if TYPE_CHECKING:
     from ctxwatch.planner import PlanCounts
@@ -104,7 +105,7 @@ class DetailScreen(TableScreen):
 
     def compose(self) -> ComposeResult:
         """Header, items table, item header and body."""
-        yield Static(self._head(), id="detail-head")
+        yield PackedText(self._head(), id="detail-head")
         table: DataTable[Any] = DataTable(id="items", cursor_type="row")
         self._add_columns(table, raw=False)
         yield table
@@ -211,7 +212,7 @@ class DetailScreen(TableScreen):
         if any(it.raw is not None for it in self.items) and "raw" not in table.columns:
             table.clear(columns=True)
             self._add_columns(table, raw=True)
-        self.query_one("#detail-head", Static).update(self._head())
+        self.query_one("#detail-head", PackedText).update(self._head())
         self._fill()
 
     def _ordered(self) -> list[Item]:

@@ -8,6 +8,8 @@
 * :mod:`.status`, :mod:`.side`: the status line and the panel beside the chart, drawn from the dashboard's
   state (:class:`ctxwatch.ui.state.DashboardState`) handed to them.
 * :mod:`.footer`: :class:`AdaptiveFooter`, the key footer of every screen.
+* :mod:`.packed`: :class:`PackedText`, text broken only between its `` · ``-separated parts (the detail's
+  header).
 
 Calls are numbered for people from 1 (``#12`` is the call with ``index`` 11), as in every text output of
 ctxwatch; only JSON keeps the 0-based ``index``.
