@@ -461,3 +461,25 @@ async def test_a_time_that_is_no_calls_is_tagged_after_its_name_not_beside_every
     shown = full.split()[0]  # (cut in the middle, to more than the 40 cells it kept before)
     assert len(shown) > 40 and names[1].startswith(shown.split("…")[0]) and shown.split("…")[1] in names[1]
     assert full.rindex("2025-11-17") == meta.rindex("2025-11-23")  # (the dates still line up)
+
+
+async def test_the_filter_hint_fits_the_box_and_says_how_to_clear(tmp_path: Path, shared_logs: Path) -> None:
+    """At a narrow width the filter box's hint was cut at its edge ("… file name (Esc"); the longest hint that
+    fits is shown, whole, at every width, and again when the terminal is resized."""
+    from textual.widgets import Input
+
+    folder, billing, _agent, _frontend = projects(tmp_path, shared_logs)
+    app = CtxwatchApp(str(folder))
+    async with app.run_test(size=(160, 40)) as pilot:
+        screen = await open_picker(pilot, app, billing)
+        box = screen.query_one("#picker-filter", Input)
+        hints = []
+        for width in (160, 60, 44, 30):
+            await pilot.resize_terminal(width, 24)
+            await pilot.pause()
+            room = box.content_region.width
+            hints.append(box.placeholder)
+            assert 0 < len(box.placeholder) < room, (width, box.placeholder, room)
+        assert hints[0] == "type or / to filter by folder or file name (Esc clears)"
+        assert all(h.endswith("(Esc clears)") for h in hints[:3])
+        assert len(set(hints)) >= 3

@@ -19,6 +19,19 @@ from ctxwatch.formats.claude_code.files import named_session_of
 #: (2) and padding (2), the scrollbar (2).
 PICKER_MARGIN = 2
 PICKER_CHROME = 8
+#: The filter box's hint, longest first: the longest that fits the box is shown (a hint cut by the box's edge
+#: read "(Esc" and lost the way out).
+FILTER_HINTS = ("type or / to filter by folder or file name (Esc clears)", "type to filter by name (Esc clears)",
+                "type to filter (Esc clears)", "filter")
+
+
+def filter_hint(box_w: int) -> str:
+    """The :data:`FILTER_HINTS` entry for a dialog ``box_w`` columns wide: the longest that fits inside its
+    border (2) and the box's padding (4) with a cell for the cursor."""
+    room = box_w - 6
+    return next((h for h in FILTER_HINTS if len(h) < room), FILTER_HINTS[-1])
+
+
 #: The least columns a cut folder name keeps (``…ling-service``), and the columns a session name keeps before
 #: folder names are cut further than their shared prefix.
 FOLDER_MIN = 12

@@ -29,6 +29,7 @@ from ctxwatch.ui.screens.names import (
     NameColumns,
     cells,
     file_size,
+    filter_hint,
     grouped,
     split_session_path,
 )
@@ -236,8 +237,7 @@ class SessionPicker(ModalScreen[str | None]):
         with box:
             yield Static(self._title(), id="picker-title")
             # (select_on_focus off: the key that opened the box is in it, and the next one must not replace it)
-            yield Input(placeholder="type or / to filter by folder or file name (Esc clears)", id="picker-filter",
-                        select_on_focus=False)
+            yield Input(placeholder=filter_hint(box_w), id="picker-filter", select_on_focus=False)
             yield Static(head, id="picker-head")
             yield OneLineOptions(*self._options())
             yield Static(Text(""), id="picker-info")
@@ -348,6 +348,7 @@ class SessionPicker(ModalScreen[str | None]):
     def _relayout(self) -> None:
         box_w, head = self._lay_out()
         self.query_one(Vertical).styles.width = box_w
+        self.query_one("#picker-filter", Input).placeholder = filter_hint(box_w)
         self.query_one("#picker-head", Static).update(head)
         ol = self.query_one(OptionList)
         kept = ol.highlighted
