@@ -54,3 +54,30 @@ async def test_the_header_of_a_real_call_keeps_each_value_with_its_label(shared_
     for label in ("prompt", "floor", "history", "cost", "cache r", " w", "line"):
         assert not any(ln.rstrip().endswith(label) for ln in lines), (label, lines)
     assert len(lines) >= 3  # (at 80 columns the header takes several lines: it was packed, not cut)
+
+
+async def test_a_call_of_another_file_than_the_log_shown_names_its_file(shared_logs: Path) -> None:
+    # (a batch folder: the dashboard names the folder, and "line 100" alone did not say of which file)
+    folder = shared_logs / "openai-batch"
+    app = CtxwatchApp(str(folder))
+    async with app.run_test(size=(120, 30)) as pilot:
+        await loaded(pilot)
+        screen = await open_detail(pilot)
+        call = screen.call
+        head = " ".join(str(screen.query_one("#detail-head", PackedText).render()).split())
+    name = Path(call.source.path).name
+    # (the line of the call's result, found by its custom_id with plain json)
+    lines = (folder / name).read_text(encoding="utf-8").splitlines()
+    number = next(n for n, ln in enumerate(lines, 1) if json.loads(ln)["custom_id"] == call.provenance.custom_id)
+    assert f"{name} line {number} ·" in head
+
+
+async def test_a_call_of_the_log_shown_gives_its_line_alone(shared_logs: Path) -> None:
+    log = shared_logs / "claude-code" / "spotter_short.jsonl"
+    app = CtxwatchApp(str(log))
+    async with app.run_test(size=(120, 30)) as pilot:
+        await loaded(pilot)
+        screen = await open_detail(pilot)
+        head = " ".join(str(screen.query_one("#detail-head", PackedText).render()).split())
+        line = screen.call.source.line
+    assert f"· line {line} ·" in head and log.name not in head

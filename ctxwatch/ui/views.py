@@ -70,7 +70,7 @@ class ViewActions(App[None]):
             return
         cal = self.state.calibrations
         self.push_screen(DetailScreen(call, self.state.spec, self.settings, cal.breakdown(call), cal.factor(call),
-                                      self.state.costs.get(call.index)))
+                                      self.state.costs.get(call.index), self.state.log_path))
 
     def action_diff(self) -> None:
         """Open what changed from the call before the selected one (same context) to it."""

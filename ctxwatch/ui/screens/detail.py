@@ -4,6 +4,7 @@ prompt order or biggest first, and the selected item's text below, folded or exp
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
@@ -79,12 +80,14 @@ class DetailScreen(TableScreen):
 
 
     def __init__(self, call: Call, spec: FormatSpec | None, settings: Settings, shown: Breakdown | None = None,
-                 calibration: float | None = None, cost: float | None = None) -> None:
+                 calibration: float | None = None, cost: float | None = None, log_path: str | None = None) -> None:
         """``shown``: the call's floor and history as the main screen shows them (the app's
         :meth:`~ctxwatch.accounting.Calibrations.breakdown`: calibrated where the tokenizer is not the model's
         own), else its own; ``calibration``: its model's factor (named when the floor was capped at the report);
-        ``cost``: its estimated cost in USD (``None``: unknown)."""
+        ``cost``: its estimated cost in USD (``None``: unknown); ``log_path``: the log the dashboard names (a
+        call read from another file, of a folder or a batch pair, has its file named beside its line)."""
         super().__init__()
+        self.log_path = log_path
         self.cost = cost
         self.call = call
         self.spec = spec
@@ -133,7 +136,10 @@ class DetailScreen(TableScreen):
         out.append(f"call #{c.index + 1}", "bold")
         out.append(" · ")
         out.append_text(tx.literal(c.model or "?", limit=40))
-        out.append(f" · {tx.stamp(c.timestamp)} · {c.source.where} · prompt {tx.tokens(c.prompt_tokens)}")
+        out.append(f" · {tx.stamp(c.timestamp)} · ")
+        if c.source.path != self.log_path:
+            out.append_text(tx.literal(os.path.basename(c.source.path) + " ", limit=60))
+        out.append(f"{c.source.where} · prompt {tx.tokens(c.prompt_tokens)}")
         if c.prompt_implausible:
             out.append(f" (reported {tx.tokens(c.prompt_reported)}: implausible, no occupancy)", "bold yellow")
             if c.prompt_estimated is not None:
