@@ -466,3 +466,49 @@ def test_min_calls_fails_a_log_with_fewer_calls(clean: Path, tmp_path: Path) -> 
     code, out, _ = check(str(clean), "--window", "100000", "--min-calls", str(n))
     assert code == 0 and out.splitlines()[-1].endswith("--fail-on critical: exit 0")
     assert check(str(clean), "--min-calls", "-1")[0] == 2  # (a usage error)
+
+
+def _unprivileged_check(prefix: list[str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*prefix, sys.executable, "-c", "from ctxwatch.cli import main; main()", "check", *args],
+                          capture_output=True, text=True, timeout=120, env={**os.environ, "COLUMNS": "400"})
+
+
+def test_check_json_on_a_file_it_may_not_read_prints_its_document(tmp_path: Path) -> None:
+    """A file of mode 000 given to ``check --json``: click refused it with its own usage error, so a CI job got
+    no JSON; it is ctxwatch's unreadable input now, with the document that says why (status 2)."""
+    prefix = _as_unprivileged()
+    if prefix is None:
+        pytest.skip("no way to drop root's read-anything power here")
+    log = write(tmp_path, clean_records(3), name="locked.jsonl")
+    log.chmod(0)
+    try:
+        res = _unprivileged_check(prefix, str(log), "--json")
+    finally:
+        log.chmod(0o644)
+    assert res.returncode == 2
+    doc = json.loads(res.stdout)
+    assert doc["exit_status"] == 2 and doc["calls"] is None
+    assert doc["error"] == f"{log}: cannot read (Permission denied)"
+
+
+def test_a_folder_with_a_log_it_may_not_read_is_no_pass(tmp_path: Path) -> None:
+    """A folder of two logs, one of mode 000: the other is checked and the unreadable one named, but the status
+    is 2 (no check of that log was made), not the 0 of a clean pass."""
+    prefix = _as_unprivileged()
+    if prefix is None:
+        pytest.skip("no way to drop root's read-anything power here")
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    write(folder, clean_records(3), name="a.jsonl")
+    locked = write(folder, clean_records(3), name="b.jsonl")
+    locked.chmod(0)
+    try:
+        text = _unprivileged_check(prefix, str(folder))
+        js = _unprivileged_check(prefix, str(folder), "--json")
+    finally:
+        locked.chmod(0o644)
+    assert text.returncode == 2 and js.returncode == 2
+    assert text.stdout.splitlines()[-1].endswith(", 1 log not read: exit 2")
+    assert f"unreadable  {locked}: cannot read (Permission denied)" in text.stdout
+    doc = json.loads(js.stdout)
+    assert doc["calls"] == 3 and doc["exit_status"] == 2 and doc["unread"] == [str(locked)]

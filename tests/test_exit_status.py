@@ -49,11 +49,11 @@ def test_the_readme_docs_and_help_say_status_2_is_a_usage_error_or_unreadable_in
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     row = next(ln for ln in readme.splitlines() if ln.startswith("| `ctxwatch check "))
     assert "exit 0 clean, 1 a flag at or above the level (or, with `--min-calls N`, fewer than N calls read), " in row
-    assert ("2 no check made: a usage error (an unknown option or value) or unreadable input "
-            "([CI and cron](docs/ci.md#exit-status))") in row
+    assert ("2 no check made: a usage error (an unknown option or value) or unreadable input (a log of a folder "
+            "included) ([CI and cron](docs/ci.md#exit-status))") in row
     ci = (ROOT / "docs" / "ci.md").read_text(encoding="utf-8")
     assert "## Exit status\n" in ci
-    assert "| 2 | no check was made: a usage error, or input that cannot be read |" in ci
+    assert "| 2 | no check was made: a usage error, or input that cannot be read; or a log of a folder" in ci
     assert "| 130 | interrupted (Ctrl-C) |" in ci
     code, out, _ = run("check", "--help")
     assert code == 0 and "2 on a usage error or if PATH cannot be read" in " ".join(out.split())

@@ -5,7 +5,8 @@ Exit status (:mod:`ctxwatch.cli.exits`):
 * 0: no flag at or above ``--fail-on`` (default ``critical``);
 * 1: at least one flag at or above it, or fewer calls read than ``--min-calls`` (default 0: none needed);
 * 2: usage error (bad option, bad config file), or the file cannot be read: missing, a directory, unknown format,
-  or not a single call could be read from a file that has bad lines;
+  or not a single call could be read from a file that has bad lines; or a log of a folder could not be read
+  (permissions, removed while read): the others are checked and listed, but the check is no pass;
 * 130: interrupted (Ctrl-C).
 
 Bad lines and other notes are listed but do not change the status by themselves: a live log's half-written last
@@ -21,14 +22,14 @@ import click
 import orjson
 
 from ctxwatch.cli.console import echo, output_width
-from ctxwatch.cli.exits import EXIT_FLAGGED, CommandFailed, exit_if_nothing_read, flagged_status
+from ctxwatch.cli.exits import EXIT_FLAGGED, EXIT_USAGE, CommandFailed, exit_if_nothing_read, flagged_status
 from ctxwatch.cli.load import given_or_found, load_paths, steady_heap
 from ctxwatch.cli.options import cache_option, make_settings, settings_options
 from ctxwatch.output.safetext import json_bytes, on_closed_output_exit, shown, write_out
 
 
 @click.command("check")
-@click.argument("paths", nargs=-1, type=click.Path())
+@click.argument("paths", nargs=-1, type=click.Path(readable=False))
 @settings_options
 @cache_option
 @click.option("--fail-on", "fail_on", type=click.Choice(["info", "warn", "critical"]), default="critical",
@@ -49,7 +50,7 @@ def check_cmd(paths: tuple[str, ...], config: str | None, window: int | None, bu
     PATH, the session logs of the harnesses installed (Claude Code, Codex, Gemini CLI).
     """
     from ctxwatch.analysis import analysis_json
-    from ctxwatch.output.check import check_error_json, check_json, check_lines
+    from ctxwatch.output.check import check_error_json, check_json, check_lines, unread_logs
 
     settings = make_settings(config, window=window, budget_fraction=budget_fraction, trigger=trigger,
                              reserve=reserve)
@@ -67,6 +68,8 @@ def check_cmd(paths: tuple[str, ...], config: str | None, window: int | None, bu
     status = flagged_status(doc["flags"], fail_on)
     if len(run.calls) < min_calls:
         status = EXIT_FLAGGED
+    if unread_logs(run):
+        status = EXIT_USAGE  # (a log of the folder was not checked: the check is no pass, whatever it found)
     on_closed_output_exit(status)  # (`check | head` keeps the status a CI job reads)
     if as_json:
         write_out(shown(json_bytes(check_json(run, doc, fail_on, status, min_calls), orjson.OPT_INDENT_2).decode())

@@ -24,7 +24,7 @@ from ctxwatch.output.safetext import clean
 
 
 @click.command("report")
-@click.argument("paths", nargs=-1, type=click.Path())
+@click.argument("paths", nargs=-1, type=click.Path(readable=False))
 @settings_options
 @cache_option
 @click.option("--json", "as_json", is_flag=True,

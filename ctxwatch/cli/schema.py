@@ -18,7 +18,7 @@ from ctxwatch.output.safetext import json_bytes, shown, write_out
 
 
 @click.command("schema")
-@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@click.argument("paths", nargs=-1, required=True, type=click.Path(readable=False))
 @click.option("--call", "call_number", type=int, default=None,
               help="The call #N as `check`, `report` and the dashboard number it, from 1 (negative: from the end). "
                    "Default: the last call with tools.")

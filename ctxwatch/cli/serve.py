@@ -62,7 +62,7 @@ def child_command(paths: tuple[str, ...], options: dict[str, object]) -> str:
 
 
 @click.command("serve")
-@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@click.argument("paths", nargs=-1, required=True, type=click.Path(readable=False))
 @settings_options
 @click.option("--poll", is_flag=True,
               help="Poll instead of using filesystem events (network, WSL, container filesystems).")

@@ -26,7 +26,7 @@ from ctxwatch.output.safetext import clean
 
 
 @click.command("statusline")
-@click.argument("path", required=False, type=click.Path())
+@click.argument("path", required=False, type=click.Path(readable=False))
 @settings_options
 @cache_option
 def statusline_cmd(path: str | None, config: str | None, window: int | None, budget_fraction: float | None,

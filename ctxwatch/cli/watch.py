@@ -21,7 +21,7 @@ from ctxwatch.output.safetext import clean
 
 
 @click.command("watch")
-@click.argument("paths", nargs=-1, type=click.Path())
+@click.argument("paths", nargs=-1, type=click.Path(readable=False))
 @settings_options
 @click.option("--poll", is_flag=True,
               help="Poll instead of using filesystem events (network, WSL, container filesystems).")

@@ -33,8 +33,9 @@ def noted_issues(run: Run) -> list[Issue]:
 
 def check_json(run: Run, analysis: dict[str, Any], fail_on: str, status: int, min_calls: int = 0
                ) -> dict[str, Any]:
-    """``check --json``: ``{"file", "format", "fail_on", "min_calls", "calls", "exit_status", "flags",
-    "forecast", "bad_lines", "notes"}`` (``calls``: how many were read, which ``min_calls`` asks at least of).
+    """``check --json``: ``{"file", "format", "fail_on", "min_calls", "calls", "exit_status", "unread", "flags",
+    "forecast", "bad_lines", "notes"}`` (``calls``: how many were read, which ``min_calls`` asks at least of;
+    ``unread``: :func:`unread_logs`, each also a note).
 
     ``flags`` and ``forecast`` are those of ``analysis`` (:func:`ctxwatch.analysis.analysis_json`, as in
     ``report --json``); ``notes`` one object per :func:`noted_issues` entry (``severity: "info"``,
@@ -43,9 +44,20 @@ def check_json(run: Run, analysis: dict[str, Any], fail_on: str, status: int, mi
     lines those are, as the text output counts them (:func:`~ctxwatch.model.tally_issues`)."""
     noted = noted_issues(run)
     return {"file": run.path, "format": run.format_read()[0], "fail_on": fail_on, "min_calls": min_calls,
-            "calls": len(run.calls), "exit_status": status,
+            "calls": len(run.calls), "exit_status": status, "unread": unread_logs(run),
             "flags": analysis["flags"], "forecast": analysis["forecast"], "bad_lines": tally_issues(noted)[0],
             "notes": [{"severity": "info", **issue_json(i), "bad_line": is_bad_line(i)} for i in noted]}
+
+
+def unread_logs(run: Run) -> list[str]:
+    """The logs (or folders) of the run's input that are there but could not be read (an ``unreadable`` issue:
+    no permission, a folder that cannot be listed), in order, each once.  A dangling link or a file removed
+    while it was read is no log of the input any more: it has its note, and is not among these."""
+    return list(dict.fromkeys(i.path for i in run.issues if i.kind == UNREADABLE and os.path.exists(i.path)))
+
+
+#: Issue kind of a log (or folder) of the input that could not be read (:mod:`ctxwatch.engine.discovery`).
+UNREADABLE = "unreadable"
 
 
 def check_error_json(paths: tuple[str, ...], error: str, fail_on: str, min_calls: int, status: object
@@ -105,7 +117,10 @@ def check_lines(run: Run, analysis: dict[str, Any], paths: tuple[str, ...], fail
     counts = {s: sum(1 for f in flags if f["severity"] == s) for s in ("critical", "warn", "info")}
     plural = {"call": "s" if len(run.calls) != 1 else "", "flag": "s" if len(flags) != 1 else ""}
     n_bad, n_notes = tally_issues(bad)
+    n_unread = len(unread_logs(run))
+    unread = f", {n_unread} log{'s' if n_unread != 1 else ''} not read" if n_unread else ""
     yield (f"{len(run.calls)} call{plural['call']}, {len(flags)} flag{plural['flag']} "
            f"({counts['critical']} critical, {counts['warn']} warn, {counts['info']} info), "
            f"{counted_issues(n_bad, n_notes)}; --fail-on {fail_on}"
-           f"{f', fewer than --min-calls {min_calls}' if len(run.calls) < min_calls else ''}: exit {status}")
+           f"{f', fewer than --min-calls {min_calls}' if len(run.calls) < min_calls else ''}"
+           f"{unread}: exit {status}")
