@@ -23,8 +23,10 @@ from ctxwatch.output.safetext import json_bytes, shown, write_out
 @click.command("plan")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(readable=False))
 @click.option("--call", "call_number", type=int, default=None,
-              help="The call #N as `check`, `report` and the dashboard number it, from 1 (negative: from the end): "
-                   "the `number` of `report --json`'s calls and flags, not their 0-based `index`/`call`. "
+              help="The call #N as `check` and `report` number it on the same PATHS, from 1 (negative: from the "
+                   "end): the `number` of `report --json`'s calls and flags, not their 0-based `index`/`call`. The "
+                   "dashboard numbers them so on a file; on a folder it numbers the calls of the session it shows "
+                   "(give plan that session's file for its #N). "
                    "Default: the newest session's last main-context call, not a probe (the one the dashboard opens on; "
                    "--call -1 is the last call in the file).")
 @click.option("--index", "call_index", type=int, default=None,
