@@ -1213,7 +1213,7 @@ async def test_the_session_picker_marks_subagent_transcripts(tmp_path: Path) -> 
         await pilot.press("o")
         assert isinstance(app.screen, SessionPicker)
         title = str(app.screen.query_one(Static).render())
-        assert title.endswith("(newest first): 1 session, 1 subagent transcript")
+        assert title.endswith("(newest first): 1 session log, 1 subagent transcript")
         ol = app.screen.query_one(OptionList)
         rows = [str(ol.get_option_at_index(i).prompt) for i in range(ol.option_count)]
         assert [" subagent  " in r for r in rows] == [False, False, True]

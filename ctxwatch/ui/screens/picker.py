@@ -122,15 +122,16 @@ class SessionPicker(ModalScreen[str | None]):
             self._keys.append(rel.casefold())
 
     def _title(self, matches: int | None = None) -> Text:
-        """``Sessions in FOLDER (newest first): N sessions, M subagent transcripts``; with a filter, how many
-        files it keeps (``matches``) instead of the counts."""
+        """``Sessions in FOLDER (newest first): N session logs, M subagent transcripts``; with a filter, how many
+        files it keeps (``matches``) instead of the counts.  Logs, not sessions: two files can hold one session
+        (a copy, an excerpt), which ``report --sessions`` counts once."""
         subagents = sum(1 for f in self.files if is_subagent_file(f))
         count = ""
         if matches is not None:
             count = f": {matches:,} of {len(self.files):,} match"
         elif subagents:
             n = len(self.files) - subagents
-            count = (f": {n:,} session{'s' if n != 1 else ''}, {subagents:,} subagent transcript"
+            count = (f": {n:,} session log{'s' if n != 1 else ''}, {subagents:,} subagent transcript"
                      f"{'s' if subagents != 1 else ''}")
         return Text(f"Sessions in {os.path.basename(self.folder.rstrip(os.sep)) or self.folder} "
                     f"(newest first){count}", style="bold")
