@@ -45,3 +45,23 @@ def test_help_imports_no_command() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert "Commands:" in out
     assert out.strip().splitlines()[-1] == "[]"
+
+
+@pytest.mark.parametrize("command", ["", *sorted(COMMANDS)])
+def test_every_help_fits_80_columns(command: str) -> None:
+    from click.testing import CliRunner
+
+    args = [command, "--help"] if command else ["--help"]
+    res = CliRunner().invoke(main, args, env={"COLUMNS": "80"}, terminal_width=80)
+    assert res.exit_code == 0, res.output
+    wide = [ln for ln in res.output.splitlines() if len(ln) > 80]
+    assert wide == []
+
+
+def test_the_overview_names_every_command() -> None:
+    from click.testing import CliRunner
+
+    out = CliRunner().invoke(main, ["--help"], terminal_width=80).output
+    overview = out.split("Options:")[0]
+    assert all(f"ctxwatch {name}" in overview for name in COMMANDS if name != "watch")
+    assert "ctxwatch PATH" in overview  # (watch: the command without its name)

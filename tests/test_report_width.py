@@ -193,3 +193,31 @@ def test_check_and_plan_break_their_long_lines_at_columns(shared_logs: Path, com
     assert all(len(x) <= 80 or len(x.split()) == 1 for x in at_80)
     assert " ".join(" ".join(natural).split()) == " ".join(" ".join(at_80).split())
     assert len(at_80) > len(natural)
+
+
+def _piped_args(args: list[str], columns: str | None) -> list[str]:
+    """``ctxwatch ARGS | cat``'s lines, ``COLUMNS`` set to ``columns`` (``None``: unset)."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+    if columns is not None:
+        env["COLUMNS"] = columns
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parent.parent)
+    res = subprocess.run([sys.executable, "-c", "from ctxwatch.cli import run; run()", *args], capture_output=True,
+                         text=True, env=env, timeout=120)
+    assert res.returncode == 0, res.stderr
+    return res.stdout.splitlines()
+
+
+@pytest.mark.parametrize("command", ["schema", "formats"])
+def test_schema_and_formats_break_their_long_lines_at_columns(shared_logs: Path, command: str) -> None:
+    """``schema``'s header line and ``formats``' descriptions ran to 170 and 149 columns under ``COLUMNS=80``;
+    they are broken between words, as ``report``'s lines are, every word kept in order."""
+    args = [command] if command == "formats" else \
+        [command, str(shared_logs / "request-response" / "claude-trace_test-traffic_head14.jsonl")]
+    natural, at_80 = _piped_args(args, None), _piped_args(args, "80")
+    assert max(len(x) for x in natural) > 100
+    assert all(len(x) <= 80 or len(x.split()) == 1 for x in at_80)
+    assert " ".join(" ".join(natural).split()) == " ".join(" ".join(at_80).split())

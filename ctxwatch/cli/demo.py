@@ -36,8 +36,8 @@ def demo_cmd(ctx: click.Context, speed: float, calls: int, seed: int, window: in
     """A live synthetic agent run: the floor, a growing history, a naive truncation, format drift, overflow.
 
     \b
-    ctxwatch demo                          open the dashboard on the run as it is written
-    ctxwatch demo --write run.jsonl        write the run to a file and exit
+    ctxwatch demo                    the dashboard on the run as it is written
+    ctxwatch demo --write run.jsonl  write the run to a file and exit
     ctxwatch demo --write run.jsonl --speed 2 & ctxwatch run.jsonl
     """
     from click.core import ParameterSource

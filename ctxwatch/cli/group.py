@@ -153,15 +153,19 @@ def main() -> None:
     """Watch an LLM agent's context window: floor, history and reserve per call, from its call logs.
 
     \b
-    ctxwatch                   the dashboard on the logs of the harnesses installed
-                               (Claude Code, Codex, Gemini CLI), picker on the newest
+    ctxwatch                   the dashboard on the logs of the harnesses
+                               installed (Claude Code, Codex, Gemini CLI),
+                               the session picker on the newest
     ctxwatch PATH              open the dashboard and follow the log live
                                (the same as: ctxwatch watch PATH)
-    ctxwatch report PATH       per-call numbers (text, --json, or --follow --jsonl)
+    ctxwatch report PATH       per-call numbers (text, --json, --jsonl,
+                               --follow)
     ctxwatch check PATH        flags for CI/cron (exit 1 at or above --fail-on)
     ctxwatch plan PATH         preview the eviction plan of a call
     ctxwatch schema PATH       tool-schema floor analysis
-    ctxwatch statusline [PATH] one line for Claude Code's status line (JSON on stdin) or tmux
+    ctxwatch statusline [PATH] one line for Claude Code's status line (JSON on
+                               stdin) or tmux
+    ctxwatch serve PATH        the dashboard in a web browser
     ctxwatch demo              a live synthetic agent run
     ctxwatch formats           the log formats ctxwatch reads
     ctxwatch cache             the cache of earlier reads (cache clear)

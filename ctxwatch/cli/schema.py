@@ -11,7 +11,7 @@ import click
 import orjson
 
 from ctxwatch.cli.calls import load_call, pick_index
-from ctxwatch.cli.console import echo
+from ctxwatch.cli.console import echo, output_width
 from ctxwatch.cli.exits import fail
 from ctxwatch.cli.options import cache_option, make_settings
 from ctxwatch.output.safetext import json_bytes, shown, write_out
@@ -56,7 +56,10 @@ def schema_cmd(paths: tuple[str, ...], call_number: int | None, call_index: int 
         doc = {"call": call.index, "number": call.index + 1, "model": call.model, **rep.to_json()}
         write_out(shown(json_bytes(doc, orjson.OPT_INDENT_2).decode()) + "\n")
         return
-    for line in schema_lines(call, rep, run.factors().breakdown(call)):
+    from ctxwatch.output.text import folded
+
+    # (on a terminal, or under COLUMNS, a line longer than the width is broken between words, as report's are)
+    for line in folded(schema_lines(call, rep, run.factors().breakdown(call)), output_width()):
         echo(line)
 
 

@@ -83,9 +83,9 @@ def serve_cmd(paths: tuple[str, ...], config: str | None, window: int | None, bu
     """Serve the dashboard on PATHS to a web browser (needs: pip install 'ctxwatch[web]').
 
     \b
-    ctxwatch serve run.jsonl                         http://127.0.0.1:8000, this machine only
+    ctxwatch serve run.jsonl     http://127.0.0.1:8000, this machine only
     ctxwatch serve ~/.claude/projects/ --port 9000
-    ctxwatch serve run.jsonl --host 0.0.0.0 --expose --public-url http://buildbox:8000
+    ctxwatch serve run.jsonl --host 0.0.0.0 --expose --public-url http://box:8000
     """
     settings = make_settings(config, window=window, budget_fraction=budget_fraction, trigger=trigger,
                              reserve=reserve)

@@ -32,7 +32,6 @@ def watch_cmd(paths: tuple[str, ...], config: str | None, window: int | None, bu
               idle_grace: float | None = None) -> None:
     """Open the dashboard on PATHS and follow it live.
 
-    \b
     PATHS: a log file; a folder of logs (sessions, newest first; the newest is followed);
     several logs or folders (the same, over all their files); or an OpenAI/Anthropic batch
     input and output file, or their folder (one run, results joined to requests by custom_id).
