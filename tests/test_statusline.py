@@ -141,3 +141,13 @@ def test_after_a_compaction_with_no_size_the_history_is_unknown_too(shared_logs:
     assert any(k[0] == "compacted" for k in kinds[last_count:])
     code, out = run_cli([str(path)])
     assert code == 0 and out.startswith("ctx ? of ") and " / hist ? · " in out and "floor ? " not in out
+
+
+@pytest.mark.parametrize(("value", "kind"), [("123", "number"), ("[]", "array"), ('{"a": 1}', "object"),
+                                             ("true", "boolean")])
+def test_a_transcript_path_of_another_type_says_so(value: str, kind: str) -> None:
+    """``{"transcript_path": 123}`` said "no transcript yet", as before a session's first message; it names the
+    field and its type now, still as the line with status 0."""
+    code, out = run_cli([], '{"transcript_path": ' + value + '}')
+    assert code == 0
+    assert out == f"ctxwatch: the statusLine JSON's transcript_path is a JSON {kind}, not a path\n"

@@ -52,7 +52,13 @@ def statusline_cmd(path: str | None, config: str | None, window: int | None, bud
             _say("ctxwatch: no statusLine JSON on standard input (give a PATH for tmux)", hook)
             return
         transcript = data.get("transcript_path")
-        if not isinstance(transcript, str) or not transcript:
+        if transcript is not None and not isinstance(transcript, str):
+            from ctxwatch.model.fields import json_type
+
+            _say(f"ctxwatch: the statusLine JSON's transcript_path is a JSON {json_type(transcript)}, not a path",
+                 hook)
+            return
+        if not transcript:  # (none yet: a session before its first message)
             _say("ctxwatch: no transcript yet", hook)
             return
         path = transcript
