@@ -1472,7 +1472,8 @@ async def test_side_panel_keeps_every_section_in_sight_at_80x24(log: Path) -> No
         assert all(cell_len(x) <= side.size.width for x in lines), lines
         assert lines[0] == "Flags (2, newest first)"
         assert lines[1].startswith("! #12 over_budget: ") and lines[2].startswith("! #9 trigger_no_compact")
-        assert lines[3].startswith("Forecast trigger cross")  # (one row, cut with …, at 7 rows)
+        # (two rows, the second cut with …: a forecast keeps its second row before a third flag would take it)
+        assert lines[3].startswith("Forecast trigger cross") and lines[4].endswith("…")
         assert lines[-2] == "Input problems (0) none" and lines[-1].startswith("Watching file events")
     app = CtxwatchApp(str(log))
     async with app.run_test(size=(160, 60)) as pilot:
@@ -1489,6 +1490,30 @@ async def test_side_panel_keeps_every_section_in_sight_at_80x24(log: Path) -> No
         assert not {"Flags", "Forecast", "Watching"} & {ln.strip() for ln in lines}
         assert "\nChart\n" not in text  # (the legend is the line under the chart)
         assert "no compaction followed for 3 calls (end of log)" in text  # (the reasons whole)
+
+
+async def test_at_80x24_the_forecast_keeps_two_rows_before_more_flags(shared_logs: Path) -> None:
+    """A real session of 4 flags at 80x24: the panel gave its rows to two flags and cut the forecast after
+    "195 calls / ~2…", in the middle of its time.  The newest flag keeps its row, the others are counted
+    (F lists them), and the forecast reads on to its second row."""
+    from ctxwatch.ui.widgets import SidePanel
+
+    app = CtxwatchApp(str(shared_logs / "claude-code" / "spotter_4d5611e5_full.jsonl"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await loaded(pilot)
+        await pilot.pause()
+        lines = str(app.main.query_one(SidePanel).render()).split("\n")
+        analysis = app.state.analysis
+        assert analysis is not None
+        flags, forecast = analysis.flags, analysis.forecast.text()
+    assert len(flags) > 2
+    assert lines[0] == f"Flags ({len(flags)}, newest first)"
+    assert lines[2].startswith(f"+{len(flags) - 1} older")
+    at = next(i for i, ln in enumerate(lines) if ln.startswith("Forecast "))
+    shown = " ".join(ln.rstrip("…") for ln in lines[at:at + 2]).removeprefix("Forecast ")
+    # (the forecast's words in order over two rows, the time to the trigger whole among them)
+    assert " ".join(forecast.split()).startswith(" ".join(shown.split()[:-1]))
+    assert "to trigger" in shown
 
 
 async def test_footer_keys_fit_the_width(log: Path) -> None:

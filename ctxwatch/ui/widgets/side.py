@@ -151,6 +151,10 @@ def side_tight(s: DashboardState, console: Console, height: int, width: int) -> 
         tail.append([Text.assemble(("Watching ", "bold"), watch_detail(s, " · "))])
     rows: list[Text] = []
     room = height - len(tail) - (forecast is not None) - 1  # (rows beyond one line per item and the heading)
+    # (a forecast of two lines keeps its second before a flag past the first takes it: a flag left out is one
+    # key away, F, while the forecast cut mid-number said nothing)
+    held = 1 if forecast is not None and room > 1 and len(forecast.wrap(console, width)) > 1 else 0
+    room -= held
     if s.analysis_error:
         rows = [Text("Flags", "bold"), tx.literal(s.analysis_error, "yellow", limit=200)]
         room -= 1
@@ -180,6 +184,7 @@ def side_tight(s: DashboardState, console: Console, height: int, width: int) -> 
             hint = f"+{len(flags) - fit} older (a taller terminal lists them)"
             rows.append(Text(hint if len(hint) <= width else f"+{len(flags) - fit} older", "dim"))
         room = spare
+    room += held
     # The forecast, the input problems and the watch mode: a line each, wrapped whole into rows left over; the
     # forecast, read first, takes the rows left even when it needs more (its last one cut with …).
     items = ([[forecast]] if forecast is not None else []) + tail
