@@ -18,7 +18,7 @@ from ctxwatch.accounting.calibration import (
     median_ratio,
     plausible_calibration,
 )
-from ctxwatch.accounting.harness import HARNESS_NAMES, HarnessLimits, harness_limits
+from ctxwatch.accounting.harness import HARNESS_NAMES, HarnessLimits, harness_limits, rule_limits
 
 __all__ = [
     "HARNESS_NAMES",
@@ -35,4 +35,5 @@ __all__ = [
     "median_ratio",
     "plausible_calibration",
     "reserve_for",
+    "rule_limits",
 ]

@@ -77,11 +77,19 @@ def harness_reserve(harness: str | None, window: int | None, settings: Settings,
 
 
 def harness_limits(c: Call, settings: Settings) -> HarnessLimits | None:
-    """The budget and trigger of call ``c`` under its harness's rule (module docstring), each left ``None``
-    where the user set that option (``settings`` other than the field default); ``None`` when the call's log is
-    no harness's or its window is unknown."""
-    harness, window = c.provenance.harness, c.window
-    if harness not in HARNESS_NAMES or not window or c.window_src == Src.OPTION:
+    """The budget and trigger of call ``c`` under its harness's rule: :func:`rule_limits` of its harness,
+    window and reserve."""
+    return rule_limits(c.provenance.harness, c.window, c.window_src, c.reserve_tokens, c.reserve_src, settings)
+
+
+def rule_limits(harness: str | None, window: int | None, window_src: Src | None, reserve: int | None,
+                reserve_src: Src | None, settings: Settings) -> HarnessLimits | None:
+    """The budget and trigger (tokens) of a call of ``harness``'s log with that window and reserve (tokens,
+    with their sources) under the harness's rule (module docstring), each left ``None`` where the user set that
+    option (``settings`` other than the field default); ``None`` when the log is no harness's, the window is
+    unknown or the user's own (``window_src`` option).  The fields of a ``report --json`` call object are
+    enough, so that the text report names the limits its calls get."""
+    if harness not in HARNESS_NAMES or not window or window_src == Src.OPTION:
         return None
     if harness == "claude-code":
         effective = window - min(CLAUDE_CODE_SUMMARY_OUTPUT, window)
@@ -92,6 +100,7 @@ def harness_limits(c: Call, settings: Settings) -> HarnessLimits | None:
         budget = window
         trigger = window * CODEX_AUTO_COMPACT_PERCENT // CODEX_EFFECTIVE_PERCENT
     return HarnessLimits(HARNESS_NAMES[harness],
-                         c.reserve_tokens if c.reserve_src == Src.HARNESS else None,
+                         reserve if reserve_src == Src.HARNESS else None,
                          budget if settings.budget_fraction == DEFAULT_BUDGET_FRACTION else None,
                          trigger if settings.trigger == DEFAULT_TRIGGER else None)
+

@@ -105,7 +105,8 @@ class Thresholds:
         if budget is not None and occ > budget:
             if self.over is None:
                 # (the budget is the smaller of budget_fraction x window and window - reserve: say which)
-                basis = (f"{lim.rule}'s own limit in the {num(window)}-token window" if lim.rule else
+                basis = (f"{lim.budget_rule}'s own limit in the {num(window)}-token window" if lim.budget_rule
+                         else
                          f"{st.budget_fraction:g} of the {num(window)}-token window"
                          if not window or budget >= int(window * st.budget_fraction) else
                          f"the {num(window)}-token window minus the completion reserve {num(lim.reserve)}, less "
@@ -125,8 +126,10 @@ class Thresholds:
             self.crossing = self.out.make("trigger_no_compaction", "warn", c,
                                           f"prompt {num(occ)} tokens at #{c.index + 1} crossed the compaction "
                                           f"trigger {num(trig)} ("
-                                          + (f"{lim.rule}'s own auto-compact threshold" if lim.rule else
-                                             f"{self.st.trigger:g} of the budget") + ")",
+                                          + (f"{lim.trigger_rule}'s own auto-compact threshold" if lim.trigger_rule
+                                             else f"{self.st.trigger:g} of {lim.budget_rule}'s budget "
+                                             f"{num(lim.budget)}" if lim.budget_rule
+                                             else f"{self.st.trigger:g} of the budget") + ")",
                                           prompt_tokens=occ, trigger_tokens=trig, window=window)
             self.crossing_pos = pos
             self.crossed = True

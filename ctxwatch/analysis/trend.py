@@ -10,9 +10,9 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ctxwatch.accounting import harness_limits
+from ctxwatch.accounting import rule_limits
 from ctxwatch.config import Settings
-from ctxwatch.model import Call
+from ctxwatch.model import Call, Src
 
 #: Plausible calls needed since the last reset before the forecast projects anything: two deltas are the least
 #: that can show a trend.
@@ -42,8 +42,9 @@ class Limits:
         reserve: its completion reserve: the request's (:attr:`Call.reserve_tokens`), else ``settings.reserve``
             of the window.
         limit: ``window - reserve``: the largest prompt a full completion leaves room for.
-        trigger: the compaction trigger (:meth:`Settings.trigger_tokens`, ``trigger x budget``).
-        budget: the prompt budget (:meth:`Settings.budget_tokens`).
+        trigger: the compaction trigger: the harness's (:attr:`trigger_rule`), else ``trigger x budget``
+            (:meth:`Settings.trigger_tokens`).
+        budget: the prompt budget: the harness's (:attr:`budget_rule`), else :meth:`Settings.budget_tokens`.
     """
 
     window: int | None
@@ -52,26 +53,42 @@ class Limits:
     trigger: int | None
     budget: int | None
 
-    #: Whose rule the budget and the trigger follow: ``None`` for the settings', else the harness's name
-    #: (:func:`ctxwatch.accounting.harness_limits`: ``"Claude Code"``, ``"Codex"``).
-    rule: str | None = None
+    #: Whose rule the budget follows: ``None`` for the settings', else the harness's name
+    #: (:func:`ctxwatch.accounting.rule_limits`: ``"Claude Code"``, ``"Codex"``); ``None`` too where the user set
+    #: the budget fraction.
+    budget_rule: str | None = None
+    #: Whose rule the trigger follows, as :attr:`budget_rule` (``None`` where the user set the trigger).
+    trigger_rule: str | None = None
+
+    @property
+    def rule(self) -> str | None:
+        """The harness whose rule sets the budget or the trigger (or both), ``None`` when the settings set both."""
+        return self.budget_rule or self.trigger_rule
 
     @classmethod
     def of(cls, c: Call, st: Settings) -> Limits:
-        """The limits of call ``c`` under settings ``st``: the harness's own budget and trigger for a harness's
-        log (:func:`ctxwatch.accounting.harness_limits`) where the user set neither, else the settings'."""
-        window = c.window
-        reserve = c.reserve_tokens if c.reserve_tokens is not None else (
-            st.reserve_tokens(window) if window else None)
+        """The limits of call ``c`` under settings ``st`` (:meth:`given` its window, reserve and harness)."""
+        return cls.given(c.window, c.reserve_tokens, c.reserve_src, c.window_src, c.provenance.harness, st)
+
+    @classmethod
+    def given(cls, window: int | None, reserve: int | None, reserve_src: Src | None, window_src: Src | None,
+              harness: str | None, st: Settings) -> Limits:
+        """The limits of a call with that window and reserve (tokens, with their sources) in ``harness``'s log
+        under settings ``st``: the harness's own budget and trigger (:func:`ctxwatch.accounting.rule_limits`)
+        where the user set neither, else the settings'.  A ``report --json`` call object has every argument,
+        so the text report names the limits the analysis judged its calls by."""
+        if reserve is None and window:
+            reserve = st.reserve_tokens(window)
         if not window:
             return cls(window, reserve, None, None, None)
         limit = window - reserve if reserve is not None else None
-        hl = harness_limits(c, st)
+        hl = rule_limits(harness, window, window_src, reserve, reserve_src, st)
         if hl is None or (hl.budget is None and hl.trigger is None):
             return cls(window, reserve, limit, st.trigger_tokens(window, reserve), st.budget_tokens(window, reserve))
         budget = hl.budget if hl.budget is not None else st.budget_tokens(window, reserve)
         trigger = hl.trigger if hl.trigger is not None else int(budget * st.trigger)
-        return cls(window, reserve, limit, trigger, budget, hl.name)
+        return cls(window, reserve, limit, trigger, budget, hl.name if hl.budget is not None else None,
+                   hl.name if hl.trigger is not None else None)
 
 
 def theil_sen(points: Sequence[tuple[float, float]]) -> float | None:
