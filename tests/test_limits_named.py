@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 
 from click.testing import CliRunner
+from helpers import shared_case
 
 from ctxwatch.cli import main
 
@@ -29,14 +30,35 @@ def _limits_note(path: str, *args: str) -> str:
     return notes[0]
 
 
-def _last_prompt(path: Path) -> int:
-    """The last main-context prompt of a Claude Code transcript (input + cache write + cache read)."""
-    prompt = 0
-    for line in path.read_text().splitlines():
-        d = json.loads(line)
-        if d.get("type") == "assistant" and not d.get("isSidechain") and (u := d["message"].get("usage")):
-            prompt = u["input_tokens"] + u["cache_creation_input_tokens"] + u["cache_read_input_tokens"]
-    return prompt
+def test_a_long_context_call_names_its_own_1m_limits(shared_logs: Path) -> None:
+    """b41: one call of 10 + 10,000 + 290,000 = 300,010 prompt tokens, above the standard 200,000, so the
+    window is the 1M beta's: trigger 1,000,000 - 33,000 = 967,000, budget 1,000,000 - 23,000 = 977,000 (what
+    plan says too), never the 200,000 window's 167,000."""
+    path = shared_case(shared_logs, "b41_long_context_premium.jsonl")
+    usage = json.loads(Path(path).read_text().splitlines()[1])["message"]["usage"]
+    assert usage["input_tokens"] + usage["cache_creation_input_tokens"] + usage["cache_read_input_tokens"] > 200_000
+    note = _limits_note(path)
+    assert "window 1,000,000 (claude-sonnet-4-5-20250929): reserve 20,000, trigger 967,000, budget 977,000" in note
+    assert "167,000" not in note and "200,000" not in note
+    plan = _cli("plan", path)
+    assert "reserve 20,000; budget 977,000; trigger 967,000" in plan
+
+
+def test_a_window_option_names_the_defaults_it_is_judged_by(shared_logs: Path) -> None:
+    """--window 100000 on a Claude Code log: a what-if judged by the field defaults (the table's reserve):
+    reserve 15,000, budget min(60,000, 85,000) = 60,000, trigger 48,000; not Claude Code's 20,000 nor its
+    200,000 window's figures."""
+    note = _limits_note(str(shared_logs / FULL), "--window", "100000")
+    assert "window 100,000 (claude-opus-4-6): reserve 15,000, trigger 48,000, budget 60,000" in note
+    assert "not Claude Code's own rule (--window/config window given)" in note
+    assert "20,000" not in note and "200,000" not in note
+
+
+def test_a_trigger_option_is_the_figure_named(shared_logs: Path) -> None:
+    """--trigger 0.5: Claude Code's budget stays 177,000, the trigger is 0.5 of it, 88,500."""
+    note = _limits_note(str(shared_logs / FULL), "--trigger", "0.5")
+    assert "window 200,000 (claude-opus-4-6): reserve 20,000, trigger 88,500, budget 177,000" in note
+    assert "(--trigger given: the option wins)" in note
 
 
 def test_a_trigger_options_flag_is_not_claude_codes_threshold(shared_logs: Path) -> None:
@@ -47,3 +69,12 @@ def test_a_trigger_options_flag_is_not_claude_codes_threshold(shared_logs: Path)
     assert crossed and crossed[0]["evidence"]["trigger_tokens"] == 88_500
     assert "(0.5 of Claude Code's budget 177,000)" in crossed[0]["reason"]
     assert "auto-compact threshold" not in crossed[0]["reason"]
+
+
+def test_a_codex_rollout_names_its_effective_window(shared_logs: Path) -> None:
+    """The rollout states model_context_window 258,400 (95 % of 272,000): trigger 272,000 x 0.9 = 244,800,
+    budget 258,400, no reserve."""
+    path = shared_logs / "codex-rollout" / "rollout-2025-11-17T15-30-28-019a93b9_codex0.58.0.jsonl"
+    assert '"model_context_window":258400' in path.read_text().replace(" ", "")
+    note = _limits_note(str(path))
+    assert "window 258,400 (gpt-5.1-codex): reserve 0, trigger 244,800, budget 258,400" in note

@@ -18,7 +18,7 @@ from ctxwatch.accounting.calibration import (
     median_ratio,
     plausible_calibration,
 )
-from ctxwatch.accounting.harness import HARNESS_NAMES, HarnessLimits, harness_limits, rule_limits
+from ctxwatch.accounting.harness import HARNESS_NAMES, HarnessLimits, harness_limits, rule_limits, rule_text
 
 __all__ = [
     "HARNESS_NAMES",
@@ -36,4 +36,5 @@ __all__ = [
     "plausible_calibration",
     "reserve_for",
     "rule_limits",
+    "rule_text",
 ]

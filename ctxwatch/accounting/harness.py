@@ -104,3 +104,17 @@ def rule_limits(harness: str | None, window: int | None, window_src: Src | None,
                          budget if settings.budget_fraction == DEFAULT_BUDGET_FRACTION else None,
                          trigger if settings.trigger == DEFAULT_TRIGGER else None)
 
+
+def rule_text(harness: str) -> str | None:
+    """What ``harness``'s rule sets, in words with its constants (tokens), for the text report, e.g. ``reserve
+    20,000 for the compaction summary, auto-compact trigger 33,000 below the window, budget (its blocking
+    limit) 23,000 below it``; ``None`` for a harness without a rule."""
+    if harness == "claude-code":
+        return (f"reserve {CLAUDE_CODE_SUMMARY_OUTPUT:,} for the compaction summary, auto-compact trigger "
+                f"{CLAUDE_CODE_SUMMARY_OUTPUT + CLAUDE_CODE_AUTOCOMPACT_BUFFER:,} below the window, budget (its "
+                f"blocking limit) {CLAUDE_CODE_SUMMARY_OUTPUT + CLAUDE_CODE_BLOCKING_BUFFER:,} below it")
+    if harness == "codex":
+        return (f"the window is Codex's effective {CODEX_EFFECTIVE_PERCENT} % of the model's (as its log states "
+                f"it), auto-compact trigger at {CODEX_AUTO_COMPACT_PERCENT} % of the model's window, budget the "
+                "effective window, no reserve")
+    return None

@@ -12,8 +12,10 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
+from ctxwatch.accounting import HARNESS_NAMES, rule_text
+from ctxwatch.analysis import Limits
 from ctxwatch.config import DEFAULT_BUDGET_FRACTION, DEFAULT_RESERVE, DEFAULT_TRIGGER, Settings
-from ctxwatch.model import Issue, counted_issues, tally_issues
+from ctxwatch.model import Issue, Src, counted_issues, tally_issues
 from ctxwatch.output.columns import Column, fit_table, wrap
 from ctxwatch.output.safetext import cells, clean, clip
 
@@ -290,25 +292,62 @@ def totals_line(calls: list[dict[str, Any]]) -> str:
     return "total: " + " · ".join(out) + (f"; left out of the token sums: {', '.join(gaps)}" if gaps else "")
 
 
-#: What each harness's own rule is, for the text report (:mod:`ctxwatch.accounting.harness`).
-HARNESS_RULES = {
-    "claude-code": "Claude Code's own rule: reserve 20,000 for the compaction summary, auto-compact trigger at the "
-                   "window - 33,000 (167,000 of 200,000), budget its blocking limit at the window - 23,000",
-    "codex": "Codex's own rule: the window is Codex's effective 95 % of the model's (as its log states it), "
-             "auto-compact trigger at 90 % of the model's window, budget the effective window, no reserve",
-}
+#: Distinct sets of limits a harness's note names (a folder of many models has more; the flags and the forecast
+#: name those they use).
+MAX_LIMIT_SETS = 4
+#: Model names a set of limits names (the rest are counted).
+MAX_SET_MODELS = 3
 
 
 def harness_lines(calls: list[dict[str, Any]], settings: Settings) -> Iterator[str]:
-    """One line per harness whose log was read: the limits its calls follow by default, and that the options
-    override them."""
-    for harness in sorted({c["harness"] for c in calls if c.get("harness") in HARNESS_RULES}):
-        given = [name for name, v, d in (("--budget-fraction", settings.budget_fraction, DEFAULT_BUDGET_FRACTION),
-                                          ("--trigger", settings.trigger, DEFAULT_TRIGGER),
-                                          ("--reserve", settings.reserve, DEFAULT_RESERVE)) if v != d]
-        yield (f"limits of the {harness} log: {HARNESS_RULES[harness]}"
-               + (f" ({', '.join(given)} given: the option wins)" if given else
-                  " (--budget-fraction, --trigger, --reserve override)"))
+    """One line per harness whose log was read: its rule and the limits its calls get, in tokens: each distinct
+    window, reserve, trigger and budget once (in call order, with its models), those the analysis judges the
+    calls by (:meth:`Limits.given` of each call object's fields), so a 1M window, a ``--window`` what-if or a
+    ``--reserve`` shows its own numbers; then which options override the rule."""
+    given = [name for name, v, d in (("--budget-fraction", settings.budget_fraction, DEFAULT_BUDGET_FRACTION),
+                                      ("--trigger", settings.trigger, DEFAULT_TRIGGER),
+                                      ("--reserve", settings.reserve, DEFAULT_RESERVE)) if v != d]
+    for harness in sorted({c["harness"] for c in calls if c.get("harness") in HARNESS_NAMES}):
+        name, rule = HARNESS_NAMES[harness], rule_text(harness)
+        sets: dict[tuple[bool, int, int | None, int | None, int | None], list[str | None]] = {}
+        why_not: set[str] = set()
+        for c in calls:
+            if c.get("harness") != harness:
+                continue
+            window_src = Src(c["window_source"])
+            lim = Limits.given(c["window"], c["reserve_tokens"], Src(c["reserve_source"]), window_src, harness,
+                               settings)
+            if lim.window is None:
+                continue
+            if lim.rule is None:
+                why_not.add("--window/config window given" if window_src == Src.OPTION else
+                            f"{' and '.join(n for n in given if n != '--reserve')} given")
+            models = sets.setdefault((lim.rule is not None, lim.window, lim.reserve, lim.trigger, lim.budget), [])
+            if c["model"] not in models:
+                models.append(c["model"])
+        ruled = any(k[0] for k in sets)
+        head = (f"{name}'s own rule: {rule}" if ruled else
+                f"ctxwatch's limits, not {name}'s own rule ({', '.join(sorted(why_not))})")
+        parts = [_limit_set(k, models, name if ruled and not k[0] else None)
+                 for k, models in list(sets.items())[:MAX_LIMIT_SETS]]
+        if len(sets) > MAX_LIMIT_SETS:
+            parts.append(f"{len(sets) - MAX_LIMIT_SETS:,} more")
+        said = "; ".join(parts) if parts else "the window is unknown (pass --window)"
+        tail = ((f" ({', '.join(given)} given: the option wins)" if given else
+                 " (--budget-fraction, --trigger, --reserve override)") if ruled else "")
+        yield f"limits of the {harness} log: {head}; its calls: {said}{tail}"
+
+
+def _limit_set(key: tuple[bool, int, int | None, int | None, int | None], models: list[str | None],
+               not_rule: str | None) -> str:
+    """``window 200,000 (claude-opus-4-6): reserve 20,000, trigger 167,000, budget 177,000``, then ``, not
+    Claude Code's rule`` for a set the harness's rule does not decide (``not_rule``: its name)."""
+    _ruled, window, reserve, trigger, budget = key
+    names = [clean(m or "?") for m in models[:MAX_SET_MODELS]]
+    if len(models) > MAX_SET_MODELS:
+        names.append(f"{len(models) - MAX_SET_MODELS} more")
+    return (f"window {window:,} ({', '.join(names)}): reserve {fmt_int(reserve)}, trigger {fmt_int(trigger)}, "
+            f"budget {fmt_int(budget)}" + (f", not {not_rule}'s rule" if not_rule else ""))
 
 
 def documented_lines(calls: list[dict[str, Any]]) -> Iterator[str]:
