@@ -30,6 +30,16 @@ def _limits_note(path: str, *args: str) -> str:
     return notes[0]
 
 
+def _last_prompt(path: Path) -> int:
+    """The last main-context prompt of a Claude Code transcript (input + cache write + cache read)."""
+    prompt = 0
+    for line in path.read_text().splitlines():
+        d = json.loads(line)
+        if d.get("type") == "assistant" and not d.get("isSidechain") and (u := d["message"].get("usage")):
+            prompt = u["input_tokens"] + u["cache_creation_input_tokens"] + u["cache_read_input_tokens"]
+    return prompt
+
+
 def test_a_long_context_call_names_its_own_1m_limits(shared_logs: Path) -> None:
     """b41: one call of 10 + 10,000 + 290,000 = 300,010 prompt tokens, above the standard 200,000, so the
     window is the 1M beta's: trigger 1,000,000 - 33,000 = 967,000, budget 1,000,000 - 23,000 = 977,000 (what
@@ -78,3 +88,56 @@ def test_a_codex_rollout_names_its_effective_window(shared_logs: Path) -> None:
     assert '"model_context_window":258400' in path.read_text().replace(" ", "")
     note = _limits_note(str(path))
     assert "window 258,400 (gpt-5.1-codex): reserve 0, trigger 244,800, budget 258,400" in note
+
+
+def test_statusline_with_a_window_option_uses_the_calls_own_trigger(shared_logs: Path) -> None:
+    """--window 100000: the prompt, 106,060, is past the what-if's trigger 48,000 by 58,060; the compaction
+    Claude Code made at 170,251 in its 200,000 window is no distance in this one."""
+    path = shared_logs / FULL
+    assert _last_prompt(path) == 106_060
+    out = _cli("statusline", "--no-cache", str(path), "--window", "100000")
+    assert out.startswith("ctx 106% of 100k · ")
+    assert " · trigger crossed by 58k · " in out and "seen at" not in out
+
+
+def test_statusline_with_a_trigger_option_uses_it(shared_logs: Path) -> None:
+    """--trigger 0.5: 106,060 is past 88,500 by 17,560."""
+    out = _cli("statusline", "--no-cache", str(shared_logs / FULL), "--trigger", "0.5")
+    assert " · trigger crossed by 18k · " in out and "seen at" not in out
+
+
+def test_the_hooks_window_agreeing_with_the_log_keeps_claude_codes_limits(shared_logs: Path) -> None:
+    """The hook stating the 200,000 the transcript's model has: Claude Code's limits, as the PATH form gives
+    (170,251 - 106,060 = 64,191 to the size it compacted at), and no flag of ctxwatch's own 96,000 trigger."""
+    hook = {"transcript_path": str(shared_logs / FULL), "context_window": {"context_window_size": 200_000}}
+    out = _cli("statusline", "--no-cache", stdin=json.dumps(hook))
+    assert out.startswith("ctx 53% of 200k · ")
+    assert " · 64k to compaction (seen at 170k) · " in out and "trigger_no_compaction" not in out
+
+
+def _turn(k: int, prompt: int) -> list[dict]:
+    """One Claude Code turn on claude-sonnet-4-5 reporting a prompt of ``prompt`` tokens (5 + 100 + the rest
+    read from the cache)."""
+    ts = f"2025-01-01T00:{k:02d}:00Z"
+    return [{"type": "user", "message": {"role": "user", "content": f"turn {k}"}, "uuid": f"u{k}",
+             "sessionId": "s1", "timestamp": ts},
+            {"type": "assistant", "requestId": f"r{k}", "uuid": f"a{k}", "sessionId": "s1", "timestamp": ts,
+             "message": {"id": f"msg_{k}", "model": "claude-sonnet-4-5", "role": "assistant",
+                         "content": [{"type": "text", "text": f"step {k} done"}],
+                         "usage": {"input_tokens": 5, "cache_creation_input_tokens": 100,
+                                   "cache_read_input_tokens": prompt - 105, "output_tokens": 300}}}]
+
+
+def test_a_compaction_seen_in_another_window_is_no_distance(tmp_path: Path) -> None:
+    """Claude Code compacted at 160,000 in the 200,000 window, then a prompt of 250,000 (past 200,000: the 1M
+    beta's window from that call on).  The line is of that call, 250,000 of 1,000,000: its trigger is
+    1,000,000 - 33,000 = 967,000, 717,000 away; the 160,000 compaction point was the 200,000 window's."""
+    boundary = [{"type": "system", "subtype": "compact_boundary", "content": "Conversation compacted",
+                 "compactMetadata": {"trigger": "auto", "preTokens": 160_000}, "uuid": "b1", "sessionId": "s1",
+                 "timestamp": "2025-01-01T00:01:30Z"}]
+    log = tmp_path / "s1.jsonl"
+    log.write_text("".join(json.dumps(r) + "\n" for r in [*_turn(1, 150_000), *boundary, *_turn(2, 40_000),
+                                                          *_turn(3, 250_000)]))
+    out = _cli("statusline", "--no-cache", str(log))
+    assert out.startswith("ctx 25% of 1.0M · ")
+    assert " · 717k to trigger · " in out and "seen at" not in out

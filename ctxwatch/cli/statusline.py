@@ -1,9 +1,10 @@
 """``ctxwatch statusline [PATH]``: one line on a session's context window (:mod:`ctxwatch.output.statusline`).
 
 Without PATH it reads Claude Code's ``statusLine`` hook JSON on standard input (``transcript_path``, and
-``context_window.context_window_size`` as the window when ``--window`` is not given); with PATH (a log, or a
-folder: its newest session) it is for tmux's ``status-right``.  Run on every prompt, so it reads through the
-cache of earlier reads (only what the log grew by is read) and never imports the dashboard.
+``context_window.context_window_size`` as the window when ``--window`` is not given: a ``--window`` where it
+is not the window the log and the catalogue give the call shown, else the harness's own limits apply); with
+PATH (a log, or a folder: its newest session) it is for tmux's ``status-right``.  Run on every prompt, so it
+reads through the cache of earlier reads (only what the log grew by is read) and never imports the dashboard.
 
 Exit status: 0 with the line; with PATH, 2 when the log cannot be read.  Fed by the hook, a problem is the line
 itself (``ctxwatch: ...``) with status 0: Claude Code blanks the status line of a command that fails.
@@ -41,6 +42,7 @@ def statusline_cmd(path: str | None, config: str | None, window: int | None, bud
     if path == "-":
         fail("statusline reads Claude Code's statusLine JSON on standard input when given no PATH: drop the '-'")
     hook = path is None
+    stated: int | None = None  # (the window the hook says the session has, tokens)
     if hook and sys.stdin.isatty():  # (run by hand: nothing would ever come on standard input)
         fail("statusline reads Claude Code's statusLine JSON on standard input; give a PATH for tmux or by hand")
     if hook:
@@ -65,12 +67,12 @@ def statusline_cmd(path: str | None, config: str | None, window: int | None, bud
         cw = data.get("context_window")
         size = cw.get("context_window_size") if isinstance(cw, dict) else None
         if window is None and isinstance(size, int) and not isinstance(size, bool) and size > 0:
-            window = size
+            stated = size
     settings = make_settings(config, window=window, budget_fraction=budget_fraction, trigger=trigger,
                              reserve=reserve)
     from ctxwatch.engine import LogError, list_paths, load_run
     from ctxwatch.formats.claude_code import is_subagent_file
-    from ctxwatch.output.statusline import statusline
+    from ctxwatch.output.statusline import line_call, statusline
 
     assert path is not None
     log = path
@@ -82,6 +84,12 @@ def statusline_cmd(path: str | None, config: str | None, window: int | None, bud
         log = sessions[0]
     try:
         run = load_run(log, fmt, settings, cache=user_cache())
+        shown = line_call(run)
+        if stated is not None and (shown is None or shown.window != stated):
+            # (a window of the user's is a what-if, judged by ctxwatch's defaults: the hook's is taken as one only
+            # where the log and the catalogue give another, so that where they agree the harness's own limits,
+            # the ones every other view draws, still apply)
+            run = load_run(log, fmt, settings.with_overrides(window=stated), cache=user_cache())
     except LogError as exc:
         _say(f"ctxwatch: {clean(exc)}", hook)
         return

@@ -8,8 +8,10 @@ compaction or reset; :func:`ctxwatch.analysis.worst_flag`: the most severe, then
 numbers are ``?``, never 0.
 
 The distance to compaction is to the size the harness last compacted at when the log says it (Claude Code's
-``compact_boundary`` ``preTokens``: ``to compaction (seen at 170k)``), else to the call's own compaction trigger
-as every view draws it (:class:`ctxwatch.analysis.Limits`: its harness's rule, else ``trigger`` x budget).
+``compact_boundary`` ``preTokens``: ``to compaction (seen at 170k)``) and the call's trigger is the harness's own
+in that same window, else to the call's own compaction trigger as every view draws it
+(:class:`ctxwatch.analysis.Limits`: its harness's rule, else ``trigger`` x budget; a ``--window`` or ``--trigger``
+given is the user's what-if, which the harness's compactions say nothing of).
 """
 
 from __future__ import annotations
@@ -40,21 +42,32 @@ def _last_call(run: Run, context: str) -> Call | None:
     return next((c for c in reversed(calls) if c.prompt_tokens is not None), calls[-1] if calls else None)
 
 
-def _seen_compaction(run: Run, context: str, before: int | None) -> int | None:
-    """The prompt size (tokens) the log says the harness last compacted the context at (a compaction
-    marker's ``pre_tokens`` on a call up to ``before``), or ``None``."""
+def _seen_compaction(run: Run, call: Call) -> int | None:
+    """The prompt size (tokens) the log says the harness last compacted ``call``'s context at (a compaction
+    marker's ``pre_tokens`` on a call up to ``call`` in the same window), or ``None``.  A marker of another
+    window (a switch to a 1M model) says nothing of this call's compaction point."""
     for c in reversed(run.calls):
-        if c.context == context and (before is None or c.index <= before) and c.compaction:
+        if c.context == call.context and c.index <= call.index and c.compaction:
             pre = c.compaction.get("pre_tokens")
             if isinstance(pre, int) and pre > 0 and c.compaction.get("pre_tokens_from") is None:
-                return pre
+                return pre if c.window == call.window else None
     return None
+
+
+def line_context(run: Run) -> str:
+    """The context the line is of: the main context, else the run's first."""
+    return "main" if any(c.context == "main" for c in run.calls) else (run.contexts() or ["main"])[0]
+
+
+def line_call(run: Run) -> Call | None:
+    """The call the line is of: its context's last call with a plausible prompt size, else its last call."""
+    return _last_call(run, line_context(run))
 
 
 def statusline(run: Run, analyses: dict[str, Analysis] | None = None) -> str:
     """The status line of ``run`` (see the module's docstring); ``analyses``: :func:`analyze_run`'s, computed
     here (without re-reading texts or building drift risks) when ``None``."""
-    context = "main" if any(c.context == "main" for c in run.calls) else (run.contexts() or ["main"])[0]
+    context = line_context(run)
     call = _last_call(run, context)
     if call is None:
         return "ctx ? · no call yet"
@@ -69,11 +82,13 @@ def statusline(run: Run, analyses: dict[str, Analysis] | None = None) -> str:
     if analyses is None:
         analyses = analyze_run(run, texts=False, risks=False)
     analysis = analyses.get(context)
-    seen = _seen_compaction(run, context, call.index)
     # (the trigger of the call shown, as the dashboard draws it: a log of several sessions and models, an
     # OpenTelemetry export, has one per call, where the forecast's is its newest session's)
-    limit, what = (seen, f"compaction (seen at {short(seen)})") if seen else (
-        Limits.of(call, run.settings).trigger, "trigger")
+    lim = Limits.of(call, run.settings)
+    # (where the harness's rule sets the trigger, the size it was seen compacting at is the closer figure; a
+    # --window or --trigger of the user's is a what-if the harness never ran, judged by the call's own trigger)
+    seen = _seen_compaction(run, call) if lim.trigger_rule else None
+    limit, what = (seen, f"compaction (seen at {short(seen)})") if seen else (lim.trigger, "trigger")
     if limit is None or occupancy is None:
         parts.append(f"? to {what}")
     elif occupancy >= limit:
