@@ -141,3 +141,20 @@ def test_a_compaction_seen_in_another_window_is_no_distance(tmp_path: Path) -> N
     out = _cli("statusline", "--no-cache", str(log))
     assert out.startswith("ctx 25% of 1.0M · ")
     assert " · 717k to trigger · " in out and "seen at" not in out
+
+
+def test_the_dashboards_limits_line_says_whose_rule_each_limit_is(shared_logs: Path) -> None:
+    """The bar's limits line of the spotter's last call with --trigger 0.5: Claude Code's budget 177,000, the
+    option's trigger 0.5 x 177,000 = 88,500, so the rule named is Claude Code's budget's alone."""
+    from types import SimpleNamespace
+
+    from ctxwatch.config import Settings
+    from ctxwatch.engine import load_run
+    from ctxwatch.ui.widgets.limits import thresholds_line
+
+    settings = Settings(trigger=0.5)
+    call = [c for c in load_run(str(shared_logs / FULL), settings=settings).calls if c.context == "main"][-1]
+    parts = SimpleNamespace(reserve=20_000, free=200_000 - 20_000 - 106_060, window=200_000, trigger=88_500,
+                            budget=177_000)
+    line = thresholds_line(call, parts, settings, 400).plain
+    assert "T trigger 88k · B budget 177k (Claude Code's budget)" in line

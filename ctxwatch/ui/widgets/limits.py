@@ -68,7 +68,7 @@ def _parts(call: Call, parts: BarParts, settings: Settings, extra: Text | None, 
     if parts.window:
         out.append(Text(f"used {tx.pct(used, parts.window)} of {tx.tokens(parts.window)} "
                         f"({SRC_NOTE.get(call.window_src, call.window_src)})"))
-        rule = Limits.of(call, settings).rule if level < 3 else None  # (a harness's log: its own limits, named)
+        rule = _rule_note(Limits.of(call, settings)) if level < 3 else None
         t, b = tx.short_tokens(parts.trigger), tx.short_tokens(parts.budget)
         # (the letters key the bar's T and B marks; a shorter form keeps the words, which alone say what they are)
         out.append(Text((f"T trigger {t} · B budget {b}" if level == 0 else f"trigger {t} · budget {b}")
@@ -88,6 +88,16 @@ def _parts(call: Call, parts: BarParts, settings: Settings, extra: Text | None, 
     if extra is not None and extra.plain:
         out.append(extra)
     return out
+
+
+def _rule_note(lim: Limits) -> str | None:
+    """Whose rule the limits shown follow, a harness's log's own: ``Claude Code``, or ``Claude Code's budget``
+    where an option sets the trigger (and the other way round); ``None`` where the settings set both."""
+    if lim.budget_rule and lim.trigger_rule:
+        return lim.budget_rule
+    if lim.budget_rule:
+        return f"{lim.budget_rule}'s budget"
+    return f"{lim.trigger_rule}'s trigger" if lim.trigger_rule else None
 
 
 def _split(parts_: list[Text], width: int) -> tuple[Text, Text]:
