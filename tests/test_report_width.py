@@ -74,6 +74,12 @@ def test_the_folder_report_fits_the_terminal(shared_logs: Path, width: int) -> N
         return out[top:rows] + out[rows + 1 + len(doc["sessions"]):]
 
     below = text_below(lines)
+    # (first the line naming the columns left out: those of the natural table the narrow one has not)
+    total = next(i for i, x in enumerate(below) if x.startswith("total:"))
+    missing = [c for c in natural[1].split() if c not in table[0].split()]
+    assert missing and " ".join(below[:total]).startswith(f"({width} columns: {missing[0]}")
+    assert all(c in " ".join(below[:total]) for c in missing)
+    below = below[total:]
     assert all(len(x.removeprefix("\n")) <= width or " " not in x.strip() for x in below), max(below, key=len)
     assert any(x.startswith("  ") for x in below)  # (the folder's notes are longer than any width here)
     assert [w for x in below for w in x.split()] == [w for x in text_below(natural) for w in x.split()]
@@ -150,6 +156,13 @@ def test_a_piped_report_is_laid_out_to_columns(shared_logs: Path) -> None:
     assert whole_or_one_word(at_60, 60) and max(len(x) for x in at_60) > 57  # (laid out to the width)
     head = next(x for x in at_60 if x.lstrip().startswith("#"))
     assert head.split() == ["#", "model", "floor", "history", "reserve", "used%", "reported"]  # (columns left out)
+    # (and the line under the table says which: the natural table's columns the narrow one has not)
+    missing = [c for c in table.split() if c not in head.split()]
+    assert missing == ["line", "window", "free"]
+    note = f"(60 columns: {missing[0]}, {missing[1]} and {missing[2]} left out; --json has them)".split()
+    top = at_60.index(head)
+    assert " ".join(at_60[top + 13:top + 15]).split() == note
+    at_60 = at_60[:top + 13] + at_60[top + 15:]
     # (the first line too: the path alone, the counts under it)
     assert at_60[:3] == [str(path), "  format=claude-code  calls=12  issues=1 (0 bad lines, 1", "  note)"]
     at_200 = piped_report(path, "200")

@@ -205,9 +205,15 @@ def test_below_the_tables_floor_the_other_lines_still_fit(request: pytest.Fixtur
     assert len(other) > 10
     over = [(x, _cells(x)) for x in other if _cells(x) > width and len(x.split()) > 1]
     assert not over, over
-    # the words are those of the report without a width, in the same order (nothing lost in the breaking)
-    assert [w for x in other for w in x.split()] == [w for x in _outside_tables(_report(path, None))
-                                                     for w in x.split()]
+    # the words are those of the report without a width, in the same order (nothing lost in the breaking),
+    # but the line that names the columns the width leaves out
+    words = [w for x in other for w in x.split()]
+    if f"({width}" in words:
+        start = words.index(f"({width}")
+        end = words.index("them)", start)
+        assert words[start + 1] == "columns:" and "left" in words[start:end]
+        words = words[:start] + words[end + 1:]
+    assert words == [w for x in _outside_tables(_report(path, None)) for w in x.split()]
 
 
 def _outside_tables(lines: list[str]) -> list[str]:

@@ -127,6 +127,16 @@ def fit_table(columns: Sequence[Column], width: int | None) -> list[str]:
     return out
 
 
+def left_out(columns: Sequence[Column], width: int | None) -> str | None:
+    """The line saying which columns :func:`fit_table` leaves out at ``width`` (``(80 columns: line, window and
+    free left out; --json has them)``), ``None`` when it shows them all."""
+    heads = [c.head.strip() for c, w in zip(columns, fit_widths(columns, width), strict=True) if w is None]
+    if not heads:
+        return None
+    named = heads[0] if len(heads) == 1 else f"{', '.join(heads[:-1])} and {heads[-1]}"
+    return f"({width} columns: {named} left out; --json has them)"
+
+
 def wrap(text: str, width: int, indent: str = "  ") -> list[str]:
     """``text`` (one clean line) broken at its spaces into lines of at most ``width`` terminal cells
     (:func:`~ctxwatch.output.safetext.cells`: a CJK character or an emoji is two, a combining mark none; the

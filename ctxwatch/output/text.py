@@ -16,7 +16,7 @@ from ctxwatch.accounting import HARNESS_NAMES, rule_text
 from ctxwatch.analysis import Limits
 from ctxwatch.config import DEFAULT_BUDGET_FRACTION, DEFAULT_RESERVE, DEFAULT_TRIGGER, Settings
 from ctxwatch.model import Issue, Src, counted_issues, tally_issues
-from ctxwatch.output.columns import Column, fit_table, wrap
+from ctxwatch.output.columns import Column, fit_table, left_out, wrap
 from ctxwatch.output.safetext import cells, clean, clip
 
 
@@ -55,7 +55,10 @@ def report_lines(doc: dict[str, Any], issues: Sequence[Issue], settings: Setting
     # above the window, and a reported 0 (no request has an empty prompt), also where the estimate stands in.
     marked = [c["prompt_implausible"] or c["prompt_tokens_reported"] == 0 for c in doc["calls"]]
     if not sessions_only:
-        yield from fit_table(call_columns(doc["calls"], marked, contexts, several), width)
+        table = call_columns(doc["calls"], marked, contexts, several)
+        yield from fit_table(table, width)
+        if (dropped := left_out(table, width)) is not None and doc["calls"]:
+            yield from folded([dropped], width)
     if doc["calls"]:
         priced = priced_as_line(doc["calls"])
         yield from folded([totals_line(doc["calls"]), *([priced] if priced else []), *documented_lines(doc["calls"]),
