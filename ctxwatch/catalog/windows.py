@@ -65,7 +65,8 @@ def resolve_window(model: str | None, provider: str | None, log_window: int | No
                    option_window: int | None, *, long_context: bool = False) -> tuple[int | None, Src]:
     """Pick a call's context window and say where it came from.
 
-    Order: the log's own statement, then the ``--window`` option / config, then the provider's documented input
+    Order: the log's own statement, then the ``--window`` option / config (unless it is the window the model
+    has without it: then that window's own source), then the provider's documented input
     limit where genai-prices lacks it or states it wrong (:mod:`ctxwatch.catalog.documented`, labelled
     ``documented``), then the catalogue.  (The log wins because it reflects the deployment actually used, e.g.
     Codex's ``model_context_window``.)  A Claude
@@ -82,7 +83,10 @@ def resolve_window(model: str | None, provider: str | None, log_window: int | No
     if log_window:
         return log_window, Src.LOG
     if option_window:
-        return option_window, Src.OPTION
+        # (the window the model has anyway is no what-if: the call keeps its source, and so its harness's rules,
+        # as plan's --window of the call's own window does)
+        own = resolve_window(model, provider, None, None, long_context=long_context)
+        return own if own[0] == option_window else (option_window, Src.OPTION)
     documented = documented_window(model, provider)
     if documented is not None:
         return documented.window, Src.DOCUMENTED
