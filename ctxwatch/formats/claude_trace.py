@@ -258,6 +258,10 @@ class ClaudeTraceReader(Reader):
             call.context = "probe"
         elif not body.get("tools"):
             call.context = "side"
+        else:
+            # (claude-trace records Claude Code's traffic: the agent's calls follow Claude Code's own limits, as
+            # its transcript's do; a side call keeps its request's own reserve, and is never compacted)
+            call.provenance.harness = "claude-code"
         return [call, *replaced, *notes]
 
 
