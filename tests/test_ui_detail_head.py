@@ -10,6 +10,7 @@ from rich.cells import cell_len
 from rich.text import Text
 from test_ui_common import loaded, open_detail
 
+from ctxwatch.model import Call
 from ctxwatch.ui.app import CtxwatchApp
 from ctxwatch.ui.text import pack_parts
 from ctxwatch.ui.widgets.packed import PackedText
@@ -34,15 +35,22 @@ def test_styles_are_kept() -> None:
     assert [(packed.plain[s.start:s.end], s.style) for s in packed.spans] == [("bold part", "bold")]
 
 
-async def test_the_header_of_a_real_call_keeps_each_value_with_its_label(shared_logs: Path) -> None:
-    log = shared_logs / "claude-code" / "spotter_4d5611e5_full.jsonl"
+async def _detail_head(log: Path, size: tuple[int, int]) -> tuple[Call, str, list[str]]:
+    """The call the detail opens on for ``log`` at ``size``, its header as one line of words, and its header's
+    lines as drawn (packed, then wrapped at the header's width)."""
     app = CtxwatchApp(str(log))
-    async with app.run_test(size=(80, 24)) as pilot:
+    async with app.run_test(size=size) as pilot:
         await loaded(pilot)
         screen = await open_detail(pilot)
-        call = screen.call
         head = screen.query_one("#detail-head", PackedText)
-        lines = [ln.plain for ln in head.render().wrap(app.console, head.content_region.width)]
+        text = head.render()
+        lines = [ln.plain for ln in text.wrap(app.console, head.content_region.width)]
+        return screen.call, " ".join(str(text).split()), lines
+
+
+async def test_the_header_of_a_real_call_keeps_each_value_with_its_label(shared_logs: Path) -> None:
+    log = shared_logs / "claude-code" / "spotter_4d5611e5_full.jsonl"
+    call, _head, lines = await _detail_head(log, (80, 24))
     # (the call's cache reads and writes, read from its own line with plain json)
     record = json.loads(log.read_text(encoding="utf-8").splitlines()[call.source.line - 1])
     usage = record["message"]["usage"]
@@ -59,12 +67,7 @@ async def test_the_header_of_a_real_call_keeps_each_value_with_its_label(shared_
 async def test_a_call_of_another_file_than_the_log_shown_names_its_file(shared_logs: Path) -> None:
     # (a batch folder: the dashboard names the folder, and "line 100" alone did not say of which file)
     folder = shared_logs / "openai-batch"
-    app = CtxwatchApp(str(folder))
-    async with app.run_test(size=(120, 30)) as pilot:
-        await loaded(pilot)
-        screen = await open_detail(pilot)
-        call = screen.call
-        head = " ".join(str(screen.query_one("#detail-head", PackedText).render()).split())
+    call, head, _lines = await _detail_head(folder, (120, 30))
     name = Path(call.source.path).name
     # (the line of the call's result, found by its custom_id with plain json)
     lines = (folder / name).read_text(encoding="utf-8").splitlines()
@@ -74,10 +77,5 @@ async def test_a_call_of_another_file_than_the_log_shown_names_its_file(shared_l
 
 async def test_a_call_of_the_log_shown_gives_its_line_alone(shared_logs: Path) -> None:
     log = shared_logs / "claude-code" / "spotter_short.jsonl"
-    app = CtxwatchApp(str(log))
-    async with app.run_test(size=(120, 30)) as pilot:
-        await loaded(pilot)
-        screen = await open_detail(pilot)
-        head = " ".join(str(screen.query_one("#detail-head", PackedText).render()).split())
-        line = screen.call.source.line
-    assert f"· line {line} ·" in head and log.name not in head
+    call, head, _lines = await _detail_head(log, (120, 30))
+    assert f"· line {call.source.line} ·" in head and log.name not in head
