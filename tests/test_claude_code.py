@@ -793,7 +793,7 @@ def test_a_usage_value_that_is_not_a_count_is_unknown_and_reported(tmp_path: Pat
     """A Claude Code ``cache_read_input_tokens`` of "1e3", 1.5, true or "many" is not read as 1,000, 1 or 0 (it
     was): the cache read and the prompt it is a part of are unknown, the call is unpriced, and the issue shows
     the value.  The batch and canonical readers treat such values the same way.  "2048" and 2048.0 still count
-    (some exporters write numbers as strings)."""
+    (some exporters write numbers as strings), and the string is an invalid_field issue of its line."""
     from click.testing import CliRunner
 
     from ctxwatch.cli import main
@@ -816,7 +816,11 @@ def test_a_usage_value_that_is_not_a_count_is_unknown_and_reported(tmp_path: Pat
     assert (b["prompt_tokens_reported"], b["cache_read_tokens"]) == (10 + 100 + 2048, 2048)
     assert (c["prompt_tokens_reported"], c["cache_read_tokens"], c["cost_usd"]) == (None, None, None)
     assert (c["cache_write_tokens"], c["completion_tokens_reported"]) == (100, 5)
-    (issue,) = doc["issues"]
+    said, issue = doc["issues"]
+    # (a count written as a string is read, and said, as the canonical reader says it)
+    assert (said["kind"], said["line"]) == ("invalid_field", 1)
+    assert said["message"] == ("message.usage.cache_read_input_tokens is a JSON string '2048', not a number: "
+                               "read as 2,048")
     assert issue["kind"] == "implausible_value" and issue["line"] == 3
     assert f"cache read tokens {shown} (not a" in issue["message"]  # (the field by name, and why)
 

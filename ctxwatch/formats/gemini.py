@@ -27,7 +27,7 @@ from ctxwatch.formats.wire.gemini import (
     get_field,
 )
 from ctxwatch.formats.wire.timestamps import parse_timestamp
-from ctxwatch.formats.wire.values import model_id
+from ctxwatch.formats.wire.values import model_id, note_usage_types
 from ctxwatch.model import Issue, ParsedCall, Provenance, SourceRef
 from ctxwatch.source import Record
 
@@ -70,6 +70,8 @@ class GeminiReader(Reader):
         if resp is None:
             return [Issue(self.path, rec.line, "unknown_record", "no Gemini response (usageMetadata) here; skipped")]
         meta = get_field(resp, "usageMetadata", "usage_metadata")
+        note_usage_types(meta, f"{'response.' if resp is not v else ''}"
+                               f"{'usageMetadata' if resp.get('usageMetadata') is not None else 'usage_metadata'}")
         usage, tool = gemini_usage(meta)
         model = get_field(resp, "modelVersion", "model_version")
         extra = Provenance(custom_id=str(key) if key is not None else None)

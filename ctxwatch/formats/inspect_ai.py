@@ -30,7 +30,15 @@ from ctxwatch.formats.wire.damage import forget_history, history_problem
 from ctxwatch.formats.wire.images import image_part
 from ctxwatch.formats.wire.models import provider_of_model
 from ctxwatch.formats.wire.timestamps import parse_timestamp
-from ctxwatch.formats.wire.values import as_object, int_or_none, json_text, listed, model_id, odd_content
+from ctxwatch.formats.wire.values import (
+    as_object,
+    int_or_none,
+    json_text,
+    listed,
+    model_id,
+    note_usage_types,
+    odd_content,
+)
 from ctxwatch.model import (
     Issue,
     Message,
@@ -326,6 +334,7 @@ class InspectReader(Reader):
             extra.error = str(output.get("error") or e.get("error"))[:500]
         key = e.get("uuid") or e.get("id") or f"{run_id or ''}:{sid}:{epoch}:{n}"
         resolved = model_id(output.get("model"), "a model event's output.model")
+        note_usage_types(output.get("usage"), "a model event's output.usage")
         call = ParsedCall(source=src, timestamp=parse_timestamp(e.get("timestamp")), model=resolved or model,
                           provider=provider, session=_inspect_session(run_id, sid, epoch), context=context,
                           system=system, tools=_inspect_tools(e.get("tools")), messages=messages,

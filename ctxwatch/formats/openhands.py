@@ -20,7 +20,7 @@ from ctxwatch.formats.wire.litellm import litellm_usage
 from ctxwatch.formats.wire.models import provider_of_model
 from ctxwatch.formats.wire.openai import openai_message, openai_response_info
 from ctxwatch.formats.wire.timestamps import parse_timestamp
-from ctxwatch.formats.wire.values import int_or_none, json_text, listed, model_id
+from ctxwatch.formats.wire.values import int_or_none, json_text, listed, model_id, note_usage_types
 from ctxwatch.model import Issue, Message, ParsedCall, Part, Provenance, SourceRef, json_type, note_bad_field
 from ctxwatch.source import Record
 
@@ -146,6 +146,7 @@ class OpenHandsReader(Reader):
             if mr is None:
                 continue
             model = model_id(mr.get("model"), "model_response.model")
+            note_usage_types(mr.get("usage"), "model_response.usage")
             usage = litellm_usage(mr.get("usage"))
             ts = parse_timestamp(mr.get("created")) or parse_timestamp(e.get("timestamp"))
             out.append(ParsedCall(
@@ -157,6 +158,11 @@ class OpenHandsReader(Reader):
                                                              "event_index": i})))
             hist.add_response(mr)
         return floor_once(out)
+
+
+#: The counts of an OpenHands ``metrics.token_usages[]`` entry (tokens).
+_TOKEN_USAGE_KEYS = ("prompt_tokens", "completion_tokens", "cache_read_tokens", "cache_write_tokens",
+                     "context_window")
 
 
 class OpenHandsEvalReader(Reader):
@@ -192,6 +198,7 @@ class OpenHandsEvalReader(Reader):
             if rid in seen:
                 continue
             seen.add(rid)
+            note_usage_types({k: tu[k] for k in _TOKEN_USAGE_KEYS if k in tu}, f"metrics.token_usages[{n}]")
             usage = litellm_usage({"prompt_tokens": tu.get("prompt_tokens"),
                                    "completion_tokens": tu.get("completion_tokens"),
                                    "cache_read_tokens": tu.get("cache_read_tokens"),

@@ -30,7 +30,7 @@ from ctxwatch.formats.claude_code.prefilter import LinePrefilter
 from ctxwatch.formats.claude_code.tree import Node, ParentTree
 from ctxwatch.formats.wire.anthropic import anthropic_usage, strip_prior_thinking
 from ctxwatch.formats.wire.timestamps import parse_timestamp
-from ctxwatch.formats.wire.values import odd_usage
+from ctxwatch.formats.wire.values import note_usage_types
 from ctxwatch.model import (
     Issue,
     Message,
@@ -205,7 +205,9 @@ class ClaudeCodeReader(LinePrefilter, Reader):
         if call is not None and uid in call.uuids:
             return []  # the same line copied again (resumed session): nothing new
         usage = msg.get("usage")
-        odd_usage(usage if not isinstance(usage, dict) else None)  # (said for every line: not only a floor's)
+        # (said for every line, not only a floor's; Claude Code writes the object on every assistant line, so a
+        # null one is damage, not a call that reports nothing)
+        note_usage_types(usage, "message.usage", null_unknown="usage" in msg)
         sid = session_id(v)
         ctx = self._file_context or ("main" if v.get("isSidechain") is not True else None)
         if ctx is not None and not self.full_history and (sid, ctx) in self._floor_calls:

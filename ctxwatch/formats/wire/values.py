@@ -104,6 +104,24 @@ def odd_usage(value: Any) -> None:
         note_bad_field(f"a usage block is a JSON {json_type(value)}, not an object: the call's usage is unknown")
 
 
+def note_usage_types(block: Any, where: str, *, null_unknown: bool = False) -> None:
+    """Note (``invalid_field`` issues of the record being read) the wrong JSON types of the usage block found at
+    ``where`` (``message.usage``, ``usageMetadata``...): a block that is no object (:func:`odd_usage`; a
+    ``null`` too when ``null_unknown``: a format that always writes the object there, so that ``null`` leaves
+    the call's usage unknown rather than not reported), and each count written as a JSON string of digits
+    (:func:`string_counts`: read as the count it spells, and said).  The rule of every reader of Anthropic,
+    OpenAI and Gemini usage shapes, called as the record is read (so the issue names its line)."""
+    if block is None:
+        if null_unknown:
+            note_bad_field(f"{where} is a JSON null, not an object: the call's usage is unknown")
+        return
+    if not isinstance(block, dict):
+        odd_usage(block)
+        return
+    for sentence in string_counts(block, where):
+        note_bad_field(sentence)
+
+
 def count_or_none(value: Any) -> int | None:
     """A token count from a JSON value (:func:`usage_count`: ints, integral floats, strings of digits), or
     ``None`` for anything that is not a count (negative, ``1.5``, ``"inf"``, ``1e400``, ``true``, or 2**53
