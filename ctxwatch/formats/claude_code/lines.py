@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ctxwatch.model import Issue, json_type, note_bad_field
+from ctxwatch.source import show_value
 
 
 def not_an_object(path: str, line: int, value: Any) -> Issue:
@@ -23,6 +24,38 @@ def record_without_type(path: str, line: int, kind: Any) -> Issue:
     """The ``unknown_record`` issue of a line whose ``type`` is of another JSON type than a string."""
     return Issue(path, line, "unknown_record",
                  f"type is a JSON {json_type(kind)}, not a string: the kind of record is unknown; skipped")
+
+
+#: The ``type`` values Claude Code writes (FORMATS.md's table of line types, from the real transcripts of
+#: v1.0.98 to v2.1.39): every other value, on a line without Claude Code's envelope (:data:`ENVELOPE_KEYS`), is
+#: a record of another log, not a new line type of Claude Code's.
+CLAUDE_CODE_TYPES = frozenset({"user", "assistant", "system", "summary", "progress", "file-history-snapshot",
+                               "queue-operation", "attachment", "custom-title", "ai-title", "permission-mode",
+                               "mode"})
+
+#: Envelope keys Claude Code writes on its records (FORMATS.md, "Common envelope"): a line with one of them and a
+#: ``type`` of no known kind is a line type newer than this reader, skipped in silence as Claude Code's
+#: own bookkeeping (new ones appear every few releases).
+ENVELOPE_KEYS = ("uuid", "parentUuid", "sessionId", "isSidechain", "leafUuid")
+
+#: Top-level keys an issue names of a record that is not Claude Code's (the first ones, in the record's order).
+SHOWN_KEYS = 6
+
+
+def foreign_record(path: str, line: int, v: dict[str, Any]) -> Issue | None:
+    """The ``unknown_record`` issue of an object that is no Claude Code record (``None`` for one that is): no
+    ``type`` key, or a ``type`` Claude Code does not write (:data:`CLAUDE_CODE_TYPES`) without any of its
+    envelope keys (:data:`ENVELOPE_KEYS`).  A known type is read as Claude Code's, its damaged fields said where
+    they are read.  The issue names the record's keys, so that a record of another log format appended to a
+    transcript (a canonical ``{request, response}`` record, a Codex rollout line) is recognisable."""
+    kind = v.get("type")
+    if "type" in v and (kind in CLAUDE_CODE_TYPES or any(k in v for k in ENVELOPE_KEYS)):
+        return None
+    keys = list(v)
+    shown = ", ".join(str(k) for k in keys[:SHOWN_KEYS]) + (", ..." if len(keys) > SHOWN_KEYS else "")
+    what = (f"no type key (keys: {shown or 'none'})" if "type" not in v else
+            f"type {show_value(kind)} without Claude Code's envelope (uuid, parentUuid, sessionId; keys: {shown})")
+    return Issue(path, line, "unknown_record", f"{what}: not a Claude Code record; skipped")
 
 
 def response_ids(v: dict[str, Any], msg: dict[str, Any]) -> tuple[str | None, str | None]:

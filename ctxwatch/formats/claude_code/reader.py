@@ -21,6 +21,7 @@ from ctxwatch.formats.claude_code.implausible import ImplausibleNotes, has_promp
 from ctxwatch.formats.claude_code.lines import (
     call_key,
     check_sidechain,
+    foreign_record,
     not_an_object,
     record_without_type,
     response_ids,
@@ -113,8 +114,12 @@ class ClaudeCodeReader(LinePrefilter, Reader):
         if not isinstance(v, dict):
             return [not_an_object(self.path, rec.line, v)]
         kind = v.get("type")
-        if kind.__class__ is not str and "type" in v:  # (null included; a line without one is only a link)
+        if kind.__class__ is not str and "type" in v:  # (null included)
             return [record_without_type(self.path, rec.line, kind)]
+        if (foreign := foreign_record(self.path, rec.line, v)) is not None:
+            if "uuid" in v:
+                self._node_for(v, rec, "other")  # (still a link of the chain that names it)
+            return [foreign]
         check_sidechain(v)
         if kind == "assistant":
             return self._assistant(v, rec)
