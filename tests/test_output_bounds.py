@@ -83,6 +83,9 @@ CASES = {
     "unknown_model_fits": (_canonical("my-own-model", {"prompt_tokens": 10, "completion_tokens": 5_000_000}), 0),
     "log_window": (_canonical("my-own-model", {"prompt_tokens": 10, "completion_tokens": 5_000}, window=4_000), 1),
     "plausible": (_canonical("gpt-4o", {"prompt_tokens": 10, "completion_tokens": 16_000}), 0),
+    # (cache counts are judged by the bound when no prompt is reported; with one, the prompt is judged)
+    "cache_without_prompt": (_canonical("gpt-4o", {"completion_tokens": 5,
+                                                   "prompt_tokens_details": {"cached_tokens": HUGE}}), 1),
 }
 
 
@@ -99,7 +102,8 @@ def test_every_format_judges_the_output_by_the_window(tmp_path: Path, case: str)
     if wanted:
         assert issues[0]["line"] == 1
         assert call["cost_usd"] is None
-        field = "reasoning_tokens_reported" if "reasoning" in case else "completion_tokens_reported"
+        field = ("reasoning_tokens_reported" if "reasoning" in case else "cache_read_tokens" if "cache" in case
+                 else "completion_tokens_reported")
         assert call[field] is None
     else:
         assert call["completion_tokens_reported"] is not None

@@ -9,8 +9,10 @@ is a counter of something else, or a corrupted record.  Every reader's calls pas
 the token sums), in every format alike.
 
 The prompt is not judged here: a reported prompt above the window is no occupancy, and is kept in the totals
-and the cost as reported (:meth:`ctxwatch.model.Call.report_implausible`); the cache counts are parts of that
-prompt, judged with it (and the run's sanitizer refuses cache counts above the prompt they are part of).
+and the cost as reported (:meth:`ctxwatch.model.Call.report_implausible`).  The cache counts are parts of that
+prompt, judged with it (the run's sanitizer refuses cache counts above the prompt they are part of); only when
+the prompt is not reported are they judged here, by the same bound as the output (a prompt, cached or not,
+fits its window too).
 """
 
 from __future__ import annotations
@@ -33,7 +35,12 @@ MAX_PLAUSIBLE_OUTPUT = MAX_PLAUSIBLE_PROMPT
 SMALLEST_WINDOW = 512
 
 #: How an issue names each judged :class:`~ctxwatch.model.Usage` field (the run's sanitizer's words).
-_NAMES = {"output": "output tokens", "reasoning": "reasoning tokens"}
+_NAMES = {"output": "output tokens", "reasoning": "reasoning tokens", "cache_read": "cache read tokens",
+          "cache_write": "cache write tokens"}
+
+#: The fields judged whatever the prompt, and those judged only when the prompt is not reported.
+_ALWAYS = ("output", "reasoning")
+_WITHOUT_PROMPT = ("cache_read", "cache_write")
 
 
 def _count(v: Any) -> int | None:
@@ -58,25 +65,25 @@ def output_bound(pc: ParsedCall) -> tuple[int, str]:
 
 
 def implausible_outputs(pc: ParsedCall) -> tuple[ParsedCall, Issue | None]:
-    """``pc`` with each output or reasoning count above :func:`output_bound` made unknown (``None``, the usage
-    marked damaged: the call is not priced), and the ``implausible_value`` issue that says so (at the line its
-    usage came from, with the call's key); ``(pc, None)`` when every count is plausible.  A copy is mended: a
-    reader may give the same object again."""
+    """``pc`` with each output or reasoning count (and cache count, when the prompt is not reported) above
+    :func:`output_bound` made unknown (``None``, the usage marked damaged: the call is not priced), and the
+    ``implausible_value`` issue that says so (at the line its usage came from, with the call's key); ``(pc,
+    None)`` when every count is plausible.  A copy is mended: a reader may give the same object again."""
     u = pc.usage
-    if u is None or (_count(u.output) is None and _count(u.reasoning) is None):
+    if u is None:
         return pc, None
-    top = max(_count(u.output) or 0, _count(u.reasoning) or 0)
-    if top <= SMALLEST_WINDOW:
+    judged = _ALWAYS if u.prompt_total is not None else _ALWAYS + _WITHOUT_PROMPT
+    if max(_count(getattr(u, f)) or 0 for f in judged) <= SMALLEST_WINDOW:
         return pc, None
     bound, words = output_bound(pc)
-    wrong = {f: n for f in _NAMES if (n := _count(getattr(u, f))) is not None and n > bound}
+    wrong = {f: n for f in judged if (n := _count(getattr(u, f))) is not None and n > bound}
     if not wrong:
         return pc, None
     usage: Usage = replace(u, **dict.fromkeys(wrong), damaged=True)
     what = "; ".join(f"{_NAMES[f]} {n:,}" for f, n in wrong.items())
     line = pc.provenance.usage_line or pc.source.line
     issue = Issue(pc.source.path, line, "implausible_value",
-                  f"{what} (more than {words}, which a call's output shares with its prompt): treated as unknown",
+                  f"{what} (more than {words}, which a call's prompt and output share): treated as unknown",
                   pc.key)
     return replace(pc, usage=usage), issue
 
