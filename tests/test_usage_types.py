@@ -10,6 +10,7 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
 from helpers import report_of
 
 
@@ -63,3 +64,43 @@ def test_gemini_count_as_a_string_is_read_and_said(tmp_path: Path) -> None:
     assert [(i["line"], i["kind"], i["message"]) for i in doc["issues"]] == [
         (1, "invalid_field", "usageMetadata.promptTokenCount is a JSON string '1200', not a number: read as 1,200")]
     assert doc["calls"][0]["prompt_tokens_reported"] == 1200
+
+
+def _first(rows: list, pick) -> tuple[int, dict]:  # type: ignore[no-untyped-def]
+    """The line (from 1) and the usage block ``pick(row)`` of the first row that has one."""
+    return next((n, block) for n, r in enumerate(rows, 1) if (block := pick(r)) is not None)
+
+
+def _codex_usage(r: dict) -> dict | None:
+    p = r.get("payload")
+    if r.get("type") == "event_msg" and isinstance(p, dict) and p.get("type") == "token_count" and p.get("info"):
+        return p["info"]["last_token_usage"]
+    return None
+
+
+#: (sample, the block of a row, its name in the issue, the count written as a string)
+SAMPLES = {
+    "codex": ("codex-rollout/rollout-2025-11-17T15-30-28-019a93b9_codex0.58.0.jsonl", _codex_usage,
+              "payload.info.last_token_usage", "input_tokens"),
+    "gemini-cli": ("gemini-cli/derived_schema_fixture_agent-sessions_gemini_jsonl_v040.jsonl",
+                   lambda r: r["tokens"] if r.get("type") == "gemini" and isinstance(r.get("tokens"), dict) else None,
+                   "a gemini message's tokens", "input"),
+    "openhands-eval": ("request-response/openhands/multi_swe_bench_output_line1.jsonl",
+                       lambda r: r["metrics"]["token_usages"][0], "metrics.token_usages[0]", "prompt_tokens"),
+}
+
+
+@pytest.mark.parametrize("case", list(SAMPLES))
+def test_every_reader_says_a_count_written_as_a_string(shared_logs: Path, tmp_path: Path, case: str) -> None:
+    sample, pick, where, key = SAMPLES[case]
+    src = shared_logs / sample
+    rows = [json.loads(x) for x in src.read_text().splitlines() if x.strip()]
+    before = {(i["line"], i["kind"], i["message"]) for i in report_of(str(src))["issues"]}
+    line, block = _first(rows, pick)
+    n = block[key]
+    block[key] = str(n)
+    log = tmp_path / src.name
+    log.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    new = [i for i in report_of(str(log))["issues"] if (i["line"], i["kind"], i["message"]) not in before]
+    assert [(i["line"], i["kind"], i["message"]) for i in new] == [
+        (line, "invalid_field", f"{where}.{key} is a JSON string '{n}', not a number: read as {n:,}")]

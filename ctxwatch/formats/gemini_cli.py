@@ -28,7 +28,7 @@ from typing import Any
 from ctxwatch.formats import FormatSpec, Reader, Sniff, register, sniff_document
 from ctxwatch.formats.wire.gemini import gemini_parts, gemini_usage
 from ctxwatch.formats.wire.timestamps import parse_timestamp
-from ctxwatch.formats.wire.values import int_or_none, json_text, listed, model_id
+from ctxwatch.formats.wire.values import int_or_none, json_text, listed, model_id, note_usage_types
 from ctxwatch.model import (
     Issue,
     Message,
@@ -169,6 +169,8 @@ class GeminiCliReader(Reader):
                 if not isinstance(v["tokens"], dict):
                     note_bad_field(f"a gemini message's tokens is {json_type(v['tokens'])}, not an object: "
                                    "its usage is unknown")
+                else:
+                    note_usage_types(v["tokens"], "a gemini message's tokens")
                 return [self._call(pos, src)]
             return []
         if "sessionId" in v and "messages" not in v:

@@ -17,6 +17,7 @@ from ctxwatch.formats.codex.counters import (
     is_repeat,
     surviving_counts,
 )
+from ctxwatch.formats.wire.values import note_usage_types
 from ctxwatch.model import Issue, Provenance, Usage
 from ctxwatch.source import Record, show_value
 
@@ -46,6 +47,9 @@ class TokenCounts:
             return [Issue(self.path, rec.line, "invalid_field",
                           f"token_count.info {show_value(info)}: not an object; this token count is ignored")]
         damage: list[Output] = []
+        for name in ("total_token_usage", "last_token_usage"):
+            if isinstance(info.get(name), dict):  # (another type is checked_counts' to report)
+                note_usage_types(info[name], f"payload.info.{name}")
         total_block = info.get("total_token_usage")
         total = checked_counts(total_block, "total_token_usage", self.path, rec.line, damage)
         last_block = info.get("last_token_usage")
