@@ -48,6 +48,16 @@ def test_canonical_records_in_a_transcript_are_issues(shared_logs: Path, tmp_pat
     assert all("no type key (keys: request, response)" in i["message"] for i in doc["issues"])
 
 
+def test_records_before_the_transcript_are_issues_too(shared_logs: Path, tmp_path: Path) -> None:
+    """Records of another log before the transcript's first line: said once its lines show it is one."""
+    log = tmp_path / "session.jsonl"
+    own = (shared_logs / "claude-code" / "spotter_short.jsonl").read_text()
+    log.write_text("".join(json.dumps(r) + "\n" for r in CANONICAL) + own)
+    doc = report_of(str(log), "--format", "claude-code")
+    assert len(doc["calls"]) == _calls_in(shared_logs / "claude-code" / "spotter_short.jsonl")
+    assert sorted((i["line"], i["kind"]) for i in doc["issues"]) == [(k, "unknown_record") for k in (1, 2, 3)]
+
+
 @pytest.mark.parametrize(("record", "said"), [
     ({"timestamp": "2025-11-17T15:30:28Z", "type": "response_item", "payload": {"type": "message"}},
      "type 'response_item' without Claude Code's envelope"),

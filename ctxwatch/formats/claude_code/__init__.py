@@ -11,7 +11,11 @@
   the last ``compact_boundary`` (whose ``parentUuid`` is null), with the compaction summary labelled
   (:mod:`.tree`);
 * ``isSidechain`` lines (v1.0.x inline subagents, v2.x ``subagents/agent-*.jsonl`` files, :mod:`.files`) are
-  separate contexts and never mix with ``main``.
+  separate contexts and never mix with ``main``;
+* Claude Code's other line types (``progress``, ``summary``, ``file-history-snapshot``, ``system``..., and any
+  newer type on a line of its envelope) are skipped in silence; a line of no Claude Code shape (no ``type``, or
+  an unknown one without the envelope: another log's record) is an ``unknown_record`` issue
+  (:func:`~.lines.foreign_record`).
 
 The reader (:mod:`.reader`) is incremental: a call is emitted on its first line and re-emitted (same ``key``) as
 its later lines arrive, so a live tail shows it at once and the totals settle when the response is complete.

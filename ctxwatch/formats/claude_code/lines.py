@@ -26,14 +26,15 @@ def record_without_type(path: str, line: int, kind: Any) -> Issue:
                  f"type is a JSON {json_type(kind)}, not a string: the kind of record is unknown; skipped")
 
 
-#: The ``type`` values Claude Code writes (FORMATS.md's table of line types, from the real transcripts of
-#: v1.0.98 to v2.1.39): every other value, on a line without Claude Code's envelope (:data:`ENVELOPE_KEYS`), is
-#: a record of another log, not a new line type of Claude Code's.
+#: The ``type`` values Claude Code writes (those of the real transcripts of v1.0.98 to v2.1.39, and the client's
+#: bookkeeping lines of later releases: titles, permission mode): every other value, on a line without Claude
+#: Code's envelope (:data:`ENVELOPE_KEYS`), is a record of another log, not a new line type of Claude Code's.
 CLAUDE_CODE_TYPES = frozenset({"user", "assistant", "system", "summary", "progress", "file-history-snapshot",
                                "queue-operation", "attachment", "custom-title", "ai-title", "permission-mode",
                                "mode"})
 
-#: Envelope keys Claude Code writes on its records (FORMATS.md, "Common envelope"): a line with one of them and a
+#: Envelope keys Claude Code writes on its records (every user, assistant, system and progress line of the real
+#: transcripts has them; a v1.x summary line has ``leafUuid``): a line with one of them and a
 #: ``type`` of no known kind is a line type newer than this reader, skipped in silence as Claude Code's
 #: own bookkeeping (new ones appear every few releases).
 ENVELOPE_KEYS = ("uuid", "parentUuid", "sessionId", "isSidechain", "leafUuid")

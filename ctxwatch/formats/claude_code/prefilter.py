@@ -120,6 +120,7 @@ class LinePrefilter:
     _tree: ParentTree
     full_history: bool
     agent_progress_lines: int
+    _own_records: bool
 
     def _skip(self, data: bytes) -> int:
         """Truthy for lines that need no parse: bookkeeping lines (``file-history-snapshot``, ``queue-operation``:
@@ -130,8 +131,10 @@ class LinePrefilter:
         if not ends_like_a_record(data):
             return False
         if data.startswith(BOOKKEEPING_PREFIXES):
+            self._own_records = True
             return b'"parentUuid":' not in data
         if data.startswith(b'{"parentUuid":'):
+            self._own_records = True  # (the reader's: a line of Claude Code's own envelope)
             try:
                 env = ENVELOPE.decode(data)
             except (msgspec.DecodeError, RecursionError):

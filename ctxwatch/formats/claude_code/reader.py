@@ -94,6 +94,8 @@ class ClaudeCodeReader(LinePrefilter, Reader):
         self._pending_session: dict[str, str | None] = {}  # context -> session of its pending compaction
         self._implausible = ImplausibleNotes()
         self.agent_progress_lines = 0  # progress lines copying a subagent's messages (never counted)
+        self._own_records = False  # a Claude Code record was read (or skipped by the pre-filter as one)
+        self._held_foreign: list[Output] = []  # issues of records of no Claude Code shape before the first one
 
     def pending_compactions(self) -> dict[str, dict[str, Any]]:
         """The compaction markers waiting for their context's next call (:meth:`Reader.pending_compactions`),
@@ -119,7 +121,22 @@ class ClaudeCodeReader(LinePrefilter, Reader):
         if (foreign := foreign_record(self.path, rec.line, v)) is not None:
             if "uuid" in v:
                 self._node_for(v, rec, "other")  # (still a link of the chain that names it)
-            return [foreign]
+            if self._own_records:
+                return [foreign]
+            # Held until a Claude Code record shows the file is a transcript: a file of none (another log read
+            # with a forced --format) is said to be in the wrong format as a whole, with the format it looks
+            # like, rather than as one bad line per record.
+            self._held_foreign.append(foreign)
+            return []
+        if not self._own_records:
+            self._own_records = True
+            if self._held_foreign:
+                held, self._held_foreign = self._held_foreign, []
+                return [*held, *self._own(v, kind, rec)]
+        return self._own(v, kind, rec)
+
+    def _own(self, v: dict[str, Any], kind: Any, rec: Record) -> list[Output]:
+        """:meth:`feed` of a Claude Code record ``v`` of type ``kind`` (a string)."""
         check_sidechain(v)
         if kind == "assistant":
             return self._assistant(v, rec)
@@ -285,9 +302,14 @@ class ClaudeCodeReader(LinePrefilter, Reader):
         return out
 
     def finish(self) -> list[Output]:
-        """Emit the calls a coalescing read still holds, and the :meth:`notes` (a :data:`SUBAGENT_COPIES` note when
+        """Emit the calls a coalescing read still holds, the issues of records of no Claude Code shape still held
+        (none when no record was Claude Code's), and the :meth:`notes` (a :data:`SUBAGENT_COPIES` note when
         the session's ``agent_progress`` lines show that it ran subagents: their calls are not in this file)."""
         out = self.flush()
+        held, self._held_foreign = self._held_foreign, []
+        if self._own_records:
+            out[:0] = held  # (the transcript's own lines were all skipped unparsed)
+        # (else none was a Claude Code record: the run says the file is in another format, forced --format)
         out.extend(self.notes())
         self.agent_progress_lines = 0
         return out
