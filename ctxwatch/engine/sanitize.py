@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from ctxwatch.engine.bounds import implausible_outputs
 from ctxwatch.formats import not_a_count
 from ctxwatch.model import MAX_COUNT, Issue, ParsedCall
 from ctxwatch.source import show_value
@@ -31,9 +32,18 @@ _USAGE_NAMES = {"prompt_total": "prompt tokens", "input_uncached": "uncached inp
 
 
 def sanitize(pc: ParsedCall) -> tuple[ParsedCall, list[Issue]]:
-    """``pc`` with its numbers made sane (negative, huge or non-integer counts, and cache counts above the prompt
-    they are part of, made unknown) and the issues that says; ``pc`` itself when nothing is wrong.  A call that
-    needs mending is mended in a copy: a reader may give the same object again, as it read it."""
+    """``pc`` with its numbers made sane (negative, huge or non-integer counts, cache counts above the prompt
+    they are part of, and output counts above the largest window the model can have,
+    :func:`~ctxwatch.engine.bounds.implausible_outputs`, made unknown) and the issues that say so; ``pc`` itself
+    when nothing is wrong.  A call that needs mending is mended in a copy: a reader may give the same object
+    again, as it read it."""
+    pc, problems = _counts(pc)
+    pc, beyond = implausible_outputs(pc)
+    return pc, problems if beyond is None else [*problems, beyond]
+
+
+def _counts(pc: ParsedCall) -> tuple[ParsedCall, list[Issue]]:
+    """:func:`sanitize` but the bound on the output."""
     u = pc.usage
     null_output = "output tokens null (not a number)" if pc.provenance.output_null else None
     try:

@@ -7,38 +7,17 @@ serves a past run and a live tail) and returns the calls and issues each record 
 
 from __future__ import annotations
 
-import functools
 import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from ctxwatch.formats.wire.bounds import bound_outputs
 from ctxwatch.model import Issue, ParsedCall, Resolved, SourceRef
 from ctxwatch.source import Record
 
 #: What a reader gives per record: calls, issues, and the withdrawal of an issue it gave earlier (an issue about
 #: a copy of a call that a more complete copy read later replaced).
 Output = ParsedCall | Issue | Resolved
-
-#: The :class:`Reader` methods that give calls: each subclass's own is wrapped by :func:`_bounded`.
-_GIVING = ("feed", "feed_document", "flush", "finish")
-
-
-def _bounded(method: Callable[..., Iterable[Output]]) -> Callable[..., list[Output]]:
-    """``method`` (a reader's :data:`_GIVING` method) with the output counts of the calls it gives judged
-    (:func:`~ctxwatch.formats.wire.bounds.bound_outputs`): one rule for every format, which no reader can leave
-    out."""
-    if getattr(method, "_bounded", False):
-        return method  # type: ignore[return-value]
-
-    @functools.wraps(method)
-    def giving(self: Reader, *args: Any) -> list[Output]:
-        return bound_outputs(method(self, *args))
-
-    giving._bounded = True  # type: ignore[attr-defined]
-    return giving
-
 
 class Reader:
     """Base class of a format reader (one per file being read).
@@ -67,14 +46,6 @@ class Reader:
 
     def __init__(self, path: str) -> None:
         self.path = path
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        """Wrap the subclass's own call-giving methods (:func:`_bounded`)."""
-        super().__init_subclass__(**kwargs)
-        for name in _GIVING:
-            method = cls.__dict__.get(name)
-            if callable(method):
-                setattr(cls, name, _bounded(method))
 
     def feed(self, rec: Record) -> Iterable[Output]:
         """Consume one record; return the calls (new or updated) and issues it completes."""

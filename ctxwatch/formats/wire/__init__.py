@@ -5,7 +5,6 @@ One module per shape family: :mod:`.openai` (chat completions and the Responses 
 request/response pair in any of the first three shapes), :mod:`.messages` (what a request decodes to, and the
 reuse of re-sent messages), :mod:`.images`, :mod:`.damage` (what a damaged request leaves unknown),
 :mod:`.dedupe` (response-id keys and the copies of a call), :mod:`.models` (the provider of a model id),
-:mod:`.timestamps` (the one timestamp rule), :mod:`.values` (token counts and JSON text) and :mod:`.bounds`
-(the most output a call can have, judged on every reader's calls).  Nothing here
+:mod:`.timestamps` (the one timestamp rule) and :mod:`.values` (token counts and JSON text).  Nothing here
 imports :mod:`ctxwatch.formats` itself: the readers import both.
 """

@@ -3,10 +3,10 @@
 A call's completion shares the context window with its prompt (every provider refuses a request whose prompt
 plus ``max_tokens`` exceeds the window, or stops the completion at it), so a reported output count larger than
 the largest window the call's model can have (:func:`ctxwatch.catalog.windows.largest_window`) cannot be: it
-is a counter of something else, or a corrupted record.  Every reader's calls pass through :func:`bound_outputs`
-(:class:`ctxwatch.formats.Reader` applies it to what each of its methods gives), so that such a count is an
-``implausible_value`` issue of its call's line, and the count unknown (its call kept, not priced, left out of
-the token sums), in every format alike.
+is a counter of something else, or a corrupted record.  Every parsed call passes through
+:func:`implausible_outputs` before accounting (:func:`ctxwatch.engine.sanitize.sanitize`), so that such a count
+is an ``implausible_value`` issue of its call's line, and the count unknown (its call kept, not priced, left out
+of the token sums), in every format alike.
 
 The prompt is not judged here: a reported prompt above the window is no occupancy, and is kept in the totals
 and the cost as reported (:meth:`ctxwatch.model.Call.report_implausible`).  The cache counts are parts of that
@@ -17,7 +17,6 @@ fits its window too).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any
 
@@ -86,18 +85,3 @@ def implausible_outputs(pc: ParsedCall) -> tuple[ParsedCall, Issue | None]:
                   f"{what} (more than {words}, which a call's prompt and output share): treated as unknown",
                   pc.key)
     return replace(pc, usage=usage), issue
-
-
-def bound_outputs(outputs: Iterable[Any]) -> list[Any]:
-    """``outputs`` (a reader's calls, issues and withdrawals) with every call's output counts judged
-    (:func:`implausible_outputs`): a call is followed by its issue, if any."""
-    out: list[Any] = []
-    for o in outputs:
-        if isinstance(o, ParsedCall):
-            o, issue = implausible_outputs(o)
-            out.append(o)
-            if issue is not None:
-                out.append(issue)
-        else:
-            out.append(o)
-    return out
