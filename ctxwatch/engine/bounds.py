@@ -17,6 +17,7 @@ fits its window too).
 
 from __future__ import annotations
 
+import functools
 from dataclasses import replace
 from typing import Any
 
@@ -55,6 +56,13 @@ def output_bound(pc: ParsedCall) -> tuple[int, str]:
     log_window = _count(pc.window) or None
     model = pc.model if isinstance(pc.model, str) else None
     provider = pc.provider if isinstance(pc.provider, str) else None
+    return _bound(model, provider, log_window)
+
+
+@functools.lru_cache(maxsize=1024)
+def _bound(model: str | None, provider: str | None, log_window: int | None) -> tuple[int, str]:
+    """:func:`output_bound` of a call of ``model`` (worked out once per model and stated window: a folder's
+    calls share a few; the cache is bounded, a log's model names being untrusted)."""
     window = max(largest_window(model, provider, log_window) or 0,
                  0 if log_window else catalog_window(model, provider) or 0)
     if window > 0:
