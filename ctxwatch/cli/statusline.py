@@ -42,7 +42,6 @@ def statusline_cmd(path: str | None, config: str | None, window: int | None, bud
     if path == "-":
         fail("statusline reads Claude Code's statusLine JSON on standard input when given no PATH: drop the '-'")
     hook = path is None
-    stated: int | None = None  # (the window the hook says the session has, tokens)
     if hook and sys.stdin.isatty():  # (run by hand: nothing would ever come on standard input)
         fail("statusline reads Claude Code's statusLine JSON on standard input; give a PATH for tmux or by hand")
     if hook:
@@ -67,12 +66,14 @@ def statusline_cmd(path: str | None, config: str | None, window: int | None, bud
         cw = data.get("context_window")
         size = cw.get("context_window_size") if isinstance(cw, dict) else None
         if window is None and isinstance(size, int) and not isinstance(size, bool) and size > 0:
-            stated = size
+            # (as --window: the window the model has anyway changes nothing, so the harness's own limits hold;
+            # another is judged by ctxwatch's defaults, a what-if: ctxwatch.catalog.windows.resolve_window)
+            window = size
     settings = make_settings(config, window=window, budget_fraction=budget_fraction, trigger=trigger,
                              reserve=reserve)
     from ctxwatch.engine import LogError, list_paths, load_run
     from ctxwatch.formats.claude_code import is_subagent_file
-    from ctxwatch.output.statusline import line_call, statusline
+    from ctxwatch.output.statusline import statusline
 
     assert path is not None
     log = path
@@ -84,12 +85,6 @@ def statusline_cmd(path: str | None, config: str | None, window: int | None, bud
         log = sessions[0]
     try:
         run = load_run(log, fmt, settings, cache=user_cache())
-        shown = line_call(run)
-        if stated is not None and (shown is None or shown.window != stated):
-            # (a window of the user's is a what-if, judged by ctxwatch's defaults: the hook's is taken as one only
-            # where the log and the catalogue give another, so that where they agree the harness's own limits,
-            # the ones every other view draws, still apply)
-            run = load_run(log, fmt, settings.with_overrides(window=stated), cache=user_cache())
     except LogError as exc:
         _say(f"ctxwatch: {clean(exc)}", hook)
         return

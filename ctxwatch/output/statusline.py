@@ -59,11 +59,6 @@ def line_context(run: Run) -> str:
     return "main" if any(c.context == "main" for c in run.calls) else (run.contexts() or ["main"])[0]
 
 
-def line_call(run: Run) -> Call | None:
-    """The call the line is of: its context's last call with a plausible prompt size, else its last call."""
-    return _last_call(run, line_context(run))
-
-
 def statusline(run: Run, analyses: dict[str, Analysis] | None = None) -> str:
     """The status line of ``run`` (see the module's docstring); ``analyses``: :func:`analyze_run`'s, computed
     here (without re-reading texts or building drift risks) when ``None``."""
