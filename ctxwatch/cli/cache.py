@@ -37,7 +37,8 @@ def clear_cmd() -> None:
     """Empty the cache: the next read of every log starts from its start (and each log's last activity is
     read again from its end)."""
     from ctxwatch.engine.activity_memo import forget
-    from ctxwatch.engine.cache import CacheError, RunCache
+    from ctxwatch.engine.cache import RunCache
+    from ctxwatch.engine.cacheadmin import CacheError
 
     path = _cache_path()
     cache = RunCache(path)

@@ -22,10 +22,10 @@ import sqlite3
 import stat
 import time
 import zlib
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ctxwatch.config import Settings, caching_disabled
+from ctxwatch.engine.cacheadmin import CacheUpkeep
 from ctxwatch.engine.cachedb import (
     PRUNE_EVERY_BYTES,
     USED_RESOLUTION,
@@ -36,7 +36,6 @@ from ctxwatch.engine.cachedb import (
     prune,
     remove_db,
     settings_text,
-    stored_bytes,
 )
 from ctxwatch.engine.checkpoint import fingerprint
 from ctxwatch.engine.counts import SavedCounts
@@ -52,26 +51,7 @@ def disabled() -> bool:
     return caching_disabled()
 
 
-@dataclass(frozen=True)
-class CacheInfo:
-    """Where the cache is and how big: ``entries`` saved reads of ``logs`` distinct files (a log read with other
-    settings, or by another ctxwatch, has an entry of its own), ``outputs`` commands' whole outputs kept,
-    ``state_bytes`` of saved state, ``file_bytes`` on disk; ``problem``: why it cannot be used, or ``None``."""
-
-    path: str
-    entries: int
-    state_bytes: int
-    file_bytes: int
-    logs: int = 0
-    problem: str | None = None
-    outputs: int = 0
-
-
-class CacheError(Exception):
-    """The cache could not do what was asked of it by name (``ctxwatch cache clear``); the message says why."""
-
-
-class RunCache(KeptOutputs):
+class RunCache(KeptOutputs, CacheUpkeep):
     """The database at ``path`` (:func:`default_path` by default), opened lazily; every method swallows the
     cache's own failures (it is then simply not used)."""
 
@@ -339,55 +319,6 @@ class RunCache(KeptOutputs):
         except Exception as exc:  # (as load: a bad entry only costs the time to read the file)
             self._failed(exc)
             return None
-
-    def info(self) -> CacheInfo:
-        """How big the cache is (0 entries when it cannot be opened)."""
-        db = self._connect()
-        entries = state_bytes = logs = outputs = 0
-        if db is not None:
-            try:
-                entries, logs = db.execute("SELECT COUNT(*), COUNT(DISTINCT path) FROM files").fetchone()
-                (outputs,) = db.execute("SELECT COUNT(*) FROM outputs").fetchone()
-                state_bytes = stored_bytes(db)
-            except sqlite3.Error as exc:
-                self._failed(exc)
-                entries = logs = outputs = state_bytes = 0
-        file_bytes = 0
-        for p in (self.path, self.path + "-wal"):
-            with contextlib.suppress(OSError):
-                file_bytes += os.path.getsize(p)
-        problem = "it was damaged: made again, empty" if self.rebuilt else self.problem
-        return CacheInfo(self.path, entries, state_bytes, file_bytes, logs, problem, outputs)
-
-    def clear(self) -> int:
-        """Remove every entry; return how many there were.
-
-        Raises:
-            CacheError: the cache cannot be opened or emptied (another process holds it past
-                :data:`BUSY_TIMEOUT_MS`, a folder that is a symbolic link, no permission).
-        """
-        db = self._connect()
-        if db is None:
-            raise CacheError(f"{self.path}: cannot be opened" + (f" ({self.problem})" if self.problem else ""))
-        try:
-            n = db.execute("SELECT COUNT(*) FROM files").fetchone()[0]
-            db.execute("DELETE FROM files")
-            db.execute("DELETE FROM outputs")
-            db.execute("DELETE FROM counts")
-            db.commit()
-        except sqlite3.Error as exc:
-            with contextlib.suppress(sqlite3.Error):
-                db.rollback()
-            if type(exc) is sqlite3.DatabaseError:  # (damaged: removed, made again empty)
-                self._failed(exc)
-                return 0
-            raise CacheError(f"{self.path}: not emptied ({exc}; another ctxwatch may be using it: try again)"
-                             ) from exc
-        with contextlib.suppress(sqlite3.Error):
-            db.execute("VACUUM")  # (gives the space back; a reader holding the file only delays that)
-            # (the vacuum went through the write-ahead log, which would hold the old size until a checkpoint)
-            db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        return int(n)
 
 
 def default_cache() -> RunCache | None:
