@@ -157,9 +157,11 @@ class RunCache(KeptOutputs, CacheUpkeep):
             if row is None:
                 return None
             offset, line, used = row
-            (state,) = db.execute("SELECT state FROM files WHERE key = ?", (key,)).fetchone()
-            if state is None:
-                return None  # (a finished log's entry: its result only, see store)
+            # (with the offset it was saved at: another process may have saved the entry again, further on, since
+            # it was checked, and a state read on from the checked offset would count those lines twice)
+            state, at = db.execute("SELECT state, offset FROM files WHERE key = ?", (key,)).fetchone()
+            if state is None or at != offset:
+                return None  # (None: a finished log's entry, its result only, see store)
             from ctxwatch.engine.run import Run  # (here: a kept output written again needs no reader)
 
             run = pickle.loads(zlib.decompress(state))
