@@ -164,3 +164,35 @@ def test_the_cache_command_counts_the_kept_reports(tmp_path: Path) -> None:
     db = sqlite3.connect(cache_mod.default_path())
     assert db.execute("SELECT COUNT(*) FROM outputs").fetchone() == (0,)
     db.close()
+
+
+@pytest.mark.parametrize("change", ["grew", "same-size rewrite"])
+def test_an_input_changed_while_it_was_read_is_not_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                        loads: list[tuple[str, ...]], change: str) -> None:
+    lines = (ROOT / "sample_logs" / "openai_chat_demo.jsonl").read_bytes().splitlines(keepends=True)
+    log = tmp_path / "run.jsonl"
+    log.write_bytes(b"".join(lines[:-1]))
+    first = report("--json", "--no-cache", str(log))
+    real = report_cli.load_paths
+
+    def changed_after_read(paths, fmt, settings, **kw):  # type: ignore[no-untyped-def]
+        run = real(paths, fmt, settings, **kw)
+        if change == "grew":
+            with open(log, "ab") as fh:
+                fh.write(lines[-1])
+        else:  # (one digit of the middle, the first and last bytes as they were)
+            data = log.read_bytes()
+            at = data.index(b'"completion_tokens":', len(data) // 3) + len(b'"completion_tokens":')
+            log.write_bytes(data[:at] + (b"7" if data[at:at + 1] != b"7" else b"8") + data[at + 1:])
+        return run
+
+    monkeypatch.setattr(report_cli, "load_paths", changed_after_read)
+    assert report("--json", str(log)) == first  # (what was read: the log before the change)
+    db = sqlite3.connect(cache_mod.default_path())
+    assert db.execute("SELECT COUNT(*) FROM outputs").fetchone() == (0,)  # (not kept: its inputs changed)
+    db.close()
+    monkeypatch.setattr(report_cli, "load_paths", real)
+    want = report("--json", "--no-cache", str(log))
+    assert want != first
+    loads.clear()
+    assert report("--json", str(log)) == want and len(loads) == 1  # (not answered by the output kept before)

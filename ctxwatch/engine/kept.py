@@ -11,12 +11,14 @@ import time
 import zlib
 from collections.abc import Callable, Iterable, Iterator
 
-from ctxwatch.engine.cachedb import USED_RESOLUTION, code_fingerprint, prune
+from ctxwatch.engine.cachedb import PRUNE_EVERY_BYTES, USED_RESOLUTION, code_fingerprint, prune
 from ctxwatch.tokens.tokenizer import fallback_used
 
 
 class KeptOutputs:
     """Whole outputs in the cache's database (the methods :class:`~ctxwatch.engine.cache.RunCache` gives)."""
+
+    _unpruned: int  # (the cache's own: bytes saved since its last size check)
 
     def _connect(self) -> sqlite3.Connection | None:
         raise NotImplementedError  # (the cache's own)
@@ -77,7 +79,10 @@ class KeptOutputs:
         try:
             db.execute("INSERT OR REPLACE INTO outputs VALUES (?, ?, ?, ?)", (key, code_fingerprint(), time.time(),
                                                                              data))
-            prune(db)
+            self._unpruned += len(data)
+            if self._unpruned >= PRUNE_EVERY_BYTES:  # (as the cache's saves do: see PRUNE_EVERY_BYTES)
+                prune(db)
+                self._unpruned = 0
             db.commit()
         except Exception as exc:
             self._failed(exc)

@@ -41,13 +41,7 @@ def inputs_key(kind: str, paths: list[str], fmt: str | None, settings: Settings)
             st = os.stat(f)
             if not stat.S_ISREG(st.st_mode):
                 return None
-            # (read with pread, no file object: a folder's key opens every one of its logs)
-            fd = os.open(f, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
-            try:
-                head = os.pread(fd, FINGERPRINT_BYTES, 0)
-                tail = os.pread(fd, FINGERPRINT_BYTES, max(0, st.st_size - FINGERPRINT_BYTES))
-            finally:
-                os.close(fd)
+            head, tail = _ends(f, st)
             h.update(f"{f}\0{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}\0"
                      .encode("utf-8", "surrogatepass") + head + b"\0" + tail + b"\0")
         for n in notes:
@@ -55,3 +49,31 @@ def inputs_key(kind: str, paths: list[str], fmt: str | None, settings: Settings)
         return h.hexdigest()
     except (OSError, LogError, ValueError):
         return None
+
+
+#: Each log's first and last :data:`~ctxwatch.engine.checkpoint.FINGERPRINT_BYTES` as this process last read them,
+#: with the file's device, inode, size and times then (:func:`_ends`).
+_SEEN_ENDS: dict[str, tuple[tuple[int, int, int, int, int], bytes, bytes]] = {}
+
+
+def _ends(path: str, st: os.stat_result) -> tuple[bytes, bytes]:
+    """The first and last bytes of the file at ``path`` (``st``: its ``os.stat``).  A key worked out again by the
+    same process (after the read, to tell an input that changed meanwhile) reads them again only for a file
+    whose size or times changed: a write moves its change time, which no program can set back.
+
+    Raises:
+        OSError: the file cannot be read.
+    """
+    ident = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    seen = _SEEN_ENDS.get(path)
+    if seen is not None and seen[0] == ident:
+        return seen[1], seen[2]
+    # (read with pread, no file object: a folder's key opens every one of its logs)
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    try:
+        head = os.pread(fd, FINGERPRINT_BYTES, 0)
+        tail = os.pread(fd, FINGERPRINT_BYTES, max(0, st.st_size - FINGERPRINT_BYTES))
+    finally:
+        os.close(fd)
+    _SEEN_ENDS[path] = (ident, head, tail)
+    return head, tail
