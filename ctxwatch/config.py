@@ -63,6 +63,10 @@ class Settings:
         reserve: fraction of the window kept for the completion when the request gives no max tokens.
         keep_recent: turns kept verbatim by the eviction planner (0 <= n < 2**53, :data:`MAX_COUNT`).
         summary_tokens: assumed size of a compaction summary, in tokens (0 <= n < 2**53).
+        stated_window: the window the harness running the session says its main context works in, in tokens
+            (Claude Code's statusLine hook JSON gives ``context_window.context_window_size``): taken for the
+            calls of the main context whose log states none, labelled ``harness``, so the harness's own rules
+            apply to it (a 1M-token session compacts near 967K, not by ctxwatch's defaults).  Not a config key.
 
     Raises:
         ConfigError: a value is out of its range.
@@ -74,6 +78,7 @@ class Settings:
     reserve: float = DEFAULT_RESERVE
     keep_recent: int = DEFAULT_KEEP_RECENT
     summary_tokens: int = DEFAULT_SUMMARY_TOKENS
+    stated_window: int | None = None
 
     def __post_init__(self) -> None:
         for name in ("budget_fraction", "trigger"):
@@ -82,9 +87,11 @@ class Settings:
                 raise ConfigError(f"{name} must be in (0, 1], got {v}")
         if not 0 <= self.reserve < 1:
             raise ConfigError(f"reserve must be in [0, 1), got {self.reserve}")
-        if self.window is not None and not 0 < self.window < MAX_COUNT:
-            # (a larger whole number, say 10**400 in a config file, overflows the float product 0.6 * window)
-            raise ConfigError(f"window must be a positive number of tokens below 2**53, got {self.window}")
+        for name in ("window", "stated_window"):
+            v = getattr(self, name)
+            if v is not None and not 0 < v < MAX_COUNT:
+                # (a larger whole number, say 10**400 in a config file, overflows the float product 0.6 * window)
+                raise ConfigError(f"{name} must be a positive number of tokens below 2**53, got {v}")
         for name in ("keep_recent", "summary_tokens"):
             v = getattr(self, name)
             # (below 2**53 as the window, :data:`MAX_COUNT`: report --json echoes the settings)
@@ -108,6 +115,12 @@ class Settings:
         """A copy with the given non-``None`` values replaced (validated)."""
         vals = {k: v for k, v in kwargs.items() if v is not None}
         return replace(self, **vals)
+
+
+def config_keys() -> set[str]:
+    """The keys a config file may set: every :class:`Settings` field but ``stated_window`` (the harness's word
+    on its window, never the user's)."""
+    return {f.name for f in fields(Settings)} - {"stated_window"}
 
 
 #: The folder name under the user's config and cache folders (platformdirs' ``appname``).
@@ -221,7 +234,7 @@ def load_settings(path: str | os.PathLike[str] | None = None, **overrides: Any) 
         except UnicodeDecodeError as exc:
             raise ConfigError(f"{file}: not UTF-8 text (TOML files are UTF-8): {exc.reason} at byte {exc.start}"
                               ) from exc
-    known = {f.name for f in fields(Settings)}
+    known = config_keys()
     unknown = set(data) - known
     if unknown:
         raise ConfigError(f"{file}: unknown key(s) {', '.join(sorted(unknown))}; known: {', '.join(sorted(known))}")

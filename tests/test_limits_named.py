@@ -143,6 +143,21 @@ def test_a_compaction_seen_in_another_window_is_no_distance(tmp_path: Path) -> N
     assert " · 717k to trigger · " in out and "seen at" not in out
 
 
+def test_the_hooks_own_window_gets_claude_codes_limits_at_that_window(tmp_path: Path) -> None:
+    """The hook stating 1,000,000 for a session whose prompts never passed 200,000 (so nothing in the log says
+    1M): Claude Code's trigger at that window, 1,000,000 - 20,000 - 13,000 = 967,000, is 967,000 - 180,000 =
+    787,000 away; ctxwatch's defaults would say 0.8 x 0.6 x 1,000,000 - 180,000 = 300,000."""
+    log = tmp_path / "s1.jsonl"
+    log.write_text("".join(json.dumps(r) + "\n" for r in [*_turn(1, 120_000), *_turn(2, 180_000)]))
+    hook = {"transcript_path": str(log), "context_window": {"context_window_size": 1_000_000}}
+    out = _cli("statusline", "--no-cache", stdin=json.dumps(hook))
+    assert out.startswith("ctx 18% of 1.0M · ")
+    assert " · 787k to trigger" in out
+    # (a --window is the user's own what-if, judged by ctxwatch's defaults)
+    out = _cli("statusline", "--no-cache", "--window", "1000000", stdin=json.dumps(hook))
+    assert " · 300k to trigger" in out
+
+
 def test_the_dashboards_limits_line_says_whose_rule_each_limit_is(shared_logs: Path) -> None:
     """The bar's limits line of the spotter's last call with --trigger 0.5: Claude Code's budget 177,000, the
     option's trigger 0.5 x 177,000 = 88,500, so the rule named is Claude Code's budget's alone."""

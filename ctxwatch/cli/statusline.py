@@ -1,8 +1,8 @@
 """``ctxwatch statusline [PATH]``: one line on a session's context window (:mod:`ctxwatch.output.statusline`).
 
 Without PATH it reads Claude Code's ``statusLine`` hook JSON on standard input (``transcript_path``, and
-``context_window.context_window_size`` as the window when ``--window`` is not given: a ``--window`` where it
-is not the window the log and the catalogue give the call shown, else the harness's own limits apply); with
+``context_window.context_window_size``: the window Claude Code runs the session in, at which its own limits
+apply, :attr:`ctxwatch.config.Settings.stated_window`; a ``--window`` is the user's what-if instead); with
 PATH (a log, or a folder: its newest session) it is for tmux's ``status-right``.  Run on every prompt, so it
 reads through the cache of earlier reads (only what the log grew by is read) and never imports the dashboard.
 
@@ -23,6 +23,7 @@ from ctxwatch.cli.console import echo
 from ctxwatch.cli.exits import fail
 from ctxwatch.cli.load import user_cache
 from ctxwatch.cli.options import cache_option, make_settings, settings_options
+from ctxwatch.config import MAX_COUNT
 from ctxwatch.output.safetext import clean
 
 
@@ -42,6 +43,7 @@ def statusline_cmd(path: str | None, config: str | None, window: int | None, bud
     if path == "-":
         fail("statusline reads Claude Code's statusLine JSON on standard input when given no PATH: drop the '-'")
     hook = path is None
+    stated: int | None = None
     if hook and sys.stdin.isatty():  # (run by hand: nothing would ever come on standard input)
         fail("statusline reads Claude Code's statusLine JSON on standard input; give a PATH for tmux or by hand")
     if hook:
@@ -65,12 +67,12 @@ def statusline_cmd(path: str | None, config: str | None, window: int | None, bud
         path = transcript
         cw = data.get("context_window")
         size = cw.get("context_window_size") if isinstance(cw, dict) else None
-        if window is None and isinstance(size, int) and not isinstance(size, bool) and size > 0:
-            # (as --window: the window the model has anyway changes nothing, so the harness's own limits hold;
-            # another is judged by ctxwatch's defaults, a what-if: ctxwatch.catalog.windows.resolve_window)
-            window = size
+        if isinstance(size, int) and not isinstance(size, bool) and 0 < size < MAX_COUNT:
+            # (Claude Code's word on the window it runs the session in: its own limits at that window, where a
+            # --window would be the user's what-if, judged by ctxwatch's defaults)
+            stated = size
     settings = make_settings(config, window=window, budget_fraction=budget_fraction, trigger=trigger,
-                             reserve=reserve)
+                             reserve=reserve, stated_window=stated)
     from ctxwatch.engine import LogError, list_paths, load_run
     from ctxwatch.formats.claude_code import is_subagent_file
     from ctxwatch.output.statusline import statusline
