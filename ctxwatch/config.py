@@ -60,7 +60,8 @@ class Settings:
         window: context window override in tokens (``None`` = from the log or the model catalogue).
         budget_fraction: fraction of the window the prompt may use (0 < f <= 1).
         trigger: fraction of the *budget* at which compaction should fire (0 < f <= 1).
-        reserve: fraction of the window kept for the completion when the request gives no max tokens.
+        reserve: the completion's room when the request gives no max tokens: below 1 a fraction of the window,
+            else whole tokens (capped at the window).
         keep_recent: turns kept verbatim by the eviction planner (0 <= n < 2**53, :data:`MAX_COUNT`).
         summary_tokens: assumed size of a compaction summary, in tokens (0 <= n < 2**53).
         stated_window: the window the harness running the session says its main context works in, in tokens
@@ -85,8 +86,9 @@ class Settings:
             v = getattr(self, name)
             if not 0 < v <= 1:
                 raise ConfigError(f"{name} must be in (0, 1], got {v}")
-        if not 0 <= self.reserve < 1:
-            raise ConfigError(f"reserve must be in [0, 1), got {self.reserve}")
+        if not 0 <= self.reserve < MAX_COUNT or (self.reserve >= 1 and self.reserve != int(self.reserve)):
+            raise ConfigError("reserve must be a fraction of the window in [0, 1) or a whole number of tokens "
+                              f"below 2**53, got {self.reserve}")
         for name in ("window", "stated_window"):
             v = getattr(self, name)
             if v is not None and not 0 < v < MAX_COUNT:
@@ -108,8 +110,13 @@ class Settings:
         return int(self.budget_tokens(window, reserve) * self.trigger)
 
     def reserve_tokens(self, window: int) -> int:
-        """The default completion reserve in tokens (``reserve * window``)."""
-        return int(window * self.reserve)
+        """The default completion reserve in tokens: ``reserve * window`` for a fraction, else ``reserve``
+        tokens, no more than the window."""
+        return int(window * self.reserve) if self.reserve < 1 else min(int(self.reserve), window)
+
+    def reserve_text(self) -> str:
+        """The default reserve in words: ``15% of the window`` or ``20,000 tokens``."""
+        return f"{self.reserve:.0%} of the window" if self.reserve < 1 else f"{int(self.reserve):,} tokens"
 
     def with_overrides(self, **kwargs: Any) -> Settings:
         """A copy with the given non-``None`` values replaced (validated)."""

@@ -28,8 +28,9 @@ def settings_options(f: Callable[..., Any]) -> Callable[..., Any]:
                      help="Fraction of the window the prompt may use [default: 0.6]."),
         click.option("--trigger", type=click.FloatRange(0, 1, min_open=True), default=None,
                      help="Compaction trigger as a fraction of the budget [default: 0.8]."),
-        click.option("--reserve", type=click.FloatRange(0, 1, max_open=True), default=None,
-                     help="Completion reserve as a fraction of the window when max_tokens is not set [default: 0.15]."),
+        click.option("--reserve", type=click.FloatRange(0, MAX_COUNT - 1), default=None,
+                     help="Completion reserve when max_tokens is not set: below 1 a fraction of the window, else "
+                          "tokens [default: 0.15]."),
         click.option("--format", "fmt", default=None, help="Log format (see `ctxwatch formats`); default: detect."),
     ]
     for o in reversed(opts):

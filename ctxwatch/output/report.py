@@ -186,7 +186,7 @@ def report_head(run: Run, factors: Calibrations) -> dict[str, Any]:
         "format": fmt,
         "formats": formats,
         "settings": {"window": st.window, "budget_fraction": st.budget_fraction, "trigger": st.trigger,
-                     "reserve": st.reserve, "keep_recent": st.keep_recent},
+                     "reserve": st.reserve if st.reserve < 1 else int(st.reserve), "keep_recent": st.keep_recent},
         "calibration": round(cal, 4) if cal is not None else None,
     }
 

@@ -125,9 +125,13 @@ class Policy:
                       **kwargs: Any) -> Policy:
         """A policy from :class:`~ctxwatch.config.Settings` for a window (tokens); ``kwargs`` override fields."""
         vals: dict[str, Any] = {
-            "budget_fraction": settings.budget_fraction, "trigger": settings.trigger, "reserve": settings.reserve,
+            "budget_fraction": settings.budget_fraction, "trigger": settings.trigger,
             "keep_recent": settings.keep_recent, "summary_tokens": settings.summary_tokens,
         }
+        if settings.reserve < 1:
+            vals["reserve"] = settings.reserve
+        elif reserve_tokens is None:  # (a reserve in tokens: as the accounting gives it, no more than the window)
+            reserve_tokens = settings.reserve_tokens(window)
         vals.update(kwargs)
         return cls(window=window, reserve_tokens=reserve_tokens, **vals)
 

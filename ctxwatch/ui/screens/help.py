@@ -121,7 +121,7 @@ def help_sections(settings: Settings | None = None) -> tuple[HelpSection, ...]:
     for glyph, name, colour, what in (
             ("█", "floor", "magenta", "system prompt + tool schemas, paid on every call"),
             ("▓", "history", "cyan", "every other message"),
-            ("░", "reserve", "yellow", f"room for the completion (max_tokens, else {st.reserve:.0%} of the window)"),
+            ("░", "reserve", "yellow", f"room for the completion (max_tokens, else {st.reserve_text()})"),
             ("·", "free", "bright_black", "what is left of the window")):
         bar.append(f"  {glyph} {name:<8}", colour)
         bar.append(f" {what}\n")
