@@ -67,7 +67,8 @@ class Settings:
         stated_window: the window the harness running the session says its main context works in, in tokens
             (Claude Code's statusLine hook JSON gives ``context_window.context_window_size``): taken for the
             calls of the main context whose log states none, labelled ``harness``, so the harness's own rules
-            apply to it (a 1M-token session compacts near 967K, not by ctxwatch's defaults).  Not a config key.
+            apply to it (a 1M-token session compacts near 967K, not by ctxwatch's defaults); the window a call
+            has anyway keeps its own source.  Not a config key.
 
     Raises:
         ConfigError: a value is out of its range.

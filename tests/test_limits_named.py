@@ -158,6 +158,15 @@ def test_the_hooks_own_window_gets_claude_codes_limits_at_that_window(tmp_path: 
     assert " · 300k to trigger" in out
 
 
+def test_the_hooks_window_is_not_the_one_earlier_compactions_ran_in(shared_logs: Path) -> None:
+    """The spotter session compacted at 170,251 (in its 200,000 window); the hook now states 1,000,000: the
+    line measures to Claude Code's trigger at 1M, 967,000 - 106,060 = 860,940, not to the old compaction."""
+    hook = {"transcript_path": str(shared_logs / FULL), "context_window": {"context_window_size": 1_000_000}}
+    out = _cli("statusline", "--no-cache", stdin=json.dumps(hook))
+    assert out.startswith("ctx 11% of 1.0M · ")
+    assert " · 861k to trigger · " in out and "seen at" not in out
+
+
 def test_the_dashboards_limits_line_says_whose_rule_each_limit_is(shared_logs: Path) -> None:
     """The bar's limits line of the spotter's last call with --trigger 0.5: Claude Code's budget 177,000, the
     option's trigger 0.5 x 177,000 = 88,500, so the rule named is Claude Code's budget's alone."""

@@ -196,8 +196,10 @@ class Accountant:
         since = self._long_context.get((pc.session, pc.context, pc.model))
         long_context = since is not None and index >= since
         window, window_src = resolve_window(pc.model, pc.provider, pc.window, st.window, long_context=long_context)
-        if st.stated_window and not pc.window and window_src != Src.OPTION and pc.context == "main":
-            # (the harness's own word on the window it runs the session in: its rules apply, at that window)
+        if st.stated_window and st.stated_window != window and not pc.window and window_src != Src.OPTION \
+                and pc.context == "main":
+            # (the harness's own word on the window it runs the session in: its rules apply, at that window; the
+            # window the call has anyway keeps its source)
             window, window_src = st.stated_window, Src.HARNESS
         # A window the user set (--window, config) is a what-if or a deployment limit: a reported prompt above it
         # is an overflow, so plausibility is judged against the window the log or the catalogue gives.

@@ -11,14 +11,15 @@ The distance to compaction is to the size the harness last compacted at when the
 ``compact_boundary`` ``preTokens``: ``to compaction (seen at 170k)``) and the call's trigger is the harness's own
 in that same window, else to the call's own compaction trigger as every view draws it
 (:class:`ctxwatch.analysis.Limits`: its harness's rule, else ``trigger`` x budget; a ``--window`` or ``--trigger``
-given is the user's what-if, which the harness's compactions say nothing of).
+given is the user's what-if, which the harness's compactions say nothing of, and a window the hook states is
+the session's now, not necessarily the one its earlier compactions ran in).
 """
 
 from __future__ import annotations
 
 from ctxwatch.analysis import Analysis, Limits, analyze_run, worst_flag
 from ctxwatch.engine import Run
-from ctxwatch.model import Call
+from ctxwatch.model import Call, Src
 
 #: The mark of each flag severity on the line (as the dashboard's side panel marks them).
 SEVERITY_MARK = {"critical": "!!", "warn": "!", "info": "i"}
@@ -82,7 +83,9 @@ def statusline(run: Run, analyses: dict[str, Analysis] | None = None) -> str:
     lim = Limits.of(call, run.settings)
     # (where the harness's rule sets the trigger, the size it was seen compacting at is the closer figure; a
     # --window or --trigger of the user's is a what-if the harness never ran, judged by the call's own trigger)
-    seen = _seen_compaction(run, call) if lim.trigger_rule else None
+    # A window the harness states now (its hook's) says nothing of the window earlier compactions ran in.
+    stated = run.settings.stated_window is not None and call.window_src == Src.HARNESS
+    seen = _seen_compaction(run, call) if lim.trigger_rule and not stated else None
     limit, what = (seen, f"compaction (seen at {short(seen)})") if seen else (lim.trigger, "trigger")
     if limit is None or occupancy is None:
         parts.append(f"? to {what}")
