@@ -151,3 +151,15 @@ def test_a_transcript_path_of_another_type_says_so(value: str, kind: str) -> Non
     code, out = run_cli([], '{"transcript_path": ' + value + '}')
     assert code == 0
     assert out == f"ctxwatch: the statusLine JSON's transcript_path is a JSON {kind}, not a path\n"
+
+
+def test_a_last_call_with_no_size_leaves_the_line_as_it_was(shared_logs: Path, tmp_path: Path) -> None:
+    """A junk assistant line appended (usage a string, no model, no session): a call of no known size, reported
+    as an issue, passed over as an implausible one is: the line is the one of the call before."""
+    path = tmp_path / "session.jsonl"
+    shutil.copyfile(shared_logs / FULL, path)
+    _, want = run_cli([str(path), "--no-cache"])
+    with open(path, "a") as fh:
+        fh.write('{"type":"assistant","message":{"id":1234,"usage":"lots"}}\n')
+    code, out = run_cli([str(path), "--no-cache"])
+    assert code == 0 and out == want and out.startswith("ctx 53% of 200k · ")

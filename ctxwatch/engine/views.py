@@ -55,7 +55,8 @@ class RunViews:
         Right after a compaction whose next call has not arrived: the log's ``post_tokens`` (``"log"``), else
         ``None`` with ``"compacted"`` (never the stale size from before the compaction, and never 0).  Otherwise
         the latest call's prompt (``"reported"`` or ``"estimated"``), passing over calls whose reported prompt is
-        implausible (the last plausible occupancy stays).
+        implausible or that have no size at all (a damaged usage and no messages to count): the last known
+        occupancy stays.
         """
         pending = self.pending_compactions()
         marker = pending.get(context)
@@ -65,7 +66,7 @@ class RunViews:
             post = marker.get("post_tokens")
             return (int(post), "log") if isinstance(post, int) and post > 0 else (None, "compacted")
         for c in reversed(self.calls):
-            if c.context == context and not c.prompt_implausible:
+            if c.context == context and not c.prompt_implausible and c.prompt_tokens is not None:
                 if c.prompt_reported:  # (a reported 0 is no size: the estimate stands in, as in prompt_tokens)
                     return c.prompt_reported, "reported"
                 return c.prompt_tokens, "estimated"
