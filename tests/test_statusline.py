@@ -163,3 +163,15 @@ def test_a_last_call_with_no_size_leaves_the_line_as_it_was(shared_logs: Path, t
         fh.write('{"type":"assistant","message":{"id":1234,"usage":"lots"}}\n')
     code, out = run_cli([str(path), "--no-cache"])
     assert code == 0 and out == want and out.startswith("ctx 53% of 200k · ")
+
+
+@pytest.mark.parametrize(("stdin", "says"), [
+    ('{"transcript_path": "x.jsonl", "context_window": {"context_window_size": 1e400}}', "cannot be read (number"),
+    ("[1, 2]", "is no object"), ("", "no statusLine JSON")])
+def test_the_hooks_json_that_cannot_be_used_is_named(stdin: str, says: str) -> None:
+    """JSON given but unreadable (a number past a double's range), or not an object, is said to be so rather than
+    said to be missing."""
+    code, out = run_cli([], stdin)
+    assert code == 0 and out.startswith("ctxwatch: the statusLine JSON" if says != "no statusLine JSON"
+                                        else "ctxwatch: no statusLine JSON") and says in out
+    assert len(out.splitlines()) == 1

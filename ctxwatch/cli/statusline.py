@@ -47,12 +47,16 @@ def statusline_cmd(path: str | None, config: str | None, window: int | None, bud
     if hook and sys.stdin.isatty():  # (run by hand: nothing would ever come on standard input)
         fail("statusline reads Claude Code's statusLine JSON on standard input; give a PATH for tmux or by hand")
     if hook:
+        given = sys.stdin.buffer.read()
         try:
-            data: Any = orjson.loads(sys.stdin.buffer.read() or b"null")
-        except orjson.JSONDecodeError:
-            data = None
+            data: Any = orjson.loads(given or b"null")
+        except orjson.JSONDecodeError as exc:
+            # (orjson's own words: where it stopped, a number out of range)
+            _say(f"ctxwatch: the statusLine JSON on standard input cannot be read ({clean(str(exc))})", hook)
+            return
         if not isinstance(data, dict):
-            _say("ctxwatch: no statusLine JSON on standard input (give a PATH for tmux)", hook)
+            _say("ctxwatch: no statusLine JSON on standard input (give a PATH for tmux)" if data is None else
+                 "ctxwatch: the statusLine JSON on standard input is no object", hook)
             return
         transcript = data.get("transcript_path")
         if transcript is not None and not isinstance(transcript, str):
