@@ -81,3 +81,19 @@ def test_a_pipe_of_binary_data_is_refused_after_its_first_mebibyte(tmp_path: Pat
 
 def test_the_default_limit_is_16_gib() -> None:
     assert spool.MAX_SPOOL_BYTES == 16 * 1024**3
+
+
+def test_an_inspect_eval_archive_on_standard_input_is_read_as_from_its_path(shared_logs: Path) -> None:
+    """An Inspect ``.eval`` log is a zip, told and opened by its name: its copy of standard input is named so
+    too, and gives the calls its path gives, shown as ``-``."""
+    path = shared_logs / "request-response" / "inspect-ai" / "2024-11-05T13-32-37-05-00_input-task.eval"
+    by_path = CliRunner().invoke(main, ["report", "--json", "--no-cache", str(path)])
+    piped = CliRunner().invoke(main, ["report", "--json", "--no-cache", "-"], input=path.read_bytes())
+    assert by_path.exit_code == 0 and piped.exit_code == 0, piped.output
+    want, got = json.loads(by_path.stdout), json.loads(piped.stdout)
+    assert got["format"] == want["format"] == "inspect-ai" and got["file"] == "-"
+    assert len(got["calls"]) == len(want["calls"]) > 0
+    for g, w in zip(got["calls"], want["calls"], strict=True):
+        assert g["file"] == "-"
+        g.pop("file"), w.pop("file")
+        assert g == w

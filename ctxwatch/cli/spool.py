@@ -238,6 +238,22 @@ def spool_stdin(paths: tuple[str, ...]) -> tuple[tuple[str, ...], str | None]:
             what = "standard input" if given == STDIN_NAME else "the pipe"
             fail(f"{clean(given)}: more than {_limit_text()} on {what}, the most ctxwatch copies to a temporary "
                  "file to read; save the log to a file and give its path")
+        spool = _named_by_content(spool)
         show_as(spool, given)
         copies[given] = spool
     return tuple(copies.get(p, p) for p in paths), folder
+
+
+#: The first bytes of a zip archive (an Inspect AI ``.eval`` log is one).
+ZIP_MAGIC = b"PK\x03\x04"
+
+
+def _named_by_content(spool: str) -> str:
+    """The copy ``spool``, renamed ``*.eval`` when it is a zip archive: an Inspect AI ``.eval`` log is told and
+    opened by its name, and a copy of standard input has none of its own."""
+    with open(spool, "rb") as fh:
+        head = fh.read(len(ZIP_MAGIC))
+    if head != ZIP_MAGIC:
+        return spool
+    os.rename(spool, spool + ".eval")
+    return spool + ".eval"
