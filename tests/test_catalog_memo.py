@@ -88,3 +88,33 @@ def test_an_oversized_memo_is_not_read_and_is_replaced(tmp_path: Path, monkeypat
     windows.catalog_window.cache_clear()
     assert windows.catalog_window("planted-model", None) == 4242
     windows.catalog_window.cache_clear()
+
+
+def _look_up_in_a_worker(model: str) -> int | None:
+    """A worker's task: one catalogue answer looked up (and put in the worker's copy of the memo)."""
+    windows.catalog_window.cache_clear()
+    return windows.catalog_window(model, None)
+
+
+def test_the_answers_a_worker_looked_up_reach_the_memo_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker process of a parallel read ends without exit handlers: the answers it looked up are written to
+    the memo file when its task ends, so the next read's workers find them (they imported the catalogue again on
+    every read).  The parent never looked the model up, so only the worker can have written the answer."""
+    from ctxwatch.engine.parallel import fork_map
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.delenv("CTXWATCH_NO_CACHE", raising=False)
+    monkeypatch.setattr(memo, "_memo", None)
+    monkeypatch.setattr(memo, "_dirty", False)
+    monkeypatch.setattr(memo, "_exit_save", [True])  # (no exit hook from this test)
+    memo.get("window\x00nothing\x00None")  # (the parent's memo read, empty, before the fork)
+    results = fork_map(_look_up_in_a_worker, [("gpt-4o",)], 1)
+    assert results is not None
+    expected = list(results)
+    assert expected[0] is not None and expected[0] > 0
+    path = memo.memo_path()
+    assert path is not None
+    data = json.loads(Path(path).read_text())
+    assert data["window\x00gpt-4o\x00None"] == expected[0]
+    assert "window\x00gpt-4o\x00None" not in (memo._memo or {})  # (the parent's copy never held it)
+    windows.catalog_window.cache_clear()

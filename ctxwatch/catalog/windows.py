@@ -7,6 +7,8 @@ re-exported here for callers that import them from this module.
 
 from __future__ import annotations
 
+import functools
+
 from ctxwatch.catalog.documented import documented_window
 from ctxwatch.catalog.entries import base_model, catalog_window, priced_as
 from ctxwatch.catalog.prices import BATCH_DISCOUNT, call_cost
@@ -39,6 +41,7 @@ ANTHROPIC_LONG_CONTEXT_WINDOW = 1_000_000
 ANTHROPIC_LONG_CONTEXT_MODELS = ("claude-sonnet-4",)
 
 
+@functools.lru_cache(maxsize=512)  # (asked for every call of a Claude Code folder)
 def has_long_context(model: str | None, provider: str | None = "anthropic") -> bool:
     """True for a Claude model that offers the 1M-token beta window: one of
     :data:`ANTHROPIC_LONG_CONTEXT_MODELS` (a cloud's or a proxy's spelling of the id is read as the base model,
@@ -103,6 +106,7 @@ def resolve_window(model: str | None, provider: str | None, log_window: int | No
     return None, Src.UNKNOWN
 
 
+@functools.lru_cache(maxsize=512)  # (asked for every call of a Claude Code folder)
 def largest_window(model: str | None, provider: str | None, log_window: int | None = None) -> int | None:
     """The largest window a call of ``model`` can have, in tokens (``None`` when unknown): the log's own
     statement, else the model's window as :func:`resolve_window` gives it with the 1M-token beta where the model

@@ -64,7 +64,7 @@ def fork_map(fn: Callable[..., _T], tasks: list[tuple[Any, ...]], workers: int) 
     try:
         pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork"),
                                    initializer=die_with_parent, initargs=(os.getpid(),))
-        futures: list[Future[_T] | None] = [pool.submit(fn, *t) for t in tasks]
+        futures: list[Future[_T] | None] = [pool.submit(_task, fn, *t) for t in tasks]
     except (OSError, ValueError):
         return None
 
@@ -82,6 +82,18 @@ def fork_map(fn: Callable[..., _T], tasks: list[tuple[Any, ...]], workers: int) 
             pool.shutdown(wait=True, cancel_futures=True)
 
     return results()
+
+
+def _task(fn: Callable[..., _T], *args: Any) -> _T:
+    """A worker's ``fn(*args)``, then the catalogue answers it looked up written to the start-up memo
+    (:func:`ctxwatch.catalog.memo.flush`): a pool's worker ends without the exit handler that writes them, so the
+    next read's workers would look them up again."""
+    from ctxwatch.catalog import memo
+
+    try:
+        return fn(*args)
+    finally:
+        memo.flush()
 
 
 def side_task(fn: Callable[..., _T], *args: Any) -> Callable[[], _T]:
