@@ -5,10 +5,13 @@ class's own maker, named by reference."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import pickle
+from pathlib import Path
 
 import pytest
 
+from ctxwatch.engine import load_run
 from ctxwatch.model import SourceRef, Usage
 from ctxwatch.model.call import MessageStat
 
@@ -28,3 +31,21 @@ def test_a_frozen_summary_comes_back_whole_and_frozen(obj: object) -> None:
     field = dataclasses.fields(obj)[0].name  # type: ignore[arg-type]
     with pytest.raises(dataclasses.FrozenInstanceError):
         setattr(back, field, None)
+
+
+def test_a_name_every_call_repeats_is_pickled_once(shared_logs: Path) -> None:
+    """A real Claude Code session (``spotter_4d5611e5_full.jsonl``): its calls' session id, model and service
+    tier each appear once in the pickle of its calls (one object, referred to after), not once per call, as each
+    line's parse made them.  The expected counts are read from the file by a separate simple reader."""
+    path = shared_logs / "claude-code" / "spotter_4d5611e5_full.jsonl"
+    sessions, models = set(), set()
+    for line in path.read_bytes().splitlines():
+        rec = json.loads(line)
+        if rec.get("type") == "assistant" and not rec.get("isSidechain"):
+            sessions.add(rec["sessionId"])
+            models.add(rec["message"]["model"])
+    run = load_run(str(path))
+    assert len(run.calls) > 100
+    blob = pickle.dumps(run.calls, protocol=pickle.HIGHEST_PROTOCOL)
+    for value in [*sorted(sessions | models - {"<synthetic>"}), "standard"]:
+        assert blob.count(value.encode()) == 1, value

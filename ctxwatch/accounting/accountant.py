@@ -21,6 +21,7 @@ from ctxwatch.model import (
     digest,
     implausible_prompt,
     message_key,
+    shared,
     text_key,
 )
 from ctxwatch.source import json_text
@@ -319,8 +320,8 @@ class Accountant:
             tool_names = tuple(names)
 
         return Call(
-            index=index, source=pc.source, timestamp=pc.timestamp, model=pc.model, provider=pc.provider,
-            session=pc.session, context=pc.context, window=window, window_src=window_src,
+            index=index, source=pc.source, timestamp=pc.timestamp, model=shared(pc.model), provider=pc.provider,
+            session=shared(pc.session), context=pc.context, window=window, window_src=window_src,
             system_tokens=system_tokens, tools_tokens=tools_tokens, floor_tokens=floor, floor_src=floor_src,
             history_tokens=history, history_src=history_src,
             reserve_tokens=reserve, reserve_src=reserve_src, prompt_estimated=prompt_est, usage=pc.usage,

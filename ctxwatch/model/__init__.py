@@ -36,6 +36,7 @@ from ctxwatch.model.parsed import (
     message_key,
     text_key,
 )
+from ctxwatch.model.pickling import shared
 from ctxwatch.model.provenance import Provenance
 from ctxwatch.model.shown import Breakdown, raw_breakdown, shown_breakdown, shown_fraction, shown_free, shown_used
 
@@ -75,6 +76,7 @@ __all__ = [
     "raw_breakdown",
     "separate_requests",
     "session_ranks",
+    "shared",
     "shown_breakdown",
     "shown_fraction",
     "shown_free",

@@ -5,6 +5,7 @@ generates looks the fields up again for every object, which made the transfer co
 from __future__ import annotations
 
 import operator
+import sys
 from collections.abc import Callable
 from dataclasses import fields
 from typing import Any, TypeVar
@@ -52,3 +53,11 @@ def _frozen_maker(cls: type) -> Callable[..., Any]:
     make.__qualname__ = f"{cls.__qualname__}._unpickle"
     cls._unpickle = make  # type: ignore[attr-defined]
     return make
+
+
+def shared(text: str | None) -> str | None:
+    """``text`` as the one object of its value (:func:`sys.intern`) for a name every call of a log repeats (its
+    model, session, service tier): a JSON parse makes a new string per call, and a pickle of the calls (the
+    workers' results, the cache's) holds and rebuilds each copy, where one object is written once and referred
+    to after.  Anything but an exact ``str`` is returned as it is."""
+    return sys.intern(text) if text.__class__ is str else text

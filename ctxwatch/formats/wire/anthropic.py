@@ -22,7 +22,7 @@ from ctxwatch.formats.wire.values import (
     response_unknown,
     usage_count,
 )
-from ctxwatch.model import Message, Part, ResponseInfo, Usage
+from ctxwatch.model import Message, Part, ResponseInfo, Usage, shared
 
 
 def anthropic_usage(usage: Any) -> Usage | None:
@@ -55,7 +55,7 @@ def anthropic_usage(usage: Any) -> Usage | None:
                  input_uncached=inp if has_input else None, cache_read=cr, cache_write=cw,
                  output=usage_count(usage.get("output_tokens")),
                  cache_write_1h=cache_write_1h(usage) if cw.__class__ is int else None, web_searches=searches,
-                 service_tier=tier if tier.__class__ is str and tier else None)
+                 service_tier=shared(tier) if tier.__class__ is str and tier else None)
 
 
 def cache_write_1h(usage: dict[str, Any]) -> Any:
