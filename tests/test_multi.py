@@ -686,3 +686,39 @@ def test_an_empty_log_in_a_folder_is_noted_and_in_no_format(tmp_path: Path, shar
         doc = report_json(multi.load_many([str(root)], None, Settings(), parallel=par))
         assert doc["calls"] == [] and doc["format"] is None
         assert sorted(i["kind"] for i in doc["issues"]) == ["empty_file", "empty_file"]
+
+
+def test_a_parallel_read_leaves_the_tokenizer_to_the_workers(tmp_path: Path, shared_logs: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """The process that forks the workers loads the tokenizer for them and then lets go of it (about 75 MB of its
+    peak memory): the workers count with their copies, and the report is the serial read's.  A tokenizer this
+    process had loaded already is left loaded."""
+    import ctxwatch.tokens as tokens
+    from ctxwatch.tokens.tokenizer import Tokenizer
+
+    root = _folder(tmp_path, shared_logs)
+    serial = report_json(multi.load_many([str(root)], None, Settings()))
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(per_file, "TASK_BYTES", 200_000)
+    fresh = Tokenizer("o200k_base")
+    monkeypatch.setattr(tokens, "get_tokenizer", lambda encoding: fresh)
+    assert report_json(multi.load_many([str(root)], None, Settings(), parallel=True)) == serial
+    assert not fresh.loaded
+    fresh.load()
+    assert report_json(multi.load_many([str(root)], None, Settings(), parallel=True)) == serial
+    assert fresh.loaded
+
+
+def test_a_tokenizer_let_go_of_counts_the_same_when_asked_again() -> None:
+    """:meth:`Tokenizer.unload` drops the encoding; the next count of a text not counted before loads it again
+    (o200k_base: "hello" is one token, "hello world" two)."""
+    from ctxwatch.tokens.tokenizer import Tokenizer
+
+    tok = Tokenizer("o200k_base").load()
+    assert tok.count("hello") == 1
+    tok.unload()
+    assert not tok.loaded
+    assert tok.count("hello") == 1  # (kept from before)
+    assert not tok.loaded
+    assert tok.count("hello world") == 2
+    assert tok.loaded and tok.name == "o200k_base"
