@@ -38,7 +38,17 @@ from ctxwatch.model.parsed import (
 )
 from ctxwatch.model.pickling import shared
 from ctxwatch.model.provenance import Provenance
-from ctxwatch.model.shown import Breakdown, raw_breakdown, shown_breakdown, shown_fraction, shown_free, shown_used
+from ctxwatch.model.shown import (
+    Breakdown,
+    fraction_of,
+    free_of,
+    raw_breakdown,
+    shown_breakdown,
+    shown_calibrated_used,
+    shown_fraction,
+    shown_free,
+    shown_used,
+)
 
 __all__ = [
     "BAD_LINE_KINDS",
@@ -66,6 +76,8 @@ __all__ = [
     "counted_issues",
     "digest",
     "estimate_confirms",
+    "fraction_of",
+    "free_of",
     "implausible_prompt",
     "implausible_what",
     "is_bad_line",
@@ -78,6 +90,7 @@ __all__ = [
     "session_ranks",
     "shared",
     "shown_breakdown",
+    "shown_calibrated_used",
     "shown_fraction",
     "shown_free",
     "shown_used",

@@ -115,26 +115,43 @@ def shown_used(call: Call, shown: Breakdown | None) -> int | None:
     count (the analysis's occupancy, the estimate x the calibration, is within a token or two of it) and what
     ``plan`` calls 'before'.  Free and used % then agree with the floor and history beside them (the bar adds
     up to the window), where they came from the raw estimate."""
+    calibrated = shown_calibrated_used(call, shown)
+    return calibrated if calibrated is not None else call.used_tokens
+
+
+def shown_calibrated_used(call: Call, shown: Breakdown | None) -> int | None:
+    """:func:`shown_used` where it is not :attr:`Call.used_tokens` (a call that reports no prompt, shown
+    calibrated), else ``None``: for a caller that has the call's used tokens already
+    (:meth:`Call.prompt_judged`)."""
     if shown is not None and shown.calibrated and not shown.filled and call.prompt_reported is None \
             and call.prompt_estimated is not None and call.floor_tokens is not None \
             and call.history_tokens is not None and shown.floor_tokens is not None \
             and shown.history_tokens is not None:
         primer = max(0, call.prompt_estimated - call.floor_tokens - call.history_tokens)
         return shown.floor_tokens + shown.history_tokens + primer
-    return call.used_tokens
+    return None
 
 
-def shown_free(call: Call, shown: Breakdown | None) -> int | None:
-    """Window minus :func:`shown_used` and the reserve, in tokens (negative = overflow); ``None`` if unknown."""
-    used = shown_used(call, shown)
+def free_of(call: Call, used: int | None) -> int | None:
+    """Window minus ``used`` (tokens, :func:`shown_used`) and the reserve, in tokens (negative = overflow);
+    ``None`` if unknown."""
     if call.window is None or call.reserve_tokens is None or used is None:
         return None
     return call.window - used - call.reserve_tokens
 
 
-def shown_fraction(call: Call, shown: Breakdown | None) -> float | None:
-    """:func:`shown_used` as a fraction of the window, or ``None`` when either is unknown."""
-    used = shown_used(call, shown)
+def fraction_of(call: Call, used: int | None) -> float | None:
+    """``used`` (tokens, :func:`shown_used`) as a fraction of the window, or ``None`` when either is unknown."""
     if not call.window or used is None:
         return None
     return used / call.window
+
+
+def shown_free(call: Call, shown: Breakdown | None) -> int | None:
+    """Window minus :func:`shown_used` and the reserve, in tokens (negative = overflow); ``None`` if unknown."""
+    return free_of(call, shown_used(call, shown))
+
+
+def shown_fraction(call: Call, shown: Breakdown | None) -> float | None:
+    """:func:`shown_used` as a fraction of the window, or ``None`` when either is unknown."""
+    return fraction_of(call, shown_used(call, shown))

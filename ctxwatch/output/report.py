@@ -21,9 +21,10 @@ from ctxwatch.model import (
     Call,
     Issue,
     Src,
+    fraction_of,
+    free_of,
     shown_breakdown,
-    shown_fraction,
-    shown_free,
+    shown_calibrated_used,
 )
 from ctxwatch.output.fields import instance_of, iso
 from ctxwatch.output.sessions import session_totals
@@ -77,7 +78,10 @@ def call_json(call: Call, calibration: float | None = None, cost: Decimal | bool
     u = call.usage
     price = cost_of(call) if isinstance(cost, bool) else cost
     shown = shown_breakdown(call, calibration)
-    used = shown_fraction(call, shown)
+    _, implausible, prompt = call.prompt_judged()  # (judged once: this runs for every call of a folder)
+    calibrated_used = shown_calibrated_used(call, shown)
+    used_tokens = calibrated_used if calibrated_used is not None else prompt
+    used = fraction_of(call, used_tokens)
     doc = {
         # (the #N people see, the text and check print and `plan --call` takes; index is the same call from 0)
         "number": call.index + 1,
@@ -102,12 +106,12 @@ def call_json(call: Call, calibration: float | None = None, cost: Decimal | bool
         "harness": call.provenance.harness,
         "reserve_tokens": call.reserve_tokens,
         "reserve_source": str(call.reserve_src),
-        "free_tokens": shown_free(call, shown),
+        "free_tokens": free_of(call, used_tokens),
         "used_fraction": round(used, 4) if used is not None else None,
         "prompt_tokens_estimated": call.prompt_estimated,
         "prompt_tokens_reported": u.prompt_total if u else None,
         # (the raw report stays above; true says it is no occupancy, so free_tokens and used_fraction are null)
-        "prompt_implausible": call.prompt_implausible,
+        "prompt_implausible": implausible,
         "input_uncached_tokens": u.input_uncached if u else None,
         "cache_read_tokens": u.cache_read if u else None,
         "cache_write_tokens": u.cache_write if u else None,
