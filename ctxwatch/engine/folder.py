@@ -270,7 +270,7 @@ def _assemble(paths: list[str], files: list[str], results: Iterator[Result], set
         if calls:
             with_calls.append(f)
         if rendered and pieces is not None:
-            run.rendered.update((id(c), (c, pieces, i)) for i, c in enumerate(calls))
+            run.rendered.update((id(c), (c, pieces, i, calls)) for i, c in enumerate(calls))
         run.reader = spec.reader(f)
         run.set_pending_compactions(pending)
         _own_sessions(run, first_call)

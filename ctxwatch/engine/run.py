@@ -106,9 +106,9 @@ class Run(RunViews, MergeAccounted, PackedHistories):
         self._standing: list[Issue] = []
         self._record_keys = RecordKeys()  # (keys of the calls the reader leaves unkeyed)
         #: A folder's calls as the command writes them, made where each file was read
-        #: (:class:`ctxwatch.engine.files.Pieces`): ``id(call) -> (call, its file's pieces, its place in them)``
-        #: (the call held, so that its id names no other while the run lives).
-        self.rendered: dict[int, tuple[Call, Any, int]] = {}
+        #: (:class:`ctxwatch.engine.files.Pieces`): ``id(call) -> (call, its file's pieces, its place in them, the
+        #: file's calls)`` (the call held, so that its id names no other while the run lives).
+        self.rendered: dict[int, tuple[Call, Any, int, list[Call]]] = {}
 
     # -- feeding --------------------------------------------------------------------------------
     def _take(self, outputs: Iterable[Output], change: Change) -> None:

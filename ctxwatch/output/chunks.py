@@ -4,12 +4,14 @@ neither every call's object at once nor the whole document's bytes."""
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterator
 from decimal import Decimal
 
 import orjson
 
 from ctxwatch.engine import Run, utc_day
+from ctxwatch.engine.files import Pieces
 from ctxwatch.model import Call
 from ctxwatch.output.report import (
     call_json,
@@ -44,9 +46,32 @@ def report_json_chunks(run: Run) -> Iterator[bytes]:
     today = utc_day() if rendered else ""
     sessions = RunSessions()
     held: list[bytes | memoryview] = []
-    for n, call in enumerate(run.calls):
-        factor = factors.factor(call)
+    calls = run.calls
+    # (no call of the run has a calibration: a file's calls held whole are written as its worker wrote them)
+    uncalibrated = factors.run is None and all(v is None for v in factors.per_model.values())
+    n = 0
+    while n < len(calls):
+        call = calls[n]
         made = rendered.get(id(call))
+        if uncalibrated and made is not None and made[2] == 0 and made[0] is call:
+            k = _file_whole(calls, n, made[1], made[3], today)
+            if k:
+                pieces = made[1]
+                if inflated[0] is not pieces:
+                    inflated = (pieces, memoryview(pieces.inflated()))
+                body, ends = inflated[1], pieces.ends
+                for j, c in enumerate(made[3]):
+                    held.append(b'%s{\n      "number": %d,\n      "index": %d,\n'
+                                % (b",\n    " if n + j else b"\n    ", c.index + 1, c.index))
+                    held.append(body[ends[j - 1] if j else 0:ends[j]])
+                sessions.add_file(pieces.totals)
+                n += k
+                if len(held) >= 2 * PIECE_CALLS:
+                    yield b"".join(held)
+                    held = []
+                continue
+        pos, n = n, n + 1
+        factor = factors.factor(call)
         if made is not None and made[0] is call:
             pieces, i = made[1], made[2]
             if pieces.sessions[i] == call.session and (call.timestamp is not None or pieces.day == today):
@@ -60,17 +85,17 @@ def report_json_chunks(run: Run) -> Iterator[bytes]:
                     if inflated[0] is not pieces:
                         inflated = (pieces, memoryview(pieces.inflated()))
                     held.append(b'%s{\n      "number": %d,\n      "index": %d,\n'
-                                % (b",\n    " if n else b"\n    ", call.index + 1, call.index))
+                                % (b",\n    " if pos else b"\n    ", call.index + 1, call.index))
                     held.append(inflated[1][start:pieces.ends[i]])
                 else:
-                    held.append((b",\n    " if n else b"\n    ") + call_piece(call, factor, cost_of(call)))
+                    held.append((b",\n    " if pos else b"\n    ") + call_piece(call, factor, cost_of(call)))
                 if len(held) >= 2 * PIECE_CALLS:
                     yield b"".join(held)
                     held = []
                 continue
         cost = cost_of(call)
         sessions.add(call, cost)
-        held.append((b",\n    " if n else b"\n    ") + call_piece(call, factor, cost))
+        held.append((b",\n    " if pos else b"\n    ") + call_piece(call, factor, cost))
         if len(held) >= 2 * PIECE_CALLS:
             yield b"".join(held)
             held = []
@@ -82,6 +107,25 @@ def report_json_chunks(run: Run) -> Iterator[bytes]:
     whole_head, slot, tail = text.partition(_CALLS_SLOT)
     assert slot and whole_head == head, "the head written is the document's"
     yield (b"\n  ],\n" if run.calls else b"],\n") + tail
+
+
+def _file_whole(calls: list[Call], n: int, pieces: Pieces, file_calls: list[Call], today: str) -> int:
+    """How many calls from ``calls[n]`` on are the file's calls ``file_calls`` held whole, as its worker wrote
+    them (``pieces``): the same call objects in the same order, each written there with its session, priced at
+    its own day's rates (or today's, written today) and its session's sums taken with them; 0 when one is not
+    (each call is then judged on its own)."""
+    k = len(file_calls)
+    if len(calls) < n + k or not isinstance(pieces.totals, SessionTotals) \
+            or not all(map(operator.is_, calls[n:n + k], file_calls)):
+        return 0
+    if [c.session for c in file_calls] != list(pieces.sessions):
+        return 0
+    if pieces.day != today and any(c.timestamp is None for c in file_calls):
+        return 0
+    ends = pieces.ends
+    if not ends or ends[0] <= 0 or not all(map(operator.lt, ends, ends[1:])):
+        return 0  # (a call left to the end: b"")
+    return k
 
 
 #: Calls written in one piece by :func:`report_json_chunks`: few pieces pass through the layers that write and

@@ -224,6 +224,12 @@ class RunSessions:
             return
         self.totals.add(call, cost)
 
+    def add_file(self, part: SessionTotals) -> None:
+        """Add a file's calls held whole by the run, in its order, as its worker added them up (``part``): what
+        :meth:`add` of each of them in turn gives."""
+        self._one_by_one()
+        self.totals.merge(part)
+
     def _one_by_one(self) -> None:
         """Add the calls of a file begun whole but not held whole by the run (a copy kept in another file), one
         by one."""
