@@ -117,3 +117,22 @@ def test_collapse_compares_recent_responses_with_the_first_ten() -> None:
     assert (f.kind, f.call) == ("response_collapse", 14)
     assert f.evidence == {"recent_median_output_tokens": 10, "baseline_output_tokens": 100,
                           "baseline_prompt_tokens": 1000, "prompt_tokens": 2000, "window_calls": 5}
+
+
+def test_a_response_is_judged_against_the_rule_it_is_given_not_a_freed_ones() -> None:
+    """The features of a response are kept by the rule object: a rule made where another was freed (at its
+    address, as Python reuses it) gets its own verdict.  Verdicts by hand: ``{"action": "run"}`` against a rule
+    asking for ``action`` and ``speak`` lacks ``speak``; against one asking for ``action`` alone it is clean."""
+    from ctxwatch.analysis.drift import FormatRule
+    from ctxwatch.analysis.responses import response_features
+
+    text = '{"action": "run"}'
+    both, alone = ("action", "speak"), ("action",)
+    kind, source, said = "json_object", "system prompt", "Reply in JSON"
+    two = FormatRule(kind, both, source, said)
+    chk, _ = response_features(text, two, None)
+    assert chk is not None and chk.kind == "missing_keys" and chk.missing == ("speak",)
+    del two, chk
+    one = FormatRule(kind, alone, source, said)  # (most often at the address the first rule had)
+    chk, _ = response_features(text, one, None)
+    assert chk is not None and chk.kind == "clean"

@@ -94,6 +94,8 @@ def drops_and_outliers(cs: list[Call], occs: list[int | None], reset_set: set[in
     if reasons is None:
         reasons = [reset_reason(cs, i, reset_set) for i in range(len(cs))]
     known = [p for p, o in enumerate(occs) if o is not None]
+    # (where the history starts over: at a compaction marker or a reset)
+    restarts = [isinstance(c.compaction, dict) or r is not None for c, r in zip(cs, reasons, strict=True)]
     drops: set[int] = set()
     outliers: set[int] = set()
     base: list[int] = []  # representative positions so far
@@ -101,8 +103,7 @@ def drops_and_outliers(cs: list[Call], occs: list[int | None], reset_set: set[in
         # (a marker or a reset on a call of unknown occupancy since the last known one, e.g. an implausible first
         # call after a compaction, explains this call's drop: it is that compaction, not another one)
         since = known[k - 1] + 1 if k else 0
-        if not base or any(isinstance(cs[i].compaction, dict) or reasons[i] is not None
-                           for i in range(since, p + 1)):
+        if not base or (restarts[p] if since == p else any(restarts[since:p + 1])):
             base.append(p)
             continue
         q = base[-1]

@@ -58,7 +58,7 @@ def output_tokens(c: Call) -> int | None:
     return len(r.text) // CHARS_PER_TOKEN
 
 
-_FEATURES: dict[tuple[str, FormatRule | None, str | None], tuple[FormatCheck | None, int]] = {}
+_FEATURES: dict[tuple[str, int, str | None], tuple[FormatRule | None, FormatCheck | None, int]] = {}
 
 
 def response_features(text: str | None, rule: FormatRule | None, sys_text: str | None
@@ -66,20 +66,21 @@ def response_features(text: str | None, rule: FormatRule | None, sys_text: str |
     """``(format check, echoed words)`` of one response text against ``rule`` and the system text ``sys_text``:
     ``(None, 0)`` without a text; the check is ``None`` without a rule, the words 0 without a system text.
 
-    Cached by ``(text, rule, system text)`` (string hashes are cached by Python, so a hit is one dict lookup);
-    the cache is cleared when it holds :data:`FEATURE_CACHE_SIZE` entries.
+    Cached by ``(text, the rule object, system text)`` (string hashes are cached by Python, and a rule is taken
+    by identity, kept with its entry: hashing a rule's fields for every call cost more than the lookup), so a hit
+    is one dict lookup; the cache is cleared when it holds :data:`FEATURE_CACHE_SIZE` entries.
     """
     if not text:
         return None, 0
-    key = (text, rule, sys_text)
+    key = (text, id(rule), sys_text)
     got = _FEATURES.get(key)
-    if got is None:
+    if got is None or got[0] is not rule:  # (another rule at a freed one's address: not its entry)
         chk = check_format(text, rule) if rule is not None else None
         echo = echo_index(sys_text).longest_run(text) if sys_text else 0
         if len(_FEATURES) >= FEATURE_CACHE_SIZE:
             _FEATURES.clear()
-        got = _FEATURES[key] = (chk, echo)
-    return got
+        got = _FEATURES[key] = (rule, chk, echo)
+    return got[1], got[2]
 
 
 class Rules:
