@@ -234,6 +234,8 @@ def test_free_space_below_reserve(thresholds: Analysis) -> None:
     assert (f.severity, f.call) == ("warn", 8)
     assert f.evidence["free_tokens"] == 10_000 - 1500 - 9000 == -500
     assert f.evidence["reserve_tokens"] == 1500 and f.evidence["reserve_source"] == "default"
+    assert f.reason.endswith("(the reserve is the default share: less room is left than a long completion may "
+                             "need)")
 
 
 def test_reserve_from_the_request_max_tokens(tmp_path: Path) -> None:

@@ -267,6 +267,21 @@ def test_cache_clear_says_when_another_process_holds_the_cache(tmp_path: Path, o
     assert entries() == 1
 
 
+def test_cache_clear_says_when_the_cache_cannot_be_written(tmp_path: Path, own_cache: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cache on a read-only file system (here: the database opened read-only, as a read-only mount gives it
+    even to root): ``cache clear`` exits 2 saying that it cannot be written, not that another ctxwatch holds it,
+    and the entries are still there."""
+    log = tmp_path / "run.jsonl"
+    shutil.copy(ROOT / "sample_logs" / "openai_chat_demo.jsonl", log)
+    report(log)
+    monkeypatch.setattr(cache_mod, "open_db", lambda path: sqlite3.connect(f"file:{path}?mode=ro", uri=True))
+    res = CliRunner().invoke(main, ["cache", "clear"])
+    assert res.exit_code == 2 and "not emptied" in res.output and "cannot be written" in res.output
+    assert "another ctxwatch" not in res.output
+    assert entries() == 1
+
+
 def test_past_its_size_the_cache_drops_the_entries_used_longest_ago(tmp_path: Path,
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     src = (ROOT / "sample_logs" / "openai_chat_demo.jsonl").read_bytes()

@@ -12,6 +12,10 @@ from ctxwatch.analysis.trend import MIN_FORECAST_CALLS, RISK_CALLS_HIGH, Limits,
 from ctxwatch.config import Settings
 from ctxwatch.model import Call, Src
 
+#: Whose a completion reserve is, in a flag's reason, by its source (another source is named as it is).
+_RESERVE_WHOSE = {Src.OPTION: "the one given (--reserve or the config file)", Src.DEFAULT: "the default share",
+                  Src.HARNESS: "the harness's own", Src.DOCUMENTED: "the provider's documented output limit"}
+
 
 class Thresholds:
     """The ``reserve_breached``, ``over_budget``, ``trigger_no_compaction`` and ``window_forecast`` checks.
@@ -89,8 +93,8 @@ class Thresholds:
                     + (f"(the prompt alone is {num(occ - window)} tokens over the window: the request "
                        "cannot fit)" if alone else
                        "(the request's max tokens cannot fit: a full completion fails)" if own else
-                       f"(the reserve is {c.reserve_src}: less room is left than a long completion "
-                       "may need)")
+                       f"(the reserve is {_RESERVE_WHOSE.get(c.reserve_src, str(c.reserve_src))}: less room is "
+                       "left than a long completion may need)")
                     + (f"; the logged request is that big (estimate {num(c.prompt_estimated)}), so the "
                        f"{c.window_src} window is probably too small (pass --window)" if confirmed else ""),
                     prompt_tokens=occ, reserve_tokens=reserve, reserve_source=str(c.reserve_src),

@@ -84,6 +84,9 @@ class CacheUpkeep:
             if type(exc) is sqlite3.DatabaseError:  # (damaged: removed, made again empty)
                 self._failed(exc)
                 return 0
+            if getattr(exc, "sqlite_errorname", "").startswith("SQLITE_READONLY"):
+                raise CacheError(f"{self.path}: not emptied ({exc}: the cache's folder or file cannot be written"
+                                 " here)") from exc
             raise CacheError(f"{self.path}: not emptied ({exc}; another ctxwatch may be using it: try again)"
                              ) from exc
         with contextlib.suppress(sqlite3.Error):
