@@ -512,3 +512,24 @@ def test_a_folder_with_a_log_it_may_not_read_is_no_pass(tmp_path: Path) -> None:
     assert f"unreadable  {locked}: cannot read (Permission denied)" in text.stdout
     doc = json.loads(js.stdout)
     assert doc["calls"] == 3 and doc["exit_status"] == 2 and doc["unread"] == [str(locked)]
+
+
+def test_a_binary_file_or_one_in_utf16_is_named_so(tmp_path: Path) -> None:
+    """A file of random bytes (seeded; one byte in eight is a raw control byte, and most sequences are not UTF-8)
+    is named binary data by every command that reads one log, not "format not recognised" with the first bad
+    line's damage; a UTF-16 copy of a real log (its byte-order mark) is told to be converted.  Exit status 2."""
+    import random
+
+    rng = random.Random(7)
+    junk = tmp_path / "junk.jsonl"
+    junk.write_bytes(bytes(rng.randrange(256) for _ in range(20_000)))
+    wide = tmp_path / "wide.jsonl"
+    wide.write_bytes((Path(__file__).resolve().parent.parent / "sample_logs" / "openai_chat_demo.jsonl").read_text()
+                     .encode("utf-16"))
+    for command in (["report"], ["check"], ["plan"], ["report", "--json"]):
+        res = CliRunner().invoke(main, [*command, str(junk)])
+        assert res.exit_code == 2, res.output
+        assert f"{junk}: binary data, not a text log (its first 20,000 bytes are not UTF-8 text)" in res.output
+        res = CliRunner().invoke(main, [*command, str(wide)])
+        assert res.exit_code == 2, res.output
+        assert f"{wide}: UTF-16 text, not UTF-8: convert it first (iconv -f UTF-16 -t UTF-8" in res.output

@@ -16,6 +16,7 @@ from typing import Any
 from ctxwatch.cli.console import echo
 from ctxwatch.cli.exits import fail
 from ctxwatch.output.safetext import clean, show_as
+from ctxwatch.source.binary import looks_like_text
 
 #: The name a log read from standard input (``-``) is shown under.
 STDIN_NAME = "-"
@@ -64,28 +65,8 @@ class SpoolTooLarge(Exception):
 
 class NotALog(Exception):
     """The first :data:`HEAD_CHECK_BYTES` that arrived on a pipe hold no ``{``, or are binary data
-    (:func:`_looks_like_text`): no JSON log.  ``args[0]`` says which, as the end of a sentence."""
-
-
-#: Most control bytes (other than tab, newline, carriage return, form feed) a head of text may hold, as a fraction
-#: of its bytes: JSON writes them escaped, so a log has none but for a damaged line, while random bytes are one
-#: in eight of them.
-MAX_CONTROL_FRACTION = 0.01
-
-#: The C0 control bytes a JSON text never holds raw (JSON escapes them; tab, newline, CR and form feed are
-#: whitespace that may stand between values).
-_CONTROLS = bytes(b for b in range(32) if b not in (9, 10, 12, 13)) + b"\x7f"
-
-
-def _looks_like_text(head: bytes) -> bool:
-    """Whether ``head``, the start of a pipe, is text as a JSONL log is: at most :data:`MAX_CONTROL_FRACTION` of
-    raw control bytes, and UTF-8 but for as many damaged sequences (a log with a bad line or two is still
-    read, and its damage reported by line; ``cat /dev/urandom`` or a binary file is refused at once)."""
-    limit = max(1, int(len(head) * MAX_CONTROL_FRACTION))
-    if len(head) - len(head.translate(None, _CONTROLS)) > limit:
-        return False
-    text = head.decode("utf-8", "replace")
-    return text.count("\ufffd") - head.count("\ufffd".encode()) <= limit  # (less those written as such)
+    (:func:`~ctxwatch.source.binary.looks_like_text`): no JSON log.  ``args[0]`` says which, as the end of a
+    sentence."""
 
 
 class SpoolWriteError(Exception):
@@ -107,7 +88,7 @@ def _write_bounded(out: Any, chunk: bytes, written: int) -> int:
         out.seek(0, os.SEEK_END)
         if b"{" not in head:
             raise NotALog("hold no JSON object ('{')")
-        if not _looks_like_text(head):
+        if not looks_like_text(head):
             raise NotALog("are not text (binary data)")
     written += len(chunk)
     if written > MAX_SPOOL_BYTES:

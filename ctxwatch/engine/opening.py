@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import orjson
 
 from ctxwatch.model import Call, Issue
+from ctxwatch.source.binary import looks_like_text, wide_encoding
 
 if TYPE_CHECKING:
     from ctxwatch.formats import FormatSpec
@@ -109,6 +110,13 @@ def resolve_spec(path: str, fmt: str | None) -> FormatSpec:
                 raise UnknownFormat(f"{path}: a compressed file (gzip, bzip2, xz or zstd): decompress it first "
                                     "(ctxwatch re-reads message bodies by byte offset), or pipe it in: zcat FILE | "
                                     "ctxwatch report - (or check -, plan -, schema -)")
+            wide = wide_encoding(sn.head)
+            if wide is not None:
+                raise UnknownFormat(f"{path}: {wide} text, not UTF-8: convert it first (iconv -f {wide} -t UTF-8 "
+                                    "FILE > FILE.jsonl)")
+            if not sn.values and sn.document is None and sn.head.strip() and not looks_like_text(sn.head):
+                raise UnknownFormat(f"{path}: binary data, not a text log (its first {len(sn.head):,} bytes are "
+                                    "not UTF-8 text)")
             if not sn.values and sn.document is None and sn.head.strip():
                 why = f"; {sn.problem}" if sn.problem else "; none of its first lines is JSON"
             array = array_of_records(sn)
