@@ -62,7 +62,7 @@ class RunCache(KeptOutputs, CacheUpkeep):
         self._checked: set[tuple[str, int, int]] = set()  # (key, size, mtime) whose read part was found unchanged
         self._keys: dict[tuple[str, str | None, Settings], str] = {}
         self._folders: dict[str, str] = {}  # (a folder as given -> its real path)
-        self._valid_seen: dict[str, tuple[tuple[int, int, int, int, int], tuple[int, int, float]]] = {}
+        self._valid_seen: dict[str, tuple[tuple[int, int, int, int, int], tuple[int, int, float, bool, int]]] = {}
         self._unpruned = PRUNE_EVERY_BYTES  # (bytes saved since the last size check: the first save checks)
         #: True once a damaged database was removed to be made again (:meth:`_failed`).
         self.rebuilt = False
@@ -156,7 +156,7 @@ class RunCache(KeptOutputs, CacheUpkeep):
             row = self._valid(db, path, key)
             if row is None:
                 return None
-            offset, line, used = row
+            offset, line, used = row[:3]
             # (with the offset it was saved at: another process may have saved the entry again, further on, since
             # it was checked, and a state read on from the checked offset would count those lines twice)
             state, at = db.execute("SELECT state, offset FROM files WHERE key = ?", (key,)).fetchone()
@@ -180,30 +180,34 @@ class RunCache(KeptOutputs, CacheUpkeep):
         """Bytes of ``path`` a read through the cache would read (what it grew by since its saved state, or all of
         it); the file's size when that cannot be told."""
         try:
-            size = os.path.getsize(path)
+            st = os.stat(path)
         except OSError:
             return 0
+        size = st.st_size
         db = self._connect()
         if db is None:
             return size
         try:
-            row = self._valid(db, path, key)
+            row = self._valid(db, path, key, st)
             if row is None:
                 return size
             # (an entry without a prefix digest is a finished log's, without a state: read again whole once it
             # changed; unchanged, its result is used)
-            stateless, saved = db.execute("SELECT prefix IS NULL, size FROM files WHERE key = ?", (key,)).fetchone()
-            return size if stateless and saved != size else max(0, size - row[0])
+            offset, _, _, stateless, saved = row
+            return size if stateless and saved != size else max(0, size - offset)
         except Exception as exc:
             self._failed(exc)
             return size
 
-    def _valid(self, db: sqlite3.Connection, path: str, key: str) -> tuple[int, int, float] | None:
-        """``(offset, line, used)`` of ``key``'s entry when the file at ``path`` is the same file as then, no
-        shorter, with its head and the bytes before the offset unchanged and: untouched since (the same size,
-        modification and change times), or, when it was written to since, the whole part read before byte for byte
-        what it was (its digest: an edit inside it, then an append, is read again from the start)."""
-        st = os.stat(path)
+    def _valid(self, db: sqlite3.Connection, path: str, key: str, st: os.stat_result | None = None
+               ) -> tuple[int, int, float, bool, int] | None:
+        """``(offset, line, used, stateless, size)`` of ``key``'s entry (``stateless``: it holds no prefix digest, a
+        finished log's; ``size``: the file's size in bytes when it was saved) when the file at ``path`` is the same
+        file as then, no shorter, with its head and the bytes before the offset unchanged and: untouched since (the
+        same size, modification and change times), or, when it was written to since, the whole part read before
+        byte for byte what it was (its digest: an edit inside it, then an append, is read again from the start).
+        ``st``: the file's stat, when the caller has just made it."""
+        st = st if st is not None else os.stat(path)
         now = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
         known = self._valid_seen.get(key)
         if known is not None and known[0] == now:
@@ -223,8 +227,9 @@ class RunCache(KeptOutputs, CacheUpkeep):
                 if prefix is None or prefix_digest(path, offset) != prefix:
                     return None
                 self._checked.add(seen)
-        self._valid_seen[key] = (now, (offset, line, used))
-        return offset, line, used
+        entry = (offset, line, used, prefix is None, size)
+        self._valid_seen[key] = (now, entry)
+        return entry
 
     def store(self, path: str, key: str, run: Run | None, offset: int, line: int, *, prefix: bytes | None = None,
               commit: bool = True) -> None:
@@ -315,7 +320,7 @@ class RunCache(KeptOutputs, CacheUpkeep):
             row = db.execute("SELECT result, result_size, result_mtime, result_ctime FROM files WHERE key = ?",
                              (key,)).fetchone()
             if row is None or row[0] is None or row[1:] != (st.st_size, st.st_mtime_ns, st.st_ctime_ns) \
-                    or self._valid(db, path, key) is None:
+                    or self._valid(db, path, key, st) is None:
                 return None
             return bytes(row[0])
         except Exception as exc:  # (as load: a bad entry only costs the time to read the file)
