@@ -756,6 +756,24 @@ async def test_a_folder_of_no_logs_says_so_once(tmp_path: Path) -> None:
         assert "(session 1/1, auto · o: sessions)" in status(app)
 
 
+async def test_the_no_logs_notice_wraps_at_80_columns(tmp_path: Path) -> None:
+    """At 80 columns the bar's notice (longer than the line) is on two lines, whole: cut at the edge, it lost why
+    the files were left out and that it waits."""
+    folder = tmp_path / "nolog"
+    folder.mkdir()
+    (folder / "config.json").write_text('{"a": 1}\n')
+    (folder / "notes.jsonl").write_text("hello\n")
+    app = CtxwatchApp(str(folder))
+    async with app.run_test(size=(80, 24)) as pilot:
+        assert await wait_for(pilot, lambda: app.notice is not None)
+        await pilot.pause()
+        bar = app.query_one(ContextBar)
+        lines = bar.render().plain.split("\n")
+        assert len(lines) == 2 and bar.size.height == 2
+        assert all(len(line) <= bar.size.width for line in lines)
+        assert " ".join(lines) == app.notice
+
+
 async def test_exports_do_not_land_in_a_followed_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Run from inside the folder it follows, the dashboard writes its plan, screenshot and CSV to the XDG data
     folder: a plan JSON written beside the logs became the newest 'session' and replaced the view by an error."""

@@ -8,6 +8,7 @@ The parts differ by glyph as well as colour, so the bar reads without colour.  T
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
@@ -284,7 +285,7 @@ class ContextBar(Widget):
         width = max(10, self.size.width or 80)
         call = self._call
         if call is None:
-            return Text(self._note, style="dim")
+            return Text("\n".join(_note_lines(self._note, width)), style="dim")
         head = Text()
         if call.prompt_implausible:
             head = implausible_note(call, self._stand_in, width)
@@ -317,7 +318,7 @@ class ContextBar(Widget):
         """Rows needed at ``width`` (the legend may wrap; an implausible call's note takes its own rows)."""
         call = self._call
         if call is None:
-            return 1
+            return len(_note_lines(self._note, width))
         head = 0
         if call.prompt_implausible:
             head = len(implausible_note(call, self._stand_in, width).plain.split("\n"))
@@ -331,3 +332,9 @@ class ContextBar(Widget):
         limits = thresholds_line(call, parts, self._settings, width, self._extra, self._floor_before,
                                  shown.floor_tokens)
         return head + 2 + max(1, -(-lg.cell_len // max(1, width))) + len(limits.plain.split("\n"))
+
+
+def _note_lines(note: str, width: int) -> list[str]:
+    """The bar's note, shown while there is no call to draw, on as many lines of ``width`` columns as it takes
+    (a folder's notice says how many files it left out and why: cut at the edge, the reason was lost)."""
+    return textwrap.wrap(note, max(10, width)) or [""]
