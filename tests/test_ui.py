@@ -737,13 +737,19 @@ async def test_a_file_in_no_known_format_is_not_a_session_to_follow(tmp_path: Pa
         assert await wait_for(pilot, lambda: app.log_path == str(second) and len(app.calls) == 1, 6.0)
 
 
-async def test_a_folder_of_no_logs_says_so_once(tmp_path: Path) -> None:
-    """Only non-log files: the status says there is no log yet (not 'session ?/0', not 'reading…'), and the
-    bar's notice counts the files that were left out; the status line does not repeat it."""
+def _no_log_folder(tmp_path: Path) -> Path:
+    """A folder of two files that are no logs: a JSON config and a text file."""
     folder = tmp_path / "nolog"
     folder.mkdir()
     (folder / "config.json").write_text('{"a": 1}\n')
     (folder / "notes.jsonl").write_text("hello\n")
+    return folder
+
+
+async def test_a_folder_of_no_logs_says_so_once(tmp_path: Path) -> None:
+    """Only non-log files: the status says there is no log yet (not 'session ?/0', not 'reading…'), and the
+    bar's notice counts the files that were left out; the status line does not repeat it."""
+    folder = _no_log_folder(tmp_path)
     app = CtxwatchApp(str(folder))
     async with app.run_test(size=(120, 30)) as pilot:
         assert await wait_for(pilot, lambda: app.notice is not None)
@@ -759,10 +765,7 @@ async def test_a_folder_of_no_logs_says_so_once(tmp_path: Path) -> None:
 async def test_the_no_logs_notice_wraps_at_80_columns(tmp_path: Path) -> None:
     """At 80 columns the bar's notice (longer than the line) is on two lines, whole: cut at the edge, it lost why
     the files were left out and that it waits."""
-    folder = tmp_path / "nolog"
-    folder.mkdir()
-    (folder / "config.json").write_text('{"a": 1}\n')
-    (folder / "notes.jsonl").write_text("hello\n")
+    folder = _no_log_folder(tmp_path)
     app = CtxwatchApp(str(folder))
     async with app.run_test(size=(80, 24)) as pilot:
         assert await wait_for(pilot, lambda: app.notice is not None)
