@@ -106,7 +106,7 @@ def test_the_answers_a_worker_looked_up_reach_the_memo_file(tmp_path: Path, monk
     monkeypatch.delenv("CTXWATCH_NO_CACHE", raising=False)
     monkeypatch.setattr(memo, "_memo", None)
     monkeypatch.setattr(memo, "_dirty", False)
-    monkeypatch.setattr(memo, "_exit_save", [True])  # (no exit hook from this test)
+    monkeypatch.setattr(memo, "_exit_save", True)  # (no exit hook from this test)
     memo.get("window\x00nothing\x00None")  # (the parent's memo read, empty, before the fork)
     results = fork_map(_look_up_in_a_worker, [("gpt-4o",)], 1)
     assert results is not None

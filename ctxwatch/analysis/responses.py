@@ -74,7 +74,7 @@ def response_features(text: str | None, rule: FormatRule | None, sys_text: str |
         return None, 0
     key = (text, id(rule), sys_text)
     got = _FEATURES.get(key)
-    if got is None or got[0] is not rule:  # (another rule at a freed one's address: not its entry)
+    if got is None:  # (an entry holds its rule: no other rule can take that address while it lives)
         chk = check_format(text, rule) if rule is not None else None
         echo = echo_index(sys_text).longest_run(text) if sys_text else 0
         if len(_FEATURES) >= FEATURE_CACHE_SIZE:

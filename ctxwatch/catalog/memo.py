@@ -55,7 +55,7 @@ MEMO_MAX_BYTES = 8 * 1024 * 1024
 _memo: dict[str, Any] | None = None
 _dirty = False
 #: Whether the exit handler that writes the memo is registered (once per process).
-_exit_save: list[bool] = []
+_exit_save = False
 _lock = threading.Lock()
 
 
@@ -150,7 +150,7 @@ def bounded(entries: dict[str, Any]) -> dict[str, Any]:
 def put(key: str, value: Any) -> None:
     """Remember ``value`` (JSON data) as the answer to ``key`` (``kind\\x00model\\x00provider...``), written at exit
     (:func:`save`); a key :func:`key_kept` refuses, or one put before the memo was read (:func:`get`), is not."""
-    global _dirty
+    global _dirty, _exit_save
     with _lock:
         if _memo is None or not key_kept(key):  # (an implausible name is answered, not remembered)
             return
@@ -160,7 +160,7 @@ def put(key: str, value: Any) -> None:
         if not _dirty:
             _dirty = True
             if not _exit_save:
-                _exit_save.append(True)
+                _exit_save = True
                 atexit.register(save)
 
 

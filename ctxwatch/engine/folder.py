@@ -285,11 +285,6 @@ def _assemble(paths: list[str], files: list[str], results: Iterator[Result], set
     _note_copies(run, with_calls)
     _add_batch(run, batch)
     run.path = str(Path(paths[0])) if len(paths) == 1 else run.path
-    from ctxwatch.catalog.windows import catalog_window
-
-    # (the workers looked the windows up; ask here too, so that the start-up memo keeps them)
-    for model, provider in {(c.model, c.provider) for c in run.calls}:
-        catalog_window(model, provider)
     return run
 
 

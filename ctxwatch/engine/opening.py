@@ -114,10 +114,10 @@ def resolve_spec(path: str, fmt: str | None) -> FormatSpec:
             if wide is not None:
                 raise UnknownFormat(f"{path}: {wide} text, not UTF-8: convert it first (iconv -f {wide} -t UTF-8 "
                                     "FILE > FILE.jsonl)")
-            if not sn.values and sn.document is None and sn.head.strip() and not looks_like_text(sn.head):
-                raise UnknownFormat(f"{path}: binary data, not a text log (its first {len(sn.head):,} bytes are "
-                                    "not UTF-8 text)")
             if not sn.values and sn.document is None and sn.head.strip():
+                if not looks_like_text(sn.head):
+                    raise UnknownFormat(f"{path}: binary data, not a text log (its first {len(sn.head):,} bytes "
+                                        "are not UTF-8 text)")
                 why = f"; {sn.problem}" if sn.problem else "; none of its first lines is JSON"
             array = array_of_records(sn)
             if array is not None:

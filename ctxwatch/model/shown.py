@@ -108,28 +108,22 @@ def shown_breakdown(call: Call, calibration: float | None) -> Breakdown:
                      Src.CALIBRATED if call.history_tokens else call.history_src, factor, capped, room is not None)
 
 
-def shown_used(call: Call, shown: Breakdown | None) -> int | None:
+def shown_used(call: Call, shown: Breakdown | None, prompt: tuple[bool, bool, int | None] | None = None
+               ) -> int | None:
     """The prompt in tokens as every surface shows it in used, used % and free: :attr:`Call.used_tokens`, except
     for a call that reports no prompt and whose floor and history are shown calibrated (``shown``, from
     :func:`shown_breakdown`): the calibrated floor + history + the reply primer, about what the provider would
     count (the analysis's occupancy, the estimate x the calibration, is within a token or two of it) and what
     ``plan`` calls 'before'.  Free and used % then agree with the floor and history beside them (the bar adds
-    up to the window), where they came from the raw estimate."""
-    calibrated = shown_calibrated_used(call, shown)
-    return calibrated if calibrated is not None else call.used_tokens
-
-
-def shown_calibrated_used(call: Call, shown: Breakdown | None) -> int | None:
-    """:func:`shown_used` where it is not :attr:`Call.used_tokens` (a call that reports no prompt, shown
-    calibrated), else ``None``: for a caller that has the call's used tokens already
-    (:meth:`Call.prompt_judged`)."""
+    up to the window), where they came from the raw estimate.  ``prompt``: the call's
+    :meth:`Call.prompt_judged`, when the caller has it already (its prompt is judged once)."""
     if shown is not None and shown.calibrated and not shown.filled and call.prompt_reported is None \
             and call.prompt_estimated is not None and call.floor_tokens is not None \
             and call.history_tokens is not None and shown.floor_tokens is not None \
             and shown.history_tokens is not None:
         primer = max(0, call.prompt_estimated - call.floor_tokens - call.history_tokens)
         return shown.floor_tokens + shown.history_tokens + primer
-    return None
+    return prompt[2] if prompt is not None else call.used_tokens
 
 
 def free_of(call: Call, used: int | None) -> int | None:

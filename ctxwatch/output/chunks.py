@@ -61,8 +61,7 @@ def report_json_chunks(run: Run) -> Iterator[bytes]:
                     inflated = (pieces, memoryview(pieces.inflated()))
                 body, ends = inflated[1], pieces.ends
                 for j, c in enumerate(made[3]):
-                    held.append(b'%s{\n      "number": %d,\n      "index": %d,\n'
-                                % (b",\n    " if n + j else b"\n    ", c.index + 1, c.index))
+                    held.append(_call_head(n + j, c))
                     held.append(body[ends[j - 1] if j else 0:ends[j]])
                 sessions.add_file(pieces.totals)
                 n += k
@@ -84,8 +83,7 @@ def report_json_chunks(run: Run) -> Iterator[bytes]:
                     # (written there with the same numbers: only its number and index are the run's)
                     if inflated[0] is not pieces:
                         inflated = (pieces, memoryview(pieces.inflated()))
-                    held.append(b'%s{\n      "number": %d,\n      "index": %d,\n'
-                                % (b",\n    " if pos else b"\n    ", call.index + 1, call.index))
+                    held.append(_call_head(pos, call))
                     held.append(inflated[1][start:pieces.ends[i]])
                 else:
                     held.append((b",\n    " if pos else b"\n    ") + call_piece(call, factor, cost_of(call)))
@@ -107,6 +105,13 @@ def report_json_chunks(run: Run) -> Iterator[bytes]:
     whole_head, slot, tail = text.partition(_CALLS_SLOT)
     assert slot and whole_head == head, "the head written is the document's"
     yield (b"\n  ],\n" if run.calls else b"],\n") + tail
+
+
+def _call_head(pos: int, call: Call) -> bytes:
+    """The bytes before a call's piece (:func:`call_pieces`) in the document: the separator from the call before
+    (``pos``: its place among the written calls, from 0), then the lines of its number and index."""
+    return b'%s{\n      "number": %d,\n      "index": %d,\n' % (b",\n    " if pos else b"\n    ", call.index + 1,
+                                                               call.index)
 
 
 def _file_whole(calls: list[Call], n: int, pieces: Pieces, file_calls: list[Call], today: str) -> int:

@@ -24,7 +24,7 @@ from ctxwatch.model import (
     fraction_of,
     free_of,
     shown_breakdown,
-    shown_calibrated_used,
+    shown_used,
 )
 from ctxwatch.output.fields import instance_of, iso
 from ctxwatch.output.sessions import session_totals
@@ -78,9 +78,8 @@ def call_json(call: Call, calibration: float | None = None, cost: Decimal | bool
     u = call.usage
     price = cost_of(call) if isinstance(cost, bool) else cost
     shown = shown_breakdown(call, calibration)
-    _, implausible, prompt = call.prompt_judged()  # (judged once: this runs for every call of a folder)
-    calibrated_used = shown_calibrated_used(call, shown)
-    used_tokens = calibrated_used if calibrated_used is not None else prompt
+    judged = call.prompt_judged()  # (judged once: this runs for every call of a folder)
+    used_tokens = shown_used(call, shown, judged)
     used = fraction_of(call, used_tokens)
     doc = {
         # (the #N people see, the text and check print and `plan --call` takes; index is the same call from 0)
@@ -111,7 +110,7 @@ def call_json(call: Call, calibration: float | None = None, cost: Decimal | bool
         "prompt_tokens_estimated": call.prompt_estimated,
         "prompt_tokens_reported": u.prompt_total if u else None,
         # (the raw report stays above; true says it is no occupancy, so free_tokens and used_fraction are null)
-        "prompt_implausible": implausible,
+        "prompt_implausible": judged[1],
         "input_uncached_tokens": u.input_uncached if u else None,
         "cache_read_tokens": u.cache_read if u else None,
         "cache_write_tokens": u.cache_write if u else None,
