@@ -238,6 +238,27 @@ def test_free_space_below_reserve(thresholds: Analysis) -> None:
                              "need)")
 
 
+def test_reserve_option_above_the_window_is_the_whole_window(tmp_path: Path) -> None:
+    """A --reserve of more tokens than the window reserves the whole window (reserve_for caps it): the flag and
+    the text report say so rather than show a reserve equal to the window unexplained."""
+    from click.testing import CliRunner
+
+    from ctxwatch.cli import main
+
+    path = write(tmp_path, [rec(0, 1000)])
+    run = load_run(str(path), settings=Settings(window=10_000, reserve=1e9))
+    (f,) = of_kind(main_analysis(run), "reserve_breached")
+    # (1,000 + the capped reserve 10,000 exceed the 10,000-token window by the prompt itself)
+    assert (f.evidence["reserve_tokens"], f.evidence["free_tokens"]) == (10_000, -1000)
+    assert f.reason.endswith("(the reserve is the one given (--reserve or the config file), capped at the whole "
+                             "window: no prompt fits)")
+    out = CliRunner().invoke(main, ["report", "--window", "10000", "--reserve", "1e9", str(path)]).output
+    assert ("note: --reserve/config reserve 1,000,000,000 tokens is not less than the 10,000-token window of 1 "
+            "call: the whole window is reserved there, which leaves no room for any prompt") in out
+    below = CliRunner().invoke(main, ["report", "--window", "10000", "--reserve", "9999", str(path)]).output
+    assert "note: --reserve" not in below
+
+
 def test_reserve_from_the_request_max_tokens(tmp_path: Path) -> None:
     recs = [rec(i, p) for i, p in enumerate([1000, 2000, 3000])]
     recs[2]["request"]["max_tokens"] = 7500  # 3,000 + 7,500 > 10,000

@@ -93,6 +93,8 @@ class Thresholds:
                     + (f"(the prompt alone is {num(occ - window)} tokens over the window: the request "
                        "cannot fit)" if alone else
                        "(the request's max tokens cannot fit: a full completion fails)" if own else
+                       f"(the reserve is {_RESERVE_WHOSE.get(c.reserve_src, str(c.reserve_src))}, capped at the "
+                       "whole window: no prompt fits)" if reserve is not None and reserve >= window else
                        f"(the reserve is {_RESERVE_WHOSE.get(c.reserve_src, str(c.reserve_src))}: less room is "
                        "left than a long completion may need)")
                     + (f"; the logged request is that big (estimate {num(c.prompt_estimated)}), so the "

@@ -207,6 +207,15 @@ def _flag_lines(doc: dict[str, Any], settings: Settings) -> Iterator[str]:
     if settings.window and any(c["window_source"] == "log" for c in doc["calls"]):
         yield (f"note: --window/config window {settings.window:,} applies only where the log does not state the "
                "window (window_source 'log' wins)")
+    if settings.reserve >= 1:
+        capped = [c for c in doc["calls"] if c["reserve_source"] == "option" and c["window"]
+                  and c["window"] <= settings.reserve]
+        if capped:
+            windows = sorted({c["window"] for c in capped})
+            yield (f"note: --reserve/config reserve {int(settings.reserve):,} tokens is not less than the "
+                   f"{' / '.join(f'{w:,}' for w in windows)}-token window of {len(capped):,} call"
+                   f"{'s' if len(capped) != 1 else ''}: the whole window is reserved there, which leaves no room "
+                   "for any prompt")
     flags = doc["flags"]
     if flags:
         worst = [f for f in flags if f["severity"] == "critical"] or [f for f in flags if f["severity"] == "warn"]
