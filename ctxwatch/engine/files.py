@@ -210,16 +210,10 @@ def parallel_outputs(files: list[str], fmt: str | None, settings: Settings | Non
             size = 0
         groups[-1].append(f)
         size += n
-    from ctxwatch.tokens import get_tokenizer
-
-    tokenizer = get_tokenizer("o200k_base")
-    ours = not tokenizer.loaded
-    tokenizer.load()  # (loaded once here rather than once per worker)
+    # (the tokenizer is not loaded here for the workers: each loads its own when it first counts, side by side,
+    # where a copy loaded here first would delay every worker's start, and letting go of it after the fork
+    # costs this process a copy of each of its pages, which the workers share)
     per_group = fork_map(read_group, [(g, fmt, settings, cache_path, render) for g in groups], workers)
     if per_group is None:
         return None
-    if ours:
-        # (the workers are forked, each with its copy: this process holds its results instead, which are most of
-        # its peak memory, and counts nothing more unless a worker fails)
-        tokenizer.unload()
     return (pickle.loads(result) if isinstance(result, bytes) else result for group in per_group for result in group)

@@ -3,9 +3,10 @@
 Parsing JSON and normalizing records is CPU-bound Python, so one process reads at most one core's worth.  Two
 shapes of work split cleanly: a folder's files (:mod:`ctxwatch.engine.folder`) and the line ranges of one big file
 of independent records (:func:`ctxwatch.engine.reading.read_ranges`).  Workers are forked (Linux only), sharing
-the parent's modules, tokenizer and hash seed; nothing is pickled but the results.  A parallel read is declined,
-and the caller reads serially, when it cannot pay off or is not safe: small inputs, one core, no ``fork``, or
-other threads alive (forking a threaded process can deadlock the child: the dashboard never reads in parallel).
+the parent's modules and hash seed (the ranges of one file also its tokenizer); nothing is pickled but the
+results.  A parallel read is declined, and the caller reads serially, when it cannot pay off or is not safe:
+small inputs, one core, no ``fork``, or other threads alive (forking a threaded process can deadlock the
+child: the dashboard never reads in parallel).
 """
 
 from __future__ import annotations

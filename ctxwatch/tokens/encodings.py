@@ -111,13 +111,6 @@ def load_encoding(name: str) -> Any | None:
         return enc
 
 
-def forget_encoding(name: str) -> None:
-    """Drop this process's ``tiktoken.Encoding`` named ``name`` (the next :func:`load_encoding` loads it again):
-    a process that forked the workers which count keeps no copy of the ranks it no longer uses."""
-    with _lock:
-        _encodings.pop(name, None)
-
-
 def load_failure(name: str) -> str | None:
     """Why :func:`load_encoding` could not load ``name`` (``"ExceptionType: message"``), or ``None``."""
     return _failures.get(name)

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from typing import Any, Protocol
 
 from ctxwatch.tokens import slicing
-from ctxwatch.tokens.encodings import forget_encoding, load_encoding, load_failure
+from ctxwatch.tokens.encodings import load_encoding, load_failure
 
 
 class CountingChild(Protocol):
@@ -57,19 +57,12 @@ class Tokenizer:
         self._forced: set[tuple[int, int]] = set()  # cache keys of counts with a forced cut (estimates)
 
     def load(self) -> Tokenizer:
-        """Load the encoding now (before forking worker processes that share it); return the tokenizer."""
+        """Load the encoding now (before forking worker processes that share it, or to judge the fallback); return
+        the tokenizer."""
         if not self._loaded:
             self._enc = load_encoding(self.encoding)
             self._loaded = True
         return self
-
-    def unload(self) -> None:
-        """Let go of the encoding (about 75 MB for ``o200k_base``): a process whose forked workers count with their
-        own copy needs none; a later count here loads it again (the counts made so far stay cached)."""
-        if self._loaded and self._enc is not None:
-            self._enc = None
-            self._loaded = False
-            forget_encoding(self.encoding)
 
     @property
     def loaded(self) -> bool:
