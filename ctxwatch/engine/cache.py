@@ -21,7 +21,6 @@ import pickle
 import sqlite3
 import stat
 import time
-import zlib
 from typing import TYPE_CHECKING
 
 from ctxwatch.config import Settings, caching_disabled
@@ -164,7 +163,7 @@ class RunCache(KeptOutputs, CacheUpkeep):
                 return None  # (None: a finished log's entry, its result only, see store)
             from ctxwatch.engine.run import Run  # (here: a kept output written again needs no reader)
 
-            run = pickle.loads(zlib.decompress(state))
+            run = pickle.loads(state)
             if not isinstance(run, Run):
                 return None
             now = time.time()
@@ -248,7 +247,9 @@ class RunCache(KeptOutputs, CacheUpkeep):
         try:
             st = os.stat(path)
             head, before = fingerprint(path, offset)
-            state = None if run is None else zlib.compress(pickle.dumps(run, protocol=pickle.HIGHEST_PROTOCOL), 1)
+            # (not compressed: compressing took about as long as pickling, and a state is read back only when its
+            # log grew, so the room it saves on disk is all it gives)
+            state = None if run is None else pickle.dumps(run, protocol=pickle.HIGHEST_PROTOCOL)
             if prefix is None and run is not None:
                 prefix = prefix_digest(path, offset)
             db.execute("INSERT OR REPLACE INTO files (key, path, dev, ino, size, mtime_ns, ctime_ns, head, before, "

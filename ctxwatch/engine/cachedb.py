@@ -37,7 +37,7 @@ TABLES = ("files", "outputs", "counts")
 #: removal (:func:`prune`) that needs only hours.
 USED_RESOLUTION = 3600.0
 
-#: Most bytes of saved state kept (states and outputs compressed, results as they are): past this, the entries
+#: Most bytes of saved state kept (outputs compressed, states and results as they are): past this, the entries
 #: used longest ago are removed.
 MAX_CACHE_BYTES = 512 * 1024 * 1024
 
