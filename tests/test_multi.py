@@ -688,6 +688,42 @@ def test_an_empty_log_in_a_folder_is_noted_and_in_no_format(tmp_path: Path, shar
         assert sorted(i["kind"] for i in doc["issues"]) == ["empty_file", "empty_file"]
 
 
+def test_parallel_workers_count_big_logs_without_a_counting_child_each(tmp_path: Path, shared_logs: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker loads the tokenizer once for all its files: a big log it reads from its start through the cache
+    starts no counting child (one per file, each loading the encoding again, if the worker waited for a first
+    count to load it).  Every file here is "big" (the threshold set to 1 byte); the report is the serial read's."""
+    from ctxwatch.engine import warm
+    from ctxwatch.engine.cache import RunCache
+    from ctxwatch.tokens.tokenizer import Tokenizer
+
+    root = _folder(tmp_path, shared_logs)
+    serial = report_json(multi.load_many([str(root)], None, Settings()))
+    started = tmp_path / "started"
+    real = warm.start_server
+
+    def spy(encoding: str) -> Any:
+        with open(started, "a") as fh:  # (from the forked workers: written to a file, not kept in memory)
+            fh.write(f"{os.getpid()}\n")
+        return real(encoding)
+
+    # (a tokenizer this process has not loaded, as in a process that reads nothing before the fork)
+    fresh = Tokenizer("o200k_base")
+    monkeypatch.setattr(warm, "get_tokenizer", lambda encoding: fresh)
+    monkeypatch.setattr(per_file, "get_tokenizer", lambda encoding: fresh)
+    monkeypatch.setattr(warm, "start_server", spy)
+    monkeypatch.setattr(warm, "COUNTING_CHILD_BYTES", 1)
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(per_file, "TASK_BYTES", 200_000)
+    cache = RunCache(str(tmp_path / "cache.sqlite3"))
+    try:
+        assert report_json(multi.load_many([str(root)], None, Settings(), parallel=True, cache=cache)) == serial
+    finally:
+        cache.close()
+    assert not started.exists() or started.read_text() == ""
+    assert not fresh.loaded  # (the workers loaded their own copies)
+
+
 def test_a_parallel_read_leaves_the_tokenizer_to_the_workers(tmp_path: Path, shared_logs: Path,
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     """The process that forks the workers does not load the tokenizer (about 75 MB of its peak memory): each

@@ -34,6 +34,7 @@ from ctxwatch.engine.reading import read_file
 from ctxwatch.engine.run import Run
 from ctxwatch.engine.warm import open_warm, read_warm
 from ctxwatch.model import Call, Issue
+from ctxwatch.tokens import DEFAULT_ENCODING, get_tokenizer
 
 #: What writes each of a file's calls as the command writes it, given them in order, without its run-wide index
 #: (``report --json``'s :func:`ctxwatch.output.chunks.call_pieces`; ``b""`` for a call it leaves to be written at
@@ -115,6 +116,9 @@ def read_group(group: list[str], fmt: str | None, settings: Settings | None, cac
     read would stop with :class:`LogError`; a folder keeps going).
     """
     worker_start()
+    # (each worker loads the tokenizer once, at its first task, for all its files: loaded on a first count
+    # instead, every big file would start a counting child of its own, see ctxwatch.engine.warm.counting_child)
+    get_tokenizer(DEFAULT_ENCODING).load()
     cache = RunCache(cache_path) if cache_path else None
     try:
         out: list[Result | bytes] = []
@@ -210,9 +214,9 @@ def parallel_outputs(files: list[str], fmt: str | None, settings: Settings | Non
             size = 0
         groups[-1].append(f)
         size += n
-    # (the tokenizer is not loaded here for the workers: each loads its own when it first counts, side by side,
-    # where a copy loaded here first would delay every worker's start, and letting go of it after the fork
-    # costs this process a copy of each of its pages, which the workers share)
+    # (the tokenizer is not loaded here for the workers: each loads its own (read_group), side by side, where a
+    # copy loaded here first would delay every worker's start, and letting go of it after the fork costs this
+    # process a copy of each of its pages, which the workers share)
     per_group = fork_map(read_group, [(g, fmt, settings, cache_path, render) for g in groups], workers)
     if per_group is None:
         return None
