@@ -13,12 +13,14 @@ from typing import Any
 
 from ctxwatch.formats import count_or_none
 from ctxwatch.model import Message, Part, Provenance
+from ctxwatch.model.pickling import fast_pickle
 from ctxwatch.source import Record
 
 #: Rank of a damaged ``output_tokens`` when a response's lines compete for its usage: above every real count.
 DAMAGED_RANK = 2**63
 
 
+@fast_pickle  # (a live log's saved reader state holds one per call of the file)
 @dataclass(slots=True)
 class CallState:
     """Everything known about one API call (one ``message.id`` + ``requestId``), its lines folded in as they
