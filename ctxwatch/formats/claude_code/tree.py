@@ -12,8 +12,10 @@ from dataclasses import dataclass, field
 
 from ctxwatch.formats.claude_code.calls import CallState
 from ctxwatch.model import Message
+from ctxwatch.model.pickling import fast_pickle
 
 
+@fast_pickle  # (a live log's saved reader state holds its tree)
 @dataclass(slots=True)
 class Node:
     """One record of the ``parentUuid`` tree.
@@ -32,6 +34,7 @@ class Node:
     call_key: str | None = None
 
 
+@fast_pickle
 @dataclass(slots=True)
 class Chain:
     """The last history built in one context, extended when the next call's chain passes through its leaf."""
