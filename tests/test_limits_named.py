@@ -81,6 +81,21 @@ def test_a_trigger_options_flag_is_not_claude_codes_threshold(shared_logs: Path)
     assert "auto-compact threshold" not in crossed[0]["reason"]
 
 
+def test_a_budget_option_below_claude_codes_trigger_is_the_trigger_everywhere(shared_logs: Path) -> None:
+    """--budget-fraction 0.5: the budget is min(0.5 x 200,000, 200,000 - 20,000) = 100,000, below Claude Code's
+    own trigger 200,000 - 33,000 = 167,000, so the trigger is that budget, 100,000, in report, check and plan
+    alike (a plan's trigger is a fraction of its budget, at most 1); never a trigger above the budget."""
+    path = str(shared_logs / FULL)
+    note = _limits_note(path, "--budget-fraction", "0.5")
+    assert "window 200,000 (claude-opus-4-6): reserve 20,000, trigger 100,000, budget 100,000" in note
+    assert "167,000" not in note
+    assert "reserve 20,000; budget 100,000; trigger 100,000" in _cli("plan", path, "--budget-fraction", "0.5")
+    doc = json.loads(_cli("check", "--json", "--no-cache", path, "--budget-fraction", "0.5"))
+    crossed = [f for f in doc["flags"] if f["kind"] == "trigger_no_compaction"]
+    assert crossed and crossed[0]["evidence"]["trigger_tokens"] == 100_000
+    assert "(the budget: Claude Code's own auto-compact threshold is above it)" in crossed[0]["reason"]
+
+
 def test_a_codex_rollout_names_its_effective_window(shared_logs: Path) -> None:
     """The rollout states model_context_window 258,400 (95 % of 272,000): trigger 272,000 x 0.9 = 244,800,
     budget 258,400, no reserve."""

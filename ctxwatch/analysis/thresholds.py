@@ -133,6 +133,8 @@ class Thresholds:
                                           f"prompt {num(occ)} tokens at #{c.index + 1} crossed the compaction "
                                           f"trigger {num(trig)} ("
                                           + (f"{lim.trigger_rule}'s own auto-compact threshold" if lim.trigger_rule
+                                             else f"the budget: {lim.trigger_capped}'s own auto-compact threshold "
+                                             "is above it" if lim.trigger_capped
                                              else f"{self.st.trigger:g} of {lim.budget_rule}'s budget "
                                              f"{num(lim.budget)}" if lim.budget_rule
                                              else f"{self.st.trigger:g} of the budget") + ")",

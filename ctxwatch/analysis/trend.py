@@ -42,8 +42,8 @@ class Limits:
         reserve: its completion reserve: the request's (:attr:`Call.reserve_tokens`), else ``settings.reserve``
             of the window.
         limit: ``window - reserve``: the largest prompt a full completion leaves room for.
-        trigger: the compaction trigger: the harness's (:attr:`trigger_rule`), else ``trigger x budget``
-            (:meth:`Settings.trigger_tokens`).
+        trigger: the compaction trigger: the harness's (:attr:`trigger_rule`), at most the budget, else
+            ``trigger x budget`` (:meth:`Settings.trigger_tokens`).
         budget: the prompt budget: the harness's (:attr:`budget_rule`), else :meth:`Settings.budget_tokens`.
     """
 
@@ -59,6 +59,9 @@ class Limits:
     budget_rule: str | None = None
     #: Whose rule the trigger follows, as :attr:`budget_rule` (``None`` where the user set the trigger).
     trigger_rule: str | None = None
+    #: The harness whose own trigger lies above the budget the user set (``--budget-fraction``), so that the
+    #: trigger is that budget (as a plan's policy has it: a trigger is at most its budget); else ``None``.
+    trigger_capped: str | None = None
 
     @property
     def rule(self) -> str | None:
@@ -86,6 +89,8 @@ class Limits:
         if hl is None or (hl.budget is None and hl.trigger is None):
             return cls(window, reserve, limit, st.trigger_tokens(window, reserve), st.budget_tokens(window, reserve))
         budget = hl.budget if hl.budget is not None else st.budget_tokens(window, reserve)
+        if hl.trigger is not None and hl.trigger > budget:
+            return cls(window, reserve, limit, budget, budget, trigger_capped=hl.name)
         trigger = hl.trigger if hl.trigger is not None else int(budget * st.trigger)
         return cls(window, reserve, limit, trigger, budget, hl.name if hl.budget is not None else None,
                    hl.name if hl.trigger is not None else None)
