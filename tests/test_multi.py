@@ -688,6 +688,37 @@ def test_an_empty_log_in_a_folder_is_noted_and_in_no_format(tmp_path: Path, shar
         assert sorted(i["kind"] for i in doc["issues"]) == ["empty_file", "empty_file"]
 
 
+@pytest.mark.parametrize("parallel_read", [False, True])
+def test_a_call_copied_into_an_excerpt_keeps_the_whole_sessions_split(tmp_path: Path, shared_logs: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch,
+                                                                      parallel_read: bool) -> None:
+    """A folder holding a session and an excerpt of it (lines 700-800, whose chain runs out of the file): the
+    calls in both report the same usage, but only the whole session's copy splits the prompt into floor and
+    history; the folder keeps that copy, as the session read alone gives it, whichever file is read first."""
+    src = shared_logs / "claude-code"
+    whole = report_json(load_run(str(src / "spotter_4d5611e5_full.jsonl")))
+    by_line = {c["line"]: c for c in whole["calls"]}
+    for first in ("excerpt", "full"):
+        root = tmp_path / first
+        root.mkdir()
+        for name in ("spotter_4d5611e5_full.jsonl", "spotter_4d5611e5_lines700-800_compaction.jsonl"):
+            shutil.copy(src / name, root / name)
+        # (a folder is read oldest modification time first)
+        old = root / ("spotter_4d5611e5_lines700-800_compaction.jsonl" if first == "excerpt" else
+                      "spotter_4d5611e5_full.jsonl")
+        os.utime(old, (1_000_000_000, 1_000_000_000))
+        if parallel_read:
+            monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 0)
+        doc = report_json(multi.load_many([str(root)], None, Settings(), parallel=parallel_read))
+        shared = [c for c in doc["calls"] if c["line"] in (700, 708, 721, 730, 742)]
+        assert len(shared) == 5, first
+        for c in shared:
+            assert c["file"].endswith("spotter_4d5611e5_full.jsonl"), (first, c["file"])
+            assert (c["floor_tokens"], c["history_tokens"]) == (by_line[c["line"]]["floor_tokens"],
+                                                                by_line[c["line"]]["history_tokens"])
+            assert c["floor_tokens"] is not None
+
+
 def test_parallel_workers_count_big_logs_without_a_counting_child_each(tmp_path: Path, shared_logs: Path,
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     """A worker loads the tokenizer once for all its files: a big log it reads from its start through the cache

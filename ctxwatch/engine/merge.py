@@ -8,7 +8,7 @@ import math
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from ctxwatch.formats import copy_rank
+from ctxwatch.formats import copy_rank as usage_copy_rank
 from ctxwatch.model import Call, Issue, ParsedCall, Usage
 
 
@@ -23,16 +23,24 @@ def usage_rank(u: Usage | None) -> tuple[int, int, int, int]:
     return (1, int(not u.damaged), int(prompt), out)
 
 
+def copy_rank(c: Call | ParsedCall) -> tuple[int, int, int, int, int]:
+    """How much a copy of a call tells, to choose between copies from different files: its usage first
+    (:func:`usage_rank`), then whether its history is whole (a copy in an excerpt of the session, whose chain runs
+    out of its file, cannot split the prompt into floor and history: ``history_cut``)."""
+    return (*usage_rank(c.usage), int(not c.provenance.history_cut))
+
+
 def keeps_earlier(before: Call | ParsedCall, copy: Call | ParsedCall, same_read: bool = True) -> bool:
     """True when ``copy``, a copy of ``before``'s call (same key) read later from another file, must not replace
-    it now: it reports less of the usage (:func:`usage_rank`), or as much (then which file the call belongs to
-    is settled once the copy's file is read: :meth:`~ctxwatch.engine.run.Run.settle_copies`).  Later lines of one
+    it now: it tells less (:func:`copy_rank`: less of the usage, or as much with its history cut where
+    ``before``'s is whole), or as much (then which file the call belongs to is settled once the copy's file is
+    read: :meth:`~ctxwatch.engine.run.Run.settle_copies`).  Later lines of one
     file (a response's streaming updates) always replace, while ``same_read``: ``False`` when the file was
     truncated or replaced since ``before`` was read, so that ``copy`` comes from its new content and is judged
     as a copy from another file (a partial copy does not undo what the earlier read knew)."""
     if before.source.path == copy.source.path and same_read:
         return False
-    return usage_rank(copy.usage) <= usage_rank(before.usage)
+    return copy_rank(copy) <= copy_rank(before)
 
 
 class MergeAccounted:
@@ -65,8 +73,7 @@ class MergeAccounted:
             if before is None or before.source.path == copy.source.path:
                 continue
             mine, theirs = self._file_last.get(copy.source.path), self._file_last.get(before.source.path)
-            if mine is not None and theirs is not None and mine < theirs \
-                    and usage_rank(copy.usage) == usage_rank(before.usage):
+            if mine is not None and theirs is not None and mine < theirs and copy_rank(copy) == copy_rank(before):
                 assert idx is not None
                 self._pending[idx] = copy
 
@@ -115,11 +122,11 @@ class MergeAccounted:
             else:
                 before = self._calls[idx]
                 if before is not None and keeps_earlier(before, c):
-                    if c.key and usage_rank(c.usage) == usage_rank(before.usage):
+                    if c.key and copy_rank(c) == copy_rank(before):
                         held[c.key] = c  # (settled below, as in _take)
                     continue  # (a copy in another file that says less, or no more: see _take)
                 if before is not None and before.source.path == c.source.path \
-                        and copy_rank(before.usage) >= copy_rank(c.usage):
+                        and usage_copy_rank(before.usage) >= usage_copy_rank(c.usage):
                     # (a copy in a later range of the same file, read by another worker: as a serial read of the
                     # file, where ResponseIds keeps the copy read first unless a later one reports more)
                     continue

@@ -17,7 +17,7 @@ from typing import Any
 from ctxwatch.accounting import Accountant
 from ctxwatch.config import Settings
 from ctxwatch.engine.keys import RecordKeys
-from ctxwatch.engine.merge import MergeAccounted, keeps_earlier, usage_rank
+from ctxwatch.engine.merge import MergeAccounted, copy_rank, keeps_earlier
 from ctxwatch.engine.opening import empty_file_note
 from ctxwatch.engine.sanitize import sanitize
 from ctxwatch.engine.views import RunViews
@@ -152,7 +152,7 @@ class Run(RunViews, MergeAccounted, PackedHistories):
             if idx is not None:
                 before = self._pending.get(idx) or self._calls[idx]
                 if before is not None and keeps_earlier(before, out, fresh is None or idx in fresh):
-                    if out.key and usage_rank(out.usage) == usage_rank(before.usage):
+                    if out.key and copy_rank(out) == copy_rank(before):
                         self._held[out.key] = out  # (its file may turn out to be the call's own: settle_copies)
                     # A copy in another file that says less (a stream cut before its final usage, a resumed
                     # session's copy of a streaming placeholder), or no more, does not replace the call read
