@@ -246,6 +246,10 @@ def test_the_cache_command_says_where_and_clears(tmp_path: Path, own_cache: Path
     res = CliRunner().invoke(main, ["cache"])
     assert "1 log (2 entries: a log read with other settings, or by another ctxwatch, has one of its own)" \
         in res.output
+    narrow = CliRunner().invoke(main, ["cache"], env={"COLUMNS": "80"}).output.splitlines()
+    # (the same words, folded at 80; a path wider than that is kept whole, on a line of its own)
+    assert len(narrow) > 2 and all(len(ln) <= 80 or len(ln.split()) == 1 for ln in narrow), narrow
+    assert " ".join(ln.strip() for ln in narrow) == " ".join(res.output.split())
     res = CliRunner().invoke(main, ["cache", "clear"])
     assert res.exit_code == 0 and "cleared 2 saved reads" in res.output and entries() == 0
 

@@ -234,3 +234,18 @@ def test_schema_and_formats_break_their_long_lines_at_columns(shared_logs: Path,
     assert max(len(x) for x in natural) > 100
     assert all(len(x) <= 80 or len(x.split()) == 1 for x in at_80)
     assert " ".join(" ".join(natural).split()) == " ".join(" ".join(at_80).split())
+
+
+def test_a_folder_of_many_formats_breaks_its_format_list_at_80_columns(shared_logs: Path) -> None:
+    """The sample folder holds a dozen formats: at 80 columns their list (one word, joined by "+") is broken
+    after a "+", each line within 80 cells, and read back whole it is the formats ``--json`` names."""
+    formats = json.loads(CliRunner().invoke(main, ["report", "--json", "--no-cache", str(shared_logs)]).stdout)[
+        "formats"]
+    assert len("  format=" + "+".join(formats)) > 80  # (the case: one word wider than the terminal)
+    out = CliRunner().invoke(main, ["report", "--no-cache", str(shared_logs)], env={"COLUMNS": "80"}).stdout
+    lines = out.splitlines()
+    assert all(len(ln) <= 80 for ln in lines[:6]), lines[:6]
+    start = next(i for i, ln in enumerate(lines) if ln.startswith("  format="))
+    end = next(i for i in range(start, len(lines)) if lines[i].startswith("  calls="))
+    assert "".join(ln.strip() for ln in lines[start:end]) == "format=" + "+".join(formats)
+    assert lines[end].startswith("  calls=") and "issues=" in lines[end]

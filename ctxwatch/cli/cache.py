@@ -24,12 +24,17 @@ def cache_cmd(ctx: click.Context) -> None:
         state = f"not used: {info.problem}"
     else:
         state = "in use"
-    echo(f"cache: {info.path}")
+    from ctxwatch.cli.console import output_width
+    from ctxwatch.output.text import folded
+
     entries = f" ({info.entries:,} entries: a log read with other settings, or by another ctxwatch, has one of " \
         "its own)" if info.entries != info.logs else ""
     kept = f", {info.outputs:,} report{'s' if info.outputs != 1 else ''} kept whole" if info.outputs else ""
-    echo(f"{info.logs:,} log{'s' if info.logs != 1 else ''}{entries}{kept}, {info.state_bytes / 1e6:.1f} MB of "
-         f"saved state, {info.file_bytes / 1e6:.1f} MB on disk; {state}")
+    for line in folded([f"cache: {info.path}",
+                        f"{info.logs:,} log{'s' if info.logs != 1 else ''}{entries}{kept}, "
+                        f"{info.state_bytes / 1e6:.1f} MB of saved state, {info.file_bytes / 1e6:.1f} MB on disk; "
+                        f"{state}"], output_width()):
+        echo(line)
 
 
 @cache_cmd.command("clear")

@@ -44,8 +44,15 @@ def report_lines(doc: dict[str, Any], issues: Sequence[Issue], settings: Setting
     same = len(doc["issues"]) - bad - notes
     also = f"; {same} more issue{'s' if same != 1 else ''} on the same lines" if same > 0 else ""
     counted = f" ({counted_issues(bad, notes)}{also})" if doc["issues"] else ""
-    yield from folded([f"{clean(doc['file'])}  format={'+'.join(doc['formats']) or 'none'}  "
-                       f"calls={len(doc['calls'])}  issues={len(doc['issues'])}{counted}"], width)
+    formats = "+".join(doc["formats"]) or "none"
+    head = f"{clean(doc['file'])}  format={formats}  calls={len(doc['calls'])}  issues={len(doc['issues'])}{counted}"
+    if width is not None and cells(clean(f"  format={formats}")) > width:
+        # (a folder of many formats: the list is broken after a "+", where folding would keep it one word)
+        yield from folded([clean(doc["file"])], width)
+        yield from _plus_lines("  format=", doc["formats"], width)
+        yield from folded([f"  calls={len(doc['calls'])}  issues={len(doc['issues'])}{counted}"], width)
+    else:
+        yield from folded([head], width)
     # With several files (a folder, a batch pair) a line number alone does not say where: a file column.
     several = len({c["file"] for c in doc["calls"]}) > 1
     # Main and sidechain / subagent calls side by side have floors of their own (another system prompt and tool
@@ -70,6 +77,19 @@ def report_lines(doc: dict[str, Any], issues: Sequence[Issue], settings: Setting
                            "priced):"], width)
         yield from fit_table(session_columns(doc["sessions"]), width)
     yield from folded(_tail(doc, any(marked), settings, legend=not sessions_only), width)
+
+
+def _plus_lines(lead: str, names: Sequence[str], width: int) -> Iterator[str]:
+    """``lead`` and ``names`` joined by ``+``, broken after a ``+`` into lines of at most ``width`` cells (the later
+    ones indented by 4; a name wider than the room is kept whole)."""
+    line = lead
+    for i, name in enumerate(names):
+        piece = clean(name) + ("+" if i < len(names) - 1 else "")
+        if line.strip() and cells(line) + cells(piece) > width:
+            yield line
+            line = "    "
+        line += piece
+    yield line
 
 
 def folded(lines: Iterable[str], width: int | None) -> Iterator[str]:
