@@ -81,11 +81,11 @@ def report_lines(doc: dict[str, Any], issues: Sequence[Issue], settings: Setting
 
 def _plus_lines(lead: str, names: Sequence[str], width: int) -> Iterator[str]:
     """``lead`` and ``names`` joined by ``+``, broken after a ``+`` into lines of at most ``width`` cells (the later
-    ones indented by 4; a name wider than the room is kept whole)."""
+    ones indented by 4; the first name stays with ``lead``, and a name wider than the room is kept whole)."""
     line = lead
     for i, name in enumerate(names):
         piece = clean(name) + ("+" if i < len(names) - 1 else "")
-        if line.strip() and cells(line) + cells(piece) > width:
+        if i and cells(line) + cells(piece) > width:
             yield line
             line = "    "
         line += piece
