@@ -316,3 +316,13 @@ def test_one_pretty_printed_record_is_told_how_to_write_it_on_one_line(tmp_path:
     line.write_text(json.dumps(record) + "\n")
     doc = json.loads(CliRunner().invoke(main, ["report", "--json", "--no-cache", str(line)]).output)
     assert [c["prompt_tokens_reported"] for c in doc["calls"]] == [record["response"]["usage"]["prompt_tokens"]]
+
+
+def test_a_format_is_named_in_any_case() -> None:
+    """``--format CLAUDE-CODE`` and ``--format Claude`` (an alias) name the claude-code reader, as the lower-case
+    names do; an unknown name is still refused with the known names."""
+    assert get_format("CLAUDE-CODE") is get_format("claude-code")
+    assert get_format(" Claude ") is get_format("claude-code")  # (an alias, spaces around it)
+    assert get_format("OpenAI-Batch").name == "openai-batch"
+    with pytest.raises(KeyError, match=r"unknown format 'Nope'; known: .*claude-code"):
+        get_format("Nope")

@@ -59,7 +59,7 @@ def joined_formats() -> frozenset[str]:
 
 
 def get_format(name: str) -> FormatSpec:
-    """The format called ``name`` (or one of its aliases).
+    """The format called ``name`` (or one of its aliases), in any case (``CLAUDE-CODE`` is ``claude-code``).
 
     Raises:
         KeyError: no such format; the message lists the known names.
@@ -67,7 +67,8 @@ def get_format(name: str) -> FormatSpec:
     _load_all()
     if name in REGISTRY:
         return REGISTRY[name]
+    folded = name.strip().casefold()
     for spec in REGISTRY.values():
-        if name in spec.aliases:
+        if folded == spec.name.casefold() or folded in (a.casefold() for a in spec.aliases):
             return spec
     raise KeyError(f"unknown format {name!r}; known: {', '.join(sorted(REGISTRY))}")
