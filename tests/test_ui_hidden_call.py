@@ -39,3 +39,24 @@ async def test_keys_about_the_call_do_nothing_when_the_filter_shows_none(tmp_pat
             assert isinstance(app.screen, MainScreen), (key, type(app.screen).__name__)
             assert said and said[-1] == expected, (key, said)
             said.clear()
+
+
+async def test_the_chart_says_the_filter_matches_no_call(tmp_path: Path) -> None:
+    """A filter that matches no call leaves the chart empty: it says so, not that no call was read yet; esc
+    (the filter cleared) plots the calls again."""
+    from ctxwatch.ui.widgets.chart import TrendChart
+
+    app = CtxwatchApp(str(write_log(tmp_path / "run.jsonl", 6)))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await loaded(pilot, 6)
+        assert app.main is not None
+        chart = app.main.query_one(TrendChart)
+        await pilot.press("slash", *"zzz", "enter")
+        await pilot.pause(0.7)  # (the chart redraws at most twice a second)
+        assert app.view == []
+        text = chart.render().plain
+        assert "no calls match the filter" in text and "no calls to plot yet" not in text
+        app.apply_filter("")
+        await pilot.pause(0.7)
+        assert len(app.view) == 6 and chart.series is not None and len(chart.series.x) == 6
+        assert "no calls match the filter" not in chart.render().plain

@@ -283,7 +283,8 @@ class MainScreen(Screen[None]):
         if not self.has_class("-short"):
             self.query_one("#costline", Static).update(cost_line(call, cost, s.totals, max(10, width - 2)))
         if chart and full:
-            self.query_one(TrendChart).show(s.view_calls(), self.settings, s.xaxis, s.calibrations)
+            self.query_one(TrendChart).show(s.view_calls(), self.settings, s.xaxis, s.calibrations,
+                                            filtered=bool(s.filter_text))
         if full:
             # (the chart's legend, on a line of its own under it: the side panel may have no room left for it)
             self._show_legend()

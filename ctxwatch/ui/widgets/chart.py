@@ -167,6 +167,7 @@ class TrendChart(PlotextPlot):
         self._calls: Sequence[Call] = ()
         self._settings = Settings()
         self._xmode = "index"
+        self._filtered = False
         self._cal: Calibrations = NO_CALIBRATION
         self._last_draw = 0.0
         self._timer: Timer | None = None
@@ -185,15 +186,17 @@ class TrendChart(PlotextPlot):
         legend's line is to be drawn again."""
 
     def show(self, calls: Sequence[Call], settings: Settings, xmode: str,
-             calibrations: Calibrations = NO_CALIBRATION) -> None:
+             calibrations: Calibrations = NO_CALIBRATION, filtered: bool = False) -> None:
         """Plot ``calls`` with ``settings`` thresholds and x-axis mode ``index`` or ``time``; ``calibrations``:
-        the run's (:func:`build_series`).
+        the run's (:func:`build_series`); ``filtered``: ``calls`` are those a filter kept (when there are none,
+        the chart says that no call matches it rather than that none was read yet).
 
         Redraws are throttled to one per :data:`CHART_MIN_INTERVAL` seconds (a plotext build of a wide chart
         takes tens of milliseconds); the last data pushed is always drawn.  A change of x-axis mode or of the
         thresholds is drawn at once.
         """
-        urgent = xmode != self._xmode or settings is not self._settings
+        urgent = xmode != self._xmode or settings is not self._settings or filtered != self._filtered
+        self._filtered = filtered
         self._calls = calls
         self._settings = settings
         self._xmode = xmode
@@ -216,7 +219,8 @@ class TrendChart(PlotextPlot):
         width = max(10, self.size.width)
         s = self.series = build_series(self._calls, self._settings, self._xmode, max(10, width - 8), self._cal)
         if not s.x:
-            plt.title("no calls to plot yet" if self._xmode == "index" else "no timestamped calls to plot")
+            plt.title("no calls match the filter" if self._filtered and not self._calls else
+                      "no calls to plot yet" if self._xmode == "index" else "no timestamped calls to plot")
             self._set_titles([], [], {})
             return super().render()
         data_top = max([*s.total, *s.unsplit, *(r for r in s.reported if r is not None), 1])
