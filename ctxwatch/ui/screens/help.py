@@ -14,6 +14,7 @@ from textual.containers import Container, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from ctxwatch.accounting.harness import CLAUDE_CODE_SUMMARY_OUTPUT
 from ctxwatch.config import Settings
 
 #: From this terminal width the help is two columns (two 76-cell columns, the box's padding, border and
@@ -125,6 +126,8 @@ def help_sections(settings: Settings | None = None) -> tuple[HelpSection, ...]:
             ("·", "free", "bright_black", "what is left of the window")):
         bar.append(f"  {glyph} {name:<8}", colour)
         bar.append(f" {what}\n")
+        if name == "reserve":
+            bar.append(f"             (a Claude Code log: {CLAUDE_CODE_SUMMARY_OUTPUT:,}, its compaction summary's)\n")
     bar.append("  T┃ B┃     ", "bold red")
     bar.append("the compaction trigger and the budget: by default, the trigger\n")
     bar.append(f"            at {st.trigger:g} of the budget, the budget {st.budget_fraction:g} of the window "
