@@ -63,7 +63,8 @@ async def test_at_80x24_the_messages_fill_the_screen_and_y_shows_the_whole_reaso
         assert not screen.whole_shown and head.content_size.height == 3
         title, knobs, short = head_text(screen).split("|")
         assert title.startswith("call #10 · does not fit · before ") and "budget" in title
-        assert knobs.startswith("keep_recent 6 · budget 0.18 · reserve 20,000 · summary 2,000 · mode summarise")
+        # (Claude Code's budget 177,000 / 200,000 = 0.885, less 14 steps of 0.05: 0.185)
+        assert knobs.startswith("keep_recent 6 · budget 0.185 · reserve 20,000 · summary 2,000 · mode summarise")
         assert short.endswith("…  (y: whole reason)") and reason.startswith(short[:-len("…  (y: whole reason)")])
         assert rows_in_sight(screen) >= 10
         assert columns_fit(screen)
@@ -136,3 +137,25 @@ async def test_the_preview_bars_of_an_overflowing_call_have_no_free_cell(tmp_pat
                 bar = ln[7:].rsplit(" ", 1)[0]
                 assert ln.endswith(" 115%") and bar.endswith("░") and "·" not in bar, ln
                 assert len(bar) == max(20, width - 18)
+
+
+async def test_the_budget_knob_keeps_a_harness_fractions_half_step(shared_logs: Path) -> None:
+    """Claude Code's budget is 177,000 of the 200,000 window, 0.885: eight presses of ``b`` (0.05 each) give 0.485,
+    a budget of int(200,000 x 0.485) = 97,000 tokens (rounded to two places each step it drifted to 0.48 and
+    96,000); ``B`` back up once gives 0.535."""
+    app = CtxwatchApp(str(shared_logs / LOG))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await loaded(pilot)
+        app.query_one("#calls").move_cursor(row=9)
+        await pilot.pause()
+        screen = await open_preview(pilot)
+        assert isinstance(screen, PlanScreen) and screen.knobs is not None
+        assert screen.knobs.budget_fraction == 177_000 / 200_000
+        for _ in range(8):
+            await pilot.press("b")
+        assert await wait_for(pilot, lambda: screen.plan.budget_tokens == 97_000, 10.0), screen.plan.budget_tokens
+        assert screen.knobs.budget_fraction == 0.485
+        assert "budget 0.485" in head_text(screen)
+        await pilot.press("B")
+        assert await wait_for(pilot, lambda: screen.plan.budget_tokens == 107_000, 10.0), screen.plan.budget_tokens
+        assert "budget 0.535" in head_text(screen)

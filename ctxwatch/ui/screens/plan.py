@@ -286,7 +286,9 @@ class PlanScreen(TableScreen):
         if name == "keep_recent":
             new = replace(k, keep_recent=max(0, k.keep_recent + direction))
         elif name == "budget_fraction":
-            new = replace(k, budget_fraction=round(min(1.0, max(0.05, k.budget_fraction + 0.05 * direction)), 2))
+            # (rounded to 4 places, not 2: a harness's fraction, Claude Code's 177,000 / 200,000 = 0.885, keeps
+            # its half step as it is turned)
+            new = replace(k, budget_fraction=round(min(1.0, max(0.05, k.budget_fraction + 0.05 * direction)), 4))
         elif name == "reserve_tokens":
             step = max(1, self.window // 100)
             new = replace(k, reserve_tokens=min(self.window - 1, max(0, k.reserve_tokens + step * direction)))

@@ -75,16 +75,21 @@ def _title(number: int, plan: Any, name: bool) -> Text:
     return out
 
 
+def _fraction(f: float) -> str:
+    """A budget fraction as the knobs show it: two places (``0.60``), three where a third is set (``0.885``)."""
+    return f"{f:.2f}" if round(f, 2) == round(f, 4) else f"{f:.3f}"
+
+
 def _knobs(k: Knobs, keys: bool, plan: Any = None) -> Text:
     """The knobs' values, each with the keys that turn it (``keys``) or without (the footer names them).  A
     budget fraction above what the window leaves beside the reserve is shown as the fraction in effect, then
     the one set (``plan``'s budget is ``min(window x fraction, window - reserve)``)."""
     def key(s: str) -> str:
         return f" ({s})" if keys else ""
-    budget = f"{k.budget_fraction:.2f}"
+    budget = _fraction(k.budget_fraction)
     window = plan.policy.window if plan is not None else None
     if window and plan.budget_tokens < int(window * k.budget_fraction):
-        budget = f"{plan.budget_tokens / window:.2f} ({budget} set)"
+        budget = f"{_fraction(plan.budget_tokens / window)} ({budget} set)"
     return Text(f"keep_recent {k.keep_recent}{key('+/-')} · budget {budget}{key('B/b')} · reserve "
                 f"{tx.tokens(k.reserve_tokens)}{key('R/r')} · summary {tx.tokens(k.summary_tokens)}{key('U/u')} · "
                 f"mode {k.mode}{key('m')}", "cyan")
