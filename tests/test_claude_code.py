@@ -1119,6 +1119,21 @@ def test_one_hour_writes_above_the_writes_are_reported(tmp_path: Path) -> None:
         assert [i.kind for i in run.issues] == ([] if priced else ["implausible_value"])
 
 
+def test_one_hour_writes_beside_damaged_writes_are_not_judged_against_them(tmp_path: Path) -> None:
+    """cache_creation_input_tokens -5,000 with 5,000 1-hour writes: the writes are damage (negative), said so,
+    and unknown; the 1-hour share of an unknown is not judged (it said "above the cache writes' 0")."""
+    from ctxwatch.engine import load_run
+
+    rec = _cc_assistant("a1", "u1", "msg_1", 300)
+    rec["message"]["usage"]["cache_creation_input_tokens"] = -5000
+    rec["message"]["usage"]["cache_creation"] = {"ephemeral_1h_input_tokens": 5000}
+    run = load_run(str(write(tmp_path, "s.jsonl", [_cc_user("u1", None), rec])))
+    (issue,) = [i for i in run.issues if i.kind == "implausible_value"]
+    assert "cache write tokens -5000 (negative)" in issue.message
+    assert "1-hour" not in issue.message and "above the cache writes" not in issue.message
+    assert run.calls[0].usage is not None and run.calls[0].usage.cache_write is None
+
+
 def test_the_1m_window_holds_across_a_compaction(tmp_path: Path) -> None:
     """After a compact_boundary the first call carries its whole history and was accounted before the lazy
     210k call that showed the 1M beta, so it alone fell back to 200,000.  Prompts 150k, 210k | boundary |

@@ -72,6 +72,7 @@ def _counts(pc: ParsedCall) -> tuple[ParsedCall, list[Issue]]:
         pass  # not a number: the field-by-field check below says what it is
     pc = replace(pc)
     bad: list[str] = [null_output] if null_output else []
+    wrong: dict[str, Any] = {}
     if pc.usage is not None:
         fields_ = {f: getattr(pc.usage, f) for f in ("prompt_total", "input_uncached", "cache_read", "cache_write",
                                                        "output", "reasoning", "cache_write_1h", "web_searches")}
@@ -97,9 +98,10 @@ def _counts(pc: ParsedCall) -> tuple[ParsedCall, list[Issue]]:
             pc.usage = replace(u, input_uncached=None, cache_read=None, cache_write=None, cache_write_1h=None,
                                damaged=True)
         u = pc.usage
-        if u.cache_write_1h is not None and u.cache_write_1h > (u.cache_write or 0):
+        if u.cache_write_1h is not None and "cache_write" not in wrong and u.cache_write_1h > (u.cache_write or 0):
             # The 1-hour writes are a share of the writes: more of them than writes is damage in one of the two,
-            # so the rate each write is priced at is unknown.
+            # so the rate each write is priced at is unknown.  (Writes that are damage themselves are unknown,
+            # said above: no share of them can be judged.)
             bad.append(f"1-hour cache writes {u.cache_write_1h:,} above the cache writes' {u.cache_write or 0:,}")
             pc.usage = replace(u, cache_write_1h=None, damaged=True)
     if _bad_count(pc.window) or pc.window == 0:
