@@ -1166,3 +1166,31 @@ def test_plan_names_tool_calls_as_the_dashboard_does(shared_logs: Path) -> None:
     results = [r for r in rows if "tool result (" in r]
     assert [r.split("(")[1].split(")")[0] for r in results] == ["Bash", "Bash", "WebSearch", "Glob"]
     assert "toolu_" not in res.stdout
+
+
+def test_plan_rows_fit_80_columns_with_long_tool_names(tmp_path: Path, shared_logs: Path) -> None:
+    """A real session's tools renamed as an MCP server names them (46 characters): at 80 columns the message
+    column is narrowed so that every row of the table fits, its fate on its own line's end; the labels keep
+    their start ("assistant → mcp__github__…"); without a width the column keeps its 40 characters."""
+    from ctxwatch.output.safetext import cells
+
+    long = "mcp__github__create_pull_request_review_comment"
+    out_lines = []
+    for raw in (shared_logs / "claude-code" / "spotter_tool_heavy.jsonl").read_text().splitlines():
+        d = json.loads(raw)
+        m = d.get("message")
+        for b in m.get("content") if isinstance(m, dict) and isinstance(m.get("content"), list) else []:
+            if isinstance(b, dict) and b.get("type") == "tool_use":
+                b["name"] = long
+        out_lines.append(json.dumps(d))
+    log = tmp_path / "mcp.jsonl"
+    log.write_text("\n".join(out_lines) + "\n")
+    narrow = CliRunner().invoke(main, ["plan", "--no-cache", str(log)], env={"COLUMNS": "80"}).stdout.splitlines()
+    head = next(i for i, ln in enumerate(narrow) if ln.lstrip().startswith("# message"))
+    rows = [ln for ln in narrow[head:] if re.match(r"\s+(\d+|-) ", ln)]
+    assert len(rows) >= 6 and narrow[head].endswith("fate")
+    assert all(cells(ln) <= 80 for ln in [narrow[head], *rows]), [ln for ln in rows if cells(ln) > 80]
+    assert all(re.search(r"  (kept|pinned|evicted|summarised)(  ◆)?$", ln) for ln in rows), rows
+    assert any("assistant → mcp__github__" in ln for ln in rows)
+    wide = CliRunner().invoke(main, ["plan", "--no-cache", str(log)]).stdout.splitlines()
+    assert any(f"assistant → {long}"[:39] + "…" in ln for ln in wide)

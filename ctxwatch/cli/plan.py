@@ -109,5 +109,6 @@ def plan_cmd(paths: tuple[str, ...], call_number: int | None, call_index: int | 
     from ctxwatch.output.text import folded
 
     # (on a terminal, or under COLUMNS, a line longer than the width is broken between words, as report's are)
-    for line in folded(plan_lines(call, pc, plan, policy, counts, counter, factors), output_width()):
+    width = output_width()
+    for line in folded(plan_lines(call, pc, plan, policy, counts, counter, factors, width), width):
         echo(line)

@@ -21,13 +21,15 @@ from ctxwatch.tokens import Counter
 
 
 def plan_lines(call: Call, pc: ParsedCall, plan: Plan, policy: Policy, counts: PlanCounts, counter: Counter,
-               factors: Calibrations) -> Iterator[str]:
+               factors: Calibrations, width: int | None = None) -> Iterator[str]:
     """The lines of ``plan``'s text output, without their newlines.
 
     Args:
         call / pc: the call's summary and its re-read text. plan: :func:`ctxwatch.planner.plan_call`'s, made with
             ``policy`` and ``counts`` (:func:`ctxwatch.planner.plan_counts`). counter: the tokenizer the counts
             were made with. factors: the run's calibrations (``Run.factors()``), named when they scaled the floor.
+        width: the terminal's width in cells (``None``: any): the table's message column is narrowed, down to
+            :data:`MIN_LABEL_CHARS`, so that a row fits it.
     """
     floor_note = None
     # (a floor of 0 scaled is still 0: nothing was calibrated, as report shows it, unmarked)
@@ -64,6 +66,10 @@ def plan_lines(call: Call, pc: ParsedCall, plan: Plan, policy: Policy, counts: P
     # ones the dashboard's eviction preview marks.
     saves = exchange_savings(plan.messages)
     worst = offenders(plan.messages, plan.before_tokens, plan.budget_tokens)
+    if width is not None:
+        # (a row is the number 5, the label, three counts of 9 and the fate, each after a space or two)
+        fate = max([4, *(len(m.fate) for m in plan.messages)]) + (3 if worst else 0)
+        rw = max(MIN_LABEL_CHARS, min(rw, width - (5 + 1 + 1 + 9 + 1 + 9 + 1 + 9 + 2 + fate)))
     yield f"{'#':>5} {'message':<{rw}} {'tokens':>9} {'after':>9} {'saves':>9}  fate"
     # The tool schemas and the reply primer are in no message but in every request: rows of their own (index
     # "-"), so that the tokens column adds up to 'before' and the after column, with the summary and the
@@ -117,6 +123,9 @@ def plan_json(call: Call, plan: Plan) -> dict[str, Any]:
 
 #: Widest message label in the plan's table (``assistant → Bash, Read, Edit`` is cut there with ``…``).
 LABEL_CHARS = 40
+
+#: Narrowest the message column gets to fit a terminal's width (``tool result (m…``): below it rows wrap.
+MIN_LABEL_CHARS = 16
 
 
 def tool_names(pc: ParsedCall) -> dict[str, str]:
