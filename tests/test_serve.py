@@ -165,3 +165,30 @@ def test_an_ipv6_host_is_shown_in_brackets(host: str, url: str | None, monkeypat
     res = CliRunner().invoke(main, ["serve", str(SAMPLE), "--host", host, "--port", "8765"])
     assert res.exit_code == 0, res.output
     assert made and made[0]["public_url"] == url
+
+
+def test_a_port_in_use_is_said_not_a_traceback(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another server listening on the port: ``serve`` says the port is in use and exits 2 before starting
+    anything (it printed textual-serve's banner, then aiohttp's OSError traceback); a bind that fails after the
+    check (the port taken in between) is said the same way."""
+    import textual_serve.server
+
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        res = CliRunner().invoke(main, ["serve", str(SAMPLE), "--port", str(port)])
+    assert res.exit_code == 2 and isinstance(res.exception, SystemExit), res.output
+    assert f"ctxwatch: port {port} on 127.0.0.1 is in use (another server holds it): pass --port" in res.output
+
+    class LateServer:
+        def __init__(self, command: str, **kw: object) -> None:
+            pass
+
+        def serve(self) -> None:
+            raise OSError(98, "Address already in use")
+
+    monkeypatch.setattr(textual_serve.server, "Server", LateServer)
+    res = CliRunner().invoke(main, ["serve", str(SAMPLE), "--port", str(port)])
+    assert res.exit_code == 2 and isinstance(res.exception, SystemExit), res.output
+    assert f"ctxwatch: cannot listen on 127.0.0.1 port {port}: Address already in use" in res.output

@@ -8,6 +8,7 @@ default, and any other address only with ``--expose``, which says so (:func:`bin
 
 from __future__ import annotations
 
+import errno
 import ipaddress
 import os
 import shlex
@@ -111,8 +112,36 @@ def serve_cmd(paths: tuple[str, ...], config: str | None, window: int | None, bu
                                     "last": last})
     if public_url is None and ":" in host.strip("[]"):
         public_url = f"http://[{host.strip('[]')}]:{port}"  # (an IPv6 address in a URL goes in brackets: RFC 3986)
+    taken = port_problem(host, port)
+    if taken is not None:
+        fail(taken)
     server = Server(command, host=host, port=port, title="ctxwatch", public_url=public_url)
     if not is_loopback(host):
         shown = ", ".join(clean(p) for p in paths)
         echo("ctxwatch: exposing " + EXPOSED.format(paths=shown, url=server.public_url), err=True)
-    server.serve()
+    try:
+        server.serve()
+    except OSError as exc:  # (taken between the check above and the server's own bind)
+        fail(f"cannot listen on {clean(host)} port {port}: {exc.strerror or exc}")
+
+
+def port_problem(host: str, port: int) -> str | None:
+    """Why the server could not listen on ``host``:``port`` (another server holds it, or the address is not
+    this machine's), found by binding a socket there and letting go of it at once (as the server binds:
+    ``SO_REUSEADDR``, so that a port left in TIME_WAIT is free); ``None`` when it could."""
+    import socket
+
+    try:
+        infos = socket.getaddrinfo(host.strip("[]"), port, type=socket.SOCK_STREAM)
+    except OSError as exc:
+        return f"cannot listen on {clean(host)}: {exc.strerror or exc}"
+    for family, kind, proto, _name, address in infos[:1]:
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                probe.bind(address)
+            except OSError as exc:
+                if exc.errno == errno.EADDRINUSE:
+                    return f"port {port} on {clean(host)} is in use (another server holds it): pass --port"
+                return f"cannot listen on {clean(host)} port {port}: {exc.strerror or exc}"
+    return None
