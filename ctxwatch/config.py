@@ -237,11 +237,11 @@ def load_settings(path: str | os.PathLike[str] | None = None, **overrides: Any) 
             raise ConfigError(f"{file}: cannot read config file ({exc.strerror or exc})") from exc
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"{file}: invalid TOML ({exc})") from exc
-        except ValueError as exc:  # (an integer of more than 4,300 digits: Python's limit on int/str conversions)
-            raise ConfigError(f"{file}: a number too long to read ({exc})") from exc
-        except UnicodeDecodeError as exc:
+        except UnicodeDecodeError as exc:  # (before ValueError, of which it is one)
             raise ConfigError(f"{file}: not UTF-8 text (TOML files are UTF-8): {exc.reason} at byte {exc.start}"
                               ) from exc
+        except ValueError as exc:  # (an integer of more than 4,300 digits: Python's limit on int/str conversions)
+            raise ConfigError(f"{file}: a number too long to read ({exc})") from exc
     known = config_keys()
     unknown = set(data) - known
     if unknown:

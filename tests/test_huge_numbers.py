@@ -151,6 +151,19 @@ def test_huge_swe_agent_run_totals_are_unknown(tmp_path: Path, value: str) -> No
     assert (totals["input_tokens"], totals["api_calls"], totals["output_tokens"]) == (None, None, 127)
 
 
+def test_a_config_file_of_invalid_utf8_is_said_to_be_no_utf8(tmp_path: Path) -> None:
+    """A config file of bytes that are no UTF-8 (0xff first) was said to hold "a number too long to read" (the
+    decoding error is a ValueError, which that branch caught first)."""
+    log = tmp_path / "plain.jsonl"
+    log.write_text(record("prompt_tokens", "8"))
+    cfg = tmp_path / "binary.toml"
+    cfg.write_bytes(b"\xff\xfe bad bytes\n")
+    res = CliRunner().invoke(main, ["check", "--config", str(cfg), str(log)])
+    assert res.exit_code == 2 and not isinstance(res.exception, Exception), res.output
+    assert "binary.toml: not UTF-8 text (TOML files are UTF-8): invalid start byte at byte 0" in res.output
+    assert "a number too long" not in res.output
+
+
 @pytest.mark.parametrize("digits", [400, 5000])
 def test_a_huge_window_in_the_config_file_is_a_usage_error(tmp_path: Path, digits: int) -> None:
     """``window = 1000...0`` in the config file crashed every command (OverflowError; ValueError from the TOML
