@@ -72,6 +72,19 @@ def test_statusline_from_the_hook_json(shared_logs: Path, tmp_path: Path) -> Non
     assert out.startswith(f"ctx {100 * prompt / 1_000_000:.0f}% of 1.0M · ")
 
 
+def test_a_bad_config_file_is_the_hooks_line(shared_logs: Path, tmp_path: Path) -> None:
+    """Fed by the hook, a config file with a typo (``windw``) is said as the status line, status 0 (Claude Code
+    blanked the line of the usage error, status 2); given a PATH, the same file is still a usage error."""
+    cfg = tmp_path / "config.toml"
+    cfg.write_text("windw = 5\n")
+    hook = {"transcript_path": str(shared_logs / FULL)}
+    code, out = run_cli(["--config", str(cfg)], json.dumps(hook))
+    assert code == 0 and len(out.splitlines()) == 1, out
+    assert out.startswith(f"ctxwatch: {cfg}: unknown key(s) windw; known: ")
+    code, _ = run_cli(["--config", str(cfg), str(shared_logs / FULL)])
+    assert code == 2
+
+
 @pytest.mark.parametrize("stdin", ["", "not json", "{}", '{"transcript_path": null}'])
 def test_the_hook_without_a_transcript_still_prints_a_line(stdin: str) -> None:
     """Claude Code blanks the status line of a failing command: a problem is the line, status 0."""

@@ -75,8 +75,15 @@ def statusline_cmd(path: str | None, config: str | None, window: int | None, bud
             # (Claude Code's word on the window it runs the session in: its own limits at that window, where a
             # --window would be the user's what-if, judged by ctxwatch's defaults)
             stated = size
-    settings = make_settings(config, window=window, budget_fraction=budget_fraction, trigger=trigger,
-                             reserve=reserve, stated_window=stated)
+    try:
+        settings = make_settings(config, window=window, budget_fraction=budget_fraction, trigger=trigger,
+                                 reserve=reserve, stated_window=stated)
+    except click.UsageError as exc:
+        if not hook:
+            raise
+        # (Claude Code blanks the line of a command that fails: a typo in the config file is said there)
+        _say(f"ctxwatch: {clean(exc.format_message())}", hook)
+        return
     from ctxwatch.engine import LogError, list_paths, load_run
     from ctxwatch.formats.claude_code import is_subagent_file
     from ctxwatch.output.statusline import statusline
