@@ -125,6 +125,21 @@ class Settings:
         return replace(self, **vals)
 
 
+def _toml(v: Any) -> str:
+    """A config value as TOML writes it, for an error (``true``, ``"lots"``, ``an array``), not as Python
+    would (``True``, ``'lots'``)."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, str):
+        text = v if len(v) <= 40 else v[:40] + "…"
+        return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(v, list):
+        return "an array"
+    if isinstance(v, dict):
+        return "a table"
+    return f"a {type(v).__name__}" if not isinstance(v, int | float) else str(v)
+
+
 def config_keys() -> set[str]:
     """The keys a config file may set: every :class:`Settings` field but ``stated_window`` (the harness's word
     on its window, never the user's)."""
@@ -251,7 +266,7 @@ def load_settings(path: str | os.PathLike[str] | None = None, **overrides: Any) 
     for k, v in data.items():
         want = types.get(k, float)
         if isinstance(v, bool) or not isinstance(v, int | float) or (want is int and not isinstance(v, int)):
-            raise ConfigError(f"{file}: {k} must be a number{' (whole)' if want is int else ''}, got {v!r}")
+            raise ConfigError(f"{file}: {k} must be a number{' (whole)' if want is int else ''}, got {_toml(v)}")
         clean[k] = want(v)
     try:
         return Settings(**clean).with_overrides(**overrides)

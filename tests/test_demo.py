@@ -184,6 +184,9 @@ def test_demo_write_cli_writes_n_lines(tmp_path: Path) -> None:
     assert all({"request", "response"} <= set(json.loads(line)) for line in lines)
     # Same as the library with the same defaults.
     assert [json.loads(line) for line in lines] == list(generate_run(9))
+    assert f"wrote 9 calls to {out}" in res.output
+    one = CliRunner().invoke(main, ["demo", "--write", str(tmp_path / "one.jsonl"), "--calls", "1"])
+    assert f"wrote 1 call to {tmp_path / 'one.jsonl'}" in one.output  # (one call, not "1 calls")
 
 
 def test_write_run_paced_uses_wall_clock_and_can_stop(tmp_path: Path) -> None:

@@ -226,3 +226,17 @@ def test_a_keep_recent_or_summary_size_out_of_range_in_the_config_file_is_a_usag
         res = CliRunner().invoke(main, [*cmd, "--config", str(cfg), str(log)])
         assert not isinstance(res.exception, Exception), (cmd, res.exception)
         assert res.exit_code == 2 and "cfg.toml" in res.output and key in res.output, (cmd, res.output)
+
+
+@pytest.mark.parametrize(("toml", "said"), [("true", "true"), ('"lots"', '"lots"'), ("[1, 2]", "an array"),
+                                             ("1979-05-27", "a date"), ("{ a = 1 }", "a table"), ("2.5", "2.5")])
+def test_a_config_value_of_another_type_is_named_as_toml_writes_it(tmp_path: Path, toml: str, said: str) -> None:
+    """``keep_recent = true`` was said to be ``got True`` (Python's spelling); the error names the value as the
+    TOML file has it, or its kind."""
+    log = tmp_path / "plain.jsonl"
+    log.write_text(record("prompt_tokens", "8"))
+    cfg = tmp_path / "cfg.toml"
+    cfg.write_text(f"keep_recent = {toml}\n")
+    res = CliRunner().invoke(main, ["check", "--config", str(cfg), str(log)])
+    assert res.exit_code == 2 and not isinstance(res.exception, Exception), res.output
+    assert f"cfg.toml: keep_recent must be a number (whole), got {said}" in " ".join(res.output.split())

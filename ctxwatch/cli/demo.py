@@ -63,7 +63,8 @@ def demo_cmd(ctx: click.Context, speed: float, calls: int, seed: int, window: in
                                    "first, or name another file)") from exc
         except OSError as exc:
             raise click.UsageError(f"{write_path}: cannot write ({exc.strerror or exc})") from exc
-        echo(f"wrote {n} calls to {write_path}", err=True)  # (terminal-safe: the path is the user's)
+        # (terminal-safe: the path is the user's)
+        echo(f"wrote {n} call{'s' if n != 1 else ''} to {write_path}", err=True)
         return
     try:
         import ctxwatch.ui.app  # noqa: F401  (the dashboard is optional in a partial install)
