@@ -75,6 +75,10 @@ async def test_the_dashboards_csv_export_gives_reports_numbers(shared_logs: Path
                 n(r["floor_tokens_calibrated"]), n(r["history_tokens_calibrated"])) == (
             c["floor_tokens"], c["history_tokens"], c["free_tokens"], c["prompt_tokens_reported"],
             cal.get("floor_tokens"), cal.get("history_tokens")), (name, r["index"])
+        # (the yes/no columns as yes or empty, as report --json's booleans say)
+        assert (r["exact"], r["prompt_implausible"], r["compaction"]) == (
+            "yes" if c["exact"] else "", "yes" if c["prompt_implausible"] else "",
+            "yes" if c["compaction"] is not None else ""), (name, r["index"])
     if name == "spotter_4d5611e5_full.jsonl":
         # (the compactions: after the first one the split was unknown in the dashboard)
         assert sum(c["compaction"] is not None for c in want.values()) >= 1

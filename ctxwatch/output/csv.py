@@ -61,6 +61,7 @@ def write_new(path: str, data: bytes) -> None:
 #: ``used_fraction`` are then empty), the estimated cost, as ``report --json`` gives it (``cost_usd``
 #: empty = unknown, never 0), and last the calibrated breakdown the table shows (``≈``: ``report --json``'s
 #: ``calibration`` and ``calibrated``; empty where nothing is scaled, and the raw numbers above are the shown ones).
+#: The yes/no columns (``prompt_implausible``, ``exact``, ``compaction``) are ``yes`` or empty.
 CSV_FIELDS = ("call", "index", "file", "line", "timestamp", "context", "session", "model", "window", "window_source",
               "system_tokens", "tools_tokens", "floor_tokens", "floor_source", "history_tokens", "history_source",
               "reserve_tokens", "reserve_source", "free_tokens", "used_fraction", "prompt_tokens_estimated",
@@ -106,7 +107,7 @@ def csv_text(calls: Iterable[Call], calibrations: Calibrations | None = None) ->
             _v(u.prompt_total if u else None), "yes" if c.prompt_implausible else "",
             _v(u.input_uncached if u else None),
             _v(u.cache_read if u else None), _v(u.cache_write if u else None), _v(u.output if u else None),
-            _v(u.reasoning if u else None), _v(u.web_searches if u else None), t(c.tokenizer), c.exact,
+            _v(u.reasoning if u else None), _v(u.web_searches if u else None), t(c.tokenizer), "yes" if c.exact else "",
             "yes" if c.compaction else "", "" if (cost := cost_of(c)) is None else format(cost, "f"),
             cost_source(c, cost), *_calibrated_cells(c, calibrations),
         ])
