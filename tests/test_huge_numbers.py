@@ -154,14 +154,21 @@ def test_huge_swe_agent_run_totals_are_unknown(tmp_path: Path, value: str) -> No
 def test_a_config_file_of_invalid_utf8_is_said_to_be_no_utf8(tmp_path: Path) -> None:
     """A config file of bytes that are no UTF-8 (0xff first) was said to hold "a number too long to read" (the
     decoding error is a ValueError, which that branch caught first)."""
+    out = refused_config(tmp_path, "binary.toml", b"\xff\xfe bad bytes\n")
+    assert "binary.toml: not UTF-8 text (TOML files are UTF-8): invalid start byte at byte 0" in out
+    assert "a number too long" not in out
+
+
+def refused_config(tmp_path: Path, name: str, data: bytes) -> str:
+    """``check --config`` of a config file ``name`` holding ``data``: refused as a usage error naming it (status
+    2, no exception); its output, each run of spaces and newlines one space."""
     log = tmp_path / "plain.jsonl"
     log.write_text(record("prompt_tokens", "8"))
-    cfg = tmp_path / "binary.toml"
-    cfg.write_bytes(b"\xff\xfe bad bytes\n")
+    cfg = tmp_path / name
+    cfg.write_bytes(data)
     res = CliRunner().invoke(main, ["check", "--config", str(cfg), str(log)])
     assert res.exit_code == 2 and not isinstance(res.exception, Exception), res.output
-    assert "binary.toml: not UTF-8 text (TOML files are UTF-8): invalid start byte at byte 0" in res.output
-    assert "a number too long" not in res.output
+    return " ".join(res.output.split())
 
 
 @pytest.mark.parametrize("digits", [400, 5000])
@@ -233,10 +240,5 @@ def test_a_keep_recent_or_summary_size_out_of_range_in_the_config_file_is_a_usag
 def test_a_config_value_of_another_type_is_named_as_toml_writes_it(tmp_path: Path, toml: str, said: str) -> None:
     """``keep_recent = true`` was said to be ``got True`` (Python's spelling); the error names the value as the
     TOML file has it, or its kind."""
-    log = tmp_path / "plain.jsonl"
-    log.write_text(record("prompt_tokens", "8"))
-    cfg = tmp_path / "cfg.toml"
-    cfg.write_text(f"keep_recent = {toml}\n")
-    res = CliRunner().invoke(main, ["check", "--config", str(cfg), str(log)])
-    assert res.exit_code == 2 and not isinstance(res.exception, Exception), res.output
-    assert f"cfg.toml: keep_recent must be a number (whole), got {said}" in " ".join(res.output.split())
+    out = refused_config(tmp_path, "cfg.toml", f"keep_recent = {toml}\n".encode())
+    assert f"cfg.toml: keep_recent must be a number (whole), got {said}" in out
