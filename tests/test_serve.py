@@ -192,3 +192,17 @@ def test_a_port_in_use_is_said_not_a_traceback(monkeypatch: pytest.MonkeyPatch) 
     res = CliRunner().invoke(main, ["serve", str(SAMPLE), "--port", str(port)])
     assert res.exit_code == 2 and isinstance(res.exception, SystemExit), res.output
     assert f"ctxwatch: cannot listen on 127.0.0.1 port {port}: Address already in use" in res.output
+
+
+@pytest.mark.parametrize("url", ["notaurl", "ftp://x", "http://", "http://[zz]:80", "box:8000"])
+def test_a_public_url_that_browsers_cannot_open_is_a_usage_error(url: str) -> None:
+    """``--public-url notaurl`` was taken and shown as the serving address; only an http(s) URL with a host is."""
+    res = CliRunner().invoke(main, ["serve", str(SAMPLE), "--public-url", url])
+    assert res.exit_code == 2 and "not an http:// or https:// URL with a host" in res.output, res.output
+
+
+@pytest.mark.parametrize("url", ["http://box:8000", "https://ctx.example.org/", "http://[::1]:8765"])
+def test_a_public_url_with_a_host_is_taken(url: str) -> None:
+    from ctxwatch.cli.serve import url_problem
+
+    assert url_problem(url) is None

@@ -49,6 +49,19 @@ def bind_problem(host: str, expose: bool) -> str | None:
             "give --expose as well to serve it there anyway")
 
 
+def url_problem(url: str) -> str | None:
+    """Why ``--public-url`` is refused (the text of the usage error), or ``None``: it must be an ``http`` or
+    ``https`` URL with a host, as browsers are sent to it (textual-serve writes it into the page)."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+        ok = parts.scheme in ("http", "https") and bool(parts.hostname)
+    except ValueError:  # (a bracketed host that is no IPv6 address, a port of letters)
+        ok = False
+    return None if ok else f"--public-url {clean(url)}: not an http:// or https:// URL with a host"
+
+
 def child_command(paths: tuple[str, ...], options: dict[str, object]) -> str:
     """The shell command textual-serve runs for each browser tab: this ctxwatch's ``serve --browser-session`` on the
     same (absolute) paths and options, in the interpreter that runs now."""
@@ -100,7 +113,7 @@ def serve_cmd(paths: tuple[str, ...], config: str | None, window: int | None, bu
                           last=last)
         app.run()
         sys.exit(app.return_code or 0)
-    problem = bind_problem(host, expose)
+    problem = bind_problem(host, expose) or (url_problem(public_url) if public_url is not None else None)
     if problem is not None:
         raise click.UsageError(problem)
     try:
