@@ -182,3 +182,12 @@ def finish(folder: Path) -> float:
     for p in folder.iterdir():
         os.utime(p, (past, past))
     return past
+
+
+def count_kind(value: object) -> str:
+    """The issue kind a count field holding ``value`` (a decoded JSON value) should give, by the rule
+    docs/reliability.md states: a value of the wrong JSON type (a string, a bool, null, an array, an object) is
+    a damaged line (``invalid_field``), a number that cannot be a count (negative, fractional, infinite, beyond
+    2**53) a note (``implausible_value``).  For JSON text, pass ``json.loads(text)``."""
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    return "implausible_value" if number else "invalid_field"

@@ -288,8 +288,8 @@ def test_a_limit_written_as_a_string_is_reported_with_its_value(tmp_path: Path, 
 
 
 def test_a_usage_count_that_is_no_count_is_still_unknown(tmp_path: Path) -> None:
-    """What was already so: ``"1e3"`` is no count (unknown, an implausible_value issue), not 1,000."""
+    """``"1e3"`` is no count (unknown, an invalid_field issue: a string where a number goes), not 1,000."""
     path, _ = two_lines(tmp_path, lambda d: d["response"]["usage"].__setitem__("prompt_tokens", "1e3"))
     doc = report(path)
     assert len(doc["calls"]) == 2 and doc["calls"][1]["prompt_tokens_reported"] is None
-    assert [(i["kind"], i["line"]) for i in doc["issues"]] == [("implausible_value", 2)]
+    assert [(i["kind"], i["line"]) for i in doc["issues"]] == [("invalid_field", 2)]

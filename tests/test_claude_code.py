@@ -14,6 +14,7 @@ import zlib
 from pathlib import Path
 
 import pytest
+from helpers import count_kind
 
 from ctxwatch.formats import detect, get_format
 from ctxwatch.formats.claude_code import ClaudeCodeReader, content_parts, sniff
@@ -789,12 +790,15 @@ def test_a_finished_reader_is_freed_without_the_cyclic_collector(shared_logs: Pa
         gc.enable()
 
 
-@pytest.mark.parametrize(("raw", "shown"), [("1e3", "'1e3'"), (1.5, "1.5"), (True, "true"), ("many", "'many'")])
+@pytest.mark.parametrize(("raw", "shown"), [("1e3", "'1e3'"), (1.5, "1.5"), (True, "true"), ("many", "'many'"),
+                                            ([1, 2], "[1,2]"), ({"n": 1}, '{"n":1}')])
 def test_a_usage_value_that_is_not_a_count_is_unknown_and_reported(tmp_path: Path, raw: object, shown: str) -> None:
-    """A Claude Code ``cache_read_input_tokens`` of "1e3", 1.5, true or "many" is not read as 1,000, 1 or 0 (it
-    was): the cache read and the prompt it is a part of are unknown, the call is unpriced, and the issue shows
-    the value.  The batch and canonical readers treat such values the same way.  "2048" and 2048.0 still count
-    (some exporters write numbers as strings), and the string is an invalid_field issue of its line."""
+    """A Claude Code ``cache_read_input_tokens`` of "1e3", 1.5, true, "many", an array or an object is not read
+    as 1,000, 1 or 0 (it was): the cache read and the prompt it is a part of are unknown, the call is unpriced,
+    and the issue shows the value: a bad line (``invalid_field``) for a value of the wrong JSON type, a note
+    (``implausible_value``) for 1.5.  The batch and canonical readers treat such values the same way.  "2048"
+    and 2048.0 still count (some exporters write numbers as strings), and the string is an invalid_field issue
+    of its line."""
     from click.testing import CliRunner
 
     from ctxwatch.cli import main
@@ -822,7 +826,8 @@ def test_a_usage_value_that_is_not_a_count_is_unknown_and_reported(tmp_path: Pat
     assert (said["kind"], said["line"]) == ("invalid_field", 1)
     assert said["message"] == ("message.usage.cache_read_input_tokens is a JSON string '2048', not a number: "
                                "read as 2,048")
-    assert issue["kind"] == "implausible_value" and issue["line"] == 3
+    # (a value of the wrong JSON type is a bad line, a number that is no count a note)
+    assert issue["kind"] == count_kind(raw) and issue["line"] == 3
     assert f"cache read tokens {shown} (not a" in issue["message"]  # (the field by name, and why)
 
 
@@ -908,8 +913,9 @@ def test_infinite_counts_are_unknown_not_a_lost_call(tmp_path: Path, bad: object
     assert len(calls) == 4
     assert [c.usage.prompt_total for c in calls if c.usage] == [33006] * 4
     assert [c.usage.output for c in calls if c.usage] == [300, 300, None, 300]
-    bad_issues = [i for i in run.issues if i.kind == "implausible_value"]
+    bad_issues = [i for i in run.issues if i.kind in ("implausible_value", "invalid_field")]
     assert len(bad_issues) == 1 and bad_issues[0].line == 6  # (call 3's assistant line)
+    assert bad_issues[0].kind == count_kind(bad)  # (a string: the wrong type)
 
 
 @pytest.mark.parametrize("final", [-299, "299x", True, 299.5])
@@ -924,7 +930,7 @@ def test_a_damaged_final_output_is_not_replaced_by_the_streaming_placeholder(tmp
     assert len(run.calls) == 1
     u = run.calls[0].usage
     assert u is not None and u.output is None and u.prompt_total == 33006
-    assert [(i.kind, i.line) for i in run.issues] == [("implausible_value", 3)]
+    assert [(i.kind, i.line) for i in run.issues] == [(count_kind(final), 3)]
 
 
 def test_a_null_final_output_is_unknown_not_the_placeholder(tmp_path: Path) -> None:
@@ -942,7 +948,7 @@ def test_a_null_final_output_is_unknown_not_the_placeholder(tmp_path: Path) -> N
     assert (call["completion_tokens_reported"], call["cost_usd"], doc["sessions"][0]["cost_usd"]) == (None, None, None)
     # (reported on the final line, as a Codex null is: why the call is not priced)
     assert [(i["line"], i["kind"], i["message"]) for i in doc["issues"]] == [
-        (4, "implausible_value", "output tokens null (not a number): treated as unknown")]
+        (4, "invalid_field", "output tokens null (not a number): treated as unknown")]
     del recs[3]["message"]["usage"]["output_tokens"]  # (no key: the placeholder's 8 stands)
     doc = report_json(load_run(str(write(tmp_path, "s2.jsonl", recs))))
     assert doc["calls"][0]["completion_tokens_reported"] == 8 and doc["issues"] == []
@@ -1061,7 +1067,7 @@ def test_web_searches_are_priced_with_the_tokens(tmp_path: Path) -> None:
     assert doc["calls"][0]["web_searches"] == 3 and doc["sessions"][0]["cost_usd"] == pytest.approx(0.082368)
     rec["message"]["usage"]["server_tool_use"] = {"web_search_requests": "3x"}  # (not a count: unknown, unpriced)
     run = load_run(str(write(tmp_path, "s2.jsonl", [_cc_user("u1", None), rec])))
-    assert cost_of(run.calls[0]) is None and [i.kind for i in run.issues] == ["implausible_value"]
+    assert cost_of(run.calls[0]) is None and [i.kind for i in run.issues] == ["invalid_field"]  # (a string)
 
 
 @pytest.mark.parametrize(("model", "window"), [("claude-sonnet-4-20250514", 1_000_000),
@@ -1228,7 +1234,7 @@ def test_a_superseded_damaged_placeholder_is_withdrawn_in_a_live_read(tmp_path: 
         assert isinstance(rec, Record)
         change = run.feed_record(rec)
         resolved += change.resolved
-    assert [(i.kind, i.line) for i in resolved] == [("implausible_value", 2)]
+    assert [(i.kind, i.line) for i in resolved] == [(count_kind(bad), 2)]
     assert run.issues == [] and run.calls[0].usage is not None and run.calls[0].usage.output == 299
     # the other way round (a good placeholder, a damaged final count) the issue stays
     recs = [_cc_user("u1", None), _cc_assistant("a0", "u1", "msg_1", 10), _cc_assistant("a1", "a0", "msg_1", bad)]
@@ -1237,7 +1243,7 @@ def test_a_superseded_damaged_placeholder_is_withdrawn_in_a_live_read(tmp_path: 
     for rec in iter_records(str(path)):
         assert isinstance(rec, Record)
         assert not run.feed_record(rec).resolved
-    assert [(i.kind, i.line) for i in run.issues] == [("implausible_value", 3)]
+    assert [(i.kind, i.line) for i in run.issues] == [(count_kind(bad), 3)]
 
 
 def test_an_unknown_output_count_leaves_the_cost_unknown(tmp_path: Path) -> None:
@@ -1378,8 +1384,9 @@ def test_session_totals_sum_the_parts_over_the_calls_with_a_prompt(tmp_path: Pat
 def test_a_compaction_size_that_is_not_a_count_is_reported_with_file_and_line(
         tmp_path: Path, shared_logs: Path, pre: object, post: object, expected: dict[str, str]) -> None:
     """A ``compact_boundary``'s ``compactMetadata.preTokens`` / ``postTokens`` that is negative, not whole, a bool,
-    not a number or 2**53 and more became unknown in silence; it is unknown and an ``implausible_value`` issue on
-    the boundary's line, as a damaged usage count is.  Built from the sample's real boundary line (line 55)."""
+    not a number or 2**53 and more became unknown in silence; it is unknown and an issue on the boundary's line
+    (``invalid_field`` for a value of the wrong JSON type, else ``implausible_value``), as a damaged usage count
+    is.  Built from the sample's real boundary line (line 55)."""
     from click.testing import CliRunner
 
     from ctxwatch.cli import main
@@ -1397,11 +1404,13 @@ def test_a_compaction_size_that_is_not_a_count_is_reported_with_file_and_line(
     res = CliRunner().invoke(main, ["report", "--json", str(path)])
     assert res.exit_code == 0, res.output
     doc = json.loads(res.output)
-    found = {i["message"].split(" ", 1)[0]: i for i in doc["issues"] if i["kind"] == "implausible_value"}
+    found = {i["message"].split(" ", 1)[0]: i for i in doc["issues"]
+             if i["kind"] in ("implausible_value", "invalid_field")}
     assert sorted(found) == sorted(f"compactMetadata.{k}" for k in expected)
     for key, what in expected.items():
         issue = found[f"compactMetadata.{key}"]
-        assert (issue["file"], issue["line"]) == (str(path), at + 1)
+        assert (issue["file"], issue["line"], issue["kind"]) == (str(path), at + 1,
+                                                                 count_kind(pre if key == "preTokens" else post))
         assert issue["message"] == f"compactMetadata.{key} {what}: treated as unknown"
     (marker,) = [c["compaction"] for c in doc["calls"] if c["compaction"]]
     want_pre = 2048 if pre == "2048" else None
@@ -1577,3 +1586,23 @@ def test_a_skipped_line_that_is_no_valid_json_is_still_a_bad_line(tmp_path: Path
     good, _, _, _ = run(shared_logs / "claude-code" / "spotter_4d5611e5_head200.jsonl", full=False)
     damaged, _, _, _ = run(path, full=False)
     assert {k: c.usage for k, c in damaged.items()} == {k: c.usage for k, c in good.items()}
+
+
+@pytest.mark.parametrize("how", ["missing", "null"])
+def test_a_usage_without_input_tokens_says_the_prompt_is_unknown(tmp_path: Path, how: str) -> None:
+    """A final assistant line whose usage has cache counts and an output but no ``input_tokens`` (left out, or
+    ``null``) left the prompt, floor and free room unknown with no word; the line is now an ``invalid_field``
+    issue saying the prompt's size is unknown (every real assistant line has the key)."""
+    from ctxwatch.engine import load_run
+
+    recs = [_cc_user("u1", None), _cc_assistant("a1", "u1", "msg_1", 300)]
+    usage = recs[1]["message"]["usage"]
+    if how == "missing":
+        del usage["input_tokens"]
+    else:
+        usage["input_tokens"] = None
+    run = load_run(str(write(tmp_path, "s1.jsonl", recs)))
+    (call,) = run.calls
+    assert call.usage is not None and call.usage.prompt_total is None and call.usage.output == 300
+    assert [(i.kind, i.line, i.message) for i in run.issues] == [
+        ("invalid_field", 2, f"message.usage.input_tokens is {how}: the prompt's size is unknown")]

@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from helpers import count_kind
+
 from ctxwatch.formats import detect, get_format, sniff_file
 from ctxwatch.formats.codex import CodexReader, item_message, sniff
 from ctxwatch.model import Issue, ParsedCall
@@ -521,16 +523,17 @@ def test_detects_a_file_whose_first_line_exceeds_the_sniffed_head(tmp_path: Path
 
 def test_a_token_count_that_is_not_a_count_is_reported_not_guessed(tmp_path: Path) -> None:
     """A counter of "1e3" in last_token_usage, or true in total_token_usage: that block is ignored with an
-    implausible_value issue (it read "1e3" as 1,000 and true as 1), and the call comes from the other block
-    when it is whole: the last usage of the third event here, the total delta (3000-1000, ...) of the fourth."""
+    invalid_field issue (a count of the wrong JSON type: a bad line; it read "1e3" as 1,000 and true as 1), and
+    the call comes from the other block when it is whole: the last usage of the third event here, the total delta
+    (3000-1000, ...) of the fourth."""
     bad_last = _tc("2025-05-01T10:01:00.000Z", (3000, 900, 300, 0), (2000, 900, 200, 0), 272000)
     bad_last["payload"]["info"]["last_token_usage"]["output_tokens"] = "1e3"
     bad_total = _tc("2025-05-01T10:02:00.000Z", (6000, 900, 500, 0), (3000, 0, 200, 0), 272000)
     bad_total["payload"]["info"]["total_token_usage"]["input_tokens"] = True
     calls, issues, _ = run(write(tmp_path, "bad.jsonl", [*B12[:3], bad_last, bad_total]))
     assert [(i.kind, i.line, i.message.split(":")[0]) for i in issues] == [
-        ("implausible_value", 4, "last_token_usage.output_tokens '1e3'"),
-        ("implausible_value", 5, "total_token_usage.input_tokens true")]
+        ("invalid_field", 4, "last_token_usage.output_tokens '1e3'"),
+        ("invalid_field", 5, "total_token_usage.input_tokens true")]
     usages = [(c.usage.prompt_total, c.usage.output) for c in calls if c.usage]
     # #2: total delta (3000 - 1000, 300 - 100); #3: its own last_token_usage (the total is unusable).
     assert usages == [(1000, 100), (2000, 200), (3000, 200)]
@@ -563,7 +566,7 @@ def test_a_repeated_token_count_is_one_call_when_one_copy_has_a_damaged_total(tm
             path.write_text("\n".join(head + order) + "\n")
             calls, issues, _ = run(path)
             assert [(i.kind, i.line, i.message.split(":")[0].split(" ")[0]) for i in issues] == [
-                ("implausible_value", bad_line, "total_token_usage.output_tokens")], (bad, bad_line)
+                (count_kind(json.loads(bad)), bad_line, "total_token_usage.output_tokens")], (bad, bad_line)
             assert [(c.usage.prompt_total, c.usage.output) for c in calls if c.usage] == [(10128, 37)], (bad, bad_line)
             assert len(calls) == 1
 
@@ -611,7 +614,7 @@ def test_a_total_delta_after_a_damaged_total_does_not_count_that_call_again(tmp_
     path = tmp_path / "delta.jsonl"
     path.write_text("\n".join(lines) + "\n")
     calls, issues, _ = run(path)
-    assert [(i.kind, i.line) for i in issues] == [("implausible_value", 2), ("implausible_value", 3)]
+    assert [(i.kind, i.line) for i in issues] == [("invalid_field", 2), ("invalid_field", 3)]
     got = [(c.usage.prompt_total, c.usage.cache_read, c.usage.output, c.usage.reasoning) for c in calls if c.usage]
     assert got == [(1000, 0, 100, 0), (2000, 900, 200, 0), (1500, 0, 50, 0)]
     assert [c.provenance.usage_from for c in calls] == ["last_token_usage", "last_token_usage", "total_delta"]
@@ -646,7 +649,7 @@ def test_a_cache_write_that_is_not_a_count_is_reported_not_truncated(tmp_path: P
         assert len(r.calls) == 1, raw
         u = r.calls[0].usage
         assert u is not None and (u.prompt_total, u.cache_read, u.cache_write, u.output) == (16341, 3584, None, 81)
-        assert [(i.kind, i.line) for i in r.issues] == [("implausible_value", 3)], raw
+        assert [(i.kind, i.line) for i in r.issues] == [(count_kind(json.loads(raw)), 3)], raw
         assert r.issues[0].message.startswith(f"cache write tokens {shown} ("), r.issues[0].message
     # A whole count is kept, and 0 is a count (no cache write), not unknown.
     for raw, want in (("0", 0), ("120", 120)):
@@ -669,14 +672,14 @@ def test_a_window_that_is_not_a_count_is_reported_and_unknown(tmp_path: Path) ->
         r = load_run(str(_small(tmp_path, window=raw)))
         assert [c.prompt_reported for c in r.calls] == [16341], raw
         assert r.calls[0].window_src != Src.LOG, raw
-        assert [(i.kind, i.line) for i in r.issues] == [("implausible_value", 3)], raw
+        assert [(i.kind, i.line) for i in r.issues] == [(count_kind(json.loads(raw)), 3)], raw
         assert r.issues[0].message.startswith(f"context window {shown} ("), r.issues[0].message
     for raw in ("0", "null"):
         r = load_run(str(_small(tmp_path, window=raw)))
         assert r.issues == [] and [c.prompt_reported for c in r.calls] == [16341]
     # The task_started hint: a damaged one is reported and not used (1.5 was a 1-token window, which made the
     # call "implausible"); a whole one stands in for a token_count window of 0.
-    for raw, issues, window in (("1.5", [("implausible_value", 3)], None), ('"inf"', [("implausible_value", 3)], None),
+    for raw, issues, window in (("1.5", [("implausible_value", 3)], None), ('"inf"', [("invalid_field", 3)], None),
                                 ("258400", [], 258400)):
         started = ('{"timestamp":"2026-08-03T10:48:56.500Z","type":"event_msg","payload":{"type":"task_started",'
                    f'"model_context_window":{raw}}}}}')
@@ -775,7 +778,7 @@ def test_a_null_counter_is_unknown_not_zero(shared_logs: Path, tmp_path: Path) -
     assert len(calls) == 39
     u = calls[k].usage
     assert u is not None and u.output == want and u.prompt_total == ref[k]["last"]["input_tokens"]
-    assert [(i.line, i.kind) for i in issues] == [(n, "implausible_value") for n in hit]
+    assert [(i.line, i.kind) for i in issues] == [(n, "invalid_field") for n in hit]  # (null: the wrong type)
     assert "last_token_usage.output_tokens null: not a token count" in issues[0].message
     doc = report_json(load_run(str(path)))
     assert doc["sessions"][0]["output_tokens"] == ref[-1]["total"]["output_tokens"]

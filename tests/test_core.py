@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from helpers import batch_to_canonical
+from helpers import batch_to_canonical, count_kind
 
 from ctxwatch.cli import main
 from ctxwatch.config import ConfigError, Settings, load_settings
@@ -1162,7 +1162,7 @@ def test_a_completion_limit_that_is_not_a_count_is_reported(tmp_path: Path, fiel
     doc = report(write_jsonl(tmp_path / "mt.jsonl", [rec]))
     (call,) = doc["calls"]
     assert (call["reserve_tokens"], call["reserve_source"]) == (reserve, source)
-    kind = issue if isinstance(issue, str) else "implausible_value"
+    kind = issue if isinstance(issue, str) else count_kind(value)  # (the wrong JSON type: a bad line)
     assert [(i["kind"], i["line"]) for i in doc["issues"]] == ([(kind, 1)] if issue else [])
 
 
@@ -1182,7 +1182,7 @@ def test_a_responses_api_output_limit_that_is_not_a_count_is_reported(tmp_path: 
     doc = report(write_jsonl(tmp_path / "mt_resp.jsonl", [rec]))
     (call,) = doc["calls"]
     assert (call["reserve_tokens"], call["reserve_source"]) == (reserve, source)
-    kind = issue if isinstance(issue, str) else "implausible_value"
+    kind = issue if isinstance(issue, str) else count_kind(value)  # (the wrong JSON type: a bad line)
     assert [(i["kind"], i["line"]) for i in doc["issues"]] == ([(kind, 1)] if issue else [])
     if issue is True:
         assert doc["issues"][0]["message"].startswith(f"max output tokens {value!r} (not a")
@@ -1291,7 +1291,7 @@ def test_a_usage_value_that_is_not_a_count_is_reported_by_every_reader(tmp_path:
         (call,) = doc["calls"]
         assert call[field] is None, (name, call[field])
         (issue,) = doc["issues"]
-        assert issue["kind"] == "implausible_value" and issue["message"].startswith(f"{key} "), (name, issue)
+        assert issue["kind"] == count_kind(raw) and issue["message"].startswith(f"{key} "), (name, issue)
     ant_doc = report(tmp_path / "ant.jsonl")
     assert ant_doc["calls"][0]["prompt_tokens_reported"] is None  # (not 10 + 0)
 
@@ -1326,7 +1326,8 @@ def test_a_damaged_usage_field_leaves_the_cost_unknown(tmp_path: Path, shared_lo
             assert session["input_tokens"] is None
             assert [f["kind"] for f in doc["flags"]] == ["implausible_usage"]
         else:
-            assert session["input_tokens"] == 30 and [i["kind"] for i in doc["issues"]] == ["implausible_value"]
+            kind = "implausible_value" if name == "cached_neg.jsonl" else "invalid_field"  # (strings, true: the type)
+            assert session["input_tokens"] == 30 and [i["kind"] for i in doc["issues"]] == [kind], name
     # Claude Code: the 1-hour share of the cache writes of -5 on the first call.
     src = (shared_logs / "claude-code" / "spotter_short.jsonl").read_text().splitlines()
     rows = [json.loads(x) for x in src]
@@ -1429,7 +1430,7 @@ def test_a_usage_count_nested_a_thousand_levels_is_an_issue_not_a_crash(tmp_path
     doc = report(log)
     assert len(doc["calls"]) == 1 and doc["calls"][0]["prompt_tokens_reported"] is None
     [issue] = doc["issues"]
-    assert issue["kind"] == "implausible_value" and issue["message"].startswith('prompt tokens {"a":{"a":')
+    assert issue["kind"] == "invalid_field" and issue["message"].startswith('prompt tokens {"a":{"a":')
 
 
 def test_one_response_id_on_requests_that_differ_only_in_model_system_or_usage(tmp_path: Path) -> None:
@@ -1640,15 +1641,16 @@ def test_numbers_too_long_to_read_and_odd_digits_are_reported_not_a_crash(tmp_pa
     is "not a number", not "zero"."""
     base = {"request": {"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}]},
             "response": {"id": "c0", "usage": {"prompt_tokens": 54, "completion_tokens": 5}}}
-    odd = [("9" * 5000, "beyond 2**53"), ('"' + "9" * 5000 + '"', "beyond 2**53"), ('"\\u00b2"', "not a number")]
-    for n, (raw, why) in enumerate(odd):
+    odd = [("9" * 5000, "beyond 2**53", "implausible_value"), ('"' + "9" * 5000 + '"', "beyond 2**53", "invalid_field"),
+           ('"\\u00b2"', "not a number", "invalid_field")]  # (a string: the wrong JSON type, a bad line)
+    for n, (raw, why, kind) in enumerate(odd):
         second = json.dumps({**base, "response": {"id": "c1", "usage": {"prompt_tokens": "X", "completion_tokens": 5}}})
         path = tmp_path / f"odd{n}.jsonl"
         path.write_text(json.dumps(base) + "\n" + second.replace('"X"', raw) + "\n")
         doc = report(path)
         assert [c["prompt_tokens_reported"] for c in doc["calls"]] == [54, None], raw[:12]
         (issue,) = doc["issues"]
-        assert issue["kind"] == "implausible_value" and f"({why}" in issue["message"], issue
+        assert issue["kind"] == kind and f"({why}" in issue["message"], issue
 
 def test_a_window_of_false_or_empty_is_not_a_number_not_zero(shared_logs: Path, tmp_path: Path) -> None:
     """A Codex model_context_window of false or "" was reported as "(zero)" (false == 0 in Python)."""

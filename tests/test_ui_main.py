@@ -163,18 +163,20 @@ def damaged_log(path: Path) -> list[tuple[int, str, str]]:
     """Write a canonical log of 5 calls with damaged lines between them and return ``(line, kind, is)`` of
     each problem, counted here as the file is written: a line that is not JSON (``invalid_json``), a JSON
     object that is no call (``unknown_record``), a call whose reported prompt is a hostile string (the call
-    is kept, the count is unknown: an ``implausible_value`` note), a line of raw escape codes and markup
-    (``invalid_json``), and a last line cut short with no newline (``truncated_tail``, once the writer is
-    idle)."""
+    is kept, the count is unknown: an ``invalid_field``, a count of the wrong JSON type), a call whose output is
+    -1 (an ``implausible_value`` note), a line of raw escape codes and markup (``invalid_json``), and a last line
+    cut short with no newline (``truncated_tail``, once the writer is idle)."""
     from test_ui_common import line, record
 
     hostile = record(2)
     hostile["response"]["usage"]["prompt_tokens"] = HOSTILE
+    negative = record(3)
+    negative["response"]["usage"]["completion_tokens"] = -1
     lines = [line(record(0)), "{not json\n", line(record(1)), json.dumps({"hello": 1}) + "\n", line(hostile),
-             line(record(3)), "\x1b[2J[bold red]x[/]\n", line(record(4)), '{"timestamp": 1, "request": {"mod']
+             line(negative), "\x1b[2J[bold red]x[/]\n", line(record(4)), '{"timestamp": 1, "request": {"mod']
     path.write_text("".join(lines), encoding="utf-8")
-    return [(2, "invalid_json", "bad line"), (4, "unknown_record", "bad line"), (5, "implausible_value", "note"),
-            (7, "invalid_json", "bad line"), (9, "truncated_tail", "bad line")]
+    return [(2, "invalid_json", "bad line"), (4, "unknown_record", "bad line"), (5, "invalid_field", "bad line"),
+            (6, "implausible_value", "note"), (7, "invalid_json", "bad line"), (9, "truncated_tail", "bad line")]
 
 
 def cells(screen: object) -> list[list[str]]:
@@ -204,7 +206,7 @@ async def test_i_lists_every_input_problem_with_its_line_kind_and_message(tmp_pa
         await pilot.pause()
         # (newest first: the panel has room for each one's line, and says i lists them all)
         text = side(app)
-        assert "Input problems (4 bad lines, 1 note) line 9: truncated_tail line 7: invalid_json" in text
+        assert "Input problems (5 bad lines, 1 note) line 9: truncated_tail line 7: invalid_json" in text
         assert "line 2: invalid_json i lists them all" in text
         assert "Input problems" in [c.title for c in app.get_system_commands(app.screen)]
         await pilot.press("i")
@@ -215,7 +217,7 @@ async def test_i_lists_every_input_problem_with_its_line_kind_and_message(tmp_pa
         # One file: no file column; the line, the kind, bad line or note, in the order read.
         assert [(int(r[0]), r[1], r[2]) for r in rows] == expected
         head = " ".join(str(screen.query_one("#issues-head").render()).split())
-        assert "4 bad lines, 1 note" in head  # (check's count: the implausible count is a note)
+        assert "5 bad lines, 1 note" in head  # (check's count: the implausible count is a note)
         # The hostile value, as the message quotes it (repr): the markup is not applied, the escape not sent.
         message = screen.query_one("#issues", DataTable).get_row_at(2)[3]
         assert "'[bold red]x[/] \\x1b[2J'" in message.plain and "\x1b" not in message.plain
@@ -223,7 +225,7 @@ async def test_i_lists_every_input_problem_with_its_line_kind_and_message(tmp_pa
         await pilot.press("down", "down")  # the highlighted problem's whole message, below the table
         await pilot.pause()
         body = str(screen.query_one("#issue-body").render())
-        assert body.startswith(f"{path}:5 · implausible_value · note\n")
+        assert body.startswith(f"{path}:5 · invalid_field · bad line\n")
         assert "prompt tokens '[bold red]x[/] \\x1b[2J' (not a number)" in body and "\x1b" not in body
         await pilot.press("escape")
         await pilot.pause()
@@ -233,7 +235,7 @@ async def test_i_lists_every_input_problem_with_its_line_kind_and_message(tmp_pa
         screen = app.screen
         with open(path, "a", encoding="utf-8") as fh:
             fh.write('"}}}\n{oops\n')  # (completes the cut line, still not JSON; then another bad line)
-        assert await wait_for(pilot, lambda: len(cells(screen)) == 6 and cells(screen)[-1][0] == "10", 10.0)
+        assert await wait_for(pilot, lambda: len(cells(screen)) == 7 and cells(screen)[-1][0] == "10", 10.0)
         assert [(r[0], r[1]) for r in cells(screen)[-2:]] == [("9", "invalid_json"), ("10", "invalid_json")]
 
 

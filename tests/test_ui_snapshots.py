@@ -209,7 +209,7 @@ def test_input_problems_screen(snap_compare: Any, tmp_path: Path, monkeypatch: p
         screen = app.screen
         assert isinstance(screen, IssuesScreen)
         assert [(i.line, i.kind) for i in screen.issues] == [(2, "invalid_json"), (5, "unknown_record"),
-                                                              (6, "implausible_value"), (7, "invalid_json")]
+                                                              (6, "invalid_field"), (7, "invalid_json")]
         issue = screen.selected_issue()
         assert issue is not None and issue.line == 6 and "'[bold red]x[/] \\x1b[2J'" in issue.message
 

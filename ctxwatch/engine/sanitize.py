@@ -21,7 +21,7 @@ from typing import Any
 
 from ctxwatch.catalog.entries import catalog_window
 from ctxwatch.catalog.windows import largest_window
-from ctxwatch.formats import not_a_count
+from ctxwatch.formats import count_issue_kind, not_a_count
 from ctxwatch.model import MAX_COUNT, MAX_PLAUSIBLE_PROMPT, Issue, ParsedCall, Usage
 from ctxwatch.source import show_value
 
@@ -72,6 +72,9 @@ def _counts(pc: ParsedCall) -> tuple[ParsedCall, list[Issue]]:
         pass  # not a number: the field-by-field check below says what it is
     pc = replace(pc)
     bad: list[str] = [null_output] if null_output else []
+    # (a value of the wrong JSON type makes the issue a bad line, invalid_field; a number that cannot be a count,
+    # a note: see count_issue_kind)
+    kinds: set[str] = {"invalid_field"} if null_output else set()
     wrong: dict[str, Any] = {}
     if pc.usage is not None:
         fields_ = {f: getattr(pc.usage, f) for f in ("prompt_total", "input_uncached", "cache_read", "cache_write",
@@ -79,6 +82,7 @@ def _counts(pc: ParsedCall) -> tuple[ParsedCall, list[Issue]]:
         wrong = {f: v for f, v in fields_.items() if _bad_count(v)}
         if wrong:
             bad += [f"{_USAGE_NAMES[f]} {show_value(v)} ({not_a_count(v)})" for f, v in wrong.items()]
+            kinds.update(count_issue_kind(v) for v in wrong.values())
             unknown: dict[str, Any] = dict.fromkeys(wrong)
             if pc.provider == "anthropic" and wrong.keys() & {"input_uncached", "cache_read", "cache_write"}:
                 # Anthropic's prompt is the sum of these parts: with one of them damaged it is unknown too
@@ -107,6 +111,7 @@ def _counts(pc: ParsedCall) -> tuple[ParsedCall, list[Issue]]:
     if _bad_count(pc.window) or pc.window == 0:
         zero = pc.window.__class__ is int and pc.window == 0
         bad.append(f"context window {show_value(pc.window)} ({'zero' if zero else not_a_count(pc.window)})")
+        kinds.add(count_issue_kind(pc.window))
         pc.window = None
     why = "treated as unknown"
     elsewhere: list[Issue] = []
@@ -115,16 +120,18 @@ def _counts(pc: ParsedCall) -> tuple[ParsedCall, list[Issue]]:
         if pc.provenance.input_path:
             # A joined batch call's request, which holds this value, is in its input file (ctxwatch.formats.batch
             # names it and the line in its provenance): the issue names that line, not the result's.
-            elsewhere.append(Issue(pc.provenance.input_path, pc.provenance.input_line or 0, "implausible_value",
-                                   f"{what}: {why}", pc.key))
+            elsewhere.append(Issue(pc.provenance.input_path, pc.provenance.input_line or 0,
+                                   count_issue_kind(pc.max_output_tokens), f"{what}: {why}", pc.key))
         else:
             bad.append(what)
+            kinds.add(count_issue_kind(pc.max_output_tokens))
         pc.max_output_tokens = None
     if not bad:
         return pc, elsewhere
     # (a response written over several lines names the line its usage was taken from)
     line = pc.provenance.usage_line or pc.source.line
-    return pc, [Issue(pc.source.path, line, "implausible_value", f"{'; '.join(bad)}: {why}", pc.key), *elsewhere]
+    kind = "invalid_field" if "invalid_field" in kinds else "implausible_value"
+    return pc, [Issue(pc.source.path, line, kind, f"{'; '.join(bad)}: {why}", pc.key), *elsewhere]
 
 
 #: Largest output count (tokens) a call of a model whose window is unknown can have: the largest context

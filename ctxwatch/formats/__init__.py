@@ -30,7 +30,7 @@ from ctxwatch.formats._sniffing import (
 )
 from ctxwatch.formats.wire.dedupe import copy_rank
 from ctxwatch.formats.wire.litellm import litellm_usage
-from ctxwatch.formats.wire.values import MAX_COUNT, count_or_none, not_a_count, usage_count
+from ctxwatch.formats.wire.values import MAX_COUNT, count_issue_kind, count_or_none, not_a_count, usage_count
 
 __all__ = [
     "MAX_COUNT",
@@ -47,6 +47,7 @@ __all__ = [
     "SweAgentReader",
     "array_of_records",
     "copy_rank",
+    "count_issue_kind",
     "count_or_none",
     "detect",
     "document_source",

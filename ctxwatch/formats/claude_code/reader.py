@@ -13,7 +13,7 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from ctxwatch.formats import Output, Reader, count_or_none, not_a_count, usage_count
+from ctxwatch.formats import Output, Reader, count_issue_kind, count_or_none, not_a_count, usage_count
 from ctxwatch.formats.claude_code.calls import DAMAGED_RANK, CallState
 from ctxwatch.formats.claude_code.content import content_parts, response_summary
 from ctxwatch.formats.claude_code.files import AGENT_FILE, SUBAGENT_COPIES, subagent_files_of
@@ -47,11 +47,12 @@ from ctxwatch.source import Record, show_value
 
 
 def _damaged_sizes(path: str, line: int, sizes: dict[str, Any], where: str = "compactMetadata") -> list[Output]:
-    """An ``implausible_value`` issue on ``line`` for each of a ``compact_boundary``'s ``compactMetadata`` sizes
-    (``sizes``: key -> raw JSON value) that is there but no token count (:func:`count_or_none`: negative, 2**53
-    or more, not a whole number, a bool), as the run reports a damaged usage count: the size is unknown, and
-    said to be, never dropped in silence.  An absent or ``null`` size is no damage (older versions log none)."""
-    return [Issue(path, line, "implausible_value",
+    """An issue on ``line`` (:func:`~ctxwatch.formats.count_issue_kind`) for each of a ``compact_boundary``'s
+    ``compactMetadata`` sizes (``sizes``: key -> raw JSON value) that is there but no token count
+    (:func:`count_or_none`: negative, 2**53 or more, not a whole number, a bool), as the run reports a damaged
+    usage count: the size is unknown, and said to be, never dropped in silence.  An absent or ``null`` size is
+    no damage (older versions log none)."""
+    return [Issue(path, line, count_issue_kind(raw),
                   f"{where}.{key} {show_value(raw)} ({not_a_count(usage_count(raw))}): treated as unknown")
             for key, raw in sizes.items() if raw is not None and count_or_none(raw) is None]
 
@@ -230,6 +231,10 @@ class ClaudeCodeReader(LinePrefilter, Reader):
         # (said for every line, not only a floor's; Claude Code writes the object on every assistant line, so a
         # null one is damage, not a call that reports nothing)
         note_usage_types(usage, "message.usage", null_unknown="usage" in msg)
+        if usage.__class__ is dict and usage.get("input_tokens") is None and len(usage):
+            # (every real assistant line's usage has input_tokens: without it the prompt's size is unknown)
+            note_bad_field(f"message.usage.input_tokens is {'null' if 'input_tokens' in usage else 'missing'}: "
+                           "the prompt's size is unknown")
         sid = session_id(v)
         ctx = self._file_context or ("main" if v.get("isSidechain") is not True else None)
         if ctx is not None and not self.full_history and (sid, ctx) in self._floor_calls:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ctxwatch.formats import MAX_COUNT, Output, usage_count
+from ctxwatch.formats import MAX_COUNT, Output, count_issue_kind, usage_count
 from ctxwatch.model import Issue, Usage
 from ctxwatch.source import show_value
 
@@ -92,8 +92,10 @@ def is_repeat(seen: tuple[int | None, ...] | None, prev_seen: tuple[int | None, 
 
 def checked_counts(block: Any, name: str, path: str, line: int, issues: list[Output]) -> Counts | None:
     """:func:`counts`, with a damaged block reported as an issue (appended to ``issues``; ``name``: the block's
-    name, ``path`` and ``line``: where it is) and read as absent: ``implausible_value`` for a counter that is no
-    token count, ``invalid_field`` for a block that is not an object (``null`` is absent, not damaged)."""
+    name, ``path`` and ``line``: where it is) and read as absent: for a counter that is no token count,
+    ``implausible_value`` (a number) or ``invalid_field`` (another JSON type,
+    :func:`~ctxwatch.formats.wire.values.count_issue_kind`); ``invalid_field`` for a block that is not an object
+    (``null`` is absent, not damaged)."""
     if block is not None and not isinstance(block, dict):
         issues.append(Issue(path, line, "invalid_field",
                             f"{name} {show_value(block)}: not an object of token counts; this usage block is ignored"))
@@ -101,7 +103,7 @@ def checked_counts(block: Any, name: str, path: str, line: int, issues: list[Out
     try:
         return counts(block)
     except NotACount as exc:
-        issues.append(Issue(path, line, "implausible_value",
+        issues.append(Issue(path, line, count_issue_kind(exc.value),
                             f"{name}.{exc.field} {show_value(exc.value)}: not a token count; this usage block is "
                             "ignored"))
         return None

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from ctxwatch.formats import Output, Reader, usage_count
+from ctxwatch.formats import Output, Reader, count_issue_kind, usage_count
 from ctxwatch.formats.codex.counters import restart_note
 from ctxwatch.formats.codex.forks import ForkCopies
 from ctxwatch.formats.codex.items import RECORD_TYPES, OpenCall, item_message
@@ -146,7 +146,7 @@ class CodexReader(TokenCounts, LegacyRollout, Reader):
                 if w.__class__ is int and w > 0:
                     self._window_hint = w
                 elif w is not None and not (w.__class__ is int and w == 0):  # (0: not set, as in new versions)
-                    return [Issue(self.path, rec.line, "implausible_value",
+                    return [Issue(self.path, rec.line, count_issue_kind(w),
                                   f"task_started.model_context_window {show_value(w)}: not a token count; "
                                   "this window hint is ignored")]
             return []

@@ -145,6 +145,14 @@ def not_a_count(v: object) -> str:
     return "beyond 2**53, more than any window"  # (inf: 1e400, or an integer of thousands of digits)
 
 
+def count_issue_kind(v: object) -> str:
+    """The issue kind of a value :func:`count_or_none` rejects: ``invalid_field`` (a bad line) for a value that is
+    no JSON number (a bool, an array, an object, a string no count reads from), a field of the wrong type;
+    ``implausible_value`` (a note) for a number that cannot be a count (negative, fractional, 2**53 or more)."""
+    number = isinstance(v, int | float) and not isinstance(v, bool)
+    return "implausible_value" if number else "invalid_field"
+
+
 def int_or_none(v: Any) -> int | None:
     """An int from a JSON number (or numeric string, as some exporters write), else ``None`` (the rule of
     :func:`usage_count`, without passing other values on)."""
