@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ctxwatch.accounting import calibration_factor, median_ratio
+from ctxwatch.accounting import Calibrations, calibration_factor, median_ratio
 from ctxwatch.analysis.flags import FlagSink, int_or_none, num
-from ctxwatch.model import MAX_PLAUSIBLE_PROMPT, Call
+from ctxwatch.model import MAX_PLAUSIBLE_PROMPT, Call, shown_used
 
 
 @dataclass(slots=True)
@@ -45,12 +45,13 @@ def calibrate(cs: Sequence[Call]) -> Calibration:
     return Calibration(cal, len(ratios), rejected)
 
 
-def occupancy(c: Call, cal: float | None) -> int | None:
+def occupancy(c: Call, calibrations: Calibrations) -> int | None:
     """The plausible prompt size of a call in tokens, ``None`` when unknown or implausible.
 
     The provider's reported prompt when it is plausible; for a reported 0, :attr:`Call.prompt_tokens`; without a
-    report, the estimate scaled by the stream's calibration ``cal`` (reported/estimated, ``None``: unscaled), else
-    floor + history, else a compaction marker's ``post_tokens``.
+    report, the estimate as every surface shows it in used and free (:func:`~ctxwatch.model.shown_used` with the
+    run's ``calibrations``: calibrated where the tokenizer is not the model's own), else floor + history, else a
+    compaction marker's ``post_tokens``.
     """
     reported = c.prompt_reported
     if reported is not None and reported > 0:
@@ -59,9 +60,10 @@ def occupancy(c: Call, cal: float | None) -> int | None:
         # A reported 0 is no size: what stands in for it is the table's (Call.prompt_tokens: the raw estimate,
         # else floor + history), so that the implausible_usage flag, free and used % name one number.
         return c.prompt_tokens
-    # (no report at all: the estimate, calibrated to what the provider would count)
+    # (no report at all: the estimate, as the table, the bar and the status line show it, so that a flag names
+    # the number beside it)
     if c.prompt_estimated is not None:
-        return round(c.prompt_estimated * cal) if cal else c.prompt_estimated
+        return shown_used(c, calibrations.breakdown(c))
     if c.prompt_tokens is not None:
         return c.prompt_tokens
     if isinstance(c.compaction, dict):

@@ -191,7 +191,8 @@ def _newest_session_forecast(run: Run, main: Analysis | None) -> dict[str, Any]:
         if c.session == newest:
             counts[c.context] = counts.get(c.context, 0) + 1
     forecast = analyze_context(calls, run.settings, ctx, resets, {}, None, risks=False,
-                               contexts=ContextCounts(counts), whose="the session's").forecast
+                               contexts=ContextCounts(counts), whose="the session's",
+                               calibrations=run.factors()).forecast
     try:
         marker = run.pending_compactions().get(ctx)
     except Exception:  # (as in analyze_run: a reader bug leaves no pending compaction)

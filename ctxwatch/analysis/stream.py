@@ -67,11 +67,12 @@ def analyze_stream(cs: list[Call], st: Settings, context: str, reset_set: set[in
     ``reset_set``: indexes of the calls where the log was reset; ``system_texts`` / ``instruction_text``: for
     the format rule and the echo check (:class:`~ctxwatch.analysis.responses.Rules`); ``want_risks=False``
     leaves ``drift_risk`` empty; ``scope``: which of the log's calls these are, for the forecast's notes;
-    ``calibrations``: the run's, for the floor's sizes in the reasons.  O(n) in the calls.
+    ``calibrations``: the run's, for the floor's sizes in the reasons and the size of a call that reports none.
+    O(n) in the calls.
     """
     out = FlagSink(context)
     cal = calibrate(cs)
-    occs = [occupancy(c, cal.factor) for c in cs]
+    occs = [occupancy(c, calibrations) for c in cs]
     # The checks, in the order they see each call: that is the order of their flags within a call and severity,
     # and a later check may use what an earlier one found (the episode's points, the slope, the eviction).
     plausibility, placeholder = Plausibility(out), Placeholder(out)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ctxwatch.accounting import Calibrations, calibrations_of
 from ctxwatch.formats import FormatSpec
-from ctxwatch.model import Call, Issue
+from ctxwatch.model import Call, Issue, shown_used
 
 
 class RunViews:
@@ -54,7 +54,8 @@ class RunViews:
 
         Right after a compaction whose next call has not arrived: the log's ``post_tokens`` (``"log"``), else
         ``None`` with ``"compacted"`` (never the stale size from before the compaction, and never 0).  Otherwise
-        the latest call's prompt (``"reported"`` or ``"estimated"``), passing over calls whose reported prompt is
+        the latest call's prompt (``"reported"``, or ``"estimated"``: as every surface shows it,
+        :func:`~ctxwatch.model.shown_used`), passing over calls whose reported prompt is
         implausible or that have no size at all (a damaged usage and no messages to count): the last known
         occupancy stays.
         """
@@ -69,7 +70,8 @@ class RunViews:
             if c.context == context and not c.prompt_implausible and c.prompt_tokens is not None:
                 if c.prompt_reported:  # (a reported 0 is no size: the estimate stands in, as in prompt_tokens)
                     return c.prompt_reported, "reported"
-                return c.prompt_tokens, "estimated"
+                # (as the table shows it: calibrated where the tokenizer is not the model's own)
+                return shown_used(c, self.factors().breakdown(c)), "estimated"
         return None, "unknown"
 
     def contexts(self) -> list[str]:
