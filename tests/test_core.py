@@ -1819,3 +1819,25 @@ def test_a_call_written_back_after_a_truncation_is_re_read_where_it_stands_now(t
     assert [m.text() for m in got.messages or []] == ["question 35"]
     path.write_bytes(b"".join(lines[:10]))  # (gone altogether: not found, as before)
     assert reload_parsed(run.spec, call) is None
+
+
+def test_a_pipe_inside_a_folder_is_a_note_not_a_log_left_unread(tmp_path: Path) -> None:
+    """A named pipe named ``*.jsonl`` in a folder given to check is no log ("not a log file ... skipped"), yet it
+    was counted as a log not read: exit 2 and ``"unread"`` in check --json, failing a CI job on a clean folder.
+    It is a note now: the folder checks as it does without the pipe."""
+    import os
+    import shutil
+
+    ok = Path(__file__).resolve().parents[1] / "sample_logs" / "openai_chat_demo.jsonl"
+    clean, mixed = tmp_path / "clean", tmp_path / "mixed"
+    clean.mkdir()
+    mixed.mkdir()
+    shutil.copy(ok, clean / "run.jsonl")
+    shutil.copy(ok, mixed / "run.jsonl")
+    os.mkfifo(mixed / "fifo.jsonl")
+    want = CliRunner().invoke(main, ["check", "--json", str(clean)])
+    got = CliRunner().invoke(main, ["check", "--json", str(mixed)])
+    assert got.exit_code == want.exit_code != 2, got.output
+    doc = json.loads(got.output)
+    assert doc["unread"] == [] and doc["bad_lines"] == 0
+    assert [(i["file"], i["kind"]) for i in doc["notes"]] == [(str(mixed / "fifo.jsonl"), "skipped_file")]

@@ -113,7 +113,7 @@ def test_a_mixed_folder_joins_its_batch_files_and_skips_what_it_cannot_read(
     reported = [json.loads(ln)["response"]["body"]["usage"]["prompt_tokens"]
                 for ln in (shared_logs / "openai-batch" / pair[1]).read_text().splitlines() if ln.strip()]
     assert sorted(c["prompt_tokens_reported"] for c in batch_calls) == sorted(reported)
-    assert [i["kind"] for i in serial["issues"] if "pipe.jsonl" in i["file"]] == ["unreadable"]
+    assert [i["kind"] for i in serial["issues"] if "pipe.jsonl" in i["file"]] == ["skipped_file"]  # (no log)
     assert serial["format"] == "claude-code" and serial["formats"] == ["claude-code", "codex", "openai-batch"]
     monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 0)
     monkeypatch.setattr(per_file, "TASK_BYTES", 200_000)
@@ -335,8 +335,8 @@ def test_the_dashboard_and_report_agree_on_the_newest_session(tmp_path: Path) ->
 
 def test_a_folder_names_the_log_files_it_cannot_read(tmp_path: Path) -> None:
     """A FIFO, a link loop and a dangling link named *.jsonl in a folder were left out without a word; each is
-    now an unreadable issue naming the file (the folder's logs are read as before), and a folder holding only
-    such files says why nothing was read."""
+    now an issue naming the file (the folder's logs are read as before): the links unreadable, the FIFO a
+    skipped_file note (no log); and a folder holding only such files says why nothing was read."""
     import json
 
     from click.testing import CliRunner
@@ -351,7 +351,7 @@ def test_a_folder_names_the_log_files_it_cannot_read(tmp_path: Path) -> None:
     doc = json.loads(CliRunner().invoke(main, ["report", str(tmp_path), "--json"]).output)
     assert len(doc["calls"]) == len(demo.read_text().splitlines())
     got = sorted((os.path.basename(i["file"]), i["kind"]) for i in doc["issues"])
-    assert got == [("dangling.jsonl", "unreadable"), ("fifo.jsonl", "unreadable"), ("loop.jsonl", "unreadable")]
+    assert got == [("dangling.jsonl", "unreadable"), ("fifo.jsonl", "skipped_file"), ("loop.jsonl", "unreadable")]
     (tmp_path / "run.jsonl").unlink()
     res = CliRunner().invoke(main, ["report", str(tmp_path)])
     assert res.exit_code == 2 and "no log could be read" in res.output

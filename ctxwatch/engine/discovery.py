@@ -8,6 +8,7 @@ so that none is missed unseen.
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Sequence
 
 from ctxwatch.engine.activity import activity_of
@@ -31,9 +32,9 @@ def list_logs(folder: str, skipped: list[Issue] | None = None) -> list[str]:
     """Log files under ``folder`` (recursively), newest first by modification time.
 
     Only regular files (symlinks to them included): a FIFO or a device named ``*.jsonl`` would block a read.
-    ``skipped``: when given, receives an ``unreadable`` issue for each log-named file that is not read (a
-    pipe, a device, a dangling link or a link loop), and a ``skipped_file`` note for each link to a folder (not
-    followed), so that none is left out unseen.
+    ``skipped``: when given, receives an issue for each log-named file that is not read: a ``skipped_file``
+    note for a pipe, a device or a socket (no log), an ``unreadable`` issue for a dangling link or a link loop;
+    and a ``skipped_file`` note for each link to a folder (not followed), so that none is left out unseen.
     """
     found: list[tuple[float, str]] = []
     ids: dict[tuple[int, int], list[str]] = {}
@@ -63,7 +64,10 @@ def list_logs(folder: str, skipped: list[Issue] | None = None) -> list[str]:
                     st = os.stat(p)
                 except (LogError, OSError) as exc:
                     if skipped is not None:
-                        skipped.append(Issue(p, 0, "unreadable", f"{exc}; skipped"))
+                        # (a pipe, a device or a socket named like a log is no log: a note, as other files of
+                        # the folder that are not logs are; a log that cannot be read stays unreadable)
+                        kind = "skipped_file" if _not_a_regular_file(p) else "unreadable"
+                        skipped.append(Issue(p, 0, kind, f"{exc}; skipped"))
                     continue
                 ids.setdefault((st.st_dev, st.st_ino), []).append(p)
                 found.append((st.st_mtime, p))
@@ -79,6 +83,14 @@ def list_logs(folder: str, skipped: list[Issue] | None = None) -> list[str]:
                     if skipped is not None:
                         skipped.append(_same_file(n, keep))
     return [p for _, p in sorted(found, reverse=True) if p not in dropped]
+
+
+def _not_a_regular_file(path: str) -> bool:
+    """True when ``path`` (links followed) is there but is no regular file: a pipe, a device, a socket."""
+    try:
+        return not stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return False
 
 
 def _same_file(path: str, first: str) -> Issue:
