@@ -406,7 +406,8 @@ async def test_e_opens_eviction_preview_and_knobs_replan(log: Path, tmp_path: Pa
         written = tmp_path / "ctxwatch-plan-call12.json"  # call #12 = index 11
         assert written.exists() and screen.written == str(written)
         doc = json.loads(written.read_text())
-        assert set(doc) == {"messages", "before_tokens", "after_tokens", "budget_tokens", "fits", "reason",
+        assert set(doc) == {"number", "index", "line", "file", "session", "context", "model", "messages",
+                            "before_tokens", "after_tokens", "budget_tokens", "fits", "reason",
                             "reinject", "system_tokens", "tools_tokens", "floor_tokens", "summary_tokens",
                             "overhead_tokens", "call", "settings"}  # plan --json's keys, then what it was made from
         assert doc["budget_tokens"] == 13_000

@@ -9,8 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 from test_ui_common import append, line, loaded, open_detail, open_preview, record, wait_for, write_log
 
+from ctxwatch.cli import main
 from ctxwatch.ui.app import CtxwatchApp
 from ctxwatch.ui.screens import DetailScreen, PlanScreen
 from ctxwatch.ui.widgets.packed import PackedText
@@ -227,6 +229,13 @@ async def test_the_written_plan_says_what_it_was_made_with(tmp_path: Path, monke
                                    "reserve_tokens": 1_200, "summary_tokens": 2_500, "mode": "drop",
                                    "compact_at": "budget"}
         assert doc["budget_tokens"] == 13_000  # 0.65 x 20,000 (the plan itself is still there)
+    # (the plan --json document of the call, its keys in its order, then call and settings: as docs/plan.md says)
+    res = CliRunner().invoke(main, ["plan", "--json", "--call", "11", str(log)])
+    assert res.exit_code == 0, res.output
+    plan = json.loads(res.output)
+    assert list(doc) == [*plan, "call", "settings"]
+    assert {k: doc[k] for k in ("number", "index", "line", "file", "session", "context", "model")} == \
+        {k: plan[k] for k in ("number", "index", "line", "file", "session", "context", "model")}
 
 
 

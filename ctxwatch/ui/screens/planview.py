@@ -196,17 +196,20 @@ def plan_bars(plan: Any, window: int, width: int) -> Text:
 
 
 def plan_document(call: Any, plan: Any) -> dict[str, Any]:
-    """The JSON the preview's ``w`` writes: ``plan``'s ``plan --json`` document (a
-    :class:`~ctxwatch.planner.Plan`), then what it was made from, so the file can be read on its own:
+    """The JSON the preview's ``w`` writes: the ``plan --json`` document of ``plan`` (a
+    :class:`~ctxwatch.planner.Plan`) for ``call`` (:func:`ctxwatch.output.plan.plan_json`: the call's keys, then
+    the plan's), then what it was made from, so the file can be read on its own:
 
     * ``call``: ``number`` (#N, from 1), ``index`` (``report --json``'s, from 0), ``file``, ``line`` (of the
       call's record), ``context``, ``model``, ``window`` (tokens);
     * ``settings``: the plan's policy as the knobs left it: ``keep_recent``, ``unit``, ``budget_fraction``,
       ``trigger``, ``reserve_tokens``, ``summary_tokens``, ``mode``, ``compact_at``.
     """
+    from ctxwatch.output.plan import plan_json
+
     c, policy = call, plan.policy
     return {
-        **plan.to_json(),
+        **plan_json(c, plan),
         "call": {"number": c.index + 1, "index": c.index, "file": c.source.path, "line": c.source.line,
                  "context": c.context, "model": c.model, "window": policy.window},
         "settings": {"keep_recent": policy.keep_recent, "unit": policy.unit,
