@@ -83,3 +83,22 @@ async def test_preview_biggest_offenders_and_a_knob_that_changes_nothing(shared_
         assert await wait_for(pilot, lambda: screen.knobs.keep_recent == 7 and screen.note is not None)
         assert screen.note.startswith("keep_recent 7: no change, nothing needs evicting")
         assert "no change" in str(screen.query_one("#plan-head").render())
+
+
+async def test_keep_recent_below_zero_says_it_is_the_least(tmp_path: Path) -> None:
+    """``-`` at keep_recent 0 said "no change (the plan's cut cannot move: a tool call stays with its results)":
+    the knob had not moved at all, 0 being the least.  It says so now, and the plan stays as it was."""
+    log = write_log(tmp_path / "run.jsonl", 12)
+    app = CtxwatchApp(str(log))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await loaded(pilot, 12)
+        screen = await open_preview(pilot)
+        start = screen.knobs.keep_recent
+        await pilot.press(*["minus"] * start)
+        assert await wait_for(pilot, lambda: screen.knobs.keep_recent == 0 and screen.plan.policy.keep_recent == 0)
+        fates = [m.fate for m in screen.plan.messages]
+        await pilot.press("minus")
+        assert await wait_for(pilot, lambda: screen.note is not None and "the least" in screen.note)
+        assert screen.knobs.keep_recent == 0 and [m.fate for m in screen.plan.messages] == fates
+        assert screen.note == "keep_recent 0: the least it can be (no exchange is kept for being recent)"
+        assert "the least it can be" in " ".join(str(screen.query_one("#plan-head").render()).split())

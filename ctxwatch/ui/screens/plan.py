@@ -284,7 +284,13 @@ class PlanScreen(TableScreen):
             return
         k = self.knobs
         if name == "keep_recent":
-            new = replace(k, keep_recent=max(0, k.keep_recent + direction))
+            if k.keep_recent + direction < 0:
+                # (the knob does not move: the plan stays, and the header says why rather than blame the cut)
+                self.note = "keep_recent 0: the least it can be (no exchange is kept for being recent)"
+                if self.plan is not None:
+                    self._render_plan()
+                return
+            new = replace(k, keep_recent=k.keep_recent + direction)
         elif name == "budget_fraction":
             # (rounded to 4 places, not 2: a harness's fraction, Claude Code's 177,000 / 200,000 = 0.885, keeps
             # its half step as it is turned)
