@@ -776,3 +776,22 @@ def test_a_parallel_read_leaves_the_tokenizer_to_the_workers(tmp_path: Path, sha
     assert fresh.loaded
 
 
+
+
+def test_a_file_in_a_folder_is_skipped_saying_what_it_is(tmp_path: Path) -> None:
+    """Random bytes named *.jsonl were "binary data, not a text log" when given alone but "format not
+    recognised; skipped" inside a folder; a folder's note now says what the file is, as its error alone does."""
+    from click.testing import CliRunner
+
+    from ctxwatch.cli import main
+
+    demo = Path(__file__).resolve().parents[1] / "sample_logs" / "openai_chat_demo.jsonl"
+    shutil.copy(demo, tmp_path / "run.jsonl")
+    blob = tmp_path / "blob.jsonl"
+    blob.write_bytes(bytes(range(256)) * 8)  # (no UTF-8 text: 0x80-0xff stand alone)
+    alone = CliRunner().invoke(main, ["report", str(blob)])
+    assert alone.exit_code == 2 and f"{blob}: binary data, not a text log" in alone.output
+    why = alone.output.split(f"{blob}: ", 1)[1].strip()
+    res = CliRunner().invoke(main, ["check", "--json", str(tmp_path)])
+    notes = [(n["file"], n["kind"], n["message"]) for n in json.loads(res.output)["notes"]]
+    assert notes == [(str(blob), "skipped_file", f"{why}; skipped")]

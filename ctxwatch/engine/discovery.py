@@ -12,7 +12,7 @@ import stat
 from collections.abc import Sequence
 
 from ctxwatch.engine.activity import activity_of
-from ctxwatch.engine.opening import JSON_ARRAY_NOTE, JsonArray, LogError, UnknownFormat, check_log_file, resolve_spec
+from ctxwatch.engine.opening import JSON_ARRAY_NOTE, LogError, UnknownFormat, check_log_file, resolve_spec
 from ctxwatch.model import Issue
 
 #: File name endings read when a folder is given.
@@ -125,7 +125,9 @@ def skipped_note(path: str, why: LogError | None) -> Issue:
     """The issue of a file in a folder that is not read: unreadable (with the reason) or in no known format."""
     if why is not None and not isinstance(why, UnknownFormat):
         return Issue(path, 0, "unreadable", str(why))
-    if isinstance(why, JsonArray):
+    if isinstance(why, UnknownFormat) and not str(why).startswith(f"{path}: format not recognised"):
+        # (what the file is, as the error of the file given alone says it: binary data, compressed, UTF-16,
+        # one JSON array, a pretty-printed record)
         return Issue(path, 0, "skipped_file", f"{str(why).removeprefix(f'{path}: ')}; skipped")
     return Issue(path, 0, "skipped_file", "format not recognised; skipped")
 
