@@ -8,11 +8,17 @@ so that none is missed unseen.
 from __future__ import annotations
 
 import os
-import stat
 from collections.abc import Sequence
 
 from ctxwatch.engine.activity import activity_of
-from ctxwatch.engine.opening import JSON_ARRAY_NOTE, LogError, UnknownFormat, check_log_file, resolve_spec
+from ctxwatch.engine.opening import (
+    JSON_ARRAY_NOTE,
+    LogError,
+    NotAFile,
+    UnknownFormat,
+    check_log_file,
+    resolve_spec,
+)
 from ctxwatch.model import Issue
 
 #: File name endings read when a folder is given.
@@ -66,7 +72,7 @@ def list_logs(folder: str, skipped: list[Issue] | None = None) -> list[str]:
                     if skipped is not None:
                         # (a pipe, a device or a socket named like a log is no log: a note, as other files of
                         # the folder that are not logs are; a log that cannot be read stays unreadable)
-                        kind = "skipped_file" if _not_a_regular_file(p) else "unreadable"
+                        kind = "skipped_file" if isinstance(exc, NotAFile) else "unreadable"
                         skipped.append(Issue(p, 0, kind, f"{exc}; skipped"))
                     continue
                 ids.setdefault((st.st_dev, st.st_ino), []).append(p)
@@ -83,14 +89,6 @@ def list_logs(folder: str, skipped: list[Issue] | None = None) -> list[str]:
                     if skipped is not None:
                         skipped.append(_same_file(n, keep))
     return [p for _, p in sorted(found, reverse=True) if p not in dropped]
-
-
-def _not_a_regular_file(path: str) -> bool:
-    """True when ``path`` (links followed) is there but is no regular file: a pipe, a device, a socket."""
-    try:
-        return not stat.S_ISREG(os.stat(path).st_mode)
-    except OSError:
-        return False
 
 
 def _same_file(path: str, first: str) -> Issue:

@@ -32,6 +32,10 @@ class UnknownFormat(LogError):
     """No format recognises the file (it can be read)."""
 
 
+class NotAFile(LogError):
+    """The path is there but is no regular file: a pipe, a device or a socket (:func:`check_log_file`)."""
+
+
 #: How the message of :class:`JsonArray` begins after the path (a folder's ``skipped_file`` note starts with it).
 JSON_ARRAY_NOTE = "one JSON array of "
 
@@ -67,7 +71,7 @@ def check_log_file(path: str, *, missing_ok: bool = False) -> None:
         raise LogError(f"{path}: is a directory (give a log file)")
     for test, kind in _NOT_REGULAR:
         if test(st.st_mode):
-            raise LogError(f"{path}: is a {kind}, not a log file (ctxwatch reads regular files)")
+            raise NotAFile(f"{path}: is a {kind}, not a log file (ctxwatch reads regular files)")
 
 
 def detect(path: str) -> FormatSpec | None:
