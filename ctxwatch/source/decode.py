@@ -147,6 +147,17 @@ def decode_line(data: bytes, path: str, line: int, *, first: bool = False,
     except orjson.JSONDecodeError:
         pass
     issues: list[Issue] = []
+    if data.startswith(b"\xef\xbb\xbf"):
+        # (a file's own BOM, found where files were joined together: the record after it is whole)
+        data = data[3:]
+        issues.append(Issue(path, line, "byte_order_mark", "a UTF-8 byte-order mark (U+FEFF) begins the line, as "
+                            "where one file was joined onto another; removed, the record after it read"))
+        if not data or data.isspace():
+            return [], issues
+        try:
+            return [(decode or orjson.loads)(data)], issues
+        except orjson.JSONDecodeError:
+            pass
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
