@@ -873,7 +873,11 @@ def test_a_negative_output_count_is_reported_not_a_lost_usage_block(tmp_path: Pa
     c0 = doc["calls"][0]
     assert (c0["completion_tokens_reported"], c0["cost_usd"]) == (None, None)
     assert c0["prompt_tokens_reported"] == call.usage.prompt_total and c0["floor_tokens"] is not None
-    assert [i["message"].split(":")[0] for i in doc["issues"]] == ["output tokens -5 (negative)"]
+    # (each of the response's lines holds the damage: the kept one's is the call's, the others' are not read)
+    lines = [n for n, d in enumerate(rows, 1) if d.get("type") == "assistant" and d["message"]["id"] == first]
+    assert [(i["line"], i["message"].split(":")[0]) for i in doc["issues"]] == \
+        [*((n, "message.usage.output_tokens -5 (negative)") for n in lines[:-1]),
+         (lines[-1], "output tokens -5 (negative)")]
 
 
 def _cc_user(uid: str, parent: str | None) -> dict:
@@ -1220,9 +1224,9 @@ def test_text_report_header_tells_bad_lines_from_notes(tmp_path: Path) -> None:
 @pytest.mark.parametrize("bad", [-1, "inf"])
 def test_a_superseded_damaged_placeholder_is_withdrawn_in_a_live_read(tmp_path: Path, bad: object) -> None:
     """Read line by line as the dashboard and --follow read a growing log, a response whose placeholder line
-    says output_tokens -1 and whose final line says 299 kept an implausible_value issue for the placeholder,
-    which report (one emission per call) never gave.  The final count withdraws it; damage in the final line
-    stays reported."""
+    says output_tokens -1 and whose final line says 299: the placeholder's usage is the call's until the final
+    line comes, whose count withdraws that issue (the call's usage is sound) and leaves the one report gives,
+    that the placeholder's line holds a count no later line needs; damage in the final line stays the call's."""
     from ctxwatch.engine import Run
     from ctxwatch.formats import get_format
 
@@ -1235,7 +1239,9 @@ def test_a_superseded_damaged_placeholder_is_withdrawn_in_a_live_read(tmp_path: 
         change = run.feed_record(rec)
         resolved += change.resolved
     assert [(i.kind, i.line) for i in resolved] == [(count_kind(bad), 2)]
-    assert run.issues == [] and run.calls[0].usage is not None and run.calls[0].usage.output == 299
+    assert [(i.kind, i.line, i.message.endswith("not read, a later line of the response gives the call's usage"))
+            for i in run.issues] == [(count_kind(bad), 2, True)]
+    assert run.calls[0].usage is not None and run.calls[0].usage.output == 299
     # the other way round (a good placeholder, a damaged final count) the issue stays
     recs = [_cc_user("u1", None), _cc_assistant("a0", "u1", "msg_1", 10), _cc_assistant("a1", "a0", "msg_1", bad)]
     path = write(tmp_path, "s2.jsonl", recs)

@@ -469,9 +469,10 @@ def test_a_log_replaced_by_one_in_another_format_is_read_in_that_format(tmp_path
 
 
 def test_follow_withdraws_a_damaged_placeholder_the_final_count_supersedes(tmp_path: Path) -> None:
-    """--follow printed an implausible_value issue for a Claude Code streaming placeholder (output_tokens -1)
-    and kept it after the response's last line gave 299; report gives no issue.  An issue_resolved event now
-    withdraws it, and the call's last object has the final count."""
+    """--follow prints an implausible_value issue for a Claude Code streaming placeholder (output_tokens -1),
+    the call's usage until the response's last line gives 299: an issue_resolved event then withdraws it and
+    the issue report gives follows (the placeholder's line holds a count that is not read), and the call's
+    last object has the final count."""
     def cc(uid: str, parent: str | None, kind: str, output: int | None = None) -> bytes:
         d: dict[str, Any] = {"parentUuid": parent, "isSidechain": False, "type": kind, "uuid": uid,
                              "sessionId": "s1", "timestamp": "2025-01-01T00:00:00Z"}
@@ -496,7 +497,10 @@ def test_follow_withdraws_a_damaged_placeholder_the_final_count_supersedes(tmp_p
     finally:
         got += f.close()
     events = [(o["event"], o["kind"], o["line"]) for o in got if "event" in o]
-    assert events == [("issue", "implausible_value", 2), ("issue_resolved", "implausible_value", 2)]
+    assert events == [("issue", "implausible_value", 2), ("issue_resolved", "implausible_value", 2),
+                      ("issue", "implausible_value", 2)]
+    last = [o["message"] for o in got if o.get("event") == "issue"][-1]
+    assert last.endswith("not read, a later line of the response gives the call's usage")
     assert [o["completion_tokens_reported"] for o in got if "event" not in o][-1] == 299
 
 

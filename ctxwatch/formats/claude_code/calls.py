@@ -11,10 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ctxwatch.formats import count_or_none
-from ctxwatch.model import Message, Part, Provenance
+from ctxwatch.formats import count_issue_kind, count_or_none, not_a_count
+from ctxwatch.formats.wire.anthropic import usage_non_counts
+from ctxwatch.model import Issue, Message, Part, Provenance
 from ctxwatch.model.pickling import fast_pickle
-from ctxwatch.source import Record
+from ctxwatch.source import Record, show_value
 
 #: Rank of a damaged ``output_tokens`` when a response's lines compete for its usage: above every real count.
 DAMAGED_RANK = 2**63
@@ -54,9 +55,10 @@ class CallState:
     _message: Message | None = None
 
     def add(self, uid: str, rec: Record, parts: list[Part], tool_calls: int, usage: dict[str, Any] | None,
-            stop_reason: str | None) -> None:
+            stop_reason: str | None) -> tuple[dict[str, Any], int] | None:
         """Fold in one line; the line with the largest ``output_tokens`` (the later one on ties) gives the
-        usage, the last line that has a stop reason gives it."""
+        usage, the last line that has a stop reason gives it.  Returns the usage this line leaves unread and
+        its line's number (the line's own, or the one it supersedes), ``None`` when none is."""
         if not self.lines:
             self.line, self.byte_start = rec.line, rec.byte_start
         self.lines += 1
@@ -78,7 +80,11 @@ class CallState:
             # valid count on a later line supersedes a damaged one before it (the damage was in a placeholder).
             if self.best is None or out >= self.best_out or (self.best_out == DAMAGED_RANK and n is not None):
                 # (the first usage is kept whatever its output says: a damaged one is then reported, not lost)
+                left = None if self.best is None else (self.best, self.best_line)
                 self.best, self.best_out, self.best_line = usage, out, rec.line
+                return left
+            return usage, rec.line
+        return None
 
     def message(self) -> Message:
         """The call's whole response as one assistant message (all lines' blocks in line order)."""
@@ -89,3 +95,19 @@ class CallState:
     def tool_use_ids(self) -> list[str]:
         """Ids of the tool calls the response makes, in order."""
         return [p.call_id for p in self.parts if p.kind == "tool_call" and p.call_id]
+
+
+def unread_damage(path: str, left: tuple[dict[str, Any], int] | None) -> list[Issue]:
+    """The issue of a usage a response's later line supersedes (``left``: the usage and its line, from
+    :meth:`CallState.add`) when one of its counts is no count: the call's usage comes from another line, so
+    the sanitizer never sees it, yet its line is damaged (:func:`count_issue_kind`: a bad line for a value of
+    the wrong JSON type, a note for an impossible number).  ``[]`` when nothing is wrong."""
+    if left is None:
+        return []
+    usage, line = left
+    wrong = usage_non_counts(usage)
+    if not wrong:
+        return []
+    kind = "invalid_field" if any(count_issue_kind(v) == "invalid_field" for _, v in wrong) else "implausible_value"
+    said = "; ".join(f"message.usage.{name} {show_value(v)} ({not_a_count(v)})" for name, v in wrong)
+    return [Issue(path, line, kind, f"{said}: not read, a later line of the response gives the call's usage")]

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ctxwatch.formats import Output, Reader, count_issue_kind, count_or_none, not_a_count, usage_count
-from ctxwatch.formats.claude_code.calls import DAMAGED_RANK, CallState
+from ctxwatch.formats.claude_code.calls import DAMAGED_RANK, CallState, unread_damage
 from ctxwatch.formats.claude_code.content import content_parts, response_summary
 from ctxwatch.formats.claude_code.files import AGENT_FILE, SUBAGENT_COPIES, subagent_files_of
 from ctxwatch.formats.claude_code.implausible import ImplausibleNotes, has_prompt
@@ -283,12 +283,12 @@ class ClaudeCodeReader(LinePrefilter, Reader):
             n_tools = sum(p.kind == "tool_call" for p in parts)
         else:
             parts, n_tools = response_summary(content)
-        call.add(uid, rec, parts, n_tools, usage if isinstance(usage, dict) else None,
-                 stop if isinstance(stop, str) else None)
+        unread = unread_damage(self.path, call.add(uid, rec, parts, n_tools, usage if isinstance(usage, dict)
+                                                   else None, stop if isinstance(stop, str) else None))
         if call.model is None:
             call.model = model
         if not self.coalesce:
-            return self._emit(call)
+            return [*unread, *self._emit(call)]
         # A whole-file read: a response's lines are consecutive, so a line of another call means the calls
         # updated before it are complete; emit them once (in the order they were first updated).
         dirty = self._dirty
@@ -297,7 +297,7 @@ class ClaudeCodeReader(LinePrefilter, Reader):
             out = [o for k, c in dirty.items() if k != key for o in self._emit(c)]
             self._dirty = dirty = {key: call} if key in dirty else {}
         dirty.setdefault(key, call)
-        return out
+        return [*unread, *out] if unread else out
 
     def flush(self) -> list[Output]:
         """Emit the calls a coalescing read still holds (reading may go on: a later line of one of them emits it

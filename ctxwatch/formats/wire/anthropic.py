@@ -15,6 +15,7 @@ from ctxwatch.catalog.entries import base_model
 from ctxwatch.formats.wire.images import image_part
 from ctxwatch.formats.wire.messages import MessageMemo, RequestParts
 from ctxwatch.formats.wire.values import (
+    count_or_none,
     json_text,
     odd_content,
     odd_usage,
@@ -56,6 +57,26 @@ def anthropic_usage(usage: Any) -> Usage | None:
                  output=usage_count(usage.get("output_tokens")),
                  cache_write_1h=cache_write_1h(usage) if cw.__class__ is int else None, web_searches=searches,
                  service_tier=shared(tier) if tier.__class__ is str and tier else None)
+
+
+#: The counts :func:`anthropic_usage` reads from a usage block: ``(path in the block, key, nested key or None)``.
+USAGE_COUNT_KEYS = (("input_tokens", None), ("output_tokens", None), ("cache_creation_input_tokens", None),
+                    ("cache_read_input_tokens", None), ("cache_creation", "ephemeral_1h_input_tokens"),
+                    ("server_tool_use", "web_search_requests"))
+
+
+def usage_non_counts(usage: dict[str, Any]) -> list[tuple[str, Any]]:
+    """``(name, value)`` of each count :func:`anthropic_usage` reads from ``usage`` that is present, not null and
+    no count (:func:`~ctxwatch.formats.wire.values.count_or_none`: ``[1]``, ``-5``, ``"lots"``), ``name`` as
+    the block writes it (``output_tokens``, ``cache_creation.ephemeral_1h_input_tokens``)."""
+    out: list[tuple[str, Any]] = []
+    for key, inner in USAGE_COUNT_KEYS:
+        v = usage.get(key)
+        if inner is not None:
+            v = v.get(inner) if isinstance(v, dict) else None
+        if v is not None and count_or_none(v) is None:
+            out.append((key if inner is None else f"{key}.{inner}", v))
+    return out
 
 
 def cache_write_1h(usage: dict[str, Any]) -> Any:
