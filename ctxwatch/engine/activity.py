@@ -10,6 +10,7 @@ import os
 import re
 import threading
 from collections.abc import Iterator
+from typing import BinaryIO
 
 from ctxwatch.engine.activity_memo import keep, recall, stamp_of
 
@@ -47,6 +48,30 @@ def _timestamps(data: bytes) -> Iterator[float]:
             continue
 
 
+def _line_blocks(fh: BinaryIO) -> Iterator[tuple[int, bytes]]:
+    """The whole lines of the binary file ``fh`` from its end backwards, a block at a time: ``(bytes from the end
+    to the block's start, the block's lines joined by newlines)``.  Read :data:`ACTIVITY_CHUNK_BYTES` at a time,
+    at most :data:`ACTIVITY_MAX_BYTES` in all; a line cut by a read is given whole with the next block (a last
+    record longer than a chunk, a big tool result, is read whole, not as two pieces of which neither holds both
+    its timestamp and its usage)."""
+    end = pos = os.fstat(fh.fileno()).st_size
+    cut: list[bytes] = []  # (the line a read began inside of: its pieces read so far, in file order)
+    while pos > 0 and end - pos < ACTIVITY_MAX_BYTES:
+        start = max(0, pos - ACTIVITY_CHUNK_BYTES)
+        fh.seek(start)
+        data = fh.read(pos - start)
+        pos = start
+        if start == 0:
+            yield end, b"".join([data, *cut])
+            return
+        nl = data.find(b"\n")
+        if nl < 0:
+            cut.insert(0, data)  # (still inside one long line)
+            continue
+        yield end - (start + nl + 1), b"".join([data[nl + 1:], *cut])
+        cut = [data[:nl]]
+
+
 def last_activity(path: str) -> float | None:
     """The time of a log's last call (epoch seconds): :func:`last_call_time`'s time."""
     return last_call_time(path)[0]
@@ -70,22 +95,17 @@ def last_call_time(path: str) -> tuple[float | None, bool]:
     any_at = 0  # where (bytes from the end) the first timestamp was found
     try:
         with open(path, "rb") as fh:
-            end = os.fstat(fh.fileno()).st_size
-            start = end
-            while start > 0 and end - start < ACTIVITY_MAX_BYTES \
-                    and (best_any is None or end - start - any_at < ACTIVITY_CALL_SEARCH_BYTES):
-                start = max(0, start - ACTIVITY_CHUNK_BYTES)
-                fh.seek(start)
-                # (a chunk overlaps the next by 64 bytes, so that a value cut at a chunk's edge is seen whole)
-                tail = fh.read(min(end, start + ACTIVITY_CHUNK_BYTES + 64) - start)
+            for back, block in _line_blocks(fh):
+                if best_any is not None and back - any_at >= ACTIVITY_CALL_SEARCH_BYTES:
+                    break
                 best_call: float | None = None
                 call: tuple[bytes | None, float] = (None, 0.0)  # (the last call line's response id, its call's time)
-                for line in tail.split(b"\n"):
+                for line in block.split(b"\n"):
                     found = max(_timestamps(line), default=None)
                     if found is None:
                         continue
                     if best_any is None:
-                        any_at = end - start
+                        any_at = back
                     if best_any is None or found > best_any:
                         best_any = found
                     if any(mark in line for mark in _CALL_MARKS):
