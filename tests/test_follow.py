@@ -26,6 +26,7 @@ from ctxwatch.config import Settings
 from ctxwatch.engine import LogError, Run
 from ctxwatch.engine import follow as follow_mod
 from ctxwatch.output.follow import follow_jsonl
+from tests.helpers import report_of
 
 
 def rec(i: int, prompt: int) -> dict[str, Any]:
@@ -590,3 +591,29 @@ def test_follow_gives_the_end_of_read_notes_while_following(shared_logs: Path, t
     events = [(o["event"], o["message"].split(" ")[0]) for o in objs
               if o.get("kind") == "subagent_calls_elsewhere"]
     assert events == [("issue", str(progress))]  # (once, with the whole file's count; nothing at the stop)
+
+
+def test_a_file_emptied_then_written_in_another_format_is_one_reset(tmp_path: Path, shared_logs: Path) -> None:
+    """A followed Codex rollout cut to nothing, then written with a Claude Code session: one reset (truncated),
+    the empty file's note withdrawn once the first line comes, and the new content's calls, as report reads the
+    file now (the same prompts), numbered on from the calls read before the reset (they happened)."""
+    codex = (shared_logs / "codex-rollout" / "rollout-2025-11-17T15-30-28-019a93b9_codex0.58.0.jsonl").read_bytes()
+    claude = (shared_logs / "claude-code" / "spotter_4d5611e5_full.jsonl").read_bytes()
+    log = tmp_path / "a.jsonl"
+    log.write_bytes(b"".join(codex.splitlines(keepends=True)[:60]))
+    before = len(report_of(str(log))["calls"])
+    f = Follower(log)
+    try:
+        got = f.take_calls(before)
+        log.write_bytes(b"")
+        got += f.take(2)  # the reset, then the empty file's note
+        append(log, b"".join(claude.splitlines(keepends=True)[:30]))
+        now = report_of(str(log))["calls"]
+        got += f.take_calls(len(now))
+    finally:
+        got += f.close()
+    events = [(o["event"], o.get("reason") or o.get("kind")) for o in got if "event" in o and o["event"] != "notice"]
+    assert events == [("reset", "truncated"), ("issue", "empty_file"), ("issue_resolved", "empty_file")]
+    last = {o["index"]: o for o in got if "event" not in o}
+    assert [last[before + i]["prompt_tokens_reported"] for i in range(len(now))] == \
+        [c["prompt_tokens_reported"] for c in now]

@@ -1342,6 +1342,31 @@ async def test_a_log_replaced_by_another_format_is_read_in_that_format(tmp_path:
         assert await wait_for(pilot, lambda: not any(i.kind == "unknown_record" for i in app.issues), seconds=5)
 
 
+async def test_a_log_emptied_then_written_in_another_format_is_one_reset(tmp_path: Path) -> None:
+    """The followed canonical log cut to nothing, then written with a Codex rollout: one reset (truncated), not a
+    second "replaced" when the first line shows the new format; the header names it, the empty file's note is
+    withdrawn, and a new call's detail is re-read in the new format (its error is None)."""
+    from ctxwatch.engine import load_run
+
+    samples = Path(__file__).resolve().parents[1] / "sample_logs"
+    rollout = samples / "codex_rollout.jsonl"
+    n_rollout = len(load_run(str(rollout)).calls)
+    log = tmp_path / "a.jsonl"
+    log.write_text("".join((samples / "openai_chat_demo.jsonl").read_text().splitlines(keepends=True)[:3]))
+    app = CtxwatchApp(str(log))
+    async with app.run_test(size=(120, 36)) as pilot:
+        assert await wait_for(pilot, lambda: app.loaded and len(app.calls) == 3)
+        log.write_bytes(b"")
+        assert await wait_for(pilot, lambda: any(i.kind == "empty_file" for i in app.issues), seconds=15)
+        log.write_bytes(rollout.read_bytes())
+        assert await wait_for(pilot, lambda: len(app.calls) == 3 + n_rollout, seconds=30)
+        assert app.format_name == "codex" and app.resets == ["truncated"]
+        assert await wait_for(pilot, lambda: not any(i.kind == "empty_file" for i in app.issues), seconds=5)
+        await pilot.press("end", "enter")
+        assert await wait_for(pilot, lambda: isinstance(app.screen, DetailScreen) and app.screen.loaded)
+        assert app.screen.call.index == 2 + n_rollout and app.screen.error is None
+
+
 async def test_the_eviction_preview_reserves_what_report_reserves(tmp_path: Path) -> None:
     """A max_tokens beyond the window reserves the whole window (report, check, plan); the preview replaced it
     with 0.15 x window and showed a plan that fits in a budget of 19,200."""

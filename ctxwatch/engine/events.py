@@ -105,6 +105,14 @@ class ResetSeen:
 
 
 @dataclass(frozen=True, slots=True)
+class FormatSeen:
+    """The followed file, empty since its last reset, got its first line, in another format than the run's: it is
+    read in ``format_name`` from now on.  Not a reset of its own: nothing was read since the last one."""
+
+    format_name: str
+
+
+@dataclass(frozen=True, slots=True)
 class WatchChanged:
     """How changes to the log are noticed once the backfill is done, and each time that changes: ``mode``
     ``events`` or ``polling`` (every ``interval`` seconds), and why in one sentence (``None`` for plain events)."""
@@ -115,4 +123,4 @@ class WatchChanged:
 
 
 FollowEvent = (Opened | Waiting | Failed | CallsChanged | IssuesChanged | Progress | BackfillDone | ResetSeen
-               | WatchChanged)
+               | FormatSeen | WatchChanged)

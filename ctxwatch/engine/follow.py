@@ -23,6 +23,7 @@ from ctxwatch.engine.events import (
     CallsChanged,
     Failed,
     FollowEvent,
+    FormatSeen,
     IssuesChanged,
     Opened,
     Progress,
@@ -262,8 +263,10 @@ class Follower:
             self._redetect = False
             spec = self._detect_again(run)
             if spec is not None:
+                # (the empty file's note is this file's, not the old content's: withdrawn as the first line comes)
+                self.take(run.withdraw_notes())
                 run.use_format(spec)
-                self.emit(ResetSeen("replaced", len(run.calls), format_name=spec.name))
+                self.emit(FormatSeen(spec.name))
         self.take(run.feed_lines(rest))
 
     def _detect_again(self, run: Run) -> FormatSpec | None:

@@ -320,6 +320,14 @@ class Run(RunViews, MergeAccounted, PackedHistories):
             change.issues.extend(now)
         return change
 
+    def withdraw_notes(self) -> Change:
+        """Withdraw the notes :meth:`refresh_notes` gave about the file as it is (``change.resolved``): before
+        :meth:`use_format` on a file that was empty since its reset, whose ``empty_file`` note is then no longer
+        true (``use_format`` itself keeps the notes of a file replaced, as the history of the old one)."""
+        change = Change()
+        self._drop_standing(change)
+        return change
+
     def _drop_standing(self, change: Change) -> None:
         """Withdraw the notes :meth:`refresh_notes` gave (into ``change.resolved``)."""
         gone, self._standing = self._standing, []

@@ -22,6 +22,7 @@ from ctxwatch.engine import Follower, Run, events
 from ctxwatch.engine.activity import activity_note, activity_of
 from ctxwatch.engine.discovery import BATCH_BESIDE_SESSIONS_NOTE, is_batch_set, list_paths, log_files
 from ctxwatch.engine.folder_scan import HOT_FILES, FolderScan
+from ctxwatch.formats import get_format
 from ctxwatch.source import DEFAULT_POLL_INTERVAL, DEFAULT_SWEEP_INTERVAL, FileTailer, Watcher, skip_to_end
 from ctxwatch.source.wake import DEFAULT_DEBOUNCE_MS
 from ctxwatch.tokens import CountingStopped
@@ -34,6 +35,7 @@ from ctxwatch.ui.messages import (
     FeedFailed,
     FeedNotice,
     FeedOpened,
+    FormatSeen,
     IssuesChanged,
     ResetSeen,
     WatchChanged,
@@ -133,7 +135,10 @@ class LogFeed:
         elif isinstance(ev, events.ResetSeen):
             if ev.clear:
                 self._text_cache = {}  # (a log read whole again: its texts may have changed)
-            self.emit(ResetSeen(fid, ev.reason, ev.at_call, clear=ev.clear, format_name=ev.format_name))
+            self.emit(ResetSeen(fid, ev.reason, ev.at_call, clear=ev.clear, format_name=ev.format_name,
+                                spec=get_format(ev.format_name) if ev.format_name else None))
+        elif isinstance(ev, events.FormatSeen):
+            self.emit(FormatSeen(fid, ev.format_name, get_format(ev.format_name)))
         elif isinstance(ev, events.WatchChanged):
             self.emit(WatchChanged(fid, ev.mode, ev.interval, ev.message))
 

@@ -93,12 +93,21 @@ class FeedHandlers(App[None]):
         if not self._ours(message):
             return
         quiet = self.state.reset_seen(message.reason, message.at_call, message.format_name, message.clear)
+        if message.spec is not None:
+            self.state.spec = message.spec  # (the new content's calls are re-read in its own format)
         if message.clear and (main := self._live()) is not None:
             main.table.set_calls([], self.settings)
         self._push_issues()
         if not quiet:
             self.notify(f"log {message.reason}; reading it again from the start", severity="warning")
         self._show()
+
+    def on_format_seen(self, message: msg.FormatSeen) -> None:
+        """The file, empty since its reset, is in another format: read (and its calls re-read) in that one."""
+        if self._ours(message):
+            self.state.format_name = message.format_name
+            self.state.spec = message.spec
+            self._show(chart=False)
 
     def on_analysis_changed(self, message: msg.AnalysisChanged) -> None:
         """Fresh flags and forecast: shown in the side panel, drift risk on the bar."""

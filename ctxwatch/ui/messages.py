@@ -88,15 +88,28 @@ class ResetSeen(FeedMessage):
             or a batch file that changed); False when they are kept (they happened; Run.reset semantics).
         format_name: the format the file is read in from now on (it changes when the file was replaced by one
             in another format), or ``None`` when unchanged.
+        spec: that format's :class:`~ctxwatch.formats.FormatSpec` (the detail view re-reads calls with it), or
+            ``None`` when unchanged.
     """
 
     def __init__(self, feed: int, reason: str, at_call: int, clear: bool = False,
-                 format_name: str | None = None) -> None:
+                 format_name: str | None = None, spec: object = None) -> None:
         super().__init__(feed)
         self.reason = reason
         self.at_call = at_call
         self.clear = clear
         self.format_name = format_name
+        self.spec = spec
+
+
+class FormatSeen(FeedMessage):
+    """The followed file, empty since its last reset, got its first line in another format: it is read in
+    ``format_name`` (``spec``, which the detail view re-reads calls with) from now on; no reset of its own."""
+
+    def __init__(self, feed: int, format_name: str, spec: object) -> None:
+        super().__init__(feed)
+        self.format_name = format_name
+        self.spec = spec
 
 
 class AnalysisChanged(FeedMessage):
