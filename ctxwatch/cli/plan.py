@@ -39,9 +39,11 @@ from ctxwatch.output.safetext import json_bytes, shown, write_out
                    "(or one other message), and the cut may fall inside a user turn; a turn is a user message "
                    "and everything up to the next one.")
 @click.option("--budget-fraction", type=click.FloatRange(0, 1, min_open=True), default=None,
-              help="Fraction of the window the prompt may use [default: 0.6].")
+              help="Fraction of the window the prompt may use [default: 0.6; a Claude Code or Codex log: its "
+                   "harness's own budget].")
 @click.option("--trigger", type=click.FloatRange(0, 1, min_open=True), default=None,
-              help="Compaction trigger as a fraction of the budget [default: 0.8].")
+              help="Compaction trigger as a fraction of the budget [default: 0.8; a Claude Code or Codex log: "
+                   "its harness's own trigger, in tokens, up to the budget].")
 @click.option("--reserve", type=click.FloatRange(min=0, max=MAX_COUNT - 1), default=None,
               help="Completion reserve: below 1 a fraction of the window, else tokens. "
                    "Default: the request's max_tokens, else 0.15.")

@@ -99,6 +99,7 @@ class PlanScreen(TableScreen):
         self.window = call.window or settings.window
         self.knobs: Knobs | None = None
         self.plan: Any = None
+        self._start_budget: float | None = None  # (the budget fraction the knob starts at)
         self.error: str | None = None
         self.written: str | None = None
         self._pc: ParsedCall | None = None
@@ -150,6 +151,7 @@ class PlanScreen(TableScreen):
         except PolicyError:
             pass  # (said when the plan is computed)
         assert reserve is not None  # (the window is known here)
+        self._start_budget = budget
         self.knobs = Knobs(self.settings.keep_recent, budget, reserve, self.settings.summary_tokens)
         self._compute(self.knobs, load=True)
 
@@ -180,8 +182,12 @@ class PlanScreen(TableScreen):
             self.post_message(PlanReady(None, why, knobs))
             return
         assert self.window is not None
+        # A budget moved from where it started is the one `plan --budget-fraction` sets: a harness's trigger is
+        # then its own in tokens, up to that budget, as plan makes it.
+        settings = self.settings if knobs.budget_fraction == self._start_budget else \
+            replace(self.settings, budget_fraction=knobs.budget_fraction)
         try:
-            policy = policy_for_call(self.call, self.settings, window=self.window,
+            policy = policy_for_call(self.call, settings, window=self.window,
                                      reserve=float(knobs.reserve_tokens), mode=knobs.mode)
             policy = replace(policy, keep_recent=knobs.keep_recent, budget_fraction=knobs.budget_fraction,
                              summary_tokens=knobs.summary_tokens)
