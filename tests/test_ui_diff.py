@@ -126,4 +126,5 @@ async def test_the_diff_says_its_counts_are_the_ones_the_detail_shows_raw(shared
         assert d is not None and len(d.added) == 2
         assert [it.tokens for _n, it in d.added] == [raw[it.label] for _n, it in d.added]
         body = str(screen.query_one("#diff-body", Static).render())
-        assert "o200k_base's own counts; the detail and plan scale them≈ to the prompt" in body
+        assert "o200k_base's own counts, added and left alike; the floor and history above are scaled≈ to the " \
+            "prompt, as the detail and plan scale these" in " ".join(body.split())

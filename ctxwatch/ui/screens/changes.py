@@ -142,11 +142,12 @@ def diff_text(d: TurnDiff, width: int = 80) -> Text:
         out.append("\nMessages\n", "bold")
         out.append("  not compared: the log does not hold both calls' messages (sizes only)\n", "dim")
         return out
+    out.append("\nMessages\n", "bold")
+    out.append_text(counts_note(c))
     tokens = sum(it.tokens or 0 for _n, it in d.added)
-    out.append(f"\nAdded: {len(d.added):,} message{'s' if len(d.added) != 1 else ''}, {tokens:,} tokens",
+    out.append(f"Added: {len(d.added):,} message{'s' if len(d.added) != 1 else ''}, {tokens:,} tokens",
                "bold")
     out.append(f" ({d.kept:,} sent again unchanged)\n", "dim")
-    out.append_text(counts_note(c))
     _rows(out, d.added, "green", width)
     gone = sum(it.tokens or 0 for _n, it in d.left)
     why = ("compacted" if c.compaction else "dropped by the client") if d.left else ""
@@ -158,12 +159,13 @@ def diff_text(d: TurnDiff, width: int = 80) -> Text:
 
 
 def counts_note(c: Call) -> Text:
-    """What the messages' numbers are: ``c``'s tokenizer's own counts, which the detail and ``plan`` scale
-    (``≈``) to each call's reported prompt when its history is inferred or calibrated (each call by its own
-    factor, so the scaled rows of the messages added need not add up to the history's change either)."""
-    what = f"  {c.tokenizer}'s own counts"
+    """What the numbers of the messages added and left are: ``c``'s tokenizer's own counts, which the detail and
+    ``plan`` scale (``≈``) to each call's reported prompt when its history is inferred or calibrated, as the
+    floor and history moves above are (each call by its own factor, so the scaled rows of the messages added
+    need not add up to the history's change either)."""
+    what = f"  {c.tokenizer}'s own counts, added and left alike"
     if c.history_src in (Src.INFERRED, Src.CALIBRATED):
-        what += "; the detail and plan scale them≈ to the prompt"
+        what += "; the floor and history above are scaled≈ to the prompt, as the detail and plan scale these"
     return Text(what + "\n", "dim")
 
 
