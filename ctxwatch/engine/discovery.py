@@ -21,8 +21,8 @@ from ctxwatch.engine.opening import (
 )
 from ctxwatch.model import Issue
 
-#: File name endings read when a folder is given.
-LOG_SUFFIXES = (".jsonl", ".json", ".traj", ".eval")
+#: File name endings read when a folder is given (a file of any name is read when named itself).
+LOG_SUFFIXES = (".jsonl", ".ndjson", ".json", ".traj", ".eval")
 #: Compressed logs (rotated and archived by log shippers): not read (detail views re-read message bodies by
 #: byte offset, which a compressed stream cannot serve), but named in a note rather than left out unseen.
 COMPRESSED_SUFFIXES = tuple(f"{s}{z}" for s in LOG_SUFFIXES for z in (".gz", ".bz2", ".xz", ".zst"))
@@ -301,4 +301,27 @@ def nothing_read(paths: list[str], skipped: list[Issue]) -> LogError:
     if arrays:  # (the way to read it is worth more than "no log")
         what = arrays[0].message.removesuffix("; skipped")
         return LogError(f"{where}: no log could be read: {arrays[0].path} is {what}")
+    others = other_files(paths)
+    if others:
+        n = len(others)
+        shown = ", ".join(others[:3]) + (f" and {n - 3:,} more" if n > 3 else "")
+        return LogError(f"{where}: no log in a recognised format; a folder is read for its "
+                        f"{', '.join('*' + x for x in LOG_SUFFIXES)} files, and {n:,} other file"
+                        f"{'s are' if n != 1 else ' is'} not looked at ({shown}): name a file to read it")
     return LogError(f"{where}: no log in a recognised format")
+
+
+def other_files(paths: list[str]) -> list[str]:
+    """The names (relative to their folder) of the files under the folders among ``paths`` that a folder's read
+    does not look at (neither a log's nor a compressed log's name ending), sorted; at most 1,000 listed."""
+    out: list[str] = []
+    for top in paths:
+        if not os.path.isdir(top):
+            continue
+        for root, _dirs, files in os.walk(top):
+            for name in sorted(files):
+                if not name.endswith(LOG_SUFFIXES + COMPRESSED_SUFFIXES):
+                    out.append(os.path.relpath(os.path.join(root, name), top))
+                    if len(out) >= 1000:
+                        return sorted(out)
+    return sorted(out)

@@ -1,0 +1,39 @@
+"""Which files a folder is read for: ``*.jsonl``, ``*.ndjson``, ``*.json``, ``*.traj`` and ``*.eval``; a folder
+with no log among them says which other files it did not look at, rather than only that no log was found."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from ctxwatch.cli import main
+from tests.helpers import report_of
+
+SAMPLE = ("claude-code", "spotter_short.jsonl")
+
+
+def test_a_folder_of_logs_under_other_names_names_them(shared_logs: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "f"
+    folder.mkdir()
+    shutil.copy(shared_logs.joinpath(*SAMPLE), folder / "session.log")
+    (folder / "notes.txt").write_text("hello\n")
+    (folder / "config.json").write_text('{"a": 1}\n')
+    res = CliRunner().invoke(main, ["check", str(folder)])
+    assert res.exit_code == 2
+    assert "2 other files are not looked at (notes.txt, session.log): name a file to read it" in res.output
+    # (named itself, the file is read whatever its name: the calls the .jsonl gives)
+    want = report_of(str(shared_logs.joinpath(*SAMPLE)))["calls"]
+    got = report_of(str(folder / "session.log"))["calls"]
+    assert [c["prompt_tokens_reported"] for c in got] == [c["prompt_tokens_reported"] for c in want] and got
+
+
+def test_an_ndjson_file_in_a_folder_is_read(shared_logs: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "f"
+    folder.mkdir()
+    shutil.copy(shared_logs.joinpath(*SAMPLE), folder / "session.ndjson")
+    want = report_of(str(shared_logs.joinpath(*SAMPLE)))["calls"]
+    got = report_of(str(folder))["calls"]
+    assert [(c["line"], c["prompt_tokens_reported"]) for c in got] == \
+        [(c["line"], c["prompt_tokens_reported"]) for c in want] and got
