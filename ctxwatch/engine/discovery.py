@@ -283,7 +283,7 @@ def files_for(paths: list[str]) -> tuple[list[str], list[Issue]]:
 def nothing_read(paths: list[str], skipped: list[Issue]) -> LogError:
     """The error of a folder where no file gave a log: the first unreadable file and why, when some could not
     be read (permissions); the first compressed one, when all are compressed; else "no log in a recognised
-    format"."""
+    format", with the folder's files of other names (:func:`other_files`), which were not looked at."""
     where = ", ".join(paths)
     unreadable = [i for i in skipped if i.kind == "unreadable"]
     if unreadable:
@@ -301,10 +301,10 @@ def nothing_read(paths: list[str], skipped: list[Issue]) -> LogError:
     if arrays:  # (the way to read it is worth more than "no log")
         what = arrays[0].message.removesuffix("; skipped")
         return LogError(f"{where}: no log could be read: {arrays[0].path} is {what}")
-    others = other_files(paths)
-    if others:
-        n = len(others)
-        shown = ", ".join(others[:3]) + (f" and {n - 3:,} more" if n > 3 else "")
+    unlooked = other_files(paths)
+    if unlooked:
+        n = len(unlooked)
+        shown = ", ".join(unlooked[:3]) + (f" and {n - 3:,} more" if n > 3 else "")
         return LogError(f"{where}: no log in a recognised format; a folder is read for its "
                         f"{', '.join('*' + x for x in LOG_SUFFIXES)} files, and {n:,} other file"
                         f"{'s are' if n != 1 else ' is'} not looked at ({shown}): name a file to read it")
