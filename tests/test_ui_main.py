@@ -339,7 +339,8 @@ async def test_files_left_out_of_a_folder_are_input_problems(tmp_path: Path) -> 
         # The title said "Input problems of <the shown log>", though these notes are about other files.
         head = " ".join(str(screen.query_one("#issues-head").render()).split())
         assert head.startswith(f"Input problems of {Path(app.log_path or '').name} and the folder's files left "
-                               "out: 0 bad lines, 2 notes")
+                               "out: 0 bad lines, 2 notes, as ctxwatch check counts them on the log shown (check "
+                               "of the folder reads its other logs too)")
 
 
 async def test_the_input_problems_header_counts_lines_as_check_does(tmp_path: Path) -> None:

@@ -107,7 +107,10 @@ class ViewActions(App[None]):
         s = self.state
         if not isinstance(self.screen, IssuesScreen):
             self.push_screen(IssuesScreen(s.issues_title(), s.input_problems(), s.issues_several(),
-                                          s.failed or s.skipped, s.issues_before_reset, s.last_reset))
+                                          s.failed or s.skipped, s.issues_before_reset, s.last_reset,
+                                          others=None if s.batch_files is not None or not (s.is_dir or len(s.paths) > 1)
+                                          else "check of the folder reads its other logs too" if s.is_dir
+                                          else "check of all the paths reads their other logs too"))
 
     def action_flags(self) -> None:
         """List every flag of the context shown, whole, on a screen of its own (the side panel cuts them)."""

@@ -70,14 +70,16 @@ class IssuesScreen(TableScreen):
 
 
     def __init__(self, log_name: str, issues: Sequence[Issue], several: bool, stopped: str | None = None,
-                 earlier: Sequence[Issue] = (), reset: str | None = None) -> None:
+                 earlier: Sequence[Issue] = (), reset: str | None = None, others: str | None = None) -> None:
         """``log_name``: what the status line calls the log; ``issues``: the run's issues as the app holds them
         (``reset`` is left out); ``several``: the problems may come from more than one file (joined batch files):
         rows name the file; ``stopped``: why reading the log stopped, if it did (then an empty list does not
         mean that every line was read); ``earlier``: the problems of lines read before the last reset, and
-        ``reset`` what that reset was (the status line's ``truncated at 12:00:01 (after 8 calls)``)."""
+        ``reset`` what that reset was (the status line's ``truncated at 12:00:01 (after 8 calls)``); ``others``:
+        where the log shown is one of several (a folder's), what ``check`` of them reads besides it."""
         super().__init__()
         self.log_name = log_name
+        self.others = others
         self.stopped = stopped
         self.issues: list[Issue] = []
         self.earlier: list[Issue] = []
@@ -182,6 +184,8 @@ class IssuesScreen(TableScreen):
         else:
             out.append(f": {counted(self.issues)}", "bold")
             out.append(", as ctxwatch check counts them")
+            if self.others:
+                out.append(f" on the log shown ({self.others})")
         if self.earlier:
             n = len(self.earlier)
             out.append("\n")
