@@ -9,6 +9,7 @@ Computed from the two calls' summaries and their items as the detail view builds
 from __future__ import annotations
 
 import difflib
+import textwrap
 from dataclasses import dataclass, field
 
 from rich.text import Text
@@ -143,7 +144,7 @@ def diff_text(d: TurnDiff, width: int = 80) -> Text:
         out.append("  not compared: the log does not hold both calls' messages (sizes only)\n", "dim")
         return out
     out.append("\nMessages\n", "bold")
-    out.append_text(counts_note(c, p))
+    out.append_text(counts_note(c, p, width))
     tokens = sum(it.tokens or 0 for _n, it in d.added)
     out.append(f"Added: {len(d.added):,} message{'s' if len(d.added) != 1 else ''}, {tokens:,} tokens",
                "bold")
@@ -158,15 +159,17 @@ def diff_text(d: TurnDiff, width: int = 80) -> Text:
     return out
 
 
-def counts_note(c: Call, p: Call) -> Text:
+def counts_note(c: Call, p: Call, width: int = 80) -> Text:
     """What the numbers of the messages added and left are: ``c``'s tokenizer's own counts, which the detail and
     ``plan`` scale (``≈``) to each call's reported prompt when its history is inferred or calibrated, as the
     floor and history moves above are when either call's is (``p``: the call before; each call by its own
     factor, so the scaled rows of the messages added need not add up to the history's change either)."""
-    what = f"  {c.tokenizer}'s own counts, added and left alike"
+    what = f"{c.tokenizer}'s own counts, added and left alike"
     if c.history_src in (Src.INFERRED, Src.CALIBRATED) or p.history_src in (Src.INFERRED, Src.CALIBRATED):
         what += "; the floor and history above are scaled≈ to the prompt, as the detail and plan scale these"
-    return Text(what + "\n", "dim")
+    # (wrapped between words at the screen's width, each line indented, as the rows below are one line each)
+    lines = textwrap.wrap(what, max(20, width - 2), break_long_words=False, break_on_hyphens=False)
+    return Text("".join(f"  {ln}\n" for ln in lines), "dim")
 
 
 def _rows(out: Text, rows: list[tuple[int, Item]], style: str, width: int) -> None:
