@@ -69,6 +69,10 @@ class RunCache(KeptOutputs, CacheUpkeep):
         self.problem: str | None = None
         #: Token counts of messages, kept with the next save (:meth:`store`, :meth:`store_result`).
         self.counts = SavedCounts(self._connect)
+        # An entry saved with commit=False, written just before the next commit: a write takes the database's
+        # lock until the commit, and a worker holding it while it renders its file's calls kept the other one
+        # waiting.
+        self._deferred: tuple[tuple[object, ...], int] | None = None
 
     # ------------------------------------------------------------------ the database
     def _connect(self) -> sqlite3.Connection | None:
@@ -91,6 +95,7 @@ class RunCache(KeptOutputs, CacheUpkeep):
         """Close the database, keeping what was saved (the cache can be opened again)."""
         if self._db is not None:
             with contextlib.suppress(sqlite3.Error):
+                self._write_deferred(self._db)
                 self._db.commit()
                 self._db.close()
             self._db = None
@@ -112,8 +117,28 @@ class RunCache(KeptOutputs, CacheUpkeep):
     def commit(self) -> None:
         """Write what was saved and not yet committed (:meth:`store` with ``commit=False``)."""
         if self._db is not None:
-            with contextlib.suppress(sqlite3.Error):
+            try:
+                self._write_deferred(self._db)
                 self._db.commit()
+            except Exception as exc:
+                self._failed(exc)
+                with contextlib.suppress(sqlite3.Error):
+                    self._db.rollback()
+
+    def _write_deferred(self, db: sqlite3.Connection) -> None:
+        """Write the entry :meth:`store` left for the next commit, if any, with the token counts held."""
+        deferred, self._deferred = self._deferred, None
+        if deferred is None:
+            return
+        row, size = deferred
+        db.execute("INSERT OR REPLACE INTO files (key, path, dev, ino, size, mtime_ns, ctime_ns, head, before, "
+                   "offset, line, used, prefix, code, state) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
+        self.counts.flush(db)
+        self._valid_seen.pop(str(row[0]), None)
+        self._unpruned += size
+        if self._unpruned >= PRUNE_EVERY_BYTES:
+            prune(db)
+            self._unpruned = 0
 
     # ------------------------------------------------------------------ entries
     def key(self, path: str, fmt: str | None, settings: Settings) -> str:
@@ -252,18 +277,12 @@ class RunCache(KeptOutputs, CacheUpkeep):
             state = None if run is None else pickle.dumps(run, protocol=pickle.HIGHEST_PROTOCOL)
             if prefix is None and run is not None:
                 prefix = prefix_digest(path, offset)
-            db.execute("INSERT OR REPLACE INTO files (key, path, dev, ino, size, mtime_ns, ctime_ns, head, before, "
-                       "offset, line, used, prefix, code, state) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                       (key, os.fsencode(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns,
-                        head, before,
-                        offset, line, time.time(), prefix, code_fingerprint(), state))
-            self.counts.flush(db)
-            self._valid_seen.pop(key, None)
-            self._unpruned += len(state or b"")
-            if self._unpruned >= PRUNE_EVERY_BYTES:
-                prune(db)
-                self._unpruned = 0
+            self._write_deferred(db)  # (one left by an earlier store, not committed: written before this one)
+            self._deferred = ((key, os.fsencode(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns,
+                               st.st_ctime_ns, head, before, offset, line, time.time(), prefix, code_fingerprint(),
+                               state), len(state or b""))
             if commit:
+                self._write_deferred(db)
                 db.commit()
         except Exception as exc:  # (a state that cannot be saved is simply not saved)
             self._failed(exc)
@@ -286,6 +305,7 @@ class RunCache(KeptOutputs, CacheUpkeep):
             # (not compressed: the calls' written pieces in it are already, and the rest loads faster as it is)
             blob = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
             self._unpruned += len(blob)
+            self._write_deferred(db)  # (the entry the result is kept on)
             db.execute("UPDATE files SET result = ?, result_size = ?, result_mtime = ?, result_ctime = ? WHERE key = ?",
                        (blob, before.st_size, before.st_mtime_ns, before.st_ctime_ns, key))
             self.counts.flush(db)
