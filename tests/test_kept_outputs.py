@@ -23,8 +23,10 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(autouse=True)
-def _own(own_cache: Path) -> None:
-    """Every test here has a cache folder of its own, the cache on."""
+def _own(own_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test here has a cache folder of its own, the cache on; and its logs, written a moment ago, count as
+    idle (the wait before an output is kept has a test of its own, the last one)."""
+    monkeypatch.setattr(outputs, "KEEP_IDLE_SECONDS", 0.0)
 
 
 @pytest.fixture
@@ -196,3 +198,27 @@ def test_an_input_changed_while_it_was_read_is_not_kept(tmp_path: Path, monkeypa
     assert want != first
     loads.clear()
     assert report("--json", str(log)) == want and len(loads) == 1  # (not answered by the output kept before)
+
+
+def test_an_output_is_kept_once_its_inputs_are_idle(shared_logs: Path, tmp_path: Path,
+                                                    loads: list[tuple[str, ...]],
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """A folder written to within the last minute (a running agent's) is read at every report, its output not
+    kept (the next write would make it stale); once a minute has passed since the last write it is kept, and
+    written again as reading with the cache off writes it."""
+    monkeypatch.setattr(outputs, "KEEP_IDLE_SECONDS", 60.0)
+    folder = folder_of_logs(shared_logs, tmp_path)
+    want = report("--json", "--no-cache", str(folder))
+    loads.clear()
+    assert report("--json", str(folder)) == want
+    assert report("--json", str(folder)) == want
+    assert loads == [(str(folder),)] * 2  # (both read: not kept)
+    old = os.path.getmtime(folder / "sub" / "rollout.jsonl") - 120
+    for p in folder.rglob("*.jsonl"):
+        os.utime(p, (old, old))
+    want = report("--json", "--no-cache", str(folder))
+    loads.clear()
+    assert report("--json", str(folder)) == want
+    assert report("--json", str(folder)) == want
+    assert loads == [(str(folder),)]  # (read once, then kept)
+

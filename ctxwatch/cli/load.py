@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import math
 import os
 import sys
+import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING
 
@@ -71,8 +73,9 @@ class KeptOutput:
     """A command's output kept in the user's cache for its inputs (:mod:`ctxwatch.engine.outputs`): written again
     when none of the logs changed, kept as it is written otherwise."""
 
-    def __init__(self, cache: RunCache, key: str, again: Callable[[], str | None]) -> None:
-        self.cache, self.key, self._again = cache, key, again
+    def __init__(self, cache: RunCache, key: str, again: Callable[[], str | None], newest: float = -math.inf
+                 ) -> None:
+        self.cache, self.key, self._again, self.newest = cache, key, again, newest
 
     @classmethod
     def find(cls, kind: str, paths: tuple[str, ...], fmt: str | None, settings: Settings) -> KeptOutput | None:
@@ -83,13 +86,20 @@ class KeptOutput:
         cache = user_cache()
         if cache is None:
             return None
-        from ctxwatch.engine.outputs import inputs_key
+        from ctxwatch.engine.outputs import inputs_key, inputs_state
 
         def again() -> str | None:
             return inputs_key(kind, list(paths), fmt, settings)
 
-        key = again()
-        return cls(cache, key, again) if key is not None else None
+        found = inputs_state(kind, list(paths), fmt, settings)
+        return cls(cache, found[0], again, found[1]) if found is not None else None
+
+    def idle(self) -> bool:
+        """Whether the inputs are idle enough for the output to be kept (:data:`~ctxwatch.engine.outputs.
+        KEEP_IDLE_SECONDS` since their last write)."""
+        from ctxwatch.engine.outputs import KEEP_IDLE_SECONDS
+
+        return time.time() - self.newest >= KEEP_IDLE_SECONDS
 
     def replay(self) -> bool:
         """Write the kept output; False when there is none."""
@@ -102,7 +112,10 @@ class KeptOutput:
         return True
 
     def keep(self, pieces: Iterable[bytes]) -> Iterator[bytes]:
-        """``pieces`` as they are written, kept once the last one is (see :meth:`RunCache.keep_output`)."""
+        """``pieces`` as they are written, kept once the last one is (see :meth:`RunCache.keep_output`) when the
+        inputs are idle (:meth:`idle`)."""
+        if not self.idle():
+            return iter(pieces)
         return self.cache.keep_output(self.key, pieces, self._again)
 
     def replay_lines(self) -> bool:
@@ -130,6 +143,8 @@ class KeptOutput:
         surrogate from a log's text)."""
         import orjson
 
+        if not self.idle():
+            return
         try:
             data = orjson.dumps(lines)
         except TypeError:
