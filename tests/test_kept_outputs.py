@@ -24,8 +24,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.fixture(autouse=True)
 def _own(own_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every test here has a cache folder of its own, the cache on; and its logs, written a moment ago, count as
-    idle (the wait before an output is kept has a test of its own, the last one)."""
+    """Every test here has a cache folder of its own, the cache on; and its logs, written a moment ago, are never
+    taken as growing (the output of a growing log has a test of its own, the last one)."""
     monkeypatch.setattr(outputs, "KEEP_IDLE_SECONDS", 0.0)
 
 
@@ -200,25 +200,28 @@ def test_an_input_changed_while_it_was_read_is_not_kept(tmp_path: Path, monkeypa
     assert report("--json", str(log)) == want and len(loads) == 1  # (not answered by the output kept before)
 
 
-def test_an_output_is_kept_once_its_inputs_are_idle(shared_logs: Path, tmp_path: Path,
-                                                    loads: list[tuple[str, ...]],
-                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    """A folder written to within the last minute (a running agent's) is read at every report, its output not
-    kept (the next write would make it stale); once a minute has passed since the last write it is kept, and
-    written again as reading with the cache off writes it."""
+def test_an_output_is_not_kept_while_a_log_grows(shared_logs: Path, tmp_path: Path, loads: list[tuple[str, ...]],
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """A folder just written and read for the first time is kept (its logs were not seen otherwise); once one of
+    them grew (written to within the last minute after a read saw it shorter: a running agent's session) the
+    report is read and not kept, until a read finds the log as the last one left it.  Every output is the one
+    a read with the cache off writes."""
     monkeypatch.setattr(outputs, "KEEP_IDLE_SECONDS", 60.0)
     folder = folder_of_logs(shared_logs, tmp_path)
     want = report("--json", "--no-cache", str(folder))
     loads.clear()
     assert report("--json", str(folder)) == want
     assert report("--json", str(folder)) == want
-    assert loads == [(str(folder),)] * 2  # (both read: not kept)
-    old = os.path.getmtime(folder / "sub" / "rollout.jsonl") - 120
-    for p in folder.rglob("*.jsonl"):
-        os.utime(p, (old, old))
+    assert loads == [(str(folder),)]  # (read once, then kept)
+    log = folder / "sub" / "rollout.jsonl"
+    lines = log.read_bytes().splitlines(keepends=True)
+    log.write_bytes(b"".join(lines[:-1]))  # (a session that grows: its last line is yet to come)
+    report("--json", str(folder))
+    with open(log, "ab") as fh:
+        fh.write(lines[-1])
     want = report("--json", "--no-cache", str(folder))
     loads.clear()
+    assert report("--json", str(folder)) == want  # (grew: read, not kept)
+    assert report("--json", str(folder)) == want  # (as the last read left it: read, and kept)
     assert report("--json", str(folder)) == want
-    assert report("--json", str(folder)) == want
-    assert loads == [(str(folder),)]  # (read once, then kept)
-
+    assert loads == [(str(folder),)] * 2

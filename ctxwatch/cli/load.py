@@ -8,10 +8,8 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import math
 import os
 import sys
-import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING
 
@@ -73,9 +71,8 @@ class KeptOutput:
     """A command's output kept in the user's cache for its inputs (:mod:`ctxwatch.engine.outputs`): written again
     when none of the logs changed, kept as it is written otherwise."""
 
-    def __init__(self, cache: RunCache, key: str, again: Callable[[], str | None], newest: float = -math.inf
-                 ) -> None:
-        self.cache, self.key, self._again, self.newest = cache, key, again, newest
+    def __init__(self, cache: RunCache, key: str, again: Callable[[], str | None], growing: bool = False) -> None:
+        self.cache, self.key, self._again, self.growing = cache, key, again, growing
 
     @classmethod
     def find(cls, kind: str, paths: tuple[str, ...], fmt: str | None, settings: Settings) -> KeptOutput | None:
@@ -92,14 +89,11 @@ class KeptOutput:
             return inputs_key(kind, list(paths), fmt, settings)
 
         found = inputs_state(kind, list(paths), fmt, settings)
-        return cls(cache, found[0], again, found[1]) if found is not None else None
-
-    def idle(self) -> bool:
-        """Whether the inputs are idle enough for the output to be kept (:data:`~ctxwatch.engine.outputs.
-        KEEP_IDLE_SECONDS` since their last write)."""
-        from ctxwatch.engine.outputs import KEEP_IDLE_SECONDS
-
-        return time.time() - self.newest >= KEEP_IDLE_SECONDS
+        if found is None:
+            return None
+        key, recent = found
+        # (asked before the read, which saves each log's entry anew)
+        return cls(cache, key, again, cache.seen_otherwise(recent, fmt, settings))
 
     def replay(self) -> bool:
         """Write the kept output; False when there is none."""
@@ -112,9 +106,9 @@ class KeptOutput:
         return True
 
     def keep(self, pieces: Iterable[bytes]) -> Iterator[bytes]:
-        """``pieces`` as they are written, kept once the last one is (see :meth:`RunCache.keep_output`) when the
-        inputs are idle (:meth:`idle`)."""
-        if not self.idle():
+        """``pieces`` as they are written, kept once the last one is (see :meth:`RunCache.keep_output`) unless a
+        log is growing (:mod:`ctxwatch.engine.outputs`)."""
+        if self.growing:
             return iter(pieces)
         return self.cache.keep_output(self.key, pieces, self._again)
 
@@ -143,7 +137,7 @@ class KeptOutput:
         surrogate from a log's text)."""
         import orjson
 
-        if not self.idle():
+        if self.growing:
             return
         try:
             data = orjson.dumps(lines)

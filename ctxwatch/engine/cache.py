@@ -200,6 +200,24 @@ class RunCache(KeptOutputs, CacheUpkeep):
             self._failed(exc)
             return None
 
+    def seen_otherwise(self, paths: list[str], fmt: str | None, settings: Settings) -> bool:
+        """Whether an earlier read through the cache saw one of ``paths`` (read with ``fmt`` and ``settings``) at
+        another size or modification time: a log that has grown since (or was rewritten)."""
+        db = self._connect()
+        if db is None:
+            return False
+        try:
+            for path in paths:
+                row = db.execute("SELECT size, mtime_ns FROM files WHERE key = ?",
+                                 (self.key(path, fmt, settings),)).fetchone()
+                if row is not None:
+                    st = os.stat(path)
+                    if tuple(row) != (st.st_size, st.st_mtime_ns):
+                        return True
+        except Exception as exc:  # (the cache only saves time: a question it cannot answer is a no)
+            self._failed(exc)
+        return False
+
     def unread(self, path: str, key: str) -> int:
         """Bytes of ``path`` a read through the cache would read (what it grew by since its saved state, or all of
         it); the file's size when that cannot be told."""

@@ -9,8 +9,9 @@ path as given, device and inode, size, modification and change times (a time set
 entries of a folder that are not read.  A log that is not a regular file
 (a pipe, standard input) has no key: it is read.
 
-An output is kept only once its inputs are idle (:data:`KEEP_IDLE_SECONDS`): a log written to a moment ago is
-most likely written again before the command runs next, whose output then has another key.
+An output is not kept while one of its logs is growing: written to in the last :data:`KEEP_IDLE_SECONDS` after
+an earlier read saw it otherwise (a running agent's session), it is most likely written again before the
+command runs next, whose output then has another key.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
+import time
 
 from ctxwatch.config import Settings
 from ctxwatch.engine.cachedb import code_fingerprint, settings_text, utc_day
@@ -26,10 +28,11 @@ from ctxwatch.engine.discovery import files_for
 from ctxwatch.engine.opening import LogError
 from ctxwatch.model import Issue
 
-#: Seconds since the last write to any of its inputs after which an output is kept.  Keeping it costs about an
-#: eighth of the command (compressing and saving the 41 MB ``report --json`` of the benchmark's 470 MB folder:
-#: 0.1 of 0.9 s), paid in vain when a log is still being written (a running agent's session grows every few
-#: seconds); a minute without writes is an agent between tasks, or done.
+#: Seconds after its last write during which a log an earlier read saw otherwise counts as growing, and the
+#: output of its inputs is not kept.  Keeping it costs about an eighth of the command (compressing and saving
+#: the 41 MB ``report --json`` of the benchmark's 470 MB folder: 0.1 of 0.9 s), paid in vain when a log is
+#: still being written (a running agent's session grows every few seconds); a minute without writes is an
+#: agent between tasks, or done.
 KEEP_IDLE_SECONDS = 60.0
 
 
@@ -41,10 +44,12 @@ def inputs_key(kind: str, paths: list[str], fmt: str | None, settings: Settings)
     return None if found is None else found[0]
 
 
-def inputs_state(kind: str, paths: list[str], fmt: str | None, settings: Settings) -> tuple[str, float] | None:
-    """:func:`inputs_key`'s key and the newest modification time among the inputs (epoch seconds; ``-inf`` for
-    none), or ``None`` when an input cannot have a key."""
-    newest = float("-inf")
+def inputs_state(kind: str, paths: list[str], fmt: str | None, settings: Settings
+                 ) -> tuple[str, list[str]] | None:
+    """:func:`inputs_key`'s key and the log files among the inputs written in the last
+    :data:`KEEP_IDLE_SECONDS`, or ``None`` when an input cannot have a key."""
+    recent: list[str] = []
+    since = time.time() - KEEP_IDLE_SECONDS
     try:
         if len(paths) == 1 and not os.path.isdir(paths[0]):
             files, notes = [paths[0]], list[Issue]()
@@ -58,13 +63,14 @@ def inputs_state(kind: str, paths: list[str], fmt: str | None, settings: Setting
             st = os.stat(f)
             if not stat.S_ISREG(st.st_mode):
                 return None
-            newest = max(newest, st.st_mtime)
+            if st.st_mtime >= since:
+                recent.append(f)
             head, tail = _ends(f, st)
             h.update(f"{f}\0{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}\0"
                      .encode("utf-8", "surrogatepass") + head + b"\0" + tail + b"\0")
         for n in notes:
             h.update(f"{n.path}\0{n.line}\0{n.kind}\0{n.message}\0".encode("utf-8", "surrogatepass"))
-        return h.hexdigest(), newest
+        return h.hexdigest(), recent
     except (OSError, LogError, ValueError):
         return None
 
