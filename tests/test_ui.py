@@ -1318,19 +1318,25 @@ async def test_the_session_picker_gives_each_file_one_line_at_any_width(tmp_path
         assert len(dates) == 2 and len(set(dates)) == 1, [str(r) for r in rows]
 
 
+def _canonical_then_rollout(tmp_path: Path) -> tuple[Path, Path, int]:
+    """A log of 3 canonical calls to follow, the Codex rollout to put in its place, and the rollout's call count
+    (read by the engine on its own)."""
+    from ctxwatch.engine import load_run
+
+    samples = Path(__file__).resolve().parents[1] / "sample_logs"
+    rollout = samples / "codex_rollout.jsonl"
+    log = tmp_path / "a.jsonl"
+    log.write_text("".join((samples / "openai_chat_demo.jsonl").read_text().splitlines(keepends=True)[:3]))
+    return log, rollout, len(load_run(str(rollout)).calls)
+
+
 async def test_a_log_replaced_by_another_format_is_read_in_that_format(tmp_path: Path) -> None:
     """The followed file replaced (mv) by a Codex rollout: the dashboard kept its canonical reader (one
     unknown_record per line, no call).  It now detects the new file's format, says so in the header, and
     adds the rollout's calls after the ones already read."""
     import shutil
 
-    from ctxwatch.engine import load_run
-
-    samples = Path(__file__).resolve().parents[1] / "sample_logs"
-    rollout = samples / "codex_rollout.jsonl"
-    n_rollout = len(load_run(str(rollout)).calls)
-    log = tmp_path / "a.jsonl"
-    log.write_text("".join((samples / "openai_chat_demo.jsonl").read_text().splitlines(keepends=True)[:3]))
+    log, rollout, n_rollout = _canonical_then_rollout(tmp_path)
     app = CtxwatchApp(str(log))
     async with app.run_test(size=(120, 36)) as pilot:
         assert await wait_for(pilot, lambda: app.loaded and len(app.calls) == 3)
@@ -1346,13 +1352,7 @@ async def test_a_log_emptied_then_written_in_another_format_is_one_reset(tmp_pat
     """The followed canonical log cut to nothing, then written with a Codex rollout: one reset (truncated), not a
     second "replaced" when the first line shows the new format; the header names it, the empty file's note is
     withdrawn, and a new call's detail is re-read in the new format (its error is None)."""
-    from ctxwatch.engine import load_run
-
-    samples = Path(__file__).resolve().parents[1] / "sample_logs"
-    rollout = samples / "codex_rollout.jsonl"
-    n_rollout = len(load_run(str(rollout)).calls)
-    log = tmp_path / "a.jsonl"
-    log.write_text("".join((samples / "openai_chat_demo.jsonl").read_text().splitlines(keepends=True)[:3]))
+    log, rollout, n_rollout = _canonical_then_rollout(tmp_path)
     app = CtxwatchApp(str(log))
     async with app.run_test(size=(120, 36)) as pilot:
         assert await wait_for(pilot, lambda: app.loaded and len(app.calls) == 3)
