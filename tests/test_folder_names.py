@@ -37,3 +37,21 @@ def test_an_ndjson_file_in_a_folder_is_read(shared_logs: Path, tmp_path: Path) -
     got = report_of(str(folder))["calls"]
     assert [(c["line"], c["prompt_tokens_reported"]) for c in got] == \
         [(c["line"], c["prompt_tokens_reported"]) for c in want] and got
+
+
+async def test_the_dashboard_on_such_a_folder_names_them_too(shared_logs: Path, tmp_path: Path) -> None:
+    """The dashboard waits on a folder with no log among the names it reads, and says which files it did not
+    look at, as check does."""
+    from test_ui_common import wait_for
+
+    from ctxwatch.ui.app import CtxwatchApp
+
+    folder = tmp_path / "f"
+    folder.mkdir()
+    shutil.copy(shared_logs.joinpath(*SAMPLE), folder / "session.log")
+    (folder / "notes.txt").write_text("hello\n")
+    app = CtxwatchApp(str(folder))
+    async with app.run_test(size=(80, 24)) as pilot:
+        said = "2 other files are not looked at (notes.txt, session.log): name a file to read it"
+        assert await wait_for(pilot, lambda: said in (app.notice or ""), 10.0), app.notice
+        assert not app.calls

@@ -301,14 +301,22 @@ def nothing_read(paths: list[str], skipped: list[Issue]) -> LogError:
     if arrays:  # (the way to read it is worth more than "no log")
         what = arrays[0].message.removesuffix("; skipped")
         return LogError(f"{where}: no log could be read: {arrays[0].path} is {what}")
-    unlooked = other_files(paths)
+    unlooked = unlooked_note(paths)
     if unlooked:
-        n = len(unlooked)
-        shown = ", ".join(unlooked[:3]) + (f" and {n - 3:,} more" if n > 3 else "")
         return LogError(f"{where}: no log in a recognised format; a folder is read for its "
-                        f"{', '.join('*' + x for x in LOG_SUFFIXES)} files, and {n:,} other file"
-                        f"{'s are' if n != 1 else ' is'} not looked at ({shown}): name a file to read it")
+                        f"{', '.join('*' + x for x in LOG_SUFFIXES)} files, and {unlooked}")
     return LogError(f"{where}: no log in a recognised format")
+
+
+def unlooked_note(paths: list[str]) -> str:
+    """``2 other files are not looked at (notes.txt, session.log): name a file to read it`` for the files of other
+    names under the folders among ``paths`` (:func:`other_files`), ``""`` when there are none."""
+    unlooked = other_files(paths)
+    if not unlooked:
+        return ""
+    n = len(unlooked)
+    shown = ", ".join(unlooked[:3]) + (f" and {n - 3:,} more" if n > 3 else "")
+    return f"{n:,} other file{'s are' if n != 1 else ' is'} not looked at ({shown}): name a file to read it"
 
 
 def other_files(paths: list[str]) -> list[str]:

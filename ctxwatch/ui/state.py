@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ctxwatch.accounting import NO_CALIBRATION, Calibrations
+from ctxwatch.engine.discovery import unlooked_note
 from ctxwatch.formats.claude_code import is_subagent_file
 from ctxwatch.model import Call, Issue
 from ctxwatch.ui import text as tx
@@ -367,7 +368,8 @@ class DashboardState:
         why = (f" ({skipped} file{'s' if skipped != 1 else ''} in no known format, or compressed: decompress to "
                "read)" if skipped else "")
         if self.is_dir:
-            return f"no logs in this folder yet{why}; waiting"
+            unlooked = unlooked_note([self.path])  # (a log under another name is opened by naming it)
+            return f"no logs in this folder yet{why}; waiting{'; ' + unlooked if unlooked else ''}"
         return f"none of these files is a log yet{why}; waiting"
 
     def stem_source(self) -> str:
