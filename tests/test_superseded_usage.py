@@ -73,3 +73,21 @@ def test_a_live_read_reports_it_once_as_the_whole_read_does(shared_logs: Path, t
     assert [(i.line, i.kind, i.message) for i in run.issues] == \
         [(i["line"], i["kind"], i["message"]) for i in whole["issues"]]
     assert [i.line for i in run.issues if i.kind == "invalid_field"] == [line]
+
+
+def test_a_batch_of_lines_read_at_once_gives_the_issue_report_gives_and_withdraws_none(
+        shared_logs: Path, tmp_path: Path) -> None:
+    """A followed file read in one slice (the dashboard's and report --follow's first read of a file already
+    written): the placeholder's damage, the call's usage until the next line, was given and withdrawn in the
+    same change, so a follower printed its withdrawal first and then the issue itself, which a consumer kept
+    (the dashboard listed it beside the issue report gives).  Given and withdrawn at once, it is not given."""
+    from ctxwatch.source import read_lines
+
+    _, damaged, line = damaged_copy(shared_logs, tmp_path, [9])
+    run = Run(str(damaged), get_format("claude-code"))
+    change = run.feed_lines(read_lines(str(damaged), final=False))
+    whole = report_of(str(damaged))
+    said = [(i["line"], i["kind"], i["message"]) for i in whole["issues"] if i["kind"] == "invalid_field"]
+    assert [(i.line, i.kind, i.message) for i in change.issues] == said and said[0][0] == line
+    assert change.resolved == []
+    assert [(i.line, i.kind, i.message) for i in run.issues] == said

@@ -53,6 +53,14 @@ class Change:
     def __bool__(self) -> bool:
         return bool(self.added or self.updated or self.issues or self.resolved)
 
+    def withdraw(self, issue: Issue) -> None:
+        """Withdraw ``issue``: dropped from :attr:`issues` when this change gave it (a consumer never saw it, and
+        one told of its withdrawal before it is given would keep it), else added to :attr:`resolved`."""
+        if any(i is issue for i in self.issues):
+            self.issues = [i for i in self.issues if i is not issue]
+        else:
+            self.resolved.append(issue)
+
 
 class Run(RunViews, MergeAccounted, PackedHistories):
     """The calls of one log, accounted.
@@ -219,7 +227,7 @@ class Run(RunViews, MergeAccounted, PackedHistories):
             if issue.path == out.source.path and issue.message not in now:
                 self._reported.discard((out.key, issue.message))
                 self.issues = [i for i in self.issues if i is not issue]
-                change.resolved.append(issue)
+                change.withdraw(issue)
             else:
                 keep.append(issue)
         self._damage[out.key] = keep
@@ -247,7 +255,8 @@ class Run(RunViews, MergeAccounted, PackedHistories):
                 self._reported.discard((i.call_key, i.message))  # (given again later, it is reported again)
         if gone:
             self.issues = [i for i in self.issues if i not in gone]
-            change.resolved.extend(gone)
+            for i in gone:
+                change.withdraw(i)
 
     def feed_record(self, rec: Record | Issue | Resolved) -> Change:
         """Feed one record (or an issue from the stream, or the withdrawal of one); return what changed.  Never
