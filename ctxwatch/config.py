@@ -36,8 +36,15 @@ class ConfigError(ValueError):
     """A config file or option value is invalid; the message names the file and the key."""
 
 
+def share(tokens: int | float, fraction: float) -> int:
+    """``fraction`` of ``tokens``, rounded down to a whole token as a person reckons it: 0.285 of 200,000 is 57,000,
+    where the float product, 56,999.99999999999, truncates to 56,999 (the product is rounded to 6 decimals
+    first, far below a token and far above a double's error on any window)."""
+    return int(round(tokens * fraction, 6))
+
+
 def prompt_budget(window: int, budget_fraction: float, reserve: int | None = None) -> int:
-    """The prompt budget in tokens: ``int(window * budget_fraction)``, capped at ``window - reserve`` (the
+    """The prompt budget in tokens: ``share(window, budget_fraction)``, capped at ``window - reserve`` (the
     prompt must also leave the completion reserve free in the window), never below 0.  One rule for report,
     check, the dashboard, ``plan`` and :class:`ctxwatch.budget.ContextBudget`.
 
@@ -46,7 +53,7 @@ def prompt_budget(window: int, budget_fraction: float, reserve: int | None = Non
         budget_fraction: the share of the window the prompt may use (:data:`DEFAULT_BUDGET_FRACTION`).
         reserve: the completion reserve in tokens (:func:`ctxwatch.accounting.reserve_for`), or ``None``.
     """
-    budget = int(window * budget_fraction)
+    budget = share(window, budget_fraction)
     if reserve is not None:
         budget = min(budget, window - reserve)
     return max(0, budget)
@@ -108,12 +115,12 @@ class Settings:
 
     def trigger_tokens(self, window: int, reserve: int | None = None) -> int:
         """The compaction trigger in tokens: ``int(trigger * budget)`` (of the budget, not of the window)."""
-        return int(self.budget_tokens(window, reserve) * self.trigger)
+        return share(self.budget_tokens(window, reserve), self.trigger)
 
     def reserve_tokens(self, window: int) -> int:
         """The default completion reserve in tokens: ``reserve * window`` for a fraction, else ``reserve``
         tokens, no more than the window."""
-        return int(window * self.reserve) if self.reserve < 1 else min(int(self.reserve), window)
+        return share(window, self.reserve) if self.reserve < 1 else min(int(self.reserve), window)
 
     def reserve_text(self) -> str:
         """The default reserve in words: ``15% of the window`` or ``20,000 tokens``."""

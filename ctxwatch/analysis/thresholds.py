@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from ctxwatch.analysis.flags import Flag, FlagSink, num
 from ctxwatch.analysis.trend import MIN_FORECAST_CALLS, RISK_CALLS_HIGH, Limits, theil_sen
-from ctxwatch.config import Settings
+from ctxwatch.config import Settings, share
 from ctxwatch.model import Call, Src
 
 #: Whose a completion reserve is, in a flag's reason, by its source (another source is named as it is).
@@ -114,7 +114,7 @@ class Thresholds:
                 basis = (f"{lim.budget_rule}'s own limit in the {num(window)}-token window" if lim.budget_rule
                          else
                          f"{st.budget_fraction:g} of the {num(window)}-token window"
-                         if not window or budget >= int(window * st.budget_fraction) else
+                         if not window or budget >= share(window, st.budget_fraction) else
                          f"the {num(window)}-token window minus the completion reserve {num(lim.reserve)}, less "
                          f"than {st.budget_fraction:g} of the window")
                 self.over = self.out.add("over_budget", "warn", c,

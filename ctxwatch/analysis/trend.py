@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ctxwatch.accounting import rule_limits
-from ctxwatch.config import Settings
+from ctxwatch.config import Settings, share
 from ctxwatch.model import Call, Src
 
 #: Plausible calls needed since the last reset before the forecast projects anything: two deltas are the least
@@ -91,7 +91,7 @@ class Limits:
         budget = hl.budget if hl.budget is not None else st.budget_tokens(window, reserve)
         if hl.trigger is not None and hl.trigger > budget:
             return cls(window, reserve, limit, budget, budget, trigger_capped=hl.name)
-        trigger = hl.trigger if hl.trigger is not None else int(budget * st.trigger)
+        trigger = hl.trigger if hl.trigger is not None else share(budget, st.trigger)
         return cls(window, reserve, limit, trigger, budget, hl.name if hl.budget is not None else None,
                    hl.name if hl.trigger is not None else None)
 

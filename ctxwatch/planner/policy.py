@@ -21,6 +21,7 @@ from ctxwatch.config import (
     ConfigError,
     Settings,
     prompt_budget,
+    share,
 )
 from ctxwatch.model import Call
 
@@ -138,11 +139,11 @@ class Policy:
     @property
     def reserve_total(self) -> int:
         """The completion reserve in tokens: ``reserve_tokens`` if set, else ``int(reserve * window)``."""
-        return self.reserve_tokens if self.reserve_tokens is not None else int(self.window * self.reserve)
+        return self.reserve_tokens if self.reserve_tokens is not None else share(self.window, self.reserve)
 
     @property
     def budget_tokens(self) -> int:
-        """The prompt budget in tokens: ``min(int(window * budget_fraction), window - reserve)``.
+        """The prompt budget in tokens: ``min(share(window, budget_fraction), window - reserve)``.
 
         The prompt must leave the completion reserve free in the window as well as stay in the budget.
         """
@@ -151,7 +152,7 @@ class Policy:
     @property
     def trigger_tokens(self) -> int:
         """Where compaction should fire, in tokens: ``int(trigger * budget)``."""
-        return int(self.budget_tokens * self.trigger)
+        return share(self.budget_tokens, self.trigger)
 
 
 def policy_for_call(call: Call, settings: Settings, *, window: int | None = None, reserve: float | None = None,
@@ -179,7 +180,7 @@ def policy_for_call(call: Call, settings: Settings, *, window: int | None = None
     if reserve is not None:
         if reserve < 0:
             raise PolicyError(f"reserve must be >= 0, got {reserve}")
-        reserve_tokens = int(reserve * win) if reserve < 1 else int(reserve)
+        reserve_tokens = share(win, reserve) if reserve < 1 else int(reserve)
     elif win == call.window and call.reserve_tokens is not None:
         # (the call's own reserve: the request's, a harness's or a documented window's rule, as accounted)
         reserve_tokens = call.reserve_tokens
@@ -189,7 +190,7 @@ def policy_for_call(call: Call, settings: Settings, *, window: int | None = None
         reserve_tokens = reserve_for(call.max_output_tokens, win, settings)[0]
     if win == call.window and (hl := harness_limits(call, settings)) is not None:
         # A harness's log: its own budget and trigger (tokens) as the policy's fractions, unless given.
-        budget = hl.budget if hl.budget is not None else int(win * settings.budget_fraction)
+        budget = hl.budget if hl.budget is not None else share(win, settings.budget_fraction)
         if hl.budget is not None and budget:
             kwargs.setdefault("budget_fraction", budget / win)
         if hl.trigger is not None and budget:

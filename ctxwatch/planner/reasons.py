@@ -33,7 +33,7 @@ _BUDGET_CHANGES: tuple[tuple[dict[str, Any], str], ...] = (
 def _budget_hint(policy: Policy, need: int, under_trigger: bool = False) -> str | None:
     """The budget advice that can make a plan of ``need`` tokens fit, or ``None`` when no budget can.
 
-    The budget is ``min(int(window * budget_fraction), window - reserve)`` (:func:`~ctxwatch.config.prompt_budget`),
+    The budget is ``min(share(window, budget_fraction), window - reserve)`` (:func:`~ctxwatch.config.prompt_budget`),
     so raising the budget fraction (at most 1) reaches at most ``window - reserve``, lowering the reserve (to 0)
     at most ``int(window * budget_fraction)``, and both together the window.  The first change of
     :data:`_BUDGET_CHANGES` whose budget holds ``need`` is advised: "raise the budget" when ``need <= window -

@@ -11,6 +11,7 @@ from typing import Any
 
 from rich.text import Text
 
+from ctxwatch.config import share
 from ctxwatch.ui import text as tx
 from ctxwatch.ui.widgets.bar import BarParts, bar_line
 
@@ -88,7 +89,7 @@ def _knobs(k: Knobs, keys: bool, plan: Any = None) -> Text:
         return f" ({s})" if keys else ""
     budget = _fraction(k.budget_fraction)
     window = plan.policy.window if plan is not None else None
-    if window and plan.budget_tokens < int(window * k.budget_fraction):
+    if window and plan.budget_tokens < share(window, k.budget_fraction):
         budget = f"{_fraction(plan.budget_tokens / window)} ({budget} set)"
     return Text(f"keep_recent {k.keep_recent}{key('+/-')} · budget {budget}{key('B/b')} · reserve "
                 f"{tx.tokens(k.reserve_tokens)}{key('R/r')} · summary {tx.tokens(k.summary_tokens)}{key('U/u')} · "
