@@ -55,3 +55,24 @@ async def test_the_dashboard_on_such_a_folder_names_them_too(shared_logs: Path, 
         said = "2 other files are not looked at (notes.txt, session.log): name a file to read it"
         assert await wait_for(pilot, lambda: said in (app.notice or ""), 10.0), app.notice
         assert not app.calls
+
+
+def test_a_folder_of_no_log_names_at_all_names_its_files(shared_logs: Path, tmp_path: Path) -> None:
+    """No file of a log's name at all ("no log files found") says which files it did not look at, too."""
+    folder = tmp_path / "f"
+    folder.mkdir()
+    shutil.copy(shared_logs.joinpath(*SAMPLE), folder / "a.log")
+    (folder / "c.txt").write_text("hello\n")
+    res = CliRunner().invoke(main, ["report", str(folder)])
+    assert res.exit_code == 2
+    assert "no log files found" in res.output
+    assert "2 other files are not looked at (a.log, c.txt): name a file to read it" in res.output
+
+
+def test_a_log_name_in_capitals_is_read(shared_logs: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "f"
+    folder.mkdir()
+    shutil.copy(shared_logs.joinpath(*SAMPLE), folder / "SESSION.JSONL")
+    want = report_of(str(shared_logs.joinpath(*SAMPLE)))["calls"]
+    got = report_of(str(folder))["calls"]
+    assert [c["prompt_tokens_reported"] for c in got] == [c["prompt_tokens_reported"] for c in want] and got

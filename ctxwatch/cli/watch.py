@@ -79,7 +79,7 @@ def _check_paths(paths: tuple[str, ...], fmt: str | None, headless: bool) -> Non
             # One log file about to be written (`demo --write run.jsonl & ctxwatch run.jsonl`): the dashboard
             # waits for it, like `tail -F`, when its folder exists.
             parent = os.path.dirname(os.path.abspath(path))
-            if len(paths) == 1 and os.path.isdir(parent) and path.endswith(LOG_SUFFIXES):
+            if len(paths) == 1 and os.path.isdir(parent) and path.lower().endswith(LOG_SUFFIXES):
                 break
             fail(f"{clean(path)}: no such file or directory")
         if not os.path.isdir(path):

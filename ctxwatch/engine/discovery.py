@@ -21,7 +21,7 @@ from ctxwatch.engine.opening import (
 )
 from ctxwatch.model import Issue
 
-#: File name endings read when a folder is given (a file of any name is read when named itself).
+#: File name endings read when a folder is given, in any case (a file of any name is read when named itself).
 LOG_SUFFIXES = (".jsonl", ".ndjson", ".json", ".traj", ".eval")
 #: Compressed logs (rotated and archived by log shippers): not read (detail views re-read message bodies by
 #: byte offset, which a compressed stream cannot serve), but named in a note rather than left out unseen.
@@ -60,10 +60,11 @@ def list_logs(folder: str, skipped: list[Issue] | None = None) -> list[str]:
                     skipped.append(Issue(p, 0, "skipped_file", "a link to a folder, not followed; name its "
                                                                "folder to read the logs in it"))
         for name in sorted(files):
-            if name.endswith(COMPRESSED_SUFFIXES) and skipped is not None:
+            lower = name.lower()  # (RUN.JSONL is a log as run.jsonl is)
+            if lower.endswith(COMPRESSED_SUFFIXES) and skipped is not None:
                 skipped.append(Issue(os.path.join(root, name), 0, "skipped_file", COMPRESSED_NOTE))
                 continue
-            if name.endswith(LOG_SUFFIXES):
+            if lower.endswith(LOG_SUFFIXES):
                 p = os.path.join(root, name)
                 try:
                     check_log_file(p)
@@ -276,7 +277,10 @@ def files_for(paths: list[str]) -> tuple[list[str], list[Issue]]:
     if not files:
         if not_logs:
             raise nothing_read(paths, not_logs)
-        raise LogError(f"{', '.join(paths)}: no log files found")
+        unlooked = unlooked_note(paths)
+        raise LogError(f"{', '.join(paths)}: no log files found" + (
+            f"; a folder is read for its {', '.join('*' + x for x in LOG_SUFFIXES)} files, and {unlooked}"
+            if unlooked else ""))
     return files, not_logs
 
 
@@ -328,7 +332,7 @@ def other_files(paths: list[str]) -> list[str]:
             continue
         for root, _dirs, files in os.walk(top):
             for name in sorted(files):
-                if not name.endswith(LOG_SUFFIXES + COMPRESSED_SUFFIXES):
+                if not name.lower().endswith(LOG_SUFFIXES + COMPRESSED_SUFFIXES):
                     out.append(os.path.relpath(os.path.join(root, name), top))
                     if len(out) >= 1000:
                         return sorted(out)

@@ -154,7 +154,7 @@ class FolderScan:
             listed = self._by_abs.get(os.path.abspath(path))
             if listed is not None and not is_deletion(change):
                 self._touched.add(listed)
-            elif listed is not None or path.endswith(LOG_SUFFIXES + COMPRESSED_SUFFIXES):
+            elif listed is not None or path.lower().endswith(LOG_SUFFIXES + COMPRESSED_SUFFIXES):
                 self._full_due = True
 
     def step(self, changes: set[tuple[Any, str]] | None = None) -> bool:

@@ -61,7 +61,7 @@ def _expand(path: str, home: str) -> str:
 def holds_logs(folder: str) -> bool:
     """True when ``folder`` (walked, links to folders not followed) holds a file whose name ends as a log's
     (:data:`~ctxwatch.engine.discovery.LOG_SUFFIXES`); stops at the first one."""
-    return any(f.endswith(LOG_SUFFIXES) for _root, _dirs, files in os.walk(folder) for f in files)
+    return any(f.lower().endswith(LOG_SUFFIXES) for _root, _dirs, files in os.walk(folder) for f in files)
 
 
 def found_places(env: Mapping[str, str] | None = None) -> tuple[list[Place], list[Place]]:
