@@ -250,8 +250,19 @@ def test_the_cache_command_says_where_and_clears(tmp_path: Path, own_cache: Path
     # (the same words, folded at 80; a path wider than that is kept whole, on a line of its own)
     assert len(narrow) > 2 and all(len(ln) <= 80 or len(ln.split()) == 1 for ln in narrow), narrow
     assert " ".join(ln.strip() for ln in narrow) == " ".join(res.output.split())
+    import sqlite3
+
+    db = sqlite3.connect(cache_mod.default_path())
+    counts, outputs = (db.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] for t in ("counts", "outputs"))
+    db.close()
+    assert counts > 0 and f"{counts:,} token counts of messages" in " ".join(res.output.split())
     res = CliRunner().invoke(main, ["cache", "clear"])
-    assert res.exit_code == 0 and "cleared 2 saved reads" in res.output and entries() == 0
+    # (everything kept is named: the reads, the whole reports and the messages' token counts)
+    said = (f"cleared 2 saved reads, {outputs} report{'s' if outputs != 1 else ''} kept whole and {counts:,} token "
+            "counts")
+    assert res.exit_code == 0 and said in res.output and entries() == 0
+    res = CliRunner().invoke(main, ["cache"])
+    assert "0 logs, 0.0 MB" in res.output and "token count" not in res.output
 
 
 def test_cache_clear_says_when_another_process_holds_the_cache(tmp_path: Path, own_cache: Path) -> None:

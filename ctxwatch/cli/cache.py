@@ -30,6 +30,7 @@ def cache_cmd(ctx: click.Context) -> None:
     entries = f" ({info.entries:,} entries: a log read with other settings, or by another ctxwatch, has one of " \
         "its own)" if info.entries != info.logs else ""
     kept = f", {info.outputs:,} report{'s' if info.outputs != 1 else ''} kept whole" if info.outputs else ""
+    kept += f", {info.counts:,} token count{'s' if info.counts != 1 else ''} of messages" if info.counts else ""
     for line in folded([f"cache: {info.path}",
                         f"{info.logs:,} log{'s' if info.logs != 1 else ''}{entries}{kept}, "
                         f"{info.state_bytes / 1e6:.1f} MB of saved state, {info.file_bytes / 1e6:.1f} MB on disk; "
@@ -48,12 +49,12 @@ def clear_cmd() -> None:
     path = _cache_path()
     cache = RunCache(path)
     try:
-        n = cache.clear()
+        was = cache.clear()
     except CacheError as exc:
         fail(clean(str(exc)))
     forget()
     echo(f"{path} was damaged: removed, to be made again" if cache.rebuilt else
-         f"cleared {n:,} saved read{'s' if n != 1 else ''} from {path}")
+         f"cleared {was.kept()} from {path}")
 
 
 def _cache_path() -> str:
