@@ -76,3 +76,21 @@ def test_a_log_name_in_capitals_is_read(shared_logs: Path, tmp_path: Path) -> No
     want = report_of(str(shared_logs.joinpath(*SAMPLE)))["calls"]
     got = report_of(str(folder))["calls"]
     assert [c["prompt_tokens_reported"] for c in got] == [c["prompt_tokens_reported"] for c in want] and got
+
+
+def test_two_logs_of_one_name_are_told_apart_in_text_output(shared_logs: Path, tmp_path: Path) -> None:
+    """A folder's a/log.jsonl and b/log.jsonl: check named both "log.jsonl:N" and report's file column
+    "log.jsonl"; each is named by its path below the folder now (a base name alone where it is unique)."""
+    folder = tmp_path / "f"
+    lines = {}
+    for sub, sample in (("a", "spotter_short.jsonl"), ("b", "spotter_tool_heavy.jsonl")):
+        (folder / sub).mkdir(parents=True)
+        data = (shared_logs / "claude-code" / sample).read_bytes() + b"{not json\n"
+        (folder / sub / "log.jsonl").write_bytes(data)
+        lines[sub] = data.count(b"\n")  # (the damaged line is the last)
+    out = CliRunner().invoke(main, ["check", str(folder)]).output
+    for sub in ("a", "b"):
+        assert f"bad line  {sub}/log.jsonl:{lines[sub]}  invalid_json" in out, out
+    table = CliRunner().invoke(main, ["report", str(folder)]).output
+    rows = [ln.split()[-1] for ln in table.splitlines() if ln.strip()[:1].isdigit() and " claude-" in ln]
+    assert sorted(set(rows)) == ["a/log.jsonl", "b/log.jsonl"], table

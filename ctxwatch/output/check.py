@@ -19,6 +19,7 @@ from typing import Any
 
 from ctxwatch.engine import Run
 from ctxwatch.model import Issue, counted_issues, is_bad_line, tally_issues
+from ctxwatch.output.fields import file_names
 from ctxwatch.output.report import issue_json
 from ctxwatch.output.safetext import clean
 
@@ -85,8 +86,9 @@ def check_lines(run: Run, analysis: dict[str, Any], paths: tuple[str, ...], fail
         or len({c.source.path for c in run.calls} | {i.path for i in bad}) > 1
     # With several files (a folder, a batch pair) a line number alone does not say where: name the file.
     # A call of a whole-file JSON document (Inspect, OpenHands, Cline) has no line: it says so.
-    lines = {c.index: clean((f"line {os.path.basename(c.source.path)}:{c.source.line}" if c.source.line else
-                              f"{os.path.basename(c.source.path)} (whole document)") if several else c.source.where)
+    names = file_names([*(c.source.path for c in run.calls), *(i.path for i in bad)])
+    lines = {c.index: clean((f"line {names[c.source.path]}:{c.source.line}" if c.source.line else
+                              f"{names[c.source.path]} (whole document)") if several else c.source.where)
              for c in run.calls}
     for f in flags:
         ctx = f"  [{f['context']}]" if f["context"] != "main" else ""
@@ -103,7 +105,7 @@ def check_lines(run: Run, analysis: dict[str, Any], paths: tuple[str, ...], fail
         # (a damaged line says so; other notes are about readable data; line 0 = the whole file)
         label = "bad line" if is_bad_line(i) else "note"
         # (named by file, as report and a check of several files name it: `run.jsonl:2`, or the file alone)
-        where = f"{os.path.basename(i.path)}:{i.line}" if i.line else os.path.basename(i.path)
+        where = f"{names[i.path]}:{i.line}" if i.line else names[i.path]
         yield f"{'INFO':<8}  {label}  {clean(where)}  {i.kind}  {clean(i.message)}"
     if len(bad) > limit:
         rest = bad[limit:]

@@ -15,6 +15,7 @@ from typing import Any
 from ctxwatch.config import Settings
 from ctxwatch.model import Issue, counted_issues, tally_issues
 from ctxwatch.output.columns import Column, fit_table, left_out, wrap
+from ctxwatch.output.fields import file_names
 from ctxwatch.output.limits_notes import documented_lines, fmt_int, harness_lines, priced_as_line
 from ctxwatch.output.safetext import cells, clean, clip
 
@@ -196,7 +197,8 @@ def call_columns(calls: list[dict[str, Any]], marked: list[bool], contexts: bool
     if contexts:
         cols.append(Column("context", [c["context"] for c in calls], least=8, gap=2, shed=4))
     if several:
-        cols.append(Column("file", [os.path.basename(c["file"]) for c in calls], least=12, gap=2, shed=2))
+        names = file_names(c["file"] for c in calls)
+        cols.append(Column("file", [names[c["file"]] for c in calls], least=12, gap=2, shed=2))
     return cols
 
 
