@@ -1,10 +1,14 @@
 """A UTF-8 byte-order mark: removed silently from a file's first line; at the start of a later line (two files
-with one each, joined by ``cat``) a ``byte_order_mark`` bad line whose record is still read."""
+with one each, joined by ``cat``) a ``byte_order_mark`` note, the record after it read (the line loses
+nothing, so it is no bad line)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from click.testing import CliRunner
+
+from ctxwatch.cli import main
 from tests.helpers import report_of
 
 BOM = b"\xef\xbb\xbf"
@@ -25,3 +29,7 @@ def test_files_joined_with_their_marks_give_every_call_and_name_the_joint(shared
     assert len(got["calls"]) >= 2  # (calls on both sides of the joint)
     assert [(i["line"], i["kind"]) for i in got["issues"]] == \
         [(i["line"], i["kind"]) for i in want["issues"]] + [(half + 1, "byte_order_mark")]
+    out = CliRunner().invoke(main, ["check", str(joined)]).output
+    assert "byte_order_mark" in out and out.strip().splitlines()[-1].startswith(f"{len(want['calls'])} calls")
+    assert "0 bad lines, 1 note" in out.strip().splitlines()[-1], out
+

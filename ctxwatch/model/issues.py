@@ -49,8 +49,8 @@ class Resolved:
 
 
 #: failed or has no result, a file in no known format, an implausible count, a rotation.
-BAD_LINE_KINDS = frozenset({"invalid_json", "invalid_utf8", "nul_bytes", "byte_order_mark", "glued_records",
-                            "truncated_tail", "oversized_line", "unknown_record", "invalid_field", "reader_error"})
+BAD_LINE_KINDS = frozenset({"invalid_json", "invalid_utf8", "nul_bytes", "glued_records", "truncated_tail",
+                            "oversized_line", "unknown_record", "invalid_field", "reader_error"})
 
 
 def is_bad_line(issue: Issue) -> bool:
