@@ -94,3 +94,12 @@ def test_two_logs_of_one_name_are_told_apart_in_text_output(shared_logs: Path, t
     table = CliRunner().invoke(main, ["report", str(folder)]).output
     rows = [ln.split()[-1] for ln in table.splitlines() if ln.strip()[:1].isdigit() and " claude-" in ln]
     assert sorted(set(rows)) == ["a/log.jsonl", "b/log.jsonl"], table
+
+
+def test_sessions_of_a_folder_without_calls_is_a_line_not_an_empty_table(tmp_path: Path) -> None:
+    folder = tmp_path / "f"
+    folder.mkdir()
+    (folder / "e.jsonl").write_bytes(b"")
+    res = CliRunner().invoke(main, ["report", "--sessions", str(folder)])
+    assert res.exit_code == 0 and "0 sessions: no call was read" in res.output
+    assert "last call (UTC)" not in res.output  # (no header of a table with no row)

@@ -65,7 +65,9 @@ def report_lines(doc: dict[str, Any], issues: Sequence[Issue], settings: Setting
         priced = priced_as_line(doc["calls"])
         yield from folded([totals_line(doc["calls"]), *([priced] if priced else []), *documented_lines(doc["calls"]),
                            *harness_lines(doc["calls"], settings)], width)
-    if len(doc["sessions"]) > 1 or sessions_only:
+    if sessions_only and not doc["sessions"]:
+        yield from folded(["\n0 sessions: no call was read"], width)  # (no table of no rows)
+    elif len(doc["sessions"]) > 1 or sessions_only:
         n = len(doc["sessions"])
         yield from folded([f"\n{n} session{'s' if n != 1 else ''}, newest first (peak prompt: the main "
                            "context's largest, peak~ = estimated, no report; cost~ = estimate; ? = some call not "
