@@ -6,6 +6,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from ctxwatch.cli import main
@@ -29,10 +30,13 @@ def test_a_folder_of_logs_under_other_names_names_them(shared_logs: Path, tmp_pa
     assert [c["prompt_tokens_reported"] for c in got] == [c["prompt_tokens_reported"] for c in want] and got
 
 
-def test_an_ndjson_file_in_a_folder_is_read(shared_logs: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("name", ["session.ndjson", "SESSION.JSONL"])
+def test_a_log_of_another_json_lines_name_in_a_folder_is_read(shared_logs: Path, tmp_path: Path,
+                                                              name: str) -> None:
+    """``*.ndjson`` is read, and log names in capitals are (endings are matched in any case)."""
     folder = tmp_path / "f"
     folder.mkdir()
-    shutil.copy(shared_logs.joinpath(*SAMPLE), folder / "session.ndjson")
+    shutil.copy(shared_logs.joinpath(*SAMPLE), folder / name)
     want = report_of(str(shared_logs.joinpath(*SAMPLE)))["calls"]
     got = report_of(str(folder))["calls"]
     assert [(c["line"], c["prompt_tokens_reported"]) for c in got] == \
@@ -67,15 +71,6 @@ def test_a_folder_of_no_log_names_at_all_names_its_files(shared_logs: Path, tmp_
     assert res.exit_code == 2
     assert "no log files found" in res.output
     assert "2 other files are not looked at (a.log, c.txt): name a file to read it" in res.output
-
-
-def test_a_log_name_in_capitals_is_read(shared_logs: Path, tmp_path: Path) -> None:
-    folder = tmp_path / "f"
-    folder.mkdir()
-    shutil.copy(shared_logs.joinpath(*SAMPLE), folder / "SESSION.JSONL")
-    want = report_of(str(shared_logs.joinpath(*SAMPLE)))["calls"]
-    got = report_of(str(folder))["calls"]
-    assert [c["prompt_tokens_reported"] for c in got] == [c["prompt_tokens_reported"] for c in want] and got
 
 
 def test_two_logs_of_one_name_are_told_apart_in_text_output(shared_logs: Path, tmp_path: Path) -> None:
