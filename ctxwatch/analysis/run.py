@@ -118,7 +118,7 @@ def collect_texts(run: Run, context: str = "main", *, max_texts: int = MAX_SYSTE
 
 def analyze_run(run: Run, *, texts: bool = True,
                 text_cache: dict[str, tuple[dict[int, str], str | None]] | None = None,
-                risks: bool = True) -> dict[str, Analysis]:
+                risks: bool = True, calibrations: Calibrations | None = None) -> dict[str, Analysis]:
     """One :class:`Analysis` per context of ``run`` (``main`` first), with the run's resets and the reader's
     pending compactions (a boundary whose next call has not arrived restarts the forecast at once).
 
@@ -131,6 +131,8 @@ def analyze_run(run: Run, *, texts: bool = True,
             dashboard reads each system prompt once.
         risks: build each call's :class:`DriftRisk` (``False``: ``drift_risk`` stays empty, for reports that
             do not print them).
+        calibrations: the run's :meth:`~ctxwatch.engine.Run.factors`, when the caller has them (else worked
+            out here: O(calls)).
     """
     resets = {int(at) for r in run.resets if isinstance(at := r.get("at_call"), int)}
     try:
@@ -142,7 +144,8 @@ def analyze_run(run: Run, *, texts: bool = True,
         by_ctx.setdefault(c.context, []).append(c)
     out: dict[str, Analysis] = {}
     counts = ContextCounts({ctx: len(by_ctx.get(ctx, [])) for ctx in run.contexts()})
-    factors = run.factors()  # (the floor's parts in the reasons, as report and the dashboard show them)
+    # (the floor's parts in the reasons, as report and the dashboard show them)
+    factors = calibrations if calibrations is not None else run.factors()
     for ctx in run.contexts():
         calls = by_ctx.get(ctx, [])
         # re-read text only where it can matter: the main context, and contexts whose system prompt is logged
@@ -167,7 +170,7 @@ def analyze_run(run: Run, *, texts: bool = True,
     return out
 
 
-def _newest_session_forecast(run: Run, main: Analysis | None) -> dict[str, Any]:
+def _newest_session_forecast(run: Run, main: Analysis | None, calibrations: Calibrations) -> dict[str, Any]:
     """The forecast object of ``report --json``: the context's own, or, when its calls come from several
     sessions (a folder of sessions), the newest session's, analysed on its own calls and named by a
     ``session`` key and a ``session <id>:`` prefix of its text.  Newest is by the last call's timestamp, as
@@ -192,7 +195,7 @@ def _newest_session_forecast(run: Run, main: Analysis | None) -> dict[str, Any]:
             counts[c.context] = counts.get(c.context, 0) + 1
     forecast = analyze_context(calls, run.settings, ctx, resets, {}, None, risks=False,
                                contexts=ContextCounts(counts), whose="the session's",
-                               calibrations=run.factors()).forecast
+                               calibrations=calibrations).forecast
     try:
         marker = run.pending_compactions().get(ctx)
     except Exception:  # (as in analyze_run: a reader bug leaves no pending compaction)
@@ -222,11 +225,12 @@ def analysis_json(run: Run, *, texts: bool = True, per_call: bool = False) -> di
         objects: ``kind``, ``severity``, ``call`` (index as in ``report --json``), ``reason``, ``evidence``,
         ``context``.
     """
-    res = analyze_run(run, texts=texts, risks=per_call)
+    factors = run.factors()  # (worked out once, for every context and the newest session's forecast)
+    res = analyze_run(run, texts=texts, risks=per_call, calibrations=factors)
     flags = sorted((f for a in res.values() for f in a.flags), key=lambda f: (f.call, -SEVERITY_RANK[f.severity]))
     main = res.get("main") or next(iter(res.values()), None)
     doc: dict[str, Any] = {"flags": [f.to_json() for f in flags],
-                           "forecast": _newest_session_forecast(run, main)}
+                           "forecast": _newest_session_forecast(run, main, factors)}
     if per_call:
         risks = sorted((r for a in res.values() for r in a.drift_risk), key=lambda r: r.call)
         doc["drift_risk"] = [r.to_json() for r in risks]

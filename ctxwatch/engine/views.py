@@ -49,7 +49,7 @@ class RunViews:
         (:meth:`~ctxwatch.accounting.Calibrations.breakdown`).  Reads every call once: O(calls)."""
         return calibrations_of(self.calls)
 
-    def occupancy(self, context: str = "main") -> tuple[int | None, str]:
+    def occupancy(self, context: str = "main", calibrations: Calibrations | None = None) -> tuple[int | None, str]:
         """The context's current prompt size in tokens and where the number comes from.
 
         Right after a compaction whose next call has not arrived: the log's ``post_tokens`` (``"log"``), else
@@ -57,7 +57,8 @@ class RunViews:
         the latest call's prompt (``"reported"``, or ``"estimated"``: as every surface shows it,
         :func:`~ctxwatch.model.shown_used`), passing over calls whose reported prompt is
         implausible or that have no size at all (a damaged usage and no messages to count): the last known
-        occupancy stays.
+        occupancy stays.  ``calibrations``: the run's :meth:`factors`, when the caller has them (else worked out
+        here, for an estimated size).
         """
         pending = self.pending_compactions()
         marker = pending.get(context)
@@ -71,7 +72,8 @@ class RunViews:
                 if c.prompt_reported:  # (a reported 0 is no size: the estimate stands in, as in prompt_tokens)
                     return c.prompt_reported, "reported"
                 # (as the table shows it: calibrated where the tokenizer is not the model's own)
-                return shown_used(c, self.factors().breakdown(c)), "estimated"
+                cal = calibrations if calibrations is not None else self.factors()
+                return shown_used(c, cal.breakdown(c)), "estimated"
         return None, "unknown"
 
     def contexts(self) -> list[str]:

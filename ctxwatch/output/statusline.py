@@ -67,16 +67,17 @@ def statusline(run: Run, analyses: dict[str, Analysis] | None = None) -> str:
     call = _last_call(run, context)
     if call is None:
         return "ctx ? · no call yet"
-    occupancy, _src = run.occupancy(context)
+    factors = run.factors()  # (O(calls): worked out once, for the size, the parts and the analysis)
+    occupancy, _src = run.occupancy(context, factors)
     window = call.window
     used = f"{100 * occupancy / window:.0f}%" if occupancy is not None and window else "?"
-    shown = run.factors().breakdown(call)
+    shown = factors.breakdown(call)
     # (an occupancy unknown since the last call, a compaction after it with no size logged, leaves that call's
     # history stale: only its floor, the system prompt and tools, is still sent)
     history = shown.history_tokens if occupancy is not None else None
     parts = [f"ctx {used} of {short(window)}", f"floor {short(shown.floor_tokens)} / hist {short(history)}"]
     if analyses is None:
-        analyses = analyze_run(run, texts=False, risks=False)
+        analyses = analyze_run(run, texts=False, risks=False, calibrations=factors)
     analysis = analyses.get(context)
     # (the trigger of the call shown, as the dashboard draws it: a log of several sessions and models, an
     # OpenTelemetry export, has one per call, where the forecast's is its newest session's)
