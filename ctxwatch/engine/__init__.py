@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ctxwatch.engine.activity import last_call_time
     from ctxwatch.engine.cachedb import utc_day
+    from ctxwatch.engine.change import Change
     from ctxwatch.engine.discovery import (
         COMPRESSED_SUFFIXES,
         LOG_SUFFIXES,
@@ -36,13 +37,13 @@ if TYPE_CHECKING:
     )
     from ctxwatch.engine.reading import load_run
     from ctxwatch.engine.reload import reload_call, reload_parsed
-    from ctxwatch.engine.run import Change, Run
+    from ctxwatch.engine.run import Run
 
 #: Where each name lives: imported when first used, so that a command needing only the cache (a kept report
 #: written again) does not import every reader.
 _WHERE = {
     "COMPRESSED_SUFFIXES": "ctxwatch.engine.discovery",
-    "Change": "ctxwatch.engine.run",
+    "Change": "ctxwatch.engine.change",
     "DETECT_RECORDS": "ctxwatch.engine.opening",
     "Follower": "ctxwatch.engine.follow",
     "JsonArray": "ctxwatch.engine.opening",

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ctxwatch.config import Settings
+from ctxwatch.engine.change import Change
 from ctxwatch.engine.events import (
     BackfillDone,
     CallsChanged,
@@ -30,7 +31,7 @@ from ctxwatch.engine.events import (
     ResetSeen,
     WatchChanged,
 )
-from ctxwatch.engine.run import Change, Run
+from ctxwatch.engine.run import Run
 from ctxwatch.engine.waiting import empty, format_when_ready
 from ctxwatch.formats import FormatSpec, detect
 from ctxwatch.model import Issue

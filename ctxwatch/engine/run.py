@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from typing import Any
 
 from ctxwatch.accounting import Accountant
 from ctxwatch.config import Settings
+from ctxwatch.engine.change import Change
 from ctxwatch.engine.keys import RecordKeys
 from ctxwatch.engine.merge import MergeAccounted, copy_rank, keeps_earlier
 from ctxwatch.engine.opening import empty_file_note
@@ -32,34 +32,6 @@ PENDING_LIMIT = 256
 #: Most parsed calls held while the tokenizer's counting child (:mod:`ctxwatch.tokens.server`) is still loading
 #: its encoding: accounting them would only wait for it, and the read goes on meanwhile.
 PENDING_HOLD = 20_000
-
-
-@dataclass
-class Change:
-    """What one fed record did to the run.
-
-    Attributes:
-        added: indexes of new calls.
-        updated: indexes of calls whose summary was replaced.
-        issues: new issues.
-        resolved: issues withdrawn (a truncated last line that its writer completed later).
-    """
-
-    added: list[int] = field(default_factory=list)
-    updated: list[int] = field(default_factory=list)
-    issues: list[Issue] = field(default_factory=list)
-    resolved: list[Issue] = field(default_factory=list)
-
-    def __bool__(self) -> bool:
-        return bool(self.added or self.updated or self.issues or self.resolved)
-
-    def withdraw(self, issue: Issue) -> None:
-        """Withdraw ``issue``: dropped from :attr:`issues` when this change gave it (a consumer never saw it, and
-        one told of its withdrawal before it is given would keep it), else added to :attr:`resolved`."""
-        if any(i is issue for i in self.issues):
-            self.issues = [i for i in self.issues if i is not issue]
-        else:
-            self.resolved.append(issue)
 
 
 class Run(RunViews, MergeAccounted, PackedHistories):
