@@ -277,10 +277,7 @@ def files_for(paths: list[str]) -> tuple[list[str], list[Issue]]:
     if not files:
         if not_logs:
             raise nothing_read(paths, not_logs)
-        unlooked = unlooked_note(paths)
-        raise LogError(f"{', '.join(paths)}: no log files found" + (
-            f"; a folder is read for its {', '.join('*' + x for x in LOG_SUFFIXES)} files, and {unlooked}"
-            if unlooked else ""))
+        raise LogError(f"{', '.join(paths)}: no log files found{_unlooked_clause(paths)}")
     return files, not_logs
 
 
@@ -305,11 +302,15 @@ def nothing_read(paths: list[str], skipped: list[Issue]) -> LogError:
     if arrays:  # (the way to read it is worth more than "no log")
         what = arrays[0].message.removesuffix("; skipped")
         return LogError(f"{where}: no log could be read: {arrays[0].path} is {what}")
+    return LogError(f"{where}: no log in a recognised format{_unlooked_clause(paths)}")
+
+
+def _unlooked_clause(paths: list[str]) -> str:
+    """``; a folder is read for its *.jsonl, ... files, and`` :func:`unlooked_note`, or ``""`` when every file of
+    the folders has a log's name."""
     unlooked = unlooked_note(paths)
-    if unlooked:
-        return LogError(f"{where}: no log in a recognised format; a folder is read for its "
-                        f"{', '.join('*' + x for x in LOG_SUFFIXES)} files, and {unlooked}")
-    return LogError(f"{where}: no log in a recognised format")
+    return f"; a folder is read for its {', '.join('*' + x for x in LOG_SUFFIXES)} files, and {unlooked}" \
+        if unlooked else ""
 
 
 def unlooked_note(paths: list[str]) -> str:
